@@ -1,0 +1,57 @@
+"""A frozen view of the board that rule functions read: units, NTR, tech, turn position."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from domain.ruleset import Ruleset, UnitType
+from domain.scenario import Scenario
+
+
+@dataclass(frozen=True)
+class Unit:
+    id: str
+    type: str
+    nation: str
+    at: str
+    damage: int = 0
+    moved: int = 0
+
+
+@dataclass(frozen=True)
+class Board:
+    scenario: Scenario
+    ruleset: Ruleset
+    units: dict[str, Unit]
+    ntr: dict[str, dict[str, int]]
+    tech: dict[str, dict[str, int]]
+    balances: dict[str, int]
+    round: int
+    nation: str
+    phase: str
+
+    def unit_type(self, unit: Unit) -> UnitType:
+        return self.ruleset.units[unit.type]
+
+    def units_at(self, zone: str) -> list[Unit]:
+        return [u for u in self.units.values() if u.at == zone]
+
+    def enemies(self, nation: str, other: str) -> bool:
+        return self.scenario.are_enemies(nation, other)
+
+    def is_hostile_for(self, nation: str, zone: str) -> bool:
+        """SM1: a sea zone holding an enemy warship (a unit type marked `hostile`)."""
+        return any(self.enemies(nation, u.nation) and self.unit_type(u).hostile for u in self.units_at(zone))
+
+    def acquired(self, nation: str) -> frozenset[str]:
+        """TE2: technologies at the ruleset's top level."""
+        levels = self.ruleset.research_levels
+        return frozenset(t for t, lvl in self.tech.get(nation, {}).items() if lvl >= levels)
+
+    def describe_zone(self, zone: str) -> str:
+        counts: dict[tuple[str, str], int] = {}
+        for u in self.units_at(zone):
+            counts[(u.nation, u.type)] = counts.get((u.nation, u.type), 0) + 1
+        if not counts:
+            return "empty"
+        return ", ".join(f"{n} {t} [{nat}]" for (nat, t), n in sorted(counts.items()))

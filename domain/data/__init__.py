@@ -1,0 +1,1 @@
+"""Built-in rulesets and scenarios shipped with the tracker, as TOML data files."""

@@ -1,0 +1,120 @@
+"""Dice: verifiable `auto` dice from a secret seed, `manual` dice typed in by players (D1-D3).
+
+An auto die is derived from the campaign seed and its position (roll number, die index)
+with HMAC-SHA256 and rejection sampling, so anyone holding the revealed seed can re-derive
+every roll, and nobody can choose a roll without breaking the seed commitment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from domain.errors import DiceError
+
+SCHEME = "hmac-sha256/v1"
+
+
+def new_seed() -> str:
+    return secrets.token_hex(32)
+
+
+def commitment(seed_hex: str) -> str:
+    """The hash published in the campaign's first event before any die is rolled."""
+    return hashlib.sha256(b"twtea-seed:" + bytes.fromhex(seed_hex)).hexdigest()
+
+
+def derive_die(seed_hex: str, roll_number: int, index: int, faces: int) -> int:
+    """One uniform die in 1..faces for position (roll_number, index) of the campaign sequence.
+
+    Values of the 64-bit draw at or above the largest multiple of `faces` are rejected
+    and redrawn with the next counter, so every face is exactly equally likely.
+    """
+    key = bytes.fromhex(seed_hex)
+    limit = (1 << 64) - ((1 << 64) % faces)
+    counter = 0
+    while True:
+        message = f"{roll_number}:{index}:{counter}".encode()
+        draw = int.from_bytes(hmac.new(key, message, hashlib.sha256).digest()[:8], "big")
+        if draw < limit:
+            return draw % faces + 1
+        counter += 1
+
+
+def derive_roll(seed_hex: str, roll_number: int, count: int, faces: int) -> list[int]:
+    return [derive_die(seed_hex, roll_number, i, faces) for i in range(count)]
+
+
+@dataclass(frozen=True)
+class Dice:
+    """The values of one roll and where they came from."""
+
+    values: tuple[int, ...]
+    source: str  # "auto" or "manual"
+    reference: str | None = None
+
+
+class DiceSource(Protocol):
+    """What a rule procedure asks for dice; the campaign numbers the roll."""
+
+    def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice: ...
+
+
+class AutoDice:
+    def __init__(self, seed_hex: str) -> None:
+        self.seed_hex = seed_hex
+
+    def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice:
+        return Dice(tuple(derive_roll(self.seed_hex, roll_number, count, faces)), "auto")
+
+
+class ManualDice:
+    """Physical or dice-server rolls typed in by a player, checked for count and range."""
+
+    def __init__(self, values: Sequence[int], reference: str | None = None) -> None:
+        self.values = list(values)
+        self.reference = reference
+        self.used = 0
+
+    def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice:
+        remaining = self.values[self.used :]
+        if len(remaining) < count:
+            raise DiceError(
+                f"D3: {what} needs {count} die/dice (D{faces}) but "
+                f"{len(remaining)} {'was' if len(remaining) == 1 else 'were'} entered"
+            )
+        taken = remaining[:count]
+        for v in taken:
+            if not 1 <= v <= faces:
+                raise DiceError(f"D1: die value {v} for {what} is out of range 1..{faces}")
+        self.used += count
+        return Dice(tuple(taken), "manual", self.reference)
+
+    def check_all_used(self) -> None:
+        if self.used != len(self.values):
+            raise DiceError(f"D3: {len(self.values)} dice entered but the action rolled {self.used}")
+
+
+class NoDice:
+    """For a manual-dice campaign when the player gave no values."""
+
+    def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice:
+        raise DiceError(f"D3: this campaign uses manual dice; {what} needs {count} D{faces} (pass --dice)")
+
+
+def clamp_target(target: int, faces: int) -> int:
+    """D2: a modified target number stays within 0..faces (0 cannot succeed)."""
+    return max(0, min(faces, target))
+
+
+def parse_dice(text: str) -> list[int]:
+    """Dice typed as '3,7' or '3 7'."""
+    parts = [p for p in text.replace(",", " ").split() if p]
+    try:
+        return [int(p) for p in parts]
+    except ValueError:
+        raise DiceError(f"D3: dice must be whole numbers, got {text!r}") from None

@@ -1,0 +1,112 @@
+"""Naval and air movement (F4, F7, SM1): adjacency, allowance, air range, hostile zones."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from domain.board import Board, Unit
+from domain.errors import InputError, RuleViolation
+
+MOVE_PHASES = ("combat_movement", "noncombat_movement")
+
+
+@dataclass(frozen=True)
+class PlannedMove:
+    """A legal move: the units, the full path (start first) and what it passed."""
+
+    unit_ids: tuple[str, ...]
+    path: tuple[str, ...]
+    hostile_passed: tuple[str, ...]  # hostile zones a submarine group moved through (SM1/SM2)
+
+
+def resolve_units(board: Board, nation: str, unit_ids: list[str]) -> list[Unit]:
+    if not unit_ids:
+        raise InputError("name at least one unit to move")
+    if len(set(unit_ids)) != len(unit_ids):
+        raise InputError("a unit is named twice")
+    units = []
+    for uid in unit_ids:
+        unit = board.units.get(uid)
+        if unit is None:
+            raise InputError(f"unknown unit {uid!r} (see `tracker state`)")
+        if unit.nation != nation:
+            raise RuleViolation("T3", f"{uid} belongs to {unit.nation}, not {nation}")
+        units.append(unit)
+    starts = {u.at for u in units}
+    if len(starts) > 1:
+        raise RuleViolation(
+            "F4", f"units of one move must start together; they are in {', '.join(sorted(starts))}"
+        )
+    return units
+
+
+def plan_move(board: Board, nation: str, unit_ids: list[str], path: list[str]) -> PlannedMove:
+    """Check a move of a group of units along `path` (zones after the start) and describe it."""
+    units = resolve_units(board, nation, unit_ids)
+    game_map = board.scenario.game_map
+    start = units[0].at
+    if not path:
+        raise InputError("give a destination (--to) or a path (--path)")
+    for zone in path:
+        if not game_map.knows(zone):
+            raise InputError(f"unknown zone {zone!r}")
+    full = [start, *path]
+    for a, b in zip(full, full[1:], strict=False):
+        if not game_map.adjacent(a, b):
+            raise RuleViolation("F4", f"{b} is not adjacent to {a}")
+    types = {board.unit_type(u).category for u in units}
+    if len(types) > 1:
+        raise RuleViolation("F4", "move naval and air units separately")
+    steps = len(path)
+    for u in units:
+        ut = board.unit_type(u)
+        left = ut.move - u.moved
+        if steps > left:
+            rule = "F7" if ut.is_air else "F4"
+            what = "range" if ut.is_air else "movement"
+            raise RuleViolation(
+                rule,
+                f"{u.id} ({u.type}) has {left} of {ut.move} {what} left this turn; the path is {steps} steps",
+            )
+    hostile_passed: list[str] = []
+    if "naval" in types:
+        for zone in path:
+            if not game_map.is_sea(zone):
+                raise RuleViolation("F4", f"naval units cannot enter {zone}, a land territory")
+        for zone in path[:-1]:
+            if board.is_hostile_for(nation, zone):
+                blockers = [u for u in units if not board.unit_type(u).is_submarine]
+                if blockers:
+                    raise RuleViolation(
+                        "SM1",
+                        f"{blockers[0].id} ({blockers[0].type}) must stop in {zone}, a hostile zone "
+                        f"({board.describe_zone(zone)}); only submarines may move through",
+                    )
+                hostile_passed.append(zone)
+    else:
+        _check_air_landing(board, nation, units, path[-1])
+    return PlannedMove(tuple(u.id for u in units), tuple(full), tuple(hostile_passed))
+
+
+def _check_air_landing(board: Board, nation: str, units: list[Unit], destination: str) -> None:
+    """F7: after non-combat movement an air unit must be on its side's territory or a carrier."""
+    if board.phase != "noncombat_movement":
+        return
+    game_map = board.scenario.game_map
+    if game_map.is_land(destination):
+        owner = game_map.land[destination]
+        if board.enemies(nation, owner):
+            raise RuleViolation("F7", f"air units cannot land in {destination}, held by {owner}")
+        return
+    capacity = sum(board.unit_type(u).carries for u in board.units_at(destination) if u.nation == nation)
+    aboard = sum(
+        1
+        for u in board.units_at(destination)
+        if u.nation == nation and board.unit_type(u).is_air and u.id not in {m.id for m in units}
+    )
+    if aboard + len(units) > capacity:
+        raise RuleViolation(
+            "F7",
+            f"air units ending at sea need a carrier: {nation} carriers in {destination} "
+            f"hold {capacity}, {aboard} already aboard",
+        )

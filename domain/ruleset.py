@@ -1,0 +1,431 @@
+"""Rulesets as data: every number and table of RULES.md, loaded from TOML and validated."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from domain.errors import DataFileError, InputError
+from domain.schema import Reader
+
+CATEGORIES = ("naval", "air")
+CLASSES = ("submarine", "escort", "capital", "transport", "air")
+SEARCH_CONTEXTS = ("convoy", "interception", "asw")
+ROLL_KINDS = (
+    "merchant_defence",
+    "convoy_search",
+    "convoy_combat",
+    "convoy_table",
+    "interception_search",
+    "asw_search",
+    "asw_combat",
+    "naval_combat",
+    "research",
+)
+MODIFIED_ROLLS = (
+    "convoy_search",
+    "convoy_attack",
+    "submarine_attack",
+    "submarine_defense",
+    "convoy_table",
+    "interception_search",
+    "asw_search",
+    "asw_attack",
+)
+KNOWN_PHASES = (
+    "research",
+    "purchase",
+    "combat_movement",
+    "naval_combat",
+    "land_combat",
+    "noncombat_movement",
+    "placement",
+    "collect_resources",
+)
+
+
+@dataclass(frozen=True)
+class UnitType:
+    name: str
+    category: str
+    unit_class: str
+    abbr: str
+    attack: int
+    defense: int
+    move: int
+    hits: int
+    cost: int
+    hostile: bool
+    screens: bool
+    carries: int
+    search: dict[str, int]
+    asw_attack: int
+
+    @property
+    def is_naval(self) -> bool:
+        return self.category == "naval"
+
+    @property
+    def is_air(self) -> bool:
+        return self.category == "air"
+
+    @property
+    def is_submarine(self) -> bool:
+        return self.unit_class == "submarine"
+
+
+@dataclass(frozen=True)
+class Modifier:
+    technology: str
+    rule: str
+    holder: str
+    units: tuple[str, ...]
+    rolls: tuple[str, ...]
+    set_to: int | None
+    add: int
+
+
+@dataclass(frozen=True)
+class ConvoyRow:
+    low: int
+    high: int
+    destroyed: int
+
+
+@dataclass(frozen=True)
+class AppliedModifier:
+    """One modifier as it touched a roll, for the roll's event and `explain`."""
+
+    rule: str
+    technology: str
+    holder: str
+    set_to: int | None
+    add: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "technology": self.technology,
+            "holder": self.holder,
+            "set": self.set_to,
+            "add": self.add,
+        }
+
+
+@dataclass(frozen=True)
+class Ruleset:
+    name: str
+    title: str
+    version: int
+    default_faces: int
+    faces: dict[str, int]
+    phases: tuple[str, ...]
+    units: dict[str, UnitType]
+    hit_priority: dict[str, tuple[tuple[str, ...], ...]]
+    submarine_targets_surface_first: bool
+    submarine_can_hit_air: bool
+    naval_hits_naval_before_air: bool
+    screening_classes: tuple[str, ...]
+    merchant_defence_dice: int
+    merchant_defence_sinks_on_total: int
+    convoy_table: tuple[ConvoyRow, ...]
+    opening_fire_cancelled_per_escort: int
+    research_cost: int
+    research_success_min: int
+    research_levels: int
+    max_head_start: int
+    research_rolls_per_turn: int
+    technologies: tuple[str, ...]
+    modifiers: tuple[Modifier, ...]
+    content_hash: str = field(default="", compare=False)
+
+    def unit(self, name: str) -> UnitType:
+        try:
+            return self.units[name]
+        except KeyError:
+            raise InputError(f"unknown unit type {name!r} (known: {', '.join(self.units)})") from None
+
+    def faces_for(self, kind: str) -> int:
+        return self.faces.get(kind, self.default_faces)
+
+    def convoy_result(self, value: int) -> int:
+        for row in self.convoy_table:
+            if row.low <= value <= row.high:
+                return row.destroyed
+        return 0
+
+    def modified(
+        self,
+        roll: str,
+        unit_type: str,
+        base: int,
+        actor_techs: frozenset[str] = frozenset(),
+        target_techs: frozenset[str] = frozenset(),
+    ) -> tuple[int, list[AppliedModifier]]:
+        """The target number after technology modifiers (TE3-TE5), and the modifiers applied.
+
+        Every `set` applies before any `add`, so TE4's "at 3" and TE3's "one less" stack
+        to 2 (TE5). The result is clamped to 0..faces by D2 at roll time.
+        """
+        applied: list[AppliedModifier] = []
+        value = base
+        relevant = [
+            m
+            for m in self.modifiers
+            if roll in m.rolls
+            and unit_type in m.units
+            and m.technology in (actor_techs if m.holder == "actor" else target_techs)
+        ]
+        for m in relevant:
+            if m.set_to is not None:
+                value = m.set_to
+                applied.append(AppliedModifier(m.rule, m.technology, m.holder, m.set_to, 0))
+        for m in relevant:
+            if m.set_to is None and m.add:
+                value += m.add
+                applied.append(AppliedModifier(m.rule, m.technology, m.holder, None, m.add))
+        return value, applied
+
+
+def _unit_type(name: str, r: Reader) -> UnitType:
+    category = r.string("category", choices=CATEGORIES)
+    search_reader = r.table("search", required=False)
+    search = {ctx: search_reader.integer(ctx, 0, 100, default=0) for ctx in SEARCH_CONTEXTS}
+    search_reader.finish()
+    unit = UnitType(
+        name=name,
+        category=category,
+        unit_class=r.string("class", choices=CLASSES),
+        abbr=r.string("abbr"),
+        attack=r.integer("attack", 0, 100),
+        defense=r.integer("defense", 0, 100),
+        move=r.integer("move", 0, 100),
+        hits=r.integer("hits", 1, 10),
+        cost=r.integer("cost", 0, 1000),
+        hostile=r.boolean("hostile", default=False),
+        screens=r.boolean("screens", default=False),
+        carries=r.integer("carries", 0, 20, default=0),
+        search=search,
+        asw_attack=r.integer("asw_attack", 0, 100, default=0),
+    )
+    if not unit.abbr.isalnum():
+        raise r.fail("abbr", f"{unit.abbr!r} must be letters and digits only")
+    if unit.is_air and (unit.hostile or unit.screens or unit.carries):
+        raise r.fail("category", "air units cannot be hostile, screen or carry")
+    r.finish()
+    return unit
+
+
+def ruleset_from_dict(data: dict[str, Any], source: str) -> Ruleset:
+    """Validate a ruleset table; raise DataFileError naming the first problem found."""
+    top = Reader(source, data)
+    meta = top.table("ruleset")
+    name = meta.string("name")
+    title = meta.string("title", default=name)
+    version = meta.integer("version", 1, default=1)
+    meta.finish()
+
+    dice = top.table("dice")
+    default_faces = dice.integer("default_faces", 2, 100)
+    faces_reader = dice.table("faces", required=False)
+    faces = {}
+    for kind in list(faces_reader.data):
+        if kind not in ROLL_KINDS:
+            raise faces_reader.fail(kind, f"unknown roll kind (known: {', '.join(ROLL_KINDS)})")
+        faces[kind] = faces_reader.integer(kind, 2, 100)
+    faces_reader.finish()
+    dice.finish()
+
+    turn = top.table("turn")
+    phases = turn.strings("phases")
+    for phase in phases:
+        if phase not in KNOWN_PHASES:
+            raise turn.fail("phases", f"unknown phase {phase!r} (known: {', '.join(KNOWN_PHASES)})")
+    if len(set(phases)) != len(phases):
+        raise turn.fail("phases", "a phase is listed twice")
+    turn.finish()
+
+    units = {uname: _unit_type(uname, ur) for uname, ur in top.tables("units")}
+    if not units:
+        raise top.fail("units", "at least one unit type is required")
+    abbrs = [u.abbr for u in units.values()]
+    if len(set(abbrs)) != len(abbrs):
+        raise top.fail("units", "two unit types share an abbr")
+    for unit in units.values():
+        if unit.category == "naval" and unit.unit_class == "air":
+            raise DataFileError(source, f"units.{unit.name}.class", "naval units cannot be of class 'air'")
+        if unit.category == "air" and unit.unit_class != "air":
+            raise DataFileError(source, f"units.{unit.name}.class", "air units must be of class 'air'")
+
+    ha = top.table("hit_allocation")
+    prio_reader = ha.table("priority")
+    hit_priority: dict[str, tuple[tuple[str, ...], ...]] = {}
+    for firing in list(prio_reader.data):
+        if firing not in CLASSES:
+            raise prio_reader.fail(firing, f"unknown unit class (known: {', '.join(CLASSES)})")
+        tiers = prio_reader.raw(firing)
+        if not isinstance(tiers, list) or not all(
+            isinstance(t, list) and all(c in CLASSES for c in t) for t in tiers
+        ):
+            raise prio_reader.fail(firing, "expected a list of lists of unit classes")
+        hit_priority[firing] = tuple(tuple(t) for t in tiers)
+    prio_reader.finish()
+    screening = ha.strings("screening_classes")
+    for c in screening:
+        if c not in CLASSES:
+            raise ha.fail("screening_classes", f"unknown unit class {c!r}")
+    sub_surface = ha.boolean("submarine_targets_surface_first")
+    sub_air = ha.boolean("submarine_can_hit_air")
+    naval_first = ha.boolean("naval_hits_naval_before_air")
+    ha.finish()
+
+    convoy = top.table("convoy")
+    md_dice = convoy.integer("merchant_defence_dice", 1, 10)
+    md_total = convoy.integer("merchant_defence_sinks_on_total", 1, 1000)
+    table_faces = faces.get("convoy_table", default_faces)
+    rows = []
+    for row_reader in convoy.table_list("table"):
+        row = ConvoyRow(
+            low=row_reader.integer("from", 1, table_faces),
+            high=row_reader.integer("to", 1, table_faces),
+            destroyed=row_reader.integer("destroyed", 0, 100),
+        )
+        row_reader.finish()
+        if row.high < row.low:
+            raise row_reader.fail("to", f"{row.high} is below 'from' {row.low}")
+        rows.append(row)
+    covered = sorted(v for row in rows for v in range(row.low, row.high + 1))
+    if covered != list(range(1, table_faces + 1)):
+        raise convoy.fail("table", f"rows must cover 1..{table_faces} exactly once")
+    convoy.finish()
+
+    nc = top.table("naval_combat")
+    cancel = nc.integer("opening_fire_cancelled_per_escort", 0, 10)
+    nc.finish()
+
+    research = top.table("research")
+    levels = research.integer("levels", 1, 10)
+    research_faces = faces.get("research", default_faces)
+    rs = dict(
+        research_cost=research.integer("cost", 0, 1000),
+        research_success_min=research.integer("success_min", 1, research_faces),
+        research_levels=levels,
+        max_head_start=research.integer("max_head_start", 0, levels - 1),
+        research_rolls_per_turn=research.integer("rolls_per_technology_per_turn", 1, 10),
+    )
+    technologies = tuple(research.strings("technologies"))
+    research.finish()
+
+    modifiers = []
+    for mr in top.table_list("modifiers", required=False):
+        tech = mr.string("technology")
+        if tech not in technologies:
+            raise mr.fail("technology", f"unknown technology {tech!r} (known: {', '.join(technologies)})")
+        unit_names = mr.strings("units")
+        for u in unit_names:
+            if u not in units:
+                raise mr.fail("units", f"reference to unknown unit {u!r}")
+        rolls = mr.strings("rolls")
+        for roll in rolls:
+            if roll not in MODIFIED_ROLLS:
+                raise mr.fail("rolls", f"unknown roll {roll!r} (known: {', '.join(MODIFIED_ROLLS)})")
+        set_to = mr.integer("set", 0, 100, default=None) if mr.has("set") else None
+        add = mr.integer("add", -100, 100, default=0)
+        if set_to is None and add == 0:
+            raise mr.fail("add", "a modifier needs 'set' or a non-zero 'add'")
+        modifiers.append(
+            Modifier(
+                technology=tech,
+                rule=mr.string("rule"),
+                holder=mr.string("holder", choices=("actor", "target")),
+                units=tuple(unit_names),
+                rolls=tuple(rolls),
+                set_to=set_to,
+                add=add,
+            )
+        )
+        mr.finish()
+    top.finish()
+
+    return Ruleset(
+        name=name,
+        title=title,
+        version=version,
+        default_faces=default_faces,
+        faces=faces,
+        phases=tuple(phases),
+        units=units,
+        hit_priority=hit_priority,
+        submarine_targets_surface_first=sub_surface,
+        submarine_can_hit_air=sub_air,
+        naval_hits_naval_before_air=naval_first,
+        screening_classes=tuple(screening),
+        merchant_defence_dice=md_dice,
+        merchant_defence_sinks_on_total=md_total,
+        convoy_table=tuple(rows),
+        opening_fire_cancelled_per_escort=cancel,
+        technologies=technologies,
+        modifiers=tuple(modifiers),
+        content_hash=content_hash(data),
+        **rs,
+    )
+
+
+def content_hash(data: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def read_toml(path: Path | str, source: str | None = None) -> dict[str, Any]:
+    source = source or str(path)
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise InputError(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{source}: is a directory, not a TOML file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise DataFileError(source, "", f"not valid TOML ({e})") from None
+    except UnicodeDecodeError:
+        raise DataFileError(source, "", "not a UTF-8 text file") from None
+
+
+def builtin_names(kind: str) -> list[str]:
+    folder = resources.files("domain.data").joinpath(kind)
+    return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def read_builtin_or_file(kind: str, name_or_path: str) -> tuple[dict[str, Any], str]:
+    """Raw TOML of a built-in (by name) or of a user's file (by path), and its source label."""
+    if name_or_path in builtin_names(kind):
+        ref = resources.files("domain.data").joinpath(kind).joinpath(f"{name_or_path}.toml")
+        with resources.as_file(ref) as path:
+            return read_toml(path, f"{kind[:-1]} {name_or_path}"), name_or_path
+    path = Path(name_or_path)
+    if not path.exists():
+        raise InputError(
+            f"unknown {kind[:-1]} {name_or_path!r}: not a built-in "
+            f"({', '.join(builtin_names(kind))}) and no such file"
+        )
+    return read_toml(path), str(path)
+
+
+_parsed: dict[str, Ruleset] = {}
+
+
+def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
+    data, source = read_builtin_or_file("rulesets", name_or_path)
+    return ruleset_from_dict(data, source), data
+
+
+def ruleset_from_recorded(data: dict[str, Any]) -> Ruleset:
+    """The ruleset a campaign recorded in its first event, parsed once per process."""
+    key = content_hash(data)
+    if key not in _parsed:
+        _parsed[key] = ruleset_from_dict(data, "recorded ruleset")
+    return _parsed[key]

@@ -1,0 +1,243 @@
+"""Scenarios as data: map, nations and sides, starting forces, NTR and head starts, from TOML."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from domain.ruleset import Ruleset, read_builtin_or_file
+from domain.schema import Reader
+
+
+@dataclass(frozen=True)
+class Nation:
+    name: str
+    code: str
+    side: str
+    resources: int
+    income: int
+    tech: dict[str, int]
+    ntr: dict[str, int]
+    ntr_max: dict[str, int]
+
+
+@dataclass(frozen=True)
+class UnitGroup:
+    nation: str
+    type: str
+    at: str
+    count: int
+
+
+@dataclass(frozen=True)
+class GameMap:
+    sea: frozenset[str]
+    land: dict[str, str]  # territory -> owning nation
+    adjacency: dict[str, frozenset[str]]
+
+    def is_sea(self, zone: str) -> bool:
+        return zone in self.sea
+
+    def is_land(self, zone: str) -> bool:
+        return zone in self.land
+
+    def knows(self, zone: str) -> bool:
+        return zone in self.adjacency
+
+    def adjacent(self, a: str, b: str) -> bool:
+        return b in self.adjacency.get(a, frozenset())
+
+    def distance(self, start: str, goal: str) -> int | None:
+        """Map steps between two places over sea and land (F7 air range)."""
+        if start == goal:
+            return 0
+        seen = {start}
+        queue = deque([(start, 0)])
+        while queue:
+            here, steps = queue.popleft()
+            for nxt in self.adjacency.get(here, ()):
+                if nxt == goal:
+                    return steps + 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    queue.append((nxt, steps + 1))
+        return None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    title: str
+    ruleset: str
+    dice: str
+    turn_order: tuple[str, ...]
+    nations: dict[str, Nation]
+    game_map: GameMap
+    units: tuple[UnitGroup, ...]
+
+    def side_of(self, nation: str) -> str:
+        return self.nations[nation].side
+
+    def are_enemies(self, a: str, b: str) -> bool:
+        return self.nations[a].side != self.nations[b].side
+
+
+def _read_map(top: Reader, nations: dict[str, Any]) -> GameMap:
+    m = top.table("map")
+    sea_entries = list(m.tables("sea"))
+    land_entries = list(m.tables("land"))
+    m.finish()
+    if not sea_entries:
+        raise top.fail("map.sea", "at least one sea zone is required")
+    names = [n for n, _ in sea_entries] + [n for n, _ in land_entries]
+    duplicates = {n for n in names if names.count(n) > 1}
+    if duplicates:
+        raise top.fail("map", f"{sorted(duplicates)[0]!r} is both a sea zone and a land territory")
+    adjacency: dict[str, set[str]] = {n: set() for n in names}
+    land: dict[str, str] = {}
+    for name, r in sea_entries + land_entries:
+        if name in dict(land_entries):
+            owner = r.string("owner")
+            if owner not in nations:
+                raise r.fail("owner", f"unknown nation {owner!r}")
+            land[name] = owner
+        for other in r.strings("adjacent", default=[]):
+            if other not in adjacency:
+                raise r.fail("adjacent", f"unknown zone {other!r} in adjacency list")
+            if other == name:
+                raise r.fail("adjacent", "a zone cannot be adjacent to itself")
+            adjacency[name].add(other)
+            adjacency[other].add(name)
+        r.finish()
+    return GameMap(
+        sea=frozenset(n for n, _ in sea_entries),
+        land=land,
+        adjacency={k: frozenset(v) for k, v in adjacency.items()},
+    )
+
+
+def scenario_from_dict(data: dict[str, Any], source: str, ruleset: Ruleset) -> Scenario:
+    """Validate a scenario against the ruleset it will be played with."""
+    top = Reader(source, data)
+    meta = top.table("scenario")
+    name = meta.string("name")
+    title = meta.string("title", default=name)
+    ruleset_name = meta.string("ruleset", default="twtea-3e")
+    dice = meta.string("dice", default="auto", choices=("auto", "manual"))
+    turn_order = meta.strings("turn_order")
+
+    sides_reader = top.table("sides")
+    side_of: dict[str, str] = {}
+    for side in list(sides_reader.data):
+        for nation in sides_reader.strings(side):
+            if nation in side_of:
+                raise sides_reader.fail(side, f"nation {nation!r} is on two sides")
+            side_of[nation] = side
+    sides_reader.finish()
+    if len(sides_reader.data) < 2:
+        raise top.fail("sides", "at least two sides are required")
+
+    raw_nations = top.raw("nations")
+    if not isinstance(raw_nations, dict):
+        raise top.fail("nations", "expected a table")
+    game_map = _read_map(top, raw_nations)
+
+    nations: dict[str, Nation] = {}
+    for nname, r in top.tables("nations"):
+        if nname not in side_of:
+            raise top.fail(f"nations.{nname}", "nation is on no side (see [sides])")
+        tech = r.int_map("tech")
+        for t, level in tech.items():
+            if t not in ruleset.technologies:
+                raise r.fail(f"tech.{t}", f"unknown technology (known: {', '.join(ruleset.technologies)})")
+            if level > ruleset.max_head_start:
+                raise r.fail(
+                    f"tech.{t}", f"head start {level} is above the maximum {ruleset.max_head_start} (TE2)"
+                )
+        ntr = r.int_map("ntr")
+        ntr_max = r.int_map("ntr_max")
+        for key, table in (("ntr", ntr), ("ntr_max", ntr_max)):
+            for zone in table:
+                if not game_map.knows(zone):
+                    raise r.fail(f"{key}.{zone}", "unknown zone")
+                if not game_map.is_sea(zone):
+                    raise r.fail(f"{key}.{zone}", "NTR can only be in sea zones (F6)")
+        for zone, count in ntr.items():
+            if count > ntr_max.get(zone, count):
+                raise r.fail(f"ntr.{zone}", f"{count} is above ntr_max {ntr_max[zone]}")
+        code = r.string("code")
+        nations[nname] = Nation(
+            name=nname,
+            code=code,
+            side=side_of[nname],
+            resources=r.integer("resources", 0),
+            income=r.integer("income", 0, default=0),
+            tech=tech,
+            ntr=ntr,
+            ntr_max={z: ntr_max.get(z, ntr.get(z, 0)) for z in set(ntr) | set(ntr_max)},
+        )
+        r.finish()
+    for nation in side_of:
+        if nation not in nations:
+            raise top.fail("sides", f"nation {nation!r} has no [nations.{nation}] table")
+    codes = [n.code for n in nations.values()]
+    if len(set(codes)) != len(codes):
+        raise top.fail("nations", "two nations share a code")
+    if sorted(turn_order) != sorted(nations):
+        raise meta.fail("turn_order", "must list every nation exactly once")
+    meta.finish()
+
+    groups: list[UnitGroup] = []
+    carried: dict[tuple[str, str], int] = {}
+    capacity: dict[tuple[str, str], int] = {}
+    for ur in top.table_list("units"):
+        group = UnitGroup(
+            nation=ur.string("nation"),
+            type=ur.string("type"),
+            at=ur.string("at"),
+            count=ur.integer("count", 1, 1000, default=1),
+        )
+        ur.finish()
+        if group.nation not in nations:
+            raise ur.fail("nation", f"unknown nation {group.nation!r}")
+        if group.type not in ruleset.units:
+            raise ur.fail("type", f"reference to unknown unit {group.type!r}")
+        if not game_map.knows(group.at):
+            raise ur.fail("at", f"unknown zone {group.at!r}")
+        utype = ruleset.units[group.type]
+        if utype.is_naval and not game_map.is_sea(group.at):
+            raise ur.fail("at", f"naval unit {group.type} cannot start on land ({group.at})")
+        if utype.is_air and game_map.is_land(group.at):
+            owner = game_map.land[group.at]
+            if nations[owner].side != nations[group.nation].side:
+                raise ur.fail("at", f"air unit cannot start in {group.at}, a territory of the other side")
+        key = (group.nation, group.at)
+        if utype.is_air and game_map.is_sea(group.at):
+            carried[key] = carried.get(key, 0) + group.count
+        if utype.carries:
+            capacity[key] = capacity.get(key, 0) + utype.carries * group.count
+        groups.append(group)
+    for (nation, zone), count in carried.items():
+        if count > capacity.get((nation, zone), 0):
+            raise top.fail(
+                "units",
+                f"{count} {nation} air unit(s) at sea in {zone} but carriers there hold "
+                f"{capacity.get((nation, zone), 0)} (F7)",
+            )
+    top.finish()
+    return Scenario(
+        name=name,
+        title=title,
+        ruleset=ruleset_name,
+        dice=dice,
+        turn_order=tuple(turn_order),
+        nations=nations,
+        game_map=game_map,
+        units=tuple(groups),
+    )
+
+
+def read_scenario(name_or_path: str) -> tuple[dict[str, Any], str]:
+    """Raw TOML and source label of a built-in or user scenario (validated later with its ruleset)."""
+    return read_builtin_or_file("scenarios", name_or_path)

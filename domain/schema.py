@@ -1,0 +1,110 @@
+"""A strict reader for TOML-shaped data: every error names the file, the key path and the problem."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from domain.errors import DataFileError
+
+_MISSING: Any = object()
+
+
+def _type_name(value: object) -> str:
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
+
+
+class Reader:
+    """Reads one table, remembering which keys were used so unknown keys can be reported."""
+
+    def __init__(self, source: str, data: Any, path: str = "") -> None:
+        self.source = source
+        self.path = path
+        if not isinstance(data, dict):
+            raise DataFileError(source, path or "(top level)", f"expected a table, got {_type_name(data)}")
+        self.data: dict[str, Any] = data
+        self.used: set[str] = set()
+
+    def key(self, name: str) -> str:
+        return f"{self.path}.{name}" if self.path else name
+
+    def fail(self, name: str, problem: str) -> DataFileError:
+        return DataFileError(self.source, self.key(name), problem)
+
+    def has(self, name: str) -> bool:
+        return name in self.data
+
+    def raw(self, name: str, default: Any = _MISSING) -> Any:
+        self.used.add(name)
+        if name not in self.data:
+            if default is _MISSING:
+                raise self.fail(name, "missing required key")
+            return default
+        return self.data[name]
+
+    def table(self, name: str, required: bool = True) -> Reader:
+        value = self.raw(name, _MISSING if required else {})
+        return Reader(self.source, value, self.key(name))
+
+    def tables(self, name: str, required: bool = True) -> Iterator[tuple[str, Reader]]:
+        """The sub-tables of a table, as (name, reader) pairs."""
+        outer = self.table(name, required)
+        for sub in outer.data:
+            outer.used.add(sub)
+            yield sub, Reader(self.source, outer.data[sub], outer.key(sub))
+
+    def table_list(self, name: str, required: bool = True) -> list[Reader]:
+        value = self.raw(name, _MISSING if required else [])
+        if not isinstance(value, list):
+            raise self.fail(name, f"expected a list of tables, got {_type_name(value)}")
+        return [Reader(self.source, item, f"{self.key(name)}[{i}]") for i, item in enumerate(value)]
+
+    def integer(
+        self, name: str, minimum: int | None = None, maximum: int | None = None, default: Any = _MISSING
+    ) -> int:
+        value = self.raw(name, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(name, f"expected an integer, got {_type_name(value)}")
+        if minimum is not None and value < minimum:
+            raise self.fail(name, f"value {value} is out of range (minimum {minimum})")
+        if maximum is not None and value > maximum:
+            raise self.fail(name, f"value {value} is out of range (maximum {maximum})")
+        return value
+
+    def string(self, name: str, default: Any = _MISSING, choices: tuple[str, ...] = ()) -> str:
+        value = self.raw(name, default)
+        if not isinstance(value, str):
+            raise self.fail(name, f"expected a string, got {_type_name(value)}")
+        if choices and value not in choices:
+            raise self.fail(name, f"{value!r} is not one of {', '.join(choices)}")
+        return value
+
+    def boolean(self, name: str, default: Any = _MISSING) -> bool:
+        value = self.raw(name, default)
+        if not isinstance(value, bool):
+            raise self.fail(name, f"expected a boolean, got {_type_name(value)}")
+        return value
+
+    def strings(self, name: str, default: Any = _MISSING) -> list[str]:
+        value = self.raw(name, default)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail(name, "expected a list of strings")
+        return list(value)
+
+    def int_map(self, name: str, minimum: int = 0, required: bool = False) -> dict[str, int]:
+        """A table of name = integer pairs."""
+        inner = self.table(name, required)
+        return {k: inner.integer(k, minimum=minimum) for k in list(inner.data)}
+
+    def finish(self) -> None:
+        """Refuse keys nobody asked for: a typo must not silently fall back to a default."""
+        for name in self.data:
+            if name not in self.used:
+                raise self.fail(name, "unknown key")

@@ -1,0 +1,98 @@
+"""One-line, human-readable summaries of campaign events and their rule IDs, for `log` and reports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def rule_of(event: Any) -> str:
+    """The rule ID an event was recorded under."""
+    kind = type(event).__name__
+    return {
+        "Created": "T1",
+        "PhaseAdvanced": "T2",
+        "UnitsMoved": "SM1" if getattr(event, "hostile_passed", None) else "F4",
+        "NtrPlaced": "CV6",
+        "ResearchPaid": "TE1",
+        "TechnologyAdvanced": "TE2",
+        "ResourcesCollected": "F6",
+        "SeedRevealed": "D3",
+    }.get(kind, getattr(event, "rule", ""))
+
+
+def _dice_text(e: Any) -> str:
+    values = ", ".join(str(v) for v in e.values)
+    text = f"roll {e.roll}: {e.purpose}: D{e.faces} x{len(e.values)} = {values}"
+    if e.target is not None:
+        op = "<=" if e.success_when == "at_most" else ">="
+        mods = ""
+        if e.modifiers:
+            parts = []
+            for m in e.modifiers:
+                parts.append(
+                    f"{m['rule']} {m['technology']} "
+                    + (f"set {m['set']}" if m["set"] is not None else f"{m['add']:+d}")
+                )
+            mods = f" (base {e.base_target}; {'; '.join(parts)})"
+        text += f" vs {op}{e.target}{mods}: {e.outcome}"
+    if e.source == "manual":
+        text += " [manual" + (f", ref {e.reference}" if e.reference else "") + "]"
+    return text
+
+
+def summary(event: Any) -> str:
+    kind = type(event).__name__
+    e = event
+    if kind == "Created":
+        name = e.scenario.get("scenario", {}).get("name", "?")
+        rs = e.ruleset.get("ruleset", {}).get("name", "?")
+        return (
+            f"campaign {e.name!r} created from scenario {name} with ruleset {rs}, {e.dice_mode} dice "
+            f"(seed commitment {e.seed_commitment[:12]}...)"
+        )
+    if kind == "PhaseAdvanced":
+        return f"round {e.round}, {e.nation}: {e.phase}"
+    if kind == "UnitsMoved":
+        text = f"{e.nation} moves {', '.join(e.units)}: {' -> '.join(e.path)}"
+        if e.hostile_passed:
+            text += f" (through hostile {', '.join(e.hostile_passed)})"
+        return text
+    if kind == "NtrPlaced":
+        return f"{e.nation} places {e.count} NTR in {e.zone}"
+    if kind == "DiceRolled":
+        return _dice_text(e)
+    if kind == "ResearchPaid":
+        return f"{e.nation} pays {e.cost} for a research roll on {e.technology}"
+    if kind == "TechnologyAdvanced":
+        return f"{e.nation} advances {e.technology} to level {e.level}" + (
+            " (acquired)" if e.acquired else ""
+        )
+    if kind == "ResourcesCollected":
+        return (
+            f"{e.nation} collects {e.collected} ({e.ntr_value} from NTR, {e.income} other income"
+            + (f", {e.lost} lost to convoy attacks" if e.lost else "")
+            + f"); balance {e.balance}"
+        )
+    if kind == "SeedRevealed":
+        return f"dice seed of epoch {e.epoch} revealed: {e.seed}; next commitment {e.next_commitment[:12]}..."
+    return kind
+
+
+def as_record(version: int, event: Any) -> dict[str, Any]:
+    """A JSON-ready dict of an event: position, kind, rule, summary and its recorded fields."""
+    data = {
+        k: v
+        for k, v in vars(event).items()
+        if k not in ("originator_id", "originator_version", "timestamp", "originator_topic")
+    }
+    if type(event).__name__ == "Created":
+        data["scenario"] = data["scenario"].get("scenario", {}).get("name")
+        data["ruleset"] = data["ruleset"].get("ruleset", {}).get("name")
+    return {
+        "seq": version,
+        "kind": type(event).__name__,
+        "timestamp": event.timestamp.isoformat(),
+        "rule": rule_of(event),
+        "summary": summary(event),
+        "data": data,
+    }

@@ -1,0 +1,253 @@
+"""The application service: persistence wiring, campaign selection, commands with conflict retry.
+
+Each command loads the campaign (from its latest snapshot), lets the aggregate check and
+record, and saves all new events in one transaction. If another writer recorded first, the
+unique (campaign, version) key refuses the save; the command is then re-run on the fresh
+state, so its legality is checked again and nothing is recorded twice.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+from uuid import UUID
+
+import sqlalchemy.exc
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.persistence import (
+    OperationalError,
+    PersistenceError,
+    RecordConflictError,
+    StoredEvent,
+)
+
+from domain.campaign import Campaign
+from domain.dice import AutoDice, DiceSource, ManualDice, NoDice, commitment, new_seed
+from domain.errors import InputError, TrackerError
+from domain.ruleset import load_ruleset, ruleset_from_dict
+from domain.scenario import read_scenario, scenario_from_dict
+from tracker.store import Registry, database_url
+
+T = TypeVar("T")
+
+SNAPSHOT_INTERVAL = 200
+MAX_ATTEMPTS = 5
+
+
+class ConflictError(TrackerError):
+    """Another writer kept recording on the same campaign; the action was not recorded."""
+
+
+class TrackerApplication(Application[UUID]):
+    """The eventsourcing application holding every campaign in one database."""
+
+    name = "Tracker"
+    snapshotting_intervals = {Campaign: SNAPSHOT_INTERVAL}
+
+    def take_snapshot(
+        self, aggregate_id: UUID, version: int | None = None, projector_func: Any = None
+    ) -> None:
+        # A snapshot only speeds up loading: failing to write one must never look like
+        # a failed action (the events are already committed by then).
+        try:
+            if projector_func is None:
+                super().take_snapshot(aggregate_id, version)
+            else:
+                super().take_snapshot(aggregate_id, version, projector_func)
+        except (RecordConflictError, PersistenceError):
+            pass
+
+
+class Tracker:
+    """Campaigns in one database: create, select, load, act, read the stored log."""
+
+    def __init__(self, db: str | None = None) -> None:
+        self.url = database_url(db)
+        env = {
+            "PERSISTENCE_MODULE": "eventsourcing_sqlalchemy",
+            "SQLALCHEMY_URL": self.url,
+            "CREATE_TABLE": "y",
+        }
+        try:
+            self.app = TrackerApplication(env=env)
+            engine = self.app.factory.datastore.engine  # type: ignore[attr-defined]
+            self.registry = Registry(engine)
+        except (PersistenceError, sqlalchemy.exc.SQLAlchemyError) as e:
+            reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise InputError(f"cannot open database {self.safe_url}: {reason}") from None
+
+    @property
+    def safe_url(self) -> str:
+        from sqlalchemy.engine import make_url
+
+        return make_url(self.url).render_as_string(hide_password=True)
+
+    def close(self) -> None:
+        self.app.close()
+        engine = getattr(self.app.factory, "datastore", None)
+        if engine is not None and engine.engine is not None:
+            engine.engine.dispose()
+
+    def __enter__(self) -> Tracker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----- campaigns -----
+
+    def campaign_names(self) -> list[str]:
+        """Registered campaigns that have been recorded (a crashed creation leaves none)."""
+        return [name for name, cid in self.registry.names() if self._exists(UUID(cid))]
+
+    def _exists(self, cid: UUID) -> bool:
+        return bool(self.app.recorder.select_events(cid, limit=1))
+
+    def create(
+        self,
+        name: str,
+        scenario: str,
+        ruleset: str | None = None,
+        dice: str | None = None,
+    ) -> Campaign:
+        """Record a new campaign from a scenario and a ruleset (built-in names or TOML files)."""
+        name = name.strip()
+        if not name or len(name) > 200:
+            raise InputError("a campaign name must have 1 to 200 characters")
+        scenario_data, scenario_source = read_scenario(scenario)
+        declared = scenario_data.get("scenario", {}).get("ruleset", "twtea-3e")
+        ruleset_obj, ruleset_data = load_ruleset(
+            ruleset or (declared if isinstance(declared, str) else "twtea-3e")
+        )
+        parsed = scenario_from_dict(scenario_data, scenario_source, ruleset_obj)
+        dice_mode = dice or parsed.dice
+        if dice_mode not in ("auto", "manual"):
+            raise InputError(f"dice mode must be auto or manual, got {dice_mode!r}")
+        # Check the recorded copies parse the same way before anything is written.
+        ruleset_from_dict(ruleset_data, "ruleset")
+        cid_text = self.registry.claim(name, str(uuid.uuid4()))
+        cid = UUID(cid_text)
+        if self._exists(cid):
+            raise InputError(f"campaign {name!r} already exists in {self.safe_url}")
+        seed = self.registry.seed(cid_text, 0, new_seed())
+        assert seed is not None
+        campaign = Campaign.create(cid, name, scenario_data, ruleset_data, dice_mode, commitment(seed))
+        try:
+            self.app.save(campaign)
+        except RecordConflictError:
+            raise ConflictError(f"campaign {name!r} was created by another writer at the same time") from None
+        return campaign
+
+    def campaign_id(self, name: str | None) -> UUID:
+        """The campaign named, or the only one in the database."""
+        if name:
+            cid = self.registry.lookup(name)
+            if cid is None or not self._exists(UUID(cid)):
+                known = ", ".join(self.campaign_names()) or "none"
+                raise InputError(f"no campaign named {name!r} in {self.safe_url} (campaigns: {known})")
+            return UUID(cid)
+        names = self.campaign_names()
+        if not names:
+            raise InputError(
+                f"no campaign in {self.safe_url}: create one with `tracker new NAME --scenario S`"
+            )
+        if len(names) > 1:
+            raise InputError(
+                f"{len(names)} campaigns in {self.safe_url}; pick one with --campaign ({', '.join(names)})"
+            )
+        cid = self.registry.lookup(names[0])
+        assert cid is not None
+        return UUID(cid)
+
+    def load(self, cid: UUID, version: int | None = None) -> Campaign:
+        try:
+            campaign = self.app.repository.get(cid, version=version)
+        except AggregateNotFoundError:
+            raise InputError(f"campaign {cid} not found") from None
+        assert isinstance(campaign, Campaign)
+        return campaign
+
+    # ----- dice -----
+
+    def dice_for(
+        self, campaign: Campaign, values: Sequence[int] | None = None, reference: str | None = None
+    ) -> DiceSource:
+        """Manual values when given (or required); otherwise the campaign's auto dice."""
+        if values is not None:
+            return ManualDice(values, reference)
+        if campaign.dice_mode == "manual":
+            return NoDice()
+        seed = self.registry.seed(str(campaign.id), campaign.dice_epoch)
+        if seed is None:
+            raise InputError(
+                "this database does not hold the campaign's dice seed (was it imported?); "
+                "roll physical dice and pass them with --dice"
+            )
+        return AutoDice(seed)
+
+    def seed_for(self, cid: UUID, epoch: int) -> str | None:
+        return self.registry.seed(str(cid), epoch)
+
+    # ----- commands -----
+
+    def execute(
+        self,
+        cid: UUID,
+        command: Callable[[Campaign, DiceSource], T],
+        dice_values: Sequence[int] | None = None,
+        reference: str | None = None,
+    ) -> T:
+        """Run a command on the current state and record its events atomically.
+
+        A refused command raises before anything is saved. A version conflict with another
+        writer re-runs the command on the new state, up to MAX_ATTEMPTS times.
+        """
+        for attempt in range(MAX_ATTEMPTS):
+            campaign = self.load(cid)
+            dice = self.dice_for(campaign, dice_values, reference)
+            result = command(campaign, dice)
+            if isinstance(dice, ManualDice):
+                dice.check_all_used()
+            if not campaign.pending_events:
+                return result
+            try:
+                self.app.save(campaign)
+                return result
+            except RecordConflictError:
+                time.sleep(0.01 * (attempt + 1))
+            except OperationalError as e:
+                # SQLite reports a writer holding the lock past the busy timeout this way.
+                if "locked" not in str(e):
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+        raise ConflictError(
+            f"another writer kept recording on this campaign; the action was not recorded "
+            f"after {MAX_ATTEMPTS} attempts, try again"
+        )
+
+    # ----- the stored log -----
+
+    def stored_events(self, cid: UUID) -> list[StoredEvent]:
+        return list(self.app.recorder.select_events(cid))
+
+    def decode(self, stored: StoredEvent) -> Campaign.Event:
+        return self.app.mapper.to_domain_event(stored)  # type: ignore[return-value]
+
+    def events(self, cid: UUID) -> list[Campaign.Event]:
+        return [self.decode(s) for s in self.stored_events(cid)]
+
+    def reveal_seed(self, cid: UUID) -> str:
+        """Publish the current dice seed in the log and commit to a fresh one (D3)."""
+
+        def command(campaign: Campaign, _dice: DiceSource) -> str:
+            seed = self.registry.seed(str(cid), campaign.dice_epoch)
+            if seed is None:
+                raise InputError("this database does not hold the campaign's dice seed")
+            nxt = self.registry.seed(str(cid), campaign.dice_epoch + 1, new_seed())
+            assert nxt is not None
+            campaign.reveal_seed(seed, commitment(nxt))
+            return seed
+
+        return self.execute(cid, command, dice_values=None)

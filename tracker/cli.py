@@ -1,0 +1,480 @@
+"""The `tracker` command line: a thin click layer over the application service.
+
+Every error a user can cause is printed as one line naming the rule or the input, with
+exit status 1 for a refused action and 2 for bad usage; never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from domain.campaign import Campaign
+from domain.dice import DiceSource, parse_dice
+from domain.errors import TrackerError
+from domain.ruleset import builtin_names, load_ruleset, read_builtin_or_file
+from projections.summary import as_record, summary
+from tracker.application import Tracker
+from tracker.verify import verify_events
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(code)
+
+
+class TrackerGroup(click.Group):
+    """Maps every error to a one-line message and an exit status."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except TrackerError as e:
+            _fail(str(e), e.exit_code)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, BrokenPipeError):
+            raise
+        except Exception as e:  # noqa: BLE001 - the promise is: never a traceback
+            if os.environ.get("TRACKER_DEBUG"):
+                raise
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            _fail(f"unexpected {type(e).__name__}: {first} (set TRACKER_DEBUG=1 for details)", 1)
+
+
+def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)
+
+
+def dice_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option(
+        "--ref", "reference", help="External reference of manual dice (e.g. a dice-server roll id)."
+    )(f)
+    return click.option(
+        "--dice", "dice_text", help="Manual dice values, e.g. '10,3' (required with manual dice)."
+    )(f)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def console() -> Console:
+    return Console(width=120, highlight=False, soft_wrap=False)
+
+
+class Context:
+    def __init__(self, db: str | None, campaign: str | None) -> None:
+        self.db = db
+        self.campaign = campaign
+        self._tracker: Tracker | None = None
+
+    @property
+    def tracker(self) -> Tracker:
+        if self._tracker is None:
+            self._tracker = Tracker(self.db)
+        return self._tracker
+
+    def close(self) -> None:
+        if self._tracker is not None:
+            self._tracker.close()
+
+
+@click.group(cls=TrackerGroup)
+@click.option("--db", envvar="TRACKER_DB", help="SQLite file path or SQLAlchemy URL (default ./campaign.db).")
+@click.option(
+    "--campaign", envvar="TRACKER_CAMPAIGN", help="Campaign name (needed when the database holds several)."
+)
+@click.version_option(package_name="twtea-naval-tracker")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None, campaign: str | None) -> None:
+    """Campaign tracker and referee for the naval war of The War to End All Wars.
+
+    Example: tracker new autumn --scenario north-sea-1914 && tracker state
+    """
+    obj = Context(db, campaign)
+    ctx.obj = obj
+    ctx.call_on_close(obj.close)
+
+
+def _run(
+    ctx: Context,
+    command: Callable[[Campaign, DiceSource], Any],
+    dice_text: str | None = None,
+    reference: str | None = None,
+) -> Any:
+    values = parse_dice(dice_text) if dice_text is not None else None
+    t = ctx.tracker
+    return t.execute(t.campaign_id(ctx.campaign), command, values, reference)
+
+
+def _acting(campaign: Campaign, nation: str | None) -> str:
+    return nation or campaign.nation
+
+
+# ----- campaigns, scenarios, rulesets -----
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--scenario", required=True, help="Built-in scenario name or a scenario TOML file.")
+@click.option("--ruleset", help="Built-in ruleset name or a ruleset TOML file (default: the scenario's).")
+@click.option("--dice", type=click.Choice(["auto", "manual"]), help="Dice source (default: the scenario's).")
+@click.pass_obj
+def new(ctx: Context, name: str, scenario: str, ruleset: str | None, dice: str | None) -> None:
+    """Create a campaign.
+
+    Example: tracker new autumn --scenario north-sea-1914 --dice auto
+    """
+    campaign = ctx.tracker.create(name, scenario, ruleset, dice)
+    click.echo(
+        f"Campaign {campaign.name!r} created: {campaign.scenario.title} with ruleset "
+        f"{campaign.ruleset.name}, {campaign.dice_mode} dice."
+    )
+    click.echo(f"Round {campaign.round} · {campaign.nation} · {campaign.phase}")
+
+
+@cli.command()
+@json_option
+@click.pass_obj
+def campaigns(ctx: Context, as_json: bool) -> None:
+    """List the campaigns in the database.
+
+    Example: tracker --db league.db campaigns
+    """
+    names = ctx.tracker.campaign_names()
+    if as_json:
+        emit_json(names)
+        return
+    if not names:
+        click.echo("No campaigns yet: tracker new NAME --scenario north-sea-1914")
+    for name in names:
+        click.echo(name)
+
+
+@cli.command()
+@json_option
+def scenarios(as_json: bool) -> None:
+    """List the built-in scenarios.
+
+    Example: tracker scenarios --json
+    """
+    rows = []
+    for name in builtin_names("scenarios"):
+        data, _ = read_builtin_or_file("scenarios", name)
+        meta = data["scenario"]
+        rows.append(
+            {
+                "name": name,
+                "title": meta.get("title", name),
+                "ruleset": meta.get("ruleset"),
+                "nations": meta.get("turn_order"),
+            }
+        )
+    if as_json:
+        emit_json(rows)
+        return
+    for r in rows:
+        click.echo(f"{r['name']}: {r['title']} (ruleset {r['ruleset']}; {', '.join(r['nations'])})")
+
+
+@cli.command()
+@json_option
+def rulesets(as_json: bool) -> None:
+    """List the built-in rulesets.
+
+    Example: tracker rulesets
+    """
+    rows = []
+    for name in builtin_names("rulesets"):
+        rs, _ = load_ruleset(name)
+        rows.append({"name": name, "title": rs.title, "version": rs.version, "units": list(rs.units)})
+    if as_json:
+        emit_json(rows)
+        return
+    for r in rows:
+        click.echo(f"{r['name']}: {r['title']} (version {r['version']})")
+
+
+# ----- state -----
+
+
+def state_data(campaign: Campaign) -> dict[str, Any]:
+    rs = campaign.ruleset
+    return {
+        "campaign": campaign.name,
+        "version": campaign.version,
+        "round": campaign.round,
+        "nation": campaign.nation,
+        "phase": campaign.phase,
+        "dice": campaign.dice_mode,
+        "rolls": campaign.roll_count,
+        "units": [
+            {
+                "id": uid,
+                **{k: u[k] for k in ("type", "nation", "at", "damage")},
+                "hits": rs.units[u["type"]].hits,
+            }
+            for uid, u in sorted(campaign.units.items())
+        ],
+        "ntr": {n: {z: c for z, c in zones.items() if c} for n, zones in campaign.ntr.items()},
+        "balances": dict(campaign.balances),
+        "tech": campaign.tech,
+    }
+
+
+@cli.command()
+@json_option
+@click.pass_obj
+def state(ctx: Context, as_json: bool) -> None:
+    """Show the board now: turn position, units by zone, NTR, resources, technology.
+
+    Example: tracker state --json
+    """
+    t = ctx.tracker
+    campaign = t.load(t.campaign_id(ctx.campaign))
+    data = state_data(campaign)
+    if as_json:
+        emit_json(data)
+        return
+    out = console()
+    out.print(
+        f"{campaign.name} · Round {campaign.round} · {campaign.nation} · {campaign.phase}  "
+        f"(event {campaign.version}, {campaign.dice_mode} dice)"
+    )
+    by_zone: dict[str, list[str]] = {}
+    for u in data["units"]:
+        label = u["id"] + (" (damaged)" if u["damage"] else "")
+        by_zone.setdefault(u["at"], []).append(label)
+    table = Table(title="Forces", show_lines=False)
+    table.add_column("Zone")
+    table.add_column("Units")
+    game_map = campaign.scenario.game_map
+    for zone in sorted(by_zone, key=lambda z: (not game_map.is_sea(z), z)):
+        table.add_row(zone, " ".join(by_zone[zone]))
+    out.print(table)
+    trade = Table(title="Nations")
+    for col in ("Nation", "Side", "Resources", "NTR at sea", "Technology"):
+        trade.add_column(col)
+    for nation in campaign.scenario.turn_order:
+        ntr = data["ntr"].get(nation, {})
+        ntr_text = ", ".join(f"{z} {c}" for z, c in sorted(ntr.items())) or "-"
+        tech = ", ".join(f"{t} {lvl}" for t, lvl in campaign.tech[nation].items() if lvl) or "-"
+        trade.add_row(
+            nation, campaign.scenario.nations[nation].side, str(campaign.balances[nation]), ntr_text, tech
+        )
+    out.print(trade)
+
+
+# ----- turn sequence and actions -----
+
+
+@cli.command(name="next")
+@click.pass_obj
+def next_phase(ctx: Context) -> None:
+    """Close the current phase and open the next (collecting resources at the end of a turn).
+
+    Example: tracker next
+    """
+
+    def command(c: Campaign, _dice: DiceSource) -> list[str]:
+        before = c.version
+        c.advance()
+        return [summary(e) for e in c.pending_events if e.originator_version > before]
+
+    for line in _run(ctx, command):
+        click.echo(line)
+
+
+@cli.command()
+@click.argument("units", nargs=-1, required=True)
+@click.option(
+    "--to",
+    "to",
+    help="Destination zone (the shortest legal route is not guessed: use --path for more than one step).",
+)
+@click.option(
+    "--path", "path", help="Zones after the start, comma-separated, e.g. 'Southern North Sea,Dover Strait'."
+)
+@click.option("--nation", help="Acting nation (default: the nation whose turn it is).")
+@click.pass_obj
+def move(ctx: Context, units: tuple[str, ...], to: str | None, path: str | None, nation: str | None) -> None:
+    """Move units together along a path of adjacent zones.
+
+    Example: tracker move DE-SS3 DE-SS4 --path "Southern North Sea,Dover Strait"
+    """
+    if bool(to) == bool(path):
+        raise click.UsageError("give exactly one of --to or --path")
+    steps = [to] if to else [p.strip() for p in (path or "").split(",") if p.strip()]
+
+    def command(c: Campaign, _dice: DiceSource) -> str:
+        c.move(_acting(c, nation), list(units), steps)
+        return summary(c.pending_events[-1])
+
+    click.echo(_run(ctx, command))
+
+
+@cli.group()
+def ntr() -> None:
+    """Naval trade resources."""
+
+
+@ntr.command(name="place")
+@click.argument("zone")
+@click.argument("count", type=int, default=1)
+@click.option("--nation", help="Acting nation (default: the nation whose turn it is).")
+@click.pass_obj
+def ntr_place(ctx: Context, zone: str, count: int, nation: str | None) -> None:
+    """Place NTR in a sea zone in the placement phase (CV6).
+
+    Example: tracker ntr place "Central North Sea" 1
+    """
+
+    def command(c: Campaign, _dice: DiceSource) -> str:
+        c.place_ntr(_acting(c, nation), zone, count)
+        return summary(c.pending_events[-1])
+
+    click.echo(_run(ctx, command))
+
+
+@cli.command()
+@click.argument("technology")
+@click.option("--nation", help="Acting nation (default: the nation whose turn it is).")
+@dice_options
+@click.pass_obj
+def research(
+    ctx: Context, technology: str, nation: str | None, dice_text: str | None, reference: str | None
+) -> None:
+    """Make a research roll in the research phase (TE1).
+
+    Example: tracker research advanced_asw --dice 9
+    """
+
+    def command(c: Campaign, dice: DiceSource) -> list[str]:
+        before = c.version
+        c.research(_acting(c, nation), technology, dice)
+        return [summary(e) for e in c.pending_events if e.originator_version > before]
+
+    for line in _run(ctx, command, dice_text, reference):
+        click.echo(line)
+
+
+# ----- the log -----
+
+
+@cli.command()
+@click.option("--kind", help="Only events of this kind (e.g. DiceRolled).")
+@click.option("--tail", type=click.IntRange(min=1), help="Only the last N events.")
+@json_option
+@click.pass_obj
+def log(ctx: Context, kind: str | None, tail: int | None, as_json: bool) -> None:
+    """List the campaign's events in order, with rule IDs.
+
+    Example: tracker log --kind DiceRolled --tail 5
+    """
+    t = ctx.tracker
+    cid = t.campaign_id(ctx.campaign)
+    records = [as_record(s.originator_version, t.decode(s)) for s in t.stored_events(cid)]
+    if kind:
+        records = [r for r in records if r["kind"] == kind]
+    if tail:
+        records = records[-tail:]
+    if as_json:
+        emit_json(records)
+        return
+    for r in records:
+        rule = f"[{r['rule']}]" if r["rule"] else ""
+        click.echo(f"{r['seq']:>5}  {r['kind']:<19} {rule:<6} {r['summary']}")
+
+
+@cli.command()
+@json_option
+@click.pass_obj
+def verify(ctx: Context, as_json: bool) -> None:
+    """Check the hash chain of the log and re-derive every auto die whose seed is available.
+
+    Example: tracker verify
+    """
+    t = ctx.tracker
+    cid = t.campaign_id(ctx.campaign)
+    stored = t.stored_events(cid)
+
+    def decoder(s: Any) -> Callable[[], Any]:
+        return lambda: t.decode(s)
+
+    report = verify_events(
+        ((s.originator_version, decoder(s)) for s in stored), lambda epoch: t.seed_for(cid, epoch)
+    )
+    if as_json:
+        emit_json(
+            {
+                "ok": report.ok,
+                "events": report.events,
+                "rolls_checked": report.rolls_checked,
+                "rolls_unchecked": report.rolls_unchecked,
+                "problem": report.problem,
+                "bad_event": report.bad_version,
+            }
+        )
+    elif report.ok:
+        click.echo(
+            f"OK: {report.events} events, hash chain intact; "
+            f"{report.rolls_checked} auto roll(s) re-derived from the seed."
+        )
+        for note in report.notes:
+            click.echo(note)
+    if not report.ok:
+        if not as_json:
+            click.echo(f"FAILED: {report.problem}", err=True)
+        sys.exit(1)
+
+
+@cli.group()
+def dice() -> None:
+    """Dice seeds and commitments."""
+
+
+@dice.command(name="reveal")
+@click.pass_obj
+def dice_reveal(ctx: Context) -> None:
+    """Publish the current dice seed in the log (anyone can then re-derive its rolls) and commit to a new one.
+
+    Example: tracker dice reveal
+    """
+    t = ctx.tracker
+    seed = t.reveal_seed(t.campaign_id(ctx.campaign))
+    click.echo(f"Seed revealed: {seed}")
+    click.echo("Later rolls use a fresh seed, committed to in the same event.")
+
+
+@cli.command()
+@click.option(
+    "--db",
+    "demo_db",
+    default="demo-campaign.db",
+    show_default=True,
+    help="SQLite file for the demo campaign (replaced if it exists).",
+)
+@click.pass_obj
+def demo(ctx: Context, demo_db: str) -> None:
+    """Play a short scripted campaign with auto dice and narrate it.
+
+    Example: tracker demo --db demo.db && tracker --db demo.db verify
+    """
+    from tracker.demo import run_demo
+
+    run_demo(demo_db, click.echo)
+
+
+def main() -> None:
+    try:
+        cli(prog_name="tracker")
+    except BrokenPipeError:
+        # Output piped into `head` and the like: stop quietly, as Unix tools do.
+        sys.stderr.close()
+        sys.exit(0)

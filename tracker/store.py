@@ -1,0 +1,122 @@
+"""Where campaigns live: database URLs, and the registry of campaign names and dice seeds.
+
+The registry is outside the event log on purpose: it maps names to aggregate IDs and
+keeps each campaign's secret dice seeds, which the log holds only as commitments until
+`tracker dice reveal` publishes them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, func, select
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError
+
+from domain.errors import InputError
+
+DEFAULT_DB = "campaign.db"
+
+metadata = MetaData()
+campaigns_table = Table(
+    "tracker_campaigns",
+    metadata,
+    Column("name", String(200), primary_key=True),
+    Column("campaign_id", String(36), nullable=False, unique=True),
+    Column("created_at", DateTime(timezone=True), server_default=func.now()),
+)
+seeds_table = Table(
+    "tracker_dice_seeds",
+    metadata,
+    Column("campaign_id", String(36), primary_key=True),
+    Column("epoch", Integer, primary_key=True),
+    Column("seed", String(64), nullable=False),
+)
+
+
+def database_url(db: str | None) -> str:
+    """A SQLAlchemy URL from `--db`: a URL as given, or a path to a SQLite file."""
+    db = db or os.environ.get("TRACKER_DB") or DEFAULT_DB
+    if "://" in db:
+        try:
+            url = make_url(db)
+        except ArgumentError:
+            raise InputError(f"bad database URL {db!r}") from None
+        if url.get_backend_name() not in ("sqlite", "postgresql"):
+            raise InputError(
+                f"unsupported database {url.get_backend_name()!r} in {db!r} (use a file path, "
+                "sqlite:///FILE or postgresql+psycopg://USER@HOST/DB)"
+            )
+        if url.get_backend_name() == "postgresql" and url.get_driver_name() != "psycopg":
+            url = url.set(drivername="postgresql+psycopg")
+        if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+            _check_sqlite_path(Path(url.database))
+        return url.render_as_string(hide_password=False)
+    path = Path(db).expanduser()
+    _check_sqlite_path(path)
+    return f"sqlite:///{path.resolve()}"
+
+
+def _check_sqlite_path(path: Path) -> None:
+    if path.is_dir():
+        raise InputError(f"database path {str(path)!r} is a directory")
+    if not path.parent.resolve().is_dir():
+        raise InputError(f"database path {str(path)!r}: folder {str(path.parent)!r} does not exist")
+    if path.exists():
+        with open(path, "rb") as f:
+            head = f.read(16)
+        if head and head != b"SQLite format 3\x00":
+            raise InputError(f"{str(path)!r} is not a SQLite database")
+
+
+class Registry:
+    """Campaign names and dice seeds, in the same database as the events."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        metadata.create_all(engine, checkfirst=True)
+
+    def names(self) -> list[tuple[str, str]]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(campaigns_table.c.name, campaigns_table.c.campaign_id).order_by(campaigns_table.c.name)
+            )
+            return [(r[0], r[1]) for r in rows]
+
+    def lookup(self, name: str) -> str | None:
+        with self.engine.connect() as conn:
+            return conn.execute(
+                select(campaigns_table.c.campaign_id).where(campaigns_table.c.name == name)
+            ).scalar()
+
+    def claim(self, name: str, campaign_id: str) -> str:
+        """Register a name, or return the ID already registered under it."""
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(campaigns_table.insert().values(name=name, campaign_id=campaign_id))
+        except IntegrityError:
+            pass
+        existing = self.lookup(name)
+        assert existing is not None
+        return existing
+
+    def seed(self, campaign_id: str, epoch: int, new_seed: str | None = None) -> str | None:
+        """The seed of a dice epoch; with `new_seed`, store it first unless one is there already.
+
+        First writer wins, so two racing writers end up committing to the same seed.
+        """
+        if new_seed is not None:
+            try:
+                with self.engine.begin() as conn:
+                    conn.execute(
+                        seeds_table.insert().values(campaign_id=campaign_id, epoch=epoch, seed=new_seed)
+                    )
+            except IntegrityError:
+                pass
+        with self.engine.connect() as conn:
+            return conn.execute(
+                select(seeds_table.c.seed).where(
+                    seeds_table.c.campaign_id == campaign_id, seeds_table.c.epoch == epoch
+                )
+            ).scalar()
