@@ -61,6 +61,7 @@ class Campaign(Aggregate):
 
         def mutate(self, aggregate: Any) -> Any:
             agg = super().mutate(aggregate)
+            assert agg is not None
             agg.last_hash = self.hash
             return agg
 

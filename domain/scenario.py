@@ -212,18 +212,18 @@ def scenario_from_dict(data: dict[str, Any], source: str, ruleset: Ruleset) -> S
             owner = game_map.land[group.at]
             if nations[owner].side != nations[group.nation].side:
                 raise ur.fail("at", f"air unit cannot start in {group.at}, a territory of the other side")
-        key = (group.nation, group.at)
+        place = (group.nation, group.at)
         if utype.is_air and game_map.is_sea(group.at):
-            carried[key] = carried.get(key, 0) + group.count
+            carried[place] = carried.get(place, 0) + group.count
         if utype.carries:
-            capacity[key] = capacity.get(key, 0) + utype.carries * group.count
+            capacity[place] = capacity.get(place, 0) + utype.carries * group.count
         groups.append(group)
-    for (nation, zone), count in carried.items():
-        if count > capacity.get((nation, zone), 0):
+    for (carrier_nation, zone), count in carried.items():
+        if count > capacity.get((carrier_nation, zone), 0):
             raise top.fail(
                 "units",
-                f"{count} {nation} air unit(s) at sea in {zone} but carriers there hold "
-                f"{capacity.get((nation, zone), 0)} (F7)",
+                f"{count} {carrier_nation} air unit(s) at sea in {zone} but carriers there hold "
+                f"{capacity.get((carrier_nation, zone), 0)} (F7)",
             )
     top.finish()
     return Scenario(

@@ -163,7 +163,7 @@ class Tracker:
 
     def load(self, cid: UUID, version: int | None = None) -> Campaign:
         try:
-            campaign = self.app.repository.get(cid, version=version)
+            campaign: Any = self.app.repository.get(cid, version=version)
         except AggregateNotFoundError:
             raise InputError(f"campaign {cid} not found") from None
         assert isinstance(campaign, Campaign)

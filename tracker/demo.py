@@ -7,7 +7,9 @@ the CLI uses, including refused actions (which record nothing).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from domain.campaign import Campaign
 from domain.dice import DiceSource
@@ -19,6 +21,11 @@ from tracker.verify import verify_events
 Say = Callable[[str], None]
 
 NAME = "demo"
+
+
+def _advance(campaign: Campaign, _dice: DiceSource) -> list[Any]:
+    campaign.advance()
+    return list(campaign.pending_events)
 
 
 def run_demo(db_path: str, say: Say) -> None:
@@ -64,7 +71,7 @@ def run_demo(db_path: str, say: Say) -> None:
                 if c.nation == nation and c.phase == phase:
                     return
                 ended = c.phase
-                lines = t.execute(cid, lambda c, d: (c.advance(), [e for e in c.pending_events])[1])
+                lines: list[Any] = t.execute(cid, _advance)
                 for e in lines:
                     if type(e).__name__ != "PhaseAdvanced":
                         say(f"  [{rule_of(e)}] {summary(e)}")
@@ -154,7 +161,7 @@ def run_demo(db_path: str, say: Say) -> None:
         )
         stored = t.stored_events(cid)
         report = verify_events(
-            ((s.originator_version, (lambda s=s: t.decode(s))) for s in stored), lambda e: t.seed_for(cid, e)
+            ((s.originator_version, partial(t.decode, s)) for s in stored), lambda e: t.seed_for(cid, e)
         )
         verdict = "intact" if report.ok else f"BROKEN: {report.problem}"
         say(f"Verify: hash chain {verdict}; {report.rolls_checked} auto roll(s) re-derived from the seed.")
