@@ -8,6 +8,7 @@ state, so its legality is checked again and nothing is recorded twice.
 
 from __future__ import annotations
 
+import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -33,7 +34,7 @@ from tracker.store import Registry, database_url
 T = TypeVar("T")
 
 SNAPSHOT_INTERVAL = 200
-MAX_ATTEMPTS = 5
+MAX_ATTEMPTS = 30
 
 
 class ConflictError(TrackerError):
@@ -216,7 +217,8 @@ class Tracker:
                 self.app.save(campaign)
                 return result
             except RecordConflictError:
-                time.sleep(0.01 * (attempt + 1))
+                # Random back-off so two writers in lock-step do not keep colliding.
+                time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
             except OperationalError as e:
                 # SQLite reports a writer holding the lock past the busy timeout this way.
                 if "locked" not in str(e):

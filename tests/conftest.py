@@ -1,0 +1,59 @@
+"""Shared fixtures: a Tracker on a fresh SQLite file, and on PostgreSQL when a server answers.
+
+PostgreSQL tests skip with the reason where no server answers (a laptop without one); in CI
+(`CI=true`) a missing server is an error instead, so they can never be skipped silently.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from tracker.application import Tracker
+
+PG_URL = os.environ.get("TRACKER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+
+
+def _pg_problem() -> str | None:
+    try:
+        import psycopg
+
+        url = PG_URL.replace("postgresql+psycopg://", "postgresql://")
+        with psycopg.connect(url, connect_timeout=3) as conn:
+            conn.execute("SELECT 1")
+    except Exception as e:  # noqa: BLE001 - any failure means no usable server
+        return f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+    return None
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> str:
+    problem = _pg_problem()
+    if problem:
+        message = f"no PostgreSQL server answers at {PG_URL} ({problem})"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}; CI must run the PostgreSQL tests")
+        pytest.skip(message)
+    return PG_URL
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest, tmp_path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "campaign.db")
+    return request.getfixturevalue("pg_url")
+
+
+@pytest.fixture
+def tracker(db_url: str) -> Iterator[Tracker]:
+    with Tracker(db_url) as t:
+        yield t
+
+
+@pytest.fixture
+def unique_name() -> str:
+    """Campaign names never collide in a PostgreSQL database shared by many test runs."""
+    return f"test-{uuid.uuid4().hex[:10]}"
