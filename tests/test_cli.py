@@ -1,0 +1,207 @@
+"""The CLI through click's CliRunner: output, exit codes, one-line errors, the README reference."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import create_engine, text
+
+from tracker.cli import cli
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return str(tmp_path / "c.db")
+
+
+def run(db: str, *args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(cli, ["--db", db, *args], catch_exceptions=False)
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def test_new_then_state_shows_the_opening_position(db: str) -> None:
+    out = run(db, "new", "autumn", "--scenario", "north-sea-1914")
+    assert "Campaign 'autumn' created" in out
+    assert "Round 1 · Germany · research" in out
+    data = json.loads(run(db, "state", "--json"))
+    assert (data["round"], data["nation"], data["phase"]) == (1, "Germany", "research")
+    assert {u["id"] for u in data["units"]} >= {"DE-SS1", "GB-CV1", "FR-BM1"}
+    assert data["ntr"]["Britain"]["Western Approaches"] == 4
+    assert "Forces" in run(db, "state")
+
+
+def test_next_move_and_log(db: str) -> None:
+    run(db, "new", "autumn", "--scenario", "north-sea-1914")
+    assert "round 1, Germany: purchase" in run(db, "next")
+    run(db, "next")
+    out = run(db, "move", "DE-SS3", "DE-SS4", "--path", "Southern North Sea,Dover Strait")
+    assert "through hostile Southern North Sea" in out
+    records = json.loads(run(db, "log", "--json"))
+    assert [r["kind"] for r in records] == ["Created", "PhaseAdvanced", "PhaseAdvanced", "UnitsMoved"]
+    assert records[-1]["rule"] == "SM1"
+    assert "UnitsMoved" in run(db, "log", "--kind", "UnitsMoved")
+
+
+def test_sm1_refused_move_exits_1_with_one_line_and_records_nothing(db: str) -> None:
+    run(db, "new", "autumn", "--scenario", "north-sea-1914")
+    run(db, "next")
+    run(db, "next")
+    before = len(json.loads(run(db, "log", "--json")))
+    result = CliRunner().invoke(cli, ["--db", db, "move", "DE-DD1", "--path", "Southern North Sea,Dover Strait"])
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: SM1: DE-DD1")
+    assert result.output.count("\n") == 1
+    assert len(json.loads(run(db, "log", "--json"))) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["move", "XX-SS9", "--to", "Dover Strait"], "T3"),  # wrong phase is checked first
+        (["state", "--bogus"], "No such option"),
+        (["bogus"], "No such command"),
+        (["move", "DE-SS1"], "exactly one of --to or --path"),
+    ],
+)
+def test_usage_and_refusals_have_exit_codes(db: str, args: list[str], message: str) -> None:
+    run(db, "new", "autumn", "--scenario", "north-sea-1914")
+    result = CliRunner().invoke(cli, ["--db", db, *args])
+    assert message in result.output
+    assert result.exit_code == (1 if message == "T3" else 2)
+    assert "Traceback" not in result.output
+
+
+def test_bad_inputs_exit_2_naming_the_input(db: str, tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["--db", db, "state"])
+    assert result.exit_code == 2 and "no campaign" in result.output
+    result = CliRunner().invoke(cli, ["--db", "mysql://x/y", "state"])
+    assert result.exit_code == 2 and "unsupported database 'mysql'" in result.output
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "nowhere" / "c.db"), "state"])
+    assert result.exit_code == 2 and "does not exist" in result.output
+    not_db = tmp_path / "notes.txt"
+    not_db.write_text("hello")
+    result = CliRunner().invoke(cli, ["--db", str(not_db), "state"])
+    assert result.exit_code == 2 and "not a SQLite database" in result.output
+    result = CliRunner().invoke(cli, ["--db", db, "new", "x", "--scenario", "atlantis"])
+    assert result.exit_code == 2 and "unknown scenario 'atlantis'" in result.output
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[ruleset\n")
+    result = CliRunner().invoke(cli, ["--db", db, "new", "x", "--scenario", "north-sea-1914", "--ruleset", str(bad)])
+    assert result.exit_code == 2 and "bad.toml: not valid TOML" in result.output
+
+
+def test_a_user_ruleset_file_is_validated_and_recorded(db: str, tmp_path: Path) -> None:
+    raw = (Path(__file__).resolve().parent.parent / "domain/data/rulesets/twtea-3e.toml").read_text()
+    typo = tmp_path / "house.toml"
+    typo.write_text(raw.replace("attack = 3\n", "atack = 3\n", 1))
+    result = CliRunner().invoke(cli, ["--db", db, "new", "x", "--scenario", "north-sea-1914", "--ruleset", str(typo)])
+    assert result.exit_code == 2
+    assert "house.toml: units.destroyer.attack: missing required key" in result.output
+    house = tmp_path / "house2.toml"
+    house.write_text(raw.replace("cost = 10\nsuccess_min = 9", "cost = 5\nsuccess_min = 9"))
+    run(db, "new", "house", "--scenario", "north-sea-1914", "--ruleset", str(house))
+    house.write_text(raw)  # editing the file later never changes the running campaign
+    out = run(db, "research", "advanced_submarine")
+    assert "pays 5" in out
+
+
+def test_several_campaigns_need_campaign_option(db: str) -> None:
+    run(db, "new", "one", "--scenario", "north-sea-1914")
+    run(db, "new", "two", "--scenario", "north-sea-1914")
+    result = CliRunner().invoke(cli, ["--db", db, "state"])
+    assert result.exit_code == 2 and "pick one with --campaign (one, two)" in result.output
+    run(db, "--campaign", "two", "next")
+    assert json.loads(run(db, "--campaign", "two", "state", "--json"))["phase"] == "purchase"
+    assert json.loads(run(db, "--campaign", "one", "state", "--json"))["phase"] == "research"
+    assert json.loads(run(db, "campaigns", "--json")) == ["one", "two"]
+
+
+def test_manual_dice_are_checked_and_recorded_with_reference(db: str) -> None:
+    run(db, "new", "m", "--scenario", "north-sea-1914", "--dice", "manual")
+    result = CliRunner().invoke(cli, ["--db", db, "research", "advanced_asw"])
+    assert result.exit_code == 1 and "D3" in result.output and "--dice" in result.output
+    result = CliRunner().invoke(cli, ["--db", db, "research", "advanced_asw", "--dice", "11"])
+    assert result.exit_code == 1 and "D1" in result.output
+    result = CliRunner().invoke(cli, ["--db", db, "research", "advanced_asw", "--dice", "9,9"])
+    assert result.exit_code == 1 and "2 dice entered but the action rolled 1" in result.output
+    assert len(json.loads(run(db, "log", "--json"))) == 1
+    out = run(db, "research", "advanced_asw", "--dice", "9", "--ref", "roll-4411")
+    assert "success" in out and "[manual, ref roll-4411]" in out
+    roll = json.loads(run(db, "log", "--json", "--kind", "DiceRolled"))[0]["data"]
+    assert roll["values"] == [9] and roll["source"] == "manual" and roll["reference"] == "roll-4411"
+
+
+def test_verify_passes_then_names_a_hand_edited_row(db: str) -> None:
+    run(db, "new", "v", "--scenario", "north-sea-1914")
+    run(db, "research", "advanced_submarine")
+    run(db, "next")
+    assert run(db, "verify").startswith("OK: 4 events")
+    engine = create_engine(f"sqlite:///{db}")
+    with engine.begin() as conn:
+        state = conn.execute(text("SELECT state FROM tracker_events WHERE originator_version = 2")).scalar_one()
+        conn.execute(
+            text("UPDATE tracker_events SET state = :s WHERE originator_version = 2"),
+            {"s": bytes(state).replace(b'"cost":10', b'"cost":1')},
+        )
+    engine.dispose()
+    result = CliRunner().invoke(cli, ["--db", db, "verify"])
+    assert result.exit_code == 1
+    assert "event 2 (ResearchPaid) was edited" in result.output
+    data = json.loads(CliRunner().invoke(cli, ["--db", db, "verify", "--json"]).output)
+    assert data["ok"] is False and data["bad_event"] == 2
+
+
+def test_dice_reveal_publishes_the_committed_seed(db: str) -> None:
+    run(db, "new", "d", "--scenario", "north-sea-1914")
+    run(db, "research", "advanced_submarine")
+    out = run(db, "dice", "reveal")
+    seed = re.search(r"Seed revealed: ([0-9a-f]{64})", out)
+    assert seed
+    records = json.loads(run(db, "log", "--json"))
+    assert records[-1]["kind"] == "SeedRevealed" and records[-1]["data"]["seed"] == seed.group(1)
+    assert "1 auto roll(s) re-derived" in run(db, "verify")
+
+
+def test_demo_plays_and_verifies(tmp_path: Path) -> None:
+    demo_db = str(tmp_path / "demo.db")
+    out = CliRunner().invoke(cli, ["demo", "--db", demo_db], catch_exceptions=False).output
+    for rule in ("[TE1]", "[SM1]", "[CV6]", "[F6]", "refused: SM1", "refused: T3", "refused: F7"):
+        assert rule in out
+    assert "Verify: hash chain intact" in out
+    assert run(demo_db, "verify").startswith("OK:")
+
+
+def _commands(group: click.Group, prefix: str = "tracker") -> list[tuple[str, click.Command]]:
+    found = []
+    for name, command in sorted(group.commands.items()):
+        full = f"{prefix} {name}"
+        if isinstance(command, click.Group):
+            found.extend(_commands(command, full))
+        else:
+            found.append((full, command))
+    return found
+
+
+def test_every_command_has_help_with_an_example_and_is_in_the_readme() -> None:
+    readme = README.read_text()
+    reference = readme[readme.index("## Command reference") :]
+    for full, command in _commands(cli):
+        assert command.help and "Example:" in command.help, f"{full} has no example in its help"
+        assert f"`{full}`" in reference, f"{full} is missing from the README command reference"
+    documented = set(re.findall(r"^\| `(tracker [a-z ]+)`", reference, re.MULTILINE))
+    assert documented == {full for full, _ in _commands(cli)}
+
+
+def test_readme_starts_with_the_two_setup_commands() -> None:
+    lines = README.read_text().splitlines()
+    block = lines[lines.index("```sh") + 1 : lines.index("```sh") + 3]
+    assert block[0].endswith("pip install . && tracker demo")
+    assert block[1].endswith('pip install ".[test]" && python -m pytest')
