@@ -190,7 +190,7 @@ def test_d3_revealed_seed_matches_commitment_and_rolls_rederive(tracker: Tracker
         tracker.execute(cid, advance)
     # A report from a database without the secret seeds can still check epoch 0 from the log.
     stored = tracker.stored_events(cid)
-    report = verify_events(((s.originator_version, partial(tracker.decode, s)) for s in stored))
+    report = verify_events((s.originator_version, partial(tracker.decode, s)) for s in stored)
     assert report.ok and report.rolls_checked == 1
 
 
