@@ -7,8 +7,10 @@ command and recorded as data, so replaying the log never rolls again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+import copy
+import functools
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
@@ -17,7 +19,8 @@ from domain.board import Board, Unit
 from domain.chain import GENESIS, event_content, event_hash
 from domain.dice import SCHEME, DiceSource, clamp_target
 from domain.errors import InputError, RuleViolation
-from domain.rules import movement, tech, trade, turn
+from domain.rules import convoy, movement, tech, trade, turn
+from domain.rules import hits as hits_rules
 from domain.ruleset import AppliedModifier, Ruleset, ruleset_from_recorded
 from domain.scenario import Scenario, scenario_from_dict
 
@@ -50,6 +53,34 @@ def initial_units(scenario: Scenario, ruleset: Ruleset) -> dict[str, dict[str, A
                 "moved": 0,
             }
     return units
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+# Recorded once at creation and never mutated: not worth copying for a rollback.
+_IMMUTABLE_STATE = frozenset({"ruleset_data", "scenario_data"})
+
+
+def command(method: _F) -> _F:
+    """Make a command all-or-nothing on the aggregate (RK2): if it raises part-way, after
+    recording some of its events, the aggregate is put back as it was before the call."""
+
+    @functools.wraps(method)
+    def wrapper(self: Campaign, *args: Any, **kwargs: Any) -> Any:
+        if self.__dict__.get("_in_command"):
+            return method(self, *args, **kwargs)
+        saved = {k: (v if k in _IMMUTABLE_STATE else copy.deepcopy(v)) for k, v in self.__dict__.items()}
+        self.__dict__["_in_command"] = True
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+        finally:
+            self.__dict__.pop("_in_command", None)
+
+    return cast(_F, wrapper)
 
 
 class Campaign(Aggregate):
@@ -93,6 +124,10 @@ class Campaign(Aggregate):
             agg.tech = {n: {t: nat.tech.get(t, 0) for t in rs.technologies} for n, nat in sc.nations.items()}
             agg.balances = {n: nat.resources for n, nat in sc.nations.items()}
             agg.research_rolls = {}
+            agg.battles = {}
+            agg.battle_count = 0
+            agg.convoy_declared = []
+            agg.ntr_lost_phase = {}
 
     class PhaseAdvanced(Event):
         round: int
@@ -106,6 +141,8 @@ class Campaign(Aggregate):
                     if unit["nation"] == self.nation:
                         unit["moved"] = 0
                 agg.research_rolls = {}
+            agg.convoy_declared = []
+            agg.ntr_lost_phase = {}
             agg.round, agg.nation, agg.phase = self.round, self.nation, self.phase
 
     class UnitsMoved(Event):
@@ -145,9 +182,128 @@ class Campaign(Aggregate):
         modifiers: list[dict[str, Any]]
         success_when: str
         outcome: str
+        battle: int | None
+        unit: str | None
 
         def apply(self, agg: Campaign) -> None:
             agg.roll_count = self.roll
+
+    class ConvoyAttackDeclared(Event):
+        battle: int
+        attacker: str
+        defender: str
+        zone: str
+        submarines: list[str]
+        ntr: int
+
+        def apply(self, agg: Campaign) -> None:
+            agg.battle_count = self.battle
+            agg.convoy_declared.append([self.attacker, self.zone])
+            agg.battles[str(self.battle)] = {
+                "id": self.battle,
+                "kind": "convoy",
+                "zone": self.zone,
+                "attacker": self.attacker,
+                "defender": self.defender,
+                "subs": list(self.submarines),
+                "step": "declared",
+                "waiting": [],
+                "rule": "CV1",
+                "detecting": [],
+                "hits": {},
+                "chosen": {},
+            }
+
+    class BattleAdvanced(Event):
+        battle: int
+        step: str
+        waiting: list[str]
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            b = agg.battles[str(self.battle)]
+            if self.step not in ("casualties", "merchant_casualty"):
+                # Hits and choices belong to the casualty step just closed.
+                b["hits"], b["chosen"] = {}, {}
+            b["step"], b["waiting"], b["rule"] = self.step, list(self.waiting), self.rule
+
+    class SearchersChosen(Event):
+        battle: int
+        units: list[str]
+
+        def apply(self, agg: Campaign) -> None:
+            agg.battles[str(self.battle)]["searchers"] = list(self.units)
+
+    class DetectionsRecorded(Event):
+        battle: int
+        detected: list[str]
+        failed: list[str]
+
+        def apply(self, agg: Campaign) -> None:
+            agg.battles[str(self.battle)]["detecting"] = list(self.detected)
+
+    class HitsScored(Event):
+        battle: int
+        side: str
+        nation: str
+        hits: int
+        candidates: list[str]
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            b = agg.battles[str(self.battle)]
+            b["hits"][self.side] = {
+                "hits": self.hits,
+                "candidates": list(self.candidates),
+                "nation": self.nation,
+            }
+
+    class CasualtiesChosen(Event):
+        battle: int
+        side: str
+        nation: str
+        units: list[str]
+        default: bool
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            agg.battles[str(self.battle)]["chosen"][self.side] = list(self.units)
+
+    class UnitHit(Event):
+        battle: int | None
+        unit: str
+        sunk: bool
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            if self.sunk:
+                del agg.units[self.unit]
+                for b in agg.battles.values():
+                    for key in ("subs", "detecting"):
+                        if self.unit in b.get(key, []):
+                            b[key].remove(self.unit)
+            else:
+                agg.units[self.unit]["damage"] += 1
+
+    class NtrDestroyed(Event):
+        battle: int
+        nation: str
+        zone: str
+        count: int
+        rolled: int
+
+        def apply(self, agg: Campaign) -> None:
+            agg.ntr[self.nation][self.zone] -= self.count
+            agg.ntr_lost[self.nation] = agg.ntr_lost.get(self.nation, 0) + self.count
+            agg.ntr_lost_phase[self.nation] = agg.ntr_lost_phase.get(self.nation, 0) + self.count
+
+    class BattleEnded(Event):
+        battle: int
+        rule: str
+        survivors: list[str]
+
+        def apply(self, agg: Campaign) -> None:
+            del agg.battles[str(self.battle)]
 
     class ResearchPaid(Event):
         nation: str
@@ -207,6 +363,10 @@ class Campaign(Aggregate):
         tech: dict[str, dict[str, int]]
         balances: dict[str, int]
         research_rolls: dict[str, int]
+        battles: dict[str, dict[str, Any]]
+        battle_count: int
+        convoy_declared: list[list[str]]
+        ntr_lost_phase: dict[str, int]
         last_hash: str
 
     @classmethod
@@ -283,6 +443,9 @@ class Campaign(Aggregate):
         modifiers: Sequence[AppliedModifier] = (),
         target: int | None = None,
         success_when: str = "at_most",
+        battle: int | None = None,
+        unit: str | None = None,
+        describe: Callable[[list[int]], str] | None = None,
     ) -> list[int]:
         """Roll through the dice service and record one DiceRolled event (D1-D3)."""
         faces = self.ruleset.faces_for(kind)
@@ -292,7 +455,7 @@ class Campaign(Aggregate):
             target = base_target
         if target is not None:
             target = clamp_target(target, faces)
-        outcome = ""
+        outcome = describe(list(result.values)) if describe is not None else ""
         if target is not None:
             if success_when == "at_most":
                 hits = sum(1 for v in result.values if v <= target)
@@ -316,9 +479,12 @@ class Campaign(Aggregate):
             modifiers=[m.as_dict() for m in modifiers],
             success_when=success_when,
             outcome=outcome,
+            battle=battle,
+            unit=unit,
         )
         return list(result.values)
 
+    @command
     def reveal_seed(self, seed_hex: str, next_commitment: str) -> None:
         """Publish the current dice seed (checked against its commitment) and commit to the next."""
         from domain.dice import commitment
@@ -331,9 +497,16 @@ class Campaign(Aggregate):
 
     # ----- turn sequence -----
 
+    @command
     def advance(self) -> None:
         """T1, T2: close the current phase and open the next; collect resources when due."""
         board = self.board()
+        if self.battles:
+            b = min(self.battles.values(), key=lambda b: b["id"])
+            raise RuleViolation(
+                b["rule"],
+                f"battle {b['id']} in {b['zone']} is not finished: {self.describe_waiting(b)}",
+            )
         if self.phase == "collect_resources":
             ntr_value, income = trade.collection(board, self.nation)
             collected = ntr_value + income
@@ -342,7 +515,7 @@ class Campaign(Aggregate):
                 nation=self.nation,
                 ntr_value=ntr_value,
                 income=income,
-                lost=0,
+                lost=self.ntr_lost_phase.get(self.nation, 0),
                 collected=collected,
                 balance=self.balances[self.nation] + collected,
             )
@@ -353,6 +526,7 @@ class Campaign(Aggregate):
 
     # ----- movement -----
 
+    @command
     def move(self, nation: str, unit_ids: list[str], path: list[str]) -> movement.PlannedMove:
         board = self.board()
         turn.require_turn(board, nation, movement.MOVE_PHASES, "movement")
@@ -368,6 +542,7 @@ class Campaign(Aggregate):
 
     # ----- trade -----
 
+    @command
     def place_ntr(self, nation: str, zone: str, count: int) -> None:
         board = self.board()
         turn.require_turn(board, nation, ("placement",), "NTR placement")
@@ -376,6 +551,7 @@ class Campaign(Aggregate):
 
     # ----- technology -----
 
+    @command
     def research(self, nation: str, technology: str, dice: DiceSource) -> tuple[int, bool]:
         """TE1: pay for one research roll; on success the technology advances a level (TE2)."""
         board = self.board()
@@ -403,3 +579,361 @@ class Campaign(Aggregate):
                 acquired=level >= rs.research_levels,
             )
         return value, success
+
+    # ----- convoy battles (CV1-CV7) -----
+
+    def describe_waiting(self, b: dict[str, Any]) -> str:
+        who = " and ".join(b["waiting"]) or "nobody"
+        what = {
+            "merchant_defence": "to roll merchant defence (2D10; 20 sinks one submarine)",
+            "merchant_casualty": "to choose the submarine sunk by merchant defence",
+            "search": "to choose which ships and aircraft search",
+            "round": "to roll the combat round",
+            "casualties": "to choose casualties",
+            "convoy_table": "to roll the convoy table for each taking-part submarine",
+        }.get(b["step"], b["step"])
+        return f"waiting for {who} {what} [{b['rule']}]"
+
+    def pending(self) -> list[dict[str, Any]]:
+        """What the game waits for: one entry per unfinished procedure."""
+        return [
+            {
+                "battle": b["id"],
+                "kind": b["kind"],
+                "zone": b["zone"],
+                "step": b["step"],
+                "waiting": list(b["waiting"]),
+                "rule": b["rule"],
+                "text": f"battle {b['id']} ({b['kind']}, {b['zone']}): {self.describe_waiting(b)}",
+            }
+            for b in sorted(self.battles.values(), key=lambda b: b["id"])
+        ]
+
+    def _battle(self, battle: int, kind: str = "convoy") -> dict[str, Any]:
+        b = self.battles.get(str(battle))
+        if b is None or b["kind"] != kind:
+            active = ", ".join(str(x["id"]) for x in self.battles.values()) or "none"
+            raise InputError(f"no {kind} battle {battle} in progress (active: {active})")
+        return b
+
+    def _require_step(self, b: dict[str, Any], step: str, rule: str) -> None:
+        if b["step"] != step:
+            raise RuleViolation(rule, f"battle {b['id']} is {self.describe_waiting(b)}")
+
+    def _advance_battle(self, b: dict[str, Any], step: str, waiting: list[str], rule: str) -> None:
+        self._record(Campaign.BattleAdvanced, battle=b["id"], step=step, waiting=waiting, rule=rule)
+
+    @command
+    def declare_convoy_attack(self, attacker: str, zone: str, submarines: list[str] | None = None) -> int:
+        """CV1: an enemy with submarines in a zone holding the phasing nation's NTR attacks."""
+        board = self.board()
+        subs = submarines
+        if subs is None:
+            subs = (
+                [u.id for u in convoy.submarines_of(board, attacker, zone)]
+                if attacker in board.scenario.nations
+                else []
+            )
+        defender = convoy.check_declaration(board, attacker, zone, list(subs), self.convoy_declared)
+        number = self.battle_count + 1
+        self._record(
+            Campaign.ConvoyAttackDeclared,
+            battle=number,
+            attacker=attacker,
+            defender=defender,
+            zone=zone,
+            submarines=list(subs),
+            ntr=board.ntr[defender][zone],
+        )
+        self._advance_battle(self.battles[str(number)], "merchant_defence", [defender], "CV2")
+        return number
+
+    @command
+    def convoy_merchant_defence(self, battle: int, dice: DiceSource) -> int:
+        """CV2: the NTR owner rolls 2D10 whether or not it has ships there."""
+        b = self._battle(battle)
+        self._require_step(b, "merchant_defence", "CV2")
+        rs = self.ruleset
+        values = self.roll(
+            dice,
+            roller=b["defender"],
+            rule="CV2",
+            purpose=f"{b['defender']} merchant defence in {b['zone']}",
+            kind="merchant_defence",
+            count=rs.merchant_defence_dice,
+            success_when="total",
+            battle=battle,
+            describe=lambda v: (
+                f"total {sum(v)}: "
+                + ("sinks one submarine" if sum(v) >= rs.merchant_defence_sinks_on_total else "no effect")
+            ),
+        )
+        total = sum(values)
+        sinks = total >= rs.merchant_defence_sinks_on_total
+        if sinks and b["subs"]:
+            self._record(
+                Campaign.HitsScored,
+                battle=battle,
+                side="attacker",
+                nation=b["attacker"],
+                hits=1,
+                candidates=list(b["subs"]),
+                rule="CV2",
+            )
+            self._advance_battle(b, "merchant_casualty", [b["attacker"]], "CV2")
+        else:
+            self._advance_battle(b, "search", [b["defender"]], "CV3")
+        return total
+
+    @command
+    def convoy_choose_casualties(self, battle: int, nation: str, units: list[str] | None) -> list[str]:
+        """CV2, CV4, HA7: the owner of the units hit chooses; None takes the cheapest legal choice."""
+        b = self._battle(battle)
+        if b["step"] not in ("merchant_casualty", "casualties"):
+            raise RuleViolation("HA7", f"battle {battle} is {self.describe_waiting(b)}")
+        board = self.board()
+        if nation not in board.scenario.nations:
+            raise InputError(f"unknown nation {nation!r}")
+        side = "attacker" if not board.enemies(nation, b["attacker"]) else "defender"
+        hits = b["hits"].get(side)
+        if hits is None or hits["nation"] not in b["waiting"]:
+            raise RuleViolation("HA7", f"{nation} has no casualties to choose in battle {battle}")
+        candidates = [board.units[u] for u in hits["candidates"] if u in board.units]
+        rule = "CV2" if b["step"] == "merchant_casualty" else "HA7"
+        if units is None:
+            chosen = hits_rules.default_casualties(board, candidates, hits["hits"])
+        else:
+            chosen = hits_rules.check_casualties(board, rule, nation, candidates, hits["hits"], units)
+        self._record(
+            Campaign.CasualtiesChosen,
+            battle=battle,
+            side=side,
+            nation=nation,
+            units=chosen,
+            default=units is None,
+            rule=rule,
+        )
+        if b["step"] == "merchant_casualty":
+            self._remove_casualties(b, {"attacker": chosen}, rule)
+            self._advance_battle(b, "search", [b["defender"]], "CV3")
+            return chosen
+        waiting = [n for n in b["waiting"] if n != hits["nation"]]
+        if waiting:
+            self._advance_battle(b, "casualties", waiting, "HA7")
+        else:
+            chosen_all = dict(b["chosen"])
+            self._remove_casualties(b, chosen_all, "CV4")
+            self._advance_battle(b, "convoy_table", [b["attacker"]], "CV5")
+        return chosen
+
+    def _remove_casualties(self, b: dict[str, Any], chosen: dict[str, list[str]], rule: str) -> None:
+        """HA7, CV4: casualties are removed together after the round."""
+        board = self.board()
+        taken: dict[str, int] = {}
+        for units in chosen.values():
+            for uid in units:
+                taken[uid] = taken.get(uid, 0) + 1
+        for uid, n in taken.items():
+            left = hits_rules.hits_to_sink(board, board.units[uid])
+            for i in range(n):
+                self._record(Campaign.UnitHit, battle=b["id"], unit=uid, sunk=i + 1 >= left, rule=rule)
+
+    @command
+    def convoy_search(self, battle: int, units: list[str] | None, dice: DiceSource) -> list[str]:
+        """CV3: the owner (and allies) choose searchers; each rolls; failures take no part."""
+        b = self._battle(battle)
+        self._require_step(b, "search", "CV3")
+        board = self.board()
+        if units is None:
+            chosen = convoy.eligible_searchers(board, b["defender"], b["zone"])
+        else:
+            chosen = convoy.check_searchers(board, b["defender"], b["zone"], units)
+        self._record(Campaign.SearchersChosen, battle=battle, units=[u.id for u in chosen])
+        detected: list[str] = []
+        failed: list[str] = []
+        for unit in chosen:
+            spec = convoy.search_roll(board, unit, b["attacker"])
+            (value,) = self.roll(
+                dice,
+                roller=unit.nation,
+                rule="CV3",
+                purpose=f"{unit.id} ({unit.type}) convoy search in {b['zone']}",
+                kind="convoy_search",
+                base_target=spec.base,
+                target=spec.target,
+                modifiers=spec.modifiers,
+                battle=battle,
+                unit=unit.id,
+            )
+            (
+                detected
+                if value <= clamp_target(spec.target, self.ruleset.faces_for("convoy_search"))
+                else failed
+            ).append(unit.id)
+        self._record(Campaign.DetectionsRecorded, battle=battle, detected=detected, failed=failed)
+        if detected:
+            self._advance_battle(b, "round", [b["defender"], b["attacker"]], "CV4")
+        else:
+            self._advance_battle(b, "convoy_table", [b["attacker"]], "CV5")
+        return detected
+
+    @command
+    def convoy_fire(self, battle: int, dice: DiceSource) -> tuple[int, int]:
+        """CV4: one round: detecting units fire at all the attacker's submarines in the zone;
+        the submarines fire back at detecting ships only (HA2: never aircraft)."""
+        b = self._battle(battle)
+        self._require_step(b, "round", "CV4")
+        board = self.board()
+        subs = convoy.submarines_of(board, b["attacker"], b["zone"])
+        detecting = [board.units[u] for u in b["detecting"] if u in board.units]
+        faces = self.ruleset.faces_for("convoy_combat")
+        hits_on_subs = 0
+        for unit in detecting:
+            spec = convoy.attack_roll(board, unit, b["attacker"])
+            (value,) = self.roll(
+                dice,
+                roller=unit.nation,
+                rule="CV4",
+                purpose=f"{unit.id} ({unit.type}) attacks the submarines",
+                kind="convoy_combat",
+                base_target=spec.base,
+                target=spec.target,
+                modifiers=spec.modifiers,
+                battle=battle,
+                unit=unit.id,
+            )
+            hits_on_subs += value <= clamp_target(spec.target, faces)
+        ships = convoy.ship_targets(board, b["detecting"])
+        hits_on_ships = 0
+        if ships:
+            for sub in subs:
+                spec = convoy.return_fire_roll(board, sub)
+                (value,) = self.roll(
+                    dice,
+                    roller=sub.nation,
+                    rule="CV4",
+                    purpose=f"{sub.id} fires back at the detecting ships",
+                    kind="convoy_combat",
+                    base_target=spec.base,
+                    target=spec.target,
+                    modifiers=spec.modifiers,
+                    battle=battle,
+                    unit=sub.id,
+                )
+                hits_on_ships += value <= clamp_target(spec.target, faces)
+        waiting = []
+        sub_capacity = hits_rules.capacity(board, subs)
+        ship_capacity = hits_rules.capacity(board, ships)
+        if hits_on_subs and sub_capacity:
+            self._record(
+                Campaign.HitsScored,
+                battle=battle,
+                side="attacker",
+                nation=b["attacker"],
+                hits=min(hits_on_subs, sub_capacity),
+                candidates=[u.id for u in subs],
+                rule="CV4",
+            )
+            waiting.append(b["attacker"])
+        if hits_on_ships and ship_capacity:
+            self._record(
+                Campaign.HitsScored,
+                battle=battle,
+                side="defender",
+                nation=b["defender"],
+                hits=min(hits_on_ships, ship_capacity),
+                candidates=[u.id for u in ships],
+                rule="HA2",
+            )
+            waiting.append(b["defender"])
+        if waiting:
+            self._advance_battle(b, "casualties", waiting, "HA7")
+        else:
+            self._advance_battle(b, "convoy_table", [b["attacker"]], "CV5")
+        return hits_on_subs, hits_on_ships
+
+    @command
+    def convoy_table(self, battle: int, dice: DiceSource) -> int:
+        """CV5-CV7: surviving taking-part submarines roll the convoy table; the total destroyed
+        is capped at the NTR in the zone; the battle ends after this one round."""
+        b = self._battle(battle)
+        self._require_step(b, "convoy_table", "CV5")
+        board = self.board()
+        total = 0
+        survivors = [board.units[u] for u in b["subs"] if u in board.units]
+        for sub in survivors:
+
+            def describe(values: list[int], sub: Unit = sub) -> str:
+                adjusted, destroyed, _ = convoy.convoy_table(board, sub, values[0])
+                shown = (
+                    f"{values[0]}"
+                    if adjusted == values[0]
+                    else f"{values[0]}{adjusted - values[0]:+d}={adjusted}"
+                )
+                return f"{shown}: {destroyed} NTR"
+
+            (value,) = self.roll(
+                dice,
+                roller=sub.nation,
+                rule="CV5",
+                purpose=f"{sub.id} attacks the convoy in {b['zone']}",
+                kind="convoy_table",
+                modifiers=convoy.convoy_table(board, sub, 1)[2],
+                battle=battle,
+                unit=sub.id,
+                describe=describe,
+            )
+            total += convoy.convoy_table(board, sub, value)[1]
+        present = self.ntr[b["defender"]].get(b["zone"], 0)
+        count = min(total, present)
+        if count:
+            self._record(
+                Campaign.NtrDestroyed,
+                battle=battle,
+                nation=b["defender"],
+                zone=b["zone"],
+                count=count,
+                rolled=total,
+            )
+        self._record(
+            Campaign.BattleEnded,
+            battle=battle,
+            rule="CV7",
+            survivors=[u.id for u in survivors if u.id in self.units],
+        )
+        return count
+
+    @command
+    def convoy_auto(self, battle: int, dice: DiceSource) -> None:
+        """Resolve the remaining steps with the defaults: every eligible unit searches, the
+        cheapest legal casualties are taken."""
+        while str(battle) in self.battles:
+            b = self.battles[str(battle)]
+            step = b["step"]
+            if step == "merchant_defence":
+                self.convoy_merchant_defence(battle, dice)
+            elif step in ("merchant_casualty", "casualties"):
+                self.convoy_choose_casualties(battle, b["waiting"][0], None)
+            elif step == "search":
+                self.convoy_search(battle, None, dice)
+            elif step == "round":
+                self.convoy_fire(battle, dice)
+            elif step == "convoy_table":
+                self.convoy_table(battle, dice)
+            else:  # pragma: no cover - every step is handled above
+                raise AssertionError(step)
+
+    @command
+    def convoy_roll(self, battle: int, dice: DiceSource) -> str:
+        """Roll whatever the battle waits for: merchant defence, the round, or the convoy table."""
+        b = self._battle(battle)
+        step = b["step"]
+        if step == "merchant_defence":
+            self.convoy_merchant_defence(battle, dice)
+        elif step == "round":
+            self.convoy_fire(battle, dice)
+        elif step == "convoy_table":
+            self.convoy_table(battle, dice)
+        else:
+            raise RuleViolation(b["rule"], f"battle {battle} is {self.describe_waiting(b)}, not a roll")
+        return step

@@ -17,6 +17,10 @@ def rule_of(event: Any) -> str:
         "TechnologyAdvanced": "TE2",
         "ResourcesCollected": "F6",
         "SeedRevealed": "D3",
+        "ConvoyAttackDeclared": "CV1",
+        "SearchersChosen": "CV3",
+        "DetectionsRecorded": "CV3",
+        "NtrDestroyed": "CV5",
     }.get(kind, getattr(event, "rule", ""))
 
 
@@ -35,6 +39,11 @@ def _dice_text(e: Any) -> str:
                 )
             mods = f" (base {e.base_target}; {'; '.join(parts)})"
         text += f" vs {op}{e.target}{mods}: {e.outcome}"
+    elif e.outcome:
+        mods = ""
+        if e.modifiers:
+            mods = " (" + "; ".join(f"{m['rule']} {m['technology']} {m['add']:+d}" for m in e.modifiers) + ")"
+        text += f"{mods}: {e.outcome}"
     if e.source == "manual":
         text += " [manual" + (f", ref {e.reference}" if e.reference else "") + "]"
     return text
@@ -73,6 +82,30 @@ def summary(event: Any) -> str:
             + (f", {e.lost} lost to convoy attacks" if e.lost else "")
             + f"); balance {e.balance}"
         )
+    if kind == "ConvoyAttackDeclared":
+        return (
+            f"convoy battle {e.battle} in {e.zone}: {e.attacker} ({len(e.submarines)} submarine(s): "
+            f"{', '.join(e.submarines)}) against {e.defender}'s {e.ntr} NTR"
+        )
+    if kind == "BattleAdvanced":
+        return f"battle {e.battle}: next {e.step.replace('_', ' ')}, waiting for {' and '.join(e.waiting) or 'nobody'}"
+    if kind == "SearchersChosen":
+        return f"battle {e.battle}: searchers {', '.join(e.units) or 'none'}"
+    if kind == "DetectionsRecorded":
+        found = ", ".join(e.detected) or "nobody"
+        return f"battle {e.battle}: detected by {found}" + (f"; failed: {', '.join(e.failed)}" if e.failed else "")
+    if kind == "HitsScored":
+        return f"battle {e.battle}: {e.hits} hit(s) on {e.nation} (can fall on {', '.join(e.candidates)})"
+    if kind == "CasualtiesChosen":
+        how = "default, cheapest legal" if e.default else "chosen"
+        return f"battle {e.battle}: {e.nation} takes hits on {', '.join(e.units)} ({how})"
+    if kind == "UnitHit":
+        return f"{e.unit} " + ("sunk" if e.sunk else "damaged") + (f" in battle {e.battle}" if e.battle else "")
+    if kind == "NtrDestroyed":
+        capped = f" (rolled {e.rolled}, capped at the NTR present)" if e.rolled > e.count else ""
+        return f"battle {e.battle}: {e.count} {e.nation} NTR destroyed in {e.zone}{capped}"
+    if kind == "BattleEnded":
+        return f"battle {e.battle} ends after one round; surviving submarines stay: {', '.join(e.survivors) or 'none'}"
     if kind == "SeedRevealed":
         return f"dice seed of epoch {e.epoch} revealed: {e.seed}; next commitment {e.next_commitment[:12]}..."
     return kind

@@ -18,9 +18,9 @@ from rich.table import Table
 
 from domain.campaign import Campaign
 from domain.dice import DiceSource, parse_dice
-from domain.errors import TrackerError
+from domain.errors import InputError, TrackerError
 from domain.ruleset import builtin_names, load_ruleset, read_builtin_or_file
-from projections.summary import as_record, summary
+from projections.summary import as_record, rule_of, summary
 from tracker.application import Tracker
 from tracker.verify import verify_events
 
@@ -362,6 +362,156 @@ def research(
 
     for line in _run(ctx, command, dice_text, reference):
         click.echo(line)
+
+
+# ----- convoy battles -----
+
+
+def _new_lines(c: Campaign, before: int) -> list[str]:
+    return [f"{summary(e)}   [{rule_of(e)}]" for e in c.pending_events if e.originator_version > before]
+
+
+def _with_pending(c: Campaign, lines: list[str]) -> list[str]:
+    return lines + [f"Waiting: {p['text']}" for p in c.pending()]
+
+
+def _split(text: str | None) -> list[str] | None:
+    return None if text is None else [p.strip() for p in text.split(",") if p.strip()]
+
+
+@cli.group()
+def convoy() -> None:
+    """Convoy battles in the NTR owner's collect_resources phase (CV1-CV7)."""
+
+
+@convoy.command(name="declare")
+@click.option("--by", "attacker", required=True, help="The attacking nation.")
+@click.option("--zone", required=True, help="Sea zone holding the phasing nation's NTR.")
+@click.option("--subs", help="Taking-part submarines, comma-separated (default: all in the zone).")
+@click.option("--auto", "auto", is_flag=True, help="Resolve every step with default choices and auto dice.")
+@click.pass_obj
+def convoy_declare(ctx: Context, attacker: str, zone: str, subs: str | None, auto: bool) -> None:
+    """Declare a convoy attack (CV1).
+
+    Example: tracker convoy declare --by Germany --zone "Central North Sea" --subs DE-SS1,DE-SS2
+    """
+
+    def command(c: Campaign, dice: DiceSource) -> list[str]:
+        before = c.version
+        number = c.declare_convoy_attack(attacker, zone, _split(subs))
+        if auto:
+            c.convoy_auto(number, dice)
+        return _with_pending(c, _new_lines(c, before))
+
+    for line in _run(ctx, command):
+        click.echo(line)
+
+
+@convoy.command(name="roll")
+@click.argument("battle", type=int)
+@dice_options
+@click.pass_obj
+def convoy_roll(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
+    """Roll what the battle waits for: merchant defence (CV2), the round (CV4) or the convoy table (CV5).
+
+    Example: tracker convoy roll 1 --dice 10,10
+    """
+
+    def command(c: Campaign, dice: DiceSource) -> list[str]:
+        before = c.version
+        c.convoy_roll(battle, dice)
+        return _with_pending(c, _new_lines(c, before))
+
+    for line in _run(ctx, command, dice_text, reference):
+        click.echo(line)
+
+
+@convoy.command(name="search")
+@click.argument("battle", type=int)
+@click.option("--units", help="Searching units, comma-separated (default: every eligible unit); '' for none.")
+@dice_options
+@click.pass_obj
+def convoy_search(
+    ctx: Context, battle: int, units: str | None, dice_text: str | None, reference: str | None
+) -> None:
+    """Choose the ships and aircraft that search, and roll their searches (CV3).
+
+    Example: tracker convoy search 1 --units GB-DD1,GB-BM1 --dice 3,2
+    """
+
+    def command(c: Campaign, dice: DiceSource) -> list[str]:
+        before = c.version
+        c.convoy_search(battle, _split(units), dice)
+        return _with_pending(c, _new_lines(c, before))
+
+    for line in _run(ctx, command, dice_text, reference):
+        click.echo(line)
+
+
+@convoy.command(name="casualties")
+@click.argument("battle", type=int)
+@click.option("--nation", help="The nation choosing (default: the only one the battle waits for).")
+@click.option("--units", help="Units taking the hits, comma-separated (default: the cheapest legal choice).")
+@click.pass_obj
+def convoy_casualties(ctx: Context, battle: int, nation: str | None, units: str | None) -> None:
+    """Choose which units take the hits (CV2, CV4, HA7).
+
+    Example: tracker convoy casualties 1 --nation Germany --units DE-SS2
+    """
+
+    def command(c: Campaign, dice: DiceSource) -> list[str]:
+        before = c.version
+        who = nation
+        if who is None:
+            waiting = c.battles.get(str(battle), {}).get("waiting", [])
+            if len(waiting) != 1:
+                raise InputError(
+                    f"say which nation chooses with --nation (waiting for: {', '.join(waiting) or 'nobody'})"
+                )
+            who = waiting[0]
+        c.convoy_choose_casualties(battle, who, _split(units))
+        return _with_pending(c, _new_lines(c, before))
+
+    for line in _run(ctx, command):
+        click.echo(line)
+
+
+@convoy.command(name="auto")
+@click.argument("battle", type=int)
+@click.pass_obj
+def convoy_auto(ctx: Context, battle: int) -> None:
+    """Resolve a battle's remaining steps with default choices and auto dice.
+
+    Example: tracker convoy auto 1
+    """
+
+    def command(c: Campaign, dice: DiceSource) -> list[str]:
+        before = c.version
+        c.convoy_auto(battle, dice)
+        return _with_pending(c, _new_lines(c, before))
+
+    for line in _run(ctx, command):
+        click.echo(line)
+
+
+@cli.command()
+@json_option
+@click.pass_obj
+def pending(ctx: Context, as_json: bool) -> None:
+    """List what the game waits for: whose decision or roll, under which rule.
+
+    Example: tracker pending --json
+    """
+    t = ctx.tracker
+    campaign = t.load(t.campaign_id(ctx.campaign))
+    items = campaign.pending()
+    if as_json:
+        emit_json(items)
+        return
+    if not items:
+        click.echo(f"Nothing pending. Round {campaign.round} · {campaign.nation} · {campaign.phase}")
+    for item in items:
+        click.echo(item["text"])
 
 
 # ----- the log -----

@@ -1,0 +1,150 @@
+"""Convoy battles (CV1-CV7) as pure functions: who may attack, who may search, target numbers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from domain.board import Board, Unit
+from domain.errors import InputError, RuleViolation
+from domain.ruleset import AppliedModifier
+
+
+@dataclass(frozen=True)
+class Roll:
+    """What one die needs: the base value, the modified target and the modifiers applied."""
+
+    unit: str
+    base: int
+    target: int
+    modifiers: tuple[AppliedModifier, ...]
+
+
+def submarines_of(board: Board, nation: str, zone: str) -> list[Unit]:
+    return [u for u in board.units_at(zone) if u.nation == nation and board.unit_type(u).is_submarine]
+
+
+def check_declaration(
+    board: Board, attacker: str, zone: str, submarines: list[str], declared: list[list[str]]
+) -> str:
+    """CV1: returns the defender (the nation whose collect phase it is)."""
+    scenario = board.scenario
+    if attacker not in scenario.nations:
+        raise InputError(f"unknown nation {attacker!r}")
+    if not scenario.game_map.knows(zone):
+        raise InputError(f"unknown zone {zone!r}")
+    defender = board.nation
+    if board.phase != "collect_resources":
+        raise RuleViolation(
+            "CV1",
+            f"convoy attacks happen in the NTR owner's collect_resources phase; it is {defender}'s {board.phase}",
+        )
+    if not board.enemies(attacker, defender):
+        raise RuleViolation("CV1", f"{attacker} is not an enemy of {defender}")
+    ntr = board.ntr.get(defender, {}).get(zone, 0)
+    if ntr <= 0:
+        raise RuleViolation("CV1", f"{zone} holds no {defender} NTR")
+    subs = submarines_of(board, attacker, zone)
+    if not subs:
+        raise RuleViolation(
+            "CV1", f"{attacker} has no submarines in {zone} (zone holds: {board.describe_zone(zone)})"
+        )
+    if [attacker, zone] in declared:
+        raise RuleViolation("CV1", f"{attacker} has already attacked convoys in {zone} this phase")
+    if not submarines:
+        raise RuleViolation("CV1", "name at least one taking-part submarine")
+    ids = {u.id for u in subs}
+    for uid in submarines:
+        if uid not in ids:
+            raise RuleViolation(
+                "CV1", f"{uid} is not a {attacker} submarine in {zone} (there: {', '.join(sorted(ids))})"
+            )
+    if len(set(submarines)) != len(submarines):
+        raise InputError("a submarine is named twice")
+    return defender
+
+
+def eligible_searchers(board: Board, defender: str, zone: str) -> list[Unit]:
+    """CV3: ships of the NTR owner and its allies in the zone, and their aircraft that can reach
+    it (F7), with a convoy search value above 0."""
+    game_map = board.scenario.game_map
+    found = []
+    for u in board.units.values():
+        if board.enemies(defender, u.nation):
+            continue
+        ut = board.unit_type(u)
+        if ut.search.get("convoy", 0) <= 0:
+            continue
+        if ut.is_naval and u.at == zone:
+            found.append(u)
+        elif ut.is_air:
+            distance = game_map.distance(u.at, zone)
+            if distance is not None and distance <= ut.move:
+                found.append(u)
+    return sorted(found, key=lambda u: u.id)
+
+
+def check_searchers(board: Board, defender: str, zone: str, chosen: list[str]) -> list[Unit]:
+    eligible = {u.id: u for u in eligible_searchers(board, defender, zone)}
+    units = []
+    for uid in chosen:
+        if uid not in eligible:
+            unit = board.units.get(uid)
+            if unit is None:
+                raise InputError(f"unknown unit {uid!r}")
+            ut = board.unit_type(unit)
+            if board.enemies(defender, unit.nation):
+                raise RuleViolation("CV3", f"{uid} is not {defender}'s or an ally's")
+            if ut.is_air:
+                dist = board.scenario.game_map.distance(unit.at, zone)
+                raise RuleViolation(
+                    "F7", f"{uid} in {unit.at} is {dist} steps from {zone}, beyond its range {ut.move}"
+                )
+            if ut.search.get("convoy", 0) <= 0:
+                raise RuleViolation("CV3", f"{uid} ({unit.type}) cannot search for submarines")
+            raise RuleViolation("CV3", f"{uid} is in {unit.at}, not in {zone}")
+        units.append(eligible[uid])
+    if len(set(chosen)) != len(chosen):
+        raise InputError("a unit is named twice")
+    return units
+
+
+def search_roll(board: Board, unit: Unit, attacker: str) -> Roll:
+    """CV3 with TE3 (against Advanced Submarines: one less) and TE4 (+1 with Advanced ASW)."""
+    base = board.unit_type(unit).search["convoy"]
+    target, mods = board.ruleset.modified(
+        "convoy_search", unit.type, base, board.acquired(unit.nation), board.acquired(attacker)
+    )
+    return Roll(unit.id, base, target, tuple(mods))
+
+
+def attack_roll(board: Board, unit: Unit, attacker: str) -> Roll:
+    """CV4: a detecting unit fires at its attack value, one less against Advanced Submarines."""
+    base = board.unit_type(unit).attack
+    target, mods = board.ruleset.modified(
+        "convoy_attack", unit.type, base, board.acquired(unit.nation), board.acquired(attacker)
+    )
+    return Roll(unit.id, base, target, tuple(mods))
+
+
+def return_fire_roll(board: Board, sub: Unit) -> Roll:
+    """CV4: each submarine fires back at its defense value (+1 with Advanced Submarine)."""
+    base = board.unit_type(sub).defense
+    target, mods = board.ruleset.modified("submarine_defense", sub.type, base, board.acquired(sub.nation))
+    return Roll(sub.id, base, target, tuple(mods))
+
+
+def convoy_table(board: Board, sub: Unit, value: int) -> tuple[int, int, tuple[AppliedModifier, ...]]:
+    """CV5: (adjusted roll, NTR destroyed, modifiers); Advanced Submarine adds +1, a 10 stays 10."""
+    faces = board.ruleset.faces_for("convoy_table")
+    adjusted, mods = board.ruleset.modified("convoy_table", sub.type, value, board.acquired(sub.nation))
+    adjusted = max(1, min(faces, adjusted))
+    return adjusted, board.ruleset.convoy_result(adjusted), tuple(mods)
+
+
+def ship_targets(board: Board, detecting: list[str]) -> list[Unit]:
+    """CV4, HA2: submarine hits fall only on detecting ships, never on aircraft."""
+    return [
+        board.units[uid]
+        for uid in detecting
+        if uid in board.units and board.unit_type(board.units[uid]).is_naval
+    ]
