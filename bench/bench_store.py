@@ -295,13 +295,14 @@ def load_worker(db: str, cid: str, warm: int) -> None:
 def measure_loads(db: Path, cid: UUID, processes: int, warm: int) -> dict[str, Any]:
     cold, warm_medians, version = [], [], None
     for _ in range(processes):
-        out = subprocess.run(
+        proc = subprocess.run(
             [sys.executable, __file__, "--load-worker", str(db), str(cid), str(warm)],
-            check=True,
             capture_output=True,
             text=True,
-        ).stdout
-        figures = json.loads(out.strip().splitlines()[-1])
+        )
+        if proc.returncode != 0:
+            raise SystemExit(f"load worker failed (exit {proc.returncode}):\n{proc.stderr.strip()}")
+        figures = json.loads(proc.stdout.strip().splitlines()[-1])
         cold.append(figures["cold"])
         warm_medians.append(statistics.median(figures["warm"]))
         version = figures["version"]

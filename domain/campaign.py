@@ -150,12 +150,16 @@ class Campaign(Aggregate):
         units: list[str]
         path: list[str]
         hostile_passed: list[str]
+        carried: list[str]
 
         def apply(self, agg: Campaign) -> None:
             steps = len(self.path) - 1
             for uid in self.units:
                 agg.units[uid]["at"] = self.path[-1]
                 agg.units[uid]["moved"] += steps
+            for uid in self.carried:
+                # Cargo: the aircraft travel aboard and keep their own range for the turn.
+                agg.units[uid]["at"] = self.path[-1]
 
     class NtrPlaced(Event):
         nation: str
@@ -537,6 +541,7 @@ class Campaign(Aggregate):
             units=list(plan.unit_ids),
             path=list(plan.path),
             hostile_passed=list(plan.hostile_passed),
+            carried=list(plan.carried),
         )
         return plan
 

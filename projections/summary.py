@@ -65,6 +65,8 @@ def summary(event: Any) -> str:
         text = f"{e.nation} moves {', '.join(e.units)}: {' -> '.join(e.path)}"
         if e.hostile_passed:
             text += f" (through hostile {', '.join(e.hostile_passed)})"
+        if e.carried:
+            text += f", carrying {', '.join(e.carried)}"
         return text
     if kind == "NtrPlaced":
         return f"{e.nation} places {e.count} NTR in {e.zone}"

@@ -112,6 +112,7 @@ class Tracker:
         scenario: str,
         ruleset: str | None = None,
         dice: str | None = None,
+        seed: str | None = None,
     ) -> Campaign:
         """Record a new campaign from a scenario and a ruleset (built-in names or TOML files)."""
         name = name.strip()
@@ -132,8 +133,10 @@ class Tracker:
         cid = UUID(cid_text)
         if self._exists(cid):
             raise InputError(f"campaign {name!r} already exists in {self.safe_url}")
-        seed = self.registry.seed(cid_text, 0, new_seed())
-        assert seed is not None
+        # A given seed is for demonstrations and tests that must replay the same story.
+        stored_seed = self.registry.seed(cid_text, 0, seed or new_seed())
+        assert stored_seed is not None
+        seed = stored_seed
         campaign = Campaign.create(cid, name, scenario_data, ruleset_data, dice_mode, commitment(seed))
         try:
             self.app.save(campaign)

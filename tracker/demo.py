@@ -22,10 +22,18 @@ Say = Callable[[str], None]
 
 NAME = "demo"
 
+# The demo's dice seed is published here so the demo tells the same story on every run;
+# a real campaign draws a secret random seed.
+DEMO_SEED = f"{17:064x}"
+
 
 def _advance(campaign: Campaign, _dice: DiceSource) -> list[Any]:
     campaign.advance()
     return list(campaign.pending_events)
+
+
+def _casualties(battle: int, nation: str, campaign: Campaign, _dice: DiceSource) -> None:
+    campaign.convoy_choose_casualties(battle, nation, None)
 
 
 def run_demo(db_path: str, say: Say) -> None:
@@ -33,7 +41,7 @@ def run_demo(db_path: str, say: Say) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         Path(str(path) + suffix).unlink(missing_ok=True)
     with Tracker(str(path)) as t:
-        campaign = t.create(NAME, "north-sea-1914", dice="auto")
+        campaign = t.create(NAME, "north-sea-1914", dice="auto", seed=DEMO_SEED)
         cid = campaign.id
         say(f"== {campaign.scenario.title} ==")
         say(f"Campaign {NAME!r} in {path}: {len(campaign.units)} units, 4 nations, auto dice.")
@@ -63,6 +71,10 @@ def run_demo(db_path: str, say: Say) -> None:
                 say(f"  refused: {e}  (events recorded: {after - before})")
             else:  # pragma: no cover - the script only tries illegal actions here
                 raise AssertionError("the demo expected this action to be refused")
+
+        def pending() -> None:
+            for item in t.load(cid).pending():
+                say(f"  pending: {item['text']}")
 
         def advance_to(nation: str, phase: str) -> None:
             """Step through phases with nothing to do, narrating only what they record."""
@@ -134,7 +146,44 @@ def run_demo(db_path: str, say: Say) -> None:
             lambda c, d: c.place_ntr("Britain", "Central North Sea", 1),
         )
         advance_to("Britain", "collect_resources")
-        act("Britain collects:", lambda c, d: c.advance())
+
+        say("\n-- Convoy battle in the Central North Sea (Britain's collect_resources phase) --")
+        refused(
+            "Austria-Hungary tries to attack the same convoys with no U-boat there:",
+            lambda c, d: c.declare_convoy_attack("Austria-Hungary", "Central North Sea", None),
+        )
+        battle = t.execute(cid, lambda c, d: c.battle_count + 1)
+        act(
+            "Germany declares a convoy attack with DE-SS1 and DE-SS2 (CV1):",
+            lambda c, d: c.declare_convoy_attack("Germany", "Central North Sea", ["DE-SS1", "DE-SS2"]),
+        )
+        pending()
+        act("Britain rolls merchant defence (CV2):", lambda c, d: c.convoy_merchant_defence(battle, d))
+        while t.load(cid).battles.get(str(battle), {}).get("step") == "merchant_casualty":
+            act(
+                "Germany picks the U-boat lost to merchant defence (cheapest):",
+                lambda c, d: c.convoy_choose_casualties(battle, "Germany", None),
+            )
+        pending()
+        act(
+            "Britain sends a destroyer, the cruiser, the bomber from England and the carrier's fighter "
+            "to search (CV3):",
+            lambda c, d: c.convoy_search(battle, ["GB-DD1", "GB-CA1", "GB-BM1", "GB-FT1"], d),
+        )
+        if t.load(cid).battles.get(str(battle), {}).get("step") == "round":
+            act(
+                "One round: the detecting units attack, the U-boats fire back at ships only (CV4, HA2):",
+                lambda c, d: c.convoy_fire(battle, d),
+            )
+            state = t.load(cid).battles.get(str(battle), {})
+            waiting = state.get("waiting", []) if state.get("step") == "casualties" else []
+            for nation in waiting:
+                act(f"{nation} takes its losses (HA7, cheapest legal choice):", partial(_casualties, battle, nation))
+        act(
+            "The surviving taking-part U-boats roll on the convoy table (CV5-CV7):",
+            lambda c, d: c.convoy_table(battle, d),
+        )
+        act("Britain collects what is left (F6, CV6):", lambda c, d: c.advance())
 
         say("\n-- Round 1: Austria-Hungary and France --")
         advance_to("France", "research")

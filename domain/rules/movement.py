@@ -17,6 +17,7 @@ class PlannedMove:
     unit_ids: tuple[str, ...]
     path: tuple[str, ...]
     hostile_passed: tuple[str, ...]  # hostile zones a submarine group moved through (SM1/SM2)
+    carried: tuple[str, ...] = ()  # aircraft that sail with their carriers (F7)
 
 
 def resolve_units(board: Board, nation: str, unit_ids: list[str]) -> list[Unit]:
@@ -83,9 +84,26 @@ def plan_move(board: Board, nation: str, unit_ids: list[str], path: list[str]) -
                         f"({board.describe_zone(zone)}); only submarines may move through",
                     )
                 hostile_passed.append(zone)
+        carried = aircraft_aboard_leaving(board, nation, units)
     else:
         _check_air_landing(board, nation, units, path[-1])
-    return PlannedMove(tuple(u.id for u in units), tuple(full), tuple(hostile_passed))
+        carried = []
+    return PlannedMove(tuple(u.id for u in units), tuple(full), tuple(hostile_passed), tuple(carried))
+
+
+def aircraft_aboard_leaving(board: Board, nation: str, moving: list[Unit]) -> list[str]:
+    """F7: aircraft at sea sit on their nation's carriers; when carriers sail, the aircraft
+    the carriers staying behind cannot hold sail with them (as many as the moving ones hold)."""
+    start = moving[0].at
+    if not board.scenario.game_map.is_sea(start):
+        return []
+    moving_ids = {u.id for u in moving}
+    here = [u for u in board.units_at(start) if u.nation == nation]
+    staying_capacity = sum(board.unit_type(u).carries for u in here if u.id not in moving_ids)
+    moving_capacity = sum(board.unit_type(u).carries for u in moving)
+    aircraft = sorted(u.id for u in here if board.unit_type(u).is_air)
+    excess = aircraft[staying_capacity:]
+    return excess[:moving_capacity]
 
 
 def _check_air_landing(board: Board, nation: str, units: list[Unit], destination: str) -> None:
