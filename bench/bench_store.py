@@ -367,6 +367,18 @@ def build_and_load(db: Path, small: int, large: int, batch: int, processes: int,
 # ----- output -----
 
 
+def source_stamps() -> dict[str, float]:
+    """Modification times of the application's sources: a run is only meaningful if they hold still."""
+    import domain
+    import tracker
+
+    stamps = {}
+    for package in (domain, tracker):
+        for path in Path(package.__file__).parent.rglob("*.py"):
+            stamps[str(path)] = path.stat().st_mtime
+    return stamps
+
+
 def remove_db(path: Path) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         Path(str(path) + suffix).unlink(missing_ok=True)
@@ -382,6 +394,9 @@ def report(r: dict[str, Any]) -> str:
 
     add(f"bench_store: Python {sys.version.split()[0]}, SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs")
     add(f"databases in {r['db_dir']}; total runtime {r['runtime_s']:.0f} s")
+    if r["source_files_changed_during_run"]:
+        add("WARNING: application sources changed during the run, figures may mix versions:")
+        lines.extend(f"  {path}" for path in r["source_files_changed_during_run"])
     add("")
     add("(a) actions recorded per second, one transaction per action")
     add(f"  {'':44} {'rate':>10}     {'count':>7} {'seconds':>8}")
@@ -475,7 +490,7 @@ def main() -> None:
     parser.add_argument("--sample-actions", type=int, default=3_000, help="timed actions (default 3000)")
     parser.add_argument("--warmup", type=int, default=50, help="untimed actions before the sample (default 50)")
     parser.add_argument("--raw-runs", type=int, default=3, help="runs of the raw sqlite3 baseline (default 3)")
-    parser.add_argument("--batch", type=int, default=50, help="actions per save when building logs (default 50)")
+    parser.add_argument("--batch", type=int, default=10, help="actions per save when building logs (default 10)")
     parser.add_argument("--load-processes", type=int, default=7, help="fresh processes per load figure (default 7)")
     parser.add_argument("--warm-loads", type=int, default=5, help="warm loads in each process (default 5)")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="cProfile the sample, print top N")
@@ -489,6 +504,7 @@ def main() -> None:
         parser.error("need --events >= --small-events >= 1 and --sample-actions >= 20")
 
     started = time.perf_counter()
+    stamps = source_stamps()
     if args.db_dir:
         db_dir = Path(args.db_dir).resolve()
         db_dir.mkdir(parents=True, exist_ok=True)
@@ -511,7 +527,10 @@ def main() -> None:
     finally:
         if cleanup:
             shutil.rmtree(db_dir, ignore_errors=True)
+    after = source_stamps()
+    changed = sorted(path for path in stamps.keys() | after.keys() if stamps.get(path) != after.get(path))
     results = {
+        "source_files_changed_during_run": changed,
         "db_dir": str(db_dir) if not cleanup else f"{db_dir} (removed)",
         "events": args.events,
         "small_events": args.small_events,

@@ -57,6 +57,22 @@ def initial_units(scenario: Scenario, ruleset: Ruleset) -> dict[str, dict[str, A
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
+# What undo restores (RK3); everything else on the aggregate only moves forward.
+UNDOABLE_STATE = (
+    "round",
+    "nation",
+    "phase",
+    "units",
+    "ntr",
+    "ntr_lost",
+    "tech",
+    "balances",
+    "research_rolls",
+    "battles",
+    "convoy_declared",
+    "ntr_lost_phase",
+)
+
 # Recorded once at creation and never mutated: not worth copying for a rollback.
 _IMMUTABLE_STATE = frozenset({"ruleset_data", "scenario_data"})
 
@@ -71,6 +87,9 @@ def command(method: _F) -> _F:
             return method(self, *args, **kwargs)
         saved = {k: (v if k in _IMMUTABLE_STATE else copy.deepcopy(v)) for k, v in self.__dict__.items()}
         self.__dict__["_in_command"] = True
+        # Every event of one command carries the version of its first event: an action,
+        # the unit that undo (RK3) takes back.
+        self.__dict__["_action"] = self.version + 1
         try:
             return method(self, *args, **kwargs)
         except BaseException:
@@ -79,6 +98,7 @@ def command(method: _F) -> _F:
             raise
         finally:
             self.__dict__.pop("_in_command", None)
+            self.__dict__.pop("_action", None)
 
     return cast(_F, wrapper)
 
@@ -89,6 +109,7 @@ class Campaign(Aggregate):
     class Event(Aggregate.Event):
         prev_hash: str
         hash: str
+        action: int
 
         def mutate(self, aggregate: Any) -> Any:
             agg = super().mutate(aggregate)
@@ -338,6 +359,18 @@ class Campaign(Aggregate):
         def apply(self, agg: Campaign) -> None:
             agg.balances[self.nation] = self.balance
 
+    class ActionUndone(Event):
+        undone_from: int
+        undone_to: int
+        actions: list[int]
+        restored: dict[str, Any]
+        override: bool
+        reason: str
+        rolls: list[int]
+
+        def apply(self, agg: Campaign) -> None:
+            agg.__dict__.update(copy.deepcopy(self.restored))
+
     class SeedRevealed(Event):
         epoch: int
         seed: str
@@ -392,6 +425,7 @@ class Campaign(Aggregate):
             "dice_mode": dice_mode,
             "dice_scheme": SCHEME,
             "seed_commitment": seed_commitment,
+            "action": cls.INITIAL_VERSION,
         }
         timestamp = cls.Created.create_timestamp()
         digest = event_hash(GENESIS, "Created", cls.INITIAL_VERSION, timestamp, fields)
@@ -401,9 +435,50 @@ class Campaign(Aggregate):
 
     def _record(self, event_class: type[Campaign.Event], **fields: Any) -> None:
         version = self.version + 1
+        fields["action"] = self.__dict__.get("_action", version)
         timestamp = event_class.create_timestamp()
         digest = event_hash(self.last_hash, event_class.__name__, version, timestamp, event_content(fields))
         self.trigger_event(event_class, timestamp=timestamp, prev_hash=self.last_hash, hash=digest, **fields)
+
+    # ----- undo (RK3) -----
+
+    def game_state(self) -> dict[str, Any]:
+        """The part of the state an undo restores. Dice counters, commitments, battle numbers
+        and the hash chain only ever move forward, so undo can never be used to reroll."""
+        return copy.deepcopy({k: self.__dict__[k] for k in UNDOABLE_STATE})
+
+    @command
+    def undo(
+        self,
+        undone_from: int,
+        actions: list[int],
+        restored: dict[str, Any],
+        rolls: list[int],
+        override: bool = False,
+        reason: str = "",
+    ) -> None:
+        """RK3: append a compensating event that puts the board back as it was before
+        `undone_from`; actions that rolled dice are locked unless overridden with a reason."""
+        if undone_from <= 1 or undone_from > self.version:
+            raise RuleViolation("RK3", f"nothing to undo at event {undone_from}")
+        if rolls and not override:
+            raise RuleViolation(
+                "RK3",
+                f"events {undone_from}-{self.version} include dice (roll {', '.join(map(str, rolls))}); "
+                "undo them only with --override --reason TEXT",
+            )
+        if override and not reason.strip():
+            raise InputError("an override undo needs --reason TEXT, shown in reports")
+        self._record(
+            Campaign.ActionUndone,
+            undone_from=undone_from,
+            undone_to=self.version,
+            actions=actions,
+            restored=restored,
+            override=override,
+            reason=reason.strip(),
+            rolls=rolls,
+        )
 
     # ----- reading -----
 

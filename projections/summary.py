@@ -17,6 +17,7 @@ def rule_of(event: Any) -> str:
         "TechnologyAdvanced": "TE2",
         "ResourcesCollected": "F6",
         "SeedRevealed": "D3",
+        "ActionUndone": "RK3",
         "ConvoyAttackDeclared": "CV1",
         "SearchersChosen": "CV3",
         "DetectionsRecorded": "CV3",
@@ -108,6 +109,14 @@ def summary(event: Any) -> str:
         return f"battle {e.battle}: {e.count} {e.nation} NTR destroyed in {e.zone}{capped}"
     if kind == "BattleEnded":
         return f"battle {e.battle} ends after one round; surviving submarines stay: {', '.join(e.survivors) or 'none'}"
+    if kind == "ActionUndone":
+        span = f"event {e.undone_from}" if e.undone_from == e.undone_to else f"events {e.undone_from}-{e.undone_to}"
+        text = f"undo of {span}"
+        if e.override:
+            text += f" OVERRIDE (dice rolls {', '.join(map(str, e.rolls))} undone; reason: {e.reason})"
+        elif e.reason:
+            text += f" (reason: {e.reason})"
+        return text
     if kind == "SeedRevealed":
         return f"dice seed of epoch {e.epoch} revealed: {e.seed}; next commitment {e.next_commitment[:12]}..."
     return kind

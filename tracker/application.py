@@ -26,7 +26,7 @@ from eventsourcing.persistence import (
 
 from domain.campaign import Campaign
 from domain.dice import AutoDice, DiceSource, ManualDice, NoDice, commitment, new_seed
-from domain.errors import InputError, TrackerError
+from domain.errors import InputError, RuleViolation, TrackerError
 from domain.ruleset import load_ruleset, ruleset_from_dict
 from domain.scenario import read_scenario, scenario_from_dict
 from tracker.store import Registry, database_url
@@ -242,6 +242,75 @@ class Tracker:
 
     def events(self, cid: UUID) -> list[Campaign.Event]:
         return [self.decode(s) for s in self.stored_events(cid)]
+
+    # ----- undo -----
+
+    def undo(self, cid: UUID, to: int | None = None, override: bool = False, reason: str = "") -> Campaign.Event:
+        """RK3: undo the last undoable action, or every action after event `to`."""
+
+        def command(campaign: Campaign, _dice: DiceSource) -> Campaign.Event:
+            undone_from, actions, rolls = self.undo_plan(cid, campaign.version, to)
+            restored = self.load(cid, version=undone_from - 1).game_state()
+            campaign.undo(undone_from, actions, restored, rolls, override, reason)
+            event = campaign.pending_events[-1]
+            assert isinstance(event, Campaign.ActionUndone)
+            return event
+
+        return self.execute(cid, command)
+
+    def undo_plan(self, cid: UUID, version: int, to: int | None) -> tuple[int, list[int], list[int]]:
+        """(first event undone, actions undone, dice rolls among them) for an undo at `version`."""
+        if to is not None:
+            if to < 1 or to >= version:
+                raise InputError(f"--to must name an event between 1 and {version - 1}, got {to}")
+            first = to + 1
+        else:
+            first = self._last_undoable_action(cid, version)
+        after = [self.decode(s) for s in self.app.recorder.select_events(cid, gt=first - 1, lte=version)]
+        if after and after[0].action != first:
+            raise InputError(
+                f"event {first} is part of the action that began at event {after[0].action}; "
+                f"undo --to {after[0].action - 1} to take that whole action back"
+            )
+        undone = self._undone_versions(after)
+        actions = sorted({e.action for e in after if e.originator_version not in undone})
+        rolls = [
+            e.roll
+            for e in after
+            if isinstance(e, Campaign.DiceRolled) and e.originator_version not in undone
+        ]
+        return first, actions, rolls
+
+    @staticmethod
+    def _undone_versions(events: Sequence[Campaign.Event]) -> set[int]:
+        undone: set[int] = set()
+        for e in events:
+            if isinstance(e, Campaign.ActionUndone):
+                undone.update(range(e.undone_from, e.undone_to + 1))
+        return undone
+
+    def _last_undoable_action(self, cid: UUID, version: int) -> int:
+        """Walk back past undo events and what they undid to the most recent live action."""
+        undone: set[int] = set()
+        top = version
+        while top > 0:
+            page = self.app.recorder.select_events(cid, lte=top, desc=True, limit=500)
+            if not page:
+                break
+            for stored in page:
+                e = self.decode(stored)
+                v = e.originator_version
+                if isinstance(e, Campaign.ActionUndone):
+                    undone.update(range(e.undone_from, e.undone_to + 1))
+                    undone.update(range(e.action, v + 1))
+                    continue
+                if v in undone:
+                    continue
+                if isinstance(e, Campaign.Created):
+                    break
+                return e.action
+            top = page[-1].originator_version - 1
+        raise RuleViolation("RK3", "there is no action to undo")
 
     def reveal_seed(self, cid: UUID) -> str:
         """Publish the current dice seed in the log and commit to a fresh one (D3)."""

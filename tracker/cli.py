@@ -514,6 +514,26 @@ def pending(ctx: Context, as_json: bool) -> None:
         click.echo(item["text"])
 
 
+# ----- undo -----
+
+
+@cli.command()
+@click.option("--to", "to", type=int, help="Undo every action after this event.")
+@click.option("--override", is_flag=True, help="Undo actions that rolled dice (needs --reason).")
+@click.option("--reason", default="", help="Why: recorded in the log and shown in reports.")
+@click.pass_obj
+def undo(ctx: Context, to: int | None, override: bool, reason: str) -> None:
+    """Undo the last action (or back to an event) with a compensating event (RK3).
+
+    Example: tracker undo --to 12 --override --reason "moved the wrong U-boat"
+    """
+    t = ctx.tracker
+    event = t.undo(t.campaign_id(ctx.campaign), to, override, reason)
+    click.echo(f"{summary(event)}   [RK3]")
+    campaign = t.load(t.campaign_id(ctx.campaign))
+    click.echo(f"Now: round {campaign.round} · {campaign.nation} · {campaign.phase}")
+
+
 # ----- the log -----
 
 
@@ -529,7 +549,17 @@ def log(ctx: Context, kind: str | None, tail: int | None, as_json: bool) -> None
     """
     t = ctx.tracker
     cid = t.campaign_id(ctx.campaign)
-    records = [as_record(s.originator_version, t.decode(s)) for s in t.stored_events(cid)]
+    events = t.events(cid)
+    undone_by: dict[int, int] = {}
+    for e in events:
+        if isinstance(e, Campaign.ActionUndone):
+            for v in range(e.undone_from, e.undone_to + 1):
+                undone_by.setdefault(v, e.originator_version)
+    records = []
+    for e in events:
+        record = as_record(e.originator_version, e)
+        record["undone_by"] = undone_by.get(e.originator_version)
+        records.append(record)
     if kind:
         records = [r for r in records if r["kind"] == kind]
     if tail:
@@ -539,7 +569,8 @@ def log(ctx: Context, kind: str | None, tail: int | None, as_json: bool) -> None
         return
     for r in records:
         rule = f"[{r['rule']}]" if r["rule"] else ""
-        click.echo(f"{r['seq']:>5}  {r['kind']:<19} {rule:<6} {r['summary']}")
+        mark = f"  (undone by {r['undone_by']})" if r["undone_by"] else ""
+        click.echo(f"{r['seq']:>5}  {r['kind']:<19} {rule:<6} {r['summary']}{mark}")
 
 
 @cli.command()
