@@ -29,6 +29,7 @@ from domain.dice import AutoDice, DiceSource, ManualDice, NoDice, commitment, ne
 from domain.errors import InputError, RuleViolation, TrackerError
 from domain.ruleset import load_ruleset, ruleset_from_dict
 from domain.scenario import read_scenario, scenario_from_dict
+from projections.board import BoardProjector, board_at, seq_at_end_of
 from tracker.store import Registry, database_url
 
 T = TypeVar("T")
@@ -74,7 +75,9 @@ class Tracker:
         try:
             self.app = TrackerApplication(env=env)
             engine = self.app.factory.datastore.engine  # type: ignore[attr-defined]
+            self.engine = engine
             self.registry = Registry(engine)
+            self._projector: BoardProjector | None = None
         except (PersistenceError, sqlalchemy.exc.SQLAlchemyError) as e:
             reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise InputError(f"cannot open database {self.safe_url}: {reason}") from None
@@ -232,6 +235,46 @@ class Tracker:
             f"after {MAX_ATTEMPTS} attempts, try again"
         )
 
+    # ----- read models -----
+
+    @property
+    def projector(self) -> BoardProjector:
+        if self._projector is None:
+            self._projector = BoardProjector(
+                self.engine,
+                lambda start, limit: list(self.app.recorder.select_notifications(start, limit)),
+                self.app.mapper.to_domain_event,
+                lambda cid, version: self.load(cid, version=version),
+            )
+        return self._projector
+
+    def catch_up(self) -> None:
+        """Bring the projections up to the end of the log before anything is read from them."""
+        self.projector.catch_up()
+
+    def board_at(
+        self, cid: UUID, turn: int | None = None, phase: str | None = None, at: int | None = None
+    ) -> dict[str, Any]:
+        """The board at the end of a national turn (or one of its phases), or after an event,
+        answered from the projections without replaying the log."""
+        self.catch_up()
+        with self.engine.connect() as conn:
+            if turn is not None:
+                seq = seq_at_end_of(conn, cid, turn, phase)
+                if seq is None:
+                    what = f"phase {phase} of turn {turn}" if phase else f"turn {turn}"
+                    raise InputError(f"{what} has not been played in this campaign")
+            else:
+                assert at is not None
+                seq = at
+            try:
+                return board_at(conn, cid, seq)
+            except LookupError:
+                raise InputError(f"no event {seq} in this campaign") from None
+
+    def max_notification_id(self) -> int:
+        return self.app.recorder.max_notification_id() or 0
+
     # ----- the stored log -----
 
     def stored_events(self, cid: UUID) -> list[StoredEvent]:
@@ -245,7 +288,9 @@ class Tracker:
 
     # ----- undo -----
 
-    def undo(self, cid: UUID, to: int | None = None, override: bool = False, reason: str = "") -> Campaign.Event:
+    def undo(
+        self, cid: UUID, to: int | None = None, override: bool = False, reason: str = ""
+    ) -> Campaign.Event:
         """RK3: undo the last undoable action, or every action after event `to`."""
 
         def command(campaign: Campaign, _dice: DiceSource) -> Campaign.Event:
@@ -275,9 +320,7 @@ class Tracker:
         undone = self._undone_versions(after)
         actions = sorted({e.action for e in after if e.originator_version not in undone})
         rolls = [
-            e.roll
-            for e in after
-            if isinstance(e, Campaign.DiceRolled) and e.originator_version not in undone
+            e.roll for e in after if isinstance(e, Campaign.DiceRolled) and e.originator_version not in undone
         ]
         return first, actions, rolls
 

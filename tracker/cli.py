@@ -14,15 +14,15 @@ from typing import Any, NoReturn
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from domain.campaign import Campaign
 from domain.dice import DiceSource, parse_dice
 from domain.errors import InputError, TrackerError
-from domain.ruleset import builtin_names, load_ruleset, read_builtin_or_file
+from domain.ruleset import KNOWN_PHASES, builtin_names, load_ruleset, read_builtin_or_file
 from projections.summary import as_record, rule_of, summary
 from tracker.application import Tracker
 from tracker.verify import verify_events
+from tracker.views import board_now, heading, render_board
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -204,71 +204,40 @@ def rulesets(as_json: bool) -> None:
 # ----- state -----
 
 
-def state_data(campaign: Campaign) -> dict[str, Any]:
-    rs = campaign.ruleset
-    return {
-        "campaign": campaign.name,
-        "version": campaign.version,
-        "round": campaign.round,
-        "nation": campaign.nation,
-        "phase": campaign.phase,
-        "dice": campaign.dice_mode,
-        "rolls": campaign.roll_count,
-        "units": [
-            {
-                "id": uid,
-                **{k: u[k] for k in ("type", "nation", "at", "damage")},
-                "hits": rs.units[u["type"]].hits,
-            }
-            for uid, u in sorted(campaign.units.items())
-        ],
-        "ntr": {n: {z: c for z, c in zones.items() if c} for n, zones in campaign.ntr.items()},
-        "balances": dict(campaign.balances),
-        "tech": campaign.tech,
-    }
-
-
 @cli.command()
+@click.option(
+    "--turn",
+    type=click.IntRange(min=1),
+    help="The board at the end of this national turn (1 = round 1's first nation).",
+)
+@click.option(
+    "--phase",
+    type=click.Choice(list(KNOWN_PHASES)),
+    help="With --turn: at the end of this phase of that turn.",
+)
+@click.option("--at", "at", type=click.IntRange(min=1), help="The board right after this event.")
 @json_option
 @click.pass_obj
-def state(ctx: Context, as_json: bool) -> None:
-    """Show the board now: turn position, units by zone, NTR, resources, technology.
+def state(ctx: Context, turn: int | None, phase: str | None, at: int | None, as_json: bool) -> None:
+    """Show the board: turn position, units by zone, NTR, resources, technology; now or at any point.
 
-    Example: tracker state --json
+    Example: tracker state --turn 2 --phase combat_movement --json
     """
     t = ctx.tracker
-    campaign = t.load(t.campaign_id(ctx.campaign))
-    data = state_data(campaign)
+    cid = t.campaign_id(ctx.campaign)
+    campaign = t.load(cid)
+    if phase and not turn:
+        raise click.UsageError("--phase needs --turn")
+    if turn and at:
+        raise click.UsageError("give --turn or --at, not both")
+    data = t.board_at(cid, turn=turn, phase=phase, at=at) if turn or at else board_now(campaign)
+    data = {"campaign": campaign.name, **data}
     if as_json:
         emit_json(data)
         return
     out = console()
-    out.print(
-        f"{campaign.name} · Round {campaign.round} · {campaign.nation} · {campaign.phase}  "
-        f"(event {campaign.version}, {campaign.dice_mode} dice)"
-    )
-    by_zone: dict[str, list[str]] = {}
-    for u in data["units"]:
-        label = u["id"] + (" (damaged)" if u["damage"] else "")
-        by_zone.setdefault(u["at"], []).append(label)
-    table = Table(title="Forces", show_lines=False)
-    table.add_column("Zone")
-    table.add_column("Units")
-    game_map = campaign.scenario.game_map
-    for zone in sorted(by_zone, key=lambda z: (not game_map.is_sea(z), z)):
-        table.add_row(zone, " ".join(by_zone[zone]))
-    out.print(table)
-    trade = Table(title="Nations")
-    for col in ("Nation", "Side", "Resources", "NTR at sea", "Technology"):
-        trade.add_column(col)
-    for nation in campaign.scenario.turn_order:
-        ntr = data["ntr"].get(nation, {})
-        ntr_text = ", ".join(f"{z} {c}" for z, c in sorted(ntr.items())) or "-"
-        tech = ", ".join(f"{t} {lvl}" for t, lvl in campaign.tech[nation].items() if lvl) or "-"
-        trade.add_row(
-            nation, campaign.scenario.nations[nation].side, str(campaign.balances[nation]), ntr_text, tech
-        )
-    out.print(trade)
+    out.print(heading(campaign.name, data))
+    render_board(out, data, campaign.scenario)
 
 
 # ----- turn sequence and actions -----

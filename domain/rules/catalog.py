@@ -1,0 +1,71 @@
+"""One-line statements of every rule ID, for `explain`, reports and error help."""
+
+from __future__ import annotations
+
+RULES: dict[str, str] = {
+    "D1": "Every roll is a D10 (faces 1..10) unless the ruleset says otherwise for that roll.",
+    "D2": "'Rolls at N' succeeds on N or less; modifiers change N (clamped to 0..faces), never the die.",
+    "D3": "Every die is recorded with who rolled it, why, the target number and the result.",
+    "F1": "Unit types: submarine, destroyer, cruiser, battleship, aircraft_carrier, transport; fighter, bomber, "
+    "transport_plane.",
+    "F2": "Escorts are destroyers and cruisers; capital ships are battleships and aircraft carriers.",
+    "F3": "Battleships and carriers take 2 hits to sink (the first damages them); other units take 1.",
+    "F4": "Combat values, movement and cost are ruleset data; units move along adjacent zones within movement.",
+    "F5": "Nations belong to sides; an enemy is a nation of another side.",
+    "F6": "NTR are markers in sea zones, each worth one resource when its owner collects.",
+    "F7": "Aircraft join an action in a sea zone only within range of the territory or carrier where they start.",
+    "T1": "A round gives every nation one turn, in the scenario's turn order.",
+    "T2": "A turn's phases: research, purchase, combat_movement, naval_combat, land_combat, noncombat_movement, "
+    "placement, collect_resources.",
+    "T3": "An action is legal only in its phase and for the nation whose turn it is (convoy attacks and "
+    "interception searches excepted).",
+    "CV1": "In a nation's collect_resources phase, an enemy with submarines in a zone holding its NTR may attack "
+    "there, once per zone per phase.",
+    "CV2": "Merchant defence: the NTR owner rolls 2D10; a total of 20 destroys one taking-part submarine.",
+    "CV3": "Escort search: the owner's and allies' ships in the zone and aircraft in range may search, each at its "
+    "convoy search value.",
+    "CV4": "Detecting units fight one round against all the attacker's submarines there; submarines hit only "
+    "detecting ships.",
+    "CV5": "Each surviving taking-part submarine rolls the convoy table (1-3: 0, 4-6: 1, 7-8: 2, 9-10: 3 NTR), "
+    "capped at the NTR present.",
+    "CV6": "Destroyed NTR are lost from the collection in progress until placed again in a placement phase.",
+    "CV7": "A convoy battle lasts one round; surviving submarines stay in the zone.",
+    "SM1": "Submarines may move through hostile zones; other naval units are stopped by them.",
+    "SM2": "For each hostile zone passed, the enemy's destroyers and cruisers there may roll interception searches.",
+    "SM3": "Interception search: destroyer/cruiser 2, air unit (TE4) 4; each success detects one submarine.",
+    "SM4": "Detected submarines fight at least one ASW round, then fight on, submerge or retreat.",
+    "SM5": "Undetected submarines continue to their destination or stop and attack.",
+    "NC1": "A naval battle happens where the moving nation ends combat movement with enemy naval units.",
+    "NC2": "Opening fire: submarines fire first in round one, except one cancelled per enemy escort present.",
+    "NC3": "After opening fire all remaining units fire together; casualties are removed after the round.",
+    "NC4": "Submarines may submerge at the end of any round and leave the battle.",
+    "NC5": "Damaged capital ships fight on; a second hit sinks them.",
+    "AS1": "In its naval_combat phase a nation with escorts or aircraft in reach may start ASW combat against "
+    "enemy submarines.",
+    "AS2": "Search: each escort rolls against each submarine at 2; bombers and transport planes at 3 "
+    "(TE4: all air at 4).",
+    "AS3": "Each escort (and under TE4 each air unit) picks a detected submarine before any attack die is rolled.",
+    "AS4": "Attack at 2 (TE4: escorts 3, air 4); each detected submarine fires back once at its defense value.",
+    "AS5": "Submarines may submerge at the end of any ASW round; otherwise another round starts.",
+    "HA1": "Submarine hits are selective; a screening escort may take the hit instead of the targeted ship.",
+    "HA2": "Submarine hits can never be assigned to aircraft.",
+    "HA3": "Air unit hits are selective too, and screening escorts may take them instead.",
+    "HA4": "In the main rounds, hits from naval units go to naval units before any air unit.",
+    "HA5": "Hits from battleships and carriers go first to battleships and carriers, then escorts, then transports.",
+    "HA6": "Hits from cruisers and destroyers go first to escorts, then capital ships, then transports.",
+    "HA7": "Within HA1-HA6 the owner of the units hit chooses the losses; the cheapest legal choice is the default.",
+    "TE1": "One research roll per technology per turn in the research phase, 10 resources each; 9-10 advances a "
+    "level.",
+    "TE2": "A technology is acquired at level 3; scenarios may give a head start of 1 or 2.",
+    "TE3": "Advanced Submarine: sub attack and defense +1, convoy table +1; searches and attacks against them "
+    "one less.",
+    "TE4": "Advanced ASW: escorts search and attack submarines at 3, air units at 4; convoy search +1.",
+    "TE5": "Technology modifiers stack.",
+    "RK1": "Every move, roll, choice, hit, casualty, placement and loss is one appended event.",
+    "RK2": "An action that breaks a rule is refused with the rule ID and appends nothing.",
+    "RK3": "Undo appends a compensating event; actions with dice are undone only with an override and a reason.",
+}
+
+
+def statement(rule: str) -> str:
+    return RULES.get(rule, "")

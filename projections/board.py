@@ -1,0 +1,492 @@
+"""Read models of the board, kept from the application's notification log.
+
+One projector follows the log of every campaign in the database and writes, in the same
+transaction as its tracking position:
+
+- an event index (turn, phase, nation, zones, kind, battle, rule, one-line summary, undo marks);
+- the history of units, NTR and nations (balance, losses, technology) as rows valid from one
+  event to another, so the board after any event is one indexed query, not a replay;
+- the span of events of every phase of every national turn, to find "the end of turn N".
+
+Every read catches up first, so nobody sees a stale board.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    and_,
+    delete,
+    insert,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.engine import Connection, Engine
+
+from projections.summary import rule_of, summary
+
+NAME = "board"
+BATCH = 500
+
+metadata = MetaData()
+tracking = Table(
+    "tracker_projection_tracking",
+    metadata,
+    Column("name", String(32), primary_key=True),
+    Column("notification_id", Integer, nullable=False),
+)
+event_index = Table(
+    "tracker_event_index",
+    metadata,
+    Column("campaign_id", String(36), primary_key=True),
+    Column("seq", Integer, primary_key=True),
+    Column("notification_id", Integer, nullable=False),
+    Column("turn", Integer, nullable=False),
+    Column("round", Integer, nullable=False),
+    Column("nation", String(100), nullable=False),
+    Column("phase", String(40), nullable=False),
+    Column("actor", String(100)),
+    Column("kind", String(40), nullable=False),
+    Column("rule", String(10)),
+    Column("battle", Integer),
+    Column("zones", Text, nullable=False),  # "|zone|zone|" for LIKE filters
+    Column("nations", Text, nullable=False),  # "|nation|nation|"
+    Column("summary", Text, nullable=False),
+    Column("dice", Boolean, nullable=False),
+    Column("undone_by", Integer),
+    Index("tracker_event_index_turn", "campaign_id", "turn", "seq"),
+)
+unit_history = Table(
+    "tracker_unit_history",
+    metadata,
+    Column("campaign_id", String(36), nullable=False),
+    Column("unit_id", String(40), nullable=False),
+    Column("type", String(40), nullable=False),
+    Column("nation", String(100), nullable=False),
+    Column("zone", String(100), nullable=False),
+    Column("damage", Integer, nullable=False),
+    Column("from_seq", Integer, nullable=False),
+    Column("to_seq", Integer),
+    Index("tracker_unit_history_at", "campaign_id", "from_seq"),
+    Index("tracker_unit_history_open", "campaign_id", "unit_id", "to_seq"),
+)
+ntr_history = Table(
+    "tracker_ntr_history",
+    metadata,
+    Column("campaign_id", String(36), nullable=False),
+    Column("nation", String(100), nullable=False),
+    Column("zone", String(100), nullable=False),
+    Column("count", Integer, nullable=False),
+    Column("from_seq", Integer, nullable=False),
+    Column("to_seq", Integer),
+    Index("tracker_ntr_history_at", "campaign_id", "from_seq"),
+)
+nation_history = Table(
+    "tracker_nation_history",
+    metadata,
+    Column("campaign_id", String(36), nullable=False),
+    Column("nation", String(100), nullable=False),
+    Column("balance", Integer, nullable=False),
+    Column("ntr_lost", Integer, nullable=False),
+    Column("tech", Text, nullable=False),  # JSON {technology: level}
+    Column("from_seq", Integer, nullable=False),
+    Column("to_seq", Integer),
+    Index("tracker_nation_history_at", "campaign_id", "from_seq"),
+)
+phase_index = Table(
+    "tracker_phase_index",
+    metadata,
+    Column("campaign_id", String(36), primary_key=True),
+    Column("turn", Integer, primary_key=True),
+    Column("phase", String(40), primary_key=True),
+    Column("round", Integer, nullable=False),
+    Column("nation", String(100), nullable=False),
+    Column("first_seq", Integer, nullable=False),
+    Column("last_seq", Integer, nullable=False),
+)
+VIEWS = (event_index, unit_history, ntr_history, nation_history, phase_index)
+HISTORIES = {"unit": unit_history, "ntr": ntr_history, "nation": nation_history}
+
+
+def turn_number(turn_order: list[str] | tuple[str, ...], round_: int, nation: str) -> int:
+    """National turns counted from 1 across the campaign (T1): round 1's first nation is turn 1."""
+    return (round_ - 1) * len(turn_order) + turn_order.index(nation) + 1
+
+
+def _rows_of(agg: Any) -> dict[str, dict[Any, tuple[Any, ...]]]:
+    """The board as comparable rows: what changed between two events is a set difference."""
+    units = {uid: (u["type"], u["nation"], u["at"], u["damage"]) for uid, u in agg.units.items()}
+    ntr = {(n, z): (c,) for n, zones in agg.ntr.items() for z, c in zones.items()}
+    nations = {
+        n: (agg.balances[n], agg.ntr_lost.get(n, 0), json.dumps(agg.tech[n], sort_keys=True))
+        for n in agg.balances
+    }
+    return {"unit": units, "ntr": ntr, "nation": nations}
+
+
+def _event_zones_and_nations(event: Any) -> tuple[set[str], set[str]]:
+    zones: set[str] = set()
+    nations: set[str] = set()
+    data = vars(event)
+    for key in ("zone",):
+        if isinstance(data.get(key), str):
+            zones.add(data[key])
+    for key in ("path", "hostile_passed"):
+        if isinstance(data.get(key), list):
+            zones.update(data[key])
+    for key in ("nation", "attacker", "defender", "roller"):
+        if isinstance(data.get(key), str):
+            nations.add(data[key])
+    return zones, nations
+
+
+@dataclass
+class _Followed:
+    """A campaign the projector is following: its state after the last projected event."""
+
+    agg: Any
+    rows: dict[str, dict[Any, tuple[Any, ...]]]
+    turn_order: list[str]
+    phase_key: tuple[int, str] | None = None
+    battle_zone: dict[int, str] = field(default_factory=dict)
+
+
+class BoardProjector:
+    """Follows the notification log and keeps the board views up to date."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        select_notifications: Callable[[int, int], list[Any]],
+        decode: Callable[[Any], Any],
+        load_version: Callable[[UUID, int], Any],
+    ) -> None:
+        self.engine = engine
+        self.select_notifications = select_notifications
+        self.decode = decode
+        self.load_version = load_version
+        self.followed: dict[UUID, _Followed] = {}
+        self.position: int | None = None
+        metadata.create_all(engine, checkfirst=True)
+
+    # ----- catching up -----
+
+    def catch_up(self, progress: Callable[[int], None] | None = None) -> int:
+        """Project every notification not yet projected; returns how many were processed."""
+        done = 0
+        while True:
+            with self.engine.begin() as conn:
+                start = self._lock_position(conn)
+                if start != self.position:
+                    # Someone else projected meanwhile: our in-memory states are not theirs.
+                    self.followed.clear()
+                notifications = self.select_notifications(start + 1, BATCH)
+                if not notifications:
+                    self.position = start
+                    return done
+                for n in notifications:
+                    self._project(conn, n)
+                last = notifications[-1].id
+                conn.execute(update(tracking).where(tracking.c.name == NAME).values(notification_id=last))
+            self.position = last
+            done += len(notifications)
+            if progress is not None:
+                progress(len(notifications))
+
+    def _lock_position(self, conn: Connection) -> int:
+        # The first statement writes, so SQLite takes its write lock and PostgreSQL locks the
+        # row: two processes catching up at once take turns instead of projecting twice.
+        result = conn.execute(update(tracking).where(tracking.c.name == NAME).values(name=NAME))
+        if result.rowcount == 0:
+            conn.execute(insert(tracking).values(name=NAME, notification_id=0))
+        return int(
+            conn.execute(select(tracking.c.notification_id).where(tracking.c.name == NAME)).scalar_one()
+        )
+
+    def rebuild(self, progress: Callable[[int], None] | None = None) -> int:
+        """Drop and rebuild every view from the start of the log."""
+        with self.engine.begin() as conn:
+            for table in VIEWS:
+                conn.execute(delete(table))
+            conn.execute(delete(tracking).where(tracking.c.name == NAME))
+        self.followed.clear()
+        self.position = None
+        return self.catch_up(progress)
+
+    # ----- one event -----
+
+    def _follow(self, cid: UUID, version: int) -> _Followed:
+        f = self.followed.get(cid)
+        if f is not None and f.agg.version == version - 1:
+            return f
+        agg = None if version == 1 else self.load_version(cid, version - 1)
+        rows = _rows_of(agg) if agg is not None else {"unit": {}, "ntr": {}, "nation": {}}
+        turn_order = list(agg.scenario.turn_order) if agg is not None else []
+        f = _Followed(agg, rows, turn_order)
+        if agg is not None:
+            f.phase_key = (turn_number(turn_order, agg.round, agg.nation), agg.phase)
+            f.battle_zone = {b["id"]: b["zone"] for b in agg.battles.values()}
+        self.followed[cid] = f
+        return f
+
+    def _project(self, conn: Connection, notification: Any) -> None:
+        event = self.decode(notification)
+        cid = event.originator_id
+        seq = event.originator_version
+        f = self._follow(cid, seq)
+        f.agg = event.mutate(f.agg)
+        agg = f.agg
+        if not f.turn_order:
+            f.turn_order = list(agg.scenario.turn_order)
+        key = str(cid)
+        turn = turn_number(f.turn_order, agg.round, agg.nation)
+        kind = type(event).__name__
+        zones, nations = _event_zones_and_nations(event)
+        battle = getattr(event, "battle", None)
+        if kind == "ConvoyAttackDeclared":
+            f.battle_zone[event.battle] = event.zone
+        if battle is not None and battle in f.battle_zone:
+            zones.add(f.battle_zone[battle])
+        unit = getattr(event, "unit", None)
+        if isinstance(unit, str):
+            u = agg.units.get(unit) or f.rows["unit"].get(unit)
+            if isinstance(u, dict):
+                nations.add(u["nation"])
+            elif isinstance(u, tuple):
+                nations.add(u[1])
+        actor = next(
+            (
+                getattr(event, k)
+                for k in ("nation", "roller", "attacker")
+                if isinstance(getattr(event, k, None), str)
+            ),
+            None,
+        )
+        conn.execute(
+            insert(event_index).values(
+                campaign_id=key,
+                seq=seq,
+                notification_id=notification.id,
+                turn=turn,
+                round=agg.round,
+                nation=agg.nation,
+                phase=agg.phase,
+                actor=actor,
+                kind=kind,
+                rule=rule_of(event) or None,
+                battle=battle,
+                zones="|" + "|".join(sorted(zones)) + "|" if zones else "",
+                nations="|" + "|".join(sorted(nations)) + "|" if nations else "",
+                summary=summary(event),
+                dice=kind == "DiceRolled",
+                undone_by=None,
+            )
+        )
+        if kind == "ActionUndone":
+            conn.execute(
+                update(event_index)
+                .where(
+                    event_index.c.campaign_id == key,
+                    event_index.c.seq >= event.undone_from,
+                    event_index.c.seq <= event.undone_to,
+                    event_index.c.undone_by.is_(None),
+                )
+                .values(undone_by=seq)
+            )
+        self._write_changes(conn, key, seq, f)
+        self._write_phase(conn, key, seq, f, turn)
+
+    def _write_changes(self, conn: Connection, key: str, seq: int, f: _Followed) -> None:
+        new_rows = _rows_of(f.agg)
+        for name, table in HISTORIES.items():
+            old, new = f.rows[name], new_rows[name]
+            changed = [k for k in old if old[k] != new.get(k)]
+            added = [k for k in new if old.get(k) != new[k]]
+            for k in changed:
+                conn.execute(
+                    update(table)
+                    .where(*self._match(table, key, name, k), table.c.to_seq.is_(None))
+                    .values(to_seq=seq)
+                )
+            if added:
+                conn.execute(insert(table), [self._row(name, key, k, new[k], seq) for k in added])
+        f.rows = new_rows
+
+    @staticmethod
+    def _match(table: Table, key: str, name: str, k: Any) -> list[Any]:
+        if name == "unit":
+            return [table.c.campaign_id == key, table.c.unit_id == k]
+        if name == "ntr":
+            return [table.c.campaign_id == key, table.c.nation == k[0], table.c.zone == k[1]]
+        return [table.c.campaign_id == key, table.c.nation == k]
+
+    @staticmethod
+    def _row(name: str, key: str, k: Any, value: tuple[Any, ...], seq: int) -> dict[str, Any]:
+        if name == "unit":
+            t, nation, zone, damage = value
+            return {
+                "campaign_id": key,
+                "unit_id": k,
+                "type": t,
+                "nation": nation,
+                "zone": zone,
+                "damage": damage,
+                "from_seq": seq,
+                "to_seq": None,
+            }
+        if name == "ntr":
+            return {
+                "campaign_id": key,
+                "nation": k[0],
+                "zone": k[1],
+                "count": value[0],
+                "from_seq": seq,
+                "to_seq": None,
+            }
+        balance, lost, tech = value
+        return {
+            "campaign_id": key,
+            "nation": k,
+            "balance": balance,
+            "ntr_lost": lost,
+            "tech": tech,
+            "from_seq": seq,
+            "to_seq": None,
+        }
+
+    def _write_phase(self, conn: Connection, key: str, seq: int, f: _Followed, turn: int) -> None:
+        agg = f.agg
+        phase_key = (turn, agg.phase)
+        if phase_key == f.phase_key:
+            conn.execute(
+                update(phase_index)
+                .where(
+                    phase_index.c.campaign_id == key,
+                    phase_index.c.turn == turn,
+                    phase_index.c.phase == agg.phase,
+                )
+                .values(last_seq=seq)
+            )
+            return
+        f.phase_key = phase_key
+        # A phase entered again after an undo starts a fresh span.
+        conn.execute(
+            delete(phase_index).where(
+                phase_index.c.campaign_id == key, phase_index.c.turn == turn, phase_index.c.phase == agg.phase
+            )
+        )
+        conn.execute(
+            insert(phase_index).values(
+                campaign_id=key,
+                turn=turn,
+                phase=agg.phase,
+                round=agg.round,
+                nation=agg.nation,
+                first_seq=seq,
+                last_seq=seq,
+            )
+        )
+
+
+def _valid_at(table: Table, key: str, seq: int) -> Any:
+    return and_(
+        table.c.campaign_id == key,
+        table.c.from_seq <= seq,
+        or_(table.c.to_seq.is_(None), table.c.to_seq > seq),
+    )
+
+
+def board_at(conn: Connection, cid: UUID, seq: int) -> dict[str, Any]:
+    """The board after event `seq`, from the views alone."""
+    key = str(cid)
+    position = conn.execute(
+        select(event_index.c.turn, event_index.c.round, event_index.c.nation, event_index.c.phase).where(
+            event_index.c.campaign_id == key, event_index.c.seq == seq
+        )
+    ).one_or_none()
+    if position is None:
+        raise LookupError(seq)
+    units = conn.execute(
+        select(
+            unit_history.c.unit_id,
+            unit_history.c.type,
+            unit_history.c.nation,
+            unit_history.c.zone,
+            unit_history.c.damage,
+        )
+        .where(_valid_at(unit_history, key, seq))
+        .order_by(unit_history.c.unit_id)
+    ).all()
+    ntr_rows = conn.execute(
+        select(ntr_history.c.nation, ntr_history.c.zone, ntr_history.c.count).where(
+            _valid_at(ntr_history, key, seq)
+        )
+    ).all()
+    nation_rows = conn.execute(
+        select(
+            nation_history.c.nation,
+            nation_history.c.balance,
+            nation_history.c.ntr_lost,
+            nation_history.c.tech,
+        ).where(_valid_at(nation_history, key, seq))
+    ).all()
+    ntr: dict[str, dict[str, int]] = {}
+    for nation, zone, count in ntr_rows:
+        if count:
+            ntr.setdefault(nation, {})[zone] = count
+    return {
+        "seq": seq,
+        "turn": position.turn,
+        "round": position.round,
+        "nation": position.nation,
+        "phase": position.phase,
+        "units": [
+            {"id": u.unit_id, "type": u.type, "nation": u.nation, "at": u.zone, "damage": u.damage}
+            for u in units
+        ],
+        "ntr": {n: dict(sorted(z.items())) for n, z in sorted(ntr.items())},
+        "balances": {r.nation: r.balance for r in sorted(nation_rows)},
+        "ntr_lost": {r.nation: r.ntr_lost for r in sorted(nation_rows)},
+        "tech": {r.nation: json.loads(r.tech) for r in sorted(nation_rows)},
+    }
+
+
+def seq_at_end_of(conn: Connection, cid: UUID, turn: int, phase: str | None) -> int | None:
+    """The last event of a national turn, or of one of its phases."""
+    query = select(phase_index.c.last_seq).where(
+        phase_index.c.campaign_id == str(cid), phase_index.c.turn == turn
+    )
+    if phase is not None:
+        query = query.where(phase_index.c.phase == phase)
+    seqs = [row[0] for row in conn.execute(query)]
+    return max(seqs) if seqs else None
+
+
+def index_rows(conn: Connection, cid: UUID, filters: Iterable[Any] = ()) -> list[Any]:
+    query = (
+        select(event_index).where(event_index.c.campaign_id == str(cid), *filters).order_by(event_index.c.seq)
+    )
+    return list(conn.execute(query))
+
+
+def dump(conn: Connection) -> dict[str, list[tuple[Any, ...]]]:
+    """Every view row, sorted, for comparing a rebuild with the incremental result."""
+    out = {}
+    for table in VIEWS:
+        rows = [tuple(r) for r in conn.execute(select(table))]
+        out[table.name] = sorted(rows, key=repr)
+    return out
