@@ -19,8 +19,10 @@ from domain.campaign import Campaign
 from domain.dice import DiceSource, parse_dice
 from domain.errors import InputError, TrackerError
 from domain.ruleset import KNOWN_PHASES, builtin_names, load_ruleset, read_builtin_or_file
-from projections.summary import as_record, rule_of, summary
+from projections.summary import rule_of, summary
 from tracker.application import Tracker
+from tracker.history import explain as explain_event
+from tracker.history import log_records
 from tracker.verify import verify_events
 from tracker.views import board_now, heading, render_board
 
@@ -507,30 +509,35 @@ def undo(ctx: Context, to: int | None, override: bool, reason: str) -> None:
 
 
 @cli.command()
+@click.option("--turn", type=click.IntRange(min=1), help="Only events of this national turn.")
+@click.option("--phase", type=click.Choice(list(KNOWN_PHASES)), help="Only events recorded in this phase.")
+@click.option("--nation", help="Only events involving this nation.")
+@click.option("--zone", help="Only events in or through this zone.")
 @click.option("--kind", help="Only events of this kind (e.g. DiceRolled).")
+@click.option("--battle", type=int, help="Only the events of this battle.")
 @click.option("--tail", type=click.IntRange(min=1), help="Only the last N events.")
 @json_option
 @click.pass_obj
-def log(ctx: Context, kind: str | None, tail: int | None, as_json: bool) -> None:
-    """List the campaign's events in order, with rule IDs.
+def log(
+    ctx: Context,
+    turn: int | None,
+    phase: str | None,
+    nation: str | None,
+    zone: str | None,
+    kind: str | None,
+    battle: int | None,
+    tail: int | None,
+    as_json: bool,
+) -> None:
+    """List the campaign's events in order, with rule IDs, filtered as asked.
 
-    Example: tracker log --kind DiceRolled --tail 5
+    Example: tracker log --battle 1 --kind DiceRolled
     """
     t = ctx.tracker
     cid = t.campaign_id(ctx.campaign)
-    events = t.events(cid)
-    undone_by: dict[int, int] = {}
-    for e in events:
-        if isinstance(e, Campaign.ActionUndone):
-            for v in range(e.undone_from, e.undone_to + 1):
-                undone_by.setdefault(v, e.originator_version)
-    records = []
-    for e in events:
-        record = as_record(e.originator_version, e)
-        record["undone_by"] = undone_by.get(e.originator_version)
-        records.append(record)
-    if kind:
-        records = [r for r in records if r["kind"] == kind]
+    records = log_records(
+        t, cid, turn=turn, phase=phase, nation=nation, zone=zone, kind=kind, battle=battle, with_data=as_json
+    )
     if tail:
         records = records[-tail:]
     if as_json:
@@ -540,6 +547,71 @@ def log(ctx: Context, kind: str | None, tail: int | None, as_json: bool) -> None
         rule = f"[{r['rule']}]" if r["rule"] else ""
         mark = f"  (undone by {r['undone_by']})" if r["undone_by"] else ""
         click.echo(f"{r['seq']:>5}  {r['kind']:<19} {rule:<6} {r['summary']}{mark}")
+
+
+@cli.command()
+@click.argument("seq", type=click.IntRange(min=1))
+@json_option
+@click.pass_obj
+def explain(ctx: Context, seq: int, as_json: bool) -> None:
+    """Explain one event: its rules, dice and target numbers, choices, what it changed, undo status.
+
+    Example: tracker explain 27
+    """
+    t = ctx.tracker
+    data = explain_event(t, t.campaign_id(ctx.campaign), seq)
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(
+        f"Event {data['seq']}: {data['kind']} (turn {data['turn']}, {data['phase']}, {data['timestamp']})"
+    )
+    click.echo(f"  {data['summary']}")
+    for rule in data["rules"]:
+        click.echo(f"  Rule {rule['id']}: {rule['statement']}")
+    dice = data["dice"]
+    if dice:
+        source = dice["source"] + (f", ref {dice['reference']}" if dice["reference"] else "")
+        click.echo(
+            f"  Dice: roll {dice['roll']} by {dice['roller']} for {dice['reason']}: "
+            f"D{dice['faces']} -> {dice['values']} ({source})"
+        )
+        if dice["target"] is not None:
+            op = "or less" if dice["success_when"] == "at_most" else "or more"
+            base = f" (base {dice['base_target']})" if dice["base_target"] is not None else ""
+            click.echo(f"  Target: {dice['target']} {op}{base}")
+        for m in dice["modifiers"]:
+            change = f"set to {m['set']}" if m["set"] is not None else f"{m['add']:+d}"
+            click.echo(f"  Modifier {m['rule']}: {change}, from {m['cause']}")
+        if dice["outcome"]:
+            click.echo(f"  Outcome: {dice['outcome']}")
+    if data["choice"]:
+        how = "default (cheapest legal)" if data["choice"]["default"] else "chosen"
+        click.echo(f"  Decided by: {data['choice']['by']} ({how})")
+    for line in data["changes"]:
+        click.echo(f"  Changed: {line}")
+    if data["undone_by"]:
+        click.echo(f"  Undone by event {data['undone_by']}")
+    click.echo(f"  Hash: {data['hash']} (previous {data['prev_hash'][:16]}...)")
+
+
+@cli.group()
+def projections() -> None:
+    """The read models behind state, log, explain and reports."""
+
+
+@projections.command(name="rebuild")
+@click.pass_obj
+def projections_rebuild(ctx: Context) -> None:
+    """Drop the projections and rebuild them from the whole log, with a progress bar.
+
+    Example: tracker projections rebuild
+    """
+    t = ctx.tracker
+    total = t.max_notification_id()
+    with click.progressbar(length=total, label="Rebuilding projections", file=sys.stderr) as bar:
+        done = t.projector.rebuild(bar.update)
+    click.echo(f"Rebuilt from {done} events.")
 
 
 @cli.command()
