@@ -987,6 +987,7 @@ class Campaign(Aggregate):
     def convoy_auto(self, battle: int, dice: DiceSource) -> None:
         """Resolve the remaining steps with the defaults: every eligible unit searches, the
         cheapest legal casualties are taken."""
+        self._battle(battle)
         while str(battle) in self.battles:
             b = self.battles[str(battle)]
             step = b["step"]

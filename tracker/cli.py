@@ -700,3 +700,15 @@ def main() -> None:
         # Output piped into `head` and the like: stop quietly, as Unix tools do.
         sys.stderr.close()
         sys.exit(0)
+
+
+def _register_extensions() -> None:
+    """Command groups kept in their own modules, registered on the main group."""
+    from tracker import cli_report, cli_transfer
+
+    for module in (cli_report, cli_transfer):
+        for command in module.COMMANDS:
+            cli.add_command(command)
+
+
+_register_extensions()
