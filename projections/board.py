@@ -118,7 +118,14 @@ phase_index = Table(
     Column("first_seq", Integer, nullable=False),
     Column("last_seq", Integer, nullable=False),
 )
-VIEWS = (event_index, unit_history, ntr_history, nation_history, phase_index)
+stopped = Table(
+    "tracker_projection_stopped",
+    metadata,
+    Column("campaign_id", String(36), primary_key=True),
+    Column("seq", Integer, nullable=False),
+    Column("problem", Text, nullable=False),
+)
+VIEWS = (event_index, unit_history, ntr_history, nation_history, phase_index, stopped)
 HISTORIES = {"unit": unit_history, "ntr": ntr_history, "nation": nation_history}
 
 
@@ -244,15 +251,25 @@ class BoardProjector:
         return f
 
     def _project(self, conn: Connection, notification: Any) -> None:
-        event = self.decode(notification)
-        cid = event.originator_id
-        seq = event.originator_version
-        f = self._follow(cid, seq)
-        f.agg = event.mutate(f.agg)
-        agg = f.agg
+        cid = notification.originator_id
+        seq = notification.originator_version
+        key = str(cid)
+        if self._is_stopped(conn, key):
+            return
+        try:
+            event = self.decode(notification)
+            f = self._follow(cid, seq)
+            agg = event.mutate(f.agg)
+        except Exception as e:  # noqa: BLE001 - an unreadable event must not stop other campaigns
+            # A stored event that cannot be read or applied (an edited row, say) stops this
+            # campaign's projections at that event; `tracker verify` tells the rest.
+            self.followed.pop(cid, None)
+            problem = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+            conn.execute(insert(stopped).values(campaign_id=key, seq=seq, problem=problem[:500]))
+            return
+        f.agg = agg
         if not f.turn_order:
             f.turn_order = list(agg.scenario.turn_order)
-        key = str(cid)
         turn = turn_number(f.turn_order, agg.round, agg.nation)
         kind = type(event).__name__
         zones, nations = _event_zones_and_nations(event)
@@ -309,6 +326,9 @@ class BoardProjector:
             )
         self._write_changes(conn, key, seq, f)
         self._write_phase(conn, key, seq, f, turn)
+
+    def _is_stopped(self, conn: Connection, key: str) -> bool:
+        return conn.execute(select(stopped.c.seq).where(stopped.c.campaign_id == key)).first() is not None
 
     def _write_changes(self, conn: Connection, key: str, seq: int, f: _Followed) -> None:
         new_rows = _rows_of(f.agg)
@@ -408,6 +428,14 @@ def _valid_at(table: Table, key: str, seq: int) -> Any:
         table.c.from_seq <= seq,
         or_(table.c.to_seq.is_(None), table.c.to_seq > seq),
     )
+
+
+def stopped_at(conn: Connection, cid: UUID) -> tuple[int, str] | None:
+    """Where and why this campaign's projections stopped, if they did."""
+    row = conn.execute(
+        select(stopped.c.seq, stopped.c.problem).where(stopped.c.campaign_id == str(cid))
+    ).first()
+    return None if row is None else (row.seq, row.problem)
 
 
 def board_at(conn: Connection, cid: UUID, seq: int) -> dict[str, Any]:

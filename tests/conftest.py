@@ -30,14 +30,27 @@ def _pg_problem() -> str | None:
 
 
 @pytest.fixture(scope="session")
-def pg_url() -> str:
+def pg_url() -> Iterator[str]:
+    """A database of its own for this test session, dropped at the end, so no run sees
+    campaigns left by another."""
     problem = _pg_problem()
     if problem:
         message = f"no PostgreSQL server answers at {PG_URL} ({problem})"
         if os.environ.get("CI"):
             pytest.fail(f"{message}; CI must run the PostgreSQL tests")
         pytest.skip(message)
-    return PG_URL
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    name = f"tracker_test_{uuid.uuid4().hex[:12]}"
+    admin = PG_URL.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -29,7 +29,7 @@ from domain.dice import AutoDice, DiceSource, ManualDice, NoDice, commitment, ne
 from domain.errors import InputError, RuleViolation, TrackerError
 from domain.ruleset import load_ruleset, ruleset_from_dict
 from domain.scenario import read_scenario, scenario_from_dict
-from projections.board import BoardProjector, board_at, seq_at_end_of
+from projections.board import BoardProjector, board_at, seq_at_end_of, stopped_at
 from tracker.store import Registry, database_url
 
 T = TypeVar("T")
@@ -248,16 +248,24 @@ class Tracker:
             )
         return self._projector
 
-    def catch_up(self) -> None:
+    def catch_up(self, cid: UUID | None = None) -> None:
         """Bring the projections up to the end of the log before anything is read from them."""
         self.projector.catch_up()
+        if cid is not None:
+            with self.engine.connect() as conn:
+                problem = stopped_at(conn, cid)
+            if problem is not None:
+                raise InputError(
+                    f"the history of this campaign cannot be read past event {problem[0]} ({problem[1]}); "
+                    "run `tracker verify`"
+                )
 
     def board_at(
         self, cid: UUID, turn: int | None = None, phase: str | None = None, at: int | None = None
     ) -> dict[str, Any]:
         """The board at the end of a national turn (or one of its phases), or after an event,
         answered from the projections without replaying the log."""
-        self.catch_up()
+        self.catch_up(cid)
         with self.engine.connect() as conn:
             if turn is not None:
                 seq = seq_at_end_of(conn, cid, turn, phase)

@@ -595,6 +595,44 @@ def explain(ctx: Context, seq: int, as_json: bool) -> None:
     click.echo(f"  Hash: {data['hash']} (previous {data['prev_hash'][:16]}...)")
 
 
+@cli.command()
+@click.option("--to", "to", type=click.IntRange(min=1), help="Print the board after this event and stop.")
+@click.option("--battle", type=int, help="Print every event of this battle with the board beside it.")
+@click.pass_obj
+def replay(ctx: Context, to: int | None, battle: int | None) -> None:
+    """Step through the log with the board beside each event, forward and backward, roll by roll
+    and battle by battle (keys in a terminal), or print chosen frames with --to / --battle.
+
+    Example: tracker replay --battle 1
+    """
+    from tracker.replay import KEYS, Replay
+
+    t = ctx.tracker
+    cid = t.campaign_id(ctx.campaign)
+    player = Replay(t, cid, battle=battle)
+    if not player.frames:
+        raise InputError(f"no events for battle {battle}" if battle is not None else "the log is empty")
+    out = console()
+    if to is not None:
+        if not player.go_to_seq(to):
+            raise InputError(f"no event {to} in this campaign")
+        player.render(out)
+        return
+    if battle is not None:
+        for i in range(len(player.frames)):
+            player.position = i
+            player.render(out, zone_only=True)
+        return
+    if not sys.stdin.isatty():
+        raise click.UsageError("replay steps with keys in a terminal; without one use --to SEQ or --battle ID")
+    while True:
+        click.clear()
+        player.render(out)
+        out.print(KEYS, style="dim")
+        if not player.handle(click.getchar()):
+            return
+
+
 @cli.group()
 def projections() -> None:
     """The read models behind state, log, explain and reports."""

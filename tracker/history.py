@@ -28,7 +28,7 @@ def log_records(
     with_data: bool = False,
 ) -> list[dict[str, Any]]:
     """Index rows matching every filter given, oldest first (from the projections)."""
-    t.catch_up()
+    t.catch_up(cid)
     filters = []
     if turn is not None:
         filters.append(event_index.c.turn == turn)
