@@ -778,6 +778,10 @@ class Campaign(Aggregate):
         hits = b["hits"].get(side)
         if hits is None or hits["nation"] not in b["waiting"]:
             raise RuleViolation("HA7", f"{nation} has no casualties to choose in battle {battle}")
+        if nation != hits["nation"]:
+            # HA7: the owner chooses. Where allied units share the hits, the nation the battle
+            # names for that side (the attacker, or the NTR owner) assigns them.
+            raise RuleViolation("HA7", f"{hits['nation']} chooses these casualties, not {nation}")
         candidates = [board.units[u] for u in hits["candidates"] if u in board.units]
         rule = "CV2" if b["step"] == "merchant_casualty" else "HA7"
         if units is None:

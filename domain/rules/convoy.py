@@ -94,6 +94,8 @@ def check_searchers(board: Board, defender: str, zone: str, chosen: list[str]) -
             ut = board.unit_type(unit)
             if board.enemies(defender, unit.nation):
                 raise RuleViolation("CV3", f"{uid} is not {defender}'s or an ally's")
+            if ut.search.get("convoy", 0) <= 0:
+                raise RuleViolation("CV3", f"{uid} ({unit.type}) cannot search for submarines")
             if ut.is_air:
                 dist = board.scenario.game_map.distance(unit.at, zone)
                 raise RuleViolation(

@@ -1,0 +1,184 @@
+"""Convoy battles (CV1-CV7) from the command line: step by step with manual dice, and --auto.
+
+Exit status 1 for a refused action, 2 for bad usage; a refused command records nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from domain.campaign import Campaign
+from domain.dice import DiceSource
+from tracker.application import Tracker
+from tracker.cli import cli
+
+CNS = "Central North Sea"
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return str(tmp_path / "convoy.db")
+
+
+def run(db: str, *args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(cli, ["--db", db, *args])
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def log(db: str) -> list[dict[str, Any]]:
+    return json.loads(run(db, "log", "--json"))
+
+
+def refused(db: str, code: int, *args: str) -> str:
+    """The command fails with `code`, one error line, and records nothing."""
+    before = log(db)
+    out = run(db, *args, code=code)
+    assert out.startswith("Error: ") or "Usage:" in out, out
+    assert "Traceback" not in out
+    assert log(db) == before
+    return out
+
+
+def to_britain_collect(db: str) -> None:
+    """Advance to Britain's collect_resources phase in one stored command (what `next` does)."""
+
+    def advance(c: Campaign, _dice: DiceSource) -> None:
+        c.advance()
+        while (c.nation, c.phase) != ("Britain", "collect_resources"):
+            c.advance()
+
+    with Tracker(db) as t:
+        t.execute(t.campaign_id(None), advance)
+    assert "Nothing pending. Round 1 · Britain · collect_resources" in run(db, "pending")
+
+
+def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
+    run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
+    run(db, "next")
+    run(db, "next")  # Germany's combat_movement: a third U-boat joins, it will not take part
+    run(db, "move", "DE-SS3", "--to", CNS)
+    to_britain_collect(db)
+    start = len(log(db))
+
+    out = run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS, "--subs", "DE-SS1,DE-SS2")
+    assert "convoy battle 1 in Central North Sea" in out and "[CV1]" in out
+    assert "Waiting: battle 1 (convoy, Central North Sea): waiting for Britain to roll merchant defence" in out
+    assert refused(db, 1, "next").startswith("Error: CV2: battle 1 in Central North Sea is not finished")
+    assert "France is not an enemy of Britain" in refused(db, 1, "convoy", "declare", "--by", "France", "--zone", CNS)
+    assert "D3" in refused(db, 1, "convoy", "roll", "1", "--dice", "10")  # merchant defence is 2D10
+    assert "D3" in refused(db, 1, "convoy", "roll", "1")  # manual dice campaign: --dice needed
+    refused(db, 2, "convoy", "roll", "one", "--dice", "10,10")
+    assert "no convoy battle 7" in refused(db, 2, "convoy", "roll", "7", "--dice", "10,10")
+
+    out = run(db, "convoy", "roll", "1", "--dice", "10,10")
+    assert "total 20: sinks one submarine" in out
+    assert "waiting for Germany to choose the submarine sunk" in out
+    assert "legal: DE-SS1, DE-SS2" in refused(db, 1, "convoy", "casualties", "1", "--units", "DE-SS3")
+    run(db, "convoy", "casualties", "1", "--units", "DE-SS1")
+
+    assert "CV3" in refused(db, 1, "convoy", "search", "1", "--units", "DE-DD1", "--dice", "1")
+    run(db, "convoy", "search", "1", "--units", "GB-DD1,GB-CA1", "--dice", "4,5")
+    (waiting,) = json.loads(run(db, "pending", "--json"))
+    assert (waiting["battle"], waiting["step"], waiting["waiting"], waiting["rule"]) == (
+        1,
+        "round",
+        ["Britain", "Germany"],
+        "CV4",
+    )
+
+    # GB-DD1 hits; DE-SS2 hits GB-DD1, DE-SS3 (not taking part) misses.
+    run(db, "convoy", "roll", "1", "--dice", "1,2,10")
+    assert "--nation" in refused(db, 2, "convoy", "casualties", "1")  # two nations to choose
+    assert "HA7" in refused(db, 1, "convoy", "casualties", "1", "--nation", "Britain", "--units", "GB-DD2")
+    run(db, "convoy", "casualties", "1", "--nation", "Britain")
+    run(db, "convoy", "casualties", "1", "--nation", "Germany", "--units", "DE-SS3")
+    out = run(db, "convoy", "roll", "1", "--dice", "7")
+    assert "2 Britain NTR destroyed in Central North Sea" in out
+    assert "ends after one round; surviving submarines stay: DE-SS2" in out
+    assert json.loads(run(db, "pending", "--json")) == []
+    assert "lost to convoy attacks" in run(db, "next")
+
+    records = log(db)[start:]
+    counts = Counter(r["kind"] for r in records)
+    # One event per roll (one die per unit), per choice and per loss.
+    assert counts["DiceRolled"] == 1 + 2 + 3 + 1
+    assert counts["SearchersChosen"] == 1
+    assert counts["CasualtiesChosen"] == 3
+    assert counts["UnitHit"] == 3
+    assert counts["NtrDestroyed"] == counts["BattleEnded"] == counts["ResourcesCollected"] == 1
+    rolled = [(r["rule"], r["data"]["unit"], r["data"]["values"]) for r in records if r["kind"] == "DiceRolled"]
+    assert rolled == [
+        ("CV2", None, [10, 10]),
+        ("CV3", "GB-DD1", [4]),
+        ("CV3", "GB-CA1", [5]),
+        ("CV4", "GB-DD1", [1]),
+        ("CV4", "DE-SS2", [2]),
+        ("CV4", "DE-SS3", [10]),
+        ("CV5", "DE-SS2", [7]),
+    ]
+    chosen = [
+        (r["data"]["nation"], r["data"]["units"], r["data"]["default"])
+        for r in records
+        if r["kind"] == "CasualtiesChosen"
+    ]
+    assert chosen == [("Germany", ["DE-SS1"], False), ("Britain", ["GB-DD1"], True), ("Germany", ["DE-SS3"], False)]
+    assert [r["data"]["unit"] for r in records if r["kind"] == "UnitHit"] == ["DE-SS1", "GB-DD1", "DE-SS3"]
+    collected = next(r for r in records if r["kind"] == "ResourcesCollected")
+    assert (collected["data"]["ntr_value"], collected["data"]["lost"]) == (9, 2)
+    assert run(db, "verify").startswith("OK:")
+
+
+def test_cli_convoy_declare_auto_resolves_the_battle_with_auto_dice(db: str) -> None:
+    run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "auto")
+    to_britain_collect(db)
+    start = len(log(db))
+    out = run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS, "--auto")
+    assert "convoy battle 1 in Central North Sea" in out
+    assert "battle 1 ends after one round" in out
+    assert "Waiting:" not in out
+    assert json.loads(run(db, "pending", "--json")) == []
+    records = log(db)[start:]
+    kinds = [r["kind"] for r in records]
+    assert kinds[0] == "ConvoyAttackDeclared" and kinds[-1] == "BattleEnded"
+    searchers = next(r for r in records if r["kind"] == "SearchersChosen")
+    assert searchers["data"]["units"] == ["FR-BM1", "GB-BM1", "GB-CA1", "GB-DD1", "GB-DD2", "GB-FT1"]
+    dice = [r for r in records if r["kind"] == "DiceRolled"]
+    assert all(r["data"]["source"] == "auto" for r in dice)
+    assert [r["rule"] for r in dice][:7] == ["CV2"] + ["CV3"] * 6
+    assert all(r["data"]["default"] for r in records if r["kind"] == "CasualtiesChosen")
+    report = json.loads(run(db, "verify", "--json"))
+    assert report["ok"] and report["rolls_checked"] == len(dice)
+    assert "Britain collects" in run(db, "next")
+
+
+def test_cli_convoy_auto_finishes_a_declared_battle(db: str) -> None:
+    run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "auto")
+    to_britain_collect(db)
+    out = run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS, "--subs", "DE-SS2")
+    assert "Waiting: battle 1" in out
+    assert "battle 1 (convoy, Central North Sea): waiting for Britain to roll merchant defence" in run(db, "pending")
+    out = run(db, "convoy", "auto", "1")
+    assert "battle 1 ends after one round" in out
+    assert "Nothing pending" in run(db, "pending")
+    refused(db, 1, "convoy", "declare", "--by", "Germany", "--zone", CNS)  # CV1: once per phase
+
+
+def test_cli_convoy_auto_in_a_manual_dice_campaign_needs_dice_and_records_nothing(db: str) -> None:
+    run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
+    to_britain_collect(db)
+    run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS)
+    assert "D3" in refused(db, 1, "convoy", "auto", "1")
+    assert "CV1" in refused(db, 1, "convoy", "declare", "--by", "Austria-Hungary", "--zone", CNS, "--auto")
+
+
+def test_cli_convoy_auto_of_a_battle_not_in_progress_is_refused(db: str) -> None:
+    run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "auto")
+    to_britain_collect(db)
+    assert "no convoy battle 7" in refused(db, 2, "convoy", "auto", "7")
