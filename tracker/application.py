@@ -78,6 +78,11 @@ class Tracker:
             self.engine = engine
             self.registry = Registry(engine)
             self._projector: BoardProjector | None = None
+            # Campaigns as this process last saved them, and dice seeds, keyed by campaign:
+            # a long session (the demo, a benchmark, a play shell) then pays one query per
+            # action to catch up, not a load from the latest snapshot.
+            self._working: dict[UUID, Campaign] = {}
+            self._seeds: dict[tuple[UUID, int], str] = {}
         except (PersistenceError, sqlalchemy.exc.SQLAlchemyError) as e:
             reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise InputError(f"cannot open database {self.safe_url}: {reason}") from None
@@ -168,6 +173,18 @@ class Tracker:
         assert cid is not None
         return UUID(cid)
 
+    def _working_copy(self, cid: UUID) -> Campaign:
+        """The campaign as last saved by this process, brought up to date with what other
+        writers recorded since (one indexed query), or loaded from its latest snapshot."""
+        cached = self._working.pop(cid, None)
+        if cached is None:
+            return self.load(cid)
+        agg: Any = cached
+        for stored in self.app.recorder.select_events(cid, gt=cached.version):
+            agg = self.decode(stored).mutate(agg)
+        assert isinstance(agg, Campaign)
+        return agg
+
     def load(self, cid: UUID, version: int | None = None) -> Campaign:
         try:
             campaign: Any = self.app.repository.get(cid, version=version)
@@ -186,7 +203,10 @@ class Tracker:
             return ManualDice(values, reference)
         if campaign.dice_mode == "manual":
             return NoDice()
-        seed = self.registry.seed(str(campaign.id), campaign.dice_epoch)
+        key = (campaign.id, campaign.dice_epoch)
+        seed = self._seeds.get(key) or self.registry.seed(str(campaign.id), campaign.dice_epoch)
+        if seed is not None:
+            self._seeds[key] = seed
         if seed is None:
             raise InputError(
                 "this database does not hold the campaign's dice seed (was it imported?); "
@@ -212,15 +232,19 @@ class Tracker:
         writer re-runs the command on the new state, up to MAX_ATTEMPTS times.
         """
         for attempt in range(MAX_ATTEMPTS):
-            campaign = self.load(cid)
+            # The working copy is taken out of the cache: if anything below fails it is simply
+            # dropped, and the next action starts from the stored log again.
+            campaign = self._working_copy(cid)
             dice = self.dice_for(campaign, dice_values, reference)
             result = command(campaign, dice)
             if isinstance(dice, ManualDice):
                 dice.check_all_used()
             if not campaign.pending_events:
+                self._working[cid] = campaign
                 return result
             try:
                 self.app.save(campaign)
+                self._working[cid] = campaign
                 return result
             except RecordConflictError:
                 # Random back-off so two writers in lock-step do not keep colliding.
