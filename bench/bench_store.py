@@ -44,6 +44,7 @@ import tempfile
 import textwrap
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -185,7 +186,7 @@ def measure_actions(db: Path, sample: int, warmup: int, profile_top: int) -> dic
             profiler.disable()
     finally:
         t.close()
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn:
         rows = conn.execute(
             "SELECT originator_id, originator_version, topic, state FROM tracker_events"
             " WHERE id >= ? ORDER BY id LIMIT ?",
@@ -306,7 +307,7 @@ def measure_loads(db: Path, cid: UUID, processes: int, warm: int) -> dict[str, A
         cold.append(figures["cold"])
         warm_medians.append(statistics.median(figures["warm"]))
         version = figures["version"]
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn:
         snapshot = conn.execute(
             "SELECT max(originator_version) FROM tracker_snapshots WHERE originator_id = ?", (cid.bytes,)
         ).fetchone()[0]
@@ -347,7 +348,7 @@ def build_and_load(db: Path, small: int, large: int, batch: int, processes: int,
         t.close()
     log(f"measuring loads about {TAIL_EVENTS} events after a snapshot ...")
     points["tail"] = {label: measure_loads(db, cid, processes, warm) for label, cid in campaigns.items()}
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn:
         mix = {
             topic.rsplit(".", 1)[-1]: count
             for topic, count in conn.execute(
@@ -493,7 +494,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=10, help="actions per save when building logs (default 10)")
     parser.add_argument("--load-processes", type=int, default=7, help="fresh processes per load figure (default 7)")
     parser.add_argument("--warm-loads", type=int, default=5, help="warm loads in each process (default 5)")
-    parser.add_argument("--profile", type=int, default=0, metavar="N", help="cProfile the sample, print top N")
+    parser.add_argument("--profile", type=int, default=0, metavar="N", help="profile extra actions, print top N")
     parser.add_argument("--load-worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.load_worker:
