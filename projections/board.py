@@ -29,6 +29,7 @@ from sqlalchemy import (
     Table,
     Text,
     and_,
+    bindparam,
     delete,
     insert,
     or_,
@@ -139,8 +140,7 @@ def _rows_of(agg: Any) -> dict[str, dict[Any, tuple[Any, ...]]]:
     units = {uid: (u["type"], u["nation"], u["at"], u["damage"]) for uid, u in agg.units.items()}
     ntr = {(n, z): (c,) for n, zones in agg.ntr.items() for z, c in zones.items()}
     nations = {
-        n: (agg.balances[n], agg.ntr_lost.get(n, 0), json.dumps(agg.tech[n], sort_keys=True))
-        for n in agg.balances
+        n: (agg.balances[n], agg.ntr_lost.get(n, 0), tuple(sorted(agg.tech[n].items()))) for n in agg.balances
     }
     return {"unit": units, "ntr": ntr, "nation": nations}
 
@@ -205,8 +205,10 @@ class BoardProjector:
                 if not notifications:
                     self.position = start
                     return done
+                batch = _Batch(conn)
                 for n in notifications:
-                    self._project(conn, n)
+                    self._project(batch, n)
+                batch.flush()
                 last = notifications[-1].id
                 conn.execute(update(tracking).where(tracking.c.name == NAME).values(notification_id=last))
             self.position = last
@@ -250,11 +252,11 @@ class BoardProjector:
         self.followed[cid] = f
         return f
 
-    def _project(self, conn: Connection, notification: Any) -> None:
+    def _project(self, batch: _Batch, notification: Any) -> None:
         cid = notification.originator_id
         seq = notification.originator_version
         key = str(cid)
-        if self._is_stopped(conn, key):
+        if key in batch.stopped:
             return
         try:
             event = self.decode(notification)
@@ -265,7 +267,7 @@ class BoardProjector:
             # campaign's projections at that event; `tracker verify` tells the rest.
             self.followed.pop(cid, None)
             problem = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
-            conn.execute(insert(stopped).values(campaign_id=key, seq=seq, problem=problem[:500]))
+            batch.stop(key, seq, problem[:500])
             return
         f.agg = agg
         if not f.turn_order:
@@ -293,133 +295,232 @@ class BoardProjector:
             ),
             None,
         )
-        conn.execute(
-            insert(event_index).values(
-                campaign_id=key,
-                seq=seq,
-                notification_id=notification.id,
-                turn=turn,
-                round=agg.round,
-                nation=agg.nation,
-                phase=agg.phase,
-                actor=actor,
-                kind=kind,
-                rule=rule_of(event) or None,
-                battle=battle,
-                zones="|" + "|".join(sorted(zones)) + "|" if zones else "",
-                nations="|" + "|".join(sorted(nations)) + "|" if nations else "",
-                summary=summary(event),
-                dice=kind == "DiceRolled",
-                undone_by=None,
-            )
+        batch.index(
+            {
+                "campaign_id": key,
+                "seq": seq,
+                "notification_id": notification.id,
+                "turn": turn,
+                "round": agg.round,
+                "nation": agg.nation,
+                "phase": agg.phase,
+                "actor": actor,
+                "kind": kind,
+                "rule": rule_of(event) or None,
+                "battle": battle,
+                "zones": "|" + "|".join(sorted(zones)) + "|" if zones else "",
+                "nations": "|" + "|".join(sorted(nations)) + "|" if nations else "",
+                "summary": summary(event),
+                "dice": kind == "DiceRolled",
+                "undone_by": None,
+            }
         )
         if kind == "ActionUndone":
-            conn.execute(
-                update(event_index)
-                .where(
-                    event_index.c.campaign_id == key,
-                    event_index.c.seq >= event.undone_from,
-                    event_index.c.seq <= event.undone_to,
-                    event_index.c.undone_by.is_(None),
-                )
-                .values(undone_by=seq)
-            )
-        self._write_changes(conn, key, seq, f)
-        self._write_phase(conn, key, seq, f, turn)
-
-    def _is_stopped(self, conn: Connection, key: str) -> bool:
-        return conn.execute(select(stopped.c.seq).where(stopped.c.campaign_id == key)).first() is not None
-
-    def _write_changes(self, conn: Connection, key: str, seq: int, f: _Followed) -> None:
-        new_rows = _rows_of(f.agg)
-        for name, table in HISTORIES.items():
+            batch.mark_undone(key, event.undone_from, event.undone_to, seq)
+            # Phases entered by the undone events were never played, as far as turn lookups go.
+            batch.drop_phases(key, event.undone_from)
+        new_rows = _rows_of(agg)
+        for name in HISTORIES:
             old, new = f.rows[name], new_rows[name]
-            changed = [k for k in old if old[k] != new.get(k)]
-            added = [k for k in new if old.get(k) != new[k]]
-            for k in changed:
-                conn.execute(
-                    update(table)
-                    .where(*self._match(table, key, name, k), table.c.to_seq.is_(None))
-                    .values(to_seq=seq)
-                )
-            if added:
-                conn.execute(insert(table), [self._row(name, key, k, new[k], seq) for k in added])
+            for k in old:
+                if old[k] != new.get(k):
+                    batch.close(name, key, k, seq)
+            for k in new:
+                if old.get(k) != new[k]:
+                    batch.open(name, key, k, _history_row(name, key, k, new[k], seq))
         f.rows = new_rows
+        phase_key = (turn, agg.phase)
+        if phase_key != f.phase_key:
+            # A phase entered again after an undo starts a fresh span.
+            f.phase_key = phase_key
+            batch.phase(key, turn, agg.phase, agg.round, agg.nation, seq, new_span=True)
+        else:
+            batch.phase(key, turn, agg.phase, agg.round, agg.nation, seq, new_span=False)
 
-    @staticmethod
-    def _match(table: Table, key: str, name: str, k: Any) -> list[Any]:
-        if name == "unit":
-            return [table.c.campaign_id == key, table.c.unit_id == k]
-        if name == "ntr":
-            return [table.c.campaign_id == key, table.c.nation == k[0], table.c.zone == k[1]]
-        return [table.c.campaign_id == key, table.c.nation == k]
 
-    @staticmethod
-    def _row(name: str, key: str, k: Any, value: tuple[Any, ...], seq: int) -> dict[str, Any]:
-        if name == "unit":
-            t, nation, zone, damage = value
-            return {
-                "campaign_id": key,
-                "unit_id": k,
-                "type": t,
-                "nation": nation,
-                "zone": zone,
-                "damage": damage,
-                "from_seq": seq,
-                "to_seq": None,
-            }
-        if name == "ntr":
-            return {
-                "campaign_id": key,
-                "nation": k[0],
-                "zone": k[1],
-                "count": value[0],
-                "from_seq": seq,
-                "to_seq": None,
-            }
-        balance, lost, tech = value
+def _history_row(name: str, key: str, k: Any, value: tuple[Any, ...], seq: int) -> dict[str, Any]:
+    if name == "unit":
+        t, nation, zone, damage = value
         return {
             "campaign_id": key,
-            "nation": k,
-            "balance": balance,
-            "ntr_lost": lost,
-            "tech": tech,
+            "unit_id": k,
+            "type": t,
+            "nation": nation,
+            "zone": zone,
+            "damage": damage,
             "from_seq": seq,
             "to_seq": None,
         }
+    if name == "ntr":
+        return {
+            "campaign_id": key,
+            "nation": k[0],
+            "zone": k[1],
+            "count": value[0],
+            "from_seq": seq,
+            "to_seq": None,
+        }
+    balance, lost, tech = value
+    return {
+        "campaign_id": key,
+        "nation": k,
+        "balance": balance,
+        "ntr_lost": lost,
+        "tech": json.dumps(dict(tech), sort_keys=True),
+        "from_seq": seq,
+        "to_seq": None,
+    }
 
-    def _write_phase(self, conn: Connection, key: str, seq: int, f: _Followed, turn: int) -> None:
-        agg = f.agg
-        phase_key = (turn, agg.phase)
-        if phase_key == f.phase_key:
-            conn.execute(
-                update(phase_index)
-                .where(
-                    phase_index.c.campaign_id == key,
-                    phase_index.c.turn == turn,
-                    phase_index.c.phase == agg.phase,
-                )
-                .values(last_seq=seq)
-            )
+
+class _Batch:
+    """The writes of one page of notifications, made with a few executemany statements.
+
+    Rows opened and closed within the page are settled in memory; only rows opened by an
+    earlier page are closed with UPDATE, before this page's rows are inserted.
+    """
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.stopped = {row[0] for row in conn.execute(select(stopped.c.campaign_id))}
+        self.index_rows: list[dict[str, Any]] = []
+        self.index_by_seq: dict[tuple[str, int], dict[str, Any]] = {}
+        self.undone: list[dict[str, Any]] = []
+        self.new_rows: dict[str, list[dict[str, Any]]] = {name: [] for name in HISTORIES}
+        self.open_here: dict[tuple[str, str, Any], dict[str, Any]] = {}
+        self.closes: dict[str, list[dict[str, Any]]] = {name: [] for name in HISTORIES}
+        self.phases: dict[tuple[str, int, str], dict[str, Any]] = {}
+        self.phase_drops: list[dict[str, Any]] = []
+        self.stops: list[dict[str, Any]] = []
+
+    def stop(self, key: str, seq: int, problem: str) -> None:
+        self.stopped.add(key)
+        self.stops.append({"campaign_id": key, "seq": seq, "problem": problem})
+
+    def index(self, row: dict[str, Any]) -> None:
+        self.index_rows.append(row)
+        self.index_by_seq[(row["campaign_id"], row["seq"])] = row
+
+    def mark_undone(self, key: str, first: int, last: int, by: int) -> None:
+        for seq in range(first, last + 1):
+            row = self.index_by_seq.get((key, seq))
+            if row is not None and row["undone_by"] is None:
+                row["undone_by"] = by
+        self.undone.append({"k": key, "first": first, "last": last, "by": by})
+
+    def open(self, name: str, key: str, k: Any, row: dict[str, Any]) -> None:
+        self.new_rows[name].append(row)
+        self.open_here[(name, key, k)] = row
+
+    def close(self, name: str, key: str, k: Any, seq: int) -> None:
+        row = self.open_here.pop((name, key, k), None)
+        if row is not None:
+            row["to_seq"] = seq
             return
-        f.phase_key = phase_key
-        # A phase entered again after an undo starts a fresh span.
+        params: dict[str, Any] = {"k": key, "to": seq}
+        if name == "unit":
+            params["b_unit"] = k
+        elif name == "ntr":
+            params["b_nation"], params["b_zone"] = k
+        else:
+            params["b_nation"] = k
+        self.closes[name].append(params)
+
+    def drop_phases(self, key: str, first: int) -> None:
+        for span_key, span in list(self.phases.items()):
+            if span_key[0] == key and (span["first_seq"] is None or span["first_seq"] >= first):
+                del self.phases[span_key]
+        self.phase_drops.append({"k": key, "first": first})
+
+    def phase(
+        self, key: str, turn: int, phase: str, round_: int, nation: str, seq: int, new_span: bool
+    ) -> None:
+        span = self.phases.get((key, turn, phase))
+        if new_span or span is None:
+            first = seq if new_span else None
+            self.phases[(key, turn, phase)] = {
+                "campaign_id": key,
+                "turn": turn,
+                "phase": phase,
+                "round": round_,
+                "nation": nation,
+                "first_seq": first,
+                "last_seq": seq,
+            }
+        else:
+            span["last_seq"] = seq
+
+    def flush(self) -> None:
+        conn = self.conn
+        if self.undone:
+            conn.execute(
+                update(event_index)
+                .where(
+                    event_index.c.campaign_id == bindparam("k"),
+                    event_index.c.seq >= bindparam("first"),
+                    event_index.c.seq <= bindparam("last"),
+                    event_index.c.undone_by.is_(None),
+                )
+                .values(undone_by=bindparam("by")),
+                self.undone,
+            )
+        if self.index_rows:
+            conn.execute(insert(event_index), self.index_rows)
+        for name, table in HISTORIES.items():
+            if self.closes[name]:
+                match = [table.c.campaign_id == bindparam("k"), table.c.to_seq.is_(None)]
+                if name == "unit":
+                    match.append(table.c.unit_id == bindparam("b_unit"))
+                else:
+                    match.append(table.c.nation == bindparam("b_nation"))
+                    if name == "ntr":
+                        match.append(table.c.zone == bindparam("b_zone"))
+                conn.execute(update(table).where(*match).values(to_seq=bindparam("to")), self.closes[name])
+            if self.new_rows[name]:
+                conn.execute(insert(table), self.new_rows[name])
+        self._flush_phases()
+        if self.stops:
+            conn.execute(insert(stopped), self.stops)
+
+    def _flush_phases(self) -> None:
+        conn = self.conn
+        if self.phase_drops:
+            conn.execute(
+                delete(phase_index).where(
+                    phase_index.c.campaign_id == bindparam("k"), phase_index.c.first_seq >= bindparam("first")
+                ),
+                self.phase_drops,
+            )
+        if not self.phases:
+            return
+        keep_first = [span for span in self.phases.values() if span["first_seq"] is None]
+        if keep_first:
+            # Spans that began in an earlier page keep their first event.
+            existing = {
+                (r.campaign_id, r.turn, r.phase): r.first_seq
+                for r in conn.execute(
+                    select(
+                        phase_index.c.campaign_id,
+                        phase_index.c.turn,
+                        phase_index.c.phase,
+                        phase_index.c.first_seq,
+                    )
+                    .where(phase_index.c.campaign_id.in_({s["campaign_id"] for s in keep_first}))
+                    .where(phase_index.c.turn.in_({s["turn"] for s in keep_first}))
+                )
+            }
+            for span in keep_first:
+                span["first_seq"] = existing.get(
+                    (span["campaign_id"], span["turn"], span["phase"]), span["last_seq"]
+                )
         conn.execute(
             delete(phase_index).where(
-                phase_index.c.campaign_id == key, phase_index.c.turn == turn, phase_index.c.phase == agg.phase
-            )
+                phase_index.c.campaign_id == bindparam("k"),
+                phase_index.c.turn == bindparam("t"),
+                phase_index.c.phase == bindparam("p"),
+            ),
+            [{"k": s["campaign_id"], "t": s["turn"], "p": s["phase"]} for s in self.phases.values()],
         )
-        conn.execute(
-            insert(phase_index).values(
-                campaign_id=key,
-                turn=turn,
-                phase=agg.phase,
-                round=agg.round,
-                nation=agg.nation,
-                first_seq=seq,
-                last_seq=seq,
-            )
-        )
+        conn.execute(insert(phase_index), list(self.phases.values()))
 
 
 def _valid_at(table: Table, key: str, seq: int) -> Any:

@@ -230,6 +230,23 @@ def test_rk3_undo_to_a_point_and_refused_inside_an_action(tracker: Tracker, uniq
         tracker.undo(cid, to=last - 1)
 
 
+def test_rk3_a_turn_undone_is_no_longer_played_for_turn_lookups(tracker: Tracker, unique_name: str) -> None:
+    cid = tracker.create(unique_name, "north-sea-1914").id
+    while tracker.load(cid).nation == "Germany":
+        tracker.execute(cid, advance)
+    tracker.catch_up()
+    assert tracker.board_at(cid, turn=2)["nation"] == "Britain"
+    tracker.execute(cid, advance)  # Britain: research -> purchase
+    back_to = next(e.originator_version for e in tracker.events(cid) if type(e).__name__ == "ResourcesCollected")
+    tracker.undo(cid, to=back_to - 1)  # back into Germany's collect_resources phase
+    with pytest.raises(InputError, match="turn 2 has not been played"):
+        tracker.board_at(cid, turn=2)
+    assert tracker.board_at(cid, turn=1, phase="collect_resources")["phase"] == "collect_resources"
+    tracker.projector.rebuild()
+    with pytest.raises(InputError, match="turn 2 has not been played"):
+        tracker.board_at(cid, turn=2)
+
+
 def test_cli_undo_reports_and_marks_the_log(tmp_path: Path) -> None:
     db = str(tmp_path / "c.db")
     run(db, "new", "c", "--scenario", "north-sea-1914")

@@ -25,7 +25,7 @@ from eventsourcing.persistence import (
 )
 
 from domain.campaign import Campaign
-from domain.dice import AutoDice, DiceSource, ManualDice, NoDice, commitment, new_seed
+from domain.dice import AutoDice, Dice, DiceSource, ManualDice, NoDice, commitment, new_seed
 from domain.errors import InputError, RuleViolation, TrackerError
 from domain.ruleset import load_ruleset, ruleset_from_dict
 from domain.scenario import read_scenario, scenario_from_dict
@@ -40,6 +40,17 @@ MAX_ATTEMPTS = 30
 
 class ConflictError(TrackerError):
     """Another writer kept recording on the same campaign; the action was not recorded."""
+
+
+class MissingSeedDice:
+    """Auto dice whose seed this database does not hold (an imported campaign): an action
+    that rolls nothing still runs; one that rolls asks for physical dice."""
+
+    def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice:
+        raise InputError(
+            f"{what} needs {count} D{faces}, and this database does not hold the campaign's dice seed "
+            "(was it imported?); roll physical dice and pass them with --dice"
+        )
 
 
 class TrackerApplication(Application[UUID]):
@@ -205,13 +216,11 @@ class Tracker:
             return NoDice()
         key = (campaign.id, campaign.dice_epoch)
         seed = self._seeds.get(key) or self.registry.seed(str(campaign.id), campaign.dice_epoch)
-        if seed is not None:
-            self._seeds[key] = seed
-        if seed is None:
-            raise InputError(
-                "this database does not hold the campaign's dice seed (was it imported?); "
-                "roll physical dice and pass them with --dice"
-            )
+        # A seed that does not match the log's commitment (left by a crashed creation whose
+        # name was reused, say) must never roll: nobody could verify its dice.
+        if seed is None or commitment(seed) != campaign.commitments[campaign.dice_epoch]:
+            return MissingSeedDice()
+        self._seeds[key] = seed
         return AutoDice(seed)
 
     def seed_for(self, cid: UUID, epoch: int) -> str | None:

@@ -78,6 +78,12 @@ def verify_events(
         if kind == "Created":
             commitments.append(event.seed_commitment)
         elif kind == "SeedRevealed":
+            if not 0 <= event.epoch < len(commitments) or event.epoch != len(revealed):
+                return _fail(
+                    report,
+                    version,
+                    f"event {version} (SeedRevealed) names dice epoch {event.epoch} out of order",
+                )
             if commitment(event.seed) != commitments[event.epoch]:
                 return _fail(
                     report, version, f"event {version} (SeedRevealed): seed does not match its commitment"
@@ -85,6 +91,10 @@ def verify_events(
             revealed[event.epoch] = event.seed
             commitments.append(event.next_commitment)
         elif kind == "DiceRolled":
+            if not 0 <= event.epoch < len(commitments):
+                return _fail(
+                    report, version, f"event {version} (DiceRolled) names unknown dice epoch {event.epoch}"
+                )
             if event.roll != len(roll_numbers) + 1:
                 return _fail(
                     report,

@@ -1,0 +1,535 @@
+"""Export and import: JSON lines that rebuild a campaign exactly, in SQLite or PostgreSQL, or are refused."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy.orm import Session
+
+from domain.campaign import Campaign
+from domain.dice import DiceSource
+from domain.errors import InputError
+from tracker.application import SNAPSHOT_INTERVAL, Tracker
+from tracker.cli import cli
+from tracker.transfer import (
+    FORMAT,
+    ExportRefused,
+    ImportRefused,
+    export_campaign,
+    import_campaign,
+    parse_export,
+)
+from tracker.verify import VerifyReport, verify_events
+
+# ----- helpers -----
+
+
+def advance(c: Campaign, _d: DiceSource) -> None:
+    c.advance()
+
+
+def research(c: Campaign, d: DiceSource) -> Any:
+    return c.research("Germany", "advanced_submarine", d)
+
+
+def move(c: Campaign, _d: DiceSource) -> Any:
+    return c.move("Germany", ["DE-SS3", "DE-SS4"], ["Southern North Sea", "Dover Strait"])
+
+
+def play(t: Tracker, cid: UUID, reveal: bool = True) -> None:
+    """Germany researches (one auto roll), reveals the seed, moves U-boats and ends its turn."""
+    t.execute(cid, research)
+    t.execute(cid, advance)
+    if reveal:
+        t.reveal_seed(cid)
+    t.execute(cid, advance)
+    t.execute(cid, move)
+    while t.load(cid).nation == "Germany":
+        t.execute(cid, advance)
+
+
+def source_campaign(path: str, name: str, reveal: bool = True) -> UUID:
+    with Tracker(path) as t:
+        cid = t.create(name, "north-sea-1914", dice="auto").id
+        play(t, cid, reveal)
+    return cid
+
+
+def verify(t: Tracker, cid: UUID) -> VerifyReport:
+    stored = t.stored_events(cid)
+    return verify_events(((s.originator_version, partial(t.decode, s)) for s in stored), lambda e: t.seed_for(cid, e))
+
+
+def state_of(c: Campaign) -> dict[str, Any]:
+    """Everything the log rebuilds, apart from the aggregate id."""
+    return {
+        **c.game_state(),
+        "version": c.version,
+        "name": c.name,
+        "dice_mode": c.dice_mode,
+        "commitments": c.commitments,
+        "revealed_seeds": c.revealed_seeds,
+        "roll_count": c.roll_count,
+        "battle_count": c.battle_count,
+        "last_hash": c.last_hash,
+    }
+
+
+def export_to(path: Path, source: str, name: str) -> Path:
+    with Tracker(source) as t:
+        path.write_text(export_campaign(t, t.campaign_id(name)).text, encoding="utf-8")
+    return path
+
+
+def invoke(db: str, *args: str) -> Any:
+    return CliRunner().invoke(cli, ["--db", db, *args])
+
+
+@pytest.fixture
+def source(tmp_path: Path, unique_name: str) -> str:
+    path = str(tmp_path / "source.db")
+    source_campaign(path, unique_name)
+    return path
+
+
+@pytest.fixture
+def export_file(tmp_path: Path, source: str, unique_name: str) -> Path:
+    return export_to(tmp_path / "campaign.jsonl", source, unique_name)
+
+
+def lines_of(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def rewrite(path: Path, change: Callable[[list[str]], object]) -> Path:
+    lines = lines_of(path)
+    change(lines)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def line_number_of(path: Path, kind: str) -> int:
+    """The 1-based line number of the first event of this kind."""
+    for number, line in enumerate(lines_of(path), start=1):
+        if number > 1 and json.loads(line)["kind"] == kind:
+            return number
+    raise AssertionError(f"no {kind} in the export")
+
+
+# ----- the format -----
+
+
+def test_export_has_a_header_then_one_line_per_event_with_its_hashes(export_file: Path, source: str) -> None:
+    lines = [json.loads(line) for line in lines_of(export_file)]
+    header, events = lines[0], lines[1:]
+    assert header["format"] == FORMAT and header["version"] == 1
+    assert header["events"] == len(events) and header["last_hash"] == events[-1]["hash"]
+    assert header["exported_at"]
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert events[0]["kind"] == "Created" and events[0]["prev_hash"] == "0" * 64
+    for before, after in zip(events, events[1:], strict=False):
+        assert after["prev_hash"] == before["hash"]
+    roll = next(e for e in events if e["kind"] == "DiceRolled")
+    assert roll["topic"] == "domain.campaign:Campaign.DiceRolled"
+    assert roll["event"]["values"] == json.loads(roll["state"])["values"]
+    assert set(events[0]) == {"seq", "kind", "topic", "timestamp", "prev_hash", "hash", "event", "state"}
+
+
+def test_the_hash_can_be_checked_from_the_file_alone(export_file: Path) -> None:
+    import hashlib
+
+    for line in lines_of(export_file)[1:]:
+        e = json.loads(line)
+        canonical = json.dumps(
+            {
+                "prev": e["prev_hash"],
+                "kind": e["kind"],
+                "version": e["seq"],
+                "timestamp": e["timestamp"],
+                "content": e["event"],
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+        assert hashlib.sha256(canonical.encode()).hexdigest() == e["hash"]
+
+
+def test_secret_seeds_are_not_exported(tmp_path: Path, unique_name: str) -> None:
+    path = str(tmp_path / "secret.db")
+    cid = source_campaign(path, unique_name, reveal=True)
+    with Tracker(path) as t:
+        secrets = [s for epoch in range(3) if (s := t.seed_for(cid, epoch))]
+        text = export_campaign(t, cid).text
+        revealed = t.load(cid).revealed_seeds
+    assert len(secrets) == 2 and revealed == secrets[:1]
+    assert secrets[0] in text  # revealed in the log
+    assert secrets[1] not in text  # the current seed stays secret
+
+
+# ----- round trips -----
+
+
+def test_round_trip_rebuilds_the_exact_rows_and_state(
+    export_file: Path, source: str, db_url: str, unique_name: str
+) -> None:
+    """SQLite -> SQLite and SQLite -> PostgreSQL."""
+    with Tracker(source) as src:
+        old_cid = src.campaign_id(unique_name)
+        old_rows = src.stored_events(old_cid)
+        old_state = state_of(src.load(old_cid))
+    with Tracker(db_url) as t:
+        result = import_campaign(t, export_file.read_bytes(), str(export_file))
+        assert result.campaign == unique_name and result.events == len(old_rows)
+        cid = t.campaign_id(unique_name)
+        assert cid == result.campaign_id
+        new_rows = t.stored_events(cid)
+        assert [(r.originator_version, r.topic, bytes(r.state)) for r in new_rows] == [
+            (r.originator_version, r.topic, bytes(r.state)) for r in old_rows
+        ]
+        assert state_of(t.load(cid)) == old_state
+        report = verify(t, cid)
+        assert report.ok, report.problem
+        assert report.rolls_checked == 1 and report.rolls_unchecked == 0  # the seed was revealed
+        # The read models catch up on the imported events.
+        assert t.board_at(cid, at=len(new_rows))["phase"] == old_state["phase"]
+
+
+def test_rolls_with_a_secret_seed_are_noted_not_failed(tmp_path: Path, unique_name: str) -> None:
+    source = str(tmp_path / "s.db")
+    source_campaign(source, unique_name, reveal=False)
+    export_file = export_to(tmp_path / "e.jsonl", source, unique_name)
+    dest = str(tmp_path / "d.db")
+    result = invoke(dest, "import", str(export_file))
+    assert result.exit_code == 0, result.output
+    assert "1 auto roll(s) not re-derived" in result.output
+    with Tracker(dest) as t:
+        cid = t.campaign_id(unique_name)
+        report = verify(t, cid)
+        assert report.ok and report.rolls_unchecked == 1 and report.rolls_checked == 0
+        # No secret seed came along: further rolls need manual dice.
+        with pytest.raises(InputError, match="dice seed"):
+            t.execute(cid, lambda c, d: c.research(c.nation, "advanced_asw", d))
+    out = invoke(dest, "verify")
+    assert out.exit_code == 0 and "not re-derived" in out.output
+
+
+def test_import_into_the_same_database_under_another_name(db_url: str, tmp_path: Path, unique_name: str) -> None:
+    source_campaign(db_url, unique_name)
+    export_file = export_to(tmp_path / "e.jsonl", db_url, unique_name)
+    copy = f"{unique_name}-copy"
+    result = invoke(db_url, "import", str(export_file), "--as", copy)
+    assert result.exit_code == 0, result.output
+    with Tracker(db_url) as t:
+        original, imported = t.campaign_id(unique_name), t.campaign_id(copy)
+        assert original != imported
+        assert state_of(t.load(imported)) == state_of(t.load(original))
+        assert verify(t, imported).ok and verify(t, original).ok
+        # Playing on in the copy leaves the original as it was.
+        before = len(t.stored_events(original))
+        # No dice: the imported campaign has no seed here (see dice_for), so pass none.
+        t.execute(imported, advance, dice_values=[])
+        assert len(t.stored_events(original)) == before
+    assert invoke(db_url, "--campaign", copy, "verify").exit_code == 0
+
+
+def test_importing_twice_under_one_name_is_refused(export_file: Path, db_url: str, unique_name: str) -> None:
+    assert invoke(db_url, "import", str(export_file)).exit_code == 0
+    with Tracker(db_url) as t:
+        before = len(t.stored_events(t.campaign_id(unique_name)))
+    again = invoke(db_url, "import", str(export_file))
+    assert again.exit_code == 2
+    assert f"campaign {unique_name!r} already exists" in again.output and "--as" in again.output
+    assert len(again.output.strip().splitlines()) == 1
+    with Tracker(db_url) as t:
+        assert len(t.stored_events(t.campaign_id(unique_name))) == before
+
+
+def test_a_failed_write_leaves_neither_events_nor_name(
+    export_file: Path, tmp_path: Path, unique_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dest = str(tmp_path / "d.db")
+    with Tracker(dest) as t:
+        recorder: Any = t.app.recorder
+        original = recorder.insert_events
+
+        def crash_after_writing(stored: Any, **kwargs: Any) -> Any:
+            original(stored, **kwargs)
+            raise RuntimeError("power cut")
+
+        monkeypatch.setattr(recorder, "insert_events", crash_after_writing)
+        with pytest.raises(RuntimeError, match="power cut"):
+            import_campaign(t, export_file.read_bytes(), str(export_file))
+        monkeypatch.undo()
+        assert t.registry.lookup(unique_name) is None
+        assert t.app.recorder.max_notification_id() in (None, 0)
+        # Nothing half-done stands in the way of the next attempt.
+        import_campaign(t, export_file.read_bytes(), str(export_file))
+        assert verify(t, t.campaign_id(unique_name)).ok
+
+
+def test_a_name_left_by_a_crashed_creation_is_reused_without_its_seeds(
+    export_file: Path, tmp_path: Path, unique_name: str
+) -> None:
+    dest = str(tmp_path / "d.db")
+    with Tracker(dest) as t:
+        stale = "00000000-0000-4000-8000-000000000001"
+        t.registry.claim(unique_name, stale)
+        t.registry.seed(stale, 0, "ab" * 32)
+        result = import_campaign(t, export_file.read_bytes(), str(export_file))
+        assert str(result.campaign_id) == stale
+        assert t.seed_for(result.campaign_id, 0) is None
+        assert verify(t, result.campaign_id).ok
+
+
+def test_a_long_campaign_is_imported_with_a_snapshot(tmp_path: Path, unique_name: str) -> None:
+    source = str(tmp_path / "long.db")
+    with Tracker(source) as t:
+        cid = t.create(unique_name, "north-sea-1914", dice="manual").id
+        while len(t.stored_events(cid)) < SNAPSHOT_INTERVAL + 5:
+            t.execute(cid, advance)
+        old_state = state_of(t.load(cid))
+    export_file = export_to(tmp_path / "long.jsonl", source, unique_name)
+    with Tracker(str(tmp_path / "d.db")) as t:
+        result = import_campaign(t, export_file.read_bytes(), str(export_file))
+        assert t.app.snapshots is not None
+        snapshots = list(t.app.snapshots.get(result.campaign_id))
+        assert [s.originator_version for s in snapshots] == [SNAPSHOT_INTERVAL]
+        assert state_of(t.load(result.campaign_id)) == old_state
+
+
+# ----- the CLI -----
+
+
+def test_cli_export_import_verify(source: str, tmp_path: Path, unique_name: str) -> None:
+    out_file = tmp_path / "cli.jsonl"
+    result = invoke(source, "--campaign", unique_name, "export", str(out_file))
+    assert result.exit_code == 0, result.output
+    assert f"Exported campaign {unique_name!r}" in result.output
+    header = json.loads(lines_of(out_file)[0])
+    dest = str(tmp_path / "dest.db")
+    result = invoke(dest, "import", str(out_file), "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["campaign"] == unique_name and data["events"] == header["events"]
+    assert data["last_hash"] == header["last_hash"] and data["rolls_checked"] == 1
+    verified = invoke(dest, "verify")
+    assert verified.exit_code == 0 and verified.output.startswith("OK:")
+    state = json.loads(invoke(dest, "state", "--json").output)
+    assert state["campaign"] == unique_name
+
+
+def test_cli_export_to_stdout_and_import_from_stdin(source: str, tmp_path: Path, unique_name: str) -> None:
+    runner = CliRunner()
+    exported = runner.invoke(cli, ["--db", source, "export", "-"])
+    assert exported.exit_code == 0, exported.output
+    assert json.loads(exported.stdout.splitlines()[0])["format"] == FORMAT
+    assert "Exported" in exported.stderr and "Exported" not in exported.stdout
+    dest = str(tmp_path / "dest.db")
+    imported = runner.invoke(cli, ["--db", dest, "import", "-", "--as", "piped"], input=exported.stdout_bytes)
+    assert imported.exit_code == 0, imported.output
+    assert "Imported campaign 'piped'" in imported.output
+    assert invoke(dest, "verify").exit_code == 0
+
+
+def test_cli_file_errors_exit_2(tmp_path: Path, source: str) -> None:
+    missing = invoke(source, "import", str(tmp_path / "nowhere.jsonl"))
+    assert missing.exit_code == 2 and "cannot read" in missing.output
+    unwritable = invoke(source, "export", str(tmp_path / "no-such-folder" / "x.jsonl"))
+    assert unwritable.exit_code == 2 and "cannot write" in unwritable.output
+    not_export = tmp_path / "notes.txt"
+    not_export.write_text("shopping list\n")
+    refused = invoke(source, "import", str(not_export))
+    assert refused.exit_code == 2 and "line 1: not a campaign export" in refused.output
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert invoke(source, "import", str(empty)).exit_code == 2
+    for result in (missing, unwritable, refused):
+        assert len(result.output.strip().splitlines()) == 1
+        assert "Traceback" not in result.output
+
+
+def test_export_refuses_a_campaign_whose_log_was_edited(source: str, tmp_path: Path, unique_name: str) -> None:
+    with Tracker(source) as t:
+        cid = t.campaign_id(unique_name)
+        cls: Any = t.app.recorder.events_record_cls  # type: ignore[attr-defined]
+        with Session(t.app.factory.datastore.engine) as session:  # type: ignore[attr-defined]
+            row = session.query(cls).filter(cls.originator_id == cid, cls.originator_version == 2).one()
+            state = json.loads(bytes(row.state))
+            state["cost"] = 1
+            row.state = json.dumps(state).encode()
+            session.commit()
+        with pytest.raises(ExportRefused, match="event 2 .*was edited"):
+            export_campaign(t, cid)
+    out_file = tmp_path / "bad.jsonl"
+    result = invoke(source, "export", str(out_file))
+    assert result.exit_code == 1 and "tracker verify" in result.output
+    assert not out_file.exists()
+
+
+# ----- tampered files -----
+
+
+def edit_die_in_event(path: Path) -> int:
+    n = line_number_of(path, "DiceRolled")
+
+    def change(lines: list[str]) -> None:
+        obj = json.loads(lines[n - 1])
+        obj["event"]["values"] = [v % 10 + 1 for v in obj["event"]["values"]]
+        lines[n - 1] = json.dumps(obj)
+
+    rewrite(path, change)
+    return n
+
+
+def edit_die_everywhere(path: Path) -> int:
+    """A careful forger: the die changed in the readable fields and in the stored state."""
+    n = line_number_of(path, "DiceRolled")
+
+    def change(lines: list[str]) -> None:
+        obj = json.loads(lines[n - 1])
+        obj["event"]["values"] = [v % 10 + 1 for v in obj["event"]["values"]]
+        state = json.loads(obj["state"])
+        state["values"] = obj["event"]["values"]
+        obj["state"] = json.dumps(state, separators=(",", ":"))
+        lines[n - 1] = json.dumps(obj)
+
+    rewrite(path, change)
+    return n
+
+
+def delete_a_middle_line(path: Path) -> int:
+    rewrite(path, lambda lines: lines.pop(3))  # event 3
+    return 4  # where event 3 should be, event 4 now is
+
+
+def delete_the_last_line(path: Path) -> int:
+    count = len(lines_of(path))
+    rewrite(path, lambda lines: lines.pop())
+    return count
+
+
+def swap_two_lines(path: Path) -> int:
+    def change(lines: list[str]) -> None:
+        lines[2], lines[3] = lines[3], lines[2]
+
+    rewrite(path, change)
+    return 3
+
+
+def edit_the_timestamp(path: Path) -> int:
+    def change(lines: list[str]) -> None:
+        obj = json.loads(lines[2])
+        obj["timestamp"] = "2000-01-01T00:00:00+00:00"
+        lines[2] = json.dumps(obj)
+
+    rewrite(path, change)
+    return 3
+
+
+def edit_the_header_hash(path: Path) -> int:
+    def change(lines: list[str]) -> None:
+        obj = json.loads(lines[0])
+        obj["last_hash"] = "f" * 64
+        lines[0] = json.dumps(obj)
+
+    rewrite(path, change)
+    return 1
+
+
+def name_a_foreign_topic(path: Path) -> int:
+    def change(lines: list[str]) -> None:
+        obj = json.loads(lines[2])
+        obj["topic"] = "os:system"
+        lines[2] = json.dumps(obj)
+
+    rewrite(path, change)
+    return 3
+
+
+@pytest.mark.parametrize(
+    ("tamper", "message"),
+    [
+        (edit_die_in_event, r"event 3 \(DiceRolled\): the line's values does not match its stored state"),
+        (edit_die_everywhere, r"event 3 \(DiceRolled\) was edited: its content does not match its hash"),
+        (delete_a_middle_line, r"event 3 missing: the log jumps to event 4"),
+        (delete_the_last_line, r"missing: the file ends after event \d+ but its header \(line 1\) declares"),
+        (swap_two_lines, r"event 3 is out of order: event 2 belongs on this line but is on line 4"),
+        (edit_the_timestamp, r"event 2 \(ResearchPaid\): the line's timestamp does not match"),
+        (edit_the_header_hash, r"the header's last_hash is not the hash of the last event"),
+        (name_a_foreign_topic, r"topic 'os:system' is not an event of a campaign"),
+    ],
+)
+def test_a_tampered_file_is_refused_naming_the_line(
+    export_file: Path, db_url: str, tamper: Callable[[Path], int], message: str
+) -> None:
+    line = tamper(export_file)
+    with Tracker(db_url) as t, pytest.raises(ImportRefused, match=message) as refused:
+        import_campaign(t, export_file.read_bytes(), str(export_file), as_name="tampered")
+    assert refused.value.line == line
+    result = invoke(db_url, "import", str(export_file), "--as", "tampered")
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: {export_file}: line {line}: ")
+    assert len(result.output.strip().splitlines()) == 1
+    with Tracker(db_url) as t:
+        assert t.registry.lookup("tampered") is None
+
+
+def break_json(path: Path) -> int:
+    def change(lines: list[str]) -> None:
+        lines[4] = lines[4][:-10]
+
+    rewrite(path, change)
+    return 5
+
+
+def drop_a_field(path: Path) -> int:
+    def change(lines: list[str]) -> None:
+        obj = json.loads(lines[2])
+        del obj["hash"]
+        lines[2] = json.dumps(obj)
+
+    rewrite(path, change)
+    return 3
+
+
+def blank_line(path: Path) -> int:
+    rewrite(path, lambda lines: lines.insert(2, ""))
+    return 3
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (break_json, "not valid JSON"),
+        (drop_a_field, "field 'hash' is missing"),
+        (blank_line, "empty line"),
+    ],
+)
+def test_an_unreadable_line_exits_2_naming_it(
+    export_file: Path, tmp_path: Path, damage: Callable[[Path], int], message: str
+) -> None:
+    line = damage(export_file)
+    dest = str(tmp_path / "d.db")
+    result = invoke(dest, "import", str(export_file))
+    assert result.exit_code == 2, result.output
+    assert f"line {line}: {message}" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    with Tracker(dest) as t:
+        assert t.campaign_names() == []
+
+
+def test_parse_rejects_an_unknown_format_version(export_file: Path) -> None:
+    lines = lines_of(export_file)
+    header = json.loads(lines[0])
+    header["version"] = 2
+    data = "\n".join([json.dumps(header), *lines[1:]]).encode()
+    with pytest.raises(InputError, match="line 1: export format version 2 is not supported"):
+        parse_export(data, "future.jsonl")

@@ -1,0 +1,1048 @@
+"""Turn reports (Markdown, HTML, JSON) and per-turn statistics, read from the projections.
+
+A report covers one national turn (`build_report(t, cid, turn=N)`) or the whole campaign
+(`build_report(t, cid)`). It is built once as a JSON-ready dict, and the Markdown and HTML
+renderings are drawn from that dict, so the three formats always tell the same story.
+The figures at the end of every turn come from `Tracker.board_at(cid, turn=k)`: the
+projections answer them, nothing is replayed.
+
+Events undone later are kept and marked (`undone_by` is the sequence number of the undo
+event), never dropped; the boards at turn ends already reflect every undo.
+
+JSON shape (`tracker report --format json`), `"schema": 1`:
+
+Top level:
+    schema      1; bumped when a key changes meaning or disappears.
+    scope       "turn" (one national turn) or "campaign" (`--all`).
+    campaign    {name, scenario, scenario_title, ruleset, dice_mode, turn_order: [nation],
+                 sides: {nation: side}, technologies: [id], tech_names: {id: name},
+                 unit_types: {type: {abbr, category, cost}}}
+    position    the campaign now: {seq, turn, round, nation, phase}.
+    start       the opening figures, after event 1: {seq, nations: {nation: FIGURES}}.
+    series      one entry per played turn from 1 to the last turn reported:
+                {turn, round, nation, seq, phase, complete, nations: {nation: FIGURES}}, where
+                seq is the last event of the turn (phase: its phase) and complete is false for
+                the turn still being played.
+    turns       the turns reported, oldest first (one entry for `--turn N`): TURN.
+
+FIGURES (one nation at one point): {balance, ntr_at_sea, ntr: {zone: count}, ntr_lost
+(cumulative since the start), units, damaged, fleet_cost (sum of the unit types' costs),
+by_type: {type: count}, tech: {technology: level}}.
+
+TURN:
+    turn, round, nation     the national turn and the phasing nation.
+    complete                false while the turn is still being played.
+    first_seq, last_seq     the span of its events.
+    events      every event: {seq, phase, kind, rule, summary, undone_by}.
+    moves       {seq, phase, nation, units, path, hostile_passed, carried, undone_by}.
+    ntr_placed  {seq, nation, zone, count, undone_by}.
+    research    {seq, nation, technology, cost, roll: ROLL | null, success, level (after a
+                success, else null), acquired, undone_by}.
+    battles     {battle, kind, zone, attacker, defender, submarines, ntr (NTR present when
+                declared), seq, undone_by, rolls: [ROLL], steps: [{seq, kind, rule, summary,
+                undone_by}], casualties: [CASUALTY], ntr_destroyed, ended, survivors}.
+    rolls       every dice roll of the turn (battle and research rolls included): ROLL.
+    casualties  CASUALTY: {seq, unit, type, nation, result ("sunk" or "damaged"), battle,
+                rule, undone_by}.
+    ntr_lost    {seq, nation, zone, count, rolled, battle, undone_by}.
+    resources   {seq, nation, ntr_value, income, lost, collected, balance, undone_by}.
+    undos       undos recorded in this turn or undoing events of it: {seq, turn, undone_from,
+                undone_to, override, reason, rolls (roll numbers taken back), summary, undone_by,
+                undone_events: [{seq, turn, phase, kind, rule, summary}] (every event taken back,
+                in whichever turn it was)}.
+    other       events of no section above (creation, seed reveals): {seq, kind, rule,
+                summary, undone_by}.
+    end         the figures at the end of the turn: {seq, phase, nations: {nation: FIGURES}, hash (the
+                log's hash after event seq, or null when that event is outside the report)}.
+
+ROLL: {seq, roll, roller, unit, rule, purpose, kind, faces, values, target, base_target,
+success_when ("at_most", "at_least" or "total"), modifiers: [{rule, technology, holder, set,
+add}], outcome, source ("auto" or "manual"), reference, battle, undone_by}.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+from uuid import UUID
+
+from domain.errors import InputError
+from projections.board import event_index, index_rows, turn_number
+from tracker.application import Tracker
+from tracker.history import TECH_NAMES, log_records
+
+SCHEMA = 1
+FORMATS = ("md", "html", "json")
+
+# Colour-blind safe (Okabe-Ito), one per nation in turn order.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+
+CHARTS = (
+    ("ntr_at_sea", "NTR at sea", "NTR"),
+    ("balance", "Resources (balance)", "resources"),
+    ("units", "Fleet strength (units)", "units"),
+    ("fleet_cost", "Fleet strength (total cost)", "cost"),
+)
+
+STAT_FIELDS = (
+    "turn",
+    "round",
+    "turn_nation",
+    "seq",
+    "complete",
+    "nation",
+    "balance",
+    "ntr_at_sea",
+    "ntr_lost",
+    "units",
+    "damaged",
+    "fleet_cost",
+)
+
+
+# ----- the campaign and its figures -----
+
+
+def tech_name(tech: str) -> str:
+    return TECH_NAMES.get(tech, tech.replace("_", " ").title())
+
+
+def phase_name(phase: str) -> str:
+    return phase.replace("_", " ")
+
+
+def type_name(unit_type: str) -> str:
+    return unit_type.replace("_", " ")
+
+
+class _Context:
+    """What every part of a report needs to know about the campaign."""
+
+    def __init__(self, t: Tracker, cid: UUID) -> None:
+        self.t = t
+        self.cid = cid
+        campaign = t.load(cid)
+        scenario = campaign.scenario
+        ruleset = campaign.ruleset
+        self.name = campaign.name
+        self.version = campaign.version
+        self.turn_order = list(scenario.turn_order)
+        self.techs = list(ruleset.technologies)
+        self.types = list(ruleset.units)
+        self.costs = {name: u.cost for name, u in ruleset.units.items()}
+        self.abbr = {u.abbr: name for name, u in ruleset.units.items()}
+        self.code = {n.code: name for name, n in scenario.nations.items()}
+        self.current = turn_number(self.turn_order, campaign.round, campaign.nation)
+        self.unit_info: dict[str, tuple[str, str]] = {}
+        self.campaign = {
+            "name": campaign.name,
+            "scenario": scenario.name,
+            "scenario_title": scenario.title,
+            "ruleset": ruleset.name,
+            "dice_mode": campaign.dice_mode,
+            "turn_order": self.turn_order,
+            "sides": {n: scenario.nations[n].side for n in self.turn_order},
+            "technologies": self.techs,
+            "tech_names": {tech: tech_name(tech) for tech in self.techs},
+            "unit_types": {
+                name: {"abbr": u.abbr, "category": u.category, "cost": u.cost} for name, u in ruleset.units.items()
+            },
+        }
+        self.position = {
+            "seq": campaign.version,
+            "turn": self.current,
+            "round": campaign.round,
+            "nation": campaign.nation,
+            "phase": campaign.phase,
+        }
+
+    def check_turn(self, turn: int) -> None:
+        # Turns after the current one may still have stale rows in the phase index after an
+        # undo back into an earlier turn: the campaign's own position decides what was played.
+        if turn < 1 or turn > self.current:
+            raise InputError(
+                f"turn {turn} has not been played in campaign {self.name!r} "
+                f"(played: 1-{self.current}; the current turn is {self.current})"
+            )
+
+    def figures(self, board: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for u in board["units"]:
+            self.unit_info[u["id"]] = (u["type"], u["nation"])
+        for nation in self.turn_order:
+            units = [u for u in board["units"] if u["nation"] == nation]
+            by_type = Counter(u["type"] for u in units)
+            ntr = dict(board["ntr"].get(nation, {}))
+            out[nation] = {
+                "balance": board["balances"].get(nation, 0),
+                "ntr_at_sea": sum(ntr.values()),
+                "ntr": ntr,
+                "ntr_lost": board["ntr_lost"].get(nation, 0),
+                "units": len(units),
+                "damaged": sum(1 for u in units if u["damage"]),
+                "fleet_cost": sum(self.costs.get(u["type"], 0) for u in units),
+                "by_type": {name: by_type[name] for name in self.types if by_type[name]},
+                "tech": {tech: board["tech"].get(nation, {}).get(tech, 0) for tech in self.techs},
+            }
+        return out
+
+    def unit(self, uid: str) -> tuple[str, str]:
+        """(type, nation) of a unit, from the boards seen or else from its ID (GB-DD1)."""
+        if uid in self.unit_info:
+            return self.unit_info[uid]
+        m = re.fullmatch(r"([A-Za-z]+)-([A-Za-z]+)\d+", uid)
+        if m:
+            return self.abbr.get(m.group(2), "?"), self.code.get(m.group(1), "?")
+        return "?", "?"
+
+    def start(self) -> dict[str, Any]:
+        board = self.t.board_at(self.cid, at=1)
+        return {"seq": 1, "nations": self.figures(board)}
+
+    def series(self, upto: int) -> list[dict[str, Any]]:
+        entries = []
+        for k in range(1, upto + 1):
+            board = self.t.board_at(self.cid, turn=k)
+            entries.append(
+                {
+                    "turn": k,
+                    "round": board["round"],
+                    "nation": board["nation"],
+                    "seq": board["seq"],
+                    "complete": k < self.current,
+                    "phase": board["phase"],
+                    "nations": self.figures(board),
+                }
+            )
+        return entries
+
+
+# ----- one turn -----
+
+
+def _roll(r: dict[str, Any]) -> dict[str, Any]:
+    d = r["data"]
+    return {
+        "seq": r["seq"],
+        "roll": d["roll"],
+        "roller": d["roller"],
+        "unit": d.get("unit"),
+        "rule": d["rule"],
+        "purpose": d["purpose"],
+        "kind": d["kind"],
+        "faces": d["faces"],
+        "values": list(d["values"]),
+        "target": d.get("target"),
+        "base_target": d.get("base_target"),
+        "success_when": d.get("success_when", "at_most"),
+        "modifiers": list(d.get("modifiers", [])),
+        "outcome": d.get("outcome", ""),
+        "source": d.get("source", "auto"),
+        "reference": d.get("reference"),
+        "battle": d.get("battle"),
+        "undone_by": r["undone_by"],
+    }
+
+
+def _step(r: dict[str, Any]) -> dict[str, Any]:
+    return {"seq": r["seq"], "kind": r["kind"], "rule": r["rule"], "summary": r["summary"], "undone_by": r["undone_by"]}
+
+
+def _undo(r: dict[str, Any]) -> dict[str, Any]:
+    d = r["data"]
+    return {
+        "seq": r["seq"],
+        "turn": r["turn"],
+        "undone_from": d["undone_from"],
+        "undone_to": d["undone_to"],
+        "override": bool(d["override"]),
+        "reason": d.get("reason", ""),
+        "rolls": list(d.get("rolls", [])),
+        "summary": r["summary"],
+        "undone_by": r["undone_by"],
+        "undone_events": [],
+    }
+
+
+def _events_between(t: Tracker, cid: UUID, first: int, last: int) -> list[dict[str, Any]]:
+    """The index rows of events first..last: what an undo took back, whichever turn they were in."""
+    with t.engine.connect() as conn:
+        rows = index_rows(conn, cid, [event_index.c.seq >= first, event_index.c.seq <= last])
+    return [
+        {"seq": r.seq, "turn": r.turn, "phase": r.phase, "kind": r.kind, "rule": r.rule or "", "summary": r.summary}
+        for r in rows
+    ]
+
+
+def _casualty(ctx: _Context, r: dict[str, Any]) -> dict[str, Any]:
+    d = r["data"]
+    unit_type, nation = ctx.unit(d["unit"])
+    return {
+        "seq": r["seq"],
+        "unit": d["unit"],
+        "type": unit_type,
+        "nation": nation,
+        "result": "sunk" if d["sunk"] else "damaged",
+        "battle": d.get("battle"),
+        "rule": d.get("rule", r["rule"]),
+        "undone_by": r["undone_by"],
+    }
+
+
+def _turn(
+    ctx: _Context,
+    number: int,
+    records: list[dict[str, Any]],
+    undos_elsewhere: list[dict[str, Any]],
+    end: dict[str, Any],
+) -> dict[str, Any]:
+    first = records[0] if records else None
+    section: dict[str, Any] = {
+        "turn": number,
+        "round": end["round"] if first is None else first["round"],
+        "nation": end["nation"] if first is None else first["nation"],
+        "complete": number < ctx.current,
+        "first_seq": first["seq"] if first else None,
+        "last_seq": records[-1]["seq"] if records else None,
+        "events": [{**_step(r), "phase": r["phase"]} for r in records],
+        "moves": [],
+        "ntr_placed": [],
+        "research": [],
+        "battles": [],
+        "rolls": [],
+        "casualties": [],
+        "ntr_lost": [],
+        "resources": [],
+        "undos": [],
+        "other": [],
+        "end": {
+            "seq": end["seq"],
+            "phase": end["phase"],
+            "nations": end["nations"],
+            # The log's hash after the turn: posted to the group, it pins this history down.
+            "hash": next((r["data"]["hash"] for r in reversed(records) if r["seq"] == end["seq"]), None),
+        },
+    }
+    battles: dict[int, dict[str, Any]] = {}
+    research: dict[int, dict[str, Any]] = {}
+
+    def battle_of(r: dict[str, Any]) -> dict[str, Any]:
+        number = r["battle"]
+        if number not in battles:
+            battles[number] = {
+                "battle": number,
+                "kind": "convoy",
+                "zone": r["zones"][0] if r["zones"] else None,
+                "attacker": None,
+                "defender": None,
+                "submarines": [],
+                "ntr": None,
+                "seq": r["seq"],
+                "undone_by": r["undone_by"],
+                "rolls": [],
+                "steps": [],
+                "casualties": [],
+                "ntr_destroyed": 0,
+                "ended": False,
+                "survivors": [],
+            }
+        return battles[number]
+
+    for r in records:
+        kind, d = r["kind"], r.get("data", {})
+        if kind == "PhaseAdvanced":
+            continue
+        if kind == "DiceRolled":
+            roll = _roll(r)
+            section["rolls"].append(roll)
+            if roll["battle"] is not None:
+                battle_of(r)["rolls"].append(roll)
+            elif roll["kind"] == "research" and d["action"] in research:
+                entry = research[d["action"]]
+                entry["roll"] = roll
+                entry["success"] = roll["outcome"] == "success"
+            else:
+                section["other"].append(_step(r))
+            continue
+        if kind == "UnitsMoved":
+            section["moves"].append(
+                {
+                    "seq": r["seq"],
+                    "phase": r["phase"],
+                    "nation": d["nation"],
+                    "units": list(d["units"]),
+                    "path": list(d["path"]),
+                    "hostile_passed": list(d["hostile_passed"]),
+                    "carried": list(d["carried"]),
+                    "undone_by": r["undone_by"],
+                }
+            )
+        elif kind == "NtrPlaced":
+            section["ntr_placed"].append(
+                {
+                    "seq": r["seq"],
+                    "nation": d["nation"],
+                    "zone": d["zone"],
+                    "count": d["count"],
+                    "undone_by": r["undone_by"],
+                }
+            )
+        elif kind == "ResearchPaid":
+            entry = {
+                "seq": r["seq"],
+                "nation": d["nation"],
+                "technology": d["technology"],
+                "cost": d["cost"],
+                "roll": None,
+                "success": False,
+                "level": None,
+                "acquired": False,
+                "undone_by": r["undone_by"],
+            }
+            research[d["action"]] = entry
+            section["research"].append(entry)
+        elif kind == "TechnologyAdvanced":
+            found = research.get(d["action"])
+            if found is not None:
+                found["level"], found["acquired"] = d["level"], bool(d["acquired"])
+            else:
+                section["other"].append(_step(r))
+        elif kind == "ResourcesCollected":
+            section["resources"].append(
+                {
+                    "seq": r["seq"],
+                    **{k: d[k] for k in ("nation", "ntr_value", "income", "lost", "collected", "balance")},
+                    "undone_by": r["undone_by"],
+                }
+            )
+        elif kind == "ActionUndone":
+            section["undos"].append(_undo(r))
+        elif r["battle"] is not None:
+            b = battle_of(r)
+            if kind == "ConvoyAttackDeclared":
+                b.update(
+                    zone=d["zone"],
+                    attacker=d["attacker"],
+                    defender=d["defender"],
+                    submarines=list(d["submarines"]),
+                    ntr=d["ntr"],
+                    seq=r["seq"],
+                    undone_by=r["undone_by"],
+                )
+                continue
+            if kind != "BattleAdvanced":
+                b["steps"].append(_step(r))
+            if kind == "UnitHit":
+                casualty = _casualty(ctx, r)
+                b["casualties"].append(casualty)
+                section["casualties"].append(casualty)
+            elif kind == "NtrDestroyed":
+                lost = {
+                    "seq": r["seq"],
+                    **{k: d[k] for k in ("nation", "zone", "count", "rolled")},
+                    "battle": d["battle"],
+                    "undone_by": r["undone_by"],
+                }
+                section["ntr_lost"].append(lost)
+                if not r["undone_by"]:
+                    b["ntr_destroyed"] += d["count"]
+            elif kind == "BattleEnded":
+                b["ended"] = not r["undone_by"]
+                b["survivors"] = list(d["survivors"])
+        elif kind == "UnitHit":
+            section["casualties"].append(_casualty(ctx, r))
+        else:
+            section["other"].append(_step(r))
+    section["battles"] = [battles[k] for k in sorted(battles)]
+    seen = {u["seq"] for u in section["undos"]}
+    section["undos"].extend(u for u in undos_elsewhere if u["seq"] not in seen)
+    section["undos"].sort(key=lambda u: u["seq"])
+    return section
+
+
+def build_report(t: Tracker, cid: UUID, turn: int | None = None) -> dict[str, Any]:
+    """The report of national turn `turn`, or of the whole campaign when `turn` is None."""
+    ctx = _Context(t, cid)
+    if turn is not None:
+        ctx.check_turn(turn)
+        wanted = [turn]
+    else:
+        wanted = list(range(1, ctx.current + 1))
+    start = ctx.start()
+    series = ctx.series(wanted[-1])
+    # Events recorded by another writer after the campaign was read wait for the next report.
+    records = [r for r in log_records(t, cid, turn=turn, with_data=True) if r["seq"] <= ctx.version]
+    by_turn: dict[int, list[dict[str, Any]]] = {k: [] for k in wanted}
+    for r in records:
+        if r["turn"] in by_turn:
+            by_turn[r["turn"]].append(r)
+    # Undos recorded in another turn that took back events of a reported turn.
+    local = {r["seq"] for r in records}
+    outside = sorted({r["undone_by"] for r in records if r["undone_by"] and r["undone_by"] not in local})
+    undos: dict[int, dict[str, Any]] = {}
+    for seq in outside:
+        for r in log_records(t, cid, seq=seq, with_data=True):
+            undos[seq] = _undo(r)
+    turns = []
+    for k in wanted:
+        elsewhere = [undos[s] for s in sorted({r["undone_by"] for r in by_turn[k] if r["undone_by"] in undos})]
+        turns.append(_turn(ctx, k, by_turn[k], elsewhere, series[k - 1]))
+    # What every undo took back, even from a turn the campaign has not reached again.
+    taken: dict[int, list[dict[str, Any]]] = {}
+    for section in turns:
+        for u in section["undos"]:
+            if u["seq"] not in taken:
+                taken[u["seq"]] = _events_between(t, cid, u["undone_from"], u["undone_to"])
+            u["undone_events"] = taken[u["seq"]]
+    return {
+        "schema": SCHEMA,
+        "scope": "turn" if turn is not None else "campaign",
+        "campaign": ctx.campaign,
+        "position": ctx.position,
+        "start": start,
+        "series": series,
+        "turns": turns,
+    }
+
+
+# ----- statistics -----
+
+
+def stats_rows(t: Tracker, cid: UUID) -> tuple[list[dict[str, Any]], list[str]]:
+    """One row per nation per played turn (the figures at the end of the turn), and the
+    technology columns (`tech_<id>`)."""
+    ctx = _Context(t, cid)
+    tech_columns = [f"tech_{tech}" for tech in ctx.techs]
+    rows = []
+    for entry in ctx.series(ctx.current):
+        for nation, f in entry["nations"].items():
+            rows.append(
+                {
+                    "turn": entry["turn"],
+                    "round": entry["round"],
+                    "turn_nation": entry["nation"],
+                    "seq": entry["seq"],
+                    "complete": entry["complete"],
+                    "nation": nation,
+                    "balance": f["balance"],
+                    "ntr_at_sea": f["ntr_at_sea"],
+                    "ntr_lost": f["ntr_lost"],
+                    "units": f["units"],
+                    "damaged": f["damaged"],
+                    "fleet_cost": f["fleet_cost"],
+                    **{f"tech_{tech}": f["tech"][tech] for tech in ctx.techs},
+                }
+            )
+    return rows, tech_columns
+
+
+def stats_csv(rows: Iterable[dict[str, Any]], tech_columns: list[str]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=[*STAT_FIELDS, *tech_columns], lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({**row, "complete": "yes" if row["complete"] else "no"})
+    return out.getvalue()
+
+
+# ----- shared wording -----
+
+
+def target_text(roll: dict[str, Any], ascii_only: bool = True) -> str:
+    """'<=4 (base 3; TE4 Advanced ASW +1)', '>=9', or '' for a roll with no target."""
+    if roll["target"] is None:
+        if roll["modifiers"]:
+            return "; ".join(_modifier_text(m) for m in roll["modifiers"])
+        return ""
+    at_most = roll["success_when"] == "at_most"
+    op = ("<=" if at_most else ">=") if ascii_only else ("\u2264" if at_most else "\u2265")
+    text = f"{op}{roll['target']}"
+    if roll["modifiers"]:
+        text += f" (base {roll['base_target']}; " + "; ".join(_modifier_text(m) for m in roll["modifiers"]) + ")"
+    return text
+
+
+def _modifier_text(m: dict[str, Any]) -> str:
+    change = f"set {m['set']}" if m.get("set") is not None else f"{m.get('add', 0):+d}"
+    return f"{m['rule']} {tech_name(m['technology'])} {change}"
+
+
+def dice_text(roll: dict[str, Any]) -> str:
+    text = f"D{roll['faces']}: " + ", ".join(str(v) for v in roll["values"])
+    if roll["source"] == "manual":
+        text += " (manual" + (f", ref {roll['reference']}" if roll["reference"] else "") + ")"
+    return text
+
+
+def move_text(m: dict[str, Any]) -> str:
+    text = f"{m['nation']} moves {', '.join(m['units'])}: {' -> '.join(m['path'])}"
+    if m["hostile_passed"]:
+        text += f" (through hostile {', '.join(m['hostile_passed'])})"
+    if m["carried"]:
+        text += f", carrying {', '.join(m['carried'])}"
+    return text
+
+
+def research_result(entry: dict[str, Any]) -> str:
+    if entry["roll"] is None:
+        return "no roll recorded"
+    if entry["success"]:
+        level = f"level {entry['level']}" if entry["level"] is not None else "advances"
+        return f"success: {level}" + (" (acquired)" if entry["acquired"] else "")
+    return "failure"
+
+
+def undo_text(u: dict[str, Any]) -> str:
+    span = (
+        f"event {u['undone_from']}"
+        if u["undone_from"] == u["undone_to"]
+        else f"events {u['undone_from']}-{u['undone_to']}"
+    )
+    text = f"event {u['seq']} undid {span}"
+    if u["rolls"]:
+        text += f", taking back dice roll(s) {', '.join(map(str, u['rolls']))}"
+    return text
+
+
+def undone_listing(u: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
+    """The events an undo took back, phase changes apart (only counted)."""
+    events = [e for e in u["undone_events"] if e["kind"] != "PhaseAdvanced"]
+    return events, len(u["undone_events"]) - len(events)
+
+
+def battle_heading(b: dict[str, Any]) -> str:
+    return f"Convoy battle {b['battle']} in {b['zone']}" if b["kind"] == "convoy" else f"Battle {b['battle']}"
+
+
+def battle_declaration(b: dict[str, Any]) -> str:
+    if b["attacker"] is None:
+        return "declaration not in this turn"
+    return (
+        f"{b['attacker']} attacks {b['defender']}'s {b['ntr']} NTR with {len(b['submarines'])} submarine(s): "
+        f"{', '.join(b['submarines'])}"
+    )
+
+
+def battle_result(b: dict[str, Any]) -> str:
+    sunk = [c["unit"] for c in b["casualties"] if c["result"] == "sunk" and not c["undone_by"]]
+    damaged = [c["unit"] for c in b["casualties"] if c["result"] == "damaged" and not c["undone_by"]]
+    parts = [f"sunk: {', '.join(sunk)}" if sunk else "nothing sunk"]
+    if damaged:
+        parts.append(f"damaged: {', '.join(damaged)}")
+    parts.append(f"{b['ntr_destroyed']} NTR destroyed")
+    if b["ended"]:
+        parts.append(f"surviving submarines: {', '.join(b['survivors']) or 'none'}")
+    else:
+        parts.append("not finished")
+    return "; ".join(parts)
+
+
+def unit_type_columns(report: dict[str, Any], turn: dict[str, Any]) -> list[str]:
+    present = {t for f in turn["end"]["nations"].values() for t in f["by_type"]}
+    return [t for t in report["campaign"]["unit_types"] if t in present]
+
+
+def _change(now: int, before: int | None) -> str:
+    if before is None or now == before:
+        return str(now)
+    return f"{now} ({now - before:+d})"
+
+
+def _previous(report: dict[str, Any], turn: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    k = turn["turn"]
+    if k == 1:
+        nations: dict[str, dict[str, Any]] = report["start"]["nations"]
+        return nations
+    for entry in report["series"]:
+        if entry["turn"] == k - 1:
+            previous: dict[str, dict[str, Any]] = entry["nations"]
+            return previous
+    return {}
+
+
+def fleet_rows(report: dict[str, Any], turn: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Units per nation and type at the end of a turn, with changes since the turn before."""
+    types = unit_type_columns(report, turn)
+    before = _previous(report, turn)
+    header = ["Nation", *[type_name(t) for t in types], "Units", "Damaged", "Cost"]
+    rows = []
+    for nation, f in turn["end"]["nations"].items():
+        b = before.get(nation, {})
+        rows.append(
+            [
+                nation,
+                *[_change(f["by_type"].get(t, 0), b.get("by_type", {}).get(t, 0) if b else None) for t in types],
+                _change(f["units"], b.get("units")),
+                str(f["damaged"]),
+                _change(f["fleet_cost"], b.get("fleet_cost")),
+            ]
+        )
+    return header, rows
+
+
+def trade_rows(report: dict[str, Any], turn: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """NTR, losses, resources and technology per nation at the end of a turn."""
+    techs = report["campaign"]["technologies"]
+    names = report["campaign"]["tech_names"]
+    before = _previous(report, turn)
+    header = ["Nation", "NTR at sea", "NTR by zone", "NTR lost", "Resources", *[names[t] for t in techs]]
+    rows = []
+    for nation, f in turn["end"]["nations"].items():
+        b = before.get(nation, {})
+        zones = ", ".join(f"{z} {c}" for z, c in f["ntr"].items()) or "-"
+        rows.append(
+            [
+                nation,
+                _change(f["ntr_at_sea"], b.get("ntr_at_sea")),
+                zones,
+                _change(f["ntr_lost"], b.get("ntr_lost")),
+                _change(f["balance"], b.get("balance")),
+                *[_change(f["tech"][t], b.get("tech", {}).get(t)) for t in techs],
+            ]
+        )
+    return header, rows
+
+
+def turn_title(turn: dict[str, Any]) -> str:
+    status = "" if turn["complete"] else " (in progress)"
+    return f"Turn {turn['turn']}: {turn['nation']}, round {turn['round']}{status}"
+
+
+def has_actions(turn: dict[str, Any]) -> bool:
+    keys = ("moves", "ntr_placed", "research", "battles", "casualties", "ntr_lost", "resources", "undos", "other")
+    return any(turn[k] for k in keys)
+
+
+# ----- Markdown -----
+
+# Characters that could start emphasis, code, links, strikethrough, a table cell or (a "<"
+# before a letter, "/", "!" or "?") raw HTML and autolinks.
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~]|<(?=[A-Za-z/!?]))")
+
+
+def md(text: object) -> str:
+    """Text safe inside Markdown (and a table cell): no markup, no HTML, one line."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def _struck(text: str, undone_by: int | None) -> str:
+    return f"~~{text}~~ *(undone by event {undone_by})*" if undone_by else text
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _md_cells(cells: list[str], undone_by: int | None) -> list[str]:
+    if not undone_by:
+        return cells
+    out = [f"~~{c}~~" if c else c for c in cells]
+    out[-1] += f" *(undone by event {undone_by})*"
+    return out
+
+
+def _md_rolls(rolls: list[dict[str, Any]]) -> list[str]:
+    rows = [
+        _md_cells(
+            [
+                str(r["roll"]),
+                md(r["roller"]),
+                md(r["purpose"]),
+                md(r["rule"]),
+                md(dice_text(r)),
+                md(target_text(r)) or "-",
+                md(r["outcome"]) or "-",
+            ],
+            r["undone_by"],
+        )
+        for r in rolls
+    ]
+    return _md_table(["Roll", "By", "Why", "Rule", "Dice", "Target", "Outcome"], rows)
+
+
+def _md_turn(report: dict[str, Any], turn: dict[str, Any], level: int) -> list[str]:
+    h = "#" * level
+    out: list[str] = []
+    span = f"events {turn['first_seq']}-{turn['last_seq']}" if turn["first_seq"] is not None else "no events"
+    out.append(f"Phasing nation: **{md(turn['nation'])}** · round {turn['round']} · {span}")
+    out.append("")
+    if any(u["override"] for u in turn["undos"]):
+        out += ["> **Override undo:** dice rolls were taken back in this turn (see *Undos*).", ""]
+    if not has_actions(turn):
+        out += ["Nothing but phase changes was recorded in this turn.", ""]
+    if turn["research"]:
+        out += [f"{h} Research", ""]
+        rows = [
+            _md_cells(
+                [
+                    md(r["nation"]),
+                    md(tech_name(r["technology"])),
+                    str(r["cost"]),
+                    md(dice_text(r["roll"])) if r["roll"] else "-",
+                    md(target_text(r["roll"])) if r["roll"] else "-",
+                    md(research_result(r)),
+                    str(r["seq"]),
+                ],
+                r["undone_by"],
+            )
+            for r in turn["research"]
+        ]
+        out += _md_table(["Nation", "Technology", "Cost", "Dice", "Needed", "Result", "Event"], rows) + [""]
+    if turn["moves"]:
+        out += [f"{h} Moves", ""]
+        for m in turn["moves"]:
+            out.append(
+                f"- {md(phase_name(m['phase']))}: {_struck(md(move_text(m)), m['undone_by'])} (event {m['seq']})"
+            )
+        out.append("")
+    if turn["ntr_placed"]:
+        out += [f"{h} NTR placed", ""]
+        for p in turn["ntr_placed"]:
+            text = md(f"{p['nation']} places {p['count']} NTR in {p['zone']}")
+            out.append(f"- {_struck(text, p['undone_by'])} (event {p['seq']})")
+        out.append("")
+    for b in turn["battles"]:
+        out += [f"{h} {md(battle_heading(b))}", ""]
+        out.append(_struck(md(battle_declaration(b)), b["undone_by"]) + f" (event {b['seq']}, CV1)")
+        out.append("")
+        if b["rolls"]:
+            out += _md_rolls(b["rolls"]) + [""]
+        for s in b["steps"]:
+            out.append(f"- {_struck(md(s['summary']), s['undone_by'])} ({md(s['rule'])}, event {s['seq']})")
+        if b["steps"]:
+            out.append("")
+        out += [f"**Result:** {md(battle_result(b))}", ""]
+    if turn["casualties"]:
+        out += [f"{h} Casualties", ""]
+        rows = [
+            _md_cells(
+                [
+                    md(c["unit"]),
+                    md(type_name(c["type"])),
+                    md(c["nation"]),
+                    c["result"],
+                    str(c["battle"] or "-"),
+                    str(c["seq"]),
+                ],
+                c["undone_by"],
+            )
+            for c in turn["casualties"]
+        ]
+        out += _md_table(["Unit", "Type", "Nation", "Result", "Battle", "Event"], rows) + [""]
+    if turn["ntr_lost"]:
+        out += [f"{h} NTR lost", ""]
+        rows = [
+            _md_cells(
+                [md(n["nation"]), md(n["zone"]), str(n["count"]), str(n["rolled"]), str(n["battle"]), str(n["seq"])],
+                n["undone_by"],
+            )
+            for n in turn["ntr_lost"]
+        ]
+        out += _md_table(["Nation", "Zone", "Lost", "Rolled", "Battle", "Event"], rows) + [""]
+    if turn["resources"]:
+        out += [f"{h} Resources collected", ""]
+        rows = [
+            _md_cells(
+                [
+                    md(c["nation"]),
+                    str(c["ntr_value"]),
+                    str(c["income"]),
+                    str(c["lost"]),
+                    f"**{c['collected']}**",
+                    str(c["balance"]),
+                    str(c["seq"]),
+                ],
+                c["undone_by"],
+            )
+            for c in turn["resources"]
+        ]
+        header = ["Nation", "From NTR", "Other income", "NTR lost to convoys", "Collected", "Balance", "Event"]
+        out += _md_table(header, rows) + [""]
+    if turn["undos"]:
+        out += [f"{h} Undos", ""]
+        for u in turn["undos"]:
+            label = "**OVERRIDE undo**" if u["override"] else "Undo"
+            text = f"{label}: {md(undo_text(u))}"
+            if u["reason"]:
+                text += f". Reason: *{md(u['reason'])}*"
+            if u["turn"] != turn["turn"]:
+                text += f" (recorded in turn {u['turn']})"
+            out.append(f"- {_struck(text, u['undone_by'])}")
+            events, phase_changes = undone_listing(u)
+            for e in events:
+                out.append(
+                    f"  - ~~{md(e['summary'])}~~ (turn {e['turn']}, {md(e['rule'] or e['kind'])}, event {e['seq']})"
+                )
+            if phase_changes:
+                out.append(f"  - ~~{phase_changes} phase change(s)~~")
+        out.append("")
+    if turn["other"]:
+        out += [f"{h} Other events", ""]
+        for o in turn["other"]:
+            out.append(f"- {_struck(md(o['summary']), o['undone_by'])} ({md(o['rule'])}, event {o['seq']})")
+        out.append("")
+    where = f"after event {turn['end']['seq']}"
+    header, rows = fleet_rows(report, turn)
+    out += [f"{h} Forces at the end of the turn ({where})", ""]
+    out += _md_table([md(c) for c in header], [[md(c) for c in row] for row in rows]) + [""]
+    header, rows = trade_rows(report, turn)
+    out += [f"{h} Trade and resources at the end of the turn", ""]
+    out += _md_table([md(c) for c in header], [[md(c) for c in row] for row in rows]) + [""]
+    if turn["end"].get("hash"):
+        out += [f"Log hash after event {turn['end']['seq']}: `{turn['end']['hash']}`", ""]
+    return out
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    c = report["campaign"]
+    out: list[str] = []
+    if report["scope"] == "turn":
+        turn = report["turns"][0]
+        out += [f"# {md(c['name'])}: {md(turn_title(turn))}", ""]
+    else:
+        out += [f"# {md(c['name'])}: campaign report, turns 1-{len(report['turns'])}", ""]
+    out += [
+        f"*{md(c['scenario_title'])}* · ruleset {md(c['ruleset'])} · {md(c['dice_mode'])} dice · "
+        f"now: turn {report['position']['turn']}, {md(report['position']['nation'])}, "
+        f"{md(phase_name(report['position']['phase']))} (event {report['position']['seq']})",
+        "",
+    ]
+    if report["scope"] == "turn":
+        out += _md_turn(report, report["turns"][0], 2)
+    else:
+        out += ["## Progress", "", "Each cell: resources / NTR at sea / units at the end of the turn.", ""]
+        nations = c["turn_order"]
+        rows = []
+        for entry in report["series"]:
+            cells = [str(entry["turn"]), f"{entry['round']}", md(entry["nation"])]
+            for n in nations:
+                f = entry["nations"][n]
+                cells.append(f"{f['balance']} / {f['ntr_at_sea']} / {f['units']}")
+            rows.append(cells)
+        out += _md_table(["Turn", "Round", "Phasing", *[md(n) for n in nations]], rows) + [""]
+        for turn in report["turns"]:
+            out += [f"## {md(turn_title(turn))}", ""]
+            out += _md_turn(report, turn, 3)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+# ----- JSON -----
+
+
+def render_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+
+
+# ----- HTML -----
+
+
+def _chart_figure(report: dict[str, Any], key: str, title: str, ylabel: str) -> Any:
+    """One line chart of a per-nation figure across the turns (a matplotlib Figure, no pyplot)."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    nations = report["campaign"]["turn_order"]
+    sides = report["campaign"]["sides"]
+    first_side = sides[nations[0]] if nations else None
+    xs = [0] + [e["turn"] for e in report["series"]]
+    points = [report["start"]["nations"]] + [e["nations"] for e in report["series"]]
+    fig = Figure(figsize=(5.6, 3.0), layout="constrained")
+    ax = fig.subplots()
+    for i, nation in enumerate(nations):
+        ax.plot(
+            xs,
+            [p[nation][key] for p in points],
+            marker="o",
+            markersize=3.5,
+            color=PALETTE[i % len(PALETTE)],
+            linestyle="-" if sides[nation] == first_side else "--",
+            label=nation,
+        )
+    ax.set_title(title)
+    ax.set_xlabel("national turn (0 = start)")
+    ax.set_ylabel(ylabel)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlim(-0.3, max(xs) + 0.3)
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    return fig
+
+
+_SVG_ID = re.compile(r'(\bid="|\bhref="#|url\(#)([^")]+)')
+
+
+def _scoped_ids(svg: str, prefix: str) -> str:
+    """Prefix every element ID of one chart (and the references to them): matplotlib numbers
+    its groups `figure_1`, `axes_1`, ... in every chart, and one page needs unique IDs."""
+    return _SVG_ID.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", svg)
+
+
+def _chart_svgs(report: dict[str, Any]) -> list[dict[str, str]]:
+    """The charts as inline SVG elements (text kept as text, no metadata, no XML prologue)."""
+    import matplotlib
+
+    charts = []
+    for key, title, ylabel in CHARTS:
+        # A fixed salt keeps the generated element IDs, and so the page, the same from run to run.
+        with matplotlib.rc_context({"svg.hashsalt": f"twtea-{key}", "svg.fonttype": "none", "font.size": 9}):
+            fig = _chart_figure(report, key, title, ylabel)
+            buf = io.StringIO()
+            fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+        svg = buf.getvalue()
+        charts.append({"key": key, "title": title, "svg": _scoped_ids(svg[svg.index("<svg") :], key)})
+    return charts
+
+
+def render_html(report: dict[str, Any]) -> str:
+    import jinja2
+    from markupsafe import Markup
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("tracker", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.globals.update(
+        phase_name=phase_name,
+        tech_name=tech_name,
+        type_name=type_name,
+        target_text=lambda r: target_text(r, ascii_only=False),
+        dice_text=dice_text,
+        move_text=move_text,
+        research_result=research_result,
+        undo_text=undo_text,
+        undone_listing=undone_listing,
+        battle_heading=battle_heading,
+        battle_declaration=battle_declaration,
+        battle_result=battle_result,
+        fleet_rows=fleet_rows,
+        trade_rows=trade_rows,
+        turn_title=turn_title,
+        has_actions=has_actions,
+    )
+    # The SVG comes from matplotlib, which escapes every text it draws; it is trusted markup.
+    charts = [{**c, "svg": Markup(c["svg"])} for c in _chart_svgs(report)]
+    palette = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(report["campaign"]["turn_order"])}
+    template = env.get_template("report.html.j2")
+    return template.render(report=report, charts=charts, palette=palette)
+
+
+def render(report: dict[str, Any], fmt: str) -> str:
+    if fmt == "md":
+        return render_markdown(report)
+    if fmt == "html":
+        return render_html(report)
+    if fmt == "json":
+        return render_json(report)
+    raise InputError(f"unknown report format {fmt!r} (known: {', '.join(FORMATS)})")
