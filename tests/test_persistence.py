@@ -128,12 +128,21 @@ def test_verify_catches_re_hashed_dice_by_rederiving_them(tracker: Tracker, uniq
 
     cid = tracker.create(unique_name, "north-sea-1914").id
     tracker.execute(cid, partial(research, "Germany", "advanced_submarine"))
+    tracker.execute(cid, advance)
     events = tracker.events(cid)
     dice_event = events[2]
     forged_value = 10 if dice_event.values[0] != 10 else 9
-    attrs = dict(vars(dice_event)) | {"values": [forged_value]}
-    new_hash = event_hash(attrs["prev_hash"], "DiceRolled", 3, dice_event.timestamp, event_content(attrs))
-    edit_row(tracker, cid, 3, lambda s: s.update(values=[forged_value], hash=new_hash))
+    # Rewrite the roll and re-hash it and every event after it, as a careful forger would.
+    prev = dice_event.prev_hash
+    for event in events[2:]:
+        attrs = dict(vars(event)) | {"prev_hash": prev}
+        if event is dice_event:
+            attrs["values"] = [forged_value]
+        kind, version = type(event).__name__, event.originator_version
+        digest = event_hash(prev, kind, version, event.timestamp, event_content(attrs))
+        changes = {"prev_hash": prev, "hash": digest} | ({"values": [forged_value]} if event is dice_event else {})
+        edit_row(tracker, cid, version, lambda s, changes=changes: s.update(changes))
+        prev = digest
     report = verify(tracker, cid)
     assert not report.ok and report.bad_version == 3
     assert "not what the seed gives" in report.problem
