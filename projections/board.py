@@ -42,6 +42,23 @@ from projections.summary import rule_of, summary
 
 NAME = "board"
 BATCH = 500
+REBUILD_BATCH = 5000
+
+# Events that never change units, NTR or a nation's figures: no need to compare boards.
+_BOARD_UNCHANGED = frozenset(
+    {
+        "PhaseAdvanced",
+        "DiceRolled",
+        "BattleAdvanced",
+        "SearchersChosen",
+        "DetectionsRecorded",
+        "HitsScored",
+        "CasualtiesChosen",
+        "ConvoyAttackDeclared",
+        "SeedRevealed",
+        "BattleEnded",
+    }
+)
 
 metadata = MetaData()
 tracking = Table(
@@ -192,8 +209,16 @@ class BoardProjector:
 
     # ----- catching up -----
 
-    def catch_up(self, progress: Callable[[int], None] | None = None) -> int:
+    def catch_up(
+        self,
+        progress: Callable[[int], None] | None = None,
+        batch_size: int = BATCH,
+        last_id: Callable[[], int] | None = None,
+    ) -> int:
         """Project every notification not yet projected; returns how many were processed."""
+        if last_id is not None and self._position_now() >= last_id():
+            # Up to date: a read takes no write lock.
+            return 0
         done = 0
         while True:
             with self.engine.begin() as conn:
@@ -201,7 +226,7 @@ class BoardProjector:
                 if start != self.position:
                     # Someone else projected meanwhile: our in-memory states are not theirs.
                     self.followed.clear()
-                notifications = self.select_notifications(start + 1, BATCH)
+                notifications = self.select_notifications(start + 1, batch_size)
                 if not notifications:
                     self.position = start
                     return done
@@ -215,6 +240,11 @@ class BoardProjector:
             done += len(notifications)
             if progress is not None:
                 progress(len(notifications))
+
+    def _position_now(self) -> int:
+        with self.engine.connect() as conn:
+            value = conn.execute(select(tracking.c.notification_id).where(tracking.c.name == NAME)).scalar()
+        return int(value or 0)
 
     def _lock_position(self, conn: Connection) -> int:
         # The first statement writes, so SQLite takes its write lock and PostgreSQL locks the
@@ -234,7 +264,7 @@ class BoardProjector:
             conn.execute(delete(tracking).where(tracking.c.name == NAME))
         self.followed.clear()
         self.position = None
-        return self.catch_up(progress)
+        return self.catch_up(progress, batch_size=REBUILD_BATCH)
 
     # ----- one event -----
 
@@ -319,9 +349,11 @@ class BoardProjector:
             batch.mark_undone(key, event.undone_from, event.undone_to, seq)
             # Phases entered by the undone events were never played, as far as turn lookups go.
             batch.drop_phases(key, event.undone_from)
-        new_rows = _rows_of(agg)
+        new_rows = f.rows if kind in _BOARD_UNCHANGED else _rows_of(agg)
         for name in HISTORIES:
             old, new = f.rows[name], new_rows[name]
+            if old == new:
+                continue
             for k in old:
                 if old[k] != new.get(k):
                     batch.close(name, key, k, seq)
