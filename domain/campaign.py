@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from uuid import UUID
@@ -19,7 +20,7 @@ from domain.board import Board, Unit
 from domain.chain import GENESIS, event_content, event_hash
 from domain.dice import SCHEME, DiceSource, clamp_target
 from domain.errors import InputError, RuleViolation
-from domain.rules import convoy, movement, tech, trade, turn
+from domain.rules import asw, combat, convoy, interception, movement, tech, trade, turn
 from domain.rules import hits as hits_rules
 from domain.ruleset import AppliedModifier, Ruleset, ruleset_from_recorded
 from domain.scenario import Scenario, scenario_from_dict
@@ -55,6 +56,29 @@ def initial_units(scenario: Scenario, ruleset: Ruleset) -> dict[str, dict[str, A
     return units
 
 
+def _new_procedure(battle: int, kind: str, zone: str, attacker: str, defender: str) -> dict[str, Any]:
+    """The state every non-convoy procedure keeps: whose move it is, the volley in progress
+    (targets and screens), hits waiting to be taken, submerged submarines."""
+    return {
+        "id": battle,
+        "kind": kind,
+        "zone": zone,
+        "attacker": attacker,
+        "defender": defender,
+        "step": "started",
+        "waiting": [],
+        "rule": "",
+        "round": 0,
+        "hits": {},
+        "chosen": {},
+        "shots": {},
+        "pending_hits": [],
+        "groups": [],
+        "submerged": [],
+        "retreated": [],
+    }
+
+
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 # What undo restores (RK3); everything else on the aggregate only moves forward.
@@ -71,6 +95,24 @@ UNDOABLE_STATE = (
     "battles",
     "convoy_declared",
     "ntr_lost_phase",
+    "fought",
+)
+
+# State added after campaigns were first recorded: what an older snapshot lacks starts so.
+_LATER_STATE: dict[str, Any] = {"fought": []}
+
+# Lists in a battle's state that name units: a sunk unit leaves them all.
+_UNIT_LISTS = (
+    "subs",
+    "detecting",
+    "searchers",
+    "found_by",
+    "hunters",
+    "detected",
+    "undetected",
+    "attackers",
+    "defenders",
+    "opening",
 )
 
 # Recorded once at creation and never mutated: not worth copying for a rollback.
@@ -149,6 +191,7 @@ class Campaign(Aggregate):
             agg.battle_count = 0
             agg.convoy_declared = []
             agg.ntr_lost_phase = {}
+            agg.fought = []
 
     class PhaseAdvanced(Event):
         round: int
@@ -164,6 +207,7 @@ class Campaign(Aggregate):
                 agg.research_rolls = {}
             agg.convoy_declared = []
             agg.ntr_lost_phase = {}
+            agg.fought = []
             agg.round, agg.nation, agg.phase = self.round, self.nation, self.phase
 
     class UnitsMoved(Event):
@@ -250,6 +294,11 @@ class Campaign(Aggregate):
             if self.step not in ("casualties", "merchant_casualty"):
                 # Hits and choices belong to the casualty step just closed.
                 b["hits"], b["chosen"] = {}, {}
+                if "pending_hits" in b:
+                    b["pending_hits"], b["groups"] = [], []
+            if self.step in ("targets", "opening_targets") and b["step"] != self.step and "shots" in b:
+                # A new volley: the targets of the last one are spent.
+                b["shots"] = {}
             b["step"], b["waiting"], b["rule"] = self.step, list(self.waiting), self.rule
 
     class SearchersChosen(Event):
@@ -304,7 +353,7 @@ class Campaign(Aggregate):
             if self.sunk:
                 del agg.units[self.unit]
                 for b in agg.battles.values():
-                    for key in ("subs", "detecting"):
+                    for key in _UNIT_LISTS:
                         if self.unit in b.get(key, []):
                             b[key].remove(self.unit)
             else:
@@ -329,6 +378,271 @@ class Campaign(Aggregate):
 
         def apply(self, agg: Campaign) -> None:
             del agg.battles[str(self.battle)]
+
+    # ----- submarine movement, ASW combat and naval battles (SM, AS, NC, HA) -----
+
+    class InterceptionStarted(Event):
+        """SM2: a submarine group pauses in a hostile zone where the enemy may search."""
+
+        battle: int
+        nation: str
+        defender: str
+        zone: str
+        submarines: list[str]
+        route: list[str]
+        index: int
+        retreat: bool
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            agg.battle_count = self.battle
+            agg.battles[str(self.battle)] = {
+                **_new_procedure(self.battle, "interception", self.zone, self.nation, self.defender),
+                "subs": list(self.submarines),
+                "route": list(self.route),
+                "index": self.index,
+                "retreat": self.retreat,
+                "searchers": [],
+                "found": 0,
+                "found_by": [],
+                "hunters": [],
+                "detected": [],
+                "undetected": list(self.submarines),
+                "retreated": [],
+            }
+
+    class AswCombatStarted(Event):
+        """AS1: a nation starts ASW combat against the enemy submarines in a zone."""
+
+        battle: int
+        nation: str
+        defender: str
+        zone: str
+        submarines: list[str]
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            agg.battle_count = self.battle
+            agg.__dict__.setdefault("fought", []).append(["asw", self.zone])
+            agg.battles[str(self.battle)] = {
+                **_new_procedure(self.battle, "asw", self.zone, self.nation, self.defender),
+                "subs": list(self.submarines),
+                "searchers": [],
+                "hunters": [],
+                "detected": [],
+                "undetected": list(self.submarines),
+            }
+
+    class NavalBattleStarted(Event):
+        """NC1: the moving nation attacks the enemy naval units in a zone."""
+
+        battle: int
+        nation: str
+        defender: str
+        zone: str
+        attackers: list[str]
+        defenders: list[str]
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            agg.battle_count = self.battle
+            agg.__dict__.setdefault("fought", []).append(["naval", self.zone])
+            agg.battles[str(self.battle)] = {
+                **_new_procedure(self.battle, "naval", self.zone, self.nation, self.defender),
+                "attackers": list(self.attackers),
+                "defenders": list(self.defenders),
+                "opening": [],
+                "cancelled": [],
+            }
+
+    class HuntersChosen(Event):
+        """SM2, AS2: the units the searching side sends to search."""
+
+        battle: int
+        nation: str
+        units: list[str]
+        default: bool
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            b = agg.battles[str(self.battle)]
+            b["searchers"] = list(self.units)
+            if b["kind"] == "asw":
+                # AS3: every unit taking part fights, whether or not its own search succeeded.
+                b["hunters"] = list(self.units)
+
+    class SearchesResolved(Event):
+        """SM3: the successful interception searches; each finds one submarine of the group."""
+
+        battle: int
+        found_by: list[str]
+        failed: list[str]
+        found: int
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            b = agg.battles[str(self.battle)]
+            b["found_by"], b["hunters"], b["found"] = list(self.found_by), list(self.found_by), self.found
+
+    class SubmarinesDetected(Event):
+        """SM3, AS2: which submarines are detected (they fight) and which are not."""
+
+        battle: int
+        detected: list[str]
+        undetected: list[str]
+        default: bool
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            b = agg.battles[str(self.battle)]
+            b["detected"], b["undetected"] = list(self.detected), list(self.undetected)
+
+    class RoundStarted(Event):
+        battle: int
+        round: int
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            b = agg.battles[str(self.battle)]
+            b["round"] = self.round
+            if self.round > 1 and "opening" in b:
+                b["opening"] = []  # NC2: opening fire is for the first round only
+
+    class OpeningFire(Event):
+        """NC2: which submarines of a side fire first, and whose opening fire enemy escorts cancel."""
+
+        battle: int
+        side: str
+        nation: str
+        firing: list[str]
+        cancelled: list[str]
+        escorts: list[str]
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            b = agg.battles[str(self.battle)]
+            b["opening"] += self.firing
+            b["cancelled"] += self.cancelled
+
+    class TargetsChosen(Event):
+        """HA1, HA3, AS3, SM4: targets picked before any die of the volley is rolled."""
+
+        battle: int
+        nation: str
+        targets: dict[str, str]
+        default: bool
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            shots = agg.battles[str(self.battle)]["shots"]
+            for firer, target in self.targets.items():
+                shots[firer] = {"target": target, "screen": None}
+
+    class ScreeningChosen(Event):
+        """HA1, HA3: escorts that take a shot's hit instead of the ship it targets."""
+
+        battle: int
+        nation: str
+        screens: dict[str, str]
+        default: bool
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            shots = agg.battles[str(self.battle)]["shots"]
+            for firer, escort in self.screens.items():
+                shots[firer]["screen"] = escort
+
+    class TargetHit(Event):
+        """A selective shot hits: the hit falls on `unit` (the target, or the escort screening
+        it) and is taken with the round's other casualties."""
+
+        battle: int
+        firer: str
+        target: str
+        unit: str
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            agg.battles[str(self.battle)]["pending_hits"].append(self.unit)
+
+    class NavalHitsScored(Event):
+        """HA4-HA6: hits from non-selective fire of one class, for the owner to allocate."""
+
+        battle: int
+        side: str
+        nation: str
+        firing_class: str
+        hits: int
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            agg.battles[str(self.battle)]["groups"].append(
+                {"side": self.side, "nation": self.nation, "class": self.firing_class, "hits": self.hits}
+            )
+
+    class SubmarinesSubmerged(Event):
+        """SM4, AS5, NC4: the submarines leave the fight and stay in the zone."""
+
+        battle: int
+        nation: str
+        units: list[str]
+        default: bool
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            b = agg.battles[str(self.battle)]
+            for key in ("detected", "attackers", "defenders"):
+                if key in b:
+                    b[key] = [u for u in b[key] if u not in self.units]
+            b["submerged"] += self.units
+
+    class SubmarinesRetreated(Event):
+        """SM4: detected submarines go back to the zone they came from."""
+
+        battle: int
+        nation: str
+        units: list[str]
+        zone: str
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            b = agg.battles[str(self.battle)]
+            for uid in self.units:
+                agg.units[uid]["at"] = self.zone
+                agg.units[uid]["moved"] += 1
+            b["detected"] = [u for u in b["detected"] if u not in self.units]
+            b["retreated"] += self.units
+
+    class SubmarinesContinued(Event):
+        """SM5: the free submarines that go on to their destination, and those that stop here."""
+
+        battle: int
+        nation: str
+        continuing: list[str]
+        stopping: list[str]
+        default: bool
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            b = agg.battles[str(self.battle)]
+            b["detected"], b["undetected"] = [], []
+
+    class AttackerRetreated(Event):
+        """NC1: the attacker leaves the battle, all its remaining units together."""
+
+        battle: int
+        nation: str
+        units: list[str]
+        zone: str
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            b = agg.battles[str(self.battle)]
+            for uid in self.units:
+                agg.units[uid]["at"] = self.zone
+                agg.units[uid]["moved"] += 1
+            b["attackers"] = [u for u in b["attackers"] if u not in self.units]
+            b["retreated"] = list(self.units)
 
     class ResearchPaid(Event):
         nation: str
@@ -404,6 +718,7 @@ class Campaign(Aggregate):
         battle_count: int
         convoy_declared: list[list[str]]
         ntr_lost_phase: dict[str, int]
+        fought: list[list[str]]
         last_hash: str
 
     @classmethod
@@ -445,7 +760,7 @@ class Campaign(Aggregate):
     def game_state(self) -> dict[str, Any]:
         """The part of the state an undo restores. Dice counters, commitments, battle numbers
         and the hash chain only ever move forward, so undo can never be used to reroll."""
-        return copy.deepcopy({k: self.__dict__[k] for k in UNDOABLE_STATE})
+        return copy.deepcopy({k: self.__dict__.get(k, _LATER_STATE.get(k)) for k in UNDOABLE_STATE})
 
     @command
     def undo(
@@ -607,9 +922,16 @@ class Campaign(Aggregate):
 
     @command
     def move(self, nation: str, unit_ids: list[str], path: list[str]) -> movement.PlannedMove:
+        """F4, F7, SM1; SM2: a submarine group stops at the first hostile zone on its path where
+        the enemy may search, and goes on only when that interception is resolved."""
         board = self.board()
         turn.require_turn(board, nation, movement.MOVE_PHASES, "movement")
+        self._require_no_procedure()
         plan = movement.plan_move(board, nation, unit_ids, path)
+        subs_only = all(board.unit_type(board.units[u]).is_submarine for u in plan.unit_ids)
+        if subs_only and interception.pause_index(board, nation, list(plan.path), 0) is not None:
+            self._submarine_leg(nation, list(plan.unit_ids), list(plan.path), 0)
+            return plan
         self._record(
             Campaign.UnitsMoved,
             nation=nation,
@@ -619,6 +941,15 @@ class Campaign(Aggregate):
             carried=list(plan.carried),
         )
         return plan
+
+    def _require_no_procedure(self) -> None:
+        """One procedure at a time in a nation's turn: a move or a new battle waits until the
+        game no longer waits for anyone (a paused submarine move included)."""
+        if self.battles:
+            b = min(self.battles.values(), key=lambda b: b["id"])
+            raise RuleViolation(
+                b["rule"], f"battle {b['id']} in {b['zone']} is not finished: {self.describe_waiting(b)}"
+            )
 
     # ----- trade -----
 
@@ -663,6 +994,8 @@ class Campaign(Aggregate):
     # ----- convoy battles (CV1-CV7) -----
 
     def describe_waiting(self, b: dict[str, Any]) -> str:
+        if b["kind"] != "convoy":
+            return self._describe_procedure(b)
         who = " and ".join(b["waiting"]) or "nobody"
         what = {
             "merchant_defence": "to roll merchant defence (2D10; 20 sinks one submarine)",
@@ -675,7 +1008,9 @@ class Campaign(Aggregate):
         return f"waiting for {who} {what} [{b['rule']}]"
 
     def pending(self) -> list[dict[str, Any]]:
-        """What the game waits for: one entry per unfinished procedure."""
+        """What the game waits for: one entry per unfinished procedure; then, in a naval_combat
+        phase with nothing in progress, the naval battles due there (NC1)."""
+        due = [] if self.battles else self.due_naval_battles()
         return [
             {
                 "battle": b["id"],
@@ -687,7 +1022,105 @@ class Campaign(Aggregate):
                 "text": f"battle {b['id']} ({b['kind']}, {b['zone']}): {self.describe_waiting(b)}",
             }
             for b in sorted(self.battles.values(), key=lambda b: b["id"])
+        ] + [
+            {
+                "battle": None,
+                "kind": "naval_due",
+                "zone": zone,
+                "step": "start",
+                "waiting": [self.nation],
+                "rule": "NC1",
+                "text": f"naval battle due in {zone}: {self.nation} moved units in with enemy naval units there "
+                f"({self.board().describe_zone(zone)}) [NC1]",
+            }
+            for zone in due
         ]
+
+    def _describe_procedure(self, b: dict[str, Any]) -> str:
+        """What an interception, ASW combat or naval battle waits for, with what a player needs to
+        answer: the eligible units and their target numbers, the legal choices, the dice order."""
+        who = " and ".join(b["waiting"]) or "nobody"
+        step, kind = b["step"], b["kind"]
+        board = self.board()
+        if step == "search" and kind == "interception":
+            mover = b["attacker"]
+            options = ", ".join(
+                f"{u.id} at {interception.search_roll(board, u, mover).target}"
+                for u in interception.eligible_searchers(board, mover, b["zone"])
+            )
+            what = (
+                f"to choose which units search for {mover}'s {', '.join(b['subs'])} passing through "
+                f"(eligible: {options}; default: all; none may search)"
+            )
+        elif step == "search":
+            subs = [board.units[u] for u in b["subs"] if u in board.units]
+            options = ", ".join(
+                f"{u.id} at {asw.search_roll(board, u, subs[0]).target}" if subs else u.id
+                for u in asw.eligible_units(board, b["attacker"], b["zone"])
+            )
+            what = (
+                f"to choose the units searching for {', '.join(b['subs'])}, each rolling once per submarine "
+                f"(eligible: {options}; default: all)"
+            )
+        elif step == "detect":
+            what = (
+                f"to name the {b['found']} submarine(s) found among {', '.join(b['subs'])} "
+                f"(default: {', '.join(b['subs'][: b['found']])})"
+            )
+        elif step in ("targets", "opening_targets"):
+            stage = "opening" if step == "opening_targets" else "main"
+            per: dict[str, list[str]] = {}
+            for u, _, legal in self._volley(b, stage):
+                if legal:
+                    per.setdefault(self._chooser(b, u.id), []).append(f"{u.id} at {'/'.join(legal)}")
+            what = "to choose targets: " + "; ".join(f"{n}: {', '.join(per[n])}" for n in b["waiting"] if n in per)
+            what += " (default: spread, most valuable first)"
+        elif step in ("screening", "opening_screening"):
+            need = self._screen_choices(b)
+            parts = [
+                f"{firer}'s shot at {b['shots'][firer]['target']} may be taken by {'/'.join(options)}"
+                for n in b["waiting"]
+                for firer, options in need.get(n, {}).items()
+            ]
+            what = f"to choose screening escorts: {'; '.join(parts)} (default: the cheapest loss)"
+        elif step in ("fire", "opening_fire"):
+            order = [u.id for u, _, legal in self._volley(b, "opening" if step == "opening_fire" else "main")]
+            what = f"to roll {len(order)} dice, one per firing unit in this order: {', '.join(order)}"
+        elif step == "casualties":
+            parts = []
+            for n in b["waiting"]:
+                side = "attacker" if n == b["attacker"] else "defender"
+                hits = sum(g["hits"] for g in b["groups"] if g["side"] == side)
+                units = ", ".join(u.id for u in self._active(b, side))
+                parts.append(f"{n} places {hits} hit(s) among {units}")
+            what = f"to choose casualties: {'; '.join(parts)} (HA4-HA6 order; default: the cheapest legal choice)"
+        elif step == "decide" and kind == "interception":
+            back = b["route"][b["index"] - 1] if b["index"] > 0 else None
+            retreat = f" or retreat to {back}" if back else ""
+            what = f"to choose for {', '.join(b['detected'])}: fight on, submerge{retreat} (default: submerge)"
+        elif step == "decide" and kind == "asw":
+            what = f"to choose which of {', '.join(b['detected'])} submerge (default: all; the others fight on)"
+        elif step == "decide":
+            parts = []
+            for n in b["waiting"]:
+                side = "attacker" if n == b["attacker"] else "defender"
+                diving = [u.id for u in self._active(b, side) if board.unit_type(u).is_submarine]
+                choices = [f"submerge {'/'.join(diving)}"] if diving else []
+                if side == "attacker":
+                    zones = combat.retreat_zones(board, n, b["zone"])
+                    if zones:
+                        choices.append(f"retreat to {'/'.join(zones)}")
+                parts.append(f"{n}: {' or '.join(choices)}")
+            what = f"to decide: {'; '.join(parts)} (default: fight on)"
+        elif step == "continue":
+            free = [u for u in b["undetected"] + b["detected"] if u in self.units]
+            what = (
+                f"to choose whether {', '.join(free)} go on to {b['route'][-1]} or stop in {b['zone']} "
+                "(default: go on)"
+            )
+        else:
+            what = step.replace("_", " ")
+        return f"waiting for {who} {what} [{b['rule']}]"
 
     def _battle(self, battle: int, kind: str = "convoy") -> dict[str, Any]:
         b = self.battles.get(str(battle))
@@ -1022,3 +1455,842 @@ class Campaign(Aggregate):
         else:
             raise RuleViolation(b["rule"], f"battle {battle} is {self.describe_waiting(b)}, not a roll")
         return step
+
+    # ----- submarine movement through hostile zones (SM1-SM5) -----
+
+    def _procedure(self, battle: int, *kinds: str) -> dict[str, Any]:
+        b = self.battles.get(str(battle))
+        if b is None or b["kind"] not in kinds:
+            active = (
+                ", ".join(f"{x['id']} ({x['kind']})" for x in sorted(self.battles.values(), key=lambda x: x["id"]))
+                or "none"
+            )
+            raise InputError(f"no {' or '.join(kinds)} battle {battle} in progress (active: {active})")
+        return b
+
+    def _require_steps(self, b: dict[str, Any], steps: tuple[str, ...], rule: str) -> None:
+        if b["step"] not in steps:
+            raise RuleViolation(b["rule"] or rule, f"battle {b['id']} is {self.describe_waiting(b)}")
+
+    def _require_waiting(self, b: dict[str, Any], nation: str) -> None:
+        if nation not in self.scenario.nations:
+            raise InputError(f"unknown nation {nation!r}")
+        if nation not in b["waiting"]:
+            raise RuleViolation(b["rule"], f"battle {b['id']} is {self.describe_waiting(b)}, not for {nation}")
+
+    def _submarine_leg(self, nation: str, subs: list[str], route: list[str], start: int) -> int | None:
+        """SM2, SM5: move a submarine group on from route[start] to the next zone where it must
+        pause (an interception starts there) or to its destination."""
+        board = self.board()
+        pause = interception.pause_index(board, nation, route, start)
+        end = pause if pause is not None else len(route) - 1
+        if end > start:
+            # A group going on from a pause leaves a hostile zone, which SM1 allows: the zone is
+            # listed as passed, as it would be for a move that was never stopped there.
+            passed = [z for z in route[max(start, 1) : end] if board.is_hostile_for(nation, z)]
+            self._record(
+                Campaign.UnitsMoved,
+                nation=nation,
+                units=list(subs),
+                path=route[start : end + 1],
+                hostile_passed=passed,
+                carried=[],
+            )
+        if pause is None:
+            return None
+        return self._start_interception(nation, subs, route, pause, retreat=False)
+
+    def _start_interception(self, nation: str, subs: list[str], route: list[str], index: int, retreat: bool) -> int:
+        board = self.board()
+        zone = route[index]
+        defender = interception.deciding_nation(board, interception.eligible_searchers(board, nation, zone))
+        number = self.battle_count + 1
+        self._record(
+            Campaign.InterceptionStarted,
+            battle=number,
+            nation=nation,
+            defender=defender,
+            zone=zone,
+            submarines=list(subs),
+            route=list(route),
+            index=index,
+            retreat=retreat,
+            rule="SM2",
+        )
+        self._advance_battle(self.battles[str(number)], "search", [defender], "SM2")
+        return number
+
+    @command
+    def intercept_search(self, battle: int, units: list[str] | None, dice: DiceSource) -> list[str]:
+        """SM2, SM3: the enemy picks which eligible units search (None: all; [] is allowed);
+        each rolls one die and every success finds one submarine of the group."""
+        b = self._procedure(battle, "interception")
+        self._require_steps(b, ("search",), "SM2")
+        board = self.board()
+        mover, zone = b["attacker"], b["zone"]
+        if units is None:
+            chosen = interception.eligible_searchers(board, mover, zone)
+        else:
+            chosen = interception.check_searchers(board, mover, zone, units)
+        self._record(
+            Campaign.HuntersChosen,
+            battle=battle,
+            nation=b["defender"],
+            units=[u.id for u in chosen],
+            default=units is None,
+            rule="SM2",
+        )
+        faces = self.ruleset.faces_for("interception_search")
+        found_by: list[str] = []
+        failed: list[str] = []
+        for unit in chosen:
+            spec = interception.search_roll(board, unit, mover)
+            (value,) = self.roll(
+                dice,
+                roller=unit.nation,
+                rule="SM3",
+                purpose=f"{unit.id} ({unit.type}) interception search in {zone}",
+                kind="interception_search",
+                base_target=spec.base,
+                target=spec.target,
+                modifiers=spec.modifiers,
+                battle=battle,
+                unit=unit.id,
+            )
+            (found_by if value <= clamp_target(spec.target, faces) else failed).append(unit.id)
+        subs = list(b["subs"])
+        found = min(len(found_by), len(subs))
+        self._record(
+            Campaign.SearchesResolved, battle=battle, found_by=found_by, failed=failed, found=found, rule="SM3"
+        )
+        if found == 0:
+            self._interception_over(b)
+        elif found == len(subs):
+            self._record(
+                Campaign.SubmarinesDetected, battle=battle, detected=subs, undetected=[], default=True, rule="SM3"
+            )
+            self._next_round(b)
+        else:
+            self._advance_battle(b, "detect", [b["defender"]], "SM3")
+        return found_by
+
+    @command
+    def intercept_detect(self, battle: int, submarines: list[str] | None) -> list[str]:
+        """SM3: the searching side names the submarines its successes found (None: the first of
+        the group, as they are alike)."""
+        b = self._procedure(battle, "interception")
+        self._require_steps(b, ("detect",), "SM3")
+        subs = list(b["subs"])
+        found = b["found"]
+        chosen = subs[:found] if submarines is None else interception.check_detected(subs, found, submarines)
+        self._record(
+            Campaign.SubmarinesDetected,
+            battle=battle,
+            detected=chosen,
+            undetected=[s for s in subs if s not in chosen],
+            default=submarines is None,
+            rule="SM3",
+        )
+        self._next_round(b)
+        return chosen
+
+    @command
+    def intercept_decide(self, battle: int, submerge: list[str] | None, retreat: list[str] | None) -> None:
+        """SM4: after a round, per detected submarine: fight on (not named), submerge (stays,
+        its move ends) or retreat to the zone it came from. None for both: all submerge."""
+        b = self._procedure(battle, "interception")
+        self._require_steps(b, ("decide",), "SM4")
+        nation, route, index = b["attacker"], b["route"], b["index"]
+        detected = list(b["detected"])
+        back = route[index - 1] if index > 0 else None
+        default = submerge is None and retreat is None
+        diving = detected if default else list(submerge or [])
+        leaving = [] if default else list(retreat or [])
+        interception.check_decisions(detected, diving, leaving, back)
+        if diving:
+            self._record(
+                Campaign.SubmarinesSubmerged, battle=battle, nation=nation, units=diving, default=default, rule="SM4"
+            )
+        if leaving:
+            assert back is not None
+            self._record(
+                Campaign.SubmarinesRetreated, battle=battle, nation=nation, units=leaving, zone=back, rule="SM4"
+            )
+            board = self.board()
+            if board.is_hostile_for(nation, back) and interception.eligible_searchers(board, nation, back):
+                # SM4: a retreat into a zone with ASW units may be intercepted there; the
+                # group's move then ends there (its route is cut back to that zone).
+                self._start_interception(nation, leaving, route[:index], index - 1, retreat=True)
+        if b["detected"] and self._fight_goes_on(b):
+            self._next_round(b)
+        else:
+            self._interception_over(b)
+
+    def _interception_over(self, b: dict[str, Any]) -> None:
+        """SM5: when nobody fights any more, free submarines go on or stop; otherwise the
+        interception ends."""
+        free = [u for u in b["undetected"] + b["detected"] if u in self.units]
+        if free and b["index"] < len(b["route"]) - 1:
+            self._advance_battle(b, "continue", [b["attacker"]], "SM5")
+            return
+        # SM5 when free submarines stay (their move ends here); SM4 when the fight took them all.
+        rule = "SM5" if free else "SM4"
+        self._record(Campaign.BattleEnded, battle=b["id"], rule=rule, survivors=self._in_zone(b))
+
+    def _in_zone(self, b: dict[str, Any]) -> list[str]:
+        return [u for u in b["subs"] if u in self.units and self.units[u]["at"] == b["zone"]]
+
+    @command
+    def intercept_continue(self, battle: int, stop: list[str] | None) -> int | None:
+        """SM5: the free submarines continue to their destination (pausing again at a later
+        hostile zone) or stop in the zone (None: all continue). Returns a new interception."""
+        b = self._procedure(battle, "interception")
+        self._require_steps(b, ("continue",), "SM5")
+        free = [u for u in b["undetected"] + b["detected"] if u in self.units]
+        stopping = list(stop or [])
+        interception.check_stops(free, stopping)
+        going = [u for u in free if u not in stopping]
+        nation, route, index = b["attacker"], b["route"], b["index"]
+        self._record(
+            Campaign.SubmarinesContinued,
+            battle=battle,
+            nation=nation,
+            continuing=going,
+            stopping=stopping,
+            default=stop is None,
+            rule="SM5",
+        )
+        staying = [u for u in self._in_zone(b) if u not in going]
+        self._record(Campaign.BattleEnded, battle=battle, rule="SM5", survivors=staying)
+        if going:
+            return self._submarine_leg(nation, going, route, index)
+        return None
+
+    # ----- ASW combat on one's own turn (AS1-AS5) -----
+
+    @command
+    def asw_start(self, nation: str, zone: str) -> int:
+        """AS1: in its naval_combat phase a nation with escorts there, or aircraft in reach,
+        starts ASW combat against the enemy submarines in a zone (once per zone and phase)."""
+        board = self.board()
+        turn.require_turn(board, nation, ("naval_combat",), "ASW combat")
+        self._require_no_procedure()
+        subs = asw.check_start(board, nation, zone, self.__dict__.get("fought", []))
+        number = self.battle_count + 1
+        self._record(
+            Campaign.AswCombatStarted,
+            battle=number,
+            nation=nation,
+            defender=interception.deciding_nation(board, subs),
+            zone=zone,
+            submarines=[u.id for u in subs],
+            rule="AS1",
+        )
+        self._advance_battle(self.battles[str(number)], "search", [nation], "AS2")
+        return number
+
+    @command
+    def asw_search(self, battle: int, units: list[str] | None, dice: DiceSource) -> list[str]:
+        """AS2: each unit taking part (None: every eligible one) rolls once against each enemy
+        submarine; a submarine is detected if any search against it succeeds."""
+        b = self._procedure(battle, "asw")
+        self._require_steps(b, ("search",), "AS2")
+        board = self.board()
+        nation, zone = b["attacker"], b["zone"]
+        if units is None:
+            chosen = asw.eligible_units(board, nation, zone)
+        else:
+            chosen = asw.check_searchers(board, nation, zone, units)
+        self._record(
+            Campaign.HuntersChosen,
+            battle=battle,
+            nation=nation,
+            units=[u.id for u in chosen],
+            default=units is None,
+            rule="AS2",
+        )
+        subs = [board.units[u] for u in b["subs"] if u in board.units]
+        faces = self.ruleset.faces_for("asw_search")
+        found: set[str] = set()
+        for unit in chosen:
+            for sub in subs:
+                spec = asw.search_roll(board, unit, sub)
+                (value,) = self.roll(
+                    dice,
+                    roller=unit.nation,
+                    rule="AS2",
+                    purpose=f"{unit.id} ({unit.type}) searches for {sub.id} in {zone}",
+                    kind="asw_search",
+                    base_target=spec.base,
+                    target=spec.target,
+                    modifiers=spec.modifiers,
+                    battle=battle,
+                    unit=unit.id,
+                )
+                if value <= clamp_target(spec.target, faces):
+                    found.add(sub.id)
+        detected = [s.id for s in subs if s.id in found]
+        self._record(
+            Campaign.SubmarinesDetected,
+            battle=battle,
+            detected=detected,
+            undetected=[s.id for s in subs if s.id not in found],
+            default=True,
+            rule="AS2",
+        )
+        if detected and self._fight_goes_on(b):
+            self._next_round(b)
+        else:
+            rule = "AS2" if not detected else "AS3"
+            self._record(Campaign.BattleEnded, battle=battle, rule=rule, survivors=self._in_zone(b))
+        return detected
+
+    @command
+    def asw_submerge(self, battle: int, units: list[str] | None) -> None:
+        """AS5: after a round the submarines' owner submerges any of them (None: all); the
+        rest fight another round."""
+        b = self._procedure(battle, "asw")
+        self._require_steps(b, ("decide",), "AS5")
+        chosen = list(b["detected"]) if units is None else list(units)
+        asw.check_submerge(b["detected"], chosen)
+        if chosen:
+            self._record(
+                Campaign.SubmarinesSubmerged,
+                battle=battle,
+                nation=b["defender"],
+                units=chosen,
+                default=units is None,
+                rule="AS5",
+            )
+        if b["detected"] and self._fight_goes_on(b):
+            self._next_round(b)
+        else:
+            self._close_fight(b)
+
+    # ----- naval battles (NC1-NC5) -----
+
+    def due_naval_battles(self) -> list[str]:
+        """NC1: zones where the phasing nation moved units in with enemy naval units and has
+        fought no naval battle this phase (listed by `pending`, not enforced)."""
+        if self.phase != "naval_combat":
+            return []
+        return combat.due_zones(self.board(), self.nation, self.__dict__.get("fought", []))
+
+    @command
+    def naval_start(self, nation: str, zone: str) -> int:
+        """NC1, NC2: the phasing nation attacks the enemy units in a zone with all its units there;
+        the first round opens with the submarines' opening fire."""
+        board = self.board()
+        turn.require_turn(board, nation, ("naval_combat",), "a naval battle")
+        self._require_no_procedure()
+        attackers, defenders = combat.check_start(board, nation, zone, self.__dict__.get("fought", []))
+        number = self.battle_count + 1
+        self._record(
+            Campaign.NavalBattleStarted,
+            battle=number,
+            nation=nation,
+            defender=interception.deciding_nation(board, defenders),
+            zone=zone,
+            attackers=[u.id for u in attackers],
+            defenders=[u.id for u in defenders],
+            rule="NC1",
+        )
+        b = self.battles[str(number)]
+        self._record(Campaign.RoundStarted, battle=number, round=1, rule="NC2")
+        for side, own, other in (("attacker", attackers, defenders), ("defender", defenders, attackers)):
+            subs = [u for u in own if board.unit_type(u).is_submarine]
+            if not subs:
+                continue
+            escorts = combat.escorts(board, other)
+            firing, cancelled = combat.opening_fire(board, subs, escorts)
+            self._record(
+                Campaign.OpeningFire,
+                battle=number,
+                side=side,
+                nation=b[side],
+                firing=firing,
+                cancelled=cancelled,
+                escorts=[e.id for e in escorts],
+                rule="NC2",
+            )
+        self._to_targets(b, "opening" if b["opening"] else "main")
+        return number
+
+    @command
+    def naval_decide(self, battle: int, nation: str, submerge: list[str] | None, retreat_to: str | None) -> None:
+        """NC4, NC1: at the end of a round a side's submarines may submerge and the attacker may
+        retreat; None for both: fight on."""
+        b = self._procedure(battle, "naval")
+        self._require_steps(b, ("decide",), "NC4")
+        self._require_waiting(b, nation)
+        board = self.board()
+        side = "attacker" if nation == b["attacker"] else "defender"
+        subs = [u.id for u in self._active(b, side) if board.unit_type(u).is_submarine]
+        diving = list(submerge or [])
+        combat.check_submerge(nation, subs, diving)
+        if retreat_to is not None:
+            if side != "attacker":
+                raise RuleViolation("NC1", f"only the attacker, {b['attacker']}, may retreat from battle {battle}")
+            combat.check_retreat(board, nation, b["zone"], retreat_to)
+        if diving:
+            self._record(
+                Campaign.SubmarinesSubmerged, battle=battle, nation=nation, units=diving, default=False, rule="NC4"
+            )
+        if retreat_to is not None:
+            leaving = [u.id for u in self._active(b, "attacker")]
+            if leaving:
+                self._record(
+                    Campaign.AttackerRetreated, battle=battle, nation=nation, units=leaving, zone=retreat_to, rule="NC1"
+                )
+            self._close_fight(b)
+            return
+        waiting = [n for n in b["waiting"] if n != nation]
+        if waiting:
+            self._advance_battle(b, "decide", waiting, "NC4")
+        elif self._active(b, "attacker") and self._active(b, "defender") and self._fight_goes_on(b):
+            self._next_round(b)
+        else:
+            self._close_fight(b)
+
+    # ----- the rounds of ASW combat, interceptions and naval battles -----
+
+    def _active(self, b: dict[str, Any], side: str) -> list[Unit]:
+        """The units of a side still fighting: detected submarines and the units hunting them,
+        or a naval battle's units not sunk, submerged or retreated."""
+        if b["kind"] == "naval":
+            ids = b["attackers" if side == "attacker" else "defenders"]
+        else:
+            hunting = "defender" if b["kind"] == "interception" else "attacker"
+            ids = b["hunters"] if side == hunting else b["detected"]
+        board = self.board()
+        return sorted((board.units[u] for u in ids if u in board.units), key=lambda u: u.id)
+
+    def _side_of(self, b: dict[str, Any], uid: str) -> str:
+        return "attacker" if self.units[uid]["nation"] == b["attacker"] else "defender"
+
+    def _chooser(self, b: dict[str, Any], uid: str) -> str:
+        """HA7: the nation the battle names for the unit's side makes its side's choices."""
+        return str(b[self._side_of(b, uid)])
+
+    def _volley(self, b: dict[str, Any], stage: str) -> list[tuple[Unit, bool, list[str] | None]]:
+        """Who fires in this volley, in rolling order (attacker's side first, then by unit):
+        (unit, on the attacking side, legal targets of a selective shot or None).
+
+        Stages: "opening" (NC2: the submarines firing first in round one), "main" (the rest
+        of the round: those that opened fire have fired), "next" (a whole round to come)."""
+        board = self.board()
+        fire: list[tuple[Unit, bool, list[str] | None]] = []
+        if b["kind"] != "naval":
+            hunting = "defender" if b["kind"] == "interception" else "attacker"
+            hunters = self._active(b, hunting)
+            detected = self._active(b, "attacker" if hunting == "defender" else "defender")
+            for side in ("attacker", "defender"):
+                if side == hunting:
+                    for u in hunters:
+                        if detected and asw.can_attack(board, u):
+                            fire.append((u, side == "attacker", [s.id for s in detected]))
+                else:
+                    for s in detected:
+                        legal = [t.id for t in hits_rules.selective_targets(board, s, hunters)]
+                        if legal:
+                            fire.append((s, side == "attacker", legal))
+            return fire
+        for side, other in (("attacker", "defender"), ("defender", "attacker")):
+            enemies = self._active(b, other)
+            for u in self._active(b, side):
+                opened = u.id in b["opening"]
+                if (stage == "opening" and not opened) or (stage == "main" and opened):
+                    continue
+                if not combat.can_hit(board, u, side == "attacker", enemies):
+                    continue
+                if hits_rules.is_selective(board, u):
+                    legal = [t.id for t in hits_rules.selective_targets(board, u, enemies)]
+                    fire.append((u, side == "attacker", legal))
+                else:
+                    fire.append((u, side == "attacker", None))
+        return fire
+
+    def _fight_goes_on(self, b: dict[str, Any]) -> bool:
+        """Whether anyone would still have something to fire at in another round (otherwise
+        the fight is over)."""
+        return bool(self._volley(b, "next"))
+
+    def _round_rule(self, b: dict[str, Any]) -> str:
+        return {"interception": "SM4", "asw": "AS3"}.get(b["kind"], "NC3")
+
+    def _next_round(self, b: dict[str, Any]) -> None:
+        self._record(Campaign.RoundStarted, battle=b["id"], round=b["round"] + 1, rule=self._round_rule(b))
+        self._to_targets(b, "main")
+
+    def _close_fight(self, b: dict[str, Any]) -> None:
+        if b["kind"] == "interception":
+            self._interception_over(b)
+            return
+        if b["kind"] == "asw":
+            self._record(Campaign.BattleEnded, battle=b["id"], rule="AS5", survivors=self._in_zone(b))
+            return
+        board = self.board()
+        left = [u.id for side in ("attacker", "defender") for u in self._active(b, side)]
+        submerged = [u for u in b["submerged"] if u in board.units]
+        self._record(Campaign.BattleEnded, battle=b["id"], rule="NC1", survivors=sorted(left + submerged))
+
+    def _to_targets(self, b: dict[str, Any], stage: str) -> None:
+        """HA1, HA3, AS3, SM4: the owners of selective shooters pick targets before any roll."""
+        volley = self._volley(b, stage)
+        if not volley:
+            if stage == "opening":
+                self._to_targets(b, "main")
+            elif b["kind"] == "naval":
+                self._naval_after_round(b)
+            else:
+                self._close_fight(b)
+            return
+        waiting = list(dict.fromkeys(self._chooser(b, u.id) for u, _, legal in volley if legal))
+        rule = {"interception": "SM4", "asw": "AS3"}.get(b["kind"], "NC2" if stage == "opening" else "HA1")
+        step = "opening_targets" if stage == "opening" else "targets"
+        if waiting:
+            self._advance_battle(b, step, waiting, rule)
+        else:
+            self._to_screening(b, stage)
+
+    def _screen_choices(self, b: dict[str, Any]) -> dict[str, dict[str, list[str]]]:
+        """HA1, HA3: per deciding nation, the shots at its ships that an escort could take."""
+        board = self.board()
+        need: dict[str, dict[str, list[str]]] = {}
+        for firer, shot in sorted(b["shots"].items()):
+            target = board.units.get(shot["target"])
+            if target is None:
+                continue
+            side = self._side_of(b, target.id)
+            options = hits_rules.screen_options(board, target, self._active(b, side))
+            if options:
+                need.setdefault(str(b[side]), {})[firer] = [u.id for u in options]
+        return need
+
+    def _to_screening(self, b: dict[str, Any], stage: str) -> None:
+        need = self._screen_choices(b)
+        if need:
+            step = "opening_screening" if stage == "opening" else "screening"
+            waiting = [n for n in (b["attacker"], b["defender"]) if n in need]
+            self._advance_battle(b, step, waiting, "HA1")
+        else:
+            self._to_fire(b, stage)
+
+    def _to_fire(self, b: dict[str, Any], stage: str) -> None:
+        volley = self._volley(b, stage)
+        waiting = list(dict.fromkeys(self._chooser(b, u.id) for u, _, _ in volley))
+        rule = {"interception": "SM4", "asw": "AS4"}.get(b["kind"], "NC2" if stage == "opening" else "NC3")
+        self._advance_battle(b, "opening_fire" if stage == "opening" else "fire", waiting, rule)
+
+    @command
+    def choose_targets(self, battle: int, nation: str, targets: dict[str, str] | None) -> dict[str, str]:
+        """HA1-HA3, AS3, SM4: a nation picks the target of each of its selective shooters
+        (None: spread over the legal targets, most valuable first)."""
+        b = self._procedure(battle, "interception", "asw", "naval")
+        self._require_steps(b, ("targets", "opening_targets"), "HA1")
+        self._require_waiting(b, nation)
+        stage = "opening" if b["step"] == "opening_targets" else "main"
+        board = self.board()
+        plan: dict[str, list[str]] = {}
+        enemies: dict[str, list[Unit]] = {}
+        for u, _, legal in self._volley(b, stage):
+            if legal and self._chooser(b, u.id) == nation:
+                plan[u.id] = legal
+                other = "defender" if self._side_of(b, u.id) == "attacker" else "attacker"
+                enemies[u.id] = self._active(b, other)
+        hunters = {"interception": "defender", "asw": "attacker"}.get(b["kind"])
+
+        def why(firer: str, target: str) -> RuleViolation:
+            if hunters is not None and self._side_of(b, firer) == hunters:
+                return RuleViolation(
+                    b["rule"],
+                    f"{firer} must attack a detected submarine still fighting, not {target} "
+                    f"(legal: {', '.join(plan[firer])})",
+                )
+            return hits_rules.why_not_target(board, board.units[firer], board.units[target], enemies[firer], b["rule"])
+
+        if targets is None:
+            chosen = hits_rules.default_targets(board, plan)
+        else:
+            chosen = hits_rules.check_targets(board, b["rule"], nation, plan, targets, why)
+        self._record(
+            Campaign.TargetsChosen,
+            battle=battle,
+            nation=nation,
+            targets=chosen,
+            default=targets is None,
+            rule=b["rule"],
+        )
+        waiting = [n for n in b["waiting"] if n != nation]
+        if waiting:
+            self._advance_battle(b, b["step"], waiting, b["rule"])
+        else:
+            self._to_screening(b, stage)
+        return chosen
+
+    @command
+    def choose_screens(self, battle: int, nation: str, screens: dict[str, str] | None) -> dict[str, str]:
+        """HA1, HA3: the owner of targeted ships lets escorts take shots instead, firer -> escort
+        (None: the cheapest loss; {} : no screening)."""
+        b = self._procedure(battle, "interception", "asw", "naval")
+        self._require_steps(b, ("screening", "opening_screening"), "HA1")
+        self._require_waiting(b, nation)
+        stage = "opening" if b["step"] == "opening_screening" else "main"
+        board = self.board()
+        side = "attacker" if nation == b["attacker"] else "defender"
+        own = self._active(b, side)
+        own_ids = {u.id for u in own}
+        shots = {f: s["target"] for f, s in sorted(b["shots"].items()) if s["target"] in own_ids}
+        air = all(board.unit_type(board.units[f]).is_air for f in shots) if shots else False
+        rule = "HA3" if air else "HA1"
+        if screens is None:
+            chosen = hits_rules.default_screens(board, shots, own)
+        else:
+            chosen = hits_rules.check_screens(board, rule, nation, shots, own, screens)
+        self._record(
+            Campaign.ScreeningChosen, battle=battle, nation=nation, screens=chosen, default=screens is None, rule=rule
+        )
+        waiting = [n for n in b["waiting"] if n != nation]
+        if waiting:
+            self._advance_battle(b, b["step"], waiting, "HA1")
+        else:
+            self._to_fire(b, stage)
+        return chosen
+
+    @command
+    def fire(self, battle: int, dice: DiceSource) -> int:
+        """SM4, AS4, NC2, NC3: roll one die per firing unit, in the order `pending` lists; the
+        casualties of the volley are taken together. Returns the number of hits."""
+        b = self._procedure(battle, "interception", "asw", "naval")
+        self._require_steps(b, ("fire", "opening_fire"), "NC3")
+        stage = "opening" if b["step"] == "opening_fire" else "main"
+        board = self.board()
+        naval = b["kind"] == "naval"
+        kind = "naval_combat" if naval else "asw_combat"
+        rule = b["rule"]
+        faces = self.ruleset.faces_for(kind)
+        hunting = {"interception": "defender", "asw": "attacker"}.get(b["kind"])
+        groups: dict[tuple[str, str], int] = {}
+        scored = 0
+        for unit, attacking, legal in self._volley(b, stage):
+            shot = b["shots"].get(unit.id)
+            if legal is not None and shot is None:
+                continue
+            side = "attacker" if attacking else "defender"
+            if naval:
+                spec = combat.fire_roll(board, unit, attacking)
+            elif side == hunting:
+                spec = asw.attack_roll(board, unit, board.units[shot["target"]])
+            else:
+                spec = asw.return_fire_roll(board, unit, moving=b["kind"] == "interception")
+            if shot is not None:
+                screen = f", screened by {shot['screen']}" if shot["screen"] else ""
+                purpose = f"{unit.id} ({unit.type}) fires at {shot['target']}{screen}"
+            else:
+                purpose = f"{unit.id} ({unit.type}) fires at {b['defender' if attacking else 'attacker']}'s units"
+            (value,) = self.roll(
+                dice,
+                roller=unit.nation,
+                rule=rule,
+                purpose=purpose,
+                kind=kind,
+                base_target=spec.base,
+                target=spec.target,
+                modifiers=spec.modifiers,
+                battle=battle,
+                unit=unit.id,
+            )
+            if value > clamp_target(spec.target, faces):
+                continue
+            scored += 1
+            if shot is not None:
+                ut = board.unit_type(unit)
+                how = rule if side == hunting else "HA3" if ut.is_air else "HA1"
+                self._record(
+                    Campaign.TargetHit,
+                    battle=battle,
+                    firer=unit.id,
+                    target=shot["target"],
+                    unit=shot["screen"] or shot["target"],
+                    rule=how,
+                )
+            else:
+                other = "defender" if attacking else "attacker"
+                key = (other, board.unit_type(unit).unit_class)
+                groups[key] = groups.get(key, 0) + 1
+        waiting: list[str] = []
+        order = list(self.ruleset.hit_priority)
+
+        def group_order(key: tuple[str, str]) -> tuple[bool, int, str]:
+            # HA5/HA6 hits are placed in the ruleset's order of firing classes, then the rest.
+            side, firing_class = key
+            return side != "attacker", order.index(firing_class) if firing_class in order else len(order), firing_class
+
+        for (side, firing_class), n in sorted(groups.items(), key=lambda kv: group_order(kv[0])):
+            self._record(
+                Campaign.NavalHitsScored,
+                battle=battle,
+                side=side,
+                nation=b[side],
+                firing_class=firing_class,
+                hits=n,
+                rule=hits_rules.priority_rule(firing_class),
+            )
+        for side in ("attacker", "defender"):
+            own = [g for g in b["groups"] if g["side"] == side]
+            if not own:
+                continue
+            spec_groups = [(g["class"], g["hits"]) for g in own]
+            units = self._active(b, side)
+            taken = Counter(u for u in b["pending_hits"] if u in {x.id for x in units})
+            if hits_rules.allocation_is_forced(board, spec_groups, units, taken):
+                chosen = hits_rules.allocate(board, b[side], spec_groups, units, taken, None)
+                if not chosen:
+                    continue  # every unit there is already lost to this volley: the hits are lost
+                self._record(
+                    Campaign.CasualtiesChosen,
+                    battle=battle,
+                    side=side,
+                    nation=b[side],
+                    units=chosen,
+                    default=True,
+                    rule=hits_rules.priority_rule(spec_groups[0][0]),
+                )
+            else:
+                waiting.append(b[side])
+        if waiting:
+            self._advance_battle(b, "casualties", waiting, "HA7")
+        else:
+            self._end_volley(b, stage)
+        return scored
+
+    @command
+    def choose_casualties(self, battle: int, nation: str, units: list[str] | None) -> list[str]:
+        """HA4-HA7: the owner places the non-selective hits on its units, within the order the
+        rules impose (None: the cheapest legal choice)."""
+        b = self._procedure(battle, "naval")
+        self._require_steps(b, ("casualties",), "HA7")
+        self._require_waiting(b, nation)
+        board = self.board()
+        side = "attacker" if nation == b["attacker"] else "defender"
+        groups = [(g["class"], g["hits"]) for g in b["groups"] if g["side"] == side]
+        own = self._active(b, side)
+        taken = Counter(u for u in b["pending_hits"] if u in {x.id for x in own})
+        chosen = hits_rules.allocate(board, nation, groups, own, taken, units)
+        self._record(
+            Campaign.CasualtiesChosen,
+            battle=battle,
+            side=side,
+            nation=nation,
+            units=chosen,
+            default=units is None,
+            rule="HA7",
+        )
+        waiting = [n for n in b["waiting"] if n != nation]
+        if waiting:
+            self._advance_battle(b, "casualties", waiting, "HA7")
+        else:
+            self._end_volley(b, "main")
+        return chosen
+
+    def _take_hits(self, b: dict[str, Any], units: list[str], rule: str) -> None:
+        """F3, NC5: every hit on a unit, together; a capital ship's first hit damages it. A hit
+        on a unit already sunk this volley (two shots at one target) is lost."""
+        board = self.board()
+        for uid, n in Counter(units).items():
+            if uid not in board.units:
+                continue
+            left = hits_rules.hits_to_sink(board, board.units[uid])
+            for i in range(min(n, left)):
+                self._record(Campaign.UnitHit, battle=b["id"], unit=uid, sunk=i + 1 >= left, rule=rule)
+
+    def _end_volley(self, b: dict[str, Any], stage: str) -> None:
+        """NC2: opening-fire casualties go before the other units fire; NC3, AS4, SM4: every other
+        volley's casualties go together after it."""
+        units = list(b["pending_hits"]) + [u for side in ("attacker", "defender") for u in b["chosen"].get(side, [])]
+        rule = {"interception": "SM4", "asw": "AS4"}.get(b["kind"], "NC2" if stage == "opening" else "NC3")
+        self._take_hits(b, units, rule)
+        if b["kind"] != "naval":
+            if b["detected"] and self._fight_goes_on(b):
+                nation = b["attacker"] if b["kind"] == "interception" else b["defender"]
+                self._advance_battle(b, "decide", [nation], "SM4" if b["kind"] == "interception" else "AS5")
+            else:
+                self._close_fight(b)
+        elif stage == "opening":
+            if self._active(b, "attacker") and self._active(b, "defender"):
+                self._to_targets(b, "main")
+            else:
+                self._close_fight(b)
+        else:
+            self._naval_after_round(b)
+
+    def _naval_after_round(self, b: dict[str, Any]) -> None:
+        """NC1, NC4: the battle ends when a side is gone or nobody can hit; otherwise the sides
+        with submarines (and the attacker, who may retreat) decide."""
+        board = self.board()
+        attackers, defenders = self._active(b, "attacker"), self._active(b, "defender")
+        if not attackers or not defenders or not self._fight_goes_on(b):
+            self._close_fight(b)
+            return
+        waiting = []
+        if combat.retreat_zones(board, b["attacker"], b["zone"]) or any(
+            board.unit_type(u).is_submarine for u in attackers
+        ):
+            waiting.append(b["attacker"])
+        if any(board.unit_type(u).is_submarine for u in defenders):
+            waiting.append(b["defender"])
+        if waiting:
+            self._advance_battle(b, "decide", waiting, "NC4")
+        else:
+            self._next_round(b)
+
+    @command
+    def battle_auto(self, battle: int, dice: DiceSource) -> list[int]:
+        """Resolve a procedure with the default choices, and the interceptions it leads to
+        (a group going on or retreating); returns the battles resolved."""
+        b = self._procedure(battle, "interception", "asw", "naval", "convoy")
+        if b["kind"] == "convoy":
+            self.convoy_auto(battle, dice)
+            return [battle]
+        todo, done = [battle], []
+        while todo:
+            number = todo[0]
+            if str(number) not in self.battles:
+                done.append(todo.pop(0))
+                continue
+            before = self.battle_count
+            self.auto_step(number, dice)
+            todo.extend(range(before + 1, self.battle_count + 1))
+        return done
+
+    @command
+    def auto_step(self, battle: int, dice: DiceSource) -> None:
+        """Take the default for the one step a procedure waits for (whoever's it is)."""
+        b = self._procedure(battle, "interception", "asw", "naval")
+        step, kind, first = b["step"], b["kind"], (b["waiting"] or [""])[0]
+        if step == "search":
+            if kind == "interception":
+                self.intercept_search(battle, None, dice)
+            else:
+                self.asw_search(battle, None, dice)
+        elif step == "detect":
+            self.intercept_detect(battle, None)
+        elif step in ("targets", "opening_targets"):
+            self.choose_targets(battle, first, None)
+        elif step in ("screening", "opening_screening"):
+            self.choose_screens(battle, first, None)
+        elif step in ("fire", "opening_fire"):
+            self.fire(battle, dice)
+        elif step == "casualties":
+            self.choose_casualties(battle, first, None)
+        elif step == "decide":
+            if kind == "interception":
+                self.intercept_decide(battle, None, None)
+            elif kind == "asw":
+                self.asw_submerge(battle, None)
+            else:
+                self.naval_decide(battle, first, None, None)
+        elif step == "continue":
+            self.intercept_continue(battle, None)
+        else:  # pragma: no cover - every step is handled above
+            raise AssertionError(step)

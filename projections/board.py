@@ -306,7 +306,7 @@ class BoardProjector:
         kind = type(event).__name__
         zones, nations = _event_zones_and_nations(event)
         battle = getattr(event, "battle", None)
-        if kind == "ConvoyAttackDeclared":
+        if kind in ("ConvoyAttackDeclared", "InterceptionStarted", "AswCombatStarted", "NavalBattleStarted"):
             f.battle_zone[event.battle] = event.zone
         if battle is not None and battle in f.battle_zone:
             zones.add(f.battle_zone[battle])

@@ -64,7 +64,10 @@ def summary(event: Any) -> str:
         return f"round {e.round}, {e.nation}: {e.phase}"
     if kind == "UnitsMoved":
         text = f"{e.nation} moves {', '.join(e.units)}: {' -> '.join(e.path)}"
-        if e.hostile_passed:
+        if e.hostile_passed and e.path[0] in e.hostile_passed:
+            # A submarine group going on after an interception (SM5) from the zone it paused in.
+            text += f" (on through hostile {', '.join(e.hostile_passed)})"
+        elif e.hostile_passed:
             text += f" (through hostile {', '.join(e.hostile_passed)})"
         if e.carried:
             text += f", carrying {', '.join(e.carried)}"
@@ -108,7 +111,13 @@ def summary(event: Any) -> str:
         capped = f" (rolled {e.rolled}, capped at the NTR present)" if e.rolled > e.count else ""
         return f"battle {e.battle}: {e.count} {e.nation} NTR destroyed in {e.zone}{capped}"
     if kind == "BattleEnded":
-        return f"battle {e.battle} ends after one round; surviving submarines stay: {', '.join(e.survivors) or 'none'}"
+        left = ", ".join(e.survivors) or "none"
+        if e.rule == "CV7":
+            return f"battle {e.battle} ends after one round; surviving submarines stay: {left}"
+        return f"battle {e.battle} ends ({_ENDINGS.get(e.rule, e.rule)}); still there: {left}"
+    procedure = _procedure_summary(kind, e)
+    if procedure is not None:
+        return procedure
     if kind == "ActionUndone":
         span = f"event {e.undone_from}" if e.undone_from == e.undone_to else f"events {e.undone_from}-{e.undone_to}"
         text = f"undo of {span}"
@@ -120,6 +129,88 @@ def summary(event: Any) -> str:
     if kind == "SeedRevealed":
         return f"dice seed of epoch {e.epoch} revealed: {e.seed}; next commitment {e.next_commitment[:12]}..."
     return kind
+
+
+_ENDINGS = {
+    "SM4": "the detected submarines are sunk, submerged or gone back",
+    "SM5": "the interception is over",
+    "AS2": "no submarine detected",
+    "AS3": "nobody can attack",
+    "AS5": "no detected submarine fights on",
+    "NC1": "one side is gone, retreated or submerged, or nobody can hit",
+}
+
+
+def _verb(units: list[str], one: str, many: str) -> str:
+    return f"{', '.join(units)} {one if len(units) == 1 else many}"
+
+
+def _pairs(mapping: dict[str, str], arrow: str = "->") -> str:
+    return ", ".join(f"{k} {arrow} {v}" for k, v in mapping.items()) or "none"
+
+
+def _procedure_summary(kind: str, e: Any) -> str | None:
+    """Summaries of the interception, ASW and naval battle events (SM, AS, NC, HA)."""
+    if kind == "InterceptionStarted":
+        what = "retreating into" if e.retreat else "passing through"
+        return (
+            f"battle {e.battle}: interception in {e.zone}: {e.nation}'s {', '.join(e.submarines)} {what} "
+            f"a hostile zone, on the way {' -> '.join(e.route)}; {e.defender} may search"
+        )
+    if kind == "AswCombatStarted":
+        return f"battle {e.battle}: {e.nation} starts ASW combat in {e.zone} against {', '.join(e.submarines)}"
+    if kind == "NavalBattleStarted":
+        return (
+            f"battle {e.battle}: naval battle in {e.zone}: {e.nation} ({', '.join(e.attackers)}) attacks "
+            f"{e.defender} ({', '.join(e.defenders)})"
+        )
+    if kind == "HuntersChosen":
+        how = " (default: every eligible unit)" if e.default else ""
+        return f"battle {e.battle}: {e.nation} searches with {', '.join(e.units) or 'nobody'}{how}"
+    if kind == "SearchesResolved":
+        found = ", ".join(e.found_by) or "nobody"
+        return f"battle {e.battle}: {len(e.found_by)} search(es) succeed ({found}): {e.found} submarine(s) found"
+    if kind == "SubmarinesDetected":
+        how = " (chosen)" if not e.default and e.rule == "SM3" else ""
+        text = f"battle {e.battle}: detected {', '.join(e.detected) or 'none'}{how}"
+        return text + (f"; undetected {', '.join(e.undetected)}" if e.undetected else "")
+    if kind == "RoundStarted":
+        return f"battle {e.battle}: round {e.round}"
+    if kind == "OpeningFire":
+        text = f"battle {e.battle}: opening fire for {', '.join(e.firing) or 'no submarine'} of {e.nation}"
+        if e.cancelled:
+            text += f"; cancelled for {', '.join(e.cancelled)} by {', '.join(e.escorts)} (1:1)"
+        return text
+    if kind == "TargetsChosen":
+        how = "default" if e.default else "chosen"
+        return f"battle {e.battle}: {e.nation} targets {_pairs(e.targets)} ({how})"
+    if kind == "ScreeningChosen":
+        how = "default" if e.default else "chosen"
+        if not e.screens:
+            return f"battle {e.battle}: {e.nation} screens nothing ({how})"
+        return f"battle {e.battle}: {e.nation} screens: the shot of {_pairs(e.screens, 'falls on')} ({how})"
+    if kind == "TargetHit":
+        if e.unit != e.target:
+            return f"battle {e.battle}: {e.firer} hits {e.unit}, screening {e.target}"
+        return f"battle {e.battle}: {e.firer} hits {e.unit}"
+    if kind == "NavalHitsScored":
+        return f"battle {e.battle}: {e.hits} hit(s) from {e.firing_class} ships on {e.nation}"
+    if kind == "SubmarinesSubmerged":
+        how = " (default)" if e.default else ""
+        return f"battle {e.battle}: {_verb(e.units, 'submerges and stays', 'submerge and stay')}{how}"
+    if kind == "SubmarinesRetreated":
+        return f"battle {e.battle}: {_verb(e.units, 'retreats', 'retreat')} to {e.zone}"
+    if kind == "SubmarinesContinued":
+        parts = []
+        if e.continuing:
+            parts.append(_verb(e.continuing, "goes on", "go on"))
+        if e.stopping:
+            parts.append(_verb(e.stopping, "stops here", "stop here"))
+        how = " (default)" if e.default else ""
+        return f"battle {e.battle}: {'; '.join(parts) or 'nobody moves on'}{how}"
+    if kind == "AttackerRetreated":
+        return f"battle {e.battle}: {e.nation} retreats {', '.join(e.units)} to {e.zone}"
+    return None
 
 
 def as_record(version: int, event: Any) -> dict[str, Any]:

@@ -43,10 +43,15 @@ def test_next_move_and_log(db: str) -> None:
     assert "round 1, Germany: purchase" in run(db, "next")
     run(db, "next")
     out = run(db, "move", "DE-SS3", "DE-SS4", "--path", "Southern North Sea,Dover Strait")
+    # SM2: the U-boats stop in the Southern North Sea, where British destroyers may search them.
+    assert "interception in Southern North Sea" in out and "Waiting: battle 1" in out
+    run(db, "intercept", "search", "1", "--units", "")  # Britain lets them pass unsearched
+    out = run(db, "intercept", "continue", "1")
     assert "through hostile Southern North Sea" in out
     records = json.loads(run(db, "log", "--json"))
-    assert [r["kind"] for r in records] == ["Created", "PhaseAdvanced", "PhaseAdvanced", "UnitsMoved"]
-    assert records[-1]["rule"] == "SM1"
+    kinds = [r["kind"] for r in records]
+    assert kinds[:5] == ["Created", "PhaseAdvanced", "PhaseAdvanced", "UnitsMoved", "InterceptionStarted"]
+    assert records[-1]["kind"] == "UnitsMoved" and records[-1]["rule"] == "SM1"
     assert "UnitsMoved" in run(db, "log", "--kind", "UnitsMoved")
 
 

@@ -118,10 +118,12 @@ def test_state_after_convoy_losses_shows_ntr_lost(demo_db: str) -> None:
 def test_log_filters_by_turn_phase_nation_zone_kind_and_battle(demo_db: str) -> None:
     with Tracker(demo_db) as t:
         cid = t.campaign_id(None)
-        battle = log_records(t, cid, battle=1)
+        (declared,) = log_records(t, cid, kind="ConvoyAttackDeclared")
+        convoy = declared["battle"]
+        battle = log_records(t, cid, battle=convoy)
         assert battle[0]["kind"] == "ConvoyAttackDeclared" and battle[-1]["kind"] == "BattleEnded"
-        assert all(r["battle"] == 1 for r in battle)
-        rolls = log_records(t, cid, battle=1, kind="DiceRolled")
+        assert all(r["battle"] == convoy for r in battle)
+        rolls = log_records(t, cid, battle=convoy, kind="DiceRolled")
         assert rolls and all(r["kind"] == "DiceRolled" for r in rolls)
         assert {r["turn"] for r in log_records(t, cid, turn=2)} == {2}
         assert all(r["phase"] == "research" for r in log_records(t, cid, phase="research"))
@@ -129,7 +131,7 @@ def test_log_filters_by_turn_phase_nation_zone_kind_and_battle(demo_db: str) -> 
         assert [r["kind"] for r in dover] == ["UnitsMoved"]
         french = log_records(t, cid, nation="France")
         assert french and all("France" in r["summary"] or r["nation"] == "France" for r in french)
-    records = json.loads(run(demo_db, "log", "--battle", "1", "--kind", "DiceRolled", "--json"))
+    records = json.loads(run(demo_db, "log", "--battle", str(convoy), "--kind", "DiceRolled", "--json"))
     assert records[0]["data"]["rule"] == "CV2" and "values" in records[0]["data"]
 
 
@@ -275,7 +277,7 @@ def test_replay_steps_roll_by_roll_and_battle_by_battle_both_ways(demo_db: str) 
         player.handle("R")
         assert player.frame["seq"] == first_roll["seq"]
         player.handle("b")
-        assert player.frame["kind"] == "ConvoyAttackDeclared"
+        assert player.frame["kind"] == "InterceptionStarted"  # the demo's first battle (SM2)
         battle_start = player.frame["seq"]
         player.handle("n")
         assert player.frame["seq"] == battle_start + 1
@@ -290,7 +292,8 @@ def test_replay_steps_roll_by_roll_and_battle_by_battle_both_ways(demo_db: str) 
 
 
 def test_replay_prints_a_battle_and_a_point_without_a_terminal(demo_db: str) -> None:
-    out = run(demo_db, "replay", "--battle", "1")
+    (declared,) = json.loads(run(demo_db, "log", "--kind", "ConvoyAttackDeclared", "--json"))
+    out = run(demo_db, "replay", "--battle", str(declared["battle"]))
     assert "ConvoyAttackDeclared" in out and "BattleEnded" in out and "Central North Sea:" in out
     out = run(demo_db, "replay", "--to", "6")
     assert "Event 6" in out and "Board after event 6" in out

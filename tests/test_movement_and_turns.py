@@ -54,6 +54,13 @@ def advance_to(c: Campaign, nation: str, phase: str, round_: int | None = None) 
     raise AssertionError(f"never reached {nation} {phase} round {round_}")
 
 
+def pass_unsearched(c: Campaign) -> None:
+    """SM2, SM5: the enemy lets the paused U-boats pass unsearched and they go on."""
+    battle = c.battle_count
+    c.intercept_search(battle, [], ManualDice([]))
+    c.intercept_continue(battle, None)
+
+
 def state(c: Campaign) -> tuple[Any, ...]:
     return (
         c.version,
@@ -176,9 +183,10 @@ def test_f4_move_records_path_and_units(c: Campaign) -> None:
     advance_to(c, "Germany", "combat_movement")
     plan = c.move("Germany", ["DE-SS3", "DE-SS4"], ["Southern North Sea", "Dover Strait"])
     assert plan.path == ("Heligoland Bight", "Southern North Sea", "Dover Strait")
-    event = c.pending_events[-1]
-    assert event.units == ["DE-SS3", "DE-SS4"]
-    assert event.path == ["Heligoland Bight", "Southern North Sea", "Dover Strait"]
+    pass_unsearched(c)
+    first, last = [e for e in c.pending_events if type(e).__name__ == "UnitsMoved"]
+    assert first.units == last.units == ["DE-SS3", "DE-SS4"]
+    assert first.path + last.path[1:] == ["Heligoland Bight", "Southern North Sea", "Dover Strait"]
     assert c.units["DE-SS3"]["at"] == c.units["DE-SS4"]["at"] == "Dover Strait"
     assert c.units["DE-SS3"]["moved"] == 2
     assert c.units["DE-SS5"]["at"] == "Heligoland Bight"
@@ -244,11 +252,13 @@ def test_f4_allowance_is_shared_by_every_move_in_a_turn(c: Campaign) -> None:
 def test_f4_allowance_resets_on_the_nations_next_turn(c: Campaign) -> None:
     advance_to(c, "Germany", "combat_movement")
     c.move("Germany", ["DE-SS3"], ["Southern North Sea", "Dover Strait"])
+    pass_unsearched(c)
     advance_to(c, "Britain", "research")
     assert c.units["DE-SS3"]["moved"] == 2  # still spent during the other nations' turns
     advance_to(c, "Germany", "combat_movement", round_=2)
     assert c.units["DE-SS3"]["moved"] == 0
     c.move("Germany", ["DE-SS3"], ["English Channel", "Western Approaches"])
+    pass_unsearched(c)  # France's destroyers in the English Channel may search (SM2)
     assert c.units["DE-SS3"]["at"] == "Western Approaches"
 
 
@@ -326,6 +336,7 @@ def test_sm1_submarines_may_move_through_a_hostile_zone(c: Campaign) -> None:
     advance_to(c, "Germany", "combat_movement")
     plan = c.move("Germany", ["DE-SS3"], ["Southern North Sea", "Dover Strait"])
     assert plan.hostile_passed == ("Southern North Sea",)
+    pass_unsearched(c)
     event = c.pending_events[-1]
     assert type(event).__name__ == "UnitsMoved"
     assert event.hostile_passed == ["Southern North Sea"]

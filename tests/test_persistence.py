@@ -37,6 +37,9 @@ def play_opening(t: Tracker, cid) -> None:
     t.execute(cid, advance)
     t.execute(cid, advance)
     t.execute(cid, lambda c, d: c.move("Germany", ["DE-SS3", "DE-SS4"], ["Southern North Sea", "Dover Strait"]))
+    # SM2, SM5: Britain lets them pass its destroyers unsearched; they go on to Dover.
+    t.execute(cid, lambda c, d: c.intercept_search(c.battle_count, [], d))
+    t.execute(cid, lambda c, d: c.intercept_continue(c.battle_count, None))
     while t.load(cid).nation == "Germany":
         t.execute(cid, advance)
 

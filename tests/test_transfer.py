@@ -39,8 +39,12 @@ def research(c: Campaign, d: DiceSource) -> Any:
     return c.research("Germany", "advanced_submarine", d)
 
 
-def move(c: Campaign, _d: DiceSource) -> Any:
-    return c.move("Germany", ["DE-SS3", "DE-SS4"], ["Southern North Sea", "Dover Strait"])
+def move(c: Campaign, d: DiceSource) -> Any:
+    plan = c.move("Germany", ["DE-SS3", "DE-SS4"], ["Southern North Sea", "Dover Strait"])
+    # SM2, SM5: Britain lets them pass its destroyers unsearched; they go on to Dover.
+    c.intercept_search(c.battle_count, [], d)
+    c.intercept_continue(c.battle_count, None)
+    return plan
 
 
 def play(t: Tracker, cid: UUID, reveal: bool = True) -> None:

@@ -275,7 +275,8 @@ def next_phase(ctx: Context) -> None:
 @click.option("--nation", help="Acting nation (default: the nation whose turn it is).")
 @click.pass_obj
 def move(ctx: Context, units: tuple[str, ...], to: str | None, path: str | None, nation: str | None) -> None:
-    """Move units together along a path of adjacent zones.
+    """Move units together along a path of adjacent zones; a submarine group stops at a hostile
+    zone where the enemy may search it (SM2: see `tracker intercept`).
 
     Example: tracker move DE-SS3 DE-SS4 --path "Southern North Sea,Dover Strait"
     """
@@ -283,11 +284,13 @@ def move(ctx: Context, units: tuple[str, ...], to: str | None, path: str | None,
         raise click.UsageError("give exactly one of --to or --path")
     steps = [to] if to else [p.strip() for p in (path or "").split(",") if p.strip()]
 
-    def command(c: Campaign, _dice: DiceSource) -> str:
+    def command(c: Campaign, _dice: DiceSource) -> list[str]:
+        before = c.version
         c.move(_acting(c, nation), list(units), steps)
-        return summary(c.pending_events[-1])
+        return _with_pending(c, _new_lines(c, before))
 
-    click.echo(_run(ctx, command))
+    for line in _run(ctx, command):
+        click.echo(line)
 
 
 @cli.group()
@@ -742,9 +745,9 @@ def main() -> None:
 
 def _register_extensions() -> None:
     """Command groups kept in their own modules, registered on the main group."""
-    from tracker import cli_report, cli_transfer
+    from tracker import cli_naval, cli_report, cli_transfer
 
-    for module in (cli_report, cli_transfer):
+    for module in (cli_naval, cli_report, cli_transfer):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -435,6 +435,16 @@ def _turn(
                     undone_by=r["undone_by"],
                 )
                 continue
+            if kind in BATTLE_STARTS:
+                b.update(
+                    kind=BATTLE_STARTS[kind],
+                    zone=d["zone"],
+                    attacker=d["nation"],
+                    defender=d["defender"],
+                    submarines=list(d.get("submarines", [])),
+                    seq=r["seq"],
+                    undone_by=r["undone_by"],
+                )
             if kind != "BattleAdvanced":
                 b["steps"].append(_step(r))
             if kind == "UnitHit":
@@ -615,13 +625,25 @@ def undone_listing(u: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
     return events, len(u["undone_events"]) - len(events)
 
 
+# The first event of each kind of battle besides convoy battles (SM2, AS1, NC1).
+BATTLE_STARTS = {"InterceptionStarted": "interception", "AswCombatStarted": "asw", "NavalBattleStarted": "naval"}
+BATTLE_NAMES = {"convoy": "Convoy battle", "interception": "Interception", "asw": "ASW combat", "naval": "Naval battle"}
+BATTLE_RULES = {"convoy": "CV1", "interception": "SM2", "asw": "AS1", "naval": "NC1"}
+
+
 def battle_heading(b: dict[str, Any]) -> str:
-    return f"Convoy battle {b['battle']} in {b['zone']}" if b["kind"] == "convoy" else f"Battle {b['battle']}"
+    return f"{BATTLE_NAMES.get(b['kind'], 'Battle')} {b['battle']} in {b['zone']}"
 
 
 def battle_declaration(b: dict[str, Any]) -> str:
     if b["attacker"] is None:
         return "declaration not in this turn"
+    if b["kind"] == "interception":
+        return f"{b['defender']} may search {b['attacker']}'s {', '.join(b['submarines'])} passing through"
+    if b["kind"] == "asw":
+        return f"{b['attacker']} hunts {b['defender']}'s {', '.join(b['submarines'])}"
+    if b["kind"] == "naval":
+        return f"{b['attacker']} attacks {b['defender']}"
     return (
         f"{b['attacker']} attacks {b['defender']}'s {b['ntr']} NTR with {len(b['submarines'])} submarine(s): "
         f"{', '.join(b['submarines'])}"
@@ -634,6 +656,9 @@ def battle_result(b: dict[str, Any]) -> str:
     parts = [f"sunk: {', '.join(sunk)}" if sunk else "nothing sunk"]
     if damaged:
         parts.append(f"damaged: {', '.join(damaged)}")
+    if b["kind"] != "convoy":
+        parts.append(f"still there: {', '.join(b['survivors']) or 'none'}" if b["ended"] else "not finished")
+        return "; ".join(parts)
     parts.append(f"{b['ntr_destroyed']} NTR destroyed")
     if b["ended"]:
         parts.append(f"surviving submarines: {', '.join(b['survivors']) or 'none'}")
@@ -810,7 +835,8 @@ def _md_turn(report: dict[str, Any], turn: dict[str, Any], level: int) -> list[s
         out.append("")
     for b in turn["battles"]:
         out += [f"{h} {md(battle_heading(b))}", ""]
-        out.append(_struck(md(battle_declaration(b)), b["undone_by"]) + f" (event {b['seq']}, CV1)")
+        rule = BATTLE_RULES.get(b["kind"], "CV1")
+        out.append(_struck(md(battle_declaration(b)), b["undone_by"]) + f" (event {b['seq']}, {rule})")
         out.append("")
         if b["rolls"]:
             out += _md_rolls(b["rolls"]) + [""]
@@ -1025,6 +1051,7 @@ def render_html(report: dict[str, Any]) -> str:
         undone_listing=undone_listing,
         battle_heading=battle_heading,
         battle_declaration=battle_declaration,
+        battle_rule=lambda b: BATTLE_RULES.get(b["kind"], "CV1"),
         battle_result=battle_result,
         fleet_rows=fleet_rows,
         trade_rows=trade_rows,

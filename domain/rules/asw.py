@@ -1,0 +1,141 @@
+"""ASW combat (AS1-AS5, and the ASW rounds of an interception, SM4) as pure functions: who may
+start it and take part, search and attack target numbers, and the submarines' return fire."""
+
+from __future__ import annotations
+
+from domain.board import Board, Unit
+from domain.errors import InputError, RuleViolation
+from domain.rules.convoy import Roll
+
+
+def enemy_submarines(board: Board, nation: str, zone: str) -> list[Unit]:
+    return sorted(
+        (u for u in board.units_at(zone) if board.enemies(nation, u.nation) and board.unit_type(u).is_submarine),
+        key=lambda u: u.id,
+    )
+
+
+def _value(board: Board, unit: Unit, roll: str, base: int) -> int:
+    value, _ = board.ruleset.modified(roll, unit.type, base, board.acquired(unit.nation))
+    return value
+
+
+def can_search(board: Board, unit: Unit) -> bool:
+    """AS2: escorts at 2, bombers and transport planes at 3, every air unit under TE4."""
+    return _value(board, unit, "asw_search", board.unit_type(unit).search.get("asw", 0)) > 0
+
+
+def can_attack(board: Board, unit: Unit) -> bool:
+    """AS3, SM4: escorts attack submarines; air units only under TE4."""
+    return _value(board, unit, "asw_attack", board.unit_type(unit).asw_attack) > 0
+
+
+def in_reach(board: Board, unit: Unit, zone: str) -> bool:
+    """F7: ships in the zone; aircraft within range of where they are."""
+    ut = board.unit_type(unit)
+    if ut.is_naval:
+        return unit.at == zone
+    distance = board.scenario.game_map.distance(unit.at, zone)
+    return distance is not None and distance <= ut.move
+
+
+def eligible_units(board: Board, nation: str, zone: str) -> list[Unit]:
+    """AS1, AS2: the nation's own units that may search in `zone`."""
+    return sorted(
+        (u for u in board.units.values() if u.nation == nation and can_search(board, u) and in_reach(board, u, zone)),
+        key=lambda u: u.id,
+    )
+
+
+def check_start(board: Board, nation: str, zone: str, fought: list[list[str]]) -> list[Unit]:
+    """AS1: returns the enemy submarines in the zone."""
+    if not board.scenario.game_map.knows(zone):
+        raise InputError(f"unknown zone {zone!r}")
+    if not board.scenario.game_map.is_sea(zone):
+        raise RuleViolation("AS1", f"{zone} is a land territory, not a sea zone")
+    if ["asw", zone] in fought:
+        raise RuleViolation("AS1", f"{nation} has already fought ASW combat in {zone} this phase")
+    subs = enemy_submarines(board, nation, zone)
+    if not subs:
+        raise RuleViolation(
+            "AS1", f"there are no enemy submarines of {nation} in {zone} (zone holds: {board.describe_zone(zone)})"
+        )
+    if not eligible_units(board, nation, zone):
+        raise RuleViolation(
+            "AS1",
+            f"{nation} has no destroyer or cruiser in {zone} and no aircraft in range that can search "
+            f"(zone holds: {board.describe_zone(zone)})",
+        )
+    return subs
+
+
+def check_searchers(board: Board, nation: str, zone: str, chosen: list[str]) -> list[Unit]:
+    """AS2: at least one of the nation's eligible units takes part."""
+    if len(set(chosen)) != len(chosen):
+        raise InputError("a unit is named twice")
+    eligible = {u.id: u for u in eligible_units(board, nation, zone)}
+    units = []
+    for uid in chosen:
+        if uid in eligible:
+            units.append(eligible[uid])
+            continue
+        unit = board.units.get(uid)
+        if unit is None:
+            raise InputError(f"unknown unit {uid!r}")
+        ut = board.unit_type(unit)
+        if unit.nation != nation:
+            raise RuleViolation("AS1", f"{uid} belongs to {unit.nation}; only {nation}'s own units take part")
+        if not can_search(board, unit):
+            raise RuleViolation(
+                "AS2",
+                f"{uid} ({unit.type}) cannot search for submarines: destroyers and cruisers, bombers and "
+                "transport planes (every air unit with Advanced ASW, TE4)",
+            )
+        if ut.is_air:
+            dist = board.scenario.game_map.distance(unit.at, zone)
+            raise RuleViolation("F7", f"{uid} in {unit.at} is {dist} steps from {zone}, beyond its range {ut.move}")
+        raise RuleViolation("AS1", f"{uid} is not in {zone} (it is in {unit.at})")
+    if not units:
+        raise RuleViolation(
+            "AS2", f"name at least one searching unit (eligible: {', '.join(sorted(eligible)) or 'none'})"
+        )
+    return units
+
+
+def search_roll(board: Board, unit: Unit, sub: Unit) -> Roll:
+    """AS2 with TE3 (one less against Advanced Submarines) and TE4 (escorts 3, air 4)."""
+    base = board.unit_type(unit).search.get("asw", 0)
+    target, mods = board.ruleset.modified(
+        "asw_search", unit.type, base, board.acquired(unit.nation), board.acquired(sub.nation)
+    )
+    return Roll(unit.id, base, target, tuple(mods))
+
+
+def attack_roll(board: Board, unit: Unit, sub: Unit) -> Roll:
+    """AS4, SM4: an ASW unit attacks its target at its ASW value (TE4 escorts 3, air 4), one
+    less against Advanced Submarines (TE3)."""
+    base = board.unit_type(unit).asw_attack
+    target, mods = board.ruleset.modified(
+        "asw_attack", unit.type, base, board.acquired(unit.nation), board.acquired(sub.nation)
+    )
+    return Roll(unit.id, base, target, tuple(mods))
+
+
+def return_fire_roll(board: Board, sub: Unit, moving: bool) -> Roll:
+    """A detected submarine fires once: at its attack value while it is the one moving (SM4),
+    at its defense value when hunted on the enemy's turn (AS4); +1 with Advanced Submarine."""
+    ut = board.unit_type(sub)
+    context, base = ("submarine_attack", ut.attack) if moving else ("submarine_defense", ut.defense)
+    target, mods = board.ruleset.modified(context, sub.type, base, board.acquired(sub.nation))
+    return Roll(sub.id, base, target, tuple(mods))
+
+
+def check_submerge(detected: list[str], chosen: list[str]) -> None:
+    """AS5, NC4: only submarines still in the fight may submerge."""
+    if len(set(chosen)) != len(chosen):
+        raise InputError("a submarine is named twice")
+    for uid in chosen:
+        if uid not in detected:
+            raise RuleViolation(
+                "AS5", f"{uid} is not a detected submarine in this fight (detected: {', '.join(detected) or 'none'})"
+            )

@@ -1,0 +1,180 @@
+"""Interceptions, ASW combat and naval battles from the command line (`tracker intercept`,
+`tracker asw`, `tracker battle`): step by step with manual dice, `--auto`, errors and exit codes.
+
+The commands are added to a copy of the main group here, so these tests do not depend on
+tracker.cli registering them (and leave the real group untouched).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from domain.campaign import Campaign
+from domain.dice import DiceSource
+from tracker import cli_naval
+from tracker.application import Tracker
+from tracker.cli import cli
+
+SNS, CNS, HB = "Southern North Sea", "Central North Sea", "Heligoland Bight"
+
+
+def _group() -> click.Group:
+    group = copy.copy(cli)
+    group.commands = dict(cli.commands)
+    for command in cli_naval.COMMANDS:
+        group.add_command(command)
+    return group
+
+
+CLI = _group()
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return str(tmp_path / "naval.db")
+
+
+def run(db: str, *args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(CLI, ["--db", db, *args])
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def log(db: str) -> list[dict[str, Any]]:
+    return json.loads(run(db, "log", "--json"))
+
+
+def refused(db: str, code: int, *args: str) -> str:
+    """The command fails with `code` and one error line, and records nothing."""
+    before = log(db)
+    out = run(db, *args, code=code)
+    assert out.startswith("Error: ") and out.count("\n") == 1, out
+    assert log(db) == before
+    return out
+
+
+def to_phase(db: str, nation: str, phase: str) -> None:
+    def advance(c: Campaign, _dice: DiceSource) -> None:
+        while (c.nation, c.phase) != (nation, phase):
+            c.advance()
+
+    with Tracker(db) as t:
+        t.execute(t.campaign_id(None), advance)
+
+
+def _commands(group: click.Group, prefix: str) -> list[tuple[str, click.Command]]:
+    found = []
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            found.extend(_commands(command, f"{prefix} {name}"))
+        else:
+            found.append((f"{prefix} {name}", command))
+    return found
+
+
+def test_every_naval_command_has_help_with_an_example() -> None:
+    names = []
+    for group in cli_naval.COMMANDS:
+        assert isinstance(group, click.Group) and group.help
+        for full, command in _commands(group, f"tracker {group.name}"):
+            assert command.help and "Example:" in command.help, f"{full} has no example in its help"
+            names.append(full)
+    assert len(names) == 15
+
+
+def test_cli_interception_step_by_step_with_manual_dice(db: str) -> None:
+    run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
+    to_phase(db, "Germany", "combat_movement")
+    with Tracker(db) as t:
+        t.execute(
+            t.campaign_id(None), lambda c, d: c.move("Germany", ["DE-SS3", "DE-SS4", "DE-SS5"], [SNS, "Dover Strait"])
+        )
+    out = run(db, "pending")
+    assert out.startswith(
+        "battle 1 (interception, Southern North Sea): waiting for Britain to choose which units search"
+    )
+    refused(db, 1, "next")
+    assert "SM2: GB-DD1 is not in Southern North Sea" in refused(
+        db, 1, "intercept", "search", "1", "--units", "GB-DD1", "--dice", "1"
+    )
+    assert "D3" in refused(db, 1, "intercept", "search", "1", "--units", "GB-DD3,GB-DD4,GB-DD5", "--dice", "1,2")
+    refused(db, 2, "intercept", "search", "7", "--dice", "1")
+
+    out = run(db, "intercept", "search", "1", "--units", "GB-DD3,GB-DD4,GB-DD5", "--dice", "1,2,7")
+    assert "battle 1: 2 search(es) succeed (GB-DD3, GB-DD4): 2 submarine(s) found   [SM3]" in out
+    assert "next: tracker intercept detect 1" in out
+    out = run(db, "intercept", "detect", "1", "--subs", "DE-SS4,DE-SS5")
+    assert "detected DE-SS4, DE-SS5 (chosen); undetected DE-SS3" in out
+    assert "next: tracker battle targets 1 --nation 'Germany'" in out
+    assert "--nation" in refused(db, 2, "battle", "targets", "1")
+    assert "UNIT=UNIT" in refused(db, 2, "battle", "targets", "1", "--nation", "Germany", "--targets", "DE-SS4")
+    out = refused(db, 1, "battle", "targets", "1", "--nation", "Germany", "--targets", "DE-SS4=GB-DD5,DE-SS5=GB-DD3")
+    assert out.startswith("Error: SM4: DE-SS4 cannot target GB-DD5")
+    run(db, "battle", "targets", "1", "--nation", "Germany", "--targets", "DE-SS4=GB-DD3,DE-SS5=GB-DD3")
+    run(db, "battle", "targets", "1", "--targets", "GB-DD3=DE-SS4,GB-DD4=DE-SS5")
+    out = run(db, "battle", "screen", "1", "--screens", "DE-SS4=GB-DD4")
+    assert "the shot of DE-SS4 falls on GB-DD4 (chosen)" in out
+    assert "to roll 4 dice, one per firing unit in this order: DE-SS4, DE-SS5, GB-DD3, GB-DD4" in out
+    out = run(db, "battle", "fire", "1", "--dice", "1,9,9,2", "--ref", "table-roll-7")
+    assert "battle 1: DE-SS4 hits GB-DD4, screening GB-DD3   [HA1]" in out
+    assert "GB-DD4 sunk in battle 1   [SM4]" in out and "DE-SS5 sunk in battle 1   [SM4]" in out
+    out = run(db, "intercept", "decide", "1", "--retreat", "DE-SS4")
+    assert "battle 1: DE-SS4 retreats to Heligoland Bight   [SM4]" in out
+    out = run(db, "intercept", "continue", "1")
+    assert (
+        "Germany moves DE-SS3: Southern North Sea -> Dover Strait (on through hostile Southern North Sea)   [SM1]"
+        in out
+    )
+    assert run(db, "pending").startswith("Nothing pending.")
+    fire = next(r for r in log(db) if r["kind"] == "DiceRolled" and r["data"]["unit"] == "DE-SS4")
+    assert fire["data"]["reference"] == "table-roll-7" and fire["battle"] == 1
+
+
+def test_cli_asw_and_naval_battle_with_auto(db: str) -> None:
+    run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "auto")
+    to_phase(db, "Germany", "naval_combat")
+    assert "T3" in refused(db, 1, "asw", "start", "--zone", CNS, "--nation", "Britain")
+    out = run(db, "asw", "start", "--zone", HB, "--auto")
+    assert "Germany starts ASW combat in Heligoland Bight against GB-SS1, GB-SS2   [AS1]" in out
+    assert "ends (" in out and "Waiting" not in out
+    assert "AS1: Germany has already fought ASW combat" in refused(db, 1, "asw", "start", "--zone", HB)
+    out = run(db, "battle", "start", "--zone", CNS)
+    assert "naval battle in Central North Sea: Germany (DE-SS1, DE-SS2) attacks Britain" in out
+    assert "opening fire for no submarine of Germany; cancelled for DE-SS1, DE-SS2" in out
+    out = run(db, "battle", "auto", "2")
+    assert "battle 2 ends (" in out
+    records = log(db)
+    assert {r["kind"] for r in records} >= {"AswCombatStarted", "NavalBattleStarted", "OpeningFire", "BattleEnded"}
+    assert run(db, "verify").startswith("OK:")
+
+
+def test_cli_asw_step_by_step_and_the_naval_decisions(db: str) -> None:
+    run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
+    to_phase(db, "Germany", "naval_combat")
+    out = run(db, "asw", "start", "--zone", HB)
+    assert "next: tracker asw search 1" in out
+    out = run(db, "asw", "search", "1", "--units", "DE-DD1,DE-DD2", "--dice", "1,9,9,9")
+    assert "detected GB-SS1; undetected GB-SS2   [AS2]" in out
+    run(db, "battle", "targets", "1", "--nation", "Germany")
+    run(db, "battle", "targets", "1", "--nation", "Britain", "--targets", "GB-SS1=DE-DD2")
+    run(db, "battle", "screen", "1", "--screens", "")
+    out = run(db, "battle", "fire", "1", "--dice", "9,9,9")
+    assert "next: tracker asw submerge 1" in out
+    out = run(db, "asw", "submerge", "1", "--subs", "")
+    assert "battle 1: round 2" in out
+    run(db, "battle", "auto", "1", "--dice", "9,9,9")
+    out = run(db, "battle", "start", "--zone", CNS)
+    run(db, "battle", "targets", "2", "--targets", "DE-SS1=GB-CA1,DE-SS2=GB-CA1")
+    run(db, "battle", "screen", "2", "--screens", "")
+    out = run(db, "battle", "fire", "2", "--dice", "9,9,9,9,9")
+    assert "next: tracker battle decide 2" in out
+    assert "NC1" in refused(db, 1, "battle", "decide", "2", "--retreat-to", SNS)
+    out = run(db, "battle", "decide", "2", "--retreat-to", HB)
+    assert "Germany retreats DE-SS1, DE-SS2 to Heligoland Bight   [NC1]" in out
