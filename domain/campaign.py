@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from uuid import UUID
@@ -28,12 +28,23 @@ from domain.scenario import Scenario, scenario_from_dict
 _scenarios: dict[tuple[str, str], Scenario] = {}
 
 
+_recent_scenarios: OrderedDict[int, tuple[dict[str, Any], Ruleset, Scenario]] = OrderedDict()
+
+
 def scenario_from_recorded(data: dict[str, Any], ruleset: Ruleset) -> Scenario:
+    """The scenario a campaign recorded, parsed once per process (by content), and found again
+    by identity while the same aggregate is in use, without hashing it on every access."""
     from domain.ruleset import content_hash
 
+    hit = _recent_scenarios.get(id(data))
+    if hit is not None and hit[0] is data and hit[1] is ruleset:
+        return hit[2]
     key = (content_hash(data), ruleset.content_hash)
     if key not in _scenarios:
         _scenarios[key] = scenario_from_dict(data, "recorded scenario", ruleset)
+    _recent_scenarios[id(data)] = (data, ruleset, _scenarios[key])
+    if len(_recent_scenarios) > 256:
+        _recent_scenarios.popitem(last=False)
     return _scenarios[key]
 
 
@@ -119,6 +130,16 @@ _UNIT_LISTS = (
 _IMMUTABLE_STATE = frozenset({"ruleset_data", "scenario_data"})
 
 
+def _plain_copy(value: Any) -> Any:
+    """A deep copy of the aggregate's plain state (dicts, lists, scalars), several times faster
+    than copy.deepcopy, which every command would otherwise pay for."""
+    if isinstance(value, dict):
+        return {k: _plain_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain_copy(v) for v in value]
+    return value
+
+
 def command(method: _F) -> _F:
     """Make a command all-or-nothing on the aggregate (RK2): if it raises part-way, after
     recording some of its events, the aggregate is put back as it was before the call."""
@@ -127,7 +148,10 @@ def command(method: _F) -> _F:
     def wrapper(self: Campaign, *args: Any, **kwargs: Any) -> Any:
         if self.__dict__.get("_in_command"):
             return method(self, *args, **kwargs)
-        saved = {k: (v if k in _IMMUTABLE_STATE else copy.deepcopy(v)) for k, v in self.__dict__.items()}
+        saved = {
+            k: (list(v) if k == "_pending_events" else v if k in _IMMUTABLE_STATE else _plain_copy(v))
+            for k, v in self.__dict__.items()
+        }
         self.__dict__["_in_command"] = True
         # Every event of one command carries the version of its first event: an action,
         # the unit that undo (RK3) takes back.

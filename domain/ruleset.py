@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -423,9 +424,20 @@ def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     return ruleset_from_dict(data, source), data
 
 
+_recent: OrderedDict[int, tuple[dict[str, Any], Ruleset]] = OrderedDict()
+
+
 def ruleset_from_recorded(data: dict[str, Any]) -> Ruleset:
-    """The ruleset a campaign recorded in its first event, parsed once per process."""
+    """The ruleset a campaign recorded in its first event, parsed once per process (by content),
+    and found again by identity while the same aggregate is in use, without re-hashing it."""
+    hit = _recent.get(id(data))
+    if hit is not None and hit[0] is data:
+        return hit[1]
     key = content_hash(data)
     if key not in _parsed:
         _parsed[key] = ruleset_from_dict(data, "recorded ruleset")
+    # Holding `data` keeps its id from being reused while the entry lives.
+    _recent[id(data)] = (data, _parsed[key])
+    if len(_recent) > 256:
+        _recent.popitem(last=False)
     return _parsed[key]
