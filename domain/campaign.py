@@ -1406,12 +1406,9 @@ class Campaign(Aggregate):
 
             def describe(values: list[int], sub: Unit = sub) -> str:
                 adjusted, destroyed, _ = convoy.convoy_table(board, sub, values[0])
-                shown = (
-                    f"{values[0]}"
-                    if adjusted == values[0]
-                    else f"{values[0]}{adjusted - values[0]:+d}={adjusted}"
-                )
-                return f"{shown}: {destroyed} NTR"
+                if adjusted == values[0]:
+                    return f"{destroyed} NTR"
+                return f"{values[0]}{adjusted - values[0]:+d}={adjusted}: {destroyed} NTR"
 
             (value,) = self.roll(
                 dice,

@@ -619,7 +619,7 @@ def test_cv5_convoy_table_boundaries(die: int, destroyed: int) -> None:
     assert c.convoy_table(b, ManualDice([die])) == destroyed
     (roll,) = rolls(c, "CV5")
     assert (roll.roller, roll.unit, roll.kind, roll.modifiers) == ("Germany", "DE-SS1", "convoy_table", [])
-    assert roll.outcome == f"{die}: {destroyed} NTR"
+    assert roll.outcome == f"{destroyed} NTR"
     assert c.ntr["Britain"][CNS] == 3 - destroyed
     lost = events(c, "NtrDestroyed")
     if destroyed:
@@ -629,7 +629,7 @@ def test_cv5_convoy_table_boundaries(die: int, destroyed: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("die", "shown", "destroyed"), [(3, "3+1=4: 1 NTR", 1), (8, "8+1=9: 3 NTR", 3), (10, "10: 3 NTR", 3)]
+    ("die", "shown", "destroyed"), [(3, "3+1=4: 1 NTR", 1), (8, "8+1=9: 3 NTR", 3), (10, "3 NTR", 3)]
 )
 def test_te3_advanced_submarine_adds_one_on_the_convoy_table(die: int, shown: str, destroyed: int) -> None:
     c = campaign()

@@ -246,11 +246,18 @@ def state(ctx: Context, turn: int | None, phase: str | None, at: int | None, as_
 
 
 @cli.command(name="next")
+@click.option(
+    "--to", "to_phase", type=click.Choice(list(KNOWN_PHASES)), help="Keep going until this phase opens."
+)
+@click.option(
+    "--nation", help="With --to: the phase of this nation's turn (default: the nation whose turn it is)."
+)
 @click.pass_obj
-def next_phase(ctx: Context) -> None:
-    """Close the current phase and open the next (collecting resources at the end of a turn).
+def next_phase(ctx: Context, to_phase: str | None, nation: str | None) -> None:
+    """Close the current phase and open the next (collecting resources at the end of a turn);
+    with --to, step phase by phase (each step its own action) until that phase opens.
 
-    Example: tracker next
+    Example: tracker next --to collect_resources --nation Britain
     """
 
     def command(c: Campaign, _dice: DiceSource) -> list[str]:
@@ -258,8 +265,28 @@ def next_phase(ctx: Context) -> None:
         c.advance()
         return [summary(e) for e in c.pending_events if e.originator_version > before]
 
-    for line in _run(ctx, command):
-        click.echo(line)
+    if to_phase is None:
+        if nation is not None:
+            raise click.UsageError("--nation goes with --to")
+        for line in _run(ctx, command):
+            click.echo(line)
+        return
+    t = ctx.tracker
+    cid = t.campaign_id(ctx.campaign)
+    campaign = t.load(cid)
+    target = nation or campaign.nation
+    if target not in campaign.scenario.nations:
+        raise InputError(f"unknown nation {target!r} (known: {', '.join(campaign.scenario.turn_order)})")
+    if to_phase not in campaign.ruleset.phases:
+        raise InputError(f"phase {to_phase!r} is not in this campaign's ruleset")
+    # One full round at most: every nation's every phase.
+    for _ in range(len(campaign.ruleset.phases) * len(campaign.scenario.turn_order)):
+        for line in _run(ctx, command):
+            click.echo(line)
+        now = t.load(cid)
+        if (now.nation, now.phase) == (target, to_phase):
+            return
+    raise AssertionError("the turn sequence did not reach the phase within a round")  # pragma: no cover
 
 
 @cli.command()
@@ -627,7 +654,9 @@ def replay(ctx: Context, to: int | None, battle: int | None) -> None:
             player.render(out, zone_only=True)
         return
     if not sys.stdin.isatty():
-        raise click.UsageError("replay steps with keys in a terminal; without one use --to SEQ or --battle ID")
+        raise click.UsageError(
+            "replay steps with keys in a terminal; without one use --to SEQ or --battle ID"
+        )
     while True:
         click.clear()
         player.render(out)
