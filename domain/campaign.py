@@ -903,6 +903,24 @@ class Campaign(Aggregate):
         return list(result.values)
 
     @command
+    def _roll_at(
+        self, dice: DiceSource, unit: Unit, spec: Any, *, rule: str, purpose: str, kind: str, battle: int
+    ) -> bool:
+        """One die for one unit against its (modified) target number; True on a success (D2)."""
+        (value,) = self.roll(
+            dice,
+            roller=unit.nation,
+            rule=rule,
+            purpose=purpose,
+            kind=kind,
+            base_target=spec.base,
+            target=spec.target,
+            modifiers=spec.modifiers,
+            battle=battle,
+            unit=unit.id,
+        )
+        return value <= clamp_target(spec.target, self.ruleset.faces_for(kind))
+
     def reveal_seed(self, seed_hex: str, next_commitment: str) -> None:
         """Publish the current dice seed (checked against its commitment) and commit to the next."""
         from domain.dice import commitment
@@ -1097,7 +1115,9 @@ class Campaign(Aggregate):
             for u, _, legal in self._volley(b, stage):
                 if legal:
                     per.setdefault(self._chooser(b, u.id), []).append(f"{u.id} at {'/'.join(legal)}")
-            what = "to choose targets: " + "; ".join(f"{n}: {', '.join(per[n])}" for n in b["waiting"] if n in per)
+            what = "to choose targets: " + "; ".join(
+                f"{n}: {', '.join(per[n])}" for n in b["waiting"] if n in per
+            )
             what += " (default: spread, most valuable first)"
         elif step in ("screening", "opening_screening"):
             need = self._screen_choices(b)
@@ -1121,9 +1141,13 @@ class Campaign(Aggregate):
         elif step == "decide" and kind == "interception":
             back = b["route"][b["index"] - 1] if b["index"] > 0 else None
             retreat = f" or retreat to {back}" if back else ""
-            what = f"to choose for {', '.join(b['detected'])}: fight on, submerge{retreat} (default: submerge)"
+            what = (
+                f"to choose for {', '.join(b['detected'])}: fight on, submerge{retreat} (default: submerge)"
+            )
         elif step == "decide" and kind == "asw":
-            what = f"to choose which of {', '.join(b['detected'])} submerge (default: all; the others fight on)"
+            what = (
+                f"to choose which of {', '.join(b['detected'])} submerge (default: all; the others fight on)"
+            )
         elif step == "decide":
             parts = []
             for n in b["waiting"]:
@@ -1294,23 +1318,16 @@ class Campaign(Aggregate):
         failed: list[str] = []
         for unit in chosen:
             spec = convoy.search_roll(board, unit, b["attacker"])
-            (value,) = self.roll(
+            hit = self._roll_at(
                 dice,
-                roller=unit.nation,
+                unit,
+                spec,
                 rule="CV3",
                 purpose=f"{unit.id} ({unit.type}) convoy search in {b['zone']}",
                 kind="convoy_search",
-                base_target=spec.base,
-                target=spec.target,
-                modifiers=spec.modifiers,
                 battle=battle,
-                unit=unit.id,
             )
-            (
-                detected
-                if value <= clamp_target(spec.target, self.ruleset.faces_for("convoy_search"))
-                else failed
-            ).append(unit.id)
+            (detected if hit else failed).append(unit.id)
         self._record(Campaign.DetectionsRecorded, battle=battle, detected=detected, failed=failed)
         if detected:
             self._advance_battle(b, "round", [b["defender"], b["attacker"]], "CV4")
@@ -1327,41 +1344,34 @@ class Campaign(Aggregate):
         board = self.board()
         subs = convoy.submarines_of(board, b["attacker"], b["zone"])
         detecting = [board.units[u] for u in b["detecting"] if u in board.units]
-        faces = self.ruleset.faces_for("convoy_combat")
         hits_on_subs = 0
         for unit in detecting:
             spec = convoy.attack_roll(board, unit, b["attacker"])
-            (value,) = self.roll(
+            hit = self._roll_at(
                 dice,
-                roller=unit.nation,
+                unit,
+                spec,
                 rule="CV4",
                 purpose=f"{unit.id} ({unit.type}) attacks the submarines",
                 kind="convoy_combat",
-                base_target=spec.base,
-                target=spec.target,
-                modifiers=spec.modifiers,
                 battle=battle,
-                unit=unit.id,
             )
-            hits_on_subs += value <= clamp_target(spec.target, faces)
+            hits_on_subs += hit
         ships = convoy.ship_targets(board, b["detecting"])
         hits_on_ships = 0
         if ships:
             for sub in subs:
                 spec = convoy.return_fire_roll(board, sub)
-                (value,) = self.roll(
+                hit = self._roll_at(
                     dice,
-                    roller=sub.nation,
+                    sub,
+                    spec,
                     rule="CV4",
                     purpose=f"{sub.id} fires back at the detecting ships",
                     kind="convoy_combat",
-                    base_target=spec.base,
-                    target=spec.target,
-                    modifiers=spec.modifiers,
                     battle=battle,
-                    unit=sub.id,
                 )
-                hits_on_ships += value <= clamp_target(spec.target, faces)
+                hits_on_ships += hit
         waiting = []
         sub_capacity = hits_rules.capacity(board, subs)
         ship_capacity = hits_rules.capacity(board, ships)
@@ -1483,7 +1493,9 @@ class Campaign(Aggregate):
         b = self.battles.get(str(battle))
         if b is None or b["kind"] not in kinds:
             active = (
-                ", ".join(f"{x['id']} ({x['kind']})" for x in sorted(self.battles.values(), key=lambda x: x["id"]))
+                ", ".join(
+                    f"{x['id']} ({x['kind']})" for x in sorted(self.battles.values(), key=lambda x: x["id"])
+                )
                 or "none"
             )
             raise InputError(f"no {' or '.join(kinds)} battle {battle} in progress (active: {active})")
@@ -1497,7 +1509,9 @@ class Campaign(Aggregate):
         if nation not in self.scenario.nations:
             raise InputError(f"unknown nation {nation!r}")
         if nation not in b["waiting"]:
-            raise RuleViolation(b["rule"], f"battle {b['id']} is {self.describe_waiting(b)}, not for {nation}")
+            raise RuleViolation(
+                b["rule"], f"battle {b['id']} is {self.describe_waiting(b)}, not for {nation}"
+            )
 
     def _submarine_leg(self, nation: str, subs: list[str], route: list[str], start: int) -> int | None:
         """SM2, SM5: move a submarine group on from route[start] to the next zone where it must
@@ -1521,7 +1535,9 @@ class Campaign(Aggregate):
             return None
         return self._start_interception(nation, subs, route, pause, retreat=False)
 
-    def _start_interception(self, nation: str, subs: list[str], route: list[str], index: int, retreat: bool) -> int:
+    def _start_interception(
+        self, nation: str, subs: list[str], route: list[str], index: int, retreat: bool
+    ) -> int:
         board = self.board()
         zone = route[index]
         defender = interception.deciding_nation(board, interception.eligible_searchers(board, nation, zone))
@@ -1561,34 +1577,40 @@ class Campaign(Aggregate):
             default=units is None,
             rule="SM2",
         )
-        faces = self.ruleset.faces_for("interception_search")
         found_by: list[str] = []
         failed: list[str] = []
         for unit in chosen:
             spec = interception.search_roll(board, unit, mover)
-            (value,) = self.roll(
+            hit = self._roll_at(
                 dice,
-                roller=unit.nation,
+                unit,
+                spec,
                 rule="SM3",
                 purpose=f"{unit.id} ({unit.type}) interception search in {zone}",
                 kind="interception_search",
-                base_target=spec.base,
-                target=spec.target,
-                modifiers=spec.modifiers,
                 battle=battle,
-                unit=unit.id,
             )
-            (found_by if value <= clamp_target(spec.target, faces) else failed).append(unit.id)
+            (found_by if hit else failed).append(unit.id)
         subs = list(b["subs"])
         found = min(len(found_by), len(subs))
         self._record(
-            Campaign.SearchesResolved, battle=battle, found_by=found_by, failed=failed, found=found, rule="SM3"
+            Campaign.SearchesResolved,
+            battle=battle,
+            found_by=found_by,
+            failed=failed,
+            found=found,
+            rule="SM3",
         )
         if found == 0:
             self._interception_over(b)
         elif found == len(subs):
             self._record(
-                Campaign.SubmarinesDetected, battle=battle, detected=subs, undetected=[], default=True, rule="SM3"
+                Campaign.SubmarinesDetected,
+                battle=battle,
+                detected=subs,
+                undetected=[],
+                default=True,
+                rule="SM3",
             )
             self._next_round(b)
         else:
@@ -1630,12 +1652,22 @@ class Campaign(Aggregate):
         interception.check_decisions(detected, diving, leaving, back)
         if diving:
             self._record(
-                Campaign.SubmarinesSubmerged, battle=battle, nation=nation, units=diving, default=default, rule="SM4"
+                Campaign.SubmarinesSubmerged,
+                battle=battle,
+                nation=nation,
+                units=diving,
+                default=default,
+                rule="SM4",
             )
         if leaving:
             assert back is not None
             self._record(
-                Campaign.SubmarinesRetreated, battle=battle, nation=nation, units=leaving, zone=back, rule="SM4"
+                Campaign.SubmarinesRetreated,
+                battle=battle,
+                nation=nation,
+                units=leaving,
+                zone=back,
+                rule="SM4",
             )
             board = self.board()
             if board.is_hostile_for(nation, back) and interception.eligible_searchers(board, nation, back):
@@ -1731,24 +1763,20 @@ class Campaign(Aggregate):
             rule="AS2",
         )
         subs = [board.units[u] for u in b["subs"] if u in board.units]
-        faces = self.ruleset.faces_for("asw_search")
         found: set[str] = set()
         for unit in chosen:
             for sub in subs:
                 spec = asw.search_roll(board, unit, sub)
-                (value,) = self.roll(
+                hit = self._roll_at(
                     dice,
-                    roller=unit.nation,
+                    unit,
+                    spec,
                     rule="AS2",
                     purpose=f"{unit.id} ({unit.type}) searches for {sub.id} in {zone}",
                     kind="asw_search",
-                    base_target=spec.base,
-                    target=spec.target,
-                    modifiers=spec.modifiers,
                     battle=battle,
-                    unit=unit.id,
                 )
-                if value <= clamp_target(spec.target, faces):
+                if hit:
                     found.add(sub.id)
         detected = [s.id for s in subs if s.id in found]
         self._record(
@@ -1838,7 +1866,9 @@ class Campaign(Aggregate):
         return number
 
     @command
-    def naval_decide(self, battle: int, nation: str, submerge: list[str] | None, retreat_to: str | None) -> None:
+    def naval_decide(
+        self, battle: int, nation: str, submerge: list[str] | None, retreat_to: str | None
+    ) -> None:
         """NC4, NC1: at the end of a round a side's submarines may submerge and the attacker may
         retreat; None for both: fight on."""
         b = self._procedure(battle, "naval")
@@ -1851,17 +1881,29 @@ class Campaign(Aggregate):
         combat.check_submerge(nation, subs, diving)
         if retreat_to is not None:
             if side != "attacker":
-                raise RuleViolation("NC1", f"only the attacker, {b['attacker']}, may retreat from battle {battle}")
+                raise RuleViolation(
+                    "NC1", f"only the attacker, {b['attacker']}, may retreat from battle {battle}"
+                )
             combat.check_retreat(board, nation, b["zone"], retreat_to)
         if diving:
             self._record(
-                Campaign.SubmarinesSubmerged, battle=battle, nation=nation, units=diving, default=False, rule="NC4"
+                Campaign.SubmarinesSubmerged,
+                battle=battle,
+                nation=nation,
+                units=diving,
+                default=False,
+                rule="NC4",
             )
         if retreat_to is not None:
             leaving = [u.id for u in self._active(b, "attacker")]
             if leaving:
                 self._record(
-                    Campaign.AttackerRetreated, battle=battle, nation=nation, units=leaving, zone=retreat_to, rule="NC1"
+                    Campaign.AttackerRetreated,
+                    battle=battle,
+                    nation=nation,
+                    units=leaving,
+                    zone=retreat_to,
+                    rule="NC1",
                 )
             self._close_fight(b)
             return
@@ -2028,7 +2070,9 @@ class Campaign(Aggregate):
                     f"{firer} must attack a detected submarine still fighting, not {target} "
                     f"(legal: {', '.join(plan[firer])})",
                 )
-            return hits_rules.why_not_target(board, board.units[firer], board.units[target], enemies[firer], b["rule"])
+            return hits_rules.why_not_target(
+                board, board.units[firer], board.units[target], enemies[firer], b["rule"]
+            )
 
         if targets is None:
             chosen = hits_rules.default_targets(board, plan)
@@ -2069,7 +2113,12 @@ class Campaign(Aggregate):
         else:
             chosen = hits_rules.check_screens(board, rule, nation, shots, own, screens)
         self._record(
-            Campaign.ScreeningChosen, battle=battle, nation=nation, screens=chosen, default=screens is None, rule=rule
+            Campaign.ScreeningChosen,
+            battle=battle,
+            nation=nation,
+            screens=chosen,
+            default=screens is None,
+            rule=rule,
         )
         waiting = [n for n in b["waiting"] if n != nation]
         if waiting:
@@ -2089,7 +2138,6 @@ class Campaign(Aggregate):
         naval = b["kind"] == "naval"
         kind = "naval_combat" if naval else "asw_combat"
         rule = b["rule"]
-        faces = self.ruleset.faces_for(kind)
         hunting = {"interception": "defender", "asw": "attacker"}.get(b["kind"])
         groups: dict[tuple[str, str], int] = {}
         scored = 0
@@ -2108,20 +2156,11 @@ class Campaign(Aggregate):
                 screen = f", screened by {shot['screen']}" if shot["screen"] else ""
                 purpose = f"{unit.id} ({unit.type}) fires at {shot['target']}{screen}"
             else:
-                purpose = f"{unit.id} ({unit.type}) fires at {b['defender' if attacking else 'attacker']}'s units"
-            (value,) = self.roll(
-                dice,
-                roller=unit.nation,
-                rule=rule,
-                purpose=purpose,
-                kind=kind,
-                base_target=spec.base,
-                target=spec.target,
-                modifiers=spec.modifiers,
-                battle=battle,
-                unit=unit.id,
-            )
-            if value > clamp_target(spec.target, faces):
+                purpose = (
+                    f"{unit.id} ({unit.type}) fires at {b['defender' if attacking else 'attacker']}'s units"
+                )
+            hit = self._roll_at(dice, unit, spec, rule=rule, purpose=purpose, kind=kind, battle=battle)
+            if not hit:
                 continue
             scored += 1
             if shot is not None:
@@ -2145,7 +2184,11 @@ class Campaign(Aggregate):
         def group_order(key: tuple[str, str]) -> tuple[bool, int, str]:
             # HA5/HA6 hits are placed in the ruleset's order of firing classes, then the rest.
             side, firing_class = key
-            return side != "attacker", order.index(firing_class) if firing_class in order else len(order), firing_class
+            return (
+                side != "attacker",
+                order.index(firing_class) if firing_class in order else len(order),
+                firing_class,
+            )
 
         for (side, firing_class), n in sorted(groups.items(), key=lambda kv: group_order(kv[0])):
             self._record(
@@ -2228,7 +2271,9 @@ class Campaign(Aggregate):
     def _end_volley(self, b: dict[str, Any], stage: str) -> None:
         """NC2: opening-fire casualties go before the other units fire; NC3, AS4, SM4: every other
         volley's casualties go together after it."""
-        units = list(b["pending_hits"]) + [u for side in ("attacker", "defender") for u in b["chosen"].get(side, [])]
+        units = list(b["pending_hits"]) + [
+            u for side in ("attacker", "defender") for u in b["chosen"].get(side, [])
+        ]
         rule = {"interception": "SM4", "asw": "AS4"}.get(b["kind"], "NC2" if stage == "opening" else "NC3")
         self._take_hits(b, units, rule)
         if b["kind"] != "naval":
