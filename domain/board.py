@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from domain.errors import InputError, RuleViolation
 from domain.ruleset import Ruleset, UnitType
 from domain.scenario import Scenario
 
@@ -47,6 +49,32 @@ class Board:
         """TE2: technologies at the ruleset's top level."""
         levels = self.ruleset.research_levels
         return frozenset(t for t, lvl in self.tech.get(nation, {}).items() if lvl >= levels)
+
+    def choose(
+        self, eligible: list[Unit], chosen: list[str], why_not: Callable[[Unit], RuleViolation]
+    ) -> list[Unit]:
+        """The units a player named, each of which must be among the eligible ones; `why_not`
+        explains, with its rule, why a named unit is not."""
+        if len(set(chosen)) != len(chosen):
+            raise InputError("a unit is named twice")
+        by_id = {u.id: u for u in eligible}
+        units = []
+        for uid in chosen:
+            if uid not in by_id:
+                unit = self.units.get(uid)
+                if unit is None:
+                    raise InputError(f"unknown unit {uid!r}")
+                raise why_not(unit)
+            units.append(by_id[uid])
+        return units
+
+    def out_of_range(self, unit: Unit, zone: str) -> RuleViolation:
+        """F7: an air unit too far from the zone."""
+        dist = self.scenario.game_map.distance(unit.at, zone)
+        return RuleViolation(
+            "F7",
+            f"{unit.id} in {unit.at} is {dist} steps from {zone}, beyond its range {self.unit_type(unit).move}",
+        )
 
     def describe_zone(self, zone: str) -> str:
         counts: dict[tuple[str, str], int] = {}

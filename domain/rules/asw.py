@@ -10,7 +10,11 @@ from domain.rules.convoy import Roll
 
 def enemy_submarines(board: Board, nation: str, zone: str) -> list[Unit]:
     return sorted(
-        (u for u in board.units_at(zone) if board.enemies(nation, u.nation) and board.unit_type(u).is_submarine),
+        (
+            u
+            for u in board.units_at(zone)
+            if board.enemies(nation, u.nation) and board.unit_type(u).is_submarine
+        ),
         key=lambda u: u.id,
     )
 
@@ -42,7 +46,11 @@ def in_reach(board: Board, unit: Unit, zone: str) -> bool:
 def eligible_units(board: Board, nation: str, zone: str) -> list[Unit]:
     """AS1, AS2: the nation's own units that may search in `zone`."""
     return sorted(
-        (u for u in board.units.values() if u.nation == nation and can_search(board, u) and in_reach(board, u, zone)),
+        (
+            u
+            for u in board.units.values()
+            if u.nation == nation and can_search(board, u) and in_reach(board, u, zone)
+        ),
         key=lambda u: u.id,
     )
 
@@ -58,7 +66,8 @@ def check_start(board: Board, nation: str, zone: str, fought: list[list[str]]) -
     subs = enemy_submarines(board, nation, zone)
     if not subs:
         raise RuleViolation(
-            "AS1", f"there are no enemy submarines of {nation} in {zone} (zone holds: {board.describe_zone(zone)})"
+            "AS1",
+            f"there are no enemy submarines of {nation} in {zone} (zone holds: {board.describe_zone(zone)})",
         )
     if not eligible_units(board, nation, zone):
         raise RuleViolation(
@@ -71,33 +80,28 @@ def check_start(board: Board, nation: str, zone: str, fought: list[list[str]]) -
 
 def check_searchers(board: Board, nation: str, zone: str, chosen: list[str]) -> list[Unit]:
     """AS2: at least one of the nation's eligible units takes part."""
-    if len(set(chosen)) != len(chosen):
-        raise InputError("a unit is named twice")
-    eligible = {u.id: u for u in eligible_units(board, nation, zone)}
-    units = []
-    for uid in chosen:
-        if uid in eligible:
-            units.append(eligible[uid])
-            continue
-        unit = board.units.get(uid)
-        if unit is None:
-            raise InputError(f"unknown unit {uid!r}")
-        ut = board.unit_type(unit)
+
+    def why_not(unit: Unit) -> RuleViolation:
         if unit.nation != nation:
-            raise RuleViolation("AS1", f"{uid} belongs to {unit.nation}; only {nation}'s own units take part")
+            return RuleViolation(
+                "AS1", f"{unit.id} belongs to {unit.nation}; only {nation}'s own units take part"
+            )
         if not can_search(board, unit):
-            raise RuleViolation(
+            return RuleViolation(
                 "AS2",
-                f"{uid} ({unit.type}) cannot search for submarines: destroyers and cruisers, bombers and "
+                f"{unit.id} ({unit.type}) cannot search for submarines: destroyers and cruisers, bombers and "
                 "transport planes (every air unit with Advanced ASW, TE4)",
             )
-        if ut.is_air:
-            dist = board.scenario.game_map.distance(unit.at, zone)
-            raise RuleViolation("F7", f"{uid} in {unit.at} is {dist} steps from {zone}, beyond its range {ut.move}")
-        raise RuleViolation("AS1", f"{uid} is not in {zone} (it is in {unit.at})")
+        if board.unit_type(unit).is_air:
+            return board.out_of_range(unit, zone)
+        return RuleViolation("AS1", f"{unit.id} is not in {zone} (it is in {unit.at})")
+
+    eligible = eligible_units(board, nation, zone)
+    units = board.choose(eligible, chosen, why_not)
     if not units:
         raise RuleViolation(
-            "AS2", f"name at least one searching unit (eligible: {', '.join(sorted(eligible)) or 'none'})"
+            "AS2",
+            f"name at least one searching unit (eligible: {', '.join(sorted(u.id for u in eligible)) or 'none'})",
         )
     return units
 
@@ -137,5 +141,6 @@ def check_submerge(detected: list[str], chosen: list[str]) -> None:
     for uid in chosen:
         if uid not in detected:
             raise RuleViolation(
-                "AS5", f"{uid} is not a detected submarine in this fight (detected: {', '.join(detected) or 'none'})"
+                "AS5",
+                f"{uid} is not a detected submarine in this fight (detected: {', '.join(detected) or 'none'})",
             )

@@ -84,30 +84,17 @@ def eligible_searchers(board: Board, defender: str, zone: str) -> list[Unit]:
 
 
 def check_searchers(board: Board, defender: str, zone: str, chosen: list[str]) -> list[Unit]:
-    eligible = {u.id: u for u in eligible_searchers(board, defender, zone)}
-    units = []
-    for uid in chosen:
-        if uid not in eligible:
-            unit = board.units.get(uid)
-            if unit is None:
-                raise InputError(f"unknown unit {uid!r}")
-            ut = board.unit_type(unit)
-            if board.enemies(defender, unit.nation):
-                raise RuleViolation("CV3", f"{uid} is not {defender}'s or an ally's")
-            if ut.search.get("convoy", 0) <= 0:
-                raise RuleViolation("CV3", f"{uid} ({unit.type}) cannot search for submarines")
-            if ut.is_air:
-                dist = board.scenario.game_map.distance(unit.at, zone)
-                raise RuleViolation(
-                    "F7", f"{uid} in {unit.at} is {dist} steps from {zone}, beyond its range {ut.move}"
-                )
-            if ut.search.get("convoy", 0) <= 0:
-                raise RuleViolation("CV3", f"{uid} ({unit.type}) cannot search for submarines")
-            raise RuleViolation("CV3", f"{uid} is in {unit.at}, not in {zone}")
-        units.append(eligible[uid])
-    if len(set(chosen)) != len(chosen):
-        raise InputError("a unit is named twice")
-    return units
+    def why_not(unit: Unit) -> RuleViolation:
+        ut = board.unit_type(unit)
+        if board.enemies(defender, unit.nation):
+            return RuleViolation("CV3", f"{unit.id} is not {defender}'s or an ally's")
+        if ut.search.get("convoy", 0) <= 0:
+            return RuleViolation("CV3", f"{unit.id} ({unit.type}) cannot search for submarines")
+        if ut.is_air:
+            return board.out_of_range(unit, zone)
+        return RuleViolation("CV3", f"{unit.id} is in {unit.at}, not in {zone}")
+
+    return board.choose(eligible_searchers(board, defender, zone), chosen, why_not)
 
 
 def search_roll(board: Board, unit: Unit, attacker: str) -> Roll:

@@ -50,27 +50,22 @@ def deciding_nation(board: Board, units: list[Unit]) -> str:
 
 def check_searchers(board: Board, mover: str, zone: str, chosen: list[str]) -> list[Unit]:
     """SM2: the searching side chooses which of its eligible units roll (none is allowed)."""
-    if len(set(chosen)) != len(chosen):
-        raise InputError("a unit is named twice")
-    eligible = {u.id: u for u in eligible_searchers(board, mover, zone)}
-    units = []
-    for uid in chosen:
-        if uid in eligible:
-            units.append(eligible[uid])
-            continue
-        unit = board.units.get(uid)
-        if unit is None:
-            raise InputError(f"unknown unit {uid!r}")
+    eligible = eligible_searchers(board, mover, zone)
+
+    names = ", ".join(sorted(u.id for u in eligible)) or "none"
+
+    def why_not(unit: Unit) -> RuleViolation:
         if not board.enemies(mover, unit.nation):
-            raise RuleViolation("SM2", f"{uid} belongs to {unit.nation}, not an enemy of {mover}")
+            return RuleViolation("SM2", f"{unit.id} belongs to {unit.nation}, not an enemy of {mover}")
         if unit.at != zone:
-            raise RuleViolation("SM2", f"{uid} is not in {zone} (it is in {unit.at})")
-        raise RuleViolation(
+            return RuleViolation("SM2", f"{unit.id} is not in {zone} (it is in {unit.at})")
+        return RuleViolation(
             "SM2",
-            f"{uid} ({unit.type}) cannot search for submarines passing through: only destroyers and cruisers, "
-            f"and aircraft on carriers with Advanced ASW (TE4) (eligible: {', '.join(sorted(eligible)) or 'none'})",
+            f"{unit.id} ({unit.type}) cannot search for submarines passing through: only destroyers and cruisers, "
+            f"and aircraft on carriers with Advanced ASW (TE4) (eligible: {names})",
         )
-    return units
+
+    return board.choose(eligible, chosen, why_not)
 
 
 def search_roll(board: Board, unit: Unit, mover: str) -> Roll:
@@ -91,18 +86,22 @@ def check_detected(subs: list[str], found: int, chosen: list[str]) -> list[str]:
             raise RuleViolation("SM3", f"{uid} is not in the submarine group ({', '.join(subs)})")
     if len(chosen) != found:
         raise RuleViolation(
-            "SM3", f"{found} search(es) succeeded: name {found} of {', '.join(subs)} as found, got {len(chosen)}"
+            "SM3",
+            f"{found} search(es) succeeded: name {found} of {', '.join(subs)} as found, got {len(chosen)}",
         )
     return list(chosen)
 
 
-def check_decisions(detected: list[str], submerge: list[str], retreat: list[str], retreat_zone: str | None) -> None:
+def check_decisions(
+    detected: list[str], submerge: list[str], retreat: list[str], retreat_zone: str | None
+) -> None:
     """SM4: after each round the moving player chooses, per surviving detected submarine,
     fight on (not named), submerge, or retreat to the zone it came from."""
     for uid in submerge + retreat:
         if uid not in detected:
             raise RuleViolation(
-                "SM4", f"{uid} is not a detected submarine in this fight (detected: {', '.join(detected) or 'none'})"
+                "SM4",
+                f"{uid} is not a detected submarine in this fight (detected: {', '.join(detected) or 'none'})",
             )
     both = set(submerge) & set(retreat)
     if both:
@@ -110,7 +109,9 @@ def check_decisions(detected: list[str], submerge: list[str], retreat: list[str]
     if len(set(submerge)) != len(submerge) or len(set(retreat)) != len(retreat):
         raise InputError("a submarine is named twice")
     if retreat and retreat_zone is None:
-        raise RuleViolation("SM4", "these submarines are where their move began: there is no zone to retreat to")
+        raise RuleViolation(
+            "SM4", "these submarines are where their move began: there is no zone to retreat to"
+        )
 
 
 def check_stops(free: list[str], stop: list[str]) -> None:
@@ -119,4 +120,6 @@ def check_stops(free: list[str], stop: list[str]) -> None:
         raise InputError("a submarine is named twice")
     for uid in stop:
         if uid not in free:
-            raise RuleViolation("SM5", f"{uid} is not free to go on or stop here (free: {', '.join(free) or 'none'})")
+            raise RuleViolation(
+                "SM5", f"{uid} is not free to go on or stop here (free: {', '.join(free) or 'none'})"
+            )
