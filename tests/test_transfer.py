@@ -242,6 +242,10 @@ def test_import_into_the_same_database_under_another_name(db_url: str, tmp_path:
         t.execute(imported, advance, dice_values=[])
         assert len(t.stored_events(original)) == before
     assert invoke(db_url, "--campaign", copy, "verify").exit_code == 0
+    # The copy shows the name it was imported under, not the one recorded in its first event.
+    shown = json.loads(invoke(db_url, "--campaign", copy, "state", "--json").output)
+    assert shown["campaign"] == copy
+    assert f"# {copy}: Turn 1" in invoke(db_url, "--campaign", copy, "report", "--turn", "1").output
 
 
 def test_importing_twice_under_one_name_is_refused(export_file: Path, db_url: str, unique_name: str) -> None:

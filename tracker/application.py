@@ -198,6 +198,11 @@ class Tracker:
         assert isinstance(agg, Campaign)
         return agg
 
+    def name_of(self, campaign: Campaign) -> str:
+        """The name the campaign is registered under here: the recorded one, or the one given
+        to `import --as`."""
+        return self.registry.name_of(str(campaign.id)) or campaign.name
+
     def load(self, cid: UUID, version: int | None = None) -> Campaign:
         try:
             campaign: Any = self.app.repository.get(cid, version=version)

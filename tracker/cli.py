@@ -233,12 +233,13 @@ def state(ctx: Context, turn: int | None, phase: str | None, at: int | None, as_
     if turn and at:
         raise click.UsageError("give --turn or --at, not both")
     data = t.board_at(cid, turn=turn, phase=phase, at=at) if turn or at else board_now(campaign)
-    data = {"campaign": campaign.name, **data}
+    name = t.name_of(campaign)
+    data = {"campaign": name, **data}
     if as_json:
         emit_json(data)
         return
     out = console()
-    out.print(heading(campaign.name, data))
+    out.print(heading(name, data))
     render_board(out, data, campaign.scenario)
 
 

@@ -129,7 +129,7 @@ class _Context:
         campaign = t.load(cid)
         scenario = campaign.scenario
         ruleset = campaign.ruleset
-        self.name = campaign.name
+        self.name = t.name_of(campaign)
         self.version = campaign.version
         self.turn_order = list(scenario.turn_order)
         self.techs = list(ruleset.technologies)
@@ -140,7 +140,7 @@ class _Context:
         self.current = turn_number(self.turn_order, campaign.round, campaign.nation)
         self.unit_info: dict[str, tuple[str, str]] = {}
         self.campaign = {
-            "name": campaign.name,
+            "name": self.name,
             "scenario": scenario.name,
             "scenario_title": scenario.title,
             "ruleset": ruleset.name,

@@ -90,6 +90,12 @@ class Registry:
                 select(campaigns_table.c.campaign_id).where(campaigns_table.c.name == name)
             ).scalar()
 
+    def name_of(self, campaign_id: str) -> str | None:
+        with self.engine.connect() as conn:
+            return conn.execute(
+                select(campaigns_table.c.name).where(campaigns_table.c.campaign_id == campaign_id)
+            ).scalar()
+
     def claim(self, name: str, campaign_id: str) -> str:
         """Register a name, or return the ID already registered under it."""
         try:
