@@ -6,21 +6,29 @@ exit status 1 for a refused action and 2 for bad usage; never a traceback.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
 import click
-from rich.console import Console
 
 from domain.campaign import Campaign
-from domain.dice import DiceSource, parse_dice
+from domain.dice import DiceSource
 from domain.errors import InputError, TrackerError
 from domain.ruleset import KNOWN_PHASES, builtin_names, load_ruleset, read_builtin_or_file
-from projections.summary import rule_of, summary
-from tracker.application import Tracker
+from projections.summary import summary
+from tracker.cli_common import (
+    Context,
+    act,
+    console,
+    dice_options,
+    emit_json,
+    json_option,
+    run,
+    split_list,
+    waiting_nation,
+)
 from tracker.history import explain as explain_event
 from tracker.history import log_records
 from tracker.verify import verify_events
@@ -49,44 +57,6 @@ class TrackerGroup(click.Group):
             _fail(f"unexpected {type(e).__name__}: {first} (set TRACKER_DEBUG=1 for details)", 1)
 
 
-def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)
-
-
-def dice_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    f = click.option(
-        "--ref", "reference", help="External reference of manual dice (e.g. a dice-server roll id)."
-    )(f)
-    return click.option(
-        "--dice", "dice_text", help="Manual dice values, e.g. '10,3' (required with manual dice)."
-    )(f)
-
-
-def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-
-
-def console() -> Console:
-    return Console(width=120, highlight=False, soft_wrap=False)
-
-
-class Context:
-    def __init__(self, db: str | None, campaign: str | None) -> None:
-        self.db = db
-        self.campaign = campaign
-        self._tracker: Tracker | None = None
-
-    @property
-    def tracker(self) -> Tracker:
-        if self._tracker is None:
-            self._tracker = Tracker(self.db)
-        return self._tracker
-
-    def close(self) -> None:
-        if self._tracker is not None:
-            self._tracker.close()
-
-
 @click.group(cls=TrackerGroup)
 @click.option("--db", envvar="TRACKER_DB", help="SQLite file path or SQLAlchemy URL (default ./campaign.db).")
 @click.option(
@@ -102,17 +72,6 @@ def cli(ctx: click.Context, db: str | None, campaign: str | None) -> None:
     obj = Context(db, campaign)
     ctx.obj = obj
     ctx.call_on_close(obj.close)
-
-
-def _run(
-    ctx: Context,
-    command: Callable[[Campaign, DiceSource], Any],
-    dice_text: str | None = None,
-    reference: str | None = None,
-) -> Any:
-    values = parse_dice(dice_text) if dice_text is not None else None
-    t = ctx.tracker
-    return t.execute(t.campaign_id(ctx.campaign), command, values, reference)
 
 
 def _acting(campaign: Campaign, nation: str | None) -> str:
@@ -269,7 +228,7 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None) -> None:
     if to_phase is None:
         if nation is not None:
             raise click.UsageError("--nation goes with --to")
-        for line in _run(ctx, command):
+        for line in run(ctx, command):
             click.echo(line)
         return
     t = ctx.tracker
@@ -282,7 +241,7 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None) -> None:
         raise InputError(f"phase {to_phase!r} is not in this campaign's ruleset")
     # One full round at most: every nation's every phase.
     for _ in range(len(campaign.ruleset.phases) * len(campaign.scenario.turn_order)):
-        for line in _run(ctx, command):
+        for line in run(ctx, command):
             click.echo(line)
         now = t.load(cid)
         if (now.nation, now.phase) == (target, to_phase):
@@ -310,15 +269,12 @@ def move(ctx: Context, units: tuple[str, ...], to: str | None, path: str | None,
     """
     if bool(to) == bool(path):
         raise click.UsageError("give exactly one of --to or --path")
-    steps = [to] if to else [p.strip() for p in (path or "").split(",") if p.strip()]
+    steps = [to] if to else split_list(path) or []
 
-    def command(c: Campaign, _dice: DiceSource) -> list[str]:
-        before = c.version
+    def action(c: Campaign, _dice: DiceSource) -> None:
         c.move(_acting(c, nation), list(units), steps)
-        return _with_pending(c, _new_lines(c, before))
 
-    for line in _run(ctx, command):
-        click.echo(line)
+    act(ctx, action)
 
 
 @cli.group()
@@ -341,7 +297,7 @@ def ntr_place(ctx: Context, zone: str, count: int, nation: str | None) -> None:
         c.place_ntr(_acting(c, nation), zone, count)
         return summary(c.pending_events[-1])
 
-    click.echo(_run(ctx, command))
+    click.echo(run(ctx, command))
 
 
 @cli.command()
@@ -362,23 +318,11 @@ def research(
         c.research(_acting(c, nation), technology, dice)
         return [summary(e) for e in c.pending_events if e.originator_version > before]
 
-    for line in _run(ctx, command, dice_text, reference):
+    for line in run(ctx, command, dice_text, reference):
         click.echo(line)
 
 
 # ----- convoy battles -----
-
-
-def _new_lines(c: Campaign, before: int) -> list[str]:
-    return [f"{summary(e)}   [{rule_of(e)}]" for e in c.pending_events if e.originator_version > before]
-
-
-def _with_pending(c: Campaign, lines: list[str]) -> list[str]:
-    return lines + [f"Waiting: {p['text']}" for p in c.pending()]
-
-
-def _split(text: str | None) -> list[str] | None:
-    return None if text is None else [p.strip() for p in text.split(",") if p.strip()]
 
 
 @cli.group()
@@ -398,15 +342,12 @@ def convoy_declare(ctx: Context, attacker: str, zone: str, subs: str | None, aut
     Example: tracker convoy declare --by Germany --zone "Central North Sea" --subs DE-SS1,DE-SS2
     """
 
-    def command(c: Campaign, dice: DiceSource) -> list[str]:
-        before = c.version
-        number = c.declare_convoy_attack(attacker, zone, _split(subs))
+    def action(c: Campaign, dice: DiceSource) -> None:
+        number = c.declare_convoy_attack(attacker, zone, split_list(subs))
         if auto:
             c.convoy_auto(number, dice)
-        return _with_pending(c, _new_lines(c, before))
 
-    for line in _run(ctx, command):
-        click.echo(line)
+    act(ctx, action)
 
 
 @convoy.command(name="roll")
@@ -419,13 +360,10 @@ def convoy_roll(ctx: Context, battle: int, dice_text: str | None, reference: str
     Example: tracker convoy roll 1 --dice 10,10
     """
 
-    def command(c: Campaign, dice: DiceSource) -> list[str]:
-        before = c.version
+    def action(c: Campaign, dice: DiceSource) -> None:
         c.convoy_roll(battle, dice)
-        return _with_pending(c, _new_lines(c, before))
 
-    for line in _run(ctx, command, dice_text, reference):
-        click.echo(line)
+    act(ctx, action, dice_text, reference)
 
 
 @convoy.command(name="search")
@@ -441,13 +379,10 @@ def convoy_search(
     Example: tracker convoy search 1 --units GB-DD1,GB-BM1 --dice 3,2
     """
 
-    def command(c: Campaign, dice: DiceSource) -> list[str]:
-        before = c.version
-        c.convoy_search(battle, _split(units), dice)
-        return _with_pending(c, _new_lines(c, before))
+    def action(c: Campaign, dice: DiceSource) -> None:
+        c.convoy_search(battle, split_list(units), dice)
 
-    for line in _run(ctx, command, dice_text, reference):
-        click.echo(line)
+    act(ctx, action, dice_text, reference)
 
 
 @convoy.command(name="casualties")
@@ -461,21 +396,10 @@ def convoy_casualties(ctx: Context, battle: int, nation: str | None, units: str 
     Example: tracker convoy casualties 1 --nation Germany --units DE-SS2
     """
 
-    def command(c: Campaign, dice: DiceSource) -> list[str]:
-        before = c.version
-        who = nation
-        if who is None:
-            waiting = c.battles.get(str(battle), {}).get("waiting", [])
-            if len(waiting) != 1:
-                raise InputError(
-                    f"say which nation chooses with --nation (waiting for: {', '.join(waiting) or 'nobody'})"
-                )
-            who = waiting[0]
-        c.convoy_choose_casualties(battle, who, _split(units))
-        return _with_pending(c, _new_lines(c, before))
+    def action(c: Campaign, dice: DiceSource) -> None:
+        c.convoy_choose_casualties(battle, waiting_nation(c, battle, nation), split_list(units))
 
-    for line in _run(ctx, command):
-        click.echo(line)
+    act(ctx, action)
 
 
 @convoy.command(name="auto")
@@ -487,13 +411,10 @@ def convoy_auto(ctx: Context, battle: int) -> None:
     Example: tracker convoy auto 1
     """
 
-    def command(c: Campaign, dice: DiceSource) -> list[str]:
-        before = c.version
+    def action(c: Campaign, dice: DiceSource) -> None:
         c.convoy_auto(battle, dice)
-        return _with_pending(c, _new_lines(c, before))
 
-    for line in _run(ctx, command):
-        click.echo(line)
+    act(ctx, action)
 
 
 @cli.command()

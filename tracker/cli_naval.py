@@ -8,32 +8,20 @@ and the command that answers it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from domain.campaign import Campaign
 from domain.dice import DiceSource
 from domain.errors import InputError
-
-if TYPE_CHECKING:
-    from tracker.cli import Context
-
-# tracker.cli imports this module while it loads (to register COMMANDS), so its helpers are
-# only imported at call time here.
-
-
-def _dice_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    f = click.option("--ref", "reference", help="External reference of manual dice (e.g. a dice-server roll id).")(f)
-    return click.option("--dice", "dice_text", help="Manual dice values in the order `pending` lists, e.g. '3,7'.")(f)
+from tracker.cli_common import Context, act, dice_options, split_list, waiting_nation
 
 
 def _nation_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--nation", help="The nation choosing (default: the only one the battle waits for).")(f)
-
-
-def _split(text: str | None) -> list[str] | None:
-    return None if text is None else [p.strip() for p in text.split(",") if p.strip()]
+    return click.option("--nation", help="The nation choosing (default: the only one the battle waits for).")(
+        f
+    )
 
 
 def _pairs(text: str | None, option: str) -> dict[str, str] | None:
@@ -41,7 +29,7 @@ def _pairs(text: str | None, option: str) -> dict[str, str] | None:
     if text is None:
         return None
     pairs: dict[str, str] = {}
-    for part in _split(text) or []:
+    for part in split_list(text) or []:
         left, sep, right = part.partition("=")
         if not sep or not left.strip() or not right.strip():
             raise InputError(f"{option} takes UNIT=UNIT pairs separated by commas, got {part!r}")
@@ -78,43 +66,14 @@ def _next_command(item: dict[str, Any]) -> str | None:
     return table.get((kind, step)) or generic.get(step)
 
 
-def _report(c: Campaign, before: int) -> list[str]:
-    """The events recorded since `before`, with rule IDs, then what the game waits for."""
-    from projections.summary import rule_of, summary
-
-    lines = [f"{summary(e)}   [{rule_of(e)}]" for e in c.pending_events if e.originator_version > before]
-    for item in c.pending():
-        lines.append(f"Waiting: {item['text']}")
-        hint = _next_command(item)
-        if hint:
-            lines.append(f"  next: {hint}")
-    return lines
-
-
 def _act(
     ctx: Context,
     action: Callable[[Campaign, DiceSource], object],
     dice_text: str | None = None,
     reference: str | None = None,
 ) -> None:
-    from tracker.cli import _run
-
-    def command(c: Campaign, dice: DiceSource) -> list[str]:
-        before = c.version
-        action(c, dice)
-        return _report(c, before)
-
-    for line in _run(ctx, command, dice_text, reference):
-        click.echo(line)
-
-
-def _waiting_nation(c: Campaign, battle: int, nation: str | None) -> str:
-    if nation is not None:
-        return nation
-    waiting = c.battles.get(str(battle), {}).get("waiting", [])
-    if len(waiting) != 1:
-        raise InputError(f"say which nation chooses with --nation (waiting for: {', '.join(waiting) or 'nobody'})")
-    return str(waiting[0])
+    """Run a battle step, print what it recorded and the command that answers what comes next."""
+    act(ctx, action, dice_text, reference, hint=_next_command)
 
 
 # ----- submarine movement: interceptions (SM2-SM5) -----
@@ -130,7 +89,7 @@ def intercept() -> None:
 @click.option(
     "--units", help="Searching destroyers/cruisers (TE4: aircraft on carriers), comma-separated; '' for none."
 )
-@_dice_options
+@dice_options
 @click.pass_obj
 def intercept_search(
     ctx: Context, battle: int, units: str | None, dice_text: str | None, reference: str | None
@@ -139,19 +98,21 @@ def intercept_search(
 
     Example: tracker intercept search 1 --units GB-DD3,GB-DD4,GB-DD5 --dice 1,2,7
     """
-    _act(ctx, lambda c, d: c.intercept_search(battle, _split(units), d), dice_text, reference)
+    _act(ctx, lambda c, d: c.intercept_search(battle, split_list(units), d), dice_text, reference)
 
 
 @intercept.command(name="detect")
 @click.argument("battle", type=int)
-@click.option("--subs", help="The submarines found, as many as searches succeeded (default: the first of the group).")
+@click.option(
+    "--subs", help="The submarines found, as many as searches succeeded (default: the first of the group)."
+)
 @click.pass_obj
 def intercept_detect(ctx: Context, battle: int, subs: str | None) -> None:
     """Name the submarines the successful searches found (SM3).
 
     Example: tracker intercept detect 1 --subs DE-SS4,DE-SS5
     """
-    _act(ctx, lambda c, d: c.intercept_detect(battle, _split(subs)))
+    _act(ctx, lambda c, d: c.intercept_detect(battle, split_list(subs)))
 
 
 @intercept.command(name="decide")
@@ -166,7 +127,7 @@ def intercept_decide(ctx: Context, battle: int, submerge: str | None, retreat: s
 
     Example: tracker intercept decide 1 --submerge DE-SS4 --retreat DE-SS5
     """
-    _act(ctx, lambda c, d: c.intercept_decide(battle, _split(submerge), _split(retreat)))
+    _act(ctx, lambda c, d: c.intercept_decide(battle, split_list(submerge), split_list(retreat)))
 
 
 @intercept.command(name="continue")
@@ -178,12 +139,12 @@ def intercept_continue(ctx: Context, battle: int, stop: str | None) -> None:
 
     Example: tracker intercept continue 1 --stop DE-SS5
     """
-    _act(ctx, lambda c, d: c.intercept_continue(battle, _split(stop)))
+    _act(ctx, lambda c, d: c.intercept_continue(battle, split_list(stop)))
 
 
 @intercept.command(name="auto")
 @click.argument("battle", type=int)
-@_dice_options
+@dice_options
 @click.pass_obj
 def intercept_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
     """Resolve an interception, and those the group meets further on, with default choices.
@@ -224,17 +185,21 @@ def asw_start(ctx: Context, zone: str, nation: str | None, auto: bool) -> None:
 
 @asw_group.command(name="search")
 @click.argument("battle", type=int)
-@click.option("--units", help="Escorts in the zone and aircraft in range taking part (default: every eligible one).")
-@_dice_options
+@click.option(
+    "--units", help="Escorts in the zone and aircraft in range taking part (default: every eligible one)."
+)
+@dice_options
 @click.pass_obj
-def asw_search(ctx: Context, battle: int, units: str | None, dice_text: str | None, reference: str | None) -> None:
+def asw_search(
+    ctx: Context, battle: int, units: str | None, dice_text: str | None, reference: str | None
+) -> None:
     """Each unit taking part rolls one search die per enemy submarine; detections are pooled (AS2).
 
     Dice go unit by unit, and for each unit submarine by submarine.
 
     Example: tracker asw search 2 --units DE-DD1,DE-DD2 --dice 2,9,8,1
     """
-    _act(ctx, lambda c, d: c.asw_search(battle, _split(units), d), dice_text, reference)
+    _act(ctx, lambda c, d: c.asw_search(battle, split_list(units), d), dice_text, reference)
 
 
 @asw_group.command(name="submerge")
@@ -246,7 +211,7 @@ def asw_submerge(ctx: Context, battle: int, subs: str | None) -> None:
 
     Example: tracker asw submerge 2 --subs GB-SS1
     """
-    _act(ctx, lambda c, d: c.asw_submerge(battle, _split(subs)))
+    _act(ctx, lambda c, d: c.asw_submerge(battle, split_list(subs)))
 
 
 # ----- naval battles (NC1-NC5) and the steps every fight shares (HA1-HA7) -----
@@ -279,14 +244,21 @@ def battle_start(ctx: Context, zone: str, nation: str | None, auto: bool) -> Non
 @battle_group.command(name="targets")
 @click.argument("battle", type=int)
 @_nation_option
-@click.option("--targets", help="FIRER=TARGET pairs for every unit of the nation that picks (default: spread).")
+@click.option(
+    "--targets", help="FIRER=TARGET pairs for every unit of the nation that picks (default: spread)."
+)
 @click.pass_obj
 def battle_targets(ctx: Context, battle: int, nation: str | None, targets: str | None) -> None:
     """Pick the targets of submarines, aircraft and ASW units before any die is rolled (HA1-HA3, AS3, SM4).
 
     Example: tracker battle targets 3 --nation Germany --targets DE-SS1=GB-BB1,DE-SS2=GB-CA1
     """
-    _act(ctx, lambda c, d: c.choose_targets(battle, _waiting_nation(c, battle, nation), _pairs(targets, "--targets")))
+    _act(
+        ctx,
+        lambda c, d: c.choose_targets(
+            battle, waiting_nation(c, battle, nation), _pairs(targets, "--targets")
+        ),
+    )
 
 
 @battle_group.command(name="screen")
@@ -301,12 +273,17 @@ def battle_screen(ctx: Context, battle: int, nation: str | None, screens: str | 
 
     Example: tracker battle screen 3 --nation Britain --screens DE-SS1=GB-DD2
     """
-    _act(ctx, lambda c, d: c.choose_screens(battle, _waiting_nation(c, battle, nation), _pairs(screens, "--screens")))
+    _act(
+        ctx,
+        lambda c, d: c.choose_screens(
+            battle, waiting_nation(c, battle, nation), _pairs(screens, "--screens")
+        ),
+    )
 
 
 @battle_group.command(name="fire")
 @click.argument("battle", type=int)
-@_dice_options
+@dice_options
 @click.pass_obj
 def battle_fire(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
     """Roll the volley the fight waits for: one die per firing unit, in the order `pending` lists (SM4, AS4, NC2, NC3).
@@ -319,14 +296,16 @@ def battle_fire(ctx: Context, battle: int, dice_text: str | None, reference: str
 @battle_group.command(name="casualties")
 @click.argument("battle", type=int)
 @_nation_option
-@click.option("--units", help="Units taking the hits, one entry per hit (default: the cheapest legal choice).")
+@click.option(
+    "--units", help="Units taking the hits, one entry per hit (default: the cheapest legal choice)."
+)
 @click.pass_obj
 def battle_casualties(ctx: Context, battle: int, nation: str | None, units: str | None) -> None:
     """Place the hits of battleships, carriers and escorts on one's units in the order the rules impose (HA4-HA7).
 
     Example: tracker battle casualties 3 --nation Britain --units GB-DD1,GB-BB1
     """
-    _act(ctx, lambda c, d: c.choose_casualties(battle, _waiting_nation(c, battle, nation), _split(units)))
+    _act(ctx, lambda c, d: c.choose_casualties(battle, waiting_nation(c, battle, nation), split_list(units)))
 
 
 @battle_group.command(name="decide")
@@ -335,20 +314,24 @@ def battle_casualties(ctx: Context, battle: int, nation: str | None, units: str 
 @click.option("--submerge", help="Submarines of the nation that submerge and leave the battle.")
 @click.option("--retreat-to", "retreat_to", help="Attacker only: retreat every remaining unit to this zone.")
 @click.pass_obj
-def battle_decide(ctx: Context, battle: int, nation: str | None, submerge: str | None, retreat_to: str | None) -> None:
+def battle_decide(
+    ctx: Context, battle: int, nation: str | None, submerge: str | None, retreat_to: str | None
+) -> None:
     """At the end of a round: submerge submarines (NC4), or, for the attacker, retreat (NC1); default: fight on.
 
     Example: tracker battle decide 3 --nation Germany --retreat-to "Skagerrak"
     """
     _act(
         ctx,
-        lambda c, d: c.naval_decide(battle, _waiting_nation(c, battle, nation), _split(submerge), retreat_to),
+        lambda c, d: c.naval_decide(
+            battle, waiting_nation(c, battle, nation), split_list(submerge), retreat_to
+        ),
     )
 
 
 @battle_group.command(name="auto")
 @click.argument("battle", type=int)
-@_dice_options
+@dice_options
 @click.pass_obj
 def battle_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
     """Resolve any battle's remaining steps with default choices.

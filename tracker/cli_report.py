@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from domain.errors import InputError
-
-if TYPE_CHECKING:
-    from tracker.cli import Context
+from tracker.cli_common import Context
 
 
 def _write(text: str, output: str | None, what: str) -> None:
@@ -37,7 +34,9 @@ _output_option = click.option(
 
 
 @click.command(name="report")
-@click.option("--turn", type=click.IntRange(min=1), help="Report this national turn (1 = round 1's first nation).")
+@click.option(
+    "--turn", type=click.IntRange(min=1), help="Report this national turn (1 = round 1's first nation)."
+)
 @click.option("--all", "whole", is_flag=True, help="Report the whole campaign, turn by turn.")
 @click.option(
     "--format",
@@ -127,7 +126,9 @@ def stats(ctx: Context, as_csv: bool, as_json: bool, output: str | None) -> None
         last_of_turn = i + 1 == len(rows) or rows[i + 1]["turn"] != row["turn"]
         table.add_row(*cells, end_section=last_of_turn)
     buffer = io.StringIO()
-    out = Console(file=buffer, width=140, highlight=False, soft_wrap=False, force_terminal=False, color_system=None)
+    out = Console(
+        file=buffer, width=140, highlight=False, soft_wrap=False, force_terminal=False, color_system=None
+    )
     out.print(table)
     if rows and not rows[-1]["complete"]:
         out.print("* the current turn, still being played: its figures so far.")

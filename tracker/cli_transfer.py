@@ -7,30 +7,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 import click
 
 from domain.errors import InputError
+from tracker.cli_common import Context, emit_json, json_option
 from tracker.transfer import FORMAT, FORMAT_VERSION, export_campaign, import_campaign, write_text_file
-
-if TYPE_CHECKING:
-    from tracker.cli import Context
-
-# tracker.cli imports this module while it loads (to register COMMANDS), so its helpers are
-# only used at call time here: importing this module first must not find it half-loaded.
-
-
-def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)
-
-
-def emit_json(data: Any) -> None:
-    from tracker.cli import emit_json as emit
-
-    emit(data)
-
 
 DICE_NOTE = (
     "The secret dice seed stays in the source database: in the imported campaign, roll "
@@ -90,7 +72,9 @@ def export_command(ctx: Context, file: str, as_json: bool) -> None:
 
 @click.command(name="import")
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--as", "as_name", metavar="NAME", help="Campaign name in this database (default: the name in the file).")
+@click.option(
+    "--as", "as_name", metavar="NAME", help="Campaign name in this database (default: the name in the file)."
+)
 @json_option
 @click.pass_obj
 def import_command(ctx: Context, file: str, as_name: str | None, as_json: bool) -> None:
