@@ -31,6 +31,7 @@ class Board:
     round: int
     nation: str
     phase: str
+    owners: dict[str, str]  # AD1: territory -> owner now (the scenario's, as adjusted)
 
     def unit_type(self, unit: Unit) -> UnitType:
         return self.ruleset.units[unit.type]
@@ -69,11 +70,13 @@ class Board:
         return units
 
     def out_of_range(self, unit: Unit, zone: str) -> RuleViolation:
-        """F7: an air unit too far from the zone."""
+        """F7: an air unit too far from the zone for the range it has left this turn."""
         dist = self.scenario.game_map.distance(unit.at, zone)
+        move = self.unit_type(unit).move
         return RuleViolation(
             "F7",
-            f"{unit.id} in {unit.at} is {dist} steps from {zone}, beyond its range {self.unit_type(unit).move}",
+            f"{unit.id} in {unit.at} is {dist} steps from {zone}, beyond the range it has left "
+            f"({move - unit.moved} of {move})",
         )
 
     def describe_zone(self, zone: str) -> str:

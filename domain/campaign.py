@@ -20,7 +20,7 @@ from domain.board import Board, Unit
 from domain.chain import GENESIS, event_content, event_hash
 from domain.dice import SCHEME, DiceSource, clamp_target
 from domain.errors import InputError, RuleViolation
-from domain.rules import asw, combat, convoy, interception, movement, tech, trade, turn
+from domain.rules import asw, combat, convoy, economy, interception, movement, tech, trade, turn
 from domain.rules import hits as hits_rules
 from domain.ruleset import AppliedModifier, Ruleset, ruleset_from_recorded
 from domain.scenario import Scenario, scenario_from_dict
@@ -67,6 +67,11 @@ def initial_units(scenario: Scenario, ruleset: Ruleset) -> dict[str, dict[str, A
     return units
 
 
+def _count(n: int, noun: str) -> str:
+    """'1 submarine', '3 destroyers'."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _new_procedure(battle: int, kind: str, zone: str, attacker: str, defender: str) -> dict[str, Any]:
     """The state every non-convoy procedure keeps: whose move it is, the volley in progress
     (targets and screens), hits waiting to be taken, submerged submarines."""
@@ -107,10 +112,44 @@ UNDOABLE_STATE = (
     "convoy_declared",
     "ntr_lost_phase",
     "fought",
+    "owners",
+    "unplaced",
+    "unit_numbers",
+    "ended",
+    "convoy_passed",
+    "movement_ended",
+    "attack_zones",
+    "committed",
 )
 
+
+def _note_number(numbers: dict[str, int], uid: str) -> None:
+    """PU2: remember the highest number used for the unit's nation-and-type prefix."""
+    parsed = economy.unit_prefix(uid)
+    if parsed is not None:
+        numbers[parsed[0]] = max(numbers.get(parsed[0], 0), parsed[1])
+
+
+def _unit_numbers(units: dict[str, dict[str, Any]]) -> dict[str, int]:
+    """PU2: the highest number used so far for every nation-and-type prefix (DE-SS -> 5)."""
+    numbers: dict[str, int] = {}
+    for uid in units:
+        _note_number(numbers, uid)
+    return numbers
+
+
 # State added after campaigns were first recorded: what an older snapshot lacks starts so.
-_LATER_STATE: dict[str, Any] = {"fought": []}
+_LATER_STATE: dict[str, Callable[[Any], Any]] = {
+    "fought": lambda agg: [],
+    "owners": lambda agg: dict(agg.scenario.game_map.land),
+    "unplaced": lambda agg: {},
+    "unit_numbers": lambda agg: _unit_numbers(agg.units),
+    "ended": lambda agg: {},
+    "convoy_passed": lambda agg: [],
+    "movement_ended": lambda agg: {},
+    "attack_zones": lambda agg: [],
+    "committed": lambda agg: [],
+}
 
 # Lists in a battle's state that name units: a sunk unit leaves them all.
 _UNIT_LISTS = (
@@ -216,6 +255,14 @@ class Campaign(Aggregate):
             agg.convoy_declared = []
             agg.ntr_lost_phase = {}
             agg.fought = []
+            agg.owners = dict(sc.game_map.land)
+            agg.unplaced = {}
+            agg.unit_numbers = _unit_numbers(agg.units)
+            agg.ended = {}
+            agg.convoy_passed = []
+            agg.movement_ended = {}
+            agg.attack_zones = []
+            agg.committed = []
 
     class PhaseAdvanced(Event):
         round: int
@@ -229,9 +276,13 @@ class Campaign(Aggregate):
                     if unit["nation"] == self.nation:
                         unit["moved"] = 0
                 agg.research_rolls = {}
+                agg.movement_ended = {}
+                agg.attack_zones = []
             agg.convoy_declared = []
             agg.ntr_lost_phase = {}
             agg.fought = []
+            agg.convoy_passed = []
+            agg.committed = []
             agg.round, agg.nation, agg.phase = self.round, self.nation, self.phase
 
     class UnitsMoved(Event):
@@ -258,6 +309,91 @@ class Campaign(Aggregate):
         def apply(self, agg: Campaign) -> None:
             zones = agg.ntr.setdefault(self.nation, {})
             zones[self.zone] = zones.get(self.zone, 0) + self.count
+
+    class UnitsPurchased(Event):
+        """PU1: units bought in the purchase phase, paid for, waiting to be placed."""
+
+        nation: str
+        unit_type: str
+        count: int
+        cost: int
+
+        def apply(self, agg: Campaign) -> None:
+            agg.balances[self.nation] -= self.cost
+            bought = agg.unplaced.setdefault(self.nation, {})
+            bought[self.unit_type] = bought.get(self.unit_type, 0) + self.count
+
+    class UnitsPlaced(Event):
+        """PU2: units bought this turn enter the board with new IDs."""
+
+        nation: str
+        unit_type: str
+        zone: str
+        units: list[str]
+
+        def apply(self, agg: Campaign) -> None:
+            bought = agg.unplaced[self.nation]
+            bought[self.unit_type] -= len(self.units)
+            if not bought[self.unit_type]:
+                del bought[self.unit_type]
+            if not bought:
+                del agg.unplaced[self.nation]
+            for uid in self.units:
+                agg.units[uid] = {
+                    "type": self.unit_type,
+                    "nation": self.nation,
+                    "at": self.zone,
+                    "damage": 0,
+                    "moved": 0,
+                }
+                _note_number(agg.unit_numbers, uid)
+
+    class Adjusted(Event):
+        """AD1: what the tracker does not model enters the record, with a reason."""
+
+        added: list[dict[str, Any]]
+        removed: list[str]
+        resources: dict[str, int]
+        ntr: list[dict[str, Any]]
+        owners: dict[str, str]
+        tech: list[dict[str, Any]]
+        reason: str
+
+        def apply(self, agg: Campaign) -> None:
+            for u in self.added:
+                agg.units[u["id"]] = {"type": u["type"], "nation": u["nation"], "at": u["at"], "damage": 0, "moved": 0}
+                _note_number(agg.unit_numbers, u["id"])
+            for uid in self.removed:
+                del agg.units[uid]
+            for nation, change in self.resources.items():
+                agg.balances[nation] += change
+            for n in self.ntr:
+                zones = agg.ntr.setdefault(n["nation"], {})
+                zones[n["zone"]] = zones.get(n["zone"], 0) + n["change"]
+            agg.owners.update(self.owners)
+            for t in self.tech:
+                agg.tech[t["nation"]][t["technology"]] = t["level"]
+
+    class ConvoyPassed(Event):
+        """CV1: an enemy that could attack convoys in this collect_resources phase passes."""
+
+        nation: str
+        defender: str
+        zones: list[str]
+
+        def apply(self, agg: Campaign) -> None:
+            agg.convoy_passed.append(self.nation)
+
+    class AircraftLost(Event):
+        """F7: air units that could not land when noncombat_movement ended."""
+
+        nation: str
+        units: list[str]
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            for uid in self.units:
+                del agg.units[uid]
 
     class DiceRolled(Event):
         roll: int
@@ -305,6 +441,12 @@ class Campaign(Aggregate):
                 "detecting": [],
                 "hits": {},
                 "chosen": {},
+                # CV4: the round is fought with the selective volley of the other procedures.
+                "round": 0,
+                "shots": {},
+                "pending_hits": [],
+                "groups": [],
+                "submerged": [],
             }
 
     class BattleAdvanced(Event):
@@ -331,6 +473,7 @@ class Campaign(Aggregate):
 
         def apply(self, agg: Campaign) -> None:
             agg.battles[str(self.battle)]["searchers"] = list(self.units)
+            agg.committed += self.units
 
     class DetectionsRecorded(Event):
         battle: int
@@ -401,7 +544,8 @@ class Campaign(Aggregate):
         survivors: list[str]
 
         def apply(self, agg: Campaign) -> None:
-            del agg.battles[str(self.battle)]
+            b = agg.battles.pop(str(self.battle))
+            agg.ended[str(self.battle)] = [b["kind"], self.rule]
 
     # ----- submarine movement, ASW combat and naval battles (SM, AS, NC, HA) -----
 
@@ -447,7 +591,7 @@ class Campaign(Aggregate):
 
         def apply(self, agg: Campaign) -> None:
             agg.battle_count = self.battle
-            agg.__dict__.setdefault("fought", []).append(["asw", self.zone])
+            agg.fought.append(["asw", self.zone])
             agg.battles[str(self.battle)] = {
                 **_new_procedure(self.battle, "asw", self.zone, self.nation, self.defender),
                 "subs": list(self.submarines),
@@ -470,7 +614,8 @@ class Campaign(Aggregate):
 
         def apply(self, agg: Campaign) -> None:
             agg.battle_count = self.battle
-            agg.__dict__.setdefault("fought", []).append(["naval", self.zone])
+            agg.fought.append(["naval", self.zone])
+            agg.committed += self.attackers + self.defenders
             agg.battles[str(self.battle)] = {
                 **_new_procedure(self.battle, "naval", self.zone, self.nation, self.defender),
                 "attackers": list(self.attackers),
@@ -491,6 +636,7 @@ class Campaign(Aggregate):
         def apply(self, agg: Campaign) -> None:
             b = agg.battles[str(self.battle)]
             b["searchers"] = list(self.units)
+            agg.committed += self.units
             if b["kind"] == "asw":
                 # AS3: every unit taking part fights, whether or not its own search succeeded.
                 b["hunters"] = list(self.units)
@@ -604,6 +750,28 @@ class Campaign(Aggregate):
                 {"side": self.side, "nation": self.nation, "class": self.firing_class, "hits": self.hits}
             )
 
+    class FireWithheld(Event):
+        """NC6: units that could fire but have nothing their hits may fall on roll no die."""
+
+        battle: int
+        units: list[str]
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            pass
+
+    class HitsLost(Event):
+        """NC6, HA4-HA6: hits scored that no unit in the battle may take."""
+
+        battle: int
+        side: str
+        nation: str
+        hits: int
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            pass
+
     class SubmarinesSubmerged(Event):
         """SM4, AS5, NC4: the submarines leave the fight and stay in the zone."""
 
@@ -619,6 +787,9 @@ class Campaign(Aggregate):
                 if key in b:
                     b[key] = [u for u in b[key] if u not in self.units]
             b["submerged"] += self.units
+            if b["kind"] == "interception":
+                # SM4: a submarine that submerged stays there; its movement ends for the turn.
+                agg.movement_ended.update(dict.fromkeys(self.units, "SM4"))
 
     class SubmarinesRetreated(Event):
         """SM4: detected submarines go back to the zone they came from."""
@@ -636,6 +807,7 @@ class Campaign(Aggregate):
                 agg.units[uid]["moved"] += 1
             b["detected"] = [u for u in b["detected"] if u not in self.units]
             b["retreated"] += self.units
+            agg.movement_ended.update(dict.fromkeys(self.units, "SM4"))
 
     class SubmarinesContinued(Event):
         """SM5: the free submarines that go on to their destination, and those that stop here."""
@@ -650,6 +822,11 @@ class Campaign(Aggregate):
         def apply(self, agg: Campaign) -> None:
             b = agg.battles[str(self.battle)]
             b["detected"], b["undetected"] = [], []
+            if self.stopping:
+                # SM5: submarines that stop to attack end their move; a naval battle is due.
+                agg.movement_ended.update(dict.fromkeys(self.stopping, "SM5"))
+                if b["zone"] not in agg.attack_zones:
+                    agg.attack_zones.append(b["zone"])
 
     class AttackerRetreated(Event):
         """NC1: the attacker leaves the battle, all its remaining units together."""
@@ -743,6 +920,14 @@ class Campaign(Aggregate):
         convoy_declared: list[list[str]]
         ntr_lost_phase: dict[str, int]
         fought: list[list[str]]
+        owners: dict[str, str]
+        unplaced: dict[str, dict[str, int]]
+        unit_numbers: dict[str, int]
+        ended: dict[str, list[str]]
+        convoy_passed: list[str]
+        movement_ended: dict[str, str]
+        attack_zones: list[str]
+        committed: list[str]
         last_hash: str
 
     @classmethod
@@ -781,10 +966,19 @@ class Campaign(Aggregate):
 
     # ----- undo (RK3) -----
 
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for a missing attribute: state added after an older snapshot was taken.
+        make = _LATER_STATE.get(name)
+        if make is None:
+            raise AttributeError(name)
+        value = make(self)
+        self.__dict__[name] = value
+        return value
+
     def game_state(self) -> dict[str, Any]:
         """The part of the state an undo restores. Dice counters, commitments, battle numbers
         and the hash chain only ever move forward, so undo can never be used to reroll."""
-        return copy.deepcopy({k: self.__dict__.get(k, _LATER_STATE.get(k)) for k in UNDOABLE_STATE})
+        return copy.deepcopy({k: getattr(self, k) for k in UNDOABLE_STATE})
 
     @command
     def undo(
@@ -830,6 +1024,15 @@ class Campaign(Aggregate):
         return scenario_from_recorded(self.scenario_data, self.ruleset)
 
     @property
+    def _submarine_types(self) -> frozenset[str]:
+        return frozenset(name for name, ut in self.ruleset.units.items() if ut.is_submarine)
+
+    @property
+    def _committed(self) -> frozenset[str]:
+        """F7: the units that have taken part in a search or battle this phase."""
+        return frozenset(self.committed)
+
+    @property
     def dice_epoch(self) -> int:
         return len(self.revealed_seeds)
 
@@ -844,6 +1047,7 @@ class Campaign(Aggregate):
             round=self.round,
             nation=self.nation,
             phase=self.phase,
+            owners=self.owners,
         )
 
     # ----- dice -----
@@ -933,16 +1137,139 @@ class Campaign(Aggregate):
 
     # ----- turn sequence -----
 
-    @command
-    def advance(self) -> None:
-        """T1, T2: close the current phase and open the next; collect resources when due."""
+    def convoy_attacks_open(self) -> dict[str, list[str]]:
+        """CV1, T4: each enemy of the phasing nation that may still declare a convoy attack in
+        its collect_resources phase (has not passed), with the zones where it may."""
+        if self.phase != "collect_resources":
+            return {}
         board = self.board()
-        if self.battles:
-            b = min(self.battles.values(), key=lambda b: b["id"])
-            raise RuleViolation(
-                b["rule"],
-                f"battle {b['id']} in {b['zone']} is not finished: {self.describe_waiting(b)}",
+        defender = self.nation
+        open_: dict[str, list[str]] = {}
+        for nation in self.scenario.turn_order:
+            if not board.enemies(nation, defender) or nation in self.convoy_passed:
+                continue
+            zones = [
+                zone
+                for zone, count in sorted(self.ntr.get(defender, {}).items())
+                if count > 0 and [nation, zone] not in self.convoy_declared and convoy.submarines_of(board, nation, zone)
+            ]
+            if zones:
+                open_[nation] = zones
+        return open_
+
+    def stranded_aircraft(self) -> list[str]:
+        """F7: the phasing nation's air units that would end noncombat_movement with nowhere to
+        land: at sea beyond its carriers' room, or in a territory now held by the enemy."""
+        board = self.board()
+        nation = self.nation
+        stranded: list[str] = []
+        places = sorted({u.at for u in board.units.values() if u.nation == nation and board.unit_type(u).is_air})
+        for place in places:
+            air = sorted(
+                (u.id for u in board.units_at(place) if u.nation == nation and board.unit_type(u).is_air)
             )
+            if board.scenario.game_map.is_land(place):
+                if board.enemies(nation, board.owners[place]):
+                    stranded += air
+                continue
+            room = sum(board.unit_type(u).carries for u in board.units_at(place) if u.nation == nation)
+            stranded += air[room:]
+        return stranded
+
+    def open_items(self) -> list[dict[str, Any]]:
+        """What the game waits for (T4): every unfinished procedure; then what the phase still
+        requires before it may end (a naval battle due, an enemy that may still declare a
+        convoy attack, units to place, air units to land), each with its rule, the nations
+        it waits for and the command that closes it. `blocking` items stop `next`."""
+        items: list[dict[str, Any]] = []
+        for b in sorted(self.battles.values(), key=lambda b: b["id"]):
+            items.append(
+                {
+                    "battle": b["id"],
+                    "kind": b["kind"],
+                    "zone": b["zone"],
+                    "step": b["step"],
+                    "waiting": list(b["waiting"]),
+                    "rule": b["rule"],
+                    "blocking": True,
+                    "text": f"battle {b['id']} ({b['kind']}, {b['zone']}): {self.describe_waiting(b)}",
+                }
+            )
+        if items:
+            return items
+
+        def item(kind: str, rule: str, waiting: list[str], text: str, zone: str | None = None, **more: Any) -> None:
+            items.append(
+                {
+                    "battle": None,
+                    "kind": kind,
+                    "zone": zone,
+                    "step": "open",
+                    "waiting": waiting,
+                    "rule": rule,
+                    "blocking": more.pop("blocking", True),
+                    "text": f"{text} [{rule}]",
+                    **more,
+                }
+            )
+
+        board = self.board()
+        for zone in self.due_naval_battles():
+            item(
+                "naval_due",
+                "NC1",
+                [self.nation],
+                f"naval battle due in {zone}: {self.nation} moved units in or stopped submarines to attack "
+                f"({board.describe_zone(zone)})",
+                zone,
+            )
+        for nation, zones in self.convoy_attacks_open().items():
+            item(
+                "convoy_open",
+                "CV1",
+                [nation],
+                f"{nation} may declare a convoy attack on {self.nation}'s NTR in {', '.join(zones)}, or pass",
+                zones[0],
+                zones=zones,
+                nation=nation,
+            )
+        for unit_type, count in sorted(self.unplaced.get(self.nation, {}).items()):
+            where = ", ".join(economy.placement_zones(board, self.nation, unit_type)) or "none"
+            item(
+                "unplaced",
+                "PU2",
+                [self.nation],
+                f"{self.nation} has {_count(count, unit_type)} bought and not placed (legal: {where})",
+                unit_type=unit_type,
+                count=count,
+                blocking=self.phase == "placement",
+            )
+        if self.phase == "noncombat_movement":
+            stranded = self.stranded_aircraft()
+            if stranded:
+                item(
+                    "air_landing",
+                    "F7",
+                    [self.nation],
+                    f"{', '.join(stranded)} cannot land when noncombat_movement ends (no territory of its side "
+                    "or carrier with room): move it, or confirm the loss",
+                    units=stranded,
+                )
+        return items
+
+    @command
+    def advance(self, confirm_losses: bool = False) -> None:
+        """T1, T2, T4: close the current phase, if nothing it requires is left open, and open the
+        next; collect resources when due. Air units that cannot land are lost only when the
+        player confirms it (F7)."""
+        gates = [i for i in self.open_items() if i["blocking"]]
+        if confirm_losses and gates and all(i["kind"] == "air_landing" for i in gates):
+            self._record(Campaign.AircraftLost, nation=self.nation, units=self.stranded_aircraft(), rule="F7")
+            gates = []
+        if gates:
+            more = f" (and {len(gates) - 1} more: see `tracker pending`)" if len(gates) > 1 else ""
+            raise RuleViolation("T4", f"{self.phase} cannot end yet: {gates[0]['text']}{more}")
+        board = self.board()
         if self.phase == "collect_resources":
             ntr_value, income = trade.collection(board, self.nation)
             collected = ntr_value + income
@@ -969,6 +1296,11 @@ class Campaign(Aggregate):
         board = self.board()
         turn.require_turn(board, nation, movement.MOVE_PHASES, "movement")
         self._require_no_procedure()
+        for uid in unit_ids:
+            if uid in self.movement_ended:
+                rule = self.movement_ended[uid]
+                how = "submerged or retreated" if rule == "SM4" else "stopped to attack"
+                raise RuleViolation(rule, f"{uid} {how} in {self.units[uid]['at']}: its movement has ended this turn")
         plan = movement.plan_move(board, nation, unit_ids, path)
         subs_only = all(board.unit_type(board.units[u]).is_submarine for u in plan.unit_ids)
         if subs_only and interception.pause_index(board, nation, list(plan.path), 0) is not None:
@@ -1001,6 +1333,53 @@ class Campaign(Aggregate):
         turn.require_turn(board, nation, ("placement",), "NTR placement")
         trade.check_ntr_placement(board, nation, zone, count)
         self._record(Campaign.NtrPlaced, nation=nation, zone=zone, count=count)
+
+    # ----- purchase and placement (PU1-PU3) -----
+
+    @command
+    def buy(self, nation: str, unit_type: str, count: int = 1) -> int:
+        """PU1, PU3: buy units in the purchase phase; returns what they cost."""
+        board = self.board()
+        turn.require_turn(board, nation, ("purchase",), "buying units")
+        cost = economy.check_purchase(board, nation, unit_type, count, self.unplaced.get(nation, {}))
+        self._record(Campaign.UnitsPurchased, nation=nation, unit_type=unit_type, count=count, cost=cost)
+        return cost
+
+    @command
+    def place(self, nation: str, unit_type: str, zone: str, count: int = 1) -> list[str]:
+        """PU2: place units bought this turn; they get the next unused IDs of their type."""
+        board = self.board()
+        turn.require_turn(board, nation, ("placement",), "placing new units")
+        economy.check_placement(board, nation, unit_type, zone, count, self.unplaced.get(nation, {}))
+        ids = economy.new_unit_ids(board, self.unit_numbers, nation, unit_type, count)
+        self._record(Campaign.UnitsPlaced, nation=nation, unit_type=unit_type, zone=zone, units=ids)
+        return ids
+
+    # ----- adjustments (AD1) -----
+
+    @command
+    def adjust(self, adjustment: economy.Adjustment, reason: str) -> None:
+        """AD1: record what the tracker does not model (land combat, territory changes,
+        agreed events) as one explicit adjustment with its reason."""
+        self._require_no_procedure()
+        board = self.board()
+        economy.check_adjustment(board, adjustment, reason)
+        numbers = dict(self.unit_numbers)
+        added = []
+        for nation, unit_type, zone, count in adjustment.add:
+            for uid in economy.new_unit_ids(board, numbers, nation, unit_type, count):
+                _note_number(numbers, uid)
+                added.append({"id": uid, "type": unit_type, "nation": nation, "at": zone})
+        self._record(
+            Campaign.Adjusted,
+            added=added,
+            removed=list(adjustment.remove),
+            resources=dict(adjustment.resources),
+            ntr=[{"nation": n, "zone": z, "change": c} for n, z, c in adjustment.ntr],
+            owners=dict(adjustment.owners),
+            tech=[{"nation": n, "technology": t, "level": lvl} for n, t, lvl in adjustment.tech],
+            reason=reason.strip(),
+        )
 
     # ----- technology -----
 
@@ -1050,33 +1429,8 @@ class Campaign(Aggregate):
         return f"waiting for {who} {what} [{b['rule']}]"
 
     def pending(self) -> list[dict[str, Any]]:
-        """What the game waits for: one entry per unfinished procedure; then, in a naval_combat
-        phase with nothing in progress, the naval battles due there (NC1)."""
-        due = [] if self.battles else self.due_naval_battles()
-        return [
-            {
-                "battle": b["id"],
-                "kind": b["kind"],
-                "zone": b["zone"],
-                "step": b["step"],
-                "waiting": list(b["waiting"]),
-                "rule": b["rule"],
-                "text": f"battle {b['id']} ({b['kind']}, {b['zone']}): {self.describe_waiting(b)}",
-            }
-            for b in sorted(self.battles.values(), key=lambda b: b["id"])
-        ] + [
-            {
-                "battle": None,
-                "kind": "naval_due",
-                "zone": zone,
-                "step": "start",
-                "waiting": [self.nation],
-                "rule": "NC1",
-                "text": f"naval battle due in {zone}: {self.nation} moved units in with enemy naval units there "
-                f"({self.board().describe_zone(zone)}) [NC1]",
-            }
-            for zone in due
-        ]
+        """What the game waits for (see `open_items`)."""
+        return self.open_items()
 
     def _describe_procedure(self, b: dict[str, Any]) -> str:
         """What an interception, ASW combat or naval battle waits for, with what a player needs to
@@ -1088,7 +1442,7 @@ class Campaign(Aggregate):
             mover = b["attacker"]
             options = ", ".join(
                 f"{u.id} at {interception.search_roll(board, u, mover).target}"
-                for u in interception.eligible_searchers(board, mover, b["zone"])
+                for u in interception.eligible_searchers(board, mover, b["zone"], self._committed)
             )
             what = (
                 f"to choose which units search for {mover}'s {', '.join(b['subs'])} passing through "
@@ -1098,7 +1452,7 @@ class Campaign(Aggregate):
             subs = [board.units[u] for u in b["subs"] if u in board.units]
             options = ", ".join(
                 f"{u.id} at {asw.search_roll(board, u, subs[0]).target}" if subs else u.id
-                for u in asw.eligible_units(board, b["attacker"], b["zone"])
+                for u in asw.eligible_units(board, b["attacker"], b["zone"], self._committed)
             )
             what = (
                 f"to choose the units searching for {', '.join(b['subs'])}, each rolling once per submarine "
@@ -1170,7 +1524,19 @@ class Campaign(Aggregate):
             what = step.replace("_", " ")
         return f"waiting for {who} {what} [{b['rule']}]"
 
+    def _require_not_ended(self, battle: int) -> None:
+        """CV7 (and every procedure's ending rule): a command for a battle that has ended is
+        refused, not taken for a typo."""
+        ended = self.ended.get(str(battle))
+        if ended is not None:
+            kind, rule = ended
+            raise RuleViolation(
+                "CV7" if kind == "convoy" else rule,
+                f"battle {battle} ({kind}) has ended; nothing more can be done in it",
+            )
+
     def _battle(self, battle: int, kind: str = "convoy") -> dict[str, Any]:
+        self._require_not_ended(battle)
         b = self.battles.get(str(battle))
         if b is None or b["kind"] != kind:
             active = ", ".join(str(x["id"]) for x in self.battles.values()) or "none"
@@ -1188,6 +1554,8 @@ class Campaign(Aggregate):
     def declare_convoy_attack(self, attacker: str, zone: str, submarines: list[str] | None = None) -> int:
         """CV1: an enemy with submarines in a zone holding the phasing nation's NTR attacks."""
         board = self.board()
+        if attacker in self.convoy_passed:
+            raise RuleViolation("CV1", f"{attacker} passed on convoy attacks in this phase and may not declare now")
         subs = submarines
         if subs is None:
             subs = (
@@ -1208,6 +1576,27 @@ class Campaign(Aggregate):
         )
         self._advance_battle(self.battles[str(number)], "merchant_defence", [defender], "CV2")
         return number
+
+    @command
+    def convoy_pass(self, nation: str) -> list[str]:
+        """CV1, T4: an enemy that may attack convoys this collect_resources phase passes; the pass
+        covers every zone, and it may not declare again in this phase."""
+        board = self.board()
+        if nation not in board.scenario.nations:
+            raise InputError(f"unknown nation {nation!r} (known: {', '.join(board.scenario.turn_order)})")
+        if self.phase != "collect_resources":
+            raise RuleViolation(
+                "CV1", f"convoy attacks (and passes) belong to a collect_resources phase; it is {self.nation}'s {self.phase}"
+            )
+        if nation in self.convoy_passed:
+            raise RuleViolation("CV1", f"{nation} has already passed in this phase")
+        zones = self.convoy_attacks_open().get(nation)
+        if not zones:
+            raise RuleViolation(
+                "CV1", f"{nation} has no convoy attack to declare or pass on {self.nation}'s NTR in this phase"
+            )
+        self._record(Campaign.ConvoyPassed, nation=nation, defender=self.nation, zones=zones)
+        return zones
 
     @command
     def convoy_merchant_defence(self, battle: int, dice: DiceSource) -> int:
@@ -1250,7 +1639,9 @@ class Campaign(Aggregate):
     def convoy_choose_casualties(self, battle: int, nation: str, units: list[str] | None) -> list[str]:
         """CV2, CV4, HA7: the owner of the units hit chooses; None takes the cheapest legal choice."""
         b = self._battle(battle)
-        if b["step"] not in ("merchant_casualty", "casualties"):
+        if b["step"] == "casualties":
+            return self.choose_casualties(battle, nation, units)
+        if b["step"] != "merchant_casualty":
             raise RuleViolation("HA7", f"battle {battle} is {self.describe_waiting(b)}")
         board = self.board()
         if nation not in board.scenario.nations:
@@ -1280,16 +1671,13 @@ class Campaign(Aggregate):
         )
         if b["step"] == "merchant_casualty":
             self._remove_casualties(b, {"attacker": chosen}, rule)
-            self._advance_battle(b, "search", [b["defender"]], "CV3")
+            if any(u in self.units for u in b["subs"]):
+                self._advance_battle(b, "search", [b["defender"]], "CV3")
+            else:
+                # CV7: merchant defence left no taking-part submarine: no search, round or table.
+                self._record(Campaign.BattleEnded, battle=battle, rule="CV7", survivors=[])
             return chosen
-        waiting = [n for n in b["waiting"] if n != hits["nation"]]
-        if waiting:
-            self._advance_battle(b, "casualties", waiting, "HA7")
-        else:
-            chosen_all = dict(b["chosen"])
-            self._remove_casualties(b, chosen_all, "CV4")
-            self._advance_battle(b, "convoy_table", [b["attacker"]], "CV5")
-        return chosen
+        raise AssertionError(b["step"])  # pragma: no cover - both steps are handled above
 
     def _remove_casualties(self, b: dict[str, Any], chosen: dict[str, list[str]], rule: str) -> None:
         """HA7, CV4: casualties are removed together after the round."""
@@ -1310,9 +1698,9 @@ class Campaign(Aggregate):
         self._require_step(b, "search", "CV3")
         board = self.board()
         if units is None:
-            chosen = convoy.eligible_searchers(board, b["defender"], b["zone"])
+            chosen = convoy.eligible_searchers(board, b["defender"], b["zone"], self._committed)
         else:
-            chosen = convoy.check_searchers(board, b["defender"], b["zone"], units)
+            chosen = convoy.check_searchers(board, b["defender"], b["zone"], units, self._committed)
         self._record(Campaign.SearchersChosen, battle=battle, units=[u.id for u in chosen])
         detected: list[str] = []
         failed: list[str] = []
@@ -1330,78 +1718,19 @@ class Campaign(Aggregate):
             (detected if hit else failed).append(unit.id)
         self._record(Campaign.DetectionsRecorded, battle=battle, detected=detected, failed=failed)
         if detected:
-            self._advance_battle(b, "round", [b["defender"], b["attacker"]], "CV4")
+            self._record(Campaign.RoundStarted, battle=battle, round=1, rule="CV4")
+            self._to_targets(b, "main")
         else:
-            self._advance_battle(b, "convoy_table", [b["attacker"]], "CV5")
+            self._to_convoy_table(b)
         return detected
 
-    @command
-    def convoy_fire(self, battle: int, dice: DiceSource) -> tuple[int, int]:
-        """CV4: one round: detecting units fire at all the attacker's submarines in the zone;
-        the submarines fire back at detecting ships only (HA2: never aircraft)."""
-        b = self._battle(battle)
-        self._require_step(b, "round", "CV4")
-        board = self.board()
-        subs = convoy.submarines_of(board, b["attacker"], b["zone"])
-        detecting = [board.units[u] for u in b["detecting"] if u in board.units]
-        hits_on_subs = 0
-        for unit in detecting:
-            spec = convoy.attack_roll(board, unit, b["attacker"])
-            hit = self._roll_at(
-                dice,
-                unit,
-                spec,
-                rule="CV4",
-                purpose=f"{unit.id} ({unit.type}) attacks the submarines",
-                kind="convoy_combat",
-                battle=battle,
-            )
-            hits_on_subs += hit
-        ships = convoy.ship_targets(board, b["detecting"])
-        hits_on_ships = 0
-        if ships:
-            for sub in subs:
-                spec = convoy.return_fire_roll(board, sub)
-                hit = self._roll_at(
-                    dice,
-                    sub,
-                    spec,
-                    rule="CV4",
-                    purpose=f"{sub.id} fires back at the detecting ships",
-                    kind="convoy_combat",
-                    battle=battle,
-                )
-                hits_on_ships += hit
-        waiting = []
-        sub_capacity = hits_rules.capacity(board, subs)
-        ship_capacity = hits_rules.capacity(board, ships)
-        if hits_on_subs and sub_capacity:
-            self._record(
-                Campaign.HitsScored,
-                battle=battle,
-                side="attacker",
-                nation=b["attacker"],
-                hits=min(hits_on_subs, sub_capacity),
-                candidates=[u.id for u in subs],
-                rule="CV4",
-            )
-            waiting.append(b["attacker"])
-        if hits_on_ships and ship_capacity:
-            self._record(
-                Campaign.HitsScored,
-                battle=battle,
-                side="defender",
-                nation=b["defender"],
-                hits=min(hits_on_ships, ship_capacity),
-                candidates=[u.id for u in ships],
-                rule="HA2",
-            )
-            waiting.append(b["defender"])
-        if waiting:
-            self._advance_battle(b, "casualties", waiting, "HA7")
-        else:
+    def _to_convoy_table(self, b: dict[str, Any]) -> None:
+        """CV5, CV7: the taking-part submarines still afloat roll the convoy table; with none
+        left the battle ends there."""
+        if any(u in self.units for u in b["subs"]):
             self._advance_battle(b, "convoy_table", [b["attacker"]], "CV5")
-        return hits_on_subs, hits_on_ships
+        else:
+            self._record(Campaign.BattleEnded, battle=b["id"], rule="CV7", survivors=[])
 
     @command
     def convoy_table(self, battle: int, dice: DiceSource) -> int:
@@ -1461,16 +1790,14 @@ class Campaign(Aggregate):
             step = b["step"]
             if step == "merchant_defence":
                 self.convoy_merchant_defence(battle, dice)
-            elif step in ("merchant_casualty", "casualties"):
+            elif step == "merchant_casualty":
                 self.convoy_choose_casualties(battle, b["waiting"][0], None)
             elif step == "search":
                 self.convoy_search(battle, None, dice)
-            elif step == "round":
-                self.convoy_fire(battle, dice)
             elif step == "convoy_table":
                 self.convoy_table(battle, dice)
-            else:  # pragma: no cover - every step is handled above
-                raise AssertionError(step)
+            else:
+                self.auto_step(battle, dice)
 
     @command
     def convoy_roll(self, battle: int, dice: DiceSource) -> str:
@@ -1479,8 +1806,8 @@ class Campaign(Aggregate):
         step = b["step"]
         if step == "merchant_defence":
             self.convoy_merchant_defence(battle, dice)
-        elif step == "round":
-            self.convoy_fire(battle, dice)
+        elif step == "fire":
+            self.fire(battle, dice)
         elif step == "convoy_table":
             self.convoy_table(battle, dice)
         else:
@@ -1490,6 +1817,7 @@ class Campaign(Aggregate):
     # ----- submarine movement through hostile zones (SM1-SM5) -----
 
     def _procedure(self, battle: int, *kinds: str) -> dict[str, Any]:
+        self._require_not_ended(battle)
         b = self.battles.get(str(battle))
         if b is None or b["kind"] not in kinds:
             active = (
@@ -1540,7 +1868,7 @@ class Campaign(Aggregate):
     ) -> int:
         board = self.board()
         zone = route[index]
-        defender = interception.deciding_nation(board, interception.eligible_searchers(board, nation, zone))
+        defender = interception.deciding_nation(board, interception.eligible_searchers(board, nation, zone, self._committed))
         number = self.battle_count + 1
         self._record(
             Campaign.InterceptionStarted,
@@ -1566,9 +1894,9 @@ class Campaign(Aggregate):
         board = self.board()
         mover, zone = b["attacker"], b["zone"]
         if units is None:
-            chosen = interception.eligible_searchers(board, mover, zone)
+            chosen = interception.eligible_searchers(board, mover, zone, self._committed)
         else:
-            chosen = interception.check_searchers(board, mover, zone, units)
+            chosen = interception.check_searchers(board, mover, zone, units, self._committed)
         self._record(
             Campaign.HuntersChosen,
             battle=battle,
@@ -1670,7 +1998,7 @@ class Campaign(Aggregate):
                 rule="SM4",
             )
             board = self.board()
-            if board.is_hostile_for(nation, back) and interception.eligible_searchers(board, nation, back):
+            if board.is_hostile_for(nation, back) and interception.eligible_searchers(board, nation, back, self._committed):
                 # SM4: a retreat into a zone with ASW units may be intercepted there; the
                 # group's move then ends there (its route is cut back to that zone).
                 self._start_interception(nation, leaving, route[:index], index - 1, retreat=True)
@@ -1728,7 +2056,7 @@ class Campaign(Aggregate):
         board = self.board()
         turn.require_turn(board, nation, ("naval_combat",), "ASW combat")
         self._require_no_procedure()
-        subs = asw.check_start(board, nation, zone, self.__dict__.get("fought", []))
+        subs = asw.check_start(board, nation, zone, self.fought, self._committed)
         number = self.battle_count + 1
         self._record(
             Campaign.AswCombatStarted,
@@ -1751,9 +2079,9 @@ class Campaign(Aggregate):
         board = self.board()
         nation, zone = b["attacker"], b["zone"]
         if units is None:
-            chosen = asw.eligible_units(board, nation, zone)
+            chosen = asw.eligible_units(board, nation, zone, self._committed)
         else:
-            chosen = asw.check_searchers(board, nation, zone, units)
+            chosen = asw.check_searchers(board, nation, zone, units, self._committed)
         self._record(
             Campaign.HuntersChosen,
             battle=battle,
@@ -1819,11 +2147,10 @@ class Campaign(Aggregate):
     # ----- naval battles (NC1-NC5) -----
 
     def due_naval_battles(self) -> list[str]:
-        """NC1: zones where the phasing nation moved units in with enemy naval units and has
-        fought no naval battle this phase (listed by `pending`, not enforced)."""
+        """NC1: zones where a naval battle is due this naval_combat phase (T4: `next` waits)."""
         if self.phase != "naval_combat":
             return []
-        return combat.due_zones(self.board(), self.nation, self.__dict__.get("fought", []))
+        return combat.due_zones(self.board(), self.nation, self.fought, self.attack_zones)
 
     @command
     def naval_start(self, nation: str, zone: str) -> int:
@@ -1832,7 +2159,7 @@ class Campaign(Aggregate):
         board = self.board()
         turn.require_turn(board, nation, ("naval_combat",), "a naval battle")
         self._require_no_procedure()
-        attackers, defenders = combat.check_start(board, nation, zone, self.__dict__.get("fought", []))
+        attackers, defenders = combat.check_start(board, nation, zone, self.fought, self._committed)
         number = self.battle_count + 1
         self._record(
             Campaign.NavalBattleStarted,
@@ -1922,6 +2249,15 @@ class Campaign(Aggregate):
         or a naval battle's units not sunk, submerged or retreated."""
         if b["kind"] == "naval":
             ids = b["attackers" if side == "attacker" else "defenders"]
+        elif b["kind"] == "convoy":
+            # CV4: the detecting units fight all of the attacker's submarines in the zone.
+            if side == "defender":
+                return [self.board().units[u] for u in b["detecting"] if u in self.units]
+            ids = [
+                u
+                for u, x in self.units.items()
+                if x["nation"] == b["attacker"] and x["at"] == b["zone"] and x["type"] in self._submarine_types
+            ]
         else:
             hunting = "defender" if b["kind"] == "interception" else "attacker"
             ids = b["hunters"] if side == hunting else b["detected"]
@@ -1943,6 +2279,21 @@ class Campaign(Aggregate):
         of the round: those that opened fire have fired), "next" (a whole round to come)."""
         board = self.board()
         fire: list[tuple[Unit, bool, list[str] | None]] = []
+        if b["kind"] == "convoy":
+            if stage == "next":
+                return []  # CV7: one round only
+            subs, detecting = self._active(b, "attacker"), self._active(b, "defender")
+            ships = [u for u in detecting if board.unit_type(u).is_naval]
+            for u in detecting if subs else []:
+                # CV4, HA3: a detecting aircraft picks a submarine; a ship's hits are placed by
+                # the submarines' owner (HA7).
+                legal = [s.id for s in subs] if board.unit_type(u).is_air else None
+                if convoy.attack_roll(board, u, b["attacker"]).target > 0:
+                    fire.append((u, False, legal))
+            for s in subs if ships else []:
+                # CV4, HA1, HA2: each submarine picks a detecting ship, never an aircraft.
+                fire.append((s, True, [t.id for t in hits_rules.selective_targets(board, s, ships)]))
+            return fire
         if b["kind"] != "naval":
             hunting = "defender" if b["kind"] == "interception" else "attacker"
             hunters = self._active(b, hunting)
@@ -1967,7 +2318,7 @@ class Campaign(Aggregate):
                 if not combat.can_hit(board, u, side == "attacker", enemies):
                     continue
                 if hits_rules.is_selective(board, u):
-                    legal = [t.id for t in hits_rules.selective_targets(board, u, enemies)]
+                    legal = [t.id for t in hits_rules.naval_targets(board, u, enemies)]
                     fire.append((u, side == "attacker", legal))
                 else:
                     fire.append((u, side == "attacker", None))
@@ -1986,6 +2337,9 @@ class Campaign(Aggregate):
         self._to_targets(b, "main")
 
     def _close_fight(self, b: dict[str, Any]) -> None:
+        if b["kind"] == "convoy":
+            self._to_convoy_table(b)
+            return
         if b["kind"] == "interception":
             self._interception_over(b)
             return
@@ -2009,7 +2363,9 @@ class Campaign(Aggregate):
                 self._close_fight(b)
             return
         waiting = list(dict.fromkeys(self._chooser(b, u.id) for u, _, legal in volley if legal))
-        rule = {"interception": "SM4", "asw": "AS3"}.get(b["kind"], "NC2" if stage == "opening" else "HA1")
+        rule = {"interception": "SM4", "asw": "AS3", "convoy": "CV4"}.get(
+            b["kind"], "NC2" if stage == "opening" else "HA1"
+        )
         step = "opening_targets" if stage == "opening" else "targets"
         if waiting:
             self._advance_battle(b, step, waiting, rule)
@@ -2042,14 +2398,16 @@ class Campaign(Aggregate):
     def _to_fire(self, b: dict[str, Any], stage: str) -> None:
         volley = self._volley(b, stage)
         waiting = list(dict.fromkeys(self._chooser(b, u.id) for u, _, _ in volley))
-        rule = {"interception": "SM4", "asw": "AS4"}.get(b["kind"], "NC2" if stage == "opening" else "NC3")
+        rule = {"interception": "SM4", "asw": "AS4", "convoy": "CV4"}.get(
+            b["kind"], "NC2" if stage == "opening" else "NC3"
+        )
         self._advance_battle(b, "opening_fire" if stage == "opening" else "fire", waiting, rule)
 
     @command
     def choose_targets(self, battle: int, nation: str, targets: dict[str, str] | None) -> dict[str, str]:
         """HA1-HA3, AS3, SM4: a nation picks the target of each of its selective shooters
         (None: spread over the legal targets, most valuable first)."""
-        b = self._procedure(battle, "interception", "asw", "naval")
+        b = self._procedure(battle, "interception", "asw", "naval", "convoy")
         self._require_steps(b, ("targets", "opening_targets"), "HA1")
         self._require_waiting(b, nation)
         stage = "opening" if b["step"] == "opening_targets" else "main"
@@ -2097,7 +2455,7 @@ class Campaign(Aggregate):
     def choose_screens(self, battle: int, nation: str, screens: dict[str, str] | None) -> dict[str, str]:
         """HA1, HA3: the owner of targeted ships lets escorts take shots instead, firer -> escort
         (None: the cheapest loss; {} : no screening)."""
-        b = self._procedure(battle, "interception", "asw", "naval")
+        b = self._procedure(battle, "interception", "asw", "naval", "convoy")
         self._require_steps(b, ("screening", "opening_screening"), "HA1")
         self._require_waiting(b, nation)
         stage = "opening" if b["step"] == "opening_screening" else "main"
@@ -2131,22 +2489,43 @@ class Campaign(Aggregate):
     def fire(self, battle: int, dice: DiceSource) -> int:
         """SM4, AS4, NC2, NC3: roll one die per firing unit, in the order `pending` lists; the
         casualties of the volley are taken together. Returns the number of hits."""
-        b = self._procedure(battle, "interception", "asw", "naval")
+        b = self._procedure(battle, "interception", "asw", "naval", "convoy")
         self._require_steps(b, ("fire", "opening_fire"), "NC3")
         stage = "opening" if b["step"] == "opening_fire" else "main"
         board = self.board()
         naval = b["kind"] == "naval"
-        kind = "naval_combat" if naval else "asw_combat"
+        kind = {"naval": "naval_combat", "convoy": "convoy_combat"}.get(b["kind"], "asw_combat")
         rule = b["rule"]
         hunting = {"interception": "defender", "asw": "attacker"}.get(b["kind"])
         groups: dict[tuple[str, str], int] = {}
         scored = 0
-        for unit, attacking, legal in self._volley(b, stage):
+        volley = self._volley(b, stage)
+        if naval:
+            # NC6: a unit with a value to fire but nothing its hits may fall on rolls no die.
+            firing = {u.id for u, _, _ in volley}
+            idle = [
+                u.id
+                for side in ("attacker", "defender")
+                for u in self._active(b, side)
+                if u.id not in firing
+                and (stage != "opening" or u.id in b["opening"])
+                and (stage != "main" or u.id not in b["opening"])
+                and combat.fire_roll(board, u, side == "attacker").target > 0
+            ]
+            if idle:
+                self._record(Campaign.FireWithheld, battle=battle, units=idle, rule="NC6")
+        for unit, attacking, legal in volley:
             shot = b["shots"].get(unit.id)
             if legal is not None and shot is None:
                 continue
             side = "attacker" if attacking else "defender"
-            if naval:
+            if b["kind"] == "convoy":
+                spec = (
+                    convoy.return_fire_roll(board, unit)
+                    if attacking
+                    else convoy.attack_roll(board, unit, b["attacker"])
+                )
+            elif naval:
                 spec = combat.fire_roll(board, unit, attacking)
             elif side == hunting:
                 spec = asw.attack_roll(board, unit, board.units[shot["target"]])
@@ -2207,8 +2586,15 @@ class Campaign(Aggregate):
             spec_groups = [(g["class"], g["hits"]) for g in own]
             units = self._active(b, side)
             taken = Counter(u for u in b["pending_hits"] if u in {x.id for x in units})
-            if hits_rules.allocation_is_forced(board, spec_groups, units, taken):
-                chosen = hits_rules.allocate(board, b[side], spec_groups, units, taken, None)
+            nc6 = b["kind"] == "naval"
+            placeable = hits_rules.allocate(board, b[side], spec_groups, units, taken, None, nc6)
+            lost = sum(n for _, n in spec_groups) - len(placeable)
+            if lost:
+                # NC6, HA4-HA6: hits with no unit left that they may fall on are lost, and said so.
+                rule = "NC6" if any(board.unit_type(u).is_submarine for u in units) else "NC3"
+                self._record(Campaign.HitsLost, battle=battle, side=side, nation=b[side], hits=lost, rule=rule)
+            if hits_rules.allocation_is_forced(board, spec_groups, units, taken, nc6):
+                chosen = placeable
                 if not chosen:
                     continue  # every unit there is already lost to this volley: the hits are lost
                 self._record(
@@ -2232,7 +2618,7 @@ class Campaign(Aggregate):
     def choose_casualties(self, battle: int, nation: str, units: list[str] | None) -> list[str]:
         """HA4-HA7: the owner places the non-selective hits on its units, within the order the
         rules impose (None: the cheapest legal choice)."""
-        b = self._procedure(battle, "naval")
+        b = self._procedure(battle, "naval", "convoy")
         self._require_steps(b, ("casualties",), "HA7")
         self._require_waiting(b, nation)
         board = self.board()
@@ -2240,7 +2626,7 @@ class Campaign(Aggregate):
         groups = [(g["class"], g["hits"]) for g in b["groups"] if g["side"] == side]
         own = self._active(b, side)
         taken = Counter(u for u in b["pending_hits"] if u in {x.id for x in own})
-        chosen = hits_rules.allocate(board, nation, groups, own, taken, units)
+        chosen = hits_rules.allocate(board, nation, groups, own, taken, units, b["kind"] == "naval")
         self._record(
             Campaign.CasualtiesChosen,
             battle=battle,
@@ -2274,9 +2660,13 @@ class Campaign(Aggregate):
         units = list(b["pending_hits"]) + [
             u for side in ("attacker", "defender") for u in b["chosen"].get(side, [])
         ]
-        rule = {"interception": "SM4", "asw": "AS4"}.get(b["kind"], "NC2" if stage == "opening" else "NC3")
+        rule = {"interception": "SM4", "asw": "AS4", "convoy": "CV4"}.get(
+            b["kind"], "NC2" if stage == "opening" else "NC3"
+        )
         self._take_hits(b, units, rule)
-        if b["kind"] != "naval":
+        if b["kind"] == "convoy":
+            self._to_convoy_table(b)
+        elif b["kind"] != "naval":
             if b["detected"] and self._fight_goes_on(b):
                 nation = b["attacker"] if b["kind"] == "interception" else b["defender"]
                 self._advance_battle(b, "decide", [nation], "SM4" if b["kind"] == "interception" else "AS5")
@@ -2332,7 +2722,7 @@ class Campaign(Aggregate):
     @command
     def auto_step(self, battle: int, dice: DiceSource) -> None:
         """Take the default for the one step a procedure waits for (whoever's it is)."""
-        b = self._procedure(battle, "interception", "asw", "naval")
+        b = self._procedure(battle, "interception", "asw", "naval", "convoy")
         step, kind, first = b["step"], b["kind"], (b["waiting"] or [""])[0]
         if step == "search":
             if kind == "interception":

@@ -66,6 +66,7 @@ class UnitType:
     carries: int
     search: dict[str, int]
     asw_attack: int
+    cap: int | None = None  # PU3: most units of this type a nation may have (None: no cap)
 
     @property
     def is_naval(self) -> bool:
@@ -143,6 +144,8 @@ class Ruleset:
     research_rolls_per_turn: int
     technologies: tuple[str, ...]
     modifiers: tuple[Modifier, ...]
+    ntr_value: int = 1  # F6: resources one NTR is worth at collection
+    retreat_distance: int = 1  # NC1: how many sea zones an attacker may retreat
     content_hash: str = field(default="", compare=False)
 
     def unit(self, name: str) -> UnitType:
@@ -213,6 +216,7 @@ def _unit_type(name: str, r: Reader) -> UnitType:
         carries=r.integer("carries", 0, 20, default=0),
         search=search,
         asw_attack=r.integer("asw_attack", 0, 100, default=0),
+        cap=r.integer("cap", 0, 10000, default=None) if r.has("cap") else None,
     )
     if not unit.abbr.isalnum():
         raise r.fail("abbr", f"{unit.abbr!r} must be letters and digits only")
@@ -307,7 +311,12 @@ def ruleset_from_dict(data: dict[str, Any], source: str) -> Ruleset:
 
     nc = top.table("naval_combat")
     cancel = nc.integer("opening_fire_cancelled_per_escort", 0, 10)
+    retreat_distance = nc.integer("retreat_distance", 1, 10, default=1)
     nc.finish()
+
+    trade = top.table("trade", required=False)
+    ntr_value = trade.integer("ntr_value", 0, 100, default=1)
+    trade.finish()
 
     research = top.table("research")
     levels = research.integer("levels", 1, 10)
@@ -372,6 +381,8 @@ def ruleset_from_dict(data: dict[str, Any], source: str) -> Ruleset:
         opening_fire_cancelled_per_escort=cancel,
         technologies=technologies,
         modifiers=tuple(modifiers),
+        ntr_value=ntr_value,
+        retreat_distance=retreat_distance,
         content_hash=content_hash(data),
         **rs,
     )

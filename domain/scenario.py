@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from domain.ruleset import Ruleset, read_builtin_or_file
@@ -20,6 +20,7 @@ class Nation:
     tech: dict[str, int]
     ntr: dict[str, int]
     ntr_max: dict[str, int]
+    caps: dict[str, int] = field(default_factory=dict)  # PU3: unit type -> most units
 
 
 @dataclass(frozen=True)
@@ -33,8 +34,9 @@ class UnitGroup:
 @dataclass(frozen=True)
 class GameMap:
     sea: frozenset[str]
-    land: dict[str, str]  # territory -> owning nation
+    land: dict[str, str]  # territory -> owning nation at the start
     adjacency: dict[str, frozenset[str]]
+    ports: frozenset[str] = frozenset()  # PU2: territories where new ships may be placed
 
     def is_sea(self, zone: str) -> bool:
         return zone in self.sea
@@ -96,12 +98,15 @@ def _read_map(top: Reader, nations: dict[str, Any]) -> GameMap:
         raise top.fail("map", f"{sorted(duplicates)[0]!r} is both a sea zone and a land territory")
     adjacency: dict[str, set[str]] = {n: set() for n in names}
     land: dict[str, str] = {}
+    marked: dict[str, bool] = {}
     for name, r in sea_entries + land_entries:
         if name in dict(land_entries):
             owner = r.string("owner")
             if owner not in nations:
                 raise r.fail("owner", f"unknown nation {owner!r}")
             land[name] = owner
+            if r.has("port"):
+                marked[name] = r.boolean("port")
         for other in r.strings("adjacent", default=[]):
             if other not in adjacency:
                 raise r.fail("adjacent", f"unknown zone {other!r} in adjacency list")
@@ -110,10 +115,17 @@ def _read_map(top: Reader, nations: dict[str, Any]) -> GameMap:
             adjacency[name].add(other)
             adjacency[other].add(name)
         r.finish()
+    # PU2: a scenario that marks no port makes every territory one; once any territory says
+    # `port = true`, only the marked ones are ports (`port = false` alone excludes that one).
+    if any(marked.values()):
+        ports = frozenset(t for t, is_port in marked.items() if is_port)
+    else:
+        ports = frozenset(t for t in land if marked.get(t, True))
     return GameMap(
         sea=frozenset(n for n, _ in sea_entries),
         land=land,
         adjacency={k: frozenset(v) for k, v in adjacency.items()},
+        ports=ports,
     )
 
 
@@ -166,6 +178,10 @@ def scenario_from_dict(data: dict[str, Any], source: str, ruleset: Ruleset) -> S
         for zone, count in ntr.items():
             if count > ntr_max.get(zone, count):
                 raise r.fail(f"ntr.{zone}", f"{count} is above ntr_max {ntr_max[zone]}")
+        caps = r.int_map("caps")
+        for unit_type in caps:
+            if unit_type not in ruleset.units:
+                raise r.fail(f"caps.{unit_type}", f"unknown unit type (known: {', '.join(ruleset.units)})")
         code = r.string("code")
         nations[nname] = Nation(
             name=nname,
@@ -176,6 +192,7 @@ def scenario_from_dict(data: dict[str, Any], source: str, ruleset: Ruleset) -> S
             tech=tech,
             ntr=ntr,
             ntr_max={z: ntr_max.get(z, ntr.get(z, 0)) for z in set(ntr) | set(ntr_max)},
+            caps=caps,
         )
         r.finish()
     for nation in side_of:

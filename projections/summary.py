@@ -22,7 +22,33 @@ def rule_of(event: Any) -> str:
         "SearchersChosen": "CV3",
         "DetectionsRecorded": "CV3",
         "NtrDestroyed": "CV5",
+        "UnitsPurchased": "PU1",
+        "UnitsPlaced": "PU2",
+        "Adjusted": "AD1",
+        "ConvoyPassed": "CV1",
     }.get(kind, getattr(event, "rule", ""))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _adjustment_text(e: Any) -> str:
+    """AD1: every part an adjustment changed, then its reason."""
+    parts = []
+    if e.added:
+        parts.append("adds " + ", ".join(f"{u['id']} ({u['type']}, {u['nation']}) in {u['at']}" for u in e.added))
+    if e.removed:
+        parts.append("removes " + ", ".join(e.removed))
+    for nation, change in e.resources.items():
+        parts.append(f"{nation} resources {change:+d}")
+    for n in e.ntr:
+        parts.append(f"{n['nation']} NTR in {n['zone']} {n['change']:+d}")
+    for territory, nation in e.owners.items():
+        parts.append(f"{territory} now held by {nation}")
+    for t in e.tech:
+        parts.append(f"{t['nation']} {t['technology']} set to level {t['level']}")
+    return f"ADJUSTMENT: {'; '.join(parts)} (reason: {e.reason})"
 
 
 def _dice_text(e: Any) -> str:
@@ -74,6 +100,16 @@ def summary(event: Any) -> str:
         return text
     if kind == "NtrPlaced":
         return f"{e.nation} places {e.count} NTR in {e.zone}"
+    if kind == "UnitsPurchased":
+        return f"{e.nation} buys {_count(e.count, e.unit_type)} for {e.cost}"
+    if kind == "UnitsPlaced":
+        return f"{e.nation} places {', '.join(e.units)} ({e.unit_type}) in {e.zone}"
+    if kind == "Adjusted":
+        return _adjustment_text(e)
+    if kind == "ConvoyPassed":
+        return f"{e.nation} passes on convoy attacks against {e.defender} this phase ({', '.join(e.zones)})"
+    if kind == "AircraftLost":
+        return f"{_verb(e.units, 'is', 'are')} lost: no place to land when noncombat_movement ends"
     if kind == "DiceRolled":
         return _dice_text(e)
     if kind == "ResearchPaid":
@@ -208,6 +244,10 @@ def _procedure_summary(kind: str, e: Any) -> str | None:
             parts.append(_verb(e.stopping, "stops here", "stop here"))
         how = " (default)" if e.default else ""
         return f"battle {e.battle}: {'; '.join(parts) or 'nobody moves on'}{how}"
+    if kind == "FireWithheld":
+        return f"battle {e.battle}: {_verb(e.units, 'has', 'have')} no target and roll no die"
+    if kind == "HitsLost":
+        return f"battle {e.battle}: {e.hits} hit(s) on {e.nation} lost: no unit there may take them"
     if kind == "AttackerRetreated":
         return f"battle {e.battle}: {e.nation} retreats {', '.join(e.units)} to {e.zone}"
     return None

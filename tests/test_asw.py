@@ -20,6 +20,7 @@ from domain.dice import ManualDice, commitment, new_seed
 from domain.errors import InputError, RuleViolation
 from domain.ruleset import load_ruleset
 from domain.scenario import read_scenario
+from tests.support import advance as advance_passing
 
 HB, CNS = "Heligoland Bight", "Central North Sea"
 _, RULESET = load_ruleset("twtea-3e")
@@ -30,7 +31,7 @@ def campaign(nation: str = "Germany", ruleset: dict[str, Any] | None = None) -> 
     """A manual-dice campaign at round 1, `nation`'s naval_combat phase."""
     c = Campaign.create(uuid.uuid4(), "t", SCENARIO, ruleset or RULESET, "manual", commitment(new_seed()))
     while (c.nation, c.phase) != (nation, "naval_combat"):
-        c.advance()
+        advance_passing(c)
     return c
 
 
@@ -82,10 +83,10 @@ def to_fire(c: Campaign, b: int) -> None:
 def test_as1_asw_combat_is_started_in_ones_own_naval_combat_phase() -> None:
     c = Campaign.create(uuid.uuid4(), "t", SCENARIO, RULESET, "manual", commitment(new_seed()))
     while c.phase != "combat_movement":
-        c.advance()
+        advance_passing(c)
     err = refused(c, RuleViolation, lambda: c.asw_start("Germany", HB), "T3")
     assert "naval_combat" in err.reason
-    c.advance()
+    advance_passing(c)
     refused(c, RuleViolation, lambda: c.asw_start("Britain", CNS), "T3")
     b = c.asw_start("Germany", HB)
     started = events(c, "AswCombatStarted")[-1]

@@ -26,6 +26,7 @@ from domain.dice import AutoDice, ManualDice, commitment, new_seed
 from domain.errors import DiceError, InputError, RuleViolation
 from domain.ruleset import load_ruleset
 from domain.scenario import read_scenario
+from tests.support import advance as advance_passing
 from tracker.application import Tracker
 from tracker.verify import verify_events
 
@@ -42,16 +43,16 @@ TE4_SEARCH = {"rule": "TE4", "technology": "advanced_asw", "holder": "actor", "s
 
 def advance_to(c: Campaign, nation: str, phase: str) -> None:
     """Advance phase by phase to the next (nation, phase); from there itself it goes a round on."""
-    c.advance()
+    advance_passing(c)
     while not (c.nation == nation and c.phase == phase):
-        c.advance()
+        advance_passing(c)
 
 
 def campaign(ruleset: dict[str, Any] | None = None, dice_mode: str = "manual", seed: str | None = None) -> Campaign:
     """A fresh campaign at round 1, Britain's collect_resources phase."""
     c = Campaign.create(uuid.uuid4(), "t", SCENARIO, ruleset or RULESET, dice_mode, commitment(seed or new_seed()))
     while not (c.nation == "Britain" and c.phase == "collect_resources"):
-        c.advance()
+        advance_passing(c)
     return c
 
 
@@ -119,7 +120,7 @@ def at_table(c: Campaign, subs: list[str] | None = None) -> int:
 def test_cv1_declaration_refused_outside_the_owners_collect_resources_phase() -> None:
     c = Campaign.create(uuid.uuid4(), "t", SCENARIO, RULESET, "manual", commitment(new_seed()))
     while not (c.nation == "Britain" and c.phase == "placement"):
-        c.advance()
+        advance_passing(c)
     err = refused(c, RuleViolation, lambda: c.declare_convoy_attack("Germany", CNS, None), "CV1")
     assert "collect_resources" in err.reason
     # In another nation's collect phase, Britain's NTR are not the ones being collected.
@@ -676,7 +677,7 @@ def test_cv6_destroyed_ntr_are_lost_from_the_collection_in_progress() -> None:
     c.convoy_table(b, ManualDice([7]))
     assert c.ntr["Britain"][CNS] == 1
     before = c.version
-    c.advance()
+    advance_passing(c)
     (collected,) = events(c, "ResourcesCollected", before)
     assert (collected.nation, collected.ntr_value, collected.income, collected.lost) == ("Britain", 9, 10, 2)
     assert (collected.collected, collected.balance) == (19, balance + 19)
@@ -698,8 +699,8 @@ def test_cv6_lost_ntr_stay_lost_until_placed_again_in_the_owners_placement_phase
     (placed,) = events(c, "NtrPlaced")
     assert (placed.nation, placed.zone, placed.count) == ("Britain", CNS, 3)
     assert c.ntr["Britain"][CNS] == 4
-    c.advance()
-    c.advance()  # leaving collect_resources collects
+    advance_passing(c)
+    advance_passing(c)  # leaving collect_resources collects
     (collected,) = events(c, "ResourcesCollected", placed.originator_version)
     assert (collected.ntr_value, collected.lost) == (12, 0)
 
@@ -743,7 +744,7 @@ def test_cv7_advance_is_refused_while_a_battle_is_unfinished() -> None:
     advance_refused()  # CV5 convoy table
     c.convoy_table(b, ManualDice([1]))
     before = c.version
-    c.advance()
+    advance_passing(c)
     assert kinds(c, before) == ["ResourcesCollected", "PhaseAdvanced"]
 
 
@@ -955,7 +956,7 @@ def test_convoy_battle_step_by_step_is_stored_and_verifies(tracker: Tracker, uni
     t.execute(cid, lambda c, d: c.convoy_merchant_defence(b, d), dice_values=[10, 10])
     t.execute(cid, lambda c, d: c.convoy_choose_casualties(b, "Germany", ["DE-SS1"]))
     with pytest.raises(RuleViolation) as info:
-        t.execute(cid, lambda c, d: c.advance())
+        t.execute(cid, lambda c, d: advance_passing(c))
     assert info.value.rule == "CV3"
     with pytest.raises(DiceError):  # one die too many: nothing is stored
         t.execute(cid, lambda c, d: c.convoy_search(b, ["GB-DD1", "GB-CA1"], d), dice_values=[4, 5, 6])
@@ -963,7 +964,7 @@ def test_convoy_battle_step_by_step_is_stored_and_verifies(tracker: Tracker, uni
     t.execute(cid, lambda c, d: c.convoy_fire(b, d), dice_values=[9, 2])
     t.execute(cid, lambda c, d: c.convoy_choose_casualties(b, "Britain", None))
     assert t.execute(cid, lambda c, d: c.convoy_table(b, d), dice_values=[7]) == 2
-    t.execute(cid, lambda c, d: c.advance())
+    t.execute(cid, lambda c, d: advance_passing(c))
 
     stored = t.events(cid)[start:]
     assert [type(e).__name__ for e in stored] == [

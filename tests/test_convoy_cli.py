@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from domain.campaign import Campaign
 from domain.dice import DiceSource
+from tests.support import advance as advance_passing
 from tracker.application import Tracker
 from tracker.cli import cli
 
@@ -50,9 +51,9 @@ def to_britain_collect(db: str) -> None:
     """Advance to Britain's collect_resources phase in one stored command (what `next` does)."""
 
     def advance(c: Campaign, _dice: DiceSource) -> None:
-        c.advance()
+        advance_passing(c)
         while (c.nation, c.phase) != ("Britain", "collect_resources"):
-            c.advance()
+            advance_passing(c)
 
     with Tracker(db) as t:
         t.execute(t.campaign_id(None), advance)

@@ -24,6 +24,7 @@ from domain.dice import (
 from domain.errors import DiceError, RuleViolation
 from domain.ruleset import load_ruleset
 from domain.scenario import read_scenario
+from tests.support import advance as advance_passing
 
 SEED_A = "5eed" * 16
 SEED_B = "b0a7" * 16
@@ -229,7 +230,7 @@ def test_d3_roll_numbers_increase_by_one_across_rolls() -> None:
     c.research("Germany", "advanced_submarine", AutoDice(SEED_A))
     c.research("Germany", "advanced_asw", ManualDice([2]))
     while (c.nation, c.phase) != ("Britain", "research"):
-        c.advance()
+        advance_passing(c)
     c.research("Britain", "advanced_asw", AutoDice(SEED_A))
     events = dice_events(c)
     assert [e.roll for e in events] == [1, 2, 3]

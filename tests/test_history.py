@@ -14,6 +14,7 @@ from domain.campaign import Campaign
 from domain.dice import DiceSource
 from domain.errors import InputError, RuleViolation
 from projections.board import dump
+from tests.support import advance as advance_passing
 from tracker.application import Tracker
 from tracker.cli import cli
 from tracker.demo import run_demo
@@ -36,7 +37,7 @@ def run(db: str, *args: str, code: int = 0) -> str:
 
 
 def advance(c: Campaign, _d: DiceSource) -> None:
-    c.advance()
+    advance_passing(c)
 
 
 def research(c: Campaign, d: DiceSource) -> None:

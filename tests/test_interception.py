@@ -21,6 +21,7 @@ from domain.dice import ManualDice, commitment, new_seed
 from domain.errors import DiceError, InputError, RuleViolation
 from domain.ruleset import load_ruleset
 from domain.scenario import read_scenario
+from tests.support import advance as advance_passing
 
 HB, SNS, DOVER, CNS, NNS = (
     "Heligoland Bight",
@@ -38,7 +39,7 @@ def campaign(ruleset: dict[str, Any] | None = None) -> Campaign:
     """A manual-dice campaign at round 1, Germany's combat_movement phase."""
     c = Campaign.create(uuid.uuid4(), "t", SCENARIO, ruleset or RULESET, "manual", commitment(new_seed()))
     while c.phase != "combat_movement":
-        c.advance()
+        advance_passing(c)
     return c
 
 
@@ -387,7 +388,7 @@ def test_sm5_undetected_submarines_continue_to_their_destination() -> None:
     assert (moved.units, moved.path, moved.hostile_passed) == (["DE-SS3", "DE-SS5"], [SNS, DOVER], [SNS])
     assert at(c, *THREE) == [DOVER, SNS, DOVER] and c.units["DE-SS3"]["moved"] == 2
     assert not c.battles and c.pending() == []
-    c.advance()  # the move is complete: the phase may end
+    advance_passing(c)  # the move is complete: the phase may end
 
 
 def test_sm5_undetected_submarines_may_stop_in_the_zone() -> None:

@@ -17,6 +17,7 @@ from domain.dice import AutoDice, ManualDice, commitment, derive_roll, new_seed
 from domain.errors import InputError, RuleViolation
 from domain.ruleset import load_ruleset
 from domain.scenario import read_scenario
+from tests.support import advance as advance_passing
 
 PHASES = [
     "research",
@@ -50,7 +51,7 @@ def advance_to(c: Campaign, nation: str, phase: str, round_: int | None = None) 
     for _ in range(3 * len(PHASES) * len(TURN_ORDER)):
         if c.nation == nation and c.phase == phase and (round_ is None or c.round == round_):
             return
-        c.advance()
+        advance_passing(c)
     raise AssertionError(f"never reached {nation} {phase} round {round_}")
 
 
@@ -99,16 +100,16 @@ def test_campaign_starts_in_round_one_with_the_first_nations_research(c: Campaig
 def test_t2_a_turn_goes_through_every_phase_in_order(c: Campaign) -> None:
     seen = [c.phase]
     for _ in range(len(PHASES) - 1):
-        c.advance()
+        advance_passing(c)
         assert c.nation == "Germany"
         seen.append(c.phase)
     assert seen == PHASES
-    c.advance()
+    advance_passing(c)
     assert (c.round, c.nation, c.phase) == (1, "Britain", "research")
 
 
 def test_t2_each_advance_records_one_phase_event(c: Campaign) -> None:
-    c.advance()
+    advance_passing(c)
     event = c.pending_events[-1]
     assert type(event).__name__ == "PhaseAdvanced"
     assert (event.round, event.nation, event.phase) == (1, "Germany", "purchase")
@@ -118,7 +119,7 @@ def test_t2_each_advance_records_one_phase_event(c: Campaign) -> None:
 def test_t1_a_round_gives_every_nation_a_turn_in_turn_order(c: Campaign) -> None:
     turns = [(c.round, c.nation)]
     for _ in range(len(PHASES) * len(TURN_ORDER)):
-        c.advance()
+        advance_passing(c)
         if c.phase == "research":
             turns.append((c.round, c.nation))
     assert turns == [(1, "Germany"), (1, "Britain"), (1, "Austria-Hungary"), (1, "France"), (2, "Germany")]
@@ -612,7 +613,7 @@ def test_te1_roll_below_nine_fails_but_is_paid(c: Campaign, roll: int) -> None:
 
 
 def test_t3_research_is_refused_outside_the_research_phase(c: Campaign) -> None:
-    c.advance()
+    advance_passing(c)
     refuse(c, lambda: c.research("Germany", "advanced_asw", ManualDice([9])), "T3", "research is legal in research")
 
 
@@ -669,7 +670,7 @@ def test_f6_resources_are_collected_when_leaving_collect_resources(c: Campaign) 
     advance_to(c, "Germany", "collect_resources")
     assert "ResourcesCollected" not in kinds(c.pending_events)
     assert c.balances["Germany"] == 30
-    c.advance()
+    advance_passing(c)
     collected = c.pending_events[-2]
     assert type(collected).__name__ == "ResourcesCollected"
     # NTR: Heligoland Bight 2 + Skagerrak 1; income 12.
@@ -684,7 +685,7 @@ def test_f6_placed_ntr_count_in_the_same_turns_collection(c: Campaign) -> None:
     advance_to(c, "Britain", "placement")
     c.place_ntr("Britain", "Western Approaches", 1)
     advance_to(c, "Britain", "collect_resources")
-    c.advance()
+    advance_passing(c)
     collected = c.pending_events[-2]
     # NTR: 3 + (4 + 1) + 2 + 2 = 12; income 10.
     assert (collected.nation, collected.ntr_value, collected.income) == ("Britain", 12, 10)

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from domain.campaign import Campaign
 from domain.dice import DiceSource
+from tests.support import advance as advance_passing
 from tracker import cli_naval
 from tracker.application import Tracker
 from tracker.cli import cli
@@ -63,7 +64,7 @@ def refused(db: str, code: int, *args: str) -> str:
 def to_phase(db: str, nation: str, phase: str) -> None:
     def advance(c: Campaign, _dice: DiceSource) -> None:
         while (c.nation, c.phase) != (nation, phase):
-            c.advance()
+            advance_passing(c)
 
     with Tracker(db) as t:
         t.execute(t.campaign_id(None), advance)

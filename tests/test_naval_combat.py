@@ -21,6 +21,7 @@ from domain.dice import DiceSource, ManualDice, commitment, new_seed
 from domain.errors import InputError, RuleViolation
 from domain.ruleset import load_ruleset
 from domain.scenario import read_scenario
+from tests.support import advance as advance_passing
 from tracker.application import Tracker
 from tracker.verify import verify_events
 
@@ -32,7 +33,7 @@ SCENARIO, _ = read_scenario("north-sea-1914")
 def campaign(phase: str = "naval_combat") -> Campaign:
     c = Campaign.create(uuid.uuid4(), "t", SCENARIO, RULESET, "manual", commitment(new_seed()))
     while c.phase != phase:
-        c.advance()
+        advance_passing(c)
     return c
 
 
@@ -88,7 +89,7 @@ def to_fire(c: Campaign, b: int) -> None:
 def test_nc1_a_naval_battle_is_started_by_the_phasing_nation_in_its_naval_combat_phase() -> None:
     c = campaign("combat_movement")
     refused(c, RuleViolation, lambda: c.naval_start("Germany", CNS), "T3")
-    c.advance()
+    advance_passing(c)
     refused(c, RuleViolation, lambda: c.naval_start("Britain", CNS), "T3")
     err = refused(c, RuleViolation, lambda: c.naval_start("Germany", SNS), "NC1")
     assert err.reason.startswith("Germany has no units in Southern North Sea")
@@ -107,7 +108,7 @@ def test_nc1_pending_lists_the_battles_due_where_ships_moved_in() -> None:
     c = campaign("combat_movement")
     c.move("Germany", ["DE-SS3"], [SNS])  # a submarine may stop among enemies without a battle (SM5)
     c.move("Germany", ["DE-CA1", "DE-BB1", "DE-BB2"], [CNS])
-    c.advance()
+    advance_passing(c)
     (due,) = c.pending()
     assert (due["battle"], due["kind"], due["zone"], due["waiting"], due["rule"]) == (
         None,
@@ -205,7 +206,7 @@ def test_nc2_both_sides_submarines_open_fire_and_without_escorts_none_is_cancell
 def test_nc3_every_remaining_unit_fires_together_and_casualties_follow_ha5_ha6() -> None:
     c = campaign("combat_movement")
     c.move("Germany", ["DE-CA1", "DE-BB1", "DE-BB2"], [CNS])
-    c.advance()
+    advance_passing(c)
     place(c, HB, "DE-SS1", "DE-SS2")  # direct setup: no submarines in this battle
     place(c, CNS, "GB-BB1")  # direct setup: a British battleship joins the defence
     b = c.naval_start("Germany", CNS)
@@ -318,7 +319,7 @@ def test_nc4_the_defenders_submarines_may_submerge_too() -> None:
 def test_nc1_the_attacker_may_retreat_to_an_adjacent_sea_zone_without_enemy_warships() -> None:
     c = campaign("combat_movement")
     c.move("Germany", ["DE-CA1", "DE-BB1", "DE-BB2"], [CNS])
-    c.advance()
+    advance_passing(c)
     b = c.naval_start("Germany", CNS)
     to_fire(c, b)
     c.fire(b, dice(*[10] * 8))
@@ -378,7 +379,7 @@ def _play(c: Campaign, d: DiceSource, what: str) -> Any:
     if what == "move":
         return c.move("Germany", ["DE-SS3", "DE-SS4", "DE-SS5"], [SNS, "Dover Strait"])
     if what == "advance":
-        return c.advance()
+        return advance_passing(c)
     return c.battle_auto(c.battle_count, d)
 
 

@@ -14,12 +14,13 @@ from sqlalchemy.orm import Session
 from domain.campaign import Campaign
 from domain.dice import DiceSource, commitment
 from domain.errors import InputError, RuleViolation
+from tests.support import advance as advance_passing
 from tracker.application import Tracker
 from tracker.verify import verify_events
 
 
 def advance(c: Campaign, _d: DiceSource) -> None:
-    c.advance()
+    advance_passing(c)
 
 
 def research(nation: str, tech: str, c: Campaign, d: DiceSource) -> Any:
@@ -213,8 +214,8 @@ def test_two_writers_cannot_record_on_the_same_version(db_url: str, unique_name:
     with Tracker(db_url) as one, Tracker(db_url) as two:
         cid = one.create(unique_name, "north-sea-1914").id
         c1, c2 = one.load(cid), two.load(cid)
-        c1.advance()
-        c2.advance()
+        advance_passing(c1)
+        advance_passing(c2)
         one.app.save(c1)
         with pytest.raises(RecordConflictError):
             two.app.save(c2)
@@ -230,7 +231,7 @@ def test_losing_writer_reloads_rechecks_and_records_once(db_url: str, unique_nam
             calls.append(c.version)
             if len(calls) == 1:
                 two.execute(cid, advance)  # another player records first
-            c.advance()
+            advance_passing(c)
 
         one.execute(cid, slow_advance)
         assert calls == [1, 2]  # re-run on the fresh state

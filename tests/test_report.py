@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from domain.campaign import Campaign
 from domain.dice import DiceSource
+from tests.support import advance as advance_passing
 from tracker.application import Tracker
 from tracker.cli import cli
 from tracker.demo import run_demo
@@ -326,7 +327,7 @@ def research(c: Campaign, d: DiceSource) -> None:
 
 
 def advance(c: Campaign, _d: DiceSource) -> None:
-    c.advance()
+    advance_passing(c)
 
 
 def move_sub(c: Campaign, _d: DiceSource) -> None:

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from domain.campaign import Campaign
 from domain.dice import DiceSource
 from domain.errors import InputError
+from tests.support import advance as advance_passing
 from tracker.application import SNAPSHOT_INTERVAL, Tracker
 from tracker.cli import cli
 from tracker.transfer import (
@@ -32,7 +33,7 @@ from tracker.verify import VerifyReport, verify_events
 
 
 def advance(c: Campaign, _d: DiceSource) -> None:
-    c.advance()
+    advance_passing(c)
 
 
 def research(c: Campaign, d: DiceSource) -> Any:

@@ -34,28 +34,25 @@ def can_attack(board: Board, unit: Unit) -> bool:
     return _value(board, unit, "asw_attack", board.unit_type(unit).asw_attack) > 0
 
 
-def in_reach(board: Board, unit: Unit, zone: str) -> bool:
-    """F7: ships in the zone; aircraft within range of where they are."""
-    ut = board.unit_type(unit)
-    if ut.is_naval:
-        return unit.at == zone
-    distance = board.scenario.game_map.distance(unit.at, zone)
-    return distance is not None and distance <= ut.move
-
-
-def eligible_units(board: Board, nation: str, zone: str) -> list[Unit]:
-    """AS1, AS2: the nation's own units that may search in `zone`."""
+def eligible_units(board: Board, nation: str, zone: str, committed: frozenset[str] = frozenset()) -> list[Unit]:
+    """AS1, AS2, F7: the nation's own units in `zone` that may search: ships there, and air units
+    it flew there in combat_movement (or that sit on its carriers there), each air unit in at
+    most one search or battle per phase."""
     return sorted(
         (
             u
-            for u in board.units.values()
-            if u.nation == nation and can_search(board, u) and in_reach(board, u, zone)
+            for u in board.units_at(zone)
+            if u.nation == nation
+            and can_search(board, u)
+            and not (board.unit_type(u).is_air and u.id in committed)
         ),
         key=lambda u: u.id,
     )
 
 
-def check_start(board: Board, nation: str, zone: str, fought: list[list[str]]) -> list[Unit]:
+def check_start(
+    board: Board, nation: str, zone: str, fought: list[list[str]], committed: frozenset[str] = frozenset()
+) -> list[Unit]:
     """AS1: returns the enemy submarines in the zone."""
     if not board.scenario.game_map.knows(zone):
         raise InputError(f"unknown zone {zone!r}")
@@ -69,16 +66,18 @@ def check_start(board: Board, nation: str, zone: str, fought: list[list[str]]) -
             "AS1",
             f"there are no enemy submarines of {nation} in {zone} (zone holds: {board.describe_zone(zone)})",
         )
-    if not eligible_units(board, nation, zone):
+    if not eligible_units(board, nation, zone, committed):
         raise RuleViolation(
             "AS1",
-            f"{nation} has no destroyer or cruiser in {zone} and no aircraft in range that can search "
-            f"(zone holds: {board.describe_zone(zone)})",
+            f"{nation} has no destroyer or cruiser in {zone} and no aircraft that flew there in combat_movement "
+            f"and can search (zone holds: {board.describe_zone(zone)})",
         )
     return subs
 
 
-def check_searchers(board: Board, nation: str, zone: str, chosen: list[str]) -> list[Unit]:
+def check_searchers(
+    board: Board, nation: str, zone: str, chosen: list[str], committed: frozenset[str] = frozenset()
+) -> list[Unit]:
     """AS2: at least one of the nation's eligible units takes part."""
 
     def why_not(unit: Unit) -> RuleViolation:
@@ -92,11 +91,15 @@ def check_searchers(board: Board, nation: str, zone: str, chosen: list[str]) -> 
                 f"{unit.id} ({unit.type}) cannot search for submarines: destroyers and cruisers, bombers and "
                 "transport planes (every air unit with Advanced ASW, TE4)",
             )
+        if board.unit_type(unit).is_air and unit.at == zone:
+            return RuleViolation("F7", f"{unit.id} has already taken part in a search or battle this phase")
         if board.unit_type(unit).is_air:
-            return board.out_of_range(unit, zone)
+            return RuleViolation(
+                "F7", f"{unit.id} is in {unit.at}: on its own turn an air unit fights only where it flew in combat_movement"
+            )
         return RuleViolation("AS1", f"{unit.id} is not in {zone} (it is in {unit.at})")
 
-    eligible = eligible_units(board, nation, zone)
+    eligible = eligible_units(board, nation, zone, committed)
     units = board.choose(eligible, chosen, why_not)
     if not units:
         raise RuleViolation(

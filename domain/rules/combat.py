@@ -9,13 +9,21 @@ from domain.rules import hits
 from domain.rules.convoy import Roll
 
 
-def sides_in(board: Board, nation: str, zone: str) -> tuple[list[Unit], list[Unit]]:
-    """NC1: the attacker's own units in the zone, and every unit of its enemies there."""
-    here = sorted(board.units_at(zone), key=lambda u: u.id)
+def sides_in(
+    board: Board, nation: str, zone: str, committed: frozenset[str] = frozenset()
+) -> tuple[list[Unit], list[Unit]]:
+    """NC1, F7: the attacker's own units in the zone, and every unit of its enemies there; an
+    air unit that already took part in a search or battle this phase stays out."""
+    here = sorted(
+        (u for u in board.units_at(zone) if not (board.unit_type(u).is_air and u.id in committed)),
+        key=lambda u: u.id,
+    )
     return [u for u in here if u.nation == nation], [u for u in here if board.enemies(nation, u.nation)]
 
 
-def check_start(board: Board, nation: str, zone: str, fought: list[list[str]]) -> tuple[list[Unit], list[Unit]]:
+def check_start(
+    board: Board, nation: str, zone: str, fought: list[list[str]], committed: frozenset[str] = frozenset()
+) -> tuple[list[Unit], list[Unit]]:
     """NC1: the moving nation has naval or air units in a sea zone with enemy naval units."""
     game_map = board.scenario.game_map
     if not game_map.knows(zone):
@@ -24,7 +32,7 @@ def check_start(board: Board, nation: str, zone: str, fought: list[list[str]]) -
         raise RuleViolation("NC1", f"{zone} is a land territory, not a sea zone")
     if ["naval", zone] in fought:
         raise RuleViolation("NC1", f"{nation} has already fought a naval battle in {zone} this phase")
-    attackers, defenders = sides_in(board, nation, zone)
+    attackers, defenders = sides_in(board, nation, zone, committed)
     if not attackers:
         raise RuleViolation("NC1", f"{nation} has no units in {zone} (zone holds: {board.describe_zone(zone)})")
     if not any(board.unit_type(u).is_naval for u in defenders):
@@ -34,21 +42,32 @@ def check_start(board: Board, nation: str, zone: str, fought: list[list[str]]) -
     return attackers, defenders
 
 
-def due_zones(board: Board, nation: str, fought: list[list[str]]) -> list[str]:
-    """NC1: sea zones where the nation's surface ships or aircraft that moved this turn share
-    the zone with enemy naval units, and no naval battle has been fought there this phase.
-    Submarines are left out: they may stop among enemies and attack or not (SM5)."""
-    zones = set()
-    for u in board.units.values():
-        ut = board.unit_type(u)
-        if u.nation == nation and u.moved and not ut.is_submarine and board.scenario.game_map.is_sea(u.at):
-            zones.add(u.at)
-    return sorted(
-        z
-        for z in zones
-        if ["naval", z] not in fought
-        and any(board.enemies(nation, u.nation) and board.unit_type(u).is_naval for u in board.units_at(z))
-    )
+def due_zones(board: Board, nation: str, fought: list[list[str]], attack_zones: list[str]) -> list[str]:
+    """NC1: sea zones where a naval battle is due: the nation moved surface ships or air units
+    into the zone this turn and enemy surface ships are there, or its submarines stopped
+    there to attack (SM5) and enemy naval units are there; and no naval battle has been
+    fought there this phase. Fleets that merely share a zone may fight but need not; a zone
+    with only enemy submarines calls for ASW combat (AS1), which is optional."""
+    game_map = board.scenario.game_map
+
+    def enemy(zone: str, surface: bool) -> bool:
+        return any(
+            board.enemies(nation, u.nation)
+            and board.unit_type(u).is_naval
+            and not (surface and board.unit_type(u).is_submarine)
+            for u in board.units_at(zone)
+        )
+
+    zones = {
+        u.at
+        for u in board.units.values()
+        if u.nation == nation and u.moved and not board.unit_type(u).is_submarine and game_map.is_sea(u.at)
+    }
+    due = {z for z in zones if enemy(z, surface=True)}
+    due |= {
+        z for z in attack_zones if enemy(z, surface=False) and any(u.nation == nation for u in board.units_at(z))
+    }
+    return sorted(z for z in due if ["naval", z] not in fought)
 
 
 def opening_fire(board: Board, subs: list[Unit], enemy_escorts: list[Unit]) -> tuple[list[str], list[str]]:
@@ -78,12 +97,17 @@ def fire_roll(board: Board, unit: Unit, attacking: bool) -> Roll:
 
 
 def can_hit(board: Board, unit: Unit, attacking: bool, enemies: list[Unit]) -> bool:
-    """Whether a unit has a value to hit with and an enemy its hits may fall on (HA1-HA4)."""
-    if fire_roll(board, unit, attacking).target <= 0 or not enemies:
-        return False
+    """Whether a unit has a value to hit with and an enemy its hits may fall on (HA1-HA4, NC6)."""
+    return fire_roll(board, unit, attacking).target > 0 and has_target(board, unit, enemies)
+
+
+def has_target(board: Board, unit: Unit, enemies: list[Unit]) -> bool:
+    """NC6, HA1-HA4: an enemy in the battle this unit's hits may fall on."""
     if hits.is_selective(board, unit):
-        return bool(hits.selective_targets(board, unit, enemies))
-    return True
+        return bool(hits.naval_targets(board, unit, enemies))
+    return any(
+        hits.may_hit_submarines(board, unit) or not board.unit_type(e).is_submarine for e in enemies
+    )
 
 
 def check_submerge(nation: str, subs: list[str], chosen: list[str]) -> None:
@@ -97,12 +121,21 @@ def check_submerge(nation: str, subs: list[str], chosen: list[str]) -> None:
 
 
 def retreat_zones(board: Board, nation: str, zone: str) -> list[str]:
-    """NC1 (settled here): an attacker retreats, all together, to an adjacent sea zone that
-    holds no enemy warship (not hostile, SM1)."""
+    """NC1 (settled here): an attacker retreats, all together, to a sea zone within the ruleset's
+    retreat distance (1: adjacent) through sea zones that hold no enemy warship (not hostile,
+    SM1)."""
     game_map = board.scenario.game_map
-    return sorted(
-        z for z in game_map.adjacency.get(zone, ()) if game_map.is_sea(z) and not board.is_hostile_for(nation, z)
-    )
+    reached: set[str] = set()
+    frontier = {zone}
+    for _ in range(board.ruleset.retreat_distance):
+        frontier = {
+            z
+            for here in frontier
+            for z in game_map.adjacency.get(here, ())
+            if game_map.is_sea(z) and z != zone and z not in reached and not board.is_hostile_for(nation, z)
+        }
+        reached |= frontier
+    return sorted(reached)
 
 
 def check_retreat(board: Board, nation: str, zone: str, to: str) -> None:
@@ -110,15 +143,15 @@ def check_retreat(board: Board, nation: str, zone: str, to: str) -> None:
         raise InputError(f"unknown zone {to!r}")
     options = retreat_zones(board, nation, zone)
     if to not in options:
-        why = (
-            "not adjacent"
-            if not board.scenario.game_map.adjacent(zone, to)
-            else "a land territory"
-            if not board.scenario.game_map.is_sea(to)
-            else f"hostile ({board.describe_zone(to)})"
-        )
+        game_map = board.scenario.game_map
+        if not game_map.is_sea(to):
+            why = "a land territory"
+        elif board.is_hostile_for(nation, to):
+            why = f"hostile ({board.describe_zone(to)})"
+        else:
+            why = f"not within {board.ruleset.retreat_distance} sea zone(s) over waters without enemy warships"
         raise RuleViolation(
             "NC1",
-            f"{nation} cannot retreat from {zone} to {to}: {why} (retreat to an adjacent sea zone without enemy "
+            f"{nation} cannot retreat from {zone} to {to}: {why} (retreat to a sea zone without enemy "
             f"warships: {', '.join(options) or 'none'})",
         )

@@ -63,10 +63,20 @@ def check_declaration(
     return defender
 
 
-def eligible_searchers(board: Board, defender: str, zone: str) -> list[Unit]:
+def air_can_join(board: Board, unit: Unit, zone: str, committed: frozenset[str]) -> bool:
+    """F7: outside combat movement an air unit joins from where it is, if the zone is within the
+    range it has left this turn and it has taken part in no search or battle this phase."""
+    if unit.id in committed:
+        return False
+    distance = board.scenario.game_map.distance(unit.at, zone)
+    return distance is not None and distance <= board.unit_type(unit).move - unit.moved
+
+
+def eligible_searchers(
+    board: Board, defender: str, zone: str, committed: frozenset[str] = frozenset()
+) -> list[Unit]:
     """CV3: ships of the NTR owner and its allies in the zone, and their aircraft that can reach
     it (F7), with a convoy search value above 0."""
-    game_map = board.scenario.game_map
     found = []
     for u in board.units.values():
         if board.enemies(defender, u.nation):
@@ -74,16 +84,14 @@ def eligible_searchers(board: Board, defender: str, zone: str) -> list[Unit]:
         ut = board.unit_type(u)
         if ut.search.get("convoy", 0) <= 0:
             continue
-        if ut.is_naval and u.at == zone:
+        if (ut.is_naval and u.at == zone) or (ut.is_air and air_can_join(board, u, zone, committed)):
             found.append(u)
-        elif ut.is_air:
-            distance = game_map.distance(u.at, zone)
-            if distance is not None and distance <= ut.move:
-                found.append(u)
     return sorted(found, key=lambda u: u.id)
 
 
-def check_searchers(board: Board, defender: str, zone: str, chosen: list[str]) -> list[Unit]:
+def check_searchers(
+    board: Board, defender: str, zone: str, chosen: list[str], committed: frozenset[str] = frozenset()
+) -> list[Unit]:
     def why_not(unit: Unit) -> RuleViolation:
         ut = board.unit_type(unit)
         if board.enemies(defender, unit.nation):
@@ -91,10 +99,12 @@ def check_searchers(board: Board, defender: str, zone: str, chosen: list[str]) -
         if ut.search.get("convoy", 0) <= 0:
             return RuleViolation("CV3", f"{unit.id} ({unit.type}) cannot search for submarines")
         if ut.is_air:
+            if unit.id in committed:
+                return RuleViolation("F7", f"{unit.id} has already taken part in a search or battle this phase")
             return board.out_of_range(unit, zone)
         return RuleViolation("CV3", f"{unit.id} is in {unit.at}, not in {zone}")
 
-    return board.choose(eligible_searchers(board, defender, zone), chosen, why_not)
+    return board.choose(eligible_searchers(board, defender, zone, committed), chosen, why_not)
 
 
 def search_roll(board: Board, unit: Unit, attacker: str) -> Roll:

@@ -97,9 +97,33 @@ def selective_targets(board: Board, firer: Unit, enemies: list[Unit]) -> list[Un
     return sorted(pool, key=lambda u: u.id)
 
 
+def may_hit_submarines(board: Board, unit: Unit) -> bool:
+    """NC6: in a naval battle only escorts (destroyers, cruisers) hit submarines, and air units
+    whose technology gives them an attack on submarines (TE4)."""
+    ut = board.unit_type(unit)
+    if ut.unit_class == "escort":
+        return True
+    if not ut.is_air:
+        return False
+    value, _ = board.ruleset.modified("asw_attack", unit.type, ut.asw_attack, board.acquired(unit.nation))
+    return value > 0
+
+
+def naval_targets(board: Board, firer: Unit, enemies: list[Unit]) -> list[Unit]:
+    """HA1-HA3 with NC6: a selective shot in a naval battle; an air unit that may hit submarines
+    picks one only when nothing else is left (they are its last tier)."""
+    legal = selective_targets(board, firer, enemies)
+    if board.unit_type(firer).is_submarine:
+        return legal
+    surface = [u for u in legal if not board.unit_type(u).is_submarine]
+    if surface or not may_hit_submarines(board, firer):
+        return surface
+    return legal
+
+
 def why_not_target(board: Board, firer: Unit, target: Unit, enemies: list[Unit], rule: str) -> RuleViolation:
     """The rule that forbids this target, for an error that names it and the legal choices."""
-    legal = ", ".join(u.id for u in selective_targets(board, firer, enemies)) or "none"
+    legal = ", ".join(u.id for u in naval_targets(board, firer, enemies)) or "none"
     ids = {u.id for u in enemies}
     if target.id not in ids:
         return RuleViolation(
@@ -109,6 +133,12 @@ def why_not_target(board: Board, firer: Unit, target: Unit, enemies: list[Unit],
     if ft.is_submarine and tt.is_air:
         return RuleViolation(
             "HA2", f"{firer.id} is a submarine: its hits can never fall on {target.id}, an aircraft (legal: {legal})"
+        )
+    if not ft.is_submarine and tt.is_submarine:
+        return RuleViolation(
+            "NC6",
+            f"{firer.id} cannot hit {target.id}: in a naval battle submarines are hit only by destroyers and cruisers "
+            f"(and air units with Advanced ASW), and only when nothing else is left (legal: {legal})",
         )
     if ft.is_submarine and tt.is_submarine:
         return RuleViolation(
@@ -183,6 +213,10 @@ def check_screens(
 
     `shots` maps each selective firer to its target on `owner`'s side."""
     by_id = {u.id: u for u in side}
+    screening = [e for f, e in chosen.items() if f in shots and e != shots[f]]
+    twice = sorted({e for e in screening if screening.count(e) > 1})
+    if twice:
+        raise RuleViolation(rule, f"{twice[0]} may screen at most one shot per volley (HA1)")
     for firer, escort in chosen.items():
         if firer not in shots:
             aimed = ", ".join(f"{f}->{t}" for f, t in sorted(shots.items())) or "none"
@@ -215,7 +249,9 @@ def default_screens(board: Board, shots: dict[str, str], side: list[Unit]) -> di
 
     for firer in sorted(shots):
         target = by_id[shots[firer]]
-        options = [target.id] + [u.id for u in screen_options(board, target, side)]
+        # HA1: an escort screens at most one shot per volley.
+        used = set(chosen.values())
+        options = [target.id] + [u.id for u in screen_options(board, target, side) if u.id not in used]
         pick = min(options, key=lambda uid: (loss(uid), uid != target.id, uid))
         exposed[pick] += 1
         if pick != target.id:
@@ -231,13 +267,22 @@ def priority_rule(firing_class: str) -> str:
     return {"capital": "HA5", "escort": "HA6"}.get(firing_class, "HA4")
 
 
-def hit_tiers(board: Board, firing_class: str, units: list[Unit]) -> list[list[Unit]]:
+def hit_tiers(board: Board, firing_class: str, units: list[Unit], nc6: bool = True) -> list[list[Unit]]:
     """HA4-HA6: the units a non-selective hit from `firing_class` may fall on, tier by tier.
 
     Naval classes follow the ruleset's priority for the firing class; naval classes it does
-    not list (submarines) come after them; aircraft come last (HA4)."""
+    not list (submarines) come after them; aircraft come last (HA4). Submarines take hits only
+    from escorts (NC6)."""
     rs = board.ruleset
-    naval = sorted((u for u in units if board.unit_type(u).is_naval), key=lambda u: u.id)
+    naval = sorted(
+        (
+            u
+            for u in units
+            if board.unit_type(u).is_naval
+            and (not nc6 or firing_class == "escort" or not board.unit_type(u).is_submarine)
+        ),
+        key=lambda u: u.id,
+    )
     air = sorted((u for u in units if board.unit_type(u).is_air), key=lambda u: u.id)
     tiers: list[list[Unit]] = []
     listed: set[str] = set()
@@ -265,6 +310,7 @@ def allocate(
     units: list[Unit],
     taken: Counter[str],
     chosen: list[str] | None,
+    nc6: bool = True,
 ) -> list[str]:
     """HA4-HA7: place non-selective hits, group by group in the order given (one group per
     firing class), each hit on the first tier that still has a unit afloat.
@@ -298,7 +344,7 @@ def allocate(
                 raise RuleViolation("HA7", f"{uid} can take {remaining[uid]} more hit(s), assigned {n}")
     placed: list[str] = []
     for firing_class, n in groups:
-        tiers = hit_tiers(board, firing_class, units)
+        tiers = hit_tiers(board, firing_class, units, nc6)
         for _ in range(n):
             tier = next((t for t in tiers if any(remaining[u.id] for u in t)), None)
             if tier is None:
@@ -327,14 +373,16 @@ def allocate(
     return placed if chosen is None else list(chosen)
 
 
-def allocation_is_forced(board: Board, groups: list[tuple[str, int]], units: list[Unit], taken: Counter[str]) -> bool:
+def allocation_is_forced(
+    board: Board, groups: list[tuple[str, int]], units: list[Unit], taken: Counter[str], nc6: bool = True
+) -> bool:
     """True when the rules leave the owner no choice: every tier a hit falls on takes either
     all it can or has a single unit afloat (HA7 then asks nobody)."""
-    placed = Counter(allocate(board, "", groups, units, taken, None))
+    placed = Counter(allocate(board, "", groups, units, taken, None, nc6))
     remaining = {u.id: max(0, hits_to_sink(board, u) - taken[u.id]) for u in units}
     seen: set[tuple[str, ...]] = set()
     for firing_class, _ in groups:
-        for tier in hit_tiers(board, firing_class, units):
+        for tier in hit_tiers(board, firing_class, units, nc6):
             key = tuple(u.id for u in tier)
             if key in seen:
                 continue

@@ -19,11 +19,17 @@ def can_search(board: Board, unit: Unit) -> bool:
     return value > 0
 
 
-def eligible_searchers(board: Board, mover: str, zone: str) -> list[Unit]:
+def eligible_searchers(board: Board, mover: str, zone: str, committed: frozenset[str] = frozenset()) -> list[Unit]:
     """SM2: the enemy units in `zone` that may roll an interception search: its ships there,
-    and aircraft based there (on carriers, F7) under Advanced ASW."""
+    and aircraft based there (on carriers, F7) under Advanced ASW, once per phase each."""
     return sorted(
-        (u for u in board.units_at(zone) if board.enemies(mover, u.nation) and can_search(board, u)),
+        (
+            u
+            for u in board.units_at(zone)
+            if board.enemies(mover, u.nation)
+            and can_search(board, u)
+            and not (board.unit_type(u).is_air and u.id in committed)
+        ),
         key=lambda u: u.id,
     )
 
@@ -48,9 +54,11 @@ def deciding_nation(board: Board, units: list[Unit]) -> str:
     return min(counts, key=lambda n: (-counts[n], order.index(n) if n in order else len(order), n))
 
 
-def check_searchers(board: Board, mover: str, zone: str, chosen: list[str]) -> list[Unit]:
+def check_searchers(
+    board: Board, mover: str, zone: str, chosen: list[str], committed: frozenset[str] = frozenset()
+) -> list[Unit]:
     """SM2: the searching side chooses which of its eligible units roll (none is allowed)."""
-    eligible = eligible_searchers(board, mover, zone)
+    eligible = eligible_searchers(board, mover, zone, committed)
 
     names = ", ".join(sorted(u.id for u in eligible)) or "none"
 
@@ -59,6 +67,8 @@ def check_searchers(board: Board, mover: str, zone: str, chosen: list[str]) -> l
             return RuleViolation("SM2", f"{unit.id} belongs to {unit.nation}, not an enemy of {mover}")
         if unit.at != zone:
             return RuleViolation("SM2", f"{unit.id} is not in {zone} (it is in {unit.at})")
+        if unit.id in committed and can_search(board, unit):
+            return RuleViolation("F7", f"{unit.id} has already taken part in a search or battle this phase")
         return RuleViolation(
             "SM2",
             f"{unit.id} ({unit.type}) cannot search for submarines passing through: only destroyers and cruisers, "

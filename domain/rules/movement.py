@@ -112,7 +112,7 @@ def _check_air_landing(board: Board, nation: str, units: list[Unit], destination
         return
     game_map = board.scenario.game_map
     if game_map.is_land(destination):
-        owner = game_map.land[destination]
+        owner = board.owners[destination]
         if board.enemies(nation, owner):
             raise RuleViolation("F7", f"air units cannot land in {destination}, held by {owner}")
         return

@@ -27,5 +27,7 @@ def check_ntr_placement(board: Board, nation: str, zone: str, count: int) -> Non
 
 
 def collection(board: Board, nation: str) -> tuple[int, int]:
-    """F6: (value of the NTR the nation has at sea, its other income from the scenario)."""
-    return sum(board.ntr.get(nation, {}).values()), board.scenario.nations[nation].income
+    """F6: (value of the NTR the nation has at sea, its other income from the scenario); each
+    NTR is worth the ruleset's `ntr_value`."""
+    value = sum(board.ntr.get(nation, {}).values()) * board.ruleset.ntr_value
+    return value, board.scenario.nations[nation].income

@@ -1,0 +1,191 @@
+"""Purchase and placement (PU1-PU3) and adjustments (AD1) as pure functions: what a unit
+costs, where a new unit may go, the IDs new units get, and what an adjustment may change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from domain.board import Board
+from domain.errors import InputError, RuleViolation
+
+# Far beyond any table-top purchase, and small enough for every database integer.
+MAX_COUNT = 1000
+MAX_RESOURCES = 1_000_000_000
+
+
+def _count(count: int, what: str) -> None:
+    if not 1 <= count <= MAX_COUNT:
+        raise InputError(f"{what} must be between 1 and {MAX_COUNT}, got {count}")
+
+
+def unit_cap(board: Board, nation: str, unit_type: str) -> int | None:
+    """PU3: the scenario's cap for the nation, else the ruleset's for the type (None: no cap)."""
+    caps = board.scenario.nations[nation].caps
+    if unit_type in caps:
+        return caps[unit_type]
+    return board.ruleset.units[unit_type].cap
+
+
+def check_purchase(board: Board, nation: str, unit_type: str, count: int, unplaced: dict[str, int]) -> int:
+    """PU1, PU3: the cost of `count` units of a type, paid from the nation's resources (never
+    below 0), within the caps. Returns the cost."""
+    ut = board.ruleset.unit(unit_type)
+    _count(count, "the number of units bought")
+    cost = ut.cost * count
+    balance = board.balances[nation]
+    if cost > balance:
+        raise RuleViolation(
+            "PU1",
+            f"{count} {unit_type} cost {cost} ({ut.cost} each) and {nation} has {balance} resources",
+        )
+    cap = unit_cap(board, nation, unit_type)
+    if cap is not None:
+        have = sum(1 for u in board.units.values() if u.nation == nation and u.type == unit_type)
+        waiting = unplaced.get(unit_type, 0)
+        if have + waiting + count > cap:
+            raise RuleViolation(
+                "PU3",
+                f"{nation} may have at most {cap} {unit_type}: {have} in play and {waiting} bought, "
+                f"cannot buy {count} more",
+            )
+    return cost
+
+
+def own_ports(board: Board, nation: str) -> list[str]:
+    """PU2: the territories the nation owns now that the scenario marks as ports."""
+    return sorted(t for t, owner in board.owners.items() if owner == nation and t in board.scenario.game_map.ports)
+
+
+def carrier_room(board: Board, nation: str, zone: str) -> int:
+    """F7: free places on the nation's carriers in a sea zone."""
+    here = [u for u in board.units_at(zone) if u.nation == nation]
+    capacity = sum(board.unit_type(u).carries for u in here)
+    aboard = sum(1 for u in here if board.unit_type(u).is_air)
+    return max(0, capacity - aboard)
+
+
+def placement_zones(board: Board, nation: str, unit_type: str) -> list[str]:
+    """PU2: naval units go to a sea zone next to one of the nation's ports; air units to one of
+    its ports or onto one of its carriers with room."""
+    game_map = board.scenario.game_map
+    ports = own_ports(board, nation)
+    if board.ruleset.unit(unit_type).is_naval:
+        return sorted({z for p in ports for z in game_map.adjacency[p] if game_map.is_sea(z)})
+    carriers = sorted({u.at for u in board.units.values() if u.nation == nation and board.unit_type(u).carries})
+    return ports + [z for z in carriers if carrier_room(board, nation, z) > 0]
+
+
+def check_placement(
+    board: Board, nation: str, unit_type: str, zone: str, count: int, unplaced: dict[str, int]
+) -> None:
+    """PU2: a unit bought this turn and not yet placed goes where the rule allows."""
+    board.ruleset.unit(unit_type)
+    _count(count, "the number of units placed")
+    if not board.scenario.game_map.knows(zone):
+        raise InputError(f"unknown zone {zone!r}")
+    waiting = unplaced.get(unit_type, 0)
+    if waiting < count:
+        bought = ", ".join(f"{n} {t}" for t, n in sorted(unplaced.items()) if n) or "nothing"
+        raise RuleViolation("PU2", f"{nation} has {waiting} {unit_type} to place, not {count} (to place: {bought})")
+    legal = placement_zones(board, nation, unit_type)
+    if zone not in legal:
+        where = ", ".join(legal) or "none"
+        raise RuleViolation("PU2", f"{nation} cannot place {unit_type} in {zone} (legal: {where})")
+    if board.ruleset.unit(unit_type).is_air and board.scenario.game_map.is_sea(zone):
+        room = carrier_room(board, nation, zone)
+        if count > room:
+            raise RuleViolation("F7", f"{nation}'s carriers in {zone} have room for {room} more air unit(s)")
+
+
+def new_unit_ids(board: Board, numbers: dict[str, int], nation: str, unit_type: str, count: int) -> list[str]:
+    """PU2: the next IDs of the nation and type never used before, lost units included."""
+    prefix = f"{board.scenario.nations[nation].code}-{board.ruleset.units[unit_type].abbr}"
+    first = numbers.get(prefix, 0) + 1
+    return [f"{prefix}{n}" for n in range(first, first + count)]
+
+
+def unit_prefix(unit_id: str) -> tuple[str, int] | None:
+    """'DE-SS12' -> ('DE-SS', 12); None for an ID without a trailing number."""
+    stem = unit_id.rstrip("0123456789")
+    if stem == unit_id:
+        return None
+    return stem, int(unit_id[len(stem) :])
+
+
+# ----- adjustments (AD1) -----
+
+
+@dataclass(frozen=True)
+class Adjustment:
+    """What an adjustment changes; every part may be empty, but not all of them."""
+
+    add: tuple[tuple[str, str, str, int], ...] = ()  # (nation, unit type, zone, count)
+    remove: tuple[str, ...] = ()
+    resources: dict[str, int] = field(default_factory=dict)  # nation -> change
+    ntr: tuple[tuple[str, str, int], ...] = ()  # (nation, zone, change)
+    owners: dict[str, str] = field(default_factory=dict)  # territory -> new owner
+    tech: tuple[tuple[str, str, int], ...] = ()  # (nation, technology, new level)
+
+    def is_empty(self) -> bool:
+        return not (self.add or self.remove or self.resources or self.ntr or self.owners or self.tech)
+
+
+def _nation(board: Board, nation: str) -> None:
+    if nation not in board.scenario.nations:
+        raise InputError(f"unknown nation {nation!r} (known: {', '.join(board.scenario.nations)})")
+
+
+def check_adjustment(board: Board, adj: Adjustment, reason: str) -> None:
+    """AD1: an adjustment changes only what exists, to values the board can hold, and says why."""
+    if not reason.strip():
+        raise InputError("an adjustment needs --reason TEXT: it is shown in the log and in reports")
+    if adj.is_empty():
+        raise InputError("an adjustment must change something (units, resources, NTR, owners or technology)")
+    game_map = board.scenario.game_map
+    for nation, unit_type, zone, count in adj.add:
+        _nation(board, nation)
+        ut = board.ruleset.unit(unit_type)
+        _count(count, "the number of units added")
+        if not game_map.knows(zone):
+            raise InputError(f"unknown zone {zone!r}")
+        if ut.is_naval and not game_map.is_sea(zone):
+            raise RuleViolation("AD1", f"naval units cannot be added in {zone}, a land territory")
+        if ut.is_air and game_map.is_land(zone) and board.enemies(nation, board.owners[zone]):
+            raise RuleViolation("AD1", f"{nation}'s air units cannot be added in {zone}, held by {board.owners[zone]}")
+    if len(set(adj.remove)) != len(adj.remove):
+        raise InputError("a unit is named twice")
+    for uid in adj.remove:
+        if uid not in board.units:
+            raise InputError(f"unknown unit {uid!r} (see `tracker state`)")
+    for nation, change in adj.resources.items():
+        _nation(board, nation)
+        after = board.balances[nation] + change
+        if not 0 <= after <= MAX_RESOURCES:
+            raise RuleViolation(
+                "AD1", f"{nation} has {board.balances[nation]} resources; a change of {change:+d} leaves {after}"
+            )
+    for nation, zone, change in adj.ntr:
+        _nation(board, nation)
+        if not game_map.knows(zone):
+            raise InputError(f"unknown zone {zone!r}")
+        limit = board.scenario.nations[nation].ntr_max.get(zone, 0)
+        present = board.ntr.get(nation, {}).get(zone, 0)
+        if not 0 <= present + change <= limit:
+            raise RuleViolation(
+                "AD1",
+                f"{zone} holds {present} {nation} NTR (scenario limit {limit}); a change of {change:+d} does not fit",
+            )
+    for territory, nation in adj.owners.items():
+        if not game_map.is_land(territory):
+            what = "a sea zone" if game_map.is_sea(territory) else "unknown"
+            raise InputError(f"{territory!r} is {what}, not a land territory")
+        _nation(board, nation)
+    for nation, technology, level in adj.tech:
+        _nation(board, nation)
+        if technology not in board.ruleset.technologies:
+            raise InputError(
+                f"unknown technology {technology!r} (known: {', '.join(board.ruleset.technologies)})"
+            )
+        if not 0 <= level <= board.ruleset.research_levels:
+            raise RuleViolation("AD1", f"technology levels go from 0 to {board.ruleset.research_levels}, got {level}")
+
