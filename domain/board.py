@@ -51,9 +51,7 @@ class Board:
         levels = self.ruleset.research_levels
         return frozenset(t for t, lvl in self.tech.get(nation, {}).items() if lvl >= levels)
 
-    def choose(
-        self, eligible: list[Unit], chosen: list[str], why_not: Callable[[Unit], RuleViolation]
-    ) -> list[Unit]:
+    def choose(self, eligible: list[Unit], chosen: list[str], why_not: Callable[[Unit], RuleViolation]) -> list[Unit]:
         """The units a player named, each of which must be among the eligible ones; `why_not`
         explains, with its rule, why a named unit is not."""
         if len(set(chosen)) != len(chosen):

@@ -953,9 +953,7 @@ class Campaign(Aggregate):
         }
         timestamp = cls.Created.create_timestamp()
         digest = event_hash(GENESIS, "Created", cls.INITIAL_VERSION, timestamp, fields)
-        return cls._create(
-            cls.Created, id=campaign_id, timestamp=timestamp, prev_hash=GENESIS, hash=digest, **fields
-        )
+        return cls._create(cls.Created, id=campaign_id, timestamp=timestamp, prev_hash=GENESIS, hash=digest, **fields)
 
     def _record(self, event_class: type[Campaign.Event], **fields: Any) -> None:
         version = self.version + 1
@@ -1131,9 +1129,7 @@ class Campaign(Aggregate):
 
         if commitment(seed_hex) != self.commitments[-1]:
             raise RuleViolation("D3", "the seed does not match the commitment recorded for it")
-        self._record(
-            Campaign.SeedRevealed, epoch=self.dice_epoch, seed=seed_hex, next_commitment=next_commitment
-        )
+        self._record(Campaign.SeedRevealed, epoch=self.dice_epoch, seed=seed_hex, next_commitment=next_commitment)
 
     # ----- turn sequence -----
 
@@ -1151,7 +1147,9 @@ class Campaign(Aggregate):
             zones = [
                 zone
                 for zone, count in sorted(self.ntr.get(defender, {}).items())
-                if count > 0 and [nation, zone] not in self.convoy_declared and convoy.submarines_of(board, nation, zone)
+                if count > 0
+                and [nation, zone] not in self.convoy_declared
+                and convoy.submarines_of(board, nation, zone)
             ]
             if zones:
                 open_[nation] = zones
@@ -1165,9 +1163,7 @@ class Campaign(Aggregate):
         stranded: list[str] = []
         places = sorted({u.at for u in board.units.values() if u.nation == nation and board.unit_type(u).is_air})
         for place in places:
-            air = sorted(
-                (u.id for u in board.units_at(place) if u.nation == nation and board.unit_type(u).is_air)
-            )
+            air = sorted(u.id for u in board.units_at(place) if u.nation == nation and board.unit_type(u).is_air)
             if board.scenario.game_map.is_land(place):
                 if board.enemies(nation, board.owners[place]):
                     stranded += air
@@ -1415,17 +1411,30 @@ class Campaign(Aggregate):
     # ----- convoy battles (CV1-CV7) -----
 
     def describe_waiting(self, b: dict[str, Any]) -> str:
-        if b["kind"] != "convoy":
+        convoy_steps = ("merchant_defence", "merchant_casualty", "search", "convoy_table")
+        if b["kind"] != "convoy" or b["step"] not in convoy_steps:
             return self._describe_procedure(b)
         who = " and ".join(b["waiting"]) or "nobody"
-        what = {
-            "merchant_defence": "to roll merchant defence (2D10; 20 sinks one submarine)",
-            "merchant_casualty": "to choose the submarine sunk by merchant defence",
-            "search": "to choose which ships and aircraft search",
-            "round": "to roll the combat round",
-            "casualties": "to choose casualties",
-            "convoy_table": "to roll the convoy table for each taking-part submarine",
-        }.get(b["step"], b["step"])
+        rs = self.ruleset
+        board = self.board()
+        if b["step"] == "merchant_defence":
+            dice = f"{rs.merchant_defence_dice}D{rs.faces_for('merchant_defence')}"
+            sinks = rs.merchant_defence_sinks_on_total
+            what = f"to roll merchant defence ({dice}; a total of {sinks} sinks one submarine)"
+        elif b["step"] == "merchant_casualty":
+            what = f"to choose the submarine sunk by merchant defence among {', '.join(b['subs'])}"
+        elif b["step"] == "search":
+            options = ", ".join(
+                f"{u.id} at {convoy.search_roll(board, u, b['attacker']).target}"
+                for u in convoy.eligible_searchers(board, b["defender"], b["zone"], self._committed)
+            )
+            what = f"to choose which ships and aircraft search (eligible: {options or 'none'}; default: all)"
+        else:
+            subs = [u for u in b["subs"] if u in self.units]
+            what = (
+                f"to roll the convoy table, 1D{rs.faces_for('convoy_table')} for each taking-part submarine "
+                f"in this order: {', '.join(subs)}"
+            )
         return f"waiting for {who} {what} [{b['rule']}]"
 
     def pending(self) -> list[dict[str, Any]]:
@@ -1469,9 +1478,7 @@ class Campaign(Aggregate):
             for u, _, legal in self._volley(b, stage):
                 if legal:
                     per.setdefault(self._chooser(b, u.id), []).append(f"{u.id} at {'/'.join(legal)}")
-            what = "to choose targets: " + "; ".join(
-                f"{n}: {', '.join(per[n])}" for n in b["waiting"] if n in per
-            )
+            what = "to choose targets: " + "; ".join(f"{n}: {', '.join(per[n])}" for n in b["waiting"] if n in per)
             what += " (default: spread, most valuable first)"
         elif step in ("screening", "opening_screening"):
             need = self._screen_choices(b)
@@ -1495,13 +1502,9 @@ class Campaign(Aggregate):
         elif step == "decide" and kind == "interception":
             back = b["route"][b["index"] - 1] if b["index"] > 0 else None
             retreat = f" or retreat to {back}" if back else ""
-            what = (
-                f"to choose for {', '.join(b['detected'])}: fight on, submerge{retreat} (default: submerge)"
-            )
+            what = f"to choose for {', '.join(b['detected'])}: fight on, submerge{retreat} (default: submerge)"
         elif step == "decide" and kind == "asw":
-            what = (
-                f"to choose which of {', '.join(b['detected'])} submerge (default: all; the others fight on)"
-            )
+            what = f"to choose which of {', '.join(b['detected'])} submerge (default: all; the others fight on)"
         elif step == "decide":
             parts = []
             for n in b["waiting"]:
@@ -1517,8 +1520,7 @@ class Campaign(Aggregate):
         elif step == "continue":
             free = [u for u in b["undetected"] + b["detected"] if u in self.units]
             what = (
-                f"to choose whether {', '.join(free)} go on to {b['route'][-1]} or stop in {b['zone']} "
-                "(default: go on)"
+                f"to choose whether {', '.join(free)} go on to {b['route'][-1]} or stop in {b['zone']} (default: go on)"
             )
         else:
             what = step.replace("_", " ")
@@ -1586,7 +1588,8 @@ class Campaign(Aggregate):
             raise InputError(f"unknown nation {nation!r} (known: {', '.join(board.scenario.turn_order)})")
         if self.phase != "collect_resources":
             raise RuleViolation(
-                "CV1", f"convoy attacks (and passes) belong to a collect_resources phase; it is {self.nation}'s {self.phase}"
+                "CV1",
+                f"convoy attacks (and passes) belong to a collect_resources phase; it is {self.nation}'s {self.phase}",
             )
         if nation in self.convoy_passed:
             raise RuleViolation("CV1", f"{nation} has already passed in this phase")
@@ -1821,9 +1824,7 @@ class Campaign(Aggregate):
         b = self.battles.get(str(battle))
         if b is None or b["kind"] not in kinds:
             active = (
-                ", ".join(
-                    f"{x['id']} ({x['kind']})" for x in sorted(self.battles.values(), key=lambda x: x["id"])
-                )
+                ", ".join(f"{x['id']} ({x['kind']})" for x in sorted(self.battles.values(), key=lambda x: x["id"]))
                 or "none"
             )
             raise InputError(f"no {' or '.join(kinds)} battle {battle} in progress (active: {active})")
@@ -1837,9 +1838,7 @@ class Campaign(Aggregate):
         if nation not in self.scenario.nations:
             raise InputError(f"unknown nation {nation!r}")
         if nation not in b["waiting"]:
-            raise RuleViolation(
-                b["rule"], f"battle {b['id']} is {self.describe_waiting(b)}, not for {nation}"
-            )
+            raise RuleViolation(b["rule"], f"battle {b['id']} is {self.describe_waiting(b)}, not for {nation}")
 
     def _submarine_leg(self, nation: str, subs: list[str], route: list[str], start: int) -> int | None:
         """SM2, SM5: move a submarine group on from route[start] to the next zone where it must
@@ -1863,12 +1862,12 @@ class Campaign(Aggregate):
             return None
         return self._start_interception(nation, subs, route, pause, retreat=False)
 
-    def _start_interception(
-        self, nation: str, subs: list[str], route: list[str], index: int, retreat: bool
-    ) -> int:
+    def _start_interception(self, nation: str, subs: list[str], route: list[str], index: int, retreat: bool) -> int:
         board = self.board()
         zone = route[index]
-        defender = interception.deciding_nation(board, interception.eligible_searchers(board, nation, zone, self._committed))
+        defender = interception.deciding_nation(
+            board, interception.eligible_searchers(board, nation, zone, self._committed)
+        )
         number = self.battle_count + 1
         self._record(
             Campaign.InterceptionStarted,
@@ -1998,7 +1997,9 @@ class Campaign(Aggregate):
                 rule="SM4",
             )
             board = self.board()
-            if board.is_hostile_for(nation, back) and interception.eligible_searchers(board, nation, back, self._committed):
+            if board.is_hostile_for(nation, back) and interception.eligible_searchers(
+                board, nation, back, self._committed
+            ):
                 # SM4: a retreat into a zone with ASW units may be intercepted there; the
                 # group's move then ends there (its route is cut back to that zone).
                 self._start_interception(nation, leaving, route[:index], index - 1, retreat=True)
@@ -2193,9 +2194,7 @@ class Campaign(Aggregate):
         return number
 
     @command
-    def naval_decide(
-        self, battle: int, nation: str, submerge: list[str] | None, retreat_to: str | None
-    ) -> None:
+    def naval_decide(self, battle: int, nation: str, submerge: list[str] | None, retreat_to: str | None) -> None:
         """NC4, NC1: at the end of a round a side's submarines may submerge and the attacker may
         retreat; None for both: fight on."""
         b = self._procedure(battle, "naval")
@@ -2208,9 +2207,7 @@ class Campaign(Aggregate):
         combat.check_submerge(nation, subs, diving)
         if retreat_to is not None:
             if side != "attacker":
-                raise RuleViolation(
-                    "NC1", f"only the attacker, {b['attacker']}, may retreat from battle {battle}"
-                )
+                raise RuleViolation("NC1", f"only the attacker, {b['attacker']}, may retreat from battle {battle}")
             combat.check_retreat(board, nation, b["zone"], retreat_to)
         if diving:
             self._record(
@@ -2351,9 +2348,27 @@ class Campaign(Aggregate):
         submerged = [u for u in b["submerged"] if u in board.units]
         self._record(Campaign.BattleEnded, battle=b["id"], rule="NC1", survivors=sorted(left + submerged))
 
+    def _withhold_fire(self, b: dict[str, Any], stage: str, volley: list[tuple[Unit, bool, list[str] | None]]) -> None:
+        """NC6: a unit of this volley with a value to fire but nothing its hits may fall on rolls
+        no die; that is recorded, so nobody wonders where its die went."""
+        board = self.board()
+        firing = {u.id for u, _, _ in volley}
+        idle = [
+            u.id
+            for side in ("attacker", "defender")
+            for u in self._active(b, side)
+            if u.id not in firing
+            and (u.id in b["opening"]) == (stage == "opening")
+            and combat.fire_roll(board, u, side == "attacker").target > 0
+        ]
+        if idle:
+            self._record(Campaign.FireWithheld, battle=b["id"], units=idle, rule="NC6")
+
     def _to_targets(self, b: dict[str, Any], stage: str) -> None:
         """HA1, HA3, AS3, SM4: the owners of selective shooters pick targets before any roll."""
         volley = self._volley(b, stage)
+        if b["kind"] == "naval":
+            self._withhold_fire(b, stage, volley)
         if not volley:
             if stage == "opening":
                 self._to_targets(b, "main")
@@ -2428,9 +2443,7 @@ class Campaign(Aggregate):
                     f"{firer} must attack a detected submarine still fighting, not {target} "
                     f"(legal: {', '.join(plan[firer])})",
                 )
-            return hits_rules.why_not_target(
-                board, board.units[firer], board.units[target], enemies[firer], b["rule"]
-            )
+            return hits_rules.why_not_target(board, board.units[firer], board.units[target], enemies[firer], b["rule"])
 
         if targets is None:
             chosen = hits_rules.default_targets(board, plan)
@@ -2500,20 +2513,6 @@ class Campaign(Aggregate):
         groups: dict[tuple[str, str], int] = {}
         scored = 0
         volley = self._volley(b, stage)
-        if naval:
-            # NC6: a unit with a value to fire but nothing its hits may fall on rolls no die.
-            firing = {u.id for u, _, _ in volley}
-            idle = [
-                u.id
-                for side in ("attacker", "defender")
-                for u in self._active(b, side)
-                if u.id not in firing
-                and (stage != "opening" or u.id in b["opening"])
-                and (stage != "main" or u.id not in b["opening"])
-                and combat.fire_roll(board, u, side == "attacker").target > 0
-            ]
-            if idle:
-                self._record(Campaign.FireWithheld, battle=battle, units=idle, rule="NC6")
         for unit, attacking, legal in volley:
             shot = b["shots"].get(unit.id)
             if legal is not None and shot is None:
@@ -2535,9 +2534,7 @@ class Campaign(Aggregate):
                 screen = f", screened by {shot['screen']}" if shot["screen"] else ""
                 purpose = f"{unit.id} ({unit.type}) fires at {shot['target']}{screen}"
             else:
-                purpose = (
-                    f"{unit.id} ({unit.type}) fires at {b['defender' if attacking else 'attacker']}'s units"
-                )
+                purpose = f"{unit.id} ({unit.type}) fires at {b['defender' if attacking else 'attacker']}'s units"
             hit = self._roll_at(dice, unit, spec, rule=rule, purpose=purpose, kind=kind, battle=battle)
             if not hit:
                 continue
@@ -2657,9 +2654,7 @@ class Campaign(Aggregate):
     def _end_volley(self, b: dict[str, Any], stage: str) -> None:
         """NC2: opening-fire casualties go before the other units fire; NC3, AS4, SM4: every other
         volley's casualties go together after it."""
-        units = list(b["pending_hits"]) + [
-            u for side in ("attacker", "defender") for u in b["chosen"].get(side, [])
-        ]
+        units = list(b["pending_hits"]) + [u for side in ("attacker", "defender") for u in b["chosen"].get(side, [])]
         rule = {"interception": "SM4", "asw": "AS4", "convoy": "CV4"}.get(
             b["kind"], "NC2" if stage == "opening" else "NC3"
         )

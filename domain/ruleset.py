@@ -274,9 +274,7 @@ def ruleset_from_dict(data: dict[str, Any], source: str) -> Ruleset:
         if firing not in CLASSES:
             raise prio_reader.fail(firing, f"unknown unit class (known: {', '.join(CLASSES)})")
         tiers = prio_reader.raw(firing)
-        if not isinstance(tiers, list) or not all(
-            isinstance(t, list) and all(c in CLASSES for c in t) for t in tiers
-        ):
+        if not isinstance(tiers, list) or not all(isinstance(t, list) and all(c in CLASSES for c in t) for t in tiers):
             raise prio_reader.fail(firing, "expected a list of lists of unit classes")
         hit_priority[firing] = tuple(tuple(t) for t in tiers)
     prio_reader.finish()
@@ -421,8 +419,7 @@ def read_builtin_or_file(kind: str, name_or_path: str) -> tuple[dict[str, Any], 
     path = Path(name_or_path)
     if not path.exists():
         raise InputError(
-            f"unknown {kind[:-1]} {name_or_path!r}: not a built-in "
-            f"({', '.join(builtin_names(kind))}) and no such file"
+            f"unknown {kind[:-1]} {name_or_path!r}: not a built-in ({', '.join(builtin_names(kind))}) and no such file"
         )
     return read_toml(path), str(path)
 

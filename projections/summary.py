@@ -115,9 +115,7 @@ def summary(event: Any) -> str:
     if kind == "ResearchPaid":
         return f"{e.nation} pays {e.cost} for a research roll on {e.technology}"
     if kind == "TechnologyAdvanced":
-        return f"{e.nation} advances {e.technology} to level {e.level}" + (
-            " (acquired)" if e.acquired else ""
-        )
+        return f"{e.nation} advances {e.technology} to level {e.level}" + (" (acquired)" if e.acquired else "")
     if kind == "ResourcesCollected":
         return (
             f"{e.nation} collects {e.collected} ({e.ntr_value} from NTR, {e.income} other income"
@@ -215,7 +213,7 @@ def _procedure_summary(kind: str, e: Any) -> str | None:
     if kind == "OpeningFire":
         text = f"battle {e.battle}: opening fire for {', '.join(e.firing) or 'no submarine'} of {e.nation}"
         if e.cancelled:
-            text += f"; cancelled for {', '.join(e.cancelled)} by {', '.join(e.escorts)} (1:1)"
+            text += f"; cancelled for {', '.join(e.cancelled)} by {', '.join(e.escorts)}"
         return text
     if kind == "TargetsChosen":
         how = "default" if e.default else "chosen"

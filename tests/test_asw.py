@@ -28,9 +28,16 @@ SCENARIO, _ = read_scenario("north-sea-1914")
 
 
 def campaign(nation: str = "Germany", ruleset: dict[str, Any] | None = None) -> Campaign:
-    """A manual-dice campaign at round 1, `nation`'s naval_combat phase."""
+    """A manual-dice campaign at round 1, `nation`'s naval_combat phase; Germany's Flanders bomber
+    flew to the Heligoland Bight in combat_movement, Britain's bomber, transport plane and
+    fighter to the Central North Sea (AS1, F7)."""
     c = Campaign.create(uuid.uuid4(), "t", SCENARIO, ruleset or RULESET, "manual", commitment(new_seed()))
     while (c.nation, c.phase) != (nation, "naval_combat"):
+        if (c.nation, c.phase) == ("Germany", "combat_movement") and nation == "Germany":
+            c.move("Germany", ["DE-BM1"], ["Northern Germany", HB])
+        if (c.nation, c.phase) == ("Britain", "combat_movement") and nation == "Britain":
+            for air in ("GB-BM1", "GB-TP1", "GB-FT1"):
+                c.move("Britain", [air], [CNS])
         advance_passing(c)
     return c
 
@@ -86,6 +93,7 @@ def test_as1_asw_combat_is_started_in_ones_own_naval_combat_phase() -> None:
         advance_passing(c)
     err = refused(c, RuleViolation, lambda: c.asw_start("Germany", HB), "T3")
     assert "naval_combat" in err.reason
+    c.move("Germany", ["DE-BM1"], ["Northern Germany", HB])
     advance_passing(c)
     refused(c, RuleViolation, lambda: c.asw_start("Britain", CNS), "T3")
     b = c.asw_start("Germany", HB)
@@ -98,7 +106,31 @@ def test_as1_asw_combat_is_started_in_ones_own_naval_combat_phase() -> None:
     )
     assert step(c, b) == ("search", ["Germany"], "AS2")
     assert "DE-BM1 at 3, DE-CA1 at 2, DE-DD1 at 2, DE-DD2 at 2" in c.pending()[0]["text"]
-    refused(c, RuleViolation, c.advance, "AS2")
+    err = refused(c, RuleViolation, c.advance, "T4")
+    assert "[AS2]" in err.reason
+
+
+def test_as1_f7_an_air_unit_fights_on_its_own_turn_only_where_it_flew_in_combat_movement() -> None:
+    c = Campaign.create(uuid.uuid4(), "t", SCENARIO, RULESET, "manual", commitment(new_seed()))
+    while c.phase != "naval_combat":
+        advance_passing(c)
+    b = c.asw_start("Germany", HB)
+    assert "DE-BM1" not in c.pending()[0]["text"]  # it stayed in Flanders
+    err = refused(c, RuleViolation, lambda: c.asw_search(b, ["DE-BM1"], dice(1, 1)), "F7")
+    assert "where it flew in combat_movement" in err.reason
+
+
+def test_f7_an_air_unit_takes_part_in_at_most_one_search_or_battle_per_phase() -> None:
+    c = campaign()
+    b = c.asw_start("Germany", HB)
+    c.asw_search(b, ["DE-BM1"], dice(9, 9))  # nothing found: the combat ends
+    assert not c.battles
+    assert "DE-BM1" in c.committed
+    c.units["GB-SS3"] = dict(c.units["GB-SS1"], at=HB)  # direct setup: another zone to hunt in is not needed:
+    c.fought.clear()  # the same zone again, as if it were a second combat
+    b2 = c.asw_start("Germany", HB)
+    err = refused(c, RuleViolation, lambda: c.asw_search(b2, ["DE-BM1"], dice(1, 1, 1)), "F7")
+    assert "already taken part" in err.reason
 
 
 def test_as1_needs_enemy_submarines_and_own_escorts_or_aircraft_in_reach() -> None:
@@ -165,9 +197,9 @@ def test_as2_searchers_are_own_escorts_in_the_zone_and_own_aircraft_in_range() -
     refused(c, RuleViolation, lambda: c.asw_search(b, ["GB-FT1"], dice(1, 1)), "AS2")  # fighters: TE4 only
     refused(c, RuleViolation, lambda: c.asw_search(b, ["GB-BB1"], dice(1, 1)), "AS2")
     refused(c, RuleViolation, lambda: c.asw_search(b, [], dice()), "AS2")
-    c.units["GB-BM1"]["at"] = "Irish Sea"  # direct setup: two steps from the Central North Sea
+    c.units["GB-BM1"]["at"] = "Irish Sea"  # direct setup: it never flew to the Central North Sea
     err = refused(c, RuleViolation, lambda: c.asw_search(b, ["GB-BM1"], dice(1, 1)), "F7")
-    assert "2 steps from Central North Sea, beyond its range 1" in err.reason
+    assert "fights only where it flew in combat_movement" in err.reason
     c.asw_search(b, ["GB-TP1"], dice(3, 4))  # a transport plane in Scotland searches at 3
     assert [r.target for r in rolls(c)] == [3, 3]
 

@@ -182,8 +182,11 @@ def test_ha6_escort_hits_go_to_escorts_then_capital_ships_then_transports() -> N
 def test_ha4_naval_hits_fall_on_naval_units_before_aircraft() -> None:
     b = board("DE-TR1", "DE-SS1", "DE-FT1")
     own = units(b, "DE-TR1", "DE-SS1", "DE-FT1")
-    # Submarines, which the priority table does not list, come after the listed classes.
-    assert [ids(t) for t in hits.hit_tiers(b, "capital", own)] == [["DE-TR1"], ["DE-SS1"], ["DE-FT1"]]
+    # Submarines, which the priority table does not list, come after the listed classes; in a
+    # naval battle only escorts' hits may fall on them (NC6).
+    assert [ids(t) for t in hits.hit_tiers(b, "escort", own)] == [["DE-TR1"], ["DE-SS1"], ["DE-FT1"]]
+    assert [ids(t) for t in hits.hit_tiers(b, "capital", own)] == [["DE-TR1"], ["DE-FT1"]]
+    assert [ids(t) for t in hits.hit_tiers(b, "capital", own, nc6=False)] == [["DE-TR1"], ["DE-SS1"], ["DE-FT1"]]
     with pytest.raises(RuleViolation) as info:
         hits.allocate(b, "Germany", [("escort", 1)], own, Counter(), ["DE-FT1"])
     assert info.value.rule == "HA6"
@@ -244,3 +247,20 @@ def test_ha7_nobody_is_asked_when_the_rules_leave_no_choice() -> None:
     assert not hits.allocation_is_forced(b, [("escort", 1)], dds, Counter())  # which one?
     assert hits.allocation_is_forced(b, [("escort", 1)], units(b, "DE-BB1", "DE-DD1"), Counter())
     assert not hits.allocation_is_forced(b, [("capital", 1)], units(b, "DE-BB1", "DE-BB2"), Counter())
+
+
+def test_nc6_hits_of_battleships_never_fall_on_submarines_and_are_lost() -> None:
+    b = board("DE-SS1", "DE-SS2")
+    own = units(b, "DE-SS1", "DE-SS2")
+    assert hits.allocate(b, "Germany", [("capital", 2)], own, Counter(), None) == []
+    assert hits.allocate(b, "Germany", [("escort", 2)], own, Counter(), None) == ["DE-SS1", "DE-SS2"]
+
+
+def test_ha1_an_escort_screens_at_most_one_shot_per_volley() -> None:
+    b = board("GB-BB1", "GB-DD1")
+    side = units(b, "GB-BB1", "GB-DD1")
+    shots = {"DE-SS1": "GB-BB1", "DE-SS2": "GB-BB1"}
+    with pytest.raises(RuleViolation) as info:
+        hits.check_screens(b, "HA1", "Britain", shots, side, {"DE-SS1": "GB-DD1", "DE-SS2": "GB-DD1"})
+    assert info.value.rule == "HA1" and "at most one shot per volley" in info.value.reason
+    assert list(hits.default_screens(b, shots, side).values()).count("GB-DD1") <= 1

@@ -121,7 +121,7 @@ def test_sm2_a_submarine_group_pauses_at_a_hostile_zone_where_the_enemy_may_sear
     (item,) = c.pending()
     assert "GB-CA2 at 2, GB-DD3 at 2, GB-DD4 at 2, GB-DD5 at 2" in item["text"]
     # The move completes only when the pause is resolved: no phase change, no other move.
-    refused(c, RuleViolation, c.advance, "SM2")
+    assert "[SM2]" in refused(c, RuleViolation, c.advance, "T4").reason
     refused(c, RuleViolation, lambda: c.move("Germany", ["DE-DD1"], ["Skagerrak"]), "SM2")
 
 

@@ -101,7 +101,8 @@ def test_nc1_a_naval_battle_is_started_by_the_phasing_nation_in_its_naval_combat
     started = events(c, "NavalBattleStarted")[-1]
     assert (started.nation, started.defender, started.zone) == ("Germany", "Britain", CNS)
     assert (started.attackers, started.defenders) == (["DE-SS1", "DE-SS2"], ["GB-CA1", "GB-DD1", "GB-DD2"])
-    refused(c, RuleViolation, c.advance, c.battles[str(b)]["rule"])
+    err = refused(c, RuleViolation, c.advance, "T4")
+    assert f"[{c.battles[str(b)]['rule']}]" in err.reason
 
 
 def test_nc1_pending_lists_the_battles_due_where_ships_moved_in() -> None:
@@ -306,8 +307,9 @@ def test_nc4_the_defenders_submarines_may_submerge_too() -> None:
     b = c.naval_start("Germany", HB)
     to_fire(c, b)
     c.fire(b, dice(9, 9))  # the British submarines' opening fire
-    to_fire(c, b)
-    c.fire(b, dice(9, 9))  # the battleships' fire; the submarines have fired this round
+    # NC6: the battleships cannot hit submarines: they roll no die, and that is recorded.
+    withheld = events(c, "FireWithheld")[-1]
+    assert (withheld.units, withheld.rule) == (["DE-BB1", "DE-BB2"], "NC6")
     assert step(c, b) == ("decide", ["Germany", "Britain"], "NC4")
     refused(c, RuleViolation, lambda: c.naval_decide(b, "Britain", None, "Skagerrak"), "NC1")
     c.naval_decide(b, "Britain", ["GB-SS1", "GB-SS2"], None)

@@ -338,9 +338,33 @@ class Tracker:
                 assert at is not None
                 seq = at
             try:
-                return board_at(conn, cid, seq)
+                board = board_at(conn, cid, seq)
             except LookupError:
                 raise InputError(f"no event {seq} in this campaign") from None
+        board["owners"] = self.owners_at(cid, seq)
+        return board
+
+    def owners_at(self, cid: UUID, seq: int) -> dict[str, str]:
+        """AD1: territory owners after event `seq`: the scenario's, changed only by adjustments
+        (few), so they are folded from those events rather than kept in a projection."""
+        from projections.board import event_index
+
+        campaign = self.load(cid, version=1)
+        owners = dict(campaign.scenario.game_map.land)
+        query = (
+            select(event_index.c.seq)
+            .where(event_index.c.campaign_id == str(cid))
+            .where(event_index.c.kind == "Adjusted")
+            .where(event_index.c.seq <= seq)
+            .where(event_index.c.undone_by.is_(None) | (event_index.c.undone_by > seq))
+            .order_by(event_index.c.seq)
+        )
+        with self.engine.connect() as conn:
+            versions = [row.seq for row in conn.execute(query)]
+        for version in versions:
+            for stored in self.app.recorder.select_events(cid, gt=version - 1, lte=version):
+                owners.update(getattr(self.decode(stored), "owners", {}))
+        return dict(sorted(owners.items()))
 
     def max_notification_id(self) -> int:
         return self.app.recorder.max_notification_id() or 0

@@ -17,7 +17,7 @@ from domain.campaign import Campaign
 from domain.dice import DiceSource
 from domain.errors import InputError, TrackerError
 from domain.ruleset import KNOWN_PHASES, builtin_names, load_ruleset, read_builtin_or_file
-from projections.summary import summary
+from projections.summary import rule_of, summary
 from tracker.cli_common import (
     Context,
     act,
@@ -25,6 +25,7 @@ from tracker.cli_common import (
     dice_options,
     emit_json,
     json_option,
+    next_command,
     run,
     split_list,
     waiting_nation,
@@ -212,18 +213,24 @@ def state(ctx: Context, turn: int | None, phase: str | None, at: int | None, as_
 @click.option(
     "--nation", help="With --to: the phase of this nation's turn (default: the nation whose turn it is)."
 )
+@click.option(
+    "--confirm-losses",
+    is_flag=True,
+    help="End noncombat_movement even though air units cannot land: they are lost (F7).",
+)
 @click.pass_obj
-def next_phase(ctx: Context, to_phase: str | None, nation: str | None) -> None:
+def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_losses: bool) -> None:
     """Close the current phase and open the next (collecting resources at the end of a turn);
-    with --to, step phase by phase (each step its own action) until that phase opens.
+    refused while the phase still requires something (T4: `tracker pending` lists it). With --to,
+    step phase by phase (each step its own action, under the same gates) until that position.
 
     Example: tracker next --to collect_resources --nation Britain
     """
 
     def command(c: Campaign, _dice: DiceSource) -> list[str]:
         before = c.version
-        c.advance()
-        return [summary(e) for e in c.pending_events if e.originator_version > before]
+        c.advance(confirm_losses)
+        return [f"{summary(e)}   [{rule_of(e)}]" for e in c.pending_events if e.originator_version > before]
 
     if to_phase is None:
         if nation is not None:
@@ -239,6 +246,11 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None) -> None:
         raise InputError(f"unknown nation {target!r} (known: {', '.join(campaign.scenario.turn_order)})")
     if to_phase not in campaign.ruleset.phases:
         raise InputError(f"phase {to_phase!r} is not in this campaign's ruleset")
+    if (campaign.nation, campaign.phase) == (target, to_phase):
+        raise InputError(
+            f"already there: it is {target}'s {to_phase} phase (round {campaign.round}); "
+            "plain `tracker next` ends it"
+        )
     # One full round at most: every nation's every phase.
     for _ in range(len(campaign.ruleset.phases) * len(campaign.scenario.turn_order)):
         for line in run(ctx, command):
@@ -350,6 +362,17 @@ def convoy_declare(ctx: Context, attacker: str, zone: str, subs: str | None, aut
     act(ctx, action)
 
 
+@convoy.command(name="pass")
+@click.option("--by", "nation", required=True, help="The enemy nation that passes.")
+@click.pass_obj
+def convoy_pass(ctx: Context, nation: str) -> None:
+    """Record that an enemy declares no (more) convoy attacks in this collect_resources phase (CV1, T4).
+
+    Example: tracker convoy pass --by Austria-Hungary
+    """
+    act(ctx, lambda c, d: c.convoy_pass(nation))
+
+
 @convoy.command(name="roll")
 @click.argument("battle", type=int)
 @dice_options
@@ -427,7 +450,7 @@ def pending(ctx: Context, as_json: bool) -> None:
     """
     t = ctx.tracker
     campaign = t.load(t.campaign_id(ctx.campaign))
-    items = campaign.pending()
+    items = [{**item, "command": next_command(item)} for item in campaign.pending()]
     if as_json:
         emit_json(items)
         return
@@ -435,6 +458,8 @@ def pending(ctx: Context, as_json: bool) -> None:
         click.echo(f"Nothing pending. Round {campaign.round} · {campaign.nation} · {campaign.phase}")
     for item in items:
         click.echo(item["text"])
+        if item["command"]:
+            click.echo(f"  next: {item['command']}")
 
 
 # ----- undo -----
@@ -696,9 +721,9 @@ def main() -> None:
 
 def _register_extensions() -> None:
     """Command groups kept in their own modules, registered on the main group."""
-    from tracker import cli_naval, cli_report, cli_transfer
+    from tracker import cli_economy, cli_naval, cli_report, cli_transfer
 
-    for module in (cli_naval, cli_report, cli_transfer):
+    for module in (cli_economy, cli_naval, cli_report, cli_transfer):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -41,9 +41,7 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def dice_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    f = click.option(
-        "--ref", "reference", help="External reference of manual dice (e.g. a dice-server roll id)."
-    )(f)
+    f = click.option("--ref", "reference", help="External reference of manual dice (e.g. a dice-server roll id).")(f)
     return click.option(
         "--dice",
         "dice_text",
@@ -76,15 +74,53 @@ def run(
     return t.execute(t.campaign_id(ctx.campaign), command, values, reference)
 
 
+def next_command(item: dict[str, Any]) -> str | None:
+    """The command that answers one item of `pending`: a procedure's step or what a phase
+    still requires (T4)."""
+    n, step, kind = item["battle"], item["step"], item["kind"]
+    who = f" --nation {item['waiting'][0]!r}" if len(item["waiting"]) > 1 else ""
+    if n is None:
+        return {
+            "naval_due": f"tracker battle start --zone {item['zone']!r}",
+            "convoy_open": f"tracker convoy declare --by {item.get('nation')} --zone {item['zone']!r}, "
+            f"or tracker convoy pass --by {item.get('nation')}",
+            "unplaced": f"tracker place {item.get('unit_type')} --at ZONE",
+            "air_landing": "tracker move UNIT --to ZONE, or tracker next --confirm-losses",
+        }.get(kind)
+    table = {
+        ("convoy", "merchant_defence"): f"tracker convoy roll {n} [--dice V,V]",
+        ("convoy", "merchant_casualty"): f"tracker convoy casualties {n} [--units S1]",
+        ("convoy", "search"): f"tracker convoy search {n} [--units U1,U2] [--dice V,...]",
+        ("convoy", "convoy_table"): f"tracker convoy roll {n} [--dice V,...]",
+        ("convoy", "casualties"): f"tracker convoy casualties {n}{who} [--units U1,U2]",
+        ("interception", "search"): f"tracker intercept search {n} [--units U1,U2] [--dice V,...]",
+        ("interception", "detect"): f"tracker intercept detect {n} [--subs S1,S2]",
+        ("interception", "decide"): f"tracker intercept decide {n} [--submerge S1] [--retreat S2]",
+        ("interception", "continue"): f"tracker intercept continue {n} [--stop S1]",
+        ("asw", "search"): f"tracker asw search {n} [--units U1,U2] [--dice V,...]",
+        ("asw", "decide"): f"tracker asw submerge {n} [--subs S1,S2]",
+        ("naval", "decide"): f"tracker battle decide {n}{who} [--submerge S1] [--retreat-to ZONE]",
+        ("naval", "casualties"): f"tracker battle casualties {n}{who} [--units U1,U2]",
+    }
+    generic = {
+        "targets": f"tracker battle targets {n}{who} [--targets FIRER=TARGET,...]",
+        "opening_targets": f"tracker battle targets {n}{who} [--targets FIRER=TARGET,...]",
+        "screening": f"tracker battle screen {n}{who} [--screens FIRER=ESCORT,...]",
+        "opening_screening": f"tracker battle screen {n}{who} [--screens FIRER=ESCORT,...]",
+        "fire": f"tracker battle fire {n} [--dice V,...]",
+        "opening_fire": f"tracker battle fire {n} [--dice V,...]",
+    }
+    return table.get((kind, step)) or generic.get(step)
+
+
 def act(
     ctx: Context,
     action: Callable[[Campaign, DiceSource], object],
     dice_text: str | None = None,
     reference: str | None = None,
-    hint: Callable[[dict[str, Any]], str | None] | None = None,
 ) -> None:
     """Run an action and print each event it recorded with its rule ID, then what the game
-    waits for (with `hint`, the command that answers it)."""
+    waits for and the command that answers it."""
 
     def command(c: Campaign, dice: DiceSource) -> list[str]:
         before = c.version
@@ -92,7 +128,7 @@ def act(
         lines = [f"{summary(e)}   [{rule_of(e)}]" for e in c.pending_events if e.originator_version > before]
         for item in c.pending():
             lines.append(f"Waiting: {item['text']}")
-            answer = hint(item) if hint is not None else None
+            answer = next_command(item)
             if answer:
                 lines.append(f"  next: {answer}")
         return lines
@@ -107,7 +143,5 @@ def waiting_nation(c: Campaign, battle: int, nation: str | None) -> str:
         return nation
     waiting = c.battles.get(str(battle), {}).get("waiting", [])
     if len(waiting) != 1:
-        raise InputError(
-            f"say which nation chooses with --nation (waiting for: {', '.join(waiting) or 'nobody'})"
-        )
+        raise InputError(f"say which nation chooses with --nation (waiting for: {', '.join(waiting) or 'nobody'})")
     return str(waiting[0])

@@ -39,33 +39,6 @@ def _pairs(text: str | None, option: str) -> dict[str, str] | None:
     return pairs
 
 
-def _next_command(item: dict[str, Any]) -> str | None:
-    """The command that answers what a procedure waits for."""
-    n, step, kind = item["battle"], item["step"], item["kind"]
-    who = f" --nation {item['waiting'][0]!r}" if len(item["waiting"]) > 1 else ""
-    if kind == "naval_due":
-        return f"tracker battle start --zone {item['zone']!r}"
-    table = {
-        ("interception", "search"): f"tracker intercept search {n} [--units U1,U2] [--dice V,...]",
-        ("interception", "detect"): f"tracker intercept detect {n} [--subs S1,S2]",
-        ("interception", "decide"): f"tracker intercept decide {n} [--submerge S1] [--retreat S2]",
-        ("interception", "continue"): f"tracker intercept continue {n} [--stop S1]",
-        ("asw", "search"): f"tracker asw search {n} [--units U1,U2] [--dice V,...]",
-        ("asw", "decide"): f"tracker asw submerge {n} [--subs S1,S2]",
-        ("naval", "decide"): f"tracker battle decide {n}{who} [--submerge S1] [--retreat-to ZONE]",
-        ("naval", "casualties"): f"tracker battle casualties {n}{who} [--units U1,U2]",
-    }
-    generic = {
-        "targets": f"tracker battle targets {n}{who} [--targets FIRER=TARGET,...]",
-        "opening_targets": f"tracker battle targets {n}{who} [--targets FIRER=TARGET,...]",
-        "screening": f"tracker battle screen {n}{who} [--screens FIRER=ESCORT,...]",
-        "opening_screening": f"tracker battle screen {n}{who} [--screens FIRER=ESCORT,...]",
-        "fire": f"tracker battle fire {n} [--dice V,...]",
-        "opening_fire": f"tracker battle fire {n} [--dice V,...]",
-    }
-    return table.get((kind, step)) or generic.get(step)
-
-
 def _act(
     ctx: Context,
     action: Callable[[Campaign, DiceSource], object],
@@ -73,7 +46,7 @@ def _act(
     reference: str | None = None,
 ) -> None:
     """Run a battle step, print what it recorded and the command that answers what comes next."""
-    act(ctx, action, dice_text, reference, hint=_next_command)
+    act(ctx, action, dice_text, reference)
 
 
 # ----- submarine movement: interceptions (SM2-SM5) -----

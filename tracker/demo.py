@@ -1,9 +1,10 @@
 """`tracker demo`: a short scripted campaign on SQLite with auto dice, told as a narrative.
 
 It plays every rule the tracker enforces so far, through the same application service
-the CLI uses, including refused actions (which record nothing): research, a U-boat group
-intercepted on its way through a hostile zone, ASW combat, a convoy battle and a naval
-battle with opening fire and screening.
+the CLI uses, including refused actions (which record nothing): research, purchases and
+their placement, a U-boat group intercepted on its way through a hostile zone, ASW combat,
+an adjustment for the land war, phase gates refusing `next`, convoy passes, a convoy
+battle and a naval battle with opening fire and screening.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from domain.campaign import Campaign
 from domain.dice import DiceSource
 from domain.errors import TrackerError
+from domain.rules.economy import Adjustment
 from projections.summary import rule_of, summary
 from tracker.application import Tracker
 from tracker.verify import verify_events
@@ -69,6 +71,10 @@ def _move(units: list[str], path: list[str], campaign: Campaign, _dice: DiceSour
     campaign.move("Germany", units, path)
 
 
+def _pass(nation: str, campaign: Campaign, _dice: DiceSource) -> None:
+    campaign.convoy_pass(nation)
+
+
 def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
     path = Path(db_path)
     for suffix in ("", "-wal", "-shm", "-journal"):
@@ -85,9 +91,7 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
                 before = c.version
                 command(c, dice)
                 return [
-                    f"  [{rule_of(e) or '-'}] {summary(e)}"
-                    for e in c.pending_events
-                    if e.originator_version > before
+                    f"  [{rule_of(e) or '-'}] {summary(e)}" for e in c.pending_events if e.originator_version > before
                 ]
 
             say(label)
@@ -110,11 +114,14 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
                 say(f"  pending: {item['text']}")
 
         def advance_to(nation: str, phase: str) -> None:
-            """Step through phases with nothing to do, narrating only what they record."""
+            """Step through phases with nothing to do, narrating only what they record; an enemy
+            that could attack convoys passes (CV1, T4)."""
             while True:
                 c = t.load(cid)
                 if c.nation == nation and c.phase == phase:
                     return
+                for enemy in c.convoy_attacks_open():
+                    act(f"{enemy} passes on convoy attacks against {c.nation} (CV1):", partial(_pass, enemy))
                 ended = c.phase
                 lines: list[Any] = t.execute(cid, _advance)
                 for e in lines:
@@ -128,12 +135,14 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
             state: dict[str, Any] = t.load(cid).battles.get(str(number), {})
             return state
 
-        def fight(number: int, decide: Callable[[dict[str, Any]], Command] | None = None) -> None:
+        def fight(
+            number: int, decide: Callable[[dict[str, Any]], Command] | None = None, stop_at: str | None = None
+        ) -> None:
             """Play a procedure's steps with the default choices, narrating each one; `decide`
             may make the submarines' (or attacker's) end-of-round choice instead."""
             while True:
                 b = battle_state(number)
-                if not b:
+                if not b or b["step"] == stop_at:
                     return
                 step, first = b["step"], (b["waiting"] or [""])[0]
                 opening = step.startswith("opening_")
@@ -157,15 +166,26 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
                     act(label, partial(_auto_step, number))
 
         say("\n-- Round 1: Germany --")
+        rs = campaign.ruleset
         act(
-            "Germany researches Advanced Submarine (TE1: 10 resources, 9-10 advances):",
+            f"Germany researches Advanced Submarine (TE1: {rs.research_cost} resources, "
+            f"{rs.research_success_min}+ advances):",
             lambda c, d: c.research("Germany", "advanced_submarine", d),
         )
         refused(
             "Germany tries a second Advanced Submarine roll this turn:",
             lambda c, d: c.research("Germany", "advanced_submarine", d),
         )
+        advance_to("Germany", "purchase")
+        act(
+            "Germany buys a U-boat and a bomber (PU1):",
+            lambda c, d: (c.buy("Germany", "submarine"), c.buy("Germany", "bomber")),
+        )
         advance_to("Germany", "combat_movement")
+        act(
+            "The Flanders bomber flies out over the Heligoland Bight to hunt (F7: range counted per turn):",
+            lambda c, d: c.move("Germany", ["DE-BM1"], ["Northern Germany", "Heligoland Bight"]),
+        )
         intercepted = t.execute(cid, lambda c, d: c.battle_count + 1)
         act(
             "U-boats DE-SS3, DE-SS4 and DE-SS5 head for the Dover Strait through the Southern North Sea, "
@@ -204,8 +224,8 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
         advance_to("Germany", "naval_combat")
         hunt = t.execute(cid, lambda c, d: c.battle_count + 1)
         act(
-            "Germany's destroyers hunt the British submarines in the Heligoland Bight, with the Flanders "
-            "bomber in range (AS1):",
+            "Germany's destroyers hunt the British submarines in the Heligoland Bight, with the bomber "
+            "that flew there (AS1):",
             lambda c, d: c.asw_start("Germany", "Heligoland Bight"),
         )
         act(
@@ -213,16 +233,36 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
             lambda c, d: c.asw_search(hunt, None, d),
         )
         fight(hunt)
-        advance_to("Germany", "noncombat_movement")
+        advance_to("Germany", "land_combat")
         act(
-            "The Flanders bomber flies home to Northern Germany (F7):",
+            "Land combat is not the tracker's: the group records what the battle on the Yser cost Britain (AD1):",
+            lambda c, d: c.adjust(Adjustment(resources={"Britain": -3}), "the battle on the Yser, played on the board"),
+        )
+        advance_to("Germany", "noncombat_movement")
+        refused(
+            "Germany tries to end noncombat movement with the bomber still at sea (T4, F7):",
+            lambda c, d: c.advance(),
+        )
+        act(
+            "The bomber flies home to Northern Germany (F7):",
             lambda c, d: c.move("Germany", ["DE-BM1"], ["Northern Germany"]),
         )
         refused(
             "The fighter tries to land at sea with no German carrier there:",
             lambda c, d: c.move("Germany", ["DE-FT1"], ["Heligoland Bight"]),
         )
+        advance_to("Germany", "placement")
+        refused("Germany tries to end placement with its purchases still in port (T4, PU2):", lambda c, d: c.advance())
+        act(
+            "The new U-boat joins the flotilla in the Heligoland Bight, the bomber goes to Flanders (PU2):",
+            lambda c, d: (
+                c.place("Germany", "submarine", "Heligoland Bight"),
+                c.place("Germany", "bomber", "Flanders"),
+            ),
+        )
         advance_to("Germany", "collect_resources")
+        for enemy in t.load(cid).convoy_attacks_open():
+            act(f"{enemy} passes on convoy attacks against Germany (CV1):", partial(_pass, enemy))
         act("Germany collects its resources (F6):", lambda c, d: c.advance())
 
         say("\n-- Round 1: Britain --")
@@ -266,19 +306,16 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
             "to search (CV3):",
             lambda c, d: c.convoy_search(battle, ["GB-DD1", "GB-CA1", "GB-BM1", "GB-FT1"], d),
         )
-        if t.load(cid).battles.get(str(battle), {}).get("step") == "round":
+        if battle_state(battle).get("step") not in (None, "convoy_table"):
+            say("One round: targets are picked before any die, the U-boats fire at detecting ships only (CV4, HA2):")
+            fight(battle, stop_at="convoy_table")
+        if battle_state(battle):
             act(
-                "One round: the detecting units attack, the U-boats fire back at ships only (CV4, HA2):",
-                lambda c, d: c.convoy_fire(battle, d),
+                "The surviving taking-part U-boats roll on the convoy table (CV5-CV7):",
+                lambda c, d: c.convoy_table(battle, d),
             )
-            state = t.load(cid).battles.get(str(battle), {})
-            waiting = state.get("waiting", []) if state.get("step") == "casualties" else []
-            for nation in waiting:
-                act(f"{nation} takes its losses (HA7, cheapest legal choice):", partial(_casualties, battle, nation))
-        act(
-            "The surviving taking-part U-boats roll on the convoy table (CV5-CV7):",
-            lambda c, d: c.convoy_table(battle, d),
-        )
+        for enemy in t.load(cid).convoy_attacks_open():
+            act(f"{enemy} passes on convoy attacks against Britain (CV1):", partial(_pass, enemy))
         act("Britain collects what is left (F6, CV6):", lambda c, d: c.advance())
 
         say("\n-- Round 1: Austria-Hungary and France --")
@@ -309,6 +346,7 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
                 )
         advance_to("Germany", "naval_combat")
         pending()
+        refused("Germany tries to end naval combat without fighting it (T4, NC1):", lambda c, d: c.advance())
         sortie = t.execute(cid, lambda c, d: c.battle_count + 1)
         act(
             "Germany attacks the British ships in the Central North Sea with everything there (NC1, NC2):",
@@ -324,9 +362,7 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
         say("Balances: " + ", ".join(f"{n} {b}" for n, b in final.balances.items()))
         say(
             "Technology: "
-            + ", ".join(
-                f"{n} {tech} {lvl}" for n, techs in final.tech.items() for tech, lvl in techs.items() if lvl
-            )
+            + ", ".join(f"{n} {tech} {lvl}" for n, techs in final.tech.items() for tech, lvl in techs.items() if lvl)
         )
         stored = t.stored_events(cid)
         report = verify_events(
@@ -334,6 +370,4 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
         )
         verdict = "intact" if report.ok else f"BROKEN: {report.problem}"
         say(f"Verify: hash chain {verdict}; {report.rolls_checked} auto roll(s) re-derived from the seed.")
-        say(
-            f"\nTry: tracker --db {path} log    ·    tracker --db {path} state    ·    tracker --db {path} verify"
-        )
+        say(f"\nTry: tracker --db {path} log    ·    tracker --db {path} state    ·    tracker --db {path} verify")

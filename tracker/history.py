@@ -128,6 +128,7 @@ def board_changes(before: dict[str, Any] | None, after: dict[str, Any]) -> list[
 def explain(t: Tracker, cid: UUID, seq: int) -> dict[str, Any]:
     """Everything about one event: rule(s), dice, choices, what it changed, undo status."""
     event = event_at(t, cid, seq)
+    ruleset = t.load(cid).ruleset
     record = as_record(seq, event)
     found = log_records(t, cid, seq=seq)
     index = found[0] if found else None
@@ -153,7 +154,7 @@ def explain(t: Tracker, cid: UUID, seq: int) -> dict[str, Any]:
                     **m,
                     "cause": f"{TECH_NAMES.get(m['technology'], m['technology'])} of the "
                     + ("roller" if m["holder"] == "actor" else "submarines' owner"),
-                    "statement": statement(m["rule"]),
+                    "statement": statement(m["rule"], ruleset),
                 }
                 for m in event.modifiers
             ],
@@ -190,7 +191,7 @@ def explain(t: Tracker, cid: UUID, seq: int) -> dict[str, Any]:
         "turn": index["turn"] if index else None,
         "round": index["round"] if index else None,
         "phase": index["phase"] if index else None,
-        "rules": [{"id": r, "statement": statement(r)} for r in ordered],
+        "rules": [{"id": r, "statement": statement(r, ruleset)} for r in ordered],
         "dice": dice,
         "choice": choice,
         "changes": board_changes(before, after),

@@ -32,6 +32,8 @@ def board_now(campaign: Campaign) -> dict[str, Any]:
         "balances": dict(sorted(campaign.balances.items())),
         "ntr_lost": dict(sorted(campaign.ntr_lost.items())),
         "tech": {n: dict(t) for n, t in sorted(campaign.tech.items())},
+        "owners": dict(sorted(campaign.owners.items())),
+        "unplaced": {n: dict(sorted(b.items())) for n, b in sorted(campaign.unplaced.items()) if b},
     }
 
 
@@ -67,3 +69,14 @@ def render_board(out: Console, data: dict[str, Any], scenario: Scenario, title: 
             tech,
         )
     out.print(nations)
+    start = scenario.game_map.land
+    changed = {t: n for t, n in data.get("owners", {}).items() if start.get(t) != n}
+    if changed:
+        # AD1: territory owners decide ports (PU2) and landing (F7); show what moved.
+        out.print(
+            "Territories changed hands: "
+            + ", ".join(f"{t} {start[t]} -> {n}" for t, n in sorted(changed.items()))
+        )
+    for nation, bought in data.get("unplaced", {}).items():
+        what = ", ".join(f"{c} {t}" for t, c in bought.items())
+        out.print(f"Bought by {nation}, not yet placed (PU2): {what}")

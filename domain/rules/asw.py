@@ -10,11 +10,7 @@ from domain.rules.convoy import Roll
 
 def enemy_submarines(board: Board, nation: str, zone: str) -> list[Unit]:
     return sorted(
-        (
-            u
-            for u in board.units_at(zone)
-            if board.enemies(nation, u.nation) and board.unit_type(u).is_submarine
-        ),
+        (u for u in board.units_at(zone) if board.enemies(nation, u.nation) and board.unit_type(u).is_submarine),
         key=lambda u: u.id,
     )
 
@@ -42,9 +38,7 @@ def eligible_units(board: Board, nation: str, zone: str, committed: frozenset[st
         (
             u
             for u in board.units_at(zone)
-            if u.nation == nation
-            and can_search(board, u)
-            and not (board.unit_type(u).is_air and u.id in committed)
+            if u.nation == nation and can_search(board, u) and not (board.unit_type(u).is_air and u.id in committed)
         ),
         key=lambda u: u.id,
     )
@@ -82,9 +76,7 @@ def check_searchers(
 
     def why_not(unit: Unit) -> RuleViolation:
         if unit.nation != nation:
-            return RuleViolation(
-                "AS1", f"{unit.id} belongs to {unit.nation}; only {nation}'s own units take part"
-            )
+            return RuleViolation("AS1", f"{unit.id} belongs to {unit.nation}; only {nation}'s own units take part")
         if not can_search(board, unit):
             return RuleViolation(
                 "AS2",
@@ -95,7 +87,8 @@ def check_searchers(
             return RuleViolation("F7", f"{unit.id} has already taken part in a search or battle this phase")
         if board.unit_type(unit).is_air:
             return RuleViolation(
-                "F7", f"{unit.id} is in {unit.at}: on its own turn an air unit fights only where it flew in combat_movement"
+                "F7",
+                f"{unit.id} is in {unit.at}: on its own turn an air unit fights only where it flew in combat_movement",
             )
         return RuleViolation("AS1", f"{unit.id} is not in {zone} (it is in {unit.at})")
 

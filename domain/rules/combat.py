@@ -64,9 +64,7 @@ def due_zones(board: Board, nation: str, fought: list[list[str]], attack_zones: 
         if u.nation == nation and u.moved and not board.unit_type(u).is_submarine and game_map.is_sea(u.at)
     }
     due = {z for z in zones if enemy(z, surface=True)}
-    due |= {
-        z for z in attack_zones if enemy(z, surface=False) and any(u.nation == nation for u in board.units_at(z))
-    }
+    due |= {z for z in attack_zones if enemy(z, surface=False) and any(u.nation == nation for u in board.units_at(z))}
     return sorted(z for z in due if ["naval", z] not in fought)
 
 
@@ -105,9 +103,7 @@ def has_target(board: Board, unit: Unit, enemies: list[Unit]) -> bool:
     """NC6, HA1-HA4: an enemy in the battle this unit's hits may fall on."""
     if hits.is_selective(board, unit):
         return bool(hits.naval_targets(board, unit, enemies))
-    return any(
-        hits.may_hit_submarines(board, unit) or not board.unit_type(e).is_submarine for e in enemies
-    )
+    return any(hits.may_hit_submarines(board, unit) or not board.unit_type(e).is_submarine for e in enemies)
 
 
 def check_submerge(nation: str, subs: list[str], chosen: list[str]) -> None:

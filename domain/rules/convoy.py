@@ -23,9 +23,7 @@ def submarines_of(board: Board, nation: str, zone: str) -> list[Unit]:
     return [u for u in board.units_at(zone) if u.nation == nation and board.unit_type(u).is_submarine]
 
 
-def check_declaration(
-    board: Board, attacker: str, zone: str, submarines: list[str], declared: list[list[str]]
-) -> str:
+def check_declaration(board: Board, attacker: str, zone: str, submarines: list[str], declared: list[list[str]]) -> str:
     """CV1: returns the defender (the nation whose collect phase it is)."""
     scenario = board.scenario
     if attacker not in scenario.nations:
@@ -45,9 +43,7 @@ def check_declaration(
         raise RuleViolation("CV1", f"{zone} holds no {defender} NTR")
     subs = submarines_of(board, attacker, zone)
     if not subs:
-        raise RuleViolation(
-            "CV1", f"{attacker} has no submarines in {zone} (zone holds: {board.describe_zone(zone)})"
-        )
+        raise RuleViolation("CV1", f"{attacker} has no submarines in {zone} (zone holds: {board.describe_zone(zone)})")
     if [attacker, zone] in declared:
         raise RuleViolation("CV1", f"{attacker} has already attacked convoys in {zone} this phase")
     if not submarines:
@@ -72,9 +68,7 @@ def air_can_join(board: Board, unit: Unit, zone: str, committed: frozenset[str])
     return distance is not None and distance <= board.unit_type(unit).move - unit.moved
 
 
-def eligible_searchers(
-    board: Board, defender: str, zone: str, committed: frozenset[str] = frozenset()
-) -> list[Unit]:
+def eligible_searchers(board: Board, defender: str, zone: str, committed: frozenset[str] = frozenset()) -> list[Unit]:
     """CV3: ships of the NTR owner and its allies in the zone, and their aircraft that can reach
     it (F7), with a convoy search value above 0."""
     found = []
@@ -142,8 +136,4 @@ def convoy_table(board: Board, sub: Unit, value: int) -> tuple[int, int, tuple[A
 
 def ship_targets(board: Board, detecting: list[str]) -> list[Unit]:
     """CV4, HA2: submarine hits fall only on detecting ships, never on aircraft."""
-    return [
-        board.units[uid]
-        for uid in detecting
-        if uid in board.units and board.unit_type(board.units[uid]).is_naval
-    ]
+    return [board.units[uid] for uid in detecting if uid in board.units and board.unit_type(board.units[uid]).is_naval]

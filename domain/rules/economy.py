@@ -75,9 +75,7 @@ def placement_zones(board: Board, nation: str, unit_type: str) -> list[str]:
     return ports + [z for z in carriers if carrier_room(board, nation, z) > 0]
 
 
-def check_placement(
-    board: Board, nation: str, unit_type: str, zone: str, count: int, unplaced: dict[str, int]
-) -> None:
+def check_placement(board: Board, nation: str, unit_type: str, zone: str, count: int, unplaced: dict[str, int]) -> None:
     """PU2: a unit bought this turn and not yet placed goes where the rule allows."""
     board.ruleset.unit(unit_type)
     _count(count, "the number of units placed")
@@ -183,9 +181,6 @@ def check_adjustment(board: Board, adj: Adjustment, reason: str) -> None:
     for nation, technology, level in adj.tech:
         _nation(board, nation)
         if technology not in board.ruleset.technologies:
-            raise InputError(
-                f"unknown technology {technology!r} (known: {', '.join(board.ruleset.technologies)})"
-            )
+            raise InputError(f"unknown technology {technology!r} (known: {', '.join(board.ruleset.technologies)})")
         if not 0 <= level <= board.ruleset.research_levels:
             raise RuleViolation("AD1", f"technology levels go from 0 to {board.ruleset.research_levels}, got {level}")
-

@@ -102,9 +102,7 @@ def check_detected(subs: list[str], found: int, chosen: list[str]) -> list[str]:
     return list(chosen)
 
 
-def check_decisions(
-    detected: list[str], submerge: list[str], retreat: list[str], retreat_zone: str | None
-) -> None:
+def check_decisions(detected: list[str], submerge: list[str], retreat: list[str], retreat_zone: str | None) -> None:
     """SM4: after each round the moving player chooses, per surviving detected submarine,
     fight on (not named), submerge, or retreat to the zone it came from."""
     for uid in submerge + retreat:
@@ -119,9 +117,7 @@ def check_decisions(
     if len(set(submerge)) != len(submerge) or len(set(retreat)) != len(retreat):
         raise InputError("a submarine is named twice")
     if retreat and retreat_zone is None:
-        raise RuleViolation(
-            "SM4", "these submarines are where their move began: there is no zone to retreat to"
-        )
+        raise RuleViolation("SM4", "these submarines are where their move began: there is no zone to retreat to")
 
 
 def check_stops(free: list[str], stop: list[str]) -> None:
@@ -130,6 +126,4 @@ def check_stops(free: list[str], stop: list[str]) -> None:
         raise InputError("a submarine is named twice")
     for uid in stop:
         if uid not in free:
-            raise RuleViolation(
-                "SM5", f"{uid} is not free to go on or stop here (free: {', '.join(free) or 'none'})"
-            )
+            raise RuleViolation("SM5", f"{uid} is not free to go on or stop here (free: {', '.join(free) or 'none'})")

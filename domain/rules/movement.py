@@ -35,9 +35,7 @@ def resolve_units(board: Board, nation: str, unit_ids: list[str]) -> list[Unit]:
         units.append(unit)
     starts = {u.at for u in units}
     if len(starts) > 1:
-        raise RuleViolation(
-            "F4", f"units of one move must start together; they are in {', '.join(sorted(starts))}"
-        )
+        raise RuleViolation("F4", f"units of one move must start together; they are in {', '.join(sorted(starts))}")
     return units
 
 

@@ -21,8 +21,7 @@ def check_ntr_placement(board: Board, nation: str, zone: str, count: int) -> Non
     if present + count > limits[zone]:
         raise RuleViolation(
             "CV6",
-            f"{zone} holds {present} {nation} NTR and the scenario allows {limits[zone]}; "
-            f"cannot place {count} more",
+            f"{zone} holds {present} {nation} NTR and the scenario allows {limits[zone]}; cannot place {count} more",
         )
 
 
