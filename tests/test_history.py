@@ -95,7 +95,9 @@ def test_board_at_every_event_matches_replaying_the_log(demo_db: str) -> None:
 def test_state_at_end_of_a_turn_and_phase(demo_db: str) -> None:
     data = json.loads(run(demo_db, "state", "--turn", "1", "--json"))
     assert (data["turn"], data["nation"], data["phase"]) == (1, "Germany", "collect_resources")
-    assert data["balances"]["Germany"] == 35  # 30 - 10 research + 3 NTR + 12 income
+    # 30 - 10 research - 6 submarine - 12 bomber (PU1) + 3 NTR + 12 income
+    assert data["balances"]["Germany"] == 17
+    assert "DE-SS6" in {u["id"] for u in data["units"]} and "DE-BM2" in {u["id"] for u in data["units"]}  # PU2
     moved = json.loads(run(demo_db, "state", "--turn", "1", "--phase", "combat_movement", "--json"))
     zones = {u["id"]: u["at"] for u in moved["units"]}
     assert zones["DE-SS3"] == "Dover Strait"
@@ -305,4 +307,4 @@ def test_replay_prints_a_battle_and_a_point_without_a_terminal(demo_db: str) -> 
 def test_projections_rebuild_command(demo_db: str) -> None:
     out = run(demo_db, "projections", "rebuild")
     assert "Rebuilt from" in out
-    assert json.loads(run(demo_db, "state", "--turn", "1", "--json"))["balances"]["Germany"] == 35
+    assert json.loads(run(demo_db, "state", "--turn", "1", "--json"))["balances"]["Germany"] == 17
