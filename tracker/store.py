@@ -60,6 +60,14 @@ def database_url(db: str | None) -> str:
     return f"sqlite:///{path.resolve()}"
 
 
+def sqlite_file(url: str) -> Path | None:
+    """The SQLite database file a URL names (None for PostgreSQL or an in-memory database)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return None
+    return Path(parsed.database)
+
+
 def _check_sqlite_path(path: Path) -> None:
     if path.is_dir():
         raise InputError(f"database path {str(path)!r} is a directory")
