@@ -7,10 +7,11 @@ command and recorded as data, so replaying the log never rolls again.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from uuid import UUID
 
@@ -179,31 +180,39 @@ def _plain_copy(value: Any) -> Any:
     return value
 
 
+@contextlib.contextmanager
+def one_action(campaign: Campaign) -> Iterator[None]:
+    """Every command run inside is one action, all or nothing (RK2, RK3): if anything raises
+    part-way, the aggregate is put back as it was, and every event recorded carries the
+    version of the first one, the unit undo takes back. A CLI command that starts a battle
+    and plays it out (`--auto`) is one action, not two."""
+    if campaign.__dict__.get("_in_command"):
+        yield
+        return
+    saved = {
+        k: (list(v) if k == "_pending_events" else v if k in _IMMUTABLE_STATE else _plain_copy(v))
+        for k, v in campaign.__dict__.items()
+    }
+    campaign.__dict__["_in_command"] = True
+    campaign.__dict__["_action"] = campaign.version + 1
+    try:
+        yield
+    except BaseException:
+        campaign.__dict__.clear()
+        campaign.__dict__.update(saved)
+        raise
+    finally:
+        campaign.__dict__.pop("_in_command", None)
+        campaign.__dict__.pop("_action", None)
+
+
 def command(method: _F) -> _F:
-    """Make a command all-or-nothing on the aggregate (RK2): if it raises part-way, after
-    recording some of its events, the aggregate is put back as it was before the call."""
+    """Make a command one action on the aggregate (see `one_action`)."""
 
     @functools.wraps(method)
     def wrapper(self: Campaign, *args: Any, **kwargs: Any) -> Any:
-        if self.__dict__.get("_in_command"):
+        with one_action(self):
             return method(self, *args, **kwargs)
-        saved = {
-            k: (list(v) if k == "_pending_events" else v if k in _IMMUTABLE_STATE else _plain_copy(v))
-            for k, v in self.__dict__.items()
-        }
-        self.__dict__["_in_command"] = True
-        # Every event of one command carries the version of its first event: an action,
-        # the unit that undo (RK3) takes back.
-        self.__dict__["_action"] = self.version + 1
-        try:
-            return method(self, *args, **kwargs)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
-        finally:
-            self.__dict__.pop("_in_command", None)
-            self.__dict__.pop("_action", None)
 
     return cast(_F, wrapper)
 

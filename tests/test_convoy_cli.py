@@ -183,3 +183,23 @@ def test_cli_convoy_auto_of_a_battle_not_in_progress_is_refused(db: str) -> None
     run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "auto")
     to_britain_collect(db)
     assert "no convoy battle 7" in refused(db, 2, "convoy", "auto", "7")
+
+
+def test_rk3_convoy_declare_auto_is_one_action_and_one_undo_takes_it_back(db: str) -> None:
+    run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "auto")
+    to_britain_collect(db)
+    before = log(db)
+    run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS, "--auto")
+    recorded = log(db)[len(before) :]
+    with Tracker(db) as t:
+        actions = {e.action for e in t.events(t.campaign_id(None))[len(before) :]}
+    assert actions == {recorded[0]["seq"]}
+    run(db, "undo", "--override", "--reason", "declared by mistake")
+    after = log(db)
+    assert all(r["undone_by"] for r in after[len(before) : len(before) + len(recorded)])
+    state = json.loads(run(db, "state", "--json"))
+    assert state["ntr"] == json.loads(run(db, "state", "--json", "--at", str(len(before))))["ntr"]
+    # The declaration is undone too: Germany may declare again, in a fresh battle.
+    out = run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS, "--auto")
+    assert "convoy battle 2" in out
+    assert run(db, "verify").startswith("OK:")

@@ -179,3 +179,28 @@ def test_cli_asw_step_by_step_and_the_naval_decisions(db: str) -> None:
     assert "NC1" in refused(db, 1, "battle", "decide", "2", "--retreat-to", SNS)
     out = run(db, "battle", "decide", "2", "--retreat-to", HB)
     assert "Germany retreats DE-SS1, DE-SS2 to Heligoland Bight   [NC1]" in out
+
+
+@pytest.mark.parametrize(
+    ("start", "kind"),
+    [
+        (["asw", "start", "--zone", HB, "--auto"], "AswCombatStarted"),
+        (["battle", "start", "--zone", CNS, "--auto"], "NavalBattleStarted"),
+    ],
+)
+def test_rk3_start_auto_is_one_action_and_one_undo_takes_it_back(db: str, start: list[str], kind: str) -> None:
+    run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "auto")
+    to_phase(db, "Germany", "naval_combat")
+    before = log(db)
+    run(db, *start)
+    recorded = log(db)[len(before) :]
+    assert recorded[0]["kind"] == kind and recorded[-1]["kind"] == "BattleEnded"
+    with Tracker(db) as t:
+        actions = {e.action for e in t.events(t.campaign_id(None))[len(before) :]}
+    assert actions == {recorded[0]["seq"]}, "every event of the command carries its first event's version"
+    run(db, "undo", "--override", "--reason", "wrong zone")
+    assert json.loads(run(db, "pending", "--json")) == []
+    assert all(r["undone_by"] for r in log(db)[len(before) : len(before) + len(recorded)])
+    state = json.loads(run(db, "state", "--json"))
+    assert state["phase"] == "naval_combat" and state["nation"] == "Germany"
+    assert run(db, "verify").startswith("OK:")

@@ -26,7 +26,7 @@ from eventsourcing.persistence import (
 )
 from sqlalchemy import select
 
-from domain.campaign import Campaign
+from domain.campaign import Campaign, one_action
 from domain.dice import AutoDice, Dice, DiceSource, ManualDice, NoDice, commitment, new_seed
 from domain.errors import InputError, RuleViolation, TrackerError
 from domain.ruleset import load_ruleset, ruleset_from_dict
@@ -252,7 +252,9 @@ class Tracker:
             # dropped, and the next action starts from the stored log again.
             campaign = self._working_copy(cid)
             dice = self.dice_for(campaign, dice_values, reference)
-            result = command(campaign, dice)
+            # However many aggregate commands the callback runs, they are one action.
+            with one_action(campaign):
+                result = command(campaign, dice)
             if isinstance(dice, ManualDice):
                 dice.check_all_used()
             if not campaign.pending_events:

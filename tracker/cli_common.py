@@ -15,6 +15,8 @@ from domain.dice import DiceSource, parse_dice
 from domain.errors import InputError
 from projections.summary import rule_of, summary
 from tracker.application import Tracker
+from tracker.output import check_output, write_output
+from tracker.store import database_url, sqlite_file
 
 
 class Context:
@@ -34,6 +36,17 @@ class Context:
     def close(self) -> None:
         if self._tracker is not None:
             self._tracker.close()
+
+    def write(self, path: str, text: str) -> int:
+        """Write an output file (export, report, statistics) whole, never over the database."""
+        db = sqlite_file(self._tracker.url if self._tracker is not None else database_url(self.db))
+        return write_output(path, text, [db] if db is not None else [])
+
+    def check_output(self, path: str) -> None:
+        """Refuse an output path before any work is done (see `tracker.output`)."""
+        if path != "-":
+            db = sqlite_file(database_url(self.db))
+            check_output(path, [db] if db is not None else [])
 
 
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:

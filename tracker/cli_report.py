@@ -3,25 +3,19 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
-from domain.errors import InputError
 from tracker.cli_common import Context
 
 
-def _write(text: str, output: str | None, what: str) -> None:
+def _write(ctx: Context, text: str, output: str | None, what: str) -> None:
     """Print `text`, or write it to `output` (UTF-8) and say so."""
     if output is None or output == "-":
         click.echo(text, nl=False)
         return
-    path = Path(output)
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"cannot write {output}: {e.strerror or e}") from None
-    click.echo(f"Wrote {what} to {output} ({len(text.encode('utf-8')):,} bytes).")
+    size = ctx.write(output, text)
+    click.echo(f"Wrote {what} to {output} ({size:,} bytes).")
 
 
 _output_option = click.option(
@@ -61,10 +55,12 @@ def report(ctx: Context, turn: int | None, whole: bool, fmt: str, output: str | 
 
     if (turn is None) == (not whole):
         raise click.UsageError("give --turn N or --all (not both)")
+    if output is not None:
+        ctx.check_output(output)
     t = ctx.tracker
     data = build_report(t, t.campaign_id(ctx.campaign), turn)
     what = f"the {fmt} report of turn {turn}" if turn is not None else f"the {fmt} campaign report"
-    _write(render(data, fmt), output, what)
+    _write(ctx, render(data, fmt), output, what)
 
 
 @click.command(name="stats")
@@ -86,13 +82,15 @@ def stats(ctx: Context, as_csv: bool, as_json: bool, output: str | None) -> None
 
     if as_csv and as_json:
         raise click.UsageError("give --csv or --json, not both")
+    if output is not None:
+        ctx.check_output(output)
     t = ctx.tracker
     rows, tech_columns = stats_rows(t, t.campaign_id(ctx.campaign))
     if as_csv:
-        _write(stats_csv(rows, tech_columns), output, "the statistics (CSV)")
+        _write(ctx, stats_csv(rows, tech_columns), output, "the statistics (CSV)")
         return
     if as_json:
-        _write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", output, "the statistics (JSON)")
+        _write(ctx, json.dumps(rows, indent=2, ensure_ascii=False) + "\n", output, "the statistics (JSON)")
         return
     import io
 
@@ -132,7 +130,7 @@ def stats(ctx: Context, as_csv: bool, as_json: bool, output: str | None) -> None
     out.print(table)
     if rows and not rows[-1]["complete"]:
         out.print("* the current turn, still being played: its figures so far.")
-    _write(buffer.getvalue(), output, "the statistics table")
+    _write(ctx, buffer.getvalue(), output, "the statistics table")
 
 
 COMMANDS: list[click.Command] = [report, stats]

@@ -12,7 +12,7 @@ import click
 
 from domain.errors import InputError
 from tracker.cli_common import Context, emit_json, json_option
-from tracker.transfer import FORMAT, FORMAT_VERSION, export_campaign, import_campaign, write_text_file
+from tracker.transfer import FORMAT, FORMAT_VERSION, export_campaign, import_campaign
 
 DICE_NOTE = (
     "The secret dice seed stays in the source database: in the imported campaign, roll "
@@ -31,6 +31,7 @@ def export_command(ctx: Context, file: str, as_json: bool) -> None:
 
     Example: tracker --campaign autumn export autumn.jsonl
     """
+    ctx.check_output(file)
     t = ctx.tracker
     result = export_campaign(t, t.campaign_id(ctx.campaign))
     to_stdout = file == "-"
@@ -39,7 +40,7 @@ def export_command(ctx: Context, file: str, as_json: bool) -> None:
         sys.stdout.buffer.write(result.text.encode("utf-8"))
         sys.stdout.buffer.flush()
     else:
-        write_text_file(file, result.text)
+        ctx.write(file, result.text)
     if as_json:
         data = {
             "campaign": result.campaign,

@@ -8,7 +8,9 @@ keeps each campaign's secret dice seeds, which the log holds only as commitments
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
+from urllib.parse import quote
 
 from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, func, select
 from sqlalchemy.engine import Engine, make_url
@@ -58,16 +60,43 @@ def database_url(db: str | None) -> str:
     return f"sqlite:///{path.resolve()}"
 
 
+def sqlite_file(url: str) -> Path | None:
+    """The SQLite database file a URL names (None for PostgreSQL or an in-memory database)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return None
+    return Path(parsed.database)
+
+
 def _check_sqlite_path(path: Path) -> None:
     if path.is_dir():
         raise InputError(f"database path {str(path)!r} is a directory")
     if not path.parent.resolve().is_dir():
         raise InputError(f"database path {str(path)!r}: folder {str(path.parent)!r} does not exist")
-    if path.exists():
-        with open(path, "rb") as f:
-            head = f.read(16)
-        if head and head != b"SQLite format 3\x00":
-            raise InputError(f"{str(path)!r} is not a SQLite database")
+    if path.exists() and not _is_sqlite_file(path):
+        raise InputError(f"{str(path)!r} is not a SQLite database")
+
+
+def _is_sqlite_file(path: Path) -> bool:
+    """Whether SQLite reads the file as a database, asked through SQLite itself.
+
+    Never open the file directly: POSIX drops every lock a process holds on a file when
+    any descriptor of that file is closed, so a plain open-read-close here would silently
+    release the locks of another connection of this process (and other processes could
+    then checkpoint and delete the WAL under it). SQLite's own connections share one lock
+    table per file and defer such closes.
+    """
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=rw", uri=True, timeout=5)
+    except sqlite3.Error:
+        return True  # cannot tell (e.g. read-only): the real open reports the problem
+    try:
+        conn.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.DatabaseError as e:
+        return "not a database" not in str(e)
+    finally:
+        conn.close()
+    return True
 
 
 class Registry:

@@ -51,15 +51,12 @@ transaction, so a failure never leaves half a campaign.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from importlib import metadata
-from pathlib import Path
 from typing import Any, cast
 from uuid import UUID
 
@@ -449,25 +446,6 @@ def export_campaign(tracker: Tracker, cid: UUID) -> ExportResult:
         rolls_unrevealed=sum(1 for epoch in auto_roll_epochs if epoch >= verified.campaign.dice_epoch),
         text=text,
     )
-
-
-def write_text_file(path: str, text: str) -> None:
-    """Write a file whole or not at all: a failed export never leaves a truncated file behind."""
-    target = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    except OSError as e:
-        raise InputError(f"cannot write {path}: {e.strerror or e}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
-        raise InputError(f"cannot write {path}: {e.strerror or e}") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # ----- import -----

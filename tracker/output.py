@@ -1,0 +1,84 @@
+"""Files the tracker writes (exports, reports, statistics): whole or not at all, and never
+over the database itself, a directory or a device.
+
+The text goes to a temporary file in the target's folder, which is renamed into place once
+complete, so a full disk or a crash never leaves half a file, and an existing file is only
+ever replaced by a complete one.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from domain.errors import InputError
+
+# The files SQLite keeps beside a database: writing over any of them damages it.
+_SQLITE_SIDE_FILES = ("", "-wal", "-shm", "-journal")
+
+
+def check_output(path: str, protected: Iterable[Path] = ()) -> Path:
+    """The path to write, refused (exit 2) if it names a protected file (the open database),
+    a directory, a device or anything else that is not a regular file."""
+    target = Path(path).expanduser()
+    for db in protected:
+        for suffix in _SQLITE_SIDE_FILES:
+            guarded = Path(str(db) + suffix)
+            if _same_file(target, guarded):
+                what = f"the database's {suffix[1:]} file" if suffix else "the database"
+                raise InputError(f"{path}: is {what} in use; write to another file")
+    try:
+        info = target.stat()
+    except FileNotFoundError:
+        info = None
+    except OSError as e:
+        raise InputError(f"cannot write {path}: {e.strerror or e}") from None
+    if info is not None:
+        if stat.S_ISDIR(info.st_mode):
+            raise InputError(f"{path}: is a directory; give a file name")
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(
+                f"{path}: is not a regular file (a device or a pipe?); give a file name, or '-' for stdout"
+            )
+    if not target.parent.is_dir():
+        raise InputError(f"cannot write {path}: folder {str(target.parent)!r} does not exist")
+    return target
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        # Either does not exist (yet): compare the paths as they would resolve.
+        return a.resolve() == b.resolve()
+
+
+def write_output(path: str, text: str, protected: Iterable[Path] = ()) -> int:
+    """Write `text` as UTF-8 to `path` through a temporary file renamed into place; returns
+    the number of bytes written. Refuses what `check_output` refuses."""
+    target = check_output(path, list(protected))
+    data = text.encode("utf-8")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    except OSError as e:
+        raise InputError(f"cannot write {path}: {e.strerror or e}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        # mkstemp makes the file private; give it the permissions a new file would get.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise InputError(f"cannot write {path}: {e.strerror or e}") from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return len(data)
