@@ -242,7 +242,7 @@ def test_rk3_a_turn_undone_is_no_longer_played_for_turn_lookups(tracker: Tracker
     tracker.catch_up()
     assert tracker.board_at(cid, turn=2)["nation"] == "Britain"
     tracker.execute(cid, advance)  # Britain: research -> purchase
-    back_to = next(e.originator_version for e in tracker.events(cid) if type(e).__name__ == "ResourcesCollected")
+    back_to = next(e.action for e in tracker.events(cid) if type(e).__name__ == "ResourcesCollected")
     tracker.undo(cid, to=back_to - 1)  # back into Germany's collect_resources phase
     with pytest.raises(InputError, match="turn 2 has not been played"):
         tracker.board_at(cid, turn=2)
