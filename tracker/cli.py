@@ -99,6 +99,8 @@ def cli(ctx: click.Context, db: str | None, campaign: str | None) -> None:
 
     Example: tracker new autumn --scenario north-sea-1914 && tracker state
     """
+    if isinstance(ctx.obj, Context):
+        return  # a line of `tracker shell`: the session's open database and campaign
     obj = Context(db, campaign)
     ctx.obj = obj
     ctx.call_on_close(obj.close)
@@ -546,10 +548,17 @@ def log(
         nation, zone = n.optional_nation(nation), n.optional_zone(zone)
     kind = event_kind(kind) if kind is not None else None
     records = log_records(
-        t, cid, turn=turn, phase=phase, nation=nation, zone=zone, kind=kind, battle=battle, with_data=as_json
+        t,
+        cid,
+        turn=turn,
+        phase=phase,
+        nation=nation,
+        zone=zone,
+        kind=kind,
+        battle=battle,
+        with_data=as_json,
+        tail=tail,
     )
-    if tail:
-        records = records[-tail:]
     if as_json:
         emit_json(records)
         return
@@ -755,9 +764,9 @@ def main() -> None:
 
 def _register_extensions() -> None:
     """Command groups kept in their own modules, registered on the main group."""
-    from tracker import cli_board, cli_naval, cli_report, cli_transfer
+    from tracker import cli_board, cli_naval, cli_report, cli_transfer, shell
 
-    for module in (cli_board, cli_naval, cli_report, cli_transfer):
+    for module in (cli_board, cli_naval, cli_report, cli_transfer, shell):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -85,7 +85,7 @@ def render_board(out: Console, data: dict[str, Any], scenario: Scenario, title: 
     nations.add_column("Resources", justify="right")
     nations.add_column("NTR at sea", overflow="fold")
     nations.add_column("NTR lost", justify="right")
-    nations.add_column("Technology", overflow="fold")
+    nations.add_column("Technology", overflow="fold", min_width=10)
     for nation in scenario.turn_order:
         ntr = data["ntr"].get(nation, {})
         ntr_text = ", ".join(f"{z} {c}" for z, c in sorted(ntr.items())) or "-"
