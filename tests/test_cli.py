@@ -86,7 +86,8 @@ def test_usage_and_refusals_have_exit_codes(db: str, args: list[str], message: s
 
 def test_bad_inputs_exit_2_naming_the_input(db: str, tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["--db", db, "state"])
-    assert result.exit_code == 2 and "no campaign" in result.output
+    assert result.exit_code == 2 and "no database at" in result.output
+    assert not Path(db).exists()  # reading creates nothing
     result = CliRunner().invoke(cli, ["--db", "mysql://x/y", "state"])
     assert result.exit_code == 2 and "unsupported database 'mysql'" in result.output
     result = CliRunner().invoke(cli, ["--db", str(tmp_path / "nowhere" / "c.db"), "state"])

@@ -12,6 +12,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -32,7 +33,7 @@ from domain.errors import InputError, RuleViolation, TrackerError
 from domain.ruleset import load_ruleset, ruleset_from_dict
 from domain.scenario import read_scenario, scenario_from_dict
 from projections.board import BoardProjector, board_at, seq_at_end_of, stopped_at
-from tracker.store import Registry, database_url
+from tracker.store import Registry, check_campaign_name, database_url, read_only_copy
 
 T = TypeVar("T")
 
@@ -60,6 +61,13 @@ class TrackerApplication(Application[UUID]):
 
     name = "Tracker"
     snapshotting_intervals = {Campaign: SNAPSHOT_INTERVAL}
+    # Set when the database is read from a private copy: nothing may be recorded there.
+    refuse_saves: str | None = None
+
+    def save(self, *objects: Any, **kwargs: Any) -> Any:
+        if self.refuse_saves is not None:
+            raise InputError(self.refuse_saves)
+        return super().save(*objects, **kwargs)
 
     def take_snapshot(
         self, aggregate_id: UUID, version: int | None = None, projector_func: Any = None
@@ -78,15 +86,20 @@ class TrackerApplication(Application[UUID]):
 class Tracker:
     """Campaigns in one database: create, select, load, act, read the stored log."""
 
-    def __init__(self, db: str | None = None) -> None:
-        self.url = database_url(db)
+    def __init__(self, db: str | None = None, create: bool = True) -> None:
+        self.url = database_url(db, create)
+        # A database this process may not write is read from a private copy (see store.py).
+        self._scratch = read_only_copy(self.url)
+        self.read_only = self._scratch is not None
         env = {
             "PERSISTENCE_MODULE": "eventsourcing_sqlalchemy",
-            "SQLALCHEMY_URL": self.url,
+            "SQLALCHEMY_URL": self._opened_url(),
             "CREATE_TABLE": "y",
         }
         try:
             self.app = TrackerApplication(env=env)
+            if self.read_only:
+                self.app.refuse_saves = f"database {self.safe_url} is read-only: it can be read, not recorded to"
             engine = self.app.factory.datastore.engine  # type: ignore[attr-defined]
             self.engine = engine
             self.registry = Registry(engine)
@@ -97,8 +110,23 @@ class Tracker:
             self._working: dict[UUID, Campaign] = {}
             self._seeds: dict[tuple[UUID, int], str] = {}
         except (PersistenceError, sqlalchemy.exc.SQLAlchemyError) as e:
+            if self._scratch is not None:
+                self._scratch.cleanup()
             reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise InputError(f"cannot open database {self.safe_url}: {reason}") from None
+
+    def _opened_url(self) -> str:
+        if self._scratch is None:
+            return self.url
+        from sqlalchemy.engine import make_url
+
+        name = Path(make_url(self.url).database or "campaign.db").name
+        return f"sqlite:///{Path(self._scratch.name) / name}"
+
+    def require_writable(self) -> None:
+        """Refuse to record anything when the database was opened from a read-only copy."""
+        if self.app.refuse_saves is not None:
+            raise InputError(self.app.refuse_saves)
 
     @property
     def safe_url(self) -> str:
@@ -111,6 +139,8 @@ class Tracker:
         engine = getattr(self.app.factory, "datastore", None)
         if engine is not None and engine.engine is not None:
             engine.engine.dispose()
+        if self._scratch is not None:
+            self._scratch.cleanup()
 
     def __enter__(self) -> Tracker:
         return self
@@ -136,9 +166,7 @@ class Tracker:
         seed: str | None = None,
     ) -> Campaign:
         """Record a new campaign from a scenario and a ruleset (built-in names or TOML files)."""
-        name = name.strip()
-        if not name or len(name) > 200:
-            raise InputError("a campaign name must have 1 to 200 characters")
+        name = check_campaign_name(name)
         scenario_data, scenario_source = read_scenario(scenario)
         declared = scenario_data.get("scenario", {}).get("ruleset", "twtea-3e")
         ruleset_obj, ruleset_data = load_ruleset(

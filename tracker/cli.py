@@ -21,17 +21,30 @@ from projections.summary import rule_of, summary
 from tracker.cli_common import (
     Context,
     act,
+    acting,
     console,
     dice_options,
     emit_json,
     json_option,
+    names,
     next_command,
     run,
     split_list,
     waiting_nation,
 )
+from tracker.completion import (
+    complete_battles,
+    complete_event_kinds,
+    complete_nations,
+    complete_path,
+    complete_sea_zones,
+    complete_technologies,
+    complete_units,
+    complete_zones,
+)
 from tracker.history import explain as explain_event
 from tracker.history import log_records
+from tracker.names import event_kind
 from tracker.verify import verify_events
 from tracker.views import board_now, heading, render_board
 
@@ -39,6 +52,20 @@ from tracker.views import board_now, heading, render_board
 def _fail(message: str, code: int) -> NoReturn:
     click.echo(f"Error: {message}", err=True)
     sys.exit(code)
+
+
+def damaged_database(error: BaseException, obj: object) -> str | None:
+    """The one-line message for a database file found damaged while it was read, or None."""
+    import sqlite3
+
+    cause = getattr(error, "orig", None) or error.__cause__ or error.__context__
+    for e in (error, cause):
+        if type(e) is sqlite3.DatabaseError:
+            from tracker.store import DEFAULT_DB
+
+            where = getattr(obj, "db", None) or os.environ.get("TRACKER_DB") or DEFAULT_DB
+            return f"database {where!r} is damaged ({e}); restore it from a copy or an export"
+    return None
 
 
 class TrackerGroup(click.Group):
@@ -52,6 +79,9 @@ class TrackerGroup(click.Group):
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, BrokenPipeError):
             raise
         except Exception as e:  # noqa: BLE001 - the promise is: never a traceback
+            damaged = damaged_database(e, ctx.obj)
+            if damaged is not None:
+                _fail(damaged, 2)
             if os.environ.get("TRACKER_DEBUG"):
                 raise
             first = str(e).strip().splitlines()[0] if str(e).strip() else ""
@@ -70,13 +100,22 @@ def cli(ctx: click.Context, db: str | None, campaign: str | None) -> None:
 
     Example: tracker new autumn --scenario north-sea-1914 && tracker state
     """
+    if isinstance(ctx.obj, Context):
+        return  # a line of `tracker shell`: the session's open database and campaign
     obj = Context(db, campaign)
     ctx.obj = obj
     ctx.call_on_close(obj.close)
 
 
-def _acting(campaign: Campaign, nation: str | None) -> str:
-    return nation or campaign.nation
+PHASES = click.Choice(list(KNOWN_PHASES), case_sensitive=False)
+
+
+def _nation_option(help_text: str = "Acting nation (default: the nation whose turn it is).") -> Any:
+    return click.option("--nation", help=help_text, shell_complete=complete_nations)
+
+
+def _battle_argument(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.argument("battle", type=int, shell_complete=complete_battles)(f)
 
 
 # ----- campaigns, scenarios, rulesets -----
@@ -93,6 +132,7 @@ def new(ctx: Context, name: str, scenario: str, ruleset: str | None, dice: str |
 
     Example: tracker new autumn --scenario north-sea-1914 --dice auto
     """
+    ctx.may_create = True
     campaign = ctx.tracker.create(name, scenario, ruleset, dice)
     click.echo(
         f"Campaign {campaign.name!r} created: {campaign.scenario.title} with ruleset "
@@ -174,7 +214,7 @@ def rulesets(as_json: bool) -> None:
 )
 @click.option(
     "--phase",
-    type=click.Choice(list(KNOWN_PHASES)),
+    type=PHASES,
     help="With --turn: at the end of this phase of that turn.",
 )
 @click.option("--at", "at", type=click.IntRange(min=1), help="The board right after this event.")
@@ -208,11 +248,9 @@ def state(ctx: Context, turn: int | None, phase: str | None, at: int | None, as_
 
 @cli.command(name="next")
 @click.option(
-    "--to", "to_phase", type=click.Choice(list(KNOWN_PHASES)), help="Keep going until this phase opens."
+    "--to", "to_phase", type=PHASES, help="Keep going until this phase opens."
 )
-@click.option(
-    "--nation", help="With --to: the phase of this nation's turn (default: the nation whose turn it is)."
-)
+@_nation_option("With --to: the phase of this nation's turn (default: the nation whose turn it is).")
 @click.option(
     "--confirm-losses",
     is_flag=True,
@@ -241,9 +279,7 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
     t = ctx.tracker
     cid = t.campaign_id(ctx.campaign)
     campaign = t.load(cid)
-    target = nation or campaign.nation
-    if target not in campaign.scenario.nations:
-        raise InputError(f"unknown nation {target!r} (known: {', '.join(campaign.scenario.turn_order)})")
+    target = acting(campaign, nation)
     if to_phase not in campaign.ruleset.phases:
         raise InputError(f"phase {to_phase!r} is not in this campaign's ruleset")
     if (campaign.nation, campaign.phase) == (target, to_phase):
@@ -262,16 +298,20 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
 
 
 @cli.command()
-@click.argument("units", nargs=-1, required=True)
+@click.argument("units", nargs=-1, required=True, shell_complete=complete_units)
 @click.option(
     "--to",
     "to",
     help="Destination zone (the shortest legal route is not guessed: use --path for more than one step).",
+    shell_complete=complete_zones,
 )
 @click.option(
-    "--path", "path", help="Zones after the start, comma-separated, e.g. 'Southern North Sea,Dover Strait'."
+    "--path",
+    "path",
+    help="Zones after the start, comma-separated, e.g. 'Southern North Sea,Dover Strait'.",
+    shell_complete=complete_path,
 )
-@click.option("--nation", help="Acting nation (default: the nation whose turn it is).")
+@_nation_option()
 @click.pass_obj
 def move(ctx: Context, units: tuple[str, ...], to: str | None, path: str | None, nation: str | None) -> None:
     """Move units together along a path of adjacent zones; a submarine group stops at a hostile
@@ -284,7 +324,8 @@ def move(ctx: Context, units: tuple[str, ...], to: str | None, path: str | None,
     steps = [to] if to else split_list(path) or []
 
     def action(c: Campaign, _dice: DiceSource) -> None:
-        c.move(_acting(c, nation), list(units), steps)
+        n = names(c)
+        c.move(acting(c, nation), n.units(units) or [], n.zones(steps) or [])
 
     act(ctx, action)
 
@@ -295,9 +336,9 @@ def ntr() -> None:
 
 
 @ntr.command(name="place")
-@click.argument("zone")
+@click.argument("zone", shell_complete=complete_sea_zones)
 @click.argument("count", type=int, default=1)
-@click.option("--nation", help="Acting nation (default: the nation whose turn it is).")
+@_nation_option()
 @click.pass_obj
 def ntr_place(ctx: Context, zone: str, count: int, nation: str | None) -> None:
     """Place NTR in a sea zone in the placement phase (CV6).
@@ -306,15 +347,15 @@ def ntr_place(ctx: Context, zone: str, count: int, nation: str | None) -> None:
     """
 
     def command(c: Campaign, _dice: DiceSource) -> str:
-        c.place_ntr(_acting(c, nation), zone, count)
+        c.place_ntr(acting(c, nation), names(c).zone(zone), count)
         return summary(c.pending_events[-1])
 
     click.echo(run(ctx, command))
 
 
 @cli.command()
-@click.argument("technology")
-@click.option("--nation", help="Acting nation (default: the nation whose turn it is).")
+@click.argument("technology", shell_complete=complete_technologies)
+@_nation_option()
 @dice_options
 @click.pass_obj
 def research(
@@ -327,7 +368,7 @@ def research(
 
     def command(c: Campaign, dice: DiceSource) -> list[str]:
         before = c.version
-        c.research(_acting(c, nation), technology, dice)
+        c.research(acting(c, nation), names(c).technology(technology), dice)
         return [summary(e) for e in c.pending_events if e.originator_version > before]
 
     for line in run(ctx, command, dice_text, reference):
@@ -343,9 +384,15 @@ def convoy() -> None:
 
 
 @convoy.command(name="declare")
-@click.option("--by", "attacker", required=True, help="The attacking nation.")
-@click.option("--zone", required=True, help="Sea zone holding the phasing nation's NTR.")
-@click.option("--subs", help="Taking-part submarines, comma-separated (default: all in the zone).")
+@click.option("--by", "attacker", required=True, help="The attacking nation.", shell_complete=complete_nations)
+@click.option(
+    "--zone", required=True, help="Sea zone holding the phasing nation's NTR.", shell_complete=complete_sea_zones
+)
+@click.option(
+    "--subs",
+    help="Taking-part submarines, comma-separated (default: all in the zone).",
+    shell_complete=complete_units,
+)
 @click.option("--auto", "auto", is_flag=True, help="Resolve every step with default choices and auto dice.")
 @click.pass_obj
 def convoy_declare(ctx: Context, attacker: str, zone: str, subs: str | None, auto: bool) -> None:
@@ -355,7 +402,8 @@ def convoy_declare(ctx: Context, attacker: str, zone: str, subs: str | None, aut
     """
 
     def action(c: Campaign, dice: DiceSource) -> None:
-        number = c.declare_convoy_attack(attacker, zone, split_list(subs))
+        n = names(c)
+        number = c.declare_convoy_attack(n.nation(attacker), n.zone(zone), n.units(subs))
         if auto:
             c.convoy_auto(number, dice)
 
@@ -370,11 +418,11 @@ def convoy_pass(ctx: Context, nation: str) -> None:
 
     Example: tracker convoy pass --by Austria-Hungary
     """
-    act(ctx, lambda c, d: c.convoy_pass(nation))
+    act(ctx, lambda c, d: c.convoy_pass(names(c).nation(nation)))
 
 
 @convoy.command(name="roll")
-@click.argument("battle", type=int)
+@_battle_argument
 @dice_options
 @click.pass_obj
 def convoy_roll(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
@@ -390,8 +438,12 @@ def convoy_roll(ctx: Context, battle: int, dice_text: str | None, reference: str
 
 
 @convoy.command(name="search")
-@click.argument("battle", type=int)
-@click.option("--units", help="Searching units, comma-separated (default: every eligible unit); '' for none.")
+@_battle_argument
+@click.option(
+    "--units",
+    help="Searching units, comma-separated (default: every eligible unit); '' for none.",
+    shell_complete=complete_units,
+)
 @dice_options
 @click.pass_obj
 def convoy_search(
@@ -403,15 +455,19 @@ def convoy_search(
     """
 
     def action(c: Campaign, dice: DiceSource) -> None:
-        c.convoy_search(battle, split_list(units), dice)
+        c.convoy_search(battle, names(c).units(units), dice)
 
     act(ctx, action, dice_text, reference)
 
 
 @convoy.command(name="casualties")
-@click.argument("battle", type=int)
-@click.option("--nation", help="The nation choosing (default: the only one the battle waits for).")
-@click.option("--units", help="Units taking the hits, comma-separated (default: the cheapest legal choice).")
+@_battle_argument
+@_nation_option("The nation choosing (default: the only one the battle waits for).")
+@click.option(
+    "--units",
+    help="Units taking the hits, comma-separated (default: the cheapest legal choice).",
+    shell_complete=complete_units,
+)
 @click.pass_obj
 def convoy_casualties(ctx: Context, battle: int, nation: str | None, units: str | None) -> None:
     """Choose which units take the hits (CV2, CV4, HA7).
@@ -420,13 +476,13 @@ def convoy_casualties(ctx: Context, battle: int, nation: str | None, units: str 
     """
 
     def action(c: Campaign, dice: DiceSource) -> None:
-        c.convoy_choose_casualties(battle, waiting_nation(c, battle, nation), split_list(units))
+        c.convoy_choose_casualties(battle, waiting_nation(c, battle, nation), names(c).units(units))
 
     act(ctx, action)
 
 
 @convoy.command(name="auto")
-@click.argument("battle", type=int)
+@_battle_argument
 @click.pass_obj
 def convoy_auto(ctx: Context, battle: int) -> None:
     """Resolve a battle's remaining steps with default choices and auto dice.
@@ -487,11 +543,11 @@ def undo(ctx: Context, to: int | None, override: bool, reason: str) -> None:
 
 @cli.command()
 @click.option("--turn", type=click.IntRange(min=1), help="Only events of this national turn.")
-@click.option("--phase", type=click.Choice(list(KNOWN_PHASES)), help="Only events recorded in this phase.")
-@click.option("--nation", help="Only events involving this nation.")
-@click.option("--zone", help="Only events in or through this zone.")
-@click.option("--kind", help="Only events of this kind (e.g. DiceRolled).")
-@click.option("--battle", type=int, help="Only the events of this battle.")
+@click.option("--phase", type=PHASES, help="Only events recorded in this phase.")
+@click.option("--nation", help="Only events involving this nation.", shell_complete=complete_nations)
+@click.option("--zone", help="Only events in or through this zone.", shell_complete=complete_zones)
+@click.option("--kind", help="Only events of this kind (e.g. DiceRolled).", shell_complete=complete_event_kinds)
+@click.option("--battle", type=int, help="Only the events of this battle.", shell_complete=complete_battles)
 @click.option("--tail", type=click.IntRange(min=1), help="Only the last N events.")
 @json_option
 @click.pass_obj
@@ -512,11 +568,22 @@ def log(
     """
     t = ctx.tracker
     cid = t.campaign_id(ctx.campaign)
+    if nation is not None or zone is not None:
+        n = names(t.load(cid))
+        nation, zone = n.optional_nation(nation), n.optional_zone(zone)
+    kind = event_kind(kind) if kind is not None else None
     records = log_records(
-        t, cid, turn=turn, phase=phase, nation=nation, zone=zone, kind=kind, battle=battle, with_data=as_json
+        t,
+        cid,
+        turn=turn,
+        phase=phase,
+        nation=nation,
+        zone=zone,
+        kind=kind,
+        battle=battle,
+        with_data=as_json,
+        tail=tail,
     )
-    if tail:
-        records = records[-tail:]
     if as_json:
         emit_json(records)
         return
@@ -625,6 +692,7 @@ def projections_rebuild(ctx: Context) -> None:
     Example: tracker projections rebuild
     """
     t = ctx.tracker
+    t.require_writable()
     total = t.max_notification_id()
     with click.progressbar(length=total, label="Rebuilding projections", file=sys.stderr) as bar:
         done = t.projector.rebuild(bar.update)
@@ -721,9 +789,9 @@ def main() -> None:
 
 def _register_extensions() -> None:
     """Command groups kept in their own modules, registered on the main group."""
-    from tracker import cli_economy, cli_naval, cli_report, cli_transfer
+    from tracker import cli_board, cli_economy, cli_naval, cli_report, cli_transfer, shell
 
-    for module in (cli_economy, cli_naval, cli_report, cli_transfer):
+    for module in (cli_board, cli_economy, cli_naval, cli_report, cli_transfer, shell):
         for command in module.COMMANDS:
             cli.add_command(command)
 

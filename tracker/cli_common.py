@@ -15,23 +15,38 @@ from domain.dice import DiceSource, parse_dice
 from domain.errors import InputError
 from projections.summary import rule_of, summary
 from tracker.application import Tracker
+from tracker.names import Names
 from tracker.output import check_output, write_output
 from tracker.store import database_url, sqlite_file
 
 
 class Context:
-    """The global options, and the database opened on first use."""
+    """The global options, and the database opened on first use.
+
+    Only a command that makes a campaign (`new`, `import`) sets `may_create`: every other
+    one refuses a database file that does not exist instead of leaving an empty one behind.
+    """
 
     def __init__(self, db: str | None, campaign: str | None) -> None:
         self.db = db
         self.campaign = campaign
+        self.may_create = False
         self._tracker: Tracker | None = None
 
     @property
     def tracker(self) -> Tracker:
         if self._tracker is None:
-            self._tracker = Tracker(self.db)
+            self._tracker = Tracker(self.db, create=self.may_create)
         return self._tracker
+
+    @property
+    def has_tracker(self) -> bool:
+        return self._tracker is not None
+
+    def load(self) -> Campaign:
+        """The selected campaign now."""
+        t = self.tracker
+        return t.load(t.campaign_id(self.campaign))
 
     def close(self) -> None:
         if self._tracker is not None:
@@ -66,13 +81,24 @@ def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
-def console() -> Console:
-    return Console(width=120, highlight=False, soft_wrap=False)
+def console(file: Any = None) -> Console:
+    """Rich output as wide as the terminal (or COLUMNS), in colour only on a terminal."""
+    return Console(file=file, highlight=False, soft_wrap=False)
 
 
 def split_list(text: str | None) -> list[str] | None:
-    """'A,B' as [A, B]; '' as []; no option at all as None (the default choice)."""
+    """'A,B' as [A, B]; '' as []; no option at all as None (the default choice). For zone
+    lists, whose names hold spaces; unit lists go through `names.split_units`."""
     return None if text is None else [p.strip() for p in text.split(",") if p.strip()]
+
+
+def names(c: Campaign) -> Names:
+    return Names(c)
+
+
+def acting(c: Campaign, nation: str | None) -> str:
+    """The nation named (in any spelling or by code), or the one whose turn it is."""
+    return Names(c).nation(nation) if nation else c.nation
 
 
 def run(
@@ -84,6 +110,7 @@ def run(
     """Run a command on the selected campaign through the application service."""
     values = parse_dice(dice_text) if dice_text is not None else None
     t = ctx.tracker
+    t.require_writable()
     return t.execute(t.campaign_id(ctx.campaign), command, values, reference)
 
 
@@ -153,7 +180,7 @@ def act(
 def waiting_nation(c: Campaign, battle: int, nation: str | None) -> str:
     """The nation named, or the only one the battle waits for."""
     if nation is not None:
-        return nation
+        return Names(c).nation(nation)
     waiting = c.battles.get(str(battle), {}).get("waiting", [])
     if len(waiting) != 1:
         raise InputError(f"say which nation chooses with --nation (waiting for: {', '.join(waiting) or 'nobody'})")

@@ -10,11 +10,7 @@ from domain.campaign import Campaign
 from domain.dice import DiceSource
 from domain.errors import InputError
 from domain.rules.economy import Adjustment
-from tracker.cli_common import Context, act, split_list
-
-
-def _acting(c: Campaign, nation: str | None) -> str:
-    return nation or c.nation
+from tracker.cli_common import Context, act, acting, names, split_list
 
 
 @click.command()
@@ -28,7 +24,7 @@ def buy(ctx: Context, unit_type: str, count: int, nation: str | None) -> None:
 
     Example: tracker buy submarine 2
     """
-    act(ctx, lambda c, d: c.buy(_acting(c, nation), unit_type, count))
+    act(ctx, lambda c, d: c.buy(acting(c, nation), names(c).unit_type(unit_type), count))
 
 
 @click.command()
@@ -42,7 +38,7 @@ def place(ctx: Context, unit_type: str, zone: str, count: int, nation: str | Non
 
     Example: tracker place submarine --at "Heligoland Bight"
     """
-    act(ctx, lambda c, d: c.place(_acting(c, nation), unit_type, zone, count))
+    act(ctx, lambda c, d: c.place(acting(c, nation), names(c).unit_type(unit_type), names(c).zone(zone), count))
 
 
 def _parse(option: str, text: str, parts: int, form: str) -> list[str]:
@@ -133,7 +129,18 @@ def adjust(
     adjustment = build_adjustment(add, remove, resources, ntr, owner, tech)
 
     def action(c: Campaign, _dice: DiceSource) -> None:
-        c.adjust(adjustment, reason)
+        n = names(c)
+        c.adjust(
+            Adjustment(
+                add=tuple((n.nation(a), n.unit_type(t), n.zone(z), k) for a, t, z, k in adjustment.add),
+                remove=tuple(n.unit(u) for u in adjustment.remove),
+                resources={n.nation(a): k for a, k in adjustment.resources.items()},
+                ntr=tuple((n.nation(a), n.zone(z), k) for a, z, k in adjustment.ntr),
+                owners={n.zone(t): n.nation(a) for t, a in adjustment.owners.items()},
+                tech=tuple((n.nation(a), n.technology(t), k) for a, t, k in adjustment.tech),
+            ),
+            reason,
+        )
 
     act(ctx, action)
 

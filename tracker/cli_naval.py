@@ -15,27 +15,51 @@ import click
 from domain.campaign import Campaign
 from domain.dice import DiceSource
 from domain.errors import InputError
-from tracker.cli_common import Context, act, dice_options, split_list, waiting_nation
+from tracker.cli_common import Context, act, acting, dice_options, names, waiting_nation
+from tracker.completion import complete_battles, complete_nations, complete_sea_zones, complete_units, complete_zones
+from tracker.names import split_units
 
 
 def _nation_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--nation", help="The nation choosing (default: the only one the battle waits for).")(
-        f
-    )
+    return click.option(
+        "--nation",
+        help="The nation choosing (default: the only one the battle waits for).",
+        shell_complete=complete_nations,
+    )(f)
 
 
-def _pairs(text: str | None, option: str) -> dict[str, str] | None:
-    """'A=B,C=D' as {A: B, C: D}; '' as {}."""
+def _acting_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--nation", help="Acting nation (default: the nation whose turn it is).", shell_complete=complete_nations
+    )(f)
+
+
+def _battle_argument(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.argument("battle", type=int, shell_complete=complete_battles)(f)
+
+
+def _units_option(name: str, help_text: str) -> Callable[..., Any]:
+    return click.option(name, help=help_text, shell_complete=complete_units)
+
+
+def _zone_option(name: str = "--zone", **kwargs: Any) -> Callable[..., Any]:
+    return click.option(name, shell_complete=complete_sea_zones, **kwargs)
+
+
+def _pairs(c: Campaign, text: str | None, option: str) -> dict[str, str] | None:
+    """'A=B,C=D' (or 'A=B C=D') as {A: B, C: D}, unit IDs in any case; '' as {}."""
     if text is None:
         return None
+    n = names(c)
     pairs: dict[str, str] = {}
-    for part in split_list(text) or []:
+    for part in split_units(text) or []:
         left, sep, right = part.partition("=")
         if not sep or not left.strip() or not right.strip():
             raise InputError(f"{option} takes UNIT=UNIT pairs separated by commas, got {part!r}")
-        if left.strip() in pairs:
-            raise InputError(f"{left.strip()} is named twice in {option}")
-        pairs[left.strip()] = right.strip()
+        firer = n.unit(left)
+        if firer in pairs:
+            raise InputError(f"{firer} is named twice in {option}")
+        pairs[firer] = n.unit(right)
     return pairs
 
 
@@ -58,9 +82,9 @@ def intercept() -> None:
 
 
 @intercept.command(name="search")
-@click.argument("battle", type=int)
-@click.option(
-    "--units", help="Searching destroyers/cruisers (TE4: aircraft on carriers), comma-separated; '' for none."
+@_battle_argument
+@_units_option(
+    "--units", "Searching destroyers/cruisers (TE4: aircraft on carriers), comma-separated; '' for none."
 )
 @dice_options
 @click.pass_obj
@@ -71,13 +95,13 @@ def intercept_search(
 
     Example: tracker intercept search 1 --units GB-DD3,GB-DD4,GB-DD5 --dice 1,2,7
     """
-    _act(ctx, lambda c, d: c.intercept_search(battle, split_list(units), d), dice_text, reference)
+    _act(ctx, lambda c, d: c.intercept_search(battle, names(c).units(units), d), dice_text, reference)
 
 
 @intercept.command(name="detect")
-@click.argument("battle", type=int)
-@click.option(
-    "--subs", help="The submarines found, as many as searches succeeded (default: the first of the group)."
+@_battle_argument
+@_units_option(
+    "--subs", "The submarines found, as many as searches succeeded (default: the first of the group)."
 )
 @click.pass_obj
 def intercept_detect(ctx: Context, battle: int, subs: str | None) -> None:
@@ -85,13 +109,13 @@ def intercept_detect(ctx: Context, battle: int, subs: str | None) -> None:
 
     Example: tracker intercept detect 1 --subs DE-SS4,DE-SS5
     """
-    _act(ctx, lambda c, d: c.intercept_detect(battle, split_list(subs)))
+    _act(ctx, lambda c, d: c.intercept_detect(battle, names(c).units(subs)))
 
 
 @intercept.command(name="decide")
-@click.argument("battle", type=int)
-@click.option("--submerge", help="Detected submarines that submerge (stay in the zone, their move ends).")
-@click.option("--retreat", help="Detected submarines that go back to the zone they came from.")
+@_battle_argument
+@_units_option("--submerge", "Detected submarines that submerge (stay in the zone, their move ends).")
+@_units_option("--retreat", "Detected submarines that go back to the zone they came from.")
 @click.pass_obj
 def intercept_decide(ctx: Context, battle: int, submerge: str | None, retreat: str | None) -> None:
     """After an ASW round: per detected submarine fight on (not named), submerge or retreat (SM4).
@@ -100,23 +124,23 @@ def intercept_decide(ctx: Context, battle: int, submerge: str | None, retreat: s
 
     Example: tracker intercept decide 1 --submerge DE-SS4 --retreat DE-SS5
     """
-    _act(ctx, lambda c, d: c.intercept_decide(battle, split_list(submerge), split_list(retreat)))
+    _act(ctx, lambda c, d: c.intercept_decide(battle, names(c).units(submerge), names(c).units(retreat)))
 
 
 @intercept.command(name="continue")
-@click.argument("battle", type=int)
-@click.option("--stop", help="Undetected submarines that stop in the zone (default: all go on).")
+@_battle_argument
+@_units_option("--stop", "Undetected submarines that stop in the zone (default: all go on).")
 @click.pass_obj
 def intercept_continue(ctx: Context, battle: int, stop: str | None) -> None:
     """Undetected submarines go on to their destination or stop in the zone (SM5).
 
     Example: tracker intercept continue 1 --stop DE-SS5
     """
-    _act(ctx, lambda c, d: c.intercept_continue(battle, split_list(stop)))
+    _act(ctx, lambda c, d: c.intercept_continue(battle, names(c).units(stop)))
 
 
 @intercept.command(name="auto")
-@click.argument("battle", type=int)
+@_battle_argument
 @dice_options
 @click.pass_obj
 def intercept_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
@@ -138,8 +162,8 @@ def asw_group() -> None:
 
 
 @asw_group.command(name="start")
-@click.option("--zone", required=True, help="Sea zone with enemy submarines.")
-@click.option("--nation", help="Acting nation (default: the nation whose turn it is).")
+@_zone_option(required=True, help="Sea zone with enemy submarines.")
+@_acting_option
 @click.option("--auto", "auto", is_flag=True, help="Resolve every step with default choices and auto dice.")
 @click.pass_obj
 def asw_start(ctx: Context, zone: str, nation: str | None, auto: bool) -> None:
@@ -149,7 +173,7 @@ def asw_start(ctx: Context, zone: str, nation: str | None, auto: bool) -> None:
     """
 
     def action(c: Campaign, d: DiceSource) -> None:
-        number = c.asw_start(nation or c.nation, zone)
+        number = c.asw_start(acting(c, nation), names(c).zone(zone))
         if auto:
             c.battle_auto(number, d)
 
@@ -157,9 +181,9 @@ def asw_start(ctx: Context, zone: str, nation: str | None, auto: bool) -> None:
 
 
 @asw_group.command(name="search")
-@click.argument("battle", type=int)
-@click.option(
-    "--units", help="Escorts in the zone and aircraft in range taking part (default: every eligible one)."
+@_battle_argument
+@_units_option(
+    "--units", "Escorts in the zone and aircraft in range taking part (default: every eligible one)."
 )
 @dice_options
 @click.pass_obj
@@ -172,19 +196,19 @@ def asw_search(
 
     Example: tracker asw search 2 --units DE-DD1,DE-DD2 --dice 2,9,8,1
     """
-    _act(ctx, lambda c, d: c.asw_search(battle, split_list(units), d), dice_text, reference)
+    _act(ctx, lambda c, d: c.asw_search(battle, names(c).units(units), d), dice_text, reference)
 
 
 @asw_group.command(name="submerge")
-@click.argument("battle", type=int)
-@click.option("--subs", help="Detected submarines that submerge (default: all); '' for none (all fight on).")
+@_battle_argument
+@_units_option("--subs", "Detected submarines that submerge (default: all); '' for none (all fight on).")
 @click.pass_obj
 def asw_submerge(ctx: Context, battle: int, subs: str | None) -> None:
     """After an ASW round the submarines' owner submerges some or all of them; the rest fight on (AS5).
 
     Example: tracker asw submerge 2 --subs GB-SS1
     """
-    _act(ctx, lambda c, d: c.asw_submerge(battle, split_list(subs)))
+    _act(ctx, lambda c, d: c.asw_submerge(battle, names(c).units(subs)))
 
 
 # ----- naval battles (NC1-NC5) and the steps every fight shares (HA1-HA7) -----
@@ -196,8 +220,8 @@ def battle_group() -> None:
 
 
 @battle_group.command(name="start")
-@click.option("--zone", required=True, help="Sea zone where the phasing nation meets enemy naval units.")
-@click.option("--nation", help="Acting nation (default: the nation whose turn it is).")
+@_zone_option(required=True, help="Sea zone where the phasing nation meets enemy naval units.")
+@_acting_option
 @click.option("--auto", "auto", is_flag=True, help="Resolve every step with default choices and auto dice.")
 @click.pass_obj
 def battle_start(ctx: Context, zone: str, nation: str | None, auto: bool) -> None:
@@ -207,7 +231,7 @@ def battle_start(ctx: Context, zone: str, nation: str | None, auto: bool) -> Non
     """
 
     def action(c: Campaign, d: DiceSource) -> None:
-        number = c.naval_start(nation or c.nation, zone)
+        number = c.naval_start(acting(c, nation), names(c).zone(zone))
         if auto:
             c.battle_auto(number, d)
 
@@ -215,7 +239,7 @@ def battle_start(ctx: Context, zone: str, nation: str | None, auto: bool) -> Non
 
 
 @battle_group.command(name="targets")
-@click.argument("battle", type=int)
+@_battle_argument
 @_nation_option
 @click.option(
     "--targets", help="FIRER=TARGET pairs for every unit of the nation that picks (default: spread)."
@@ -229,13 +253,13 @@ def battle_targets(ctx: Context, battle: int, nation: str | None, targets: str |
     _act(
         ctx,
         lambda c, d: c.choose_targets(
-            battle, waiting_nation(c, battle, nation), _pairs(targets, "--targets")
+            battle, waiting_nation(c, battle, nation), _pairs(c, targets, "--targets")
         ),
     )
 
 
 @battle_group.command(name="screen")
-@click.argument("battle", type=int)
+@_battle_argument
 @_nation_option
 @click.option(
     "--screens", help="FIRER=ESCORT pairs: the escort takes that shot's hit; '' for none (default: cheapest)."
@@ -249,13 +273,13 @@ def battle_screen(ctx: Context, battle: int, nation: str | None, screens: str | 
     _act(
         ctx,
         lambda c, d: c.choose_screens(
-            battle, waiting_nation(c, battle, nation), _pairs(screens, "--screens")
+            battle, waiting_nation(c, battle, nation), _pairs(c, screens, "--screens")
         ),
     )
 
 
 @battle_group.command(name="fire")
-@click.argument("battle", type=int)
+@_battle_argument
 @dice_options
 @click.pass_obj
 def battle_fire(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
@@ -267,10 +291,10 @@ def battle_fire(ctx: Context, battle: int, dice_text: str | None, reference: str
 
 
 @battle_group.command(name="casualties")
-@click.argument("battle", type=int)
+@_battle_argument
 @_nation_option
-@click.option(
-    "--units", help="Units taking the hits, one entry per hit (default: the cheapest legal choice)."
+@_units_option(
+    "--units", "Units taking the hits, one entry per hit (default: the cheapest legal choice)."
 )
 @click.pass_obj
 def battle_casualties(ctx: Context, battle: int, nation: str | None, units: str | None) -> None:
@@ -278,14 +302,19 @@ def battle_casualties(ctx: Context, battle: int, nation: str | None, units: str 
 
     Example: tracker battle casualties 3 --nation Britain --units GB-DD1,GB-BB1
     """
-    _act(ctx, lambda c, d: c.choose_casualties(battle, waiting_nation(c, battle, nation), split_list(units)))
+    _act(ctx, lambda c, d: c.choose_casualties(battle, waiting_nation(c, battle, nation), names(c).units(units)))
 
 
 @battle_group.command(name="decide")
-@click.argument("battle", type=int)
+@_battle_argument
 @_nation_option
-@click.option("--submerge", help="Submarines of the nation that submerge and leave the battle.")
-@click.option("--retreat-to", "retreat_to", help="Attacker only: retreat every remaining unit to this zone.")
+@_units_option("--submerge", "Submarines of the nation that submerge and leave the battle.")
+@click.option(
+    "--retreat-to",
+    "retreat_to",
+    shell_complete=complete_zones,
+    help="Attacker only: retreat every remaining unit to this zone.",
+)
 @click.pass_obj
 def battle_decide(
     ctx: Context, battle: int, nation: str | None, submerge: str | None, retreat_to: str | None
@@ -297,13 +326,16 @@ def battle_decide(
     _act(
         ctx,
         lambda c, d: c.naval_decide(
-            battle, waiting_nation(c, battle, nation), split_list(submerge), retreat_to
+            battle,
+            waiting_nation(c, battle, nation),
+            names(c).units(submerge),
+            None if retreat_to is None else names(c).zone(retreat_to),
         ),
     )
 
 
 @battle_group.command(name="auto")
-@click.argument("battle", type=int)
+@_battle_argument
 @dice_options
 @click.pass_obj
 def battle_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:

@@ -96,7 +96,9 @@ def import_command(ctx: Context, file: str, as_name: str | None, as_json: bool) 
         except OSError as e:
             raise InputError(f"cannot read {file}: {e.strerror or e}") from None
         source = file
+    ctx.may_create = True
     t = ctx.tracker
+    t.require_writable()
     result = import_campaign(t, data, source, as_name)
     if as_json:
         emit_json(

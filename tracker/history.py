@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from sqlalchemy import select
+
 from domain.errors import InputError
 from domain.rules.catalog import statement
 from projections.board import board_at, event_index, index_rows
@@ -26,8 +28,10 @@ def log_records(
     battle: int | None = None,
     seq: int | None = None,
     with_data: bool = False,
+    tail: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Index rows matching every filter given, oldest first (from the projections)."""
+    """Index rows matching every filter given, oldest first (from the projections); with
+    `tail`, only the last that many (read from the end, not the whole log)."""
     t.catch_up(cid)
     filters = []
     if turn is not None:
@@ -45,7 +49,16 @@ def log_records(
     if seq is not None:
         filters.append(event_index.c.seq == seq)
     with t.engine.connect() as conn:
-        rows = index_rows(conn, cid, filters)
+        if tail is None:
+            rows = index_rows(conn, cid, filters)
+        else:
+            query = (
+                select(event_index)
+                .where(event_index.c.campaign_id == str(cid), *filters)
+                .order_by(event_index.c.seq.desc())
+                .limit(tail)
+            )
+            rows = list(conn.execute(query))[::-1]
     records = [
         {
             "seq": r.seq,

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
+import tempfile
+import unicodedata
 from pathlib import Path
 from urllib.parse import quote
 
@@ -37,8 +40,12 @@ seeds_table = Table(
 )
 
 
-def database_url(db: str | None) -> str:
-    """A SQLAlchemy URL from `--db`: a URL as given, or a path to a SQLite file."""
+def database_url(db: str | None, create: bool = True) -> str:
+    """A SQLAlchemy URL from `--db`: a URL as given, or a path to a SQLite file.
+
+    Without `create`, a SQLite file that does not exist is refused instead of created: only
+    the commands that make a campaign (`new`, `import`) may bring a database into being.
+    """
     db = db or os.environ.get("TRACKER_DB") or DEFAULT_DB
     if "://" in db:
         try:
@@ -54,9 +61,13 @@ def database_url(db: str | None) -> str:
             url = url.set(drivername="postgresql+psycopg")
         if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
             _check_sqlite_path(Path(url.database))
+            if not create:
+                _require_file(Path(url.database))
         return url.render_as_string(hide_password=False)
     path = Path(db).expanduser()
     _check_sqlite_path(path)
+    if not create:
+        _require_file(path)
     return f"sqlite:///{path.resolve()}"
 
 
@@ -66,6 +77,59 @@ def sqlite_file(url: str) -> Path | None:
     if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
         return None
     return Path(parsed.database)
+def _require_file(path: Path) -> None:
+    if not path.exists():
+        raise InputError(
+            f"no database at {str(path)!r}: create a campaign with `tracker new NAME --scenario S` "
+            "or `tracker import FILE`, or name another with --db"
+        )
+
+
+def _cannot_write(path: Path) -> bool:
+    """True when this process may not write `path`, or nobody may by its permission bits
+    (which counts for a superuser too: a file made read-only is meant to stay untouched)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not os.access(path, os.W_OK) or not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+
+
+def read_only_copy(url: str) -> tempfile.TemporaryDirectory[str] | None:
+    """For a SQLite file that may not be written (the file or its folder is read-only): a
+    private copy in a temporary folder, taken through a read-only, immutable connection, on
+    which the read models can catch up without touching the original. None otherwise."""
+    if not url.startswith("sqlite:///"):
+        return None
+    path = Path(make_url(url).database or "")
+    if not path.is_file() or not (_cannot_write(path) or _cannot_write(path.parent)):
+        return None
+    scratch = tempfile.TemporaryDirectory(prefix="tracker-")
+    source = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+    try:
+        target = sqlite3.connect(Path(scratch.name) / path.name)
+        try:
+            source.backup(target)
+        finally:
+            target.close()
+    except sqlite3.DatabaseError as e:
+        scratch.cleanup()
+        raise InputError(f"{str(path)!r} cannot be read as a SQLite database: {e}") from None
+    finally:
+        source.close()
+    return scratch
+
+
+def check_campaign_name(name: str) -> str:
+    """A campaign name as stored: trimmed, 1 to 200 characters, no line breaks, tabs or
+    other control characters (it is printed in prompts, reports and one-line messages)."""
+    name = name.strip()
+    if not name or len(name) > 200:
+        raise InputError("a campaign name must have 1 to 200 characters")
+    bad = next((ch for ch in name if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")), None)
+    if bad is not None:
+        raise InputError(f"a campaign name may not contain control characters such as {bad!r}: {name!r}")
+    return name
 
 
 def _check_sqlite_path(path: Path) -> None:

@@ -69,7 +69,7 @@ from domain.campaign import Campaign
 from domain.chain import event_content
 from domain.errors import InputError, TrackerError
 from tracker.application import SNAPSHOT_INTERVAL, Tracker
-from tracker.store import campaigns_table, seeds_table
+from tracker.store import campaigns_table, check_campaign_name, seeds_table
 from tracker.verify import VerifyReport, verify_events
 
 FORMAT = "twtea-naval-tracker/events"
@@ -469,10 +469,7 @@ def _has_events(tracker: Tracker, cid: UUID) -> bool:
 
 
 def _check_name(name: str) -> str:
-    name = name.strip()
-    if not name or len(name) > 200:
-        raise InputError("a campaign name must have 1 to 200 characters")
-    return name
+    return check_campaign_name(name)
 
 
 def import_campaign(tracker: Tracker, data: bytes, source: str, as_name: str | None = None) -> ImportResult:

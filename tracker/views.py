@@ -6,6 +6,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from domain.campaign import Campaign
 from domain.scenario import Scenario
@@ -37,32 +38,63 @@ def board_now(campaign: Campaign) -> dict[str, Any]:
     }
 
 
+# One colour per side, in the order the sides first appear in the turn order; plain text
+# wherever the output is not a terminal (rich drops styles there).
+SIDE_STYLES = ("bold red", "bold blue", "bold green", "bold magenta", "bold yellow", "bold cyan")
+
+
+def side_style(scenario: Scenario, nation: str) -> str:
+    sides = list(dict.fromkeys(scenario.nations[n].side for n in scenario.turn_order))
+    side = scenario.nations[nation].side if nation in scenario.nations else None
+    return SIDE_STYLES[sides.index(side) % len(SIDE_STYLES)] if side in sides else ""
+
+
+def nation_text(scenario: Scenario, nation: str, label: str | None = None) -> Text:
+    """A nation's name (or `label`) in its side's colour."""
+    return Text(label if label is not None else nation, style=side_style(scenario, nation))
+
+
+def units_text(scenario: Scenario, units: list[dict[str, Any]]) -> Text:
+    """Unit IDs separated by spaces, each in its nation's side colour, damage marked."""
+    text = Text()
+    for i, u in enumerate(units):
+        if i:
+            text.append(" ")
+        text.append(u["id"] + (" (damaged)" if u["damage"] else ""), style=side_style(scenario, u["nation"]))
+    return text
+
+
 def heading(name: str, data: dict[str, Any]) -> str:
     position = f"Round {data['round']} · turn {data['turn']} · {data['nation']} · {data['phase']}"
     return f"{name} · {position}  (after event {data['seq']})"
 
 
 def render_board(out: Console, data: dict[str, Any], scenario: Scenario, title: str = "Forces") -> None:
-    by_zone: dict[str, list[str]] = {}
+    by_zone: dict[str, list[dict[str, Any]]] = {}
     for u in data["units"]:
-        by_zone.setdefault(u["at"], []).append(u["id"] + (" (damaged)" if u["damage"] else ""))
+        by_zone.setdefault(u["at"], []).append(u)
     table = Table(title=title)
-    table.add_column("Zone")
+    table.add_column("Zone", no_wrap=True)
     table.add_column("Units")
     game_map = scenario.game_map
     for zone in sorted(by_zone, key=lambda z: (not game_map.is_sea(z), z)):
-        table.add_row(zone, " ".join(by_zone[zone]))
+        table.add_row(zone, units_text(scenario, by_zone[zone]))
     out.print(table)
     nations = Table(title="Nations")
-    for col in ("Nation", "Side", "Resources", "NTR at sea", "NTR lost", "Technology"):
-        nations.add_column(col)
+    # Names never wrap or lose letters; the lists wrap between entries on a narrow terminal.
+    nations.add_column("Nation", no_wrap=True)
+    nations.add_column("Side", overflow="fold")
+    nations.add_column("Resources", justify="right")
+    nations.add_column("NTR at sea", overflow="fold")
+    nations.add_column("NTR lost", justify="right")
+    nations.add_column("Technology", overflow="fold", min_width=10)
     for nation in scenario.turn_order:
         ntr = data["ntr"].get(nation, {})
         ntr_text = ", ".join(f"{z} {c}" for z, c in sorted(ntr.items())) or "-"
         tech = ", ".join(f"{t} {lvl}" for t, lvl in data["tech"].get(nation, {}).items() if lvl) or "-"
         nations.add_row(
-            nation,
-            scenario.nations[nation].side,
+            nation_text(scenario, nation),
+            nation_text(scenario, nation, scenario.nations[nation].side),
             str(data["balances"].get(nation, 0)),
             ntr_text,
             str(data["ntr_lost"].get(nation, 0)),

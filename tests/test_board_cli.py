@@ -1,0 +1,118 @@
+"""`tracker map`, `tracker units` and `tracker show ZONE`, and tables that fit the terminal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tracker.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    path = str(tmp_path / "c.db")
+    run(path, "new", "autumn", "--scenario", "north-sea-1914")
+    return path
+
+
+def run(db: str, *args: str, code: int = 0, columns: int = 80) -> str:
+    result = CliRunner().invoke(cli, ["--db", db, *args], env={"COLUMNS": str(columns)}, catch_exceptions=False)
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def test_map_json_lists_every_zone_with_adjacency_ports_forces_and_ntr(db: str) -> None:
+    data = json.loads(run(db, "map", "--json"))
+    zones = {z["zone"]: z for z in data["zones"]}
+    assert len(zones) == 17
+    bight = zones["Heligoland Bight"]
+    assert bight["kind"] == "sea" and bight["owner"] is None
+    assert set(bight["adjacent"]) == {"Central North Sea", "Skagerrak", "Southern North Sea", "Northern Germany"}
+    assert bight["ports"] == ["Northern Germany"]
+    assert bight["forces"]["Germany"] == {"battleship": 2, "cruiser": 1, "destroyer": 2, "submarine": 3}
+    assert bight["ntr"] == {"Germany": 2}
+    assert zones["England"]["owner"] == "Britain" and "Irish Sea" in zones["England"]["ports"]
+
+
+def test_map_text_fits_80_columns(db: str) -> None:
+    out = run(db, "map")
+    assert "Heligoland Bight" in out and "DE 2 BB" in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_units_shows_the_campaigns_own_ruleset(db: str, tmp_path: Path) -> None:
+    rows = {r["type"]: r for r in json.loads(run(db, "units", "--json"))["units"]}
+    assert (rows["destroyer"]["attack"], rows["destroyer"]["cost"], rows["destroyer"]["abbr"]) == (3, 8, "DD")
+    assert rows["battleship"]["hits"] == 2
+    raw = (ROOT / "domain/data/rulesets/twtea-3e.toml").read_text()
+    house = tmp_path / "house.toml"
+    marker = "[units.destroyer]\n"
+    head, tail = raw.split(marker)
+    house.write_text(head + marker + tail.replace("cost = 8", "cost = 9", 1))
+    other = str(tmp_path / "house.db")
+    run(other, "new", "house", "--scenario", "north-sea-1914", "--ruleset", str(house))
+    house_rows = {r["type"]: r for r in json.loads(run(other, "units", "--json"))["units"]}
+    assert house_rows["destroyer"]["cost"] == 9
+    out = run(db, "units")
+    assert "destroyer" in out and max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_show_a_zone_in_any_case(db: str) -> None:
+    data = json.loads(run(db, "show", "heligoland bight", "--json"))
+    assert data["zone"] == "Heligoland Bight"
+    assert {u["id"] for u in data["units"]} >= {"DE-BB1", "DE-SS5", "GB-SS1"}
+    assert data["ntr_max"] == {"Germany": 2}
+    out = run(db, "show", "HELIGOLAND BIGHT")
+    assert out.startswith("Heligoland Bight: sea zone\n") and "DE-BB1" in out and "NTR: Germany 2" in out
+    assert "England: land territory of Britain" in run(db, "show", "england")
+
+
+def test_show_an_unknown_zone_names_the_closest(db: str) -> None:
+    out = run(db, "show", "heligoland", code=2)
+    assert out.startswith("Error: unknown zone 'heligoland' (did you mean 'Heligoland Bight'?")
+
+
+def test_show_names_the_battles_open_in_the_zone(db: str) -> None:
+    run(db, "next")
+    run(db, "next")
+    run(db, "move", "de-ss3", "de-ss4", "--path", "southern north sea,dover strait")
+    data = json.loads(run(db, "show", "southern north sea", "--json"))
+    assert data["battles"] == [{"battle": 1, "kind": "interception", "step": "search", "waiting": ["Britain"]}]
+
+
+@pytest.mark.parametrize("columns", [80, 100, 160])
+def test_state_tables_fit_the_terminal_width(db: str, columns: int) -> None:
+    out = run(db, "state", columns=columns)
+    widths = [len(line) for line in out.splitlines()]
+    assert max(widths) <= columns
+    assert "Heligoland Bight" in out and "Austria-Hungary" in out
+
+
+def test_output_is_plain_text_when_not_a_terminal(db: str) -> None:
+    for args in (["state"], ["map"], ["show", "skagerrak"], ["units"]):
+        assert "\x1b[" not in run(db, *args)
+
+
+def test_nations_are_coloured_by_side_on_a_terminal(db: str) -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from tracker.application import Tracker
+    from tracker.views import board_now, render_board, side_style
+
+    with Tracker(db) as t:
+        campaign = t.load(t.campaign_id(None))
+        scenario = campaign.scenario
+        assert side_style(scenario, "Germany") == side_style(scenario, "Austria-Hungary")
+        assert side_style(scenario, "Britain") == side_style(scenario, "France") != side_style(scenario, "Germany")
+        buffer = StringIO()
+        out = Console(file=buffer, force_terminal=True, width=100, color_system="standard")
+        render_board(out, board_now(campaign), scenario)
+    text = buffer.getvalue()
+    assert "\x1b[1;31mGermany" in text and "\x1b[1;34mBritain" in text

@@ -1,0 +1,137 @@
+"""Database files: reading never creates one, a read-only file or folder can still be read,
+a damaged file is one line naming it, and a campaign name is one printable line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tracker.cli import cli
+
+READERS = [
+    ["state"],
+    ["log"],
+    ["pending"],
+    ["verify"],
+    ["campaigns"],
+    ["report", "--all"],
+    ["explain", "1"],
+    ["export", "-"],
+    ["map"],
+    ["units"],
+]
+
+
+def invoke(db: str, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["--db", db, *args])
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize("args", READERS, ids=lambda a: " ".join(a))
+def test_reading_a_database_that_does_not_exist_says_so_and_creates_nothing(tmp_path: Path, args: list[str]) -> None:
+    db = tmp_path / "missing.db"
+    code, out = invoke(str(db), *args)
+    assert code == 2
+    assert out.startswith(f"Error: no database at {str(db)!r}") and out.count("\n") == 1
+    assert not db.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_recording_command_on_a_missing_database_creates_nothing_either(tmp_path: Path) -> None:
+    db = tmp_path / "missing.db"
+    code, out = invoke(str(db), "next")
+    assert code == 2 and "no database at" in out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_new_and_import_create_the_database(tmp_path: Path) -> None:
+    db = tmp_path / "c.db"
+    assert invoke(str(db), "new", "autumn", "--scenario", "north-sea-1914")[0] == 0
+    export = tmp_path / "autumn.jsonl"
+    assert invoke(str(db), "export", str(export))[0] == 0
+    other = tmp_path / "other.db"
+    code, out = invoke(str(other), "import", str(export))
+    assert code == 0, out
+    assert other.exists()
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+@pytest.fixture
+def read_only_db(tmp_path: Path) -> Iterator[Path]:
+    """A campaign with a few events in a folder and file nobody may write."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    db = folder / "c.db"
+    invoke(str(db), "new", "autumn", "--scenario", "north-sea-1914")
+    invoke(str(db), "research", "advanced_asw")
+    invoke(str(db), "next")
+    db.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    folder.chmod(stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+    yield db
+    folder.chmod(stat.S_IRWXU)
+    db.chmod(stat.S_IRUSR | stat.S_IWUSR)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["state"], ["state", "--turn", "1"], ["log"], ["verify"], ["report", "--turn", "1"], ["explain", "2"]],
+    ids=lambda a: " ".join(a),
+)
+def test_a_read_only_database_can_still_be_read_and_stays_untouched(read_only_db: Path, args: list[str]) -> None:
+    before = _digest(read_only_db.parent)
+    code, out = invoke(str(read_only_db), *args)
+    assert code == 0, out
+    assert _digest(read_only_db.parent) == before  # no byte changed, no journal or WAL file left
+
+
+def test_a_read_only_database_reads_the_same_as_a_writable_one(read_only_db: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(read_only_db.read_bytes())
+    for args in (["log", "--json"], ["state", "--json"]):
+        assert json.loads(invoke(str(read_only_db), *args)[1]) == json.loads(invoke(str(copy), *args)[1])
+
+
+def test_a_read_only_database_refuses_to_record_in_one_line(read_only_db: Path) -> None:
+    before = _digest(read_only_db.parent)
+    for args in (["next"], ["undo"], ["dice", "reveal"], ["projections", "rebuild"]):
+        code, out = invoke(str(read_only_db), *args)
+        assert code == 2, out
+        assert out.endswith("is read-only: it can be read, not recorded to\n") and out.count("\n") == 1
+    assert _digest(read_only_db.parent) == before
+
+
+def test_a_damaged_database_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    db = tmp_path / "c.db"
+    invoke(str(db), "new", "autumn", "--scenario", "north-sea-1914")
+    for _ in range(3):
+        invoke(str(db), "next")
+    data = bytearray(db.read_bytes())
+    # Overwrite every page but the first (the schema): the tables' pages are garbage now.
+    data[4096:] = b"\xab" * (len(data) - 4096)
+    db.write_bytes(bytes(data))
+    for args in (["state"], ["log"], ["report", "--all"], ["verify"]):
+        code, out = invoke(str(db), *args)
+        assert code == 2, (args, out)
+        assert out.count("\n") == 1 and "c.db" in out and "Traceback" not in out, out
+        assert "unexpected" not in out
+
+
+@pytest.mark.parametrize("name", ["two\nlines", "tab\there", "bell\x07", "line\u2028sep"])
+def test_a_campaign_name_with_a_newline_or_control_character_is_refused(tmp_path: Path, name: str) -> None:
+    db = tmp_path / "c.db"
+    code, out = invoke(str(db), "new", name, "--scenario", "north-sea-1914")
+    assert code == 2
+    assert out.startswith("Error: a campaign name may not contain control characters") and out.count("\n") == 1
+    invoke(str(db), "new", "fine", "--scenario", "north-sea-1914")
+    invoke(str(db), "export", str(tmp_path / "x.jsonl"))
+    code, out = invoke(str(db), "import", str(tmp_path / "x.jsonl"), "--as", name)
+    assert code == 2 and "control characters" in out
+    assert json.loads(invoke(str(db), "campaigns", "--json")[1]) == ["fine"]

@@ -1,0 +1,224 @@
+"""`tracker shell`: in-process (lines through `Session.dispatch` and prompt_toolkit's pipe
+input) and in a real terminal (tmux). Without tmux the terminal tests are skipped with the
+reason, except in CI (`CI=true`), where that is an error."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tracker.cli import cli
+from tracker.cli_common import Context
+from tracker.shell import Session, prompt_session
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    path = str(tmp_path / "c.db")
+    args = ["--db", path, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    return path
+
+
+@pytest.fixture
+def session(db: str) -> Iterator[Session]:
+    obj = Context(db, None)
+    yield Session(cli, obj)
+    obj.close()
+
+
+def cli_output(db: str, line: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["--db", db, *line.split()])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize(
+    "line", ["state", "pending", "log --tail 3", "map", "units", "show skagerrak --json", "verify"]
+)
+def test_a_shell_line_prints_what_the_command_prints(db: str, session: Session, capsys, line: str) -> None:
+    code, out, err = cli_output(db, line)
+    assert session.dispatch(line) == code
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == (out, err)
+
+
+def test_errors_are_the_same_one_line_messages_and_the_shell_goes_on(db: str, session: Session, capsys) -> None:
+    code, _, err = cli_output(db, "log --nation italy")
+    assert session.dispatch("log --nation italy") == code == 2
+    assert capsys.readouterr().err == err == (
+        "Error: unknown nation 'italy' (known: Germany, Britain, Austria-Hungary, France)\n"
+    )
+    assert session.dispatch("research advanced_asw") == 1  # manual dice: D3 wants --dice
+    assert "D3" in capsys.readouterr().err
+    assert session.dispatch("bogus") == 2
+    assert "No such command 'bogus'" in capsys.readouterr().err
+    assert session.dispatch("move 'unclosed") == 2
+    assert "cannot read the line" in capsys.readouterr().err
+    assert session.dispatch("state") == 0
+    assert "Forces" in capsys.readouterr().out
+
+
+def test_the_shell_keeps_one_database_open_and_records_through_it(session: Session, capsys) -> None:
+    session.dispatch("state")
+    tracker = session.obj.tracker
+    assert session.dispatch("next") == 0
+    assert session.dispatch("tracker next") == 0  # a leading `tracker` is allowed
+    assert session.obj.tracker is tracker
+    capsys.readouterr()
+    session.dispatch("state --json")
+    assert '"phase": "combat_movement"' in capsys.readouterr().out
+
+
+def test_the_prompt_shows_round_nation_and_phase(session: Session, capsys) -> None:
+    assert session.prompt_text() == "autumn · round 1 · Germany · research> "
+    session.dispatch("next")
+    assert session.prompt_text() == "autumn · round 1 · Germany · purchase> "
+
+
+def test_a_shell_refuses_other_databases_and_nested_shells(session: Session, capsys) -> None:
+    assert session.dispatch("--db other.db state") == 2
+    assert session.dispatch("shell") == 2
+    err = capsys.readouterr().err
+    assert "stays on one campaign" in err and "already in a tracker shell" in err
+
+
+def test_help_lists_the_commands(session: Session, capsys) -> None:
+    assert session.dispatch("help") == 0
+    out = capsys.readouterr().out
+    assert "pending" in out and "shell" in out
+    assert session.dispatch("help move") == 0
+    assert "Usage: tracker move" in capsys.readouterr().out
+
+
+def test_lines_typed_at_the_prompt_run_in_order_and_go_to_the_history(db: str, tmp_path: Path, capsys) -> None:
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    history = tmp_path / "history"
+    obj = Context(db, None)
+    try:
+        with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+            prompt = prompt_session(cli, obj, history)
+            pipe.send_text("next\rpending\rlog --nation gb\rexit\r")
+            Session(cli, obj).run(prompt.prompt)
+    finally:
+        obj.close()
+    out = capsys.readouterr().out
+    assert "round 1, Germany: purchase" in out and "Nothing pending. Round 1 · Germany · purchase" in out
+    assert [line for line in history.read_text().splitlines() if line.startswith("+")] == [
+        "+next",
+        "+pending",
+        "+log --nation gb",
+        "+exit",
+    ]
+
+
+def _completions(obj: Context, text: str) -> list[str]:
+    from prompt_toolkit.document import Document
+
+    from tracker.shell import completer
+
+    return [c.text for c in completer(cli, obj).get_completions(Document(text), None)]
+
+
+def test_tab_completes_commands_options_and_names_from_the_campaign(db: str) -> None:
+    obj = Context(db, None)
+    try:
+        obj.load()
+        assert _completions(obj, "pen") == ["pending"]
+        assert _completions(obj, "move DE-SS") == [f"DE-SS{i}" for i in range(1, 6)]
+        assert _completions(obj, "move de-ss1 --to dov") == ["'Dover Strait'"]
+        assert _completions(obj, "move de-ss1 --to 'Dov") == ["'Dover Strait'"]
+        assert _completions(obj, "log --nation Au") == ["Austria-Hungary"]
+        assert "--tail" in _completions(obj, "log --t")
+        assert _completions(obj, "research advanced_a") == ["advanced_asw"]
+    finally:
+        obj.close()
+
+
+def test_piped_lines_run_without_a_prompt(db: str) -> None:
+    result = CliRunner().invoke(cli, ["--db", db, "shell"], input="next\npending\nexit\nstate\n")
+    assert result.exit_code == 0
+    assert "round 1, Germany: purchase" in result.output and "Nothing pending" in result.output
+    assert "Forces" not in result.output  # nothing after `exit`
+
+
+def test_without_prompt_toolkit_the_shell_says_how_to_get_it(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "prompt_toolkit", None)
+    result = CliRunner().invoke(cli, ["--db", db, "shell"])
+    assert result.exit_code == 2
+    assert result.output == 'Error: the shell needs prompt_toolkit: pip install "prompt_toolkit>=3.0.36,<4"\n'
+
+
+# ----- a real terminal -----
+
+
+@pytest.fixture
+def tmux() -> Iterator[list[str]]:
+    """A tmux server of this test's own (own socket), killed afterwards."""
+    if shutil.which("tmux") is None:
+        message = "tmux is not installed (apt-get install tmux)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}; CI must run the terminal tests")
+        pytest.skip(message)
+    socket = f"tracker-test-{uuid.uuid4().hex[:10]}"
+    base = ["tmux", "-L", socket]
+    yield base
+    subprocess.run([*base, "kill-server"], capture_output=True)
+
+
+def _screen(base: list[str]) -> str:
+    return subprocess.run([*base, "capture-pane", "-p", "-t", "t"], capture_output=True, text=True).stdout
+
+
+def _wait_for(base: list[str], text: str, timeout: float = 20.0) -> str:
+    deadline = time.monotonic() + timeout
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = _screen(base)
+        if text in screen:
+            return screen
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} never appeared on the screen:\n{screen}")
+
+
+def _keys(base: list[str], *keys: str) -> None:
+    subprocess.run([*base, "send-keys", "-t", "t", *keys], check=True)
+
+
+def test_the_shell_in_a_real_terminal(db: str, tmp_path: Path, tmux: list[str]) -> None:
+    exe = shutil.which("tracker", path=str(Path(sys.executable).parent)) or "tracker"
+    history = tmp_path / "history"
+    command = f"{exe} --db {db} shell --history {history}; sleep 30"
+    subprocess.run([*tmux, "new-session", "-d", "-s", "t", "-x", "100", "-y", "40", command], check=True)
+    _wait_for(tmux, "autumn · round 1 · Germany · research>")
+    _keys(tmux, "next", "Enter")
+    _wait_for(tmux, "autumn · round 1 · Germany · purchase>")
+    _keys(tmux, "log --nation itly", "Enter")
+    _wait_for(tmux, "Error: unknown nation 'itly' (known: Germany, Britain")
+    # Tab completion from the campaign: the zone is completed and quoted.
+    _keys(tmux, "C-l")
+    _keys(tmux, "show heli", "Tab")
+    _wait_for(tmux, "show 'Heligoland Bight'")
+    _keys(tmux, "Enter")
+    _wait_for(tmux, "Heligoland Bight: sea zone")
+    # History: the arrow brings back the last line.
+    _keys(tmux, "C-l")
+    _keys(tmux, "Up")
+    _wait_for(tmux, "show 'Heligoland Bight'")
+    _keys(tmux, "C-u", "exit", "Enter")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and "+exit" not in (history.read_text() if history.exists() else ""):
+        time.sleep(0.1)
+    assert "+next" in history.read_text() and "+exit" in history.read_text()

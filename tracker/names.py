@@ -1,0 +1,122 @@
+"""Names as players type them, resolved to the campaign's canonical spelling.
+
+Nations, zones, unit types, technologies, event kinds and unit IDs match case-insensitively
+(and with `-`, `_` and spaces alike: "advanced asw", "aircraft-carrier"); nations also match
+their scenario code (`gb`, `DE`), unit types their abbreviation (`dd`). An unknown name is
+refused naming the closest matches and the full list, so the domain only ever sees
+canonical names. Unit lists accept commas and spaces alike.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from domain.campaign import Campaign
+from domain.errors import InputError
+
+_FOLD = re.compile(r"[\s_\-]+")
+_UNIT_SEPARATORS = re.compile(r"[,\s]+")
+
+
+def fold(text: str) -> str:
+    """The key names are compared by: case, runs of spaces, '-' and '_' do not count."""
+    return _FOLD.sub(" ", text.strip()).casefold()
+
+
+def split_units(texts: str | Iterable[str] | None) -> list[str] | None:
+    """Unit IDs separated by commas and/or spaces, from one string or several arguments:
+    'A,B', 'A B' and ('A', 'B') are all [A, B]; '' is []; None (no option) stays None."""
+    if texts is None:
+        return None
+    parts = [texts] if isinstance(texts, str) else list(texts)
+    return [p for text in parts for p in _UNIT_SEPARATORS.split(text) if p]
+
+
+def unknown(what: str, text: str, known: Sequence[str]) -> InputError:
+    """An error naming the closest matches (names it begins, then look-alikes) and every known name."""
+    by_fold = {fold(k): k for k in known}
+    typed = fold(text)
+    starting = [k for f, k in by_fold.items() if typed and f.startswith(typed)]
+    alike = [by_fold[f] for f in difflib.get_close_matches(typed, list(by_fold), n=3, cutoff=0.6)]
+    suggestions = (starting or alike)[:3]
+    hint = f"did you mean {' or '.join(repr(s) for s in suggestions)}? " if suggestions else ""
+    return InputError(f"unknown {what} {text!r} ({hint}known: {', '.join(known)})")
+
+
+class Resolver:
+    """One kind of name: canonical names and the aliases that also lead to them."""
+
+    def __init__(self, what: str, names: Iterable[str], aliases: Mapping[str, str] | None = None) -> None:
+        self.what = what
+        self.names = list(names)
+        self._keys = {fold(n): n for n in self.names}
+        for alias, name in (aliases or {}).items():
+            self._keys.setdefault(fold(alias), name)
+
+    def __call__(self, text: str) -> str:
+        found = self._keys.get(fold(text))
+        if found is None:
+            raise unknown(self.what, text, self.names)
+        return found
+
+    def get(self, text: str) -> str | None:
+        return self._keys.get(fold(text))
+
+
+class Names:
+    """Every kind of name a player types, for one campaign (its scenario and ruleset)."""
+
+    def __init__(self, campaign: Campaign) -> None:
+        scenario, ruleset = campaign.scenario, campaign.ruleset
+        self.nation = Resolver(
+            "nation", scenario.turn_order, {n.code: name for name, n in scenario.nations.items()}
+        )
+        game_map = scenario.game_map
+        sea = sorted(game_map.sea)
+        land = sorted(game_map.land)
+        self.zone = Resolver("zone", sea + land)
+        self.sea_zone = Resolver("sea zone", sea)
+        self.unit_type = Resolver("unit type", ruleset.units, {u.abbr: name for name, u in ruleset.units.items()})
+        self.technology = Resolver("technology", ruleset.technologies)
+        self._units = {uid.casefold(): uid for uid in campaign.units}
+
+    def unit(self, text: str) -> str:
+        """A unit ID in its recorded spelling; one the board does not hold goes on as typed, so
+        the referee can say why it is not there."""
+        return self._units.get(text.strip().casefold(), text.strip())
+
+    def units(self, texts: str | Iterable[str] | None) -> list[str] | None:
+        listed = split_units(texts)
+        return None if listed is None else [self.unit(u) for u in listed]
+
+    def sea(self, text: str) -> str:
+        """A sea zone; a land territory is refused as such."""
+        found = self.sea_zone.get(text)
+        if found is None and self.zone.get(text) is not None:
+            raise InputError(f"{self.zone(text)} is a land territory, not a sea zone")
+        return self.sea_zone(text)
+
+    def optional_nation(self, text: str | None) -> str | None:
+        return None if text is None else self.nation(text)
+
+    def optional_zone(self, text: str | None) -> str | None:
+        return None if text is None else self.zone(text)
+
+    def zones(self, texts: Iterable[str] | None) -> list[str] | None:
+        return None if texts is None else [self.zone(z) for z in texts]
+
+
+def event_kinds() -> list[str]:
+    """The kinds of event a campaign records (for `log --kind`)."""
+    kinds = {
+        name
+        for name, value in vars(Campaign).items()
+        if isinstance(value, type) and issubclass(value, Campaign.Event) and value is not Campaign.Event
+    }
+    return sorted(kinds)
+
+
+def event_kind(text: str) -> str:
+    return Resolver("event kind", event_kinds())(text)
