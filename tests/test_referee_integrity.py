@@ -313,3 +313,30 @@ def test_f6_the_ntr_value_is_ruleset_data() -> None:
     c.advance()
     collected = [e for e in c.pending_events if type(e).__name__ == "ResourcesCollected"][-1]
     assert collected.ntr_value == 6  # 3 NTR at 2 each
+
+
+def test_pu2_ad1_reports_show_purchases_waiting_units_and_adjustments(tmp_path: Any) -> None:
+    import json
+
+    db = str(tmp_path / "c.db")
+    runner = CliRunner()
+
+    def run(*args: str) -> str:
+        result = runner.invoke(cli, ["--db", db, *args])
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    run("new", "x", "--scenario", "north-sea-1914", "--dice", "manual")
+    run("next")
+    run("buy", "submarine", "2")
+    run("adjust", "--resources", "Britain=-3", "--reason", "the Yser")
+    state = json.loads(run("state", "--json"))
+    assert state["unplaced"] == {"Germany": {"submarine": 2}}
+    assert "Bought by Germany, not yet placed (PU2): 2 submarine" in run("state")
+    turn = json.loads(run("report", "--turn", "1", "--format", "json"))["turns"][0]
+    assert turn["unplaced"] == {"Germany": {"submarine": 2}}
+    assert [a["reason"] for a in turn["adjustments"]] == ["the Yser"]
+    markdown = run("report", "--turn", "1")
+    assert "Bought by Germany and not yet placed: 2 submarine (PU2)" in markdown
+    assert "ADJUSTMENT: Britain resources -3 (reason: the Yser)" in markdown
+    assert "ADJUSTMENT" in run("log", "--kind", "Adjusted")

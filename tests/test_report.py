@@ -76,6 +76,7 @@ def test_the_battle_turn_in_json_matches_the_log_and_the_board(demo_db: str) -> 
     assert set(turn) == {
         "turn", "round", "nation", "complete", "first_seq", "last_seq", "events", "moves", "ntr_placed",
         "research", "battles", "rolls", "casualties", "ntr_lost", "resources", "undos", "other", "end",
+        "purchases", "unplaced", "adjustments",
     }  # fmt: skip
     assert (turn["turn"], turn["round"], turn["nation"], turn["complete"]) == (2, 1, "Britain", True)
 

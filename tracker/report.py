@@ -50,6 +50,9 @@ TURN:
                 undone_to, override, reason, rolls (roll numbers taken back), summary, undone_by,
                 undone_events: [{seq, turn, phase, kind, rule, summary}] (every event taken back,
                 in whichever turn it was)}.
+    purchases   units bought and placed (PU1, PU2): {seq, kind, rule, summary, undone_by}.
+    unplaced    units bought in the turn and not placed (yet): {nation: {type: count}}.
+    adjustments adjustments (AD1): {seq, kind, rule, summary, reason, undone_by}.
     other       events of no section above (creation, seed reveals): {seq, kind, rule,
                 summary, undone_by}.
     end         the figures at the end of the turn: {seq, phase, nations: {nation: FIGURES}, hash (the
@@ -319,6 +322,9 @@ def _turn(
         "ntr_lost": [],
         "resources": [],
         "undos": [],
+        "purchases": [],
+        "unplaced": {},
+        "adjustments": [],
         "other": [],
         "end": {
             "seq": end["seq"],
@@ -422,6 +428,15 @@ def _turn(
             )
         elif kind == "ActionUndone":
             section["undos"].append(_undo(r))
+        elif kind in ("UnitsPurchased", "UnitsPlaced"):
+            # PU1, PU2: what was bought and placed, and what still waits to be placed.
+            section["purchases"].append(_step(r))
+            if not r["undone_by"]:
+                waiting = section["unplaced"].setdefault(d["nation"], {})
+                change = d["count"] if kind == "UnitsPurchased" else -len(d["units"])
+                waiting[d["unit_type"]] = waiting.get(d["unit_type"], 0) + change
+        elif kind == "Adjusted":
+            section["adjustments"].append({**_step(r), "reason": d["reason"]})
         elif r["battle"] is not None:
             b = battle_of(r)
             if kind == "ConvoyAttackDeclared":
@@ -468,6 +483,9 @@ def _turn(
             section["casualties"].append(_casualty(ctx, r))
         else:
             section["other"].append(_step(r))
+    section["unplaced"] = {
+        n: {t: c for t, c in sorted(w.items()) if c} for n, w in sorted(section["unplaced"].items()) if any(w.values())
+    }
     section["battles"] = [battles[k] for k in sorted(battles)]
     seen = {u["seq"] for u in section["undos"]}
     section["undos"].extend(u for u in undos_elsewhere if u["seq"] not in seen)
@@ -739,7 +757,19 @@ def turn_title(turn: dict[str, Any]) -> str:
 
 
 def has_actions(turn: dict[str, Any]) -> bool:
-    keys = ("moves", "ntr_placed", "research", "battles", "casualties", "ntr_lost", "resources", "undos", "other")
+    keys = (
+        "moves",
+        "ntr_placed",
+        "research",
+        "purchases",
+        "adjustments",
+        "battles",
+        "casualties",
+        "ntr_lost",
+        "resources",
+        "undos",
+        "other",
+    )
     return any(turn[k] for k in keys)
 
 
@@ -832,6 +862,19 @@ def _md_turn(report: dict[str, Any], turn: dict[str, Any], level: int) -> list[s
         for p in turn["ntr_placed"]:
             text = md(f"{p['nation']} places {p['count']} NTR in {p['zone']}")
             out.append(f"- {_struck(text, p['undone_by'])} (event {p['seq']})")
+        out.append("")
+    if turn["purchases"]:
+        out += [f"{h} Purchases and placement", ""]
+        for p in turn["purchases"]:
+            out.append(f"- {_struck(md(p['summary']), p['undone_by'])} ({md(p['rule'])}, event {p['seq']})")
+        for nation, waiting in turn["unplaced"].items():
+            what = ", ".join(f"{c} {t}" for t, c in waiting.items())
+            out.append(f"- Bought by {md(nation)} and not yet placed: {md(what)} (PU2)")
+        out.append("")
+    if turn["adjustments"]:
+        out += [f"{h} Adjustments", ""]
+        for a in turn["adjustments"]:
+            out.append(f"- {_struck(md(a['summary']), a['undone_by'])} (AD1, event {a['seq']})")
         out.append("")
     for b in turn["battles"]:
         out += [f"{h} {md(battle_heading(b))}", ""]
