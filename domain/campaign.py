@@ -1535,7 +1535,7 @@ class Campaign(Aggregate):
             what = step.replace("_", " ")
         return f"waiting for {who} {what} [{b['rule']}]"
 
-    def _require_not_ended(self, battle: int) -> None:
+    def require_not_ended(self, battle: int) -> None:
         """CV7 (and every procedure's ending rule): a command for a battle that has ended is
         refused, not taken for a typo."""
         ended = self.ended.get(str(battle))
@@ -1547,7 +1547,7 @@ class Campaign(Aggregate):
             )
 
     def _battle(self, battle: int, kind: str = "convoy") -> dict[str, Any]:
-        self._require_not_ended(battle)
+        self.require_not_ended(battle)
         b = self.battles.get(str(battle))
         if b is None or b["kind"] != kind:
             active = ", ".join(str(x["id"]) for x in self.battles.values()) or "none"
@@ -1829,7 +1829,7 @@ class Campaign(Aggregate):
     # ----- submarine movement through hostile zones (SM1-SM5) -----
 
     def _procedure(self, battle: int, *kinds: str) -> dict[str, Any]:
-        self._require_not_ended(battle)
+        self.require_not_ended(battle)
         b = self.battles.get(str(battle))
         if b is None or b["kind"] not in kinds:
             active = (
@@ -2597,7 +2597,10 @@ class Campaign(Aggregate):
             lost = sum(n for _, n in spec_groups) - len(placeable)
             if lost:
                 # NC6, HA4-HA6: hits with no unit left that they may fall on are lost, and said so.
-                rule = "NC6" if any(board.unit_type(u).is_submarine for u in units) else "NC3"
+                if b["kind"] == "convoy":
+                    rule = "CV4"
+                else:
+                    rule = "NC6" if any(board.unit_type(u).is_submarine for u in units) else "NC3"
                 self._record(Campaign.HitsLost, battle=battle, side=side, nation=b[side], hits=lost, rule=rule)
             if hits_rules.allocation_is_forced(board, spec_groups, units, taken, nc6):
                 chosen = placeable

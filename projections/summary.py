@@ -146,6 +146,8 @@ def summary(event: Any) -> str:
         return f"battle {e.battle}: {e.count} {e.nation} NTR destroyed in {e.zone}{capped}"
     if kind == "BattleEnded":
         left = ", ".join(e.survivors) or "none"
+        if e.rule == "CV7" and not e.survivors:
+            return f"battle {e.battle} ends: no taking-part submarine is left"
         if e.rule == "CV7":
             return f"battle {e.battle} ends after one round; surviving submarines stay: {left}"
         return f"battle {e.battle} ends ({_ENDINGS.get(e.rule, e.rule)}); still there: {left}"

@@ -10,6 +10,13 @@ PostgreSQL and verify the stored log.
 Scenario north-sea-1914 at Britain's collect_resources phase: Central North Sea holds 3
 British NTR, DE-SS1, DE-SS2, GB-DD1, GB-DD2 and GB-CA1; GB-BM1 is in England (1 step),
 GB-FT1 on GB-CV1 in the Northern North Sea (1 step), FR-BM1 in Northern France (3 steps).
+Germany must declare or pass there before the phase ends (CV1, T4).
+
+The round (CV4) is the selective volley of naval battles: RoundStarted, then "targets" (each
+submarine picks a detecting ship, each detecting aircraft a submarine), "screening" where a
+detecting escort could take a submarine's shot, "fire" (detecting units in the order chosen,
+then the submarines by ID), "casualties" where the submarines' owner places the ships' hits,
+then the convoy table (CV5).
 """
 
 from __future__ import annotations
@@ -65,6 +72,9 @@ def state(c: Campaign) -> tuple[Any, ...]:
         copy.deepcopy(c.ntr),
         copy.deepcopy(c.battles),
         copy.deepcopy(c.convoy_declared),
+        list(c.convoy_passed),
+        list(c.committed),
+        copy.deepcopy(c.ended),
         c.pending(),
         (c.round, c.nation, c.phase),
     )
@@ -104,6 +114,28 @@ def at_search(c: Campaign, subs: list[str] | None = None) -> int:
     c.convoy_merchant_defence(b, ManualDice([1, 1]))
     assert step(c, b)[0] == "search"
     return b
+
+
+def aim(
+    c: Campaign,
+    b: int,
+    targets: dict[str, dict[str, str] | None] | None = None,
+    screens: dict[str, str] | None = None,
+) -> None:
+    """CV4: answer the targets step (each nation waited for gives `targets[nation]`, or takes
+    the default where none is given) and the screening step if there is one (`screens`, or no
+    screening at all), up to the fire step."""
+    targets = targets or {}
+    while step(c, b)[0] == "targets":
+        c.choose_targets(b, step(c, b)[1][0], targets.get(step(c, b)[1][0]))
+    if step(c, b)[0] == "screening":
+        (nation,) = step(c, b)[1]
+        c.choose_screens(b, nation, {} if screens is None else screens)
+    assert step(c, b)[0] == "fire"
+
+
+def fields(e: Any, *names: str) -> tuple[Any, ...]:
+    return tuple(getattr(e, n) for n in names)
 
 
 def at_table(c: Campaign, subs: list[str] | None = None) -> int:
@@ -211,9 +243,88 @@ def test_cv1_several_attackers_and_several_zones_in_one_phase() -> None:
     # Austria-Hungary's battle: the round is against its own submarines only (CV4).
     c.convoy_merchant_defence(b2, ManualDice([1, 1]))
     c.convoy_search(b2, ["GB-DD1"], ManualDice([1]))
-    c.convoy_fire(b2, ManualDice([1, 10]))  # GB-DD1 hits; only AH-SS1 fires back
-    (hit,) = events(c, "HitsScored")
-    assert (hit.nation, hit.candidates) == ("Austria-Hungary", ["AH-SS1"])
+    assert step(c, b2) == ("targets", ["Austria-Hungary"], "CV4")  # only AH-SS1 picks a target
+    c.choose_targets(b2, "Austria-Hungary", {"AH-SS1": "GB-DD1"})
+    assert step(c, b2) == ("fire", ["Britain", "Austria-Hungary"], "CV4")
+    assert c.fire(b2, ManualDice([1, 10])) == 1  # GB-DD1 hits; only AH-SS1 fires back
+    assert [r.unit for r in rolls(c, "CV4")] == ["GB-DD1", "AH-SS1"]
+    (hit,) = events(c, "NavalHitsScored")
+    assert fields(hit, "side", "nation", "hits") == ("attacker", "Austria-Hungary", 1)
+    # One candidate: the choice is forced and taken without asking (HA7).
+    (chosen,) = events(c, "CasualtiesChosen")
+    assert fields(chosen, "nation", "units", "default") == ("Austria-Hungary", ["AH-SS1"], True)
+    assert [e.unit for e in events(c, "UnitHit")] == ["AH-SS1"]
+    assert {"DE-SS1", "DE-SS2"} <= set(c.units)
+    (ended,) = events(c, "BattleEnded")
+    assert fields(ended, "battle", "rule", "survivors") == (b2, "CV7", [])
+
+
+def test_cv1_t4_collect_resources_cannot_end_until_every_enemy_declared_or_passed() -> None:
+    c = campaign()
+    c.units["AH-SS1"]["at"] = CNS  # direct setup
+    c.units["DE-SS3"]["at"] = "Western Approaches"  # direct setup
+    assert c.convoy_attacks_open() == {"Germany": [CNS, "Western Approaches"], "Austria-Hungary": [CNS]}
+    assert [(p["kind"], p["waiting"], p["rule"], p["blocking"], p["text"]) for p in c.pending()] == [
+        (
+            "convoy_open",
+            ["Germany"],
+            "CV1",
+            True,
+            f"Germany may declare a convoy attack on Britain's NTR in {CNS}, Western Approaches, or pass [CV1]",
+        ),
+        (
+            "convoy_open",
+            ["Austria-Hungary"],
+            "CV1",
+            True,
+            f"Austria-Hungary may declare a convoy attack on Britain's NTR in {CNS}, or pass [CV1]",
+        ),
+    ]
+    err = refused(c, RuleViolation, c.advance, "T4")
+    assert err.reason == (
+        f"collect_resources cannot end yet: Germany may declare a convoy attack on Britain's NTR in {CNS}, "
+        "Western Approaches, or pass [CV1] (and 1 more: see `tracker pending`)"
+    )
+    # Germany attacks in one zone; it may still attack in the other.
+    b = at_table(c)
+    c.convoy_table(b, ManualDice([1, 1]))
+    assert c.convoy_attacks_open() == {"Germany": ["Western Approaches"], "Austria-Hungary": [CNS]}
+    refused(c, RuleViolation, c.advance, "T4")
+    before = c.version
+    assert c.convoy_pass("Austria-Hungary") == [CNS]
+    (passed,) = events(c, "ConvoyPassed", before)
+    assert fields(passed, "nation", "defender", "zones") == ("Austria-Hungary", "Britain", [CNS])
+    err = refused(c, RuleViolation, c.advance, "T4")
+    assert err.reason == (
+        "collect_resources cannot end yet: Germany may declare a convoy attack on Britain's NTR in "
+        "Western Approaches, or pass [CV1]"
+    )
+    assert c.convoy_pass("Germany") == ["Western Approaches"]  # a pass covers the zones left
+    assert c.convoy_attacks_open() == {} and c.pending() == []
+    before = c.version
+    c.advance()
+    assert kinds(c, before) == ["ResourcesCollected", "PhaseAdvanced"]
+    assert (c.nation, c.phase) == ("Austria-Hungary", "research")
+
+
+def test_cv1_a_nation_that_passed_may_not_declare() -> None:
+    c = campaign()
+    assert c.convoy_pass("Germany") == [CNS]
+    err = refused(c, RuleViolation, lambda: c.declare_convoy_attack("Germany", CNS, None), "CV1")
+    assert err.reason == "Germany passed on convoy attacks in this phase and may not declare now"
+    err = refused(c, RuleViolation, lambda: c.convoy_pass("Germany"), "CV1")
+    assert "already passed" in err.reason
+    # Only an enemy with a convoy attack open passes.
+    err = refused(c, RuleViolation, lambda: c.convoy_pass("France"), "CV1")
+    assert "no convoy attack to declare or pass" in err.reason
+    refused(c, RuleViolation, lambda: c.convoy_pass("Austria-Hungary"), "CV1")
+    refused(c, InputError, lambda: c.convoy_pass("Ruritania"))
+    # The pass is for this phase only: in the next collect_resources phase Germany may attack.
+    advance_passing(c)
+    refused(c, RuleViolation, lambda: c.convoy_pass("Germany"), "CV1")  # not a collect phase
+    advance_to(c, "Britain", "collect_resources")
+    assert c.convoy_attacks_open() == {"Germany": [CNS]}
+    assert c.declare_convoy_attack("Germany", CNS, None) == 1
 
 
 # ----- CV2 merchant defence -----
@@ -246,6 +357,26 @@ def test_cv2_merchant_defence_total_20_sinks_the_taking_part_submarine_the_attac
     assert [r.unit for r in rolls(c, "CV5")] == ["DE-SS1"]
 
 
+def test_cv2_merchant_defence_dice_and_total_shown_and_rolled_come_from_the_ruleset() -> None:
+    c = campaign()
+    b = c.declare_convoy_attack("Germany", CNS, None)
+    assert c.pending()[0]["text"] == (
+        f"battle {b} (convoy, {CNS}): waiting for Britain to roll merchant defence "
+        "(2D10; a total of 20 sinks one submarine) [CV2]"
+    )
+    house = copy.deepcopy(RULESET)
+    house["convoy"]["merchant_defence_dice"] = 3
+    house["convoy"]["merchant_defence_sinks_on_total"] = 25
+    c = campaign(house)
+    b = c.declare_convoy_attack("Germany", CNS, None)
+    assert "to roll merchant defence (3D10; a total of 25 sinks one submarine) [CV2]" in c.pending()[0]["text"]
+    refused(c, DiceError, lambda: c.convoy_merchant_defence(b, ManualDice([10, 10])))
+    assert c.convoy_merchant_defence(b, ManualDice([10, 10, 5])) == 25
+    (roll,) = rolls(c)
+    assert (roll.values, roll.outcome) == ([10, 10, 5], "total 25: sinks one submarine")
+    assert step(c, b) == ("merchant_casualty", ["Germany"], "CV2")
+
+
 def test_cv2_merchant_defence_total_19_has_no_effect() -> None:
     c = campaign()
     b = c.declare_convoy_attack("Germany", CNS, None)
@@ -262,10 +393,12 @@ def test_cv2_merchant_defence_is_rolled_even_without_ships_in_the_zone() -> None
     b = c.declare_convoy_attack("Germany", "Irish Sea", None)
     assert step(c, b) == ("merchant_defence", ["Britain"], "CV2")
     c.convoy_merchant_defence(b, ManualDice([10, 10]))
+    (roll,) = rolls(c)
+    assert fields(roll, "roller", "rule", "values") == ("Britain", "CV2", [10, 10])
     c.convoy_choose_casualties(b, "Germany", None)
     assert "DE-SS3" not in c.units
-    c.convoy_search(b, None, ManualDice([10, 10, 10]))  # GB-BM1, GB-FT1 and FR-BM1 reach
-    c.convoy_table(b, ManualDice([]))
+    # CV7: the only taking-part submarine is gone, so the aircraft in reach never search.
+    assert kinds(c)[-2:] == ["UnitHit", "BattleEnded"]
     assert not c.battles and c.ntr["Britain"]["Irish Sea"] == 2
 
 
@@ -311,11 +444,19 @@ def test_cv3_units_that_fail_stay_in_the_zone_but_take_no_part() -> None:
     (found,) = events(c, "DetectionsRecorded")
     assert (found.detected, found.failed) == (["GB-CA1"], ["GB-DD1"])
     assert c.units["GB-DD1"]["at"] == CNS
-    # Only GB-CA1 fires, and only GB-CA1 can be hit: 2 submarine hits, 1 hit taken.
-    assert c.convoy_fire(b, ManualDice([10, 1, 1])) == (0, 2)
+    # Only GB-CA1 fires, and only GB-CA1 can be targeted: GB-DD1, which failed, takes no
+    # part and cannot screen either, so there is no screening step.
+    assert step(c, b) == ("targets", ["Germany"], "CV4")
+    err = refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", {"DE-SS1": "GB-DD1", "DE-SS2": "GB-CA1"}))
+    assert (err.rule, "legal: GB-CA1" in err.reason) == ("CV4", True), str(err)
+    c.choose_targets(b, "Germany", {"DE-SS1": "GB-CA1", "DE-SS2": "GB-CA1"})
+    assert step(c, b)[0] == "fire"
+    # 2 submarine hits on GB-CA1, 1 hit taken: the second falls on a ship already sunk.
+    assert c.fire(b, ManualDice([10, 1, 1])) == 2
     assert [r.unit for r in rolls(c, "CV4")] == ["GB-CA1", "DE-SS1", "DE-SS2"]
-    (hit,) = events(c, "HitsScored")
-    assert (hit.nation, hit.hits, hit.candidates) == ("Britain", 1, ["GB-CA1"])
+    assert [fields(e, "firer", "unit") for e in events(c, "TargetHit")] == [("DE-SS1", "GB-CA1"), ("DE-SS2", "GB-CA1")]
+    assert [(e.unit, e.sunk) for e in events(c, "UnitHit")] == [("GB-CA1", True)]
+    assert c.units["GB-DD1"]["at"] == CNS
 
 
 def test_cv3_no_detection_goes_straight_to_the_convoy_table() -> None:
@@ -323,7 +464,15 @@ def test_cv3_no_detection_goes_straight_to_the_convoy_table() -> None:
     b = at_search(c)
     assert c.convoy_search(b, ["GB-DD1", "GB-FT1"], ManualDice([5, 2])) == []
     assert step(c, b) == ("convoy_table", ["Germany"], "CV5")
-    refused(c, RuleViolation, lambda: c.convoy_fire(b, ManualDice([1])), "CV4")
+    assert kinds(c)[-2:] == ["DetectionsRecorded", "BattleAdvanced"]  # no RoundStarted
+    # No round: the volley's commands are refused citing the step the battle waits for.
+    for action in (
+        lambda: c.fire(b, ManualDice([1])),
+        lambda: c.choose_targets(b, "Germany", None),
+        lambda: c.choose_casualties(b, "Germany", None),
+    ):
+        err = refused(c, RuleViolation, action, "CV5")
+        assert "waiting for Germany to roll the convoy table" in err.reason
 
 
 def test_f7_aircraft_out_of_range_cannot_search() -> None:
@@ -338,13 +487,62 @@ def test_f7_aircraft_out_of_range_cannot_search() -> None:
     assert game_map.distance("Northern North Sea", CNS) == 1
     b = at_search(c)
     err = refused(c, RuleViolation, lambda: c.convoy_search(b, ["FR-BM1"], ManualDice([1])), "F7")
-    assert "range 1" in err.reason
+    assert err.reason == (
+        "FR-BM1 in Northern France is 3 steps from Central North Sea, beyond the range it has left (1 of 1)"
+    )
     c.units["GB-BM1"]["at"] = "Northern France"  # direct setup: 3 steps away
     refused(c, RuleViolation, lambda: c.convoy_search(b, ["GB-DD1", "GB-BM1"], ManualDice([1, 1])), "F7")
+    assert "GB-BM1" not in c.pending()[0]["text"] and "FR-BM1" not in c.pending()[0]["text"]
     # Exactly at range is within range; the default searchers leave out those out of range.
     c.convoy_search(b, None, ManualDice([10, 10, 10, 10]))
     (chosen,) = events(c, "SearchersChosen")
     assert chosen.units == ["GB-CA1", "GB-DD1", "GB-DD2", "GB-FT1"]
+
+
+def test_f7_an_air_unit_joins_a_convoy_search_only_within_the_range_it_has_left_this_turn() -> None:
+    # A house ruleset gives bombers a range of 2; GB-BM1 flies England -> Scotland -> England
+    # in Britain's noncombat_movement (2 steps), so at collect_resources it has 0 of 2 left.
+    house = copy.deepcopy(RULESET)
+    house["units"]["bomber"]["move"] = 2
+    c = Campaign.create(uuid.uuid4(), "t", SCENARIO, house, "manual", commitment(new_seed()))
+    advance_to(c, "Britain", "noncombat_movement")
+    c.move("Britain", ["GB-BM1"], ["Scotland", "England"])
+    advance_to(c, "Britain", "collect_resources")
+    assert (c.units["GB-BM1"]["at"], c.units["GB-BM1"]["moved"]) == ("England", 2)
+    assert c.scenario.game_map.distance("England", CNS) == 1
+    b = at_search(c)
+    assert "GB-BM1" not in c.pending()[0]["text"]
+    err = refused(c, RuleViolation, lambda: c.convoy_search(b, ["GB-BM1"], ManualDice([1])), "F7")
+    assert err.reason == "GB-BM1 in England is 1 steps from Central North Sea, beyond the range it has left (0 of 2)"
+    c.convoy_search(b, None, ManualDice([10] * 4))
+    (chosen,) = events(c, "SearchersChosen")
+    assert chosen.units == ["GB-CA1", "GB-DD1", "GB-DD2", "GB-FT1"]
+    assert c.units["GB-BM1"]["at"] == "England"  # nothing moves (F7)
+
+
+def test_f7_one_bomber_cannot_search_in_two_convoy_battles_in_one_phase() -> None:
+    c = campaign()
+    c.units["AH-SS1"]["at"] = CNS  # direct setup: Austria-Hungary attacks the same convoy
+    b1 = at_search(c)
+    # GB-BM1 searches in the first battle and fails: it has still taken part in a search.
+    assert c.convoy_search(b1, ["GB-BM1", "GB-DD1"], ManualDice([10, 10])) == []
+    assert set(c.committed) == {"GB-BM1", "GB-DD1"}
+    c.convoy_table(b1, ManualDice([1, 1]))
+    b2 = c.declare_convoy_attack("Austria-Hungary", CNS, None)
+    c.convoy_merchant_defence(b2, ManualDice([1, 1]))
+    assert "GB-BM1" not in c.pending()[0]["text"]
+    err = refused(c, RuleViolation, lambda: c.convoy_search(b2, ["GB-BM1"], ManualDice([1])), "F7")
+    assert err.reason == "GB-BM1 has already taken part in a search or battle this phase"
+    # Ships are not limited (F7 is about aircraft): GB-DD1 searches again by default.
+    c.convoy_search(b2, None, ManualDice([10] * 5))
+    (_, chosen) = events(c, "SearchersChosen")
+    assert chosen.units == ["FR-BM1", "GB-CA1", "GB-DD1", "GB-DD2", "GB-FT1"]
+    c.convoy_table(b2, ManualDice([1]))
+    # The next phase, the bomber may search again.
+    advance_to(c, "Britain", "collect_resources")
+    assert c.committed == []
+    b3 = at_search(c)
+    assert c.convoy_search(b3, ["GB-BM1"], ManualDice([2])) == ["GB-BM1"]
 
 
 def test_cv3_enemy_units_cannot_search() -> None:
@@ -387,10 +585,25 @@ def test_cv3_allied_ships_and_aircraft_may_search() -> None:
     b = at_search(c)
     assert c.convoy_search(b, ["FR-DD1", "FR-BM1"], ManualDice([4, 2])) == ["FR-DD1", "FR-BM1"]
     assert [(r.roller, r.unit, r.target) for r in rolls(c, "CV3")] == [("France", "FR-DD1", 4), ("France", "FR-BM1", 2)]
-    # French units fight; the submarines' hits can fall on the French destroyer only.
-    c.convoy_fire(b, ManualDice([10, 10, 1, 10]))
-    (hit,) = events(c, "HitsScored")
-    assert (hit.side, hit.candidates) == ("defender", ["FR-DD1"])
+    # French units fight; the submarines may target the French destroyer only (HA2), and the
+    # NTR owner, the nation the battle names for its side, picks the French bomber's target.
+    assert step(c, b) == ("targets", ["Britain", "Germany"], "CV4")
+    err = refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", {"DE-SS1": "FR-BM1", "DE-SS2": "FR-DD1"}))
+    assert err.rule == "HA2", str(err)
+    refused(c, RuleViolation, lambda: c.choose_targets(b, "France", None), "CV4")
+    c.choose_targets(b, "Germany", {"DE-SS1": "FR-DD1", "DE-SS2": "FR-DD1"})
+    c.choose_targets(b, "Britain", {"FR-BM1": "DE-SS2"})
+    assert c.fire(b, ManualDice([10, 10, 1, 10])) == 1
+    assert [(r.roller, r.unit) for r in rolls(c, "CV4")] == [
+        ("France", "FR-DD1"),
+        ("France", "FR-BM1"),
+        ("Germany", "DE-SS1"),
+        ("Germany", "DE-SS2"),
+    ]
+    (hit,) = events(c, "TargetHit")
+    assert fields(hit, "firer", "target", "unit", "rule") == ("DE-SS1", "FR-DD1", "FR-DD1", "HA1")
+    assert [e.unit for e in events(c, "UnitHit")] == ["FR-DD1"]
+    assert "FR-BM1" in c.units
 
 
 def test_cv3_default_searchers_are_every_eligible_unit_of_the_owner_and_its_allies() -> None:
@@ -408,9 +621,20 @@ def test_cv3_default_searchers_are_every_eligible_unit_of_the_owner_and_its_alli
 def test_cv4_detecting_units_fire_at_attack_value_and_submarines_fire_back_at_defense_value() -> None:
     c = campaign()
     b = at_search(c)
+    before = c.version
     c.convoy_search(b, ["GB-DD1", "GB-CA1", "GB-BM1"], ManualDice([4, 4, 2]))
-    assert step(c, b) == ("round", ["Britain", "Germany"], "CV4")
-    assert c.convoy_fire(b, ManualDice([3, 6, 6, 3, 4])) == (2, 1)
+    assert kinds(c, before)[-2:] == ["RoundStarted", "BattleAdvanced"]
+    (started,) = events(c, "RoundStarted")
+    assert fields(started, "battle", "round", "rule") == (b, 1, "CV4")
+    assert step(c, b) == ("targets", ["Britain", "Germany"], "CV4")
+    c.choose_targets(b, "Germany", {"DE-SS1": "GB-CA1", "DE-SS2": "GB-DD1"})
+    c.choose_targets(b, "Britain", {"GB-BM1": "DE-SS1"})
+    assert step(c, b) == ("screening", ["Britain"], "HA1")
+    c.choose_screens(b, "Britain", {})
+    assert step(c, b) == ("fire", ["Britain", "Germany"], "CV4")
+    assert c.pending()[0]["text"].endswith("in this order: GB-DD1, GB-CA1, GB-BM1, DE-SS1, DE-SS2 [CV4]")
+    since = c.version
+    assert c.fire(b, ManualDice([3, 6, 6, 3, 4])) == 3
     fire = rolls(c, "CV4")
     assert [(r.unit, r.roller, r.kind, r.target, r.outcome) for r in fire] == [
         ("GB-DD1", "Britain", "convoy_combat", 3, "success"),
@@ -419,59 +643,228 @@ def test_cv4_detecting_units_fire_at_attack_value_and_submarines_fire_back_at_de
         ("DE-SS1", "Germany", "convoy_combat", 3, "success"),
         ("DE-SS2", "Germany", "convoy_combat", 3, "failure"),
     ]
-    on_subs, on_ships = events(c, "HitsScored")
-    assert (on_subs.side, on_subs.nation, on_subs.hits, on_subs.candidates) == (
+    assert [r.purpose for r in fire] == [
+        "GB-DD1 (destroyer) fires at Germany's units",
+        "GB-CA1 (cruiser) fires at Germany's units",
+        "GB-BM1 (bomber) fires at DE-SS1",
+        "DE-SS1 (submarine) fires at GB-CA1",
+        "DE-SS2 (submarine) fires at GB-DD1",
+    ]
+    # The bomber's and DE-SS1's hits fall on their targets; GB-DD1's hit is the submarines'
+    # owner's to place, and with DE-SS1 already lost to the bomber only DE-SS2 can take it.
+    assert [fields(e, "firer", "target", "unit", "rule") for e in events(c, "TargetHit")] == [
+        ("GB-BM1", "DE-SS1", "DE-SS1", "HA3"),
+        ("DE-SS1", "GB-CA1", "GB-CA1", "HA1"),
+    ]
+    (group,) = events(c, "NavalHitsScored")
+    assert fields(group, "side", "nation", "firing_class", "hits") == ("attacker", "Germany", "escort", 1)
+    (chosen,) = events(c, "CasualtiesChosen")
+    assert fields(chosen, "nation", "units", "default") == ("Germany", ["DE-SS2"], True)
+    assert [(e.unit, e.sunk, e.rule) for e in events(c, "UnitHit")] == [
+        ("DE-SS1", True, "CV4"),
+        ("GB-CA1", True, "CV4"),
+        ("DE-SS2", True, "CV4"),
+    ]
+    assert kinds(c, since)[-1] == "BattleEnded"
+    assert {"GB-DD1", "GB-BM1"} <= set(c.units) and not c.battles
+
+
+def test_cv4_fire_is_selective_the_submarines_owner_places_the_ships_hits_and_submarines_pick_detecting_ships() -> None:
+    c = campaign()
+    c.units["GB-BB1"]["at"] = CNS  # direct setup: a battleship with the convoy
+    b = at_search(c)
+    assert c.convoy_search(b, ["GB-BB1", "GB-DD1", "GB-BM1"], ManualDice([10, 1, 1])) == ["GB-DD1", "GB-BM1"]
+    assert step(c, b) == ("targets", ["Britain", "Germany"], "CV4")
+    text = c.pending()[0]["text"]
+    assert "Britain: GB-BM1 at DE-SS1/DE-SS2; Germany: DE-SS1 at GB-DD1, DE-SS2 at GB-DD1" in text
+    # A battleship that did not detect takes no part: it can never be targeted ...
+    err = refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", {"DE-SS1": "GB-BB1", "DE-SS2": "GB-DD1"}))
+    assert err.rule == "CV4" and "legal: GB-DD1" in err.reason, str(err)
+    # ... and a submarine can never target an aircraft, even one that detected it (HA2).
+    err = refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", {"DE-SS1": "GB-BM1", "DE-SS2": "GB-DD1"}))
+    assert err.rule == "HA2" and "an aircraft" in err.reason, str(err)
+    # Ships do not pick targets; an aircraft picks a submarine, not a ship of its own side.
+    refused(c, RuleViolation, lambda: c.choose_targets(b, "Britain", {"GB-DD1": "DE-SS1", "GB-BM1": "DE-SS1"}), "CV4")
+    refused(c, RuleViolation, lambda: c.choose_targets(b, "Britain", {"GB-BM1": "GB-DD1"}), "CV4")
+    refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", {"DE-SS1": "GB-DD1"}), "CV4")  # DE-SS2 missing
+    # No die before every target is chosen.
+    refused(c, RuleViolation, lambda: c.fire(b, ManualDice([1, 1, 1, 1])), "CV4")
+    c.choose_targets(b, "Germany", {"DE-SS1": "GB-DD1", "DE-SS2": "GB-DD1"})
+    assert step(c, b) == ("targets", ["Britain"], "CV4")
+    c.choose_targets(b, "Britain", {"GB-BM1": "DE-SS2"})
+    # GB-DD1 is the only detecting escort and is itself the target: nothing to screen.
+    assert step(c, b) == ("fire", ["Britain", "Germany"], "CV4")
+    assert c.fire(b, ManualDice([1, 10, 1, 1])) == 3
+    assert [r.unit for r in rolls(c, "CV4")] == ["GB-DD1", "GB-BM1", "DE-SS1", "DE-SS2"]
+    assert [fields(e, "firer", "unit") for e in events(c, "TargetHit")] == [("DE-SS1", "GB-DD1"), ("DE-SS2", "GB-DD1")]
+    # GB-DD1's hit is Germany's to place: either submarine, all of them fight (HA7).
+    assert step(c, b) == ("casualties", ["Germany"], "HA7")
+    assert "Germany places 1 hit(s) among DE-SS1, DE-SS2" in c.pending()[0]["text"]
+    refused(c, RuleViolation, lambda: c.choose_casualties(b, "Britain", ["DE-SS1"]), "HA7")
+    refused(c, RuleViolation, lambda: c.choose_casualties(b, "Germany", ["GB-BB1"]), "HA7")
+    assert not events(c, "UnitHit")
+    assert c.choose_casualties(b, "Germany", ["DE-SS2"]) == ["DE-SS2"]
+    (chosen,) = events(c, "CasualtiesChosen")
+    assert fields(chosen, "side", "nation", "units", "default", "rule") == (
         "attacker",
         "Germany",
-        2,
-        ["DE-SS1", "DE-SS2"],
+        ["DE-SS2"],
+        False,
+        "HA7",
     )
-    # HA2: the bomber detected and fought, but cannot take a submarine's hit.
-    assert (on_ships.side, on_ships.nation, on_ships.hits, on_ships.candidates, on_ships.rule) == (
-        "defender",
-        "Britain",
-        1,
-        ["GB-DD1", "GB-CA1"],
-        "HA2",
+    # Two submarine hits on GB-DD1 sink it once; the battleship is untouched.
+    assert [(e.unit, e.sunk) for e in events(c, "UnitHit")] == [("GB-DD1", True), ("DE-SS2", True)]
+    assert c.units["GB-BB1"]["damage"] == 0
+    aimed_at = {t for e in events(c, "TargetsChosen") for t in e.targets.values()}
+    assert aimed_at == {"GB-DD1", "DE-SS2"}
+    assert step(c, b) == ("convoy_table", ["Germany"], "CV5")
+
+
+def test_cv4_detecting_aircraft_pick_a_submarine_hits_land_on_it() -> None:
+    c = campaign()
+    b = at_search(c)
+    c.convoy_search(b, ["GB-BM1", "GB-FT1"], ManualDice([1, 1]))
+    # No detecting ship: the submarines have nothing to fire at, only Britain picks (HA3).
+    assert step(c, b) == ("targets", ["Britain"], "CV4")
+    assert "Britain: GB-BM1 at DE-SS1/DE-SS2, GB-FT1 at DE-SS1/DE-SS2" in c.pending()[0]["text"]
+    refused(c, RuleViolation, lambda: c.choose_targets(b, "Britain", {"GB-BM1": "GB-DD1", "GB-FT1": "DE-SS2"}), "CV4")
+    refused(c, RuleViolation, lambda: c.choose_targets(b, "Britain", {"GB-BM1": "DE-SS3", "GB-FT1": "DE-SS2"}), "CV4")
+    refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", None), "CV4")
+    assert c.choose_targets(b, "Britain", {"GB-BM1": "DE-SS2", "GB-FT1": "DE-SS2"}) == {
+        "GB-BM1": "DE-SS2",
+        "GB-FT1": "DE-SS2",
+    }
+    (aimed,) = events(c, "TargetsChosen")
+    assert fields(aimed, "nation", "default", "rule") == ("Britain", False, "CV4")
+    assert step(c, b) == ("fire", ["Britain"], "CV4")
+    assert c.fire(b, ManualDice([6, 5])) == 2
+    assert [(r.unit, r.target, r.purpose) for r in rolls(c, "CV4")] == [
+        ("GB-BM1", 6, "GB-BM1 (bomber) fires at DE-SS2"),
+        ("GB-FT1", 5, "GB-FT1 (fighter) fires at DE-SS2"),
+    ]
+    assert [fields(e, "firer", "target", "unit", "rule") for e in events(c, "TargetHit")] == [
+        ("GB-BM1", "DE-SS2", "DE-SS2", "HA3"),
+        ("GB-FT1", "DE-SS2", "DE-SS2", "HA3"),
+    ]
+    # Both hits land on the submarine aimed at, none on DE-SS1; nobody is asked to place them.
+    assert not events(c, "NavalHitsScored") and not events(c, "CasualtiesChosen")
+    assert [(e.unit, e.sunk) for e in events(c, "UnitHit")] == [("DE-SS2", True)]
+    assert "DE-SS1" in c.units
+    assert step(c, b) == ("convoy_table", ["Germany"], "CV5")
+
+
+def test_ha1_in_a_convoy_round_only_detecting_escorts_screen_each_at_most_one_shot() -> None:
+    c = campaign()
+    c.units["GB-BB1"]["at"] = CNS  # direct setup
+    b = at_search(c)
+    # GB-CA1 searches and fails; GB-DD2 does not search: neither takes part.
+    assert c.convoy_search(b, ["GB-BB1", "GB-DD1", "GB-CA1"], ManualDice([2, 4, 5])) == ["GB-BB1", "GB-DD1"]
+    c.choose_targets(b, "Germany", {"DE-SS1": "GB-BB1", "DE-SS2": "GB-BB1"})
+    assert step(c, b) == ("screening", ["Britain"], "HA1")
+    assert c.pending()[0]["text"] == (
+        f"battle {b} (convoy, {CNS}): waiting for Britain to choose screening escorts: "
+        "DE-SS1's shot at GB-BB1 may be taken by GB-DD1; DE-SS2's shot at GB-BB1 may be taken by GB-DD1 "
+        "(default: the cheapest loss) [HA1]"
     )
-    assert step(c, b) == ("casualties", ["Germany", "Britain"], "HA7")
+    for escort in ("GB-CA1", "GB-DD2"):
+        err = refused(c, RuleViolation, lambda escort=escort: c.choose_screens(b, "Britain", {"DE-SS1": escort}), "HA1")
+        assert "screening escorts of Britain in this battle: GB-DD1" in err.reason
+    err = refused(
+        c, RuleViolation, lambda: c.choose_screens(b, "Britain", {"DE-SS1": "GB-DD1", "DE-SS2": "GB-DD1"}), "HA1"
+    )
+    assert "GB-DD1 may screen at most one shot per volley" in err.reason
+    refused(c, RuleViolation, lambda: c.choose_screens(b, "Germany", {}), "HA1")
+    refused(c, RuleViolation, lambda: c.fire(b, ManualDice([1, 1, 1, 1])), "HA1")
+    assert c.choose_screens(b, "Britain", {"DE-SS1": "GB-DD1"}) == {"DE-SS1": "GB-DD1"}
+    (screened,) = events(c, "ScreeningChosen")
+    assert fields(screened, "nation", "screens", "default", "rule") == ("Britain", {"DE-SS1": "GB-DD1"}, False, "HA1")
+    assert c.fire(b, ManualDice([10, 10, 1, 1])) == 2
+    assert [r.purpose for r in rolls(c, "CV4")][2:] == [
+        "DE-SS1 (submarine) fires at GB-BB1, screened by GB-DD1",
+        "DE-SS2 (submarine) fires at GB-BB1",
+    ]
+    assert [fields(e, "firer", "target", "unit", "rule") for e in events(c, "TargetHit")] == [
+        ("DE-SS1", "GB-BB1", "GB-DD1", "HA1"),
+        ("DE-SS2", "GB-BB1", "GB-BB1", "HA1"),
+    ]
+    assert [(e.unit, e.sunk) for e in events(c, "UnitHit")] == [("GB-DD1", True), ("GB-BB1", False)]
+    assert c.units["GB-BB1"]["damage"] == 1 and {"GB-CA1", "GB-DD2"} <= set(c.units)
 
 
 def test_cv4_hits_beyond_the_submarines_in_the_zone_are_lost() -> None:
     c = campaign()
     b = at_search(c)
     c.convoy_search(b, ["GB-DD1", "GB-CA1", "GB-BM1"], ManualDice([1, 1, 1]))
-    assert c.convoy_fire(b, ManualDice([1, 1, 1, 10, 10])) == (3, 0)
-    (hit,) = events(c, "HitsScored")
-    assert (hit.hits, hit.candidates) == (2, ["DE-SS1", "DE-SS2"])
-    assert c.convoy_choose_casualties(b, "Germany", None) == ["DE-SS1", "DE-SS2"]
-    c.convoy_table(b, ManualDice([]))  # no taking-part submarine afloat: nothing to roll
-    assert not events(c, "NtrDestroyed") and c.ntr["Britain"][CNS] == 3
+    aim(c, b, {"Britain": {"GB-BM1": "DE-SS1"}})
+    assert c.fire(b, ManualDice([1, 1, 1, 10, 10])) == 3
+    # The escorts' two hits: DE-SS1 is already lost to the bomber, DE-SS2 takes one, one is lost.
+    (group,) = events(c, "NavalHitsScored")
+    assert fields(group, "nation", "hits") == ("Germany", 2)
+    (lost,) = events(c, "HitsLost")
+    assert fields(lost, "side", "nation", "hits") == ("attacker", "Germany", 1)
+    (chosen,) = events(c, "CasualtiesChosen")
+    assert (chosen.units, chosen.default) == (["DE-SS2"], True)
+    assert [e.unit for e in events(c, "UnitHit")] == ["DE-SS1", "DE-SS2"]
+    # No taking-part submarine afloat: nothing rolls on the convoy table (CV7).
+    assert not rolls(c, "CV5") and not events(c, "NtrDestroyed") and c.ntr["Britain"][CNS] == 3
     (ended,) = events(c, "BattleEnded")
     assert ended.survivors == []
+
+
+def test_cv4_hits_lost_for_want_of_submarines_cite_cv4_not_nc6() -> None:
+    c = campaign()
+    b = at_search(c)
+    c.convoy_search(b, ["GB-DD1", "GB-CA1", "GB-BM1"], ManualDice([1, 1, 1]))
+    aim(c, b, {"Britain": {"GB-BM1": "DE-SS1"}})
+    c.fire(b, ManualDice([1, 1, 1, 10, 10]))
+    (lost,) = events(c, "HitsLost")
+    assert lost.rule == "CV4"
 
 
 def test_ha2_when_only_aircraft_detect_the_submarines_do_not_fire() -> None:
     c = campaign()
     b = at_search(c)
     c.convoy_search(b, ["GB-BM1", "GB-FT1"], ManualDice([1, 1]))
+    assert step(c, b) == ("targets", ["Britain"], "CV4")
+    c.choose_targets(b, "Britain", {"GB-BM1": "DE-SS2", "GB-FT1": "DE-SS1"})
+    assert step(c, b) == ("fire", ["Britain"], "CV4")
+    assert c.pending()[0]["text"].endswith("to roll 2 dice, one per firing unit in this order: GB-BM1, GB-FT1 [CV4]")
     dice = ManualDice([1, 10])
-    assert c.convoy_fire(b, dice) == (1, 0)
+    assert c.fire(b, dice) == 1
     assert dice.used == 2
     assert [r.unit for r in rolls(c, "CV4")] == ["GB-BM1", "GB-FT1"]
-    (hit,) = events(c, "HitsScored")
-    assert hit.nation == "Germany"
-    assert step(c, b) == ("casualties", ["Germany"], "HA7")
-    c.convoy_choose_casualties(b, "Germany", ["DE-SS2"])
-    assert {"GB-BM1", "GB-FT1"} <= set(c.units)
+    assert not [e for e in events(c, "TargetsChosen") if e.nation == "Germany"]
+    (hit,) = events(c, "TargetHit")
+    assert fields(hit, "firer", "unit") == ("GB-BM1", "DE-SS2")
+    assert [e.unit for e in events(c, "UnitHit")] == ["DE-SS2"]
+    assert {"GB-BM1", "GB-FT1", "DE-SS1"} <= set(c.units)
+    assert step(c, b) == ("convoy_table", ["Germany"], "CV5")
+
+
+def test_cv4_an_air_unit_without_an_attack_value_rolls_no_die() -> None:
+    # A house ruleset where fighters have no attack: GB-FT1 can search and detect, but it
+    # neither picks a target nor rolls; with no detecting ship no die is rolled at all.
+    house = copy.deepcopy(RULESET)
+    house["units"]["fighter"]["attack"] = 0
+    c = campaign(house)
+    b = at_search(c)
+    before = c.version
+    assert c.convoy_search(b, ["GB-FT1"], ManualDice([1])) == ["GB-FT1"]
+    assert step(c, b) == ("convoy_table", ["Germany"], "CV5")
+    assert not rolls(c, "CV4") and not events(c, "TargetsChosen", before)
+    c.convoy_table(b, ManualDice([1, 1]))
+    assert "GB-FT1" in c.units
 
 
 def test_cv4_no_hits_on_either_side_goes_to_the_convoy_table() -> None:
     c = campaign()
     b = at_search(c)
     c.convoy_search(b, ["GB-DD1"], ManualDice([1]))
-    assert c.convoy_fire(b, ManualDice([4, 4, 4])) == (0, 0)
-    assert not events(c, "HitsScored")
+    aim(c, b)
+    (aimed,) = events(c, "TargetsChosen")
+    assert (aimed.targets, aimed.default) == ({"DE-SS1": "GB-DD1", "DE-SS2": "GB-DD1"}, True)
+    assert c.fire(b, ManualDice([4, 4, 4])) == 0
+    assert not events(c, "TargetHit") and not events(c, "NavalHitsScored") and not events(c, "UnitHit")
     assert step(c, b) == ("convoy_table", ["Germany"], "CV5")
 
 
@@ -479,11 +872,13 @@ def test_cv4_hits_on_submarines_may_fall_on_submarines_not_taking_part() -> None
     c = campaign()
     b = at_search(c, ["DE-SS1"])
     c.convoy_search(b, ["GB-DD1"], ManualDice([1]))
-    # Both German submarines in the zone fight the round, one die each.
-    c.convoy_fire(b, ManualDice([1, 10, 10]))
+    # Both German submarines in the zone fight the round: both pick a target, one die each.
+    assert "Germany: DE-SS1 at GB-DD1, DE-SS2 at GB-DD1" in c.pending()[0]["text"]
+    aim(c, b)
+    c.fire(b, ManualDice([1, 10, 10]))
     assert [r.unit for r in rolls(c, "CV4")] == ["GB-DD1", "DE-SS1", "DE-SS2"]
-    (hit,) = events(c, "HitsScored")
-    assert hit.candidates == ["DE-SS1", "DE-SS2"]
+    assert step(c, b) == ("casualties", ["Germany"], "HA7")
+    assert "Germany places 1 hit(s) among DE-SS1, DE-SS2" in c.pending()[0]["text"]
     c.convoy_choose_casualties(b, "Germany", ["DE-SS2"])
     assert "DE-SS2" not in c.units
     c.convoy_table(b, ManualDice([4]))
@@ -492,24 +887,23 @@ def test_cv4_hits_on_submarines_may_fall_on_submarines_not_taking_part() -> None
     assert ended.survivors == ["DE-SS1"]
 
 
-def test_cv4_casualties_are_removed_together_after_both_sides_chose() -> None:
+def test_cv4_casualties_are_removed_together_after_the_round() -> None:
     c = campaign()
     b = at_search(c)
     c.convoy_search(b, ["GB-DD1", "GB-CA1"], ManualDice([1, 1]))
-    c.convoy_fire(b, ManualDice([1, 10, 1, 10]))
-    assert step(c, b) == ("casualties", ["Germany", "Britain"], "HA7")
-    c.convoy_choose_casualties(b, "Britain", ["GB-CA1"])
-    assert not events(c, "UnitHit") and "GB-CA1" in c.units
+    aim(c, b, {"Germany": {"DE-SS1": "GB-CA1", "DE-SS2": "GB-DD1"}})
+    c.fire(b, ManualDice([1, 10, 1, 10]))
+    # DE-SS1's hit on GB-CA1 waits until Germany has placed GB-DD1's hit.
+    (hit,) = events(c, "TargetHit")
+    assert fields(hit, "firer", "unit") == ("DE-SS1", "GB-CA1")
     assert step(c, b) == ("casualties", ["Germany"], "HA7")
-    refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, "Britain", ["GB-DD1"]), "HA7")
-    c.convoy_choose_casualties(b, "Germany", ["DE-SS1"])
-    tail = [
-        (type(e).__name__, getattr(e, "unit", None))
-        for e in events(c, since=events(c, "HitsScored")[-1].originator_version)
-    ]
+    assert not events(c, "UnitHit") and "GB-CA1" in c.units
+    refused(c, RuleViolation, lambda: c.choose_casualties(b, "Britain", ["GB-CA1"]), "HA7")
+    c.choose_casualties(b, "Germany", ["DE-SS1"])
+    tail = [(type(e).__name__, getattr(e, "unit", None)) for e in events(c, since=hit.originator_version)]
     assert tail == [
-        ("BattleAdvanced", None),
-        ("CasualtiesChosen", None),
+        ("DiceRolled", "DE-SS2"),
+        ("NavalHitsScored", None),
         ("BattleAdvanced", None),
         ("CasualtiesChosen", None),
         ("UnitHit", "GB-CA1"),
@@ -524,36 +918,54 @@ def test_ha7_illegal_casualty_assignment_is_refused() -> None:
     c = campaign()
     b = at_search(c)
     c.convoy_search(b, ["GB-DD1", "GB-CA1"], ManualDice([1, 1]))
-    c.convoy_fire(b, ManualDice([10, 10, 1, 10]))
-    assert step(c, b) == ("casualties", ["Britain"], "HA7")
-    err = refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, "Britain", ["GB-DD2"]), "HA7")
-    assert "legal: GB-CA1, GB-DD1" in err.reason
-    refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, "Britain", ["GB-DD1", "GB-CA1"]), "HA7")
-    refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, "Britain", []), "HA7")
-    err = refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, "Britain", ["DE-SS1"]), "HA7")
-    assert "belongs to Germany" in err.reason
-    refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, "Germany", ["DE-SS1"]), "HA7")
+    aim(c, b)
+    c.fire(b, ManualDice([1, 10, 10, 10]))
+    assert step(c, b) == ("casualties", ["Germany"], "HA7")
+    err = refused(c, RuleViolation, lambda: c.choose_casualties(b, "Germany", ["DE-SS3"]), "HA7")
+    assert "legal: DE-SS1, DE-SS2" in err.reason
+    refused(c, RuleViolation, lambda: c.choose_casualties(b, "Germany", ["DE-SS1", "DE-SS2"]), "HA7")
+    refused(c, RuleViolation, lambda: c.choose_casualties(b, "Germany", ["DE-SS1", "DE-SS1"]), "HA7")
+    refused(c, RuleViolation, lambda: c.choose_casualties(b, "Germany", []), "HA7")
+    err = refused(c, RuleViolation, lambda: c.choose_casualties(b, "Germany", ["GB-DD1"]), "HA7")
+    assert "belongs to Britain" in err.reason
+    refused(c, RuleViolation, lambda: c.choose_casualties(b, "Britain", ["DE-SS1"]), "HA7")
+    refused(c, InputError, lambda: c.choose_casualties(b, "Germany", ["DE-SS9"]))
     refused(c, InputError, lambda: c.convoy_choose_casualties(b, "Ruritania", None))
-    refused(c, InputError, lambda: c.convoy_choose_casualties(b + 1, "Britain", None))
+    refused(c, InputError, lambda: c.convoy_choose_casualties(b + 1, "Germany", None))
+    # convoy_choose_casualties reaches the same step, with the same checks.
+    refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, "Germany", ["DE-SS3"]), "HA7")
+    assert c.convoy_choose_casualties(b, "Germany", ["DE-SS2"]) == ["DE-SS2"]
 
 
 def test_ha7_default_casualties_are_the_cheapest_legal_choice() -> None:
     c = campaign()
     b = at_search(c)
     c.convoy_search(b, ["GB-CA1", "GB-DD1"], ManualDice([1, 1]))
-    c.convoy_fire(b, ManualDice([10, 10, 1, 10]))
-    assert c.convoy_choose_casualties(b, "Britain", None) == ["GB-DD1"]  # destroyer 8 < cruiser 12
+    # Default targets: spread, the most valuable first (cruiser 12 before destroyer 8).
+    assert c.choose_targets(b, "Germany", None) == {"DE-SS1": "GB-CA1", "DE-SS2": "GB-DD1"}
+    # Default screening: the cheaper destroyer takes DE-SS1's shot at the cruiser; it cannot
+    # screen DE-SS2's shot as well, and that one is aimed at itself.
+    assert c.choose_screens(b, "Britain", None) == {"DE-SS1": "GB-DD1"}
+    (screened,) = events(c, "ScreeningChosen")
+    assert (screened.default, screened.rule) == (True, "HA1")
+    c.fire(b, ManualDice([1, 10, 10, 10]))
+    assert [r.unit for r in rolls(c, "CV4")] == ["GB-CA1", "GB-DD1", "DE-SS1", "DE-SS2"]  # in the order chosen
+    # The submarines are all alike: the default is the first by ID.
+    assert c.choose_casualties(b, "Germany", None) == ["DE-SS1"]
     (chosen,) = events(c, "CasualtiesChosen")
-    assert (chosen.nation, chosen.default, chosen.rule) == ("Britain", True, "HA7")
+    assert (chosen.nation, chosen.default, chosen.rule) == ("Germany", True, "HA7")
 
 
-@pytest.mark.parametrize(("chooser", "units"), [("Austria-Hungary", ["DE-SS1"]), ("France", ["GB-DD1"])])
-def test_ha7_only_the_owner_of_the_units_hit_chooses_them(chooser: str, units: list[str]) -> None:
+@pytest.mark.parametrize("chooser", ["Austria-Hungary", "Britain", "France"])
+def test_ha7_only_the_owner_of_the_units_hit_chooses_them(chooser: str) -> None:
     c = campaign()
     b = at_search(c)
     c.convoy_search(b, ["GB-DD1"], ManualDice([1]))
-    c.convoy_fire(b, ManualDice([1, 1, 10]))  # one hit on the submarines, one on GB-DD1
-    refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, chooser, units), "HA7")
+    aim(c, b)
+    c.fire(b, ManualDice([1, 1, 10]))  # one hit on the submarines, one on GB-DD1
+    assert step(c, b) == ("casualties", ["Germany"], "HA7")
+    refused(c, RuleViolation, lambda: c.choose_casualties(b, chooser, ["DE-SS1"]), "HA7")
+    refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, chooser, None), "HA7")
 
 
 @pytest.mark.parametrize(("sub_hits", "sunk"), [(1, False), (2, True)])
@@ -562,11 +974,11 @@ def test_cv4_battleship_that_detects_takes_two_hits_the_first_damages(sub_hits: 
     c.units["GB-BB1"]["at"] = CNS  # direct setup: a battleship with the convoy
     b = at_search(c)
     assert c.convoy_search(b, ["GB-BB1", "GB-DD1"], ManualDice([2, 5])) == ["GB-BB1"]
-    c.convoy_fire(b, ManualDice([10, 1, 1 if sub_hits == 2 else 10]))
-    (hit,) = events(c, "HitsScored")
-    assert (hit.hits, hit.candidates) == (sub_hits, ["GB-BB1"])
-    refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, "Britain", ["GB-BB1"] * 3), "HA7")
-    c.convoy_choose_casualties(b, "Britain", ["GB-BB1"] * sub_hits)
+    assert "DE-SS1 at GB-BB1, DE-SS2 at GB-BB1" in c.pending()[0]["text"]
+    aim(c, b)  # no detecting escort: nothing to screen
+    assert not events(c, "ScreeningChosen")
+    c.fire(b, ManualDice([10, 1, 1 if sub_hits == 2 else 10]))
+    assert [e.unit for e in events(c, "TargetHit")] == ["GB-BB1"] * sub_hits
     assert [e.sunk for e in events(c, "UnitHit")] == [False, True][:sub_hits]
     if sunk:
         assert "GB-BB1" not in c.units
@@ -574,36 +986,43 @@ def test_cv4_battleship_that_detects_takes_two_hits_the_first_damages(sub_hits: 
         assert c.units["GB-BB1"]["damage"] == 1 and c.units["GB-BB1"]["at"] == CNS
 
 
-def test_cv4_default_casualties_on_a_battleship_damage_it_before_sinking_anything() -> None:
+def test_ha7_default_screening_lets_a_battleship_take_a_hit_that_only_damages_it() -> None:
     c = campaign()
     c.units["GB-BB1"]["at"] = CNS  # direct setup
     b = at_search(c)
     c.convoy_search(b, ["GB-DD1", "GB-BB1"], ManualDice([1, 1]))
-    c.convoy_fire(b, ManualDice([10, 10, 1, 10]))
-    assert c.convoy_choose_casualties(b, "Britain", None) == ["GB-BB1"]
+    assert c.choose_targets(b, "Germany", None) == {"DE-SS1": "GB-BB1", "DE-SS2": "GB-DD1"}
+    # GB-DD1 could take DE-SS1's shot instead, but a first hit on GB-BB1 costs nothing.
+    assert step(c, b) == ("screening", ["Britain"], "HA1")
+    assert c.choose_screens(b, "Britain", None) == {}
+    c.fire(b, ManualDice([10, 10, 1, 10]))
     (damaged,) = events(c, "UnitHit")
     assert (damaged.unit, damaged.sunk) == ("GB-BB1", False)
+    assert "GB-DD1" in c.units
 
 
 def test_cv4_one_round_only_then_the_convoy_table() -> None:
     c = campaign()
     b = at_search(c)
     c.convoy_search(b, ["GB-DD1", "GB-CA1"], ManualDice([1, 1]))
-    c.convoy_fire(b, ManualDice([1, 10, 1, 10]))
-    c.convoy_choose_casualties(b, "Germany", None)
-    c.convoy_choose_casualties(b, "Britain", None)
+    aim(c, b, {"Germany": {"DE-SS1": "GB-CA1", "DE-SS2": "GB-DD1"}})
+    c.fire(b, ManualDice([1, 10, 1, 10]))
+    c.choose_casualties(b, "Germany", None)
     # Both sides still have units in the zone, yet the battle goes to the convoy table.
-    assert {"DE-SS2", "GB-CA1"} <= set(c.units)
+    assert {"DE-SS2", "GB-DD1"} <= set(c.units)
     assert step(c, b) == ("convoy_table", ["Germany"], "CV5")
-    refused(c, RuleViolation, lambda: c.convoy_fire(b, ManualDice([1, 1])), "CV4")
+    refused(c, RuleViolation, lambda: c.fire(b, ManualDice([1, 1])), "CV5")
+    refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", None), "CV5")
     refused(c, RuleViolation, lambda: c.convoy_search(b, None, ManualDice([1] * 6)), "CV3")
     c.convoy_table(b, ManualDice([1]))
     assert len(rolls(c, "CV4")) == 4
+    assert [e.round for e in events(c, "RoundStarted")] == [1]
     assert [e.step for e in events(c, "BattleAdvanced")] == [
         "merchant_defence",
         "search",
-        "round",
-        "casualties",
+        "targets",
+        "screening",
+        "fire",
         "casualties",
         "convoy_table",
     ]
@@ -712,36 +1131,108 @@ def test_cv7_battle_ends_after_one_round_and_surviving_submarines_stay() -> None
     c = campaign()
     b = at_search(c)
     c.convoy_search(b, ["GB-DD1"], ManualDice([1]))
-    c.convoy_fire(b, ManualDice([10, 10, 10]))
+    aim(c, b)
+    c.fire(b, ManualDice([10, 10, 10]))
     c.convoy_table(b, ManualDice([1, 1]))
     (ended,) = events(c, "BattleEnded")
     assert (ended.battle, ended.rule, ended.survivors) == (b, "CV7", ["DE-SS1", "DE-SS2"])
     assert c.units["DE-SS1"]["at"] == CNS and c.units["DE-SS2"]["at"] == CNS
     assert c.pending() == [] and not c.battles
-    refused(c, InputError, lambda: c.convoy_table(b, ManualDice([1, 1])))
-    refused(c, InputError, lambda: c.convoy_roll(b, ManualDice([1, 1])))
+    refused(c, RuleViolation, lambda: c.convoy_table(b, ManualDice([1, 1])), "CV7")
+    refused(c, RuleViolation, lambda: c.convoy_roll(b, ManualDice([1, 1])), "CV7")
+
+
+def test_cv7_merchant_defence_sinking_the_only_taking_part_submarine_ends_the_battle() -> None:
+    c = campaign()
+    dice = ManualDice([10, 10])
+    start = c.version
+    b = c.declare_convoy_attack("Germany", CNS, ["DE-SS1"])  # DE-SS2 is there but takes no part
+    c.convoy_merchant_defence(b, dice)
+    (hit,) = events(c, "HitsScored")
+    assert (hit.candidates, hit.rule) == (["DE-SS1"], "CV2")
+    assert step(c, b) == ("merchant_casualty", ["Germany"], "CV2")
+    assert c.convoy_choose_casualties(b, "Germany", None) == ["DE-SS1"]
+    dice.check_all_used()
+    assert kinds(c, start) == [
+        "ConvoyAttackDeclared",
+        "BattleAdvanced",
+        "DiceRolled",
+        "HitsScored",
+        "BattleAdvanced",
+        "CasualtiesChosen",
+        "UnitHit",
+        "BattleEnded",
+    ]
+    (ended,) = events(c, "BattleEnded")
+    assert fields(ended, "battle", "rule", "survivors") == (b, "CV7", [])
+    # No search, no round, no convoy table: only the merchant defence dice were rolled.
+    assert [r.rule for r in rolls(c)] == ["CV2"]
+    assert [e.step for e in events(c, "BattleAdvanced")] == ["merchant_defence", "merchant_casualty"]
+    assert not c.battles and c.pending() == [] and c.committed == []
+    assert c.ntr["Britain"][CNS] == 3 and c.units["DE-SS2"]["at"] == CNS
+    refused(c, RuleViolation, lambda: c.convoy_search(b, None, ManualDice([1] * 6)), "CV7")
+    refused(c, RuleViolation, lambda: c.convoy_table(b, ManualDice([1])), "CV7")
+    before = c.version
+    advance_passing(c)
+    (collected,) = events(c, "ResourcesCollected", before)
+    assert (collected.ntr_value, collected.lost) == (11, 0)
+
+
+def test_cv7_a_command_for_an_ended_battle_is_refused_citing_cv7() -> None:
+    c = campaign()
+    b = at_table(c)
+    c.convoy_table(b, ManualDice([1, 1]))
+    for action in (
+        lambda: c.convoy_merchant_defence(b, ManualDice([1, 1])),
+        lambda: c.convoy_choose_casualties(b, "Germany", None),
+        lambda: c.convoy_search(b, None, ManualDice([1] * 6)),
+        lambda: c.choose_targets(b, "Germany", None),
+        lambda: c.choose_screens(b, "Britain", None),
+        lambda: c.fire(b, ManualDice([1])),
+        lambda: c.choose_casualties(b, "Germany", None),
+        lambda: c.convoy_table(b, ManualDice([1, 1])),
+        lambda: c.convoy_roll(b, ManualDice([1, 1])),
+        lambda: c.convoy_auto(b, ManualDice([])),
+        lambda: c.battle_auto(b, ManualDice([])),
+        lambda: c.auto_step(b, ManualDice([])),
+    ):
+        err = refused(c, RuleViolation, action, "CV7")
+        assert err.reason == f"battle {b} (convoy) has ended; nothing more can be done in it"
+    # A battle that never existed is a typo, not a rule.
+    for action in (
+        lambda: c.convoy_roll(b + 1, ManualDice([1])),
+        lambda: c.fire(b + 1, ManualDice([1])),
+        lambda: c.convoy_choose_casualties(b + 1, "Germany", None),
+    ):
+        refused(c, InputError, action)
 
 
 def test_cv7_advance_is_refused_while_a_battle_is_unfinished() -> None:
     c = campaign()
+    c.units["DE-SS3"]["at"] = CNS  # direct setup: three U-boats, one lost to merchant defence
     b = c.declare_convoy_attack("Germany", CNS, None)
 
-    def advance_refused() -> None:
-        expected_rule = step(c, b)[2]
-        err = refused(c, RuleViolation, c.advance, expected_rule)
-        assert f"battle {b} in {CNS} is not finished" in err.reason
+    def advance_refused(expected: tuple[str, list[str], str]) -> None:
+        assert step(c, b) == expected
+        err = refused(c, RuleViolation, c.advance, "T4")
+        assert err.reason.startswith(f"collect_resources cannot end yet: battle {b} (convoy, {CNS}): waiting for ")
+        assert err.reason.endswith(f" [{expected[2]}]")
 
-    advance_refused()  # CV2 merchant defence
+    advance_refused(("merchant_defence", ["Britain"], "CV2"))
     c.convoy_merchant_defence(b, ManualDice([10, 10]))
-    advance_refused()  # CV2 merchant casualty
-    c.convoy_choose_casualties(b, "Germany", None)
-    advance_refused()  # CV3 search
-    c.convoy_search(b, ["GB-DD1"], ManualDice([1]))
-    advance_refused()  # CV4 round
-    c.convoy_fire(b, ManualDice([10, 1]))
-    advance_refused()  # HA7 casualties
-    c.convoy_choose_casualties(b, "Britain", None)
-    advance_refused()  # CV5 convoy table
+    advance_refused(("merchant_casualty", ["Germany"], "CV2"))
+    c.convoy_choose_casualties(b, "Germany", ["DE-SS3"])
+    advance_refused(("search", ["Britain"], "CV3"))
+    c.convoy_search(b, ["GB-DD1", "GB-CA1"], ManualDice([1, 1]))
+    advance_refused(("targets", ["Germany"], "CV4"))
+    c.choose_targets(b, "Germany", None)
+    advance_refused(("screening", ["Britain"], "HA1"))
+    c.choose_screens(b, "Britain", {})
+    advance_refused(("fire", ["Britain", "Germany"], "CV4"))
+    c.fire(b, ManualDice([1, 10, 10, 10]))
+    advance_refused(("casualties", ["Germany"], "HA7"))
+    c.choose_casualties(b, "Germany", None)
+    advance_refused(("convoy_table", ["Germany"], "CV5"))
     c.convoy_table(b, ManualDice([1]))
     before = c.version
     advance_passing(c)
@@ -765,7 +1256,8 @@ def test_te3_against_advanced_submarines_search_and_attack_are_one_less_and_thei
     ]
     assert all(r.modifiers == [TE3_AGAINST] for r in search)
     # Attack: destroyer 3-1 = 2, bomber 6-1 = 5; submarine defense 3+1 = 4.
-    assert c.convoy_fire(b, ManualDice([2, 5, 4, 5])) == (2, 1)
+    aim(c, b, {"Britain": {"GB-BM1": "DE-SS2"}, "Germany": {"DE-SS1": "GB-DD1", "DE-SS2": "GB-DD1"}})
+    assert c.fire(b, ManualDice([2, 5, 4, 5])) == 3
     fire = rolls(c, "CV4")
     assert [(r.unit, r.base_target, r.target, r.outcome) for r in fire] == [
         ("GB-DD1", 3, 2, "success"),
@@ -805,13 +1297,16 @@ def test_te4_advanced_asw_convoy_search_is_one_more() -> None:
     assert [(r.base_target, r.target) for r in search] == [(4, 5), (4, 5), (2, 3), (2, 3), (1, 2)]
     assert all(r.modifiers == [TE4_SEARCH] for r in search)
     # TE4 changes no convoy attack value (CV4 is not among TE4's rolls).
-    c.convoy_fire(b, ManualDice([10] * 7))
-    assert [(r.unit, r.target, r.modifiers) for r in rolls(c, "CV4")][:5] == [
+    aim(c, b)
+    c.fire(b, ManualDice([10] * 7))
+    assert [(r.unit, r.target, r.modifiers) for r in rolls(c, "CV4")] == [
         ("GB-DD1", 3, []),
         ("GB-CA1", 5, []),
         ("GB-BB1", 7, []),
         ("GB-BM1", 6, []),
         ("GB-FT1", 5, []),
+        ("DE-SS1", 3, []),
+        ("DE-SS2", 3, []),
     ]
 
 
@@ -840,7 +1335,9 @@ def test_convoy_auto_resolves_the_whole_battle_with_default_choices() -> None:
     c = campaign()
     b = c.declare_convoy_attack("Germany", CNS, None)
     # Merchant defence 1+1; FR-BM1, GB-BM1, GB-CA1, GB-DD1, GB-DD2, GB-FT1 search (CA1 and FT1
-    # detect); CA1 hits, FT1 misses, DE-SS1 misses, DE-SS2 hits; DE-SS2 rolls 5 on the table.
+    # detect); default targets: GB-FT1 at DE-SS1, both submarines at GB-CA1 (the only detecting
+    # ship, so nothing to screen); CA1 hits, FT1 misses, DE-SS1 misses, DE-SS2 hits; Germany's
+    # default places CA1's hit on DE-SS1; DE-SS2 rolls 5 on the table.
     dice = ManualDice([1, 1, 10, 10, 1, 10, 10, 1, 1, 10, 10, 1, 5])
     c.convoy_auto(b, dice)
     dice.check_all_used()
@@ -849,12 +1346,15 @@ def test_convoy_auto_resolves_the_whole_battle_with_default_choices() -> None:
     assert chosen.units == ["FR-BM1", "GB-BM1", "GB-CA1", "GB-DD1", "GB-DD2", "GB-FT1"]
     (found,) = events(c, "DetectionsRecorded")
     assert found.detected == ["GB-CA1", "GB-FT1"]
-    casualties = events(c, "CasualtiesChosen")
-    assert [(e.nation, e.units, e.default) for e in casualties] == [
-        ("Germany", ["DE-SS1"], True),
-        ("Britain", ["GB-CA1"], True),
+    assert [(e.nation, e.targets, e.default) for e in events(c, "TargetsChosen")] == [
+        ("Britain", {"GB-FT1": "DE-SS1"}, True),
+        ("Germany", {"DE-SS1": "GB-CA1", "DE-SS2": "GB-CA1"}, True),
     ]
-    assert [e.unit for e in events(c, "UnitHit")] == ["DE-SS1", "GB-CA1"]
+    assert not events(c, "ScreeningChosen")
+    assert [r.unit for r in rolls(c, "CV4")] == ["GB-CA1", "GB-FT1", "DE-SS1", "DE-SS2"]
+    casualties = events(c, "CasualtiesChosen")
+    assert [(e.nation, e.units, e.default) for e in casualties] == [("Germany", ["DE-SS1"], True)]
+    assert [e.unit for e in events(c, "UnitHit")] == ["GB-CA1", "DE-SS1"]
     (lost,) = events(c, "NtrDestroyed")
     assert lost.count == 1 and c.ntr["Britain"][CNS] == 2
     (ended,) = events(c, "BattleEnded")
@@ -865,6 +1365,7 @@ def test_convoy_auto_finishes_a_battle_already_under_way() -> None:
     c = campaign()
     b = at_search(c)
     c.convoy_search(b, ["GB-DD1"], ManualDice([1]))
+    c.choose_targets(b, "Germany", None)
     c.convoy_auto(b, ManualDice([1, 10, 10, 4]))
     assert [e.unit for e in events(c, "UnitHit")] == ["DE-SS1"]
     assert [r.unit for r in rolls(c, "CV5")] == ["DE-SS2"]
@@ -875,7 +1376,7 @@ def test_convoy_auto_of_a_battle_not_in_progress_is_refused() -> None:
     c = campaign()
     b = at_table(c)
     c.convoy_table(b, ManualDice([1, 1]))
-    refused(c, InputError, lambda: c.convoy_auto(b, ManualDice([])))  # finished
+    refused(c, RuleViolation, lambda: c.convoy_auto(b, ManualDice([])), "CV7")  # finished
     refused(c, InputError, lambda: c.convoy_auto(b + 1, ManualDice([])))  # never declared
 
 
@@ -906,25 +1407,44 @@ def test_rk2_a_command_failing_part_way_leaves_the_campaign_unchanged() -> None:
     # The fourth search die is missing: three rolls were already recorded when it fails.
     refused(c, DiceError, lambda: c.convoy_search(b, None, ManualDice([1, 1, 1])))
     c.convoy_search(b, ["GB-DD1", "GB-CA1"], ManualDice([1, 1]))
-    # Attack dice given, return fire dice missing.
-    refused(c, DiceError, lambda: c.convoy_fire(b, ManualDice([1, 1, 1])))
-    refused(c, DiceError, lambda: c.convoy_fire(b, ManualDice([1, 1, 1, 11])))
+    aim(c, b)
+    # Attack dice given, return fire dice missing; then a die off the D10.
+    refused(c, DiceError, lambda: c.fire(b, ManualDice([1, 1, 1])))
+    refused(c, DiceError, lambda: c.fire(b, ManualDice([1, 1, 1, 11])))
+    refused(c, DiceError, lambda: c.convoy_roll(b, ManualDice([1, 1, 1])))
     # convoy_auto is all or nothing too.
     refused(c, DiceError, lambda: c.convoy_auto(b, ManualDice([10, 10, 10, 10])))  # table dice missing
-    assert step(c, b)[0] == "round"
+    assert step(c, b)[0] == "fire"
 
 
 def test_rk2_actions_out_of_step_are_refused_with_the_rule_of_the_step() -> None:
     c = campaign()
     b = c.declare_convoy_attack("Germany", CNS, None)
+    # The convoy commands cite the rule of the step they belong to ...
     refused(c, RuleViolation, lambda: c.convoy_search(b, None, ManualDice([1] * 6)), "CV3")
-    refused(c, RuleViolation, lambda: c.convoy_fire(b, ManualDice([1])), "CV4")
     refused(c, RuleViolation, lambda: c.convoy_table(b, ManualDice([1, 1])), "CV5")
     refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, "Germany", None), "HA7")
+    # ... the volley's commands, shared with naval battles, the rule of the step waited for.
+    for action in (
+        lambda: c.choose_targets(b, "Germany", None),
+        lambda: c.choose_screens(b, "Britain", None),
+        lambda: c.fire(b, ManualDice([1])),
+        lambda: c.choose_casualties(b, "Germany", None),
+    ):
+        err = refused(c, RuleViolation, action, "CV2")
+        assert "waiting for Britain to roll merchant defence" in err.reason
     c.convoy_merchant_defence(b, ManualDice([1, 1]))
     refused(c, RuleViolation, lambda: c.convoy_merchant_defence(b, ManualDice([1, 1])), "CV2")
     refused(c, RuleViolation, lambda: c.convoy_roll(b, ManualDice([1])), "CV3")
     refused(c, InputError, lambda: c.convoy_search(b + 1, None, ManualDice([1])))
+    c.convoy_search(b, ["GB-DD1"], ManualDice([1]))
+    # CV4: every target is chosen before any die of the round is rolled.
+    refused(c, RuleViolation, lambda: c.fire(b, ManualDice([1, 1, 1])), "CV4")
+    err = refused(c, RuleViolation, lambda: c.convoy_roll(b, ManualDice([1, 1, 1])), "CV4")
+    assert err.reason.endswith("not a roll")
+    refused(c, RuleViolation, lambda: c.convoy_search(b, None, ManualDice([1] * 6)), "CV3")
+    refused(c, RuleViolation, lambda: c.convoy_table(b, ManualDice([1, 1])), "CV5")
+    refused(c, RuleViolation, lambda: c.choose_screens(b, "Britain", None), "CV4")
 
 
 def test_convoy_roll_rolls_whatever_the_battle_waits_for() -> None:
@@ -932,9 +1452,11 @@ def test_convoy_roll_rolls_whatever_the_battle_waits_for() -> None:
     b = c.declare_convoy_attack("Germany", CNS, ["DE-SS1"])
     assert c.convoy_roll(b, ManualDice([2, 3])) == "merchant_defence"
     c.convoy_search(b, ["GB-DD1"], ManualDice([1]))
-    assert c.convoy_roll(b, ManualDice([10, 10, 10])) == "round"
+    c.choose_targets(b, "Germany", None)
+    assert c.convoy_roll(b, ManualDice([10, 10, 10])) == "fire"
     assert c.convoy_roll(b, ManualDice([9])) == "convoy_table"
     assert [r.rule for r in rolls(c)] == ["CV2", "CV3", "CV4", "CV4", "CV4", "CV5"]
+    assert [r.unit for r in rolls(c, "CV4")] == ["GB-DD1", "DE-SS1", "DE-SS2"]
 
 
 # ----- persisted on SQLite and PostgreSQL -----
@@ -957,12 +1479,15 @@ def test_convoy_battle_step_by_step_is_stored_and_verifies(tracker: Tracker, uni
     t.execute(cid, lambda c, d: c.convoy_choose_casualties(b, "Germany", ["DE-SS1"]))
     with pytest.raises(RuleViolation) as info:
         t.execute(cid, lambda c, d: advance_passing(c))
-    assert info.value.rule == "CV3"
+    assert info.value.rule == "T4" and info.value.reason.endswith("[CV3]")
     with pytest.raises(DiceError):  # one die too many: nothing is stored
         t.execute(cid, lambda c, d: c.convoy_search(b, ["GB-DD1", "GB-CA1"], d), dice_values=[4, 5, 6])
     t.execute(cid, lambda c, d: c.convoy_search(b, ["GB-DD1", "GB-CA1"], d), dice_values=[4, 5])
-    t.execute(cid, lambda c, d: c.convoy_fire(b, d), dice_values=[9, 2])
-    t.execute(cid, lambda c, d: c.convoy_choose_casualties(b, "Britain", None))
+    with pytest.raises(RuleViolation) as info:  # GB-CA1 did not detect: it cannot be targeted
+        t.execute(cid, lambda c, d: c.choose_targets(b, "Germany", {"DE-SS2": "GB-CA1"}))
+    assert info.value.rule == "CV4"
+    t.execute(cid, lambda c, d: c.choose_targets(b, "Germany", {"DE-SS2": "GB-DD1"}))
+    assert t.execute(cid, lambda c, d: c.fire(b, d), dice_values=[9, 2]) == 1
     assert t.execute(cid, lambda c, d: c.convoy_table(b, d), dice_values=[7]) == 2
     t.execute(cid, lambda c, d: advance_passing(c))
 
@@ -971,9 +1496,9 @@ def test_convoy_battle_step_by_step_is_stored_and_verifies(tracker: Tracker, uni
         "ConvoyAttackDeclared", "BattleAdvanced",
         "DiceRolled", "HitsScored", "BattleAdvanced",
         "CasualtiesChosen", "UnitHit", "BattleAdvanced",
-        "SearchersChosen", "DiceRolled", "DiceRolled", "DetectionsRecorded", "BattleAdvanced",
-        "DiceRolled", "DiceRolled", "HitsScored", "BattleAdvanced",
-        "CasualtiesChosen", "UnitHit", "BattleAdvanced",
+        "SearchersChosen", "DiceRolled", "DiceRolled", "DetectionsRecorded", "RoundStarted", "BattleAdvanced",
+        "TargetsChosen", "BattleAdvanced",
+        "DiceRolled", "DiceRolled", "TargetHit", "UnitHit", "BattleAdvanced",
         "DiceRolled", "NtrDestroyed", "BattleEnded",
         "ResourcesCollected", "PhaseAdvanced",
     ]  # fmt: skip

@@ -57,7 +57,12 @@ def to_britain_collect(db: str) -> None:
 
     with Tracker(db) as t:
         t.execute(t.campaign_id(None), advance)
-    assert "Nothing pending. Round 1 · Britain · collect_resources" in run(db, "pending")
+        c = t.load(t.campaign_id(None))
+    assert (c.round, c.nation, c.phase) == (1, "Britain", "collect_resources")
+    # CV1, T4: Germany, with U-boats among British NTR, must declare or pass.
+    out = run(db, "pending")
+    assert f"Germany may declare a convoy attack on Britain's NTR in {CNS}, or pass [CV1]" in out
+    assert "tracker convoy pass --by Germany" in out
 
 
 def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
@@ -70,8 +75,12 @@ def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
 
     out = run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS, "--subs", "DE-SS1,DE-SS2")
     assert "convoy battle 1 in Central North Sea" in out and "[CV1]" in out
-    assert "Waiting: battle 1 (convoy, Central North Sea): waiting for Britain to roll merchant defence" in out
-    assert refused(db, 1, "next").startswith("Error: CV2: battle 1 in Central North Sea is not finished")
+    merchant = (
+        "battle 1 (convoy, Central North Sea): waiting for Britain to roll merchant defence "
+        "(2D10; a total of 20 sinks one submarine) [CV2]"
+    )
+    assert f"Waiting: {merchant}" in out
+    assert refused(db, 1, "next") == f"Error: T4: collect_resources cannot end yet: {merchant}\n"
     assert "France is not an enemy of Britain" in refused(db, 1, "convoy", "declare", "--by", "France", "--zone", CNS)
     assert "D3" in refused(db, 1, "convoy", "roll", "1", "--dice", "10")  # merchant defence is 2D10
     assert "D3" in refused(db, 1, "convoy", "roll", "1")  # manual dice campaign: --dice needed
@@ -89,17 +98,25 @@ def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
     (waiting,) = json.loads(run(db, "pending", "--json"))
     assert (waiting["battle"], waiting["step"], waiting["waiting"], waiting["rule"]) == (
         1,
-        "round",
-        ["Britain", "Germany"],
+        "targets",
+        ["Germany"],
         "CV4",
     )
+    assert waiting["command"] == "tracker battle targets 1 [--targets FIRER=TARGET,...]"
+    # DE-SS3 takes no part but fights the round: it picks a target too, among detecting ships.
+    assert "Germany: DE-SS2 at GB-DD1, DE-SS3 at GB-DD1" in waiting["text"]
+    err = refused(db, 1, "battle", "targets", "1", "--targets", "DE-SS2=GB-CA1,DE-SS3=GB-DD1")
+    assert err.startswith("Error: CV4: DE-SS2 cannot target GB-CA1") and "(legal: GB-DD1)" in err
+    assert refused(db, 1, "convoy", "roll", "1", "--dice", "1,2,10").startswith("Error: CV4: ")  # targets first
+    run(db, "battle", "targets", "1", "--targets", "DE-SS2=GB-DD1,DE-SS3=GB-DD1")
 
-    # GB-DD1 hits; DE-SS2 hits GB-DD1, DE-SS3 (not taking part) misses.
-    run(db, "convoy", "roll", "1", "--dice", "1,2,10")
-    assert "--nation" in refused(db, 2, "convoy", "casualties", "1")  # two nations to choose
-    assert "HA7" in refused(db, 1, "convoy", "casualties", "1", "--nation", "Britain", "--units", "GB-DD2")
-    run(db, "convoy", "casualties", "1", "--nation", "Britain")
-    run(db, "convoy", "casualties", "1", "--nation", "Germany", "--units", "DE-SS3")
+    # GB-DD1 hits; DE-SS2 hits GB-DD1, DE-SS3 misses. GB-DD1's hit is Germany's to place.
+    out = run(db, "convoy", "roll", "1", "--dice", "1,2,10")
+    assert "DE-SS2 hits GB-DD1" in out
+    assert "waiting for Germany to choose casualties: Germany places 1 hit(s) among DE-SS2, DE-SS3" in out
+    assert "HA7" in refused(db, 1, "convoy", "casualties", "1", "--nation", "Britain")
+    assert "belongs to Britain" in refused(db, 1, "convoy", "casualties", "1", "--units", "GB-DD2")
+    run(db, "convoy", "casualties", "1", "--units", "DE-SS3")
     out = run(db, "convoy", "roll", "1", "--dice", "7")
     assert "2 Britain NTR destroyed in Central North Sea" in out
     assert "ends after one round; surviving submarines stay: DE-SS2" in out
@@ -110,8 +127,9 @@ def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
     counts = Counter(r["kind"] for r in records)
     # One event per roll (one die per unit), per choice and per loss.
     assert counts["DiceRolled"] == 1 + 2 + 3 + 1
-    assert counts["SearchersChosen"] == 1
-    assert counts["CasualtiesChosen"] == 3
+    assert counts["SearchersChosen"] == counts["RoundStarted"] == counts["TargetsChosen"] == 1
+    assert counts["CasualtiesChosen"] == 2
+    assert counts["TargetHit"] == 1
     assert counts["UnitHit"] == 3
     assert counts["NtrDestroyed"] == counts["BattleEnded"] == counts["ResourcesCollected"] == 1
     rolled = [(r["rule"], r["data"]["unit"], r["data"]["values"]) for r in records if r["kind"] == "DiceRolled"]
@@ -124,16 +142,86 @@ def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
         ("CV4", "DE-SS3", [10]),
         ("CV5", "DE-SS2", [7]),
     ]
+    (aimed,) = [r["data"] for r in records if r["kind"] == "TargetsChosen"]
+    assert (aimed["nation"], aimed["targets"], aimed["default"]) == (
+        "Germany",
+        {"DE-SS2": "GB-DD1", "DE-SS3": "GB-DD1"},
+        False,
+    )
     chosen = [
         (r["data"]["nation"], r["data"]["units"], r["data"]["default"])
         for r in records
         if r["kind"] == "CasualtiesChosen"
     ]
-    assert chosen == [("Germany", ["DE-SS1"], False), ("Britain", ["GB-DD1"], True), ("Germany", ["DE-SS3"], False)]
+    assert chosen == [("Germany", ["DE-SS1"], False), ("Germany", ["DE-SS3"], False)]
     assert [r["data"]["unit"] for r in records if r["kind"] == "UnitHit"] == ["DE-SS1", "GB-DD1", "DE-SS3"]
     collected = next(r for r in records if r["kind"] == "ResourcesCollected")
     assert (collected["data"]["ntr_value"], collected["data"]["lost"]) == (9, 2)
     assert run(db, "verify").startswith("OK:")
+
+
+def test_cli_cv1_t4_next_is_refused_until_every_enemy_declared_or_passed(db: str) -> None:
+    run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
+    to_britain_collect(db)
+    assert refused(db, 1, "next") == (
+        f"Error: T4: collect_resources cannot end yet: Germany may declare a convoy attack on Britain's NTR "
+        f"in {CNS}, or pass [CV1]\n"
+    )
+    assert "CV1" in refused(db, 1, "convoy", "pass", "--by", "France")  # not an enemy: nothing to pass
+    before = len(log(db))
+    run(db, "convoy", "pass", "--by", "Germany")
+    (passed,) = log(db)[before:]
+    assert (passed["kind"], passed["data"]["nation"], passed["data"]["zones"]) == ("ConvoyPassed", "Germany", [CNS])
+    assert "passed on convoy attacks" in refused(db, 1, "convoy", "declare", "--by", "Germany", "--zone", CNS)
+    assert "already passed" in refused(db, 1, "convoy", "pass", "--by", "Germany")
+    assert "Nothing pending. Round 1 · Britain · collect_resources" in run(db, "pending")
+    assert "Britain collects" in run(db, "next")
+
+
+def test_cv7_a_command_for_an_ended_battle_is_refused_citing_cv7(db: str) -> None:
+    run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
+    to_britain_collect(db)
+    run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS, "--subs", "DE-SS1")
+    run(db, "convoy", "roll", "1", "--dice", "10,10")
+    run(db, "convoy", "casualties", "1")  # merchant defence sank the only taking-part U-boat
+    assert "Nothing pending" in run(db, "pending")
+    ended = "Error: CV7: battle 1 (convoy) has ended; nothing more can be done in it\n"
+    for command in (
+        ("convoy", "roll", "1", "--dice", "1"),
+        ("convoy", "search", "1", "--dice", "1"),
+        ("convoy", "casualties", "1", "--nation", "Germany"),
+        ("convoy", "auto", "1"),
+        ("battle", "targets", "1", "--nation", "Germany"),
+        ("battle", "screen", "1", "--nation", "Britain"),
+        ("battle", "fire", "1", "--dice", "1"),
+        ("battle", "casualties", "1", "--nation", "Germany"),
+        ("battle", "auto", "1"),
+    ):
+        assert refused(db, 1, *command) == ended, command
+    # A battle that never existed is bad usage (exit 2), not a rule.
+    assert "no convoy battle 2" in refused(db, 2, "convoy", "roll", "2", "--dice", "1")
+
+
+@pytest.mark.parametrize("command", [("convoy", "casualties", "1"), ("battle", "targets", "1")])
+def test_cv7_a_command_for_an_ended_battle_without_nation_is_refused_citing_cv7(
+    db: str, command: tuple[str, ...]
+) -> None:
+    run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
+    to_britain_collect(db)
+    run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS, "--subs", "DE-SS1")
+    run(db, "convoy", "roll", "1", "--dice", "10,10")
+    run(db, "convoy", "casualties", "1")
+    assert refused(db, 1, *command).startswith("Error: CV7: ")
+
+
+def test_cv7_cli_says_merchant_defence_ended_the_battle_not_after_one_round(db: str) -> None:
+    run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
+    to_britain_collect(db)
+    run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS, "--subs", "DE-SS1")
+    run(db, "convoy", "roll", "1", "--dice", "10,10")
+    out = run(db, "convoy", "casualties", "1")
+    assert "battle 1 ends" in out and "[CV7]" in out
+    assert "after one round" not in out
 
 
 def test_cli_convoy_declare_auto_resolves_the_battle_with_auto_dice(db: str) -> None:
@@ -153,7 +241,16 @@ def test_cli_convoy_declare_auto_resolves_the_battle_with_auto_dice(db: str) -> 
     dice = [r for r in records if r["kind"] == "DiceRolled"]
     assert all(r["data"]["source"] == "auto" for r in dice)
     assert [r["rule"] for r in dice][:7] == ["CV2"] + ["CV3"] * 6
-    assert all(r["data"]["default"] for r in records if r["kind"] == "CasualtiesChosen")
+    # CV4 with the defaults: targets, screens and casualties all the defaults' choices.
+    choices = [r for r in records if r["kind"] in ("TargetsChosen", "ScreeningChosen", "CasualtiesChosen")]
+    assert all(r["data"]["default"] for r in choices)
+    rules = [r["rule"] for r in dice]
+    assert rules == sorted(rules) and set(rules) <= {"CV2", "CV3", "CV4", "CV5"}  # the steps in order
+    # CV4: one die per detecting unit, then one per submarine in the zone if a ship detected.
+    (found,) = [r["data"]["detected"] for r in records if r["kind"] == "DetectionsRecorded"]
+    subs = 2 - sum(1 for r in records if r["kind"] == "UnitHit" and r["rule"] == "CV2")
+    ships = [u for u in found if u[3:5] in ("CA", "DD")]
+    assert rules.count("CV4") == (len(found) + (subs if ships else 0) if found else 0)
     report = json.loads(run(db, "verify", "--json"))
     assert report["ok"] and report["rolls_checked"] == len(dice)
     assert "Britain collects" in run(db, "next")
@@ -183,6 +280,8 @@ def test_cli_convoy_auto_of_a_battle_not_in_progress_is_refused(db: str) -> None
     run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "auto")
     to_britain_collect(db)
     assert "no convoy battle 7" in refused(db, 2, "convoy", "auto", "7")
+    run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS, "--auto")
+    assert refused(db, 1, "convoy", "auto", "1").startswith("Error: CV7: battle 1 (convoy) has ended")
 
 
 def test_rk3_convoy_declare_auto_is_one_action_and_one_undo_takes_it_back(db: str) -> None:

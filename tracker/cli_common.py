@@ -181,6 +181,7 @@ def waiting_nation(c: Campaign, battle: int, nation: str | None) -> str:
     """The nation named, or the only one the battle waits for."""
     if nation is not None:
         return Names(c).nation(nation)
+    c.require_not_ended(battle)  # CV7: an ended battle is refused, not asked about
     waiting = c.battles.get(str(battle), {}).get("waiting", [])
     if len(waiting) != 1:
         raise InputError(f"say which nation chooses with --nation (waiting for: {', '.join(waiting) or 'nobody'})")
