@@ -116,3 +116,45 @@ def test_nations_are_coloured_by_side_on_a_terminal(db: str) -> None:
         render_board(out, board_now(campaign), scenario)
     text = buffer.getvalue()
     assert "\x1b[1;31mGermany" in text and "\x1b[1;34mBritain" in text
+
+
+DATA_COMMANDS = [
+    "campaigns", "scenarios", "rulesets", "state", "pending", "log", "explain", "verify",
+    "map", "units", "show", "stats", "export", "import",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", DATA_COMMANDS)
+def test_every_command_that_shows_data_has_json(name: str) -> None:
+    command = cli.commands[name]
+    assert "--json" in {opt for p in command.params for opt in getattr(p, "opts", [])}
+
+
+def test_report_has_json_markdown_bbcode_and_html() -> None:
+    fmt = next(p for p in cli.commands["report"].params if p.name == "fmt")
+    assert set(fmt.type.choices) == {"md", "bbcode", "html", "json"}  # type: ignore[attr-defined]
+
+
+def test_long_work_is_quiet_in_scripts(db: str) -> None:
+    result = CliRunner().invoke(cli, ["--db", db, "projections", "rebuild"])
+    assert result.exit_code == 0 and result.output.startswith("Rebuilt from ")
+    assert "Rebuilding" not in result.output
+    result = CliRunner().invoke(cli, ["--db", db, "verify"])
+    assert result.output.startswith("OK: ") and "Verifying" not in result.output
+
+
+def test_long_work_shows_a_progress_bar_on_a_terminal(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    from tracker.cli_common import progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    err = Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    with progress(10, "Verifying") as tick:
+        tick(10)
+    assert "Verifying" in err.getvalue() and "100%" in err.getvalue()

@@ -145,28 +145,33 @@ def test_markdown_has_the_battle_dice_and_the_tables_and_no_html(demo_db: str) -
     assert text.startswith("# demo: Turn 2: Britain, round 1\n")
     assert f"## Convoy battle {battle['battle']} in {CNS}" in text
     assert "Germany attacks Britain's" in text and "DE-SS1, DE-SS2" in text
-    assert "| Roll | By | Why | Rule | Dice | Target | Outcome |" in text
+    assert text.splitlines()[2].startswith("Report of turn 2 (Britain, round 1), events ")
+    # Each battle once: one line per roll and step, in order, no table of its dice beside them.
+    assert "| Roll |" not in text
+    section = text[text.index(f"## Convoy battle {battle['battle']}") :]
+    section = section[: section.index("**Result:**")]
+    lines = [line for line in section.splitlines() if line.startswith("- ")]
+    assert len(lines) == len(battle["rolls"]) + len(battle["steps"])
     for roll in battle["rolls"]:
         values = ", ".join(map(str, roll["values"]))
-        row = next(line for line in text.splitlines() if line.startswith(f"| {roll['roll']} | "))
-        assert f"D{roll['faces']}: {values}" in row and roll["rule"] in row
+        line = next(line for line in lines if line.startswith(f"- {roll['purpose']}: {values}"))
+        assert line.endswith(f"({roll['rule']})")
         if roll["target"] is not None:
             op = "<=" if roll["success_when"] == "at_most" else ">="
-            assert f"{op}{roll['target']}" in row
+            assert f"({op}{roll['target']})" in line
     for heading in (
         "## Moves",
-        "## Casualties",
-        "## NTR lost",
         "## Resources collected",
         "## Research",
         "## Forces at the end of the turn",
         "## Trade and resources at the end of the turn",
     ):
         assert heading in text
+    # The battle's casualties and NTR lost are in its result, not told again.
+    assert "## Casualties" not in text and "## NTR lost" not in text and "## Other casualties" not in text
+    assert f"**Result:** sunk: {', '.join(c['unit'] for c in turn['casualties'])}" in text
     assert "| Nation | From NTR | Other income | NTR lost to convoys | Collected | Balance | Event |" in text
     assert "| Nation | NTR at sea | NTR by zone | NTR lost | Resources | Advanced Submarine | Advanced ASW |" in text
-    for casualty in turn["casualties"]:
-        assert re.search(rf"\| {casualty['unit']} \| [a-z ]+ \| {casualty['nation']} \| {casualty['result']} \|", text)
     # Tables are well formed: every row of a table has as many cells as its header.
     lines = text.splitlines()
     for i, line in enumerate(lines):
@@ -459,3 +464,61 @@ def test_stats_without_csv_prints_a_table(demo_db: str) -> None:
     rows = json.loads(run(demo_db, "stats", "--json"))
     assert len(rows) == 4 * current_turn(demo_db)
     invoke(demo_db, "stats", "--csv", "--json", code=2)
+
+
+def test_bbcode_tells_the_markdown_story_in_forum_tags(demo_db: str) -> None:
+    md = run(demo_db, "report", "--turn", str(BATTLE_TURN))
+    bb = run(demo_db, "report", "--turn", str(BATTLE_TURN), "--format", "bbcode")
+    assert bb.startswith("[size=150][b]demo: Turn 2: Britain, round 1[/b][/size]\n")
+    assert "[size=120][b]Convoy battle 3 in Central North Sea[/b][/size]" in bb
+    assert "[list]\n[*]Britain merchant defence in Central North Sea: 10, 2 -> total 12: no effect (CV2)" in bb
+    assert "[b]Result:[/b] sunk: GB-DD1" in bb
+    # Tables as fixed-width blocks with aligned columns, no Markdown left over.
+    block = bb[bb.index("[code]\nNation   Technology") :]
+    block = block[: block.index("[/code]")]
+    assert "Britain  Advanced ASW  10" in block
+    assert "**" not in bb and "|---" not in bb and "\n- " not in bb and "\n#" not in bb
+    # The same events in both.
+    assert md.count("(CV3)") == bb.count("(CV3)") > 0
+
+
+def test_bbcode_strikes_undone_events_and_escapes_what_players_typed(tmp_path: Path) -> None:
+    db = str(tmp_path / "x.db")
+    with Tracker(db) as t:
+        cid = t.create("[b]loud[/b] *name*", "north-sea-1914", dice="auto", seed=f"{5:064x}").id
+        t.execute(cid, lambda c, d: c.advance())
+        t.execute(cid, lambda c, d: c.advance())
+        t.execute(cid, lambda c, d: c.move("Germany", ["DE-SS3"], ["Southern North Sea"]))
+        t.undo(cid, reason="[url=http://x]click[/url]")
+    bb = run(db, "report", "--turn", "1", "--format", "bbcode")
+    assert "[\u200bb]loud[\u200b/b] *name*" in bb
+    assert "[url=" not in bb and "[\u200burl=http://x]click" in bb
+    assert "[s]Germany moves DE-SS3: Heligoland Bight -> Southern North Sea[/s]" in bb
+
+
+def test_report_header_names_the_turn_it_reports(demo_db: str) -> None:
+    for turn in (1, BATTLE_TURN):
+        data = report_json(demo_db, "--turn", str(turn))
+        (entry,) = data["turns"]
+        line = run(demo_db, "report", "--turn", str(turn)).splitlines()[2]
+        assert line.startswith(f"Report of turn {turn} ({entry['nation']}, round {entry['round']}), events ")
+        html = run(demo_db, "report", "--turn", str(turn), "--format", "html")
+        assert f"Report of turn {turn} ({entry['nation']}, round {entry['round']})" in html
+
+
+def test_charts_count_rounds_and_keep_the_legend_off_the_lines(demo_db: str) -> None:
+    from tracker.report import _chart_figure, build_report
+
+    with Tracker(demo_db) as t:
+        data = build_report(t, t.campaign_id(None), None)
+    fig = _chart_figure(data, "units", "Fleet strength (units)", "units")
+    (ax,) = fig.axes
+    labels = [tick.get_text() for tick in ax.get_xticklabels()]
+    assert labels[0] == "start" and "R1" in labels
+    assert "round" in ax.get_xlabel()
+    assert ax.get_legend() is None and len(fig.legends) == 1  # beside the axes, not over them
+    fig.draw_without_rendering()  # runs the constrained layout
+    legend_box = fig.legends[0].get_window_extent()
+    axes_box = ax.get_window_extent()
+    assert legend_box.x0 >= axes_box.x1  # entirely to the right of the plotting area
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == data["campaign"]["turn_order"]

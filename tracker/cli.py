@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 import click
@@ -28,6 +28,7 @@ from tracker.cli_common import (
     json_option,
     names,
     next_command,
+    progress,
     run,
     split_list,
     waiting_nation,
@@ -694,8 +695,8 @@ def projections_rebuild(ctx: Context) -> None:
     t = ctx.tracker
     t.require_writable()
     total = t.max_notification_id()
-    with click.progressbar(length=total, label="Rebuilding projections", file=sys.stderr) as bar:
-        done = t.projector.rebuild(bar.update)
+    with progress(total, "Rebuilding projections") as tick:
+        done = t.projector.rebuild(tick)
     click.echo(f"Rebuilt from {done} events.")
 
 
@@ -714,9 +715,13 @@ def verify(ctx: Context, as_json: bool) -> None:
     def decoder(s: Any) -> Callable[[], Any]:
         return lambda: t.decode(s)
 
-    report = verify_events(
-        ((s.originator_version, decoder(s)) for s in stored), lambda epoch: t.seed_for(cid, epoch)
-    )
+    def walk(tick: Callable[[int], None]) -> Iterator[tuple[int, Callable[[], Any]]]:
+        for s in stored:
+            tick(1)
+            yield s.originator_version, decoder(s)
+
+    with progress(len(stored), "Verifying") as tick:
+        report = verify_events(walk(tick), lambda epoch: t.seed_for(cid, epoch))
     if as_json:
         emit_json(
             {

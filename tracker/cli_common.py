@@ -4,7 +4,9 @@ an action and printing what it recorded and what the game waits for next."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -62,6 +64,17 @@ class Context:
         if path != "-":
             db = sqlite_file(database_url(self.db))
             check_output(path, [db] if db is not None else [])
+
+
+@contextmanager
+def progress(length: int, label: str) -> Iterator[Callable[[int], None]]:
+    """A progress bar on stderr for long work when stderr is a terminal; nothing at all in a
+    script or a pipe (the function it yields then does nothing)."""
+    if length < 1 or not sys.stderr.isatty():
+        yield lambda _n: None
+        return
+    with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
+        yield bar.update
 
 
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:

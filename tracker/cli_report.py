@@ -35,10 +35,11 @@ _output_option = click.option(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["md", "html", "json"]),
+    type=click.Choice(["md", "bbcode", "html", "json"], case_sensitive=False),
     default="md",
     show_default=True,
-    help="Markdown for a forum post, a self-contained HTML page with charts, or JSON.",
+    help="Markdown for a forum post, BBCode for phpBB or BoardGameGeek, a self-contained HTML page "
+    "with charts, or JSON.",
 )
 @_output_option
 @click.pass_obj
@@ -59,6 +60,7 @@ def report(ctx: Context, turn: int | None, whole: bool, fmt: str, output: str | 
         ctx.check_output(output)
     t = ctx.tracker
     data = build_report(t, t.campaign_id(ctx.campaign), turn)
+    fmt = fmt.lower()
     what = f"the {fmt} report of turn {turn}" if turn is not None else f"the {fmt} campaign report"
     _write(ctx, render(data, fmt), output, what)
 

@@ -80,7 +80,7 @@ from tracker.application import Tracker
 from tracker.history import TECH_NAMES, log_records
 
 SCHEMA = 1
-FORMATS = ("md", "html", "json")
+FORMATS = ("md", "bbcode", "html", "json")
 
 # Colour-blind safe (Okabe-Ito), one per nation in turn order.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
@@ -649,6 +649,24 @@ BATTLE_NAMES = {"convoy": "Convoy battle", "interception": "Interception", "asw"
 BATTLE_RULES = {"convoy": "CV1", "interception": "SM2", "asw": "AS1", "naval": "NC1"}
 
 
+def roll_line(r: dict[str, Any]) -> str:
+    """One roll on one line: 'GB-DD1 (destroyer) convoy search: 2 (<=4) -> success'."""
+    values = ", ".join(str(v) for v in r["values"])
+    if r["source"] == "manual":
+        values += " (manual" + (f", ref {r['reference']}" if r["reference"] else "") + ")"
+    target = target_text(r)
+    text = f"{r['purpose']}: {values}" + (f" ({target})" if target else "")
+    return text + (f" -> {r['outcome']}" if r["outcome"] else "")
+
+
+_BATTLE_PREFIX = re.compile(r"^battle \d+: ")
+
+
+def step_text(s: dict[str, Any]) -> str:
+    """A battle step without the 'battle N: ' its heading already says."""
+    return _BATTLE_PREFIX.sub("", s["summary"])
+
+
 def battle_heading(b: dict[str, Any]) -> str:
     return f"{BATTLE_NAMES.get(b['kind'], 'Battle')} {b['battle']} in {b['zone']}"
 
@@ -826,8 +844,9 @@ def _md_turn(report: dict[str, Any], turn: dict[str, Any], level: int) -> list[s
     h = "#" * level
     out: list[str] = []
     span = f"events {turn['first_seq']}-{turn['last_seq']}" if turn["first_seq"] is not None else "no events"
-    out.append(f"Phasing nation: **{md(turn['nation'])}** · round {turn['round']} · {span}")
-    out.append("")
+    if level > 2:  # in a campaign report; a turn report's header line says it
+        out.append(f"Phasing nation: **{md(turn['nation'])}** · round {turn['round']} · {span}")
+        out.append("")
     if any(u["override"] for u in turn["undos"]):
         out += ["> **Override undo:** dice rolls were taken back in this turn (see *Undos*).", ""]
     if not has_actions(turn):
@@ -876,20 +895,26 @@ def _md_turn(report: dict[str, Any], turn: dict[str, Any], level: int) -> list[s
         for a in turn["adjustments"]:
             out.append(f"- {_struck(md(a['summary']), a['undone_by'])} (AD1, event {a['seq']})")
         out.append("")
+    shown = {b["battle"] for b in turn["battles"]}
     for b in turn["battles"]:
+        # Each battle once: its declaration, then every roll and step in the order recorded,
+        # one line each, then the result (no separate table of its dice).
         out += [f"{h} {md(battle_heading(b))}", ""]
         rule = BATTLE_RULES.get(b["kind"], "CV1")
-        out.append(_struck(md(battle_declaration(b)), b["undone_by"]) + f" (event {b['seq']}, {rule})")
+        out.append(_struck(md(battle_declaration(b)), b["undone_by"]) + f" ({rule}, event {b['seq']})")
         out.append("")
-        if b["rolls"]:
-            out += _md_rolls(b["rolls"]) + [""]
-        for s in b["steps"]:
-            out.append(f"- {_struck(md(s['summary']), s['undone_by'])} ({md(s['rule'])}, event {s['seq']})")
-        if b["steps"]:
+        lines = [(r["seq"], f"- {_struck(md(roll_line(r)), r['undone_by'])} ({md(r['rule'])})") for r in b["rolls"]]
+        lines += [
+            (s["seq"], f"- {_struck(md(step_text(s)), s['undone_by'])} ({md(s['rule'])})") for s in b["steps"]
+        ]
+        out += [line for _, line in sorted(lines, key=lambda x: x[0])]
+        if lines:
             out.append("")
         out += [f"**Result:** {md(battle_result(b))}", ""]
-    if turn["casualties"]:
-        out += [f"{h} Casualties", ""]
+    # Casualties and NTR lost in the battles above are in their results already.
+    casualties = [c for c in turn["casualties"] if c["battle"] not in shown]
+    if casualties:
+        out += [f"{h} Other casualties", ""]
         rows = [
             _md_cells(
                 [
@@ -897,22 +922,23 @@ def _md_turn(report: dict[str, Any], turn: dict[str, Any], level: int) -> list[s
                     md(type_name(c["type"])),
                     md(c["nation"]),
                     c["result"],
-                    str(c["battle"] or "-"),
+                    md(c["rule"]),
                     str(c["seq"]),
                 ],
                 c["undone_by"],
             )
-            for c in turn["casualties"]
+            for c in casualties
         ]
-        out += _md_table(["Unit", "Type", "Nation", "Result", "Battle", "Event"], rows) + [""]
-    if turn["ntr_lost"]:
+        out += _md_table(["Unit", "Type", "Nation", "Result", "Rule", "Event"], rows) + [""]
+    ntr_lost = [n for n in turn["ntr_lost"] if n["battle"] not in shown]
+    if ntr_lost:
         out += [f"{h} NTR lost", ""]
         rows = [
             _md_cells(
                 [md(n["nation"]), md(n["zone"]), str(n["count"]), str(n["rolled"]), str(n["battle"]), str(n["seq"])],
                 n["undone_by"],
             )
-            for n in turn["ntr_lost"]
+            for n in ntr_lost
         ]
         out += _md_table(["Nation", "Zone", "Lost", "Rolled", "Battle", "Event"], rows) + [""]
     if turn["resources"]:
@@ -969,6 +995,23 @@ def _md_turn(report: dict[str, Any], turn: dict[str, Any], level: int) -> list[s
     return out
 
 
+def report_meta(report: dict[str, Any], escape: Any) -> str:
+    """The line under the title: what the report covers first, then where the campaign is now."""
+    c, pos = report["campaign"], report["position"]
+    if report["scope"] == "turn":
+        turn = report["turns"][0]
+        covers = f"turn {turn['turn']} ({turn['nation']}, round {turn['round']})"
+        if turn["first_seq"] is not None:
+            covers += f", events {turn['first_seq']}-{turn['last_seq']}"
+    else:
+        covers = f"turns 1-{len(report['turns'])}"
+    now = f"turn {pos['turn']}, {pos['nation']}, {phase_name(pos['phase'])} (event {pos['seq']})"
+    return (
+        f"Report of {escape(covers)} · {escape(c['scenario_title'])} · ruleset {escape(c['ruleset'])} · "
+        f"{escape(c['dice_mode'])} dice · the campaign is now at {escape(now)}"
+    )
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     c = report["campaign"]
     out: list[str] = []
@@ -977,12 +1020,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         out += [f"# {md(c['name'])}: {md(turn_title(turn))}", ""]
     else:
         out += [f"# {md(c['name'])}: campaign report, turns 1-{len(report['turns'])}", ""]
-    out += [
-        f"*{md(c['scenario_title'])}* · ruleset {md(c['ruleset'])} · {md(c['dice_mode'])} dice · "
-        f"now: turn {report['position']['turn']}, {md(report['position']['nation'])}, "
-        f"{md(phase_name(report['position']['phase']))} (event {report['position']['seq']})",
-        "",
-    ]
+    out += [report_meta(report, md), ""]
     if report["scope"] == "turn":
         out += _md_turn(report, report["turns"][0], 2)
     else:
@@ -1035,14 +1073,22 @@ def _chart_figure(report: dict[str, Any], key: str, title: str, ylabel: str) -> 
             label=nation,
         )
     ax.set_title(title)
-    ax.set_xlabel("national turn (0 = start)")
+    # The x axis in rounds: a labelled tick at the end of each round, a small one after each
+    # nation's turn (a point is the figure at the end of that turn).
+    from matplotlib.ticker import FixedLocator
+
+    last = nations[-1] if nations else None
+    ends = [e for e in report["series"] if e["nation"] == last]
+    ax.set_xticks([0] + [e["turn"] for e in ends], ["start"] + [f"R{e['round']}" for e in ends])
+    ax.xaxis.set_minor_locator(FixedLocator(xs))
+    ax.set_xlabel("end of round (small ticks: end of each nation's turn)")
     ax.set_ylabel(ylabel)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlim(-0.3, max(xs) + 0.3)
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
+    # Beside the plot, never over a line.
+    fig.legend(fontsize=7, loc="outside right upper", title="nation", title_fontsize=7)
     return fig
 
 
@@ -1100,6 +1146,7 @@ def render_html(report: dict[str, Any]) -> str:
         trade_rows=trade_rows,
         turn_title=turn_title,
         has_actions=has_actions,
+        report_meta=lambda r: report_meta(r, str),
     )
     # The SVG comes from matplotlib, which escapes every text it draws; it is trusted markup.
     charts = [{**c, "svg": Markup(c["svg"])} for c in _chart_svgs(report)]
@@ -1111,6 +1158,10 @@ def render_html(report: dict[str, Any]) -> str:
 def render(report: dict[str, Any], fmt: str) -> str:
     if fmt == "md":
         return render_markdown(report)
+    if fmt == "bbcode":
+        from tracker.report_bbcode import markdown_to_bbcode
+
+        return markdown_to_bbcode(render_markdown(report))
     if fmt == "html":
         return render_html(report)
     if fmt == "json":
