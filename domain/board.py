@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from domain.errors import InputError, RuleViolation
 from domain.ruleset import Ruleset, UnitType
 from domain.scenario import Scenario
+from domain.text import plural
 
 
 @dataclass(frozen=True)
@@ -83,4 +84,4 @@ class Board:
             counts[(u.nation, u.type)] = counts.get((u.nation, u.type), 0) + 1
         if not counts:
             return "empty"
-        return ", ".join(f"{n} {t} [{nat}]" for (nat, t), n in sorted(counts.items()))
+        return ", ".join(f"{plural(n, t)} [{nat}]" for (nat, t), n in sorted(counts.items()))

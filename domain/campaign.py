@@ -25,6 +25,7 @@ from domain.rules import asw, combat, convoy, economy, interception, movement, t
 from domain.rules import hits as hits_rules
 from domain.ruleset import AppliedModifier, Ruleset, ruleset_from_recorded
 from domain.scenario import Scenario, scenario_from_dict
+from domain.text import plural
 
 _scenarios: dict[tuple[str, str], Scenario] = {}
 
@@ -1478,7 +1479,7 @@ class Campaign(Aggregate):
             )
         elif step == "detect":
             what = (
-                f"to name the {b['found']} submarine(s) found among {', '.join(b['subs'])} "
+                f"to name the {plural(b['found'], 'submarine')} found among {', '.join(b['subs'])} "
                 f"(default: {', '.join(b['subs'][: b['found']])})"
             )
         elif step in ("targets", "opening_targets"):
@@ -1506,7 +1507,7 @@ class Campaign(Aggregate):
                 side = "attacker" if n == b["attacker"] else "defender"
                 hits = sum(g["hits"] for g in b["groups"] if g["side"] == side)
                 units = ", ".join(u.id for u in self._active(b, side))
-                parts.append(f"{n} places {hits} hit(s) among {units}")
+                parts.append(f"{n} places {plural(hits, 'hit')} among {units}")
             what = f"to choose casualties: {'; '.join(parts)} (HA4-HA6 order; default: the cheapest legal choice)"
         elif step == "decide" and kind == "interception":
             back = b["route"][b["index"] - 1] if b["index"] > 0 else None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from domain.errors import DiceError
+from domain.text import plural
 
 SCHEME = "hmac-sha256/v1"
 
@@ -84,7 +85,7 @@ class ManualDice:
         remaining = self.values[self.used :]
         if len(remaining) < count:
             raise DiceError(
-                f"D3: {what} needs {count} die/dice (D{faces}) but "
+                f"D3: {what} needs {plural(count, 'die')} (D{faces}) but "
                 f"{len(remaining)} {'was' if len(remaining) == 1 else 'were'} entered"
             )
         taken = remaining[:count]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.text import plural
+
 
 def rule_of(event: Any) -> str:
     """The rule ID an event was recorded under."""
@@ -124,7 +126,7 @@ def summary(event: Any) -> str:
         )
     if kind == "ConvoyAttackDeclared":
         return (
-            f"convoy battle {e.battle} in {e.zone}: {e.attacker} ({len(e.submarines)} submarine(s): "
+            f"convoy battle {e.battle} in {e.zone}: {e.attacker} ({plural(len(e.submarines), 'submarine')}: "
             f"{', '.join(e.submarines)}) against {e.defender}'s {e.ntr} NTR"
         )
     if kind == "BattleAdvanced":
@@ -135,7 +137,7 @@ def summary(event: Any) -> str:
         found = ", ".join(e.detected) or "nobody"
         return f"battle {e.battle}: detected by {found}" + (f"; failed: {', '.join(e.failed)}" if e.failed else "")
     if kind == "HitsScored":
-        return f"battle {e.battle}: {e.hits} hit(s) on {e.nation} (can fall on {', '.join(e.candidates)})"
+        return f"battle {e.battle}: {plural(e.hits, 'hit')} on {e.nation} (can fall on {', '.join(e.candidates)})"
     if kind == "CasualtiesChosen":
         how = "default, cheapest legal" if e.default else "chosen"
         return f"battle {e.battle}: {e.nation} takes hits on {', '.join(e.units)} ({how})"
@@ -205,7 +207,8 @@ def _procedure_summary(kind: str, e: Any) -> str | None:
         return f"battle {e.battle}: {e.nation} searches with {', '.join(e.units) or 'nobody'}{how}"
     if kind == "SearchesResolved":
         found = ", ".join(e.found_by) or "nobody"
-        return f"battle {e.battle}: {len(e.found_by)} search(es) succeed ({found}): {e.found} submarine(s) found"
+        searches, subs = plural(len(e.found_by), "search"), plural(e.found, "submarine")
+        return f"battle {e.battle}: {searches} succeed ({found}): {subs} found"
     if kind == "SubmarinesDetected":
         how = " (chosen)" if not e.default and e.rule == "SM3" else ""
         text = f"battle {e.battle}: detected {', '.join(e.detected) or 'none'}{how}"
@@ -230,7 +233,7 @@ def _procedure_summary(kind: str, e: Any) -> str | None:
             return f"battle {e.battle}: {e.firer} hits {e.unit}, screening {e.target}"
         return f"battle {e.battle}: {e.firer} hits {e.unit}"
     if kind == "NavalHitsScored":
-        return f"battle {e.battle}: {e.hits} hit(s) from {e.firing_class} ships on {e.nation}"
+        return f"battle {e.battle}: {plural(e.hits, 'hit')} from {e.firing_class} ships on {e.nation}"
     if kind == "SubmarinesSubmerged":
         how = " (default)" if e.default else ""
         return f"battle {e.battle}: {_verb(e.units, 'submerges and stays', 'submerge and stay')}{how}"
@@ -247,7 +250,7 @@ def _procedure_summary(kind: str, e: Any) -> str | None:
     if kind == "FireWithheld":
         return f"battle {e.battle}: {_verb(e.units, 'has', 'have')} no target and roll no die"
     if kind == "HitsLost":
-        return f"battle {e.battle}: {e.hits} hit(s) on {e.nation} lost: no unit there may take them"
+        return f"battle {e.battle}: {plural(e.hits, 'hit')} on {e.nation} lost: no unit there may take them"
     if kind == "AttackerRetreated":
         return f"battle {e.battle}: {e.nation} retreats {', '.join(e.units)} to {e.zone}"
     return None

@@ -699,7 +699,7 @@ def test_cv4_fire_is_selective_the_submarines_owner_places_the_ships_hits_and_su
     assert [fields(e, "firer", "unit") for e in events(c, "TargetHit")] == [("DE-SS1", "GB-DD1"), ("DE-SS2", "GB-DD1")]
     # GB-DD1's hit is Germany's to place: either submarine, all of them fight (HA7).
     assert step(c, b) == ("casualties", ["Germany"], "HA7")
-    assert "Germany places 1 hit(s) among DE-SS1, DE-SS2" in c.pending()[0]["text"]
+    assert "Germany places 1 hit among DE-SS1, DE-SS2" in c.pending()[0]["text"]
     refused(c, RuleViolation, lambda: c.choose_casualties(b, "Britain", ["DE-SS1"]), "HA7")
     refused(c, RuleViolation, lambda: c.choose_casualties(b, "Germany", ["GB-BB1"]), "HA7")
     assert not events(c, "UnitHit")
@@ -878,7 +878,7 @@ def test_cv4_hits_on_submarines_may_fall_on_submarines_not_taking_part() -> None
     c.fire(b, ManualDice([1, 10, 10]))
     assert [r.unit for r in rolls(c, "CV4")] == ["GB-DD1", "DE-SS1", "DE-SS2"]
     assert step(c, b) == ("casualties", ["Germany"], "HA7")
-    assert "Germany places 1 hit(s) among DE-SS1, DE-SS2" in c.pending()[0]["text"]
+    assert "Germany places 1 hit among DE-SS1, DE-SS2" in c.pending()[0]["text"]
     c.convoy_choose_casualties(b, "Germany", ["DE-SS2"])
     assert "DE-SS2" not in c.units
     c.convoy_table(b, ManualDice([4]))

@@ -128,7 +128,7 @@ def test_manual_dice_hand_out_values_in_order() -> None:
 
 def test_d3_manual_dice_too_few_values_is_refused() -> None:
     dice = ManualDice([4])
-    with pytest.raises(DiceError, match=r"^D3: merchant defence needs 2 die/dice \(D10\) but 1 was entered"):
+    with pytest.raises(DiceError, match=r"^D3: merchant defence needs 2 dice \(D10\) but 1 was entered"):
         dice.roll(1, 2, 10, "merchant defence")
     assert dice.used == 0
 

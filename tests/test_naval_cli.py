@@ -109,7 +109,7 @@ def test_cli_interception_step_by_step_with_manual_dice(db: str) -> None:
     refused(db, 2, "intercept", "search", "7", "--dice", "1")
 
     out = run(db, "intercept", "search", "1", "--units", "GB-DD3,GB-DD4,GB-DD5", "--dice", "1,2,7")
-    assert "battle 1: 2 search(es) succeed (GB-DD3, GB-DD4): 2 submarine(s) found   [SM3]" in out
+    assert "battle 1: 2 searches succeed (GB-DD3, GB-DD4): 2 submarines found   [SM3]" in out
     assert "next: tracker intercept detect 1" in out
     out = run(db, "intercept", "detect", "1", "--subs", "DE-SS4,DE-SS5")
     assert "detected DE-SS4, DE-SS5 (chosen); undetected DE-SS3" in out

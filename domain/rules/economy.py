@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from domain.board import Board
 from domain.errors import InputError, RuleViolation
+from domain.text import plural
 
 # Far beyond any table-top purchase, and small enough for every database integer.
 MAX_COUNT = 1000
@@ -92,7 +93,7 @@ def check_placement(board: Board, nation: str, unit_type: str, zone: str, count:
     if board.ruleset.unit(unit_type).is_air and board.scenario.game_map.is_sea(zone):
         room = carrier_room(board, nation, zone)
         if count > room:
-            raise RuleViolation("F7", f"{nation}'s carriers in {zone} have room for {room} more air unit(s)")
+            raise RuleViolation("F7", f"{nation}'s carriers in {zone} have room for {plural(room, 'more air unit')}")
 
 
 def new_unit_ids(board: Board, numbers: dict[str, int], nation: str, unit_type: str, count: int) -> list[str]:

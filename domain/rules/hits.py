@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation
+from domain.text import plural
 
 
 def hits_to_sink(board: Board, unit: Unit) -> int:
@@ -61,11 +62,13 @@ def check_casualties(
     if len(chosen) != needed:
         raise RuleViolation(
             "HA7",
-            f"{owner} must assign {needed} hit(s), got {len(chosen)} (legal: {', '.join(sorted(by_id))})",
+            f"{owner} must assign {plural(needed, 'hit')}, got {len(chosen)} (legal: {', '.join(sorted(by_id))})",
         )
     for uid, n in Counter(chosen).items():
         if n > hits_to_sink(board, by_id[uid]):
-            raise RuleViolation("HA7", f"{uid} can take {hits_to_sink(board, by_id[uid])} more hit(s), assigned {n}")
+            raise RuleViolation(
+                "HA7", f"{uid} can take {plural(hits_to_sink(board, by_id[uid]), 'more hit')}, assigned {n}"
+            )
     return chosen
 
 
@@ -337,11 +340,13 @@ def allocate(
                 raise RuleViolation("HA7", f"{uid} is not in this battle or is already lost (legal: {legal})")
         if len(chosen) != needed:
             legal = ", ".join(sorted(uid for uid, left in remaining.items() if left))
-            raise RuleViolation("HA7", f"{owner} must assign {needed} hit(s), got {len(chosen)} (legal: {legal})")
+            raise RuleViolation(
+                "HA7", f"{owner} must assign {plural(needed, 'hit')}, got {len(chosen)} (legal: {legal})"
+            )
         pool = Counter(chosen)
         for uid, n in pool.items():
             if n > remaining[uid]:
-                raise RuleViolation("HA7", f"{uid} can take {remaining[uid]} more hit(s), assigned {n}")
+                raise RuleViolation("HA7", f"{uid} can take {plural(remaining[uid], 'more hit')}, assigned {n}")
     placed: list[str] = []
     for firing_class, n in groups:
         tiers = hit_tiers(board, firing_class, units, nc6)
