@@ -132,7 +132,7 @@ def test_several_campaigns_need_campaign_option(db: str) -> None:
 def test_manual_dice_are_checked_and_recorded_with_reference(db: str) -> None:
     run(db, "new", "m", "--scenario", "north-sea-1914", "--dice", "manual")
     result = CliRunner().invoke(cli, ["--db", db, "research", "advanced_asw"])
-    assert result.exit_code == 1 and "D3" in result.output and "--dice" in result.output
+    assert result.exit_code == 1 and "D4" in result.output and "--dice" in result.output
     result = CliRunner().invoke(cli, ["--db", db, "research", "advanced_asw", "--dice", "11"])
     assert result.exit_code == 1 and "D1" in result.output
     result = CliRunner().invoke(cli, ["--db", db, "research", "advanced_asw", "--dice", "9,9"])

@@ -73,7 +73,7 @@ def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
     assert refused(db, 1, "next").startswith("Error: CV2: battle 1 in Central North Sea is not finished")
     assert "France is not an enemy of Britain" in refused(db, 1, "convoy", "declare", "--by", "France", "--zone", CNS)
     assert "D3" in refused(db, 1, "convoy", "roll", "1", "--dice", "10")  # merchant defence is 2D10
-    assert "D3" in refused(db, 1, "convoy", "roll", "1")  # manual dice campaign: --dice needed
+    assert "D4" in refused(db, 1, "convoy", "roll", "1")  # manual dice campaign: --dice needed
     refused(db, 2, "convoy", "roll", "one", "--dice", "10,10")
     assert "no convoy battle 7" in refused(db, 2, "convoy", "roll", "7", "--dice", "10,10")
 
@@ -174,7 +174,7 @@ def test_cli_convoy_auto_in_a_manual_dice_campaign_needs_dice_and_records_nothin
     run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
     to_britain_collect(db)
     run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS)
-    assert "D3" in refused(db, 1, "convoy", "auto", "1")
+    assert "D4" in refused(db, 1, "convoy", "auto", "1")
     assert "CV1" in refused(db, 1, "convoy", "declare", "--by", "Austria-Hungary", "--zone", CNS, "--auto")
 
 

@@ -6,6 +6,8 @@ RULES: dict[str, str] = {
     "D1": "Every roll is a D10 (faces 1..10) unless the ruleset says otherwise for that roll.",
     "D2": "'Rolls at N' succeeds on N or less; modifiers change N (clamped to 0..faces), never the die.",
     "D3": "Every die is recorded with who rolled it, why, the target number and the result.",
+    "D4": "A campaign's dice source is fixed: auto refuses typed dice, manual refuses generated ones; it changes "
+    "only by a recorded switch with a reason, and a typed roll in an auto campaign needs the RK3 override.",
     "F1": "Unit types: submarine, destroyer, cruiser, battleship, aircraft_carrier, transport; fighter, bomber, "
     "transport_plane.",
     "F2": "Escorts are destroyers and cruisers; capital ships are battleships and aircraft carriers.",
@@ -63,7 +65,11 @@ RULES: dict[str, str] = {
     "TE5": "Technology modifiers stack.",
     "RK1": "Every move, roll, choice, hit, casualty, placement and loss is one appended event.",
     "RK2": "An action that breaks a rule is refused with the rule ID and appends nothing.",
-    "RK3": "Undo appends a compensating event; actions with dice are undone only with an override and a reason.",
+    "RK3": "Undo appends a compensating event; once dice were rolled or the other side answered, the actions "
+    "before are undone only with an override, a reason and the agreement of the other side; a roll made again "
+    "is listed as a reroll.",
+    "RK4": "Redo re-records the most recently undone action with the dice it rolled, until something new is "
+    "recorded.",
 }
 
 
