@@ -759,19 +759,19 @@ def dice_switch(ctx: Context, mode: str, reason: str) -> None:
 @click.option(
     "--db",
     "demo_db",
-    default="demo-campaign.db",
-    show_default=True,
-    help="SQLite file for the demo campaign (replaced if it exists).",
+    help="New SQLite file for the demo campaign, as the global --db (default demo-campaign.db; never replaced).",
 )
 @click.pass_obj
-def demo(ctx: Context, demo_db: str) -> None:
-    """Play a short scripted campaign with auto dice and narrate it.
+def demo(ctx: Context, demo_db: str | None) -> None:
+    """Play a short scripted campaign with auto dice and narrate it, in a new database.
 
-    Example: tracker demo --db demo.db && tracker --db demo.db verify
+    Example: tracker --db demo.db demo && tracker --db demo.db verify
     """
     from tracker.demo import run_demo
 
-    run_demo(demo_db, click.echo)
+    if demo_db and ctx.db and demo_db != ctx.db:
+        raise InputError(f"two databases given ({ctx.db} and {demo_db}): give --db once")
+    run_demo(demo_db or ctx.db or "demo-campaign.db", click.echo)
 
 
 def main() -> None:
