@@ -473,23 +473,34 @@ class Tracker:
             if not stack:
                 raise RuleViolation("RK4", self._nothing_to_redo(cid, campaign.version))
             undo, actions = stack[-1]
+            todo = actions if every else actions[:1]
+            events = self._actions_events(cid, todo, undo)
             done = []
-            for original in actions if every else actions[:1]:
+            for original in todo:
                 before = len(campaign.pending_events)
-                campaign.redo(undo, original, self._action_events(cid, original))
+                campaign.redo(undo, original, events.get(original, []))
                 done.append([cast(Campaign.Event, e) for e in campaign.pending_events[before:]])
             return done
 
         return self.execute(cid, command)
 
-    def _action_events(self, cid: UUID, start: int) -> list[Campaign.Event]:
-        events = []
-        for stored in self.app.recorder.select_events(cid, gt=start - 1, limit=10_000):
-            e = self.decode(stored)
-            if e.action != start:
+    def _actions_events(self, cid: UUID, actions: Sequence[int], undo: int) -> dict[int, list[Campaign.Event]]:
+        """The events of `actions` (in order, all before undo event `undo`), read in one pass."""
+        wanted = set(actions)
+        found: dict[int, list[Campaign.Event]] = {}
+        after = actions[0] - 1
+        while after < undo - 1:
+            page = self.app.recorder.select_events(cid, gt=after, lte=undo - 1, limit=500)
+            if not page:
                 break
-            events.append(e)
-        return events
+            for stored in page:
+                e = self.decode(stored)
+                if e.action in wanted:
+                    found.setdefault(e.action, []).append(e)
+                elif e.action > actions[-1]:
+                    return found
+            after = page[-1].originator_version
+        return found
 
     def _redo_tail(self, cid: UUID, version: int) -> list[list[Campaign.Event]]:
         """The actions at the end of the log that are undos or redos, oldest first: what a redo
@@ -497,7 +508,7 @@ class Tracker:
         groups: dict[int, list[Campaign.Event]] = {}
         top = version
         while top > 0:
-            page = self.app.recorder.select_events(cid, lte=top, desc=True, limit=500)
+            page = self.app.recorder.select_events(cid, lte=top, desc=True, limit=50)
             if not page:
                 break
             for stored in page:

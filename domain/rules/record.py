@@ -99,35 +99,24 @@ def plan_undo(events: Sequence[Any], before: dict[str, Any], scenario: Scenario)
             position = (e.round, e.nation, e.phase)
         groups.setdefault(e.action, []).append(e)
     actors = {start: _actor(evts, positions[evts[0].originator_version][1], battles) for start, evts in groups.items()}
-    live = [start for start in groups if start not in undone]
+    live = {start for start in groups if start not in undone}
+    # Walk back once: the first roll after each action, and the first action of each side after it.
     locks: list[Lock] = []
-    for start in live:
+    next_roll: Any = None
+    first_of_side: dict[str, tuple[str, int]] = {}
+    for start in sorted(groups, reverse=True):
         evts = groups[start]
         nation = actors[start]
-        end = evts[-1].originator_version
-        own = [e.roll for e in evts if _kind(e) == "DiceRolled"]
-        later_roll = next((e for e in events if e.originator_version > end and _kind(e) == "DiceRolled"), None)
-        answer = next(
-            (
-                (s, g[0].originator_version)
-                for s, g in groups.items()
-                if g[0].originator_version > end and scenario.are_enemies(nation, actors[s])
-            ),
-            None,
-        )
-        if own:
-            because = f"action {start} by {nation} rolled dice (roll {', '.join(map(str, own))})"
-        elif later_roll is not None:
-            because = (
-                f"action {start} by {nation} is followed by dice (roll {later_roll.roll} at event "
-                f"{later_roll.originator_version})"
-            )
-        elif answer is not None:
-            because = f"action {start} by {nation} was answered by {actors[answer[0]]} at event {answer[1]}"
-        else:
-            continue
-        locks.append(Lock(start, nation, because))
-    actions = tuple(PlannedAction(s, actors[s], tuple(groups[s])) for s in live)
+        if start in live:
+            lock = _lock(start, nation, evts, next_roll, first_of_side, scenario)
+            if lock is not None:
+                locks.append(lock)
+        rolls = [e for e in evts if _kind(e) == "DiceRolled"]
+        if rolls:
+            next_roll = rolls[0]
+        first_of_side[scenario.side_of(nation)] = (nation, evts[0].originator_version)
+    locks.reverse()
+    actions = tuple(PlannedAction(s, actors[s], tuple(groups[s])) for s in sorted(live))
     undone_rolls = tuple(
         {
             "roll": e.roll,
@@ -146,6 +135,34 @@ def plan_undo(events: Sequence[Any], before: dict[str, Any], scenario: Scenario)
     last = events[-1].originator_version if events else 0
     first = events[0].originator_version if events else 0
     return UndoPlan(first, last, actions, tuple(locks), undone_rolls)
+
+
+def _lock(
+    start: int,
+    nation: str,
+    events: Sequence[Any],
+    next_roll: Any,
+    first_of_side: dict[str, tuple[str, int]],
+    scenario: Scenario,
+) -> Lock | None:
+    """RK3: the action is locked if it rolled dice, if dice were rolled after it, or if a nation
+    of another side acted after it (the earliest such answer is named)."""
+    own = [e.roll for e in events if _kind(e) == "DiceRolled"]
+    if own:
+        return Lock(start, nation, f"action {start} by {nation} rolled dice (roll {', '.join(map(str, own))})")
+    if next_roll is not None:
+        return Lock(
+            start,
+            nation,
+            f"action {start} by {nation} is followed by dice (roll {next_roll.roll} at event "
+            f"{next_roll.originator_version})",
+        )
+    side = scenario.side_of(nation)
+    answers = [answer for other, answer in first_of_side.items() if other != side]
+    if answers:
+        by, at = min(answers, key=lambda a: a[1])
+        return Lock(start, nation, f"action {start} by {nation} was answered by {by} at event {at}")
+    return None
 
 
 def _actor(events: Sequence[Any], phasing: str, battles: dict[str, tuple[str, str, str]]) -> str:
