@@ -18,10 +18,10 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate
 
 from domain.board import Board, Unit
-from domain.chain import GENESIS, event_content, event_hash
-from domain.dice import SCHEME, DiceSource, clamp_target
+from domain.chain import GENESIS, UPCAST_ADDED, event_content, event_hash, recorded_fields
+from domain.dice import SCHEME, DiceSource, Override, clamp_target
 from domain.errors import InputError, RuleViolation
-from domain.rules import asw, combat, convoy, economy, interception, movement, tech, trade, turn
+from domain.rules import asw, combat, convoy, economy, interception, movement, record, tech, trade, turn
 from domain.rules import hits as hits_rules
 from domain.ruleset import AppliedModifier, Ruleset, ruleset_from_recorded
 from domain.scenario import Scenario, scenario_from_dict
@@ -101,6 +101,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 # What undo restores (RK3); everything else on the aggregate only moves forward.
 UNDOABLE_STATE = (
+    "dice_mode",
     "round",
     "nation",
     "phase",
@@ -425,7 +426,8 @@ class Campaign(Aggregate):
         unit: str | None
 
         def apply(self, agg: Campaign) -> None:
-            agg.roll_count = self.roll
+            # A redo (RK4) re-records a roll with its original number: the count never rewinds.
+            agg.roll_count = max(agg.roll_count, self.roll)
 
     class ConvoyAttackDeclared(Event):
         battle: int
@@ -436,7 +438,8 @@ class Campaign(Aggregate):
         ntr: int
 
         def apply(self, agg: Campaign) -> None:
-            agg.battle_count = self.battle
+            # A redo re-records a battle's start with its number: the count never goes back.
+            agg.battle_count = max(agg.battle_count, self.battle)
             agg.convoy_declared.append([self.attacker, self.zone])
             agg.battles[str(self.battle)] = {
                 "id": self.battle,
@@ -573,7 +576,7 @@ class Campaign(Aggregate):
         rule: str
 
         def apply(self, agg: Campaign) -> None:
-            agg.battle_count = self.battle
+            agg.battle_count = max(agg.battle_count, self.battle)
             agg.battles[str(self.battle)] = {
                 **_new_procedure(self.battle, "interception", self.zone, self.nation, self.defender),
                 "subs": list(self.submarines),
@@ -600,7 +603,7 @@ class Campaign(Aggregate):
         rule: str
 
         def apply(self, agg: Campaign) -> None:
-            agg.battle_count = self.battle
+            agg.battle_count = max(agg.battle_count, self.battle)
             agg.fought.append(["asw", self.zone])
             agg.battles[str(self.battle)] = {
                 **_new_procedure(self.battle, "asw", self.zone, self.nation, self.defender),
@@ -623,7 +626,7 @@ class Campaign(Aggregate):
         rule: str
 
         def apply(self, agg: Campaign) -> None:
-            agg.battle_count = self.battle
+            agg.battle_count = max(agg.battle_count, self.battle)
             agg.fought.append(["naval", self.zone])
             agg.committed += self.attackers + self.defenders
             agg.battles[str(self.battle)] = {
@@ -885,6 +888,11 @@ class Campaign(Aggregate):
             agg.balances[self.nation] = self.balance
 
     class ActionUndone(Event):
+        """RK3: the board put back as it was before `undone_from`; an override names who agreed
+        (`agreed_by`) and why, and lists the locks it lifted and the rolls it took back."""
+
+        class_version = 2
+
         undone_from: int
         undone_to: int
         actions: list[int]
@@ -892,9 +900,68 @@ class Campaign(Aggregate):
         override: bool
         reason: str
         rolls: list[int]
+        agreed_by: list[str]
+        locks: list[dict[str, Any]]
+        undone_rolls: list[dict[str, Any]]
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            state.update(agreed_by=[], locks=[], undone_rolls=[])
+            state[UPCAST_ADDED] = ["agreed_by", "locks", "undone_rolls"]
 
         def apply(self, agg: Campaign) -> None:
             agg.__dict__.update(copy.deepcopy(self.restored))
+            if self.override:
+                # The same roll made again after this undo is a reroll (RK3): watch for it.
+                watch = agg.__dict__.setdefault("reroll_watch", [])
+                watch.extend({**r, "undo": self.originator_version} for r in self.undone_rolls)
+
+    class ActionRedone(Event):
+        """RK4: the events that follow (in the same action) re-record action `original`, taken
+        back by undo event `undo`, as they were: its dice with their original roll numbers."""
+
+        undo: int
+        original: int
+        events: list[int]
+        rolls: list[int]
+
+        def apply(self, agg: Campaign) -> None:
+            watch = agg.__dict__.get("reroll_watch", [])
+            watch[:] = [w for w in watch if w["roll"] not in self.rolls]
+
+    class DiceRerolled(Event):
+        """RK3: roll `roll` makes again, after override undo `undo`, the roll `rerolls` it took back."""
+
+        roll: int
+        rerolls: int
+        undo: int
+        roller: str
+        rule: str
+
+        def apply(self, agg: Campaign) -> None:
+            watch = agg.__dict__.get("reroll_watch", [])
+            watch[:] = [w for w in watch if w["roll"] != self.rerolls]
+
+    class TypedDiceAccepted(Event):
+        """D4, RK3: typed dice in an auto-dice campaign, for this action only, by agreement."""
+
+        rule: str
+        reason: str
+        agreed_by: list[str]
+        roll: int
+
+        def apply(self, agg: Campaign) -> None:
+            pass
+
+    class DiceSourceSwitched(Event):
+        """D4: the campaign's dice source changes, for a written reason."""
+
+        mode: str
+        previous: str
+        reason: str
+
+        def apply(self, agg: Campaign) -> None:
+            agg.dice_mode = self.mode
 
     class SeedRevealed(Event):
         epoch: int
@@ -972,7 +1039,7 @@ class Campaign(Aggregate):
         digest = event_hash(self.last_hash, event_class.__name__, version, timestamp, event_content(fields))
         self.trigger_event(event_class, timestamp=timestamp, prev_hash=self.last_hash, hash=digest, **fields)
 
-    # ----- undo (RK3) -----
+    # ----- undo (RK3) and redo (RK4) -----
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for a missing attribute: state added after an older snapshot was taken.
@@ -985,41 +1052,90 @@ class Campaign(Aggregate):
 
     def game_state(self) -> dict[str, Any]:
         """The part of the state an undo restores. Dice counters, commitments, battle numbers
-        and the hash chain only ever move forward, so undo can never be used to reroll."""
+        and the hash chain only ever move forward: the dice sequence never rewinds, and a roll
+        made again after an override undo is recorded as a reroll (RK3)."""
         return copy.deepcopy({k: getattr(self, k) for k in UNDOABLE_STATE})
 
     @command
     def undo(
         self,
         undone_from: int,
-        actions: list[int],
+        events: Sequence[Campaign.Event],
         restored: dict[str, Any],
-        rolls: list[int],
-        override: bool = False,
+        override: Override | None = None,
         reason: str = "",
-    ) -> None:
+    ) -> record.UndoPlan:
         """RK3: append a compensating event that puts the board back as it was before
-        `undone_from`; actions that rolled dice are locked unless overridden with a reason."""
+        `undone_from` (`restored`). `events` are every event from `undone_from` on, undone ones
+        included. Locked actions (dice rolled, or the other side answered) need an override
+        agreed by a nation of the other side, with a reason."""
         if undone_from <= 1 or undone_from > self.version:
             raise RuleViolation("RK3", f"nothing to undo at event {undone_from}")
-        if rolls and not override:
-            raise RuleViolation(
-                "RK3",
-                f"events {undone_from}-{self.version} include dice (roll {', '.join(map(str, rolls))}); "
-                "undo them only with --override --reason TEXT",
+        plan = record.plan_undo(events, restored, self.scenario)
+        if not plan.actions:
+            raise RuleViolation("RK3", f"nothing to undo after event {undone_from - 1}: it was all undone already")
+        agreed: tuple[str, ...] = ()
+        if override is None:
+            if plan.locks:
+                raise RuleViolation("RK3", record.locked_message(plan))
+        else:
+            agreed = record.check_override(
+                self.scenario, [lock.nation for lock in plan.locks], override, "an override undo"
             )
-        if override and not reason.strip():
-            raise InputError("an override undo needs --reason TEXT, shown in reports")
         self._record(
             Campaign.ActionUndone,
             undone_from=undone_from,
             undone_to=self.version,
-            actions=actions,
+            actions=[a.start for a in plan.actions],
             restored=restored,
-            override=override,
-            reason=reason.strip(),
-            rolls=rolls,
+            override=override is not None,
+            # A plain undo may say why too (RK3); an override must (checked above).
+            reason=override.reason.strip() if override is not None else reason.strip(),
+            rolls=plan.rolls,
+            agreed_by=list(agreed),
+            locks=[{"action": lock.action, "nation": lock.nation, "because": lock.because} for lock in plan.locks],
+            undone_rolls=[dict(r) for r in plan.undone_rolls] if override is not None else [],
         )
+        return plan
+
+    @command
+    def redo(self, undo: int, original: int, events: Sequence[Campaign.Event]) -> None:
+        """RK4: re-record action `original` (its `events`), taken back by undo event `undo`, as
+        it was. The caller checks that nothing new was recorded since that undo; the board is
+        then exactly as it was before the action, so every event applies as it did."""
+        copies = [e for e in events if type(e).__name__ != "ActionRedone"]
+        if not copies or any(e.action != original for e in events):
+            raise RuleViolation("RK4", f"action {original} cannot be redone: its events were not found")
+        # Every action redone is an action again of its own, even when `redo --all` re-records
+        # several in one command: undo and redo take them back and forth one by one.
+        self.__dict__["_action"] = self.version + 1
+        self._record(
+            Campaign.ActionRedone,
+            undo=undo,
+            original=original,
+            events=[e.originator_version for e in copies],
+            rolls=[e.roll for e in copies if isinstance(e, Campaign.DiceRolled)],
+        )
+        for e in copies:
+            try:
+                self._record(type(e), **copy.deepcopy(recorded_fields(dict(vars(e)))))
+            except (KeyError, IndexError, ValueError, TypeError) as problem:
+                raise RuleViolation(
+                    "RK4",
+                    f"action {original} cannot be redone: the board is no longer as it was before it "
+                    f"(event {e.originator_version}: {type(problem).__name__})",
+                ) from None
+
+    @command
+    def switch_dice(self, mode: str, reason: str) -> None:
+        """D4: change the campaign's dice source, only explicitly and for a written reason."""
+        if mode not in ("auto", "manual"):
+            raise InputError(f"dice mode must be auto or manual, got {mode!r}")
+        if mode == self.dice_mode:
+            raise RuleViolation("D4", f"this campaign already uses {mode} dice")
+        if not reason.strip():
+            raise InputError("a dice switch needs --reason TEXT, shown in verify and reports")
+        self._record(Campaign.DiceSourceSwitched, mode=mode, previous=self.dice_mode, reason=reason.strip())
 
     # ----- reading -----
 
@@ -1080,6 +1196,7 @@ class Campaign(Aggregate):
         """Roll through the dice service and record one DiceRolled event (D1-D3)."""
         faces = self.ruleset.faces_for(kind)
         number = self.roll_count + 1
+        self._check_dice_source(dice, roller, number, purpose)
         result = dice.roll(number, count, faces, purpose)
         if target is None and base_target is not None:
             target = base_target
@@ -1112,7 +1229,48 @@ class Campaign(Aggregate):
             battle=battle,
             unit=unit,
         )
+        self._flag_reroll(number, roller, rule, kind, unit)
         return list(result.values)
+
+    def _check_dice_source(self, dice: DiceSource, roller: str, number: int, purpose: str) -> None:
+        """D4: a campaign rolls with the source it was created with (or switched to); a typed roll
+        in an auto-dice campaign needs the RK3 override, recorded once per action."""
+        source = getattr(dice, "source", self.dice_mode)
+        if source == self.dice_mode:
+            return
+        if self.dice_mode == "manual":
+            raise RuleViolation(
+                "D4", f"this campaign uses manual dice: {purpose} needs dice typed in with --dice"
+            )
+        override = getattr(dice, "override", None)
+        if override is None:
+            raise RuleViolation(
+                "D4",
+                f"this campaign uses auto dice, so the tracker rolls {purpose}; typed dice need "
+                f"--override --reason TEXT --agreed-by NATION (a nation of another side than {roller}, RK3), "
+                "or a recorded switch: tracker dice switch manual --reason TEXT",
+            )
+        agreed = record.check_override(self.scenario, [roller], override, "a typed-dice override")
+        action = self.__dict__.get("_action", self.version + 1)
+        if not any(isinstance(e, Campaign.TypedDiceAccepted) and e.action == action for e in self.pending_events):
+            self._record(
+                Campaign.TypedDiceAccepted,
+                rule="D4",
+                reason=override.reason.strip(),
+                agreed_by=list(agreed),
+                roll=number,
+            )
+
+    def _flag_reroll(self, number: int, roller: str, rule: str, kind: str, unit: str | None) -> None:
+        """RK3: a roll made again, in the same position, by the same roller for the same rule
+        and unit, after an override undo took the first one back, is recorded as a reroll."""
+        key = (self.round, self.nation, self.phase, roller, rule, kind, unit)
+        for w in self.__dict__.get("reroll_watch", []):
+            if (w["round"], w["nation"], w["phase"], w["roller"], w["rule"], w["kind"], w["unit"]) == key:
+                self._record(
+                    Campaign.DiceRerolled, roll=number, rerolls=w["roll"], undo=w["undo"], roller=roller, rule=rule
+                )
+                return
 
     @command
     def _roll_at(

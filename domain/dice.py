@@ -1,4 +1,4 @@
-"""Dice: verifiable `auto` dice from a secret seed, `manual` dice typed in by players (D1-D3).
+"""Dice: verifiable `auto` dice from a secret seed, `manual` dice typed in by players (D1-D4).
 
 An auto die is derived from the campaign seed and its position (roll number, die index)
 with HMAC-SHA256 and rejection sampling, so anyone holding the revealed seed can re-derive
@@ -59,13 +59,31 @@ class Dice:
     reference: str | None = None
 
 
+@dataclass(frozen=True)
+class Override:
+    """RK3: an exception the group agreed to (a locked undo, or typed dice in an auto-dice
+    campaign under D4), with the written reason and the nations of the other side that agreed."""
+
+    reason: str
+    agreed_by: tuple[str, ...]
+
+
 class DiceSource(Protocol):
-    """What a rule procedure asks for dice; the campaign numbers the roll."""
+    """What a rule procedure asks for dice; the campaign numbers the roll.
+
+    `source` says where the dice come from ("auto": the tracker rolls, "manual": typed in),
+    so the campaign can refuse the wrong one (D4) before anything is rolled."""
+
+    source: str
+    override: Override | None
 
     def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice: ...
 
 
 class AutoDice:
+    source = "auto"
+    override: Override | None = None
+
     def __init__(self, seed_hex: str) -> None:
         self.seed_hex = seed_hex
 
@@ -76,9 +94,15 @@ class AutoDice:
 class ManualDice:
     """Physical or dice-server rolls typed in by a player, checked for count and range."""
 
-    def __init__(self, values: Sequence[int], reference: str | None = None) -> None:
+    source = "manual"
+
+    def __init__(
+        self, values: Sequence[int], reference: str | None = None, override: Override | None = None
+    ) -> None:
         self.values = list(values)
         self.reference = reference
+        # Typed dice in an auto-dice campaign need an override (D4, RK3).
+        self.override = override
         self.used = 0
 
     def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice:
@@ -103,8 +127,14 @@ class ManualDice:
 class NoDice:
     """For a manual-dice campaign when the player gave no values."""
 
+    source = "manual"
+    override: Override | None = None
+
     def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice:
-        raise DiceError(f"D3: this campaign uses manual dice; {what} needs {count} D{faces} (pass --dice)")
+        raise DiceError(
+            f"D4: this campaign uses manual dice; {what} needs {count} D{faces}: "
+            "roll them and pass them with --dice"
+        )
 
 
 def clamp_target(target: int, faces: int) -> int:

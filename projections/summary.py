@@ -20,6 +20,10 @@ def rule_of(event: Any) -> str:
         "ResourcesCollected": "F6",
         "SeedRevealed": "D3",
         "ActionUndone": "RK3",
+        "ActionRedone": "RK4",
+        "DiceRerolled": "RK3",
+        "DiceSourceSwitched": "D4",
+        "TypedDiceAccepted": "D4",
         "ConvoyAttackDeclared": "CV1",
         "SearchersChosen": "CV3",
         "DetectionsRecorded": "CV3",
@@ -160,10 +164,27 @@ def summary(event: Any) -> str:
         span = f"event {e.undone_from}" if e.undone_from == e.undone_to else f"events {e.undone_from}-{e.undone_to}"
         text = f"undo of {span}"
         if e.override:
-            text += f" OVERRIDE (dice rolls {', '.join(map(str, e.rolls))} undone; reason: {e.reason})"
+            rolls = f"dice rolls {', '.join(map(str, e.rolls))} undone" if e.rolls else "no dice undone"
+            agreed = f"agreed by {', '.join(e.agreed_by)}; " if getattr(e, "agreed_by", None) else ""
+            text += f" OVERRIDE ({rolls}; {agreed}reason: {e.reason})"
         elif e.reason:
             text += f" (reason: {e.reason})"
         return text
+    if kind == "ActionRedone":
+        rolls = f", reusing its dice (roll {', '.join(map(str, e.rolls))})" if e.rolls else ""
+        return f"redo of action {e.original} (undone by event {e.undo}){rolls}"
+    if kind == "DiceRerolled":
+        return (
+            f"REROLL: roll {e.roll} ({e.roller}, {e.rule}) makes again roll {e.rerolls}, "
+            f"taken back by override undo event {e.undo}"
+        )
+    if kind == "TypedDiceAccepted":
+        return (
+            f"OVERRIDE: typed dice accepted in an auto-dice campaign from roll {e.roll} "
+            f"(agreed by {', '.join(e.agreed_by)}; reason: {e.reason})"
+        )
+    if kind == "DiceSourceSwitched":
+        return f"dice source switched from {e.previous} to {e.mode} (reason: {e.reason})"
     if kind == "SeedRevealed":
         return f"dice seed of epoch {e.epoch} revealed: {e.seed}; next commitment {e.next_commitment[:12]}..."
     return kind

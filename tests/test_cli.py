@@ -133,7 +133,7 @@ def test_several_campaigns_need_campaign_option(db: str) -> None:
 def test_manual_dice_are_checked_and_recorded_with_reference(db: str) -> None:
     run(db, "new", "m", "--scenario", "north-sea-1914", "--dice", "manual")
     result = CliRunner().invoke(cli, ["--db", db, "research", "advanced_asw"])
-    assert result.exit_code == 1 and "D3" in result.output and "--dice" in result.output
+    assert result.exit_code == 1 and "D4" in result.output and "--dice" in result.output
     result = CliRunner().invoke(cli, ["--db", db, "research", "advanced_asw", "--dice", "11"])
     assert result.exit_code == 1 and "D1" in result.output
     result = CliRunner().invoke(cli, ["--db", db, "research", "advanced_asw", "--dice", "9,9"])
@@ -212,3 +212,30 @@ def test_readme_starts_with_the_two_setup_commands() -> None:
     block = lines[lines.index("```sh") + 1 : lines.index("```sh") + 3]
     assert block[0].endswith("pip install . && tracker demo")
     assert block[1].endswith('pip install ".[test]" && python -m pytest')
+
+
+def test_demo_refuses_to_replace_an_existing_database(tmp_path: Path) -> None:
+    existing = tmp_path / "campaign.db"
+    existing.write_bytes(b"343 events of a campaign")
+    result = CliRunner().invoke(cli, ["demo", "--db", str(existing)])
+    assert result.exit_code == 1
+    assert result.output == (
+        f"Error: {existing} already exists: the demo writes a new database and never replaces one; "
+        "pick another --db or delete the file yourself\n"
+    )
+    assert existing.read_bytes() == b"343 events of a campaign"
+    result = CliRunner().invoke(cli, ["--db", str(existing), "demo"])
+    assert result.exit_code == 1 and existing.read_bytes() == b"343 events of a campaign"
+
+
+def test_demo_honours_the_global_db(tmp_path: Path) -> None:
+    target = str(tmp_path / "global.db")
+    result = CliRunner().invoke(cli, ["--db", target, "demo"])
+    assert result.exit_code == 0, result.output
+    assert f"Campaign 'demo' in {target}" in result.output
+    assert run(target, "verify").startswith("OK:")
+    result = CliRunner().invoke(cli, ["--db", target, "demo", "--db", str(tmp_path / "other.db")])
+    assert result.exit_code == 2 and "give --db once" in result.output
+    assert not (tmp_path / "other.db").exists()
+    result = CliRunner().invoke(cli, ["demo", "--db", str(tmp_path / "no" / "such" / "dir.db")])
+    assert result.exit_code == 2 and result.output.startswith("Error: cannot create the demo database ")

@@ -83,7 +83,7 @@ def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
     assert refused(db, 1, "next") == f"Error: T4: collect_resources cannot end yet: {merchant}\n"
     assert "France is not an enemy of Britain" in refused(db, 1, "convoy", "declare", "--by", "France", "--zone", CNS)
     assert "D3" in refused(db, 1, "convoy", "roll", "1", "--dice", "10")  # merchant defence is 2D10
-    assert "D3" in refused(db, 1, "convoy", "roll", "1")  # manual dice campaign: --dice needed
+    assert "D4" in refused(db, 1, "convoy", "roll", "1")  # manual dice campaign: --dice needed
     refused(db, 2, "convoy", "roll", "one", "--dice", "10,10")
     assert "no convoy battle 7" in refused(db, 2, "convoy", "roll", "7", "--dice", "10,10")
 
@@ -263,7 +263,7 @@ def test_cli_convoy_auto_finishes_a_declared_battle(db: str) -> None:
     assert "Waiting: battle 1" in out
     assert "battle 1 (convoy, Central North Sea): waiting for Britain to roll merchant defence" in run(db, "pending")
     out = run(db, "convoy", "auto", "1")
-    assert "battle 1 ends after one round" in out
+    assert "battle 1 ends" in out and "[CV7]" in out
     assert "Nothing pending" in run(db, "pending")
     refused(db, 1, "convoy", "declare", "--by", "Germany", "--zone", CNS)  # CV1: once per phase
 
@@ -272,7 +272,7 @@ def test_cli_convoy_auto_in_a_manual_dice_campaign_needs_dice_and_records_nothin
     run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
     to_britain_collect(db)
     run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS)
-    assert "D3" in refused(db, 1, "convoy", "auto", "1")
+    assert "D4" in refused(db, 1, "convoy", "auto", "1")
     assert "CV1" in refused(db, 1, "convoy", "declare", "--by", "Austria-Hungary", "--zone", CNS, "--auto")
 
 
@@ -293,7 +293,7 @@ def test_rk3_convoy_declare_auto_is_one_action_and_one_undo_takes_it_back(db: st
     with Tracker(db) as t:
         actions = {e.action for e in t.events(t.campaign_id(None))[len(before) :]}
     assert actions == {recorded[0]["seq"]}
-    run(db, "undo", "--override", "--reason", "declared by mistake")
+    run(db, "undo", "--override", "--reason", "declared by mistake", "--agreed-by", "Britain")
     after = log(db)
     assert all(r["undone_by"] for r in after[len(before) : len(before) + len(recorded)])
     state = json.loads(run(db, "state", "--json"))

@@ -35,9 +35,9 @@ SCENARIO_DATA, _ = read_scenario("north-sea-1914")
 seeds = st.binary(min_size=32, max_size=32).map(bytes.hex)
 
 
-def new_campaign(seed: str) -> Campaign:
+def new_campaign(seed: str, dice_mode: str = "auto") -> Campaign:
     return Campaign.create(
-        uuid.uuid4(), "t", copy.deepcopy(SCENARIO_DATA), copy.deepcopy(RULESET_DATA), "auto", commitment(seed)
+        uuid.uuid4(), "t", copy.deepcopy(SCENARIO_DATA), copy.deepcopy(RULESET_DATA), dice_mode, commitment(seed)
     )
 
 
@@ -154,8 +154,8 @@ def test_d3_manual_dice_left_over_are_refused_by_check_all_used() -> None:
         dice.check_all_used()
 
 
-def test_d3_no_dice_in_a_manual_campaign_is_refused() -> None:
-    with pytest.raises(DiceError, match=r"^D3: this campaign uses manual dice; research needs 1 D10"):
+def test_d4_no_dice_in_a_manual_campaign_is_refused() -> None:
+    with pytest.raises(DiceError, match=r"^D4: this campaign uses manual dice; research needs 1 D10: .*--dice"):
         NoDice().roll(1, 1, 10, "research")
 
 
@@ -190,7 +190,7 @@ def test_d2_clamped_target_is_always_within_range_and_unchanged_when_already_in_
 
 
 def test_d3_research_roll_records_who_why_target_and_result() -> None:
-    c = new_campaign(SEED_A)
+    c = new_campaign(SEED_A, "manual")
     c.research("Germany", "advanced_submarine", ManualDice([8], reference="table photo 1"))
     event = c.pending_events[-1]
     assert isinstance(event, Campaign.DiceRolled)
@@ -210,7 +210,7 @@ def test_d3_research_roll_records_who_why_target_and_result() -> None:
 
 
 def test_d3_successful_research_roll_is_recorded_before_the_advance() -> None:
-    c = new_campaign(SEED_A)
+    c = new_campaign(SEED_A, "manual")
     c.research("Germany", "advanced_asw", ManualDice([9]))
     assert [type(e).__name__ for e in c.pending_events[-3:]] == ["ResearchPaid", "DiceRolled", "TechnologyAdvanced"]
     assert c.pending_events[-2].outcome == "success"
@@ -228,7 +228,7 @@ def test_d3_auto_research_roll_records_the_derived_value() -> None:
 def test_d3_roll_numbers_increase_by_one_across_rolls() -> None:
     c = new_campaign(SEED_A)
     c.research("Germany", "advanced_submarine", AutoDice(SEED_A))
-    c.research("Germany", "advanced_asw", ManualDice([2]))
+    c.research("Germany", "advanced_asw", AutoDice(SEED_A))
     while (c.nation, c.phase) != ("Britain", "research"):
         advance_passing(c)
     c.research("Britain", "advanced_asw", AutoDice(SEED_A))
@@ -241,7 +241,7 @@ def test_d3_roll_numbers_increase_by_one_across_rolls() -> None:
 
 
 def test_d3_refused_research_records_no_roll() -> None:
-    c = new_campaign(SEED_A)
+    c = new_campaign(SEED_A, "manual")
     c.research("Germany", "advanced_asw", ManualDice([1]))
     with pytest.raises(RuleViolation, match="^TE1: .*already made"):
         c.research("Germany", "advanced_asw", ManualDice([9]))
@@ -251,7 +251,7 @@ def test_d3_refused_research_records_no_roll() -> None:
 
 @pytest.mark.parametrize("values", [[], [11]])
 def test_d3_research_with_bad_manual_dice_records_nothing(values: list[int]) -> None:
-    c = new_campaign(SEED_A)
+    c = new_campaign(SEED_A, "manual")
     version, balance = c.version, c.balances["Germany"]
     with pytest.raises(DiceError):
         c.research("Germany", "advanced_submarine", ManualDice(values))

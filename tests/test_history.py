@@ -206,8 +206,11 @@ def test_rk3_undo_is_refused_after_dice_then_allowed_with_override_and_reason(
         tracker.undo(cid, override=True)
     c_before = tracker.load(cid)
     assert c_before.balances["Germany"] == 20
-    event = tracker.undo(cid, override=True, reason="rolled for the wrong technology")
+    with pytest.raises(InputError, match="--agreed-by NATION: a nation of another side \\(Britain, France\\)"):
+        tracker.undo(cid, override=True, reason="rolled for the wrong technology")
+    event = tracker.undo(cid, override=True, reason="rolled for the wrong technology", agreed_by=["Britain"])
     assert event.override and event.reason == "rolled for the wrong technology" and event.rolls == [1]
+    assert event.agreed_by == ["Britain"]
     c = tracker.load(cid)
     assert c.balances["Germany"] == 30 and c.research_rolls == {}
     # The dice sequence never rewinds: the next roll is roll 2, not a second try at roll 1.
@@ -243,7 +246,8 @@ def test_rk3_a_turn_undone_is_no_longer_played_for_turn_lookups(tracker: Tracker
     assert tracker.board_at(cid, turn=2)["nation"] == "Britain"
     tracker.execute(cid, advance)  # Britain: research -> purchase
     back_to = next(e.action for e in tracker.events(cid) if type(e).__name__ == "ResourcesCollected")
-    tracker.undo(cid, to=back_to - 1)  # back into Germany's collect_resources phase
+    # Back into Germany's collect_resources phase: Britain has played since, so Britain agrees (RK3).
+    tracker.undo(cid, to=back_to - 1, override=True, reason="Germany forgot a convoy attack", agreed_by=["Britain"])
     with pytest.raises(InputError, match="turn 2 has not been played"):
         tracker.board_at(cid, turn=2)
     assert tracker.board_at(cid, turn=1, phase="collect_resources")["phase"] == "collect_resources"
@@ -258,7 +262,7 @@ def test_cli_undo_reports_and_marks_the_log(tmp_path: Path) -> None:
     run(db, "research", "advanced_asw")
     result = CliRunner().invoke(cli, ["--db", db, "undo"])
     assert result.exit_code == 1 and result.output.startswith("Error: RK3:")
-    out = run(db, "undo", "--override", "--reason", "wrong tech")
+    out = run(db, "undo", "--override", "--reason", "wrong tech", "--agreed-by", "Britain")
     assert "OVERRIDE" in out and "wrong tech" in out
     log = json.loads(run(db, "log", "--json"))
     assert log[1]["undone_by"] == log[-1]["seq"]

@@ -35,10 +35,13 @@ _, RULESET_DATA = load_ruleset("twtea-3e")
 SCENARIO_DATA, _ = read_scenario("north-sea-1914")
 
 
-def new_campaign(scenario: dict[str, Any] | None = None, seed: str | None = None) -> Campaign:
+def new_campaign(
+    scenario: dict[str, Any] | None = None, seed: str | None = None, dice_mode: str = "manual"
+) -> Campaign:
+    """A campaign playing typed dice (D4), unless the test rolls auto dice from `seed`."""
     seed = seed or new_seed()
     scenario = copy.deepcopy(scenario or SCENARIO_DATA)
-    return Campaign.create(uuid.uuid4(), "t", scenario, copy.deepcopy(RULESET_DATA), "auto", commitment(seed))
+    return Campaign.create(uuid.uuid4(), "t", scenario, copy.deepcopy(RULESET_DATA), dice_mode, commitment(seed))
 
 
 @pytest.fixture
@@ -656,7 +659,7 @@ def test_te2_acquired_technology_cannot_be_researched_again() -> None:
 
 def test_te1_research_with_auto_dice_uses_the_campaign_seed() -> None:
     seed = new_seed()
-    c = new_campaign(seed=seed)
+    c = new_campaign(seed=seed, dice_mode="auto")
     value, success = c.research("Germany", "advanced_asw", AutoDice(seed))
     assert value == derive_roll(seed, 1, 1, 10)[0]
     assert success == (value >= 9)

@@ -198,7 +198,7 @@ def test_rk3_start_auto_is_one_action_and_one_undo_takes_it_back(db: str, start:
     with Tracker(db) as t:
         actions = {e.action for e in t.events(t.campaign_id(None))[len(before) :]}
     assert actions == {recorded[0]["seq"]}, "every event of the command carries its first event's version"
-    run(db, "undo", "--override", "--reason", "wrong zone")
+    run(db, "undo", "--override", "--reason", "wrong zone", "--agreed-by", "Britain")
     assert json.loads(run(db, "pending", "--json")) == []
     assert all(r["undone_by"] for r in log(db)[len(before) : len(before) + len(recorded)])
     state = json.loads(run(db, "state", "--json"))

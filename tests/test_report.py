@@ -75,8 +75,8 @@ def test_the_battle_turn_in_json_matches_the_log_and_the_board(demo_db: str) -> 
     (turn,) = data["turns"]
     assert set(turn) == {
         "turn", "round", "nation", "complete", "first_seq", "last_seq", "events", "moves", "ntr_placed",
-        "research", "battles", "rolls", "casualties", "ntr_lost", "resources", "undos", "other", "end",
-        "purchases", "unplaced", "adjustments",
+        "research", "battles", "rolls", "casualties", "ntr_lost", "resources", "undos", "dice_record", "other",
+        "end", "purchases", "unplaced", "adjustments",
     }  # fmt: skip
     assert (turn["turn"], turn["round"], turn["nation"], turn["complete"]) == (2, 1, "Britain", True)
 
@@ -266,7 +266,7 @@ def test_html_and_markdown_escape_what_players_typed(tmp_path: Path) -> None:
     with Tracker(db) as t:
         cid = t.create(name, "north-sea-1914", dice="auto", seed=f"{5:064x}").id
         t.execute(cid, lambda c, d: c.research("Germany", "advanced_submarine", d))
-        t.undo(cid, override=True, reason="<b>misclick</b> | *oops*")
+        t.undo(cid, override=True, reason="<b>misclick</b> | *oops*", agreed_by=["Britain"])
     html = run(db, "report", "--turn", "1", "--format", "html")
     assert "<script>" not in html and "<b>misclick" not in html
     assert "&lt;b&gt;misclick&lt;/b&gt;" in html
@@ -345,7 +345,9 @@ def test_override_undo_is_highlighted_with_its_reason_and_undone_events_are_stru
     with Tracker(db) as t:
         cid = t.create("undo", "north-sea-1914", dice="auto", seed=f"{9:064x}").id
         t.execute(cid, research)
-        override = t.undo(cid, override=True, reason="rolled for the wrong technology").originator_version
+        override = t.undo(
+            cid, override=True, reason="rolled for the wrong technology", agreed_by=["Britain"]
+        ).originator_version
         t.execute(cid, research)
         t.execute(cid, advance)
         t.execute(cid, advance)
@@ -365,7 +367,8 @@ def test_override_undo_is_highlighted_with_its_reason_and_undone_events_are_stru
 
     md = run(db, "report", "--turn", "1")
     assert "> **Override undo:**" in md
-    assert f"**OVERRIDE undo**: event {override} undid events 2-3, taking back dice roll(s) 1. " in md
+    undid = f"event {override} undid events 2-3, taking back dice roll(s) 1, agreed by Britain. "
+    assert f"**OVERRIDE undo**: {undid}" in md
     assert "Reason: *rolled for the wrong technology*" in md
     assert f"- Undo: event {plain} undid event {plain - 1}" in md
     value = first["roll"]["values"][0]
@@ -390,7 +393,9 @@ def test_an_undo_back_into_an_earlier_turn_keeps_the_undone_turn_visible(demo_db
         # Back to before the previous nation's collection: one action with entering this turn.
         collected = next(r for r in log_records(t, cid, turn=played - 1) if r["kind"] == "ResourcesCollected")
         to = collected["seq"] - 1
-        undo = t.undo(cid, to=to, override=True, reason="replay the end of the round").originator_version
+        undo = t.undo(
+            cid, to=to, override=True, reason="replay the end of the round", agreed_by=["Germany", "Britain"]
+        ).originator_version
     assert current_turn(demo_db) == played - 1
     invoke(demo_db, "report", "--turn", str(played), code=2)
     data = report_json(demo_db, "--turn", str(played - 1))

@@ -59,7 +59,7 @@ def test_errors_are_the_same_one_line_messages_and_the_shell_goes_on(db: str, se
         "Error: unknown nation 'italy' (known: Germany, Britain, Austria-Hungary, France)\n"
     )
     assert session.dispatch("research advanced_asw") == 1  # manual dice: D3 wants --dice
-    assert "D3" in capsys.readouterr().err
+    assert "D4" in capsys.readouterr().err
     assert session.dispatch("bogus") == 2
     assert "No such command 'bogus'" in capsys.readouterr().err
     assert session.dispatch("move 'unclosed") == 2

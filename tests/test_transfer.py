@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from domain.campaign import Campaign
 from domain.dice import DiceSource
-from domain.errors import InputError
+from domain.errors import InputError, RuleViolation
 from tests.support import advance as advance_passing
 from tracker.application import SNAPSHOT_INTERVAL, Tracker
 from tracker.cli import cli
@@ -219,9 +219,11 @@ def test_rolls_with_a_secret_seed_are_noted_not_failed(tmp_path: Path, unique_na
         cid = t.campaign_id(unique_name)
         report = verify(t, cid)
         assert report.ok and report.rolls_unchecked == 1 and report.rolls_checked == 0
-        # No secret seed came along: further rolls need manual dice.
-        with pytest.raises(InputError, match="dice seed"):
+        # No secret seed came along: further rolls need manual dice, after a recorded switch (D4).
+        with pytest.raises(RuleViolation, match="^D4: .*dice seed.*tracker dice switch manual --reason"):
             t.execute(cid, lambda c, d: c.research(c.nation, "advanced_asw", d))
+        with pytest.raises(RuleViolation, match="^D4: .*uses auto dice"):
+            t.execute(cid, lambda c, d: c.research(c.nation, "advanced_asw", d), [9])
     out = invoke(dest, "verify")
     assert out.exit_code == 0 and "not re-derived" in out.output
 

@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from uuid import UUID
 
 import sqlalchemy.exc
@@ -28,8 +28,9 @@ from eventsourcing.persistence import (
 from sqlalchemy import select
 
 from domain.campaign import Campaign, one_action
-from domain.dice import AutoDice, Dice, DiceSource, ManualDice, NoDice, commitment, new_seed
+from domain.dice import AutoDice, Dice, DiceSource, ManualDice, NoDice, Override, commitment, new_seed
 from domain.errors import InputError, RuleViolation, TrackerError
+from domain.rules.record import REDO, UNDO, UndoPlan
 from domain.ruleset import load_ruleset, ruleset_from_dict
 from domain.scenario import read_scenario, scenario_from_dict
 from projections.board import BoardProjector, board_at, seq_at_end_of, stopped_at
@@ -47,13 +48,23 @@ class ConflictError(TrackerError):
 
 class MissingSeedDice:
     """Auto dice whose seed this database does not hold (an imported campaign): an action
-    that rolls nothing still runs; one that rolls asks for physical dice."""
+    that rolls nothing still runs; one that rolls is refused until the group switches the
+    campaign to manual dice (D4), so auto and typed dice never mix silently."""
+
+    source = "auto"
+    override: Override | None = None
 
     def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice:
-        raise InputError(
+        raise RuleViolation(
+            "D4",
             f"{what} needs {count} D{faces}, and this database does not hold the campaign's dice seed "
-            "(was it imported?); roll physical dice and pass them with --dice"
+            "(was it imported?); go on with physical dice after a recorded switch: "
+            "tracker dice switch manual --reason TEXT",
         )
+
+
+class UndoCancelled(TrackerError):
+    """The user said no when asked to confirm an undo; nothing was recorded."""
 
 
 class TrackerApplication(Application[UUID]):
@@ -242,11 +253,21 @@ class Tracker:
     # ----- dice -----
 
     def dice_for(
-        self, campaign: Campaign, values: Sequence[int] | None = None, reference: str | None = None
+        self,
+        campaign: Campaign,
+        values: Sequence[int] | None = None,
+        reference: str | None = None,
+        override: Override | None = None,
     ) -> DiceSource:
-        """Manual values when given (or required); otherwise the campaign's auto dice."""
+        """Typed values when given (the campaign refuses them if it rolls its own dice, D4, unless
+        overridden); otherwise the campaign's own dice: none in a manual campaign, auto dice from
+        the seed in an auto one."""
+        if override is not None and campaign.dice_mode == "manual":
+            raise InputError("this campaign uses manual dice: typed dice need no --override (D4)")
         if values is not None:
-            return ManualDice(values, reference)
+            return ManualDice(values, reference, override)
+        if override is not None:
+            raise InputError("--override goes with --dice: typed dice in an auto-dice campaign (D4)")
         if campaign.dice_mode == "manual":
             return NoDice()
         key = (campaign.id, campaign.dice_epoch)
@@ -269,6 +290,7 @@ class Tracker:
         command: Callable[[Campaign, DiceSource], T],
         dice_values: Sequence[int] | None = None,
         reference: str | None = None,
+        override: Override | None = None,
     ) -> T:
         """Run a command on the current state and record its events atomically.
 
@@ -279,7 +301,7 @@ class Tracker:
             # The working copy is taken out of the cache: if anything below fails it is simply
             # dropped, and the next action starts from the stored log again.
             campaign = self._working_copy(cid)
-            dice = self.dice_for(campaign, dice_values, reference)
+            dice = self.dice_for(campaign, dice_values, reference, override)
             # However many aggregate commands the callback runs, they are one action.
             with one_action(campaign):
                 result = command(campaign, dice)
@@ -410,25 +432,47 @@ class Tracker:
     def events(self, cid: UUID) -> list[Campaign.Event]:
         return [self.decode(s) for s in self.stored_events(cid)]
 
-    # ----- undo -----
+    # ----- undo (RK3) and redo (RK4) -----
 
     def undo(
-        self, cid: UUID, to: int | None = None, override: bool = False, reason: str = ""
+        self,
+        cid: UUID,
+        to: int | None = None,
+        override: bool = False,
+        reason: str = "",
+        agreed_by: Sequence[str] = (),
+        confirm: Callable[[UndoPlan], bool] | None = None,
     ) -> Campaign.Event:
         """RK3: undo the last undoable action, or every action after event `to`."""
+        return self.undo_with_plan(cid, to, override, reason, agreed_by, confirm)[0]
 
-        def command(campaign: Campaign, _dice: DiceSource) -> Campaign.Event:
-            undone_from, actions, rolls = self.undo_plan(cid, campaign.version, to)
+    def undo_with_plan(
+        self,
+        cid: UUID,
+        to: int | None = None,
+        override: bool = False,
+        reason: str = "",
+        agreed_by: Sequence[str] = (),
+        confirm: Callable[[UndoPlan], bool] | None = None,
+    ) -> tuple[Campaign.Event, UndoPlan]:
+        """The undo event and what it took back. `confirm` sees the plan once the aggregate has
+        accepted it and before anything is saved; if it says no, nothing is recorded."""
+        given = Override(reason, tuple(agreed_by)) if override else None
+
+        def command(campaign: Campaign, _dice: DiceSource) -> tuple[Campaign.Event, UndoPlan]:
+            undone_from, events = self._undo_span(cid, campaign.version, to)
             restored = self.load(cid, version=undone_from - 1).game_state()
-            campaign.undo(undone_from, actions, restored, rolls, override, reason)
+            plan = campaign.undo(undone_from, events, restored, given, reason)
+            if confirm is not None and not confirm(plan):
+                raise UndoCancelled("undo cancelled: nothing was recorded")
             event = campaign.pending_events[-1]
             assert isinstance(event, Campaign.ActionUndone)
-            return event
+            return event, plan
 
         return self.execute(cid, command)
 
-    def undo_plan(self, cid: UUID, version: int, to: int | None) -> tuple[int, list[int], list[int]]:
-        """(first event undone, actions undone, dice rolls among them) for an undo at `version`."""
+    def _undo_span(self, cid: UUID, version: int, to: int | None) -> tuple[int, list[Campaign.Event]]:
+        """(first event undone, every event from it to `version`) for an undo at `version`."""
         if to is not None:
             if to < 1 or to >= version:
                 raise InputError(f"--to must name an event between 1 and {version - 1}, got {to}")
@@ -441,20 +485,15 @@ class Tracker:
                 f"event {first} is part of the action that began at event {after[0].action}; "
                 f"undo --to {after[0].action - 1} to take that whole action back"
             )
-        undone = self._undone_versions(after)
-        actions = sorted({e.action for e in after if e.originator_version not in undone})
-        rolls = [
-            e.roll for e in after if isinstance(e, Campaign.DiceRolled) and e.originator_version not in undone
-        ]
-        return first, actions, rolls
-
-    @staticmethod
-    def _undone_versions(events: Sequence[Campaign.Event]) -> set[int]:
-        undone: set[int] = set()
-        for e in events:
-            if isinstance(e, Campaign.ActionUndone):
-                undone.update(range(e.undone_from, e.undone_to + 1))
-        return undone
+        if to is not None:
+            # Going back to a point that an undo already took back would bring it back to life.
+            for e in after:
+                if isinstance(e, Campaign.ActionUndone) and e.undone_from <= to <= e.undone_to:
+                    raise InputError(
+                        f"event {to} was undone by event {e.originator_version}; "
+                        "undo --to an event still in play"
+                    )
+        return first, after
 
     def _last_undoable_action(self, cid: UUID, version: int) -> int:
         """Walk back past undo events and what they undid to the most recent live action."""
@@ -478,6 +517,105 @@ class Tracker:
                 return e.action
             top = page[-1].originator_version - 1
         raise RuleViolation("RK3", "there is no action to undo")
+
+    def redo(self, cid: UUID, every: bool = False) -> list[list[Campaign.Event]]:
+        """RK4: re-record the most recently undone action (`every`: all the actions of the last
+        undo still to redo, in order) with its recorded dice. Returns the events of each redo."""
+
+        def command(campaign: Campaign, _dice: DiceSource) -> list[list[Campaign.Event]]:
+            stack = self._redo_stack(cid, campaign.version)
+            if not stack:
+                raise RuleViolation("RK4", self._nothing_to_redo(cid, campaign.version))
+            undo, actions = stack[-1]
+            todo = actions if every else actions[:1]
+            events = self._actions_events(cid, todo, undo)
+            done = []
+            for original in todo:
+                before = len(campaign.pending_events)
+                campaign.redo(undo, original, events.get(original, []))
+                done.append([cast(Campaign.Event, e) for e in campaign.pending_events[before:]])
+            return done
+
+        return self.execute(cid, command)
+
+    def _actions_events(self, cid: UUID, actions: Sequence[int], undo: int) -> dict[int, list[Campaign.Event]]:
+        """The events of `actions` (in order, all before undo event `undo`), read in one pass."""
+        wanted = set(actions)
+        found: dict[int, list[Campaign.Event]] = {}
+        after = actions[0] - 1
+        while after < undo - 1:
+            page = self.app.recorder.select_events(cid, gt=after, lte=undo - 1, limit=500)
+            if not page:
+                break
+            for stored in page:
+                e = self.decode(stored)
+                if e.action in wanted:
+                    found.setdefault(e.action, []).append(e)
+                elif e.action > actions[-1]:
+                    return found
+            after = page[-1].originator_version
+        return found
+
+    def _redo_tail(self, cid: UUID, version: int) -> list[list[Campaign.Event]]:
+        """The actions at the end of the log that are undos or redos, oldest first: what a redo
+        may still put back (anything else recorded since an undo ends the chance, RK4)."""
+        groups: dict[int, list[Campaign.Event]] = {}
+        top = version
+        while top > 0:
+            page = self.app.recorder.select_events(cid, lte=top, desc=True, limit=50)
+            if not page:
+                break
+            for stored in page:
+                e = self.decode(stored)
+                groups.setdefault(e.action, []).insert(0, e)
+                if e.originator_version == e.action and type(e).__name__ not in (UNDO, REDO):
+                    del groups[e.action]
+                    return [groups[k] for k in sorted(groups)]
+            top = page[-1].originator_version - 1
+        return [groups[k] for k in sorted(groups)]
+
+    def _redo_stack(self, cid: UUID, version: int) -> list[tuple[int, list[int]]]:
+        """(undo event, actions it took back still to redo, in order), most recent undo last."""
+        stack: list[tuple[int, list[int]]] = []
+        for group in self._redo_tail(cid, version):
+            head = group[0]
+            if isinstance(head, Campaign.ActionUndone):
+                if head.actions:
+                    stack.append((head.originator_version, list(head.actions)))
+            elif isinstance(head, Campaign.ActionRedone) and stack and stack[-1][1][:1] == [head.original]:
+                stack[-1][1].pop(0)
+                if not stack[-1][1]:
+                    stack.pop()
+        return stack
+
+    def _nothing_to_redo(self, cid: UUID, version: int) -> str:
+        tail = self._redo_tail(cid, version)
+        if any(isinstance(g[0], Campaign.ActionUndone) for g in tail):
+            return "nothing to redo: every action of the last undo was redone"
+        return (
+            f"nothing to redo: event {version} is not an undo; redo puts back what an undo took, "
+            "only while nothing new was recorded since"
+        )
+
+    # ----- dice source (D4) -----
+
+    def switch_dice(self, cid: UUID, mode: str, reason: str) -> Campaign.Event:
+        """D4: record a switch of the campaign's dice source. Auto dice can resume only where
+        this database holds the campaign's current seed."""
+
+        def command(campaign: Campaign, _dice: DiceSource) -> Campaign.Event:
+            if mode == "auto" and campaign.dice_mode != "auto":
+                seed = self.registry.seed(str(cid), campaign.dice_epoch)
+                if seed is None or commitment(seed) != campaign.commitments[campaign.dice_epoch]:
+                    raise RuleViolation(
+                        "D4",
+                        "this database does not hold the campaign's dice seed, so the tracker cannot "
+                        "roll its auto dice here; go on with manual dice",
+                    )
+            campaign.switch_dice(mode, reason)
+            return cast(Campaign.Event, campaign.pending_events[-1])
+
+        return self.execute(cid, command)
 
     def reveal_seed(self, cid: UUID) -> str:
         """Publish the current dice seed in the log and commit to a fresh one (D3)."""

@@ -16,6 +16,7 @@ import click
 from domain.campaign import Campaign
 from domain.dice import DiceSource
 from domain.errors import InputError, TrackerError
+from domain.rules.record import UndoPlan
 from domain.ruleset import KNOWN_PHASES, builtin_names, load_ruleset, read_builtin_or_file
 from projections.summary import rule_of, summary
 from tracker.cli_common import (
@@ -27,7 +28,9 @@ from tracker.cli_common import (
     emit_json,
     json_option,
     names,
+    nations_option,
     next_command,
+    override_options,
     progress,
     run,
     split_list,
@@ -519,23 +522,80 @@ def pending(ctx: Context, as_json: bool) -> None:
             click.echo(f"  next: {item['command']}")
 
 
-# ----- undo -----
+# ----- undo and redo -----
+
+
+def _interactive() -> bool:
+    """A person at a terminal, who can answer a confirmation prompt."""
+    return sys.stdin.isatty()
+
+
+def _plan_lines(plan: UndoPlan) -> list[str]:
+    """What an undo takes back: each action with its events, and the dice among them."""
+    lines = []
+    for action in plan.actions:
+        lines.append(f"  action {action.start} by {action.nation}:")
+        lines += [f"    {e.originator_version}  {summary(e)}   [{rule_of(e)}]" for e in action.events]
+    if plan.rolls:
+        lines.append(f"  dice taken back: roll {', '.join(map(str, plan.rolls))}")
+    return lines
+
+
+def _plan_heading(plan: UndoPlan) -> str:
+    count = len(plan.actions)
+    events = sum(len(a.events) for a in plan.actions)
+    span = f"event {plan.first}" if plan.first == plan.last else f"events {plan.first}-{plan.last}"
+    dice = f", {len(plan.rolls)} dice roll(s)" if plan.rolls else ""
+    return f"{count} action(s) in {span} ({events} event(s) in play{dice})"
 
 
 @cli.command()
-@click.option("--to", "to", type=int, help="Undo every action after this event.")
-@click.option("--override", is_flag=True, help="Undo actions that rolled dice (needs --reason).")
-@click.option("--reason", default="", help="Why: recorded in the log and shown in reports.")
+@click.option("--to", "to", type=int, help="Undo every action after this event (lists them and asks first).")
+@override_options("Undo locked actions: dice were rolled or the other side answered since")
+@click.option("--yes", is_flag=True, help="With --to: undo without asking (for scripts).")
 @click.pass_obj
-def undo(ctx: Context, to: int | None, override: bool, reason: str) -> None:
+def undo(ctx: Context, to: int | None, override: bool, reason: str, agreed_by: tuple[str, ...], yes: bool) -> None:
     """Undo the last action (or back to an event) with a compensating event (RK3).
 
-    Example: tracker undo --to 12 --override --reason "moved the wrong U-boat"
+    Example: tracker undo --to 12 --override --reason "moved the wrong U-boat" --agreed-by Britain
     """
     t = ctx.tracker
-    event = t.undo(t.campaign_id(ctx.campaign), to, override, reason)
+
+    def confirm(plan: UndoPlan) -> bool:
+        if to is None or yes:
+            return True
+        click.echo(f"undo --to {to} takes back {_plan_heading(plan)}:")
+        for line in _plan_lines(plan):
+            click.echo(line)
+        if not _interactive():
+            raise InputError(f"undo --to {to} asks before it undoes anything; without a terminal, add --yes")
+        return click.confirm(f"Undo these {len(plan.actions)} action(s)?", default=False)
+
+    event, plan = t.undo_with_plan(
+        t.campaign_id(ctx.campaign), to, override, reason, nations_option(agreed_by), confirm
+    )
     click.echo(f"{summary(event)}   [RK3]")
+    click.echo(f"Undone: {_plan_heading(plan)}")
+    for line in _plan_lines(plan):
+        click.echo(line)
     campaign = t.load(t.campaign_id(ctx.campaign))
+    click.echo(f"Now: round {campaign.round} · {campaign.nation} · {campaign.phase}")
+
+
+@cli.command()
+@click.option("--all", "every", is_flag=True, help="Redo every action of the last undo still undone, in order.")
+@click.pass_obj
+def redo(ctx: Context, every: bool) -> None:
+    """Re-record the most recently undone action with the dice it rolled (RK4).
+
+    Example: tracker undo && tracker redo
+    """
+    t = ctx.tracker
+    cid = t.campaign_id(ctx.campaign)
+    for events in t.redo(cid, every):
+        for e in events:
+            click.echo(f"{summary(e)}   [{rule_of(e)}]")
+    campaign = t.load(cid)
     click.echo(f"Now: round {campaign.round} · {campaign.nation} · {campaign.phase}")
 
 
@@ -722,15 +782,20 @@ def verify(ctx: Context, as_json: bool) -> None:
 
     with progress(len(stored), "Verifying") as tick:
         report = verify_events(walk(tick), lambda epoch: t.seed_for(cid, epoch))
+    ok = report.ok and not report.dice_problems
     if as_json:
         emit_json(
             {
-                "ok": report.ok,
+                "ok": ok,
                 "events": report.events,
                 "rolls_checked": report.rolls_checked,
                 "rolls_unchecked": report.rolls_unchecked,
                 "problem": report.problem,
                 "bad_event": report.bad_version,
+                "dice_switches": report.switches,
+                "overrides": report.overrides,
+                "rerolls": report.rerolls,
+                "dice_problems": report.dice_problems,
             }
         )
     elif report.ok:
@@ -740,9 +805,19 @@ def verify(ctx: Context, as_json: bool) -> None:
         )
         for note in report.notes:
             click.echo(note)
-    if not report.ok:
+        for title, items in (
+            ("Dice source switches (D4)", report.switches),
+            ("Overrides (D4, RK3)", report.overrides),
+            ("Rerolls after an override undo (RK3)", report.rerolls),
+        ):
+            if items:
+                click.echo(f"{title}:")
+                for item in items:
+                    click.echo(f"  event {item['seq']}: {item['text']}")
+    if not ok:
         if not as_json:
-            click.echo(f"FAILED: {report.problem}", err=True)
+            for problem in [report.problem] if report.problem else report.dice_problems:
+                click.echo(f"FAILED: {problem}", err=True)
         sys.exit(1)
 
 
@@ -764,23 +839,37 @@ def dice_reveal(ctx: Context) -> None:
     click.echo("Later rolls use a fresh seed, committed to in the same event.")
 
 
+@dice.command(name="switch")
+@click.argument("mode", type=click.Choice(["auto", "manual"]))
+@click.option("--reason", required=True, help="Why the dice source changes: shown by verify and reports.")
+@click.pass_obj
+def dice_switch(ctx: Context, mode: str, reason: str) -> None:
+    """Switch the campaign's dice source, recorded with a reason (D4).
+
+    Example: tracker dice switch manual --reason "imported copy: the seed stayed behind"
+    """
+    t = ctx.tracker
+    event = t.switch_dice(t.campaign_id(ctx.campaign), mode, reason)
+    click.echo(f"{summary(event)}   [D4]")
+
+
 @cli.command()
 @click.option(
     "--db",
     "demo_db",
-    default="demo-campaign.db",
-    show_default=True,
-    help="SQLite file for the demo campaign (replaced if it exists).",
+    help="New SQLite file for the demo campaign, as the global --db (default demo-campaign.db; never replaced).",
 )
 @click.pass_obj
-def demo(ctx: Context, demo_db: str) -> None:
-    """Play a short scripted campaign with auto dice and narrate it.
+def demo(ctx: Context, demo_db: str | None) -> None:
+    """Play a short scripted campaign with auto dice and narrate it, in a new database.
 
-    Example: tracker demo --db demo.db && tracker --db demo.db verify
+    Example: tracker --db demo.db demo && tracker --db demo.db verify
     """
     from tracker.demo import run_demo
 
-    run_demo(demo_db, click.echo)
+    if demo_db and ctx.db and demo_db != ctx.db:
+        raise InputError(f"two databases given ({ctx.db} and {demo_db}): give --db once")
+    run_demo(demo_db or ctx.db or "demo-campaign.db", click.echo)
 
 
 def main() -> None:

@@ -3,6 +3,7 @@ an action and printing what it recorded and what the game waits for next."""
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -13,7 +14,7 @@ import click
 from rich.console import Console
 
 from domain.campaign import Campaign
-from domain.dice import DiceSource, parse_dice
+from domain.dice import DiceSource, Override, parse_dice
 from domain.errors import InputError
 from projections.summary import rule_of, summary
 from tracker.application import Tracker
@@ -33,6 +34,8 @@ class Context:
         self.db = db
         self.campaign = campaign
         self.may_create = False
+        # Set by --override on a command that takes --dice (D4, RK3).
+        self.dice_override: Override | None = None
         self._tracker: Tracker | None = None
 
     @property
@@ -81,13 +84,49 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)
 
 
+def nations_option(values: tuple[str, ...]) -> tuple[str, ...]:
+    """`--agreed-by A --agreed-by B` or `--agreed-by A,B`."""
+    return tuple(n.strip() for v in values for n in v.split(",") if n.strip())
+
+
+def override_options(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--override, --reason and --agreed-by (RK3), for `what` the override allows."""
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        f = click.option(
+            "--agreed-by",
+            "agreed_by",
+            multiple=True,
+            help="A nation of the other side that agrees to the override (repeat, or comma-separate).",
+        )(f)
+        f = click.option("--reason", default="", help="Why the override: recorded, shown by verify and reports.")(f)
+        return click.option("--override", is_flag=True, help=f"{what} (RK3): needs --reason and --agreed-by.")(f)
+
+    return decorate
+
+
 def dice_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    f = click.option("--ref", "reference", help="External reference of manual dice (e.g. a dice-server roll id).")(f)
+    """--dice and --ref, and the override a typed roll needs in an auto-dice campaign (D4). The
+    override travels on the context to `run`, so the commands themselves take only the dice."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, override: bool, reason: str, agreed_by: tuple[str, ...], **kwargs: Any) -> Any:
+        ctx = click.get_current_context().find_object(Context)
+        if ctx is not None and override:
+            if kwargs.get("dice_text") is None:
+                raise InputError("--override goes with --dice: typed dice in an auto-dice campaign (D4)")
+            ctx.dice_override = Override(reason, nations_option(agreed_by))
+        return f(*args, **kwargs)
+
+    g: Callable[..., Any] = override_options("Typed dice in an auto-dice campaign")(wrapper)
+    g = click.option(
+        "--ref", "reference", help="External reference of manual dice (e.g. a dice-server roll id)."
+    )(g)
     return click.option(
         "--dice",
         "dice_text",
         help="Manual dice values in the order `pending` lists, e.g. '10,3' (required with manual dice).",
-    )(f)
+    )(g)
 
 
 def emit_json(data: Any) -> None:
@@ -124,7 +163,7 @@ def run(
     values = parse_dice(dice_text) if dice_text is not None else None
     t = ctx.tracker
     t.require_writable()
-    return t.execute(t.campaign_id(ctx.campaign), command, values, reference)
+    return t.execute(t.campaign_id(ctx.campaign), command, values, reference, ctx.dice_override)
 
 
 def next_command(item: dict[str, Any]) -> str | None:

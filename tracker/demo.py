@@ -14,12 +14,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.engine import make_url
+
 from domain.campaign import Campaign
 from domain.dice import DiceSource
-from domain.errors import TrackerError
+from domain.errors import InputError, TrackerError
 from domain.rules.economy import Adjustment
 from projections.summary import rule_of, summary
 from tracker.application import Tracker
+from tracker.store import database_url
 from tracker.verify import verify_events
 
 Say = Callable[[str], None]
@@ -71,15 +74,39 @@ def _move(units: list[str], path: list[str], campaign: Campaign, _dice: DiceSour
     campaign.move("Germany", units, path)
 
 
+class DemoRefused(TrackerError):
+    """The demo's database already exists: the demo never replaces one."""
+
+
+def _claim_new_file(db: str) -> None:
+    """Create the demo's SQLite file, or refuse if anything is there already (an empty file is
+    an empty SQLite database; creating it exclusively leaves no gap for another writer)."""
+    if "://" in db:
+        url = make_url(database_url(db))
+        if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+            return  # a server database: creating the campaign refuses an existing demo by name
+        path = Path(url.database)
+    else:
+        path = Path(db).expanduser()
+    try:
+        path.open("x").close()
+    except FileExistsError:
+        raise DemoRefused(
+            f"{db} already exists: the demo writes a new database and never replaces one; "
+            "pick another --db or delete the file yourself"
+        ) from None
+    except OSError as e:
+        raise InputError(f"cannot create the demo database {db}: {e.strerror}") from None
+
+
 def _pass(nation: str, campaign: Campaign, _dice: DiceSource) -> None:
     campaign.convoy_pass(nation)
 
 
 def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
     path = Path(db_path)
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        Path(str(path) + suffix).unlink(missing_ok=True)
-    with Tracker(str(path)) as t:
+    _claim_new_file(db_path)
+    with Tracker(db_path) as t:
         campaign = t.create(NAME, "north-sea-1914", dice="auto", seed=seed)
         cid = campaign.id
         say(f"== {campaign.scenario.title} ==")

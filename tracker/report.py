@@ -47,12 +47,15 @@ TURN:
     ntr_lost    {seq, nation, zone, count, rolled, battle, undone_by}.
     resources   {seq, nation, ntr_value, income, lost, collected, balance, undone_by}.
     undos       undos recorded in this turn or undoing events of it: {seq, turn, undone_from,
-                undone_to, override, reason, rolls (roll numbers taken back), summary, undone_by,
+                undone_to, override, reason, rolls (roll numbers taken back), agreed_by (the
+                nations that agreed to an override, RK3), summary, undone_by,
                 undone_events: [{seq, turn, phase, kind, rule, summary}] (every event taken back,
                 in whichever turn it was)}.
     purchases   units bought and placed (PU1, PU2): {seq, kind, rule, summary, undone_by}.
     unplaced    units bought in the turn and not placed (yet): {nation: {type: count}}.
     adjustments adjustments (AD1): {seq, kind, rule, summary, reason, undone_by}.
+    dice_record dice source switches, typed-dice overrides and rerolls (D4, RK3): {seq, kind, rule,
+                summary, undone_by}.
     other       events of no section above (creation, seed reveals): {seq, kind, rule,
                 summary, undone_by}.
     end         the figures at the end of the turn: {seq, phase, nations: {nation: FIGURES}, hash (the
@@ -266,6 +269,7 @@ def _undo(r: dict[str, Any]) -> dict[str, Any]:
         "override": bool(d["override"]),
         "reason": d.get("reason", ""),
         "rolls": list(d.get("rolls", [])),
+        "agreed_by": list(d.get("agreed_by", [])),
         "summary": r["summary"],
         "undone_by": r["undone_by"],
         "undone_events": [],
@@ -325,6 +329,7 @@ def _turn(
         "purchases": [],
         "unplaced": {},
         "adjustments": [],
+        "dice_record": [],
         "other": [],
         "end": {
             "seq": end["seq"],
@@ -362,6 +367,9 @@ def _turn(
     for r in records:
         kind, d = r["kind"], r.get("data", {})
         if kind == "PhaseAdvanced":
+            continue
+        if kind in DICE_RECORD:
+            section["dice_record"].append(_step(r))
             continue
         if kind == "DiceRolled":
             roll = _roll(r)
@@ -634,6 +642,8 @@ def undo_text(u: dict[str, Any]) -> str:
     text = f"event {u['seq']} undid {span}"
     if u["rolls"]:
         text += f", taking back dice roll(s) {', '.join(map(str, u['rolls']))}"
+    if u.get("agreed_by"):
+        text += f", agreed by {', '.join(u['agreed_by'])}"
     return text
 
 
@@ -642,6 +652,9 @@ def undone_listing(u: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
     events = [e for e in u["undone_events"] if e["kind"] != "PhaseAdvanced"]
     return events, len(u["undone_events"]) - len(events)
 
+
+# Listed apart, so a group sees every exception to its dice (D4, RK3).
+DICE_RECORD = frozenset({"DiceSourceSwitched", "TypedDiceAccepted", "DiceRerolled"})
 
 # The first event of each kind of battle besides convoy battles (SM2, AS1, NC1).
 BATTLE_STARTS = {"InterceptionStarted": "interception", "AswCombatStarted": "asw", "NavalBattleStarted": "naval"}
@@ -786,6 +799,7 @@ def has_actions(turn: dict[str, Any]) -> bool:
         "ntr_lost",
         "resources",
         "undos",
+        "dice_record",
         "other",
     )
     return any(turn[k] for k in keys)
@@ -977,6 +991,11 @@ def _md_turn(report: dict[str, Any], turn: dict[str, Any], level: int) -> list[s
                 )
             if phase_changes:
                 out.append(f"  - ~~{phase_changes} phase change(s)~~")
+        out.append("")
+    if turn["dice_record"]:
+        out += [f"{h} Dice switches, overrides and rerolls", ""]
+        for o in turn["dice_record"]:
+            out.append(f"- {_struck(md(o['summary']), o['undone_by'])} ({md(o['rule'])}, event {o['seq']})")
         out.append("")
     if turn["other"]:
         out += [f"{h} Other events", ""]

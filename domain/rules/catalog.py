@@ -11,6 +11,8 @@ RULES: dict[str, str] = {
     "D1": "Every roll is a D10 (faces 1..10) unless the ruleset says otherwise for that roll.",
     "D2": "'Rolls at N' succeeds on N or less; modifiers change N (clamped to 0..faces), never the die.",
     "D3": "Every die is recorded with who rolled it, why, the target number and the result.",
+    "D4": "A campaign's dice source is fixed: auto refuses typed dice, manual refuses generated ones; it changes "
+    "only by a recorded switch with a reason, and a typed roll in an auto campaign needs the RK3 override.",
     "F1": "Unit types: submarine, destroyer, cruiser, battleship, aircraft_carrier, transport; fighter, bomber, "
     "transport_plane.",
     "F2": "Escorts are destroyers and cruisers; capital ships are battleships and aircraft carriers.",
@@ -73,8 +75,10 @@ RULES: dict[str, str] = {
     "RK1": "Every move, roll, choice, hit, casualty, placement and loss is one appended event.",
     "RK2": "An action that breaks a rule is refused with the rule ID and appends nothing.",
     "RK3": "Undo appends a compensating event; once dice were rolled or the other side answered, the actions "
-    "before are undone only with an override, a reason and the other side's agreement.",
-    "RK4": "Redo re-records the most recently undone action with the dice it rolled, while nothing new was recorded.",
+    "before are undone only with an override, a reason and the agreement of the other side; a roll made again "
+    "is listed as a reroll.",
+    "RK4": "Redo re-records the most recently undone action with the dice it rolled, until something new is "
+    "recorded.",
     "T4": "A phase ends only when nothing it requires is open: procedures, naval battles due, convoy attacks "
     "declared or passed, units placed, air units landed.",
     "PU1": "In its purchase phase a nation buys units at their cost from its resources (never below 0).",
@@ -82,7 +86,6 @@ RULES: dict[str, str] = {
     "units in its ports or on its carriers with room; new units get the next unused ID.",
     "PU3": "Unit caps set by the scenario or the ruleset are checked at purchase.",
     "AD1": "What the tracker does not model enters the record only as an explicit adjustment with a reason.",
-    "D4": "A campaign's dice source is fixed at creation; typed dice in an auto campaign need an override.",
     "D5": "No player can know an auto die before it is recorded; the seed is kept where players cannot read it.",
     "NC6": "In a naval battle only destroyers and cruisers (and air units with Advanced ASW) hit submarines, as "
     "their last target tier; a unit with no legal target rolls no die.",

@@ -1,0 +1,219 @@
+"""Record-keeping rules RK3 and D4: which actions an undo may take back without an override,
+and whose agreement an override needs.
+
+An undo is planned over the events from the first one it takes back to the end of the log,
+undone ones included: an answer or a roll that was itself undone later still happened, and
+still locks what came before it (the other side saw it). Events are read by their kind and
+fields only, so this module needs nothing from the aggregate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from domain.dice import Override
+from domain.errors import InputError, RuleViolation
+from domain.scenario import Scenario
+
+UNDO = "ActionUndone"
+REDO = "ActionRedone"
+
+# Choices recorded without a nation field: who made them follows from the battle.
+_SEARCHER_CHOOSES = frozenset({"SearchersChosen", "SubmarinesDetected"})
+_NATION_FIELDS = ("nation", "attacker", "roller")
+_BATTLE_STARTS = {
+    "ConvoyAttackDeclared": "convoy",
+    "InterceptionStarted": "interception",
+    "AswCombatStarted": "asw",
+    "NavalBattleStarted": "naval",
+}
+
+
+@dataclass(frozen=True)
+class PlannedAction:
+    """One action an undo would take back: its first event, whose it is, its events."""
+
+    start: int
+    nation: str
+    events: tuple[Any, ...]
+
+    @property
+    def rolls(self) -> list[int]:
+        return [e.roll for e in self.events if type(e).__name__ == "DiceRolled"]
+
+
+@dataclass(frozen=True)
+class Lock:
+    """RK3: why an action can no longer be undone without an override."""
+
+    action: int
+    nation: str
+    because: str
+
+
+@dataclass(frozen=True)
+class UndoPlan:
+    first: int
+    last: int
+    actions: tuple[PlannedAction, ...]
+    locks: tuple[Lock, ...]
+    # The rolls taken back, with where and by whom they were made (to flag a reroll later).
+    undone_rolls: tuple[dict[str, Any], ...]
+
+    @property
+    def rolls(self) -> list[int]:
+        return [r for a in self.actions for r in a.rolls]
+
+
+def _kind(event: Any) -> str:
+    return type(event).__name__
+
+
+def plan_undo(events: Sequence[Any], before: dict[str, Any], scenario: Scenario) -> UndoPlan:
+    """RK3: the live actions among `events` (every event from the first one undone to the last
+    recorded) and the locks on them. `before` is the game state just before the first event."""
+    position = (before["round"], before["nation"], before["phase"])
+    battles = {str(k): (b["kind"], b["attacker"], b["defender"]) for k, b in before.get("battles", {}).items()}
+    undone: set[int] = set()
+    groups: dict[int, list[Any]] = {}
+    positions: dict[int, tuple[int, str, str]] = {}
+    for e in events:
+        version, kind = e.originator_version, _kind(e)
+        positions[version] = position
+        if kind == UNDO:
+            undone.update(range(e.undone_from, e.undone_to + 1))
+            undone.update(range(e.action, version + 1))
+            restored = e.restored
+            position = (
+                restored.get("round", position[0]),
+                restored.get("nation", position[1]),
+                restored.get("phase", position[2]),
+            )
+            continue
+        if kind in _BATTLE_STARTS:
+            attacker = e.attacker if kind == "ConvoyAttackDeclared" else e.nation
+            battles[str(e.battle)] = (_BATTLE_STARTS[kind], attacker, e.defender)
+        if kind == "PhaseAdvanced":
+            position = (e.round, e.nation, e.phase)
+        groups.setdefault(e.action, []).append(e)
+    actors = {start: _actor(evts, positions[evts[0].originator_version][1], battles) for start, evts in groups.items()}
+    live = {start for start in groups if start not in undone}
+    # Walk back once: the first roll after each action, and the first action of each side after it.
+    locks: list[Lock] = []
+    next_roll: Any = None
+    first_of_side: dict[str, tuple[str, int]] = {}
+    for start in sorted(groups, reverse=True):
+        evts = groups[start]
+        nation = actors[start]
+        if start in live:
+            lock = _lock(start, nation, evts, next_roll, first_of_side, scenario)
+            if lock is not None:
+                locks.append(lock)
+        rolls = [e for e in evts if _kind(e) == "DiceRolled"]
+        if rolls:
+            next_roll = rolls[0]
+        first_of_side[scenario.side_of(nation)] = (nation, evts[0].originator_version)
+    locks.reverse()
+    actions = tuple(PlannedAction(s, actors[s], tuple(groups[s])) for s in sorted(live))
+    undone_rolls = tuple(
+        {
+            "roll": e.roll,
+            "roller": e.roller,
+            "rule": e.rule,
+            "kind": e.kind,
+            "unit": e.unit,
+            "round": positions[e.originator_version][0],
+            "nation": positions[e.originator_version][1],
+            "phase": positions[e.originator_version][2],
+        }
+        for a in actions
+        for e in a.events
+        if _kind(e) == "DiceRolled"
+    )
+    last = events[-1].originator_version if events else 0
+    first = events[0].originator_version if events else 0
+    return UndoPlan(first, last, actions, tuple(locks), undone_rolls)
+
+
+def _lock(
+    start: int,
+    nation: str,
+    events: Sequence[Any],
+    next_roll: Any,
+    first_of_side: dict[str, tuple[str, int]],
+    scenario: Scenario,
+) -> Lock | None:
+    """RK3: the action is locked if it rolled dice, if dice were rolled after it, or if a nation
+    of another side acted after it (the earliest such answer is named)."""
+    own = [e.roll for e in events if _kind(e) == "DiceRolled"]
+    if own:
+        return Lock(start, nation, f"action {start} by {nation} rolled dice (roll {', '.join(map(str, own))})")
+    if next_roll is not None:
+        return Lock(
+            start,
+            nation,
+            f"action {start} by {nation} is followed by dice (roll {next_roll.roll} at event "
+            f"{next_roll.originator_version})",
+        )
+    side = scenario.side_of(nation)
+    answers = [answer for other, answer in first_of_side.items() if other != side]
+    if answers:
+        by, at = min(answers, key=lambda a: a[1])
+        return Lock(start, nation, f"action {start} by {nation} was answered by {by} at event {at}")
+    return None
+
+
+def _actor(events: Sequence[Any], phasing: str, battles: dict[str, tuple[str, str, str]]) -> str:
+    """Whose action it is: the nation that moved, chose, declared or rolled first in it; a phase
+    change is the phasing nation's."""
+    for e in events:
+        kind = _kind(e)
+        if kind == "PhaseAdvanced":
+            return phasing
+        if kind in _SEARCHER_CHOOSES and str(e.battle) in battles:
+            battle_kind, attacker, defender = battles[str(e.battle)]
+            # The searching side: the NTR owner (CV3), the enemy of a moving group (SM3), the hunter (AS2).
+            return attacker if battle_kind == "asw" else defender
+        for field in _NATION_FIELDS:
+            value = getattr(e, field, None)
+            if isinstance(value, str):
+                return value
+    return phasing
+
+
+def locked_message(plan: UndoPlan) -> str:
+    lock = plan.locks[0]
+    more = f" (and {len(plan.locks) - 1} more locked action(s))" if len(plan.locks) > 1 else ""
+    return (
+        f"{lock.because}{more}; undo it only with --override --reason TEXT --agreed-by NATION "
+        f"(a nation of another side than {lock.nation})"
+    )
+
+
+def check_override(scenario: Scenario, nations: Iterable[str], override: Override, what: str) -> tuple[str, ...]:
+    """RK3: an override names a reason and, for each nation whose locked action or typed roll it
+    concerns, a nation of another side that agreed. Returns the agreeing nations, checked."""
+    if not override.reason.strip():
+        raise InputError(f"{what} needs --reason TEXT, shown in reports")
+    needed = list(dict.fromkeys(nations))
+    agreed = tuple(dict.fromkeys(n.strip() for n in override.agreed_by if n.strip()))
+    for nation in agreed:
+        if nation not in scenario.nations:
+            raise InputError(f"--agreed-by: no nation {nation!r} (nations: {', '.join(scenario.nations)})")
+    if not agreed:
+        others = ", ".join(dict.fromkeys(n for n in scenario.nations if needed and scenario.are_enemies(needed[0], n)))
+        whom = f" ({others})" if others else ""
+        raise InputError(
+            f"{what} needs --agreed-by NATION: a nation of another side{whom} that agrees (RK3)"
+        )
+    for nation in needed:
+        if not any(scenario.are_enemies(nation, a) for a in agreed):
+            others = ", ".join(n for n in scenario.nations if scenario.are_enemies(nation, n))
+            raise RuleViolation(
+                "RK3",
+                f"{what} concerns {nation}: it needs the agreement of a nation of another side "
+                f"({others}), not {', '.join(agreed)}",
+            )
+    return agreed
