@@ -86,18 +86,16 @@ def import_command(ctx: Context, file: str, as_name: str | None, as_json: bool) 
 
     Example: tracker --db postgresql://me@db/league import autumn.jsonl --as autumn-league
     """
+    t = ctx.tracker
     if file == "-":
-        data = sys.stdin.buffer.read()
-        source = "<stdin>"
+        result = import_campaign(t, sys.stdin.buffer, "<stdin>", as_name)
     else:
         try:
-            with open(file, "rb") as f:
-                data = f.read()
+            stream = open(file, "rb")  # noqa: SIM115 - closed below, after the import read it
         except OSError as e:
             raise InputError(f"cannot read {file}: {e.strerror or e}") from None
-        source = file
-    t = ctx.tracker
-    result = import_campaign(t, data, source, as_name)
+        with stream:
+            result = import_campaign(t, stream, file, as_name)
     if as_json:
         emit_json(
             {
