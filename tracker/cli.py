@@ -19,6 +19,8 @@ from domain.errors import InputError, TrackerError
 from domain.ruleset import KNOWN_PHASES, builtin_names, load_ruleset, read_builtin_or_file
 from projections.summary import summary
 from tracker.cli_common import (
+    INTEGER,
+    POSITIVE,
     Context,
     act,
     console,
@@ -50,6 +52,9 @@ class TrackerGroup(click.Group):
             _fail(str(e), e.exit_code)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, BrokenPipeError):
             raise
+        except OverflowError as e:
+            # Every number a user types is bounded; one this large came from a damaged record.
+            _fail(f"a number is too large to handle ({e}): a damaged record? run `tracker verify`", 1)
         except Exception as e:  # noqa: BLE001 - the promise is: never a traceback
             if os.environ.get("TRACKER_DEBUG"):
                 raise
@@ -168,7 +173,7 @@ def rulesets(as_json: bool) -> None:
 @cli.command()
 @click.option(
     "--turn",
-    type=click.IntRange(min=1),
+    type=POSITIVE,
     help="The board at the end of this national turn (1 = round 1's first nation).",
 )
 @click.option(
@@ -176,7 +181,7 @@ def rulesets(as_json: bool) -> None:
     type=click.Choice(list(KNOWN_PHASES)),
     help="With --turn: at the end of this phase of that turn.",
 )
-@click.option("--at", "at", type=click.IntRange(min=1), help="The board right after this event.")
+@click.option("--at", "at", type=POSITIVE, help="The board right after this event.")
 @json_option
 @click.pass_obj
 def state(ctx: Context, turn: int | None, phase: str | None, at: int | None, as_json: bool) -> None:
@@ -284,7 +289,7 @@ def ntr() -> None:
 
 @ntr.command(name="place")
 @click.argument("zone")
-@click.argument("count", type=int, default=1)
+@click.argument("count", type=INTEGER, default=1)
 @click.option("--nation", help="Acting nation (default: the nation whose turn it is).")
 @click.pass_obj
 def ntr_place(ctx: Context, zone: str, count: int, nation: str | None) -> None:
@@ -351,7 +356,7 @@ def convoy_declare(ctx: Context, attacker: str, zone: str, subs: str | None, aut
 
 
 @convoy.command(name="roll")
-@click.argument("battle", type=int)
+@click.argument("battle", type=POSITIVE)
 @dice_options
 @click.pass_obj
 def convoy_roll(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
@@ -367,7 +372,7 @@ def convoy_roll(ctx: Context, battle: int, dice_text: str | None, reference: str
 
 
 @convoy.command(name="search")
-@click.argument("battle", type=int)
+@click.argument("battle", type=POSITIVE)
 @click.option("--units", help="Searching units, comma-separated (default: every eligible unit); '' for none.")
 @dice_options
 @click.pass_obj
@@ -386,7 +391,7 @@ def convoy_search(
 
 
 @convoy.command(name="casualties")
-@click.argument("battle", type=int)
+@click.argument("battle", type=POSITIVE)
 @click.option("--nation", help="The nation choosing (default: the only one the battle waits for).")
 @click.option("--units", help="Units taking the hits, comma-separated (default: the cheapest legal choice).")
 @click.pass_obj
@@ -403,7 +408,7 @@ def convoy_casualties(ctx: Context, battle: int, nation: str | None, units: str 
 
 
 @convoy.command(name="auto")
-@click.argument("battle", type=int)
+@click.argument("battle", type=POSITIVE)
 @click.pass_obj
 def convoy_auto(ctx: Context, battle: int) -> None:
     """Resolve a battle's remaining steps with default choices and auto dice.
@@ -441,7 +446,7 @@ def pending(ctx: Context, as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("--to", "to", type=int, help="Undo every action after this event.")
+@click.option("--to", "to", type=POSITIVE, help="Undo every action after this event.")
 @click.option("--override", is_flag=True, help="Undo actions that rolled dice (needs --reason).")
 @click.option("--reason", default="", help="Why: recorded in the log and shown in reports.")
 @click.pass_obj
@@ -461,13 +466,13 @@ def undo(ctx: Context, to: int | None, override: bool, reason: str) -> None:
 
 
 @cli.command()
-@click.option("--turn", type=click.IntRange(min=1), help="Only events of this national turn.")
+@click.option("--turn", type=POSITIVE, help="Only events of this national turn.")
 @click.option("--phase", type=click.Choice(list(KNOWN_PHASES)), help="Only events recorded in this phase.")
 @click.option("--nation", help="Only events involving this nation.")
 @click.option("--zone", help="Only events in or through this zone.")
 @click.option("--kind", help="Only events of this kind (e.g. DiceRolled).")
-@click.option("--battle", type=int, help="Only the events of this battle.")
-@click.option("--tail", type=click.IntRange(min=1), help="Only the last N events.")
+@click.option("--battle", type=POSITIVE, help="Only the events of this battle.")
+@click.option("--tail", type=POSITIVE, help="Only the last N events.")
 @json_option
 @click.pass_obj
 def log(
@@ -502,7 +507,7 @@ def log(
 
 
 @cli.command()
-@click.argument("seq", type=click.IntRange(min=1))
+@click.argument("seq", type=POSITIVE)
 @json_option
 @click.pass_obj
 def explain(ctx: Context, seq: int, as_json: bool) -> None:
@@ -548,8 +553,8 @@ def explain(ctx: Context, seq: int, as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("--to", "to", type=click.IntRange(min=1), help="Print the board after this event and stop.")
-@click.option("--battle", type=int, help="Print every event of this battle with the board beside it.")
+@click.option("--to", "to", type=POSITIVE, help="Print the board after this event and stop.")
+@click.option("--battle", type=POSITIVE, help="Print every event of this battle with the board beside it.")
 @click.pass_obj
 def replay(ctx: Context, to: int | None, battle: int | None) -> None:
     """Step through the log with the board beside each event, forward and backward, roll by roll
@@ -670,6 +675,7 @@ def dice_reveal(ctx: Context) -> None:
 @click.option(
     "--db",
     "demo_db",
+    type=click.Path(dir_okay=False),
     default="demo-campaign.db",
     show_default=True,
     help="SQLite file for the demo campaign (replaced if it exists).",

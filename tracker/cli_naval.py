@@ -15,7 +15,7 @@ import click
 from domain.campaign import Campaign
 from domain.dice import DiceSource
 from domain.errors import InputError
-from tracker.cli_common import Context, act, dice_options, split_list, waiting_nation
+from tracker.cli_common import POSITIVE, Context, act, dice_options, split_list, waiting_nation
 
 
 def _nation_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -85,7 +85,7 @@ def intercept() -> None:
 
 
 @intercept.command(name="search")
-@click.argument("battle", type=int)
+@click.argument("battle", type=POSITIVE)
 @click.option(
     "--units", help="Searching destroyers/cruisers (TE4: aircraft on carriers), comma-separated; '' for none."
 )
@@ -102,7 +102,7 @@ def intercept_search(
 
 
 @intercept.command(name="detect")
-@click.argument("battle", type=int)
+@click.argument("battle", type=POSITIVE)
 @click.option(
     "--subs", help="The submarines found, as many as searches succeeded (default: the first of the group)."
 )
@@ -116,7 +116,7 @@ def intercept_detect(ctx: Context, battle: int, subs: str | None) -> None:
 
 
 @intercept.command(name="decide")
-@click.argument("battle", type=int)
+@click.argument("battle", type=POSITIVE)
 @click.option("--submerge", help="Detected submarines that submerge (stay in the zone, their move ends).")
 @click.option("--retreat", help="Detected submarines that go back to the zone they came from.")
 @click.pass_obj
@@ -131,7 +131,7 @@ def intercept_decide(ctx: Context, battle: int, submerge: str | None, retreat: s
 
 
 @intercept.command(name="continue")
-@click.argument("battle", type=int)
+@click.argument("battle", type=POSITIVE)
 @click.option("--stop", help="Undetected submarines that stop in the zone (default: all go on).")
 @click.pass_obj
 def intercept_continue(ctx: Context, battle: int, stop: str | None) -> None:
@@ -143,7 +143,7 @@ def intercept_continue(ctx: Context, battle: int, stop: str | None) -> None:
 
 
 @intercept.command(name="auto")
-@click.argument("battle", type=int)
+@click.argument("battle", type=POSITIVE)
 @dice_options
 @click.pass_obj
 def intercept_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
@@ -184,7 +184,7 @@ def asw_start(ctx: Context, zone: str, nation: str | None, auto: bool) -> None:
 
 
 @asw_group.command(name="search")
-@click.argument("battle", type=int)
+@click.argument("battle", type=POSITIVE)
 @click.option(
     "--units", help="Escorts in the zone and aircraft in range taking part (default: every eligible one)."
 )
@@ -203,7 +203,7 @@ def asw_search(
 
 
 @asw_group.command(name="submerge")
-@click.argument("battle", type=int)
+@click.argument("battle", type=POSITIVE)
 @click.option("--subs", help="Detected submarines that submerge (default: all); '' for none (all fight on).")
 @click.pass_obj
 def asw_submerge(ctx: Context, battle: int, subs: str | None) -> None:
@@ -242,7 +242,7 @@ def battle_start(ctx: Context, zone: str, nation: str | None, auto: bool) -> Non
 
 
 @battle_group.command(name="targets")
-@click.argument("battle", type=int)
+@click.argument("battle", type=POSITIVE)
 @_nation_option
 @click.option(
     "--targets", help="FIRER=TARGET pairs for every unit of the nation that picks (default: spread)."
@@ -262,7 +262,7 @@ def battle_targets(ctx: Context, battle: int, nation: str | None, targets: str |
 
 
 @battle_group.command(name="screen")
-@click.argument("battle", type=int)
+@click.argument("battle", type=POSITIVE)
 @_nation_option
 @click.option(
     "--screens", help="FIRER=ESCORT pairs: the escort takes that shot's hit; '' for none (default: cheapest)."
@@ -282,7 +282,7 @@ def battle_screen(ctx: Context, battle: int, nation: str | None, screens: str | 
 
 
 @battle_group.command(name="fire")
-@click.argument("battle", type=int)
+@click.argument("battle", type=POSITIVE)
 @dice_options
 @click.pass_obj
 def battle_fire(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
@@ -294,7 +294,7 @@ def battle_fire(ctx: Context, battle: int, dice_text: str | None, reference: str
 
 
 @battle_group.command(name="casualties")
-@click.argument("battle", type=int)
+@click.argument("battle", type=POSITIVE)
 @_nation_option
 @click.option(
     "--units", help="Units taking the hits, one entry per hit (default: the cheapest legal choice)."
@@ -309,7 +309,7 @@ def battle_casualties(ctx: Context, battle: int, nation: str | None, units: str 
 
 
 @battle_group.command(name="decide")
-@click.argument("battle", type=int)
+@click.argument("battle", type=POSITIVE)
 @_nation_option
 @click.option("--submerge", help="Submarines of the nation that submerge and leave the battle.")
 @click.option("--retreat-to", "retreat_to", help="Attacker only: retreat every remaining unit to this zone.")
@@ -330,7 +330,7 @@ def battle_decide(
 
 
 @battle_group.command(name="auto")
-@click.argument("battle", type=int)
+@click.argument("battle", type=POSITIVE)
 @dice_options
 @click.pass_obj
 def battle_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
