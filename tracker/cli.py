@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from typing import Any, NoReturn
 
 import click
@@ -33,7 +32,7 @@ from tracker.cli_common import (
 )
 from tracker.history import explain as explain_event
 from tracker.history import log_records
-from tracker.verify import verify_events
+from tracker.verify import Head, verify_campaign
 from tracker.views import board_now, heading, render_board
 
 
@@ -612,41 +611,54 @@ def projections_rebuild(ctx: Context) -> None:
 
 
 @cli.command()
+@click.option(
+    "--head",
+    "head_text",
+    metavar="SEQ:HASH",
+    help="A head posted earlier (from verify, a report or an export): the log must still hold it.",
+)
+@click.option(
+    "--projections", "check_views", is_flag=True, help="Also compare every view row with a rebuild of the log."
+)
 @json_option
 @click.pass_obj
-def verify(ctx: Context, as_json: bool) -> None:
-    """Check the hash chain of the log and re-derive every auto die whose seed is available.
+def verify(ctx: Context, head_text: str | None, check_views: bool, as_json: bool) -> None:
+    """Check the hash chain, re-derive every auto die whose seed is available, check every
+    snapshot against the log, the dice seed against its commitment and rows beyond the last
+    event; print the head (last event and hash) to post, or check one posted earlier.
 
-    Example: tracker verify
+    Example: tracker verify --head 42:3f9a6c0e5b7d2a11
     """
+    head = Head.parse(head_text) if head_text is not None else None
     t = ctx.tracker
     cid = t.campaign_id(ctx.campaign)
-    stored = t.stored_events(cid)
-
-    def decoder(s: Any) -> Callable[[], Any]:
-        return lambda: t.decode(s)
-
-    report = verify_events(
-        ((s.originator_version, decoder(s)) for s in stored), lambda epoch: t.seed_for(cid, epoch)
-    )
+    report = verify_campaign(t, cid, head, check_views)
     if as_json:
         emit_json(
             {
                 "ok": report.ok,
                 "events": report.events,
+                "head": {"seq": report.head_seq, "hash": report.head_hash},
                 "rolls_checked": report.rolls_checked,
                 "rolls_unchecked": report.rolls_unchecked,
+                "snapshots_checked": report.snapshots_checked,
+                "projection_rows_checked": report.projection_rows_checked,
                 "problem": report.problem,
                 "bad_event": report.bad_version,
+                "notes": report.notes,
             }
         )
     elif report.ok:
         click.echo(
             f"OK: {report.events} events, hash chain intact; "
-            f"{report.rolls_checked} auto roll(s) re-derived from the seed."
+            f"{report.rolls_checked} auto roll(s) re-derived from the seed; "
+            f"{report.snapshots_checked} snapshot(s) match the log."
         )
+        if report.projection_rows_checked is not None:
+            click.echo(f"Projections: {report.projection_rows_checked} view rows match a rebuild of the log.")
         for note in report.notes:
             click.echo(note)
+        click.echo(f"Head: {report.head_seq}:{report.head_hash}")
     if not report.ok:
         if not as_json:
             click.echo(f"FAILED: {report.problem}", err=True)

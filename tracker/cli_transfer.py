@@ -60,7 +60,7 @@ def export_command(ctx: Context, file: str, as_json: bool) -> None:
     where = "stdout" if to_stdout else file
     click.echo(
         f"Exported campaign {result.campaign!r}: {result.events} events to {where} "
-        f"(last hash {result.last_hash[:16]}...).",
+        f"(head {result.events}:{result.last_hash}; check it later with `tracker verify --head`).",
         err=to_stdout,
     )
     if result.rolls_unrevealed:

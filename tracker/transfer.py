@@ -70,7 +70,7 @@ from domain.campaign import Campaign
 from domain.chain import event_content
 from domain.errors import InputError, TrackerError
 from tracker.application import SNAPSHOT_INTERVAL, Tracker
-from tracker.store import campaigns_table, seeds_table
+from tracker.store import campaigns_table, imported_table, seeds_table
 from tracker.verify import VerifyReport, verify_events
 
 FORMAT = "twtea-naval-tracker/events"
@@ -570,6 +570,7 @@ def import_campaign(
             else:
                 # Seeds a crashed creation left behind belong to no event of this campaign.
                 session.execute(seeds_table.delete().where(seeds_table.c.campaign_id == str(cid)))
+            session.execute(imported_table.insert().values(campaign_id=str(cid)))
             recorder.insert_events(verified.stored, session=session)
     except (IntegrityError, sqlalchemy.exc.IntegrityError):
         raise InputError(f"{taken} (created while this import ran)") from None
