@@ -36,6 +36,12 @@ class Figures:
             row[key] += value
 
 
+@pytest.fixture(name="size")
+def size_fixture() -> Any:
+    """`size(default, heavy)`: a test's size for this run."""
+    return size
+
+
 @pytest.fixture
 def figures(request: pytest.FixtureRequest) -> Figures:
     return Figures(request.config.stash.setdefault(_FIGURES, {}))
