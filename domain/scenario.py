@@ -9,6 +9,12 @@ from typing import Any
 from domain.ruleset import Ruleset, read_builtin_or_file
 from domain.schema import Reader
 
+# Sane maxima for a scenario's numbers: far above any real game, and low enough that a
+# campaign's balances and counts stay within database integers for thousands of turns.
+MAX_RESOURCES = 1_000_000
+MAX_NTR = 10_000
+MAX_LEVEL = 100
+
 
 @dataclass(frozen=True)
 class Nation:
@@ -159,14 +165,16 @@ def scenario_from_dict(data: dict[str, Any], source: str, ruleset: Ruleset) -> S
     for nname, r in top.tables("nations"):
         if nname not in side_of:
             raise top.fail(f"nations.{nname}", "nation is on no side (see [sides])")
-        tech = r.int_map("tech")
+        tech = r.int_map("tech", maximum=MAX_LEVEL)
         for t, level in tech.items():
             if t not in ruleset.technologies:
                 raise r.fail(f"tech.{t}", f"unknown technology (known: {', '.join(ruleset.technologies)})")
             if level > ruleset.max_head_start:
-                raise r.fail(f"tech.{t}", f"head start {level} is above the maximum {ruleset.max_head_start} (TE2)")
-        ntr = r.int_map("ntr")
-        ntr_max = r.int_map("ntr_max")
+                raise r.fail(
+                    f"tech.{t}", f"head start {level} is above the maximum {ruleset.max_head_start} (TE2)"
+                )
+        ntr = r.int_map("ntr", maximum=MAX_NTR)
+        ntr_max = r.int_map("ntr_max", maximum=MAX_NTR)
         for key, table in (("ntr", ntr), ("ntr_max", ntr_max)):
             for zone in table:
                 if not game_map.knows(zone):
@@ -185,8 +193,8 @@ def scenario_from_dict(data: dict[str, Any], source: str, ruleset: Ruleset) -> S
             name=nname,
             code=code,
             side=side_of[nname],
-            resources=r.integer("resources", 0),
-            income=r.integer("income", 0, default=0),
+            resources=r.integer("resources", 0, MAX_RESOURCES),
+            income=r.integer("income", 0, MAX_RESOURCES, default=0),
             tech=tech,
             ntr=ntr,
             ntr_max={z: ntr_max.get(z, ntr.get(z, 0)) for z in set(ntr) | set(ntr_max)},

@@ -9,6 +9,10 @@ from domain.errors import DataFileError
 
 _MISSING: Any = object()
 
+# No number in a data file may exceed what a PostgreSQL INTEGER column holds, whatever a
+# key's own limit: the figures derived from it (balances, counts) are stored in such columns.
+MAX_INTEGER = 2**31 - 1
+
 
 def _type_name(value: object) -> str:
     return {
@@ -72,10 +76,12 @@ class Reader:
         value = self.raw(name, default)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(name, f"expected an integer, got {_type_name(value)}")
-        if minimum is not None and value < minimum:
-            raise self.fail(name, f"value {value} is out of range (minimum {minimum})")
-        if maximum is not None and value > maximum:
-            raise self.fail(name, f"value {value} is out of range (maximum {maximum})")
+        bottom = max(minimum, -MAX_INTEGER) if minimum is not None else -MAX_INTEGER
+        if value < bottom:
+            raise self.fail(name, f"value {value} is out of range (minimum {bottom})")
+        top = min(maximum, MAX_INTEGER) if maximum is not None else MAX_INTEGER
+        if value > top:
+            raise self.fail(name, f"value {value} is out of range (maximum {top})")
         return value
 
     def string(self, name: str, default: Any = _MISSING, choices: tuple[str, ...] = ()) -> str:
@@ -98,10 +104,12 @@ class Reader:
             raise self.fail(name, "expected a list of strings")
         return list(value)
 
-    def int_map(self, name: str, minimum: int = 0, required: bool = False) -> dict[str, int]:
+    def int_map(
+        self, name: str, minimum: int = 0, maximum: int | None = None, required: bool = False
+    ) -> dict[str, int]:
         """A table of name = integer pairs."""
         inner = self.table(name, required)
-        return {k: inner.integer(k, minimum=minimum) for k in list(inner.data)}
+        return {k: inner.integer(k, minimum=minimum, maximum=maximum) for k in list(inner.data)}
 
     def finish(self) -> None:
         """Refuse keys nobody asked for: a typo must not silently fall back to a default."""

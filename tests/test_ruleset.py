@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from domain.errors import DataFileError, InputError
-from domain.ruleset import Ruleset, load_ruleset, read_toml, ruleset_from_dict
+from domain.ruleset import Ruleset, load_ruleset, read_builtin_or_file, read_toml, ruleset_from_dict
 
 ADV_SUB = frozenset({"advanced_submarine"})
 ADV_ASW = frozenset({"advanced_asw"})
@@ -454,3 +454,11 @@ def test_missing_toml_file_is_an_input_error(tmp_path) -> None:
     with pytest.raises(InputError, match=re.escape(f"{missing}: no such file")) as info:
         read_toml(missing)
     assert not isinstance(info.value, DataFileError)
+
+
+def test_every_ruleset_integer_fits_a_database_integer_naming_the_key() -> None:
+    data = copy.deepcopy(read_builtin_or_file("rulesets", "twtea-3e")[0])
+    data["ruleset"]["version"] = 2**63
+    with pytest.raises(DataFileError) as info:
+        ruleset_from_dict(data, "house.toml")
+    assert str(info.value) == f"house.toml: ruleset.version: value {2**63} is out of range (maximum {2**31 - 1})"

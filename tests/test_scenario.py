@@ -316,3 +316,26 @@ def test_zone_both_sea_and_land_is_refused(raw: dict[str, Any], rs: Ruleset) -> 
 def test_negative_resources_are_refused(raw: dict[str, Any], rs: Ruleset) -> None:
     raw["nations"]["France"]["resources"] = -5
     refused(raw, rs, "nations.France.resources", r"value -5 is out of range \(minimum 0\)")
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "maximum"),
+    [
+        (("nations", "Germany", "resources"), 2**63, "1000000"),
+        (("nations", "Germany", "income"), 2**31, "1000000"),
+        (("nations", "Britain", "ntr", "Central North Sea"), 10**6, "10000"),
+        (("nations", "Britain", "ntr_max", "Central North Sea"), 2**40, "10000"),
+        (("nations", "Germany", "tech", "advanced_asw"), 10**20, "100"),
+    ],
+)
+def test_scenario_numbers_are_bounded_to_sane_maxima_naming_the_key(
+    raw: dict[str, Any], rs: Ruleset, path: tuple[str, ...], value: int, maximum: str
+) -> None:
+    table = raw
+    for key in path[:-1]:
+        table = table.setdefault(key, {})
+    table[path[-1]] = value
+    with pytest.raises(DataFileError) as info:
+        scenario_from_dict(raw, "my.toml", rs)
+    assert info.value.key == ".".join(path)
+    assert str(info.value) == f"my.toml: {'.'.join(path)}: value {value} is out of range (maximum {maximum})"

@@ -544,3 +544,78 @@ def test_parse_rejects_an_unknown_format_version(export_file: Path) -> None:
     data = "\n".join([json.dumps(header), *lines[1:]]).encode()
     with pytest.raises(InputError, match="line 1: export format version 2 is not supported"):
         parse_export(data, "future.jsonl")
+
+
+# ----- streaming: an endless or enormous input is refused as it is read -----
+
+
+class _Endless:
+    """A binary stream that serves `head`, then `tail` again and again, counting what it served."""
+
+    def __init__(self, head: bytes, tail: bytes) -> None:
+        self.head, self.tail, self.served = head, tail, 0
+        self.buffer = head
+
+    def readline(self, limit: int = -1) -> bytes:
+        out = b""
+        while limit < 0 or len(out) < limit:
+            if not self.buffer:
+                self.buffer = self.tail
+            want = limit - len(out) if limit >= 0 else len(self.buffer)
+            chunk = self.buffer[:want]
+            newline = chunk.find(b"\n")
+            if newline >= 0:
+                chunk = chunk[: newline + 1]
+            self.buffer = self.buffer[len(chunk) :]
+            out += chunk
+            if newline >= 0:
+                break
+        self.served += len(out)
+        return out
+
+
+def test_import_of_dev_zero_is_refused_at_line_1_without_reading_it_all(tmp_path: Path) -> None:
+    dest = str(tmp_path / "d.db")
+    zero = Path("/dev/zero")
+    if zero.exists():
+        result = invoke(dest, "import", str(zero))
+        assert result.exit_code == 2, result.output
+        assert "line 1: longer than" in result.output and len(result.output.strip().splitlines()) == 1
+    stream = _Endless(b"", b"\0" * 65536)
+    with Tracker(dest) as t, pytest.raises(InputError, match="line 1: longer than"):
+        import_campaign(t, stream, "zeros")  # type: ignore[arg-type]
+    from tracker.transfer import MAX_LINE_BYTES
+
+    assert stream.served <= MAX_LINE_BYTES + 1
+
+
+def test_an_oversized_line_is_refused_naming_it(export_file: Path, tmp_path: Path) -> None:
+    from tracker.transfer import MAX_LINE_BYTES
+
+    lines = lines_of(export_file)
+    lines[3] = lines[3][:-1] + " " * MAX_LINE_BYTES + "}"
+    export_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = invoke(str(tmp_path / "d.db"), "import", str(export_file))
+    assert result.exit_code == 2, result.output
+    assert "line 4: longer than" in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_lines_are_checked_as_they_come(export_file: Path, tmp_path: Path) -> None:
+    """An endless stream after a bad event stops at that event: nothing past it is read."""
+    lines = lines_of(export_file)
+    edited = json.loads(lines[2])
+    edited["event"]["values"] = [99]
+    head = ("\n".join([lines[0], lines[1], json.dumps(edited)]) + "\n").encode()
+    stream = _Endless(head, (lines[3] + "\n").encode())
+    with Tracker(str(tmp_path / "d.db")) as t, pytest.raises(ImportRefused, match="line 3"):
+        import_campaign(t, stream, "endless")  # type: ignore[arg-type]
+    assert stream.served < len(head) + 10 * (len(lines[3]) + 1)
+
+
+def test_more_event_lines_than_the_header_declares_stop_at_the_first_extra(export_file: Path, tmp_path: Path) -> None:
+    lines = lines_of(export_file)
+    head = ("\n".join(lines) + "\n").encode()
+    stream = _Endless(head, (lines[-1] + "\n").encode())
+    with Tracker(str(tmp_path / "d.db")) as t, pytest.raises(ImportRefused, match="beyond the"):
+        import_campaign(t, stream, "endless")  # type: ignore[arg-type]
+    assert stream.served <= len(head) + len(lines[-1]) + 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 from uuid import UUID
@@ -28,6 +28,7 @@ from eventsourcing.persistence import (
 from sqlalchemy import select
 
 from domain.campaign import Campaign, one_action
+from domain.chain import GENESIS, event_content, event_hash
 from domain.dice import AutoDice, Dice, DiceSource, ManualDice, NoDice, Override, commitment, new_seed
 from domain.errors import InputError, RuleViolation, TrackerError
 from domain.rules.record import REDO, UNDO, UndoPlan
@@ -44,6 +45,10 @@ MAX_ATTEMPTS = 30
 
 class ConflictError(TrackerError):
     """Another writer kept recording on the same campaign; the action was not recorded."""
+
+
+class DamagedLogError(TrackerError):
+    """The stored log or its views were damaged outside the tracker (exit 1, like a failed verify)."""
 
 
 class MissingSeedDice:
@@ -92,6 +97,34 @@ class TrackerApplication(Application[UUID]):
                 super().take_snapshot(aggregate_id, version, projector_func)
         except (RecordConflictError, PersistenceError):
             pass
+
+
+def _replay_checked(initial: Any, events: Iterable[Any]) -> Any:
+    """Apply events (after a snapshot, if `initial` or the first item is one), checking each
+    one's link to the one before and its own hash, as `verify` does."""
+    agg = initial
+    for event in events:
+        if isinstance(event, Campaign.Snapshot):
+            agg = event.mutate(None)
+            continue
+        version = event.originator_version
+        kind = type(event).__name__
+        expected_prev = agg.last_hash if agg is not None else GENESIS
+        attrs = vars(event)
+        if attrs.get("prev_hash") != expected_prev or attrs.get("hash") != event_hash(
+            expected_prev, kind, version, event.timestamp, event_content(attrs)
+        ):
+            raise DamagedLogError(
+                f"event {version} ({kind}) does not match the hash chain: the stored log was edited; "
+                "run `tracker verify`"
+            )
+        try:
+            agg = event.mutate(agg)
+        except Exception as e:  # noqa: BLE001 - a hashed event that cannot be applied is damage too
+            raise DamagedLogError(
+                f"event {version} ({kind}) cannot be applied ({type(e).__name__}); run `tracker verify`"
+            ) from None
+    return agg
 
 
 class Tracker:
@@ -231,9 +264,7 @@ class Tracker:
         cached = self._working.pop(cid, None)
         if cached is None:
             return self.load(cid)
-        agg: Any = cached
-        for stored in self.app.recorder.select_events(cid, gt=cached.version):
-            agg = self.decode(stored).mutate(agg)
+        agg = _replay_checked(cached, (self.decode(s) for s in self.app.recorder.select_events(cid, gt=cached.version)))
         assert isinstance(agg, Campaign)
         return agg
 
@@ -243,11 +274,36 @@ class Tracker:
         return self.registry.name_of(str(campaign.id)) or campaign.name
 
     def load(self, cid: UUID, version: int | None = None) -> Campaign:
+        """The campaign (at `version`) from its latest snapshot and the events after it, each
+        checked against the hash chain as it is applied: loading trusts nothing `verify` does
+        not check. A snapshot must sit on the log: its last hash is the hash of the event at
+        its version (a snapshot left beyond a cut tail, or a foreign one, is refused)."""
+        snapshot: list[int] = []
+
+        def project(initial: Any, items: Iterable[Any]) -> Any:
+            def events() -> Iterator[Any]:
+                for item in items:
+                    if isinstance(item, Campaign.Snapshot):
+                        snapshot.append(item.originator_version)
+                    yield item
+
+            return _replay_checked(initial, events())
+
         try:
-            campaign: Any = self.app.repository.get(cid, version=version)
+            campaign: Any = self.app.repository.get(cid, version=version, projector_func=project)
         except AggregateNotFoundError:
             raise InputError(f"campaign {cid} not found") from None
         assert isinstance(campaign, Campaign)
+        if snapshot and campaign.version == snapshot[0]:
+            # No event after the snapshot vouched for its last hash: ask the event it names.
+            at = self.app.recorder.select_events(cid, gt=snapshot[0] - 1, lte=snapshot[0])
+            if not at or self.decode(at[0]).hash != campaign.last_hash:
+                last = self.app.recorder.select_events(cid, desc=True, limit=1)
+                end = last[0].originator_version if last else 0
+                raise DamagedLogError(
+                    f"the snapshot at event {snapshot[0]} does not match the log (which ends at event {end}): "
+                    "events were deleted or the snapshot was edited; run `tracker verify`"
+                )
         return campaign
 
     # ----- dice -----
@@ -364,7 +420,16 @@ class Tracker:
 
     def catch_up(self, cid: UUID | None = None) -> None:
         """Bring the projections up to the end of the log before anything is read from them."""
-        self.projector.catch_up(last_id=self.max_notification_id)
+        try:
+            self.projector.catch_up(last_id=self.max_notification_id)
+        except (OverflowError, sqlalchemy.exc.DataError, sqlalchemy.exc.StatementError) as e:
+            # A damaged row holding a number no column can take (2^63 on SQLite, 2^31 on
+            # PostgreSQL): the log itself is wrong, and `verify` names the event.
+            reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise DamagedLogError(
+                f"the projections cannot be brought up to date: a stored event holds a value the views "
+                f"cannot take ({type(e).__name__}: {reason[:200]}); run `tracker verify`"
+            ) from None
         if cid is not None:
             with self.engine.connect() as conn:
                 problem = stopped_at(conn, cid)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import click
@@ -20,6 +20,8 @@ from domain.rules.record import UndoPlan
 from domain.ruleset import KNOWN_PHASES, builtin_names, load_ruleset, read_builtin_or_file
 from projections.summary import rule_of, summary
 from tracker.cli_common import (
+    INTEGER,
+    POSITIVE,
     Context,
     act,
     acting,
@@ -49,7 +51,7 @@ from tracker.completion import (
 from tracker.history import explain as explain_event
 from tracker.history import log_records
 from tracker.names import event_kind
-from tracker.verify import verify_events
+from tracker.verify import Head, verify_campaign
 from tracker.views import board_now, heading, render_board
 
 
@@ -82,6 +84,9 @@ class TrackerGroup(click.Group):
             _fail(str(e), e.exit_code)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, BrokenPipeError):
             raise
+        except OverflowError as e:
+            # Every number a user types is bounded; one this large came from a damaged record.
+            _fail(f"a number is too large to handle ({e}): a damaged record? run `tracker verify`", 1)
         except Exception as e:  # noqa: BLE001 - the promise is: never a traceback
             damaged = damaged_database(e, ctx.obj)
             if damaged is not None:
@@ -119,7 +124,7 @@ def _nation_option(help_text: str = "Acting nation (default: the nation whose tu
 
 
 def _battle_argument(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.argument("battle", type=int, shell_complete=complete_battles)(f)
+    return click.argument("battle", type=POSITIVE, shell_complete=complete_battles)(f)
 
 
 # ----- campaigns, scenarios, rulesets -----
@@ -213,7 +218,7 @@ def rulesets(as_json: bool) -> None:
 @cli.command()
 @click.option(
     "--turn",
-    type=click.IntRange(min=1),
+    type=POSITIVE,
     help="The board at the end of this national turn (1 = round 1's first nation).",
 )
 @click.option(
@@ -221,7 +226,7 @@ def rulesets(as_json: bool) -> None:
     type=PHASES,
     help="With --turn: at the end of this phase of that turn.",
 )
-@click.option("--at", "at", type=click.IntRange(min=1), help="The board right after this event.")
+@click.option("--at", "at", type=POSITIVE, help="The board right after this event.")
 @json_option
 @click.pass_obj
 def state(ctx: Context, turn: int | None, phase: str | None, at: int | None, as_json: bool) -> None:
@@ -341,7 +346,7 @@ def ntr() -> None:
 
 @ntr.command(name="place")
 @click.argument("zone", shell_complete=complete_sea_zones)
-@click.argument("count", type=int, default=1)
+@click.argument("count", type=INTEGER, default=1)
 @_nation_option()
 @click.pass_obj
 def ntr_place(ctx: Context, zone: str, count: int, nation: str | None) -> None:
@@ -550,7 +555,7 @@ def _plan_heading(plan: UndoPlan) -> str:
 
 
 @cli.command()
-@click.option("--to", "to", type=int, help="Undo every action after this event (lists them and asks first).")
+@click.option("--to", "to", type=POSITIVE, help="Undo every action after this event (lists them and asks first).")
 @override_options("Undo locked actions: dice were rolled or the other side answered since")
 @click.option("--yes", is_flag=True, help="With --to: undo without asking (for scripts).")
 @click.pass_obj
@@ -603,13 +608,13 @@ def redo(ctx: Context, every: bool) -> None:
 
 
 @cli.command()
-@click.option("--turn", type=click.IntRange(min=1), help="Only events of this national turn.")
+@click.option("--turn", type=POSITIVE, help="Only events of this national turn.")
 @click.option("--phase", type=PHASES, help="Only events recorded in this phase.")
 @click.option("--nation", help="Only events involving this nation.", shell_complete=complete_nations)
 @click.option("--zone", help="Only events in or through this zone.", shell_complete=complete_zones)
 @click.option("--kind", help="Only events of this kind (e.g. DiceRolled).", shell_complete=complete_event_kinds)
-@click.option("--battle", type=int, help="Only the events of this battle.", shell_complete=complete_battles)
-@click.option("--tail", type=click.IntRange(min=1), help="Only the last N events.")
+@click.option("--battle", type=POSITIVE, help="Only the events of this battle.", shell_complete=complete_battles)
+@click.option("--tail", type=POSITIVE, help="Only the last N events.")
 @json_option
 @click.pass_obj
 def log(
@@ -655,7 +660,7 @@ def log(
 
 
 @cli.command()
-@click.argument("seq", type=click.IntRange(min=1))
+@click.argument("seq", type=POSITIVE)
 @json_option
 @click.pass_obj
 def explain(ctx: Context, seq: int, as_json: bool) -> None:
@@ -701,8 +706,8 @@ def explain(ctx: Context, seq: int, as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("--to", "to", type=click.IntRange(min=1), help="Print the board after this event and stop.")
-@click.option("--battle", type=int, help="Print every event of this battle with the board beside it.")
+@click.option("--to", "to", type=POSITIVE, help="Print the board after this event and stop.")
+@click.option("--battle", type=POSITIVE, help="Print every event of this battle with the board beside it.")
 @click.pass_obj
 def replay(ctx: Context, to: int | None, battle: int | None) -> None:
     """Step through the log with the board beside each event, forward and backward, roll by roll
@@ -761,48 +766,56 @@ def projections_rebuild(ctx: Context) -> None:
 
 
 @cli.command()
+@click.option(
+    "--head",
+    "head_text",
+    metavar="SEQ:HASH",
+    help="A head posted earlier (from verify, a report or an export): the log must still hold it.",
+)
+@click.option(
+    "--projections", "check_views", is_flag=True, help="Also compare every view row with a rebuild of the log."
+)
 @json_option
 @click.pass_obj
-def verify(ctx: Context, as_json: bool) -> None:
-    """Check the hash chain of the log and re-derive every auto die whose seed is available.
+def verify(ctx: Context, head_text: str | None, check_views: bool, as_json: bool) -> None:
+    """Check the hash chain, re-derive every auto die whose seed is available, check every
+    snapshot against the log, the dice seed against its commitment and rows beyond the last
+    event; print the head (last event and hash) to post, or check one posted earlier.
 
-    Example: tracker verify
+    Example: tracker verify --head 42:3f9a6c0e5b7d2a11
     """
+    head = Head.parse(head_text) if head_text is not None else None
     t = ctx.tracker
     cid = t.campaign_id(ctx.campaign)
-    stored = t.stored_events(cid)
-
-    def decoder(s: Any) -> Callable[[], Any]:
-        return lambda: t.decode(s)
-
-    def walk(tick: Callable[[int], None]) -> Iterator[tuple[int, Callable[[], Any]]]:
-        for s in stored:
-            tick(1)
-            yield s.originator_version, decoder(s)
-
-    with progress(len(stored), "Verifying") as tick:
-        report = verify_events(walk(tick), lambda epoch: t.seed_for(cid, epoch))
+    report = verify_campaign(t, cid, head, check_views)
     ok = report.ok and not report.dice_problems
     if as_json:
         emit_json(
             {
                 "ok": ok,
                 "events": report.events,
+                "head": {"seq": report.head_seq, "hash": report.head_hash},
                 "rolls_checked": report.rolls_checked,
                 "rolls_unchecked": report.rolls_unchecked,
+                "snapshots_checked": report.snapshots_checked,
+                "projection_rows_checked": report.projection_rows_checked,
                 "problem": report.problem,
                 "bad_event": report.bad_version,
                 "dice_switches": report.switches,
                 "overrides": report.overrides,
                 "rerolls": report.rerolls,
                 "dice_problems": report.dice_problems,
+                "notes": report.notes,
             }
         )
     elif report.ok:
         click.echo(
             f"OK: {report.events} events, hash chain intact; "
-            f"{report.rolls_checked} auto roll(s) re-derived from the seed."
+            f"{report.rolls_checked} auto roll(s) re-derived from the seed; "
+            f"{report.snapshots_checked} snapshot(s) match the log."
         )
+        if report.projection_rows_checked is not None:
+            click.echo(f"Projections: {report.projection_rows_checked} view rows match a rebuild of the log.")
         for note in report.notes:
             click.echo(note)
         for title, items in (
@@ -814,6 +827,7 @@ def verify(ctx: Context, as_json: bool) -> None:
                 click.echo(f"{title}:")
                 for item in items:
                     click.echo(f"  event {item['seq']}: {item['text']}")
+        click.echo(f"Head: {report.head_seq}:{report.head_hash}")
     if not ok:
         if not as_json:
             for problem in [report.problem] if report.problem else report.dice_problems:
@@ -857,6 +871,7 @@ def dice_switch(ctx: Context, mode: str, reason: str) -> None:
 @click.option(
     "--db",
     "demo_db",
+    type=click.Path(dir_okay=False),
     help="New SQLite file for the demo campaign, as the global --db (default demo-campaign.db; never replaced).",
 )
 @click.pass_obj

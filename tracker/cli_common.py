@@ -22,6 +22,12 @@ from tracker.names import Names
 from tracker.output import check_output, write_output
 from tracker.store import database_url, sqlite_file
 
+# Every number a command takes fits a PostgreSQL INTEGER column (and so SQLite's): larger
+# ones are refused as bad usage (exit 2) before anything reaches the database.
+MAX_INT = 2**31 - 1
+POSITIVE = click.IntRange(1, MAX_INT)
+INTEGER = click.IntRange(-MAX_INT, MAX_INT)
+
 
 class Context:
     """The global options, and the database opened on first use.

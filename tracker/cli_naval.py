@@ -15,7 +15,7 @@ import click
 from domain.campaign import Campaign
 from domain.dice import DiceSource
 from domain.errors import InputError
-from tracker.cli_common import Context, act, acting, dice_options, names, waiting_nation
+from tracker.cli_common import POSITIVE, Context, act, acting, dice_options, names, waiting_nation
 from tracker.completion import complete_battles, complete_nations, complete_sea_zones, complete_units, complete_zones
 from tracker.names import split_units
 
@@ -35,7 +35,7 @@ def _acting_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _battle_argument(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.argument("battle", type=int, shell_complete=complete_battles)(f)
+    return click.argument("battle", type=POSITIVE, shell_complete=complete_battles)(f)
 
 
 def _units_option(name: str, help_text: str) -> Callable[..., Any]:

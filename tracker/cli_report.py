@@ -6,7 +6,7 @@ import json
 
 import click
 
-from tracker.cli_common import Context
+from tracker.cli_common import POSITIVE, Context
 
 
 def _write(ctx: Context, text: str, output: str | None, what: str) -> None:
@@ -29,7 +29,7 @@ _output_option = click.option(
 
 @click.command(name="report")
 @click.option(
-    "--turn", type=click.IntRange(min=1), help="Report this national turn (1 = round 1's first nation)."
+    "--turn", type=POSITIVE, help="Report this national turn (1 = round 1's first nation)."
 )
 @click.option("--all", "whole", is_flag=True, help="Report the whole campaign, turn by turn.")
 @click.option(

@@ -60,7 +60,7 @@ def export_command(ctx: Context, file: str, as_json: bool) -> None:
     where = "stdout" if to_stdout else file
     click.echo(
         f"Exported campaign {result.campaign!r}: {result.events} events to {where} "
-        f"(last hash {result.last_hash[:16]}...).",
+        f"(head {result.events}:{result.last_hash}; check it later with `tracker verify --head`).",
         err=to_stdout,
     )
     if result.rolls_unrevealed:
@@ -86,20 +86,18 @@ def import_command(ctx: Context, file: str, as_name: str | None, as_json: bool) 
 
     Example: tracker --db postgresql://me@db/league import autumn.jsonl --as autumn-league
     """
-    if file == "-":
-        data = sys.stdin.buffer.read()
-        source = "<stdin>"
-    else:
-        try:
-            with open(file, "rb") as f:
-                data = f.read()
-        except OSError as e:
-            raise InputError(f"cannot read {file}: {e.strerror or e}") from None
-        source = file
     ctx.may_create = True
     t = ctx.tracker
     t.require_writable()
-    result = import_campaign(t, data, source, as_name)
+    if file == "-":
+        result = import_campaign(t, sys.stdin.buffer, "<stdin>", as_name)
+    else:
+        try:
+            stream = open(file, "rb")  # noqa: SIM115 - closed below, after the import read it
+        except OSError as e:
+            raise InputError(f"cannot read {file}: {e.strerror or e}") from None
+        with stream:
+            result = import_campaign(t, stream, file, as_name)
     if as_json:
         emit_json(
             {

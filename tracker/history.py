@@ -39,9 +39,12 @@ def log_records(
     if phase is not None:
         filters.append(event_index.c.phase == phase)
     if nation is not None:
-        filters.append(event_index.c.nations.contains(f"|{nation}|") | (event_index.c.nation == nation))
+        # autoescape: a name is matched as written, never as a LIKE pattern (`--zone %`).
+        filters.append(
+            event_index.c.nations.contains(f"|{nation}|", autoescape=True) | (event_index.c.nation == nation)
+        )
     if zone is not None:
-        filters.append(event_index.c.zones.contains(f"|{zone}|"))
+        filters.append(event_index.c.zones.contains(f"|{zone}|", autoescape=True))
     if kind is not None:
         filters.append(event_index.c.kind == kind)
     if battle is not None:

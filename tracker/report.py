@@ -1010,7 +1010,8 @@ def _md_turn(report: dict[str, Any], turn: dict[str, Any], level: int) -> list[s
     out += [f"{h} Trade and resources at the end of the turn", ""]
     out += _md_table([md(c) for c in header], [[md(c) for c in row] for row in rows]) + [""]
     if turn["end"].get("hash"):
-        out += [f"Log hash after event {turn['end']['seq']}: `{turn['end']['hash']}`", ""]
+        head = f"{turn['end']['seq']}:{turn['end']['hash']}"
+        out += [f"Log head after event {turn['end']['seq']}: `{head}` (check with `tracker verify --head {head}`)", ""]
     return out
 
 

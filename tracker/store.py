@@ -39,6 +39,15 @@ seeds_table = Table(
     Column("seed", String(64), nullable=False),
 )
 
+# Campaigns recorded here by `tracker import`: their auto dice seed stayed with the exported
+# copy, so `verify` notes its absence instead of failing.
+imported_table = Table(
+    "tracker_imported",
+    metadata,
+    Column("campaign_id", String(36), primary_key=True),
+    Column("imported_at", DateTime(timezone=True), server_default=func.now()),
+)
+
 
 def database_url(db: str | None, create: bool = True) -> str:
     """A SQLAlchemy URL from `--db`: a URL as given, or a path to a SQLite file.
@@ -188,6 +197,15 @@ class Registry:
             return conn.execute(
                 select(campaigns_table.c.name).where(campaigns_table.c.campaign_id == campaign_id)
             ).scalar()
+
+    def was_imported(self, campaign_id: str) -> bool:
+        with self.engine.connect() as conn:
+            return (
+                conn.execute(
+                    select(imported_table.c.campaign_id).where(imported_table.c.campaign_id == campaign_id)
+                ).first()
+                is not None
+            )
 
     def claim(self, name: str, campaign_id: str) -> str:
         """Register a name, or return the ID already registered under it."""

@@ -50,6 +50,7 @@ transaction, so a failure never leaves half a campaign.
 
 from __future__ import annotations
 
+import io
 import json
 import uuid
 from collections.abc import Callable, Iterator
@@ -57,7 +58,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from importlib import metadata
-from typing import Any, cast
+from typing import Any, BinaryIO, cast
 from uuid import UUID
 
 import sqlalchemy.exc
@@ -69,7 +70,7 @@ from domain.campaign import Campaign
 from domain.chain import event_content
 from domain.errors import InputError, TrackerError
 from tracker.application import SNAPSHOT_INTERVAL, Tracker
-from tracker.store import campaigns_table, check_campaign_name, seeds_table
+from tracker.store import campaigns_table, check_campaign_name, imported_table, seeds_table
 from tracker.verify import VerifyReport, verify_events
 
 FORMAT = "twtea-naval-tracker/events"
@@ -120,12 +121,57 @@ class Row:
     state: str
 
 
-@dataclass(frozen=True)
+# One line is one event; the largest, the campaign's creation, carries its scenario and
+# ruleset twice (as fields and as stored state): a few hundred kilobytes for a big map.
+MAX_LINE_BYTES = 4 * 1024 * 1024
+MAX_EVENTS = 100_000_000
+_MAX_BLANK_LINES = 100
+
+
 class ParsedExport:
-    source: str
-    header: dict[str, Any]
-    rows: list[Row]
-    last_line: int
+    """An export read line by line as it is checked: the header at once, each event line
+    when verification asks for it, so a file that goes wrong is refused where it does,
+    without reading (or holding) the rest."""
+
+    def __init__(self, source: str, header: dict[str, Any], lines: Iterator[tuple[int, bytes]]) -> None:
+        self.source = source
+        self.header = header
+        self.rows: list[Row] = []
+        self.last_line = 1
+        self._lines = lines
+        self._done = False
+
+    def row(self, index: int) -> Row | None:
+        """The event line at `index` (0 for event 1), read when first asked for; None past the end."""
+        while len(self.rows) <= index and not self._done:
+            try:
+                number, raw = next(self._lines)
+            except StopIteration:
+                self._done = True
+                break
+            obj = _json_object(self.source, number, raw)
+            _check_fields(self.source, number, obj, _EVENT_FIELDS)
+            if len(self.rows) >= self.header["events"]:
+                raise ImportRefused(
+                    self.source,
+                    number,
+                    f"event {obj['seq']} is beyond the {self.header['events']} events its header (line 1) declares",
+                )
+            self.rows.append(Row(line=number, **{k: obj[k] for k in _EVENT_FIELDS}))
+            self.last_line = number
+        return self.rows[index] if index < len(self.rows) else None
+
+    def read_all(self) -> list[Row]:
+        """Every event line (reading the rest of the file)."""
+        while self.row(len(self.rows)) is not None:
+            pass
+        return self.rows
+
+    def iter_rows(self) -> Iterator[Row]:
+        index = 0
+        while (row := self.row(index)) is not None:
+            yield row
+            index += 1
 
 
 def _bad(source: str, line: int, problem: str) -> InputError:
@@ -146,32 +192,58 @@ def _json_type(kind: type) -> str:
     return {str: "string", int: "integer", dict: "object"}.get(kind, kind.__name__)
 
 
-def parse_export(data: bytes, source: str) -> ParsedExport:
-    """Split and parse the lines; a line that is not what the format says is an input error (exit 2)."""
-    lines = data.split(b"\n")
-    while lines and not lines[-1].strip():
-        lines.pop()
-    if not lines:
-        raise InputError(f"{source}: the file is empty, not a campaign export")
-    objects: list[dict[str, Any]] = []
-    for number, raw in enumerate(lines, start=1):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise _bad(source, number, "not UTF-8 text") from None
-        if not text.strip():
-            raise _bad(source, number, "empty line")
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as e:
-            if number == 1:
-                raise _bad(source, 1, f"not a campaign export: no JSON header ({e.msg})") from None
-            raise _bad(source, number, f"not valid JSON ({e.msg} at column {e.colno})") from None
-        if not isinstance(obj, dict):
-            raise _bad(source, number, "not a JSON object")
-        objects.append(obj)
+def _lines(stream: BinaryIO, source: str) -> Iterator[tuple[int, bytes]]:
+    """The file's lines with their numbers, one at a time, each at most MAX_LINE_BYTES long;
+    blank lines only at the end."""
+    number = 0
+    blanks: list[int] = []
+    while True:
+        raw = stream.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            raise _bad(source, number, f"longer than {MAX_LINE_BYTES:,} bytes: not a line of a campaign export")
+        if not raw.strip():
+            blanks.append(number)
+            if len(blanks) > _MAX_BLANK_LINES:
+                raise _bad(source, blanks[0], "empty line")
+            continue
+        if blanks:
+            raise _bad(source, blanks[0], "empty line")
+        yield number, raw
 
-    header = objects[0]
+
+def _json_object(source: str, number: int, raw: bytes) -> dict[str, Any]:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _bad(source, number, "not UTF-8 text") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        if number == 1:
+            raise _bad(source, 1, f"not a campaign export: no JSON header ({e.msg})") from None
+        raise _bad(source, number, f"not valid JSON ({e.msg} at column {e.colno})") from None
+    except RecursionError:
+        raise _bad(source, number, "not valid JSON (nested too deeply)") from None
+    if not isinstance(obj, dict):
+        raise _bad(source, number, "not a JSON object")
+    return obj
+
+
+def parse_export(data: bytes | BinaryIO, source: str) -> ParsedExport:
+    """Read the header line and get ready to read the events one by one (`ParsedExport.row`).
+
+    A line that is not what the format says is an input error (exit 2) naming the line; the
+    event lines are checked as they are read.
+    """
+    stream: BinaryIO = io.BytesIO(data) if isinstance(data, bytes) else data
+    lines = _lines(stream, source)
+    first = next(lines, None)
+    if first is None:
+        raise InputError(f"{source}: the file is empty, not a campaign export")
+    header = _json_object(source, *first)
     if header.get("format") != FORMAT:
         raise _bad(source, 1, f"not a campaign export (its header must have format {FORMAT!r})")
     version = header.get("version")
@@ -180,13 +252,9 @@ def parse_export(data: bytes, source: str) -> ParsedExport:
             source, 1, f"export format version {version!r} is not supported (this tracker reads {FORMAT_VERSION})"
         )
     _check_fields(source, 1, header, _HEADER_FIELDS)
-    if header["events"] < 1:
-        raise _bad(source, 1, "field 'events' must be 1 or more")
-    rows = []
-    for number, obj in enumerate(objects[1:], start=2):
-        _check_fields(source, number, obj, _EVENT_FIELDS)
-        rows.append(Row(line=number, **{k: obj[k] for k in _EVENT_FIELDS}))
-    return ParsedExport(source, header, rows, len(lines))
+    if not 1 <= header["events"] <= MAX_EVENTS:
+        raise _bad(source, 1, f"field 'events' must be between 1 and {MAX_EVENTS:,}")
+    return ParsedExport(source, header, lines)
 
 
 # ----- verifying it -----
@@ -284,23 +352,32 @@ def verify_export(
         return event
 
     def walk() -> Iterator[tuple[int, Callable[[], Any]]]:
-        for row in parsed.rows:
+        for row in parsed.iter_rows():
             current[0] = row.line
             yield row.seq, partial(decode, row)
 
-    line_of = {row.seq: row.line for row in parsed.rows}
     try:
         report = verify_events(walk(), local_seed)
+    except TrackerError:
+        raise  # a line that cannot be read, or one beyond the header's count: named already
     except Exception as e:  # noqa: BLE001 - hashed but impossible content (e.g. an unknown epoch)
         raise ImportRefused(source, current[0], f"the event cannot be checked ({type(e).__name__}: {e})") from None
     if not report.ok:
         assert report.problem is not None
+        line_of = {row.seq: row.line for row in parsed.rows}
         if report.events < len(parsed.rows):
             line = current[0]  # the walk stopped at the line it was reading
             problem = problems.get(line, report.problem)
             expected = report.events + 1
             here = parsed.rows[line - 2].seq
-            later = [row.line for row in parsed.rows[line - 1 :] if row.seq == expected]
+            later: list[int] = []
+            if here != expected:
+                # Reordered lines? Look further on for the event that belongs here.
+                try:
+                    rest = parsed.read_all()
+                except TrackerError:
+                    rest = parsed.rows  # the rest of the file is unreadable: say what we know
+                later = [row.line for row in rest[line - 1 :] if row.seq == expected]
             if here != expected and later:
                 problem = (
                     f"event {here} is out of order: event {expected} belongs on this line "
@@ -319,11 +396,6 @@ def verify_export(
             parsed.last_line + 1,
             f"event {count + 1} missing: the file ends after event {count} but its header (line 1) "
             f"declares {declared} events",
-        )
-    if declared < count:
-        extra = parsed.rows[declared]
-        raise ImportRefused(
-            source, extra.line, f"event {extra.seq} is beyond the {declared} events its header (line 1) declares"
         )
     if parsed.header["last_hash"] != parsed.rows[-1].hash:
         raise ImportRefused(
@@ -472,7 +544,9 @@ def _check_name(name: str) -> str:
     return check_campaign_name(name)
 
 
-def import_campaign(tracker: Tracker, data: bytes, source: str, as_name: str | None = None) -> ImportResult:
+def import_campaign(
+    tracker: Tracker, data: bytes | BinaryIO, source: str, as_name: str | None = None
+) -> ImportResult:
     """Verify an export and record it as a new campaign, name and events in one transaction."""
     parsed = parse_export(data, source)
     name = _check_name(as_name if as_name is not None else parsed.header["campaign"])
@@ -493,6 +567,7 @@ def import_campaign(tracker: Tracker, data: bytes, source: str, as_name: str | N
             else:
                 # Seeds a crashed creation left behind belong to no event of this campaign.
                 session.execute(seeds_table.delete().where(seeds_table.c.campaign_id == str(cid)))
+            session.execute(imported_table.insert().values(campaign_id=str(cid)))
             recorder.insert_events(verified.stored, session=session)
     except (IntegrityError, sqlalchemy.exc.IntegrityError):
         raise InputError(f"{taken} (created while this import ran)") from None

@@ -1,15 +1,25 @@
 """`tracker verify`: walk a campaign's stored log, check the hash chain, re-derive auto dice, and
-list every dice switch, override and reroll (D4, RK3); a roll from the wrong source without a
-recorded override is a D4 problem."""
+list every dice switch, override and reroll (D4, RK3); check its head, snapshots, views and dice
+seed against that log. A roll from the wrong source without a recorded override is a D4 problem."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from eventsourcing.persistence import Notification, StoredEvent
+from sqlalchemy import create_engine, func, inspect, select
+from sqlalchemy.engine import Connection
+from sqlalchemy.pool import StaticPool
 
 from domain.chain import GENESIS, event_content, event_hash
 from domain.dice import commitment, derive_roll
+from domain.errors import InputError
+
+if TYPE_CHECKING:
+    from tracker.application import Tracker
 
 
 @dataclass
@@ -26,6 +36,13 @@ class VerifyReport:
     rerolls: list[dict[str, Any]] = field(default_factory=list)
     # D4: rolls from a source the campaign did not use, with no override (older logs may hold some).
     dice_problems: list[str] = field(default_factory=list)
+    # The head: the last event's sequence number and hash, for a group to post and check later.
+    head_seq: int = 0
+    head_hash: str = GENESIS
+    commitments: list[str] = field(default_factory=list)
+    seeds_revealed: int = 0
+    snapshots_checked: int = 0
+    projection_rows_checked: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -166,7 +183,10 @@ def verify_events(
         prev_hash = stored_hash
         expected_version += 1
         report.events += 1
+        report.head_seq, report.head_hash = version, stored_hash
 
+    report.commitments = list(commitments)
+    report.seeds_revealed = len(revealed)
     for version, roll in rolls:
         seed = revealed.get(roll.epoch)
         if seed is None:
@@ -196,3 +216,326 @@ def _fail(report: VerifyReport, version: int, problem: str) -> VerifyReport:
     report.problem = problem
     report.bad_version = version
     return report
+
+
+# ----- a campaign in its database: the log, its head, snapshots, views and dice seed -----
+
+
+@dataclass(frozen=True)
+class Head:
+    """A posted head: the sequence number and hash of the last event someone saw."""
+
+    seq: int
+    hash: str
+
+    @classmethod
+    def parse(cls, text: str) -> Head:
+        seq, sep, digest = text.strip().partition(":")
+        digest = digest.strip().lower()
+        if not sep or not seq.strip().isdigit() or not 16 <= len(digest) <= 64:
+            raise InputError(f"--head {text!r}: expected SEQ:HASH, e.g. 42:3f9a... (at least 16 hex digits)")
+        if any(c not in "0123456789abcdef" for c in digest):
+            raise InputError(f"--head {text!r}: the hash must be hexadecimal")
+        number = int(seq)
+        if not 1 <= number <= 2**31 - 1:
+            raise InputError(f"--head {text!r}: the sequence number must be between 1 and {2**31 - 1}")
+        return cls(number, digest)
+
+
+def verify_campaign(
+    t: Tracker, cid: UUID, head: Head | None = None, projections: bool = False
+) -> VerifyReport:
+    """Everything `tracker verify` checks for one campaign, stopping at the first problem:
+
+    the hash chain and auto dice (`verify_events`); every snapshot against the replay of the
+    events up to its version; the campaign's current dice seed against its commitment; a
+    posted head; index rows and projection positions beyond the last event (a cut tail); and
+    with `projections`, every view row against a rebuild in a scratch database.
+    """
+    stored = t.stored_events(cid)
+    decoded: list[Any] = []
+
+    def decoder(s: StoredEvent) -> Callable[[], Any]:
+        def decode() -> Any:
+            event = t.decode(s)
+            decoded.append(event)
+            return event
+
+        return decode
+
+    report = verify_events(((s.originator_version, decoder(s)) for s in stored), lambda e: t.seed_for(cid, e))
+    last_seq = stored[-1].originator_version if stored else 0
+    if stored:
+        try:
+            report.head_seq, report.head_hash = last_seq, t.decode(stored[-1]).hash
+        except Exception:  # noqa: BLE001 - an unreadable last row: the report names it already
+            report.head_seq = last_seq
+    if not report.ok:
+        return report
+    for check in (
+        lambda: _check_head(report, stored, decoded, head),
+        lambda: _check_beyond_the_end(t, cid, report, last_seq),
+        lambda: _check_snapshots(t, cid, report, decoded),
+        lambda: _check_seed(t, cid, report, decoded),
+        lambda: _check_projections(t, cid, report) if projections else None,
+    ):
+        check()
+        if not report.ok:
+            return report
+    return report
+
+
+def _check_head(report: VerifyReport, stored: list[StoredEvent], decoded: list[Any], head: Head | None) -> None:
+    if head is None:
+        return
+    if head.seq > report.head_seq:
+        missing = f"event {head.seq}" if head.seq == report.head_seq + 1 else f"events {report.head_seq + 1}-{head.seq}"
+        _fail(
+            report,
+            report.head_seq + 1,
+            f"the log ends at event {report.head_seq}, but the posted head is event {head.seq}: "
+            f"{missing} were deleted",
+        )
+        return
+    actual = decoded[head.seq - 1].hash
+    if not actual.startswith(head.hash):
+        _fail(
+            report,
+            head.seq,
+            f"event {head.seq} has hash {actual[:16]}..., not the posted head's {head.hash[:16]}...: "
+            "the history up to the posted head was rewritten",
+        )
+        return
+    report.notes.append(f"Matches the posted head: event {head.seq} ({head.hash[:16]}...).")
+
+
+def _check_beyond_the_end(t: Tracker, cid: UUID, report: VerifyReport, last_seq: int) -> None:
+    """Rows that name events the log no longer has: the tail was cut after they were written."""
+    from projections import board
+
+    key = str(cid)
+    checks: list[tuple[str, Any]] = [
+        ("an event index row", select(func.max(board.event_index.c.seq)).where(board.event_index.c.campaign_id == key)),
+        ("a phase span", select(func.max(board.phase_index.c.last_seq)).where(board.phase_index.c.campaign_id == key)),
+    ]
+    for name, table in board.HISTORIES.items():
+        checks.append(
+            (f"a {name} history row", select(func.max(table.c.from_seq)).where(table.c.campaign_id == key))
+        )
+        checks.append((f"a {name} history row", select(func.max(table.c.to_seq)).where(table.c.campaign_id == key)))
+    existing = set(inspect(t.engine).get_table_names())
+    with t.engine.connect() as conn:
+        snapshot_table = _snapshot_table(t)
+        if snapshot_table is not None:
+            top = conn.execute(
+                select(func.max(snapshot_table.c.originator_version)).where(
+                    snapshot_table.c.originator_id == cid
+                )
+            ).scalar()
+            if top is not None and top > last_seq:
+                _fail(
+                    report,
+                    last_seq + 1,
+                    f"a snapshot is at event {top}, beyond the last event {last_seq}: events after "
+                    f"{last_seq} were deleted",
+                )
+                return
+        for what, query in checks:
+            if query.get_final_froms()[0].name not in existing:
+                continue
+            top = conn.execute(query).scalar()
+            if top is not None and top > last_seq:
+                _fail(
+                    report,
+                    last_seq + 1,
+                    f"{what} names event {top}, beyond the last event {last_seq}: events after {last_seq} "
+                    "were deleted (or the views were edited)",
+                )
+                return
+        if board.tracking.name in existing:
+            position = conn.execute(
+                select(board.tracking.c.notification_id).where(board.tracking.c.name == board.NAME)
+            ).scalar()
+            newest = t.max_notification_id()
+            if position is not None and position > newest:
+                _fail(
+                    report,
+                    last_seq + 1,
+                    f"the projections have read up to row {position} of the log, which now ends at row {newest}: "
+                    "recorded events were deleted",
+                )
+
+
+def _snapshot_table(t: Tracker) -> Any:
+    snapshots = t.app.snapshots
+    if snapshots is None:
+        return None
+    return getattr(snapshots.recorder, "events_record_cls").__table__  # noqa: B009 - SQLAlchemy recorder
+
+
+def _check_snapshots(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[Any]) -> None:
+    """Each snapshot must be exactly the state the events up to its version give."""
+    if t.app.snapshots is None:
+        return
+    stored_snapshots = list(t.app.snapshots.recorder.select_events(cid))
+    if not stored_snapshots:
+        return
+    mapper = t.app.mapper
+    wanted = {s.originator_version: s for s in stored_snapshots}
+    agg: Any = None
+    for event in decoded:
+        try:
+            agg = event.mutate(agg)
+        except Exception as e:  # noqa: BLE001 - a hashed event that cannot be applied
+            _fail(
+                report,
+                event.originator_version,
+                f"event {event.originator_version} ({type(event).__name__}) cannot be applied ({type(e).__name__})",
+            )
+            return
+        snap = wanted.get(agg.version)
+        if snap is None:
+            continue
+        try:
+            stored_state = mapper.to_domain_event(snap).state  # type: ignore[attr-defined]
+        except Exception as e:  # noqa: BLE001 - an unreadable snapshot row was edited
+            _fail(report, agg.version, f"the snapshot at event {agg.version} cannot be read ({type(e).__name__})")
+            return
+        # The replay, through the same transcoder, as a snapshot taken now would store it.
+        replayed = mapper.to_domain_event(mapper.to_stored_event(type(agg).Snapshot.take(agg))).state  # type: ignore[attr-defined]
+        if stored_state != replayed:
+            keys = sorted(k for k in set(stored_state) | set(replayed) if stored_state.get(k) != replayed.get(k))
+            why = (
+                "the log up to it was rewritten after the snapshot was taken, or the snapshot was edited"
+                if "last_hash" in keys
+                else "the snapshot was edited"
+            )
+            _fail(
+                report,
+                agg.version,
+                f"the snapshot at event {agg.version} differs from the replay of the log up to it "
+                f"({', '.join(keys[:5])}): {why}",
+            )
+            return
+        report.snapshots_checked += 1
+
+
+def _check_seed(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[Any]) -> None:
+    """An auto campaign's current seed must be here and match its commitment, or nobody could
+    check the next rolls (an imported campaign's seed stayed with the exported copy)."""
+    created = decoded[0]
+    if created.dice_mode != "auto":
+        return
+    epoch = report.seeds_revealed
+    seed = t.seed_for(cid, epoch)
+    if seed is None:
+        if t.registry.was_imported(str(cid)):
+            report.notes.append(
+                "Imported campaign: its dice seed stayed with the exported copy; later rolls need --dice."
+            )
+            return
+        _fail(
+            report,
+            report.head_seq,
+            f"D5: the dice seed of epoch {epoch} of this auto campaign is missing from the database: "
+            "its next rolls could not be checked",
+        )
+    elif commitment(seed) != report.commitments[epoch]:
+        _fail(
+            report,
+            report.head_seq,
+            f"D5: the dice seed of epoch {epoch} held here does not match the commitment in the log: "
+            "it was replaced",
+        )
+
+
+def _check_projections(t: Tracker, cid: UUID, report: VerifyReport) -> None:
+    """Compare this campaign's view rows with a rebuild into a scratch in-memory database, up
+    to the position the views have reached; the user's database is only read."""
+    from projections import board
+
+    existing = set(inspect(t.engine).get_table_names())
+    if board.tracking.name not in existing:
+        report.projection_rows_checked = 0
+        return
+    with t.engine.connect() as conn:
+        position = conn.execute(
+            select(board.tracking.c.notification_id).where(board.tracking.c.name == board.NAME)
+        ).scalar()
+        mine = _view_rows(conn, str(cid))
+    events = t.app.recorder.events_record_cls.__table__  # type: ignore[attr-defined]
+
+    def select_notifications(start: int, limit: int) -> list[Notification]:
+        query = (
+            select(events.c.id, events.c.originator_id, events.c.originator_version, events.c.topic, events.c.state)
+            .where(events.c.id >= start, events.c.id <= (position or 0), events.c.originator_id == cid)
+            .order_by(events.c.id)
+            .limit(limit)
+        )
+        with t.engine.connect() as source:
+            return [
+                Notification(
+                    id=r.id,
+                    originator_id=r.originator_id,
+                    originator_version=r.originator_version,
+                    topic=r.topic,
+                    state=bytes(r.state),
+                )
+                for r in source.execute(query)
+            ]
+
+    scratch = create_engine("sqlite://", poolclass=StaticPool)
+    try:
+        projector = board.BoardProjector(
+            scratch, select_notifications, t.app.mapper.to_domain_event, lambda c, v: t.load(c, version=v)
+        )
+        projector.rebuild()
+        with scratch.connect() as conn:
+            rebuilt = _view_rows(conn, str(cid))
+    finally:
+        scratch.dispose()
+    report.projection_rows_checked = sum(len(rows) for rows in mine.values())
+    first: tuple[int, str, str] | None = None
+    for name in mine:
+        stored_only = sorted(set(mine[name]) - set(rebuilt[name]), key=lambda r: (r[0], repr(r)))
+        rebuilt_only = sorted(set(rebuilt[name]) - set(mine[name]), key=lambda r: (r[0], repr(r)))
+        # Duplicated rows are a difference too, though sets hide them.
+        if not stored_only and not rebuilt_only and sorted(mine[name], key=repr) != sorted(rebuilt[name], key=repr):
+            stored_only = [next(r for r in mine[name] if mine[name].count(r) != rebuilt[name].count(r))]
+        candidates = [(r[0], f"stored row {r[1:]} is not in the rebuild") for r in stored_only]
+        candidates += [(r[0], f"the rebuild has row {r[1:]} that the stored views lack") for r in rebuilt_only]
+        if candidates:
+            seq, what = min(candidates, key=lambda c: c[0])
+            if first is None or seq < first[0]:
+                first = (seq, name, what)
+    if first is not None:
+        seq, name, what = first
+        _fail(
+            report,
+            seq,
+            f"projection {name} differs from a rebuild of the log at event {seq}: {what} "
+            "(run `tracker projections rebuild` after finding out why)",
+        )
+
+
+# Per view: the event a row belongs to first (to name the first difference), then its columns.
+_SEQ_COLUMN = {
+    "tracker_event_index": "seq",
+    "tracker_unit_history": "from_seq",
+    "tracker_ntr_history": "from_seq",
+    "tracker_nation_history": "from_seq",
+    "tracker_phase_index": "first_seq",
+    "tracker_projection_stopped": "seq",
+}
+
+
+def _view_rows(conn: Connection, key: str) -> dict[str, list[tuple[Any, ...]]]:
+    from projections import board
+
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    for table in board.VIEWS:
+        seq_col = table.c[_SEQ_COLUMN[table.name]]
+        columns = [c for c in table.c if c.name != "campaign_id"]
+        rows = conn.execute(select(seq_col, *columns).where(table.c.campaign_id == key))
+        out[table.name] = [tuple(r) for r in rows]
+    return out

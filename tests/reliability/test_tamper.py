@@ -1,0 +1,336 @@
+"""The tamper catalogue: every way of changing a recorded campaign behind the tracker's back,
+on SQLite and PostgreSQL, and the check that catches it (`verify`, `verify --head`,
+`verify --projections` or `import`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import and_, delete, select, update
+
+from domain.campaign import Campaign
+from domain.chain import event_content, event_hash
+from domain.dice import DiceSource
+from tests.support import advance as advance_passing
+from tracker.application import Tracker
+from tracker.cli import cli
+
+SNAPSHOT_AT = 12
+
+
+def advance(c: Campaign, _d: DiceSource) -> None:
+    advance_passing(c)
+
+
+def research(c: Campaign, d: DiceSource) -> None:
+    c.research("Germany", "advanced_submarine", d)
+
+
+def through_the_channel(c: Campaign, d: DiceSource) -> None:
+    c.move("Germany", ["DE-SS3", "DE-SS4"], ["Southern North Sea", "Dover Strait"])
+    c.intercept_search(c.battle_count, [], d)
+    c.intercept_continue(c.battle_count, None)
+
+
+@dataclass
+class Recorded:
+    """A short auto-dice campaign: research rolls, a submarine move through a hostile zone,
+    Germany's whole turn, a snapshot, views caught up, and the head posted at the end."""
+
+    db: str
+    name: str
+    cid: UUID
+    head: str
+    tmp: Path
+
+    def run(self, *args: str) -> tuple[int, str]:
+        result = CliRunner().invoke(cli, ["--db", self.db, "--campaign", self.name, *args])
+        return result.exit_code, result.output
+
+    def tracker(self) -> Tracker:
+        return Tracker(self.db)
+
+
+@pytest.fixture
+def recorded(db_url: str, unique_name: str, tmp_path: Path) -> Recorded:
+    with Tracker(db_url) as t:
+        cid = t.create(unique_name, "north-sea-1914", dice="auto").id
+        t.execute(cid, research)
+        t.execute(cid, advance)
+        t.execute(cid, advance)
+        t.execute(cid, through_the_channel)
+        while t.load(cid).nation == "Germany":
+            t.execute(cid, advance)
+        t.execute(cid, lambda c, d: c.research("Britain", "advanced_asw", d))
+        t.app.take_snapshot(cid, version=SNAPSHOT_AT)
+        t.catch_up(cid)
+        last = t.stored_events(cid)[-1]
+        head = f"{last.originator_version}:{t.decode(last).hash}"
+    rec = Recorded(db_url, unique_name, cid, head, tmp_path)
+    code, out = rec.run("verify", "--projections", "--head", head)
+    assert code == 0, out
+    return rec
+
+
+# ----- ways to damage the stored rows -----
+
+
+def _events(t: Tracker) -> Any:
+    return t.app.recorder.events_record_cls.__table__  # type: ignore[attr-defined]
+
+
+def _snapshots(t: Tracker) -> Any:
+    assert t.app.snapshots is not None
+    return t.app.snapshots.recorder.events_record_cls.__table__  # type: ignore[attr-defined]
+
+
+def _row(table: Any, cid: UUID, version: int) -> Any:
+    return and_(table.c.originator_id == cid, table.c.originator_version == version)
+
+
+def _state(t: Tracker, table: Any, cid: UUID, version: int) -> dict[str, Any]:
+    with t.engine.connect() as conn:
+        return json.loads(bytes(conn.execute(select(table.c.state).where(_row(table, cid, version))).scalar_one()))
+
+
+def _write_state(t: Tracker, table: Any, cid: UUID, version: int, state: dict[str, Any]) -> None:
+    with t.engine.begin() as conn:
+        conn.execute(update(table).where(_row(table, cid, version)).values(state=json.dumps(state).encode()))
+
+
+def _first(t: Tracker, cid: UUID, kind: str) -> Any:
+    return next(e for e in t.events(cid) if type(e).__name__ == kind)
+
+
+def edit(rec: Recorded, t: Tracker, kind: str, change: Callable[[dict[str, Any]], None], rehash: bool) -> int:
+    """Change the first event of `kind`; with `rehash`, recompute its hash and every later
+    one's, as a forger who knows the format would."""
+    events = t.events(rec.cid)
+    target = _first(t, rec.cid, kind).originator_version
+    state = _state(t, _events(t), rec.cid, target)
+    change(state)
+    _write_state(t, _events(t), rec.cid, target, state)
+    if rehash:
+        prev = events[target - 2].hash
+        for event in t.events(rec.cid)[target - 1 :]:
+            v = event.originator_version
+            attrs = dict(vars(event)) | {"prev_hash": prev}
+            digest = event_hash(prev, type(event).__name__, v, event.timestamp, event_content(attrs))
+            row = _state(t, _events(t), rec.cid, v)
+            row.update(prev_hash=prev, hash=digest)
+            _write_state(t, _events(t), rec.cid, v, row)
+            prev = digest
+        # Snapshots would give the rewrite away (their last hash): the forger drops them.
+        with t.engine.begin() as conn:
+            conn.execute(delete(_snapshots(t)).where(_snapshots(t).c.originator_id == rec.cid))
+    return target
+
+
+def delete_events(t: Tracker, cid: UUID, versions: range) -> None:
+    table = _events(t)
+    with t.engine.begin() as conn:
+        conn.execute(
+            delete(table).where(table.c.originator_id == cid, table.c.originator_version.in_(list(versions)))
+        )
+
+
+def last_version(t: Tracker, cid: UUID) -> int:
+    return t.stored_events(cid)[-1].originator_version
+
+
+# Each tamper changes the campaign and returns (the command that must catch it, what its
+# error says). Exit status 1 and one line are checked for all.
+
+
+def t_edit(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    v = edit(rec, t, "UnitsMoved", lambda s: s.update(path=["Central North Sea", "Dover Strait"]), rehash=False)
+    return ["verify"], f"event {v} (UnitsMoved) was edited"
+
+
+def t_delete(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    delete_events(t, rec.cid, range(5, 6))
+    return ["verify"], "event 5 missing"
+
+
+def t_swap(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    table = _events(t)
+    with t.engine.begin() as conn:
+        r4 = conn.execute(select(table.c.state, table.c.topic).where(_row(table, rec.cid, 4))).one()
+        r5 = conn.execute(select(table.c.state, table.c.topic).where(_row(table, rec.cid, 5))).one()
+        conn.execute(update(table).where(_row(table, rec.cid, 4)).values(state=r5.state, topic=r5.topic))
+        conn.execute(update(table).where(_row(table, rec.cid, 5)).values(state=r4.state, topic=r4.topic))
+    return ["verify"], "event 4"
+
+
+def t_truncate_against_a_posted_head(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    end = last_version(t, rec.cid)
+    delete_events(t, rec.cid, range(end - 2, end + 1))
+    # Views and snapshots were cleared too, as a careful forger would: only the head tells.
+    from projections.board import VIEWS
+
+    with t.engine.begin() as conn:
+        for table in VIEWS:
+            conn.execute(delete(table).where(table.c.campaign_id == str(rec.cid)))
+        conn.execute(delete(_snapshots(t)).where(_snapshots(t).c.originator_id == rec.cid))
+    return ["verify", "--head", rec.head], f"the log ends at event {end - 3}, but the posted head is event {end}"
+
+
+def t_truncate_below_a_snapshot(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    from projections.board import VIEWS
+
+    with t.engine.begin() as conn:
+        for table in VIEWS:
+            conn.execute(delete(table).where(table.c.campaign_id == str(rec.cid)))
+    delete_events(t, rec.cid, range(SNAPSHOT_AT - 1, last_version(t, rec.cid) + 1))
+    return ["verify"], f"a snapshot is at event {SNAPSHOT_AT}, beyond the last event {SNAPSHOT_AT - 2}"
+
+
+def t_truncate_under_the_views(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    end = last_version(t, rec.cid)
+    delete_events(t, rec.cid, range(end - 1, end + 1))
+    return ["verify"], f"names event {end}, beyond the last event {end - 2}"
+
+
+def _teleport(state: dict[str, Any]) -> None:
+    state["path"] = ["Central North Sea", "Western Approaches"]
+
+
+def t_rehash_after_edit_with_a_head(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    edit(rec, t, "UnitsMoved", _teleport, rehash=True)
+    seq = rec.head.split(":")[0]
+    return ["verify", "--head", rec.head], f"event {seq} has hash"
+
+
+def t_rehash_teleported_unit(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    v = edit(rec, t, "UnitsMoved", _teleport, rehash=True)
+    return ["verify"], f"event {v}"
+
+
+def t_rehash_bogus_phase(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    v = edit(rec, t, "PhaseAdvanced", lambda s: s.update(phase="bogus"), rehash=True)
+    return ["verify"], f"event {v}"
+
+
+def t_forged_die_rehashed(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    die = _first(t, rec.cid, "DiceRolled")
+    forged = 10 if die.values[0] != 10 else 9
+    v = edit(rec, t, "DiceRolled", lambda s: s.update(values=[forged]), rehash=True)
+    return ["verify"], f"event {v} (DiceRolled, roll 1): values [{forged}] are not what the seed gives"
+
+
+def t_edited_snapshot(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    state = _state(t, _snapshots(t), rec.cid, SNAPSHOT_AT)
+    state["state"]["units"]["DE-SS1"]["at"] = "Dover Strait"
+    _write_state(t, _snapshots(t), rec.cid, SNAPSHOT_AT, state)
+    return ["verify"], f"the snapshot at event {SNAPSHOT_AT} differs from the replay of the log up to it (units)"
+
+
+def t_edited_projection(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    from projections.board import unit_history
+
+    with t.engine.begin() as conn:
+        conn.execute(
+            update(unit_history)
+            .where(unit_history.c.campaign_id == str(rec.cid), unit_history.c.unit_id == "DE-SS3")
+            .values(zone="Western Approaches")
+        )
+    return ["verify", "--projections"], "projection tracker_unit_history differs from a rebuild of the log at event"
+
+
+def t_replaced_seed(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    from tracker.store import seeds_table
+
+    with t.engine.begin() as conn:
+        conn.execute(update(seeds_table).where(seeds_table.c.campaign_id == str(rec.cid)).values(seed="0" * 64))
+    # Rolls are re-derived only from a seed that matches its commitment: this one is named.
+    return ["verify"], "D5: the dice seed of epoch 0 held here does not match the commitment in the log"
+
+
+def t_deleted_seed(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    from tracker.store import seeds_table
+
+    with t.engine.begin() as conn:
+        conn.execute(delete(seeds_table).where(seeds_table.c.campaign_id == str(rec.cid)))
+    return ["verify"], "D5: the dice seed of epoch 0 of this auto campaign is missing"
+
+
+def _export(rec: Recorded) -> Path:
+    path = rec.tmp / "campaign.jsonl"
+    code, out = rec.run("export", str(path))
+    assert code == 0, out
+    return path
+
+
+def t_edited_export_line(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    path = _export(rec)
+    lines = path.read_text().splitlines()
+    row = json.loads(lines[4])
+    row["event"]["action"] = 1
+    lines[4] = json.dumps(row)
+    path.write_text("\n".join(lines) + "\n")
+    return ["--db", str(rec.tmp / "other.db"), "import", str(path)], "line 5: event 4"
+
+
+def t_dropped_export_tail(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    path = _export(rec)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:-3]) + "\n")
+    events = len(lines) - 1
+    return ["--db", str(rec.tmp / "other.db"), "import", str(path)], f"the file ends after event {events - 3}"
+
+
+NEEDS_REREFEREE = pytest.mark.xfail(reason="needs re-refereeing verify", strict=True)
+
+TAMPERS = [
+    pytest.param(t_edit, id="edit"),
+    pytest.param(t_delete, id="delete"),
+    pytest.param(t_swap, id="swap"),
+    pytest.param(t_truncate_against_a_posted_head, id="truncate-head"),
+    pytest.param(t_truncate_below_a_snapshot, id="truncate-snapshot"),
+    pytest.param(t_truncate_under_the_views, id="truncate-views"),
+    pytest.param(t_rehash_after_edit_with_a_head, id="rehash-after-edit-head"),
+    pytest.param(t_rehash_teleported_unit, id="rehash-teleport", marks=NEEDS_REREFEREE),
+    pytest.param(t_rehash_bogus_phase, id="rehash-bogus-phase", marks=NEEDS_REREFEREE),
+    pytest.param(t_forged_die_rehashed, id="forged-die-rehashed"),
+    pytest.param(t_edited_snapshot, id="edited-snapshot"),
+    pytest.param(t_edited_projection, id="edited-projection"),
+    pytest.param(t_replaced_seed, id="replaced-seed"),
+    pytest.param(t_deleted_seed, id="deleted-seed"),
+    pytest.param(t_edited_export_line, id="edited-export-line"),
+    pytest.param(t_dropped_export_tail, id="dropped-export-tail"),
+]
+
+
+@pytest.mark.parametrize("tamper", TAMPERS)
+def test_tampering_is_caught(recorded: Recorded, tamper: Callable[..., tuple[list[str], str]], figures: Any) -> None:
+    figures.add("tamper catalogue", tried=1)
+    with recorded.tracker() as t:
+        args, expected = tamper(recorded, t)
+    if args[0] == "--db":
+        result = CliRunner().invoke(cli, args)
+        code, out = result.exit_code, result.output
+    else:
+        code, out = recorded.run(*args)
+    assert code == 1, out
+    assert expected in out, out
+    assert len(out.strip().splitlines()) == 1 and "Traceback" not in out and "unexpected" not in out, out
+    figures.add("tamper catalogue", caught=1)
+
+
+def test_an_edited_snapshot_beyond_the_log_is_never_loaded(recorded: Recorded) -> None:
+    """Loading trusts a snapshot only where the log vouches for it: after the events it
+    stands on were cut, commands refuse instead of writing after a gap."""
+    with recorded.tracker() as t:
+        delete_events(t, recorded.cid, range(SNAPSHOT_AT, last_version(t, recorded.cid) + 1))
+        before = len(t.stored_events(recorded.cid))
+    code, out = recorded.run("next")
+    assert code == 1 and f"the snapshot at event {SNAPSHOT_AT} does not match the log" in out, out
+    with recorded.tracker() as t:
+        assert len(t.stored_events(recorded.cid)) == before
