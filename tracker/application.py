@@ -11,30 +11,46 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 from uuid import UUID
 
 import sqlalchemy.exc
-from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.application import AggregateNotFoundError, Application, Repository
 from eventsourcing.persistence import (
-    Notification,
     OperationalError,
     PersistenceError,
     RecordConflictError,
     StoredEvent,
 )
-from sqlalchemy import select
 
 from domain.campaign import Campaign
 from domain.dice import AutoDice, Dice, DiceSource, ManualDice, NoDice, commitment, new_seed
 from domain.errors import InputError, RuleViolation, TrackerError
 from domain.ruleset import load_ruleset, ruleset_from_dict
 from domain.scenario import read_scenario, scenario_from_dict
-from projections.board import BoardProjector, board_at, seq_at_end_of, stopped_at
+from projections.board import BoardProjector, Views, ensure_schema, stopped_at
+from tracker.recorder import CampaignSnapshot, LogDamaged, StaleCopy, TrackerRecorder
 from tracker.store import Registry, database_url
 
 T = TypeVar("T")
+
+
+def board_in(v: Views, turn: int | None = None, phase: str | None = None, at: int | None = None) -> dict[str, Any]:
+    """The board at the end of a national turn (or one of its phases), or after an event."""
+    if turn is not None:
+        seq = v.seq_at_end_of(turn, phase)
+        if seq is None:
+            what = f"phase {phase} of turn {turn}" if phase else f"turn {turn}"
+            raise InputError(f"{what} has not been played in this campaign")
+    else:
+        assert at is not None
+        seq = at
+    try:
+        return v.board_at(seq)
+    except LookupError:
+        raise InputError(f"no event {seq} in this campaign") from None
 
 SNAPSHOT_INTERVAL = 200
 MAX_ATTEMPTS = 30
@@ -55,11 +71,48 @@ class MissingSeedDice:
         )
 
 
+class CampaignRepository(Repository[UUID]):
+    """Loads campaigns from their latest snapshot, putting back the scenario and ruleset a
+    snapshot leaves out (see `tracker.recorder.CampaignSnapshot`) from the first event."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Recorded once per campaign and never changed: one read per campaign and process.
+        self.created: dict[UUID, Any] = {}
+
+    def _reconstruct_aggregate(self, aggregate_id: UUID, version: int | None, projector_func: Any) -> Any:
+        gt = None
+        snapshots: list[Any] = []
+        if self.snapshot_store is not None:
+            snapshots = list(self.snapshot_store.get(originator_id=aggregate_id, desc=True, limit=1, lte=version))
+        if snapshots:
+            gt = snapshots[0].originator_version
+            if isinstance(snapshots[0], CampaignSnapshot) and snapshots[0].needs_created_event:
+                snapshots[0] = snapshots[0].with_created(self.created_event(aggregate_id))
+        events = self.event_store.get(originator_id=aggregate_id, gt=gt, lte=version)
+        aggregate = projector_func(None, [*snapshots, *events])
+        if aggregate is None:
+            raise AggregateNotFoundError(f"Aggregate {aggregate_id!r} version {version!r} not found.")
+        return aggregate
+
+    def created_event(self, aggregate_id: UUID) -> Any:
+        if aggregate_id not in self.created:
+            found = list(self.event_store.get(originator_id=aggregate_id, lte=1))
+            if not found:
+                raise AggregateNotFoundError(f"Aggregate {aggregate_id!r} has no first event.")
+            self.created[aggregate_id] = found[0]
+        return self.created[aggregate_id]
+
+
 class TrackerApplication(Application[UUID]):
     """The eventsourcing application holding every campaign in one database."""
 
     name = "Tracker"
     snapshotting_intervals = {Campaign: SNAPSHOT_INTERVAL}
+    snapshot_class = CampaignSnapshot
+
+    def construct_repository(self) -> Repository[UUID]:
+        return CampaignRepository(event_store=self.events, snapshot_store=self.snapshots)
 
     def take_snapshot(
         self, aggregate_id: UUID, version: int | None = None, projector_func: Any = None
@@ -81,7 +134,7 @@ class Tracker:
     def __init__(self, db: str | None = None) -> None:
         self.url = database_url(db)
         env = {
-            "PERSISTENCE_MODULE": "eventsourcing_sqlalchemy",
+            "PERSISTENCE_MODULE": "tracker.recorder:TrackerFactory",
             "SQLALCHEMY_URL": self.url,
             "CREATE_TABLE": "y",
         }
@@ -90,10 +143,13 @@ class Tracker:
             engine = self.app.factory.datastore.engine  # type: ignore[attr-defined]
             self.engine = engine
             self.registry = Registry(engine)
+            # The write checks read the projections' position, so their tables must exist.
+            ensure_schema(engine)
             self._projector: BoardProjector | None = None
             # Campaigns as this process last saved them, and dice seeds, keyed by campaign:
-            # a long session (the demo, a benchmark, a play shell) then pays one query per
-            # action to catch up, not a load from the latest snapshot.
+            # a long session (the demo, a benchmark, a play shell) then runs each action on
+            # the copy it kept; another writer's events in between make the save conflict
+            # (unique version), and the action runs again on the stored log.
             self._working: dict[UUID, Campaign] = {}
             self._seeds: dict[tuple[UUID, int], str] = {}
         except (PersistenceError, sqlalchemy.exc.SQLAlchemyError) as e:
@@ -186,17 +242,19 @@ class Tracker:
         assert cid is not None
         return UUID(cid)
 
+    @property
+    def recorder(self) -> TrackerRecorder:
+        recorder = self.app.recorder
+        assert isinstance(recorder, TrackerRecorder)
+        return recorder
+
     def _working_copy(self, cid: UUID) -> Campaign:
-        """The campaign as last saved by this process, brought up to date with what other
-        writers recorded since (one indexed query), or loaded from its latest snapshot."""
+        """The campaign as last saved by this process, or loaded from its latest snapshot.
+
+        No query checks the kept copy: if another writer recorded meanwhile, saving on it
+        conflicts with their version and the action runs again on a fresh load."""
         cached = self._working.pop(cid, None)
-        if cached is None:
-            return self.load(cid)
-        agg: Any = cached
-        for stored in self.app.recorder.select_events(cid, gt=cached.version):
-            agg = self.decode(stored).mutate(agg)
-        assert isinstance(agg, Campaign)
-        return agg
+        return cached if cached is not None else self.load(cid)
 
     def name_of(self, campaign: Campaign) -> str:
         """The name the campaign is registered under here: the recorded one, or the one given
@@ -247,10 +305,12 @@ class Tracker:
         A refused command raises before anything is saved. A version conflict with another
         writer re-runs the command on the new state, up to MAX_ATTEMPTS times.
         """
+        stale = 0
         for attempt in range(MAX_ATTEMPTS):
             # The working copy is taken out of the cache: if anything below fails it is simply
             # dropped, and the next action starts from the stored log again.
             campaign = self._working_copy(cid)
+            follows = (campaign.version, campaign.last_hash)
             dice = self.dice_for(campaign, dice_values, reference)
             result = command(campaign, dice)
             if isinstance(dice, ManualDice):
@@ -259,9 +319,18 @@ class Tracker:
                 self._working[cid] = campaign
                 return result
             try:
-                self.app.save(campaign)
+                self.app.save(campaign, follows=follows)
                 self._working[cid] = campaign
                 return result
+            except StaleCopy as e:
+                # The event this copy ends with was replaced (a cut log written again): load
+                # afresh once; a snapshot that disagrees with the log stops here.
+                stale += 1
+                if stale > 1:
+                    raise LogDamaged(
+                        f"event {e.version} of this campaign is not the one its latest snapshot follows: the log "
+                        "was cut below the snapshot and written again; nothing was recorded (run `tracker verify`)"
+                    ) from None
             except RecordConflictError:
                 # Random back-off so two writers in lock-step do not keep colliding.
                 time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
@@ -280,38 +349,19 @@ class Tracker:
     @property
     def projector(self) -> BoardProjector:
         if self._projector is None:
+            recorder = self.recorder
             self._projector = BoardProjector(
                 self.engine,
-                self._select_notifications,
+                lambda start, limit: recorder.select_notifications(start, limit),
                 self.app.mapper.to_domain_event,
                 lambda cid, version: self.load(cid, version=version),
+                recorder.last_version,
             )
         return self._projector
 
-    def _select_notifications(self, start: int, limit: int) -> list[Notification]:
-        """A page of the notification log, read with a plain query: the ORM path costs more
-        than the projection work itself on a long rebuild."""
-        table = self.app.recorder.events_record_cls.__table__  # type: ignore[attr-defined]
-        query = (
-            select(table.c.id, table.c.originator_id, table.c.originator_version, table.c.topic, table.c.state)
-            .where(table.c.id >= start)
-            .order_by(table.c.id)
-            .limit(limit)
-        )
-        with self.engine.connect() as conn:
-            return [
-                Notification(
-                    id=row.id,
-                    originator_id=row.originator_id,
-                    originator_version=row.originator_version,
-                    topic=row.topic,
-                    state=bytes(row.state),
-                )
-                for row in conn.execute(query)
-            ]
-
     def catch_up(self, cid: UUID | None = None) -> None:
-        """Bring the projections up to the end of the log before anything is read from them."""
+        """Bring the projections up to the end of the log before anything is read from them;
+        with `cid`, refuse when that campaign's projections stopped (naming where and why)."""
         self.projector.catch_up(last_id=self.max_notification_id)
         if cid is not None:
             with self.engine.connect() as conn:
@@ -322,28 +372,23 @@ class Tracker:
                     "run `tracker verify`"
                 )
 
+    @contextmanager
+    def views(self, cid: UUID) -> Iterator[Views]:
+        """The campaign's views, caught up once: every read of one command goes through this."""
+        self.catch_up(cid)
+        with self.engine.connect() as conn:
+            yield Views(conn, cid)
+
     def board_at(
         self, cid: UUID, turn: int | None = None, phase: str | None = None, at: int | None = None
     ) -> dict[str, Any]:
         """The board at the end of a national turn (or one of its phases), or after an event,
         answered from the projections without replaying the log."""
-        self.catch_up(cid)
-        with self.engine.connect() as conn:
-            if turn is not None:
-                seq = seq_at_end_of(conn, cid, turn, phase)
-                if seq is None:
-                    what = f"phase {phase} of turn {turn}" if phase else f"turn {turn}"
-                    raise InputError(f"{what} has not been played in this campaign")
-            else:
-                assert at is not None
-                seq = at
-            try:
-                return board_at(conn, cid, seq)
-            except LookupError:
-                raise InputError(f"no event {seq} in this campaign") from None
+        with self.views(cid) as v:
+            return board_in(v, turn=turn, phase=phase, at=at)
 
     def max_notification_id(self) -> int:
-        return self.app.recorder.max_notification_id() or 0
+        return self.recorder.max_notification_id() or 0
 
     # ----- the stored log -----
 

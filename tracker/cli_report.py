@@ -62,7 +62,7 @@ def report(ctx: Context, turn: int | None, whole: bool, fmt: str, output: str | 
     if (turn is None) == (not whole):
         raise click.UsageError("give --turn N or --all (not both)")
     t = ctx.tracker
-    data = build_report(t, t.campaign_id(ctx.campaign), turn)
+    data = build_report(t, t.campaign_id(ctx.campaign), turn, fmt)
     what = f"the {fmt} report of turn {turn}" if turn is not None else f"the {fmt} campaign report"
     _write(render(data, fmt), output, what)
 

@@ -7,7 +7,7 @@ from uuid import UUID
 
 from domain.errors import InputError
 from domain.rules.catalog import statement
-from projections.board import board_at, event_index, index_rows
+from projections.board import Views, event_index
 from projections.summary import as_record
 from tracker.application import Tracker
 
@@ -26,26 +26,33 @@ def log_records(
     battle: int | None = None,
     seq: int | None = None,
     with_data: bool = False,
+    views: Views | None = None,
 ) -> list[dict[str, Any]]:
-    """Index rows matching every filter given, oldest first (from the projections)."""
-    t.catch_up(cid)
+    """Index rows matching every filter given, oldest first (from the projections; `views`
+    when the caller caught up already)."""
+    if views is None:
+        with t.views(cid) as v:
+            return log_records(
+                t, cid, turn=turn, phase=phase, nation=nation, zone=zone, kind=kind, battle=battle, seq=seq,
+                with_data=with_data, views=v,
+            )  # fmt: skip
     filters = []
     if turn is not None:
         filters.append(event_index.c.turn == turn)
     if phase is not None:
         filters.append(event_index.c.phase == phase)
     if nation is not None:
-        filters.append(event_index.c.nations.contains(f"|{nation}|") | (event_index.c.nation == nation))
+        involved = event_index.c.nations.contains(f"|{nation}|", autoescape=True)
+        filters.append(involved | (event_index.c.nation == nation))
     if zone is not None:
-        filters.append(event_index.c.zones.contains(f"|{zone}|"))
+        filters.append(event_index.c.zones.contains(f"|{zone}|", autoescape=True))
     if kind is not None:
         filters.append(event_index.c.kind == kind)
     if battle is not None:
         filters.append(event_index.c.battle == battle)
     if seq is not None:
         filters.append(event_index.c.seq == seq)
-    with t.engine.connect() as conn:
-        rows = index_rows(conn, cid, filters)
+    rows = views.index_rows(filters)
     records = [
         {
             "seq": r.seq,
@@ -129,7 +136,10 @@ def explain(t: Tracker, cid: UUID, seq: int) -> dict[str, Any]:
     """Everything about one event: rule(s), dice, choices, what it changed, undo status."""
     event = event_at(t, cid, seq)
     record = as_record(seq, event)
-    found = log_records(t, cid, seq=seq)
+    with t.views(cid) as v:
+        found = log_records(t, cid, seq=seq, views=v)
+        after = v.board_at(seq)
+        before = v.board_at(seq - 1) if seq > 1 else None
     index = found[0] if found else None
     rules = [r for r in {record["rule"], getattr(event, "rule", "")} if r]
     kind = type(event).__name__
@@ -178,9 +188,6 @@ def explain(t: Tracker, cid: UUID, seq: int) -> dict[str, Any]:
     ):
         who = getattr(event, "nation", None) or getattr(event, "attacker", None) or index and index["nation"]
         choice = {"by": who, "default": getattr(event, "default", False)}
-    with t.engine.connect() as conn:
-        after = board_at(conn, cid, seq)
-        before = board_at(conn, cid, seq - 1) if seq > 1 else None
     ordered = list(dict.fromkeys(rules))
     return {
         "seq": seq,
