@@ -408,6 +408,12 @@ class BoardProjector:
             agg = self.load_version(cid, version - 1)
         except Exception as e:  # noqa: BLE001 - the stored log cannot rebuild the state before this event
             raise _Stop(version, f"the state before this event cannot be loaded ({_describe(e)})") from None
+        if known is not None and known.last_hash and agg.last_hash != known.last_hash:
+            raise _Stop(
+                version,
+                f"event {version - 1} in the log is not the one projected (its hash differs): "
+                "the log was cut and rewritten, or edited",
+            )
         since: dict[str, dict[Any, int]] = {}
         floor = checkpoint_before(version - 1)
         for name, table in HISTORIES.items():

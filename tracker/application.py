@@ -145,6 +145,7 @@ class Tracker:
             self.registry = Registry(engine)
             # The write checks read the projections' position, so their tables must exist.
             ensure_schema(engine)
+            self.recorder.check_projection_position = True
             self._projector: BoardProjector | None = None
             # Campaigns as this process last saved them, and dice seeds, keyed by campaign:
             # a long session (the demo, a benchmark, a play shell) then runs each action on

@@ -38,6 +38,10 @@ class LogDamaged(TrackerError):
 class TrackerRecorder(SQLAlchemyApplicationRecorder):
     """The application recorder, with plain Core statements and the write checks above."""
 
+    # Set by the tracker once the projection tables exist: only then are new ids checked
+    # against the projections' position.
+    check_projection_position = False
+
     @property
     def table(self) -> Any:
         return self.events_record_cls.__table__
@@ -82,7 +86,9 @@ class TrackerRecorder(SQLAlchemyApplicationRecorder):
         ids = [int(i) for i in result.scalars()]
         if follows is not None:
             self._check_follows(conn, stored_events[0].originator_id, *follows)
-        passed = conn.execute(select(tracking.c.notification_id).where(tracking.c.name == NAME)).scalar()
+        passed = None
+        if self.check_projection_position:
+            passed = conn.execute(select(tracking.c.notification_id).where(tracking.c.name == NAME)).scalar()
         if passed is not None and ids and ids[0] <= passed:
             raise LogDamaged(
                 f"the event log was cut: new events would take row {ids[0]}, which the projections already "
@@ -101,7 +107,9 @@ class TrackerRecorder(SQLAlchemyApplicationRecorder):
         ).scalar()
         if state is None:
             last = conn.execute(
-                select(func.max(table.c.originator_version)).where(table.c.originator_id == originator_id)
+                select(func.max(table.c.originator_version)).where(
+                    table.c.originator_id == originator_id, table.c.originator_version < version
+                )
             ).scalar()
             raise LogDamaged(
                 f"this campaign's log ends at event {last or 0}, but its latest snapshot or working copy is at "
