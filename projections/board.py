@@ -48,7 +48,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection, Engine
 
+from projections.positions import turn_number
 from projections.summary import rule_of, summary
+
+__all__ = ["turn_number"]
 
 NAME = "board"
 # Bumped whenever a view changes shape: older views are dropped and rebuilt from the log.
@@ -162,11 +165,6 @@ _RETIRED = ("tracker_phase_index", "tracker_projection_stopped")
 
 class LogCut(Exception):
     """Events were deleted from the log after they were projected (or their ids reused)."""
-
-
-def turn_number(turn_order: list[str] | tuple[str, ...], round_: int, nation: str) -> int:
-    """National turns counted from 1 across the campaign (T1): round 1's first nation is turn 1."""
-    return (round_ - 1) * len(turn_order) + turn_order.index(nation) + 1
 
 
 def checkpoint_before(seq: int) -> int:

@@ -9,12 +9,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from domain.campaign import Campaign
-from domain.dice import DiceSource
 from domain.errors import InputError, TrackerError
 from domain.ruleset import KNOWN_PHASES, builtin_names, load_ruleset, read_builtin_or_file
 from projections.summary import summary
@@ -29,10 +27,14 @@ from tracker.cli_common import (
     split_list,
     waiting_nation,
 )
-from tracker.history import explain as explain_event
-from tracker.history import log_records
 from tracker.verify import verify_events
 from tracker.views import board_now, heading, render_board
+
+if TYPE_CHECKING:
+    # Storage (through the campaign's history) is imported by the commands that read it, so
+    # `tracker --help` and `--version` start without it (tests/test_cli_startup.py).
+    from domain.campaign import Campaign
+    from domain.dice import DiceSource
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -485,6 +487,8 @@ def log(
 
     Example: tracker log --battle 1 --kind DiceRolled
     """
+    from tracker.history import log_records
+
     t = ctx.tracker
     cid = t.campaign_id(ctx.campaign)
     records = log_records(
@@ -510,6 +514,8 @@ def explain(ctx: Context, seq: int, as_json: bool) -> None:
 
     Example: tracker explain 27
     """
+    from tracker.history import explain as explain_event
+
     t = ctx.tracker
     data = explain_event(t, t.campaign_id(ctx.campaign), seq)
     if as_json:

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 
-from domain.campaign import Campaign
 from domain.dice import DiceSource, parse_dice
 from domain.errors import InputError
 from projections.summary import rule_of, summary
-from tracker.application import Tracker
+
+if TYPE_CHECKING:
+    # Storage is imported by the first command that opens the database, so `--help` and
+    # `--version` start without it.
+    from domain.campaign import Campaign
+    from tracker.application import Tracker
 
 
 class Context:
@@ -28,6 +32,8 @@ class Context:
     @property
     def tracker(self) -> Tracker:
         if self._tracker is None:
+            from tracker.application import Tracker
+
             self._tracker = Tracker(self.db)
         return self._tracker
 

@@ -8,14 +8,16 @@ and the command that answers it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from domain.campaign import Campaign
-from domain.dice import DiceSource
 from domain.errors import InputError
 from tracker.cli_common import Context, act, dice_options, split_list, waiting_nation
+
+if TYPE_CHECKING:
+    from domain.campaign import Campaign
+    from domain.dice import DiceSource
 
 
 def _nation_option(f: Callable[..., Any]) -> Callable[..., Any]:
