@@ -156,6 +156,7 @@ nation_history = _without_rowid(
     Column("to_seq", Integer),
     PrimaryKeyConstraint("c", "from_seq", "nation"),
 )
+_INDEX_COLUMNS = tuple(c.name for c in event_index.columns)
 VIEWS = (campaigns, event_index, unit_history, ntr_history, nation_history)
 HISTORIES = {"unit": unit_history, "ntr": ntr_history, "nation": nation_history}
 _KEY_COLUMNS = {"unit": ("unit_id",), "ntr": ("nation", "zone"), "nation": ("nation",)}
@@ -484,10 +485,15 @@ class BoardProjector:
         batch.index(row)
         if kind == "ActionUndone":
             batch.mark_undone(event.undone_from, event.undone_to, seq)
+        checkpoint = seq % CHECKPOINT == 0
+        if new_rows is f.rows and not checkpoint:
+            f.agg = agg
+            f.last_hash = data.get("hash", "")
+            return
         for name in HISTORIES:
             old, new = f.rows[name], new_rows[name]
             since = f.since[name]
-            if old != new:
+            if old is not new and old != new:
                 for k in old:
                     if old[k] != new.get(k):
                         batch.close(name, k, since.pop(k), seq)
@@ -495,7 +501,7 @@ class BoardProjector:
                     if old.get(k) != new[k]:
                         batch.open(name, k, new[k], seq)
                         since[k] = seq
-            if seq % CHECKPOINT == 0:
+            if checkpoint:
                 # Re-open every row that began before this checkpoint (see the module docstring).
                 for k, began in list(since.items()):
                     if began < seq:
@@ -594,7 +600,14 @@ class _Batch:
                 self.undone,
             )
         if self.index_rows:
-            conn.execute(insert(event_index), self.index_rows)
+            # The plain driver statement: SQLAlchemy's parameter processing costs more than
+            # the insert itself on a rebuild.
+            mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+            conn.exec_driver_sql(
+                f"INSERT INTO {event_index.name} ({', '.join(_INDEX_COLUMNS)}) "
+                f"VALUES ({', '.join([mark] * len(_INDEX_COLUMNS))})",
+                [tuple(row[c] for c in _INDEX_COLUMNS) for row in self.index_rows],
+            )
         for name, table in HISTORIES.items():
             if self.closes[name]:
                 match = [table.c.c == bindparam("k"), table.c.from_seq == bindparam("f")]
