@@ -22,7 +22,6 @@ from __future__ import annotations
 import heapq
 import json
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
@@ -55,7 +54,7 @@ __all__ = ["turn_number"]
 
 NAME = "board"
 # Bumped whenever a view changes shape: older views are dropped and rebuilt from the log.
-SCHEMA = 2
+SCHEMA = 3
 BATCH = 500
 REBUILD_BATCH = 5000
 CHECKPOINT = 500
@@ -162,10 +161,6 @@ HISTORIES = {"unit": unit_history, "ntr": ntr_history, "nation": nation_history}
 _KEY_COLUMNS = {"unit": ("unit_id",), "ntr": ("nation", "zone"), "nation": ("nation",)}
 # Views of earlier schemas, dropped on upgrade.
 _RETIRED = ("tracker_phase_index", "tracker_projection_stopped")
-
-
-class LogCut(Exception):
-    """Events were deleted from the log after they were projected (or their ids reused)."""
 
 
 def checkpoint_before(seq: int) -> int:
@@ -647,6 +642,20 @@ def ensure_schema(engine: Engine) -> None:
                 if table in existing:
                     conn.exec_driver_sql(f"DROP TABLE {table}")
         metadata.create_all(conn, checkfirst=True)
+        if conn.dialect.name == "sqlite":
+            _plan_hints(conn)
+
+
+def _plan_hints(conn: Connection) -> None:
+    """Tell SQLite's planner that one campaign holds many events: without statistics it reads a
+    turn's events by scanning the campaign's whole primary key instead of the turn index."""
+    conn.exec_driver_sql("ANALYZE sqlite_schema")  # creates sqlite_stat1 if there is none
+    conn.exec_driver_sql("DELETE FROM sqlite_stat1 WHERE tbl = ?", (event_index.name,))
+    conn.exec_driver_sql(
+        "INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?), (?, ?, ?)",
+        (event_index.name, event_index.name, "1000000 1000000 1")
+        + (event_index.name, "tracker_event_index_turn", "1000000 1000000 12 1"),
+    )
 
 
 def _campaign_rows(conn: Connection, cids: Iterable[UUID]) -> dict[str, Any]:
@@ -682,16 +691,6 @@ def stopped_at(conn: Connection, cid: UUID) -> tuple[int, str] | None:
         )
     ).first()
     return None if row is None else (row.stopped_seq, row.problem)
-
-
-def stopped_campaigns(conn: Connection) -> list[tuple[str, int, str]]:
-    """Every campaign whose projections stopped: (campaign id, event, problem)."""
-    rows = conn.execute(
-        select(campaigns.c.campaign_id, campaigns.c.stopped_seq, campaigns.c.problem).where(
-            campaigns.c.stopped_seq.is_not(None)
-        )
-    )
-    return [(r.campaign_id, r.stopped_seq, r.problem) for r in rows]
 
 
 def _valid_at(table: Table, key: int, seq: int) -> Any:
@@ -815,12 +814,6 @@ class Views:
                 yield name, r
 
         yield from heapq.merge(*[tagged(name, rows) for name, rows in cursors], key=lambda item: item[1].from_seq)
-
-
-@contextmanager
-def views(engine: Engine, cid: UUID) -> Iterator[Views]:
-    with engine.connect() as conn:
-        yield Views(conn, cid)
 
 
 def board_at(conn: Connection, cid: UUID, seq: int) -> dict[str, Any]:

@@ -854,7 +854,10 @@ def _previous(report: dict[str, Any], turn: dict[str, Any]) -> dict[str, dict[st
     if k == 1:
         nations: dict[str, dict[str, Any]] = report["start"]["nations"]
         return nations
-    for entry in report["series"]:
+    series = report["series"]
+    # The whole campaign's series holds every turn in order: no search through it per turn.
+    candidates = [series[k - 2]] if 0 <= k - 2 < len(series) and series[k - 2]["turn"] == k - 1 else series
+    for entry in candidates:
         if entry["turn"] == k - 1:
             previous: dict[str, dict[str, Any]] = entry["nations"]
             return previous
