@@ -3,34 +3,43 @@
 One projector follows the log of every campaign in the database and writes, in the same
 transaction as its tracking position:
 
-- an event index (turn, phase, nation, zones, kind, battle, rule, one-line summary, undo marks);
+- an event index (turn, phase, nation, zones, kind, battle, rule, one-line summary, undo marks),
+  which also answers "the end of turn N" (its last event not undone);
 - the history of units, NTR and nations (balance, losses, technology) as rows valid from one
-  event to another, so the board after any event is one indexed query, not a replay;
-- the span of events of every phase of every national turn, to find "the end of turn N".
+  event to another, so the board after any event is one indexed query, not a replay. Every
+  CHECKPOINT events the rows still open are closed and opened again, so the rows valid after
+  an event all start at or after the checkpoint before it: the board query reads a bounded
+  range, however long the log.
 
-Every read catches up first, so nobody sees a stale board.
+Each campaign is projected on its own: an event that cannot be read, applied or written stops
+that campaign's projections (recorded with the reason, reported by every read of it) and
+never the others'. A log that was cut after it was projected (rows deleted, ids reused) is
+detected, not silently skipped. Every read catches up first, so nobody sees a stale board.
 """
 
 from __future__ import annotations
 
+import heapq
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 from uuid import UUID
 
 from sqlalchemy import (
-    Boolean,
     Column,
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
     and_,
     bindparam,
     delete,
+    func,
     insert,
     or_,
     select,
@@ -38,11 +47,17 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection, Engine
 
+from projections.positions import turn_number
 from projections.summary import rule_of, summary
 
+__all__ = ["turn_number"]
+
 NAME = "board"
+# Bumped whenever a view changes shape: older views are dropped and rebuilt from the log.
+SCHEMA = 3
 BATCH = 500
 REBUILD_BATCH = 5000
+CHECKPOINT = 500
 
 # Events that never change units, NTR or a nation's figures: no need to compare boards.
 _BOARD_UNCHANGED = frozenset(
@@ -59,6 +74,13 @@ _BOARD_UNCHANGED = frozenset(
         "BattleEnded",
     }
 )
+_BATTLE_STARTS = frozenset({"ConvoyAttackDeclared", "InterceptionStarted", "AswCombatStarted", "NavalBattleStarted"})
+
+
+def _without_rowid(*args: Any, **kwargs: Any) -> Table:
+    # On SQLite the primary key is then the table itself: no second copy of every key.
+    return Table(*args, sqlite_with_rowid=False, **kwargs)
+
 
 metadata = MetaData()
 tracking = Table(
@@ -66,95 +88,92 @@ tracking = Table(
     metadata,
     Column("name", String(32), primary_key=True),
     Column("notification_id", Integer, nullable=False),
+    Column("schema", Integer, nullable=False),
 )
-event_index = Table(
+campaigns = Table(
+    "tracker_projection_campaigns",
+    metadata,
+    Column("key", Integer, primary_key=True, autoincrement=True),
+    Column("campaign_id", String(36), nullable=False, unique=True),
+    Column("last_seq", Integer, nullable=False),
+    Column("last_hash", String(64), nullable=False),
+    Column("stopped_seq", Integer),
+    Column("problem", Text),
+)
+event_index = _without_rowid(
     "tracker_event_index",
     metadata,
-    Column("campaign_id", String(36), primary_key=True),
-    Column("seq", Integer, primary_key=True),
-    Column("notification_id", Integer, nullable=False),
+    Column("c", Integer, nullable=False),
+    Column("seq", Integer, nullable=False),
     Column("turn", Integer, nullable=False),
     Column("round", Integer, nullable=False),
     Column("nation", String(100), nullable=False),
     Column("phase", String(40), nullable=False),
-    Column("actor", String(100)),
     Column("kind", String(40), nullable=False),
     Column("rule", String(10)),
     Column("battle", Integer),
     Column("zones", Text, nullable=False),  # "|zone|zone|" for LIKE filters
     Column("nations", Text, nullable=False),  # "|nation|nation|"
     Column("summary", Text, nullable=False),
-    Column("dice", Boolean, nullable=False),
     Column("undone_by", Integer),
-    Index("tracker_event_index_turn", "campaign_id", "turn", "seq"),
+    PrimaryKeyConstraint("c", "seq"),
+    Index("tracker_event_index_turn", "c", "turn", "seq"),
 )
-unit_history = Table(
+unit_history = _without_rowid(
     "tracker_unit_history",
     metadata,
-    Column("campaign_id", String(36), nullable=False),
+    Column("c", Integer, nullable=False),
+    Column("from_seq", Integer, nullable=False),
     Column("unit_id", String(40), nullable=False),
     Column("type", String(40), nullable=False),
     Column("nation", String(100), nullable=False),
     Column("zone", String(100), nullable=False),
     Column("damage", Integer, nullable=False),
-    Column("from_seq", Integer, nullable=False),
     Column("to_seq", Integer),
-    Index("tracker_unit_history_at", "campaign_id", "from_seq"),
-    Index("tracker_unit_history_open", "campaign_id", "unit_id", "to_seq"),
+    PrimaryKeyConstraint("c", "from_seq", "unit_id"),
 )
-ntr_history = Table(
+ntr_history = _without_rowid(
     "tracker_ntr_history",
     metadata,
-    Column("campaign_id", String(36), nullable=False),
+    Column("c", Integer, nullable=False),
+    Column("from_seq", Integer, nullable=False),
     Column("nation", String(100), nullable=False),
     Column("zone", String(100), nullable=False),
     Column("count", Integer, nullable=False),
-    Column("from_seq", Integer, nullable=False),
     Column("to_seq", Integer),
-    Index("tracker_ntr_history_at", "campaign_id", "from_seq"),
+    PrimaryKeyConstraint("c", "from_seq", "nation", "zone"),
 )
-nation_history = Table(
+nation_history = _without_rowid(
     "tracker_nation_history",
     metadata,
-    Column("campaign_id", String(36), nullable=False),
+    Column("c", Integer, nullable=False),
+    Column("from_seq", Integer, nullable=False),
     Column("nation", String(100), nullable=False),
     Column("balance", Integer, nullable=False),
     Column("ntr_lost", Integer, nullable=False),
     Column("tech", Text, nullable=False),  # JSON {technology: level}
-    Column("from_seq", Integer, nullable=False),
     Column("to_seq", Integer),
-    Index("tracker_nation_history_at", "campaign_id", "from_seq"),
+    PrimaryKeyConstraint("c", "from_seq", "nation"),
 )
-phase_index = Table(
-    "tracker_phase_index",
-    metadata,
-    Column("campaign_id", String(36), primary_key=True),
-    Column("turn", Integer, primary_key=True),
-    Column("phase", String(40), primary_key=True),
-    Column("round", Integer, nullable=False),
-    Column("nation", String(100), nullable=False),
-    Column("first_seq", Integer, nullable=False),
-    Column("last_seq", Integer, nullable=False),
-)
-stopped = Table(
-    "tracker_projection_stopped",
-    metadata,
-    Column("campaign_id", String(36), primary_key=True),
-    Column("seq", Integer, nullable=False),
-    Column("problem", Text, nullable=False),
-)
-VIEWS = (event_index, unit_history, ntr_history, nation_history, phase_index, stopped)
+_INDEX_COLUMNS = tuple(c.name for c in event_index.columns)
+VIEWS = (campaigns, event_index, unit_history, ntr_history, nation_history)
 HISTORIES = {"unit": unit_history, "ntr": ntr_history, "nation": nation_history}
+_KEY_COLUMNS = {"unit": ("unit_id",), "ntr": ("nation", "zone"), "nation": ("nation",)}
+# Views of earlier schemas, dropped on upgrade.
+_RETIRED = ("tracker_phase_index", "tracker_projection_stopped")
 
 
-def turn_number(turn_order: list[str] | tuple[str, ...], round_: int, nation: str) -> int:
-    """National turns counted from 1 across the campaign (T1): round 1's first nation is turn 1."""
-    return (round_ - 1) * len(turn_order) + turn_order.index(nation) + 1
+def checkpoint_before(seq: int) -> int:
+    """The checkpoint at or before event `seq`: every history row valid after `seq` starts there or later."""
+    return seq - seq % CHECKPOINT
+
+
+_unit_values = itemgetter("type", "nation", "at", "damage")
 
 
 def _rows_of(agg: Any) -> dict[str, dict[Any, tuple[Any, ...]]]:
     """The board as comparable rows: what changed between two events is a set difference."""
-    units = {uid: (u["type"], u["nation"], u["at"], u["damage"]) for uid, u in agg.units.items()}
+    units = {uid: _unit_values(u) for uid, u in agg.units.items()}
     ntr = {(n, z): (c,) for n, zones in agg.ntr.items() for z, c in zones.items()}
     nations = {
         n: (agg.balances[n], agg.ntr_lost.get(n, 0), tuple(sorted(agg.tech[n].items()))) for n in agg.balances
@@ -162,13 +181,11 @@ def _rows_of(agg: Any) -> dict[str, dict[Any, tuple[Any, ...]]]:
     return {"unit": units, "ntr": ntr, "nation": nations}
 
 
-def _event_zones_and_nations(event: Any) -> tuple[set[str], set[str]]:
+def _event_zones_and_nations(data: dict[str, Any]) -> tuple[set[str], set[str]]:
     zones: set[str] = set()
     nations: set[str] = set()
-    data = vars(event)
-    for key in ("zone",):
-        if isinstance(data.get(key), str):
-            zones.add(data[key])
+    if isinstance(data.get("zone"), str):
+        zones.add(data["zone"])
     for key in ("path", "hostile_passed"):
         if isinstance(data.get(key), list):
             zones.update(data[key])
@@ -180,13 +197,30 @@ def _event_zones_and_nations(event: Any) -> tuple[set[str], set[str]]:
 
 @dataclass
 class _Followed:
-    """A campaign the projector is following: its state after the last projected event."""
+    """A campaign the projector is following: its state after the last projected event, and
+    where each open history row began."""
 
+    key: int
     agg: Any
     rows: dict[str, dict[Any, tuple[Any, ...]]]
+    since: dict[str, dict[Any, int]]
     turn_order: list[str]
-    phase_key: tuple[int, str] | None = None
+    last_hash: str
     battle_zone: dict[int, str] = field(default_factory=dict)
+
+
+class _Stop(Exception):
+    """This campaign cannot be projected past event `seq`."""
+
+    def __init__(self, seq: int, problem: str) -> None:
+        super().__init__(problem)
+        self.seq = seq
+        self.problem = problem
+
+
+def _describe(e: BaseException) -> str:
+    text = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    return f"{type(e).__name__}: {text}"[:500]
 
 
 class BoardProjector:
@@ -198,14 +232,16 @@ class BoardProjector:
         select_notifications: Callable[[int, int], list[Any]],
         decode: Callable[[Any], Any],
         load_version: Callable[[UUID, int], Any],
+        last_version: Callable[[UUID], int] | None = None,
     ) -> None:
         self.engine = engine
         self.select_notifications = select_notifications
         self.decode = decode
         self.load_version = load_version
+        self.last_version = last_version
         self.followed: dict[UUID, _Followed] = {}
         self.position: int | None = None
-        metadata.create_all(engine, checkfirst=True)
+        ensure_schema(engine)
 
     # ----- catching up -----
 
@@ -216,9 +252,14 @@ class BoardProjector:
         last_id: Callable[[], int] | None = None,
     ) -> int:
         """Project every notification not yet projected; returns how many were processed."""
-        if last_id is not None and self._position_now() >= last_id():
-            # Up to date: a read takes no write lock.
-            return 0
+        if last_id is not None:
+            position, end = self.position_now(), last_id()
+            if position == end:
+                # Up to date: a read takes no write lock.
+                return 0
+            if position > end:
+                self._log_was_cut(position, end)
+                return 0
         done = 0
         while True:
             with self.engine.begin() as conn:
@@ -230,10 +271,12 @@ class BoardProjector:
                 if not notifications:
                     self.position = start
                     return done
-                batch = _Batch(conn)
+                by_campaign: dict[UUID, list[Any]] = {}
                 for n in notifications:
-                    self._project(batch, n)
-                batch.flush()
+                    by_campaign.setdefault(n.originator_id, []).append(n)
+                known = _campaign_rows(conn, by_campaign)
+                for cid, items in by_campaign.items():
+                    self._project_campaign(conn, cid, items, known.get(str(cid)))
                 last = notifications[-1].id
                 conn.execute(update(tracking).where(tracking.c.name == NAME).values(notification_id=last))
             self.position = last
@@ -241,7 +284,7 @@ class BoardProjector:
             if progress is not None:
                 progress(len(notifications))
 
-    def _position_now(self) -> int:
+    def position_now(self) -> int:
         with self.engine.connect() as conn:
             value = conn.execute(select(tracking.c.notification_id).where(tracking.c.name == NAME)).scalar()
         return int(value or 0)
@@ -251,204 +294,285 @@ class BoardProjector:
         # row: two processes catching up at once take turns instead of projecting twice.
         result = conn.execute(update(tracking).where(tracking.c.name == NAME).values(name=NAME))
         if result.rowcount == 0:
-            conn.execute(insert(tracking).values(name=NAME, notification_id=0))
+            conn.execute(insert(tracking).values(name=NAME, notification_id=0, schema=SCHEMA))
         return int(
             conn.execute(select(tracking.c.notification_id).where(tracking.c.name == NAME)).scalar_one()
         )
 
+    def _log_was_cut(self, position: int, end: int) -> None:
+        """The log ends before rows already projected: stop every campaign whose projected
+        events are gone, so none of its reads shows what the log no longer holds."""
+        self.followed.clear()
+        with self.engine.begin() as conn:
+            rows = conn.execute(
+                select(campaigns.c.key, campaigns.c.campaign_id, campaigns.c.last_seq).where(
+                    campaigns.c.stopped_seq.is_(None)
+                )
+            ).all()
+            for row in rows:
+                stored = self.last_version(UUID(row.campaign_id)) if self.last_version is not None else 0
+                if stored < row.last_seq:
+                    first = stored + 1
+                    conn.execute(
+                        update(campaigns)
+                        .where(campaigns.c.key == row.key)
+                        .values(
+                            stopped_seq=first,
+                            problem=(
+                                f"events {first}-{row.last_seq} were deleted from the log after they were "
+                                f"projected (the log ends at row {end}, the projections had reached row {position})"
+                            ),
+                        )
+                    )
+
     def rebuild(self, progress: Callable[[int], None] | None = None) -> int:
         """Drop and rebuild every view from the start of the log."""
         with self.engine.begin() as conn:
-            for table in VIEWS:
+            for table in reversed(VIEWS):
                 conn.execute(delete(table))
             conn.execute(delete(tracking).where(tracking.c.name == NAME))
         self.followed.clear()
         self.position = None
         return self.catch_up(progress, batch_size=REBUILD_BATCH)
 
-    # ----- one event -----
+    # ----- one campaign's events of a page -----
 
-    def _follow(self, cid: UUID, version: int) -> _Followed:
-        f = self.followed.get(cid)
-        if f is not None and f.agg.version == version - 1:
-            return f
-        agg = None if version == 1 else self.load_version(cid, version - 1)
-        rows = _rows_of(agg) if agg is not None else {"unit": {}, "ntr": {}, "nation": {}}
-        turn_order = list(agg.scenario.turn_order) if agg is not None else []
-        f = _Followed(agg, rows, turn_order)
-        if agg is not None:
-            f.phase_key = (turn_number(turn_order, agg.round, agg.nation), agg.phase)
-            f.battle_zone = {b["id"]: b["zone"] for b in agg.battles.values()}
-        self.followed[cid] = f
-        return f
-
-    def _project(self, batch: _Batch, notification: Any) -> None:
-        cid = notification.originator_id
-        seq = notification.originator_version
-        key = str(cid)
-        if key in batch.stopped:
+    def _project_campaign(self, conn: Connection, cid: UUID, items: list[Any], known: Any) -> None:
+        if known is not None and known.stopped_seq is not None:
             return
         try:
-            event = self.decode(notification)
-            f = self._follow(cid, seq)
-            agg = event.mutate(f.agg)
-        except Exception as e:  # noqa: BLE001 - an unreadable event must not stop other campaigns
-            # A stored event that cannot be read or applied (an edited row, say) stops this
-            # campaign's projections at that event; `tracker verify` tells the rest.
-            self.followed.pop(cid, None)
-            problem = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
-            batch.stop(key, seq, problem[:500])
+            with conn.begin_nested():
+                key = self._project_events(conn, cid, items, known)
             return
-        f.agg = agg
-        if not f.turn_order:
-            f.turn_order = list(agg.scenario.turn_order)
-        turn = turn_number(f.turn_order, agg.round, agg.nation)
-        kind = type(event).__name__
-        zones, nations = _event_zones_and_nations(event)
-        battle = getattr(event, "battle", None)
-        if kind in ("ConvoyAttackDeclared", "InterceptionStarted", "AswCombatStarted", "NavalBattleStarted"):
-            f.battle_zone[event.battle] = event.zone
-        if battle is not None and battle in f.battle_zone:
-            zones.add(f.battle_zone[battle])
-        unit = getattr(event, "unit", None)
-        if isinstance(unit, str):
-            u = agg.units.get(unit) or f.rows["unit"].get(unit)
-            if isinstance(u, dict):
-                nations.add(u["nation"])
-            elif isinstance(u, tuple):
-                nations.add(u[1])
-        actor = next(
-            (
-                getattr(event, k)
-                for k in ("nation", "roller", "attacker")
-                if isinstance(getattr(event, k, None), str)
-            ),
-            None,
+        except _Stop as stop:
+            self.followed.pop(cid, None)
+            first_bad: tuple[int, str] | None = (stop.seq, stop.problem)
+        except Exception:  # noqa: BLE001 - a failed write: find the event, one at a time
+            self.followed.pop(cid, None)
+            first_bad = None
+        if first_bad is None or first_bad[0] > items[0].originator_version:
+            # Project what can be projected before the event that failed, one event per savepoint.
+            for n in items:
+                try:
+                    with conn.begin_nested():
+                        self._project_events(conn, cid, [n], _campaign_rows(conn, {cid: []}).get(str(cid)))
+                except _Stop as stop:
+                    first_bad = (stop.seq, stop.problem)
+                    break
+                except Exception as e:  # noqa: BLE001 - the view rows of this event cannot be written
+                    first_bad = (n.originator_version, f"its view rows cannot be written ({_describe(e)})")
+                    break
+            self.followed.pop(cid, None)
+        assert first_bad is not None
+        key = _ensure_campaign(conn, cid)
+        conn.execute(
+            update(campaigns).where(campaigns.c.key == key).values(stopped_seq=first_bad[0], problem=first_bad[1])
         )
-        batch.index(
-            {
-                "campaign_id": key,
+
+    def _project_events(self, conn: Connection, cid: UUID, items: list[Any], known: Any) -> int:
+        first = items[0].originator_version
+        f = self.followed.get(cid)
+        if f is None or f.agg is None or f.agg.version != first - 1:
+            f = self._follow(conn, cid, first, known)
+        batch = _Batch(f.key)
+        for n in items:
+            self._project(batch, f, n)
+        batch.flush(conn)
+        conn.execute(
+            update(campaigns).where(campaigns.c.key == f.key).values(last_seq=f.agg.version, last_hash=f.last_hash)
+        )
+        self.followed[cid] = f
+        return f.key
+
+    def _follow(self, conn: Connection, cid: UUID, version: int, known: Any) -> _Followed:
+        """Start following a campaign at event `version`, from the store and the views."""
+        projected = 0 if known is None else known.last_seq
+        if projected != version - 1:
+            if projected >= version:
+                raise _Stop(
+                    version,
+                    f"event {version} was recorded again after events up to {projected} were projected: "
+                    "the log was cut and rewritten",
+                )
+            raise _Stop(version, f"events {projected + 1}-{version - 1} are missing from the log")
+        key = known.key if known is not None else _ensure_campaign(conn, cid)
+        if version == 1:
+            return _Followed(key, None, {"unit": {}, "ntr": {}, "nation": {}}, {n: {} for n in HISTORIES}, [], "")
+        try:
+            agg = self.load_version(cid, version - 1)
+        except Exception as e:  # noqa: BLE001 - the stored log cannot rebuild the state before this event
+            raise _Stop(version, f"the state before this event cannot be loaded ({_describe(e)})") from None
+        if known is not None and known.last_hash and agg.last_hash != known.last_hash:
+            raise _Stop(
+                version,
+                f"event {version - 1} in the log is not the one projected (its hash differs): "
+                "the log was cut and rewritten, or edited",
+            )
+        since: dict[str, dict[Any, int]] = {}
+        floor = checkpoint_before(version - 1)
+        for name, table in HISTORIES.items():
+            cols = [table.c[c] for c in _KEY_COLUMNS[name]]
+            rows = conn.execute(
+                select(*cols, table.c.from_seq).where(
+                    table.c.c == key, table.c.from_seq >= floor, table.c.to_seq.is_(None)
+                )
+            )
+            since[name] = {(r[0] if len(cols) == 1 else tuple(r[: len(cols)])): r[-1] for r in rows}
+        rows_now = _rows_of(agg)
+        for name in HISTORIES:
+            if set(rows_now[name]) != set(since[name]):
+                raise _Stop(
+                    version, "the views do not match the log before this event: run `tracker projections rebuild`"
+                )
+        f = _Followed(key, agg, rows_now, since, list(agg.scenario.turn_order), agg.last_hash)
+        f.battle_zone = {b["id"]: b["zone"] for b in agg.battles.values()}
+        return f
+
+    def _project(self, batch: _Batch, f: _Followed, notification: Any) -> None:
+        seq = notification.originator_version
+        try:
+            event = self.decode(notification)
+            data = vars(event)
+            if data.get("prev_hash") != f.last_hash and seq > 1:
+                raise _Stop(
+                    seq,
+                    f"event {seq} does not follow the projected event {seq - 1} (its previous hash differs): "
+                    "the log was cut and rewritten, or edited",
+                )
+            agg = event.mutate(f.agg)
+            if not f.turn_order:
+                f.turn_order = list(agg.scenario.turn_order)
+            turn = turn_number(f.turn_order, agg.round, agg.nation)
+            kind = type(event).__name__
+            zones, nations = _event_zones_and_nations(data)
+            battle = data.get("battle")
+            if kind in _BATTLE_STARTS:
+                f.battle_zone[event.battle] = event.zone
+            if battle is not None and battle in f.battle_zone:
+                zones.add(f.battle_zone[battle])
+            unit = data.get("unit")
+            if isinstance(unit, str):
+                u = agg.units.get(unit)
+                if u is not None:
+                    nations.add(u["nation"])
+                elif unit in f.rows["unit"]:
+                    nations.add(f.rows["unit"][unit][1])
+            row = {
+                "c": f.key,
                 "seq": seq,
-                "notification_id": notification.id,
                 "turn": turn,
                 "round": agg.round,
                 "nation": agg.nation,
                 "phase": agg.phase,
-                "actor": actor,
                 "kind": kind,
                 "rule": rule_of(event) or None,
                 "battle": battle,
                 "zones": "|" + "|".join(sorted(zones)) + "|" if zones else "",
                 "nations": "|" + "|".join(sorted(nations)) + "|" if nations else "",
                 "summary": summary(event),
-                "dice": kind == "DiceRolled",
                 "undone_by": None,
             }
-        )
+            new_rows = f.rows if kind in _BOARD_UNCHANGED else _rows_of(agg)
+        except _Stop:
+            raise
+        except Exception as e:  # noqa: BLE001 - an unreadable or inapplicable event stops this campaign only
+            raise _Stop(seq, _describe(e)) from None
+        batch.index(row)
         if kind == "ActionUndone":
-            batch.mark_undone(key, event.undone_from, event.undone_to, seq)
-            # Phases entered by the undone events were never played, as far as turn lookups go.
-            batch.drop_phases(key, event.undone_from)
-        new_rows = f.rows if kind in _BOARD_UNCHANGED else _rows_of(agg)
+            batch.mark_undone(event.undone_from, event.undone_to, seq)
+        checkpoint = seq % CHECKPOINT == 0
+        if new_rows is f.rows and not checkpoint:
+            f.agg = agg
+            f.last_hash = data.get("hash", "")
+            return
         for name in HISTORIES:
             old, new = f.rows[name], new_rows[name]
-            if old == new:
-                continue
-            for k in old:
-                if old[k] != new.get(k):
-                    batch.close(name, key, k, seq)
-            for k in new:
-                if old.get(k) != new[k]:
-                    batch.open(name, key, k, _history_row(name, key, k, new[k], seq))
+            since = f.since[name]
+            if old is not new and old != new:
+                for k in old:
+                    if old[k] != new.get(k):
+                        batch.close(name, k, since.pop(k), seq)
+                for k in new:
+                    if old.get(k) != new[k]:
+                        batch.open(name, k, new[k], seq)
+                        since[k] = seq
+            if checkpoint:
+                # Re-open every row that began before this checkpoint (see the module docstring).
+                for k, began in list(since.items()):
+                    if began < seq:
+                        batch.close(name, k, began, seq)
+                        batch.open(name, k, new[k], seq)
+                        since[k] = seq
         f.rows = new_rows
-        phase_key = (turn, agg.phase)
-        if phase_key != f.phase_key:
-            # A phase entered again after an undo starts a fresh span.
-            f.phase_key = phase_key
-            batch.phase(key, turn, agg.phase, agg.round, agg.nation, seq, new_span=True)
-        else:
-            batch.phase(key, turn, agg.phase, agg.round, agg.nation, seq, new_span=False)
+        f.agg = agg
+        f.last_hash = data.get("hash", "")
 
 
-def _history_row(name: str, key: str, k: Any, value: tuple[Any, ...], seq: int) -> dict[str, Any]:
+def _history_row(name: str, key: int, k: Any, value: tuple[Any, ...], seq: int) -> dict[str, Any]:
     if name == "unit":
         t, nation, zone, damage = value
         return {
-            "campaign_id": key,
+            "c": key,
+            "from_seq": seq,
             "unit_id": k,
             "type": t,
             "nation": nation,
             "zone": zone,
             "damage": damage,
-            "from_seq": seq,
             "to_seq": None,
         }
     if name == "ntr":
-        return {
-            "campaign_id": key,
-            "nation": k[0],
-            "zone": k[1],
-            "count": value[0],
-            "from_seq": seq,
-            "to_seq": None,
-        }
+        return {"c": key, "from_seq": seq, "nation": k[0], "zone": k[1], "count": value[0], "to_seq": None}
     balance, lost, tech = value
     return {
-        "campaign_id": key,
+        "c": key,
+        "from_seq": seq,
         "nation": k,
         "balance": balance,
         "ntr_lost": lost,
         "tech": json.dumps(dict(tech), sort_keys=True),
-        "from_seq": seq,
         "to_seq": None,
     }
 
 
 class _Batch:
-    """The writes of one page of notifications, made with a few executemany statements.
+    """The writes of one campaign's events in one page, made with a few executemany statements.
 
     Rows opened and closed within the page are settled in memory; only rows opened by an
-    earlier page are closed with UPDATE, before this page's rows are inserted.
+    earlier page are closed with UPDATE (by primary key), before this page's rows are inserted.
     """
 
-    def __init__(self, conn: Connection) -> None:
-        self.conn = conn
-        self.stopped = {row[0] for row in conn.execute(select(stopped.c.campaign_id))}
+    def __init__(self, key: int) -> None:
+        self.key = key
         self.index_rows: list[dict[str, Any]] = []
-        self.index_by_seq: dict[tuple[str, int], dict[str, Any]] = {}
+        self.index_by_seq: dict[int, dict[str, Any]] = {}
         self.undone: list[dict[str, Any]] = []
         self.new_rows: dict[str, list[dict[str, Any]]] = {name: [] for name in HISTORIES}
-        self.open_here: dict[tuple[str, str, Any], dict[str, Any]] = {}
+        self.open_here: dict[tuple[str, Any, int], dict[str, Any]] = {}
         self.closes: dict[str, list[dict[str, Any]]] = {name: [] for name in HISTORIES}
-        self.phases: dict[tuple[str, int, str], dict[str, Any]] = {}
-        self.phase_drops: list[dict[str, Any]] = []
-        self.stops: list[dict[str, Any]] = []
-
-    def stop(self, key: str, seq: int, problem: str) -> None:
-        self.stopped.add(key)
-        self.stops.append({"campaign_id": key, "seq": seq, "problem": problem})
 
     def index(self, row: dict[str, Any]) -> None:
         self.index_rows.append(row)
-        self.index_by_seq[(row["campaign_id"], row["seq"])] = row
+        self.index_by_seq[row["seq"]] = row
 
-    def mark_undone(self, key: str, first: int, last: int, by: int) -> None:
+    def mark_undone(self, first: int, last: int, by: int) -> None:
         for seq in range(first, last + 1):
-            row = self.index_by_seq.get((key, seq))
+            row = self.index_by_seq.get(seq)
             if row is not None and row["undone_by"] is None:
                 row["undone_by"] = by
-        self.undone.append({"k": key, "first": first, "last": last, "by": by})
+        self.undone.append({"k": self.key, "first": first, "last": last, "by": by})
 
-    def open(self, name: str, key: str, k: Any, row: dict[str, Any]) -> None:
+    def open(self, name: str, k: Any, value: tuple[Any, ...], seq: int) -> None:
+        row = _history_row(name, self.key, k, value, seq)
         self.new_rows[name].append(row)
-        self.open_here[(name, key, k)] = row
+        self.open_here[(name, k, seq)] = row
 
-    def close(self, name: str, key: str, k: Any, seq: int) -> None:
-        row = self.open_here.pop((name, key, k), None)
+    def close(self, name: str, k: Any, began: int, seq: int) -> None:
+        row = self.open_here.pop((name, k, began), None)
         if row is not None:
             row["to_seq"] = seq
             return
-        params: dict[str, Any] = {"k": key, "to": seq}
+        params: dict[str, Any] = {"k": self.key, "f": began, "to": seq}
         if name == "unit":
             params["b_unit"] = k
         elif name == "ntr":
@@ -457,37 +581,12 @@ class _Batch:
             params["b_nation"] = k
         self.closes[name].append(params)
 
-    def drop_phases(self, key: str, first: int) -> None:
-        for span_key, span in list(self.phases.items()):
-            if span_key[0] == key and (span["first_seq"] is None or span["first_seq"] >= first):
-                del self.phases[span_key]
-        self.phase_drops.append({"k": key, "first": first})
-
-    def phase(
-        self, key: str, turn: int, phase: str, round_: int, nation: str, seq: int, new_span: bool
-    ) -> None:
-        span = self.phases.get((key, turn, phase))
-        if new_span or span is None:
-            first = seq if new_span else None
-            self.phases[(key, turn, phase)] = {
-                "campaign_id": key,
-                "turn": turn,
-                "phase": phase,
-                "round": round_,
-                "nation": nation,
-                "first_seq": first,
-                "last_seq": seq,
-            }
-        else:
-            span["last_seq"] = seq
-
-    def flush(self) -> None:
-        conn = self.conn
+    def flush(self, conn: Connection) -> None:
         if self.undone:
             conn.execute(
                 update(event_index)
                 .where(
-                    event_index.c.campaign_id == bindparam("k"),
+                    event_index.c.c == bindparam("k"),
                     event_index.c.seq >= bindparam("first"),
                     event_index.c.seq <= bindparam("last"),
                     event_index.c.undone_by.is_(None),
@@ -496,10 +595,17 @@ class _Batch:
                 self.undone,
             )
         if self.index_rows:
-            conn.execute(insert(event_index), self.index_rows)
+            # The plain driver statement: SQLAlchemy's parameter processing costs more than
+            # the insert itself on a rebuild.
+            mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+            conn.exec_driver_sql(
+                f"INSERT INTO {event_index.name} ({', '.join(_INDEX_COLUMNS)}) "
+                f"VALUES ({', '.join([mark] * len(_INDEX_COLUMNS))})",
+                [tuple(row[c] for c in _INDEX_COLUMNS) for row in self.index_rows],
+            )
         for name, table in HISTORIES.items():
             if self.closes[name]:
-                match = [table.c.campaign_id == bindparam("k"), table.c.to_seq.is_(None)]
+                match = [table.c.c == bindparam("k"), table.c.from_seq == bindparam("f")]
                 if name == "unit":
                     match.append(table.c.unit_id == bindparam("b_unit"))
                 else:
@@ -509,145 +615,239 @@ class _Batch:
                 conn.execute(update(table).where(*match).values(to_seq=bindparam("to")), self.closes[name])
             if self.new_rows[name]:
                 conn.execute(insert(table), self.new_rows[name])
-        self._flush_phases()
-        if self.stops:
-            conn.execute(insert(stopped), self.stops)
 
-    def _flush_phases(self) -> None:
-        conn = self.conn
-        if self.phase_drops:
-            conn.execute(
-                delete(phase_index).where(
-                    phase_index.c.campaign_id == bindparam("k"), phase_index.c.first_seq >= bindparam("first")
-                ),
-                self.phase_drops,
-            )
-        if not self.phases:
+
+# ----- the schema -----
+
+
+def ensure_schema(engine: Engine) -> None:
+    """Create the views, or drop and recreate views of an earlier schema (they are rebuilt
+    from the log on the next read)."""
+    try:
+        with engine.connect() as conn:
+            found = conn.execute(select(tracking.c.schema).where(tracking.c.name == NAME)).scalar()
+        if found == SCHEMA:
             return
-        keep_first = [span for span in self.phases.values() if span["first_seq"] is None]
-        if keep_first:
-            # Spans that began in an earlier page keep their first event.
-            existing = {
-                (r.campaign_id, r.turn, r.phase): r.first_seq
-                for r in conn.execute(
-                    select(
-                        phase_index.c.campaign_id,
-                        phase_index.c.turn,
-                        phase_index.c.phase,
-                        phase_index.c.first_seq,
-                    )
-                    .where(phase_index.c.campaign_id.in_({s["campaign_id"] for s in keep_first}))
-                    .where(phase_index.c.turn.in_({s["turn"] for s in keep_first}))
-                )
-            }
-            for span in keep_first:
-                span["first_seq"] = existing.get(
-                    (span["campaign_id"], span["turn"], span["phase"]), span["last_seq"]
-                )
-        conn.execute(
-            delete(phase_index).where(
-                phase_index.c.campaign_id == bindparam("k"),
-                phase_index.c.turn == bindparam("t"),
-                phase_index.c.phase == bindparam("p"),
-            ),
-            [{"k": s["campaign_id"], "t": s["turn"], "p": s["phase"]} for s in self.phases.values()],
+    except Exception:  # noqa: BLE001 - no tracking table yet, or one of an earlier shape
+        found = None
+    from sqlalchemy import inspect
+
+    with engine.begin() as conn:
+        existing = set(inspect(conn).get_table_names())
+        stale = found is not None or (
+            tracking.name in existing and "schema" not in {c["name"] for c in inspect(conn).get_columns(tracking.name)}
         )
-        conn.execute(insert(phase_index), list(self.phases.values()))
+        if stale:
+            for table in [*_RETIRED, *(t.name for t in reversed(metadata.sorted_tables))]:
+                if table in existing:
+                    conn.exec_driver_sql(f"DROP TABLE {table}")
+        metadata.create_all(conn, checkfirst=True)
+        if conn.dialect.name == "sqlite":
+            _plan_hints(conn)
+        # The tracking row says which schema the views have, so the next process that opens
+        # the database reads it and returns above without writing (and without waiting for a
+        # writer's lock).
+        if conn.execute(select(tracking.c.name).where(tracking.c.name == NAME)).first() is None:
+            conn.execute(insert(tracking).values(name=NAME, notification_id=0, schema=SCHEMA))
 
 
-def _valid_at(table: Table, key: str, seq: int) -> Any:
-    return and_(
-        table.c.campaign_id == key,
-        table.c.from_seq <= seq,
-        or_(table.c.to_seq.is_(None), table.c.to_seq > seq),
+def _plan_hints(conn: Connection) -> None:
+    """Tell SQLite's planner that one campaign holds many events: without statistics it reads a
+    turn's events by scanning the campaign's whole primary key instead of the turn index."""
+    conn.exec_driver_sql("ANALYZE sqlite_schema")  # creates sqlite_stat1 if there is none
+    conn.exec_driver_sql("DELETE FROM sqlite_stat1 WHERE tbl = ?", (event_index.name,))
+    conn.exec_driver_sql(
+        "INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?), (?, ?, ?)",
+        (event_index.name, event_index.name, "1000000 1000000 1")
+        + (event_index.name, "tracker_event_index_turn", "1000000 1000000 12 1"),
     )
+
+
+def _campaign_rows(conn: Connection, cids: Iterable[UUID]) -> dict[str, Any]:
+    keys = [str(c) for c in cids]
+    if not keys:
+        return {}
+    rows = conn.execute(select(campaigns).where(campaigns.c.campaign_id.in_(keys)))
+    return {r.campaign_id: r for r in rows}
+
+
+def _ensure_campaign(conn: Connection, cid: UUID) -> int:
+    key = conn.execute(select(campaigns.c.key).where(campaigns.c.campaign_id == str(cid))).scalar()
+    if key is None:
+        key = conn.execute(
+            insert(campaigns).values(campaign_id=str(cid), last_seq=0, last_hash="").returning(campaigns.c.key)
+        ).scalar_one()
+    return int(key)
+
+
+# ----- reading -----
+
+
+def campaign_key(conn: Connection, cid: UUID) -> int | None:
+    value = conn.execute(select(campaigns.c.key).where(campaigns.c.campaign_id == str(cid))).scalar()
+    return None if value is None else int(value)
 
 
 def stopped_at(conn: Connection, cid: UUID) -> tuple[int, str] | None:
     """Where and why this campaign's projections stopped, if they did."""
     row = conn.execute(
-        select(stopped.c.seq, stopped.c.problem).where(stopped.c.campaign_id == str(cid))
+        select(campaigns.c.stopped_seq, campaigns.c.problem).where(
+            campaigns.c.campaign_id == str(cid), campaigns.c.stopped_seq.is_not(None)
+        )
     ).first()
-    return None if row is None else (row.seq, row.problem)
+    return None if row is None else (row.stopped_seq, row.problem)
+
+
+def _valid_at(table: Table, key: int, seq: int) -> Any:
+    return and_(
+        table.c.c == key,
+        table.c.from_seq >= checkpoint_before(seq),
+        table.c.from_seq <= seq,
+        or_(table.c.to_seq.is_(None), table.c.to_seq > seq),
+    )
+
+
+class Views:
+    """Reads of one campaign's views on one connection (the caller caught up first)."""
+
+    def __init__(self, conn: Connection, cid: UUID) -> None:
+        self.conn = conn
+        self.cid = cid
+        key = campaign_key(conn, cid)
+        self.key = -1 if key is None else key
+
+    def position(self, seq: int) -> Any:
+        return self.conn.execute(
+            select(event_index.c.turn, event_index.c.round, event_index.c.nation, event_index.c.phase).where(
+                event_index.c.c == self.key, event_index.c.seq == seq
+            )
+        ).one_or_none()
+
+    def board_at(self, seq: int) -> dict[str, Any]:
+        """The board after event `seq` (LookupError when there is no such event)."""
+        conn, key = self.conn, self.key
+        position = self.position(seq)
+        if position is None:
+            raise LookupError(seq)
+        units = conn.execute(
+            select(
+                unit_history.c.unit_id,
+                unit_history.c.type,
+                unit_history.c.nation,
+                unit_history.c.zone,
+                unit_history.c.damage,
+            ).where(_valid_at(unit_history, key, seq))
+        ).all()
+        ntr_rows = conn.execute(
+            select(ntr_history.c.nation, ntr_history.c.zone, ntr_history.c.count).where(
+                _valid_at(ntr_history, key, seq)
+            )
+        ).all()
+        nation_rows = sorted(
+            conn.execute(
+                select(
+                    nation_history.c.nation,
+                    nation_history.c.balance,
+                    nation_history.c.ntr_lost,
+                    nation_history.c.tech,
+                ).where(_valid_at(nation_history, key, seq))
+            ).all()
+        )
+        ntr: dict[str, dict[str, int]] = {}
+        for nation, zone, count in ntr_rows:
+            if count:
+                ntr.setdefault(nation, {})[zone] = count
+        return {
+            "seq": seq,
+            "turn": position.turn,
+            "round": position.round,
+            "nation": position.nation,
+            "phase": position.phase,
+            "units": [
+                {"id": u.unit_id, "type": u.type, "nation": u.nation, "at": u.zone, "damage": u.damage}
+                for u in sorted(units)
+            ],
+            "ntr": {n: dict(sorted(z.items())) for n, z in sorted(ntr.items())},
+            "balances": {r.nation: r.balance for r in nation_rows},
+            "ntr_lost": {r.nation: r.ntr_lost for r in nation_rows},
+            "tech": {r.nation: json.loads(r.tech) for r in nation_rows},
+        }
+
+    def seq_at_end_of(self, turn: int, phase: str | None = None) -> int | None:
+        """The last event of a national turn, or of one of its phases, that was not undone:
+        phases entered only by undone events were never played, as far as turn lookups go."""
+        query = select(func.max(event_index.c.seq)).where(
+            event_index.c.c == self.key, event_index.c.turn == turn, event_index.c.undone_by.is_(None)
+        )
+        if phase is not None:
+            query = query.where(event_index.c.phase == phase)
+        value = self.conn.execute(query).scalar()
+        return None if value is None else int(value)
+
+    def turn_ends(self, upto: int, only: list[int] | None = None) -> dict[int, tuple[int, int, str, str]]:
+        """The last event not undone of every played national turn up to `upto` (or of the
+        turns in `only`), by turn: (seq, round, nation, phase)."""
+        ends = select(event_index.c.turn, func.max(event_index.c.seq).label("last")).where(
+            event_index.c.c == self.key, event_index.c.undone_by.is_(None), event_index.c.turn <= upto
+        )
+        if only is not None:
+            ends = ends.where(event_index.c.turn.in_(only))
+        sub = ends.group_by(event_index.c.turn).subquery()
+        e = event_index.c
+        query = select(e.turn, e.seq, e.round, e.nation, e.phase).join(
+            sub, and_(e.c == self.key, e.seq == sub.c.last)
+        )
+        return {int(r.turn): (int(r.seq), int(r.round), r.nation, r.phase) for r in self.conn.execute(query)}
+
+    def index_rows(self, filters: Iterable[Any] = (), tail: int | None = None) -> list[Any]:
+        """Index rows matching `filters`, oldest first; with `tail`, only the last that many,
+        read from the end rather than the whole log."""
+        query = select(event_index).where(event_index.c.c == self.key, *filters)
+        if tail is None:
+            return list(self.conn.execute(query.order_by(event_index.c.seq)))
+        return list(self.conn.execute(query.order_by(event_index.c.seq.desc()).limit(tail)))[::-1]
+
+    def history(self, upto: int) -> Iterator[tuple[str, Any]]:
+        """Every history row that began at or before event `upto`, ordered by its first event,
+        tagged with its kind ('unit', 'ntr', 'nation'): one pass builds a whole series."""
+        cursors = []
+        for name, table in HISTORIES.items():
+            query = (
+                select(table)
+                .where(table.c.c == self.key, table.c.from_seq <= upto)
+                .order_by(table.c.from_seq)
+            )
+            cursors.append((name, list(self.conn.execute(query))))
+        def tagged(name: str, rows: list[Any]) -> Iterator[tuple[str, Any]]:
+            for r in rows:
+                yield name, r
+
+        yield from heapq.merge(*[tagged(name, rows) for name, rows in cursors], key=lambda item: item[1].from_seq)
 
 
 def board_at(conn: Connection, cid: UUID, seq: int) -> dict[str, Any]:
     """The board after event `seq`, from the views alone."""
-    key = str(cid)
-    position = conn.execute(
-        select(event_index.c.turn, event_index.c.round, event_index.c.nation, event_index.c.phase).where(
-            event_index.c.campaign_id == key, event_index.c.seq == seq
-        )
-    ).one_or_none()
-    if position is None:
-        raise LookupError(seq)
-    units = conn.execute(
-        select(
-            unit_history.c.unit_id,
-            unit_history.c.type,
-            unit_history.c.nation,
-            unit_history.c.zone,
-            unit_history.c.damage,
-        )
-        .where(_valid_at(unit_history, key, seq))
-        .order_by(unit_history.c.unit_id)
-    ).all()
-    ntr_rows = conn.execute(
-        select(ntr_history.c.nation, ntr_history.c.zone, ntr_history.c.count).where(
-            _valid_at(ntr_history, key, seq)
-        )
-    ).all()
-    nation_rows = conn.execute(
-        select(
-            nation_history.c.nation,
-            nation_history.c.balance,
-            nation_history.c.ntr_lost,
-            nation_history.c.tech,
-        ).where(_valid_at(nation_history, key, seq))
-    ).all()
-    ntr: dict[str, dict[str, int]] = {}
-    for nation, zone, count in ntr_rows:
-        if count:
-            ntr.setdefault(nation, {})[zone] = count
-    return {
-        "seq": seq,
-        "turn": position.turn,
-        "round": position.round,
-        "nation": position.nation,
-        "phase": position.phase,
-        "units": [
-            {"id": u.unit_id, "type": u.type, "nation": u.nation, "at": u.zone, "damage": u.damage}
-            for u in units
-        ],
-        "ntr": {n: dict(sorted(z.items())) for n, z in sorted(ntr.items())},
-        "balances": {r.nation: r.balance for r in sorted(nation_rows)},
-        "ntr_lost": {r.nation: r.ntr_lost for r in sorted(nation_rows)},
-        "tech": {r.nation: json.loads(r.tech) for r in sorted(nation_rows)},
-    }
+    return Views(conn, cid).board_at(seq)
 
 
 def seq_at_end_of(conn: Connection, cid: UUID, turn: int, phase: str | None) -> int | None:
     """The last event of a national turn, or of one of its phases."""
-    query = select(phase_index.c.last_seq).where(
-        phase_index.c.campaign_id == str(cid), phase_index.c.turn == turn
-    )
-    if phase is not None:
-        query = query.where(phase_index.c.phase == phase)
-    seqs = [row[0] for row in conn.execute(query)]
-    return max(seqs) if seqs else None
+    return Views(conn, cid).seq_at_end_of(turn, phase)
 
 
 def index_rows(conn: Connection, cid: UUID, filters: Iterable[Any] = ()) -> list[Any]:
-    query = (
-        select(event_index).where(event_index.c.campaign_id == str(cid), *filters).order_by(event_index.c.seq)
-    )
-    return list(conn.execute(query))
+    return Views(conn, cid).index_rows(filters)
 
 
 def dump(conn: Connection) -> dict[str, list[tuple[Any, ...]]]:
-    """Every view row, sorted, for comparing a rebuild with the incremental result."""
+    """Every view row, sorted, with its campaign's id in place of the campaign's key, for
+    comparing a rebuild with the incremental result (keys follow the order of first projection)."""
+    ids = {r.key: r.campaign_id for r in conn.execute(select(campaigns.c.key, campaigns.c.campaign_id))}
     out = {}
     for table in VIEWS:
-        rows = [tuple(r) for r in conn.execute(select(table))]
+        if table is campaigns:
+            rows = [tuple(r)[1:] for r in conn.execute(select(table))]
+        else:
+            rows = [(ids.get(r[0], r[0]), *tuple(r)[1:]) for r in conn.execute(select(table))]
         out[table.name] = sorted(rows, key=repr)
     return out

@@ -12,20 +12,19 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar, cast
 from uuid import UUID
 
 import sqlalchemy.exc
-from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.application import AggregateNotFoundError, Application, Repository
 from eventsourcing.persistence import (
-    Notification,
     OperationalError,
     PersistenceError,
     RecordConflictError,
     StoredEvent,
 )
-from sqlalchemy import select
 
 from domain.campaign import Campaign, one_action
 from domain.chain import GENESIS, event_content, event_hash
@@ -34,10 +33,27 @@ from domain.errors import InputError, RuleViolation, TrackerError
 from domain.rules.record import REDO, UNDO, UndoPlan
 from domain.ruleset import load_ruleset, ruleset_from_dict
 from domain.scenario import read_scenario, scenario_from_dict
-from projections.board import BoardProjector, board_at, seq_at_end_of, stopped_at
+from projections.board import BoardProjector, Views, ensure_schema, event_index, stopped_at
+from tracker.recorder import CampaignSnapshot, LogDamaged, StaleCopy, TrackerRecorder
 from tracker.store import Registry, check_campaign_name, database_url, read_only_copy
 
 T = TypeVar("T")
+
+
+def board_in(v: Views, turn: int | None = None, phase: str | None = None, at: int | None = None) -> dict[str, Any]:
+    """The board at the end of a national turn (or one of its phases), or after an event."""
+    if turn is not None:
+        seq = v.seq_at_end_of(turn, phase)
+        if seq is None:
+            what = f"phase {phase} of turn {turn}" if phase else f"turn {turn}"
+            raise InputError(f"{what} has not been played in this campaign")
+    else:
+        assert at is not None
+        seq = at
+    try:
+        return v.board_at(seq)
+    except LookupError:
+        raise InputError(f"no event {seq} in this campaign") from None
 
 SNAPSHOT_INTERVAL = 200
 MAX_ATTEMPTS = 30
@@ -72,11 +88,49 @@ class UndoCancelled(TrackerError):
     """The user said no when asked to confirm an undo; nothing was recorded."""
 
 
+class CampaignRepository(Repository[UUID]):
+    """Loads campaigns from their latest snapshot, putting back the scenario and ruleset a
+    snapshot leaves out (see `tracker.recorder.CampaignSnapshot`) from the first event."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Recorded once per campaign and never changed: one read per campaign and process.
+        self.created: dict[UUID, Any] = {}
+
+    def _reconstruct_aggregate(self, aggregate_id: UUID, version: int | None, projector_func: Any) -> Any:
+        gt = None
+        snapshots: list[Any] = []
+        if self.snapshot_store is not None:
+            snapshots = list(self.snapshot_store.get(originator_id=aggregate_id, desc=True, limit=1, lte=version))
+        if snapshots:
+            gt = snapshots[0].originator_version
+            if isinstance(snapshots[0], CampaignSnapshot) and snapshots[0].needs_created_event:
+                snapshots[0] = snapshots[0].with_created(self.created_event(aggregate_id))
+        events = self.event_store.get(originator_id=aggregate_id, gt=gt, lte=version)
+        aggregate = projector_func(None, [*snapshots, *events])
+        if aggregate is None:
+            raise AggregateNotFoundError(f"Aggregate {aggregate_id!r} version {version!r} not found.")
+        return aggregate
+
+    def created_event(self, aggregate_id: UUID) -> Any:
+        if aggregate_id not in self.created:
+            found = list(self.event_store.get(originator_id=aggregate_id, lte=1))
+            if not found:
+                raise AggregateNotFoundError(f"Aggregate {aggregate_id!r} has no first event.")
+            self.created[aggregate_id] = found[0]
+        return self.created[aggregate_id]
+
+
 class TrackerApplication(Application[UUID]):
     """The eventsourcing application holding every campaign in one database."""
 
     name = "Tracker"
     snapshotting_intervals = {Campaign: SNAPSHOT_INTERVAL}
+    snapshot_class = CampaignSnapshot
+
+    def construct_repository(self) -> Repository[UUID]:
+        return CampaignRepository(event_store=self.events, snapshot_store=self.snapshots)
+
     # Set when the database is read from a private copy: nothing may be recorded there.
     refuse_saves: str | None = None
 
@@ -136,7 +190,7 @@ class Tracker:
         self._scratch = read_only_copy(self.url)
         self.read_only = self._scratch is not None
         env = {
-            "PERSISTENCE_MODULE": "eventsourcing_sqlalchemy",
+            "PERSISTENCE_MODULE": "tracker.recorder:TrackerFactory",
             "SQLALCHEMY_URL": self._opened_url(),
             "CREATE_TABLE": "y",
         }
@@ -147,10 +201,14 @@ class Tracker:
             engine = self.app.factory.datastore.engine  # type: ignore[attr-defined]
             self.engine = engine
             self.registry = Registry(engine)
+            # The write checks read the projections' position, so their tables must exist.
+            ensure_schema(engine)
+            self.recorder.check_projection_position = True
             self._projector: BoardProjector | None = None
             # Campaigns as this process last saved them, and dice seeds, keyed by campaign:
-            # a long session (the demo, a benchmark, a play shell) then pays one query per
-            # action to catch up, not a load from the latest snapshot.
+            # a long session (the demo, a benchmark, a play shell) then runs each action on
+            # the copy it kept; another writer's events in between make the save conflict
+            # (unique version), and the action runs again on the stored log.
             self._working: dict[UUID, Campaign] = {}
             self._seeds: dict[tuple[UUID, int], str] = {}
         except (PersistenceError, sqlalchemy.exc.SQLAlchemyError) as e:
@@ -258,15 +316,19 @@ class Tracker:
         assert cid is not None
         return UUID(cid)
 
+    @property
+    def recorder(self) -> TrackerRecorder:
+        recorder = self.app.recorder
+        assert isinstance(recorder, TrackerRecorder)
+        return recorder
+
     def _working_copy(self, cid: UUID) -> Campaign:
-        """The campaign as last saved by this process, brought up to date with what other
-        writers recorded since (one indexed query), or loaded from its latest snapshot."""
+        """The campaign as last saved by this process, or loaded from its latest snapshot.
+
+        No query checks the kept copy: if another writer recorded meanwhile, saving on it
+        conflicts with their version and the action runs again on a fresh load."""
         cached = self._working.pop(cid, None)
-        if cached is None:
-            return self.load(cid)
-        agg = _replay_checked(cached, (self.decode(s) for s in self.app.recorder.select_events(cid, gt=cached.version)))
-        assert isinstance(agg, Campaign)
-        return agg
+        return cached if cached is not None else self.load(cid)
 
     def name_of(self, campaign: Campaign) -> str:
         """The name the campaign is registered under here: the recorded one, or the one given
@@ -353,10 +415,12 @@ class Tracker:
         A refused command raises before anything is saved. A version conflict with another
         writer re-runs the command on the new state, up to MAX_ATTEMPTS times.
         """
+        stale = 0
         for attempt in range(MAX_ATTEMPTS):
             # The working copy is taken out of the cache: if anything below fails it is simply
             # dropped, and the next action starts from the stored log again.
             campaign = self._working_copy(cid)
+            follows = (campaign.version, campaign.last_hash)
             dice = self.dice_for(campaign, dice_values, reference, override)
             # However many aggregate commands the callback runs, they are one action.
             with one_action(campaign):
@@ -367,9 +431,18 @@ class Tracker:
                 self._working[cid] = campaign
                 return result
             try:
-                self.app.save(campaign)
+                self.app.save(campaign, follows=follows)
                 self._working[cid] = campaign
                 return result
+            except StaleCopy as e:
+                # The event this copy ends with was replaced (a cut log written again): load
+                # afresh once; a snapshot that disagrees with the log stops here.
+                stale += 1
+                if stale > 1:
+                    raise LogDamaged(
+                        f"event {e.version} of this campaign is not the one its latest snapshot follows: the log "
+                        "was cut below the snapshot and written again; nothing was recorded (run `tracker verify`)"
+                    ) from None
             except RecordConflictError:
                 # Random back-off so two writers in lock-step do not keep colliding.
                 time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
@@ -388,38 +461,19 @@ class Tracker:
     @property
     def projector(self) -> BoardProjector:
         if self._projector is None:
+            recorder = self.recorder
             self._projector = BoardProjector(
                 self.engine,
-                self._select_notifications,
+                lambda start, limit: recorder.select_notifications(start, limit),
                 self.app.mapper.to_domain_event,
                 lambda cid, version: self.load(cid, version=version),
+                recorder.last_version,
             )
         return self._projector
 
-    def _select_notifications(self, start: int, limit: int) -> list[Notification]:
-        """A page of the notification log, read with a plain query: the ORM path costs more
-        than the projection work itself on a long rebuild."""
-        table = self.app.recorder.events_record_cls.__table__  # type: ignore[attr-defined]
-        query = (
-            select(table.c.id, table.c.originator_id, table.c.originator_version, table.c.topic, table.c.state)
-            .where(table.c.id >= start)
-            .order_by(table.c.id)
-            .limit(limit)
-        )
-        with self.engine.connect() as conn:
-            return [
-                Notification(
-                    id=row.id,
-                    originator_id=row.originator_id,
-                    originator_version=row.originator_version,
-                    topic=row.topic,
-                    state=bytes(row.state),
-                )
-                for row in conn.execute(query)
-            ]
-
     def catch_up(self, cid: UUID | None = None) -> None:
-        """Bring the projections up to the end of the log before anything is read from them."""
+        """Bring the projections up to the end of the log before anything is read from them;
+        with `cid`, refuse when that campaign's projections stopped (naming where and why)."""
         try:
             self.projector.catch_up(last_id=self.max_notification_id)
         except (OverflowError, sqlalchemy.exc.DataError, sqlalchemy.exc.StatementError) as e:
@@ -434,57 +488,43 @@ class Tracker:
             with self.engine.connect() as conn:
                 problem = stopped_at(conn, cid)
             if problem is not None:
-                raise InputError(
+                # Damaged data, not bad usage: exit 1, as a failed verify.
+                raise DamagedLogError(
                     f"the history of this campaign cannot be read past event {problem[0]} ({problem[1]}); "
                     "run `tracker verify`"
                 )
+
+    @contextmanager
+    def views(self, cid: UUID) -> Iterator[Views]:
+        """The campaign's views, caught up once: every read of one command goes through this."""
+        self.catch_up(cid)
+        with self.engine.connect() as conn:
+            yield Views(conn, cid)
 
     def board_at(
         self, cid: UUID, turn: int | None = None, phase: str | None = None, at: int | None = None
     ) -> dict[str, Any]:
         """The board at the end of a national turn (or one of its phases), or after an event,
         answered from the projections without replaying the log."""
-        self.catch_up(cid)
-        with self.engine.connect() as conn:
-            if turn is not None:
-                seq = seq_at_end_of(conn, cid, turn, phase)
-                if seq is None:
-                    what = f"phase {phase} of turn {turn}" if phase else f"turn {turn}"
-                    raise InputError(f"{what} has not been played in this campaign")
-            else:
-                assert at is not None
-                seq = at
-            try:
-                board = board_at(conn, cid, seq)
-            except LookupError:
-                raise InputError(f"no event {seq} in this campaign") from None
-        board["owners"] = self.owners_at(cid, seq)
-        return board
-
-    def owners_at(self, cid: UUID, seq: int) -> dict[str, str]:
-        """AD1: territory owners after event `seq`: the scenario's, changed only by adjustments
-        (few), so they are folded from those events rather than kept in a projection."""
-        from projections.board import event_index
-
-        campaign = self.load(cid, version=1)
-        owners = dict(campaign.scenario.game_map.land)
-        query = (
-            select(event_index.c.seq)
-            .where(event_index.c.campaign_id == str(cid))
-            .where(event_index.c.kind == "Adjusted")
-            .where(event_index.c.seq <= seq)
-            .where(event_index.c.undone_by.is_(None) | (event_index.c.undone_by > seq))
-            .order_by(event_index.c.seq)
-        )
-        with self.engine.connect() as conn:
-            versions = [row.seq for row in conn.execute(query)]
-        for version in versions:
+        with self.views(cid) as v:
+            board = board_in(v, turn=turn, phase=phase, at=at)
+            seq = board["seq"]
+            # AD1: territory owners: the scenario's, changed only by adjustments (few), so they
+            # are folded from those events rather than kept in a projection.
+            adjusted = [
+                r.seq
+                for r in v.index_rows([event_index.c.kind == "Adjusted", event_index.c.seq <= seq])
+                if r.undone_by is None or r.undone_by > seq
+            ]
+        owners = dict(self.load(cid, version=1).scenario.game_map.land)
+        for version in adjusted:
             for stored in self.app.recorder.select_events(cid, gt=version - 1, lte=version):
                 owners.update(getattr(self.decode(stored), "owners", {}))
-        return dict(sorted(owners.items()))
+        board["owners"] = dict(sorted(owners.items()))
+        return board
 
     def max_notification_id(self) -> int:
-        return self.app.recorder.max_notification_id() or 0
+        return self.recorder.max_notification_id() or 0
 
     # ----- the stored log -----
 

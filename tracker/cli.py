@@ -9,12 +9,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from domain.campaign import Campaign
-from domain.dice import DiceSource
 from domain.errors import InputError, TrackerError
 from domain.rules.record import UndoPlan
 from domain.ruleset import KNOWN_PHASES, builtin_names, load_ruleset, read_builtin_or_file
@@ -48,11 +46,14 @@ from tracker.completion import (
     complete_units,
     complete_zones,
 )
-from tracker.history import explain as explain_event
-from tracker.history import log_records
 from tracker.names import event_kind
-from tracker.verify import Head, verify_campaign
 from tracker.views import board_now, heading, render_board
+
+if TYPE_CHECKING:
+    # Storage (through the campaign's history) is imported by the commands that read it, so
+    # `tracker --help` and `--version` start without it (tests/test_cli_startup.py).
+    from domain.campaign import Campaign
+    from domain.dice import DiceSource
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -632,12 +633,15 @@ def log(
 
     Example: tracker log --battle 1 --kind DiceRolled
     """
+
     t = ctx.tracker
     cid = t.campaign_id(ctx.campaign)
     if nation is not None or zone is not None:
         n = names(t.load(cid))
         nation, zone = n.optional_nation(nation), n.optional_zone(zone)
     kind = event_kind(kind) if kind is not None else None
+    from tracker.history import log_records
+
     records = log_records(
         t,
         cid,
@@ -668,7 +672,10 @@ def explain(ctx: Context, seq: int, as_json: bool) -> None:
 
     Example: tracker explain 27
     """
+
     t = ctx.tracker
+    from tracker.history import explain as explain_event
+
     data = explain_event(t, t.campaign_id(ctx.campaign), seq)
     if as_json:
         emit_json(data)
@@ -784,6 +791,8 @@ def verify(ctx: Context, head_text: str | None, check_views: bool, as_json: bool
 
     Example: tracker verify --head 42:3f9a6c0e5b7d2a11
     """
+    from tracker.verify import Head, verify_campaign
+
     head = Head.parse(head_text) if head_text is not None else None
     t = ctx.tracker
     cid = t.campaign_id(ctx.campaign)

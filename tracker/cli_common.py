@@ -8,19 +8,22 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 
-from domain.campaign import Campaign
 from domain.dice import DiceSource, Override, parse_dice
 from domain.errors import InputError
 from projections.summary import rule_of, summary
-from tracker.application import Tracker
 from tracker.names import Names
 from tracker.output import check_output, write_output
-from tracker.store import database_url, sqlite_file
+
+if TYPE_CHECKING:
+    # Storage is imported by the first command that opens the database, so `--help` and
+    # `--version` start without it.
+    from domain.campaign import Campaign
+    from tracker.application import Tracker
 
 # Every number a command takes fits a PostgreSQL INTEGER column (and so SQLite's): larger
 # ones are refused as bad usage (exit 2) before anything reaches the database.
@@ -47,6 +50,8 @@ class Context:
     @property
     def tracker(self) -> Tracker:
         if self._tracker is None:
+            from tracker.application import Tracker
+
             self._tracker = Tracker(self.db, create=self.may_create)
         return self._tracker
 
@@ -65,12 +70,16 @@ class Context:
 
     def write(self, path: str, text: str) -> int:
         """Write an output file (export, report, statistics) whole, never over the database."""
+        from tracker.store import database_url, sqlite_file
+
         db = sqlite_file(self._tracker.url if self._tracker is not None else database_url(self.db))
         return write_output(path, text, [db] if db is not None else [])
 
     def check_output(self, path: str) -> None:
         """Refuse an output path before any work is done (see `tracker.output`)."""
         if path != "-":
+            from tracker.store import database_url, sqlite_file
+
             db = sqlite_file(database_url(self.db))
             check_output(path, [db] if db is not None else [])
 

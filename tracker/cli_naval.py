@@ -8,16 +8,18 @@ and the command that answers it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from domain.campaign import Campaign
-from domain.dice import DiceSource
 from domain.errors import InputError
 from tracker.cli_common import POSITIVE, Context, act, acting, dice_options, names, waiting_nation
 from tracker.completion import complete_battles, complete_nations, complete_sea_zones, complete_units, complete_zones
 from tracker.names import split_units
+
+if TYPE_CHECKING:
+    from domain.campaign import Campaign
+    from domain.dice import DiceSource
 
 
 def _nation_option(f: Callable[..., Any]) -> Callable[..., Any]:

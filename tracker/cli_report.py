@@ -59,8 +59,9 @@ def report(ctx: Context, turn: int | None, whole: bool, fmt: str, output: str | 
     if output is not None:
         ctx.check_output(output)
     t = ctx.tracker
-    data = build_report(t, t.campaign_id(ctx.campaign), turn)
     fmt = fmt.lower()
+    # BBCode is rendered from the Markdown report, so it needs what Markdown needs.
+    data = build_report(t, t.campaign_id(ctx.campaign), turn, "md" if fmt == "bbcode" else fmt)
     what = f"the {fmt} report of turn {turn}" if turn is not None else f"the {fmt} campaign report"
     _write(ctx, render(data, fmt), output, what)
 

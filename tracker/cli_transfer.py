@@ -12,7 +12,6 @@ import click
 
 from domain.errors import InputError
 from tracker.cli_common import Context, emit_json, json_option
-from tracker.transfer import FORMAT, FORMAT_VERSION, export_campaign, import_campaign
 
 DICE_NOTE = (
     "The secret dice seed stays in the source database: in the imported campaign, roll "
@@ -31,6 +30,8 @@ def export_command(ctx: Context, file: str, as_json: bool) -> None:
 
     Example: tracker --campaign autumn export autumn.jsonl
     """
+    from tracker.transfer import FORMAT, FORMAT_VERSION, export_campaign
+
     ctx.check_output(file)
     t = ctx.tracker
     result = export_campaign(t, t.campaign_id(ctx.campaign))
@@ -86,6 +87,8 @@ def import_command(ctx: Context, file: str, as_name: str | None, as_json: bool) 
 
     Example: tracker --db postgresql://me@db/league import autumn.jsonl --as autumn-league
     """
+    from tracker.transfer import import_campaign
+
     ctx.may_create = True
     t = ctx.tracker
     t.require_writable()

@@ -5,11 +5,9 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import select
-
 from domain.errors import InputError
 from domain.rules.catalog import statement
-from projections.board import board_at, event_index, index_rows
+from projections.board import Views, event_index
 from projections.summary import as_record
 from tracker.application import Tracker
 
@@ -29,10 +27,17 @@ def log_records(
     seq: int | None = None,
     with_data: bool = False,
     tail: int | None = None,
+    views: Views | None = None,
 ) -> list[dict[str, Any]]:
-    """Index rows matching every filter given, oldest first (from the projections); with
-    `tail`, only the last that many (read from the end, not the whole log)."""
-    t.catch_up(cid)
+    """Index rows matching every filter given, oldest first (from the projections; `views`
+    when the caller caught up already); with `tail`, only the last that many (read from the
+    end, not the whole log)."""
+    if views is None:
+        with t.views(cid) as v:
+            return log_records(
+                t, cid, turn=turn, phase=phase, nation=nation, zone=zone, kind=kind, battle=battle, seq=seq,
+                with_data=with_data, tail=tail, views=v,
+            )  # fmt: skip
     filters = []
     if turn is not None:
         filters.append(event_index.c.turn == turn)
@@ -40,9 +45,8 @@ def log_records(
         filters.append(event_index.c.phase == phase)
     if nation is not None:
         # autoescape: a name is matched as written, never as a LIKE pattern (`--zone %`).
-        filters.append(
-            event_index.c.nations.contains(f"|{nation}|", autoescape=True) | (event_index.c.nation == nation)
-        )
+        involved = event_index.c.nations.contains(f"|{nation}|", autoescape=True)
+        filters.append(involved | (event_index.c.nation == nation))
     if zone is not None:
         filters.append(event_index.c.zones.contains(f"|{zone}|", autoescape=True))
     if kind is not None:
@@ -51,17 +55,7 @@ def log_records(
         filters.append(event_index.c.battle == battle)
     if seq is not None:
         filters.append(event_index.c.seq == seq)
-    with t.engine.connect() as conn:
-        if tail is None:
-            rows = index_rows(conn, cid, filters)
-        else:
-            query = (
-                select(event_index)
-                .where(event_index.c.campaign_id == str(cid), *filters)
-                .order_by(event_index.c.seq.desc())
-                .limit(tail)
-            )
-            rows = list(conn.execute(query))[::-1]
+    rows = views.index_rows(filters, tail)
     records = [
         {
             "seq": r.seq,
@@ -146,7 +140,10 @@ def explain(t: Tracker, cid: UUID, seq: int) -> dict[str, Any]:
     event = event_at(t, cid, seq)
     ruleset = t.load(cid).ruleset
     record = as_record(seq, event)
-    found = log_records(t, cid, seq=seq)
+    with t.views(cid) as v:
+        found = log_records(t, cid, seq=seq, views=v)
+        after = v.board_at(seq)
+        before = v.board_at(seq - 1) if seq > 1 else None
     index = found[0] if found else None
     rules = [r for r in {record["rule"], getattr(event, "rule", "")} if r]
     kind = type(event).__name__
@@ -195,9 +192,6 @@ def explain(t: Tracker, cid: UUID, seq: int) -> dict[str, Any]:
     ):
         who = getattr(event, "nation", None) or getattr(event, "attacker", None) or index and index["nation"]
         choice = {"by": who, "default": getattr(event, "default", False)}
-    with t.engine.connect() as conn:
-        after = board_at(conn, cid, seq)
-        before = board_at(conn, cid, seq - 1) if seq > 1 else None
     ordered = list(dict.fromkeys(rules))
     return {
         "seq": seq,

@@ -3,8 +3,11 @@
 A report covers one national turn (`build_report(t, cid, turn=N)`) or the whole campaign
 (`build_report(t, cid)`). It is built once as a JSON-ready dict, and the Markdown and HTML
 renderings are drawn from that dict, so the three formats always tell the same story.
-The figures at the end of every turn come from `Tracker.board_at(cid, turn=k)`: the
-projections answer them, nothing is replayed.
+The figures at the end of every turn come from the projections, nothing is replayed: a
+series over many turns is built in one pass over the history views, a few points (a one-turn
+report, the charts) by one board query each, so a one-turn Markdown or HTML report costs the
+same in a long campaign as in a short one. The charts show the figures at the end of every
+round (of every few rounds in a long campaign), so they stay readable.
 
 Events undone later are kept and marked (`undone_by` is the sequence number of the undo
 event), never dropped; the boards at turn ends already reflect every undo.
@@ -19,7 +22,8 @@ Top level:
                  unit_types: {type: {abbr, category, cost}}}
     position    the campaign now: {seq, turn, round, nation, phase}.
     start       the opening figures, after event 1: {seq, nations: {nation: FIGURES}}.
-    series      one entry per played turn from 1 to the last turn reported:
+    series      one entry per played turn from 1 to the last turn reported (the Markdown and
+                HTML renderings of one turn build only the turns they show):
                 {turn, round, nation, seq, phase, complete, nations: {nation: FIGURES}}, where
                 seq is the last event of the turn (phase: its phase) and complete is false for
                 the turn still being played.
@@ -69,8 +73,10 @@ add}], outcome, source ("auto" or "manual"), reference, battle, undone_by}.
 from __future__ import annotations
 
 import csv
+import heapq
 import io
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -78,9 +84,12 @@ from typing import Any
 from uuid import UUID
 
 from domain.errors import InputError
-from projections.board import event_index, index_rows, turn_number
+from projections.board import Views, event_index, turn_number
 from tracker.application import Tracker
 from tracker.history import TECH_NAMES, log_records
+
+# At most this many points per chart line: a long campaign's rounds are grouped.
+CHART_POINTS = 60
 
 SCHEMA = 1
 FORMATS = ("md", "bbcode", "html", "json")
@@ -180,22 +189,46 @@ class _Context:
         out: dict[str, dict[str, Any]] = {}
         for u in board["units"]:
             self.unit_info[u["id"]] = (u["type"], u["nation"])
+        units_of: dict[str, list[dict[str, Any]]] = {n: [] for n in self.turn_order}
+        for u in board["units"]:
+            units_of.setdefault(u["nation"], []).append(u)
         for nation in self.turn_order:
-            units = [u for u in board["units"] if u["nation"] == nation]
+            units = units_of[nation]
             by_type = Counter(u["type"] for u in units)
-            ntr = dict(board["ntr"].get(nation, {}))
-            out[nation] = {
-                "balance": board["balances"].get(nation, 0),
-                "ntr_at_sea": sum(ntr.values()),
-                "ntr": ntr,
-                "ntr_lost": board["ntr_lost"].get(nation, 0),
-                "units": len(units),
-                "damaged": sum(1 for u in units if u["damage"]),
-                "fleet_cost": sum(self.costs.get(u["type"], 0) for u in units),
-                "by_type": {name: by_type[name] for name in self.types if by_type[name]},
-                "tech": {tech: board["tech"].get(nation, {}).get(tech, 0) for tech in self.techs},
-            }
+            out[nation] = self._figures(
+                board["balances"].get(nation, 0),
+                dict(board["ntr"].get(nation, {})),
+                board["ntr_lost"].get(nation, 0),
+                len(units),
+                sum(1 for u in units if u["damage"]),
+                sum(self.costs.get(u["type"], 0) for u in units),
+                by_type,
+                board["tech"].get(nation, {}),
+            )
         return out
+
+    def _figures(
+        self,
+        balance: int,
+        ntr: dict[str, int],
+        ntr_lost: int,
+        units: int,
+        damaged: int,
+        fleet_cost: int,
+        by_type: Counter[str],
+        tech: dict[str, int],
+    ) -> dict[str, Any]:
+        return {
+            "balance": balance,
+            "ntr_at_sea": sum(ntr.values()),
+            "ntr": ntr,
+            "ntr_lost": ntr_lost,
+            "units": units,
+            "damaged": damaged,
+            "fleet_cost": fleet_cost,
+            "by_type": {name: by_type[name] for name in self.types if by_type[name]},
+            "tech": {t: tech.get(t, 0) for t in self.techs},
+        }
 
     def unit(self, uid: str) -> tuple[str, str]:
         """(type, nation) of a unit, from the boards seen or else from its ID (GB-DD1)."""
@@ -206,26 +239,150 @@ class _Context:
             return self.abbr.get(m.group(2), "?"), self.code.get(m.group(1), "?")
         return "?", "?"
 
-    def start(self) -> dict[str, Any]:
-        board = self.t.board_at(self.cid, at=1)
-        return {"seq": 1, "nations": self.figures(board)}
+    def figures_at(self, v: Views, seqs: list[int], sweep: bool) -> dict[int, dict[str, dict[str, Any]]]:
+        """The figures of every nation after each of these events: one board query each (a
+        bounded number of points, whatever the log's length), or with `sweep` one pass over
+        the history views (every turn of the campaign: linear in the log)."""
+        wanted = sorted(set(seqs))
+        if not sweep:
+            return {seq: self.figures(v.board_at(seq)) for seq in wanted}
+        return self._sweep(v, wanted)
 
-    def series(self, upto: int) -> list[dict[str, Any]]:
+    def _sweep(self, v: Views, wanted: list[int]) -> dict[int, dict[str, dict[str, Any]]]:
+        """Walk the history rows once in event order, keeping each nation's figures up to date,
+        and take them at each wanted event."""
+        units: dict[str, tuple[str, str, int]] = {}  # unit -> (type, nation, damage)
+        count: Counter[str] = Counter()
+        damaged: Counter[str] = Counter()
+        cost: Counter[str] = Counter()
+        by_type: dict[str, Counter[str]] = {n: Counter() for n in self.turn_order}
+        ntr: dict[str, dict[str, int]] = {n: {} for n in self.turn_order}
+        nation_rows: dict[str, tuple[int, int, dict[str, int]]] = {}
+        current: dict[tuple[str, Any], Any] = {}  # (kind, key) -> the row now valid
+        closing: list[tuple[int, int, tuple[str, Any]]] = []
+        dirty = set(self.turn_order)
+        last: dict[str, dict[str, Any]] = {}
+        out: dict[int, dict[str, dict[str, Any]]] = {}
+
+        def unit_change(uid: str, value: tuple[str, str, int] | None) -> None:
+            old = units.pop(uid, None)
+            if old is not None:
+                t, n, d = old
+                count[n] -= 1
+                damaged[n] -= 1 if d else 0
+                cost[n] -= self.costs.get(t, 0)
+                by_type.setdefault(n, Counter())[t] -= 1
+                dirty.add(n)
+            if value is not None:
+                t, n, d = value
+                units[uid] = value
+                self.unit_info[uid] = (t, n)
+                count[n] += 1
+                damaged[n] += 1 if d else 0
+                cost[n] += self.costs.get(t, 0)
+                by_type.setdefault(n, Counter())[t] += 1
+                dirty.add(n)
+
+        def apply(kind: str, row: Any, valid: bool) -> None:
+            if kind == "unit":
+                unit_change(row.unit_id, (row.type, row.nation, row.damage) if valid else None)
+            elif kind == "ntr":
+                zones = ntr.setdefault(row.nation, {})
+                if valid and row.count:
+                    zones[row.zone] = row.count
+                else:
+                    zones.pop(row.zone, None)
+                dirty.add(row.nation)
+            elif valid:
+                nation_rows[row.nation] = (row.balance, row.ntr_lost, json.loads(row.tech))
+                dirty.add(row.nation)
+            else:
+                nation_rows.pop(row.nation, None)
+                dirty.add(row.nation)
+
+        def key_of(kind: str, row: Any) -> tuple[str, Any]:
+            if kind == "unit":
+                return (kind, row.unit_id)
+            if kind == "ntr":
+                return (kind, (row.nation, row.zone))
+            return (kind, row.nation)
+
+        def settle(upto: int) -> None:
+            while closing and closing[0][0] <= upto:
+                _, _, key = heapq.heappop(closing)
+                row = current.get(key)
+                if row is not None and row.to_seq is not None and row.to_seq <= upto:
+                    del current[key]
+                    apply(key[0], row, False)
+
+        rows = v.history(wanted[-1])
+        pending = next(rows, None)
+        serial = 0
+        for point in wanted:
+            while pending is not None and pending[1].from_seq <= point:
+                kind, row = pending
+                settle(row.from_seq)
+                key = key_of(kind, row)
+                current[key] = row
+                apply(kind, row, True)
+                if row.to_seq is not None:
+                    serial += 1
+                    heapq.heappush(closing, (row.to_seq, serial, key))
+                pending = next(rows, None)
+            settle(point)
+            for n in dirty:
+                balance, lost, tech = nation_rows.get(n, (0, 0, {}))
+                zones = ntr.get(n, {})
+                last[n] = self._figures(
+                    balance,
+                    dict(sorted((z, c) for z, c in zones.items() if c)),
+                    lost,
+                    count[n],
+                    damaged[n],
+                    cost[n],
+                    by_type.get(n, Counter()),
+                    tech,
+                )
+            dirty.clear()
+            out[point] = {n: last[n] for n in self.turn_order}
+        return out
+
+    def series(
+        self, v: Views, turns: list[int], sweep: bool
+    ) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
+        """The series entries of these turns, and the figures after every event they end
+        (and after event 1, the start)."""
+        ends = v.turn_ends(max(turns) if turns else 0, None if sweep else turns)
+        missing = [k for k in turns if k not in ends]
+        if missing:
+            raise InputError(f"turn {missing[0]} has not been played in this campaign")
+        figures = self.figures_at(v, [1, *(ends[k][0] for k in turns)], sweep)
         entries = []
-        for k in range(1, upto + 1):
-            board = self.t.board_at(self.cid, turn=k)
+        for k in turns:
+            seq, round_, nation, phase = ends[k]
             entries.append(
                 {
                     "turn": k,
-                    "round": board["round"],
-                    "nation": board["nation"],
-                    "seq": board["seq"],
+                    "round": round_,
+                    "nation": nation,
+                    "seq": seq,
                     "complete": k < self.current,
-                    "phase": board["phase"],
-                    "nations": self.figures(board),
+                    "phase": phase,
+                    "nations": figures[seq],
                 }
             )
-        return entries
+        return entries, figures
+
+    def chart_turns(self, upto: int) -> list[int]:
+        """The turns a chart shows up to turn `upto`: the last turn of every round (of every
+        few rounds in a long campaign), and `upto` itself."""
+        per_round = len(self.turn_order)
+        rounds = upto // per_round
+        step = max(1, -(-rounds // CHART_POINTS))
+        turns = [r * per_round for r in range(step, rounds + 1, step)]
+        if not turns or turns[-1] != upto:
+            turns.append(upto)
+        return turns
 
 
 # ----- one turn -----
@@ -276,10 +433,9 @@ def _undo(r: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _events_between(t: Tracker, cid: UUID, first: int, last: int) -> list[dict[str, Any]]:
+def _events_between(v: Views, first: int, last: int) -> list[dict[str, Any]]:
     """The index rows of events first..last: what an undo took back, whichever turn they were in."""
-    with t.engine.connect() as conn:
-        rows = index_rows(conn, cid, [event_index.c.seq >= first, event_index.c.seq <= last])
+    rows = v.index_rows([event_index.c.seq >= first, event_index.c.seq <= last])
     return [
         {"seq": r.seq, "turn": r.turn, "phase": r.phase, "kind": r.kind, "rule": r.rule or "", "summary": r.summary}
         for r in rows
@@ -501,49 +657,63 @@ def _turn(
     return section
 
 
-def build_report(t: Tracker, cid: UUID, turn: int | None = None) -> dict[str, Any]:
-    """The report of national turn `turn`, or of the whole campaign when `turn` is None."""
+def build_report(t: Tracker, cid: UUID, turn: int | None = None, fmt: str = "json") -> dict[str, Any]:
+    """The report of national turn `turn`, or of the whole campaign when `turn` is None.
+
+    For `fmt` "md" and "html" a one-turn report holds only the series entries it shows (the
+    turn and the one before it), and HTML adds `chart`: the chart points (see `chart_turns`)."""
     ctx = _Context(t, cid)
     if turn is not None:
         ctx.check_turn(turn)
         wanted = [turn]
     else:
         wanted = list(range(1, ctx.current + 1))
-    start = ctx.start()
-    series = ctx.series(wanted[-1])
-    # Events recorded by another writer after the campaign was read wait for the next report.
-    records = [r for r in log_records(t, cid, turn=turn, with_data=True) if r["seq"] <= ctx.version]
-    by_turn: dict[int, list[dict[str, Any]]] = {k: [] for k in wanted}
-    for r in records:
-        if r["turn"] in by_turn:
-            by_turn[r["turn"]].append(r)
-    # Undos recorded in another turn that took back events of a reported turn.
-    local = {r["seq"] for r in records}
-    outside = sorted({r["undone_by"] for r in records if r["undone_by"] and r["undone_by"] not in local})
-    undos: dict[int, dict[str, Any]] = {}
-    for seq in outside:
-        for r in log_records(t, cid, seq=seq, with_data=True):
-            undos[seq] = _undo(r)
-    turns = []
-    for k in wanted:
-        elsewhere = [undos[s] for s in sorted({r["undone_by"] for r in by_turn[k] if r["undone_by"] in undos})]
-        turns.append(_turn(ctx, k, by_turn[k], elsewhere, series[k - 1]))
-    # What every undo took back, even from a turn the campaign has not reached again.
-    taken: dict[int, list[dict[str, Any]]] = {}
-    for section in turns:
-        for u in section["undos"]:
-            if u["seq"] not in taken:
-                taken[u["seq"]] = _events_between(t, cid, u["undone_from"], u["undone_to"])
-            u["undone_events"] = taken[u["seq"]]
-    return {
+    with t.views(cid) as v:
+        if turn is None or fmt == "json":
+            shown = list(range(1, wanted[-1] + 1))
+        else:
+            shown = [k for k in (turn - 1, turn) if k >= 1]
+        charted = ctx.chart_turns(wanted[-1]) if fmt == "html" else []
+        full = turn is None or fmt == "json"
+        series, figures = ctx.series(v, sorted(set(shown) | set(charted)), sweep=full)
+        start = {"seq": 1, "nations": figures[1]}
+        by_number = {e["turn"]: e for e in series}
+        # Events recorded by another writer after the campaign was read wait for the next report.
+        records = [r for r in log_records(t, cid, turn=turn, with_data=True, views=v) if r["seq"] <= ctx.version]
+        by_turn: dict[int, list[dict[str, Any]]] = {k: [] for k in wanted}
+        for r in records:
+            if r["turn"] in by_turn:
+                by_turn[r["turn"]].append(r)
+        # Undos recorded in another turn that took back events of a reported turn.
+        local = {r["seq"] for r in records}
+        outside = sorted({r["undone_by"] for r in records if r["undone_by"] and r["undone_by"] not in local})
+        undos: dict[int, dict[str, Any]] = {}
+        for seq in outside:
+            for r in log_records(t, cid, seq=seq, with_data=True, views=v):
+                undos[seq] = _undo(r)
+        turns = []
+        for k in wanted:
+            elsewhere = [undos[s] for s in sorted({r["undone_by"] for r in by_turn[k] if r["undone_by"] in undos})]
+            turns.append(_turn(ctx, k, by_turn[k], elsewhere, by_number[k]))
+        # What every undo took back, even from a turn the campaign has not reached again.
+        taken: dict[int, list[dict[str, Any]]] = {}
+        for section in turns:
+            for u in section["undos"]:
+                if u["seq"] not in taken:
+                    taken[u["seq"]] = _events_between(v, u["undone_from"], u["undone_to"])
+                u["undone_events"] = taken[u["seq"]]
+    report = {
         "schema": SCHEMA,
         "scope": "turn" if turn is not None else "campaign",
         "campaign": ctx.campaign,
         "position": ctx.position,
         "start": start,
-        "series": series,
+        "series": [by_number[k] for k in shown],
         "turns": turns,
     }
+    if fmt == "html":
+        report["chart"] = [by_number[k] for k in charted]
+    return report
 
 
 # ----- statistics -----
@@ -555,7 +725,9 @@ def stats_rows(t: Tracker, cid: UUID) -> tuple[list[dict[str, Any]], list[str]]:
     ctx = _Context(t, cid)
     tech_columns = [f"tech_{tech}" for tech in ctx.techs]
     rows = []
-    for entry in ctx.series(ctx.current):
+    with t.views(cid) as v:
+        series, _ = ctx.series(v, list(range(1, ctx.current + 1)), sweep=True)
+    for entry in series:
         for nation, f in entry["nations"].items():
             rows.append(
                 {
@@ -732,7 +904,10 @@ def _previous(report: dict[str, Any], turn: dict[str, Any]) -> dict[str, dict[st
     if k == 1:
         nations: dict[str, dict[str, Any]] = report["start"]["nations"]
         return nations
-    for entry in report["series"]:
+    series = report["series"]
+    # The whole campaign's series holds every turn in order: no search through it per turn.
+    candidates = [series[k - 2]] if 0 <= k - 2 < len(series) and series[k - 2]["turn"] == k - 1 else series
+    for entry in candidates:
         if entry["turn"] == k - 1:
             previous: dict[str, dict[str, Any]] = entry["nations"]
             return previous
@@ -1071,40 +1246,42 @@ def render_json(report: dict[str, Any]) -> str:
 
 
 def _chart_figure(report: dict[str, Any], key: str, title: str, ylabel: str) -> Any:
-    """One line chart of a per-nation figure across the turns (a matplotlib Figure, no pyplot)."""
+    """One line chart of a per-nation figure at the end of each round (a matplotlib Figure, no
+    pyplot): x is in rounds, so a point per round, and a long campaign's rounds are grouped."""
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
     nations = report["campaign"]["turn_order"]
     sides = report["campaign"]["sides"]
     first_side = sides[nations[0]] if nations else None
-    xs = [0] + [e["turn"] for e in report["series"]]
-    points = [report["start"]["nations"]] + [e["nations"] for e in report["series"]]
+    per_round = max(1, len(nations))
+    entries = report.get("chart") or report["series"]
+    xs = [0.0] + [e["turn"] / per_round for e in entries]
+    points = [report["start"]["nations"]] + [e["nations"] for e in entries]
+    few = len(xs) <= 40
     fig = Figure(figsize=(5.6, 3.0), layout="constrained")
     ax = fig.subplots()
     for i, nation in enumerate(nations):
         ax.plot(
             xs,
             [p[nation][key] for p in points],
-            marker="o",
+            # Markers only while they stay apart; a long line is read by its shape.
+            marker="o" if few else None,
             markersize=3.5,
+            linewidth=1.4 if few else 1.0,
             color=PALETTE[i % len(PALETTE)],
             linestyle="-" if sides[nation] == first_side else "--",
             label=nation,
         )
     ax.set_title(title)
-    # The x axis in rounds: a labelled tick at the end of each round, a small one after each
-    # nation's turn (a point is the figure at the end of that turn).
-    from matplotlib.ticker import FixedLocator
-
-    last = nations[-1] if nations else None
-    ends = [e for e in report["series"] if e["nation"] == last]
-    ax.set_xticks([0] + [e["turn"] for e in ends], ["start"] + [f"R{e['round']}" for e in ends])
-    ax.xaxis.set_minor_locator(FixedLocator(xs))
-    ax.set_xlabel("end of round (small ticks: end of each nation's turn)")
+    ax.set_xlabel("round (0 = start; each point: the end of a round)" if few else "round (0 = start)")
     ax.set_ylabel(ylabel)
+    # Whole rounds on the x axis, named as players say them: the start, then R1, R2, ...
+    rounds = max(1, math.ceil(xs[-1]))
+    step = max(1, math.ceil(rounds / 12))
+    ax.set_xticks(list(range(0, rounds + 1, step)), ["start"] + [f"R{r}" for r in range(step, rounds + 1, step)])
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlim(-0.3, max(xs) + 0.3)
+    ax.set_xlim(-0.05 * max(xs[-1], 1), max(xs[-1], 1) * 1.03)
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     # Beside the plot, never over a line.

@@ -313,16 +313,22 @@ def _check_beyond_the_end(t: Tracker, cid: UUID, report: VerifyReport, last_seq:
     """Rows that name events the log no longer has: the tail was cut after they were written."""
     from projections import board
 
-    key = str(cid)
+    existing = set(inspect(t.engine).get_table_names())
+    key = -1
+    if board.campaigns.name in existing:
+        with t.engine.connect() as conn:
+            found = board.campaign_key(conn, cid)
+        key = -1 if found is None else found
     checks: list[tuple[str, Any]] = [
-        ("an event index row", select(func.max(board.event_index.c.seq)).where(board.event_index.c.campaign_id == key)),
-        ("a phase span", select(func.max(board.phase_index.c.last_seq)).where(board.phase_index.c.campaign_id == key)),
+        ("an event index row", select(func.max(board.event_index.c.seq)).where(board.event_index.c.c == key)),
+        (
+            "the projections' position",
+            select(func.max(board.campaigns.c.last_seq)).where(board.campaigns.c.campaign_id == str(cid)),
+        ),
     ]
     for name, table in board.HISTORIES.items():
-        checks.append(
-            (f"a {name} history row", select(func.max(table.c.from_seq)).where(table.c.campaign_id == key))
-        )
-        checks.append((f"a {name} history row", select(func.max(table.c.to_seq)).where(table.c.campaign_id == key)))
+        checks.append((f"a {name} history row", select(func.max(table.c.from_seq)).where(table.c.c == key)))
+        checks.append((f"a {name} history row", select(func.max(table.c.to_seq)).where(table.c.c == key)))
     existing = set(inspect(t.engine).get_table_names())
     with t.engine.connect() as conn:
         snapshot_table = _snapshot_table(t)
@@ -462,7 +468,7 @@ def _check_projections(t: Tracker, cid: UUID, report: VerifyReport) -> None:
         position = conn.execute(
             select(board.tracking.c.notification_id).where(board.tracking.c.name == board.NAME)
         ).scalar()
-        mine = _view_rows(conn, str(cid))
+        mine = _view_rows(conn, cid)
     events = t.app.recorder.events_record_cls.__table__  # type: ignore[attr-defined]
 
     def select_notifications(start: int, limit: int) -> list[Notification]:
@@ -491,7 +497,7 @@ def _check_projections(t: Tracker, cid: UUID, report: VerifyReport) -> None:
         )
         projector.rebuild()
         with scratch.connect() as conn:
-            rebuilt = _view_rows(conn, str(cid))
+            rebuilt = _view_rows(conn, cid)
     finally:
         scratch.dispose()
     report.projection_rows_checked = sum(len(rows) for rows in mine.values())
@@ -520,22 +526,29 @@ def _check_projections(t: Tracker, cid: UUID, report: VerifyReport) -> None:
 
 # Per view: the event a row belongs to first (to name the first difference), then its columns.
 _SEQ_COLUMN = {
+    "tracker_projection_campaigns": "last_seq",
     "tracker_event_index": "seq",
     "tracker_unit_history": "from_seq",
     "tracker_ntr_history": "from_seq",
     "tracker_nation_history": "from_seq",
-    "tracker_phase_index": "first_seq",
-    "tracker_projection_stopped": "seq",
 }
 
 
-def _view_rows(conn: Connection, key: str) -> dict[str, list[tuple[Any, ...]]]:
+def _view_rows(conn: Connection, cid: UUID) -> dict[str, list[tuple[Any, ...]]]:
+    """One campaign's rows of every view, without the campaign's key (which differs between
+    databases), each led by the event it belongs to."""
     from projections import board
 
+    found = board.campaign_key(conn, cid)
+    key = -1 if found is None else found
     out: dict[str, list[tuple[Any, ...]]] = {}
     for table in board.VIEWS:
         seq_col = table.c[_SEQ_COLUMN[table.name]]
-        columns = [c for c in table.c if c.name != "campaign_id"]
-        rows = conn.execute(select(seq_col, *columns).where(table.c.campaign_id == key))
-        out[table.name] = [tuple(r) for r in rows]
+        if table is board.campaigns:
+            columns = [c for c in table.c if c.name not in ("key", "campaign_id")]
+            where = table.c.campaign_id == str(cid)
+        else:
+            columns = [c for c in table.c if c.name != "c"]
+            where = table.c.c == key
+        out[table.name] = [tuple(r) for r in conn.execute(select(seq_col, *columns).where(where))]
     return out

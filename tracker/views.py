@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from domain.campaign import Campaign
 from domain.scenario import Scenario
-from projections.board import turn_number
+from projections.positions import turn_number
+
+if TYPE_CHECKING:
+    from domain.campaign import Campaign
 
 
 def board_now(campaign: Campaign) -> dict[str, Any]:

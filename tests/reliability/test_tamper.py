@@ -169,25 +169,29 @@ def t_swap(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
     return ["verify"], "event 4"
 
 
+def _clear_views(conn: Any, cid: Any) -> None:
+    """Delete every view row of one campaign (a forger covering a cut)."""
+    from projections.board import VIEWS, campaign_key, campaigns
+
+    key = campaign_key(conn, cid)
+    for table in VIEWS:
+        where = table.c.campaign_id == str(cid) if table is campaigns else table.c.c == key
+        conn.execute(delete(table).where(where))
+
+
 def t_truncate_against_a_posted_head(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
     end = last_version(t, rec.cid)
     delete_events(t, rec.cid, range(end - 2, end + 1))
     # Views and snapshots were cleared too, as a careful forger would: only the head tells.
-    from projections.board import VIEWS
-
     with t.engine.begin() as conn:
-        for table in VIEWS:
-            conn.execute(delete(table).where(table.c.campaign_id == str(rec.cid)))
+        _clear_views(conn, rec.cid)
         conn.execute(delete(_snapshots(t)).where(_snapshots(t).c.originator_id == rec.cid))
     return ["verify", "--head", rec.head], f"the log ends at event {end - 3}, but the posted head is event {end}"
 
 
 def t_truncate_below_a_snapshot(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
-    from projections.board import VIEWS
-
     with t.engine.begin() as conn:
-        for table in VIEWS:
-            conn.execute(delete(table).where(table.c.campaign_id == str(rec.cid)))
+        _clear_views(conn, rec.cid)
     delete_events(t, rec.cid, range(SNAPSHOT_AT - 1, last_version(t, rec.cid) + 1))
     return ["verify"], f"a snapshot is at event {SNAPSHOT_AT}, beyond the last event {SNAPSHOT_AT - 2}"
 
@@ -233,12 +237,12 @@ def t_edited_snapshot(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
 
 
 def t_edited_projection(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
-    from projections.board import unit_history
+    from projections.board import campaign_key, unit_history
 
     with t.engine.begin() as conn:
         conn.execute(
             update(unit_history)
-            .where(unit_history.c.campaign_id == str(rec.cid), unit_history.c.unit_id == "DE-SS3")
+            .where(unit_history.c.c == campaign_key(conn, rec.cid), unit_history.c.unit_id == "DE-SS3")
             .values(zone="Western Approaches")
         )
     return ["verify", "--projections"], "projection tracker_unit_history differs from a rebuild of the log at event"

@@ -1,0 +1,364 @@
+"""The campaign-scale benchmark: every performance target of the tracker, measured in one run
+and printed side by side (value, reference, ratio, target, met).
+
+Run as ``python bench/run.py [--quick] [--db-dir DIR]``. It builds (or reuses, in --db-dir)
+synthetic north-sea-1914 campaigns of 2k, 20k and 200k events with the generator of
+``bench_store.py`` (``--quick``: 2k and 20k only, under two minutes once built). It only
+measures and prints; nothing is asserted, and no test times anything.
+
+Targets:
+ 1. turn-level reads cost the same in a long log: report --turn N (Markdown and HTML), state
+    --turn N, explain SEQ, log --turn N at the largest size <= 2x their cost at 2k; one
+    catch-up per command.
+ 2. whole-log commands are linear: report --all, export, verify, stats at 200k <= 12x 20k
+    (--quick: 20k against 2k, <= 12x as well).
+ 3. one recorded action, one transaction each, >= 0.25x raw sqlite3 inserting the same rows
+    one transaction each (same synchronous setting); import >= 0.5x raw sqlite3 inserting the
+    same rows in one batch.
+ 4. projection rebuild >= 0.2x raw sqlite3 select + json.loads of the same rows.
+ 5. cold `tracker state` <= 1.3x the CPU of importing sqlalchemy.orm, eventsourcing.application
+    and eventsourcing_sqlalchemy; `--help` and `--version` import no storage.
+ 6. <= 700 bytes per event in the database, projections included.
+ 7. a one-turn HTML report of the 20k campaign < 1 MB.
+
+Commands are timed in this process through click's CliRunner, each with a new Tracker as the
+CLI makes (imports are paid once, not per call): the median of --runs calls after a warm-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_projections import campaign_name, count_events, measure_raw_read, prepare  # noqa: E402
+from bench_store import log, measure_actions, measure_raw, remove_db  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
+
+from projections import board as projection_board  # noqa: E402
+from tracker.application import Tracker  # noqa: E402
+from tracker.cli import cli  # noqa: E402
+
+SIZES = (2_000, 20_000, 200_000)
+STORAGE_IMPORT = "import sqlalchemy.orm, eventsourcing.application, eventsourcing_sqlalchemy"
+
+
+class Table:
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, ...]] = []
+
+    def add(self, what: str, value: str, reference: str, ratio: float | None, target: str, met: bool | None) -> None:
+        shown = "" if ratio is None else f"{ratio:.2f}x"
+        self.rows.append((what, value, reference, shown, target, {True: "yes", False: "NO"}.get(met, "-")))
+
+    def render(self) -> str:
+        header = ("target", "value", "reference", "ratio", "target", "met")
+        widths = [max(len(r[i]) for r in [header, *self.rows]) for i in range(6)]
+        line = "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))
+        out = [line, "-" * len(line)]
+        out += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in self.rows]
+        return "\n".join(out)
+
+
+def timed_cli(db: Path, name: str, args: list[str], runs: int) -> tuple[float, Any]:
+    runner = CliRunner()
+    argv = ["--db", str(db), "--campaign", name, *args]
+    result = runner.invoke(cli, argv, catch_exceptions=False)  # warm-up (and catch-up)
+    if result.exit_code != 0:
+        raise SystemExit(f"{' '.join(args)} failed: {result.output}")
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        result = runner.invoke(cli, argv, catch_exceptions=False)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), result
+
+
+def count_catch_ups(db: Path, name: str, args: list[str]) -> int:
+    calls = [0]
+    original = projection_board.BoardProjector.catch_up
+
+    def counting(self: Any, *a: Any, **k: Any) -> int:
+        calls[0] += 1
+        return original(self, *a, **k)
+
+    projection_board.BoardProjector.catch_up = counting  # type: ignore[method-assign]
+    try:
+        CliRunner().invoke(cli, ["--db", str(db), "--campaign", name, *args], catch_exceptions=False)
+    finally:
+        projection_board.BoardProjector.catch_up = original  # type: ignore[method-assign]
+    return calls[0]
+
+
+def middle(db: Path, name: str) -> tuple[int, int]:
+    """The national turn holding the campaign's middle event, and that event."""
+    with Tracker(str(db)) as t:
+        cid = t.campaign_id(name)
+        version = t.load(cid).version
+        with t.views(cid) as v:
+            seq = version // 2
+            position = v.position(seq)
+            return int(position.turn), seq
+
+
+def db_bytes(db: Path) -> int:
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        pages = conn.execute("PRAGMA page_count").fetchone()[0] - conn.execute("PRAGMA freelist_count").fetchone()[0]
+        return int(pages * conn.execute("PRAGMA page_size").fetchone()[0])
+
+
+def cpu_of(argv: list[str], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(argv, capture_output=True, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        times.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+    return statistics.median(times)
+
+
+def help_imports_storage(args: list[str]) -> list[str]:
+    probe = (
+        "import atexit, json, sys\n"
+        "atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))\n"
+        f"sys.argv = ['tracker', *{args!r}]\n"
+        "from tracker.cli import main\nmain()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    modules = json.loads(proc.stderr.strip().splitlines()[-1])
+    roots = ("sqlalchemy", "eventsourcing.persistence", "eventsourcing.application", "eventsourcing_sqlalchemy")
+    roots += ("psycopg",)
+    return [m for m in modules if any(m == r or m.startswith(r + ".") for r in roots)]
+
+
+def raw_batched_insert(rows: list[tuple[Any, ...]], ddl: list[str], path: Path, runs: int) -> float:
+    rates = []
+    for _ in range(runs):
+        remove_db(path)
+        conn = sqlite3.connect(path, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=2")
+            for statement in ddl:
+                conn.execute(statement)
+            t0 = time.perf_counter()
+            conn.execute("BEGIN")
+            conn.executemany(
+                "INSERT INTO tracker_events (originator_id, originator_version, topic, state) VALUES (?, ?, ?, ?)", rows
+            )
+            conn.execute("COMMIT")
+            rates.append(len(rows) / (time.perf_counter() - t0))
+        finally:
+            conn.close()
+    remove_db(path)
+    return statistics.median(rates)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2k and 20k campaigns only (under two minutes once built)")
+    parser.add_argument("--db-dir", help="folder for the campaigns (kept and reused); default: a temporary folder")
+    parser.add_argument("--runs", type=int, default=3, help="timed calls per command (median; default 3)")
+    parser.add_argument("--actions", type=int, default=1500, help="recorded actions timed one by one (default 1500)")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    sizes = SIZES[:2] if args.quick else SIZES
+    db_dir = Path(args.db_dir).resolve() if args.db_dir else Path(tempfile.mkdtemp(prefix="tracker_bench_"))
+    db_dir.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="tracker_bench_scratch_"))
+    table = Table()
+    notes: list[str] = []
+    try:
+        dbs: dict[int, Path] = {}
+        for n in sizes:
+            dbs[n] = db_dir / f"bench_projections_{n}.db"
+            prepare(dbs[n], n, 10)
+            with Tracker(str(dbs[n])) as t:
+                log(f"catching up the projections of {n:,} events ...")
+                t.catch_up()
+        small, large = sizes[0], sizes[-1]
+
+        # 1. turn-level reads
+        turn_costs: dict[str, dict[int, float]] = {}
+        html_bytes: dict[int, int] = {}
+        for n in sizes:
+            name = campaign_name(n)
+            turn, seq = middle(dbs[n], name)
+            commands = {
+                "report --turn N (md)": ["report", "--turn", str(turn)],
+                "report --turn N (html)": ["report", "--turn", str(turn), "--format", "html"],
+                "state --turn N": ["state", "--turn", str(turn), "--json"],
+                "explain SEQ": ["explain", str(seq)],
+                "log --turn N": ["log", "--turn", str(turn)],
+            }
+            for label, argv in commands.items():
+                log(f"{n:,}: {label} ...")
+                seconds, result = timed_cli(dbs[n], name, argv, args.runs)
+                turn_costs.setdefault(label, {})[n] = seconds
+                if label.endswith("(html)"):
+                    html_bytes[n] = len(result.output.encode("utf-8"))
+        for label, costs in turn_costs.items():
+            ratio = costs[large] / costs[small]
+            table.add(
+                f"1 {label}",
+                f"{1000 * costs[large]:.0f} ms @{large // 1000}k",
+                f"{1000 * costs[small]:.0f} ms @{small // 1000}k",
+                ratio,
+                "<= 2x",
+                ratio <= 2,
+            )
+        name = campaign_name(large)
+        turn, _ = middle(dbs[large], name)
+        catch_ups = count_catch_ups(dbs[large], name, ["report", "--turn", str(turn), "--format", "html"])
+        table.add("1 catch-ups per report --turn", str(catch_ups), "", None, "1", catch_ups == 1)
+
+        # 2. whole-log commands
+        whole: dict[str, dict[int, float]] = {}
+        lin = sizes[-2:]
+        for n in lin:
+            name = campaign_name(n)
+            out = scratch / f"export_{n}.jsonl"
+            commands = {
+                "report --all (md)": ["report", "--all", "-o", str(scratch / f"all_{n}.md")],
+                "export": ["export", str(out)],
+                "verify": ["verify"],
+                "stats --csv": ["stats", "--csv", "-o", str(scratch / f"stats_{n}.csv")],
+            }
+            for label, argv in commands.items():
+                log(f"{n:,}: {label} ...")
+                runs = 1 if n >= 200_000 else max(1, args.runs - 1)
+                whole.setdefault(label, {})[n] = timed_cli(dbs[n], name, argv, runs)[0]
+        for label, costs in whole.items():
+            ratio = costs[lin[1]] / costs[lin[0]]
+            table.add(
+                f"2 {label}",
+                f"{costs[lin[1]]:.2f} s @{lin[1] // 1000}k",
+                f"{costs[lin[0]]:.2f} s @{lin[0] // 1000}k",
+                ratio,
+                "<= 12x",
+                ratio <= 12,
+            )
+
+        # 3. recording and import
+        log(f"recording {args.actions:,} actions one by one, then raw sqlite3 ...")
+        actions = measure_actions(scratch / "actions.db", args.actions, 50, 0)
+        rows, ddl = actions.pop("rows"), actions.pop("ddl")
+        raw = measure_raw(scratch / "raw.db", rows, ddl, actions["app_synchronous"], 3)
+        ratio = actions["actions_per_s"] / raw["rows_per_s"]
+        table.add(
+            "3 one action, one transaction",
+            f"{actions['actions_per_s']:,.0f} act/s",
+            f"{raw['rows_per_s']:,.0f} raw rows/s",
+            ratio,
+            ">= 0.25x",
+            ratio >= 0.25,
+        )
+        mid = lin[1]
+        export_file = scratch / f"export_{mid}.jsonl"
+        target_db = scratch / "import.db"
+        remove_db(target_db)
+        log(f"import of the {mid:,}-event export ...")
+        t0 = time.perf_counter()
+        result = CliRunner().invoke(cli, ["--db", str(target_db), "import", str(export_file)], catch_exceptions=False)
+        import_s = time.perf_counter() - t0
+        if result.exit_code != 0:
+            raise SystemExit(f"import failed: {result.output}")
+        with closing(sqlite3.connect(target_db)) as conn:
+            rows = conn.execute(
+                "SELECT originator_id, originator_version, topic, state FROM tracker_events ORDER BY id"
+            ).fetchall()
+            ddl = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT sql FROM sqlite_master WHERE tbl_name = 'tracker_events' AND sql IS NOT NULL"
+                    " ORDER BY type DESC"
+                )
+            ]
+        raw_rate = raw_batched_insert(rows, ddl, scratch / "raw_batch.db", 3)
+        import_rate = len(rows) / import_s
+        ratio = import_rate / raw_rate
+        table.add(
+            f"3 import ({mid // 1000}k events, verified)",
+            f"{import_rate:,.0f} ev/s",
+            f"{raw_rate:,.0f} raw rows/s batched",
+            ratio,
+            ">= 0.5x",
+            ratio >= 0.5,
+        )
+
+        # 4. rebuild
+        log(f"rebuilding the projections of {large:,} events ...")
+        with Tracker(str(dbs[large])) as t:
+            projector = t.projector
+            t0 = time.perf_counter()
+            done = projector.rebuild()
+            rebuild_rate = done / (time.perf_counter() - t0)
+        raw_read = measure_raw_read(dbs[large], 3)
+        ratio = rebuild_rate / raw_read["rows_per_s"]
+        table.add(
+            f"4 projection rebuild @{large // 1000}k",
+            f"{rebuild_rate:,.0f} ev/s",
+            f"{raw_read['rows_per_s']:,.0f} raw rows/s",
+            ratio,
+            ">= 0.2x",
+            ratio >= 0.2,
+        )
+
+        # 5. cold start
+        log("cold starts ...")
+        state = cpu_of(
+            [sys.executable, "-c", "from tracker.cli import main; main()", "--db", str(dbs[small]), "state"], 5
+        )
+        stack = cpu_of([sys.executable, "-c", STORAGE_IMPORT], 5)
+        ratio = state / stack
+        table.add(
+            "5 cold tracker state (CPU)",
+            f"{1000 * state:.0f} ms",
+            f"{1000 * stack:.0f} ms storage import",
+            ratio,
+            "<= 1.3x",
+            ratio <= 1.3,
+        )
+        for flag in ("--help", "--version"):
+            found = help_imports_storage([flag])
+            table.add(f"5 tracker {flag} storage modules", str(len(found)), "", None, "0", not found)
+
+        # 6. size
+        for n in sizes:
+            per_event = db_bytes(dbs[n]) / count_events(dbs[n])
+            table.add(f"6 bytes per event @{n // 1000}k", f"{per_event:.0f} B", "", None, "<= 700 B", per_event <= 700)
+
+        # 7. report size
+        if 20_000 in html_bytes:
+            b = html_bytes[20_000]
+            table.add("7 one-turn HTML @20k", f"{b / 1e6:.2f} MB", "", None, "< 1 MB", b < 1e6)
+        notes.append(
+            f"html bytes by size: {', '.join(f'{n // 1000}k {b / 1e3:.0f} kB' for n, b in html_bytes.items())}"
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if not args.db_dir:
+            shutil.rmtree(db_dir, ignore_errors=True)
+    print(f"tracker benchmark: Python {sys.version.split()[0]}, SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs")
+    print(f"sizes {', '.join(f'{n:,}' for n in sizes)} events; runtime {time.perf_counter() - started:.0f} s")
+    print(table.render())
+    for note in notes:
+        print(note)
+
+
+if __name__ == "__main__":
+    main()

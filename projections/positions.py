@@ -1,0 +1,8 @@
+"""Turn positions shared by the views and the renderings, without any storage import."""
+
+from __future__ import annotations
+
+
+def turn_number(turn_order: list[str] | tuple[str, ...], round_: int, nation: str) -> int:
+    """National turns counted from 1 across the campaign (T1): round 1's first nation is turn 1."""
+    return (round_ - 1) * len(turn_order) + turn_order.index(nation) + 1

@@ -1,0 +1,300 @@
+"""Projections: one campaign that cannot be projected stops alone; turn and phase ends after
+undos do not depend on when the projections caught up (a property test against a rebuild);
+a log cut after it was projected is detected and refused; snapshots leave out the scenario."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import select
+
+from domain.campaign import Campaign
+from domain.dice import DiceSource
+from domain.errors import TrackerError
+from projections import board as projection_board
+from projections.board import Views, dump
+from tests.support import advance as advance_passing
+from tracker.application import SNAPSHOT_INTERVAL, DamagedLogError, Tracker
+from tracker.cli import cli
+from tracker.recorder import LogDamaged
+
+
+def advance(c: Campaign, _d: DiceSource) -> None:
+    advance_passing(c)
+
+
+def research(c: Campaign, d: DiceSource) -> None:
+    c.research(c.nation, "advanced_submarine", d)
+
+
+def invoke(db: str, *args: str) -> Any:
+    return CliRunner().invoke(cli, ["--db", db, *args])
+
+
+# ----- one bad campaign (10.2) -----
+
+
+def _unknown_nation(c: Campaign) -> None:
+    c._record(Campaign.PhaseAdvanced, round=1, nation="Atlantis", phase="purchase")
+
+
+def _huge_balance(c: Campaign) -> None:
+    c._record(
+        Campaign.ResourcesCollected, nation="Germany", ntr_value=0, income=0, lost=0, collected=0, balance=2**63
+    )
+
+
+@pytest.mark.parametrize("damage", [_unknown_nation, _huge_balance], ids=["unknown-nation", "balance-2^63"])
+def test_a_campaign_that_cannot_be_projected_stops_alone(db_url: str, unique_name: str, damage: Any) -> None:
+    good, bad = f"{unique_name}-good", f"{unique_name}-bad"
+    with Tracker(db_url) as t:
+        good_id = t.create(good, "north-sea-1914").id
+        bad_id = t.create(bad, "north-sea-1914").id
+        t.execute(good_id, advance)
+        t.execute(bad_id, advance)
+        c = t.load(bad_id)
+        damage(c)
+        t.app.save(c)
+        broken = c.version
+        # The good campaign's events come after the bad one's, in the same page of the log.
+        for _ in range(8):
+            t.execute(good_id, advance)
+        t.execute(bad_id, advance)
+    for args in (["log"], ["state", "--turn", "1"], ["report", "--turn", "1"], ["stats"], ["explain", "2"]):
+        result = invoke(db_url, "--campaign", good, *args)
+        assert result.exit_code == 0, (args, result.output)
+    result = invoke(db_url, "--campaign", bad, "state", "--turn", "1")
+    assert result.exit_code == 1  # damaged data, as a failed verify
+    assert result.output.startswith(f"Error: the history of this campaign cannot be read past event {broken} (")
+    assert result.output.count("\n") == 1
+    with Tracker(db_url) as t:
+        with t.views(good_id) as v:
+            last_turn = max(v.turn_ends(1000))
+            assert v.seq_at_end_of(last_turn) == t.load(good_id).version  # every good event projected
+        with pytest.raises(TrackerError, match=f"past event {broken}"):
+            t.catch_up(bad_id)
+
+
+# ----- turn and phase ends after undos, whenever the projections caught up (10.3) -----
+
+STEPS = st.lists(
+    st.tuples(
+        st.sampled_from(["advance", "advance", "advance", "research", "move", "undo", "undo_to"]),
+        st.booleans(),  # catch up after this step
+        st.integers(min_value=0, max_value=1000),  # where an undo --to goes back to
+    ),
+    min_size=4,
+    max_size=28,
+)
+
+
+def _step(t: Tracker, cid: Any, what: str, pick: int) -> None:
+    try:
+        if what == "advance":
+            t.execute(cid, advance)
+        elif what == "research":
+            t.execute(cid, research)
+        elif what == "move":
+
+            def move(c: Campaign, _d: DiceSource) -> None:
+                game_map = c.scenario.game_map
+                subs = [k for k, u in sorted(c.units.items()) if u["nation"] == c.nation and u["type"] == "submarine"]
+                unit = subs[0]
+                zone = c.units[unit]["at"]
+                c.move(c.nation, [unit], [sorted(z for z in game_map.adjacency[zone] if game_map.is_sea(z))[0]])
+
+            t.execute(cid, move)
+        elif what == "undo":
+            t.undo(cid, override=True, reason="property test")
+        else:
+            version = t.load(cid).version
+            t.undo(cid, to=1 + pick % max(1, version - 1), override=True, reason="property test")
+    except (TrackerError, StopIteration, IndexError):
+        pass  # refused: nothing recorded
+
+
+def _answers(t: Tracker, cid: Any) -> dict[str, Any]:
+    with t.views(cid) as v:
+        turns = max(v.turn_ends(10_000) or {0: 0})
+        phases = t.load(cid).ruleset.phases
+        ends = {(k, p): v.seq_at_end_of(k, p) for k in range(1, turns + 1) for p in (None, *phases)}
+        boards = {key: v.board_at(seq) for key, seq in ends.items() if seq is not None}
+    with t.engine.connect() as conn:
+        views = {k: [r for r in rows if str(cid) in map(str, r)] for k, rows in dump(conn).items()}
+    return {"ends": ends, "boards": boards, "views": views}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=STEPS, page=st.integers(min_value=1, max_value=6), checkpoint=st.integers(min_value=2, max_value=9))
+def test_views_after_undos_and_any_catch_up_points_equal_a_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: list[tuple[str, bool, int]], page: int, checkpoint: int
+) -> None:
+    monkeypatch.setattr(projection_board, "CHECKPOINT", checkpoint)
+    db = tmp_path / f"p{abs(hash((tuple(steps), page, checkpoint)))}.db"
+    with Tracker(str(db)) as t:
+        cid = t.create("p", "north-sea-1914", dice="auto", seed=f"{7:064x}").id
+        for what, catch_up, pick in steps:
+            _step(t, cid, what, pick)
+            if catch_up:
+                t.projector.catch_up(batch_size=page)
+        t.projector.catch_up(batch_size=page)
+        incremental = _answers(t, cid)
+        t.projector.rebuild()
+        rebuilt = _answers(t, cid)
+        assert incremental == rebuilt
+        # And the boards are the log's: each turn and phase end against a replay.
+        for (_turn, _phase), seq in incremental["ends"].items():
+            if seq is None:
+                continue
+            replayed = t.load(cid, version=seq)
+            board = incremental["boards"][(_turn, _phase)]
+            assert {u["id"]: (u["at"], u["damage"]) for u in board["units"]} == {
+                uid: (u["at"], u["damage"]) for uid, u in replayed.units.items()
+            }
+            assert board["balances"] == replayed.balances
+            assert (board["nation"], board["phase"]) == (replayed.nation, replayed.phase)
+    db.unlink()
+
+
+def test_a_phase_end_after_an_undo_in_the_middle_of_a_page_boundary(tmp_path: Path) -> None:
+    """10.3: the phase began in an earlier page, the undo came in a later one."""
+    db = str(tmp_path / "u.db")
+    with Tracker(db) as t:
+        cid = t.create("u", "north-sea-1914").id
+        t.execute(cid, advance)  # research -> purchase
+        t.execute(cid, advance)  # -> combat_movement
+        t.projector.catch_up()  # the combat_movement phase began in this page
+
+        def move(c: Campaign, _d: DiceSource) -> None:
+            c.move("Germany", ["DE-SS3"], ["Southern North Sea"])
+
+        t.execute(cid, move)
+        t.execute(cid, advance)  # -> naval_combat
+        t.undo(cid)  # back into combat_movement, in the next page
+        t.projector.catch_up()
+        last = t.load(cid).version
+        with t.views(cid) as v:
+            assert v.seq_at_end_of(1, "combat_movement") == last
+            assert v.seq_at_end_of(1, "naval_combat") is None
+
+
+# ----- a cut log (10.4) -----
+
+
+def _delete_from(db: str, first_version: int) -> None:
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM tracker_events WHERE originator_version >= ?", (first_version,))
+
+
+def test_a_cut_tail_is_refused_not_written_over_and_its_views_are_stopped(tmp_path: Path) -> None:
+    db = str(tmp_path / "cut.db")
+    with Tracker(db) as t:
+        cid = t.create("cut", "north-sea-1914").id
+        for _ in range(6):
+            t.execute(cid, advance)
+        t.catch_up()
+        last = t.load(cid).version
+    _delete_from(db, last - 2)
+    with Tracker(db) as t:
+        with pytest.raises(LogDamaged, match="the event log was cut"):
+            t.execute(cid, advance)
+        assert len(t.stored_events(cid)) == last - 3  # nothing recorded
+    result = invoke(db, "next")
+    assert result.exit_code == 1 and result.output.startswith("Error: the event log was cut")
+    assert result.output.count("\n") == 1
+    result = invoke(db, "state", "--turn", "1")
+    assert result.exit_code == 1
+    assert f"events {last - 2}-{last} were deleted from the log after they were projected" in result.output
+    # Once the log is as it should be, a rebuild makes the campaign usable again.
+    assert invoke(db, "projections", "rebuild").exit_code == 0
+    assert invoke(db, "next").exit_code == 0
+    assert invoke(db, "state", "--turn", "1").exit_code == 0
+
+
+def test_a_cut_below_a_snapshot_is_refused_instead_of_leaving_a_gap(tmp_path: Path) -> None:
+    db = str(tmp_path / "snap.db")
+    with Tracker(db) as t:
+        cid = t.create("snap", "north-sea-1914").id
+        c = t.load(cid)
+        while c.version < SNAPSHOT_INTERVAL + 5:
+            advance_passing(c)
+        t.app.save(c)
+    _delete_from(db, SNAPSHOT_INTERVAL - 10)
+    with Tracker(db) as t:
+        # Refused when the copy is loaded (the snapshot does not match the log) or, at the
+        # latest, when its events are written (they would not follow the last one stored).
+        expected = rf"(?=.*snapshot)(?=.*event {SNAPSHOT_INTERVAL - 11}\b)(?=.*event {SNAPSHOT_INTERVAL}\b)"
+        with pytest.raises((LogDamaged, DamagedLogError), match=expected):
+            t.execute(cid, advance)
+        assert max(s.originator_version for s in t.stored_events(cid)) == SNAPSHOT_INTERVAL - 11
+
+
+def test_events_recorded_again_after_a_cut_stop_the_projections_of_that_campaign(tmp_path: Path) -> None:
+    """A writer that does not check (an older tracker, a hand-made row) wrote over a cut tail:
+    the projections see that the next event does not follow what they projected."""
+    db = str(tmp_path / "rewritten.db")
+    with Tracker(db) as t:
+        cid = t.create("r", "north-sea-1914").id
+        for _ in range(4):
+            t.execute(cid, advance)
+        t.catch_up()
+        last = t.load(cid).version
+    _delete_from(db, last - 1)
+    with Tracker(db) as t:
+        t.recorder.check_projection_position = False  # as a writer without the check would
+        c = t.load(cid)
+        for _ in range(4):
+            advance_passing(c)
+        t.app.save(c)
+        with pytest.raises(TrackerError, match="cut and rewritten"):
+            t.catch_up(cid)
+
+
+# ----- snapshots -----
+
+
+def test_snapshots_leave_out_the_scenario_and_ruleset_and_load_the_same_state(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    with Tracker(db) as t:
+        cid = t.create("s", "north-sea-1914").id
+        c = t.load(cid)
+        while c.version < SNAPSHOT_INTERVAL + 3:
+            advance_passing(c)
+        t.app.save(c)
+        with t.engine.connect() as conn:
+            table = t.app.snapshots.recorder.events_record_cls.__table__  # type: ignore[union-attr]
+            (state,) = conn.execute(select(table.c.state)).scalars()
+        recorded = json.loads(state)
+        assert "scenario_data" not in recorded and "ruleset_data" not in recorded
+        fresh = Tracker(db)
+        try:
+            loaded = fresh.load(cid)
+        finally:
+            fresh.close()
+        full = t.load(cid)
+        assert vars(loaded).keys() == vars(full).keys()
+        for key in vars(full):
+            assert getattr(loaded, key) == getattr(full, key), key
+
+
+def test_views_of_an_older_schema_are_dropped_and_rebuilt(tmp_path: Path) -> None:
+    db = str(tmp_path / "old.db")
+    with Tracker(db) as t:
+        cid = t.create("old", "north-sea-1914").id
+        t.execute(cid, advance)
+        t.catch_up()
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE tracker_projection_tracking SET schema = 1")
+        conn.execute("CREATE TABLE tracker_phase_index (x INTEGER)")
+    with Tracker(db) as t, t.views(cid) as v:
+        assert isinstance(v, Views) and v.seq_at_end_of(1) == 2
+    with sqlite3.connect(db) as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "tracker_phase_index" not in tables

@@ -1,0 +1,234 @@
+"""The event store under the tracker: eventsourcing's SQLAlchemy recorder, read and written with
+SQLAlchemy Core statements instead of ORM objects, and campaign snapshots without the recorded
+scenario and ruleset.
+
+Writing an action checks, in the transaction that inserts its events, that the event it
+follows is still the last one stored as this process saw it (a log cut below the campaign's
+snapshot or working copy would otherwise leave a gap) and that the new rows do not reuse ids
+the projections already passed (a cut tail on SQLite hands its ids out again). Either is
+refused with a one-line error, and nothing is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.domain import Snapshot
+from eventsourcing.persistence import Notification, StoredEvent
+from eventsourcing_sqlalchemy.factory import SQLAlchemyFactory
+from eventsourcing_sqlalchemy.recorders import SQLAlchemyApplicationRecorder
+from sqlalchemy import func, insert, select
+from sqlalchemy.orm import Session
+
+from domain.errors import TrackerError
+from projections.board import NAME, tracking
+
+# Recorded once by a campaign's first event and never changed: a snapshot leaves them out.
+RECORDED_AT_CREATION = ("scenario_data", "ruleset_data")
+_FROM_CREATION = "_from_created_event"
+
+
+class LogDamaged(TrackerError):
+    """The stored log is not what this action follows: events were deleted or rewritten."""
+
+
+class TrackerRecorder(SQLAlchemyApplicationRecorder):
+    """The application recorder, with plain Core statements and the write checks above."""
+
+    # Set by the tracker once the projection tables exist: only then are new ids checked
+    # against the projections' position.
+    check_projection_position = False
+
+    @property
+    def table(self) -> Any:
+        return self.events_record_cls.__table__
+
+    def insert_events(
+        self,
+        stored_events: Sequence[StoredEvent],
+        *,
+        session: Session | None = None,
+        follows: tuple[int, str] | None = None,
+        **kwargs: Any,
+    ) -> Sequence[int] | None:
+        """Insert the events in one transaction (the caller's `session`, or a new one); with
+        `follows=(version, hash)`, check that the campaign's stored event `version` has `hash`."""
+        if session is not None:
+            return self._write(session, stored_events, follows)
+        with self.transaction(commit=True) as session:
+            return self._write(session, stored_events, follows)
+
+    def _write(
+        self, session: Session, stored_events: Sequence[StoredEvent], follows: tuple[int, str] | None
+    ) -> list[int]:
+        if not stored_events:
+            return []
+        conn = session.connection()
+        table = self.table
+        self._lock_table(session)
+        # Insert first: on SQLite that takes the write lock, so the checks below read what no
+        # other writer can change before this transaction ends.
+        result = conn.execute(
+            insert(table).returning(table.c.id, sort_by_parameter_order=True),
+            [
+                {
+                    "originator_id": e.originator_id,
+                    "originator_version": e.originator_version,
+                    "topic": e.topic,
+                    "state": e.state,
+                }
+                for e in stored_events
+            ],
+        )
+        ids = [int(i) for i in result.scalars()]
+        if follows is not None:
+            self._check_follows(conn, stored_events[0].originator_id, *follows)
+        passed = None
+        if self.check_projection_position:
+            passed = conn.execute(select(tracking.c.notification_id).where(tracking.c.name == NAME)).scalar()
+        if passed is not None and ids and ids[0] <= passed:
+            raise LogDamaged(
+                f"the event log was cut: new events would take row {ids[0]}, which the projections already "
+                f"passed (row {passed}); nothing was recorded. Run `tracker verify`, then `tracker projections "
+                "rebuild` once the log is as it should be"
+            )
+        self._notify_channel(session)
+        return ids
+
+    def _check_follows(self, conn: Any, originator_id: UUID | str, version: int, expected_hash: str) -> None:
+        if version < 1:
+            return
+        table = self.table
+        state = conn.execute(
+            select(table.c.state).where(table.c.originator_id == originator_id, table.c.originator_version == version)
+        ).scalar()
+        if state is None:
+            last = conn.execute(
+                select(func.max(table.c.originator_version)).where(
+                    table.c.originator_id == originator_id, table.c.originator_version < version
+                )
+            ).scalar()
+            raise LogDamaged(
+                f"this campaign's log ends at event {last or 0}, but its latest snapshot or working copy is at "
+                f"event {version}: events were deleted; nothing was recorded (run `tracker verify`)"
+            )
+        try:
+            stored_hash = json.loads(bytes(state)).get("hash")
+        except ValueError:
+            stored_hash = None
+        if stored_hash != expected_hash:
+            raise StaleCopy(version)
+
+    def select_events(
+        self,
+        originator_id: UUID | str,
+        gt: int | None = None,
+        lte: int | None = None,
+        desc: bool = False,
+        limit: int | None = None,
+    ) -> list[StoredEvent]:
+        table = self.table
+        query = select(table.c.originator_id, table.c.originator_version, table.c.topic, table.c.state).where(
+            table.c.originator_id == originator_id
+        )
+        if gt is not None:
+            query = query.where(table.c.originator_version > gt)
+        if lte is not None:
+            query = query.where(table.c.originator_version <= lte)
+        query = query.order_by(table.c.originator_version.desc() if desc else table.c.originator_version)
+        if limit is not None:
+            query = query.limit(limit)
+        with self.transaction(commit=False) as session:
+            rows = session.connection().execute(query).all()
+        return [
+            StoredEvent(originator_id=r[0], originator_version=r[1], topic=r[2], state=bytes(r[3])) for r in rows
+        ]
+
+    def select_notifications(
+        self,
+        start: int | None,
+        limit: int,
+        stop: int | None = None,
+        topics: Sequence[str] = (),
+        *,
+        inclusive_of_start: bool = True,
+    ) -> list[Notification]:
+        table = self.table
+        query = select(table.c.id, table.c.originator_id, table.c.originator_version, table.c.topic, table.c.state)
+        if start is not None:
+            query = query.where(table.c.id >= start if inclusive_of_start else table.c.id > start)
+        if stop is not None:
+            query = query.where(table.c.id <= stop)
+        if topics:
+            query = query.where(table.c.topic.in_(topics))
+        query = query.order_by(table.c.id).limit(limit)
+        with self.transaction(commit=False) as session:
+            rows = session.connection().execute(query).all()
+        return [
+            Notification(id=r[0], originator_id=r[1], originator_version=r[2], topic=r[3], state=bytes(r[4]))
+            for r in rows
+        ]
+
+    def max_notification_id(self) -> int | None:
+        with self.transaction(commit=False) as session:
+            value = session.connection().execute(select(func.max(self.table.c.id))).scalar()
+        return None if value is None else int(value)
+
+    def last_version(self, originator_id: UUID) -> int:
+        table = self.table
+        with self.transaction(commit=False) as session:
+            value = (
+                session.connection()
+                .execute(select(func.max(table.c.originator_version)).where(table.c.originator_id == originator_id))
+                .scalar()
+            )
+        return int(value or 0)
+
+
+class StaleCopy(Exception):
+    """The stored event an action follows is not the one its working copy ended with."""
+
+    def __init__(self, version: int) -> None:
+        super().__init__(version)
+        self.version = version
+
+
+class TrackerFactory(SQLAlchemyFactory):
+    """eventsourcing's SQLAlchemy persistence, with the tracker's application recorder."""
+
+    application_recorder_class = TrackerRecorder
+
+
+class CampaignSnapshot(Snapshot):
+    """A campaign's state at one version, without the scenario and ruleset its first event
+    recorded (several kilobytes each, and never changed): loading puts them back from there."""
+
+    @classmethod
+    def take(cls, aggregate: Any) -> CampaignSnapshot:
+        snapshot = super().take(aggregate)
+        state = snapshot.state
+        if all(k in state for k in RECORDED_AT_CREATION):
+            for k in RECORDED_AT_CREATION:
+                del state[k]
+            state[_FROM_CREATION] = True
+        return snapshot
+
+    @property
+    def needs_created_event(self) -> bool:
+        return bool(self.state.get(_FROM_CREATION))
+
+    def with_created(self, created: Any) -> CampaignSnapshot:
+        """This snapshot with the scenario and ruleset of the campaign's Created event."""
+        state = {k: v for k, v in self.state.items() if k != _FROM_CREATION}
+        state["scenario_data"] = created.scenario
+        state["ruleset_data"] = created.ruleset
+        return type(self)(
+            originator_id=self.originator_id,
+            originator_version=self.originator_version,
+            timestamp=self.timestamp,
+            topic=self.topic,
+            state=state,
+        )
