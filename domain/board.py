@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from domain.errors import InputError, RuleViolation
 from domain.ruleset import Ruleset, UnitType
@@ -33,6 +33,15 @@ class Board:
     nation: str
     phase: str
     owners: dict[str, str]  # AD1: territory -> owner now (the scenario's, as adjusted)
+    lost: dict[str, str] = field(default_factory=dict)  # unit -> how it left the board
+
+    def unknown_unit(self, uid: str) -> InputError:
+        """A unit the board does not hold: say how it left ("sunk in battle 3"), or that no such
+        unit ever was."""
+        how = self.lost.get(uid)
+        if how is not None:
+            return InputError(f"{uid} was {how}")
+        return InputError(f"unknown unit {uid!r} (see `tracker state`)")
 
     def unit_type(self, unit: Unit) -> UnitType:
         return self.ruleset.units[unit.type]
@@ -63,7 +72,7 @@ class Board:
             if uid not in by_id:
                 unit = self.units.get(uid)
                 if unit is None:
-                    raise InputError(f"unknown unit {uid!r}")
+                    raise self.unknown_unit(uid)
                 raise why_not(unit)
             units.append(by_id[uid])
         return units

@@ -19,8 +19,8 @@ from eventsourcing.domain import Aggregate
 
 from domain.board import Board, Unit
 from domain.chain import GENESIS, UPCAST_ADDED, event_content, event_hash, recorded_fields
-from domain.dice import SCHEME, DiceSource, Override, clamp_target
-from domain.errors import InputError, RuleViolation
+from domain.dice import SCHEME, DiceSource, ManualDice, Override, PromptDice, clamp_target
+from domain.errors import DiceError, InputError, RuleViolation
 from domain.rules import asw, combat, convoy, economy, interception, movement, record, tech, trade, turn
 from domain.rules import hits as hits_rules
 from domain.ruleset import AppliedModifier, Ruleset, ruleset_from_recorded
@@ -123,6 +123,7 @@ UNDOABLE_STATE = (
     "movement_ended",
     "attack_zones",
     "committed",
+    "lost",
 )
 
 
@@ -152,6 +153,7 @@ _LATER_STATE: dict[str, Callable[[Any], Any]] = {
     "movement_ended": lambda agg: {},
     "attack_zones": lambda agg: [],
     "committed": lambda agg: [],
+    "lost": lambda agg: {},
 }
 
 # Lists in a battle's state that name units: a sunk unit leaves them all.
@@ -191,21 +193,30 @@ def one_action(campaign: Campaign) -> Iterator[None]:
     if campaign.__dict__.get("_in_command"):
         yield
         return
-    saved = {
-        k: (list(v) if k == "_pending_events" else v if k in _IMMUTABLE_STATE else _plain_copy(v))
-        for k, v in campaign.__dict__.items()
-    }
+    saved = _savepoint(campaign)
     campaign.__dict__["_in_command"] = True
     campaign.__dict__["_action"] = campaign.version + 1
     try:
         yield
     except BaseException:
-        campaign.__dict__.clear()
-        campaign.__dict__.update(saved)
+        _restore(campaign, saved)
         raise
     finally:
         campaign.__dict__.pop("_in_command", None)
         campaign.__dict__.pop("_action", None)
+
+
+def _savepoint(campaign: Campaign) -> dict[str, Any]:
+    """The aggregate's state, copied so that `_restore` can put it back exactly."""
+    return {
+        k: (list(v) if k == "_pending_events" else v if k in _IMMUTABLE_STATE else _plain_copy(v))
+        for k, v in campaign.__dict__.items()
+    }
+
+
+def _restore(campaign: Campaign, saved: dict[str, Any]) -> None:
+    campaign.__dict__.clear()
+    campaign.__dict__.update(saved)
 
 
 def command(method: _F) -> _F:
@@ -274,6 +285,7 @@ class Campaign(Aggregate):
             agg.movement_ended = {}
             agg.attack_zones = []
             agg.committed = []
+            agg.lost = {}
 
     class PhaseAdvanced(Event):
         round: int
@@ -376,6 +388,7 @@ class Campaign(Aggregate):
                 _note_number(agg.unit_numbers, u["id"])
             for uid in self.removed:
                 del agg.units[uid]
+                agg.lost[uid] = "removed by an adjustment (AD1)"
             for nation, change in self.resources.items():
                 agg.balances[nation] += change
             for n in self.ntr:
@@ -405,6 +418,7 @@ class Campaign(Aggregate):
         def apply(self, agg: Campaign) -> None:
             for uid in self.units:
                 del agg.units[uid]
+                agg.lost[uid] = "lost when it could not land (F7)"
 
     class DiceRolled(Event):
         roll: int
@@ -532,6 +546,7 @@ class Campaign(Aggregate):
         def apply(self, agg: Campaign) -> None:
             if self.sunk:
                 del agg.units[self.unit]
+                agg.lost[self.unit] = f"sunk in battle {self.battle}" if self.battle else "sunk"
                 for b in agg.battles.values():
                     for key in _UNIT_LISTS:
                         if self.unit in b.get(key, []):
@@ -1005,6 +1020,7 @@ class Campaign(Aggregate):
         movement_ended: dict[str, str]
         attack_zones: list[str]
         committed: list[str]
+        lost: dict[str, str]
         last_hash: str
 
     @classmethod
@@ -1172,6 +1188,7 @@ class Campaign(Aggregate):
             nation=self.nation,
             phase=self.phase,
             owners=self.owners,
+            lost=self.lost,
         )
 
     # ----- dice -----
@@ -1239,9 +1256,7 @@ class Campaign(Aggregate):
         if source == self.dice_mode:
             return
         if self.dice_mode == "manual":
-            raise RuleViolation(
-                "D4", f"this campaign uses manual dice: {purpose} needs dice typed in with --dice"
-            )
+            raise RuleViolation("D4", f"this campaign uses manual dice: {purpose} needs dice typed in with --dice")
         override = getattr(dice, "override", None)
         if override is None:
             raise RuleViolation(
@@ -1357,6 +1372,8 @@ class Campaign(Aggregate):
                     "rule": b["rule"],
                     "blocking": True,
                     "text": f"battle {b['id']} ({b['kind']}, {b['zone']}): {self.describe_waiting(b)}",
+                    "eligible": self._eligible(b),
+                    "dice": self._dice_needed(b),
                 }
             )
         if items:
@@ -1609,6 +1626,48 @@ class Campaign(Aggregate):
         """What the game waits for (see `open_items`)."""
         return self.open_items()
 
+    def _eligible(self, b: dict[str, Any]) -> list[str] | None:
+        """The units a search step may send (all of them is the default), for `pending --json`."""
+        if b["step"] != "search":
+            return None
+        board = self.board()
+        if b["kind"] == "convoy":
+            units = convoy.eligible_searchers(board, b["defender"], b["zone"], self._committed)
+        elif b["kind"] == "interception":
+            units = interception.eligible_searchers(board, b["attacker"], b["zone"], self._committed)
+        else:
+            units = asw.eligible_units(board, b["attacker"], b["zone"], self._committed)
+        return [u.id for u in units]
+
+    def _dice_needed(self, b: dict[str, Any]) -> dict[str, Any] | None:
+        """The dice the step waits for: how many, of how many faces, and in which order (what
+        each die is for); searches with every eligible unit. None for a decision."""
+        rs, step = self.ruleset, b["step"]
+        order: list[str]
+        if step == "merchant_defence":
+            faces = rs.faces_for("merchant_defence")
+            order = [f"merchant defence die {i + 1}" for i in range(rs.merchant_defence_dice)]
+        elif step == "convoy_table":
+            faces = rs.faces_for("convoy_table")
+            order = [u for u in b["subs"] if u in self.units]
+        elif step in ("fire", "opening_fire"):
+            kind = {"naval": "naval_combat", "convoy": "convoy_combat"}.get(b["kind"], "asw_combat")
+            faces = rs.faces_for(kind)
+            stage = "opening" if step == "opening_fire" else "main"
+            order = [u.id for u, _, legal in self._volley(b, stage) if legal is None or u.id in b.get("shots", {})]
+        elif step == "search":
+            eligible = self._eligible(b) or []
+            if b["kind"] == "asw":
+                faces = rs.faces_for("asw_search")
+                subs = [u for u in b["subs"] if u in self.units]
+                order = [f"{u} vs {s}" for u in eligible for s in subs]
+            else:
+                faces = rs.faces_for("convoy_search" if b["kind"] == "convoy" else "interception_search")
+                order = list(eligible)
+        else:
+            return None
+        return {"count": len(order), "faces": faces, "order": order}
+
     def _describe_procedure(self, b: dict[str, Any]) -> str:
         """What an interception, ASW combat or naval battle waits for, with what a player needs to
         answer: the eligible units and their target numbers, the legal choices, the dice order."""
@@ -1627,13 +1686,14 @@ class Campaign(Aggregate):
             )
         elif step == "search":
             subs = [board.units[u] for u in b["subs"] if u in board.units]
+            searchers = asw.eligible_units(board, b["attacker"], b["zone"], self._committed)
             options = ", ".join(
-                f"{u.id} at {asw.search_roll(board, u, subs[0]).target}" if subs else u.id
-                for u in asw.eligible_units(board, b["attacker"], b["zone"], self._committed)
+                f"{u.id} at {asw.search_roll(board, u, subs[0]).target}" if subs else u.id for u in searchers
             )
+            dice = plural(len(subs) * len(searchers), "die")
             what = (
                 f"to choose the units searching for {', '.join(b['subs'])}, each rolling once per submarine "
-                f"(eligible: {options}; default: all)"
+                f"(eligible: {options}; default: all, {dice} in the order listed, each unit against each submarine)"
             )
         elif step == "detect":
             what = (
@@ -1957,18 +2017,47 @@ class Campaign(Aggregate):
         cheapest legal casualties are taken."""
         self._battle(battle)
         while str(battle) in self.battles:
-            b = self.battles[str(battle)]
-            step = b["step"]
-            if step == "merchant_defence":
-                self.convoy_merchant_defence(battle, dice)
-            elif step == "merchant_casualty":
-                self.convoy_choose_casualties(battle, b["waiting"][0], None)
-            elif step == "search":
-                self.convoy_search(battle, None, dice)
-            elif step == "convoy_table":
-                self.convoy_table(battle, dice)
-            else:
-                self.auto_step(battle, dice)
+            if not self._auto_step_if_dice_last(battle, dice):
+                return
+
+    def _convoy_step(self, battle: int, dice: DiceSource) -> None:
+        """The default for the one step a convoy battle waits for."""
+        b = self.battles[str(battle)]
+        step = b["step"]
+        if step == "merchant_defence":
+            self.convoy_merchant_defence(battle, dice)
+        elif step == "merchant_casualty":
+            self.convoy_choose_casualties(battle, b["waiting"][0], None)
+        elif step == "search":
+            self.convoy_search(battle, None, dice)
+        elif step == "convoy_table":
+            self.convoy_table(battle, dice)
+        else:
+            self.auto_step(battle, dice)
+
+    def _auto_step_if_dice_last(self, battle: int, dice: DiceSource) -> bool:
+        """Take one default step; with typed dice that ran out exactly before a step that rolls,
+        stop there instead (False), so `auto --dice` plays as far as the dice given go. Dice left
+        over that cannot complete a step are refused, never dropped."""
+        if not isinstance(dice, ManualDice) or isinstance(dice, PromptDice):
+            self._one_step(battle, dice)
+            return True
+        saved, used = _savepoint(self), dice.used
+        try:
+            self._one_step(battle, dice)
+        except DiceError:
+            if used < len(dice.values):
+                raise
+            _restore(self, saved)
+            dice.used = used
+            return False
+        return True
+
+    def _one_step(self, battle: int, dice: DiceSource) -> None:
+        if self.battles[str(battle)]["kind"] == "convoy":
+            self._convoy_step(battle, dice)
+        else:
+            self.auto_step(battle, dice)
 
     @command
     def convoy_roll(self, battle: int, dice: DiceSource) -> str:
@@ -2637,6 +2726,12 @@ class Campaign(Aggregate):
         """HA1, HA3: the owner of targeted ships lets escorts take shots instead, firer -> escort
         (None: the cheapest loss; {} : no screening)."""
         b = self._procedure(battle, "interception", "asw", "naval", "convoy")
+        if b["step"] in ("fire", "opening_fire"):
+            raise RuleViolation(
+                "HA1",
+                f"too late to screen in battle {battle}: screens are chosen before the dice, and this volley's "
+                f"targets and screens are set; it is {self.describe_waiting(b)}",
+            )
         self._require_steps(b, ("screening", "opening_screening"), "HA1")
         self._require_waiting(b, nation)
         stage = "opening" if b["step"] == "opening_screening" else "main"
@@ -2881,7 +2976,8 @@ class Campaign(Aggregate):
                 done.append(todo.pop(0))
                 continue
             before = self.battle_count
-            self.auto_step(number, dice)
+            if not self._auto_step_if_dice_last(number, dice):
+                break  # the typed dice ran out: the battle waits for the next roll
             todo.extend(range(before + 1, self.battle_count + 1))
         return done
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -96,9 +96,7 @@ class ManualDice:
 
     source = "manual"
 
-    def __init__(
-        self, values: Sequence[int], reference: str | None = None, override: Override | None = None
-    ) -> None:
+    def __init__(self, values: Sequence[int], reference: str | None = None, override: Override | None = None) -> None:
         self.values = list(values)
         self.reference = reference
         # Typed dice in an auto-dice campaign need an override (D4, RK3).
@@ -124,6 +122,21 @@ class ManualDice:
             raise DiceError(f"D3: {len(self.values)} dice entered but the action rolled {self.used}")
 
 
+class PromptDice(ManualDice):
+    """Manual dice asked for at the moment a roll needs them (a player at a terminal): `ask`
+    gets what the roll is for, how many dice and their faces, and returns the values."""
+
+    def __init__(self, ask: Callable[[str, int, int], list[int]], reference: str | None = None) -> None:
+        super().__init__([], reference)
+        self.ask = ask
+
+    def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice:
+        missing = count - (len(self.values) - self.used)
+        if missing > 0:
+            self.values.extend(self.ask(what, missing, faces))
+        return super().roll(roll_number, count, faces, what)
+
+
 class NoDice:
     """For a manual-dice campaign when the player gave no values."""
 
@@ -132,8 +145,7 @@ class NoDice:
 
     def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice:
         raise DiceError(
-            f"D4: this campaign uses manual dice; {what} needs {count} D{faces}: "
-            "roll them and pass them with --dice"
+            f"D4: this campaign uses manual dice; {what} needs {count} D{faces}: roll them and pass them with --dice"
         )
 
 

@@ -170,9 +170,7 @@ def scenario_from_dict(data: dict[str, Any], source: str, ruleset: Ruleset) -> S
             if t not in ruleset.technologies:
                 raise r.fail(f"tech.{t}", f"unknown technology (known: {', '.join(ruleset.technologies)})")
             if level > ruleset.max_head_start:
-                raise r.fail(
-                    f"tech.{t}", f"head start {level} is above the maximum {ruleset.max_head_start} (TE2)"
-                )
+                raise r.fail(f"tech.{t}", f"head start {level} is above the maximum {ruleset.max_head_start} (TE2)")
         ntr = r.int_map("ntr", maximum=MAX_NTR)
         ntr_max = r.int_map("ntr_max", maximum=MAX_NTR)
         for key, table in (("ntr", ntr), ("ntr_max", ntr_max)):

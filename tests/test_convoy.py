@@ -1412,9 +1412,12 @@ def test_rk2_a_command_failing_part_way_leaves_the_campaign_unchanged() -> None:
     refused(c, DiceError, lambda: c.fire(b, ManualDice([1, 1, 1])))
     refused(c, DiceError, lambda: c.fire(b, ManualDice([1, 1, 1, 11])))
     refused(c, DiceError, lambda: c.convoy_roll(b, ManualDice([1, 1, 1])))
-    # convoy_auto is all or nothing too.
-    refused(c, DiceError, lambda: c.convoy_auto(b, ManualDice([10, 10, 10, 10])))  # table dice missing
+    # convoy_auto with typed dice plays as far as they go, step by step; dice left over that
+    # cannot complete a step are refused, never dropped.
+    refused(c, DiceError, lambda: c.convoy_auto(b, ManualDice([10, 10, 10])))  # the volley needs 4
     assert step(c, b)[0] == "fire"
+    c.convoy_auto(b, ManualDice([10, 10, 10, 10]))  # the volley; the table's dice are not given
+    assert step(c, b)[0] == "convoy_table"
 
 
 def test_rk2_actions_out_of_step_are_refused_with_the_rule_of_the_step() -> None:

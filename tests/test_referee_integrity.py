@@ -340,3 +340,40 @@ def test_pu2_ad1_reports_show_purchases_waiting_units_and_adjustments(tmp_path: 
     assert "Bought by Germany and not yet placed: 2 submarine (PU2)" in markdown
     assert "ADJUSTMENT: Britain resources -3 (reason: the Yser)" in markdown
     assert "ADJUSTMENT" in run("log", "--kind", "Adjusted")
+
+
+# ----- errors that name the real problem -----
+
+
+def test_f4_moving_to_the_zone_a_unit_is_in_and_a_ship_onto_land_say_so() -> None:
+    c = campaign()
+    to(c, "Germany", "combat_movement")
+    err = refused(c, RuleViolation, lambda: c.move("Germany", ["DE-SS3"], [HB]), "F4")
+    assert "DE-SS3 is already in Heligoland Bight" in err.reason
+    err = refused(c, RuleViolation, lambda: c.move("Germany", ["DE-SS3"], ["Northern Germany"]), "F4")
+    assert "cannot enter Northern Germany, a land territory" in err.reason
+
+
+def test_a_sunk_unit_is_named_as_sunk_not_unknown() -> None:
+    c = campaign()
+    to(c, "Britain", "collect_resources")
+    b = c.declare_convoy_attack("Germany", CNS, ["DE-SS1"])
+    c.convoy_merchant_defence(b, ManualDice([10, 10]))
+    c.convoy_choose_casualties(b, "Germany", None)
+    assert c.lost["DE-SS1"] == f"sunk in battle {b}"
+    to(c, "Germany", "combat_movement")
+    err = refused(c, InputError, lambda: c.move("Germany", ["DE-SS1"], [SNS]))
+    assert str(err) == f"DE-SS1 was sunk in battle {b}"
+    refused(c, InputError, lambda: c.move("Germany", ["DE-SS42"], [SNS]))  # never existed: unknown
+
+
+def test_ha1_a_screen_at_the_fire_step_is_refused_as_too_late() -> None:
+    c = campaign()
+    to(c, "Germany", "combat_movement")
+    c.move("Germany", ["DE-CA1", "DE-BB1", "DE-BB2"], [CNS])
+    advance(c)
+    b = c.naval_start("Germany", CNS)
+    while c.battles[str(b)]["step"] not in ("fire", "opening_fire"):
+        c.auto_step(b, ManualDice([]))
+    err = refused(c, RuleViolation, lambda: c.choose_screens(b, "Britain", {}), "HA1")
+    assert "too late to screen" in err.reason

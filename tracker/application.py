@@ -28,7 +28,7 @@ from eventsourcing.persistence import (
 
 from domain.campaign import Campaign, one_action
 from domain.chain import GENESIS, event_content, event_hash
-from domain.dice import AutoDice, Dice, DiceSource, ManualDice, NoDice, Override, commitment, new_seed
+from domain.dice import AutoDice, Dice, DiceSource, ManualDice, NoDice, Override, PromptDice, commitment, new_seed
 from domain.errors import InputError, RuleViolation, TrackerError
 from domain.rules.record import REDO, UNDO, UndoPlan
 from domain.ruleset import load_ruleset, ruleset_from_dict
@@ -376,6 +376,7 @@ class Tracker:
         values: Sequence[int] | None = None,
         reference: str | None = None,
         override: Override | None = None,
+        ask: Callable[[str, int, int], list[int]] | None = None,
     ) -> DiceSource:
         """Typed values when given (the campaign refuses them if it rolls its own dice, D4, unless
         overridden); otherwise the campaign's own dice: none in a manual campaign, auto dice from
@@ -387,7 +388,8 @@ class Tracker:
         if override is not None:
             raise InputError("--override goes with --dice: typed dice in an auto-dice campaign (D4)")
         if campaign.dice_mode == "manual":
-            return NoDice()
+            # A player at a terminal is asked for each roll as it comes (`ask`).
+            return NoDice() if ask is None else PromptDice(ask)
         key = (campaign.id, campaign.dice_epoch)
         seed = self._seeds.get(key) or self.registry.seed(str(campaign.id), campaign.dice_epoch)
         # A seed that does not match the log's commitment (left by a crashed creation whose
@@ -409,8 +411,10 @@ class Tracker:
         dice_values: Sequence[int] | None = None,
         reference: str | None = None,
         override: Override | None = None,
+        ask: Callable[[str, int, int], list[int]] | None = None,
     ) -> T:
-        """Run a command on the current state and record its events atomically.
+        """Run a command on the current state and record its events atomically; in a manual
+        campaign without typed dice, `ask` (a terminal prompt) supplies each roll's dice.
 
         A refused command raises before anything is saved. A version conflict with another
         writer re-runs the command on the new state, up to MAX_ATTEMPTS times.
@@ -421,7 +425,7 @@ class Tracker:
             # dropped, and the next action starts from the stored log again.
             campaign = self._working_copy(cid)
             follows = (campaign.version, campaign.last_hash)
-            dice = self.dice_for(campaign, dice_values, reference, override)
+            dice = self.dice_for(campaign, dice_values, reference, override, ask)
             # However many aggregate commands the callback runs, they are one action.
             with one_action(campaign):
                 result = command(campaign, dice)

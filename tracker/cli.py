@@ -100,9 +100,7 @@ class TrackerGroup(click.Group):
 
 @click.group(cls=TrackerGroup)
 @click.option("--db", envvar="TRACKER_DB", help="SQLite file path or SQLAlchemy URL (default ./campaign.db).")
-@click.option(
-    "--campaign", envvar="TRACKER_CAMPAIGN", help="Campaign name (needed when the database holds several)."
-)
+@click.option("--campaign", envvar="TRACKER_CAMPAIGN", help="Campaign name (needed when the database holds several).")
 @click.version_option(package_name="twtea-naval-tracker")
 @click.pass_context
 def cli(ctx: click.Context, db: str | None, campaign: str | None) -> None:
@@ -257,9 +255,7 @@ def state(ctx: Context, turn: int | None, phase: str | None, at: int | None, as_
 
 
 @cli.command(name="next")
-@click.option(
-    "--to", "to_phase", type=PHASES, help="Keep going until this phase opens."
-)
+@click.option("--to", "to_phase", type=PHASES, help="Keep going until this phase opens.")
 @_nation_option("With --to: the phase of this nation's turn (default: the nation whose turn it is).")
 @click.option(
     "--confirm-losses",
@@ -294,8 +290,7 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
         raise InputError(f"phase {to_phase!r} is not in this campaign's ruleset")
     if (campaign.nation, campaign.phase) == (target, to_phase):
         raise InputError(
-            f"already there: it is {target}'s {to_phase} phase (round {campaign.round}); "
-            "plain `tracker next` ends it"
+            f"already there: it is {target}'s {to_phase} phase (round {campaign.round}); plain `tracker next` ends it"
         )
     # One full round at most: every nation's every phase.
     for _ in range(len(campaign.ruleset.phases) * len(campaign.scenario.turn_order)):
@@ -368,9 +363,7 @@ def ntr_place(ctx: Context, zone: str, count: int, nation: str | None) -> None:
 @_nation_option()
 @dice_options
 @click.pass_obj
-def research(
-    ctx: Context, technology: str, nation: str | None, dice_text: str | None, reference: str | None
-) -> None:
+def research(ctx: Context, technology: str, nation: str | None, dice_text: str | None, reference: str | None) -> None:
     """Make a research roll in the research phase (TE1).
 
     Example: tracker research advanced_asw --dice 9
@@ -403,9 +396,20 @@ def convoy() -> None:
     help="Taking-part submarines, comma-separated (default: all in the zone).",
     shell_complete=complete_units,
 )
-@click.option("--auto", "auto", is_flag=True, help="Resolve every step with default choices and auto dice.")
+@click.option(
+    "--auto", "auto", is_flag=True, help="Resolve every step with default choices (and --dice, or auto dice)."
+)
+@dice_options
 @click.pass_obj
-def convoy_declare(ctx: Context, attacker: str, zone: str, subs: str | None, auto: bool) -> None:
+def convoy_declare(
+    ctx: Context,
+    attacker: str,
+    zone: str,
+    subs: str | None,
+    auto: bool,
+    dice_text: str | None,
+    reference: str | None,
+) -> None:
     """Declare a convoy attack (CV1).
 
     Example: tracker convoy declare --by Germany --zone "Central North Sea" --subs DE-SS1,DE-SS2
@@ -417,7 +421,7 @@ def convoy_declare(ctx: Context, attacker: str, zone: str, subs: str | None, aut
         if auto:
             c.convoy_auto(number, dice)
 
-    act(ctx, action)
+    act(ctx, action, dice_text, reference)
 
 
 @convoy.command(name="pass")
@@ -456,9 +460,7 @@ def convoy_roll(ctx: Context, battle: int, dice_text: str | None, reference: str
 )
 @dice_options
 @click.pass_obj
-def convoy_search(
-    ctx: Context, battle: int, units: str | None, dice_text: str | None, reference: str | None
-) -> None:
+def convoy_search(ctx: Context, battle: int, units: str | None, dice_text: str | None, reference: str | None) -> None:
     """Choose the ships and aircraft that search, and roll their searches (CV3).
 
     Example: tracker convoy search 1 --units GB-DD1,GB-BM1 --dice 3,2
@@ -493,17 +495,19 @@ def convoy_casualties(ctx: Context, battle: int, nation: str | None, units: str 
 
 @convoy.command(name="auto")
 @_battle_argument
+@dice_options
 @click.pass_obj
-def convoy_auto(ctx: Context, battle: int) -> None:
-    """Resolve a battle's remaining steps with default choices and auto dice.
+def convoy_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
+    """Resolve a battle's remaining steps with default choices: auto dice, or the --dice given
+    (fewer than the battle needs: it stops where they run out and says what comes next).
 
-    Example: tracker convoy auto 1
+    Example: tracker convoy auto 1 --dice 7,4,2
     """
 
     def action(c: Campaign, dice: DiceSource) -> None:
         c.convoy_auto(battle, dice)
 
-    act(ctx, action)
+    act(ctx, action, dice_text, reference)
 
 
 @cli.command()
@@ -680,9 +684,7 @@ def explain(ctx: Context, seq: int, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    click.echo(
-        f"Event {data['seq']}: {data['kind']} (turn {data['turn']}, {data['phase']}, {data['timestamp']})"
-    )
+    click.echo(f"Event {data['seq']}: {data['kind']} (turn {data['turn']}, {data['phase']}, {data['timestamp']})")
     click.echo(f"  {data['summary']}")
     for rule in data["rules"]:
         click.echo(f"  Rule {rule['id']}: {rule['statement']}")
@@ -741,9 +743,7 @@ def replay(ctx: Context, to: int | None, battle: int | None) -> None:
             player.render(out, zone_only=True)
         return
     if not sys.stdin.isatty():
-        raise click.UsageError(
-            "replay steps with keys in a terminal; without one use --to SEQ or --battle ID"
-        )
+        raise click.UsageError("replay steps with keys in a terminal; without one use --to SEQ or --battle ID")
     while True:
         click.clear()
         player.render(out)
@@ -796,7 +796,8 @@ def verify(ctx: Context, head_text: str | None, check_views: bool, as_json: bool
     head = Head.parse(head_text) if head_text is not None else None
     t = ctx.tracker
     cid = t.campaign_id(ctx.campaign)
-    report = verify_campaign(t, cid, head, check_views)
+    with progress(t.recorder.last_version(cid), "Verifying") as tick:
+        report = verify_campaign(t, cid, head, check_views, tick)
     ok = report.ok and not report.dice_problems
     if as_json:
         emit_json(

@@ -14,7 +14,8 @@ import click
 from rich.console import Console
 
 from domain.dice import DiceSource, Override, parse_dice
-from domain.errors import InputError
+from domain.errors import InputError, TrackerError
+from domain.text import plural
 from projections.summary import rule_of, summary
 from tracker.names import Names
 from tracker.output import check_output, write_output
@@ -134,9 +135,7 @@ def dice_options(f: Callable[..., Any]) -> Callable[..., Any]:
         return f(*args, **kwargs)
 
     g: Callable[..., Any] = override_options("Typed dice in an auto-dice campaign")(wrapper)
-    g = click.option(
-        "--ref", "reference", help="External reference of manual dice (e.g. a dice-server roll id)."
-    )(g)
+    g = click.option("--ref", "reference", help="External reference of manual dice (e.g. a dice-server roll id).")(g)
     return click.option(
         "--dice",
         "dice_text",
@@ -174,11 +173,33 @@ def run(
     dice_text: str | None = None,
     reference: str | None = None,
 ) -> Any:
-    """Run a command on the selected campaign through the application service."""
+    """Run a command on the selected campaign through the application service. A player at a
+    terminal who gave no --dice in a manual-dice campaign is asked for each roll as it comes;
+    scripts keep --dice (and are refused without it)."""
     values = parse_dice(dice_text) if dice_text is not None else None
     t = ctx.tracker
     t.require_writable()
-    return t.execute(t.campaign_id(ctx.campaign), command, values, reference, ctx.dice_override)
+    ask = ask_for_dice if values is None and interactive() else None
+    return t.execute(t.campaign_id(ctx.campaign), command, values, reference, ctx.dice_override, ask)
+
+
+def interactive() -> bool:
+    """Whether a person is at the keyboard (both ends of the command on a terminal)."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def ask_for_dice(what: str, count: int, faces: int) -> list[int]:
+    """Ask for one roll's dice, as `pending` would name it, until the values fit (D1, D3)."""
+    while True:
+        text = click.prompt(f"Dice for {what} ({plural(count, 'die')}, D{faces}, in order)", prompt_suffix=": ")
+        try:
+            values = parse_dice(text)
+        except TrackerError as e:
+            click.echo(f"  {e}", err=True)
+            continue
+        if len(values) == count and all(1 <= v <= faces for v in values):
+            return values
+        click.echo(f"  give {plural(count, 'die')}, each 1 to {faces}", err=True)
 
 
 def next_command(item: dict[str, Any]) -> str | None:

@@ -85,9 +85,7 @@ def intercept() -> None:
 
 @intercept.command(name="search")
 @_battle_argument
-@_units_option(
-    "--units", "Searching destroyers/cruisers (TE4: aircraft on carriers), comma-separated; '' for none."
-)
+@_units_option("--units", "Searching destroyers/cruisers (TE4: aircraft on carriers), comma-separated; '' for none.")
 @dice_options
 @click.pass_obj
 def intercept_search(
@@ -102,9 +100,7 @@ def intercept_search(
 
 @intercept.command(name="detect")
 @_battle_argument
-@_units_option(
-    "--subs", "The submarines found, as many as searches succeeded (default: the first of the group)."
-)
+@_units_option("--subs", "The submarines found, as many as searches succeeded (default: the first of the group).")
 @click.pass_obj
 def intercept_detect(ctx: Context, battle: int, subs: str | None) -> None:
     """Name the submarines the successful searches found (SM3).
@@ -166,9 +162,14 @@ def asw_group() -> None:
 @asw_group.command(name="start")
 @_zone_option(required=True, help="Sea zone with enemy submarines.")
 @_acting_option
-@click.option("--auto", "auto", is_flag=True, help="Resolve every step with default choices and auto dice.")
+@click.option(
+    "--auto", "auto", is_flag=True, help="Resolve every step with default choices (and --dice, or auto dice)."
+)
+@dice_options
 @click.pass_obj
-def asw_start(ctx: Context, zone: str, nation: str | None, auto: bool) -> None:
+def asw_start(
+    ctx: Context, zone: str, nation: str | None, auto: bool, dice_text: str | None, reference: str | None
+) -> None:
     """Start ASW combat in a zone (AS1).
 
     Example: tracker asw start --zone "Heligoland Bight"
@@ -179,19 +180,15 @@ def asw_start(ctx: Context, zone: str, nation: str | None, auto: bool) -> None:
         if auto:
             c.battle_auto(number, d)
 
-    _act(ctx, action)
+    _act(ctx, action, dice_text, reference)
 
 
 @asw_group.command(name="search")
 @_battle_argument
-@_units_option(
-    "--units", "Escorts in the zone and aircraft in range taking part (default: every eligible one)."
-)
+@_units_option("--units", "Escorts in the zone and aircraft in range taking part (default: every eligible one).")
 @dice_options
 @click.pass_obj
-def asw_search(
-    ctx: Context, battle: int, units: str | None, dice_text: str | None, reference: str | None
-) -> None:
+def asw_search(ctx: Context, battle: int, units: str | None, dice_text: str | None, reference: str | None) -> None:
     """Each unit taking part rolls one search die per enemy submarine; detections are pooled (AS2).
 
     Dice go unit by unit, and for each unit submarine by submarine.
@@ -224,9 +221,14 @@ def battle_group() -> None:
 @battle_group.command(name="start")
 @_zone_option(required=True, help="Sea zone where the phasing nation meets enemy naval units.")
 @_acting_option
-@click.option("--auto", "auto", is_flag=True, help="Resolve every step with default choices and auto dice.")
+@click.option(
+    "--auto", "auto", is_flag=True, help="Resolve every step with default choices (and --dice, or auto dice)."
+)
+@dice_options
 @click.pass_obj
-def battle_start(ctx: Context, zone: str, nation: str | None, auto: bool) -> None:
+def battle_start(
+    ctx: Context, zone: str, nation: str | None, auto: bool, dice_text: str | None, reference: str | None
+) -> None:
     """Start a naval battle with all the phasing nation's units in a zone; round 1 opens with submarine fire (NC1, NC2).
 
     Example: tracker battle start --zone "Central North Sea"
@@ -237,15 +239,13 @@ def battle_start(ctx: Context, zone: str, nation: str | None, auto: bool) -> Non
         if auto:
             c.battle_auto(number, d)
 
-    _act(ctx, action)
+    _act(ctx, action, dice_text, reference)
 
 
 @battle_group.command(name="targets")
 @_battle_argument
 @_nation_option
-@click.option(
-    "--targets", help="FIRER=TARGET pairs for every unit of the nation that picks (default: spread)."
-)
+@click.option("--targets", help="FIRER=TARGET pairs for every unit of the nation that picks (default: spread).")
 @click.pass_obj
 def battle_targets(ctx: Context, battle: int, nation: str | None, targets: str | None) -> None:
     """Pick the targets of submarines, aircraft and ASW units before any die is rolled (HA1-HA3, AS3, SM4).
@@ -254,9 +254,7 @@ def battle_targets(ctx: Context, battle: int, nation: str | None, targets: str |
     """
     _act(
         ctx,
-        lambda c, d: c.choose_targets(
-            battle, waiting_nation(c, battle, nation), _pairs(c, targets, "--targets")
-        ),
+        lambda c, d: c.choose_targets(battle, waiting_nation(c, battle, nation), _pairs(c, targets, "--targets")),
     )
 
 
@@ -274,9 +272,7 @@ def battle_screen(ctx: Context, battle: int, nation: str | None, screens: str | 
     """
     _act(
         ctx,
-        lambda c, d: c.choose_screens(
-            battle, waiting_nation(c, battle, nation), _pairs(c, screens, "--screens")
-        ),
+        lambda c, d: c.choose_screens(battle, waiting_nation(c, battle, nation), _pairs(c, screens, "--screens")),
     )
 
 
@@ -295,9 +291,7 @@ def battle_fire(ctx: Context, battle: int, dice_text: str | None, reference: str
 @battle_group.command(name="casualties")
 @_battle_argument
 @_nation_option
-@_units_option(
-    "--units", "Units taking the hits, one entry per hit (default: the cheapest legal choice)."
-)
+@_units_option("--units", "Units taking the hits, one entry per hit (default: the cheapest legal choice).")
 @click.pass_obj
 def battle_casualties(ctx: Context, battle: int, nation: str | None, units: str | None) -> None:
     """Place the hits of battleships, carriers and escorts on one's units in the order the rules impose (HA4-HA7).
@@ -318,9 +312,7 @@ def battle_casualties(ctx: Context, battle: int, nation: str | None, units: str 
     help="Attacker only: retreat every remaining unit to this zone.",
 )
 @click.pass_obj
-def battle_decide(
-    ctx: Context, battle: int, nation: str | None, submerge: str | None, retreat_to: str | None
-) -> None:
+def battle_decide(ctx: Context, battle: int, nation: str | None, submerge: str | None, retreat_to: str | None) -> None:
     """At the end of a round: submerge submarines (NC4), or, for the attacker, retreat (NC1); default: fight on.
 
     Example: tracker battle decide 3 --nation Germany --retreat-to "Skagerrak"

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import click
 
-from tracker.cli_common import POSITIVE, Context
+from tracker.cli_common import POSITIVE, Context, progress
 
 
 def _write(ctx: Context, text: str, output: str | None, what: str) -> None:
@@ -28,9 +29,7 @@ _output_option = click.option(
 
 
 @click.command(name="report")
-@click.option(
-    "--turn", type=POSITIVE, help="Report this national turn (1 = round 1's first nation)."
-)
+@click.option("--turn", type=POSITIVE, help="Report this national turn (1 = round 1's first nation).")
 @click.option("--all", "whole", is_flag=True, help="Report the whole campaign, turn by turn.")
 @click.option(
     "--format",
@@ -61,7 +60,8 @@ def report(ctx: Context, turn: int | None, whole: bool, fmt: str, output: str | 
     t = ctx.tracker
     fmt = fmt.lower()
     # BBCode is rendered from the Markdown report, so it needs what Markdown needs.
-    data = build_report(t, t.campaign_id(ctx.campaign), turn, "md" if fmt == "bbcode" else fmt)
+    bar = partial(progress, label="Building the report") if whole else None
+    data = build_report(t, t.campaign_id(ctx.campaign), turn, "md" if fmt == "bbcode" else fmt, bar)
     what = f"the {fmt} report of turn {turn}" if turn is not None else f"the {fmt} campaign report"
     _write(ctx, render(data, fmt), output, what)
 
@@ -127,9 +127,7 @@ def stats(ctx: Context, as_csv: bool, as_json: bool, output: str | None) -> None
         last_of_turn = i + 1 == len(rows) or rows[i + 1]["turn"] != row["turn"]
         table.add_row(*cells, end_section=last_of_turn)
     buffer = io.StringIO()
-    out = Console(
-        file=buffer, width=140, highlight=False, soft_wrap=False, force_terminal=False, color_system=None
-    )
+    out = Console(file=buffer, width=140, highlight=False, soft_wrap=False, force_terminal=False, color_system=None)
     out.print(table)
     if rows and not rows[-1]["complete"]:
         out.print("* the current turn, still being played: its figures so far.")

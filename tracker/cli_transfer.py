@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 
 import click
 
 from domain.errors import InputError
-from tracker.cli_common import Context, emit_json, json_option
+from tracker.cli_common import Context, emit_json, json_option, progress
 
 DICE_NOTE = (
     "The secret dice seed stays in the source database: in the imported campaign, roll "
@@ -34,7 +35,8 @@ def export_command(ctx: Context, file: str, as_json: bool) -> None:
 
     ctx.check_output(file)
     t = ctx.tracker
-    result = export_campaign(t, t.campaign_id(ctx.campaign))
+    # A bar on stderr only when it is a terminal: the export itself may be going to stdout.
+    result = export_campaign(t, t.campaign_id(ctx.campaign), partial(progress, label="Exporting events"))
     to_stdout = file == "-"
     if to_stdout:
         sys.stdout.flush()
@@ -74,9 +76,7 @@ def export_command(ctx: Context, file: str, as_json: bool) -> None:
 
 @click.command(name="import")
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option(
-    "--as", "as_name", metavar="NAME", help="Campaign name in this database (default: the name in the file)."
-)
+@click.option("--as", "as_name", metavar="NAME", help="Campaign name in this database (default: the name in the file).")
 @json_option
 @click.pass_obj
 def import_command(ctx: Context, file: str, as_name: str | None, as_json: bool) -> None:
@@ -92,15 +92,16 @@ def import_command(ctx: Context, file: str, as_name: str | None, as_json: bool) 
     ctx.may_create = True
     t = ctx.tracker
     t.require_writable()
+    bar = partial(progress, label="Checking events")
     if file == "-":
-        result = import_campaign(t, sys.stdin.buffer, "<stdin>", as_name)
+        result = import_campaign(t, sys.stdin.buffer, "<stdin>", as_name, bar)
     else:
         try:
             stream = open(file, "rb")  # noqa: SIM115 - closed below, after the import read it
         except OSError as e:
             raise InputError(f"cannot read {file}: {e.strerror or e}") from None
         with stream:
-            result = import_campaign(t, stream, file, as_name)
+            result = import_campaign(t, stream, file, as_name, bar)
     if as_json:
         emit_json(
             {

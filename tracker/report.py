@@ -79,7 +79,8 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 from uuid import UUID
 
@@ -347,9 +348,7 @@ class _Context:
             out[point] = {n: last[n] for n in self.turn_order}
         return out
 
-    def series(
-        self, v: Views, turns: list[int], sweep: bool
-    ) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
+    def series(self, v: Views, turns: list[int], sweep: bool) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
         """The series entries of these turns, and the figures after every event they end
         (and after event 1, the start)."""
         ends = v.turn_ends(max(turns) if turns else 0, None if sweep else turns)
@@ -657,11 +656,21 @@ def _turn(
     return section
 
 
-def build_report(t: Tracker, cid: UUID, turn: int | None = None, fmt: str = "json") -> dict[str, Any]:
+def build_report(
+    t: Tracker,
+    cid: UUID,
+    turn: int | None = None,
+    fmt: str = "json",
+    progress: Callable[[int], AbstractContextManager[Callable[[int], None]]] | None = None,
+) -> dict[str, Any]:
     """The report of national turn `turn`, or of the whole campaign when `turn` is None.
 
     For `fmt` "md" and "html" a one-turn report holds only the series entries it shows (the
-    turn and the one before it), and HTML adds `chart`: the chart points (see `chart_turns`)."""
+    turn and the one before it), and HTML adds `chart`: the chart points (see `chart_turns`).
+
+    `progress(total)`, when given, is a context manager (such as `tracker.cli_common.progress`
+    with its label bound) yielding `tick(n)`: it gets the number of turns reported and a tick
+    per turn built. It changes nothing in the report."""
     ctx = _Context(t, cid)
     if turn is not None:
         ctx.check_turn(turn)
@@ -692,9 +701,12 @@ def build_report(t: Tracker, cid: UUID, turn: int | None = None, fmt: str = "jso
             for r in log_records(t, cid, seq=seq, with_data=True, views=v):
                 undos[seq] = _undo(r)
         turns = []
-        for k in wanted:
-            elsewhere = [undos[s] for s in sorted({r["undone_by"] for r in by_turn[k] if r["undone_by"] in undos})]
-            turns.append(_turn(ctx, k, by_turn[k], elsewhere, by_number[k]))
+        ticking = nullcontext(lambda _n: None) if progress is None else progress(len(wanted))
+        with ticking as tick:
+            for k in wanted:
+                elsewhere = [undos[s] for s in sorted({r["undone_by"] for r in by_turn[k] if r["undone_by"] in undos})]
+                turns.append(_turn(ctx, k, by_turn[k], elsewhere, by_number[k]))
+                tick(1)
         # What every undo took back, even from a turn the campaign has not reached again.
         taken: dict[int, list[dict[str, Any]]] = {}
         for section in turns:
@@ -1093,9 +1105,7 @@ def _md_turn(report: dict[str, Any], turn: dict[str, Any], level: int) -> list[s
         out.append(_struck(md(battle_declaration(b)), b["undone_by"]) + f" ({rule}, event {b['seq']})")
         out.append("")
         lines = [(r["seq"], f"- {_struck(md(roll_line(r)), r['undone_by'])} ({md(r['rule'])})") for r in b["rolls"]]
-        lines += [
-            (s["seq"], f"- {_struck(md(step_text(s)), s['undone_by'])} ({md(s['rule'])})") for s in b["steps"]
-        ]
+        lines += [(s["seq"], f"- {_struck(md(step_text(s)), s['undone_by'])} ({md(s['rule'])})") for s in b["steps"]]
         out += [line for _, line in sorted(lines, key=lambda x: x[0])]
         if lines:
             out.append("")

@@ -54,6 +54,7 @@ import io
 import json
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -87,6 +88,18 @@ _EVENT_FIELDS: dict[str, type] = {
     "event": dict,
     "state": str,
 }
+
+
+# Long work reports its progress through an optional `progress(total)`: a context manager
+# (such as `tracker.cli_common.progress` with its label bound) that yields `tick(n)`, called
+# as each n more of the `total` items are done. The default, None, reports nothing.
+Progress = Callable[[int], AbstractContextManager[Callable[[int], None]]]
+
+
+def _ticking(progress: Progress | None, total: int) -> AbstractContextManager[Callable[[int], None]]:
+    if progress is None:
+        return nullcontext(lambda _n: None)
+    return progress(total)
 
 
 class ImportRefused(TrackerError):
@@ -330,11 +343,13 @@ def verify_export(
     mapper: Mapper[UUID],
     originator_id: UUID,
     local_seed: Callable[[int], str | None] = lambda epoch: None,
+    tick: Callable[[int], None] = lambda _n: None,
 ) -> VerifiedExport:
     """Check every line, the hash chain, the dice and the header; replay the campaign.
 
     The first problem raises ImportRefused naming its line. The stored rows returned carry
-    `originator_id`, which no hash covers.
+    `originator_id`, which no hash covers. `tick(1)` is called as each event line has been
+    checked.
     """
     source = parsed.source
     topics = _event_topics()
@@ -355,6 +370,7 @@ def verify_export(
         for row in parsed.iter_rows():
             current[0] = row.line
             yield row.seq, partial(decode, row)
+            tick(1)  # the walk asks for the next line once this one is checked
 
     try:
         report = verify_events(walk(), local_seed)
@@ -454,9 +470,11 @@ def _line(obj: dict[str, Any]) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-def export_campaign(tracker: Tracker, cid: UUID) -> ExportResult:
+def export_campaign(tracker: Tracker, cid: UUID, progress: Progress | None = None) -> ExportResult:
     """The campaign's export as text, checked while it is written the way import checks it:
-    one pass over the log decodes each event once, verifies it and applies it."""
+    one pass over the log decodes each event once, verifies it and applies it.
+
+    `progress` (see `Progress`) gets the campaign's event count and a tick per event written."""
     name = _registered_name(tracker, cid)
     stored = tracker.stored_events(cid)
     if not stored:
@@ -484,9 +502,7 @@ def export_campaign(tracker: Tracker, cid: UUID) -> ExportResult:
         try:
             state = s.state.decode("utf-8")
         except UnicodeDecodeError:
-            raise ExportRefused(
-                f"event {seq}: its stored state is not UTF-8 JSON (compressed or encrypted?)"
-            ) from None
+            raise ExportRefused(f"event {seq}: its stored state is not UTF-8 JSON (compressed or encrypted?)") from None
         lines.append(
             _line(
                 {
@@ -507,10 +523,14 @@ def export_campaign(tracker: Tracker, cid: UUID) -> ExportResult:
             raise refused(f"event {seq} ({kind}) cannot be applied ({type(e).__name__}: {e})") from None
         return event
 
+    def walk(tick: Callable[[int], None]) -> Iterator[tuple[int, Callable[[], Any]]]:
+        for s in stored:
+            yield s.originator_version, partial(write, s)
+            tick(1)  # the walk asks for the next event once this one is written and checked
+
     try:
-        report = verify_events(
-            ((s.originator_version, partial(write, s)) for s in stored), lambda epoch: tracker.seed_for(cid, epoch)
-        )
+        with _ticking(progress, len(stored)) as tick:
+            report = verify_events(walk(tick), lambda epoch: tracker.seed_for(cid, epoch))
     except ExportRefused:
         raise
     except Exception as e:  # noqa: BLE001 - hashed but impossible content (e.g. an unknown epoch)
@@ -565,9 +585,16 @@ def _check_name(name: str) -> str:
 
 
 def import_campaign(
-    tracker: Tracker, data: bytes | BinaryIO, source: str, as_name: str | None = None
+    tracker: Tracker,
+    data: bytes | BinaryIO,
+    source: str,
+    as_name: str | None = None,
+    progress: Progress | None = None,
 ) -> ImportResult:
-    """Verify an export and record it as a new campaign, name and events in one transaction."""
+    """Verify an export and record it as a new campaign, name and events in one transaction.
+
+    `progress` (see `Progress`) gets the event count the header declares and a tick per event
+    line checked; they are then written in one transaction."""
     parsed = parse_export(data, source)
     name = _check_name(as_name if as_name is not None else parsed.header["campaign"])
     taken = f"campaign {name!r} already exists in {tracker.safe_url}; import under another name with --as NAME"
@@ -577,7 +604,8 @@ def import_campaign(
     # A name left registered by a creation that crashed before its first event is reused,
     # as `tracker new` does.
     cid = UUID(registered) if registered is not None else uuid.uuid4()
-    verified = verify_export(parsed, tracker.app.mapper, cid)
+    with _ticking(progress, parsed.header["events"]) as tick:
+        verified = verify_export(parsed, tracker.app.mapper, cid, tick=tick)
 
     recorder = cast(SQLAlchemyApplicationRecorder, tracker.app.recorder)
     try:

@@ -243,7 +243,11 @@ class Head:
 
 
 def verify_campaign(
-    t: Tracker, cid: UUID, head: Head | None = None, projections: bool = False
+    t: Tracker,
+    cid: UUID,
+    head: Head | None = None,
+    projections: bool = False,
+    tick: Callable[[int], None] | None = None,
 ) -> VerifyReport:
     """Everything `tracker verify` checks for one campaign, stopping at the first problem:
 
@@ -259,6 +263,8 @@ def verify_campaign(
         def decode() -> Any:
             event = t.decode(s)
             decoded.append(event)
+            if tick is not None:
+                tick(1)
             return event
 
         return decode

@@ -77,8 +77,7 @@ RULES: dict[str, str] = {
     "RK3": "Undo appends a compensating event; once dice were rolled or the other side answered, the actions "
     "before are undone only with an override, a reason and the agreement of the other side; a roll made again "
     "is listed as a reroll.",
-    "RK4": "Redo re-records the most recently undone action with the dice it rolled, until something new is "
-    "recorded.",
+    "RK4": "Redo re-records the most recently undone action with the dice it rolled, until something new is recorded.",
     "T4": "A phase ends only when nothing it requires is open: procedures, naval battles due, convoy attacks "
     "declared or passed, units placed, air units landed.",
     "PU1": "In its purchase phase a nation buys units at their cost from its resources (never below 0).",

@@ -155,7 +155,7 @@ def check_adjustment(board: Board, adj: Adjustment, reason: str) -> None:
         raise InputError("a unit is named twice")
     for uid in adj.remove:
         if uid not in board.units:
-            raise InputError(f"unknown unit {uid!r} (see `tracker state`)")
+            raise board.unknown_unit(uid)
     for nation, change in adj.resources.items():
         _nation(board, nation)
         after = board.balances[nation] + change

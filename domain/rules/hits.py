@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from domain.board import Board, Unit
-from domain.errors import InputError, RuleViolation
+from domain.errors import RuleViolation
 from domain.text import plural
 
 
@@ -56,7 +56,7 @@ def check_casualties(
                     "HA7", f"{uid} belongs to {board.units[uid].nation}; {owner} chooses its own losses"
                 )
             if uid not in board.units:
-                raise InputError(f"unknown unit {uid!r}")
+                raise board.unknown_unit(uid)
             legal = ", ".join(sorted(by_id)) or "none"
             raise RuleViolation(rule, f"{uid} cannot take these hits (legal: {legal})")
     if len(chosen) != needed:
@@ -168,12 +168,12 @@ def check_targets(
         if firer not in legal:
             unit = board.units.get(firer)
             if unit is None:
-                raise InputError(f"unknown unit {firer!r}")
+                raise board.unknown_unit(firer)
             firing = ", ".join(sorted(legal)) or "none"
             raise RuleViolation(rule, f"{firer} does not choose a target here ({owner} chooses for: {firing})")
         if target not in legal[firer]:
             if target not in board.units:
-                raise InputError(f"unknown unit {target!r}")
+                raise board.unknown_unit(target)
             if why is not None:
                 raise why(firer, target)
             raise RuleViolation(rule, f"{firer} cannot target {target} (legal: {', '.join(legal[firer]) or 'none'})")
@@ -230,7 +230,7 @@ def check_screens(
             continue
         if escort not in options:
             if escort not in board.units:
-                raise InputError(f"unknown unit {escort!r}")
+                raise board.unknown_unit(escort)
             raise RuleViolation(
                 rule,
                 f"{escort} cannot screen {target.id} against {firer} (screening escorts of {owner} in this battle: "
@@ -333,7 +333,7 @@ def allocate(
             if uid not in by_id:
                 unit = board.units.get(uid)
                 if unit is None:
-                    raise InputError(f"unknown unit {uid!r}")
+                    raise board.unknown_unit(uid)
                 if unit.nation != owner and board.enemies(owner, unit.nation):
                     raise RuleViolation("HA7", f"{uid} belongs to {unit.nation}; {owner} chooses its own side's losses")
                 legal = ", ".join(sorted(uid for uid, left in remaining.items() if left)) or "none"

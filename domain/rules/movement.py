@@ -29,7 +29,7 @@ def resolve_units(board: Board, nation: str, unit_ids: list[str]) -> list[Unit]:
     for uid in unit_ids:
         unit = board.units.get(uid)
         if unit is None:
-            raise InputError(f"unknown unit {uid!r} (see `tracker state`)")
+            raise board.unknown_unit(uid)
         if unit.nation != nation:
             raise RuleViolation("T3", f"{uid} belongs to {unit.nation}, not {nation}")
         units.append(unit)
@@ -49,6 +49,13 @@ def plan_move(board: Board, nation: str, unit_ids: list[str], path: list[str]) -
     for zone in path:
         if not game_map.knows(zone):
             raise InputError(f"unknown zone {zone!r}")
+    if path[0] == start:
+        where = f"{units[0].id} is" if len(units) == 1 else "these units are"
+        raise RuleViolation("F4", f"{where} already in {start}: name the zones to move through after it")
+    if all(board.unit_type(u).is_naval for u in units):
+        ashore = next((z for z in path if game_map.is_land(z)), None)
+        if ashore is not None:
+            raise RuleViolation("F4", f"naval units cannot enter {ashore}, a land territory")
     full = [start, *path]
     for a, b in zip(full, full[1:], strict=False):
         if not game_map.adjacent(a, b):

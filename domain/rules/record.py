@@ -205,9 +205,7 @@ def check_override(scenario: Scenario, nations: Iterable[str], override: Overrid
     if not agreed:
         others = ", ".join(dict.fromkeys(n for n in scenario.nations if needed and scenario.are_enemies(needed[0], n)))
         whom = f" ({others})" if others else ""
-        raise InputError(
-            f"{what} needs --agreed-by NATION: a nation of another side{whom} that agrees (RK3)"
-        )
+        raise InputError(f"{what} needs --agreed-by NATION: a nation of another side{whom} that agrees (RK3)")
     for nation in needed:
         if not any(scenario.are_enemies(nation, a) for a in agreed):
             others = ", ".join(n for n in scenario.nations if scenario.are_enemies(nation, n))
