@@ -19,7 +19,7 @@ from eventsourcing.domain import Aggregate
 
 from domain.board import Board, Unit
 from domain.chain import GENESIS, UPCAST_ADDED, event_content, event_hash, recorded_fields
-from domain.dice import SCHEME, DiceSource, ManualDice, Override, PromptDice, clamp_target
+from domain.dice import SCHEME, DiceSource, ManualDice, NoDice, Override, PromptDice, clamp_target
 from domain.errors import DiceError, InputError, RuleViolation
 from domain.rules import asw, combat, convoy, economy, interception, movement, record, tech, trade, turn
 from domain.rules import hits as hits_rules
@@ -567,9 +567,17 @@ class Campaign(Aggregate):
             agg.ntr_lost_phase[self.nation] = agg.ntr_lost_phase.get(self.nation, 0) + self.count
 
     class BattleEnded(Event):
+        class_version = 2
+
         battle: int
         rule: str
         survivors: list[str]
+        reason: str  # why it ended, in words (version 2; empty in older logs)
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            state["reason"] = ""
+            state[UPCAST_ADDED] = ["reason"]
 
         def apply(self, agg: Campaign) -> None:
             b = agg.battles.pop(str(self.battle))
@@ -1049,6 +1057,8 @@ class Campaign(Aggregate):
         return cls._create(cls.Created, id=campaign_id, timestamp=timestamp, prev_hash=GENESIS, hash=digest, **fields)
 
     def _record(self, event_class: type[Campaign.Event], **fields: Any) -> None:
+        if event_class is Campaign.BattleEnded and "reason" not in fields:
+            fields["reason"] = self._ending_reason(self.battles[str(fields["battle"])], fields["rule"])
         version = self.version + 1
         fields["action"] = self.__dict__.get("_action", version)
         timestamp = event_class.create_timestamp()
@@ -1718,7 +1728,7 @@ class Campaign(Aggregate):
             what = f"to choose screening escorts: {'; '.join(parts)} (default: the cheapest loss)"
         elif step in ("fire", "opening_fire"):
             order = [u.id for u, _, legal in self._volley(b, "opening" if step == "opening_fire" else "main")]
-            what = f"to roll {len(order)} dice, one per firing unit in this order: {', '.join(order)}"
+            what = f"to roll {plural(len(order), 'die')}, one per firing unit in this order: {', '.join(order)}"
         elif step == "casualties":
             parts = []
             for n in b["waiting"]:
@@ -1753,6 +1763,39 @@ class Campaign(Aggregate):
         else:
             what = step.replace("_", " ")
         return f"waiting for {who} {what} [{b['rule']}]"
+
+    def _ending_reason(self, b: dict[str, Any], rule: str) -> str:
+        """Why a procedure ends, in the words a player would use (the summary of BattleEnded)."""
+        kind = b["kind"]
+        if kind == "convoy":
+            if not any(u in self.units for u in b["subs"]):
+                return "no taking-part submarine is left"
+            return "it lasts one round; the surviving submarines stay"
+        if kind == "naval":
+            if b.get("retreated"):
+                return f"{b['attacker']} retreated"
+            attackers, defenders = self._active(b, "attacker"), self._active(b, "defender")
+            if (
+                not attackers
+                and b["submerged"]
+                and any(self.units.get(u, {}).get("nation") == b["attacker"] for u in b["submerged"])
+            ):
+                return f"every submarine of {b['attacker']} left in the battle submerged"
+            if not attackers:
+                return f"{b['attacker']} has no unit left in the battle"
+            if not defenders:
+                return f"{b['defender']} has no unit left in the battle"
+            return "no unit left can hit an enemy (NC6)"
+        if rule == "SM5":
+            return "the submarines not detected went on or stayed; the interception is over"
+        if rule == "AS2":
+            return "no submarine was detected"
+        hunting = "defender" if kind == "interception" else "attacker"
+        if not self._active(b, hunting):
+            return "no hunting unit is left"
+        if not [u for u in b.get("detected", []) if u in self.units]:
+            return "every detected submarine was sunk, submerged or went back"
+        return "nobody left can attack"
 
     def require_not_ended(self, battle: int) -> None:
         """CV7 (and every procedure's ending rule): a command for a battle that has ended is
@@ -1862,8 +1905,11 @@ class Campaign(Aggregate):
                 rule="CV2",
             )
             self._advance_battle(b, "merchant_casualty", [b["attacker"]], "CV2")
+            if len(b["subs"]) == 1:
+                # A single taking-part submarine: nothing to choose (the loss is recorded as a default).
+                self.convoy_choose_casualties(battle, b["attacker"], None)
         else:
-            self._advance_battle(b, "search", [b["defender"]], "CV3")
+            self._to_convoy_search(b)
         return total
 
     @command
@@ -1903,7 +1949,7 @@ class Campaign(Aggregate):
         if b["step"] == "merchant_casualty":
             self._remove_casualties(b, {"attacker": chosen}, rule)
             if any(u in self.units for u in b["subs"]):
-                self._advance_battle(b, "search", [b["defender"]], "CV3")
+                self._to_convoy_search(b)
             else:
                 # CV7: merchant defence left no taking-part submarine: no search, round or table.
                 self._record(Campaign.BattleEnded, battle=battle, rule="CV7", survivors=[])
@@ -1954,6 +2000,13 @@ class Campaign(Aggregate):
         else:
             self._to_convoy_table(b)
         return detected
+
+    def _to_convoy_search(self, b: dict[str, Any]) -> None:
+        """CV3: the NTR owner chooses its searchers; with none eligible there is nothing to
+        choose, and the empty search is recorded for it."""
+        self._advance_battle(b, "search", [b["defender"]], "CV3")
+        if not convoy.eligible_searchers(self.board(), b["defender"], b["zone"], self._committed):
+            self.convoy_search(b["id"], None, NoDice())
 
     def _to_convoy_table(self, b: dict[str, Any]) -> None:
         """CV5, CV7: the taking-part submarines still afloat roll the convoy table; with none
@@ -2639,16 +2692,37 @@ class Campaign(Aggregate):
             b["kind"], "NC2" if stage == "opening" else "HA1"
         )
         step = "opening_targets" if stage == "opening" else "targets"
-        if waiting:
-            self._advance_battle(b, step, waiting, rule)
-        else:
+        if not waiting:
             self._to_screening(b, stage)
+            return
+        # Opening the step clears the last volley's shots, before any target of this one.
+        self._advance_battle(b, step, waiting, rule)
+        left = list(waiting)
+        for nation in waiting:
+            # A nation whose every firer has a single legal target has nothing to choose: the
+            # tracker records that choice for it (as a default) instead of waiting.
+            own = {u.id: legal for u, _, legal in volley if legal and self._chooser(b, u.id) == nation}
+            if all(len(legal) == 1 for legal in own.values()):
+                targets = {firer: legal[0] for firer, legal in sorted(own.items())}
+                self._record(
+                    Campaign.TargetsChosen, battle=b["id"], nation=nation, targets=targets, default=True, rule=rule
+                )
+                left.remove(nation)
+        if not left:
+            self._to_screening(b, stage)
+        elif left != waiting:
+            self._advance_battle(b, step, left, rule)
 
     def _screen_choices(self, b: dict[str, Any]) -> dict[str, dict[str, list[str]]]:
-        """HA1, HA3: per deciding nation, the shots at its ships that an escort could take."""
+        """HA1, HA3: per deciding nation, the shots of this volley at its ships that an escort
+        could take (a shot left from an earlier volley, by a unit not firing now, is none)."""
         board = self.board()
+        stage = "opening" if b["step"].startswith("opening") else "main"
+        firing = {u.id for u, _, legal in self._volley(b, stage) if legal}
         need: dict[str, dict[str, list[str]]] = {}
         for firer, shot in sorted(b["shots"].items()):
+            if firer not in firing:
+                continue
             target = board.units.get(shot["target"])
             if target is None:
                 continue

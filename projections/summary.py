@@ -152,11 +152,12 @@ def summary(event: Any) -> str:
         return f"battle {e.battle}: {e.count} {e.nation} NTR destroyed in {e.zone}{capped}"
     if kind == "BattleEnded":
         left = ", ".join(e.survivors) or "none"
+        reason = getattr(e, "reason", "")
         if e.rule == "CV7" and not e.survivors:
-            return f"battle {e.battle} ends: no taking-part submarine is left"
+            return f"battle {e.battle} ends: {reason or 'no taking-part submarine is left'}"
         if e.rule == "CV7":
             return f"battle {e.battle} ends after one round; surviving submarines stay: {left}"
-        return f"battle {e.battle} ends ({_ENDINGS.get(e.rule, e.rule)}); still there: {left}"
+        return f"battle {e.battle} ends ({reason or _ENDINGS.get(e.rule, e.rule)}); still there: {left}"
     procedure = _procedure_summary(kind, e)
     if procedure is not None:
         return procedure

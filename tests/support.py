@@ -11,3 +11,4 @@ def advance(c: Campaign, confirm_losses: bool = False) -> None:
     for nation in c.convoy_attacks_open():
         c.convoy_pass(nation)
     c.advance(confirm_losses)
+

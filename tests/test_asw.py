@@ -73,6 +73,10 @@ def step(c: Campaign, battle: int) -> tuple[str, list[str], str]:
     return b["step"], b["waiting"], b["rule"]
 
 
+def targets_chosen(c: Campaign, since: int = 0) -> list[tuple[str, dict[str, str], bool, str]]:
+    return [(e.nation, e.targets, e.default, e.rule) for e in events(c, "TargetsChosen", since)]
+
+
 def to_fire(c: Campaign, b: int) -> None:
     """Default targets (and screens) for both sides."""
     while c.battles[str(b)]["step"] in ("targets", "screening"):
@@ -225,16 +229,16 @@ def test_as2_te4_every_air_unit_searches_at_4_escorts_at_3_te3_one_less() -> Non
 def test_as3_without_te4_air_units_search_but_do_not_attack() -> None:
     c = campaign()
     b = c.asw_start("Germany", HB)
+    before = c.version
     c.asw_search(b, ["DE-BM1", "DE-DD1"], dice(1, 9, 9, 9))  # only the bomber finds GB-SS1
     assert c.battles[str(b)]["detected"] == ["GB-SS1"]
-    err = refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", {"DE-BM1": "GB-SS1", "DE-DD1": "GB-SS1"}))
-    assert "DE-BM1 does not choose a target" in err.reason
-    refused(c, RuleViolation, lambda: c.fire(b, dice(1, 1)), "AS3")  # all targets before any attack die
-    c.choose_targets(b, "Germany", {"DE-DD1": "GB-SS1"})
-    # GB-SS1 fires back at a naval unit taking part: DE-DD1, never the bomber (HA2).
-    err = refused(c, RuleViolation, lambda: c.choose_targets(b, "Britain", {"GB-SS1": "DE-BM1"}), "HA2")
-    refused(c, RuleViolation, lambda: c.choose_targets(b, "Britain", {"GB-SS1": "DE-DD2"}))  # not taking part
-    c.choose_targets(b, "Britain", {"GB-SS1": "DE-DD1"})
+    # Each firer has a single legal target, so both are chosen for the players: DE-DD1 at
+    # GB-SS1 (the bomber picks none), and GB-SS1 fires back at a naval unit taking part: DE-DD1,
+    # never the bomber (HA2).
+    assert targets_chosen(c, before) == [
+        ("Germany", {"DE-DD1": "GB-SS1"}, True, "AS3"),
+        ("Britain", {"GB-SS1": "DE-DD1"}, True, "AS3"),
+    ]
     assert step(c, b) == ("fire", ["Germany", "Britain"], "AS4")
     before = c.version
     assert c.fire(b, dice(2, 3)) == 2
@@ -245,15 +249,36 @@ def test_as3_without_te4_air_units_search_but_do_not_attack() -> None:
     # Casualties together: both sink.
     assert [(e.unit, e.sunk) for e in events(c, "UnitHit", before)] == [("GB-SS1", True), ("DE-DD1", True)]
     assert events(c, "BattleEnded")[-1].rule == "AS5" and not c.battles
+    # Where there is a choice (the bomber finds both submarines), the same refusals apply.
+    c = campaign()
+    b = c.asw_start("Germany", HB)
+    c.asw_search(b, ["DE-BM1", "DE-DD1", "DE-DD2"], dice(1, 1, 9, 9, 9, 9))
+    assert step(c, b) == ("targets", ["Germany", "Britain"], "AS3")
+    err = refused(
+        c,
+        RuleViolation,
+        lambda: c.choose_targets(b, "Germany", {"DE-BM1": "GB-SS1", "DE-DD1": "GB-SS1", "DE-DD2": "GB-SS2"}),
+    )
+    assert "DE-BM1 does not choose a target" in err.reason
+    refused(c, RuleViolation, lambda: c.fire(b, dice(1, 1, 1, 1)), "AS3")  # all targets before any attack die
+    c.choose_targets(b, "Germany", {"DE-DD1": "GB-SS1", "DE-DD2": "GB-SS2"})
+    # The submarines fire back at naval units taking part, never the bomber (HA2).
+    refused(c, RuleViolation, lambda: c.choose_targets(b, "Britain", {"GB-SS1": "DE-BM1", "GB-SS2": "DE-DD2"}), "HA2")
+    refused(c, RuleViolation, lambda: c.choose_targets(b, "Britain", {"GB-SS1": "DE-CA1", "GB-SS2": "DE-DD2"}))
+    c.choose_targets(b, "Britain", {"GB-SS1": "DE-DD1", "GB-SS2": "DE-DD2"})
+    assert step(c, b) == ("screening", ["Germany"], "HA1")
 
 
 def test_as4_te4_escorts_attack_at_3_air_at_4_te3_one_less_and_return_fire_plus_one() -> None:
     c = campaign("Britain")
     c.tech["Britain"]["advanced_asw"] = 3  # direct setup
     b = c.asw_start("Britain", CNS)
+    since = c.version
     c.asw_search(b, ["GB-DD1", "GB-BM1"], dice(1, 1, 9, 9))
+    # The submarines' only legal target is GB-DD1 (HA2): chosen for Germany; Britain chooses.
+    assert targets_chosen(c, since) == [("Germany", {"DE-SS1": "GB-DD1", "DE-SS2": "GB-DD1"}, True, "AS3")]
+    assert step(c, b) == ("targets", ["Britain"], "AS3")
     c.choose_targets(b, "Britain", {"GB-DD1": "DE-SS1", "GB-BM1": "DE-SS2"})  # TE4: the bomber attacks
-    c.choose_targets(b, "Germany", None)
     before = c.version
     c.fire(b, dice(10, 10, 10, 10))
     assert [(r.unit, r.target) for r in rolls(c, before)] == [
@@ -267,8 +292,8 @@ def test_as4_te4_escorts_attack_at_3_air_at_4_te3_one_less_and_return_fire_plus_
     c.tech["Germany"]["advanced_submarine"] = 3  # direct setup
     b = c.asw_start("Britain", CNS)
     c.asw_search(b, ["GB-DD1", "GB-BM1"], dice(1, 1, 9, 9))
+    assert step(c, b) == ("targets", ["Britain"], "AS3")
     c.choose_targets(b, "Britain", None)
-    c.choose_targets(b, "Germany", None)
     before = c.version
     c.fire(b, dice(10, 10, 10, 10))
     assert [(r.unit, r.target) for r in rolls(c, before)] == [
@@ -283,18 +308,24 @@ def test_as4_with_only_aircraft_taking_part_the_submarines_cannot_fire_back() ->
     c = campaign("Britain")
     c.tech["Britain"]["advanced_asw"] = 3  # direct setup
     b = c.asw_start("Britain", CNS)
+    since = c.version
     c.asw_search(b, ["GB-BM1"], dice(1, 9))
-    assert step(c, b) == ("targets", ["Britain"], "AS3")
-    c.choose_targets(b, "Britain", None)
+    # The bomber found DE-SS1 only: its single legal target is chosen for Britain.
+    assert targets_chosen(c, since) == [("Britain", {"GB-BM1": "DE-SS1"}, True, "AS3")]
+    assert step(c, b) == ("fire", ["Britain"], "AS4")
+    since = c.version
     c.fire(b, dice(9))
-    assert [r.unit for r in rolls(c)][-1] == "GB-BM1"
+    assert [r.unit for r in rolls(c, since)] == ["GB-BM1"]
 
 
 def test_ha1_the_hunting_side_may_screen_its_ships() -> None:
     c = campaign()
     b = c.asw_start("Germany", HB)
+    since = c.version
     c.asw_search(b, ["DE-CA1", "DE-DD1"], dice(1, 9, 9, 9))
-    c.choose_targets(b, "Germany", None)
+    # GB-SS1 is the only detected submarine: Germany's targets are chosen for it.
+    assert targets_chosen(c, since) == [("Germany", {"DE-CA1": "GB-SS1", "DE-DD1": "GB-SS1"}, True, "AS3")]
+    assert step(c, b) == ("targets", ["Britain"], "AS3")
     c.choose_targets(b, "Britain", {"GB-SS1": "DE-CA1"})
     assert step(c, b) == ("screening", ["Germany"], "HA1")
     assert c.choose_screens(b, "Germany", None) == {"GB-SS1": "DE-DD1"}  # cheaper than the cruiser
@@ -315,8 +346,12 @@ def test_as5_submarines_submerge_at_the_end_of_a_round_or_fight_another() -> Non
     c.fire(b, dice(9, 9, 9, 9))
     assert step(c, b) == ("decide", ["Britain"], "AS5")
     refused(c, RuleViolation, lambda: c.asw_submerge(b, ["DE-SS3"]), "AS5")
+    since = c.version
     c.asw_submerge(b, ["GB-SS2"])
     assert c.battles[str(b)]["detected"] == ["GB-SS1"] and c.battles[str(b)]["round"] == 2
+    # Only GB-SS1 is left to hunt: both hunters' target is chosen for Germany.
+    assert targets_chosen(c, since) == [("Germany", {"DE-DD1": "GB-SS1", "DE-DD2": "GB-SS1"}, True, "AS3")]
+    assert step(c, b) == ("targets", ["Britain"], "AS3")
     to_fire(c, b)
     before = c.version
     c.fire(b, dice(9, 9, 9))  # two hunters at GB-SS1, which fires once

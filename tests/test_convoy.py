@@ -103,6 +103,10 @@ def rolls(c: Campaign, rule: str | None = None, since: int = 0) -> list[Any]:
     return [e for e in events(c, "DiceRolled", since) if rule is None or e.rule == rule]
 
 
+def targets_chosen(c: Campaign, since: int = 0) -> list[tuple[str, dict[str, str], bool, str]]:
+    return [(e.nation, e.targets, e.default, e.rule) for e in events(c, "TargetsChosen", since)]
+
+
 def step(c: Campaign, battle: int) -> tuple[str, list[str], str]:
     (p,) = [p for p in c.pending() if p["battle"] == battle]
     return p["step"], p["waiting"], p["rule"]
@@ -242,9 +246,10 @@ def test_cv1_several_attackers_and_several_zones_in_one_phase() -> None:
     refused(c, RuleViolation, lambda: c.declare_convoy_attack("Austria-Hungary", CNS, None), "CV1")
     # Austria-Hungary's battle: the round is against its own submarines only (CV4).
     c.convoy_merchant_defence(b2, ManualDice([1, 1]))
+    since = c.version
     c.convoy_search(b2, ["GB-DD1"], ManualDice([1]))
-    assert step(c, b2) == ("targets", ["Austria-Hungary"], "CV4")  # only AH-SS1 picks a target
-    c.choose_targets(b2, "Austria-Hungary", {"AH-SS1": "GB-DD1"})
+    # Only AH-SS1 picks a target, and GB-DD1 is its only legal one: chosen for Austria-Hungary.
+    assert targets_chosen(c, since) == [("Austria-Hungary", {"AH-SS1": "GB-DD1"}, True, "CV4")]
     assert step(c, b2) == ("fire", ["Britain", "Austria-Hungary"], "CV4")
     assert c.fire(b2, ManualDice([1, 10])) == 1  # GB-DD1 hits; only AH-SS1 fires back
     assert [r.unit for r in rolls(c, "CV4")] == ["GB-DD1", "AH-SS1"]
@@ -395,7 +400,9 @@ def test_cv2_merchant_defence_is_rolled_even_without_ships_in_the_zone() -> None
     c.convoy_merchant_defence(b, ManualDice([10, 10]))
     (roll,) = rolls(c)
     assert fields(roll, "roller", "rule", "values") == ("Britain", "CV2", [10, 10])
-    c.convoy_choose_casualties(b, "Germany", None)
+    # DE-SS3 is the only taking-part submarine: its loss is chosen without asking.
+    (chosen,) = events(c, "CasualtiesChosen")
+    assert fields(chosen, "nation", "units", "default", "rule") == ("Germany", ["DE-SS3"], True, "CV2")
     assert "DE-SS3" not in c.units
     # CV7: the only taking-part submarine is gone, so the aircraft in reach never search.
     assert kinds(c)[-2:] == ["UnitHit", "BattleEnded"]
@@ -404,11 +411,13 @@ def test_cv2_merchant_defence_is_rolled_even_without_ships_in_the_zone() -> None
 
 def test_cv2_choosing_a_submarine_not_taking_part_is_refused() -> None:
     c = campaign()
-    b = c.declare_convoy_attack("Germany", CNS, ["DE-SS1"])
+    c.units["DE-SS3"]["at"] = CNS  # direct setup: a third U-boat in the zone, not taking part
+    b = c.declare_convoy_attack("Germany", CNS, ["DE-SS1", "DE-SS2"])
     c.convoy_merchant_defence(b, ManualDice([10, 10]))
-    err = refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, "Germany", ["DE-SS2"]))
+    assert step(c, b) == ("merchant_casualty", ["Germany"], "CV2")  # two take part: Germany chooses
+    err = refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, "Germany", ["DE-SS3"]))
     assert err.rule in ("CV2", "HA7")
-    assert "legal: DE-SS1" in err.reason
+    assert "legal: DE-SS1, DE-SS2" in err.reason
     refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, "Germany", []), "HA7")
     refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, "Britain", ["DE-SS1"]), "HA7")
     refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, "Germany", ["GB-DD1"]), "HA7")
@@ -439,24 +448,30 @@ def test_cv3_convoy_search_value_is_the_target_of_the_roll(unit: str, value: int
 def test_cv3_units_that_fail_stay_in_the_zone_but_take_no_part() -> None:
     c = campaign()
     b = at_search(c)
+    since = c.version
     assert c.convoy_search(b, ["GB-DD1", "GB-CA1"], ManualDice([5, 4])) == ["GB-CA1"]
     assert [r.outcome for r in rolls(c, "CV3")] == ["failure", "success"]
     (found,) = events(c, "DetectionsRecorded")
     assert (found.detected, found.failed) == (["GB-CA1"], ["GB-DD1"])
     assert c.units["GB-DD1"]["at"] == CNS
     # Only GB-CA1 fires, and only GB-CA1 can be targeted: GB-DD1, which failed, takes no
-    # part and cannot screen either, so there is no screening step.
-    assert step(c, b) == ("targets", ["Germany"], "CV4")
-    err = refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", {"DE-SS1": "GB-DD1", "DE-SS2": "GB-CA1"}))
-    assert (err.rule, "legal: GB-CA1" in err.reason) == ("CV4", True), str(err)
-    c.choose_targets(b, "Germany", {"DE-SS1": "GB-CA1", "DE-SS2": "GB-CA1"})
-    assert step(c, b)[0] == "fire"
+    # part and cannot screen either. A single legal target each: the submarines' targets are
+    # chosen for Germany, and there is no screening step.
+    assert targets_chosen(c, since) == [("Germany", {"DE-SS1": "GB-CA1", "DE-SS2": "GB-CA1"}, True, "CV4")]
+    assert step(c, b) == ("fire", ["Britain", "Germany"], "CV4")
     # 2 submarine hits on GB-CA1, 1 hit taken: the second falls on a ship already sunk.
     assert c.fire(b, ManualDice([10, 1, 1])) == 2
     assert [r.unit for r in rolls(c, "CV4")] == ["GB-CA1", "DE-SS1", "DE-SS2"]
     assert [fields(e, "firer", "unit") for e in events(c, "TargetHit")] == [("DE-SS1", "GB-CA1"), ("DE-SS2", "GB-CA1")]
     assert [(e.unit, e.sunk) for e in events(c, "UnitHit")] == [("GB-CA1", True)]
     assert c.units["GB-DD1"]["at"] == CNS
+    # Where GB-DD2 detects too there is a choice, and GB-DD1, which failed, is still no target.
+    c = campaign()
+    b = at_search(c)
+    assert c.convoy_search(b, ["GB-DD1", "GB-CA1", "GB-DD2"], ManualDice([5, 4, 4])) == ["GB-CA1", "GB-DD2"]
+    assert step(c, b) == ("targets", ["Germany"], "CV4")
+    err = refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", {"DE-SS1": "GB-DD1", "DE-SS2": "GB-CA1"}))
+    assert (err.rule, "legal: GB-CA1, GB-DD2" in err.reason) == ("CV4", True), str(err)
 
 
 def test_cv3_no_detection_goes_straight_to_the_convoy_table() -> None:
@@ -581,21 +596,30 @@ def test_cv3_transport_plane_cannot_search_refused_under_cv3() -> None:
 
 def test_cv3_allied_ships_and_aircraft_may_search() -> None:
     c = campaign()
-    c.units["FR-DD1"]["at"] = CNS  # direct setup: a French destroyer with the British convoy
+    c.units["FR-DD1"]["at"] = CNS  # direct setup: French ships with the British convoy
+    c.units["FR-CA1"]["at"] = CNS
     b = at_search(c)
-    assert c.convoy_search(b, ["FR-DD1", "FR-BM1"], ManualDice([4, 2])) == ["FR-DD1", "FR-BM1"]
-    assert [(r.roller, r.unit, r.target) for r in rolls(c, "CV3")] == [("France", "FR-DD1", 4), ("France", "FR-BM1", 2)]
-    # French units fight; the submarines may target the French destroyer only (HA2), and the
-    # NTR owner, the nation the battle names for its side, picks the French bomber's target.
+    assert c.convoy_search(b, ["FR-DD1", "FR-CA1", "FR-BM1"], ManualDice([4, 4, 2])) == ["FR-DD1", "FR-CA1", "FR-BM1"]
+    assert [(r.roller, r.unit, r.target) for r in rolls(c, "CV3")] == [
+        ("France", "FR-DD1", 4),
+        ("France", "FR-CA1", 4),
+        ("France", "FR-BM1", 2),
+    ]
+    # French units fight; the submarines may target the French ships only (HA2), and the NTR
+    # owner, the nation the battle names for its side, picks the French bomber's target.
     assert step(c, b) == ("targets", ["Britain", "Germany"], "CV4")
     err = refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", {"DE-SS1": "FR-BM1", "DE-SS2": "FR-DD1"}))
     assert err.rule == "HA2", str(err)
     refused(c, RuleViolation, lambda: c.choose_targets(b, "France", None), "CV4")
     c.choose_targets(b, "Germany", {"DE-SS1": "FR-DD1", "DE-SS2": "FR-DD1"})
     c.choose_targets(b, "Britain", {"FR-BM1": "DE-SS2"})
-    assert c.fire(b, ManualDice([10, 10, 1, 10])) == 1
+    # The NTR owner decides the French cruiser's screening too.
+    assert step(c, b) == ("screening", ["Britain"], "HA1")
+    c.choose_screens(b, "Britain", {})
+    assert c.fire(b, ManualDice([10, 10, 10, 1, 10])) == 1
     assert [(r.roller, r.unit) for r in rolls(c, "CV4")] == [
         ("France", "FR-DD1"),
+        ("France", "FR-CA1"),
         ("France", "FR-BM1"),
         ("Germany", "DE-SS1"),
         ("Germany", "DE-SS2"),
@@ -603,7 +627,7 @@ def test_cv3_allied_ships_and_aircraft_may_search() -> None:
     (hit,) = events(c, "TargetHit")
     assert fields(hit, "firer", "target", "unit", "rule") == ("DE-SS1", "FR-DD1", "FR-DD1", "HA1")
     assert [e.unit for e in events(c, "UnitHit")] == ["FR-DD1"]
-    assert "FR-BM1" in c.units
+    assert {"FR-CA1", "FR-BM1"} <= set(c.units)
 
 
 def test_cv3_default_searchers_are_every_eligible_unit_of_the_owner_and_its_allies() -> None:
@@ -673,13 +697,14 @@ def test_cv4_fire_is_selective_the_submarines_owner_places_the_ships_hits_and_su
     c = campaign()
     c.units["GB-BB1"]["at"] = CNS  # direct setup: a battleship with the convoy
     b = at_search(c)
-    assert c.convoy_search(b, ["GB-BB1", "GB-DD1", "GB-BM1"], ManualDice([10, 1, 1])) == ["GB-DD1", "GB-BM1"]
+    detecting = ["GB-DD1", "GB-DD2", "GB-BM1"]
+    assert c.convoy_search(b, ["GB-BB1", *detecting], ManualDice([10, 1, 1, 1])) == detecting
     assert step(c, b) == ("targets", ["Britain", "Germany"], "CV4")
     text = c.pending()[0]["text"]
-    assert "Britain: GB-BM1 at DE-SS1/DE-SS2; Germany: DE-SS1 at GB-DD1, DE-SS2 at GB-DD1" in text
+    assert "Britain: GB-BM1 at DE-SS1/DE-SS2; Germany: DE-SS1 at GB-DD1/GB-DD2, DE-SS2 at GB-DD1/GB-DD2" in text
     # A battleship that did not detect takes no part: it can never be targeted ...
     err = refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", {"DE-SS1": "GB-BB1", "DE-SS2": "GB-DD1"}))
-    assert err.rule == "CV4" and "legal: GB-DD1" in err.reason, str(err)
+    assert err.rule == "CV4" and "legal: GB-DD1, GB-DD2" in err.reason, str(err)
     # ... and a submarine can never target an aircraft, even one that detected it (HA2).
     err = refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", {"DE-SS1": "GB-BM1", "DE-SS2": "GB-DD1"}))
     assert err.rule == "HA2" and "an aircraft" in err.reason, str(err)
@@ -692,10 +717,12 @@ def test_cv4_fire_is_selective_the_submarines_owner_places_the_ships_hits_and_su
     c.choose_targets(b, "Germany", {"DE-SS1": "GB-DD1", "DE-SS2": "GB-DD1"})
     assert step(c, b) == ("targets", ["Britain"], "CV4")
     c.choose_targets(b, "Britain", {"GB-BM1": "DE-SS2"})
-    # GB-DD1 is the only detecting escort and is itself the target: nothing to screen.
+    # GB-DD2, a detecting escort, could take one of the shots at GB-DD1: Britain declines.
+    assert step(c, b) == ("screening", ["Britain"], "HA1")
+    c.choose_screens(b, "Britain", {})
     assert step(c, b) == ("fire", ["Britain", "Germany"], "CV4")
-    assert c.fire(b, ManualDice([1, 10, 1, 1])) == 3
-    assert [r.unit for r in rolls(c, "CV4")] == ["GB-DD1", "GB-BM1", "DE-SS1", "DE-SS2"]
+    assert c.fire(b, ManualDice([1, 10, 10, 1, 1])) == 3
+    assert [r.unit for r in rolls(c, "CV4")] == ["GB-DD1", "GB-DD2", "GB-BM1", "DE-SS1", "DE-SS2"]
     assert [fields(e, "firer", "unit") for e in events(c, "TargetHit")] == [("DE-SS1", "GB-DD1"), ("DE-SS2", "GB-DD1")]
     # GB-DD1's hit is Germany's to place: either submarine, all of them fight (HA7).
     assert step(c, b) == ("casualties", ["Germany"], "HA7")
@@ -871,10 +898,12 @@ def test_cv4_no_hits_on_either_side_goes_to_the_convoy_table() -> None:
 def test_cv4_hits_on_submarines_may_fall_on_submarines_not_taking_part() -> None:
     c = campaign()
     b = at_search(c, ["DE-SS1"])
+    since = c.version
     c.convoy_search(b, ["GB-DD1"], ManualDice([1]))
-    # Both German submarines in the zone fight the round: both pick a target, one die each.
-    assert "Germany: DE-SS1 at GB-DD1, DE-SS2 at GB-DD1" in c.pending()[0]["text"]
-    aim(c, b)
+    # Both German submarines in the zone fight the round: both fire at GB-DD1, their only legal
+    # target (chosen for Germany), one die each.
+    assert targets_chosen(c, since) == [("Germany", {"DE-SS1": "GB-DD1", "DE-SS2": "GB-DD1"}, True, "CV4")]
+    assert step(c, b) == ("fire", ["Britain", "Germany"], "CV4")
     c.fire(b, ManualDice([1, 10, 10]))
     assert [r.unit for r in rolls(c, "CV4")] == ["GB-DD1", "DE-SS1", "DE-SS2"]
     assert step(c, b) == ("casualties", ["Germany"], "HA7")
@@ -973,9 +1002,11 @@ def test_cv4_battleship_that_detects_takes_two_hits_the_first_damages(sub_hits: 
     c = campaign()
     c.units["GB-BB1"]["at"] = CNS  # direct setup: a battleship with the convoy
     b = at_search(c)
+    since = c.version
     assert c.convoy_search(b, ["GB-BB1", "GB-DD1"], ManualDice([2, 5])) == ["GB-BB1"]
-    assert "DE-SS1 at GB-BB1, DE-SS2 at GB-BB1" in c.pending()[0]["text"]
-    aim(c, b)  # no detecting escort: nothing to screen
+    # GB-BB1 is the submarines' only legal target: chosen for Germany.
+    assert targets_chosen(c, since) == [("Germany", {"DE-SS1": "GB-BB1", "DE-SS2": "GB-BB1"}, True, "CV4")]
+    assert step(c, b) == ("fire", ["Britain", "Germany"], "CV4")  # no detecting escort: nothing to screen
     assert not events(c, "ScreeningChosen")
     c.fire(b, ManualDice([10, 1, 1 if sub_hits == 2 else 10]))
     assert [e.unit for e in events(c, "TargetHit")] == ["GB-BB1"] * sub_hits
@@ -1150,8 +1181,9 @@ def test_cv7_merchant_defence_sinking_the_only_taking_part_submarine_ends_the_ba
     c.convoy_merchant_defence(b, dice)
     (hit,) = events(c, "HitsScored")
     assert (hit.candidates, hit.rule) == (["DE-SS1"], "CV2")
-    assert step(c, b) == ("merchant_casualty", ["Germany"], "CV2")
-    assert c.convoy_choose_casualties(b, "Germany", None) == ["DE-SS1"]
+    # A single taking-part submarine: its loss is chosen without asking (CV2).
+    (chosen,) = events(c, "CasualtiesChosen")
+    assert fields(chosen, "nation", "units", "default", "rule") == ("Germany", ["DE-SS1"], True, "CV2")
     dice.check_all_used()
     assert kinds(c, start) == [
         "ConvoyAttackDeclared",
@@ -1170,6 +1202,7 @@ def test_cv7_merchant_defence_sinking_the_only_taking_part_submarine_ends_the_ba
     assert [e.step for e in events(c, "BattleAdvanced")] == ["merchant_defence", "merchant_casualty"]
     assert not c.battles and c.pending() == [] and c.committed == []
     assert c.ntr["Britain"][CNS] == 3 and c.units["DE-SS2"]["at"] == CNS
+    refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, "Germany", None), "CV7")
     refused(c, RuleViolation, lambda: c.convoy_search(b, None, ManualDice([1] * 6)), "CV7")
     refused(c, RuleViolation, lambda: c.convoy_table(b, ManualDice([1])), "CV7")
     before = c.version
@@ -1246,6 +1279,7 @@ def test_te3_against_advanced_submarines_search_and_attack_are_one_less_and_thei
     c = campaign()
     c.tech["Germany"]["advanced_submarine"] = 3  # direct setup: acquired (TE2)
     b = at_search(c)
+    since = c.version
     # Destroyer 4-1 = 3 (so a 4 now fails), bomber 2-1 = 1.
     assert c.convoy_search(b, ["GB-DD1", "GB-DD2", "GB-BM1"], ManualDice([3, 4, 1])) == ["GB-DD1", "GB-BM1"]
     search = rolls(c, "CV3")
@@ -1255,8 +1289,11 @@ def test_te3_against_advanced_submarines_search_and_attack_are_one_less_and_thei
         ("GB-BM1", 2, 1, "success"),
     ]
     assert all(r.modifiers == [TE3_AGAINST] for r in search)
+    # GB-DD1 is the submarines' only legal target: chosen for Germany; Britain picks the bomber's.
+    assert targets_chosen(c, since) == [("Germany", {"DE-SS1": "GB-DD1", "DE-SS2": "GB-DD1"}, True, "CV4")]
+    assert step(c, b) == ("targets", ["Britain"], "CV4")
     # Attack: destroyer 3-1 = 2, bomber 6-1 = 5; submarine defense 3+1 = 4.
-    aim(c, b, {"Britain": {"GB-BM1": "DE-SS2"}, "Germany": {"DE-SS1": "GB-DD1", "DE-SS2": "GB-DD1"}})
+    aim(c, b, {"Britain": {"GB-BM1": "DE-SS2"}})
     assert c.fire(b, ManualDice([2, 5, 4, 5])) == 3
     fire = rolls(c, "CV4")
     assert [(r.unit, r.base_target, r.target, r.outcome) for r in fire] == [
@@ -1335,9 +1372,10 @@ def test_convoy_auto_resolves_the_whole_battle_with_default_choices() -> None:
     c = campaign()
     b = c.declare_convoy_attack("Germany", CNS, None)
     # Merchant defence 1+1; FR-BM1, GB-BM1, GB-CA1, GB-DD1, GB-DD2, GB-FT1 search (CA1 and FT1
-    # detect); default targets: GB-FT1 at DE-SS1, both submarines at GB-CA1 (the only detecting
-    # ship, so nothing to screen); CA1 hits, FT1 misses, DE-SS1 misses, DE-SS2 hits; Germany's
-    # default places CA1's hit on DE-SS1; DE-SS2 rolls 5 on the table.
+    # detect); both submarines at GB-CA1 (the only detecting ship, so their targets are chosen
+    # for Germany and there is nothing to screen), GB-FT1 at DE-SS1 by default; CA1 hits, FT1
+    # misses, DE-SS1 misses, DE-SS2 hits; Germany's default places CA1's hit on DE-SS1; DE-SS2
+    # rolls 5 on the table.
     dice = ManualDice([1, 1, 10, 10, 1, 10, 10, 1, 1, 10, 10, 1, 5])
     c.convoy_auto(b, dice)
     dice.check_all_used()
@@ -1347,8 +1385,8 @@ def test_convoy_auto_resolves_the_whole_battle_with_default_choices() -> None:
     (found,) = events(c, "DetectionsRecorded")
     assert found.detected == ["GB-CA1", "GB-FT1"]
     assert [(e.nation, e.targets, e.default) for e in events(c, "TargetsChosen")] == [
-        ("Britain", {"GB-FT1": "DE-SS1"}, True),
         ("Germany", {"DE-SS1": "GB-CA1", "DE-SS2": "GB-CA1"}, True),
+        ("Britain", {"GB-FT1": "DE-SS1"}, True),
     ]
     assert not events(c, "ScreeningChosen")
     assert [r.unit for r in rolls(c, "CV4")] == ["GB-CA1", "GB-FT1", "DE-SS1", "DE-SS2"]
@@ -1364,8 +1402,10 @@ def test_convoy_auto_resolves_the_whole_battle_with_default_choices() -> None:
 def test_convoy_auto_finishes_a_battle_already_under_way() -> None:
     c = campaign()
     b = at_search(c)
+    since = c.version
     c.convoy_search(b, ["GB-DD1"], ManualDice([1]))
-    c.choose_targets(b, "Germany", None)
+    assert targets_chosen(c, since) == [("Germany", {"DE-SS1": "GB-DD1", "DE-SS2": "GB-DD1"}, True, "CV4")]
+    assert step(c, b) == ("fire", ["Britain", "Germany"], "CV4")
     c.convoy_auto(b, ManualDice([1, 10, 10, 4]))
     assert [e.unit for e in events(c, "UnitHit")] == ["DE-SS1"]
     assert [r.unit for r in rolls(c, "CV5")] == ["DE-SS2"]
@@ -1440,10 +1480,11 @@ def test_rk2_actions_out_of_step_are_refused_with_the_rule_of_the_step() -> None
     refused(c, RuleViolation, lambda: c.convoy_merchant_defence(b, ManualDice([1, 1])), "CV2")
     refused(c, RuleViolation, lambda: c.convoy_roll(b, ManualDice([1])), "CV3")
     refused(c, InputError, lambda: c.convoy_search(b + 1, None, ManualDice([1])))
-    c.convoy_search(b, ["GB-DD1"], ManualDice([1]))
+    c.convoy_search(b, ["GB-DD1", "GB-CA1"], ManualDice([1, 1]))  # two detecting ships: Germany chooses
+    assert step(c, b) == ("targets", ["Germany"], "CV4")
     # CV4: every target is chosen before any die of the round is rolled.
-    refused(c, RuleViolation, lambda: c.fire(b, ManualDice([1, 1, 1])), "CV4")
-    err = refused(c, RuleViolation, lambda: c.convoy_roll(b, ManualDice([1, 1, 1])), "CV4")
+    refused(c, RuleViolation, lambda: c.fire(b, ManualDice([1, 1, 1, 1])), "CV4")
+    err = refused(c, RuleViolation, lambda: c.convoy_roll(b, ManualDice([1, 1, 1, 1])), "CV4")
     assert err.reason.endswith("not a roll")
     refused(c, RuleViolation, lambda: c.convoy_search(b, None, ManualDice([1] * 6)), "CV3")
     refused(c, RuleViolation, lambda: c.convoy_table(b, ManualDice([1, 1])), "CV5")
@@ -1454,8 +1495,11 @@ def test_convoy_roll_rolls_whatever_the_battle_waits_for() -> None:
     c = campaign()
     b = c.declare_convoy_attack("Germany", CNS, ["DE-SS1"])
     assert c.convoy_roll(b, ManualDice([2, 3])) == "merchant_defence"
+    since = c.version
     c.convoy_search(b, ["GB-DD1"], ManualDice([1]))
-    c.choose_targets(b, "Germany", None)
+    # GB-DD1 is the only detecting ship: the submarines' targets are chosen for Germany.
+    assert targets_chosen(c, since) == [("Germany", {"DE-SS1": "GB-DD1", "DE-SS2": "GB-DD1"}, True, "CV4")]
+    assert step(c, b) == ("fire", ["Britain", "Germany"], "CV4")
     assert c.convoy_roll(b, ManualDice([10, 10, 10])) == "fire"
     assert c.convoy_roll(b, ManualDice([9])) == "convoy_table"
     assert [r.rule for r in rolls(c)] == ["CV2", "CV3", "CV4", "CV4", "CV4", "CV5"]
@@ -1483,14 +1527,16 @@ def test_convoy_battle_step_by_step_is_stored_and_verifies(tracker: Tracker, uni
     with pytest.raises(RuleViolation) as info:
         t.execute(cid, lambda c, d: advance_passing(c))
     assert info.value.rule == "T4" and info.value.reason.endswith("[CV3]")
+    searchers = ["GB-DD1", "GB-CA1", "GB-DD2"]
     with pytest.raises(DiceError):  # one die too many: nothing is stored
-        t.execute(cid, lambda c, d: c.convoy_search(b, ["GB-DD1", "GB-CA1"], d), dice_values=[4, 5, 6])
-    t.execute(cid, lambda c, d: c.convoy_search(b, ["GB-DD1", "GB-CA1"], d), dice_values=[4, 5])
+        t.execute(cid, lambda c, d: c.convoy_search(b, searchers, d), dice_values=[4, 5, 4, 6])
+    t.execute(cid, lambda c, d: c.convoy_search(b, searchers, d), dice_values=[4, 5, 4])
     with pytest.raises(RuleViolation) as info:  # GB-CA1 did not detect: it cannot be targeted
         t.execute(cid, lambda c, d: c.choose_targets(b, "Germany", {"DE-SS2": "GB-CA1"}))
     assert info.value.rule == "CV4"
     t.execute(cid, lambda c, d: c.choose_targets(b, "Germany", {"DE-SS2": "GB-DD1"}))
-    assert t.execute(cid, lambda c, d: c.fire(b, d), dice_values=[9, 2]) == 1
+    t.execute(cid, lambda c, d: c.choose_screens(b, "Britain", {}))  # GB-DD2 could take the shot
+    assert t.execute(cid, lambda c, d: c.fire(b, d), dice_values=[9, 9, 2]) == 1
     assert t.execute(cid, lambda c, d: c.convoy_table(b, d), dice_values=[7]) == 2
     t.execute(cid, lambda c, d: advance_passing(c))
 
@@ -1499,9 +1545,11 @@ def test_convoy_battle_step_by_step_is_stored_and_verifies(tracker: Tracker, uni
         "ConvoyAttackDeclared", "BattleAdvanced",
         "DiceRolled", "HitsScored", "BattleAdvanced",
         "CasualtiesChosen", "UnitHit", "BattleAdvanced",
-        "SearchersChosen", "DiceRolled", "DiceRolled", "DetectionsRecorded", "RoundStarted", "BattleAdvanced",
+        "SearchersChosen", "DiceRolled", "DiceRolled", "DiceRolled", "DetectionsRecorded", "RoundStarted",
+        "BattleAdvanced",
         "TargetsChosen", "BattleAdvanced",
-        "DiceRolled", "DiceRolled", "TargetHit", "UnitHit", "BattleAdvanced",
+        "ScreeningChosen", "BattleAdvanced",
+        "DiceRolled", "DiceRolled", "DiceRolled", "TargetHit", "UnitHit", "BattleAdvanced",
         "DiceRolled", "NtrDestroyed", "BattleEnded",
         "ResourcesCollected", "PhaseAdvanced",
     ]  # fmt: skip
@@ -1510,7 +1558,9 @@ def test_convoy_battle_step_by_step_is_stored_and_verifies(tracker: Tracker, uni
         ("CV2", None, [10, 10], "manual"),
         ("CV3", "GB-DD1", [4], "manual"),
         ("CV3", "GB-CA1", [5], "manual"),
+        ("CV3", "GB-DD2", [4], "manual"),
         ("CV4", "GB-DD1", [9], "manual"),
+        ("CV4", "GB-DD2", [9], "manual"),
         ("CV4", "DE-SS2", [2], "manual"),
         ("CV5", "DE-SS2", [7], "manual"),
     ]

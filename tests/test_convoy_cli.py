@@ -94,7 +94,7 @@ def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
     run(db, "convoy", "casualties", "1", "--units", "DE-SS1")
 
     assert "CV3" in refused(db, 1, "convoy", "search", "1", "--units", "DE-DD1", "--dice", "1")
-    run(db, "convoy", "search", "1", "--units", "GB-DD1,GB-CA1", "--dice", "4,5")
+    run(db, "convoy", "search", "1", "--units", "GB-DD1,GB-CA1,GB-DD2", "--dice", "4,5,4")
     (waiting,) = json.loads(run(db, "pending", "--json"))
     assert (waiting["battle"], waiting["step"], waiting["waiting"], waiting["rule"]) == (
         1,
@@ -104,14 +104,16 @@ def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
     )
     assert waiting["command"] == "tracker battle targets 1 [--targets FIRER=TARGET,...]"
     # DE-SS3 takes no part but fights the round: it picks a target too, among detecting ships.
-    assert "Germany: DE-SS2 at GB-DD1, DE-SS3 at GB-DD1" in waiting["text"]
+    assert "Germany: DE-SS2 at GB-DD1/GB-DD2, DE-SS3 at GB-DD1/GB-DD2" in waiting["text"]
     err = refused(db, 1, "battle", "targets", "1", "--targets", "DE-SS2=GB-CA1,DE-SS3=GB-DD1")
-    assert err.startswith("Error: CV4: DE-SS2 cannot target GB-CA1") and "(legal: GB-DD1)" in err
-    assert refused(db, 1, "convoy", "roll", "1", "--dice", "1,2,10").startswith("Error: CV4: ")  # targets first
-    run(db, "battle", "targets", "1", "--targets", "DE-SS2=GB-DD1,DE-SS3=GB-DD1")
+    assert err.startswith("Error: CV4: DE-SS2 cannot target GB-CA1") and "(legal: GB-DD1, GB-DD2)" in err
+    assert refused(db, 1, "convoy", "roll", "1", "--dice", "1,10,2,10").startswith("Error: CV4: ")  # targets first
+    out = run(db, "battle", "targets", "1", "--targets", "DE-SS2=GB-DD1,DE-SS3=GB-DD1")
+    assert "waiting for Britain to choose screening escorts" in out  # GB-DD2 could take a shot
+    run(db, "battle", "screen", "1", "--screens", "")
 
-    # GB-DD1 hits; DE-SS2 hits GB-DD1, DE-SS3 misses. GB-DD1's hit is Germany's to place.
-    out = run(db, "convoy", "roll", "1", "--dice", "1,2,10")
+    # GB-DD1 hits, GB-DD2 misses; DE-SS2 hits GB-DD1, DE-SS3 misses. GB-DD1's hit is Germany's to place.
+    out = run(db, "convoy", "roll", "1", "--dice", "1,10,2,10")
     assert "DE-SS2 hits GB-DD1" in out
     assert "waiting for Germany to choose casualties: Germany places 1 hit among DE-SS2, DE-SS3" in out
     assert "HA7" in refused(db, 1, "convoy", "casualties", "1", "--nation", "Britain")
@@ -126,8 +128,9 @@ def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
     records = log(db)[start:]
     counts = Counter(r["kind"] for r in records)
     # One event per roll (one die per unit), per choice and per loss.
-    assert counts["DiceRolled"] == 1 + 2 + 3 + 1
+    assert counts["DiceRolled"] == 1 + 3 + 4 + 1
     assert counts["SearchersChosen"] == counts["RoundStarted"] == counts["TargetsChosen"] == 1
+    assert counts["ScreeningChosen"] == 1
     assert counts["CasualtiesChosen"] == 2
     assert counts["TargetHit"] == 1
     assert counts["UnitHit"] == 3
@@ -137,7 +140,9 @@ def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
         ("CV2", None, [10, 10]),
         ("CV3", "GB-DD1", [4]),
         ("CV3", "GB-CA1", [5]),
+        ("CV3", "GB-DD2", [4]),
         ("CV4", "GB-DD1", [1]),
+        ("CV4", "GB-DD2", [10]),
         ("CV4", "DE-SS2", [2]),
         ("CV4", "DE-SS3", [10]),
         ("CV5", "DE-SS2", [7]),
@@ -182,8 +187,9 @@ def test_cv7_a_command_for_an_ended_battle_is_refused_citing_cv7(db: str) -> Non
     run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
     to_britain_collect(db)
     run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS, "--subs", "DE-SS1")
-    run(db, "convoy", "roll", "1", "--dice", "10,10")
-    run(db, "convoy", "casualties", "1")  # merchant defence sank the only taking-part U-boat
+    out = run(db, "convoy", "roll", "1", "--dice", "10,10")
+    # Merchant defence sank the only taking-part U-boat: its loss was chosen without asking.
+    assert "DE-SS1 sunk in battle 1" in out and "battle 1 ends" in out
     assert "Nothing pending" in run(db, "pending")
     ended = "Error: CV7: battle 1 (convoy) has ended; nothing more can be done in it\n"
     for command in (
@@ -209,8 +215,7 @@ def test_cv7_a_command_for_an_ended_battle_without_nation_is_refused_citing_cv7(
     run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
     to_britain_collect(db)
     run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS, "--subs", "DE-SS1")
-    run(db, "convoy", "roll", "1", "--dice", "10,10")
-    run(db, "convoy", "casualties", "1")
+    run(db, "convoy", "roll", "1", "--dice", "10,10")  # the only taking-part U-boat is lost: the battle ends
     assert refused(db, 1, *command).startswith("Error: CV7: ")
 
 
@@ -218,10 +223,17 @@ def test_cv7_cli_says_merchant_defence_ended_the_battle_not_after_one_round(db: 
     run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
     to_britain_collect(db)
     run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS, "--subs", "DE-SS1")
-    run(db, "convoy", "roll", "1", "--dice", "10,10")
-    out = run(db, "convoy", "casualties", "1")
+    out = run(db, "convoy", "roll", "1", "--dice", "10,10")  # the only taking-part U-boat: lost without asking
+    assert "waiting for Germany to choose the submarine sunk" not in out
     assert "battle 1 ends" in out and "[CV7]" in out
     assert "after one round" not in out
+    (chosen,) = [r["data"] for r in log(db) if r["kind"] == "CasualtiesChosen"]
+    assert (chosen["nation"], chosen["units"], chosen["default"], chosen["rule"]) == (
+        "Germany",
+        ["DE-SS1"],
+        True,
+        "CV2",
+    )
 
 
 def test_cli_convoy_declare_auto_resolves_the_battle_with_auto_dice(db: str) -> None:

@@ -84,6 +84,10 @@ def step(c: Campaign, battle: int) -> tuple[str, list[str], str]:
     return b["step"], b["waiting"], b["rule"]
 
 
+def targets_chosen(c: Campaign, since: int = 0) -> list[tuple[str, dict[str, str], bool, str]]:
+    return [(e.nation, e.targets, e.default, e.rule) for e in events(c, "TargetsChosen", since)]
+
+
 def at(c: Campaign, *ids: str) -> list[str]:
     return [c.units[u]["at"] for u in ids]
 
@@ -95,13 +99,14 @@ def intercepted(c: Campaign, subs: list[str] | None = None, path: list[str] | No
 
 
 def detected_round(c: Campaign, subs: list[str], found: list[str]) -> int:
-    """An interception in which GB-DD3 (and GB-DD4 if two are found) detect `found`."""
+    """An interception in which GB-DD3 (and GB-DD4 if two are found) detect `found`; with one
+    found, GB-DD3 and it are each other's only legal target, chosen for both sides (SM4)."""
     b = intercepted(c, subs)
     searchers = ["GB-DD3", "GB-DD4"][: len(found)]
     c.intercept_search(b, searchers, dice(*[1] * len(searchers)))
     if c.battles[str(b)]["step"] == "detect":
         c.intercept_detect(b, found)
-    assert step(c, b)[0] == "targets"
+    assert step(c, b)[0] == ("targets" if len(found) > 1 else "fire")
     return b
 
 
@@ -282,9 +287,14 @@ def test_sm4_te3_and_te4_values_in_the_asw_round() -> None:
     c.tech["Britain"]["advanced_asw"] = 3  # direct setup
     c.tech["Germany"]["advanced_submarine"] = 3  # direct setup
     b = intercepted(c, ["DE-SS3"])
+    before = c.version
     c.intercept_search(b, ["GB-DD3"], dice(1))
-    c.choose_targets(b, "Germany", None)
-    c.choose_targets(b, "Britain", None)
+    # One submarine, one hunter: each side's single legal target is chosen for it.
+    assert targets_chosen(c, before) == [
+        ("Germany", {"DE-SS3": "GB-DD3"}, True, "SM4"),
+        ("Britain", {"GB-DD3": "DE-SS3"}, True, "SM4"),
+    ]
+    assert step(c, b) == ("fire", ["Germany", "Britain"], "SM4")
     before = c.version
     c.fire(b, dice(10, 10))
     sub, dd = rolls(c, before)
@@ -363,9 +373,14 @@ def test_sm4_a_retreat_into_a_zone_with_asw_units_may_be_intercepted_there() -> 
     )
     assert c.units["DE-SS1"]["at"] == CNS and step(c, back) == ("search", ["Britain"], "SM2")
     assert "GB-CA1 at 2, GB-DD1 at 2, GB-DD2 at 2" in c.describe_waiting(c.battles[str(back)])
+    before = c.version
     c.intercept_search(back, ["GB-DD1"], dice(1))
-    c.choose_targets(back, "Germany", None)
-    c.choose_targets(back, "Britain", None)
+    # DE-SS1 alone against GB-DD1: both targets are chosen for the players.
+    assert targets_chosen(c, before) == [
+        ("Germany", {"DE-SS1": "GB-DD1"}, True, "SM4"),
+        ("Britain", {"GB-DD1": "DE-SS1"}, True, "SM4"),
+    ]
+    assert step(c, back) == ("fire", ["Germany", "Britain"], "SM4")
     c.fire(back, dice(9, 9))
     # Back where its move began: no zone to retreat to any more.
     err = refused(c, RuleViolation, lambda: c.intercept_decide(back, None, ["DE-SS1"]), "SM4")
@@ -381,7 +396,12 @@ def test_sm4_a_retreat_into_a_zone_with_asw_units_may_be_intercepted_there() -> 
 def test_sm5_undetected_submarines_continue_to_their_destination() -> None:
     c = campaign()
     b = detected_round(c, THREE, ["DE-SS4"])
+    assert targets_chosen(c) == [
+        ("Germany", {"DE-SS4": "GB-DD3"}, True, "SM4"),
+        ("Britain", {"GB-DD3": "DE-SS4"}, True, "SM4"),
+    ]
     c.battle_auto(b, dice(9, 9))
+    assert [r.unit for r in rolls(c) if r.rule == "SM4"] == ["DE-SS4", "GB-DD3"]
     go = events(c, "SubmarinesContinued")[-1]
     assert (go.continuing, go.stopping, go.default) == (["DE-SS3", "DE-SS5"], [], True)
     moved = events(c, "UnitsMoved")[-1]
@@ -445,9 +465,15 @@ def test_rk2_commands_out_of_turn_or_step_are_refused_and_change_nothing() -> No
     refused(c, RuleViolation, lambda: c.choose_targets(b, "Britain", None), "SM2")
     refused(c, DiceError, lambda: c.intercept_search(b, None, dice(1)))  # four searchers, one die
     c.intercept_search(b, ["GB-DD3"], dice(1))
+    since = c.version
     c.intercept_detect(b, ["DE-SS5"])
+    # DE-SS5 and GB-DD3 are each other's only legal target: chosen for both sides.
+    assert targets_chosen(c, since) == [
+        ("Germany", {"DE-SS5": "GB-DD3"}, True, "SM4"),
+        ("Britain", {"GB-DD3": "DE-SS5"}, True, "SM4"),
+    ]
+    assert step(c, b) == ("fire", ["Germany", "Britain"], "SM4")
     refused(c, RuleViolation, lambda: c.intercept_decide(b, None, None), "SM4")
+    refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", None), "SM4")  # nothing left to choose
     # A fire command that runs out of dice halfway records none of its rolls or hits.
-    c.choose_targets(b, "Germany", None)
-    c.choose_targets(b, "Britain", None)
     refused(c, DiceError, lambda: c.fire(b, dice(1)))

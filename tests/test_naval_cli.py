@@ -163,7 +163,10 @@ def test_cli_asw_step_by_step_and_the_naval_decisions(db: str) -> None:
     assert "next: tracker asw search 1" in out
     out = run(db, "asw", "search", "1", "--units", "DE-DD1,DE-DD2", "--dice", "1,9,9,9")
     assert "detected GB-SS1; undetected GB-SS2   [AS2]" in out
-    run(db, "battle", "targets", "1", "--nation", "Germany")
+    # GB-SS1 is the only detected submarine: Germany's targets are chosen for it; Britain chooses.
+    assert "battle 1: Germany targets DE-DD1 -> GB-SS1, DE-DD2 -> GB-SS1 (default)   [AS3]" in out
+    assert "waiting for Britain to choose targets" in out
+    assert "AS3" in refused(db, 1, "battle", "targets", "1", "--nation", "Germany")
     run(db, "battle", "targets", "1", "--nation", "Britain", "--targets", "GB-SS1=DE-DD2")
     run(db, "battle", "screen", "1", "--screens", "")
     out = run(db, "battle", "fire", "1", "--dice", "9,9,9")

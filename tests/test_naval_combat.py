@@ -160,9 +160,13 @@ def test_nc2_two_destroyers_cancel_the_opening_fire_of_two_of_three_submarines()
     # NC2: opening-fire casualties go before the other side fires: GB-DD1 never fires.
     (sunk,) = events(c, "UnitHit", before)
     assert (sunk.unit, sunk.sunk, sunk.rule) == ("GB-DD1", True, "NC2")
-    # The cancelled submarines fire with everyone else; DE-SS1 has fired this round.
-    assert step(c, b) == ("targets", ["Germany"], "HA1")
-    c.choose_targets(b, "Germany", None)
+    # The cancelled submarines fire with everyone else; DE-SS1 has fired this round. GB-DD2 is
+    # their only legal target: chosen for Germany, and the round goes straight to the dice.
+    aimed = events(c, "TargetsChosen", before)
+    assert [(e.nation, e.targets, e.default, e.rule) for e in aimed] == [
+        ("Germany", {"DE-SS2": "GB-DD2", "DE-SS3": "GB-DD2"}, True, "HA1")
+    ]
+    assert step(c, b) == ("fire", ["Germany", "Britain"], "NC3")
     before = c.version
     c.fire(b, dice(9, 9, 9))
     assert [r.unit for r in rolls(c, before)] == ["DE-SS2", "DE-SS3", "GB-DD2"]

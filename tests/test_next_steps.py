@@ -85,3 +85,14 @@ def test_battle_auto_with_manual_dice_plays_the_defaults_up_to_the_first_roll_it
     run(db, "battle", "auto", "1", "--dice", dice)  # exactly that volley; then it waits again
     assert len(json.loads(run(db, "log", "--json", "--kind", "DiceRolled"))) == rolled + item["dice"]["count"]
     assert json.loads(run(db, "pending", "--json"))[0]["battle"] == 1
+
+
+def test_nc1_a_battles_end_says_the_actual_reason(db: str) -> None:
+    run(db, "next", "--to", "combat_movement")
+    run(db, "move", "DE-CA1", "DE-BB1", "DE-BB2", "--to", CNS)
+    run(db, "next")
+    run(db, "battle", "start", "--zone", CNS)
+    out = run(db, "battle", "auto", "1", "--dice", ",".join(["1"] * 8))  # every die hits: one volley
+    ended = json.loads(run(db, "log", "--json", "--kind", "BattleEnded"))[-1]
+    assert ended["data"]["reason"] == "Britain has no unit left in the battle"
+    assert "battle 1 ends (Britain has no unit left in the battle)" in out

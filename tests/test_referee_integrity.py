@@ -285,9 +285,9 @@ def test_cv7_a_command_for_an_ended_battle_is_refused_citing_cv7() -> None:
     c = campaign()
     to(c, "Britain", "collect_resources")
     b = c.declare_convoy_attack("Germany", CNS, ["DE-SS1"])
-    c.convoy_merchant_defence(b, ManualDice([10, 10]))
-    c.convoy_choose_casualties(b, "Germany", None)
+    c.convoy_merchant_defence(b, ManualDice([10, 10]))  # the only taking-part U-boat is lost (CV2)
     assert not c.battles and c.ended[str(b)] == ["convoy", "CV7"]
+    refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, "Germany", None), "CV7")
     refused(c, RuleViolation, lambda: c.convoy_search(b, None, ManualDice([])), "CV7")
     refused(c, InputError, lambda: c.convoy_search(b + 5, None, ManualDice([])))
 
@@ -358,8 +358,7 @@ def test_a_sunk_unit_is_named_as_sunk_not_unknown() -> None:
     c = campaign()
     to(c, "Britain", "collect_resources")
     b = c.declare_convoy_attack("Germany", CNS, ["DE-SS1"])
-    c.convoy_merchant_defence(b, ManualDice([10, 10]))
-    c.convoy_choose_casualties(b, "Germany", None)
+    c.convoy_merchant_defence(b, ManualDice([10, 10]))  # the only taking-part U-boat is lost (CV2)
     assert c.lost["DE-SS1"] == f"sunk in battle {b}"
     to(c, "Germany", "combat_movement")
     err = refused(c, InputError, lambda: c.move("Germany", ["DE-SS1"], [SNS]))
@@ -377,3 +376,125 @@ def test_ha1_a_screen_at_the_fire_step_is_refused_as_too_late() -> None:
         c.auto_step(b, ManualDice([]))
     err = refused(c, RuleViolation, lambda: c.choose_screens(b, "Britain", {}), "HA1")
     assert "too late to screen" in err.reason
+
+
+def _events(c: Campaign, kind: str, since: int = 0) -> list[Any]:
+    return [e for e in c.pending_events if e.originator_version > since and type(e).__name__ == kind]
+
+
+def test_ha1_a_single_legal_target_is_chosen_for_the_player() -> None:
+    c = campaign()
+    to(c, "Germany", "naval_combat")
+    for uid in ("GB-DD2", "GB-CA1"):
+        del c.units[uid]  # direct setup: GB-DD1 alone against DE-SS1 and DE-SS2
+    since = c.version
+    b = c.naval_start("Germany", CNS)
+    # NC2: GB-DD1 cancels one submarine's opening fire; the other's only legal target is GB-DD1,
+    # so the choice is recorded for Germany and nobody is asked (no one can screen GB-DD1 either).
+    (opening,) = _events(c, "TargetsChosen", since)
+    assert (opening.nation, opening.targets, opening.default, opening.rule) == (
+        "Germany",
+        {"DE-SS1": "GB-DD1"},
+        True,
+        "NC2",
+    )
+    # The step opens (clearing the last volley's shots), the forced choice is recorded, fire follows.
+    assert [e.step for e in _events(c, "BattleAdvanced", since)] == ["opening_targets", "opening_fire"]
+    b_state = c.battles[str(b)]
+    assert (b_state["step"], b_state["waiting"], b_state["rule"]) == ("opening_fire", ["Germany"], "NC2")
+    assert c.pending()[0]["text"].endswith("one per firing unit in this order: DE-SS1 [NC2]")
+    # Nothing is left to choose: a targets command is refused, citing the step waited for.
+    err = refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", {"DE-SS1": "GB-DD1"}), "NC2")
+    assert "to roll" in err.reason
+    since = c.version
+    c.fire(b, ManualDice([10]))
+    (roll,) = _events(c, "DiceRolled", since)
+    assert (roll.unit, roll.purpose) == ("DE-SS1", "DE-SS1 (submarine) fires at GB-DD1")
+    # HA1: in the round DE-SS2 fires too, again with GB-DD1 as its only legal target; GB-DD1
+    # picks no target, so the round goes straight to the dice.
+    (main,) = _events(c, "TargetsChosen", since)
+    assert (main.nation, main.targets, main.default, main.rule) == ("Germany", {"DE-SS2": "GB-DD1"}, True, "HA1")
+    b_state = c.battles[str(b)]
+    assert (b_state["step"], b_state["waiting"], b_state["rule"]) == ("fire", ["Germany", "Britain"], "NC3")
+    assert not _events(c, "ScreeningChosen")
+    refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", None), "NC3")
+    since = c.version
+    c.fire(b, ManualDice([1, 10]))
+    assert [(r.unit, r.purpose) for r in _events(c, "DiceRolled", since)] == [
+        ("DE-SS2", "DE-SS2 (submarine) fires at GB-DD1"),
+        ("GB-DD1", "GB-DD1 (destroyer) fires at Germany's units"),
+    ]
+    (hit,) = _events(c, "TargetHit", since)
+    assert (hit.firer, hit.target, hit.unit) == ("DE-SS2", "GB-DD1", "GB-DD1")
+    assert "GB-DD1" not in c.units
+
+
+def test_cv2_the_only_taking_part_submarine_is_lost_without_asking() -> None:
+    c = campaign()
+    to(c, "Britain", "collect_resources")
+    since = c.version
+    b = c.declare_convoy_attack("Germany", CNS, ["DE-SS1"])  # DE-SS2 is there but takes no part
+    c.convoy_merchant_defence(b, ManualDice([10, 10]))
+    (hit,) = _events(c, "HitsScored", since)
+    assert (hit.nation, hit.hits, hit.candidates, hit.rule) == ("Germany", 1, ["DE-SS1"], "CV2")
+    # Nothing to choose: the loss is recorded for Germany (as a default), and with no taking-part
+    # submarine left the battle ends there (CV7): no search, round or convoy table.
+    (chosen,) = _events(c, "CasualtiesChosen", since)
+    assert (chosen.nation, chosen.units, chosen.default, chosen.rule) == ("Germany", ["DE-SS1"], True, "CV2")
+    assert [(e.unit, e.sunk, e.rule) for e in _events(c, "UnitHit", since)] == [("DE-SS1", True, "CV2")]
+    (ended,) = _events(c, "BattleEnded", since)
+    assert (ended.rule, ended.survivors) == ("CV7", [])
+    assert not _events(c, "SearchersChosen", since) and c.pending() == []
+    assert "DE-SS2" in c.units and c.ntr["Britain"][CNS] == 3
+    refused(c, RuleViolation, lambda: c.convoy_choose_casualties(b, "Germany", ["DE-SS1"]), "CV7")
+    # With two taking part there is a choice: Germany is asked.
+    c = campaign()
+    to(c, "Britain", "collect_resources")
+    b = c.declare_convoy_attack("Germany", CNS, ["DE-SS1", "DE-SS2"])
+    c.convoy_merchant_defence(b, ManualDice([10, 10]))
+    assert not _events(c, "CasualtiesChosen")
+    assert (c.battles[str(b)]["step"], c.battles[str(b)]["waiting"]) == ("merchant_casualty", ["Germany"])
+    assert c.convoy_choose_casualties(b, "Germany", ["DE-SS2"]) == ["DE-SS2"]
+    (chosen,) = _events(c, "CasualtiesChosen")
+    assert (chosen.units, chosen.default) == (["DE-SS2"], False)
+    assert c.battles[str(b)]["step"] == "search"
+
+
+def test_cv3_with_no_eligible_searcher_the_empty_search_is_recorded() -> None:
+    c = campaign()
+    to(c, "Britain", "collect_resources")
+    for uid in ("GB-DD1", "GB-DD2", "GB-CA1", "GB-BM1", "GB-FT1", "FR-BM1"):
+        del c.units[uid]  # direct setup: no British or French ship or aircraft in reach
+    since = c.version
+    b = c.declare_convoy_attack("Germany", CNS, None)
+    c.convoy_merchant_defence(b, ManualDice([1, 1]))  # no effect
+    # CV3: nobody can search, so nothing is asked: the empty search is recorded for Britain
+    # and the battle goes on to the convoy table (CV5).
+    (searchers,) = _events(c, "SearchersChosen", since)
+    assert searchers.units == []
+    (found,) = _events(c, "DetectionsRecorded", since)
+    assert (found.detected, found.failed) == ([], [])
+    assert [r.rule for r in _events(c, "DiceRolled", since)] == ["CV2"]
+    assert not _events(c, "RoundStarted", since)
+    assert (c.battles[str(b)]["step"], c.battles[str(b)]["waiting"], c.battles[str(b)]["rule"]) == (
+        "convoy_table",
+        ["Germany"],
+        "CV5",
+    )
+    refused(c, RuleViolation, lambda: c.convoy_search(b, [], ManualDice([])), "CV3")
+    c.convoy_table(b, ManualDice([5, 1]))
+    assert [r.unit for r in _events(c, "DiceRolled", since) if r.rule == "CV5"] == ["DE-SS1", "DE-SS2"]
+    (ended,) = _events(c, "BattleEnded", since)
+    assert (ended.rule, ended.survivors) == ("CV7", ["DE-SS1", "DE-SS2"])
+    # The same after merchant defence sinks one of two U-boats and Germany picks it.
+    c = campaign()
+    to(c, "Britain", "collect_resources")
+    for uid in ("GB-DD1", "GB-DD2", "GB-CA1", "GB-BM1", "GB-FT1", "FR-BM1"):
+        del c.units[uid]  # direct setup
+    b = c.declare_convoy_attack("Germany", CNS, None)
+    c.convoy_merchant_defence(b, ManualDice([10, 10]))
+    since = c.version
+    c.convoy_choose_casualties(b, "Germany", ["DE-SS1"])
+    (searchers,) = _events(c, "SearchersChosen", since)
+    assert searchers.units == []
+    assert c.battles[str(b)]["step"] == "convoy_table"

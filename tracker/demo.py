@@ -334,7 +334,7 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
             lambda c, d: c.convoy_search(battle, ["GB-DD1", "GB-CA1", "GB-BM1", "GB-FT1"], d),
         )
         if battle_state(battle).get("step") not in (None, "convoy_table"):
-            say("One round: targets are picked before any die, the U-boats fire at detecting ships only (CV4, HA2):")
+            say("One round: the U-boats fire at detecting ships only, the detecting units at the U-boats (CV4, HA2):")
             fight(battle, stop_at="convoy_table")
         if battle_state(battle):
             act(
