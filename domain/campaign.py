@@ -69,11 +69,6 @@ def initial_units(scenario: Scenario, ruleset: Ruleset) -> dict[str, dict[str, A
     return units
 
 
-def _count(n: int, noun: str) -> str:
-    """'1 submarine', '3 destroyers'."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def _new_procedure(battle: int, kind: str, zone: str, attacker: str, defender: str) -> dict[str, Any]:
     """The state every non-convoy procedure keeps: whose move it is, the volley in progress
     (targets and screens), hits waiting to be taken, submerged submarines."""
@@ -1430,7 +1425,7 @@ class Campaign(Aggregate):
                 "unplaced",
                 "PU2",
                 [self.nation],
-                f"{self.nation} has {_count(count, unit_type)} bought and not placed (legal: {where})",
+                f"{self.nation} has {plural(count, unit_type)} bought and not placed (legal: {where})",
                 unit_type=unit_type,
                 count=count,
                 blocking=self.phase == "placement",

@@ -35,10 +35,6 @@ def rule_of(event: Any) -> str:
     }.get(kind, getattr(event, "rule", ""))
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def _adjustment_text(e: Any) -> str:
     """AD1: every part an adjustment changed, then its reason."""
     parts = []
@@ -107,7 +103,7 @@ def summary(event: Any) -> str:
     if kind == "NtrPlaced":
         return f"{e.nation} places {e.count} NTR in {e.zone}"
     if kind == "UnitsPurchased":
-        return f"{e.nation} buys {_count(e.count, e.unit_type)} for {e.cost}"
+        return f"{e.nation} buys {plural(e.count, e.unit_type)} for {e.cost}"
     if kind == "UnitsPlaced":
         return f"{e.nation} places {', '.join(e.units)} ({e.unit_type}) in {e.zone}"
     if kind == "Adjusted":
