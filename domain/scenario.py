@@ -14,6 +14,8 @@ from domain.schema import Reader
 MAX_RESOURCES = 1_000_000
 MAX_NTR = 10_000
 MAX_LEVEL = 100
+# Map coordinates are drawing positions only (no rule reads them); any unit, this range.
+MAX_COORDINATE = 100_000
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,9 @@ class GameMap:
     land: dict[str, str]  # territory -> owning nation at the start
     adjacency: dict[str, frozenset[str]]
     ports: frozenset[str] = frozenset()  # PU2: territories where new ships may be placed
+    # Where the map drawing puts each zone (x to the right, y downwards), when the scenario
+    # says; empty when it does not, and the drawing lays the map out itself.
+    positions: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def is_sea(self, zone: str) -> bool:
         return zone in self.sea
@@ -105,7 +110,15 @@ def _read_map(top: Reader, nations: dict[str, Any]) -> GameMap:
     adjacency: dict[str, set[str]] = {n: set() for n in names}
     land: dict[str, str] = {}
     marked: dict[str, bool] = {}
+    positions: dict[str, tuple[int, int]] = {}
     for name, r in sea_entries + land_entries:
+        if r.has("x") or r.has("y"):
+            if not (r.has("x") and r.has("y")):
+                raise r.fail("y" if r.has("x") else "x", "missing: a map position needs both x and y")
+            positions[name] = (
+                r.integer("x", -MAX_COORDINATE, MAX_COORDINATE),
+                r.integer("y", -MAX_COORDINATE, MAX_COORDINATE),
+            )
         if name in dict(land_entries):
             owner = r.string("owner")
             if owner not in nations:
@@ -123,6 +136,12 @@ def _read_map(top: Reader, nations: dict[str, Any]) -> GameMap:
         r.finish()
     # PU2: a scenario that marks no port makes every territory one; once any territory says
     # `port = true`, only the marked ones are ports (`port = false` alone excludes that one).
+    if positions and len(positions) < len(names):
+        missing = next(n for n in names if n not in positions)
+        raise top.fail(
+            f"map.{'sea' if missing in dict(sea_entries) else 'land'}.{missing}",
+            "no x and y: once one zone has a map position, every zone needs one",
+        )
     if any(marked.values()):
         ports = frozenset(t for t, is_port in marked.items() if is_port)
     else:
@@ -132,6 +151,7 @@ def _read_map(top: Reader, nations: dict[str, Any]) -> GameMap:
         land=land,
         adjacency={k: frozenset(v) for k, v in adjacency.items()},
         ports=ports,
+        positions=positions,
     )
 
 

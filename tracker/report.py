@@ -146,6 +146,7 @@ class _Context:
         scenario = campaign.scenario
         ruleset = campaign.ruleset
         self.name = t.name_of(campaign)
+        self.scenario, self.ruleset = scenario, ruleset
         self.version = campaign.version
         self.turn_order = list(scenario.turn_order)
         self.techs = list(ruleset.technologies)
@@ -666,7 +667,8 @@ def build_report(
     """The report of national turn `turn`, or of the whole campaign when `turn` is None.
 
     For `fmt` "md" and "html" a one-turn report holds only the series entries it shows (the
-    turn and the one before it), and HTML adds `chart`: the chart points (see `chart_turns`).
+    turn and the one before it), and HTML adds `chart`: the chart points (see `chart_turns`),
+    and `map`: {seq, svg}, the board map after the last event of the last turn reported.
 
     `progress(total)`, when given, is a context manager (such as `tracker.cli_common.progress`
     with its label bound) yielding `tick(n)`: it gets the number of turns reported and a tick
@@ -725,6 +727,11 @@ def build_report(
     }
     if fmt == "html":
         report["chart"] = [by_number[k] for k in charted]
+        # The map of the board at the end of the (last) turn reported, as inline SVG.
+        from tracker.board_map import board_svg
+
+        end = turns[-1]["end"]["seq"]
+        report["map"] = {"seq": end, "svg": board_svg(t.board_at(cid, at=end), ctx.scenario, ctx.ruleset)}
     return report
 
 
@@ -1308,7 +1315,7 @@ def _scoped_ids(svg: str, prefix: str) -> str:
     return _SVG_ID.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", svg)
 
 
-def _chart_svgs(report: dict[str, Any]) -> list[dict[str, str]]:
+def chart_svgs(report: dict[str, Any]) -> list[dict[str, str]]:
     """The charts as inline SVG elements (text kept as text, no metadata, no XML prologue)."""
     import matplotlib
 
@@ -1356,10 +1363,12 @@ def render_html(report: dict[str, Any]) -> str:
         report_meta=lambda r: report_meta(r, str),
     )
     # The SVG comes from matplotlib, which escapes every text it draws; it is trusted markup.
-    charts = [{**c, "svg": Markup(c["svg"])} for c in _chart_svgs(report)]
+    charts = [{**c, "svg": Markup(c["svg"])} for c in chart_svgs(report)]
     palette = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(report["campaign"]["turn_order"])}
+    # The map SVG is built by tracker.board_map, which escapes every name it draws.
+    board_map = {**report["map"], "svg": Markup(report["map"]["svg"])} if "map" in report else None
     template = env.get_template("report.html.j2")
-    return template.render(report=report, charts=charts, palette=palette)
+    return template.render(report=report, charts=charts, palette=palette, board_map=board_map)
 
 
 def render(report: dict[str, Any], fmt: str) -> str:

@@ -1,0 +1,151 @@
+"""The board map: scenario positions (validated), a deterministic layout without them, an SVG
+that shows each zone's units and NTR, and the same map in the HTML turn report."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from domain.errors import DataFileError
+from domain.ruleset import Ruleset, load_ruleset
+from domain.scenario import read_scenario, scenario_from_dict
+from tests.map_svg import assert_map_shows, drawn, parsed_units
+from tracker.application import Tracker
+from tracker.board_map import BOX_HEIGHT, BOX_WIDTH, board_svg, map_layout
+from tracker.cli import cli
+from tracker.demo import run_demo
+from tracker.views import board_now
+
+
+@pytest.fixture(scope="module")
+def rs() -> Ruleset:
+    return load_ruleset("twtea-3e")[0]
+
+
+@pytest.fixture
+def raw() -> dict[str, Any]:
+    return copy.deepcopy(read_scenario("north-sea-1914")[0])
+
+
+def without_positions(data: dict[str, Any]) -> dict[str, Any]:
+    for kind in ("sea", "land"):
+        for zone in data["map"][kind].values():
+            zone.pop("x", None)
+            zone.pop("y", None)
+    return data
+
+
+def assert_no_overlap(svg: str) -> None:
+    boxes = [z["box"] for z in drawn(svg).values()]
+    for i, (x1, y1) in enumerate(boxes):
+        for x2, y2 in boxes[i + 1 :]:
+            assert abs(x1 - x2) >= BOX_WIDTH or abs(y1 - y2) >= BOX_HEIGHT, "two zone boxes overlap"
+
+
+# ----- positions in the scenario file -----
+
+
+def test_builtin_scenario_places_every_zone(rs: Ruleset, raw: dict[str, Any]) -> None:
+    sc = scenario_from_dict(raw, "north-sea-1914", rs)
+    assert set(sc.game_map.positions) == set(sc.game_map.adjacency)
+    assert sc.game_map.positions["Heligoland Bight"] == (840, 380)
+
+
+def test_a_position_needs_both_x_and_y(rs: Ruleset, raw: dict[str, Any]) -> None:
+    del raw["map"]["sea"]["Skagerrak"]["y"]
+    with pytest.raises(DataFileError, match=r"sc\.toml: map\.sea\.Skagerrak\.y: missing"):
+        scenario_from_dict(raw, "sc.toml", rs)
+
+
+def test_positions_are_all_or_none(rs: Ruleset, raw: dict[str, Any]) -> None:
+    without_positions(raw)
+    raw["map"]["land"]["Flanders"].update(x=1, y=2)
+    with pytest.raises(DataFileError, match=r"sc\.toml: map\.sea\.Norwegian Sea: no x and y"):
+        scenario_from_dict(raw, "sc.toml", rs)
+
+
+@pytest.mark.parametrize("value", ["10", 1.5, 10**6, True])
+def test_a_position_must_be_a_bounded_integer(rs: Ruleset, raw: dict[str, Any], value: object) -> None:
+    raw["map"]["land"]["Brittany"]["x"] = value
+    with pytest.raises(DataFileError, match=r"sc\.toml: map\.land\.Brittany\.x: "):
+        scenario_from_dict(raw, "sc.toml", rs)
+
+
+def test_a_scenario_without_positions_still_loads(rs: Ruleset, raw: dict[str, Any]) -> None:
+    assert scenario_from_dict(without_positions(raw), "sc.toml", rs).game_map.positions == {}
+
+
+# ----- layout and drawing -----
+
+
+def test_layout_follows_the_scenario_positions(rs: Ruleset, raw: dict[str, Any]) -> None:
+    sc = scenario_from_dict(raw, "north-sea-1914", rs)
+    pos = map_layout(sc).positions
+    # East is right and south is down, as in the file.
+    assert pos["Northern Germany"][0] > pos["England"][0]
+    assert pos["Bay of Biscay"][1] > pos["Norwegian Sea"][1]
+
+
+def test_layout_without_positions_is_deterministic_and_keeps_boxes_apart(rs: Ruleset, raw: dict[str, Any]) -> None:
+    sc = scenario_from_dict(without_positions(raw), "sc.toml", rs)
+    first, again = map_layout(sc), map_layout(scenario_from_dict(copy.deepcopy(raw), "sc.toml", rs))
+    assert first == again
+    assert set(first.positions) == set(sc.game_map.adjacency)
+    for zone, (x, y) in first.positions.items():
+        assert BOX_WIDTH / 2 <= x <= first.width - BOX_WIDTH / 2, zone
+        assert BOX_HEIGHT / 2 <= y <= first.height - BOX_HEIGHT / 2, zone
+
+    # Neighbours are drawn nearer each other than the average pair of zones.
+    def dist(a: str, b: str) -> float:
+        (x1, y1), (x2, y2) = first.positions[a], first.positions[b]
+        return float(((x1 - x2) ** 2 + (y1 - y2) ** 2) ** 0.5)
+
+    zones = list(first.positions)
+    pairs = [(a, b) for i, a in enumerate(zones) for b in zones[i + 1 :]]
+    linked = [dist(a, b) for a, b in pairs if sc.game_map.adjacent(a, b)]
+    assert sum(linked) / len(linked) < sum(dist(a, b) for a, b in pairs) / len(pairs)
+
+
+def test_the_opening_board_is_drawn_zone_by_zone(tmp_path: Path, rs: Ruleset) -> None:
+    with Tracker(str(tmp_path / "m.db")) as t:
+        campaign = t.create("m", "north-sea-1914")
+        board = board_now(campaign)
+        svg = board_svg(board, campaign.scenario, campaign.ruleset)
+    assert_map_shows(svg, board, campaign.scenario, rs)
+    assert_no_overlap(svg)
+    zones = drawn(svg)
+    assert parsed_units(zones["Heligoland Bight"]["nations"]["Germany"]) == Counter(SS=3, DD=2, CA=1, BB=2)
+    assert zones["Western Approaches"]["ntr"] == "GB 4"
+
+
+def test_names_are_escaped_in_the_svg(rs: Ruleset, raw: dict[str, Any]) -> None:
+    text = json.dumps(raw).replace("Skagerrak", "Skag<&>rak")
+    sc = scenario_from_dict(json.loads(text), "sc.toml", rs)
+    board = {"units": [], "ntr": {}, "owners": dict(sc.game_map.land)}
+    svg = board_svg(board, sc, rs, link="/zone/{zone}")
+    assert "Skag&lt;&amp;&gt;rak" in svg and "<&>" not in svg
+    assert "Skag<&>rak" in drawn(svg)
+
+
+# ----- the HTML report -----
+
+
+def test_html_turn_report_has_the_map_at_the_end_of_the_turn(tmp_path: Path, rs: Ruleset) -> None:
+    db = str(tmp_path / "demo.db")
+    run_demo(db, lambda line: None)
+    html = CliRunner().invoke(cli, ["--db", db, "report", "--turn", "2", "--format", "html"]).stdout
+    board = json.loads(CliRunner().invoke(cli, ["--db", db, "state", "--turn", "2", "--json"]).stdout)
+    match = re.search(r"<svg[^>]*class=\"board-map\".*?</svg>", html, re.DOTALL)
+    assert match, "the report inlines the map"
+    assert f"after event {board['seq']}" in html
+    with Tracker(db) as t:
+        scenario = t.load(t.campaign_id("demo")).scenario
+    assert_map_shows(match.group(0), board, scenario, rs)
+    assert "<a " not in match.group(0), "the report's map links nowhere outside the page"

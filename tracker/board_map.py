@@ -1,0 +1,295 @@
+"""The board as a map: a layout of the scenario's zones and an SVG drawing of units and NTR.
+
+The map is drawn from the scenario alone: its sea zones, land territories and adjacency,
+placed where the scenario's `x`/`y` keys say, or, when it gives none, by a small
+deterministic force layout (the same scenario always gives the same picture). Boxes have one
+size for a whole map, so a zone stays in its place from turn to turn and only its contents
+change. The SVG is self-contained (no script, no external reference): the browser viewer
+shows it and the HTML turn report inlines it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from domain.ruleset import Ruleset
+from domain.scenario import Scenario
+
+BOX_WIDTH = 184
+BOX_HEIGHT = 88
+GAP = 14
+MARGIN = 12
+# The width the auto layout spreads a map over before boxes are pushed apart.
+CANVAS = 900.0
+LAYOUT_ROUNDS = 300
+LINE = 13
+CHAR_WIDTH = 6.1  # an average glyph of the 11px sans-serif the labels use, for line wrapping
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+SEA_FILL = "#e3f0fb"
+LAND_FILL = "#f3ead7"
+
+
+@dataclass(frozen=True)
+class MapLayout:
+    """Where each zone's box sits (its centre), in SVG user units, and the drawing's size."""
+
+    positions: dict[str, tuple[float, float]]
+    width: float
+    height: float
+
+
+def _force_layout(zones: list[str], edges: list[tuple[str, str]]) -> dict[str, tuple[float, float]]:
+    """Fruchterman-Reingold from zones on a circle in scenario order, a fixed number of
+    rounds with linear cooling: no randomness, so the result depends on the map alone."""
+    n = len(zones)
+    if n == 1:
+        return {zones[0]: (0.0, 0.0)}
+    pos = [[math.cos(2 * math.pi * i / n), math.sin(2 * math.pi * i / n)] for i in range(n)]
+    index = {z: i for i, z in enumerate(zones)}
+    k = math.sqrt(4.0 / n)
+    links = [(index[a], index[b]) for a, b in edges]
+    for step in range(LAYOUT_ROUNDS):
+        temperature = 0.1 * (1 - step / LAYOUT_ROUNDS) + 0.002
+        shift = [[0.0, 0.0] for _ in range(n)]
+        for i in range(n):
+            for j in range(i + 1, n):
+                dx, dy = pos[i][0] - pos[j][0], pos[i][1] - pos[j][1]
+                d2 = max(dx * dx + dy * dy, 1e-9)
+                f = k * k / d2
+                shift[i][0] += dx * f
+                shift[i][1] += dy * f
+                shift[j][0] -= dx * f
+                shift[j][1] -= dy * f
+        for i, j in links:
+            dx, dy = pos[i][0] - pos[j][0], pos[i][1] - pos[j][1]
+            d = max(math.hypot(dx, dy), 1e-9)
+            f = d / k
+            shift[i][0] -= dx * f
+            shift[i][1] -= dy * f
+            shift[j][0] += dx * f
+            shift[j][1] += dy * f
+        for i in range(n):
+            length = math.hypot(*shift[i])
+            if length > 0:
+                scale = min(length, temperature) / length
+                pos[i][0] += shift[i][0] * scale
+                pos[i][1] += shift[i][1] * scale
+    return {z: (pos[i][0], pos[i][1]) for i, z in enumerate(zones)}
+
+
+def _separate(positions: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+    """Push overlapping boxes apart along the axis where they overlap least, in a fixed
+    order, until none overlaps (or a bounded number of passes)."""
+    zones = list(positions)
+    pos = {z: list(positions[z]) for z in zones}
+    need_x, need_y = BOX_WIDTH + GAP, BOX_HEIGHT + GAP
+    for _ in range(200):
+        moved = False
+        for i, a in enumerate(zones):
+            for b in zones[i + 1 :]:
+                dx, dy = pos[b][0] - pos[a][0], pos[b][1] - pos[a][1]
+                over_x, over_y = need_x - abs(dx), need_y - abs(dy)
+                if over_x <= 0 or over_y <= 0:
+                    continue
+                moved = True
+                if over_x / need_x < over_y / need_y:
+                    push = over_x / 2 + 0.5
+                    sign = 1.0 if dx >= 0 else -1.0
+                    pos[a][0] -= sign * push
+                    pos[b][0] += sign * push
+                else:
+                    push = over_y / 2 + 0.5
+                    sign = 1.0 if dy >= 0 else -1.0
+                    pos[a][1] -= sign * push
+                    pos[b][1] += sign * push
+        if not moved:
+            break
+    return {z: (p[0], p[1]) for z, p in pos.items()}
+
+
+def map_layout(scenario: Scenario) -> MapLayout:
+    """The scenario's own coordinates when it gives them, else the force layout; scaled to
+    the canvas, boxes kept apart, shifted so the drawing starts at the margin."""
+    game_map = scenario.game_map
+    zones = list(game_map.adjacency)
+    if game_map.positions:
+        raw = {z: (float(x), float(y)) for z, (x, y) in game_map.positions.items()}
+    else:
+        edges = sorted({tuple(sorted((a, b))) for a, near in game_map.adjacency.items() for b in near})
+        raw = _force_layout(zones, [(a, b) for a, b in edges])
+    xs, ys = [p[0] for p in raw.values()], [p[1] for p in raw.values()]
+    span = max(max(xs) - min(xs), max(ys) - min(ys), 1e-9)
+    scale = CANVAS / span
+    placed = _separate({z: ((raw[z][0] - min(xs)) * scale, (raw[z][1] - min(ys)) * scale) for z in zones})
+    left = min(p[0] for p in placed.values()) - BOX_WIDTH / 2 - MARGIN
+    top = min(p[1] for p in placed.values()) - BOX_HEIGHT / 2 - MARGIN
+    positions = {z: (round(x - left, 1), round(y - top, 1)) for z, (x, y) in placed.items()}
+    width = max(p[0] for p in positions.values()) + BOX_WIDTH / 2 + MARGIN
+    height = max(p[1] for p in positions.values()) + BOX_HEIGHT / 2 + MARGIN
+    return MapLayout(positions, round(width, 1), round(height, 1))
+
+
+def zone_contents(board: dict[str, Any], scenario: Scenario, ruleset: Ruleset) -> dict[str, dict[str, Any]]:
+    """Per zone: units by nation as (count, type, damaged) in the ruleset's order, and NTR by
+    nation; the board is the shape `state --json` prints."""
+    order = list(ruleset.units)
+    contents: dict[str, dict[str, Any]] = {z: {"units": {}, "ntr": {}} for z in scenario.game_map.adjacency}
+    counts: dict[tuple[str, str, str], list[int]] = {}
+    for u in board["units"]:
+        key = (u["at"], u["nation"], u["type"])
+        entry = counts.setdefault(key, [0, 0])
+        entry[0] += 1
+        entry[1] += 1 if u["damage"] else 0
+    nation_order = {n: i for i, n in enumerate(scenario.turn_order)}
+
+    def shown_order(item: tuple[tuple[str, str, str], list[int]]) -> tuple[int, int]:
+        _zone, nation, unit_type = item[0]
+        return nation_order.get(nation, len(nation_order)), order.index(unit_type) if unit_type in order else len(order)
+
+    for (zone, nation, unit_type), (count, damaged) in sorted(counts.items(), key=shown_order):
+        if zone not in contents:
+            continue
+        abbr = ruleset.units[unit_type].abbr if unit_type in ruleset.units else unit_type
+        contents[zone]["units"].setdefault(nation, []).append(
+            {"type": unit_type, "abbr": abbr, "count": count, "damaged": damaged}
+        )
+    for nation in sorted(board["ntr"], key=lambda n: nation_order.get(n, 99)):
+        for zone, count in board["ntr"][nation].items():
+            if count and zone in contents:
+                contents[zone]["ntr"][nation] = count
+    return contents
+
+
+def _units_text(groups: list[dict[str, Any]]) -> str:
+    parts = []
+    for g in groups:
+        hurt = f" ({g['damaged']} dmg)" if g["damaged"] else ""
+        parts.append(f"{g['count']} {g['abbr']}{hurt}")
+    return ", ".join(parts)
+
+
+def _wrap(text: str, first_width: float, width: float) -> list[str]:
+    """Split a label at ', ' so each line fits the box (a single long part is kept whole)."""
+    lines: list[str] = []
+    current = ""
+    for part in text.split(", "):
+        candidate = f"{current}, {part}" if current else part
+        limit = first_width if not lines else width
+        if current and len(candidate) * CHAR_WIDTH > limit:
+            lines.append(current + ",")
+            current = part
+        else:
+            current = candidate
+    if current:
+        lines.append(current)
+    return lines
+
+
+def _slug(zone: str) -> str:
+    return "".join(ch if ch.isalnum() else "-" for ch in zone.lower())
+
+
+def map_svg(
+    scenario: Scenario,
+    layout: MapLayout,
+    contents: dict[str, dict[str, Any]],
+    owners: dict[str, str] | None = None,
+    link: str | None = None,
+) -> str:
+    """The map as one <svg> element: adjacency lines, then a box per zone with its name, a
+    line per nation present (its code and units) and its NTR. `owners` (territory -> nation)
+    colours land borders; `link`, a format string with `{zone}`, makes each box a link.
+    Every zone's box is a <g> with `data-zone` (and each nation line `data-nation`), so a
+    page or a test can find what is drawn where."""
+    nations = list(scenario.turn_order)
+    colour = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(nations)}
+    code = {n: scenario.nations[n].code for n in nations}
+    owners = owners if owners is not None else dict(scenario.game_map.land)
+    pos = layout.positions
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="board-map" viewBox="0 0 {layout.width} {layout.height}" '
+        f'width="{layout.width}" height="{layout.height}" role="img" '
+        f'aria-label="Map of {escape(scenario.title)}" font-family="system-ui, sans-serif" font-size="11">',
+        f"<title>{escape(scenario.title)}</title>",
+        '<g class="links" stroke="#9aa7b4" stroke-width="1.6">',
+    ]
+    drawn = set()
+    for a, near in scenario.game_map.adjacency.items():
+        for b in sorted(near):
+            pair = tuple(sorted((a, b)))
+            if pair in drawn:
+                continue
+            drawn.add(pair)
+            dash = "" if scenario.game_map.is_sea(a) and scenario.game_map.is_sea(b) else ' stroke-dasharray="5 4"'
+            (x1, y1), (x2, y2) = pos[pair[0]], pos[pair[1]]
+            out.append(f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}"{dash}/>')
+    out.append("</g>")
+    half_w, half_h = BOX_WIDTH / 2, BOX_HEIGHT / 2
+    for zone in scenario.game_map.adjacency:
+        x, y = pos[zone]
+        sea = scenario.game_map.is_sea(zone)
+        c = contents.get(zone, {"units": {}, "ntr": {}})
+        owner = None if sea else owners.get(zone)
+        border = colour.get(owner, "#7d8b99") if owner else "#6f9fc8"
+        kind = "sea" if sea else "land"
+        title = zone if sea else f"{zone} ({owner})" if owner else zone
+        group = [
+            f'<g class="zone {kind}" id="zone-{_slug(zone)}" data-zone="{escape(zone)}"'
+            + (f' data-owner="{escape(owner)}"' if owner else "")
+            + ">",
+            f"<title>{escape(title)}</title>",
+            f'<rect x="{x - half_w}" y="{y - half_h}" width="{BOX_WIDTH}" height="{BOX_HEIGHT}" '
+            f'rx="{14 if sea else 4}" fill="{SEA_FILL if sea else LAND_FILL}" stroke="{border}" '
+            f'stroke-width="{1.4 if sea else 2.4}"/>',
+            f'<text x="{x - half_w + 8}" y="{y - half_h + 15}" font-weight="700" font-size="11.5">{escape(zone)}'
+            + (f' <tspan font-weight="400" fill="{border}">{escape(code.get(owner, owner))}</tspan>' if owner else "")
+            + "</text>",
+        ]
+        line_y = y - half_h + 15 + LINE + 2
+        lines: list[tuple[str | None, str, str]] = []
+        for nation, groups in c["units"].items():
+            for i, text in enumerate(_wrap(_units_text(groups), BOX_WIDTH - 40, BOX_WIDTH - 40)):
+                lines.append((nation, code.get(nation, nation) if i == 0 else "", text))
+        if c["ntr"]:
+            ntr = ", ".join(f"{code.get(n, n)} {count}" for n, count in c["ntr"].items())
+            lines.append((None, "NTR", ntr))
+        room = int((BOX_HEIGHT - 22) // LINE)
+        if len(lines) > room:
+            hidden = len(lines) - room + 1
+            lines = lines[: room - 1] + [(None, "", f"... {hidden} more line(s)")]
+        for nation, label, text in lines:
+            fill = colour.get(nation, "#1b1f24") if nation else "#1b1f24"
+            attr = f' data-nation="{escape(nation)}"' if nation else ' class="ntr"' if label == "NTR" else ""
+            group.append(
+                f'<text x="{x - half_w + 8}" y="{line_y}"{attr}>'
+                f'<tspan font-weight="700" fill="{fill}">{escape(label)}</tspan>'
+                f'<tspan x="{x - half_w + 38}">{escape(text)}</tspan></text>'
+            )
+            line_y += LINE
+        group.append("</g>")
+        if link is not None:
+            href = escape(link.format(zone=_quote(zone)))
+            group = [f'<a href="{href}">', *group, "</a>"]
+        out.extend(group)
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _quote(zone: str) -> str:
+    from urllib.parse import quote
+
+    return quote(zone, safe="")
+
+
+def board_svg(board: dict[str, Any], scenario: Scenario, ruleset: Ruleset, link: str | None = None) -> str:
+    """The map of one board (the shape `state --json` prints) for this scenario."""
+    return map_svg(
+        scenario,
+        map_layout(scenario),
+        zone_contents(board, scenario, ruleset),
+        owners=board.get("owners"),
+        link=link,
+    )
