@@ -57,7 +57,7 @@ from sqlalchemy import delete, func, select
 
 from domain.errors import InputError
 from projections import board as projection_board
-from projections.board import VIEWS, BoardProjector, event_index, seq_at_end_of, tracking
+from projections.board import VIEWS, BoardProjector, seq_at_end_of, tracking
 from tracker.application import SNAPSHOT_INTERVAL, Tracker
 from tracker.views import board_now
 
@@ -247,9 +247,9 @@ def ms(times: list[float]) -> dict[str, float]:
 def measure_state(t: Tracker, db: Path, cid: UUID, name: str, version: int, args: argparse.Namespace) -> dict[str, Any]:
     with t.engine.connect() as conn:
         middle = max(1, version // 2)
-        turn = conn.execute(
-            select(event_index.c.turn).where(event_index.c.campaign_id == str(cid), event_index.c.seq == middle)
-        ).scalar_one()
+        position = projection_board.Views(conn, cid).position(middle)
+        assert position is not None
+        turn = int(position.turn)
         seq = seq_at_end_of(conn, cid, turn, None)
     assert seq is not None
 

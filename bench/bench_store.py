@@ -103,6 +103,10 @@ class Script:
                 if c.ntr.get(nation, {}).get(zone, 0) < most:
                     yield "place_ntr", lambda d, z=zone: c.place_ntr(nation, z, 1)
                     break
+        # T4: a phase ends only once every enemy that may attack convoys passed (CV1).
+        for enemy in c.convoy_attacks_open():
+            yield "convoy_pass", lambda d, n=enemy: c.convoy_pass(n)
+            break
         yield "advance", lambda d: c.advance()
 
     def __call__(self, c: Campaign, dice: DiceSource) -> str:
@@ -271,6 +275,86 @@ def measure_raw(db: Path, rows: list[tuple[Any, ...]], ddl: list[str], synchrono
         finally:
             conn.close()
     return {"rows": len(rows), "runs": runs, "rows_per_s": statistics.median(rates), "rates": rates, **checked}
+
+
+def measure_interleaved(scratch: Path, actions: int, rounds: int, warmup: int = 50) -> dict[str, Any]:
+    """Recording against raw sqlite3, interleaved in one run so both see the same disk and load.
+
+    Each round records `actions // rounds` actions through `Tracker.execute` (one transaction
+    per action), then inserts the very rows they stored into a raw sqlite3 file with the same
+    DDL, journal mode and `PRAGMA synchronous`, one transaction per row. A round's ratio is
+    its actions/s over its raw rows/s; the figures are the medians over the rounds.
+    """
+    app_db, raw_db = scratch / "interleaved_app.db", scratch / "interleaved_raw.db"
+    remove_db(app_db)
+    remove_db(raw_db)
+    t = Tracker(str(app_db))
+    raw = sqlite3.connect(raw_db, isolation_level=None)
+    try:
+        cid = t.create("bench-actions", SCENARIO, dice="auto").id
+        check_scenario(t, cid)
+        script = Script()
+        for _ in range(warmup):
+            t.execute(cid, script)
+        engine = t.app.factory.datastore.engine  # type: ignore[attr-defined]
+        with engine.connect() as conn:
+            synchronous = int(conn.exec_driver_sql("PRAGMA synchronous").scalar())
+            journal_mode = conn.exec_driver_sql("PRAGMA journal_mode").scalar()
+            ddl = [
+                r[0]
+                for r in conn.exec_driver_sql(
+                    "SELECT sql FROM sqlite_master WHERE tbl_name = 'tracker_events' AND sql IS NOT NULL"
+                    " ORDER BY type DESC"
+                )
+            ]
+        raw.execute(f"PRAGMA journal_mode={journal_mode}")
+        raw.execute(f"PRAGMA synchronous={synchronous}")
+        for statement in ddl:
+            raw.execute(statement)
+        insert = "INSERT INTO tracker_events (originator_id, originator_version, topic, state) VALUES (?, ?, ?, ?)"
+        per_round = max(1, actions // rounds)
+        app_rates, raw_rates, ratios, refused = [], [], [], 0
+        for _ in range(rounds):
+            with engine.connect() as conn:
+                after = int(conn.exec_driver_sql("SELECT coalesce(max(id), 0) FROM tracker_events").scalar())
+            t0 = time.perf_counter()
+            for _ in range(per_round):
+                try:
+                    t.execute(cid, script)
+                except TrackerError:
+                    refused += 1
+            app_s = time.perf_counter() - t0
+            with engine.connect() as conn:
+                rows = conn.exec_driver_sql(
+                    "SELECT originator_id, originator_version, topic, state FROM tracker_events"
+                    " WHERE id > ? ORDER BY id",
+                    (after,),
+                ).fetchall()
+            t0 = time.perf_counter()
+            for row in rows:
+                raw.execute("BEGIN")
+                raw.execute(insert, tuple(row))
+                raw.execute("COMMIT")
+            raw_s = time.perf_counter() - t0
+            app_rates.append(per_round / app_s)
+            raw_rates.append(len(rows) / raw_s)
+            ratios.append(app_rates[-1] / raw_rates[-1])
+    finally:
+        raw.close()
+        t.close()
+    remove_db(app_db)
+    remove_db(raw_db)
+    return {
+        "rounds": rounds,
+        "actions": per_round * rounds,
+        "refused": refused,
+        "synchronous": synchronous,
+        "journal_mode": journal_mode,
+        "actions_per_s": statistics.median(app_rates),
+        "raw_rows_per_s": statistics.median(raw_rates),
+        "ratio": statistics.median(ratios),
+        "ratios": ratios,
+    }
 
 
 # ----- (b) load time versus log length -----
