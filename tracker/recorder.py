@@ -12,16 +12,19 @@ refused with a one-line error, and nothing is recorded.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
 from eventsourcing.domain import Snapshot
-from eventsourcing.persistence import Notification, StoredEvent
+from eventsourcing.persistence import IntegrityError, Notification, OperationalError, PersistenceError, StoredEvent
 from eventsourcing_sqlalchemy.factory import SQLAlchemyFactory
 from eventsourcing_sqlalchemy.recorders import SQLAlchemyApplicationRecorder
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, type_coerce
+from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.sqltypes import NullType
 
 from domain.errors import TrackerError
 from projections.board import NAME, tracking
@@ -46,6 +49,12 @@ class TrackerRecorder(SQLAlchemyApplicationRecorder):
     def table(self) -> Any:
         return self.events_record_cls.__table__
 
+    @property
+    def _raw_id(self) -> Any:
+        # The driver's value as it comes (16 bytes on SQLite, a UUID from psycopg): the column
+        # type's own conversion costs more per row than the rest of reading it.
+        return type_coerce(self.table.c.originator_id, NullType())
+
     def insert_events(
         self,
         stored_events: Sequence[StoredEvent],
@@ -58,8 +67,84 @@ class TrackerRecorder(SQLAlchemyApplicationRecorder):
         `follows=(version, hash)`, check that the campaign's stored event `version` has `hash`."""
         if session is not None:
             return self._write(session, stored_events, follows)
+        if self.datastore.is_sqlite_filedb:
+            return self._write_sqlite(stored_events, follows)
         with self.transaction(commit=True) as session:
             return self._write(session, stored_events, follows)
+
+    def _write_sqlite(self, stored_events: Sequence[StoredEvent], follows: tuple[int, str] | None) -> list[int]:
+        """`_write` on a SQLite file, as driver statements on a pooled connection: one insert and
+        one query for both checks, in one transaction (SQLAlchemy's statement building and ORM
+        session cost more than the writing itself). Same checks, same errors."""
+        if not stored_events:
+            return []
+        datastore = self.datastore
+        if not datastore._tried_init_sqlite_wal_mode:
+            datastore.init_sqlite_wal_mode()
+        lock = datastore.write_lock
+        if lock is not None:
+            lock.acquire()
+        try:
+            engine = datastore.engine
+            assert isinstance(engine, Engine)
+            raw = engine.raw_connection()
+            try:
+                try:
+                    ids = self._write_driver(raw.cursor(), stored_events, follows)
+                    raw.commit()
+                except BaseException:
+                    raw.rollback()
+                    raise
+            finally:
+                raw.close()
+        except sqlite3.IntegrityError as e:
+            raise IntegrityError(e) from e
+        except sqlite3.OperationalError as e:
+            raise OperationalError(e) from e
+        except sqlite3.Error as e:
+            raise PersistenceError(e) from e
+        finally:
+            if lock is not None:
+                lock.release()
+        return ids
+
+    def _write_driver(
+        self, cur: Any, stored_events: Sequence[StoredEvent], follows: tuple[int, str] | None
+    ) -> list[int]:
+        name = self.events_table_name
+        first = stored_events[0]
+        oid = _uuid_bytes(first.originator_id)
+        # The insert takes SQLite's write lock: the checks below read what no other writer can
+        # change before this transaction ends.
+        cur.executemany(
+            f"INSERT INTO {name} (originator_id, originator_version, topic, state) VALUES (?, ?, ?, ?)",
+            [(_uuid_bytes(e.originator_id), e.originator_version, e.topic, e.state) for e in stored_events],
+        )
+        version = follows[0] if follows is not None and follows[0] >= 1 else 0
+        passed_sql = "NULL"
+        if self.check_projection_position:
+            passed_sql = f"(SELECT notification_id FROM {tracking.name} WHERE name = ?)"
+        params: list[Any] = [oid, first.originator_version, oid, version]
+        if self.check_projection_position:
+            params.append(NAME)
+        # Rows inserted under one write lock take consecutive ids on SQLite.
+        first_id, follows_state, passed = cur.execute(
+            f"SELECT (SELECT id FROM {name} WHERE originator_id = ? AND originator_version = ?), "
+            f"(SELECT state FROM {name} WHERE originator_id = ? AND originator_version = ?), {passed_sql}",
+            params,
+        ).fetchone()
+        ids = list(range(int(first_id), int(first_id) + len(stored_events)))
+        if version:
+            assert follows is not None
+            if follows_state is None:
+                last = cur.execute(
+                    f"SELECT max(originator_version) FROM {name} WHERE originator_id = ? AND originator_version < ?",
+                    (oid, version),
+                ).fetchone()[0]
+                raise _log_ends(last, version)
+            _check_hash(follows_state, version, follows[1])
+        _check_position(ids, passed)
+        return ids
 
     def _write(
         self, session: Session, stored_events: Sequence[StoredEvent], follows: tuple[int, str] | None
@@ -89,12 +174,7 @@ class TrackerRecorder(SQLAlchemyApplicationRecorder):
         passed = None
         if self.check_projection_position:
             passed = conn.execute(select(tracking.c.notification_id).where(tracking.c.name == NAME)).scalar()
-        if passed is not None and ids and ids[0] <= passed:
-            raise LogDamaged(
-                f"the event log was cut: new events would take row {ids[0]}, which the projections already "
-                f"passed (row {passed}); nothing was recorded. Run `tracker verify`, then `tracker projections "
-                "rebuild` once the log is as it should be"
-            )
+        _check_position(ids, passed)
         self._notify_channel(session)
         return ids
 
@@ -111,16 +191,8 @@ class TrackerRecorder(SQLAlchemyApplicationRecorder):
                     table.c.originator_id == originator_id, table.c.originator_version < version
                 )
             ).scalar()
-            raise LogDamaged(
-                f"this campaign's log ends at event {last or 0}, but its latest snapshot or working copy is at "
-                f"event {version}: events were deleted; nothing was recorded (run `tracker verify`)"
-            )
-        try:
-            stored_hash = json.loads(bytes(state)).get("hash")
-        except ValueError:
-            stored_hash = None
-        if stored_hash != expected_hash:
-            raise StaleCopy(version)
+            raise _log_ends(last, version)
+        _check_hash(state, version, expected_hash)
 
     def select_events(
         self,
@@ -131,7 +203,7 @@ class TrackerRecorder(SQLAlchemyApplicationRecorder):
         limit: int | None = None,
     ) -> list[StoredEvent]:
         table = self.table
-        query = select(table.c.originator_id, table.c.originator_version, table.c.topic, table.c.state).where(
+        query = select(self._raw_id, table.c.originator_version, table.c.topic, table.c.state).where(
             table.c.originator_id == originator_id
         )
         if gt is not None:
@@ -144,7 +216,8 @@ class TrackerRecorder(SQLAlchemyApplicationRecorder):
         with self.transaction(commit=False) as session:
             rows = session.connection().execute(query).all()
         return [
-            StoredEvent(originator_id=r[0], originator_version=r[1], topic=r[2], state=bytes(r[3])) for r in rows
+            StoredEvent(originator_id=_uuid(r[0]), originator_version=r[1], topic=r[2], state=bytes(r[3]))
+            for r in rows
         ]
 
     def select_notifications(
@@ -157,7 +230,7 @@ class TrackerRecorder(SQLAlchemyApplicationRecorder):
         inclusive_of_start: bool = True,
     ) -> list[Notification]:
         table = self.table
-        query = select(table.c.id, table.c.originator_id, table.c.originator_version, table.c.topic, table.c.state)
+        query = select(table.c.id, self._raw_id, table.c.originator_version, table.c.topic, table.c.state)
         if start is not None:
             query = query.where(table.c.id >= start if inclusive_of_start else table.c.id > start)
         if stop is not None:
@@ -168,7 +241,7 @@ class TrackerRecorder(SQLAlchemyApplicationRecorder):
         with self.transaction(commit=False) as session:
             rows = session.connection().execute(query).all()
         return [
-            Notification(id=r[0], originator_id=r[1], originator_version=r[2], topic=r[3], state=bytes(r[4]))
+            Notification(id=r[0], originator_id=_uuid(r[1]), originator_version=r[2], topic=r[3], state=bytes(r[4]))
             for r in rows
         ]
 
@@ -186,6 +259,50 @@ class TrackerRecorder(SQLAlchemyApplicationRecorder):
                 .scalar()
             )
         return int(value or 0)
+
+
+_UUIDS: dict[Any, UUID] = {}
+
+
+def _uuid(value: Any) -> UUID:
+    """A stored campaign id as a UUID (a handful of campaigns: each converted once)."""
+    found = _UUIDS.get(value)
+    if found is None:
+        if isinstance(value, UUID):
+            return value
+        found = UUID(bytes=bytes(value)) if isinstance(value, bytes | memoryview) else UUID(str(value))
+        if len(_UUIDS) < 10_000:
+            _UUIDS[value] = found
+    return found
+
+
+def _uuid_bytes(value: UUID | str) -> bytes:
+    return value.bytes if isinstance(value, UUID) else UUID(str(value)).bytes
+
+
+def _log_ends(last: int | None, version: int) -> LogDamaged:
+    return LogDamaged(
+        f"this campaign's log ends at event {last or 0}, but its latest snapshot or working copy is at "
+        f"event {version}: events were deleted; nothing was recorded (run `tracker verify`)"
+    )
+
+
+def _check_hash(state: Any, version: int, expected_hash: str) -> None:
+    try:
+        stored_hash = json.loads(bytes(state)).get("hash")
+    except ValueError:
+        stored_hash = None
+    if stored_hash != expected_hash:
+        raise StaleCopy(version)
+
+
+def _check_position(ids: Sequence[int], passed: int | None) -> None:
+    if passed is not None and ids and ids[0] <= passed:
+        raise LogDamaged(
+            f"the event log was cut: new events would take row {ids[0]}, which the projections already "
+            f"passed (row {passed}); nothing was recorded. Run `tracker verify`, then `tracker projections "
+            "rebuild` once the log is as it should be"
+        )
 
 
 class StaleCopy(Exception):
