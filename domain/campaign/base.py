@@ -1,0 +1,165 @@
+"""What every part of the Campaign aggregate stands on: its state, recording an event, the board
+and the ruleset it reads, and finding a procedure in progress."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from domain.board import Board, Unit
+from domain.campaign.battle_events import BattleAdvanced, BattleEnded
+from domain.campaign.events import Event
+from domain.campaign.state import _LATER_STATE, scenario_from_recorded
+from domain.chain import event_content, event_hash
+from domain.errors import InputError, RuleViolation
+from domain.ruleset import Ruleset, ruleset_from_recorded
+from domain.scenario import Scenario
+
+
+class CampaignBase:
+    """The aggregate's state and the helpers every command uses (mixed into `Campaign`)."""
+
+    # Attributes set by Created.apply, declared for type checkers only: they are plain state,
+    # never constructor arguments of the aggregate (which its annotations would make them).
+    if TYPE_CHECKING:
+        name: str
+        scenario_data: dict[str, Any]
+        ruleset_data: dict[str, Any]
+        dice_mode: str
+        dice_scheme: str
+        commitments: list[str]
+        revealed_seeds: list[str]
+        roll_count: int
+        round: int
+        nation: str
+        phase: str
+        units: dict[str, dict[str, Any]]
+        ntr: dict[str, dict[str, int]]
+        ntr_lost: dict[str, int]
+        tech: dict[str, dict[str, int]]
+        balances: dict[str, int]
+        research_rolls: dict[str, int]
+        battles: dict[str, dict[str, Any]]
+        battle_count: int
+        convoy_declared: list[list[str]]
+        ntr_lost_phase: dict[str, int]
+        fought: list[list[str]]
+        owners: dict[str, str]
+        unplaced: dict[str, dict[str, int]]
+        unit_numbers: dict[str, int]
+        ended: dict[str, list[str]]
+        convoy_passed: list[str]
+        movement_ended: dict[str, str]
+        attack_zones: list[str]
+        committed: list[str]
+        lost: dict[str, str]
+        last_hash: str
+
+    def _record(self, event_class: type[Event], **fields: Any) -> None:
+        if event_class is BattleEnded and "reason" not in fields:
+            fields["reason"] = self._ending_reason(self.battles[str(fields["battle"])], fields["rule"])
+        version = self.version + 1
+        fields["action"] = self.__dict__.get("_action", version)
+        timestamp = event_class.create_timestamp()
+        digest = event_hash(self.last_hash, event_class.__name__, version, timestamp, event_content(fields))
+        self.trigger_event(event_class, timestamp=timestamp, prev_hash=self.last_hash, hash=digest, **fields)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for a missing attribute: state added after an older snapshot was taken.
+        make = _LATER_STATE.get(name)
+        if make is None:
+            raise AttributeError(name)
+        value = make(self)
+        self.__dict__[name] = value
+        return value
+
+    @property
+    def ruleset(self) -> Ruleset:
+        return ruleset_from_recorded(self.ruleset_data)
+
+    @property
+    def scenario(self) -> Scenario:
+        return scenario_from_recorded(self.scenario_data, self.ruleset)
+
+    @property
+    def _submarine_types(self) -> frozenset[str]:
+        return frozenset(name for name, ut in self.ruleset.units.items() if ut.is_submarine)
+
+    @property
+    def _committed(self) -> frozenset[str]:
+        """F7: the units that have taken part in a search or battle this phase."""
+        return frozenset(self.committed)
+
+    @property
+    def dice_epoch(self) -> int:
+        return len(self.revealed_seeds)
+
+    def board(self) -> Board:
+        return Board(
+            scenario=self.scenario,
+            ruleset=self.ruleset,
+            units={uid: Unit(id=uid, **u) for uid, u in self.units.items()},
+            ntr=self.ntr,
+            tech=self.tech,
+            balances=self.balances,
+            round=self.round,
+            nation=self.nation,
+            phase=self.phase,
+            owners=self.owners,
+            lost=self.lost,
+        )
+
+    def require_not_ended(self, battle: int) -> None:
+        """CV7 (and every procedure's ending rule): a command for a battle that has ended is
+        refused, not taken for a typo."""
+        ended = self.ended.get(str(battle))
+        if ended is not None:
+            kind, rule = ended
+            raise RuleViolation(
+                "CV7" if kind == "convoy" else rule,
+                f"battle {battle} ({kind}) has ended; nothing more can be done in it",
+            )
+
+    def _battle(self, battle: int, kind: str = "convoy") -> dict[str, Any]:
+        self.require_not_ended(battle)
+        b = self.battles.get(str(battle))
+        if b is None or b["kind"] != kind:
+            active = ", ".join(str(x["id"]) for x in self.battles.values()) or "none"
+            raise InputError(f"no {kind} battle {battle} in progress (active: {active})")
+        return b
+
+    def _procedure(self, battle: int, *kinds: str) -> dict[str, Any]:
+        self.require_not_ended(battle)
+        b = self.battles.get(str(battle))
+        if b is None or b["kind"] not in kinds:
+            active = (
+                ", ".join(f"{x['id']} ({x['kind']})" for x in sorted(self.battles.values(), key=lambda x: x["id"]))
+                or "none"
+            )
+            raise InputError(f"no {' or '.join(kinds)} battle {battle} in progress (active: {active})")
+        return b
+
+    def _require_step(self, b: dict[str, Any], step: str, rule: str) -> None:
+        if b["step"] != step:
+            raise RuleViolation(rule, f"battle {b['id']} is {self.describe_waiting(b)}")
+
+    def _require_steps(self, b: dict[str, Any], steps: tuple[str, ...], rule: str) -> None:
+        if b["step"] not in steps:
+            raise RuleViolation(b["rule"] or rule, f"battle {b['id']} is {self.describe_waiting(b)}")
+
+    def _require_waiting(self, b: dict[str, Any], nation: str) -> None:
+        if nation not in self.scenario.nations:
+            raise InputError(f"unknown nation {nation!r}")
+        if nation not in b["waiting"]:
+            raise RuleViolation(b["rule"], f"battle {b['id']} is {self.describe_waiting(b)}, not for {nation}")
+
+    def _advance_battle(self, b: dict[str, Any], step: str, waiting: list[str], rule: str) -> None:
+        self._record(BattleAdvanced, battle=b["id"], step=step, waiting=waiting, rule=rule)
+
+    def _require_no_procedure(self) -> None:
+        """One procedure at a time in a nation's turn: a move or a new battle waits until the
+        game no longer waits for anyone (a paused submarine move included)."""
+        if self.battles:
+            b = min(self.battles.values(), key=lambda b: b["id"])
+            raise RuleViolation(
+                b["rule"], f"battle {b['id']} in {b['zone']} is not finished: {self.describe_waiting(b)}"
+            )

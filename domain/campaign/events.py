@@ -1,0 +1,377 @@
+"""The events of the Campaign aggregate outside its procedures (creation, turn sequence, movement,
+economy, dice, undo and redo) and how each folds into the state."""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+from eventsourcing.domain import Aggregate
+
+from domain.campaign.state import _note_number, _unit_numbers, initial_units, scenario_from_recorded
+from domain.chain import UPCAST_ADDED
+from domain.ruleset import ruleset_from_recorded
+
+if TYPE_CHECKING:
+    from domain.campaign import Campaign
+
+
+class Event(Aggregate.Event):
+    prev_hash: str
+    hash: str
+    action: int
+
+    def mutate(self, aggregate: Any) -> Any:
+        agg = super().mutate(aggregate)
+        assert agg is not None
+        agg.last_hash = self.hash
+        return agg
+
+
+class Created(Event, Aggregate.Created):
+    name: str
+    scenario: dict[str, Any]
+    ruleset: dict[str, Any]
+    dice_mode: str
+    dice_scheme: str
+    seed_commitment: str
+
+    def apply(self, agg: Campaign) -> None:
+        rs = ruleset_from_recorded(self.ruleset)
+        sc = scenario_from_recorded(self.scenario, rs)
+        agg.name = self.name
+        agg.scenario_data = self.scenario
+        agg.ruleset_data = self.ruleset
+        agg.dice_mode = self.dice_mode
+        agg.dice_scheme = self.dice_scheme
+        agg.commitments = [self.seed_commitment]
+        agg.revealed_seeds = []
+        agg.roll_count = 0
+        agg.round = 1
+        agg.nation = sc.turn_order[0]
+        agg.phase = rs.phases[0]
+        agg.units = initial_units(sc, rs)
+        agg.ntr = {n: dict(nat.ntr) for n, nat in sc.nations.items()}
+        agg.ntr_lost = {n: 0 for n in sc.nations}
+        agg.tech = {n: {t: nat.tech.get(t, 0) for t in rs.technologies} for n, nat in sc.nations.items()}
+        agg.balances = {n: nat.resources for n, nat in sc.nations.items()}
+        agg.research_rolls = {}
+        agg.battles = {}
+        agg.battle_count = 0
+        agg.convoy_declared = []
+        agg.ntr_lost_phase = {}
+        agg.fought = []
+        agg.owners = dict(sc.game_map.land)
+        agg.unplaced = {}
+        agg.unit_numbers = _unit_numbers(agg.units)
+        agg.ended = {}
+        agg.convoy_passed = []
+        agg.movement_ended = {}
+        agg.attack_zones = []
+        agg.committed = []
+        agg.lost = {}
+
+
+class PhaseAdvanced(Event):
+    round: int
+    nation: str
+    phase: str
+
+    def apply(self, agg: Campaign) -> None:
+        if self.nation != agg.nation or self.round != agg.round:
+            # A new national turn: its movement allowances and research rolls start afresh.
+            for unit in agg.units.values():
+                if unit["nation"] == self.nation:
+                    unit["moved"] = 0
+            agg.research_rolls = {}
+            agg.movement_ended = {}
+            agg.attack_zones = []
+        agg.convoy_declared = []
+        agg.ntr_lost_phase = {}
+        agg.fought = []
+        agg.convoy_passed = []
+        agg.committed = []
+        agg.round, agg.nation, agg.phase = self.round, self.nation, self.phase
+
+
+class UnitsMoved(Event):
+    nation: str
+    units: list[str]
+    path: list[str]
+    hostile_passed: list[str]
+    carried: list[str]
+
+    def apply(self, agg: Campaign) -> None:
+        steps = len(self.path) - 1
+        for uid in self.units:
+            agg.units[uid]["at"] = self.path[-1]
+            agg.units[uid]["moved"] += steps
+        for uid in self.carried:
+            # Cargo: the aircraft travel aboard and keep their own range for the turn.
+            agg.units[uid]["at"] = self.path[-1]
+
+
+class NtrPlaced(Event):
+    nation: str
+    zone: str
+    count: int
+
+    def apply(self, agg: Campaign) -> None:
+        zones = agg.ntr.setdefault(self.nation, {})
+        zones[self.zone] = zones.get(self.zone, 0) + self.count
+
+
+class UnitsPurchased(Event):
+    """PU1: units bought in the purchase phase, paid for, waiting to be placed."""
+
+    nation: str
+    unit_type: str
+    count: int
+    cost: int
+
+    def apply(self, agg: Campaign) -> None:
+        agg.balances[self.nation] -= self.cost
+        bought = agg.unplaced.setdefault(self.nation, {})
+        bought[self.unit_type] = bought.get(self.unit_type, 0) + self.count
+
+
+class UnitsPlaced(Event):
+    """PU2: units bought this turn enter the board with new IDs."""
+
+    nation: str
+    unit_type: str
+    zone: str
+    units: list[str]
+
+    def apply(self, agg: Campaign) -> None:
+        bought = agg.unplaced[self.nation]
+        bought[self.unit_type] -= len(self.units)
+        if not bought[self.unit_type]:
+            del bought[self.unit_type]
+        if not bought:
+            del agg.unplaced[self.nation]
+        for uid in self.units:
+            agg.units[uid] = {
+                "type": self.unit_type,
+                "nation": self.nation,
+                "at": self.zone,
+                "damage": 0,
+                "moved": 0,
+            }
+            _note_number(agg.unit_numbers, uid)
+
+
+class Adjusted(Event):
+    """AD1: what the tracker does not model enters the record, with a reason."""
+
+    added: list[dict[str, Any]]
+    removed: list[str]
+    resources: dict[str, int]
+    ntr: list[dict[str, Any]]
+    owners: dict[str, str]
+    tech: list[dict[str, Any]]
+    reason: str
+
+    def apply(self, agg: Campaign) -> None:
+        for u in self.added:
+            agg.units[u["id"]] = {"type": u["type"], "nation": u["nation"], "at": u["at"], "damage": 0, "moved": 0}
+            _note_number(agg.unit_numbers, u["id"])
+        for uid in self.removed:
+            del agg.units[uid]
+            agg.lost[uid] = "removed by an adjustment (AD1)"
+        for nation, change in self.resources.items():
+            agg.balances[nation] += change
+        for n in self.ntr:
+            zones = agg.ntr.setdefault(n["nation"], {})
+            zones[n["zone"]] = zones.get(n["zone"], 0) + n["change"]
+        agg.owners.update(self.owners)
+        for t in self.tech:
+            agg.tech[t["nation"]][t["technology"]] = t["level"]
+
+
+class ConvoyPassed(Event):
+    """CV1: an enemy that could attack convoys in this collect_resources phase passes."""
+
+    nation: str
+    defender: str
+    zones: list[str]
+
+    def apply(self, agg: Campaign) -> None:
+        agg.convoy_passed.append(self.nation)
+
+
+class AircraftLost(Event):
+    """F7: air units that could not land when noncombat_movement ended."""
+
+    nation: str
+    units: list[str]
+    rule: str
+
+    def apply(self, agg: Campaign) -> None:
+        for uid in self.units:
+            del agg.units[uid]
+            agg.lost[uid] = "lost when it could not land (F7)"
+
+
+class ResearchPaid(Event):
+    nation: str
+    technology: str
+    cost: int
+
+    def apply(self, agg: Campaign) -> None:
+        agg.balances[self.nation] -= self.cost
+        agg.research_rolls[self.technology] = agg.research_rolls.get(self.technology, 0) + 1
+
+
+class TechnologyAdvanced(Event):
+    nation: str
+    technology: str
+    level: int
+    acquired: bool
+
+    def apply(self, agg: Campaign) -> None:
+        agg.tech[self.nation][self.technology] = self.level
+
+
+class ResourcesCollected(Event):
+    nation: str
+    ntr_value: int
+    income: int
+    lost: int
+    collected: int
+    balance: int
+
+    def apply(self, agg: Campaign) -> None:
+        agg.balances[self.nation] = self.balance
+
+
+class DiceRolled(Event):
+    roll: int
+    epoch: int
+    roller: str
+    rule: str
+    purpose: str
+    kind: str
+    faces: int
+    values: list[int]
+    source: str
+    reference: str | None
+    base_target: int | None
+    target: int | None
+    modifiers: list[dict[str, Any]]
+    success_when: str
+    outcome: str
+    battle: int | None
+    unit: str | None
+
+    def apply(self, agg: Campaign) -> None:
+        # A redo (RK4) re-records a roll with its original number: the count never rewinds.
+        agg.roll_count = max(agg.roll_count, self.roll)
+
+
+class ActionUndone(Event):
+    """RK3: the board put back as it was before `undone_from`; an override names who agreed
+    (`agreed_by`) and why, and lists the locks it lifted and the rolls it took back."""
+
+    class_version = 2
+
+    undone_from: int
+    undone_to: int
+    actions: list[int]
+    restored: dict[str, Any]
+    override: bool
+    reason: str
+    rolls: list[int]
+    agreed_by: list[str]
+    locks: list[dict[str, Any]]
+    undone_rolls: list[dict[str, Any]]
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        state.update(agreed_by=[], locks=[], undone_rolls=[])
+        state[UPCAST_ADDED] = ["agreed_by", "locks", "undone_rolls"]
+
+    def apply(self, agg: Campaign) -> None:
+        agg.__dict__.update(copy.deepcopy(self.restored))
+        if self.override:
+            # The same roll made again after this undo is a reroll (RK3): watch for it.
+            watch = agg.__dict__.setdefault("reroll_watch", [])
+            watch.extend({**r, "undo": self.originator_version} for r in self.undone_rolls)
+
+
+class ActionRedone(Event):
+    """RK4: the events that follow (in the same action) re-record action `original`, taken
+    back by undo event `undo`, as they were: its dice with their original roll numbers."""
+
+    undo: int
+    original: int
+    events: list[int]
+    rolls: list[int]
+
+    def apply(self, agg: Campaign) -> None:
+        watch = agg.__dict__.get("reroll_watch", [])
+        watch[:] = [w for w in watch if w["roll"] not in self.rolls]
+
+
+class DiceRerolled(Event):
+    """RK3: roll `roll` makes again, after override undo `undo`, the roll `rerolls` it took back."""
+
+    roll: int
+    rerolls: int
+    undo: int
+    roller: str
+    rule: str
+
+    def apply(self, agg: Campaign) -> None:
+        watch = agg.__dict__.get("reroll_watch", [])
+        watch[:] = [w for w in watch if w["roll"] != self.rerolls]
+
+
+class TypedDiceAccepted(Event):
+    """D4, RK3: typed dice in an auto-dice campaign, for this action only, by agreement."""
+
+    rule: str
+    reason: str
+    agreed_by: list[str]
+    roll: int
+
+    def apply(self, agg: Campaign) -> None:
+        pass
+
+
+class DiceSourceSwitched(Event):
+    """D4: the campaign's dice source changes, for a written reason."""
+
+    mode: str
+    previous: str
+    reason: str
+
+    def apply(self, agg: Campaign) -> None:
+        agg.dice_mode = self.mode
+
+
+class SeedRevealed(Event):
+    epoch: int
+    seed: str
+    next_commitment: str
+
+    def apply(self, agg: Campaign) -> None:
+        agg.revealed_seeds.append(self.seed)
+        agg.commitments.append(self.next_commitment)
+
+
+# Attributes set by Created.apply, declared for type checkers only: at run time an
+# annotation here would become a constructor argument of the aggregate.
+
+
+def keep_stored_topics(namespace: dict[str, Any], module: str) -> None:
+    """Name every event class defined in `module` as it was first recorded: stored topics are
+    `domain.campaign:Campaign.<Name>` (hashes and exports include them), wherever the class
+    is defined now; `Campaign` keeps each one as an attribute of that name."""
+    for name, value in namespace.items():
+        if isinstance(value, type) and issubclass(value, Event) and value.__module__ == module:
+            value.__module__ = "domain.campaign"
+            value.__qualname__ = f"Campaign.{name}"
+
+
+keep_stored_topics(globals(), __name__)

@@ -1,0 +1,174 @@
+"""The turn sequence (T1, T2, T4): what the game waits for before a phase may end, and `advance`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.campaign.base import CampaignBase
+from domain.campaign.events import AircraftLost, PhaseAdvanced, ResourcesCollected
+from domain.campaign.record import command
+from domain.errors import RuleViolation
+from domain.rules import combat, convoy, economy, trade, turn
+from domain.text import plural
+
+
+class Gates(CampaignBase):
+    """T1, T2, T4: open items and closing a phase."""
+
+    def convoy_attacks_open(self) -> dict[str, list[str]]:
+        """CV1, T4: each enemy of the phasing nation that may still declare a convoy attack in
+        its collect_resources phase (has not passed), with the zones where it may."""
+        if self.phase != "collect_resources":
+            return {}
+        board = self.board()
+        defender = self.nation
+        open_: dict[str, list[str]] = {}
+        for nation in self.scenario.turn_order:
+            if not board.enemies(nation, defender) or nation in self.convoy_passed:
+                continue
+            zones = [
+                zone
+                for zone, count in sorted(self.ntr.get(defender, {}).items())
+                if count > 0
+                and [nation, zone] not in self.convoy_declared
+                and convoy.submarines_of(board, nation, zone)
+            ]
+            if zones:
+                open_[nation] = zones
+        return open_
+
+    def stranded_aircraft(self) -> list[str]:
+        """F7: the phasing nation's air units that would end noncombat_movement with nowhere to
+        land: at sea beyond its carriers' room, or in a territory now held by the enemy."""
+        board = self.board()
+        nation = self.nation
+        stranded: list[str] = []
+        places = sorted({u.at for u in board.units.values() if u.nation == nation and board.unit_type(u).is_air})
+        for place in places:
+            air = sorted(u.id for u in board.units_at(place) if u.nation == nation and board.unit_type(u).is_air)
+            if board.scenario.game_map.is_land(place):
+                if board.enemies(nation, board.owners[place]):
+                    stranded += air
+                continue
+            room = sum(board.unit_type(u).carries for u in board.units_at(place) if u.nation == nation)
+            stranded += air[room:]
+        return stranded
+
+    def due_naval_battles(self) -> list[str]:
+        """NC1: zones where a naval battle is due this naval_combat phase (T4: `next` waits)."""
+        if self.phase != "naval_combat":
+            return []
+        return combat.due_zones(self.board(), self.nation, self.fought, self.attack_zones)
+
+    def open_items(self) -> list[dict[str, Any]]:
+        """What the game waits for (T4): every unfinished procedure; then what the phase still
+        requires before it may end (a naval battle due, an enemy that may still declare a
+        convoy attack, units to place, air units to land), each with its rule, the nations
+        it waits for and the command that closes it. `blocking` items stop `next`."""
+        items: list[dict[str, Any]] = []
+        for b in sorted(self.battles.values(), key=lambda b: b["id"]):
+            items.append(
+                {
+                    "battle": b["id"],
+                    "kind": b["kind"],
+                    "zone": b["zone"],
+                    "step": b["step"],
+                    "waiting": list(b["waiting"]),
+                    "rule": b["rule"],
+                    "blocking": True,
+                    "text": f"battle {b['id']} ({b['kind']}, {b['zone']}): {self.describe_waiting(b)}",
+                    "eligible": self._eligible(b),
+                    "dice": self._dice_needed(b),
+                }
+            )
+        if items:
+            return items
+
+        def item(kind: str, rule: str, waiting: list[str], text: str, zone: str | None = None, **more: Any) -> None:
+            items.append(
+                {
+                    "battle": None,
+                    "kind": kind,
+                    "zone": zone,
+                    "step": "open",
+                    "waiting": waiting,
+                    "rule": rule,
+                    "blocking": more.pop("blocking", True),
+                    "text": f"{text} [{rule}]",
+                    **more,
+                }
+            )
+
+        board = self.board()
+        for zone in self.due_naval_battles():
+            item(
+                "naval_due",
+                "NC1",
+                [self.nation],
+                f"naval battle due in {zone}: {self.nation} moved units in or stopped submarines to attack "
+                f"({board.describe_zone(zone)})",
+                zone,
+            )
+        for nation, zones in self.convoy_attacks_open().items():
+            item(
+                "convoy_open",
+                "CV1",
+                [nation],
+                f"{nation} may declare a convoy attack on {self.nation}'s NTR in {', '.join(zones)}, or pass",
+                zones[0],
+                zones=zones,
+                nation=nation,
+            )
+        for unit_type, count in sorted(self.unplaced.get(self.nation, {}).items()):
+            where = ", ".join(economy.placement_zones(board, self.nation, unit_type)) or "none"
+            item(
+                "unplaced",
+                "PU2",
+                [self.nation],
+                f"{self.nation} has {plural(count, unit_type)} bought and not placed (legal: {where})",
+                unit_type=unit_type,
+                count=count,
+                blocking=self.phase == "placement",
+            )
+        if self.phase == "noncombat_movement":
+            stranded = self.stranded_aircraft()
+            if stranded:
+                item(
+                    "air_landing",
+                    "F7",
+                    [self.nation],
+                    f"{', '.join(stranded)} cannot land when noncombat_movement ends (no territory of its side "
+                    "or carrier with room): move it, or confirm the loss",
+                    units=stranded,
+                )
+        return items
+
+    @command
+    def advance(self, confirm_losses: bool = False) -> None:
+        """T1, T2, T4: close the current phase, if nothing it requires is left open, and open the
+        next; collect resources when due. Air units that cannot land are lost only when the
+        player confirms it (F7)."""
+        gates = [i for i in self.open_items() if i["blocking"]]
+        if confirm_losses and gates and all(i["kind"] == "air_landing" for i in gates):
+            self._record(AircraftLost, nation=self.nation, units=self.stranded_aircraft(), rule="F7")
+            gates = []
+        if gates:
+            more = f" (and {len(gates) - 1} more: see `tracker pending`)" if len(gates) > 1 else ""
+            raise RuleViolation("T4", f"{self.phase} cannot end yet: {gates[0]['text']}{more}")
+        board = self.board()
+        if self.phase == "collect_resources":
+            ntr_value, income = trade.collection(board, self.nation)
+            collected = ntr_value + income
+            self._record(
+                ResourcesCollected,
+                nation=self.nation,
+                ntr_value=ntr_value,
+                income=income,
+                lost=self.ntr_lost_phase.get(self.nation, 0),
+                collected=collected,
+                balance=self.balances[self.nation] + collected,
+            )
+        rnd, nation, phase = turn.next_position(
+            self.scenario.turn_order, self.ruleset.phases, self.round, self.nation, self.phase
+        )
+        self._record(PhaseAdvanced, round=rnd, nation=nation, phase=phase)
