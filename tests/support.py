@@ -1,6 +1,21 @@
-"""Helpers the test suites share for getting a campaign to the position a test needs."""
+"""Helpers the test suites share: getting a campaign to the position a test needs, and a
+real `tracker serve` process on a free port."""
 
 from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 from domain.campaign import Campaign
 
@@ -12,3 +27,95 @@ def advance(c: Campaign, confirm_losses: bool = False) -> None:
         c.convoy_pass(nation)
     c.advance(confirm_losses)
 
+
+
+class Server:
+    """A `tracker serve` process started by a test: its base URL, process and output file."""
+
+    def __init__(self, url: str, proc: subprocess.Popen[bytes], output: Path) -> None:
+        self.url = url
+        self.proc = proc
+        self.output = output
+
+    def log(self) -> str:
+        """Everything the server printed so far (its stdout and stderr)."""
+        return self.output.read_text(errors="replace")
+
+    def request(
+        self, method: str, path: str, body: Any = None, token: str | None = None, raw: bytes | None = None
+    ) -> tuple[int, Any]:
+        """(status, decoded JSON body) of one request; error statuses are returned, not raised."""
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("Content-Type", "application/json")
+        if token is not None:
+            req.add_header("Authorization", f"Bearer {token}")
+        try:
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                status, text = resp.status, resp.read()
+        except urllib.error.HTTPError as e:
+            status, text = e.code, e.read()
+        try:
+            return status, json.loads(text)
+        except ValueError:
+            return status, text.decode(errors="replace")
+
+    def get(self, path: str, token: str | None = None) -> tuple[int, Any]:
+        return self.request("GET", path, token=token)
+
+    def post(self, path: str, body: Any = None, token: str | None = None) -> tuple[int, Any]:
+        return self.request("POST", path, body if body is not None else {}, token=token)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+TRACKER = [sys.executable, "-c", "from tracker.cli import main; main()"]
+
+
+@contextmanager
+def served(db: str, *args: str, workdir: Path, env: dict[str, str] | None = None) -> Iterator[Server]:
+    """Start `tracker serve` on a free 127.0.0.1 port over `db`, wait until it answers, and
+    stop it by its PID afterwards. `workdir` holds its output file (and its default key store)."""
+    port = free_port()
+    output = workdir / f"server-{port}.log"
+    with output.open("wb") as out:
+        proc = subprocess.Popen(
+            [*TRACKER, "serve", "--db", db, "--port", str(port), *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=workdir,
+            env={**os.environ, **(env or {})},
+        )
+    server = Server(f"http://127.0.0.1:{port}", proc, output)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"tracker serve exited with {proc.returncode}:\n{server.log()}")
+            try:
+                with urllib.request.urlopen(server.url + "/api/health", timeout=5) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"tracker serve did not answer within 120 s:\n{server.log()}")
+            time.sleep(0.1)
+        yield server
+    finally:
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a process this test started, by its PID: SIGTERM, then SIGKILL if it lingers."""
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=20)

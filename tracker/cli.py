@@ -80,6 +80,15 @@ class TrackerGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
+            server = ctx.params.get("server")
+            if server and not isinstance(ctx.obj, Context):
+                if ctx.params.get("db"):
+                    raise click.UsageError("--server runs commands on the server's database: leave out --db")
+                from tracker.client import run_remote
+
+                # The command line after the global options, as typed.
+                rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
+                ctx.exit(run_remote(server, ctx.params.get("campaign"), rest))
             return super().invoke(ctx)
         except TrackerError as e:
             _fail(str(e), e.exit_code)
@@ -101,9 +110,14 @@ class TrackerGroup(click.Group):
 @click.group(cls=TrackerGroup)
 @click.option("--db", envvar="TRACKER_DB", help="SQLite file path or SQLAlchemy URL (default ./campaign.db).")
 @click.option("--campaign", envvar="TRACKER_CAMPAIGN", help="Campaign name (needed when the database holds several).")
+@click.option(
+    "--server",
+    envvar="TRACKER_SERVER",
+    help="Run the command on a league server (tracker serve) with the token in TRACKER_TOKEN or the config file.",
+)
 @click.version_option(package_name="twtea-naval-tracker")
 @click.pass_context
-def cli(ctx: click.Context, db: str | None, campaign: str | None) -> None:
+def cli(ctx: click.Context, db: str | None, campaign: str | None, server: str | None) -> None:
     """Campaign tracker and referee for the naval war of The War to End All Wars.
 
     Example: tracker new autumn --scenario north-sea-1914 && tracker state
@@ -908,9 +922,9 @@ def main() -> None:
 
 def _register_extensions() -> None:
     """Command groups kept in their own modules, registered on the main group."""
-    from tracker import cli_board, cli_economy, cli_naval, cli_report, cli_transfer, shell
+    from tracker import cli_board, cli_economy, cli_naval, cli_report, cli_server, cli_transfer, shell
 
-    for module in (cli_board, cli_economy, cli_naval, cli_report, cli_transfer, shell):
+    for module in (cli_board, cli_economy, cli_naval, cli_report, cli_server, cli_transfer, shell):
         for command in module.COMMANDS:
             cli.add_command(command)
 

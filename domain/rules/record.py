@@ -183,6 +183,12 @@ def _actor(events: Sequence[Any], phasing: str, battles: dict[str, tuple[str, st
     return phasing
 
 
+def action_actor(events: Sequence[Any], phasing: str, battles: dict[str, tuple[str, str, str]]) -> str:
+    """PL2: the nation an action acts for (see `_actor`); `battles` maps each battle number to
+    (kind, attacker, defender)."""
+    return _actor(events, phasing, battles)
+
+
 def locked_message(plan: UndoPlan) -> str:
     lock = plan.locks[0]
     more = f" (and {len(plan.locks) - 1} more locked action(s))" if len(plan.locks) > 1 else ""

@@ -1,0 +1,185 @@
+"""Players and tokens on a real `tracker serve` (PL1, PL2, RK3): every way an action can lack
+the right to be recorded, overrides approved through the server, and the CLI's `--server`
+mode giving the local CLI's output and exit status. Nothing secret reaches the server's log."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support import TRACKER, served
+
+pytest.importorskip("starlette", reason="tracker serve needs the server extra")
+
+
+def tracker(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in ("TRACKER_TOKEN", "TRACKER_SERVER")}
+    return subprocess.run([*TRACKER, *args], capture_output=True, text=True, timeout=300, env={**clean, **(env or {})})
+
+
+def add_player(db: Path, name: str, *role: str) -> str:
+    done = tracker("--db", str(db), "players", "add", name, *role)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def league(tmp_path_factory: pytest.TempPathFactory):
+    work = tmp_path_factory.mktemp("players")
+    db = work / "league.db"
+    assert tracker("--db", str(db), "new", "autumn", "--scenario", "north-sea-1914", "--dice", "auto").returncode == 0
+    tokens = {
+        "anna": add_player(db, "anna", "--nations", "Germany"),
+        "bob": add_player(db, "bob", "--nations", "Britain"),
+        "ref": add_player(db, "ref", "--referee"),
+        "gone": add_player(db, "gone", "--nations", "Germany"),
+    }
+    assert tracker("--db", str(db), "players", "revoke", "gone").returncode == 0
+    with served(str(db), workdir=work) as server:
+        yield server, db, tokens
+
+
+def remote(server, token: str | None, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {"TRACKER_CONFIG": "/nonexistent/config.toml", "COLUMNS": "100"}
+    if token is not None:
+        env["TRACKER_TOKEN"] = token
+    return tracker("--server", server.url, *args, env=env)
+
+
+def command(server, token: str | None, *args: str) -> tuple[int, dict]:
+    return server.request("POST", "/api/command", {"args": list(args)}, token=token)
+
+
+def test_pl2_players_add_prints_a_token_once_and_keeps_only_its_hash(league) -> None:
+    _server, db, tokens = league
+    listed = json.loads(tracker("--db", str(db), "players", "list", "--json").stdout)
+    assert [(p["name"], p["nations"], p["referee"], p["revoked"]) for p in listed] == [
+        ("anna", ["Germany"], False, False),
+        ("bob", ["Britain"], False, False),
+        ("gone", ["Germany"], False, True),
+        ("ref", [], True, False),
+    ]
+    with sqlite3.connect(db) as conn:
+        stored = repr(conn.execute("SELECT * FROM tracker_players").fetchall())
+    for token in tokens.values():
+        assert token.split("_", 2)[2] not in stored
+    again = tracker("--db", str(db), "players", "add", "anna", "--nations", "Britain")
+    assert again.returncode == 2 and "already has a token" in again.stderr
+    unknown = tracker("--db", str(db), "players", "add", "zed", "--nations", "Atlantis")
+    assert unknown.returncode == 2
+
+
+@pytest.mark.parametrize(
+    "token_of, status",
+    [(None, 401), ("gone", 401), ("bad", 401), ("bob", 403)],
+)
+def test_pl2_an_action_needs_a_live_token_of_the_acting_nation(league, token_of, status) -> None:
+    server, _db, tokens = league
+    token = {"bad": "trk_0123456789abcdef_nope"}.get(token_of) or tokens.get(token_of)
+    before = server.get("/api/campaigns/autumn/state")[1]["seq"]
+    got, body = command(server, token, "next")
+    assert got == status, body
+    if status == 403:
+        assert body["rule"] == "PL2" and "not Germany" in body["error"]
+    assert server.get("/api/campaigns/autumn/state")[1]["seq"] == before
+
+
+def test_a_malformed_authorization_header_is_401(league) -> None:
+    server, _db, _tokens = league
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(server.url + "/api/command", data=b'{"args": ["next"]}', method="POST")
+    req.add_header("Authorization", "Basic abc")
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(req, timeout=60)
+    assert e.value.code == 401
+
+
+def test_pl2_referee_only_actions_are_refused_to_players(league) -> None:
+    server, _db, tokens = league
+    for args in (["dice", "reveal"], ["adjust", "--resources", "Germany=5", "--reason", "gift"]):
+        got, body = command(server, tokens["anna"], *args)
+        assert got == 403 and body["rule"] == "PL2" and "only the referee" in body["error"], body
+    got, body = command(server, tokens["ref"], "adjust", "--resources", "Germany=5", "--reason", "land war")
+    assert got == 200, body
+
+
+def test_requests_that_are_not_commands_are_4xx(league) -> None:
+    server, _db, tokens = league
+    assert server.request("POST", "/api/command", raw=b"{not json", token=tokens["anna"])[0] == 400
+    assert server.request("POST", "/api/command", raw=b"[1, 2]", token=tokens["anna"])[0] == 400
+    assert command(server, tokens["anna"], "serve")[0] == 400
+    assert command(server, tokens["anna"], "report", "--turn", "1", "-o", "/tmp/x")[0] == 400
+    assert command(server, tokens["anna"], "state", "--db", "/tmp/other.db")[0] == 400
+    assert server.request("POST", "/api/command", raw=b"x" * 300_000, token=tokens["anna"])[0] == 413
+    got, body = command(server, tokens["anna"], "state", "--turn", "99999999999999999999")
+    assert got == 400 and body["exit"] == 2
+
+
+def test_rk3_an_override_is_recorded_only_once_the_other_side_approves_it(league) -> None:
+    server, _db, tokens = league
+    state = server.get("/api/campaigns/autumn/state")[1]
+    assert (state["nation"], state["phase"]) == ("Germany", "research")
+    got, body = command(server, tokens["anna"], "research", "advanced_submarine")
+    assert got == 200, body
+    got, body = command(server, tokens["anna"], "undo", "--override", "--reason", "wrong tech", "--agreed-by", "Britain")
+    assert got == 409 and body["rule"] == "RK3" and "override request" in body["error"]
+    requests = server.get("/api/campaigns/autumn/overrides")[1]
+    number = requests[-1]["id"]
+    assert requests[-1]["requested_by"] == "anna" and requests[-1]["approved_by"] is None
+    log_before = server.get("/api/campaigns/autumn/log")[1]
+    # Not by the asker, not by a player of the asker's side.
+    assert command(server, tokens["anna"], "approve", str(number))[0] == 409
+    got, body = command(server, tokens["bob"], "approve", str(number))
+    assert got == 200, body
+    assert "OVERRIDE" in body["stdout"] and "agreed by Britain" in body["stdout"]
+    log_after = server.get("/api/campaigns/autumn/log")[1]
+    assert log_after[-1]["kind"] == "ActionUndone" and len(log_after) == len(log_before) + 1
+    approved = server.get("/api/campaigns/autumn/overrides")[1][-1]
+    assert approved["approved_by"] == "bob" and approved["recorded_at_event"] == log_after[-1]["seq"]
+    assert command(server, tokens["bob"], "approve", str(number))[0] == 400
+
+
+def test_pl2_a_player_cannot_undo_another_nations_action(league) -> None:
+    server, _db, tokens = league
+    got, body = command(server, tokens["anna"], "next")
+    assert got == 200, body
+    got, body = command(server, tokens["bob"], "undo")
+    assert got == 403 and body["rule"] == "PL2" and "Germany" in body["error"]
+
+
+def test_the_cli_over_server_prints_what_the_local_cli_prints(league) -> None:
+    server, db, tokens = league
+    for args in (
+        ["state", "--json"],
+        ["state"],
+        ["pending", "--json"],
+        ["log"],
+        ["log", "--json", "--tail", "3"],
+        ["explain", "2"],
+        ["explain", "2", "--json"],
+    ):
+        here = tracker("--db", str(db), *args, env={"COLUMNS": "100"})
+        there = remote(server, None, *args)
+        assert (there.returncode, there.stdout) == (here.returncode, here.stdout), args
+    refused = remote(server, tokens["anna"], "move", "DE-SS1", "--to", "Nowhere")
+    assert refused.returncode == 2 and refused.stderr.startswith("Error: ")
+    wrong = remote(server, tokens["bob"], "next")
+    assert wrong.returncode == 1 and "PL2" in wrong.stderr
+
+
+def test_no_token_or_seed_reaches_the_servers_log_or_answers(league) -> None:
+    server, db, tokens = league
+    # Errors that quote what was sent must not quote a token.
+    got, body = command(server, tokens["anna"] + "x", "next")
+    assert got == 401 and tokens["anna"] not in json.dumps(body)
+    log = server.log()
+    for token in tokens.values():
+        assert token not in log and token.split("_", 2)[2] not in log
+    assert "POST /api/command" in log

@@ -1,0 +1,140 @@
+"""`tracker serve`: the league server, one ASGI process over a campaign database."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from domain.errors import InputError
+from tracker.cli_common import Context, emit_json, json_option
+
+PORT = click.IntRange(0, 65535)
+
+
+@click.command(name="serve")
+@click.option("--db", "serve_db", help="The campaign database (default: the global --db / TRACKER_DB).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (all: 0.0.0.0).")
+@click.option("--port", type=PORT, default=8000, show_default=True, help="Port to listen on.")
+@click.pass_obj
+def serve(ctx: Context, serve_db: str | None, host: str, port: int) -> None:
+    """Serve the campaigns of a database to a group: a JSON API under /api and the browser
+    viewer at /, on SQLite or PostgreSQL. Several processes may serve one PostgreSQL database.
+
+    Example: tracker serve --db postgresql://league@db/league --port 8000
+    """
+    try:
+        import uvicorn
+
+        from tracker.server.app import create_app
+    except ImportError as e:
+        raise InputError(
+            f"tracker serve needs the server extra ({e.name} is missing): pip install 'twtea-naval-tracker[server]'"
+        ) from None
+    db = serve_db or ctx.db
+    ctx.may_create = True
+    app = create_app(db or "campaign.db")
+    click.echo(f"Serving {app.state.service.tracker.safe_url} on http://{host}:{port}/ (API under /api)", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="info", server_header=False)
+
+
+COMMANDS: list[click.Command] = [serve]
+
+
+@click.group(name="players")
+def players() -> None:
+    """The players of a campaign, for `tracker serve`: tokens bound to nations (PL1, PL2).
+    Run against the database directly, by whoever administers it."""
+
+
+def _players(ctx: Context) -> tuple[Any, str]:
+    from tracker.players import Players
+
+    t = ctx.tracker
+    t.require_writable()
+    return Players(t.engine), str(t.campaign_id(ctx.campaign))
+
+
+@players.command(name="add")
+@click.argument("name")
+@click.option("--nations", help="The nations this player acts for, comma-separated.")
+@click.option(
+    "--referee", is_flag=True, help="The campaign's referee: acts for any nation, adjusts, approves overrides."
+)
+@click.pass_obj
+def players_add(ctx: Context, name: str, nations: str | None, referee: bool) -> None:
+    """Add a player and print their token, once (only its hash is kept).
+
+    Example: tracker players add anna --nations Germany,Austria-Hungary
+    """
+    from tracker.names import Names
+
+    table, cid = _players(ctx)
+    if referee and nations:
+        raise click.UsageError("a referee acts for every nation: give --referee or --nations, not both")
+    campaign = ctx.load()
+    given = [Names(campaign).nation(n) for n in (nations or "").split(",") if n.strip()]
+    token = table.add(cid, name, list(dict.fromkeys(given)), referee)
+    role = "referee" if referee else ", ".join(dict.fromkeys(given))
+    click.echo(f"Player {name.strip()!r} ({role}) added to {ctx.tracker.name_of(campaign)!r}. Token (shown once):")
+    click.echo(token)
+
+
+@players.command(name="list")
+@json_option
+@click.pass_obj
+def players_list(ctx: Context, as_json: bool) -> None:
+    """List the campaign's players, their nations and whether their token was revoked.
+
+    Example: tracker players list --json
+    """
+    table, cid = _players(ctx)
+    rows = table.listed(cid)
+    if as_json:
+        emit_json(rows)
+        return
+    if not rows:
+        click.echo("No players yet: tracker players add NAME --nations A,B")
+    for r in rows:
+        role = "referee" if r["referee"] else ", ".join(r["nations"])
+        click.echo(f"{r['name']}: {role}{' (revoked)' if r['revoked'] else ''}")
+
+
+@players.command(name="revoke")
+@click.argument("name")
+@click.pass_obj
+def players_revoke(ctx: Context, name: str) -> None:
+    """Revoke a player's token at once, in every server process; `players add` gives a new one.
+
+    Example: tracker players revoke anna
+    """
+    table, cid = _players(ctx)
+    table.revoke(cid, name)
+    click.echo(f"Token of {name!r} revoked.")
+
+
+COMMANDS.append(players)
+
+
+@click.command(name="approve")
+@click.argument("request", type=click.IntRange(1, 2**31 - 1))
+def approve(request: int) -> None:
+    """Approve override request REQUEST on a league server, as a player of the other side or the
+    referee (RK3): the override is then recorded with your agreement.
+
+    Example: tracker --server http://127.0.0.1:8000 approve 3
+    """
+    raise InputError("approve works on a league server: tracker --server URL approve REQUEST")
+
+
+@click.command(name="overrides")
+@json_option
+def overrides(as_json: bool) -> None:
+    """List a league server's override requests: who asked what, whose agreement, approved or waiting.
+
+    Example: tracker --server http://127.0.0.1:8000 overrides
+    """
+    raise InputError("overrides are requested and approved on a league server: tracker --server URL overrides")
+
+
+COMMANDS += [approve, overrides]

@@ -1,0 +1,315 @@
+"""Players of a served campaign and their tokens (PL1, PL2), and override requests (RK3).
+
+A player belongs to one campaign and holds one token: `trk_<id>_<secret>`. The id finds the
+row; only a salted scrypt hash of the secret is stored, compared in constant time, so a copy
+of the database gives nobody a working token. Revoking keeps the row (events name the player)
+and kills the token. These tables live in the campaign database, managed by whoever
+administers it (`tracker players ...`); the server only reads them, and records the override
+requests and approvals made through it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    func,
+    select,
+    update,
+)
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+
+from domain.errors import InputError, RuleViolation
+
+metadata = MetaData()
+players_table = Table(
+    "tracker_players",
+    metadata,
+    Column("campaign_id", String(36), primary_key=True),
+    Column("name", String(100), primary_key=True),
+    Column("nations", Text, nullable=False),  # JSON list
+    Column("referee", Boolean, nullable=False, default=False),
+    Column("token_id", String(32), nullable=False, unique=True),
+    Column("salt", String(64), nullable=False),
+    Column("token_hash", String(128), nullable=False),
+    Column("created_at", DateTime(timezone=True), server_default=func.now()),
+    Column("revoked_at", DateTime(timezone=True), nullable=True),
+)
+requests_table = Table(
+    "tracker_override_requests",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("campaign_id", String(36), nullable=False, index=True),
+    Column("requested_by", String(100), nullable=False),
+    Column("nations", Text, nullable=False),  # JSON: whose actions or rolls it concerns
+    Column("agreed_by", Text, nullable=False),  # JSON: the nations whose agreement it names
+    Column("reason", Text, nullable=False),
+    Column("command", Text, nullable=False),  # JSON: what was asked, to run once approved
+    Column("seen", Integer, nullable=False),  # the campaign's version when it was asked
+    Column("requested_at", DateTime(timezone=True), server_default=func.now()),
+    Column("approved_by", String(100), nullable=True),
+    Column("approved_at", DateTime(timezone=True), nullable=True),
+    Column("recorded_at_event", Integer, nullable=True),
+)
+
+TOKEN_PREFIX = "trk"
+# scrypt's cost: ~16 MiB and tens of milliseconds per check, far too slow to guess secrets.
+SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
+MAX_NAME = 100
+
+
+@dataclass(frozen=True)
+class Player:
+    """Who holds a token: the nations they act for, or every nation as the referee (PL2)."""
+
+    campaign_id: str
+    name: str
+    nations: tuple[str, ...]
+    referee: bool
+
+    def may_act_for(self, nation: str) -> bool:
+        return self.referee or nation in self.nations
+
+    def describe(self) -> str:
+        return "referee" if self.referee else ", ".join(self.nations)
+
+
+def _hash(secret: str, salt: str) -> str:
+    return hashlib.scrypt(secret.encode(), salt=bytes.fromhex(salt), **SCRYPT).hex()
+
+
+def check_player_name(name: str) -> str:
+    name = name.strip()
+    if not name or len(name) > MAX_NAME or not all(ch.isalnum() or ch in "-_. " for ch in name):
+        raise InputError(f"a player name has 1 to {MAX_NAME} letters, digits, spaces or -_. (got {name[:120]!r})")
+    return name
+
+
+class Players:
+    """The players of the campaigns in one database."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        metadata.create_all(engine, checkfirst=True)
+        # Tokens already checked against their scrypt hash in this process, by token id:
+        # (stored hash, SHA-256 of the secret). Each request still reads the row, so a
+        # revoked or re-issued token fails at once in every process.
+        self._checked: dict[str, tuple[str, str]] = {}
+
+    def add(self, campaign_id: str, name: str, nations: Sequence[str], referee: bool) -> str:
+        """Record a player and return their token (shown once: only its hash is kept). A
+        revoked player's name may be given a new token."""
+        name = check_player_name(name)
+        if not referee and not nations:
+            raise InputError("give the player's nations with --nations A,B, or --referee")
+        token_id = secrets.token_hex(8)
+        secret = secrets.token_urlsafe(32)
+        salt = secrets.token_hex(16)
+        row = {
+            "nations": json.dumps(list(nations)),
+            "referee": referee,
+            "token_id": token_id,
+            "salt": salt,
+            "token_hash": _hash(secret, salt),
+            "revoked_at": None,
+        }
+        with self.engine.begin() as conn:
+            existing = conn.execute(
+                select(players_table.c.revoked_at).where(
+                    players_table.c.campaign_id == campaign_id, players_table.c.name == name
+                )
+            ).first()
+            if existing is not None and existing[0] is None:
+                raise InputError(
+                    f"player {name!r} already has a token; revoke it first: tracker players revoke {name!r}"
+                )
+            try:
+                if existing is None:
+                    conn.execute(players_table.insert().values(campaign_id=campaign_id, name=name, **row))
+                else:
+                    conn.execute(
+                        update(players_table)
+                        .where(players_table.c.campaign_id == campaign_id, players_table.c.name == name)
+                        .values(**row, created_at=func.now())
+                    )
+            except IntegrityError:
+                raise InputError(f"player {name!r} was added by someone else at the same time") from None
+        return f"{TOKEN_PREFIX}_{token_id}_{secret}"
+
+    def listed(self, campaign_id: str) -> list[dict[str, Any]]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(players_table).where(players_table.c.campaign_id == campaign_id).order_by(players_table.c.name)
+            ).all()
+        return [
+            {
+                "name": r.name,
+                "nations": json.loads(r.nations),
+                "referee": bool(r.referee),
+                "created_at": r.created_at,
+                "revoked": r.revoked_at is not None,
+                "revoked_at": r.revoked_at,
+            }
+            for r in rows
+        ]
+
+    def revoke(self, campaign_id: str, name: str) -> None:
+        with self.engine.begin() as conn:
+            done = conn.execute(
+                update(players_table)
+                .where(
+                    players_table.c.campaign_id == campaign_id,
+                    players_table.c.name == name,
+                    players_table.c.revoked_at.is_(None),
+                )
+                .values(revoked_at=func.now())
+            ).rowcount
+        if not done:
+            raise InputError(f"no player {name!r} with a live token in this campaign")
+
+    def authenticate(self, token: str) -> Player | None:
+        """The player a token belongs to, or None (unknown, malformed or revoked): never says which."""
+        parts = token.split("_", 2)
+        if len(parts) != 3 or parts[0] != TOKEN_PREFIX or len(parts[1]) != 16 or not 0 < len(parts[2]) <= 100:
+            return None
+        token_id, secret = parts[1], parts[2]
+        with self.engine.connect() as conn:
+            row = conn.execute(select(players_table).where(players_table.c.token_id == token_id)).first()
+        if row is None or row.revoked_at is not None:
+            return None
+        quick = hashlib.sha256(secret.encode()).hexdigest()
+        known = self._checked.get(token_id)
+        fresh = known is None or not hmac.compare_digest(known[0], row.token_hash)
+        if fresh or not hmac.compare_digest(known[1] if known else "", quick):
+            if not hmac.compare_digest(_hash(secret, row.salt), row.token_hash):
+                return None
+            self._checked[token_id] = (row.token_hash, quick)
+        return Player(row.campaign_id, row.name, tuple(json.loads(row.nations)), bool(row.referee))
+
+    # ----- override requests (RK3) -----
+
+    def request_override(
+        self,
+        campaign_id: str,
+        player: Player,
+        nations: Sequence[str],
+        agreed_by: Sequence[str],
+        reason: str,
+        command: dict[str, Any],
+        seen: int,
+    ) -> int:
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                requests_table.insert().values(
+                    campaign_id=campaign_id,
+                    requested_by=player.name,
+                    nations=json.dumps(list(nations)),
+                    agreed_by=json.dumps(list(agreed_by)),
+                    reason=reason,
+                    command=json.dumps(command),
+                    seen=seen,
+                )
+            )
+            key = result.inserted_primary_key
+            assert key is not None
+            return int(key[0])
+
+    def override_request(self, campaign_id: str, number: int) -> dict[str, Any]:
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(requests_table).where(requests_table.c.campaign_id == campaign_id, requests_table.c.id == number)
+            ).first()
+        if row is None:
+            raise InputError(f"no override request {number} in this campaign")
+        return {
+            "id": row.id,
+            "requested_by": row.requested_by,
+            "nations": json.loads(row.nations),
+            "agreed_by": json.loads(row.agreed_by),
+            "reason": row.reason,
+            "command": json.loads(row.command),
+            "seen": row.seen,
+            "requested_at": row.requested_at,
+            "approved_by": row.approved_by,
+            "approved_at": row.approved_at,
+            "recorded_at_event": row.recorded_at_event,
+        }
+
+    def override_requests(self, campaign_id: str) -> list[dict[str, Any]]:
+        with self.engine.connect() as conn:
+            ids = conn.execute(
+                select(requests_table.c.id)
+                .where(requests_table.c.campaign_id == campaign_id)
+                .order_by(requests_table.c.id)
+            ).scalars()
+            numbers = list(ids)
+        return [self.override_request(campaign_id, n) for n in numbers]
+
+    def check_approver(self, request: dict[str, Any], approver: Player) -> None:
+        """RK3, PL2: the referee, or a player holding every nation whose agreement the
+        request names; never the player who asked."""
+        if request["approved_by"] is not None:
+            raise InputError(f"override request {request['id']} was approved already by {request['approved_by']}")
+        if approver.name == request["requested_by"] and not approver.referee:
+            raise RuleViolation("RK3", "an override needs another player's agreement, not the asker's own")
+        missing = [n for n in request["agreed_by"] if not approver.may_act_for(n)]
+        if missing:
+            raise RuleViolation(
+                "PL2",
+                f"override request {request['id']} needs the agreement of {', '.join(missing)}: "
+                f"{approver.name} plays {approver.describe()}",
+            )
+
+    def player(self, campaign_id: str, name: str) -> Player | None:
+        """A player with a live token, by name."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(players_table).where(
+                    players_table.c.campaign_id == campaign_id,
+                    players_table.c.name == name,
+                    players_table.c.revoked_at.is_(None),
+                )
+            ).first()
+        if row is None:
+            return None
+        return Player(row.campaign_id, row.name, tuple(json.loads(row.nations)), bool(row.referee))
+
+    def set_recorded(self, request_id: int, event: int) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(requests_table).where(requests_table.c.id == request_id).values(recorded_at_event=event)
+            )
+
+    def unmark_approved(self, request_id: int) -> None:
+        """The approved command was refused after all: the request may be approved again."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(requests_table)
+                .where(requests_table.c.id == request_id)
+                .values(approved_by=None, approved_at=None, recorded_at_event=None)
+            )
+
+    def mark_approved(self, request_id: int, approver: Player, event: int | None) -> bool:
+        """Record the approval (once: False if another approval got there first)."""
+        with self.engine.begin() as conn:
+            done = conn.execute(
+                update(requests_table)
+                .where(requests_table.c.id == request_id, requests_table.c.approved_by.is_(None))
+                .values(approved_by=approver.name, approved_at=func.now(), recorded_at_event=event)
+            ).rowcount
+        return bool(done)

@@ -1,0 +1,1 @@
+"""The league server: `tracker serve`, an ASGI application over the application service."""

@@ -1,0 +1,420 @@
+"""The league server's ASGI application: a JSON API under /api over the application service,
+a stream telling pages that a campaign recorded something, and the browser viewer at /.
+
+One `Tracker` per process, used by one request at a time (its working copies and read
+models are not shared between threads). Nothing is kept that another process would need:
+every request reads the database, a working copy is re-checked by its version when saved,
+and the event stream polls the database, so several processes on one PostgreSQL database
+each see every write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import json
+import threading
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
+from uuid import UUID
+
+import anyio.to_thread
+from sqlalchemy import func, select
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Mount, Route
+
+from domain.errors import InputError, RuleViolation, TrackerError
+from tracker.players import Player
+from tracker.server.commands import check_args, run_command
+from tracker.server.served import Forbidden, NotFound, ServedTracker, Unauthenticated
+
+T = TypeVar("T")
+
+# Largest request body read: actions are a few hundred bytes.
+MAX_BODY = 256 * 1024
+# How often the event stream asks the database for the campaign's last version.
+POLL_SECONDS = 0.5
+# A comment line this often keeps proxies from closing a quiet stream.
+KEEPALIVE_SECONDS = 15.0
+MAX_INT = 2**31 - 1
+
+
+class ApiError(Exception):
+    """An error answered as JSON {error, rule} with an HTTP status."""
+
+    def __init__(self, status: int, message: str, rule: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.rule = rule
+
+
+class JsonResponse(JSONResponse):
+    """JSON as `--json` prints it (timestamps as text)."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=False, default=str).encode("utf-8")
+
+
+def error_response(status: int, message: str, rule: str | None = None) -> JSONResponse:
+    return JsonResponse({"error": message, "rule": rule}, status_code=status)
+
+
+def tracker_error(e: TrackerError) -> ApiError:
+    """A refused action (exit 1) is 409 with its rule; bad usage (exit 2) is 400."""
+    rule = e.rule if isinstance(e, RuleViolation) else None
+    if isinstance(e, NotFound):
+        return ApiError(404, str(e))
+    status = 400 if e.exit_code == 2 else 409
+    return ApiError(status, str(e), rule)
+
+
+class Service:
+    """The process's tracker, and the lock that gives it to one request at a time."""
+
+    def __init__(self, tracker: ServedTracker) -> None:
+        self.tracker = tracker
+        self.lock = threading.Lock()
+
+    async def call(self, fn: Callable[[ServedTracker], T]) -> T:
+        """`fn(tracker)` in a worker thread, alone on the tracker; errors as raised."""
+
+        def locked() -> T:
+            with self.lock:
+                return fn(self.tracker)
+
+        return await anyio.to_thread.run_sync(locked)
+
+    async def run(self, fn: Callable[[ServedTracker], T]) -> T:
+        """As `call`, with a user's error (TrackerError) turned into its JSON answer."""
+        try:
+            return await self.call(fn)
+        except TrackerError as e:
+            raise tracker_error(e) from None
+
+    def last_version(self, name: str) -> int:
+        """The campaign's last event version, read straight from the database (no lock: the
+        engine is shared safely between threads, and this is all a stream needs)."""
+        t = self.tracker
+        cid = t.registry.lookup(name)
+        if cid is None:
+            return 0
+        table = t.recorder.table
+        with t.engine.connect() as conn:
+            value = conn.execute(
+                select(func.max(table.c.originator_version)).where(table.c.originator_id == cid)
+            ).scalar()
+        return int(value or 0)
+
+
+def _int_param(request: Request, key: str, low: int = 1) -> int | None:
+    text = request.query_params.get(key)
+    if text is None or text == "":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise ApiError(400, f"{key} must be a whole number, got {text[:40]!r}") from None
+    if not low <= value <= MAX_INT:
+        raise ApiError(400, f"{key} must be between {low} and {MAX_INT}, got {text[:40]}")
+    return value
+
+
+def _str_param(request: Request, key: str) -> str | None:
+    value = request.query_params.get(key)
+    if value is not None and len(value) > 200:
+        raise ApiError(400, f"{key} is too long ({len(value)} characters)")
+    return value or None
+
+
+async def read_json(request: Request) -> dict[str, Any]:
+    """The request body as a JSON object, bounded in size; 400/413 otherwise."""
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise ApiError(413, f"request body over {MAX_BODY} bytes")
+    try:
+        data = json.loads(body or b"{}")
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ApiError(400, f"the request body is not JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "the request body must be a JSON object")
+    return data
+
+
+def api_routes(service: Service) -> list[BaseRoute]:
+    """Every route under /api."""
+
+    async def health(request: Request) -> Response:
+        return JsonResponse({"ok": True})
+
+    async def campaigns(request: Request) -> Response:
+        return JsonResponse(await service.run(lambda t: t.campaign_names()))
+
+    def campaign(request: Request) -> str:
+        name = request.path_params["name"]
+        if len(name) > 200:
+            raise ApiError(404, "no such campaign (name over 200 characters)")
+        return str(name)
+
+    async def state(request: Request) -> Response:
+        name = campaign(request)
+        turn, at = _int_param(request, "turn"), _int_param(request, "at")
+        phase = _str_param(request, "phase")
+        if phase and not turn:
+            raise ApiError(400, "phase needs turn")
+        if turn and at:
+            raise ApiError(400, "give turn or at, not both")
+        return JsonResponse(await service.run(lambda t: t.state_data(name, turn, phase, at)))
+
+    async def pending(request: Request) -> Response:
+        name = campaign(request)
+        return JsonResponse(await service.run(lambda t: t.pending_data(name)))
+
+    async def log(request: Request) -> Response:
+        name = campaign(request)
+        filters: dict[str, Any] = {
+            "turn": _int_param(request, "turn"),
+            "battle": _int_param(request, "battle"),
+            "tail": _int_param(request, "tail"),
+            "phase": _str_param(request, "phase"),
+            "nation": _str_param(request, "nation"),
+            "zone": _str_param(request, "zone"),
+            "kind": _str_param(request, "kind"),
+        }
+        return JsonResponse(await service.run(lambda t: t.log_data(name, **filters)))
+
+    async def explain(request: Request) -> Response:
+        name = campaign(request)
+        seq = request.path_params["seq"]
+        if not 1 <= seq <= MAX_INT:
+            raise ApiError(400, f"event number must be between 1 and {MAX_INT}")
+        return JsonResponse(await service.run(lambda t: t.explain_data(name, seq)))
+
+    async def report(request: Request) -> Response:
+        name = campaign(request)
+        turn = _int_param(request, "turn")
+        return JsonResponse(await service.run(lambda t: t.report_data(name, turn)))
+
+    async def verify(request: Request) -> Response:
+        name = campaign(request)
+        head = _str_param(request, "head")
+        return JsonResponse(await service.run(lambda t: t.verify_data(name, head)))
+
+    async def command(request: Request) -> Response:
+        player = await authenticate(request)
+        body = await read_json(request)
+        args = body.get("args")
+        name = body.get("campaign")
+        columns = body.get("columns", 80)
+        if name is not None and (not isinstance(name, str) or len(name) > 200):
+            raise ApiError(400, "campaign must be a name")
+        if not isinstance(columns, int) or not 20 <= columns <= 1000:
+            raise ApiError(400, "columns must be a whole number from 20 to 1000")
+        checked = await service.run(lambda t: check_args(args))
+        if checked[0] in ("approve", "overrides"):
+            result = await service.call(lambda t: override_command(t, player, name, checked))
+        else:
+            result = await service.call(lambda t: run_command(t, player, name, checked, columns))
+        return command_response(result)
+
+    async def overrides(request: Request) -> Response:
+        name = campaign(request)
+        return JsonResponse(await service.run(lambda t: t.players.override_requests(str(t.campaign_id(name)))))
+
+    async def approve(request: Request) -> Response:
+        player = await authenticate(request)
+        name = campaign(request)
+        number = request.path_params["number"]
+        if player is None:
+            raise ApiError(401, "approving an override needs a player's token: Authorization: Bearer TOKEN")
+        result = await service.run(lambda t: approve_override(t, player, name, number))
+        return command_response(result)
+
+    async def authenticate(request: Request) -> Player | None:
+        """The player whose token the request carries; None without one; 401 for a bad one."""
+        header = request.headers.get("authorization")
+        if header is None:
+            return None
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise ApiError(401, "Authorization must be: Bearer TOKEN")
+        player = await anyio.to_thread.run_sync(lambda: service.tracker.players.authenticate(token.strip()))
+        if player is None:
+            raise ApiError(401, "the token is unknown or revoked")
+        return player
+
+    async def stream(request: Request) -> Response:
+        name = campaign(request)
+        # Unknown campaigns are refused up front, not streamed forever.
+        await service.run(lambda t: t.campaign_id(name))
+        return StreamingResponse(
+            event_stream(request, lambda: service.last_version(name)),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    return [
+        Route("/health", health),
+        Route("/campaigns", campaigns),
+        Route("/campaigns/{name}/state", state),
+        Route("/campaigns/{name}/pending", pending),
+        Route("/campaigns/{name}/log", log),
+        Route("/campaigns/{name}/explain/{seq:int}", explain),
+        Route("/campaigns/{name}/report", report),
+        Route("/campaigns/{name}/verify", verify),
+        Route("/campaigns/{name}/events/stream", stream),
+        Route("/campaigns/{name}/overrides", overrides),
+        Route("/campaigns/{name}/overrides/{number:int}/approve", approve, methods=["POST"]),
+        Route("/command", command, methods=["POST"]),
+    ]
+
+
+def command_response(result: dict[str, Any]) -> Response:
+    """A command's outcome: 200 done, 400 bad usage, 409 refused; 401/403 for want of a token
+    or a right, 409 for an override waiting for approval (each with its error and rule)."""
+    refused = result.pop("refused", None)
+    body = dict(result)
+    if refused is not None:
+        status = 401 if isinstance(refused, Unauthenticated) else 403 if isinstance(refused, Forbidden) else 409
+        body.update(error=str(refused), rule=getattr(refused, "rule", None))
+    else:
+        status = {0: 200, 2: 400}.get(result["exit"], 409)
+        if status != 200:
+            message = (result["stderr"] or "").strip().splitlines()
+            body.update(error=message[-1].removeprefix("Error: ") if message else "refused", rule=None)
+    return JsonResponse(body, status_code=status)
+
+
+def override_command(t: ServedTracker, player: Player | None, name: str | None, args: list[str]) -> dict[str, Any]:
+    """`approve N` and `overrides [--json]` over --server, answered like a command."""
+    try:
+        if args[0] == "overrides":
+            if args[1:] not in ([], ["--json"]):
+                raise InputError("usage: overrides [--json]")
+            rows = t.players.override_requests(str(t.campaign_id(name)))
+            if args[1:]:
+                return {"exit": 0, "stdout": json.dumps(rows, indent=2, default=str) + "\n", "stderr": ""}
+            lines = [
+                f"{r['id']}: {r['requested_by']} asks: tracker {' '.join(r['command'].get('args', []))} "
+                f"(agreement of {', '.join(r['agreed_by'])}; reason: {r['reason']}) - "
+                + (f"approved by {r['approved_by']}" if r["approved_by"] else "waiting")
+                for r in rows
+            ]
+            text = "".join(line + "\n" for line in lines) or "No override requests.\n"
+            return {"exit": 0, "stdout": text, "stderr": ""}
+        if len(args) != 2 or not args[1].isdigit() or not 1 <= int(args[1]) <= 2**31 - 1:
+            raise InputError("usage: approve REQUEST (the number `overrides` lists)")
+        if player is None:
+            raise Unauthenticated("approving an override needs a player's token: set TRACKER_TOKEN")
+        return approve_override(t, player, name, int(args[1]))
+    except (Unauthenticated, Forbidden) as e:
+        return {"exit": 1, "stdout": "", "stderr": f"Error: {e}\n", "refused": e}
+    except TrackerError as e:
+        return {"exit": e.exit_code, "stdout": "", "stderr": f"Error: {e}\n"}
+
+
+def approve_override(t: ServedTracker, approver: Player, name: str | None, number: int) -> dict[str, Any]:
+    """RK3: record the approval of override request `number` and run what it asked, as the
+    player who asked, with the agreement of the nations the approver plays."""
+    cid = str(t.campaign_id(name))
+    if approver.campaign_id != cid:
+        raise Forbidden(f"{approver.name}'s token is for another campaign")
+    request = t.players.override_request(cid, number)
+    t.players.check_approver(request, approver)
+    asker = t.players.player(cid, request["requested_by"])
+    if asker is None:
+        raise InputError(f"override request {number} was made by {request['requested_by']}, whose token was revoked")
+    version = t.recorder.last_version(UUID(cid))
+    if version != request["seen"]:
+        raise RuleViolation(
+            "RK3",
+            f"the campaign moved on since override request {number} (event {request['seen']} then, {version} now): "
+            "nothing was recorded; ask again",
+        )
+    if not t.players.mark_approved(number, approver, None):
+        raise InputError(f"override request {number} was approved already")
+    agreed = tuple(request["agreed_by"])
+    asked = request["command"]
+    result = run_command(t, asker, asked.get("campaign"), asked["args"], asked.get("columns", 80), agreed, number)
+    if result["exit"] == 0:
+        t.players.set_recorded(number, t.recorder.last_version(UUID(cid)))
+    else:
+        t.players.unmark_approved(number)
+    return result
+
+
+async def event_stream(request: Request, last_version: Callable[[], int]) -> AsyncIterator[str]:
+    """Server-sent events: `recorded` with the campaign's last version, first at once and then
+    whenever it changes (polled, so a write through any process is seen)."""
+    seen = -1
+    quiet = 0.0
+    while not await request.is_disconnected():
+        version = await anyio.to_thread.run_sync(last_version)
+        if version != seen:
+            seen = version
+            quiet = 0.0
+            yield f"event: recorded\ndata: {json.dumps({'version': version})}\n\n"
+        elif quiet >= KEEPALIVE_SECONDS:
+            quiet = 0.0
+            yield ": keep-alive\n\n"
+        await asyncio.sleep(POLL_SECONDS)
+        quiet += POLL_SECONDS
+
+
+def viewer_routes(service: Service) -> list[BaseRoute]:
+    """The browser viewer's pages, mounted at /: `tracker.server.viewer.routes(service)` gives
+    them, where present. A page reads through `await service.call(lambda t: ...)` (the
+    process's `ServedTracker`, one request at a time) and follows the campaign's
+    `/api/campaigns/{name}/events/stream` to update when something is recorded."""
+    if importlib.util.find_spec("tracker.server.viewer") is None:
+        return []
+    from tracker.server import viewer  # type: ignore[attr-defined,unused-ignore]
+
+    routes: list[BaseRoute] = viewer.routes(service)
+    return routes
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return error_response(exc.status, exc.message, exc.rule)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if request.url.path.startswith("/api"):
+        return error_response(exc.status_code, str(exc.detail))
+    return Response(str(exc.detail), status_code=exc.status_code, media_type="text/plain")
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    # Never a traceback to a client; the server's own log names the kind of failure.
+    return error_response(500, f"unexpected {type(exc).__name__} (see the server's log)")
+
+
+def create_app(db_url: str, keys: str | None = None, reveal: str = "on-request") -> Starlette:
+    """The application over the campaigns in `db_url`; auto dice seeds in the key store `keys`
+    (a file path or database URL, see `tracker.server.keys`)."""
+    tracker = ServedTracker(db_url, keys=keys, reveal=reveal)
+    service = Service(tracker)
+    routes: list[BaseRoute] = [Mount("/api", routes=api_routes(service))]
+    routes += viewer_routes(service)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        tracker.close()
+
+    app = Starlette(
+        routes=routes,
+        exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _unexpected},
+        lifespan=lifespan,
+    )
+    app.state.service = service
+    return app
+

@@ -1,0 +1,265 @@
+"""The application service as the league server uses it: every action checked against the
+player who asks (PL2) and overrides against approvals (RK3), the CLI's queries as JSON-able
+data, campaigns looked up by name (unknown ones are a 404)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+from uuid import UUID
+
+from domain.campaign import Campaign
+from domain.dice import DiceSource
+from domain.errors import InputError, RuleViolation, TrackerError
+from domain.rules.record import UndoPlan, action_actor
+from domain.ruleset import KNOWN_PHASES
+from tracker.application import Tracker
+from tracker.players import Player, Players
+
+T = TypeVar("T")
+
+# What only the referee records (PL2): adjustments (AD1) and the dice source and seeds (D4, D5).
+REFEREE_ONLY = {"Adjusted": "adjustments (AD1)", "DiceSourceSwitched": "dice source switches (D4)",
+                "SeedRevealed": "dice seed reveals (D5)"}  # fmt: skip
+
+
+class NotFound(InputError):
+    """A campaign or event the URL names does not exist."""
+
+
+class Unauthenticated(TrackerError):
+    """An action without a valid token (HTTP 401)."""
+
+
+class Forbidden(RuleViolation):
+    """A player acting for a nation not theirs, or doing what only the referee does (HTTP 403, PL2)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__("PL2", reason)
+
+
+class NeedsApproval(RuleViolation):
+    """An override (RK3) that the other side or the referee has not approved yet: recorded as
+    a request, nothing else recorded (HTTP 409)."""
+
+    def __init__(self, request: int, agreed_by: Sequence[str]) -> None:
+        who = ", ".join(agreed_by) or "the other side"
+        super().__init__(
+            "RK3",
+            f"an override needs the agreement of {who} given through the server: override request {request} "
+            f"is recorded; a player of {who} (or the referee) approves it with `tracker --server URL approve {request}`",
+        )
+        self.request = request
+
+
+class ServedTracker(Tracker):
+    """A `Tracker` with the queries the API answers, each returning what `--json` prints."""
+
+    def __init__(self, db: str | None, keys: str | None = None, reveal: str = "on-request") -> None:
+        super().__init__(db, create=True)
+        self.keys = keys
+        self.reveal = reveal
+        self.players = Players(self.engine)
+        # Who the request being served acts as, and what it may override: set around each
+        # request (one at a time per process, see tracker.server.app.Service).
+        self.player: Player | None = None
+        self.approved: tuple[str, ...] = ()
+        self.approving: int | None = None
+        self.asked: dict[str, Any] | None = None
+        # Where a refusal for want of a token, a right or an approval is noted, so the API can
+        # answer it with its own status even when the CLI turned it into a message.
+        self.refusals: list[Exception] | None = None
+
+    def acting_as(
+        self, player: Player | None, fn: Callable[[], T], asked: dict[str, Any] | None = None,
+        approved: tuple[str, ...] = (), approving: int | None = None,
+    ) -> T:  # fmt: skip
+        """Run `fn` with every action it records checked against `player` (None: no token)."""
+        self.player, self.asked, self.approved, self.approving = player, asked, approved, approving
+        try:
+            return fn()
+        finally:
+            self.player, self.asked, self.approved, self.approving = None, None, (), None
+
+    # ----- PL2 and RK3 on every action -----
+
+    def execute(self, cid: UUID, command: Callable[[Campaign, DiceSource], T], *args: Any, **kwargs: Any) -> T:
+        try:
+            return self._execute_as_player(cid, command, *args, **kwargs)
+        except (Unauthenticated, Forbidden, NeedsApproval) as e:
+            if self.refusals is not None:
+                self.refusals.append(e)
+            raise
+
+    def _execute_as_player(
+        self, cid: UUID, command: Callable[[Campaign, DiceSource], T], *args: Any, **kwargs: Any
+    ) -> T:
+        player = self.player
+        if player is None:
+            raise Unauthenticated(
+                "an action needs a player's token: Authorization: Bearer TOKEN (see tracker players add)"
+            )
+        if player.campaign_id != str(cid):
+            raise Forbidden(f"{player.name}'s token is for another campaign")
+
+        def guarded(campaign: Campaign, dice: DiceSource) -> T:
+            phasing, before = campaign.nation, len(campaign.pending_events)
+            battles = {str(k): (b["kind"], b["attacker"], b["defender"]) for k, b in campaign.battles.items()}
+            result = command(campaign, dice)
+            # Battles the action itself started are known from the state after it.
+            for k, b in campaign.battles.items():
+                battles.setdefault(str(k), (b["kind"], b["attacker"], b["defender"]))
+            self._authorize(player, campaign, phasing, battles, campaign.pending_events[before:])
+            return result
+
+        return super().execute(cid, guarded, *args, **kwargs)
+
+    def undo_with_plan(
+        self, cid: UUID, to: int | None = None, override: bool = False, reason: str = "",
+        agreed_by: Sequence[str] = (), confirm: Callable[[UndoPlan], bool] | None = None,
+    ) -> tuple[Campaign.Event, UndoPlan]:  # fmt: skip
+        """PL2: a player undoes only their own nations' actions; the referee, anyone's."""
+
+        def checked(plan: UndoPlan) -> bool:
+            player = self.player
+            if player is not None:
+                others = sorted({a.nation for a in plan.actions if not player.may_act_for(a.nation)})
+                if others:
+                    raise Forbidden(
+                        f"the undo takes back actions of {', '.join(others)}: {player.name} plays {player.describe()}"
+                    )
+            return confirm(plan) if confirm is not None else True
+
+        return super().undo_with_plan(cid, to, override, reason, agreed_by, checked)
+
+    def _authorize(
+        self,
+        player: Player,
+        campaign: Campaign,
+        phasing: str,
+        battles: dict[str, tuple[str, str, str]],
+        events: Sequence[Any],
+    ) -> None:
+        if not events:
+            return
+        kinds = [type(e).__name__ for e in events]
+        for kind in kinds:
+            if kind in REFEREE_ONLY and not player.referee:
+                raise Forbidden(
+                    f"only the referee records {REFEREE_ONLY[kind]}: {player.name} plays {player.describe()}"
+                )
+        # The undo's own event names no nation: whose actions it took back was checked above.
+        if "ActionUndone" not in kinds:
+            nation = action_actor(events, phasing, battles)
+            if not player.may_act_for(nation):
+                raise Forbidden(f"{player.name} plays {player.describe()}, not {nation}; this action is {nation}'s")
+        self._check_overrides(player, campaign, events)
+
+    def _check_overrides(self, player: Player, campaign: Campaign, events: Sequence[Any]) -> None:
+        """RK3: an override's agreement counts only when given through the server: by the
+        referee acting, or by the approval of a request the other side (or referee) made."""
+        named = [n for e in events for n in (getattr(e, "agreed_by", None) or [])]
+        if not named or player.referee:
+            return
+        missing = [n for n in dict.fromkeys(named) if n not in self.approved]
+        if not missing:
+            return
+        if self.approving is not None:
+            raise Forbidden(
+                f"override request {self.approving} names {', '.join(missing)}, which its approver does not play"
+            )
+        override = next(e for e in events if getattr(e, "agreed_by", None))
+        number = self.players.request_override(
+            str(campaign.id),
+            player,
+            sorted({getattr(e, "nation", None) or getattr(e, "roller", None) or campaign.nation for e in events}),
+            list(dict.fromkeys(named)),
+            str(getattr(override, "reason", "")),
+            self.asked or {},
+            campaign.version - len(campaign.pending_events),
+        )
+        raise NeedsApproval(number, missing)
+
+    def campaign_id(self, name: str | None) -> UUID:
+        try:
+            return super().campaign_id(name)
+        except InputError as e:
+            raise NotFound(str(e)) from None
+
+    def state_data(self, name: str, turn: int | None, phase: str | None, at: int | None) -> dict[str, Any]:
+        from tracker.views import board_now
+
+        if phase is not None and phase not in KNOWN_PHASES:
+            raise InputError(f"unknown phase {phase!r} (phases: {', '.join(KNOWN_PHASES)})")
+        cid = self.campaign_id(name)
+        campaign = self.load(cid)
+        data = self.board_at(cid, turn=turn, phase=phase, at=at) if turn or at else board_now(campaign)
+        return {"campaign": self.name_of(campaign), **data}
+
+    def pending_data(self, name: str) -> list[dict[str, Any]]:
+        from tracker.cli_common import next_command
+
+        campaign = self.load(self.campaign_id(name))
+        return [{**item, "command": next_command(item)} for item in campaign.pending()]
+
+    def log_data(
+        self,
+        name: str,
+        *,
+        turn: int | None = None,
+        phase: str | None = None,
+        nation: str | None = None,
+        zone: str | None = None,
+        kind: str | None = None,
+        battle: int | None = None,
+        tail: int | None = None,
+    ) -> list[dict[str, Any]]:
+        from tracker.history import log_records
+        from tracker.names import Names, event_kind
+
+        if phase is not None and phase not in KNOWN_PHASES:
+            raise InputError(f"unknown phase {phase!r} (phases: {', '.join(KNOWN_PHASES)})")
+        cid = self.campaign_id(name)
+        if nation is not None or zone is not None:
+            n = Names(self.load(cid))
+            nation, zone = n.optional_nation(nation), n.optional_zone(zone)
+        kind = event_kind(kind) if kind is not None else None
+        return log_records(
+            self, cid, turn=turn, phase=phase, nation=nation, zone=zone, kind=kind, battle=battle,
+            with_data=True, tail=tail,
+        )  # fmt: skip
+
+    def explain_data(self, name: str, seq: int) -> dict[str, Any]:
+        from tracker.history import explain
+
+        cid = self.campaign_id(name)
+        try:
+            return explain(self, cid, seq)
+        except InputError as e:
+            raise NotFound(str(e)) from None
+
+    def report_data(self, name: str, turn: int | None) -> dict[str, Any]:
+        from tracker.report import build_report
+
+        return build_report(self, self.campaign_id(name), turn, "json")
+
+    def verify_data(self, name: str, head_text: str | None) -> dict[str, Any]:
+        from tracker.verify import Head, verify_campaign
+
+        head = Head.parse(head_text) if head_text is not None else None
+        report = verify_campaign(self, self.campaign_id(name), head)
+        return {
+            "ok": report.ok and not report.dice_problems,
+            "events": report.events,
+            "head": {"seq": report.head_seq, "hash": report.head_hash},
+            "rolls_checked": report.rolls_checked,
+            "rolls_unchecked": report.rolls_unchecked,
+            "snapshots_checked": report.snapshots_checked,
+            "problem": report.problem,
+            "bad_event": report.bad_version,
+            "dice_switches": report.switches,
+            "overrides": report.overrides,
+            "rerolls": report.rerolls,
+            "dice_problems": report.dice_problems,
+            "notes": report.notes,
+        }
