@@ -128,7 +128,8 @@ def test_rk3_an_override_is_recorded_only_once_the_other_side_approves_it(league
     assert (state["nation"], state["phase"]) == ("Germany", "research")
     got, body = command(server, tokens["anna"], "research", "advanced_submarine")
     assert got == 200, body
-    got, body = command(server, tokens["anna"], "undo", "--override", "--reason", "wrong tech", "--agreed-by", "Britain")
+    override = ("undo", "--override", "--reason", "wrong tech", "--agreed-by", "Britain")
+    got, body = command(server, tokens["anna"], *override)
     assert got == 409 and body["rule"] == "RK3" and "override request" in body["error"]
     requests = server.get("/api/campaigns/autumn/overrides")[1]
     number = requests[-1]["id"]

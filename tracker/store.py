@@ -49,6 +49,16 @@ imported_table = Table(
 )
 
 
+# Campaigns served by `tracker serve`: their auto dice seeds live in the server's key store,
+# not here (D5), so `verify` on this database notes their absence instead of failing.
+served_table = Table(
+    "tracker_served",
+    metadata,
+    Column("campaign_id", String(36), primary_key=True),
+    Column("since", DateTime(timezone=True), server_default=func.now()),
+)
+
+
 def database_url(db: str | None, create: bool = True) -> str:
     """A SQLAlchemy URL from `--db`: a URL as given, or a path to a SQLite file.
 
@@ -206,6 +216,11 @@ class Registry:
                 ).first()
                 is not None
             )
+
+    def is_served(self, campaign_id: str) -> bool:
+        query = select(served_table.c.campaign_id).where(served_table.c.campaign_id == campaign_id)
+        with self.engine.connect() as conn:
+            return conn.execute(query).first() is not None
 
     def claim(self, name: str, campaign_id: str) -> str:
         """Register a name, or return the ID already registered under it."""

@@ -15,6 +15,7 @@ from domain.rules.record import UndoPlan, action_actor
 from domain.ruleset import KNOWN_PHASES
 from tracker.application import Tracker
 from tracker.players import Player, Players
+from tracker.server.keys import KeyedRegistry, key_store_url
 
 T = TypeVar("T")
 
@@ -47,7 +48,8 @@ class NeedsApproval(RuleViolation):
         super().__init__(
             "RK3",
             f"an override needs the agreement of {who} given through the server: override request {request} "
-            f"is recorded; a player of {who} (or the referee) approves it with `tracker --server URL approve {request}`",
+            f"is recorded; a player of {who} (or the referee) approves it with "
+            f"`tracker --server URL approve {request}`",
         )
         self.request = request
 
@@ -57,8 +59,15 @@ class ServedTracker(Tracker):
 
     def __init__(self, db: str | None, keys: str | None = None, reveal: str = "on-request") -> None:
         super().__init__(db, create=True)
-        self.keys = keys
+        if reveal not in ("on-request", "each-round"):
+            raise InputError(f"--reveal must be on-request or each-round, got {reveal!r}")
         self.reveal = reveal
+        try:
+            self.registry = KeyedRegistry(self.engine, key_store_url(keys, self.url), self._commitments)
+            self.registry.adopt_all()
+        except BaseException:
+            self.close()
+            raise
         self.players = Players(self.engine)
         # Who the request being served acts as, and what it may override: set around each
         # request (one at a time per process, see tracker.server.app.Service).
@@ -69,6 +78,14 @@ class ServedTracker(Tracker):
         # Where a refusal for want of a token, a right or an approval is noted, so the API can
         # answer it with its own status even when the CLI turned it into a message.
         self.refusals: list[Exception] | None = None
+
+    def _commitments(self, campaign_id: str) -> list[str]:
+        return list(self.load(UUID(campaign_id)).commitments)
+
+    def close(self) -> None:
+        if isinstance(self.registry, KeyedRegistry):
+            self.registry.close()
+        super().close()
 
     def acting_as(
         self, player: Player | None, fn: Callable[[], T], asked: dict[str, Any] | None = None,
@@ -103,13 +120,15 @@ class ServedTracker(Tracker):
             raise Forbidden(f"{player.name}'s token is for another campaign")
 
         def guarded(campaign: Campaign, dice: DiceSource) -> T:
-            phasing, before = campaign.nation, len(campaign.pending_events)
+            phasing, before, round_before = campaign.nation, len(campaign.pending_events), campaign.round
             battles = {str(k): (b["kind"], b["attacker"], b["defender"]) for k, b in campaign.battles.items()}
             result = command(campaign, dice)
             # Battles the action itself started are known from the state after it.
             for k, b in campaign.battles.items():
                 battles.setdefault(str(k), (b["kind"], b["attacker"], b["defender"]))
             self._authorize(player, campaign, phasing, battles, campaign.pending_events[before:])
+            if self.reveal == "each-round" and campaign.round > round_before and campaign.dice_mode == "auto":
+                self._reveal_in(campaign)
             return result
 
         return super().execute(cid, guarded, *args, **kwargs)
@@ -131,6 +150,19 @@ class ServedTracker(Tracker):
             return confirm(plan) if confirm is not None else True
 
         return super().undo_with_plan(cid, to, override, reason, agreed_by, checked)
+
+    def _reveal_in(self, campaign: Campaign) -> None:
+        """D5 with --reveal each-round: a round that ends publishes its seed, in the same action,
+        and commits to a fresh one, so `verify` re-derives every roll of the rounds played."""
+        from domain.dice import commitment, new_seed
+
+        cid = str(campaign.id)
+        seed = self.registry.seed(cid, campaign.dice_epoch)
+        if seed is None or commitment(seed) != campaign.commitments[campaign.dice_epoch]:
+            return  # a campaign whose seed stayed elsewhere rolls no auto dice here (D4) and reveals none
+        nxt = self.registry.seed(cid, campaign.dice_epoch + 1, new_seed())
+        assert nxt is not None
+        campaign.reveal_seed(seed, commitment(nxt))
 
     def _authorize(
         self,

@@ -1,0 +1,128 @@
+"""Dice nobody can peek at (D5) on a real `tracker serve`: seeds in the server's key store, never
+in the campaign database; `--reveal each-round` publishing each round's seed so `verify`
+re-derives its rolls; a seed written into the campaign database by someone else never used,
+and caught by `verify`."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support import TRACKER, served
+
+pytest.importorskip("starlette", reason="tracker serve needs the server extra")
+
+
+def tracker(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*TRACKER, *args], capture_output=True, text=True, timeout=300)
+
+
+def new_league(work: Path) -> tuple[Path, str]:
+    db = work / "league.db"
+    assert tracker("--db", str(db), "new", "autumn", "--scenario", "north-sea-1914", "--dice", "auto").returncode == 0
+    ref = tracker("--db", str(db), "players", "add", "rita", "--referee")
+    assert ref.returncode == 0, ref.stderr
+    return db, ref.stdout.strip().splitlines()[-1]
+
+
+def rows(db: Path, sql: str) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def run(server, token: str, *args: str) -> dict:
+    status, body = server.post("/api/command", {"args": list(args)}, token=token)
+    assert status == 200, body
+    return body
+
+
+def play_to_round(server, token: str, wanted: int) -> None:
+    """Every nation passes its convoy attacks and ends each phase until round `wanted` begins."""
+    for _ in range(200):
+        state = server.get("/api/campaigns/autumn/state")[1]
+        if state["round"] >= wanted:
+            return
+        for item in server.get("/api/campaigns/autumn/pending")[1]:
+            if item["kind"] == "convoy_open":
+                run(server, token, "convoy", "pass", "--by", item["nation"])
+        run(server, token, "next")
+    raise AssertionError("the round did not end")
+
+
+def test_d5_a_served_campaigns_seed_moves_to_a_private_key_store(tmp_path: Path) -> None:
+    db, ref = new_league(tmp_path)
+    assert len(rows(db, "SELECT * FROM tracker_dice_seeds")) == 1
+    keys = tmp_path / "keys.db"
+    with served(str(db), "--keys", str(keys), workdir=tmp_path) as server:
+        assert rows(db, "SELECT * FROM tracker_dice_seeds") == []
+        assert stat.S_IMODE(keys.stat().st_mode) == 0o600
+        [(seed,)] = rows(keys, "SELECT seed FROM tracker_dice_seeds")
+        body = run(server, ref, "research", "advanced_submarine")
+        assert "roll 1:" in body["stdout"]
+        verified = server.get("/api/campaigns/autumn/verify")[1]
+        assert verified["ok"] and verified["rolls_checked"] == 1
+        answers = json.dumps([server.get("/api/campaigns/autumn/log")[1], server.get("/api/campaigns/autumn/state")[1]])
+        assert seed not in answers and seed not in server.log()
+    # Without the server, the log database alone verifies, noting where the seed is.
+    local = tracker("--db", str(db), "verify")
+    assert local.returncode == 0, local.stderr
+    assert "key store" in local.stdout
+
+
+def test_d5_reveal_each_round_lets_verify_re_derive_every_roll_of_the_rounds_played(tmp_path: Path) -> None:
+    db, ref = new_league(tmp_path)
+    with served(str(db), "--keys", str(tmp_path / "keys.db"), "--reveal", "each-round", workdir=tmp_path) as server:
+        run(server, ref, "research", "advanced_submarine")
+        play_to_round(server, ref, 2)
+        revealed = server.get("/api/campaigns/autumn/log?kind=SeedRevealed")[1]
+        assert len(revealed) == 1 and revealed[0]["data"]["epoch"] == 0
+    # Anyone with the log alone now re-derives round 1's roll from the published seed.
+    local = json.loads(tracker("--db", str(db), "verify", "--json").stdout)
+    assert local["ok"] and local["rolls_checked"] == 1 and local["rolls_unchecked"] == 0
+
+
+def test_d5_a_seed_written_into_the_campaign_database_is_never_used_and_verify_catches_it(tmp_path: Path) -> None:
+    db, ref = new_league(tmp_path)
+    chosen = "00" * 32
+    with served(str(db), "--keys", str(tmp_path / "keys.db"), "--reveal", "each-round", workdir=tmp_path) as server:
+        cid = rows(db, "SELECT campaign_id FROM tracker_campaigns")[0][0]
+        # A writer with access to the campaign database plants seeds for this epoch and the next.
+        with sqlite3.connect(db) as conn:
+            conn.executemany(
+                "INSERT INTO tracker_dice_seeds (campaign_id, epoch, seed) VALUES (?, ?, ?)",
+                [(cid, 0, chosen), (cid, 1, chosen)],
+            )
+        run(server, ref, "research", "advanced_submarine")
+        play_to_round(server, ref, 2)
+        run(server, ref, "research", "advanced_submarine")
+        through_server = server.get("/api/campaigns/autumn/verify")[1]
+        assert through_server["ok"] and through_server["rolls_checked"] == 2
+    from domain.dice import commitment, derive_roll
+
+    log = json.loads(tracker("--db", str(db), "log", "--json", "--kind", "SeedRevealed").stdout)
+    assert log[0]["data"]["seed"] != chosen and log[0]["data"]["next_commitment"] != commitment(chosen)
+    rolls = json.loads(tracker("--db", str(db), "log", "--json", "--kind", "DiceRolled").stdout)
+    assert [r["data"]["values"] for r in rolls] != [derive_roll(chosen, 1, 1, 10), derive_roll(chosen, 2, 1, 10)]
+    # The planted seed does not match the log's commitment: verify on the database says so.
+    local = tracker("--db", str(db), "verify")
+    assert local.returncode == 1 and "D5" in local.stderr and "does not match the commitment" in local.stderr
+
+
+def test_d5_a_key_store_others_may_read_or_the_campaign_database_itself_is_refused(tmp_path: Path) -> None:
+    db, _ref = new_league(tmp_path)
+    open_keys = tmp_path / "open-keys.db"
+    open_keys.touch()
+    os.chmod(open_keys, 0o644)
+    for keys, expected in ((open_keys, "may be read by others"), (db, "another database")):
+        done = subprocess.run(
+            [*TRACKER, "serve", "--db", str(db), "--keys", str(keys), "--port", "0"],
+            capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 2 and expected in done.stderr, done.stderr
+    assert len(rows(db, "SELECT * FROM tracker_dice_seeds")) == 1

@@ -1,0 +1,130 @@
+"""The server's key store for auto dice seeds (D5): outside the campaign database, read only
+by the server, so no player who can read (or write) the log can know or choose a die.
+
+`--keys` names a SQLite file, created readable and writable by its owner only (0600) and
+refused if anyone else may read it, or a database URL (a separate PostgreSQL database
+that only the server's account may open, for several server processes on several hosts).
+A seed that the campaign database still holds (a campaign created there before it was
+served) is moved into the key store the first time the server needs it, and only if it
+matches the commitment in the log: a seed someone wrote into the campaign database later is
+never used.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+from sqlalchemy import create_engine, delete, select
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import IntegrityError
+
+from domain.dice import commitment
+from domain.errors import InputError
+from tracker.store import Registry, database_url, seeds_table, served_table
+
+DEFAULT_KEYS = "tracker-keys.db"
+
+
+def key_store_url(keys: str | None, log_url: str) -> str:
+    """The key store's URL: a URL as given, or a private SQLite file (made 0600 if new)."""
+    keys = keys or DEFAULT_KEYS
+    if _same_database(database_url(keys), log_url):
+        raise InputError(
+            "--keys must name another database than the campaigns' (D5: seeds never sit in the log database)"
+        )
+    if "://" not in keys:
+        path = Path(keys).expanduser()
+        if not path.exists():
+            if not path.parent.resolve().is_dir():
+                raise InputError(f"key store {str(path)!r}: folder {str(path.parent)!r} does not exist")
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        mode = path.stat().st_mode
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise InputError(
+                f"key store {str(path)!r} may be read by others (mode {stat.filemode(mode)}): "
+                f"it holds the dice seeds; chmod 600 {str(path)!r}"
+            )
+    return database_url(keys)
+
+
+def _same_database(a: str, b: str) -> bool:
+    ua, ub = make_url(a), make_url(b)
+    if ua.get_backend_name() == "sqlite" and ub.get_backend_name() == "sqlite":
+        return bool(ua.database and ub.database and Path(ua.database).resolve() == Path(ub.database).resolve())
+    return (ua.host, ua.port, ua.database) == (ub.host, ub.port, ub.database)
+
+
+class KeyedRegistry(Registry):
+    """The campaign registry with dice seeds read from and written to the key store."""
+
+    def __init__(self, engine: Engine, keys_url: str, commitments: Callable[[str], list[str]]) -> None:
+        super().__init__(engine)
+        self.keys: Engine = create_engine(keys_url)
+        seeds_table.create(self.keys, checkfirst=True)
+        self._commitments = commitments
+
+    def seed(self, campaign_id: str, epoch: int, new_seed: str | None = None) -> str | None:
+        found = self._stored(campaign_id, epoch)
+        if found is None:
+            found = self._adopt(campaign_id, epoch)
+        if found is None and new_seed is not None:
+            try:
+                with self.keys.begin() as conn:
+                    conn.execute(seeds_table.insert().values(campaign_id=campaign_id, epoch=epoch, seed=new_seed))
+            except IntegrityError:
+                pass  # another server process stored one first: both use it
+            self.mark_served(campaign_id)
+            found = self._stored(campaign_id, epoch)
+        return found
+
+    def _stored(self, campaign_id: str, epoch: int) -> str | None:
+        with self.keys.connect() as conn:
+            return conn.execute(
+                select(seeds_table.c.seed).where(seeds_table.c.campaign_id == campaign_id, seeds_table.c.epoch == epoch)
+            ).scalar()
+
+    def _adopt(self, campaign_id: str, epoch: int) -> str | None:
+        """Move a seed the campaign database holds into the key store, if the log committed to it."""
+        with self.engine.connect() as conn:
+            left = conn.execute(
+                select(seeds_table.c.seed).where(seeds_table.c.campaign_id == campaign_id, seeds_table.c.epoch == epoch)
+            ).scalar()
+        if left is None:
+            return None
+        try:
+            commitments = self._commitments(campaign_id)
+        except Exception:  # noqa: BLE001 - no campaign recorded (yet): nothing to adopt
+            return None
+        if epoch >= len(commitments) or commitment(left) != commitments[epoch]:
+            return None
+        try:
+            with self.keys.begin() as conn:
+                conn.execute(seeds_table.insert().values(campaign_id=campaign_id, epoch=epoch, seed=left))
+        except IntegrityError:
+            pass
+        self.mark_served(campaign_id)
+        with self.engine.begin() as conn:
+            conn.execute(
+                delete(seeds_table).where(seeds_table.c.campaign_id == campaign_id, seeds_table.c.epoch == epoch)
+            )
+        return self._stored(campaign_id, epoch)
+
+    def mark_served(self, campaign_id: str) -> None:
+        """Note in the campaign database that this campaign's seeds live in a server's key store."""
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(served_table.insert().values(campaign_id=campaign_id))
+        except IntegrityError:
+            pass
+
+    def adopt_all(self) -> int:
+        """Move every seed the campaign database holds that the log committed to; the number moved."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(seeds_table.c.campaign_id, seeds_table.c.epoch)).all()
+        return sum(1 for cid, epoch in rows if self._adopt(cid, epoch) is not None)
+
+    def close(self) -> None:
+        self.keys.dispose()
