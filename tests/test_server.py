@@ -101,3 +101,43 @@ def _next_event(stream) -> tuple[str, dict]:
             data = line[len("data: ") :]
         elif line == "" and event:
             return event, json.loads(data)
+
+
+@pytest.mark.postgres
+def test_two_server_processes_on_one_postgresql_database_see_every_write(pg_url: str, tmp_path: Path) -> None:
+    import uuid
+
+    from tracker.application import Tracker
+    from tracker.players import Players
+
+    name = f"league-{uuid.uuid4().hex[:8]}"
+    with Tracker(pg_url) as t:
+        t.create(name, "north-sea-1914", dice="auto")
+        token = Players(t.engine).add(str(t.campaign_id(name)), "rita", [], True)
+    keys = str(tmp_path / "keys.db")
+    with served(pg_url, "--keys", keys, workdir=tmp_path) as a, served(pg_url, "--keys", keys, workdir=tmp_path) as b:
+        stream_url = f"{b.url}/api/campaigns/{name}/events/stream"
+        with urllib.request.urlopen(stream_url, timeout=60) as stream:
+            _event, first = _next_event(stream)
+            status, body = a.post("/api/command", {"args": ["research", "advanced_submarine"], "campaign": name}, token)
+            assert status == 200, body
+            _event, seen = _next_event(stream)
+            assert seen["version"] > first["version"]
+        # Writers on both processes, alternating: every action lands once, in order.
+        for server in (b, a, b, a):
+            status, body = server.post("/api/command", {"args": ["next"], "campaign": name}, token)
+            assert status == 200, body
+        log_a = a.get(f"/api/campaigns/{name}/log")[1]
+        assert log_a == b.get(f"/api/campaigns/{name}/log")[1]
+        assert [r["kind"] for r in log_a].count("PhaseAdvanced") == 4
+        # Both processes roll from the one key store: the rolls verify on either.
+        assert b.get(f"/api/campaigns/{name}/verify")[1]["rolls_checked"] == 1
+
+
+def test_serve_refuses_a_database_that_does_not_exist(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*TRACKER, "serve", "--db", str(tmp_path / "typo.db"), "--port", "0"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2 and "no database at" in done.stderr
+    assert not (tmp_path / "typo.db").exists()

@@ -184,3 +184,20 @@ def test_no_token_or_seed_reaches_the_servers_log_or_answers(league) -> None:
     for token in tokens.values():
         assert token not in log and token.split("_", 2)[2] not in log
     assert "POST /api/command" in log
+
+
+def test_the_token_comes_from_the_config_file_for_that_server(league, tmp_path: Path) -> None:
+    server, _db, tokens = league
+    config = tmp_path / "config.toml"
+    config.write_text(f'token = "trk_0000000000000000_other"\n[servers."{server.url}"]\ntoken = "{tokens["anna"]}"\n')
+    env = {"TRACKER_CONFIG": str(config)}
+    # anna's token went with it: refused as a player who is not the referee, not as no token.
+    done = tracker("--server", server.url, "dice", "reveal", env=env)
+    assert done.returncode == 1 and "PL2" in done.stderr and "only the referee" in done.stderr
+    config.write_text("token = [unclosed\n")
+    broken = tracker("--server", server.url, "dice", "reveal", env=env)
+    assert broken.returncode == 2 and "config.toml" in broken.stderr
+    nowhere = tracker("--server", "http://127.0.0.1:9", "state", env={"TRACKER_CONFIG": "/nonexistent"})
+    assert nowhere.returncode == 1 and nowhere.stderr.startswith("Error: cannot reach the server")
+    bad_url = tracker("--server", "ftp://x", "state", env={"TRACKER_CONFIG": "/nonexistent"})
+    assert bad_url.returncode == 2

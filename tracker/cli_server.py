@@ -47,7 +47,6 @@ def serve(ctx: Context, serve_db: str | None, host: str, port: int, keys: str | 
             f"tracker serve needs the server extra ({e.name} is missing): pip install 'twtea-naval-tracker[server]'"
         ) from None
     db = serve_db or ctx.db
-    ctx.may_create = True
     app = create_app(db or "campaign.db", keys=keys, reveal=reveal)
     click.echo(f"Serving {app.state.service.tracker.safe_url} on http://{host}:{port}/ (API under /api)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="info", server_header=False)

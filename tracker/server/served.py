@@ -58,7 +58,8 @@ class ServedTracker(Tracker):
     """A `Tracker` with the queries the API answers, each returning what `--json` prints."""
 
     def __init__(self, db: str | None, keys: str | None = None, reveal: str = "on-request") -> None:
-        super().__init__(db, create=True)
+        # A server never brings a database into being: a mistyped path is refused.
+        super().__init__(db, create=False)
         if reveal not in ("on-request", "each-round"):
             raise InputError(f"--reveal must be on-request or each-round, got {reveal!r}")
         self.reveal = reveal
