@@ -34,10 +34,14 @@ from domain.rules.record import REDO, UNDO, UndoPlan
 from domain.ruleset import load_ruleset, ruleset_from_dict
 from domain.scenario import read_scenario, scenario_from_dict
 from projections.board import BoardProjector, Views, ensure_schema, event_index, stopped_at
+from tracker.describe import install_describer
 from tracker.recorder import CampaignSnapshot, LogDamaged, StaleCopy, TrackerRecorder
 from tracker.store import Registry, check_campaign_name, database_url, read_only_copy
 
 T = TypeVar("T")
+
+# Every campaign the tracker loads speaks its words: pending, the gates of `next`, refusals.
+install_describer()
 
 
 def board_in(v: Views, turn: int | None = None, phase: str | None = None, at: int | None = None) -> dict[str, Any]:

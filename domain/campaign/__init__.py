@@ -16,7 +16,8 @@ docstring of the function that applies it:
 - `economy`: moves, NTR, purchases, placement, adjustments, research;
 - `convoy` (CV), `interception` (SM), `asw` (AS), `naval` (NC): the four procedures;
 - `volley`: targets, screening, fire and casualties shared by all of them (HA, NC2-NC6);
-- `auto`: playing on with the defaults; `waiting`: what a procedure waits for (`pending`).
+- `auto`: playing on with the defaults; `waiting`: what the game waits for, as facts (the
+  words are the tracker's, `tracker.describe`), and why a procedure ended.
 """
 
 from __future__ import annotations

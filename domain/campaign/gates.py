@@ -9,7 +9,6 @@ from domain.campaign.events import AircraftLost, PhaseAdvanced, ResourcesCollect
 from domain.campaign.record import command
 from domain.errors import RuleViolation
 from domain.rules import combat, convoy, economy, trade, turn
-from domain.text import plural
 
 
 class Gates(CampaignBase):
@@ -76,7 +75,7 @@ class Gates(CampaignBase):
                     "waiting": list(b["waiting"]),
                     "rule": b["rule"],
                     "blocking": True,
-                    "text": f"battle {b['id']} ({b['kind']}, {b['zone']}): {self.describe_waiting(b)}",
+                    "text": self.describer.item(self.waiting_facts(b)),
                     "eligible": self._eligible(b),
                     "dice": self._dice_needed(b),
                 }
@@ -84,48 +83,35 @@ class Gates(CampaignBase):
         if items:
             return items
 
-        def item(kind: str, rule: str, waiting: list[str], text: str, zone: str | None = None, **more: Any) -> None:
-            items.append(
-                {
-                    "battle": None,
-                    "kind": kind,
-                    "zone": zone,
-                    "step": "open",
-                    "waiting": waiting,
-                    "rule": rule,
-                    "blocking": more.pop("blocking", True),
-                    "text": f"{text} [{rule}]",
-                    **more,
-                }
-            )
+        def item(
+            kind: str, rule: str, waiting: list[str], facts: dict[str, Any], zone: str | None = None, **more: Any
+        ) -> None:
+            entry = {
+                "battle": None,
+                "kind": kind,
+                "zone": zone,
+                "step": "open",
+                "waiting": waiting,
+                "rule": rule,
+                "blocking": more.pop("blocking", True),
+                "text": "",
+                **more,
+            }
+            entry["text"] = self.describer.item({**entry, "phasing": self.nation, **facts})
+            items.append(entry)
 
         board = self.board()
         for zone in self.due_naval_battles():
-            item(
-                "naval_due",
-                "NC1",
-                [self.nation],
-                f"naval battle due in {zone}: {self.nation} moved units in or stopped submarines to attack "
-                f"({board.describe_zone(zone)})",
-                zone,
-            )
+            # NC1: a battle is due where the phasing nation moved in or stopped submarines to attack.
+            item("naval_due", "NC1", [self.nation], {"holds": board.describe_zone(zone)}, zone)
         for nation, zones in self.convoy_attacks_open().items():
-            item(
-                "convoy_open",
-                "CV1",
-                [nation],
-                f"{nation} may declare a convoy attack on {self.nation}'s NTR in {', '.join(zones)}, or pass",
-                zones[0],
-                zones=zones,
-                nation=nation,
-            )
+            item("convoy_open", "CV1", [nation], {}, zones[0], zones=zones, nation=nation)
         for unit_type, count in sorted(self.unplaced.get(self.nation, {}).items()):
-            where = ", ".join(economy.placement_zones(board, self.nation, unit_type)) or "none"
             item(
                 "unplaced",
                 "PU2",
                 [self.nation],
-                f"{self.nation} has {plural(count, unit_type)} bought and not placed (legal: {where})",
+                {"legal": economy.placement_zones(board, self.nation, unit_type)},
                 unit_type=unit_type,
                 count=count,
                 blocking=self.phase == "placement",
@@ -133,14 +119,7 @@ class Gates(CampaignBase):
         if self.phase == "noncombat_movement":
             stranded = self.stranded_aircraft()
             if stranded:
-                item(
-                    "air_landing",
-                    "F7",
-                    [self.nation],
-                    f"{', '.join(stranded)} cannot land when noncombat_movement ends (no territory of its side "
-                    "or carrier with room): move it, or confirm the loss",
-                    units=stranded,
-                )
+                item("air_landing", "F7", [self.nation], {}, units=stranded)
         return items
 
     @command

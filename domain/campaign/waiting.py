@@ -1,17 +1,49 @@
-"""What a procedure waits for, for `pending` and for refusals: its facts (eligible units, dice
-needed) and their description, and why a procedure ended."""
+"""What the game waits for, as facts (`pending`, refusals), and why a procedure ended.
+
+The domain states facts; the words a player reads are the tracker's (`tracker.describe`),
+given to the aggregate as its `describer`. Without one, a plain description of the facts is
+used, so the domain works (and its refusals read) on its own.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol
 
 from domain.campaign.base import CampaignBase
 from domain.rules import asw, combat, convoy, interception
-from domain.text import plural
+
+
+class Describer(Protocol):
+    """Turns the facts of what the game waits for into words."""
+
+    def waiting(self, facts: Mapping[str, Any]) -> str:
+        """What a procedure waits for (`Campaign.waiting_facts`), e.g. in a refusal."""
+        ...
+
+    def item(self, facts: Mapping[str, Any]) -> str:
+        """One open item of `pending` (T4): a procedure, or what the phase still requires."""
+        ...
+
+
+class PlainDescriber:
+    """The facts named, without the tracker's sentences."""
+
+    def waiting(self, facts: Mapping[str, Any]) -> str:
+        who = " and ".join(facts["waiting"]) or "nobody"
+        return f"waiting for {who}: {facts['step']} [{facts['rule']}]"
+
+    def item(self, facts: Mapping[str, Any]) -> str:
+        if facts.get("battle") is not None:
+            return f"battle {facts['battle']} ({facts['kind']}, {facts['zone']}): {self.waiting(facts)}"
+        return f"{facts['kind']} for {', '.join(facts['waiting'])} [{facts['rule']}]"
 
 
 class Waiting(CampaignBase):
-    """Pending procedures: facts and descriptions."""
+    """Pending procedures as facts; their words come from `describer`."""
+
+    # The tracker sets its own (tracker.describe); see the module docstring.
+    describer: ClassVar[Describer] = PlainDescriber()
 
     def pending(self) -> list[dict[str, Any]]:
         """What the game waits for (see `open_items`)."""
@@ -60,120 +92,108 @@ class Waiting(CampaignBase):
         return {"count": len(order), "faces": faces, "order": order}
 
     def describe_waiting(self, b: dict[str, Any]) -> str:
-        convoy_steps = ("merchant_defence", "merchant_casualty", "search", "convoy_table")
-        if b["kind"] != "convoy" or b["step"] not in convoy_steps:
-            return self._describe_procedure(b)
-        who = " and ".join(b["waiting"]) or "nobody"
-        rs = self.ruleset
-        board = self.board()
-        if b["step"] == "merchant_defence":
-            dice = f"{rs.merchant_defence_dice}D{rs.faces_for('merchant_defence')}"
-            sinks = rs.merchant_defence_sinks_on_total
-            what = f"to roll merchant defence ({dice}; a total of {sinks} sinks one submarine)"
-        elif b["step"] == "merchant_casualty":
-            what = f"to choose the submarine sunk by merchant defence among {', '.join(b['subs'])}"
-        elif b["step"] == "search":
-            options = ", ".join(
-                f"{u.id} at {convoy.search_roll(board, u, b['attacker']).target}"
-                for u in convoy.eligible_searchers(board, b["defender"], b["zone"], self._committed)
-            )
-            what = f"to choose which ships and aircraft search (eligible: {options or 'none'}; default: all)"
-        else:
-            subs = [u for u in b["subs"] if u in self.units]
-            what = (
-                f"to roll the convoy table, 1D{rs.faces_for('convoy_table')} for each taking-part submarine "
-                f"in this order: {', '.join(subs)}"
-            )
-        return f"waiting for {who} {what} [{b['rule']}]"
+        """What a procedure waits for, in words (see `Describer.waiting`)."""
+        return self.describer.waiting(self.waiting_facts(b))
 
-    def _describe_procedure(self, b: dict[str, Any]) -> str:
-        """What an interception, ASW combat or naval battle waits for, with what a player needs to
-        answer: the eligible units and their target numbers, the legal choices, the dice order."""
-        who = " and ".join(b["waiting"]) or "nobody"
+    def waiting_facts(self, b: dict[str, Any]) -> dict[str, Any]:
+        """What a procedure waits for, as facts without words: its step, the nations it waits
+        for and the rule, and what they may answer (eligible units with their target numbers,
+        legal targets and screens, hits to place, decisions, the dice order)."""
+        facts: dict[str, Any] = {
+            "battle": b["id"],
+            "kind": b["kind"],
+            "zone": b["zone"],
+            "step": b["step"],
+            "waiting": list(b["waiting"]),
+            "rule": b["rule"],
+            "attacker": b["attacker"],
+            "defender": b["defender"],
+        }
         step, kind = b["step"], b["kind"]
         board = self.board()
-        if step == "search" and kind == "interception":
-            mover = b["attacker"]
-            options = ", ".join(
-                f"{u.id} at {interception.search_roll(board, u, mover).target}"
-                for u in interception.eligible_searchers(board, mover, b["zone"], self._committed)
-            )
-            what = (
-                f"to choose which units search for {mover}'s {', '.join(b['subs'])} passing through "
-                f"(eligible: {options}; default: all; none may search)"
-            )
+        rs = self.ruleset
+        if kind == "convoy" and step == "merchant_defence":
+            facts["dice"] = {
+                "count": rs.merchant_defence_dice,
+                "faces": rs.faces_for("merchant_defence"),
+                "sinks_on_total": rs.merchant_defence_sinks_on_total,
+            }
+        elif kind == "convoy" and step == "merchant_casualty":
+            facts["submarines"] = list(b["subs"])
+        elif kind == "convoy" and step == "search":
+            facts["searchers"] = [
+                {"unit": u.id, "target": convoy.search_roll(board, u, b["attacker"]).target}
+                for u in convoy.eligible_searchers(board, b["defender"], b["zone"], self._committed)
+            ]
+        elif kind == "convoy" and step == "convoy_table":
+            facts["faces"] = rs.faces_for("convoy_table")
+            facts["submarines"] = [u for u in b["subs"] if u in self.units]
+        elif step == "search" and kind == "interception":
+            facts["submarines"] = list(b["subs"])
+            facts["searchers"] = [
+                {"unit": u.id, "target": interception.search_roll(board, u, b["attacker"]).target}
+                for u in interception.eligible_searchers(board, b["attacker"], b["zone"], self._committed)
+            ]
         elif step == "search":
+            # AS2: each searcher rolls once per submarine still there (alike: one target number).
             subs = [board.units[u] for u in b["subs"] if u in board.units]
             searchers = asw.eligible_units(board, b["attacker"], b["zone"], self._committed)
-            options = ", ".join(
-                f"{u.id} at {asw.search_roll(board, u, subs[0]).target}" if subs else u.id for u in searchers
-            )
-            dice = plural(len(subs) * len(searchers), "die")
-            what = (
-                f"to choose the units searching for {', '.join(b['subs'])}, each rolling once per submarine "
-                f"(eligible: {options}; default: all, {dice} in the order listed, each unit against each submarine)"
-            )
-        elif step == "detect":
-            what = (
-                f"to name the {plural(b['found'], 'submarine')} found among {', '.join(b['subs'])} "
-                f"(default: {', '.join(b['subs'][: b['found']])})"
-            )
-        elif step in ("targets", "opening_targets"):
-            stage = "opening" if step == "opening_targets" else "main"
-            per: dict[str, list[str]] = {}
-            for u, _, legal in self._volley(b, stage):
-                if legal:
-                    per.setdefault(self._chooser(b, u.id), []).append(f"{u.id} at {'/'.join(legal)}")
-            what = "to choose targets: " + "; ".join(f"{n}: {', '.join(per[n])}" for n in b["waiting"] if n in per)
-            what += " (default: spread, most valuable first)"
-        elif step in ("screening", "opening_screening"):
-            need = self._screen_choices(b)
-            parts = [
-                f"{firer}'s shot at {b['shots'][firer]['target']} may be taken by {'/'.join(options)}"
-                for n in b["waiting"]
-                for firer, options in need.get(n, {}).items()
+            facts["submarines"] = list(b["subs"])
+            facts["searchers"] = [
+                {"unit": u.id, "target": asw.search_roll(board, u, subs[0]).target if subs else None} for u in searchers
             ]
-            what = f"to choose screening escorts: {'; '.join(parts)} (default: the cheapest loss)"
+            facts["dice"] = {"count": len(subs) * len(searchers)}
+        elif step == "detect":
+            facts["submarines"] = list(b["subs"])
+            facts["found"] = b["found"]
+        elif step in ("targets", "opening_targets"):
+            per: dict[str, list[dict[str, Any]]] = {}
+            for u, _, legal in self._volley(b, "opening" if step == "opening_targets" else "main"):
+                if legal:
+                    per.setdefault(self._chooser(b, u.id), []).append({"unit": u.id, "legal": list(legal)})
+            facts["targets"] = per
+        elif step in ("screening", "opening_screening"):
+            facts["screens"] = {
+                nation: [
+                    {"firer": firer, "target": b["shots"][firer]["target"], "options": options}
+                    for firer, options in shots.items()
+                ]
+                for nation, shots in self._screen_choices(b).items()
+            }
         elif step in ("fire", "opening_fire"):
-            order = [u.id for u, _, legal in self._volley(b, "opening" if step == "opening_fire" else "main")]
-            what = f"to roll {plural(len(order), 'die')}, one per firing unit in this order: {', '.join(order)}"
+            stage = "opening" if step == "opening_fire" else "main"
+            facts["firing"] = [u.id for u, _, _ in self._volley(b, stage)]
         elif step == "casualties":
-            parts = []
+            facts["casualties"] = {}
             for n in b["waiting"]:
                 side = "attacker" if n == b["attacker"] else "defender"
-                hits = sum(g["hits"] for g in b["groups"] if g["side"] == side)
-                units = ", ".join(u.id for u in self._active(b, side))
-                parts.append(f"{n} places {plural(hits, 'hit')} among {units}")
-            what = f"to choose casualties: {'; '.join(parts)} (HA4-HA6 order; default: the cheapest legal choice)"
-        elif step == "decide" and kind == "interception":
-            back = b["route"][b["index"] - 1] if b["index"] > 0 else None
-            retreat = f" or retreat to {back}" if back else ""
-            what = f"to choose for {', '.join(b['detected'])}: fight on, submerge{retreat} (default: submerge)"
-        elif step == "decide" and kind == "asw":
-            what = f"to choose which of {', '.join(b['detected'])} submerge (default: all; the others fight on)"
+                facts["casualties"][n] = {
+                    "hits": sum(g["hits"] for g in b["groups"] if g["side"] == side),
+                    "units": [u.id for u in self._active(b, side)],
+                }
+        elif step == "decide" and kind in ("interception", "asw"):
+            facts["detected"] = list(b["detected"])
+            if kind == "interception":
+                facts["back"] = b["route"][b["index"] - 1] if b["index"] > 0 else None
         elif step == "decide":
-            parts = []
+            facts["decisions"] = {}
             for n in b["waiting"]:
                 side = "attacker" if n == b["attacker"] else "defender"
-                diving = [u.id for u in self._active(b, side) if board.unit_type(u).is_submarine]
-                choices = [f"submerge {'/'.join(diving)}"] if diving else []
-                if side == "attacker":
-                    zones = combat.retreat_zones(board, n, b["zone"])
-                    if zones:
-                        choices.append(f"retreat to {'/'.join(zones)}")
-                parts.append(f"{n}: {' or '.join(choices)}")
-            what = f"to decide: {'; '.join(parts)} (default: fight on)"
+                facts["decisions"][n] = {
+                    "submerge": [u.id for u in self._active(b, side) if board.unit_type(u).is_submarine],
+                    # NC1: only the attacker may retreat.
+                    "retreat": combat.retreat_zones(board, n, b["zone"]) if side == "attacker" else [],
+                }
         elif step == "continue":
-            free = [u for u in b["undetected"] + b["detected"] if u in self.units]
-            what = (
-                f"to choose whether {', '.join(free)} go on to {b['route'][-1]} or stop in {b['zone']} (default: go on)"
-            )
-        else:
-            what = step.replace("_", " ")
-        return f"waiting for {who} {what} [{b['rule']}]"
+            facts["free"] = [u for u in b["undetected"] + b["detected"] if u in self.units]
+            facts["destination"] = b["route"][-1]
+        return facts
 
     def _ending_reason(self, b: dict[str, Any], rule: str) -> str:
-        """Why a procedure ends, in the words a player would use (the summary of BattleEnded)."""
+        """Why a procedure ends, in the words a player would use (the summary of BattleEnded).
+        Unlike the descriptions of what the game waits for, these words are recorded in the
+        event (version 2) and hashed with it, so the domain keeps them: the same facts must
+        always record the same reason."""
         kind = b["kind"]
         if kind == "convoy":
             if not any(u in self.units for u in b["subs"]):

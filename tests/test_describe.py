@@ -1,0 +1,102 @@
+"""What the game waits for: the domain states facts, the tracker puts them into words.
+
+`Campaign.waiting_facts` is plain data (names, numbers, lists); `tracker.describe` turns it into
+the sentences of `pending`, of the gates of `next` and of refusals. The domain never imports the
+tracker, and without the tracker's words it still names the facts.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from domain.campaign import Campaign
+from domain.campaign.waiting import PlainDescriber
+from domain.dice import commitment, new_seed
+from domain.errors import RuleViolation
+from domain.ruleset import load_ruleset
+from domain.scenario import read_scenario
+from tests.support import advance
+from tracker.describe import EnglishDescriber
+
+_, RULESET = load_ruleset("twtea-3e")
+SCENARIO, _ = read_scenario("north-sea-1914")
+HB = "Heligoland Bight"
+DOMAIN = Path(__file__).resolve().parent.parent / "domain"
+
+
+def asw_search_waiting() -> tuple[Campaign, int]:
+    """Germany's naval_combat phase, an ASW combat in the Heligoland Bight at its search (AS2)."""
+    c = Campaign.create(uuid.uuid4(), "t", SCENARIO, RULESET, "manual", commitment(new_seed()))
+    while c.phase != "naval_combat":
+        advance(c)
+    return c, c.asw_start("Germany", HB)
+
+
+def test_no_domain_module_imports_the_tracker() -> None:
+    for path in DOMAIN.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            assert not [n for n in names if n == "tracker" or n.startswith("tracker.")], path
+
+
+def test_the_domain_loads_without_the_tracker() -> None:
+    code = "import sys, domain.campaign; print([m for m in sys.modules if m.split('.')[0] == 'tracker'])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_as2_waiting_facts_are_plain_data_with_each_searchers_target_number() -> None:
+    c, b = asw_search_waiting()
+    facts = c.waiting_facts(c.battles[str(b)])
+    assert json.loads(json.dumps(facts)) == facts
+    assert facts == {
+        "battle": b,
+        "kind": "asw",
+        "zone": HB,
+        "step": "search",
+        "waiting": ["Germany"],
+        "rule": "AS2",
+        "attacker": "Germany",
+        "defender": "Britain",
+        "submarines": ["GB-SS1", "GB-SS2"],
+        "searchers": [
+            {"unit": "DE-CA1", "target": 2},
+            {"unit": "DE-DD1", "target": 2},
+            {"unit": "DE-DD2", "target": 2},
+        ],
+        "dice": {"count": 6},
+    }
+
+
+def test_as2_pending_reads_the_trackers_sentence_for_those_facts() -> None:
+    c, b = asw_search_waiting()
+    (item,) = c.pending()
+    assert item["text"] == EnglishDescriber().item(c.waiting_facts(c.battles[str(b)]))
+    assert item["text"] == (
+        f"battle {b} (asw, {HB}): waiting for Germany to choose the units searching for GB-SS1, GB-SS2, each "
+        "rolling once per submarine (eligible: DE-CA1 at 2, DE-DD1 at 2, DE-DD2 at 2; default: all, 6 dice in "
+        "the order listed, each unit against each submarine) [AS2]"
+    )
+
+
+def test_t4_without_the_trackers_words_the_domain_names_the_facts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Campaign, "describer", PlainDescriber())
+    c, b = asw_search_waiting()
+    assert c.pending()[0]["text"] == f"battle {b} (asw, {HB}): waiting for Germany: search [AS2]"
+    with pytest.raises(RuleViolation) as refused:
+        c.advance()
+    assert refused.value.rule == "T4"
+    assert f"battle {b} (asw, {HB}): waiting for Germany: search [AS2]" in str(refused.value)
