@@ -271,7 +271,8 @@ def test_snapshots_leave_out_the_scenario_and_ruleset_and_load_the_same_state(tm
         with t.engine.connect() as conn:
             table = t.app.snapshots.recorder.events_record_cls.__table__  # type: ignore[union-attr]
             (state,) = conn.execute(select(table.c.state)).scalars()
-        recorded = json.loads(state)
+        recorded = json.loads(state)["state"]
+        assert "units" in recorded  # the aggregate's attributes are here
         assert "scenario_data" not in recorded and "ruleset_data" not in recorded
         fresh = Tracker(db)
         try:

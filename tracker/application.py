@@ -143,16 +143,34 @@ class TrackerApplication(Application[UUID]):
             raise InputError(self.refuse_saves)
         return super().save(*objects, **kwargs)
 
+    def _take_snapshots(self, processing_event: Any) -> None:
+        # The aggregate just saved is the state its events give (each was applied to it as it
+        # was triggered): when a snapshot falls on its last event, it is taken from there
+        # instead of loading the campaign again.
+        for event in processing_event.events:
+            if event.originator_version % SNAPSHOT_INTERVAL:
+                continue
+            aggregate = processing_event.aggregates.get(event.originator_id)
+            if not isinstance(aggregate, Campaign):
+                continue
+            at = aggregate if aggregate.version == event.originator_version else None
+            self._put_snapshot(event.originator_id, event.originator_version, at)
+
     def take_snapshot(
         self, aggregate_id: UUID, version: int | None = None, projector_func: Any = None
     ) -> None:
+        self._put_snapshot(aggregate_id, version, None)
+
+    def _put_snapshot(self, aggregate_id: UUID, version: int | None, aggregate: Campaign | None) -> None:
+        """A `CampaignSnapshot` (without the scenario and ruleset) of the campaign at `version`."""
         # A snapshot only speeds up loading: failing to write one must never look like
         # a failed action (the events are already committed by then).
+        if self.snapshots is None:
+            return
         try:
-            if projector_func is None:
-                super().take_snapshot(aggregate_id, version)
-            else:
-                super().take_snapshot(aggregate_id, version, projector_func)
+            if aggregate is None:
+                aggregate = self.repository.get(aggregate_id, version=version)
+            self.snapshots.put([CampaignSnapshot.take(aggregate)])
         except (RecordConflictError, PersistenceError):
             pass
 
