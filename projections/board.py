@@ -156,8 +156,11 @@ nation_history = _without_rowid(
     PrimaryKeyConstraint("c", "from_seq", "nation"),
 )
 _INDEX_COLUMNS = tuple(c.name for c in event_index.columns)
+_index_values = itemgetter(*_INDEX_COLUMNS)
 VIEWS = (campaigns, event_index, unit_history, ntr_history, nation_history)
 HISTORIES = {"unit": unit_history, "ntr": ntr_history, "nation": nation_history}
+_HISTORY_COLUMNS = {name: tuple(c.name for c in table.columns) for name, table in HISTORIES.items()}
+_history_values = {name: itemgetter(*columns) for name, columns in _HISTORY_COLUMNS.items()}
 _KEY_COLUMNS = {"unit": ("unit_id",), "ntr": ("nation", "zone"), "nation": ("nation",)}
 # Views of earlier schemas, dropped on upgrade.
 _RETIRED = ("tracker_phase_index", "tracker_projection_stopped")
@@ -489,13 +492,12 @@ class BoardProjector:
             old, new = f.rows[name], new_rows[name]
             since = f.since[name]
             if old is not new and old != new:
-                for k in old:
-                    if old[k] != new.get(k):
-                        batch.close(name, k, since.pop(k), seq)
-                for k in new:
-                    if old.get(k) != new[k]:
-                        batch.open(name, k, new[k], seq)
-                        since[k] = seq
+                # Row values are tuples: what changed is a difference of item sets, in C.
+                for k, _value in old.items() - new.items():
+                    batch.close(name, k, since.pop(k), seq)
+                for k, value in new.items() - old.items():
+                    batch.open(name, k, value, seq)
+                    since[k] = seq
             if checkpoint:
                 # Re-open every row that began before this checkpoint (see the module docstring).
                 for k, began in list(since.items()):
@@ -594,14 +596,14 @@ class _Batch:
                 .values(undone_by=bindparam("by")),
                 self.undone,
             )
+        # Plain driver statements for the inserts: SQLAlchemy's parameter processing costs
+        # more than the inserts themselves on a rebuild.
+        mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
         if self.index_rows:
-            # The plain driver statement: SQLAlchemy's parameter processing costs more than
-            # the insert itself on a rebuild.
-            mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
             conn.exec_driver_sql(
                 f"INSERT INTO {event_index.name} ({', '.join(_INDEX_COLUMNS)}) "
                 f"VALUES ({', '.join([mark] * len(_INDEX_COLUMNS))})",
-                [tuple(row[c] for c in _INDEX_COLUMNS) for row in self.index_rows],
+                [_index_values(row) for row in self.index_rows],
             )
         for name, table in HISTORIES.items():
             if self.closes[name]:
@@ -614,7 +616,11 @@ class _Batch:
                         match.append(table.c.zone == bindparam("b_zone"))
                 conn.execute(update(table).where(*match).values(to_seq=bindparam("to")), self.closes[name])
             if self.new_rows[name]:
-                conn.execute(insert(table), self.new_rows[name])
+                columns = _HISTORY_COLUMNS[name]
+                conn.exec_driver_sql(
+                    f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join([mark] * len(columns))})",
+                    [_history_values[name](row) for row in self.new_rows[name]],
+                )
 
 
 # ----- the schema -----

@@ -6,33 +6,38 @@ from typing import Any
 
 from domain.text import plural
 
+# The rule each kind of event is recorded under (a kind not here names its own `rule`).
+_RULES = {
+    "Created": "T1",
+    "PhaseAdvanced": "T2",
+    "NtrPlaced": "CV6",
+    "ResearchPaid": "TE1",
+    "TechnologyAdvanced": "TE2",
+    "ResourcesCollected": "F6",
+    "SeedRevealed": "D3",
+    "ActionUndone": "RK3",
+    "ActionRedone": "RK4",
+    "DiceRerolled": "RK3",
+    "DiceSourceSwitched": "D4",
+    "TypedDiceAccepted": "D4",
+    "ConvoyAttackDeclared": "CV1",
+    "SearchersChosen": "CV3",
+    "DetectionsRecorded": "CV3",
+    "NtrDestroyed": "CV5",
+    "UnitsPurchased": "PU1",
+    "UnitsPlaced": "PU2",
+    "Adjusted": "AD1",
+    "ConvoyPassed": "CV1",
+}
+
 
 def rule_of(event: Any) -> str:
     """The rule ID an event was recorded under."""
     kind = type(event).__name__
-    return {
-        "Created": "T1",
-        "PhaseAdvanced": "T2",
-        "UnitsMoved": "SM1" if getattr(event, "hostile_passed", None) else "F4",
-        "NtrPlaced": "CV6",
-        "ResearchPaid": "TE1",
-        "TechnologyAdvanced": "TE2",
-        "ResourcesCollected": "F6",
-        "SeedRevealed": "D3",
-        "ActionUndone": "RK3",
-        "ActionRedone": "RK4",
-        "DiceRerolled": "RK3",
-        "DiceSourceSwitched": "D4",
-        "TypedDiceAccepted": "D4",
-        "ConvoyAttackDeclared": "CV1",
-        "SearchersChosen": "CV3",
-        "DetectionsRecorded": "CV3",
-        "NtrDestroyed": "CV5",
-        "UnitsPurchased": "PU1",
-        "UnitsPlaced": "PU2",
-        "Adjusted": "AD1",
-        "ConvoyPassed": "CV1",
-    }.get(kind, getattr(event, "rule", ""))
+    if kind == "UnitsMoved":
+        return "SM1" if getattr(event, "hostile_passed", None) else "F4"
+    found = _RULES.get(kind)
+    return found if found is not None else getattr(event, "rule", "")
 
 
 def _adjustment_text(e: Any) -> str:
