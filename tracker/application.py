@@ -482,6 +482,36 @@ class Tracker:
             f"after {MAX_ATTEMPTS} attempts, try again"
         )
 
+    def append_log(
+        self, cid: UUID, name: str, stored: Sequence[StoredEvent], campaign: Campaign, name_registered: bool
+    ) -> None:
+        """Record a whole checked log as a new campaign (`import`): its name, the mark that it
+        was imported and every event in one transaction, the events in one batch insert; then
+        a snapshot of `campaign` (the state the log gives) and the projections caught up once.
+
+        Raises IntegrityError when the name or the events were taken meanwhile: nothing is
+        recorded then."""
+        self.record_log(cid, name, stored, name_registered)
+        if len(stored) >= SNAPSHOT_INTERVAL:
+            # Only speeds up loading (and never fails the import: the events are committed).
+            self.app._put_snapshot(cid, campaign.version, campaign)
+        self.catch_up()
+
+    def record_log(self, cid: UUID, name: str, stored: Sequence[StoredEvent], name_registered: bool) -> None:
+        """The write of `append_log`: one transaction, the events in one batch insert."""
+        from tracker.store import campaigns_table, imported_table, seeds_table
+
+        self.require_writable()
+        recorder = self.recorder
+        with recorder.transaction(commit=True) as session:
+            if not name_registered:
+                session.execute(campaigns_table.insert().values(name=name, campaign_id=str(cid)))
+            else:
+                # Seeds a crashed creation left behind belong to no event of this campaign.
+                session.execute(seeds_table.delete().where(seeds_table.c.campaign_id == str(cid)))
+            session.execute(imported_table.insert().values(campaign_id=str(cid)))
+            recorder.insert_events(stored, session=session)
+
     # ----- read models -----
 
     @property

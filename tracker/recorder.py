@@ -152,6 +152,16 @@ class TrackerRecorder(SQLAlchemyApplicationRecorder):
         if not stored_events:
             return []
         conn = session.connection()
+        if conn.dialect.name == "sqlite":
+            # The driver statements of `_write_sqlite`, in the caller's transaction.
+            driver = conn.connection.driver_connection
+            assert driver is not None
+            try:
+                return self._write_driver(driver.cursor(), stored_events, follows)
+            except sqlite3.IntegrityError as e:
+                raise IntegrityError(e) from e
+            except sqlite3.OperationalError as e:
+                raise OperationalError(e) from e
         table = self.table
         self._lock_table(session)
         # Insert first: on SQLite that takes the write lock, so the checks below read what no

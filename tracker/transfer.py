@@ -65,13 +65,12 @@ from uuid import UUID
 import sqlalchemy.exc
 from eventsourcing.persistence import IntegrityError, Mapper, StoredEvent
 from eventsourcing.utils import get_topic
-from eventsourcing_sqlalchemy.recorders import SQLAlchemyApplicationRecorder
 
 from domain.campaign import Campaign
 from domain.chain import event_content
 from domain.errors import InputError, TrackerError
-from tracker.application import SNAPSHOT_INTERVAL, Tracker
-from tracker.store import campaigns_table, check_campaign_name, imported_table, seeds_table
+from tracker.application import Tracker
+from tracker.store import check_campaign_name
 from tracker.verify import VerifyReport, verify_events
 
 FORMAT = "twtea-naval-tracker/events"
@@ -607,23 +606,11 @@ def import_campaign(
     with _ticking(progress, parsed.header["events"]) as tick:
         verified = verify_export(parsed, tracker.app.mapper, cid, tick=tick)
 
-    recorder = cast(SQLAlchemyApplicationRecorder, tracker.app.recorder)
     try:
-        with recorder.transaction(commit=True) as session:
-            if registered is None:
-                session.execute(campaigns_table.insert().values(name=name, campaign_id=str(cid)))
-            else:
-                # Seeds a crashed creation left behind belong to no event of this campaign.
-                session.execute(seeds_table.delete().where(seeds_table.c.campaign_id == str(cid)))
-            session.execute(imported_table.insert().values(campaign_id=str(cid)))
-            recorder.insert_events(verified.stored, session=session)
+        tracker.append_log(cid, name, verified.stored, verified.campaign, registered is not None)
     except (IntegrityError, sqlalchemy.exc.IntegrityError):
         raise InputError(f"{taken} (created while this import ran)") from None
-
     count = len(verified.stored)
-    if count >= SNAPSHOT_INTERVAL:
-        # Only speeds up loading (and never fails the import: the events are committed).
-        tracker.app.take_snapshot(cid, version=count - count % SNAPSHOT_INTERVAL)
     return ImportResult(
         campaign=name,
         campaign_id=cid,
