@@ -20,7 +20,7 @@ from uuid import UUID
 from eventsourcing.domain import Snapshot
 from eventsourcing.persistence import IntegrityError, Notification, OperationalError, PersistenceError, StoredEvent
 from eventsourcing_sqlalchemy.factory import SQLAlchemyFactory
-from eventsourcing_sqlalchemy.recorders import SQLAlchemyApplicationRecorder
+from eventsourcing_sqlalchemy.recorders import SQLAlchemyAggregateRecorder, SQLAlchemyApplicationRecorder
 from sqlalchemy import func, insert, select, type_coerce
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
@@ -38,12 +38,11 @@ class LogDamaged(TrackerError):
     """The stored log is not what this action follows: events were deleted or rewritten."""
 
 
-class TrackerRecorder(SQLAlchemyApplicationRecorder):
-    """The application recorder, with plain Core statements and the write checks above."""
+class _CoreReads:
+    """`select_events` with one Core statement instead of an ORM query (one per load)."""
 
-    # Set by the tracker once the projection tables exist: only then are new ids checked
-    # against the projections' position.
-    check_projection_position = False
+    events_record_cls: Any
+    transaction: Any
 
     @property
     def table(self) -> Any:
@@ -54,6 +53,45 @@ class TrackerRecorder(SQLAlchemyApplicationRecorder):
         # The driver's value as it comes (16 bytes on SQLite, a UUID from psycopg): the column
         # type's own conversion costs more per row than the rest of reading it.
         return type_coerce(self.table.c.originator_id, NullType())
+
+    def select_events(
+        self,
+        originator_id: UUID | str,
+        gt: int | None = None,
+        lte: int | None = None,
+        desc: bool = False,
+        limit: int | None = None,
+    ) -> list[StoredEvent]:
+        table = self.table
+        query = select(self._raw_id, table.c.originator_version, table.c.topic, table.c.state).where(
+            table.c.originator_id == originator_id
+        )
+        if gt is not None:
+            query = query.where(table.c.originator_version > gt)
+        if lte is not None:
+            query = query.where(table.c.originator_version <= lte)
+        query = query.order_by(table.c.originator_version.desc() if desc else table.c.originator_version)
+        if limit is not None:
+            query = query.limit(limit)
+        with self.transaction(commit=False) as session:
+            rows = session.connection().execute(query).all()
+        return [
+            StoredEvent(originator_id=_uuid(r[0]), originator_version=r[1], topic=r[2], state=bytes(r[3]))
+            for r in rows
+        ]
+
+
+
+class TrackerSnapshotRecorder(_CoreReads, SQLAlchemyAggregateRecorder):
+    """eventsourcing's snapshot recorder, read with Core statements."""
+
+
+class TrackerRecorder(_CoreReads, SQLAlchemyApplicationRecorder):
+    """The application recorder, with plain Core statements and the write checks above."""
+
+    # Set by the tracker once the projection tables exist: only then are new ids checked
+    # against the projections' position.
+    check_projection_position = False
 
     def insert_events(
         self,
@@ -204,32 +242,6 @@ class TrackerRecorder(SQLAlchemyApplicationRecorder):
             raise _log_ends(last, version)
         _check_hash(state, version, expected_hash)
 
-    def select_events(
-        self,
-        originator_id: UUID | str,
-        gt: int | None = None,
-        lte: int | None = None,
-        desc: bool = False,
-        limit: int | None = None,
-    ) -> list[StoredEvent]:
-        table = self.table
-        query = select(self._raw_id, table.c.originator_version, table.c.topic, table.c.state).where(
-            table.c.originator_id == originator_id
-        )
-        if gt is not None:
-            query = query.where(table.c.originator_version > gt)
-        if lte is not None:
-            query = query.where(table.c.originator_version <= lte)
-        query = query.order_by(table.c.originator_version.desc() if desc else table.c.originator_version)
-        if limit is not None:
-            query = query.limit(limit)
-        with self.transaction(commit=False) as session:
-            rows = session.connection().execute(query).all()
-        return [
-            StoredEvent(originator_id=_uuid(r[0]), originator_version=r[1], topic=r[2], state=bytes(r[3]))
-            for r in rows
-        ]
-
     def select_notifications(
         self,
         start: int | None,
@@ -327,6 +339,7 @@ class TrackerFactory(SQLAlchemyFactory):
     """eventsourcing's SQLAlchemy persistence, with the tracker's application recorder."""
 
     application_recorder_class = TrackerRecorder
+    aggregate_recorder_class = TrackerSnapshotRecorder
 
 
 class CampaignSnapshot(Snapshot):
