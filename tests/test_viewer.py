@@ -1,0 +1,173 @@
+"""The browser viewer's pages over HTTP, from a real `tracker serve`: what each page shows, and
+a 400 or 404 page with one line for every bad URL, never a 500 or a traceback."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from domain.ruleset import load_ruleset
+from tests.map_svg import assert_map_shows
+from tests.support import Server, served
+from tracker.application import Tracker
+from tracker.cli import cli
+from tracker.demo import run_demo
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("viewer") / "demo.db"
+    run_demo(str(path), lambda line: None)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def server(demo_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with served(demo_db, workdir=tmp_path_factory.mktemp("served")) as s:
+        yield s
+
+
+def page(server: Server, path: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(server.url + path, timeout=60) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def state(db: str, *args: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(CliRunner().invoke(cli, ["--db", db, "state", *args, "--json"]).stdout)
+    return data
+
+
+def svg_of(html: str) -> str:
+    match = re.search(r'<svg[^>]*class="board-map".*?</svg>', html, re.DOTALL)
+    assert match, "the page draws the map"
+    # The map's zones are links in the viewer; the SVG reader wants the drawing itself.
+    return re.sub(r"</?a\b[^>]*>", "", match.group(0))
+
+
+def test_the_campaign_list_links_each_campaign(server: Server) -> None:
+    status, html = page(server, "/")
+    assert status == 200
+    assert 'href="/campaigns/demo/board"' in html and "The North Sea, autumn 1914" in html
+
+
+@pytest.mark.parametrize("args", [[], ["--turn", "2"], ["--turn", "2", "--phase", "combat_movement"], ["--at", "40"]])
+def test_the_board_page_draws_each_zone_as_state_reports_it(server: Server, demo_db: str, args: list[str]) -> None:
+    query = urllib.parse.urlencode(dict(zip([a.lstrip("-") for a in args[::2]], args[1::2], strict=True)))
+    status, html = page(server, "/campaigns/demo/board" + (f"?{query}" if query else ""))
+    assert status == 200
+    board = state(demo_db, *args)
+    with Tracker(demo_db) as t:
+        scenario = t.load(t.campaign_id("demo")).scenario
+    assert_map_shows(svg_of(html), board, scenario, load_ruleset("twtea-3e")[0])
+    assert f'after event <a href="/campaigns/demo/events/{board["seq"]}">{board["seq"]}</a>' in html
+    for nation, balance in board["balances"].items():
+        row = re.search(rf'<tr data-nation="{nation}">(.*?)</tr>', html, re.DOTALL)
+        assert row and f'<td class="num">{balance}</td>' in row.group(1)
+
+
+def test_the_timeline_filters_as_log_does(server: Server, demo_db: str) -> None:
+    status, html = page(server, "/campaigns/demo/log?nation=gb&kind=dicerolled&turn=1")
+    assert status == 200
+    shown = [int(s) for s in re.findall(r'<tr data-seq="(\d+)"', html)]
+    expected = json.loads(
+        CliRunner()
+        .invoke(cli, ["--db", demo_db, "log", "--nation", "gb", "--kind", "dicerolled", "--turn", "1", "--json"])
+        .stdout
+    )
+    assert shown == [r["seq"] for r in expected] and shown
+    # The filters come back chosen, spelled the campaign's way.
+    assert '<option value="Britain" selected>' in html and '<option value="DiceRolled" selected>' in html
+
+
+def test_a_battle_page_lists_every_roll_of_the_battle(server: Server, demo_db: str) -> None:
+    status, html = page(server, "/campaigns/demo/battles")
+    assert status == 200 and 'href="/campaigns/demo/battles/1"' in html
+    status, html = page(server, "/campaigns/demo/battles/1")
+    assert status == 200
+    args = ["--db", demo_db, "log", "--battle", "1", "--kind", "DiceRolled", "--json"]
+    rolls = json.loads(CliRunner().invoke(cli, args).stdout)
+    table = re.search(r'<table id="rolls">.*?</table>', html, re.DOTALL)
+    assert table
+    linked = [int(s) for s in re.findall(r'href="/campaigns/demo/events/(\d+)"', table.group(0))]
+    assert linked == [r["seq"] for r in rolls] and linked
+    assert "Result:" in html
+
+
+def test_the_explain_page_says_what_explain_says(server: Server, demo_db: str) -> None:
+    rolls = json.loads(CliRunner().invoke(cli, ["--db", demo_db, "log", "--kind", "DiceRolled", "--json"]).stdout)
+    seq = rolls[0]["seq"]
+    data = json.loads(CliRunner().invoke(cli, ["--db", demo_db, "explain", str(seq), "--json"]).stdout)
+    status, html = page(server, f"/campaigns/demo/events/{seq}")
+    assert status == 200
+    text = unescape(html)
+    assert f"Event {seq}: DiceRolled" in text and data["summary"] in text and data["hash"] in text
+    for rule in data["rules"]:
+        assert f"Rule {rule['id']}" in text and rule["statement"] in text
+
+
+def test_the_charts_page_has_the_report_charts(server: Server) -> None:
+    status, html = page(server, "/campaigns/demo/charts")
+    assert status == 200
+    assert html.count("<svg") == 4
+    for key in ("ntr_at_sea", "balance", "units", "fleet_cost"):
+        assert f'id="chart-{key}"' in html
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "message"),
+    [
+        ("/campaigns/nosuch/board", 404, "no campaign named 'nosuch'"),
+        ("/campaigns/nosuch/log", 404, "no campaign named 'nosuch'"),
+        (f"/campaigns/{'x' * 300}/board", 404, "no campaign named"),
+        ("/campaigns/demo/board?turn=" + "1" + "0" * 30, 400, "turn must be a whole number from 1 to 2147483647"),
+        ("/campaigns/demo/board?turn=2147483647", 404, "turn 2147483647 has not been played"),
+        ("/campaigns/demo/board?turn=0", 400, "turn must be a whole number"),
+        ("/campaigns/demo/board?turn=two", 400, "turn must be a whole number"),
+        ("/campaigns/demo/board?turn=2&phase=lunch", 400, "unknown phase 'lunch'"),
+        ("/campaigns/demo/board?phase=research", 400, "a phase needs a turn"),
+        ("/campaigns/demo/board?turn=1&at=3", 400, "give a turn or an event, not both"),
+        ("/campaigns/demo/board?at=999999", 404, "no event 999999"),
+        ("/campaigns/demo/events/999999", 404, "no event 999999"),
+        ("/campaigns/demo/events/" + "9" * 40, 400, "event must be a whole number"),
+        ("/campaigns/demo/events/-1", 400, "event must be a whole number"),
+        ("/campaigns/demo/battles/999", 404, "no battle 999"),
+        ("/campaigns/demo/battles/x", 400, "battle must be a whole number"),
+        ("/campaigns/demo/log?zone=Atlantis", 400, "unknown zone 'Atlantis'"),
+        ("/campaigns/demo/log?nation=Narnia", 400, "unknown nation 'Narnia'"),
+        ("/campaigns/demo/log?kind=Nothing", 400, "unknown event kind 'Nothing'"),
+        ("/campaigns/demo/log?turn=99999999999", 400, "turn must be a whole number"),
+        ("/no/such/page", 404, "no page at /no/such/page"),
+    ],
+)
+def test_a_bad_url_is_a_one_line_error_page(server: Server, path: str, status: int, message: str) -> None:
+    got, html = page(server, path)
+    assert got == status, html[:500]
+    error = re.search(r'<p class="error" id="error">(.*?)</p>', html, re.DOTALL)
+    assert error and message in unescape(error.group(1)) and "\n" not in error.group(1)
+    assert "Traceback" not in html
+    assert "Traceback" not in server.log()
+
+
+def test_names_typed_by_players_are_escaped(tmp_path: Path) -> None:
+    db = str(tmp_path / "x.db")
+    name = "<b>bold</b> & co"
+    with Tracker(db) as t:
+        t.create(name, "north-sea-1914")
+    with served(db, workdir=tmp_path) as s:
+        status, html = page(s, "/")
+        assert status == 200 and "<b>bold</b>" not in html and "&lt;b&gt;bold&lt;/b&gt; &amp; co" in html
+        status, html = page(s, "/campaigns/" + urllib.parse.quote(name, safe="") + "/board")
+        assert status == 200 and "<b>bold</b>" not in html

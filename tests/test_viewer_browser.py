@@ -1,0 +1,208 @@
+"""The viewer in a real browser: Debian's chromium, headless, driven by selenium through
+Debian's chromedriver, against a real `tracker serve`. Board content, navigation (turn and
+phase, timeline filters, battles, explain) and the live update when the CLI records an
+action while the page is open.
+
+Without chromium, chromedriver or selenium the tests are skipped with the reason, except in
+CI (`CI=true`), where that is an error. No browser is ever downloaded: selenium is given the
+installed driver, so its driver manager is never asked."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from domain.ruleset import load_ruleset
+from tests.map_svg import expected_units, parsed_units
+from tests.support import TRACKER, Server, served
+from tracker.demo import run_demo
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1280,1000",
+)
+WAIT = 60  # seconds a page may take to show what a test waits for, on a loaded machine
+
+
+def _missing() -> str | None:
+    for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+        if not os.access(path, os.X_OK):
+            return f"{path} is missing (apt-get install {package})"
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (pip install '.[test]')"
+    return None
+
+
+@pytest.fixture
+def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    reason = _missing()
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason}; CI must run the browser tests")
+        pytest.skip(reason)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service as DriverService
+
+    # Selenium's driver manager stays offline even if something asked it.
+    monkeypatch.setenv("SE_OFFLINE", "true")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path / 'profile'}")
+    driver = webdriver.Chrome(service=DriverService(executable_path=CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(WAIT)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Server]]:
+    db = str(tmp_path_factory.mktemp("browser") / "demo.db")
+    run_demo(db, lambda line: None)
+    with served(db, workdir=tmp_path_factory.mktemp("served")) as server:
+        yield db, server
+
+
+def tracker(db: str, *args: str) -> str:
+    result = subprocess.run([*TRACKER, "--db", db, *args], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def map_on_page(driver: Any) -> dict[str, dict[str, str]]:
+    """Per zone, the text of each nation's line(s) as the browser renders the map."""
+    rows: list[dict[str, str]] = driver.execute_script(
+        """
+        const out = [];
+        for (const g of document.querySelectorAll('svg.board-map g[data-zone]')) {
+          for (const t of g.querySelectorAll('text[data-nation]')) {
+            const spans = t.querySelectorAll('tspan');
+            out.push({zone: g.dataset.zone, nation: t.dataset.nation, units: spans[1].textContent});
+          }
+        }
+        return out;
+        """
+    )
+    shown: dict[str, dict[str, str]] = {}
+    for r in rows:
+        line = shown.setdefault(r["zone"], {})
+        line[r["nation"]] = (line.get(r["nation"], "") + " " + r["units"]).strip()
+    return shown
+
+
+def wait(driver: Any, condition: Any) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, WAIT, poll_frequency=0.2).until(condition)
+
+
+def test_the_board_shows_each_nations_units_in_their_zones(browser: Any, demo: tuple[str, Server]) -> None:
+    import json
+
+    db, server = demo
+    browser.get(f"{server.url}/campaigns/demo/board?turn=2")
+    board = json.loads(tracker(db, "state", "--turn", "2", "--json"))
+    shown = map_on_page(browser)
+    want = expected_units(board, load_ruleset("twtea-3e")[0])
+    assert {z: set(n) for z, n in shown.items()} == {z: set(n) for z, n in want.items()}
+    for zone, nations in want.items():
+        for nation, counts in nations.items():
+            assert parsed_units(shown[zone][nation]) == counts, (zone, nation)
+    ntr = browser.execute_script(
+        "return Object.fromEntries([...document.querySelectorAll('svg.board-map g[data-zone]')]"
+        ".map(g => [g.dataset.zone, (g.querySelector('text.ntr tspan:last-child') || {}).textContent || '']));"
+    )
+    assert ntr["Western Approaches"] == "GB " + str(board["ntr"]["Britain"]["Western Approaches"])
+    assert browser.find_element("id", "position").text.startswith("Board at the end of turn 2")
+
+
+def test_navigation_turn_and_phase_timeline_battle_and_explain(browser: Any, demo: tuple[str, Server]) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    _, server = demo
+    browser.get(f"{server.url}/campaigns/demo/board")
+    Select(browser.find_element(By.ID, "turn-select")).select_by_value("1")
+    Select(browser.find_element(By.ID, "phase-select")).select_by_value("combat_movement")
+    browser.find_element(By.ID, "show").click()
+    wait(browser, lambda d: "turn=1" in d.current_url and "phase=combat_movement" in d.current_url)
+    assert "end of combat movement of turn 1" in browser.find_element(By.ID, "position").text
+    browser.find_element(By.ID, "next-turn").click()
+    wait(browser, lambda d: d.current_url.endswith("turn=2"))
+
+    browser.find_element(By.LINK_TEXT, "Timeline").click()
+    wait(browser, lambda d: d.find_elements(By.ID, "filters"))
+    Select(browser.find_element(By.ID, "filter-nation")).select_by_visible_text("Germany")
+    Select(browser.find_element(By.ID, "filter-kind")).select_by_visible_text("UnitsMoved")
+    browser.find_element(By.ID, "apply").click()
+    wait(browser, lambda d: "kind=UnitsMoved" in d.current_url)
+    rows = browser.find_elements(By.CSS_SELECTOR, "#events tbody tr")
+    assert rows and all(r.find_elements(By.TAG_NAME, "td")[4].text == "UnitsMoved" for r in rows)
+    assert all(r.find_elements(By.TAG_NAME, "td")[2].text == "Germany" for r in rows)
+
+    browser.find_element(By.LINK_TEXT, "Battles").click()
+    wait(browser, lambda d: d.find_elements(By.ID, "battles"))
+    browser.find_element(By.CSS_SELECTOR, "#battles tbody tr a").click()
+    heading = wait(browser, lambda d: d.find_elements(By.TAG_NAME, "h1") and d.find_element(By.TAG_NAME, "h1"))
+    assert heading.text.startswith(("Interception", "Convoy battle", "ASW combat", "Naval battle"))
+    first_roll = browser.find_element(By.CSS_SELECTOR, "#rolls tbody tr td:last-child a")
+    seq = first_roll.text
+    first_roll.click()
+    wait(browser, lambda d: d.current_url.endswith(f"/events/{seq}"))
+    assert browser.find_element(By.TAG_NAME, "h1").text == f"Event {seq}: DiceRolled"
+    assert "Dice" in browser.find_element(By.ID, "explain").text
+    browser.find_element(By.ID, "next-event").click()
+    wait(browser, lambda d: d.current_url.endswith(f"/events/{int(seq) + 1}"))
+
+
+def test_the_board_follows_an_action_recorded_by_the_cli(browser: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    db = str(tmp_path / "live.db")
+    tracker(db, "new", "live", "--scenario", "north-sea-1914")
+    tracker(db, "next", "--to", "combat_movement")
+    with served(db, workdir=tmp_path) as server:
+        browser.get(f"{server.url}/campaigns/live/board")
+        wait(browser, lambda d: d.find_element(By.ID, "live").text == "live")
+        before = map_on_page(browser)
+        assert parsed_units(before["Skagerrak"]["Germany"]) == Counter(TR=1)
+        assert parsed_units(before["Heligoland Bight"]["Germany"])["SS"] == 3
+        marker = browser.execute_script("window.notReloaded = true; return window.notReloaded;")
+        assert marker is True
+
+        tracker(db, "move", "DE-SS3", "--to", "Skagerrak")
+
+        # No refresh from the test: the page hears the stream and redraws itself.
+        wait(browser, lambda d: parsed_units(map_on_page(d).get("Skagerrak", {}).get("Germany", ""))["SS"] == 1)
+        after = map_on_page(browser)
+        assert parsed_units(after["Heligoland Bight"]["Germany"])["SS"] == 2
+        assert browser.execute_script("return window.notReloaded === undefined;"), "the page reloaded itself"
+
+        # A page pinned to an earlier point says something new happened instead of moving.
+        browser.get(f"{server.url}/campaigns/live/board?turn=1&phase=research")
+        wait(browser, lambda d: d.find_element(By.ID, "live").text == "live")
+        news = browser.find_element(By.ID, "news")
+        assert not news.is_displayed()
+        tracker(db, "move", "DE-SS4", "--to", "Skagerrak")
+        wait(browser, lambda d: d.find_element(By.ID, "news").is_displayed())
+        assert "turn=1" in browser.current_url

@@ -1,0 +1,393 @@
+"""The browser viewer: read-only HTML pages over the campaigns the server holds.
+
+Pages: the campaign list; the board (now, at the end of any national turn or phase, or after
+any event) drawn as a map; the timeline with the filters of `tracker log`; the battles, each
+roll by roll; `explain` for any event; charts of the figures across the rounds. Every page
+follows the campaign's event stream (`/api/campaigns/{name}/events/stream`) and reloads when
+something is recorded, so a table watching the board sees each action as it happens.
+
+A bad URL (unknown campaign, event or battle, a turn not played, a number beyond 2^31 - 1, an
+unknown phase, nation, zone or kind) is a 400 or 404 page with one line saying why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
+from urllib.parse import quote, urlencode
+
+import jinja2
+from markupsafe import Markup
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from domain.errors import InputError, TrackerError
+from domain.ruleset import KNOWN_PHASES
+from tracker.application import Tracker
+
+T = TypeVar("T")
+MAX_INT = 2**31 - 1
+# The timeline shows at most this many of the matching events (the latest); filters narrow it.
+TIMELINE_LIMIT = 500
+
+
+class Service(Protocol):
+    """What the pages need from the server: a call on its tracker, one request at a time."""
+
+    def call(self, fn: Callable[[Any], T]) -> Awaitable[T]: ...
+
+
+class PageError(Exception):
+    """A request the viewer answers with an error page: 400 (bad input) or 404 (no such thing)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _environment() -> jinja2.Environment:
+    from tracker.report import phase_name, tech_name, type_name
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("tracker", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.globals.update(phase_name=phase_name, tech_name=tech_name, type_name=type_name)
+    env.filters["q"] = lambda text: quote(str(text), safe="")
+    return env
+
+
+_ENV: jinja2.Environment | None = None
+
+
+def render(template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    global _ENV
+    if _ENV is None:
+        _ENV = _environment()
+    return HTMLResponse(_ENV.get_template(template).render(**context), status_code=status)
+
+
+def error_page(status: int, message: str, name: str | None = None) -> HTMLResponse:
+    title = {400: "Bad request", 404: "Not found"}.get(status, "The campaign cannot be read")
+    return render("viewer_error.html.j2", status=status, title=title, message=message, name=name, version=None)
+
+
+# ----- reading the URL -----
+
+
+def number(request: Request, key: str, text: str | None = None) -> int | None:
+    """A positive whole number from the query (or `text`), None when absent; 400 otherwise."""
+    value = request.query_params.get(key) if text is None else text
+    if value is None or value.strip() == "":
+        return None
+    value = value.strip()
+    if len(value) > 20 or not value.isdigit():
+        raise PageError(400, f"{key} must be a whole number from 1 to {MAX_INT}, got {value[:40]!r}")
+    result = int(value)
+    if not 1 <= result <= MAX_INT:
+        raise PageError(400, f"{key} must be a whole number from 1 to {MAX_INT}, got {value[:40]}")
+    return result
+
+
+def phase_param(request: Request) -> str | None:
+    phase = request.query_params.get("phase") or None
+    if phase is not None and phase not in KNOWN_PHASES:
+        raise PageError(400, f"unknown phase {phase[:40]!r} (phases: {', '.join(KNOWN_PHASES)})")
+    return phase
+
+
+def text_param(request: Request, key: str) -> str | None:
+    value = request.query_params.get(key) or None
+    if value is not None and len(value) > 200:
+        raise PageError(400, f"{key} is too long ({len(value)} characters)")
+    return value
+
+
+# ----- what the pages read (run on the server's tracker, one request at a time) -----
+
+
+def _campaign(t: Tracker, name: str) -> tuple[Any, Any]:
+    """(campaign id, campaign) of a campaign named in the URL; 404 when there is none."""
+    if len(name) > 200 or name not in t.campaign_names():
+        raise PageError(404, f"no campaign named {name[:200]!r}")
+    cid = t.campaign_id(name)
+    return cid, t.load(cid)
+
+
+def _position(campaign: Any) -> dict[str, Any]:
+    from projections.positions import turn_number
+
+    return {
+        "seq": campaign.version,
+        "round": campaign.round,
+        "nation": campaign.nation,
+        "phase": campaign.phase,
+        "turn": turn_number(campaign.scenario.turn_order, campaign.round, campaign.nation),
+    }
+
+
+def _check_turn(turn: int | None, position: dict[str, Any]) -> None:
+    if turn is not None and turn > position["turn"]:
+        raise PageError(404, f"turn {turn} has not been played (the campaign is in turn {position['turn']})")
+
+
+def _check_seq(seq: int | None, position: dict[str, Any]) -> None:
+    if seq is not None and seq > position["seq"]:
+        raise PageError(404, f"no event {seq} in this campaign (it has {position['seq']})")
+
+
+def campaigns_data(t: Tracker) -> list[dict[str, Any]]:
+    rows = []
+    for name in t.campaign_names():
+        campaign = t.load(t.campaign_id(name))
+        rows.append({"name": name, "title": campaign.scenario.title, **_position(campaign)})
+    return rows
+
+
+def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: int | None) -> dict[str, Any]:
+    from tracker.board_map import board_svg
+    from tracker.views import board_now
+
+    cid, campaign = _campaign(t, name)
+    position = _position(campaign)
+    _check_turn(turn, position)
+    _check_seq(at, position)
+    try:
+        board = t.board_at(cid, turn=turn, phase=phase, at=at) if turn or at else board_now(campaign)
+    except InputError as e:
+        # A phase of a played turn that was never entered (or only by undone events).
+        raise PageError(404, str(e)) from None
+    scenario, ruleset = campaign.scenario, campaign.ruleset
+    link = f"/campaigns/{quote(name, safe='')}/log?zone={{zone}}"
+    nations = []
+    for nation in scenario.turn_order:
+        units = [u for u in board["units"] if u["nation"] == nation]
+        nations.append(
+            {
+                "name": nation,
+                "code": scenario.nations[nation].code,
+                "side": scenario.nations[nation].side,
+                "units": len(units),
+                "damaged": sum(1 for u in units if u["damage"]),
+                "ntr": sum(board["ntr"].get(nation, {}).values()),
+                "ntr_lost": board["ntr_lost"].get(nation, 0),
+                "balance": board["balances"].get(nation, 0),
+                "tech": board["tech"].get(nation, {}),
+            }
+        )
+    return {
+        "name": name,
+        "title": scenario.title,
+        "position": position,
+        "board": board,
+        "pinned": bool(turn or at),
+        "turn": turn,
+        "phase": phase,
+        "at": at,
+        "phases": list(KNOWN_PHASES),
+        "nations": nations,
+        "technologies": list(ruleset.technologies),
+        "svg": Markup(board_svg(board, scenario, ruleset, link=link)),  # names escaped by board_map
+    }
+
+
+def log_data(t: Tracker, name: str, filters: dict[str, Any]) -> dict[str, Any]:
+    from tracker.history import log_records
+    from tracker.names import Names, event_kind, event_kinds
+
+    cid, campaign = _campaign(t, name)
+    position = _position(campaign)
+    try:
+        names = Names(campaign)
+        nation = names.optional_nation(filters["nation"])
+        zone = names.optional_zone(filters["zone"])
+        kind = event_kind(filters["kind"]) if filters["kind"] is not None else None
+    except InputError as e:
+        raise PageError(400, str(e)) from None
+    records = log_records(
+        t, cid, turn=filters["turn"], phase=filters["phase"], nation=nation, zone=zone, kind=kind,
+        battle=filters["battle"], tail=TIMELINE_LIMIT,
+    )  # fmt: skip
+    return {
+        "name": name,
+        "position": position,
+        "records": records,
+        "limited": len(records) == TIMELINE_LIMIT,
+        "limit": TIMELINE_LIMIT,
+        "filters": {**filters, "nation": nation, "zone": zone, "kind": kind},
+        "choices": {
+            "turn": list(range(1, position["turn"] + 1)),
+            "phase": list(KNOWN_PHASES),
+            "nation": list(campaign.scenario.turn_order),
+            "zone": list(campaign.scenario.game_map.adjacency),
+            "kind": event_kinds(),
+        },
+    }
+
+
+def battles_data(t: Tracker, name: str) -> dict[str, Any]:
+    from projections.board import event_index
+
+    cid, campaign = _campaign(t, name)
+    battles: dict[int, dict[str, Any]] = {}
+    with t.views(cid) as v:
+        for r in v.index_rows([event_index.c.battle.is_not(None)]):
+            b = battles.setdefault(
+                r.battle,
+                {"battle": r.battle, "seq": r.seq, "turn": r.turn, "round": r.round, "nation": r.nation,
+                 "zone": next((z for z in r.zones.split("|") if z), ""), "first": r.summary, "events": 0,
+                 "rolls": 0, "last": r.summary, "undone_by": r.undone_by},
+            )  # fmt: skip
+            b["events"] += 1
+            b["rolls"] += 1 if r.kind == "DiceRolled" else 0
+            b["last"] = r.summary
+    return {"name": name, "position": _position(campaign), "battles": [battles[k] for k in sorted(battles)]}
+
+
+def battle_data(t: Tracker, name: str, number: int) -> dict[str, Any]:
+    from tracker import report as rp
+    from tracker.history import log_records
+
+    cid, campaign = _campaign(t, name)
+    records = log_records(t, cid, battle=number)
+    if not records:
+        raise PageError(404, f"no battle {number} in this campaign")
+    turn = records[0]["turn"]
+    # The report's story of the battle's turn ("md": only the series entries it shows).
+    report = rp.build_report(t, cid, turn=turn, fmt="md")
+    battle = next(b for b in report["turns"][0]["battles"] if b["battle"] == number)
+    return {
+        "name": name,
+        "position": _position(campaign),
+        "battle": battle,
+        "turn": turn,
+        "heading": rp.battle_heading(battle),
+        "declaration": rp.battle_declaration(battle),
+        "rule": rp.BATTLE_RULES.get(battle["kind"], "CV1"),
+        "result": rp.battle_result(battle),
+        "rolls": [
+            {**r, "dice": rp.dice_text(r), "target": rp.target_text(r, ascii_only=False)} for r in battle["rolls"]
+        ],
+        "steps": [{**s, "text": rp.step_text(s)} for s in battle["steps"]],
+    }
+
+
+def explain_data(t: Tracker, name: str, seq: int) -> dict[str, Any]:
+    from tracker.history import explain
+
+    cid, campaign = _campaign(t, name)
+    position = _position(campaign)
+    _check_seq(seq, position)
+    data = explain(t, cid, seq)
+    battle = data["data"].get("battle") if isinstance(data["data"], dict) else None
+    return {"name": name, "position": position, "event": data, "battle": battle}
+
+
+def charts_data(t: Tracker, name: str) -> dict[str, Any]:
+    from tracker import report as rp
+
+    cid, campaign = _campaign(t, name)
+    position = _position(campaign)
+    report = rp.build_report(t, cid, turn=position["turn"], fmt="html")
+    charts = [{**c, "svg": Markup(c["svg"])} for c in rp.chart_svgs(report)]  # matplotlib escapes its text
+    return {"name": name, "position": position, "charts": charts, "sides": report["campaign"]["sides"],
+            "first": report["campaign"]["turn_order"][0]}  # fmt: skip
+
+
+# ----- routes -----
+
+
+def routes(service: Service) -> list[BaseRoute]:
+    """The viewer's pages, mounted at / by the server."""
+
+    def page(
+        template: str, read: Callable[[Request], Callable[[Tracker], dict[str, Any]]]
+    ) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            name = request.path_params.get("name")
+            try:
+                fn = read(request)
+                data = await service.call(fn)
+            except PageError as e:
+                return error_page(e.status, e.message, name)
+            except TrackerError as e:
+                # Bad input the reads refuse is a 400; a damaged log (exit 1 on the CLI) is the
+                # server's problem, told in one line as `verify` would name it.
+                return error_page(400 if e.exit_code == 2 else 500, str(e), name)
+            return render(template, version=data["position"]["seq"], **data)
+
+        return endpoint
+
+    async def home(request: Request) -> Response:
+        rows = await service.call(campaigns_data)
+        return render("viewer_campaigns.html.j2", campaigns=rows, name=None, version=None)
+
+    async def campaign_home(request: Request) -> Response:
+        return RedirectResponse(f"/campaigns/{quote(request.path_params['name'], safe='')}/board", status_code=307)
+
+    def board(request: Request) -> Callable[[Tracker], dict[str, Any]]:
+        name = request.path_params["name"]
+        turn, at, phase = number(request, "turn"), number(request, "at"), phase_param(request)
+        if phase and not turn:
+            raise PageError(400, "a phase needs a turn")
+        if turn and at:
+            raise PageError(400, "give a turn or an event, not both")
+        return lambda t: board_data(t, name, turn, phase, at)
+
+    def log(request: Request) -> Callable[[Tracker], dict[str, Any]]:
+        name = request.path_params["name"]
+        filters = {
+            "turn": number(request, "turn"),
+            "battle": number(request, "battle"),
+            "phase": phase_param(request),
+            "nation": text_param(request, "nation"),
+            "zone": text_param(request, "zone"),
+            "kind": text_param(request, "kind"),
+        }
+        return lambda t: log_data(t, name, filters)
+
+    def battles(request: Request) -> Callable[[Tracker], dict[str, Any]]:
+        name = request.path_params["name"]
+        return lambda t: battles_data(t, name)
+
+    def battle(request: Request) -> Callable[[Tracker], dict[str, Any]]:
+        name = request.path_params["name"]
+        n = number(request, "battle", request.path_params["number"])
+        assert n is not None
+        return lambda t: battle_data(t, name, n)
+
+    def event(request: Request) -> Callable[[Tracker], dict[str, Any]]:
+        name = request.path_params["name"]
+        seq = number(request, "event", request.path_params["seq"])
+        assert seq is not None
+        return lambda t: explain_data(t, name, seq)
+
+    def charts(request: Request) -> Callable[[Tracker], dict[str, Any]]:
+        name = request.path_params["name"]
+        return lambda t: charts_data(t, name)
+
+    async def not_found(request: Request) -> Response:
+        return error_page(404, f"no page at {request.url.path[:200]}")
+
+    # `{name:path}`: a campaign name may hold a "/" (sent as %2F, which the router sees decoded).
+    return [
+        Route("/", home),
+        Route("/campaigns/{name:path}/board", page("viewer_board.html.j2", board)),
+        Route("/campaigns/{name:path}/log", page("viewer_log.html.j2", log)),
+        Route("/campaigns/{name:path}/battles", page("viewer_battles.html.j2", battles)),
+        Route("/campaigns/{name:path}/battles/{number}", page("viewer_battle.html.j2", battle)),
+        Route("/campaigns/{name:path}/events/{seq}", page("viewer_event.html.j2", event)),
+        Route("/campaigns/{name:path}/charts", page("viewer_charts.html.j2", charts)),
+        Route("/campaigns/{name:path}", campaign_home),
+        Route("/{path:path}", not_found),
+    ]
+
+
+def query(**params: Any) -> str:
+    """A query string of the parameters that are set."""
+    return urlencode({k: v for k, v in params.items() if v not in (None, "")})
