@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from click.testing import CliRunner
 from domain.errors import DataFileError
 from domain.ruleset import Ruleset, load_ruleset
 from domain.scenario import read_scenario, scenario_from_dict
-from tests.map_svg import assert_map_shows, drawn, parsed_units
+from tests.map_svg import SVG, assert_map_shows, drawn, parsed_units
 from tracker.application import Tracker
 from tracker.board_map import BOX_HEIGHT, BOX_WIDTH, board_svg, map_layout
 from tracker.cli import cli
@@ -149,3 +150,20 @@ def test_html_turn_report_has_the_map_at_the_end_of_the_turn(tmp_path: Path, rs:
         scenario = t.load(t.campaign_id("demo")).scenario
     assert_map_shows(match.group(0), board, scenario, rs)
     assert "<a " not in match.group(0), "the report's map links nowhere outside the page"
+
+
+def test_a_crowded_zone_wraps_and_says_what_does_not_fit(rs: Ruleset, raw: dict[str, Any]) -> None:
+    sc = scenario_from_dict(raw, "north-sea-1914", rs)
+    zone = "Central North Sea"
+    naval = [name for name, u in rs.units.items() if u.is_naval]
+    units = [
+        {"id": f"{n[:2]}-{t}", "type": t, "nation": n, "at": zone, "damage": 0} for n in sc.turn_order for t in naval
+    ]
+    svg = board_svg({"units": units, "ntr": {"Britain": {zone: 3}}, "owners": {}}, sc, rs)
+    box = next(g for g in ET.fromstring(svg).iter(f"{SVG}g") if g.get("data-zone") == zone)
+    rect = box.find(f"{SVG}rect")
+    assert rect is not None
+    bottom = float(rect.get("y", 0)) + float(rect.get("height", 0))
+    lines = box.findall(f"{SVG}text")
+    assert all(float(t.get("y", 0)) <= bottom - 4 for t in lines), "no text below the box"
+    assert "more line" in "".join(lines[-1].itertext())
