@@ -121,7 +121,8 @@ def test_the_explain_page_says_what_explain_says(server: Server, demo_db: str) -
 def test_the_charts_page_has_the_report_charts(server: Server) -> None:
     status, html = page(server, "/campaigns/demo/charts")
     assert status == 200
-    assert html.count("<svg") == 4
+    # The report's charts, whichever it draws: at least these four.
+    assert html.count("<svg") >= 4
     for key in ("ntr_at_sea", "balance", "units", "fleet_cost"):
         assert f'id="chart-{key}"' in html
 
