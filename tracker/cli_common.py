@@ -270,7 +270,8 @@ def waiting_nation(c: Campaign, battle: int, nation: str | None) -> str:
     if nation is not None:
         return Names(c).nation(nation)
     c.require_not_ended(battle)  # CV7: an ended battle is refused, not asked about
-    waiting = c.battles.get(str(battle), {}).get("waiting", [])
+    b = c.battles.get(str(battle))
+    waiting = b["waiting"] if b else []
     if len(waiting) != 1:
         raise InputError(f"say which nation chooses with --nation (waiting for: {', '.join(waiting) or 'nobody'})")
     return str(waiting[0])

@@ -159,8 +159,8 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
                     say(f"  [T2] {c.nation} ends {ended}; now round {e.round}, {e.nation}: {e.phase}")
 
         def battle_state(number: int) -> dict[str, Any]:
-            state: dict[str, Any] = t.load(cid).battles.get(str(number), {})
-            return state
+            state = t.load(cid).battles.get(str(number))
+            return dict(state) if state else {}
 
         def fight(
             number: int, decide: Callable[[dict[str, Any]], Command] | None = None, stop_at: str | None = None
@@ -322,7 +322,7 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
         )
         pending()
         act("Britain rolls merchant defence (CV2):", lambda c, d: c.convoy_merchant_defence(battle, d))
-        while t.load(cid).battles.get(str(battle), {}).get("step") == "merchant_casualty":
+        while (convoy := t.load(cid).battles.get(str(battle))) and convoy["step"] == "merchant_casualty":
             act(
                 "Germany picks the U-boat lost to merchant defence (cheapest):",
                 lambda c, d: c.convoy_choose_casualties(battle, "Germany", None),

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from domain.board import Board, Unit
 from domain.campaign.battle_events import BattleAdvanced, BattleEnded
 from domain.campaign.events import Event
+from domain.campaign.procedure import Procedure, Step
 from domain.campaign.state import _LATER_STATE, scenario_from_recorded
 from domain.chain import event_content, event_hash
 from domain.errors import InputError, RuleViolation
@@ -38,7 +39,7 @@ class CampaignBase:
         tech: dict[str, dict[str, int]]
         balances: dict[str, int]
         research_rolls: dict[str, int]
-        battles: dict[str, dict[str, Any]]
+        battles: dict[str, Procedure]
         battle_count: int
         convoy_declared: list[list[str]]
         ntr_lost_phase: dict[str, int]
@@ -119,7 +120,7 @@ class CampaignBase:
                 f"battle {battle} ({kind}) has ended; nothing more can be done in it",
             )
 
-    def _battle(self, battle: int, kind: str = "convoy") -> dict[str, Any]:
+    def _battle(self, battle: int, kind: str = "convoy") -> Procedure:
         self.require_not_ended(battle)
         b = self.battles.get(str(battle))
         if b is None or b["kind"] != kind:
@@ -127,7 +128,7 @@ class CampaignBase:
             raise InputError(f"no {kind} battle {battle} in progress (active: {active})")
         return b
 
-    def _procedure(self, battle: int, *kinds: str) -> dict[str, Any]:
+    def _procedure(self, battle: int, *kinds: str) -> Procedure:
         self.require_not_ended(battle)
         b = self.battles.get(str(battle))
         if b is None or b["kind"] not in kinds:
@@ -138,21 +139,21 @@ class CampaignBase:
             raise InputError(f"no {' or '.join(kinds)} battle {battle} in progress (active: {active})")
         return b
 
-    def _require_step(self, b: dict[str, Any], step: str, rule: str) -> None:
+    def _require_step(self, b: Procedure, step: Step, rule: str) -> None:
         if b["step"] != step:
             raise RuleViolation(rule, f"battle {b['id']} is {self.describe_waiting(b)}")
 
-    def _require_steps(self, b: dict[str, Any], steps: tuple[str, ...], rule: str) -> None:
+    def _require_steps(self, b: Procedure, steps: tuple[Step, ...], rule: str) -> None:
         if b["step"] not in steps:
             raise RuleViolation(b["rule"] or rule, f"battle {b['id']} is {self.describe_waiting(b)}")
 
-    def _require_waiting(self, b: dict[str, Any], nation: str) -> None:
+    def _require_waiting(self, b: Procedure, nation: str) -> None:
         if nation not in self.scenario.nations:
             raise InputError(f"unknown nation {nation!r}")
         if nation not in b["waiting"]:
             raise RuleViolation(b["rule"], f"battle {b['id']} is {self.describe_waiting(b)}, not for {nation}")
 
-    def _advance_battle(self, b: dict[str, Any], step: str, waiting: list[str], rule: str) -> None:
+    def _advance_battle(self, b: Procedure, step: Step, waiting: list[str], rule: str) -> None:
         self._record(BattleAdvanced, battle=b["id"], step=step, waiting=waiting, rule=rule)
 
     def _require_no_procedure(self) -> None:

@@ -3,9 +3,10 @@ how each folds into a procedure's state."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from domain.campaign.events import Event, keep_stored_topics
+from domain.campaign.procedure import Step
 from domain.campaign.state import _UNIT_LISTS, _new_procedure
 from domain.chain import UPCAST_ADDED
 
@@ -49,7 +50,7 @@ class ConvoyAttackDeclared(Event):
 
 class BattleAdvanced(Event):
     battle: int
-    step: str
+    step: Step
     waiting: list[str]
     rule: str
 
@@ -124,9 +125,10 @@ class UnitHit(Event):
             del agg.units[self.unit]
             agg.lost[self.unit] = f"sunk in battle {self.battle}" if self.battle else "sunk"
             for b in agg.battles.values():
+                lists = cast(dict[str, list[str]], b)  # the unit lists of _UNIT_LISTS, by name
                 for key in _UNIT_LISTS:
-                    if self.unit in b.get(key, []):
-                        b[key].remove(self.unit)
+                    if self.unit in lists.get(key, []):
+                        lists[key].remove(self.unit)
         else:
             agg.units[self.unit]["damage"] += 1
 

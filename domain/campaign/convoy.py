@@ -3,8 +3,6 @@ the shared volley machinery) and the convoy table."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from domain.board import Unit
 from domain.campaign.base import CampaignBase
 from domain.campaign.battle_events import (
@@ -19,6 +17,7 @@ from domain.campaign.battle_events import (
     UnitHit,
 )
 from domain.campaign.events import ConvoyPassed
+from domain.campaign.procedure import Procedure
 from domain.campaign.record import command
 from domain.dice import DiceSource, NoDice
 from domain.errors import InputError, RuleViolation
@@ -162,7 +161,7 @@ class ConvoyBattles(CampaignBase):
             return chosen
         raise AssertionError(b["step"])  # pragma: no cover - both steps are handled above
 
-    def _remove_casualties(self, b: dict[str, Any], chosen: dict[str, list[str]], rule: str) -> None:
+    def _remove_casualties(self, b: Procedure, chosen: dict[str, list[str]], rule: str) -> None:
         """HA7, CV4: casualties are removed together after the round."""
         board = self.board()
         taken: dict[str, int] = {}
@@ -207,14 +206,14 @@ class ConvoyBattles(CampaignBase):
             self._to_convoy_table(b)
         return detected
 
-    def _to_convoy_search(self, b: dict[str, Any]) -> None:
+    def _to_convoy_search(self, b: Procedure) -> None:
         """CV3: the NTR owner chooses its searchers; with none eligible there is nothing to
         choose, and the empty search is recorded for it."""
         self._advance_battle(b, "search", [b["defender"]], "CV3")
         if not convoy.eligible_searchers(self.board(), b["defender"], b["zone"], self._committed):
             self.convoy_search(b["id"], None, NoDice())
 
-    def _to_convoy_table(self, b: dict[str, Any]) -> None:
+    def _to_convoy_table(self, b: Procedure) -> None:
         """CV5, CV7: the taking-part submarines still afloat roll the convoy table; with none
         left the battle ends there."""
         if any(u in self.units for u in b["subs"]):

@@ -3,8 +3,6 @@ is found, fights, submerges, retreats, or goes on."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from domain.campaign.base import CampaignBase
 from domain.campaign.battle_events import (
     BattleEnded,
@@ -17,6 +15,7 @@ from domain.campaign.battle_events import (
     SubmarinesSubmerged,
 )
 from domain.campaign.events import UnitsMoved
+from domain.campaign.procedure import Procedure
 from domain.campaign.record import command
 from domain.dice import DiceSource
 from domain.rules import interception
@@ -193,7 +192,7 @@ class Interceptions(CampaignBase):
         else:
             self._interception_over(b)
 
-    def _interception_over(self, b: dict[str, Any]) -> None:
+    def _interception_over(self, b: Procedure) -> None:
         """SM5: when nobody fights any more, free submarines go on or stop; otherwise the
         interception ends."""
         free = [u for u in b["undetected"] + b["detected"] if u in self.units]
@@ -204,7 +203,7 @@ class Interceptions(CampaignBase):
         rule = "SM5" if free else "SM4"
         self._record(BattleEnded, battle=b["id"], rule=rule, survivors=self._in_zone(b))
 
-    def _in_zone(self, b: dict[str, Any]) -> list[str]:
+    def _in_zone(self, b: Procedure) -> list[str]:
         return [u for u in b["subs"] if u in self.units and self.units[u]["at"] == b["zone"]]
 
     @command

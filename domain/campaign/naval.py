@@ -3,8 +3,7 @@ retreat), the end of a round."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from domain.board import Unit
 from domain.campaign.base import CampaignBase
 from domain.campaign.battle_events import (
     AttackerRetreated,
@@ -13,6 +12,7 @@ from domain.campaign.battle_events import (
     RoundStarted,
     SubmarinesSubmerged,
 )
+from domain.campaign.procedure import Procedure, Side
 from domain.campaign.record import command
 from domain.errors import RuleViolation
 from domain.rules import combat, interception, turn
@@ -42,7 +42,11 @@ class NavalBattles(CampaignBase):
         )
         b = self.battles[str(number)]
         self._record(RoundStarted, battle=number, round=1, rule="NC2")
-        for side, own, other in (("attacker", attackers, defenders), ("defender", defenders, attackers)):
+        sides: tuple[tuple[Side, list[Unit], list[Unit]], ...] = (
+            ("attacker", attackers, defenders),
+            ("defender", defenders, attackers),
+        )
+        for side, own, other in sides:
             subs = [u for u in own if board.unit_type(u).is_submarine]
             if not subs:
                 continue
@@ -107,7 +111,7 @@ class NavalBattles(CampaignBase):
         else:
             self._close_fight(b)
 
-    def _naval_after_round(self, b: dict[str, Any]) -> None:
+    def _naval_after_round(self, b: Procedure) -> None:
         """NC1, NC4: the battle ends when a side is gone or nobody can hit; otherwise the sides
         with submarines (and the attacker, who may retreat) decide."""
         board = self.board()

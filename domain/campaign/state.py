@@ -7,6 +7,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from domain.campaign.procedure import Kind, Procedure
 from domain.rules import economy
 from domain.ruleset import Ruleset
 from domain.scenario import Scenario, scenario_from_dict
@@ -53,7 +54,7 @@ def initial_units(scenario: Scenario, ruleset: Ruleset) -> dict[str, dict[str, A
     return units
 
 
-def _new_procedure(battle: int, kind: str, zone: str, attacker: str, defender: str) -> dict[str, Any]:
+def _new_procedure(battle: int, kind: Kind, zone: str, attacker: str, defender: str) -> Procedure:
     """The state every non-convoy procedure keeps: whose move it is, the volley in progress
     (targets and screens), hits waiting to be taken, submerged submarines."""
     return {

@@ -4,7 +4,6 @@ targets, screening, the dice, hits and casualties, and what comes after a volley
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from domain.board import Unit
 from domain.campaign.base import CampaignBase
@@ -20,6 +19,7 @@ from domain.campaign.battle_events import (
     TargetsChosen,
     UnitHit,
 )
+from domain.campaign.procedure import SIDES, Procedure, Side, Step
 from domain.campaign.record import command
 from domain.dice import DiceSource
 from domain.errors import RuleViolation
@@ -30,7 +30,7 @@ from domain.rules import hits as hits_rules
 class Volleys(CampaignBase):
     """Volleys: targets, screens, fire, casualties."""
 
-    def _active(self, b: dict[str, Any], side: str) -> list[Unit]:
+    def _active(self, b: Procedure, side: str) -> list[Unit]:
         """The units of a side still fighting: detected submarines and the units hunting them,
         or a naval battle's units not sunk, submerged or retreated."""
         if b["kind"] == "naval":
@@ -50,14 +50,14 @@ class Volleys(CampaignBase):
         board = self.board()
         return sorted((board.units[u] for u in ids if u in board.units), key=lambda u: u.id)
 
-    def _side_of(self, b: dict[str, Any], uid: str) -> str:
+    def _side_of(self, b: Procedure, uid: str) -> Side:
         return "attacker" if self.units[uid]["nation"] == b["attacker"] else "defender"
 
-    def _chooser(self, b: dict[str, Any], uid: str) -> str:
+    def _chooser(self, b: Procedure, uid: str) -> str:
         """HA7: the nation the battle names for the unit's side makes its side's choices."""
         return str(b[self._side_of(b, uid)])
 
-    def _volley(self, b: dict[str, Any], stage: str) -> list[tuple[Unit, bool, list[str] | None]]:
+    def _volley(self, b: Procedure, stage: str) -> list[tuple[Unit, bool, list[str] | None]]:
         """Who fires in this volley, in rolling order (attacker's side first, then by unit):
         (unit, on the attacking side, legal targets of a selective shot or None).
 
@@ -110,19 +110,19 @@ class Volleys(CampaignBase):
                     fire.append((u, side == "attacker", None))
         return fire
 
-    def _fight_goes_on(self, b: dict[str, Any]) -> bool:
+    def _fight_goes_on(self, b: Procedure) -> bool:
         """Whether anyone would still have something to fire at in another round (otherwise
         the fight is over)."""
         return bool(self._volley(b, "next"))
 
-    def _round_rule(self, b: dict[str, Any]) -> str:
+    def _round_rule(self, b: Procedure) -> str:
         return {"interception": "SM4", "asw": "AS3"}.get(b["kind"], "NC3")
 
-    def _next_round(self, b: dict[str, Any]) -> None:
+    def _next_round(self, b: Procedure) -> None:
         self._record(RoundStarted, battle=b["id"], round=b["round"] + 1, rule=self._round_rule(b))
         self._to_targets(b, "main")
 
-    def _close_fight(self, b: dict[str, Any]) -> None:
+    def _close_fight(self, b: Procedure) -> None:
         if b["kind"] == "convoy":
             self._to_convoy_table(b)
             return
@@ -137,7 +137,7 @@ class Volleys(CampaignBase):
         submerged = [u for u in b["submerged"] if u in board.units]
         self._record(BattleEnded, battle=b["id"], rule="NC1", survivors=sorted(left + submerged))
 
-    def _withhold_fire(self, b: dict[str, Any], stage: str, volley: list[tuple[Unit, bool, list[str] | None]]) -> None:
+    def _withhold_fire(self, b: Procedure, stage: str, volley: list[tuple[Unit, bool, list[str] | None]]) -> None:
         """NC6: a unit of this volley with a value to fire but nothing its hits may fall on rolls
         no die; that is recorded, so nobody wonders where its die went."""
         board = self.board()
@@ -153,7 +153,7 @@ class Volleys(CampaignBase):
         if idle:
             self._record(FireWithheld, battle=b["id"], units=idle, rule="NC6")
 
-    def _to_targets(self, b: dict[str, Any], stage: str) -> None:
+    def _to_targets(self, b: Procedure, stage: str) -> None:
         """HA1, HA3, AS3, SM4: the owners of selective shooters pick targets before any roll."""
         volley = self._volley(b, stage)
         if b["kind"] == "naval":
@@ -170,7 +170,7 @@ class Volleys(CampaignBase):
         rule = {"interception": "SM4", "asw": "AS3", "convoy": "CV4"}.get(
             b["kind"], "NC2" if stage == "opening" else "HA1"
         )
-        step = "opening_targets" if stage == "opening" else "targets"
+        step: Step = "opening_targets" if stage == "opening" else "targets"
         if not waiting:
             self._to_screening(b, stage)
             return
@@ -190,7 +190,7 @@ class Volleys(CampaignBase):
         elif left != waiting:
             self._advance_battle(b, step, left, rule)
 
-    def _screen_choices(self, b: dict[str, Any]) -> dict[str, dict[str, list[str]]]:
+    def _screen_choices(self, b: Procedure) -> dict[str, dict[str, list[str]]]:
         """HA1, HA3: per deciding nation, the shots of this volley at its ships that an escort
         could take (a shot left from an earlier volley, by a unit not firing now, is none)."""
         board = self.board()
@@ -209,16 +209,16 @@ class Volleys(CampaignBase):
                 need.setdefault(str(b[side]), {})[firer] = [u.id for u in options]
         return need
 
-    def _to_screening(self, b: dict[str, Any], stage: str) -> None:
+    def _to_screening(self, b: Procedure, stage: str) -> None:
         need = self._screen_choices(b)
         if need:
-            step = "opening_screening" if stage == "opening" else "screening"
+            step: Step = "opening_screening" if stage == "opening" else "screening"
             waiting = [n for n in (b["attacker"], b["defender"]) if n in need]
             self._advance_battle(b, step, waiting, "HA1")
         else:
             self._to_fire(b, stage)
 
-    def _to_fire(self, b: dict[str, Any], stage: str) -> None:
+    def _to_fire(self, b: Procedure, stage: str) -> None:
         volley = self._volley(b, stage)
         waiting = list(dict.fromkeys(self._chooser(b, u.id) for u, _, _ in volley))
         rule = {"interception": "SM4", "asw": "AS4", "convoy": "CV4"}.get(
@@ -324,7 +324,7 @@ class Volleys(CampaignBase):
         kind = {"naval": "naval_combat", "convoy": "convoy_combat"}.get(b["kind"], "asw_combat")
         rule = b["rule"]
         hunting = {"interception": "defender", "asw": "attacker"}.get(b["kind"])
-        groups: dict[tuple[str, str], int] = {}
+        groups: dict[tuple[Side, str], int] = {}
         scored = 0
         volley = self._volley(b, stage)
         for unit, attacking, legal in volley:
@@ -341,6 +341,7 @@ class Volleys(CampaignBase):
             elif naval:
                 spec = combat.fire_roll(board, unit, attacking)
             elif side == hunting:
+                assert shot is not None  # a hunter always has a target to pick (legal is never None)
                 spec = asw.attack_roll(board, unit, board.units[shot["target"]])
             else:
                 spec = asw.return_fire_roll(board, unit, moving=b["kind"] == "interception")
@@ -365,7 +366,7 @@ class Volleys(CampaignBase):
                     rule=how,
                 )
             else:
-                other = "defender" if attacking else "attacker"
+                other: Side = "defender" if attacking else "attacker"
                 key = (other, board.unit_type(unit).unit_class)
                 groups[key] = groups.get(key, 0) + 1
         waiting: list[str] = []
@@ -390,7 +391,7 @@ class Volleys(CampaignBase):
                 hits=n,
                 rule=hits_rules.priority_rule(firing_class),
             )
-        for side in ("attacker", "defender"):
+        for side in SIDES:
             own = [g for g in b["groups"] if g["side"] == side]
             if not own:
                 continue
@@ -457,7 +458,7 @@ class Volleys(CampaignBase):
             self._end_volley(b, "main")
         return chosen
 
-    def _take_hits(self, b: dict[str, Any], units: list[str], rule: str) -> None:
+    def _take_hits(self, b: Procedure, units: list[str], rule: str) -> None:
         """F3, NC5: every hit on a unit, together; a capital ship's first hit damages it. A hit
         on a unit already sunk this volley (two shots at one target) is lost."""
         board = self.board()
@@ -468,7 +469,7 @@ class Volleys(CampaignBase):
             for i in range(min(n, left)):
                 self._record(UnitHit, battle=b["id"], unit=uid, sunk=i + 1 >= left, rule=rule)
 
-    def _end_volley(self, b: dict[str, Any], stage: str) -> None:
+    def _end_volley(self, b: Procedure, stage: str) -> None:
         """NC2: opening-fire casualties go before the other units fire; NC3, AS4, SM4: every other
         volley's casualties go together after it."""
         units = list(b["pending_hits"]) + [u for side in ("attacker", "defender") for u in b["chosen"].get(side, [])]

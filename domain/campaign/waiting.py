@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol
 
 from domain.campaign.base import CampaignBase
+from domain.campaign.procedure import Procedure
 from domain.rules import asw, combat, convoy, interception
 
 
@@ -49,7 +50,7 @@ class Waiting(CampaignBase):
         """What the game waits for (see `open_items`)."""
         return self.open_items()
 
-    def _eligible(self, b: dict[str, Any]) -> list[str] | None:
+    def _eligible(self, b: Procedure) -> list[str] | None:
         """The units a search step may send (all of them is the default), for `pending --json`."""
         if b["step"] != "search":
             return None
@@ -62,7 +63,7 @@ class Waiting(CampaignBase):
             units = asw.eligible_units(board, b["attacker"], b["zone"], self._committed)
         return [u.id for u in units]
 
-    def _dice_needed(self, b: dict[str, Any]) -> dict[str, Any] | None:
+    def _dice_needed(self, b: Procedure) -> dict[str, Any] | None:
         """The dice the step waits for: how many, of how many faces, and in which order (what
         each die is for); searches with every eligible unit. None for a decision."""
         rs, step = self.ruleset, b["step"]
@@ -91,11 +92,11 @@ class Waiting(CampaignBase):
             return None
         return {"count": len(order), "faces": faces, "order": order}
 
-    def describe_waiting(self, b: dict[str, Any]) -> str:
+    def describe_waiting(self, b: Procedure) -> str:
         """What a procedure waits for, in words (see `Describer.waiting`)."""
         return self.describer.waiting(self.waiting_facts(b))
 
-    def waiting_facts(self, b: dict[str, Any]) -> dict[str, Any]:
+    def waiting_facts(self, b: Procedure) -> dict[str, Any]:
         """What a procedure waits for, as facts without words: its step, the nations it waits
         for and the rule, and what they may answer (eligible units with their target numbers,
         legal targets and screens, hits to place, decisions, the dice order)."""
@@ -189,7 +190,7 @@ class Waiting(CampaignBase):
             facts["destination"] = b["route"][-1]
         return facts
 
-    def _ending_reason(self, b: dict[str, Any], rule: str) -> str:
+    def _ending_reason(self, b: Procedure, rule: str) -> str:
         """Why a procedure ends, in the words a player would use (the summary of BattleEnded).
         Unlike the descriptions of what the game waits for, these words are recorded in the
         event (version 2) and hashed with it, so the domain keeps them: the same facts must

@@ -122,7 +122,9 @@ class ServedTracker(Tracker):
 
         def guarded(campaign: Campaign, dice: DiceSource) -> T:
             phasing, before, round_before = campaign.nation, len(campaign.pending_events), campaign.round
-            battles = {str(k): (b["kind"], b["attacker"], b["defender"]) for k, b in campaign.battles.items()}
+            battles: dict[str, tuple[str, str, str]] = {
+                str(k): (b["kind"], b["attacker"], b["defender"]) for k, b in campaign.battles.items()
+            }
             result = command(campaign, dice)
             # Battles the action itself started are known from the state after it.
             for k, b in campaign.battles.items():
