@@ -922,9 +922,9 @@ def main() -> None:
 
 def _register_extensions() -> None:
     """Command groups kept in their own modules, registered on the main group."""
-    from tracker import cli_board, cli_economy, cli_naval, cli_report, cli_server, cli_transfer, shell
+    from tracker import cli_board, cli_economy, cli_naval, cli_odds, cli_report, cli_server, cli_transfer, shell
 
-    for module in (cli_board, cli_economy, cli_naval, cli_report, cli_server, cli_transfer, shell):
+    for module in (cli_board, cli_economy, cli_naval, cli_odds, cli_report, cli_server, cli_transfer, shell):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -1,0 +1,196 @@
+"""ASW combat on the ASW nation's own turn (AS1-AS5) as a pure state machine: the search of
+every hunter against every submarine, rounds of the shared volley, and submerging."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from domain.errors import RuleViolation
+from domain.procedures import volley
+from domain.procedures.base import (
+    Context,
+    Decision,
+    DieGroup,
+    Ended,
+    Fact,
+    Facts,
+    Need,
+    Outcome,
+    Piece,
+    Roll,
+    as_ids,
+    evolve,
+    left_by_type,
+)
+from domain.procedures.volley import Fight, VolleyStep
+from domain.rules import asw as asw_rules
+
+
+class AswStep(Enum):
+    SEARCHERS = "searchers"
+    SEARCH = "search"
+    VOLLEY = "volley"
+    DECIDE = "decide"
+    ENDED = "ended"
+
+
+@dataclass(frozen=True)
+class AswCombat:
+    """ASW combat: the hunters (attacker) against the enemy submarines in the zone."""
+
+    step: AswStep
+    attacker: str
+    defender: str
+    subs: tuple[Piece, ...]  # AS1: every enemy submarine in the zone
+    eligible: tuple[Piece, ...]  # AS1, F7: the units that may take part (a board fact)
+    fight: Fight | None = None  # hunters against the detected submarines
+    undetected: tuple[Piece, ...] = ()
+    submerged: tuple[Piece, ...] = ()
+    hunters: tuple[str, ...] = ()  # the units taking part
+    started: tuple[int, int] = (0, 0)
+    result: str = ""
+
+
+def start(
+    ctx: Context, attacker: str, defender: str, subs: tuple[Piece, ...], eligible: tuple[Piece, ...]
+) -> AswCombat:
+    """AS1: the ASW nation chooses the units taking part (AS2)."""
+    return AswCombat(
+        AswStep.SEARCHERS,
+        attacker,
+        defender,
+        tuple(sorted(subs)),
+        tuple(sorted(eligible)),
+        started=(len(eligible), len(subs)),
+    )
+
+
+def need(s: AswCombat, ctx: Context) -> Need:
+    if s.step == AswStep.SEARCHERS:
+        ids = tuple(p.id for p in s.eligible)
+        return Decision(s.attacker, "AS2", "searchers", (("units", ids),), ids)
+    if s.step == AswStep.SEARCH:
+        return Roll(s.attacker, "AS2", search_groups(s, ctx))
+    if s.step == AswStep.VOLLEY:
+        assert s.fight is not None
+        return volley.need(s.fight, ctx)
+    if s.step == AswStep.DECIDE:
+        assert s.fight is not None
+        ids = tuple(p.id for p in s.fight.defenders)
+        return Decision(s.defender, "AS5", "submerge", (("units", ids),), ids)
+    return Ended(outcome(s, ctx))
+
+
+def search_groups(s: AswCombat, ctx: Context) -> tuple[DieGroup, ...]:
+    """AS2: one die per hunter against each submarine, grouped by submarine and target number;
+    a submarine is detected if any of its dice succeeds."""
+    assert s.fight is not None
+    hunters = s.fight.attackers
+    board = ctx.board(hunters + s.subs)
+    faces = ctx.ruleset.faces_for("asw_search")
+    counts: dict[tuple[str, int], int] = {}
+    for p in hunters:
+        for sub in s.subs:
+            target = asw_rules.search_roll(board, board.units[p.id], board.units[sub.id]).target
+            key = (sub.id, max(0, min(faces, target)))
+            counts[key] = counts.get(key, 0) + 1
+    return tuple(
+        DieGroup(("detects", sub), n, faces, target=target, cap=1) for (sub, target), n in sorted(counts.items())
+    )
+
+
+def decide(s: AswCombat, ctx: Context, choice: object | None) -> tuple[AswCombat, Facts]:
+    if s.step == AswStep.SEARCHERS:
+        ids = [p.id for p in s.eligible] if choice is None else as_ids(choice)
+        unknown = [u for u in ids if u not in {p.id for p in s.eligible}]
+        if unknown or not ids or len(set(ids)) != len(ids):
+            raise RuleViolation("AS2", "name at least one eligible searching unit, each once")
+        hunters = tuple(p for p in s.eligible if p.id in ids)
+        fight = Fight("asw", s.attacker, s.defender, hunters, ())
+        return evolve(s, step=AswStep.SEARCH, fight=fight, hunters=tuple(ids)), (Fact("searchers", "AS2", tuple(ids)),)
+    if s.step == AswStep.VOLLEY:
+        assert s.fight is not None
+        fight, facts = volley.decide(s.fight, ctx, choice)
+        ns, more = _after_volley(evolve(s, fight=fight), ctx)
+        return ns, facts + more
+    if s.step == AswStep.DECIDE:
+        assert s.fight is not None
+        detected = s.fight.defenders
+        chosen = [p.id for p in detected] if choice is None else as_ids(choice)
+        asw_rules.check_submerge([p.id for p in detected], chosen)
+        diving = tuple(p for p in detected if p.id in chosen)
+        fight = evolve(s.fight, defenders=tuple(p for p in detected if p.id not in chosen))
+        s = evolve(s, fight=fight, submerged=tuple(sorted(s.submerged + diving)))
+        facts = (Fact("submerged", "AS5", tuple(chosen)),) if chosen else ()
+        if fight.defenders and volley.goes_on(fight, ctx):
+            ns, more = _next_round(s, ctx)
+            return ns, facts + more
+        return _end(s, "submerged" if diving else "fought"), facts
+    raise RuleViolation("AS5", "the ASW combat has ended")
+
+
+def _next_round(s: AswCombat, ctx: Context) -> tuple[AswCombat, Facts]:
+    assert s.fight is not None
+    begun = volley.begin(s.fight, ctx, "main")
+    facts: Facts = (Fact("round", "AS3", (), 1),)
+    if begun is None:
+        return _end(s, "fought"), facts
+    return evolve(s, step=AswStep.VOLLEY, fight=begun[0]), facts + begun[1]
+
+
+def _after_volley(s: AswCombat, ctx: Context) -> tuple[AswCombat, Facts]:
+    assert s.fight is not None
+    if s.fight.step != VolleyStep.DONE:
+        return s, ()
+    if s.fight.defenders and volley.goes_on(s.fight, ctx):
+        return evolve(s, step=AswStep.DECIDE), ()
+    return _end(s, "fought"), ()
+
+
+def _end(s: AswCombat, why: str) -> AswCombat:
+    assert s.fight is not None
+    if why == "fought" and not s.fight.defenders:
+        why = "submarines_sunk" if not s.submerged else "submerged"
+    elif why == "fought" and not s.fight.attackers:
+        why = "hunters_sunk"
+    return evolve(s, step=AswStep.ENDED, result=why)
+
+
+def roll(s: AswCombat, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[AswCombat, Facts]:
+    """The search (AS2) or a round's volley (AS4), as the number of dice of each group per result."""
+    if s.step == AswStep.VOLLEY:
+        assert s.fight is not None
+        fight, facts = volley.roll(s.fight, ctx, counts)
+        ns, more = _after_volley(evolve(s, fight=fight), ctx)
+        return ns, facts + more
+    if s.step != AswStep.SEARCH:
+        raise RuleViolation("AS2", f"the ASW combat waits for {s.step.value}, not dice")
+    assert s.fight is not None
+    groups = search_groups(s, ctx)
+    if len(counts) != len(groups) or any(sum(c) != g.count for c, g in zip(counts, groups, strict=True)):
+        raise ValueError("the dice do not match the groups of this roll")
+    found = {g.effect[1] for g, c in zip(groups, counts, strict=True) if c[1]}
+    detected = tuple(p for p in s.subs if p.id in found)
+    fight = evolve(s.fight, defenders=detected)
+    s = evolve(s, fight=fight, undetected=tuple(p for p in s.subs if p.id not in found))
+    facts = (Fact("detected", "AS2", tuple(p.id for p in detected)),)
+    if detected and volley.goes_on(fight, ctx):
+        ns, more = _next_round(s, ctx)
+        return ns, facts + more
+    return _end(s, "not_detected" if not detected else "fought"), facts
+
+
+def outcome(s: AswCombat, ctx: Context) -> Outcome:
+    afloat = {p.id for p in s.fight.attackers} if s.fight else set(s.hunters)
+    hunters = tuple(p for p in s.eligible if p.id in afloat or p.id not in s.hunters)
+    subs_left = (s.fight.defenders if s.fight else ()) + s.undetected + s.submerged
+    return Outcome(
+        procedure="asw",
+        result=s.result,
+        attacker_left=left_by_type(ctx, hunters),
+        defender_left=left_by_type(ctx, tuple(sorted(subs_left))),
+        attacker_units_lost=s.started[0] - len(hunters),
+        defender_units_lost=s.started[1] - len(subs_left),
+        holder="both" if subs_left and hunters else "attacker" if hunters else "defender",
+    )

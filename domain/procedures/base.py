@@ -1,0 +1,239 @@
+"""What every procedure shares: the units in a fight, the board facts the rules read, what a
+procedure waits for (a decision, a roll, or nothing: its outcome) and the facts it returns."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cached_property
+from itertools import product
+from typing import Any, Literal, NamedTuple, TypeVar
+
+from domain.board import Board, Unit
+from domain.dice import clamp_target
+from domain.errors import InputError
+from domain.ruleset import Ruleset
+from domain.scenario import GameMap, Nation, Scenario
+
+_T = TypeVar("_T")
+Side = Literal["attacker", "defender"]
+SIDES: tuple[Side, Side] = ("attacker", "defender")
+
+
+def other(side: Side) -> Side:
+    return "defender" if side == "attacker" else "attacker"
+
+
+class Piece(NamedTuple):
+    """One unit taking part: its ID, type, nation and the hits it has taken (F3)."""
+
+    id: str
+    type: str
+    nation: str
+    damage: int = 0
+
+
+@dataclass(frozen=True, eq=False)
+class Context:
+    """The board facts a procedure reads and never changes: the ruleset, the scenario (sides),
+    and every nation's technology levels (TE2)."""
+
+    ruleset: Ruleset
+    scenario: Scenario
+    tech: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    # Results of pure functions of the pieces, shared by every state of an enumeration.
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    def board(self, pieces: tuple[Piece, ...]) -> Board:
+        """A board holding just these units, for the leaf rule functions in `domain.rules`."""
+        key = ("board", pieces)
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = self._board(pieces)
+        return found
+
+    def _board(self, pieces: tuple[Piece, ...]) -> Board:
+        return Board(
+            scenario=self.scenario,
+            ruleset=self.ruleset,
+            units={p.id: Unit(p.id, p.type, p.nation, "", p.damage) for p in pieces},
+            ntr={},
+            tech={n: dict(levels) for n, levels in self.tech.items()},
+            balances={},
+            round=0,
+            nation="",
+            phase="",
+            owners={},
+        )
+
+    def acquired(self, nation: str) -> frozenset[str]:
+        levels = self.ruleset.research_levels
+        return frozenset(t for t, lvl in self.tech.get(nation, {}).items() if lvl >= levels)
+
+    def hits_left(self, piece: Piece) -> int:
+        """F3, NC5: hits a unit can still take before it sinks."""
+        return self.ruleset.units[piece.type].hits - piece.damage
+
+
+def hypothetical_scenario(sides: Mapping[str, str]) -> Scenario:
+    """A scenario with only the nations and sides of a position given by hand (no map)."""
+    nations = {
+        n: Nation(name=n, code=n[:2].upper(), side=s, resources=0, income=0, tech={}, ntr={}, ntr_max={})
+        for n, s in sides.items()
+    }
+    return Scenario(
+        name="position",
+        title="a position given by hand",
+        ruleset="",
+        dice="auto",
+        turn_order=tuple(sides),
+        nations=nations,
+        game_map=GameMap(sea=frozenset(), land={}, adjacency={}),
+        units=(),
+    )
+
+
+@dataclass(frozen=True)
+class DieGroup:
+    """Dice of one roll step that are alike: the same chance of each result and the same effect.
+
+    `kind` "at_most": each die succeeds on `target` or less (D2), results (miss, hit).
+    "total_at_least": each draw is `dice` dice whose total must reach `target` (CV2).
+    "table": each die's face gives `table[face - 1]` (CV5); results are the distinct values of
+    `table`, in increasing order. `effect` says what the group decides (a unit hit, the hits of
+    a firing class, a submarine detected, ...), so groups with equal effects may be pooled."""
+
+    effect: tuple[str, ...]
+    count: int
+    faces: int
+    kind: Literal["at_most", "total_at_least", "table"] = "at_most"
+    target: int = 0
+    dice: int = 1
+    table: tuple[int, ...] = ()
+    cap: int | None = None  # successes beyond this change nothing
+
+    @cached_property
+    def values(self) -> tuple[int, ...]:
+        """The result of each category: (0, 1) for miss and hit, or the table's values."""
+        return tuple(sorted(set(self.table))) if self.kind == "table" else (0, 1)
+
+    def category(self, faces: tuple[int, ...]) -> int:
+        """The category one draw of `dice` dice falls in (for checking by brute force)."""
+        if self.kind == "at_most":
+            return 1 if faces[0] <= clamp_target(self.target, self.faces) else 0
+        if self.kind == "total_at_least":
+            return 1 if sum(faces) >= self.target else 0
+        return self.values.index(self.table[faces[0] - 1])
+
+    @cached_property
+    def chances(self) -> tuple[Fraction, ...]:
+        """The exact chance of each category for one draw."""
+        counts = [0] * len(self.values)
+        draws = list(product(range(1, self.faces + 1), repeat=self.dice)) if self.kind != "at_most" else []
+        if self.kind == "at_most":
+            hit = clamp_target(self.target, self.faces)
+            return (Fraction(self.faces - hit, self.faces), Fraction(hit, self.faces))
+        for draw in draws:
+            counts[self.category(draw)] += 1
+        return tuple(Fraction(c, len(draws)) for c in counts)
+
+
+@dataclass(frozen=True)
+class Roll:
+    """A procedure waits for dice: who rolls, under which rule, and the dice in groups."""
+
+    roller: str
+    rule: str
+    groups: tuple[DieGroup, ...]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A procedure waits for a choice: who makes it, under which rule, what kind of choice,
+    the legal options and the choice the tracker takes by default."""
+
+    chooser: str
+    rule: str
+    kind: str
+    options: tuple[tuple[str, tuple[str, ...]], ...]
+    default: object
+
+
+@dataclass(frozen=True)
+class Fact:
+    """Something that happened, for the referee to record: `kind` (e.g. "hit", "sunk",
+    "detected", "submerged", "ntr_destroyed", "round"), the rule, the units, and a number."""
+
+    kind: str
+    rule: str
+    units: tuple[str, ...] = ()
+    count: int = 0
+
+
+Facts = tuple[Fact, ...]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a procedure ended: the result (who won, or why it stopped), each side's units left
+    by type, NTR destroyed, units lost, and who holds the zone."""
+
+    procedure: str
+    result: str
+    attacker_left: tuple[tuple[str, int], ...]
+    defender_left: tuple[tuple[str, int], ...]
+    attacker_units_lost: int
+    defender_units_lost: int
+    ntr_destroyed: int = 0
+    holder: str = "both"
+    extra: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A procedure that has ended waits for nothing: its outcome."""
+
+    outcome: Outcome
+
+
+Need = Roll | Decision | Ended
+
+
+def left_by_type(ctx: Context, pieces: tuple[Piece, ...]) -> tuple[tuple[str, int], ...]:
+    """Units by type, damaged capital ships apart ("battleship (damaged)")."""
+    counts: dict[str, int] = {}
+    for p in pieces:
+        key = f"{p.type} (damaged)" if p.damage else p.type
+        counts[key] = counts.get(key, 0) + 1
+    return tuple(sorted(counts.items()))
+
+
+def successes(group: DieGroup, counts: tuple[int, ...]) -> int:
+    """The number of hits of a binary group from its counts per category."""
+    return counts[1] if len(counts) > 1 else 0
+
+
+def evolve(state: _T, **changes: Any) -> _T:
+    """`dataclasses.replace` for the frozen states without its per-call field checks (the
+    enumerator makes millions of states; the fields named are known to exist)."""
+    new = object.__new__(type(state))
+    new.__dict__.update(state.__dict__)
+    new.__dict__.update(changes)
+    return new
+
+
+def as_ids(choice: object) -> list[str]:
+    """A decision given as unit IDs (a list or tuple)."""
+    if not isinstance(choice, list | tuple):
+        raise InputError(f"expected a list of units, got {choice!r}")
+    return [str(x) for x in choice]
+
+
+def as_pairs(choice: object) -> dict[str, str]:
+    """A decision given as pairs, firer -> target (a dict or a sequence of pairs)."""
+    if isinstance(choice, dict):
+        return {str(k): str(v) for k, v in choice.items()}
+    if isinstance(choice, list | tuple):
+        return {str(k): str(v) for k, v in choice}
+    raise InputError(f"expected pairs of units, got {choice!r}")

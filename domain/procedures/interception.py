@@ -1,0 +1,283 @@
+"""Interceptions of a submarine group passing a hostile zone (SM2-SM5) as a pure state machine:
+the search, which submarines were found, rounds of the shared volley against the units that
+found them, and after each round fight on, submerge or retreat; then go on or stop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from domain.errors import RuleViolation
+from domain.procedures import volley
+from domain.procedures.base import (
+    Context,
+    Decision,
+    DieGroup,
+    Ended,
+    Fact,
+    Facts,
+    Need,
+    Outcome,
+    Piece,
+    Roll,
+    as_ids,
+    evolve,
+    left_by_type,
+)
+from domain.procedures.volley import Fight, VolleyStep
+from domain.rules import interception as rules
+
+
+class InterceptionStep(Enum):
+    SEARCHERS = "searchers"
+    SEARCH = "search"
+    DETECT = "detect"
+    VOLLEY = "volley"
+    DECIDE = "decide"
+    CONTINUE = "continue"
+    ENDED = "ended"
+
+
+@dataclass(frozen=True)
+class InterceptionDecision:
+    """SM4: per detected submarine, submerge, retreat, or (named in neither) fight on."""
+
+    submerge: tuple[str, ...] = ()
+    retreat: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Interception:
+    """The moving nation's submarine group (attacker) paused in a zone where the enemy may search."""
+
+    step: InterceptionStep
+    attacker: str
+    defender: str
+    subs: tuple[Piece, ...]
+    eligible: tuple[Piece, ...]  # SM2: the enemy units that may search (a board fact)
+    can_retreat: bool = False  # SM4: the group came from another zone
+    route_goes_on: bool = False  # SM5: the zone is not the group's destination
+    searchers: tuple[Piece, ...] = ()
+    found: int = 0
+    hunters: tuple[str, ...] = ()  # SM3: the units whose search succeeded fight
+    fight: Fight | None = None  # detected submarines against the units that found them
+    undetected: tuple[Piece, ...] = ()
+    submerged: tuple[Piece, ...] = ()
+    retreated: tuple[Piece, ...] = ()
+    stopping: tuple[str, ...] = ()
+    result: str = ""
+
+
+def start(
+    ctx: Context,
+    attacker: str,
+    defender: str,
+    subs: tuple[Piece, ...],
+    eligible: tuple[Piece, ...],
+    can_retreat: bool = False,
+    route_goes_on: bool = False,
+) -> Interception:
+    """SM2: the enemy chooses which eligible units search (none is allowed)."""
+    return Interception(
+        InterceptionStep.SEARCHERS,
+        attacker,
+        defender,
+        tuple(subs),
+        tuple(sorted(eligible)),
+        can_retreat,
+        route_goes_on,
+        undetected=tuple(subs),
+    )
+
+
+def need(s: Interception, ctx: Context) -> Need:
+    if s.step == InterceptionStep.SEARCHERS:
+        ids = tuple(p.id for p in s.eligible)
+        return Decision(s.defender, "SM2", "searchers", (("units", ids),), ids)
+    if s.step == InterceptionStep.SEARCH:
+        board = ctx.board(s.searchers + s.subs)
+        faces = ctx.ruleset.faces_for("interception_search")
+        groups = tuple(
+            DieGroup(
+                ("finds", p.id), 1, faces, target=rules.search_roll(board, board.units[p.id], s.attacker).target, cap=1
+            )
+            for p in s.searchers
+        )
+        return Roll(s.defender, "SM3", groups)
+    if s.step == InterceptionStep.DETECT:
+        ids = tuple(p.id for p in s.subs)
+        return Decision(s.defender, "SM3", "detect", (("units", ids),), ids[: s.found])
+    if s.step == InterceptionStep.VOLLEY:
+        assert s.fight is not None
+        return volley.need(s.fight, ctx)
+    if s.step == InterceptionStep.DECIDE:
+        assert s.fight is not None
+        ids = tuple(p.id for p in s.fight.attackers)
+        return Decision(
+            s.attacker,
+            "SM4",
+            "decide",
+            (("submerge", ids), ("retreat", ids if s.can_retreat else ())),
+            InterceptionDecision(ids),
+        )
+    if s.step == InterceptionStep.CONTINUE:
+        return Decision(s.attacker, "SM5", "stop", (("units", tuple(p.id for p in _free(s))),), ())
+    return Ended(outcome(s, ctx))
+
+
+def _free(s: Interception) -> tuple[Piece, ...]:
+    return s.undetected + (s.fight.attackers if s.fight else ())
+
+
+def decide(s: Interception, ctx: Context, choice: object | None) -> tuple[Interception, Facts]:
+    if s.step == InterceptionStep.SEARCHERS:
+        ids = [p.id for p in s.eligible] if choice is None else as_ids(choice)
+        if any(u not in {p.id for p in s.eligible} for u in ids) or len(set(ids)) != len(ids):
+            raise RuleViolation("SM2", "only the eligible units search, each once")
+        chosen = tuple(p for p in s.eligible if p.id in ids)
+        facts: Facts = (Fact("searchers", "SM2", tuple(ids)),)
+        if not chosen:
+            return _over(evolve(s, searchers=()), ctx), facts + (Fact("found", "SM3"),)
+        return evolve(s, step=InterceptionStep.SEARCH, searchers=chosen), facts
+    if s.step == InterceptionStep.DETECT:
+        ids = [p.id for p in s.subs[: s.found]] if choice is None else as_ids(choice)
+        named = rules.check_detected([p.id for p in s.subs], s.found, ids)
+        return _detected(s, ctx, tuple(p for p in s.subs if p.id in named))
+    if s.step == InterceptionStep.VOLLEY:
+        assert s.fight is not None
+        fight, facts = volley.decide(s.fight, ctx, choice)
+        ns, more = _after_volley(evolve(s, fight=fight), ctx)
+        return ns, facts + more
+    if s.step == InterceptionStep.DECIDE:
+        assert s.fight is not None
+        detected = s.fight.attackers
+        ids = [p.id for p in detected]
+        d = choice if isinstance(choice, InterceptionDecision) else InterceptionDecision(tuple(ids))
+        rules.check_decisions(ids, list(d.submerge), list(d.retreat), "back" if s.can_retreat else None)
+        diving = tuple(p for p in detected if p.id in d.submerge)
+        leaving = tuple(p for p in detected if p.id in d.retreat)
+        fight = evolve(s.fight, attackers=tuple(p for p in detected if p not in diving and p not in leaving))
+        s = evolve(
+            s,
+            fight=fight,
+            submerged=tuple(sorted(s.submerged + diving)),
+            retreated=tuple(sorted(s.retreated + leaving)),
+        )
+        facts = ((Fact("submerged", "SM4", d.submerge),) if diving else ()) + (
+            (Fact("retreated", "SM4", d.retreat),) if leaving else ()
+        )
+        if fight.attackers and volley.goes_on(fight, ctx):
+            ns, more = _next_round(s, ctx)
+            return ns, facts + more
+        return _over(s, ctx), facts
+    if s.step == InterceptionStep.CONTINUE:
+        free = [p.id for p in _free(s)]
+        stop = [] if choice is None else as_ids(choice)
+        rules.check_stops(free, stop)
+        return _end(evolve(s, stopping=tuple(stop))), (
+            Fact("continued", "SM5", tuple(u for u in free if u not in stop)),
+        )
+    raise RuleViolation("SM5", "the interception has ended")
+
+
+def _detected(s: Interception, ctx: Context, detected: tuple[Piece, ...]) -> tuple[Interception, Facts]:
+    """SM3, SM4: the detected submarines fight the units whose search found them."""
+    fight = Fight("interception", s.attacker, s.defender, detected, s.fight.defenders if s.fight else ())
+    s = evolve(s, fight=fight, undetected=tuple(p for p in s.subs if p not in detected))
+    ns, facts = _next_round(s, ctx)
+    return ns, (Fact("detected", "SM3", tuple(p.id for p in detected)),) + facts
+
+
+def _next_round(s: Interception, ctx: Context) -> tuple[Interception, Facts]:
+    assert s.fight is not None
+    begun = volley.begin(s.fight, ctx, "main")
+    facts: Facts = (Fact("round", "SM4", (), 1),)
+    if begun is None:
+        return _over(s, ctx), facts
+    return evolve(s, step=InterceptionStep.VOLLEY, fight=begun[0]), facts + begun[1]
+
+
+def _after_volley(s: Interception, ctx: Context) -> tuple[Interception, Facts]:
+    assert s.fight is not None
+    if s.fight.step != VolleyStep.DONE:
+        return s, ()
+    if s.fight.attackers and volley.goes_on(s.fight, ctx):
+        return evolve(s, step=InterceptionStep.DECIDE), ()
+    return _over(s, ctx), ()
+
+
+def _over(s: Interception, ctx: Context) -> Interception:
+    """SM5: free submarines go on or stop when the zone is not their destination."""
+    if _free(s) and s.route_goes_on:
+        return evolve(s, step=InterceptionStep.CONTINUE)
+    return _end(s)
+
+
+def _end(s: Interception) -> Interception:
+    detected = s.fight.attackers if s.fight else ()
+    if not s.found:
+        result = "not_detected"
+    elif not detected and not s.submerged and not s.retreated and not s.undetected:
+        result = "all_sunk"
+    elif s.submerged:
+        result = "submerged"
+    elif s.retreated:
+        result = "retreated"
+    elif not detected:
+        result = "detected_sunk"
+    elif s.fight is not None and not s.fight.defenders:
+        result = "hunters_sunk"
+    else:
+        result = "no_hit_possible"
+    return evolve(s, step=InterceptionStep.ENDED, result=result)
+
+
+def roll(s: Interception, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[Interception, Facts]:
+    """The search (SM3) or a round's volley (SM4), as the number of dice of each group per result."""
+    if s.step == InterceptionStep.VOLLEY:
+        assert s.fight is not None
+        fight, facts = volley.roll(s.fight, ctx, counts)
+        ns, more = _after_volley(evolve(s, fight=fight), ctx)
+        return ns, facts + more
+    if s.step != InterceptionStep.SEARCH:
+        raise RuleViolation("SM3", f"the interception waits for {s.step.value}, not dice")
+    if len(counts) != len(s.searchers) or any(sum(c) != 1 for c in counts):
+        raise ValueError("the dice do not match the groups of this roll")
+    found_by = tuple(p for p, c in zip(s.searchers, counts, strict=True) if c[1])
+    found = min(len(found_by), len(s.subs))
+    # SM3: the hunters are the units whose search succeeded.
+    s = evolve(
+        s,
+        found=found,
+        hunters=tuple(p.id for p in found_by),
+        fight=Fight("interception", s.attacker, s.defender, (), tuple(sorted(found_by))),
+    )
+    facts = (Fact("found", "SM3", tuple(p.id for p in found_by), found),)
+    if found == 0:
+        return _over(evolve(s, fight=None), ctx), facts
+    if found == len(s.subs):
+        ns, more = _detected(s, ctx, s.subs)
+        return ns, facts + more
+    return evolve(s, step=InterceptionStep.DETECT), facts
+
+
+def outcome(s: Interception, ctx: Context) -> Outcome:
+    detected = s.fight.attackers if s.fight else ()
+    subs_left = tuple(sorted(s.undetected + detected + s.submerged + s.retreated))
+    afloat = {p.id for p in s.fight.defenders} if s.fight else set()
+    hunters_left = tuple(p for p in s.eligible if p.id not in s.hunters or p.id in afloat)
+    going = len([p for p in _free(s) if p.id not in s.stopping]) if s.route_goes_on else 0
+    return Outcome(
+        procedure="interception",
+        result=s.result,
+        attacker_left=left_by_type(ctx, subs_left),
+        defender_left=left_by_type(ctx, hunters_left),
+        attacker_units_lost=len(s.subs) - len(subs_left),
+        defender_units_lost=len(s.eligible) - len(hunters_left),
+        holder="both" if hunters_left else "attacker",
+        extra=(
+            ("submarines_going_on", going),
+            ("submarines_submerged", len(s.submerged)),
+            ("submarines_detected", s.found),
+        ),
+    )

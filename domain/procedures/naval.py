@@ -1,0 +1,243 @@
+"""Naval battles (NC1-NC6) as a pure state machine: opening fire, rounds of the shared volley,
+submerging and retreat at the end of a round, and how the battle ends."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from domain.errors import InputError, RuleViolation
+from domain.procedures import volley
+from domain.procedures.base import (
+    SIDES,
+    Context,
+    Decision,
+    Ended,
+    Fact,
+    Facts,
+    Need,
+    Outcome,
+    Piece,
+    Side,
+    evolve,
+    left_by_type,
+)
+from domain.procedures.volley import Fight, VolleyStep
+from domain.rules import combat
+
+
+class NavalStep(Enum):
+    VOLLEY = "volley"
+    DECIDE = "decide"
+    ENDED = "ended"
+
+
+@dataclass(frozen=True)
+class NavalBattle:
+    """A naval battle between the moving nation's units in a zone and its enemies' there."""
+
+    fight: Fight
+    step: NavalStep
+    retreat_zones: tuple[str, ...] = ()  # NC1: where the attacker may retreat (a board fact)
+    waiting: tuple[Side, ...] = ()
+    submerged: tuple[Piece, ...] = ()
+    retreated: tuple[Piece, ...] = ()
+    started: tuple[int, int] = (0, 0)  # units each side began with
+    result: str = ""
+
+
+@dataclass(frozen=True)
+class NavalDecision:
+    """NC4, NC1: the submarines of a side that submerge, and the attacker's retreat zone."""
+
+    submerge: tuple[str, ...] = ()
+    retreat_to: str | None = None
+
+
+def start(
+    ctx: Context,
+    attacker: str,
+    defender: str,
+    attackers: tuple[Piece, ...],
+    defenders: tuple[Piece, ...],
+    retreat_zones: tuple[str, ...] = (),
+) -> tuple[NavalBattle, Facts]:
+    """NC1, NC2: round one opens with the submarines' opening fire; each enemy escort cancels
+    the opening fire of the ruleset's number of submarines."""
+    fight = Fight("naval", attacker, defender, tuple(sorted(attackers)), tuple(sorted(defenders)))
+    board = ctx.board(fight.pieces)
+    opening: list[str] = []
+    facts: list[Fact] = [Fact("round", "NC2", (), 1)]
+    for side in SIDES:
+        own = [board.units[p.id] for p in fight.side(side)]
+        subs = [u for u in own if board.unit_type(u).is_submarine]
+        if not subs:
+            continue
+        enemy = [board.units[p.id] for p in fight.side("defender" if side == "attacker" else "attacker")]
+        firing, cancelled = combat.opening_fire(board, subs, combat.escorts(board, enemy))
+        opening += firing
+        facts.append(Fact("opening_fire", "NC2", tuple(firing), len(cancelled)))
+    state = NavalBattle(
+        evolve(fight, opening=tuple(opening)),
+        NavalStep.VOLLEY,
+        retreat_zones=tuple(retreat_zones),
+        started=(len(attackers), len(defenders)),
+    )
+    state, more = _to_targets(state, ctx, "opening" if opening else "main")
+    return state, tuple(facts) + more
+
+
+def _to_targets(s: NavalBattle, ctx: Context, stage: str) -> tuple[NavalBattle, Facts]:
+    begun = volley.begin(s.fight, ctx, "opening" if stage == "opening" else "main")
+    if begun is None:
+        facts = volley.withheld(s.fight, ctx, "opening" if stage == "opening" else "main", ())
+        if stage == "opening":
+            ns, more = _to_targets(s, ctx, "main")
+            return ns, facts + more
+        ns, more = _after_round(s, ctx)
+        return ns, facts + more
+    fight, facts = begun
+    return evolve(s, fight=fight, step=NavalStep.VOLLEY), facts
+
+
+def _after_volley(s: NavalBattle, ctx: Context) -> tuple[NavalBattle, Facts]:
+    """NC2: opening-fire casualties go before the other units fire; NC3 after the round."""
+    if s.fight.step != VolleyStep.DONE:
+        return s, ()
+    # Many rolls end in the same position: what follows is worked out once.
+    key = ("naval_after", s)
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = _next_volley(s, ctx)
+    return found
+
+
+def _next_volley(s: NavalBattle, ctx: Context) -> tuple[NavalBattle, Facts]:
+    if s.fight.stage == "opening":
+        if s.fight.attackers and s.fight.defenders:
+            return _to_targets(s, ctx, "main")
+        return _close(s), ()
+    return _after_round(s, ctx)
+
+
+def _after_round(s: NavalBattle, ctx: Context) -> tuple[NavalBattle, Facts]:
+    """NC1, NC4: the battle ends when a side is gone or nobody can hit; otherwise the sides with
+    submarines (and the attacker, who may retreat) decide."""
+    f = s.fight
+    if not f.attackers or not f.defenders or not volley.goes_on(f, ctx):
+        return _close(s), ()
+    waiting: list[Side] = []
+    if s.retreat_zones or _subs(ctx, f.attackers):
+        waiting.append("attacker")
+    if _subs(ctx, f.defenders):
+        waiting.append("defender")
+    if waiting:
+        return evolve(s, step=NavalStep.DECIDE, waiting=tuple(waiting)), ()
+    return _next_round(s, ctx)
+
+
+def _subs(ctx: Context, pieces: tuple[Piece, ...]) -> tuple[str, ...]:
+    return tuple(p.id for p in pieces if ctx.ruleset.units[p.type].is_submarine)
+
+
+def _next_round(s: NavalBattle, ctx: Context) -> tuple[NavalBattle, Facts]:
+    """NC3: another round; opening fire was for the first round only."""
+    s = evolve(s, fight=evolve(s.fight, opening=()), waiting=())
+    ns, facts = _to_targets(s, ctx, "main")
+    return ns, (Fact("round", "NC3", (), 1),) + facts
+
+
+def _close(s: NavalBattle) -> NavalBattle:
+    """NC1: why the battle ended."""
+    f = s.fight
+    if s.retreated:
+        result = "retreated"
+    elif not f.attackers and any(p.nation == f.attacker for p in s.submerged):
+        result = "submerged"
+    elif not f.attackers and not f.defenders:
+        result = "mutual_destruction"
+    elif not f.attackers:
+        result = "defender_wins"
+    elif not f.defenders:
+        result = "attacker_wins"
+    else:
+        result = "no_hit_possible"
+    return evolve(s, step=NavalStep.ENDED, waiting=(), result=result)
+
+
+def need(s: NavalBattle, ctx: Context) -> Need:
+    """What the battle waits for: the volley's targets, screens, dice or casualties; a side's
+    decision after a round (default: fight on); or nothing (its outcome)."""
+    if s.step == NavalStep.VOLLEY:
+        return volley.need(s.fight, ctx)
+    if s.step == NavalStep.DECIDE:
+        side = s.waiting[0]
+        subs = _subs(ctx, s.fight.side(side))
+        zones = s.retreat_zones if side == "attacker" else ()
+        return Decision(
+            s.fight.nation(side), "NC4", "naval_decide", (("submerge", subs), ("retreat", zones)), NavalDecision()
+        )
+    return Ended(outcome(s, ctx))
+
+
+def decide(s: NavalBattle, ctx: Context, choice: object | None) -> tuple[NavalBattle, Facts]:
+    if s.step == NavalStep.VOLLEY:
+        fight, facts = volley.decide(s.fight, ctx, choice)
+        ns, more = _after_volley(evolve(s, fight=fight), ctx)
+        return ns, facts + more
+    if s.step != NavalStep.DECIDE:
+        raise RuleViolation("NC1", "the battle has ended")
+    side = s.waiting[0]
+    d = choice if isinstance(choice, NavalDecision) else NavalDecision()
+    subs = _subs(ctx, s.fight.side(side))
+    if len(set(d.submerge)) != len(d.submerge):
+        raise InputError("a submarine is named twice")
+    for uid in d.submerge:
+        if uid not in subs:
+            raise RuleViolation("NC4", f"{uid} is not one of {s.fight.nation(side)}'s submarines in this battle")
+    if d.retreat_to is not None and (side != "attacker" or d.retreat_to not in s.retreat_zones):
+        raise RuleViolation("NC1", f"no retreat to {d.retreat_to}")
+    f = s.fight
+    noted: list[Fact] = []
+    diving = tuple(p for p in f.side(side) if p.id in d.submerge)
+    if diving:
+        kept = tuple(p for p in f.side(side) if p.id not in d.submerge)
+        f = evolve(f, attackers=kept) if side == "attacker" else evolve(f, defenders=kept)
+        noted.append(Fact("submerged", "NC4", tuple(p.id for p in diving)))
+    s = evolve(s, fight=f, submerged=tuple(sorted(s.submerged + diving)), waiting=s.waiting[1:])
+    if d.retreat_to is not None:
+        noted.append(Fact("retreated", "NC1", tuple(p.id for p in f.attackers)))
+        s = evolve(s, fight=evolve(f, attackers=()), retreated=f.attackers)
+        return _close(s), tuple(noted)
+    if s.waiting:
+        return s, tuple(noted)
+    if f.attackers and f.defenders and volley.goes_on(f, ctx):
+        ns, more = _next_round(s, ctx)
+        return ns, tuple(noted) + more
+    return _close(s), tuple(noted)
+
+
+def roll(s: NavalBattle, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[NavalBattle, Facts]:
+    if s.step != NavalStep.VOLLEY or s.fight.step != VolleyStep.FIRE:
+        raise RuleViolation("NC3", "the battle does not wait for dice")
+    fight, facts = volley.roll(s.fight, ctx, counts)
+    ns, more = _after_volley(evolve(s, fight=fight), ctx)
+    return ns, facts + more
+
+
+def outcome(s: NavalBattle, ctx: Context) -> Outcome:
+    """Survivors in the zone include submerged submarines (NC4); retreated units left it. In a
+    naval battle the attacking side is the moving nation's units alone (NC1)."""
+    f = s.fight
+    att_here = f.attackers + tuple(p for p in s.submerged if p.nation == f.attacker)
+    def_here = f.defenders + tuple(p for p in s.submerged if p.nation != f.attacker)
+    holder = "both" if att_here and def_here else "attacker" if att_here else "defender" if def_here else "none"
+    return Outcome(
+        procedure="naval",
+        result=s.result,
+        attacker_left=left_by_type(ctx, att_here + s.retreated),
+        defender_left=left_by_type(ctx, def_here),
+        attacker_units_lost=s.started[0] - len(att_here) - len(s.retreated),
+        defender_units_lost=s.started[1] - len(def_here),
+        holder=holder,
+    )

@@ -1,0 +1,178 @@
+"""The pure state of a procedure in progress in a campaign, at its current step, built from the
+campaign's recorded battle state and board (for the odds from here)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from domain.board import Board
+from domain.errors import InputError
+from domain.procedures import asw, convoy, interception, naval, volley
+from domain.procedures.base import Context, Piece, Side, evolve
+from domain.procedures.volley import Fight, Shot, VolleyStep
+from domain.rules import asw as asw_rules
+from domain.rules import combat
+from domain.rules import convoy as convoy_rules
+from domain.rules import interception as interception_rules
+
+_VOLLEY_STEPS = {
+    "targets": (VolleyStep.TARGETS, "main"),
+    "opening_targets": (VolleyStep.TARGETS, "opening"),
+    "screening": (VolleyStep.SCREENING, "main"),
+    "opening_screening": (VolleyStep.SCREENING, "opening"),
+    "fire": (VolleyStep.FIRE, "main"),
+    "opening_fire": (VolleyStep.FIRE, "opening"),
+    "casualties": (VolleyStep.CASUALTIES, "main"),
+}
+
+
+class Position:
+    """A campaign's board and one of its battles, read into pure procedure values."""
+
+    def __init__(self, board: Board, battle: Mapping[str, Any], committed: frozenset[str]) -> None:
+        self.board = board
+        self.b = battle
+        self.committed = committed
+        self.ctx = Context(board.ruleset, board.scenario, {n: dict(t) for n, t in board.tech.items()})
+
+    def piece(self, uid: str) -> Piece:
+        u = self.board.units[uid]
+        return Piece(u.id, u.type, u.nation, u.damage)
+
+    def pieces(self, ids: Any) -> tuple[Piece, ...]:
+        return tuple(sorted(self.piece(u) for u in ids if u in self.board.units))
+
+    def side(self, nation: str) -> Side:
+        return "attacker" if nation == self.b["attacker"] else "defender"
+
+    def fight(self, kind: volley.Kind, attackers: tuple[Piece, ...], defenders: tuple[Piece, ...]) -> Fight:
+        """The fight with the volley in progress: its step, shots, hits and choices so far."""
+        b = self.b
+        f = Fight(kind, b["attacker"], b["defender"], attackers, defenders, tuple(b.get("opening", ())))
+        step, stage = _VOLLEY_STEPS.get(b["step"], (VolleyStep.DONE, "main"))
+        if step == VolleyStep.DONE:
+            return f
+        if step == VolleyStep.TARGETS:
+            begun = volley.begin(f, self.ctx, stage)  # type: ignore[arg-type]
+            if begun is None:
+                return f
+            f = begun[0]
+            recorded = {k: Shot(k, s["target"]) for k, s in b["shots"].items()}
+            shots = {s.firer: s for s in f.shots} | recorded
+            return evolve(
+                f,
+                shots=tuple(shots[k] for k in sorted(shots)),
+                waiting=tuple(self.side(n) for n in b["waiting"]),
+            )
+        recorded_shots = tuple(Shot(k, s["target"], s["screen"]) for k, s in sorted(b["shots"].items()))
+        f = evolve(f, stage=stage, step=step, shots=recorded_shots, waiting=tuple(self.side(n) for n in b["waiting"]))
+        if step == VolleyStep.CASUALTIES:
+            f = evolve(
+                f,
+                hits=tuple(sorted(b["pending_hits"])),
+                groups=tuple((g["side"], g["class"], g["hits"]) for g in b["groups"]),
+                chosen=tuple((side, tuple(units)) for side, units in b["chosen"].items()),
+            )
+        return f
+
+
+def from_battle(board: Board, battle: Mapping[str, Any], committed: frozenset[str]) -> tuple[Any, Context, int]:
+    """(the procedure's pure state, its context, the rounds fought so far)."""
+    p = Position(board, battle, committed)
+    b = battle
+    kind, step = b["kind"], b["step"]
+    zone = b["zone"]
+    rounds = int(b.get("round", 0))
+    if kind == "naval":
+        attackers, defenders = p.pieces(b["attackers"]), p.pieces(b["defenders"])
+        state = naval.NavalBattle(
+            p.fight("naval", attackers, defenders),
+            naval.NavalStep.DECIDE if step == "decide" else naval.NavalStep.VOLLEY,
+            retreat_zones=tuple(combat.retreat_zones(board, b["attacker"], zone)),
+            waiting=tuple(p.side(n) for n in b["waiting"]) if step == "decide" else (),
+            submerged=p.pieces(b["submerged"]),
+            started=(len(attackers), len(defenders)),
+        )
+        return state, p.ctx, rounds
+    if kind == "convoy":
+        zone_subs = p.pieces(
+            u.id for u in board.units_at(zone) if u.nation == b["attacker"] and board.unit_type(u).is_submarine
+        )
+        eligible = tuple(
+            sorted(p.piece(u.id) for u in convoy_rules.eligible_searchers(board, b["defender"], zone, committed))
+        )
+        steps = {
+            "merchant_defence": convoy.ConvoyStep.MERCHANT_DEFENCE,
+            "merchant_casualty": convoy.ConvoyStep.MERCHANT_CASUALTY,
+            "search": convoy.ConvoyStep.SEARCHERS,
+            "convoy_table": convoy.ConvoyStep.CONVOY_TABLE,
+        }
+        detecting = p.pieces(b.get("detecting", ()))
+        c = convoy.ConvoyBattle(
+            steps.get(step, convoy.ConvoyStep.VOLLEY),
+            b["attacker"],
+            b["defender"],
+            tuple(u for u in b["subs"] if u in board.units),
+            zone_subs,
+            eligible if step in ("merchant_defence", "merchant_casualty", "search") else detecting,
+            board.ntr.get(b["defender"], {}).get(zone, 0),
+            searchers=detecting,
+            detecting=tuple(x.id for x in detecting),
+            started_subs=len(zone_subs),
+        )
+        if c.step == convoy.ConvoyStep.VOLLEY:
+            c = evolve(c, fight=p.fight("convoy", zone_subs, detecting))
+        return c, p.ctx, rounds
+    if kind == "asw":
+        subs = p.pieces(b["subs"])
+        if step == "search":
+            eligible = tuple(
+                sorted(p.piece(u.id) for u in asw_rules.eligible_units(board, b["attacker"], zone, committed))
+            )
+            return asw.start(p.ctx, b["attacker"], b["defender"], subs, eligible), p.ctx, rounds
+        hunters, detected = p.pieces(b["hunters"]), p.pieces(b["detected"])
+        a = asw.AswCombat(
+            asw.AswStep.DECIDE if step == "decide" else asw.AswStep.VOLLEY,
+            b["attacker"],
+            b["defender"],
+            subs,
+            hunters,
+            fight=p.fight("asw", hunters, detected),
+            undetected=p.pieces(b["undetected"]),
+            submerged=p.pieces(b["submerged"]),
+            hunters=tuple(x.id for x in hunters),
+            started=(len(hunters), len(subs)),
+        )
+        return a, p.ctx, rounds
+    if kind == "interception":
+        subs = tuple(p.piece(u) for u in b["subs"] if u in board.units)
+        route, index = b["route"], b["index"]
+        eligible = tuple(
+            sorted(p.piece(u.id) for u in interception_rules.eligible_searchers(board, b["attacker"], zone, committed))
+        )
+        base = interception.start(
+            p.ctx, b["attacker"], b["defender"], subs, eligible, index > 0, index < len(route) - 1
+        )
+        if step == "search":
+            return base, p.ctx, rounds
+        hunters = p.pieces(b["hunters"])
+        detected = p.pieces(b["detected"])
+        moments = {
+            "detect": interception.InterceptionStep.DETECT,
+            "decide": interception.InterceptionStep.DECIDE,
+            "continue": interception.InterceptionStep.CONTINUE,
+        }
+        i = evolve(
+            base,
+            step=moments.get(step, interception.InterceptionStep.VOLLEY),
+            searchers=p.pieces(b["searchers"]),
+            found=int(b["found"]),
+            hunters=tuple(x.id for x in hunters),
+            fight=p.fight("interception", detected, hunters),
+            undetected=p.pieces(b["undetected"]),
+            submerged=p.pieces(b["submerged"]),
+            retreated=p.pieces(b["retreated"]),
+        )
+        return i, p.ctx, rounds
+    raise InputError(f"battle {b['id']} is a {kind}, which has no odds")

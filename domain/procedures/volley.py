@@ -1,0 +1,532 @@
+"""The volley every fight shares: who fires at whom (NC2, NC3, NC6, AS3, AS4, SM4, CV4), targets
+and screens chosen before any die (HA1-HA3), the dice grouped by target number and effect, and
+the hits placed in the order the rules impose (HA4-HA7) and taken together (F3, NC5)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from enum import Enum
+from typing import Literal
+
+from domain.board import Board
+from domain.dice import clamp_target
+from domain.errors import RuleViolation
+from domain.procedures.base import (
+    SIDES,
+    Context,
+    Decision,
+    DieGroup,
+    Fact,
+    Facts,
+    Piece,
+    Roll,
+    Side,
+    as_ids,
+    as_pairs,
+    evolve,
+    other,
+)
+from domain.rules import asw, combat, convoy
+from domain.rules import hits as hits_rules
+from domain.rules.convoy import Roll as Spec
+
+Kind = Literal["naval", "convoy", "asw", "interception"]
+Stage = Literal["opening", "main", "next"]
+
+
+class VolleyStep(Enum):
+    TARGETS = "targets"
+    SCREENING = "screening"
+    FIRE = "fire"
+    CASUALTIES = "casualties"
+    DONE = "done"
+
+
+@dataclass(frozen=True)
+class Shot:
+    """A selective shot (HA1, HA3, AS3, SM4): its target, and the escort screening it."""
+
+    firer: str
+    target: str
+    screen: str | None = None
+
+    @property
+    def lands_on(self) -> str:
+        return self.screen or self.target
+
+
+@dataclass(frozen=True)
+class Firer:
+    unit: str
+    attacking: bool
+    legal: tuple[str, ...] | None  # the targets of a selective shot; None: hits placed by the owner
+
+
+@dataclass(frozen=True)
+class Fight:
+    """Two sides fighting, and the volley in progress.
+
+    Naval battles: the attacker's units and the defender's. Convoy rounds (CV4): the attacker's
+    submarines in the zone and the detecting units. ASW combat: the hunters and the detected
+    submarines. Interceptions: the detected submarines and the hunters."""
+
+    kind: Kind
+    attacker: str  # the nation that makes the attacking side's choices (HA7)
+    defender: str
+    attackers: tuple[Piece, ...]
+    defenders: tuple[Piece, ...]
+    opening: tuple[str, ...] = ()  # NC2: submarines firing first in round one
+    stage: Literal["opening", "main"] = "main"
+    step: VolleyStep = VolleyStep.DONE
+    waiting: tuple[Side, ...] = ()
+    shots: tuple[Shot, ...] = ()
+    hits: tuple[str, ...] = ()  # selective hits landing, one entry per hit
+    groups: tuple[tuple[Side, str, int], ...] = ()  # non-selective hits: side hit, firing class, hits
+    chosen: tuple[tuple[Side, tuple[str, ...]], ...] = ()
+
+    def side(self, side: Side) -> tuple[Piece, ...]:
+        return self.attackers if side == "attacker" else self.defenders
+
+    def nation(self, side: Side) -> str:
+        return self.attacker if side == "attacker" else self.defender
+
+    def side_of(self, uid: str) -> Side:
+        return "attacker" if any(p.id == uid for p in self.attackers) else "defender"
+
+    @property
+    def pieces(self) -> tuple[Piece, ...]:
+        return self.attackers + self.defenders
+
+
+def hunting(kind: Kind) -> Side | None:
+    """The side hunting submarines: the interceptors (SM4) or the ASW nation (AS3)."""
+    return {"interception": "defender", "asw": "attacker"}.get(kind)  # type: ignore[return-value]
+
+
+def target_rule(f: Fight, stage: str) -> str:
+    return {"interception": "SM4", "asw": "AS3", "convoy": "CV4"}.get(f.kind, "NC2" if stage == "opening" else "HA1")
+
+
+def fire_rule(f: Fight) -> str:
+    return {"interception": "SM4", "asw": "AS4", "convoy": "CV4"}.get(f.kind, "NC2" if f.stage == "opening" else "NC3")
+
+
+def dice_kind(kind: Kind) -> str:
+    return {"naval": "naval_combat", "convoy": "convoy_combat"}.get(kind, "asw_combat")
+
+
+def volley(f: Fight, ctx: Context, stage: Stage, board: Board | None = None) -> tuple[Firer, ...]:
+    """Who fires in this volley, in rolling order, with the legal targets of selective shots.
+
+    NC2: "opening" is the submarines firing first in round one, "main" the rest of a round,
+    "next" a whole round to come (whether the fight goes on). NC6: a unit with nothing its hits
+    may fall on fires no die."""
+    key = ("volley", f.kind, f.attacker, f.attackers, f.defenders, f.opening, stage)
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = _volley(f, ctx, stage, board or ctx.board(f.pieces))
+    return found
+
+
+def _volley(f: Fight, ctx: Context, stage: Stage, board: Board) -> tuple[Firer, ...]:
+    units = board.units
+    fire: list[Firer] = []
+    if f.kind == "convoy":
+        if stage == "next":
+            return ()  # CV7: one round only
+        subs, detecting = f.attackers, f.defenders
+        ships = [units[p.id] for p in detecting if board.unit_type(units[p.id]).is_naval]
+        for p in detecting if subs else ():
+            # CV4, HA3: a detecting aircraft picks a submarine; a ship's hits are placed by the
+            # submarines' owner (HA7).
+            u = units[p.id]
+            legal = tuple(s.id for s in subs) if board.unit_type(u).is_air else None
+            if convoy.attack_roll(board, u, f.attacker).target > 0:
+                fire.append(Firer(p.id, False, legal))
+        for s in subs if ships else ():
+            targets = hits_rules.selective_targets(board, units[s.id], ships)
+            fire.append(Firer(s.id, True, tuple(t.id for t in targets)))
+        return tuple(fire)
+    hunters_side = hunting(f.kind)
+    if hunters_side is not None:
+        hunters = f.side(hunters_side)
+        detected = f.side(other(hunters_side))
+        for side in SIDES:
+            if side == hunters_side:
+                for p in hunters:
+                    if detected and asw.can_attack(board, units[p.id]):
+                        fire.append(Firer(p.id, side == "attacker", tuple(s.id for s in detected)))
+            else:
+                targets_pool = [units[p.id] for p in hunters]
+                for s in detected:
+                    legal = tuple(t.id for t in hits_rules.selective_targets(board, units[s.id], targets_pool))
+                    if legal:
+                        fire.append(Firer(s.id, side == "attacker", legal))
+        return tuple(fire)
+    for side in SIDES:
+        enemies = [units[p.id] for p in f.side(other(side))]
+        for p in f.side(side):
+            opened = p.id in f.opening
+            if (stage == "opening" and not opened) or (stage == "main" and opened):
+                continue
+            u = units[p.id]
+            if not combat.can_hit(board, u, side == "attacker", enemies):
+                continue
+            if hits_rules.is_selective(board, u):
+                fire.append(
+                    Firer(p.id, side == "attacker", tuple(t.id for t in hits_rules.naval_targets(board, u, enemies)))
+                )
+            else:
+                fire.append(Firer(p.id, side == "attacker", None))
+    return tuple(fire)
+
+
+def goes_on(f: Fight, ctx: Context) -> bool:
+    """Whether anyone would still have something to fire at in another round."""
+    return bool(volley(f, ctx, "next"))
+
+
+def withheld(f: Fight, ctx: Context, stage: Stage, firing: tuple[Firer, ...]) -> Facts:
+    """NC6: units with a value to fire but nothing their hits may fall on roll no die."""
+    board = ctx.board(f.pieces)
+    ids = {x.unit for x in firing}
+    idle = tuple(
+        p.id
+        for side in SIDES
+        for p in f.side(side)
+        if p.id not in ids
+        and (p.id in f.opening) == (stage == "opening")
+        and combat.fire_roll(board, board.units[p.id], side == "attacker").target > 0
+    )
+    return (Fact("fire_withheld", "NC6", idle),) if idle else ()
+
+
+def begin(f: Fight, ctx: Context, stage: Literal["opening", "main"]) -> tuple[Fight, Facts] | None:
+    """HA1, HA3, AS3, SM4: open a volley; the owners of selective shooters pick targets before any
+    roll. A side whose every shooter has a single legal target has that choice taken for it.
+    None when nobody fires."""
+    firing = volley(f, ctx, stage)
+    facts = withheld(f, ctx, stage, firing) if f.kind == "naval" else ()
+    if not firing:
+        return None
+    f = evolve(f, stage=stage, shots=(), hits=(), groups=(), chosen=(), waiting=())
+    waiting: list[Side] = []
+    shots: list[Shot] = []
+    for x in firing:
+        side: Side = "attacker" if x.attacking else "defender"
+        if x.legal and side not in waiting:
+            waiting.append(side)
+    left = []
+    for side in waiting:
+        own = [x for x in firing if x.legal and x.attacking == (side == "attacker")]
+        if all(len(x.legal or ()) == 1 for x in own):
+            shots += [Shot(x.unit, (x.legal or ("",))[0]) for x in own]
+            facts += (Fact("targets", target_rule(f, stage), tuple(x.unit for x in own)),)
+        else:
+            left.append(side)
+    f = evolve(f, shots=tuple(sorted(shots, key=lambda s: s.firer)))
+    if left:
+        return evolve(f, step=VolleyStep.TARGETS, waiting=tuple(left)), facts
+    nf, more = _to_screening(f, ctx)
+    return nf, facts + more
+
+
+def _selective(f: Fight, ctx: Context) -> dict[str, tuple[str, ...]]:
+    return {x.unit: x.legal for x in volley(f, ctx, f.stage) if x.legal}
+
+
+def screen_choices(f: Fight, ctx: Context) -> dict[Side, dict[str, tuple[str, ...]]]:
+    """HA1, HA3: per side, this volley's shots at its units that one of its escorts could take."""
+    board = ctx.board(f.pieces)
+    firing = _selective(f, ctx)
+    need: dict[Side, dict[str, tuple[str, ...]]] = {}
+    for shot in f.shots:
+        if shot.firer not in firing or shot.target not in board.units:
+            continue
+        side = f.side_of(shot.target)
+        own = [board.units[p.id] for p in f.side(side)]
+        options = hits_rules.screen_options(board, board.units[shot.target], own)
+        if options:
+            need.setdefault(side, {})[shot.firer] = tuple(u.id for u in options)
+    return need
+
+
+def _to_screening(f: Fight, ctx: Context) -> tuple[Fight, Facts]:
+    need = screen_choices(f, ctx)
+    if need:
+        return evolve(f, step=VolleyStep.SCREENING, waiting=tuple(s for s in SIDES if s in need)), ()
+    return evolve(f, step=VolleyStep.FIRE, waiting=()), ()
+
+
+def _shots_at(f: Fight, side: Side) -> dict[str, str]:
+    own = {p.id for p in f.side(side)}
+    return {s.firer: s.target for s in f.shots if s.target in own}
+
+
+def default_targets(f: Fight, ctx: Context, side: Side) -> dict[str, str]:
+    board = ctx.board(f.pieces)
+    plan = {
+        x.unit: list(x.legal or ())
+        for x in volley(f, ctx, f.stage, board)
+        if x.legal and x.attacking == (side == "attacker")
+    }
+    return hits_rules.default_targets(board, plan)
+
+
+def default_screens(f: Fight, ctx: Context, side: Side) -> dict[str, str]:
+    board = ctx.board(f.pieces)
+    own = [board.units[p.id] for p in f.side(side)]
+    return hits_rules.default_screens(board, _shots_at(f, side), own)
+
+
+def _allocation(f: Fight, ctx: Context, side: Side) -> tuple[list[tuple[str, int]], list, Counter[str]]:
+    board = ctx.board(f.pieces)
+    groups = [(c, n) for s, c, n in f.groups if s == side]
+    units = [board.units[p.id] for p in f.side(side)]
+    ids = {u.id for u in units}
+    taken = Counter(u for u in f.hits if u in ids)
+    return groups, units, taken
+
+
+def _forced(f: Fight, ctx: Context, side: Side) -> tuple[bool, tuple[str, ...]] | None:
+    """HA7: whether the rules leave the owner no choice, and the default; None without hits."""
+    groups, units, taken = _allocation(f, ctx, side)
+    if not groups:
+        return None
+    key = ("forced", f.kind, f.side(side), tuple(groups), tuple(sorted(taken.items())))
+    found = ctx.memo.get(key)
+    if found is None:
+        board = ctx.board(f.pieces)
+        nc6 = f.kind == "naval"
+        forced = hits_rules.allocation_is_forced(board, groups, units, taken, nc6)
+        default = hits_rules.allocate(board, f.nation(side), groups, units, taken, None, nc6)
+        found = ctx.memo[key] = (forced, tuple(default))
+    return found
+
+
+def default_casualties(f: Fight, ctx: Context, side: Side) -> list[str]:
+    """HA7: the cheapest legal choice within HA4-HA6."""
+    forced = _forced(f, ctx, side)
+    return list(forced[1]) if forced else []
+
+
+def need(f: Fight, ctx: Context) -> Decision | Roll:
+    """What the volley waits for: targets, screens, the dice, or casualties."""
+    if f.step == VolleyStep.FIRE:
+        return Roll(roller=_roller(f, ctx), rule=fire_rule(f), groups=fire_groups(f, ctx))
+    side = f.waiting[0]
+    if f.step == VolleyStep.TARGETS:
+        legal = {
+            x.unit: x.legal or () for x in volley(f, ctx, f.stage) if x.legal and x.attacking == (side == "attacker")
+        }
+        return Decision(
+            f.nation(side),
+            target_rule(f, f.stage),
+            "targets",
+            tuple(sorted(legal.items())),
+            tuple(sorted(default_targets(f, ctx, side).items())),
+        )
+    if f.step == VolleyStep.SCREENING:
+        options = screen_choices(f, ctx).get(side, {})
+        return Decision(
+            f.nation(side),
+            "HA1",
+            "screens",
+            tuple(sorted(options.items())),
+            tuple(sorted(default_screens(f, ctx, side).items())),
+        )
+    ids = tuple(p.id for p in f.side(side))
+    return Decision(f.nation(side), "HA7", "casualties", (("units", ids),), tuple(default_casualties(f, ctx, side)))
+
+
+def _roller(f: Fight, ctx: Context) -> str:
+    firing = volley(f, ctx, f.stage)
+    return f.attacker if firing and firing[0].attacking else f.defender
+
+
+def _spec(f: Fight, board: Board, x: Firer, shot: Shot | None) -> Spec:
+    unit = board.units[x.unit]
+    if f.kind == "convoy":
+        return convoy.return_fire_roll(board, unit) if x.attacking else convoy.attack_roll(board, unit, f.attacker)
+    if f.kind == "naval":
+        return combat.fire_roll(board, unit, x.attacking)
+    if (x.attacking and hunting(f.kind) == "attacker") or (not x.attacking and hunting(f.kind) == "defender"):
+        assert shot is not None
+        return asw.attack_roll(board, unit, board.units[shot.target])
+    return asw.return_fire_roll(board, unit, moving=f.kind == "interception")
+
+
+def fire_groups(f: Fight, ctx: Context) -> tuple[DieGroup, ...]:
+    """SM4, AS4, NC2, NC3, CV4: one die per firing unit, grouped by target number and by what a
+    hit does (lands on one unit, or adds to a firing class's hits on a side)."""
+    key = ("fire_groups", f)
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = _fire_groups(f, ctx)
+    return found
+
+
+def _fire_groups(f: Fight, ctx: Context) -> tuple[DieGroup, ...]:
+    board = ctx.board(f.pieces)
+    faces = ctx.ruleset.faces_for(dice_kind(f.kind))
+    shots = {s.firer: s for s in f.shots}
+    counts: Counter[tuple[tuple[str, ...], int]] = Counter()
+    caps: dict[tuple[str, ...], int] = {}
+    for x in volley(f, ctx, f.stage, board):
+        shot = shots.get(x.unit)
+        if x.legal is not None and shot is None:
+            continue
+        target = clamp_target(_spec(f, board, x, shot).target, faces)
+        if shot is not None:
+            effect: tuple[str, ...] = ("unit", shot.lands_on)
+            caps[effect] = hits_rules.hits_to_sink(board, board.units[shot.lands_on])
+        else:
+            hit_side: Side = "defender" if x.attacking else "attacker"
+            effect = ("class", hit_side, board.unit_type(board.units[x.unit]).unit_class)
+            caps[effect] = sum(hits_rules.hits_to_sink(board, board.units[p.id]) for p in f.side(hit_side))
+        counts[(effect, target)] += 1
+    return tuple(
+        DieGroup(effect=effect, count=n, faces=faces, target=target, cap=caps[effect])
+        for (effect, target), n in sorted(counts.items())
+    )
+
+
+def roll(f: Fight, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[Fight, Facts]:
+    """The volley's dice, as the number of dice of each group (of `fire_groups`) per result:
+    selective hits land on their unit; the other hits go to the owner to place (HA4-HA7),
+    which the tracker does for a side when the rules leave no choice."""
+    groups = fire_groups(f, ctx)
+    if len(counts) != len(groups) or any(sum(c) != g.count for c, g in zip(counts, groups, strict=True)):
+        raise ValueError("the dice do not match the groups of this roll")
+    landed: list[str] = []
+    scored: Counter[tuple[Side, str]] = Counter()
+    facts: list[Fact] = []
+    for g, c in zip(groups, counts, strict=True):
+        hits = c[1]
+        if not hits:
+            continue
+        if g.effect[0] == "unit":
+            landed += [g.effect[1]] * hits
+        else:
+            scored[(g.effect[1], g.effect[2])] += hits  # type: ignore[index]
+    order = list(ctx.ruleset.hit_priority)
+
+    def group_order(key: tuple[Side, str]) -> tuple[bool, int, str]:
+        # HA5/HA6 hits are placed in the ruleset's order of firing classes, then the rest.
+        side, cls = key
+        return (side != "attacker", order.index(cls) if cls in order else len(order), cls)
+
+    placed = tuple((s, c, n) for (s, c), n in sorted(scored.items(), key=lambda kv: group_order(kv[0])))
+    f = evolve(f, hits=tuple(sorted(landed)), groups=placed, chosen=())
+    facts += [Fact("hits", fire_rule(f), (s, c), n) for s, c, n in placed]
+    waiting: list[Side] = []
+    chosen: list[tuple[Side, tuple[str, ...]]] = []
+    for side in SIDES:
+        forced = _forced(f, ctx, side)
+        if forced is None:
+            continue
+        if forced[0]:
+            chosen.append((side, forced[1]))
+        else:
+            waiting.append(side)
+    f = evolve(f, chosen=tuple(chosen))
+    if waiting:
+        return evolve(f, step=VolleyStep.CASUALTIES, waiting=tuple(waiting)), tuple(facts)
+    nf, more = _end(f, ctx)
+    return nf, tuple(facts) + more
+
+
+def decide(f: Fight, ctx: Context, choice: object | None) -> tuple[Fight, Facts]:
+    """The first waiting side's targets (firer -> target), screens (firer -> escort) or
+    casualties (units, one entry per hit); None takes the default."""
+    side = f.waiting[0]
+    board = ctx.board(f.pieces)
+    rest = f.waiting[1:]
+    if f.step == VolleyStep.TARGETS:
+        legal = {
+            x.unit: list(x.legal or ())
+            for x in volley(f, ctx, f.stage, board)
+            if x.legal and x.attacking == (side == "attacker")
+        }
+        if choice is None:
+            picked = hits_rules.default_targets(board, legal)
+        else:
+            picked = hits_rules.check_targets(board, target_rule(f, f.stage), f.nation(side), legal, as_pairs(choice))
+        shots = {s.firer: s for s in f.shots} | {k: Shot(k, t) for k, t in picked.items()}
+        f = evolve(f, shots=tuple(shots[k] for k in sorted(shots)), waiting=rest)
+        facts: Facts = (Fact("targets", target_rule(f, f.stage), tuple(sorted(picked))),)
+        if rest:
+            return f, facts
+        nf, more = _to_screening(f, ctx)
+        return nf, facts + more
+    if f.step == VolleyStep.SCREENING:
+        own = [board.units[p.id] for p in f.side(side)]
+        shots_at = _shots_at(f, side)
+        if choice is None:
+            screens = hits_rules.default_screens(board, shots_at, own)
+        else:
+            screens = hits_rules.check_screens(board, "HA1", f.nation(side), shots_at, own, as_pairs(choice))
+        f = evolve(
+            f,
+            shots=tuple(evolve(s, screen=screens[s.firer]) if s.firer in screens else s for s in f.shots),
+            waiting=rest,
+        )
+        facts = (Fact("screens", "HA1", tuple(sorted(screens.values()))),)
+        if rest:
+            return f, facts
+        return evolve(f, step=VolleyStep.FIRE), facts
+    if f.step != VolleyStep.CASUALTIES:
+        raise RuleViolation("HA7", "this volley waits for dice, not a decision")
+    if choice is None:
+        picked_units = default_casualties(f, ctx, side)
+    else:
+        groups, units, taken = _allocation(f, ctx, side)
+        picked_units = hits_rules.allocate(
+            board,
+            f.nation(side),
+            groups,
+            units,
+            taken,
+            as_ids(choice),
+            f.kind == "naval",
+        )
+    f = evolve(f, chosen=f.chosen + ((side, tuple(picked_units)),), waiting=rest)
+    if rest:
+        return f, ()
+    return _end(f, ctx)
+
+
+def _end(f: Fight, ctx: Context) -> tuple[Fight, Facts]:
+    """F3, NC5, NC2, NC3: every hit of the volley is taken together; a capital ship's first hit
+    damages it; a hit on a unit already sunk this volley is lost."""
+    rule = fire_rule(f)
+    taken = Counter(f.hits) + Counter(u for _, units in f.chosen for u in units)
+    facts: list[Fact] = []
+    sunk: set[str] = set()
+
+    def hit(p: Piece) -> Piece:
+        n = min(taken[p.id], ctx.hits_left(p))
+        if not n:
+            return p
+        facts.append(Fact("hit", rule, (p.id,), n))
+        if n >= ctx.hits_left(p):
+            sunk.add(p.id)
+            facts.append(Fact("sunk", rule, (p.id,)))
+        return p._replace(damage=p.damage + n)
+
+    attackers = tuple(hit(p) for p in f.attackers)
+    defenders = tuple(hit(p) for p in f.defenders)
+    f = evolve(
+        f,
+        attackers=tuple(p for p in attackers if p.id not in sunk),
+        defenders=tuple(p for p in defenders if p.id not in sunk),
+        opening=tuple(u for u in f.opening if u not in sunk),
+        step=VolleyStep.DONE,
+        waiting=(),
+        shots=(),
+        hits=(),
+        groups=(),
+        chosen=(),
+    )
+    return f, tuple(facts)

@@ -1,0 +1,304 @@
+"""Exact odds (`domain.procedures.odds`, `tracker odds`): the enumerator against brute force over
+every die face, the dice grouping of every roll step of naval battles, the odds of a battle in
+progress in a campaign, and the command line.
+
+Brute force walks the same pure transitions, rolling every die of a step on every face (no
+grouping, no pooling, no loop formula) and sums 1/faces^n per face combination."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from domain.procedures import odds
+from domain.procedures.base import Context, Decision, Ended, Outcome
+from tests.odds_positions import TOP, asw_combat, context, convoy_battle, interception_of, naval_battle
+from tests.support import advance as advance_passing
+from tracker.application import Tracker
+from tracker.cli import cli
+
+
+def _every_face(ctx: Context, state: Any) -> list[tuple[Any, Fraction]]:
+    """Every face of every die of the roll `state` waits for: (child state settled, chance)."""
+    n = odds.need(state, ctx)
+    assert isinstance(n, odds.Roll)
+    dice = [(i, g) for i, g in enumerate(n.groups) for _ in range(g.count)]
+    draws = [list(product(range(1, g.faces + 1), repeat=g.dice)) for _, g in dice]
+    total = 1
+    for d in draws:
+        total *= len(d)
+    out = []
+    for combo in product(*draws):
+        counts = [[0] * len(g.values) for g in n.groups]
+        for (i, g), draw in zip(dice, combo, strict=True):
+            counts[i][g.category(draw)] += 1
+        child, _ = odds.roll(state, ctx, tuple(tuple(c) for c in counts))
+        out.append((_settle(ctx, child), Fraction(1, total)))
+    return out
+
+
+def _settle(ctx: Context, state: Any) -> Any:
+    n = odds.need(state, ctx)
+    while isinstance(n, Decision):
+        state, _ = odds.decide(state, ctx, None)
+        n = odds.need(state, ctx)
+    return state
+
+
+def brute_force(
+    ctx: Context, state: Any, memo: dict[Any, dict[Outcome, Fraction]] | None = None
+) -> dict[Outcome, Fraction]:
+    """The outcome distribution by rolling every die on every face (for procedures that end)."""
+    memo = {} if memo is None else memo
+    state = _settle(ctx, state)
+    if state in memo:
+        return memo[state]
+    n = odds.need(state, ctx)
+    if isinstance(n, Ended):
+        memo[state] = {n.outcome: Fraction(1)}
+        return memo[state]
+    out: dict[Outcome, Fraction] = {}
+    for child, p in _every_face(ctx, state):
+        for o, q in brute_force(ctx, child, memo).items():
+            out[o] = out.get(o, Fraction(0)) + p * q
+    memo[state] = out
+    return out
+
+
+def exact(ctx: Context, state: Any) -> dict[Outcome, Fraction]:
+    result = odds.exact_odds(state, ctx)
+    assert result.truncated == 0
+    return {o: m[0] for o, m in result.outcomes.items()}
+
+
+GERMAN_TE3 = {"Germany": {"advanced_submarine": TOP["advanced_submarine"]}}
+BRITISH_TE4 = {"Britain": {"advanced_asw": TOP["advanced_asw"]}}
+
+
+@pytest.mark.parametrize(
+    "tech,subs,searchers,ntr",
+    [
+        ({}, 2, {"destroyer": 1}, 3),
+        (GERMAN_TE3, 1, {"cruiser": 1}, 2),
+        (BRITISH_TE4, 1, {"destroyer": 1, "bomber": 1}, 1),
+    ],
+    ids=["plain", "TE3", "TE4-with-aircraft"],
+)
+def test_convoy_odds_equal_brute_force_CV2_CV7(
+    tech: dict[str, Any], subs: int, searchers: dict[str, int], ntr: int
+) -> None:
+    ctx = context(tech)
+    state = convoy_battle(ctx, subs, searchers, ntr)
+    assert exact(ctx, state) == brute_force(ctx, state)
+
+
+@pytest.mark.parametrize(
+    "tech,hunters,subs",
+    [
+        ({}, {"destroyer": 1}, 1),
+        (BRITISH_TE4, {"destroyer": 1}, 2),
+        (GERMAN_TE3 | BRITISH_TE4, {"destroyer": 1, "fighter": 1}, 1),
+    ],
+    ids=["plain", "TE4", "TE3-TE4-aircraft"],
+)
+def test_asw_odds_equal_brute_force_AS2_AS5(tech: dict[str, Any], hunters: dict[str, int], subs: int) -> None:
+    ctx = context(tech)
+    state = asw_combat(ctx, hunters, subs)
+    assert exact(ctx, state) == brute_force(ctx, state)
+
+
+@pytest.mark.parametrize(
+    "tech,subs,searchers",
+    [({}, 2, {"destroyer": 2}), (GERMAN_TE3, 2, {"destroyer": 1, "cruiser": 1}), (BRITISH_TE4, 1, {"destroyer": 1})],
+    ids=["plain", "TE3", "TE4"],
+)
+def test_interception_odds_equal_brute_force_SM2_SM5(
+    tech: dict[str, Any], subs: int, searchers: dict[str, int]
+) -> None:
+    ctx = context(tech)
+    state = interception_of(ctx, subs, searchers)
+    assert exact(ctx, state) == brute_force(ctx, state)
+
+
+def test_interception_fighting_on_equals_brute_force_SM4() -> None:
+    """With fight on after every round the fight can last; brute force with a depth of rounds
+    reaches the exact odds within the mass it leaves."""
+    ctx = context()
+    state = interception_of(ctx, 1, {"destroyer": 1}, goes_on=False)
+    fight = odds.exact_odds(state, ctx, lambda s, d: _fight_on(d))
+    assert fight.truncated == 0 and sum(m[0] for m in fight.outcomes.values()) == 1
+    assert fight.probability(lambda o: o.result == "submerged") == 0
+    default = odds.exact_odds(state, ctx)
+    assert fight.probability(lambda o: o.attacker_units_lost == 1) > default.probability(
+        lambda o: o.attacker_units_lost == 1
+    )
+
+
+def _fight_on(d: Decision) -> object | None:
+    from domain.procedures.interception import InterceptionDecision
+
+    return InterceptionDecision() if d.kind == "decide" else None
+
+
+NAVAL = [
+    ({}, {"destroyer": 1}, {"destroyer": 1}),
+    ({}, {"submarine": 2}, {"destroyer": 1, "transport": 1}),
+    ({}, {"battleship": 1, "submarine": 1}, {"destroyer": 1}),
+    (GERMAN_TE3, {"submarine": 1, "cruiser": 1}, {"battleship": 1}),
+    (BRITISH_TE4, {"submarine": 2}, {"fighter": 1, "destroyer": 1}),
+]
+
+
+@pytest.mark.parametrize("tech,attackers,defenders", NAVAL, ids=["DD-DD", "SS-screen", "BB-SS", "TE3", "TE4-air"])
+def test_every_naval_roll_step_equals_every_face_NC2_NC3_HA1_HA7(
+    tech: dict[str, Any], attackers: dict[str, int], defenders: dict[str, int]
+) -> None:
+    """A naval battle may go on for ever, so brute force checks each roll step the enumerator
+    met: the grouped, pooled chances of its results equal rolling every die on every face."""
+    ctx = context(tech)
+    state = naval_battle(ctx, attackers, defenders)
+    engine = odds._Engine(ctx, None)
+    root, _ = engine.settle(state)
+    order = engine.order(root)
+    checked = 0
+    for s in order:
+        if isinstance(odds.need(s, ctx), Ended):
+            continue
+        faces: dict[Any, Fraction] = {}
+        for child, p in _every_face(ctx, s):
+            faces[child] = faces.get(child, Fraction(0)) + p
+        grouped: dict[Any, Fraction] = {}
+        for (child, _), p in engine.edges[s].items():
+            grouped[child] = grouped.get(child, Fraction(0)) + p
+        assert grouped == faces
+        checked += 1
+    assert checked >= 1
+    result = odds.exact_odds(state, ctx)
+    assert result.truncated == 0 and sum(m[0] for m in result.outcomes.values()) == 1
+
+
+def test_a_battle_that_cannot_end_soon_sums_its_rounds_exactly_NC3() -> None:
+    """1 destroyer against 1 destroyer: each round ends it with chance 1 - (7/10)^2; the
+    number of rounds is geometric, so its mean is 1/(1 - 49/100)."""
+    ctx = context()
+    result = odds.exact_odds(naval_battle(ctx, {"destroyer": 1}, {"destroyer": 1}), ctx, rounds=1)
+    mean, variance = result.rounds()
+    p = 1 - Fraction(49, 100)
+    assert mean == 1 / p
+    assert variance == (1 - p) / p**2
+    assert result.probability(lambda o: o.result == "mutual_destruction") == Fraction(9, 100) / p
+
+
+# ----- a battle in progress in a campaign, and the command line -----
+
+
+def run(db: str, *args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(cli, ["--db", db, *args])
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def test_odds_of_a_battle_in_progress_follow_the_referee_NC1(tmp_path: Path) -> None:
+    """`tracker odds 1` at each step of a naval battle the referee plays with auto dice: the
+    odds are a distribution, and once it ends the command says so."""
+    db = str(tmp_path / "odds.db")
+    run(db, "new", "autumn", "--scenario", "north-sea-1914")
+    with Tracker(db) as t:
+
+        def to_battle(c: Any, _dice: Any) -> None:
+            while c.phase != "naval_combat":
+                advance_passing(c)
+            c.naval_start("Germany", "Central North Sea")
+
+        t.execute(t.campaign_id(None), to_battle)
+    data = json.loads(run(db, "odds", "1", "--json"))
+    assert data["procedure"] == "naval"
+    assert abs(sum(o["probability"] for o in data["outcomes"]) - 1) < 1e-12
+    assert sum(Fraction(o["exact"]) for o in data["outcomes"]) == 1
+    assert set(data["p"]) <= {"attacker_wins", "defender_wins", "mutual_destruction", "no_hit_possible"}
+    assert set(data["expected"]) >= {"ntr_destroyed", "attacker_units_lost", "defender_units_lost", "rounds"}
+    text = run(db, "odds", "1")
+    assert text.startswith("Odds of battle 1 (naval in Central North Sea), from its step targets:")
+    run(db, "battle", "auto", "1")
+    assert "battle 1 (naval) has ended" in run(db, "odds", "1", code=1)
+    assert run(db, "odds", "9", code=2).startswith("Error: no battle 9 in progress")
+
+
+def test_odds_of_a_position_given_by_hand_as_text_and_json(tmp_path: Path) -> None:
+    db = str(tmp_path / "none.db")
+    out = run(db, "odds", "naval", "--attacker", "Germany:destroyer=1", "--defender", "Britain:destroyer=1", "--exact")
+    assert "mutual destruction  3/17" in out  # (9/100) / (1 - 49/100)
+    data = json.loads(
+        run(
+            db,
+            "odds",
+            "convoy",
+            "--attacker",
+            "Germany:submarine=2",
+            "--defender",
+            "Britain:destroyer=1",
+            "--ntr",
+            "3",
+            "--tech",
+            "Germany:advanced_submarine",
+            "--json",
+        )
+    )
+    assert data["procedure"] == "convoy" and 0 < data["expected"]["ntr_destroyed"] <= 3
+    assert all({"probability", "exact", "ntr_destroyed"} <= set(o) for o in data["outcomes"])
+    out = run(
+        db,
+        "odds",
+        "asw",
+        "--attacker",
+        "Britain:destroyer=2",
+        "--defender",
+        "Germany:submarine=1",
+        "--after-round",
+        "fight",
+    )
+    assert "ended by submerging" not in out
+    assert not Path(db).exists()  # nothing touched a database
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (
+            ["naval", "--attacker", "Germany:zeppelin=1", "--defender", "Britain:cruiser=1"],
+            "unknown unit type 'zeppelin'",
+        ),
+        (["naval", "--attacker", "Germany", "--defender", "Britain:cruiser=1"], "a force is NATION:TYPE=N"),
+        (["naval", "--attacker", "Germany:cruiser=99", "--defender", "Britain:cruiser=1"], "unit counts are 1..20"),
+        (["convoy", "--attacker", "Germany:submarine=1", "--defender", "Britain:cruiser=1"], "needs --ntr"),
+        (
+            ["convoy", "--attacker", "Germany:cruiser=1", "--defender", "Britain:cruiser=1", "--ntr", "2"],
+            "submarines only",
+        ),
+        (
+            ["asw", "--attacker", "Britain:destroyer=1", "--defender", "Germany:submarine=1", "--tech", "Britain:warp"],
+            "unknown technology",
+        ),
+        (["duel"], "give a battle number or one of convoy"),
+        (["naval", "--attacker", "Germany:cruiser=1"], "give the forces of both sides"),
+    ],
+)
+def test_bad_odds_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    out = run(str(tmp_path / "none.db"), "odds", *args, code=2)
+    assert message in out and out.count("\n") == 1, out
+
+
+def test_the_readme_odds_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme[readme.index("### Exact odds") :]
+    command = next(line for line in section.splitlines() if line.startswith("tracker odds naval"))
+    shown = [line[1:].strip() for line in section.splitlines() if line.startswith("#   ") and "%" in line]
+    out = run(str(tmp_path / "none.db"), *command.split()[1:])
+    for line in shown:
+        assert line in " ".join(out.split()) or line in out, line

@@ -1,0 +1,88 @@
+"""`tracker odds`: the exact odds of a procedure in progress, or of a position given by hand."""
+
+from __future__ import annotations
+
+import click
+
+from domain.errors import InputError
+from tracker.cli_common import Context, emit_json, json_option
+
+
+@click.command(name="odds")
+@click.argument("what", metavar="BATTLE|convoy|intercept|asw|naval")
+@click.option("--attacker", multiple=True, help="A force: NATION:TYPE=N[,TYPE=N...] (repeat for allies).")
+@click.option("--defender", multiple=True, help="A force of the other side, as --attacker.")
+@click.option("--tech", multiple=True, help="NATION:TECHNOLOGY[=LEVEL] (no level: acquired, TE2).")
+@click.option("--ntr", type=click.IntRange(0, 10_000), help="NTR in the zone (convoy battles, CV5).")
+@click.option("--stops-here", is_flag=True, help="Interception: the zone is the group's destination (SM5).")
+@click.option("--ruleset", default=None, help="Ruleset for a position given by hand (default: twtea-3e).")
+@click.option(
+    "--after-round",
+    type=click.Choice(["default", "fight", "submerge"]),
+    default="default",
+    show_default=True,
+    help="The choice after each round (NC4, AS5, SM4): the tracker's default (naval battles fight on, "
+    "ASW and interceptions submerge), fight on, or submerge every submarine.",
+)
+@click.option("--exact", is_flag=True, help="Print exact fractions and every outcome.")
+@json_option
+@click.pass_obj
+def odds(
+    ctx: Context,
+    what: str,
+    attacker: tuple[str, ...],
+    defender: tuple[str, ...],
+    tech: tuple[str, ...],
+    ntr: int | None,
+    stops_here: bool,
+    ruleset: str | None,
+    after_round: str,
+    exact: bool,
+    as_json: bool,
+) -> None:
+    """Exact odds: every outcome with its probability, expected values and standard deviations.
+
+    `tracker odds BATTLE` works from the current step of a procedure in progress in the
+    selected campaign; `tracker odds convoy|intercept|asw|naval` from a position given on the
+    command line, without any database. Remaining choices take the tracker's defaults
+    (targets spread, cheapest casualties), with --after-round for the choice after a round.
+
+    Example: tracker odds naval --attacker Germany:battleship=1,destroyer=2 --defender Britain:cruiser=2
+    """
+    from domain.procedures.odds import exact_odds
+    from domain.ruleset import load_ruleset
+    from tracker import odds as view
+
+    if what.isdigit():
+        if attacker or defender or tech or ntr is not None or ruleset or stops_here:
+            raise InputError(
+                "a battle in progress takes its forces from the campaign: no --attacker, "
+                "--defender, --tech, --ntr, --ruleset or --stops-here"
+            )
+        from domain.procedures.position import from_battle
+
+        c = ctx.load()
+        battle = int(what)
+        b = c.battles.get(str(battle))
+        if b is None:
+            c.require_not_ended(battle)
+            active = ", ".join(f"{x['id']} ({x['kind']})" for x in c.battles.values()) or "none"
+            raise InputError(f"no battle {battle} in progress (active: {active})")
+        state, pctx, rounds = from_battle(c.board(), b, frozenset(c.committed))
+        title = f"Odds of battle {battle} ({b['kind']} in {b['zone']}), from its step {b['step']}:"
+    elif what in view.PROCEDURES:
+        rs, _ = load_ruleset(ruleset or "twtea-3e")
+        state, pctx, rounds = view.hypothetical(what, rs, attacker, defender, tech, ntr, stops_here)
+        article = "an" if what[0] in "aeiou" else "a"
+        title = f"Odds of {article} {what} position: attacker {' + '.join(attacker)}; defender {' + '.join(defender)}:"
+    else:
+        raise InputError(f"give a battle number or one of {', '.join(view.PROCEDURES)}, got {what!r}")
+    result = exact_odds(state, pctx, view.policy(after_round), rounds)
+    data = view.summary(result)
+    if as_json:
+        emit_json(data)
+    else:
+        click.echo(view.render(data, title, exact), nl=False)
+
+
+COMMANDS = [odds]

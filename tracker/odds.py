@@ -1,0 +1,285 @@
+"""Exact odds for the command line: positions given by hand, the after-round policy, and the
+distribution of outcomes as text and JSON (`tracker odds`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+from domain.errors import InputError
+from domain.procedures import asw, convoy, interception, naval
+from domain.procedures.base import Context, Decision, Outcome, Piece, hypothetical_scenario
+from domain.procedures.interception import InterceptionDecision
+from domain.procedures.naval import NavalDecision
+from domain.procedures.odds import Odds, Policy, State
+from domain.ruleset import Ruleset
+from domain.text import plural
+
+PROCEDURES = ("convoy", "intercept", "asw", "naval")
+AFTER_ROUND = ("default", "fight", "submerge")
+# Bigger forces make the enumeration slow (the states grow with every unit type present).
+MAX_UNITS_PER_SIDE = 20
+RESULT_WORDS = {
+    "attacker_wins": "attacker wins",
+    "defender_wins": "defender wins",
+    "mutual_destruction": "mutual destruction",
+    "submerged": "ended by submerging",
+    "retreated": "ended by retreat",
+    "no_hit_possible": "nobody can hit (NC6)",
+    "merchant_defence": "merchant defence sank the attack (CV2, CV7)",
+    "submarines_sunk": "no taking-part submarine left (CV7)",
+    "convoy_table": "convoy table rolled (CV5)",
+    "not_detected": "no submarine detected",
+    "all_sunk": "every submarine sunk",
+    "detected_sunk": "the detected submarines sunk, the rest unseen",
+    "fought": "the fight stopped (nobody can hit)",
+    "hunters_sunk": "every hunter sunk",
+}
+
+
+def parse_force(text: str, ruleset: Ruleset) -> tuple[str, dict[str, int]]:
+    """'Germany:submarine=3,destroyer=1' as (nation, {type: count})."""
+    nation, sep, rest = text.partition(":")
+    if not sep or not nation.strip() or not rest.strip():
+        raise InputError(f"a force is NATION:TYPE=N[,TYPE=N...], got {text!r}")
+    counts: dict[str, int] = {}
+    for part in rest.split(","):
+        name, eq, number = part.strip().partition("=")
+        name = name.strip()
+        if name not in ruleset.units:
+            raise InputError(f"unknown unit type {name!r} in {text!r} (known: {', '.join(ruleset.units)})")
+        n = _count(number if eq else "1", text)
+        counts[name] = counts.get(name, 0) + n
+    return nation.strip(), counts
+
+
+def _count(number: str, text: str) -> int:
+    try:
+        n = int(number.strip())
+    except ValueError:
+        raise InputError(f"{number.strip()!r} in {text!r} is not a whole number") from None
+    if not 1 <= n <= MAX_UNITS_PER_SIDE:
+        raise InputError(f"unit counts are 1..{MAX_UNITS_PER_SIDE}, got {n} in {text!r}")
+    return n
+
+
+def parse_tech(texts: tuple[str, ...], ruleset: Ruleset) -> dict[str, dict[str, int]]:
+    """'Germany:advanced_submarine=3' (a level; no level: acquired, TE2)."""
+    tech: dict[str, dict[str, int]] = {}
+    for text in texts:
+        nation, sep, rest = text.partition(":")
+        if not sep or not rest.strip():
+            raise InputError(f"a technology is NATION:TECHNOLOGY[=LEVEL], got {text!r}")
+        for part in rest.split(","):
+            name, eq, level = part.strip().partition("=")
+            name = name.strip()
+            if name not in ruleset.technologies:
+                raise InputError(f"unknown technology {name!r} (known: {', '.join(ruleset.technologies)})")
+            try:
+                value = int(level) if eq else ruleset.research_levels
+            except ValueError:
+                raise InputError(f"{level!r} in {text!r} is not a level") from None
+            if not 0 <= value <= ruleset.research_levels:
+                raise InputError(f"technology levels are 0..{ruleset.research_levels}, got {value}")
+            tech.setdefault(nation.strip(), {})[name] = value
+    return tech
+
+
+def _pieces(ruleset: Ruleset, forces: list[tuple[str, dict[str, int]]], codes: dict[str, str]) -> tuple[Piece, ...]:
+    out = []
+    for nation, counts in forces:
+        for unit_type, n in counts.items():
+            abbr = ruleset.units[unit_type].abbr
+            out += [Piece(f"{codes[nation]}-{abbr}{i + 1}", unit_type, nation) for i in range(n)]
+    return tuple(out)
+
+
+def hypothetical(
+    procedure: str,
+    ruleset: Ruleset,
+    attacker: tuple[str, ...],
+    defender: tuple[str, ...],
+    tech: tuple[str, ...],
+    ntr: int | None,
+    stops_here: bool,
+) -> tuple[State, Context, int]:
+    """A position given on the command line: (state, context, rounds fought)."""
+    if not attacker or not defender:
+        raise InputError("give the forces of both sides with --attacker and --defender")
+    att = [parse_force(t, ruleset) for t in attacker]
+    dfd = [parse_force(t, ruleset) for t in defender]
+    for label, side in (("attacker", att), ("defender", dfd)):
+        if sum(n for _, c in side for n in c.values()) > MAX_UNITS_PER_SIDE:
+            raise InputError(f"at most {MAX_UNITS_PER_SIDE} units per side (the {label} has more)")
+    a_nations = list(dict.fromkeys(n for n, _ in att))
+    d_nations = list(dict.fromkeys(n for n, _ in dfd))
+    both = set(a_nations) & set(d_nations)
+    if both:
+        raise InputError(f"{', '.join(sorted(both))} cannot be on both sides")
+    sides = {n: "attacking side" for n in a_nations} | {n: "defending side" for n in d_nations}
+    levels = parse_tech(tech, ruleset)
+    unknown = sorted(set(levels) - set(sides))
+    if unknown:
+        raise InputError(f"--tech names {unknown[0]}, which has no units here")
+    codes: dict[str, str] = {}
+    for n in sides:
+        code = n[:2].upper()
+        while code in codes.values():
+            code += "X"
+        codes[n] = code
+    ctx = Context(ruleset, hypothetical_scenario(sides), levels)
+    a, d = _pieces(ruleset, att, codes), _pieces(ruleset, dfd, codes)
+    subs_only = {"convoy": a, "intercept": a, "asw": d}
+    if procedure in subs_only and any(not ruleset.units[p.type].is_submarine for p in subs_only[procedure]):
+        who = "defender" if procedure == "asw" else "attacker"
+        raise InputError(f"in {procedure} the {who} has submarines only")
+    if procedure == "convoy":
+        if ntr is None:
+            raise InputError("a convoy battle needs --ntr N (the NTR in the zone, CV5)")
+        searchers = tuple(p for p in d if ruleset.units[p.type].search.get("convoy", 0) > 0)
+        state: State = convoy.start(ctx, a_nations[0], d_nations[0], tuple(p.id for p in a), a, searchers, ntr)
+        return state, ctx, 0
+    if ntr is not None:
+        raise InputError("--ntr belongs to convoy battles")
+    if procedure == "intercept":
+        board = ctx.board(a + d)
+        from domain.rules import interception as rules
+
+        searchers = tuple(p for p in d if rules.can_search(board, board.units[p.id]))
+        if not searchers:
+            raise InputError("none of the defender's units may search for passing submarines (SM2)")
+        return interception.start(ctx, a_nations[0], d_nations[0], a, searchers, True, not stops_here), ctx, 0
+    if procedure == "asw":
+        board = ctx.board(a + d)
+        from domain.rules import asw as rules_asw
+
+        hunters = tuple(p for p in a if rules_asw.can_search(board, board.units[p.id]))
+        if not hunters:
+            raise InputError("none of the attacker's units may search for submarines (AS2)")
+        return asw.start(ctx, a_nations[0], d_nations[0], d, hunters), ctx, 0
+    if any(n != a_nations[0] for n in a_nations):
+        raise InputError("in a naval battle the attacker is one nation (NC1)")
+    if not any(ruleset.units[p.type].is_naval for p in d):
+        raise InputError("a naval battle needs enemy naval units (NC1)")
+    state, facts = naval.start(ctx, a_nations[0], d_nations[0], a, d)
+    return state, ctx, sum(1 for f in facts if f.kind == "round")
+
+
+def policy(after_round: str) -> Policy | None:
+    """The choices after a round (NC4, AS5, SM4): the tracker's defaults, or fight on, or
+    submerge every submarine that may."""
+    if after_round == "default":
+        return None
+
+    def choose(state: State, d: Decision) -> object | None:
+        if d.kind == "naval_decide":
+            subs = dict(d.options)["submerge"]
+            return NavalDecision(submerge=subs if after_round == "submerge" else ())
+        if d.kind == "submerge":  # AS5
+            return dict(d.options)["units"] if after_round == "submerge" else ()
+        if d.kind == "decide":  # SM4
+            subs = dict(d.options)["submerge"]
+            return InterceptionDecision(submerge=subs if after_round == "submerge" else ())
+        return None
+
+    return choose
+
+
+def _fraction(p: Fraction) -> str:
+    return f"{p.numerator}/{p.denominator}"
+
+
+def _sd(variance: Fraction) -> float:
+    return math.sqrt(max(0.0, float(variance)))
+
+
+def _is_result(result: str) -> Callable[[Outcome], bool]:
+    return lambda o: o.result == result
+
+
+def _is_holder(holder: str) -> Callable[[Outcome], bool]:
+    return lambda o: o.holder == holder
+
+
+def summary(odds: Odds) -> dict[str, Any]:
+    """The JSON shape of `tracker odds --json`."""
+    outcomes = sorted(odds.outcomes.items(), key=lambda kv: -kv[1][0])
+    measures: dict[str, Callable[[Outcome], int]] = {
+        "ntr_destroyed": lambda o: o.ntr_destroyed,
+        "attacker_units_lost": lambda o: o.attacker_units_lost,
+        "defender_units_lost": lambda o: o.defender_units_lost,
+    }
+    expected: dict[str, Any] = {}
+    sd: dict[str, float] = {}
+    exact: dict[str, str] = {}
+    for name, f in measures.items():
+        mean, var = odds.expected(f)
+        expected[name], sd[name], exact[name] = float(mean), _sd(var), _fraction(mean)
+    mean, var = odds.rounds()
+    expected["rounds"], sd["rounds"], exact["rounds"] = float(mean), _sd(var), _fraction(mean)
+    results = sorted({o.result for o in odds.outcomes})
+    p = {r: odds.probability(_is_result(r)) for r in results}
+    holders = sorted({o.holder for o in odds.outcomes})
+    hold = {h: odds.probability(_is_holder(h)) for h in holders}
+    return {
+        "procedure": odds.procedure,
+        "outcomes": [
+            {
+                "probability": float(m[0]),
+                "exact": _fraction(m[0]),
+                "result": o.result,
+                "attacker_left": dict(o.attacker_left),
+                "defender_left": dict(o.defender_left),
+                "attacker_units_lost": o.attacker_units_lost,
+                "defender_units_lost": o.defender_units_lost,
+                "ntr_destroyed": o.ntr_destroyed,
+                "holder": o.holder,
+                **{k: v for k, v in o.extra},
+            }
+            for o, m in outcomes
+        ],
+        "expected": expected,
+        "sd": sd,
+        "expected_exact": exact,
+        "p": {r: float(v) for r, v in p.items()},
+        "p_exact": {r: _fraction(v) for r, v in p.items()},
+        "holder": {h: float(v) for h, v in hold.items()},
+        "truncated": float(odds.truncated),
+        "states": odds.states,
+    }
+
+
+def _left(left: dict[str, int]) -> str:
+    return ", ".join(plural(n, t) for t, n in left.items()) or "none"
+
+
+def render(data: dict[str, Any], title: str, exact: bool, limit: int = 15) -> str:
+    """The odds as text: the results, expected values with standard deviations, the likeliest
+    outcomes (all of them with --exact)."""
+    lines = [title, ""]
+    for r, p in sorted(data["p"].items(), key=lambda kv: -kv[1]):
+        frac = f"  {data['p_exact'][r]}" if exact else ""
+        lines.append(f"  {p:8.2%}  {RESULT_WORDS.get(r, r.replace('_', ' '))}{frac}")
+    lines.append("")
+    lines.append("Expected (standard deviation):")
+    for name, mean in data["expected"].items():
+        if name == "ntr_destroyed" and data["procedure"] != "convoy":
+            continue
+        frac = f" = {data['expected_exact'][name]}" if exact else ""
+        lines.append(f"  {name.replace('_', ' ')}: {mean:.3f} ({data['sd'][name]:.3f}){frac}")
+    outcomes = data["outcomes"] if exact else data["outcomes"][:limit]
+    lines += ["", f"Outcomes ({len(data['outcomes'])}; {'all' if exact else f'the {len(outcomes)} likeliest'}):"]
+    for o in outcomes:
+        frac = f"  {o['exact']}" if exact else ""
+        ntr = f"; {o['ntr_destroyed']} NTR destroyed" if data["procedure"] == "convoy" else ""
+        lines.append(
+            f"  {o['probability']:8.3%}  {RESULT_WORDS.get(o['result'], o['result'])}: "
+            f"attacker left: {_left(o['attacker_left'])}; "
+            f"defender left: {_left(o['defender_left'])}{ntr}{frac}"
+        )
+    if data["truncated"]:
+        lines.append(f"\nProbability mass left in a loop nothing can leave (not counted): {data['truncated']:.3g}")
+    lines.append(f"\n{data['states']} positions enumerated; nothing truncated." if not data["truncated"] else "")
+    return "\n".join(lines).rstrip() + "\n"
