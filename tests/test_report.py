@@ -68,7 +68,7 @@ def current_turn(db: str) -> int:
 
 def test_the_battle_turn_in_json_matches_the_log_and_the_board(demo_db: str) -> None:
     data = report_json(demo_db, "--turn", str(BATTLE_TURN))
-    assert set(data) == {"schema", "scope", "campaign", "position", "start", "series", "turns"}
+    assert set(data) == {"schema", "scope", "campaign", "position", "start", "series", "turns", "luck"}
     assert data["schema"] == 1 and data["scope"] == "turn"
     assert data["campaign"]["name"] == "demo"
     assert [s["turn"] for s in data["series"]] == [1, 2]

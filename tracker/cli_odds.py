@@ -85,4 +85,50 @@ def odds(
         click.echo(view.render(data, title, exact), nl=False)
 
 
-COMMANDS = [odds]
+@click.command(name="luck")
+@click.option("--nation", help="Only this nation (name or code).")
+@json_option
+@click.pass_obj
+def luck(ctx: Context, nation: str | None, as_json: bool) -> None:
+    """Luck: per nation and turn, what its dice should have brought against what they brought.
+
+    Each roll counts at its odds at the moment it was rolled (searches and shots at their
+    recorded target numbers, the convoy table with its modifiers and the NTR in the zone);
+    units sunk and lost at the exact odds of each battle from its first roll, which also give
+    each battle's percentile for its attacker (0.5: as expected, above: luckier).
+
+    Example: tracker luck --nation Germany
+    """
+    from tracker.luck import build_luck, rows_for
+    from tracker.names import Names
+    from tracker.report import build_report
+
+    t = ctx.tracker
+    cid = t.campaign_id(ctx.campaign)
+    chosen = Names(ctx.load()).nation(nation) if nation else None
+    report = build_report(t, cid)
+    data = build_luck(t, cid, report)
+    if chosen is not None:
+        data["nations"] = {chosen: data["nations"][chosen]}
+        data["battles"] = [b for b in data["battles"] if chosen in (b["attacker"], b["defender"])]
+    if as_json:
+        emit_json(data)
+        return
+    header = ["nation", "turn", *(words for words in data["metrics"].values())]
+    rows = rows_for(data)
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    click.echo("Expected / actual (each roll at its odds when rolled):")
+    for r in [header, *rows]:
+        click.echo("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    if data["battles"]:
+        click.echo("\nBattles (percentile of the outcome for the attacker, from the odds at its first roll):")
+        for b in data["battles"]:
+            click.echo(
+                f"  battle {b['battle']} ({b['kind']}, {b['zone']}), {b['attacker']} against {b['defender']}: "
+                f"{b['percentile']:.0%} (units lost {b['actual']['attacker_units_lost']} against "
+                f"{b['expected']['attacker_units_lost']:.2f} expected; sunk {b['actual']['defender_units_lost']} "
+                f"against {b['expected']['defender_units_lost']:.2f})"
+            )
+
+
+COMMANDS = [odds, luck]

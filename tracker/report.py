@@ -28,6 +28,9 @@ Top level:
                 seq is the last event of the turn (phase: its phase) and complete is false for
                 the turn still being played.
     turns       the turns reported, oldest first (one entry for `--turn N`): TURN.
+    luck        the reported turns' rolls against their odds (see `tracker.luck.build_luck`,
+                without the battles' odds): {metrics: {id: words}, nations: {nation: {turns:
+                [{turn, round, metrics: {id: {expected, actual}}}], total}}, battles: []}.
 
 FIGURES (one nation at one point): {balance, ntr_at_sea, ntr: {zone: count}, ntr_lost
 (cumulative since the start), units, damaged, fleet_cost (sum of the unit types' costs),
@@ -725,6 +728,10 @@ def build_report(
         "series": [by_number[k] for k in shown],
         "turns": turns,
     }
+    from tracker.luck import build_luck
+
+    # The rolls' luck only: the battles' odds are `tracker luck`'s (they replay each battle).
+    report["luck"] = build_luck(t, cid, report, battles=False, ruleset=ctx.ruleset)
     if fmt == "html":
         report["chart"] = [by_number[k] for k in charted]
         # The map of the board at the end of the (last) turn reported, as inline SVG.
@@ -1249,7 +1256,26 @@ def render_markdown(report: dict[str, Any]) -> str:
         for turn in report["turns"]:
             out += [f"## {md(turn_title(turn))}", ""]
             out += _md_turn(report, turn, 3)
+    out += _md_luck(report)
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _md_luck(report: dict[str, Any]) -> list[str]:
+    """The luck table: expected / actual per nation and turn, each roll at its odds."""
+    from tracker.luck import rows_for
+
+    luck = report.get("luck")
+    if not luck:
+        return []
+    rows = [r for r in rows_for(luck) if any(not c.startswith("0.00 / 0") for c in r[2:])]
+    if not rows:
+        return []
+    metrics = [m for m in luck["metrics"] if m in ("ntr_destroyed", "ntr_lost", "searches", "hits")]
+    keep = [0, 1] + [2 + list(luck["metrics"]).index(m) for m in metrics]
+    header = ["Nation", "Turn", *(md(luck["metrics"][m]) for m in metrics)]
+    note = "Expected / actual, each roll at its odds when it was rolled (`tracker luck` adds the battles)."
+    out = ["## Luck", "", note, ""]
+    return out + _md_table(header, [[md(r[i]) for i in keep] for r in rows]) + [""]
 
 
 # ----- JSON -----
@@ -1328,7 +1354,37 @@ def chart_svgs(report: dict[str, Any]) -> list[dict[str, str]]:
             fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
         svg = buf.getvalue()
         charts.append({"key": key, "title": title, "svg": _scoped_ids(svg[svg.index("<svg") :], key)})
+    if report.get("luck"):
+        with matplotlib.rc_context({"svg.hashsalt": "twtea-luck", "svg.fonttype": "none", "font.size": 9}):
+            fig = _luck_figure(report)
+            buf = io.StringIO()
+            fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+        svg = buf.getvalue()
+        title = "Luck: actual minus expected, cumulative"
+        charts.append({"key": "luck", "title": title, "svg": _scoped_ids(svg[svg.index("<svg") :], "luck")})
     return charts
+
+
+def _luck_figure(report: dict[str, Any]) -> Any:
+    """Per nation, the running sum of actual minus expected (hits, searches, NTR destroyed,
+    less NTR lost) by turn: above 0, luckier than the odds of its rolls."""
+    from matplotlib.figure import Figure
+
+    from tracker.luck import cumulative
+
+    nations = report["campaign"]["turn_order"]
+    fig = Figure(figsize=(5.6, 3.0), layout="constrained")
+    ax = fig.subplots()
+    for i, nation in enumerate(nations):
+        xs, ys = cumulative(report["luck"], nation)
+        ax.step(xs, ys, where="post", color=PALETTE[i % len(PALETTE)], linewidth=1.3, label=nation)
+    ax.axhline(0, color="#888888", linewidth=0.8)
+    ax.set_title("Luck: actual minus expected, cumulative")
+    ax.set_xlabel("national turn")
+    ax.set_ylabel("successes above the odds")
+    ax.grid(True, alpha=0.3)
+    fig.legend(fontsize=7, loc="outside right upper", title="nation", title_fontsize=7)
+    return fig
 
 
 def render_html(report: dict[str, Any]) -> str:

@@ -1,0 +1,85 @@
+"""Luck (`tracker luck`, the luck section of reports): every roll weighed at its odds when it
+was rolled, against what it brought; battles weighed by their exact odds from the first roll.
+
+The campaign is the README walkthrough with manual dice, so every expected value is worked out
+by hand here: in turn 1 Britain searches for two U-boats with GB-DD3 and GB-DD4 (SM3: 2 each,
+dice 7 and 8: 0 of 0.4 expected); in Britain's collect phase (turn 2) DE-SS1 rolls a 7 on the
+convoy table (CV5: 1-3 none, 4-6 one, 7-8 two, 9-10 three: 13/10 expected, 2 destroyed)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tests.test_readme import walkthrough
+from tracker.cli import cli
+
+
+def run(db: str, *args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(cli, ["--db", db, *args])
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The README walkthrough, to its end (an undo and a redo of the collection included:
+    undone events do not count, their redone copies do, once)."""
+    db = str(tmp_path_factory.mktemp("luck") / "campaign.db")
+    for command, code, _ in walkthrough():
+        run(db, *shlex.split(command)[1:], code=code)
+    return db
+
+
+def metric(data: dict[str, Any], nation: str, turn: int, name: str) -> dict[str, float]:
+    row = next(r for r in data["nations"][nation]["turns"] if r["turn"] == turn)
+    return row["metrics"][name]
+
+
+def test_searches_count_at_their_target_numbers_SM3(played: str) -> None:
+    data = json.loads(run(played, "luck", "--json"))
+    assert metric(data, "Britain", 1, "searches") == {"expected": 0.4, "actual": 0.0}
+
+
+def test_the_convoy_table_counts_at_its_odds_CV5(played: str) -> None:
+    data = json.loads(run(played, "luck", "--json"))
+    turn = next(r["turn"] for r in data["nations"]["Germany"]["turns"] if r["metrics"]["ntr_destroyed"]["actual"])
+    assert metric(data, "Germany", turn, "ntr_destroyed") == {"expected": 1.3, "actual": 2.0}
+    assert metric(data, "Britain", turn, "ntr_lost") == {"expected": 1.3, "actual": 2.0}
+    # The search of CV3 at 4 (GB-DD1: a 2) and 2 (GB-BM1: a 5): 0.6 expected, 1 found.
+    assert metric(data, "Britain", turn, "searches") == {"expected": 0.6, "actual": 1.0}
+
+
+def test_battles_have_a_percentile_from_their_odds(played: str) -> None:
+    data = json.loads(run(played, "luck", "--json"))
+    battles = {b["battle"]: b for b in data["battles"]}
+    assert set(battles) == {1, 2}
+    for b in battles.values():
+        assert 0 <= b["percentile"] <= 1
+    # The convoy battle: Germany lost DE-SS2 to GB-DD1's hit, and sank nothing.
+    assert battles[2]["actual"] == {"attacker_units_lost": 1, "defender_units_lost": 0, "ntr_destroyed": 2}
+    totals = data["nations"]["Germany"]["total"]
+    assert totals["units_lost"]["actual"] == 1
+    germany_only = json.loads(run(played, "luck", "--nation", "de", "--json"))
+    assert list(germany_only["nations"]) == ["Germany"]
+    text = run(played, "luck")
+    assert "searches succeeded" in text and "battle 2 (convoy, Central North Sea), Germany against Britain" in text
+
+
+def test_reports_carry_the_luck_of_their_rolls(played: str, tmp_path: Path) -> None:
+    data = json.loads(run(played, "report", "--all", "--format", "json"))
+    assert data["luck"]["nations"]["Britain"]["total"]["searches"]["expected"] == pytest.approx(1.0)
+    assert "## Luck" in run(played, "report", "--all", "--format", "md")
+    html = tmp_path / "all.html"
+    run(played, "report", "--all", "--format", "html", "-o", str(html))
+    assert 'id="chart-luck"' in html.read_text()
+
+
+def test_bad_luck_nation_is_one_line_and_exit_2(played: str) -> None:
+    out = run(played, "luck", "--nation", "Atlantis", code=2)
+    assert out.startswith("Error: ") and out.count("\n") == 1

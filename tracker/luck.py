@@ -1,0 +1,232 @@
+"""Luck: for each nation and turn, what its dice should have brought against what they brought,
+read from the log (`tracker luck`, and the luck section of the reports).
+
+Each recorded roll counts at the odds of that moment: a search or a shot at its recorded
+target number (D2), the convoy table from its recorded modifiers with the NTR in the zone
+(CV5). Units sunk and lost are weighted by the exact odds of the battle from its first roll,
+which also gives the percentile of the battle's outcome for its attacker (0.5: as expected).
+Undone rolls do not count."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from fractions import Fraction
+from typing import Any
+from uuid import UUID
+
+from domain.dice import clamp_target
+from domain.ruleset import Ruleset
+
+SEARCHES = frozenset({"CV3", "SM3", "AS2"})
+SHOTS = frozenset({"CV4", "SM4", "AS4", "NC2", "NC3"})
+METRICS = (
+    ("ntr_destroyed", "NTR destroyed by its submarines"),
+    ("ntr_lost", "NTR it lost"),
+    ("units_sunk", "enemy units it sank"),
+    ("units_lost", "its units lost"),
+    ("searches", "searches succeeded"),
+    ("hits", "hits scored"),
+)
+# Exact odds of a battle from its first roll are skipped beyond this many units a side.
+MAX_UNITS = 20
+
+
+def _success_chance(roll: dict[str, Any]) -> Fraction | None:
+    if roll.get("target") is None or roll.get("success_when", "at_most") != "at_most":
+        return None
+    return Fraction(clamp_target(int(roll["target"]), int(roll["faces"])), int(roll["faces"]))
+
+
+def _table_distribution(ruleset: Ruleset, roll: dict[str, Any]) -> dict[int, Fraction]:
+    """CV5: NTR a convoy-table die destroys, by its faces and the recorded modifiers (TE3)."""
+    faces = int(roll["faces"])
+    add = sum(int(m.get("add") or 0) for m in roll.get("modifiers", []))
+    out: dict[int, Fraction] = {}
+    for face in range(1, faces + 1):
+        value = ruleset.convoy_result(max(1, min(faces, face + add)))
+        out[value] = out.get(value, Fraction(0)) + Fraction(1, faces)
+    return out
+
+
+def _capped_mean(dists: Iterable[dict[int, Fraction]], cap: int) -> Fraction:
+    """E[min(total, cap)] of independent dice (CV5: the total is capped at the NTR present)."""
+    total: dict[int, Fraction] = {0: Fraction(1)}
+    for d in dists:
+        nxt: dict[int, Fraction] = {}
+        for a, p in total.items():
+            for b, q in d.items():
+                nxt[min(a + b, cap)] = nxt.get(min(a + b, cap), Fraction(0)) + p * q
+        total = nxt
+    return sum((p * v for v, p in total.items()), Fraction(0))
+
+
+class _Ledger:
+    def __init__(self) -> None:
+        self.cells: dict[tuple[str, int], dict[str, list[Fraction]]] = {}
+
+    def add(self, nation: str, turn: int, metric: str, expected: Fraction, actual: int | Fraction) -> None:
+        cell = self.cells.setdefault((nation, turn), {m: [Fraction(0), Fraction(0)] for m, _ in METRICS})
+        cell[metric][0] += expected
+        cell[metric][1] += Fraction(actual)
+
+
+def _side(sides: dict[str, str], battle: dict[str, Any], nation: str) -> str:
+    return "attacker" if sides.get(nation) == sides.get(battle["attacker"]) else "defender"
+
+
+def build_luck(
+    t: Any, cid: UUID, report: dict[str, Any], battles: bool = True, ruleset: Ruleset | None = None
+) -> dict[str, Any]:
+    """The luck of every nation in the turns of `report` (see `tracker.report.build_report`):
+    {"metrics", "nations": {nation: {"turns": [{turn, round, metrics: {m: {expected, actual}}}],
+    "total": {m: {expected, actual}}}}, "battles": [...]}; with `battles`, units sunk and lost
+    and the percentile of each battle come from the exact odds at its first roll."""
+    sides: dict[str, str] = report["campaign"]["sides"]
+    ledger = _Ledger()
+    battle_rows: list[dict[str, Any]] = []
+    rounds: dict[int, int] = {}
+    for turn in report["turns"]:
+        k = turn["turn"]
+        rounds[k] = turn["round"]
+        by_battle = {b["battle"]: b for b in turn["battles"]}
+        for roll in turn["rolls"]:
+            if roll.get("undone_by"):
+                continue
+            chance = _success_chance(roll)
+            rule, roller = roll["rule"], roll["roller"]
+            if chance is not None and rule in SEARCHES:
+                hit = sum(1 for v in roll["values"] if v <= roll["target"])
+                ledger.add(roller, k, "searches", chance * len(roll["values"]), hit)
+            elif chance is not None and rule in SHOTS:
+                hit = sum(1 for v in roll["values"] if v <= roll["target"])
+                ledger.add(roller, k, "hits", chance * len(roll["values"]), hit)
+        for b in turn["battles"]:
+            if b.get("undone_by") or b["kind"] != "convoy":
+                continue
+            table = [r for r in b["rolls"] if r["rule"] == "CV5" and not r.get("undone_by")]
+            if not table:
+                continue
+            if ruleset is None:
+                ruleset = t.load(cid).ruleset
+            expected = _capped_mean((_table_distribution(ruleset, r) for r in table), int(b.get("ntr") or 0))
+            actual = int(b.get("ntr_destroyed") or 0)
+            ledger.add(b["attacker"], k, "ntr_destroyed", expected, actual)
+            ledger.add(b["defender"], k, "ntr_lost", expected, actual)
+        if battles:
+            for _, b in sorted(by_battle.items()):
+                row = _battle_luck(t, cid, b, sides)
+                if row is None:
+                    continue
+                row["turn"] = k
+                battle_rows.append(row)
+                expected_, actual_ = row["expected"], row["actual"]
+                for who, mine, theirs in (
+                    (b["attacker"], "attacker", "defender"),
+                    (b["defender"], "defender", "attacker"),
+                ):
+                    ledger.add(who, k, "units_sunk", expected_[f"{theirs}_units_lost"], actual_[f"{theirs}_units_lost"])
+                    ledger.add(who, k, "units_lost", expected_[f"{mine}_units_lost"], actual_[f"{mine}_units_lost"])
+    nations: dict[str, Any] = {}
+    for nation in report["campaign"]["turn_order"]:
+        rows = []
+        total = {m: [Fraction(0), Fraction(0)] for m, _ in METRICS}
+        for k in sorted(rounds):
+            cell = ledger.cells.get((nation, k))
+            if cell is None:
+                continue
+            for m, _ in METRICS:
+                total[m][0] += cell[m][0]
+                total[m][1] += cell[m][1]
+            rows.append({"turn": k, "round": rounds[k], "metrics": _plain(cell)})
+        nations[nation] = {"turns": rows, "total": _plain(total)}
+    return {
+        "metrics": {m: words for m, words in METRICS},
+        "nations": nations,
+        "battles": [{**r, "expected": {k: float(v) for k, v in r["expected"].items()}} for r in battle_rows],
+    }
+
+
+def _plain(cell: dict[str, list[Fraction]]) -> dict[str, dict[str, float]]:
+    return {m: {"expected": round(float(e), 4), "actual": round(float(a), 4)} for m, (e, a) in cell.items()}
+
+
+def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) -> dict[str, Any] | None:
+    """The exact odds of one battle from its first roll, its actual result and percentile."""
+    from domain.procedures.odds import exact_odds
+    from domain.procedures.position import from_battle
+
+    rolls = [r for r in b["rolls"] if not r.get("undone_by")]
+    if b.get("undone_by") or not rolls or b["kind"] not in ("convoy", "naval", "asw", "interception"):
+        return None
+    first = min(r["seq"] for r in rolls)
+    c = t.load(cid, version=first - 1)
+    state_b = c.battles.get(str(b["battle"]))
+    if state_b is None:
+        return None
+    board = c.board()
+    here = [u for u in board.units.values() if u.at == state_b["zone"]]
+    if sum(1 for u in here if u.nation == b["attacker"]) > MAX_UNITS or len(here) > 2 * MAX_UNITS:
+        return None
+    state, ctx, done = from_battle(board, state_b, frozenset(c.committed))
+    odds = exact_odds(state, ctx, None, done)
+    actual = {"attacker_units_lost": 0, "defender_units_lost": 0}
+    for cas in b["casualties"]:
+        if cas.get("undone_by") or cas["result"] != "sunk" or cas["seq"] < first:
+            continue
+        actual[f"{_side(sides, b, cas['nation'])}_units_lost"] += 1
+    ntr = int(b.get("ntr_destroyed") or 0)
+
+    def score(o: Any) -> int:
+        return o.defender_units_lost - o.attacker_units_lost + o.ntr_destroyed
+
+    mine = actual["defender_units_lost"] - actual["attacker_units_lost"] + ntr
+    below = odds.probability(lambda o: score(o) < mine)
+    equal = odds.probability(lambda o: score(o) == mine)
+    expected = {
+        "attacker_units_lost": odds.expected(lambda o: o.attacker_units_lost)[0],
+        "defender_units_lost": odds.expected(lambda o: o.defender_units_lost)[0],
+        "ntr_destroyed": odds.expected(lambda o: o.ntr_destroyed)[0],
+    }
+    return {
+        "battle": b["battle"],
+        "kind": b["kind"],
+        "zone": b["zone"],
+        "attacker": b["attacker"],
+        "defender": b["defender"],
+        "from_seq": first,
+        "expected": expected,
+        "actual": {**actual, "ntr_destroyed": ntr},
+        "percentile": round(float(below + equal / 2), 4),
+    }
+
+
+def rows_for(luck: dict[str, Any], nation: str | None = None) -> list[list[str]]:
+    """A table: nation, turn, then expected / actual per metric (and the total per nation)."""
+    out = []
+    for n, data in luck["nations"].items():
+        if nation is not None and n != nation:
+            continue
+        for row in [*data["turns"], {"turn": "total", "metrics": data["total"]}]:
+            cells = [n, str(row["turn"])]
+            for m in luck["metrics"]:
+                v = row["metrics"][m]
+                cells.append(f"{v['expected']:.2f} / {v['actual']:g}")
+            out.append(cells)
+    return out
+
+
+def cumulative(luck: dict[str, Any], nation: str) -> tuple[list[int], list[float]]:
+    """Turns and the running sum of actual minus expected over every metric that is good for
+    the nation (NTR destroyed, units sunk, searches, hits) less those that are bad (NTR and
+    units lost): above 0, luckier than the odds."""
+    good = ("ntr_destroyed", "units_sunk", "searches", "hits")
+    bad = ("ntr_lost", "units_lost")
+    xs, ys, run = [0], [0.0], 0.0
+    for row in luck["nations"][nation]["turns"]:
+        m = row["metrics"]
+        run += sum(m[k]["actual"] - m[k]["expected"] for k in good) - sum(
+            m[k]["actual"] - m[k]["expected"] for k in bad
+        )
+        xs.append(row["turn"])
+        ys.append(run)
+    return xs, ys
