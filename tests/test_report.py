@@ -240,13 +240,14 @@ def test_html_is_one_self_contained_page_with_svg_charts(demo_db: str) -> None:
     (battle,) = report_json(demo_db, "--turn", str(BATTLE_TURN))["turns"][0]["battles"]
     page = parse(html)
     assert html.startswith("<!DOCTYPE html>")
-    assert page.count("svg") == 5, "the map, NTR at sea, resources, units and fleet cost"
+    assert page.count("svg") == 6, "the map, NTR at sea, resources, units, fleet cost and luck"
     assert {attrs.get("id") for tag, attrs in page.tags if tag == "figure"} == {
         "board-map",
         "chart-ntr_at_sea",
         "chart-balance",
         "chart-units",
         "chart-fleet_cost",
+        "chart-luck",
     }
     assert page.count("style") >= 1 and page.count("table") >= 7
     assert_self_contained(page)
@@ -305,7 +306,7 @@ def test_all_reports_every_played_turn_in_every_format(demo_db: str) -> None:
     assert "(in progress)" in md
 
     page = parse(run(demo_db, "report", "--all", "--format", "html"))
-    assert page.count("svg") == 5, "the map now and four charts"
+    assert page.count("svg") == 6, "the map now and five charts (luck included)"
     assert sum(1 for tag, attrs in page.tags if tag == "section" and (attrs.get("id") or "").startswith("turn-")) == (
         played
     )

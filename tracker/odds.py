@@ -217,8 +217,8 @@ def summary(odds: Odds) -> dict[str, Any]:
     for name, f in measures.items():
         mean, var = odds.expected(f)
         expected[name], sd[name], exact[name] = float(mean), _sd(var), _fraction(mean)
-    mean, var = odds.rounds()
-    expected["rounds"], sd["rounds"], exact["rounds"] = float(mean), _sd(var), _fraction(mean)
+    rounds_mean, rounds_var = odds.rounds()
+    expected["rounds"], sd["rounds"] = rounds_mean, math.sqrt(max(0.0, rounds_var))
     results = sorted({o.result for o in odds.outcomes})
     p = {r: odds.probability(_is_result(r)) for r in results}
     holders = sorted({o.holder for o in odds.outcomes})
@@ -267,7 +267,7 @@ def render(data: dict[str, Any], title: str, exact: bool, limit: int = 15) -> st
     for name, mean in data["expected"].items():
         if name == "ntr_destroyed" and data["procedure"] != "convoy":
             continue
-        frac = f" = {data['expected_exact'][name]}" if exact else ""
+        frac = f" = {data['expected_exact'][name]}" if exact and name in data["expected_exact"] else ""
         lines.append(f"  {name.replace('_', ' ')}: {mean:.3f} ({data['sd'][name]:.3f}){frac}")
     outcomes = data["outcomes"] if exact else data["outcomes"][:limit]
     lines += ["", f"Outcomes ({len(data['outcomes'])}; {'all' if exact else f'the {len(outcomes)} likeliest'}):"]

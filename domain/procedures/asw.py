@@ -21,6 +21,7 @@ from domain.procedures.base import (
     Roll,
     as_ids,
     evolve,
+    keeps_hash,
     left_by_type,
 )
 from domain.procedures.volley import Fight, VolleyStep
@@ -35,6 +36,7 @@ class AswStep(Enum):
     ENDED = "ended"
 
 
+@keeps_hash
 @dataclass(frozen=True)
 class AswCombat:
     """ASW combat: the hunters (attacker) against the enemy submarines in the zone."""

@@ -220,7 +220,24 @@ def evolve(state: _T, **changes: Any) -> _T:
     new = object.__new__(type(state))
     new.__dict__.update(state.__dict__)
     new.__dict__.update(changes)
+    new.__dict__.pop("_hash", None)
     return new
+
+
+def keeps_hash(cls: type[_T]) -> type[_T]:
+    """A frozen dataclass whose hash is computed once: the enumerator's memo hashes the same
+    state many times."""
+    names = tuple(cls.__dataclass_fields__)  # type: ignore[attr-defined]
+
+    def __hash__(self: Any) -> int:
+        d = self.__dict__
+        h = d.get("_hash")
+        if h is None:
+            h = d["_hash"] = hash(tuple(d[n] for n in names))
+        return h
+
+    cls.__hash__ = __hash__  # type: ignore[method-assign]
+    return cls
 
 
 def as_ids(choice: object) -> list[str]:

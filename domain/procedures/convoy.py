@@ -21,6 +21,7 @@ from domain.procedures.base import (
     Roll,
     as_ids,
     evolve,
+    keeps_hash,
     left_by_type,
 )
 from domain.procedures.volley import Fight, VolleyStep
@@ -38,6 +39,7 @@ class ConvoyStep(Enum):
     ENDED = "ended"
 
 
+@keeps_hash
 @dataclass(frozen=True)
 class ConvoyBattle:
     """An enemy's submarines attacking the NTR of the nation whose collect phase it is."""

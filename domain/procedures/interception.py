@@ -22,6 +22,7 @@ from domain.procedures.base import (
     Roll,
     as_ids,
     evolve,
+    keeps_hash,
     left_by_type,
 )
 from domain.procedures.volley import Fight, VolleyStep
@@ -46,6 +47,7 @@ class InterceptionDecision:
     retreat: tuple[str, ...] = ()
 
 
+@keeps_hash
 @dataclass(frozen=True)
 class Interception:
     """The moving nation's submarine group (attacker) paused in a zone where the enemy may search."""

@@ -20,6 +20,7 @@ from domain.procedures.base import (
     Piece,
     Side,
     evolve,
+    keeps_hash,
     left_by_type,
 )
 from domain.procedures.volley import Fight, VolleyStep
@@ -32,6 +33,7 @@ class NavalStep(Enum):
     ENDED = "ended"
 
 
+@keeps_hash
 @dataclass(frozen=True)
 class NavalBattle:
     """A naval battle between the moving nation's units in a zone and its enemies' there."""

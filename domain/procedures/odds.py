@@ -48,6 +48,19 @@ def roll(state: State, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tup
     return module_of(state).roll(state, ctx, counts)
 
 
+_ROLL_STEPS = frozenset({"merchant_defence", "search", "convoy_table"})
+
+
+def waits(state: State) -> str:
+    """ "decision", "roll" or "ended": what `need` would return, without building it."""
+    step = state.step.value
+    if step == "ended":
+        return "ended"
+    if step == "volley":
+        return "roll" if state.fight.step.value == "fire" else "decision"
+    return "roll" if step in _ROLL_STEPS else "decision"
+
+
 def rounds_in(facts: Facts) -> int:
     return sum(1 for f in facts if f.kind == "round")
 
@@ -133,10 +146,11 @@ def branches(groups: tuple[DieGroup, ...]) -> list[tuple[tuple[tuple[int, ...], 
 class Odds:
     """The distribution of a procedure's outcomes, with the moments of the rounds fought.
 
-    `outcomes` maps each outcome to (probability, E[rounds; outcome], E[rounds^2; outcome])."""
+    `outcomes` maps each outcome to (probability, E[rounds; outcome], E[rounds^2; outcome]),
+    the probability exact, the moments of the rounds as floats."""
 
     procedure: str
-    outcomes: dict[Outcome, tuple[Fraction, Fraction, Fraction]] = field(default_factory=dict)
+    outcomes: dict[Outcome, tuple[Fraction, float, float]] = field(default_factory=dict)
     truncated: Fraction = Fraction(0)
     states: int = 0
 
@@ -149,9 +163,10 @@ class Odds:
         square = sum((m[0] * value(o) ** 2 for o, m in self.outcomes.items()), Fraction(0))
         return mean, square - mean**2
 
-    def rounds(self) -> tuple[Fraction, Fraction]:
-        mean = sum((m[1] for m in self.outcomes.values()), Fraction(0))
-        square = sum((m[2] for m in self.outcomes.values()), Fraction(0))
+    def rounds(self) -> tuple[float, float]:
+        """Mean and variance of the rounds fought."""
+        mean = sum(m[1] for m in self.outcomes.values())
+        square = sum(m[2] for m in self.outcomes.values())
         return mean, square - mean**2
 
 
@@ -169,11 +184,16 @@ class _Engine:
             return hit
         here, rounds = state, 0
         while True:
-            n = need(here, self.ctx)
-            if not isinstance(n, Decision):
-                break
-            choice = self.policy(here, n) if self.policy is not None else None
-            here, facts = decide(here, self.ctx, choice)
+            if self.policy is None:
+                # The defaults need no look at the decision itself.
+                if waits(here) != "decision":
+                    break
+                here, facts = decide(here, self.ctx, None)
+            else:
+                n = need(here, self.ctx)
+                if not isinstance(n, Decision):
+                    break
+                here, facts = decide(here, self.ctx, self.policy(here, n))
             rounds += rounds_in(facts)
         self.settled[state] = (here, rounds)
         return here, rounds
@@ -226,7 +246,9 @@ def exact_odds(state: State, ctx: Context, policy: Policy | None = None, rounds:
     engine = _Engine(ctx, policy)
     root, more = engine.settle(state)
     start = rounds + more
-    mass: dict[State, list[Fraction]] = {root: [Fraction(1), Fraction(start), Fraction(start * start)]}
+    # Probabilities are exact; the moments of the rounds (for their mean and deviation) are
+    # floats, which keeps the fractions to one per edge.
+    mass: dict[State, tuple[Fraction, float, float]] = {root: (Fraction(1), float(start), float(start * start))}
     result = Odds(procedure=module_of(state).__name__.rsplit(".", 1)[-1])
     order = engine.order(root)
     result.states = len(order)
@@ -234,14 +256,17 @@ def exact_odds(state: State, ctx: Context, policy: Policy | None = None, rounds:
         m0, m1, m2 = mass.pop(s)
         n = need(s, ctx)
         if isinstance(n, Ended):
-            old = result.outcomes.get(n.outcome, (Fraction(0), Fraction(0), Fraction(0)))
+            old = result.outcomes.get(n.outcome, (Fraction(0), 0.0, 0.0))
             result.outcomes[n.outcome] = (old[0] + m0, old[1] + m1, old[2] + m2)
             continue
         edges = engine.edges[s]
-        q = a = b = Fraction(0)
+        q = Fraction(0)
+        a = b = 0.0
         for (child, d), p in edges.items():
             if child == s:
-                q, a, b = q + p, a + p * d, b + p * d * d
+                q += p
+                a += float(p) * d
+                b += float(p) * d * d
         if q == 1:
             result.truncated += m0  # a loop nothing can leave
             continue
@@ -249,13 +274,15 @@ def exact_odds(state: State, ctx: Context, policy: Policy | None = None, rounds:
             # The loop back to this state, summed over any number of passes (I - T)^-1.
             r = 1 / (1 - q)
             m0 = m0 * r
-            m1 = (m1 + a * m0) * r
-            m2 = (m2 + 2 * a * m1 + b * m0) * r
+            rf, m0f = float(r), float(m0)
+            m1 = (m1 + a * m0f) * rf
+            m2 = (m2 + 2 * a * m1 + b * m0f) * rf
+        m0f = float(m0)
         for (child, d), p in edges.items():
             if child == s:
                 continue
-            acc = mass.setdefault(child, [Fraction(0), Fraction(0), Fraction(0)])
-            acc[0] += p * m0
-            acc[1] += p * (m1 + d * m0)
-            acc[2] += p * (m2 + 2 * d * m1 + d * d * m0)
+            pf = float(p)
+            acc = mass.get(child)
+            moments = (p * m0, pf * (m1 + d * m0f), pf * (m2 + 2 * d * m1 + d * d * m0f))
+            mass[child] = moments if acc is None else (acc[0] + moments[0], acc[1] + moments[1], acc[2] + moments[2])
     return result

@@ -25,6 +25,7 @@ from domain.procedures.base import (
     as_ids,
     as_pairs,
     evolve,
+    keeps_hash,
     other,
 )
 from domain.rules import asw, combat, convoy
@@ -63,6 +64,7 @@ class Firer:
     legal: tuple[str, ...] | None  # the targets of a selective shot; None: hits placed by the owner
 
 
+@keeps_hash
 @dataclass(frozen=True)
 class Fight:
     """Two sides fighting, and the volley in progress.
@@ -506,9 +508,10 @@ def _end(f: Fight, ctx: Context) -> tuple[Fight, Facts]:
     sunk: set[str] = set()
 
     def hit(p: Piece) -> Piece:
-        n = min(taken[p.id], ctx.hits_left(p))
+        n = taken.get(p.id)
         if not n:
             return p
+        n = min(n, ctx.hits_left(p))
         facts.append(Fact("hit", rule, (p.id,), n))
         if n >= ctx.hits_left(p):
             sunk.add(p.id)
