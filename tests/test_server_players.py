@@ -22,8 +22,8 @@ def tracker(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     return subprocess.run([*TRACKER, *args], capture_output=True, text=True, timeout=300, env={**clean, **(env or {})})
 
 
-def add_player(db: Path, name: str, *role: str) -> str:
-    done = tracker("--db", str(db), "players", "add", name, *role)
+def add_player(db: Path, name: str, *role: str, campaign: str = "autumn") -> str:
+    done = tracker("--db", str(db), "--campaign", campaign, "players", "add", name, *role)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().splitlines()[-1]
 
@@ -40,6 +40,13 @@ def league(tmp_path_factory: pytest.TempPathFactory):
         "gone": add_player(db, "gone", "--nations", "Germany"),
     }
     assert tracker("--db", str(db), "players", "revoke", "gone").returncode == 0
+    assert tracker("--db", str(db), "new", "winter", "--scenario", "north-sea-1914", "--dice", "manual").returncode == 0
+    tokens["winter-ref"] = add_player(db, "wendy", "--referee", campaign="winter")
+    assert tracker("--db", str(db), "new", "spring", "--scenario", "north-sea-1914", "--dice", "auto").returncode == 0
+    tokens["s-anna"] = add_player(db, "anna", "--nations", "Germany", campaign="spring")
+    tokens["s-bob"] = add_player(db, "bob", "--nations", "Britain", campaign="spring")
+    tokens["s-gone"] = add_player(db, "gone", "--nations", "France", campaign="spring")
+    assert tracker("--db", str(db), "--campaign", "spring", "players", "revoke", "gone").returncode == 0
     with served(str(db), workdir=work) as server:
         yield server, db, tokens
 
@@ -52,12 +59,12 @@ def remote(server, token: str | None, *args: str) -> subprocess.CompletedProcess
 
 
 def command(server, token: str | None, *args: str) -> tuple[int, dict]:
-    return server.request("POST", "/api/command", {"args": list(args)}, token=token)
+    return server.request("POST", "/api/command", {"args": list(args), "campaign": "autumn"}, token=token)
 
 
 def test_pl2_players_add_prints_a_token_once_and_keeps_only_its_hash(league) -> None:
     _server, db, tokens = league
-    listed = json.loads(tracker("--db", str(db), "players", "list", "--json").stdout)
+    listed = json.loads(tracker("--db", str(db), "--campaign", "autumn", "players", "list", "--json").stdout)
     assert [(p["name"], p["nations"], p["referee"], p["revoked"]) for p in listed] == [
         ("anna", ["Germany"], False, False),
         ("bob", ["Britain"], False, False),
@@ -68,15 +75,15 @@ def test_pl2_players_add_prints_a_token_once_and_keeps_only_its_hash(league) -> 
         stored = repr(conn.execute("SELECT * FROM tracker_players").fetchall())
     for token in tokens.values():
         assert token.split("_", 2)[2] not in stored
-    again = tracker("--db", str(db), "players", "add", "anna", "--nations", "Britain")
+    again = tracker("--db", str(db), "--campaign", "autumn", "players", "add", "anna", "--nations", "Britain")
     assert again.returncode == 2 and "already has a token" in again.stderr
-    unknown = tracker("--db", str(db), "players", "add", "zed", "--nations", "Atlantis")
+    unknown = tracker("--db", str(db), "--campaign", "autumn", "players", "add", "zed", "--nations", "Atlantis")
     assert unknown.returncode == 2
 
 
 @pytest.mark.parametrize(
     "token_of, status",
-    [(None, 401), ("gone", 401), ("bad", 401), ("bob", 403)],
+    [(None, 401), ("gone", 401), ("bad", 401), ("bob", 403), ("winter-ref", 403)],
 )
 def test_pl2_an_action_needs_a_live_token_of_the_acting_nation(league, token_of, status) -> None:
     server, _db, tokens = league
@@ -85,7 +92,8 @@ def test_pl2_an_action_needs_a_live_token_of_the_acting_nation(league, token_of,
     got, body = command(server, token, "next")
     assert got == status, body
     if status == 403:
-        assert body["rule"] == "PL2" and "not Germany" in body["error"]
+        assert body["rule"] == "PL2"
+        assert "not Germany" in body["error"] or "another campaign" in body["error"]
     assert server.get("/api/campaigns/autumn/state")[1]["seq"] == before
 
 
@@ -166,12 +174,12 @@ def test_the_cli_over_server_prints_what_the_local_cli_prints(league) -> None:
         ["explain", "2"],
         ["explain", "2", "--json"],
     ):
-        here = tracker("--db", str(db), *args, env={"COLUMNS": "100"})
-        there = remote(server, None, *args)
+        here = tracker("--db", str(db), "--campaign", "autumn", *args, env={"COLUMNS": "100"})
+        there = remote(server, None, "--campaign", "autumn", *args)
         assert (there.returncode, there.stdout) == (here.returncode, here.stdout), args
-    refused = remote(server, tokens["anna"], "move", "DE-SS1", "--to", "Nowhere")
+    refused = remote(server, tokens["anna"], "--campaign", "autumn", "move", "DE-SS1", "--to", "Nowhere")
     assert refused.returncode == 2 and refused.stderr.startswith("Error: ")
-    wrong = remote(server, tokens["bob"], "next")
+    wrong = remote(server, tokens["bob"], "--campaign", "autumn", "next")
     assert wrong.returncode == 1 and "PL2" in wrong.stderr
 
 
@@ -192,12 +200,50 @@ def test_the_token_comes_from_the_config_file_for_that_server(league, tmp_path: 
     config.write_text(f'token = "trk_0000000000000000_other"\n[servers."{server.url}"]\ntoken = "{tokens["anna"]}"\n')
     env = {"TRACKER_CONFIG": str(config)}
     # anna's token went with it: refused as a player who is not the referee, not as no token.
-    done = tracker("--server", server.url, "dice", "reveal", env=env)
+    done = tracker("--server", server.url, "--campaign", "autumn", "dice", "reveal", env=env)
     assert done.returncode == 1 and "PL2" in done.stderr and "only the referee" in done.stderr
     config.write_text("token = [unclosed\n")
-    broken = tracker("--server", server.url, "dice", "reveal", env=env)
+    broken = tracker("--server", server.url, "--campaign", "autumn", "dice", "reveal", env=env)
     assert broken.returncode == 2 and "config.toml" in broken.stderr
     nowhere = tracker("--server", "http://127.0.0.1:9", "state", env={"TRACKER_CONFIG": "/nonexistent"})
     assert nowhere.returncode == 1 and nowhere.stderr.startswith("Error: cannot reach the server")
     bad_url = tracker("--server", "ftp://x", "state", env={"TRACKER_CONFIG": "/nonexistent"})
     assert bad_url.returncode == 2
+
+
+READS = [
+    "/api/health", "/api/campaigns", "/api/campaigns/autumn/state", "/api/campaigns/autumn/pending",
+    "/api/campaigns/autumn/log", "/api/campaigns/autumn/explain/1", "/api/campaigns/autumn/report?turn=1",
+    "/api/campaigns/autumn/verify", "/api/campaigns/autumn/overrides",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("path", READS)
+def test_reads_need_no_token(league, path: str) -> None:
+    server, _db, _tokens = league
+    status, body = server.get(path)
+    assert status == 200, body
+
+
+@pytest.fixture(scope="module")
+def waiting_request(league) -> int:
+    """An override request in campaign spring that names France's agreement."""
+    server, _db, tokens = league
+    spring = {"campaign": "spring"}
+    status, body = server.post("/api/command", {"args": ["research", "advanced_submarine"], **spring}, tokens["s-anna"])
+    assert status == 200, body
+    override = ["undo", "--override", "--reason", "slip", "--agreed-by", "France"]
+    status, body = server.post("/api/command", {"args": override, **spring}, tokens["s-anna"])
+    assert status == 409 and body["rule"] == "RK3", body
+    return int(server.get("/api/campaigns/spring/overrides")[1][-1]["id"])
+
+
+@pytest.mark.parametrize("token_of, status", [(None, 401), ("s-gone", 401), ("winter-ref", 403), ("s-bob", 403)])
+def test_pl2_rk3_approving_an_override_needs_a_live_token_of_the_nations_it_names(
+    league, waiting_request: int, token_of: str | None, status: int
+) -> None:
+    server, _db, tokens = league
+    path = f"/api/campaigns/spring/overrides/{waiting_request}/approve"
+    got, body = server.post(path, {}, token=tokens.get(token_of) if token_of else None)
+    assert got == status, body
+    assert server.get("/api/campaigns/spring/overrides")[1][-1]["approved_by"] is None

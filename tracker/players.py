@@ -34,7 +34,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from domain.errors import InputError, RuleViolation
+from domain.errors import InputError, RuleViolation, TrackerError
 
 metadata = MetaData()
 players_table = Table(
@@ -71,6 +71,17 @@ TOKEN_PREFIX = "trk"
 # scrypt's cost: ~16 MiB and tens of milliseconds per check, far too slow to guess secrets.
 SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
 MAX_NAME = 100
+
+
+class Unauthenticated(TrackerError):
+    """An action without a valid token (HTTP 401)."""
+
+
+class Forbidden(RuleViolation):
+    """A player acting for a nation not theirs, or doing what only the referee does (HTTP 403, PL2)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__("PL2", reason)
 
 
 @dataclass(frozen=True)
@@ -269,8 +280,7 @@ class Players:
             raise RuleViolation("RK3", "an override needs another player's agreement, not the asker's own")
         missing = [n for n in request["agreed_by"] if not approver.may_act_for(n)]
         if missing:
-            raise RuleViolation(
-                "PL2",
+            raise Forbidden(
                 f"override request {request['id']} needs the agreement of {', '.join(missing)}: "
                 f"{approver.name} plays {approver.describe()}",
             )

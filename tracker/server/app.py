@@ -69,19 +69,35 @@ def tracker_error(e: TrackerError) -> ApiError:
     rule = e.rule if isinstance(e, RuleViolation) else None
     if isinstance(e, NotFound):
         return ApiError(404, str(e))
+    if isinstance(e, Unauthenticated):
+        return ApiError(401, str(e))
+    if isinstance(e, Forbidden):
+        return ApiError(403, str(e), rule)
     status = 400 if e.exit_code == 2 else 409
     return ApiError(status, str(e), rule)
 
 
 class Service:
-    """The process's tracker, and the lock that gives it to one request at a time."""
+    """The process's trackers, each given to one request at a time: one records actions, the
+    other answers reads, so that a page or a query never waits behind an action."""
 
-    def __init__(self, tracker: ServedTracker) -> None:
+    def __init__(self, tracker: ServedTracker, reader: ServedTracker) -> None:
         self.tracker = tracker
+        self.reader = reader
         self.lock = threading.Lock()
+        self.read_lock = threading.Lock()
 
     async def call(self, fn: Callable[[ServedTracker], T]) -> T:
-        """`fn(tracker)` in a worker thread, alone on the tracker; errors as raised."""
+        """`fn(tracker)` for a read, in a worker thread, alone on the reading tracker; errors as raised."""
+
+        def locked() -> T:
+            with self.read_lock:
+                return fn(self.reader)
+
+        return await anyio.to_thread.run_sync(locked)
+
+    async def act(self, fn: Callable[[ServedTracker], T]) -> T:
+        """`fn(tracker)` for anything that may record, alone on the recording tracker."""
 
         def locked() -> T:
             with self.lock:
@@ -89,10 +105,10 @@ class Service:
 
         return await anyio.to_thread.run_sync(locked)
 
-    async def run(self, fn: Callable[[ServedTracker], T]) -> T:
-        """As `call`, with a user's error (TrackerError) turned into its JSON answer."""
+    async def run(self, fn: Callable[[ServedTracker], T], write: bool = False) -> T:
+        """As `call` (or `act`), with a user's error (TrackerError) turned into its JSON answer."""
         try:
-            return await self.call(fn)
+            return await (self.act(fn) if write else self.call(fn))
         except TrackerError as e:
             raise tracker_error(e) from None
 
@@ -218,9 +234,9 @@ def api_routes(service: Service) -> list[BaseRoute]:
             raise ApiError(400, "columns must be a whole number from 20 to 1000")
         checked = await service.run(lambda t: check_args(args))
         if checked[0] in ("approve", "overrides"):
-            result = await service.call(lambda t: override_command(t, player, name, checked))
+            result = await service.act(lambda t: override_command(t, player, name, checked))
         else:
-            result = await service.call(lambda t: run_command(t, player, name, checked, columns))
+            result = await service.act(lambda t: run_command(t, player, name, checked, columns))
         return command_response(result)
 
     async def overrides(request: Request) -> Response:
@@ -233,7 +249,7 @@ def api_routes(service: Service) -> list[BaseRoute]:
         number = request.path_params["number"]
         if player is None:
             raise ApiError(401, "approving an override needs a player's token: Authorization: Bearer TOKEN")
-        result = await service.run(lambda t: approve_override(t, player, name, number))
+        result = await service.run(lambda t: approve_override(t, player, name, number), write=True)
         return command_response(result)
 
     async def authenticate(request: Request) -> Player | None:
@@ -401,7 +417,12 @@ def create_app(db_url: str, keys: str | None = None, reveal: str = "on-request")
     """The application over the campaigns in `db_url`; auto dice seeds in the key store `keys`
     (a file path or database URL, see `tracker.server.keys`)."""
     tracker = ServedTracker(db_url, keys=keys, reveal=reveal)
-    service = Service(tracker)
+    try:
+        reader = ServedTracker(db_url, keys=keys, reveal=reveal)
+    except BaseException:
+        tracker.close()
+        raise
+    service = Service(tracker, reader)
     routes: list[BaseRoute] = [Mount("/api", routes=api_routes(service))]
     routes += viewer_routes(service)
 
@@ -409,6 +430,7 @@ def create_app(db_url: str, keys: str | None = None, reveal: str = "on-request")
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         tracker.close()
+        reader.close()
 
     app = Starlette(
         routes=routes,

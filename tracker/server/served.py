@@ -10,11 +10,11 @@ from uuid import UUID
 
 from domain.campaign import Campaign
 from domain.dice import DiceSource
-from domain.errors import InputError, RuleViolation, TrackerError
+from domain.errors import InputError, RuleViolation
 from domain.rules.record import UndoPlan, action_actor
 from domain.ruleset import KNOWN_PHASES
 from tracker.application import Tracker
-from tracker.players import Player, Players
+from tracker.players import Forbidden, Player, Players, Unauthenticated
 from tracker.server.keys import KeyedRegistry, key_store_url
 
 T = TypeVar("T")
@@ -26,17 +26,6 @@ REFEREE_ONLY = {"Adjusted": "adjustments (AD1)", "DiceSourceSwitched": "dice sou
 
 class NotFound(InputError):
     """A campaign or event the URL names does not exist."""
-
-
-class Unauthenticated(TrackerError):
-    """An action without a valid token (HTTP 401)."""
-
-
-class Forbidden(RuleViolation):
-    """A player acting for a nation not theirs, or doing what only the referee does (HTTP 403, PL2)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__("PL2", reason)
 
 
 class NeedsApproval(RuleViolation):
