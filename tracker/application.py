@@ -563,15 +563,22 @@ class Tracker:
         """The board at the end of a national turn (or one of its phases), or after an event,
         answered from the projections without replaying the log."""
         with self.views(cid) as v:
-            board = board_in(v, turn=turn, phase=phase, at=at)
-            seq = board["seq"]
-            # AD1: territory owners: the scenario's, changed only by adjustments (few), so they
-            # are folded from those events rather than kept in a projection.
-            adjusted = [
-                r.seq
-                for r in v.index_rows([event_index.c.kind == "Adjusted", event_index.c.seq <= seq])
-                if r.undone_by is None or r.undone_by > seq
-            ]
+            return self.board_from(v, turn=turn, phase=phase, at=at)
+
+    def board_from(
+        self, v: Views, turn: int | None = None, phase: str | None = None, at: int | None = None
+    ) -> dict[str, Any]:
+        """`board_at` on views a command already caught up (no second catch-up)."""
+        cid = v.cid
+        board = board_in(v, turn=turn, phase=phase, at=at)
+        seq = board["seq"]
+        # AD1: territory owners: the scenario's, changed only by adjustments (few), so they
+        # are folded from those events rather than kept in a projection.
+        adjusted = [
+            r.seq
+            for r in v.index_rows([event_index.c.kind == "Adjusted", event_index.c.seq <= seq])
+            if r.undone_by is None or r.undone_by > seq
+        ]
         owners = dict(self.load(cid, version=1).scenario.game_map.land)
         for version in adjusted:
             for stored in self.app.recorder.select_events(cid, gt=version - 1, lte=version):

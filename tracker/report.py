@@ -719,6 +719,13 @@ def build_report(
                 if u["seq"] not in taken:
                     taken[u["seq"]] = _events_between(v, u["undone_from"], u["undone_to"])
                 u["undone_events"] = taken[u["seq"]]
+        if fmt == "html":
+            # The map of the board at the end of the (last) turn reported, as inline SVG, from
+            # the views this report already caught up.
+            from tracker.board_map import board_svg
+
+            end = turns[-1]["end"]["seq"]
+            report_map = {"seq": end, "svg": board_svg(t.board_from(v, at=end), ctx.scenario, ctx.ruleset)}
     report = {
         "schema": SCHEMA,
         "scope": "turn" if turn is not None else "campaign",
@@ -734,11 +741,7 @@ def build_report(
     report["luck"] = build_luck(t, cid, report, battles=False, ruleset=ctx.ruleset)
     if fmt == "html":
         report["chart"] = [by_number[k] for k in charted]
-        # The map of the board at the end of the (last) turn reported, as inline SVG.
-        from tracker.board_map import board_svg
-
-        end = turns[-1]["end"]["seq"]
-        report["map"] = {"seq": end, "svg": board_svg(t.board_at(cid, at=end), ctx.scenario, ctx.ruleset)}
+        report["map"] = report_map
     return report
 
 
