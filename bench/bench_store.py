@@ -43,15 +43,16 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from domain.campaign import Campaign
+from domain.campaign import Campaign, one_action
 from domain.dice import DiceSource
 from domain.errors import TrackerError
+from tracker import actions
 from tracker.application import SNAPSHOT_INTERVAL, Tracker
 
 SCENARIO = "north-sea-1914"
@@ -75,50 +76,55 @@ def log(message: str) -> None:
 
 
 class Script:
-    """Chooses one action from the campaign's state; refused candidates fall through to `advance`."""
+    """Chooses one action from the campaign's state and records it by name (what was asked
+    first, as the CLI does); refused candidates fall through to `next`."""
 
     def __init__(self) -> None:
         self.counts: collections.Counter[str] = collections.Counter()
 
     @staticmethod
-    def candidates(c: Campaign) -> Iterator[tuple[str, Callable[[DiceSource], object]]]:
+    def candidates(c: Campaign) -> Iterator[tuple[str, dict[str, Any]]]:
         nation, phase = c.nation, c.phase
         if phase == "research":
             rs = c.ruleset
             if not c.research_rolls and c.round % 2 == 0 and c.balances[nation] >= 2 * rs.research_cost:
                 for technology, level in c.tech[nation].items():
                     if level < rs.research_levels:
-                        yield "research", lambda d, t=technology: c.research(nation, t, d)
+                        yield "research", {"technology": technology}
                         break
         elif phase in ("combat_movement", "noncombat_movement"):
             uid, home, away = MOVERS[nation]
             unit = c.units[uid]
             if phase == "combat_movement" and unit["at"] == home and unit["moved"] == 0:
-                yield "move", lambda d: c.move(nation, [uid], [away])
+                yield "move", {"units": [uid], "path": [away]}
             elif phase == "noncombat_movement" and unit["at"] == away:
-                yield "move", lambda d: c.move(nation, [uid], [home])
+                yield "move", {"units": [uid], "path": [home]}
         elif phase == "placement" and c.round % 3 == 0:
             limits = c.scenario.nations[nation].ntr_max
             for zone, most in limits.items():
                 if c.ntr.get(nation, {}).get(zone, 0) < most:
-                    yield "place_ntr", lambda d, z=zone: c.place_ntr(nation, z, 1)
+                    yield "ntr place", {"zone": zone}
                     break
         # T4: a phase ends only once every enemy that may attack convoys passed (CV1).
         for enemy in c.convoy_attacks_open():
-            yield "convoy_pass", lambda d, n=enemy: c.convoy_pass(n)
+            yield "convoy pass", {"by": enemy}
             break
-        yield "advance", lambda d: c.advance()
+        yield "next", {}
 
     def __call__(self, c: Campaign, dice: DiceSource) -> str:
-        for name, command in self.candidates(c):
+        for name, given in self.candidates(c):
+            action = actions.get(name)
+            inputs = action.validate(given)
             try:
-                command(dice)
+                with one_action(c):
+                    c.ask(name, inputs, c.version)
+                    action.perform(c, dice, inputs, None)  # type: ignore[arg-type]  # these need no log
             except TrackerError:
                 self.counts["refused " + name] += 1
                 continue
             self.counts[name] += 1
             return name
-        raise AssertionError("advance was refused")
+        raise AssertionError("next was refused")
 
 
 def check_scenario(t: Tracker, cid: UUID) -> None:

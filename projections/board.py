@@ -72,8 +72,10 @@ _BOARD_UNCHANGED = frozenset(
         "ConvoyAttackDeclared",
         "SeedRevealed",
         "BattleEnded",
+        "ActionAsked",
     }
 )
+ASKED = "ActionAsked"
 _BATTLE_STARTS = frozenset({"ConvoyAttackDeclared", "InterceptionStarted", "AswCombatStarted", "NavalBattleStarted"})
 
 
@@ -782,8 +784,12 @@ class Views:
     def seq_at_end_of(self, turn: int, phase: str | None = None) -> int | None:
         """The last event of a national turn, or of one of its phases, that was not undone:
         phases entered only by undone events were never played, as far as turn lookups go."""
+        # What was asked (RK1) plays no phase by itself: an undo is asked in the phase it undoes.
         query = select(func.max(event_index.c.seq)).where(
-            event_index.c.c == self.key, event_index.c.turn == turn, event_index.c.undone_by.is_(None)
+            event_index.c.c == self.key,
+            event_index.c.turn == turn,
+            event_index.c.undone_by.is_(None),
+            event_index.c.kind != ASKED,
         )
         if phase is not None:
             query = query.where(event_index.c.phase == phase)
@@ -794,7 +800,10 @@ class Views:
         """The last event not undone of every played national turn up to `upto` (or of the
         turns in `only`), by turn: (seq, round, nation, phase)."""
         ends = select(event_index.c.turn, func.max(event_index.c.seq).label("last")).where(
-            event_index.c.c == self.key, event_index.c.undone_by.is_(None), event_index.c.turn <= upto
+            event_index.c.c == self.key,
+            event_index.c.undone_by.is_(None),
+            event_index.c.turn <= upto,
+            event_index.c.kind != ASKED,
         )
         if only is not None:
             ends = ends.where(event_index.c.turn.in_(only))

@@ -15,6 +15,7 @@ _RULES = {
     "TechnologyAdvanced": "TE2",
     "ResourcesCollected": "F6",
     "SeedRevealed": "D3",
+    "ActionAsked": "RK1",
     "ActionUndone": "RK3",
     "ActionRedone": "RK4",
     "DiceRerolled": "RK3",
@@ -187,6 +188,10 @@ def summary(event: Any) -> str:
         )
     if kind == "DiceSourceSwitched":
         return f"dice source switched from {e.previous} to {e.mode} (reason: {e.reason})"
+    if kind == "ActionAsked":
+        given = ", ".join(f"{k}={v!r}" for k, v in e.inputs.items() if v not in (None, False, [], ""))
+        who = f" by {e.player}" if e.player else ""
+        return f"asked{who}: {e.name}" + (f" ({given})" if given else "")
     if kind == "SeedRevealed":
         return f"dice seed of epoch {e.epoch} revealed: {e.seed}; next commitment {e.next_commitment[:12]}..."
     return kind

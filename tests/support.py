@@ -15,9 +15,13 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
 
 from domain.campaign import Campaign
+
+if TYPE_CHECKING:
+    from tracker.application import Tracker
 
 
 def advance(c: Campaign, confirm_losses: bool = False) -> None:
@@ -119,3 +123,18 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=20)
+
+
+def perform_advance(t: Tracker, cid: UUID, confirm_losses: bool = False) -> None:
+    """`advance` recorded as the command line records it: each pass and the phase end are
+    actions by name, with what was asked (so `verify` re-runs them)."""
+    for nation in t.load(cid).convoy_attacks_open():
+        t.perform(cid, "convoy pass", {"by": nation})
+    t.perform(cid, "next", {"confirm_losses": confirm_losses})
+
+
+def perform_until(t: Tracker, cid: UUID, nation: str, phase: str) -> None:
+    """Record `next` (passing convoy attacks) until `nation`'s `phase` is open."""
+    perform_advance(t, cid)
+    while (t.load(cid).nation, t.load(cid).phase) != (nation, phase):
+        perform_advance(t, cid)

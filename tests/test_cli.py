@@ -149,21 +149,21 @@ def test_verify_passes_then_names_a_hand_edited_row(db: str) -> None:
     run(db, "new", "v", "--scenario", "north-sea-1914")
     run(db, "research", "advanced_submarine")
     run(db, "next")
-    events = len(json.loads(run(db, "log", "--json")))  # 4, or 5 when the research roll succeeds
+    events = len(json.loads(run(db, "log", "--json", "--asked")))  # 6, or 7 when the research roll succeeds
     assert run(db, "verify").startswith(f"OK: {events} events")
     engine = create_engine(f"sqlite:///{db}")
     with engine.begin() as conn:
-        state = conn.execute(text("SELECT state FROM tracker_events WHERE originator_version = 2")).scalar_one()
+        state = conn.execute(text("SELECT state FROM tracker_events WHERE originator_version = 3")).scalar_one()
         conn.execute(
-            text("UPDATE tracker_events SET state = :s WHERE originator_version = 2"),
+            text("UPDATE tracker_events SET state = :s WHERE originator_version = 3"),
             {"s": bytes(state).replace(b'"cost":10', b'"cost":1')},
         )
     engine.dispose()
     result = CliRunner().invoke(cli, ["--db", db, "verify"])
     assert result.exit_code == 1
-    assert "event 2 (ResearchPaid) was edited" in result.output
+    assert "event 3 (ResearchPaid) was edited" in result.output
     data = json.loads(CliRunner().invoke(cli, ["--db", db, "verify", "--json"]).output)
-    assert data["ok"] is False and data["bad_event"] == 2
+    assert data["ok"] is False and data["bad_event"] == 3
 
 
 def test_dice_reveal_publishes_the_committed_seed(db: str) -> None:

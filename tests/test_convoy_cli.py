@@ -13,9 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from domain.campaign import Campaign
-from domain.dice import DiceSource
-from tests.support import advance as advance_passing
+from tests.support import perform_until
 from tracker.application import Tracker
 from tracker.cli import cli
 
@@ -34,7 +32,8 @@ def run(db: str, *args: str, code: int = 0) -> str:
 
 
 def log(db: str) -> list[dict[str, Any]]:
-    return json.loads(run(db, "log", "--json"))
+    """Every event, what was asked included (so positions are sequence numbers)."""
+    return json.loads(run(db, "log", "--json", "--asked"))
 
 
 def refused(db: str, code: int, *args: str) -> str:
@@ -48,15 +47,9 @@ def refused(db: str, code: int, *args: str) -> str:
 
 
 def to_britain_collect(db: str) -> None:
-    """Advance to Britain's collect_resources phase in one stored command (what `next` does)."""
-
-    def advance(c: Campaign, _dice: DiceSource) -> None:
-        advance_passing(c)
-        while (c.nation, c.phase) != ("Britain", "collect_resources"):
-            advance_passing(c)
-
+    """Advance to Britain's collect_resources phase, as `next` commands do."""
     with Tracker(db) as t:
-        t.execute(t.campaign_id(None), advance)
+        perform_until(t, t.campaign_id(None), "Britain", "collect_resources")
         c = t.load(t.campaign_id(None))
     assert (c.round, c.nation, c.phase) == (1, "Britain", "collect_resources")
     # CV1, T4: Germany, with U-boats among British NTR, must declare or pass.
@@ -175,7 +168,8 @@ def test_cli_cv1_t4_next_is_refused_until_every_enemy_declared_or_passed(db: str
     assert "CV1" in refused(db, 1, "convoy", "pass", "--by", "France")  # not an enemy: nothing to pass
     before = len(log(db))
     run(db, "convoy", "pass", "--by", "Germany")
-    (passed,) = log(db)[before:]
+    (asked, passed) = log(db)[before:]
+    assert asked["kind"] == "ActionAsked" and asked["data"]["name"] == "convoy pass"
     assert (passed["kind"], passed["data"]["nation"], passed["data"]["zones"]) == ("ConvoyPassed", "Germany", [CNS])
     assert "passed on convoy attacks" in refused(db, 1, "convoy", "declare", "--by", "Germany", "--zone", CNS)
     assert "already passed" in refused(db, 1, "convoy", "pass", "--by", "Germany")
@@ -247,7 +241,7 @@ def test_cli_convoy_declare_auto_resolves_the_battle_with_auto_dice(db: str) -> 
     assert json.loads(run(db, "pending", "--json")) == []
     records = log(db)[start:]
     kinds = [r["kind"] for r in records]
-    assert kinds[0] == "ConvoyAttackDeclared" and kinds[-1] == "BattleEnded"
+    assert kinds[:2] == ["ActionAsked", "ConvoyAttackDeclared"] and kinds[-1] == "BattleEnded"
     searchers = next(r for r in records if r["kind"] == "SearchersChosen")
     assert searchers["data"]["units"] == ["FR-BM1", "GB-BM1", "GB-CA1", "GB-DD1", "GB-DD2", "GB-FT1"]
     dice = [r for r in records if r["kind"] == "DiceRolled"]

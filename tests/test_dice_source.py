@@ -176,10 +176,10 @@ def test_d4_cli_switch_is_recorded_listed_by_verify_and_reports_and_undoable(db:
     assert "already uses manual" in refused(db, 1, "dice", "switch", "manual", "--reason", "again")
     run(db, "research", "advanced_asw", "--dice", "9")
     out = run(db, "verify")
-    assert "Dice source switches (D4):\n  event 2: auto -> manual: dice tower at the table\n" in out
+    assert "Dice source switches (D4):\n  event 3: auto -> manual: dice tower at the table\n" in out
     md = run(db, "report", "--turn", "1")
     assert "Dice switches, overrides and rerolls" in md
-    assert "dice source switched from auto to manual (reason: dice tower at the table) (D4, event 2)" in md
+    assert "dice source switched from auto to manual (reason: dice tower at the table) (D4, event 3)" in md
     data = json.loads(run(db, "report", "--turn", "1", "--format", "json"))
     assert [r["kind"] for r in data["turns"][0]["dice_record"]] == ["DiceSourceSwitched"]
     html = run(db, "report", "--turn", "1", "--format", "html")

@@ -170,10 +170,10 @@ def test_explain_shows_what_changed_and_undo_status(tmp_path: Path) -> None:
     run(db, "next")
     run(db, "move", "DE-SS3", "--to", "Southern North Sea")
     run(db, "undo")
-    out = run(db, "explain", "4")
+    out = run(db, "explain", "7")
     assert "Changed: DE-SS3: Heligoland Bight -> Southern North Sea" in out
-    assert "Undone by event 5" in out
-    data = json.loads(run(db, "explain", "5", "--json"))
+    assert "Undone by event 9" in out
+    data = json.loads(run(db, "explain", "9", "--json"))
     assert data["rules"][0]["id"] == "RK3"
     assert "DE-SS3: Southern North Sea -> Heligoland Bight" in data["changes"]
 
@@ -190,7 +190,7 @@ def test_rk3_undo_appends_a_compensating_event_and_keeps_history(tracker: Tracke
     assert isinstance(event, Campaign.ActionUndone) and (event.undone_from, event.undone_to) == (4, 4)
     c = tracker.load(cid)
     assert c.units["DE-SS3"]["at"] == "Heligoland Bight" and c.units["DE-SS3"]["moved"] == 0
-    assert [type(e).__name__ for e in tracker.events(cid)][-2:] == ["UnitsMoved", "ActionUndone"]
+    assert [type(e).__name__ for e in tracker.events(cid)][-3:] == ["UnitsMoved", "ActionAsked", "ActionUndone"]
     stored = tracker.stored_events(cid)
     assert verify_events((s.originator_version, partial(tracker.decode, s)) for s in stored).ok
 

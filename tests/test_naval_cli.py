@@ -199,8 +199,11 @@ def test_rk3_start_auto_is_one_action_and_one_undo_takes_it_back(db: str, start:
     recorded = log(db)[len(before) :]
     assert recorded[0]["kind"] == kind and recorded[-1]["kind"] == "BattleEnded"
     with Tracker(db) as t:
-        actions = {e.action for e in t.events(t.campaign_id(None))[len(before) :]}
-    assert actions == {recorded[0]["seq"]}, "every event of the command carries its first event's version"
+        events = [e for e in t.events(t.campaign_id(None)) if e.originator_version > before[-1]["seq"]]
+    asked = events[0]
+    assert type(asked).__name__ == "ActionAsked" and asked.name == " ".join(start[:2])
+    actions = {e.action for e in events}
+    assert actions == {asked.originator_version}, "every event of the command carries its first event's version"
     run(db, "undo", "--override", "--reason", "wrong zone", "--agreed-by", "Britain")
     assert json.loads(run(db, "pending", "--json")) == []
     assert all(r["undone_by"] for r in log(db)[len(before) : len(before) + len(recorded)])

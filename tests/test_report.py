@@ -372,7 +372,7 @@ def test_override_undo_is_highlighted_with_its_reason_and_undone_events_are_stru
     undid = f"event {override} undid events 2-3, taking back dice roll(s) 1, agreed by Britain. "
     assert f"**OVERRIDE undo**: {undid}" in md
     assert "Reason: *rolled for the wrong technology*" in md
-    assert f"- Undo: event {plain} undid event {plain - 1}" in md
+    assert f"- Undo: event {plain} undid event {plain - 2}" in md  # the event before it holds what was asked
     value = first["roll"]["values"][0]
     assert f"| ~~Germany~~ | ~~Advanced Submarine~~ | ~~10~~ | ~~D10: {value}~~ | ~~>=9~~ |" in md
     assert f"| ~~{first['seq']}~~ *(undone by event {override})* |" in md

@@ -17,6 +17,7 @@ from domain.campaign import Campaign
 from domain.dice import DiceSource
 from domain.errors import InputError, RuleViolation
 from tests.support import advance as advance_passing
+from tests.support import perform_advance
 from tracker.application import SNAPSHOT_INTERVAL, Tracker
 from tracker.cli import cli
 from tracker.transfer import (
@@ -49,15 +50,20 @@ def move(c: Campaign, d: DiceSource) -> Any:
 
 
 def play(t: Tracker, cid: UUID, reveal: bool = True) -> None:
-    """Germany researches (one auto roll), reveals the seed, moves U-boats and ends its turn."""
-    t.execute(cid, research)
-    t.execute(cid, advance)
+    """Germany researches (one auto roll), reveals the seed, moves U-boats and ends its turn,
+    each action asked for by name as the command line does."""
+    t.perform(cid, "research", {"technology": "advanced_submarine", "nation": "Germany"})
+    perform_advance(t, cid)
     if reveal:
         t.reveal_seed(cid)
-    t.execute(cid, advance)
-    t.execute(cid, move)
+    perform_advance(t, cid)
+    t.perform(cid, "move", {"units": ["DE-SS3", "DE-SS4"], "path": ["Southern North Sea", "Dover Strait"]})
+    # SM2, SM5: Britain lets them pass its destroyers unsearched; they go on to Dover.
+    battle = t.load(cid).battle_count
+    t.perform(cid, "intercept search", {"battle": battle, "units": ""})
+    t.perform(cid, "intercept continue", {"battle": battle})
     while t.load(cid).nation == "Germany":
-        t.execute(cid, advance)
+        perform_advance(t, cid)
 
 
 def source_campaign(path: str, name: str, reveal: bool = True) -> UUID:
@@ -241,8 +247,8 @@ def test_import_into_the_same_database_under_another_name(db_url: str, tmp_path:
         assert verify(t, imported).ok and verify(t, original).ok
         # Playing on in the copy leaves the original as it was.
         before = len(t.stored_events(original))
-        # No dice: the imported campaign has no seed here (see dice_for), so pass none.
-        t.execute(imported, advance, dice_values=[])
+        # No dice: the imported campaign has no seed here (see dice_for), and the step rolls none.
+        perform_advance(t, imported)
         assert len(t.stored_events(original)) == before
     assert invoke(db_url, "--campaign", copy, "verify").exit_code == 0
     # The copy shows the name it was imported under, not the one recorded in its first event.
@@ -470,12 +476,12 @@ def name_a_foreign_topic(path: Path) -> int:
 @pytest.mark.parametrize(
     ("tamper", "message"),
     [
-        (edit_die_in_event, r"event 3 \(DiceRolled\): the line's values does not match its stored state"),
-        (edit_die_everywhere, r"event 3 \(DiceRolled\) was edited: its content does not match its hash"),
+        (edit_die_in_event, r"event 4 \(DiceRolled\): the line's values does not match its stored state"),
+        (edit_die_everywhere, r"event 4 \(DiceRolled\) was edited: its content does not match its hash"),
         (delete_a_middle_line, r"event 3 missing: the log jumps to event 4"),
         (delete_the_last_line, r"missing: the file ends after event \d+ but its header \(line 1\) declares"),
         (swap_two_lines, r"event 3 is out of order: event 2 belongs on this line but is on line 4"),
-        (edit_the_timestamp, r"event 2 \(ResearchPaid\): the line's timestamp does not match"),
+        (edit_the_timestamp, r"event 2 \(ActionAsked\): the line's timestamp does not match"),
         (edit_the_header_hash, r"the header's last_hash is not the hash of the last event"),
         (name_a_foreign_topic, r"topic 'os:system' is not an event of a campaign"),
     ],

@@ -55,18 +55,18 @@ def advance_to(t: Tracker, phase: str, nation: str = "Germany") -> None:
 
 
 def naval_battle_at_screens(db: str) -> None:
-    """Germany's naval battle in the Central North Sea, Germany's targets chosen (event 9) and
-    Britain's screens (event 11), manual dice."""
+    """Germany's naval battle in the Central North Sea, Germany's targets chosen (asked at event
+    10, chosen at 11) and Britain's screens (asked at 13, chosen at 14), manual dice."""
     run(db, "new", "n", "--scenario", "north-sea-1914", "--dice", "manual")
     with Tracker(db) as t:
         advance_to(t, "naval_combat")
     run(db, "battle", "start", "--zone", CNS)
     run(db, "battle", "targets", "1", "--targets", "DE-SS1=GB-CA1,DE-SS2=GB-CA1")
     run(db, "battle", "screen", "1", "--screens", "")
-    assert [(r["seq"], r["kind"]) for r in log(db)][8:11] == [
-        (9, "TargetsChosen"),
-        (10, "BattleAdvanced"),
-        (11, "ScreeningChosen"),
+    assert [(r["seq"], r["kind"]) for r in log(db) if r["seq"] >= 10][:3] == [
+        (11, "TargetsChosen"),
+        (12, "BattleAdvanced"),
+        (14, "ScreeningChosen"),
     ]
 
 
@@ -160,11 +160,11 @@ def test_rk3_a_phase_change_is_the_phasing_nations_action() -> None:
 def test_rk3_screens_answered_lock_the_targets_plain_undo_refused(db: str) -> None:
     naval_battle_at_screens(db)
     out = run(db, "undo")
-    assert out.startswith("undo of events 11-12   [RK3]\nUndone: 1 action(s) in events 11-12")
-    assert "  action 11 by Britain:\n    11  battle 1: Britain screens nothing (chosen)   [HA1]\n" in out
+    assert out.startswith("undo of events 13-15   [RK3]\nUndone: 1 action(s) in events 13-15")
+    assert "  action 13 by Britain:\n    14  battle 1: Britain screens nothing (chosen)   [HA1]\n" in out
     # Britain has seen Germany's targets and answered: Germany cannot take them back alone.
     assert refused(db, 1, "undo") == (
-        "Error: RK3: action 9 by Germany was answered by Britain at event 11; undo it only with --override "
+        "Error: RK3: action 10 by Germany was answered by Britain at event 13; undo it only with --override "
         "--reason TEXT --agreed-by NATION (a nation of another side than Germany)\n"
     )
     assert "needs --reason" in refused(db, 2, "undo", "--override", "--agreed-by", "Britain")
@@ -174,11 +174,11 @@ def test_rk3_screens_answered_lock_the_targets_plain_undo_refused(db: str) -> No
     )
     out = run(db, "undo", "--override", "--reason", "misclick", "--agreed-by", "Britain")
     assert out.startswith(
-        "undo of events 9-13 OVERRIDE (no dice undone; agreed by Britain; reason: misclick)   [RK3]\n"
+        "undo of events 10-17 OVERRIDE (no dice undone; agreed by Britain; reason: misclick)   [RK3]\n"
     )
     last = log(db)[-1]["data"]
     assert last["agreed_by"] == ["Britain"] and last["locks"] == [
-        {"action": 9, "nation": "Germany", "because": "action 9 by Germany was answered by Britain at event 11"}
+        {"action": 10, "nation": "Germany", "because": "action 10 by Germany was answered by Britain at event 13"}
     ]
 
 
@@ -213,7 +213,8 @@ def test_rk3_undo_to_an_event_already_undone_is_refused(db: str) -> None:
     run(db, "next")
     run(db, "next")
     run(db, "undo")
-    assert "event 3 was undone by event 4" in refused(db, 2, "undo", "--to", "3", "--yes")
+    assert "event 5 was undone by event 7" in refused(db, 2, "undo", "--to", "5", "--yes")
+    assert "event 5 is part of the action that began at event 4" in refused(db, 2, "undo", "--to", "4", "--yes")
 
 
 # ----- RK4: redo -----
@@ -225,7 +226,7 @@ def test_rk4_undo_then_redo_never_changes_a_result(db: str) -> None:
     before, rolls = board(db), [r for r in log(db) if r["kind"] == "DiceRolled"]
     run(db, "undo", "--override", "--reason", "read the wrong die", "--agreed-by", "Britain")
     out = run(db, "redo")
-    assert out.startswith("redo of action 13 (undone by event ")
+    assert out.startswith("redo of action 16 (undone by event ")
     assert "reusing its dice (roll 1, 2, 3, 4, 5)   [RK4]" in out
     assert board(db) == before
     redone = [r for r in log(db) if r["kind"] == "DiceRolled" and not r["undone_by"]]
@@ -270,7 +271,7 @@ def test_rk4_redo_is_refused_once_something_new_was_recorded(db: str) -> None:
     run(db, "next")
     run(db, "undo")
     run(db, "next")
-    assert refused(db, 1, "redo").startswith("Error: RK4: nothing to redo: event 4 is not an undo")
+    assert refused(db, 1, "redo").startswith("Error: RK4: nothing to redo: event 7 is not an undo")
 
 
 def test_rk4_redo_all_puts_back_every_action_of_the_last_undo_in_order(db: str) -> None:
@@ -279,11 +280,11 @@ def test_rk4_redo_all_puts_back_every_action_of_the_last_undo_in_order(db: str) 
         run(db, "next")
     before = board(db)
     out = run(db, "undo", "--to", "1", "--yes")
-    assert "Undone: 3 action(s) in events 2-4 (3 event(s) in play)" in out
+    assert "Undone: 3 action(s) in events 2-7 (3 event(s) in play)" in out
     out = run(db, "redo")
-    assert out.startswith("redo of action 2 (undone by event 5)   [RK4]\nround 1, Germany: purchase   [T2]")
+    assert out.startswith("redo of action 2 (undone by event 9)   [RK4]\nround 1, Germany: purchase   [T2]")
     out = run(db, "redo", "--all")
-    assert out.count("redo of action") == 2 and out.index("action 3") < out.index("action 4")
+    assert out.count("redo of action") == 2 and out.index("action 4") < out.index("action 6")
     assert board(db) == before
     assert refused(db, 1, "redo") == "Error: RK4: nothing to redo: every action of the last undo was redone\n"
 
@@ -292,13 +293,13 @@ def test_rk4_two_undos_redo_most_recent_first_and_undo_of_a_redo_is_a_plain_undo
     run(db, "new", "a", "--scenario", "north-sea-1914")
     run(db, "next")
     run(db, "next")
-    run(db, "undo")  # event 3 (purchase -> combat_movement)
-    run(db, "undo")  # event 2 (research -> purchase)
-    assert run(db, "redo").startswith("redo of action 2 (undone by event 5)")
+    run(db, "undo")  # events 4-5 (purchase -> combat_movement)
+    run(db, "undo")  # events 2-3 (research -> purchase)
+    assert run(db, "redo").startswith("redo of action 2 (undone by event 9)")
     # The redo is an ordinary action: a plain undo takes it back, and redo puts it back again.
-    assert run(db, "undo").startswith("undo of events 6-7   [RK3]")
-    assert run(db, "redo").startswith("redo of action 6 (undone by event 8)")
-    assert run(db, "redo").startswith("redo of action 3 (undone by event 4)")
+    assert run(db, "undo").startswith("undo of events 10-12   [RK3]")
+    assert run(db, "redo").startswith("redo of action 10 (undone by event 14)")
+    assert run(db, "redo").startswith("redo of action 4 (undone by event 7)")
     assert board(db)["phase"] == "combat_movement"
     assert run(db, "verify").startswith("OK:")
 
@@ -316,12 +317,12 @@ def test_undo_to_lists_what_it_takes_back_and_needs_yes_without_a_terminal(db: s
     )
     assert result.exit_code == 2
     assert result.output == (
-        "undo --to 1 takes back 2 action(s) in events 2-4 (3 event(s) in play, 1 dice roll(s)):\n"
+        "undo --to 1 takes back 2 action(s) in events 2-6 (3 event(s) in play, 1 dice roll(s)):\n"
         "  action 2 by Germany:\n"
-        "    2  Germany pays 10 for a research roll on advanced_asw   [TE1]\n"
-        "    3  roll 1: Germany research roll for advanced_asw: D10 x1 = 3 vs >=9: failure [manual]   [TE1]\n"
-        "  action 4 by Germany:\n"
-        "    4  round 1, Germany: purchase   [T2]\n"
+        "    3  Germany pays 10 for a research roll on advanced_asw   [TE1]\n"
+        "    4  roll 1: Germany research roll for advanced_asw: D10 x1 = 3 vs >=9: failure [manual]   [TE1]\n"
+        "  action 5 by Germany:\n"
+        "    6  round 1, Germany: purchase   [T2]\n"
         "  dice taken back: roll 1\n"
         "Error: undo --to 1 asks before it undoes anything; without a terminal, add --yes\n"
     )
@@ -338,7 +339,7 @@ def test_undo_to_asks_on_a_terminal(db: str, monkeypatch: pytest.MonkeyPatch) ->
     assert "Undo these 2 action(s)? [y/N]: n\nError: undo cancelled: nothing was recorded\n" in out
     assert log(db) == before
     out = run(db, "undo", "--to", "1", input="y\n")
-    assert "Undone: 2 action(s) in events 2-3" in out and "Now: round 1 · Germany · research" in out
+    assert "Undone: 2 action(s) in events 2-5" in out and "Now: round 1 · Germany · research" in out
 
 
 def test_plain_undo_names_the_action_it_undid(db: str) -> None:
@@ -348,10 +349,10 @@ def test_plain_undo_names_the_action_it_undid(db: str) -> None:
     run(db, "move", "DE-SS3", "--to", SNS)
     out = run(db, "undo")
     assert out == (
-        "undo of event 4   [RK3]\n"
-        "Undone: 1 action(s) in event 4 (1 event(s) in play)\n"
+        "undo of events 4-5   [RK3]\n"
+        "Undone: 1 action(s) in events 4-5 (1 event(s) in play)\n"
         "  action 4 by Germany:\n"
-        f"    4  Germany moves DE-SS3: {HB} -> {SNS}   [F4]\n"
+        f"    5  Germany moves DE-SS3: {HB} -> {SNS}   [F4]\n"
         "Now: round 1 · Germany · combat_movement\n"
     )
 
@@ -372,12 +373,12 @@ def test_rk3_undo_events_recorded_before_agreement_existed_still_load_and_verify
         for key in ("agreed_by", "locks", "undone_rolls", "class_version"):
             state.pop(key)
         content = event_content({k: v for k, v in state.items()})
-        state["hash"] = event_hash(state["prev_hash"], "ActionUndone", 3, state["timestamp"], content)
+        state["hash"] = event_hash(state["prev_hash"], "ActionUndone", 5, state["timestamp"], content)
         table = t.app.recorder.events_record_cls.__table__  # type: ignore[attr-defined]
         with t.engine.begin() as conn:
             conn.execute(
                 update(table)
-                .where(table.c.originator_id == cid, table.c.originator_version == 3)
+                .where(table.c.originator_id == cid, table.c.originator_version == 5)
                 .values(state=transcoder.encode(state))
             )
     with Tracker(db) as t:
@@ -385,13 +386,13 @@ def test_rk3_undo_events_recorded_before_agreement_existed_still_load_and_verify
         event = t.events(cid)[-1]
         assert isinstance(event, Campaign.ActionUndone) and event.agreed_by == [] and event.locks == []
         assert t.load(cid).phase == "research"
-    assert run(db, "verify").startswith("OK: 3 events, hash chain intact")
-    assert run(db, "redo").startswith("redo of action 2 (undone by event 3)")
+    assert run(db, "verify").startswith("OK: 5 events, hash chain intact")
+    assert run(db, "redo").startswith("redo of action 2 (undone by event 5)")
     export = Path(db).with_suffix(".jsonl")
     run(db, "export", str(export))
     other = str(Path(db).with_name("other.db"))
     run(other, "import", str(export))
-    assert run(other, "verify").startswith("OK: 5 events")
+    assert run(other, "verify").startswith("OK: 8 events")
 
 
 def test_rk3_the_domain_refuses_an_undo_with_nothing_live(tracker: Tracker, unique_name: str) -> None:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
 from uuid import UUID
@@ -30,10 +31,12 @@ from domain.campaign import Campaign, one_action
 from domain.chain import GENESIS, event_content, event_hash
 from domain.dice import AutoDice, Dice, DiceSource, ManualDice, NoDice, Override, PromptDice, commitment, new_seed
 from domain.errors import InputError, RuleViolation, TrackerError
-from domain.rules.record import REDO, UNDO, UndoPlan
+from domain.rules.record import UndoPlan
 from domain.ruleset import load_ruleset, ruleset_from_dict
 from domain.scenario import read_scenario, scenario_from_dict
+from domain.text import plural
 from projections.board import BoardProjector, Views, ensure_schema, event_index, stopped_at
+from tracker import actions
 from tracker.describe import install_describer
 from tracker.recorder import CampaignSnapshot, LogDamaged, StaleCopy, TrackerRecorder
 from tracker.store import Registry, check_campaign_name, database_url, read_only_copy
@@ -86,6 +89,14 @@ class MissingSeedDice:
             "(was it imported?); go on with physical dice after a recorded switch: "
             "tracker dice switch manual --reason TEXT",
         )
+
+
+class StaleView(ConflictError):
+    """The campaign moved past the version the user saw; nothing was recorded (exit 1)."""
+
+
+# Actions whose meaning depends on the state the user looked at: never re-run on a newer one.
+SEEN_DEPENDENT = frozenset({"undo", "redo", "next"})
 
 
 class UndoCancelled(TrackerError):
@@ -600,6 +611,78 @@ class Tracker:
     def events(self, cid: UUID) -> list[Campaign.Event]:
         return [self.decode(s) for s in self.stored_events(cid)]
 
+    # ----- actions by name (tracker.actions): what was asked is recorded first -----
+
+    def perform(
+        self,
+        cid: UUID,
+        name: str,
+        inputs: Mapping[str, Any] | None = None,
+        *,
+        seen: int | None = None,
+        player: str | None = None,
+        nation: str | None = None,
+        ask: Callable[[str, int, int], list[int]] | None = None,
+        confirm: Callable[[UndoPlan], bool] | None = None,
+    ) -> Outcome:
+        """Run the registered action `name` with `inputs` (checked first: an InputError names
+        the input), recording an ActionAsked event (name, inputs, the version seen, who asked)
+        before the events the action records, all in one transaction. `confirm` sees an undo's
+        plan before anything is saved; `ask` supplies manual dice at a terminal."""
+        action = actions.get(name)
+        clean = action.validate(inputs or {})
+        values = reference = override = None
+        if action.rolls:
+            values, reference = clean["dice"], clean["ref"]
+            if clean["override"]:
+                if values is None:
+                    raise InputError("--override goes with --dice: typed dice in an auto-dice campaign (D4)")
+                override = Override(clean["reason"], tuple(clean["agreed_by"]))
+        if values is not None:
+            ask = None
+        if seen is not None and not 1 <= seen <= 2**31 - 1:
+            raise InputError(f"--seen must be an event number between 1 and {2**31 - 1}, got {seen}")
+        # What the user saw: given, or for an action whose meaning depends on it (undo, redo,
+        # next), the state the first attempt ran on; a retry after a conflict is then refused.
+        saw: list[int] = [] if seen is None else [seen]
+
+        def command(campaign: Campaign, dice: DiceSource) -> Outcome:
+            start = campaign.version
+            if not saw and name in SEEN_DEPENDENT:
+                saw.append(start)
+            if saw and saw[0] != start:
+                self._refuse_stale(cid, saw[0], start)
+            campaign.ask(name, clean, saw[0] if saw else start, player, nation)
+            value = action.perform(campaign, dice, clean, _StoredLog(self, cid, confirm))
+            events = [e for e in campaign.pending_events if e.originator_version > start + 1]
+            if not events:
+                # Nothing happened: what was asked is not recorded alone (see one_action).
+                raise _NothingRecorded(value)
+            return Outcome(name, start + 1, cast(list[Campaign.Event], events), value, campaign)
+
+        try:
+            return self.execute(cid, command, values, reference, override, ask)
+        except _NothingRecorded as nothing:
+            return Outcome(name, 0, [], nothing.value, self.load(cid))
+
+    def _refuse_stale(self, cid: UUID, seen: int, now: int) -> None:
+        """RK3, RK4, T2: the campaign moved past what the user saw: say who recorded what."""
+        if seen > now:
+            raise InputError(f"--seen {seen}: this campaign has only {now} events")
+        who: list[str] = []
+        for e in _StoredLog(self, cid, None).between(seen, now):
+            # A phase change names the nation whose turn comes next, not who recorded it.
+            if type(e).__name__ == "PhaseAdvanced":
+                continue
+            fields = (getattr(e, f, None) for f in ("nation", "attacker", "roller"))
+            nation = next((v for v in fields if isinstance(v, str)), None)
+            if nation and nation not in who:
+                who.append(nation)
+        if not who:
+            who.append(self.load(cid, version=seen).nation)
+        names = " and ".join(who)
+        raise StaleView(f"{names} recorded {plural(now - seen, 'event')} meanwhile; look and run again")
+
     # ----- undo (RK3) and redo (RK4) -----
 
     def undo(
@@ -625,176 +708,86 @@ class Tracker:
     ) -> tuple[Campaign.Event, UndoPlan]:
         """The undo event and what it took back. `confirm` sees the plan once the aggregate has
         accepted it and before anything is saved; if it says no, nothing is recorded."""
-        given = Override(reason, tuple(agreed_by)) if override else None
-
-        def command(campaign: Campaign, _dice: DiceSource) -> tuple[Campaign.Event, UndoPlan]:
-            undone_from, events = self._undo_span(cid, campaign.version, to)
-            restored = self.load(cid, version=undone_from - 1).game_state()
-            plan = campaign.undo(undone_from, events, restored, given, reason)
-            if confirm is not None and not confirm(plan):
-                raise UndoCancelled("undo cancelled: nothing was recorded")
-            event = campaign.pending_events[-1]
-            assert isinstance(event, Campaign.ActionUndone)
-            return event, plan
-
-        return self.execute(cid, command)
-
-    def _undo_span(self, cid: UUID, version: int, to: int | None) -> tuple[int, list[Campaign.Event]]:
-        """(first event undone, every event from it to `version`) for an undo at `version`."""
-        if to is not None:
-            if to < 1 or to >= version:
-                raise InputError(f"--to must name an event between 1 and {version - 1}, got {to}")
-            first = to + 1
-        else:
-            first = self._last_undoable_action(cid, version)
-        after = [self.decode(s) for s in self.app.recorder.select_events(cid, gt=first - 1, lte=version)]
-        if after and after[0].action != first:
-            raise InputError(
-                f"event {first} is part of the action that began at event {after[0].action}; "
-                f"undo --to {after[0].action - 1} to take that whole action back"
-            )
-        if to is not None:
-            # Going back to a point that an undo already took back would bring it back to life.
-            for e in after:
-                if isinstance(e, Campaign.ActionUndone) and e.undone_from <= to <= e.undone_to:
-                    raise InputError(
-                        f"event {to} was undone by event {e.originator_version}; "
-                        "undo --to an event still in play"
-                    )
-        return first, after
-
-    def _last_undoable_action(self, cid: UUID, version: int) -> int:
-        """Walk back past undo events and what they undid to the most recent live action."""
-        undone: set[int] = set()
-        top = version
-        while top > 0:
-            page = self.app.recorder.select_events(cid, lte=top, desc=True, limit=500)
-            if not page:
-                break
-            for stored in page:
-                e = self.decode(stored)
-                v = e.originator_version
-                if isinstance(e, Campaign.ActionUndone):
-                    undone.update(range(e.undone_from, e.undone_to + 1))
-                    undone.update(range(e.action, v + 1))
-                    continue
-                if v in undone:
-                    continue
-                if isinstance(e, Campaign.Created):
-                    break
-                return e.action
-            top = page[-1].originator_version - 1
-        raise RuleViolation("RK3", "there is no action to undo")
+        inputs = {"to": to, "override": override, "reason": reason, "agreed_by": list(agreed_by)}
+        done = self.perform(cid, "undo", inputs, confirm=confirm)
+        event = done.events[-1]
+        assert isinstance(event, Campaign.ActionUndone)
+        return event, done.value
 
     def redo(self, cid: UUID, every: bool = False) -> list[list[Campaign.Event]]:
         """RK4: re-record the most recently undone action (`every`: all the actions of the last
         undo still to redo, in order) with its recorded dice. Returns the events of each redo."""
-
-        def command(campaign: Campaign, _dice: DiceSource) -> list[list[Campaign.Event]]:
-            stack = self._redo_stack(cid, campaign.version)
-            if not stack:
-                raise RuleViolation("RK4", self._nothing_to_redo(cid, campaign.version))
-            undo, actions = stack[-1]
-            todo = actions if every else actions[:1]
-            events = self._actions_events(cid, todo, undo)
-            done = []
-            for original in todo:
-                before = len(campaign.pending_events)
-                campaign.redo(undo, original, events.get(original, []))
-                done.append([cast(Campaign.Event, e) for e in campaign.pending_events[before:]])
-            return done
-
-        return self.execute(cid, command)
-
-    def _actions_events(self, cid: UUID, actions: Sequence[int], undo: int) -> dict[int, list[Campaign.Event]]:
-        """The events of `actions` (in order, all before undo event `undo`), read in one pass."""
-        wanted = set(actions)
-        found: dict[int, list[Campaign.Event]] = {}
-        after = actions[0] - 1
-        while after < undo - 1:
-            page = self.app.recorder.select_events(cid, gt=after, lte=undo - 1, limit=500)
-            if not page:
-                break
-            for stored in page:
-                e = self.decode(stored)
-                if e.action in wanted:
-                    found.setdefault(e.action, []).append(e)
-                elif e.action > actions[-1]:
-                    return found
-            after = page[-1].originator_version
-        return found
-
-    def _redo_tail(self, cid: UUID, version: int) -> list[list[Campaign.Event]]:
-        """The actions at the end of the log that are undos or redos, oldest first: what a redo
-        may still put back (anything else recorded since an undo ends the chance, RK4)."""
-        groups: dict[int, list[Campaign.Event]] = {}
-        top = version
-        while top > 0:
-            page = self.app.recorder.select_events(cid, lte=top, desc=True, limit=50)
-            if not page:
-                break
-            for stored in page:
-                e = self.decode(stored)
-                groups.setdefault(e.action, []).insert(0, e)
-                if e.originator_version == e.action and type(e).__name__ not in (UNDO, REDO):
-                    del groups[e.action]
-                    return [groups[k] for k in sorted(groups)]
-            top = page[-1].originator_version - 1
-        return [groups[k] for k in sorted(groups)]
-
-    def _redo_stack(self, cid: UUID, version: int) -> list[tuple[int, list[int]]]:
-        """(undo event, actions it took back still to redo, in order), most recent undo last."""
-        stack: list[tuple[int, list[int]]] = []
-        for group in self._redo_tail(cid, version):
-            head = group[0]
-            if isinstance(head, Campaign.ActionUndone):
-                if head.actions:
-                    stack.append((head.originator_version, list(head.actions)))
-            elif isinstance(head, Campaign.ActionRedone) and stack and stack[-1][1][:1] == [head.original]:
-                stack[-1][1].pop(0)
-                if not stack[-1][1]:
-                    stack.pop()
-        return stack
-
-    def _nothing_to_redo(self, cid: UUID, version: int) -> str:
-        tail = self._redo_tail(cid, version)
-        if any(isinstance(g[0], Campaign.ActionUndone) for g in tail):
-            return "nothing to redo: every action of the last undo was redone"
-        return (
-            f"nothing to redo: event {version} is not an undo; redo puts back what an undo took, "
-            "only while nothing new was recorded since"
-        )
+        return cast(list[list[Campaign.Event]], self.perform(cid, "redo", {"all": every}).value)
 
     # ----- dice source (D4) -----
 
     def switch_dice(self, cid: UUID, mode: str, reason: str) -> Campaign.Event:
         """D4: record a switch of the campaign's dice source. Auto dice can resume only where
         this database holds the campaign's current seed."""
-
-        def command(campaign: Campaign, _dice: DiceSource) -> Campaign.Event:
-            if mode == "auto" and campaign.dice_mode != "auto":
-                seed = self.registry.seed(str(cid), campaign.dice_epoch)
-                if seed is None or commitment(seed) != campaign.commitments[campaign.dice_epoch]:
-                    raise RuleViolation(
-                        "D4",
-                        "this database does not hold the campaign's dice seed, so the tracker cannot "
-                        "roll its auto dice here; go on with manual dice",
-                    )
-            campaign.switch_dice(mode, reason)
-            return cast(Campaign.Event, campaign.pending_events[-1])
-
-        return self.execute(cid, command)
+        return self.perform(cid, "dice switch", {"mode": mode, "reason": reason}).events[-1]
 
     def reveal_seed(self, cid: UUID) -> str:
         """Publish the current dice seed in the log and commit to a fresh one (D3)."""
+        return cast(str, self.perform(cid, "dice reveal").value)
 
-        def command(campaign: Campaign, _dice: DiceSource) -> str:
-            seed = self.registry.seed(str(cid), campaign.dice_epoch)
-            if seed is None:
-                raise InputError("this database does not hold the campaign's dice seed")
-            nxt = self.registry.seed(str(cid), campaign.dice_epoch + 1, new_seed())
-            assert nxt is not None
-            campaign.reveal_seed(seed, commitment(nxt))
-            return seed
 
-        return self.execute(cid, command, dice_values=None)
+class _NothingRecorded(Exception):
+    def __init__(self, value: Any) -> None:
+        super().__init__("nothing recorded")
+        self.value = value
+
+
+@dataclass
+class Outcome:
+    """What an action recorded: the event holding what was asked, the events after it, the
+    action's own result, and the campaign as it now stands."""
+
+    action: str
+    asked: int
+    events: list[Campaign.Event]
+    value: Any
+    campaign: Campaign
+
+
+class _StoredLog:
+    """The `tracker.undo_log.Log` of a campaign in the database, for actions being recorded."""
+
+    replaying = False
+
+    def __init__(self, tracker: Tracker, cid: UUID, confirm: Callable[[UndoPlan], bool] | None) -> None:
+        self.tracker, self.cid, self._confirm = tracker, cid, confirm
+
+    def desc(self, top: int) -> Iterator[Campaign.Event]:
+        recorder = self.tracker.app.recorder
+        while top > 0:
+            page = recorder.select_events(self.cid, lte=top, desc=True, limit=200)
+            if not page:
+                return
+            for stored in page:
+                yield self.tracker.decode(stored)
+            top = page[-1].originator_version - 1
+
+    def between(self, gt: int, lte: int) -> Iterator[Campaign.Event]:
+        recorder = self.tracker.app.recorder
+        while gt < lte:
+            page = recorder.select_events(self.cid, gt=gt, lte=lte, limit=500)
+            if not page:
+                return
+            for stored in page:
+                yield self.tracker.decode(stored)
+            gt = page[-1].originator_version
+
+    def state_before(self, version: int) -> dict[str, Any]:
+        return self.tracker.load(self.cid, version=version - 1).game_state()
+
+    def seed(self, epoch: int) -> str | None:
+        return self.tracker.registry.seed(str(self.cid), epoch)
+
+    def next_commitment(self, epoch: int) -> str:
+        seed = self.tracker.registry.seed(str(self.cid), epoch, new_seed())
+        assert seed is not None
+        return commitment(seed)
+
+    def confirm(self, plan: Any) -> None:
+        if self._confirm is not None and not self._confirm(plan):
+            raise UndoCancelled("undo cancelled: nothing was recorded")

@@ -31,10 +31,10 @@ from tracker.cli_common import (
     nations_option,
     next_command,
     override_options,
+    perform,
     progress,
-    run,
+    seen_option,
     split_list,
-    waiting_nation,
 )
 from tracker.completion import (
     complete_battles,
@@ -52,8 +52,7 @@ from tracker.views import board_now, heading, render_board
 if TYPE_CHECKING:
     # Storage (through the campaign's history) is imported by the commands that read it, so
     # `tracker --help` and `--version` start without it (tests/test_cli_startup.py).
-    from domain.campaign import Campaign
-    from domain.dice import DiceSource
+    pass
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -276,6 +275,7 @@ def state(ctx: Context, turn: int | None, phase: str | None, at: int | None, as_
     is_flag=True,
     help="End noncombat_movement even though air units cannot land: they are lost (F7).",
 )
+@seen_option
 @click.pass_obj
 def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_losses: bool) -> None:
     """Close the current phase and open the next (collecting resources at the end of a turn);
@@ -285,16 +285,14 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
     Example: tracker next --to collect_resources --nation Britain
     """
 
-    def command(c: Campaign, _dice: DiceSource) -> list[str]:
-        before = c.version
-        c.advance(confirm_losses)
-        return [f"{summary(e)}   [{rule_of(e)}]" for e in c.pending_events if e.originator_version > before]
+    def step() -> None:
+        for e in perform(ctx, "next", {"confirm_losses": confirm_losses}).events:
+            click.echo(f"{summary(e)}   [{rule_of(e)}]")
 
     if to_phase is None:
         if nation is not None:
             raise click.UsageError("--nation goes with --to")
-        for line in run(ctx, command):
-            click.echo(line)
+        step()
         return
     t = ctx.tracker
     cid = t.campaign_id(ctx.campaign)
@@ -308,8 +306,7 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
         )
     # One full round at most: every nation's every phase.
     for _ in range(len(campaign.ruleset.phases) * len(campaign.scenario.turn_order)):
-        for line in run(ctx, command):
-            click.echo(line)
+        step()
         now = t.load(cid)
         if (now.nation, now.phase) == (target, to_phase):
             return
@@ -331,6 +328,7 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
     shell_complete=complete_path,
 )
 @_nation_option()
+@seen_option
 @click.pass_obj
 def move(ctx: Context, units: tuple[str, ...], to: str | None, path: str | None, nation: str | None) -> None:
     """Move units together along a path of adjacent zones; a submarine group stops at a hostile
@@ -342,11 +340,7 @@ def move(ctx: Context, units: tuple[str, ...], to: str | None, path: str | None,
         raise click.UsageError("give exactly one of --to or --path")
     steps = [to] if to else split_list(path) or []
 
-    def action(c: Campaign, _dice: DiceSource) -> None:
-        n = names(c)
-        c.move(acting(c, nation), n.units(units) or [], n.zones(steps) or [])
-
-    act(ctx, action)
+    act(ctx, "move", {"units": list(units), "path": steps, "nation": nation})
 
 
 @cli.group()
@@ -358,6 +352,7 @@ def ntr() -> None:
 @click.argument("zone", shell_complete=complete_sea_zones)
 @click.argument("count", type=INTEGER, default=1)
 @_nation_option()
+@seen_option
 @click.pass_obj
 def ntr_place(ctx: Context, zone: str, count: int, nation: str | None) -> None:
     """Place NTR in a sea zone in the placement phase (CV6).
@@ -365,17 +360,14 @@ def ntr_place(ctx: Context, zone: str, count: int, nation: str | None) -> None:
     Example: tracker ntr place "Central North Sea" 1
     """
 
-    def command(c: Campaign, _dice: DiceSource) -> str:
-        c.place_ntr(acting(c, nation), names(c).zone(zone), count)
-        return summary(c.pending_events[-1])
-
-    click.echo(run(ctx, command))
+    click.echo(summary(perform(ctx, "ntr place", {"zone": zone, "count": count, "nation": nation}).events[-1]))
 
 
 @cli.command()
 @click.argument("technology", shell_complete=complete_technologies)
 @_nation_option()
 @dice_options
+@seen_option
 @click.pass_obj
 def research(ctx: Context, technology: str, nation: str | None, dice_text: str | None, reference: str | None) -> None:
     """Make a research roll in the research phase (TE1).
@@ -383,13 +375,8 @@ def research(ctx: Context, technology: str, nation: str | None, dice_text: str |
     Example: tracker research advanced_asw --dice 9
     """
 
-    def command(c: Campaign, dice: DiceSource) -> list[str]:
-        before = c.version
-        c.research(acting(c, nation), names(c).technology(technology), dice)
-        return [summary(e) for e in c.pending_events if e.originator_version > before]
-
-    for line in run(ctx, command, dice_text, reference):
-        click.echo(line)
+    for e in perform(ctx, "research", {"technology": technology, "nation": nation}, dice_text, reference).events:
+        click.echo(summary(e))
 
 
 # ----- convoy battles -----
@@ -414,6 +401,7 @@ def convoy() -> None:
     "--auto", "auto", is_flag=True, help="Resolve every step with default choices (and --dice, or auto dice)."
 )
 @dice_options
+@seen_option
 @click.pass_obj
 def convoy_declare(
     ctx: Context,
@@ -429,29 +417,25 @@ def convoy_declare(
     Example: tracker convoy declare --by Germany --zone "Central North Sea" --subs DE-SS1,DE-SS2
     """
 
-    def action(c: Campaign, dice: DiceSource) -> None:
-        n = names(c)
-        number = c.declare_convoy_attack(n.nation(attacker), n.zone(zone), n.units(subs))
-        if auto:
-            c.convoy_auto(number, dice)
-
-    act(ctx, action, dice_text, reference)
+    act(ctx, "convoy declare", {"by": attacker, "zone": zone, "subs": subs, "auto": auto}, dice_text, reference)
 
 
 @convoy.command(name="pass")
 @click.option("--by", "nation", required=True, help="The enemy nation that passes.")
+@seen_option
 @click.pass_obj
 def convoy_pass(ctx: Context, nation: str) -> None:
     """Record that an enemy declares no (more) convoy attacks in this collect_resources phase (CV1, T4).
 
     Example: tracker convoy pass --by Austria-Hungary
     """
-    act(ctx, lambda c, d: c.convoy_pass(names(c).nation(nation)))
+    act(ctx, "convoy pass", {"by": nation})
 
 
 @convoy.command(name="roll")
 @_battle_argument
 @dice_options
+@seen_option
 @click.pass_obj
 def convoy_roll(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
     """Roll what the battle waits for: merchant defence (CV2), the round (CV4) or the convoy table (CV5).
@@ -459,10 +443,7 @@ def convoy_roll(ctx: Context, battle: int, dice_text: str | None, reference: str
     Example: tracker convoy roll 1 --dice 10,10
     """
 
-    def action(c: Campaign, dice: DiceSource) -> None:
-        c.convoy_roll(battle, dice)
-
-    act(ctx, action, dice_text, reference)
+    act(ctx, "convoy roll", {"battle": battle}, dice_text, reference)
 
 
 @convoy.command(name="search")
@@ -473,6 +454,7 @@ def convoy_roll(ctx: Context, battle: int, dice_text: str | None, reference: str
     shell_complete=complete_units,
 )
 @dice_options
+@seen_option
 @click.pass_obj
 def convoy_search(ctx: Context, battle: int, units: str | None, dice_text: str | None, reference: str | None) -> None:
     """Choose the ships and aircraft that search, and roll their searches (CV3).
@@ -480,10 +462,7 @@ def convoy_search(ctx: Context, battle: int, units: str | None, dice_text: str |
     Example: tracker convoy search 1 --units GB-DD1,GB-BM1 --dice 3,2
     """
 
-    def action(c: Campaign, dice: DiceSource) -> None:
-        c.convoy_search(battle, names(c).units(units), dice)
-
-    act(ctx, action, dice_text, reference)
+    act(ctx, "convoy search", {"battle": battle, "units": units}, dice_text, reference)
 
 
 @convoy.command(name="casualties")
@@ -494,6 +473,7 @@ def convoy_search(ctx: Context, battle: int, units: str | None, dice_text: str |
     help="Units taking the hits, comma-separated (default: the cheapest legal choice).",
     shell_complete=complete_units,
 )
+@seen_option
 @click.pass_obj
 def convoy_casualties(ctx: Context, battle: int, nation: str | None, units: str | None) -> None:
     """Choose which units take the hits (CV2, CV4, HA7).
@@ -501,15 +481,13 @@ def convoy_casualties(ctx: Context, battle: int, nation: str | None, units: str 
     Example: tracker convoy casualties 1 --nation Germany --units DE-SS2
     """
 
-    def action(c: Campaign, dice: DiceSource) -> None:
-        c.convoy_choose_casualties(battle, waiting_nation(c, battle, nation), names(c).units(units))
-
-    act(ctx, action)
+    act(ctx, "convoy casualties", {"battle": battle, "nation": nation, "units": units})
 
 
 @convoy.command(name="auto")
 @_battle_argument
 @dice_options
+@seen_option
 @click.pass_obj
 def convoy_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
     """Resolve a battle's remaining steps with default choices: auto dice, or the --dice given
@@ -518,10 +496,7 @@ def convoy_auto(ctx: Context, battle: int, dice_text: str | None, reference: str
     Example: tracker convoy auto 1 --dice 7,4,2
     """
 
-    def action(c: Campaign, dice: DiceSource) -> None:
-        c.convoy_auto(battle, dice)
-
-    act(ctx, action, dice_text, reference)
+    act(ctx, "convoy auto", {"battle": battle}, dice_text, reference)
 
 
 @cli.command()
@@ -559,7 +534,11 @@ def _plan_lines(plan: UndoPlan) -> list[str]:
     lines = []
     for action in plan.actions:
         lines.append(f"  action {action.start} by {action.nation}:")
-        lines += [f"    {e.originator_version}  {summary(e)}   [{rule_of(e)}]" for e in action.events]
+        lines += [
+            f"    {e.originator_version}  {summary(e)}   [{rule_of(e)}]"
+            for e in action.events
+            if type(e).__name__ != "ActionAsked"
+        ]
     if plan.rolls:
         lines.append(f"  dice taken back: roll {', '.join(map(str, plan.rolls))}")
     return lines
@@ -567,7 +546,7 @@ def _plan_lines(plan: UndoPlan) -> list[str]:
 
 def _plan_heading(plan: UndoPlan) -> str:
     count = len(plan.actions)
-    events = sum(len(a.events) for a in plan.actions)
+    events = sum(1 for a in plan.actions for e in a.events if type(e).__name__ != "ActionAsked")
     span = f"event {plan.first}" if plan.first == plan.last else f"events {plan.first}-{plan.last}"
     dice = f", {len(plan.rolls)} dice roll(s)" if plan.rolls else ""
     return f"{count} action(s) in {span} ({events} event(s) in play{dice})"
@@ -577,6 +556,7 @@ def _plan_heading(plan: UndoPlan) -> str:
 @click.option("--to", "to", type=POSITIVE, help="Undo every action after this event (lists them and asks first).")
 @override_options("Undo locked actions: dice were rolled or the other side answered since")
 @click.option("--yes", is_flag=True, help="With --to: undo without asking (for scripts).")
+@seen_option
 @click.pass_obj
 def undo(ctx: Context, to: int | None, override: bool, reason: str, agreed_by: tuple[str, ...], yes: bool) -> None:
     """Undo the last action (or back to an event) with a compensating event (RK3).
@@ -595,9 +575,9 @@ def undo(ctx: Context, to: int | None, override: bool, reason: str, agreed_by: t
             raise InputError(f"undo --to {to} asks before it undoes anything; without a terminal, add --yes")
         return click.confirm(f"Undo these {len(plan.actions)} action(s)?", default=False)
 
-    event, plan = t.undo_with_plan(
-        t.campaign_id(ctx.campaign), to, override, reason, nations_option(agreed_by), confirm
-    )
+    inputs = {"to": to, "override": override, "reason": reason, "agreed_by": list(nations_option(agreed_by))}
+    done = perform(ctx, "undo", inputs, confirm=confirm)
+    event, plan = done.events[-1], done.value
     click.echo(f"{summary(event)}   [RK3]")
     click.echo(f"Undone: {_plan_heading(plan)}")
     for line in _plan_lines(plan):
@@ -608,6 +588,7 @@ def undo(ctx: Context, to: int | None, override: bool, reason: str, agreed_by: t
 
 @cli.command()
 @click.option("--all", "every", is_flag=True, help="Redo every action of the last undo still undone, in order.")
+@seen_option
 @click.pass_obj
 def redo(ctx: Context, every: bool) -> None:
     """Re-record the most recently undone action with the dice it rolled (RK4).
@@ -616,7 +597,7 @@ def redo(ctx: Context, every: bool) -> None:
     """
     t = ctx.tracker
     cid = t.campaign_id(ctx.campaign)
-    for events in t.redo(cid, every):
+    for events in perform(ctx, "redo", {"all": every}).value:
         for e in events:
             click.echo(f"{summary(e)}   [{rule_of(e)}]")
     campaign = t.load(cid)
@@ -634,6 +615,7 @@ def redo(ctx: Context, every: bool) -> None:
 @click.option("--kind", help="Only events of this kind (e.g. DiceRolled).", shell_complete=complete_event_kinds)
 @click.option("--battle", type=POSITIVE, help="Only the events of this battle.", shell_complete=complete_battles)
 @click.option("--tail", type=POSITIVE, help="Only the last N events.")
+@click.option("--asked", is_flag=True, help="Also list what was asked before each action (ActionAsked, RK1).")
 @json_option
 @click.pass_obj
 def log(
@@ -645,6 +627,7 @@ def log(
     kind: str | None,
     battle: int | None,
     tail: int | None,
+    asked: bool,
     as_json: bool,
 ) -> None:
     """List the campaign's events in order, with rule IDs, filtered as asked.
@@ -671,6 +654,7 @@ def log(
         battle=battle,
         with_data=as_json,
         tail=tail,
+        asked=asked,
     )
     if as_json:
         emit_json(records)
@@ -822,6 +806,8 @@ def verify(ctx: Context, head_text: str | None, check_views: bool, as_json: bool
                 "rolls_checked": report.rolls_checked,
                 "rolls_unchecked": report.rolls_unchecked,
                 "snapshots_checked": report.snapshots_checked,
+                "actions_refereed": report.actions_refereed,
+                "actions_checked_by_hash_only": report.actions_unasked,
                 "projection_rows_checked": report.projection_rows_checked,
                 "problem": report.problem,
                 "bad_event": report.bad_version,
@@ -837,6 +823,15 @@ def verify(ctx: Context, head_text: str | None, check_views: bool, as_json: bool
             f"OK: {report.events} events, hash chain intact; "
             f"{report.rolls_checked} auto roll(s) re-derived from the seed; "
             f"{report.snapshots_checked} snapshot(s) match the log."
+        )
+        click.echo(
+            f"Re-refereed: {report.actions_refereed} action(s) run again with their recorded inputs and dice "
+            "record exactly the logged events"
+            + (
+                f"; {report.actions_unasked} older action(s) without recorded inputs checked by hash only."
+                if report.actions_unasked
+                else "."
+            )
         )
         if report.projection_rows_checked is not None:
             click.echo(f"Projections: {report.projection_rows_checked} view rows match a rebuild of the log.")
@@ -865,14 +860,14 @@ def dice() -> None:
 
 
 @dice.command(name="reveal")
+@seen_option
 @click.pass_obj
 def dice_reveal(ctx: Context) -> None:
     """Publish the current dice seed in the log (anyone can then re-derive its rolls) and commit to a new one.
 
     Example: tracker dice reveal
     """
-    t = ctx.tracker
-    seed = t.reveal_seed(t.campaign_id(ctx.campaign))
+    seed = perform(ctx, "dice reveal", {}).value
     click.echo(f"Seed revealed: {seed}")
     click.echo("Later rolls use a fresh seed, committed to in the same event.")
 
@@ -880,14 +875,14 @@ def dice_reveal(ctx: Context) -> None:
 @dice.command(name="switch")
 @click.argument("mode", type=click.Choice(["auto", "manual"]))
 @click.option("--reason", required=True, help="Why the dice source changes: shown by verify and reports.")
+@seen_option
 @click.pass_obj
 def dice_switch(ctx: Context, mode: str, reason: str) -> None:
     """Switch the campaign's dice source, recorded with a reason (D4).
 
     Example: tracker dice switch manual --reason "imported copy: the seed stayed behind"
     """
-    t = ctx.tracker
-    event = t.switch_dice(t.campaign_id(ctx.campaign), mode, reason)
+    event = perform(ctx, "dice switch", {"mode": mode, "reason": reason}).events[-1]
     click.echo(f"{summary(event)}   [D4]")
 
 

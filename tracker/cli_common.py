@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
-from domain.dice import DiceSource, Override, parse_dice
+from domain.dice import Override, parse_dice
 from domain.errors import InputError, TrackerError
 from domain.text import plural
 from projections.summary import rule_of, summary
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     # Storage is imported by the first command that opens the database, so `--help` and
     # `--version` start without it.
     from domain.campaign import Campaign
-    from tracker.application import Tracker
+    from tracker.application import Outcome, Tracker
 
 # Every number a command takes fits a PostgreSQL INTEGER column (and so SQLite's): larger
 # ones are refused as bad usage (exit 2) before anything reaches the database.
@@ -46,6 +46,8 @@ class Context:
         self.may_create = False
         # Set by --override on a command that takes --dice (D4, RK3).
         self.dice_override: Override | None = None
+        # Set by --seen: the version the user looked at before this command.
+        self.seen: int | None = None
         self._tracker: Tracker | None = None
 
     @property
@@ -143,6 +145,25 @@ def dice_options(f: Callable[..., Any]) -> Callable[..., Any]:
     )(g)
 
 
+def seen_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--seen VERSION on a recording command: refuse it if the campaign moved past that event."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, seen: int | None, **kwargs: Any) -> Any:
+        ctx = click.get_current_context().find_object(Context)
+        if ctx is not None:
+            ctx.seen = seen
+        return f(*args, **kwargs)
+
+    return click.option(
+        "--seen",
+        "seen",
+        type=POSITIVE,
+        metavar="VERSION",
+        help="The last event you looked at: refused (nothing recorded) if the campaign has moved past it.",
+    )(wrapper)
+
+
 def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
@@ -167,20 +188,30 @@ def acting(c: Campaign, nation: str | None) -> str:
     return Names(c).nation(nation) if nation else c.nation
 
 
-def run(
+def perform(
     ctx: Context,
-    command: Callable[[Campaign, DiceSource], Any],
+    name: str,
+    inputs: dict[str, Any],
     dice_text: str | None = None,
     reference: str | None = None,
-) -> Any:
-    """Run a command on the selected campaign through the application service. A player at a
-    terminal who gave no --dice in a manual-dice campaign is asked for each roll as it comes;
-    scripts keep --dice (and are refused without it)."""
-    values = parse_dice(dice_text) if dice_text is not None else None
+    confirm: Callable[[Any], bool] | None = None,
+) -> Outcome:
+    """Run the named action (tracker.actions) on the selected campaign through the application
+    service, with the dice options given. A player at a terminal who gave no --dice in a
+    manual-dice campaign is asked for each roll as it comes; scripts keep --dice (and are
+    refused without it)."""
     t = ctx.tracker
     t.require_writable()
-    ask = ask_for_dice if values is None and interactive() else None
-    return t.execute(t.campaign_id(ctx.campaign), command, values, reference, ctx.dice_override, ask)
+    inputs = dict(inputs)
+    if dice_text is not None:
+        inputs["dice"] = parse_dice(dice_text)
+    if reference is not None:
+        inputs["ref"] = reference
+    if ctx.dice_override is not None:
+        inputs.update(override=True, reason=ctx.dice_override.reason, agreed_by=list(ctx.dice_override.agreed_by))
+    ask = ask_for_dice if dice_text is None and interactive() else None
+    seen, ctx.seen = ctx.seen, None  # what the user saw holds for the first action they ask for
+    return t.perform(t.campaign_id(ctx.campaign), name, inputs, seen=seen, ask=ask, confirm=confirm)
 
 
 def interactive() -> bool:
@@ -243,26 +274,21 @@ def next_command(item: dict[str, Any]) -> str | None:
 
 def act(
     ctx: Context,
-    action: Callable[[Campaign, DiceSource], object],
+    name: str,
+    inputs: dict[str, Any],
     dice_text: str | None = None,
     reference: str | None = None,
 ) -> None:
     """Run an action and print each event it recorded with its rule ID, then what the game
     waits for and the command that answers it."""
-
-    def command(c: Campaign, dice: DiceSource) -> list[str]:
-        before = c.version
-        action(c, dice)
-        lines = [f"{summary(e)}   [{rule_of(e)}]" for e in c.pending_events if e.originator_version > before]
-        for item in c.pending():
-            lines.append(f"Waiting: {item['text']}")
-            answer = next_command(item)
-            if answer:
-                lines.append(f"  next: {answer}")
-        return lines
-
-    for line in run(ctx, command, dice_text, reference):
-        click.echo(line)
+    done = perform(ctx, name, inputs, dice_text, reference)
+    for e in done.events:
+        click.echo(f"{summary(e)}   [{rule_of(e)}]")
+    for item in done.campaign.pending():
+        click.echo(f"Waiting: {item['text']}")
+        answer = next_command(item)
+        if answer:
+            click.echo(f"  next: {answer}")
 
 
 def waiting_nation(c: Campaign, battle: int, nation: str | None) -> str:

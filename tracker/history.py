@@ -28,15 +28,17 @@ def log_records(
     with_data: bool = False,
     tail: int | None = None,
     views: Views | None = None,
+    asked: bool = False,
 ) -> list[dict[str, Any]]:
     """Index rows matching every filter given, oldest first (from the projections; `views`
     when the caller caught up already); with `tail`, only the last that many (read from the
-    end, not the whole log)."""
+    end, not the whole log). What was asked (ActionAsked) is listed only with `asked`, when
+    that kind is named, or for one event by `seq`."""
     if views is None:
         with t.views(cid) as v:
             return log_records(
                 t, cid, turn=turn, phase=phase, nation=nation, zone=zone, kind=kind, battle=battle, seq=seq,
-                with_data=with_data, tail=tail, views=v,
+                with_data=with_data, tail=tail, views=v, asked=asked,
             )  # fmt: skip
     filters = []
     if turn is not None:
@@ -55,6 +57,8 @@ def log_records(
         filters.append(event_index.c.battle == battle)
     if seq is not None:
         filters.append(event_index.c.seq == seq)
+    if not asked and kind is None and seq is None:
+        filters.append(event_index.c.kind != "ActionAsked")
     rows = views.index_rows(filters, tail)
     records = [
         {

@@ -43,6 +43,10 @@ class VerifyReport:
     seeds_revealed: int = 0
     snapshots_checked: int = 0
     projection_rows_checked: int | None = None
+    # Actions run again by the referee with their recorded inputs and dice, and those recorded
+    # before the log held what was asked (checked by their hashes only).
+    actions_refereed: int = 0
+    actions_unasked: int = 0
 
     @property
     def ok(self) -> bool:
@@ -281,7 +285,7 @@ def verify_campaign(
     for check in (
         lambda: _check_head(report, stored, decoded, head),
         lambda: _check_beyond_the_end(t, cid, report, last_seq),
-        lambda: _check_snapshots(t, cid, report, decoded),
+        lambda: _referee_and_snapshots(t, cid, report, decoded),
         lambda: _check_seed(t, cid, report, decoded),
         lambda: _check_projections(t, cid, report) if projections else None,
     ):
@@ -385,37 +389,31 @@ def _snapshot_table(t: Tracker) -> Any:
     return getattr(snapshots.recorder, "events_record_cls").__table__  # noqa: B009 - SQLAlchemy recorder
 
 
-def _check_snapshots(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[Any]) -> None:
-    """Each snapshot must be exactly the state the events up to its version give."""
-    from tracker.recorder import CampaignSnapshot
+class _Stop(Exception):
+    """The fold found a problem (already in the report)."""
 
-    if t.app.snapshots is None:
-        return
-    stored_snapshots = list(t.app.snapshots.recorder.select_events(cid))
-    if not stored_snapshots:
-        return
+
+def _referee_and_snapshots(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[Any]) -> None:
+    """One fold over the log: every asked action re-run by the referee (tracker.referee), and
+    each snapshot compared with the state the events up to its version give."""
+    from tracker.recorder import CampaignSnapshot
+    from tracker.referee import Mismatch, referee_log
+
     mapper = t.app.mapper
-    wanted = {s.originator_version: s for s in stored_snapshots}
-    agg: Any = None
-    for event in decoded:
-        try:
-            agg = event.mutate(agg)
-        except Exception as e:  # noqa: BLE001 - a hashed event that cannot be applied
-            _fail(
-                report,
-                event.originator_version,
-                f"event {event.originator_version} ({type(event).__name__}) cannot be applied ({type(e).__name__})",
-            )
-            return
+    wanted: dict[int, Any] = {}
+    if t.app.snapshots is not None:
+        wanted = {s.originator_version: s for s in t.app.snapshots.recorder.select_events(cid)}
+
+    def check_snapshot(agg: Any) -> None:
         snap = wanted.get(agg.version)
         if snap is None:
-            continue
+            return
         try:
             stored_snapshot = mapper.to_domain_event(snap)
             stored_state = stored_snapshot.state  # type: ignore[attr-defined]
         except Exception as e:  # noqa: BLE001 - an unreadable snapshot row was edited
             _fail(report, agg.version, f"the snapshot at event {agg.version} cannot be read ({type(e).__name__})")
-            return
+            raise _Stop from None
         # The replay, through the same transcoder, as a snapshot of the same kind taken now
         # would store it (older ones hold the scenario and ruleset, newer ones leave them out).
         kind = CampaignSnapshot if isinstance(stored_snapshot, CampaignSnapshot) else type(agg).Snapshot
@@ -433,8 +431,22 @@ def _check_snapshots(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[
                 f"the snapshot at event {agg.version} differs from the replay of the log up to it "
                 f"({', '.join(keys[:5])}): {why}",
             )
-            return
+            raise _Stop
         report.snapshots_checked += 1
+
+    try:
+        result = referee_log(decoded, check_snapshot)
+    except _Stop:
+        return
+    except Mismatch as e:
+        _fail(report, e.version, str(e))
+        return
+    except Exception as e:  # noqa: BLE001 - a hashed event that cannot be applied
+        version = report.head_seq
+        _fail(report, version, f"the log cannot be replayed ({type(e).__name__}: {str(e)[:200]})")
+        return
+    report.actions_refereed = result.actions_checked
+    report.actions_unasked = result.unasked_actions
 
 
 def _check_seed(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[Any]) -> None:

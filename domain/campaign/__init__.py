@@ -91,6 +91,7 @@ class Campaign(
     TypedDiceAccepted = events.TypedDiceAccepted
     DiceSourceSwitched = events.DiceSourceSwitched
     SeedRevealed = events.SeedRevealed
+    ActionAsked = events.ActionAsked
     ConvoyAttackDeclared = battle_events.ConvoyAttackDeclared
     BattleAdvanced = battle_events.BattleAdvanced
     SearchersChosen = battle_events.SearchersChosen

@@ -350,6 +350,21 @@ class DiceSourceSwitched(Event):
         agg.dice_mode = self.mode
 
 
+class ActionAsked(Event):
+    """What a player asked for, recorded first in each action: the action's name, its inputs
+    as typed (before names are resolved), the version the player saw, and who asked (PL1),
+    so that `verify` can run the action again and compare what it records."""
+
+    name: str
+    inputs: dict[str, Any]
+    seen: int
+    player: str | None
+    nation: str | None
+
+    def apply(self, agg: Campaign) -> None:
+        pass
+
+
 class SeedRevealed(Event):
     epoch: int
     seed: str

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from domain.campaign.base import CampaignBase
-from domain.campaign.events import ActionRedone, ActionUndone, DiceRolled, Event
+from domain.campaign.events import ActionAsked, ActionRedone, ActionUndone, DiceRolled, Event
 from domain.campaign.state import UNDOABLE_STATE
 from domain.chain import recorded_fields
 from domain.dice import Override
@@ -83,7 +83,13 @@ def command(method: _F) -> _F:
 
 
 class Undoing(CampaignBase):
-    """RK3, RK4: undo and redo."""
+    """RK1, RK3, RK4: what was asked, undo and redo."""
+
+    def ask(
+        self, name: str, inputs: dict[str, Any], seen: int, player: str | None = None, nation: str | None = None
+    ) -> None:
+        """RK1, PL1: record what was asked, as the first event of the action now running."""
+        self._record(ActionAsked, name=name, inputs=inputs, seen=seen, player=player, nation=nation)
 
     def game_state(self) -> dict[str, Any]:
         """The part of the state an undo restores. Dice counters, commitments, battle numbers
@@ -120,7 +126,8 @@ class Undoing(CampaignBase):
         self._record(
             ActionUndone,
             undone_from=undone_from,
-            undone_to=self.version,
+            # The last event before this action (which may have begun with what was asked).
+            undone_to=self.__dict__.get("_action", self.version + 1) - 1,
             actions=[a.start for a in plan.actions],
             restored=restored,
             override=override is not None,
@@ -138,12 +145,16 @@ class Undoing(CampaignBase):
         """RK4: re-record action `original` (its `events`), taken back by undo event `undo`, as
         it was. The caller checks that nothing new was recorded since that undo; the board is
         then exactly as it was before the action, so every event applies as it did."""
-        copies = [e for e in events if type(e).__name__ != "ActionRedone"]
+        copies = [e for e in events if type(e).__name__ not in ("ActionRedone", "ActionAsked")]
         if not copies or any(e.action != original for e in events):
             raise RuleViolation("RK4", f"action {original} cannot be redone: its events were not found")
         # Every action redone is an action again of its own, even when `redo --all` re-records
-        # several in one command: undo and redo take them back and forth one by one.
-        self.__dict__["_action"] = self.version + 1
+        # several in one command: undo and redo take them back and forth one by one. The first
+        # one keeps what was asked (the redo itself) at its head.
+        current = self.__dict__.get("_action")
+        here = [e for e in self.pending_events if getattr(e, "action", None) == current]
+        if any(type(e).__name__ != "ActionAsked" for e in here):
+            self.__dict__["_action"] = self.version + 1
         self._record(
             ActionRedone,
             undo=undo,

@@ -1,6 +1,7 @@
 """Random play through the application service (hypothesis state machine): legal and illegal
-actions, typed dice, undos with and without override, in any order. Never an exception other
-than a refusal, a refusal appends nothing, and the log always verifies."""
+actions by name, as the command line asks for them, typed dice, undos with and without
+override, in any order. Never an exception other than a refusal, a refusal appends nothing,
+and the log always verifies, every action re-run by the referee."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from domain.errors import TrackerError
 from domain.scenario import read_scenario
-from tests.support import advance as advance_passing
 from tracker.application import Tracker
 from tracker.verify import verify_campaign
 
@@ -38,10 +38,10 @@ class Play(RuleBasedStateMachine):
         self.cid = self.t.create("play", "north-sea-1914", dice="manual").id
         self.version = 1
 
-    def act(self, command: Any, dice: list[int] | None = None) -> None:
+    def act(self, name: str, inputs: dict[str, Any]) -> None:
         Play.steps += 1
         try:
-            self.t.execute(self.cid, command, dice)
+            self.t.perform(self.cid, name, inputs)
         except TrackerError as e:
             assert "\n" not in str(e)
             Play.refused += 1
@@ -55,31 +55,33 @@ class Play(RuleBasedStateMachine):
 
     @rule()
     def advance(self) -> None:
-        self.act(lambda c, d: advance_passing(c))
+        for nation in self.t.load(self.cid).convoy_attacks_open():
+            self.act("convoy pass", {"by": nation})
+        self.act("next", {})
 
     @rule(nation=st.sampled_from(NATIONS), tech=st.sampled_from(TECHS), die=DIE)
     def research(self, nation: str, tech: str, die: int) -> None:
-        self.act(lambda c, d: c.research(nation, tech, d), [die])
+        self.act("research", {"technology": tech, "nation": nation, "dice": [die]})
 
     @rule(data=st.data(), steps=st.lists(st.sampled_from(ZONES), min_size=1, max_size=3))
     def move(self, data: st.DataObject, steps: list[str]) -> None:
         units = sorted(self.t.load(self.cid).units) + ["XX-SS9"]
         chosen = data.draw(st.lists(st.sampled_from(units), min_size=1, max_size=3, unique=True))
-        self.act(lambda c, d: c.move(c.nation, chosen, steps))
+        self.act("move", {"units": chosen, "path": steps})
 
     @rule(zone=st.sampled_from(ZONES), count=st.integers(min_value=-3, max_value=2**31 - 1))
     def place_ntr(self, zone: str, count: int) -> None:
-        self.act(lambda c, d: c.place_ntr(c.nation, zone, count))
+        self.act("ntr place", {"zone": zone, "count": count})
 
     @rule(zone=st.sampled_from(ZONES), attacker=st.sampled_from(NATIONS))
     def declare_convoy(self, zone: str, attacker: str) -> None:
-        self.act(lambda c, d: c.declare_convoy_attack(attacker, zone, None))
+        self.act("convoy declare", {"by": attacker, "zone": zone})
 
     @rule(override=st.booleans())
     def undo(self, override: bool) -> None:
         Play.steps += 1
         try:
-            self.t.undo(self.cid, override=override, reason="slip" if override else "")
+            self.t.perform(self.cid, "undo", {"override": override, "reason": "slip" if override else ""})
         except TrackerError:
             Play.refused += 1
             assert len(self.t.stored_events(self.cid)) == self.version
@@ -96,6 +98,7 @@ class Play(RuleBasedStateMachine):
         if hasattr(self, "t"):
             report = verify_campaign(self.t, self.cid)
             assert report.ok, report.problem
+            assert report.actions_unasked == 0
             self.t.close()
             shutil.rmtree(self.folder, ignore_errors=True)
 

@@ -1,0 +1,142 @@
+"""What an undo (RK3) or a redo (RK4) concerns, read from the log: pure functions over a `Log`,
+so that the application (reading the database) and `verify` (re-running recorded actions on
+the events in memory) compute the same span, and so the same events."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
+
+from domain.errors import InputError, RuleViolation
+from domain.rules.record import REDO, UNDO
+
+ASKED = "ActionAsked"
+
+
+class Log(Protocol):
+    """Read access to a campaign's recorded events, for the actions that need more than the
+    aggregate (undo, redo) and what the environment holds (dice seeds)."""
+
+    # True when a recorded action is run again to check it: nothing outside the log is asked.
+    replaying: bool
+
+    def desc(self, top: int) -> Iterator[Any]:
+        """Events from `top` down to the first, newest first."""
+        ...
+
+    def between(self, gt: int, lte: int) -> Iterator[Any]:
+        """Events after `gt` up to `lte`, oldest first."""
+        ...
+
+    def state_before(self, version: int) -> dict[str, Any]:
+        """The game state (what an undo restores) just before event `version`."""
+        ...
+
+    def seed(self, epoch: int) -> str | None: ...
+
+    def next_commitment(self, epoch: int) -> str:
+        """The commitment to a fresh seed for dice epoch `epoch` (D3)."""
+        ...
+
+    def confirm(self, plan: Any) -> None:
+        """Let the user see an undo's plan before it is saved (raises to cancel)."""
+        ...
+
+
+def _kind(e: Any) -> str:
+    return type(e).__name__
+
+
+def undo_span(log: Log, version: int, to: int | None) -> tuple[int, list[Any]]:
+    """(first event undone, every event from it to `version`) for an undo after event `version`."""
+    if to is not None:
+        if to < 1 or to >= version:
+            raise InputError(f"--to must name an event between 1 and {version - 1}, got {to}")
+        first = to + 1
+    else:
+        first = last_undoable_action(log, version)
+    after = list(log.between(first - 1, version))
+    if after and after[0].action != first:
+        raise InputError(
+            f"event {first} is part of the action that began at event {after[0].action}; "
+            f"undo --to {after[0].action - 1} to take that whole action back"
+        )
+    if to is not None:
+        # Going back to a point that an undo already took back would bring it back to life.
+        for e in after:
+            if _kind(e) == UNDO and e.undone_from <= to <= e.undone_to:
+                raise InputError(
+                    f"event {to} was undone by event {e.originator_version}; undo --to an event still in play"
+                )
+    return first, after
+
+
+def last_undoable_action(log: Log, version: int) -> int:
+    """Walk back past undo events and what they undid to the most recent live action."""
+    undone: set[int] = set()
+    for e in log.desc(version):
+        v = e.originator_version
+        if _kind(e) == UNDO:
+            undone.update(range(e.undone_from, e.undone_to + 1))
+            undone.update(range(e.action, v + 1))
+            continue
+        if v in undone:
+            continue
+        if _kind(e) == "Created":
+            break
+        return int(e.action)
+    raise RuleViolation("RK3", "there is no action to undo")
+
+
+def _head(group: Sequence[Any]) -> Any:
+    """The event that says what an action did: its first one after what was asked."""
+    return next((e for e in group if _kind(e) != ASKED), group[0])
+
+
+def redo_tail(log: Log, version: int) -> list[list[Any]]:
+    """The actions at the end of the log that are undos or redos, oldest first: what a redo
+    may still put back (anything else recorded since an undo ends the chance, RK4)."""
+    groups: dict[int, list[Any]] = {}
+    for e in log.desc(version):
+        groups.setdefault(e.action, []).insert(0, e)
+        if e.originator_version == e.action and _kind(_head(groups[e.action])) not in (UNDO, REDO, ASKED):
+            del groups[e.action]
+            break
+    return [groups[k] for k in sorted(groups) if _kind(_head(groups[k])) != ASKED]
+
+
+def redo_stack(log: Log, version: int) -> list[tuple[int, list[int]]]:
+    """(undo event, actions it took back still to redo, in order), most recent undo last."""
+    stack: list[tuple[int, list[int]]] = []
+    for group in redo_tail(log, version):
+        head = _head(group)
+        if _kind(head) == UNDO:
+            if head.actions:
+                stack.append((head.originator_version, list(head.actions)))
+        elif _kind(head) == REDO and stack and stack[-1][1][:1] == [head.original]:
+            stack[-1][1].pop(0)
+            if not stack[-1][1]:
+                stack.pop()
+    return stack
+
+
+def nothing_to_redo(log: Log, version: int) -> str:
+    tail = redo_tail(log, version)
+    if any(_kind(_head(g)) == UNDO for g in tail):
+        return "nothing to redo: every action of the last undo was redone"
+    return (
+        f"nothing to redo: event {version} is not an undo; redo puts back what an undo took, "
+        "only while nothing new was recorded since"
+    )
+
+
+def actions_events(log: Log, actions: Sequence[int], undo: int) -> dict[int, list[Any]]:
+    """The events of `actions` (in order, all before undo event `undo`), read in one pass."""
+    wanted = set(actions)
+    found: dict[int, list[Any]] = {}
+    for e in log.between(actions[0] - 1, undo - 1):
+        if e.action in wanted:
+            found.setdefault(e.action, []).append(e)
+        elif e.action > actions[-1]:
+            break
+    return found
