@@ -53,13 +53,13 @@ from __future__ import annotations
 import io
 import json
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from importlib import metadata
-from typing import Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 from uuid import UUID
 
 import sqlalchemy.exc
@@ -72,6 +72,9 @@ from domain.errors import InputError, TrackerError
 from tracker.application import Tracker
 from tracker.store import check_campaign_name
 from tracker.verify import VerifyReport, verify_events
+
+if TYPE_CHECKING:
+    from tracker.pbem import Continued
 
 FORMAT = "twtea-naval-tracker/events"
 FORMAT_VERSION = 1
@@ -417,15 +420,7 @@ def verify_export(
             source, 1, f"the header's last_hash is not the hash of the last event (line {parsed.rows[-1].line})"
         )
 
-    campaign: Any = None
-    for row, event in zip(parsed.rows, decoded, strict=True):
-        try:
-            campaign = event.mutate(campaign)
-        except Exception as e:  # noqa: BLE001 - the import must never record what cannot be loaded
-            raise ImportRefused(
-                source, row.line, f"event {row.seq} ({row.kind}) cannot be applied ({type(e).__name__}: {e})"
-            ) from None
-    assert isinstance(campaign, Campaign)
+    campaign = referee_events(source, parsed.rows, decoded, report)
     stored = [
         StoredEvent(
             originator_id=originator_id,
@@ -436,6 +431,34 @@ def verify_export(
         for row in parsed.rows
     ]
     return VerifiedExport(stored, report, campaign)
+
+
+def referee_events(source: str, rows: Sequence[Row], decoded: list[Any], report: VerifyReport) -> Campaign:
+    """Re-run every asked action of the file through the referee (as `verify` does) and fold
+    the campaign; the first event the referee does not record as the file does is refused,
+    naming its line."""
+    from tracker.referee import Mismatch, referee_log
+
+    line_of = {row.seq: row.line for row in rows}
+    applying = [0]
+
+    def note(agg: Any) -> None:
+        applying[0] = agg.version
+
+    try:
+        result = referee_log(decoded, note)
+    except Mismatch as e:
+        raise ImportRefused(source, line_of.get(e.version, rows[0].line), str(e)) from None
+    except Exception as e:  # noqa: BLE001 - the import must never record what cannot be loaded
+        seq = applying[0] + 1
+        kind = type(decoded[seq - 1]).__name__ if seq <= len(decoded) else "?"
+        raise ImportRefused(
+            source, line_of.get(seq, rows[-1].line), f"event {seq} ({kind}) cannot be applied ({type(e).__name__}: {e})"
+        ) from None
+    report.actions_refereed = result.actions_checked
+    report.actions_unasked = result.unasked_actions
+    assert isinstance(result.campaign, Campaign)
+    return result.campaign
 
 
 # ----- export -----
@@ -449,6 +472,8 @@ class ExportResult:
     dice_mode: str
     rolls_unrevealed: int  # auto rolls an importer cannot re-derive: their seed is still secret
     text: str
+    since: int = 0  # a continuation: the events after this one
+    head_seq: int = 0
 
 
 def _tool_version() -> str:
@@ -469,7 +494,22 @@ def _line(obj: dict[str, Any]) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-def export_campaign(tracker: Tracker, cid: UUID, progress: Progress | None = None) -> ExportResult:
+def _event_line(s: StoredEvent, event: Any, state: str) -> str:
+    return _line(
+        {
+            "seq": s.originator_version,
+            "kind": type(event).__name__,
+            "topic": s.topic,
+            "timestamp": event.timestamp.isoformat(),
+            "prev_hash": event.prev_hash,
+            "hash": event.hash,
+            "event": _plain_content(event),
+            "state": state,
+        }
+    )
+
+
+def export_campaign(tracker: Tracker, cid: UUID, progress: Progress | None = None, since: int = 0) -> ExportResult:
     """The campaign's export as text, checked while it is written the way import checks it:
     one pass over the log decodes each event once, verifies it and applies it.
 
@@ -478,10 +518,15 @@ def export_campaign(tracker: Tracker, cid: UUID, progress: Progress | None = Non
     stored = tracker.stored_events(cid)
     if not stored:
         raise InputError(f"campaign {cid} has no events")
+    if not 0 <= since < len(stored):
+        raise InputError(
+            f"--since {since}: campaign {name!r} ends at event {len(stored)}, so there is nothing after it to export"
+        )
     topics = _event_topics()
     lines: list[str] = []
     auto_roll_epochs: list[int] = []
     replayed: list[Any] = [None]
+    since_hash = [""]
 
     def refused(problem: str) -> ExportRefused:
         return ExportRefused(
@@ -496,26 +541,16 @@ def export_campaign(tracker: Tracker, cid: UUID, progress: Progress | None = Non
             raise refused(f"event {seq} ({kind}): topic {s.topic!r} is not an event of a campaign")
         if (seq == 1) != (kind == "Created"):
             raise refused(f"event {seq} ({kind}): a campaign's first event, and only that one, is its Created event")
-        if isinstance(event, Campaign.DiceRolled) and event.source == "auto":
+        if isinstance(event, Campaign.DiceRolled) and event.source == "auto" and seq > since:
             auto_roll_epochs.append(event.epoch)
+        if seq == since:
+            since_hash[0] = event.hash
         try:
             state = s.state.decode("utf-8")
         except UnicodeDecodeError:
             raise ExportRefused(f"event {seq}: its stored state is not UTF-8 JSON (compressed or encrypted?)") from None
-        lines.append(
-            _line(
-                {
-                    "seq": seq,
-                    "kind": kind,
-                    "topic": s.topic,
-                    "timestamp": event.timestamp.isoformat(),
-                    "prev_hash": event.prev_hash,
-                    "hash": event.hash,
-                    "event": _plain_content(event),
-                    "state": state,
-                }
-            )
-        )
+        if seq > since:
+            lines.append(_event_line(s, event, state))
         try:
             replayed[0] = event.mutate(replayed[0])
         except Exception as e:  # noqa: BLE001 - import would refuse an event it cannot apply
@@ -543,19 +578,24 @@ def export_campaign(tracker: Tracker, cid: UUID, progress: Progress | None = Non
         "format": FORMAT,
         "version": FORMAT_VERSION,
         "campaign": name,
-        "events": len(stored),
+        "events": len(stored) - since,
         "last_hash": last_hash,
         "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "exported_by": _tool_version(),
     }
+    if since:
+        # A continuation (PBEM by file): the events after `since`, and the event they follow.
+        header.update(since=since, since_hash=since_hash[0])
     text = "\n".join([_line(header), *lines]) + "\n"
     return ExportResult(
         campaign=name,
-        events=len(stored),
+        events=len(stored) - since,
         last_hash=last_hash,
         dice_mode=campaign.dice_mode,
         rolls_unrevealed=sum(1 for epoch in auto_roll_epochs if epoch >= campaign.dice_epoch),
         text=text,
+        since=since,
+        head_seq=len(stored),
     )
 
 
@@ -589,8 +629,9 @@ def import_campaign(
     source: str,
     as_name: str | None = None,
     progress: Progress | None = None,
-) -> ImportResult:
-    """Verify an export and record it as a new campaign, name and events in one transaction.
+) -> ImportResult | Continued:
+    """Verify an export and record it as a new campaign, name and events in one transaction;
+    a file for a campaign that exists here continues it instead (`tracker.pbem`).
 
     `progress` (see `Progress`) gets the event count the header declares and a tick per event
     line checked; they are then written in one transaction."""
@@ -598,8 +639,23 @@ def import_campaign(
     name = _check_name(as_name if as_name is not None else parsed.header["campaign"])
     taken = f"campaign {name!r} already exists in {tracker.safe_url}; import under another name with --as NAME"
     registered = tracker.registry.lookup(name)
+    since = parsed.header.get("since", 0)
     if registered is not None and _has_events(tracker, UUID(registered)):
-        raise InputError(taken)
+        existing = UUID(registered)
+        first = parsed.row(0)
+        created = tracker.app.recorder.select_events(existing, limit=1)[0]
+        if since == 0 and first is not None and first.hash != tracker.decode(created).hash:
+            raise InputError(taken)
+        from tracker.pbem import continue_campaign
+
+        return continue_campaign(tracker, existing, name, parsed, progress)
+    if since:
+        raise ImportRefused(
+            source,
+            1,
+            f"this file continues campaign {name!r} after event {since}, and {tracker.safe_url} has no campaign "
+            f"{name!r}: import the campaign's full export first (or name it with --as)",
+        )
     # A name left registered by a creation that crashed before its first event is reused,
     # as `tracker new` does.
     cid = UUID(registered) if registered is not None else uuid.uuid4()

@@ -1,0 +1,162 @@
+"""PBEM by file: `export --since SEQ` writes the events after SEQ; `import` fast-forwards a campaign
+that exists here when the file continues its chain (after re-refereeing every action), refuses a
+fork naming the first differing event, refuses a file for another campaign, and is idempotent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import and_, select, update
+
+from domain.chain import event_content, event_hash
+from tracker.application import Tracker
+from tracker.cli import cli
+
+SNS = "Southern North Sea"
+
+
+def run(db: str, *args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(cli, ["--db", db, "--campaign", "pbem", *args])
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def head(db: str) -> str:
+    return next(line for line in run(db, "verify").splitlines() if line.startswith("Head: "))
+
+
+def count(db: str) -> int:
+    with Tracker(db) as t:
+        return len(t.stored_events(t.campaign_id("pbem")))
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> dict[str, Any]:
+    """Germany's copy and Britain's copy of one manual-dice campaign, Britain's from Germany's
+    full export: the start of a game played by e-mail."""
+    germany, britain = str(tmp_path / "germany.db"), str(tmp_path / "britain.db")
+    run(germany, "new", "pbem", "--scenario", "north-sea-1914", "--dice", "manual")
+    run(germany, "research", "advanced_submarine", "--dice", "4", "--ref", "dice-server#1001")
+    full = tmp_path / "full.jsonl"
+    run(germany, "export", str(full))
+    run(britain, "import", str(full))
+    return {"germany": germany, "britain": britain, "tmp": tmp_path, "base": count(germany)}
+
+
+def continuation(table: dict[str, Any], name: str = "turn.jsonl") -> Path:
+    path = table["tmp"] / name
+    out = run(table["germany"], "export", "--since", str(table["base"]), str(path))
+    assert f"after event {table['base']}" in out
+    return path
+
+
+def test_a_continuation_fast_forwards_the_other_copy_after_re_refereeing(table: dict[str, Any]) -> None:
+    germany, britain = table["germany"], table["britain"]
+    run(germany, "next")
+    run(germany, "next")
+    run(germany, "move", "DE-SS3", "--path", f"{SNS},Dover Strait")  # Britain may search it (SM2)
+    path = continuation(table)
+    header = json.loads(path.read_text().splitlines()[0])
+    assert header["since"] == table["base"] and header["events"] == count(germany) - table["base"]
+    out = run(britain, "import", str(path))
+    assert f"Fast-forwarded campaign 'pbem': events {table['base'] + 1}-{count(germany)} appended" in out
+    assert "4 action(s) re-refereed" in out
+    assert head(britain) == head(germany)
+    # Britain answers on its copy and sends its own continuation back.
+    run(britain, "intercept", "search", "1", "--units", "", "--seen", str(count(britain)))
+    back = table["tmp"] / "back.jsonl"
+    run(britain, "export", "--since", str(count(germany)), str(back))
+    assert "appended" in run(germany, "import", str(back))
+    assert head(britain) == head(germany)
+
+
+def test_importing_the_same_continuation_twice_changes_nothing_and_says_so(table: dict[str, Any]) -> None:
+    run(table["germany"], "next")
+    path = continuation(table)
+    run(table["britain"], "import", str(path))
+    before = count(table["britain"])
+    out = run(table["britain"], "import", str(path))
+    assert out.startswith("Nothing to import: campaign 'pbem' already holds every event of this file")
+    assert count(table["britain"]) == before
+    # The full export of the same campaign is no news either.
+    full = table["tmp"] / "full-again.jsonl"
+    run(table["germany"], "export", str(full))
+    assert run(table["britain"], "import", str(full)).startswith("Nothing to import")
+
+
+def test_a_fork_is_refused_naming_the_first_differing_event(table: dict[str, Any]) -> None:
+    run(table["germany"], "next")
+    run(table["britain"], "next")  # both recorded the same step, each on its own copy
+    path = continuation(table)
+    before = count(table["britain"])
+    out = run(table["britain"], "import", str(path), code=1)
+    first = table["base"] + 1
+    assert f"line 2: fork at event {first}: here it is ActionAsked" in out, out
+    assert len(out.strip().splitlines()) == 1
+    assert count(table["britain"]) == before
+
+
+def test_a_continuation_of_another_campaign_is_refused(table: dict[str, Any], tmp_path: Path) -> None:
+    other = str(tmp_path / "other.db")
+    run(other, "new", "pbem", "--scenario", "north-sea-1914", "--dice", "manual")
+    run(other, "research", "advanced_submarine", "--dice", "9")
+    run(table["germany"], "next")
+    path = continuation(table)
+    out = run(other, "import", str(path), code=1)
+    assert f"this file continues event {table['base']} with hash" in out
+    assert "it continues another campaign, or another history of this one; nothing was imported" in out
+    nowhere = str(tmp_path / "empty.db")
+    out = run(nowhere, "import", str(path), code=1)
+    assert "import the campaign's full export first" in out
+    # A continuation from further on than this copy has got to.
+    run(table["germany"], "next")
+    later = table["tmp"] / "later.jsonl"
+    run(table["germany"], "export", "--since", str(table["base"] + 2), str(later))
+    out = run(table["britain"], "import", str(later), code=1)
+    assert f"ends at event {table['base']}: import the files in between first" in out
+
+
+def _rehash_from(t: Tracker, cid: Any, first: int) -> None:
+    """Recompute every hash from event `first` on, as a forger who knows the format would."""
+    table = t.app.recorder.events_record_cls.__table__  # type: ignore[attr-defined]
+    events = t.events(cid)
+    prev = events[first - 2].hash
+    for event in events[first - 1 :]:
+        v = event.originator_version
+        attrs = dict(vars(event)) | {"prev_hash": prev}
+        digest = event_hash(prev, type(event).__name__, v, event.timestamp, event_content(attrs))
+        where = and_(table.c.originator_id == cid, table.c.originator_version == v)
+        with t.engine.begin() as conn:
+            state = json.loads(bytes(conn.execute(select(table.c.state).where(where)).scalar_one()))
+            state.update(prev_hash=prev, hash=digest)
+            conn.execute(update(table).where(where).values(state=json.dumps(state).encode()))
+        prev = digest
+
+
+def test_a_tampered_continuation_is_refused_by_the_referee(table: dict[str, Any]) -> None:
+    """Germany's copy is edited behind the tracker's back (a U-boat moved further than it may,
+    every hash recomputed): the continuation verifies by its chain, but not by the rules."""
+    germany = table["germany"]
+    run(germany, "next")
+    run(germany, "next")
+    run(germany, "move", "DE-SS3", "--to", SNS)
+    with Tracker(germany) as t:
+        cid = t.campaign_id("pbem")
+        moved = next(e for e in t.events(cid) if type(e).__name__ == "UnitsMoved")
+        table_ = t.app.recorder.events_record_cls.__table__  # type: ignore[attr-defined]
+        where = and_(table_.c.originator_id == cid, table_.c.originator_version == moved.originator_version)
+        with t.engine.begin() as conn:
+            state = json.loads(bytes(conn.execute(select(table_.c.state).where(where)).scalar_one()))
+            state["path"] = ["Heligoland Bight", SNS, "Dover Strait"]
+            conn.execute(update(table_).where(where).values(state=json.dumps(state).encode()))
+        _rehash_from(t, cid, moved.originator_version)
+    path = continuation(table)
+    before = count(table["britain"])
+    out = run(table["britain"], "import", str(path), code=1)
+    assert f"event {moved.originator_version} (UnitsMoved, F4) is not what the referee records" in out, out
+    assert len(out.strip().splitlines()) == 1
+    assert count(table["britain"]) == before
