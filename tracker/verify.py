@@ -435,7 +435,7 @@ def _referee_and_snapshots(t: Tracker, cid: UUID, report: VerifyReport, decoded:
         report.snapshots_checked += 1
 
     try:
-        result = referee_log(decoded, check_snapshot)
+        result = referee_log(decoded, check_snapshot, stops=set(wanted))
     except _Stop:
         return
     except Mismatch as e:
