@@ -172,3 +172,25 @@ def test_names_typed_by_players_are_escaped(tmp_path: Path) -> None:
         assert status == 200 and "<b>bold</b>" not in html and "&lt;b&gt;bold&lt;/b&gt; &amp; co" in html
         status, html = page(s, "/campaigns/" + urllib.parse.quote(name, safe="") + "/board")
         assert status == 200 and "<b>bold</b>" not in html
+
+
+@pytest.mark.postgres
+def test_the_viewer_on_postgresql_draws_the_board_and_refuses_bad_urls(
+    pg_url: str, unique_name: str, tmp_path: Path
+) -> None:
+    with Tracker(pg_url) as t:
+        t.create(unique_name, "north-sea-1914")
+    for args in (["next", "--to", "combat_movement"], ["move", "DE-SS3", "--to", "Skagerrak"]):
+        result = CliRunner().invoke(cli, ["--db", pg_url, "--campaign", unique_name, *args])
+        assert result.exit_code == 0, result.output
+    board = json.loads(CliRunner().invoke(cli, ["--db", pg_url, "--campaign", unique_name, "state", "--json"]).stdout)
+    with served(pg_url, "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as s:
+        status, html = page(s, f"/campaigns/{unique_name}/board")
+        assert status == 200
+        with Tracker(pg_url) as t:
+            scenario = t.load(t.campaign_id(unique_name)).scenario
+        assert_map_shows(svg_of(html), board, scenario, load_ruleset("twtea-3e")[0])
+        status, html = page(s, f"/campaigns/{unique_name}/log?zone=skagerrak&kind=UnitsMoved")
+        assert status == 200 and len(re.findall(r'<tr data-seq="', html)) == 1
+        assert page(s, f"/campaigns/{unique_name}/board?turn={10**30}")[0] == 400
+        assert page(s, f"/campaigns/{unique_name}/events/{2**31 - 1}")[0] == 404
