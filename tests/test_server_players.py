@@ -42,6 +42,7 @@ def league(tmp_path_factory: pytest.TempPathFactory):
     assert tracker("--db", str(db), "players", "revoke", "gone").returncode == 0
     assert tracker("--db", str(db), "new", "winter", "--scenario", "north-sea-1914", "--dice", "manual").returncode == 0
     tokens["winter-ref"] = add_player(db, "wendy", "--referee", campaign="winter")
+    tokens["walt"] = add_player(db, "walt", "--nations", "Britain,Germany", campaign="winter")
     assert tracker("--db", str(db), "new", "spring", "--scenario", "north-sea-1914", "--dice", "auto").returncode == 0
     tokens["s-anna"] = add_player(db, "anna", "--nations", "Germany", campaign="spring")
     tokens["s-bob"] = add_player(db, "bob", "--nations", "Britain", campaign="spring")
@@ -247,3 +248,45 @@ def test_pl2_rk3_approving_an_override_needs_a_live_token_of_the_nations_it_name
     got, body = server.post(path, {}, token=tokens.get(token_of) if token_of else None)
     assert got == status, body
     assert server.get("/api/campaigns/spring/overrides")[1][-1]["approved_by"] is None
+
+
+def test_pl1_every_action_through_the_server_records_the_player_and_the_nation_acted_for(league) -> None:
+    server, db, tokens = league
+    state = server.get("/api/campaigns/winter/state")[1]
+    assert server.post("/api/campaigns/winter/actions", {"action": "next"})[0] == 401
+    status, body = server.post("/api/campaigns/winter/actions", {"action": "next"}, token=tokens["winter-ref"])
+    assert status == 200, body
+    assert body["action"] == "next" and body["events"] and body["asked"] == state["seq"] + 1
+    asked = json.loads(
+        tracker("--db", str(db), "--campaign", "winter", "log", "--json", "--kind", "ActionAsked").stdout
+    )[-1]["data"]
+    assert (asked["name"], asked["player"], asked["nation"]) == ("next", "wendy", state["nation"])
+    # Over the command line too, by a player of two nations: the one the action is for.
+    status, body = server.post("/api/command", {"args": ["next"], "campaign": "winter"}, token=tokens["walt"])
+    assert status == 200, body
+    asked = server.get("/api/campaigns/winter/log?kind=ActionAsked")[1][-1]["data"]
+    assert (asked["name"], asked["player"], asked["nation"]) == ("next", "walt", state["nation"])
+
+
+@pytest.mark.parametrize(
+    "body, status",
+    [
+        ({"action": "no such action"}, 400),
+        ({"action": "next", "inputs": {"bogus": 1}}, 400),
+        ({"action": "next", "inputs": []}, 400),
+        ({"action": "next", "seen": 10**30}, 400),
+        ({"action": "next", "seen": 1}, 409),
+        ({"inputs": {}}, 400),
+    ],
+)
+def test_bad_action_requests_are_4xx(league, body: dict, status: int) -> None:
+    server, _db, tokens = league
+    got, answer = server.post("/api/campaigns/winter/actions", body, token=tokens["winter-ref"])
+    assert got == status, answer
+    assert answer["error"]
+
+
+def test_the_action_registry_is_listed(league) -> None:
+    server, _db, _tokens = league
+    status, listed = server.get("/api/actions")
+    assert status == 200 and {"next", "move", "undo", "convoy declare"} <= {a["action"] for a in listed}

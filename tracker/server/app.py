@@ -239,6 +239,25 @@ def api_routes(service: Service) -> list[BaseRoute]:
             result = await service.act(lambda t: run_command(t, player, name, checked, columns))
         return command_response(result)
 
+    async def action_list(request: Request) -> Response:
+        from tracker.actions import ACTIONS
+
+        return JsonResponse([ACTIONS[n].describe() for n in sorted(ACTIONS)])
+
+    async def act(request: Request) -> Response:
+        player = await authenticate(request)
+        name = campaign(request)
+        body = await read_json(request)
+        action, inputs, seen = body.get("action"), body.get("inputs", {}), body.get("seen")
+        if not isinstance(action, str) or len(action) > 100:
+            raise ApiError(400, "action must be the name of an action (GET /api/actions lists them)")
+        if not isinstance(inputs, dict):
+            raise ApiError(400, "inputs must be an object of named values")
+        if seen is not None and (not isinstance(seen, int) or isinstance(seen, bool) or not 1 <= seen <= MAX_INT):
+            raise ApiError(400, f"seen must be an event number from 1 to {MAX_INT}")
+        asked = {"action": action, "inputs": inputs, "seen": seen, "campaign": name}
+        return JsonResponse(await service.run(lambda t: perform_action(t, player, name, asked), write=True))
+
     async def overrides(request: Request) -> Response:
         name = campaign(request)
         return JsonResponse(await service.run(lambda t: t.players.override_requests(str(t.campaign_id(name)))))
@@ -286,6 +305,8 @@ def api_routes(service: Service) -> list[BaseRoute]:
         Route("/campaigns/{name}/verify", verify),
         Route("/campaigns/{name}/events/stream", stream),
         Route("/campaigns/{name}/overrides", overrides),
+        Route("/actions", action_list),
+        Route("/campaigns/{name}/actions", act, methods=["POST"]),
         Route("/campaigns/{name}/overrides/{number:int}/approve", approve, methods=["POST"]),
         Route("/command", command, methods=["POST"]),
     ]
@@ -305,6 +326,30 @@ def command_response(result: dict[str, Any]) -> Response:
             message = (result["stderr"] or "").strip().splitlines()
             body.update(error=message[-1].removeprefix("Error: ") if message else "refused", rule=None)
     return JsonResponse(body, status_code=status)
+
+
+def perform_action(
+    t: ServedTracker, player: Player | None, name: str, asked: dict[str, Any],
+    approved: tuple[str, ...] = (), approving: int | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Run one registered action as `player`: what it recorded and what the game waits for."""
+    from projections.summary import as_record
+    from tracker.cli_common import next_command
+
+    cid = t.campaign_id(name)
+    done = t.acting_as(
+        player,
+        lambda: t.perform(cid, asked["action"], asked["inputs"], seen=asked.get("seen")),
+        asked,
+        approved,
+        approving,
+    )
+    return {
+        "action": done.action,
+        "asked": done.asked,
+        "events": [as_record(e.originator_version, e) for e in done.events],
+        "pending": [{**item, "command": next_command(item)} for item in done.campaign.pending()],
+    }
 
 
 def override_command(t: ServedTracker, player: Player | None, name: str | None, args: list[str]) -> dict[str, Any]:
@@ -357,6 +402,15 @@ def approve_override(t: ServedTracker, approver: Player, name: str | None, numbe
         raise InputError(f"override request {number} was approved already")
     agreed = tuple(request["agreed_by"])
     asked = request["command"]
+    if "action" in asked:
+        try:
+            done = perform_action(t, asker, str(asked.get("campaign") or name), asked, agreed, number)
+        except TrackerError:
+            t.players.unmark_approved(number)
+            raise
+        t.players.set_recorded(number, t.recorder.last_version(UUID(cid)))
+        lines = [f"{r['summary']}   [{r['rule']}]" for r in done["events"]]
+        return {"exit": 0, "stdout": "".join(line + "\n" for line in lines), "stderr": "", **done}
     result = run_command(t, asker, asked.get("campaign"), asked["args"], asked.get("columns", 80), agreed, number)
     if result["exit"] == 0:
         t.players.set_recorded(number, t.recorder.last_version(UUID(cid)))

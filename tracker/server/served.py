@@ -28,6 +28,16 @@ class NotFound(InputError):
     """A campaign or event the URL names does not exist."""
 
 
+# Who records what the server does by itself (a seed reveal at the end of a round).
+SERVER = "tracker serve"
+
+
+class _ActsFor(Exception):  # noqa: N818 - a signal, not an error: run again naming this nation
+    def __init__(self, nation: str) -> None:
+        super().__init__(nation)
+        self.nation = nation
+
+
 class NeedsApproval(RuleViolation):
     """An override (RK3) that the other side or the referee has not approved yet: recorded as
     a request, nothing else recorded (HTTP 409)."""
@@ -68,6 +78,9 @@ class ServedTracker(Tracker):
         # Where a refusal for want of a token, a right or an approval is noted, so the API can
         # answer it with its own status even when the CLI turned it into a message.
         self.refusals: list[Exception] | None = None
+        self._round_ended: set[UUID] = set()
+        self._performing = False
+        self._undoing: str | None = None
 
     def _commitments(self, campaign_id: str) -> list[str]:
         return list(self.load(UUID(campaign_id)).commitments)
@@ -111,6 +124,7 @@ class ServedTracker(Tracker):
 
         def guarded(campaign: Campaign, dice: DiceSource) -> T:
             phasing, before, round_before = campaign.nation, len(campaign.pending_events), campaign.round
+            self._undoing = None
             battles: dict[str, tuple[str, str, str]] = {
                 str(k): (b["kind"], b["attacker"], b["defender"]) for k, b in campaign.battles.items()
             }
@@ -120,15 +134,69 @@ class ServedTracker(Tracker):
                 battles.setdefault(str(k), (b["kind"], b["attacker"], b["defender"]))
             self._authorize(player, campaign, phasing, battles, campaign.pending_events[before:])
             if self.reveal == "each-round" and campaign.round > round_before and campaign.dice_mode == "auto":
-                self._reveal_in(campaign)
+                self._round_ended.add(cid)
             return result
 
-        return super().execute(cid, guarded, *args, **kwargs)
+        result = super().execute(cid, guarded, *args, **kwargs)
+        if cid in self._round_ended:
+            self._round_ended.discard(cid)
+            self._reveal_after_round(cid)
+        return result
 
-    def undo_with_plan(
-        self, cid: UUID, to: int | None = None, override: bool = False, reason: str = "",
-        agreed_by: Sequence[str] = (), confirm: Callable[[UndoPlan], bool] | None = None,
-    ) -> tuple[Campaign.Event, UndoPlan]:  # fmt: skip
+    def perform(self, cid: UUID, name: str, inputs: Any = None, **kwargs: Any) -> Any:
+        """PL1: an action through the server records the player whose token asked and the
+        nation the action is for (found by the referee: when the first guess is wrong, the
+        action runs again naming the right one, before anything is saved)."""
+        player = self.player
+        if player is None or self._performing:
+            return super().perform(cid, name, inputs, **kwargs)
+        if name == "undo":
+            kwargs["confirm"] = self._undo_checked(kwargs.get("confirm"))
+        guess = kwargs.pop("nation", None) or self._nation_guess(cid, player, inputs or {})
+        kwargs.pop("player", None)
+        self._performing = True
+        try:
+            for _ in range(3):
+                try:
+                    return super().perform(cid, name, inputs, player=player.name, nation=guess, **kwargs)
+                except _ActsFor as e:
+                    guess = e.nation
+            raise AssertionError("the acting nation did not settle")  # pragma: no cover
+        finally:
+            self._performing = False
+
+    def _nation_guess(self, cid: UUID, player: Player, inputs: Any) -> str | None:
+        """The nation an action is for, before it runs: the one named, the player's only one,
+        or the phasing nation of the copy last saved here."""
+        from tracker.names import Names
+
+        named = next((inputs.get(k) for k in ("nation", "by") if isinstance(inputs.get(k), str)), None)
+        cached = self._working.get(cid)
+        if named is not None and cached is not None:
+            try:
+                return Names(cached).nation(named)
+            except InputError:
+                return None
+        if len(player.nations) == 1:
+            return player.nations[0]
+        return cached.nation if cached is not None else None
+
+    def _reveal_after_round(self, cid: UUID) -> None:
+        """D5 with --reveal each-round: the round that just ended publishes its seed and commits
+        to a fresh one, as an action of its own recorded by the server, so `verify` re-derives
+        every roll of the rounds played."""
+        saved = self.player, self.asked, self.approved, self.approving
+        self.player = Player(str(cid), SERVER, (), True)
+        try:
+            campaign = self.load(cid)
+            seed = self.registry.seed(str(cid), campaign.dice_epoch)
+            if seed is None:
+                return  # a campaign whose seed stayed elsewhere rolls no auto dice here (D4)
+            Tracker.perform(self, cid, "dice reveal", {}, player=SERVER)
+        finally:
+            self.player, self.asked, self.approved, self.approving = saved
+
+    def _undo_checked(self, confirm: Callable[[UndoPlan], bool] | None) -> Callable[[UndoPlan], bool]:
         """PL2: a player undoes only their own nations' actions; the referee, anyone's."""
 
         def checked(plan: UndoPlan) -> bool:
@@ -139,22 +207,11 @@ class ServedTracker(Tracker):
                     raise Forbidden(
                         f"the undo takes back actions of {', '.join(others)}: {player.name} plays {player.describe()}"
                     )
+            # The nation an undo acts for: whose actions it takes back.
+            self._undoing = plan.actions[0].nation if plan.actions else None
             return confirm(plan) if confirm is not None else True
 
-        return super().undo_with_plan(cid, to, override, reason, agreed_by, checked)
-
-    def _reveal_in(self, campaign: Campaign) -> None:
-        """D5 with --reveal each-round: a round that ends publishes its seed, in the same action,
-        and commits to a fresh one, so `verify` re-derives every roll of the rounds played."""
-        from domain.dice import commitment, new_seed
-
-        cid = str(campaign.id)
-        seed = self.registry.seed(cid, campaign.dice_epoch)
-        if seed is None or commitment(seed) != campaign.commitments[campaign.dice_epoch]:
-            return  # a campaign whose seed stayed elsewhere rolls no auto dice here (D4) and reveals none
-        nxt = self.registry.seed(cid, campaign.dice_epoch + 1, new_seed())
-        assert nxt is not None
-        campaign.reveal_seed(seed, commitment(nxt))
+        return checked
 
     def _authorize(
         self,
@@ -166,17 +223,25 @@ class ServedTracker(Tracker):
     ) -> None:
         if not events:
             return
+        asked = next((e for e in events if type(e).__name__ == "ActionAsked"), None)
+        events = [e for e in events if type(e).__name__ != "ActionAsked"]
+        if not events:
+            return
         kinds = [type(e).__name__ for e in events]
         for kind in kinds:
             if kind in REFEREE_ONLY and not player.referee:
                 raise Forbidden(
                     f"only the referee records {REFEREE_ONLY[kind]}: {player.name} plays {player.describe()}"
                 )
-        # The undo's own event names no nation: whose actions it took back was checked above.
-        if "ActionUndone" not in kinds:
+        # The undo's own event names no nation: whose actions it takes back was checked on its plan.
+        if "ActionUndone" in kinds:
+            nation = self._undoing or phasing
+        else:
             nation = action_actor(events, phasing, battles)
             if not player.may_act_for(nation):
                 raise Forbidden(f"{player.name} plays {player.describe()}, not {nation}; this action is {nation}'s")
+        if asked is not None and asked.nation != nation and player.name != SERVER:
+            raise _ActsFor(nation)
         self._check_overrides(player, campaign, events)
 
     def _check_overrides(self, player: Player, campaign: Campaign, events: Sequence[Any]) -> None:
