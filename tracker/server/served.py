@@ -165,6 +165,16 @@ class ServedTracker(Tracker):
         finally:
             self._performing = False
 
+    def _working_copy(self, cid: UUID) -> Campaign:
+        """The copy this process last saved, re-checked by version: several server processes
+        record on one database, and an action whose meaning depends on what was seen (next,
+        undo) must run on the campaign as it stands, not be refused for another process's
+        events the player had already seen."""
+        cached = self._working.pop(cid, None)
+        if cached is not None and cached.version == self.recorder.last_version(cid):
+            return cached
+        return self.load(cid)
+
     def _nation_guess(self, cid: UUID, player: Player, inputs: Any) -> str | None:
         """The nation an action is for, before it runs: the one named, the player's only one,
         or the phasing nation of the copy last saved here."""
