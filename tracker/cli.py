@@ -828,7 +828,8 @@ def verify(ctx: Context, head_text: str | None, check_views: bool, as_json: bool
             f"Re-refereed: {report.actions_refereed} action(s) run again with their recorded inputs and dice "
             "record exactly the logged events"
             + (
-                f"; {report.actions_unasked} older action(s) without recorded inputs checked by hash only."
+                f"; {report.actions_unasked} action(s) recorded without their inputs "
+                "(by an earlier tracker or a script) checked by hash only."
                 if report.actions_unasked
                 else "."
             )
