@@ -174,6 +174,8 @@ def test_the_cli_over_server_prints_what_the_local_cli_prints(league) -> None:
         ["log", "--json", "--tail", "3"],
         ["explain", "2"],
         ["explain", "2", "--json"],
+        ["luck", "--json"],
+        ["odds", "naval", "--attacker", "Germany:destroyer=2", "--defender", "Britain:cruiser=1", "--json"],
     ):
         here = tracker("--db", str(db), "--campaign", "autumn", *args, env={"COLUMNS": "100"})
         there = remote(server, None, "--campaign", "autumn", *args)

@@ -18,7 +18,7 @@ from tracker.server.served import ServedTracker
 REMOTE = frozenset(
     {
         "state", "pending", "log", "explain", "verify", "report", "stats", "map", "units", "show",
-        "campaigns", "scenarios", "rulesets",
+        "campaigns", "scenarios", "rulesets", "odds", "luck",
         "next", "move", "ntr", "research", "buy", "place", "adjust", "convoy", "intercept", "asw", "battle",
         "undo", "redo", "dice", "approve", "overrides",
     }
