@@ -514,7 +514,8 @@ def test_report_header_names_the_turn_it_reports(demo_db: str) -> None:
 
 
 def test_charts_count_rounds_and_keep_the_legend_off_the_lines(demo_db: str) -> None:
-    from tracker.report import _chart_figure, build_report
+    from tracker.report import build_report
+    from tracker.report_html import _chart_figure
 
     with Tracker(demo_db) as t:
         data = build_report(t, t.campaign_id(None), None)

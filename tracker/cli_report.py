@@ -81,7 +81,8 @@ def stats(ctx: Context, as_csv: bool, as_json: bool, output: str | None) -> None
 
     Example: tracker stats --csv -o stats.csv
     """
-    from tracker.report import STAT_FIELDS, stats_csv, stats_rows, tech_name
+    from tracker.report import STAT_FIELDS, stats_csv, stats_rows
+    from tracker.report_text import tech_name
 
     if as_csv and as_json:
         raise click.UsageError("give --csv or --json, not both")

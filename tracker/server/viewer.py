@@ -48,7 +48,7 @@ class PageError(Exception):
 
 
 def _environment() -> jinja2.Environment:
-    from tracker.report import phase_name, tech_name, type_name
+    from tracker.report_text import phase_name, tech_name, type_name
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("tracker", "templates"),
@@ -251,6 +251,7 @@ def battles_data(t: Tracker, name: str) -> dict[str, Any]:
 
 def battle_data(t: Tracker, name: str, number: int) -> dict[str, Any]:
     from tracker import report as rp
+    from tracker import report_text as rt
     from tracker.history import log_records
 
     cid, campaign = _campaign(t, name)
@@ -266,14 +267,14 @@ def battle_data(t: Tracker, name: str, number: int) -> dict[str, Any]:
         "position": _position(campaign),
         "battle": battle,
         "turn": turn,
-        "heading": rp.battle_heading(battle),
-        "declaration": rp.battle_declaration(battle),
-        "rule": rp.BATTLE_RULES.get(battle["kind"], "CV1"),
-        "result": rp.battle_result(battle),
+        "heading": rt.battle_heading(battle),
+        "declaration": rt.battle_declaration(battle),
+        "rule": rt.BATTLE_RULES.get(battle["kind"], "CV1"),
+        "result": rt.battle_result(battle),
         "rolls": [
-            {**r, "dice": rp.dice_text(r), "target": rp.target_text(r, ascii_only=False)} for r in battle["rolls"]
+            {**r, "dice": rt.dice_text(r), "target": rt.target_text(r, ascii_only=False)} for r in battle["rolls"]
         ],
-        "steps": [{**s, "text": rp.step_text(s)} for s in battle["steps"]],
+        "steps": [{**s, "text": rt.step_text(s)} for s in battle["steps"]],
     }
 
 
@@ -290,11 +291,12 @@ def explain_data(t: Tracker, name: str, seq: int) -> dict[str, Any]:
 
 def charts_data(t: Tracker, name: str) -> dict[str, Any]:
     from tracker import report as rp
+    from tracker.report_html import chart_svgs
 
     cid, campaign = _campaign(t, name)
     position = _position(campaign)
     report = rp.build_report(t, cid, turn=position["turn"], fmt="html")
-    charts = [{**c, "svg": Markup(c["svg"])} for c in rp.chart_svgs(report)]  # matplotlib escapes its text
+    charts = [{**c, "svg": Markup(c["svg"])} for c in chart_svgs(report)]  # matplotlib escapes its text
     return {"name": name, "position": position, "charts": charts, "sides": report["campaign"]["sides"],
             "first": report["campaign"]["turn_order"][0]}  # fmt: skip
 
