@@ -58,15 +58,37 @@ COMMANDS: list[click.Command] = [serve]
 @click.group(name="players")
 def players() -> None:
     """The players of a campaign, for `tracker serve`: tokens bound to nations (PL1, PL2).
-    Run against the database directly, by whoever administers it."""
+    Run against the database by whoever administers it, or through the server by a referee
+    (`tracker --server URL players ...`): the campaign's, or the league's for `--league`."""
 
 
-def _players(ctx: Context) -> tuple[Any, str]:
-    from tracker.players import Players
+LEAGUE_OPTION = click.option(
+    "--league",
+    is_flag=True,
+    help="The league's referees: referee of every campaign in the database, and the ones who create "
+    "campaigns through the server.",
+)
+
+
+def _players(ctx: Context, league: bool) -> tuple[Any, str]:
+    from tracker.players import LEAGUE, Players
 
     t = ctx.tracker
     t.require_writable()
-    return Players(t.engine), str(t.campaign_id(ctx.campaign))
+    cid = LEAGUE if league else str(t.campaign_id(ctx.campaign))
+    served = _served(t)
+    if served is not None:
+        served.require_referee(cid, "managing players")
+        return served.players, cid
+    return Players(t.engine), cid
+
+
+def _served(t: Any) -> Any:
+    """The server's tracker when the command runs through `tracker --server`, else None."""
+    import sys
+
+    module = sys.modules.get("tracker.server.served")
+    return t if module is not None and isinstance(t, module.ServedTracker) else None
 
 
 @players.command(name="add")
@@ -75,17 +97,29 @@ def _players(ctx: Context) -> tuple[Any, str]:
 @click.option(
     "--referee", is_flag=True, help="The campaign's referee: acts for any nation, adjusts, approves overrides."
 )
+@LEAGUE_OPTION
 @click.pass_obj
-def players_add(ctx: Context, name: str, nations: str | None, referee: bool) -> None:
-    """Add a player and print their token, once (only its hash is kept).
+def players_add(ctx: Context, name: str, nations: str | None, referee: bool, league: bool) -> None:
+    """Add a player and print their token, once (only its hash is kept). `--referee --league`
+    adds a referee of every campaign, who may create campaigns through the server.
 
     Example: tracker players add anna --nations Germany,Austria-Hungary
     """
     from tracker.names import Names
 
-    table, cid = _players(ctx)
+    if league and not referee:
+        raise click.UsageError("a league player is a referee of every campaign: give --referee --league")
     if referee and nations:
         raise click.UsageError("a referee acts for every nation: give --referee or --nations, not both")
+    # A league starts with its referee, before any campaign: the database may be new.
+    ctx.may_create = league
+    table, cid = _players(ctx, league)
+    if league:
+        token = table.add(cid, name, [], True)
+        where = f"the league in {ctx.tracker.safe_url}"
+        click.echo(f"Player {name.strip()!r} (the league's referee) added to {where}. Token (shown once):")
+        click.echo(token)
+        return
     campaign = ctx.load()
     given = [Names(campaign).nation(n) for n in (nations or "").split(",") if n.strip()]
     token = table.add(cid, name, list(dict.fromkeys(given)), referee)
@@ -95,20 +129,22 @@ def players_add(ctx: Context, name: str, nations: str | None, referee: bool) -> 
 
 
 @players.command(name="list")
+@LEAGUE_OPTION
 @json_option
 @click.pass_obj
-def players_list(ctx: Context, as_json: bool) -> None:
-    """List the campaign's players, their nations and whether their token was revoked.
+def players_list(ctx: Context, league: bool, as_json: bool) -> None:
+    """List the campaign's players (`--league`: the league's referees), their nations and
+    whether their token was revoked.
 
     Example: tracker players list --json
     """
-    table, cid = _players(ctx)
+    table, cid = _players(ctx, league)
     rows = table.listed(cid)
     if as_json:
         emit_json(rows)
         return
     if not rows:
-        click.echo("No players yet: tracker players add NAME --nations A,B")
+        click.echo("No players yet: tracker players add NAME " + ("--referee --league" if league else "--nations A,B"))
     for r in rows:
         role = "referee" if r["referee"] else ", ".join(r["nations"])
         click.echo(f"{r['name']}: {role}{' (revoked)' if r['revoked'] else ''}")
@@ -116,13 +152,14 @@ def players_list(ctx: Context, as_json: bool) -> None:
 
 @players.command(name="revoke")
 @click.argument("name")
+@LEAGUE_OPTION
 @click.pass_obj
-def players_revoke(ctx: Context, name: str) -> None:
+def players_revoke(ctx: Context, name: str, league: bool) -> None:
     """Revoke a player's token at once, in every server process; `players add` gives a new one.
 
     Example: tracker players revoke anna
     """
-    table, cid = _players(ctx)
+    table, cid = _players(ctx, league)
     table.revoke(cid, name)
     click.echo(f"Token of {name!r} revoked.")
 

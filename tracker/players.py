@@ -1,6 +1,7 @@
 """Players of a served campaign and their tokens (PL1, PL2), and override requests (RK3).
 
-A player belongs to one campaign and holds one token: `trk_<id>_<secret>`. The id finds the
+A player belongs to one campaign and holds one token: `trk_<id>_<secret>`; a league referee
+belongs to every campaign of the database (and may create new ones through the server). The id finds the
 row; only a salted scrypt hash of the secret is stored, compared in constant time, so a copy
 of the database gives nobody a working token. Revoking keeps the row (events name the player)
 and kills the token. These tables live in the campaign database, managed by whoever
@@ -71,6 +72,8 @@ TOKEN_PREFIX = "trk"
 # scrypt's cost: ~16 MiB and tens of milliseconds per check, far too slow to guess secrets.
 SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
 MAX_NAME = 100
+# The campaign id of a league referee's row: the referee of every campaign in the database.
+LEAGUE = "*"
 
 
 class Unauthenticated(TrackerError):
@@ -93,10 +96,20 @@ class Player:
     nations: tuple[str, ...]
     referee: bool
 
+    @property
+    def league(self) -> bool:
+        """The league's referee: referee of every campaign, and creates campaigns (PL2)."""
+        return self.campaign_id == LEAGUE
+
+    def plays_in(self, campaign_id: str) -> bool:
+        return self.league or self.campaign_id == campaign_id
+
     def may_act_for(self, nation: str) -> bool:
         return self.referee or nation in self.nations
 
     def describe(self) -> str:
+        if self.league:
+            return "the league's referee"
         return "referee" if self.referee else ", ".join(self.nations)
 
 

@@ -384,7 +384,7 @@ def approve_override(t: ServedTracker, approver: Player, name: str | None, numbe
     """RK3: record the approval of override request `number` and run what it asked, as the
     player who asked, with the agreement of the nations the approver plays."""
     cid = str(t.campaign_id(name))
-    if approver.campaign_id != cid:
+    if not approver.plays_in(cid):
         raise Forbidden(f"{approver.name}'s token is for another campaign")
     request = t.players.override_request(cid, number)
     t.players.check_approver(request, approver)

@@ -17,6 +17,7 @@ from tracker.server.served import ServedTracker
 # Top-level commands a player may run through the server.
 REMOTE = frozenset(
     {
+        "new", "players",
         "state", "pending", "log", "explain", "verify", "report", "stats", "map", "units", "show",
         "campaigns", "scenarios", "rulesets", "odds", "luck",
         "next", "move", "ntr", "research", "buy", "place", "adjust", "convoy", "intercept", "asw", "battle",

@@ -14,7 +14,7 @@ from domain.errors import InputError, RuleViolation
 from domain.rules.record import UndoPlan, action_actor
 from domain.ruleset import KNOWN_PHASES
 from tracker.application import Tracker
-from tracker.players import Forbidden, Player, Players, Unauthenticated
+from tracker.players import LEAGUE, Forbidden, Player, Players, Unauthenticated
 from tracker.server.keys import KeyedRegistry, key_store_url
 
 T = TypeVar("T")
@@ -103,6 +103,43 @@ class ServedTracker(Tracker):
 
     # ----- PL2 and RK3 on every action -----
 
+    def require_referee(self, campaign_id: str, what: str) -> None:
+        """PL2: what only a referee does through the server, for the campaign `campaign_id`
+        (LEAGUE: for the league, which only the league's referees do)."""
+        player = self.player
+        try:
+            if player is None:
+                raise Unauthenticated(f"{what} needs a referee's token: set TRACKER_TOKEN (see tracker players add)")
+            if campaign_id == LEAGUE and not player.league:
+                raise Forbidden(
+                    f"{what} is for the league's referee (tracker players add NAME --referee --league): "
+                    f"{player.name} plays {'referee of one campaign' if player.referee else player.describe()}"
+                )
+            if player.referee and not player.plays_in(campaign_id):
+                raise Forbidden(f"{player.name}'s token is for another campaign")
+            if not player.referee:
+                raise Forbidden(f"{what} is for the campaign's referee: {player.name} plays {player.describe()}")
+        except (Unauthenticated, Forbidden) as e:
+            if self.refusals is not None:
+                self.refusals.append(e)
+            raise
+
+    def create(
+        self, name: str, scenario: str, ruleset: str | None = None, dice: str | None = None, seed: str | None = None
+    ) -> Campaign:
+        """A campaign created through the server: by the league's referee (PL2), from a built-in
+        scenario and ruleset (a path would name a file on the server), its seed in the key store."""
+        from domain.ruleset import builtin_names
+
+        self.require_referee(LEAGUE, "creating a campaign")
+        for kind, given in (("scenarios", scenario), ("rulesets", ruleset)):
+            if given is not None and given not in builtin_names(kind):
+                raise InputError(
+                    f"unknown {kind[:-1]} {given[:100]!r}: through a server, one of the built-ins "
+                    f"({', '.join(builtin_names(kind))}); a file on your machine is not sent"
+                )
+        return super().create(name, scenario, ruleset, dice, seed)
+
     def execute(self, cid: UUID, command: Callable[[Campaign, DiceSource], T], *args: Any, **kwargs: Any) -> T:
         try:
             return self._execute_as_player(cid, command, *args, **kwargs)
@@ -119,7 +156,7 @@ class ServedTracker(Tracker):
             raise Unauthenticated(
                 "an action needs a player's token: Authorization: Bearer TOKEN (see tracker players add)"
             )
-        if player.campaign_id != str(cid):
+        if not player.plays_in(str(cid)):
             raise Forbidden(f"{player.name}'s token is for another campaign")
 
         def guarded(campaign: Campaign, dice: DiceSource) -> T:
