@@ -21,7 +21,7 @@ from domain.rules.record import plan_undo
 from domain.ruleset import load_ruleset
 from domain.scenario import read_scenario, scenario_from_dict
 from tests.support import advance as advance_passing
-from tracker import cli as cli_module
+from tracker import cli_history
 from tracker.application import Tracker
 from tracker.cli import cli
 
@@ -330,7 +330,7 @@ def test_undo_to_lists_what_it_takes_back_and_needs_yes_without_a_terminal(db: s
 
 
 def test_undo_to_asks_on_a_terminal(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli_module, "_interactive", lambda: True)
+    monkeypatch.setattr(cli_history, "_interactive", lambda: True)
     run(db, "new", "a", "--scenario", "north-sea-1914")
     run(db, "next")
     run(db, "next")

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from domain.dice import Override, parse_dice
 from domain.errors import InputError, TrackerError
+from domain.ruleset import KNOWN_PHASES
 from domain.text import plural
 from projections.summary import rule_of, summary
 from tracker.names import Names
@@ -301,3 +302,21 @@ def waiting_nation(c: Campaign, battle: int, nation: str | None) -> str:
     if len(waiting) != 1:
         raise InputError(f"say which nation chooses with --nation (waiting for: {', '.join(waiting) or 'nobody'})")
     return str(waiting[0])
+
+
+def nation_option(help_text: str = "Acting nation (default: the nation whose turn it is).") -> Any:
+    """`--nation`, completed from the campaign's nations."""
+    from tracker.completion import complete_nations
+
+    return click.option("--nation", help=help_text, shell_complete=complete_nations)
+
+
+def battle_argument(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The BATTLE argument: a battle number, completed from the campaign's battles."""
+    from tracker.completion import complete_battles
+
+    return click.argument("battle", type=POSITIVE, shell_complete=complete_battles)(f)
+
+
+# A phase named on the command line, case-insensitive.
+PHASES = click.Choice(list(KNOWN_PHASES), case_sensitive=False)
