@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import subprocess
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -141,3 +143,89 @@ def test_serve_refuses_a_database_that_does_not_exist(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 2 and "no database at" in done.stderr
     assert not (tmp_path / "typo.db").exists()
+
+
+# Names a group may well choose, each needing quoting in a URL: "/" (which the router must not
+# take for a separator), "%", "?", "#", spaces, and a name ending like one of the pages.
+ODD_NAMES = ["north/sea 1914", "100% x/board", "a?b#c & d"]
+
+
+@pytest.fixture(scope="module")
+def odd(tmp_path_factory: pytest.TempPathFactory):
+    work = tmp_path_factory.mktemp("odd")
+    db = work / "odd.db"
+    for name in ODD_NAMES:
+        assert tracker(db, "new", name, "--scenario", "north-sea-1914", "--dice", "manual").returncode == 0
+    with served(str(db), workdir=work) as server:
+        yield server, db
+
+
+def q(name: str) -> str:
+    return urllib.parse.quote(name, safe="")
+
+
+@pytest.mark.parametrize("name", ODD_NAMES)
+def test_every_api_path_takes_a_quoted_campaign_name(odd, name: str) -> None:
+    import json
+
+    server, db = odd
+    for path, args in (
+        ("state", ["state", "--json"]),
+        ("pending", ["pending", "--json"]),
+        ("log", ["log", "--json"]),
+        ("explain/1", ["explain", "1", "--json"]),
+        ("verify", None),
+        ("report?turn=1", None),
+        ("overrides", None),
+    ):
+        status, data = server.get(f"/api/campaigns/{q(name)}/{path}")
+        assert status == 200, (name, path, data)
+        if args is not None:
+            assert data == json.loads(tracker(db, "--campaign", name, *args).stdout), (name, path)
+    assert server.get(f"/api/campaigns/{q(name)}/state")[1]["campaign"] == name
+    # Sent unquoted, a "/" is a separator: no such campaign (or route), never another's page.
+    if "/" in name:
+        assert server.get(f"/api/campaigns/{urllib.parse.quote(name, safe='/')}/state")[0] == 404
+
+
+@pytest.mark.parametrize("name", ODD_NAMES)
+def test_the_event_stream_takes_a_quoted_campaign_name(odd, name: str) -> None:
+    server, db = odd
+    with urllib.request.urlopen(f"{server.url}/api/campaigns/{q(name)}/events/stream", timeout=60) as stream:
+        first = _next_event(stream)
+        assert first[0] == "recorded"
+        assert tracker(db, "--campaign", name, "next").returncode == 0
+        event, data = _next_event(stream)
+        assert event == "recorded" and data["version"] > first[1]["version"]
+
+
+@pytest.mark.parametrize("name", ODD_NAMES)
+def test_every_viewer_page_takes_a_quoted_campaign_name(odd, name: str) -> None:
+    from html import escape
+
+    server, _db = odd
+    status, home = _page(server, "/")
+    assert status == 200 and f'href="/campaigns/{escape(q(name))}/board"' in home
+    for path in ("", "/board", "/board?turn=1", "/log", "/battles", "/events/1", "/charts"):
+        status, html = _page(server, f"/campaigns/{q(name)}{path}")
+        assert status == 200, (name, path, html[:300])
+        assert escape(name) in html, (name, path)
+    status, html = _page(server, f"/campaigns/{q(name)}/battles/1")
+    assert status == 404 and "no battle 1" in html
+
+
+def test_the_router_sees_an_encoded_slash_as_part_of_a_name() -> None:
+    from tracker.server.app import routing_path
+
+    assert routing_path(b"/api/campaigns/north%2fsea%201914/state") == "/api/campaigns/north%2Fsea 1914/state"
+    assert routing_path(b"/campaigns/100%25%20x%2Fboard/board?turn=1") == "/campaigns/100%25 x%2Fboard/board"
+    assert routing_path(b"/campaigns/K%C3%B6nigsberg") == "/campaigns/Königsberg"
+    assert routing_path("/campaigns/Königsberg".encode()) == "/campaigns/Königsberg"
+
+
+def _page(server, path: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(server.url + path, timeout=60) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -179,10 +180,12 @@ def test_the_board_follows_an_action_recorded_by_the_cli(browser: Any, tmp_path:
     from selenium.webdriver.common.by import By
 
     db = str(tmp_path / "live.db")
-    tracker(db, "new", "live", "--scenario", "north-sea-1914")
+    # A name that needs quoting in every URL, "/" included: the page and its stream must follow it.
+    tracker(db, "new", "north/sea 1914", "--scenario", "north-sea-1914")
+    live = quote("north/sea 1914", safe="")
     tracker(db, "next", "--to", "combat_movement")
     with served(db, workdir=tmp_path) as server:
-        browser.get(f"{server.url}/campaigns/live/board")
+        browser.get(f"{server.url}/campaigns/{live}/board")
         wait(browser, lambda d: d.find_element(By.ID, "live").text == "live")
         before = map_on_page(browser)
         assert parsed_units(before["Skagerrak"]["Germany"]) == Counter(TR=1)
@@ -199,7 +202,7 @@ def test_the_board_follows_an_action_recorded_by_the_cli(browser: Any, tmp_path:
         assert browser.execute_script("return window.notReloaded === undefined;"), "the page reloaded itself"
 
         # A page pinned to an earlier point says something new happened instead of moving.
-        browser.get(f"{server.url}/campaigns/live/board?turn=1&phase=research")
+        browser.get(f"{server.url}/campaigns/{live}/board?turn=1&phase=research")
         wait(browser, lambda d: d.find_element(By.ID, "live").text == "live")
         news = browser.find_element(By.ID, "news")
         assert not news.is_displayed()

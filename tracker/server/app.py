@@ -14,18 +14,23 @@ import asyncio
 import contextlib
 import importlib.util
 import json
+import re
 import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
+from urllib.parse import quote, unquote, unquote_to_bytes
 from uuid import UUID
 
 import anyio.to_thread
 from sqlalchemy import func, select
 from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from domain.errors import InputError, RuleViolation, TrackerError
 from tracker.players import Player
@@ -41,6 +46,49 @@ POLL_SECONDS = 0.5
 # A comment line this often keeps proxies from closing a quiet stream.
 KEEPALIVE_SECONDS = 15.0
 MAX_INT = 2**31 - 1
+
+
+class CampaignName(Convertor[str]):
+    """`{name:campaign}`: one path segment, percent-decoded here (a name may hold "/", "%", "?"
+    or spaces: pages and clients send it quoted, as `quote(name, safe="")` does)."""
+
+    regex = "[^/]+"
+
+    def convert(self, value: str) -> str:
+        return unquote(value)
+
+    def to_string(self, value: str) -> str:
+        return quote(value, safe="")
+
+
+register_url_convertor("campaign", CampaignName())
+
+# An encoded "/" or "%" in a request's path, left encoded for routing.
+_KEPT = re.compile(rb"(%2[fF]|%25)")
+
+
+def routing_path(raw_path: bytes) -> str:
+    """The path as sent, decoded except for %2F and %25: the server would otherwise see
+    `north%2Fsea` as two segments, so a campaign named "north/sea" would match no route."""
+    parts = _KEPT.split(raw_path.split(b"?", 1)[0])
+    return "".join(
+        part.upper().decode() if i % 2 else unquote_to_bytes(part).decode("utf-8", "replace")
+        for i, part in enumerate(parts)
+    )
+
+
+class EncodedSlashes:
+    """ASGI middleware routing on `routing_path` of the raw path (the decoded path is kept
+    where the server gives no raw one)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw = scope.get("raw_path") if scope["type"] in ("http", "websocket") else None
+        if raw:
+            scope = {**scope, "path": routing_path(raw)}
+        await self.app(scope, receive, send)
 
 
 class ApiError(Exception):
@@ -297,17 +345,17 @@ def api_routes(service: Service) -> list[BaseRoute]:
     return [
         Route("/health", health),
         Route("/campaigns", campaigns),
-        Route("/campaigns/{name}/state", state),
-        Route("/campaigns/{name}/pending", pending),
-        Route("/campaigns/{name}/log", log),
-        Route("/campaigns/{name}/explain/{seq:int}", explain),
-        Route("/campaigns/{name}/report", report),
-        Route("/campaigns/{name}/verify", verify),
-        Route("/campaigns/{name}/events/stream", stream),
-        Route("/campaigns/{name}/overrides", overrides),
+        Route("/campaigns/{name:campaign}/state", state),
+        Route("/campaigns/{name:campaign}/pending", pending),
+        Route("/campaigns/{name:campaign}/log", log),
+        Route("/campaigns/{name:campaign}/explain/{seq:int}", explain),
+        Route("/campaigns/{name:campaign}/report", report),
+        Route("/campaigns/{name:campaign}/verify", verify),
+        Route("/campaigns/{name:campaign}/events/stream", stream),
+        Route("/campaigns/{name:campaign}/overrides", overrides),
         Route("/actions", action_list),
-        Route("/campaigns/{name}/actions", act, methods=["POST"]),
-        Route("/campaigns/{name}/overrides/{number:int}/approve", approve, methods=["POST"]),
+        Route("/campaigns/{name:campaign}/actions", act, methods=["POST"]),
+        Route("/campaigns/{name:campaign}/overrides/{number:int}/approve", approve, methods=["POST"]),
         Route("/command", command, methods=["POST"]),
     ]
 
@@ -441,7 +489,7 @@ def viewer_routes(service: Service) -> list[BaseRoute]:
     """The browser viewer's pages, mounted at /: `tracker.server.viewer.routes(service)` gives
     them, where present. A page reads through `await service.call(lambda t: ...)` (the
     process's `ServedTracker`, one request at a time) and follows the campaign's
-    `/api/campaigns/{name}/events/stream` to update when something is recorded."""
+    `/api/campaigns/{name:campaign}/events/stream` to update when something is recorded."""
     if importlib.util.find_spec("tracker.server.viewer") is None:
         return []
     from tracker.server import viewer  # type: ignore[attr-defined,unused-ignore]
@@ -489,8 +537,8 @@ def create_app(db_url: str, keys: str | None = None, reveal: str = "on-request")
     app = Starlette(
         routes=routes,
         exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _unexpected},
+        middleware=[Middleware(EncodedSlashes)],
         lifespan=lifespan,
     )
     app.state.service = service
     return app
-

@@ -376,16 +376,17 @@ def routes(service: Service) -> list[BaseRoute]:
     async def not_found(request: Request) -> Response:
         return error_page(404, f"no page at {request.url.path[:200]}")
 
-    # `{name:path}`: a campaign name may hold a "/" (sent as %2F, which the router sees decoded).
+    # `{name:campaign}` (tracker.server.app.CampaignName): one segment, so a name holding "/"
+    # (sent as %2F) or ending like a page ("x/board") is never read as another page's URL.
     return [
         Route("/", home),
-        Route("/campaigns/{name:path}/board", page("viewer_board.html.j2", board)),
-        Route("/campaigns/{name:path}/log", page("viewer_log.html.j2", log)),
-        Route("/campaigns/{name:path}/battles", page("viewer_battles.html.j2", battles)),
-        Route("/campaigns/{name:path}/battles/{number}", page("viewer_battle.html.j2", battle)),
-        Route("/campaigns/{name:path}/events/{seq}", page("viewer_event.html.j2", event)),
-        Route("/campaigns/{name:path}/charts", page("viewer_charts.html.j2", charts)),
-        Route("/campaigns/{name:path}", campaign_home),
+        Route("/campaigns/{name:campaign}/board", page("viewer_board.html.j2", board)),
+        Route("/campaigns/{name:campaign}/log", page("viewer_log.html.j2", log)),
+        Route("/campaigns/{name:campaign}/battles", page("viewer_battles.html.j2", battles)),
+        Route("/campaigns/{name:campaign}/battles/{number}", page("viewer_battle.html.j2", battle)),
+        Route("/campaigns/{name:campaign}/events/{seq}", page("viewer_event.html.j2", event)),
+        Route("/campaigns/{name:campaign}/charts", page("viewer_charts.html.j2", charts)),
+        Route("/campaigns/{name:campaign}", campaign_home),
         Route("/{path:path}", not_found),
     ]
 
