@@ -15,6 +15,8 @@ docstring of the function that applies it:
 - `rolls`: dice (D1-D4); `gates`: the turn sequence and its gates (T1, T2, T4);
 - `economy`: moves, NTR, purchases, placement, adjustments, research;
 - `convoy` (CV), `interception` (SM), `asw` (AS), `naval` (NC): the four procedures;
+- `referee`: the procedures that run on their pure transitions (`domain.procedures`): a step's
+  input goes to the procedure, and the facts it returns are recorded as events;
 - `volley`: targets, screening, fire and casualties shared by all of them (HA, NC2-NC6);
 - `auto`: playing on with the defaults; `waiting`: what the game waits for, as facts (the
   words are the tracker's, `tracker.describe`), and why a procedure ended.

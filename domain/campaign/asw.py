@@ -1,21 +1,16 @@
-"""ASW combat on one's own turn (AS1-AS5): start, search for each submarine, submerge."""
+"""ASW combat on one's own turn (AS1-AS5): who may start it and search (the guards), and each
+step run on the pure procedure (`domain.procedures.asw`)."""
 
 from __future__ import annotations
 
-from domain.campaign.base import CampaignBase
-from domain.campaign.battle_events import (
-    AswCombatStarted,
-    BattleEnded,
-    HuntersChosen,
-    SubmarinesDetected,
-    SubmarinesSubmerged,
-)
+from domain.campaign.battle_events import AswCombatStarted
 from domain.campaign.record import command
+from domain.campaign.referee import Referee
 from domain.dice import DiceSource
 from domain.rules import asw, interception, turn
 
 
-class AswCombat(CampaignBase):
+class AswCombat(Referee):
     """AS1-AS5: ASW combat."""
 
     @command
@@ -45,51 +40,15 @@ class AswCombat(CampaignBase):
         submarine; a submarine is detected if any search against it succeeds."""
         b = self._procedure(battle, "asw")
         self._require_steps(b, ("search",), "AS2")
-        board = self.board()
-        nation, zone = b["attacker"], b["zone"]
-        if units is None:
-            chosen = asw.eligible_units(board, nation, zone, self._committed)
-        else:
-            chosen = asw.check_searchers(board, nation, zone, units, self._committed)
-        self._record(
-            HuntersChosen,
-            battle=battle,
-            nation=nation,
-            units=[u.id for u in chosen],
-            default=units is None,
-            rule="AS2",
-        )
-        subs = [board.units[u] for u in b["subs"] if u in board.units]
-        found: set[str] = set()
-        for unit in chosen:
-            for sub in subs:
-                spec = asw.search_roll(board, unit, sub)
-                hit = self._roll_at(
-                    dice,
-                    unit,
-                    spec,
-                    rule="AS2",
-                    purpose=f"{unit.id} ({unit.type}) searches for {sub.id} in {zone}",
-                    kind="asw_search",
-                    battle=battle,
-                )
-                if hit:
-                    found.add(sub.id)
-        detected = [s.id for s in subs if s.id in found]
-        self._record(
-            SubmarinesDetected,
-            battle=battle,
-            detected=detected,
-            undetected=[s.id for s in subs if s.id not in found],
-            default=True,
-            rule="AS2",
-        )
-        if detected and self._fight_goes_on(b):
-            self._next_round(b)
-        else:
-            rule = "AS2" if not detected else "AS3"
-            self._record(BattleEnded, battle=battle, rule=rule, survivors=self._in_zone(b))
-        return detected
+        chosen = None
+        if units is not None:
+            found = asw.check_searchers(self.board(), b["attacker"], b["zone"], units, self._committed)
+            chosen = [u.id for u in found]
+        subs = list(b["subs"])
+        searched = self._decided(b, chosen)
+        rolled = self._rolled(b, dice, searched.state, searched.ctx)
+        detected = next(f.units for f in rolled.facts if f.kind == "detected")
+        return [u for u in subs if u in detected]
 
     @command
     def asw_submerge(self, battle: int, units: list[str] | None) -> None:
@@ -97,18 +56,4 @@ class AswCombat(CampaignBase):
         rest fight another round."""
         b = self._procedure(battle, "asw")
         self._require_steps(b, ("decide",), "AS5")
-        chosen = list(b["detected"]) if units is None else list(units)
-        asw.check_submerge(b["detected"], chosen)
-        if chosen:
-            self._record(
-                SubmarinesSubmerged,
-                battle=battle,
-                nation=b["defender"],
-                units=chosen,
-                default=units is None,
-                rule="AS5",
-            )
-        if b["detected"] and self._fight_goes_on(b):
-            self._next_round(b)
-        else:
-            self._close_fight(b)
+        self._decided(b, None if units is None else list(units))

@@ -1,27 +1,28 @@
 """Submarine movement through hostile zones (SM1-SM5): a group pauses where the enemy may search,
-is found, fights, submerges, retreats, or goes on."""
+is found, fights, submerges, retreats, or goes on. The moves and the guards are here; each step of
+an interception is run on the pure procedure (`domain.procedures.interception`)."""
 
 from __future__ import annotations
 
-from domain.campaign.base import CampaignBase
+from typing import Any
+
 from domain.campaign.battle_events import (
-    BattleEnded,
-    HuntersChosen,
     InterceptionStarted,
     SearchesResolved,
     SubmarinesContinued,
-    SubmarinesDetected,
     SubmarinesRetreated,
-    SubmarinesSubmerged,
 )
 from domain.campaign.events import UnitsMoved
 from domain.campaign.procedure import Procedure
 from domain.campaign.record import command
+from domain.campaign.referee import Referee
 from domain.dice import DiceSource
+from domain.procedures.base import Fact
+from domain.procedures.interception import InterceptionDecision
 from domain.rules import interception
 
 
-class Interceptions(CampaignBase):
+class Interceptions(Referee):
     """SM2-SM5: interceptions of submarine groups."""
 
     def _submarine_leg(self, nation: str, subs: list[str], route: list[str], start: int) -> int | None:
@@ -74,59 +75,17 @@ class Interceptions(CampaignBase):
         each rolls one die and every success finds one submarine of the group."""
         b = self._procedure(battle, "interception")
         self._require_steps(b, ("search",), "SM2")
-        board = self.board()
-        mover, zone = b["attacker"], b["zone"]
-        if units is None:
-            chosen = interception.eligible_searchers(board, mover, zone, self._committed)
-        else:
-            chosen = interception.check_searchers(board, mover, zone, units, self._committed)
-        self._record(
-            HuntersChosen,
-            battle=battle,
-            nation=b["defender"],
-            units=[u.id for u in chosen],
-            default=units is None,
-            rule="SM2",
-        )
-        found_by: list[str] = []
-        failed: list[str] = []
-        for unit in chosen:
-            spec = interception.search_roll(board, unit, mover)
-            hit = self._roll_at(
-                dice,
-                unit,
-                spec,
-                rule="SM3",
-                purpose=f"{unit.id} ({unit.type}) interception search in {zone}",
-                kind="interception_search",
-                battle=battle,
-            )
-            (found_by if hit else failed).append(unit.id)
-        subs = list(b["subs"])
-        found = min(len(found_by), len(subs))
-        self._record(
-            SearchesResolved,
-            battle=battle,
-            found_by=found_by,
-            failed=failed,
-            found=found,
-            rule="SM3",
-        )
-        if found == 0:
-            self._interception_over(b)
-        elif found == len(subs):
-            self._record(
-                SubmarinesDetected,
-                battle=battle,
-                detected=subs,
-                undetected=[],
-                default=True,
-                rule="SM3",
-            )
-            self._next_round(b)
-        else:
-            self._advance_battle(b, "detect", [b["defender"]], "SM3")
-        return found_by
+        chosen = None
+        if units is not None:
+            found = interception.check_searchers(self.board(), b["attacker"], b["zone"], units, self._committed)
+            chosen = [u.id for u in found]
+        searched = self._decided(b, chosen)
+        searchers = list(searched.facts[0].units)
+        if not searchers:
+            return []
+        rolled = self._rolled(b, dice, searched.state, searched.ctx)
+        found_by = next(f.units for f in rolled.facts if f.kind == "found")
+        return [u for u in searchers if u in found_by]
 
     @command
     def intercept_detect(self, battle: int, submarines: list[str] | None) -> list[str]:
@@ -134,19 +93,8 @@ class Interceptions(CampaignBase):
         the group, as they are alike)."""
         b = self._procedure(battle, "interception")
         self._require_steps(b, ("detect",), "SM3")
-        subs = list(b["subs"])
-        found = b["found"]
-        chosen = subs[:found] if submarines is None else interception.check_detected(subs, found, submarines)
-        self._record(
-            SubmarinesDetected,
-            battle=battle,
-            detected=chosen,
-            undetected=[s for s in subs if s not in chosen],
-            default=submarines is None,
-            rule="SM3",
-        )
-        self._next_round(b)
-        return chosen
+        facts = self._decided(b, submarines).facts
+        return list(next(f.units for f in facts if f.kind == "detected"))
 
     @command
     def intercept_decide(self, battle: int, submerge: list[str] | None, retreat: list[str] | None) -> None:
@@ -154,32 +102,34 @@ class Interceptions(CampaignBase):
         its move ends) or retreat to the zone it came from. None for both: all submerge."""
         b = self._procedure(battle, "interception")
         self._require_steps(b, ("decide",), "SM4")
-        nation, route, index = b["attacker"], b["route"], b["index"]
-        detected = list(b["detected"])
+        route, index = b["route"], b["index"]
         back = route[index - 1] if index > 0 else None
         default = submerge is None and retreat is None
-        diving = detected if default else list(submerge or [])
-        leaving = [] if default else list(retreat or [])
-        interception.check_decisions(detected, diving, leaving, back)
-        if diving:
+        if not default:
+            # The choices are checked against the submarines as detected, and named in that order.
+            interception.check_decisions(list(b["detected"]), list(submerge or []), list(retreat or []), back)
+        choice = None if default else InterceptionDecision(tuple(submerge or ()), tuple(retreat or ()))
+        self._decided(b, choice)
+
+    def _record_fact(self, b: Procedure, fact: Fact, state: Any) -> None:
+        """SM3, SM4, SM5: the interception's own facts; a retreat into a zone the enemy may
+        search there is intercepted again."""
+        battle = b["id"]
+        if fact.kind == "found":
+            found_by = set(fact.units)
             self._record(
-                SubmarinesSubmerged,
+                SearchesResolved,
                 battle=battle,
-                nation=nation,
-                units=diving,
-                default=default,
-                rule="SM4",
+                found_by=[u for u in b["searchers"] if u in found_by],
+                failed=[u for u in b["searchers"] if u not in found_by],
+                found=fact.count,
+                rule=fact.rule,
             )
-        if leaving:
-            assert back is not None
-            self._record(
-                SubmarinesRetreated,
-                battle=battle,
-                nation=nation,
-                units=leaving,
-                zone=back,
-                rule="SM4",
-            )
+        elif fact.kind == "retreated":
+            nation, route, index = b["attacker"], b["route"], b["index"]
+            back = route[index - 1]
+            leaving = list(fact.units)
+            self._record(SubmarinesRetreated, battle=battle, nation=nation, units=leaving, zone=back, rule=fact.rule)
             board = self.board()
             if board.is_hostile_for(nation, back) and interception.eligible_searchers(
                 board, nation, back, self._committed
@@ -187,24 +137,20 @@ class Interceptions(CampaignBase):
                 # SM4: a retreat into a zone with ASW units may be intercepted there; the
                 # group's move then ends there (its route is cut back to that zone).
                 self._start_interception(nation, leaving, route[:index], index - 1, retreat=True)
-        if b["detected"] and self._fight_goes_on(b):
-            self._next_round(b)
+        elif fact.kind == "continued":
+            going = set(fact.units)
+            free = [u for u in b["undetected"] + b["detected"] if u in self.units]
+            self._record(
+                SubmarinesContinued,
+                battle=battle,
+                nation=b["attacker"],
+                continuing=[u for u in free if u in going],
+                stopping=list(state.stopping),
+                default=fact.default,
+                rule=fact.rule,
+            )
         else:
-            self._interception_over(b)
-
-    def _interception_over(self, b: Procedure) -> None:
-        """SM5: when nobody fights any more, free submarines go on or stop; otherwise the
-        interception ends."""
-        free = [u for u in b["undetected"] + b["detected"] if u in self.units]
-        if free and b["index"] < len(b["route"]) - 1:
-            self._advance_battle(b, "continue", [b["attacker"]], "SM5")
-            return
-        # SM5 when free submarines stay (their move ends here); SM4 when the fight took them all.
-        rule = "SM5" if free else "SM4"
-        self._record(BattleEnded, battle=b["id"], rule=rule, survivors=self._in_zone(b))
-
-    def _in_zone(self, b: Procedure) -> list[str]:
-        return [u for u in b["subs"] if u in self.units and self.units[u]["at"] == b["zone"]]
+            super()._record_fact(b, fact, state)
 
     @command
     def intercept_continue(self, battle: int, stop: list[str] | None) -> int | None:
@@ -213,21 +159,10 @@ class Interceptions(CampaignBase):
         b = self._procedure(battle, "interception")
         self._require_steps(b, ("continue",), "SM5")
         free = [u for u in b["undetected"] + b["detected"] if u in self.units]
-        stopping = list(stop or [])
-        interception.check_stops(free, stopping)
-        going = [u for u in free if u not in stopping]
+        interception.check_stops(free, list(stop or []))
         nation, route, index = b["attacker"], b["route"], b["index"]
-        self._record(
-            SubmarinesContinued,
-            battle=battle,
-            nation=nation,
-            continuing=going,
-            stopping=stopping,
-            default=stop is None,
-            rule="SM5",
-        )
-        staying = [u for u in self._in_zone(b) if u not in going]
-        self._record(BattleEnded, battle=battle, rule="SM5", survivors=staying)
+        facts = self._decided(b, stop).facts
+        going = next(f.units for f in facts if f.kind == "continued")
         if going:
-            return self._submarine_leg(nation, going, route, index)
+            return self._submarine_leg(nation, [u for u in free if u in going], route, index)
         return None

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import Counter
 
 from domain.board import Unit
-from domain.campaign.base import CampaignBase
 from domain.campaign.battle_events import (
     BattleEnded,
     CasualtiesChosen,
@@ -21,13 +20,14 @@ from domain.campaign.battle_events import (
 )
 from domain.campaign.procedure import SIDES, Procedure, Side, Step
 from domain.campaign.record import command
+from domain.campaign.referee import PURE, Referee
 from domain.dice import DiceSource
 from domain.errors import RuleViolation
-from domain.rules import asw, combat, convoy
+from domain.rules import combat, convoy
 from domain.rules import hits as hits_rules
 
 
-class Volleys(CampaignBase):
+class Volleys(Referee):
     """Volleys: targets, screens, fire, casualties."""
 
     def _active(self, b: Procedure, side: str) -> list[Unit]:
@@ -63,6 +63,8 @@ class Volleys(CampaignBase):
 
         Stages: "opening" (NC2: the submarines firing first in round one), "main" (the rest
         of the round: those that opened fire have fired), "next" (a whole round to come)."""
+        if b["kind"] in PURE:
+            return self._pure_volley(b, stage)
         board = self.board()
         fire: list[tuple[Unit, bool, list[str] | None]] = []
         if b["kind"] == "convoy":
@@ -79,21 +81,6 @@ class Volleys(CampaignBase):
             for s in subs if ships else []:
                 # CV4, HA1, HA2: each submarine picks a detecting ship, never an aircraft.
                 fire.append((s, True, [t.id for t in hits_rules.selective_targets(board, s, ships)]))
-            return fire
-        if b["kind"] != "naval":
-            hunting = "defender" if b["kind"] == "interception" else "attacker"
-            hunters = self._active(b, hunting)
-            detected = self._active(b, "attacker" if hunting == "defender" else "defender")
-            for side in ("attacker", "defender"):
-                if side == hunting:
-                    for u in hunters:
-                        if detected and asw.can_attack(board, u):
-                            fire.append((u, side == "attacker", [s.id for s in detected]))
-                else:
-                    for s in detected:
-                        legal = [t.id for t in hits_rules.selective_targets(board, s, hunters)]
-                        if legal:
-                            fire.append((s, side == "attacker", legal))
             return fire
         for side, other in (("attacker", "defender"), ("defender", "attacker")):
             enemies = self._active(b, other)
@@ -116,7 +103,7 @@ class Volleys(CampaignBase):
         return bool(self._volley(b, "next"))
 
     def _round_rule(self, b: Procedure) -> str:
-        return {"interception": "SM4", "asw": "AS3"}.get(b["kind"], "NC3")
+        return "NC3"
 
     def _next_round(self, b: Procedure) -> None:
         self._record(RoundStarted, battle=b["id"], round=b["round"] + 1, rule=self._round_rule(b))
@@ -125,12 +112,6 @@ class Volleys(CampaignBase):
     def _close_fight(self, b: Procedure) -> None:
         if b["kind"] == "convoy":
             self._to_convoy_table(b)
-            return
-        if b["kind"] == "interception":
-            self._interception_over(b)
-            return
-        if b["kind"] == "asw":
-            self._record(BattleEnded, battle=b["id"], rule="AS5", survivors=self._in_zone(b))
             return
         board = self.board()
         left = [u.id for side in ("attacker", "defender") for u in self._active(b, side)]
@@ -167,9 +148,7 @@ class Volleys(CampaignBase):
                 self._close_fight(b)
             return
         waiting = list(dict.fromkeys(self._chooser(b, u.id) for u, _, legal in volley if legal))
-        rule = {"interception": "SM4", "asw": "AS3", "convoy": "CV4"}.get(
-            b["kind"], "NC2" if stage == "opening" else "HA1"
-        )
+        rule = {"convoy": "CV4"}.get(b["kind"], "NC2" if stage == "opening" else "HA1")
         step: Step = "opening_targets" if stage == "opening" else "targets"
         if not waiting:
             self._to_screening(b, stage)
@@ -221,9 +200,7 @@ class Volleys(CampaignBase):
     def _to_fire(self, b: Procedure, stage: str) -> None:
         volley = self._volley(b, stage)
         waiting = list(dict.fromkeys(self._chooser(b, u.id) for u, _, _ in volley))
-        rule = {"interception": "SM4", "asw": "AS4", "convoy": "CV4"}.get(
-            b["kind"], "NC2" if stage == "opening" else "NC3"
-        )
+        rule = {"convoy": "CV4"}.get(b["kind"], "NC2" if stage == "opening" else "NC3")
         self._advance_battle(b, "opening_fire" if stage == "opening" else "fire", waiting, rule)
 
     @command
@@ -233,6 +210,9 @@ class Volleys(CampaignBase):
         b = self._procedure(battle, "interception", "asw", "naval", "convoy")
         self._require_steps(b, ("targets", "opening_targets"), "HA1")
         self._require_waiting(b, nation)
+        if b["kind"] in PURE:
+            picked = self._decided(b, targets, "attacker" if nation == b["attacker"] else "defender")
+            return dict(picked.facts[0].pairs)
         stage = "opening" if b["step"] == "opening_targets" else "main"
         board = self.board()
         plan: dict[str, list[str]] = {}
@@ -242,15 +222,8 @@ class Volleys(CampaignBase):
                 plan[u.id] = legal
                 other = "defender" if self._side_of(b, u.id) == "attacker" else "attacker"
                 enemies[u.id] = self._active(b, other)
-        hunters = {"interception": "defender", "asw": "attacker"}.get(b["kind"])
 
         def why(firer: str, target: str) -> RuleViolation:
-            if hunters is not None and self._side_of(b, firer) == hunters:
-                return RuleViolation(
-                    b["rule"],
-                    f"{firer} must attack a detected submarine still fighting, not {target} "
-                    f"(legal: {', '.join(plan[firer])})",
-                )
             return hits_rules.why_not_target(board, board.units[firer], board.units[target], enemies[firer], b["rule"])
 
         if targets is None:
@@ -285,9 +258,11 @@ class Volleys(CampaignBase):
             )
         self._require_steps(b, ("screening", "opening_screening"), "HA1")
         self._require_waiting(b, nation)
+        side: Side = "attacker" if nation == b["attacker"] else "defender"
+        if b["kind"] in PURE:
+            return dict(self._decided(b, screens, side).facts[0].pairs)
         stage = "opening" if b["step"] == "opening_screening" else "main"
         board = self.board()
-        side = "attacker" if nation == b["attacker"] else "defender"
         own = self._active(b, side)
         own_ids = {u.id for u in own}
         shots = {f: s["target"] for f, s in sorted(b["shots"].items()) if s["target"] in own_ids}
@@ -318,12 +293,13 @@ class Volleys(CampaignBase):
         casualties of the volley are taken together. Returns the number of hits."""
         b = self._procedure(battle, "interception", "asw", "naval", "convoy")
         self._require_steps(b, ("fire", "opening_fire"), "NC3")
+        if b["kind"] in PURE:
+            return self._rolled(b, dice).successes
         stage = "opening" if b["step"] == "opening_fire" else "main"
         board = self.board()
         naval = b["kind"] == "naval"
-        kind = {"naval": "naval_combat", "convoy": "convoy_combat"}.get(b["kind"], "asw_combat")
+        kind = "naval_combat" if naval else "convoy_combat"
         rule = b["rule"]
-        hunting = {"interception": "defender", "asw": "attacker"}.get(b["kind"])
         groups: dict[tuple[Side, str], int] = {}
         scored = 0
         volley = self._volley(b, stage)
@@ -338,13 +314,8 @@ class Volleys(CampaignBase):
                     if attacking
                     else convoy.attack_roll(board, unit, b["attacker"])
                 )
-            elif naval:
-                spec = combat.fire_roll(board, unit, attacking)
-            elif side == hunting:
-                assert shot is not None  # a hunter always has a target to pick (legal is never None)
-                spec = asw.attack_roll(board, unit, board.units[shot["target"]])
             else:
-                spec = asw.return_fire_roll(board, unit, moving=b["kind"] == "interception")
+                spec = combat.fire_roll(board, unit, attacking)
             if shot is not None:
                 screen = f", screened by {shot['screen']}" if shot["screen"] else ""
                 purpose = f"{unit.id} ({unit.type}) fires at {shot['target']}{screen}"
@@ -356,7 +327,7 @@ class Volleys(CampaignBase):
             scored += 1
             if shot is not None:
                 ut = board.unit_type(unit)
-                how = rule if side == hunting else "HA3" if ut.is_air else "HA1"
+                how = "HA3" if ut.is_air else "HA1"
                 self._record(
                     TargetHit,
                     battle=battle,
@@ -473,18 +444,10 @@ class Volleys(CampaignBase):
         """NC2: opening-fire casualties go before the other units fire; NC3, AS4, SM4: every other
         volley's casualties go together after it."""
         units = list(b["pending_hits"]) + [u for side in ("attacker", "defender") for u in b["chosen"].get(side, [])]
-        rule = {"interception": "SM4", "asw": "AS4", "convoy": "CV4"}.get(
-            b["kind"], "NC2" if stage == "opening" else "NC3"
-        )
+        rule = {"convoy": "CV4"}.get(b["kind"], "NC2" if stage == "opening" else "NC3")
         self._take_hits(b, units, rule)
         if b["kind"] == "convoy":
             self._to_convoy_table(b)
-        elif b["kind"] != "naval":
-            if b["detected"] and self._fight_goes_on(b):
-                nation = b["attacker"] if b["kind"] == "interception" else b["defender"]
-                self._advance_battle(b, "decide", [nation], "SM4" if b["kind"] == "interception" else "AS5")
-            else:
-                self._close_fight(b)
         elif stage == "opening":
             if self._active(b, "attacker") and self._active(b, "defender"):
                 self._to_targets(b, "main")

@@ -6,11 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from domain.board import Board
+from domain.dice import clamp_target
 from domain.errors import RuleViolation
 from domain.procedures import volley
 from domain.procedures.base import (
     Context,
     Decision,
+    Die,
     DieGroup,
     Ended,
     Fact,
@@ -19,8 +22,10 @@ from domain.procedures.base import (
     Outcome,
     Piece,
     Roll,
+    Side,
     as_ids,
     evolve,
+    grouped,
     keeps_hash,
     left_by_type,
 )
@@ -73,7 +78,8 @@ def need(s: AswCombat, ctx: Context) -> Need:
         ids = tuple(p.id for p in s.eligible)
         return Decision(s.attacker, "AS2", "searchers", (("units", ids),), ids)
     if s.step == AswStep.SEARCH:
-        return Roll(s.attacker, "AS2", search_groups(s, ctx))
+        groups, dice = search_dice(s, ctx)
+        return Roll(s.attacker, "AS2", groups, "asw_search", dice)
     if s.step == AswStep.VOLLEY:
         assert s.fight is not None
         return volley.need(s.fight, ctx)
@@ -87,22 +93,38 @@ def need(s: AswCombat, ctx: Context) -> Need:
 def search_groups(s: AswCombat, ctx: Context) -> tuple[DieGroup, ...]:
     """AS2: one die per hunter against each submarine, grouped by submarine and target number;
     a submarine is detected if any of its dice succeeds."""
+    return search_dice(s, ctx)[0]
+
+
+def search_dice(s: AswCombat, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
+    """AS2: the search's groups, and its dice in rolling order: each hunter, in the order it was
+    named, against each submarine."""
     assert s.fight is not None
-    hunters = s.fight.attackers
+    key = ("asw_search", s.hunters, s.fight.attackers, s.subs)
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = _search_dice(s, ctx, s.fight.attackers)
+    return found
+
+
+def _search_dice(
+    s: AswCombat, ctx: Context, hunters: tuple[Piece, ...]
+) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
     board = ctx.board(hunters + s.subs)
     faces = ctx.ruleset.faces_for("asw_search")
-    counts: dict[tuple[str, int], int] = {}
-    for p in hunters:
+    keyed: list[tuple[tuple[tuple[str, ...], int], Die]] = []
+    for uid in s.hunters:
         for sub in s.subs:
-            target = asw_rules.search_roll(board, board.units[p.id], board.units[sub.id]).target
-            key = (sub.id, max(0, min(faces, target)))
-            counts[key] = counts.get(key, 0) + 1
-    return tuple(
-        DieGroup(("detects", sub), n, faces, target=target, cap=1) for (sub, target), n in sorted(counts.items())
-    )
+            spec = asw_rules.search_roll(board, board.units[uid], board.units[sub.id])
+            keyed.append(((("detects", sub.id), clamp_target(spec.target, faces)), Die(uid, spec, 0, sub.id)))
+    return grouped(keyed, faces, {("detects", sub.id): 1 for sub in s.subs})
 
 
-def decide(s: AswCombat, ctx: Context, choice: object | None) -> tuple[AswCombat, Facts]:
+def decide(
+    s: AswCombat, ctx: Context, choice: object | None, side: Side | None = None, board: Board | None = None
+) -> tuple[AswCombat, Facts]:
+    """The units searching (AS2), a volley's targets or screens (AS3, HA1: `side` and `board` as
+    in `volley.decide`), or the submarines submerging (AS5); None takes the default."""
     if s.step == AswStep.SEARCHERS:
         ids = [p.id for p in s.eligible] if choice is None else as_ids(choice)
         unknown = [u for u in ids if u not in {p.id for p in s.eligible}]
@@ -110,10 +132,11 @@ def decide(s: AswCombat, ctx: Context, choice: object | None) -> tuple[AswCombat
             raise RuleViolation("AS2", "name at least one eligible searching unit, each once")
         hunters = tuple(p for p in s.eligible if p.id in ids)
         fight = Fight("asw", s.attacker, s.defender, hunters, ())
-        return evolve(s, step=AswStep.SEARCH, fight=fight, hunters=tuple(ids)), (Fact("searchers", "AS2", tuple(ids)),)
+        facts: Facts = (Fact("searchers", "AS2", tuple(ids), default=choice is None, side="attacker"),)
+        return evolve(s, step=AswStep.SEARCH, fight=fight, hunters=tuple(ids)), facts
     if s.step == AswStep.VOLLEY:
         assert s.fight is not None
-        fight, facts = volley.decide(s.fight, ctx, choice)
+        fight, facts = volley.decide(s.fight, ctx, choice, side, board)
         ns, more = _after_volley(evolve(s, fight=fight), ctx)
         return ns, facts + more
     if s.step == AswStep.DECIDE:
@@ -124,11 +147,11 @@ def decide(s: AswCombat, ctx: Context, choice: object | None) -> tuple[AswCombat
         diving = tuple(p for p in detected if p.id in chosen)
         fight = evolve(s.fight, defenders=tuple(p for p in detected if p.id not in chosen))
         s = evolve(s, fight=fight, submerged=tuple(sorted(s.submerged + diving)))
-        facts = (Fact("submerged", "AS5", tuple(chosen)),) if chosen else ()
+        facts = (Fact("submerged", "AS5", tuple(chosen), default=choice is None, side="defender"),) if chosen else ()
         if fight.defenders and volley.goes_on(fight, ctx):
             ns, more = _next_round(s, ctx)
             return ns, facts + more
-        return _end(s, "submerged" if diving else "fought"), facts
+        return _end(s, "submerged" if diving else "fought", "AS5", facts)
     raise RuleViolation("AS5", "the ASW combat has ended")
 
 
@@ -137,7 +160,7 @@ def _next_round(s: AswCombat, ctx: Context) -> tuple[AswCombat, Facts]:
     begun = volley.begin(s.fight, ctx, "main")
     facts: Facts = (Fact("round", "AS3", (), 1),)
     if begun is None:
-        return _end(s, "fought"), facts
+        return _end(s, "fought", "AS5", facts)
     return evolve(s, step=AswStep.VOLLEY, fight=begun[0]), facts + begun[1]
 
 
@@ -147,16 +170,18 @@ def _after_volley(s: AswCombat, ctx: Context) -> tuple[AswCombat, Facts]:
         return s, ()
     if s.fight.defenders and volley.goes_on(s.fight, ctx):
         return evolve(s, step=AswStep.DECIDE), ()
-    return _end(s, "fought"), ()
+    return _end(s, "fought", "AS5")
 
 
-def _end(s: AswCombat, why: str) -> AswCombat:
+def _end(s: AswCombat, why: str, rule: str, facts: Facts = ()) -> tuple[AswCombat, Facts]:
+    """AS2: no submarine detected; AS3: none of the detected can be fought; AS5: the fight is
+    over (sunk, submerged, or nobody left can attack)."""
     assert s.fight is not None
     if why == "fought" and not s.fight.defenders:
         why = "submarines_sunk" if not s.submerged else "submerged"
     elif why == "fought" and not s.fight.attackers:
         why = "hunters_sunk"
-    return evolve(s, step=AswStep.ENDED, result=why)
+    return evolve(s, step=AswStep.ENDED, result=why), facts + (Fact("ended", rule),)
 
 
 def roll(s: AswCombat, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[AswCombat, Facts]:
@@ -176,11 +201,11 @@ def roll(s: AswCombat, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tup
     detected = tuple(p for p in s.subs if p.id in found)
     fight = evolve(s.fight, defenders=detected)
     s = evolve(s, fight=fight, undetected=tuple(p for p in s.subs if p.id not in found))
-    facts = (Fact("detected", "AS2", tuple(p.id for p in detected)),)
+    facts = (Fact("detected", "AS2", tuple(p.id for p in detected), default=True),)
     if detected and volley.goes_on(fight, ctx):
         ns, more = _next_round(s, ctx)
         return ns, facts + more
-    return _end(s, "not_detected" if not detected else "fought"), facts
+    return _end(s, "not_detected" if not detected else "fought", "AS3" if detected else "AS2", facts)
 
 
 def outcome(s: AswCombat, ctx: Context) -> Outcome:

@@ -3,6 +3,7 @@ procedure waits for (a decision, a roll, or nothing: its outcome) and the facts 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -13,6 +14,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 from domain.board import Board, Unit
 from domain.dice import clamp_target
 from domain.errors import InputError
+from domain.rules.convoy import Roll as Spec
 from domain.ruleset import Ruleset
 from domain.scenario import GameMap, Nation, Scenario
 
@@ -141,11 +143,14 @@ class DieGroup:
 
 @dataclass(frozen=True)
 class Roll:
-    """A procedure waits for dice: who rolls, under which rule, and the dice in groups."""
+    """A procedure waits for dice: who rolls, under which rule, the dice in groups, and for the
+    referee the kind of roll (the ruleset's dice for it) and each die in rolling order."""
 
     roller: str
     rule: str
     groups: tuple[DieGroup, ...]
+    kind: str = ""
+    dice: tuple[Die, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -163,15 +168,48 @@ class Decision:
 @dataclass(frozen=True)
 class Fact:
     """Something that happened, for the referee to record: `kind` (e.g. "hit", "sunk",
-    "detected", "submerged", "ntr_destroyed", "round"), the rule, the units, and a number."""
+    "detected", "submerged", "ntr_destroyed", "round", "ended"), the rule, the units, a number,
+    the pairs of a choice (firer -> target, firer -> escort) and whether the tracker took that
+    choice by default (no choice given, or the only one the rules leave)."""
 
     kind: str
     rule: str
     units: tuple[str, ...] = ()
     count: int = 0
+    pairs: tuple[tuple[str, str], ...] = ()
+    default: bool = False
+    side: Side | None = None  # the side a choice is made for
 
 
 Facts = tuple[Fact, ...]
+
+
+@dataclass(frozen=True)
+class Die:
+    """One die of a roll step as the referee rolls and records it: the unit rolling, what it
+    rolls at (base, modified target, modifiers), the group of the step it counts in, and what a
+    success does: `against` is the submarine searched for or the shot's target, `screen` the
+    escort taking that shot, `hit_rule` the rule a selective hit is recorded under."""
+
+    unit: str
+    spec: Spec
+    group: int
+    against: str = ""
+    screen: str | None = None
+    hit_rule: str = ""
+
+
+def grouped(
+    keyed: list[tuple[tuple[tuple[str, ...], int], Die]], faces: int, caps: Mapping[tuple[str, ...], int]
+) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
+    """The groups of a roll step (dice alike: the same effect and target number, in a fixed
+    order) and each die, in rolling order, with the index of its group."""
+    keys = sorted({k for k, _ in keyed})
+    index = {k: i for i, k in enumerate(keys)}
+    counts = Counter(k for k, _ in keyed)
+    groups = tuple(DieGroup(effect=e, count=counts[(e, t)], faces=faces, target=t, cap=caps.get(e)) for e, t in keys)
+    dice = tuple(evolve(d, group=index[k]) for k, d in keyed)
+    return groups, dice
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from domain.board import Board
 from domain.errors import RuleViolation
 from domain.procedures import volley
 from domain.procedures.base import (
     Context,
     Decision,
+    Die,
     DieGroup,
     Ended,
     Fact,
@@ -20,6 +22,7 @@ from domain.procedures.base import (
     Outcome,
     Piece,
     Roll,
+    Side,
     as_ids,
     evolve,
     keeps_hash,
@@ -97,15 +100,8 @@ def need(s: Interception, ctx: Context) -> Need:
         ids = tuple(p.id for p in s.eligible)
         return Decision(s.defender, "SM2", "searchers", (("units", ids),), ids)
     if s.step == InterceptionStep.SEARCH:
-        board = ctx.board(s.searchers + s.subs)
-        faces = ctx.ruleset.faces_for("interception_search")
-        groups = tuple(
-            DieGroup(
-                ("finds", p.id), 1, faces, target=rules.search_roll(board, board.units[p.id], s.attacker).target, cap=1
-            )
-            for p in s.searchers
-        )
-        return Roll(s.defender, "SM3", groups)
+        groups, dice = search_dice(s, ctx)
+        return Roll(s.defender, "SM3", groups, "interception_search", dice)
     if s.step == InterceptionStep.DETECT:
         ids = tuple(p.id for p in s.subs)
         return Decision(s.defender, "SM3", "detect", (("units", ids),), ids[: s.found])
@@ -127,27 +123,48 @@ def need(s: Interception, ctx: Context) -> Need:
     return Ended(outcome(s, ctx))
 
 
+def search_dice(s: Interception, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
+    """SM3: one die per searching unit, in the order they were named, each its own group (the
+    units whose search succeeds are the ones that fight)."""
+    board = ctx.board(s.searchers + s.subs)
+    faces = ctx.ruleset.faces_for("interception_search")
+    groups: list[DieGroup] = []
+    dice: list[Die] = []
+    for i, p in enumerate(s.searchers):
+        spec = rules.search_roll(board, board.units[p.id], s.attacker)
+        groups.append(DieGroup(("finds", p.id), 1, faces, target=spec.target, cap=1))
+        dice.append(Die(p.id, spec, i))
+    return tuple(groups), tuple(dice)
+
+
 def _free(s: Interception) -> tuple[Piece, ...]:
     return s.undetected + (s.fight.attackers if s.fight else ())
 
 
-def decide(s: Interception, ctx: Context, choice: object | None) -> tuple[Interception, Facts]:
+def decide(
+    s: Interception, ctx: Context, choice: object | None, side: Side | None = None, board: Board | None = None
+) -> tuple[Interception, Facts]:
+    """The units searching (SM2), the submarines found (SM3), a volley's targets or screens
+    (SM4, HA1: `side` and `board` as in `volley.decide`), fight on, submerge or retreat (SM4),
+    and which free submarines stop (SM5); None takes the default."""
     if s.step == InterceptionStep.SEARCHERS:
         ids = [p.id for p in s.eligible] if choice is None else as_ids(choice)
         if any(u not in {p.id for p in s.eligible} for u in ids) or len(set(ids)) != len(ids):
             raise RuleViolation("SM2", "only the eligible units search, each once")
-        chosen = tuple(p for p in s.eligible if p.id in ids)
-        facts: Facts = (Fact("searchers", "SM2", tuple(ids)),)
+        # The searchers roll in the order they were named.
+        chosen = tuple(next(p for p in s.eligible if p.id == u) for u in ids)
+        facts: Facts = (Fact("searchers", "SM2", tuple(ids), default=choice is None, side="defender"),)
         if not chosen:
-            return _over(evolve(s, searchers=()), ctx), facts + (Fact("found", "SM3"),)
+            ns, more = _over(evolve(s, searchers=()), ctx)
+            return ns, facts + (Fact("found", "SM3"),) + more
         return evolve(s, step=InterceptionStep.SEARCH, searchers=chosen), facts
     if s.step == InterceptionStep.DETECT:
         ids = [p.id for p in s.subs[: s.found]] if choice is None else as_ids(choice)
         named = rules.check_detected([p.id for p in s.subs], s.found, ids)
-        return _detected(s, ctx, tuple(p for p in s.subs if p.id in named))
+        return _detected(s, ctx, tuple(named), choice is None)
     if s.step == InterceptionStep.VOLLEY:
         assert s.fight is not None
-        fight, facts = volley.decide(s.fight, ctx, choice)
+        fight, facts = volley.decide(s.fight, ctx, choice, side, board)
         ns, more = _after_volley(evolve(s, fight=fight), ctx)
         return ns, facts + more
     if s.step == InterceptionStep.DECIDE:
@@ -165,29 +182,32 @@ def decide(s: Interception, ctx: Context, choice: object | None) -> tuple[Interc
             submerged=tuple(sorted(s.submerged + diving)),
             retreated=tuple(sorted(s.retreated + leaving)),
         )
-        facts = ((Fact("submerged", "SM4", d.submerge),) if diving else ()) + (
-            (Fact("retreated", "SM4", d.retreat),) if leaving else ()
+        default = choice is None
+        facts = ((Fact("submerged", "SM4", d.submerge, default=default, side="attacker"),) if diving else ()) + (
+            (Fact("retreated", "SM4", d.retreat, default=default, side="attacker"),) if leaving else ()
         )
         if fight.attackers and volley.goes_on(fight, ctx):
             ns, more = _next_round(s, ctx)
             return ns, facts + more
-        return _over(s, ctx), facts
+        ns, more = _over(s, ctx)
+        return ns, facts + more
     if s.step == InterceptionStep.CONTINUE:
         free = [p.id for p in _free(s)]
         stop = [] if choice is None else as_ids(choice)
         rules.check_stops(free, stop)
-        return _end(evolve(s, stopping=tuple(stop))), (
-            Fact("continued", "SM5", tuple(u for u in free if u not in stop)),
-        )
+        facts = (Fact("continued", "SM5", tuple(u for u in free if u not in stop), default=choice is None),)
+        return _end(evolve(s, stopping=tuple(stop)), "SM5", facts)
     raise RuleViolation("SM5", "the interception has ended")
 
 
-def _detected(s: Interception, ctx: Context, detected: tuple[Piece, ...]) -> tuple[Interception, Facts]:
-    """SM3, SM4: the detected submarines fight the units whose search found them."""
-    fight = Fight("interception", s.attacker, s.defender, detected, s.fight.defenders if s.fight else ())
+def _detected(s: Interception, ctx: Context, named: tuple[str, ...], default: bool) -> tuple[Interception, Facts]:
+    """SM3, SM4: the detected submarines (named in this order) fight the units whose search
+    found them."""
+    detected = tuple(p for p in s.subs if p.id in named)
+    fight = Fight("interception", s.attacker, s.defender, tuple(sorted(detected)), s.fight.defenders if s.fight else ())
     s = evolve(s, fight=fight, undetected=tuple(p for p in s.subs if p not in detected))
     ns, facts = _next_round(s, ctx)
-    return ns, (Fact("detected", "SM3", tuple(p.id for p in detected)),) + facts
+    return ns, (Fact("detected", "SM3", named, default=default),) + facts
 
 
 def _next_round(s: Interception, ctx: Context) -> tuple[Interception, Facts]:
@@ -195,7 +215,8 @@ def _next_round(s: Interception, ctx: Context) -> tuple[Interception, Facts]:
     begun = volley.begin(s.fight, ctx, "main")
     facts: Facts = (Fact("round", "SM4", (), 1),)
     if begun is None:
-        return _over(s, ctx), facts
+        ns, more = _over(s, ctx)
+        return ns, facts + more
     return evolve(s, step=InterceptionStep.VOLLEY, fight=begun[0]), facts + begun[1]
 
 
@@ -205,17 +226,18 @@ def _after_volley(s: Interception, ctx: Context) -> tuple[Interception, Facts]:
         return s, ()
     if s.fight.attackers and volley.goes_on(s.fight, ctx):
         return evolve(s, step=InterceptionStep.DECIDE), ()
-    return _over(s, ctx), ()
+    return _over(s, ctx)
 
 
-def _over(s: Interception, ctx: Context) -> Interception:
-    """SM5: free submarines go on or stop when the zone is not their destination."""
+def _over(s: Interception, ctx: Context) -> tuple[Interception, Facts]:
+    """SM5: free submarines go on or stop when the zone is not their destination; otherwise the
+    interception ends (SM5 when free submarines stay, SM4 when the fight took them all)."""
     if _free(s) and s.route_goes_on:
-        return evolve(s, step=InterceptionStep.CONTINUE)
-    return _end(s)
+        return evolve(s, step=InterceptionStep.CONTINUE), ()
+    return _end(s, "SM5" if _free(s) else "SM4")
 
 
-def _end(s: Interception) -> Interception:
+def _end(s: Interception, rule: str, facts: Facts = ()) -> tuple[Interception, Facts]:
     detected = s.fight.attackers if s.fight else ()
     if not s.found:
         result = "not_detected"
@@ -231,7 +253,7 @@ def _end(s: Interception) -> Interception:
         result = "hunters_sunk"
     else:
         result = "no_hit_possible"
-    return evolve(s, step=InterceptionStep.ENDED, result=result)
+    return evolve(s, step=InterceptionStep.ENDED, result=result), facts + (Fact("ended", rule),)
 
 
 def roll(s: Interception, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[Interception, Facts]:
@@ -245,7 +267,7 @@ def roll(s: Interception, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> 
         raise RuleViolation("SM3", f"the interception waits for {s.step.value}, not dice")
     if len(counts) != len(s.searchers) or any(sum(c) != 1 for c in counts):
         raise ValueError("the dice do not match the groups of this roll")
-    found_by = tuple(p for p, c in zip(s.searchers, counts, strict=True) if c[1])
+    found_by = tuple(sorted(p for p, c in zip(s.searchers, counts, strict=True) if c[1]))
     found = min(len(found_by), len(s.subs))
     # SM3: the hunters are the units whose search succeeded.
     s = evolve(
@@ -256,9 +278,10 @@ def roll(s: Interception, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> 
     )
     facts = (Fact("found", "SM3", tuple(p.id for p in found_by), found),)
     if found == 0:
-        return _over(evolve(s, fight=None), ctx), facts
+        ns, more = _over(evolve(s, fight=None), ctx)
+        return ns, facts + more
     if found == len(s.subs):
-        ns, more = _detected(s, ctx, s.subs)
+        ns, more = _detected(s, ctx, tuple(p.id for p in s.subs), True)
         return ns, facts + more
     return evolve(s, step=InterceptionStep.DETECT), facts
 

@@ -30,11 +30,13 @@ _VOLLEY_STEPS = {
 class Position:
     """A campaign's board and one of its battles, read into pure procedure values."""
 
-    def __init__(self, board: Board, battle: Mapping[str, Any], committed: frozenset[str]) -> None:
+    def __init__(
+        self, board: Board, battle: Mapping[str, Any], committed: frozenset[str], ctx: Context | None = None
+    ) -> None:
         self.board = board
         self.b = battle
         self.committed = committed
-        self.ctx = Context(board.ruleset, board.scenario, {n: dict(t) for n, t in board.tech.items()})
+        self.ctx = ctx or Context(board.ruleset, board.scenario, {n: dict(t) for n, t in board.tech.items()})
 
     def piece(self, uid: str) -> Piece:
         u = self.board.units[uid]
@@ -77,9 +79,12 @@ class Position:
         return f
 
 
-def from_battle(board: Board, battle: Mapping[str, Any], committed: frozenset[str]) -> tuple[Any, Context, int]:
-    """(the procedure's pure state, its context, the rounds fought so far)."""
-    p = Position(board, battle, committed)
+def from_battle(
+    board: Board, battle: Mapping[str, Any], committed: frozenset[str], ctx: Context | None = None
+) -> tuple[Any, Context, int]:
+    """(the procedure's pure state, its context, the rounds fought so far). `ctx`, if given, is a
+    context of the same ruleset, scenario and technology (its memo shared with earlier states)."""
+    p = Position(board, battle, committed, ctx)
     b = battle
     kind, step = b["kind"], b["step"]
     zone = b["zone"]

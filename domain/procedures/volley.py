@@ -5,6 +5,7 @@ the hits placed in the order the rules impose (HA4-HA7) and taken together (F3, 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
@@ -16,6 +17,7 @@ from domain.procedures.base import (
     SIDES,
     Context,
     Decision,
+    Die,
     DieGroup,
     Fact,
     Facts,
@@ -25,6 +27,7 @@ from domain.procedures.base import (
     as_ids,
     as_pairs,
     evolve,
+    grouped,
     keeps_hash,
     other,
 )
@@ -220,11 +223,19 @@ def begin(f: Fight, ctx: Context, stage: Literal["opening", "main"]) -> tuple[Fi
         if x.legal and side not in waiting:
             waiting.append(side)
     left = []
+    rule = target_rule(f, stage)
+    if waiting:
+        # Opening the step clears the last volley's shots, before any target of this one.
+        facts += (Fact("targets_open", rule, tuple(waiting)),)  # the sides to choose
     for side in waiting:
         own = [x for x in firing if x.legal and x.attacking == (side == "attacker")]
         if all(len(x.legal or ()) == 1 for x in own):
-            shots += [Shot(x.unit, (x.legal or ("",))[0]) for x in own]
-            facts += (Fact("targets", target_rule(f, stage), tuple(x.unit for x in own)),)
+            # A side whose every firer has a single legal target has nothing to choose: that
+            # choice is recorded for it, as a default, instead of waiting.
+            picked = [Shot(x.unit, (x.legal or ("",))[0]) for x in own]
+            shots += picked
+            pairs = tuple(sorted((s.firer, s.target) for s in picked))
+            facts += (Fact("targets", rule, tuple(x.unit for x in own), pairs=pairs, default=True, side=side),)
         else:
             left.append(side)
     f = evolve(f, shots=tuple(sorted(shots, key=lambda s: s.firer)))
@@ -316,7 +327,8 @@ def default_casualties(f: Fight, ctx: Context, side: Side) -> list[str]:
 def need(f: Fight, ctx: Context) -> Decision | Roll:
     """What the volley waits for: targets, screens, the dice, or casualties."""
     if f.step == VolleyStep.FIRE:
-        return Roll(roller=_roller(f, ctx), rule=fire_rule(f), groups=fire_groups(f, ctx))
+        groups, dice = fire_dice(f, ctx)
+        return Roll(_roller(f, ctx), fire_rule(f), groups, dice_kind(f.kind), dice)
     side = f.waiting[0]
     if f.step == VolleyStep.TARGETS:
         legal = {
@@ -362,36 +374,54 @@ def _spec(f: Fight, board: Board, x: Firer, shot: Shot | None) -> Spec:
 def fire_groups(f: Fight, ctx: Context) -> tuple[DieGroup, ...]:
     """SM4, AS4, NC2, NC3, CV4: one die per firing unit, grouped by target number and by what a
     hit does (lands on one unit, or adds to a firing class's hits on a side)."""
-    key = ("fire_groups", f)
+    return fire_dice(f, ctx)[0]
+
+
+def fire_dice(f: Fight, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
+    """The groups of the volley's roll and each die in rolling order (the attacking side's
+    firers first, then by unit), as the referee rolls and records them."""
+    key = ("fire_dice", f)
     found = ctx.memo.get(key)
     if found is None:
-        found = ctx.memo[key] = _fire_groups(f, ctx)
+        found = ctx.memo[key] = _fire_dice(f, ctx)
     return found
 
 
-def _fire_groups(f: Fight, ctx: Context) -> tuple[DieGroup, ...]:
+def _fire_dice(f: Fight, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
     board = ctx.board(f.pieces)
     faces = ctx.ruleset.faces_for(dice_kind(f.kind))
     shots = {s.firer: s for s in f.shots}
-    counts: Counter[tuple[tuple[str, ...], int]] = Counter()
+    hunters = hunting(f.kind)
+    keyed: list[tuple[tuple[tuple[str, ...], int], Die]] = []
     caps: dict[tuple[str, ...], int] = {}
     for x in volley(f, ctx, f.stage, board):
         shot = shots.get(x.unit)
         if x.legal is not None and shot is None:
             continue
-        target = clamp_target(_spec(f, board, x, shot).target, faces)
+        spec = _spec(f, board, x, shot)
+        target = clamp_target(spec.target, faces)
+        side: Side = "attacker" if x.attacking else "defender"
         if shot is not None:
             effect: tuple[str, ...] = ("unit", shot.lands_on)
             caps[effect] = hits_rules.hits_to_sink(board, board.units[shot.lands_on])
+            # AS3, SM4: a hunter's hit is the procedure's own; a submarine's or an aircraft's
+            # selective shot is HA1's or HA3's.
+            air = board.unit_type(board.units[x.unit]).is_air
+            how = fire_rule(f) if side == hunters else "HA3" if air else "HA1"
+            die = Die(x.unit, spec, 0, shot.target, shot.screen, how)
         else:
-            hit_side: Side = "defender" if x.attacking else "attacker"
+            hit_side = other(side)
             effect = ("class", hit_side, board.unit_type(board.units[x.unit]).unit_class)
             caps[effect] = sum(hits_rules.hits_to_sink(board, board.units[p.id]) for p in f.side(hit_side))
-        counts[(effect, target)] += 1
-    return tuple(
-        DieGroup(effect=effect, count=n, faces=faces, target=target, cap=caps[effect])
-        for (effect, target), n in sorted(counts.items())
-    )
+            die = Die(x.unit, spec, 0)
+        keyed.append(((effect, target), die))
+    return grouped(keyed, faces, caps)
+
+
+def fire_waiting(f: Fight, ctx: Context) -> tuple[Side, ...]:
+    """SM4, AS4, NC2, NC3: the sides whose units fire this volley, in rolling order."""
+    sides: list[Side] = ["attacker" if x.attacking else "defender" for x in volley(f, ctx, f.stage)]
+    return tuple(dict.fromkeys(sides))
 
 
 def roll(f: Fight, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[Fight, Facts]:
@@ -439,42 +469,69 @@ def roll(f: Fight, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[F
     return nf, tuple(facts) + more
 
 
-def decide(f: Fight, ctx: Context, choice: object | None) -> tuple[Fight, Facts]:
-    """The first waiting side's targets (firer -> target), screens (firer -> escort) or
-    casualties (units, one entry per hit); None takes the default."""
-    side = f.waiting[0]
-    board = ctx.board(f.pieces)
-    rest = f.waiting[1:]
+def decide(
+    f: Fight, ctx: Context, choice: object | None, side: Side | None = None, board: Board | None = None
+) -> tuple[Fight, Facts]:
+    """A waiting side's targets (firer -> target), screens (firer -> escort) or casualties
+    (units, one entry per hit); None takes the default. `side` is the first waiting side unless
+    named; `board` is the whole board a choice is checked against (to name a unit outside the
+    fight), the fight's own units unless given."""
+    side = f.waiting[0] if side is None else side
+    if side not in f.waiting:
+        raise RuleViolation("HA7", f"the volley does not wait for the {side}")
+    own_board = ctx.board(f.pieces)
+    board = board or own_board
+    rest = tuple(s for s in f.waiting if s != side)
+    default = choice is None
     if f.step == VolleyStep.TARGETS:
+        rule = target_rule(f, f.stage)
         legal = {
             x.unit: list(x.legal or ())
-            for x in volley(f, ctx, f.stage, board)
+            for x in volley(f, ctx, f.stage, own_board)
             if x.legal and x.attacking == (side == "attacker")
         }
         if choice is None:
-            picked = hits_rules.default_targets(board, legal)
+            picked = hits_rules.default_targets(own_board, legal)
         else:
-            picked = hits_rules.check_targets(board, target_rule(f, f.stage), f.nation(side), legal, as_pairs(choice))
+            picked = hits_rules.check_targets(
+                board, rule, f.nation(side), legal, as_pairs(choice), _why_not(f, board, rule, legal)
+            )
         shots = {s.firer: s for s in f.shots} | {k: Shot(k, t) for k, t in picked.items()}
         f = evolve(f, shots=tuple(shots[k] for k in sorted(shots)), waiting=rest)
-        facts: Facts = (Fact("targets", target_rule(f, f.stage), tuple(sorted(picked))),)
+        facts: Facts = (
+            Fact(
+                "targets", rule, tuple(sorted(picked)), pairs=tuple(sorted(picked.items())), default=default, side=side
+            ),
+        )
         if rest:
             return f, facts
         nf, more = _to_screening(f, ctx)
         return nf, facts + more
     if f.step == VolleyStep.SCREENING:
-        own = [board.units[p.id] for p in f.side(side)]
+        own = [own_board.units[p.id] for p in f.side(side)]
         shots_at = _shots_at(f, side)
+        # HA3: screening against aircraft alone is HA3's; any other shot makes it HA1's.
+        air = bool(shots_at) and all(own_board.unit_type(own_board.units[x]).is_air for x in shots_at)
+        rule = "HA3" if air else "HA1"
         if choice is None:
-            screens = hits_rules.default_screens(board, shots_at, own)
+            screens = hits_rules.default_screens(own_board, shots_at, own)
         else:
-            screens = hits_rules.check_screens(board, "HA1", f.nation(side), shots_at, own, as_pairs(choice))
+            screens = hits_rules.check_screens(board, rule, f.nation(side), shots_at, own, as_pairs(choice))
         f = evolve(
             f,
             shots=tuple(evolve(s, screen=screens[s.firer]) if s.firer in screens else s for s in f.shots),
             waiting=rest,
         )
-        facts = (Fact("screens", "HA1", tuple(sorted(screens.values()))),)
+        facts = (
+            Fact(
+                "screens",
+                rule,
+                tuple(sorted(screens.values())),
+                pairs=tuple(sorted(screens.items())),
+                default=default,
+                side=side,
+            ),
+        )
         if rest:
             return f, facts
         return evolve(f, step=VolleyStep.FIRE), facts
@@ -494,9 +551,30 @@ def decide(f: Fight, ctx: Context, choice: object | None) -> tuple[Fight, Facts]
             f.kind == "naval",
         )
     f = evolve(f, chosen=f.chosen + ((side, tuple(picked_units)),), waiting=rest)
+    facts = (Fact("casualties", "HA7", tuple(picked_units), default=default, side=side),)
     if rest:
-        return f, ()
-    return _end(f, ctx)
+        return f, facts
+    nf, more = _end(f, ctx)
+    return nf, facts + more
+
+
+def _why_not(f: Fight, board: Board, rule: str, legal: dict[str, list[str]]) -> Callable[[str, str], RuleViolation]:
+    """The rule an illegal target breaks: a hunter must attack a detected submarine still
+    fighting (AS3, SM4); any other firer is told by HA1-HA3 and NC6."""
+    hunters = hunting(f.kind)
+
+    def why(firer: str, target: str) -> RuleViolation:
+        side = f.side_of(firer)
+        if hunters is not None and side == hunters:
+            return RuleViolation(
+                rule,
+                f"{firer} must attack a detected submarine still fighting, not {target} "
+                f"(legal: {', '.join(legal[firer])})",
+            )
+        enemies = [board.units[p.id] for p in f.side(other(side))]
+        return hits_rules.why_not_target(board, board.units[firer], board.units[target], enemies, rule)
+
+    return why
 
 
 def _end(f: Fight, ctx: Context) -> tuple[Fight, Facts]:
