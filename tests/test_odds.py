@@ -164,6 +164,7 @@ def test_every_naval_roll_step_equals_every_face_NC2_NC3_HA1_HA7(
     ctx = context(tech)
     state = naval_battle(ctx, attackers, defenders)
     engine = odds._Engine(ctx, None)
+    engine.canon = odds.Canon(state)
     root, _ = engine.settle(state)
     order = engine.order(root)
     checked = 0
@@ -172,6 +173,8 @@ def test_every_naval_roll_step_equals_every_face_NC2_NC3_HA1_HA7(
             continue
         faces: dict[Any, Fraction] = {}
         for child, p in _every_face(ctx, s):
+            # The enumerator names each position's units canonically (`odds.Canon`).
+            child = engine.canon(child) if engine.canon else child
             faces[child] = faces.get(child, Fraction(0)) + p
         grouped: dict[Any, Fraction] = {}
         for (child, _), p in engine.edges[s].items():
@@ -217,7 +220,7 @@ def test_odds_of_a_battle_in_progress_follow_the_referee_NC1(tmp_path: Path) -> 
             c.naval_start("Germany", "Central North Sea")
 
         t.execute(t.campaign_id(None), to_battle)
-    data = json.loads(run(db, "odds", "1", "--json"))
+    data = json.loads(run(db, "odds", "1", "--json", "--exact"))
     assert data["procedure"] == "naval"
     assert abs(sum(o["probability"] for o in data["outcomes"]) - 1) < 1e-12
     assert sum(Fraction(o["exact"]) for o in data["outcomes"]) == 1
@@ -251,7 +254,27 @@ def test_odds_of_a_position_given_by_hand_as_text_and_json(tmp_path: Path) -> No
         )
     )
     assert data["procedure"] == "convoy" and 0 < data["expected"]["ntr_destroyed"] <= 3
-    assert all({"probability", "exact", "ntr_destroyed"} <= set(o) for o in data["outcomes"])
+    assert all({"probability", "ntr_destroyed"} <= set(o) for o in data["outcomes"])
+    assert "p_exact" not in data and all("exact" not in o for o in data["outcomes"])  # floats without --exact
+    exact = json.loads(
+        run(
+            db,
+            "odds",
+            "convoy",
+            "--attacker",
+            "Germany:submarine=2",
+            "--defender",
+            "Britain:destroyer=1",
+            "--ntr",
+            "3",
+            "--tech",
+            "Germany:advanced_submarine",
+            "--json",
+            "--exact",
+        )
+    )
+    assert sum(Fraction(o["exact"]) for o in exact["outcomes"]) == 1
+    assert exact["p"] == pytest.approx(data["p"], abs=1e-12)
     out = run(
         db,
         "odds",

@@ -24,7 +24,9 @@ from tracker.cli_common import Context, emit_json, json_option
     help="The choice after each round (NC4, AS5, SM4): the tracker's default (naval battles fight on, "
     "ASW and interceptions submerge), fight on, or submerge every submarine.",
 )
-@click.option("--exact", is_flag=True, help="Print exact fractions and every outcome.")
+@click.option(
+    "--exact", is_flag=True, help="Compute in fractions (slower on big battles); print them and every outcome."
+)
 @json_option
 @click.pass_obj
 def odds(
@@ -77,7 +79,7 @@ def odds(
         title = f"Odds of {article} {what} position: attacker {' + '.join(attacker)}; defender {' + '.join(defender)}:"
     else:
         raise InputError(f"give a battle number or one of {', '.join(view.PROCEDURES)}, got {what!r}")
-    result = exact_odds(state, pctx, view.policy(after_round), rounds)
+    result = exact_odds(state, pctx, view.policy(after_round), rounds, exact=exact)
     data = view.summary(result)
     if as_json:
         emit_json(data)

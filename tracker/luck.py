@@ -168,7 +168,7 @@ def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) ->
     if sum(1 for u in here if u.nation == b["attacker"]) > MAX_UNITS or len(here) > 2 * MAX_UNITS:
         return None
     state, ctx, done = from_battle(board, state_b, frozenset(c.committed))
-    odds = exact_odds(state, ctx, None, done)
+    odds = exact_odds(state, ctx, None, done, exact=False)
     actual = {"attacker_units_lost": 0, "defender_units_lost": 0}
     for cas in b["casualties"]:
         if cas.get("undone_by") or cas["result"] != "sunk" or cas["seq"] < first:

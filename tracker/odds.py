@@ -13,7 +13,7 @@ from domain.procedures import asw, convoy, interception, naval
 from domain.procedures.base import Context, Decision, Outcome, Piece, hypothetical_scenario
 from domain.procedures.interception import InterceptionDecision
 from domain.procedures.naval import NavalDecision
-from domain.procedures.odds import Odds, Policy, State
+from domain.procedures.odds import Number, Odds, Policy, State
 from domain.ruleset import Ruleset
 from domain.text import plural
 
@@ -187,11 +187,12 @@ def policy(after_round: str) -> Policy | None:
     return choose
 
 
-def _fraction(p: Fraction) -> str:
+def _fraction(p: Number) -> str:
+    assert isinstance(p, Fraction)
     return f"{p.numerator}/{p.denominator}"
 
 
-def _sd(variance: Fraction) -> float:
+def _sd(variance: Number) -> float:
     return math.sqrt(max(0.0, float(variance)))
 
 
@@ -204,7 +205,8 @@ def _is_holder(holder: str) -> Callable[[Outcome], bool]:
 
 
 def summary(odds: Odds) -> dict[str, Any]:
-    """The JSON shape of `tracker odds --json`."""
+    """The JSON shape of `tracker odds --json`; the fractions (`exact`, `p_exact`,
+    `expected_exact`) only when the odds were computed exactly (`--exact`)."""
     outcomes = sorted(odds.outcomes.items(), key=lambda kv: -kv[1][0])
     measures: dict[str, Callable[[Outcome], int]] = {
         "ntr_destroyed": lambda o: o.ntr_destroyed,
@@ -216,19 +218,21 @@ def summary(odds: Odds) -> dict[str, Any]:
     exact: dict[str, str] = {}
     for name, f in measures.items():
         mean, var = odds.expected(f)
-        expected[name], sd[name], exact[name] = float(mean), _sd(var), _fraction(mean)
+        expected[name], sd[name] = float(mean), _sd(var)
+        if odds.exact:
+            exact[name] = _fraction(mean)
     rounds_mean, rounds_var = odds.rounds()
     expected["rounds"], sd["rounds"] = rounds_mean, math.sqrt(max(0.0, rounds_var))
     results = sorted({o.result for o in odds.outcomes})
     p = {r: odds.probability(_is_result(r)) for r in results}
     holders = sorted({o.holder for o in odds.outcomes})
     hold = {h: odds.probability(_is_holder(h)) for h in holders}
-    return {
+    data = {
         "procedure": odds.procedure,
         "outcomes": [
             {
                 "probability": float(m[0]),
-                "exact": _fraction(m[0]),
+                **({"exact": _fraction(m[0])} if odds.exact else {}),
                 "result": o.result,
                 "attacker_left": dict(o.attacker_left),
                 "defender_left": dict(o.defender_left),
@@ -242,13 +246,15 @@ def summary(odds: Odds) -> dict[str, Any]:
         ],
         "expected": expected,
         "sd": sd,
-        "expected_exact": exact,
         "p": {r: float(v) for r, v in p.items()},
-        "p_exact": {r: _fraction(v) for r, v in p.items()},
         "holder": {h: float(v) for h, v in hold.items()},
         "truncated": float(odds.truncated),
         "states": odds.states,
     }
+    if odds.exact:
+        data["expected_exact"] = exact
+        data["p_exact"] = {r: _fraction(v) for r, v in p.items()}
+    return data
 
 
 def _left(left: dict[str, int]) -> str:

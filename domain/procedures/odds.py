@@ -1,6 +1,11 @@
 """Exact odds of a procedure from any state: every decision taken by a policy (the tracker's
 defaults unless given), every roll step enumerated with the dice grouped by what they decide
-(binomial and multinomial chances as fractions), memoised on the hashable state.
+(binomial and multinomial chances), memoised on the hashable state.
+
+A volley is enumerated side by side: each side's losses depend only on the hits on it (HA7)
+and the hits are taken together (F3, NC3), so what may be left of each side is worked out
+once and the results are the pairs of those. Positions that differ only in which unit of a
+type is which are one state (`Canon`). Probabilities are fractions with `exact`, else floats.
 
 A round without effect leads back to the same state; that loop is summed exactly as a
 geometric series (so a battle that could go on forever needs no cut-off). Only mass caught
@@ -18,11 +23,24 @@ from math import comb, factorial
 from types import ModuleType
 from typing import Any
 
-from domain.procedures import asw, convoy, interception, naval
-from domain.procedures.base import Context, Decision, DieGroup, Ended, Facts, Need, Outcome, Roll
+from domain.procedures import asw, convoy, interception, naval, volley
+from domain.procedures.base import (
+    Context,
+    Decision,
+    DieGroup,
+    Ended,
+    Facts,
+    Need,
+    Outcome,
+    Piece,
+    Roll,
+    Side,
+    evolve,
+)
 
 State = Any  # one of the procedure states: NavalBattle, ConvoyBattle, AswCombat, Interception
 Policy = Callable[[State, Decision], object | None]  # None: the tracker's default
+Number = Fraction | float  # a probability: exact, or a float when exactness is not asked for
 
 _MODULES: dict[type, ModuleType] = {
     naval.NavalBattle: naval,
@@ -59,6 +77,23 @@ def waits(state: State) -> str:
     if step == "volley":
         return "roll" if state.fight.step.value == "fire" else "decision"
     return "roll" if step in _ROLL_STEPS else "decision"
+
+
+def _volley_sides(state: State, groups: tuple[DieGroup, ...]) -> list[tuple[Side, list[int]]] | None:
+    """The groups of a volley's roll by the side their hits fall on; None for other rolls."""
+    f = getattr(state, "fight", None)
+    if f is None or state.step.value != "volley" or f.step != volley.VolleyStep.FIRE:
+        return None
+    split: dict[Side, list[int]] = {}
+    for i, g in enumerate(groups):
+        if g.effect[0] == "unit":
+            side = f.side_of(g.effect[1])
+        elif g.effect[0] == "class":
+            side = g.effect[1]
+        else:
+            return None
+        split.setdefault(side, []).append(i)
+    return sorted(split.items())
 
 
 def rounds_in(facts: Facts) -> int:
@@ -147,20 +182,26 @@ class Odds:
     """The distribution of a procedure's outcomes, with the moments of the rounds fought.
 
     `outcomes` maps each outcome to (probability, E[rounds; outcome], E[rounds^2; outcome]),
-    the probability exact, the moments of the rounds as floats."""
+    the probability a fraction when computed exactly (else a float), the moments of the rounds
+    as floats."""
 
     procedure: str
-    outcomes: dict[Outcome, tuple[Fraction, float, float]] = field(default_factory=dict)
-    truncated: Fraction = Fraction(0)
+    outcomes: dict[Outcome, tuple[Number, float, float]] = field(default_factory=dict)
+    truncated: Number = Fraction(0)
     states: int = 0
 
-    def probability(self, test: Callable[[Outcome], bool]) -> Fraction:
-        return sum((m[0] for o, m in self.outcomes.items() if test(o)), Fraction(0))
+    @property
+    def exact(self) -> bool:
+        return isinstance(self.truncated, Fraction)
 
-    def expected(self, value: Callable[[Outcome], int]) -> tuple[Fraction, Fraction]:
+    def probability(self, test: Callable[[Outcome], bool]) -> Number:
+        return sum((m[0] for o, m in self.outcomes.items() if test(o)), self.truncated * 0)
+
+    def expected(self, value: Callable[[Outcome], int]) -> tuple[Number, Number]:
         """Expected value and variance of a quantity of the outcome."""
-        mean = sum((m[0] * value(o) for o, m in self.outcomes.items()), Fraction(0))
-        square = sum((m[0] * value(o) ** 2 for o, m in self.outcomes.items()), Fraction(0))
+        zero = self.truncated * 0
+        mean = sum((m[0] * value(o) for o, m in self.outcomes.items()), zero)
+        square = sum((m[0] * value(o) ** 2 for o, m in self.outcomes.items()), zero)
         return mean, square - mean**2
 
     def rounds(self) -> tuple[float, float]:
@@ -170,12 +211,112 @@ class Odds:
         return mean, square - mean**2
 
 
+class Canon:
+    """Order-preserving renaming of units, so that positions alike but for which unit of a type
+    is which are one state.
+
+    Units of one nation and type are renamed to the last names of that type in the root
+    position, keeping their order (the defaults lose and target the first names first, so
+    most positions are already in this form). The rules read a unit's ID only to tell units apart and to
+    break ties by ID, so a renaming that keeps every comparison between IDs gives a position
+    with the same future. That holds when the IDs of each nation and type are contiguous in
+    the sorted IDs of the root (so renaming within a type never crosses another type's IDs);
+    otherwise nothing is renamed."""
+
+    def __init__(self, root: State) -> None:
+        pieces: dict[str, Piece] = {}
+        _collect_pieces(root, pieces)
+        ordered = sorted(pieces)
+        kinds = [(pieces[u].nation, pieces[u].type) for u in ordered]
+        runs = [k for i, k in enumerate(kinds) if i == 0 or kinds[i - 1] != k]
+        self.active = len(runs) == len(set(runs)) and len(ordered) > 1
+        self.kind_of = {u: (p.nation, p.type) for u, p in pieces.items()}
+        self.names: dict[tuple[str, str], list[str]] = {}
+        for u in ordered:
+            self.names.setdefault(self.kind_of[u], []).append(u)
+        self.memo: dict[State, State] = {}
+
+    def __call__(self, state: State) -> State:
+        if not self.active:
+            return state
+        found = self.memo.get(state)
+        if found is not None:
+            return found
+        seen: set[str] = set()
+        _collect_ids(state, self.kind_of, seen)
+        by_kind: dict[tuple[str, str], list[str]] = {}
+        for u in sorted(seen):
+            by_kind.setdefault(self.kind_of[u], []).append(u)
+        mapping = {
+            old: new
+            for kind, ids in by_kind.items()
+            for old, new in zip(ids, self.names[kind][len(self.names[kind]) - len(ids) :], strict=True)
+            if old != new
+        }
+        found = _rename(state, mapping) if mapping else state
+        self.memo[state] = found
+        return found
+
+
+def _collect_pieces(x: object, out: dict[str, Piece]) -> None:
+    if isinstance(x, Piece):
+        out[x.id] = x
+    elif type(x) is tuple:
+        for y in x:
+            _collect_pieces(y, out)
+    elif hasattr(x, "__dataclass_fields__"):
+        for name in x.__dataclass_fields__:
+            _collect_pieces(getattr(x, name), out)
+
+
+def _collect_ids(x: object, known: dict[str, Any], out: set[str]) -> None:
+    if type(x) is str:
+        if x in known:
+            out.add(x)
+    elif isinstance(x, Piece):
+        out.add(x.id)
+    elif type(x) is tuple:
+        for y in x:
+            _collect_ids(y, known, out)
+    elif hasattr(x, "__dataclass_fields__"):
+        for name in x.__dataclass_fields__:
+            _collect_ids(getattr(x, name), known, out)
+
+
+def _rename(x: Any, mapping: dict[str, str]) -> Any:
+    if type(x) is str:
+        return mapping.get(x, x)
+    if isinstance(x, Piece):
+        new = mapping.get(x.id)
+        return x if new is None else x._replace(id=new)
+    if type(x) is tuple:
+        return tuple(_rename(y, mapping) for y in x)
+    if hasattr(x, "__dataclass_fields__"):
+        fields = x.__dataclass_fields__
+        return evolve(x, **{name: _rename(getattr(x, name), mapping) for name in fields})
+    return x
+
+
 class _Engine:
-    def __init__(self, ctx: Context, policy: Policy | None) -> None:
+    def __init__(self, ctx: Context, policy: Policy | None, exact: bool = True) -> None:
         self.ctx = ctx
         self.policy = policy
+        self.exact = exact
         self.settled: dict[State, tuple[State, int]] = {}
-        self.edges: dict[State, dict[tuple[State, int], Fraction]] = {}
+        self.edges: dict[State, dict[tuple[State, int], Number]] = {}
+        self.sides: dict[Any, tuple[Piece, ...]] = {}
+        self.remains: dict[Any, list[tuple[tuple[Piece, ...], Number]]] = {}
+        self.followed: dict[tuple[int, int, int], tuple[State, int]] = {}
+        self.interned: dict[Any, Any] = {}
+        self.branched: dict[tuple[DieGroup, ...], list[tuple[tuple[tuple[int, ...], ...], Number]]] = {}
+        self.canon: Canon | None = None
+
+    def chances(self, groups: tuple[DieGroup, ...]) -> list[tuple[tuple[tuple[int, ...], ...], Number]]:
+        """`branches`, once per roll alike, in the engine's numbers."""
+        found = self.branched.get(groups)
+        if found is None:
+            found = self.branched[groups] = [(c, p if self.exact else float(p)) for c, p in branches(groups)]
+        return found
 
     def settle(self, state: State) -> tuple[State, int]:
         """Take every decision up to the next roll (or the end); the rounds started on the way."""
@@ -195,19 +336,125 @@ class _Engine:
                     break
                 here, facts = decide(here, self.ctx, self.policy(here, n))
             rounds += rounds_in(facts)
+        if self.canon is not None:
+            here = self.canon(here)
         self.settled[state] = (here, rounds)
         return here, rounds
 
-    def expand(self, state: State) -> dict[tuple[State, int], Fraction]:
+    def expand(self, state: State) -> dict[tuple[State, int], Number]:
         n = need(state, self.ctx)
         assert isinstance(n, Roll)
-        out: dict[tuple[State, int], Fraction] = {}
-        for counts, p in branches(n.groups):
+        split = _volley_sides(state, n.groups)
+        if split:
+            return self.expand_volley(state, n.groups, split)
+        out: dict[tuple[State, int], Number] = {}
+        for counts, p in self.chances(n.groups):
             child, facts = roll(state, self.ctx, counts)
             settled, more = self.settle(child)
             key = (settled, rounds_in(facts) + more)
-            out[key] = out.get(key, Fraction(0)) + p
+            out[key] = out.get(key, 0) + p
         return out
+
+    def expand_volley(
+        self, state: State, groups: tuple[DieGroup, ...], split: list[tuple[Side, list[int]]]
+    ) -> dict[tuple[State, int], Number]:
+        """A volley's roll by what is left of each side: HA7, each side's losses depend only on
+        the hits on it, and F3, NC3, the volley's hits are taken together. So the results are
+        the pairs of each side's possible remains, each worked out once."""
+        f = state.fight
+        per_side = [self.remains_of(state, groups, side, members) for side, members in split]
+        attacking = [side == "attacker" for side, _ in split]
+        # What follows a volley depends on the rest of the state and on what is left of each
+        # side, not on the volley's shots: many parents share it.
+        base = evolve(f, attackers=(), defenders=(), opening=(), step=volley.VolleyStep.DONE)
+        base = evolve(base, waiting=(), shots=(), hits=(), groups=(), chosen=())
+        context = self.intern((evolve(state, fight=base), f.opening))
+        after = module_of(state)._after_volley  # the procedure's own step after a volley
+        out: dict[tuple[State, int], Number] = {}
+        for combo in product(*per_side):
+            attackers, defenders = self.intern(f.attackers), self.intern(f.defenders)
+            p: Number = 1
+            for is_attacker, (left, q) in zip(attacking, combo, strict=True):
+                if is_attacker:
+                    attackers = left
+                else:
+                    defenders = left
+                p = p * q
+            key = (id(context), id(attackers), id(defenders))
+            found = self.followed.get(key)
+            if found is None:
+                alive = {x.id for x in attackers} | {x.id for x in defenders}
+                done = evolve(
+                    f,
+                    attackers=attackers,
+                    defenders=defenders,
+                    opening=tuple(u for u in f.opening if u in alive),
+                    step=volley.VolleyStep.DONE,
+                    waiting=(),
+                    shots=(),
+                    hits=(),
+                    groups=(),
+                    chosen=(),
+                )
+                child, facts = after(evolve(state, fight=done), self.ctx)
+                settled, more = self.settle(child)
+                found = self.followed[key] = (settled, rounds_in(facts) + more)
+            out[found] = out.get(found, 0) + p
+        return out
+
+    def intern(self, value: Any) -> Any:
+        """One object per equal value, so that the memo of what follows a volley can key on
+        identities (the objects interned stay alive in this table)."""
+        return self.interned.setdefault(value, value)
+
+    def remains_of(
+        self, state: State, groups: tuple[DieGroup, ...], side: Side, members: list[int]
+    ) -> list[tuple[tuple[Piece, ...], Number]]:
+        """What may be left of `side` after the volley, with the chances: its enemies' dice that
+        hit it, grouped by the units they leave."""
+        f = state.fight
+        sub = tuple(groups[i] for i in members)
+        key = (f.kind, f.nation(side), side, f.side(side), sub)
+        found = self.remains.get(key)
+        if found is not None:
+            return found
+        classes: dict[tuple[Piece, ...], Number] = {}
+        for counts, p in self.chances(sub):
+            left = self.side_left(state, groups, side, members, counts)
+            classes[left] = classes.get(left, 0) + p
+        found = self.remains[key] = list(classes.items())
+        return found
+
+    def side_left(
+        self,
+        state: State,
+        groups: tuple[DieGroup, ...],
+        side: Side,
+        members: list[int],
+        counts: tuple[tuple[int, ...], ...],
+    ) -> tuple[Piece, ...]:
+        """What is left of `side` after the volley when only its enemies' dice in `counts` hit."""
+        f = state.fight
+        hits = tuple((groups[i].effect, c[1]) for i, c in zip(members, counts, strict=True) if c[1])
+        if not hits:
+            return self.intern(f.side(side))
+        key = (f.kind, f.nation(side), side, f.side(side), hits)
+        found = self.sides.get(key)
+        if found is not None:
+            return found
+        full: list[tuple[int, ...]] = [(g.count, 0) for g in groups]
+        for i, c in zip(members, counts, strict=True):
+            full[i] = c
+        fight, _ = volley.roll(f, self.ctx, tuple(full))
+        while fight.step == volley.VolleyStep.CASUALTIES:
+            choice = None
+            if self.policy is not None:
+                asked = volley.need(fight, self.ctx)
+                assert isinstance(asked, Decision)
+                choice = self.policy(evolve(state, fight=fight), asked)
+            fight, _ = volley.decide(fight, self.ctx, choice)
+        found = self.sides[key] = self.intern(fight.side(side))
+        return found
 
     def order(self, root: State) -> list[State]:
         """The roll states reachable from `root`, parents before children (self-loops aside)."""
@@ -241,33 +488,42 @@ class _Engine:
         return post[::-1]
 
 
-def exact_odds(state: State, ctx: Context, policy: Policy | None = None, rounds: int = 0) -> Odds:
-    """The exact distribution of outcomes from `state` (`rounds`: rounds fought already)."""
-    engine = _Engine(ctx, policy)
+def exact_odds(
+    state: State, ctx: Context, policy: Policy | None = None, rounds: int = 0, exact: bool = True
+) -> Odds:
+    """The distribution of outcomes from `state` (`rounds`: rounds fought already), every
+    branch enumerated. With `exact` the probabilities are fractions; otherwise floats (the
+    same enumeration, several times faster on big battles, good to about 1e-15)."""
+    engine = _Engine(ctx, policy, exact)
+    engine.canon = Canon(state)
     root, more = engine.settle(state)
     start = rounds + more
-    # Probabilities are exact; the moments of the rounds (for their mean and deviation) are
-    # floats, which keeps the fractions to one per edge.
-    mass: dict[State, tuple[Fraction, float, float]] = {root: (Fraction(1), float(start), float(start * start))}
-    result = Odds(procedure=module_of(state).__name__.rsplit(".", 1)[-1])
+    one: Number = Fraction(1) if exact else 1.0
+    # The moments of the rounds (for their mean and deviation) are floats either way, which
+    # keeps the fractions to one per edge.
+    mass: dict[State, tuple[Number, float, float]] = {root: (one, float(start), float(start * start))}
+    result = Odds(procedure=module_of(state).__name__.rsplit(".", 1)[-1], truncated=one - one)
     order = engine.order(root)
     result.states = len(order)
     for s in order:
         m0, m1, m2 = mass.pop(s)
         n = need(s, ctx)
         if isinstance(n, Ended):
-            old = result.outcomes.get(n.outcome, (Fraction(0), 0.0, 0.0))
+            old = result.outcomes.get(n.outcome, (one - one, 0.0, 0.0))
             result.outcomes[n.outcome] = (old[0] + m0, old[1] + m1, old[2] + m2)
             continue
         edges = engine.edges[s]
-        q = Fraction(0)
+        q: Number = one - one
         a = b = 0.0
+        leaves = False
         for (child, d), p in edges.items():
             if child == s:
                 q += p
                 a += float(p) * d
                 b += float(p) * d * d
-        if q == 1:
+            else:
+                leaves = True
+        if not leaves:
             result.truncated += m0  # a loop nothing can leave
             continue
         if q:
