@@ -158,7 +158,7 @@ nation_history = _without_rowid(
     PrimaryKeyConstraint("c", "from_seq", "nation"),
 )
 _INDEX_COLUMNS = tuple(c.name for c in event_index.columns)
-_index_values = itemgetter(*_INDEX_COLUMNS)
+assert _INDEX_COLUMNS[1] == "seq" and _INDEX_COLUMNS[-1] == "undone_by"
 VIEWS = (campaigns, event_index, unit_history, ntr_history, nation_history)
 HISTORIES = {"unit": unit_history, "ntr": ntr_history, "nation": nation_history}
 _HISTORY_COLUMNS = {name: tuple(c.name for c in table.columns) for name, table in HISTORIES.items()}
@@ -186,17 +186,21 @@ def _rows_of(agg: Any) -> dict[str, dict[Any, tuple[Any, ...]]]:
     return {"unit": units, "ntr": ntr, "nation": nations}
 
 
+_ZONE_KEYS = ("path", "hostile_passed")
+_NATION_KEYS = ("nation", "attacker", "defender", "roller")
+
+
 def _event_zones_and_nations(data: dict[str, Any]) -> tuple[set[str], set[str]]:
     zones: set[str] = set()
-    nations: set[str] = set()
-    if isinstance(data.get("zone"), str):
-        zones.add(data["zone"])
-    for key in ("path", "hostile_passed"):
-        if isinstance(data.get(key), list):
-            zones.update(data[key])
-    for key in ("nation", "attacker", "defender", "roller"):
-        if isinstance(data.get(key), str):
-            nations.add(data[key])
+    zone = data.get("zone")
+    if zone.__class__ is str:
+        zones.add(zone)
+    for key in _ZONE_KEYS:
+        found = data.get(key)
+        if found.__class__ is list:
+            zones.update(found)
+    # One nation, or none, is the usual case: a set is made from what was found.
+    nations = {n for key in _NATION_KEYS if (n := data.get(key)).__class__ is str}
     return zones, nations
 
 
@@ -462,21 +466,22 @@ class BoardProjector:
                     nations.add(u["nation"])
                 elif unit in f.rows["unit"]:
                     nations.add(f.rows["unit"][unit][1])
-            row = {
-                "c": f.key,
-                "seq": seq,
-                "turn": turn,
-                "round": agg.round,
-                "nation": agg.nation,
-                "phase": agg.phase,
-                "kind": kind,
-                "rule": rule_of(event) or None,
-                "battle": battle,
-                "zones": "|" + "|".join(sorted(zones)) + "|" if zones else "",
-                "nations": "|" + "|".join(sorted(nations)) + "|" if nations else "",
-                "summary": summary(event),
-                "undone_by": None,
-            }
+            # In the order of _INDEX_COLUMNS (undone_by last, set by a later undo of the page).
+            row = [
+                f.key,
+                seq,
+                turn,
+                agg.round,
+                agg.nation,
+                agg.phase,
+                kind,
+                rule_of(event) or None,
+                battle,
+                "|" + "|".join(sorted(zones)) + "|" if zones else "",
+                "|" + "|".join(sorted(nations)) + "|" if nations else "",
+                summary(event),
+                None,
+            ]
             new_rows = f.rows if kind in _BOARD_UNCHANGED else _rows_of(agg)
         except _Stop:
             raise
@@ -548,22 +553,23 @@ class _Batch:
 
     def __init__(self, key: int) -> None:
         self.key = key
-        self.index_rows: list[dict[str, Any]] = []
-        self.index_by_seq: dict[int, dict[str, Any]] = {}
+        self.index_rows: list[list[Any]] = []
+        self.index_by_seq: dict[int, list[Any]] = {}
         self.undone: list[dict[str, Any]] = []
         self.new_rows: dict[str, list[dict[str, Any]]] = {name: [] for name in HISTORIES}
         self.open_here: dict[tuple[str, Any, int], dict[str, Any]] = {}
         self.closes: dict[str, list[dict[str, Any]]] = {name: [] for name in HISTORIES}
 
-    def index(self, row: dict[str, Any]) -> None:
+    def index(self, row: list[Any]) -> None:
+        """An event index row, its values in the order of the table's columns."""
         self.index_rows.append(row)
-        self.index_by_seq[row["seq"]] = row
+        self.index_by_seq[row[1]] = row
 
     def mark_undone(self, first: int, last: int, by: int) -> None:
         for seq in range(first, last + 1):
             row = self.index_by_seq.get(seq)
-            if row is not None and row["undone_by"] is None:
-                row["undone_by"] = by
+            if row is not None and row[-1] is None:
+                row[-1] = by
         self.undone.append({"k": self.key, "first": first, "last": last, "by": by})
 
     def open(self, name: str, k: Any, value: tuple[Any, ...], seq: int) -> None:
@@ -605,7 +611,7 @@ class _Batch:
             conn.exec_driver_sql(
                 f"INSERT INTO {event_index.name} ({', '.join(_INDEX_COLUMNS)}) "
                 f"VALUES ({', '.join([mark] * len(_INDEX_COLUMNS))})",
-                [_index_values(row) for row in self.index_rows],
+                list(map(tuple, self.index_rows)),
             )
         for name, table in HISTORIES.items():
             if self.closes[name]:

@@ -87,6 +87,13 @@ def _dice_text(e: Any) -> str:
 def summary(event: Any) -> str:
     kind = type(event).__name__
     e = event
+    # The two commonest kinds first: every action is asked, most of them advance a phase.
+    if kind == "ActionAsked":
+        given = ", ".join(f"{k}={v!r}" for k, v in e.inputs.items() if v not in (None, False, [], ""))
+        who = f" by {e.player}" if e.player else ""
+        return f"asked{who}: {e.name}" + (f" ({given})" if given else "")
+    if kind == "PhaseAdvanced":
+        return f"round {e.round}, {e.nation}: {e.phase}"
     if kind == "Created":
         name = e.scenario.get("scenario", {}).get("name", "?")
         rs = e.ruleset.get("ruleset", {}).get("name", "?")
@@ -94,8 +101,6 @@ def summary(event: Any) -> str:
             f"campaign {e.name!r} created from scenario {name} with ruleset {rs}, {e.dice_mode} dice "
             f"(seed commitment {e.seed_commitment[:12]}...)"
         )
-    if kind == "PhaseAdvanced":
-        return f"round {e.round}, {e.nation}: {e.phase}"
     if kind == "UnitsMoved":
         text = f"{e.nation} moves {', '.join(e.units)}: {' -> '.join(e.path)}"
         if e.hostile_passed and e.path[0] in e.hostile_passed:
@@ -188,10 +193,6 @@ def summary(event: Any) -> str:
         )
     if kind == "DiceSourceSwitched":
         return f"dice source switched from {e.previous} to {e.mode} (reason: {e.reason})"
-    if kind == "ActionAsked":
-        given = ", ".join(f"{k}={v!r}" for k, v in e.inputs.items() if v not in (None, False, [], ""))
-        who = f" by {e.player}" if e.player else ""
-        return f"asked{who}: {e.name}" + (f" ({given})" if given else "")
     if kind == "SeedRevealed":
         return f"dice seed of epoch {e.epoch} revealed: {e.seed}; next commitment {e.next_commitment[:12]}..."
     return kind

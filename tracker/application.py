@@ -21,6 +21,7 @@ from uuid import UUID
 import sqlalchemy.exc
 from eventsourcing.application import AggregateNotFoundError, Application, Repository
 from eventsourcing.persistence import (
+    Mapper,
     OperationalError,
     PersistenceError,
     RecordConflictError,
@@ -38,7 +39,7 @@ from domain.text import plural
 from projections.board import BoardProjector, Views, ensure_schema, event_index, stopped_at
 from tracker import actions
 from tracker.describe import install_describer
-from tracker.recorder import CampaignSnapshot, LogDamaged, StaleCopy, TrackerRecorder
+from tracker.recorder import CampaignSnapshot, LogDamaged, StaleCopy, TrackerMapper, TrackerRecorder
 from tracker.store import Registry, check_campaign_name, database_url, read_only_copy
 
 T = TypeVar("T")
@@ -145,6 +146,9 @@ class TrackerApplication(Application[UUID]):
 
     def construct_repository(self) -> Repository[UUID]:
         return CampaignRepository(event_store=self.events, snapshot_store=self.snapshots)
+
+    def construct_mapper(self) -> Mapper[UUID]:
+        return self.factory.mapper(transcoder=self.construct_transcoder(), mapper_class=TrackerMapper)
 
     # Set when the database is read from a private copy: nothing may be recorded there.
     refuse_saves: str | None = None

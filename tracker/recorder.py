@@ -14,11 +14,20 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
+from datetime import datetime
+from typing import Any, TypeVar
 from uuid import UUID
 
 from eventsourcing.domain import Snapshot
-from eventsourcing.persistence import IntegrityError, Notification, OperationalError, PersistenceError, StoredEvent
+from eventsourcing.persistence import (
+    IntegrityError,
+    Mapper,
+    Notification,
+    OperationalError,
+    PersistenceError,
+    StoredEvent,
+)
+from eventsourcing.utils import resolve_topic
 from eventsourcing_sqlalchemy.factory import SQLAlchemyFactory
 from eventsourcing_sqlalchemy.recorders import SQLAlchemyAggregateRecorder, SQLAlchemyApplicationRecorder
 from sqlalchemy import func, insert, select, type_coerce
@@ -30,6 +39,8 @@ from domain.errors import TrackerError
 from projections.board import NAME, tracking
 
 # Recorded once by a campaign's first event and never changed: a snapshot leaves them out.
+T = TypeVar("T")
+
 RECORDED_AT_CREATION = ("scenario_data", "ruleset_data")
 _FROM_CREATION = "_from_created_event"
 
@@ -76,7 +87,7 @@ class _CoreReads:
         with self.transaction(commit=False) as session:
             rows = session.connection().execute(query).all()
         return [
-            StoredEvent(originator_id=_uuid(r[0]), originator_version=r[1], topic=r[2], state=bytes(r[3]))
+            _made(StoredEvent, originator_id=_uuid(r[0]), originator_version=r[1], topic=r[2], state=bytes(r[3]))
             for r in rows
         ]
 
@@ -282,7 +293,9 @@ class TrackerRecorder(_CoreReads, SQLAlchemyApplicationRecorder):
             else:
                 rows = conn.execute(query).all()
         return [
-            Notification(id=r[0], originator_id=_uuid(r[1]), originator_version=r[2], topic=r[3], state=bytes(r[4]))
+            _made(
+                Notification, id=r[0], originator_id=_uuid(r[1]), originator_version=r[2], topic=r[3], state=bytes(r[4])
+            )
             for r in rows
         ]
 
@@ -303,6 +316,14 @@ class TrackerRecorder(_CoreReads, SQLAlchemyApplicationRecorder):
 
 
 _UUIDS: dict[Any, UUID] = {}
+
+
+def _made(cls: type[T], **fields: Any) -> T:
+    """A frozen dataclass record of fields already of their types, without its `__init__`
+    (one `object.__setattr__` per field: as much as reading the row, for whole-log reads)."""
+    record = object.__new__(cls)
+    object.__setattr__(record, "__dict__", fields)
+    return record
 
 
 def _uuid(value: Any) -> UUID:
@@ -352,6 +373,55 @@ class StaleCopy(Exception):
     def __init__(self, version: int) -> None:
         super().__init__(version)
         self.version = version
+
+
+# How the JSON transcoder writes every event's first field, its timestamp.
+_STAMPED = b'{"timestamp":{"_type_":"datetime_iso","_data_":"'
+_plain_json = json.JSONDecoder()
+
+
+class TrackerMapper(Mapper[UUID]):
+    """eventsourcing's mapper, reading the usual stored event without a Python call per JSON
+    object: a state whose only typed value is its leading timestamp is decoded by the C
+    parser alone and the timestamp converted after. Anything else (another typed value, a
+    \\u escape that could spell one, an older class version, a cipher or compressor) takes
+    eventsourcing's own path, so every state decodes to what that path gives."""
+
+    _classes: dict[str, tuple[Any, int]]
+
+    def to_domain_event(self, stored_event: StoredEvent) -> Any:
+        state = stored_event.state
+        if (
+            self.cipher is None
+            and self.compressor is None
+            and type(stored_event.originator_id) is UUID
+            and state.startswith(_STAMPED)
+            and state.count(b'"_type_"') == 1
+            and b"\\u" not in state
+        ):
+            try:
+                event_state = _plain_json.decode(state.decode("utf-8"))
+                stamp = event_state["timestamp"]
+                if len(stamp) == 2 and "class_version" not in event_state:
+                    found = self._class_of(stored_event.topic)
+                    if found[1] == 1:
+                        event_state["timestamp"] = datetime.fromisoformat(stamp["_data_"])
+                        event_state["originator_id"] = stored_event.originator_id
+                        event_state["originator_version"] = stored_event.originator_version
+                        domain_event = object.__new__(found[0])
+                        object.__setattr__(domain_event, "__dict__", event_state)
+                        return domain_event
+            except (ValueError, TypeError, KeyError):
+                pass  # eventsourcing's path below raises its own error, or decodes it its way
+        return super().to_domain_event(stored_event)
+
+    def _class_of(self, topic: str) -> tuple[Any, int]:
+        classes = self.__dict__.setdefault("_classes", {})
+        found = classes.get(topic)
+        if found is None:
+            cls = resolve_topic(topic)
+            found = classes[topic] = (cls, getattr(cls, "class_version", 1))
+        return found
 
 
 class TrackerFactory(SQLAlchemyFactory):
