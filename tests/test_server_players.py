@@ -292,3 +292,36 @@ def test_the_action_registry_is_listed(league) -> None:
     server, _db, _tokens = league
     status, listed = server.get("/api/actions")
     assert status == 200 and {"next", "move", "undo", "convoy declare"} <= {a["action"] for a in listed}
+
+
+@pytest.mark.parametrize(
+    "terminal",
+    [
+        {"FORCE_COLOR": "1", "TERM": "xterm-256color"},
+        {"FORCE_COLOR": "1", "TERM": "xterm", "COLORTERM": "truecolor"},
+        {"FORCE_COLOR": "1", "TERM": "xterm-256color", "NO_COLOR": "1"},
+        {"TERM": "xterm-256color"},
+    ],
+)
+def test_the_cli_over_server_colours_exactly_as_the_local_cli_does(league, terminal: dict[str, str]) -> None:
+    server, db, _tokens = league
+    env = {"COLUMNS": "90", "TRACKER_CONFIG": "/nonexistent/config.toml", **terminal}
+    clean = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR", "COLORTERM", "TERM")}
+    styled = {}
+    for args in (["state"], ["units"], ["map"], ["log", "--tail", "5"]):
+        here = subprocess.run(
+            [*TRACKER, "--db", str(db), "--campaign", "autumn", *args],
+            capture_output=True, env={**clean, **env}, timeout=300,
+        )  # fmt: skip
+        there = subprocess.run(
+            [*TRACKER, "--server", server.url, "--campaign", "autumn", *args],
+            capture_output=True, env={**clean, **env}, timeout=300,
+        )  # fmt: skip
+        assert (there.returncode, there.stdout) == (here.returncode, here.stdout), args
+        styled[args[0]] = b"\x1b[" in here.stdout
+        if args == ["state"]:
+            # The sides' colours (red, blue), never under NO_COLOR.
+            assert (b"\x1b[1;31m" in here.stdout) == ("FORCE_COLOR" in terminal and "NO_COLOR" not in terminal)
+    # A pipe is no terminal: styles only when forced.
+    assert styled["state"] == styled["units"] == ("FORCE_COLOR" in terminal)
+    assert not styled["log"]

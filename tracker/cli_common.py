@@ -8,6 +8,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -169,8 +170,25 @@ def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
+# A command run by a league server for a client: the client's terminal as its own Console saw
+# it (width, colour system or None, NO_COLOR), so the output is what the client would print.
+CLIENT_TERMINAL: ContextVar[dict[str, Any] | None] = ContextVar("client_terminal", default=None)
+
+
 def console(file: Any = None) -> Console:
     """Rich output as wide as the terminal (or COLUMNS), in colour only on a terminal."""
+    client = CLIENT_TERMINAL.get()
+    if client is not None:
+        return Console(
+            file=file,
+            highlight=False,
+            soft_wrap=False,
+            width=client["columns"],
+            force_terminal=client["color_system"] is not None,
+            color_system=client["color_system"],
+            no_color=client["no_color"],
+            legacy_windows=False,
+        )
     return Console(file=file, highlight=False, soft_wrap=False)
 
 

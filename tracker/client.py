@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import tomllib
 import urllib.error
@@ -64,12 +63,27 @@ def check_server_url(server: str) -> str:
     return server.rstrip("/")
 
 
+def terminal() -> dict[str, Any]:
+    """This terminal as the local command's rich Console sees it (width, colours, NO_COLOR,
+    FORCE_COLOR, whether stdout is a terminal), for the server to render the output as the
+    local command would."""
+    from rich.console import Console
+
+    out = Console()
+    return {
+        "columns": max(20, min(out.width, 1000)),
+        "color_system": out.color_system,
+        "no_color": out.no_color,
+        "tty": sys.stdout.isatty(),
+    }
+
+
 def run_remote(server: str, campaign: str | None, args: list[str]) -> int:
     """Run `args` on the server; print its output; return its exit status."""
     base = check_server_url(server)
     if not args:
         raise InputError("give a command to run on the server, e.g. tracker --server URL state")
-    body = {"args": args, "campaign": campaign, "columns": shutil.get_terminal_size((80, 24)).columns}
+    body = {"args": args, "campaign": campaign, **terminal()}
     request = urllib.request.Request(
         base + "/api/command",
         data=json.dumps(body).encode(),

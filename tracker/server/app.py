@@ -34,7 +34,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from domain.errors import InputError, RuleViolation, TrackerError
 from tracker.players import Player
-from tracker.server.commands import check_args, run_command
+from tracker.server.commands import check_args, check_terminal, run_command
 from tracker.server.served import Forbidden, NotFound, ServedTracker, Unauthenticated
 
 T = TypeVar("T")
@@ -275,16 +275,16 @@ def api_routes(service: Service) -> list[BaseRoute]:
         body = await read_json(request)
         args = body.get("args")
         name = body.get("campaign")
-        columns = body.get("columns", 80)
         if name is not None and (not isinstance(name, str) or len(name) > 200):
             raise ApiError(400, "campaign must be a name")
-        if not isinstance(columns, int) or not 20 <= columns <= 1000:
-            raise ApiError(400, "columns must be a whole number from 20 to 1000")
+        terminal = await service.run(lambda t: check_terminal(body))
         checked = await service.run(lambda t: check_args(args))
         if checked[0] in ("approve", "overrides"):
             result = await service.act(lambda t: override_command(t, player, name, checked))
         else:
-            result = await service.act(lambda t: run_command(t, player, name, checked, columns))
+            result = await service.act(
+                lambda t: run_command(t, player, name, checked, terminal["columns"], terminal=terminal)
+            )
         return command_response(result)
 
     async def action_list(request: Request) -> Response:

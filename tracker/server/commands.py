@@ -59,6 +59,25 @@ def check_args(args: Any) -> list[str]:
     return args
 
 
+COLOR_SYSTEMS = (None, "standard", "256", "truecolor", "windows")
+
+
+def check_terminal(body: dict[str, Any]) -> dict[str, Any]:
+    """The client's terminal from a request: {columns, color_system, no_color, tty}; InputError
+    naming what is wrong. A client that says nothing gets 80 columns without colour."""
+    columns = body.get("columns", 80)
+    color_system = body.get("color_system")
+    no_color = body.get("no_color", False)
+    tty = body.get("tty", color_system is not None)
+    if not isinstance(columns, int) or isinstance(columns, bool) or not 20 <= columns <= 1000:
+        raise InputError("columns must be a whole number from 20 to 1000")
+    if color_system not in COLOR_SYSTEMS:
+        raise InputError(f"color_system must be one of {', '.join(str(c) for c in COLOR_SYSTEMS if c)} or null")
+    if not isinstance(no_color, bool) or not isinstance(tty, bool):
+        raise InputError("no_color and tty must be true or false")
+    return {"columns": columns, "color_system": color_system, "no_color": no_color, "tty": tty}
+
+
 def run_command(
     tracker: ServedTracker,
     player: Player | None,
@@ -67,28 +86,40 @@ def run_command(
     columns: int = 80,
     approved: tuple[str, ...] = (),
     approving: int | None = None,
+    terminal: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run one command line as `player` would locally: {exit, stdout, stderr, refused}, where
-    `refused` is the error that stopped an action for want of a token, right or approval."""
-    from click.testing import CliRunner
-
+    `refused` is the error that stopped an action for want of a token, right or approval.
+    The output is rendered for the client's `terminal` (its width and colours, see
+    `check_terminal`); it is captured per thread, so commands may run side by side."""
     from tracker.cli import cli
+    from tracker.cli_common import CLIENT_TERMINAL
+    from tracker.server.streams import captured
 
+    client = {**(terminal or {"color_system": None, "no_color": False, "tty": False}), "columns": columns}
     refusal: list[Exception] = []
     asked = {"args": list(args), "columns": columns, "campaign": campaign}
 
-    def invoke() -> Any:
+    def invoke() -> int:
         ctx = ServedContext(tracker, campaign)
-        return CliRunner().invoke(cli, list(args), obj=ctx, env={"COLUMNS": str(columns), "TRACKER_DEBUG": None})
+        try:
+            cli.main(list(args), prog_name="tracker", obj=ctx, terminal_width=columns, standalone_mode=True)
+        except SystemExit as e:
+            code = e.code
+            return code if isinstance(code, int) else (0 if code is None else 1)
+        return 0
 
     tracker.refusals = refusal
+    token = CLIENT_TERMINAL.set(client)
     try:
-        result = tracker.acting_as(player, invoke, asked, approved, approving)
+        with captured(client["tty"]) as streams:
+            exit_code = tracker.acting_as(player, invoke, asked, approved, approving)
     finally:
+        CLIENT_TERMINAL.reset(token)
         tracker.refusals = None
     return {
-        "exit": result.exit_code,
-        "stdout": result.stdout,
-        "stderr": result.stderr,
+        "exit": exit_code,
+        "stdout": streams["stdout"].getvalue(),
+        "stderr": streams["stderr"].getvalue(),
         "refused": refusal[0] if refusal else None,
     }
