@@ -25,6 +25,22 @@ from tracker.cli_common import Context, emit_json, json_option
     "ASW and interceptions submerge), fight on, or submerge every submarine.",
 )
 @click.option(
+    "--targets",
+    "targets",
+    multiple=True,
+    metavar="[SIDE=]POLICY",
+    help="Targets of selective shots (HA1, HA3, AS3, SM4): spread (default), focus (all at the most valuable "
+    "target) or a unit type to pick first; SIDE is attacker or defender (default: both); repeatable.",
+)
+@click.option(
+    "--casualties",
+    "casualties",
+    multiple=True,
+    metavar="[SIDE=]POLICY",
+    help="Which units take the hits (HA7) and which a screen exposes (HA1): cheapest (default; hits that only "
+    "damage a capital ship first), costliest, or firepower (the weakest guns first); SIDE as for --targets.",
+)
+@click.option(
     "--exact", is_flag=True, help="Compute in fractions (slower on big battles); print them and every outcome."
 )
 @json_option
@@ -39,6 +55,8 @@ def odds(
     stops_here: bool,
     ruleset: str | None,
     after_round: str,
+    targets: tuple[str, ...],
+    casualties: tuple[str, ...],
     exact: bool,
     as_json: bool,
 ) -> None:
@@ -47,10 +65,12 @@ def odds(
     `tracker odds BATTLE` works from the current step of a procedure in progress in the
     selected campaign; `tracker odds convoy|intercept|asw|naval` from a position given on the
     command line, without any database. Remaining choices take the tracker's defaults
-    (targets spread, cheapest casualties), with --after-round for the choice after a round.
+    (targets spread, cheapest casualties) unless --targets or --casualties name a policy, with
+    --after-round for the choice after a round.
 
     Example: tracker odds naval --attacker Germany:battleship=1,destroyer=2 --defender Britain:cruiser=2
     """
+    from domain.procedures import policies
     from domain.procedures.odds import exact_odds
     from domain.ruleset import load_ruleset
     from tracker import odds as view
@@ -79,8 +99,11 @@ def odds(
         title = f"Odds of {article} {what} position: attacker {' + '.join(attacker)}; defender {' + '.join(defender)}:"
     else:
         raise InputError(f"give a battle number or one of {', '.join(view.PROCEDURES)}, got {what!r}")
-    result = exact_odds(state, pctx, view.policy(after_round), rounds, exact=exact)
+    aims = view.parse_choices("--targets", targets, policies.TARGETS, pctx.ruleset)
+    losses = view.parse_choices("--casualties", casualties, policies.CASUALTIES, None)
+    result = exact_odds(state, pctx, view.policy(after_round, aims, losses, pctx), rounds, exact=exact)
     data = view.summary(result)
+    data["choices"] = view.choices(aims, losses, after_round)
     if as_json:
         emit_json(data)
     else:

@@ -1,16 +1,16 @@
-"""Exact odds for the command line: positions given by hand, the after-round policy, and the
+"""Exact odds for the command line: positions given by hand, the choice policies, and the
 distribution of outcomes as text and JSON (`tracker odds`)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
 from domain.errors import InputError
-from domain.procedures import asw, convoy, interception, naval
-from domain.procedures.base import Context, Decision, Outcome, Piece, hypothetical_scenario
+from domain.procedures import asw, convoy, interception, naval, policies
+from domain.procedures.base import Context, Decision, Outcome, Piece, Side, hypothetical_scenario
 from domain.procedures.interception import InterceptionDecision
 from domain.procedures.naval import NavalDecision
 from domain.procedures.odds import Number, Odds, Policy, State
@@ -167,13 +167,59 @@ def hypothetical(
     return state, ctx, sum(1 for f in facts if f.kind == "round")
 
 
-def policy(after_round: str) -> Policy | None:
-    """The choices after a round (NC4, AS5, SM4): the tracker's defaults, or fight on, or
-    submerge every submarine that may."""
-    if after_round == "default":
+SIDE_NAMES: tuple[Side, Side] = ("attacker", "defender")
+
+
+def parse_choices(
+    option: str, texts: tuple[str, ...], known: tuple[str, ...], ruleset: Ruleset | None
+) -> dict[Side, str]:
+    """`--targets` / `--casualties`: POLICY for both sides, or SIDE=POLICY (attacker or
+    defender), repeated; a later one wins. `ruleset` given: a unit type is a policy too."""
+    chosen: dict[Side, str] = {}
+    types = tuple(ruleset.units) if ruleset is not None else ()
+    for text in texts:
+        who, eq, how = text.partition("=")
+        sides: tuple[Side, ...] = SIDE_NAMES
+        if eq:
+            if who.strip() not in SIDE_NAMES:
+                raise InputError(f"{option} {text}: the side is attacker or defender, got {who.strip()!r}")
+            sides = ("attacker",) if who.strip() == "attacker" else ("defender",)
+        else:
+            how = who
+        how = how.strip()
+        if how not in known and how not in types:
+            words = ", ".join(known) + (", or a unit type" if types else "")
+            raise InputError(f"{option}: unknown policy {how!r} (known: {words}; SIDE=POLICY for one side)")
+        for side in sides:
+            chosen[side] = how
+    return chosen
+
+
+def policy(
+    after_round: str,
+    targets: Mapping[Side, str] | None = None,
+    casualties: Mapping[Side, str] | None = None,
+    ctx: Context | None = None,
+) -> Policy | None:
+    """The choices left to the owners: the targets of selective shots and the units taking the
+    hits (`domain.procedures.policies`, per side), and after a round (NC4, AS5, SM4) the
+    tracker's default, fight on, or submerge every submarine that may. None: all defaults.
+    `ctx`, the procedure's context, is needed for targets and casualties."""
+    targets = {s: h for s, h in (targets or {}).items() if h != policies.DEFAULT_TARGETS}
+    casualties = {s: h for s, h in (casualties or {}).items() if h != policies.DEFAULT_CASUALTIES}
+    if after_round == "default" and not targets and not casualties:
         return None
+    if (targets or casualties) and ctx is None:
+        raise ValueError("targets and casualties policies read the procedure's context")
 
     def choose(state: State, d: Decision) -> object | None:
+        if d.kind in ("targets", "screens", "casualties"):
+            if not targets and not casualties:
+                return None
+            assert ctx is not None
+            return policies.volley_choice(state, d, ctx, targets, casualties)
+        if after_round == "default":
+            return None
         if d.kind == "naval_decide":
             subs = dict(d.options)["submerge"]
             return NavalDecision(submerge=subs if after_round == "submerge" else ())
@@ -261,10 +307,42 @@ def _left(left: dict[str, int]) -> str:
     return ", ".join(plural(n, t) for t, n in left.items()) or "none"
 
 
+def choices(targets: Mapping[Side, str], casualties: Mapping[Side, str], after_round: str) -> dict[str, Any]:
+    """The policies the odds were computed under (the `choices` key of the JSON)."""
+    return {
+        "targets": {s: targets.get(s, policies.DEFAULT_TARGETS) for s in SIDE_NAMES},
+        "casualties": {s: casualties.get(s, policies.DEFAULT_CASUALTIES) for s in SIDE_NAMES},
+        "after_round": after_round,
+    }
+
+
+def _choice_words(data: dict[str, Any]) -> str:
+    """'targets: attacker focus, defender spread; ...', or '' when every choice is the default."""
+    c = data.get("choices")
+    if not c:
+        return ""
+    defaults = {"targets": policies.DEFAULT_TARGETS, "casualties": policies.DEFAULT_CASUALTIES}
+    parts = []
+    for what, default in defaults.items():
+        per = c[what]
+        if all(v == default for v in per.values()):
+            continue
+        if per["attacker"] == per["defender"]:
+            parts.append(f"{what}: {per['attacker']}")
+        else:
+            parts.append(f"{what}: attacker {per['attacker']}, defender {per['defender']}")
+    if c["after_round"] != "default":
+        parts.append(f"after each round: {c['after_round']}")
+    return "; ".join(parts)
+
+
 def render(data: dict[str, Any], title: str, exact: bool, limit: int = 15) -> str:
-    """The odds as text: the results, expected values with standard deviations, the likeliest
-    outcomes (all of them with --exact)."""
+    """The odds as text: the choices when not the defaults, the results, expected values with
+    standard deviations, the likeliest outcomes (all of them with --exact)."""
     lines = [title, ""]
+    words = _choice_words(data)
+    if words:
+        lines[1:1] = [f"Choices: {words}"]
     for r, p in sorted(data["p"].items(), key=lambda kv: -kv[1]):
         frac = f"  {data['p_exact'][r]}" if exact else ""
         lines.append(f"  {p:8.2%}  {RESULT_WORDS.get(r, r.replace('_', ' '))}{frac}")

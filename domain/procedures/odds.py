@@ -488,9 +488,7 @@ class _Engine:
         return post[::-1]
 
 
-def exact_odds(
-    state: State, ctx: Context, policy: Policy | None = None, rounds: int = 0, exact: bool = True
-) -> Odds:
+def exact_odds(state: State, ctx: Context, policy: Policy | None = None, rounds: int = 0, exact: bool = True) -> Odds:
     """The distribution of outcomes from `state` (`rounds`: rounds fought already), every
     branch enumerated. With `exact` the probabilities are fractions; otherwise floats (the
     same enumeration, several times faster on big battles, good to about 1e-15)."""
