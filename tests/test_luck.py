@@ -80,6 +80,27 @@ def test_reports_carry_the_luck_of_their_rolls(played: str, tmp_path: Path) -> N
     assert 'id="chart-luck"' in html.read_text()
 
 
+def test_reports_carry_each_battles_percentile(played: str, tmp_path: Path) -> None:
+    """The turn report's luck section has what `tracker luck` has: each battle's percentile
+    (JSON key, a Markdown table, an HTML table)."""
+    luck = json.loads(run(played, "luck", "--json"))
+    data = json.loads(run(played, "report", "--all", "--format", "json"))
+    assert data["luck"]["battles"] == luck["battles"]
+    convoy = next(b for b in data["luck"]["battles"] if b["battle"] == 2)
+    turn = json.loads(run(played, "report", "--turn", str(convoy["turn"]), "--format", "json"))
+    assert [b["battle"] for b in turn["luck"]["battles"]] == [2]
+    assert turn["luck"]["battles"][0]["percentile"] == convoy["percentile"]
+    text = run(played, "report", "--turn", str(convoy["turn"]), "--format", "md")
+    section = text[text.index("## Luck") :]
+    row = next(line for line in section.splitlines() if line.startswith("| 2 (convoy)"))
+    assert f"| {convoy['percentile']:.0%} |" in row and "Central North Sea" in row
+    html = tmp_path / "turn.html"
+    run(played, "report", "--turn", str(convoy["turn"]), "--format", "html", "-o", str(html))
+    page = html.read_text()
+    cell = page[page.index('id="luck-battle-2"') :]
+    assert f"{convoy['percentile'] * 100:.0f}%</td>" in cell[: cell.index("</tr>")]
+
+
 def test_bad_luck_nation_is_one_line_and_exit_2(played: str) -> None:
     out = run(played, "luck", "--nation", "Atlantis", code=2)
     assert out.startswith("Error: ") and out.count("\n") == 1

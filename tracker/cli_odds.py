@@ -124,15 +124,14 @@ def luck(ctx: Context, nation: str | None, as_json: bool) -> None:
 
     Example: tracker luck --nation Germany
     """
-    from tracker.luck import build_luck, rows_for
+    from tracker.luck import rows_for
     from tracker.names import Names
     from tracker.report import build_report
 
     t = ctx.tracker
     cid = t.campaign_id(ctx.campaign)
     chosen = Names(ctx.load()).nation(nation) if nation else None
-    report = build_report(t, cid)
-    data = build_luck(t, cid, report)
+    data = build_report(t, cid)["luck"]
     if chosen is not None:
         data["nations"] = {chosen: data["nations"][chosen]}
         data["battles"] = [b for b in data["battles"] if chosen in (b["attacker"], b["defender"])]

@@ -28,9 +28,13 @@ Top level:
                 seq is the last event of the turn (phase: its phase) and complete is false for
                 the turn still being played.
     turns       the turns reported, oldest first (one entry for `--turn N`): TURN.
-    luck        the reported turns' rolls against their odds (see `tracker.luck.build_luck`,
-                without the battles' odds): {metrics: {id: words}, nations: {nation: {turns:
-                [{turn, round, metrics: {id: {expected, actual}}}], total}}, battles: []}.
+    luck        the reported turns' rolls and battles against their odds (as `tracker luck`,
+                see `tracker.luck.build_luck`): {metrics: {id: words}, nations: {nation:
+                {turns: [{turn, round, metrics: {id: {expected, actual}}}], total}}, battles:
+                [{battle, turn, kind, zone, attacker, defender, from_seq, expected: {
+                attacker_units_lost, defender_units_lost, ntr_destroyed}, actual: {same},
+                percentile}]}; each battle at its odds from its first roll, the percentile of
+                its outcome for the attacker (0.5: as expected, above: luckier).
 
 FIGURES (one nation at one point): {balance, ntr_at_sea, ntr: {zone: count}, ntr_lost
 (cumulative since the start), units, damaged, fleet_cost (sum of the unit types' costs),
@@ -459,8 +463,7 @@ def build_report(
     }
     from tracker.luck import build_luck
 
-    # The rolls' luck only: the battles' odds are `tracker luck`'s (they replay each battle).
-    report["luck"] = build_luck(t, cid, report, battles=False, ruleset=ctx.ruleset)
+    report["luck"] = build_luck(t, cid, report, ruleset=ctx.ruleset)
     if fmt == "html":
         report["chart"] = [by_number[k] for k in charted]
         report["map"] = report_map

@@ -283,18 +283,37 @@ def render_markdown(report: dict[str, Any]) -> str:
 
 
 def _md_luck(report: dict[str, Any]) -> list[str]:
-    """The luck table: expected / actual per nation and turn, each roll at its odds."""
+    """The luck tables: expected / actual per nation and turn, each roll at its odds; then each
+    battle's percentile for its attacker, from the battle's odds at its first roll."""
     from tracker.luck import rows_for
 
     luck = report.get("luck")
     if not luck:
         return []
     rows = [r for r in rows_for(luck) if any(not c.startswith("0.00 / 0") for c in r[2:])]
-    if not rows:
+    battles = luck.get("battles", [])
+    if not rows and not battles:
         return []
-    metrics = [m for m in luck["metrics"] if m in ("ntr_destroyed", "ntr_lost", "searches", "hits")]
-    keep = [0, 1] + [2 + list(luck["metrics"]).index(m) for m in metrics]
-    header = ["Nation", "Turn", *(md(luck["metrics"][m]) for m in metrics)]
-    note = "Expected / actual, each roll at its odds when it was rolled (`tracker luck` adds the battles)."
-    out = ["## Luck", "", note, ""]
-    return out + _md_table(header, [[md(r[i]) for i in keep] for r in rows]) + [""]
+    out = ["## Luck", ""]
+    if rows:
+        header = ["Nation", "Turn", *(md(words) for words in luck["metrics"].values())]
+        note = "Expected / actual, each roll at its odds when it was rolled; units at each battle's odds."
+        out += [note, ""] + _md_table(header, [[md(c) for c in r] for r in rows]) + [""]
+    if battles:
+        note = "Each battle's percentile for its attacker, from its odds at its first roll (50%: as expected)."
+        header = ["Battle", "Turn", "Zone", "Attacker", "Defender", "Percentile", "Attacker lost", "Defender lost"]
+        table = [
+            [
+                f"{b['battle']} ({b['kind']})",
+                str(b["turn"]),
+                md(b["zone"]),
+                md(b["attacker"]),
+                md(b["defender"]),
+                f"{b['percentile']:.0%}",
+                f"{b['actual']['attacker_units_lost']} ({b['expected']['attacker_units_lost']:.2f} expected)",
+                f"{b['actual']['defender_units_lost']} ({b['expected']['defender_units_lost']:.2f} expected)",
+            ]
+            for b in battles
+        ]
+        out += [note, ""] + _md_table(header, table) + [""]
+    return out
