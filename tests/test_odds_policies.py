@@ -212,3 +212,19 @@ def test_policies_for_a_battle_in_progress_NC1(tmp_path: Path) -> None:
     assert data["expected"] != default["expected"]  # the policies change the battle
     text = run(db, "odds", "1", "--casualties", "attacker=costliest")
     assert "Choices: casualties: attacker costliest, defender cheapest" in text
+
+
+def test_the_readme_policy_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme[readme.index("### Exact odds") : readme.index("`tracker luck` sets")]
+    lines = section.splitlines()
+    at = next(
+        i for i, line in enumerate(lines) if line.startswith("tracker odds naval") and "--targets" in lines[i + 1]
+    )
+    command = (lines[at].rstrip("\\") + lines[at + 1]).split()
+    out = run(str(tmp_path / "none.db"), *command[1:])
+    assert lines[at + 2].removeprefix("# ") in out
+    shown = lines[at + 3].removeprefix("# ").split(" (")[0]
+    assert shown in out, shown
+    default = lines[at + 3].split("(")[1].split()[0]
+    assert f"{default}  attacker wins" in run(str(tmp_path / "none.db"), *command[1:-2])
