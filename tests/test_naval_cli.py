@@ -87,7 +87,7 @@ def test_every_naval_command_has_help_with_an_example() -> None:
         for full, command in _commands(group, f"tracker {group.name}"):
             assert command.help and "Example:" in command.help, f"{full} has no example in its help"
             names.append(full)
-    assert len(names) == 15
+    assert len(names) == 16
 
 
 def test_cli_interception_step_by_step_with_manual_dice(db: str) -> None:
@@ -149,6 +149,10 @@ def test_cli_asw_and_naval_battle_with_auto(db: str) -> None:
     out = run(db, "battle", "start", "--zone", CNS)
     assert "naval battle in Central North Sea: Germany (DE-SS1, DE-SS2) attacks Britain" in out
     assert "opening fire for no submarine of Germany; cancelled for DE-SS1, DE-SS2" in out
+    # One step with the defaults (the opening targets, HA1), and the battle waits for the next.
+    out = run(db, "battle", "step", "2")
+    assert "battle 2: Germany targets DE-SS1 -> GB-CA1, DE-SS2 -> GB-DD1 (default)   [HA1]" in out
+    assert run(db, "pending").startswith("battle 2 (naval, Central North Sea): waiting for Britain to choose screening")
     out = run(db, "battle", "auto", "2")
     assert "battle 2 ends (" in out
     records = log(db)

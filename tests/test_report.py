@@ -394,7 +394,9 @@ def test_an_undo_back_into_an_earlier_turn_keeps_the_undone_turn_visible(demo_db
         cid = t.campaign_id("demo")
         # Back to before the previous nation's collection: one action with entering this turn.
         collected = next(r for r in log_records(t, cid, turn=played - 1) if r["kind"] == "ResourcesCollected")
-        to = collected["seq"] - 1
+        # The undo starts where the collecting action does: at what was asked (PL1).
+        asked = [r["seq"] for r in log_records(t, cid, kind="ActionAsked") if r["seq"] < collected["seq"]]
+        to = asked[-1] - 1
         undo = t.undo(
             cid, to=to, override=True, reason="replay the end of the round", agreed_by=["Germany", "Britain"]
         ).originator_version

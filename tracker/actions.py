@@ -434,6 +434,13 @@ for _name in ("intercept auto", "battle auto"):
     action(_name, BATTLE, rolls=True)(_battle_auto)
 
 
+@action("battle step", BATTLE, rolls=True)
+def _battle_step(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> None:
+    """Take the default for the one step a battle waits for, whoever's it is: a choice, or the
+    roll with auto dice or the dice given (SM2-SM5, AS2-AS5, NC2-NC4, CV3-CV5)."""
+    c.auto_step(i["battle"], d)
+
+
 @action("asw start", Field("zone", "text", required=True), NATION, Field("auto", "flag", default=False), rolls=True)
 def _asw_start(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> int:
     """Start ASW combat in a zone (AS1)."""

@@ -303,4 +303,17 @@ def battle_auto(ctx: Context, battle: int, dice_text: str | None, reference: str
     act(ctx, "battle auto", {"battle": battle}, dice_text, reference)
 
 
+@battle_group.command(name="step")
+@_battle_argument
+@dice_options
+@seen_option
+@click.pass_obj
+def battle_step(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
+    """Take the default for the one step any battle waits for (a choice, or its roll), then stop.
+
+    Example: tracker battle step 3
+    """
+    act(ctx, "battle step", {"battle": battle}, dice_text, reference)
+
+
 COMMANDS = [intercept, asw_group, battle_group]

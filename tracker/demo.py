@@ -16,10 +16,7 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from domain.campaign import Campaign
-from domain.dice import DiceSource
 from domain.errors import InputError, TrackerError
-from domain.rules.economy import Adjustment
 from projections.summary import rule_of, summary
 from tracker.application import Tracker
 from tracker.store import database_url
@@ -36,42 +33,6 @@ NAME = "demo"
 # detection, a convoy battle with a detection that sinks GB-DD1 and destroys NTR, and a naval
 # battle with opening fire and a screening destroyer.
 DEMO_SEED = f"{184:064x}"
-
-
-def _advance(campaign: Campaign, _dice: DiceSource) -> list[Any]:
-    campaign.advance()
-    return list(campaign.pending_events)
-
-
-Command = tuple[str, Callable[[Campaign, DiceSource], object]]
-
-
-def _casualties(battle: int, nation: str, campaign: Campaign, _dice: DiceSource) -> None:
-    campaign.convoy_choose_casualties(battle, nation, None)
-
-
-def _targets(battle: int, nation: str, campaign: Campaign, _dice: DiceSource) -> None:
-    campaign.choose_targets(battle, nation, None)
-
-
-def _screens(battle: int, nation: str, campaign: Campaign, _dice: DiceSource) -> None:
-    campaign.choose_screens(battle, nation, None)
-
-
-def _fire(battle: int, campaign: Campaign, dice: DiceSource) -> None:
-    campaign.fire(battle, dice)
-
-
-def _naval_casualties(battle: int, nation: str, campaign: Campaign, _dice: DiceSource) -> None:
-    campaign.choose_casualties(battle, nation, None)
-
-
-def _auto_step(battle: int, campaign: Campaign, dice: DiceSource) -> None:
-    campaign.auto_step(battle, dice)
-
-
-def _move(units: list[str], path: list[str], campaign: Campaign, _dice: DiceSource) -> None:
-    campaign.move("Germany", units, path)
 
 
 class DemoRefused(TrackerError):
@@ -99,8 +60,7 @@ def _claim_new_file(db: str) -> None:
         raise InputError(f"cannot create the demo database {db}: {e.strerror}") from None
 
 
-def _pass(nation: str, campaign: Campaign, _dice: DiceSource) -> None:
-    campaign.convoy_pass(nation)
+Step = tuple[str, dict[str, Any]]
 
 
 def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
@@ -113,23 +73,19 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
         say(f"Campaign {NAME!r} in {path}: {len(campaign.units)} units, 4 nations, auto dice.")
         say(f"Dice seed committed: {campaign.commitments[0][:16]}... (tracker dice reveal publishes it)")
 
-        def act(label: str, command: Callable[[Campaign, DiceSource], object]) -> None:
-            def recorded(c: Campaign, dice: DiceSource) -> list[str]:
-                before = c.version
-                command(c, dice)
-                return [
-                    f"  [{rule_of(e) or '-'}] {summary(e)}" for e in c.pending_events if e.originator_version > before
-                ]
-
+        # Every step is a named action, as a player's command is: what was asked is recorded
+        # with what it recorded, so `verify` re-referees the whole demo.
+        def act(label: str, *steps: Step) -> None:
             say(label)
-            for line in t.execute(cid, recorded):
-                say(line)
+            for name, inputs in steps:
+                for e in t.perform(cid, name, inputs).events:
+                    say(f"  [{rule_of(e) or '-'}] {summary(e)}")
 
-        def refused(label: str, command: Callable[[Campaign, DiceSource], object]) -> None:
+        def refused(label: str, name: str, inputs: dict[str, Any]) -> None:
             say(label)
             before = t.load(cid).version
             try:
-                t.execute(cid, lambda c, d: command(c, d))
+                t.perform(cid, name, inputs)
             except TrackerError as e:
                 after = t.load(cid).version
                 say(f"  refused: {e}  (events recorded: {after - before})")
@@ -140,6 +96,10 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
             for item in t.load(cid).pending():
                 say(f"  pending: {item['text']}")
 
+        def passes(nation: str) -> None:
+            for enemy in t.load(cid).convoy_attacks_open():
+                act(f"{enemy} passes on convoy attacks against {nation} (CV1):", ("convoy pass", {"by": enemy}))
+
         def advance_to(nation: str, phase: str) -> None:
             """Step through phases with nothing to do, narrating only what they record; an enemy
             that could attack convoys passes (CV1, T4)."""
@@ -147,23 +107,25 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
                 c = t.load(cid)
                 if c.nation == nation and c.phase == phase:
                     return
-                for enemy in c.convoy_attacks_open():
-                    act(f"{enemy} passes on convoy attacks against {c.nation} (CV1):", partial(_pass, enemy))
+                passes(c.nation)
                 ended = c.phase
-                lines: list[Any] = t.execute(cid, _advance)
-                for e in lines:
+                events: list[Any] = t.perform(cid, "next").events
+                for e in events:
                     if type(e).__name__ != "PhaseAdvanced":
                         say(f"  [{rule_of(e)}] {summary(e)}")
-                if lines and type(lines[-1]).__name__ == "PhaseAdvanced":
-                    e = lines[-1]
+                if events and type(events[-1]).__name__ == "PhaseAdvanced":
+                    e = events[-1]
                     say(f"  [T2] {c.nation} ends {ended}; now round {e.round}, {e.nation}: {e.phase}")
 
         def battle_state(number: int) -> dict[str, Any]:
             state = t.load(cid).battles.get(str(number))
             return dict(state) if state else {}
 
+        def next_battle() -> int:
+            return t.load(cid).battle_count + 1
+
         def fight(
-            number: int, decide: Callable[[dict[str, Any]], Command] | None = None, stop_at: str | None = None
+            number: int, decide: Callable[[dict[str, Any]], tuple[str, Step]] | None = None, stop_at: str | None = None
         ) -> None:
             """Play a procedure's steps with the default choices, narrating each one; `decide`
             may make the submarines' (or attacker's) end-of-round choice instead."""
@@ -173,165 +135,167 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
                     return
                 step, first = b["step"], (b["waiting"] or [""])[0]
                 opening = step.startswith("opening_")
+                chooser = {"battle": number, "nation": first}
                 if step in ("targets", "opening_targets"):
                     label = f"{first} picks the targets before any die is rolled ({b['rule']}, default: spread):"
-                    act(label, partial(_targets, number, first))
+                    act(label, ("battle targets", chooser))
                 elif step in ("screening", "opening_screening"):
                     label = f"{first} decides which escorts screen the ships fired at (HA1):"
-                    act(label, partial(_screens, number, first))
+                    act(label, ("battle screen", chooser))
                 elif step in ("fire", "opening_fire"):
                     what = "Opening fire of the submarines (NC2):" if opening else f"The round's fire ({b['rule']}):"
-                    act(what, partial(_fire, number))
+                    act(what, ("battle fire", {"battle": number}))
                 elif step == "casualties":
                     label = f"{first} places its losses (HA4-HA7, cheapest legal):"
-                    act(label, partial(_naval_casualties, number, first))
+                    act(label, ("battle casualties", chooser))
                 elif step == "decide" and decide is not None:
-                    label, command = decide(b)
-                    act(label, command)
+                    label, chosen = decide(b)
+                    act(label, chosen)
                 else:
                     label = f"{first} takes the default ({step.replace('_', ' ')}, {b['rule']}):"
-                    act(label, partial(_auto_step, number))
+                    act(label, ("battle step", {"battle": number}))
 
         say("\n-- Round 1: Germany --")
         rs = campaign.ruleset
         act(
             f"Germany researches Advanced Submarine (TE1: {rs.research_cost} resources, "
             f"{rs.research_success_min}+ advances):",
-            lambda c, d: c.research("Germany", "advanced_submarine", d),
+            ("research", {"technology": "advanced_submarine"}),
         )
         refused(
             "Germany tries a second Advanced Submarine roll this turn:",
-            lambda c, d: c.research("Germany", "advanced_submarine", d),
+            "research",
+            {"technology": "advanced_submarine"},
         )
         advance_to("Germany", "purchase")
         act(
             "Germany buys a U-boat and a bomber (PU1):",
-            lambda c, d: (c.buy("Germany", "submarine"), c.buy("Germany", "bomber")),
+            ("buy", {"unit_type": "submarine"}),
+            ("buy", {"unit_type": "bomber"}),
         )
         advance_to("Germany", "combat_movement")
         act(
             "The Flanders bomber flies out over the Heligoland Bight to hunt (F7: range counted per turn):",
-            lambda c, d: c.move("Germany", ["DE-BM1"], ["Northern Germany", "Heligoland Bight"]),
+            ("move", {"units": ["DE-BM1"], "path": ["Northern Germany", "Heligoland Bight"]}),
         )
-        intercepted = t.execute(cid, lambda c, d: c.battle_count + 1)
+        intercepted = next_battle()
         act(
             "U-boats DE-SS3, DE-SS4 and DE-SS5 head for the Dover Strait through the Southern North Sea, "
             "where the Harwich Force lies: they stop there while Britain may search (SM1, SM2):",
-            lambda c, d: c.move("Germany", ["DE-SS3", "DE-SS4", "DE-SS5"], ["Southern North Sea", "Dover Strait"]),
+            ("move", {"units": ["DE-SS3", "DE-SS4", "DE-SS5"], "path": ["Southern North Sea", "Dover Strait"]}),
         )
         pending()
         act(
             "Britain sends its three destroyers to search and keeps the cruiser back (SM2, SM3):",
-            lambda c, d: c.intercept_search(intercepted, ["GB-DD3", "GB-DD4", "GB-DD5"], d),
+            ("intercept search", {"battle": intercepted, "units": ["GB-DD3", "GB-DD4", "GB-DD5"]}),
         )
         if battle_state(intercepted).get("step") == "detect":
             found = battle_state(intercepted)["found"]
             act(
                 "Britain says which U-boats its successful searches found (SM3):",
-                lambda c, d: c.intercept_detect(intercepted, ["DE-SS4", "DE-SS5", "DE-SS3"][:found]),
+                ("intercept detect", {"battle": intercepted, "subs": ["DE-SS4", "DE-SS5", "DE-SS3"][:found]}),
             )
 
-        def dive_or_run(b: dict[str, Any]) -> Command:
+        def dive_or_run(b: dict[str, Any]) -> tuple[str, Step]:
             # SM4: the first detected U-boat submerges where it is, the others go back home.
             detected = list(b["detected"])
             return (
                 f"Germany decides for {', '.join(detected)}: submerge or retreat to the Heligoland Bight (SM4):",
-                lambda c, d: c.intercept_decide(intercepted, detected[:1], detected[1:]),
+                ("intercept decide", {"battle": intercepted, "submerge": detected[:1], "retreat": detected[1:]}),
             )
 
         fight(intercepted, dive_or_run)
         refused(
             "A German destroyer tries the same route:",
-            lambda c, d: c.move("Germany", ["DE-DD1"], ["Southern North Sea", "Dover Strait"]),
+            "move",
+            {"units": ["DE-DD1"], "path": ["Southern North Sea", "Dover Strait"]},
         )
         refused(
             "Britain tries to move during Germany's turn:",
-            lambda c, d: c.move("Britain", ["GB-DD1"], ["Northern North Sea"]),
+            "move",
+            {"units": ["GB-DD1"], "path": ["Northern North Sea"], "nation": "Britain"},
         )
         advance_to("Germany", "naval_combat")
-        hunt = t.execute(cid, lambda c, d: c.battle_count + 1)
+        hunt = next_battle()
         act(
             "Germany's destroyers hunt the British submarines in the Heligoland Bight, with the bomber "
             "that flew there (AS1):",
-            lambda c, d: c.asw_start("Germany", "Heligoland Bight"),
+            ("asw start", {"zone": "Heligoland Bight"}),
         )
         act(
             "Each searcher rolls once against each submarine; detections are pooled (AS2):",
-            lambda c, d: c.asw_search(hunt, None, d),
+            ("asw search", {"battle": hunt}),
         )
         fight(hunt)
         advance_to("Germany", "land_combat")
         act(
             "Land combat is not the tracker's: the group records what the battle on the Yser cost Britain (AD1):",
-            lambda c, d: c.adjust(Adjustment(resources={"Britain": -3}), "the battle on the Yser, played on the board"),
+            ("adjust", {"reason": "the battle on the Yser, played on the board", "resources": ["Britain=-3"]}),
         )
         advance_to("Germany", "noncombat_movement")
-        refused(
-            "Germany tries to end noncombat movement with the bomber still at sea (T4, F7):",
-            lambda c, d: c.advance(),
-        )
+        refused("Germany tries to end noncombat movement with the bomber still at sea (T4, F7):", "next", {})
         act(
             "The bomber flies home to Northern Germany (F7):",
-            lambda c, d: c.move("Germany", ["DE-BM1"], ["Northern Germany"]),
+            ("move", {"units": ["DE-BM1"], "path": ["Northern Germany"]}),
         )
         refused(
             "The fighter tries to land at sea with no German carrier there:",
-            lambda c, d: c.move("Germany", ["DE-FT1"], ["Heligoland Bight"]),
+            "move",
+            {"units": ["DE-FT1"], "path": ["Heligoland Bight"]},
         )
         advance_to("Germany", "placement")
-        refused("Germany tries to end placement with its purchases still in port (T4, PU2):", lambda c, d: c.advance())
+        refused("Germany tries to end placement with its purchases still in port (T4, PU2):", "next", {})
         act(
             "The new U-boat joins the flotilla in the Heligoland Bight, the bomber goes to Flanders (PU2):",
-            lambda c, d: (
-                c.place("Germany", "submarine", "Heligoland Bight"),
-                c.place("Germany", "bomber", "Flanders"),
-            ),
+            ("place", {"unit_type": "submarine", "zone": "Heligoland Bight"}),
+            ("place", {"unit_type": "bomber", "zone": "Flanders"}),
         )
         advance_to("Germany", "collect_resources")
-        for enemy in t.load(cid).convoy_attacks_open():
-            act(f"{enemy} passes on convoy attacks against Germany (CV1):", partial(_pass, enemy))
-        act("Germany collects its resources (F6):", lambda c, d: c.advance())
+        passes("Germany")
+        act("Germany collects its resources (F6):", ("next", {}))
 
         say("\n-- Round 1: Britain --")
-        act("Britain researches Advanced ASW:", lambda c, d: c.research("Britain", "advanced_asw", d))
+        act("Britain researches Advanced ASW:", ("research", {"technology": "advanced_asw"}))
         advance_to("Britain", "noncombat_movement")
         act(
             "A British transport sails from the Irish Sea to the Western Approaches (F4):",
-            lambda c, d: c.move("Britain", ["GB-TR1"], ["Western Approaches"]),
+            ("move", {"units": ["GB-TR1"], "path": ["Western Approaches"]}),
         )
         advance_to("Britain", "placement")
         act(
             "Britain opens another trade route in the Central North Sea (CV6):",
-            lambda c, d: c.place_ntr("Britain", "Central North Sea", 1),
+            ("ntr place", {"zone": "Central North Sea", "count": 1}),
         )
         refused(
             "...and tries one more beyond the scenario's limit:",
-            lambda c, d: c.place_ntr("Britain", "Central North Sea", 1),
+            "ntr place",
+            {"zone": "Central North Sea", "count": 1},
         )
         advance_to("Britain", "collect_resources")
 
         say("\n-- Convoy battle in the Central North Sea (Britain's collect_resources phase) --")
         refused(
             "Austria-Hungary tries to attack the same convoys with no U-boat there:",
-            lambda c, d: c.declare_convoy_attack("Austria-Hungary", "Central North Sea", None),
+            "convoy declare",
+            {"by": "Austria-Hungary", "zone": "Central North Sea"},
         )
-        battle = t.execute(cid, lambda c, d: c.battle_count + 1)
+        battle = next_battle()
         act(
             "Germany declares a convoy attack with DE-SS1 and DE-SS2 (CV1):",
-            lambda c, d: c.declare_convoy_attack("Germany", "Central North Sea", ["DE-SS1", "DE-SS2"]),
+            ("convoy declare", {"by": "Germany", "zone": "Central North Sea", "subs": ["DE-SS1", "DE-SS2"]}),
         )
         pending()
-        act("Britain rolls merchant defence (CV2):", lambda c, d: c.convoy_merchant_defence(battle, d))
+        act("Britain rolls merchant defence (CV2):", ("convoy roll", {"battle": battle}))
         while (convoy := t.load(cid).battles.get(str(battle))) and convoy["step"] == "merchant_casualty":
             act(
                 "Germany picks the U-boat lost to merchant defence (cheapest):",
-                lambda c, d: c.convoy_choose_casualties(battle, "Germany", None),
+                ("convoy casualties", {"battle": battle, "nation": "Germany"}),
             )
         pending()
         act(
             "Britain sends a destroyer, the cruiser, the bomber from England and the carrier's fighter "
             "to search (CV3):",
-            lambda c, d: c.convoy_search(battle, ["GB-DD1", "GB-CA1", "GB-BM1", "GB-FT1"], d),
+            ("convoy search", {"battle": battle, "units": ["GB-DD1", "GB-CA1", "GB-BM1", "GB-FT1"]}),
         )
         if battle_state(battle).get("step") not in (None, "convoy_table"):
             say("One round: the U-boats fire at detecting ships only, the detecting units at the U-boats (CV4, HA2):")
@@ -339,26 +303,22 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
         if battle_state(battle):
             act(
                 "The surviving taking-part U-boats roll on the convoy table (CV5-CV7):",
-                lambda c, d: c.convoy_table(battle, d),
+                ("convoy roll", {"battle": battle}),
             )
-        for enemy in t.load(cid).convoy_attacks_open():
-            act(f"{enemy} passes on convoy attacks against Britain (CV1):", partial(_pass, enemy))
-        act("Britain collects what is left (F6, CV6):", lambda c, d: c.advance())
+        passes("Britain")
+        act("Britain collects what is left (F6, CV6):", ("next", {}))
 
         say("\n-- Round 1: Austria-Hungary and France --")
         advance_to("France", "research")
-        act("France researches Advanced ASW:", lambda c, d: c.research("France", "advanced_asw", d))
+        act("France researches Advanced ASW:", ("research", {"technology": "advanced_asw"}))
         advance_to("Germany", "research")
 
         say("\n-- Round 2: Germany --")
-        act(
-            "Germany tries Advanced Submarine again:",
-            lambda c, d: c.research("Germany", "advanced_submarine", d),
-        )
+        act("Germany tries Advanced Submarine again:", ("research", {"technology": "advanced_submarine"}))
         advance_to("Germany", "combat_movement")
         act(
             "The High Seas Fleet's cruiser and battleships sortie to the Central North Sea:",
-            lambda c, d: c.move("Germany", ["DE-CA1", "DE-BB1", "DE-BB2"], ["Central North Sea"]),
+            ("move", {"units": ["DE-CA1", "DE-BB1", "DE-BB2"], "path": ["Central North Sea"]}),
         )
         for zone in ("Heligoland Bight", "Southern North Sea"):
             boats = [
@@ -369,18 +329,17 @@ def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
             if boats:
                 act(
                     f"{', '.join(boats)} {'joins' if len(boats) == 1 else 'join'} them from the {zone}:",
-                    partial(_move, boats, ["Central North Sea"]),
+                    ("move", {"units": boats, "path": ["Central North Sea"]}),
                 )
         advance_to("Germany", "naval_combat")
         pending()
-        refused("Germany tries to end naval combat without fighting it (T4, NC1):", lambda c, d: c.advance())
-        sortie = t.execute(cid, lambda c, d: c.battle_count + 1)
+        refused("Germany tries to end naval combat without fighting it (T4, NC1):", "next", {})
+        sortie = next_battle()
         act(
             "Germany attacks the British ships in the Central North Sea with everything there (NC1, NC2):",
-            lambda c, d: c.naval_start("Germany", "Central North Sea"),
+            ("battle start", {"zone": "Central North Sea"}),
         )
         fight(sortie)
-
         final = t.load(cid)
         say(
             f"\nNow: round {final.round}, {final.nation}, {final.phase}; "
