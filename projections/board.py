@@ -186,21 +186,25 @@ def _rows_of(agg: Any) -> dict[str, dict[Any, tuple[Any, ...]]]:
     return {"unit": units, "ntr": ntr, "nation": nations}
 
 
-_ZONE_KEYS = ("path", "hostile_passed")
-_NATION_KEYS = ("nation", "attacker", "defender", "roller")
+_ZONE_KEYS = frozenset({"zone", "path", "hostile_passed"})
+_NATION_KEYS = frozenset({"nation", "attacker", "defender", "roller"})
+_PLACE_KEYS = _ZONE_KEYS | _NATION_KEYS
 
 
 def _event_zones_and_nations(data: dict[str, Any]) -> tuple[set[str], set[str]]:
     zones: set[str] = set()
-    zone = data.get("zone")
-    if zone.__class__ is str:
-        zones.add(zone)
-    for key in _ZONE_KEYS:
-        found = data.get(key)
-        if found.__class__ is list:
-            zones.update(found)
-    # One nation, or none, is the usual case: a set is made from what was found.
-    nations = {n for key in _NATION_KEYS if (n := data.get(key)).__class__ is str}
+    nations: set[str] = set()
+    # Most events hold one of these keys, or none: look at those alone.
+    for key in _PLACE_KEYS.intersection(data):
+        value = data[key]
+        if key in _NATION_KEYS:
+            if value.__class__ is str:
+                nations.add(value)
+        elif key == "zone":
+            if value.__class__ is str:
+                zones.add(value)
+        elif value.__class__ is list:
+            zones.update(value)
     return zones, nations
 
 
@@ -539,9 +543,22 @@ def _history_row(name: str, key: int, k: Any, value: tuple[Any, ...], seq: int) 
         "nation": k,
         "balance": balance,
         "ntr_lost": lost,
-        "tech": json.dumps(dict(tech), sort_keys=True),
+        "tech": _tech_json(tech),
         "to_seq": None,
     }
+
+
+_TECH_JSON: dict[tuple[tuple[str, int], ...], str] = {}
+
+
+def _tech_json(tech: tuple[tuple[str, int], ...]) -> str:
+    """A nation's levels as stored: a campaign has a handful of distinct ones, each dumped once."""
+    found = _TECH_JSON.get(tech)
+    if found is None:
+        found = json.dumps(dict(tech), sort_keys=True)
+        if len(_TECH_JSON) < 10_000:
+            _TECH_JSON[tech] = found
+    return found
 
 
 class _Batch:

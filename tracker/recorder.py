@@ -377,7 +377,7 @@ class StaleCopy(Exception):
 
 # How the JSON transcoder writes every event's first field, its timestamp.
 _STAMPED = b'{"timestamp":{"_type_":"datetime_iso","_data_":"'
-_plain_json = json.JSONDecoder()
+_scan_json: Any = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 class TrackerMapper(Mapper[UUID]):
@@ -387,7 +387,9 @@ class TrackerMapper(Mapper[UUID]):
     \\u escape that could spell one, an older class version, a cipher or compressor) takes
     eventsourcing's own path, so every state decodes to what that path gives."""
 
-    _classes: dict[str, tuple[Any, int]]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._classes: dict[str, tuple[Any, int]] = {}
 
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
         state = stored_event.state
@@ -400,10 +402,12 @@ class TrackerMapper(Mapper[UUID]):
             and b"\\u" not in state
         ):
             try:
-                event_state = _plain_json.decode(state.decode("utf-8"))
+                text = state.decode("utf-8")
+                # The C scanner itself: what json.loads runs, without its Python frames.
+                event_state, end = _scan_json(text, 0)
                 stamp = event_state["timestamp"]
-                if len(stamp) == 2 and "class_version" not in event_state:
-                    found = self._class_of(stored_event.topic)
+                if end == len(text) and len(stamp) == 2 and "class_version" not in event_state:
+                    found = self._classes.get(stored_event.topic) or self._class_of(stored_event.topic)
                     if found[1] == 1:
                         event_state["timestamp"] = datetime.fromisoformat(stamp["_data_"])
                         event_state["originator_id"] = stored_event.originator_id
@@ -411,16 +415,13 @@ class TrackerMapper(Mapper[UUID]):
                         domain_event = object.__new__(found[0])
                         object.__setattr__(domain_event, "__dict__", event_state)
                         return domain_event
-            except (ValueError, TypeError, KeyError):
+            except (ValueError, TypeError, KeyError, StopIteration):
                 pass  # eventsourcing's path below raises its own error, or decodes it its way
         return super().to_domain_event(stored_event)
 
     def _class_of(self, topic: str) -> tuple[Any, int]:
-        classes = self.__dict__.setdefault("_classes", {})
-        found = classes.get(topic)
-        if found is None:
-            cls = resolve_topic(topic)
-            found = classes[topic] = (cls, getattr(cls, "class_version", 1))
+        cls = resolve_topic(topic)
+        found = self._classes[topic] = (cls, getattr(cls, "class_version", 1))
         return found
 
 
