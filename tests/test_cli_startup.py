@@ -47,3 +47,45 @@ def test_help_and_version_import_no_storage(args: list[str]) -> None:
 def test_a_command_that_reads_the_database_does_import_it(tmp_path: Path) -> None:
     modules = imported_by("--db", str(tmp_path / "c.db"), "new", "x", "--scenario", "north-sea-1914", cwd=tmp_path)
     assert "sqlalchemy" in modules and "eventsourcing_sqlalchemy" in modules
+
+
+# At exit: whether a function of the domain and one of the storage stack are still among the
+# objects the collector walks (frozen ones are not).
+FROZEN = (
+    "import atexit, gc, sys\n"
+    "def walked():\n"
+    "    from domain.campaign import Campaign\n"
+    "    from sqlalchemy.orm import Session\n"
+    "    mine, theirs = Campaign.__init__, Session.commit\n"
+    "    print([any(o is f for o in gc.get_objects()) for f in (mine, theirs)], file=sys.stderr)\n"
+    "atexit.register(walked)\n"
+    "sys.argv = ['tracker', *sys.argv[1:]]\n"
+    "from tracker.cli import main\n"
+    "main()\n"
+)
+
+
+def test_the_command_line_leaves_its_imports_out_of_garbage_collection(tmp_path: Path) -> None:
+    db = str(tmp_path / "c.db")
+    made = subprocess.run(
+        [sys.executable, "-c", FROZEN, "--db", db, "new", "x", "--scenario", "north-sea-1914"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    # The domain imported with the command line, the storage stack imported by the command.
+    assert made.stderr.strip().splitlines()[-1] == "[False, False]"
+
+
+def test_a_caller_of_the_commands_keeps_its_garbage_collection(tmp_path: Path) -> None:
+    import gc
+
+    from click.testing import CliRunner
+
+    from tracker.cli import cli
+
+    before = gc.get_freeze_count()
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "new", "x", "--scenario", "north-sea-1914"])
+    assert result.exit_code == 0, result.output
+    assert gc.get_freeze_count() == before

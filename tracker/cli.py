@@ -30,6 +30,7 @@ from tracker.cli_common import (
     next_command,
     perform,
     seen_option,
+    settle_imports_from_now,
     split_list,
 )
 from tracker.completion import (
@@ -435,6 +436,7 @@ def demo(ctx: Context, demo_db: str | None) -> None:
 
 
 def main() -> None:
+    settle_imports_from_now()
     try:
         cli(prog_name="tracker")
     except BrokenPipeError:
