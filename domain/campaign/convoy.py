@@ -1,31 +1,29 @@
-"""Convoy battles (CV1-CV7): declaration and passes, merchant defence, the search, the round (with
-the shared volley machinery) and the convoy table."""
+"""Convoy battles (CV1-CV7): declaration and passes, and the guards of each step; merchant
+defence, the search, the round (the shared volley) and the convoy table run on the pure
+procedure (`domain.procedures.convoy`)."""
 
 from __future__ import annotations
 
-from domain.board import Unit
-from domain.campaign.base import CampaignBase
+from typing import Any
+
 from domain.campaign.battle_events import (
-    BattleEnded,
-    CasualtiesChosen,
     ConvoyAttackDeclared,
     DetectionsRecorded,
     HitsScored,
     NtrDestroyed,
-    RoundStarted,
     SearchersChosen,
-    UnitHit,
 )
 from domain.campaign.events import ConvoyPassed
 from domain.campaign.procedure import Procedure
 from domain.campaign.record import command
-from domain.dice import DiceSource, NoDice
+from domain.campaign.referee import Referee
+from domain.dice import DiceSource
 from domain.errors import InputError, RuleViolation
+from domain.procedures.base import Fact
 from domain.rules import convoy
-from domain.rules import hits as hits_rules
 
 
-class ConvoyBattles(CampaignBase):
+class ConvoyBattles(Referee):
     """CV1-CV7: convoy battles in the NTR owner's collect_resources phase."""
 
     @command
@@ -82,40 +80,7 @@ class ConvoyBattles(CampaignBase):
         """CV2: the NTR owner rolls 2D10 whether or not it has ships there."""
         b = self._battle(battle)
         self._require_step(b, "merchant_defence", "CV2")
-        rs = self.ruleset
-        values = self.roll(
-            dice,
-            roller=b["defender"],
-            rule="CV2",
-            purpose=f"{b['defender']} merchant defence in {b['zone']}",
-            kind="merchant_defence",
-            count=rs.merchant_defence_dice,
-            success_when="total",
-            battle=battle,
-            describe=lambda v: (
-                f"total {sum(v)}: "
-                + ("sinks one submarine" if sum(v) >= rs.merchant_defence_sinks_on_total else "no effect")
-            ),
-        )
-        total = sum(values)
-        sinks = total >= rs.merchant_defence_sinks_on_total
-        if sinks and b["subs"]:
-            self._record(
-                HitsScored,
-                battle=battle,
-                side="attacker",
-                nation=b["attacker"],
-                hits=1,
-                candidates=list(b["subs"]),
-                rule="CV2",
-            )
-            self._advance_battle(b, "merchant_casualty", [b["attacker"]], "CV2")
-            if len(b["subs"]) == 1:
-                # A single taking-part submarine: nothing to choose (the loss is recorded as a default).
-                self.convoy_choose_casualties(battle, b["attacker"], None)
-        else:
-            self._to_convoy_search(b)
-        return total
+        return sum(self._rolled(b, dice).values)
 
     @command
     def convoy_choose_casualties(self, battle: int, nation: str, units: list[str] | None) -> list[str]:
@@ -136,90 +101,24 @@ class ConvoyBattles(CampaignBase):
             # HA7: the owner chooses. Where allied units share the hits, the nation the battle
             # names for that side (the attacker, or the NTR owner) assigns them.
             raise RuleViolation("HA7", f"{hits['nation']} chooses these casualties, not {nation}")
-        candidates = [board.units[u] for u in hits["candidates"] if u in board.units]
-        rule = "CV2" if b["step"] == "merchant_casualty" else "HA7"
-        if units is None:
-            chosen = hits_rules.default_casualties(board, candidates, hits["hits"])
-        else:
-            chosen = hits_rules.check_casualties(board, rule, nation, candidates, hits["hits"], units)
-        self._record(
-            CasualtiesChosen,
-            battle=battle,
-            side=side,
-            nation=nation,
-            units=chosen,
-            default=units is None,
-            rule=rule,
-        )
-        if b["step"] == "merchant_casualty":
-            self._remove_casualties(b, {"attacker": chosen}, rule)
-            if any(u in self.units for u in b["subs"]):
-                self._to_convoy_search(b)
-            else:
-                # CV7: merchant defence left no taking-part submarine: no search, round or table.
-                self._record(BattleEnded, battle=battle, rule="CV7", survivors=[])
-            return chosen
-        raise AssertionError(b["step"])  # pragma: no cover - both steps are handled above
-
-    def _remove_casualties(self, b: Procedure, chosen: dict[str, list[str]], rule: str) -> None:
-        """HA7, CV4: casualties are removed together after the round."""
-        board = self.board()
-        taken: dict[str, int] = {}
-        for units in chosen.values():
-            for uid in units:
-                taken[uid] = taken.get(uid, 0) + 1
-        for uid, n in taken.items():
-            left = hits_rules.hits_to_sink(board, board.units[uid])
-            for i in range(n):
-                self._record(UnitHit, battle=b["id"], unit=uid, sunk=i + 1 >= left, rule=rule)
+        return list(self._decided(b, units).facts[0].units)
 
     @command
     def convoy_search(self, battle: int, units: list[str] | None, dice: DiceSource) -> list[str]:
         """CV3: the owner (and allies) choose searchers; each rolls; failures take no part."""
         b = self._battle(battle)
         self._require_step(b, "search", "CV3")
-        board = self.board()
-        if units is None:
-            chosen = convoy.eligible_searchers(board, b["defender"], b["zone"], self._committed)
-        else:
-            chosen = convoy.check_searchers(board, b["defender"], b["zone"], units, self._committed)
-        self._record(SearchersChosen, battle=battle, units=[u.id for u in chosen])
-        detected: list[str] = []
-        failed: list[str] = []
-        for unit in chosen:
-            spec = convoy.search_roll(board, unit, b["attacker"])
-            hit = self._roll_at(
-                dice,
-                unit,
-                spec,
-                rule="CV3",
-                purpose=f"{unit.id} ({unit.type}) convoy search in {b['zone']}",
-                kind="convoy_search",
-                battle=battle,
-            )
-            (detected if hit else failed).append(unit.id)
-        self._record(DetectionsRecorded, battle=battle, detected=detected, failed=failed)
-        if detected:
-            self._record(RoundStarted, battle=battle, round=1, rule="CV4")
-            self._to_targets(b, "main")
-        else:
-            self._to_convoy_table(b)
-        return detected
-
-    def _to_convoy_search(self, b: Procedure) -> None:
-        """CV3: the NTR owner chooses its searchers; with none eligible there is nothing to
-        choose, and the empty search is recorded for it."""
-        self._advance_battle(b, "search", [b["defender"]], "CV3")
-        if not convoy.eligible_searchers(self.board(), b["defender"], b["zone"], self._committed):
-            self.convoy_search(b["id"], None, NoDice())
-
-    def _to_convoy_table(self, b: Procedure) -> None:
-        """CV5, CV7: the taking-part submarines still afloat roll the convoy table; with none
-        left the battle ends there."""
-        if any(u in self.units for u in b["subs"]):
-            self._advance_battle(b, "convoy_table", [b["attacker"]], "CV5")
-        else:
-            self._record(BattleEnded, battle=b["id"], rule="CV7", survivors=[])
+        chosen = None
+        if units is not None:
+            found = convoy.check_searchers(self.board(), b["defender"], b["zone"], units, self._committed)
+            chosen = [u.id for u in found]
+        searched = self._decided(b, chosen)
+        searchers = list(searched.facts[0].units)
+        if not searchers:
+            return []
+        rolled = self._rolled(b, dice, searched.state, searched.ctx)
+        detected = next(f.units for f in rolled.facts if f.kind == "detected")
+        return [u for u in searchers if u in detected]
 
     @command
     def convoy_table(self, battle: int, dice: DiceSource) -> int:
@@ -227,47 +126,50 @@ class ConvoyBattles(CampaignBase):
         is capped at the NTR in the zone; the battle ends after this one round."""
         b = self._battle(battle)
         self._require_step(b, "convoy_table", "CV5")
-        board = self.board()
-        total = 0
-        survivors = [board.units[u] for u in b["subs"] if u in board.units]
-        for sub in survivors:
+        facts = self._rolled(b, dice).facts
+        return next(f.count for f in facts if f.kind == "ntr_destroyed")
 
-            def describe(values: list[int], sub: Unit = sub) -> str:
-                adjusted, destroyed, _ = convoy.convoy_table(board, sub, values[0])
-                if adjusted == values[0]:
-                    return f"{destroyed} NTR"
-                return f"{values[0]}{adjusted - values[0]:+d}={adjusted}: {destroyed} NTR"
-
-            (value,) = self.roll(
-                dice,
-                roller=sub.nation,
-                rule="CV5",
-                purpose=f"{sub.id} attacks the convoy in {b['zone']}",
-                kind="convoy_table",
-                modifiers=convoy.convoy_table(board, sub, 1)[2],
-                battle=battle,
-                unit=sub.id,
-                describe=describe,
-            )
-            total += convoy.convoy_table(board, sub, value)[1]
-        present = self.ntr[b["defender"]].get(b["zone"], 0)
-        count = min(total, present)
-        if count:
-            self._record(
-                NtrDestroyed,
-                battle=battle,
-                nation=b["defender"],
-                zone=b["zone"],
-                count=count,
-                rolled=total,
-            )
-        self._record(
-            BattleEnded,
-            battle=battle,
-            rule="CV7",
-            survivors=[u.id for u in survivors if u.id in self.units],
-        )
-        return count
+    def _record_fact(self, b: Procedure, fact: Fact, state: Any) -> None:
+        """CV2, CV3, CV5: the convoy battle's own facts."""
+        if b["kind"] != "convoy":
+            super()._record_fact(b, fact, state)
+            return
+        battle = b["id"]
+        if fact.kind == "merchant_defence":
+            if fact.count:
+                subs = list(b["subs"])
+                self._record(
+                    HitsScored,
+                    battle=battle,
+                    side="attacker",
+                    nation=b["attacker"],
+                    hits=1,
+                    candidates=subs,
+                    rule="CV2",
+                )
+                self._advance_battle(b, "merchant_casualty", [b["attacker"]], "CV2")
+        elif fact.kind == "searchers":
+            if b["step"] != "search":
+                # CV3: the search step opens even when nobody is left to search (recorded empty).
+                self._advance_battle(b, "search", [b["defender"]], "CV3")
+            self._record(SearchersChosen, battle=battle, units=list(fact.units))
+        elif fact.kind == "detected":
+            found = set(fact.units)
+            detected = [u for u in b["searchers"] if u in found]
+            failed = [u for u in b["searchers"] if u not in found]
+            self._record(DetectionsRecorded, battle=battle, detected=detected, failed=failed)
+        elif fact.kind == "ntr_destroyed":
+            if fact.count:
+                self._record(
+                    NtrDestroyed,
+                    battle=battle,
+                    nation=b["defender"],
+                    zone=b["zone"],
+                    count=fact.count,
+                    rolled=fact.total,
+                )
+        else:
+            super()._record_fact(b, fact, state)
 
     @command
     def convoy_roll(self, battle: int, dice: DiceSource) -> str:

@@ -114,6 +114,9 @@ class Interceptions(Referee):
     def _record_fact(self, b: Procedure, fact: Fact, state: Any) -> None:
         """SM3, SM4, SM5: the interception's own facts; a retreat into a zone the enemy may
         search there is intercepted again."""
+        if b["kind"] != "interception":
+            super()._record_fact(b, fact, state)
+            return
         battle = b["id"]
         if fact.kind == "found":
             found_by = set(fact.units)

@@ -1,24 +1,21 @@
-"""Naval battles (NC1-NC6): start with opening fire, decisions at the end of a round (submerge,
-retreat), the end of a round."""
+"""Naval battles (NC1-NC6): who may start one and decide after a round (the guards); opening
+fire, the rounds and the decisions run on the pure procedure (`domain.procedures.naval`)."""
 
 from __future__ import annotations
 
-from domain.board import Unit
-from domain.campaign.base import CampaignBase
-from domain.campaign.battle_events import (
-    AttackerRetreated,
-    NavalBattleStarted,
-    OpeningFire,
-    RoundStarted,
-    SubmarinesSubmerged,
-)
-from domain.campaign.procedure import Procedure, Side
+from typing import Any
+
+from domain.campaign.battle_events import AttackerRetreated, FireWithheld, NavalBattleStarted, OpeningFire
+from domain.campaign.procedure import Procedure
 from domain.campaign.record import command
+from domain.campaign.referee import Referee, context_for
 from domain.errors import RuleViolation
+from domain.procedures import naval
+from domain.procedures.base import Fact, Facts, Piece, Side
 from domain.rules import combat, interception, turn
 
 
-class NavalBattles(CampaignBase):
+class NavalBattles(Referee):
     """NC1-NC6: naval battles."""
 
     @command
@@ -30,39 +27,27 @@ class NavalBattles(CampaignBase):
         self._require_no_procedure()
         attackers, defenders = combat.check_start(board, nation, zone, self.fought, self._committed)
         number = self.battle_count + 1
+        defender = interception.deciding_nation(board, defenders)
         self._record(
             NavalBattleStarted,
             battle=number,
             nation=nation,
-            defender=interception.deciding_nation(board, defenders),
+            defender=defender,
             zone=zone,
             attackers=[u.id for u in attackers],
             defenders=[u.id for u in defenders],
             rule="NC1",
         )
-        b = self.battles[str(number)]
-        self._record(RoundStarted, battle=number, round=1, rule="NC2")
-        sides: tuple[tuple[Side, list[Unit], list[Unit]], ...] = (
-            ("attacker", attackers, defenders),
-            ("defender", defenders, attackers),
+        ctx = context_for(board)
+        state, facts = naval.start(
+            ctx,
+            nation,
+            defender,
+            tuple(Piece(u.id, u.type, u.nation, u.damage) for u in attackers),
+            tuple(Piece(u.id, u.type, u.nation, u.damage) for u in defenders),
+            tuple(combat.retreat_zones(board, nation, zone)),
         )
-        for side, own, other in sides:
-            subs = [u for u in own if board.unit_type(u).is_submarine]
-            if not subs:
-                continue
-            escorts = combat.escorts(board, other)
-            firing, cancelled = combat.opening_fire(board, subs, escorts)
-            self._record(
-                OpeningFire,
-                battle=number,
-                side=side,
-                nation=b[side],
-                firing=firing,
-                cancelled=cancelled,
-                escorts=[e.id for e in escorts],
-                rule="NC2",
-            )
-        self._to_targets(b, "opening" if b["opening"] else "main")
+        self._record_facts(self.battles[str(number)], state, ctx, facts)
         return number
 
     @command
@@ -73,7 +58,7 @@ class NavalBattles(CampaignBase):
         self._require_steps(b, ("decide",), "NC4")
         self._require_waiting(b, nation)
         board = self.board()
-        side = "attacker" if nation == b["attacker"] else "defender"
+        side: Side = "attacker" if nation == b["attacker"] else "defender"
         subs = [u.id for u in self._active(b, side) if board.unit_type(u).is_submarine]
         diving = list(submerge or [])
         combat.check_submerge(nation, subs, diving)
@@ -81,52 +66,42 @@ class NavalBattles(CampaignBase):
             if side != "attacker":
                 raise RuleViolation("NC1", f"only the attacker, {b['attacker']}, may retreat from battle {battle}")
             combat.check_retreat(board, nation, b["zone"], retreat_to)
-        if diving:
-            self._record(
-                SubmarinesSubmerged,
-                battle=battle,
-                nation=nation,
-                units=diving,
-                default=False,
-                rule="NC4",
-            )
-        if retreat_to is not None:
-            leaving = [u.id for u in self._active(b, "attacker")]
-            if leaving:
-                self._record(
-                    AttackerRetreated,
-                    battle=battle,
-                    nation=nation,
-                    units=leaving,
-                    zone=retreat_to,
-                    rule="NC1",
-                )
-            self._close_fight(b)
-            return
-        waiting = [n for n in b["waiting"] if n != nation]
-        if waiting:
-            self._advance_battle(b, "decide", waiting, "NC4")
-        elif self._active(b, "attacker") and self._active(b, "defender") and self._fight_goes_on(b):
-            self._next_round(b)
-        else:
-            self._close_fight(b)
+        self._decided(b, naval.NavalDecision(tuple(diving), retreat_to), side)
 
-    def _naval_after_round(self, b: Procedure) -> None:
-        """NC1, NC4: the battle ends when a side is gone or nobody can hit; otherwise the sides
-        with submarines (and the attacker, who may retreat) decide."""
-        board = self.board()
-        attackers, defenders = self._active(b, "attacker"), self._active(b, "defender")
-        if not attackers or not defenders or not self._fight_goes_on(b):
-            self._close_fight(b)
+    def _record_fact(self, b: Procedure, fact: Fact, state: Any) -> None:
+        """NC2, NC6, NC1: the naval battle's own facts."""
+        if b["kind"] != "naval":
+            super()._record_fact(b, fact, state)
             return
-        waiting = []
-        if combat.retreat_zones(board, b["attacker"], b["zone"]) or any(
-            board.unit_type(u).is_submarine for u in attackers
-        ):
-            waiting.append(b["attacker"])
-        if any(board.unit_type(u).is_submarine for u in defenders):
-            waiting.append(b["defender"])
-        if waiting:
-            self._advance_battle(b, "decide", waiting, "NC4")
+        battle = b["id"]
+        lists = dict(fact.lists)
+        if fact.kind == "opening_fire":
+            assert fact.side is not None
+            self._record(
+                OpeningFire,
+                battle=battle,
+                side=fact.side,
+                nation=self._nation(b, fact.side),
+                firing=list(fact.units),
+                cancelled=list(lists["cancelled"]),
+                escorts=list(lists["escorts"]),
+                rule=fact.rule,
+            )
+        elif fact.kind == "fire_withheld":
+            self._record(FireWithheld, battle=battle, units=list(fact.units), rule=fact.rule)
+        elif fact.kind == "retreated":
+            if fact.units:
+                (zone,) = lists["to"]
+                units = list(fact.units)
+                self._record(
+                    AttackerRetreated, battle=battle, nation=b["attacker"], units=units, zone=zone, rule=fact.rule
+                )
         else:
-            self._next_round(b)
+            super()._record_fact(b, fact, state)
+
+    def _survivors(self, b: Procedure, facts: Facts) -> list[str]:
+        """NC1: a naval battle's units left in it, and its submerged submarines."""
+        if b["kind"] != "naval":
+            return super()._survivors(b, facts)
+        left = [u for u in b["attackers"] + b["defenders"] if u in self.units]
+        return sorted(left + [u for u in b["submerged"] if u in self.units])

@@ -15,7 +15,10 @@ from domain.campaign.base import CampaignBase
 from domain.campaign.battle_events import (
     BattleAdvanced,
     BattleEnded,
+    CasualtiesChosen,
+    HitsLost,
     HuntersChosen,
+    NavalHitsScored,
     RoundStarted,
     ScreeningChosen,
     SubmarinesDetected,
@@ -26,13 +29,14 @@ from domain.campaign.battle_events import (
 )
 from domain.campaign.procedure import Procedure
 from domain.dice import DiceSource
-from domain.procedures import asw, interception, volley
+from domain.procedures import asw, convoy, interception, naval, volley
 from domain.procedures.base import Context, Die, Fact, Facts, Roll, Side
 from domain.procedures.position import from_battle
 from domain.procedures.volley import Fight, VolleyStep, fire_rule, fire_waiting, target_rule
+from domain.rules import convoy as convoy_rules
 
 # The procedures the referee runs on their pure transitions, by the kind a battle records.
-PURE: dict[str, ModuleType] = {"asw": asw, "interception": interception}
+PURE: dict[str, ModuleType] = {"asw": asw, "interception": interception, "convoy": convoy, "naval": naval}
 
 # Contexts by ruleset, scenario and technology: their memo (who fires, the dice of a volley)
 # serves every battle fought under the same rules, so the referee computes each once.
@@ -40,9 +44,9 @@ _contexts: OrderedDict[tuple[Any, ...], Context] = OrderedDict()
 _MEMO_LIMIT = 200_000
 
 # The state each recent transition left, by the hash of the last event it recorded (which names
-# a whole history) and the battle: the next step of that battle starts from it. Kept outside
-# the aggregate, whose state is plain data (snapshots and undo copy it).
-_kept: OrderedDict[tuple[str, int], tuple[Any, Context]] = OrderedDict()
+# a whole history), the battle and the board: the next step of that battle starts from it. Kept
+# outside the aggregate, whose state is plain data (snapshots and undo copy it).
+_kept: OrderedDict[tuple[Any, ...], tuple[Any, Context]] = OrderedDict()
 
 
 def context_for(board: Board) -> Context:
@@ -67,6 +71,7 @@ class Step(NamedTuple):
     ctx: Context
     facts: Facts
     successes: int = 0
+    values: tuple[int, ...] = ()  # every die's value, in rolling order
 
 
 class Referee(CampaignBase):
@@ -76,12 +81,20 @@ class Referee(CampaignBase):
         """The battle as the procedure's frozen state, at the step it waits for: the state the
         last transition left when nothing was recorded since (the same last event), otherwise
         read from the recorded state."""
-        kept = _kept.get((self.last_hash, b["id"]))
+        kept = _kept.get(self._kept_key(b))
         if kept is not None:
             return kept
         board = self.board()
         state, ctx, _ = from_battle(board, b, self._committed, context_for(board))
         return state, ctx
+
+    def _kept_key(self, b: Procedure) -> tuple[Any, ...]:
+        """What names the board a kept state was read from: the last event (a whole history)
+        and the board's content, for a board set up by hand since."""
+        units = tuple((k, u["at"], u["damage"], u["moved"], u["type"], u["nation"]) for k, u in self.units.items())
+        tech = tuple((n, tuple(t.items())) for n, t in self.tech.items())
+        ntr = tuple((n, tuple(z.items())) for n, z in self.ntr.items())
+        return (self.last_hash, b["id"], hash((units, tech, ntr, tuple(self.committed))))
 
     def _pure_volley(self, b: Procedure, stage: str) -> list[tuple[Unit, bool, list[str] | None]]:
         """Who fires in the battle's volley (see `volley.volley`), for what the game waits for."""
@@ -111,26 +124,79 @@ class Referee(CampaignBase):
         need = procedure.need(state, ctx)
         assert isinstance(need, Roll)
         counts = [[0] * len(g.values) for g in need.groups]
-        units = self.board().units
+        values: list[int] = []
+        if need.kind == "merchant_defence":
+            # CV2: the merchant defence dice are one roll, their total against the target.
+            (group,) = need.groups
+            rolled = self._roll_merchant_defence(b, group.dice, group.target, dice)
+            counts[0][1 if sum(rolled) >= group.target else 0] += 1
+            values += rolled
+        board = self.board()
         for die in need.dice:
-            hit = self._roll_die(b, need, units[die.unit], die, dice)
-            counts[die.group][1 if hit else 0] += 1
+            if need.kind == "convoy_table":
+                value = self._roll_convoy_table(b, board, die, dice)
+                group = need.groups[die.group]
+                counts[die.group][group.values.index(group.table[value - 1])] += 1
+            else:
+                value, hit = self._roll_die(b, need, board.units[die.unit], die, dice)
+                counts[die.group][1 if hit else 0] += 1
+            values.append(value)
         state, facts = procedure.roll(state, ctx, tuple(tuple(c) for c in counts))
         self._record_facts(b, state, ctx, facts)
-        return Step(state, ctx, facts, sum(c[1] for c in counts))
+        successes = sum(c[1] for c, g in zip(counts, need.groups, strict=True) if g.kind == "at_most")
+        return Step(state, ctx, facts, successes, tuple(values))
 
-    def _roll_die(self, b: Procedure, need: Roll, unit: Unit, die: Die, dice: DiceSource) -> bool:
+    def _roll_merchant_defence(self, b: Procedure, count: int, sinks_on: int, dice: DiceSource) -> list[int]:
+        return self.roll(
+            dice,
+            roller=b["defender"],
+            rule="CV2",
+            purpose=f"{b['defender']} merchant defence in {b['zone']}",
+            kind="merchant_defence",
+            count=count,
+            success_when="total",
+            battle=b["id"],
+            describe=lambda v: f"total {sum(v)}: " + ("sinks one submarine" if sum(v) >= sinks_on else "no effect"),
+        )
+
+    def _roll_convoy_table(self, b: Procedure, board: Board, die: Die, dice: DiceSource) -> int:
+        sub = board.units[die.unit]
+
+        def describe(values: list[int]) -> str:
+            adjusted, destroyed, _ = convoy_rules.convoy_table(board, sub, values[0])
+            if adjusted == values[0]:
+                return f"{destroyed} NTR"
+            return f"{values[0]}{adjusted - values[0]:+d}={adjusted}: {destroyed} NTR"
+
+        (value,) = self.roll(
+            dice,
+            roller=sub.nation,
+            rule="CV5",
+            purpose=f"{sub.id} attacks the convoy in {b['zone']}",
+            kind="convoy_table",
+            modifiers=die.spec.modifiers,
+            battle=b["id"],
+            unit=sub.id,
+            describe=describe,
+        )
+        return value
+
+    def _roll_die(self, b: Procedure, need: Roll, unit: Unit, die: Die, dice: DiceSource) -> tuple[int, bool]:
         if need.kind == "asw_search":
             purpose = f"{unit.id} ({unit.type}) searches for {die.against} in {b['zone']}"
         elif need.kind == "interception_search":
             purpose = f"{unit.id} ({unit.type}) interception search in {b['zone']}"
+        elif need.kind == "convoy_search":
+            purpose = f"{unit.id} ({unit.type}) convoy search in {b['zone']}"
         elif die.against:
             screen = f", screened by {die.screen}" if die.screen else ""
             purpose = f"{unit.id} ({unit.type}) fires at {die.against}{screen}"
         else:
             enemy = b["defender"] if unit.nation == b["attacker"] else b["attacker"]
             purpose = f"{unit.id} ({unit.type}) fires at {enemy}'s units"
-        hit = self._roll_at(dice, unit, die.spec, rule=need.rule, purpose=purpose, kind=need.kind, battle=b["id"])
+        value, hit = self._roll_one(
+            dice, unit, die.spec, rule=need.rule, purpose=purpose, kind=need.kind, battle=b["id"]
+        )
         if hit and die.hit_rule:
             self._record(
                 TargetHit,
@@ -140,7 +206,7 @@ class Referee(CampaignBase):
                 unit=die.screen or die.against,
                 rule=die.hit_rule,
             )
-        return hit
+        return value, hit
 
     def _record_facts(self, b: Procedure, state: Any, ctx: Context, facts: Facts) -> None:
         """The facts of one transition as events, in order; then the step the battle waits at
@@ -165,7 +231,7 @@ class Referee(CampaignBase):
             self._record(BattleAdvanced, battle=b["id"], step=step, waiting=waiting, rule=rule)
         # The next step starts from this state (the recorded one reads back to it), unless an
         # event is recorded before it: the last event names the state it belongs to.
-        _kept[(self.last_hash, b["id"])] = (state, ctx)
+        _kept[self._kept_key(b)] = (state, ctx)
         if len(_kept) > 16:
             _kept.popitem(last=False)
 
@@ -227,6 +293,28 @@ class Referee(CampaignBase):
                 default=fact.default,
                 rule=fact.rule,
             )
+        elif fact.kind == "hits":
+            self._record(
+                NavalHitsScored,
+                battle=battle,
+                side=fact.side,
+                nation=nation,
+                firing_class=fact.units[1],
+                hits=fact.count,
+                rule=fact.rule,
+            )
+        elif fact.kind == "hits_lost":
+            self._record(HitsLost, battle=battle, side=fact.side, nation=nation, hits=fact.count, rule=fact.rule)
+        elif fact.kind == "casualties":
+            self._record(
+                CasualtiesChosen,
+                battle=battle,
+                side=fact.side,
+                nation=nation,
+                units=list(fact.units),
+                default=fact.default,
+                rule=fact.rule,
+            )
         else:  # pragma: no cover - every fact the pure procedures return is named
             raise AssertionError(fact.kind)
 
@@ -277,6 +365,20 @@ class Referee(CampaignBase):
             }
             moment = moments.get(state.step)
             return moment if moment is not None else self._volley_moment(b, state.fight, ctx)
+        if b["kind"] == "convoy":
+            steps = {
+                convoy.ConvoyStep.MERCHANT_DEFENCE: ("merchant_defence", [b["defender"]], "CV2"),
+                convoy.ConvoyStep.MERCHANT_CASUALTY: ("merchant_casualty", [b["attacker"]], "CV2"),
+                convoy.ConvoyStep.SEARCHERS: ("search", [b["defender"]], "CV3"),
+                convoy.ConvoyStep.SEARCH: ("search", [b["defender"]], "CV3"),
+                convoy.ConvoyStep.CONVOY_TABLE: ("convoy_table", [b["attacker"]], "CV5"),
+            }
+            found = steps.get(state.step)
+            return found if found is not None else self._volley_moment(b, state.fight, ctx)
+        if b["kind"] == "naval":
+            if state.step == naval.NavalStep.DECIDE:
+                return "decide", [self._nation(b, side) for side in state.waiting], "NC4"
+            return self._volley_moment(b, state.fight, ctx)
         raise AssertionError(b["kind"])  # pragma: no cover
 
     def _volley_moment(self, b: Procedure, f: Fight, ctx: Context) -> tuple[str, list[str], str]:

@@ -116,6 +116,13 @@ class Rolling(CampaignBase):
         self, dice: DiceSource, unit: Unit, spec: Any, *, rule: str, purpose: str, kind: str, battle: int
     ) -> bool:
         """One die for one unit against its (modified) target number; True on a success (D2)."""
+        return self._roll_one(dice, unit, spec, rule=rule, purpose=purpose, kind=kind, battle=battle)[1]
+
+    def _roll_one(
+        self, dice: DiceSource, unit: Unit, spec: Any, *, rule: str, purpose: str, kind: str, battle: int
+    ) -> tuple[int, bool]:
+        """One die for one unit against its (modified) target number: its value, and whether it
+        succeeds (D2)."""
         (value,) = self.roll(
             dice,
             roller=unit.nation,
@@ -128,7 +135,7 @@ class Rolling(CampaignBase):
             battle=battle,
             unit=unit.id,
         )
-        return value <= clamp_target(spec.target, self.ruleset.faces_for(kind))
+        return value, value <= clamp_target(spec.target, self.ruleset.faces_for(kind))
 
     def reveal_seed(self, seed_hex: str, next_commitment: str) -> None:
         """Publish the current dice seed (checked against its commitment) and commit to the next."""

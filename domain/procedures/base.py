@@ -179,6 +179,8 @@ class Fact:
     pairs: tuple[tuple[str, str], ...] = ()
     default: bool = False
     side: Side | None = None  # the side a choice is made for
+    total: int = 0  # CV5: what the convoy table's dice came to, before the NTR there caps it
+    lists: tuple[tuple[str, tuple[str, ...]], ...] = ()  # other units named, by what they are
 
 
 Facts = tuple[Fact, ...]

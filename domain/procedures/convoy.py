@@ -6,11 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from domain.board import Board
 from domain.errors import RuleViolation
 from domain.procedures import volley
 from domain.procedures.base import (
     Context,
     Decision,
+    Die,
     DieGroup,
     Ended,
     Fact,
@@ -19,6 +21,8 @@ from domain.procedures.base import (
     Outcome,
     Piece,
     Roll,
+    Side,
+    Spec,
     as_ids,
     evolve,
     keeps_hash,
@@ -97,32 +101,37 @@ def need(s: ConvoyBattle, ctx: Context) -> Need:
             target=rs.merchant_defence_sinks_on_total,
             dice=rs.merchant_defence_dice,
         )
-        return Roll(s.defender, "CV2", (group,))
+        # The dice are rolled together and recorded as one roll (their total counts).
+        return Roll(s.defender, "CV2", (group,), "merchant_defence")
     if s.step == ConvoyStep.MERCHANT_CASUALTY:
         return Decision(s.attacker, "CV2", "casualties", (("units", s.subs),), tuple(_merchant_default(s, ctx)))
     if s.step == ConvoyStep.SEARCHERS:
         ids = tuple(p.id for p in s.eligible)
         return Decision(s.defender, "CV3", "searchers", (("units", ids),), ids)
     if s.step == ConvoyStep.SEARCH:
-        board = ctx.board(s.searchers + s.zone_subs)
-        faces = rs.faces_for("convoy_search")
-        groups = tuple(
-            DieGroup(
-                ("detects", p.id),
-                1,
-                faces,
-                target=convoy_rules.search_roll(board, board.units[p.id], s.attacker).target,
-                cap=1,
-            )
-            for p in s.searchers
-        )
-        return Roll(s.defender, "CV3", groups)
+        groups, dice = _search_dice(s, ctx)
+        return Roll(s.defender, "CV3", groups, "convoy_search", dice)
     if s.step == ConvoyStep.VOLLEY:
         assert s.fight is not None
         return volley.need(s.fight, ctx)
     if s.step == ConvoyStep.CONVOY_TABLE:
-        return Roll(s.attacker, "CV5", _table_groups(s, ctx))
+        groups, dice = _table_dice(s, ctx)
+        return Roll(s.attacker, "CV5", groups, "convoy_table", dice)
     return Ended(outcome(s, ctx))
+
+
+def _search_dice(s: ConvoyBattle, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
+    """CV3: one die per searcher, in the order they were named, each its own group (the units
+    whose search succeeds are the ones that fight)."""
+    board = ctx.board(s.searchers + s.zone_subs)
+    faces = ctx.ruleset.faces_for("convoy_search")
+    groups: list[DieGroup] = []
+    dice: list[Die] = []
+    for i, p in enumerate(s.searchers):
+        spec = convoy_rules.search_roll(board, board.units[p.id], s.attacker)
+        groups.append(DieGroup(("detects", p.id), 1, faces, target=spec.target, cap=1))
+        dice.append(Die(p.id, spec, i))
+    return tuple(groups), tuple(dice)
 
 
 def _merchant_default(s: ConvoyBattle, ctx: Context) -> list[str]:
@@ -130,56 +139,74 @@ def _merchant_default(s: ConvoyBattle, ctx: Context) -> list[str]:
     return hits_rules.default_casualties(board, [board.units[u] for u in s.subs], 1)
 
 
-def _table_groups(s: ConvoyBattle, ctx: Context) -> tuple[DieGroup, ...]:
-    """CV5: one die per taking-part submarine afloat; alike submarines (same type and nation)
-    share a group, since their table (TE3) is the same."""
+def _table_dice(s: ConvoyBattle, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
+    """CV5: one die per taking-part submarine afloat, in the order they were declared; alike
+    submarines (same type and nation) share a group, since their table (TE3) is the same."""
     board = ctx.board(s.zone_subs)
     faces = ctx.ruleset.faces_for("convoy_table")
     tables: dict[tuple[str, ...], tuple[tuple[int, ...], int]] = {}
-    for p in _taking_part(s):
-        table = tuple(convoy_rules.convoy_table(board, board.units[p.id], v)[1] for v in range(1, faces + 1))
+    afloat = {p.id: p for p in _taking_part(s)}
+    keyed: list[tuple[tuple[str, ...], Die]] = []
+    for uid in s.subs:
+        p = afloat.get(uid)
+        if p is None:
+            continue
+        unit = board.units[p.id]
+        table = tuple(convoy_rules.convoy_table(board, unit, v)[1] for v in range(1, faces + 1))
         key = ("ntr", p.type, p.nation)
         tables[key] = (table, tables.get(key, (table, 0))[1] + 1)
-    return tuple(
-        DieGroup(key, n, faces, kind="table", table=table, cap=None) for key, (table, n) in sorted(tables.items())
-    )
+        modifiers = convoy_rules.convoy_table(board, unit, 1)[2]
+        keyed.append((key, Die(p.id, Spec(p.id, 0, 0, modifiers), 0)))
+    keys = sorted(tables)
+    groups = tuple(DieGroup(key, tables[key][1], faces, kind="table", table=tables[key][0], cap=None) for key in keys)
+    return groups, tuple(evolve(d, group=keys.index(key)) for key, d in keyed)
 
 
-def decide(s: ConvoyBattle, ctx: Context, choice: object | None) -> tuple[ConvoyBattle, Facts]:
+def decide(
+    s: ConvoyBattle, ctx: Context, choice: object | None, side: Side | None = None, board: Board | None = None
+) -> tuple[ConvoyBattle, Facts]:
+    """The submarine merchant defence sinks (CV2), the searchers (CV3), or a volley's targets,
+    screens or casualties (CV4, HA1-HA7: `side` and `board` as in `volley.decide`); None takes
+    the default."""
     if s.step == ConvoyStep.MERCHANT_CASUALTY:
-        board = ctx.board(s.zone_subs)
-        candidates = [board.units[u] for u in s.subs]
+        own = ctx.board(s.zone_subs)
+        candidates = [own.units[u] for u in s.subs]
         if choice is None:
-            chosen = hits_rules.default_casualties(board, candidates, 1)
+            chosen = hits_rules.default_casualties(own, candidates, 1)
         else:
-            chosen = hits_rules.check_casualties(board, "CV2", s.attacker, candidates, 1, as_ids(choice))
-        return _merchant_loss(s, ctx, chosen[0])
+            chosen = hits_rules.check_casualties(board or own, "CV2", s.attacker, candidates, 1, as_ids(choice))
+        return _merchant_loss(s, ctx, chosen[0], choice is None)
     if s.step == ConvoyStep.SEARCHERS:
         ids = [p.id for p in s.eligible] if choice is None else as_ids(choice)
         unknown = [u for u in ids if u not in {p.id for p in s.eligible}]
         if unknown or len(set(ids)) != len(ids):
             raise RuleViolation("CV3", f"{', '.join(unknown) or 'a unit named twice'} cannot search here")
-        picked = tuple(p for p in s.eligible if p.id in ids)
+        # The searchers roll in the order they were named.
+        picked = tuple(next(p for p in s.eligible if p.id == u) for u in ids)
         ns = evolve(s, searchers=picked, step=ConvoyStep.SEARCH)
-        facts: Facts = (Fact("searchers", "CV3", tuple(p.id for p in picked)),)
+        facts: Facts = (Fact("searchers", "CV3", tuple(ids), default=choice is None, side="defender"),)
         if not picked:
             nt, more = _to_table(ns, ctx)
             return nt, facts + (Fact("detected", "CV3"),) + more
         return ns, facts
     if s.step == ConvoyStep.VOLLEY:
         assert s.fight is not None
-        fight, facts = volley.decide(s.fight, ctx, choice)
+        fight, facts = volley.decide(s.fight, ctx, choice, side, board)
         ns, more = _after_volley(evolve(s, fight=fight), ctx)
         return ns, facts + more
     raise RuleViolation("CV7", f"the convoy battle waits for {s.step.value}, not a decision")
 
 
-def _merchant_loss(s: ConvoyBattle, ctx: Context, uid: str) -> tuple[ConvoyBattle, Facts]:
+def _merchant_loss(s: ConvoyBattle, ctx: Context, uid: str, default: bool) -> tuple[ConvoyBattle, Facts]:
     """CV2, CV7: the chosen submarine is sunk; with none left taking part the battle ends."""
     s = evolve(s, subs=tuple(u for u in s.subs if u != uid), zone_subs=tuple(p for p in s.zone_subs if p.id != uid))
-    facts: Facts = (Fact("sunk", "CV2", (uid,)),)
+    facts: Facts = (
+        Fact("casualties", "CV2", (uid,), default=default, side="attacker"),
+        Fact("hit", "CV2", (uid,), 1),
+        Fact("sunk", "CV2", (uid,)),
+    )
     if not s.subs:
-        return evolve(s, step=ConvoyStep.ENDED, result="merchant_defence"), facts
+        return evolve(s, step=ConvoyStep.ENDED, result="merchant_defence"), facts + (Fact("ended", "CV7"),)
     return _to_search(s, ctx, facts)
 
 
@@ -187,7 +214,8 @@ def _to_search(s: ConvoyBattle, ctx: Context, facts: Facts) -> tuple[ConvoyBattl
     """CV3: with no eligible searcher the empty search is taken for the NTR owner."""
     if not s.eligible:
         ns, more = _to_table(s, ctx)
-        return ns, facts + (Fact("searchers", "CV3"), Fact("detected", "CV3")) + more
+        searched = (Fact("searchers", "CV3", default=True, side="defender"), Fact("detected", "CV3"))
+        return ns, facts + searched + more
     return evolve(s, step=ConvoyStep.SEARCHERS), facts
 
 
@@ -195,7 +223,7 @@ def _to_table(s: ConvoyBattle, ctx: Context) -> tuple[ConvoyBattle, Facts]:
     """CV5, CV7: the taking-part submarines afloat roll the convoy table; none left ends it."""
     if _taking_part(s):
         return evolve(s, step=ConvoyStep.CONVOY_TABLE, fight=None), ()
-    return evolve(s, step=ConvoyStep.ENDED, fight=None, result="submarines_sunk"), ()
+    return evolve(s, step=ConvoyStep.ENDED, fight=None, result="submarines_sunk"), (Fact("ended", "CV7"),)
 
 
 def _after_volley(s: ConvoyBattle, ctx: Context) -> tuple[ConvoyBattle, Facts]:
@@ -229,7 +257,7 @@ def roll(s: ConvoyBattle, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> 
         facts: Facts = (Fact("merchant_defence", "CV2", (), 1),)
         if len(s.subs) == 1:
             # A single taking-part submarine: nothing to choose (taken as the default).
-            ns, more = _merchant_loss(s, ctx, s.subs[0])
+            ns, more = _merchant_loss(s, ctx, s.subs[0], True)
             return ns, facts + more
         return evolve(s, step=ConvoyStep.MERCHANT_CASUALTY), facts
     if s.step == ConvoyStep.SEARCH:
@@ -253,7 +281,7 @@ def roll(s: ConvoyBattle, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> 
         return ns, facts + more
     total = sum(v * n for g, c in zip(need_.groups, counts, strict=True) for v, n in zip(g.values, c, strict=True))
     destroyed = min(total, s.ntr)
-    facts = (Fact("ntr_destroyed", "CV5", (), destroyed),)
+    facts = (Fact("ntr_destroyed", "CV5", (), destroyed, total=total), Fact("ended", "CV7"))
     return evolve(s, step=ConvoyStep.ENDED, ntr_destroyed=destroyed, result="convoy_table"), facts
 
 

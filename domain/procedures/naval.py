@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from domain.board import Board
 from domain.errors import InputError, RuleViolation
 from domain.procedures import volley
 from domain.procedures.base import (
@@ -76,9 +77,11 @@ def start(
         if not subs:
             continue
         enemy = [board.units[p.id] for p in fight.side("defender" if side == "attacker" else "attacker")]
-        firing, cancelled = combat.opening_fire(board, subs, combat.escorts(board, enemy))
+        escorts = combat.escorts(board, enemy)
+        firing, cancelled = combat.opening_fire(board, subs, escorts)
         opening += firing
-        facts.append(Fact("opening_fire", "NC2", tuple(firing), len(cancelled)))
+        lists = (("cancelled", tuple(cancelled)), ("escorts", tuple(e.id for e in escorts)))
+        facts.append(Fact("opening_fire", "NC2", tuple(firing), len(cancelled), side=side, lists=lists))
     state = NavalBattle(
         evolve(fight, opening=tuple(opening)),
         NavalStep.VOLLEY,
@@ -118,7 +121,7 @@ def _next_volley(s: NavalBattle, ctx: Context) -> tuple[NavalBattle, Facts]:
     if s.fight.stage == "opening":
         if s.fight.attackers and s.fight.defenders:
             return _to_targets(s, ctx, "main")
-        return _close(s), ()
+        return _close(s)
     return _after_round(s, ctx)
 
 
@@ -127,7 +130,7 @@ def _after_round(s: NavalBattle, ctx: Context) -> tuple[NavalBattle, Facts]:
     submarines (and the attacker, who may retreat) decide."""
     f = s.fight
     if not f.attackers or not f.defenders or not volley.goes_on(f, ctx):
-        return _close(s), ()
+        return _close(s)
     waiting: list[Side] = []
     if s.retreat_zones or _subs(ctx, f.attackers):
         waiting.append("attacker")
@@ -149,8 +152,8 @@ def _next_round(s: NavalBattle, ctx: Context) -> tuple[NavalBattle, Facts]:
     return ns, (Fact("round", "NC3", (), 1),) + facts
 
 
-def _close(s: NavalBattle) -> NavalBattle:
-    """NC1: why the battle ended."""
+def _close(s: NavalBattle, facts: Facts = ()) -> tuple[NavalBattle, Facts]:
+    """NC1: the battle ends, and why."""
     f = s.fight
     if s.retreated:
         result = "retreated"
@@ -164,7 +167,7 @@ def _close(s: NavalBattle) -> NavalBattle:
         result = "attacker_wins"
     else:
         result = "no_hit_possible"
-    return evolve(s, step=NavalStep.ENDED, waiting=(), result=result)
+    return evolve(s, step=NavalStep.ENDED, waiting=(), result=result), facts + (Fact("ended", "NC1"),)
 
 
 def need(s: NavalBattle, ctx: Context) -> Need:
@@ -182,14 +185,19 @@ def need(s: NavalBattle, ctx: Context) -> Need:
     return Ended(outcome(s, ctx))
 
 
-def decide(s: NavalBattle, ctx: Context, choice: object | None) -> tuple[NavalBattle, Facts]:
+def decide(
+    s: NavalBattle, ctx: Context, choice: object | None, side: Side | None = None, board: Board | None = None
+) -> tuple[NavalBattle, Facts]:
+    """A volley's targets, screens or casualties (HA1-HA7: `side` and `board` as in
+    `volley.decide`), or a side's submerging and the attacker's retreat after a round (NC4,
+    NC1; `side` is the first waiting side unless named); None takes the default."""
     if s.step == NavalStep.VOLLEY:
-        fight, facts = volley.decide(s.fight, ctx, choice)
+        fight, facts = volley.decide(s.fight, ctx, choice, side, board)
         ns, more = _after_volley(evolve(s, fight=fight), ctx)
         return ns, facts + more
     if s.step != NavalStep.DECIDE:
         raise RuleViolation("NC1", "the battle has ended")
-    side = s.waiting[0]
+    side = s.waiting[0] if side is None else side
     d = choice if isinstance(choice, NavalDecision) else NavalDecision()
     subs = _subs(ctx, s.fight.side(side))
     if len(set(d.submerge)) != len(d.submerge):
@@ -205,18 +213,20 @@ def decide(s: NavalBattle, ctx: Context, choice: object | None) -> tuple[NavalBa
     if diving:
         kept = tuple(p for p in f.side(side) if p.id not in d.submerge)
         f = evolve(f, attackers=kept) if side == "attacker" else evolve(f, defenders=kept)
-        noted.append(Fact("submerged", "NC4", tuple(p.id for p in diving)))
-    s = evolve(s, fight=f, submerged=tuple(sorted(s.submerged + diving)), waiting=s.waiting[1:])
+        noted.append(Fact("submerged", "NC4", tuple(d.submerge), side=side))
+    waiting = tuple(x for x in s.waiting if x != side)
+    s = evolve(s, fight=f, submerged=tuple(sorted(s.submerged + diving)), waiting=waiting)
     if d.retreat_to is not None:
-        noted.append(Fact("retreated", "NC1", tuple(p.id for p in f.attackers)))
+        lists = (("to", (d.retreat_to,)),)
+        noted.append(Fact("retreated", "NC1", tuple(p.id for p in f.attackers), side="attacker", lists=lists))
         s = evolve(s, fight=evolve(f, attackers=()), retreated=f.attackers)
-        return _close(s), tuple(noted)
+        return _close(s, tuple(noted))
     if s.waiting:
         return s, tuple(noted)
     if f.attackers and f.defenders and volley.goes_on(f, ctx):
         ns, more = _next_round(s, ctx)
         return ns, tuple(noted) + more
-    return _close(s), tuple(noted)
+    return _close(s, tuple(noted))
 
 
 def roll(s: NavalBattle, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[NavalBattle, Facts]:

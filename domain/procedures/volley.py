@@ -451,15 +451,23 @@ def roll(f: Fight, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[F
 
     placed = tuple((s, c, n) for (s, c), n in sorted(scored.items(), key=lambda kv: group_order(kv[0])))
     f = evolve(f, hits=tuple(sorted(landed)), groups=placed, chosen=())
-    facts += [Fact("hits", fire_rule(f), (s, c), n) for s, c, n in placed]
+    facts += [Fact("hits", hits_rules.priority_rule(c), (s, c), n, side=s) for s, c, n in placed]
     waiting: list[Side] = []
     chosen: list[tuple[Side, tuple[str, ...]]] = []
     for side in SIDES:
         forced = _forced(f, ctx, side)
         if forced is None:
             continue
+        own = [(c, n) for s, c, n in placed if s == side]
+        lost = sum(n for _, n in own) - len(forced[1])
+        if lost:
+            # NC6, HA4-HA6: hits with no unit left that they may fall on are lost, and said so.
+            facts.append(Fact("hits_lost", _lost_rule(f, ctx, side), count=lost, side=side))
         if forced[0]:
             chosen.append((side, forced[1]))
+            if forced[1]:
+                rule = hits_rules.priority_rule(own[0][0])
+                facts.append(Fact("casualties", rule, forced[1], default=True, side=side))
         else:
             waiting.append(side)
     f = evolve(f, chosen=tuple(chosen))
@@ -467,6 +475,14 @@ def roll(f: Fight, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[F
         return evolve(f, step=VolleyStep.CASUALTIES, waiting=tuple(waiting)), tuple(facts)
     nf, more = _end(f, ctx)
     return nf, tuple(facts) + more
+
+
+def _lost_rule(f: Fight, ctx: Context, side: Side) -> str:
+    """CV4 in a convoy round; NC6 where the hits could only fall on submarines, NC3 otherwise."""
+    if f.kind == "convoy":
+        return "CV4"
+    board = ctx.board(f.pieces)
+    return "NC6" if any(board.unit_type(board.units[p.id]).is_submarine for p in f.side(side)) else "NC3"
 
 
 def decide(
