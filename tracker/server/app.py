@@ -1,8 +1,9 @@
 """The league server's ASGI application: a JSON API under /api over the application service,
 a stream telling pages that a campaign recorded something, and the browser viewer at /.
 
-One `Tracker` per process, used by one request at a time (its working copies and read
-models are not shared between threads). Nothing is kept that another process would need:
+Each `Tracker` of a process serves one request at a time (its working copies and read models
+are not shared between threads), and a process holds several: actions on campaigns of
+different stripes run side by side (see `Service`). Nothing is kept that another process needs:
 every request reads the database, a working copy is re-checked by its version when saved,
 and the event stream polls the database, so several processes on one PostgreSQL database
 each see every write.
@@ -16,6 +17,7 @@ import importlib.util
 import json
 import re
 import threading
+import zlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 from urllib.parse import quote, unquote, unquote_to_bytes
@@ -125,40 +127,79 @@ def tracker_error(e: TrackerError) -> ApiError:
     return ApiError(status, str(e), rule)
 
 
-class Service:
-    """The process's trackers, each given to one request at a time: one records actions, the
-    other answers reads, so that a page or a query never waits behind an action."""
+# Trackers that record, per process, on PostgreSQL (which takes concurrent writers; on SQLite,
+# one writer at a time is all the file allows); and trackers that answer reads.
+WRITERS = 4
+READERS = 4
 
-    def __init__(self, tracker: ServedTracker, reader: ServedTracker) -> None:
+
+class Slot:
+    """One tracker, made on first use, and the lock that gives it to one request at a time."""
+
+    def __init__(self, make: Callable[[], ServedTracker], tracker: ServedTracker | None = None) -> None:
+        self.make = make
         self.tracker = tracker
-        self.reader = reader
         self.lock = threading.Lock()
-        self.read_lock = threading.Lock()
 
-    async def call(self, fn: Callable[[ServedTracker], T]) -> T:
-        """`fn(tracker)` for a read, in a worker thread, alone on the reading tracker; errors as raised."""
+    def run(self, fn: Callable[[ServedTracker], T]) -> T:
+        with self.lock:
+            if self.tracker is None:
+                self.tracker = self.make()
+            return fn(self.tracker)
 
-        def locked() -> T:
-            with self.read_lock:
-                return fn(self.reader)
+    def close(self) -> None:
+        with self.lock:
+            if self.tracker is not None:
+                self.tracker.close()
+                self.tracker = None
 
-        return await anyio.to_thread.run_sync(locked)
 
-    async def act(self, fn: Callable[[ServedTracker], T]) -> T:
-        """`fn(tracker)` for anything that may record, alone on the recording tracker."""
+class Service:
+    """The process's trackers, each given to one request at a time. A campaign's requests go
+    to the trackers of its stripe (by name), so its actions take turns on one tracker, whose
+    working copy stays warm, while actions on other stripes' campaigns run at the same time;
+    two writers on one campaign (another process's) are settled by the recorder's version
+    check and retry. Reads have trackers of their own, so a page never waits behind an action."""
 
-        def locked() -> T:
-            with self.lock:
-                return fn(self.tracker)
+    def __init__(self, make: Callable[[], ServedTracker], writers: int = WRITERS, readers: int = READERS) -> None:
+        self.tracker = make()
+        try:
+            reader = make()
+        except BaseException:
+            self.tracker.close()
+            raise
+        if self.tracker.url.startswith("sqlite"):
+            writers = 1
+        self.writers = [Slot(make, self.tracker)] + [Slot(make) for _ in range(writers - 1)]
+        self.readers = [Slot(make, reader)] + [Slot(make) for _ in range(readers - 1)]
 
-        return await anyio.to_thread.run_sync(locked)
+    def _stripe(self, slots: list[Slot], name: str | None) -> Slot:
+        if name is None:
+            # The campaign a command without --campaign acts on: the only one there is.
+            known = self.tracker.registry.names()
+            name = known[0][0] if len(known) == 1 else None
+        return slots[zlib.crc32((name or "").encode()) % len(slots)]
 
-    async def run(self, fn: Callable[[ServedTracker], T], write: bool = False) -> T:
+    async def call(self, fn: Callable[[ServedTracker], T], name: str | None = None) -> T:
+        """`fn(tracker)` for a read about campaign `name`, in a worker thread, alone on a reading
+        tracker; errors as raised."""
+        return await anyio.to_thread.run_sync(self._stripe(self.readers, name).run, fn)
+
+    async def act(self, fn: Callable[[ServedTracker], T], name: str | None = None) -> T:
+        """`fn(tracker)` for anything that may record on campaign `name`, alone on its stripe's
+        recording tracker."""
+        return await anyio.to_thread.run_sync(self._stripe(self.writers, name).run, fn)
+
+    async def run(self, fn: Callable[[ServedTracker], T], write: bool = False, name: str | None = None) -> T:
         """As `call` (or `act`), with a user's error (TrackerError) turned into its JSON answer."""
         try:
-            return await (self.act(fn) if write else self.call(fn))
+            return await (self.act(fn, name) if write else self.call(fn, name))
         except TrackerError as e:
             raise tracker_error(e) from None
+
+    def close(self) -> None:
+        for slot in [*self.writers, *self.readers]:
+            slot.close()
 
     def last_version(self, name: str) -> int:
         """The campaign's last event version, read straight from the database (no lock: the
@@ -234,11 +275,11 @@ def api_routes(service: Service) -> list[BaseRoute]:
             raise ApiError(400, "phase needs turn")
         if turn and at:
             raise ApiError(400, "give turn or at, not both")
-        return JsonResponse(await service.run(lambda t: t.state_data(name, turn, phase, at)))
+        return JsonResponse(await service.run(lambda t: t.state_data(name, turn, phase, at), name=name))
 
     async def pending(request: Request) -> Response:
         name = campaign(request)
-        return JsonResponse(await service.run(lambda t: t.pending_data(name)))
+        return JsonResponse(await service.run(lambda t: t.pending_data(name), name=name))
 
     async def log(request: Request) -> Response:
         name = campaign(request)
@@ -251,24 +292,24 @@ def api_routes(service: Service) -> list[BaseRoute]:
             "zone": _str_param(request, "zone"),
             "kind": _str_param(request, "kind"),
         }
-        return JsonResponse(await service.run(lambda t: t.log_data(name, **filters)))
+        return JsonResponse(await service.run(lambda t: t.log_data(name, **filters), name=name))
 
     async def explain(request: Request) -> Response:
         name = campaign(request)
         seq = request.path_params["seq"]
         if not 1 <= seq <= MAX_INT:
             raise ApiError(400, f"event number must be between 1 and {MAX_INT}")
-        return JsonResponse(await service.run(lambda t: t.explain_data(name, seq)))
+        return JsonResponse(await service.run(lambda t: t.explain_data(name, seq), name=name))
 
     async def report(request: Request) -> Response:
         name = campaign(request)
         turn = _int_param(request, "turn")
-        return JsonResponse(await service.run(lambda t: t.report_data(name, turn)))
+        return JsonResponse(await service.run(lambda t: t.report_data(name, turn), name=name))
 
     async def verify(request: Request) -> Response:
         name = campaign(request)
         head = _str_param(request, "head")
-        return JsonResponse(await service.run(lambda t: t.verify_data(name, head)))
+        return JsonResponse(await service.run(lambda t: t.verify_data(name, head), name=name))
 
     async def command(request: Request) -> Response:
         player = await authenticate(request)
@@ -277,13 +318,15 @@ def api_routes(service: Service) -> list[BaseRoute]:
         name = body.get("campaign")
         if name is not None and (not isinstance(name, str) or len(name) > 200):
             raise ApiError(400, "campaign must be a name")
-        terminal = await service.run(lambda t: check_terminal(body))
-        checked = await service.run(lambda t: check_args(args))
+        try:
+            terminal, checked = check_terminal(body), check_args(args)
+        except TrackerError as e:
+            raise tracker_error(e) from None
         if checked[0] in ("approve", "overrides"):
-            result = await service.act(lambda t: override_command(t, player, name, checked))
+            result = await service.act(lambda t: override_command(t, player, name, checked), name)
         else:
             result = await service.act(
-                lambda t: run_command(t, player, name, checked, terminal["columns"], terminal=terminal)
+                lambda t: run_command(t, player, name, checked, terminal["columns"], terminal=terminal), name
             )
         return command_response(result)
 
@@ -304,11 +347,13 @@ def api_routes(service: Service) -> list[BaseRoute]:
         if seen is not None and (not isinstance(seen, int) or isinstance(seen, bool) or not 1 <= seen <= MAX_INT):
             raise ApiError(400, f"seen must be an event number from 1 to {MAX_INT}")
         asked = {"action": action, "inputs": inputs, "seen": seen, "campaign": name}
-        return JsonResponse(await service.run(lambda t: perform_action(t, player, name, asked), write=True))
+        return JsonResponse(await service.run(lambda t: perform_action(t, player, name, asked), write=True, name=name))
 
     async def overrides(request: Request) -> Response:
         name = campaign(request)
-        return JsonResponse(await service.run(lambda t: t.players.override_requests(str(t.campaign_id(name)))))
+        return JsonResponse(
+            await service.run(lambda t: t.players.override_requests(str(t.campaign_id(name))), name=name)
+        )
 
     async def approve(request: Request) -> Response:
         player = await authenticate(request)
@@ -316,7 +361,7 @@ def api_routes(service: Service) -> list[BaseRoute]:
         number = request.path_params["number"]
         if player is None:
             raise ApiError(401, "approving an override needs a player's token: Authorization: Bearer TOKEN")
-        result = await service.run(lambda t: approve_override(t, player, name, number), write=True)
+        result = await service.run(lambda t: approve_override(t, player, name, number), write=True, name=name)
         return command_response(result)
 
     async def authenticate(request: Request) -> Player | None:
@@ -335,7 +380,7 @@ def api_routes(service: Service) -> list[BaseRoute]:
     async def stream(request: Request) -> Response:
         name = campaign(request)
         # Unknown campaigns are refused up front, not streamed forever.
-        await service.run(lambda t: t.campaign_id(name))
+        await service.run(lambda t: t.campaign_id(name), name=name)
         return StreamingResponse(
             event_stream(request, lambda: service.last_version(name)),
             media_type="text/event-stream",
@@ -518,21 +563,14 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
 def create_app(db_url: str, keys: str | None = None, reveal: str = "on-request") -> Starlette:
     """The application over the campaigns in `db_url`; auto dice seeds in the key store `keys`
     (a file path or database URL, see `tracker.server.keys`)."""
-    tracker = ServedTracker(db_url, keys=keys, reveal=reveal)
-    try:
-        reader = ServedTracker(db_url, keys=keys, reveal=reveal)
-    except BaseException:
-        tracker.close()
-        raise
-    service = Service(tracker, reader)
+    service = Service(lambda: ServedTracker(db_url, keys=keys, reveal=reveal))
     routes: list[BaseRoute] = [Mount("/api", routes=api_routes(service))]
     routes += viewer_routes(service)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
-        tracker.close()
-        reader.close()
+        service.close()
 
     app = Starlette(
         routes=routes,

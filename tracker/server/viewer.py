@@ -35,7 +35,7 @@ TIMELINE_LIMIT = 500
 class Service(Protocol):
     """What the pages need from the server: a call on its tracker, one request at a time."""
 
-    def call(self, fn: Callable[[Any], T]) -> Awaitable[T]: ...
+    def call(self, fn: Callable[[Any], T], name: str | None = None) -> Awaitable[T]: ...
 
 
 class PageError(Exception):
@@ -314,7 +314,7 @@ def routes(service: Service) -> list[BaseRoute]:
             name = request.path_params.get("name")
             try:
                 fn = read(request)
-                data = await service.call(fn)
+                data = await service.call(fn, name)
             except PageError as e:
                 return error_page(e.status, e.message, name)
             except TrackerError as e:
