@@ -101,13 +101,15 @@ def rounds_in(facts: Facts) -> int:
 
 
 @cache
-def _binomial(n: int, p: Fraction) -> tuple[Fraction, ...]:
+def _binomial(n: int, p: Number, exact: bool) -> tuple[Number, ...]:
+    # `exact` is part of the key: 1/2 and 0.5 are equal keys, and a float must not come back
+    # where a fraction was asked for.
     q = 1 - p
     return tuple(comb(n, k) * p**k * q ** (n - k) for k in range(n + 1))
 
 
-def _convolve(a: tuple[Fraction, ...], b: tuple[Fraction, ...], cap: int) -> tuple[Fraction, ...]:
-    out = [Fraction(0)] * (min(len(a) + len(b) - 2, cap) + 1)
+def _convolve(a: tuple[Number, ...], b: tuple[Number, ...], cap: int) -> tuple[Number, ...]:
+    out = [a[0] * 0] * (min(len(a) + len(b) - 2, cap) + 1)
     for i, x in enumerate(a):
         if not x:
             continue
@@ -126,21 +128,23 @@ def _compositions(n: int, parts: int) -> Iterator[tuple[int, ...]]:
             yield (k, *rest)
 
 
-def branches(groups: tuple[DieGroup, ...]) -> list[tuple[tuple[tuple[int, ...], ...], Fraction]]:
-    """Every distinguishable result of a roll step with its exact chance: the dice of each
-    group counted per result. Success-or-failure groups with the same effect are pooled (only
-    their total matters), and totals beyond what can change anything are merged."""
+def branches(groups: tuple[DieGroup, ...], exact: bool = True) -> list[tuple[tuple[tuple[int, ...], ...], Number]]:
+    """Every distinguishable result of a roll step with its chance (a fraction, or with `exact`
+    false a float): the dice of each group counted per result. Success-or-failure groups with
+    the same effect are pooled (only their total matters), and totals beyond what can change
+    anything are merged."""
+    one: Number = Fraction(1) if exact else 1.0
     pools: dict[tuple[str, ...], list[int]] = {}
     for i, g in enumerate(groups):
         if g.kind != "table":
             pools.setdefault(g.effect, []).append(i)
-    axes: list[list[tuple[dict[int, tuple[int, ...]], Fraction]]] = []
+    axes: list[list[tuple[dict[int, tuple[int, ...]], Number]]] = []
     for effect, members in pools.items():
         total = sum(groups[i].count for i in members)
         cap = min([total, *(limit for i in members if (limit := groups[i].cap) is not None)])
-        dist: tuple[Fraction, ...] = (Fraction(1),)
+        dist: tuple[Number, ...] = (one,)
         for i in members:
-            dist = _convolve(dist, _binomial(groups[i].count, groups[i].chances[1]), cap)
+            dist = _convolve(dist, _binomial(groups[i].count, groups[i].chances[1] * one, exact), cap)
         options = []
         for t, p in enumerate(dist):
             if not p:
@@ -157,10 +161,10 @@ def branches(groups: tuple[DieGroup, ...]) -> list[tuple[tuple[tuple[int, ...], 
     for i, g in enumerate(groups):
         if g.kind != "table":
             continue
-        chances = g.chances
+        chances = tuple(c * one for c in g.chances)
         options = []
         for split in _compositions(g.count, len(chances)):
-            p = Fraction(factorial(g.count))
+            p = factorial(g.count) * one
             for k, c in zip(split, chances, strict=True):
                 p = p / factorial(k) * c**k
             if p:
@@ -169,7 +173,7 @@ def branches(groups: tuple[DieGroup, ...]) -> list[tuple[tuple[tuple[int, ...], 
     result = []
     for combo in product(*axes):
         counts_all: dict[int, tuple[int, ...]] = {}
-        p = Fraction(1)
+        p = one
         for counts, q in combo:
             counts_all.update(counts)
             p *= q
@@ -315,7 +319,7 @@ class _Engine:
         """`branches`, once per roll alike, in the engine's numbers."""
         found = self.branched.get(groups)
         if found is None:
-            found = self.branched[groups] = [(c, p if self.exact else float(p)) for c, p in branches(groups)]
+            found = self.branched[groups] = branches(groups, self.exact)
         return found
 
     def settle(self, state: State) -> tuple[State, int]:
@@ -396,7 +400,12 @@ class _Engine:
                     groups=(),
                     chosen=(),
                 )
-                child, facts = after(evolve(state, fight=done), self.ctx)
+                taken = evolve(state, fight=done)
+                if self.canon is not None:
+                    # Named canonically before going on, so that parents naming the same
+                    # position differently share what follows.
+                    taken = self.canon(taken)
+                child, facts = after(taken, self.ctx)
                 settled, more = self.settle(child)
                 found = self.followed[key] = (settled, rounds_in(facts) + more)
             out[found] = out.get(found, 0) + p
