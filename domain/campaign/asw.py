@@ -31,7 +31,7 @@ class AswCombat(Referee):
             submarines=[u.id for u in subs],
             rule="AS1",
         )
-        self._advance_battle(self.battles[str(number)], "search", [nation], "AS2")
+        self._opened(number)
         return number
 
     @command
@@ -45,9 +45,8 @@ class AswCombat(Referee):
             found = asw.check_searchers(self.board(), b["attacker"], b["zone"], units, self._committed)
             chosen = [u.id for u in found]
         subs = list(b["subs"])
-        searched = self._decided(b, chosen)
-        rolled = self._rolled(b, dice, searched.state, searched.ctx)
-        detected = next(f.units for f in rolled.facts if f.kind == "detected")
+        _, facts = self._searched(b, chosen, dice)
+        detected = next(f.units for f in facts if f.kind == "detected")
         return [u for u in subs if u in detected]
 
     @command

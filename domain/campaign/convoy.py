@@ -50,7 +50,7 @@ class ConvoyBattles(Referee):
             submarines=list(subs),
             ntr=board.ntr[defender][zone],
         )
-        self._advance_battle(self.battles[str(number)], "merchant_defence", [defender], "CV2")
+        self._opened(number)
         return number
 
     @command
@@ -112,12 +112,8 @@ class ConvoyBattles(Referee):
         if units is not None:
             found = convoy.check_searchers(self.board(), b["defender"], b["zone"], units, self._committed)
             chosen = [u.id for u in found]
-        searched = self._decided(b, chosen)
-        searchers = list(searched.facts[0].units)
-        if not searchers:
-            return []
-        rolled = self._rolled(b, dice, searched.state, searched.ctx)
-        detected = next(f.units for f in rolled.facts if f.kind == "detected")
+        searchers, facts = self._searched(b, chosen, dice)
+        detected = next((f.units for f in facts if f.kind == "detected"), ())
         return [u for u in searchers if u in detected]
 
     @command

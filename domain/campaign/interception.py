@@ -66,7 +66,7 @@ class Interceptions(Referee):
             retreat=retreat,
             rule="SM2",
         )
-        self._advance_battle(self.battles[str(number)], "search", [defender], "SM2")
+        self._opened(number)
         return number
 
     @command
@@ -79,12 +79,8 @@ class Interceptions(Referee):
         if units is not None:
             found = interception.check_searchers(self.board(), b["attacker"], b["zone"], units, self._committed)
             chosen = [u.id for u in found]
-        searched = self._decided(b, chosen)
-        searchers = list(searched.facts[0].units)
-        if not searchers:
-            return []
-        rolled = self._rolled(b, dice, searched.state, searched.ctx)
-        found_by = next(f.units for f in rolled.facts if f.kind == "found")
+        searchers, facts = self._searched(b, chosen, dice)
+        found_by = next((f.units for f in facts if f.kind == "found"), ())
         return [u for u in searchers if u in found_by]
 
     @command

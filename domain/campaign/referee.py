@@ -29,10 +29,10 @@ from domain.campaign.battle_events import (
 )
 from domain.campaign.procedure import Procedure
 from domain.dice import DiceSource
-from domain.procedures import asw, convoy, interception, naval, volley
+from domain.procedures import asw, convoy, fight, interception, naval
 from domain.procedures.base import Context, Die, Fact, Facts, Roll, Side
+from domain.procedures.fight import Fight, VolleyStep, fire_rule, fire_waiting, target_rule
 from domain.procedures.position import from_battle
-from domain.procedures.volley import Fight, VolleyStep, fire_rule, fire_waiting, target_rule
 from domain.rules import convoy as convoy_rules
 
 # The procedures the referee runs on their pure transitions, by the kind a battle records.
@@ -102,8 +102,23 @@ class Referee(CampaignBase):
         if state.fight is None:
             return []
         units = self.board().units
-        firing = volley.volley(state.fight, ctx, stage)  # type: ignore[arg-type]
+        firing = fight.volley(state.fight, ctx, stage)  # type: ignore[arg-type]
         return [(units[x.unit], x.attacking, None if x.legal is None else list(x.legal)) for x in firing]
+
+    def _opened(self, battle: int) -> None:
+        """A procedure just started waits at its first step, recorded as it opens."""
+        b = self.battles[str(battle)]
+        state, ctx = self._pure(b)
+        self._record_facts(b, state, ctx, ())
+
+    def _searched(self, b: Procedure, chosen: list[str] | None, dice: DiceSource) -> tuple[tuple[str, ...], Facts]:
+        """A search step (AS2, SM2-SM3, CV3): the searchers named (None: every eligible one) and
+        their dice. Returns the searchers in rolling order and the facts of the roll."""
+        searched = self._decided(b, chosen)
+        searchers = searched.facts[0].units
+        if not searchers:
+            return (), searched.facts
+        return searchers, self._rolled(b, dice, searched.state, searched.ctx).facts
 
     def _decided(self, b: Procedure, choice: object | None, side: Side | None = None) -> Step:
         """One decision (None: the default) for the step the battle waits for, recorded; the

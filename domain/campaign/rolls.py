@@ -111,13 +111,6 @@ class Rolling(CampaignBase):
                 self._record(DiceRerolled, roll=number, rerolls=w["roll"], undo=w["undo"], roller=roller, rule=rule)
                 return
 
-    @command
-    def _roll_at(
-        self, dice: DiceSource, unit: Unit, spec: Any, *, rule: str, purpose: str, kind: str, battle: int
-    ) -> bool:
-        """One die for one unit against its (modified) target number; True on a success (D2)."""
-        return self._roll_one(dice, unit, spec, rule=rule, purpose=purpose, kind=kind, battle=battle)[1]
-
     def _roll_one(
         self, dice: DiceSource, unit: Unit, spec: Any, *, rule: str, purpose: str, kind: str, battle: int
     ) -> tuple[int, bool]:

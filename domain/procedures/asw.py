@@ -24,12 +24,13 @@ from domain.procedures.base import (
     Roll,
     Side,
     as_ids,
+    check_counts,
     evolve,
     grouped,
     keeps_hash,
     left_by_type,
 )
-from domain.procedures.volley import Fight, VolleyStep
+from domain.procedures.fight import Fight, VolleyStep, goes_on
 from domain.rules import asw as asw_rules
 
 
@@ -136,9 +137,7 @@ def decide(
         return evolve(s, step=AswStep.SEARCH, fight=fight, hunters=tuple(ids)), facts
     if s.step == AswStep.VOLLEY:
         assert s.fight is not None
-        fight, facts = volley.decide(s.fight, ctx, choice, side, board)
-        ns, more = _after_volley(evolve(s, fight=fight), ctx)
-        return ns, facts + more
+        return volley.through(s, ctx, volley.decide(s.fight, ctx, choice, side, board), _after_volley)
     if s.step == AswStep.DECIDE:
         assert s.fight is not None
         detected = s.fight.defenders
@@ -148,7 +147,7 @@ def decide(
         fight = evolve(s.fight, defenders=tuple(p for p in detected if p.id not in chosen))
         s = evolve(s, fight=fight, submerged=tuple(sorted(s.submerged + diving)))
         facts = (Fact("submerged", "AS5", tuple(chosen), default=choice is None, side="defender"),) if chosen else ()
-        if fight.defenders and volley.goes_on(fight, ctx):
+        if fight.defenders and goes_on(fight, ctx):
             ns, more = _next_round(s, ctx)
             return ns, facts + more
         return _end(s, "submerged" if diving else "fought", "AS5", facts)
@@ -168,7 +167,7 @@ def _after_volley(s: AswCombat, ctx: Context) -> tuple[AswCombat, Facts]:
     assert s.fight is not None
     if s.fight.step != VolleyStep.DONE:
         return s, ()
-    if s.fight.defenders and volley.goes_on(s.fight, ctx):
+    if s.fight.defenders and goes_on(s.fight, ctx):
         return evolve(s, step=AswStep.DECIDE), ()
     return _end(s, "fought", "AS5")
 
@@ -188,21 +187,18 @@ def roll(s: AswCombat, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tup
     """The search (AS2) or a round's volley (AS4), as the number of dice of each group per result."""
     if s.step == AswStep.VOLLEY:
         assert s.fight is not None
-        fight, facts = volley.roll(s.fight, ctx, counts)
-        ns, more = _after_volley(evolve(s, fight=fight), ctx)
-        return ns, facts + more
+        return volley.through(s, ctx, volley.roll(s.fight, ctx, counts), _after_volley)
     if s.step != AswStep.SEARCH:
         raise RuleViolation("AS2", f"the ASW combat waits for {s.step.value}, not dice")
     assert s.fight is not None
     groups = search_groups(s, ctx)
-    if len(counts) != len(groups) or any(sum(c) != g.count for c, g in zip(counts, groups, strict=True)):
-        raise ValueError("the dice do not match the groups of this roll")
+    check_counts(groups, counts)
     found = {g.effect[1] for g, c in zip(groups, counts, strict=True) if c[1]}
     detected = tuple(p for p in s.subs if p.id in found)
     fight = evolve(s.fight, defenders=detected)
     s = evolve(s, fight=fight, undetected=tuple(p for p in s.subs if p.id not in found))
     facts = (Fact("detected", "AS2", tuple(p.id for p in detected), default=True),)
-    if detected and volley.goes_on(fight, ctx):
+    if detected and goes_on(fight, ctx):
         ns, more = _next_round(s, ctx)
         return ns, facts + more
     return _end(s, "not_detected" if not detected else "fought", "AS3" if detected else "AS2", facts)

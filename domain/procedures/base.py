@@ -249,6 +249,12 @@ def left_by_type(ctx: Context, pieces: tuple[Piece, ...]) -> tuple[tuple[str, in
     return tuple(sorted(counts.items()))
 
 
+def check_counts(groups: tuple[DieGroup, ...], counts: tuple[tuple[int, ...], ...]) -> None:
+    """The dice of a roll step, one count per result of each group, add up to its dice."""
+    if len(counts) != len(groups) or any(sum(c) != g.count for c, g in zip(counts, groups, strict=True)):
+        raise ValueError("the dice do not match the groups of this roll")
+
+
 def successes(group: DieGroup, counts: tuple[int, ...]) -> int:
     """The number of hits of a binary group from its counts per category."""
     return counts[1] if len(counts) > 1 else 0

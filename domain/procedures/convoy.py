@@ -24,11 +24,12 @@ from domain.procedures.base import (
     Side,
     Spec,
     as_ids,
+    check_counts,
     evolve,
     keeps_hash,
     left_by_type,
 )
-from domain.procedures.volley import Fight, VolleyStep
+from domain.procedures.fight import Fight, VolleyStep
 from domain.rules import convoy as convoy_rules
 from domain.rules import hits as hits_rules
 
@@ -191,9 +192,7 @@ def decide(
         return ns, facts
     if s.step == ConvoyStep.VOLLEY:
         assert s.fight is not None
-        fight, facts = volley.decide(s.fight, ctx, choice, side, board)
-        ns, more = _after_volley(evolve(s, fight=fight), ctx)
-        return ns, facts + more
+        return volley.through(s, ctx, volley.decide(s.fight, ctx, choice, side, board), _after_volley)
     raise RuleViolation("CV7", f"the convoy battle waits for {s.step.value}, not a decision")
 
 
@@ -249,8 +248,7 @@ def roll(s: ConvoyBattle, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> 
     need_ = need(s, ctx)
     if not isinstance(need_, Roll):
         raise RuleViolation("CV7", f"the convoy battle waits for {s.step.value}, not dice")
-    if len(counts) != len(need_.groups) or any(sum(c) != g.count for c, g in zip(counts, need_.groups, strict=True)):
-        raise ValueError("the dice do not match the groups of this roll")
+    check_counts(need_.groups, counts)
     if s.step == ConvoyStep.MERCHANT_DEFENCE:
         if not counts[0][1]:
             return _to_search(s, ctx, (Fact("merchant_defence", "CV2", (), 0),))
@@ -276,9 +274,7 @@ def roll(s: ConvoyBattle, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> 
         return evolve(s, step=ConvoyStep.VOLLEY, fight=begun[0], detecting=detecting), facts + begun[1]
     if s.step == ConvoyStep.VOLLEY:
         assert s.fight is not None
-        fight, facts = volley.roll(s.fight, ctx, counts)
-        ns, more = _after_volley(evolve(s, fight=fight), ctx)
-        return ns, facts + more
+        return volley.through(s, ctx, volley.roll(s.fight, ctx, counts), _after_volley)
     total = sum(v * n for g, c in zip(need_.groups, counts, strict=True) for v, n in zip(g.values, c, strict=True))
     destroyed = min(total, s.ntr)
     facts = (Fact("ntr_destroyed", "CV5", (), destroyed, total=total), Fact("ended", "CV7"))

@@ -24,11 +24,12 @@ from domain.procedures.base import (
     Roll,
     Side,
     as_ids,
+    check_counts,
     evolve,
     keeps_hash,
     left_by_type,
 )
-from domain.procedures.volley import Fight, VolleyStep
+from domain.procedures.fight import Fight, VolleyStep, goes_on
 from domain.rules import interception as rules
 
 
@@ -164,9 +165,7 @@ def decide(
         return _detected(s, ctx, tuple(named), choice is None)
     if s.step == InterceptionStep.VOLLEY:
         assert s.fight is not None
-        fight, facts = volley.decide(s.fight, ctx, choice, side, board)
-        ns, more = _after_volley(evolve(s, fight=fight), ctx)
-        return ns, facts + more
+        return volley.through(s, ctx, volley.decide(s.fight, ctx, choice, side, board), _after_volley)
     if s.step == InterceptionStep.DECIDE:
         assert s.fight is not None
         detected = s.fight.attackers
@@ -186,7 +185,7 @@ def decide(
         facts = ((Fact("submerged", "SM4", d.submerge, default=default, side="attacker"),) if diving else ()) + (
             (Fact("retreated", "SM4", d.retreat, default=default, side="attacker"),) if leaving else ()
         )
-        if fight.attackers and volley.goes_on(fight, ctx):
+        if fight.attackers and goes_on(fight, ctx):
             ns, more = _next_round(s, ctx)
             return ns, facts + more
         ns, more = _over(s, ctx)
@@ -224,7 +223,7 @@ def _after_volley(s: Interception, ctx: Context) -> tuple[Interception, Facts]:
     assert s.fight is not None
     if s.fight.step != VolleyStep.DONE:
         return s, ()
-    if s.fight.attackers and volley.goes_on(s.fight, ctx):
+    if s.fight.attackers and goes_on(s.fight, ctx):
         return evolve(s, step=InterceptionStep.DECIDE), ()
     return _over(s, ctx)
 
@@ -260,13 +259,10 @@ def roll(s: Interception, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> 
     """The search (SM3) or a round's volley (SM4), as the number of dice of each group per result."""
     if s.step == InterceptionStep.VOLLEY:
         assert s.fight is not None
-        fight, facts = volley.roll(s.fight, ctx, counts)
-        ns, more = _after_volley(evolve(s, fight=fight), ctx)
-        return ns, facts + more
+        return volley.through(s, ctx, volley.roll(s.fight, ctx, counts), _after_volley)
     if s.step != InterceptionStep.SEARCH:
         raise RuleViolation("SM3", f"the interception waits for {s.step.value}, not dice")
-    if len(counts) != len(s.searchers) or any(sum(c) != 1 for c in counts):
-        raise ValueError("the dice do not match the groups of this roll")
+    check_counts(search_dice(s, ctx)[0], counts)
     found_by = tuple(sorted(p for p, c in zip(s.searchers, counts, strict=True) if c[1]))
     found = min(len(found_by), len(s.subs))
     # SM3: the hunters are the units whose search succeeded.

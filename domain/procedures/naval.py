@@ -24,7 +24,7 @@ from domain.procedures.base import (
     keeps_hash,
     left_by_type,
 )
-from domain.procedures.volley import Fight, VolleyStep
+from domain.procedures.fight import Fight, VolleyStep, goes_on
 from domain.rules import combat
 
 
@@ -129,7 +129,7 @@ def _after_round(s: NavalBattle, ctx: Context) -> tuple[NavalBattle, Facts]:
     """NC1, NC4: the battle ends when a side is gone or nobody can hit; otherwise the sides with
     submarines (and the attacker, who may retreat) decide."""
     f = s.fight
-    if not f.attackers or not f.defenders or not volley.goes_on(f, ctx):
+    if not f.attackers or not f.defenders or not goes_on(f, ctx):
         return _close(s)
     waiting: list[Side] = []
     if s.retreat_zones or _subs(ctx, f.attackers):
@@ -192,9 +192,7 @@ def decide(
     `volley.decide`), or a side's submerging and the attacker's retreat after a round (NC4,
     NC1; `side` is the first waiting side unless named); None takes the default."""
     if s.step == NavalStep.VOLLEY:
-        fight, facts = volley.decide(s.fight, ctx, choice, side, board)
-        ns, more = _after_volley(evolve(s, fight=fight), ctx)
-        return ns, facts + more
+        return volley.through(s, ctx, volley.decide(s.fight, ctx, choice, side, board), _after_volley)
     if s.step != NavalStep.DECIDE:
         raise RuleViolation("NC1", "the battle has ended")
     side = s.waiting[0] if side is None else side
@@ -223,7 +221,7 @@ def decide(
         return _close(s, tuple(noted))
     if s.waiting:
         return s, tuple(noted)
-    if f.attackers and f.defenders and volley.goes_on(f, ctx):
+    if f.attackers and f.defenders and goes_on(f, ctx):
         ns, more = _next_round(s, ctx)
         return ns, tuple(noted) + more
     return _close(s, tuple(noted))
@@ -232,9 +230,7 @@ def decide(
 def roll(s: NavalBattle, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[NavalBattle, Facts]:
     if s.step != NavalStep.VOLLEY or s.fight.step != VolleyStep.FIRE:
         raise RuleViolation("NC3", "the battle does not wait for dice")
-    fight, facts = volley.roll(s.fight, ctx, counts)
-    ns, more = _after_volley(evolve(s, fight=fight), ctx)
-    return ns, facts + more
+    return volley.through(s, ctx, volley.roll(s.fight, ctx, counts), _after_volley)
 
 
 def outcome(s: NavalBattle, ctx: Context) -> Outcome:

@@ -10,7 +10,7 @@ from domain.board import Board
 from domain.errors import InputError
 from domain.procedures import asw, convoy, interception, naval, volley
 from domain.procedures.base import Context, Piece, Side, evolve
-from domain.procedures.volley import Fight, Shot, VolleyStep
+from domain.procedures.fight import Fight, Kind, Shot, VolleyStep
 from domain.rules import asw as asw_rules
 from domain.rules import combat
 from domain.rules import convoy as convoy_rules
@@ -48,7 +48,7 @@ class Position:
     def side(self, nation: str) -> Side:
         return "attacker" if nation == self.b["attacker"] else "defender"
 
-    def fight(self, kind: volley.Kind, attackers: tuple[Piece, ...], defenders: tuple[Piece, ...]) -> Fight:
+    def fight(self, kind: Kind, attackers: tuple[Piece, ...], defenders: tuple[Piece, ...]) -> Fight:
         """The fight with the volley in progress: its step, shots, hits and choices so far."""
         b = self.b
         f = Fight(kind, b["attacker"], b["defender"], attackers, defenders, tuple(b.get("opening", ())))
@@ -108,6 +108,7 @@ def from_battle(
             sorted(p.piece(u.id) for u in convoy_rules.eligible_searchers(board, b["defender"], zone, committed))
         )
         steps = {
+            "declared": convoy.ConvoyStep.MERCHANT_DEFENCE,
             "merchant_defence": convoy.ConvoyStep.MERCHANT_DEFENCE,
             "merchant_casualty": convoy.ConvoyStep.MERCHANT_CASUALTY,
             "search": convoy.ConvoyStep.SEARCHERS,
@@ -120,7 +121,7 @@ def from_battle(
             b["defender"],
             tuple(u for u in b["subs"] if u in board.units),
             zone_subs,
-            eligible if step in ("merchant_defence", "merchant_casualty", "search") else detecting,
+            eligible if step in ("declared", "merchant_defence", "merchant_casualty", "search") else detecting,
             board.ntr.get(b["defender"], {}).get(zone, 0),
             searchers=detecting,
             detecting=tuple(x.id for x in detecting),
@@ -131,7 +132,7 @@ def from_battle(
         return c, p.ctx, rounds
     if kind == "asw":
         subs = p.pieces(b["subs"])
-        if step == "search":
+        if step in ("started", "search"):
             eligible = tuple(
                 sorted(p.piece(u.id) for u in asw_rules.eligible_units(board, b["attacker"], zone, committed))
             )
@@ -159,7 +160,7 @@ def from_battle(
         base = interception.start(
             p.ctx, b["attacker"], b["defender"], subs, eligible, index > 0, index < len(route) - 1
         )
-        if step == "search":
+        if step in ("started", "search"):
             return base, p.ctx, rounds
         hunters = p.pieces(b["hunters"])
         detected = p.pieces(b["detected"])

@@ -1,24 +1,19 @@
-"""The volley every fight shares: who fires at whom (NC2, NC3, NC6, AS3, AS4, SM4, CV4), targets
-and screens chosen before any die (HA1-HA3), the dice grouped by target number and effect, and
-the hits placed in the order the rules impose (HA4-HA7) and taken together (F3, NC5)."""
+"""The volley every fight shares, step by step: targets and screens chosen before any die
+(HA1-HA3), the dice (who fires and at what is `domain.procedures.fight`'s), and the hits placed
+in the order the rules impose (HA4-HA7) and taken together (F3, NC5)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
-from enum import Enum
-from typing import Literal
+from typing import Literal, TypeVar
 
 from domain.board import Board
-from domain.dice import clamp_target
 from domain.errors import RuleViolation
 from domain.procedures.base import (
     SIDES,
     Context,
     Decision,
-    Die,
-    DieGroup,
     Fact,
     Facts,
     Piece,
@@ -26,170 +21,29 @@ from domain.procedures.base import (
     Side,
     as_ids,
     as_pairs,
+    check_counts,
     evolve,
-    grouped,
-    keeps_hash,
     other,
 )
-from domain.rules import asw, combat, convoy
+from domain.procedures.fight import (
+    Fight,
+    Firer,
+    Shot,
+    Stage,
+    VolleyStep,
+    dice_kind,
+    fire_dice,
+    fire_groups,
+    fire_rule,
+    hunting,
+    roller,
+    target_rule,
+    volley,
+)
+from domain.rules import combat
 from domain.rules import hits as hits_rules
-from domain.rules.convoy import Roll as Spec
 
-Kind = Literal["naval", "convoy", "asw", "interception"]
-Stage = Literal["opening", "main", "next"]
-
-
-class VolleyStep(Enum):
-    TARGETS = "targets"
-    SCREENING = "screening"
-    FIRE = "fire"
-    CASUALTIES = "casualties"
-    DONE = "done"
-
-
-@dataclass(frozen=True)
-class Shot:
-    """A selective shot (HA1, HA3, AS3, SM4): its target, and the escort screening it."""
-
-    firer: str
-    target: str
-    screen: str | None = None
-
-    @property
-    def lands_on(self) -> str:
-        return self.screen or self.target
-
-
-@dataclass(frozen=True)
-class Firer:
-    unit: str
-    attacking: bool
-    legal: tuple[str, ...] | None  # the targets of a selective shot; None: hits placed by the owner
-
-
-@keeps_hash
-@dataclass(frozen=True)
-class Fight:
-    """Two sides fighting, and the volley in progress.
-
-    Naval battles: the attacker's units and the defender's. Convoy rounds (CV4): the attacker's
-    submarines in the zone and the detecting units. ASW combat: the hunters and the detected
-    submarines. Interceptions: the detected submarines and the hunters."""
-
-    kind: Kind
-    attacker: str  # the nation that makes the attacking side's choices (HA7)
-    defender: str
-    attackers: tuple[Piece, ...]
-    defenders: tuple[Piece, ...]
-    opening: tuple[str, ...] = ()  # NC2: submarines firing first in round one
-    stage: Literal["opening", "main"] = "main"
-    step: VolleyStep = VolleyStep.DONE
-    waiting: tuple[Side, ...] = ()
-    shots: tuple[Shot, ...] = ()
-    hits: tuple[str, ...] = ()  # selective hits landing, one entry per hit
-    groups: tuple[tuple[Side, str, int], ...] = ()  # non-selective hits: side hit, firing class, hits
-    chosen: tuple[tuple[Side, tuple[str, ...]], ...] = ()
-
-    def side(self, side: Side) -> tuple[Piece, ...]:
-        return self.attackers if side == "attacker" else self.defenders
-
-    def nation(self, side: Side) -> str:
-        return self.attacker if side == "attacker" else self.defender
-
-    def side_of(self, uid: str) -> Side:
-        return "attacker" if any(p.id == uid for p in self.attackers) else "defender"
-
-    @property
-    def pieces(self) -> tuple[Piece, ...]:
-        return self.attackers + self.defenders
-
-
-def hunting(kind: Kind) -> Side | None:
-    """The side hunting submarines: the interceptors (SM4) or the ASW nation (AS3)."""
-    return {"interception": "defender", "asw": "attacker"}.get(kind)  # type: ignore[return-value]
-
-
-def target_rule(f: Fight, stage: str) -> str:
-    return {"interception": "SM4", "asw": "AS3", "convoy": "CV4"}.get(f.kind, "NC2" if stage == "opening" else "HA1")
-
-
-def fire_rule(f: Fight) -> str:
-    return {"interception": "SM4", "asw": "AS4", "convoy": "CV4"}.get(f.kind, "NC2" if f.stage == "opening" else "NC3")
-
-
-def dice_kind(kind: Kind) -> str:
-    return {"naval": "naval_combat", "convoy": "convoy_combat"}.get(kind, "asw_combat")
-
-
-def volley(f: Fight, ctx: Context, stage: Stage, board: Board | None = None) -> tuple[Firer, ...]:
-    """Who fires in this volley, in rolling order, with the legal targets of selective shots.
-
-    NC2: "opening" is the submarines firing first in round one, "main" the rest of a round,
-    "next" a whole round to come (whether the fight goes on). NC6: a unit with nothing its hits
-    may fall on fires no die."""
-    key = ("volley", f.kind, f.attacker, f.attackers, f.defenders, f.opening, stage)
-    found = ctx.memo.get(key)
-    if found is None:
-        found = ctx.memo[key] = _volley(f, ctx, stage, board or ctx.board(f.pieces))
-    return found
-
-
-def _volley(f: Fight, ctx: Context, stage: Stage, board: Board) -> tuple[Firer, ...]:
-    units = board.units
-    fire: list[Firer] = []
-    if f.kind == "convoy":
-        if stage == "next":
-            return ()  # CV7: one round only
-        subs, detecting = f.attackers, f.defenders
-        ships = [units[p.id] for p in detecting if board.unit_type(units[p.id]).is_naval]
-        for p in detecting if subs else ():
-            # CV4, HA3: a detecting aircraft picks a submarine; a ship's hits are placed by the
-            # submarines' owner (HA7).
-            u = units[p.id]
-            legal = tuple(s.id for s in subs) if board.unit_type(u).is_air else None
-            if convoy.attack_roll(board, u, f.attacker).target > 0:
-                fire.append(Firer(p.id, False, legal))
-        for s in subs if ships else ():
-            targets = hits_rules.selective_targets(board, units[s.id], ships)
-            fire.append(Firer(s.id, True, tuple(t.id for t in targets)))
-        return tuple(fire)
-    hunters_side = hunting(f.kind)
-    if hunters_side is not None:
-        hunters = f.side(hunters_side)
-        detected = f.side(other(hunters_side))
-        for side in SIDES:
-            if side == hunters_side:
-                for p in hunters:
-                    if detected and asw.can_attack(board, units[p.id]):
-                        fire.append(Firer(p.id, side == "attacker", tuple(s.id for s in detected)))
-            else:
-                targets_pool = [units[p.id] for p in hunters]
-                for s in detected:
-                    legal = tuple(t.id for t in hits_rules.selective_targets(board, units[s.id], targets_pool))
-                    if legal:
-                        fire.append(Firer(s.id, side == "attacker", legal))
-        return tuple(fire)
-    for side in SIDES:
-        enemies = [units[p.id] for p in f.side(other(side))]
-        for p in f.side(side):
-            opened = p.id in f.opening
-            if (stage == "opening" and not opened) or (stage == "main" and opened):
-                continue
-            u = units[p.id]
-            if not combat.can_hit(board, u, side == "attacker", enemies):
-                continue
-            if hits_rules.is_selective(board, u):
-                fire.append(
-                    Firer(p.id, side == "attacker", tuple(t.id for t in hits_rules.naval_targets(board, u, enemies)))
-                )
-            else:
-                fire.append(Firer(p.id, side == "attacker", None))
-    return tuple(fire)
-
-
-def goes_on(f: Fight, ctx: Context) -> bool:
-    """Whether anyone would still have something to fire at in another round."""
-    return bool(volley(f, ctx, "next"))
+_S = TypeVar("_S")
 
 
 def withheld(f: Fight, ctx: Context, stage: Stage, firing: tuple[Firer, ...]) -> Facts:
@@ -328,7 +182,7 @@ def need(f: Fight, ctx: Context) -> Decision | Roll:
     """What the volley waits for: targets, screens, the dice, or casualties."""
     if f.step == VolleyStep.FIRE:
         groups, dice = fire_dice(f, ctx)
-        return Roll(_roller(f, ctx), fire_rule(f), groups, dice_kind(f.kind), dice)
+        return Roll(roller(f, ctx), fire_rule(f), groups, dice_kind(f.kind), dice)
     side = f.waiting[0]
     if f.step == VolleyStep.TARGETS:
         legal = {
@@ -354,74 +208,14 @@ def need(f: Fight, ctx: Context) -> Decision | Roll:
     return Decision(f.nation(side), "HA7", "casualties", (("units", ids),), tuple(default_casualties(f, ctx, side)))
 
 
-def _roller(f: Fight, ctx: Context) -> str:
-    firing = volley(f, ctx, f.stage)
-    return f.attacker if firing and firing[0].attacking else f.defender
-
-
-def _spec(f: Fight, board: Board, x: Firer, shot: Shot | None) -> Spec:
-    unit = board.units[x.unit]
-    if f.kind == "convoy":
-        return convoy.return_fire_roll(board, unit) if x.attacking else convoy.attack_roll(board, unit, f.attacker)
-    if f.kind == "naval":
-        return combat.fire_roll(board, unit, x.attacking)
-    if (x.attacking and hunting(f.kind) == "attacker") or (not x.attacking and hunting(f.kind) == "defender"):
-        assert shot is not None
-        return asw.attack_roll(board, unit, board.units[shot.target])
-    return asw.return_fire_roll(board, unit, moving=f.kind == "interception")
-
-
-def fire_groups(f: Fight, ctx: Context) -> tuple[DieGroup, ...]:
-    """SM4, AS4, NC2, NC3, CV4: one die per firing unit, grouped by target number and by what a
-    hit does (lands on one unit, or adds to a firing class's hits on a side)."""
-    return fire_dice(f, ctx)[0]
-
-
-def fire_dice(f: Fight, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
-    """The groups of the volley's roll and each die in rolling order (the attacking side's
-    firers first, then by unit), as the referee rolls and records them."""
-    key = ("fire_dice", f)
-    found = ctx.memo.get(key)
-    if found is None:
-        found = ctx.memo[key] = _fire_dice(f, ctx)
-    return found
-
-
-def _fire_dice(f: Fight, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
-    board = ctx.board(f.pieces)
-    faces = ctx.ruleset.faces_for(dice_kind(f.kind))
-    shots = {s.firer: s for s in f.shots}
-    hunters = hunting(f.kind)
-    keyed: list[tuple[tuple[tuple[str, ...], int], Die]] = []
-    caps: dict[tuple[str, ...], int] = {}
-    for x in volley(f, ctx, f.stage, board):
-        shot = shots.get(x.unit)
-        if x.legal is not None and shot is None:
-            continue
-        spec = _spec(f, board, x, shot)
-        target = clamp_target(spec.target, faces)
-        side: Side = "attacker" if x.attacking else "defender"
-        if shot is not None:
-            effect: tuple[str, ...] = ("unit", shot.lands_on)
-            caps[effect] = hits_rules.hits_to_sink(board, board.units[shot.lands_on])
-            # AS3, SM4: a hunter's hit is the procedure's own; a submarine's or an aircraft's
-            # selective shot is HA1's or HA3's.
-            air = board.unit_type(board.units[x.unit]).is_air
-            how = fire_rule(f) if side == hunters else "HA3" if air else "HA1"
-            die = Die(x.unit, spec, 0, shot.target, shot.screen, how)
-        else:
-            hit_side = other(side)
-            effect = ("class", hit_side, board.unit_type(board.units[x.unit]).unit_class)
-            caps[effect] = sum(hits_rules.hits_to_sink(board, board.units[p.id]) for p in f.side(hit_side))
-            die = Die(x.unit, spec, 0)
-        keyed.append(((effect, target), die))
-    return grouped(keyed, faces, caps)
-
-
-def fire_waiting(f: Fight, ctx: Context) -> tuple[Side, ...]:
-    """SM4, AS4, NC2, NC3: the sides whose units fire this volley, in rolling order."""
-    sides: list[Side] = ["attacker" if x.attacking else "defender" for x in volley(f, ctx, f.stage)]
-    return tuple(dict.fromkeys(sides))
+def through(
+    s: _S, ctx: Context, moved: tuple[Fight, Facts], after: Callable[[_S, Context], tuple[_S, Facts]]
+) -> tuple[_S, Facts]:
+    """A procedure's state with its fight moved by one volley step (`decide` or `roll`), then
+    what the procedure does once the volley is over (`after`, which sees the volley's step)."""
+    fight, facts = moved
+    ns, more = after(evolve(s, fight=fight), ctx)
+    return ns, facts + more
 
 
 def roll(f: Fight, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[Fight, Facts]:
@@ -429,8 +223,7 @@ def roll(f: Fight, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[F
     selective hits land on their unit; the other hits go to the owner to place (HA4-HA7),
     which the tracker does for a side when the rules leave no choice."""
     groups = fire_groups(f, ctx)
-    if len(counts) != len(groups) or any(sum(c) != g.count for c, g in zip(counts, groups, strict=True)):
-        raise ValueError("the dice do not match the groups of this roll")
+    check_counts(groups, counts)
     landed: list[str] = []
     scored: Counter[tuple[Side, str]] = Counter()
     facts: list[Fact] = []
