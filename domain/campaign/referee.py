@@ -91,9 +91,10 @@ class Referee(CampaignBase):
     def _kept_key(self, b: Procedure) -> tuple[Any, ...]:
         """What names the board a kept state was read from: the last event (a whole history)
         and the board's content, for a board set up by hand since."""
-        units = tuple((k, u["at"], u["damage"], u["moved"], u["type"], u["nation"]) for k, u in self.units.items())
-        tech = tuple((n, tuple(t.items())) for n, t in self.tech.items())
-        ntr = tuple((n, tuple(z.items())) for n, z in self.ntr.items())
+        # map() over the plain dicts: this runs twice a step, for every unit on the board.
+        units = (tuple(self.units), tuple(map(tuple, map(dict.values, self.units.values()))))
+        tech = (tuple(self.tech), tuple(map(tuple, map(dict.items, self.tech.values()))))
+        ntr = (tuple(self.ntr), tuple(map(tuple, map(dict.items, self.ntr.values()))))
         return (self.last_hash, b["id"], hash((units, tech, ntr, tuple(self.committed))))
 
     def _pure_volley(self, b: Procedure, stage: str) -> list[tuple[Unit, bool, list[str] | None]]:

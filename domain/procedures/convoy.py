@@ -124,6 +124,14 @@ def need(s: ConvoyBattle, ctx: Context) -> Need:
 def _search_dice(s: ConvoyBattle, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
     """CV3: one die per searcher, in the order they were named, each its own group (the units
     whose search succeeds are the ones that fight)."""
+    key = ("convoy_search", s.attacker, s.searchers, s.zone_subs)
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = _searches(s, ctx)
+    return found
+
+
+def _searches(s: ConvoyBattle, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
     board = ctx.board(s.searchers + s.zone_subs)
     faces = ctx.ruleset.faces_for("convoy_search")
     groups: list[DieGroup] = []
@@ -143,6 +151,14 @@ def _merchant_default(s: ConvoyBattle, ctx: Context) -> list[str]:
 def _table_dice(s: ConvoyBattle, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
     """CV5: one die per taking-part submarine afloat, in the order they were declared; alike
     submarines (same type and nation) share a group, since their table (TE3) is the same."""
+    key = ("convoy_table", s.subs, s.zone_subs)
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = _table(s, ctx)
+    return found
+
+
+def _table(s: ConvoyBattle, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
     board = ctx.board(s.zone_subs)
     faces = ctx.ruleset.faces_for("convoy_table")
     tables: dict[tuple[str, ...], tuple[tuple[int, ...], int]] = {}

@@ -127,6 +127,14 @@ def need(s: Interception, ctx: Context) -> Need:
 def search_dice(s: Interception, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
     """SM3: one die per searching unit, in the order they were named, each its own group (the
     units whose search succeeds are the ones that fight)."""
+    key = ("interception_search", s.attacker, s.searchers, s.subs)
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = _searches(s, ctx)
+    return found
+
+
+def _searches(s: Interception, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
     board = ctx.board(s.searchers + s.subs)
     faces = ctx.ruleset.faces_for("interception_search")
     groups: list[DieGroup] = []
