@@ -229,3 +229,25 @@ def _page(server, path: str) -> tuple[int, str]:
             return resp.status, resp.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
+
+
+def test_a_command_run_for_a_client_writes_to_its_own_buffers_and_sees_the_clients_terminal() -> None:
+    import sys
+    import threading
+
+    from tracker.server.streams import captured
+
+    seen: dict[str, tuple[bool, bool, bool, str]] = {}
+
+    def command(name: str, tty: bool) -> None:
+        with captured(tty) as streams:
+            print(name)
+            seen[name] = (sys.stdout.isatty(), sys.stderr.isatty(), sys.stdin.isatty(), streams["stdout"].getvalue())
+
+    threads = [threading.Thread(target=command, args=(n, n == "tty")) for n in ("tty", "pipe")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # Only stdout is the client's terminal: no prompt reads input, no progress bar is drawn.
+    assert seen == {"tty": (True, False, False, "tty\n"), "pipe": (False, False, False, "pipe\n")}

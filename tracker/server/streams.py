@@ -48,8 +48,9 @@ class ThreadStream(io.TextIOBase):
     def isatty(self) -> bool:
         if self._mine() is None:
             return self.real.isatty()
-        # Input never comes from a terminal: a command that would ask (a dice prompt) does not.
-        return bool(getattr(_local, "terminal", False)) and self.which != "stdin"
+        # Only stdout counts as the client's terminal: input never comes from one (a command
+        # that would ask for dice does not), and a progress bar on stderr could not move.
+        return bool(getattr(_local, "terminal", False)) and self.which == "stdout"
 
     def readable(self) -> bool:
         return self.which == "stdin"
