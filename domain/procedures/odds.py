@@ -366,50 +366,57 @@ class _Engine:
         the hits on it, and F3, NC3, the volley's hits are taken together. So the results are
         the pairs of each side's possible remains, each worked out once."""
         f = state.fight
-        per_side = [self.remains_of(state, groups, side, members) for side, members in split]
-        attacking = [side == "attacker" for side, _ in split]
+        remains = {side: self.remains_of(state, groups, side, members) for side, members in split}
+        attackers_left = remains.get("attacker") or [(self.intern(f.attackers), 1)]
+        defenders_left = remains.get("defender") or [(self.intern(f.defenders), 1)]
         # What follows a volley depends on the rest of the state and on what is left of each
         # side, not on the volley's shots: many parents share it.
         base = evolve(f, attackers=(), defenders=(), opening=(), step=volley.VolleyStep.DONE)
         base = evolve(base, waiting=(), shots=(), hits=(), groups=(), chosen=())
-        context = self.intern((evolve(state, fight=base), f.opening))
-        after = module_of(state)._after_volley  # the procedure's own step after a volley
-        out: dict[tuple[State, int], Number] = {}
-        for combo in product(*per_side):
-            attackers, defenders = self.intern(f.attackers), self.intern(f.defenders)
-            p: Number = 1
-            for is_attacker, (left, q) in zip(attacking, combo, strict=True):
-                if is_attacker:
-                    attackers = left
+        context = id(self.intern((evolve(state, fight=base), f.opening)))
+        followed = self.followed
+        # Keyed by identities: the pairs are many, and what follows is interned (one object per
+        # position and rounds).
+        acc: dict[int, list[Any]] = {}
+        for attackers, pa in attackers_left:
+            a = id(attackers)
+            for defenders, pd in defenders_left:
+                key = (context, a, id(defenders))
+                found = followed.get(key)
+                if found is None:
+                    found = followed[key] = self.intern(self.follow(state, attackers, defenders))
+                slot = acc.get(id(found))
+                if slot is None:
+                    acc[id(found)] = [found, pa * pd]
                 else:
-                    defenders = left
-                p = p * q
-            key = (id(context), id(attackers), id(defenders))
-            found = self.followed.get(key)
-            if found is None:
-                alive = {x.id for x in attackers} | {x.id for x in defenders}
-                done = evolve(
-                    f,
-                    attackers=attackers,
-                    defenders=defenders,
-                    opening=tuple(u for u in f.opening if u in alive),
-                    step=volley.VolleyStep.DONE,
-                    waiting=(),
-                    shots=(),
-                    hits=(),
-                    groups=(),
-                    chosen=(),
-                )
-                taken = evolve(state, fight=done)
-                if self.canon is not None:
-                    # Named canonically before going on, so that parents naming the same
-                    # position differently share what follows.
-                    taken = self.canon(taken)
-                child, facts = after(taken, self.ctx)
-                settled, more = self.settle(child)
-                found = self.followed[key] = (settled, rounds_in(facts) + more)
-            out[found] = out.get(found, 0) + p
-        return out
+                    slot[1] += pa * pd
+        return {found: p for found, p in acc.values()}
+
+    def follow(self, state: State, attackers: tuple[Piece, ...], defenders: tuple[Piece, ...]) -> tuple[State, int]:
+        """The procedure once its volley left these units (F3, NC3: every hit taken together),
+        settled up to its next roll, and the rounds started on the way."""
+        f = state.fight
+        alive = {x.id for x in attackers} | {x.id for x in defenders}
+        done = evolve(
+            f,
+            attackers=attackers,
+            defenders=defenders,
+            opening=tuple(u for u in f.opening if u in alive),
+            step=volley.VolleyStep.DONE,
+            waiting=(),
+            shots=(),
+            hits=(),
+            groups=(),
+            chosen=(),
+        )
+        taken = evolve(state, fight=done)
+        if self.canon is not None:
+            # Named canonically before going on, so that parents naming the same position
+            # differently share what follows.
+            taken = self.canon(taken)
+        child, facts = module_of(state)._after_volley(taken, self.ctx)  # the procedure's own next step
+        settled, more = self.settle(child)
+        return settled, rounds_in(facts) + more
 
     def intern(self, value: Any) -> Any:
         """One object per equal value, so that the memo of what follows a volley can key on
@@ -473,7 +480,7 @@ class _Engine:
         stack: list[tuple[State, Iterator[State]]] = []
 
         def children(s: State) -> Iterator[State]:
-            if isinstance(need(s, self.ctx), Ended):
+            if waits(s) == "ended":
                 return iter(())
             if s not in self.edges:
                 self.edges[s] = self.expand(s)
@@ -514,8 +521,9 @@ def exact_odds(state: State, ctx: Context, policy: Policy | None = None, rounds:
     result.states = len(order)
     for s in order:
         m0, m1, m2 = mass.pop(s)
-        n = need(s, ctx)
-        if isinstance(n, Ended):
+        if waits(s) == "ended":
+            n = need(s, ctx)
+            assert isinstance(n, Ended)
             old = result.outcomes.get(n.outcome, (one - one, 0.0, 0.0))
             result.outcomes[n.outcome] = (old[0] + m0, old[1] + m1, old[2] + m2)
             continue
