@@ -185,3 +185,12 @@ def test_pl2_the_leagues_referee_referees_every_campaign(league) -> None:
     ]
     usage = tracker("--db", str(_db), "players", "add", "zed", "--league")
     assert usage.returncode == 2 and "--referee --league" in usage.stderr
+
+
+def test_a_tracker_db_left_in_the_environment_does_not_stop_server_commands(league) -> None:
+    server, db, tokens, _work = league
+    env = {"TRACKER_CONFIG": "/nonexistent/config.toml", "TRACKER_TOKEN": tokens["rita"], "TRACKER_DB": "elsewhere.db"}
+    done = tracker("--server", server.url, "campaigns", env=env)
+    assert done.returncode == 0 and "old" in done.stdout.splitlines(), done.stderr
+    given = tracker("--server", server.url, "--db", str(db), "campaigns", env=env)
+    assert given.returncode == 2 and "leave out --db" in given.stderr

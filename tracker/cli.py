@@ -74,7 +74,8 @@ class TrackerGroup(click.Group):
         try:
             server = ctx.params.get("server")
             if server and not isinstance(ctx.obj, Context):
-                if ctx.params.get("db"):
+                # A TRACKER_DB left in the environment for local work does not stand in the way.
+                if ctx.get_parameter_source("db") == click.core.ParameterSource.COMMANDLINE:
                     raise click.UsageError("--server runs commands on the server's database: leave out --db")
                 from tracker.client import run_remote
 
