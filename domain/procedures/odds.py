@@ -342,6 +342,8 @@ class _Engine:
             rounds += rounds_in(facts)
         if self.canon is not None:
             here = self.canon(here)
+        # One object per position, so that the walk and the loop test compare identities.
+        here = self.intern(here)
         self.settled[state] = (here, rounds)
         return here, rounds
 
@@ -429,16 +431,30 @@ class _Engine:
         """What may be left of `side` after the volley, with the chances: its enemies' dice that
         hit it, grouped by the units they leave."""
         f = state.fight
+        own = self.intern(f.side(side))
         sub = tuple(groups[i] for i in members)
-        key = (f.kind, f.nation(side), side, f.side(side), sub)
+        key = (f.kind, f.nation(side), side, id(own), sub)
         found = self.remains.get(key)
         if found is not None:
             return found
-        classes: dict[tuple[Piece, ...], Number] = {}
+        effects = [g.effect for g in sub]
+        sides = self.sides
+        classes: dict[int, list[Any]] = {}
         for counts, p in self.chances(sub):
-            left = self.side_left(state, groups, side, members, counts)
-            classes[left] = classes.get(left, 0) + p
-        found = self.remains[key] = list(classes.items())
+            hits = tuple((e, c[1]) for e, c in zip(effects, counts, strict=True) if c[1])
+            if not hits:
+                left = own
+            else:
+                hit_key = (key[:4], hits)
+                left = sides.get(hit_key)
+                if left is None:
+                    left = sides[hit_key] = self.intern(self.side_left(state, groups, side, members, counts))
+            slot = classes.get(id(left))
+            if slot is None:
+                classes[id(left)] = [left, p]
+            else:
+                slot[1] += p
+        found = self.remains[key] = [(left, p) for left, p in classes.values()]
         return found
 
     def side_left(
@@ -449,15 +465,9 @@ class _Engine:
         members: list[int],
         counts: tuple[tuple[int, ...], ...],
     ) -> tuple[Piece, ...]:
-        """What is left of `side` after the volley when only its enemies' dice in `counts` hit."""
+        """What is left of `side` after the volley when only its enemies' dice in `counts` hit
+        (the volley's own roll and, where the owner chooses, its casualties by the policy)."""
         f = state.fight
-        hits = tuple((groups[i].effect, c[1]) for i, c in zip(members, counts, strict=True) if c[1])
-        if not hits:
-            return self.intern(f.side(side))
-        key = (f.kind, f.nation(side), side, f.side(side), hits)
-        found = self.sides.get(key)
-        if found is not None:
-            return found
         full: list[tuple[int, ...]] = [(g.count, 0) for g in groups]
         for i, c in zip(members, counts, strict=True):
             full[i] = c
@@ -469,8 +479,7 @@ class _Engine:
                 assert isinstance(asked, Decision)
                 choice = self.policy(evolve(state, fight=fight), asked)
             fight, _ = volley.decide(fight, self.ctx, choice)
-        found = self.sides[key] = self.intern(fight.side(side))
-        return found
+        return fight.side(side)
 
     def order(self, root: State) -> list[State]:
         """The roll states reachable from `root`, parents before children (self-loops aside)."""
@@ -484,7 +493,7 @@ class _Engine:
                 return iter(())
             if s not in self.edges:
                 self.edges[s] = self.expand(s)
-            return iter([c for c, _ in self.edges[s] if c != s])
+            return iter([c for c, _ in self.edges[s] if c is not s])
 
         on_path.add(root)
         stack.append((root, children(root)))
@@ -532,7 +541,7 @@ def exact_odds(state: State, ctx: Context, policy: Policy | None = None, rounds:
         a = b = 0.0
         leaves = False
         for (child, d), p in edges.items():
-            if child == s:
+            if child is s:
                 q += p
                 a += float(p) * d
                 b += float(p) * d * d
@@ -550,7 +559,7 @@ def exact_odds(state: State, ctx: Context, policy: Policy | None = None, rounds:
             m2 = (m2 + 2 * a * m1 + b * m0f) * rf
         m0f = float(m0)
         for (child, d), p in edges.items():
-            if child == s:
+            if child is s:
                 continue
             pf = float(p)
             acc = mass.get(child)
