@@ -41,7 +41,7 @@ PURE: dict[str, ModuleType] = {"asw": asw, "interception": interception, "convoy
 # Contexts by ruleset, scenario and technology: their memo (who fires, the dice of a volley)
 # serves every battle fought under the same rules, so the referee computes each once.
 _contexts: OrderedDict[tuple[Any, ...], Context] = OrderedDict()
-_MEMO_LIMIT = 200_000
+_MEMO_LIMIT = 20_000  # entries: past this a memo starts afresh (a server runs for weeks)
 
 # The state each recent transition left, by the hash of the last event it recorded (which names
 # a whole history), the battle and the board: the next step of that battle starts from it. Kept
