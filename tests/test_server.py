@@ -251,3 +251,13 @@ def test_a_command_run_for_a_client_writes_to_its_own_buffers_and_sees_the_clien
         t.join()
     # Only stdout is the client's terminal: no prompt reads input, no progress bar is drawn.
     assert seen == {"tty": (True, False, False, "tty\n"), "pipe": (False, False, False, "pipe\n")}
+
+
+def test_a_read_after_a_write_by_another_process_sees_it(league) -> None:
+    server, db = league
+    before = server.get("/api/campaigns/autumn/state")[1]
+    assert server.get("/api/campaigns/autumn/state")[1] == before
+    assert tracker(db, "next").returncode == 0
+    after = server.get("/api/campaigns/autumn/state")[1]
+    assert after["seq"] > before["seq"] and after["phase"] != before["phase"]
+    assert server.get("/api/campaigns/autumn/pending")[1] == server.get("/api/campaigns/autumn/pending")[1]

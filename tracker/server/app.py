@@ -161,17 +161,19 @@ class Service:
     two writers on one campaign (another process's) are settled by the recorder's version
     check and retry. Reads have trackers of their own, so a page never waits behind an action."""
 
-    def __init__(self, make: Callable[[], ServedTracker], writers: int = WRITERS, readers: int = READERS) -> None:
-        self.tracker = make()
+    def __init__(self, make: Callable[[bool], ServedTracker], writers: int = WRITERS, readers: int = READERS) -> None:
+        self.tracker = make(False)
         try:
-            reader = make()
+            reader = make(True)
         except BaseException:
             self.tracker.close()
             raise
         if self.tracker.url.startswith("sqlite"):
             writers = 1
-        self.writers = [Slot(make, self.tracker)] + [Slot(make) for _ in range(writers - 1)]
-        self.readers = [Slot(make, reader)] + [Slot(make) for _ in range(readers - 1)]
+        self.writers = [Slot(lambda: make(False), self.tracker)] + [
+            Slot(lambda: make(False)) for _ in range(writers - 1)
+        ]
+        self.readers = [Slot(lambda: make(True), reader)] + [Slot(lambda: make(True)) for _ in range(readers - 1)]
 
     def _stripe(self, slots: list[Slot], name: str | None) -> Slot:
         if name is None:
@@ -563,7 +565,7 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
 def create_app(db_url: str, keys: str | None = None, reveal: str = "on-request") -> Starlette:
     """The application over the campaigns in `db_url`; auto dice seeds in the key store `keys`
     (a file path or database URL, see `tracker.server.keys`)."""
-    service = Service(lambda: ServedTracker(db_url, keys=keys, reveal=reveal))
+    service = Service(lambda reads_only: ServedTracker(db_url, keys=keys, reveal=reveal, reads_only=reads_only))
     routes: list[BaseRoute] = [Mount("/api", routes=api_routes(service))]
     routes += viewer_routes(service)
 

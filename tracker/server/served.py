@@ -56,7 +56,12 @@ class NeedsApproval(RuleViolation):
 class ServedTracker(Tracker):
     """A `Tracker` with the queries the API answers, each returning what `--json` prints."""
 
-    def __init__(self, db: str | None, keys: str | None = None, reveal: str = "on-request") -> None:
+    def __init__(
+        self, db: str | None, keys: str | None = None, reveal: str = "on-request", reads_only: bool = False
+    ) -> None:
+        # A tracker that only answers reads keeps the campaigns it loaded, each used again
+        # while the log has nothing after it (one query instead of a snapshot and its events).
+        self._reads: dict[UUID, Campaign] | None = {} if reads_only else None
         # A server never brings a database into being: a mistyped path is refused.
         super().__init__(db, create=False)
         if reveal not in ("on-request", "each-round"):
@@ -81,6 +86,16 @@ class ServedTracker(Tracker):
         self._round_ended: set[UUID] = set()
         self._performing = False
         self._undoing: str | None = None
+
+    def load(self, cid: UUID, version: int | None = None) -> Campaign:
+        if self._reads is None or version is not None:
+            return super().load(cid, version)
+        cached = self._reads.get(cid)
+        if cached is not None and cached.version == self.recorder.last_version(cid):
+            return cached
+        campaign = super().load(cid)
+        self._reads[cid] = campaign
+        return campaign
 
     def _commitments(self, campaign_id: str) -> list[str]:
         return list(self.load(UUID(campaign_id)).commitments)
