@@ -101,6 +101,25 @@ def test_reports_carry_each_battles_percentile(played: str, tmp_path: Path) -> N
     assert f"{convoy['percentile'] * 100:.0f}%</td>" in cell[: cell.index("</tr>")]
 
 
+def test_battles_too_big_to_enumerate_quickly_are_left_out_F3() -> None:
+    """The bound on a battle's positions: per nation and type the units left, and for capital
+    ships (F3: two hits) how many of those are damaged."""
+    from types import SimpleNamespace
+
+    from tests.odds_positions import RULESET
+    from tracker.luck import MAX_POSITIONS, positions
+
+    def units(nation: str, **counts: int) -> list[Any]:
+        return [SimpleNamespace(nation=nation, type=t) for t, n in counts.items() for _ in range(n)]
+
+    assert positions(RULESET, units("Germany", destroyer=10) + units("Britain", destroyer=10)) == 121
+    assert positions(RULESET, units("Germany", battleship=2)) == 6  # 0, 1 or 2 left, each damaged or not
+    mixed = units("Germany", battleship=2, cruiser=2, destroyer=3, submarine=2, fighter=1) + units(
+        "Britain", battleship=1, aircraft_carrier=1, cruiser=2, destroyer=3, submarine=2, fighter=1
+    )
+    assert positions(RULESET, mixed) > MAX_POSITIONS
+
+
 def test_bad_luck_nation_is_one_line_and_exit_2(played: str) -> None:
     out = run(played, "luck", "--nation", "Atlantis", code=2)
     assert out.startswith("Error: ") and out.count("\n") == 1
