@@ -75,8 +75,17 @@ _BOARD_UNCHANGED = frozenset(
         "SeedRevealed",
         "BattleEnded",
         "ActionAsked",
+        "ConvoyPassed",
     }
 )
+# Events that change one part of the board only (their apply touches nothing else the rows
+# hold): the other parts' rows are kept, not built again and compared.
+_BOARD_PARTS = {
+    "UnitsMoved": frozenset({"unit"}),
+    "ResourcesCollected": frozenset({"nation"}),
+    "ResearchPaid": frozenset({"nation"}),
+    "TechnologyAdvanced": frozenset({"nation"}),
+}
 ASKED = "ActionAsked"
 _BATTLE_STARTS = frozenset({"ConvoyAttackDeclared", "InterceptionStarted", "AswCombatStarted", "NavalBattleStarted"})
 
@@ -192,14 +201,24 @@ def checkpoint_before(seq: int) -> int:
 _unit_values = itemgetter("type", "nation", "at", "damage")
 
 
+def _unit_rows(agg: Any) -> dict[Any, tuple[Any, ...]]:
+    return {uid: _unit_values(u) for uid, u in agg.units.items()}
+
+
+def _ntr_rows(agg: Any) -> dict[Any, tuple[Any, ...]]:
+    return {(n, z): (c,) for n, zones in agg.ntr.items() for z, c in zones.items()}
+
+
+def _nation_rows(agg: Any) -> dict[Any, tuple[Any, ...]]:
+    return {n: (agg.balances[n], agg.ntr_lost.get(n, 0), tuple(sorted(agg.tech[n].items()))) for n in agg.balances}
+
+
+_ROWS = {"unit": _unit_rows, "ntr": _ntr_rows, "nation": _nation_rows}
+
+
 def _rows_of(agg: Any) -> dict[str, dict[Any, tuple[Any, ...]]]:
     """The board as comparable rows: what changed between two events is a set difference."""
-    units = {uid: _unit_values(u) for uid, u in agg.units.items()}
-    ntr = {(n, z): (c,) for n, zones in agg.ntr.items() for z, c in zones.items()}
-    nations = {
-        n: (agg.balances[n], agg.ntr_lost.get(n, 0), tuple(sorted(agg.tech[n].items()))) for n in agg.balances
-    }
-    return {"unit": units, "ntr": ntr, "nation": nations}
+    return {name: rows(agg) for name, rows in _ROWS.items()}
 
 
 _ZONE_KEYS = frozenset({"zone", "path", "hostile_passed"})
@@ -506,7 +525,13 @@ class BoardProjector:
                 summary(event),
                 None,
             ]
-            new_rows = f.rows if kind in _BOARD_UNCHANGED else _rows_of(agg)
+            if kind in _BOARD_UNCHANGED:
+                new_rows = f.rows
+            elif kind in _BOARD_PARTS:
+                parts = _BOARD_PARTS[kind]
+                new_rows = {name: rows(agg) if name in parts else f.rows[name] for name, rows in _ROWS.items()}
+            else:
+                new_rows = _rows_of(agg)
         except _Stop:
             raise
         except Exception as e:  # noqa: BLE001 - an unreadable or inapplicable event stops this campaign only

@@ -299,3 +299,32 @@ def test_views_of_an_older_schema_are_dropped_and_rebuilt(tmp_path: Path) -> Non
     with sqlite3.connect(db) as conn:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "tracker_phase_index" not in tables
+
+
+def test_events_said_to_leave_parts_of_the_board_alone_do(tmp_path: Path) -> None:
+    """The projector keeps the rows of board parts an event kind is declared not to change
+    (`_BOARD_UNCHANGED`, `_BOARD_PARTS`): replaying a stored log that holds each such kind
+    shows that their events change nothing else."""
+    import gzip
+
+    db = tmp_path / "old.db"
+    db.write_bytes(gzip.decompress((Path(__file__).parent / "fixtures" / "demo-one-module.db.gz").read_bytes()))
+    seen: set[str] = set()
+    with Tracker(str(db)) as t:
+        agg: Any = None
+        for event in t.events(t.campaign_id(None)):
+            before = None if agg is None else projection_board._rows_of(agg)
+            agg = event.mutate(agg)
+            kind = type(event).__name__
+            if before is None:
+                continue
+            after = projection_board._rows_of(agg)
+            kept = (
+                set(after)
+                if kind in projection_board._BOARD_UNCHANGED
+                else set(after) - projection_board._BOARD_PARTS.get(kind, set(after))
+            )
+            for part in kept:
+                assert after[part] == before[part], f"event {event.originator_version} ({kind}) changed {part}"
+            seen.add(kind)
+    assert set(projection_board._BOARD_PARTS) | {"ConvoyPassed", "PhaseAdvanced", "DiceRolled"} <= seen
