@@ -100,6 +100,7 @@ def summary(event: Any) -> str:
         return (
             f"campaign {e.name!r} created from scenario {name} with ruleset {rs}, {e.dice_mode} dice "
             f"(seed commitment {e.seed_commitment[:12]}...)"
+            + (f" by {e.created_by}" if e.created_by else "")
         )
     if kind == "UnitsMoved":
         text = f"{e.nation} moves {', '.join(e.units)}: {' -> '.join(e.path)}"

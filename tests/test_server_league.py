@@ -93,6 +93,12 @@ def test_pl2_the_leagues_referee_creates_a_campaign_as_the_local_cli_does(league
         )
     )
     assert "north/sea 1914" in campaigns(server)
+    # PL1: the first event names the player who created the campaign; locally nobody is named.
+    first = json.loads(remote(server, tokens["rita"], "--campaign", "north/sea 1914", "log", "--json").stdout)[0]
+    assert first["kind"] == "Created" and first["data"]["created_by"] == "rita"
+    assert first["summary"].endswith(" by rita")
+    local_first = json.loads(tracker("--db", str(tmp_path / "local.db"), "log", "--json").stdout)[0]
+    assert local_first["data"]["created_by"] is None and not local_first["summary"].endswith(" by rita")
     again = remote(server, tokens["rita"], *args)
     local_again = tracker("--db", str(tmp_path / "local.db"), *args)
     assert again.returncode == local_again.returncode == 2 and "already exists" in again.stderr

@@ -184,8 +184,10 @@ class Tracker:
         ruleset: str | None = None,
         dice: str | None = None,
         seed: str | None = None,
+        created_by: str | None = None,
     ) -> Campaign:
-        """Record a new campaign from a scenario and a ruleset (built-in names or TOML files)."""
+        """Record a new campaign from a scenario and a ruleset (built-in names or TOML files);
+        `created_by` names the player who created it through a league server (PL1)."""
         name = check_campaign_name(name)
         scenario_data, scenario_source = read_scenario(scenario)
         declared = scenario_data.get("scenario", {}).get("ruleset", "twtea-3e")
@@ -204,7 +206,7 @@ class Tracker:
         stored_seed = self.registry.seed(cid_text, 0, seed or new_seed())
         assert stored_seed is not None
         seed = stored_seed
-        campaign = Campaign.create(cid, name, scenario_data, ruleset_data, dice_mode, commitment(seed))
+        campaign = Campaign.create(cid, name, scenario_data, ruleset_data, dice_mode, commitment(seed), created_by)
         try:
             self.app.save(campaign)
         except RecordConflictError:

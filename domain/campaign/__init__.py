@@ -131,6 +131,7 @@ class Campaign(
         ruleset: dict[str, Any],
         dice_mode: str,
         seed_commitment: str,
+        created_by: str | None = None,
     ) -> Campaign:
         if dice_mode not in ("auto", "manual"):
             raise InputError(f"dice mode must be auto or manual, got {dice_mode!r}")
@@ -141,6 +142,7 @@ class Campaign(
             "dice_mode": dice_mode,
             "dice_scheme": SCHEME,
             "seed_commitment": seed_commitment,
+            "created_by": created_by,
             "action": cls.INITIAL_VERSION,
         }
         timestamp = cls.Created.create_timestamp()

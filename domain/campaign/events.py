@@ -29,12 +29,24 @@ class Event(Aggregate.Event):
 
 
 class Created(Event, Aggregate.Created):
+    """The campaign's first event: its scenario and ruleset as recorded, its dice, and (PL1) the
+    player who created it through a league server (None for a campaign created locally)."""
+
+    class_version = 2
+
     name: str
     scenario: dict[str, Any]
     ruleset: dict[str, Any]
     dice_mode: str
     dice_scheme: str
     seed_commitment: str
+    created_by: str | None
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        # Campaigns created before PL1 named no creator.
+        state["created_by"] = None
+        state[UPCAST_ADDED] = ["created_by"]
 
     def apply(self, agg: Campaign) -> None:
         rs = ruleset_from_recorded(self.ruleset)

@@ -140,10 +140,17 @@ class ServedTracker(Tracker):
             raise
 
     def create(
-        self, name: str, scenario: str, ruleset: str | None = None, dice: str | None = None, seed: str | None = None
+        self,
+        name: str,
+        scenario: str,
+        ruleset: str | None = None,
+        dice: str | None = None,
+        seed: str | None = None,
+        created_by: str | None = None,
     ) -> Campaign:
         """A campaign created through the server: by the league's referee (PL2), from a built-in
-        scenario and ruleset (a path would name a file on the server), its seed in the key store."""
+        scenario and ruleset (a path would name a file on the server), its seed in the key store;
+        its first event names the token's player as its creator (PL1), whatever `created_by` says."""
         from domain.ruleset import builtin_names
 
         self.require_referee(LEAGUE, "creating a campaign")
@@ -153,7 +160,8 @@ class ServedTracker(Tracker):
                     f"unknown {kind[:-1]} {given[:100]!r}: through a server, one of the built-ins "
                     f"({', '.join(builtin_names(kind))}); a file on your machine is not sent"
                 )
-        return super().create(name, scenario, ruleset, dice, seed)
+        creator = self.player.name if self.player is not None else None
+        return super().create(name, scenario, ruleset, dice, seed, created_by=creator)
 
     def execute(self, cid: UUID, command: Callable[[Campaign, DiceSource], T], *args: Any, **kwargs: Any) -> T:
         try:
