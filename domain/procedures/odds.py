@@ -312,14 +312,22 @@ class _Engine:
         self.remains: dict[Any, list[tuple[tuple[Piece, ...], Number]]] = {}
         self.followed: dict[tuple[int, int, int], tuple[State, int]] = {}
         self.interned: dict[Any, Any] = {}
-        self.branched: dict[tuple[DieGroup, ...], list[tuple[tuple[tuple[int, ...], ...], Number]]] = {}
+        self.branched: dict[tuple[Any, ...], list[tuple[tuple[tuple[int, ...], ...], Number]]] = {}
         self.canon: Canon | None = None
 
     def chances(self, groups: tuple[DieGroup, ...]) -> list[tuple[tuple[tuple[int, ...], ...], Number]]:
-        """`branches`, once per roll alike, in the engine's numbers."""
-        found = self.branched.get(groups)
+        """`branches`, once per roll alike, in the engine's numbers. Rolls alike but for what
+        their groups' effects name (which unit a shot lands on, which side a class hits) share
+        it: the counts per result depend only on which groups pool together, so the effects are
+        keyed by their first place."""
+        first: dict[tuple[str, ...], int] = {}
+        shape = tuple(
+            (first.setdefault(g.effect, i), g.count, g.faces, g.kind, g.target, g.dice, g.table, g.cap)
+            for i, g in enumerate(groups)
+        )
+        found = self.branched.get(shape)
         if found is None:
-            found = self.branched[groups] = branches(groups, self.exact)
+            found = self.branched[shape] = branches(groups, self.exact)
         return found
 
     def settle(self, state: State) -> tuple[State, int]:

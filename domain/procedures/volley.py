@@ -166,8 +166,8 @@ def _forced(f: Fight, ctx: Context, side: Side) -> tuple[bool, tuple[str, ...]] 
     if found is None:
         board = ctx.board(f.pieces)
         nc6 = f.kind == "naval"
-        forced = hits_rules.allocation_is_forced(board, groups, units, taken, nc6)
         default = hits_rules.allocate(board, f.nation(side), groups, units, taken, None, nc6)
+        forced = hits_rules.allocation_is_forced(board, groups, units, taken, nc6, default)
         found = ctx.memo[key] = (forced, tuple(default))
     return found
 

@@ -379,11 +379,19 @@ def allocate(
 
 
 def allocation_is_forced(
-    board: Board, groups: list[tuple[str, int]], units: list[Unit], taken: Counter[str], nc6: bool = True
+    board: Board,
+    groups: list[tuple[str, int]],
+    units: list[Unit],
+    taken: Counter[str],
+    nc6: bool = True,
+    default: list[str] | None = None,
 ) -> bool:
     """True when the rules leave the owner no choice: every tier a hit falls on takes either
-    all it can or has a single unit afloat (HA7 then asks nobody)."""
-    placed = Counter(allocate(board, "", groups, units, taken, None, nc6))
+    all it can or has a single unit afloat (HA7 then asks nobody). `default` is the HA7
+    default for these hits when the caller has it already (else it is worked out here)."""
+    if default is None:
+        default = allocate(board, "", groups, units, taken, None, nc6)
+    placed = Counter(default)
     remaining = {u.id: max(0, hits_to_sink(board, u) - taken[u.id]) for u in units}
     seen: set[tuple[str, ...]] = set()
     for firing_class, _ in groups:
