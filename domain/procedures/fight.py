@@ -161,19 +161,26 @@ def _volley(f: Fight, ctx: Context, stage: Stage, board: Board) -> tuple[Firer, 
         return tuple(fire)
     for side in SIDES:
         enemies = [units[p.id] for p in f.side(other(side))]
+        # What a unit may fire at (HA1-HA4, NC6) depends on its type and its nation's
+        # technology alone, not on which unit of the type it is: worked out once per volley.
+        reach: dict[tuple[str, str], tuple[bool, tuple[str, ...] | None]] = {}  # fires, legal targets
         for p in f.side(side):
             opened = p.id in f.opening
             if (stage == "opening" and not opened) or (stage == "main" and opened):
                 continue
             u = units[p.id]
-            if not combat.can_hit(board, u, side == "attacker", enemies):
+            if combat.fire_roll(board, u, side == "attacker").target <= 0:
                 continue
-            if hits_rules.is_selective(board, u):
-                fire.append(
-                    Firer(p.id, side == "attacker", tuple(t.id for t in hits_rules.naval_targets(board, u, enemies)))
-                )
-            else:
-                fire.append(Firer(p.id, side == "attacker", None))
+            kind = (u.type, u.nation)
+            found = reach.get(kind)
+            if found is None:
+                if hits_rules.is_selective(board, u):
+                    legal = tuple(t.id for t in hits_rules.naval_targets(board, u, enemies))
+                    found = reach[kind] = (bool(legal), legal)
+                else:
+                    found = reach[kind] = (combat.has_target(board, u, enemies), None)
+            if found[0]:
+                fire.append(Firer(p.id, side == "attacker", found[1]))
     return tuple(fire)
 
 
