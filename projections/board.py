@@ -255,6 +255,8 @@ class _Followed:
     turn_order: list[str]
     last_hash: str
     battle_zone: dict[int, str] = field(default_factory=dict)
+    # National turn numbers by (round, nation), worked out once each.
+    turns: dict[tuple[int, str], int] = field(default_factory=dict)
 
 
 class _Stop(Exception):
@@ -494,7 +496,9 @@ class BoardProjector:
             agg = event.mutate(f.agg)
             if not f.turn_order:
                 f.turn_order = list(agg.scenario.turn_order)
-            turn = turn_number(f.turn_order, agg.round, agg.nation)
+            turn = f.turns.get((agg.round, agg.nation))
+            if turn is None:
+                turn = f.turns[agg.round, agg.nation] = turn_number(f.turn_order, agg.round, agg.nation)
             kind = type(event).__name__
             zones, nations = _event_zones_and_nations(data)
             battle = data.get("battle")
@@ -536,7 +540,8 @@ class BoardProjector:
             raise
         except Exception as e:  # noqa: BLE001 - an unreadable or inapplicable event stops this campaign only
             raise _Stop(seq, _describe(e)) from None
-        batch.index(row)
+        batch.index_rows.append(row)
+        batch.index_by_seq[seq] = row
         if kind == "ActionUndone":
             batch.mark_undone(event.undone_from, event.undone_to, seq)
         checkpoint = seq % CHECKPOINT == 0
@@ -615,17 +620,13 @@ class _Batch:
 
     def __init__(self, key: int) -> None:
         self.key = key
+        # Event index rows, their values in the order of the table's columns, and by event.
         self.index_rows: list[list[Any]] = []
         self.index_by_seq: dict[int, list[Any]] = {}
         self.undone: list[dict[str, Any]] = []
         self.new_rows: dict[str, list[dict[str, Any]]] = {name: [] for name in HISTORIES}
         self.open_here: dict[tuple[str, Any, int], dict[str, Any]] = {}
         self.closes: dict[str, list[dict[str, Any]]] = {name: [] for name in HISTORIES}
-
-    def index(self, row: list[Any]) -> None:
-        """An event index row, its values in the order of the table's columns."""
-        self.index_rows.append(row)
-        self.index_by_seq[row[1]] = row
 
     def mark_undone(self, first: int, last: int, by: int) -> None:
         for seq in range(first, last + 1):

@@ -390,12 +390,12 @@ class TrackerMapper(Mapper[UUID]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._classes: dict[str, tuple[Any, int]] = {}
+        self._plain = self.cipher is None and self.compressor is None
 
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
         state = stored_event.state
         if (
-            self.cipher is None
-            and self.compressor is None
+            self._plain
             and type(stored_event.originator_id) is UUID
             and state.startswith(_STAMPED)
             and state.count(b'"_type_"') == 1
