@@ -479,6 +479,10 @@ class _Engine:
         full: list[tuple[int, ...]] = [(g.count, 0) for g in groups]
         for i, c in zip(members, counts, strict=True):
             full[i] = c
+        if self.policy is None:
+            # The defaults: the side's casualties are HA7's default whether or not the rules
+            # leave a choice, so the volley's own steps (and their facts) are not needed.
+            return volley.left_by_default(f, self.ctx, tuple(full), side)
         fight, _ = volley.roll(f, self.ctx, tuple(full))
         while fight.step == volley.VolleyStep.CASUALTIES:
             choice = None
@@ -490,9 +494,11 @@ class _Engine:
         return fight.side(side)
 
     def order(self, root: State) -> list[State]:
-        """The roll states reachable from `root`, parents before children (self-loops aside)."""
-        done: set[State] = set()
-        on_path: set[State] = set()
+        """The roll states reachable from `root`, parents before children (self-loops aside).
+        Every state here is interned (one object per position), so the walk keys on
+        identities rather than hashing each state at every edge."""
+        done: set[int] = set()
+        on_path: set[int] = set()
         post: list[State] = []
         stack: list[tuple[State, Iterator[State]]] = []
 
@@ -503,20 +509,20 @@ class _Engine:
                 self.edges[s] = self.expand(s)
             return iter([c for c, _ in self.edges[s] if c is not s])
 
-        on_path.add(root)
+        on_path.add(id(root))
         stack.append((root, children(root)))
         while stack:
             s, it = stack[-1]
             child = next(it, None)
             if child is None:
                 stack.pop()
-                on_path.discard(s)
-                done.add(s)
+                on_path.discard(id(s))
+                done.add(id(s))
                 post.append(s)
-            elif child in on_path:
+            elif id(child) in on_path:
                 raise ValueError("the procedure can come back to an earlier state: no exact odds")
-            elif child not in done:
-                on_path.add(child)
+            elif id(child) not in done:
+                on_path.add(id(child))
                 stack.append((child, children(child)))
         return post[::-1]
 
@@ -532,12 +538,13 @@ def exact_odds(state: State, ctx: Context, policy: Policy | None = None, rounds:
     one: Number = Fraction(1) if exact else 1.0
     # The moments of the rounds (for their mean and deviation) are floats either way, which
     # keeps the fractions to one per edge.
-    mass: dict[State, tuple[Number, float, float]] = {root: (one, float(start), float(start * start))}
+    # Keyed by identity: the states of the walk are interned (`_Engine.order`).
+    mass: dict[int, tuple[Number, float, float]] = {id(root): (one, float(start), float(start * start))}
     result = Odds(procedure=module_of(state).__name__.rsplit(".", 1)[-1], truncated=one - one)
     order = engine.order(root)
     result.states = len(order)
     for s in order:
-        m0, m1, m2 = mass.pop(s)
+        m0, m1, m2 = mass.pop(id(s))
         if waits(s) == "ended":
             n = need(s, ctx)
             assert isinstance(n, Ended)
@@ -570,7 +577,9 @@ def exact_odds(state: State, ctx: Context, policy: Policy | None = None, rounds:
             if child is s:
                 continue
             pf = float(p)
-            acc = mass.get(child)
+            acc = mass.get(id(child))
             moments = (p * m0, pf * (m1 + d * m0f), pf * (m2 + 2 * d * m1 + d * d * m0f))
-            mass[child] = moments if acc is None else (acc[0] + moments[0], acc[1] + moments[1], acc[2] + moments[2])
+            mass[id(child)] = (
+                moments if acc is None else (acc[0] + moments[0], acc[1] + moments[1], acc[2] + moments[2])
+            )
     return result

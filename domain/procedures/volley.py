@@ -158,9 +158,9 @@ def _allocation(f: Fight, ctx: Context, side: Side) -> tuple[list[tuple[str, int
 
 def _forced(f: Fight, ctx: Context, side: Side) -> tuple[bool, tuple[str, ...]] | None:
     """HA7: whether the rules leave the owner no choice, and the default; None without hits."""
+    if not any(s == side for s, _, _ in f.groups):
+        return None  # asked for both sides of every volley: the side without hits costs nothing
     groups, units, taken = _allocation(f, ctx, side)
-    if not groups:
-        return None
     key = ("forced", f.kind, f.side(side), tuple(groups), tuple(sorted(taken.items())))
     found = ctx.memo.get(key)
     if found is None:
@@ -222,29 +222,9 @@ def roll(f: Fight, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[F
     """The volley's dice, as the number of dice of each group (of `fire_groups`) per result:
     selective hits land on their unit; the other hits go to the owner to place (HA4-HA7),
     which the tracker does for a side when the rules leave no choice."""
-    groups = fire_groups(f, ctx)
-    check_counts(groups, counts)
-    landed: list[str] = []
-    scored: Counter[tuple[Side, str]] = Counter()
-    facts: list[Fact] = []
-    for g, c in zip(groups, counts, strict=True):
-        hits = c[1]
-        if not hits:
-            continue
-        if g.effect[0] == "unit":
-            landed += [g.effect[1]] * hits
-        else:
-            scored[(g.effect[1], g.effect[2])] += hits  # type: ignore[index]
-    order = list(ctx.ruleset.hit_priority)
-
-    def group_order(key: tuple[Side, str]) -> tuple[bool, int, str]:
-        # HA5/HA6 hits are placed in the ruleset's order of firing classes, then the rest.
-        side, cls = key
-        return (side != "attacker", order.index(cls) if cls in order else len(order), cls)
-
-    placed = tuple((s, c, n) for (s, c), n in sorted(scored.items(), key=lambda kv: group_order(kv[0])))
-    f = evolve(f, hits=tuple(sorted(landed)), groups=placed, chosen=())
-    facts += [Fact("hits", hits_rules.priority_rule(c), (s, c), n, side=s) for s, c, n in placed]
+    f = _scored(f, ctx, counts)
+    placed = f.groups
+    facts = [Fact("hits", hits_rules.priority_rule(c), (s, c), n, side=s) for s, c, n in placed]
     waiting: list[Side] = []
     chosen: list[tuple[Side, tuple[str, ...]]] = []
     for side in SIDES:
@@ -268,6 +248,54 @@ def roll(f: Fight, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[F
         return evolve(f, step=VolleyStep.CASUALTIES, waiting=tuple(waiting)), tuple(facts)
     nf, more = _end(f, ctx)
     return nf, tuple(facts) + more
+
+
+def _scored(f: Fight, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> Fight:
+    """The volley with its dice counted: the selective hits on their units, the others per
+    side and firing class in the order they are placed (HA4-HA6), nothing chosen yet."""
+    groups = fire_groups(f, ctx)
+    check_counts(groups, counts)
+    landed: list[str] = []
+    scored: Counter[tuple[Side, str]] = Counter()
+    for g, c in zip(groups, counts, strict=True):
+        hits = c[1]
+        if not hits:
+            continue
+        if g.effect[0] == "unit":
+            landed += [g.effect[1]] * hits
+        else:
+            scored[(g.effect[1], g.effect[2])] += hits  # type: ignore[index]
+    order = list(ctx.ruleset.hit_priority)
+
+    def group_order(key: tuple[Side, str]) -> tuple[bool, int, str]:
+        # HA5/HA6 hits are placed in the ruleset's order of firing classes, then the rest.
+        side, cls = key
+        return (side != "attacker", order.index(cls) if cls in order else len(order), cls)
+
+    placed = tuple((s, c, n) for (s, c), n in sorted(scored.items(), key=lambda kv: group_order(kv[0])))
+    return evolve(f, hits=tuple(sorted(landed)), groups=placed, chosen=())
+
+
+def left_by_default(f: Fight, ctx: Context, counts: tuple[tuple[int, ...], ...], side: Side) -> tuple[Piece, ...]:
+    """What is left of `side` once the volley's dice in `counts` are taken together with the
+    tracker's defaults for its casualties (HA7): what `roll`, `decide` with no choice and the
+    volley's end leave of that side, without the facts."""
+    f = _scored(f, ctx, counts)
+    taken = Counter(f.hits)
+    forced = _forced(f, ctx, side)
+    if forced is not None:
+        taken.update(forced[1])
+    return tuple(q for p in f.side(side) if (q := _struck(p, taken.get(p.id, 0), ctx)) is not None)
+
+
+def _struck(p: Piece, n: int, ctx: Context) -> Piece | None:
+    """F3, NC5: a unit after the volley's `n` hits on it, None once sunk; hits beyond what
+    sinks it are lost (NC2, NC3)."""
+    if not n:
+        return p
+    if n >= ctx.hits_left(p):
+        return None
+    return p._replace(damage=p.damage + n)
 
 
 def _lost_rule(f: Fight, ctx: Context, side: Side) -> str:
@@ -400,10 +428,12 @@ def _end(f: Fight, ctx: Context) -> tuple[Fight, Facts]:
             return p
         n = min(n, ctx.hits_left(p))
         facts.append(Fact("hit", rule, (p.id,), n))
-        if n >= ctx.hits_left(p):
+        after = _struck(p, n, ctx)
+        if after is None:
             sunk.add(p.id)
             facts.append(Fact("sunk", rule, (p.id,)))
-        return p._replace(damage=p.damage + n)
+            return p
+        return after
 
     attackers = tuple(hit(p) for p in f.attackers)
     defenders = tuple(hit(p) for p in f.defenders)
