@@ -158,16 +158,24 @@ def _allocation(f: Fight, ctx: Context, side: Side) -> tuple[list[tuple[str, int
 
 def _forced(f: Fight, ctx: Context, side: Side) -> tuple[bool, tuple[str, ...]] | None:
     """HA7: whether the rules leave the owner no choice, and the default; None without hits."""
-    if not any(s == side for s, _, _ in f.groups):
-        return None  # asked for both sides of every volley: the side without hits costs nothing
-    groups, units, taken = _allocation(f, ctx, side)
-    key = ("forced", f.kind, f.side(side), tuple(groups), tuple(sorted(taken.items())))
+    groups = tuple((c, n) for s, c, n in f.groups if s == side)
+    if not groups:
+        return None
+    own = f.side(side)
+    ids = {p.id for p in own}
+    # The selective hits on this side, in the volley's (sorted) order: the key needs no board.
+    landed = tuple(u for u in f.hits if u in ids)
+    key = ("forced", f.kind, own, groups, landed)
     found = ctx.memo.get(key)
     if found is None:
         board = ctx.board(f.pieces)
         nc6 = f.kind == "naval"
-        default = hits_rules.allocate(board, f.nation(side), groups, units, taken, None, nc6)
-        forced = hits_rules.allocation_is_forced(board, groups, units, taken, nc6, default)
+        units = [board.units[p.id] for p in own]
+        taken = Counter(landed)
+        # Both questions walk the same tiers of the same units.
+        tiers = {c: hits_rules.hit_tiers(board, c, units, nc6) for c, _ in groups}
+        default = hits_rules.allocate(board, f.nation(side), list(groups), units, taken, None, nc6, tiers)
+        forced = hits_rules.allocation_is_forced(board, list(groups), units, taken, nc6, default, tiers)
         found = ctx.memo[key] = (forced, tuple(default))
     return found
 

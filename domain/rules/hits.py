@@ -314,6 +314,7 @@ def allocate(
     taken: Counter[str],
     chosen: list[str] | None,
     nc6: bool = True,
+    tiers: dict[str, list[list[Unit]]] | None = None,
 ) -> list[str]:
     """HA4-HA7: place non-selective hits, group by group in the order given (one group per
     firing class), each hit on the first tier that still has a unit afloat.
@@ -322,7 +323,8 @@ def allocate(
     the units can no longer absorb. With `chosen` None the cheapest legal units are taken
     (HA7 default); otherwise the owner's list is checked and returned, naming the rule and
     the legal units for the first hit it cannot account for. Hits beyond what the units can
-    take are lost."""
+    take are lost. `tiers` holds `hit_tiers` of these units per firing class when the caller
+    has them already."""
     by_id = {u.id: u for u in units}
     remaining = {u.id: max(0, hits_to_sink(board, u) - taken[u.id]) for u in units}
     total = sum(n for _, n in groups)
@@ -349,9 +351,9 @@ def allocate(
                 raise RuleViolation("HA7", f"{uid} can take {plural(remaining[uid], 'more hit')}, assigned {n}")
     placed: list[str] = []
     for firing_class, n in groups:
-        tiers = hit_tiers(board, firing_class, units, nc6)
+        order = tiers[firing_class] if tiers is not None else hit_tiers(board, firing_class, units, nc6)
         for _ in range(n):
-            tier = next((t for t in tiers if any(remaining[u.id] for u in t)), None)
+            tier = next((t for t in order if any(remaining[u.id] for u in t)), None)
             if tier is None:
                 break  # every unit is already sunk: the hit is lost
             options = [u.id for u in tier if remaining[u.id]]
@@ -385,17 +387,19 @@ def allocation_is_forced(
     taken: Counter[str],
     nc6: bool = True,
     default: list[str] | None = None,
+    tiers: dict[str, list[list[Unit]]] | None = None,
 ) -> bool:
     """True when the rules leave the owner no choice: every tier a hit falls on takes either
     all it can or has a single unit afloat (HA7 then asks nobody). `default` is the HA7
-    default for these hits when the caller has it already (else it is worked out here)."""
+    default for these hits and `tiers` their `hit_tiers` per firing class, when the caller
+    has them already (else they are worked out here)."""
     if default is None:
-        default = allocate(board, "", groups, units, taken, None, nc6)
+        default = allocate(board, "", groups, units, taken, None, nc6, tiers)
     placed = Counter(default)
     remaining = {u.id: max(0, hits_to_sink(board, u) - taken[u.id]) for u in units}
     seen: set[tuple[str, ...]] = set()
     for firing_class, _ in groups:
-        for tier in hit_tiers(board, firing_class, units, nc6):
+        for tier in tiers[firing_class] if tiers is not None else hit_tiers(board, firing_class, units, nc6):
             key = tuple(u.id for u in tier)
             if key in seen:
                 continue
