@@ -161,20 +161,21 @@ def _volley(f: Fight, ctx: Context, stage: Stage, board: Board) -> tuple[Firer, 
         return tuple(fire)
     for side in SIDES:
         enemies = [units[p.id] for p in f.side(other(side))]
-        # What a unit may fire at (HA1-HA4, NC6) depends on its type and its nation's
-        # technology alone, not on which unit of the type it is: worked out once per volley.
+        # Whether a unit fires and at what (NC2, NC3, HA1-HA4, NC6) depends on its type and its
+        # nation's technology alone, not on which unit of the type it is: worked out once per
+        # volley.
         reach: dict[tuple[str, str], tuple[bool, tuple[str, ...] | None]] = {}  # fires, legal targets
         for p in f.side(side):
             opened = p.id in f.opening
             if (stage == "opening" and not opened) or (stage == "main" and opened):
                 continue
             u = units[p.id]
-            if combat.fire_roll(board, u, side == "attacker").target <= 0:
-                continue
             kind = (u.type, u.nation)
             found = reach.get(kind)
             if found is None:
-                if hits_rules.is_selective(board, u):
+                if combat.fire_roll(board, u, side == "attacker").target <= 0:
+                    found = reach[kind] = (False, None)
+                elif hits_rules.is_selective(board, u):
                     legal = tuple(t.id for t in hits_rules.naval_targets(board, u, enemies))
                     found = reach[kind] = (bool(legal), legal)
                 else:
