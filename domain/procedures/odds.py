@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
 from itertools import product
-from math import comb, factorial
+from math import comb, factorial, lcm
 from types import ModuleType
 from typing import Any
 
@@ -310,7 +310,8 @@ class _Engine:
         self.edges: dict[State, dict[tuple[State, int], Number]] = {}
         self.sides: dict[Any, tuple[Piece, ...]] = {}
         self.remains: dict[Any, list[tuple[tuple[Piece, ...], Number]]] = {}
-        self.followed: dict[tuple[int, int, int], tuple[State, int]] = {}
+        # What follows a volley: context, then attackers, then defenders left, by identity.
+        self.followed: dict[int, dict[int, dict[int, tuple[State, int]]]] = {}
         self.interned: dict[Any, Any] = {}
         self.branched: dict[tuple[Any, ...], list[tuple[tuple[tuple[int, ...], ...], Number]]] = {}
         self.canon: Canon | None = None
@@ -385,21 +386,33 @@ class _Engine:
         base = evolve(base, waiting=(), shots=(), hits=(), groups=(), chosen=())
         context = id(self.intern((evolve(state, fight=base), f.opening)))
         followed = self.followed
+        denominator = 0
+        if self.exact:
+            # Each side's chances over one common denominator: the pairs then multiply and add
+            # integers, and each result is made a fraction once (exact all the same).
+            da = lcm(*(p.denominator for _, p in attackers_left))  # type: ignore[union-attr]
+            dd = lcm(*(p.denominator for _, p in defenders_left))  # type: ignore[union-attr]
+            attackers_left = [(x, p.numerator * (da // p.denominator)) for x, p in attackers_left]  # type: ignore[union-attr]
+            defenders_left = [(x, p.numerator * (dd // p.denominator)) for x, p in defenders_left]  # type: ignore[union-attr]
+            denominator = da * dd
         # Keyed by identities: the pairs are many, and what follows is interned (one object per
-        # position and rounds).
+        # position and rounds). One table per context and attackers, looked up once per row.
         acc: dict[int, list[Any]] = {}
+        rows = followed.setdefault(context, {})
+        columns = [(id(defenders), defenders, pd) for defenders, pd in defenders_left]
         for attackers, pa in attackers_left:
-            a = id(attackers)
-            for defenders, pd in defenders_left:
-                key = (context, a, id(defenders))
-                found = followed.get(key)
+            row = rows.setdefault(id(attackers), {})
+            for d, defenders, pd in columns:
+                found = row.get(d)
                 if found is None:
-                    found = followed[key] = self.intern(self.follow(state, attackers, defenders))
+                    found = row[d] = self.intern(self.follow(state, attackers, defenders))
                 slot = acc.get(id(found))
                 if slot is None:
                     acc[id(found)] = [found, pa * pd]
                 else:
                     slot[1] += pa * pd
+        if denominator:
+            return {found: Fraction(n, denominator) for found, n in acc.values()}
         return {found: p for found, p in acc.values()}
 
     def follow(self, state: State, attackers: tuple[Piece, ...], defenders: tuple[Piece, ...]) -> tuple[State, int]:
