@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from domain.campaign import Campaign
 from domain.dice import DiceSource, commitment
-from domain.errors import InputError, RuleViolation
+from domain.errors import DiceError, InputError, RuleViolation
 from tests.support import advance as advance_passing
 from tracker.application import Tracker
 from tracker.verify import verify_events
@@ -83,6 +83,22 @@ def test_rk2_refused_action_appends_nothing(tracker: Tracker, unique_name: str) 
     with pytest.raises(RuleViolation, match="T3"):
         tracker.execute(cid, lambda c, d: c.move("Germany", ["DE-SS1"], ["Northern North Sea"]))
     assert len(tracker.stored_events(cid)) == before
+
+
+def test_rk2_an_action_failing_part_way_leaves_nothing_in_the_trackers_copy(tracker: Tracker, unique_name: str) -> None:
+    """The research roll is paid for (ResearchPaid) before its die is asked for: with no die
+    given in a manual-dice campaign the action fails part way. Nothing is recorded, and the
+    same tracker's next action starts from the stored state, not from the half-done copy."""
+    c = tracker.create(unique_name, "north-sea-1914", dice="manual")
+    before = c.balances["Germany"]
+    with pytest.raises(DiceError, match="D4"):
+        tracker.perform(c.id, "research", {"technology": "advanced_submarine"})
+    assert len(tracker.stored_events(c.id)) == 1
+    assert tracker.load(c.id).balances["Germany"] == before
+    done = tracker.perform(c.id, "research", {"technology": "advanced_submarine", "dice": [3]})
+    cost = tracker.load(c.id).ruleset.research_cost
+    assert done.campaign.balances["Germany"] == tracker.load(c.id).balances["Germany"] == before - cost
+    assert [type(e).__name__ for e in tracker.events(c.id)][1:] == ["ActionAsked", "ResearchPaid", "DiceRolled"]
 
 
 def test_campaigns_are_selected_by_name(tracker: Tracker, unique_name: str) -> None:

@@ -41,21 +41,26 @@ def _plain_copy(value: Any) -> Any:
 
 
 @contextlib.contextmanager
-def one_action(campaign: Campaign) -> Iterator[None]:
+def one_action(campaign: Campaign, rollback: bool = True) -> Iterator[None]:
     """Every command run inside is one action, all or nothing (RK2, RK3): if anything raises
     part-way, the aggregate is put back as it was, and every event recorded carries the
     version of the first one, the unit undo takes back. A CLI command that starts a battle
-    and plays it out (`--auto`) is one action, not two."""
+    and plays it out (`--auto`) is one action, not two.
+
+    `rollback=False` is for a caller that throws the aggregate away when the action fails (a
+    working copy loaded for this action alone): nothing is copied then, since nothing would
+    ever be put back."""
     if campaign.__dict__.get("_in_command"):
         yield
         return
-    saved = _savepoint(campaign)
+    saved = _savepoint(campaign) if rollback else None
     campaign.__dict__["_in_command"] = True
     campaign.__dict__["_action"] = campaign.version + 1
     try:
         yield
     except BaseException:
-        _restore(campaign, saved)
+        if saved is not None:
+            _restore(campaign, saved)
         raise
     finally:
         campaign.__dict__.pop("_in_command", None)
