@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.board import Board
 from domain.campaign.base import CampaignBase
 from domain.campaign.events import AircraftLost, PhaseAdvanced, ResourcesCollected
 from domain.campaign.record import command
@@ -14,12 +15,13 @@ from domain.rules import combat, convoy, economy, trade, turn
 class Gates(CampaignBase):
     """T1, T2, T4: open items and closing a phase."""
 
-    def convoy_attacks_open(self) -> dict[str, list[str]]:
+    def convoy_attacks_open(self, board: Board | None = None) -> dict[str, list[str]]:
         """CV1, T4: each enemy of the phasing nation that may still declare a convoy attack in
-        its collect_resources phase (has not passed), with the zones where it may."""
+        its collect_resources phase (has not passed), with the zones where it may (`board`:
+        the board now, when the caller built it already)."""
         if self.phase != "collect_resources":
             return {}
-        board = self.board()
+        board = self.board() if board is None else board
         defender = self.nation
         open_: dict[str, list[str]] = {}
         for nation in self.scenario.turn_order:
@@ -36,10 +38,10 @@ class Gates(CampaignBase):
                 open_[nation] = zones
         return open_
 
-    def stranded_aircraft(self) -> list[str]:
+    def stranded_aircraft(self, board: Board | None = None) -> list[str]:
         """F7: the phasing nation's air units that would end noncombat_movement with nowhere to
         land: at sea beyond its carriers' room, or in a territory now held by the enemy."""
-        board = self.board()
+        board = self.board() if board is None else board
         nation = self.nation
         stranded: list[str] = []
         places = sorted({u.at for u in board.units.values() if u.nation == nation and board.unit_type(u).is_air})
@@ -53,13 +55,13 @@ class Gates(CampaignBase):
             stranded += air[room:]
         return stranded
 
-    def due_naval_battles(self) -> list[str]:
+    def due_naval_battles(self, board: Board | None = None) -> list[str]:
         """NC1: zones where a naval battle is due this naval_combat phase (T4: `next` waits)."""
         if self.phase != "naval_combat":
             return []
-        return combat.due_zones(self.board(), self.nation, self.fought, self.attack_zones)
+        return combat.due_zones(self.board() if board is None else board, self.nation, self.fought, self.attack_zones)
 
-    def open_items(self) -> list[dict[str, Any]]:
+    def open_items(self, board: Board | None = None) -> list[dict[str, Any]]:
         """What the game waits for (T4): every unfinished procedure; then what the phase still
         requires before it may end (a naval battle due, an enemy that may still declare a
         convoy attack, units to place, air units to land), each with its rule, the nations
@@ -100,11 +102,12 @@ class Gates(CampaignBase):
             entry["text"] = self.describer.item({**entry, "phasing": self.nation, **facts})
             items.append(entry)
 
-        board = self.board()
-        for zone in self.due_naval_battles():
+        # One board for every check below (building it is most of what they cost).
+        board = self.board() if board is None else board
+        for zone in self.due_naval_battles(board):
             # NC1: a battle is due where the phasing nation moved in or stopped submarines to attack.
             item("naval_due", "NC1", [self.nation], {"holds": board.describe_zone(zone)}, zone)
-        for nation, zones in self.convoy_attacks_open().items():
+        for nation, zones in self.convoy_attacks_open(board).items():
             item("convoy_open", "CV1", [nation], {}, zones[0], zones=zones, nation=nation)
         for unit_type, count in sorted(self.unplaced.get(self.nation, {}).items()):
             item(
@@ -117,7 +120,7 @@ class Gates(CampaignBase):
                 blocking=self.phase == "placement",
             )
         if self.phase == "noncombat_movement":
-            stranded = self.stranded_aircraft()
+            stranded = self.stranded_aircraft(board)
             if stranded:
                 item("air_landing", "F7", [self.nation], {}, units=stranded)
         return items
@@ -127,14 +130,15 @@ class Gates(CampaignBase):
         """T1, T2, T4: close the current phase, if nothing it requires is left open, and open the
         next; collect resources when due. Air units that cannot land are lost only when the
         player confirms it (F7)."""
-        gates = [i for i in self.open_items() if i["blocking"]]
+        board = self.board()
+        gates = [i for i in self.open_items(board) if i["blocking"]]
         if confirm_losses and gates and all(i["kind"] == "air_landing" for i in gates):
-            self._record(AircraftLost, nation=self.nation, units=self.stranded_aircraft(), rule="F7")
+            self._record(AircraftLost, nation=self.nation, units=self.stranded_aircraft(board), rule="F7")
+            board = self.board()  # the lost aircraft are off the board now
             gates = []
         if gates:
             more = f" (and {len(gates) - 1} more: see `tracker pending`)" if len(gates) > 1 else ""
             raise RuleViolation("T4", f"{self.phase} cannot end yet: {gates[0]['text']}{more}")
-        board = self.board()
         if self.phase == "collect_resources":
             ntr_value, income = trade.collection(board, self.nation)
             collected = ntr_value + income
