@@ -57,7 +57,9 @@ from sqlalchemy import delete, func, select
 
 from domain.errors import InputError
 from projections import board as projection_board
-from projections.board import VIEWS, BoardProjector, seq_at_end_of, tracking
+from projections import views as projection_views
+from projections.board import VIEWS, BoardProjector, tracking
+from projections.views import seq_at_end_of
 from tracker.application import SNAPSHOT_INTERVAL, Tracker
 from tracker.views import board_now
 
@@ -213,12 +215,12 @@ def measure_stages(t: Tracker, db: Path, cap: int) -> dict[str, Any]:
 
 
 def measure_board_growth(t: Tracker, cid: UUID, version: int, repeats: int) -> dict[str, float]:
-    """projections.board.board_at after events at several points of the log (best of `repeats`)."""
+    """projections.views.board_at after events at several points of the log (best of `repeats`)."""
     out = {}
     with t.engine.connect() as conn:
         for fraction in (0.01, 0.1, 0.5, 0.9, 1.0):
             seq = max(1, int(version * fraction))
-            times, _ = timed(lambda seq=seq: projection_board.board_at(conn, cid, seq), repeats)
+            times, _ = timed(lambda seq=seq: projection_views.board_at(conn, cid, seq), repeats)
             out[str(seq)] = 1000 * min(times)
     return out
 
@@ -247,7 +249,7 @@ def ms(times: list[float]) -> dict[str, float]:
 def measure_state(t: Tracker, db: Path, cid: UUID, name: str, version: int, args: argparse.Namespace) -> dict[str, Any]:
     with t.engine.connect() as conn:
         middle = max(1, version // 2)
-        position = projection_board.Views(conn, cid).position(middle)
+        position = projection_views.Views(conn, cid).position(middle)
         assert position is not None
         turn = int(position.turn)
         seq = seq_at_end_of(conn, cid, turn, None)
@@ -264,7 +266,7 @@ def measure_state(t: Tracker, db: Path, cid: UUID, name: str, version: int, args
 
     def board_query() -> dict[str, Any]:
         with t.engine.connect() as conn:
-            return projection_board.board_at(conn, cid, seq)
+            return projection_views.board_at(conn, cid, seq)
 
     seq_times, _ = timed(seq_query, args.repeats)
     query_times, _ = timed(board_query, args.repeats)
@@ -329,7 +331,7 @@ def measure_state(t: Tracker, db: Path, cid: UUID, name: str, version: int, args
         "parts_ms": {
             "catch_up (no-op)": ms(catch_up_times),
             "seq_at_end_of": ms(seq_times),
-            "projections.board.board_at": ms(query_times),
+            "projections.views.board_at": ms(query_times),
         },
         "units": len(projected["units"]),
         "cli_runner_ms": ms(cli_times) if cli_times else None,
@@ -478,7 +480,7 @@ def report(r: dict[str, Any]) -> str:
     if a["ratio_replay_per_cli_runner"] is not None:
         add(f"  ratio replay : CLI (CliRunner) = {a['ratio_replay_per_cli_runner']:,.1f}x")
     growth = ", ".join(f"{int(k):,}: {v:.2f}" for k, v in a["board_at_by_seq_ms"].items())
-    add(f"  projections.board.board_at alone, after event (ms, best of 10): {growth}")
+    add(f"  projections.views.board_at alone, after event (ms, best of 10): {growth}")
     same = "identical" if not a["replay_differs"] else "DIFFER in " + ", ".join(a["replay_differs"])
     add(f"  replayed board vs projected board ({a['units']} units): {same}")
     if a["cli_differs"] is not None:

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from domain.campaign import Campaign
 from domain.dice import DiceSource
 from domain.errors import InputError, RuleViolation
-from projections.board import dump
+from projections.views import dump
 from tests.support import advance as advance_passing
 from tracker.application import Tracker
 from tracker.cli import cli

@@ -19,7 +19,7 @@ from domain.campaign import Campaign
 from domain.dice import DiceSource
 from domain.errors import TrackerError
 from projections import board as projection_board
-from projections.board import Views, dump
+from projections.views import Views, dump
 from tests.support import advance as advance_passing
 from tracker.application import SNAPSHOT_INTERVAL, DamagedLogError, Tracker
 from tracker.cli import cli

@@ -34,7 +34,8 @@ from domain.rules.record import UndoPlan
 from domain.ruleset import load_ruleset, ruleset_from_dict
 from domain.scenario import read_scenario, scenario_from_dict
 from domain.text import plural
-from projections.board import BoardProjector, Views, ensure_schema, event_index, stopped_at
+from projections.board import BoardProjector, ensure_schema, event_index
+from projections.views import Views, stopped_at
 from tracker import actions
 from tracker.describe import install_describer
 from tracker.event_app import SNAPSHOT_INTERVAL, DamagedLogError, TrackerApplication, _replay_checked

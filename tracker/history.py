@@ -7,8 +7,9 @@ from uuid import UUID
 
 from domain.errors import InputError
 from domain.rules.catalog import statement
-from projections.board import Views, event_index
+from projections.board import event_index
 from projections.summary import as_record
+from projections.views import Views
 from tracker.application import Tracker
 
 TECH_NAMES = {"advanced_submarine": "Advanced Submarine", "advanced_asw": "Advanced ASW"}

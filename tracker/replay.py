@@ -10,7 +10,7 @@ from uuid import UUID
 from rich.console import Console
 from rich.table import Table
 
-from projections.board import board_at
+from projections.views import board_at
 from tracker.application import Tracker
 from tracker.history import log_records
 

@@ -88,7 +88,8 @@ from typing import Any
 from uuid import UUID
 
 from domain.errors import InputError
-from projections.board import Views, event_index
+from projections.board import event_index
+from projections.views import Views
 from tracker.application import Tracker
 from tracker.history import log_records
 from tracker.report_context import _Context

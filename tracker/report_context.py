@@ -11,7 +11,8 @@ from typing import Any
 from uuid import UUID
 
 from domain.errors import InputError
-from projections.board import Views, turn_number
+from projections.positions import turn_number
+from projections.views import Views
 from tracker.application import Tracker
 from tracker.report_text import tech_name
 

@@ -321,13 +321,13 @@ def _check_head(report: VerifyReport, stored: list[StoredEvent], decoded: list[A
 
 def _check_beyond_the_end(t: Tracker, cid: UUID, report: VerifyReport, last_seq: int) -> None:
     """Rows that name events the log no longer has: the tail was cut after they were written."""
-    from projections import board
+    from projections import board, views
 
     existing = set(inspect(t.engine).get_table_names())
     key = -1
     if board.campaigns.name in existing:
         with t.engine.connect() as conn:
-            found = board.campaign_key(conn, cid)
+            found = views.campaign_key(conn, cid)
         key = -1 if found is None else found
     checks: list[tuple[str, Any]] = [
         ("an event index row", select(func.max(board.event_index.c.seq)).where(board.event_index.c.c == key)),
@@ -566,9 +566,9 @@ _SEQ_COLUMN = {
 def _view_rows(conn: Connection, cid: UUID) -> dict[str, list[tuple[Any, ...]]]:
     """One campaign's rows of every view, without the campaign's key (which differs between
     databases), each led by the event it belongs to."""
-    from projections import board
+    from projections import board, views
 
-    found = board.campaign_key(conn, cid)
+    found = views.campaign_key(conn, cid)
     key = -1 if found is None else found
     out: dict[str, list[tuple[Any, ...]]] = {}
     for table in board.VIEWS:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def board_now(campaign: Campaign) -> dict[str, Any]:
-    """The current board in the same shape as `projections.board.board_at`."""
+    """The current board in the same shape as `projections.views.board_at`."""
     return {
         "seq": campaign.version,
         "turn": turn_number(campaign.scenario.turn_order, campaign.round, campaign.nation),
