@@ -4,7 +4,7 @@ procedure waits for (a decision, a roll, or nothing: its outcome) and the facts 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
@@ -212,6 +212,32 @@ def grouped(
     groups = tuple(DieGroup(effect=e, count=counts[(e, t)], faces=faces, target=t, cap=caps.get(e)) for e, t in keys)
     dice = tuple(evolve(d, group=index[k]) for k, d in keyed)
     return groups, dice
+
+
+def searcher_dice(
+    ctx: Context,
+    kind: str,
+    attacker: str,
+    searchers: tuple[Piece, ...],
+    present: tuple[Piece, ...],
+    search_roll: Callable[[Board, Unit, str], Spec],
+    effect: str,
+) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
+    """CV3, SM3: one die per searcher, in the order they were named, each its own group (the
+    units whose search succeeds are the ones that fight); worked out once per position."""
+    key = (kind, attacker, searchers, present)
+    found = ctx.memo.get(key)
+    if found is None:
+        board = ctx.board(searchers + present)
+        faces = ctx.ruleset.faces_for(kind)
+        groups: list[DieGroup] = []
+        dice: list[Die] = []
+        for i, p in enumerate(searchers):
+            spec = search_roll(board, board.units[p.id], attacker)
+            groups.append(DieGroup((effect, p.id), 1, faces, target=spec.target, cap=1))
+            dice.append(Die(p.id, spec, i))
+        found = ctx.memo[key] = (tuple(groups), tuple(dice))
+    return found
 
 
 @dataclass(frozen=True)

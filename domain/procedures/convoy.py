@@ -28,6 +28,7 @@ from domain.procedures.base import (
     evolve,
     keeps_hash,
     left_by_type,
+    searcher_dice,
 )
 from domain.procedures.fight import Fight, VolleyStep
 from domain.rules import convoy as convoy_rules
@@ -122,25 +123,10 @@ def need(s: ConvoyBattle, ctx: Context) -> Need:
 
 
 def _search_dice(s: ConvoyBattle, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
-    """CV3: one die per searcher, in the order they were named, each its own group (the units
-    whose search succeeds are the ones that fight)."""
-    key = ("convoy_search", s.attacker, s.searchers, s.zone_subs)
-    found = ctx.memo.get(key)
-    if found is None:
-        found = ctx.memo[key] = _searches(s, ctx)
-    return found
-
-
-def _searches(s: ConvoyBattle, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
-    board = ctx.board(s.searchers + s.zone_subs)
-    faces = ctx.ruleset.faces_for("convoy_search")
-    groups: list[DieGroup] = []
-    dice: list[Die] = []
-    for i, p in enumerate(s.searchers):
-        spec = convoy_rules.search_roll(board, board.units[p.id], s.attacker)
-        groups.append(DieGroup(("detects", p.id), 1, faces, target=spec.target, cap=1))
-        dice.append(Die(p.id, spec, i))
-    return tuple(groups), tuple(dice)
+    """CV3: one die per searcher (see `searcher_dice`)."""
+    return searcher_dice(
+        ctx, "convoy_search", s.attacker, s.searchers, s.zone_subs, convoy_rules.search_roll, "detects"
+    )
 
 
 def _merchant_default(s: ConvoyBattle, ctx: Context) -> list[str]:

@@ -28,6 +28,7 @@ from domain.procedures.base import (
     evolve,
     keeps_hash,
     left_by_type,
+    searcher_dice,
 )
 from domain.procedures.fight import Fight, VolleyStep, goes_on
 from domain.rules import interception as rules
@@ -125,25 +126,8 @@ def need(s: Interception, ctx: Context) -> Need:
 
 
 def search_dice(s: Interception, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
-    """SM3: one die per searching unit, in the order they were named, each its own group (the
-    units whose search succeeds are the ones that fight)."""
-    key = ("interception_search", s.attacker, s.searchers, s.subs)
-    found = ctx.memo.get(key)
-    if found is None:
-        found = ctx.memo[key] = _searches(s, ctx)
-    return found
-
-
-def _searches(s: Interception, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
-    board = ctx.board(s.searchers + s.subs)
-    faces = ctx.ruleset.faces_for("interception_search")
-    groups: list[DieGroup] = []
-    dice: list[Die] = []
-    for i, p in enumerate(s.searchers):
-        spec = rules.search_roll(board, board.units[p.id], s.attacker)
-        groups.append(DieGroup(("finds", p.id), 1, faces, target=spec.target, cap=1))
-        dice.append(Die(p.id, spec, i))
-    return tuple(groups), tuple(dice)
+    """SM3: one die per searching unit (see `searcher_dice`)."""
+    return searcher_dice(ctx, "interception_search", s.attacker, s.searchers, s.subs, rules.search_roll, "finds")
 
 
 def _free(s: Interception) -> tuple[Piece, ...]:
