@@ -448,31 +448,11 @@ def main() -> None:
 
 def _register_extensions() -> None:
     """Command groups kept in their own modules, registered on the main group."""
-    from tracker import (
-        cli_board,
-        cli_convoy,
-        cli_economy,
-        cli_history,
-        cli_naval,
-        cli_odds,
-        cli_report,
-        cli_server,
-        cli_transfer,
-        shell,
-    )
+    import importlib
 
-    modules = (
-        cli_board,
-        cli_convoy,
-        cli_economy,
-        cli_history,
-        cli_naval,
-        cli_odds,
-        cli_report,
-        cli_server,
-        cli_transfer,
-        shell,
-    )
+    names = ("board", "convoy", "economy", "history", "naval", "odds", "report", "server", "transfer")
+    modules = [importlib.import_module(f"tracker.cli_{name}") for name in names]
+    modules.append(importlib.import_module("tracker.shell"))
     for module in modules:
         for command in module.COMMANDS:
             cli.add_command(command)

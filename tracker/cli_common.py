@@ -341,18 +341,6 @@ def act(
             click.echo(f"  next: {answer}")
 
 
-def waiting_nation(c: Campaign, battle: int, nation: str | None) -> str:
-    """The nation named, or the only one the battle waits for."""
-    if nation is not None:
-        return Names(c).nation(nation)
-    c.require_not_ended(battle)  # CV7: an ended battle is refused, not asked about
-    b = c.battles.get(str(battle))
-    waiting = b["waiting"] if b else []
-    if len(waiting) != 1:
-        raise InputError(f"say which nation chooses with --nation (waiting for: {', '.join(waiting) or 'nobody'})")
-    return str(waiting[0])
-
-
 def nation_option(help_text: str = "Acting nation (default: the nation whose turn it is).") -> Any:
     """`--nation`, completed from the campaign's nations."""
     from tracker.completion import complete_nations
