@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import math
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracker.report_md import report_meta
 from tracker.report_text import (
@@ -28,6 +28,9 @@ from tracker.report_text import (
     undo_text,
     undone_listing,
 )
+
+if TYPE_CHECKING:
+    import jinja2
 
 # Colour-blind safe (Okabe-Ito), one per nation in turn order.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
@@ -141,9 +144,10 @@ def _luck_figure(report: dict[str, Any]) -> Any:
     return fig
 
 
-def render_html(report: dict[str, Any]) -> str:
+def template_environment() -> jinja2.Environment:
+    """The tracker's templates (the HTML report, the browser viewer's pages): escaped, every name
+    they use defined, with the names of phases, technologies and unit types."""
     import jinja2
-    from markupsafe import Markup
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("tracker", "templates"),
@@ -152,10 +156,15 @@ def render_html(report: dict[str, Any]) -> str:
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
+    env.globals.update(phase_name=phase_name, tech_name=tech_name, type_name=type_name)
+    return env
+
+
+def render_html(report: dict[str, Any]) -> str:
+    from markupsafe import Markup
+
+    env = template_environment()
     env.globals.update(
-        phase_name=phase_name,
-        tech_name=tech_name,
-        type_name=type_name,
         target_text=lambda r: target_text(r, ascii_only=False),
         dice_text=dice_text,
         move_text=move_text,

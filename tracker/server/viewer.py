@@ -48,16 +48,9 @@ class PageError(Exception):
 
 
 def _environment() -> jinja2.Environment:
-    from tracker.report_text import phase_name, tech_name, type_name
+    from tracker.report_html import template_environment
 
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("tracker", "templates"),
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    env.globals.update(phase_name=phase_name, tech_name=tech_name, type_name=type_name)
+    env = template_environment()
     env.filters["q"] = lambda text: quote(str(text), safe="")
     return env
 
