@@ -309,26 +309,7 @@ def verify(ctx: Context, head_text: str | None, check_views: bool, as_json: bool
         report = verify_campaign(t, cid, head, check_views, tick)
     ok = report.ok and not report.dice_problems
     if as_json:
-        emit_json(
-            {
-                "ok": ok,
-                "events": report.events,
-                "head": {"seq": report.head_seq, "hash": report.head_hash},
-                "rolls_checked": report.rolls_checked,
-                "rolls_unchecked": report.rolls_unchecked,
-                "snapshots_checked": report.snapshots_checked,
-                "actions_refereed": report.actions_refereed,
-                "actions_checked_by_hash_only": report.actions_unasked,
-                "projection_rows_checked": report.projection_rows_checked,
-                "problem": report.problem,
-                "bad_event": report.bad_version,
-                "dice_switches": report.switches,
-                "overrides": report.overrides,
-                "rerolls": report.rerolls,
-                "dice_problems": report.dice_problems,
-                "notes": report.notes,
-            }
-        )
+        emit_json(report.as_json())
     elif report.ok:
         click.echo(
             f"OK: {report.events} events, hash chain intact; "

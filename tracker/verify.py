@@ -54,6 +54,27 @@ class VerifyReport:
         return self.problem is None
 
 
+    def as_json(self) -> dict[str, Any]:
+        """What `tracker verify --json` prints (and the server's /verify answers)."""
+        return {
+            "ok": self.ok and not self.dice_problems,
+            "events": self.events,
+            "head": {"seq": self.head_seq, "hash": self.head_hash},
+            "rolls_checked": self.rolls_checked,
+            "rolls_unchecked": self.rolls_unchecked,
+            "snapshots_checked": self.snapshots_checked,
+            "actions_refereed": self.actions_refereed,
+            "actions_checked_by_hash_only": self.actions_unasked,
+            "projection_rows_checked": self.projection_rows_checked,
+            "problem": self.problem,
+            "bad_event": self.bad_version,
+            "dice_switches": self.switches,
+            "overrides": self.overrides,
+            "rerolls": self.rerolls,
+            "dice_problems": self.dice_problems,
+            "notes": self.notes,
+        }
+
 def verify_events(
     events: Iterable[tuple[int, Callable[[], Any]]],
     local_seed: Callable[[int], str | None] = lambda epoch: None,

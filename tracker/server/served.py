@@ -406,19 +406,4 @@ class ServedTracker(Tracker):
         from tracker.verify import Head, verify_campaign
 
         head = Head.parse(head_text) if head_text is not None else None
-        report = verify_campaign(self, self.campaign_id(name), head)
-        return {
-            "ok": report.ok and not report.dice_problems,
-            "events": report.events,
-            "head": {"seq": report.head_seq, "hash": report.head_hash},
-            "rolls_checked": report.rolls_checked,
-            "rolls_unchecked": report.rolls_unchecked,
-            "snapshots_checked": report.snapshots_checked,
-            "problem": report.problem,
-            "bad_event": report.bad_version,
-            "dice_switches": report.switches,
-            "overrides": report.overrides,
-            "rerolls": report.rerolls,
-            "dice_problems": report.dice_problems,
-            "notes": report.notes,
-        }
+        return verify_campaign(self, self.campaign_id(name), head).as_json()
