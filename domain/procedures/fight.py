@@ -117,6 +117,9 @@ def volley(f: Fight, ctx: Context, stage: Stage, board: Board | None = None) -> 
     NC2: "opening" is the submarines firing first in round one, "main" the rest of a round,
     "next" a whole round to come (whether the fight goes on). NC6: a unit with nothing its hits
     may fall on fires no die."""
+    if f.kind == "naval" and stage == "next" and not f.opening:
+        # With no opening fire the whole round to come is the round's main volley: one key.
+        stage = "main"
     key = ("volley", f.kind, f.attacker, f.attackers, f.defenders, f.opening, stage)
     found = ctx.memo.get(key)
     if found is None:

@@ -239,6 +239,44 @@ class Canon:
         for u in ordered:
             self.names.setdefault(self.kind_of[u], []).append(u)
         self.memo: dict[State, State] = {}
+        self.sides: dict[tuple[Piece, ...], tuple[Piece, ...]] = {}
+        self.outside: dict[int, bool] = {}
+
+    def side(self, pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
+        """One side's units named as `__call__` names them in a position where no other unit of
+        their kinds is named (see `apart`): by the side's own IDs alone."""
+        found = self.sides.get(pieces)
+        if found is None:
+            found = self.sides[pieces] = _rename(pieces, self.mapping({p.id for p in pieces}))
+        return found
+
+    def apart(self, context: State, sides: tuple[tuple[Piece, ...], ...]) -> bool:
+        """Whether `sides` can be named one by one (`side`): renaming is on, and no unit of a
+        kind of theirs is named in `context` (the position without them) or on another side."""
+        if not self.active:
+            return False
+        found = self.outside.get(id(context))
+        if found is None:
+            seen: set[str] = set()
+            _collect_ids(context, self.kind_of, seen)
+            found = self.outside[id(context)] = not seen
+        if not found:
+            return False
+        kinds = [{self.kind_of[p.id] for p in pieces} for pieces in sides]
+        return all(not (a & b) for i, a in enumerate(kinds) for b in kinds[i + 1 :])
+
+    def mapping(self, seen: set[str]) -> dict[str, str]:
+        """The renaming of the IDs `seen` in a position: each kind's, in order, to the last
+        names of that kind in the root position."""
+        by_kind: dict[tuple[str, str], list[str]] = {}
+        for u in sorted(seen):
+            by_kind.setdefault(self.kind_of[u], []).append(u)
+        return {
+            old: new
+            for kind, ids in by_kind.items()
+            for old, new in zip(ids, self.names[kind][len(self.names[kind]) - len(ids) :], strict=True)
+            if old != new
+        }
 
     def __call__(self, state: State) -> State:
         if not self.active:
@@ -248,15 +286,7 @@ class Canon:
             return found
         seen: set[str] = set()
         _collect_ids(state, self.kind_of, seen)
-        by_kind: dict[tuple[str, str], list[str]] = {}
-        for u in sorted(seen):
-            by_kind.setdefault(self.kind_of[u], []).append(u)
-        mapping = {
-            old: new
-            for kind, ids in by_kind.items()
-            for old, new in zip(ids, self.names[kind][len(self.names[kind]) - len(ids) :], strict=True)
-            if old != new
-        }
+        mapping = self.mapping(seen)
         found = _rename(state, mapping) if mapping else state
         self.memo[state] = found
         return found
@@ -331,8 +361,10 @@ class _Engine:
             found = self.branched[shape] = branches(groups, self.exact)
         return found
 
-    def settle(self, state: State) -> tuple[State, int]:
-        """Take every decision up to the next roll (or the end); the rounds started on the way."""
+    def settle(self, state: State, named: bool = False) -> tuple[State, int]:
+        """Take every decision up to the next roll (or the end); the rounds started on the way.
+        `named`: `state` is named canonically already, and decisions name no new unit, so the
+        position reached is too (were it not, only a sharing would be missed)."""
         hit = self.settled.get(state)
         if hit is not None:
             return hit
@@ -349,7 +381,7 @@ class _Engine:
                     break
                 here, facts = decide(here, self.ctx, self.policy(here, n))
             rounds += rounds_in(facts)
-        if self.canon is not None:
+        if self.canon is not None and not named:
             here = self.canon(here)
         # One object per position, so that the walk and the loop test compare identities.
         here = self.intern(here)
@@ -377,14 +409,19 @@ class _Engine:
         the hits on it, and F3, NC3, the volley's hits are taken together. So the results are
         the pairs of each side's possible remains, each worked out once."""
         f = state.fight
-        remains = {side: self.remains_of(state, groups, side, members) for side, members in split}
-        attackers_left = remains.get("attacker") or [(self.intern(f.attackers), 1)]
-        defenders_left = remains.get("defender") or [(self.intern(f.defenders), 1)]
         # What follows a volley depends on the rest of the state and on what is left of each
         # side, not on the volley's shots: many parents share it.
         base = evolve(f, attackers=(), defenders=(), opening=(), step=volley.VolleyStep.DONE)
         base = evolve(base, waiting=(), shots=(), hits=(), groups=(), chosen=())
-        context = id(self.intern((evolve(state, fight=base), f.opening)))
+        whole = self.intern((evolve(state, fight=base), f.opening))
+        context = id(whole)
+        rest, opening = whole
+        # Where nothing else names units of the sides' kinds, each side's remains are named
+        # canonically on their own, so that remains alike but for names are one.
+        apart = self.canon is not None and not opening and self.canon.apart(rest, (f.attackers, f.defenders))
+        remains = {side: self.remains_of(state, groups, side, members, apart) for side, members in split}
+        attackers_left = remains.get("attacker") or [(self.intern(f.attackers), 1)]
+        defenders_left = remains.get("defender") or [(self.intern(f.defenders), 1)]
         followed = self.followed
         denominator = 0
         if self.exact:
@@ -405,7 +442,7 @@ class _Engine:
             for d, defenders, pd in columns:
                 found = row.get(d)
                 if found is None:
-                    found = row[d] = self.intern(self.follow(state, attackers, defenders))
+                    found = row[d] = self.intern(self.follow(state, attackers, defenders, apart))
                 slot = acc.get(id(found))
                 if slot is None:
                     acc[id(found)] = [found, pa * pd]
@@ -415,9 +452,12 @@ class _Engine:
             return {found: Fraction(n, denominator) for found, n in acc.values()}
         return {found: p for found, p in acc.values()}
 
-    def follow(self, state: State, attackers: tuple[Piece, ...], defenders: tuple[Piece, ...]) -> tuple[State, int]:
+    def follow(
+        self, state: State, attackers: tuple[Piece, ...], defenders: tuple[Piece, ...], named: bool = False
+    ) -> tuple[State, int]:
         """The procedure once its volley left these units (F3, NC3: every hit taken together),
-        settled up to its next roll, and the rounds started on the way."""
+        settled up to its next roll, and the rounds started on the way. `named`: the units are
+        named canonically already, and nothing else in the position names one."""
         f = state.fight
         alive = {x.id for x in attackers} | {x.id for x in defenders}
         done = evolve(
@@ -433,12 +473,12 @@ class _Engine:
             chosen=(),
         )
         taken = evolve(state, fight=done)
-        if self.canon is not None:
+        if self.canon is not None and not named:
             # Named canonically before going on, so that parents naming the same position
             # differently share what follows.
             taken = self.canon(taken)
         child, facts = module_of(state)._after_volley(taken, self.ctx)  # the procedure's own next step
-        settled, more = self.settle(child)
+        settled, more = self.settle(child, named)
         return settled, rounds_in(facts) + more
 
     def intern(self, value: Any) -> Any:
@@ -447,14 +487,14 @@ class _Engine:
         return self.interned.setdefault(value, value)
 
     def remains_of(
-        self, state: State, groups: tuple[DieGroup, ...], side: Side, members: list[int]
+        self, state: State, groups: tuple[DieGroup, ...], side: Side, members: list[int], apart: bool = False
     ) -> list[tuple[tuple[Piece, ...], Number]]:
         """What may be left of `side` after the volley, with the chances: its enemies' dice that
-        hit it, grouped by the units they leave."""
+        hit it, grouped by the units they leave (with `apart`, as named by `Canon.side`)."""
         f = state.fight
         own = self.intern(f.side(side))
         sub = tuple(groups[i] for i in members)
-        key = (f.kind, f.nation(side), side, id(own), sub)
+        key = (f.kind, f.nation(side), side, id(own), sub, apart)
         found = self.remains.get(key)
         if found is not None:
             return found
@@ -470,6 +510,8 @@ class _Engine:
                 left = sides.get(hit_key)
                 if left is None:
                     left = sides[hit_key] = self.intern(self.side_left(state, groups, side, members, counts))
+                if apart:
+                    left = self.intern(self.canon.side(left))  # type: ignore[union-attr]
             slot = classes.get(id(left))
             if slot is None:
                 classes[id(left)] = [left, p]

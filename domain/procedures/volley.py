@@ -180,6 +180,28 @@ def _forced(f: Fight, ctx: Context, side: Side) -> tuple[bool, tuple[str, ...]] 
     return found
 
 
+def _default(f: Fight, ctx: Context, side: Side) -> tuple[str, ...]:
+    """HA7: the default casualties alone (what `_forced` gives, without asking whether the
+    rules leave a choice); empty without hits."""
+    groups = tuple((c, n) for s, c, n in f.groups if s == side)
+    if not groups:
+        return ()
+    own = f.side(side)
+    ids = {p.id for p in own}
+    landed = tuple(u for u in f.hits if u in ids)
+    found = ctx.memo.get(("forced", f.kind, own, groups, landed))
+    if found is not None:
+        return found[1]
+    key = ("default", f.kind, own, groups, landed)
+    default = ctx.memo.get(key)
+    if default is None:
+        board = ctx.board(f.pieces)
+        units = [board.units[p.id] for p in own]
+        chosen = hits_rules.allocate(board, f.nation(side), list(groups), units, Counter(landed), None, f.kind == "naval")
+        default = ctx.memo[key] = tuple(chosen)
+    return default
+
+
 def default_casualties(f: Fight, ctx: Context, side: Side) -> list[str]:
     """HA7: the cheapest legal choice within HA4-HA6."""
     forced = _forced(f, ctx, side)
@@ -290,9 +312,7 @@ def left_by_default(f: Fight, ctx: Context, counts: tuple[tuple[int, ...], ...],
     volley's end leave of that side, without the facts."""
     f = _scored(f, ctx, counts)
     taken = Counter(f.hits)
-    forced = _forced(f, ctx, side)
-    if forced is not None:
-        taken.update(forced[1])
+    taken.update(_default(f, ctx, side))
     return tuple(q for p in f.side(side) if (q := _struck(p, taken.get(p.id, 0), ctx)) is not None)
 
 
