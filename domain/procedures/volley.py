@@ -197,7 +197,8 @@ def _default(f: Fight, ctx: Context, side: Side) -> tuple[str, ...]:
     if default is None:
         board = ctx.board(f.pieces)
         units = [board.units[p.id] for p in own]
-        chosen = hits_rules.allocate(board, f.nation(side), list(groups), units, Counter(landed), None, f.kind == "naval")
+        nc6 = f.kind == "naval"
+        chosen = hits_rules.allocate(board, f.nation(side), list(groups), units, Counter(landed), None, nc6)
         default = ctx.memo[key] = tuple(chosen)
     return default
 
