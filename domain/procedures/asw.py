@@ -137,7 +137,7 @@ def decide(
         return evolve(s, step=AswStep.SEARCH, fight=fight, hunters=tuple(ids)), facts
     if s.step == AswStep.VOLLEY:
         assert s.fight is not None
-        return volley.through(s, ctx, volley.decide(s.fight, ctx, choice, side, board), _after_volley)
+        return volley.through(s, ctx, volley.decide(s.fight, ctx, choice, side, board), after_volley)
     if s.step == AswStep.DECIDE:
         assert s.fight is not None
         detected = s.fight.defenders
@@ -163,7 +163,10 @@ def _next_round(s: AswCombat, ctx: Context) -> tuple[AswCombat, Facts]:
     return evolve(s, step=AswStep.VOLLEY, fight=begun[0]), facts + begun[1]
 
 
-def _after_volley(s: AswCombat, ctx: Context) -> tuple[AswCombat, Facts]:
+def after_volley(s: AswCombat, ctx: Context) -> tuple[AswCombat, Facts]:
+    """AS4, AS5: once a volley is over, the submarines left decide whether to submerge while
+    anyone could still fire another round; otherwise the combat ends. A state whose volley is
+    not over is returned as it is."""
     assert s.fight is not None
     if s.fight.step != VolleyStep.DONE:
         return s, ()
@@ -187,7 +190,7 @@ def roll(s: AswCombat, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tup
     """The search (AS2) or a round's volley (AS4), as the number of dice of each group per result."""
     if s.step == AswStep.VOLLEY:
         assert s.fight is not None
-        return volley.through(s, ctx, volley.roll(s.fight, ctx, counts), _after_volley)
+        return volley.through(s, ctx, volley.roll(s.fight, ctx, counts), after_volley)
     if s.step != AswStep.SEARCH:
         raise RuleViolation("AS2", f"the ASW combat waits for {s.step.value}, not dice")
     assert s.fight is not None

@@ -194,7 +194,7 @@ def decide(
         return ns, facts
     if s.step == ConvoyStep.VOLLEY:
         assert s.fight is not None
-        return volley.through(s, ctx, volley.decide(s.fight, ctx, choice, side, board), _after_volley)
+        return volley.through(s, ctx, volley.decide(s.fight, ctx, choice, side, board), after_volley)
     raise RuleViolation("CV7", f"the convoy battle waits for {s.step.value}, not a decision")
 
 
@@ -227,7 +227,9 @@ def _to_table(s: ConvoyBattle, ctx: Context) -> tuple[ConvoyBattle, Facts]:
     return evolve(s, step=ConvoyStep.ENDED, fight=None, result="submarines_sunk"), (Fact("ended", "CV7"),)
 
 
-def _after_volley(s: ConvoyBattle, ctx: Context) -> tuple[ConvoyBattle, Facts]:
+def after_volley(s: ConvoyBattle, ctx: Context) -> tuple[ConvoyBattle, Facts]:
+    """CV4, CV5: once the round's volley is over, the submarines left go on to the convoy
+    table; a state whose volley is not over is returned as it is."""
     assert s.fight is not None
     if s.fight.step != VolleyStep.DONE:
         return s, ()
@@ -276,7 +278,7 @@ def roll(s: ConvoyBattle, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> 
         return evolve(s, step=ConvoyStep.VOLLEY, fight=begun[0], detecting=detecting), facts + begun[1]
     if s.step == ConvoyStep.VOLLEY:
         assert s.fight is not None
-        return volley.through(s, ctx, volley.roll(s.fight, ctx, counts), _after_volley)
+        return volley.through(s, ctx, volley.roll(s.fight, ctx, counts), after_volley)
     total = sum(v * n for g, c in zip(need_.groups, counts, strict=True) for v, n in zip(g.values, c, strict=True))
     destroyed = min(total, s.ntr)
     facts = (Fact("ntr_destroyed", "CV5", (), destroyed, total=total), Fact("ended", "CV7"))

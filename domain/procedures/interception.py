@@ -157,7 +157,7 @@ def decide(
         return _detected(s, ctx, tuple(named), choice is None)
     if s.step == InterceptionStep.VOLLEY:
         assert s.fight is not None
-        return volley.through(s, ctx, volley.decide(s.fight, ctx, choice, side, board), _after_volley)
+        return volley.through(s, ctx, volley.decide(s.fight, ctx, choice, side, board), after_volley)
     if s.step == InterceptionStep.DECIDE:
         assert s.fight is not None
         detected = s.fight.attackers
@@ -211,7 +211,10 @@ def _next_round(s: Interception, ctx: Context) -> tuple[Interception, Facts]:
     return evolve(s, step=InterceptionStep.VOLLEY, fight=begun[0]), facts + begun[1]
 
 
-def _after_volley(s: Interception, ctx: Context) -> tuple[Interception, Facts]:
+def after_volley(s: Interception, ctx: Context) -> tuple[Interception, Facts]:
+    """SM4, SM5: once a volley is over, the submarines left decide while anyone could still
+    fire another round; otherwise the interception is over. A state whose volley is not over
+    is returned as it is."""
     assert s.fight is not None
     if s.fight.step != VolleyStep.DONE:
         return s, ()
@@ -251,7 +254,7 @@ def roll(s: Interception, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> 
     """The search (SM3) or a round's volley (SM4), as the number of dice of each group per result."""
     if s.step == InterceptionStep.VOLLEY:
         assert s.fight is not None
-        return volley.through(s, ctx, volley.roll(s.fight, ctx, counts), _after_volley)
+        return volley.through(s, ctx, volley.roll(s.fight, ctx, counts), after_volley)
     if s.step != InterceptionStep.SEARCH:
         raise RuleViolation("SM3", f"the interception waits for {s.step.value}, not dice")
     check_counts(search_dice(s, ctx)[0], counts)

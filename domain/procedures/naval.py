@@ -105,8 +105,9 @@ def _to_targets(s: NavalBattle, ctx: Context, stage: str) -> tuple[NavalBattle, 
     return evolve(s, fight=fight, step=NavalStep.VOLLEY), facts
 
 
-def _after_volley(s: NavalBattle, ctx: Context) -> tuple[NavalBattle, Facts]:
-    """NC2: opening-fire casualties go before the other units fire; NC3 after the round."""
+def after_volley(s: NavalBattle, ctx: Context) -> tuple[NavalBattle, Facts]:
+    """NC2: opening-fire casualties go before the other units fire; NC3 after the round. A
+    state whose volley is not over is returned as it is."""
     if s.fight.step != VolleyStep.DONE:
         return s, ()
     # Many rolls end in the same position: what follows is worked out once.
@@ -192,7 +193,7 @@ def decide(
     `volley.decide`), or a side's submerging and the attacker's retreat after a round (NC4,
     NC1; `side` is the first waiting side unless named); None takes the default."""
     if s.step == NavalStep.VOLLEY:
-        return volley.through(s, ctx, volley.decide(s.fight, ctx, choice, side, board), _after_volley)
+        return volley.through(s, ctx, volley.decide(s.fight, ctx, choice, side, board), after_volley)
     if s.step != NavalStep.DECIDE:
         raise RuleViolation("NC1", "the battle has ended")
     side = s.waiting[0] if side is None else side
@@ -230,7 +231,7 @@ def decide(
 def roll(s: NavalBattle, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[NavalBattle, Facts]:
     if s.step != NavalStep.VOLLEY or s.fight.step != VolleyStep.FIRE:
         raise RuleViolation("NC3", "the battle does not wait for dice")
-    return volley.through(s, ctx, volley.roll(s.fight, ctx, counts), _after_volley)
+    return volley.through(s, ctx, volley.roll(s.fight, ctx, counts), after_volley)
 
 
 def outcome(s: NavalBattle, ctx: Context) -> Outcome:

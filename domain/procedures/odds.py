@@ -477,7 +477,7 @@ class _Engine:
             # Named canonically before going on, so that parents naming the same position
             # differently share what follows.
             taken = self.canon(taken)
-        child, facts = module_of(state)._after_volley(taken, self.ctx)  # the procedure's own next step
+        child, facts = module_of(state).after_volley(taken, self.ctx)
         settled, more = self.settle(child, named)
         return settled, rounds_in(facts) + more
 
