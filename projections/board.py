@@ -19,10 +19,8 @@ detected, not silently skipped. Every read catches up first, so nobody sees a st
 
 from __future__ import annotations
 
-import gc
 import json
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
@@ -45,6 +43,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection, Engine
 
+from domain.memory import collector_paused
 from projections.positions import turn_number
 from projections.summary import rule_of, summary
 
@@ -175,20 +174,6 @@ _KEY_COLUMNS = {"unit": ("unit_id",), "ntr": ("nation", "zone"), "nation": ("nat
 _RETIRED = ("tracker_phase_index", "tracker_projection_stopped")
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while projecting: a page's events, rows and states are
-    freed by their reference counts, and each full collection in between would walk every
-    object of the process again (a tenth of a rebuild in a process holding much already)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def checkpoint_before(seq: int) -> int:
     """The checkpoint at or before event `seq`: every history row valid after `seq` starts there or later."""
     return seq - seq % CHECKPOINT
@@ -306,7 +291,7 @@ class BoardProjector:
             if position > end:
                 self._log_was_cut(position, end)
                 return 0
-        with _collector_paused():
+        with collector_paused():
             return self._catch_up(progress, batch_size)
 
     def _catch_up(self, progress: Callable[[int], None] | None, batch_size: int) -> int:

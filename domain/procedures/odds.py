@@ -23,6 +23,7 @@ from math import comb, factorial, lcm
 from types import ModuleType
 from typing import Any
 
+from domain.memory import collector_paused
 from domain.procedures import asw, convoy, interception, naval, volley
 from domain.procedures.base import (
     Context,
@@ -586,6 +587,12 @@ def exact_odds(state: State, ctx: Context, policy: Policy | None = None, rounds:
     """The distribution of outcomes from `state` (`rounds`: rounds fought already), every
     branch enumerated. With `exact` the probabilities are fractions; otherwise floats (the
     same enumeration, several times faster on big battles, good to about 1e-15)."""
+    # The engine's tables hold no cycles; a full collection in between would walk them all.
+    with collector_paused():
+        return _enumerated(state, ctx, policy, rounds, exact)
+
+
+def _enumerated(state: State, ctx: Context, policy: Policy | None, rounds: int, exact: bool) -> Odds:
     engine = _Engine(ctx, policy, exact)
     engine.canon = Canon(state)
     root, more = engine.settle(state)
