@@ -177,7 +177,7 @@ def test_every_naval_roll_step_equals_every_face_NC2_NC3_HA1_HA7(
             child = engine.canon(child) if engine.canon else child
             faces[child] = faces.get(child, Fraction(0)) + p
         grouped: dict[Any, Fraction] = {}
-        for (child, _), p in engine.edges[s].items():
+        for (child, _), p in engine.edges[s]:
             grouped[child] = grouped.get(child, Fraction(0)) + p
         assert grouped == faces
         checked += 1

@@ -88,7 +88,7 @@ def test_every_roll_step_under_a_policy_equals_every_face_HA1_HA7(
         if isinstance(odds.need(s, ctx), Ended):
             continue
         grouped: dict[Any, Fraction] = {}
-        for (child, _), p in engine.edges[s].items():
+        for (child, _), p in engine.edges[s]:
             grouped[child] = grouped.get(child, Fraction(0)) + p
         assert grouped == _every_face(ctx, s, policy, canon)
         checked += 1

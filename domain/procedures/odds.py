@@ -338,7 +338,7 @@ class _Engine:
         self.policy = policy
         self.exact = exact
         self.settled: dict[State, tuple[State, int]] = {}
-        self.edges: dict[State, dict[tuple[State, int], Number]] = {}
+        self.edges: dict[State, list[tuple[tuple[State, int], Number]]] = {}
         self.sides: dict[Any, tuple[Piece, ...]] = {}
         self.remains: dict[Any, list[tuple[tuple[Piece, ...], Number]]] = {}
         # What follows a volley: context, then attackers, then defenders left, by identity.
@@ -389,7 +389,9 @@ class _Engine:
         self.settled[state] = (here, rounds)
         return here, rounds
 
-    def expand(self, state: State) -> dict[tuple[State, int], Number]:
+    def expand(self, state: State) -> list[tuple[tuple[State, int], Number]]:
+        """The positions a roll leads to (settled, with the rounds started on the way) and
+        their chances; one position may come more than once (its chances add up)."""
         n = need(state, self.ctx)
         assert isinstance(n, Roll)
         split = _volley_sides(state, n.groups)
@@ -401,11 +403,11 @@ class _Engine:
             settled, more = self.settle(child)
             key = (settled, rounds_in(facts) + more)
             out[key] = out.get(key, 0) + p
-        return out
+        return list(out.items())
 
     def expand_volley(
         self, state: State, groups: tuple[DieGroup, ...], split: list[tuple[Side, list[int]]]
-    ) -> dict[tuple[State, int], Number]:
+    ) -> list[tuple[tuple[State, int], Number]]:
         """A volley's roll by what is left of each side: HA7, each side's losses depend only on
         the hits on it, and F3, NC3, the volley's hits are taken together. So the results are
         the pairs of each side's possible remains, each worked out once."""
@@ -435,9 +437,23 @@ class _Engine:
             denominator = da * dd
         # Keyed by identities: the pairs are many, and what follows is interned (one object per
         # position and rounds). One table per context and attackers, looked up once per row.
-        acc: dict[int, list[Any]] = {}
         rows = followed.setdefault(context, {})
         columns = [(id(defenders), defenders, pd) for defenders, pd in defenders_left]
+        if not denominator:
+            # Floats: a pair's chance is one product, and pairs reaching the same position
+            # (rare: each side's remains are distinct) are added up by the walk itself.
+            edges: list[tuple[tuple[State, int], Number]] = []
+            for attackers, pa in attackers_left:
+                row = rows.setdefault(id(attackers), {})
+                for d, defenders, pd in columns:
+                    found = row.get(d)
+                    if found is None:
+                        found = row[d] = self.intern(self.follow(state, attackers, defenders, apart))
+                    edges.append((found, pa * pd))
+            return edges
+        # Fractions: the pairs reaching one position are added up first, as integers over the
+        # common denominator, so that each edge makes one fraction.
+        acc: dict[int, list[Any]] = {}
         for attackers, pa in attackers_left:
             row = rows.setdefault(id(attackers), {})
             for d, defenders, pd in columns:
@@ -449,9 +465,7 @@ class _Engine:
                     acc[id(found)] = [found, pa * pd]
                 else:
                     slot[1] += pa * pd
-        if denominator:
-            return {found: Fraction(n, denominator) for found, n in acc.values()}
-        return {found: p for found, p in acc.values()}
+        return [(found, Fraction(n, denominator)) for found, n in acc.values()]
 
     def follow(
         self, state: State, attackers: tuple[Piece, ...], defenders: tuple[Piece, ...], named: bool = False
@@ -563,7 +577,7 @@ class _Engine:
                 return iter(())
             if s not in self.edges:
                 self.edges[s] = self.expand(s)
-            return iter([c for c, _ in self.edges[s] if c is not s])
+            return iter([c for (c, _), _p in self.edges[s] if c is not s])
 
         on_path.add(id(root))
         stack.append((root, children(root)))
@@ -601,7 +615,7 @@ def _enumerated(state: State, ctx: Context, policy: Policy | None, rounds: int, 
     # The moments of the rounds (for their mean and deviation) are floats either way, which
     # keeps the fractions to one per edge.
     # Keyed by identity: the states of the walk are interned (`_Engine.order`).
-    mass: dict[int, tuple[Number, float, float]] = {id(root): (one, float(start), float(start * start))}
+    mass: dict[int, list[Any]] = {id(root): [one, float(start), float(start * start)]}
     result = Odds(procedure=module_of(state).__name__.rsplit(".", 1)[-1], truncated=one - one)
     order = engine.order(root)
     result.states = len(order)
@@ -617,7 +631,7 @@ def _enumerated(state: State, ctx: Context, policy: Policy | None, rounds: int, 
         q: Number = one - one
         a = b = 0.0
         leaves = False
-        for (child, d), p in edges.items():
+        for (child, d), p in edges:
             if child is s:
                 q += p
                 a += float(p) * d
@@ -635,13 +649,15 @@ def _enumerated(state: State, ctx: Context, policy: Policy | None, rounds: int, 
             m1 = (m1 + a * m0f) * rf
             m2 = (m2 + 2 * a * m1 + b * m0f) * rf
         m0f = float(m0)
-        for (child, d), p in edges.items():
+        for (child, d), p in edges:
             if child is s:
                 continue
             pf = float(p)
             acc = mass.get(id(child))
-            moments = (p * m0, pf * (m1 + d * m0f), pf * (m2 + 2 * d * m1 + d * d * m0f))
-            mass[id(child)] = (
-                moments if acc is None else (acc[0] + moments[0], acc[1] + moments[1], acc[2] + moments[2])
-            )
+            if acc is None:
+                mass[id(child)] = [p * m0, pf * (m1 + d * m0f), pf * (m2 + 2 * d * m1 + d * d * m0f)]
+            else:
+                acc[0] += p * m0
+                acc[1] += pf * (m1 + d * m0f)
+                acc[2] += pf * (m2 + 2 * d * m1 + d * d * m0f)
     return result
