@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Literal, TypeVar
 
-from domain.board import Board
+from domain.board import Board, Unit
 from domain.errors import RuleViolation
 from domain.procedures.base import (
     SIDES,
@@ -173,11 +173,27 @@ def _forced(f: Fight, ctx: Context, side: Side) -> tuple[bool, tuple[str, ...]] 
         units = [board.units[p.id] for p in own]
         taken = Counter(landed)
         # Both questions walk the same tiers of the same units.
-        tiers = {c: hits_rules.hit_tiers(board, c, units, nc6) for c, _ in groups}
+        tiers = _tiers(f, ctx, own, groups, board)
         default = hits_rules.allocate(board, f.nation(side), list(groups), units, taken, None, nc6, tiers)
         forced = hits_rules.allocation_is_forced(board, list(groups), units, taken, nc6, default, tiers)
         found = ctx.memo[key] = (forced, tuple(default))
     return found
+
+
+def _tiers(
+    f: Fight, ctx: Context, own: tuple[Piece, ...], groups: tuple[tuple[str, int], ...], board: Board
+) -> dict[str, list[list[Unit]]]:
+    """HA4-HA6: the tiers of `own` for each firing class hitting it; they depend on the units
+    alone, not on the hits, so each is worked out once per side and class."""
+    nc6 = f.kind == "naval"
+    out: dict[str, list[list[Unit]]] = {}
+    for c, _ in groups:
+        key = ("tiers", nc6, own, c)
+        found = ctx.memo.get(key)
+        if found is None:
+            found = ctx.memo[key] = hits_rules.hit_tiers(board, c, [board.units[p.id] for p in own], nc6)
+        out[c] = found
+    return out
 
 
 def _default(f: Fight, ctx: Context, side: Side) -> tuple[str, ...]:
@@ -198,7 +214,8 @@ def _default(f: Fight, ctx: Context, side: Side) -> tuple[str, ...]:
         board = ctx.board(f.pieces)
         units = [board.units[p.id] for p in own]
         nc6 = f.kind == "naval"
-        chosen = hits_rules.allocate(board, f.nation(side), list(groups), units, Counter(landed), None, nc6)
+        tiers = _tiers(f, ctx, own, groups, board)
+        chosen = hits_rules.allocate(board, f.nation(side), list(groups), units, Counter(landed), None, nc6, tiers)
         default = ctx.memo[key] = tuple(chosen)
     return default
 
