@@ -341,6 +341,7 @@ class _Engine:
         self.edges: dict[State, list[tuple[tuple[State, int], Number]]] = {}
         self.sides: dict[Any, tuple[Piece, ...]] = {}
         self.remains: dict[Any, list[tuple[tuple[Piece, ...], Number]]] = {}
+        self.scored: dict[Any, tuple[Piece, ...]] = {}
         # What follows a volley: context, then attackers, then defenders left, by identity.
         self.followed: dict[int, dict[int, dict[int, tuple[State, int]]]] = {}
         self.interned: dict[Any, Any] = {}
@@ -524,7 +525,16 @@ class _Engine:
                 hit_key = (key[:4], hits)
                 left = sides.get(hit_key)
                 if left is None:
-                    left = sides[hit_key] = self.intern(self.side_left(state, groups, side, members, counts))
+                    # The volley scores hits per effect (`volley._scored`), whatever the groups
+                    # they came from: rolls alike in the hits on this side share what is left.
+                    total: dict[tuple[str, ...], int] = {}
+                    for e, n in hits:
+                        total[e] = total.get(e, 0) + n
+                    same = (key[:4], tuple(sorted(total.items())))
+                    left = self.scored.get(same)
+                    if left is None:
+                        left = self.scored[same] = self.intern(self.side_left(state, groups, side, members, counts))
+                    sides[hit_key] = left
                 if apart:
                     left = self.intern(self.canon.side(left))  # type: ignore[union-attr]
             slot = classes.get(id(left))
