@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
 
-from domain.board import Board
+from domain.board import Board, Unit
 from domain.dice import clamp_target
 from domain.procedures.base import (
     SIDES,
@@ -163,11 +163,15 @@ def _volley(f: Fight, ctx: Context, stage: Stage, board: Board) -> tuple[Firer, 
                         fire.append(Firer(s.id, side == "attacker", legal))
         return tuple(fire)
     for side in SIDES:
-        enemies = [units[p.id] for p in f.side(other(side))]
+        enemy_pieces = f.side(other(side))
+        enemies: list[Unit] | None = None
         # Whether a unit fires and at what (NC2, NC3, HA1-HA4, NC6) depends on its type and its
-        # nation's technology alone, not on which unit of the type it is: worked out once per
-        # volley.
-        reach: dict[tuple[str, str], tuple[bool, tuple[str, ...] | None]] = {}  # fires, legal targets
+        # nation's technology (the context's) and on the enemies, not on which unit of the
+        # type it is nor on the rest of its side: worked out once per side and enemies.
+        reach_key = ("reach", side, enemy_pieces)
+        reach: dict[tuple[str, str], tuple[bool, tuple[str, ...] | None]] | None = ctx.memo.get(reach_key)
+        if reach is None:
+            reach = ctx.memo[reach_key] = {}  # fires, legal targets
         for p in f.side(side):
             opened = p.id in f.opening
             if (stage == "opening" and not opened) or (stage == "main" and opened):
@@ -176,6 +180,8 @@ def _volley(f: Fight, ctx: Context, stage: Stage, board: Board) -> tuple[Firer, 
             kind = (u.type, u.nation)
             found = reach.get(kind)
             if found is None:
+                if enemies is None:
+                    enemies = [units[e.id] for e in enemy_pieces]
                 if combat.fire_roll(board, u, side == "attacker").target <= 0:
                     found = reach[kind] = (False, None)
                 elif hits_rules.is_selective(board, u):
