@@ -257,7 +257,8 @@ def _fire_dice(f: Fight, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die,
         else:
             hit_side = other(side)
             effect = ("class", hit_side, board.unit_type(board.units[x.unit]).unit_class)
-            caps[effect] = sum(hits_rules.hits_to_sink(board, board.units[p.id]) for p in f.side(hit_side))
+            if effect not in caps:
+                caps[effect] = sum(hits_rules.hits_to_sink(board, board.units[p.id]) for p in f.side(hit_side))
             die = Die(x.unit, spec, 0)
         keyed.append(((effect, target), die))
     return grouped(keyed, faces, caps)
