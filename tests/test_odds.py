@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from domain.procedures import odds
 from domain.procedures.base import Context, Decision, Ended, Outcome
+from domain.procedures.canon import Canon
 from tests.odds_positions import TOP, asw_combat, context, convoy_battle, interception_of, naval_battle
 from tests.support import advance as advance_passing
 from tracker.application import Tracker
@@ -164,7 +165,7 @@ def test_every_naval_roll_step_equals_every_face_NC2_NC3_HA1_HA7(
     ctx = context(tech)
     state = naval_battle(ctx, attackers, defenders)
     engine = odds._Engine(ctx, None)
-    engine.canon = odds.Canon(state)
+    engine.canon = Canon(state)
     root, _ = engine.settle(state)
     order = engine.order(root)
     checked = 0
@@ -173,7 +174,7 @@ def test_every_naval_roll_step_equals_every_face_NC2_NC3_HA1_HA7(
             continue
         faces: dict[Any, Fraction] = {}
         for child, p in _every_face(ctx, s):
-            # The enumerator names each position's units canonically (`odds.Canon`).
+            # The enumerator names each position's units canonically (`Canon`).
             child = engine.canon(child) if engine.canon else child
             faces[child] = faces.get(child, Fraction(0)) + p
         grouped: dict[Any, Fraction] = {}

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from domain.procedures import odds, policies
 from domain.procedures.base import Decision, Ended
+from domain.procedures.canon import Canon
 from domain.procedures.volley import Fight, VolleyStep
 from tests.odds_positions import context, fleet, naval_battle
 from tests.support import advance as advance_passing
@@ -31,7 +32,7 @@ def _settle(ctx: Any, state: Any, policy: odds.Policy) -> Any:
     return state
 
 
-def _every_face(ctx: Any, state: Any, policy: odds.Policy, canon: odds.Canon) -> dict[Any, Fraction]:
+def _every_face(ctx: Any, state: Any, policy: odds.Policy, canon: Canon) -> dict[Any, Fraction]:
     """The roll `state` waits for, every die on every face, each child settled under `policy`."""
     from itertools import product
 
@@ -80,7 +81,7 @@ def test_every_roll_step_under_a_policy_equals_every_face_HA1_HA7(
     policy = view.policy("default", targets, casualties, ctx)  # type: ignore[arg-type]
     assert policy is not None
     engine = odds._Engine(ctx, policy)
-    engine.canon = canon = odds.Canon(state)
+    engine.canon = canon = Canon(state)
     root, _ = engine.settle(state)
     order = engine.order(root)
     checked = 0

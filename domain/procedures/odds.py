@@ -17,9 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cache
-from itertools import product
-from math import comb, factorial, lcm
+from math import lcm
 from types import ModuleType
 from typing import Any
 
@@ -38,10 +36,11 @@ from domain.procedures.base import (
     Side,
     evolve,
 )
+from domain.procedures.canon import Canon
+from domain.procedures.chances import Number, branches
 
 State = Any  # one of the procedure states: NavalBattle, ConvoyBattle, AswCombat, Interception
 Policy = Callable[[State, Decision], object | None]  # None: the tracker's default
-Number = Fraction | float  # a probability: exact, or a float when exactness is not asked for
 
 _MODULES: dict[type, ModuleType] = {
     naval.NavalBattle: naval,
@@ -101,87 +100,6 @@ def rounds_in(facts: Facts) -> int:
     return sum(1 for f in facts if f.kind == "round")
 
 
-@cache
-def _binomial(n: int, p: Number, exact: bool) -> tuple[Number, ...]:
-    # `exact` is part of the key: 1/2 and 0.5 are equal keys, and a float must not come back
-    # where a fraction was asked for.
-    q = 1 - p
-    return tuple(comb(n, k) * p**k * q ** (n - k) for k in range(n + 1))
-
-
-def _convolve(a: tuple[Number, ...], b: tuple[Number, ...], cap: int) -> tuple[Number, ...]:
-    out = [a[0] * 0] * (min(len(a) + len(b) - 2, cap) + 1)
-    for i, x in enumerate(a):
-        if not x:
-            continue
-        for j, y in enumerate(b):
-            if y:
-                out[min(i + j, cap)] += x * y
-    return tuple(out)
-
-
-def _compositions(n: int, parts: int) -> Iterator[tuple[int, ...]]:
-    if parts == 1:
-        yield (n,)
-        return
-    for k in range(n + 1):
-        for rest in _compositions(n - k, parts - 1):
-            yield (k, *rest)
-
-
-def branches(groups: tuple[DieGroup, ...], exact: bool = True) -> list[tuple[tuple[tuple[int, ...], ...], Number]]:
-    """Every distinguishable result of a roll step with its chance (a fraction, or with `exact`
-    false a float): the dice of each group counted per result. Success-or-failure groups with
-    the same effect are pooled (only their total matters), and totals beyond what can change
-    anything are merged."""
-    one: Number = Fraction(1) if exact else 1.0
-    pools: dict[tuple[str, ...], list[int]] = {}
-    for i, g in enumerate(groups):
-        if g.kind != "table":
-            pools.setdefault(g.effect, []).append(i)
-    axes: list[list[tuple[dict[int, tuple[int, ...]], Number]]] = []
-    for effect, members in pools.items():
-        total = sum(groups[i].count for i in members)
-        cap = min([total, *(limit for i in members if (limit := groups[i].cap) is not None)])
-        dist: tuple[Number, ...] = (one,)
-        for i in members:
-            dist = _convolve(dist, _binomial(groups[i].count, groups[i].chances[1] * one, exact), cap)
-        options = []
-        for t, p in enumerate(dist):
-            if not p:
-                continue
-            counts: dict[int, tuple[int, ...]] = {}
-            left = t
-            for i in members:
-                k = min(left, groups[i].count)
-                counts[i] = (groups[i].count - k, k)
-                left -= k
-            options.append((counts, p))
-        axes.append(options)
-        del effect
-    for i, g in enumerate(groups):
-        if g.kind != "table":
-            continue
-        chances = tuple(c * one for c in g.chances)
-        options = []
-        for split in _compositions(g.count, len(chances)):
-            p = factorial(g.count) * one
-            for k, c in zip(split, chances, strict=True):
-                p = p / factorial(k) * c**k
-            if p:
-                options.append(({i: split}, p))
-        axes.append(options)
-    result = []
-    for combo in product(*axes):
-        counts_all: dict[int, tuple[int, ...]] = {}
-        p = one
-        for counts, q in combo:
-            counts_all.update(counts)
-            p *= q
-        result.append((tuple(counts_all[i] for i in range(len(groups))), p))
-    return result
-
-
 @dataclass
 class Odds:
     """The distribution of a procedure's outcomes, with the moments of the rounds fought.
@@ -214,122 +132,6 @@ class Odds:
         mean = sum(m[1] for m in self.outcomes.values())
         square = sum(m[2] for m in self.outcomes.values())
         return mean, square - mean**2
-
-
-class Canon:
-    """Order-preserving renaming of units, so that positions alike but for which unit of a type
-    is which are one state.
-
-    Units of one nation and type are renamed to the last names of that type in the root
-    position, keeping their order (the defaults lose and target the first names first, so
-    most positions are already in this form). The rules read a unit's ID only to tell units apart and to
-    break ties by ID, so a renaming that keeps every comparison between IDs gives a position
-    with the same future. That holds when the IDs of each nation and type are contiguous in
-    the sorted IDs of the root (so renaming within a type never crosses another type's IDs);
-    otherwise nothing is renamed."""
-
-    def __init__(self, root: State) -> None:
-        pieces: dict[str, Piece] = {}
-        _collect_pieces(root, pieces)
-        ordered = sorted(pieces)
-        kinds = [(pieces[u].nation, pieces[u].type) for u in ordered]
-        runs = [k for i, k in enumerate(kinds) if i == 0 or kinds[i - 1] != k]
-        self.active = len(runs) == len(set(runs)) and len(ordered) > 1
-        self.kind_of = {u: (p.nation, p.type) for u, p in pieces.items()}
-        self.names: dict[tuple[str, str], list[str]] = {}
-        for u in ordered:
-            self.names.setdefault(self.kind_of[u], []).append(u)
-        self.memo: dict[State, State] = {}
-        self.sides: dict[tuple[Piece, ...], tuple[Piece, ...]] = {}
-        self.outside: dict[int, bool] = {}
-
-    def side(self, pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
-        """One side's units named as `__call__` names them in a position where no other unit of
-        their kinds is named (see `apart`): by the side's own IDs alone."""
-        found = self.sides.get(pieces)
-        if found is None:
-            found = self.sides[pieces] = _rename(pieces, self.mapping({p.id for p in pieces}))
-        return found
-
-    def apart(self, context: State, sides: tuple[tuple[Piece, ...], ...]) -> bool:
-        """Whether `sides` can be named one by one (`side`): renaming is on, and no unit of a
-        kind of theirs is named in `context` (the position without them) or on another side."""
-        if not self.active:
-            return False
-        found = self.outside.get(id(context))
-        if found is None:
-            seen: set[str] = set()
-            _collect_ids(context, self.kind_of, seen)
-            found = self.outside[id(context)] = not seen
-        if not found:
-            return False
-        kinds = [{self.kind_of[p.id] for p in pieces} for pieces in sides]
-        return all(not (a & b) for i, a in enumerate(kinds) for b in kinds[i + 1 :])
-
-    def mapping(self, seen: set[str]) -> dict[str, str]:
-        """The renaming of the IDs `seen` in a position: each kind's, in order, to the last
-        names of that kind in the root position."""
-        by_kind: dict[tuple[str, str], list[str]] = {}
-        for u in sorted(seen):
-            by_kind.setdefault(self.kind_of[u], []).append(u)
-        return {
-            old: new
-            for kind, ids in by_kind.items()
-            for old, new in zip(ids, self.names[kind][len(self.names[kind]) - len(ids) :], strict=True)
-            if old != new
-        }
-
-    def __call__(self, state: State) -> State:
-        if not self.active:
-            return state
-        found = self.memo.get(state)
-        if found is not None:
-            return found
-        seen: set[str] = set()
-        _collect_ids(state, self.kind_of, seen)
-        mapping = self.mapping(seen)
-        found = _rename(state, mapping) if mapping else state
-        self.memo[state] = found
-        return found
-
-
-def _collect_pieces(x: object, out: dict[str, Piece]) -> None:
-    if isinstance(x, Piece):
-        out[x.id] = x
-    elif type(x) is tuple:
-        for y in x:
-            _collect_pieces(y, out)
-    elif hasattr(x, "__dataclass_fields__"):
-        for name in x.__dataclass_fields__:
-            _collect_pieces(getattr(x, name), out)
-
-
-def _collect_ids(x: object, known: dict[str, Any], out: set[str]) -> None:
-    if type(x) is str:
-        if x in known:
-            out.add(x)
-    elif isinstance(x, Piece):
-        out.add(x.id)
-    elif type(x) is tuple:
-        for y in x:
-            _collect_ids(y, known, out)
-    elif hasattr(x, "__dataclass_fields__"):
-        for name in x.__dataclass_fields__:
-            _collect_ids(getattr(x, name), known, out)
-
-
-def _rename(x: Any, mapping: dict[str, str]) -> Any:
-    if type(x) is str:
-        return mapping.get(x, x)
-    if isinstance(x, Piece):
-        new = mapping.get(x.id)
-        return x if new is None else x._replace(id=new)
-    if type(x) is tuple:
-        return tuple(_rename(y, mapping) for y in x)
-    if hasattr(x, "__dataclass_fields__"):
-        fields = x.__dataclass_fields__
-        return evolve(x, **{name: _rename(getattr(x, name), mapping) for name in fields})
-    return x
 
 
 class _Engine:
