@@ -304,7 +304,13 @@ def summary(odds: Odds) -> dict[str, Any]:
 
 
 def _left(left: dict[str, int]) -> str:
-    return ", ".join(plural(n, t) for t, n in left.items()) or "none"
+    """Units left by type: "2 battleships (damaged), 1 cruiser" (the outcome's keys name a
+    damaged capital ship "battleship (damaged)")."""
+    words = []
+    for t, n in left.items():
+        unit_type, damaged, _ = t.partition(" (damaged)")
+        words.append(plural(n, unit_type) + (" (damaged)" if damaged else ""))
+    return ", ".join(words) or "none"
 
 
 def choices(targets: Mapping[Side, str], casualties: Mapping[Side, str], after_round: str) -> dict[str, Any]:
