@@ -326,3 +326,63 @@ def test_the_readme_odds_example_prints_what_the_readme_shows(tmp_path: Path) ->
     out = run(str(tmp_path / "none.db"), *command.split()[1:])
     for line in shown:
         assert line in " ".join(out.split()) or line in out, line
+
+
+def test_an_enumeration_stops_at_its_limit_of_positions_and_names_it() -> None:
+    """A battle beyond the limit is refused, not left to run for minutes; at the limit it runs
+    to the end, telling how far it got now and then."""
+    ctx = context()
+    attackers = {"battleship": 1, "cruiser": 1, "destroyer": 2, "submarine": 1, "fighter": 1}
+    defenders = {"battleship": 1, "aircraft_carrier": 1, "cruiser": 1, "destroyer": 2, "submarine": 1}
+    state = naval_battle(ctx, attackers, defenders)
+    seen: list[int] = []
+    full = odds.exact_odds(state, ctx, exact=False, progress=seen.append)
+    assert full.states > 256 and seen and seen == sorted(seen) and all(n % 256 == 0 for n in seen)
+    with pytest.raises(odds.TooManyPositions, match="over 100 positions with dice to roll"):
+        odds.exact_odds(state, ctx, exact=False, limit=100)
+    assert odds.exact_odds(state, ctx, exact=False, limit=full.states).outcomes == full.outcomes
+
+
+def test_odds_beyond_max_positions_are_refused_in_one_line_exit_1(tmp_path: Path) -> None:
+    forces = ["--attacker", "Germany:cruiser=2,destroyer=2", "--defender", "Britain:cruiser=2,destroyer=2"]
+    out = run(str(tmp_path / "none.db"), "odds", "naval", *forces, "--max-positions", "3", code=1)
+    assert out.count("\n") == 1 and "over 3 positions" in out and "--max-positions" in out, out
+    assert "Traceback" not in out
+    out = run(str(tmp_path / "none.db"), "odds", "naval", *forces, "--max-positions", "0", code=2)
+    assert "--max-positions" in out
+
+
+def test_a_long_enumeration_shows_a_running_count_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    from tracker.cli_common import counting
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    for stream, expect in ((Terminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(sys, "stderr", stream)
+        with counting("Positions enumerated") as shown:
+            shown(1024)
+        text = stream.getvalue()
+        assert ("\rPositions enumerated: 1,024" in text) is expect
+        assert text.endswith("\r\033[K") is expect
+
+
+def test_max_positions_cannot_be_given_through_a_server() -> None:
+    """One player's command must not hold a league server's thread and memory for minutes."""
+    from domain.errors import InputError
+    from tracker.server.commands import check_args
+
+    assert check_args(["odds", "naval", "--attacker", "Germany:cruiser=1"])
+    for args in (["odds", "naval", "--max-positions", "999999"], ["odds", "naval", "--max-positions=999999"]):
+        with pytest.raises(InputError, match="--max-positions cannot be given through a server"):
+            check_args(args)
+
+
+def test_damaged_capital_ships_left_read_in_the_plural_F3(tmp_path: Path) -> None:
+    forces = ["--attacker", "Germany:battleship=2,destroyer=1", "--defender", "Britain:cruiser=2"]
+    out = run(str(tmp_path / "none.db"), "odds", "naval", *forces)
+    assert "2 battleships (damaged)" in out and "(damaged)s" not in out, out

@@ -131,6 +131,26 @@ def progress(length: int, label: str) -> Iterator[Callable[[int], None]]:
         yield bar.update
 
 
+@contextmanager
+def counting(label: str) -> Iterator[Callable[[int], None]]:
+    """A running count on stderr for long work of unknown length ("label: 1,024"), cleared when
+    it ends, when stderr is a terminal; nothing at all in a script or a pipe."""
+    if not sys.stderr.isatty():
+        yield lambda _n: None
+        return
+    shown = [False]
+
+    def update(n: int) -> None:
+        click.echo(f"\r{label}: {n:,}", nl=False, err=True)
+        shown[0] = True
+
+    try:
+        yield update
+    finally:
+        if shown[0]:
+            click.echo("\r\033[K", nl=False, err=True)
+
+
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import click
 
 from domain.errors import InputError
-from tracker.cli_common import Context, emit_json, json_option
+from tracker.cli_common import Context, counting, emit_json, json_option
+
+# A mixed 10 v 10 naval battle reaches some 3,500 positions with dice to roll and takes a few
+# seconds; time grows faster than the positions (each has more successors in a bigger battle).
+MAX_POSITIONS = 20_000
+MAX_POSITIONS_CEILING = 1_000_000
 
 
 @click.command(name="odds")
@@ -43,6 +48,13 @@ from tracker.cli_common import Context, emit_json, json_option
 @click.option(
     "--exact", is_flag=True, help="Compute in fractions (slower on big battles); print them and every outcome."
 )
+@click.option(
+    "--max-positions",
+    type=click.IntRange(1, MAX_POSITIONS_CEILING),
+    default=MAX_POSITIONS,
+    show_default=True,
+    help="Stop with an error beyond this many positions with dice to roll (time and memory grow with them).",
+)
 @json_option
 @click.pass_obj
 def odds(
@@ -58,6 +70,7 @@ def odds(
     targets: tuple[str, ...],
     casualties: tuple[str, ...],
     exact: bool,
+    max_positions: int,
     as_json: bool,
 ) -> None:
     """Exact odds: every outcome with its probability, expected values and standard deviations.
@@ -71,7 +84,7 @@ def odds(
     Example: tracker odds naval --attacker Germany:battleship=1,destroyer=2 --defender Britain:cruiser=2
     """
     from domain.procedures import policies
-    from domain.procedures.odds import exact_odds
+    from domain.procedures.odds import TooManyPositions, exact_odds
     from domain.ruleset import load_ruleset
     from tracker import odds as view
 
@@ -101,7 +114,12 @@ def odds(
         raise InputError(f"give a battle number or one of {', '.join(view.PROCEDURES)}, got {what!r}")
     aims = view.parse_choices("--targets", targets, policies.TARGETS, pctx.ruleset)
     losses = view.parse_choices("--casualties", casualties, policies.CASUALTIES, None)
-    result = exact_odds(state, pctx, view.policy(after_round, aims, losses, pctx), rounds, exact=exact)
+    chosen = view.policy(after_round, aims, losses, pctx)
+    try:
+        with counting("Positions enumerated") as shown:
+            result = exact_odds(state, pctx, chosen, rounds, exact, max_positions, shown)
+    except TooManyPositions as e:
+        raise TooManyPositions(e.limit, "fewer units, or a higher --max-positions") from None
     data = view.summary(result)
     data["choices"] = view.choices(aims, losses, after_round)
     if as_json:

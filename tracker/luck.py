@@ -28,10 +28,13 @@ METRICS = (
     ("hits", "hits scored"),
 )
 # Exact odds of a battle from its first roll are skipped beyond this many units a side, or
-# beyond this many positions by type and damage (a mixed 10 v 10 naval battle has some
-# 280,000 and takes about ten seconds of CPU; every turn report carries the battles' luck).
+# beyond this many positions by type and damage (a bound: a mixed 10 v 10 naval battle has
+# some 280,000, reaches about 3,500 with dice to roll and takes some five seconds of CPU;
+# every turn report carries the battles' luck), or when the enumeration meets more than
+# MAX_ENUMERATED positions with dice to roll after all.
 MAX_UNITS = 20
 MAX_POSITIONS = 100_000
+MAX_ENUMERATED = 5_000
 
 
 def positions(ruleset: Ruleset, units: Iterable[Any]) -> int:
@@ -167,7 +170,7 @@ def _plain(cell: dict[str, list[Fraction]]) -> dict[str, dict[str, float]]:
 
 def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) -> dict[str, Any] | None:
     """The exact odds of one battle from its first roll, its actual result and percentile."""
-    from domain.procedures.odds import exact_odds
+    from domain.procedures.odds import TooManyPositions, exact_odds
     from domain.procedures.position import from_battle
 
     rolls = [r for r in b["rolls"] if not r.get("undone_by")]
@@ -185,7 +188,10 @@ def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) ->
     if positions(board.ruleset, here) > MAX_POSITIONS:
         return None
     state, ctx, done = from_battle(board, state_b, frozenset(c.committed))
-    odds = exact_odds(state, ctx, None, done, exact=False)
+    try:
+        odds = exact_odds(state, ctx, None, done, exact=False, limit=MAX_ENUMERATED)
+    except TooManyPositions:
+        return None
     actual = {"attacker_units_lost": 0, "defender_units_lost": 0}
     for cas in b["casualties"]:
         if cas.get("undone_by") or cas["result"] != "sunk" or cas["seq"] < first:

@@ -21,6 +21,7 @@ from math import lcm
 from types import ModuleType
 from typing import Any
 
+from domain.errors import TrackerError
 from domain.memory import collector_paused
 from domain.procedures import asw, convoy, interception, naval, volley
 from domain.procedures.base import (
@@ -149,6 +150,8 @@ class _Engine:
         self.interned: dict[Any, Any] = {}
         self.branched: dict[tuple[Any, ...], list[tuple[tuple[tuple[int, ...], ...], Number]]] = {}
         self.canon: Canon | None = None
+        self.limit: int | None = None
+        self.progress: Callable[[int], None] | None = None
 
     def chances(self, groups: tuple[DieGroup, ...]) -> list[tuple[tuple[tuple[int, ...], ...], Number]]:
         """`branches`, once per roll alike, in the engine's numbers. Rolls alike but for what
@@ -388,7 +391,11 @@ class _Engine:
             if waits(s) == "ended":
                 return iter(())
             if s not in self.edges:
+                if self.limit is not None and len(self.edges) >= self.limit:
+                    raise TooManyPositions(self.limit)
                 self.edges[s] = self.expand(s)
+                if self.progress is not None and len(self.edges) % 256 == 0:
+                    self.progress(len(self.edges))
             return iter([c for (c, _), _p in self.edges[s] if c is not s])
 
         on_path.add(id(root))
@@ -409,18 +416,47 @@ class _Engine:
         return post[::-1]
 
 
-def exact_odds(state: State, ctx: Context, policy: Policy | None = None, rounds: int = 0, exact: bool = True) -> Odds:
+class TooManyPositions(TrackerError):
+    """An enumeration stopped at its limit of positions (each with a roll to enumerate)."""
+
+    def __init__(self, limit: int, hint: str = "") -> None:
+        message = f"this battle reaches over {limit:,} positions with dice to roll, the limit of exact odds"
+        super().__init__(f"{message}: {hint}" if hint else message)
+        self.limit = limit
+
+
+def exact_odds(
+    state: State,
+    ctx: Context,
+    policy: Policy | None = None,
+    rounds: int = 0,
+    exact: bool = True,
+    limit: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Odds:
     """The distribution of outcomes from `state` (`rounds`: rounds fought already), every
     branch enumerated. With `exact` the probabilities are fractions; otherwise floats (the
-    same enumeration, several times faster on big battles, good to about 1e-15)."""
+    same enumeration, several times faster on big battles, good to about 1e-15).
+
+    `limit`: the most positions with a roll to enumerate (TooManyPositions beyond; time and
+    memory grow with them); `progress` is told how many so far, now and then."""
     # The engine's tables hold no cycles; a full collection in between would walk them all.
     with collector_paused():
-        return _enumerated(state, ctx, policy, rounds, exact)
+        return _enumerated(state, ctx, policy, rounds, exact, limit, progress)
 
 
-def _enumerated(state: State, ctx: Context, policy: Policy | None, rounds: int, exact: bool) -> Odds:
+def _enumerated(
+    state: State,
+    ctx: Context,
+    policy: Policy | None,
+    rounds: int,
+    exact: bool,
+    limit: int | None,
+    progress: Callable[[int], None] | None,
+) -> Odds:
     engine = _Engine(ctx, policy, exact)
     engine.canon = Canon(state)
+    engine.limit, engine.progress = limit, progress
     root, more = engine.settle(state)
     start = rounds + more
     one: Number = Fraction(1) if exact else 1.0

@@ -54,6 +54,9 @@ def check_args(args: Any) -> list[str]:
         allowed = ", ".join(sorted(REMOTE))
         raise InputError(f"{args[0][:60]!r} cannot be run through a server (commands: {allowed})")
     for a in args:
+        if a == "--max-positions" or a.startswith("--max-positions="):
+            # One command must not hold a server's thread and memory for minutes.
+            raise InputError("--max-positions cannot be given through a server: it keeps exact odds to its default")
         if a in REFUSED_OPTIONS or any(a.startswith(o + "=") for o in REFUSED_OPTIONS if o.startswith("--")):
             raise InputError(f"{a.split('=')[0]} cannot be given through a server: output goes to the terminal")
     return args
