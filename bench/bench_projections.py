@@ -57,8 +57,10 @@ from sqlalchemy import delete, func, select
 
 from domain.errors import InputError
 from projections import board as projection_board
+from projections import schema as projection_schema
 from projections import views as projection_views
-from projections.board import VIEWS, BoardProjector, tracking
+from projections.board import BoardProjector
+from projections.schema import VIEWS, tracking
 from projections.views import seq_at_end_of
 from tracker.application import SNAPSHOT_INTERVAL, Tracker
 from tracker.views import board_now
@@ -112,7 +114,7 @@ def prepare(db: Path, n: int, batch: int) -> dict[str, Any]:
 def drop_projections(db: Path) -> None:
     """Drop the projection tables (also copes with a schema changed since the last run)."""
     with Tracker(str(db)) as t:
-        projection_board.metadata.drop_all(t.engine)
+        projection_schema.metadata.drop_all(t.engine)
 
 
 # ----- (b) rebuild and raw read -----

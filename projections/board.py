@@ -15,43 +15,29 @@ Each campaign is projected on its own: an event that cannot be read, applied or 
 that campaign's projections (recorded with the reason, reported by every read of it) and
 never the others'. A log that was cut after it was projected (rows deleted, ids reused) is
 detected, not silently skipped. Every read catches up first, so nobody sees a stale board.
+
+The tables are in `projections.schema`, the batched writes of a page in `projections.batch`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import (
-    Column,
-    Index,
-    Integer,
-    MetaData,
-    PrimaryKeyConstraint,
-    String,
-    Table,
-    Text,
-    bindparam,
-    delete,
-    insert,
-    select,
-    update,
-)
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 
 from domain.memory import collector_paused
+from projections.batch import Batch
 from projections.positions import turn_number
+from projections.schema import HISTORIES, NAME, SCHEMA, VIEWS, campaigns, ensure_schema, tracking
 from projections.summary import rule_of, summary
 
 __all__ = ["turn_number"]
 
-NAME = "board"
-# Bumped whenever a view changes shape: older views are dropped and rebuilt from the log.
-SCHEMA = 3
 BATCH = 500
 REBUILD_BATCH = 5000
 CHECKPOINT = 500
@@ -83,95 +69,8 @@ _BOARD_PARTS = {
 }
 ASKED = "ActionAsked"
 _BATTLE_STARTS = frozenset({"ConvoyAttackDeclared", "InterceptionStarted", "AswCombatStarted", "NavalBattleStarted"})
-
-
-def _without_rowid(*args: Any, **kwargs: Any) -> Table:
-    # On SQLite the primary key is then the table itself: no second copy of every key.
-    return Table(*args, sqlite_with_rowid=False, **kwargs)
-
-
-metadata = MetaData()
-tracking = Table(
-    "tracker_projection_tracking",
-    metadata,
-    Column("name", String(32), primary_key=True),
-    Column("notification_id", Integer, nullable=False),
-    Column("schema", Integer, nullable=False),
-)
-campaigns = Table(
-    "tracker_projection_campaigns",
-    metadata,
-    Column("key", Integer, primary_key=True, autoincrement=True),
-    Column("campaign_id", String(36), nullable=False, unique=True),
-    Column("last_seq", Integer, nullable=False),
-    Column("last_hash", String(64), nullable=False),
-    Column("stopped_seq", Integer),
-    Column("problem", Text),
-)
-event_index = _without_rowid(
-    "tracker_event_index",
-    metadata,
-    Column("c", Integer, nullable=False),
-    Column("seq", Integer, nullable=False),
-    Column("turn", Integer, nullable=False),
-    Column("round", Integer, nullable=False),
-    Column("nation", String(100), nullable=False),
-    Column("phase", String(40), nullable=False),
-    Column("kind", String(40), nullable=False),
-    Column("rule", String(10)),
-    Column("battle", Integer),
-    Column("zones", Text, nullable=False),  # "|zone|zone|" for LIKE filters
-    Column("nations", Text, nullable=False),  # "|nation|nation|"
-    Column("summary", Text, nullable=False),
-    Column("undone_by", Integer),
-    PrimaryKeyConstraint("c", "seq"),
-    Index("tracker_event_index_turn", "c", "turn", "seq"),
-)
-unit_history = _without_rowid(
-    "tracker_unit_history",
-    metadata,
-    Column("c", Integer, nullable=False),
-    Column("from_seq", Integer, nullable=False),
-    Column("unit_id", String(40), nullable=False),
-    Column("type", String(40), nullable=False),
-    Column("nation", String(100), nullable=False),
-    Column("zone", String(100), nullable=False),
-    Column("damage", Integer, nullable=False),
-    Column("to_seq", Integer),
-    PrimaryKeyConstraint("c", "from_seq", "unit_id"),
-)
-ntr_history = _without_rowid(
-    "tracker_ntr_history",
-    metadata,
-    Column("c", Integer, nullable=False),
-    Column("from_seq", Integer, nullable=False),
-    Column("nation", String(100), nullable=False),
-    Column("zone", String(100), nullable=False),
-    Column("count", Integer, nullable=False),
-    Column("to_seq", Integer),
-    PrimaryKeyConstraint("c", "from_seq", "nation", "zone"),
-)
-nation_history = _without_rowid(
-    "tracker_nation_history",
-    metadata,
-    Column("c", Integer, nullable=False),
-    Column("from_seq", Integer, nullable=False),
-    Column("nation", String(100), nullable=False),
-    Column("balance", Integer, nullable=False),
-    Column("ntr_lost", Integer, nullable=False),
-    Column("tech", Text, nullable=False),  # JSON {technology: level}
-    Column("to_seq", Integer),
-    PrimaryKeyConstraint("c", "from_seq", "nation"),
-)
-_INDEX_COLUMNS = tuple(c.name for c in event_index.columns)
-assert _INDEX_COLUMNS[1] == "seq" and _INDEX_COLUMNS[-1] == "undone_by"
-VIEWS = (campaigns, event_index, unit_history, ntr_history, nation_history)
-HISTORIES = {"unit": unit_history, "ntr": ntr_history, "nation": nation_history}
-_HISTORY_COLUMNS = {name: tuple(c.name for c in table.columns) for name, table in HISTORIES.items()}
-_history_values = {name: itemgetter(*columns) for name, columns in _HISTORY_COLUMNS.items()}
+# The columns that name a history row's unit, NTR or nation.
 _KEY_COLUMNS = {"unit": ("unit_id",), "ntr": ("nation", "zone"), "nation": ("nation",)}
-# Views of earlier schemas, dropped on upgrade.
-_RETIRED = ("tracker_phase_index", "tracker_projection_stopped")
 
 
 def checkpoint_before(seq: int) -> int:
@@ -407,7 +306,7 @@ class BoardProjector:
         f = self.followed.get(cid)
         if f is None or f.agg is None or f.agg.version != first - 1:
             f = self._follow(conn, cid, first, known)
-        batch = _Batch(f.key)
+        batch = Batch(f.key)
         for n in items:
             self._project(batch, f, n)
         batch.flush(conn)
@@ -461,7 +360,7 @@ class BoardProjector:
         f.battle_zone = {b["id"]: b["zone"] for b in agg.battles.values()}
         return f
 
-    def _project(self, batch: _Batch, f: _Followed, notification: Any) -> None:
+    def _project(self, batch: Batch, f: _Followed, notification: Any) -> None:
         seq = notification.originator_version
         try:
             event = self.decode(notification)
@@ -492,7 +391,7 @@ class BoardProjector:
                     nations.add(u["nation"])
                 elif unit in f.rows["unit"]:
                     nations.add(f.rows["unit"][unit][1])
-            # In the order of _INDEX_COLUMNS (undone_by last, set by a later undo of the page).
+            # In the order of the event index's columns (undone_by last, set by a later undo of the page).
             row = [
                 f.key,
                 seq,
@@ -549,190 +448,6 @@ class BoardProjector:
         f.agg = agg
         f.last_hash = data.get("hash", "")
 
-
-def _history_row(name: str, key: int, k: Any, value: tuple[Any, ...], seq: int) -> dict[str, Any]:
-    if name == "unit":
-        t, nation, zone, damage = value
-        return {
-            "c": key,
-            "from_seq": seq,
-            "unit_id": k,
-            "type": t,
-            "nation": nation,
-            "zone": zone,
-            "damage": damage,
-            "to_seq": None,
-        }
-    if name == "ntr":
-        return {"c": key, "from_seq": seq, "nation": k[0], "zone": k[1], "count": value[0], "to_seq": None}
-    balance, lost, tech = value
-    return {
-        "c": key,
-        "from_seq": seq,
-        "nation": k,
-        "balance": balance,
-        "ntr_lost": lost,
-        "tech": _tech_json(tech),
-        "to_seq": None,
-    }
-
-
-_TECH_JSON: dict[tuple[tuple[str, int], ...], str] = {}
-
-
-def _tech_json(tech: tuple[tuple[str, int], ...]) -> str:
-    """A nation's levels as stored: a campaign has a handful of distinct ones, each dumped once."""
-    found = _TECH_JSON.get(tech)
-    if found is None:
-        found = json.dumps(dict(tech), sort_keys=True)
-        if len(_TECH_JSON) < 10_000:
-            _TECH_JSON[tech] = found
-    return found
-
-
-class _Batch:
-    """The writes of one campaign's events in one page, made with a few executemany statements.
-
-    Rows opened and closed within the page are settled in memory; only rows opened by an
-    earlier page are closed with UPDATE (by primary key), before this page's rows are inserted.
-    """
-
-    def __init__(self, key: int) -> None:
-        self.key = key
-        # Event index rows, their values in the order of the table's columns, and by event.
-        self.index_rows: list[list[Any]] = []
-        self.index_by_seq: dict[int, list[Any]] = {}
-        self.undone: list[dict[str, Any]] = []
-        self.new_rows: dict[str, list[dict[str, Any]]] = {name: [] for name in HISTORIES}
-        self.open_here: dict[tuple[str, Any, int], dict[str, Any]] = {}
-        self.closes: dict[str, list[dict[str, Any]]] = {name: [] for name in HISTORIES}
-
-    def mark_undone(self, first: int, last: int, by: int) -> None:
-        for seq in range(first, last + 1):
-            row = self.index_by_seq.get(seq)
-            if row is not None and row[-1] is None:
-                row[-1] = by
-        self.undone.append({"k": self.key, "first": first, "last": last, "by": by})
-
-    def open(self, name: str, k: Any, value: tuple[Any, ...], seq: int) -> None:
-        row = _history_row(name, self.key, k, value, seq)
-        self.new_rows[name].append(row)
-        self.open_here[(name, k, seq)] = row
-
-    def close(self, name: str, k: Any, began: int, seq: int) -> None:
-        row = self.open_here.pop((name, k, began), None)
-        if row is not None:
-            row["to_seq"] = seq
-            return
-        params: dict[str, Any] = {"k": self.key, "f": began, "to": seq}
-        if name == "unit":
-            params["b_unit"] = k
-        elif name == "ntr":
-            params["b_nation"], params["b_zone"] = k
-        else:
-            params["b_nation"] = k
-        self.closes[name].append(params)
-
-    def flush(self, conn: Connection) -> None:
-        if self.undone:
-            conn.execute(
-                update(event_index)
-                .where(
-                    event_index.c.c == bindparam("k"),
-                    event_index.c.seq >= bindparam("first"),
-                    event_index.c.seq <= bindparam("last"),
-                    event_index.c.undone_by.is_(None),
-                )
-                .values(undone_by=bindparam("by")),
-                self.undone,
-            )
-        if self.index_rows:
-            _insert(conn, event_index.name, _INDEX_COLUMNS, self.index_rows)
-        for name, table in HISTORIES.items():
-            if self.closes[name]:
-                match = [table.c.c == bindparam("k"), table.c.from_seq == bindparam("f")]
-                if name == "unit":
-                    match.append(table.c.unit_id == bindparam("b_unit"))
-                else:
-                    match.append(table.c.nation == bindparam("b_nation"))
-                    if name == "ntr":
-                        match.append(table.c.zone == bindparam("b_zone"))
-                conn.execute(update(table).where(*match).values(to_seq=bindparam("to")), self.closes[name])
-            if self.new_rows[name]:
-                rows = [_history_values[name](row) for row in self.new_rows[name]]
-                _insert(conn, table.name, _HISTORY_COLUMNS[name], rows)
-
-
-# Rows per INSERT on SQLite: one statement step for many rows costs a quarter less than one
-# step per row (and stays far below SQLite's limit of bound values).
-_ROWS_PER_INSERT = 50
-
-
-def _insert(conn: Connection, table: str, columns: tuple[str, ...], rows: list[Any]) -> None:
-    """Insert rows (sequences of values in the order of `columns`) with plain driver statements:
-    SQLAlchemy's parameter processing costs more than the inserts themselves on a rebuild."""
-    head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
-    if conn.dialect.paramstyle != "qmark":
-        one = "(" + ", ".join(["%s"] * len(columns)) + ")"
-        conn.exec_driver_sql(head + one, [tuple(r) for r in rows])
-        return
-    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    one = "(" + ", ".join(["?"] * len(columns)) + ")"
-    whole = len(rows) - len(rows) % _ROWS_PER_INSERT
-    if whole:
-        statement = head + ", ".join([one] * _ROWS_PER_INSERT)
-        n = len(columns) * _ROWS_PER_INSERT
-        values = [v for r in rows[:whole] for v in r]
-        for i in range(0, len(values), n):
-            cursor.execute(statement, values[i : i + n])
-    if whole < len(rows):
-        cursor.executemany(head + one, rows[whole:])
-
-
-# ----- the schema -----
-
-
-def ensure_schema(engine: Engine) -> None:
-    """Create the views, or drop and recreate views of an earlier schema (they are rebuilt
-    from the log on the next read)."""
-    try:
-        with engine.connect() as conn:
-            found = conn.execute(select(tracking.c.schema).where(tracking.c.name == NAME)).scalar()
-        if found == SCHEMA:
-            return
-    except Exception:  # noqa: BLE001 - no tracking table yet, or one of an earlier shape
-        found = None
-    from sqlalchemy import inspect
-
-    with engine.begin() as conn:
-        existing = set(inspect(conn).get_table_names())
-        stale = found is not None or (
-            tracking.name in existing and "schema" not in {c["name"] for c in inspect(conn).get_columns(tracking.name)}
-        )
-        if stale:
-            for table in [*_RETIRED, *(t.name for t in reversed(metadata.sorted_tables))]:
-                if table in existing:
-                    conn.exec_driver_sql(f"DROP TABLE {table}")
-        metadata.create_all(conn, checkfirst=True)
-        if conn.dialect.name == "sqlite":
-            _plan_hints(conn)
-        # The tracking row says which schema the views have, so the next process that opens
-        # the database reads it and returns above without writing (and without waiting for a
-        # writer's lock).
-        if conn.execute(select(tracking.c.name).where(tracking.c.name == NAME)).first() is None:
-            conn.execute(insert(tracking).values(name=NAME, notification_id=0, schema=SCHEMA))
-
-
-def _plan_hints(conn: Connection) -> None:
-    """Tell SQLite's planner that one campaign holds many events: without statistics it reads a
-    turn's events by scanning the campaign's whole primary key instead of the turn index."""
-    conn.exec_driver_sql("ANALYZE sqlite_schema")  # creates sqlite_stat1 if there is none
-    conn.exec_driver_sql("DELETE FROM sqlite_stat1 WHERE tbl = ?", (event_index.name,))
-    conn.exec_driver_sql(
-        "INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?), (?, ?, ?)",
-        (event_index.name, event_index.name, "1000000 1000000 1")
-        + (event_index.name, "tracker_event_index_turn", "1000000 1000000 12 1"),
-    )
 
 
 def _campaign_rows(conn: Connection, cids: Iterable[UUID]) -> dict[str, Any]:

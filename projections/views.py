@@ -1,4 +1,4 @@
-"""Reading the board's read models (see `projections.board`): the board at any event, the
+"""Reading the board's read models (see `projections.board` and `projections.schema`): the board at any event, the
 events of a turn, the last event of a turn or phase, the history of units, NTR and nations,
 each answered from the history tables' rows valid at that point, without replaying events."""
 
@@ -13,12 +13,11 @@ from uuid import UUID
 from sqlalchemy import Table, and_, func, or_, select
 from sqlalchemy.engine import Connection
 
-from projections.board import (
-    ASKED,
+from projections.board import ASKED, checkpoint_before
+from projections.schema import (
     HISTORIES,
     VIEWS,
     campaigns,
-    checkpoint_before,
     event_index,
     nation_history,
     ntr_history,

@@ -34,7 +34,8 @@ from domain.rules.record import UndoPlan
 from domain.ruleset import load_ruleset, ruleset_from_dict
 from domain.scenario import read_scenario, scenario_from_dict
 from domain.text import plural
-from projections.board import BoardProjector, ensure_schema, event_index
+from projections.board import BoardProjector
+from projections.schema import ensure_schema, event_index
 from projections.views import Views, stopped_at
 from tracker import actions
 from tracker.describe import install_describer

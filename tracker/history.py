@@ -7,7 +7,7 @@ from uuid import UUID
 
 from domain.errors import InputError
 from domain.rules.catalog import statement
-from projections.board import event_index
+from projections.schema import event_index
 from projections.summary import as_record
 from projections.views import Views
 from tracker.application import Tracker

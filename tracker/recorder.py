@@ -36,7 +36,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.sqltypes import NullType
 
 from domain.errors import TrackerError
-from projections.board import NAME, tracking
+from projections.schema import NAME, tracking
 
 # Recorded once by a campaign's first event and never changed: a snapshot leaves them out.
 T = TypeVar("T")

@@ -88,7 +88,7 @@ from typing import Any
 from uuid import UUID
 
 from domain.errors import InputError
-from projections.board import event_index
+from projections.schema import event_index
 from projections.views import Views
 from tracker.application import Tracker
 from tracker.history import log_records

@@ -342,22 +342,22 @@ def _check_head(report: VerifyReport, stored: list[StoredEvent], decoded: list[A
 
 def _check_beyond_the_end(t: Tracker, cid: UUID, report: VerifyReport, last_seq: int) -> None:
     """Rows that name events the log no longer has: the tail was cut after they were written."""
-    from projections import board, views
+    from projections import schema, views
 
     existing = set(inspect(t.engine).get_table_names())
     key = -1
-    if board.campaigns.name in existing:
+    if schema.campaigns.name in existing:
         with t.engine.connect() as conn:
             found = views.campaign_key(conn, cid)
         key = -1 if found is None else found
     checks: list[tuple[str, Any]] = [
-        ("an event index row", select(func.max(board.event_index.c.seq)).where(board.event_index.c.c == key)),
+        ("an event index row", select(func.max(schema.event_index.c.seq)).where(schema.event_index.c.c == key)),
         (
             "the projections' position",
-            select(func.max(board.campaigns.c.last_seq)).where(board.campaigns.c.campaign_id == str(cid)),
+            select(func.max(schema.campaigns.c.last_seq)).where(schema.campaigns.c.campaign_id == str(cid)),
         ),
     ]
-    for name, table in board.HISTORIES.items():
+    for name, table in schema.HISTORIES.items():
         checks.append((f"a {name} history row", select(func.max(table.c.from_seq)).where(table.c.c == key)))
         checks.append((f"a {name} history row", select(func.max(table.c.to_seq)).where(table.c.c == key)))
     existing = set(inspect(t.engine).get_table_names())
@@ -389,9 +389,9 @@ def _check_beyond_the_end(t: Tracker, cid: UUID, report: VerifyReport, last_seq:
                     "were deleted (or the views were edited)",
                 )
                 return
-        if board.tracking.name in existing:
+        if schema.tracking.name in existing:
             position = conn.execute(
-                select(board.tracking.c.notification_id).where(board.tracking.c.name == board.NAME)
+                select(schema.tracking.c.notification_id).where(schema.tracking.c.name == schema.NAME)
             ).scalar()
             newest = t.max_notification_id()
             if position is not None and position > newest:
@@ -508,15 +508,15 @@ def _check_seed(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[Any])
 def _check_projections(t: Tracker, cid: UUID, report: VerifyReport) -> None:
     """Compare this campaign's view rows with a rebuild into a scratch in-memory database, up
     to the position the views have reached; the user's database is only read."""
-    from projections import board
+    from projections import board, schema
 
     existing = set(inspect(t.engine).get_table_names())
-    if board.tracking.name not in existing:
+    if schema.tracking.name not in existing:
         report.projection_rows_checked = 0
         return
     with t.engine.connect() as conn:
         position = conn.execute(
-            select(board.tracking.c.notification_id).where(board.tracking.c.name == board.NAME)
+            select(schema.tracking.c.notification_id).where(schema.tracking.c.name == schema.NAME)
         ).scalar()
         mine = _view_rows(conn, cid)
     events = t.app.recorder.events_record_cls.__table__  # type: ignore[attr-defined]
@@ -587,14 +587,14 @@ _SEQ_COLUMN = {
 def _view_rows(conn: Connection, cid: UUID) -> dict[str, list[tuple[Any, ...]]]:
     """One campaign's rows of every view, without the campaign's key (which differs between
     databases), each led by the event it belongs to."""
-    from projections import board, views
+    from projections import schema, views
 
     found = views.campaign_key(conn, cid)
     key = -1 if found is None else found
     out: dict[str, list[tuple[Any, ...]]] = {}
-    for table in board.VIEWS:
+    for table in schema.VIEWS:
         seq_col = table.c[_SEQ_COLUMN[table.name]]
-        if table is board.campaigns:
+        if table is schema.campaigns:
             columns = [c for c in table.c if c.name not in ("key", "campaign_id")]
             where = table.c.campaign_id == str(cid)
         else:

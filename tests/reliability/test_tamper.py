@@ -173,7 +173,7 @@ def t_swap(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
 
 def _clear_views(conn: Any, cid: Any) -> None:
     """Delete every view row of one campaign (a forger covering a cut)."""
-    from projections.board import VIEWS, campaigns
+    from projections.schema import VIEWS, campaigns
     from projections.views import campaign_key
 
     key = campaign_key(conn, cid)
@@ -282,7 +282,7 @@ def t_edited_snapshot(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
 
 
 def t_edited_projection(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
-    from projections.board import unit_history
+    from projections.schema import unit_history
     from projections.views import campaign_key
 
     with t.engine.begin() as conn:

@@ -224,7 +224,7 @@ def log_data(t: Tracker, name: str, filters: dict[str, Any]) -> dict[str, Any]:
 
 
 def battles_data(t: Tracker, name: str) -> dict[str, Any]:
-    from projections.board import event_index
+    from projections.schema import event_index
 
     cid, campaign = _campaign(t, name)
     battles: dict[int, dict[str, Any]] = {}

@@ -1,0 +1,153 @@
+"""The tables of the board's read models (`projections.board` keeps them, `projections.views`
+reads them): the tracking position, the followed campaigns, the event index and the unit, NTR
+and nation histories, with their keys and indexes; and creating them, or replacing the views
+of an earlier schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import (
+    Column,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    insert,
+    select,
+)
+from sqlalchemy.engine import Connection, Engine
+
+NAME = "board"
+# Bumped whenever a view changes shape: older views are dropped and rebuilt from the log.
+SCHEMA = 3
+
+
+def _without_rowid(*args: Any, **kwargs: Any) -> Table:
+    # On SQLite the primary key is then the table itself: no second copy of every key.
+    return Table(*args, sqlite_with_rowid=False, **kwargs)
+
+
+metadata = MetaData()
+tracking = Table(
+    "tracker_projection_tracking",
+    metadata,
+    Column("name", String(32), primary_key=True),
+    Column("notification_id", Integer, nullable=False),
+    Column("schema", Integer, nullable=False),
+)
+campaigns = Table(
+    "tracker_projection_campaigns",
+    metadata,
+    Column("key", Integer, primary_key=True, autoincrement=True),
+    Column("campaign_id", String(36), nullable=False, unique=True),
+    Column("last_seq", Integer, nullable=False),
+    Column("last_hash", String(64), nullable=False),
+    Column("stopped_seq", Integer),
+    Column("problem", Text),
+)
+event_index = _without_rowid(
+    "tracker_event_index",
+    metadata,
+    Column("c", Integer, nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("turn", Integer, nullable=False),
+    Column("round", Integer, nullable=False),
+    Column("nation", String(100), nullable=False),
+    Column("phase", String(40), nullable=False),
+    Column("kind", String(40), nullable=False),
+    Column("rule", String(10)),
+    Column("battle", Integer),
+    Column("zones", Text, nullable=False),  # "|zone|zone|" for LIKE filters
+    Column("nations", Text, nullable=False),  # "|nation|nation|"
+    Column("summary", Text, nullable=False),
+    Column("undone_by", Integer),
+    PrimaryKeyConstraint("c", "seq"),
+    Index("tracker_event_index_turn", "c", "turn", "seq"),
+)
+unit_history = _without_rowid(
+    "tracker_unit_history",
+    metadata,
+    Column("c", Integer, nullable=False),
+    Column("from_seq", Integer, nullable=False),
+    Column("unit_id", String(40), nullable=False),
+    Column("type", String(40), nullable=False),
+    Column("nation", String(100), nullable=False),
+    Column("zone", String(100), nullable=False),
+    Column("damage", Integer, nullable=False),
+    Column("to_seq", Integer),
+    PrimaryKeyConstraint("c", "from_seq", "unit_id"),
+)
+ntr_history = _without_rowid(
+    "tracker_ntr_history",
+    metadata,
+    Column("c", Integer, nullable=False),
+    Column("from_seq", Integer, nullable=False),
+    Column("nation", String(100), nullable=False),
+    Column("zone", String(100), nullable=False),
+    Column("count", Integer, nullable=False),
+    Column("to_seq", Integer),
+    PrimaryKeyConstraint("c", "from_seq", "nation", "zone"),
+)
+nation_history = _without_rowid(
+    "tracker_nation_history",
+    metadata,
+    Column("c", Integer, nullable=False),
+    Column("from_seq", Integer, nullable=False),
+    Column("nation", String(100), nullable=False),
+    Column("balance", Integer, nullable=False),
+    Column("ntr_lost", Integer, nullable=False),
+    Column("tech", Text, nullable=False),  # JSON {technology: level}
+    Column("to_seq", Integer),
+    PrimaryKeyConstraint("c", "from_seq", "nation"),
+)
+VIEWS = (campaigns, event_index, unit_history, ntr_history, nation_history)
+HISTORIES = {"unit": unit_history, "ntr": ntr_history, "nation": nation_history}
+# Views of earlier schemas, dropped on upgrade.
+_RETIRED = ("tracker_phase_index", "tracker_projection_stopped")
+
+
+def ensure_schema(engine: Engine) -> None:
+    """Create the views, or drop and recreate views of an earlier schema (they are rebuilt
+    from the log on the next read)."""
+    try:
+        with engine.connect() as conn:
+            found = conn.execute(select(tracking.c.schema).where(tracking.c.name == NAME)).scalar()
+        if found == SCHEMA:
+            return
+    except Exception:  # noqa: BLE001 - no tracking table yet, or one of an earlier shape
+        found = None
+    from sqlalchemy import inspect
+
+    with engine.begin() as conn:
+        existing = set(inspect(conn).get_table_names())
+        stale = found is not None or (
+            tracking.name in existing and "schema" not in {c["name"] for c in inspect(conn).get_columns(tracking.name)}
+        )
+        if stale:
+            for table in [*_RETIRED, *(t.name for t in reversed(metadata.sorted_tables))]:
+                if table in existing:
+                    conn.exec_driver_sql(f"DROP TABLE {table}")
+        metadata.create_all(conn, checkfirst=True)
+        if conn.dialect.name == "sqlite":
+            _plan_hints(conn)
+        # The tracking row says which schema the views have, so the next process that opens
+        # the database reads it and returns above without writing (and without waiting for a
+        # writer's lock).
+        if conn.execute(select(tracking.c.name).where(tracking.c.name == NAME)).first() is None:
+            conn.execute(insert(tracking).values(name=NAME, notification_id=0, schema=SCHEMA))
+
+
+def _plan_hints(conn: Connection) -> None:
+    """Tell SQLite's planner that one campaign holds many events: without statistics it reads a
+    turn's events by scanning the campaign's whole primary key instead of the turn index."""
+    conn.exec_driver_sql("ANALYZE sqlite_schema")  # creates sqlite_stat1 if there is none
+    conn.exec_driver_sql("DELETE FROM sqlite_stat1 WHERE tbl = ?", (event_index.name,))
+    conn.exec_driver_sql(
+        "INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?), (?, ?, ?)",
+        (event_index.name, event_index.name, "1000000 1000000 1")
+        + (event_index.name, "tracker_event_index_turn", "1000000 1000000 12 1"),
+    )
