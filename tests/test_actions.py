@@ -14,8 +14,9 @@ from click.testing import CliRunner
 from domain.errors import InputError
 from tests.support import advance
 from tracker.actions import ACTIONS
-from tracker.application import StaleView, Tracker
+from tracker.application import Tracker
 from tracker.cli import cli
+from tracker.performing import StaleView
 
 
 def run(db: str, *args: str) -> tuple[int, str]:

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     # Storage is imported by the first command that opens the database, so `--help` and
     # `--version` start without it.
     from domain.campaign import Campaign
-    from tracker.application import Outcome, Tracker
+    from tracker.application import Tracker
+    from tracker.performing import Outcome
 
 # Every number a command takes fits a PostgreSQL INTEGER column (and so SQLite's): larger
 # ones are refused as bad usage (exit 2) before anything reaches the database.

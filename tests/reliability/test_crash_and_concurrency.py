@@ -54,7 +54,8 @@ with Tracker(sys.argv[1]) as t:
 
 _WRITER = """
 import sys
-from tracker.application import ConflictError, Tracker
+from tracker.application import Tracker
+from tracker.performing import ConflictError
 
 def advance(c, d):
     for nation in c.convoy_attacks_open():
