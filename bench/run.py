@@ -160,7 +160,7 @@ def measure_import(export_file: Path, scratch: Path, rounds: int) -> dict[str, A
     the projections caught up), then its write path alone (`Tracker.record_log`, one
     transaction) on fresh files, each round interleaved with raw sqlite3 inserting the same
     rows in one batch (same DDL, journal mode and synchronous setting); medians."""
-    from tracker import transfer
+    from tracker import export_format
 
     target_db = scratch / "import.db"
     remove_db(target_db)
@@ -200,7 +200,7 @@ def measure_import(export_file: Path, scratch: Path, rounds: int) -> dict[str, A
     with Tracker(str(target_db)) as t:
         synchronous = int(t.engine.connect().exec_driver_sql("PRAGMA synchronous").scalar())
     with open(export_file, "rb") as f:
-        parsed = transfer.parse_export(f, str(export_file))
+        parsed = export_format.parse_export(f, str(export_file))
         rows = parsed.read_all()
     write_rates, raw_rates, ratios = [], [], []
     for i in range(rounds):

@@ -1,6 +1,6 @@
 """`tracker export` and `tracker import`: a campaign's events with their hashes as JSON lines.
 
-The file format is described in `tracker.transfer`.
+The file format is described in `tracker.export_format`.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ def export_command(ctx: Context, file: str, since: int, as_json: bool) -> None:
 
     Example: tracker --campaign autumn export autumn.jsonl
     """
-    from tracker.transfer import FORMAT, FORMAT_VERSION, export_campaign
+    from tracker.export_format import FORMAT, FORMAT_VERSION
+    from tracker.transfer import export_campaign
 
     ctx.check_output(file)
     t = ctx.tracker

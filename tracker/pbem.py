@@ -19,16 +19,15 @@ from eventsourcing_sqlalchemy.recorders import SQLAlchemyApplicationRecorder
 
 from domain.errors import InputError
 from tracker.application import SNAPSHOT_INTERVAL, Tracker
-from tracker.transfer import (
+from tracker.export_format import (
     ImportRefused,
     ParsedExport,
-    Progress,
     _decode_row,
     _event_topics,
     _LineProblem,
-    _ticking,
     referee_events,
 )
+from tracker.transfer import Progress, _ticking
 from tracker.verify import verify_events
 
 
