@@ -17,6 +17,7 @@ from sqlalchemy.pool import StaticPool
 from domain.chain import GENESIS, event_content, event_hash
 from domain.dice import commitment, derive_roll
 from domain.errors import InputError
+from projections import board, schema, views
 
 if TYPE_CHECKING:
     from tracker.application import Tracker
@@ -342,8 +343,6 @@ def _check_head(report: VerifyReport, stored: list[StoredEvent], decoded: list[A
 
 def _check_beyond_the_end(t: Tracker, cid: UUID, report: VerifyReport, last_seq: int) -> None:
     """Rows that name events the log no longer has: the tail was cut after they were written."""
-    from projections import schema, views
-
     existing = set(inspect(t.engine).get_table_names())
     key = -1
     if schema.campaigns.name in existing:
@@ -508,8 +507,6 @@ def _check_seed(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[Any])
 def _check_projections(t: Tracker, cid: UUID, report: VerifyReport) -> None:
     """Compare this campaign's view rows with a rebuild into a scratch in-memory database, up
     to the position the views have reached; the user's database is only read."""
-    from projections import board, schema
-
     existing = set(inspect(t.engine).get_table_names())
     if schema.tracking.name not in existing:
         report.projection_rows_checked = 0
@@ -587,8 +584,6 @@ _SEQ_COLUMN = {
 def _view_rows(conn: Connection, cid: UUID) -> dict[str, list[tuple[Any, ...]]]:
     """One campaign's rows of every view, without the campaign's key (which differs between
     databases), each led by the event it belongs to."""
-    from projections import schema, views
-
     found = views.campaign_key(conn, cid)
     key = -1 if found is None else found
     out: dict[str, list[tuple[Any, ...]]] = {}
