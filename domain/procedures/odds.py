@@ -245,32 +245,28 @@ class _Engine:
         # position and rounds). One table per context and attackers, looked up once per row.
         rows = followed.setdefault(context, {})
         columns = [(id(defenders), defenders, pd) for defenders, pd in defenders_left]
-        if not denominator:
-            # Floats: a pair's chance is one product, and pairs reaching the same position
-            # (rare: each side's remains are distinct) are added up by the walk itself.
-            edges: list[tuple[tuple[State, int], Number]] = []
-            for attackers, pa in attackers_left:
-                row = rows.setdefault(id(attackers), {})
-                for d, defenders, pd in columns:
-                    found = row.get(d)
-                    if found is None:
-                        found = row[d] = self.intern(self.follow(state, attackers, defenders, apart))
-                    edges.append((found, pa * pd))
-            return edges
-        # Fractions: the pairs reaching one position are added up first, as integers over the
-        # common denominator, so that each edge makes one fraction.
-        acc: dict[int, list[Any]] = {}
+        # A pair's chance is one product (integers over the common denominator with fractions).
+        edges: list[tuple[tuple[State, int], Any]] = []
         for attackers, pa in attackers_left:
             row = rows.setdefault(id(attackers), {})
             for d, defenders, pd in columns:
                 found = row.get(d)
                 if found is None:
                     found = row[d] = self.intern(self.follow(state, attackers, defenders, apart))
-                slot = acc.get(id(found))
-                if slot is None:
-                    acc[id(found)] = [found, pa * pd]
-                else:
-                    slot[1] += pa * pd
+                edges.append((found, pa * pd))
+        if not denominator:
+            # Floats: pairs reaching the same position (rare: each side's remains are
+            # distinct) are added up by the walk itself.
+            return edges
+        # Fractions: the pairs reaching one position are added up first, as integers, so that
+        # each edge makes one fraction.
+        acc: dict[int, list[Any]] = {}
+        for found, n in edges:
+            slot = acc.get(id(found))
+            if slot is None:
+                acc[id(found)] = [found, n]
+            else:
+                slot[1] += n
         return [(found, Fraction(n, denominator)) for found, n in acc.values()]
 
     def follow(
