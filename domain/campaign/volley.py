@@ -10,7 +10,7 @@ from domain.campaign.record import command
 from domain.campaign.referee import Referee
 from domain.dice import DiceSource
 from domain.errors import RuleViolation
-from domain.rules import hits as hits_rules
+from domain.procedures.volley import screen_choices
 
 
 class Volleys(Referee):
@@ -53,22 +53,15 @@ class Volleys(Referee):
 
     def _screen_choices(self, b: Procedure) -> dict[str, dict[str, list[str]]]:
         """HA1, HA3: per deciding nation, the shots of this volley at its ships that an escort
-        could take (a shot left from an earlier volley, by a unit not firing now, is none)."""
-        board = self.board()
-        stage = "opening" if b["step"].startswith("opening") else "main"
-        firing = {u.id for u, _, legal in self._volley(b, stage) if legal}
-        need: dict[str, dict[str, list[str]]] = {}
-        for firer, shot in sorted(b["shots"].items()):
-            if firer not in firing:
-                continue
-            target = board.units.get(shot["target"])
-            if target is None:
-                continue
-            side = self._side_of(b, target.id)
-            options = hits_rules.screen_options(board, target, self._active(b, side))
-            if options:
-                need.setdefault(str(b[side]), {})[firer] = [u.id for u in options]
-        return need
+        could take (a shot left from an earlier volley, by a unit not firing now, is none), as
+        the procedure has them (`volley.screen_choices`)."""
+        state, ctx = self._pure(b)
+        if state.fight is None:
+            return {}
+        return {
+            str(b[side]): {firer: list(options) for firer, options in shots.items()}
+            for side, shots in screen_choices(state.fight, ctx).items()
+        }
 
     @command
     def choose_targets(self, battle: int, nation: str, targets: dict[str, str] | None) -> dict[str, str]:
