@@ -1,5 +1,10 @@
 """What the game waits for, as facts (`pending`, refusals), and why a procedure ended.
 
+The facts are read from the pure procedure (`domain.procedures`) at the battle's step: what its
+`need` asks (a decision's options, a roll's dice), and where a view shows what the next step
+will ask (the dice of a search while the step is still which units search), the `need` after
+the tracker's default decision, taken on the frozen state: nothing is recorded.
+
 The domain states facts; the words a player reads are the tracker's (`tracker.describe`),
 given to the aggregate as its `describer`. Without one, a plain description of the facts is
 used, so the domain works (and its refusals read) on its own.
@@ -12,7 +17,12 @@ from typing import Any, ClassVar, Protocol
 
 from domain.campaign.base import CampaignBase
 from domain.campaign.procedure import Procedure
-from domain.rules import asw, combat, convoy, interception
+from domain.campaign.referee import PURE
+from domain.procedures.base import Context, Decision, Need, Roll
+
+# The dice of each procedure's search (CV3, SM3, AS2), for a search no unit may make: the
+# procedure then asks for no roll to read them from.
+_SEARCH_DICE = {"convoy": "convoy_search", "interception": "interception_search", "asw": "asw_search"}
 
 
 class Describer(Protocol):
@@ -50,47 +60,86 @@ class Waiting(CampaignBase):
         """What the game waits for (see `open_items`)."""
         return self.open_items()
 
+    def _asked(self, b: Procedure) -> tuple[Any, Context, Need]:
+        """The battle's pure state (`Referee._pure`), its context, and what the procedure asks
+        there (its `need`)."""
+        state, ctx = self._pure(b)
+        need: Need = PURE[b["kind"]].need(state, ctx)
+        return state, ctx, need
+
+    def _decisions(self, b: Procedure) -> list[Decision]:
+        """The decisions of this step, one per nation it waits for, in that order: the
+        procedure's `need`, then the `need` after the tracker's default for the nation before
+        (taken on the frozen state: nothing is recorded)."""
+        state, ctx, need = self._asked(b)
+        procedure = PURE[b["kind"]]
+        asked: list[Decision] = []
+        while isinstance(need, Decision):
+            asked.append(need)
+            if len(asked) == len(b["waiting"]):
+                break
+            state, _ = procedure.decide(state, ctx, None)
+            need = procedure.need(state, ctx)
+        return asked
+
+    def _search(self, b: Procedure) -> tuple[Decision, Roll | None]:
+        """A search step (CV3, SM2-SM3, AS2): the choice of searchers the procedure asks for,
+        and the roll it asks for next if every eligible unit searches (the default); None when
+        no unit may search."""
+        state, ctx, need = self._asked(b)
+        assert isinstance(need, Decision) and need.kind == "searchers", need
+        ((_, units),) = need.options
+        if not units:
+            return need, None
+        procedure = PURE[b["kind"]]
+        searching, _ = procedure.decide(state, ctx, None)
+        roll: Need = procedure.need(searching, ctx)
+        assert isinstance(roll, Roll), roll
+        return need, roll
+
+    @staticmethod
+    def _searchers(choice: Decision, roll: Roll | None) -> list[dict[str, Any]]:
+        """CV3, SM3, AS2: each eligible unit of a search (`_search`) with the target number of
+        its search die (an ASW searcher rolls once per submarine, alike: the first; None
+        without a submarine)."""
+        targets: dict[str, int] = {}
+        for die in roll.dice if roll is not None else ():
+            targets.setdefault(die.unit, die.spec.target)
+        ((_, units),) = choice.options
+        return [{"unit": u, "target": targets.get(u)} for u in units]
+
     def _eligible(self, b: Procedure) -> list[str] | None:
         """The units a search step may send (all of them is the default), for `pending --json`."""
         if b["step"] != "search":
             return None
-        board = self.board()
-        if b["kind"] == "convoy":
-            units = convoy.eligible_searchers(board, b["defender"], b["zone"], self._committed)
-        elif b["kind"] == "interception":
-            units = interception.eligible_searchers(board, b["attacker"], b["zone"], self._committed)
-        else:
-            units = asw.eligible_units(board, b["attacker"], b["zone"], self._committed)
-        return [u.id for u in units]
+        ((_, units),) = self._search(b)[0].options
+        return list(units)
 
     def _dice_needed(self, b: Procedure) -> dict[str, Any] | None:
         """The dice the step waits for: how many, of how many faces, and in which order (what
-        each die is for); searches with every eligible unit. None for a decision."""
-        rs, step = self.ruleset, b["step"]
-        order: list[str]
-        if step == "merchant_defence":
-            faces = rs.faces_for("merchant_defence")
-            order = [f"merchant defence die {i + 1}" for i in range(rs.merchant_defence_dice)]
-        elif step == "convoy_table":
-            faces = rs.faces_for("convoy_table")
-            order = [u for u in b["subs"] if u in self.units]
-        elif step in ("fire", "opening_fire"):
-            kind = {"naval": "naval_combat", "convoy": "convoy_combat"}.get(b["kind"], "asw_combat")
-            faces = rs.faces_for(kind)
-            stage = "opening" if step == "opening_fire" else "main"
-            order = [u.id for u, _, legal in self._volley(b, stage) if legal is None or u.id in b.get("shots", {})]
-        elif step == "search":
-            eligible = self._eligible(b) or []
-            if b["kind"] == "asw":
-                faces = rs.faces_for("asw_search")
-                subs = [u for u in b["subs"] if u in self.units]
-                order = [f"{u} vs {s}" for u in eligible for s in subs]
-            else:
-                faces = rs.faces_for("convoy_search" if b["kind"] == "convoy" else "interception_search")
-                order = list(eligible)
+        each die is for), as the procedure's roll has them; searches with every eligible unit.
+        None for a decision."""
+        step = b["step"]
+        roll: Need | None
+        if step == "search":
+            roll = self._search(b)[1]
+            if roll is None:
+                return {"count": 0, "faces": self.ruleset.faces_for(_SEARCH_DICE[b["kind"]]), "order": []}
+        elif step in ("merchant_defence", "convoy_table", "fire", "opening_fire"):
+            roll = self._asked(b)[2]
         else:
             return None
-        return {"count": len(order), "faces": faces, "order": order}
+        assert isinstance(roll, Roll), roll
+        order: list[str]
+        if roll.kind == "merchant_defence":
+            # CV2: the dice are one roll, their total against the target.
+            (group,) = roll.groups
+            order = [f"merchant defence die {i + 1}" for i in range(group.dice)]
+        elif roll.kind == "asw_search":
+            order = [f"{die.unit} vs {die.against}" for die in roll.dice]
+        else:
+            order = [die.unit for die in roll.dice]
+        return {"count": len(order), "faces": self.ruleset.faces_for(roll.kind), "order": order}
 
     def describe_waiting(self, b: Procedure) -> str:
         """What a procedure waits for, in words (see `Describer.waiting`)."""
@@ -111,43 +160,38 @@ class Waiting(CampaignBase):
             "defender": b["defender"],
         }
         step, kind = b["step"], b["kind"]
-        board = self.board()
-        rs = self.ruleset
         if kind == "convoy" and step == "merchant_defence":
-            facts["dice"] = {
-                "count": rs.merchant_defence_dice,
-                "faces": rs.faces_for("merchant_defence"),
-                "sinks_on_total": rs.merchant_defence_sinks_on_total,
-            }
+            roll = self._asked(b)[2]
+            assert isinstance(roll, Roll), roll
+            (group,) = roll.groups
+            facts["dice"] = {"count": group.dice, "faces": group.faces, "sinks_on_total": group.target}
         elif kind == "convoy" and step == "merchant_casualty":
-            facts["submarines"] = list(b["subs"])
+            ((_, subs),) = self._decisions(b)[0].options
+            facts["submarines"] = list(subs)
         elif kind == "convoy" and step == "search":
-            facts["searchers"] = [
-                {"unit": u.id, "target": convoy.search_roll(board, u, b["attacker"]).target}
-                for u in convoy.eligible_searchers(board, b["defender"], b["zone"], self._committed)
-            ]
+            facts["searchers"] = self._searchers(*self._search(b))
         elif kind == "convoy" and step == "convoy_table":
-            facts["faces"] = rs.faces_for("convoy_table")
-            facts["submarines"] = [u for u in b["subs"] if u in self.units]
+            roll = self._asked(b)[2]
+            assert isinstance(roll, Roll), roll
+            facts["faces"] = self.ruleset.faces_for(roll.kind)
+            facts["submarines"] = [die.unit for die in roll.dice]
         elif step == "search" and kind == "interception":
             facts["submarines"] = list(b["subs"])
-            facts["searchers"] = [
-                {"unit": u.id, "target": interception.search_roll(board, u, b["attacker"]).target}
-                for u in interception.eligible_searchers(board, b["attacker"], b["zone"], self._committed)
-            ]
+            facts["searchers"] = self._searchers(*self._search(b))
         elif step == "search":
-            # AS2: each searcher rolls once per submarine still there (alike: one target number).
-            subs = [board.units[u] for u in b["subs"] if u in board.units]
-            searchers = asw.eligible_units(board, b["attacker"], b["zone"], self._committed)
+            # AS2: each searcher rolls once per submarine still there.
+            choice, searched = self._search(b)
             facts["submarines"] = list(b["subs"])
-            facts["searchers"] = [
-                {"unit": u.id, "target": asw.search_roll(board, u, subs[0]).target if subs else None} for u in searchers
-            ]
-            facts["dice"] = {"count": len(subs) * len(searchers)}
+            facts["searchers"] = self._searchers(choice, searched)
+            facts["dice"] = {"count": len(searched.dice) if searched is not None else 0}
         elif step == "detect":
             facts["submarines"] = list(b["subs"])
             facts["found"] = b["found"]
         elif step in ("targets", "opening_targets"):
+            # Every selective shooter of the volley with its legal targets, as the procedure's
+            # volley has them (`fight.volley`), not its `need`: that asks only the sides still to
+            # choose, and these facts also name the side that chose already, or whose every
+            # shooter had a single legal target (HA1).
             per: dict[str, list[dict[str, Any]]] = {}
             for u, _, legal in self._volley(b, "opening" if step == "opening_targets" else "main"):
                 if legal:
@@ -162,28 +206,30 @@ class Waiting(CampaignBase):
                 for nation, shots in self._screen_choices(b).items()
             }
         elif step in ("fire", "opening_fire"):
-            stage = "opening" if step == "opening_fire" else "main"
-            facts["firing"] = [u.id for u, _, _ in self._volley(b, stage)]
+            roll = self._asked(b)[2]
+            assert isinstance(roll, Roll), roll
+            facts["firing"] = [die.unit for die in roll.dice]
         elif step == "casualties":
             facts["casualties"] = {}
-            for n in b["waiting"]:
-                side = "attacker" if n == b["attacker"] else "defender"
-                facts["casualties"][n] = {
+            for decision in self._decisions(b):
+                side = "attacker" if decision.chooser == b["attacker"] else "defender"
+                ((_, units),) = decision.options
+                facts["casualties"][decision.chooser] = {
                     "hits": sum(g["hits"] for g in b["groups"] if g["side"] == side),
-                    "units": [u.id for u in self._active(b, side)],
+                    "units": list(units),
                 }
         elif step == "decide" and kind in ("interception", "asw"):
             facts["detected"] = list(b["detected"])
             if kind == "interception":
                 facts["back"] = b["route"][b["index"] - 1] if b["index"] > 0 else None
         elif step == "decide":
+            # NC4, NC1: the submarines of each waiting side, and where the attacker may retreat.
             facts["decisions"] = {}
-            for n in b["waiting"]:
-                side = "attacker" if n == b["attacker"] else "defender"
-                facts["decisions"][n] = {
-                    "submerge": [u.id for u in self._active(b, side) if board.unit_type(u).is_submarine],
-                    # NC1: only the attacker may retreat.
-                    "retreat": combat.retreat_zones(board, n, b["zone"]) if side == "attacker" else [],
+            for decision in self._decisions(b):
+                options = dict(decision.options)
+                facts["decisions"][decision.chooser] = {
+                    "submerge": list(options["submerge"]),
+                    "retreat": list(options["retreat"]),
                 }
         elif step == "continue":
             facts["free"] = [u for u in b["undetected"] + b["detected"] if u in self.units]
