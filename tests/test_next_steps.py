@@ -1,17 +1,24 @@
-"""Knowing what comes next: `pending` gives the command, the dice and the eligible units; a
-player at a terminal is asked for manual dice; `auto --dice` plays as far as the dice go."""
+"""Knowing what comes next: `pending` gives the command, the dice and the eligible units, as the
+pure procedure asks them; a player at a terminal is asked for manual dice; `auto --dice` plays
+as far as the dice go."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from domain.procedures import asw, convoy, interception, naval
+from domain.procedures.base import Context, Decision, Roll
+from domain.procedures.position import from_battle
+from tracker.application import Tracker
 from tracker.cli import cli
 
-CNS = "Central North Sea"
+CNS, SNS, HB = "Central North Sea", "Southern North Sea", "Heligoland Bight"
+PROCEDURES = {"asw": asw, "convoy": convoy, "interception": interception, "naval": naval}
 
 
 @pytest.fixture
@@ -31,6 +38,106 @@ def to_britain_collect(db: str) -> None:
     run(db, "next", "--to", "collect_resources")
     run(db, "convoy", "pass", "--by", "Britain")
     run(db, "next", "--to", "collect_resources", "--nation", "Britain")
+
+
+def asked(db: str) -> tuple[dict[str, Any], Any, Context]:
+    """The one item `pending --json` shows, and its battle as the pure procedure's state, read
+    from the record."""
+    (item,) = json.loads(run(db, "pending", "--json"))
+    with Tracker(db) as t:
+        c = t.load(t.campaign_id(None))
+        state, ctx, _ = from_battle(c.board(), c.battles[str(item["battle"])], frozenset(c.committed))
+    return item, state, ctx
+
+
+def shows_what_the_procedure_asks(db: str) -> str:
+    """`pending --json` shows what the procedure's `need` says at the battle's step: the
+    eligible searchers, each one's target number and the dice in rolling order if all of them
+    search (the `need` after the default); the dice of a volley in rolling order; the options
+    of each decision, one per nation waited for, in order. Returns the step checked."""
+    item, state, ctx = asked(db)
+    procedure = PROCEDURES[item["kind"]]
+    step, text = item["step"], item["text"]
+    need = procedure.need(state, ctx)
+    if step == "search":
+        assert isinstance(need, Decision) and need.kind == "searchers"
+        ((_, units),) = need.options
+        roll = procedure.need(procedure.decide(state, ctx, None)[0], ctx)
+        assert isinstance(roll, Roll)
+        order = [f"{d.unit} vs {d.against}" if roll.kind == "asw_search" else d.unit for d in roll.dice]
+        assert item["eligible"] == list(units)
+        assert item["dice"] == {"count": len(roll.dice), "faces": roll.groups[0].faces, "order": order}
+        targets: dict[str, int] = {}
+        for d in roll.dice:
+            targets.setdefault(d.unit, d.spec.target)
+        assert f"(eligible: {', '.join(f'{u} at {targets[u]}' for u in units)};" in text
+        return step
+    if step in ("fire", "opening_fire"):
+        assert isinstance(need, Roll)
+        order = [d.unit for d in need.dice]
+        assert item["dice"] == {"count": len(order), "faces": need.groups[0].faces, "order": order}
+        assert f"one per firing unit in this order: {', '.join(order)} [" in text
+        return step
+    assert item["eligible"] is None and item["dice"] is None
+    aimed = {s.firer: s.target for s in state.fight.shots}
+    decisions = [need]
+    while len(decisions) < len(item["waiting"]):
+        state = procedure.decide(state, ctx, None)[0]
+        decisions.append(procedure.need(state, ctx))
+    assert all(isinstance(d, Decision) for d in decisions)
+    assert [d.chooser for d in decisions] == item["waiting"]
+    for d in decisions:
+        if d.kind == "targets":
+            assert f"{d.chooser}: " + ", ".join(f"{f} at {'/'.join(t)}" for f, t in d.options) in text
+        elif d.kind == "screens":
+            for firer, escorts in d.options:
+                assert f"{firer}'s shot at {aimed[firer]} may be taken by {'/'.join(escorts)}" in text
+        elif d.kind == "casualties":
+            ((_, units),) = d.options
+            assert f"{d.chooser} places " in text and f" among {', '.join(units)}" in text
+        else:
+            options = dict(d.options)
+            parts = [f"submerge {'/'.join(options['submerge'])}"] if options["submerge"] else []
+            parts += [f"retreat to {'/'.join(options['retreat'])}"] if options["retreat"] else []
+            assert f"{d.chooser}: {' or '.join(parts)}" in text
+    return step
+
+
+def test_pending_searchers_match_the_procedure_CV3_SM3_AS2(db: str) -> None:
+    run(db, "next", "--to", "combat_movement")
+    # TE3, TE4: target numbers that differ from the bare values.
+    run(db, "adjust", "--tech", "Germany:advanced_submarine=3", "--tech", "Britain:advanced_asw=3", "--reason", "x")
+    run(db, "move", "DE-SS3", "DE-SS4", "--path", f"{SNS},Dover Strait")
+    assert shows_what_the_procedure_asks(db) == "search"  # SM2, SM3
+    run(db, "intercept", "search", "1", "--dice", "10,10,10,10")
+    run(db, "intercept", "continue", "1")
+    run(db, "next")
+    run(db, "asw", "start", "--zone", HB)
+    assert shows_what_the_procedure_asks(db) == "search"  # AS2: each unit against each submarine
+    run(db, "asw", "search", "2", "--dice", ",".join(["10"] * 6))
+    to_britain_collect(db)
+    run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS, "--subs", "DE-SS1")
+    run(db, "convoy", "roll", "3", "--dice", "3,4")
+    assert shows_what_the_procedure_asks(db) == "search"  # CV3: ships and aircraft in reach
+
+
+def test_pending_volley_choices_and_dice_match_the_procedure_HA1_HA7_NC3_NC4(db: str) -> None:
+    run(db, "next", "--to", "combat_movement")
+    run(db, "move", "DE-CA1", "DE-BB1", "DE-BB2", "--to", CNS)
+    run(db, "next")
+    run(db, "battle", "start", "--zone", CNS)  # NC2: both submarines' opening fire is cancelled
+    steps = [shows_what_the_procedure_asks(db)]
+    run(db, "battle", "targets", "1", "--targets", "DE-SS1=GB-CA1,DE-SS2=GB-DD1")
+    steps.append(shows_what_the_procedure_asks(db))
+    run(db, "battle", "screen", "1", "--screens", "DE-SS1=GB-DD2")
+    steps.append(shows_what_the_procedure_asks(db))
+    run(db, "battle", "fire", "1", "--dice", "1,10,10,10,10,1,1,10")  # hits on both sides to place
+    steps.append(shows_what_the_procedure_asks(db))
+    run(db, "battle", "casualties", "1", "--nation", "Germany")
+    steps.append(shows_what_the_procedure_asks(db))
+    run(db, "battle", "casualties", "1", "--nation", "Britain")
+    steps.append(shows_what_the_procedure_asks(db))
+    assert steps == ["targets", "screening", "fire", "casualties", "casualties", "decide"]
 
 
 def test_pending_json_carries_the_command_the_dice_and_the_eligible_units(db: str) -> None:
