@@ -11,6 +11,8 @@ import uuid
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from domain.board import Board, Unit
 from domain.campaign import Campaign
@@ -264,3 +266,47 @@ def test_ha1_an_escort_screens_at_most_one_shot_per_volley() -> None:
         hits.check_screens(b, "HA1", "Britain", shots, side, {"DE-SS1": "GB-DD1", "DE-SS2": "GB-DD1"})
     assert info.value.rule == "HA1" and "at most one shot per volley" in info.value.reason
     assert list(hits.default_screens(b, shots, side).values()).count("GB-DD1") <= 1
+
+
+# ----- placing a volley's hits a class at a time (what the exact odds rely on) -----
+
+_SIDE_TYPES = ("battleship", "aircraft_carrier", "cruiser", "destroyer", "submarine", "transport", "fighter")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    counts=st.lists(st.integers(min_value=0, max_value=3), min_size=len(_SIDE_TYPES), max_size=len(_SIDE_TYPES)),
+    damaged=st.integers(min_value=0, max_value=3),
+    landed=st.lists(st.integers(min_value=0, max_value=20), max_size=4),
+    placed=st.dictionaries(st.sampled_from(["capital", "escort", "submarine", "air"]), st.integers(1, 8), max_size=4),
+    kind=st.sampled_from(["naval", "convoy"]),
+)
+def test_placing_hits_a_class_at_a_time_leaves_what_placing_them_together_leaves_HA4_HA7(
+    counts: list[int], damaged: int, landed: list[int], placed: dict[str, int], kind: str
+) -> None:
+    """The default casualties of a volley's non-selective hits (HA4-HA7) depend on nothing but
+    the units' hits left, so the selective hits, then each firing class's in the order they
+    are placed, each on what the step before left, leave what all of them together leave."""
+    from domain.procedures import volley
+    from domain.procedures.base import Piece
+    from domain.procedures.fight import Fight
+    from tests.odds_positions import context
+
+    ctx = context()
+    rs = ctx.ruleset
+    own = []
+    for unit_type, n in zip(_SIDE_TYPES, counts, strict=True):
+        for i in range(n):
+            capital = rs.units[unit_type].hits > 1
+            own.append(Piece(f"GB-{unit_type[:2].upper()}{i + 1}", unit_type, "Britain", int(capital and i < damaged)))
+    side = tuple(sorted(own))
+    if not side:
+        return
+    shots = tuple(sorted(side[i % len(side)].id for i in landed))
+    order = tuple(sorted(placed.items(), key=lambda kv: volley.placing_order(ctx, kv[0])))
+    fight = Fight(kind, "Germany", "Britain", (), side)  # type: ignore[arg-type]
+    together = volley.left_after(fight, ctx, "defender", side, shots, order)
+    step = volley.left_after(fight, ctx, "defender", side, shots, ())
+    for hit in order:
+        step = volley.left_after(fight, ctx, "defender", step, (), (hit,))
+    assert step == together

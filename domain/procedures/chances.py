@@ -43,6 +43,19 @@ def _compositions(n: int, parts: int) -> Iterator[tuple[int, ...]]:
             yield (k, *rest)
 
 
+def pooled(groups: tuple[DieGroup, ...], exact: bool = True) -> tuple[Number, ...]:
+    """The chance of each total of successes of success-or-failure groups with one effect
+    (only their total matters), totals beyond what can change anything (the groups' cap)
+    merged into the last."""
+    one: Number = Fraction(1) if exact else 1.0
+    total = sum(g.count for g in groups)
+    cap = min([total, *(g.cap for g in groups if g.cap is not None)])
+    dist: tuple[Number, ...] = (one,)
+    for g in groups:
+        dist = _convolve(dist, _binomial(g.count, g.chances[1] * one, exact), cap)
+    return dist
+
+
 def branches(groups: tuple[DieGroup, ...], exact: bool = True) -> list[tuple[tuple[tuple[int, ...], ...], Number]]:
     """Every distinguishable result of a roll step with its chance (a fraction, or with `exact`
     false a float): the dice of each group counted per result. Success-or-failure groups with
@@ -55,11 +68,7 @@ def branches(groups: tuple[DieGroup, ...], exact: bool = True) -> list[tuple[tup
             pools.setdefault(g.effect, []).append(i)
     axes: list[list[tuple[dict[int, tuple[int, ...]], Number]]] = []
     for effect, members in pools.items():
-        total = sum(groups[i].count for i in members)
-        cap = min([total, *(limit for i in members if (limit := groups[i].cap) is not None)])
-        dist: tuple[Number, ...] = (one,)
-        for i in members:
-            dist = _convolve(dist, _binomial(groups[i].count, groups[i].chances[1] * one, exact), cap)
+        dist = pooled(tuple(groups[i] for i in members), exact)
         options = []
         for t, p in enumerate(dist):
             if not p:

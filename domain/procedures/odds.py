@@ -4,7 +4,9 @@ defaults unless given), every roll step enumerated with the dice grouped by what
 
 A volley is enumerated side by side: each side's losses depend only on the hits on it (HA7)
 and the hits are taken together (F3, NC3), so what may be left of each side is worked out
-once and the results are the pairs of those. Positions that differ only in which unit of a
+once and the results are the pairs of those. With the default casualties a side's remains
+are worked out a step at a time: its selective hits, then each firing class's hits in the
+order they are placed (`volley.left_after`). Positions that differ only in which unit of a
 type is which are one state (`Canon`). Probabilities are fractions with `exact`, else floats.
 
 A round without effect leads back to the same state; that loop is summed exactly as a
@@ -17,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
+from itertools import product
 from math import lcm
 from types import ModuleType
 from typing import Any
@@ -38,7 +41,7 @@ from domain.procedures.base import (
     evolve,
 )
 from domain.procedures.canon import Canon
-from domain.procedures.chances import Number, branches
+from domain.procedures.chances import Number, branches, pooled
 
 State = Any  # one of the procedure states: NavalBattle, ConvoyBattle, AswCombat, Interception
 Policy = Callable[[State, Decision], object | None]  # None: the tracker's default
@@ -145,6 +148,8 @@ class _Engine:
         self.sides: dict[Any, tuple[Piece, ...]] = {}
         self.remains: dict[Any, list[tuple[tuple[Piece, ...], Number]]] = {}
         self.scored: dict[Any, tuple[Piece, ...]] = {}
+        self.placed: dict[Any, tuple[Piece, ...]] = {}
+        self.pooled_of: dict[tuple[DieGroup, ...], tuple[Number, ...]] = {}
         # What follows a volley: context, then attackers, then defenders left, by identity.
         self.followed: dict[int, dict[int, dict[int, tuple[State, int]]]] = {}
         self.interned: dict[Any, Any] = {}
@@ -315,6 +320,9 @@ class _Engine:
         found = self.remains.get(key)
         if found is not None:
             return found
+        if self.policy is None:
+            found = self.remains[key] = self.placed_remains(f, side, own, sub, apart)
+            return found
         effects = [g.effect for g in sub]
         sides = self.sides
         classes: dict[int, list[Any]] = {}
@@ -346,6 +354,68 @@ class _Engine:
         found = self.remains[key] = [(left, p) for left, p in classes.values()]
         return found
 
+    def placed_remains(
+        self, f: Any, side: Side, own: tuple[Piece, ...], sub: tuple[DieGroup, ...], apart: bool
+    ) -> list[tuple[tuple[Piece, ...], Number]]:
+        """`remains_of` with the tracker's default casualties, a step at a time: the selective
+        hits first, then each firing class's hits in the order they are placed, each on what
+        the step before left (`volley.left_after`: HA4-HA7 give the same as placing them all
+        together). What each step leaves is worked out once per units, class and hits, and
+        the steps add up chances instead of multiplying the results of every group."""
+        one: Number = Fraction(1) if self.exact else 1.0
+        prefix = (f.kind, f.nation(side), side)
+        by_effect: dict[tuple[str, ...], list[DieGroup]] = {}
+        for g in sub:
+            by_effect.setdefault(g.effect, []).append(g)
+        shots = [(e[1], self.pooled(tuple(gs))) for e, gs in by_effect.items() if e[0] == "unit"]
+        classes = sorted(
+            ((e[2], self.pooled(tuple(gs))) for e, gs in by_effect.items() if e[0] == "class"),
+            key=lambda axis: volley.placing_order(self.ctx, axis[0]),
+        )
+        placed = self.placed
+        dist: dict[int, list[Any]] = {}
+        for combo in product(*(list(enumerate(d)) for _, d in shots)):
+            p = one
+            landed: list[str] = []
+            for (uid, _), (n, q) in zip(shots, combo, strict=True):
+                p *= q
+                landed += [uid] * n
+            if not p:
+                continue
+            step_key = (prefix, id(own), tuple(sorted(landed)))
+            left = placed.get(step_key)
+            if left is None:
+                left = placed[step_key] = self.intern(volley.left_after(f, self.ctx, side, own, step_key[2], ()))
+            _add(dist, left, p)
+        for cls, d in classes:
+            after: dict[int, list[Any]] = {}
+            for here, p in dist.values():
+                for n, q in enumerate(d):
+                    if not q:
+                        continue
+                    left = here
+                    if n:
+                        class_key = (prefix, id(here), cls, n)
+                        left = placed.get(class_key)
+                        if left is None:
+                            hit = ((cls, n),)
+                            left = placed[class_key] = self.intern(volley.left_after(f, self.ctx, side, here, (), hit))
+                    _add(after, left, p * q)
+            dist = after
+        if apart:
+            named: dict[int, list[Any]] = {}
+            for left, p in dist.values():
+                _add(named, self.intern(self.canon.side(left)), p)  # type: ignore[union-attr]
+            dist = named
+        return [(left, p) for left, p in dist.values()]
+
+    def pooled(self, groups: tuple[DieGroup, ...]) -> tuple[Number, ...]:
+        """`chances.pooled` once per groups alike, in the engine's numbers."""
+        found = self.pooled_of.get(groups)
+        if found is None:
+            found = self.pooled_of[groups] = pooled(groups, self.exact)
+        return found
+
     def side_left(
         self,
         state: State,
@@ -354,24 +424,19 @@ class _Engine:
         members: list[int],
         counts: tuple[tuple[int, ...], ...],
     ) -> tuple[Piece, ...]:
-        """What is left of `side` after the volley when only its enemies' dice in `counts` hit
-        (the volley's own roll and, where the owner chooses, its casualties by the policy)."""
+        """What is left of `side` after the volley when only its enemies' dice in `counts` hit:
+        the volley's own roll and, where the owner chooses, its casualties by the policy (the
+        defaults go through `placed_remains`)."""
+        assert self.policy is not None
         f = state.fight
         full: list[tuple[int, ...]] = [(g.count, 0) for g in groups]
         for i, c in zip(members, counts, strict=True):
             full[i] = c
-        if self.policy is None:
-            # The defaults: the side's casualties are HA7's default whether or not the rules
-            # leave a choice, so the volley's own steps (and their facts) are not needed.
-            return volley.left_by_default(f, self.ctx, tuple(full), side)
         fight, _ = volley.roll(f, self.ctx, tuple(full))
         while fight.step == volley.VolleyStep.CASUALTIES:
-            choice = None
-            if self.policy is not None:
-                asked = volley.need(fight, self.ctx)
-                assert isinstance(asked, Decision)
-                choice = self.policy(evolve(state, fight=fight), asked)
-            fight, _ = volley.decide(fight, self.ctx, choice)
+            asked = volley.need(fight, self.ctx)
+            assert isinstance(asked, Decision)
+            fight, _ = volley.decide(fight, self.ctx, self.policy(evolve(state, fight=fight), asked))
         return fight.side(side)
 
     def order(self, root: State) -> list[State]:
@@ -410,6 +475,15 @@ class _Engine:
                 on_path.add(id(child))
                 stack.append((child, children(child)))
         return post[::-1]
+
+
+def _add(dist: dict[int, list[Any]], value: Any, p: Number) -> None:
+    """Add the chance `p` of an interned `value` to `dist` (keyed by identity)."""
+    slot = dist.get(id(value))
+    if slot is None:
+        dist[id(value)] = [value, p]
+    else:
+        slot[1] += p
 
 
 class TooManyPositions(TrackerError):

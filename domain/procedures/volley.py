@@ -313,25 +313,49 @@ def _scored(f: Fight, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> Figh
             landed += [g.effect[1]] * hits
         else:
             scored[(g.effect[1], g.effect[2])] += hits  # type: ignore[index]
-    order = list(ctx.ruleset.hit_priority)
 
     def group_order(key: tuple[Side, str]) -> tuple[bool, int, str]:
-        # HA5/HA6 hits are placed in the ruleset's order of firing classes, then the rest.
         side, cls = key
-        return (side != "attacker", order.index(cls) if cls in order else len(order), cls)
+        return (side != "attacker", *placing_order(ctx, cls))
 
     placed = tuple((s, c, n) for (s, c), n in sorted(scored.items(), key=lambda kv: group_order(kv[0])))
     return evolve(f, hits=tuple(sorted(landed)), groups=placed, chosen=())
 
 
-def left_by_default(f: Fight, ctx: Context, counts: tuple[tuple[int, ...], ...], side: Side) -> tuple[Piece, ...]:
-    """What is left of `side` once the volley's dice in `counts` are taken together with the
-    tracker's defaults for its casualties (HA7): what `roll`, `decide` with no choice and the
-    volley's end leave of that side, without the facts."""
-    f = _scored(f, ctx, counts)
-    taken = Counter(f.hits)
-    taken.update(_default(f, ctx, side))
-    return tuple(q for p in f.side(side) if (q := _struck(p, taken.get(p.id, 0), ctx)) is not None)
+def placing_order(ctx: Context, firing_class: str) -> tuple[int, str]:
+    """HA5, HA6: a side's non-selective hits are placed in the ruleset's order of firing
+    classes, then the rest (by name); the sort key of a firing class's hits."""
+    order = ctx.ruleset.hit_priority
+    return (list(order).index(firing_class) if firing_class in order else len(order), firing_class)
+
+
+def left_after(
+    f: Fight,
+    ctx: Context,
+    side: Side,
+    own: tuple[Piece, ...],
+    landed: tuple[str, ...],
+    placed: tuple[tuple[str, int], ...],
+) -> tuple[Piece, ...]:
+    """What is left of `own`, a side's units, after the selective hits `landed` (one entry per
+    hit) and the non-selective hits `placed` (firing class, hits; in `placing_order`), with the
+    tracker's defaults for its casualties (HA4-HA7) and every hit taken together (F3, NC5).
+
+    HA4-HA7 place a class's hits each on the cheapest unit of the first tier still afloat, and
+    the default depends on nothing but the units' hits left: so placing the classes one at a
+    time, each on what the one before left, leaves what placing them together leaves."""
+    taken = Counter(landed)
+    if placed:
+        alone = evolve(
+            f,
+            attackers=own if side == "attacker" else (),
+            defenders=own if side == "defender" else (),
+            hits=tuple(sorted(landed)),
+            groups=tuple((side, c, n) for c, n in placed),
+            chosen=(),
+        )
+        taken.update(_default(alone, ctx, side))
+    return tuple(q for p in own if (q := _struck(p, taken.get(p.id, 0), ctx)) is not None)
 
 
 def _struck(p: Piece, n: int, ctx: Context) -> Piece | None:
