@@ -112,9 +112,14 @@ def map_on_page(driver: Any) -> dict[str, dict[str, str]]:
 
 
 def wait(driver: Any, condition: Any) -> Any:
+    """Poll `condition` until it holds. The page redraws itself when the stream says the
+    campaign moved, so an element found a moment ago may be replaced while it is read: that
+    is one more poll, not a failure."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, WAIT, poll_frequency=0.2).until(condition)
+    ignored = (StaleElementReferenceException,)
+    return WebDriverWait(driver, WAIT, poll_frequency=0.2, ignored_exceptions=ignored).until(condition)
 
 
 def test_the_board_shows_each_nations_units_in_their_zones(browser: Any, demo: tuple[str, Server]) -> None:
