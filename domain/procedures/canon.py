@@ -46,8 +46,8 @@ class Canon:
         return found
 
     def apart(self, context: State, sides: tuple[tuple[Piece, ...], ...]) -> bool:
-        """Whether `sides` can be named one by one (`side`): renaming is on, and no unit of a
-        kind of theirs is named in `context` (the position without them) or on another side."""
+        """Whether `sides` can be named one by one (`side`): renaming is on, `context` (the
+        position without them) names no unit at all, and no kind of unit is on two sides."""
         if not self.active:
             return False
         found = self.outside.get(id(context))
