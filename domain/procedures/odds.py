@@ -267,11 +267,7 @@ class _Engine:
         # each edge makes one fraction.
         acc: dict[int, list[Any]] = {}
         for found, n in edges:
-            slot = acc.get(id(found))
-            if slot is None:
-                acc[id(found)] = [found, n]
-            else:
-                slot[1] += n
+            _add(acc, found, n)
         return [(found, Fraction(n, denominator)) for found, n in acc.values()]
 
     def follow(
@@ -346,11 +342,7 @@ class _Engine:
                     sides[hit_key] = left
                 if apart:
                     left = self.intern(self.canon.side(left))  # type: ignore[union-attr]
-            slot = classes.get(id(left))
-            if slot is None:
-                classes[id(left)] = [left, p]
-            else:
-                slot[1] += p
+            _add(classes, left, p)
         found = self.remains[key] = [(left, p) for left, p in classes.values()]
         return found
 
