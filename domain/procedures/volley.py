@@ -156,27 +156,35 @@ def _allocation(f: Fight, ctx: Context, side: Side) -> tuple[list[tuple[str, int
     return groups, units, taken
 
 
-def _forced(f: Fight, ctx: Context, side: Side) -> tuple[bool, tuple[str, ...]] | None:
-    """HA7: whether the rules leave the owner no choice, and the default; None without hits."""
+def _hits_on(f: Fight, side: Side) -> tuple[tuple[Piece, ...], tuple[tuple[str, int], ...], tuple[str, ...]] | None:
+    """HA4-HA7: a side's units, the non-selective hits on it per firing class, and the selective
+    hits landing on it in the volley's (sorted) order, keys that need no board; None without
+    non-selective hits."""
     groups = tuple((c, n) for s, c, n in f.groups if s == side)
     if not groups:
         return None
     own = f.side(side)
     ids = {p.id for p in own}
-    # The selective hits on this side, in the volley's (sorted) order: the key needs no board.
-    landed = tuple(u for u in f.hits if u in ids)
+    return own, groups, tuple(u for u in f.hits if u in ids)
+
+
+def _forced(f: Fight, ctx: Context, side: Side) -> tuple[bool, tuple[str, ...]] | None:
+    """HA7: whether the rules leave the owner no choice, and the default; None without hits."""
+    hit = _hits_on(f, side)
+    if hit is None:
+        return None
+    own, groups, landed = hit
     key = ("forced", f.kind, own, groups, landed)
     found = ctx.memo.get(key)
     if found is None:
+        default = _default(f, ctx, side)
         board = ctx.board(f.pieces)
-        nc6 = f.kind == "naval"
         units = [board.units[p.id] for p in own]
-        taken = Counter(landed)
         # Both questions walk the same tiers of the same units.
         tiers = _tiers(f, ctx, own, groups, board)
-        default = hits_rules.allocate(board, f.nation(side), list(groups), units, taken, None, nc6, tiers)
-        forced = hits_rules.allocation_is_forced(board, list(groups), units, taken, nc6, default, tiers)
-        found = ctx.memo[key] = (forced, tuple(default))
+        nc6 = f.kind == "naval"
+        forced = hits_rules.allocation_is_forced(board, list(groups), units, Counter(landed), nc6, list(default), tiers)
+        found = ctx.memo[key] = (forced, default)
     return found
 
 
@@ -197,17 +205,12 @@ def _tiers(
 
 
 def _default(f: Fight, ctx: Context, side: Side) -> tuple[str, ...]:
-    """HA7: the default casualties alone (what `_forced` gives, without asking whether the
-    rules leave a choice); empty without hits."""
-    groups = tuple((c, n) for s, c, n in f.groups if s == side)
-    if not groups:
+    """HA7: the default casualties alone (without asking whether the rules leave a choice,
+    `_forced`); empty without hits."""
+    hit = _hits_on(f, side)
+    if hit is None:
         return ()
-    own = f.side(side)
-    ids = {p.id for p in own}
-    landed = tuple(u for u in f.hits if u in ids)
-    found = ctx.memo.get(("forced", f.kind, own, groups, landed))
-    if found is not None:
-        return found[1]
+    own, groups, landed = hit
     key = ("default", f.kind, own, groups, landed)
     default = ctx.memo.get(key)
     if default is None:
