@@ -24,6 +24,8 @@ from math import lcm
 from types import ModuleType
 from typing import Any
 
+import numpy as np
+
 from domain.errors import TrackerError
 from domain.memory import collector_paused
 from domain.procedures import asw, convoy, interception, naval, volley
@@ -42,6 +44,7 @@ from domain.procedures.base import (
 )
 from domain.procedures.canon import Canon
 from domain.procedures.chances import Number, branches, pooled
+from domain.procedures.flow import Floats, Ints, flow
 
 State = Any  # one of the procedure states: NavalBattle, ConvoyBattle, AswCombat, Interception
 Policy = Callable[[State, Decision], object | None]  # None: the tracker's default
@@ -155,6 +158,10 @@ class _Engine:
         self.interned: dict[Any, Any] = {}
         self.branched: dict[tuple[Any, ...], list[tuple[tuple[tuple[int, ...], ...], Number]]] = {}
         self.canon: Canon | None = None
+        # The float walk's: positions by index, and what follows a volley per rest of position.
+        self.positions: list[State] = []
+        self.indexed: dict[int, int] = {}
+        self.grids: dict[int, _Grid] = {}
         self.limit: int | None = None
         self.progress: Callable[[int], None] | None = None
 
@@ -222,21 +229,7 @@ class _Engine:
         """A volley's roll by what is left of each side: HA7, each side's losses depend only on
         the hits on it, and F3, NC3, the volley's hits are taken together. So the results are
         the pairs of each side's possible remains, each worked out once."""
-        f = state.fight
-        # What follows a volley depends on the rest of the state and on what is left of each
-        # side, not on the volley's shots: many parents share it.
-        base = evolve(f, attackers=(), defenders=(), opening=(), step=volley.VolleyStep.DONE)
-        base = evolve(base, waiting=(), shots=(), hits=(), groups=(), chosen=())
-        whole = self.intern((evolve(state, fight=base), f.opening))
-        context = id(whole)
-        rest, opening = whole
-        # Where nothing else names units of the sides' kinds, each side's remains are named
-        # canonically on their own, so that remains alike but for names are one.
-        apart = self.canon is not None and not opening and self.canon.apart(rest, (f.attackers, f.defenders))
-        remains = {side: self.remains_of(state, groups, side, members, apart) for side, members in split}
-        attackers_left = remains.get("attacker") or [(self.intern(f.attackers), 1)]
-        defenders_left = remains.get("defender") or [(self.intern(f.defenders), 1)]
-        followed = self.followed
+        context, apart, attackers_left, defenders_left = self.volley_sides(state, groups, split)
         denominator = 0
         if self.exact:
             # Each side's chances over one common denominator: the pairs then multiply and add
@@ -248,7 +241,7 @@ class _Engine:
             denominator = da * dd
         # Keyed by identities: the pairs are many, and what follows is interned (one object per
         # position and rounds). One table per context and attackers, looked up once per row.
-        rows = followed.setdefault(context, {})
+        rows = self.followed.setdefault(context, {})
         columns = [(id(defenders), defenders, pd) for defenders, pd in defenders_left]
         # A pair's chance is one product (integers over the common denominator with fractions).
         edges: list[tuple[tuple[State, int], Any]] = []
@@ -269,6 +262,68 @@ class _Engine:
         for found, n in edges:
             _add(acc, found, n)
         return [(found, Fraction(n, denominator)) for found, n in acc.values()]
+
+    def volley_sides(
+        self, state: State, groups: tuple[DieGroup, ...], split: list[tuple[Side, list[int]]]
+    ) -> tuple[int, bool, list[tuple[tuple[Piece, ...], Number]], list[tuple[tuple[Piece, ...], Number]]]:
+        """What a volley's roll may leave of each side, with the chances, and what the pairs
+        share: the identity of the rest of the position (what follows a volley depends on it
+        and on what is left of each side, not on the volley's shots) and whether each side's
+        remains are named on their own (`Canon.apart`)."""
+        f = state.fight
+        base = evolve(f, attackers=(), defenders=(), opening=(), step=volley.VolleyStep.DONE)
+        base = evolve(base, waiting=(), shots=(), hits=(), groups=(), chosen=())
+        whole = self.intern((evolve(state, fight=base), f.opening))
+        rest, opening = whole
+        # Where nothing else names units of the sides' kinds, each side's remains are named
+        # canonically on their own, so that remains alike but for names are one.
+        apart = self.canon is not None and not opening and self.canon.apart(rest, (f.attackers, f.defenders))
+        remains = {side: self.remains_of(state, groups, side, members, apart) for side, members in split}
+        one: Number = Fraction(1) if self.exact else 1.0
+        attackers_left = remains.get("attacker") or [(self.intern(f.attackers), one)]
+        defenders_left = remains.get("defender") or [(self.intern(f.defenders), one)]
+        return id(whole), apart, attackers_left, defenders_left
+
+    def expand_flat(self, state: State) -> tuple[Ints, Floats, Ints]:
+        """`expand` in floats as arrays, the positions by their index (`index_of`): for each
+        edge the position reached, its chance and the rounds started on the way. A volley's
+        pairs are one product of each side's chances, their positions looked up in a grid per
+        rest of the position (`_Grid`), only new pairs worked out one at a time."""
+        n = need(state, self.ctx)
+        assert isinstance(n, Roll)
+        split = _volley_sides(state, n.groups)
+        if not split:
+            edges = self.expand(state)
+            return (
+                np.array([self.index_of(c) for (c, _), _p in edges], dtype=np.int64),
+                np.array([float(p) for _, p in edges]),
+                np.array([d for (_, d), _p in edges], dtype=np.int64),
+            )
+        context, apart, attackers_left, defenders_left = self.volley_sides(state, n.groups, split)
+        grid = self.grids.get(context)
+        if grid is None:
+            grid = self.grids[context] = _Grid()
+        rows = [grid.row(a) for a, _ in attackers_left]
+        columns = [grid.column(d) for d, _ in defenders_left]
+        grid.fit()
+        at = np.ix_(rows, columns)
+        children = grid.child[at]
+        for i, j in np.argwhere(children < 0):
+            settled, more = self.follow(state, attackers_left[i][0], defenders_left[j][0], apart)
+            k = self.index_of(settled)
+            grid.child[rows[i], columns[j]] = children[i, j] = k
+            grid.rounds[rows[i], columns[j]] = more
+        chances = np.outer([p for _, p in attackers_left], [p for _, p in defenders_left])
+        return children.ravel(), chances.ravel(), grid.rounds[at].ravel()
+
+    def index_of(self, state: State) -> int:
+        """The index of an interned position among those met (`positions`), a new one first
+        met at the end."""
+        k = self.indexed.get(id(state))
+        if k is None:
+            k = self.indexed[id(state)] = len(self.positions)
+            self.positions.append(state)
+        return k
 
     def follow(
         self, state: State, attackers: tuple[Piece, ...], defenders: tuple[Piece, ...], named: bool = False
@@ -469,6 +524,37 @@ class _Engine:
         return post[::-1]
 
 
+class _Grid:
+    """What follows a volley in one rest of the position: the index of the position reached
+    (-1 until worked out) and the rounds started on the way, by what is left of each side
+    (rows: the attackers' remains, columns: the defenders', by identity)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, int] = {}
+        self.columns: dict[int, int] = {}
+        self.child: Ints = np.full((8, 8), -1, dtype=np.int64)
+        self.rounds: Ints = np.zeros((8, 8), dtype=np.int64)
+
+    def row(self, attackers: tuple[Piece, ...]) -> int:
+        return self.rows.setdefault(id(attackers), len(self.rows))
+
+    def column(self, defenders: tuple[Piece, ...]) -> int:
+        return self.columns.setdefault(id(defenders), len(self.columns))
+
+    def fit(self) -> None:
+        """Room for every row and column named so far (doubling, so that growing is rare)."""
+        shape = self.child.shape
+        need = (len(self.rows), len(self.columns))
+        if need[0] <= shape[0] and need[1] <= shape[1]:
+            return
+        grown = tuple(n if wanted <= n else max(2 * n, wanted) for n, wanted in zip(shape, need, strict=True))
+        child = np.full(grown, -1, dtype=np.int64)
+        rounds = np.zeros(grown, dtype=np.int64)
+        child[: shape[0], : shape[1]] = self.child
+        rounds[: shape[0], : shape[1]] = self.rounds
+        self.child, self.rounds = child, rounds
+
+
 def _add(dist: dict[int, list[Any]], value: Any, p: Number) -> None:
     """Add the chance `p` of an interned `value` to `dist` (keyed by identity)."""
     slot = dist.get(id(value))
@@ -521,6 +607,8 @@ def _enumerated(
     engine.limit, engine.progress = limit, progress
     root, more = engine.settle(state)
     start = rounds + more
+    if not exact:
+        return _flowed(engine, root, start, module_of(state).__name__.rsplit(".", 1)[-1])
     one: Number = Fraction(1) if exact else 1.0
     # The moments of the rounds (for their mean and deviation) are floats either way, which
     # keeps the fractions to one per edge.
@@ -570,4 +658,50 @@ def _enumerated(
                 acc[0] += p * m0
                 acc[1] += pf * (m1 + d * m0f)
                 acc[2] += pf * (m2 + 2 * d * m1 + d * d * m0f)
+    return result
+
+
+def _flowed(engine: _Engine, root: State, start: int, procedure: str) -> Odds:
+    """The enumeration in floats: every position reached expanded once (the limit counting
+    those with a roll), then the mass pushed through them as arrays (`flow`)."""
+    engine.index_of(root)
+    counts: list[int] = []
+    children: list[Ints] = []
+    chances: list[Floats] = []
+    rounds: list[Ints] = []
+    expanded = 0
+    k = 0
+    while k < len(engine.positions):
+        s = engine.positions[k]
+        k += 1
+        if waits(s) == "ended":
+            counts.append(0)
+            continue
+        if engine.limit is not None and expanded >= engine.limit:
+            raise TooManyPositions(engine.limit)
+        c, p, d = engine.expand_flat(s)
+        expanded += 1
+        if engine.progress is not None and expanded % 256 == 0:
+            engine.progress(expanded)
+        counts.append(len(c))
+        children.append(c)
+        chances.append(p)
+        rounds.append(d)
+    empty_i = np.zeros(0, dtype=np.int64)
+    moved = flow(
+        np.array(counts, dtype=np.int64),
+        np.concatenate(children) if children else empty_i,
+        np.concatenate(chances) if chances else np.zeros(0),
+        np.concatenate(rounds) if rounds else empty_i,
+        start,
+    )
+    result = Odds(procedure=procedure, truncated=moved.truncated, states=len(engine.positions))
+    for k, s in enumerate(engine.positions):
+        if waits(s) != "ended":
+            continue
+        n = need(s, engine.ctx)
+        assert isinstance(n, Ended)
+        old = result.outcomes.get(n.outcome, (0.0, 0.0, 0.0))
+        m = (float(moved.mass[k]), float(moved.first[k]), float(moved.second[k]))
+        result.outcomes[n.outcome] = (old[0] + m[0], old[1] + m[1], old[2] + m[2])
     return result
