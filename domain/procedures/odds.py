@@ -17,7 +17,7 @@ in a loop that can never be left would be lost; it is reported as `truncated`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from itertools import product
 from math import lcm
@@ -589,8 +589,10 @@ def exact_odds(
     `limit`: the most positions with a roll to enumerate (TooManyPositions beyond; time and
     memory grow with them); `progress` is told how many so far, now and then."""
     # The engine's tables hold no cycles; a full collection in between would walk them all.
+    # Its memo of the rules' results is its own, freed with it inside the pause: left in the
+    # caller's context, the first collection after would walk every object made here.
     with collector_paused():
-        return _enumerated(state, ctx, policy, rounds, exact, limit, progress)
+        return _enumerated(state, replace(ctx, memo={}), policy, rounds, exact, limit, progress)
 
 
 def _enumerated(
