@@ -7,6 +7,7 @@ import json
 import tomllib
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -156,6 +157,16 @@ class Ruleset:
 
     def faces_for(self, kind: str) -> int:
         return self.faces.get(kind, self.default_faces)
+
+    @cached_property
+    def screeners(self) -> frozenset[str]:
+        """HA1, HA3: the unit types that may take a hit instead of another unit (naval types
+        marked `screens` or of a screening class)."""
+        return frozenset(
+            name
+            for name, ut in self.units.items()
+            if ut.is_naval and (ut.screens or ut.unit_class in self.screening_classes)
+        )
 
     def convoy_result(self, value: int) -> int:
         for row in self.convoy_table:

@@ -17,6 +17,7 @@ from domain.procedures.base import (
     DieGroup,
     Piece,
     Side,
+    evolve,
     grouped,
     keeps_hash,
     other,
@@ -233,35 +234,94 @@ def fire_dice(f: Fight, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, 
 
 
 def _fire_dice(f: Fight, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
-    board = ctx.board(f.pieces)
-    faces = ctx.ruleset.faces_for(dice_kind(f.kind))
+    pieces = {p.id: p for p in f.pieces}
     shots = {s.firer: s for s in f.shots}
-    hunters = hunting(f.kind)
-    keyed: list[tuple[tuple[tuple[str, ...], int], Die]] = []
+    keyed: list[tuple[tuple[tuple[str, ...], int], _Shooter]] = []
     caps: dict[tuple[str, ...], int] = {}
-    for x in volley(f, ctx, f.stage, board):
+    board: Board | None = None
+    for x in volley(f, ctx, f.stage):
         shot = shots.get(x.unit)
         if x.legal is not None and shot is None:
             continue
-        spec = _spec(f, board, x, shot)
-        target = clamp_target(spec.target, faces)
-        side: Side = "attacker" if x.attacking else "defender"
-        if shot is not None:
-            effect: tuple[str, ...] = ("unit", shot.lands_on)
-            caps[effect] = hits_rules.hits_to_sink(board, board.units[shot.lands_on])
-            # AS3, SM4: a hunter's hit is the procedure's own; a submarine's or an aircraft's
-            # selective shot is HA1's or HA3's.
-            air = board.unit_type(board.units[x.unit]).is_air
-            how = fire_rule(f) if side == hunters else "HA3" if air else "HA1"
-            die = Die(x.unit, spec, 0, shot.target, shot.screen, how)
+        # What a die is depends on its unit, its side and its shot (the pieces it aims at and
+        # lands on), not on the rest of the fight: worked out once per those.
+        if shot is None:
+            key: tuple[object, ...] = ("die", f.kind, f.stage, f.attacker, pieces[x.unit], x.attacking)
         else:
-            hit_side = other(side)
-            effect = ("class", hit_side, board.unit_type(board.units[x.unit]).unit_class)
-            if effect not in caps:
-                caps[effect] = sum(hits_rules.hits_to_sink(board, board.units[p.id]) for p in f.side(hit_side))
-            die = Die(x.unit, spec, 0)
-        keyed.append(((effect, target), die))
-    return grouped(keyed, faces, caps)
+            aimed = (shot.target, shot.screen, pieces.get(shot.target), pieces.get(shot.lands_on))
+            key = ("die", f.kind, f.stage, f.attacker, pieces[x.unit], x.attacking, *aimed)
+        found = ctx.memo.get(key)
+        if found is None:
+            board = board or ctx.board(f.pieces)
+            found = ctx.memo[key] = _shooter(f, ctx, board, x, shot)
+        if found.cap is not None:
+            caps[found.effect] = found.cap
+        elif found.effect not in caps:
+            caps[found.effect] = _capacity(f, ctx, found.effect[1])  # type: ignore[arg-type]
+        keyed.append(((found.effect, found.target), found))
+    return _grouped(keyed, ctx.ruleset.faces_for(dice_kind(f.kind)), caps, ctx)
+
+
+@dataclass
+class _Shooter:
+    """One unit's die in a volley: what a hit does, the target number, the die as recorded
+    (by the group it counts in), and the hits its effect can take when it lands on one unit."""
+
+    effect: tuple[str, ...]
+    target: int
+    die: Die
+    cap: int | None
+    by_group: dict[int, Die]
+
+    def in_group(self, group: int) -> Die:
+        found = self.by_group.get(group)
+        if found is None:
+            found = self.by_group[group] = evolve(self.die, group=group)
+        return found
+
+
+def _shooter(f: Fight, ctx: Context, board: Board, x: Firer, shot: Shot | None) -> _Shooter:
+    spec = _spec(f, board, x, shot)
+    target = clamp_target(spec.target, ctx.ruleset.faces_for(dice_kind(f.kind)))
+    side: Side = "attacker" if x.attacking else "defender"
+    if shot is None:
+        effect = ("class", other(side), board.unit_type(board.units[x.unit]).unit_class)
+        return _Shooter(effect, target, Die(x.unit, spec, 0), None, {})
+    # AS3, SM4: a hunter's hit is the procedure's own; a submarine's or an aircraft's
+    # selective shot is HA1's or HA3's.
+    air = board.unit_type(board.units[x.unit]).is_air
+    how = fire_rule(f) if side == hunting(f.kind) else "HA3" if air else "HA1"
+    cap = hits_rules.hits_to_sink(board, board.units[shot.lands_on])
+    die = Die(x.unit, spec, 0, shot.target, shot.screen, how)
+    return _Shooter(("unit", shot.lands_on), target, die, cap, {})
+
+
+def _capacity(f: Fight, ctx: Context, side: Side) -> int:
+    """The hits a side can still take in all (the cap of a firing class's hits on it)."""
+    own = f.side(side)
+    key = ("capacity", own)
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = sum(ctx.hits_left(p) for p in own)
+    return found
+
+
+def _grouped(
+    keyed: list[tuple[tuple[tuple[str, ...], int], _Shooter]],
+    faces: int,
+    caps: dict[tuple[str, ...], int],
+    ctx: Context,
+) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
+    """`base.grouped` for a volley's dice: the groups are worked out once per dice alike."""
+    keys = tuple(k for k, _ in keyed)
+    key = ("groups", keys, tuple(sorted(caps.items())))
+    found = ctx.memo.get(key)
+    if found is None:
+        groups, _ = grouped([(k, x.die) for k, x in keyed], faces, caps)
+        index = {(g.effect, g.target): i for i, g in enumerate(groups)}
+        found = ctx.memo[key] = (groups, tuple(index[k] for k in keys))
+    groups, at = found
+    return groups, tuple(x.in_group(i) for (_, x), i in zip(keyed, at, strict=True))
 
 
 def fire_waiting(f: Fight, ctx: Context) -> tuple[Side, ...]:

@@ -105,18 +105,30 @@ def _selective(f: Fight, ctx: Context) -> dict[str, tuple[str, ...]]:
 
 def screen_choices(f: Fight, ctx: Context) -> dict[Side, dict[str, tuple[str, ...]]]:
     """HA1, HA3: per side, this volley's shots at its units that one of its escorts could take."""
-    board = ctx.board(f.pieces)
     firing = _selective(f, ctx)
+    ids = {p.id for p in f.pieces}
     need: dict[Side, dict[str, tuple[str, ...]]] = {}
     for shot in f.shots:
-        if shot.firer not in firing or shot.target not in board.units:
+        if shot.firer not in firing or shot.target not in ids:
             continue
         side = f.side_of(shot.target)
-        own = [board.units[p.id] for p in f.side(side)]
-        options = hits_rules.screen_options(board, board.units[shot.target], own)
+        options = _screen_options(f, ctx, side, shot.target)
         if options:
-            need.setdefault(side, {})[shot.firer] = tuple(u.id for u in options)
+            need.setdefault(side, {})[shot.firer] = options
     return need
+
+
+def _screen_options(f: Fight, ctx: Context, side: Side, target: str) -> tuple[str, ...]:
+    """HA1, HA3: the escorts of `side` that may take a hit on `target`; they depend on the
+    side's units alone, so they are worked out once per side and target."""
+    own = f.side(side)
+    key = ("screen_options", own, target)
+    found = ctx.memo.get(key)
+    if found is None:
+        board = ctx.board(f.pieces)
+        units = [board.units[p.id] for p in own]
+        found = ctx.memo[key] = tuple(u.id for u in hits_rules.screen_options(board, board.units[target], units))
+    return found
 
 
 def _to_screening(f: Fight, ctx: Context) -> tuple[Fight, Facts]:
@@ -131,20 +143,46 @@ def _shots_at(f: Fight, side: Side) -> dict[str, str]:
     return {s.firer: s.target for s in f.shots if s.target in own}
 
 
+def _targeting(
+    f: Fight, ctx: Context, side: Side, board: Board | None = None
+) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """HA1, HA3, AS3, SM4: the legal targets of a side's selective firers this volley, and the
+    default targets; they depend on the firers, their legal targets and the enemy's units
+    alone, so they are worked out once per those."""
+    firing = volley(f, ctx, f.stage, board)
+    attacking = side == "attacker"
+    plan = tuple((x.unit, x.legal) for x in firing if x.legal and x.attacking == attacking)
+    key = ("targeting", plan, f.side(other(side)))
+    found = ctx.memo.get(key)
+    if found is None:
+        legal = {unit: list(targets or ()) for unit, targets in plan}
+        found = ctx.memo[key] = (legal, hits_rules.default_targets(board or ctx.board(f.pieces), legal))
+    return found
+
+
 def default_targets(f: Fight, ctx: Context, side: Side) -> dict[str, str]:
-    board = ctx.board(f.pieces)
-    plan = {
-        x.unit: list(x.legal or ())
-        for x in volley(f, ctx, f.stage, board)
-        if x.legal and x.attacking == (side == "attacker")
-    }
-    return hits_rules.default_targets(board, plan)
+    return dict(_targeting(f, ctx, side)[1])
+
+
+def _screening(f: Fight, ctx: Context, side: Side) -> tuple[dict[str, str], str, dict[str, str]]:
+    """HA1, HA3: the shots at a side's units (firer -> target), the rule its screening is
+    recorded under, and its default screens; they depend on the shots and the side's units
+    alone, so they are worked out once per those."""
+    shots_at = _shots_at(f, side)
+    own = f.side(side)
+    key = ("screening", tuple(shots_at.items()), own)
+    found = ctx.memo.get(key)
+    if found is None:
+        board = ctx.board(f.pieces)
+        units = [board.units[p.id] for p in own]
+        # HA3: screening against aircraft alone is HA3's; any other shot makes it HA1's.
+        air = bool(shots_at) and all(board.unit_type(board.units[x]).is_air for x in shots_at)
+        found = ctx.memo[key] = (shots_at, "HA3" if air else "HA1", hits_rules.default_screens(board, shots_at, units))
+    return found
 
 
 def default_screens(f: Fight, ctx: Context, side: Side) -> dict[str, str]:
-    board = ctx.board(f.pieces)
-    own = [board.units[p.id] for p in f.side(side)]
-    return hits_rules.default_screens(board, _shots_at(f, side), own)
+    return dict(_screening(f, ctx, side)[2])
 
 
 def _allocation(f: Fight, ctx: Context, side: Side) -> tuple[list[tuple[str, int]], list, Counter[str]]:
@@ -395,13 +433,9 @@ def decide(
     default = choice is None
     if f.step == VolleyStep.TARGETS:
         rule = target_rule(f, f.stage)
-        legal = {
-            x.unit: list(x.legal or ())
-            for x in volley(f, ctx, f.stage, own_board)
-            if x.legal and x.attacking == (side == "attacker")
-        }
+        legal, default_picks = _targeting(f, ctx, side, own_board)
         if choice is None:
-            picked = hits_rules.default_targets(own_board, legal)
+            picked = default_picks
         else:
             picked = hits_rules.check_targets(
                 board, rule, f.nation(side), legal, as_pairs(choice), _why_not(f, board, rule, legal)
@@ -418,14 +452,11 @@ def decide(
         nf, more = _to_screening(f, ctx)
         return nf, facts + more
     if f.step == VolleyStep.SCREENING:
-        own = [own_board.units[p.id] for p in f.side(side)]
-        shots_at = _shots_at(f, side)
-        # HA3: screening against aircraft alone is HA3's; any other shot makes it HA1's.
-        air = bool(shots_at) and all(own_board.unit_type(own_board.units[x]).is_air for x in shots_at)
-        rule = "HA3" if air else "HA1"
+        shots_at, rule, default_screening = _screening(f, ctx, side)
         if choice is None:
-            screens = hits_rules.default_screens(own_board, shots_at, own)
+            screens = default_screening
         else:
+            own = [own_board.units[p.id] for p in f.side(side)]
             screens = hits_rules.check_screens(board, rule, f.nation(side), shots_at, own, as_pairs(choice))
         f = evolve(
             f,

@@ -200,8 +200,7 @@ def default_targets(board: Board, legal: dict[str, list[str]]) -> dict[str, str]
 
 def can_screen(board: Board, unit: Unit) -> bool:
     """HA1, HA3: a unit type marked `screens`, or of a screening class, may take a hit instead."""
-    ut = board.unit_type(unit)
-    return ut.is_naval and (ut.screens or ut.unit_class in board.ruleset.screening_classes)
+    return unit.type in board.ruleset.screeners
 
 
 def screen_options(board: Board, target: Unit, side: list[Unit]) -> list[Unit]:
