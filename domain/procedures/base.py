@@ -206,12 +206,20 @@ def grouped(
 ) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
     """The groups of a roll step (dice alike: the same effect and target number, in a fixed
     order) and each die, in rolling order, with the index of its group."""
-    keys = sorted({k for k, _ in keyed})
-    index = {k: i for i, k in enumerate(keys)}
-    counts = Counter(k for k, _ in keyed)
-    groups = tuple(DieGroup(effect=e, count=counts[(e, t)], faces=faces, target=t, cap=caps.get(e)) for e, t in keys)
+    groups, index = die_groups([k for k, _ in keyed], faces, caps)
     dice = tuple(evolve(d, group=index[k]) for k, d in keyed)
     return groups, dice
+
+
+def die_groups(
+    keys: list[tuple[tuple[str, ...], int]], faces: int, caps: Mapping[tuple[str, ...], int]
+) -> tuple[tuple[DieGroup, ...], dict[tuple[tuple[str, ...], int], int]]:
+    """The groups of a roll step from the (effect, target number) of each of its dice, in a
+    fixed order, and the index of each key's group."""
+    ordered = sorted(set(keys))
+    counts = Counter(keys)
+    groups = tuple(DieGroup(effect=e, count=counts[(e, t)], faces=faces, target=t, cap=caps.get(e)) for e, t in ordered)
+    return groups, {k: i for i, k in enumerate(ordered)}
 
 
 def searcher_dice(

@@ -17,8 +17,8 @@ from domain.procedures.base import (
     DieGroup,
     Piece,
     Side,
+    die_groups,
     evolve,
-    grouped,
     keeps_hash,
     other,
 )
@@ -312,16 +312,9 @@ def _grouped(
     caps: dict[tuple[str, ...], int],
     ctx: Context,
 ) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
-    """`base.grouped` for a volley's dice: the groups are worked out once per dice alike."""
-    keys = tuple(k for k, _ in keyed)
-    key = ("groups", keys, tuple(sorted(caps.items())))
-    found = ctx.memo.get(key)
-    if found is None:
-        groups, _ = grouped([(k, x.die) for k, x in keyed], faces, caps)
-        index = {(g.effect, g.target): i for i, g in enumerate(groups)}
-        found = ctx.memo[key] = (groups, tuple(index[k] for k in keys))
-    groups, at = found
-    return groups, tuple(x.in_group(i) for (_, x), i in zip(keyed, at, strict=True))
+    """`base.grouped` for a volley's dice, each die made once per group it counts in."""
+    groups, index = die_groups([k for k, _ in keyed], faces, caps)
+    return groups, tuple(x.in_group(index[k]) for k, x in keyed)
 
 
 def fire_waiting(f: Fight, ctx: Context) -> tuple[Side, ...]:
