@@ -152,6 +152,7 @@ class _Engine:
         self.remains: dict[Any, list[tuple[tuple[Piece, ...], Number]]] = {}
         self.scored: dict[Any, tuple[Piece, ...]] = {}
         self.placed: dict[Any, tuple[Piece, ...]] = {}
+        self.steps: dict[tuple[Any, ...], list[tuple[tuple[Piece, ...], Number]]] = {}
         self.pooled_of: dict[tuple[DieGroup, ...], tuple[Number, ...]] = {}
         # What follows a volley: context, then attackers, then defenders left, by identity.
         self.followed: dict[int, dict[int, dict[int, tuple[State, int]]]] = {}
@@ -419,6 +420,41 @@ class _Engine:
             ((e[2], self.pooled(tuple(gs))) for e, gs in by_effect.items() if e[0] == "class"),
             key=lambda axis: volley.placing_order(self.ctx, axis[0]),
         )
+        # Each step's result is kept by what it starts from (the units, or the result of the
+        # step before, by identity) and the chances of its hits: sides hit alike share steps.
+        steps = self.steps
+        key: tuple[Any, ...] = (prefix, id(own), tuple((uid, id(d)) for uid, d in shots))
+        dist = steps.get(key)
+        if dist is None:
+            dist = steps[key] = self.selective_step(f, side, prefix, own, shots, one)
+        for cls, d in classes:
+            key = (id(dist), cls, id(d))
+            found = steps.get(key)
+            if found is None:
+                found = steps[key] = self.class_step(f, side, prefix, dist, cls, d)
+            dist = found
+        if apart:
+            key = (id(dist),)
+            found = steps.get(key)
+            if found is None:
+                named: dict[int, list[Any]] = {}
+                for left, p in dist:
+                    _add(named, self.intern(self.canon.side(left)), p)  # type: ignore[union-attr]
+                found = steps[key] = [(left, p) for left, p in named.values()]
+            dist = found
+        return dist
+
+    def selective_step(
+        self,
+        f: Any,
+        side: Side,
+        prefix: tuple[str, ...],
+        own: tuple[Piece, ...],
+        shots: list[tuple[str, tuple[Number, ...]]],
+        one: Number,
+    ) -> list[tuple[tuple[Piece, ...], Number]]:
+        """What the selective hits (HA1, HA3) may leave of `own`: each shot's chances of its
+        hits on its unit, all together."""
         placed = self.placed
         dist: dict[int, list[Any]] = {}
         for combo in product(*(list(enumerate(d)) for _, d in shots)):
@@ -434,27 +470,34 @@ class _Engine:
             if left is None:
                 left = placed[step_key] = self.intern(volley.left_after(f, self.ctx, side, own, step_key[2], ()))
             _add(dist, left, p)
-        for cls, d in classes:
-            after: dict[int, list[Any]] = {}
-            for here, p in dist.values():
-                for n, q in enumerate(d):
-                    if not q:
-                        continue
-                    left = here
-                    if n:
-                        class_key = (prefix, id(here), cls, n)
-                        left = placed.get(class_key)
-                        if left is None:
-                            hit = ((cls, n),)
-                            left = placed[class_key] = self.intern(volley.left_after(f, self.ctx, side, here, (), hit))
-                    _add(after, left, p * q)
-            dist = after
-        if apart:
-            named: dict[int, list[Any]] = {}
-            for left, p in dist.values():
-                _add(named, self.intern(self.canon.side(left)), p)  # type: ignore[union-attr]
-            dist = named
         return [(left, p) for left, p in dist.values()]
+
+    def class_step(
+        self,
+        f: Any,
+        side: Side,
+        prefix: tuple[str, ...],
+        dist: list[tuple[tuple[Piece, ...], Number]],
+        cls: str,
+        d: tuple[Number, ...],
+    ) -> list[tuple[tuple[Piece, ...], Number]]:
+        """What a firing class's hits (HA4-HA7, `d`: the chance of each number of hits) may
+        leave of each of the units in `dist`, placed on them by default."""
+        placed = self.placed
+        after: dict[int, list[Any]] = {}
+        for here, p in dist:
+            for n, q in enumerate(d):
+                if not q:
+                    continue
+                left = here
+                if n:
+                    class_key = (prefix, id(here), cls, n)
+                    left = placed.get(class_key)
+                    if left is None:
+                        hit = ((cls, n),)
+                        left = placed[class_key] = self.intern(volley.left_after(f, self.ctx, side, here, (), hit))
+                _add(after, left, p * q)
+        return [(left, p) for left, p in after.values()]
 
     def pooled(self, groups: tuple[DieGroup, ...]) -> tuple[Number, ...]:
         """`chances.pooled` once per groups alike, in the engine's numbers."""
