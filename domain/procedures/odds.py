@@ -492,10 +492,11 @@ class _Engine:
                 left = here
                 if n:
                     class_key = (prefix, id(here), cls, n)
-                    left = placed.get(class_key)
-                    if left is None:
+                    found = placed.get(class_key)
+                    if found is None:
                         hit = ((cls, n),)
-                        left = placed[class_key] = self.intern(volley.left_after(f, self.ctx, side, here, (), hit))
+                        found = placed[class_key] = self.intern(volley.left_after(f, self.ctx, side, here, (), hit))
+                    left = found
                 _add(after, left, p * q)
         return [(left, p) for left, p in after.values()]
 
