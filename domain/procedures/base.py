@@ -56,12 +56,25 @@ class Context:
         return found
 
     def _board(self, pieces: tuple[Piece, ...]) -> Board:
+        memo = self.memo
+        units: dict[str, Unit] = {}
+        for p in pieces:
+            # Boards differ by a unit or two from one position to the next: each unit is made
+            # once, and so are the levels of technology.
+            key = ("unit", p)
+            unit = memo.get(key)
+            if unit is None:
+                unit = memo[key] = Unit(p.id, p.type, p.nation, "", p.damage)
+            units[p.id] = unit
+        tech = memo.get(("tech",))
+        if tech is None:
+            tech = memo[("tech",)] = {n: dict(levels) for n, levels in self.tech.items()}
         return Board(
             scenario=self.scenario,
             ruleset=self.ruleset,
-            units={p.id: Unit(p.id, p.type, p.nation, "", p.damage) for p in pieces},
+            units=units,
             ntr={},
-            tech={n: dict(levels) for n, levels in self.tech.items()},
+            tech=tech,
             balances={},
             round=0,
             nation="",

@@ -92,11 +92,12 @@ def _volley_sides(state: State, groups: tuple[DieGroup, ...]) -> list[tuple[Side
     if f is None or state.step.value != "volley" or f.step != volley.VolleyStep.FIRE:
         return None
     split: dict[Side, list[int]] = {}
+    attackers = {p.id for p in f.attackers}
     for i, g in enumerate(groups):
         if g.effect[0] == "unit":
-            side = f.side_of(g.effect[1])
+            side: Side = "attacker" if g.effect[1] in attackers else "defender"
         elif g.effect[0] == "class":
-            side = g.effect[1]
+            side = "attacker" if g.effect[1] == "attacker" else "defender"
         else:
             return None
         split.setdefault(side, []).append(i)
@@ -153,6 +154,7 @@ class _Engine:
         self.scored: dict[Any, tuple[Piece, ...]] = {}
         self.placed: dict[Any, tuple[Piece, ...]] = {}
         self.steps: dict[tuple[Any, ...], list[tuple[tuple[Piece, ...], Number]]] = {}
+        self.rows: dict[tuple[Any, ...], list[tuple[Piece, ...]]] = {}
         self.pooled_of: dict[tuple[DieGroup, ...], tuple[Number, ...]] = {}
         # What follows a volley: context, then attackers, then defenders left, by identity.
         self.followed: dict[int, dict[int, dict[int, tuple[State, int]]]] = {}
@@ -483,21 +485,21 @@ class _Engine:
     ) -> list[tuple[tuple[Piece, ...], Number]]:
         """What a firing class's hits (HA4-HA7, `d`: the chance of each number of hits) may
         leave of each of the units in `dist`, placed on them by default."""
-        placed = self.placed
+        rows = self.rows
         after: dict[int, list[Any]] = {}
         for here, p in dist:
+            # What 0, 1, 2, ... hits of the class leave of these units, as far as needed yet.
+            row_key = (prefix, id(here), cls)
+            row = rows.get(row_key)
+            if row is None:
+                row = rows[row_key] = [here]
             for n, q in enumerate(d):
                 if not q:
                     continue
-                left = here
-                if n:
-                    class_key = (prefix, id(here), cls, n)
-                    found = placed.get(class_key)
-                    if found is None:
-                        hit = ((cls, n),)
-                        found = placed[class_key] = self.intern(volley.left_after(f, self.ctx, side, here, (), hit))
-                    left = found
-                _add(after, left, p * q)
+                while len(row) <= n:
+                    hit = ((cls, len(row)),)
+                    row.append(self.intern(volley.left_after(f, self.ctx, side, here, (), hit)))
+                _add(after, row[n], p * q)
         return [(left, p) for left, p in after.values()]
 
     def pooled(self, groups: tuple[DieGroup, ...]) -> tuple[Number, ...]:
