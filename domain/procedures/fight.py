@@ -95,21 +95,27 @@ class Fight:
         return self.attackers + self.defenders
 
 
+_HUNTING: dict[str, Side] = {"interception": "defender", "asw": "attacker"}
+_TARGET_RULE = {"interception": "SM4", "asw": "AS3", "convoy": "CV4"}
+_FIRE_RULE = {"interception": "SM4", "asw": "AS4", "convoy": "CV4"}
+_DICE_KIND = {"naval": "naval_combat", "convoy": "convoy_combat"}
+
+
 def hunting(kind: Kind) -> Side | None:
     """The side hunting submarines: the interceptors (SM4) or the ASW nation (AS3)."""
-    return {"interception": "defender", "asw": "attacker"}.get(kind)  # type: ignore[return-value]
+    return _HUNTING.get(kind)
 
 
 def target_rule(f: Fight, stage: str) -> str:
-    return {"interception": "SM4", "asw": "AS3", "convoy": "CV4"}.get(f.kind, "NC2" if stage == "opening" else "HA1")
+    return _TARGET_RULE.get(f.kind, "NC2" if stage == "opening" else "HA1")
 
 
 def fire_rule(f: Fight) -> str:
-    return {"interception": "SM4", "asw": "AS4", "convoy": "CV4"}.get(f.kind, "NC2" if f.stage == "opening" else "NC3")
+    return _FIRE_RULE.get(f.kind, "NC2" if f.stage == "opening" else "NC3")
 
 
 def dice_kind(kind: Kind) -> str:
-    return {"naval": "naval_combat", "convoy": "convoy_combat"}.get(kind, "asw_combat")
+    return _DICE_KIND.get(kind, "asw_combat")
 
 
 def volley(f: Fight, ctx: Context, stage: Stage, board: Board | None = None) -> tuple[Firer, ...]:

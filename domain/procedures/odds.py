@@ -306,18 +306,19 @@ class _Engine:
         grid = self.grids.get(context)
         if grid is None:
             grid = self.grids[context] = _Grid()
-        rows = [grid.row(a) for a, _ in attackers_left]
-        columns = [grid.column(d) for d, _ in defenders_left]
+        rows = np.array([grid.row(a) for a, _ in attackers_left], dtype=np.int64)
+        columns = np.array([grid.column(d) for d, _ in defenders_left], dtype=np.int64)
         grid.fit()
-        at = np.ix_(rows, columns)
-        children = grid.child[at]
-        for i, j in np.argwhere(children < 0):
-            settled, more = self.follow(state, attackers_left[i][0], defenders_left[j][0], apart)
-            k = self.index_of(settled)
-            grid.child[rows[i], columns[j]] = children[i, j] = k
-            grid.rounds[rows[i], columns[j]] = more
-        chances = np.outer([p for _, p in attackers_left], [p for _, p in defenders_left])
-        return children.ravel(), chances.ravel(), grid.rounds[at].ravel()
+        children = grid.child[rows[:, None], columns]
+        if children.min() < 0:
+            for i, j in zip(*np.nonzero(children < 0), strict=True):
+                settled, more = self.follow(state, attackers_left[i][0], defenders_left[j][0], apart)
+                k = self.index_of(settled)
+                grid.child[rows[i], columns[j]] = children[i, j] = k
+                grid.rounds[rows[i], columns[j]] = more
+        pa = np.array([p for _, p in attackers_left])
+        pd = np.array([p for _, p in defenders_left])
+        return children.ravel(), (pa[:, None] * pd).ravel(), grid.rounds[rows[:, None], columns].ravel()
 
     def index_of(self, state: State) -> int:
         """The index of an interned position among those met (`positions`), a new one first

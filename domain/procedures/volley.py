@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 from domain.board import Board, Unit
@@ -69,7 +70,6 @@ def begin(f: Fight, ctx: Context, stage: Literal["opening", "main"]) -> tuple[Fi
     facts = withheld(f, ctx, stage, firing) if f.kind == "naval" else ()
     if not firing:
         return None
-    f = evolve(f, stage=stage, shots=(), hits=(), groups=(), chosen=(), waiting=())
     waiting: list[Side] = []
     shots: list[Shot] = []
     for x in firing:
@@ -92,9 +92,19 @@ def begin(f: Fight, ctx: Context, stage: Literal["opening", "main"]) -> tuple[Fi
             facts += (Fact("targets", rule, tuple(x.unit for x in own), pairs=pairs, default=True, side=side),)
         else:
             left.append(side)
-    f = evolve(f, shots=tuple(sorted(shots, key=lambda s: s.firer)))
+    # The last volley's shots, hits and choices are cleared, this volley's first shots in.
+    f = evolve(
+        f,
+        stage=stage,
+        shots=tuple(sorted(shots, key=lambda s: s.firer)),
+        hits=(),
+        groups=(),
+        chosen=(),
+        waiting=tuple(left),
+        step=VolleyStep.TARGETS if left else f.step,
+    )
     if left:
-        return evolve(f, step=VolleyStep.TARGETS, waiting=tuple(left)), facts
+        return f, facts
     nf, more = _to_screening(f, ctx)
     return nf, facts + more
 
@@ -143,46 +153,85 @@ def _shots_at(f: Fight, side: Side) -> dict[str, str]:
     return {s.firer: s.target for s in f.shots if s.target in own}
 
 
-def _targeting(
-    f: Fight, ctx: Context, side: Side, board: Board | None = None
-) -> tuple[dict[str, list[str]], dict[str, str]]:
+@dataclass
+class _Targeting:
+    """A side's selective firers this volley: their legal targets, the default targets, the
+    shots these make, and the fact that records them (one per rule it is recorded under)."""
+
+    legal: dict[str, list[str]]
+    picked: dict[str, str]
+    shots: dict[str, Shot]
+    facts: dict[str, Fact]
+
+    def fact(self, rule: str, side: Side) -> Fact:
+        found = self.facts.get(rule)
+        if found is None:
+            found = self.facts[rule] = _targets_fact(rule, side, self.picked, True)
+        return found
+
+
+def _targets_fact(rule: str, side: Side, picked: dict[str, str], default: bool) -> Fact:
+    return Fact("targets", rule, tuple(sorted(picked)), pairs=tuple(sorted(picked.items())), default=default, side=side)
+
+
+def _targeting(f: Fight, ctx: Context, side: Side, board: Board | None = None) -> _Targeting:
     """HA1, HA3, AS3, SM4: the legal targets of a side's selective firers this volley, and the
     default targets; they depend on the firers, their legal targets and the enemy's units
     alone, so they are worked out once per those."""
     firing = volley(f, ctx, f.stage, board)
     attacking = side == "attacker"
     plan = tuple((x.unit, x.legal) for x in firing if x.legal and x.attacking == attacking)
-    key = ("targeting", plan, f.side(other(side)))
+    key = ("targeting", side, plan, f.side(other(side)))
     found = ctx.memo.get(key)
     if found is None:
         legal = {unit: list(targets or ()) for unit, targets in plan}
-        found = ctx.memo[key] = (legal, hits_rules.default_targets(board or ctx.board(f.pieces), legal))
+        picked = hits_rules.default_targets(board or ctx.board(f.pieces), legal)
+        found = ctx.memo[key] = _Targeting(legal, picked, {k: Shot(k, t) for k, t in picked.items()}, {})
     return found
 
 
 def default_targets(f: Fight, ctx: Context, side: Side) -> dict[str, str]:
-    return dict(_targeting(f, ctx, side)[1])
+    return dict(_targeting(f, ctx, side).picked)
 
 
-def _screening(f: Fight, ctx: Context, side: Side) -> tuple[dict[str, str], str, dict[str, str]]:
-    """HA1, HA3: the shots at a side's units (firer -> target), the rule its screening is
-    recorded under, and its default screens; they depend on the shots and the side's units
-    alone, so they are worked out once per those."""
+@dataclass(frozen=True)
+class _Screening:
+    """The shots at a side's units this volley (firer -> target), the rule its screening is
+    recorded under, its default screens, the shots these make and the fact that records them."""
+
+    shots_at: dict[str, str]
+    rule: str
+    screens: dict[str, str]
+    screened: dict[str, Shot]
+    fact: Fact
+
+
+def _screens_fact(rule: str, side: Side, screens: dict[str, str], default: bool) -> Fact:
+    values = tuple(sorted(screens.values()))
+    return Fact("screens", rule, values, pairs=tuple(sorted(screens.items())), default=default, side=side)
+
+
+def _screening(f: Fight, ctx: Context, side: Side) -> _Screening:
+    """HA1, HA3: a side's screening this volley; it depends on the shots and the side's units
+    alone, so it is worked out once per those."""
     shots_at = _shots_at(f, side)
     own = f.side(side)
-    key = ("screening", tuple(shots_at.items()), own)
+    key = ("screening", side, tuple(shots_at.items()), own)
     found = ctx.memo.get(key)
     if found is None:
         board = ctx.board(f.pieces)
         units = [board.units[p.id] for p in own]
         # HA3: screening against aircraft alone is HA3's; any other shot makes it HA1's.
         air = bool(shots_at) and all(board.unit_type(board.units[x]).is_air for x in shots_at)
-        found = ctx.memo[key] = (shots_at, "HA3" if air else "HA1", hits_rules.default_screens(board, shots_at, units))
+        rule = "HA3" if air else "HA1"
+        screens = hits_rules.default_screens(board, shots_at, units)
+        screened = {k: Shot(k, shots_at[k], e) for k, e in screens.items()}
+        found = ctx.memo[key] = _Screening(shots_at, rule, screens, screened, _screens_fact(rule, side, screens, True))
     return found
 
 
 def default_screens(f: Fight, ctx: Context, side: Side) -> dict[str, str]:
-    return dict(_screening(f, ctx, side)[2])
+    return dict(_screening(f, ctx, side).screens)
 
 
 def _allocation(f: Fight, ctx: Context, side: Side) -> tuple[list[tuple[str, int]], list, Counter[str]]:
@@ -433,46 +482,33 @@ def decide(
     default = choice is None
     if f.step == VolleyStep.TARGETS:
         rule = target_rule(f, f.stage)
-        legal, default_picks = _targeting(f, ctx, side, own_board)
+        targeting = _targeting(f, ctx, side, own_board)
         if choice is None:
-            picked = default_picks
+            new, fact = targeting.shots, targeting.fact(rule, side)
         else:
+            legal = targeting.legal
             picked = hits_rules.check_targets(
                 board, rule, f.nation(side), legal, as_pairs(choice), _why_not(f, board, rule, legal)
             )
-        shots = {s.firer: s for s in f.shots} | {k: Shot(k, t) for k, t in picked.items()}
+            new, fact = {k: Shot(k, t) for k, t in picked.items()}, _targets_fact(rule, side, picked, False)
+        shots = {s.firer: s for s in f.shots} | new
         f = evolve(f, shots=tuple(shots[k] for k in sorted(shots)), waiting=rest)
-        facts: Facts = (
-            Fact(
-                "targets", rule, tuple(sorted(picked)), pairs=tuple(sorted(picked.items())), default=default, side=side
-            ),
-        )
+        facts: Facts = (fact,)
         if rest:
             return f, facts
         nf, more = _to_screening(f, ctx)
         return nf, facts + more
     if f.step == VolleyStep.SCREENING:
-        shots_at, rule, default_screening = _screening(f, ctx, side)
+        screening = _screening(f, ctx, side)
         if choice is None:
-            screens = default_screening
+            screened, facts = screening.screened, (screening.fact,)
         else:
             own = [own_board.units[p.id] for p in f.side(side)]
+            rule, shots_at = screening.rule, screening.shots_at
             screens = hits_rules.check_screens(board, rule, f.nation(side), shots_at, own, as_pairs(choice))
-        f = evolve(
-            f,
-            shots=tuple(evolve(s, screen=screens[s.firer]) if s.firer in screens else s for s in f.shots),
-            waiting=rest,
-        )
-        facts = (
-            Fact(
-                "screens",
-                rule,
-                tuple(sorted(screens.values())),
-                pairs=tuple(sorted(screens.items())),
-                default=default,
-                side=side,
-            ),
-        )
+            screened = {k: Shot(k, shots_at[k], e) for k, e in screens.items()}
+            facts = (_screens_fact(rule, side, screens, False),)
+        f = evolve(f, shots=tuple(screened.get(s.firer, s) for s in f.shots), waiting=rest)
         if rest:
             return f, facts
         return evolve(f, step=VolleyStep.FIRE), facts
