@@ -109,6 +109,23 @@ def hypothetical_scenario(sides: Mapping[str, str]) -> Scenario:
     )
 
 
+def keeps_hash(cls: type[_T]) -> type[_T]:
+    """A frozen dataclass whose hash is computed once: the enumerator's memo hashes the same
+    state many times."""
+    names = tuple(cls.__dataclass_fields__)  # type: ignore[attr-defined]
+
+    def __hash__(self: Any) -> int:
+        d = self.__dict__
+        h = d.get("_hash")
+        if h is None:
+            h = d["_hash"] = hash(tuple(d[n] for n in names))
+        return h
+
+    cls.__hash__ = __hash__  # type: ignore[method-assign]
+    return cls
+
+
+@keeps_hash
 @dataclass(frozen=True)
 class DieGroup:
     """Dice of one roll step that are alike: the same chance of each result and the same effect.
@@ -225,14 +242,26 @@ def grouped(
 
 
 def die_groups(
-    keys: list[tuple[tuple[str, ...], int]], faces: int, caps: Mapping[tuple[str, ...], int]
+    keys: list[tuple[tuple[str, ...], int]],
+    faces: int,
+    caps: Mapping[tuple[str, ...], int],
+    memo: dict[Any, Any] | None = None,
 ) -> tuple[tuple[DieGroup, ...], dict[tuple[tuple[str, ...], int], int]]:
     """The groups of a roll step from the (effect, target number) of each of its dice, in a
-    fixed order, and the index of each key's group."""
+    fixed order, and the index of each key's group; with `memo`, each group alike is one
+    object (its hash worked out once)."""
     ordered = sorted(set(keys))
     counts = Counter(keys)
-    groups = tuple(DieGroup(effect=e, count=counts[(e, t)], faces=faces, target=t, cap=caps.get(e)) for e, t in ordered)
-    return groups, {k: i for i, k in enumerate(ordered)}
+    groups: list[DieGroup] = []
+    for e, t in ordered:
+        fields = (e, counts[(e, t)], faces, t, caps.get(e))
+        group = memo.get(fields) if memo is not None else None
+        if group is None:
+            group = DieGroup(effect=e, count=fields[1], faces=faces, target=t, cap=fields[4])
+            if memo is not None:
+                memo[fields] = group
+        groups.append(group)
+    return tuple(groups), {k: i for i, k in enumerate(ordered)}
 
 
 def searcher_dice(
@@ -315,22 +344,6 @@ def evolve(state: _T, **changes: Any) -> _T:
     new.__dict__.update(changes)
     new.__dict__.pop("_hash", None)
     return new
-
-
-def keeps_hash(cls: type[_T]) -> type[_T]:
-    """A frozen dataclass whose hash is computed once: the enumerator's memo hashes the same
-    state many times."""
-    names = tuple(cls.__dataclass_fields__)  # type: ignore[attr-defined]
-
-    def __hash__(self: Any) -> int:
-        d = self.__dict__
-        h = d.get("_hash")
-        if h is None:
-            h = d["_hash"] = hash(tuple(d[n] for n in names))
-        return h
-
-    cls.__hash__ = __hash__  # type: ignore[method-assign]
-    return cls
 
 
 def as_ids(choice: object) -> list[str]:

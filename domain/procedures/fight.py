@@ -319,7 +319,10 @@ def _grouped(
     ctx: Context,
 ) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
     """`base.grouped` for a volley's dice, each die made once per group it counts in."""
-    groups, index = die_groups([k for k, _ in keyed], faces, caps)
+    made = ctx.memo.get(("die_groups",))
+    if made is None:
+        made = ctx.memo[("die_groups",)] = {}
+    groups, index = die_groups([k for k, _ in keyed], faces, caps, made)
     return groups, tuple(x.in_group(index[k]) for k, x in keyed)
 
 

@@ -500,7 +500,13 @@ class _Engine:
                 while len(row) <= n:
                     hit = ((cls, len(row)),)
                     row.append(self.intern(volley.left_after(f, self.ctx, side, here, (), hit)))
-                _add(after, row[n], p * q)
+                # `_add`, inline: this is the enumeration's innermost loop.
+                left = row[n]
+                slot = after.get(id(left))
+                if slot is None:
+                    after[id(left)] = [left, p * q]
+                else:
+                    slot[1] += p * q
         return [(left, p) for left, p in after.values()]
 
     def pooled(self, groups: tuple[DieGroup, ...]) -> tuple[Number, ...]:
