@@ -57,6 +57,9 @@ class NavalDecision:
     retreat_to: str | None = None
 
 
+_FIGHT_ON = NavalDecision()  # NC4: the default, no submarine submerges and nobody retreats
+
+
 def start(
     ctx: Context,
     attacker: str,
@@ -148,7 +151,7 @@ def _subs(ctx: Context, pieces: tuple[Piece, ...]) -> tuple[str, ...]:
 
 def _next_round(s: NavalBattle, ctx: Context) -> tuple[NavalBattle, Facts]:
     """NC3: another round; opening fire was for the first round only."""
-    s = evolve(s, fight=evolve(s.fight, opening=()), waiting=())
+    s = evolve(s, fight=evolve(s.fight, opening=()) if s.fight.opening else s.fight, waiting=())
     ns, facts = _to_targets(s, ctx, "main")
     return ns, (Fact("round", "NC3", (), 1),) + facts
 
@@ -197,24 +200,25 @@ def decide(
     if s.step != NavalStep.DECIDE:
         raise RuleViolation("NC1", "the battle has ended")
     side = s.waiting[0] if side is None else side
-    d = choice if isinstance(choice, NavalDecision) else NavalDecision()
-    subs = _subs(ctx, s.fight.side(side))
-    if len(set(d.submerge)) != len(d.submerge):
-        raise InputError("a submarine is named twice")
-    for uid in d.submerge:
-        if uid not in subs:
-            raise RuleViolation("NC4", f"{uid} is not one of {s.fight.nation(side)}'s submarines in this battle")
+    d = choice if isinstance(choice, NavalDecision) else _FIGHT_ON
+    if d.submerge:
+        subs = _subs(ctx, s.fight.side(side))
+        if len(set(d.submerge)) != len(d.submerge):
+            raise InputError("a submarine is named twice")
+        for uid in d.submerge:
+            if uid not in subs:
+                raise RuleViolation("NC4", f"{uid} is not one of {s.fight.nation(side)}'s submarines in this battle")
     if d.retreat_to is not None and (side != "attacker" or d.retreat_to not in s.retreat_zones):
         raise RuleViolation("NC1", f"no retreat to {d.retreat_to}")
     f = s.fight
     noted: list[Fact] = []
-    diving = tuple(p for p in f.side(side) if p.id in d.submerge)
+    diving = tuple(p for p in f.side(side) if p.id in d.submerge) if d.submerge else ()
     if diving:
         kept = tuple(p for p in f.side(side) if p.id not in d.submerge)
         f = evolve(f, attackers=kept) if side == "attacker" else evolve(f, defenders=kept)
         noted.append(Fact("submerged", "NC4", tuple(d.submerge), side=side))
     waiting = tuple(x for x in s.waiting if x != side)
-    s = evolve(s, fight=f, submerged=tuple(sorted(s.submerged + diving)), waiting=waiting)
+    s = evolve(s, fight=f, submerged=tuple(sorted(s.submerged + diving)) if diving else s.submerged, waiting=waiting)
     if d.retreat_to is not None:
         lists = (("to", (d.retreat_to,)),)
         noted.append(Fact("retreated", "NC1", tuple(p.id for p in f.attackers), side="attacker", lists=lists))

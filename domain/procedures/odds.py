@@ -513,7 +513,9 @@ class _Engine:
         """`chances.pooled` once per groups alike, in the engine's numbers."""
         found = self.pooled_of.get(groups)
         if found is None:
-            found = self.pooled_of[groups] = pooled(groups, self.exact)
+            # Interned by value: groups alike but for their cap (a side's capacity, beyond the
+            # dice) give one chance per number of hits, so the steps that use it are shared.
+            found = self.pooled_of[groups] = self.intern(pooled(groups, self.exact))
         return found
 
     def side_left(

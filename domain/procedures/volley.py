@@ -476,16 +476,16 @@ def decide(
     side = f.waiting[0] if side is None else side
     if side not in f.waiting:
         raise RuleViolation("HA7", f"the volley does not wait for the {side}")
-    own_board = ctx.board(f.pieces)
-    board = board or own_board
     rest = tuple(s for s in f.waiting if s != side)
     default = choice is None
     if f.step == VolleyStep.TARGETS:
         rule = target_rule(f, f.stage)
-        targeting = _targeting(f, ctx, side, own_board)
+        targeting = _targeting(f, ctx, side)
         if choice is None:
             new, fact = targeting.shots, targeting.fact(rule, side)
         else:
+            # A choice is checked against the whole board where given, to name units outside.
+            board = board or ctx.board(f.pieces)
             legal = targeting.legal
             picked = hits_rules.check_targets(
                 board, rule, f.nation(side), legal, as_pairs(choice), _why_not(f, board, rule, legal)
@@ -503,15 +503,15 @@ def decide(
         if choice is None:
             screened, facts = screening.screened, (screening.fact,)
         else:
+            own_board = ctx.board(f.pieces)
+            board = board or own_board
             own = [own_board.units[p.id] for p in f.side(side)]
             rule, shots_at = screening.rule, screening.shots_at
             screens = hits_rules.check_screens(board, rule, f.nation(side), shots_at, own, as_pairs(choice))
             screened = {k: Shot(k, shots_at[k], e) for k, e in screens.items()}
             facts = (_screens_fact(rule, side, screens, False),)
-        f = evolve(f, shots=tuple(screened.get(s.firer, s) for s in f.shots), waiting=rest)
-        if rest:
-            return f, facts
-        return evolve(f, step=VolleyStep.FIRE), facts
+        aimed = tuple(screened.get(s.firer, s) for s in f.shots)
+        return evolve(f, shots=aimed, waiting=rest, step=f.step if rest else VolleyStep.FIRE), facts
     if f.step != VolleyStep.CASUALTIES:
         raise RuleViolation("HA7", "this volley waits for dice, not a decision")
     if choice is None:
@@ -519,7 +519,7 @@ def decide(
     else:
         groups, units, taken = _allocation(f, ctx, side)
         picked_units = hits_rules.allocate(
-            board,
+            board or ctx.board(f.pieces),
             f.nation(side),
             groups,
             units,
