@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal
 
 from domain.board import Board, Unit
 from domain.dice import clamp_target
@@ -130,11 +130,14 @@ def volley(f: Fight, ctx: Context, stage: Stage, board: Board | None = None) -> 
     key = ("volley", f.kind, f.attacker, f.attackers, f.defenders, f.opening, stage)
     found = ctx.memo.get(key)
     if found is None:
-        found = ctx.memo[key] = _volley(f, ctx, stage, board or ctx.board(f.pieces))
+        found = ctx.memo[key] = _volley(f, ctx, stage, board)
     return found
 
 
-def _volley(f: Fight, ctx: Context, stage: Stage, board: Board) -> tuple[Firer, ...]:
+def _volley(f: Fight, ctx: Context, stage: Stage, given: Board | None) -> tuple[Firer, ...]:
+    if f.kind == "naval":
+        return _naval_volley(f, ctx, stage, given)
+    board = given or ctx.board(f.pieces)
     units = board.units
     fire: list[Firer] = []
     if f.kind == "convoy":
@@ -169,35 +172,45 @@ def _volley(f: Fight, ctx: Context, stage: Stage, board: Board) -> tuple[Firer, 
                     if legal:
                         fire.append(Firer(s.id, side == "attacker", legal))
         return tuple(fire)
+    return tuple(fire)
+
+
+def _naval_volley(f: Fight, ctx: Context, stage: Stage, board: Board | None) -> tuple[Firer, ...]:
+    fire: list[Firer] = []
     for side in SIDES:
         enemy_pieces = f.side(other(side))
         enemies: list[Unit] | None = None
         # Whether a unit fires and at what (NC2, NC3, HA1-HA4, NC6) depends on its type and its
         # nation's technology (the context's) and on the enemies, not on which unit of the
-        # type it is nor on the rest of its side: worked out once per side and enemies.
+        # type it is nor on the rest of its side: worked out once per side and enemies, and
+        # each unit's firer once per those (None: it does not fire).
         reach_key = ("reach", side, enemy_pieces)
-        reach: dict[tuple[str, str], tuple[bool, tuple[str, ...] | None]] | None = ctx.memo.get(reach_key)
+        reach: dict[Any, Any] | None = ctx.memo.get(reach_key)
         if reach is None:
-            reach = ctx.memo[reach_key] = {}  # fires, legal targets
+            reach = ctx.memo[reach_key] = {}
         for p in f.side(side):
             opened = p.id in f.opening
             if (stage == "opening" and not opened) or (stage == "main" and opened):
                 continue
-            u = units[p.id]
-            kind = (u.type, u.nation)
-            found = reach.get(kind)
-            if found is None:
-                if enemies is None:
-                    enemies = [units[e.id] for e in enemy_pieces]
-                if combat.fire_roll(board, u, side == "attacker").target <= 0:
-                    found = reach[kind] = (False, None)
-                elif hits_rules.is_selective(board, u):
-                    legal = tuple(t.id for t in hits_rules.naval_targets(board, u, enemies))
-                    found = reach[kind] = (bool(legal), legal)
-                else:
-                    found = reach[kind] = (combat.has_target(board, u, enemies), None)
-            if found[0]:
-                fire.append(Firer(p.id, side == "attacker", found[1]))
+            firer: Firer | bool | None = reach.get(p)
+            if firer is None:
+                kind = (p.type, p.nation)
+                found = reach.get(kind)
+                if found is None:
+                    board = board or ctx.board(f.pieces)
+                    u = board.units[p.id]
+                    if enemies is None:
+                        enemies = [board.units[e.id] for e in enemy_pieces]
+                    if combat.fire_roll(board, u, side == "attacker").target <= 0:
+                        found = reach[kind] = (False, None)
+                    elif hits_rules.is_selective(board, u):
+                        legal = tuple(t.id for t in hits_rules.naval_targets(board, u, enemies))
+                        found = reach[kind] = (bool(legal), legal)
+                    else:
+                        found = reach[kind] = (combat.has_target(board, u, enemies), None)
+                firer = reach[p] = Firer(p.id, side == "attacker", found[1]) if found[0] else False
+            if isinstance(firer, Firer):
+                fire.append(firer)
     return tuple(fire)
 
 

@@ -49,16 +49,17 @@ _S = TypeVar("_S")
 
 def withheld(f: Fight, ctx: Context, stage: Stage, firing: tuple[Firer, ...]) -> Facts:
     """NC6: units with a value to fire but nothing their hits may fall on roll no die."""
-    board = ctx.board(f.pieces)
     ids = {x.unit for x in firing}
-    idle = tuple(
-        p.id
+    silent = [
+        (p.id, side == "attacker")
         for side in SIDES
         for p in f.side(side)
-        if p.id not in ids
-        and (p.id in f.opening) == (stage == "opening")
-        and combat.fire_roll(board, board.units[p.id], side == "attacker").target > 0
-    )
+        if p.id not in ids and (p.id in f.opening) == (stage == "opening")
+    ]
+    if not silent:
+        return ()
+    board = ctx.board(f.pieces)
+    idle = tuple(uid for uid, attacking in silent if combat.fire_roll(board, board.units[uid], attacking).target > 0)
     return (Fact("fire_withheld", "NC6", idle),) if idle else ()
 
 
