@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
 from itertools import product
+from operator import itemgetter
 from typing import Any, Literal, NamedTuple, TypeVar
 
 from domain.board import Board, Unit
@@ -112,13 +113,13 @@ def hypothetical_scenario(sides: Mapping[str, str]) -> Scenario:
 def keeps_hash(cls: type[_T]) -> type[_T]:
     """A frozen dataclass whose hash is computed once: the enumerator's memo hashes the same
     state many times."""
-    names = tuple(cls.__dataclass_fields__)  # type: ignore[attr-defined]
+    fields = itemgetter(*cls.__dataclass_fields__)  # type: ignore[attr-defined]
 
     def __hash__(self: Any) -> int:
         d = self.__dict__
         h = d.get("_hash")
         if h is None:
-            h = d["_hash"] = hash(tuple(d[n] for n in names))
+            h = d["_hash"] = hash(fields(d))
         return h
 
     cls.__hash__ = __hash__  # type: ignore[method-assign]
