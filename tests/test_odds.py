@@ -164,7 +164,7 @@ def test_every_naval_roll_step_equals_every_face_NC2_NC3_HA1_HA7(
     met: the grouped, pooled chances of its results equal rolling every die on every face."""
     ctx = context(tech)
     state = naval_battle(ctx, attackers, defenders)
-    engine = odds._Engine(ctx, None)
+    engine = odds.Engine(ctx, None)
     engine.canon = Canon(state)
     root, _ = engine.settle(state)
     order = engine.order(root)

@@ -80,7 +80,7 @@ def test_every_roll_step_under_a_policy_equals_every_face_HA1_HA7(
     state = naval_battle(ctx, attackers, defenders)
     policy = view.policy("default", targets, casualties, ctx)  # type: ignore[arg-type]
     assert policy is not None
-    engine = odds._Engine(ctx, policy)
+    engine = odds.Engine(ctx, policy)
     engine.canon = canon = Canon(state)
     root, _ = engine.settle(state)
     order = engine.order(root)

@@ -341,9 +341,10 @@ def evolve(state: _T, **changes: Any) -> _T:
     """`dataclasses.replace` for the frozen states without its per-call field checks (the
     enumerator makes millions of states; the fields named are known to exist)."""
     new = object.__new__(type(state))
-    new.__dict__.update(state.__dict__)
-    new.__dict__.update(changes)
-    new.__dict__.pop("_hash", None)
+    fields = state.__dict__.copy()
+    fields.update(changes)
+    fields.pop("_hash", None)
+    object.__setattr__(new, "__dict__", fields)
     return new
 
 

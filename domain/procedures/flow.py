@@ -30,25 +30,25 @@ class Flow:
     truncated: float
 
 
-def flow(counts: Ints, children: Ints, chances: Floats, rounds: Ints, start: int) -> Flow:
+def flow(n: int, sources: Ints, children: Ints, chances: Floats, rounds: Ints, start: int) -> Flow:
     """The mass of each of the positions 0..n-1 from position 0 (reached with `start` rounds
-    fought), given each position's edges in order: `counts[k]` edges from position k, each to
-    `children[e]` with the chance `chances[e]`, starting `rounds[e]` rounds on the way.
+    fought), given every edge, in any order: from `sources[e]` to `children[e]` with the
+    chance `chances[e]`, starting `rounds[e]` rounds on the way.
 
     Raises ValueError when positions lead back to one another (other than a position to
     itself): no order adds up every edge into a position before leaving it."""
-    n = len(counts)
-    src = np.repeat(np.arange(n, dtype=np.int64), counts)
+    src = sources
     d = rounds.astype(np.float64)
     loop = children == src
     # A loop back to the same position: its chance and the moments of the rounds it starts.
     q = np.bincount(src[loop], weights=chances[loop], minlength=n)
     a = np.bincount(src[loop], weights=chances[loop] * d[loop], minlength=n)
     b = np.bincount(src[loop], weights=chances[loop] * d[loop] ** 2, minlength=n)
+    has_edges = np.bincount(src, minlength=n) > 0
     on = ~loop
     src, dst, p, d = src[on], children[on], chances[on], d[on]
     leaves = np.bincount(src, minlength=n) > 0
-    trapped = (counts > 0) & ~leaves
+    trapped = has_edges & ~leaves
     waiting = np.bincount(dst, minlength=n)  # edges into each position not yet added
     m0 = np.zeros(n)
     m1 = np.zeros(n)

@@ -1,0 +1,340 @@
+"""The odds enumeration's engine (`domain.procedures.odds`): the procedures' own transitions
+with every decision taken by a policy (the tracker's defaults unless given) up to the next roll,
+and the positions each roll leads to with their chances. A volley is worked out side by side
+(`domain.procedures.remains`): each side's losses depend only on the hits on it (HA7) and the
+hits are taken together (F3, NC3), so what may be left of each side is worked out once and the
+results are the pairs of those. Positions that differ only in which unit of a type is which
+are one state (`Canon`); each position is one object (interned), so the walks key on
+identities."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from fractions import Fraction
+from math import lcm
+from types import ModuleType
+from typing import Any
+
+from domain.errors import TrackerError
+from domain.procedures import asw, convoy, interception, naval, volley
+from domain.procedures.base import (
+    Context,
+    Decision,
+    DieGroup,
+    Facts,
+    Need,
+    Outcome,
+    Piece,
+    Roll,
+    Side,
+    evolve,
+)
+from domain.procedures.canon import Canon
+from domain.procedures.chances import Number
+from domain.procedures.remains import Remains, add_chance
+
+State = Any  # one of the procedure states: NavalBattle, ConvoyBattle, AswCombat, Interception
+Policy = Callable[[State, Decision], object | None]  # None: the tracker's default
+
+_MODULES: dict[type, ModuleType] = {
+    naval.NavalBattle: naval,
+    convoy.ConvoyBattle: convoy,
+    asw.AswCombat: asw,
+    interception.Interception: interception,
+}
+
+
+def module_of(state: State) -> ModuleType:
+    return _MODULES[type(state)]
+
+
+def need(state: State, ctx: Context) -> Need:
+    return module_of(state).need(state, ctx)
+
+
+def decide(state: State, ctx: Context, choice: object | None) -> tuple[State, Facts]:
+    return module_of(state).decide(state, ctx, choice)
+
+
+def roll(state: State, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[State, Facts]:
+    return module_of(state).roll(state, ctx, counts)
+
+
+_ROLL_STEPS = frozenset({"merchant_defence", "search", "convoy_table"})
+
+
+def waits(state: State) -> str:
+    """ "decision", "roll" or "ended": what `need` would return, without building it."""
+    # `_value_`, the member's value without the `value` property's lookup: this runs at
+    # every decision of an enumeration.
+    step = state.step._value_
+    if step == "ended":
+        return "ended"
+    if step == "volley":
+        return "roll" if state.fight.step._value_ == "fire" else "decision"
+    return "roll" if step in _ROLL_STEPS else "decision"
+
+
+def volley_split(state: State, groups: tuple[DieGroup, ...]) -> list[tuple[Side, list[int]]] | None:
+    """The groups of a volley's roll by the side their hits fall on; None for other rolls."""
+    f = getattr(state, "fight", None)
+    if f is None or state.step.value != "volley" or f.step != volley.VolleyStep.FIRE:
+        return None
+    split: dict[Side, list[int]] = {}
+    attackers = {p.id for p in f.attackers}
+    for i, g in enumerate(groups):
+        if g.effect[0] == "unit":
+            side: Side = "attacker" if g.effect[1] in attackers else "defender"
+        elif g.effect[0] == "class":
+            side = "attacker" if g.effect[1] == "attacker" else "defender"
+        else:
+            return None
+        split.setdefault(side, []).append(i)
+    return sorted(split.items())
+
+
+def rounds_in(facts: Facts) -> int:
+    return sum(1 for f in facts if f.kind == "round")
+
+
+@dataclass
+class Odds:
+    """The distribution of a procedure's outcomes, with the moments of the rounds fought.
+
+    `outcomes` maps each outcome to (probability, E[rounds; outcome], E[rounds^2; outcome]),
+    the probability a fraction when computed exactly (else a float), the moments of the rounds
+    as floats."""
+
+    procedure: str
+    outcomes: dict[Outcome, tuple[Number, float, float]] = field(default_factory=dict)
+    truncated: Number = Fraction(0)
+    states: int = 0
+
+    @property
+    def exact(self) -> bool:
+        return isinstance(self.truncated, Fraction)
+
+    def probability(self, test: Callable[[Outcome], bool]) -> Number:
+        return sum((m[0] for o, m in self.outcomes.items() if test(o)), self.truncated * 0)
+
+    def expected(self, value: Callable[[Outcome], int]) -> tuple[Number, Number]:
+        """Expected value and variance of a quantity of the outcome."""
+        zero = self.truncated * 0
+        mean = sum((m[0] * value(o) for o, m in self.outcomes.items()), zero)
+        square = sum((m[0] * value(o) ** 2 for o, m in self.outcomes.items()), zero)
+        return mean, square - mean**2
+
+    def rounds(self) -> tuple[float, float]:
+        """Mean and variance of the rounds fought."""
+        mean = sum(m[1] for m in self.outcomes.values())
+        square = sum(m[2] for m in self.outcomes.values())
+        return mean, square - mean**2
+
+
+class Engine(Remains):
+    """The transitions of one enumeration and what it has worked out: positions settled,
+    each roll's edges, each side's remains, one object per equal value."""
+
+    def __init__(self, ctx: Context, policy: Policy | None, exact: bool = True) -> None:
+        self.ctx = ctx
+        self.policy = policy
+        self.exact = exact
+        self.settled: dict[State, tuple[State, int]] = {}
+        self.edges: dict[State, list[tuple[tuple[State, int], Number]]] = {}
+        self.sides: dict[Any, tuple[Piece, ...]] = {}
+        self.remains: dict[Any, list[tuple[tuple[Piece, ...], Number]]] = {}
+        self.scored: dict[Any, tuple[Piece, ...]] = {}
+        self.placed: dict[Any, tuple[Piece, ...]] = {}
+        self.steps: dict[tuple[Any, ...], list[tuple[tuple[Piece, ...], Number]]] = {}
+        self.rows: dict[tuple[Any, ...], list[tuple[Piece, ...]]] = {}
+        self.pooled_of: dict[tuple[DieGroup, ...], tuple[Number, ...]] = {}
+        # What follows a volley: context, then attackers, then defenders left, by identity.
+        self.followed: dict[int, dict[int, dict[int, tuple[State, int]]]] = {}
+        self.interned: dict[Any, Any] = {}
+        self.branched: dict[tuple[Any, ...], list[tuple[tuple[tuple[int, ...], ...], Number]]] = {}
+        self.canon: Canon | None = None
+        self.limit: int | None = None
+        self.progress: Callable[[int], None] | None = None
+
+    def settle(self, state: State, named: bool = False) -> tuple[State, int]:
+        """Take every decision up to the next roll (or the end); the rounds started on the way.
+        `named`: `state` is named canonically already, and decisions name no new unit, so the
+        position reached is too (were it not, only a sharing would be missed)."""
+        hit = self.settled.get(state)
+        if hit is None:
+            hit = self.settled[state] = self.settled_from(state, named)
+        return hit
+
+    def settled_from(self, state: State, named: bool = False) -> tuple[State, int]:
+        """`settle` without its memo (for positions met once: what follows a volley is kept
+        by what it left of each side)."""
+        here, rounds = state, 0
+        while True:
+            if self.policy is None:
+                # The defaults need no look at the decision itself.
+                if waits(here) != "decision":
+                    break
+                here, facts = decide(here, self.ctx, None)
+            else:
+                n = need(here, self.ctx)
+                if not isinstance(n, Decision):
+                    break
+                here, facts = decide(here, self.ctx, self.policy(here, n))
+            rounds += rounds_in(facts)
+        if self.canon is not None and not named:
+            here = self.canon(here)
+        # One object per position, so that the walk and the loop test compare identities.
+        return self.intern(here), rounds
+
+    def expand(self, state: State) -> list[tuple[tuple[State, int], Number]]:
+        """The positions a roll leads to (settled, with the rounds started on the way) and
+        their chances; one position may come more than once (its chances add up)."""
+        n = need(state, self.ctx)
+        assert isinstance(n, Roll)
+        split = volley_split(state, n.groups)
+        if split:
+            return self.expand_volley(state, n.groups, split)
+        out: dict[tuple[State, int], Number] = {}
+        for counts, p in self.chances(n.groups):
+            child, facts = roll(state, self.ctx, counts)
+            settled, more = self.settle(child)
+            key = (settled, rounds_in(facts) + more)
+            out[key] = out.get(key, 0) + p
+        return list(out.items())
+
+    def expand_volley(
+        self, state: State, groups: tuple[DieGroup, ...], split: list[tuple[Side, list[int]]]
+    ) -> list[tuple[tuple[State, int], Number]]:
+        """A volley's roll by what is left of each side: HA7, each side's losses depend only on
+        the hits on it, and F3, NC3, the volley's hits are taken together. So the results are
+        the pairs of each side's possible remains, each worked out once."""
+        context, apart, attackers_left, defenders_left = self.volley_sides(state, groups, split)
+        denominator = 0
+        if self.exact:
+            # Each side's chances over one common denominator: the pairs then multiply and add
+            # integers, and each result is made a fraction once (exact all the same).
+            da = lcm(*(p.denominator for _, p in attackers_left))  # type: ignore[union-attr]
+            dd = lcm(*(p.denominator for _, p in defenders_left))  # type: ignore[union-attr]
+            attackers_left = [(x, p.numerator * (da // p.denominator)) for x, p in attackers_left]  # type: ignore[union-attr]
+            defenders_left = [(x, p.numerator * (dd // p.denominator)) for x, p in defenders_left]  # type: ignore[union-attr]
+            denominator = da * dd
+        # Keyed by identities: the pairs are many, and what follows is interned (one object per
+        # position and rounds). One table per context and attackers, looked up once per row.
+        rows = self.followed.setdefault(context, {})
+        columns = [(id(defenders), defenders, pd) for defenders, pd in defenders_left]
+        # A pair's chance is one product (integers over the common denominator with fractions).
+        edges: list[tuple[tuple[State, int], Any]] = []
+        for attackers, pa in attackers_left:
+            row = rows.setdefault(id(attackers), {})
+            for d, defenders, pd in columns:
+                found = row.get(d)
+                if found is None:
+                    found = row[d] = self.intern(self.follow(state, attackers, defenders, apart))
+                edges.append((found, pa * pd))
+        if not denominator:
+            # Floats: pairs reaching the same position (rare: each side's remains are
+            # distinct) are added up by the walk itself.
+            return edges
+        # Fractions: the pairs reaching one position are added up first, as integers, so that
+        # each edge makes one fraction.
+        acc: dict[int, list[Any]] = {}
+        for found, n in edges:
+            add_chance(acc, found, n)
+        return [(found, Fraction(n, denominator)) for found, n in acc.values()]
+
+    def volley_sides(
+        self, state: State, groups: tuple[DieGroup, ...], split: list[tuple[Side, list[int]]]
+    ) -> tuple[int, bool, list[tuple[tuple[Piece, ...], Number]], list[tuple[tuple[Piece, ...], Number]]]:
+        """What a volley's roll may leave of each side, with the chances, and what the pairs
+        share: the identity of the rest of the position (what follows a volley depends on it
+        and on what is left of each side, not on the volley's shots) and whether each side's
+        remains are named on their own (`Canon.apart`)."""
+        f = state.fight
+        base = evolve(f, attackers=(), defenders=(), opening=(), step=volley.VolleyStep.DONE)
+        base = evolve(base, waiting=(), shots=(), hits=(), groups=(), chosen=())
+        whole = self.intern((evolve(state, fight=base), f.opening))
+        rest, opening = whole
+        # Where nothing else names units of the sides' kinds, each side's remains are named
+        # canonically on their own, so that remains alike but for names are one.
+        apart = self.canon is not None and not opening and self.canon.apart(rest, (f.attackers, f.defenders))
+        remains = {side: self.remains_of(state, groups, side, members, apart) for side, members in split}
+        one: Number = Fraction(1) if self.exact else 1.0
+        attackers_left = remains.get("attacker") or [(self.intern(f.attackers), one)]
+        defenders_left = remains.get("defender") or [(self.intern(f.defenders), one)]
+        return id(whole), apart, attackers_left, defenders_left
+
+    def follow(
+        self, state: State, attackers: tuple[Piece, ...], defenders: tuple[Piece, ...], named: bool = False
+    ) -> tuple[State, int]:
+        """The procedure once its volley left these units (F3, NC3: every hit taken together),
+        settled up to its next roll, and the rounds started on the way. `named`: the units are
+        named canonically already, and nothing else in the position names one."""
+        f = state.fight
+        alive = {x.id for x in attackers} | {x.id for x in defenders}
+        done = evolve(
+            f,
+            attackers=attackers,
+            defenders=defenders,
+            opening=tuple(u for u in f.opening if u in alive),
+            step=volley.VolleyStep.DONE,
+            waiting=(),
+            shots=(),
+            hits=(),
+            groups=(),
+            chosen=(),
+        )
+        taken = evolve(state, fight=done)
+        if self.canon is not None and not named:
+            # Named canonically before going on, so that parents naming the same position
+            # differently share what follows.
+            taken = self.canon(taken)
+        child, facts = module_of(state).after_volley(taken, self.ctx)
+        settled, more = self.settled_from(child, named)
+        return settled, rounds_in(facts) + more
+
+    def order(self, root: State) -> list[State]:
+        """The roll states reachable from `root`, parents before children (self-loops aside).
+        Every state here is interned (one object per position), so the walk keys on
+        identities rather than hashing each state at every edge."""
+        done: set[int] = set()
+        on_path: set[int] = set()
+        post: list[State] = []
+        stack: list[tuple[State, Iterator[State]]] = []
+
+        def children(s: State) -> Iterator[State]:
+            if waits(s) == "ended":
+                return iter(())
+            if s not in self.edges:
+                if self.limit is not None and len(self.edges) >= self.limit:
+                    raise TooManyPositions(self.limit)
+                self.edges[s] = self.expand(s)
+                if self.progress is not None and len(self.edges) % 256 == 0:
+                    self.progress(len(self.edges))
+            return iter([c for (c, _), _p in self.edges[s] if c is not s])
+
+        on_path.add(id(root))
+        stack.append((root, children(root)))
+        while stack:
+            s, it = stack[-1]
+            child = next(it, None)
+            if child is None:
+                stack.pop()
+                on_path.discard(id(s))
+                done.add(id(s))
+                post.append(s)
+            elif id(child) in on_path:
+                raise ValueError("the procedure can come back to an earlier state: no exact odds")
+            elif id(child) not in done:
+                on_path.add(id(child))
+                stack.append((child, children(child)))
+        return post[::-1]
+
+
+class TooManyPositions(TrackerError):
+    """An enumeration stopped at its limit of positions (each with a roll to enumerate)."""
+
+    def __init__(self, limit: int, hint: str = "") -> None:
+        message = f"this battle reaches over {limit:,} positions with dice to roll, the limit of exact odds"
+        super().__init__(f"{message}: {hint}" if hint else message)
+        self.limit = limit

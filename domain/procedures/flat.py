@@ -1,0 +1,190 @@
+"""The odds enumeration in floats (`exact_odds` without `exact`): every position reached is
+expanded once, then the mass is pushed through them as arrays (`domain.procedures.flow`).
+
+A volley's edges are the pairs of what it may leave of each side (`Engine.volley_sides`). Each
+position keeps its pairs as the rows and columns of a grid per rest of the position (`Grid`),
+and the edges of every position are made into arrays at once at the end; only the pairs met
+for the first time are worked out (`Engine.follow`), one at a time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from domain.procedures.base import Ended, Piece, Roll
+from domain.procedures.engine import Engine, Odds, State, TooManyPositions, need, volley_split, waits
+from domain.procedures.flow import Ints, flow
+
+
+class Grid:
+    """What follows a volley in one rest of the position: the index of the position reached
+    and the rounds started on the way, by what is left of each side (rows: the attackers'
+    remains, columns: the defenders', by identity); `filled[r]`: the columns of row r worked
+    out so far, as the bits of an integer."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number  # its place among the walk's grids
+        self.rows: dict[int, int] = {}
+        self.columns: dict[int, int] = {}
+        self.filled: list[int] = []
+        self.child: Ints = np.zeros((8, 8), dtype=np.int64)
+        self.rounds: Ints = np.zeros((8, 8), dtype=np.int64)
+
+    def row(self, attackers: tuple[Piece, ...]) -> int:
+        r = self.rows.get(id(attackers))
+        if r is None:
+            r = self.rows[id(attackers)] = len(self.filled)
+            self.filled.append(0)
+        return r
+
+    def column(self, defenders: tuple[Piece, ...]) -> int:
+        return self.columns.setdefault(id(defenders), len(self.columns))
+
+    def fit(self) -> None:
+        """Room for every row and column named so far (doubling, so that growing is rare)."""
+        shape = self.child.shape
+        need = (len(self.rows), len(self.columns))
+        if need[0] <= shape[0] and need[1] <= shape[1]:
+            return
+        grown = tuple(n if wanted <= n else max(2 * n, wanted) for n, wanted in zip(shape, need, strict=True))
+        child = np.zeros(grown, dtype=np.int64)
+        rounds = np.zeros(grown, dtype=np.int64)
+        child[: shape[0], : shape[1]] = self.child
+        rounds[: shape[0], : shape[1]] = self.rounds
+        self.child, self.rounds = child, rounds
+
+
+class Walk:
+    """The positions of a float enumeration by index, and their edges as they are found: a
+    volley's as its rows, columns and each side's chances; any other roll's one by one."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.positions: list[State] = []
+        self.indexed: dict[int, int] = {}
+        self.grids: dict[int, Grid] = {}
+        # A volley's edges: the position, its grid, and each side's rows (columns) and chances.
+        self.volleys: list[tuple[int, int, int, int]] = []  # position, grid, rows, columns
+        self.grid_order: list[Grid] = []
+        self.rows: list[int] = []
+        self.columns: list[int] = []
+        self.row_chances: list[float] = []
+        self.column_chances: list[float] = []
+        # Any other roll's edges, one at a time.
+        self.sources: list[int] = []
+        self.children: list[int] = []
+        self.chances: list[float] = []
+        self.started: list[int] = []
+
+    def index_of(self, state: State) -> int:
+        """The index of an interned position, a new one first met at the end."""
+        k = self.indexed.get(id(state))
+        if k is None:
+            k = self.indexed[id(state)] = len(self.positions)
+            self.positions.append(state)
+        return k
+
+    def expand(self, k: int) -> None:
+        """Find the edges of position `k` (one with a roll)."""
+        engine, state = self.engine, self.positions[k]
+        n = need(state, engine.ctx)
+        assert isinstance(n, Roll)
+        split = volley_split(state, n.groups)
+        if not split:
+            for (child, d), p in engine.expand(state):
+                self.sources.append(k)
+                self.children.append(self.index_of(child))
+                self.chances.append(float(p))
+                self.started.append(d)
+            return
+        context, apart, attackers_left, defenders_left = engine.volley_sides(state, n.groups, split)
+        grid = self.grids.get(context)
+        if grid is None:
+            grid = self.grids[context] = Grid(len(self.grid_order))
+            self.grid_order.append(grid)
+        rows = [grid.row(a) for a, _ in attackers_left]
+        columns = [grid.column(d) for d, _ in defenders_left]
+        bits = 0
+        for c in columns:
+            bits |= 1 << c
+        filled = grid.filled
+        new = [(i, r, missing) for i, r in enumerate(rows) if (missing := bits & ~filled[r])]
+        if new:
+            grid.fit()
+            where = {c: j for j, c in enumerate(columns)}
+            for i, r, missing in new:
+                filled[r] |= missing
+                while missing:
+                    low = missing & -missing
+                    missing ^= low
+                    c = low.bit_length() - 1
+                    settled, more = engine.follow(state, attackers_left[i][0], defenders_left[where[c]][0], apart)
+                    grid.child[r, c] = self.index_of(settled)
+                    grid.rounds[r, c] = more
+        self.volleys.append((k, grid.number, len(rows), len(columns)))
+        self.rows += rows
+        self.columns += columns
+        self.row_chances += [float(p) for _, p in attackers_left]
+        self.column_chances += [float(p) for _, p in defenders_left]
+
+    def edges(self) -> tuple[Ints, Ints, Any, Ints]:
+        """Every edge found: source, position reached, chance, rounds started on the way. A
+        volley's are its rows by its columns, the attackers' remains outer (as found)."""
+        if self.volleys:
+            source, grid, na, nd = (np.array(x, dtype=np.int64) for x in zip(*self.volleys, strict=True))
+            sizes = na * nd
+            local = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+            width = np.repeat(nd, sizes)
+            ri = np.repeat(np.cumsum(na) - na, sizes) + local // width
+            ci = np.repeat(np.cumsum(nd) - nd, sizes) + local % width
+            rows = np.array(self.rows, dtype=np.int64)[ri]
+            columns = np.array(self.columns, dtype=np.int64)[ci]
+            chances = np.array(self.row_chances)[ri] * np.array(self.column_chances)[ci]
+            on = np.repeat(grid, sizes)
+            children = np.empty(len(rows), dtype=np.int64)
+            started = np.empty(len(rows), dtype=np.int64)
+            for g, table in enumerate(self.grid_order):
+                here = on == g if len(self.grid_order) > 1 else slice(None)
+                children[here] = table.child[rows[here], columns[here]]
+                started[here] = table.rounds[rows[here], columns[here]]
+            sources = np.repeat(source, sizes)
+        else:
+            sources = children = started = np.zeros(0, dtype=np.int64)
+            chances = np.zeros(0)
+        return (
+            np.concatenate([sources, np.array(self.sources, dtype=np.int64)]),
+            np.concatenate([children, np.array(self.children, dtype=np.int64)]),
+            np.concatenate([chances, np.array(self.chances)]),
+            np.concatenate([started, np.array(self.started, dtype=np.int64)]),
+        )
+
+
+def flowed(engine: Engine, root: State, start: int, procedure: str) -> Odds:
+    """The enumeration in floats from the settled `root` (reached with `start` rounds fought):
+    every position reached expanded once (the engine's limit counting those with a roll),
+    then the mass pushed through them."""
+    walk = Walk(engine)
+    walk.index_of(root)
+    expanded = 0
+    k = 0
+    while k < len(walk.positions):
+        if waits(walk.positions[k]) != "ended":
+            if engine.limit is not None and expanded >= engine.limit:
+                raise TooManyPositions(engine.limit)
+            walk.expand(k)
+            expanded += 1
+            if engine.progress is not None and expanded % 256 == 0:
+                engine.progress(expanded)
+        k += 1
+    moved = flow(len(walk.positions), *walk.edges(), start)
+    result = Odds(procedure=procedure, truncated=moved.truncated, states=len(walk.positions))
+    for k, s in enumerate(walk.positions):
+        if waits(s) != "ended":
+            continue
+        n = need(s, engine.ctx)
+        assert isinstance(n, Ended)
+        old = result.outcomes.get(n.outcome, (0.0, 0.0, 0.0))
+        m = (float(moved.mass[k]), float(moved.first[k]), float(moved.second[k]))
+        result.outcomes[n.outcome] = (old[0] + m[0], old[1] + m[1], old[2] + m[2])
+    return result
