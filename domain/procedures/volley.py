@@ -110,19 +110,16 @@ def begin(f: Fight, ctx: Context, stage: Literal["opening", "main"]) -> tuple[Fi
     return nf, facts + more
 
 
-def _selective(f: Fight, ctx: Context) -> dict[str, tuple[str, ...]]:
-    return {x.unit: x.legal for x in volley(f, ctx, f.stage) if x.legal}
-
-
 def screen_choices(f: Fight, ctx: Context) -> dict[Side, dict[str, tuple[str, ...]]]:
     """HA1, HA3: per side, this volley's shots at its units that one of its escorts could take."""
-    firing = _selective(f, ctx)
-    ids = {p.id for p in f.pieces}
+    firing = {x.unit: x for x in volley(f, ctx, f.stage) if x.legal}
     need: dict[Side, dict[str, tuple[str, ...]]] = {}
     for shot in f.shots:
-        if shot.firer not in firing or shot.target not in ids:
+        x = firing.get(shot.firer)
+        if x is None or shot.target not in (x.legal or ()):
             continue
-        side = f.side_of(shot.target)
+        # A shot's target is on the side its firer fires at.
+        side: Side = "defender" if x.attacking else "attacker"
         options = _screen_options(f, ctx, side, shot.target)
         if options:
             need.setdefault(side, {})[shot.firer] = options
