@@ -152,6 +152,7 @@ class Engine(Remains):
         # What follows a volley: context, then attackers, then defenders left, by identity.
         self.followed: dict[int, dict[int, dict[int, tuple[State, int]]]] = {}
         self.interned: dict[Any, Any] = {}
+        self.names: dict[int, tuple[Piece, ...]] = {}
         self.branched: dict[tuple[Any, ...], list[tuple[tuple[tuple[int, ...], ...], Number]]] = {}
         self.canon: Canon | None = None
         self.limit: int | None = None

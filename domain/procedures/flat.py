@@ -134,13 +134,15 @@ class Walk:
         if self.volleys:
             source, grid, na, nd = (np.array(x, dtype=np.int64) for x in zip(*self.volleys, strict=True))
             sizes = na * nd
-            local = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-            width = np.repeat(nd, sizes)
-            ri = np.repeat(np.cumsum(na) - na, sizes) + local // width
-            ci = np.repeat(np.cumsum(nd) - nd, sizes) + local % width
-            rows = np.array(self.rows, dtype=np.int64)[ri]
-            columns = np.array(self.columns, dtype=np.int64)[ci]
-            chances = np.array(self.row_chances)[ri] * np.array(self.column_chances)[ci]
+            # Each of a position's rows once per column, then its columns once per row.
+            width = np.repeat(nd, na)
+            rows = np.repeat(np.array(self.rows, dtype=np.int64), width)
+            chances = np.repeat(np.array(self.row_chances), width)
+            first = np.repeat(np.repeat(np.cumsum(nd) - nd, na), width)  # where the row's columns start
+            within = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(width) - width, width)
+            at = first + within
+            columns = np.array(self.columns, dtype=np.int64)[at]
+            chances *= np.array(self.column_chances)[at]
             on = np.repeat(grid, sizes)
             children = np.empty(len(rows), dtype=np.int64)
             started = np.empty(len(rows), dtype=np.int64)

@@ -38,6 +38,7 @@ class Remains:
     rows: dict[tuple[Any, ...], list[tuple[Piece, ...]]]
     pooled_of: dict[tuple[DieGroup, ...], tuple[Number, ...]]
     interned: dict[Any, Any]
+    names: dict[int, tuple[Piece, ...]]
     branched: dict[tuple[Any, ...], list[tuple[tuple[tuple[int, ...], ...], Number]]]
 
     def intern(self, value: Any) -> Any:
@@ -97,7 +98,7 @@ class Remains:
                         left = self.scored[same] = self.intern(self.side_left(state, groups, side, members, counts))
                     sides[hit_key] = left
                 if apart:
-                    left = self.intern(self.canon.side(left))  # type: ignore[union-attr]
+                    left = self.named(left)
             add_chance(classes, left, p)
         found = self.remains[key] = [(left, p) for left, p in classes.values()]
         return found
@@ -139,7 +140,7 @@ class Remains:
             if found is None:
                 named: dict[int, list[Any]] = {}
                 for left, p in dist:
-                    add_chance(named, self.intern(self.canon.side(left)), p)  # type: ignore[union-attr]
+                    add_chance(named, self.named(left), p)
                 found = steps[key] = [(left, p) for left, p in named.values()]
             dist = found
         return dist
@@ -205,6 +206,14 @@ class Remains:
                 else:
                     slot[1] += p * q
         return [(left, p) for left, p in after.values()]
+
+    def named(self, left: tuple[Piece, ...]) -> tuple[Piece, ...]:
+        """An interned side's units as `Canon.side` names them, interned, once per side (by
+        identity: what it names is interned, so alive)."""
+        found = self.names.get(id(left))
+        if found is None:
+            found = self.names[id(left)] = self.intern(self.canon.side(left))  # type: ignore[union-attr]
+        return found
 
     def pooled(self, groups: tuple[DieGroup, ...]) -> tuple[Number, ...]:
         """`chances.pooled` once per groups alike, in the engine's numbers."""
