@@ -255,30 +255,42 @@ def fire_dice(f: Fight, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, 
 def _fire_dice(f: Fight, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
     pieces = {p.id: p for p in f.pieces}
     shots = {s.firer: s for s in f.shots}
-    keyed: list[tuple[tuple[tuple[str, ...], int], _Shooter]] = []
+    # What a die is depends on its unit, its side and its shot (the pieces it aims at and lands
+    # on), not on the rest of the fight: worked out once per those, in a table per procedure,
+    # stage and attacker.
+    table_key = ("dice", f.kind, f.stage, f.attacker)
+    table = ctx.memo.get(table_key)
+    if table is None:
+        table = ctx.memo[table_key] = {}
+    keys: list[tuple[tuple[str, ...], int]] = []
+    shooters: list[_Shooter] = []
     caps: dict[tuple[str, ...], int] = {}
     board: Board | None = None
     for x in volley(f, ctx, f.stage):
         shot = shots.get(x.unit)
-        if x.legal is not None and shot is None:
-            continue
-        # What a die is depends on its unit, its side and its shot (the pieces it aims at and
-        # lands on), not on the rest of the fight: worked out once per those.
         if shot is None:
-            key: tuple[object, ...] = ("die", f.kind, f.stage, f.attacker, pieces[x.unit], x.attacking)
+            if x.legal is not None:
+                continue
+            key: tuple[object, ...] = (pieces[x.unit], x.attacking)
         else:
-            aimed = (shot.target, shot.screen, pieces.get(shot.target), pieces.get(shot.lands_on))
-            key = ("die", f.kind, f.stage, f.attacker, pieces[x.unit], x.attacking, *aimed)
-        found = ctx.memo.get(key)
+            key = (pieces[x.unit], x.attacking, shot.target, shot.screen)
+            key += (pieces.get(shot.target), pieces.get(shot.lands_on))
+        found = table.get(key)
         if found is None:
             board = board or ctx.board(f.pieces)
-            found = ctx.memo[key] = _shooter(f, ctx, board, x, shot)
+            found = table[key] = _shooter(f, ctx, board, x, shot)
         if found.cap is not None:
             caps[found.effect] = found.cap
         elif found.effect not in caps:
             caps[found.effect] = _capacity(f, ctx, found.effect[1])  # type: ignore[arg-type]
-        keyed.append(((found.effect, found.target), found))
-    return _grouped(keyed, ctx.ruleset.faces_for(dice_kind(f.kind)), caps, ctx)
+        keys.append(found.key)
+        shooters.append(found)
+    made = ctx.memo.get(("die_groups",))
+    if made is None:
+        made = ctx.memo[("die_groups",)] = {}
+    groups, index = die_groups(keys, ctx.ruleset.faces_for(dice_kind(f.kind)), caps, made)
+    # Each die made once per group it counts in.
+    return groups, tuple(x.in_group(index[k]) for k, x in zip(keys, shooters, strict=True))
 
 
 @dataclass
@@ -291,6 +303,10 @@ class _Shooter:
     die: Die
     cap: int | None
     by_group: dict[int, Die]
+    key: tuple[tuple[str, ...], int] = ((), 0)  # its group's: (effect, target)
+
+    def __post_init__(self) -> None:
+        self.key = (self.effect, self.target)
 
     def in_group(self, group: int) -> Die:
         found = self.by_group.get(group)
@@ -323,20 +339,6 @@ def _capacity(f: Fight, ctx: Context, side: Side) -> int:
     if found is None:
         found = ctx.memo[key] = sum(ctx.hits_left(p) for p in own)
     return found
-
-
-def _grouped(
-    keyed: list[tuple[tuple[tuple[str, ...], int], _Shooter]],
-    faces: int,
-    caps: dict[tuple[str, ...], int],
-    ctx: Context,
-) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
-    """`base.grouped` for a volley's dice, each die made once per group it counts in."""
-    made = ctx.memo.get(("die_groups",))
-    if made is None:
-        made = ctx.memo[("die_groups",)] = {}
-    groups, index = die_groups([k for k, _ in keyed], faces, caps, made)
-    return groups, tuple(x.in_group(index[k]) for k, x in keyed)
 
 
 def fire_waiting(f: Fight, ctx: Context) -> tuple[Side, ...]:
