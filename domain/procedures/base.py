@@ -237,22 +237,21 @@ def grouped(
 ) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
     """The groups of a roll step (dice alike: the same effect and target number, in a fixed
     order) and each die, in rolling order, with the index of its group."""
-    groups, index = die_groups([k for k, _ in keyed], faces, caps)
+    groups, index = die_groups(Counter(k for k, _ in keyed), faces, caps)
     dice = tuple(evolve(d, group=index[k]) for k, d in keyed)
     return groups, dice
 
 
 def die_groups(
-    keys: list[tuple[tuple[str, ...], int]],
+    counts: Mapping[tuple[tuple[str, ...], int], int],
     faces: int,
     caps: Mapping[tuple[str, ...], int],
     memo: dict[Any, Any] | None = None,
 ) -> tuple[tuple[DieGroup, ...], dict[tuple[tuple[str, ...], int], int]]:
-    """The groups of a roll step from the (effect, target number) of each of its dice, in a
-    fixed order, and the index of each key's group; with `memo`, each group alike is one
+    """The groups of a roll step from how many of its dice have each (effect, target number),
+    in a fixed order, and the index of each key's group; with `memo`, each group alike is one
     object (its hash worked out once)."""
-    ordered = sorted(set(keys))
-    counts = Counter(keys)
+    ordered = sorted(counts)
     groups: list[DieGroup] = []
     for e, t in ordered:
         fields = (e, counts[(e, t)], faces, t, caps.get(e))

@@ -252,8 +252,18 @@ class Engine(Remains):
         and on what is left of each side, not on the volley's shots) and whether each side's
         remains are named on their own (`Canon.apart`)."""
         f = state.fight
-        base = evolve(f, attackers=(), defenders=(), opening=(), step=volley.VolleyStep.DONE)
-        base = evolve(base, waiting=(), shots=(), hits=(), groups=(), chosen=())
+        base = evolve(
+            f,
+            attackers=(),
+            defenders=(),
+            opening=(),
+            step=volley.VolleyStep.DONE,
+            waiting=(),
+            shots=(),
+            hits=(),
+            groups=(),
+            chosen=(),
+        )
         whole = self.intern((evolve(state, fight=base), f.opening))
         rest, opening = whole
         # Where nothing else names units of the sides' kinds, each side's remains are named

@@ -127,10 +127,17 @@ def volley(f: Fight, ctx: Context, stage: Stage, board: Board | None = None) -> 
     if f.kind == "naval" and stage == "next" and not f.opening:
         # With no opening fire the whole round to come is the round's main volley: one key.
         stage = "main"
+    # Looked up first by the identity of the sides (the states of one fight share them), then
+    # by their value. The identities stay valid: the entry keeps the sides it names alive.
+    alike = ("volley_of", id(f.attackers), id(f.defenders), id(f.opening), f.kind, f.attacker, stage)
+    same = ctx.memo.get(alike)
+    if same is not None:
+        return same[3]
     key = ("volley", f.kind, f.attacker, f.attackers, f.defenders, f.opening, stage)
     found = ctx.memo.get(key)
     if found is None:
         found = ctx.memo[key] = _volley(f, ctx, stage, board)
+    ctx.memo[alike] = (f.attackers, f.defenders, f.opening, found)
     return found
 
 
@@ -262,7 +269,7 @@ def _fire_dice(f: Fight, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die,
     table = ctx.memo.get(table_key)
     if table is None:
         table = ctx.memo[table_key] = {}
-    keys: list[tuple[tuple[str, ...], int]] = []
+    counts: dict[tuple[tuple[str, ...], int], int] = {}
     shooters: list[_Shooter] = []
     caps: dict[tuple[str, ...], int] = {}
     board: Board | None = None
@@ -283,14 +290,14 @@ def _fire_dice(f: Fight, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die,
             caps[found.effect] = found.cap
         elif found.effect not in caps:
             caps[found.effect] = _capacity(f, ctx, found.effect[1])  # type: ignore[arg-type]
-        keys.append(found.key)
+        counts[found.key] = counts.get(found.key, 0) + 1
         shooters.append(found)
     made = ctx.memo.get(("die_groups",))
     if made is None:
         made = ctx.memo[("die_groups",)] = {}
-    groups, index = die_groups(keys, ctx.ruleset.faces_for(dice_kind(f.kind)), caps, made)
+    groups, index = die_groups(counts, ctx.ruleset.faces_for(dice_kind(f.kind)), caps, made)
     # Each die made once per group it counts in.
-    return groups, tuple(x.in_group(index[k]) for k, x in zip(keys, shooters, strict=True))
+    return groups, tuple(x.in_group(index[x.key]) for x in shooters)
 
 
 @dataclass

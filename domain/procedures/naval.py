@@ -58,6 +58,7 @@ class NavalDecision:
 
 
 _FIGHT_ON = NavalDecision()  # NC4: the default, no submarine submerges and nobody retreats
+_ROUND = Fact("round", "NC3", (), 1)  # NC3: another round (facts are values: one serves all)
 
 
 def start(
@@ -153,7 +154,7 @@ def _next_round(s: NavalBattle, ctx: Context) -> tuple[NavalBattle, Facts]:
     """NC3: another round; opening fire was for the first round only."""
     s = evolve(s, fight=evolve(s.fight, opening=()) if s.fight.opening else s.fight, waiting=())
     ns, facts = _to_targets(s, ctx, "main")
-    return ns, (Fact("round", "NC3", (), 1),) + facts
+    return ns, (_ROUND,) + facts
 
 
 def _close(s: NavalBattle, facts: Facts = ()) -> tuple[NavalBattle, Facts]:
