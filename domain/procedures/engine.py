@@ -153,6 +153,8 @@ class Engine(Remains):
         self.followed: dict[int, dict[int, dict[int, tuple[State, int]]]] = {}
         self.interned: dict[Any, Any] = {}
         self.names: dict[int, tuple[Piece, ...]] = {}
+        self.by_identity: dict[int, tuple[tuple[Piece, ...], tuple[Piece, ...]]] = {}
+        self.order_of: dict[str, tuple[int, str]] = {}
         self.branched: dict[tuple[Any, ...], list[tuple[tuple[tuple[int, ...], ...], Number]]] = {}
         self.canon: Canon | None = None
         self.limit: int | None = None
@@ -271,8 +273,8 @@ class Engine(Remains):
         apart = self.canon is not None and not opening and self.canon.apart(rest, (f.attackers, f.defenders))
         remains = {side: self.remains_of(state, groups, side, members, apart) for side, members in split}
         one: Number = Fraction(1) if self.exact else 1.0
-        attackers_left = remains.get("attacker") or [(self.intern(f.attackers), one)]
-        defenders_left = remains.get("defender") or [(self.intern(f.defenders), one)]
+        attackers_left = remains.get("attacker") or [(self.interned_side(f.attackers), one)]
+        defenders_left = remains.get("defender") or [(self.interned_side(f.defenders), one)]
         return id(whole), apart, attackers_left, defenders_left
 
     def follow(

@@ -39,12 +39,25 @@ class Remains:
     pooled_of: dict[tuple[DieGroup, ...], tuple[Number, ...]]
     interned: dict[Any, Any]
     names: dict[int, tuple[Piece, ...]]
+    by_identity: dict[int, tuple[tuple[Piece, ...], tuple[Piece, ...]]]
+    order_of: dict[str, tuple[int, str]]
     branched: dict[tuple[Any, ...], list[tuple[tuple[tuple[int, ...], ...], Number]]]
 
     def intern(self, value: Any) -> Any:
         """One object per equal value, so that the memo of what follows a volley can key on
         identities (the objects interned stay alive in this table)."""
         return self.interned.setdefault(value, value)
+
+    def interned_side(self, pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
+        """`intern` for a side's units, looked up first by identity (a position's sides are
+        mostly objects interned already, and hashing one walks every unit); the entry keeps
+        the object alive, so its identity stays its own."""
+        slot = self.by_identity.get(id(pieces))
+        if slot is not None and slot[0] is pieces:
+            return slot[1]
+        found: tuple[Piece, ...] = self.interned.setdefault(pieces, pieces)
+        self.by_identity[id(pieces)] = (pieces, found)
+        return found
 
     def chances(self, groups: tuple[DieGroup, ...]) -> list[tuple[tuple[tuple[int, ...], ...], Number]]:
         """`branches`, once per roll alike, in the engine's numbers. Rolls alike but for what
@@ -67,7 +80,7 @@ class Remains:
         """What may be left of `side` after the volley, with the chances: its enemies' dice that
         hit it, grouped by the units they leave (with `apart`, as named by `Canon.side`)."""
         f = state.fight
-        own = self.intern(f.side(side))
+        own = self.interned_side(f.side(side))
         sub = tuple(groups[i] for i in members)
         key = (f.kind, f.nation(side), side, id(own), sub, apart)
         found = self.remains.get(key)
@@ -81,6 +94,7 @@ class Remains:
         classes: dict[int, list[Any]] = {}
         for counts, p in self.chances(sub):
             hits = tuple((e, c[1]) for e, c in zip(effects, counts, strict=True) if c[1])
+            left: tuple[Piece, ...] | None
             if not hits:
                 left = own
             else:
@@ -97,6 +111,7 @@ class Remains:
                     if left is None:
                         left = self.scored[same] = self.intern(self.side_left(state, groups, side, members, counts))
                     sides[hit_key] = left
+                assert left is not None
                 if apart:
                     left = self.named(left)
             add_chance(classes, left, p)
@@ -119,7 +134,7 @@ class Remains:
         shots = [(e[1], self.pooled(tuple(gs))) for e, gs in by_effect.items() if e[0] == "unit"]
         classes = sorted(
             ((e[2], self.pooled(tuple(gs))) for e, gs in by_effect.items() if e[0] == "class"),
-            key=lambda axis: volley.placing_order(self.ctx, axis[0]),
+            key=lambda axis: self.placing_order(axis[0]),
         )
         # Each step's result is kept by what it starts from (the units, or the result of the
         # step before, by identity) and the chances of its hits: sides hit alike share steps.
@@ -206,6 +221,13 @@ class Remains:
                 else:
                     slot[1] += p * q
         return [(left, p) for left, p in after.values()]
+
+    def placing_order(self, firing_class: str) -> tuple[int, str]:
+        """`volley.placing_order`, once per firing class."""
+        found = self.order_of.get(firing_class)
+        if found is None:
+            found = self.order_of[firing_class] = volley.placing_order(self.ctx, firing_class)
+        return found
 
     def named(self, left: tuple[Piece, ...]) -> tuple[Piece, ...]:
         """An interned side's units as `Canon.side` names them, interned, once per side (by
