@@ -36,6 +36,7 @@ class Canon:
         self.memo: dict[State, State] = {}
         self.sides: dict[tuple[Piece, ...], tuple[Piece, ...]] = {}
         self.outside: dict[int, bool] = {}
+        self.kinds_of: dict[int, tuple[tuple[Piece, ...], frozenset[tuple[str, str]]]] = {}
 
     def side(self, pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
         """One side's units named as `__call__` names them in a position where no other unit of
@@ -57,8 +58,18 @@ class Canon:
             found = self.outside[id(context)] = not seen
         if not found:
             return False
-        kinds = [{self.kind_of[p.id] for p in pieces} for pieces in sides]
+        kinds = [self.kinds(pieces) for pieces in sides]
         return all(not (a & b) for i, a in enumerate(kinds) for b in kinds[i + 1 :])
+
+    def kinds(self, pieces: tuple[Piece, ...]) -> frozenset[tuple[str, str]]:
+        """The kinds (nation, type) of these units, looked up by identity first (the entry
+        keeps the units alive, so the identity stays theirs)."""
+        slot = self.kinds_of.get(id(pieces))
+        if slot is not None and slot[0] is pieces:
+            return slot[1]
+        found = frozenset(self.kind_of[p.id] for p in pieces)
+        self.kinds_of[id(pieces)] = (pieces, found)
+        return found
 
     def mapping(self, seen: set[str]) -> dict[str, str]:
         """The renaming of the IDs `seen` in a position: each kind's, in order, to the last

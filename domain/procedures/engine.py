@@ -284,12 +284,15 @@ class Engine(Remains):
         settled up to its next roll, and the rounds started on the way. `named`: the units are
         named canonically already, and nothing else in the position names one."""
         f = state.fight
-        alive = {x.id for x in attackers} | {x.id for x in defenders}
+        opening = f.opening
+        if opening:
+            alive = {x.id for x in attackers} | {x.id for x in defenders}
+            opening = tuple(u for u in opening if u in alive)
         done = evolve(
             f,
             attackers=attackers,
             defenders=defenders,
-            opening=tuple(u for u in f.opening if u in alive),
+            opening=opening,
             step=volley.VolleyStep.DONE,
             waiting=(),
             shots=(),

@@ -260,11 +260,12 @@ def fire_dice(f: Fight, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, 
 
 
 def _fire_dice(f: Fight, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
-    pieces = {p.id: p for p in f.pieces}
     shots = {s.firer: s for s in f.shots}
-    # What a die is depends on its unit, its side and its shot (the pieces it aims at and lands
-    # on), not on the rest of the fight: worked out once per those, in a table per procedure,
-    # stage and attacker.
+    pieces = {p.id: p for p in f.pieces} if shots else {}
+    # What a die is depends on its firer (its unit and side) and its shot (the pieces it aims
+    # at and lands on), not on the rest of the fight: worked out once per those, in a table
+    # per procedure, stage and attacker. Keyed by the firer's identity (the states of a fight
+    # share their firers); each entry keeps its firer alive, so the identity stays its own.
     table_key = ("dice", f.kind, f.stage, f.attacker)
     table = ctx.memo.get(table_key)
     if table is None:
@@ -278,18 +279,20 @@ def _fire_dice(f: Fight, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die,
         if shot is None:
             if x.legal is not None:
                 continue
-            key: tuple[object, ...] = (pieces[x.unit], x.attacking)
+            key: object = id(x)
         else:
-            key = (pieces[x.unit], x.attacking, shot.target, shot.screen)
-            key += (pieces.get(shot.target), pieces.get(shot.lands_on))
-        found = table.get(key)
-        if found is None:
+            key = (id(x), shot.target, shot.screen, pieces.get(shot.target), pieces.get(shot.lands_on))
+        slot = table.get(key)
+        if slot is not None and slot[0] is x:
+            found = slot[1]
+        else:
             board = board or ctx.board(f.pieces)
-            found = table[key] = _shooter(f, ctx, board, x, shot)
+            found = _shooter(f, ctx, board, x, shot)
+            table[key] = (x, found)
         if found.cap is not None:
             caps[found.effect] = found.cap
         elif found.effect not in caps:
-            caps[found.effect] = _capacity(f, ctx, found.effect[1])  # type: ignore[arg-type]
+            caps[found.effect] = _capacity(f, ctx, found.effect[1])
         counts[found.key] = counts.get(found.key, 0) + 1
         shooters.append(found)
     made = ctx.memo.get(("die_groups",))

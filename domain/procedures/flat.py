@@ -154,6 +154,8 @@ class Walk:
         else:
             sources = children = started = np.zeros(0, dtype=np.int64)
             chances = np.zeros(0)
+        if not self.sources:
+            return sources, children, chances, started
         return (
             np.concatenate([sources, np.array(self.sources, dtype=np.int64)]),
             np.concatenate([children, np.array(self.children, dtype=np.int64)]),

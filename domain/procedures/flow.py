@@ -1,6 +1,7 @@
 """The flow of probability through the positions of an enumeration in floats, as arrays: each
 position's mass and the first two moments of the rounds fought to reach it, pushed along the
-edges a level at a time (Kahn's order: a position goes once every edge into it has), for the
+edges a level at a time (Kahn's order: a position goes once every edge into it has; each
+level takes its positions' edges as slices of the edges sorted by source), for the
 odds enumeration (`domain.procedures.odds`). The exact enumeration walks the same edges one
 at a time in fractions; a big battle has hundreds of thousands of them, which arrays add up
 in one step per level.
@@ -47,7 +48,13 @@ def flow(n: int, sources: Ints, children: Ints, chances: Floats, rounds: Ints, s
     has_edges = np.bincount(src, minlength=n) > 0
     on = ~loop
     src, dst, p, d = src[on], children[on], chances[on], d[on]
-    leaves = np.bincount(src, minlength=n) > 0
+    if len(src) > 1 and bool((src[1:] < src[:-1]).any()):
+        # By source, so that each level takes its positions' edges as slices.
+        by = np.argsort(src, kind="stable")
+        src, dst, p, d = src[by], dst[by], p[by], d[by]
+    out = np.bincount(src, minlength=n)  # edges leaving each position, other than loops
+    first = np.cumsum(out) - out
+    leaves = out > 0
     trapped = has_edges & ~leaves
     waiting = np.bincount(dst, minlength=n)  # edges into each position not yet added
     m0 = np.zeros(n)
@@ -55,7 +62,6 @@ def flow(n: int, sources: Ints, children: Ints, chances: Floats, rounds: Ints, s
     m2 = np.zeros(n)
     m0[0], m1[0], m2[0] = 1.0, float(start), float(start * start)
     done = np.zeros(n, dtype=bool)
-    level = np.zeros(n, dtype=bool)
     truncated = 0.0
     frontier = np.flatnonzero(waiting == 0)
     while frontier.size:
@@ -70,9 +76,9 @@ def flow(n: int, sources: Ints, children: Ints, chances: Floats, rounds: Ints, s
             m0[looping] *= r
             m1[looping] = (m1[looping] + a[looping] * m0[looping]) * r
             m2[looping] = (m2[looping] + 2 * a[looping] * m1[looping] + b[looping] * m0[looping]) * r
-        level[:] = False
-        level[frontier] = True
-        sel = level[src]
+        # The level's edges: each of its positions' slice of the edges.
+        many = out[frontier]
+        sel = np.repeat(first[frontier] - (np.cumsum(many) - many), many) + np.arange(int(many.sum()))
         es, ed, ep, er = src[sel], dst[sel], p[sel], d[sel]
         x0, x1, x2 = m0[es], m1[es], m2[es]
         m0 += np.bincount(ed, weights=ep * x0, minlength=n)

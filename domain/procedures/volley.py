@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Literal, TypeVar
 
 from domain.board import Board, Unit
@@ -81,7 +82,7 @@ def begin(f: Fight, ctx: Context, stage: Literal["opening", "main"]) -> tuple[Fi
     rule = target_rule(f, stage)
     if waiting:
         # Opening the step clears the last volley's shots, before any target of this one.
-        facts += (Fact("targets_open", rule, tuple(waiting)),)  # the sides to choose
+        facts += (_targets_open(rule, tuple(waiting)),)  # the sides to choose
     for side in waiting:
         own = [x for x in firing if x.legal and x.attacking == (side == "attacker")]
         if all(len(x.legal or ()) == 1 for x in own):
@@ -108,6 +109,13 @@ def begin(f: Fight, ctx: Context, stage: Literal["opening", "main"]) -> tuple[Fi
         return f, facts
     nf, more = _to_screening(f, ctx)
     return nf, facts + more
+
+
+@cache
+def _targets_open(rule: str, sides: tuple[Side, ...]) -> Fact:
+    """The fact that a volley's targets are open to these sides (facts are values: one serves
+    every volley alike)."""
+    return Fact("targets_open", rule, sides)
 
 
 def screen_choices(f: Fight, ctx: Context) -> dict[Side, dict[str, tuple[str, ...]]]:
