@@ -173,18 +173,20 @@ class Engine(Remains):
         """`settle` without its memo (for positions met once: what follows a volley is kept
         by what it left of each side)."""
         here, rounds = state, 0
+        ctx, policy, step = self.ctx, self.policy, module_of(state).decide
         while True:
-            if self.policy is None:
+            if policy is None:
                 # The defaults need no look at the decision itself.
                 if waits(here) != "decision":
                     break
-                here, facts = decide(here, self.ctx, None)
+                here, facts = step(here, ctx, None)
             else:
-                n = need(here, self.ctx)
+                n = need(here, ctx)
                 if not isinstance(n, Decision):
                     break
-                here, facts = decide(here, self.ctx, self.policy(here, n))
-            rounds += rounds_in(facts)
+                here, facts = step(here, ctx, policy(here, n))
+            if facts:
+                rounds += rounds_in(facts)
         if self.canon is not None and not named:
             here = self.canon(here)
         # One object per position, so that the walk and the loop test compare identities.

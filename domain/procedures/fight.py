@@ -342,12 +342,15 @@ def _shooter(f: Fight, ctx: Context, board: Board, x: Firer, shot: Shot | None) 
 
 
 def _capacity(f: Fight, ctx: Context, side: Side) -> int:
-    """The hits a side can still take in all (the cap of a firing class's hits on it)."""
+    """The hits a side can still take in all (the cap of a firing class's hits on it), looked
+    up by the identity of the side's units (the entry keeps them alive)."""
     own = f.side(side)
-    key = ("capacity", own)
-    found = ctx.memo.get(key)
-    if found is None:
-        found = ctx.memo[key] = sum(ctx.hits_left(p) for p in own)
+    key = ("capacity", id(own))
+    slot = ctx.memo.get(key)
+    if slot is not None and slot[0] is own:
+        return slot[1]
+    found = sum(ctx.hits_left(p) for p in own)
+    ctx.memo[key] = (own, found)
     return found
 
 
