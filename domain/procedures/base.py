@@ -20,7 +20,6 @@ from domain.ruleset import Ruleset
 from domain.scenario import GameMap, Nation, Scenario
 
 _T = TypeVar("_T")
-_MISSING = object()
 Side = Literal["attacker", "defender"]
 SIDES: tuple[Side, Side] = ("attacker", "defender")
 
@@ -87,21 +86,6 @@ class Context:
     def acquired(self, nation: str) -> frozenset[str]:
         levels = self.ruleset.research_levels
         return frozenset(t for t, lvl in self.tech.get(nation, {}).items() if lvl >= levels)
-
-    def recall(self, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
-        """The memo's entry for `key`, whose last part is an object named by its identity
-        (looked up first that way: hashing a side's units walks every unit), then by its value.
-        The identity's entry keeps the object alive, so the identity stays its own."""
-        held = key[-1]
-        alike = (*key[:-1], id(held))
-        slot = self.memo.get(alike)
-        if slot is not None and slot[0] is held:
-            return slot[1]
-        found = self.memo.get(key, _MISSING)
-        if found is _MISSING:
-            found = self.memo[key] = compute()
-        self.memo[alike] = (held, found)
-        return found
 
     def hits_left(self, piece: Piece) -> int:
         """F3, NC5: hits a unit can still take before it sinks."""

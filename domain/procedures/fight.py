@@ -191,7 +191,10 @@ def _naval_volley(f: Fight, ctx: Context, stage: Stage, board: Board | None) -> 
         # nation's technology (the context's) and on the enemies, not on which unit of the
         # type it is nor on the rest of its side: worked out once per side and enemies, and
         # each unit's firer once per those (None: it does not fire).
-        reach: dict[Any, Any] = ctx.recall(("reach", side, enemy_pieces), dict)
+        reach_key = ("reach", side, enemy_pieces)
+        reach: dict[Any, Any] | None = ctx.memo.get(reach_key)
+        if reach is None:
+            reach = ctx.memo[reach_key] = {}
         for p in f.side(side):
             opened = p.id in f.opening
             if (stage == "opening" and not opened) or (stage == "main" and opened):

@@ -138,13 +138,13 @@ def _screen_options(f: Fight, ctx: Context, side: Side, target: str) -> tuple[st
     """HA1, HA3: the escorts of `side` that may take a hit on `target`; they depend on the
     side's units alone, so they are worked out once per side and target."""
     own = f.side(side)
-
-    def options() -> tuple[str, ...]:
+    key = ("screen_options", own, target)
+    found = ctx.memo.get(key)
+    if found is None:
         board = ctx.board(f.pieces)
         units = [board.units[p.id] for p in own]
-        return tuple(u.id for u in hits_rules.screen_options(board, board.units[target], units))
-
-    return ctx.recall(("screen_options", target, own), options)
+        found = ctx.memo[key] = tuple(u.id for u in hits_rules.screen_options(board, board.units[target], units))
+    return found
 
 
 def _to_screening(f: Fight, ctx: Context) -> tuple[Fight, Facts]:
@@ -187,13 +187,13 @@ def _targeting(f: Fight, ctx: Context, side: Side, board: Board | None = None) -
     firing = volley(f, ctx, f.stage, board)
     attacking = side == "attacker"
     plan = tuple((x.unit, x.legal) for x in firing if x.legal and x.attacking == attacking)
-
-    def targeting() -> _Targeting:
+    key = ("targeting", side, plan, f.side(other(side)))
+    found = ctx.memo.get(key)
+    if found is None:
         legal = {unit: list(targets or ()) for unit, targets in plan}
         picked = hits_rules.default_targets(board or ctx.board(f.pieces), legal)
-        return _Targeting(legal, picked, {k: Shot(k, t) for k, t in picked.items()}, {})
-
-    return ctx.recall(("targeting", side, plan, f.side(other(side))), targeting)
+        found = ctx.memo[key] = _Targeting(legal, picked, {k: Shot(k, t) for k, t in picked.items()}, {})
+    return found
 
 
 def default_targets(f: Fight, ctx: Context, side: Side) -> dict[str, str]:
@@ -222,8 +222,9 @@ def _screening(f: Fight, ctx: Context, side: Side) -> _Screening:
     alone, so it is worked out once per those."""
     shots_at = _shots_at(f, side)
     own = f.side(side)
-
-    def screening() -> _Screening:
+    key = ("screening", side, tuple(shots_at.items()), own)
+    found = ctx.memo.get(key)
+    if found is None:
         board = ctx.board(f.pieces)
         units = [board.units[p.id] for p in own]
         # HA3: screening against aircraft alone is HA3's; any other shot makes it HA1's.
@@ -231,9 +232,8 @@ def _screening(f: Fight, ctx: Context, side: Side) -> _Screening:
         rule = "HA3" if air else "HA1"
         screens = hits_rules.default_screens(board, shots_at, units)
         screened = {k: Shot(k, shots_at[k], e) for k, e in screens.items()}
-        return _Screening(shots_at, rule, screens, screened, _screens_fact(rule, side, screens, True))
-
-    return ctx.recall(("screening", side, tuple(shots_at.items()), own), screening)
+        found = ctx.memo[key] = _Screening(shots_at, rule, screens, screened, _screens_fact(rule, side, screens, True))
+    return found
 
 
 def default_screens(f: Fight, ctx: Context, side: Side) -> dict[str, str]:
