@@ -114,12 +114,9 @@ def after_volley(s: NavalBattle, ctx: Context) -> tuple[NavalBattle, Facts]:
     state whose volley is not over is returned as it is."""
     if s.fight.step != VolleyStep.DONE:
         return s, ()
-    # Many rolls end in the same position: what follows is worked out once.
-    key = ("naval_after", s)
-    found = ctx.memo.get(key)
-    if found is None:
-        found = ctx.memo[key] = _next_volley(s, ctx)
-    return found
+    # Not memoised: the odds enumeration keeps what follows a volley by what it left of each
+    # side, so each position comes here once, and hashing it would cost more than it saves.
+    return _next_volley(s, ctx)
 
 
 def _next_volley(s: NavalBattle, ctx: Context) -> tuple[NavalBattle, Facts]:
