@@ -159,6 +159,11 @@ class Ruleset:
         return self.faces.get(kind, self.default_faces)
 
     @cached_property
+    def submarines(self) -> frozenset[str]:
+        """The submarine unit types."""
+        return frozenset(name for name, ut in self.units.items() if ut.is_submarine)
+
+    @cached_property
     def screeners(self) -> frozenset[str]:
         """HA1, HA3: the unit types that may take a hit instead of another unit (naval types
         marked `screens` or of a screening class)."""

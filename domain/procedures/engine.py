@@ -95,7 +95,12 @@ def volley_split(state: State, groups: tuple[DieGroup, ...]) -> list[tuple[Side,
 
 
 def rounds_in(facts: Facts) -> int:
-    return sum(1 for f in facts if f.kind == "round")
+    """The rounds these facts start."""
+    n = 0
+    for f in facts:
+        if f.kind == "round":
+            n += 1
+    return n
 
 
 @dataclass

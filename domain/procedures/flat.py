@@ -103,8 +103,9 @@ class Walk:
         if grid is None:
             grid = self.grids[context] = Grid(len(self.grid_order))
             self.grid_order.append(grid)
-        rows = [grid.row(a) for a, _ in attackers_left]
-        columns = [grid.column(d) for d, _ in defenders_left]
+        known_rows, known_columns = grid.rows, grid.columns
+        rows = [known_rows.get(id(a)) or grid.row(a) for a, _ in attackers_left]
+        columns = [known_columns.get(id(d)) or grid.column(d) for d, _ in defenders_left]
         bits = 0
         for c in columns:
             bits |= 1 << c

@@ -144,7 +144,8 @@ def _after_round(s: NavalBattle, ctx: Context) -> tuple[NavalBattle, Facts]:
 
 
 def _subs(ctx: Context, pieces: tuple[Piece, ...]) -> tuple[str, ...]:
-    return tuple(p.id for p in pieces if ctx.ruleset.units[p.type].is_submarine)
+    subs = ctx.ruleset.submarines
+    return tuple(p.id for p in pieces if p.type in subs)
 
 
 def _next_round(s: NavalBattle, ctx: Context) -> tuple[NavalBattle, Facts]:

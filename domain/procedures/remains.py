@@ -201,19 +201,19 @@ class Remains:
         leave of each of the units in `dist`, placed on them by default."""
         rows = self.rows
         after: dict[int, list[Any]] = {}
+        hits = [(n, q) for n, q in enumerate(d) if q]
+        most = hits[-1][0] if hits else 0
         for here, p in dist:
             # What 0, 1, 2, ... hits of the class leave of these units, as far as needed yet.
             row_key = (prefix, id(here), cls)
             row = rows.get(row_key)
             if row is None:
                 row = rows[row_key] = [here]
-            for n, q in enumerate(d):
-                if not q:
-                    continue
-                while len(row) <= n:
-                    hit = ((cls, len(row)),)
-                    row.append(self.intern(volley.left_after(f, self.ctx, side, here, (), hit)))
-                # `_add`, inline: this is the enumeration's innermost loop.
+            while len(row) <= most:
+                hit = ((cls, len(row)),)
+                row.append(self.intern(volley.left_after(f, self.ctx, side, here, (), hit)))
+            for n, q in hits:
+                # `add_chance`, inline: this is the enumeration's innermost loop.
                 left = row[n]
                 slot = after.get(id(left))
                 if slot is None:
