@@ -300,7 +300,12 @@ def _fire_dice(f: Fight, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die,
         made = ctx.memo[("die_groups",)] = {}
     groups, index = die_groups(counts, ctx.ruleset.faces_for(dice_kind(f.kind)), caps, made)
     # Each die made once per group it counts in.
-    return groups, tuple(x.in_group(index[x.key]) for x in shooters)
+    dice: list[Die] = []
+    for shooter in shooters:
+        i = index[shooter.key]
+        die = shooter.by_group.get(i)
+        dice.append(die if die is not None else shooter.in_group(i))
+    return groups, tuple(dice)
 
 
 @dataclass
