@@ -29,7 +29,7 @@ METRICS = (
 )
 # Exact odds of a battle from its first roll are skipped beyond this many units a side, or
 # beyond this many positions by type and damage (a bound: a mixed 10 v 10 naval battle has
-# some 280,000, reaches about 3,500 with dice to roll and takes some three seconds of CPU;
+# some 280,000, reaches about 3,500 with dice to roll and takes most of a second of CPU;
 # every turn report carries the battles' luck), or when the enumeration meets more than
 # MAX_ENUMERATED positions with dice to roll after all.
 MAX_UNITS = 20
