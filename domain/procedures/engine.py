@@ -32,6 +32,7 @@ from domain.procedures.base import (
 )
 from domain.procedures.canon import Canon
 from domain.procedures.chances import Number
+from domain.procedures.fight import Fight
 from domain.procedures.remains import Remains, add_chance
 
 State = Any  # one of the procedure states: NavalBattle, ConvoyBattle, AswCombat, Interception
@@ -261,19 +262,7 @@ class Engine(Remains):
         and on what is left of each side, not on the volley's shots) and whether each side's
         remains are named on their own (`Canon.apart`)."""
         f = state.fight
-        base = evolve(
-            f,
-            attackers=(),
-            defenders=(),
-            opening=(),
-            step=volley.VolleyStep.DONE,
-            waiting=(),
-            shots=(),
-            hits=(),
-            groups=(),
-            chosen=(),
-        )
-        whole = self.intern((evolve(state, fight=base), f.opening))
+        whole = self.intern((evolve(state, fight=_over(f, (), (), ())), f.opening))
         rest, opening = whole
         # Where nothing else names units of the sides' kinds, each side's remains are named
         # canonically on their own, so that remains alike but for names are one.
@@ -295,19 +284,7 @@ class Engine(Remains):
         if opening:
             alive = {x.id for x in attackers} | {x.id for x in defenders}
             opening = tuple(u for u in opening if u in alive)
-        done = evolve(
-            f,
-            attackers=attackers,
-            defenders=defenders,
-            opening=opening,
-            step=volley.VolleyStep.DONE,
-            waiting=(),
-            shots=(),
-            hits=(),
-            groups=(),
-            chosen=(),
-        )
-        taken = evolve(state, fight=done)
+        taken = evolve(state, fight=_over(f, attackers, defenders, opening))
         if self.canon is not None and not named:
             # Named canonically before going on, so that parents naming the same position
             # differently share what follows.
@@ -352,6 +329,22 @@ class Engine(Remains):
                 on_path.add(id(child))
                 stack.append((child, children(child)))
         return post[::-1]
+
+
+def _over(f: Fight, attackers: tuple[Piece, ...], defenders: tuple[Piece, ...], opening: tuple[str, ...]) -> Fight:
+    """The fight with its volley over, these units left (F3, NC3: every hit taken together)."""
+    return evolve(
+        f,
+        attackers=attackers,
+        defenders=defenders,
+        opening=opening,
+        step=volley.VolleyStep.DONE,
+        waiting=(),
+        shots=(),
+        hits=(),
+        groups=(),
+        chosen=(),
+    )
 
 
 class TooManyPositions(TrackerError):
