@@ -33,10 +33,7 @@ from domain.procedures.base import (
 from domain.procedures.canon import Canon
 from domain.procedures.chances import Number
 from domain.procedures.fight import Fight
-from domain.procedures.remains import Remains, add_chance
-
-State = Any  # one of the procedure states: NavalBattle, ConvoyBattle, AswCombat, Interception
-Policy = Callable[[State, Decision], object | None]  # None: the tracker's default
+from domain.procedures.remains import Policy, Remains, State, add_chance
 
 _MODULES: dict[type, ModuleType] = {
     naval.NavalBattle: naval,

@@ -17,7 +17,7 @@ from domain.procedures.base import Context, Decision, DieGroup, Piece, Side, evo
 from domain.procedures.canon import Canon
 from domain.procedures.chances import Number, branches, pooled
 
-State = Any  # one of the procedure states
+State = Any  # one of the procedure states: NavalBattle, ConvoyBattle, AswCombat, Interception
 Policy = Callable[[State, Decision], object | None]  # None: the tracker's default
 
 
