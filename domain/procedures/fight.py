@@ -4,7 +4,7 @@ volley grouped by target number and by what a hit does."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal
 
@@ -178,7 +178,6 @@ def _volley(f: Fight, ctx: Context, stage: Stage, given: Board | None) -> tuple[
                     legal = tuple(t.id for t in hits_rules.selective_targets(board, units[s.id], targets_pool))
                     if legal:
                         fire.append(Firer(s.id, side == "attacker", legal))
-        return tuple(fire)
     return tuple(fire)
 
 
@@ -318,7 +317,7 @@ class _Shooter:
     die: Die
     cap: int | None
     by_group: dict[int, Die]
-    key: tuple[tuple[str, ...], int] = ((), 0)  # its group's: (effect, target)
+    key: tuple[tuple[str, ...], int] = field(init=False)  # its group's: (effect, target)
 
     def __post_init__(self) -> None:
         self.key = (self.effect, self.target)

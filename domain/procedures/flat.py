@@ -103,6 +103,7 @@ class Walk:
         if grid is None:
             grid = self.grids[context] = Grid(len(self.grid_order))
             self.grid_order.append(grid)
+        # Looked up inline first; a miss (or row 0, which reads as false) goes to `row`.
         known_rows, known_columns = grid.rows, grid.columns
         rows = [known_rows.get(id(a)) or grid.row(a) for a, _ in attackers_left]
         columns = [known_columns.get(id(d)) or grid.column(d) for d, _ in defenders_left]
