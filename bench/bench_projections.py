@@ -62,8 +62,8 @@ from projections import views as projection_views
 from projections.board import BoardProjector
 from projections.schema import VIEWS, tracking
 from projections.views import seq_at_end_of
-from tracker.application import SNAPSHOT_INTERVAL, Tracker
-from tracker.views import board_now
+from tracker.reports.views import board_now
+from tracker.service.application import SNAPSHOT_INTERVAL, Tracker
 
 RAW_SQL = "SELECT id, originator_id, originator_version, topic, state FROM tracker_events ORDER BY id"
 BOARD_KEYS = ("seq", "turn", "round", "nation", "phase", "units", "ntr", "balances", "ntr_lost", "tech")
@@ -274,7 +274,7 @@ def measure_state(t: Tracker, db: Path, cid: UUID, name: str, version: int, args
     query_times, _ = timed(board_query, args.repeats)
 
     # The CLI, in this process (a new Tracker per call, as the CLI makes) and as a fresh process.
-    from tracker.cli import cli
+    from tracker.cli.main import cli
 
     argv = ["--db", str(db), "--campaign", name, "state", "--turn", str(turn), "--json"]
     runner = CliRunner()
@@ -293,7 +293,7 @@ def measure_state(t: Tracker, db: Path, cid: UUID, name: str, version: int, args
     for _ in range(args.process_runs):
         t0 = time.perf_counter()
         proc = subprocess.run(
-            [sys.executable, "-c", "from tracker.cli import main; main()", *argv], capture_output=True, text=True
+            [sys.executable, "-c", "from tracker.cli.main import main; main()", *argv], capture_output=True, text=True
         )
         process_times.append(time.perf_counter() - t0)
         if proc.returncode != 0:

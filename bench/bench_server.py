@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 PG = os.environ.get("TRACKER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
-TRACKER = [sys.executable, "-c", "from tracker.cli import main; main()"]
+TRACKER = [sys.executable, "-c", "from tracker.cli.main import main; main()"]
 
 
 def free_port() -> int:
@@ -108,7 +108,7 @@ def client(url: str, campaign: str, token: str, actions: int, lock: threading.Lo
 
 def reference(db: str, samples: int = 100) -> list[float]:
     """One writer recording `next` / `convoy pass` through the application service directly."""
-    from tracker.application import Tracker
+    from tracker.service.application import Tracker
 
     times = []
     with Tracker(db) as t:
@@ -149,8 +149,8 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-server-"))
     servers: list[subprocess.Popen[bytes]] = []
     try:
-        from tracker.application import Tracker
-        from tracker.players import Players
+        from tracker.service.application import Tracker
+        from tracker.service.players import Players
 
         tokens: dict[str, str] = {}
         with Tracker(db) as t:

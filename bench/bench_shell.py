@@ -36,10 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_store import SCENARIO, Script, build_batched, check_scenario, log  # noqa: E402
 
-from tracker.application import Tracker  # noqa: E402
-from tracker.cli import cli  # noqa: E402
-from tracker.cli_common import Context  # noqa: E402
-from tracker.shell import Session  # noqa: E402
+from tracker.cli.common import Context  # noqa: E402
+from tracker.cli.main import cli  # noqa: E402
+from tracker.cli.shell import Session  # noqa: E402
+from tracker.service.application import Tracker  # noqa: E402
 
 COMMANDS = ("state", "pending", "next", "log --tail 5")
 TARGET_MS = 30.0

@@ -52,8 +52,8 @@ from uuid import UUID
 from domain.campaign import Campaign, one_action
 from domain.dice import DiceSource
 from domain.errors import TrackerError
-from tracker import actions
-from tracker.application import SNAPSHOT_INTERVAL, Tracker
+from tracker.service import actions
+from tracker.service.application import SNAPSHOT_INTERVAL, Tracker
 
 SCENARIO = "north-sea-1914"
 # One unit per nation that shuttles between two adjacent sea zones: out in combat movement,

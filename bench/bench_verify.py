@@ -32,8 +32,8 @@ def main() -> None:
     from bench_projections import campaign_name, prepare
     from click.testing import CliRunner
 
-    from tracker.application import Tracker
-    from tracker.cli import cli
+    from tracker.cli.main import cli
+    from tracker.service.application import Tracker
 
     directory = Path(args.db_dir) if args.db_dir else Path(tempfile.mkdtemp(prefix="bench-verify-"))
     directory.mkdir(parents=True, exist_ok=True)

@@ -58,8 +58,8 @@ from click.testing import CliRunner  # noqa: E402
 from eventsourcing.persistence import StoredEvent  # noqa: E402
 
 from projections import board as projection_board  # noqa: E402
-from tracker.application import Tracker  # noqa: E402
-from tracker.cli import cli  # noqa: E402
+from tracker.cli.main import cli  # noqa: E402
+from tracker.service.application import Tracker  # noqa: E402
 
 SIZES = (2_000, 20_000, 200_000)
 STORAGE_IMPORT = "import sqlalchemy.orm, eventsourcing.application, eventsourcing_sqlalchemy"
@@ -146,7 +146,7 @@ def help_imports_storage(args: list[str]) -> list[str]:
         "import atexit, json, sys\n"
         "atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))\n"
         f"sys.argv = ['tracker', *{args!r}]\n"
-        "from tracker.cli import main\nmain()\n"
+        "from tracker.cli.main import main\nmain()\n"
     )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     modules = json.loads(proc.stderr.strip().splitlines()[-1])
@@ -160,7 +160,7 @@ def measure_import(export_file: Path, scratch: Path, rounds: int) -> dict[str, A
     the projections caught up), then its write path alone (`Tracker.record_log`, one
     transaction) on fresh files, each round interleaved with raw sqlite3 inserting the same
     rows in one batch (same DDL, journal mode and synchronous setting); medians."""
-    from tracker import export_format
+    from tracker.interchange import format as export_format
 
     target_db = scratch / "import.db"
     remove_db(target_db)
@@ -404,7 +404,7 @@ def main() -> None:
 
         # 5. cold start
         log("cold starts ...")
-        state_argv = [sys.executable, "-c", "from tracker.cli import main; main()", "--db", str(dbs[small]), "state"]
+        state_argv = [sys.executable, "-m", "tracker", "--db", str(dbs[small]), "state"]
         stack_argv = [sys.executable, "-c", STORAGE_IMPORT]
         # Installed packages run from compiled bytecode (pip writes it; the storage stack has
         # it): let the tracker's own modules have theirs too, written by a first, untimed run.

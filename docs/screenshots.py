@@ -22,7 +22,7 @@ from PIL import Image
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
-from tracker.demo import run_demo
+from tracker.cli.demo import run_demo
 
 HERE = Path(__file__).resolve().parent
 SHOTS = {
@@ -44,7 +44,7 @@ def main() -> None:
         run_demo(db, lambda line: None)
         port = free_port()
         server = subprocess.Popen(
-            [sys.executable, "-c", "from tracker.cli import main; main()", "serve", "--db", db, "--port", str(port)],
+            [sys.executable, "-m", "tracker", "serve", "--db", db, "--port", str(port)],
             cwd=tmp,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

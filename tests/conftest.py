@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tracker.application import Tracker
+from tracker.service.application import Tracker
 
 PG_URL = os.environ.get("TRACKER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 

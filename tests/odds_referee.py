@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain.campaign import Campaign
-from domain.campaign.record import _restore, _savepoint
+from domain.campaign.record import restore, savepoint
 from domain.dice import AutoDice, commitment
 from domain.procedures.base import Context
 from domain.procedures.position import from_battle
@@ -100,12 +100,12 @@ class Table:
         if position.procedure == "convoy":
             c.ntr["Britain"][zone] = position.ntr
         self.campaign = c
-        self.saved = _savepoint(c)
+        self.saved = savepoint(c)
 
     def reset(self) -> Campaign:
         """The campaign as it was set up (the aggregate's own rollback of a refused action)."""
-        _restore(self.campaign, self.saved)
-        self.saved = _savepoint(self.campaign)
+        restore(self.campaign, self.saved)
+        self.saved = savepoint(self.campaign)
         return self.campaign
 
     def start(self) -> int:

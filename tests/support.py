@@ -21,7 +21,7 @@ from uuid import UUID
 from domain.campaign import Campaign
 
 if TYPE_CHECKING:
-    from tracker.application import Tracker
+    from tracker.service.application import Tracker
 
 
 def advance(c: Campaign, confirm_losses: bool = False) -> None:
@@ -77,7 +77,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-TRACKER = [sys.executable, "-c", "from tracker.cli import main; main()"]
+TRACKER = [sys.executable, "-c", "from tracker.cli.main import main; main()"]
 
 
 @contextmanager

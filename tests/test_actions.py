@@ -13,10 +13,10 @@ from click.testing import CliRunner
 
 from domain.errors import InputError
 from tests.support import advance
-from tracker.actions import ACTIONS
-from tracker.application import Tracker
-from tracker.cli import cli
-from tracker.performing import StaleView
+from tracker.cli.main import cli
+from tracker.service.actions import ACTIONS
+from tracker.service.application import Tracker
+from tracker.service.performing import StaleView
 
 
 def run(db: str, *args: str) -> tuple[int, str]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
-from tracker.cli import cli
+from tracker.cli.main import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -103,8 +104,8 @@ def test_nations_are_coloured_by_side_on_a_terminal(db: str) -> None:
 
     from rich.console import Console
 
-    from tracker.application import Tracker
-    from tracker.views import board_now, render_board, side_style
+    from tracker.reports.views import board_now, render_board, side_style
+    from tracker.service.application import Tracker
 
     with Tracker(db) as t:
         campaign = t.load(t.campaign_id(None))
@@ -126,12 +127,12 @@ DATA_COMMANDS = [
 
 @pytest.mark.parametrize("name", DATA_COMMANDS)
 def test_every_command_that_shows_data_has_json(name: str) -> None:
-    command = cli.commands[name]
+    command = cli.get_command(click.Context(cli), name)
     assert "--json" in {opt for p in command.params for opt in getattr(p, "opts", [])}
 
 
 def test_report_has_json_markdown_bbcode_and_html() -> None:
-    fmt = next(p for p in cli.commands["report"].params if p.name == "fmt")
+    fmt = next(p for p in cli.get_command(click.Context(cli), "report").params if p.name == "fmt")
     assert set(fmt.type.choices) == {"md", "bbcode", "html", "json"}  # type: ignore[attr-defined]
 
 
@@ -147,7 +148,7 @@ def test_long_work_shows_a_progress_bar_on_a_terminal(db: str, monkeypatch: pyte
     import io
     import sys
 
-    from tracker.cli_common import progress
+    from tracker.cli.common import progress
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

@@ -18,11 +18,11 @@ from domain.errors import DataFileError
 from domain.ruleset import Ruleset, load_ruleset
 from domain.scenario import read_scenario, scenario_from_dict
 from tests.map_svg import SVG, assert_map_shows, drawn, parsed_units
-from tracker.application import Tracker
-from tracker.board_map import BOX_HEIGHT, BOX_WIDTH, board_svg, map_layout
-from tracker.cli import cli
-from tracker.demo import run_demo
-from tracker.views import board_now
+from tracker.cli.demo import run_demo
+from tracker.cli.main import cli
+from tracker.reports.board_map import BOX_HEIGHT, BOX_WIDTH, board_svg, map_layout
+from tracker.reports.views import board_now
+from tracker.service.application import Tracker
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import create_engine, text
 
-from tracker.cli import cli
+from tracker.cli.main import cli
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -191,7 +191,10 @@ def test_demo_plays_and_verifies(tmp_path: Path) -> None:
 
 def _commands(group: click.Group, prefix: str = "tracker") -> list[tuple[str, click.Command]]:
     found = []
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None, name
         full = f"{prefix} {name}"
         if isinstance(command, click.Group):
             found.extend(_commands(command, full))

@@ -22,7 +22,7 @@ PROBE = (
     "import atexit, json, sys\n"
     "atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))\n"
     "sys.argv = ['tracker', *json.loads(sys.argv[1])]\n"
-    "from tracker.cli import main\n"
+    "from tracker.cli.main import main\n"
     "main()\n"
 )
 
@@ -60,7 +60,7 @@ FROZEN = (
     "    print([any(o is f for o in gc.get_objects()) for f in (mine, theirs)], file=sys.stderr)\n"
     "atexit.register(walked)\n"
     "sys.argv = ['tracker', *sys.argv[1:]]\n"
-    "from tracker.cli import main\n"
+    "from tracker.cli.main import main\n"
     "main()\n"
 )
 
@@ -83,9 +83,36 @@ def test_a_caller_of_the_commands_keeps_its_garbage_collection(tmp_path: Path) -
 
     from click.testing import CliRunner
 
-    from tracker.cli import cli
+    from tracker.cli.main import cli
 
     before = gc.get_freeze_count()
     result = CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "new", "x", "--scenario", "north-sea-1914"])
     assert result.exit_code == 0, result.output
     assert gc.get_freeze_count() == before
+
+
+def test_the_help_listing_imports_no_command_module() -> None:
+    modules = imported_by("--help")
+    assert sorted(m for m in modules if m.startswith("tracker.") and m not in LISTING) == []
+
+
+# What `tracker --help` may import of the tracker: the main group and its table.
+LISTING = {"tracker.cli", "tracker.cli.main", "tracker.cli.startup"}
+
+
+def test_the_command_table_gives_each_command_its_own_one_line_help() -> None:
+    import click
+
+    from tracker.cli.main import COMMANDS, cli
+
+    ctx = click.Context(cli)
+    for name in COMMANDS:
+        command = cli.get_command(ctx, name)
+        assert command is not None and command.name == name
+        for limit in (45, 60, 200):
+            assert cli.listed_help(name, limit) == command.get_short_help_str(limit), name
+
+
+def test_python_dash_m_tracker_is_the_command_line() -> None:
+    proc = subprocess.run([sys.executable, "-m", "tracker", "-h"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.startswith("Usage: ")

@@ -34,8 +34,8 @@ from domain.errors import DiceError, InputError, RuleViolation
 from domain.ruleset import load_ruleset
 from domain.scenario import read_scenario
 from tests.support import advance as advance_passing
-from tracker.application import Tracker
-from tracker.verify import verify_events
+from tracker.service.application import Tracker
+from tracker.service.verify import verify_events
 
 CNS = "Central North Sea"
 _, RULESET = load_ruleset("twtea-3e")

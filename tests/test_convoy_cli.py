@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from tests.support import perform_until
-from tracker.application import Tracker
-from tracker.cli import cli
+from tracker.cli.main import cli
+from tracker.service.application import Tracker
 
 CNS = "Central North Sea"
 

@@ -23,7 +23,7 @@ from domain.errors import RuleViolation
 from domain.ruleset import load_ruleset
 from domain.scenario import read_scenario
 from tests.support import advance
-from tracker.describe import EnglishDescriber
+from tracker.service.describe import EnglishDescriber
 
 _, RULESET = load_ruleset("twtea-3e")
 SCENARIO, _ = read_scenario("north-sea-1914")

@@ -18,8 +18,8 @@ from domain.errors import InputError, RuleViolation
 from domain.ruleset import load_ruleset
 from domain.scenario import read_scenario
 from tests.support import advance as advance_passing
-from tracker.application import Tracker
-from tracker.cli import cli
+from tracker.cli.main import cli
+from tracker.service.application import Tracker
 
 SEED = "5eed" * 16
 CNS = "Central North Sea"

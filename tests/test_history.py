@@ -15,12 +15,12 @@ from domain.dice import DiceSource
 from domain.errors import InputError, RuleViolation
 from projections.views import dump
 from tests.support import advance as advance_passing
-from tracker.application import Tracker
-from tracker.cli import cli
-from tracker.demo import run_demo
-from tracker.history import explain, log_records
-from tracker.replay import Replay
-from tracker.verify import verify_events
+from tracker.cli.demo import run_demo
+from tracker.cli.main import cli
+from tracker.service.application import Tracker
+from tracker.service.history import explain, log_records
+from tracker.service.replay import Replay
+from tracker.service.verify import verify_events
 
 
 @pytest.fixture(scope="module")

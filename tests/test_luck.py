@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.test_readme import walkthrough
-from tracker.cli import cli
+from tracker.cli.main import cli
 
 
 def run(db: str, *args: str, code: int = 0) -> str:
@@ -107,7 +107,7 @@ def test_battles_too_big_to_enumerate_quickly_are_left_out_F3() -> None:
     from types import SimpleNamespace
 
     from tests.odds_positions import RULESET
-    from tracker.luck import MAX_POSITIONS, positions
+    from tracker.analysis.luck import MAX_POSITIONS, positions
 
     def units(nation: str, **counts: int) -> list[Any]:
         return [SimpleNamespace(nation=nation, type=t) for t, n in counts.items() for _ in range(n)]

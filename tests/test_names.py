@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from domain.errors import InputError
-from tracker.application import Tracker
-from tracker.cli import cli
-from tracker.names import Names, event_kind, fold, split_units
+from tracker.cli.main import cli
+from tracker.service.application import Tracker
+from tracker.service.names import Names, event_kind, fold, split_units
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 `tracker asw`, `tracker battle`): step by step with manual dice, `--auto`, errors and exit codes.
 
 The commands are added to a copy of the main group here, so these tests do not depend on
-tracker.cli registering them (and leave the real group untouched).
+the main group's command table (and leave the real group untouched).
 """
 
 from __future__ import annotations
@@ -19,17 +19,20 @@ from click.testing import CliRunner
 from domain.campaign import Campaign
 from domain.dice import DiceSource
 from tests.support import advance as advance_passing
-from tracker import cli_naval
-from tracker.application import Tracker
-from tracker.cli import cli
+from tracker.cli.commands import naval as cli_naval
+from tracker.cli.main import cli
+from tracker.service.application import Tracker
 
 SNS, CNS, HB = "Southern North Sea", "Central North Sea", "Heligoland Bight"
+
+
+NAVAL = [cli_naval.intercept, cli_naval.asw_group, cli_naval.battle_group]
 
 
 def _group() -> click.Group:
     group = copy.copy(cli)
     group.commands = dict(cli.commands)
-    for command in cli_naval.COMMANDS:
+    for command in NAVAL:
         group.add_command(command)
     return group
 
@@ -82,7 +85,7 @@ def _commands(group: click.Group, prefix: str) -> list[tuple[str, click.Command]
 
 def test_every_naval_command_has_help_with_an_example() -> None:
     names = []
-    for group in cli_naval.COMMANDS:
+    for group in NAVAL:
         assert isinstance(group, click.Group) and group.help
         for full, command in _commands(group, f"tracker {group.name}"):
             assert command.help and "Example:" in command.help, f"{full} has no example in its help"

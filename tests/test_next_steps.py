@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from domain.procedures import asw, convoy, interception, naval
 from domain.procedures.base import Context, Decision, Roll
 from domain.procedures.position import from_battle
-from tracker.application import Tracker
-from tracker.cli import cli
+from tracker.cli.main import cli
+from tracker.service.application import Tracker
 
 CNS, SNS, HB = "Central North Sea", "Southern North Sea", "Heligoland Bight"
 PROCEDURES = {"asw": asw, "convoy": convoy, "interception": interception, "naval": naval}
@@ -154,7 +154,7 @@ def test_pending_json_carries_the_command_the_dice_and_the_eligible_units(db: st
 
 
 def test_a_player_at_a_terminal_is_asked_for_manual_dice(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("tracker.cli_common.interactive", lambda: True)
+    monkeypatch.setattr("tracker.cli.common.interactive", lambda: True)
     out = run(db, "research", "advanced_submarine", stdin="12\n9\n")
     assert "Dice for Germany research roll for advanced_submarine (1 die, D10, in order)" in out
     assert "give 1 die, each 1 to 10" in out  # 12 is no D10 face: asked again

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from sqlalchemy import update
 
 from tests.support import advance as advance_passing
-from tracker.application import Tracker
-from tracker.cli import cli
+from tracker.cli.main import cli
+from tracker.service.application import Tracker
 
 HUGE = [str(2**63), str(2**31), str(10**30)]
 

@@ -21,8 +21,8 @@ from domain.procedures.base import Context, Decision, Ended, Outcome
 from domain.procedures.canon import Canon
 from tests.odds_positions import TOP, asw_combat, context, convoy_battle, interception_of, naval_battle
 from tests.support import advance as advance_passing
-from tracker.application import Tracker
-from tracker.cli import cli
+from tracker.cli.main import cli
+from tracker.service.application import Tracker
 
 
 def _every_face(ctx: Context, state: Any) -> list[tuple[Any, Fraction]]:
@@ -356,7 +356,7 @@ def test_a_long_enumeration_shows_a_running_count_on_a_terminal_only(monkeypatch
     import io
     import sys
 
-    from tracker.cli_common import counting
+    from tracker.cli.common import counting
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

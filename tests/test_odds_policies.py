@@ -19,9 +19,9 @@ from domain.procedures.canon import Canon
 from domain.procedures.volley import Fight, VolleyStep
 from tests.odds_positions import context, fleet, naval_battle
 from tests.support import advance as advance_passing
-from tracker import odds as view
-from tracker.application import Tracker
-from tracker.cli import cli
+from tracker.analysis import odds as view
+from tracker.cli.main import cli
+from tracker.service.application import Tracker
 
 
 def _settle(ctx: Any, state: Any, policy: odds.Policy) -> Any:

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from domain.errors import InputError
-from tracker import output
-from tracker.cli import cli
+from tracker.cli import output
+from tracker.cli.main import cli
 
 WRITERS = {
     "export": lambda target: ["export", target],

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from sqlalchemy import and_, select, update
 
 from domain.chain import event_content, event_hash
-from tracker.application import Tracker
-from tracker.cli import cli
+from tracker.cli.main import cli
+from tracker.service.application import Tracker
 
 SNS = "Southern North Sea"
 

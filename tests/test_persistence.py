@@ -15,8 +15,8 @@ from domain.campaign import Campaign
 from domain.dice import DiceSource, commitment
 from domain.errors import DiceError, InputError, RuleViolation
 from tests.support import advance as advance_passing
-from tracker.application import Tracker
-from tracker.verify import verify_events
+from tracker.service.application import Tracker
+from tracker.service.verify import verify_events
 
 
 def advance(c: Campaign, _d: DiceSource) -> None:

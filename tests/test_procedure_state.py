@@ -12,8 +12,8 @@ from typing import Any, get_args
 from click.testing import CliRunner
 
 from domain.campaign.procedure import Kind, Procedure, Step
-from tracker.application import Tracker
-from tracker.cli import cli
+from tracker.cli.main import cli
+from tracker.service.application import Tracker
 
 EXPORT = Path(__file__).parent / "fixtures" / "demo-one-module.jsonl.gz"
 

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-import tracker.cli_report
-import tracker.cli_transfer
-from tracker.application import Tracker
-from tracker.cli import cli
-from tracker.cli_common import progress
-from tracker.report import build_report, render
-from tracker.transfer import export_campaign, import_campaign
+import tracker.cli.commands.report
+import tracker.cli.commands.transfer
+from tracker.cli.common import progress
+from tracker.cli.main import cli
+from tracker.interchange.transfer import export_campaign, import_campaign
+from tracker.reports.report import build_report, render
+from tracker.service.application import Tracker
 
 # The campaign, played through the CLI: Germany's turn, then Britain's, each ended with
 # `next` once the enemy passed on convoy attacks (CV1), so the campaign is at turn 3.
@@ -64,7 +64,7 @@ def export_file(campaign: tuple[str, int, int, str], tmp_path: Path) -> Path:
 
 
 class Recorder:
-    """A stand-in for `tracker.cli_common.progress` that keeps each bar's label, total and ticks."""
+    """A stand-in for `tracker.cli.common.progress` that keeps each bar's label, total and ticks."""
 
     def __init__(self) -> None:
         self.bars: list[dict[str, Any]] = []
@@ -204,7 +204,7 @@ def test_export_ticks_once_per_event(
 ) -> None:
     db, events, _turns, _hash = campaign
     bars = Recorder()
-    monkeypatch.setattr(tracker.cli_transfer, "progress", bars)
+    monkeypatch.setattr(tracker.cli.commands.transfer, "progress", bars)
     assert invoke(db, "export", str(tmp_path / "out.jsonl")).exit_code == 0
     bar = bars.only()
     assert bar["total"] == events == len(bar["ticks"])
@@ -216,7 +216,7 @@ def test_import_ticks_once_per_event_line_of_the_declared_count(
 ) -> None:
     events = campaign[1]
     bars = Recorder()
-    monkeypatch.setattr(tracker.cli_transfer, "progress", bars)
+    monkeypatch.setattr(tracker.cli.commands.transfer, "progress", bars)
     assert invoke(str(tmp_path / "dest.db"), "import", str(export_file)).exit_code == 0
     assert invoke(str(tmp_path / "dest.db"), "import", "-", "--as", "b", stdin=export_file.read_bytes()).exit_code == 0
     assert [b["total"] for b in bars.bars] == [events, events]
@@ -231,7 +231,7 @@ def test_report_all_ticks_once_per_turn_and_one_turn_has_no_bar(
     db, _events, turns, _hash = campaign
     assert turns == 3
     bars = Recorder()
-    monkeypatch.setattr(tracker.cli_report, "progress", bars)
+    monkeypatch.setattr(tracker.cli.commands.report, "progress", bars)
     assert invoke(db, "report", "--all").exit_code == 0
     bar = bars.only()
     assert bar["total"] == turns == len(bar["ticks"])
@@ -273,7 +273,7 @@ def test_a_refused_import_closes_its_bar_where_it_stopped(
     bad = tmp_path / "bad.jsonl"
     bad.write_text("".join(lines[:4] + lines[5:]), encoding="utf-8")  # event 4 deleted
     bars = Recorder()
-    monkeypatch.setattr(tracker.cli_transfer, "progress", bars)
+    monkeypatch.setattr(tracker.cli.commands.transfer, "progress", bars)
     result = invoke(str(tmp_path / "dest.db"), "import", str(bad))
     assert result.exit_code == 1
     bar = bars.only()

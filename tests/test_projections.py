@@ -21,9 +21,9 @@ from domain.errors import TrackerError
 from projections import board as projection_board
 from projections.views import Views, dump
 from tests.support import advance as advance_passing
-from tracker.application import SNAPSHOT_INTERVAL, DamagedLogError, Tracker
-from tracker.cli import cli
-from tracker.recorder import LogDamaged
+from tracker.cli.main import cli
+from tracker.service.application import SNAPSHOT_INTERVAL, DamagedLogError, Tracker
+from tracker.storage.recorder import LogDamaged
 
 
 def advance(c: Campaign, _d: DiceSource) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from tracker.cli import cli
+from tracker.cli.main import cli
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

@@ -11,7 +11,7 @@ import pytest
 from eventsourcing.tests.persistence import ApplicationRecorderTestCase
 from eventsourcing_sqlalchemy.datastore import SQLAlchemyDatastore
 
-from tracker.recorder import TrackerRecorder
+from tracker.storage.recorder import TrackerRecorder
 
 
 class _Base(ApplicationRecorderTestCase[TrackerRecorder]):

@@ -18,7 +18,7 @@ from domain.rules.economy import Adjustment
 from domain.ruleset import load_ruleset, ruleset_from_dict
 from domain.scenario import read_scenario
 from tests.support import advance
-from tracker.cli import cli
+from tracker.cli.main import cli
 
 HB, CNS, SNS = "Heligoland Bight", "Central North Sea", "Southern North Sea"
 _, RULESET = load_ruleset("twtea-3e")

@@ -17,10 +17,10 @@ from click.testing import CliRunner
 from domain.campaign import Campaign
 from domain.dice import DiceSource
 from tests.support import advance as advance_passing
-from tracker.application import Tracker
-from tracker.cli import cli
-from tracker.demo import run_demo
-from tracker.history import log_records
+from tracker.cli.demo import run_demo
+from tracker.cli.main import cli
+from tracker.service.application import Tracker
+from tracker.service.history import log_records
 
 CNS = "Central North Sea"
 BATTLE_TURN = 2  # the demo's convoy battle is fought in Britain's turn, round 1
@@ -516,8 +516,8 @@ def test_report_header_names_the_turn_it_reports(demo_db: str) -> None:
 
 
 def test_charts_count_rounds_and_keep_the_legend_off_the_lines(demo_db: str) -> None:
-    from tracker.report import build_report
-    from tracker.report_html import _chart_figure
+    from tracker.reports.html import _chart_figure
+    from tracker.reports.report import build_report
 
     with Tracker(demo_db) as t:
         data = build_report(t, t.campaign_id(None), None)

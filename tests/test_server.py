@@ -109,8 +109,8 @@ def _next_event(stream) -> tuple[str, dict]:
 def test_two_server_processes_on_one_postgresql_database_see_every_write(pg_url: str, tmp_path: Path) -> None:
     import uuid
 
-    from tracker.application import Tracker
-    from tracker.players import Players
+    from tracker.service.application import Tracker
+    from tracker.service.players import Players
 
     name = f"league-{uuid.uuid4().hex[:8]}"
     with Tracker(pg_url) as t:

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tracker.cli import cli
-from tracker.cli_common import Context
-from tracker.shell import Session, prompt_session
+from tracker.cli.common import Context
+from tracker.cli.main import cli
+from tracker.cli.shell import Session, prompt_session
 
 
 @pytest.fixture
@@ -127,7 +127,7 @@ def test_lines_typed_at_the_prompt_run_in_order_and_go_to_the_history(db: str, t
 def _completions(obj: Context, text: str) -> list[str]:
     from prompt_toolkit.document import Document
 
-    from tracker.shell import completer
+    from tracker.cli.shell import completer
 
     return [c.text for c in completer(cli, obj).get_completions(Document(text), None)]
 

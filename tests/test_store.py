@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from domain.errors import InputError
-from tracker.application import Tracker
+from tracker.service.application import Tracker
 
 _TRY_WRITE_LOCK = """
 import sqlite3, sys

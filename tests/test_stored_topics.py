@@ -22,9 +22,9 @@ from eventsourcing.utils import get_topic, resolve_topic
 from domain.campaign import Campaign
 from domain.dice import DiceSource
 from tests.support import advance
-from tracker.application import Tracker
-from tracker.cli import cli
-from tracker.recorder import TrackerMapper
+from tracker.cli.main import cli
+from tracker.service.application import Tracker
+from tracker.storage.recorder import TrackerMapper
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXPORT = FIXTURES / "demo-one-module.jsonl.gz"

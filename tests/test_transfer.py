@@ -18,11 +18,11 @@ from domain.dice import DiceSource
 from domain.errors import InputError, RuleViolation
 from tests.support import advance as advance_passing
 from tests.support import perform_advance
-from tracker.application import SNAPSHOT_INTERVAL, Tracker
-from tracker.cli import cli
-from tracker.export_format import FORMAT, ImportRefused, parse_export
-from tracker.transfer import ExportRefused, export_campaign, import_campaign
-from tracker.verify import VerifyReport, verify_campaign, verify_events
+from tracker.cli.main import cli
+from tracker.interchange.format import FORMAT, ImportRefused, parse_export
+from tracker.interchange.transfer import ExportRefused, export_campaign, import_campaign
+from tracker.service.application import SNAPSHOT_INTERVAL, Tracker
+from tracker.service.verify import VerifyReport, verify_campaign, verify_events
 
 # ----- helpers -----
 
@@ -598,13 +598,13 @@ def test_import_of_dev_zero_is_refused_at_line_1_without_reading_it_all(tmp_path
     stream = _Endless(b"", b"\0" * 65536)
     with Tracker(dest) as t, pytest.raises(InputError, match="line 1: longer than"):
         import_campaign(t, stream, "zeros")  # type: ignore[arg-type]
-    from tracker.export_format import MAX_LINE_BYTES
+    from tracker.interchange.format import MAX_LINE_BYTES
 
     assert stream.served <= MAX_LINE_BYTES + 1
 
 
 def test_an_oversized_line_is_refused_naming_it(export_file: Path, tmp_path: Path) -> None:
-    from tracker.export_format import MAX_LINE_BYTES
+    from tracker.interchange.format import MAX_LINE_BYTES
 
     lines = lines_of(export_file)
     lines[3] = lines[3][:-1] + " " * MAX_LINE_BYTES + "}"

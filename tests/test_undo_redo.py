@@ -21,9 +21,9 @@ from domain.rules.record import plan_undo
 from domain.ruleset import load_ruleset
 from domain.scenario import read_scenario, scenario_from_dict
 from tests.support import advance as advance_passing
-from tracker import cli_history
-from tracker.application import Tracker
-from tracker.cli import cli
+from tracker.cli.commands import history as cli_history
+from tracker.cli.main import cli
+from tracker.service.application import Tracker
 
 CNS, HB, SNS = "Central North Sea", "Heligoland Bight", "Southern North Sea"
 

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from tests.support import advance as advance_passing
-from tracker.application import SNAPSHOT_INTERVAL, Tracker
-from tracker.cli import cli
+from tracker.cli.main import cli
+from tracker.service.application import SNAPSHOT_INTERVAL, Tracker
 
 
 def run(db: Path, *args: str) -> tuple[int, str]:

@@ -19,9 +19,9 @@ from click.testing import CliRunner
 from domain.ruleset import load_ruleset
 from tests.map_svg import assert_map_shows
 from tests.support import Server, served
-from tracker.application import Tracker
-from tracker.cli import cli
-from tracker.demo import run_demo
+from tracker.cli.demo import run_demo
+from tracker.cli.main import cli
+from tracker.service.application import Tracker
 
 
 @pytest.fixture(scope="module")

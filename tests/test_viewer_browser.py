@@ -22,7 +22,7 @@ import pytest
 from domain.ruleset import load_ruleset
 from tests.map_svg import expected_units, parsed_units
 from tests.support import TRACKER, Server, served
-from tracker.demo import run_demo
+from tracker.cli.demo import run_demo
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"

@@ -4,7 +4,7 @@ dice go."""
 from __future__ import annotations
 
 from domain.campaign.base import CampaignBase
-from domain.campaign.record import _restore, _savepoint, command
+from domain.campaign.record import restore, savepoint, command
 from domain.dice import DiceSource, ManualDice, PromptDice
 from domain.errors import DiceError
 
@@ -43,13 +43,13 @@ class AutoPlay(CampaignBase):
         if not isinstance(dice, ManualDice) or isinstance(dice, PromptDice):
             self._one_step(battle, dice)
             return True
-        saved, used = _savepoint(self), dice.used
+        saved, used = savepoint(self), dice.used
         try:
             self._one_step(battle, dice)
         except DiceError:
             if used < len(dice.values):
                 raise
-            _restore(self, saved)
+            restore(self, saved)
             dice.used = used
             return False
         return True

@@ -9,7 +9,7 @@ from domain.board import Board, Unit
 from domain.campaign.battle_events import BattleAdvanced, BattleEnded
 from domain.campaign.events import Event
 from domain.campaign.procedure import Procedure, Step
-from domain.campaign.state import _LATER_STATE, scenario_from_recorded
+from domain.campaign.state import LATER_STATE, scenario_from_recorded
 from domain.chain import event_content, event_hash
 from domain.errors import InputError, RuleViolation
 from domain.ruleset import Ruleset, ruleset_from_recorded
@@ -66,7 +66,7 @@ class CampaignBase:
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for a missing attribute: state added after an older snapshot was taken.
-        make = _LATER_STATE.get(name)
+        make = LATER_STATE.get(name)
         if make is None:
             raise AttributeError(name)
         value = make(self)

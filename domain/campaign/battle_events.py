@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from domain.campaign.events import Event, keep_stored_topics
 from domain.campaign.procedure import Step
-from domain.campaign.state import _UNIT_LISTS, _new_procedure
+from domain.campaign.state import UNIT_LISTS, new_procedure
 from domain.chain import UPCAST_ADDED
 
 if TYPE_CHECKING:
@@ -125,8 +125,8 @@ class UnitHit(Event):
             del agg.units[self.unit]
             agg.lost[self.unit] = f"sunk in battle {self.battle}" if self.battle else "sunk"
             for b in agg.battles.values():
-                lists = cast(dict[str, list[str]], b)  # the unit lists of _UNIT_LISTS, by name
-                for key in _UNIT_LISTS:
+                lists = cast(dict[str, list[str]], b)  # the unit lists of UNIT_LISTS, by name
+                for key in UNIT_LISTS:
                     if self.unit in lists.get(key, []):
                         lists[key].remove(self.unit)
         else:
@@ -180,7 +180,7 @@ class InterceptionStarted(Event):
     def apply(self, agg: Campaign) -> None:
         agg.battle_count = max(agg.battle_count, self.battle)
         agg.battles[str(self.battle)] = {
-            **_new_procedure(self.battle, "interception", self.zone, self.nation, self.defender),
+            **new_procedure(self.battle, "interception", self.zone, self.nation, self.defender),
             "subs": list(self.submarines),
             "route": list(self.route),
             "index": self.index,
@@ -209,7 +209,7 @@ class AswCombatStarted(Event):
         agg.battle_count = max(agg.battle_count, self.battle)
         agg.fought.append(["asw", self.zone])
         agg.battles[str(self.battle)] = {
-            **_new_procedure(self.battle, "asw", self.zone, self.nation, self.defender),
+            **new_procedure(self.battle, "asw", self.zone, self.nation, self.defender),
             "subs": list(self.submarines),
             "searchers": [],
             "hunters": [],
@@ -234,7 +234,7 @@ class NavalBattleStarted(Event):
         agg.fought.append(["naval", self.zone])
         agg.committed += self.attackers + self.defenders
         agg.battles[str(self.battle)] = {
-            **_new_procedure(self.battle, "naval", self.zone, self.nation, self.defender),
+            **new_procedure(self.battle, "naval", self.zone, self.nation, self.defender),
             "attackers": list(self.attackers),
             "defenders": list(self.defenders),
             "opening": [],

@@ -14,7 +14,7 @@ from domain.campaign.events import (
     UnitsPurchased,
 )
 from domain.campaign.record import command
-from domain.campaign.state import _note_number
+from domain.campaign.state import note_number
 from domain.dice import DiceSource
 from domain.errors import RuleViolation
 from domain.rules import economy, interception, movement, tech, trade, turn
@@ -87,7 +87,7 @@ class Economy(CampaignBase):
         added = []
         for nation, unit_type, zone, count in adjustment.add:
             for uid in economy.new_unit_ids(board, numbers, nation, unit_type, count):
-                _note_number(numbers, uid)
+                note_number(numbers, uid)
                 added.append({"id": uid, "type": unit_type, "nation": nation, "at": zone})
         self._record(
             Adjusted,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from eventsourcing.domain import Aggregate, OriginatorIDError, OriginatorVersionError
 
-from domain.campaign.state import _note_number, _unit_numbers, initial_units, scenario_from_recorded
+from domain.campaign.state import note_number, unit_numbers, initial_units, scenario_from_recorded
 from domain.chain import UPCAST_ADDED
 from domain.ruleset import ruleset_from_recorded
 
@@ -90,7 +90,7 @@ class Created(Event, Aggregate.Created):
         agg.fought = []
         agg.owners = dict(sc.game_map.land)
         agg.unplaced = {}
-        agg.unit_numbers = _unit_numbers(agg.units)
+        agg.unit_numbers = unit_numbers(agg.units)
         agg.ended = {}
         agg.convoy_passed = []
         agg.movement_ended = {}
@@ -185,7 +185,7 @@ class UnitsPlaced(Event):
                 "damage": 0,
                 "moved": 0,
             }
-            _note_number(agg.unit_numbers, uid)
+            note_number(agg.unit_numbers, uid)
 
 
 class Adjusted(Event):
@@ -202,7 +202,7 @@ class Adjusted(Event):
     def apply(self, agg: Campaign) -> None:
         for u in self.added:
             agg.units[u["id"]] = {"type": u["type"], "nation": u["nation"], "at": u["at"], "damage": 0, "moved": 0}
-            _note_number(agg.unit_numbers, u["id"])
+            note_number(agg.unit_numbers, u["id"])
         for uid in self.removed:
             del agg.units[uid]
             agg.lost[uid] = "removed by an adjustment (AD1)"

@@ -53,29 +53,29 @@ def one_action(campaign: Campaign, rollback: bool = True) -> Iterator[None]:
     if campaign.__dict__.get("_in_command"):
         yield
         return
-    saved = _savepoint(campaign) if rollback else None
+    saved = savepoint(campaign) if rollback else None
     campaign.__dict__["_in_command"] = True
     campaign.__dict__["_action"] = campaign.version + 1
     try:
         yield
     except BaseException:
         if saved is not None:
-            _restore(campaign, saved)
+            restore(campaign, saved)
         raise
     finally:
         campaign.__dict__.pop("_in_command", None)
         campaign.__dict__.pop("_action", None)
 
 
-def _savepoint(campaign: object) -> dict[str, Any]:
-    """The aggregate's state, copied so that `_restore` can put it back exactly."""
+def savepoint(campaign: object) -> dict[str, Any]:
+    """The aggregate's state, copied so that `restore` can put it back exactly."""
     return {
         k: (list(v) if k == "_pending_events" else v if k in _IMMUTABLE_STATE else _plain_copy(v))
         for k, v in campaign.__dict__.items()
     }
 
 
-def _restore(campaign: object, saved: dict[str, Any]) -> None:
+def restore(campaign: object, saved: dict[str, Any]) -> None:
     campaign.__dict__.clear()
     campaign.__dict__.update(saved)
 

@@ -54,7 +54,7 @@ def initial_units(scenario: Scenario, ruleset: Ruleset) -> dict[str, dict[str, A
     return units
 
 
-def _new_procedure(battle: int, kind: Kind, zone: str, attacker: str, defender: str) -> Procedure:
+def new_procedure(battle: int, kind: Kind, zone: str, attacker: str, defender: str) -> Procedure:
     """The state every non-convoy procedure keeps: whose move it is, the volley in progress
     (targets and screens), hits waiting to be taken, submerged submarines."""
     return {
@@ -105,27 +105,27 @@ UNDOABLE_STATE = (
 )
 
 
-def _note_number(numbers: dict[str, int], uid: str) -> None:
+def note_number(numbers: dict[str, int], uid: str) -> None:
     """PU2: remember the highest number used for the unit's nation-and-type prefix."""
     parsed = economy.unit_prefix(uid)
     if parsed is not None:
         numbers[parsed[0]] = max(numbers.get(parsed[0], 0), parsed[1])
 
 
-def _unit_numbers(units: dict[str, dict[str, Any]]) -> dict[str, int]:
+def unit_numbers(units: dict[str, dict[str, Any]]) -> dict[str, int]:
     """PU2: the highest number used so far for every nation-and-type prefix (DE-SS -> 5)."""
     numbers: dict[str, int] = {}
     for uid in units:
-        _note_number(numbers, uid)
+        note_number(numbers, uid)
     return numbers
 
 
 # State added after campaigns were first recorded: what an older snapshot lacks starts so.
-_LATER_STATE: dict[str, Callable[[Any], Any]] = {
+LATER_STATE: dict[str, Callable[[Any], Any]] = {
     "fought": lambda agg: [],
     "owners": lambda agg: dict(agg.scenario.game_map.land),
     "unplaced": lambda agg: {},
-    "unit_numbers": lambda agg: _unit_numbers(agg.units),
+    "unit_numbers": lambda agg: unit_numbers(agg.units),
     "ended": lambda agg: {},
     "convoy_passed": lambda agg: [],
     "movement_ended": lambda agg: {},
@@ -135,7 +135,7 @@ _LATER_STATE: dict[str, Callable[[Any], Any]] = {
 }
 
 # Lists in a battle's state that name units: a sunk unit leaves them all.
-_UNIT_LISTS = (
+UNIT_LISTS = (
     "subs",
     "detecting",
     "searchers",

@@ -12,8 +12,8 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from tracker.application import Tracker
-from tracker.verify import verify_campaign
+from tracker.service.application import Tracker
+from tracker.service.verify import verify_campaign
 
 # Records actions until killed: a convoy battle declared and resolved in one action where
 # one can be, a research roll in research phases, otherwise the next phase. Prints "ready"
@@ -21,7 +21,7 @@ from tracker.verify import verify_campaign
 _RECORDER = """
 import sys
 from domain.errors import TrackerError
-from tracker.application import Tracker
+from tracker.service.application import Tracker
 
 def convoy(c, d):
     number = c.declare_convoy_attack("Germany", "Central North Sea", None)
@@ -54,8 +54,8 @@ with Tracker(sys.argv[1]) as t:
 
 _WRITER = """
 import sys
-from tracker.application import Tracker
-from tracker.performing import ConflictError
+from tracker.service.application import Tracker
+from tracker.service.performing import ConflictError
 
 def advance(c, d):
     for nation in c.convoy_attacks_open():

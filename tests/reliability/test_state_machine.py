@@ -16,8 +16,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from domain.errors import TrackerError
 from domain.scenario import read_scenario
-from tracker.application import Tracker
-from tracker.verify import verify_campaign
+from tracker.service.application import Tracker
+from tracker.service.verify import verify_campaign
 
 _scenario, _ = read_scenario("north-sea-1914")
 ZONES = sorted(_scenario["map"]["sea"]) + sorted(_scenario["map"]["land"]) + ["Atlantis", "%"]

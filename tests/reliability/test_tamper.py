@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from sqlalchemy import and_, delete, select, update
 
 from domain.chain import event_content, event_hash
-from tracker.application import Tracker
-from tracker.cli import cli
+from tracker.cli.main import cli
+from tracker.service.application import Tracker
 
 SNAPSHOT_AT = 12
 
@@ -295,7 +295,7 @@ def t_edited_projection(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
 
 
 def t_replaced_seed(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
-    from tracker.store import seeds_table
+    from tracker.storage.store import seeds_table
 
     with t.engine.begin() as conn:
         conn.execute(update(seeds_table).where(seeds_table.c.campaign_id == str(rec.cid)).values(seed="0" * 64))
@@ -304,7 +304,7 @@ def t_replaced_seed(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
 
 
 def t_deleted_seed(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
-    from tracker.store import seeds_table
+    from tracker.storage.store import seeds_table
 
     with t.engine.begin() as conn:
         conn.execute(delete(seeds_table).where(seeds_table.c.campaign_id == str(rec.cid)))

@@ -35,9 +35,9 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from domain.errors import InputError, RuleViolation, TrackerError
-from tracker.players import Player
 from tracker.server.commands import check_args, check_terminal, run_command
 from tracker.server.served import Forbidden, NotFound, ServedTracker, Unauthenticated
+from tracker.service.players import Player
 
 T = TypeVar("T")
 
@@ -333,7 +333,7 @@ def api_routes(service: Service) -> list[BaseRoute]:
         return command_response(result)
 
     async def action_list(request: Request) -> Response:
-        from tracker.actions import ACTIONS
+        from tracker.service.actions import ACTIONS
 
         return JsonResponse([ACTIONS[n].describe() for n in sorted(ACTIONS)])
 
@@ -429,7 +429,7 @@ def perform_action(
 ) -> dict[str, Any]:  # fmt: skip
     """Run one registered action as `player`: what it recorded and what the game waits for."""
     from projections.summary import as_record
-    from tracker.cli_common import next_command
+    from tracker.cli.common import next_command
 
     cid = t.campaign_id(name)
     done = t.acting_as(

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from domain.errors import InputError
-from tracker.cli_common import Context
-from tracker.players import Player
+from tracker.cli.common import Context
 from tracker.server.served import ServedTracker
+from tracker.service.players import Player
 
 # Top-level commands a player may run through the server.
 REMOTE = frozenset(
@@ -95,8 +95,8 @@ def run_command(
     `refused` is the error that stopped an action for want of a token, right or approval.
     The output is rendered for the client's `terminal` (its width and colours, see
     `check_terminal`); it is captured per thread, so commands may run side by side."""
-    from tracker.cli import cli
-    from tracker.cli_common import CLIENT_TERMINAL
+    from tracker.cli.common import CLIENT_TERMINAL
+    from tracker.cli.main import cli
     from tracker.server.streams import captured
 
     client = {**(terminal or {"color_system": None, "no_color": False, "tty": False}), "columns": columns}

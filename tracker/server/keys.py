@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError
 
 from domain.dice import commitment
 from domain.errors import InputError
-from tracker.store import Registry, database_url, seeds_table, served_table
+from tracker.storage.store import Registry, database_url, seeds_table, served_table
 
 DEFAULT_KEYS = "tracker-keys.db"
 

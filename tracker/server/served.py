@@ -13,9 +13,9 @@ from domain.dice import DiceSource
 from domain.errors import InputError, RuleViolation
 from domain.rules.record import UndoPlan, action_actor
 from domain.ruleset import KNOWN_PHASES
-from tracker.application import Tracker
-from tracker.players import LEAGUE, Forbidden, Player, Players, Unauthenticated
 from tracker.server.keys import KeyedRegistry, key_store_url
+from tracker.service.application import Tracker
+from tracker.service.players import LEAGUE, Forbidden, Player, Players, Unauthenticated
 
 T = TypeVar("T")
 
@@ -238,7 +238,7 @@ class ServedTracker(Tracker):
     def _nation_guess(self, cid: UUID, player: Player, inputs: Any) -> str | None:
         """The nation an action is for, before it runs: the one named, the player's only one,
         or the phasing nation of the copy last saved here."""
-        from tracker.names import Names
+        from tracker.service.names import Names
 
         named = next((inputs.get(k) for k in ("nation", "by") if isinstance(inputs.get(k), str)), None)
         cached = self._working.get(cid)
@@ -346,7 +346,7 @@ class ServedTracker(Tracker):
             raise NotFound(str(e)) from None
 
     def state_data(self, name: str, turn: int | None, phase: str | None, at: int | None) -> dict[str, Any]:
-        from tracker.views import board_now
+        from tracker.reports.views import board_now
 
         if phase is not None and phase not in KNOWN_PHASES:
             raise InputError(f"unknown phase {phase!r} (phases: {', '.join(KNOWN_PHASES)})")
@@ -356,7 +356,7 @@ class ServedTracker(Tracker):
         return {"campaign": self.name_of(campaign), **data}
 
     def pending_data(self, name: str) -> list[dict[str, Any]]:
-        from tracker.cli_common import next_command
+        from tracker.cli.common import next_command
 
         campaign = self.load(self.campaign_id(name))
         return [{**item, "command": next_command(item)} for item in campaign.pending()]
@@ -373,8 +373,8 @@ class ServedTracker(Tracker):
         battle: int | None = None,
         tail: int | None = None,
     ) -> list[dict[str, Any]]:
-        from tracker.history import log_records
-        from tracker.names import Names, event_kind
+        from tracker.service.history import log_records
+        from tracker.service.names import Names, event_kind
 
         if phase is not None and phase not in KNOWN_PHASES:
             raise InputError(f"unknown phase {phase!r} (phases: {', '.join(KNOWN_PHASES)})")
@@ -389,7 +389,7 @@ class ServedTracker(Tracker):
         )  # fmt: skip
 
     def explain_data(self, name: str, seq: int) -> dict[str, Any]:
-        from tracker.history import explain
+        from tracker.service.history import explain
 
         cid = self.campaign_id(name)
         try:
@@ -398,12 +398,12 @@ class ServedTracker(Tracker):
             raise NotFound(str(e)) from None
 
     def report_data(self, name: str, turn: int | None) -> dict[str, Any]:
-        from tracker.report import build_report
+        from tracker.reports.report import build_report
 
         return build_report(self, self.campaign_id(name), turn, "json")
 
     def verify_data(self, name: str, head_text: str | None) -> dict[str, Any]:
-        from tracker.verify import Head, verify_campaign
+        from tracker.service.verify import Head, verify_campaign
 
         head = Head.parse(head_text) if head_text is not None else None
         return verify_campaign(self, self.campaign_id(name), head).as_json()

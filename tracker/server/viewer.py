@@ -24,7 +24,7 @@ from starlette.routing import BaseRoute, Route
 
 from domain.errors import InputError, TrackerError
 from domain.ruleset import KNOWN_PHASES
-from tracker.application import Tracker
+from tracker.service.application import Tracker
 
 T = TypeVar("T")
 MAX_INT = 2**31 - 1
@@ -48,9 +48,9 @@ class PageError(Exception):
 
 
 def _environment() -> jinja2.Environment:
-    from tracker.report_html import template_environment
+    from tracker.reports.html import template_environment
 
-    env = template_environment()
+    env = template_environment("tracker.server")
     env.filters["q"] = lambda text: quote(str(text), safe="")
     return env
 
@@ -143,8 +143,8 @@ def campaigns_data(t: Tracker) -> list[dict[str, Any]]:
 
 
 def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: int | None) -> dict[str, Any]:
-    from tracker.board_map import board_svg
-    from tracker.views import board_now
+    from tracker.reports.board_map import board_svg
+    from tracker.reports.views import board_now
 
     cid, campaign = _campaign(t, name)
     position = _position(campaign)
@@ -190,8 +190,8 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
 
 
 def log_data(t: Tracker, name: str, filters: dict[str, Any]) -> dict[str, Any]:
-    from tracker.history import log_records
-    from tracker.names import Names, event_kind, event_kinds
+    from tracker.service.history import log_records
+    from tracker.service.names import Names, event_kind, event_kinds
 
     cid, campaign = _campaign(t, name)
     position = _position(campaign)
@@ -243,9 +243,9 @@ def battles_data(t: Tracker, name: str) -> dict[str, Any]:
 
 
 def battle_data(t: Tracker, name: str, number: int) -> dict[str, Any]:
-    from tracker import report as rp
-    from tracker import report_text as rt
-    from tracker.history import log_records
+    from tracker.reports import report as rp
+    from tracker.reports import text as rt
+    from tracker.service.history import log_records
 
     cid, campaign = _campaign(t, name)
     records = log_records(t, cid, battle=number)
@@ -272,7 +272,7 @@ def battle_data(t: Tracker, name: str, number: int) -> dict[str, Any]:
 
 
 def explain_data(t: Tracker, name: str, seq: int) -> dict[str, Any]:
-    from tracker.history import explain
+    from tracker.service.history import explain
 
     cid, campaign = _campaign(t, name)
     position = _position(campaign)
@@ -283,8 +283,8 @@ def explain_data(t: Tracker, name: str, seq: int) -> dict[str, Any]:
 
 
 def charts_data(t: Tracker, name: str) -> dict[str, Any]:
-    from tracker import report as rp
-    from tracker.report_html import chart_svgs
+    from tracker.reports import report as rp
+    from tracker.reports.html import chart_svgs
 
     cid, campaign = _campaign(t, name)
     position = _position(campaign)

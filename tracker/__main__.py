@@ -1,0 +1,5 @@
+"""`python -m tracker`: the same command line as the `tracker` script."""
+
+from tracker.cli.main import main
+
+main()

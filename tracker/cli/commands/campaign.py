@@ -1,0 +1,118 @@
+"""`tracker new`, `campaigns`, `scenarios`, `rulesets` and `demo`: making campaigns and what they are made from."""
+
+from __future__ import annotations
+
+import click
+
+from domain.errors import InputError
+from domain.ruleset import builtin_names, load_ruleset, read_builtin_or_file
+from tracker.cli.common import (
+    Context,
+    emit_json,
+    json_option,
+)
+
+
+@click.command()
+@click.argument("name")
+@click.option("--scenario", required=True, help="Built-in scenario name or a scenario TOML file.")
+@click.option("--ruleset", help="Built-in ruleset name or a ruleset TOML file (default: the scenario's).")
+@click.option("--dice", type=click.Choice(["auto", "manual"]), help="Dice source (default: the scenario's).")
+@click.pass_obj
+def new(ctx: Context, name: str, scenario: str, ruleset: str | None, dice: str | None) -> None:
+    """Create a campaign.
+
+    Example: tracker new autumn --scenario north-sea-1914 --dice auto
+    """
+    ctx.may_create = True
+    campaign = ctx.tracker.create(name, scenario, ruleset, dice)
+    click.echo(
+        f"Campaign {campaign.name!r} created: {campaign.scenario.title} with ruleset "
+        f"{campaign.ruleset.name}, {campaign.dice_mode} dice."
+    )
+    click.echo(f"Round {campaign.round} · {campaign.nation} · {campaign.phase}")
+
+
+@click.command()
+@json_option
+@click.pass_obj
+def campaigns(ctx: Context, as_json: bool) -> None:
+    """List the campaigns in the database.
+
+    Example: tracker --db league.db campaigns
+    """
+    names = ctx.tracker.campaign_names()
+    if as_json:
+        emit_json(names)
+        return
+    if not names:
+        click.echo("No campaigns yet: tracker new NAME --scenario north-sea-1914")
+    for name in names:
+        click.echo(name)
+
+
+@click.command()
+@json_option
+def scenarios(as_json: bool) -> None:
+    """List the built-in scenarios.
+
+    Example: tracker scenarios --json
+    """
+    rows = []
+    for name in builtin_names("scenarios"):
+        data, _ = read_builtin_or_file("scenarios", name)
+        meta = data["scenario"]
+        rows.append(
+            {
+                "name": name,
+                "title": meta.get("title", name),
+                "ruleset": meta.get("ruleset"),
+                "nations": meta.get("turn_order"),
+            }
+        )
+    if as_json:
+        emit_json(rows)
+        return
+    for r in rows:
+        click.echo(f"{r['name']}: {r['title']} (ruleset {r['ruleset']}; {', '.join(r['nations'])})")
+
+
+@click.command()
+@json_option
+def rulesets(as_json: bool) -> None:
+    """List the built-in rulesets.
+
+    Example: tracker rulesets
+    """
+    rows = []
+    for name in builtin_names("rulesets"):
+        rs, _ = load_ruleset(name)
+        rows.append({"name": name, "title": rs.title, "version": rs.version, "units": list(rs.units)})
+    if as_json:
+        emit_json(rows)
+        return
+    for r in rows:
+        click.echo(f"{r['name']}: {r['title']} (version {r['version']})")
+
+
+
+@click.command()
+@click.option(
+    "--db",
+    "demo_db",
+    type=click.Path(dir_okay=False),
+    help="New SQLite file for the demo campaign, as the global --db (default demo-campaign.db; never replaced).",
+)
+@click.pass_obj
+def demo(ctx: Context, demo_db: str | None) -> None:
+    """Play a short scripted campaign with auto dice and narrate it, in a new database.
+
+    Example: tracker --db demo.db demo && tracker --db demo.db verify
+    """
+    from tracker.cli.demo import run_demo
+
+    if demo_db and ctx.db and demo_db != ctx.db:
+        raise InputError(f"two databases given ({ctx.db} and {demo_db}): give --db once")
+    run_demo(demo_db or ctx.db or "demo-campaign.db", click.echo)
+
+

@@ -1,0 +1,139 @@
+"""`tracker convoy`: convoy battles in the NTR owner's collect_resources phase (CV1-CV7), declared,
+searched, rolled and resolved step by step or automatically."""
+
+from __future__ import annotations
+
+import click
+
+from tracker.cli.common import (
+    Context,
+    act,
+    battle_argument,
+    dice_options,
+    nation_option,
+    seen_option,
+)
+from tracker.cli.completion import (
+    complete_nations,
+    complete_sea_zones,
+    complete_units,
+)
+
+# ----- convoy battles -----
+
+
+@click.group()
+def convoy() -> None:
+    """Convoy battles in the NTR owner's collect_resources phase (CV1-CV7)."""
+
+
+@convoy.command(name="declare")
+@click.option("--by", "attacker", required=True, help="The attacking nation.", shell_complete=complete_nations)
+@click.option(
+    "--zone", required=True, help="Sea zone holding the phasing nation's NTR.", shell_complete=complete_sea_zones
+)
+@click.option(
+    "--subs",
+    help="Taking-part submarines, comma-separated (default: all in the zone).",
+    shell_complete=complete_units,
+)
+@click.option(
+    "--auto", "auto", is_flag=True, help="Resolve every step with default choices (and --dice, or auto dice)."
+)
+@dice_options
+@seen_option
+@click.pass_obj
+def convoy_declare(
+    ctx: Context,
+    attacker: str,
+    zone: str,
+    subs: str | None,
+    auto: bool,
+    dice_text: str | None,
+    reference: str | None,
+) -> None:
+    """Declare a convoy attack (CV1).
+
+    Example: tracker convoy declare --by Germany --zone "Central North Sea" --subs DE-SS1,DE-SS2
+    """
+
+    act(ctx, "convoy declare", {"by": attacker, "zone": zone, "subs": subs, "auto": auto}, dice_text, reference)
+
+
+@convoy.command(name="pass")
+@click.option("--by", "nation", required=True, help="The enemy nation that passes.")
+@seen_option
+@click.pass_obj
+def convoy_pass(ctx: Context, nation: str) -> None:
+    """Record that an enemy declares no (more) convoy attacks in this collect_resources phase (CV1, T4).
+
+    Example: tracker convoy pass --by Austria-Hungary
+    """
+    act(ctx, "convoy pass", {"by": nation})
+
+
+@convoy.command(name="roll")
+@battle_argument
+@dice_options
+@seen_option
+@click.pass_obj
+def convoy_roll(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
+    """Roll what the battle waits for: merchant defence (CV2), the round (CV4) or the convoy table (CV5).
+
+    Example: tracker convoy roll 1 --dice 10,10
+    """
+
+    act(ctx, "convoy roll", {"battle": battle}, dice_text, reference)
+
+
+@convoy.command(name="search")
+@battle_argument
+@click.option(
+    "--units",
+    help="Searching units, comma-separated (default: every eligible unit); '' for none.",
+    shell_complete=complete_units,
+)
+@dice_options
+@seen_option
+@click.pass_obj
+def convoy_search(ctx: Context, battle: int, units: str | None, dice_text: str | None, reference: str | None) -> None:
+    """Choose the ships and aircraft that search, and roll their searches (CV3).
+
+    Example: tracker convoy search 1 --units GB-DD1,GB-BM1 --dice 3,2
+    """
+
+    act(ctx, "convoy search", {"battle": battle, "units": units}, dice_text, reference)
+
+
+@convoy.command(name="casualties")
+@battle_argument
+@nation_option("The nation choosing (default: the only one the battle waits for).")
+@click.option(
+    "--units",
+    help="Units taking the hits, comma-separated (default: the cheapest legal choice).",
+    shell_complete=complete_units,
+)
+@seen_option
+@click.pass_obj
+def convoy_casualties(ctx: Context, battle: int, nation: str | None, units: str | None) -> None:
+    """Choose which units take the hits (CV2, CV4, HA7).
+
+    Example: tracker convoy casualties 1 --nation Germany --units DE-SS2
+    """
+
+    act(ctx, "convoy casualties", {"battle": battle, "nation": nation, "units": units})
+
+
+@convoy.command(name="auto")
+@battle_argument
+@dice_options
+@seen_option
+@click.pass_obj
+def convoy_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
+    """Resolve a battle's remaining steps with default choices: auto dice, or the --dice given
+    (fewer than the battle needs: it stops where they run out and says what comes next).
+
+    Example: tracker convoy auto 1 --dice 7,4,2
+    """
+
+    act(ctx, "convoy auto", {"battle": battle}, dice_text, reference)

@@ -1,0 +1,79 @@
+"""`tracker buy`, `tracker place` and `tracker adjust`: purchases in the purchase phase (PU1,
+PU3), placement of what was bought (PU2), and adjustments for what the tracker does not
+model (AD1), each printing what it recorded with its rule ID."""
+
+from __future__ import annotations
+
+import click
+
+from tracker.cli.common import Context, act, seen_option
+from tracker.service.actions import build_adjustment
+
+
+@click.command()
+@click.argument("unit_type")
+@click.argument("count", type=click.IntRange(1, 1000), default=1)
+@click.option("--nation", help="Buying nation (default: the nation whose turn it is).")
+@seen_option
+@click.pass_obj
+def buy(ctx: Context, unit_type: str, count: int, nation: str | None) -> None:
+    """Buy units in the purchase phase at the ruleset's cost (PU1, PU3); undo takes a purchase back
+    until the phase ends.
+
+    Example: tracker buy submarine 2
+    """
+    act(ctx, "buy", {"unit_type": unit_type, "count": count, "nation": nation})
+
+
+@click.command()
+@click.argument("unit_type")
+@click.option("--at", "zone", required=True, help="Sea zone next to a port (ships), or a port or carrier zone (air).")
+@click.option("--count", type=click.IntRange(1, 1000), default=1, show_default=True, help="How many to place.")
+@click.option("--nation", help="Placing nation (default: the nation whose turn it is).")
+@seen_option
+@click.pass_obj
+def place(ctx: Context, unit_type: str, zone: str, count: int, nation: str | None) -> None:
+    """Place units bought this turn in the placement phase (PU2); they get the next unused IDs.
+
+    Example: tracker place submarine --at "Heligoland Bight"
+    """
+    act(ctx, "place", {"unit_type": unit_type, "zone": zone, "count": count, "nation": nation})
+
+
+@click.command()
+@click.option("--reason", required=True, help="Why (required): shown in the log, explain and reports.")
+@click.option("--add", multiple=True, help="Add units: NATION:TYPE:ZONE[:COUNT] (repeatable).")
+@click.option("--remove", help="Remove units, comma-separated IDs.")
+@click.option("--resources", multiple=True, help="Change resources: NATION=CHANGE, e.g. Germany=-5 (repeatable).")
+@click.option("--ntr", multiple=True, help="Change NTR: NATION:ZONE=CHANGE (repeatable).")
+@click.option("--owner", multiple=True, help="A territory changes hands: TERRITORY=NATION (repeatable).")
+@click.option("--tech", multiple=True, help="Set a technology level: NATION:TECHNOLOGY=LEVEL (repeatable).")
+@seen_option
+@click.pass_obj
+def adjust(
+    ctx: Context,
+    reason: str,
+    add: tuple[str, ...],
+    remove: str | None,
+    resources: tuple[str, ...],
+    ntr: tuple[str, ...],
+    owner: tuple[str, ...],
+    tech: tuple[str, ...],
+) -> None:
+    """Record what the tracker does not model (land combat, territory changes, agreed events) as one
+    explicit adjustment with a reason (AD1).
+
+    Example: tracker adjust --owner "Northern France=Germany" --reason "the German offensive takes Lille"
+    """
+    inputs = {
+        "reason": reason,
+        "add": list(add),
+        "remove": remove,
+        "resources": list(resources),
+        "ntr": list(ntr),
+        "owner": list(owner),
+        "tech": list(tech),
+    }
+    # The forms are checked before the database is opened (bad usage, exit 2).
+    build_adjustment(add, remove, resources, ntr, owner, tech)
+    act(ctx, "adjust", inputs)

@@ -1,0 +1,347 @@
+"""The record's commands: `tracker undo`, `redo`, `log`, `explain`, `replay`, `verify` and
+`projections rebuild` (RK1-RK4, D1-D5)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from domain.errors import InputError
+from domain.rules.record import UndoPlan
+from projections.summary import rule_of, summary
+from tracker.cli.common import (
+    PHASES,
+    POSITIVE,
+    Context,
+    console,
+    emit_json,
+    json_option,
+    names,
+    nations_option,
+    override_options,
+    perform,
+    progress,
+    seen_option,
+)
+from tracker.cli.completion import (
+    complete_battles,
+    complete_event_kinds,
+    complete_nations,
+    complete_zones,
+)
+from tracker.service.names import event_kind
+
+# ----- undo and redo -----
+
+
+def _interactive() -> bool:
+    """A person at a terminal, who can answer a confirmation prompt."""
+    return sys.stdin.isatty()
+
+
+def _plan_lines(plan: UndoPlan) -> list[str]:
+    """What an undo takes back: each action with its events, and the dice among them."""
+    lines = []
+    for action in plan.actions:
+        lines.append(f"  action {action.start} by {action.nation}:")
+        lines += [
+            f"    {e.originator_version}  {summary(e)}   [{rule_of(e)}]"
+            for e in action.events
+            if type(e).__name__ != "ActionAsked"
+        ]
+    if plan.rolls:
+        lines.append(f"  dice taken back: roll {', '.join(map(str, plan.rolls))}")
+    return lines
+
+
+def _plan_heading(plan: UndoPlan) -> str:
+    count = len(plan.actions)
+    events = sum(1 for a in plan.actions for e in a.events if type(e).__name__ != "ActionAsked")
+    span = f"event {plan.first}" if plan.first == plan.last else f"events {plan.first}-{plan.last}"
+    dice = f", {len(plan.rolls)} dice roll(s)" if plan.rolls else ""
+    return f"{count} action(s) in {span} ({events} event(s) in play{dice})"
+
+
+@click.command()
+@click.option("--to", "to", type=POSITIVE, help="Undo every action after this event (lists them and asks first).")
+@override_options("Undo locked actions: dice were rolled or the other side answered since")
+@click.option("--yes", is_flag=True, help="With --to: undo without asking (for scripts).")
+@seen_option
+@click.pass_obj
+def undo(ctx: Context, to: int | None, override: bool, reason: str, agreed_by: tuple[str, ...], yes: bool) -> None:
+    """Undo the last action (or back to an event) with a compensating event (RK3).
+
+    Example: tracker undo --to 12 --override --reason "moved the wrong U-boat" --agreed-by Britain
+    """
+    t = ctx.tracker
+
+    def confirm(plan: UndoPlan) -> bool:
+        if to is None or yes:
+            return True
+        click.echo(f"undo --to {to} takes back {_plan_heading(plan)}:")
+        for line in _plan_lines(plan):
+            click.echo(line)
+        if not _interactive():
+            raise InputError(f"undo --to {to} asks before it undoes anything; without a terminal, add --yes")
+        return click.confirm(f"Undo these {len(plan.actions)} action(s)?", default=False)
+
+    inputs = {"to": to, "override": override, "reason": reason, "agreed_by": list(nations_option(agreed_by))}
+    done = perform(ctx, "undo", inputs, confirm=confirm)
+    event, plan = done.events[-1], done.value
+    click.echo(f"{summary(event)}   [RK3]")
+    click.echo(f"Undone: {_plan_heading(plan)}")
+    for line in _plan_lines(plan):
+        click.echo(line)
+    campaign = t.load(t.campaign_id(ctx.campaign))
+    click.echo(f"Now: round {campaign.round} · {campaign.nation} · {campaign.phase}")
+
+
+@click.command()
+@click.option("--all", "every", is_flag=True, help="Redo every action of the last undo still undone, in order.")
+@seen_option
+@click.pass_obj
+def redo(ctx: Context, every: bool) -> None:
+    """Re-record the most recently undone action with the dice it rolled (RK4).
+
+    Example: tracker undo && tracker redo
+    """
+    t = ctx.tracker
+    cid = t.campaign_id(ctx.campaign)
+    for events in perform(ctx, "redo", {"all": every}).value:
+        for e in events:
+            click.echo(f"{summary(e)}   [{rule_of(e)}]")
+    campaign = t.load(cid)
+    click.echo(f"Now: round {campaign.round} · {campaign.nation} · {campaign.phase}")
+
+
+# ----- the log -----
+
+
+@click.command()
+@click.option("--turn", type=POSITIVE, help="Only events of this national turn.")
+@click.option("--phase", type=PHASES, help="Only events recorded in this phase.")
+@click.option("--nation", help="Only events involving this nation.", shell_complete=complete_nations)
+@click.option("--zone", help="Only events in or through this zone.", shell_complete=complete_zones)
+@click.option("--kind", help="Only events of this kind (e.g. DiceRolled).", shell_complete=complete_event_kinds)
+@click.option("--battle", type=POSITIVE, help="Only the events of this battle.", shell_complete=complete_battles)
+@click.option("--tail", type=POSITIVE, help="Only the last N events.")
+@click.option("--asked", is_flag=True, help="Also list what was asked before each action (ActionAsked, RK1).")
+@json_option
+@click.pass_obj
+def log(
+    ctx: Context,
+    turn: int | None,
+    phase: str | None,
+    nation: str | None,
+    zone: str | None,
+    kind: str | None,
+    battle: int | None,
+    tail: int | None,
+    asked: bool,
+    as_json: bool,
+) -> None:
+    """List the campaign's events in order, with rule IDs, filtered as asked.
+
+    Example: tracker log --battle 1 --kind DiceRolled
+    """
+
+    t = ctx.tracker
+    cid = t.campaign_id(ctx.campaign)
+    if nation is not None or zone is not None:
+        n = names(t.load(cid))
+        nation, zone = n.optional_nation(nation), n.optional_zone(zone)
+    kind = event_kind(kind) if kind is not None else None
+    from tracker.service.history import log_records
+
+    records = log_records(
+        t,
+        cid,
+        turn=turn,
+        phase=phase,
+        nation=nation,
+        zone=zone,
+        kind=kind,
+        battle=battle,
+        with_data=as_json,
+        tail=tail,
+        asked=asked,
+    )
+    if as_json:
+        emit_json(records)
+        return
+    for r in records:
+        rule = f"[{r['rule']}]" if r["rule"] else ""
+        mark = f"  (undone by {r['undone_by']})" if r["undone_by"] else ""
+        click.echo(f"{r['seq']:>5}  {r['kind']:<19} {rule:<6} {r['summary']}{mark}")
+
+
+@click.command()
+@click.argument("seq", type=POSITIVE)
+@json_option
+@click.pass_obj
+def explain(ctx: Context, seq: int, as_json: bool) -> None:
+    """Explain one event: its rules, dice and target numbers, choices, what it changed, undo status.
+
+    Example: tracker explain 27
+    """
+
+    t = ctx.tracker
+    from tracker.service.history import explain as explain_event
+
+    data = explain_event(t, t.campaign_id(ctx.campaign), seq)
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(f"Event {data['seq']}: {data['kind']} (turn {data['turn']}, {data['phase']}, {data['timestamp']})")
+    click.echo(f"  {data['summary']}")
+    for rule in data["rules"]:
+        click.echo(f"  Rule {rule['id']}: {rule['statement']}")
+    dice = data["dice"]
+    if dice:
+        source = dice["source"] + (f", ref {dice['reference']}" if dice["reference"] else "")
+        click.echo(
+            f"  Dice: roll {dice['roll']} by {dice['roller']} for {dice['reason']}: "
+            f"D{dice['faces']} -> {dice['values']} ({source})"
+        )
+        if dice["target"] is not None:
+            op = "or less" if dice["success_when"] == "at_most" else "or more"
+            base = f" (base {dice['base_target']})" if dice["base_target"] is not None else ""
+            click.echo(f"  Target: {dice['target']} {op}{base}")
+        for m in dice["modifiers"]:
+            change = f"set to {m['set']}" if m["set"] is not None else f"{m['add']:+d}"
+            click.echo(f"  Modifier {m['rule']}: {change}, from {m['cause']}")
+        if dice["outcome"]:
+            click.echo(f"  Outcome: {dice['outcome']}")
+    if data["choice"]:
+        how = "default (cheapest legal)" if data["choice"]["default"] else "chosen"
+        click.echo(f"  Decided by: {data['choice']['by']} ({how})")
+    for line in data["changes"]:
+        click.echo(f"  Changed: {line}")
+    if data["undone_by"]:
+        click.echo(f"  Undone by event {data['undone_by']}")
+    click.echo(f"  Hash: {data['hash']} (previous {data['prev_hash'][:16]}...)")
+
+
+@click.command()
+@click.option("--to", "to", type=POSITIVE, help="Print the board after this event and stop.")
+@click.option("--battle", type=POSITIVE, help="Print every event of this battle with the board beside it.")
+@click.pass_obj
+def replay(ctx: Context, to: int | None, battle: int | None) -> None:
+    """Step through the log with the board beside each event, forward and backward, roll by roll
+    and battle by battle (keys in a terminal), or print chosen frames with --to / --battle.
+
+    Example: tracker replay --battle 1
+    """
+    from tracker.service.replay import KEYS, Replay
+
+    t = ctx.tracker
+    cid = t.campaign_id(ctx.campaign)
+    player = Replay(t, cid, battle=battle)
+    if not player.frames:
+        raise InputError(f"no events for battle {battle}" if battle is not None else "the log is empty")
+    out = console()
+    if to is not None:
+        if not player.go_to_seq(to):
+            raise InputError(f"no event {to} in this campaign")
+        player.render(out)
+        return
+    if battle is not None:
+        for i in range(len(player.frames)):
+            player.position = i
+            player.render(out, zone_only=True)
+        return
+    if not sys.stdin.isatty():
+        raise click.UsageError("replay steps with keys in a terminal; without one use --to SEQ or --battle ID")
+    while True:
+        click.clear()
+        player.render(out)
+        out.print(KEYS, style="dim")
+        if not player.handle(click.getchar()):
+            return
+
+
+@click.group()
+def projections() -> None:
+    """The read models behind state, log, explain and reports."""
+
+
+@projections.command(name="rebuild")
+@click.pass_obj
+def projections_rebuild(ctx: Context) -> None:
+    """Drop the projections and rebuild them from the whole log, with a progress bar.
+
+    Example: tracker projections rebuild
+    """
+    t = ctx.tracker
+    t.require_writable()
+    total = t.max_notification_id()
+    with progress(total, "Rebuilding projections") as tick:
+        done = t.projector.rebuild(tick)
+    click.echo(f"Rebuilt from {done} events.")
+
+
+@click.command()
+@click.option(
+    "--head",
+    "head_text",
+    metavar="SEQ:HASH",
+    help="A head posted earlier (from verify, a report or an export): the log must still hold it.",
+)
+@click.option(
+    "--projections", "check_views", is_flag=True, help="Also compare every view row with a rebuild of the log."
+)
+@json_option
+@click.pass_obj
+def verify(ctx: Context, head_text: str | None, check_views: bool, as_json: bool) -> None:
+    """Check the hash chain, re-derive every auto die whose seed is available, check every
+    snapshot against the log, the dice seed against its commitment and rows beyond the last
+    event; print the head (last event and hash) to post, or check one posted earlier.
+
+    Example: tracker verify --head 42:3f9a6c0e5b7d2a11
+    """
+    from tracker.service.verify import Head, verify_campaign
+
+    head = Head.parse(head_text) if head_text is not None else None
+    t = ctx.tracker
+    cid = t.campaign_id(ctx.campaign)
+    with progress(t.recorder.last_version(cid), "Verifying") as tick:
+        report = verify_campaign(t, cid, head, check_views, tick)
+    ok = report.ok and not report.dice_problems
+    if as_json:
+        emit_json(report.as_json())
+    elif report.ok:
+        click.echo(
+            f"OK: {report.events} events, hash chain intact; "
+            f"{report.rolls_checked} auto roll(s) re-derived from the seed; "
+            f"{report.snapshots_checked} snapshot(s) match the log."
+        )
+        click.echo(
+            f"Re-refereed: {report.actions_refereed} action(s) run again with their recorded inputs and dice "
+            "record exactly the logged events"
+            + (
+                f"; {report.actions_unasked} action(s) recorded without their inputs "
+                "(by an earlier tracker or a script) checked by hash only."
+                if report.actions_unasked
+                else "."
+            )
+        )
+        if report.projection_rows_checked is not None:
+            click.echo(f"Projections: {report.projection_rows_checked} view rows match a rebuild of the log.")
+        for note in report.notes:
+            click.echo(note)
+        for title, items in (
+            ("Dice source switches (D4)", report.switches),
+            ("Overrides (D4, RK3)", report.overrides),
+            ("Rerolls after an override undo (RK3)", report.rerolls),
+        ):
+            if items:
+                click.echo(f"{title}:")
+                for item in items:
+                    click.echo(f"  event {item['seq']}: {item['text']}")
+        click.echo(f"Head: {report.head_seq}:{report.head_hash}")
+    if not ok:
+        if not as_json:
+            for problem in [report.problem] if report.problem else report.dice_problems:
+                click.echo(f"FAILED: {problem}", err=True)
+        sys.exit(1)

@@ -1,0 +1,322 @@
+"""`tracker intercept`, `tracker asw` and `tracker battle`: submarine interceptions (SM1-SM5),
+ASW combat (AS1-AS5) and naval battles (NC1-NC5) step by step, with hit allocation (HA1-HA7).
+
+Every command prints the events it recorded with their rule IDs, what the game waits for next,
+and the command that answers it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from tracker.cli.common import POSITIVE, Context, act, dice_options, seen_option
+from tracker.cli.completion import (
+    complete_battles,
+    complete_nations,
+    complete_sea_zones,
+    complete_units,
+    complete_zones,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+def _nation_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--nation",
+        help="The nation choosing (default: the only one the battle waits for).",
+        shell_complete=complete_nations,
+    )(f)
+
+
+def _acting_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--nation", help="Acting nation (default: the nation whose turn it is).", shell_complete=complete_nations
+    )(f)
+
+
+def _battle_argument(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.argument("battle", type=POSITIVE, shell_complete=complete_battles)(f)
+
+
+def _units_option(name: str, help_text: str) -> Callable[..., Any]:
+    return click.option(name, help=help_text, shell_complete=complete_units)
+
+
+def _zone_option(name: str = "--zone", **kwargs: Any) -> Callable[..., Any]:
+    return click.option(name, shell_complete=complete_sea_zones, **kwargs)
+
+
+# ----- submarine movement: interceptions (SM2-SM5) -----
+
+
+@click.group(name="intercept")
+def intercept() -> None:
+    """Interceptions of submarine groups passing hostile zones (SM2-SM5); `tracker move` starts them."""
+
+
+@intercept.command(name="search")
+@_battle_argument
+@_units_option("--units", "Searching destroyers/cruisers (TE4: aircraft on carriers), comma-separated; '' for none.")
+@dice_options
+@seen_option
+@click.pass_obj
+def intercept_search(
+    ctx: Context, battle: int, units: str | None, dice_text: str | None, reference: str | None
+) -> None:
+    """The enemy chooses which units search and rolls one die each; each success finds one submarine (SM2, SM3).
+
+    Example: tracker intercept search 1 --units GB-DD3,GB-DD4,GB-DD5 --dice 1,2,7
+    """
+    act(ctx, "intercept search", {"battle": battle, "units": units}, dice_text, reference)
+
+
+@intercept.command(name="detect")
+@_battle_argument
+@_units_option("--subs", "The submarines found, as many as searches succeeded (default: the first of the group).")
+@seen_option
+@click.pass_obj
+def intercept_detect(ctx: Context, battle: int, subs: str | None) -> None:
+    """Name the submarines the successful searches found (SM3).
+
+    Example: tracker intercept detect 1 --subs DE-SS4,DE-SS5
+    """
+    act(ctx, "intercept detect", {"battle": battle, "subs": subs})
+
+
+@intercept.command(name="decide")
+@_battle_argument
+@_units_option("--submerge", "Detected submarines that submerge (stay in the zone, their move ends).")
+@_units_option("--retreat", "Detected submarines that go back to the zone they came from.")
+@seen_option
+@click.pass_obj
+def intercept_decide(ctx: Context, battle: int, submerge: str | None, retreat: str | None) -> None:
+    """After an ASW round: per detected submarine fight on (not named), submerge or retreat (SM4).
+
+    With neither option every detected submarine submerges; name '' to have them all fight on.
+
+    Example: tracker intercept decide 1 --submerge DE-SS4 --retreat DE-SS5
+    """
+    act(ctx, "intercept decide", {"battle": battle, "submerge": submerge, "retreat": retreat})
+
+
+@intercept.command(name="continue")
+@_battle_argument
+@_units_option("--stop", "Undetected submarines that stop in the zone (default: all go on).")
+@seen_option
+@click.pass_obj
+def intercept_continue(ctx: Context, battle: int, stop: str | None) -> None:
+    """Undetected submarines go on to their destination or stop in the zone (SM5).
+
+    Example: tracker intercept continue 1 --stop DE-SS5
+    """
+    act(ctx, "intercept continue", {"battle": battle, "stop": stop})
+
+
+@intercept.command(name="auto")
+@_battle_argument
+@dice_options
+@seen_option
+@click.pass_obj
+def intercept_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
+    """Resolve an interception, and those the group meets further on, with default choices.
+
+    With manual dice, --dice gives every die the remaining steps roll, in order.
+
+    Example: tracker intercept auto 1
+    """
+    act(ctx, "intercept auto", {"battle": battle}, dice_text, reference)
+
+
+# ----- ASW combat (AS1-AS5) -----
+
+
+@click.group(name="asw")
+def asw_group() -> None:
+    """ASW combat against enemy submarines in one's own naval_combat phase (AS1-AS5)."""
+
+
+@asw_group.command(name="start")
+@_zone_option(required=True, help="Sea zone with enemy submarines.")
+@_acting_option
+@click.option(
+    "--auto", "auto", is_flag=True, help="Resolve every step with default choices (and --dice, or auto dice)."
+)
+@dice_options
+@seen_option
+@click.pass_obj
+def asw_start(
+    ctx: Context, zone: str, nation: str | None, auto: bool, dice_text: str | None, reference: str | None
+) -> None:
+    """Start ASW combat in a zone (AS1).
+
+    Example: tracker asw start --zone "Heligoland Bight"
+    """
+
+    act(ctx, "asw start", {"zone": zone, "nation": nation, "auto": auto}, dice_text, reference)
+
+
+@asw_group.command(name="search")
+@_battle_argument
+@_units_option("--units", "Escorts in the zone and aircraft in range taking part (default: every eligible one).")
+@dice_options
+@seen_option
+@click.pass_obj
+def asw_search(ctx: Context, battle: int, units: str | None, dice_text: str | None, reference: str | None) -> None:
+    """Each unit taking part rolls one search die per enemy submarine; detections are pooled (AS2).
+
+    Dice go unit by unit, and for each unit submarine by submarine.
+
+    Example: tracker asw search 2 --units DE-DD1,DE-DD2 --dice 2,9,8,1
+    """
+    act(ctx, "asw search", {"battle": battle, "units": units}, dice_text, reference)
+
+
+@asw_group.command(name="submerge")
+@_battle_argument
+@_units_option("--subs", "Detected submarines that submerge (default: all); '' for none (all fight on).")
+@seen_option
+@click.pass_obj
+def asw_submerge(ctx: Context, battle: int, subs: str | None) -> None:
+    """After an ASW round the submarines' owner submerges some or all of them; the rest fight on (AS5).
+
+    Example: tracker asw submerge 2 --subs GB-SS1
+    """
+    act(ctx, "asw submerge", {"battle": battle, "subs": subs})
+
+
+# ----- naval battles (NC1-NC5) and the steps every fight shares (HA1-HA7) -----
+
+
+@click.group(name="battle")
+def battle_group() -> None:
+    """Naval battles (NC1-NC5), and the targets, screens, dice and casualties of every fight (HA1-HA7)."""
+
+
+@battle_group.command(name="start")
+@_zone_option(required=True, help="Sea zone where the phasing nation meets enemy naval units.")
+@_acting_option
+@click.option(
+    "--auto", "auto", is_flag=True, help="Resolve every step with default choices (and --dice, or auto dice)."
+)
+@dice_options
+@seen_option
+@click.pass_obj
+def battle_start(
+    ctx: Context, zone: str, nation: str | None, auto: bool, dice_text: str | None, reference: str | None
+) -> None:
+    """Start a naval battle with all the phasing nation's units in a zone; round 1 opens with submarine fire (NC1, NC2).
+
+    Example: tracker battle start --zone "Central North Sea"
+    """
+
+    act(ctx, "battle start", {"zone": zone, "nation": nation, "auto": auto}, dice_text, reference)
+
+
+@battle_group.command(name="targets")
+@_battle_argument
+@_nation_option
+@click.option("--targets", help="FIRER=TARGET pairs for every unit of the nation that picks (default: spread).")
+@seen_option
+@click.pass_obj
+def battle_targets(ctx: Context, battle: int, nation: str | None, targets: str | None) -> None:
+    """Pick the targets of submarines, aircraft and ASW units before any die is rolled (HA1-HA3, AS3, SM4).
+
+    Example: tracker battle targets 3 --nation Germany --targets DE-SS1=GB-BB1,DE-SS2=GB-CA1
+    """
+    act(ctx, "battle targets", {"battle": battle, "nation": nation, "targets": targets})
+
+
+@battle_group.command(name="screen")
+@_battle_argument
+@_nation_option
+@click.option(
+    "--screens", help="FIRER=ESCORT pairs: the escort takes that shot's hit; '' for none (default: cheapest)."
+)
+@seen_option
+@click.pass_obj
+def battle_screen(ctx: Context, battle: int, nation: str | None, screens: str | None) -> None:
+    """Let escorts take the shots aimed at other ships of their side (HA1, HA3).
+
+    Example: tracker battle screen 3 --nation Britain --screens DE-SS1=GB-DD2
+    """
+    act(ctx, "battle screen", {"battle": battle, "nation": nation, "screens": screens})
+
+
+@battle_group.command(name="fire")
+@_battle_argument
+@dice_options
+@seen_option
+@click.pass_obj
+def battle_fire(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
+    """Roll the volley the fight waits for: one die per firing unit, in the order `pending` lists (SM4, AS4, NC2, NC3).
+
+    Example: tracker battle fire 3 --dice 4,9,1,7,2
+    """
+    act(ctx, "battle fire", {"battle": battle}, dice_text, reference)
+
+
+@battle_group.command(name="casualties")
+@_battle_argument
+@_nation_option
+@_units_option("--units", "Units taking the hits, one entry per hit (default: the cheapest legal choice).")
+@seen_option
+@click.pass_obj
+def battle_casualties(ctx: Context, battle: int, nation: str | None, units: str | None) -> None:
+    """Place the hits of battleships, carriers and escorts on one's units in the order the rules impose (HA4-HA7).
+
+    Example: tracker battle casualties 3 --nation Britain --units GB-DD1,GB-BB1
+    """
+    act(ctx, "battle casualties", {"battle": battle, "nation": nation, "units": units})
+
+
+@battle_group.command(name="decide")
+@_battle_argument
+@_nation_option
+@_units_option("--submerge", "Submarines of the nation that submerge and leave the battle.")
+@click.option(
+    "--retreat-to",
+    "retreat_to",
+    shell_complete=complete_zones,
+    help="Attacker only: retreat every remaining unit to this zone.",
+)
+@seen_option
+@click.pass_obj
+def battle_decide(ctx: Context, battle: int, nation: str | None, submerge: str | None, retreat_to: str | None) -> None:
+    """At the end of a round: submerge submarines (NC4), or, for the attacker, retreat (NC1); default: fight on.
+
+    Example: tracker battle decide 3 --nation Germany --retreat-to "Skagerrak"
+    """
+    act(ctx, "battle decide", {"battle": battle, "nation": nation, "submerge": submerge, "retreat_to": retreat_to})
+
+
+@battle_group.command(name="auto")
+@_battle_argument
+@dice_options
+@seen_option
+@click.pass_obj
+def battle_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
+    """Resolve any battle's remaining steps with default choices.
+
+    With manual dice, --dice gives every die the remaining steps roll, in order.
+
+    Example: tracker battle auto 3
+    """
+    act(ctx, "battle auto", {"battle": battle}, dice_text, reference)
+
+
+@battle_group.command(name="step")
+@_battle_argument
+@dice_options
+@seen_option
+@click.pass_obj
+def battle_step(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
+    """Take the default for the one step any battle waits for (a choice, or its roll), then stop.
+
+    Example: tracker battle step 3
+    """
+    act(ctx, "battle step", {"battle": battle}, dice_text, reference)

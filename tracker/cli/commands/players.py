@@ -1,0 +1,144 @@
+"""`tracker players`, `approve` and `overrides`: the players of a served campaign, their tokens
+and nations (PL1, PL2), and override requests on a league server (RK3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from domain.errors import InputError
+from tracker.cli.common import Context, emit_json, json_option
+
+
+@click.group(name="players")
+def players() -> None:
+    """The players of a campaign, for `tracker serve`: tokens bound to nations (PL1, PL2).
+    Run against the database by whoever administers it, or through the server by a referee
+    (`tracker --server URL players ...`): the campaign's, or the league's for `--league`."""
+
+
+LEAGUE_OPTION = click.option(
+    "--league",
+    is_flag=True,
+    help="The league's referees: referee of every campaign in the database, and the ones who create "
+    "campaigns through the server.",
+)
+
+
+def _players(ctx: Context, league: bool) -> tuple[Any, str]:
+    from tracker.service.players import LEAGUE, Players
+
+    t = ctx.tracker
+    t.require_writable()
+    cid = LEAGUE if league else str(t.campaign_id(ctx.campaign))
+    served = _served(t)
+    if served is not None:
+        served.require_referee(cid, "managing players")
+        return served.players, cid
+    return Players(t.engine), cid
+
+
+def _served(t: Any) -> Any:
+    """The server's tracker when the command runs through `tracker --server`, else None."""
+    import sys
+
+    module = sys.modules.get("tracker.server.served")
+    return t if module is not None and isinstance(t, module.ServedTracker) else None
+
+
+@players.command(name="add")
+@click.argument("name")
+@click.option("--nations", help="The nations this player acts for, comma-separated.")
+@click.option(
+    "--referee", is_flag=True, help="The campaign's referee: acts for any nation, adjusts, approves overrides."
+)
+@LEAGUE_OPTION
+@click.pass_obj
+def players_add(ctx: Context, name: str, nations: str | None, referee: bool, league: bool) -> None:
+    """Add a player and print their token, once (only its hash is kept). `--referee --league`
+    adds a referee of every campaign, who may create campaigns through the server.
+
+    Example: tracker players add anna --nations Germany,Austria-Hungary
+    """
+    from tracker.service.names import Names
+
+    if league and not referee:
+        raise click.UsageError("a league player is a referee of every campaign: give --referee --league")
+    if referee and nations:
+        raise click.UsageError("a referee acts for every nation: give --referee or --nations, not both")
+    # A league starts with its referee, before any campaign: the database may be new.
+    ctx.may_create = league
+    table, cid = _players(ctx, league)
+    if league:
+        token = table.add(cid, name, [], True)
+        where = f"the league in {ctx.tracker.safe_url}"
+        click.echo(f"Player {name.strip()!r} (the league's referee) added to {where}. Token (shown once):")
+        click.echo(token)
+        return
+    campaign = ctx.load()
+    given = [Names(campaign).nation(n) for n in (nations or "").split(",") if n.strip()]
+    token = table.add(cid, name, list(dict.fromkeys(given)), referee)
+    role = "referee" if referee else ", ".join(dict.fromkeys(given))
+    click.echo(f"Player {name.strip()!r} ({role}) added to {ctx.tracker.name_of(campaign)!r}. Token (shown once):")
+    click.echo(token)
+
+
+@players.command(name="list")
+@LEAGUE_OPTION
+@json_option
+@click.pass_obj
+def players_list(ctx: Context, league: bool, as_json: bool) -> None:
+    """List the campaign's players (`--league`: the league's referees), their nations and
+    whether their token was revoked.
+
+    Example: tracker players list --json
+    """
+    table, cid = _players(ctx, league)
+    rows = table.listed(cid)
+    if as_json:
+        emit_json(rows)
+        return
+    if not rows:
+        click.echo("No players yet: tracker players add NAME " + ("--referee --league" if league else "--nations A,B"))
+    for r in rows:
+        role = "referee" if r["referee"] else ", ".join(r["nations"])
+        click.echo(f"{r['name']}: {role}{' (revoked)' if r['revoked'] else ''}")
+
+
+@players.command(name="revoke")
+@click.argument("name")
+@LEAGUE_OPTION
+@click.pass_obj
+def players_revoke(ctx: Context, name: str, league: bool) -> None:
+    """Revoke a player's token at once, in every server process; `players add` gives a new one.
+
+    Example: tracker players revoke anna
+    """
+    table, cid = _players(ctx, league)
+    table.revoke(cid, name)
+    click.echo(f"Token of {name!r} revoked.")
+
+
+
+
+@click.command(name="approve")
+@click.argument("request", type=click.IntRange(1, 2**31 - 1))
+def approve(request: int) -> None:
+    """Approve override request REQUEST on a league server, as a player of the other side or the
+    referee (RK3): the override is then recorded with your agreement.
+
+    Example: tracker --server http://127.0.0.1:8000 approve 3
+    """
+    raise InputError("approve works on a league server: tracker --server URL approve REQUEST")
+
+
+@click.command(name="overrides")
+@json_option
+def overrides(as_json: bool) -> None:
+    """List a league server's override requests: who asked what, whose agreement, approved or waiting.
+
+    Example: tracker --server http://127.0.0.1:8000 overrides
+    """
+    raise InputError("overrides are requested and approved on a league server: tracker --server URL overrides")
+

@@ -1,0 +1,135 @@
+"""`tracker report` and `tracker stats`: turn reports in Markdown, HTML and JSON; per-turn figures."""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+
+import click
+
+from tracker.cli.common import POSITIVE, Context, progress
+
+
+def _write(ctx: Context, text: str, output: str | None, what: str) -> None:
+    """Print `text`, or write it to `output` (UTF-8) and say so."""
+    if output is None or output == "-":
+        click.echo(text, nl=False)
+        return
+    size = ctx.write(output, text)
+    click.echo(f"Wrote {what} to {output} ({size:,} bytes).")
+
+
+_output_option = click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Path(dir_okay=False),
+    help="Write to this file instead of the terminal ('-' for the terminal).",
+)
+
+
+@click.command(name="report")
+@click.option("--turn", type=POSITIVE, help="Report this national turn (1 = round 1's first nation).")
+@click.option("--all", "whole", is_flag=True, help="Report the whole campaign, turn by turn.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "bbcode", "html", "json"], case_sensitive=False),
+    default="md",
+    show_default=True,
+    help="Markdown for a forum post, BBCode for phpBB or BoardGameGeek, a self-contained HTML page "
+    "with charts, or JSON.",
+)
+@_output_option
+@click.pass_obj
+def report(ctx: Context, turn: int | None, whole: bool, fmt: str, output: str | None) -> None:
+    """A turn report: moves, battles with every die, casualties, NTR lost, resources, research,
+    undos (undone events struck through) and the fleet and trade tables at the end of the turn.
+
+    Give --turn N for one national turn or --all for the whole campaign (--campaign NAME
+    picks the campaign, as for every command).
+
+    Example: tracker report --turn 2 --format html -o turn2.html
+    """
+    from tracker.reports.report import build_report, render
+
+    if (turn is None) == (not whole):
+        raise click.UsageError("give --turn N or --all (not both)")
+    if output is not None:
+        ctx.check_output(output)
+    t = ctx.tracker
+    fmt = fmt.lower()
+    # BBCode is rendered from the Markdown report, so it needs what Markdown needs.
+    bar = partial(progress, label="Building the report") if whole else None
+    data = build_report(t, t.campaign_id(ctx.campaign), turn, "md" if fmt == "bbcode" else fmt, bar)
+    what = f"the {fmt} report of turn {turn}" if turn is not None else f"the {fmt} campaign report"
+    _write(ctx, render(data, fmt), output, what)
+
+
+@click.command(name="stats")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV (one row per nation per played turn).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON rows instead of a table.")
+@_output_option
+@click.pass_obj
+def stats(ctx: Context, as_csv: bool, as_json: bool, output: str | None) -> None:
+    """Per nation per national turn: resources, NTR at sea, NTR lost, units, fleet cost, technology
+    (the figures at the end of each turn; the current turn so far).
+
+    CSV columns: turn, round, turn_nation (the phasing nation), seq (the turn's last event),
+    complete (yes/no), nation, balance, ntr_at_sea, ntr_lost (total so far), units, damaged,
+    fleet_cost, then tech_<technology> levels.
+
+    Example: tracker stats --csv -o stats.csv
+    """
+    from tracker.reports.report import STAT_FIELDS, stats_csv, stats_rows
+    from tracker.reports.text import tech_name
+
+    if as_csv and as_json:
+        raise click.UsageError("give --csv or --json, not both")
+    if output is not None:
+        ctx.check_output(output)
+    t = ctx.tracker
+    rows, tech_columns = stats_rows(t, t.campaign_id(ctx.campaign))
+    if as_csv:
+        _write(ctx, stats_csv(rows, tech_columns), output, "the statistics (CSV)")
+        return
+    if as_json:
+        _write(ctx, json.dumps(rows, indent=2, ensure_ascii=False) + "\n", output, "the statistics (JSON)")
+        return
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="Figures at the end of each national turn")
+    labels = {
+        "turn": "Turn",
+        "round": "Round",
+        "turn_nation": "Phasing",
+        "nation": "Nation",
+        "balance": "Resources",
+        "ntr_at_sea": "NTR at sea",
+        "ntr_lost": "NTR lost (total)",
+        "units": "Units",
+        "damaged": "Damaged",
+        "fleet_cost": "Fleet cost",
+    }
+    columns = [c for c in STAT_FIELDS if c in labels] + tech_columns
+    for c in columns:
+        text = c in ("turn_nation", "nation")
+        label = labels.get(c) or tech_name(c.removeprefix("tech_"))
+        table.add_column(label, justify="left" if text else "right", no_wrap=text)
+    for i, row in enumerate(rows):
+        cells = [str(row[c]) for c in columns]
+        if i and rows[i - 1]["turn"] == row["turn"]:
+            cells[:3] = ["", "", ""]
+        elif not row["complete"]:
+            cells[0] += "*"
+        last_of_turn = i + 1 == len(rows) or rows[i + 1]["turn"] != row["turn"]
+        table.add_row(*cells, end_section=last_of_turn)
+    buffer = io.StringIO()
+    out = Console(file=buffer, width=140, highlight=False, soft_wrap=False, force_terminal=False, color_system=None)
+    out.print(table)
+    if rows and not rows[-1]["complete"]:
+        out.print("* the current turn, still being played: its figures so far.")
+    _write(ctx, buffer.getvalue(), output, "the statistics table")

@@ -1,0 +1,183 @@
+"""`tracker export` and `tracker import`: a campaign's events with their hashes as JSON lines.
+
+The file format is described in `tracker.export_format`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from functools import partial
+from typing import TYPE_CHECKING
+
+import click
+
+from domain.errors import InputError
+from tracker.cli.common import Context, emit_json, json_option, progress
+
+if TYPE_CHECKING:
+    from tracker.interchange.pbem import Continued
+
+DICE_NOTE = (
+    "The secret dice seed stays in the source database: in the imported campaign, roll "
+    "physical dice and record them with --dice."
+)
+
+
+@click.command(name="export")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option(
+    "--since",
+    type=click.IntRange(0, 2**31 - 1),
+    default=0,
+    metavar="SEQ",
+    help="Only the events after event SEQ (a continuation for PBEM by file; `import` fast-forwards with it).",
+)
+@json_option
+@click.pass_obj
+def export_command(ctx: Context, file: str, since: int, as_json: bool) -> None:
+    """Write the campaign's events with their hashes to FILE as JSON lines ('-' for stdout).
+
+    Secret dice seeds are not exported; seeds revealed with `tracker dice reveal` are in the log.
+    With --since SEQ, only the events after SEQ, with the hash of event SEQ they continue.
+
+    Example: tracker --campaign autumn export autumn.jsonl
+    """
+    from tracker.interchange.format import FORMAT, FORMAT_VERSION
+    from tracker.interchange.transfer import export_campaign
+
+    ctx.check_output(file)
+    t = ctx.tracker
+    # A bar on stderr only when it is a terminal: the export itself may be going to stdout.
+    result = export_campaign(t, t.campaign_id(ctx.campaign), partial(progress, label="Exporting events"), since)
+    to_stdout = file == "-"
+    if to_stdout:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(result.text.encode("utf-8"))
+        sys.stdout.buffer.flush()
+    else:
+        ctx.write(file, result.text)
+    if as_json:
+        data = {
+            "campaign": result.campaign,
+            "file": file,
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "events": result.events,
+            "since": result.since,
+            "head": f"{result.head_seq}:{result.last_hash}",
+            "last_hash": result.last_hash,
+            "dice": result.dice_mode,
+            "rolls_unrevealed": result.rolls_unrevealed,
+        }
+        if to_stdout:
+            click.echo(_compact(data), err=True)
+        else:
+            emit_json(data)
+        return
+    where = "stdout" if to_stdout else file
+    what = f"events {result.since + 1}-{result.head_seq}, after event {result.since}," if result.since else (
+        f"{result.events} events"
+    )
+    click.echo(
+        f"Exported campaign {result.campaign!r}: {what} to {where} "
+        f"(head {result.head_seq}:{result.last_hash}; check it later with `tracker verify --head`).",
+        err=to_stdout,
+    )
+    if result.rolls_unrevealed:
+        click.echo(
+            f"{result.rolls_unrevealed} auto roll(s) used a seed not yet revealed: an importer can check "
+            "them by the hash chain only (`tracker dice reveal` first to let anyone re-derive them).",
+            err=to_stdout,
+        )
+
+
+@click.command(name="import")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--as", "as_name", metavar="NAME", help="Campaign name in this database (default: the name in the file).")
+@json_option
+@click.pass_obj
+def import_command(ctx: Context, file: str, as_name: str | None, as_json: bool) -> None:
+    """Verify an export FILE ('-' for stdin) and record it as a new campaign in this database;
+    a file for a campaign already here (a full export, or `export --since`) continues it.
+
+    Refuses a file whose events, hash chain or actions (re-run by the referee) do not verify,
+    naming the line; writes all events in one transaction. Continuing: fast-forwards when the
+    file continues the campaign's chain, refuses a fork naming the first differing event, and
+    changes nothing for events already here.
+
+    Example: tracker --db postgresql://me@db/league import autumn.jsonl --as autumn-league
+    """
+    from tracker.interchange.transfer import import_campaign
+
+    ctx.may_create = True
+    t = ctx.tracker
+    t.require_writable()
+    bar = partial(progress, label="Checking events")
+    if file == "-":
+        result = import_campaign(t, sys.stdin.buffer, "<stdin>", as_name, bar)
+    else:
+        try:
+            stream = open(file, "rb")  # noqa: SIM115 - closed below, after the import read it
+        except OSError as e:
+            raise InputError(f"cannot read {file}: {e.strerror or e}") from None
+        with stream:
+            result = import_campaign(t, stream, file, as_name, bar)
+    from tracker.interchange.pbem import Continued
+
+    if isinstance(result, Continued):
+        _continued(t.safe_url, result, as_json)
+        return
+    if as_json:
+        emit_json(
+            {
+                "campaign": result.campaign,
+                "exported_as": result.exported_as,
+                "database": t.safe_url,
+                "events": result.events,
+                "last_hash": result.last_hash,
+                "dice": result.dice_mode,
+                "rolls_checked": result.rolls_checked,
+                "rolls_unchecked": result.rolls_unchecked,
+            }
+        )
+        return
+    click.echo(
+        f"Imported campaign {result.campaign!r}: {result.events} events into {t.safe_url}; "
+        f"hash chain intact, {result.rolls_checked} auto roll(s) re-derived from revealed seeds."
+    )
+    if result.rolls_unchecked:
+        click.echo(f"{result.rolls_unchecked} auto roll(s) not re-derived: their seed was never revealed.")
+    if result.dice_mode == "auto":
+        click.echo(DICE_NOTE)
+
+
+def _continued(where: str, result: Continued, as_json: bool) -> None:
+    head = f"{result.head_seq}:{result.head_hash}"
+    if as_json:
+        emit_json(
+            {
+                "campaign": result.campaign,
+                "database": where,
+                "since": result.since,
+                "appended": result.appended,
+                "head": head,
+                "actions_refereed": result.actions_refereed,
+            }
+        )
+        return
+    if not result.appended:
+        click.echo(
+            f"Nothing to import: campaign {result.campaign!r} already holds every event of this file "
+            f"(it was imported before); head {head}."
+        )
+        return
+    click.echo(
+        f"Fast-forwarded campaign {result.campaign!r}: events {result.first_new}-{result.head_seq} appended "
+        f"after event {result.first_new - 1}; hash chain intact, {result.actions_refereed} action(s) re-refereed. "
+        f"Head: {head}"
+    )
+
+
+def _compact(data: dict[str, object]) -> str:
+    return json.dumps(data, ensure_ascii=False)

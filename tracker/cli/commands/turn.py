@@ -1,0 +1,244 @@
+"""The turn's commands: `tracker state`, `next`, `move`, `ntr place`, `research`, `pending` and
+`dice` (T1-T4, D4, D5)."""
+
+from __future__ import annotations
+
+import click
+
+from domain.errors import InputError
+from projections.summary import rule_of, summary
+from tracker.cli.common import (
+    INTEGER,
+    PHASES,
+    POSITIVE,
+    Context,
+    act,
+    acting,
+    console,
+    dice_options,
+    emit_json,
+    json_option,
+    nation_option,
+    next_command,
+    perform,
+    seen_option,
+    split_list,
+)
+from tracker.cli.completion import (
+    complete_path,
+    complete_sea_zones,
+    complete_technologies,
+    complete_units,
+    complete_zones,
+)
+from tracker.reports.views import board_now, heading, render_board
+
+# ----- state -----
+
+
+@click.command()
+@click.option(
+    "--turn",
+    type=POSITIVE,
+    help="The board at the end of this national turn (1 = round 1's first nation).",
+)
+@click.option(
+    "--phase",
+    type=PHASES,
+    help="With --turn: at the end of this phase of that turn.",
+)
+@click.option("--at", "at", type=POSITIVE, help="The board right after this event.")
+@json_option
+@click.pass_obj
+def state(ctx: Context, turn: int | None, phase: str | None, at: int | None, as_json: bool) -> None:
+    """Show the board: turn position, units by zone, NTR, resources, technology; now or at any point.
+
+    Example: tracker state --turn 2 --phase combat_movement --json
+    """
+    t = ctx.tracker
+    cid = t.campaign_id(ctx.campaign)
+    campaign = t.load(cid)
+    if phase and not turn:
+        raise click.UsageError("--phase needs --turn")
+    if turn and at:
+        raise click.UsageError("give --turn or --at, not both")
+    data = t.board_at(cid, turn=turn, phase=phase, at=at) if turn or at else board_now(campaign)
+    name = t.name_of(campaign)
+    data = {"campaign": name, **data}
+    if as_json:
+        emit_json(data)
+        return
+    out = console()
+    out.print(heading(name, data))
+    render_board(out, data, campaign.scenario)
+
+
+# ----- turn sequence and actions -----
+
+
+@click.command(name="next")
+@click.option("--to", "to_phase", type=PHASES, help="Keep going until this phase opens.")
+@nation_option("With --to: the phase of this nation's turn (default: the nation whose turn it is).")
+@click.option(
+    "--confirm-losses",
+    is_flag=True,
+    help="End noncombat_movement even though air units cannot land: they are lost (F7).",
+)
+@seen_option
+@click.pass_obj
+def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_losses: bool) -> None:
+    """Close the current phase and open the next (collecting resources at the end of a turn);
+    refused while the phase still requires something (T4: `tracker pending` lists it). With --to,
+    step phase by phase (each step its own action, under the same gates) until that position.
+
+    Example: tracker next --to collect_resources --nation Britain
+    """
+
+    def step() -> None:
+        for e in perform(ctx, "next", {"confirm_losses": confirm_losses}).events:
+            click.echo(f"{summary(e)}   [{rule_of(e)}]")
+
+    if to_phase is None:
+        if nation is not None:
+            raise click.UsageError("--nation goes with --to")
+        step()
+        return
+    t = ctx.tracker
+    cid = t.campaign_id(ctx.campaign)
+    campaign = t.load(cid)
+    target = acting(campaign, nation)
+    if to_phase not in campaign.ruleset.phases:
+        raise InputError(f"phase {to_phase!r} is not in this campaign's ruleset")
+    if (campaign.nation, campaign.phase) == (target, to_phase):
+        raise InputError(
+            f"already there: it is {target}'s {to_phase} phase (round {campaign.round}); plain `tracker next` ends it"
+        )
+    # One full round at most: every nation's every phase.
+    for _ in range(len(campaign.ruleset.phases) * len(campaign.scenario.turn_order)):
+        step()
+        now = t.load(cid)
+        if (now.nation, now.phase) == (target, to_phase):
+            return
+    raise AssertionError("the turn sequence did not reach the phase within a round")  # pragma: no cover
+
+
+@click.command()
+@click.argument("units", nargs=-1, required=True, shell_complete=complete_units)
+@click.option(
+    "--to",
+    "to",
+    help="Destination zone (the shortest legal route is not guessed: use --path for more than one step).",
+    shell_complete=complete_zones,
+)
+@click.option(
+    "--path",
+    "path",
+    help="Zones after the start, comma-separated, e.g. 'Southern North Sea,Dover Strait'.",
+    shell_complete=complete_path,
+)
+@nation_option()
+@seen_option
+@click.pass_obj
+def move(ctx: Context, units: tuple[str, ...], to: str | None, path: str | None, nation: str | None) -> None:
+    """Move units together along a path of adjacent zones; a submarine group stops at a hostile
+    zone where the enemy may search it (SM2: see `tracker intercept`).
+
+    Example: tracker move DE-SS3 DE-SS4 --path "Southern North Sea,Dover Strait"
+    """
+    if bool(to) == bool(path):
+        raise click.UsageError("give exactly one of --to or --path")
+    steps = [to] if to else split_list(path) or []
+
+    act(ctx, "move", {"units": list(units), "path": steps, "nation": nation})
+
+
+@click.group()
+def ntr() -> None:
+    """Naval trade resources."""
+
+
+@ntr.command(name="place")
+@click.argument("zone", shell_complete=complete_sea_zones)
+@click.argument("count", type=INTEGER, default=1)
+@nation_option()
+@seen_option
+@click.pass_obj
+def ntr_place(ctx: Context, zone: str, count: int, nation: str | None) -> None:
+    """Place NTR in a sea zone in the placement phase (CV6).
+
+    Example: tracker ntr place "Central North Sea" 1
+    """
+
+    click.echo(summary(perform(ctx, "ntr place", {"zone": zone, "count": count, "nation": nation}).events[-1]))
+
+
+@click.command()
+@click.argument("technology", shell_complete=complete_technologies)
+@nation_option()
+@dice_options
+@seen_option
+@click.pass_obj
+def research(ctx: Context, technology: str, nation: str | None, dice_text: str | None, reference: str | None) -> None:
+    """Make a research roll in the research phase (TE1).
+
+    Example: tracker research advanced_asw --dice 9
+    """
+
+    for e in perform(ctx, "research", {"technology": technology, "nation": nation}, dice_text, reference).events:
+        click.echo(summary(e))
+
+
+@click.command()
+@json_option
+@click.pass_obj
+def pending(ctx: Context, as_json: bool) -> None:
+    """List what the game waits for: whose decision or roll, under which rule.
+
+    Example: tracker pending --json
+    """
+    t = ctx.tracker
+    campaign = t.load(t.campaign_id(ctx.campaign))
+    items = [{**item, "command": next_command(item)} for item in campaign.pending()]
+    if as_json:
+        emit_json(items)
+        return
+    if not items:
+        click.echo(f"Nothing pending. Round {campaign.round} · {campaign.nation} · {campaign.phase}")
+    for item in items:
+        click.echo(item["text"])
+        if item["command"]:
+            click.echo(f"  next: {item['command']}")
+
+
+@click.group()
+def dice() -> None:
+    """Dice seeds and commitments."""
+
+
+@dice.command(name="reveal")
+@seen_option
+@click.pass_obj
+def dice_reveal(ctx: Context) -> None:
+    """Publish the current dice seed in the log (anyone can then re-derive its rolls) and commit to a new one.
+
+    Example: tracker dice reveal
+    """
+    seed = perform(ctx, "dice reveal", {}).value
+    click.echo(f"Seed revealed: {seed}")
+    click.echo("Later rolls use a fresh seed, committed to in the same event.")
+
+
+@dice.command(name="switch")
+@click.argument("mode", type=click.Choice(["auto", "manual"]))
+@click.option("--reason", required=True, help="Why the dice source changes: shown by verify and reports.")
+@seen_option
+@click.pass_obj
+def dice_switch(ctx: Context, mode: str, reason: str) -> None:
+    """Switch the campaign's dice source, recorded with a reason (D4).
+
+    Example: tracker dice switch manual --reason "imported copy: the seed stayed behind"
+    """
+    event = perform(ctx, "dice switch", {"mode": mode, "reason": reason}).events[-1]
+    click.echo(f"{summary(event)}   [D4]")
+
+

@@ -1,0 +1,294 @@
+"""What every `tracker` command module shares: the click context, the output options, running
+an action and printing what it recorded and what the game waits for next."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.console import Console
+
+from domain.dice import Override, parse_dice
+from domain.errors import InputError, TrackerError
+from domain.ruleset import KNOWN_PHASES
+from domain.text import plural
+from projections.summary import rule_of, summary
+from tracker.cli.context import Context as Context
+from tracker.service.names import Names
+
+if TYPE_CHECKING:
+    # Storage is imported by the first command that opens the database, so `--help` and
+    # `--version` start without it.
+    from domain.campaign import Campaign
+    from tracker.service.performing import Outcome
+
+# Every number a command takes fits a PostgreSQL INTEGER column (and so SQLite's): larger
+# ones are refused as bad usage (exit 2) before anything reaches the database.
+MAX_INT = 2**31 - 1
+POSITIVE = click.IntRange(1, MAX_INT)
+INTEGER = click.IntRange(-MAX_INT, MAX_INT)
+
+
+@contextmanager
+def progress(length: int, label: str) -> Iterator[Callable[[int], None]]:
+    """A progress bar on stderr for long work when stderr is a terminal; nothing at all in a
+    script or a pipe (the function it yields then does nothing)."""
+    if length < 1 or not sys.stderr.isatty():
+        yield lambda _n: None
+        return
+    with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
+        yield bar.update
+
+
+@contextmanager
+def counting(label: str) -> Iterator[Callable[[int], None]]:
+    """A running count on stderr for long work of unknown length ("label: 1,024"), cleared when
+    it ends, when stderr is a terminal; nothing at all in a script or a pipe."""
+    if not sys.stderr.isatty():
+        yield lambda _n: None
+        return
+    shown = [False]
+
+    def update(n: int) -> None:
+        click.echo(f"\r{label}: {n:,}", nl=False, err=True)
+        shown[0] = True
+
+    try:
+        yield update
+    finally:
+        if shown[0]:
+            click.echo("\r\033[K", nl=False, err=True)
+
+
+def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)
+
+
+def nations_option(values: tuple[str, ...]) -> tuple[str, ...]:
+    """`--agreed-by A --agreed-by B` or `--agreed-by A,B`."""
+    return tuple(n.strip() for v in values for n in v.split(",") if n.strip())
+
+
+def override_options(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--override, --reason and --agreed-by (RK3), for `what` the override allows."""
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        f = click.option(
+            "--agreed-by",
+            "agreed_by",
+            multiple=True,
+            help="A nation of the other side that agrees to the override (repeat, or comma-separate).",
+        )(f)
+        f = click.option("--reason", default="", help="Why the override: recorded, shown by verify and reports.")(f)
+        return click.option("--override", is_flag=True, help=f"{what} (RK3): needs --reason and --agreed-by.")(f)
+
+    return decorate
+
+
+def dice_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--dice and --ref, and the override a typed roll needs in an auto-dice campaign (D4). The
+    override travels on the context to `run`, so the commands themselves take only the dice."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, override: bool, reason: str, agreed_by: tuple[str, ...], **kwargs: Any) -> Any:
+        ctx = click.get_current_context().find_object(Context)
+        if ctx is not None and override:
+            if kwargs.get("dice_text") is None:
+                raise InputError("--override goes with --dice: typed dice in an auto-dice campaign (D4)")
+            ctx.dice_override = Override(reason, nations_option(agreed_by))
+        return f(*args, **kwargs)
+
+    g: Callable[..., Any] = override_options("Typed dice in an auto-dice campaign")(wrapper)
+    g = click.option("--ref", "reference", help="External reference of manual dice (e.g. a dice-server roll id).")(g)
+    return click.option(
+        "--dice",
+        "dice_text",
+        help="Manual dice values in the order `pending` lists, e.g. '10,3' (required with manual dice).",
+    )(g)
+
+
+def seen_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--seen VERSION on a recording command: refuse it if the campaign moved past that event."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, seen: int | None, **kwargs: Any) -> Any:
+        ctx = click.get_current_context().find_object(Context)
+        if ctx is not None:
+            ctx.seen = seen
+        return f(*args, **kwargs)
+
+    return click.option(
+        "--seen",
+        "seen",
+        type=POSITIVE,
+        metavar="VERSION",
+        help="The last event you looked at: refused (nothing recorded) if the campaign has moved past it.",
+    )(wrapper)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+# A command run by a league server for a client: the client's terminal as its own Console saw
+# it (width, colour system or None, NO_COLOR), so the output is what the client would print.
+CLIENT_TERMINAL: ContextVar[dict[str, Any] | None] = ContextVar("client_terminal", default=None)
+
+
+def console(file: Any = None) -> Console:
+    """Rich output as wide as the terminal (or COLUMNS), in colour only on a terminal."""
+    client = CLIENT_TERMINAL.get()
+    if client is not None:
+        return Console(
+            file=file,
+            highlight=False,
+            soft_wrap=False,
+            width=client["columns"],
+            force_terminal=client["color_system"] is not None,
+            color_system=client["color_system"],
+            no_color=client["no_color"],
+            legacy_windows=False,
+        )
+    return Console(file=file, highlight=False, soft_wrap=False)
+
+
+def split_list(text: str | None) -> list[str] | None:
+    """'A,B' as [A, B]; '' as []; no option at all as None (the default choice). For zone
+    lists, whose names hold spaces; unit lists go through `names.split_units`."""
+    return None if text is None else [p.strip() for p in text.split(",") if p.strip()]
+
+
+def names(c: Campaign) -> Names:
+    return Names(c)
+
+
+def acting(c: Campaign, nation: str | None) -> str:
+    """The nation named (in any spelling or by code), or the one whose turn it is."""
+    return Names(c).nation(nation) if nation else c.nation
+
+
+def perform(
+    ctx: Context,
+    name: str,
+    inputs: dict[str, Any],
+    dice_text: str | None = None,
+    reference: str | None = None,
+    confirm: Callable[[Any], bool] | None = None,
+) -> Outcome:
+    """Run the named action (tracker.actions) on the selected campaign through the application
+    service, with the dice options given. A player at a terminal who gave no --dice in a
+    manual-dice campaign is asked for each roll as it comes; scripts keep --dice (and are
+    refused without it)."""
+    t = ctx.tracker
+    t.require_writable()
+    inputs = dict(inputs)
+    if dice_text is not None:
+        inputs["dice"] = parse_dice(dice_text)
+    if reference is not None:
+        inputs["ref"] = reference
+    if ctx.dice_override is not None:
+        inputs.update(override=True, reason=ctx.dice_override.reason, agreed_by=list(ctx.dice_override.agreed_by))
+    ask = ask_for_dice if dice_text is None and interactive() else None
+    seen, ctx.seen = ctx.seen, None  # what the user saw holds for the first action they ask for
+    return t.perform(t.campaign_id(ctx.campaign), name, inputs, seen=seen, ask=ask, confirm=confirm)
+
+
+def interactive() -> bool:
+    """Whether a person is at the keyboard (both ends of the command on a terminal)."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def ask_for_dice(what: str, count: int, faces: int) -> list[int]:
+    """Ask for one roll's dice, as `pending` would name it, until the values fit (D1, D3)."""
+    while True:
+        text = click.prompt(f"Dice for {what} ({plural(count, 'die')}, D{faces}, in order)", prompt_suffix=": ")
+        try:
+            values = parse_dice(text)
+        except TrackerError as e:
+            click.echo(f"  {e}", err=True)
+            continue
+        if len(values) == count and all(1 <= v <= faces for v in values):
+            return values
+        click.echo(f"  give {plural(count, 'die')}, each 1 to {faces}", err=True)
+
+
+def next_command(item: dict[str, Any]) -> str | None:
+    """The command that answers one item of `pending`: a procedure's step or what a phase
+    still requires (T4)."""
+    n, step, kind = item["battle"], item["step"], item["kind"]
+    who = f" --nation {item['waiting'][0]!r}" if len(item["waiting"]) > 1 else ""
+    if n is None:
+        return {
+            "naval_due": f"tracker battle start --zone {item['zone']!r}",
+            "convoy_open": f"tracker convoy declare --by {item.get('nation')} --zone {item['zone']!r}, "
+            f"or tracker convoy pass --by {item.get('nation')}",
+            "unplaced": f"tracker place {item.get('unit_type')} --at ZONE",
+            "air_landing": "tracker move UNIT --to ZONE, or tracker next --confirm-losses",
+        }.get(kind)
+    table = {
+        ("convoy", "merchant_defence"): f"tracker convoy roll {n} [--dice V,V]",
+        ("convoy", "merchant_casualty"): f"tracker convoy casualties {n} [--units S1]",
+        ("convoy", "search"): f"tracker convoy search {n} [--units U1,U2] [--dice V,...]",
+        ("convoy", "convoy_table"): f"tracker convoy roll {n} [--dice V,...]",
+        ("convoy", "casualties"): f"tracker convoy casualties {n}{who} [--units U1,U2]",
+        ("interception", "search"): f"tracker intercept search {n} [--units U1,U2] [--dice V,...]",
+        ("interception", "detect"): f"tracker intercept detect {n} [--subs S1,S2]",
+        ("interception", "decide"): f"tracker intercept decide {n} [--submerge S1] [--retreat S2]",
+        ("interception", "continue"): f"tracker intercept continue {n} [--stop S1]",
+        ("asw", "search"): f"tracker asw search {n} [--units U1,U2] [--dice V,...]",
+        ("asw", "decide"): f"tracker asw submerge {n} [--subs S1,S2]",
+        ("naval", "decide"): f"tracker battle decide {n}{who} [--submerge S1] [--retreat-to ZONE]",
+        ("naval", "casualties"): f"tracker battle casualties {n}{who} [--units U1,U2]",
+    }
+    generic = {
+        "targets": f"tracker battle targets {n}{who} [--targets FIRER=TARGET,...]",
+        "opening_targets": f"tracker battle targets {n}{who} [--targets FIRER=TARGET,...]",
+        "screening": f"tracker battle screen {n}{who} [--screens FIRER=ESCORT,...]",
+        "opening_screening": f"tracker battle screen {n}{who} [--screens FIRER=ESCORT,...]",
+        "fire": f"tracker battle fire {n} [--dice V,...]",
+        "opening_fire": f"tracker battle fire {n} [--dice V,...]",
+    }
+    return table.get((kind, step)) or generic.get(step)
+
+
+def act(
+    ctx: Context,
+    name: str,
+    inputs: dict[str, Any],
+    dice_text: str | None = None,
+    reference: str | None = None,
+) -> None:
+    """Run an action and print each event it recorded with its rule ID, then what the game
+    waits for and the command that answers it."""
+    done = perform(ctx, name, inputs, dice_text, reference)
+    for e in done.events:
+        click.echo(f"{summary(e)}   [{rule_of(e)}]")
+    for item in done.campaign.pending():
+        click.echo(f"Waiting: {item['text']}")
+        answer = next_command(item)
+        if answer:
+            click.echo(f"  next: {answer}")
+
+
+def nation_option(help_text: str = "Acting nation (default: the nation whose turn it is).") -> Any:
+    """`--nation`, completed from the campaign's nations."""
+    from tracker.cli.completion import complete_nations
+
+    return click.option("--nation", help=help_text, shell_complete=complete_nations)
+
+
+def battle_argument(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The BATTLE argument: a battle number, completed from the campaign's battles."""
+    from tracker.cli.completion import complete_battles
+
+    return click.argument("battle", type=POSITIVE, shell_complete=complete_battles)(f)
+
+
+# A phase named on the command line, case-insensitive.
+PHASES = click.Choice(list(KNOWN_PHASES), case_sensitive=False)

@@ -1,0 +1,369 @@
+"""The `tracker` command line: the main group, its table of commands and the mapping of every
+error to one line and an exit status.
+
+The table names each command's module and its one-line help, so `tracker --help`, `--version`
+and the completion of a command's name import click and this module alone: a command's module
+(and what it needs: the storage stack, rich, the referee) is imported when that command runs.
+
+Every error a user can cause is printed as one line naming the rule or the input, with exit
+status 1 for a refused action and 2 for bad usage; never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any, NoReturn
+
+import click
+from click.shell_completion import CompletionItem
+
+from domain.errors import TrackerError
+from tracker.cli.startup import settle_imports_from_now
+
+# name: (module under tracker., attribute, one-line help). tests/test_cli_startup.py checks
+# that each line is the command's own help, so the listing never drifts from the commands.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "adjust": (
+        "cli.commands.economy",
+        "adjust",
+        "Record what the tracker does not model (land combat, territory changes, agreed events) as one "
+        "explicit adjustment with a reason (AD1)."
+    ),
+    "approve": (
+        "cli.commands.players",
+        "approve",
+        "Approve override request REQUEST on a league server, as a player of the other side or the "
+        "referee (RK3): the override is then recorded with your agreement."
+    ),
+    "asw": (
+        "cli.commands.naval",
+        "asw_group",
+        "ASW combat against enemy submarines in one's own naval_combat phase (AS1-AS5)."
+    ),
+    "battle": (
+        "cli.commands.naval",
+        "battle_group",
+        "Naval battles (NC1-NC5), and the targets, screens, dice and casualties of every fight (HA1-HA7)."
+    ),
+    "buy": (
+        "cli.commands.economy",
+        "buy",
+        "Buy units in the purchase phase at the ruleset's cost (PU1, PU3); undo takes a purchase back "
+        "until the phase ends."
+    ),
+    "campaigns": (
+        "cli.commands.campaign",
+        "campaigns",
+        "List the campaigns in the database."
+    ),
+    "convoy": (
+        "cli.commands.convoy",
+        "convoy",
+        "Convoy battles in the NTR owner's collect_resources phase (CV1-CV7)."
+    ),
+    "demo": (
+        "cli.commands.campaign",
+        "demo",
+        "Play a short scripted campaign with auto dice and narrate it, in a new database."
+    ),
+    "dice": (
+        "cli.commands.turn",
+        "dice",
+        "Dice seeds and commitments."
+    ),
+    "explain": (
+        "cli.commands.history",
+        "explain",
+        "Explain one event: its rules, dice and target numbers, choices, what it changed, undo status."
+    ),
+    "export": (
+        "cli.commands.transfer",
+        "export_command",
+        "Write the campaign's events with their hashes to FILE as JSON lines ('-' for stdout)."
+    ),
+    "import": (
+        "cli.commands.transfer",
+        "import_command",
+        "Verify an export FILE ('-' for stdin) and record it as a new campaign in this database; a file "
+        "for a campaign already here (a full export, or `export --since`) continues it."
+    ),
+    "intercept": (
+        "cli.commands.naval",
+        "intercept",
+        "Interceptions of submarine groups passing hostile zones (SM2-SM5); `tracker move` starts them."
+    ),
+    "log": (
+        "cli.commands.history",
+        "log",
+        "List the campaign's events in order, with rule IDs, filtered as asked."
+    ),
+    "luck": (
+        "cli.commands.odds",
+        "luck",
+        "Luck: per nation and turn, what its dice should have brought against what they brought."
+    ),
+    "map": (
+        "cli.commands.board",
+        "map_command",
+        "Show the campaign's map: every zone, what it touches, its ports, who is there and the NTR."
+    ),
+    "move": (
+        "cli.commands.turn",
+        "move",
+        "Move units together along a path of adjacent zones; a submarine group stops at a hostile zone "
+        "where the enemy may search it (SM2: see `tracker intercept`)."
+    ),
+    "new": (
+        "cli.commands.campaign",
+        "new",
+        "Create a campaign."
+    ),
+    "next": (
+        "cli.commands.turn",
+        "next_phase",
+        "Close the current phase and open the next (collecting resources at the end of a turn); refused "
+        "while the phase still requires something (T4: `tracker pending` lists it)."
+    ),
+    "ntr": (
+        "cli.commands.turn",
+        "ntr",
+        "Naval trade resources."
+    ),
+    "odds": (
+        "cli.commands.odds",
+        "odds",
+        "Exact odds: every outcome with its probability, expected values and standard deviations."
+    ),
+    "overrides": (
+        "cli.commands.players",
+        "overrides",
+        "List a league server's override requests: who asked what, whose agreement, approved or waiting."
+    ),
+    "pending": (
+        "cli.commands.turn",
+        "pending",
+        "List what the game waits for: whose decision or roll, under which rule."
+    ),
+    "place": (
+        "cli.commands.economy",
+        "place",
+        "Place units bought this turn in the placement phase (PU2); they get the next unused IDs."
+    ),
+    "players": (
+        "cli.commands.players",
+        "players",
+        "The players of a campaign, for `tracker serve`: tokens bound to nations (PL1, PL2)."
+    ),
+    "projections": (
+        "cli.commands.history",
+        "projections",
+        "The read models behind state, log, explain and reports."
+    ),
+    "redo": (
+        "cli.commands.history",
+        "redo",
+        "Re-record the most recently undone action with the dice it rolled (RK4)."
+    ),
+    "replay": (
+        "cli.commands.history",
+        "replay",
+        "Step through the log with the board beside each event, forward and backward, roll by roll and "
+        "battle by battle (keys in a terminal), or print chosen frames with --to / --battle."
+    ),
+    "report": (
+        "cli.commands.report",
+        "report",
+        "A turn report: moves, battles with every die, casualties, NTR lost, resources, research, undos "
+        "(undone events struck through) and the fleet and trade tables at the end of the turn."
+    ),
+    "research": (
+        "cli.commands.turn",
+        "research",
+        "Make a research roll in the research phase (TE1)."
+    ),
+    "rulesets": (
+        "cli.commands.campaign",
+        "rulesets",
+        "List the built-in rulesets."
+    ),
+    "scenarios": (
+        "cli.commands.campaign",
+        "scenarios",
+        "List the built-in scenarios."
+    ),
+    "serve": (
+        "server.command",
+        "serve",
+        "Serve the campaigns of a database to a group: a JSON API under /api and the browser viewer at /,"
+        " on SQLite or PostgreSQL."
+    ),
+    "shell": (
+        "cli.shell",
+        "shell_command",
+        "An interactive session on one campaign: every command without `tracker`, tab completion from the"
+        " campaign, history, and a prompt showing round, nation and phase."
+    ),
+    "show": (
+        "cli.commands.board",
+        "show_command",
+        "Show one zone: what it is, what it touches, every unit there, the NTR and the battles open "
+        "there."
+    ),
+    "state": (
+        "cli.commands.turn",
+        "state",
+        "Show the board: turn position, units by zone, NTR, resources, technology; now or at any point."
+    ),
+    "stats": (
+        "cli.commands.report",
+        "stats",
+        "Per nation per national turn: resources, NTR at sea, NTR lost, units, fleet cost, technology "
+        "(the figures at the end of each turn; the current turn so far)."
+    ),
+    "undo": (
+        "cli.commands.history",
+        "undo",
+        "Undo the last action (or back to an event) with a compensating event (RK3)."
+    ),
+    "units": (
+        "cli.commands.board",
+        "units_command",
+        "Show the unit types of the campaign's ruleset: combat values, move or range, hits, cost, "
+        "searches."
+    ),
+    "verify": (
+        "cli.commands.history",
+        "verify",
+        "Check the hash chain, re-derive every auto die whose seed is available, check every snapshot "
+        "against the log, the dice seed against its commitment and rows beyond the last event; print the "
+        "head (last event and hash) to post, or check one posted earlier."
+    ),
+}
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(code)
+
+
+def damaged_database(error: BaseException, obj: object) -> str | None:
+    """The one-line message for a database file found damaged while it was read, or None."""
+    import sqlite3
+
+    cause = getattr(error, "orig", None) or error.__cause__ or error.__context__
+    for e in (error, cause):
+        if type(e) is sqlite3.DatabaseError:
+            from tracker.storage.store import DEFAULT_DB
+
+            where = getattr(obj, "db", None) or os.environ.get("TRACKER_DB") or DEFAULT_DB
+            return f"database {where!r} is damaged ({e}); restore it from a copy or an export"
+    return None
+
+
+class TrackerGroup(click.Group):
+    """The main group: commands from the table, loaded on demand, and every error mapped to a
+    one-line message and an exit status."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:  # one added by hand (a test's copy of the group)
+            return self.commands[cmd_name]
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module, attribute, _ = entry
+        command: click.Command = getattr(importlib.import_module(f"tracker.{module}"), attribute)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # The listing from the table, so `--help` imports no command's module.
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [(name, self.listed_help(name, limit)) for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        names = [name for name in self.list_commands(ctx) if name.startswith(incomplete)]
+        items = [CompletionItem(name, help=self.listed_help(name, 45)) for name in names]
+        # The group's own options, as click completes them (skipping click.Group's command listing).
+        return items + click.Command.shell_complete(self, ctx, incomplete)
+
+    def listed_help(self, name: str, limit: int) -> str:
+        if name in self.commands:
+            return self.commands[name].get_short_help_str(limit)
+        return short_help(name, limit)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            from tracker.cli.common import Context
+
+            server = ctx.params.get("server")
+            if server and not isinstance(ctx.obj, Context):
+                # A TRACKER_DB left in the environment for local work does not stand in the way.
+                if ctx.get_parameter_source("db") == click.core.ParameterSource.COMMANDLINE:
+                    raise click.UsageError("--server runs commands on the server's database: leave out --db")
+                from tracker.cli.client import run_remote
+
+                # The command line after the global options, as typed.
+                rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
+                ctx.exit(run_remote(server, ctx.params.get("campaign"), rest))
+            return super().invoke(ctx)
+        except TrackerError as e:
+            _fail(str(e), e.exit_code)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, BrokenPipeError):
+            raise
+        except OverflowError as e:
+            # Every number a user types is bounded; one this large came from a damaged record.
+            _fail(f"a number is too large to handle ({e}): a damaged record? run `tracker verify`", 1)
+        except Exception as e:  # noqa: BLE001 - the promise is: never a traceback
+            damaged = damaged_database(e, ctx.obj)
+            if damaged is not None:
+                _fail(damaged, 2)
+            if os.environ.get("TRACKER_DEBUG"):
+                raise
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            _fail(f"unexpected {type(e).__name__}: {first} (set TRACKER_DEBUG=1 for details)", 1)
+
+
+def short_help(name: str, limit: int = 45) -> str:
+    """A command's one-line help from the table, cut to `limit` as click cuts a command's own."""
+    return click.Command(name, help=COMMANDS[name][2]).get_short_help_str(limit)
+
+
+@click.group(cls=TrackerGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", envvar="TRACKER_DB", help="SQLite file path or SQLAlchemy URL (default ./campaign.db).")
+@click.option("--campaign", envvar="TRACKER_CAMPAIGN", help="Campaign name (needed when the database holds several).")
+@click.option(
+    "--server",
+    envvar="TRACKER_SERVER",
+    help="Run the command on a league server (tracker serve) with the token in TRACKER_TOKEN or the config file.",
+)
+@click.version_option(package_name="twtea-naval-tracker")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None, campaign: str | None, server: str | None) -> None:
+    """Campaign tracker and referee for the naval war of The War to End All Wars.
+
+    Example: tracker new autumn --scenario north-sea-1914 && tracker state
+    """
+    from tracker.cli.common import Context
+
+    if isinstance(ctx.obj, Context):
+        return  # a line of `tracker shell`: the session's open database and campaign
+    obj = Context(db, campaign)
+    ctx.obj = obj
+    ctx.call_on_close(obj.close)
+
+
+def main() -> None:
+    settle_imports_from_now()
+    try:
+        cli(prog_name="tracker")
+    except BrokenPipeError:
+        # Output piped into `head` and the like: stop quietly, as Unix tools do.
+        sys.stderr.close()
+        sys.exit(0)

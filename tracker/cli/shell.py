@@ -1,0 +1,203 @@
+"""`tracker shell`: an interactive session on one campaign.
+
+Every line is split like a shell command line and run by the same click group as `tracker`,
+in the same process, on one database kept open: the same output and the same one-line
+errors, without a new process (and a new database connection) per command. The prompt shows
+the campaign's round, nation and phase; tab completes commands, options, units, zones,
+nations, technologies and battle numbers from the campaign (the same completers as the
+shell's own completion); history is kept in a file.
+
+prompt_toolkit is imported only here: a copy installed without it runs every other command,
+and `tracker shell` says what to install (exit 2).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from domain.errors import InputError
+from tracker.cli.common import Context
+from tracker.cli.completion import completions
+
+EXIT_WORDS = ("exit", "quit")
+HELP = (
+    "Type any tracker command without `tracker` (e.g. `state`, `pending`, `move de-ss1 --to skagerrak`); "
+    "TAB completes, `help` lists the commands, `exit` or Ctrl-D leaves."
+)
+
+
+def history_file(db_url: str) -> Path:
+    """The history file: one per database, under the user's data folder."""
+    import hashlib
+
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    digest = hashlib.sha256(db_url.encode()).hexdigest()[:16]
+    return base / "twtea-naval-tracker" / f"shell-history-{digest}"
+
+
+def split_line(line: str) -> list[str]:
+    """A command line as a shell splits it; a leading `tracker` is allowed and dropped."""
+    try:
+        args = shlex.split(line)
+    except ValueError as e:
+        raise InputError(f"cannot read the line: {e}") from None
+    if args and args[0] == "tracker":
+        args = args[1:]
+    return args
+
+
+class Session:
+    """One campaign on one open database; `dispatch` runs one command line."""
+
+    def __init__(self, group: click.Group, obj: Context) -> None:
+        self.group = group
+        self.obj = obj
+
+    def prompt_text(self) -> str:
+        try:
+            c = self.obj.load()
+        except Exception:  # noqa: BLE001 - the prompt must always come back
+            return "tracker> "
+        return f"{self.obj.tracker.name_of(c)} · round {c.round} · {c.nation} · {c.phase}> "
+
+    def dispatch(self, line: str) -> int:
+        """Run one line; return its exit status. Errors are printed as `tracker` prints them."""
+        try:
+            args = split_line(line)
+        except InputError as e:
+            click.echo(f"Error: {e}", err=True)
+            return 2
+        if not args:
+            return 0
+        if args[0] == "help":
+            args = [*args[1:], "--help"] if len(args) > 1 else ["--help"]
+        if args[0] == "shell":
+            click.echo("Error: already in a tracker shell", err=True)
+            return 2
+        if args[0].split("=")[0] in ("--db", "--campaign"):
+            click.echo("Error: a shell stays on one campaign: start another for another --db or --campaign", err=True)
+            return 2
+        self.obj.may_create = False
+        try:
+            result = self.group.main(args, prog_name="tracker", obj=self.obj, standalone_mode=False)
+        except SystemExit as e:
+            return e.code if isinstance(e.code, int) else 1
+        except click.exceptions.Abort:
+            click.echo("Aborted!", err=True)
+            return 1
+        except click.ClickException as e:
+            e.show()
+            return e.exit_code
+        except click.exceptions.Exit as e:
+            return e.exit_code
+        return result if isinstance(result, int) else 0
+
+    def run(self, read_line: Callable[[str], str]) -> None:
+        """Read and run lines until end of input or `exit`; Ctrl-C drops the line being typed."""
+        click.echo(HELP)
+        while True:
+            try:
+                line = read_line(self.prompt_text())
+            except KeyboardInterrupt:
+                continue
+            except EOFError:
+                return
+            if line.strip() in EXIT_WORDS:
+                return
+            self.dispatch(line)
+
+
+def _last_word(text: str) -> tuple[list[str], str, str]:
+    """(complete words, the word being typed without quotes, that word as typed)."""
+    from click.shell_completion import split_arg_string
+
+    quote = None
+    start = 0
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch.isspace():
+            start = i + 1
+    raw = text[start:]
+    words = split_arg_string(text[:start])
+    return words, split_arg_string(raw)[0] if raw.strip() else "", raw
+
+
+def completer(group: click.Group, obj: Context) -> Any:
+    """A prompt_toolkit completer asking click what comes next, as shell completion does."""
+    from prompt_toolkit.completion import Completer, Completion
+
+    class ClickCompleter(Completer):
+        def get_completions(self, document: Any, complete_event: Any) -> Iterable[Completion]:
+            words, incomplete, raw = _last_word(document.text_before_cursor)
+            if words and words[0] == "tracker":
+                words = words[1:]
+            for item in completions(group, words, incomplete, obj):
+                value = str(item.value)
+                if not value.startswith(incomplete) and not value.casefold().startswith(incomplete.casefold()):
+                    continue
+                text = shlex.quote(value) if any(c.isspace() for c in value) or raw[:1] in "'\"" and raw else value
+                yield Completion(text, start_position=-len(raw), display_meta=item.help or "")
+
+    return ClickCompleter()
+
+
+def prompt_session(group: click.Group, obj: Context, history: Path | None, **kwargs: Any) -> Any:
+    """A prompt_toolkit session with file history and the campaign's completion."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+    if history is not None:
+        history.parent.mkdir(parents=True, exist_ok=True)
+    return PromptSession(
+        history=FileHistory(str(history)) if history is not None else InMemoryHistory(),
+        completer=completer(group, obj),
+        complete_while_typing=False,
+        **kwargs,
+    )
+
+
+@click.command(name="shell")
+@click.option(
+    "--history",
+    "history",
+    type=click.Path(dir_okay=False),
+    help="History file (default: one per database under ~/.local/share/twtea-naval-tracker).",
+)
+@click.option("--no-history", is_flag=True, help="Keep no history file.")
+@click.pass_obj
+def shell_command(ctx: Context, history: str | None, no_history: bool) -> None:
+    """An interactive session on one campaign: every command without `tracker`, tab completion
+    from the campaign, history, and a prompt showing round, nation and phase.
+
+    Example: tracker --campaign autumn shell
+    """
+    try:
+        import prompt_toolkit  # noqa: F401
+    except ImportError:
+        raise InputError('the shell needs prompt_toolkit: pip install "prompt_toolkit>=3.0.36,<4"') from None
+    t = ctx.tracker
+    t.campaign_id(ctx.campaign)  # a shell opens on a campaign that exists
+    from tracker.cli.main import cli
+
+    session = Session(cli, ctx)
+    path = None if no_history else Path(history) if history else history_file(t.safe_url)
+    if not sys.stdin.isatty():
+        # Lines piped in (a script): no prompt, no editing, the same commands.
+        for line in sys.stdin:
+            if line.strip() in EXIT_WORDS:
+                break
+            session.dispatch(line)
+        return
+    prompt = prompt_session(cli, ctx, path)
+    session.run(prompt.prompt)

@@ -1,0 +1,445 @@
+"""The file format of a campaign export (`tracker export`/`import`, see `tracker.transfer`), and
+reading and checking a file of it: line by line as it is verified, every event decoded from its
+stored state and compared with its line, the chain, the dice and every asked action re-run.
+
+File format ``twtea-naval-tracker/events``, version 1
+-----------------------------------------------------
+
+UTF-8 text, one JSON object per line ("JSON lines"), lines separated by ``\\n``.
+
+Line 1 is the header::
+
+    {"format": "twtea-naval-tracker/events", "version": 1, "campaign": "autumn",
+     "events": 42, "last_hash": "<hash of the last event>",
+     "exported_at": "2025-03-01T18:00:00+00:00", "exported_by": "twtea-naval-tracker 0.1.0"}
+
+Lines 2 to events+1 hold the events in log order, one per line::
+
+    {"seq": 3, "kind": "DiceRolled", "topic": "domain.campaign:Campaign.DiceRolled",
+     "timestamp": "2025-03-01T17:59:58.123456+00:00",
+     "prev_hash": "<hash of event 2>", "hash": "<this event's hash>",
+     "event": {"action": 2, "roll": 1, "values": [6], ...},
+     "state": "{\\"timestamp\\":{...},\\"prev_hash\\":...}"}
+
+- ``seq`` is the event's version in the campaign (1, 2, 3, ... without gaps); ``kind`` the
+  event class; ``topic`` the stored topic naming that class.
+- ``event`` holds the event's recorded fields as plain JSON: every attribute except the
+  originator id and version, the timestamp, the two hashes and ``originator_topic``. That is
+  exactly what the hash covers, so anyone can check the chain with this file alone::
+
+      hash = sha256(json.dumps({"prev": prev_hash, "kind": kind, "version": seq,
+                                "timestamp": timestamp, "content": event},
+                               sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                    .encode()).hexdigest()
+
+  and each line's ``prev_hash`` is the previous line's ``hash`` (64 zeros for event 1).
+- ``state`` is the stored row's state as it is (the eventsourcing JSONTranscoder's UTF-8 JSON,
+  kept as a string so not a byte changes). With ``topic`` and ``seq`` it rebuilds the exact
+  stored row; import checks that it decodes to exactly the ``kind``, ``timestamp``, hashes
+  and ``event`` written beside it, so an edit to either one is refused.
+
+Not in the file: the campaign's aggregate id (an import records the events under a new id,
+which is not part of any hash), and the secret dice seeds. Seeds already revealed with
+`tracker dice reveal` are in the log, so their rolls can be re-derived anywhere; rolls made
+with a seed that is still secret are checked by the hash chain only, and an imported `auto`
+campaign records further rolls with manual dice (``--dice``).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, BinaryIO, cast
+from uuid import UUID
+
+from eventsourcing.persistence import Mapper, StoredEvent
+from eventsourcing.utils import get_topic
+
+from domain.campaign import Campaign
+from domain.chain import event_content
+from domain.errors import InputError, TrackerError
+from tracker.service.verify import VerifyReport, verify_events
+
+# Long work reports its progress through an optional `progress(total)`: a context manager
+# (such as `tracker.cli.common.progress` with its label bound) that yields `tick(n)`, called
+# as each n more of the `total` items are done. The default, None, reports nothing.
+Progress = Callable[[int], AbstractContextManager[Callable[[int], None]]]
+
+
+def ticking(progress: Progress | None, total: int) -> AbstractContextManager[Callable[[int], None]]:
+    if progress is None:
+        return nullcontext(lambda _n: None)
+    return progress(total)
+
+
+FORMAT = "twtea-naval-tracker/events"
+FORMAT_VERSION = 1
+
+_HEADER_FIELDS: dict[str, type] = {"campaign": str, "events": int, "last_hash": str}
+_EVENT_FIELDS: dict[str, type] = {
+    "seq": int,
+    "kind": str,
+    "topic": str,
+    "timestamp": str,
+    "prev_hash": str,
+    "hash": str,
+    "event": dict,
+    "state": str,
+}
+
+
+class ImportRefused(TrackerError):
+    """A well-formed export that does not verify: an edited, missing or reordered event (exit 1)."""
+
+    def __init__(self, source: str, line: int, problem: str) -> None:
+        super().__init__(f"{source}: line {line}: {problem}")
+        self.source = source
+        self.line = line
+        self.problem = problem
+
+
+# ----- reading a file -----
+
+
+@dataclass(frozen=True)
+class Row:
+    """One event line of an export."""
+
+    line: int
+    seq: int
+    kind: str
+    topic: str
+    timestamp: str
+    prev_hash: str
+    hash: str
+    event: dict[str, Any]
+    state: str
+
+
+# One line is one event; the largest, the campaign's creation, carries its scenario and
+# ruleset twice (as fields and as stored state): a few hundred kilobytes for a big map.
+MAX_LINE_BYTES = 4 * 1024 * 1024
+MAX_EVENTS = 100_000_000
+_MAX_BLANK_LINES = 100
+
+
+class ParsedExport:
+    """An export read line by line as it is checked: the header at once, each event line
+    when verification asks for it, so a file that goes wrong is refused where it does,
+    without reading (or holding) the rest."""
+
+    def __init__(self, source: str, header: dict[str, Any], lines: Iterator[tuple[int, bytes]]) -> None:
+        self.source = source
+        self.header = header
+        self.rows: list[Row] = []
+        self.last_line = 1
+        self._lines = lines
+        self._done = False
+
+    def row(self, index: int) -> Row | None:
+        """The event line at `index` (0 for event 1), read when first asked for; None past the end."""
+        while len(self.rows) <= index and not self._done:
+            try:
+                number, raw = next(self._lines)
+            except StopIteration:
+                self._done = True
+                break
+            obj = _json_object(self.source, number, raw)
+            _check_fields(self.source, number, obj, _EVENT_FIELDS)
+            if len(self.rows) >= self.header["events"]:
+                raise ImportRefused(
+                    self.source,
+                    number,
+                    f"event {obj['seq']} is beyond the {self.header['events']} events its header (line 1) declares",
+                )
+            self.rows.append(Row(line=number, **{k: obj[k] for k in _EVENT_FIELDS}))
+            self.last_line = number
+        return self.rows[index] if index < len(self.rows) else None
+
+    def read_all(self) -> list[Row]:
+        """Every event line (reading the rest of the file)."""
+        while self.row(len(self.rows)) is not None:
+            pass
+        return self.rows
+
+    def iter_rows(self) -> Iterator[Row]:
+        index = 0
+        while (row := self.row(index)) is not None:
+            yield row
+            index += 1
+
+
+def _bad(source: str, line: int, problem: str) -> InputError:
+    return InputError(f"{source}: line {line}: {problem}")
+
+
+def _check_fields(source: str, line: int, obj: dict[str, Any], fields: dict[str, type]) -> None:
+    for key, kind in fields.items():
+        if key not in obj:
+            raise _bad(source, line, f"field {key!r} is missing")
+        value = obj[key]
+        # bool is an int to Python, never to this format.
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise _bad(source, line, f"field {key!r} must be a JSON {_json_type(kind)}")
+
+
+def _json_type(kind: type) -> str:
+    return {str: "string", int: "integer", dict: "object"}.get(kind, kind.__name__)
+
+
+def _lines(stream: BinaryIO, source: str) -> Iterator[tuple[int, bytes]]:
+    """The file's lines with their numbers, one at a time, each at most MAX_LINE_BYTES long;
+    blank lines only at the end."""
+    number = 0
+    blanks: list[int] = []
+    while True:
+        raw = stream.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            raise _bad(source, number, f"longer than {MAX_LINE_BYTES:,} bytes: not a line of a campaign export")
+        if not raw.strip():
+            blanks.append(number)
+            if len(blanks) > _MAX_BLANK_LINES:
+                raise _bad(source, blanks[0], "empty line")
+            continue
+        if blanks:
+            raise _bad(source, blanks[0], "empty line")
+        yield number, raw
+
+
+def _json_object(source: str, number: int, raw: bytes) -> dict[str, Any]:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _bad(source, number, "not UTF-8 text") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        if number == 1:
+            raise _bad(source, 1, f"not a campaign export: no JSON header ({e.msg})") from None
+        raise _bad(source, number, f"not valid JSON ({e.msg} at column {e.colno})") from None
+    except RecursionError:
+        raise _bad(source, number, "not valid JSON (nested too deeply)") from None
+    if not isinstance(obj, dict):
+        raise _bad(source, number, "not a JSON object")
+    return obj
+
+
+def parse_export(data: bytes | BinaryIO, source: str) -> ParsedExport:
+    """Read the header line and get ready to read the events one by one (`ParsedExport.row`).
+
+    A line that is not what the format says is an input error (exit 2) naming the line; the
+    event lines are checked as they are read.
+    """
+    stream: BinaryIO = io.BytesIO(data) if isinstance(data, bytes) else data
+    lines = _lines(stream, source)
+    first = next(lines, None)
+    if first is None:
+        raise InputError(f"{source}: the file is empty, not a campaign export")
+    header = _json_object(source, *first)
+    if header.get("format") != FORMAT:
+        raise _bad(source, 1, f"not a campaign export (its header must have format {FORMAT!r})")
+    version = header.get("version")
+    if version != FORMAT_VERSION:
+        raise _bad(
+            source, 1, f"export format version {version!r} is not supported (this tracker reads {FORMAT_VERSION})"
+        )
+    _check_fields(source, 1, header, _HEADER_FIELDS)
+    if not 1 <= header["events"] <= MAX_EVENTS:
+        raise _bad(source, 1, f"field 'events' must be between 1 and {MAX_EVENTS:,}")
+    return ParsedExport(source, header, lines)
+
+
+# ----- verifying it -----
+
+
+@dataclass
+class VerifiedExport:
+    """Rows that rebuild the campaign exactly, with the verify report and the replayed campaign."""
+
+    stored: list[StoredEvent]
+    report: VerifyReport
+    campaign: Campaign
+
+
+class LineProblem(Exception):
+    pass
+
+
+def event_topics() -> dict[str, type[Campaign.Event]]:
+    """The only topics an import may name: never import a module a file asks for."""
+    topics: dict[str, type[Campaign.Event]] = {}
+    for value in vars(Campaign).values():
+        if isinstance(value, type) and issubclass(value, Campaign.Event) and value is not Campaign.Event:
+            topics[get_topic(value)] = value
+    return topics
+
+
+def plain_content(event: Any) -> dict[str, Any]:
+    """The recorded fields as they read back from JSON."""
+    return cast(dict[str, Any], json.loads(json.dumps(event_content(dict(vars(event))), ensure_ascii=False)))
+
+
+def decode_row(row: Row, mapper: Mapper[UUID], originator_id: UUID, topics: dict[str, Any]) -> Any:
+    """Decode a row's stored state and check it says exactly what the row says beside it."""
+    cls = topics.get(row.topic)
+    what = f"event {row.seq} ({row.kind})"
+    if cls is None:
+        raise LineProblem(f"{what}: topic {row.topic!r} is not an event of a campaign")
+    if cls.__name__ != row.kind:
+        raise LineProblem(f"{what}: its kind does not match its topic {row.topic!r}")
+    if (row.seq == 1) != (row.kind == "Created"):
+        raise LineProblem(f"{what}: a campaign's first event, and only that one, is its Created event")
+    stored = StoredEvent(
+        originator_id=originator_id, originator_version=row.seq, topic=row.topic, state=row.state.encode("utf-8")
+    )
+    try:
+        event = mapper.to_domain_event(stored)
+        attrs = vars(event)
+        timestamp = attrs["timestamp"].isoformat()
+        content = plain_content(event)
+    except Exception as e:  # noqa: BLE001 - whatever breaks, the state was edited
+        raise LineProblem(f"{what}: its state cannot be decoded ({type(e).__name__}): the line was edited") from e
+    differing = [
+        name
+        for name, mine, stated in (
+            ("timestamp", timestamp, row.timestamp),
+            ("prev_hash", attrs.get("prev_hash"), row.prev_hash),
+            ("hash", attrs.get("hash"), row.hash),
+        )
+        if mine != stated
+    ]
+    differing += sorted(k for k in set(content) | set(row.event) if content.get(k, ...) != row.event.get(k, ...))
+    if differing:
+        verb = "does" if len(differing) == 1 else "do"
+        raise LineProblem(
+            f"{what}: the line's {', '.join(differing)} {verb} not match its stored state: the line was edited"
+        )
+    return event
+
+
+def verify_export(
+    parsed: ParsedExport,
+    mapper: Mapper[UUID],
+    originator_id: UUID,
+    local_seed: Callable[[int], str | None] = lambda epoch: None,
+    tick: Callable[[int], None] = lambda _n: None,
+) -> VerifiedExport:
+    """Check every line, the hash chain, the dice and the header; replay the campaign.
+
+    The first problem raises ImportRefused naming its line. The stored rows returned carry
+    `originator_id`, which no hash covers. `tick(1)` is called as each event line has been
+    checked.
+    """
+    source = parsed.source
+    topics = event_topics()
+    problems: dict[int, str] = {}
+    decoded: list[Any] = []
+    current = [1]
+
+    def decode(row: Row) -> Any:
+        try:
+            event = decode_row(row, mapper, originator_id, topics)
+        except LineProblem as e:
+            problems[row.line] = str(e)
+            raise
+        decoded.append(event)
+        return event
+
+    def walk() -> Iterator[tuple[int, Callable[[], Any]]]:
+        for row in parsed.iter_rows():
+            current[0] = row.line
+            yield row.seq, partial(decode, row)
+            tick(1)  # the walk asks for the next line once this one is checked
+
+    try:
+        report = verify_events(walk(), local_seed)
+    except TrackerError:
+        raise  # a line that cannot be read, or one beyond the header's count: named already
+    except Exception as e:  # noqa: BLE001 - hashed but impossible content (e.g. an unknown epoch)
+        raise ImportRefused(source, current[0], f"the event cannot be checked ({type(e).__name__}: {e})") from None
+    if not report.ok:
+        assert report.problem is not None
+        line_of = {row.seq: row.line for row in parsed.rows}
+        if report.events < len(parsed.rows):
+            line = current[0]  # the walk stopped at the line it was reading
+            problem = problems.get(line, report.problem)
+            expected = report.events + 1
+            here = parsed.rows[line - 2].seq
+            later: list[int] = []
+            if here != expected:
+                # Reordered lines? Look further on for the event that belongs here.
+                try:
+                    rest = parsed.read_all()
+                except TrackerError:
+                    rest = parsed.rows  # the rest of the file is unreadable: say what we know
+                later = [row.line for row in rest[line - 1 :] if row.seq == expected]
+            if here != expected and later:
+                problem = (
+                    f"event {here} is out of order: event {expected} belongs on this line "
+                    f"but is on line {later[0]} (lines were reordered)"
+                )
+            raise ImportRefused(source, line, problem)
+        raise ImportRefused(source, line_of.get(report.bad_version or 0, current[0]), report.problem)
+
+    declared = parsed.header["events"]
+    count = len(parsed.rows)
+    if count == 0:
+        raise ImportRefused(source, 2, "the file has no events (event 1, the campaign's creation, is missing)")
+    if declared > count:
+        raise ImportRefused(
+            source,
+            parsed.last_line + 1,
+            f"event {count + 1} missing: the file ends after event {count} but its header (line 1) "
+            f"declares {declared} events",
+        )
+    if parsed.header["last_hash"] != parsed.rows[-1].hash:
+        raise ImportRefused(
+            source, 1, f"the header's last_hash is not the hash of the last event (line {parsed.rows[-1].line})"
+        )
+
+    campaign = referee_events(source, parsed.rows, decoded, report)
+    stored = [
+        StoredEvent(
+            originator_id=originator_id,
+            originator_version=row.seq,
+            topic=row.topic,
+            state=row.state.encode("utf-8"),
+        )
+        for row in parsed.rows
+    ]
+    return VerifiedExport(stored, report, campaign)
+
+
+def referee_events(source: str, rows: Sequence[Row], decoded: list[Any], report: VerifyReport) -> Campaign:
+    """Re-run every asked action of the file through the referee (as `verify` does) and fold
+    the campaign; the first event the referee does not record as the file does is refused,
+    naming its line."""
+    from tracker.service.referee import Mismatch, referee_log
+
+    line_of = {row.seq: row.line for row in rows}
+    applying = [0]
+
+    def note(agg: Any) -> None:
+        applying[0] = agg.version
+
+    try:
+        result = referee_log(decoded, note)
+    except Mismatch as e:
+        raise ImportRefused(source, line_of.get(e.version, rows[0].line), str(e)) from None
+    except Exception as e:  # noqa: BLE001 - the import must never record what cannot be loaded
+        seq = applying[0] + 1
+        kind = type(decoded[seq - 1]).__name__ if seq <= len(decoded) else "?"
+        raise ImportRefused(
+            source, line_of.get(seq, rows[-1].line), f"event {seq} ({kind}) cannot be applied ({type(e).__name__}: {e})"
+        ) from None
+    report.actions_refereed = result.actions_checked
+    report.actions_unasked = result.unasked_actions
+    assert isinstance(result.campaign, Campaign)
+    return result.campaign

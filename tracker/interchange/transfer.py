@@ -1,0 +1,266 @@
+"""Export a campaign's event log to a file and import it into any database (`tracker export`/`import`).
+
+The file format, and reading and verifying a file, are in `tracker.export_format`.
+
+Import refuses, naming the line, a file that is not valid (bad JSON, a missing field: exit 2)
+or does not verify (an edited, deleted or reordered event, a broken chain, a header that does
+not match its events: exit 1). It writes the campaign's name and all its events in one
+transaction, so a failure never leaves half a campaign.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from importlib import metadata
+from typing import TYPE_CHECKING, Any, BinaryIO
+from uuid import UUID
+
+import sqlalchemy.exc
+from eventsourcing.persistence import IntegrityError, StoredEvent
+
+from domain.campaign import Campaign
+from domain.errors import InputError, TrackerError
+from tracker.interchange.format import (
+    FORMAT,
+    FORMAT_VERSION,
+    ImportRefused,
+    Progress,
+    event_topics,
+    parse_export,
+    plain_content,
+    ticking,
+    verify_export,
+)
+from tracker.service.application import Tracker
+from tracker.service.verify import verify_events
+from tracker.storage.store import check_campaign_name
+
+if TYPE_CHECKING:
+    from tracker.interchange.pbem import Continued
+
+class ExportRefused(TrackerError):
+    """The campaign's own log does not verify, so its export could not be imported (exit 1)."""
+
+
+# ----- export -----
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    campaign: str
+    events: int
+    last_hash: str
+    dice_mode: str
+    rolls_unrevealed: int  # auto rolls an importer cannot re-derive: their seed is still secret
+    text: str
+    since: int = 0  # a continuation: the events after this one
+    head_seq: int = 0
+
+
+def _tool_version() -> str:
+    try:
+        return f"twtea-naval-tracker {metadata.version('twtea-naval-tracker')}"
+    except metadata.PackageNotFoundError:
+        return "twtea-naval-tracker"
+
+
+def _registered_name(tracker: Tracker, cid: UUID) -> str:
+    for name, registered in tracker.registry.names():
+        if registered == str(cid):
+            return name
+    return tracker.load(cid).name
+
+
+def _line(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def _event_line(s: StoredEvent, event: Any, state: str) -> str:
+    return _line(
+        {
+            "seq": s.originator_version,
+            "kind": type(event).__name__,
+            "topic": s.topic,
+            "timestamp": event.timestamp.isoformat(),
+            "prev_hash": event.prev_hash,
+            "hash": event.hash,
+            "event": plain_content(event),
+            "state": state,
+        }
+    )
+
+
+def export_campaign(tracker: Tracker, cid: UUID, progress: Progress | None = None, since: int = 0) -> ExportResult:
+    """The campaign's export as text, checked while it is written the way import checks it:
+    one pass over the log decodes each event once, verifies it and applies it.
+
+    `progress` (see `Progress`) gets the campaign's event count and a tick per event written."""
+    name = _registered_name(tracker, cid)
+    stored = tracker.stored_events(cid)
+    if not stored:
+        raise InputError(f"campaign {cid} has no events")
+    if not 0 <= since < len(stored):
+        raise InputError(
+            f"--since {since}: campaign {name!r} ends at event {len(stored)}, so there is nothing after it to export"
+        )
+    topics = event_topics()
+    lines: list[str] = []
+    auto_roll_epochs: list[int] = []
+    replayed: list[Any] = [None]
+    since_hash = [""]
+
+    def refused(problem: str) -> ExportRefused:
+        return ExportRefused(
+            f"campaign {name!r} does not verify, so its export would be refused: {problem} (see `tracker verify`)"
+        )
+
+    def write(s: StoredEvent) -> Any:
+        event = tracker.decode(s)
+        kind = type(event).__name__
+        seq = s.originator_version
+        if topics.get(s.topic) is not type(event):
+            raise refused(f"event {seq} ({kind}): topic {s.topic!r} is not an event of a campaign")
+        if (seq == 1) != (kind == "Created"):
+            raise refused(f"event {seq} ({kind}): a campaign's first event, and only that one, is its Created event")
+        if isinstance(event, Campaign.DiceRolled) and event.source == "auto" and seq > since:
+            auto_roll_epochs.append(event.epoch)
+        if seq == since:
+            since_hash[0] = event.hash
+        try:
+            state = s.state.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ExportRefused(f"event {seq}: its stored state is not UTF-8 JSON (compressed or encrypted?)") from None
+        if seq > since:
+            lines.append(_event_line(s, event, state))
+        try:
+            replayed[0] = event.mutate(replayed[0])
+        except Exception as e:  # noqa: BLE001 - import would refuse an event it cannot apply
+            raise refused(f"event {seq} ({kind}) cannot be applied ({type(e).__name__}: {e})") from None
+        return event
+
+    def walk(tick: Callable[[int], None]) -> Iterator[tuple[int, Callable[[], Any]]]:
+        for s in stored:
+            yield s.originator_version, partial(write, s)
+            tick(1)  # the walk asks for the next event once this one is written and checked
+
+    try:
+        with ticking(progress, len(stored)) as tick:
+            report = verify_events(walk(tick), lambda epoch: tracker.seed_for(cid, epoch))
+    except ExportRefused:
+        raise
+    except Exception as e:  # noqa: BLE001 - hashed but impossible content (e.g. an unknown epoch)
+        raise refused(f"the log cannot be checked ({type(e).__name__}: {e})") from None
+    if not report.ok:
+        raise refused(str(report.problem))
+    campaign = replayed[0]
+    assert isinstance(campaign, Campaign)
+    last_hash = campaign.last_hash
+    header = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "campaign": name,
+        "events": len(stored) - since,
+        "last_hash": last_hash,
+        "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "exported_by": _tool_version(),
+    }
+    if since:
+        # A continuation (PBEM by file): the events after `since`, and the event they follow.
+        header.update(since=since, since_hash=since_hash[0])
+    text = "\n".join([_line(header), *lines]) + "\n"
+    return ExportResult(
+        campaign=name,
+        events=len(stored) - since,
+        last_hash=last_hash,
+        dice_mode=campaign.dice_mode,
+        rolls_unrevealed=sum(1 for epoch in auto_roll_epochs if epoch >= campaign.dice_epoch),
+        text=text,
+        since=since,
+        head_seq=len(stored),
+    )
+
+
+# ----- import -----
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    campaign: str
+    campaign_id: UUID
+    exported_as: str
+    recorded_name: str
+    events: int
+    last_hash: str
+    dice_mode: str
+    rolls_checked: int
+    rolls_unchecked: int
+
+
+def _has_events(tracker: Tracker, cid: UUID) -> bool:
+    return bool(tracker.app.recorder.select_events(cid, limit=1))
+
+
+def _check_name(name: str) -> str:
+    return check_campaign_name(name)
+
+
+def import_campaign(
+    tracker: Tracker,
+    data: bytes | BinaryIO,
+    source: str,
+    as_name: str | None = None,
+    progress: Progress | None = None,
+) -> ImportResult | Continued:
+    """Verify an export and record it as a new campaign, name and events in one transaction;
+    a file for a campaign that exists here continues it instead (`tracker.pbem`).
+
+    `progress` (see `Progress`) gets the event count the header declares and a tick per event
+    line checked; they are then written in one transaction."""
+    parsed = parse_export(data, source)
+    name = _check_name(as_name if as_name is not None else parsed.header["campaign"])
+    taken = f"campaign {name!r} already exists in {tracker.safe_url}; import under another name with --as NAME"
+    registered = tracker.registry.lookup(name)
+    since = parsed.header.get("since", 0)
+    if registered is not None and _has_events(tracker, UUID(registered)):
+        existing = UUID(registered)
+        first = parsed.row(0)
+        created = tracker.app.recorder.select_events(existing, limit=1)[0]
+        if since == 0 and first is not None and first.hash != tracker.decode(created).hash:
+            raise InputError(taken)
+        from tracker.interchange.pbem import continue_campaign
+
+        return continue_campaign(tracker, existing, name, parsed, progress)
+    if since:
+        raise ImportRefused(
+            source,
+            1,
+            f"this file continues campaign {name!r} after event {since}, and {tracker.safe_url} has no campaign "
+            f"{name!r}: import the campaign's full export first (or name it with --as)",
+        )
+    # A name left registered by a creation that crashed before its first event is reused,
+    # as `tracker new` does.
+    cid = UUID(registered) if registered is not None else uuid.uuid4()
+    with ticking(progress, parsed.header["events"]) as tick:
+        verified = verify_export(parsed, tracker.app.mapper, cid, tick=tick)
+
+    try:
+        tracker.append_log(cid, name, verified.stored, verified.campaign, registered is not None)
+    except (IntegrityError, sqlalchemy.exc.IntegrityError):
+        raise InputError(f"{taken} (created while this import ran)") from None
+    count = len(verified.stored)
+    return ImportResult(
+        campaign=name,
+        campaign_id=cid,
+        exported_as=parsed.header["campaign"],
+        recorded_name=verified.campaign.name,
+        events=count,
+        last_hash=parsed.rows[-1].hash,
+        dice_mode=verified.campaign.dice_mode,
+        rolls_checked=verified.report.rolls_checked,
+        rolls_unchecked=verified.report.rolls_unchecked,
+    )

@@ -1,0 +1,269 @@
+"""What a turn report reads once per command: the campaign, its turn spans and the figures at
+the end of every turn, from the projections (see `tracker.report`)."""
+
+from __future__ import annotations
+
+import heapq
+import json
+import re
+from collections import Counter
+from typing import Any
+from uuid import UUID
+
+from domain.errors import InputError
+from projections.positions import turn_number
+from projections.views import Views
+from tracker.reports.text import tech_name
+from tracker.service.application import Tracker
+
+# At most this many points per chart line: a long campaign's rounds are grouped.
+CHART_POINTS = 60
+
+
+class ReportContext:
+    """What every part of a report needs to know about the campaign."""
+
+    def __init__(self, t: Tracker, cid: UUID) -> None:
+        self.t = t
+        self.cid = cid
+        campaign = t.load(cid)
+        scenario = campaign.scenario
+        ruleset = campaign.ruleset
+        self.name = t.name_of(campaign)
+        self.scenario, self.ruleset = scenario, ruleset
+        self.version = campaign.version
+        self.turn_order = list(scenario.turn_order)
+        self.techs = list(ruleset.technologies)
+        self.types = list(ruleset.units)
+        self.costs = {name: u.cost for name, u in ruleset.units.items()}
+        self.abbr = {u.abbr: name for name, u in ruleset.units.items()}
+        self.code = {n.code: name for name, n in scenario.nations.items()}
+        self.current = turn_number(self.turn_order, campaign.round, campaign.nation)
+        self.unit_info: dict[str, tuple[str, str]] = {}
+        self.campaign = {
+            "name": self.name,
+            "scenario": scenario.name,
+            "scenario_title": scenario.title,
+            "ruleset": ruleset.name,
+            "dice_mode": campaign.dice_mode,
+            "turn_order": self.turn_order,
+            "sides": {n: scenario.nations[n].side for n in self.turn_order},
+            "technologies": self.techs,
+            "tech_names": {tech: tech_name(tech) for tech in self.techs},
+            "unit_types": {
+                name: {"abbr": u.abbr, "category": u.category, "cost": u.cost} for name, u in ruleset.units.items()
+            },
+        }
+        self.position = {
+            "seq": campaign.version,
+            "turn": self.current,
+            "round": campaign.round,
+            "nation": campaign.nation,
+            "phase": campaign.phase,
+        }
+
+    def check_turn(self, turn: int) -> None:
+        # Turns after the current one may still have stale rows in the phase index after an
+        # undo back into an earlier turn: the campaign's own position decides what was played.
+        if turn < 1 or turn > self.current:
+            raise InputError(
+                f"turn {turn} has not been played in campaign {self.name!r} "
+                f"(played: 1-{self.current}; the current turn is {self.current})"
+            )
+
+    def figures(self, board: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for u in board["units"]:
+            self.unit_info[u["id"]] = (u["type"], u["nation"])
+        units_of: dict[str, list[dict[str, Any]]] = {n: [] for n in self.turn_order}
+        for u in board["units"]:
+            units_of.setdefault(u["nation"], []).append(u)
+        for nation in self.turn_order:
+            units = units_of[nation]
+            by_type = Counter(u["type"] for u in units)
+            out[nation] = self._figures(
+                board["balances"].get(nation, 0),
+                dict(board["ntr"].get(nation, {})),
+                board["ntr_lost"].get(nation, 0),
+                len(units),
+                sum(1 for u in units if u["damage"]),
+                sum(self.costs.get(u["type"], 0) for u in units),
+                by_type,
+                board["tech"].get(nation, {}),
+            )
+        return out
+
+    def _figures(
+        self,
+        balance: int,
+        ntr: dict[str, int],
+        ntr_lost: int,
+        units: int,
+        damaged: int,
+        fleet_cost: int,
+        by_type: Counter[str],
+        tech: dict[str, int],
+    ) -> dict[str, Any]:
+        return {
+            "balance": balance,
+            "ntr_at_sea": sum(ntr.values()),
+            "ntr": ntr,
+            "ntr_lost": ntr_lost,
+            "units": units,
+            "damaged": damaged,
+            "fleet_cost": fleet_cost,
+            "by_type": {name: by_type[name] for name in self.types if by_type[name]},
+            "tech": {t: tech.get(t, 0) for t in self.techs},
+        }
+
+    def unit(self, uid: str) -> tuple[str, str]:
+        """(type, nation) of a unit, from the boards seen or else from its ID (GB-DD1)."""
+        if uid in self.unit_info:
+            return self.unit_info[uid]
+        m = re.fullmatch(r"([A-Za-z]+)-([A-Za-z]+)\d+", uid)
+        if m:
+            return self.abbr.get(m.group(2), "?"), self.code.get(m.group(1), "?")
+        return "?", "?"
+
+    def figures_at(self, v: Views, seqs: list[int], sweep: bool) -> dict[int, dict[str, dict[str, Any]]]:
+        """The figures of every nation after each of these events: one board query each (a
+        bounded number of points, whatever the log's length), or with `sweep` one pass over
+        the history views (every turn of the campaign: linear in the log)."""
+        wanted = sorted(set(seqs))
+        if not sweep:
+            return {seq: self.figures(v.board_at(seq)) for seq in wanted}
+        return self._sweep(v, wanted)
+
+    def _sweep(self, v: Views, wanted: list[int]) -> dict[int, dict[str, dict[str, Any]]]:
+        """Walk the history rows once in event order, keeping each nation's figures up to date,
+        and take them at each wanted event."""
+        units: dict[str, tuple[str, str, int]] = {}  # unit -> (type, nation, damage)
+        count: Counter[str] = Counter()
+        damaged: Counter[str] = Counter()
+        cost: Counter[str] = Counter()
+        by_type: dict[str, Counter[str]] = {n: Counter() for n in self.turn_order}
+        ntr: dict[str, dict[str, int]] = {n: {} for n in self.turn_order}
+        nation_rows: dict[str, tuple[int, int, dict[str, int]]] = {}
+        current: dict[tuple[str, Any], Any] = {}  # (kind, key) -> the row now valid
+        closing: list[tuple[int, int, tuple[str, Any]]] = []
+        dirty = set(self.turn_order)
+        last: dict[str, dict[str, Any]] = {}
+        out: dict[int, dict[str, dict[str, Any]]] = {}
+
+        def unit_change(uid: str, value: tuple[str, str, int] | None) -> None:
+            old = units.pop(uid, None)
+            if old is not None:
+                t, n, d = old
+                count[n] -= 1
+                damaged[n] -= 1 if d else 0
+                cost[n] -= self.costs.get(t, 0)
+                by_type.setdefault(n, Counter())[t] -= 1
+                dirty.add(n)
+            if value is not None:
+                t, n, d = value
+                units[uid] = value
+                self.unit_info[uid] = (t, n)
+                count[n] += 1
+                damaged[n] += 1 if d else 0
+                cost[n] += self.costs.get(t, 0)
+                by_type.setdefault(n, Counter())[t] += 1
+                dirty.add(n)
+
+        def apply(kind: str, row: Any, valid: bool) -> None:
+            if kind == "unit":
+                unit_change(row.unit_id, (row.type, row.nation, row.damage) if valid else None)
+            elif kind == "ntr":
+                zones = ntr.setdefault(row.nation, {})
+                if valid and row.count:
+                    zones[row.zone] = row.count
+                else:
+                    zones.pop(row.zone, None)
+                dirty.add(row.nation)
+            elif valid:
+                nation_rows[row.nation] = (row.balance, row.ntr_lost, json.loads(row.tech))
+                dirty.add(row.nation)
+            else:
+                nation_rows.pop(row.nation, None)
+                dirty.add(row.nation)
+
+        def key_of(kind: str, row: Any) -> tuple[str, Any]:
+            if kind == "unit":
+                return (kind, row.unit_id)
+            if kind == "ntr":
+                return (kind, (row.nation, row.zone))
+            return (kind, row.nation)
+
+        def settle(upto: int) -> None:
+            while closing and closing[0][0] <= upto:
+                _, _, key = heapq.heappop(closing)
+                row = current.get(key)
+                if row is not None and row.to_seq is not None and row.to_seq <= upto:
+                    del current[key]
+                    apply(key[0], row, False)
+
+        rows = v.history(wanted[-1])
+        pending = next(rows, None)
+        serial = 0
+        for point in wanted:
+            while pending is not None and pending[1].from_seq <= point:
+                kind, row = pending
+                settle(row.from_seq)
+                key = key_of(kind, row)
+                current[key] = row
+                apply(kind, row, True)
+                if row.to_seq is not None:
+                    serial += 1
+                    heapq.heappush(closing, (row.to_seq, serial, key))
+                pending = next(rows, None)
+            settle(point)
+            for n in dirty:
+                balance, lost, tech = nation_rows.get(n, (0, 0, {}))
+                zones = ntr.get(n, {})
+                last[n] = self._figures(
+                    balance,
+                    dict(sorted((z, c) for z, c in zones.items() if c)),
+                    lost,
+                    count[n],
+                    damaged[n],
+                    cost[n],
+                    by_type.get(n, Counter()),
+                    tech,
+                )
+            dirty.clear()
+            out[point] = {n: last[n] for n in self.turn_order}
+        return out
+
+    def series(self, v: Views, turns: list[int], sweep: bool) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
+        """The series entries of these turns, and the figures after every event they end
+        (and after event 1, the start)."""
+        ends = v.turn_ends(max(turns) if turns else 0, None if sweep else turns)
+        missing = [k for k in turns if k not in ends]
+        if missing:
+            raise InputError(f"turn {missing[0]} has not been played in this campaign")
+        figures = self.figures_at(v, [1, *(ends[k][0] for k in turns)], sweep)
+        entries = []
+        for k in turns:
+            seq, round_, nation, phase = ends[k]
+            entries.append(
+                {
+                    "turn": k,
+                    "round": round_,
+                    "nation": nation,
+                    "seq": seq,
+                    "complete": k < self.current,
+                    "phase": phase,
+                    "nations": figures[seq],
+                }
+            )
+        return entries, figures
+
+    def chart_turns(self, upto: int) -> list[int]:
+        """The turns a chart shows up to turn `upto`: the last turn of every round (of every
+        few rounds in a long campaign), and `upto` itself."""
+        per_round = len(self.turn_order)
+        rounds = upto // per_round
+        step = max(1, -(-rounds // CHART_POINTS))
+        turns = [r * per_round for r in range(step, rounds + 1, step)]
+        if not turns or turns[-1] != upto:
+            turns.append(upto)
+        return turns

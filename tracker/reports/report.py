@@ -1,0 +1,537 @@
+"""Turn reports (Markdown, HTML, JSON) and per-turn statistics, read from the projections.
+
+A report covers one national turn (`build_report(t, cid, turn=N)`) or the whole campaign
+(`build_report(t, cid)`). It is built once as a JSON-ready dict, and the Markdown and HTML
+renderings are drawn from that dict, so the three formats always tell the same story.
+The figures at the end of every turn come from the projections, nothing is replayed: a
+series over many turns is built in one pass over the history views, a few points (a one-turn
+report, the charts) by one board query each, so a one-turn Markdown or HTML report costs the
+same in a long campaign as in a short one. The charts show the figures at the end of every
+round (of every few rounds in a long campaign), so they stay readable.
+
+Events undone later are kept and marked (`undone_by` is the sequence number of the undo
+event), never dropped; the boards at turn ends already reflect every undo.
+
+JSON shape (`tracker report --format json`), `"schema": 1`:
+
+Top level:
+    schema      1; bumped when a key changes meaning or disappears.
+    scope       "turn" (one national turn) or "campaign" (`--all`).
+    campaign    {name, scenario, scenario_title, ruleset, dice_mode, turn_order: [nation],
+                 sides: {nation: side}, technologies: [id], tech_names: {id: name},
+                 unit_types: {type: {abbr, category, cost}}}
+    position    the campaign now: {seq, turn, round, nation, phase}.
+    start       the opening figures, after event 1: {seq, nations: {nation: FIGURES}}.
+    series      one entry per played turn from 1 to the last turn reported (the Markdown and
+                HTML renderings of one turn build only the turns they show):
+                {turn, round, nation, seq, phase, complete, nations: {nation: FIGURES}}, where
+                seq is the last event of the turn (phase: its phase) and complete is false for
+                the turn still being played.
+    turns       the turns reported, oldest first (one entry for `--turn N`): TURN.
+    luck        the reported turns' rolls and battles against their odds (as `tracker luck`,
+                see `tracker.luck.build_luck`): {metrics: {id: words}, nations: {nation:
+                {turns: [{turn, round, metrics: {id: {expected, actual}}}], total}}, battles:
+                [{battle, turn, kind, zone, attacker, defender, from_seq, expected: {
+                attacker_units_lost, defender_units_lost, ntr_destroyed}, actual: {same},
+                percentile}]}; each battle at its odds from its first roll, the percentile of
+                its outcome for the attacker (0.5: as expected, above: luckier).
+
+FIGURES (one nation at one point): {balance, ntr_at_sea, ntr: {zone: count}, ntr_lost
+(cumulative since the start), units, damaged, fleet_cost (sum of the unit types' costs),
+by_type: {type: count}, tech: {technology: level}}.
+
+TURN:
+    turn, round, nation     the national turn and the phasing nation.
+    complete                false while the turn is still being played.
+    first_seq, last_seq     the span of its events.
+    events      every event: {seq, phase, kind, rule, summary, undone_by}.
+    moves       {seq, phase, nation, units, path, hostile_passed, carried, undone_by}.
+    ntr_placed  {seq, nation, zone, count, undone_by}.
+    research    {seq, nation, technology, cost, roll: ROLL | null, success, level (after a
+                success, else null), acquired, undone_by}.
+    battles     {battle, kind, zone, attacker, defender, submarines, ntr (NTR present when
+                declared), seq, undone_by, rolls: [ROLL], steps: [{seq, kind, rule, summary,
+                undone_by}], casualties: [CASUALTY], ntr_destroyed, ended, survivors}.
+    rolls       every dice roll of the turn (battle and research rolls included): ROLL.
+    casualties  CASUALTY: {seq, unit, type, nation, result ("sunk" or "damaged"), battle,
+                rule, undone_by}.
+    ntr_lost    {seq, nation, zone, count, rolled, battle, undone_by}.
+    resources   {seq, nation, ntr_value, income, lost, collected, balance, undone_by}.
+    undos       undos recorded in this turn or undoing events of it: {seq, turn, undone_from,
+                undone_to, override, reason, rolls (roll numbers taken back), agreed_by (the
+                nations that agreed to an override, RK3), summary, undone_by,
+                undone_events: [{seq, turn, phase, kind, rule, summary}] (every event taken back,
+                in whichever turn it was)}.
+    purchases   units bought and placed (PU1, PU2): {seq, kind, rule, summary, undone_by}.
+    unplaced    units bought in the turn and not placed (yet): {nation: {type: count}}.
+    adjustments adjustments (AD1): {seq, kind, rule, summary, reason, undone_by}.
+    dice_record dice source switches, typed-dice overrides and rerolls (D4, RK3): {seq, kind, rule,
+                summary, undone_by}.
+    other       events of no section above (creation, seed reveals): {seq, kind, rule,
+                summary, undone_by}.
+    end         the figures at the end of the turn: {seq, phase, nations: {nation: FIGURES}, hash (the
+                log's hash after event seq, or null when that event is outside the report)}.
+
+ROLL: {seq, roll, roller, unit, rule, purpose, kind, faces, values, target, base_target,
+success_when ("at_most", "at_least" or "total"), modifiers: [{rule, technology, holder, set,
+add}], outcome, source ("auto" or "manual"), reference, battle, undone_by}.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+from uuid import UUID
+
+from domain.errors import InputError
+from projections.schema import event_index
+from projections.views import Views
+from tracker.reports.context import ReportContext
+from tracker.reports.text import BATTLE_STARTS, DICE_RECORD
+from tracker.service.application import Tracker
+from tracker.service.history import log_records
+
+SCHEMA = 1
+FORMATS = ("md", "bbcode", "html", "json")
+
+
+STAT_FIELDS = (
+    "turn",
+    "round",
+    "turn_nation",
+    "seq",
+    "complete",
+    "nation",
+    "balance",
+    "ntr_at_sea",
+    "ntr_lost",
+    "units",
+    "damaged",
+    "fleet_cost",
+)
+
+
+# ----- one turn -----
+
+
+def _roll(r: dict[str, Any]) -> dict[str, Any]:
+    d = r["data"]
+    return {
+        "seq": r["seq"],
+        "roll": d["roll"],
+        "roller": d["roller"],
+        "unit": d.get("unit"),
+        "rule": d["rule"],
+        "purpose": d["purpose"],
+        "kind": d["kind"],
+        "faces": d["faces"],
+        "values": list(d["values"]),
+        "target": d.get("target"),
+        "base_target": d.get("base_target"),
+        "success_when": d.get("success_when", "at_most"),
+        "modifiers": list(d.get("modifiers", [])),
+        "outcome": d.get("outcome", ""),
+        "source": d.get("source", "auto"),
+        "reference": d.get("reference"),
+        "battle": d.get("battle"),
+        "undone_by": r["undone_by"],
+    }
+
+
+def _step(r: dict[str, Any]) -> dict[str, Any]:
+    return {"seq": r["seq"], "kind": r["kind"], "rule": r["rule"], "summary": r["summary"], "undone_by": r["undone_by"]}
+
+
+def _undo(r: dict[str, Any]) -> dict[str, Any]:
+    d = r["data"]
+    return {
+        "seq": r["seq"],
+        "turn": r["turn"],
+        "undone_from": d["undone_from"],
+        "undone_to": d["undone_to"],
+        "override": bool(d["override"]),
+        "reason": d.get("reason", ""),
+        "rolls": list(d.get("rolls", [])),
+        "agreed_by": list(d.get("agreed_by", [])),
+        "summary": r["summary"],
+        "undone_by": r["undone_by"],
+        "undone_events": [],
+    }
+
+
+def _events_between(v: Views, first: int, last: int) -> list[dict[str, Any]]:
+    """The index rows of events first..last: what an undo took back, whichever turn they were in."""
+    rows = v.index_rows([event_index.c.seq >= first, event_index.c.seq <= last])
+    return [
+        {"seq": r.seq, "turn": r.turn, "phase": r.phase, "kind": r.kind, "rule": r.rule or "", "summary": r.summary}
+        for r in rows
+    ]
+
+
+def _casualty(ctx: ReportContext, r: dict[str, Any]) -> dict[str, Any]:
+    d = r["data"]
+    unit_type, nation = ctx.unit(d["unit"])
+    return {
+        "seq": r["seq"],
+        "unit": d["unit"],
+        "type": unit_type,
+        "nation": nation,
+        "result": "sunk" if d["sunk"] else "damaged",
+        "battle": d.get("battle"),
+        "rule": d.get("rule", r["rule"]),
+        "undone_by": r["undone_by"],
+    }
+
+
+def _turn(
+    ctx: ReportContext,
+    number: int,
+    records: list[dict[str, Any]],
+    undos_elsewhere: list[dict[str, Any]],
+    end: dict[str, Any],
+) -> dict[str, Any]:
+    first = records[0] if records else None
+    section: dict[str, Any] = {
+        "turn": number,
+        "round": end["round"] if first is None else first["round"],
+        "nation": end["nation"] if first is None else first["nation"],
+        "complete": number < ctx.current,
+        "first_seq": first["seq"] if first else None,
+        "last_seq": records[-1]["seq"] if records else None,
+        "events": [{**_step(r), "phase": r["phase"]} for r in records],
+        "moves": [],
+        "ntr_placed": [],
+        "research": [],
+        "battles": [],
+        "rolls": [],
+        "casualties": [],
+        "ntr_lost": [],
+        "resources": [],
+        "undos": [],
+        "purchases": [],
+        "unplaced": {},
+        "adjustments": [],
+        "dice_record": [],
+        "other": [],
+        "end": {
+            "seq": end["seq"],
+            "phase": end["phase"],
+            "nations": end["nations"],
+            # The log's hash after the turn: posted to the group, it pins this history down.
+            "hash": next((r["data"]["hash"] for r in reversed(records) if r["seq"] == end["seq"]), None),
+        },
+    }
+    battles: dict[int, dict[str, Any]] = {}
+    research: dict[int, dict[str, Any]] = {}
+
+    def battle_of(r: dict[str, Any]) -> dict[str, Any]:
+        number = r["battle"]
+        if number not in battles:
+            battles[number] = {
+                "battle": number,
+                "kind": "convoy",
+                "zone": r["zones"][0] if r["zones"] else None,
+                "attacker": None,
+                "defender": None,
+                "submarines": [],
+                "ntr": None,
+                "seq": r["seq"],
+                "undone_by": r["undone_by"],
+                "rolls": [],
+                "steps": [],
+                "casualties": [],
+                "ntr_destroyed": 0,
+                "ended": False,
+                "survivors": [],
+            }
+        return battles[number]
+
+    for r in records:
+        kind, d = r["kind"], r.get("data", {})
+        if kind == "PhaseAdvanced":
+            continue
+        if kind in DICE_RECORD:
+            section["dice_record"].append(_step(r))
+            continue
+        if kind == "DiceRolled":
+            roll = _roll(r)
+            section["rolls"].append(roll)
+            if roll["battle"] is not None:
+                battle_of(r)["rolls"].append(roll)
+            elif roll["kind"] == "research" and d["action"] in research:
+                entry = research[d["action"]]
+                entry["roll"] = roll
+                entry["success"] = roll["outcome"] == "success"
+            else:
+                section["other"].append(_step(r))
+            continue
+        if kind == "UnitsMoved":
+            section["moves"].append(
+                {
+                    "seq": r["seq"],
+                    "phase": r["phase"],
+                    "nation": d["nation"],
+                    "units": list(d["units"]),
+                    "path": list(d["path"]),
+                    "hostile_passed": list(d["hostile_passed"]),
+                    "carried": list(d["carried"]),
+                    "undone_by": r["undone_by"],
+                }
+            )
+        elif kind == "NtrPlaced":
+            section["ntr_placed"].append(
+                {
+                    "seq": r["seq"],
+                    "nation": d["nation"],
+                    "zone": d["zone"],
+                    "count": d["count"],
+                    "undone_by": r["undone_by"],
+                }
+            )
+        elif kind == "ResearchPaid":
+            entry = {
+                "seq": r["seq"],
+                "nation": d["nation"],
+                "technology": d["technology"],
+                "cost": d["cost"],
+                "roll": None,
+                "success": False,
+                "level": None,
+                "acquired": False,
+                "undone_by": r["undone_by"],
+            }
+            research[d["action"]] = entry
+            section["research"].append(entry)
+        elif kind == "TechnologyAdvanced":
+            found = research.get(d["action"])
+            if found is not None:
+                found["level"], found["acquired"] = d["level"], bool(d["acquired"])
+            else:
+                section["other"].append(_step(r))
+        elif kind == "ResourcesCollected":
+            section["resources"].append(
+                {
+                    "seq": r["seq"],
+                    **{k: d[k] for k in ("nation", "ntr_value", "income", "lost", "collected", "balance")},
+                    "undone_by": r["undone_by"],
+                }
+            )
+        elif kind == "ActionUndone":
+            section["undos"].append(_undo(r))
+        elif kind in ("UnitsPurchased", "UnitsPlaced"):
+            # PU1, PU2: what was bought and placed, and what still waits to be placed.
+            section["purchases"].append(_step(r))
+            if not r["undone_by"]:
+                waiting = section["unplaced"].setdefault(d["nation"], {})
+                change = d["count"] if kind == "UnitsPurchased" else -len(d["units"])
+                waiting[d["unit_type"]] = waiting.get(d["unit_type"], 0) + change
+        elif kind == "Adjusted":
+            section["adjustments"].append({**_step(r), "reason": d["reason"]})
+        elif r["battle"] is not None:
+            b = battle_of(r)
+            if kind == "ConvoyAttackDeclared":
+                b.update(
+                    zone=d["zone"],
+                    attacker=d["attacker"],
+                    defender=d["defender"],
+                    submarines=list(d["submarines"]),
+                    ntr=d["ntr"],
+                    seq=r["seq"],
+                    undone_by=r["undone_by"],
+                )
+                continue
+            if kind in BATTLE_STARTS:
+                b.update(
+                    kind=BATTLE_STARTS[kind],
+                    zone=d["zone"],
+                    attacker=d["nation"],
+                    defender=d["defender"],
+                    submarines=list(d.get("submarines", [])),
+                    seq=r["seq"],
+                    undone_by=r["undone_by"],
+                )
+            if kind != "BattleAdvanced":
+                b["steps"].append(_step(r))
+            if kind == "UnitHit":
+                casualty = _casualty(ctx, r)
+                b["casualties"].append(casualty)
+                section["casualties"].append(casualty)
+            elif kind == "NtrDestroyed":
+                lost = {
+                    "seq": r["seq"],
+                    **{k: d[k] for k in ("nation", "zone", "count", "rolled")},
+                    "battle": d["battle"],
+                    "undone_by": r["undone_by"],
+                }
+                section["ntr_lost"].append(lost)
+                if not r["undone_by"]:
+                    b["ntr_destroyed"] += d["count"]
+            elif kind == "BattleEnded":
+                b["ended"] = not r["undone_by"]
+                b["survivors"] = list(d["survivors"])
+        elif kind == "UnitHit":
+            section["casualties"].append(_casualty(ctx, r))
+        else:
+            section["other"].append(_step(r))
+    section["unplaced"] = {
+        n: {t: c for t, c in sorted(w.items()) if c} for n, w in sorted(section["unplaced"].items()) if any(w.values())
+    }
+    section["battles"] = [battles[k] for k in sorted(battles)]
+    seen = {u["seq"] for u in section["undos"]}
+    section["undos"].extend(u for u in undos_elsewhere if u["seq"] not in seen)
+    section["undos"].sort(key=lambda u: u["seq"])
+    return section
+
+
+def build_report(
+    t: Tracker,
+    cid: UUID,
+    turn: int | None = None,
+    fmt: str = "json",
+    progress: Callable[[int], AbstractContextManager[Callable[[int], None]]] | None = None,
+) -> dict[str, Any]:
+    """The report of national turn `turn`, or of the whole campaign when `turn` is None.
+
+    For `fmt` "md" and "html" a one-turn report holds only the series entries it shows (the
+    turn and the one before it), and HTML adds `chart`: the chart points (see `chart_turns`),
+    and `map`: {seq, svg}, the board map after the last event of the last turn reported.
+
+    `progress(total)`, when given, is a context manager (such as `tracker.cli_common.progress`
+    with its label bound) yielding `tick(n)`: it gets the number of turns reported and a tick
+    per turn built. It changes nothing in the report."""
+    ctx = ReportContext(t, cid)
+    if turn is not None:
+        ctx.check_turn(turn)
+        wanted = [turn]
+    else:
+        wanted = list(range(1, ctx.current + 1))
+    with t.views(cid) as v:
+        if turn is None or fmt == "json":
+            shown = list(range(1, wanted[-1] + 1))
+        else:
+            shown = [k for k in (turn - 1, turn) if k >= 1]
+        charted = ctx.chart_turns(wanted[-1]) if fmt == "html" else []
+        full = turn is None or fmt == "json"
+        series, figures = ctx.series(v, sorted(set(shown) | set(charted)), sweep=full)
+        start = {"seq": 1, "nations": figures[1]}
+        by_number = {e["turn"]: e for e in series}
+        # Events recorded by another writer after the campaign was read wait for the next report.
+        records = [r for r in log_records(t, cid, turn=turn, with_data=True, views=v) if r["seq"] <= ctx.version]
+        by_turn: dict[int, list[dict[str, Any]]] = {k: [] for k in wanted}
+        for r in records:
+            if r["turn"] in by_turn:
+                by_turn[r["turn"]].append(r)
+        # Undos recorded in another turn that took back events of a reported turn.
+        local = {r["seq"] for r in records}
+        outside = sorted({r["undone_by"] for r in records if r["undone_by"] and r["undone_by"] not in local})
+        undos: dict[int, dict[str, Any]] = {}
+        for seq in outside:
+            for r in log_records(t, cid, seq=seq, with_data=True, views=v):
+                undos[seq] = _undo(r)
+        turns = []
+        ticking = nullcontext(lambda _n: None) if progress is None else progress(len(wanted))
+        with ticking as tick:
+            for k in wanted:
+                elsewhere = [undos[s] for s in sorted({r["undone_by"] for r in by_turn[k] if r["undone_by"] in undos})]
+                turns.append(_turn(ctx, k, by_turn[k], elsewhere, by_number[k]))
+                tick(1)
+        # What every undo took back, even from a turn the campaign has not reached again.
+        taken: dict[int, list[dict[str, Any]]] = {}
+        for section in turns:
+            for u in section["undos"]:
+                if u["seq"] not in taken:
+                    taken[u["seq"]] = _events_between(v, u["undone_from"], u["undone_to"])
+                u["undone_events"] = taken[u["seq"]]
+        if fmt == "html":
+            # The map of the board at the end of the (last) turn reported, as inline SVG, from
+            # the views this report already caught up.
+            from tracker.reports.board_map import board_svg
+
+            end = turns[-1]["end"]["seq"]
+            report_map = {"seq": end, "svg": board_svg(t.board_from(v, at=end), ctx.scenario, ctx.ruleset)}
+    report = {
+        "schema": SCHEMA,
+        "scope": "turn" if turn is not None else "campaign",
+        "campaign": ctx.campaign,
+        "position": ctx.position,
+        "start": start,
+        "series": [by_number[k] for k in shown],
+        "turns": turns,
+    }
+    from tracker.analysis.luck import build_luck
+
+    report["luck"] = build_luck(t, cid, report, ruleset=ctx.ruleset)
+    if fmt == "html":
+        report["chart"] = [by_number[k] for k in charted]
+        report["map"] = report_map
+    return report
+
+
+# ----- statistics -----
+
+
+def stats_rows(t: Tracker, cid: UUID) -> tuple[list[dict[str, Any]], list[str]]:
+    """One row per nation per played turn (the figures at the end of the turn), and the
+    technology columns (`tech_<id>`)."""
+    ctx = ReportContext(t, cid)
+    tech_columns = [f"tech_{tech}" for tech in ctx.techs]
+    rows = []
+    with t.views(cid) as v:
+        series, _ = ctx.series(v, list(range(1, ctx.current + 1)), sweep=True)
+    for entry in series:
+        for nation, f in entry["nations"].items():
+            rows.append(
+                {
+                    "turn": entry["turn"],
+                    "round": entry["round"],
+                    "turn_nation": entry["nation"],
+                    "seq": entry["seq"],
+                    "complete": entry["complete"],
+                    "nation": nation,
+                    "balance": f["balance"],
+                    "ntr_at_sea": f["ntr_at_sea"],
+                    "ntr_lost": f["ntr_lost"],
+                    "units": f["units"],
+                    "damaged": f["damaged"],
+                    "fleet_cost": f["fleet_cost"],
+                    **{f"tech_{tech}": f["tech"][tech] for tech in ctx.techs},
+                }
+            )
+    return rows, tech_columns
+
+
+def stats_csv(rows: Iterable[dict[str, Any]], tech_columns: list[str]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=[*STAT_FIELDS, *tech_columns], lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({**row, "complete": "yes" if row["complete"] else "no"})
+    return out.getvalue()
+
+
+# ----- JSON -----
+
+
+def render_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+
+
+def render(report: dict[str, Any], fmt: str) -> str:
+    from tracker.reports.html import render_html
+    from tracker.reports.markdown import render_markdown
+
+    if fmt == "md":
+        return render_markdown(report)
+    if fmt == "bbcode":
+        from tracker.reports.bbcode import markdown_to_bbcode
+
+        return markdown_to_bbcode(render_markdown(report))
+    if fmt == "html":
+        return render_html(report)
+    if fmt == "json":
+        return render_json(report)
+    raise InputError(f"unknown report format {fmt!r} (known: {', '.join(FORMATS)})")

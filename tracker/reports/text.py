@@ -1,0 +1,245 @@
+"""The wording turn reports, the shell and the browser viewer share: technology, phase and unit-type
+names, dice and targets, moves, undos, battle headings and results, table rows."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tracker.service.history import TECH_NAMES
+
+# ----- names -----
+
+
+def tech_name(tech: str) -> str:
+    return TECH_NAMES.get(tech, tech.replace("_", " ").title())
+
+
+def phase_name(phase: str) -> str:
+    return phase.replace("_", " ")
+
+
+def type_name(unit_type: str) -> str:
+    return unit_type.replace("_", " ")
+
+
+# ----- shared wording -----
+
+
+def target_text(roll: dict[str, Any], ascii_only: bool = True) -> str:
+    """'<=4 (base 3; TE4 Advanced ASW +1)', '>=9', or '' for a roll with no target."""
+    if roll["target"] is None:
+        if roll["modifiers"]:
+            return "; ".join(_modifier_text(m) for m in roll["modifiers"])
+        return ""
+    at_most = roll["success_when"] == "at_most"
+    op = ("<=" if at_most else ">=") if ascii_only else ("\u2264" if at_most else "\u2265")
+    text = f"{op}{roll['target']}"
+    if roll["modifiers"]:
+        text += f" (base {roll['base_target']}; " + "; ".join(_modifier_text(m) for m in roll["modifiers"]) + ")"
+    return text
+
+
+def _modifier_text(m: dict[str, Any]) -> str:
+    change = f"set {m['set']}" if m.get("set") is not None else f"{m.get('add', 0):+d}"
+    return f"{m['rule']} {tech_name(m['technology'])} {change}"
+
+
+def dice_text(roll: dict[str, Any]) -> str:
+    text = f"D{roll['faces']}: " + ", ".join(str(v) for v in roll["values"])
+    if roll["source"] == "manual":
+        text += " (manual" + (f", ref {roll['reference']}" if roll["reference"] else "") + ")"
+    return text
+
+
+def move_text(m: dict[str, Any]) -> str:
+    text = f"{m['nation']} moves {', '.join(m['units'])}: {' -> '.join(m['path'])}"
+    if m["hostile_passed"]:
+        text += f" (through hostile {', '.join(m['hostile_passed'])})"
+    if m["carried"]:
+        text += f", carrying {', '.join(m['carried'])}"
+    return text
+
+
+def research_result(entry: dict[str, Any]) -> str:
+    if entry["roll"] is None:
+        return "no roll recorded"
+    if entry["success"]:
+        level = f"level {entry['level']}" if entry["level"] is not None else "advances"
+        return f"success: {level}" + (" (acquired)" if entry["acquired"] else "")
+    return "failure"
+
+
+def undo_text(u: dict[str, Any]) -> str:
+    span = (
+        f"event {u['undone_from']}"
+        if u["undone_from"] == u["undone_to"]
+        else f"events {u['undone_from']}-{u['undone_to']}"
+    )
+    text = f"event {u['seq']} undid {span}"
+    if u["rolls"]:
+        text += f", taking back dice roll(s) {', '.join(map(str, u['rolls']))}"
+    if u.get("agreed_by"):
+        text += f", agreed by {', '.join(u['agreed_by'])}"
+    return text
+
+
+def undone_listing(u: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
+    """The events an undo took back, phase changes apart (only counted)."""
+    events = [e for e in u["undone_events"] if e["kind"] != "PhaseAdvanced"]
+    return events, len(u["undone_events"]) - len(events)
+
+
+# Listed apart, so a group sees every exception to its dice (D4, RK3).
+DICE_RECORD = frozenset({"DiceSourceSwitched", "TypedDiceAccepted", "DiceRerolled"})
+
+# The first event of each kind of battle besides convoy battles (SM2, AS1, NC1).
+BATTLE_STARTS = {"InterceptionStarted": "interception", "AswCombatStarted": "asw", "NavalBattleStarted": "naval"}
+BATTLE_NAMES = {"convoy": "Convoy battle", "interception": "Interception", "asw": "ASW combat", "naval": "Naval battle"}
+BATTLE_RULES = {"convoy": "CV1", "interception": "SM2", "asw": "AS1", "naval": "NC1"}
+
+
+def roll_line(r: dict[str, Any]) -> str:
+    """One roll on one line: 'GB-DD1 (destroyer) convoy search: 2 (<=4) -> success'."""
+    values = ", ".join(str(v) for v in r["values"])
+    if r["source"] == "manual":
+        values += " (manual" + (f", ref {r['reference']}" if r["reference"] else "") + ")"
+    target = target_text(r)
+    text = f"{r['purpose']}: {values}" + (f" ({target})" if target else "")
+    return text + (f" -> {r['outcome']}" if r["outcome"] else "")
+
+
+_BATTLE_PREFIX = re.compile(r"^battle \d+: ")
+
+
+def step_text(s: dict[str, Any]) -> str:
+    """A battle step without the 'battle N: ' its heading already says."""
+    return _BATTLE_PREFIX.sub("", s["summary"])
+
+
+def battle_heading(b: dict[str, Any]) -> str:
+    return f"{BATTLE_NAMES.get(b['kind'], 'Battle')} {b['battle']} in {b['zone']}"
+
+
+def battle_declaration(b: dict[str, Any]) -> str:
+    if b["attacker"] is None:
+        return "declaration not in this turn"
+    if b["kind"] == "interception":
+        return f"{b['defender']} may search {b['attacker']}'s {', '.join(b['submarines'])} passing through"
+    if b["kind"] == "asw":
+        return f"{b['attacker']} hunts {b['defender']}'s {', '.join(b['submarines'])}"
+    if b["kind"] == "naval":
+        return f"{b['attacker']} attacks {b['defender']}"
+    return (
+        f"{b['attacker']} attacks {b['defender']}'s {b['ntr']} NTR with {len(b['submarines'])} submarine(s): "
+        f"{', '.join(b['submarines'])}"
+    )
+
+
+def battle_result(b: dict[str, Any]) -> str:
+    sunk = [c["unit"] for c in b["casualties"] if c["result"] == "sunk" and not c["undone_by"]]
+    damaged = [c["unit"] for c in b["casualties"] if c["result"] == "damaged" and not c["undone_by"]]
+    parts = [f"sunk: {', '.join(sunk)}" if sunk else "nothing sunk"]
+    if damaged:
+        parts.append(f"damaged: {', '.join(damaged)}")
+    if b["kind"] != "convoy":
+        parts.append(f"still there: {', '.join(b['survivors']) or 'none'}" if b["ended"] else "not finished")
+        return "; ".join(parts)
+    parts.append(f"{b['ntr_destroyed']} NTR destroyed")
+    if b["ended"]:
+        parts.append(f"surviving submarines: {', '.join(b['survivors']) or 'none'}")
+    else:
+        parts.append("not finished")
+    return "; ".join(parts)
+
+
+def unit_type_columns(report: dict[str, Any], turn: dict[str, Any]) -> list[str]:
+    present = {t for f in turn["end"]["nations"].values() for t in f["by_type"]}
+    return [t for t in report["campaign"]["unit_types"] if t in present]
+
+
+def _change(now: int, before: int | None) -> str:
+    if before is None or now == before:
+        return str(now)
+    return f"{now} ({now - before:+d})"
+
+
+def _previous(report: dict[str, Any], turn: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    k = turn["turn"]
+    if k == 1:
+        nations: dict[str, dict[str, Any]] = report["start"]["nations"]
+        return nations
+    series = report["series"]
+    # The whole campaign's series holds every turn in order: no search through it per turn.
+    candidates = [series[k - 2]] if 0 <= k - 2 < len(series) and series[k - 2]["turn"] == k - 1 else series
+    for entry in candidates:
+        if entry["turn"] == k - 1:
+            previous: dict[str, dict[str, Any]] = entry["nations"]
+            return previous
+    return {}
+
+
+def fleet_rows(report: dict[str, Any], turn: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Units per nation and type at the end of a turn, with changes since the turn before."""
+    types = unit_type_columns(report, turn)
+    before = _previous(report, turn)
+    header = ["Nation", *[type_name(t) for t in types], "Units", "Damaged", "Cost"]
+    rows = []
+    for nation, f in turn["end"]["nations"].items():
+        b = before.get(nation, {})
+        rows.append(
+            [
+                nation,
+                *[_change(f["by_type"].get(t, 0), b.get("by_type", {}).get(t, 0) if b else None) for t in types],
+                _change(f["units"], b.get("units")),
+                str(f["damaged"]),
+                _change(f["fleet_cost"], b.get("fleet_cost")),
+            ]
+        )
+    return header, rows
+
+
+def trade_rows(report: dict[str, Any], turn: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """NTR, losses, resources and technology per nation at the end of a turn."""
+    techs = report["campaign"]["technologies"]
+    names = report["campaign"]["tech_names"]
+    before = _previous(report, turn)
+    header = ["Nation", "NTR at sea", "NTR by zone", "NTR lost", "Resources", *[names[t] for t in techs]]
+    rows = []
+    for nation, f in turn["end"]["nations"].items():
+        b = before.get(nation, {})
+        zones = ", ".join(f"{z} {c}" for z, c in f["ntr"].items()) or "-"
+        rows.append(
+            [
+                nation,
+                _change(f["ntr_at_sea"], b.get("ntr_at_sea")),
+                zones,
+                _change(f["ntr_lost"], b.get("ntr_lost")),
+                _change(f["balance"], b.get("balance")),
+                *[_change(f["tech"][t], b.get("tech", {}).get(t)) for t in techs],
+            ]
+        )
+    return header, rows
+
+
+def turn_title(turn: dict[str, Any]) -> str:
+    status = "" if turn["complete"] else " (in progress)"
+    return f"Turn {turn['turn']}: {turn['nation']}, round {turn['round']}{status}"
+
+
+def has_actions(turn: dict[str, Any]) -> bool:
+    keys = (
+        "moves",
+        "ntr_placed",
+        "research",
+        "purchases",
+        "adjustments",
+        "battles",
+        "casualties",
+        "ntr_lost",
+        "resources",
+        "undos",
+        "dice_record",
+        "other",
+    )
+    return any(turn[k] for k in keys)

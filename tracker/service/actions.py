@@ -1,0 +1,578 @@
+"""The actions a player can ask for, by name, with typed inputs: the one way anything is recorded.
+
+Each action takes the values the user typed (JSON-able strings, numbers, flags and lists,
+before any name is resolved), resolves them against the campaign and calls the aggregate.
+The command line, a JSON API and `verify` (which runs every recorded action again) all go
+through this registry, so what was asked is recorded the same way everywhere and can be
+re-refereed. A bad input is an InputError (exit 2) naming the action and the input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from domain.dice import parse_dice
+from domain.errors import InputError, RuleViolation, TrackerError
+from domain.rules.economy import Adjustment
+from tracker.service import undo_log
+from tracker.service.names import Names, split_units
+
+if TYPE_CHECKING:
+    from domain.campaign import Campaign
+    from domain.dice import DiceSource
+    from tracker.service.undo_log import Log
+
+MAX_INT = 2**31 - 1
+MAX_TEXT = 10_000
+MAX_ITEMS = 1_000
+
+
+@dataclass(frozen=True)
+class Field:
+    """One input of an action: its name, its kind, whether it must be given, its bounds."""
+
+    name: str
+    kind: str  # text, units, zones, texts, int, flag, dice
+    required: bool = False
+    default: Any = None
+    low: int = -MAX_INT
+    high: int = MAX_INT
+    help: str = ""
+
+    def check(self, action: str, value: Any) -> Any:
+        where = f"{action}: input {self.name!r}"
+        if value is None:
+            if self.required:
+                raise InputError(f"{where} is required")
+            return self.default
+        if self.kind == "flag":
+            if not isinstance(value, bool):
+                raise InputError(f"{where} must be true or false, got {value!r}")
+            return value
+        if self.kind == "int":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InputError(f"{where} must be a whole number, got {value!r}")
+            if not self.low <= value <= self.high:
+                raise InputError(f"{where} must be between {self.low} and {self.high}, got {value}")
+            return value
+        if self.kind == "dice":
+            if isinstance(value, str):
+                try:
+                    value = parse_dice(value)
+                except TrackerError as e:
+                    raise InputError(f"{where}: {e}") from None
+            if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+                raise InputError(f"{where} must be a list of whole numbers, got {value!r}")
+            if len(value) > MAX_ITEMS or any(not -MAX_INT <= v <= MAX_INT for v in value):
+                raise InputError(f"{where}: too many dice or a die out of range")
+            return list(value)
+        if self.kind == "text":
+            if not isinstance(value, str):
+                raise InputError(f"{where} must be a string, got {value!r}")
+            if len(value) > MAX_TEXT:
+                raise InputError(f"{where} is longer than {MAX_TEXT} characters")
+            return value
+        # units (one string "A,B" or a list), zones (a list, or one comma-separated string), texts
+        if isinstance(value, str):
+            if self.kind == "zones":
+                value = [p.strip() for p in value.split(",") if p.strip()]
+            elif self.kind == "texts":
+                value = [value]
+        if isinstance(value, str):
+            if len(value) > MAX_TEXT:
+                raise InputError(f"{where} is longer than {MAX_TEXT} characters")
+            return value
+        if not isinstance(value, list) or not all(isinstance(v, str) and len(v) <= MAX_TEXT for v in value):
+            raise InputError(f"{where} must be a list of strings, got {value!r}")
+        if len(value) > MAX_ITEMS:
+            raise InputError(f"{where} has more than {MAX_ITEMS} items")
+        return list(value)
+
+
+# The dice a rolling action takes: typed values, their reference, and the D4 override.
+DICE_FIELDS = (
+    Field("dice", "dice", help="Manual dice values in the order `pending` lists."),
+    Field("ref", "text", help="External reference of manual dice (a dice-server roll id)."),
+    Field("override", "flag", default=False, help="Typed dice in an auto-dice campaign (D4, RK3)."),
+    Field("reason", "text", default="", help="Why the override."),
+    Field("agreed_by", "texts", default=[], help="Nations of the other side that agree."),
+)
+
+
+@dataclass(frozen=True)
+class Action:
+    """A named action: its inputs and the function that performs it on the campaign."""
+
+    name: str
+    fields: tuple[Field, ...]
+    perform: Callable[[Campaign, DiceSource, dict[str, Any], Log], Any]
+    rolls: bool = False
+    doc: str = ""
+
+    def describe(self) -> dict[str, Any]:
+        """The action and its inputs as JSON (for an API listing what can be asked)."""
+        return {
+            "action": self.name,
+            "doc": self.doc,
+            "inputs": [
+                {
+                    "name": f.name,
+                    "kind": f.kind,
+                    "required": f.required,
+                    "default": f.default,
+                    **({"min": f.low, "max": f.high} if f.kind == "int" else {}),
+                    "help": f.help,
+                }
+                for f in self.fields
+            ],
+        }
+
+    def validate(self, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """The inputs checked and completed with defaults, in the order the fields are declared."""
+        if not isinstance(inputs, Mapping):
+            raise InputError(f"{self.name}: inputs must be an object of named values")
+        known = {f.name for f in self.fields}
+        unknown = sorted(str(k) for k in inputs if k not in known)
+        if unknown:
+            raise InputError(
+                f"{self.name}: unknown input {unknown[0]!r} (inputs: {', '.join(sorted(known)) or 'none'})"
+            )
+        return {f.name: f.check(self.name, inputs.get(f.name)) for f in self.fields}
+
+
+ACTIONS: dict[str, Action] = {}
+
+
+def action(name: str, *fields: Field, rolls: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register `perform(campaign, dice, inputs, log)` as the action `name`."""
+
+    def register(perform: Callable[..., Any]) -> Callable[..., Any]:
+        all_fields = fields + (DICE_FIELDS if rolls else ())
+        ACTIONS[name] = Action(name, all_fields, perform, rolls, (perform.__doc__ or "").strip())
+        return perform
+
+    return register
+
+
+def get(name: str) -> Action:
+    found = ACTIONS.get(name) if isinstance(name, str) else None
+    if found is None:
+        raise InputError(f"unknown action {name!r} (actions: {', '.join(sorted(ACTIONS))})")
+    return found
+
+
+def _n(c: Campaign) -> Names:
+    return Names(c)
+
+
+def _acting(c: Campaign, nation: str | None) -> str:
+    return Names(c).nation(nation) if nation else c.nation
+
+
+def _waiting(c: Campaign, battle: int, nation: str | None) -> str:
+    """The nation named, or the only one the battle waits for."""
+    if nation is not None:
+        return Names(c).nation(nation)
+    c.require_not_ended(battle)  # CV7: an ended battle is refused, not asked about
+    b = c.battles.get(str(battle))
+    waiting = b["waiting"] if b else []
+    if len(waiting) != 1:
+        raise InputError(f"say which nation chooses with --nation (waiting for: {', '.join(waiting) or 'nobody'})")
+    return str(waiting[0])
+
+
+def _pairs(c: Campaign, text: str | None, option: str) -> dict[str, str] | None:
+    """'A=B,C=D' (or 'A=B C=D') as {A: B, C: D}, unit IDs in any case; '' as {}."""
+    if text is None:
+        return None
+    n = _n(c)
+    pairs: dict[str, str] = {}
+    for part in split_units(text) or []:
+        left, sep, right = part.partition("=")
+        if not sep or not left.strip() or not right.strip():
+            raise InputError(f"{option} takes UNIT=UNIT pairs separated by commas, got {part!r}")
+        firer = n.unit(left)
+        if firer in pairs:
+            raise InputError(f"{firer} is named twice in {option}")
+        pairs[firer] = n.unit(right)
+    return pairs
+
+
+NATION = Field("nation", "text", help="Acting nation (default: the nation whose turn it is).")
+CHOOSER = Field("nation", "text", help="The nation choosing (default: the only one the battle waits for).")
+BATTLE = Field("battle", "int", required=True, low=1)
+
+
+def _units(name: str, help_text: str = "") -> Field:
+    return Field(name, "units", help=help_text)
+
+
+# ----- turn sequence, movement, economy -----
+
+
+@action("next", Field("confirm_losses", "flag", default=False))
+def _next(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> None:
+    """Close the current phase and open the next (T2, T4)."""
+    c.advance(i["confirm_losses"])
+
+
+@action("move", Field("units", "units", required=True), Field("path", "zones", required=True), NATION)
+def _move(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
+    """Move units together along a path of adjacent zones (F4, SM1)."""
+    n = _n(c)
+    return c.move(_acting(c, i["nation"]), n.units(i["units"]) or [], n.zones(i["path"]) or [])
+
+
+@action("ntr place", Field("zone", "text", required=True), Field("count", "int", default=1), NATION)
+def _ntr_place(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> None:
+    """Place NTR in a sea zone (CV6)."""
+    c.place_ntr(_acting(c, i["nation"]), _n(c).zone(i["zone"]), i["count"])
+
+
+@action("research", Field("technology", "text", required=True), NATION, rolls=True)
+def _research(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
+    """A research roll (TE1)."""
+    return c.research(_acting(c, i["nation"]), _n(c).technology(i["technology"]), d)
+
+
+@action("buy", Field("unit_type", "text", required=True), Field("count", "int", default=1, low=1, high=1000), NATION)
+def _buy(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
+    """Buy units (PU1, PU3)."""
+    return c.buy(_acting(c, i["nation"]), _n(c).unit_type(i["unit_type"]), i["count"])
+
+
+@action(
+    "place",
+    Field("unit_type", "text", required=True),
+    Field("zone", "text", required=True),
+    Field("count", "int", default=1, low=1, high=1000),
+    NATION,
+)
+def _place(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
+    """Place units bought this turn (PU2)."""
+    n = _n(c)
+    return c.place(_acting(c, i["nation"]), n.unit_type(i["unit_type"]), n.zone(i["zone"]), i["count"])
+
+
+@action(
+    "adjust",
+    Field("reason", "text", required=True),
+    Field("add", "texts", default=[]),
+    Field("remove", "text"),
+    Field("resources", "texts", default=[]),
+    Field("ntr", "texts", default=[]),
+    Field("owner", "texts", default=[]),
+    Field("tech", "texts", default=[]),
+)
+def _adjust(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> None:
+    """An adjustment for what the tracker does not model (AD1)."""
+    a = build_adjustment(
+        tuple(i["add"]), i["remove"], tuple(i["resources"]), tuple(i["ntr"]), tuple(i["owner"]), tuple(i["tech"])
+    )
+    n = _n(c)
+    c.adjust(
+        Adjustment(
+            add=tuple((n.nation(x), n.unit_type(t), n.zone(z), k) for x, t, z, k in a.add),
+            remove=tuple(n.unit(u) for u in a.remove),
+            resources={n.nation(x): k for x, k in a.resources.items()},
+            ntr=tuple((n.nation(x), n.zone(z), k) for x, z, k in a.ntr),
+            owners={n.zone(t): n.nation(x) for t, x in a.owners.items()},
+            tech=tuple((n.nation(x), n.technology(t), k) for x, t, k in a.tech),
+        ),
+        i["reason"],
+    )
+
+
+def _parse(option: str, text: str, parts: int, form: str) -> list[str]:
+    """'A:B=C' style values: split on ':' and one '=' into `parts` pieces."""
+    left, sep, right = text.rpartition("=")
+    pieces = [p.strip() for p in left.split(":")] + [right.strip()] if sep else []
+    if len(pieces) != parts or not all(pieces):
+        raise InputError(f"{option} takes {form}, got {text!r}")
+    return pieces
+
+
+def _number(option: str, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise InputError(f"{option}: {text!r} is not a whole number") from None
+    if abs(value) > 1_000_000_000:
+        raise InputError(f"{option}: {text} is out of range")
+    return value
+
+
+def build_adjustment(
+    add: tuple[str, ...],
+    remove: str | None,
+    resources: tuple[str, ...],
+    ntr: tuple[str, ...],
+    owner: tuple[str, ...],
+    tech: tuple[str, ...],
+) -> Adjustment:
+    """The adjustment the options describe (AD1), each value checked for its form."""
+    added = []
+    for text in add:
+        pieces = [p.strip() for p in text.split(":")]
+        if len(pieces) not in (3, 4) or not all(pieces):
+            raise InputError(f"--add takes NATION:TYPE:ZONE[:COUNT], got {text!r}")
+        count = _number("--add", pieces[3]) if len(pieces) == 4 else 1
+        added.append((pieces[0], pieces[1], pieces[2], count))
+    changes: dict[str, int] = {}
+    for text in resources:
+        nation, change = _parse("--resources", text, 2, "NATION=CHANGE (e.g. Germany=-5)")
+        changes[nation] = changes.get(nation, 0) + _number("--resources", change)
+    ntr_changes = []
+    for text in ntr:
+        nation, zone, change = _parse("--ntr", text, 3, "NATION:ZONE=CHANGE (e.g. 'Britain:Irish Sea=+1')")
+        ntr_changes.append((nation, zone, _number("--ntr", change)))
+    owners = {}
+    for text in owner:
+        territory, nation = _parse("--owner", text, 2, "TERRITORY=NATION")
+        owners[territory] = nation
+    levels = []
+    for text in tech:
+        nation, technology, level = _parse("--tech", text, 3, "NATION:TECHNOLOGY=LEVEL")
+        levels.append((nation, technology, _number("--tech", level)))
+    return Adjustment(
+        add=tuple(added),
+        remove=tuple(p.strip() for p in (remove or "").split(",") if p.strip()),
+        resources=changes,
+        ntr=tuple(ntr_changes),
+        owners=owners,
+        tech=tuple(levels),
+    )
+
+
+
+# ----- convoy battles (CV1-CV7) -----
+
+
+@action(
+    "convoy declare",
+    Field("by", "text", required=True),
+    Field("zone", "text", required=True),
+    _units("subs"),
+    Field("auto", "flag", default=False),
+    rolls=True,
+)
+def _convoy_declare(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> int:
+    """Declare a convoy attack (CV1); with auto, resolve it with default choices."""
+    n = _n(c)
+    number = c.declare_convoy_attack(n.nation(i["by"]), n.zone(i["zone"]), n.units(i["subs"]))
+    if i["auto"]:
+        c.convoy_auto(number, d)
+    return number
+
+
+@action("convoy pass", Field("by", "text", required=True))
+def _convoy_pass(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
+    """An enemy declares no (more) convoy attacks (CV1, T4)."""
+    return c.convoy_pass(_n(c).nation(i["by"]))
+
+
+@action("convoy roll", BATTLE, rolls=True)
+def _convoy_roll(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
+    """Roll what the convoy battle waits for (CV2, CV4, CV5)."""
+    return c.convoy_roll(i["battle"], d)
+
+
+@action("convoy search", BATTLE, _units("units"), rolls=True)
+def _convoy_search(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
+    """Choose the searchers and roll their searches (CV3)."""
+    return c.convoy_search(i["battle"], _n(c).units(i["units"]), d)
+
+
+@action("convoy casualties", BATTLE, CHOOSER, _units("units"))
+def _convoy_casualties(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
+    """Choose which units take the hits (CV2, CV4, HA7)."""
+    return c.convoy_choose_casualties(i["battle"], _waiting(c, i["battle"], i["nation"]), _n(c).units(i["units"]))
+
+
+@action("convoy auto", BATTLE, rolls=True)
+def _convoy_auto(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> None:
+    """Resolve a convoy battle's remaining steps with default choices."""
+    c.convoy_auto(i["battle"], d)
+
+
+# ----- interceptions (SM2-SM5), ASW (AS1-AS5), naval battles (NC1-NC5) -----
+
+
+@action("intercept search", BATTLE, _units("units"), rolls=True)
+def _intercept_search(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
+    """The enemy's searches of a passing submarine group (SM2, SM3)."""
+    return c.intercept_search(i["battle"], _n(c).units(i["units"]), d)
+
+
+@action("intercept detect", BATTLE, _units("subs"))
+def _intercept_detect(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
+    """Name the submarines found (SM3)."""
+    return c.intercept_detect(i["battle"], _n(c).units(i["subs"]))
+
+
+@action("intercept decide", BATTLE, _units("submerge"), _units("retreat"))
+def _intercept_decide(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> None:
+    """Fight on, submerge or retreat, per detected submarine (SM4)."""
+    n = _n(c)
+    c.intercept_decide(i["battle"], n.units(i["submerge"]), n.units(i["retreat"]))
+
+
+@action("intercept continue", BATTLE, _units("stop"))
+def _intercept_continue(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
+    """Undetected submarines go on or stop (SM5)."""
+    return c.intercept_continue(i["battle"], _n(c).units(i["stop"]))
+
+
+def _battle_auto(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
+    """Resolve a battle's remaining steps with default choices."""
+    return c.battle_auto(i["battle"], d)
+
+
+for _name in ("intercept auto", "battle auto"):
+    action(_name, BATTLE, rolls=True)(_battle_auto)
+
+
+@action("battle step", BATTLE, rolls=True)
+def _battle_step(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> None:
+    """Take the default for the one step a battle waits for, whoever's it is: a choice, or the
+    roll with auto dice or the dice given (SM2-SM5, AS2-AS5, NC2-NC4, CV3-CV5)."""
+    c.auto_step(i["battle"], d)
+
+
+@action("asw start", Field("zone", "text", required=True), NATION, Field("auto", "flag", default=False), rolls=True)
+def _asw_start(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> int:
+    """Start ASW combat in a zone (AS1)."""
+    number = c.asw_start(_acting(c, i["nation"]), _n(c).zone(i["zone"]))
+    if i["auto"]:
+        c.battle_auto(number, d)
+    return number
+
+
+@action("asw search", BATTLE, _units("units"), rolls=True)
+def _asw_search(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
+    """ASW searches (AS2)."""
+    return c.asw_search(i["battle"], _n(c).units(i["units"]), d)
+
+
+@action("asw submerge", BATTLE, _units("subs"))
+def _asw_submerge(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> None:
+    """Detected submarines submerge (AS5)."""
+    c.asw_submerge(i["battle"], _n(c).units(i["subs"]))
+
+
+@action("battle start", Field("zone", "text", required=True), NATION, Field("auto", "flag", default=False), rolls=True)
+def _battle_start(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> int:
+    """Start a naval battle (NC1, NC2)."""
+    number = c.naval_start(_acting(c, i["nation"]), _n(c).zone(i["zone"]))
+    if i["auto"]:
+        c.battle_auto(number, d)
+    return number
+
+
+@action("battle targets", BATTLE, CHOOSER, Field("targets", "text"))
+def _battle_targets(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
+    """Pick targets (HA1-HA3, AS3, SM4)."""
+    b = i["battle"]
+    return c.choose_targets(b, _waiting(c, b, i["nation"]), _pairs(c, i["targets"], "--targets"))
+
+
+@action("battle screen", BATTLE, CHOOSER, Field("screens", "text"))
+def _battle_screen(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
+    """Escorts take shots aimed at other ships (HA1, HA3)."""
+    b = i["battle"]
+    return c.choose_screens(b, _waiting(c, b, i["nation"]), _pairs(c, i["screens"], "--screens"))
+
+
+@action("battle fire", BATTLE, rolls=True)
+def _battle_fire(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
+    """Roll the volley the fight waits for (SM4, AS4, NC2, NC3)."""
+    return c.fire(i["battle"], d)
+
+
+@action("battle casualties", BATTLE, CHOOSER, _units("units"))
+def _battle_casualties(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
+    """Place the hits on one's units (HA4-HA7)."""
+    b = i["battle"]
+    return c.choose_casualties(b, _waiting(c, b, i["nation"]), _n(c).units(i["units"]))
+
+
+@action("battle decide", BATTLE, CHOOSER, _units("submerge"), Field("retreat_to", "text"))
+def _battle_decide(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> None:
+    """Submerge (NC4) or retreat (NC1) at the end of a round."""
+    b, n = i["battle"], _n(c)
+    retreat = None if i["retreat_to"] is None else n.zone(i["retreat_to"])
+    c.naval_decide(b, _waiting(c, b, i["nation"]), n.units(i["submerge"]), retreat)
+
+
+# ----- undo (RK3), redo (RK4), dice source (D3, D4) -----
+
+
+@action(
+    "undo",
+    Field("to", "int", low=1),
+    Field("override", "flag", default=False),
+    Field("reason", "text", default=""),
+    Field("agreed_by", "texts", default=[]),
+)
+def _undo(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
+    """Undo the last action, or every action after event `to` (RK3)."""
+    from domain.dice import Override
+
+    top = action_start(c) - 1
+    first, events = undo_log.undo_span(log, top, i["to"])
+    restored = log.state_before(first)
+    given = Override(i["reason"], tuple(i["agreed_by"])) if i["override"] else None
+    plan = c.undo(first, events, restored, given, i["reason"])
+    log.confirm(plan)
+    return plan
+
+
+@action("redo", Field("all", "flag", default=False))
+def _redo(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> list[list[Any]]:
+    """Re-record the most recently undone action, or all of the last undo's (RK4)."""
+    top = action_start(c) - 1
+    stack = undo_log.redo_stack(log, top)
+    if not stack:
+        raise RuleViolation("RK4", undo_log.nothing_to_redo(log, top))
+    undo, actions = stack[-1]
+    todo = actions if i["all"] else actions[:1]
+    events = undo_log.actions_events(log, todo, undo)
+    done = []
+    for original in todo:
+        before = len(c.pending_events)
+        c.redo(undo, original, events.get(original, []))
+        done.append([e for e in c.pending_events[before:] if type(e).__name__ != undo_log.ASKED])
+    return done
+
+
+@action("dice switch", Field("mode", "text", required=True), Field("reason", "text", required=True))
+def _dice_switch(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> None:
+    """Switch the campaign's dice source (D4)."""
+    from domain.dice import commitment
+
+    if i["mode"] == "auto" and c.dice_mode != "auto" and not log.replaying:
+        seed = log.seed(c.dice_epoch)
+        if seed is None or commitment(seed) != c.commitments[c.dice_epoch]:
+            raise RuleViolation(
+                "D4",
+                "this database does not hold the campaign's dice seed, so the tracker cannot "
+                "roll its auto dice here; go on with manual dice",
+            )
+    c.switch_dice(i["mode"], i["reason"])
+
+
+@action("dice reveal")
+def _dice_reveal(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> str:
+    """Publish the current dice seed and commit to a fresh one (D3)."""
+    seed = log.seed(c.dice_epoch)
+    if seed is None:
+        raise InputError("this database does not hold the campaign's dice seed")
+    c.reveal_seed(seed, log.next_commitment(c.dice_epoch + 1))
+    return seed
+
+
+def action_start(c: Campaign) -> int:
+    """The version of the first event of the action running on `c` (what was asked)."""
+    return int(c.__dict__.get("_action", c.version + 1))

@@ -1,0 +1,481 @@
+"""The application service: persistence wiring, campaign selection, commands with conflict retry.
+
+Each command loads the campaign (from its latest snapshot), lets the aggregate check and
+record, and saves all new events in one transaction. If another writer recorded first, the
+unique (campaign, version) key refuses the save; the command is then re-run on the fresh
+state, so its legality is checked again and nothing is recorded twice. Actions by name, and
+undo, redo and the dice source through them, are `tracker.performing`'s, mixed into `Tracker`.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+from uuid import UUID
+
+import sqlalchemy.exc
+from eventsourcing.application import AggregateNotFoundError
+from eventsourcing.persistence import (
+    OperationalError,
+    PersistenceError,
+    RecordConflictError,
+    StoredEvent,
+)
+
+from domain.campaign import Campaign, one_action
+from domain.dice import AutoDice, Dice, DiceSource, ManualDice, NoDice, Override, PromptDice, commitment, new_seed
+from domain.errors import InputError, RuleViolation
+from domain.ruleset import load_ruleset, ruleset_from_dict
+from domain.scenario import read_scenario, scenario_from_dict
+from projections.board import BoardProjector
+from projections.schema import ensure_schema, event_index
+from projections.views import Views, stopped_at
+from tracker.service.describe import install_describer
+from tracker.service.performing import ConflictError, Performing
+from tracker.storage.event_app import SNAPSHOT_INTERVAL, DamagedLogError, TrackerApplication, replay_checked
+from tracker.storage.recorder import LogDamaged, StaleCopy, TrackerRecorder
+from tracker.storage.store import Registry, check_campaign_name, database_url, read_only_copy
+
+T = TypeVar("T")
+
+# Every campaign the tracker loads speaks its words: pending, the gates of `next`, refusals.
+install_describer()
+
+
+def board_in(v: Views, turn: int | None = None, phase: str | None = None, at: int | None = None) -> dict[str, Any]:
+    """The board at the end of a national turn (or one of its phases), or after an event."""
+    if turn is not None:
+        seq = v.seq_at_end_of(turn, phase)
+        if seq is None:
+            what = f"phase {phase} of turn {turn}" if phase else f"turn {turn}"
+            raise InputError(f"{what} has not been played in this campaign")
+    else:
+        assert at is not None
+        seq = at
+    try:
+        return v.board_at(seq)
+    except LookupError:
+        raise InputError(f"no event {seq} in this campaign") from None
+
+
+MAX_ATTEMPTS = 30
+
+
+class MissingSeedDice:
+    """Auto dice whose seed this database does not hold (an imported campaign): an action
+    that rolls nothing still runs; one that rolls is refused until the group switches the
+    campaign to manual dice (D4), so auto and typed dice never mix silently."""
+
+    source = "auto"
+    override: Override | None = None
+
+    def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice:
+        raise RuleViolation(
+            "D4",
+            f"{what} needs {count} D{faces}, and this database does not hold the campaign's dice seed "
+            "(was it imported?); go on with physical dice after a recorded switch: "
+            "tracker dice switch manual --reason TEXT",
+        )
+
+
+class Tracker(Performing):
+    """Campaigns in one database: create, select, load, act, read the stored log."""
+
+    def __init__(self, db: str | None = None, create: bool = True) -> None:
+        self.url = database_url(db, create)
+        # A database this process may not write is read from a private copy (see store.py).
+        self._scratch = read_only_copy(self.url)
+        self.read_only = self._scratch is not None
+        env = {
+            "PERSISTENCE_MODULE": "tracker.storage.recorder:TrackerFactory",
+            "SQLALCHEMY_URL": self._opened_url(),
+            "CREATE_TABLE": "y",
+        }
+        try:
+            self.app = TrackerApplication(env=env)
+            if self.read_only:
+                self.app.refuse_saves = f"database {self.safe_url} is read-only: it can be read, not recorded to"
+            engine = self.app.factory.datastore.engine  # type: ignore[attr-defined]
+            self.engine = engine
+            self.registry = Registry(engine)
+            # The write checks read the projections' position, so their tables must exist.
+            ensure_schema(engine)
+            self.recorder.check_projection_position = True
+            self._projector: BoardProjector | None = None
+            # Campaigns as this process last saved them, and dice seeds, keyed by campaign:
+            # a long session (the demo, a benchmark, a play shell) then runs each action on
+            # the copy it kept; another writer's events in between make the save conflict
+            # (unique version), and the action runs again on the stored log.
+            self._working: dict[UUID, Campaign] = {}
+            self._seeds: dict[tuple[UUID, int], str] = {}
+        except (PersistenceError, sqlalchemy.exc.SQLAlchemyError) as e:
+            if self._scratch is not None:
+                self._scratch.cleanup()
+            reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise InputError(f"cannot open database {self.safe_url}: {reason}") from None
+
+    def _opened_url(self) -> str:
+        if self._scratch is None:
+            return self.url
+        from sqlalchemy.engine import make_url
+
+        name = Path(make_url(self.url).database or "campaign.db").name
+        return f"sqlite:///{Path(self._scratch.name) / name}"
+
+    def require_writable(self) -> None:
+        """Refuse to record anything when the database was opened from a read-only copy."""
+        if self.app.refuse_saves is not None:
+            raise InputError(self.app.refuse_saves)
+
+    @property
+    def safe_url(self) -> str:
+        from sqlalchemy.engine import make_url
+
+        return make_url(self.url).render_as_string(hide_password=True)
+
+    def close(self) -> None:
+        self.app.close()
+        engine = getattr(self.app.factory, "datastore", None)
+        if engine is not None and engine.engine is not None:
+            engine.engine.dispose()
+        if self._scratch is not None:
+            self._scratch.cleanup()
+
+    def __enter__(self) -> Tracker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----- campaigns -----
+
+    def campaign_names(self) -> list[str]:
+        """Registered campaigns that have been recorded (a crashed creation leaves none)."""
+        return [name for name, cid in self.registry.names() if self._exists(UUID(cid))]
+
+    def _exists(self, cid: UUID) -> bool:
+        return bool(self.app.recorder.select_events(cid, limit=1))
+
+    def create(
+        self,
+        name: str,
+        scenario: str,
+        ruleset: str | None = None,
+        dice: str | None = None,
+        seed: str | None = None,
+        created_by: str | None = None,
+    ) -> Campaign:
+        """Record a new campaign from a scenario and a ruleset (built-in names or TOML files);
+        `created_by` names the player who created it through a league server (PL1)."""
+        name = check_campaign_name(name)
+        scenario_data, scenario_source = read_scenario(scenario)
+        declared = scenario_data.get("scenario", {}).get("ruleset", "twtea-3e")
+        ruleset_obj, ruleset_data = load_ruleset(ruleset or (declared if isinstance(declared, str) else "twtea-3e"))
+        parsed = scenario_from_dict(scenario_data, scenario_source, ruleset_obj)
+        dice_mode = dice or parsed.dice
+        if dice_mode not in ("auto", "manual"):
+            raise InputError(f"dice mode must be auto or manual, got {dice_mode!r}")
+        # Check the recorded copies parse the same way before anything is written.
+        ruleset_from_dict(ruleset_data, "ruleset")
+        cid_text = self.registry.claim(name, str(uuid.uuid4()))
+        cid = UUID(cid_text)
+        if self._exists(cid):
+            raise InputError(f"campaign {name!r} already exists in {self.safe_url}")
+        # A given seed is for demonstrations and tests that must replay the same story.
+        stored_seed = self.registry.seed(cid_text, 0, seed or new_seed())
+        assert stored_seed is not None
+        seed = stored_seed
+        campaign = Campaign.create(cid, name, scenario_data, ruleset_data, dice_mode, commitment(seed), created_by)
+        try:
+            self.app.save(campaign)
+        except RecordConflictError:
+            raise ConflictError(f"campaign {name!r} was created by another writer at the same time") from None
+        return campaign
+
+    def campaign_id(self, name: str | None) -> UUID:
+        """The campaign named, or the only one in the database."""
+        if name:
+            cid = self.registry.lookup(name)
+            if cid is None or not self._exists(UUID(cid)):
+                known = ", ".join(self.campaign_names()) or "none"
+                raise InputError(f"no campaign named {name!r} in {self.safe_url} (campaigns: {known})")
+            return UUID(cid)
+        names = self.campaign_names()
+        if not names:
+            raise InputError(f"no campaign in {self.safe_url}: create one with `tracker new NAME --scenario S`")
+        if len(names) > 1:
+            raise InputError(
+                f"{len(names)} campaigns in {self.safe_url}; pick one with --campaign ({', '.join(names)})"
+            )
+        cid = self.registry.lookup(names[0])
+        assert cid is not None
+        return UUID(cid)
+
+    @property
+    def recorder(self) -> TrackerRecorder:
+        recorder = self.app.recorder
+        assert isinstance(recorder, TrackerRecorder)
+        return recorder
+
+    def _working_copy(self, cid: UUID) -> Campaign:
+        """The campaign as last saved by this process, or loaded from its latest snapshot.
+
+        No query checks the kept copy: if another writer recorded meanwhile, saving on it
+        conflicts with their version and the action runs again on a fresh load."""
+        cached = self._working.pop(cid, None)
+        return cached if cached is not None else self.load(cid)
+
+    def name_of(self, campaign: Campaign) -> str:
+        """The name the campaign is registered under here: the recorded one, or the one given
+        to `import --as`."""
+        return self.registry.name_of(str(campaign.id)) or campaign.name
+
+    def load(self, cid: UUID, version: int | None = None) -> Campaign:
+        """The campaign (at `version`) from its latest snapshot and the events after it, each
+        checked against the hash chain as it is applied: loading trusts nothing `verify` does
+        not check. A snapshot must sit on the log: its last hash is the hash of the event at
+        its version (a snapshot left beyond a cut tail, or a foreign one, is refused)."""
+        snapshot: list[int] = []
+
+        def project(initial: Any, items: Iterable[Any]) -> Any:
+            def events() -> Iterator[Any]:
+                for item in items:
+                    if isinstance(item, Campaign.Snapshot):
+                        snapshot.append(item.originator_version)
+                    yield item
+
+            return replay_checked(initial, events())
+
+        try:
+            campaign: Any = self.app.repository.get(cid, version=version, projector_func=project)
+        except AggregateNotFoundError:
+            raise InputError(f"campaign {cid} not found") from None
+        assert isinstance(campaign, Campaign)
+        if snapshot and campaign.version == snapshot[0]:
+            # No event after the snapshot vouched for its last hash: ask the event it names.
+            at = self.app.recorder.select_events(cid, gt=snapshot[0] - 1, lte=snapshot[0])
+            if not at or self.decode(at[0]).hash != campaign.last_hash:
+                last = self.app.recorder.select_events(cid, desc=True, limit=1)
+                end = last[0].originator_version if last else 0
+                raise DamagedLogError(
+                    f"the snapshot at event {snapshot[0]} does not match the log (which ends at event {end}): "
+                    "events were deleted or the snapshot was edited; run `tracker verify`"
+                )
+        return campaign
+
+    # ----- dice -----
+
+    def dice_for(
+        self,
+        campaign: Campaign,
+        values: Sequence[int] | None = None,
+        reference: str | None = None,
+        override: Override | None = None,
+        ask: Callable[[str, int, int], list[int]] | None = None,
+    ) -> DiceSource:
+        """Typed values when given (the campaign refuses them if it rolls its own dice, D4, unless
+        overridden); otherwise the campaign's own dice: none in a manual campaign, auto dice from
+        the seed in an auto one."""
+        if override is not None and campaign.dice_mode == "manual":
+            raise InputError("this campaign uses manual dice: typed dice need no --override (D4)")
+        if values is not None:
+            return ManualDice(values, reference, override)
+        if override is not None:
+            raise InputError("--override goes with --dice: typed dice in an auto-dice campaign (D4)")
+        if campaign.dice_mode == "manual":
+            # A player at a terminal is asked for each roll as it comes (`ask`).
+            return NoDice() if ask is None else PromptDice(ask)
+        key = (campaign.id, campaign.dice_epoch)
+        seed = self._seeds.get(key) or self.registry.seed(str(campaign.id), campaign.dice_epoch)
+        # A seed that does not match the log's commitment (left by a crashed creation whose
+        # name was reused, say) must never roll: nobody could verify its dice.
+        if seed is None or commitment(seed) != campaign.commitments[campaign.dice_epoch]:
+            return MissingSeedDice()
+        self._seeds[key] = seed
+        return AutoDice(seed)
+
+    def seed_for(self, cid: UUID, epoch: int) -> str | None:
+        return self.registry.seed(str(cid), epoch)
+
+    # ----- commands -----
+
+    def execute(
+        self,
+        cid: UUID,
+        command: Callable[[Campaign, DiceSource], T],
+        dice_values: Sequence[int] | None = None,
+        reference: str | None = None,
+        override: Override | None = None,
+        ask: Callable[[str, int, int], list[int]] | None = None,
+    ) -> T:
+        """Run a command on the current state and record its events atomically; in a manual
+        campaign without typed dice, `ask` (a terminal prompt) supplies each roll's dice.
+
+        A refused command raises before anything is saved. A version conflict with another
+        writer re-runs the command on the new state, up to MAX_ATTEMPTS times.
+        """
+        stale = 0
+        for attempt in range(MAX_ATTEMPTS):
+            # The working copy is taken out of the cache: if anything below fails it is simply
+            # dropped, and the next action starts from the stored log again.
+            campaign = self._working_copy(cid)
+            follows = (campaign.version, campaign.last_hash)
+            dice = self.dice_for(campaign, dice_values, reference, override, ask)
+            # However many aggregate commands the callback runs, they are one action. A failed
+            # one leaves this copy behind (it is not put back in the cache), so the aggregate
+            # keeps no copy to roll back to: that copy was a sixth of an action's CPU.
+            with one_action(campaign, rollback=False):
+                result = command(campaign, dice)
+            if isinstance(dice, ManualDice):
+                dice.check_all_used()
+            if not campaign.pending_events:
+                self._working[cid] = campaign
+                return result
+            try:
+                self.app.save(campaign, follows=follows)
+                self._working[cid] = campaign
+                return result
+            except StaleCopy as e:
+                # The event this copy ends with was replaced (a cut log written again): load
+                # afresh once; a snapshot that disagrees with the log stops here.
+                stale += 1
+                if stale > 1:
+                    raise LogDamaged(
+                        f"event {e.version} of this campaign is not the one its latest snapshot follows: the log "
+                        "was cut below the snapshot and written again; nothing was recorded (run `tracker verify`)"
+                    ) from None
+            except RecordConflictError:
+                # Random back-off so two writers in lock-step do not keep colliding.
+                time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
+            except OperationalError as e:
+                # SQLite reports a writer holding the lock past the busy timeout this way.
+                if "locked" not in str(e):
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+        raise ConflictError(
+            f"another writer kept recording on this campaign; the action was not recorded "
+            f"after {MAX_ATTEMPTS} attempts, try again"
+        )
+
+    def append_log(
+        self, cid: UUID, name: str, stored: Sequence[StoredEvent], campaign: Campaign, name_registered: bool
+    ) -> None:
+        """Record a whole checked log as a new campaign (`import`): its name, the mark that it
+        was imported and every event in one transaction, the events in one batch insert; then
+        a snapshot of `campaign` (the state the log gives) and the projections caught up once.
+
+        Raises IntegrityError when the name or the events were taken meanwhile: nothing is
+        recorded then."""
+        self.record_log(cid, name, stored, name_registered)
+        if len(stored) >= SNAPSHOT_INTERVAL:
+            # Only speeds up loading (and never fails the import: the events are committed).
+            self.app.put_snapshot(cid, campaign.version, campaign)
+        self.catch_up()
+
+    def record_log(self, cid: UUID, name: str, stored: Sequence[StoredEvent], name_registered: bool) -> None:
+        """The write of `append_log`: one transaction, the events in one batch insert."""
+        from tracker.storage.store import campaigns_table, imported_table, seeds_table
+
+        self.require_writable()
+        recorder = self.recorder
+        with recorder.transaction(commit=True) as session:
+            if not name_registered:
+                session.execute(campaigns_table.insert().values(name=name, campaign_id=str(cid)))
+            else:
+                # Seeds a crashed creation left behind belong to no event of this campaign.
+                session.execute(seeds_table.delete().where(seeds_table.c.campaign_id == str(cid)))
+            session.execute(imported_table.insert().values(campaign_id=str(cid)))
+            recorder.insert_events(stored, session=session)
+
+    # ----- read models -----
+
+    @property
+    def projector(self) -> BoardProjector:
+        if self._projector is None:
+            recorder = self.recorder
+            self._projector = BoardProjector(
+                self.engine,
+                lambda start, limit: recorder.select_notifications(start, limit),
+                self.app.mapper.to_domain_event,
+                lambda cid, version: self.load(cid, version=version),
+                recorder.last_version,
+            )
+        return self._projector
+
+    def catch_up(self, cid: UUID | None = None) -> None:
+        """Bring the projections up to the end of the log before anything is read from them;
+        with `cid`, refuse when that campaign's projections stopped (naming where and why)."""
+        try:
+            self.projector.catch_up(last_id=self.max_notification_id)
+        except (OverflowError, sqlalchemy.exc.DataError, sqlalchemy.exc.StatementError) as e:
+            # A damaged row holding a number no column can take (2^63 on SQLite, 2^31 on
+            # PostgreSQL): the log itself is wrong, and `verify` names the event.
+            reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise DamagedLogError(
+                f"the projections cannot be brought up to date: a stored event holds a value the views "
+                f"cannot take ({type(e).__name__}: {reason[:200]}); run `tracker verify`"
+            ) from None
+        if cid is not None:
+            with self.engine.connect() as conn:
+                problem = stopped_at(conn, cid)
+            if problem is not None:
+                # Damaged data, not bad usage: exit 1, as a failed verify.
+                raise DamagedLogError(
+                    f"the history of this campaign cannot be read past event {problem[0]} ({problem[1]}); "
+                    "run `tracker verify`"
+                )
+
+    @contextmanager
+    def views(self, cid: UUID) -> Iterator[Views]:
+        """The campaign's views, caught up once: every read of one command goes through this."""
+        self.catch_up(cid)
+        with self.engine.connect() as conn:
+            yield Views(conn, cid)
+
+    def board_at(
+        self, cid: UUID, turn: int | None = None, phase: str | None = None, at: int | None = None
+    ) -> dict[str, Any]:
+        """The board at the end of a national turn (or one of its phases), or after an event,
+        answered from the projections without replaying the log."""
+        with self.views(cid) as v:
+            return self.board_from(v, turn=turn, phase=phase, at=at)
+
+    def board_from(
+        self, v: Views, turn: int | None = None, phase: str | None = None, at: int | None = None
+    ) -> dict[str, Any]:
+        """`board_at` on views a command already caught up (no second catch-up)."""
+        cid = v.cid
+        board = board_in(v, turn=turn, phase=phase, at=at)
+        seq = board["seq"]
+        # AD1: territory owners: the scenario's, changed only by adjustments (few), so they
+        # are folded from those events rather than kept in a projection.
+        adjusted = [
+            r.seq
+            for r in v.index_rows([event_index.c.kind == "Adjusted", event_index.c.seq <= seq])
+            if r.undone_by is None or r.undone_by > seq
+        ]
+        owners = dict(self.load(cid, version=1).scenario.game_map.land)
+        for version in adjusted:
+            for stored in self.app.recorder.select_events(cid, gt=version - 1, lte=version):
+                owners.update(getattr(self.decode(stored), "owners", {}))
+        board["owners"] = dict(sorted(owners.items()))
+        return board
+
+    def max_notification_id(self) -> int:
+        return self.recorder.max_notification_id() or 0
+
+    # ----- the stored log -----
+
+    def stored_events(self, cid: UUID) -> list[StoredEvent]:
+        return list(self.app.recorder.select_events(cid))
+
+    def decode(self, stored: StoredEvent) -> Campaign.Event:
+        return self.app.mapper.to_domain_event(stored)  # type: ignore[return-value]
+
+    def events(self, cid: UUID) -> list[Campaign.Event]:
+        return [self.decode(s) for s in self.stored_events(cid)]

@@ -1,0 +1,217 @@
+"""Reading the history: filtered log records, `explain` of one event, board changes between events."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from domain.errors import InputError
+from domain.rules.catalog import statement
+from projections.schema import event_index
+from projections.summary import as_record
+from projections.views import Views
+from tracker.service.application import Tracker
+
+TECH_NAMES = {"advanced_submarine": "Advanced Submarine", "advanced_asw": "Advanced ASW"}
+
+
+def log_records(
+    t: Tracker,
+    cid: UUID,
+    *,
+    turn: int | None = None,
+    phase: str | None = None,
+    nation: str | None = None,
+    zone: str | None = None,
+    kind: str | None = None,
+    battle: int | None = None,
+    seq: int | None = None,
+    with_data: bool = False,
+    tail: int | None = None,
+    views: Views | None = None,
+    asked: bool = False,
+) -> list[dict[str, Any]]:
+    """Index rows matching every filter given, oldest first (from the projections; `views`
+    when the caller caught up already); with `tail`, only the last that many (read from the
+    end, not the whole log). What was asked (ActionAsked) is listed only with `asked`, when
+    that kind is named, or for one event by `seq`."""
+    if views is None:
+        with t.views(cid) as v:
+            return log_records(
+                t, cid, turn=turn, phase=phase, nation=nation, zone=zone, kind=kind, battle=battle, seq=seq,
+                with_data=with_data, tail=tail, views=v, asked=asked,
+            )  # fmt: skip
+    filters = []
+    if turn is not None:
+        filters.append(event_index.c.turn == turn)
+    if phase is not None:
+        filters.append(event_index.c.phase == phase)
+    if nation is not None:
+        # autoescape: a name is matched as written, never as a LIKE pattern (`--zone %`).
+        involved = event_index.c.nations.contains(f"|{nation}|", autoescape=True)
+        filters.append(involved | (event_index.c.nation == nation))
+    if zone is not None:
+        filters.append(event_index.c.zones.contains(f"|{zone}|", autoescape=True))
+    if kind is not None:
+        filters.append(event_index.c.kind == kind)
+    if battle is not None:
+        filters.append(event_index.c.battle == battle)
+    if seq is not None:
+        filters.append(event_index.c.seq == seq)
+    if not asked and kind is None and seq is None:
+        filters.append(event_index.c.kind != "ActionAsked")
+    rows = views.index_rows(filters, tail)
+    records = [
+        {
+            "seq": r.seq,
+            "turn": r.turn,
+            "round": r.round,
+            "nation": r.nation,
+            "phase": r.phase,
+            "kind": r.kind,
+            "rule": r.rule or "",
+            "battle": r.battle,
+            "zones": [z for z in r.zones.split("|") if z],
+            "summary": r.summary,
+            "undone_by": r.undone_by,
+        }
+        for r in rows
+    ]
+    if with_data and records:
+        first, last = records[0]["seq"], records[-1]["seq"]
+        wanted = {r["seq"] for r in records}
+        data = {
+            s.originator_version: as_record(s.originator_version, t.decode(s))
+            for s in t.app.recorder.select_events(cid, gt=first - 1, lte=last)
+            if s.originator_version in wanted
+        }
+        for r in records:
+            full = data[r["seq"]]
+            r["timestamp"] = full["timestamp"]
+            r["data"] = full["data"]
+    return records
+
+
+def event_at(t: Tracker, cid: UUID, seq: int) -> Any:
+    stored = t.app.recorder.select_events(cid, gt=seq - 1, lte=seq)
+    if not stored:
+        raise InputError(f"no event {seq} in this campaign")
+    return t.decode(stored[0])
+
+
+def board_changes(before: dict[str, Any] | None, after: dict[str, Any]) -> list[str]:
+    """What an event changed on the board, as readable lines."""
+    lines: list[str] = []
+    old_units = {u["id"]: u for u in (before or {"units": []})["units"]}
+    new_units = {u["id"]: u for u in after["units"]}
+    for uid in sorted(set(old_units) | set(new_units)):
+        o, n = old_units.get(uid), new_units.get(uid)
+        if o and not n:
+            lines.append(f"{uid} removed (sunk) from {o['at']}")
+        elif n and not o:
+            lines.append(f"{uid} appears in {n['at']}")
+        elif o and n:
+            if o["at"] != n["at"]:
+                lines.append(f"{uid}: {o['at']} -> {n['at']}")
+            if o["damage"] != n["damage"]:
+                lines.append(f"{uid}: damage {o['damage']} -> {n['damage']}")
+    old_ntr = (before or {"ntr": {}})["ntr"]
+    for nation in sorted(set(old_ntr) | set(after["ntr"])):
+        zones = set(old_ntr.get(nation, {})) | set(after["ntr"].get(nation, {}))
+        for zone in sorted(zones):
+            a, b = old_ntr.get(nation, {}).get(zone, 0), after["ntr"].get(nation, {}).get(zone, 0)
+            if a != b:
+                lines.append(f"{nation} NTR in {zone}: {a} -> {b}")
+    for key, label in (("balances", "resources"), ("ntr_lost", "NTR lost")):
+        old = (before or {key: {}})[key]
+        for nation, value in after[key].items():
+            if old.get(nation, value if before else 0) != value:
+                lines.append(f"{nation} {label}: {old.get(nation, 0)} -> {value}")
+    old_tech = (before or {"tech": {}})["tech"]
+    for nation, techs in after["tech"].items():
+        for tech, level in techs.items():
+            was = old_tech.get(nation, {}).get(tech, level if before else 0)
+            if was != level:
+                lines.append(f"{nation} {tech}: level {was} -> {level}")
+    if before and (before["turn"], before["phase"]) != (after["turn"], after["phase"]):
+        lines.append(
+            f"turn position: {before['nation']} {before['phase']} -> {after['nation']} {after['phase']}"
+        )
+    return lines
+
+
+def explain(t: Tracker, cid: UUID, seq: int) -> dict[str, Any]:
+    """Everything about one event: rule(s), dice, choices, what it changed, undo status."""
+    event = event_at(t, cid, seq)
+    ruleset = t.load(cid).ruleset
+    record = as_record(seq, event)
+    with t.views(cid) as v:
+        found = log_records(t, cid, seq=seq, views=v)
+        after = v.board_at(seq)
+        before = v.board_at(seq - 1) if seq > 1 else None
+    index = found[0] if found else None
+    rules = [r for r in {record["rule"], getattr(event, "rule", "")} if r]
+    kind = type(event).__name__
+    dice: dict[str, Any] | None = None
+    if kind == "DiceRolled":
+        dice = {
+            "roll": event.roll,
+            "roller": event.roller,
+            "reason": event.rule,
+            "purpose": event.purpose,
+            "faces": event.faces,
+            "values": list(event.values),
+            "source": event.source,
+            "reference": event.reference,
+            "base_target": event.base_target,
+            "target": event.target,
+            "success_when": event.success_when,
+            "outcome": event.outcome,
+            "modifiers": [
+                {
+                    **m,
+                    "cause": f"{TECH_NAMES.get(m['technology'], m['technology'])} of the "
+                    + ("roller" if m["holder"] == "actor" else "submarines' owner"),
+                    "statement": statement(m["rule"], ruleset),
+                }
+                for m in event.modifiers
+            ],
+        }
+        rules.extend(m["rule"] for m in event.modifiers)
+    choice = None
+    if kind in (
+        "CasualtiesChosen",
+        "SearchersChosen",
+        "HuntersChosen",
+        "SubmarinesDetected",
+        "TargetsChosen",
+        "ScreeningChosen",
+        "SubmarinesSubmerged",
+        "SubmarinesRetreated",
+        "SubmarinesContinued",
+        "AttackerRetreated",
+        "UnitsMoved",
+        "NtrPlaced",
+        "ConvoyAttackDeclared",
+        "ActionUndone",
+    ):
+        who = getattr(event, "nation", None) or getattr(event, "attacker", None) or index and index["nation"]
+        choice = {"by": who, "default": getattr(event, "default", False)}
+    ordered = list(dict.fromkeys(rules))
+    return {
+        "seq": seq,
+        "kind": kind,
+        "timestamp": record["timestamp"],
+        "summary": record["summary"],
+        "turn": index["turn"] if index else None,
+        "round": index["round"] if index else None,
+        "phase": index["phase"] if index else None,
+        "rules": [{"id": r, "statement": statement(r, ruleset)} for r in ordered],
+        "dice": dice,
+        "choice": choice,
+        "changes": board_changes(before, after),
+        "undone_by": index["undone_by"] if index else None,
+        "hash": event.hash,
+        "prev_hash": event.prev_hash,
+        "data": record["data"],
+    }

@@ -1,0 +1,296 @@
+"""Re-refereeing a recorded log: every action whose inputs were recorded (an ActionAsked event)
+is run again through the referee on the state before it, with its recorded dice, and must
+record exactly the events the log holds after it (same kinds and content; only times and
+hashes differ). An edit that keeps the hash chain intact (a forger who re-hashes) then still
+fails: the referee refuses the edited action, or records something else than the log says.
+
+One fold over the log: each action is re-run on the state before it, and since its events
+equal the log's, the state it leaves is the state the log gives. Only where a snapshot or an
+undo needs a state in the middle of an action is the action re-run on a copy and its recorded
+events applied instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from domain.campaign import Campaign, one_action
+from domain.chain import UPCAST_ADDED
+from domain.dice import Dice, ManualDice, Override
+from domain.errors import InputError, TrackerError
+from projections.summary import rule_of
+from tracker.service import actions
+from tracker.service.undo_log import ASKED
+
+# Not part of what an action decides: where and when its events were stored.
+_NOT_COMPARED = {"originator_id", "originator_version", "timestamp", "prev_hash", "hash", "originator_topic"}
+
+
+class Mismatch(TrackerError):
+    """A recorded action does not re-run to the events the log holds (exit 1)."""
+
+    def __init__(self, version: int, message: str) -> None:
+        super().__init__(message)
+        self.version = version
+
+
+@dataclass
+class RefereeResult:
+    actions_checked: int = 0
+    # Actions recorded before the log began recording what was asked (older logs).
+    unasked_actions: int = 0
+    # The campaign the log folds to.
+    campaign: Any = None
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _content(event: Any) -> dict[str, Any]:
+    attrs = vars(event)
+    return {k: _plain(v) for k, v in attrs.items() if k not in _NOT_COMPARED and k != UPCAST_ADDED}
+
+
+class _Rollback(Exception):
+    """Raised at the end of a re-run so that `one_action` puts the state back as it was."""
+
+
+class _ReplayDice:
+    """The rolls an action recorded, handed back in order with their source and reference."""
+
+    def __init__(self, rolls: Sequence[Any], override: Override | None) -> None:
+        self.rolls = list(rolls)
+        self.used = 0
+        self.override = override
+
+    @property
+    def source(self) -> str:
+        return str(self.rolls[self.used].source) if self.used < len(self.rolls) else "manual"
+
+    def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice:
+        if self.used >= len(self.rolls):
+            raise Mismatch(0, f"{what} rolls dice that the log does not record")
+        r = self.rolls[self.used]
+        self.used += 1
+        return Dice(tuple(r.values), str(r.source), r.reference)
+
+
+class _MemoryLog:
+    """The `tracker.undo_log.Log` of a log in memory, for an action run again."""
+
+    replaying = True
+
+    def __init__(self, events: Sequence[Any], states: dict[int, dict[str, Any]], span: Sequence[Any]) -> None:
+        self.events, self.states, self.span = events, states, span
+
+    def desc(self, top: int) -> Iterator[Any]:
+        return iter(self.events[top - 1 :: -1] if top > 0 else [])
+
+    def between(self, gt: int, lte: int) -> Iterator[Any]:
+        return iter(self.events[max(gt, 0) : lte])
+
+    def state_before(self, version: int) -> dict[str, Any]:
+        return self.states[version]
+
+    def _revealed(self) -> Any:
+        found = [e for e in self.span if type(e).__name__ == "SeedRevealed"]
+        return found[0] if found else None
+
+    def seed(self, epoch: int) -> str | None:
+        e = self._revealed()
+        return None if e is None else str(e.seed)
+
+    def next_commitment(self, epoch: int) -> str:
+        e = self._revealed()
+        if e is None:
+            raise Mismatch(0, "the log does not record the seed this action revealed")
+        return str(e.next_commitment)
+
+    def confirm(self, plan: Any) -> None:
+        pass
+
+
+def _describe(e: Any) -> str:
+    kind = type(e).__name__
+    rule = rule_of(e)
+    return f"event {e.originator_version} ({kind}{', ' + rule if rule else ''})"
+
+
+def _difference(recorded: dict[str, Any], replayed: dict[str, Any]) -> str:
+    keys = [k for k in sorted(set(recorded) | set(replayed)) if recorded.get(k) != replayed.get(k)]
+    k = keys[0]
+    return f"{k} {_short(recorded.get(k))} where the referee records {_short(replayed.get(k))}"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def referee_log(
+    events: Sequence[Any],
+    after_each: Callable[[Campaign], None] | None = None,
+    stops: Collection[int] | None = None,
+) -> RefereeResult:
+    """Re-run every asked action of `events` (a whole log, in order, chain already checked).
+
+    `after_each(aggregate)` sees the state after every event, or only after the events whose
+    versions are in `stops` (for the snapshot checks). Raises Mismatch naming the first event
+    the referee does not record as the log does."""
+    result = RefereeResult()
+    asked_at = [i for i, e in enumerate(events) if type(e).__name__ == ASKED]
+    # Undo restores the state before an earlier event: keep a copy of just those states.
+    wanted = {e.undone_from for e in events if type(e).__name__ == "ActionUndone"}
+    states: dict[int, dict[str, Any]] = {}
+    first_asked = asked_at[0] if asked_at else len(events)
+    unasked = {e.action for e in events[1:first_asked]}
+    result.unasked_actions = len(unasked)
+    agg: Any = None
+    bounds = iter([*asked_at[1:], len(events)])
+    i = 0
+    while i < len(events):
+        if i >= first_asked:
+            # Spans run from one ActionAsked to the next, so `bounds` is walked once.
+            start, end = i, next(bounds)
+            span = events[start:end]
+            first, last = span[0].originator_version, span[-1].originator_version
+            if first in wanted:
+                states[first] = agg.game_state()
+            inside = range(first, last) if stops is None else [v for v in range(first, last) if v in stops]
+            if not inside and not any(v in wanted for v in range(first + 1, last + 1)):
+                # Nothing needs the states within the span: the re-run itself moves the state
+                # on (its events equal the log's, so applying those would give the same state).
+                _check_span(agg, events, states, span, keep=True)
+                # Only where and when the events were stored differs: take the log's.
+                agg.last_hash = span[-1].hash
+                agg.__dict__["_modified_on"] = span[-1].timestamp
+                result.actions_checked += 1
+                if after_each is not None and (stops is None or last in stops):
+                    after_each(agg)
+                i = end
+                continue
+            _check_span(agg, events, states, span)
+            result.actions_checked += 1
+        else:
+            end = i + 1
+        for e in events[i:end]:
+            if agg is not None and agg.version + 1 in wanted:
+                states[agg.version + 1] = agg.game_state()
+            agg = e.mutate(agg)
+            if after_each is not None and (stops is None or agg.version in stops):
+                after_each(agg)
+        i = end
+    result.campaign = agg
+    return result
+
+
+def _check_span(
+    agg: Campaign,
+    events: Sequence[Any],
+    states: dict[int, dict[str, Any]],
+    span: Sequence[Any],
+    keep: bool = False,
+) -> None:
+    """Re-run the action that `span` begins with on `agg` and compare. With `keep`, the state
+    is left as the re-run made it (no copy; after a Mismatch it is not used again); else it
+    is put back as it was."""
+    asked = span[0]
+    where = f"the action asked at event {asked.originator_version} ({asked.name})"
+    try:
+        action = actions.get(asked.name)
+        inputs = action.validate(asked.inputs)
+    except InputError as e:
+        raise Mismatch(asked.originator_version, f"event {asked.originator_version} (ActionAsked): {e}") from None
+    rolls = [e for e in span if type(e).__name__ == "DiceRolled" and not _redone(e, span)]
+    accepted = [e for e in span if type(e).__name__ == "TypedDiceAccepted"]
+    override = Override(accepted[0].reason, tuple(accepted[0].agreed_by)) if accepted else None
+    dice: Any
+    if action.rolls and inputs.get("dice") is not None:
+        given = Override(inputs["reason"], tuple(inputs["agreed_by"])) if inputs["override"] else None
+        dice = ManualDice(inputs["dice"], inputs["ref"], given)
+    else:
+        dice = _ReplayDice(rolls, override)
+    replayed: list[Any] = []
+    log = _MemoryLog(events, states, span)
+    try:
+        if keep:
+            # As `one_action` runs a command, without its savepoint: nothing is put back.
+            agg.__dict__["_in_command"] = True
+            agg.__dict__["_action"] = agg.version + 1
+            try:
+                agg.ask(asked.name, inputs, asked.seen, asked.player, asked.nation)
+                action.perform(agg, dice, inputs, log)
+                if isinstance(dice, ManualDice):
+                    dice.check_all_used()
+            finally:
+                agg.__dict__.pop("_in_command", None)
+                agg.__dict__.pop("_action", None)
+            replayed = list(agg.collect_events())
+        else:
+            # Run on the state itself inside one action, then roll it back: the savepoint
+            # taken by `one_action` is the only copy of the state this costs.
+            with one_action(agg):
+                agg.ask(asked.name, inputs, asked.seen, asked.player, asked.nation)
+                action.perform(agg, dice, inputs, log)
+                if isinstance(dice, ManualDice):
+                    dice.check_all_used()
+                replayed = list(agg.pending_events)
+                raise _Rollback
+    except _Rollback:
+        pass
+    except Mismatch as e:
+        raise Mismatch(asked.originator_version, f"{where}: {e}") from None
+    except TrackerError as e:
+        # The referee refuses the action as recorded: name the rule it breaks.
+        raise Mismatch(
+            asked.originator_version,
+            f"{where} is refused when the referee runs it again: {e}",
+        ) from None
+    except (KeyError, IndexError, ValueError, TypeError, AttributeError) as e:
+        raise Mismatch(
+            asked.originator_version,
+            f"{where} cannot be run again on the state before it ({type(e).__name__}: {e})",
+        ) from None
+    for recorded, again in zip(span, replayed, strict=False):
+        if type(recorded).__name__ != type(again).__name__:
+            raise Mismatch(
+                recorded.originator_version,
+                f"{_describe(recorded)} is not what the referee records for {where}: it records "
+                f"{type(again).__name__} there",
+            )
+        a, b = _content(recorded), _content(again)
+        if a != b:
+            raise Mismatch(
+                recorded.originator_version,
+                f"{_describe(recorded)} is not what the referee records for {where}: {_difference(a, b)}",
+            )
+    if len(span) > len(replayed):
+        extra = span[len(replayed)]
+        raise Mismatch(
+            extra.originator_version,
+            f"{_describe(extra)} was recorded by no action: the referee records {len(replayed) - 1} "
+            f"event(s) for {where}",
+        )
+    if len(replayed) > len(span):
+        missing = replayed[len(span)]
+        raise Mismatch(
+            span[-1].originator_version,
+            f"{where} records {type(missing).__name__} after event {span[-1].originator_version}, "
+            "which the log lacks: events were deleted",
+        )
+
+
+def _redone(roll: Any, span: Sequence[Any]) -> bool:
+    """A roll re-recorded by a redo (RK4) is copied from the log, not rolled."""
+    return any(type(e).__name__ == "ActionRedone" and roll.originator_version in _copies(e, span) for e in span)
+
+
+def _copies(redo: Any, span: Sequence[Any]) -> set[int]:
+    return {e.originator_version for e in span if e.action == redo.action and e is not redo}

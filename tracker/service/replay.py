@@ -1,0 +1,124 @@
+"""`tracker replay`: step through the log event by event, roll by roll or battle by battle,
+with the board beside each event, both ways; or print chosen frames without a terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from uuid import UUID
+
+from rich.console import Console
+from rich.table import Table
+
+from projections.views import board_at
+from tracker.service.application import Tracker
+from tracker.service.history import log_records
+
+KEYS = (
+    "n/space next event · p previous · r next roll · R previous roll · "
+    "b next battle · B previous battle · g first · G last · q quit"
+)
+
+
+class Replay:
+    """A cursor over the log's events (optionally one battle's), with the board at each."""
+
+    def __init__(self, t: Tracker, cid: UUID, battle: int | None = None) -> None:
+        self.t = t
+        self.cid = cid
+        self.frames = log_records(t, cid, battle=battle)
+        self.position = 0
+        self._boards: dict[int, dict[str, Any]] = {}
+
+    def board(self, seq: int) -> dict[str, Any]:
+        if seq not in self._boards:
+            with self.t.engine.connect() as conn:
+                self._boards[seq] = board_at(conn, self.cid, seq)
+        return self._boards[seq]
+
+    @property
+    def frame(self) -> dict[str, Any]:
+        return self.frames[self.position]
+
+    def go_to_seq(self, seq: int) -> bool:
+        for i, f in enumerate(self.frames):
+            if f["seq"] == seq:
+                self.position = i
+                return True
+        return False
+
+    def step(self, delta: int, where: Callable[[dict[str, Any]], bool] = lambda f: True) -> bool:
+        i = self.position + delta
+        while 0 <= i < len(self.frames):
+            if where(self.frames[i]):
+                self.position = i
+                return True
+            i += delta
+        return False
+
+    def step_battle(self, delta: int) -> bool:
+        """To the first event of the next (or previous) battle."""
+        current = self.frame["battle"]
+        i = self.position + delta
+        while 0 <= i < len(self.frames):
+            b = self.frames[i]["battle"]
+            if b is not None and b != current:
+                while i > 0 and self.frames[i - 1]["battle"] == b:
+                    i -= 1
+                self.position = i
+                return True
+            i += delta
+        return False
+
+    def handle(self, key: str) -> bool:
+        """Apply one key; False means quit."""
+        moves: dict[str, Callable[[], bool]] = {
+            "n": lambda: self.step(1),
+            " ": lambda: self.step(1),
+            "p": lambda: self.step(-1),
+            "r": lambda: self.step(1, lambda f: f["kind"] == "DiceRolled"),
+            "R": lambda: self.step(-1, lambda f: f["kind"] == "DiceRolled"),
+            "b": lambda: self.step_battle(1),
+            "B": lambda: self.step_battle(-1),
+            "g": lambda: self.go_to_seq(self.frames[0]["seq"]),
+            "G": lambda: self.go_to_seq(self.frames[-1]["seq"]),
+        }
+        if key in ("q", "\x1b", "\x03"):
+            return False
+        move = moves.get(key)
+        if move is not None:
+            move()
+        return True
+
+    def render(self, out: Console, zone_only: bool = False) -> None:
+        f = self.frame
+        board = self.board(f["seq"])
+        mark = f"  (undone by {f['undone_by']})" if f["undone_by"] else ""
+        out.print(
+            f"[bold]Event {f['seq']}[/bold] ({self.position + 1}/{len(self.frames)}) · turn {f['turn']} · "
+            f"{f['nation']} · {f['phase']} · {f['kind']} [{f['rule']}]{mark}"
+        )
+        out.print(f"  {f['summary']}", markup=False)
+        if zone_only and f["zones"]:
+            # One line per zone of the event: enough to follow a battle roll by roll.
+            for zone in f["zones"]:
+                units = " ".join(u["id"] + ("*" if u["damage"] else "") for u in board["units"] if u["at"] == zone)
+                ntr = ", ".join(f"{n} {z[zone]}" for n, z in board["ntr"].items() if z.get(zone))
+                out.print(f"    {zone}: {units or '-'}" + (f" · NTR {ntr}" if ntr else ""), markup=False)
+            return
+        zones = None
+        table = Table(title=f"Board after event {f['seq']}" + (f" ({', '.join(zones)})" if zones else ""))
+        table.add_column("Zone")
+        table.add_column("Units")
+        by_zone: dict[str, list[str]] = {}
+        for u in board["units"]:
+            if zones is None or u["at"] in zones:
+                by_zone.setdefault(u["at"], []).append(u["id"] + ("*" if u["damage"] else ""))
+        for zone in sorted(by_zone):
+            table.add_row(zone, " ".join(by_zone[zone]))
+        out.print(table)
+        ntr = ", ".join(
+            f"{nation}: " + " ".join(f"{z} {c}" for z, c in zones_.items()) for nation, zones_ in board["ntr"].items()
+        )
+        out.print(f"  NTR · {ntr}", markup=False)
+        out.print("  Resources · " + ", ".join(f"{n} {b}" for n, b in board["balances"].items()), markup=False)

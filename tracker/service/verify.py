@@ -1,0 +1,599 @@
+"""`tracker verify`: walk a campaign's stored log, check the hash chain, re-derive auto dice, and
+list every dice switch, override and reroll (D4, RK3); check its head, snapshots, views and dice
+seed against that log. A roll from the wrong source without a recorded override is a D4 problem."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from eventsourcing.persistence import Notification, StoredEvent
+from sqlalchemy import create_engine, func, inspect, select
+from sqlalchemy.engine import Connection
+from sqlalchemy.pool import StaticPool
+
+from domain.chain import GENESIS, event_content, event_hash
+from domain.dice import commitment, derive_roll
+from domain.errors import InputError
+from projections import board, schema, views
+
+if TYPE_CHECKING:
+    from tracker.service.application import Tracker
+
+
+@dataclass
+class VerifyReport:
+    events: int = 0
+    rolls_checked: int = 0
+    rolls_unchecked: int = 0
+    problem: str | None = None
+    bad_version: int | None = None
+    notes: list[str] = field(default_factory=list)
+    # D4, RK3: what the group agreed to outside the normal course, each {seq, kind, text}.
+    switches: list[dict[str, Any]] = field(default_factory=list)
+    overrides: list[dict[str, Any]] = field(default_factory=list)
+    rerolls: list[dict[str, Any]] = field(default_factory=list)
+    # D4: rolls from a source the campaign did not use, with no override (older logs may hold some).
+    dice_problems: list[str] = field(default_factory=list)
+    # The head: the last event's sequence number and hash, for a group to post and check later.
+    head_seq: int = 0
+    head_hash: str = GENESIS
+    commitments: list[str] = field(default_factory=list)
+    seeds_revealed: int = 0
+    snapshots_checked: int = 0
+    projection_rows_checked: int | None = None
+    # Actions run again by the referee with their recorded inputs and dice, and those recorded
+    # before the log held what was asked (checked by their hashes only).
+    actions_refereed: int = 0
+    actions_unasked: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """The log is intact: chain, order, dice derivation (D4 problems are listed apart)."""
+        return self.problem is None
+
+
+    def as_json(self) -> dict[str, Any]:
+        """What `tracker verify --json` prints (and the server's /verify answers)."""
+        return {
+            "ok": self.ok and not self.dice_problems,
+            "events": self.events,
+            "head": {"seq": self.head_seq, "hash": self.head_hash},
+            "rolls_checked": self.rolls_checked,
+            "rolls_unchecked": self.rolls_unchecked,
+            "snapshots_checked": self.snapshots_checked,
+            "actions_refereed": self.actions_refereed,
+            "actions_checked_by_hash_only": self.actions_unasked,
+            "projection_rows_checked": self.projection_rows_checked,
+            "problem": self.problem,
+            "bad_event": self.bad_version,
+            "dice_switches": self.switches,
+            "overrides": self.overrides,
+            "rerolls": self.rerolls,
+            "dice_problems": self.dice_problems,
+            "notes": self.notes,
+        }
+
+def verify_events(
+    events: Iterable[tuple[int, Callable[[], Any]]],
+    local_seed: Callable[[int], str | None] = lambda epoch: None,
+) -> VerifyReport:
+    """Check a log given as (stored version, decode) pairs in stored order.
+
+    `local_seed(epoch)` supplies seeds this database still keeps secret; revealed seeds
+    come from the log itself. The first problem found stops the walk and names the event.
+    """
+    report = VerifyReport()
+    prev_hash = GENESIS
+    expected_version = 1
+    commitments: list[str] = []
+    revealed: dict[int, str] = {}
+    rolls: list[Any] = []
+    roll_numbers: list[int] = []
+    mode = "auto"
+    typed_allowed: set[int] = set()  # actions with a TypedDiceAccepted event
+    redo_actions: set[int] = set()
+    seen_rolls: dict[int, tuple[int, list[int]]] = {}
+    for version, decode in events:
+        if version != expected_version:
+            if version > expected_version:
+                missing = (
+                    f"event {expected_version}"
+                    if version == expected_version + 1
+                    else f"events {expected_version}-{version - 1}"
+                )
+                return _fail(report, expected_version, f"{missing} missing: the log jumps to event {version}")
+            return _fail(report, version, f"event {version} is out of order (expected event {expected_version})")
+        try:
+            event = decode()
+        except Exception as e:  # noqa: BLE001 - any decoding failure means an edited row
+            return _fail(
+                report,
+                version,
+                f"event {version} cannot be read ({type(e).__name__}): the stored row was edited",
+            )
+        kind = type(event).__name__
+        attrs = dict(vars(event))
+        stored_hash = attrs.get("hash")
+        if attrs.get("prev_hash") != prev_hash:
+            return _fail(
+                report,
+                version,
+                f"event {version} ({kind}) does not follow event {version - 1}: "
+                "an event before it was edited, deleted or reordered",
+            )
+        digest = event_hash(prev_hash, kind, version, event.timestamp, event_content(attrs))
+        if digest != stored_hash:
+            return _fail(report, version, f"event {version} ({kind}) was edited: its content does not match its hash")
+        if kind == "Created":
+            commitments.append(event.seed_commitment)
+            mode = event.dice_mode
+        elif kind == "DiceSourceSwitched":
+            mode = event.mode
+            report.switches.append(
+                {"seq": version, "kind": kind, "text": f"{event.previous} -> {event.mode}: {event.reason}"}
+            )
+        elif kind == "TypedDiceAccepted":
+            typed_allowed.add(event.action)
+            report.overrides.append(
+                {
+                    "seq": version,
+                    "kind": kind,
+                    "text": f"typed dice from roll {event.roll}, agreed by "
+                    f"{', '.join(event.agreed_by)}: {event.reason}",
+                }
+            )
+        elif kind == "ActionUndone":
+            mode = event.restored.get("dice_mode", mode)
+            if event.override:
+                agreed = ", ".join(event.agreed_by) or "nobody recorded"
+                taken = f", taking back roll(s) {', '.join(map(str, event.rolls))}" if event.rolls else ""
+                report.overrides.append(
+                    {
+                        "seq": version,
+                        "kind": kind,
+                        "text": f"undo of events {event.undone_from}-{event.undone_to}"
+                        f"{taken}, agreed by {agreed}: {event.reason}",
+                    }
+                )
+        elif kind == "ActionRedone":
+            redo_actions.add(event.action)
+        elif kind == "DiceRerolled":
+            report.rerolls.append(
+                {
+                    "seq": version,
+                    "kind": kind,
+                    "text": f"roll {event.roll} rerolls roll {event.rerolls} (taken back by event {event.undo})",
+                }
+            )
+        elif kind == "SeedRevealed":
+            if not 0 <= event.epoch < len(commitments) or event.epoch != len(revealed):
+                return _fail(
+                    report,
+                    version,
+                    f"event {version} (SeedRevealed) names dice epoch {event.epoch} out of order",
+                )
+            if commitment(event.seed) != commitments[event.epoch]:
+                return _fail(report, version, f"event {version} (SeedRevealed): seed does not match its commitment")
+            revealed[event.epoch] = event.seed
+            commitments.append(event.next_commitment)
+        elif kind == "DiceRolled":
+            if not 0 <= event.epoch < len(commitments):
+                return _fail(report, version, f"event {version} (DiceRolled) names unknown dice epoch {event.epoch}")
+            if event.action in redo_actions and event.roll in seen_rolls:
+                # RK4: a redo re-records a roll with its number; it must say what the roll said.
+                if seen_rolls[event.roll] != (event.epoch, list(event.values)):
+                    return _fail(
+                        report, version, f"event {version} (DiceRolled) redoes roll {event.roll} with other values"
+                    )
+            elif event.roll != len(roll_numbers) + 1:
+                return _fail(
+                    report,
+                    version,
+                    f"event {version} (DiceRolled) is roll {event.roll}, expected roll {len(roll_numbers) + 1}",
+                )
+            else:
+                roll_numbers.append(event.roll)
+                seen_rolls[event.roll] = (event.epoch, list(event.values))
+                if event.source == "auto":
+                    rolls.append((version, event))
+            if event.source != mode and not (event.source == "manual" and event.action in typed_allowed):
+                report.dice_problems.append(
+                    f"D4: event {version} (roll {event.roll}) has {event.source} dice in a campaign of {mode} dice, "
+                    "with no recorded switch or override"
+                )
+            if event.values and not all(1 <= v <= event.faces for v in event.values):
+                return _fail(report, version, f"event {version} (DiceRolled): a die is outside 1..{event.faces}")
+        prev_hash = stored_hash
+        expected_version += 1
+        report.events += 1
+        report.head_seq, report.head_hash = version, stored_hash
+
+    report.commitments = list(commitments)
+    report.seeds_revealed = len(revealed)
+    for version, roll in rolls:
+        seed = revealed.get(roll.epoch)
+        if seed is None:
+            candidate = local_seed(roll.epoch)
+            if candidate is not None and commitment(candidate) == commitments[roll.epoch]:
+                seed = candidate
+        if seed is None:
+            report.rolls_unchecked += 1
+            continue
+        expected = derive_roll(seed, roll.roll, len(roll.values), roll.faces)
+        if list(roll.values) != expected:
+            return _fail(
+                report,
+                version,
+                f"event {version} (DiceRolled, roll {roll.roll}): values {list(roll.values)} "
+                f"are not what the seed gives ({expected})",
+            )
+        report.rolls_checked += 1
+    if report.rolls_unchecked:
+        report.notes.append(
+            f"{report.rolls_unchecked} auto roll(s) not re-derived: their seed is neither revealed nor held here"
+        )
+    return report
+
+
+def _fail(report: VerifyReport, version: int, problem: str) -> VerifyReport:
+    report.problem = problem
+    report.bad_version = version
+    return report
+
+
+# ----- a campaign in its database: the log, its head, snapshots, views and dice seed -----
+
+
+@dataclass(frozen=True)
+class Head:
+    """A posted head: the sequence number and hash of the last event someone saw."""
+
+    seq: int
+    hash: str
+
+    @classmethod
+    def parse(cls, text: str) -> Head:
+        seq, sep, digest = text.strip().partition(":")
+        digest = digest.strip().lower()
+        if not sep or not seq.strip().isdigit() or not 16 <= len(digest) <= 64:
+            raise InputError(f"--head {text!r}: expected SEQ:HASH, e.g. 42:3f9a... (at least 16 hex digits)")
+        if any(c not in "0123456789abcdef" for c in digest):
+            raise InputError(f"--head {text!r}: the hash must be hexadecimal")
+        number = int(seq)
+        if not 1 <= number <= 2**31 - 1:
+            raise InputError(f"--head {text!r}: the sequence number must be between 1 and {2**31 - 1}")
+        return cls(number, digest)
+
+
+def verify_campaign(
+    t: Tracker,
+    cid: UUID,
+    head: Head | None = None,
+    projections: bool = False,
+    tick: Callable[[int], None] | None = None,
+) -> VerifyReport:
+    """Everything `tracker verify` checks for one campaign, stopping at the first problem:
+
+    the hash chain and auto dice (`verify_events`); every snapshot against the replay of the
+    events up to its version; the campaign's current dice seed against its commitment; a
+    posted head; index rows and projection positions beyond the last event (a cut tail); and
+    with `projections`, every view row against a rebuild in a scratch database.
+    """
+    stored = t.stored_events(cid)
+    decoded: list[Any] = []
+
+    def decoder(s: StoredEvent) -> Callable[[], Any]:
+        def decode() -> Any:
+            event = t.decode(s)
+            decoded.append(event)
+            if tick is not None:
+                tick(1)
+            return event
+
+        return decode
+
+    report = verify_events(((s.originator_version, decoder(s)) for s in stored), lambda e: t.seed_for(cid, e))
+    last_seq = stored[-1].originator_version if stored else 0
+    if stored:
+        try:
+            report.head_seq, report.head_hash = last_seq, t.decode(stored[-1]).hash
+        except Exception:  # noqa: BLE001 - an unreadable last row: the report names it already
+            report.head_seq = last_seq
+    if not report.ok:
+        return report
+    for check in (
+        lambda: _check_head(report, stored, decoded, head),
+        lambda: _check_beyond_the_end(t, cid, report, last_seq),
+        lambda: _referee_and_snapshots(t, cid, report, decoded),
+        lambda: _check_seed(t, cid, report, decoded),
+        lambda: _check_projections(t, cid, report) if projections else None,
+    ):
+        check()
+        if not report.ok:
+            return report
+    return report
+
+
+def _check_head(report: VerifyReport, stored: list[StoredEvent], decoded: list[Any], head: Head | None) -> None:
+    if head is None:
+        return
+    if head.seq > report.head_seq:
+        missing = f"event {head.seq}" if head.seq == report.head_seq + 1 else f"events {report.head_seq + 1}-{head.seq}"
+        _fail(
+            report,
+            report.head_seq + 1,
+            f"the log ends at event {report.head_seq}, but the posted head is event {head.seq}: "
+            f"{missing} were deleted",
+        )
+        return
+    actual = decoded[head.seq - 1].hash
+    if not actual.startswith(head.hash):
+        _fail(
+            report,
+            head.seq,
+            f"event {head.seq} has hash {actual[:16]}..., not the posted head's {head.hash[:16]}...: "
+            "the history up to the posted head was rewritten",
+        )
+        return
+    report.notes.append(f"Matches the posted head: event {head.seq} ({head.hash[:16]}...).")
+
+
+def _check_beyond_the_end(t: Tracker, cid: UUID, report: VerifyReport, last_seq: int) -> None:
+    """Rows that name events the log no longer has: the tail was cut after they were written."""
+    existing = set(inspect(t.engine).get_table_names())
+    key = -1
+    if schema.campaigns.name in existing:
+        with t.engine.connect() as conn:
+            found = views.campaign_key(conn, cid)
+        key = -1 if found is None else found
+    checks: list[tuple[str, Any]] = [
+        ("an event index row", select(func.max(schema.event_index.c.seq)).where(schema.event_index.c.c == key)),
+        (
+            "the projections' position",
+            select(func.max(schema.campaigns.c.last_seq)).where(schema.campaigns.c.campaign_id == str(cid)),
+        ),
+    ]
+    for name, table in schema.HISTORIES.items():
+        checks.append((f"a {name} history row", select(func.max(table.c.from_seq)).where(table.c.c == key)))
+        checks.append((f"a {name} history row", select(func.max(table.c.to_seq)).where(table.c.c == key)))
+    existing = set(inspect(t.engine).get_table_names())
+    with t.engine.connect() as conn:
+        snapshot_table = _snapshot_table(t)
+        if snapshot_table is not None:
+            top = conn.execute(
+                select(func.max(snapshot_table.c.originator_version)).where(
+                    snapshot_table.c.originator_id == cid
+                )
+            ).scalar()
+            if top is not None and top > last_seq:
+                _fail(
+                    report,
+                    last_seq + 1,
+                    f"a snapshot is at event {top}, beyond the last event {last_seq}: events after "
+                    f"{last_seq} were deleted",
+                )
+                return
+        for what, query in checks:
+            if query.get_final_froms()[0].name not in existing:
+                continue
+            top = conn.execute(query).scalar()
+            if top is not None and top > last_seq:
+                _fail(
+                    report,
+                    last_seq + 1,
+                    f"{what} names event {top}, beyond the last event {last_seq}: events after {last_seq} "
+                    "were deleted (or the views were edited)",
+                )
+                return
+        if schema.tracking.name in existing:
+            position = conn.execute(
+                select(schema.tracking.c.notification_id).where(schema.tracking.c.name == schema.NAME)
+            ).scalar()
+            newest = t.max_notification_id()
+            if position is not None and position > newest:
+                _fail(
+                    report,
+                    last_seq + 1,
+                    f"the projections have read up to row {position} of the log, which now ends at row {newest}: "
+                    "recorded events were deleted",
+                )
+
+
+def _snapshot_table(t: Tracker) -> Any:
+    snapshots = t.app.snapshots
+    if snapshots is None:
+        return None
+    return getattr(snapshots.recorder, "events_record_cls").__table__  # noqa: B009 - SQLAlchemy recorder
+
+
+class _Stop(Exception):
+    """The fold found a problem (already in the report)."""
+
+
+def _referee_and_snapshots(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[Any]) -> None:
+    """One fold over the log: every asked action re-run by the referee (tracker.referee), and
+    each snapshot compared with the state the events up to its version give."""
+    from tracker.service.referee import Mismatch, referee_log
+    from tracker.storage.recorder import CampaignSnapshot
+
+    mapper = t.app.mapper
+    wanted: dict[int, Any] = {}
+    if t.app.snapshots is not None:
+        wanted = {s.originator_version: s for s in t.app.snapshots.recorder.select_events(cid)}
+
+    def check_snapshot(agg: Any) -> None:
+        snap = wanted.get(agg.version)
+        if snap is None:
+            return
+        try:
+            stored_snapshot = mapper.to_domain_event(snap)
+            stored_state = stored_snapshot.state  # type: ignore[attr-defined]
+        except Exception as e:  # noqa: BLE001 - an unreadable snapshot row was edited
+            _fail(report, agg.version, f"the snapshot at event {agg.version} cannot be read ({type(e).__name__})")
+            raise _Stop from None
+        # The replay, through the same transcoder, as a snapshot of the same kind taken now
+        # would store it (older ones hold the scenario and ruleset, newer ones leave them out).
+        kind = CampaignSnapshot if isinstance(stored_snapshot, CampaignSnapshot) else type(agg).Snapshot
+        replayed = mapper.to_domain_event(mapper.to_stored_event(kind.take(agg))).state  # type: ignore[attr-defined]
+        if stored_state != replayed:
+            keys = sorted(k for k in set(stored_state) | set(replayed) if stored_state.get(k) != replayed.get(k))
+            why = (
+                "the log up to it was rewritten after the snapshot was taken, or the snapshot was edited"
+                if "last_hash" in keys
+                else "the snapshot was edited"
+            )
+            _fail(
+                report,
+                agg.version,
+                f"the snapshot at event {agg.version} differs from the replay of the log up to it "
+                f"({', '.join(keys[:5])}): {why}",
+            )
+            raise _Stop
+        report.snapshots_checked += 1
+
+    try:
+        result = referee_log(decoded, check_snapshot, stops=set(wanted))
+    except _Stop:
+        return
+    except Mismatch as e:
+        _fail(report, e.version, str(e))
+        return
+    except Exception as e:  # noqa: BLE001 - a hashed event that cannot be applied
+        version = report.head_seq
+        _fail(report, version, f"the log cannot be replayed ({type(e).__name__}: {str(e)[:200]})")
+        return
+    report.actions_refereed = result.actions_checked
+    report.actions_unasked = result.unasked_actions
+
+
+def _check_seed(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[Any]) -> None:
+    """An auto campaign's current seed must be here and match its commitment, or nobody could
+    check the next rolls (an imported campaign's seed stayed with the exported copy)."""
+    created = decoded[0]
+    if created.dice_mode != "auto":
+        return
+    epoch = report.seeds_revealed
+    seed = t.seed_for(cid, epoch)
+    if seed is None:
+        if t.registry.is_served(str(cid)):
+            report.notes.append(
+                "Served campaign: its dice seed is in the league server's key store (D5); the rolls of revealed "
+                "seeds were re-derived, and `tracker --server URL verify` checks the current one too."
+            )
+            return
+        if t.registry.was_imported(str(cid)):
+            report.notes.append(
+                "Imported campaign: its dice seed stayed with the exported copy; later rolls need --dice."
+            )
+            return
+        _fail(
+            report,
+            report.head_seq,
+            f"D5: the dice seed of epoch {epoch} of this auto campaign is missing from the database: "
+            "its next rolls could not be checked",
+        )
+    elif commitment(seed) != report.commitments[epoch]:
+        _fail(
+            report,
+            report.head_seq,
+            f"D5: the dice seed of epoch {epoch} held here does not match the commitment in the log: "
+            "it was replaced",
+        )
+
+
+def _check_projections(t: Tracker, cid: UUID, report: VerifyReport) -> None:
+    """Compare this campaign's view rows with a rebuild into a scratch in-memory database, up
+    to the position the views have reached; the user's database is only read."""
+    existing = set(inspect(t.engine).get_table_names())
+    if schema.tracking.name not in existing:
+        report.projection_rows_checked = 0
+        return
+    with t.engine.connect() as conn:
+        position = conn.execute(
+            select(schema.tracking.c.notification_id).where(schema.tracking.c.name == schema.NAME)
+        ).scalar()
+        mine = _view_rows(conn, cid)
+    events = t.app.recorder.events_record_cls.__table__  # type: ignore[attr-defined]
+
+    def select_notifications(start: int, limit: int) -> list[Notification]:
+        query = (
+            select(events.c.id, events.c.originator_id, events.c.originator_version, events.c.topic, events.c.state)
+            .where(events.c.id >= start, events.c.id <= (position or 0), events.c.originator_id == cid)
+            .order_by(events.c.id)
+            .limit(limit)
+        )
+        with t.engine.connect() as source:
+            return [
+                Notification(
+                    id=r.id,
+                    originator_id=r.originator_id,
+                    originator_version=r.originator_version,
+                    topic=r.topic,
+                    state=bytes(r.state),
+                )
+                for r in source.execute(query)
+            ]
+
+    scratch = create_engine("sqlite://", poolclass=StaticPool)
+    try:
+        projector = board.BoardProjector(
+            scratch, select_notifications, t.app.mapper.to_domain_event, lambda c, v: t.load(c, version=v)
+        )
+        projector.rebuild()
+        with scratch.connect() as conn:
+            rebuilt = _view_rows(conn, cid)
+    finally:
+        scratch.dispose()
+    report.projection_rows_checked = sum(len(rows) for rows in mine.values())
+    first: tuple[int, str, str] | None = None
+    for name in mine:
+        stored_only = sorted(set(mine[name]) - set(rebuilt[name]), key=lambda r: (r[0], repr(r)))
+        rebuilt_only = sorted(set(rebuilt[name]) - set(mine[name]), key=lambda r: (r[0], repr(r)))
+        # Duplicated rows are a difference too, though sets hide them.
+        if not stored_only and not rebuilt_only and sorted(mine[name], key=repr) != sorted(rebuilt[name], key=repr):
+            stored_only = [next(r for r in mine[name] if mine[name].count(r) != rebuilt[name].count(r))]
+        candidates = [(r[0], f"stored row {r[1:]} is not in the rebuild") for r in stored_only]
+        candidates += [(r[0], f"the rebuild has row {r[1:]} that the stored views lack") for r in rebuilt_only]
+        if candidates:
+            seq, what = min(candidates, key=lambda c: c[0])
+            if first is None or seq < first[0]:
+                first = (seq, name, what)
+    if first is not None:
+        seq, name, what = first
+        _fail(
+            report,
+            seq,
+            f"projection {name} differs from a rebuild of the log at event {seq}: {what} "
+            "(run `tracker projections rebuild` after finding out why)",
+        )
+
+
+# Per view: the event a row belongs to first (to name the first difference), then its columns.
+_SEQ_COLUMN = {
+    "tracker_projection_campaigns": "last_seq",
+    "tracker_event_index": "seq",
+    "tracker_unit_history": "from_seq",
+    "tracker_ntr_history": "from_seq",
+    "tracker_nation_history": "from_seq",
+}
+
+
+def _view_rows(conn: Connection, cid: UUID) -> dict[str, list[tuple[Any, ...]]]:
+    """One campaign's rows of every view, without the campaign's key (which differs between
+    databases), each led by the event it belongs to."""
+    found = views.campaign_key(conn, cid)
+    key = -1 if found is None else found
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    for table in schema.VIEWS:
+        seq_col = table.c[_SEQ_COLUMN[table.name]]
+        if table is schema.campaigns:
+            columns = [c for c in table.c if c.name not in ("key", "campaign_id")]
+            where = table.c.campaign_id == str(cid)
+        else:
+            columns = [c for c in table.c if c.name != "c"]
+            where = table.c.c == key
+        out[table.name] = [tuple(r) for r in conn.execute(select(seq_col, *columns).where(where))]
+    return out

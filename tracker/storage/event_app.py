@@ -1,0 +1,136 @@
+"""The eventsourcing application under `tracker.application.Tracker`: a repository that loads a
+campaign from its latest lean snapshot, snapshots taken from the aggregate just saved, the
+tracker's mapper, and a replay that checks every event's hash as it goes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError, Application, Repository
+from eventsourcing.persistence import Mapper, PersistenceError, RecordConflictError
+
+from domain.campaign import Campaign
+from domain.chain import GENESIS, event_content, event_hash
+from domain.errors import InputError, TrackerError
+from tracker.storage.recorder import CampaignSnapshot, TrackerMapper
+
+# A snapshot every this many events: loading replays at most this many.
+SNAPSHOT_INTERVAL = 200
+
+
+class DamagedLogError(TrackerError):
+    """The stored log or its views were damaged outside the tracker (exit 1, like a failed verify)."""
+
+
+class CampaignRepository(Repository[UUID]):
+    """Loads campaigns from their latest snapshot, putting back the scenario and ruleset a
+    snapshot leaves out (see `tracker.recorder.CampaignSnapshot`) from the first event."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Recorded once per campaign and never changed: one read per campaign and process.
+        self.created: dict[UUID, Any] = {}
+
+    def _reconstruct_aggregate(self, aggregate_id: UUID, version: int | None, projector_func: Any) -> Any:
+        gt = None
+        snapshots: list[Any] = []
+        if self.snapshot_store is not None:
+            snapshots = list(self.snapshot_store.get(originator_id=aggregate_id, desc=True, limit=1, lte=version))
+        if snapshots:
+            gt = snapshots[0].originator_version
+            if isinstance(snapshots[0], CampaignSnapshot) and snapshots[0].needs_created_event:
+                snapshots[0] = snapshots[0].with_created(self.created_event(aggregate_id))
+        events = self.event_store.get(originator_id=aggregate_id, gt=gt, lte=version)
+        aggregate = projector_func(None, [*snapshots, *events])
+        if aggregate is None:
+            raise AggregateNotFoundError(f"Aggregate {aggregate_id!r} version {version!r} not found.")
+        return aggregate
+
+    def created_event(self, aggregate_id: UUID) -> Any:
+        if aggregate_id not in self.created:
+            found = list(self.event_store.get(originator_id=aggregate_id, lte=1))
+            if not found:
+                raise AggregateNotFoundError(f"Aggregate {aggregate_id!r} has no first event.")
+            self.created[aggregate_id] = found[0]
+        return self.created[aggregate_id]
+
+
+class TrackerApplication(Application[UUID]):
+    """The eventsourcing application holding every campaign in one database."""
+
+    name = "Tracker"
+    snapshotting_intervals = {Campaign: SNAPSHOT_INTERVAL}
+    snapshot_class = CampaignSnapshot
+
+    def construct_repository(self) -> Repository[UUID]:
+        return CampaignRepository(event_store=self.events, snapshot_store=self.snapshots)
+
+    def construct_mapper(self) -> Mapper[UUID]:
+        return self.factory.mapper(transcoder=self.construct_transcoder(), mapper_class=TrackerMapper)
+
+    # Set when the database is read from a private copy: nothing may be recorded there.
+    refuse_saves: str | None = None
+
+    def save(self, *objects: Any, **kwargs: Any) -> Any:
+        if self.refuse_saves is not None:
+            raise InputError(self.refuse_saves)
+        return super().save(*objects, **kwargs)
+
+    def _take_snapshots(self, processing_event: Any) -> None:
+        # The aggregate just saved is the state its events give (each was applied to it as it
+        # was triggered): when a snapshot falls on its last event, it is taken from there
+        # instead of loading the campaign again.
+        for event in processing_event.events:
+            if event.originator_version % SNAPSHOT_INTERVAL:
+                continue
+            aggregate = processing_event.aggregates.get(event.originator_id)
+            if not isinstance(aggregate, Campaign):
+                continue
+            at = aggregate if aggregate.version == event.originator_version else None
+            self.put_snapshot(event.originator_id, event.originator_version, at)
+
+    def take_snapshot(self, aggregate_id: UUID, version: int | None = None, projector_func: Any = None) -> None:
+        self.put_snapshot(aggregate_id, version, None)
+
+    def put_snapshot(self, aggregate_id: UUID, version: int | None, aggregate: Campaign | None) -> None:
+        """A `CampaignSnapshot` (without the scenario and ruleset) of the campaign at `version`."""
+        # A snapshot only speeds up loading: failing to write one must never look like
+        # a failed action (the events are already committed by then).
+        if self.snapshots is None:
+            return
+        try:
+            if aggregate is None:
+                aggregate = self.repository.get(aggregate_id, version=version)
+            self.snapshots.put([CampaignSnapshot.take(aggregate)])
+        except (RecordConflictError, PersistenceError):
+            pass
+
+
+def replay_checked(initial: Any, events: Iterable[Any]) -> Any:
+    """Apply events (after a snapshot, if `initial` or the first item is one), checking each
+    one's link to the one before and its own hash, as `verify` does."""
+    agg = initial
+    for event in events:
+        if isinstance(event, Campaign.Snapshot):
+            agg = event.mutate(None)
+            continue
+        version = event.originator_version
+        kind = type(event).__name__
+        expected_prev = agg.last_hash if agg is not None else GENESIS
+        attrs = vars(event)
+        if attrs.get("prev_hash") != expected_prev or attrs.get("hash") != event_hash(
+            expected_prev, kind, version, event.timestamp, event_content(attrs)
+        ):
+            raise DamagedLogError(
+                f"event {version} ({kind}) does not match the hash chain: the stored log was edited; "
+                "run `tracker verify`"
+            )
+        try:
+            agg = event.mutate(agg)
+        except Exception as e:  # noqa: BLE001 - a hashed event that cannot be applied is damage too
+            raise DamagedLogError(
+                f"event {version} ({kind}) cannot be applied ({type(e).__name__}); run `tracker verify`"
+            ) from None
+    return agg
