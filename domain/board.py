@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -41,7 +42,9 @@ class Board:
         how = self.lost.get(uid)
         if how is not None:
             return InputError(f"{uid} was {how}")
-        return InputError(f"unknown unit {uid!r} (see `tracker state`)")
+        close = difflib.get_close_matches(uid.upper(), sorted(self.units), n=3, cutoff=0.6)
+        hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+        return InputError(f"unknown unit {uid!r} ({hint}see `tracker state`)")
 
     def unit_type(self, unit: Unit) -> UnitType:
         return self.ruleset.units[unit.type]
