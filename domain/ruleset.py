@@ -244,13 +244,51 @@ def _unit_type(name: str, r: Reader) -> UnitType:
 
 def ruleset_from_dict(data: dict[str, Any], source: str) -> Ruleset:
     """Validate a ruleset table; raise DataFileError naming the first problem found."""
+    # The sections are read in file order, so the first problem reported is the first a reader
+    # of the file would meet.
     top = Reader(source, data)
     meta = top.table("ruleset")
     name = meta.string("name")
     title = meta.string("title", default=name)
     version = meta.integer("version", 1, default=1)
     meta.finish()
+    default_faces, faces = _dice(top)
+    phases = _phases(top)
+    units = _units(top, source)
+    hit_allocation = _hit_allocation(top)
+    convoy = _convoy(top, faces.get("convoy_table", default_faces))
+    nc = top.table("naval_combat")
+    cancel = nc.integer("opening_fire_cancelled_per_escort", 0, 10)
+    retreat_distance = nc.integer("retreat_distance", 1, 10, default=1)
+    nc.finish()
+    trade = top.table("trade", required=False)
+    ntr_value = trade.integer("ntr_value", 0, 100, default=1)
+    trade.finish()
+    research = _research(top, faces.get("research", default_faces))
+    modifiers = _modifiers(top, research["technologies"], units)
+    top.finish()
 
+    return Ruleset(
+        name=name,
+        title=title,
+        version=version,
+        default_faces=default_faces,
+        faces=faces,
+        phases=tuple(phases),
+        units=units,
+        opening_fire_cancelled_per_escort=cancel,
+        modifiers=modifiers,
+        ntr_value=ntr_value,
+        retreat_distance=retreat_distance,
+        content_hash=content_hash(data),
+        **hit_allocation,
+        **convoy,
+        **research,
+    )
+
+
+def _dice(top: Reader) -> tuple[int, dict[str, int]]:
+    """The default number of faces and the faces of each roll kind that differs (D1)."""
     dice = top.table("dice")
     default_faces = dice.integer("default_faces", 2, 100)
     faces_reader = dice.table("faces", required=False)
@@ -261,7 +299,10 @@ def ruleset_from_dict(data: dict[str, Any], source: str) -> Ruleset:
         faces[kind] = faces_reader.integer(kind, 2, 100)
     faces_reader.finish()
     dice.finish()
+    return default_faces, faces
 
+
+def _phases(top: Reader) -> list[str]:
     turn = top.table("turn")
     phases = turn.strings("phases")
     for phase in phases:
@@ -270,7 +311,10 @@ def ruleset_from_dict(data: dict[str, Any], source: str) -> Ruleset:
     if len(set(phases)) != len(phases):
         raise turn.fail("phases", "a phase is listed twice")
     turn.finish()
+    return phases
 
+
+def _units(top: Reader, source: str) -> dict[str, UnitType]:
     units = {uname: _unit_type(uname, ur) for uname, ur in top.tables("units")}
     if not units:
         raise top.fail("units", "at least one unit type is required")
@@ -282,7 +326,11 @@ def ruleset_from_dict(data: dict[str, Any], source: str) -> Ruleset:
             raise DataFileError(source, f"units.{unit.name}.class", "naval units cannot be of class 'air'")
         if unit.category == "air" and unit.unit_class != "air":
             raise DataFileError(source, f"units.{unit.name}.class", "air units must be of class 'air'")
+    return units
 
+
+def _hit_allocation(top: Reader) -> dict[str, Any]:
+    """The ruleset's hit allocation fields (HA1-HA7), by name."""
     ha = top.table("hit_allocation")
     prio_reader = ha.table("priority")
     hit_priority: dict[str, tuple[tuple[str, ...], ...]] = {}
@@ -298,15 +346,22 @@ def ruleset_from_dict(data: dict[str, Any], source: str) -> Ruleset:
     for c in screening:
         if c not in CLASSES:
             raise ha.fail("screening_classes", f"unknown unit class {c!r}")
-    sub_surface = ha.boolean("submarine_targets_surface_first")
-    sub_air = ha.boolean("submarine_can_hit_air")
-    naval_first = ha.boolean("naval_hits_naval_before_air")
+    fields = dict(
+        hit_priority=hit_priority,
+        screening_classes=tuple(screening),
+        submarine_targets_surface_first=ha.boolean("submarine_targets_surface_first"),
+        submarine_can_hit_air=ha.boolean("submarine_can_hit_air"),
+        naval_hits_naval_before_air=ha.boolean("naval_hits_naval_before_air"),
+    )
     ha.finish()
+    return fields
 
+
+def _convoy(top: Reader, table_faces: int) -> dict[str, Any]:
+    """The ruleset's convoy fields (CV2, CV5), by name; the table's rows must cover the die."""
     convoy = top.table("convoy")
     md_dice = convoy.integer("merchant_defence_dice", 1, 10)
     md_total = convoy.integer("merchant_defence_sinks_on_total", 1, 1000)
-    table_faces = faces.get("convoy_table", default_faces)
     rows = []
     for row_reader in convoy.table_list("table"):
         row = ConvoyRow(
@@ -322,84 +377,57 @@ def ruleset_from_dict(data: dict[str, Any], source: str) -> Ruleset:
     if covered != list(range(1, table_faces + 1)):
         raise convoy.fail("table", f"rows must cover 1..{table_faces} exactly once")
     convoy.finish()
+    return dict(merchant_defence_dice=md_dice, merchant_defence_sinks_on_total=md_total, convoy_table=tuple(rows))
 
-    nc = top.table("naval_combat")
-    cancel = nc.integer("opening_fire_cancelled_per_escort", 0, 10)
-    retreat_distance = nc.integer("retreat_distance", 1, 10, default=1)
-    nc.finish()
 
-    trade = top.table("trade", required=False)
-    ntr_value = trade.integer("ntr_value", 0, 100, default=1)
-    trade.finish()
-
+def _research(top: Reader, research_faces: int) -> dict[str, Any]:
+    """The ruleset's research fields (TE1, TE2) and its technologies, by name."""
     research = top.table("research")
     levels = research.integer("levels", 1, 10)
-    research_faces = faces.get("research", default_faces)
-    rs = dict(
+    fields = dict(
         research_cost=research.integer("cost", 0, 1000),
         research_success_min=research.integer("success_min", 1, research_faces),
         research_levels=levels,
         max_head_start=research.integer("max_head_start", 0, levels - 1),
         research_rolls_per_turn=research.integer("rolls_per_technology_per_turn", 1, 10),
+        technologies=tuple(research.strings("technologies")),
     )
-    technologies = tuple(research.strings("technologies"))
     research.finish()
+    return fields
 
-    modifiers = []
-    for mr in top.table_list("modifiers", required=False):
-        tech = mr.string("technology")
-        if tech not in technologies:
-            raise mr.fail("technology", f"unknown technology {tech!r} (known: {', '.join(technologies)})")
-        unit_names = mr.strings("units")
-        for u in unit_names:
-            if u not in units:
-                raise mr.fail("units", f"reference to unknown unit {u!r}")
-        rolls = mr.strings("rolls")
-        for roll in rolls:
-            if roll not in MODIFIED_ROLLS:
-                raise mr.fail("rolls", f"unknown roll {roll!r} (known: {', '.join(MODIFIED_ROLLS)})")
-        set_to = mr.integer("set", 0, 100, default=None) if mr.has("set") else None
-        add = mr.integer("add", -100, 100, default=0)
-        if set_to is None and add == 0:
-            raise mr.fail("add", "a modifier needs 'set' or a non-zero 'add'")
-        modifiers.append(
-            Modifier(
-                technology=tech,
-                rule=mr.string("rule"),
-                holder=mr.string("holder", choices=("actor", "target")),
-                units=tuple(unit_names),
-                rolls=tuple(rolls),
-                set_to=set_to,
-                add=add,
-            )
-        )
-        mr.finish()
-    top.finish()
 
-    return Ruleset(
-        name=name,
-        title=title,
-        version=version,
-        default_faces=default_faces,
-        faces=faces,
-        phases=tuple(phases),
-        units=units,
-        hit_priority=hit_priority,
-        submarine_targets_surface_first=sub_surface,
-        submarine_can_hit_air=sub_air,
-        naval_hits_naval_before_air=naval_first,
-        screening_classes=tuple(screening),
-        merchant_defence_dice=md_dice,
-        merchant_defence_sinks_on_total=md_total,
-        convoy_table=tuple(rows),
-        opening_fire_cancelled_per_escort=cancel,
-        technologies=technologies,
-        modifiers=tuple(modifiers),
-        ntr_value=ntr_value,
-        retreat_distance=retreat_distance,
-        content_hash=content_hash(data),
-        **rs,
+def _modifiers(top: Reader, technologies: tuple[str, ...], units: dict[str, UnitType]) -> tuple[Modifier, ...]:
+    return tuple(_modifier(mr, technologies, units) for mr in top.table_list("modifiers", required=False))
+
+
+def _modifier(mr: Reader, technologies: tuple[str, ...], units: dict[str, UnitType]) -> Modifier:
+    """One technology modifier (TE3-TE5), naming only known technologies, units and rolls."""
+    tech = mr.string("technology")
+    if tech not in technologies:
+        raise mr.fail("technology", f"unknown technology {tech!r} (known: {', '.join(technologies)})")
+    unit_names = mr.strings("units")
+    for u in unit_names:
+        if u not in units:
+            raise mr.fail("units", f"reference to unknown unit {u!r}")
+    rolls = mr.strings("rolls")
+    for roll in rolls:
+        if roll not in MODIFIED_ROLLS:
+            raise mr.fail("rolls", f"unknown roll {roll!r} (known: {', '.join(MODIFIED_ROLLS)})")
+    set_to = mr.integer("set", 0, 100, default=None) if mr.has("set") else None
+    add = mr.integer("add", -100, 100, default=0)
+    if set_to is None and add == 0:
+        raise mr.fail("add", "a modifier needs 'set' or a non-zero 'add'")
+    modifier = Modifier(
+        technology=tech,
+        rule=mr.string("rule"),
+        holder=mr.string("holder", choices=("actor", "target")),
+        units=tuple(unit_names),
+        rolls=tuple(rolls),
+        set_to=set_to,
+        add=add,
     )
+    mr.finish()
+    return modifier
 
 
 def content_hash(data: dict[str, Any]) -> str:

@@ -164,7 +164,31 @@ def scenario_from_dict(data: dict[str, Any], source: str, ruleset: Ruleset) -> S
     ruleset_name = meta.string("ruleset", default="twtea-3e")
     dice = meta.string("dice", default="auto", choices=("auto", "manual"))
     turn_order = meta.strings("turn_order")
+    side_of = _sides(top)
+    raw_nations = top.raw("nations")
+    if not isinstance(raw_nations, dict):
+        raise top.fail("nations", "expected a table")
+    game_map = _read_map(top, raw_nations)
+    nations = _nations(top, side_of, ruleset, game_map)
+    if sorted(turn_order) != sorted(nations):
+        raise meta.fail("turn_order", "must list every nation exactly once")
+    meta.finish()
+    groups = _unit_groups(top, nations, ruleset, game_map)
+    top.finish()
+    return Scenario(
+        name=name,
+        title=title,
+        ruleset=ruleset_name,
+        dice=dice,
+        turn_order=tuple(turn_order),
+        nations=nations,
+        game_map=game_map,
+        units=groups,
+    )
 
+
+def _sides(top: Reader) -> dict[str, str]:
+    """Each nation's side; a nation is on one side only, and there are at least two sides."""
     sides_reader = top.table("sides")
     side_of: dict[str, str] = {}
     for side in list(sides_reader.data):
@@ -175,90 +199,77 @@ def scenario_from_dict(data: dict[str, Any], source: str, ruleset: Ruleset) -> S
     sides_reader.finish()
     if len(sides_reader.data) < 2:
         raise top.fail("sides", "at least two sides are required")
+    return side_of
 
-    raw_nations = top.raw("nations")
-    if not isinstance(raw_nations, dict):
-        raise top.fail("nations", "expected a table")
-    game_map = _read_map(top, raw_nations)
 
+def _nations(top: Reader, side_of: dict[str, str], ruleset: Ruleset, game_map: GameMap) -> dict[str, Nation]:
+    """Every nation on a side, each with a table of its own and a code no other nation has."""
     nations: dict[str, Nation] = {}
     for nname, r in top.tables("nations"):
         if nname not in side_of:
             raise top.fail(f"nations.{nname}", "nation is on no side (see [sides])")
-        tech = r.int_map("tech", maximum=MAX_LEVEL)
-        for t, level in tech.items():
-            if t not in ruleset.technologies:
-                raise r.fail(f"tech.{t}", f"unknown technology (known: {', '.join(ruleset.technologies)})")
-            if level > ruleset.max_head_start:
-                raise r.fail(f"tech.{t}", f"head start {level} is above the maximum {ruleset.max_head_start} (TE2)")
-        ntr = r.int_map("ntr", maximum=MAX_NTR)
-        ntr_max = r.int_map("ntr_max", maximum=MAX_NTR)
-        for key, table in (("ntr", ntr), ("ntr_max", ntr_max)):
-            for zone in table:
-                if not game_map.knows(zone):
-                    raise r.fail(f"{key}.{zone}", "unknown zone")
-                if not game_map.is_sea(zone):
-                    raise r.fail(f"{key}.{zone}", "NTR can only be in sea zones (F6)")
-        for zone, count in ntr.items():
-            if count > ntr_max.get(zone, count):
-                raise r.fail(f"ntr.{zone}", f"{count} is above ntr_max {ntr_max[zone]}")
-        caps = r.int_map("caps")
-        for unit_type in caps:
-            if unit_type not in ruleset.units:
-                raise r.fail(f"caps.{unit_type}", f"unknown unit type (known: {', '.join(ruleset.units)})")
-        code = r.string("code")
-        nations[nname] = Nation(
-            name=nname,
-            code=code,
-            side=side_of[nname],
-            resources=r.integer("resources", 0, MAX_RESOURCES),
-            income=r.integer("income", 0, MAX_RESOURCES, default=0),
-            tech=tech,
-            ntr=ntr,
-            ntr_max={z: ntr_max.get(z, ntr.get(z, 0)) for z in set(ntr) | set(ntr_max)},
-            caps=caps,
-        )
-        r.finish()
+        nations[nname] = _nation(nname, r, side_of[nname], ruleset, game_map)
     for nation in side_of:
         if nation not in nations:
             raise top.fail("sides", f"nation {nation!r} has no [nations.{nation}] table")
     codes = [n.code for n in nations.values()]
     if len(set(codes)) != len(codes):
         raise top.fail("nations", "two nations share a code")
-    if sorted(turn_order) != sorted(nations):
-        raise meta.fail("turn_order", "must list every nation exactly once")
-    meta.finish()
+    return nations
 
-    groups: list[UnitGroup] = []
+
+def _nation(nname: str, r: Reader, side: str, ruleset: Ruleset, game_map: GameMap) -> Nation:
+    """One nation's table: head starts within TE2, NTR in sea zones (F6), caps of known types."""
+    tech = r.int_map("tech", maximum=MAX_LEVEL)
+    for t, level in tech.items():
+        if t not in ruleset.technologies:
+            raise r.fail(f"tech.{t}", f"unknown technology (known: {', '.join(ruleset.technologies)})")
+        if level > ruleset.max_head_start:
+            raise r.fail(f"tech.{t}", f"head start {level} is above the maximum {ruleset.max_head_start} (TE2)")
+    ntr = r.int_map("ntr", maximum=MAX_NTR)
+    ntr_max = r.int_map("ntr_max", maximum=MAX_NTR)
+    for key, table in (("ntr", ntr), ("ntr_max", ntr_max)):
+        for zone in table:
+            if not game_map.knows(zone):
+                raise r.fail(f"{key}.{zone}", "unknown zone")
+            if not game_map.is_sea(zone):
+                raise r.fail(f"{key}.{zone}", "NTR can only be in sea zones (F6)")
+    for zone, count in ntr.items():
+        if count > ntr_max.get(zone, count):
+            raise r.fail(f"ntr.{zone}", f"{count} is above ntr_max {ntr_max[zone]}")
+    caps = r.int_map("caps")
+    for unit_type in caps:
+        if unit_type not in ruleset.units:
+            raise r.fail(f"caps.{unit_type}", f"unknown unit type (known: {', '.join(ruleset.units)})")
+    code = r.string("code")
+    nation = Nation(
+        name=nname,
+        code=code,
+        side=side,
+        resources=r.integer("resources", 0, MAX_RESOURCES),
+        income=r.integer("income", 0, MAX_RESOURCES, default=0),
+        tech=tech,
+        ntr=ntr,
+        ntr_max={z: ntr_max.get(z, ntr.get(z, 0)) for z in set(ntr) | set(ntr_max)},
+        caps=caps,
+    )
+    r.finish()
+    return nation
+
+
+def _unit_groups(top: Reader, nations: dict[str, Nation], ruleset: Ruleset, game_map: GameMap) -> tuple[UnitGroup, ...]:
+    """The starting forces, each group where it may start; air units at sea fit on their
+    nation's carriers there (F7)."""
+    groups = tuple(_unit_group(ur, nations, ruleset, game_map) for ur in top.table_list("units"))
     carried: dict[tuple[str, str], int] = {}
     capacity: dict[tuple[str, str], int] = {}
-    for ur in top.table_list("units"):
-        group = UnitGroup(
-            nation=ur.string("nation"),
-            type=ur.string("type"),
-            at=ur.string("at"),
-            count=ur.integer("count", 1, 1000, default=1),
-        )
-        ur.finish()
-        if group.nation not in nations:
-            raise ur.fail("nation", f"unknown nation {group.nation!r}")
-        if group.type not in ruleset.units:
-            raise ur.fail("type", f"reference to unknown unit {group.type!r}")
-        if not game_map.knows(group.at):
-            raise ur.fail("at", f"unknown zone {group.at!r}")
+    for group in groups:
         utype = ruleset.units[group.type]
-        if utype.is_naval and not game_map.is_sea(group.at):
-            raise ur.fail("at", f"naval unit {group.type} cannot start on land ({group.at})")
-        if utype.is_air and game_map.is_land(group.at):
-            owner = game_map.land[group.at]
-            if nations[owner].side != nations[group.nation].side:
-                raise ur.fail("at", f"air unit cannot start in {group.at}, a territory of the other side")
         place = (group.nation, group.at)
         if utype.is_air and game_map.is_sea(group.at):
             carried[place] = carried.get(place, 0) + group.count
         if utype.carries:
             capacity[place] = capacity.get(place, 0) + utype.carries * group.count
-        groups.append(group)
     for (carrier_nation, zone), count in carried.items():
         if count > capacity.get((carrier_nation, zone), 0):
             raise top.fail(
@@ -266,17 +277,31 @@ def scenario_from_dict(data: dict[str, Any], source: str, ruleset: Ruleset) -> S
                 f"{count} {carrier_nation} air unit(s) at sea in {zone} but carriers there hold "
                 f"{capacity.get((carrier_nation, zone), 0)} (F7)",
             )
-    top.finish()
-    return Scenario(
-        name=name,
-        title=title,
-        ruleset=ruleset_name,
-        dice=dice,
-        turn_order=tuple(turn_order),
-        nations=nations,
-        game_map=game_map,
-        units=tuple(groups),
+    return groups
+
+
+def _unit_group(ur: Reader, nations: dict[str, Nation], ruleset: Ruleset, game_map: GameMap) -> UnitGroup:
+    group = UnitGroup(
+        nation=ur.string("nation"),
+        type=ur.string("type"),
+        at=ur.string("at"),
+        count=ur.integer("count", 1, 1000, default=1),
     )
+    ur.finish()
+    if group.nation not in nations:
+        raise ur.fail("nation", f"unknown nation {group.nation!r}")
+    if group.type not in ruleset.units:
+        raise ur.fail("type", f"reference to unknown unit {group.type!r}")
+    if not game_map.knows(group.at):
+        raise ur.fail("at", f"unknown zone {group.at!r}")
+    utype = ruleset.units[group.type]
+    if utype.is_naval and not game_map.is_sea(group.at):
+        raise ur.fail("at", f"naval unit {group.type} cannot start on land ({group.at})")
+    if utype.is_air and game_map.is_land(group.at):
+        owner = game_map.land[group.at]
+        if nations[owner].side != nations[group.nation].side:
+            raise ur.fail("at", f"air unit cannot start in {group.at}, a territory of the other side")
+    return group
 
 
 def read_scenario(name_or_path: str) -> tuple[dict[str, Any], str]:

@@ -178,4 +178,5 @@ def test_a_mistyped_unit_id_is_refused_with_the_closest_matches(db: str) -> None
     out = run(db, "move", "DE-D1", "--to", "Central North Sea", code=2)
     assert out == "Error: unknown unit 'DE-D1' (did you mean 'DE-DD1' or 'DE-TR1' or 'DE-SS1'? see `tracker state`)\n"
     # Nothing alike: no guess, just where to look.
-    assert run(db, "move", "XX", "--to", "Central North Sea", code=2) == "Error: unknown unit 'XX' (see `tracker state`)\n"
+    out = run(db, "move", "XX", "--to", "Central North Sea", code=2)
+    assert out == "Error: unknown unit 'XX' (see `tracker state`)\n"

@@ -4,7 +4,7 @@ dice go."""
 from __future__ import annotations
 
 from domain.campaign.base import CampaignBase
-from domain.campaign.record import restore, savepoint, command
+from domain.campaign.record import command, restore, savepoint
 from domain.dice import DiceSource, ManualDice, PromptDice
 from domain.errors import DiceError
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from eventsourcing.domain import Aggregate, OriginatorIDError, OriginatorVersionError
 
-from domain.campaign.state import note_number, unit_numbers, initial_units, scenario_from_recorded
+from domain.campaign.state import initial_units, note_number, scenario_from_recorded, unit_numbers
 from domain.chain import UPCAST_ADDED
 from domain.ruleset import ruleset_from_recorded
 

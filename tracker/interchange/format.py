@@ -365,29 +365,53 @@ def verify_export(
     except Exception as e:  # noqa: BLE001 - hashed but impossible content (e.g. an unknown epoch)
         raise ImportRefused(source, current[0], f"the event cannot be checked ({type(e).__name__}: {e})") from None
     if not report.ok:
-        assert report.problem is not None
-        line_of = {row.seq: row.line for row in parsed.rows}
-        if report.events < len(parsed.rows):
-            line = current[0]  # the walk stopped at the line it was reading
-            problem = problems.get(line, report.problem)
-            expected = report.events + 1
-            here = parsed.rows[line - 2].seq
-            later: list[int] = []
-            if here != expected:
-                # Reordered lines? Look further on for the event that belongs here.
-                try:
-                    rest = parsed.read_all()
-                except TrackerError:
-                    rest = parsed.rows  # the rest of the file is unreadable: say what we know
-                later = [row.line for row in rest[line - 1 :] if row.seq == expected]
-            if here != expected and later:
-                problem = (
-                    f"event {here} is out of order: event {expected} belongs on this line "
-                    f"but is on line {later[0]} (lines were reordered)"
-                )
-            raise ImportRefused(source, line, problem)
-        raise ImportRefused(source, line_of.get(report.bad_version or 0, current[0]), report.problem)
+        raise _refusal(parsed, report, current[0], problems)
+    _check_complete(parsed)
+    campaign = referee_events(source, parsed.rows, decoded, report)
+    stored = [
+        StoredEvent(
+            originator_id=originator_id,
+            originator_version=row.seq,
+            topic=row.topic,
+            state=row.state.encode("utf-8"),
+        )
+        for row in parsed.rows
+    ]
+    return VerifiedExport(stored, report, campaign)
 
+
+def _refusal(parsed: ParsedExport, report: VerifyReport, current: int, problems: dict[int, str]) -> ImportRefused:
+    """What a walk that found a problem refuses, naming the line: the line it was reading when
+    it stopped there (a line out of place says where its rightful event is), else the line of
+    the event the report names."""
+    assert report.problem is not None
+    source = parsed.source
+    line_of = {row.seq: row.line for row in parsed.rows}
+    if report.events >= len(parsed.rows):
+        return ImportRefused(source, line_of.get(report.bad_version or 0, current), report.problem)
+    line = current  # the walk stopped at the line it was reading
+    problem = problems.get(line, report.problem)
+    expected = report.events + 1
+    here = parsed.rows[line - 2].seq
+    later: list[int] = []
+    if here != expected:
+        # Reordered lines? Look further on for the event that belongs here.
+        try:
+            rest = parsed.read_all()
+        except TrackerError:
+            rest = parsed.rows  # the rest of the file is unreadable: say what we know
+        later = [row.line for row in rest[line - 1 :] if row.seq == expected]
+    if here != expected and later:
+        problem = (
+            f"event {here} is out of order: event {expected} belongs on this line "
+            f"but is on line {later[0]} (lines were reordered)"
+        )
+    return ImportRefused(source, line, problem)
+
+
+def _check_complete(parsed: ParsedExport) -> None:
+    """The file holds every event its header declares, ending with the header's last hash."""
+    source = parsed.source
     declared = parsed.header["events"]
     count = len(parsed.rows)
     if count == 0:
@@ -403,18 +427,6 @@ def verify_export(
         raise ImportRefused(
             source, 1, f"the header's last_hash is not the hash of the last event (line {parsed.rows[-1].line})"
         )
-
-    campaign = referee_events(source, parsed.rows, decoded, report)
-    stored = [
-        StoredEvent(
-            originator_id=originator_id,
-            originator_version=row.seq,
-            topic=row.topic,
-            state=row.state.encode("utf-8"),
-        )
-        for row in parsed.rows
-    ]
-    return VerifiedExport(stored, report, campaign)
 
 
 def referee_events(source: str, rows: Sequence[Row], decoded: list[Any], report: VerifyReport) -> Campaign:

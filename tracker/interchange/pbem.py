@@ -23,6 +23,7 @@ from tracker.interchange.format import (
     LineProblem,
     ParsedExport,
     Progress,
+    Row,
     decode_row,
     event_topics,
     referee_events,
@@ -65,6 +66,34 @@ def continue_campaign(
         raise InputError(f"{source}: line 1: field 'since' must be an event number (0 or more)")
     local = [tracker.decode(s) for s in tracker.stored_events(cid)]
     end = len(local)
+    _check_continues(source, name, header, since, local)
+    rows = parsed.read_all()
+    _check_rows(source, header, rows, since, local)
+    new_rows = [row for row in rows if row.seq > end]
+    if not new_rows:
+        return Continued(name, since, end + 1, 0, end, local[-1].hash, 0)
+
+    decoded = _decode_rows(tracker, cid, source, new_rows, progress)
+    events = [*local, *decoded]
+    line_of = {row.seq: row.line for row in new_rows}
+    report = verify_events(
+        ((e.originator_version, partial(_same, e)) for e in events), lambda epoch: tracker.seed_for(cid, epoch)
+    )
+    if not report.ok:
+        line = line_of.get(report.bad_version or 0, 1)
+        raise ImportRefused(source, line, f"{report.problem}")
+    # Every action re-run by the referee on the state before it, the new ones included.
+    referee_events(source, new_rows, events, report)
+    _append(tracker, cid, name, source, new_rows)
+    head = new_rows[-1]
+    if head.seq // SNAPSHOT_INTERVAL > end // SNAPSHOT_INTERVAL:
+        tracker.app.take_snapshot(cid, version=head.seq - head.seq % SNAPSHOT_INTERVAL)
+    return Continued(name, since, end + 1, len(new_rows), head.seq, head.hash, report.actions_refereed)
+
+
+def _check_continues(source: str, name: str, header: dict[str, Any], since: int, local: list[Any]) -> None:
+    """The file continues this campaign: the event it follows is here, with the hash it names."""
+    end = len(local)
     if since > end:
         raise ImportRefused(
             source,
@@ -80,7 +109,11 @@ def continue_campaign(
             f"{since} of campaign {name!r} here has hash {_short(local[since - 1].hash)}: it continues another "
             "campaign, or another history of this one; nothing was imported",
         )
-    rows = parsed.read_all()
+
+
+def _check_rows(source: str, header: dict[str, Any], rows: list[Row], since: int, local: list[Any]) -> None:
+    """The file's events follow on in order, agree with those both copies hold, and end at the
+    header's last hash."""
     if not rows:
         raise ImportRefused(source, 2, "the file has no events")
     for i, row in enumerate(rows):
@@ -88,7 +121,7 @@ def continue_campaign(
             raise ImportRefused(source, row.line, f"event {row.seq} is out of order: expected event {since + 1 + i}")
     # Events both copies hold must be the same events: the first that differs is the fork.
     for row in rows:
-        if row.seq > end:
+        if row.seq > len(local):
             break
         mine = local[row.seq - 1]
         if row.hash != mine.hash:
@@ -104,10 +137,9 @@ def continue_campaign(
         raise ImportRefused(
             source, 1, f"the header's last_hash is not the hash of the last event (line {rows[-1].line})"
         )
-    new_rows = [row for row in rows if row.seq > end]
-    if not new_rows:
-        return Continued(name, since, end + 1, 0, end, local[-1].hash, 0)
 
+
+def _decode_rows(tracker: Tracker, cid: UUID, source: str, new_rows: list[Row], progress: Progress | None) -> list[Any]:
     topics = event_topics()
     mapper = tracker.app.mapper
     decoded: list[Any] = []
@@ -118,16 +150,11 @@ def continue_campaign(
             except LineProblem as e:
                 raise ImportRefused(source, row.line, str(e)) from None
             tick(1)
-    events = [*local, *decoded]
-    line_of = {row.seq: row.line for row in new_rows}
-    report = verify_events(
-        ((e.originator_version, partial(_same, e)) for e in events), lambda epoch: tracker.seed_for(cid, epoch)
-    )
-    if not report.ok:
-        line = line_of.get(report.bad_version or 0, 1)
-        raise ImportRefused(source, line, f"{report.problem}")
-    # Every action re-run by the referee on the state before it, the new ones included.
-    referee_events(source, new_rows, events, report)
+    return decoded
+
+
+def _append(tracker: Tracker, cid: UUID, name: str, source: str, new_rows: list[Row]) -> None:
+    """Store the new events in one transaction; one recorded here meanwhile refuses them all."""
     stored = [
         StoredEvent(originator_id=cid, originator_version=row.seq, topic=row.topic, state=row.state.encode("utf-8"))
         for row in new_rows
@@ -143,7 +170,3 @@ def continue_campaign(
             f"campaign {name!r} recorded event {new_rows[0].seq} here while the file was imported: nothing was "
             "imported; look at the campaign and import again",
         ) from None
-    head = new_rows[-1]
-    if head.seq // SNAPSHOT_INTERVAL > end // SNAPSHOT_INTERVAL:
-        tracker.app.take_snapshot(cid, version=head.seq - head.seq % SNAPSHOT_INTERVAL)
-    return Continued(name, since, end + 1, len(new_rows), head.seq, head.hash, report.actions_refereed)

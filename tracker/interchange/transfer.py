@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from importlib import metadata
@@ -42,6 +42,7 @@ from tracker.storage.store import check_campaign_name
 
 if TYPE_CHECKING:
     from tracker.interchange.pbem import Continued
+
 
 class ExportRefused(TrackerError):
     """The campaign's own log does not verify, so its export could not be imported (exit 1)."""
@@ -95,6 +96,52 @@ def _event_line(s: StoredEvent, event: Any, state: str) -> str:
     )
 
 
+@dataclass
+class _ExportWriter:
+    """One pass over a campaign's stored log as import will check it: each event decoded once,
+    checked, written as a line when it comes after `since`, and applied."""
+
+    tracker: Tracker
+    name: str
+    since: int
+    topics: dict[str, type[Campaign.Event]] = field(default_factory=event_topics)
+    lines: list[str] = field(default_factory=list)
+    auto_roll_epochs: list[int] = field(default_factory=list)
+    campaign: Any = None  # the campaign the events written so far fold to
+    since_hash: str = ""
+
+    def refused(self, problem: str) -> ExportRefused:
+        return ExportRefused(
+            f"campaign {self.name!r} does not verify, so its export would be refused: {problem} (see `tracker verify`)"
+        )
+
+    def write(self, s: StoredEvent) -> Any:
+        event = self.tracker.decode(s)
+        kind = type(event).__name__
+        seq = s.originator_version
+        if self.topics.get(s.topic) is not type(event):
+            raise self.refused(f"event {seq} ({kind}): topic {s.topic!r} is not an event of a campaign")
+        if (seq == 1) != (kind == "Created"):
+            raise self.refused(
+                f"event {seq} ({kind}): a campaign's first event, and only that one, is its Created event"
+            )
+        if isinstance(event, Campaign.DiceRolled) and event.source == "auto" and seq > self.since:
+            self.auto_roll_epochs.append(event.epoch)
+        if seq == self.since:
+            self.since_hash = event.hash
+        try:
+            state = s.state.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ExportRefused(f"event {seq}: its stored state is not UTF-8 JSON (compressed or encrypted?)") from None
+        if seq > self.since:
+            self.lines.append(_event_line(s, event, state))
+        try:
+            self.campaign = event.mutate(self.campaign)
+        except Exception as e:  # noqa: BLE001 - import would refuse an event it cannot apply
+            raise self.refused(f"event {seq} ({kind}) cannot be applied ({type(e).__name__}: {e})") from None
+        return event
+
+
 def export_campaign(tracker: Tracker, cid: UUID, progress: Progress | None = None, since: int = 0) -> ExportResult:
     """The campaign's export as text, checked while it is written the way import checks it:
     one pass over the log decodes each event once, verifies it and applies it.
@@ -108,44 +155,11 @@ def export_campaign(tracker: Tracker, cid: UUID, progress: Progress | None = Non
         raise InputError(
             f"--since {since}: campaign {name!r} ends at event {len(stored)}, so there is nothing after it to export"
         )
-    topics = event_topics()
-    lines: list[str] = []
-    auto_roll_epochs: list[int] = []
-    replayed: list[Any] = [None]
-    since_hash = [""]
-
-    def refused(problem: str) -> ExportRefused:
-        return ExportRefused(
-            f"campaign {name!r} does not verify, so its export would be refused: {problem} (see `tracker verify`)"
-        )
-
-    def write(s: StoredEvent) -> Any:
-        event = tracker.decode(s)
-        kind = type(event).__name__
-        seq = s.originator_version
-        if topics.get(s.topic) is not type(event):
-            raise refused(f"event {seq} ({kind}): topic {s.topic!r} is not an event of a campaign")
-        if (seq == 1) != (kind == "Created"):
-            raise refused(f"event {seq} ({kind}): a campaign's first event, and only that one, is its Created event")
-        if isinstance(event, Campaign.DiceRolled) and event.source == "auto" and seq > since:
-            auto_roll_epochs.append(event.epoch)
-        if seq == since:
-            since_hash[0] = event.hash
-        try:
-            state = s.state.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ExportRefused(f"event {seq}: its stored state is not UTF-8 JSON (compressed or encrypted?)") from None
-        if seq > since:
-            lines.append(_event_line(s, event, state))
-        try:
-            replayed[0] = event.mutate(replayed[0])
-        except Exception as e:  # noqa: BLE001 - import would refuse an event it cannot apply
-            raise refused(f"event {seq} ({kind}) cannot be applied ({type(e).__name__}: {e})") from None
-        return event
+    writer = _ExportWriter(tracker, name, since)
 
     def walk(tick: Callable[[int], None]) -> Iterator[tuple[int, Callable[[], Any]]]:
         for s in stored:
-            yield s.originator_version, partial(write, s)
+            yield s.originator_version, partial(writer.write, s)
             tick(1)  # the walk asks for the next event once this one is written and checked
 
     try:
@@ -154,35 +168,38 @@ def export_campaign(tracker: Tracker, cid: UUID, progress: Progress | None = Non
     except ExportRefused:
         raise
     except Exception as e:  # noqa: BLE001 - hashed but impossible content (e.g. an unknown epoch)
-        raise refused(f"the log cannot be checked ({type(e).__name__}: {e})") from None
+        raise writer.refused(f"the log cannot be checked ({type(e).__name__}: {e})") from None
     if not report.ok:
-        raise refused(str(report.problem))
-    campaign = replayed[0]
+        raise writer.refused(str(report.problem))
+    campaign = writer.campaign
     assert isinstance(campaign, Campaign)
-    last_hash = campaign.last_hash
-    header = {
+    header = _export_header(name, len(stored) - since, campaign.last_hash, since, writer.since_hash)
+    return ExportResult(
+        campaign=name,
+        events=len(stored) - since,
+        last_hash=campaign.last_hash,
+        dice_mode=campaign.dice_mode,
+        rolls_unrevealed=sum(1 for epoch in writer.auto_roll_epochs if epoch >= campaign.dice_epoch),
+        text="\n".join([_line(header), *writer.lines]) + "\n",
+        since=since,
+        head_seq=len(stored),
+    )
+
+
+def _export_header(name: str, events: int, last_hash: str, since: int, since_hash: str) -> dict[str, Any]:
+    header: dict[str, Any] = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
         "campaign": name,
-        "events": len(stored) - since,
+        "events": events,
         "last_hash": last_hash,
         "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "exported_by": _tool_version(),
     }
     if since:
         # A continuation (PBEM by file): the events after `since`, and the event they follow.
-        header.update(since=since, since_hash=since_hash[0])
-    text = "\n".join([_line(header), *lines]) + "\n"
-    return ExportResult(
-        campaign=name,
-        events=len(stored) - since,
-        last_hash=last_hash,
-        dice_mode=campaign.dice_mode,
-        rolls_unrevealed=sum(1 for epoch in auto_roll_epochs if epoch >= campaign.dice_epoch),
-        text=text,
-        since=since,
-        head_seq=len(stored),
-    )
+        header.update(since=since, since_hash=since_hash)
+    return header
 
 
 # ----- import -----

@@ -7,12 +7,33 @@ from uuid import UUID
 
 from domain.errors import InputError
 from domain.rules.catalog import statement
+from domain.ruleset import Ruleset
 from projections.schema import event_index
 from projections.summary import as_record
 from projections.views import Views
 from tracker.service.application import Tracker
 
 TECH_NAMES = {"advanced_submarine": "Advanced Submarine", "advanced_asw": "Advanced ASW"}
+
+# The events that record a player's choice (or the default taken for them): `explain` says whose.
+CHOICE_KINDS = frozenset(
+    {
+        "CasualtiesChosen",
+        "SearchersChosen",
+        "HuntersChosen",
+        "SubmarinesDetected",
+        "TargetsChosen",
+        "ScreeningChosen",
+        "SubmarinesSubmerged",
+        "SubmarinesRetreated",
+        "SubmarinesContinued",
+        "AttackerRetreated",
+        "UnitsMoved",
+        "NtrPlaced",
+        "ConvoyAttackDeclared",
+        "ActionUndone",
+    }
+)
 
 
 def log_records(
@@ -41,6 +62,40 @@ def log_records(
                 t, cid, turn=turn, phase=phase, nation=nation, zone=zone, kind=kind, battle=battle, seq=seq,
                 with_data=with_data, tail=tail, views=v, asked=asked,
             )  # fmt: skip
+    filters = _index_filters(turn, phase, nation, zone, kind, battle, seq, asked)
+    rows = views.index_rows(filters, tail)
+    records = [
+        {
+            "seq": r.seq,
+            "turn": r.turn,
+            "round": r.round,
+            "nation": r.nation,
+            "phase": r.phase,
+            "kind": r.kind,
+            "rule": r.rule or "",
+            "battle": r.battle,
+            "zones": [z for z in r.zones.split("|") if z],
+            "summary": r.summary,
+            "undone_by": r.undone_by,
+        }
+        for r in rows
+    ]
+    if with_data and records:
+        _add_data(t, cid, records)
+    return records
+
+
+def _index_filters(
+    turn: int | None,
+    phase: str | None,
+    nation: str | None,
+    zone: str | None,
+    kind: str | None,
+    battle: int | None,
+    seq: int | None,
+    asked: bool,
+) -> list[Any]:
+    """The event index conditions for `log_records`' filters, all of which must hold."""
     filters = []
     if turn is not None:
         filters.append(event_index.c.turn == turn)
@@ -60,36 +115,22 @@ def log_records(
         filters.append(event_index.c.seq == seq)
     if not asked and kind is None and seq is None:
         filters.append(event_index.c.kind != "ActionAsked")
-    rows = views.index_rows(filters, tail)
-    records = [
-        {
-            "seq": r.seq,
-            "turn": r.turn,
-            "round": r.round,
-            "nation": r.nation,
-            "phase": r.phase,
-            "kind": r.kind,
-            "rule": r.rule or "",
-            "battle": r.battle,
-            "zones": [z for z in r.zones.split("|") if z],
-            "summary": r.summary,
-            "undone_by": r.undone_by,
-        }
-        for r in rows
-    ]
-    if with_data and records:
-        first, last = records[0]["seq"], records[-1]["seq"]
-        wanted = {r["seq"] for r in records}
-        data = {
-            s.originator_version: as_record(s.originator_version, t.decode(s))
-            for s in t.app.recorder.select_events(cid, gt=first - 1, lte=last)
-            if s.originator_version in wanted
-        }
-        for r in records:
-            full = data[r["seq"]]
-            r["timestamp"] = full["timestamp"]
-            r["data"] = full["data"]
-    return records
+    return filters
+
+
+def _add_data(t: Tracker, cid: UUID, records: list[dict[str, Any]]) -> None:
+    """Each record's timestamp and recorded data, read from the log in one range."""
+    first, last = records[0]["seq"], records[-1]["seq"]
+    wanted = {r["seq"] for r in records}
+    data = {
+        s.originator_version: as_record(s.originator_version, t.decode(s))
+        for s in t.app.recorder.select_events(cid, gt=first - 1, lte=last)
+        if s.originator_version in wanted
+    }
+    for r in records:
+        full = data[r["seq"]]
+        r["timestamp"] = full["timestamp"]
+        r["data"] = full["data"]
 
 
 def event_at(t: Tracker, cid: UUID, seq: int) -> Any:
@@ -134,9 +175,7 @@ def board_changes(before: dict[str, Any] | None, after: dict[str, Any]) -> list[
             if was != level:
                 lines.append(f"{nation} {tech}: level {was} -> {level}")
     if before and (before["turn"], before["phase"]) != (after["turn"], after["phase"]):
-        lines.append(
-            f"turn position: {before['nation']} {before['phase']} -> {after['nation']} {after['phase']}"
-        )
+        lines.append(f"turn position: {before['nation']} {before['phase']} -> {after['nation']} {after['phase']}")
     return lines
 
 
@@ -154,47 +193,10 @@ def explain(t: Tracker, cid: UUID, seq: int) -> dict[str, Any]:
     kind = type(event).__name__
     dice: dict[str, Any] | None = None
     if kind == "DiceRolled":
-        dice = {
-            "roll": event.roll,
-            "roller": event.roller,
-            "reason": event.rule,
-            "purpose": event.purpose,
-            "faces": event.faces,
-            "values": list(event.values),
-            "source": event.source,
-            "reference": event.reference,
-            "base_target": event.base_target,
-            "target": event.target,
-            "success_when": event.success_when,
-            "outcome": event.outcome,
-            "modifiers": [
-                {
-                    **m,
-                    "cause": f"{TECH_NAMES.get(m['technology'], m['technology'])} of the "
-                    + ("roller" if m["holder"] == "actor" else "submarines' owner"),
-                    "statement": statement(m["rule"], ruleset),
-                }
-                for m in event.modifiers
-            ],
-        }
+        dice = _dice_explained(event, ruleset)
         rules.extend(m["rule"] for m in event.modifiers)
     choice = None
-    if kind in (
-        "CasualtiesChosen",
-        "SearchersChosen",
-        "HuntersChosen",
-        "SubmarinesDetected",
-        "TargetsChosen",
-        "ScreeningChosen",
-        "SubmarinesSubmerged",
-        "SubmarinesRetreated",
-        "SubmarinesContinued",
-        "AttackerRetreated",
-        "UnitsMoved",
-        "NtrPlaced",
-        "ConvoyAttackDeclared",
-        "ActionUndone",
-    ):
+    if kind in CHOICE_KINDS:
         who = getattr(event, "nation", None) or getattr(event, "attacker", None) or index and index["nation"]
         choice = {"by": who, "default": getattr(event, "default", False)}
     ordered = list(dict.fromkeys(rules))
@@ -214,4 +216,31 @@ def explain(t: Tracker, cid: UUID, seq: int) -> dict[str, Any]:
         "hash": event.hash,
         "prev_hash": event.prev_hash,
         "data": record["data"],
+    }
+
+
+def _dice_explained(event: Any, ruleset: Ruleset) -> dict[str, Any]:
+    """A roll as `explain` shows it: the dice, the target and each modifier with its cause."""
+    return {
+        "roll": event.roll,
+        "roller": event.roller,
+        "reason": event.rule,
+        "purpose": event.purpose,
+        "faces": event.faces,
+        "values": list(event.values),
+        "source": event.source,
+        "reference": event.reference,
+        "base_target": event.base_target,
+        "target": event.target,
+        "success_when": event.success_when,
+        "outcome": event.outcome,
+        "modifiers": [
+            {
+                **m,
+                "cause": f"{TECH_NAMES.get(m['technology'], m['technology'])} of the "
+                + ("roller" if m["holder"] == "actor" else "submarines' owner"),
+                "statement": statement(m["rule"], ruleset),
+            }
+            for m in event.modifiers
+        ],
     }

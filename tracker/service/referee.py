@@ -208,43 +208,11 @@ def _check_span(
         inputs = action.validate(asked.inputs)
     except InputError as e:
         raise Mismatch(asked.originator_version, f"event {asked.originator_version} (ActionAsked): {e}") from None
-    rolls = [e for e in span if type(e).__name__ == "DiceRolled" and not _redone(e, span)]
-    accepted = [e for e in span if type(e).__name__ == "TypedDiceAccepted"]
-    override = Override(accepted[0].reason, tuple(accepted[0].agreed_by)) if accepted else None
-    dice: Any
-    if action.rolls and inputs.get("dice") is not None:
-        given = Override(inputs["reason"], tuple(inputs["agreed_by"])) if inputs["override"] else None
-        dice = ManualDice(inputs["dice"], inputs["ref"], given)
-    else:
-        dice = _ReplayDice(rolls, override)
-    replayed: list[Any] = []
+    dice = _dice_for(action, inputs, span)
     log = _MemoryLog(events, states, span)
+    rerun = _rerun_in_place if keep else _rerun_rolled_back
     try:
-        if keep:
-            # As `one_action` runs a command, without its savepoint: nothing is put back.
-            agg.__dict__["_in_command"] = True
-            agg.__dict__["_action"] = agg.version + 1
-            try:
-                agg.ask(asked.name, inputs, asked.seen, asked.player, asked.nation)
-                action.perform(agg, dice, inputs, log)
-                if isinstance(dice, ManualDice):
-                    dice.check_all_used()
-            finally:
-                agg.__dict__.pop("_in_command", None)
-                agg.__dict__.pop("_action", None)
-            replayed = list(agg.collect_events())
-        else:
-            # Run on the state itself inside one action, then roll it back: the savepoint
-            # taken by `one_action` is the only copy of the state this costs.
-            with one_action(agg):
-                agg.ask(asked.name, inputs, asked.seen, asked.player, asked.nation)
-                action.perform(agg, dice, inputs, log)
-                if isinstance(dice, ManualDice):
-                    dice.check_all_used()
-                replayed = list(agg.pending_events)
-                raise _Rollback
-    except _Rollback:
-        pass
+        replayed = rerun(agg, asked, action, inputs, dice, log)
     except Mismatch as e:
         raise Mismatch(asked.originator_version, f"{where}: {e}") from None
     except TrackerError as e:
@@ -258,6 +226,61 @@ def _check_span(
             asked.originator_version,
             f"{where} cannot be run again on the state before it ({type(e).__name__}: {e})",
         ) from None
+    _compare(span, replayed, where)
+
+
+def _dice_for(action: actions.Action, inputs: dict[str, Any], span: Sequence[Any]) -> Any:
+    """The dice the action is run again with: those typed with its inputs, else the rolls
+    the log recorded for it (less those a redo copied), under any override it recorded."""
+    rolls = [e for e in span if type(e).__name__ == "DiceRolled" and not _redone(e, span)]
+    accepted = [e for e in span if type(e).__name__ == "TypedDiceAccepted"]
+    override = Override(accepted[0].reason, tuple(accepted[0].agreed_by)) if accepted else None
+    if action.rolls and inputs.get("dice") is not None:
+        given = Override(inputs["reason"], tuple(inputs["agreed_by"])) if inputs["override"] else None
+        return ManualDice(inputs["dice"], inputs["ref"], given)
+    return _ReplayDice(rolls, override)
+
+
+def _rerun_in_place(
+    agg: Campaign, asked: Any, action: actions.Action, inputs: dict[str, Any], dice: Any, log: _MemoryLog
+) -> list[Any]:
+    """Run the action on the state itself, as `one_action` runs a command but without its
+    savepoint: nothing is put back. Returns the events it recorded."""
+    agg.__dict__["_in_command"] = True
+    agg.__dict__["_action"] = agg.version + 1
+    try:
+        agg.ask(asked.name, inputs, asked.seen, asked.player, asked.nation)
+        action.perform(agg, dice, inputs, log)
+        if isinstance(dice, ManualDice):
+            dice.check_all_used()
+    finally:
+        agg.__dict__.pop("_in_command", None)
+        agg.__dict__.pop("_action", None)
+    return list(agg.collect_events())
+
+
+def _rerun_rolled_back(
+    agg: Campaign, asked: Any, action: actions.Action, inputs: dict[str, Any], dice: Any, log: _MemoryLog
+) -> list[Any]:
+    """Run the action on the state itself inside one action, then roll it back: the savepoint
+    taken by `one_action` is the only copy of the state this costs. Returns the events it
+    would have recorded."""
+    replayed: list[Any] = []
+    try:
+        with one_action(agg):
+            agg.ask(asked.name, inputs, asked.seen, asked.player, asked.nation)
+            action.perform(agg, dice, inputs, log)
+            if isinstance(dice, ManualDice):
+                dice.check_all_used()
+            replayed = list(agg.pending_events)
+            raise _Rollback
+    except _Rollback:
+        pass
+    return replayed
+
+
+def _compare(span: Sequence[Any], replayed: Sequence[Any], where: str) -> None:
+    """The events the referee records for an action must be the log's, one for one."""
     for recorded, again in zip(span, replayed, strict=False):
         if type(recorded).__name__ != type(again).__name__:
             raise Mismatch(

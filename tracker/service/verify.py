@@ -54,7 +54,6 @@ class VerifyReport:
         """The log is intact: chain, order, dice derivation (D4 problems are listed apart)."""
         return self.problem is None
 
-
     def as_json(self) -> dict[str, Any]:
         """What `tracker verify --json` prints (and the server's /verify answers)."""
         return {
@@ -76,6 +75,195 @@ class VerifyReport:
             "notes": self.notes,
         }
 
+
+class _Broken(Exception):
+    """The walk found the first problem of a log: the event it names and what is wrong."""
+
+    def __init__(self, version: int, problem: str) -> None:
+        super().__init__(problem)
+        self.version = version
+        self.problem = problem
+
+
+@dataclass
+class _LogWalk:
+    """What a walk over a log has learnt so far: the chain's last hash, the dice epochs and
+    their seeds, the rolls seen, and the dice source in force with its agreed exceptions."""
+
+    report: VerifyReport
+    prev_hash: str = GENESIS
+    expected_version: int = 1
+    commitments: list[str] = field(default_factory=list)
+    revealed: dict[int, str] = field(default_factory=dict)
+    rolls: list[tuple[int, Any]] = field(default_factory=list)
+    roll_numbers: list[int] = field(default_factory=list)
+    mode: str = "auto"
+    typed_allowed: set[int] = field(default_factory=set)  # actions with a TypedDiceAccepted event
+    redo_actions: set[int] = field(default_factory=set)
+    seen_rolls: dict[int, tuple[int, list[int]]] = field(default_factory=dict)
+
+    def step(self, version: int, decode: Callable[[], Any]) -> None:
+        """Take the next stored event: its place, its link in the chain, then what it says."""
+        self.check_place(version)
+        event = self.read(version, decode)
+        kind = type(event).__name__
+        stored_hash = self.check_link(version, kind, event)
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, version, event)
+        self.prev_hash = stored_hash
+        self.expected_version += 1
+        self.report.events += 1
+        self.report.head_seq, self.report.head_hash = version, stored_hash
+
+    def check_place(self, version: int) -> None:
+        expected = self.expected_version
+        if version == expected:
+            return
+        if version > expected:
+            missing = f"event {expected}" if version == expected + 1 else f"events {expected}-{version - 1}"
+            raise _Broken(expected, f"{missing} missing: the log jumps to event {version}")
+        raise _Broken(version, f"event {version} is out of order (expected event {expected})")
+
+    def read(self, version: int, decode: Callable[[], Any]) -> Any:
+        try:
+            return decode()
+        except Exception as e:  # noqa: BLE001 - any decoding failure means an edited row
+            raise _Broken(
+                version, f"event {version} cannot be read ({type(e).__name__}): the stored row was edited"
+            ) from None
+
+    def check_link(self, version: int, kind: str, event: Any) -> Any:
+        """The event follows the one before it and its content matches its hash; returns the hash."""
+        attrs = dict(vars(event))
+        stored_hash = attrs.get("hash")
+        if attrs.get("prev_hash") != self.prev_hash:
+            raise _Broken(
+                version,
+                f"event {version} ({kind}) does not follow event {version - 1}: "
+                "an event before it was edited, deleted or reordered",
+            )
+        digest = event_hash(self.prev_hash, kind, version, event.timestamp, event_content(attrs))
+        if digest != stored_hash:
+            raise _Broken(version, f"event {version} ({kind}) was edited: its content does not match its hash")
+        return stored_hash
+
+    def created(self, version: int, event: Any) -> None:
+        self.commitments.append(event.seed_commitment)
+        self.mode = event.dice_mode
+
+    def dice_source_switched(self, version: int, event: Any) -> None:
+        self.mode = event.mode
+        self.report.switches.append(
+            {"seq": version, "kind": "DiceSourceSwitched", "text": f"{event.previous} -> {event.mode}: {event.reason}"}
+        )
+
+    def typed_dice_accepted(self, version: int, event: Any) -> None:
+        self.typed_allowed.add(event.action)
+        self.report.overrides.append(
+            {
+                "seq": version,
+                "kind": "TypedDiceAccepted",
+                "text": f"typed dice from roll {event.roll}, agreed by {', '.join(event.agreed_by)}: {event.reason}",
+            }
+        )
+
+    def action_undone(self, version: int, event: Any) -> None:
+        self.mode = event.restored.get("dice_mode", self.mode)
+        if not event.override:
+            return
+        agreed = ", ".join(event.agreed_by) or "nobody recorded"
+        taken = f", taking back roll(s) {', '.join(map(str, event.rolls))}" if event.rolls else ""
+        self.report.overrides.append(
+            {
+                "seq": version,
+                "kind": "ActionUndone",
+                "text": f"undo of events {event.undone_from}-{event.undone_to}"
+                f"{taken}, agreed by {agreed}: {event.reason}",
+            }
+        )
+
+    def action_redone(self, version: int, event: Any) -> None:
+        self.redo_actions.add(event.action)
+
+    def dice_rerolled(self, version: int, event: Any) -> None:
+        self.report.rerolls.append(
+            {
+                "seq": version,
+                "kind": "DiceRerolled",
+                "text": f"roll {event.roll} rerolls roll {event.rerolls} (taken back by event {event.undo})",
+            }
+        )
+
+    def seed_revealed(self, version: int, event: Any) -> None:
+        if not 0 <= event.epoch < len(self.commitments) or event.epoch != len(self.revealed):
+            raise _Broken(version, f"event {version} (SeedRevealed) names dice epoch {event.epoch} out of order")
+        if commitment(event.seed) != self.commitments[event.epoch]:
+            raise _Broken(version, f"event {version} (SeedRevealed): seed does not match its commitment")
+        self.revealed[event.epoch] = event.seed
+        self.commitments.append(event.next_commitment)
+
+    def dice_rolled(self, version: int, event: Any) -> None:
+        if not 0 <= event.epoch < len(self.commitments):
+            raise _Broken(version, f"event {version} (DiceRolled) names unknown dice epoch {event.epoch}")
+        if event.action in self.redo_actions and event.roll in self.seen_rolls:
+            # RK4: a redo re-records a roll with its number; it must say what the roll said.
+            if self.seen_rolls[event.roll] != (event.epoch, list(event.values)):
+                raise _Broken(version, f"event {version} (DiceRolled) redoes roll {event.roll} with other values")
+        elif event.roll != len(self.roll_numbers) + 1:
+            raise _Broken(
+                version,
+                f"event {version} (DiceRolled) is roll {event.roll}, expected roll {len(self.roll_numbers) + 1}",
+            )
+        else:
+            self.roll_numbers.append(event.roll)
+            self.seen_rolls[event.roll] = (event.epoch, list(event.values))
+            if event.source == "auto":
+                self.rolls.append((version, event))
+        if event.source != self.mode and not (event.source == "manual" and event.action in self.typed_allowed):
+            self.report.dice_problems.append(
+                f"D4: event {version} (roll {event.roll}) has {event.source} dice in a campaign of {self.mode} dice, "
+                "with no recorded switch or override"
+            )
+        if event.values and not all(1 <= v <= event.faces for v in event.values):
+            raise _Broken(version, f"event {version} (DiceRolled): a die is outside 1..{event.faces}")
+
+    def rederive_rolls(self, local_seed: Callable[[int], str | None]) -> None:
+        """Every auto roll whose seed is revealed in the log, or still held here, must be what
+        the seed gives at its position."""
+        report = self.report
+        for version, roll in self.rolls:
+            seed = self.revealed.get(roll.epoch)
+            if seed is None:
+                candidate = local_seed(roll.epoch)
+                if candidate is not None and commitment(candidate) == self.commitments[roll.epoch]:
+                    seed = candidate
+            if seed is None:
+                report.rolls_unchecked += 1
+                continue
+            expected = derive_roll(seed, roll.roll, len(roll.values), roll.faces)
+            if list(roll.values) != expected:
+                raise _Broken(
+                    version,
+                    f"event {version} (DiceRolled, roll {roll.roll}): values {list(roll.values)} "
+                    f"are not what the seed gives ({expected})",
+                )
+            report.rolls_checked += 1
+
+
+# What each kind of event tells the walk; the others are only links of the chain.
+_HANDLERS: dict[str, Callable[[_LogWalk, int, Any], None]] = {
+    "Created": _LogWalk.created,
+    "DiceSourceSwitched": _LogWalk.dice_source_switched,
+    "TypedDiceAccepted": _LogWalk.typed_dice_accepted,
+    "ActionUndone": _LogWalk.action_undone,
+    "ActionRedone": _LogWalk.action_redone,
+    "DiceRerolled": _LogWalk.dice_rerolled,
+    "SeedRevealed": _LogWalk.seed_revealed,
+    "DiceRolled": _LogWalk.dice_rolled,
+}
+
+
 def verify_events(
     events: Iterable[tuple[int, Callable[[], Any]]],
     local_seed: Callable[[int], str | None] = lambda epoch: None,
@@ -85,152 +273,16 @@ def verify_events(
     `local_seed(epoch)` supplies seeds this database still keeps secret; revealed seeds
     come from the log itself. The first problem found stops the walk and names the event.
     """
-    report = VerifyReport()
-    prev_hash = GENESIS
-    expected_version = 1
-    commitments: list[str] = []
-    revealed: dict[int, str] = {}
-    rolls: list[Any] = []
-    roll_numbers: list[int] = []
-    mode = "auto"
-    typed_allowed: set[int] = set()  # actions with a TypedDiceAccepted event
-    redo_actions: set[int] = set()
-    seen_rolls: dict[int, tuple[int, list[int]]] = {}
-    for version, decode in events:
-        if version != expected_version:
-            if version > expected_version:
-                missing = (
-                    f"event {expected_version}"
-                    if version == expected_version + 1
-                    else f"events {expected_version}-{version - 1}"
-                )
-                return _fail(report, expected_version, f"{missing} missing: the log jumps to event {version}")
-            return _fail(report, version, f"event {version} is out of order (expected event {expected_version})")
-        try:
-            event = decode()
-        except Exception as e:  # noqa: BLE001 - any decoding failure means an edited row
-            return _fail(
-                report,
-                version,
-                f"event {version} cannot be read ({type(e).__name__}): the stored row was edited",
-            )
-        kind = type(event).__name__
-        attrs = dict(vars(event))
-        stored_hash = attrs.get("hash")
-        if attrs.get("prev_hash") != prev_hash:
-            return _fail(
-                report,
-                version,
-                f"event {version} ({kind}) does not follow event {version - 1}: "
-                "an event before it was edited, deleted or reordered",
-            )
-        digest = event_hash(prev_hash, kind, version, event.timestamp, event_content(attrs))
-        if digest != stored_hash:
-            return _fail(report, version, f"event {version} ({kind}) was edited: its content does not match its hash")
-        if kind == "Created":
-            commitments.append(event.seed_commitment)
-            mode = event.dice_mode
-        elif kind == "DiceSourceSwitched":
-            mode = event.mode
-            report.switches.append(
-                {"seq": version, "kind": kind, "text": f"{event.previous} -> {event.mode}: {event.reason}"}
-            )
-        elif kind == "TypedDiceAccepted":
-            typed_allowed.add(event.action)
-            report.overrides.append(
-                {
-                    "seq": version,
-                    "kind": kind,
-                    "text": f"typed dice from roll {event.roll}, agreed by "
-                    f"{', '.join(event.agreed_by)}: {event.reason}",
-                }
-            )
-        elif kind == "ActionUndone":
-            mode = event.restored.get("dice_mode", mode)
-            if event.override:
-                agreed = ", ".join(event.agreed_by) or "nobody recorded"
-                taken = f", taking back roll(s) {', '.join(map(str, event.rolls))}" if event.rolls else ""
-                report.overrides.append(
-                    {
-                        "seq": version,
-                        "kind": kind,
-                        "text": f"undo of events {event.undone_from}-{event.undone_to}"
-                        f"{taken}, agreed by {agreed}: {event.reason}",
-                    }
-                )
-        elif kind == "ActionRedone":
-            redo_actions.add(event.action)
-        elif kind == "DiceRerolled":
-            report.rerolls.append(
-                {
-                    "seq": version,
-                    "kind": kind,
-                    "text": f"roll {event.roll} rerolls roll {event.rerolls} (taken back by event {event.undo})",
-                }
-            )
-        elif kind == "SeedRevealed":
-            if not 0 <= event.epoch < len(commitments) or event.epoch != len(revealed):
-                return _fail(
-                    report,
-                    version,
-                    f"event {version} (SeedRevealed) names dice epoch {event.epoch} out of order",
-                )
-            if commitment(event.seed) != commitments[event.epoch]:
-                return _fail(report, version, f"event {version} (SeedRevealed): seed does not match its commitment")
-            revealed[event.epoch] = event.seed
-            commitments.append(event.next_commitment)
-        elif kind == "DiceRolled":
-            if not 0 <= event.epoch < len(commitments):
-                return _fail(report, version, f"event {version} (DiceRolled) names unknown dice epoch {event.epoch}")
-            if event.action in redo_actions and event.roll in seen_rolls:
-                # RK4: a redo re-records a roll with its number; it must say what the roll said.
-                if seen_rolls[event.roll] != (event.epoch, list(event.values)):
-                    return _fail(
-                        report, version, f"event {version} (DiceRolled) redoes roll {event.roll} with other values"
-                    )
-            elif event.roll != len(roll_numbers) + 1:
-                return _fail(
-                    report,
-                    version,
-                    f"event {version} (DiceRolled) is roll {event.roll}, expected roll {len(roll_numbers) + 1}",
-                )
-            else:
-                roll_numbers.append(event.roll)
-                seen_rolls[event.roll] = (event.epoch, list(event.values))
-                if event.source == "auto":
-                    rolls.append((version, event))
-            if event.source != mode and not (event.source == "manual" and event.action in typed_allowed):
-                report.dice_problems.append(
-                    f"D4: event {version} (roll {event.roll}) has {event.source} dice in a campaign of {mode} dice, "
-                    "with no recorded switch or override"
-                )
-            if event.values and not all(1 <= v <= event.faces for v in event.values):
-                return _fail(report, version, f"event {version} (DiceRolled): a die is outside 1..{event.faces}")
-        prev_hash = stored_hash
-        expected_version += 1
-        report.events += 1
-        report.head_seq, report.head_hash = version, stored_hash
-
-    report.commitments = list(commitments)
-    report.seeds_revealed = len(revealed)
-    for version, roll in rolls:
-        seed = revealed.get(roll.epoch)
-        if seed is None:
-            candidate = local_seed(roll.epoch)
-            if candidate is not None and commitment(candidate) == commitments[roll.epoch]:
-                seed = candidate
-        if seed is None:
-            report.rolls_unchecked += 1
-            continue
-        expected = derive_roll(seed, roll.roll, len(roll.values), roll.faces)
-        if list(roll.values) != expected:
-            return _fail(
-                report,
-                version,
-                f"event {version} (DiceRolled, roll {roll.roll}): values {list(roll.values)} "
-                f"are not what the seed gives ({expected})",
-            )
-        report.rolls_checked += 1
+    walk = _LogWalk(VerifyReport())
+    report = walk.report
+    try:
+        for version, decode in events:
+            walk.step(version, decode)
+        report.commitments = list(walk.commitments)
+        report.seeds_revealed = len(walk.revealed)
+        walk.rederive_rolls(local_seed)
+    except _Broken as broken:
+        return _fail(report, broken.version, broken.problem)
     if report.rolls_unchecked:
         report.notes.append(
             f"{report.rolls_unchecked} auto roll(s) not re-derived: their seed is neither revealed nor held here"
@@ -325,8 +377,7 @@ def _check_head(report: VerifyReport, stored: list[StoredEvent], decoded: list[A
         _fail(
             report,
             report.head_seq + 1,
-            f"the log ends at event {report.head_seq}, but the posted head is event {head.seq}: "
-            f"{missing} were deleted",
+            f"the log ends at event {report.head_seq}, but the posted head is event {head.seq}: {missing} were deleted",
         )
         return
     actual = decoded[head.seq - 1].hash
@@ -364,9 +415,7 @@ def _check_beyond_the_end(t: Tracker, cid: UUID, report: VerifyReport, last_seq:
         snapshot_table = _snapshot_table(t)
         if snapshot_table is not None:
             top = conn.execute(
-                select(func.max(snapshot_table.c.originator_version)).where(
-                    snapshot_table.c.originator_id == cid
-                )
+                select(func.max(snapshot_table.c.originator_version)).where(snapshot_table.c.originator_id == cid)
             ).scalar()
             if top is not None and top > last_seq:
                 _fail(
@@ -499,8 +548,7 @@ def _check_seed(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[Any])
         _fail(
             report,
             report.head_seq,
-            f"D5: the dice seed of epoch {epoch} held here does not match the commitment in the log: "
-            "it was replaced",
+            f"D5: the dice seed of epoch {epoch} held here does not match the commitment in the log: it was replaced",
         )
 
 
