@@ -1,12 +1,18 @@
-"""Scenarios as data: map, nations and sides, starting forces, NTR and head starts, from TOML."""
+"""Scenarios as data: map, nations and sides (entering the war in a given round, F8), starting
+forces, NTR and head starts, from TOML. The loader raises the first problem; `scenario check`
+reads on and collects them all."""
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeVar
 
-from domain.ruleset import Ruleset, read_builtin_or_file
+from domain.errors import DataFileError, InputError
+from domain.ruleset import Ruleset, builtin_names, read_builtin_or_file
 from domain.schema import Reader
 
 # Sane maxima for a scenario's numbers: far above any real game, and low enough that a
@@ -16,6 +22,13 @@ MAX_NTR = 10_000
 MAX_LEVEL = 100
 # Map coordinates are drawing positions only (no rule reads them); any unit, this range.
 MAX_COORDINATE = 100_000
+# F8: a nation entering the war later than this has no war to enter in any real campaign.
+MAX_ENTRY_ROUND = 10_000
+
+T = TypeVar("T")
+# Where the readers below send a problem: the loader raises the first one, the authoring
+# check (`scenario check`) collects them all and reads on past each.
+Report = Callable[[DataFileError], None]
 
 
 @dataclass(frozen=True)
@@ -29,6 +42,9 @@ class Nation:
     ntr: dict[str, int]
     ntr_max: dict[str, int]
     caps: dict[str, int] = field(default_factory=dict)  # PU3: unit type -> most units
+    # F8: the first round the nation is at war; before it, it is neutral. Scenarios (and the
+    # campaigns recorded from them) that do not say are at war from round 1.
+    entry_round: int = 1
 
 
 @dataclass(frozen=True)
@@ -96,171 +112,298 @@ class Scenario:
         return self.nations[a].side != self.nations[b].side
 
 
-def _read_map(top: Reader, nations: dict[str, Any]) -> GameMap:
-    m = top.table("map")
-    sea_entries = list(m.tables("sea"))
-    land_entries = list(m.tables("land"))
-    m.finish()
-    if not sea_entries:
-        raise top.fail("map.sea", "at least one sea zone is required")
+def _stop(problem: DataFileError) -> None:
+    raise problem
+
+
+def _attempt(report: Report, fallback: T, read: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """One reader call; a problem is reported and the reading goes on with `fallback`."""
+    try:
+        return read(*args, **kwargs)
+    except DataFileError as problem:
+        report(problem)
+        return fallback
+
+
+def _finish(r: Reader, report: Report) -> None:
+    """Report every key nobody asked for: a typo must not silently fall back to a default."""
+    for name in r.data:
+        if name not in r.used:
+            report(r.fail(name, "unknown key"))
+
+
+def _subtables(r: Reader, name: str, report: Report, required: bool = True) -> list[tuple[str, Reader]]:
+    """The sub-tables of a table as (name, reader) pairs; an entry that is no table is reported."""
+    outer = _attempt(report, None, r.table, name, required)
+    if outer is None:
+        return []
+    found = []
+    for sub in outer.data:
+        outer.used.add(sub)
+        try:
+            found.append((sub, Reader(outer.source, outer.data[sub], outer.key(sub))))
+        except DataFileError as problem:
+            report(problem)
+    return found
+
+
+def _position(r: Reader, report: Report) -> tuple[int, int] | None:
+    if not (r.has("x") or r.has("y")):
+        return None
+    if not (r.has("x") and r.has("y")):
+        r.used.update(("x", "y"))
+        report(r.fail("y" if r.has("x") else "x", "missing: a map position needs both x and y"))
+        return None
+    x = _attempt(report, None, r.integer, "x", -MAX_COORDINATE, MAX_COORDINATE)
+    y = _attempt(report, None, r.integer, "y", -MAX_COORDINATE, MAX_COORDINATE)
+    return None if x is None or y is None else (x, y)
+
+
+def _read_map(top: Reader, nations: dict[str, Any], report: Report) -> GameMap:
+    m = _attempt(report, None, top.table, "map")
+    if m is None:
+        return GameMap(sea=frozenset(), land={}, adjacency={})
+    sea_entries = _subtables(m, "sea", report)
+    land_entries = _subtables(m, "land", report, required=False)
+    _finish(m, report)
+    if m.has("sea") and not sea_entries:
+        report(top.fail("map.sea", "at least one sea zone is required"))
+    sea_names = {n for n, _ in sea_entries}
+    for name in sorted(sea_names & {n for n, _ in land_entries}):
+        report(top.fail("map", f"{name!r} is both a sea zone and a land territory"))
+    land_entries = [(n, r) for n, r in land_entries if n not in sea_names]
     names = [n for n, _ in sea_entries] + [n for n, _ in land_entries]
-    duplicates = {n for n in names if names.count(n) > 1}
-    if duplicates:
-        raise top.fail("map", f"{sorted(duplicates)[0]!r} is both a sea zone and a land territory")
     adjacency: dict[str, set[str]] = {n: set() for n in names}
     land: dict[str, str] = {}
     marked: dict[str, bool] = {}
     positions: dict[str, tuple[int, int]] = {}
+    # Zones that give x or y, placed or not (a bad x or y is reported on its own).
+    placing = {n for n, r in sea_entries + land_entries if r.has("x") or r.has("y")}
     for name, r in sea_entries + land_entries:
-        if r.has("x") or r.has("y"):
-            if not (r.has("x") and r.has("y")):
-                raise r.fail("y" if r.has("x") else "x", "missing: a map position needs both x and y")
-            positions[name] = (
-                r.integer("x", -MAX_COORDINATE, MAX_COORDINATE),
-                r.integer("y", -MAX_COORDINATE, MAX_COORDINATE),
-            )
-        if name in dict(land_entries):
-            owner = r.string("owner")
-            if owner not in nations:
-                raise r.fail("owner", f"unknown nation {owner!r}")
-            land[name] = owner
+        position = _position(r, report)
+        if position is not None:
+            positions[name] = position
+        if name not in sea_names:
+            # An unknown or missing owner is reported; the territory stays land meanwhile.
+            land[name] = _attempt(report, "", r.string, "owner")
+            if land[name] and land[name] not in nations:
+                report(r.fail("owner", f"unknown nation {land[name]!r}"))
             if r.has("port"):
-                marked[name] = r.boolean("port")
-        for other in r.strings("adjacent", default=[]):
+                marked[name] = _attempt(report, False, r.boolean, "port")
+        for other in _attempt(report, list[str](), r.strings, "adjacent", default=[]):
             if other not in adjacency:
-                raise r.fail("adjacent", f"unknown zone {other!r} in adjacency list")
-            if other == name:
-                raise r.fail("adjacent", "a zone cannot be adjacent to itself")
-            adjacency[name].add(other)
-            adjacency[other].add(name)
-        r.finish()
-    # PU2: a scenario that marks no port makes every territory one; once any territory says
-    # `port = true`, only the marked ones are ports (`port = false` alone excludes that one).
-    if positions and len(positions) < len(names):
-        missing = next(n for n in names if n not in positions)
-        raise top.fail(
-            f"map.{'sea' if missing in dict(sea_entries) else 'land'}.{missing}",
-            "no x and y: once one zone has a map position, every zone needs one",
-        )
-    if any(marked.values()):
-        ports = frozenset(t for t, is_port in marked.items() if is_port)
-    else:
-        ports = frozenset(t for t in land if marked.get(t, True))
+                report(r.fail("adjacent", f"unknown zone {other!r} in adjacency list"))
+            elif other == name:
+                report(r.fail("adjacent", "a zone cannot be adjacent to itself"))
+            else:
+                adjacency[name].add(other)
+                adjacency[other].add(name)
+        _finish(r, report)
+    if placing and len(placing) < len(names):
+        missing = next(n for n in names if n not in placing)
+        where = f"map.{'sea' if missing in sea_names else 'land'}.{missing}"
+        have = f"({len(placing)} of {len(names)} have one)"
+        report(top.fail(where, f"no x and y: once one zone has a map position, every zone needs one {have}"))
     return GameMap(
-        sea=frozenset(n for n, _ in sea_entries),
+        sea=frozenset(sea_names),
         land=land,
         adjacency={k: frozenset(v) for k, v in adjacency.items()},
-        ports=ports,
-        positions=positions,
+        ports=_ports(land, marked),
+        positions=positions if len(positions) == len(names) else {},
     )
 
 
+def _ports(land: dict[str, str], marked: dict[str, bool]) -> frozenset[str]:
+    """PU2: a scenario that marks no port makes every territory one; once any territory says
+    `port = true`, only the marked ones are ports (`port = false` alone excludes that one)."""
+    if any(marked.values()):
+        return frozenset(t for t, is_port in marked.items() if is_port)
+    return frozenset(t for t in land if marked.get(t, True))
+
+
 def scenario_from_dict(data: dict[str, Any], source: str, ruleset: Ruleset) -> Scenario:
-    """Validate a scenario against the ruleset it will be played with."""
+    """Validate a scenario against the ruleset it will be played with; the first problem is
+    raised as a DataFileError naming the file and the key path."""
+    return _build(data, source, ruleset, _stop)
+
+
+def scenario_with_problems(
+    data: dict[str, Any], source: str, ruleset: Ruleset
+) -> tuple[Scenario, list[DataFileError]]:
+    """Every problem the loader finds, not only the first, and the scenario as far as it could
+    be read around them (to draw or to warn about; never to play while there are problems)."""
+    problems: list[DataFileError] = []
+    return _build(data, source, ruleset, problems.append), problems
+
+
+def _build(data: dict[str, Any], source: str, ruleset: Ruleset, report: Report) -> Scenario:
     top = Reader(source, data)
-    meta = top.table("scenario")
-    name = meta.string("name")
-    title = meta.string("title", default=name)
-    ruleset_name = meta.string("ruleset", default="twtea-3e")
-    dice = meta.string("dice", default="auto", choices=("auto", "manual"))
-    turn_order = meta.strings("turn_order")
-    side_of = _sides(top)
-    raw_nations = top.raw("nations")
+    meta = _attempt(report, Reader(source, {}, "scenario"), top.table, "scenario")
+    name = _attempt(report, "", meta.string, "name")
+    title = _attempt(report, name, meta.string, "title", default=name)
+    ruleset_name = _attempt(report, "twtea-3e", meta.string, "ruleset", default="twtea-3e")
+    dice = _attempt(report, "auto", meta.string, "dice", default="auto", choices=("auto", "manual"))
+    turn_order = _attempt(report, None, meta.strings, "turn_order")
+    side_of = _sides(top, report)
+    raw_nations: Any = _attempt(report, {}, top.raw, "nations")
     if not isinstance(raw_nations, dict):
-        raise top.fail("nations", "expected a table")
-    game_map = _read_map(top, raw_nations)
-    nations = _nations(top, side_of, ruleset, game_map)
-    if sorted(turn_order) != sorted(nations):
-        raise meta.fail("turn_order", "must list every nation exactly once")
-    meta.finish()
-    groups = _unit_groups(top, nations, ruleset, game_map)
-    top.finish()
+        report(top.fail("nations", "expected a table"))
+        raw_nations = {}
+    game_map = _read_map(top, raw_nations, report)
+    nations = _nations(top, side_of, ruleset, game_map, report)
+    if turn_order is not None:
+        _check_turn_order(meta, turn_order, nations, report)
+    _finish(meta, report)
+    groups = _unit_groups(top, nations, ruleset, game_map, report)
+    _finish(top, report)
     return Scenario(
         name=name,
         title=title,
         ruleset=ruleset_name,
         dice=dice,
-        turn_order=tuple(turn_order),
+        turn_order=tuple(turn_order) if turn_order is not None else tuple(nations),
         nations=nations,
         game_map=game_map,
         units=groups,
     )
 
 
-def _sides(top: Reader) -> dict[str, str]:
+def _check_turn_order(meta: Reader, turn_order: list[str], nations: dict[str, Nation], report: Report) -> None:
+    if sorted(turn_order) == sorted(nations):
+        return
+    missing = [n for n in nations if n not in turn_order]
+    twice = sorted({n for n in turn_order if turn_order.count(n) > 1})
+    strangers = [n for n in turn_order if n not in nations]
+    details = [
+        f"{what}: {', '.join(names)}"
+        for what, names in (("missing", missing), ("twice", twice), ("no such nation", strangers))
+        if names
+    ]
+    report(meta.fail("turn_order", f"must list every nation exactly once ({'; '.join(details)})"))
+
+
+def _sides(top: Reader, report: Report) -> dict[str, str]:
     """Each nation's side; a nation is on one side only, and there are at least two sides."""
-    sides_reader = top.table("sides")
+    sides_reader = _attempt(report, None, top.table, "sides")
+    if sides_reader is None:
+        return {}
     side_of: dict[str, str] = {}
     for side in list(sides_reader.data):
-        for nation in sides_reader.strings(side):
+        for nation in _attempt(report, list[str](), sides_reader.strings, side):
             if nation in side_of:
-                raise sides_reader.fail(side, f"nation {nation!r} is on two sides")
-            side_of[nation] = side
-    sides_reader.finish()
+                report(sides_reader.fail(side, f"nation {nation!r} is on two sides"))
+            else:
+                side_of[nation] = side
     if len(sides_reader.data) < 2:
-        raise top.fail("sides", "at least two sides are required")
+        report(top.fail("sides", "at least two sides are required"))
     return side_of
 
 
-def _nations(top: Reader, side_of: dict[str, str], ruleset: Ruleset, game_map: GameMap) -> dict[str, Nation]:
+def _nations(
+    top: Reader, side_of: dict[str, str], ruleset: Ruleset, game_map: GameMap, report: Report
+) -> dict[str, Nation]:
     """Every nation on a side, each with a table of its own and a code no other nation has."""
     nations: dict[str, Nation] = {}
-    for nname, r in top.tables("nations"):
+    for nname, r in _subtables(top, "nations", report):
         if nname not in side_of:
-            raise top.fail(f"nations.{nname}", "nation is on no side (see [sides])")
-        nations[nname] = _nation(nname, r, side_of[nname], ruleset, game_map)
+            report(top.fail(f"nations.{nname}", "nation is on no side (see [sides])"))
+        nations[nname] = _nation(nname, r, side_of.get(nname, ""), ruleset, game_map, report)
     for nation in side_of:
         if nation not in nations:
-            raise top.fail("sides", f"nation {nation!r} has no [nations.{nation}] table")
-    codes = [n.code for n in nations.values()]
-    if len(set(codes)) != len(codes):
-        raise top.fail("nations", "two nations share a code")
+            report(top.fail("sides", f"nation {nation!r} has no [nations.{nation}] table"))
+    holders: dict[str, list[str]] = {}
+    for n in nations.values():
+        if n.code:
+            holders.setdefault(n.code, []).append(n.name)
+    for code, names in holders.items():
+        if len(names) > 1:
+            report(top.fail("nations", f"two nations share a code ({code!r}: {', '.join(names)})"))
     return nations
 
 
-def _nation(nname: str, r: Reader, side: str, ruleset: Ruleset, game_map: GameMap) -> Nation:
-    """One nation's table: head starts within TE2, NTR in sea zones (F6), caps of known types."""
-    tech = r.int_map("tech", maximum=MAX_LEVEL)
+def _tech(r: Reader, ruleset: Ruleset, report: Report) -> dict[str, int]:
+    """Head starts in known technologies, within TE2."""
+    tech = _attempt(report, dict[str, int](), r.int_map, "tech", maximum=MAX_LEVEL)
     for t, level in tech.items():
         if t not in ruleset.technologies:
-            raise r.fail(f"tech.{t}", f"unknown technology (known: {', '.join(ruleset.technologies)})")
-        if level > ruleset.max_head_start:
-            raise r.fail(f"tech.{t}", f"head start {level} is above the maximum {ruleset.max_head_start} (TE2)")
-    ntr = r.int_map("ntr", maximum=MAX_NTR)
-    ntr_max = r.int_map("ntr_max", maximum=MAX_NTR)
+            report(r.fail(f"tech.{t}", f"unknown technology (known: {', '.join(ruleset.technologies)})"))
+        elif level > ruleset.max_head_start:
+            report(r.fail(f"tech.{t}", f"head start {level} is above the maximum {ruleset.max_head_start} (TE2)"))
+    return tech
+
+
+def _trade(r: Reader, game_map: GameMap, report: Report) -> tuple[dict[str, int], dict[str, int]]:
+    """Starting NTR and their maxima, in sea zones only (F6)."""
+    ntr = _attempt(report, dict[str, int](), r.int_map, "ntr", maximum=MAX_NTR)
+    ntr_max = _attempt(report, dict[str, int](), r.int_map, "ntr_max", maximum=MAX_NTR)
     for key, table in (("ntr", ntr), ("ntr_max", ntr_max)):
         for zone in table:
             if not game_map.knows(zone):
-                raise r.fail(f"{key}.{zone}", "unknown zone")
-            if not game_map.is_sea(zone):
-                raise r.fail(f"{key}.{zone}", "NTR can only be in sea zones (F6)")
+                report(r.fail(f"{key}.{zone}", "unknown zone"))
+            elif not game_map.is_sea(zone):
+                report(r.fail(f"{key}.{zone}", "NTR can only be in sea zones (F6)"))
     for zone, count in ntr.items():
         if count > ntr_max.get(zone, count):
-            raise r.fail(f"ntr.{zone}", f"{count} is above ntr_max {ntr_max[zone]}")
-    caps = r.int_map("caps")
+            report(r.fail(f"ntr.{zone}", f"{count} is above ntr_max {ntr_max[zone]}"))
+    return ntr, {z: ntr_max.get(z, ntr.get(z, 0)) for z in set(ntr) | set(ntr_max)}
+
+
+def _entry_round(r: Reader, report: Report) -> int:
+    """F8: the round the nation enters the war, 1 (at war from the start) when not given."""
+    value = r.raw("entry_round", 1)
+    if isinstance(value, int) and not isinstance(value, bool) and value < 1:
+        problem = f"entry round {value} is before round 1 (F8; leave it out to be at war from the start)"
+        report(r.fail("entry_round", problem))
+        return 1
+    return _attempt(report, 1, r.integer, "entry_round", 1, MAX_ENTRY_ROUND, default=1)
+
+
+def _nation(nname: str, r: Reader, side: str, ruleset: Ruleset, game_map: GameMap, report: Report) -> Nation:
+    """One nation's table: head starts within TE2, NTR in sea zones (F6), caps of known types,
+    the round it enters the war (F8)."""
+    tech = _tech(r, ruleset, report)
+    ntr, ntr_max = _trade(r, game_map, report)
+    caps = _attempt(report, dict[str, int](), r.int_map, "caps")
     for unit_type in caps:
         if unit_type not in ruleset.units:
-            raise r.fail(f"caps.{unit_type}", f"unknown unit type (known: {', '.join(ruleset.units)})")
-    code = r.string("code")
+            report(r.fail(f"caps.{unit_type}", f"unknown unit type (known: {', '.join(ruleset.units)})"))
     nation = Nation(
         name=nname,
-        code=code,
+        code=_attempt(report, "", r.string, "code"),
         side=side,
-        resources=r.integer("resources", 0, MAX_RESOURCES),
-        income=r.integer("income", 0, MAX_RESOURCES, default=0),
+        resources=_attempt(report, 0, r.integer, "resources", 0, MAX_RESOURCES),
+        income=_attempt(report, 0, r.integer, "income", 0, MAX_RESOURCES, default=0),
         tech=tech,
         ntr=ntr,
-        ntr_max={z: ntr_max.get(z, ntr.get(z, 0)) for z in set(ntr) | set(ntr_max)},
+        ntr_max=ntr_max,
         caps=caps,
+        entry_round=_entry_round(r, report),
     )
-    r.finish()
+    _finish(r, report)
     return nation
 
 
-def _unit_groups(top: Reader, nations: dict[str, Nation], ruleset: Ruleset, game_map: GameMap) -> tuple[UnitGroup, ...]:
+def _group_readers(top: Reader, report: Report) -> list[Reader]:
+    value: Any = _attempt(report, [], top.raw, "units")
+    if not isinstance(value, list):
+        report(top.fail("units", "expected a list of tables ([[units]])"))
+        return []
+    readers = []
+    for i, item in enumerate(value):
+        try:
+            readers.append(Reader(top.source, item, f"units[{i}]"))
+        except DataFileError as problem:
+            report(problem)
+    return readers
+
+
+def _unit_groups(
+    top: Reader, nations: dict[str, Nation], ruleset: Ruleset, game_map: GameMap, report: Report
+) -> tuple[UnitGroup, ...]:
     """The starting forces, each group where it may start; air units at sea fit on their
     nation's carriers there (F7)."""
-    groups = tuple(_unit_group(ur, nations, ruleset, game_map) for ur in top.table_list("units"))
+    read = (_unit_group(ur, nations, ruleset, game_map, report) for ur in _group_readers(top, report))
+    groups = tuple(g for g in read if g is not None)
     carried: dict[tuple[str, str], int] = {}
     capacity: dict[tuple[str, str], int] = {}
     for group in groups:
@@ -272,38 +415,71 @@ def _unit_groups(top: Reader, nations: dict[str, Nation], ruleset: Ruleset, game
             capacity[place] = capacity.get(place, 0) + utype.carries * group.count
     for (carrier_nation, zone), count in carried.items():
         if count > capacity.get((carrier_nation, zone), 0):
-            raise top.fail(
-                "units",
-                f"{count} {carrier_nation} air unit(s) at sea in {zone} but carriers there hold "
-                f"{capacity.get((carrier_nation, zone), 0)} (F7)",
+            report(
+                top.fail(
+                    "units",
+                    f"{count} {carrier_nation} air unit(s) at sea in {zone} but carriers there hold "
+                    f"{capacity.get((carrier_nation, zone), 0)} (F7)",
+                )
             )
     return groups
 
 
-def _unit_group(ur: Reader, nations: dict[str, Nation], ruleset: Ruleset, game_map: GameMap) -> UnitGroup:
-    group = UnitGroup(
-        nation=ur.string("nation"),
-        type=ur.string("type"),
-        at=ur.string("at"),
-        count=ur.integer("count", 1, 1000, default=1),
-    )
-    ur.finish()
-    if group.nation not in nations:
-        raise ur.fail("nation", f"unknown nation {group.nation!r}")
-    if group.type not in ruleset.units:
-        raise ur.fail("type", f"reference to unknown unit {group.type!r}")
-    if not game_map.knows(group.at):
-        raise ur.fail("at", f"unknown zone {group.at!r}")
-    utype = ruleset.units[group.type]
-    if utype.is_naval and not game_map.is_sea(group.at):
-        raise ur.fail("at", f"naval unit {group.type} cannot start on land ({group.at})")
-    if utype.is_air and game_map.is_land(group.at):
-        owner = game_map.land[group.at]
-        if nations[owner].side != nations[group.nation].side:
-            raise ur.fail("at", f"air unit cannot start in {group.at}, a territory of the other side")
-    return group
+def _unit_group(
+    ur: Reader, nations: dict[str, Nation], ruleset: Ruleset, game_map: GameMap, report: Report
+) -> UnitGroup | None:
+    """One starting group, or None when it cannot be placed (each reason reported)."""
+    nation = _attempt(report, None, ur.string, "nation")
+    unit_type = _attempt(report, None, ur.string, "type")
+    at = _attempt(report, None, ur.string, "at")
+    count = _attempt(report, None, ur.integer, "count", 1, 1000, default=1)
+    _finish(ur, report)
+    if nation is not None and nation not in nations:
+        report(ur.fail("nation", f"unknown nation {nation!r}"))
+        nation = None
+    if unit_type is not None and unit_type not in ruleset.units:
+        report(ur.fail("type", f"reference to unknown unit {unit_type!r}"))
+        unit_type = None
+    if at is not None and not game_map.knows(at):
+        report(ur.fail("at", f"unknown zone {at!r}"))
+        at = None
+    if nation is None or unit_type is None or at is None or count is None:
+        return None
+    utype = ruleset.units[unit_type]
+    if utype.is_naval and not game_map.is_sea(at):
+        report(ur.fail("at", f"naval unit {unit_type} cannot start on land ({at})"))
+        return None
+    owner = game_map.land.get(at)
+    if utype.is_air and owner in nations and nations[owner].side != nations[nation].side:
+        report(ur.fail("at", f"air unit cannot start in {at}, a territory of the other side"))
+        return None
+    return UnitGroup(nation=nation, type=unit_type, at=at, count=count)
 
 
 def read_scenario(name_or_path: str) -> tuple[dict[str, Any], str]:
     """Raw TOML and source label of a built-in or user scenario (validated later with its ruleset)."""
     return read_builtin_or_file("scenarios", name_or_path)
+
+
+def scenario_text(name_or_path: str) -> tuple[str, str]:
+    """The text and source label of a built-in or user scenario, for tools that point at lines
+    (`scenario check`) or edit the file (`scenario map --write-coordinates`)."""
+    if name_or_path in builtin_names("scenarios"):
+        ref = resources.files("domain.data").joinpath("scenarios").joinpath(f"{name_or_path}.toml")
+        return ref.read_text(encoding="utf-8"), name_or_path
+    path = Path(name_or_path)
+    try:
+        # Line endings as they are: a tool that edits the file must not rewrite every line.
+        with path.open(encoding="utf-8", newline="") as f:
+            return f.read(), str(path)
+    except FileNotFoundError:
+        raise InputError(
+            f"unknown scenario {name_or_path!r}: not a built-in ({', '.join(builtin_names('scenarios'))}) "
+            "and no such file"
+        ) from None
+    except IsADirectoryError:
+        raise InputError(f"{name_or_path}: is a directory, not a TOML file") from None
+    except UnicodeDecodeError:
+        raise DataFileError(str(path), "", "not a UTF-8 text file") from None
+    except OSError as e:
+        raise InputError(f"cannot read {name_or_path}: {e.strerror or e}") from None

@@ -188,6 +188,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "rulesets",
         "List the built-in rulesets."
     ),
+    "scenario": (
+        "cli.commands.scenario",
+        "scenario_group",
+        "Author a scenario file: check it, draw its map, start one from a template."
+    ),
     "scenarios": (
         "cli.commands.campaign",
         "scenarios",

@@ -1,0 +1,98 @@
+"""Map coordinates for a scenario file that gives none: a layout computed from the adjacency by
+a graph library, and the same coordinates written back into the file's text, under each zone's
+table header, leaving its comments and order alone."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+from domain.errors import InputError
+from domain.scenario import GameMap
+from domain.scenario_check import key_lines
+
+# A fixed seed: the same map always gets the same layout.
+LAYOUT_SEED = 1914
+# The width the coordinates span. Any scale draws the same (the drawing rescales to its own
+# canvas); this one gives round numbers that are easy to nudge by hand.
+LAYOUT_WIDTH = 1000
+# Map boxes are about twice as wide as tall: a layout spread wider than high keeps them apart.
+LAYOUT_ASPECT = 1.6
+
+
+def computed_positions(game_map: GameMap) -> dict[str, tuple[int, int]]:
+    """A force-directed layout of the zones (networkx's spring layout, seeded), as integer x/y
+    with x to the right and y downwards, spanning LAYOUT_WIDTH."""
+    # Imported here: only drawing a map without coordinates needs the graph library.
+    import networkx as nx
+
+    graph = nx.Graph()
+    graph.add_nodes_from(game_map.adjacency)
+    graph.add_edges_from((a, b) for a, near in game_map.adjacency.items() for b in sorted(near) if a < b)
+    if len(graph) == 1:
+        return {zone: (0, 0) for zone in graph}
+    raw = nx.spring_layout(graph, seed=LAYOUT_SEED, iterations=300)
+    xs = [float(p[0]) for p in raw.values()]
+    ys = [float(p[1]) for p in raw.values()]
+    span_x = max(max(xs) - min(xs), 1e-9)
+    span_y = max(max(ys) - min(ys), 1e-9)
+    height = LAYOUT_WIDTH / LAYOUT_ASPECT
+    return {
+        zone: (
+            round((float(p[0]) - min(xs)) / span_x * LAYOUT_WIDTH),
+            # The layout's y grows upwards; the map's grows downwards.
+            round((max(ys) - float(p[1])) / span_y * height),
+        )
+        for zone, p in raw.items()
+    }
+
+
+def with_positions(text: str, source: str, game_map: GameMap, positions: dict[str, tuple[int, int]]) -> str:
+    """The scenario text with `x = ...` and `y = ...` for every zone: an existing line has its
+    value replaced in place, a missing one is inserted under the zone's [map.sea."..."] or
+    [map.land."..."] header. A zone written any other way (inline) is refused, naming it."""
+    lines = key_lines(text)
+    # Lines as TOML counts them (only "\n" ends one); a file written with "\r\n" gets its
+    # new lines written the same way.
+    rows = text.split("\n")
+    cr = "\r" if any(row.endswith("\r") for row in rows) else ""
+    replace: dict[int, str] = {}
+    insert: dict[int, list[str]] = {}
+    for zone, (x, y) in positions.items():
+        kind = "sea" if game_map.is_sea(zone) else "land"
+        header = lines.get(("map", kind, zone))
+        if header is None or not header.header:
+            raise InputError(
+                f"{source}: map.{kind}.{zone}: not a [map.{kind}.\"{zone}\"] table of its own; "
+                "give its x and y by hand, or write it as one"
+            )
+        header_row = rows[header.line - 1]
+        indent = header_row[: len(header_row) - len(header_row.lstrip())]
+        for key, value in (("x", x), ("y", y)):
+            existing = lines.get(("map", kind, zone, key))
+            if existing is None:
+                insert.setdefault(header.line, []).append(f"{indent}{key} = {value}{cr}")
+                continue
+            new, count = re.subn(rf"^(\s*{key}\s*=\s*)[-+0-9_]+", rf"\g<1>{value}", rows[existing.line - 1])
+            if count != 1:
+                raise InputError(f"{source}:{existing.line}: map.{kind}.{zone}.{key}: not a plain number to replace")
+            replace[existing.line] = new
+    out: list[str] = []
+    for number, row in enumerate(rows, start=1):
+        out.append(replace.get(number, row))
+        out.extend(insert.get(number, []))
+    result = "\n".join(out)
+    _check_written(result, source, game_map, positions)
+    return result
+
+
+def _check_written(text: str, source: str, game_map: GameMap, positions: dict[str, tuple[int, int]]) -> None:
+    """Read the edited text back: every zone has the coordinates meant for it, or nothing is written."""
+    try:
+        data = tomllib.loads(text)
+        for zone, (x, y) in positions.items():
+            table = data["map"]["sea" if game_map.is_sea(zone) else "land"][zone]
+            if (table.get("x"), table.get("y")) != (x, y):
+                raise KeyError(zone)
+    except (tomllib.TOMLDecodeError, KeyError, TypeError) as e:
+        raise InputError(f"{source}: could not write the coordinates safely ({e}); the file is unchanged") from None

@@ -1,0 +1,368 @@
+"""`tracker scenario check|map|new`: authoring a scenario file before any campaign exists, in a
+loop of check, look at the map, fix."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tempfile
+import tomllib
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from domain.errors import InputError
+from domain.ruleset import Ruleset, builtin_names
+from domain.scenario import Scenario, scenario_text
+from domain.scenario_check import Finding, ScenarioCheck, check_scenario
+from domain.scenario_layout import computed_positions, with_positions
+from domain.text import plural
+from tracker.cli.common import emit_json, json_option
+from tracker.cli.output import check_output, write_output
+from tracker.reports.board_map import board_svg
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+RULESET_HELP = "Check against this ruleset (a built-in name or a file) instead of the one the scenario names."
+
+
+@click.group(name="scenario")
+def scenario_group() -> None:
+    """Author a scenario file: check it, draw its map, start one from a template."""
+
+
+# ----- check -----
+
+
+def _finding_line(source: str, f: Finding) -> str:
+    where = f"{source}:{f.line}" if f.line is not None else source
+    key = f"{f.key}: " if f.key else ""
+    return f"{where}: {f.level}: {key}{f.message}"
+
+
+def _summary(result: ScenarioCheck) -> str:
+    counts = f"{plural(len(result.errors), 'error')}, {plural(len(result.warnings), 'warning')}"
+    sc = result.scenario
+    if sc is None:
+        return f"{result.source}: {counts}"
+    board = (
+        f"{plural(len(sc.game_map.sea), 'sea zone')}, {plural(len(sc.game_map.land), 'land territory')}"
+        f", {plural(len(sc.nations), 'nation')}, {plural(len(sc.units), 'unit group')}"
+    )
+    return f"{result.source}: {counts} ({board})"
+
+
+@scenario_group.command(name="check")
+@click.argument("file")
+@click.option("--ruleset", help=RULESET_HELP)
+@json_option
+def check(file: str, ruleset: str | None, as_json: bool) -> None:
+    """Check a scenario file, or a built-in scenario by name: every error and warning, each with
+    its line and key path. Exit status 1 when there is an error; warnings alone pass.
+
+    Example: tracker scenario check my-board.toml
+    """
+    text, source = scenario_text(file)
+    result = check_scenario(text, source, ruleset)
+    if as_json:
+        emit_json(
+            {
+                "file": source,
+                "ok": not result.errors,
+                "errors": [f.as_dict(source) for f in result.errors],
+                "warnings": [f.as_dict(source) for f in result.warnings],
+            }
+        )
+    else:
+        for f in result.findings:
+            click.echo(_finding_line(source, f))
+        click.echo(_summary(result))
+    if result.errors:
+        sys.exit(1)
+
+
+# ----- map -----
+
+
+def opening_board(scenario: Scenario) -> dict[str, Any]:
+    """The board before the first move, in the shape the map drawing reads (`state --json`)."""
+    return {
+        "units": [
+            {"at": g.at, "nation": g.nation, "type": g.type, "damage": 0}
+            for g in scenario.units
+            for _ in range(g.count)
+        ],
+        "ntr": {name: dict(nation.ntr) for name, nation in scenario.nations.items()},
+        "owners": dict(scenario.game_map.land),
+    }
+
+
+def _loaded(file: str, ruleset: str | None) -> tuple[str, str, Scenario, Ruleset]:
+    """The text, source label, scenario and ruleset of a file that loads; otherwise its first
+    error, with its line, as one line (exit 2)."""
+    text, source = scenario_text(file)
+    result = check_scenario(text, source, ruleset)
+    if result.errors or result.scenario is None or result.ruleset is None:
+        first = _finding_line(source, result.errors[0]).replace(": error: ", ": ", 1)
+        more = f" (and {len(result.errors) - 1} more)" if len(result.errors) > 1 else ""
+        raise InputError(f"{first}{more}; `tracker scenario check {file}` lists every problem")
+    return text, source, result.scenario, result.ruleset
+
+
+def _has_coordinates(text: str) -> int:
+    """How many zones of the file give x or y."""
+    tables = tomllib.loads(text).get("map", {})
+    return sum(
+        1
+        for kind in ("sea", "land")
+        for table in (tables.get(kind) or {}).values()
+        if isinstance(table, dict) and ("x" in table or "y" in table)
+    )
+
+
+def _write_coordinates(
+    file: str, text: str, source: str, scenario: Scenario, force: bool
+) -> dict[str, tuple[int, int]]:
+    """Compute a layout and write it into the file (refused over coordinates it has, unless forced)."""
+    if file in builtin_names("scenarios"):
+        raise InputError(f"{file} is a built-in scenario: copy it to a file of your own to change it")
+    given = _has_coordinates(text)
+    if given and not force:
+        raise InputError(
+            f"{source}: already has coordinates ({plural(given, 'zone')}); "
+            "--force replaces them with a computed layout"
+        )
+    positions = computed_positions(scenario.game_map)
+    write_output(file, with_positions(text, source, scenario.game_map, positions))
+    click.echo(f"Wrote x and y for {plural(len(positions), 'zone')} into {source}.")
+    return positions
+
+
+def _write_png(output: str, svg: str) -> None:
+    try:
+        import cairosvg
+    except (ImportError, OSError):
+        raise InputError(
+            f"{output}: writing PNG needs the optional package cairosvg (pip install cairosvg); or write .svg"
+        ) from None
+    target = check_output(output)
+    data = cairosvg.svg2png(bytestring=svg.encode("utf-8"))
+    # Whole or not at all, as every file the tracker writes.
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _format(output: str) -> str:
+    suffix = Path(output).suffix.lower()
+    if output == "-" or suffix == ".svg":
+        return "svg"
+    if suffix == ".png":
+        return "png"
+    raise InputError(f"{output}: unknown map format {suffix or '(no suffix)'}: give a .svg or .png file, or '-'")
+
+
+@scenario_group.command(name="map")
+@click.argument("file")
+@click.option("-o", "--output", help="The picture to write: FILE.svg, FILE.png (needs cairosvg) or '-' (SVG).")
+@click.option(
+    "--write-coordinates",
+    is_flag=True,
+    help="Write the computed layout into FILE as x and y under each zone's header (comments and order kept).",
+)
+@click.option("--force", is_flag=True, help="With --write-coordinates: replace coordinates the file already has.")
+@click.option("--ruleset", help=RULESET_HELP)
+def map_command(file: str, output: str | None, write_coordinates: bool, force: bool, ruleset: str | None) -> None:
+    """Draw a scenario's map as the viewer does, with its starting forces and NTR, before any
+    campaign exists. Where the file gives no coordinates, the zones are laid out from their
+    adjacency (a force-directed layout); --write-coordinates keeps that layout in the file.
+
+    Example: tracker scenario map my-board.toml -o map.svg --write-coordinates
+    """
+    if output is None and not write_coordinates:
+        raise click.UsageError("give -o FILE for the picture, or --write-coordinates, or both")
+    picture = _format(output) if output is not None else None
+    text, source, scenario, rules = _loaded(file, ruleset)
+    origin = "coordinates from the file"
+    if write_coordinates:
+        positions = _write_coordinates(file, text, source, scenario, force)
+        origin = "coordinates just written"
+    elif not scenario.game_map.positions:
+        positions = computed_positions(scenario.game_map)
+        origin = "laid out from the adjacency: no coordinates in the file (--write-coordinates keeps this layout)"
+    else:
+        positions = scenario.game_map.positions
+    if output is None:
+        return
+    drawn = replace(scenario, game_map=replace(scenario.game_map, positions=positions))
+    svg = board_svg(opening_board(drawn), drawn, rules)
+    if output == "-":
+        click.echo(svg)
+        return
+    if picture == "png":
+        _write_png(output, svg)
+    else:
+        write_output(output, svg + "\n")
+    click.echo(f"Wrote {output}: {plural(len(positions), 'zone')}, {origin}.")
+
+
+# ----- new -----
+
+TEMPLATE = """\
+# {name}: a scenario for the naval tracker of The War to End All Wars.
+# Started from `tracker scenario new`: every key is explained where it first appears.
+# The loop: edit this file, then
+#   tracker scenario check {name}.toml            every problem, with its line
+#   tracker scenario map {name}.toml -o map.svg   the map as the viewer will draw it
+# and when both are happy: tracker new my-campaign --scenario {name}.toml
+
+[scenario]
+# name: how campaigns and `tracker scenarios` call it (letters, digits, - and _).
+name = "{name}"
+# title: shown above the map and in reports.
+title = "{name}: a new board"
+# ruleset: the unit types, combat values and tables it is played with; `tracker rulesets`
+# lists the built-in ones, and a path to a ruleset file of your own works too.
+ruleset = "twtea-3e"
+# dice: "auto" (the tracker rolls, verifiably) or "manual" (players type in real rolls).
+dice = "auto"
+# turn_order: every nation exactly once, in the order they move each round (T1).
+turn_order = ["Germany", "Britain"]
+
+# sides (F5): each nation on exactly one side; nations of different sides are enemies.
+[sides]
+"Central Powers" = ["Germany"]
+"Entente" = ["Britain"]
+
+# One table per nation.
+[nations.Germany]
+# code: short and unique; unit IDs (DE-SS1) and the map use it.
+code = "DE"
+# resources: held at the start. income: collected every turn besides NTR (default 0).
+resources = 20
+income = 8
+# tech: head starts in the ruleset's technologies, name = level (TE2; optional).
+tech = {{ advanced_submarine = 1 }}
+# ntr: Naval Trade Resources at the start, by sea zone (F6). ntr_max: the most that may be
+# placed back in a zone later (CV6; default: the starting number).
+ntr = {{ "Heligoland Bight" = 2 }}
+# entry_round: the round the nation enters the war (F8). Before it the nation is neutral
+# and its turns are passed over; leave it out for a nation at war from round 1.
+# entry_round = 3
+# caps: the most units of a type the nation may have (PU3; optional).
+# caps = {{ battleship = 4 }}
+
+[nations.Britain]
+code = "GB"
+resources = 25
+income = 10
+ntr = {{ "North Sea" = 2, "Western Approaches" = 3 }}
+ntr_max = {{ "North Sea" = 3, "Western Approaches" = 4 }}
+
+# The map: one table per sea zone ([map.sea."..."]) and per land territory ([map.land."..."]),
+# named as on your board.
+# adjacent: the zones it borders. List each border once: it holds both ways.
+# x, y: where the map draws the zone (x to the right, y downwards), for every zone or none;
+# `tracker scenario map {name}.toml --write-coordinates` computes them for you.
+[map.sea."North Sea"]
+adjacent = ["Heligoland Bight", "English Channel", "Scotland", "England"]
+
+[map.sea."Heligoland Bight"]
+adjacent = ["Northern Germany"]
+
+[map.sea."English Channel"]
+adjacent = ["Western Approaches", "England"]
+
+[map.sea."Western Approaches"]
+adjacent = ["Scotland"]
+
+# owner: the nation holding the territory at the start.
+# port: new ships may be placed in the sea zones beside it (PU2). With no territory marked,
+# every territory is a port; once one says `port = true`, only the marked ones are.
+[map.land."Scotland"]
+owner = "Britain"
+adjacent = ["England"]
+
+[map.land."England"]
+owner = "Britain"
+port = true
+
+[map.land."Northern Germany"]
+owner = "Germany"
+port = true
+
+# Starting forces: one [[units]] table per group.
+# nation; type: a unit type of the ruleset (twtea-3e: submarine, destroyer, cruiser,
+# battleship, aircraft_carrier, transport, fighter, bomber, transport_plane); at: a zone;
+# count: how many (default 1). Ships start at sea; aircraft in a territory of their side,
+# or at sea on a carrier of their own nation.
+[[units]]
+nation = "Germany"
+type = "submarine"
+at = "Heligoland Bight"
+count = 3
+
+[[units]]
+nation = "Germany"
+type = "battleship"
+at = "Heligoland Bight"
+count = 1
+
+[[units]]
+nation = "Germany"
+type = "bomber"
+at = "Northern Germany"
+
+[[units]]
+nation = "Britain"
+type = "destroyer"
+at = "North Sea"
+count = 2
+
+[[units]]
+nation = "Britain"
+type = "battleship"
+at = "North Sea"
+count = 2
+
+[[units]]
+nation = "Britain"
+type = "cruiser"
+at = "English Channel"
+
+[[units]]
+nation = "Britain"
+type = "fighter"
+at = "Scotland"
+"""
+
+
+def template(name: str) -> str:
+    """The commented starting scenario, named `name`."""
+    return TEMPLATE.format(name=name)
+
+
+@scenario_group.command(name="new")
+@click.argument("name")
+@click.option("-o", "--output", help="The file to write (default NAME.toml).")
+@click.option("--force", is_flag=True, help="Replace the file if it exists.")
+def new_scenario(name: str, output: str | None, force: bool) -> None:
+    """Write a small, complete scenario with a comment on every key, to start a board from.
+
+    Example: tracker scenario new my-board && tracker scenario check my-board.toml
+    """
+    if not NAME.fullmatch(name):
+        raise InputError(f"scenario name {name!r}: letters, digits, - and _ (at most 64), a letter or digit first")
+    target = output or f"{name}.toml"
+    if Path(target).exists() and not force:
+        raise InputError(f"{target}: exists; --force replaces it, or give another file with -o")
+    write_output(target, template(name))
+    click.echo(f"Wrote {target}: 2 sides, 2 nations, 4 sea zones, 3 land territories, 7 unit groups.")
+    click.echo(f"Next: tracker scenario check {target}  and  tracker scenario map {target} -o map.svg")
