@@ -18,10 +18,12 @@ Targets:
     batch (the whole import, with its checks, printed beside it).
  4. projection rebuild >= 0.2x raw sqlite3 select + json.loads of the same rows (rounds of
     rebuild and raw read interleaved, median ratio).
- 5. cold `tracker state` <= 1.3x the CPU of importing sqlalchemy.orm, eventsourcing.application
-    and eventsourcing_sqlalchemy (7 interleaved pairs of processes, median ratio; both sides
-    run from compiled bytecode, as an installed tracker does, even where the environment
-    sets PYTHONDONTWRITEBYTECODE); `--help` and `--version` import no storage.
+ 5. start-up, in CPU (user + system) of fresh processes, --rounds interleaved rounds, median
+    ratio, every side run from compiled bytecode (as an installed tracker is, even where the
+    environment sets PYTHONDONTWRITEBYTECODE): `tracker --help` <= 1.5x `python -c "import
+    click"`; a cold `tracker state` on the 2k campaign <= 1.1x importing sqlalchemy.orm and
+    eventsourcing.application, the least any command reading the database pays; `--help`
+    and `--version` import no storage.
  6. <= 700 bytes per event in the database, projections included.
  7. a one-turn HTML report of the 20k campaign < 1 MB.
  8. with --odds: the exact odds (``bench_odds.py``) at least 10x faster than a Monte Carlo
@@ -30,6 +32,9 @@ Targets:
 
 Commands are timed in this process through click's CliRunner, each with a new Tracker as the
 CLI makes (imports are paid once, not per call): the median of --runs calls after a warm-up.
+
+``--only 5`` (or ``--only 1,6``) measures just those targets, building only the campaigns they
+need: ``--only 5 --db-dir DIR`` is the quick loop on start-up once the 2k campaign is built.
 """
 
 from __future__ import annotations
@@ -62,7 +67,10 @@ from tracker.cli.main import cli  # noqa: E402
 from tracker.service.application import Tracker  # noqa: E402
 
 SIZES = (2_000, 20_000, 200_000)
-STORAGE_IMPORT = "import sqlalchemy.orm, eventsourcing.application, eventsourcing_sqlalchemy"
+# What any command reading the database must import: SQLAlchemy's ORM and eventsourcing's
+# application (the tracker's own modules, the storage adapter and the command are on top).
+STORAGE_IMPORT = "import sqlalchemy.orm, eventsourcing.application"
+SECTIONS = range(1, 9)
 
 
 class Table:
@@ -82,12 +90,17 @@ class Table:
         return "\n".join(out)
 
 
+def run_cli(db: Path, name: str, args: list[str]) -> Any:
+    result = CliRunner().invoke(cli, ["--db", str(db), "--campaign", name, *args], catch_exceptions=False)
+    if result.exit_code != 0:
+        raise SystemExit(f"{' '.join(args)} failed: {result.output}")
+    return result
+
+
 def timed_cli(db: Path, name: str, args: list[str], runs: int) -> tuple[float, Any]:
     runner = CliRunner()
     argv = ["--db", str(db), "--campaign", name, *args]
-    result = runner.invoke(cli, argv, catch_exceptions=False)  # warm-up (and catch-up)
-    if result.exit_code != 0:
-        raise SystemExit(f"{' '.join(args)} failed: {result.output}")
+    result = run_cli(db, name, args)  # warm-up (and catch-up)
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
@@ -139,6 +152,46 @@ def cpu_of(argv: list[str], runs: int) -> float:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         times.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
     return statistics.median(times)
+
+
+def measure_starts(db: Path, rounds: int) -> dict[str, list[float]]:
+    """CPU of fresh processes: `tracker --help` beside `import click`, and a cold `tracker state`
+    beside the storage stack's import, the four interleaved in every round (a busy moment of
+    the machine weighs on both sides of a ratio alike)."""
+    argvs = {
+        "help": [sys.executable, "-m", "tracker", "--help"],
+        "click": [sys.executable, "-c", "import click"],
+        "state": [sys.executable, "-m", "tracker", "--db", str(db), "state"],
+        "stack": [sys.executable, "-c", STORAGE_IMPORT],
+    }
+    # Installed packages run from compiled bytecode (pip writes it; the storage stack has
+    # it): let the tracker's own modules have theirs too, written by a first, untimed run.
+    for argv in argvs.values():
+        cpu_of(argv, 1)
+    times: dict[str, list[float]] = {k: [] for k in argvs}
+    for _ in range(rounds):
+        for key, argv in argvs.items():
+            times[key].append(cpu_of(argv, 1))
+    return times
+
+
+def start_rows(table: Table, notes: list[str], times: dict[str, list[float]]) -> None:
+    pairs = (
+        ("5 tracker --help (CPU)", "help", "click", "import click", 1.5),
+        ("5 cold tracker state (CPU)", "state", "stack", "storage import", 1.1),
+    )
+    for what, side, reference, named, target in pairs:
+        ratios = [a / b for a, b in zip(times[side], times[reference], strict=True)]
+        ratio = statistics.median(ratios)
+        table.add(
+            what,
+            f"{1000 * statistics.median(times[side]):.0f} ms",
+            f"{1000 * statistics.median(times[reference]):.0f} ms {named}",
+            ratio,
+            f"<= {target}x",
+            ratio <= target,
+        )
+        notes.append(f"{side} round ratios {', '.join(f'{r:.2f}' for r in ratios)}")
 
 
 def help_imports_storage(args: list[str]) -> list[str]:
@@ -252,17 +305,53 @@ def measure_import(export_file: Path, scratch: Path, rounds: int) -> dict[str, A
     }
 
 
+def sections_of(text: str) -> set[int]:
+    """`--only 5` or `--only 1,6`: target numbers of the list in this module's docstring."""
+    try:
+        chosen = {int(part) for part in text.split(",") if part.strip()}
+    except ValueError:
+        chosen = set()
+    if not chosen or not chosen <= set(SECTIONS):
+        raise argparse.ArgumentTypeError(f"targets are numbers from 1 to {SECTIONS[-1]}, comma-separated: {text!r}")
+    return chosen
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2k and 20k campaigns only (under two minutes once built)")
     parser.add_argument("--db-dir", help="folder for the campaigns (kept and reused); default: a temporary folder")
     parser.add_argument("--runs", type=int, default=3, help="timed calls per command (median; default 3)")
     parser.add_argument("--actions", type=int, default=1400, help="recorded actions timed one by one (default 1400)")
-    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds of recording and raw (default 7)")
+    parser.add_argument(
+        "--rounds", type=int, default=7, help="interleaved rounds of recording and raw, and of start-ups (default 7)"
+    )
     parser.add_argument("--odds", action="store_true", help="also target 8, the exact odds (bench_odds.py)")
+    parser.add_argument(
+        "--only",
+        type=sections_of,
+        default=set(SECTIONS),
+        metavar="N[,N...]",
+        help="measure only these targets (numbers as in the list above; 8 also needs --odds)",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     sizes = SIZES[:2] if args.quick else SIZES
+    only: set[int] = args.only
+    small, large = sizes[0], sizes[-1]
+    lin = sizes[-2:]
+    mid = lin[1]
+    # The campaigns the chosen targets read.
+    needed: set[int] = set()
+    if only & {1, 6}:
+        needed.update(sizes)
+    if only & {2, 3}:
+        needed.update(lin)
+    if 4 in only:
+        needed.add(large)
+    if 5 in only:
+        needed.add(small)
+    if 7 in only and 20_000 in sizes:
+        needed.add(20_000)
     db_dir = Path(args.db_dir).resolve() if args.db_dir else Path(tempfile.mkdtemp(prefix="tracker_bench_"))
     db_dir.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="tracker_bench_scratch_"))
@@ -272,16 +361,17 @@ def main() -> None:
         dbs: dict[int, Path] = {}
         for n in sizes:
             dbs[n] = db_dir / f"bench_projections_{n}.db"
+            if n not in needed:
+                continue
             prepare(dbs[n], n, 10)
             with Tracker(str(dbs[n])) as t:
                 log(f"catching up the projections of {n:,} events ...")
                 t.catch_up()
-        small, large = sizes[0], sizes[-1]
 
         # 1. turn-level reads
         turn_costs: dict[str, dict[int, float]] = {}
         html_bytes: dict[int, int] = {}
-        for n in sizes:
+        for n in sizes if 1 in only else ():
             name = campaign_name(n)
             turn, seq = middle(dbs[n], name)
             commands = {
@@ -307,15 +397,15 @@ def main() -> None:
                 "<= 2x",
                 ratio <= 2,
             )
-        name = campaign_name(large)
-        turn, _ = middle(dbs[large], name)
-        catch_ups = count_catch_ups(dbs[large], name, ["report", "--turn", str(turn), "--format", "html"])
-        table.add("1 catch-ups per report --turn", str(catch_ups), "", None, "1", catch_ups == 1)
+        if 1 in only:
+            name = campaign_name(large)
+            turn, _ = middle(dbs[large], name)
+            catch_ups = count_catch_ups(dbs[large], name, ["report", "--turn", str(turn), "--format", "html"])
+            table.add("1 catch-ups per report --turn", str(catch_ups), "", None, "1", catch_ups == 1)
 
         # 2. whole-log commands
         whole: dict[str, dict[int, float]] = {}
-        lin = sizes[-2:]
-        for n in lin:
+        for n in lin if 2 in only else ():
             name = campaign_name(n)
             out = scratch / f"export_{n}.jsonl"
             commands = {
@@ -340,109 +430,100 @@ def main() -> None:
             )
 
         # 3. recording and import
-        log(f"recording {args.actions:,} actions one by one, interleaved with raw sqlite3 ...")
-        rec = measure_interleaved(scratch, args.actions, args.rounds)
-        table.add(
-            "3 one action, one transaction",
-            f"{rec['actions_per_s']:,.0f} act/s",
-            f"{rec['raw_rows_per_s']:,.0f} raw rows/s",
-            rec["ratio"],
-            ">= 0.25x",
-            rec["ratio"] >= 0.25,
-        )
-        notes.append(
-            f"recording: median of {rec['rounds']} interleaved rounds ({rec['actions']} actions, "
-            f"journal {rec['journal_mode']}, synchronous {rec['synchronous']} on both sides); round ratios "
-            + ", ".join(f"{r:.2f}" for r in rec["ratios"])
-        )
-        mid = lin[1]
-        export_file = scratch / f"export_{mid}.jsonl"
-        imp = measure_import(export_file, scratch, 3)
-        table.add(
-            f"3 import write path ({mid // 1000}k events)",
-            f"{imp['write_rate']:,.0f} ev/s",
-            f"{imp['raw_rate']:,.0f} raw rows/s batched",
-            imp["ratio"],
-            ">= 0.5x",
-            imp["ratio"] >= 0.5,
-        )
-        table.add(
-            f"3 import, whole ({mid // 1000}k, checked)",
-            f"{imp['import_rate']:,.0f} ev/s",
-            f"{imp['raw_rate']:,.0f} raw rows/s batched",
-            imp["import_rate"] / imp["raw_rate"],
-            "-",
-            None,
-        )
-        notes.append(
-            f"import of {imp['events']:,} events: {imp['import_s']:.2f} s in all = checks {imp['check_s']:.2f} s "
-            f"+ write {imp['write_s']:.3f} s + snapshot and projections caught up {imp['after_s']:.2f} s; "
-            f"write-path round ratios {', '.join(f'{r:.2f}' for r in imp['ratios'])}"
-        )
+        if 3 in only:
+            log(f"recording {args.actions:,} actions one by one, interleaved with raw sqlite3 ...")
+            rec = measure_interleaved(scratch, args.actions, args.rounds)
+            table.add(
+                "3 one action, one transaction",
+                f"{rec['actions_per_s']:,.0f} act/s",
+                f"{rec['raw_rows_per_s']:,.0f} raw rows/s",
+                rec["ratio"],
+                ">= 0.25x",
+                rec["ratio"] >= 0.25,
+            )
+            notes.append(
+                f"recording: median of {rec['rounds']} interleaved rounds ({rec['actions']} actions, "
+                f"journal {rec['journal_mode']}, synchronous {rec['synchronous']} on both sides); round ratios "
+                + ", ".join(f"{r:.2f}" for r in rec["ratios"])
+            )
+            export_file = scratch / f"export_{mid}.jsonl"
+            if not export_file.exists():  # made by target 2 when it runs
+                run_cli(dbs[mid], campaign_name(mid), ["export", str(export_file)])
+            imp = measure_import(export_file, scratch, 3)
+            table.add(
+                f"3 import write path ({mid // 1000}k events)",
+                f"{imp['write_rate']:,.0f} ev/s",
+                f"{imp['raw_rate']:,.0f} raw rows/s batched",
+                imp["ratio"],
+                ">= 0.5x",
+                imp["ratio"] >= 0.5,
+            )
+            table.add(
+                f"3 import, whole ({mid // 1000}k, checked)",
+                f"{imp['import_rate']:,.0f} ev/s",
+                f"{imp['raw_rate']:,.0f} raw rows/s batched",
+                imp["import_rate"] / imp["raw_rate"],
+                "-",
+                None,
+            )
+            notes.append(
+                f"import of {imp['events']:,} events: {imp['import_s']:.2f} s in all = checks {imp['check_s']:.2f} s "
+                f"+ write {imp['write_s']:.3f} s + snapshot and projections caught up {imp['after_s']:.2f} s; "
+                f"write-path round ratios {', '.join(f'{r:.2f}' for r in imp['ratios'])}"
+            )
 
         # 4. rebuild
-        log(f"rebuilding the projections of {large:,} events, interleaved with raw reads ...")
-        rebuild_rates, raw_rates, rebuild_ratios = [], [], []
-        for _ in range(2 if large >= 200_000 else 3):
-            with Tracker(str(dbs[large])) as t:
-                projector = t.projector
-                t0 = time.perf_counter()
-                done = projector.rebuild()
-                rebuild_rates.append(done / (time.perf_counter() - t0))
-            raw_rates.append(measure_raw_read(dbs[large], 1)["rows_per_s"])
-            rebuild_ratios.append(rebuild_rates[-1] / raw_rates[-1])
-        ratio = statistics.median(rebuild_ratios)
-        table.add(
-            f"4 projection rebuild @{large // 1000}k",
-            f"{statistics.median(rebuild_rates):,.0f} ev/s",
-            f"{statistics.median(raw_rates):,.0f} raw rows/s",
-            ratio,
-            ">= 0.2x",
-            ratio >= 0.2,
-        )
-        notes.append(f"rebuild round ratios {', '.join(f'{r:.3f}' for r in rebuild_ratios)}")
+        if 4 in only:
+            log(f"rebuilding the projections of {large:,} events, interleaved with raw reads ...")
+            rebuild_rates, raw_rates, rebuild_ratios = [], [], []
+            for _ in range(2 if large >= 200_000 else 3):
+                with Tracker(str(dbs[large])) as t:
+                    projector = t.projector
+                    t0 = time.perf_counter()
+                    done = projector.rebuild()
+                    rebuild_rates.append(done / (time.perf_counter() - t0))
+                raw_rates.append(measure_raw_read(dbs[large], 1)["rows_per_s"])
+                rebuild_ratios.append(rebuild_rates[-1] / raw_rates[-1])
+            ratio = statistics.median(rebuild_ratios)
+            table.add(
+                f"4 projection rebuild @{large // 1000}k",
+                f"{statistics.median(rebuild_rates):,.0f} ev/s",
+                f"{statistics.median(raw_rates):,.0f} raw rows/s",
+                ratio,
+                ">= 0.2x",
+                ratio >= 0.2,
+            )
+            notes.append(f"rebuild round ratios {', '.join(f'{r:.3f}' for r in rebuild_ratios)}")
 
-        # 5. cold start
-        log("cold starts ...")
-        state_argv = [sys.executable, "-m", "tracker", "--db", str(dbs[small]), "state"]
-        stack_argv = [sys.executable, "-c", STORAGE_IMPORT]
-        # Installed packages run from compiled bytecode (pip writes it; the storage stack has
-        # it): let the tracker's own modules have theirs too, written by a first, untimed run.
-        cpu_of(state_argv, 1)
-        states, stacks, cold_ratios = [], [], []
-        for _ in range(7):
-            states.append(cpu_of(state_argv, 1))
-            stacks.append(cpu_of(stack_argv, 1))
-            cold_ratios.append(states[-1] / stacks[-1])
-        ratio = statistics.median(cold_ratios)
-        table.add(
-            "5 cold tracker state (CPU)",
-            f"{1000 * statistics.median(states):.0f} ms",
-            f"{1000 * statistics.median(stacks):.0f} ms storage import",
-            ratio,
-            "<= 1.3x",
-            ratio <= 1.3,
-        )
-        notes.append(f"cold start round ratios {', '.join(f'{r:.2f}' for r in cold_ratios)}")
-        for flag in ("--help", "--version"):
-            found = help_imports_storage([flag])
-            table.add(f"5 tracker {flag} storage modules", str(len(found)), "", None, "0", not found)
+        # 5. start-up
+        if 5 in only:
+            log("start-up: --help and cold state, interleaved ...")
+            start_rows(table, notes, measure_starts(dbs[small], args.rounds))
+            for flag in ("--help", "--version"):
+                found = help_imports_storage([flag])
+                table.add(f"5 tracker {flag} storage modules", str(len(found)), "", None, "0", not found)
 
         # 6. size
-        for n in sizes:
+        for n in sizes if 6 in only else ():
             per_event = db_bytes(dbs[n]) / count_events(dbs[n])
             table.add(f"6 bytes per event @{n // 1000}k", f"{per_event:.0f} B", "", None, "<= 700 B", per_event <= 700)
 
         # 7. report size
-        if 20_000 in html_bytes:
+        if 7 in only and 20_000 in sizes and 20_000 not in html_bytes:
+            name = campaign_name(20_000)
+            turn, _ = middle(dbs[20_000], name)
+            result = run_cli(dbs[20_000], name, ["report", "--turn", str(turn), "--format", "html"])
+            html_bytes[20_000] = len(result.output.encode("utf-8"))
+        if 7 in only and 20_000 in html_bytes:
             b = html_bytes[20_000]
             table.add("7 one-turn HTML @20k", f"{b / 1e6:.2f} MB", "", None, "< 1 MB", b < 1e6)
-        notes.append(
-            f"html bytes by size: {', '.join(f'{n // 1000}k {b / 1e3:.0f} kB' for n, b in html_bytes.items())}"
-        )
+        if html_bytes:
+            notes.append(
+                f"html bytes by size: {', '.join(f'{n // 1000}k {b / 1e3:.0f} kB' for n, b in html_bytes.items())}"
+            )
 
         # 8. exact odds
-        if args.odds:
+        if args.odds and 8 in only:
             import bench_odds
 
             runs = 1_000 if args.quick else 10_000
@@ -454,7 +535,8 @@ def main() -> None:
         if not args.db_dir:
             shutil.rmtree(db_dir, ignore_errors=True)
     print(f"tracker benchmark: Python {sys.version.split()[0]}, SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs")
-    print(f"sizes {', '.join(f'{n:,}' for n in sizes)} events; runtime {time.perf_counter() - started:.0f} s")
+    chosen = "" if only == set(SECTIONS) else f"; targets {', '.join(map(str, sorted(only)))} only"
+    print(f"sizes {', '.join(f'{n:,}' for n in sizes)} events{chosen}; runtime {time.perf_counter() - started:.0f} s")
     print(table.render())
     for note in notes:
         print(note)

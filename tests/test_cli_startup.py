@@ -1,5 +1,6 @@
 """`tracker --help` and `--version` start without the storage stack (SQLAlchemy, eventsourcing's
-persistence, the SQLAlchemy recorder, psycopg): checked on the modules a fresh process imported."""
+persistence, the SQLAlchemy recorder, psycopg), and a cold `tracker state` with only the part of
+it that reads a campaign: checked on the modules a fresh process imported."""
 
 from __future__ import annotations
 
@@ -47,6 +48,54 @@ def test_help_and_version_import_no_storage(args: list[str]) -> None:
 def test_a_command_that_reads_the_database_does_import_it(tmp_path: Path) -> None:
     modules = imported_by("--db", str(tmp_path / "c.db"), "new", "x", "--scenario", "north-sea-1914", cwd=tmp_path)
     assert "sqlalchemy" in modules and "eventsourcing_sqlalchemy" in modules
+
+
+# What reading a campaign never needs: the library's ORM record classes and sqlalchemy-utils
+# under them (which import SQLAlchemy's PostgreSQL, MSSQL and Oracle dialects), and the ORM.
+NOT_FOR_READING = (
+    "eventsourcing_sqlalchemy",
+    "sqlalchemy_utils",
+    "sqlalchemy.orm",
+    "sqlalchemy.dialects.oracle",
+    "sqlalchemy.dialects.mssql",
+    "sqlalchemy.dialects.postgresql",
+    "sqlalchemy.dialects.mysql",
+)
+
+
+def test_a_cold_state_imports_only_what_it_reads_with(tmp_path: Path) -> None:
+    db = str(tmp_path / "c.db")
+    imported_by("--db", db, "new", "x", "--scenario", "north-sea-1914", cwd=tmp_path)
+    modules = imported_by("--db", db, "state", cwd=tmp_path)
+    assert "sqlalchemy.dialects.sqlite" in modules and "tracker.storage.recorder" in modules
+    found = sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in NOT_FOR_READING))
+    assert found == []
+
+
+def test_the_event_tables_read_are_the_tables_the_library_creates() -> None:
+    """The tracker reads and writes eventsourcing-sqlalchemy's tables through its own copy of
+    their columns (which keeps the library off a command's start): the copy must be the
+    library's table, column for column, on both databases."""
+    from eventsourcing_sqlalchemy.datastore import SQLAlchemyDatastore
+    from sqlalchemy.dialects import postgresql, sqlite
+    from sqlalchemy.schema import CreateIndex, CreateTable
+
+    from tracker.storage.datastore import event_table
+
+    for for_snapshots, base in (
+        (False, SQLAlchemyDatastore.base_stored_event_record_cls),
+        (True, SQLAlchemyDatastore.base_snapshot_record_cls),
+    ):
+        name = f"startup_check_{'snapshots' if for_snapshots else 'events'}"
+        theirs = SQLAlchemyDatastore.define_record_class(
+            cls_name=name.title().replace("_", ""), table_name=name, schema_name=None, base_cls=base
+        ).__table__
+        ours = event_table(name, None, for_snapshots)
+        for dialect in (sqlite.dialect(), postgresql.dialect()):
+            assert str(CreateTable(ours).compile(dialect=dialect)) == str(CreateTable(theirs).compile(dialect=dialect))
+            assert sorted(str(CreateIndex(i).compile(dialect=dialect)) for i in ours.indexes) == sorted(
+                str(CreateIndex(i).compile(dialect=dialect)) for i in theirs.indexes
+            )
 
 
 # At exit: whether a function of the domain and one of the storage stack are still among the

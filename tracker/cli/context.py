@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from domain.dice import Override
 from tracker.cli.output import check_output, write_output
-from tracker.cli.startup import settle_imports
+from tracker.cli.startup import importing, settle_imports
 
 if TYPE_CHECKING:
     from domain.campaign import Campaign
@@ -33,10 +33,13 @@ class Context:
     @property
     def tracker(self) -> Tracker:
         if self._tracker is None:
-            from tracker.service.application import Tracker
+            # Opening imports the rest: the database's dialect, and for a new database the
+            # library that creates the event tables.
+            with importing():
+                from tracker.service.application import Tracker
 
+                self._tracker = Tracker(self.db, create=self.may_create)
             settle_imports()
-            self._tracker = Tracker(self.db, create=self.may_create)
         return self._tracker
 
     @property

@@ -14,13 +14,15 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
-from click.shell_completion import CompletionItem
 
 from domain.errors import TrackerError
-from tracker.cli.startup import settle_imports_from_now
+from tracker.cli.startup import importing, settle_imports_from_now
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
 
 # name: (module under tracker., attribute, one-line help). tests/test_cli_startup.py checks
 # that each line is the command's own help, so the listing never drifts from the commands.
@@ -281,7 +283,8 @@ class TrackerGroup(click.Group):
         if entry is None:
             return None
         module, attribute, _ = entry
-        command: click.Command = getattr(importlib.import_module(f"tracker.{module}"), attribute)
+        with importing():
+            command: click.Command = getattr(importlib.import_module(f"tracker.{module}"), attribute)
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -293,6 +296,8 @@ class TrackerGroup(click.Group):
             formatter.write_dl(rows)
 
     def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        from click.shell_completion import CompletionItem
+
         names = [name for name in self.list_commands(ctx) if name.startswith(incomplete)]
         items = [CompletionItem(name, help=self.listed_help(name, 45)) for name in names]
         # The group's own options, as click completes them (skipping click.Group's command listing).
@@ -305,7 +310,8 @@ class TrackerGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            from tracker.cli.common import Context
+            with importing():
+                from tracker.cli.context import Context
 
             server = ctx.params.get("server")
             if server and not isinstance(ctx.obj, Context):
@@ -355,7 +361,7 @@ def cli(ctx: click.Context, db: str | None, campaign: str | None, server: str | 
 
     Example: tracker new autumn --scenario north-sea-1914 && tracker state
     """
-    from tracker.cli.common import Context
+    from tracker.cli.context import Context
 
     if isinstance(ctx.obj, Context):
         return  # a line of `tracker shell`: the session's open database and campaign

@@ -1,5 +1,6 @@
-"""The event store: database URLs, the registry of campaigns and seeds, the SQLAlchemy recorder
-and the eventsourcing application that loads and saves a campaign.
+"""The event store: database URLs, the registry of campaigns and seeds, the datastore (engine,
+transactions, the event tables), the recorders and the eventsourcing application that loads
+and saves a campaign.
 
 May import: projections, domain.
 """

@@ -1,6 +1,6 @@
-"""The event store under the tracker: eventsourcing's SQLAlchemy recorder, read and written with
-SQLAlchemy Core statements instead of ORM objects, and campaign snapshots without the recorded
-scenario and ruleset.
+"""The event store under the tracker: eventsourcing's recorders on the tables of
+eventsourcing-sqlalchemy, read and written with SQLAlchemy Core statements (see
+`tracker.storage.datastore`), and campaign snapshots without the recorded scenario and ruleset.
 
 Writing an action checks, in the transaction that inserts its events, that the event it
 follows is still the last one stored as this process saw it (a log cut below the campaign's
@@ -20,27 +20,31 @@ from uuid import UUID
 
 from eventsourcing.domain import Snapshot
 from eventsourcing.persistence import (
+    AggregateRecorder,
+    ApplicationRecorder,
+    InfrastructureFactory,
     IntegrityError,
     Mapper,
     Notification,
     OperationalError,
     PersistenceError,
+    ProcessRecorder,
     StoredEvent,
+    Subscription,
+    TrackingRecorder,
 )
-from eventsourcing.utils import resolve_topic
-from eventsourcing_sqlalchemy.factory import SQLAlchemyFactory
-from eventsourcing_sqlalchemy.recorders import SQLAlchemyAggregateRecorder, SQLAlchemyApplicationRecorder
-from sqlalchemy import func, insert, select, type_coerce
-from sqlalchemy.engine import Engine
-from sqlalchemy.orm import Session
+from eventsourcing.utils import Environment, resolve_topic, strtobool
+from sqlalchemy import Table, func, insert, select, type_coerce
+from sqlalchemy.engine import Connection
 from sqlalchemy.sql.sqltypes import NullType
 
 from domain.errors import TrackerError
 from projections.schema import NAME, tracking
+from tracker.storage.datastore import Datastore, Transaction, create_tables, event_table, record_class
 
-# Recorded once by a campaign's first event and never changed: a snapshot leaves them out.
 T = TypeVar("T")
 
+# Recorded once by a campaign's first event and never changed: a snapshot leaves them out.
 RECORDED_AT_CREATION = ("scenario_data", "ruleset_data")
 _FROM_CREATION = "_from_created_event"
 
@@ -49,15 +53,41 @@ class LogDamaged(TrackerError):
     """The stored log is not what this action follows: events were deleted or rewritten."""
 
 
-class _CoreReads:
-    """`select_events` with one Core statement instead of an ORM query (one per load)."""
+def connection_of(session: Any) -> Connection:
+    """The Core connection of a transaction: the tracker's datastore hands one out, the
+    library's an ORM session (the recorder contract's tests run on either)."""
+    return session if isinstance(session, Connection) else session.connection()
 
-    events_record_cls: Any
-    transaction: Any
+
+class TrackerAggregateRecorder(AggregateRecorder):
+    """eventsourcing's aggregate recorder (the tracker's snapshots) on the library's table
+    layout, with Core statements."""
+
+    def __init__(
+        self,
+        datastore: Datastore,
+        *,
+        events_table_name: str,
+        schema_name: str | None = None,
+        for_snapshots: bool = False,
+    ) -> None:
+        self.datastore = datastore
+        self.events_table_name = events_table_name
+        self.schema_name = schema_name
+        self.table: Table = event_table(events_table_name, schema_name, for_snapshots)
+        self.tables = [self.table]
+        self._wal_tried = False
 
     @property
-    def table(self) -> Any:
-        return self.events_record_cls.__table__
+    def events_record_cls(self) -> Any:
+        """An ORM class on the table, for code that edits rows as objects."""
+        return record_class(self.table)
+
+    def create_table(self) -> None:
+        create_tables(self.datastore.engine, self.tables)
+
+    def transaction(self, commit: bool = True) -> Transaction:
+        return self.datastore.transaction(commit=commit)
 
     @property
     def _raw_id(self) -> Any:
@@ -85,30 +115,55 @@ class _CoreReads:
         if limit is not None:
             query = query.limit(limit)
         with self.transaction(commit=False) as session:
-            rows = session.connection().execute(query).all()
+            rows = connection_of(session).execute(query).all()
         return [
             _made(StoredEvent, originator_id=_uuid(r[0]), originator_version=r[1], topic=r[2], state=bytes(r[3]))
             for r in rows
         ]
 
+    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
+        if stored_events:
+            with self.transaction(commit=True) as session:
+                connection_of(session).execute(insert(self.table), [_row(e) for e in stored_events])
+        return None
+
+    def _wal_mode(self) -> None:
+        # Once, before the first write through the driver (the datastores switch a SQLite file
+        # to WAL in their first transaction, which that write does without).
+        if not self._wal_tried:
+            self._wal_tried = True
+            self.datastore.init_sqlite_wal_mode()
+
+    def _lock_table(self, session: Any) -> None:
+        # PostgreSQL hands out ids in insert order but commits in any: one writer at a time
+        # keeps the notification ids in commit order, as the library does.
+        if self.datastore.engine.dialect.name == "postgresql":
+            name = self.events_table_name
+            if self.schema_name is not None:
+                name = f"{self.schema_name}.{name}"
+            connection_of(session).exec_driver_sql(f"LOCK TABLE {name} IN EXCLUSIVE MODE")
 
 
-class TrackerSnapshotRecorder(_CoreReads, SQLAlchemyAggregateRecorder):
-    """eventsourcing's snapshot recorder, read with Core statements."""
+class TrackerSnapshotRecorder(TrackerAggregateRecorder):
+    """The snapshot recorder."""
 
 
-class TrackerRecorder(_CoreReads, SQLAlchemyApplicationRecorder):
+class TrackerRecorder(TrackerAggregateRecorder, ApplicationRecorder):
     """The application recorder, with plain Core statements and the write checks above."""
 
     # Set by the tracker once the projection tables exist: only then are new ids checked
     # against the projections' position.
     check_projection_position = False
 
+    def __init__(self, datastore: Datastore, *, events_table_name: str, schema_name: str | None = None) -> None:
+        super().__init__(datastore, events_table_name=events_table_name, schema_name=schema_name)
+        self.channel_name = events_table_name.replace(".", "_")
+
     def insert_events(
         self,
         stored_events: Sequence[StoredEvent],
         *,
-        session: Session | None = None,
+        session: Any = None,
         follows: tuple[int, str] | None = None,
         **kwargs: Any,
     ) -> Sequence[int] | None:
@@ -128,15 +183,12 @@ class TrackerRecorder(_CoreReads, SQLAlchemyApplicationRecorder):
         if not stored_events:
             return []
         datastore = self.datastore
-        if not datastore._tried_init_sqlite_wal_mode:
-            datastore.init_sqlite_wal_mode()
+        self._wal_mode()
         lock = datastore.write_lock
         if lock is not None:
             lock.acquire()
         try:
-            engine = datastore.engine
-            assert isinstance(engine, Engine)
-            raw = engine.raw_connection()
+            raw = datastore.engine.raw_connection()
             try:
                 try:
                     ids = self._write_driver(raw.cursor(), stored_events, follows)
@@ -195,12 +247,10 @@ class TrackerRecorder(_CoreReads, SQLAlchemyApplicationRecorder):
         _check_position(ids, passed)
         return ids
 
-    def _write(
-        self, session: Session, stored_events: Sequence[StoredEvent], follows: tuple[int, str] | None
-    ) -> list[int]:
+    def _write(self, session: Any, stored_events: Sequence[StoredEvent], follows: tuple[int, str] | None) -> list[int]:
         if not stored_events:
             return []
-        conn = session.connection()
+        conn = connection_of(session)
         if conn.dialect.name == "sqlite":
             # The driver statements of `_write_sqlite`, in the caller's transaction.
             driver = conn.connection.driver_connection
@@ -216,16 +266,7 @@ class TrackerRecorder(_CoreReads, SQLAlchemyApplicationRecorder):
         # Insert first: on SQLite that takes the write lock, so the checks below read what no
         # other writer can change before this transaction ends.
         result = conn.execute(
-            insert(table).returning(table.c.id, sort_by_parameter_order=True),
-            [
-                {
-                    "originator_id": e.originator_id,
-                    "originator_version": e.originator_version,
-                    "topic": e.topic,
-                    "state": e.state,
-                }
-                for e in stored_events
-            ],
+            insert(table).returning(table.c.id, sort_by_parameter_order=True), [_row(e) for e in stored_events]
         )
         ids = [int(i) for i in result.scalars()]
         if follows is not None:
@@ -234,7 +275,9 @@ class TrackerRecorder(_CoreReads, SQLAlchemyApplicationRecorder):
         if self.check_projection_position:
             passed = conn.execute(select(tracking.c.notification_id).where(tracking.c.name == NAME)).scalar()
         _check_position(ids, passed)
-        self._notify_channel(session)
+        if conn.dialect.name == "postgresql":
+            # For any listener on the library's channel (eventsourcing's LISTEN/NOTIFY subscriptions).
+            conn.exec_driver_sql(f"NOTIFY {self.channel_name}")
         return ids
 
     def _check_follows(self, conn: Any, originator_id: UUID | str, version: int, expected_hash: str) -> None:
@@ -272,7 +315,7 @@ class TrackerRecorder(_CoreReads, SQLAlchemyApplicationRecorder):
             query = query.where(table.c.topic.in_(topics))
         query = query.order_by(table.c.id).limit(limit)
         with self.transaction(commit=False) as session:
-            conn = session.connection()
+            conn = connection_of(session)
             if conn.dialect.name == "sqlite" and not topics:
                 # Straight from the driver's cursor: the projections read the whole log in
                 # pages of thousands, and result processing cost as much as the reading.
@@ -301,14 +344,19 @@ class TrackerRecorder(_CoreReads, SQLAlchemyApplicationRecorder):
 
     def max_notification_id(self) -> int | None:
         with self.transaction(commit=False) as session:
-            value = session.connection().execute(select(func.max(self.table.c.id))).scalar()
+            value = connection_of(session).execute(select(func.max(self.table.c.id))).scalar()
         return None if value is None else int(value)
+
+    def subscribe(self, gt: int | None = None, topics: Sequence[str] = ()) -> Subscription[ApplicationRecorder]:
+        # Nothing in the tracker follows the log this way: its server and projections read
+        # notifications by position.
+        raise NotImplementedError("the tracker's event store has no subscriptions")
 
     def last_version(self, originator_id: UUID) -> int:
         table = self.table
         with self.transaction(commit=False) as session:
             value = (
-                session.connection()
+                connection_of(session)
                 .execute(select(func.max(table.c.originator_version)).where(table.c.originator_id == originator_id))
                 .scalar()
             )
@@ -336,6 +384,15 @@ def _uuid(value: Any) -> UUID:
         if len(_UUIDS) < 10_000:
             _UUIDS[value] = found
     return found
+
+
+def _row(e: StoredEvent) -> dict[str, Any]:
+    return {
+        "originator_id": e.originator_id,
+        "originator_version": e.originator_version,
+        "topic": e.topic,
+        "state": e.state,
+    }
 
 
 def _uuid_bytes(value: UUID | str) -> bytes:
@@ -425,11 +482,50 @@ class TrackerMapper(Mapper[UUID]):
         return found
 
 
-class TrackerFactory(SQLAlchemyFactory):
-    """eventsourcing's SQLAlchemy persistence, with the tracker's application recorder."""
+class TrackerFactory(InfrastructureFactory[TrackingRecorder]):
+    """eventsourcing's persistence for the tracker: the recorders above on one `Datastore`,
+    configured as eventsourcing-sqlalchemy's factory is (SQLALCHEMY_URL, SQLALCHEMY_SCHEMA,
+    CREATE_TABLE)."""
 
-    application_recorder_class = TrackerRecorder
-    aggregate_recorder_class = TrackerSnapshotRecorder
+    SQLALCHEMY_URL = "SQLALCHEMY_URL"
+    SQLALCHEMY_SCHEMA = "SQLALCHEMY_SCHEMA"
+    CREATE_TABLE = "CREATE_TABLE"
+
+    def __init__(self, env: Environment) -> None:
+        super().__init__(env)
+        url = self.env.get(self.SQLALCHEMY_URL)
+        if not url:
+            raise PersistenceError(f"no database URL in {self.SQLALCHEMY_URL}")
+        self.schema_name = self.env.get(self.SQLALCHEMY_SCHEMA)
+        self.datastore = Datastore(url)
+
+    def aggregate_recorder(self, purpose: str = "events") -> AggregateRecorder:
+        recorder = TrackerSnapshotRecorder(
+            self.datastore,
+            events_table_name=f"{self.env.name.lower() or 'stored'}_{purpose}",
+            schema_name=self.schema_name,
+            for_snapshots=purpose == "snapshots",
+        )
+        if self.creates_tables():
+            recorder.create_table()
+        return recorder
+
+    def application_recorder(self) -> ApplicationRecorder:
+        name = f"{self.env.name.lower() or 'stored'}_events"
+        recorder = TrackerRecorder(self.datastore, events_table_name=name, schema_name=self.schema_name)
+        if self.creates_tables():
+            recorder.create_table()
+        return recorder
+
+    def tracking_recorder(self, tracking_recorder_class: type[TrackingRecorder] | None = None) -> TrackingRecorder:
+        # The tracker runs no process applications: its projections keep their own position.
+        raise NotImplementedError("the tracker's event store has no tracking recorder")
+
+    def process_recorder(self) -> ProcessRecorder:
+        raise NotImplementedError("the tracker's event store has no process recorder")
+
+    def creates_tables(self) -> bool:
+        return bool(strtobool(self.env.get(self.CREATE_TABLE) or "yes"))
 
 
 class CampaignSnapshot(Snapshot):
