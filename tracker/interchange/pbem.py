@@ -15,7 +15,6 @@ from uuid import UUID
 
 import sqlalchemy.exc
 from eventsourcing.persistence import IntegrityError, StoredEvent
-from eventsourcing_sqlalchemy.recorders import SQLAlchemyApplicationRecorder
 
 from domain.errors import InputError
 from tracker.interchange.format import (
@@ -31,6 +30,7 @@ from tracker.interchange.format import (
 )
 from tracker.service.application import SNAPSHOT_INTERVAL, Tracker
 from tracker.service.verify import verify_events
+from tracker.storage.recorder import TrackerRecorder
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ def _append(tracker: Tracker, cid: UUID, name: str, source: str, new_rows: list[
         StoredEvent(originator_id=cid, originator_version=row.seq, topic=row.topic, state=row.state.encode("utf-8"))
         for row in new_rows
     ]
-    recorder = cast(SQLAlchemyApplicationRecorder, tracker.app.recorder)
+    recorder = cast(TrackerRecorder, tracker.app.recorder)
     try:
         with recorder.transaction(commit=True) as session:
             recorder.insert_events(stored, session=session)
