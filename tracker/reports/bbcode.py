@@ -1,10 +1,13 @@
 """Turn reports as BBCode for phpBB and BoardGameGeek forums (`tracker report --format bbcode`).
 
-Drawn from the Markdown report, whose few constructs the tracker writes itself (headings,
-bold, italic, strike-through, inline code, bullet lists, one quote style, pipe tables and
-backslash escapes), so both formats always tell the same story. Tables become fixed-width
-`[code]` blocks, as neither forum has tables in its default tag set. A `[` that players typed
-gets a zero-width space after it, so no name or reason can open a tag.
+Converted from the Markdown report (`templates/report.md.j2`) rather than rendered from a
+template of its own: a forum post in either markup is the same document, so one template keeps
+both formats telling the same story and a new section is written once. The conversion knows the
+few constructs that template writes (headings, bold, italic, strike-through, inline code, bullet
+lists, one quote style, pipe tables and backslash escapes). Tables become fixed-width `[code]`
+blocks, as neither forum has tables in its default tag set: a column's width needs every row,
+which is the finished table's business, not a template's. A `[` that players typed gets a
+zero-width space after it, so no name or reason can open a tag.
 """
 
 from __future__ import annotations

@@ -192,6 +192,83 @@ def _slug(zone: str) -> str:
     return "".join(ch if ch.isalnum() else "-" for ch in zone.lower())
 
 
+def _links_svg(scenario: Scenario, pos: dict[str, tuple[float, float]]) -> list[str]:
+    """A line per pair of adjacent zones, once each: solid between sea zones, dashed otherwise."""
+    out = ['<g class="links" stroke="#9aa7b4" stroke-width="1.6">']
+    drawn = set()
+    for a, near in scenario.game_map.adjacency.items():
+        for b in sorted(near):
+            pair = tuple(sorted((a, b)))
+            if pair in drawn:
+                continue
+            drawn.add(pair)
+            dash = "" if scenario.game_map.is_sea(a) and scenario.game_map.is_sea(b) else ' stroke-dasharray="5 4"'
+            (x1, y1), (x2, y2) = pos[pair[0]], pos[pair[1]]
+            out.append(f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}"{dash}/>')
+    out.append("</g>")
+    return out
+
+
+def _content_lines(content: dict[str, Any], code: dict[str, str]) -> list[tuple[str | None, str, str]]:
+    """The lines of a zone's box under its name, as (nation, label, text): each nation's units,
+    wrapped, then the NTR; cut to what the box holds, the last line saying how many are left out."""
+    lines: list[tuple[str | None, str, str]] = []
+    for nation, groups in content["units"].items():
+        for i, text in enumerate(_wrap(_units_text(groups), BOX_WIDTH - 40, BOX_WIDTH - 40)):
+            lines.append((nation, code.get(nation, nation) if i == 0 else "", text))
+    if content["ntr"]:
+        ntr = ", ".join(f"{code.get(n, n)} {count}" for n, count in content["ntr"].items())
+        lines.append((None, "NTR", ntr))
+    room = int((BOX_HEIGHT - 22) // LINE)
+    if len(lines) > room:
+        hidden = len(lines) - room + 1
+        lines = lines[: room - 1] + [(None, "", f"... {hidden} more line(s)")]
+    return lines
+
+
+def _zone_svg(
+    zone: str,
+    scenario: Scenario,
+    at: tuple[float, float],
+    content: dict[str, Any],
+    owner: str | None,
+    colour: dict[str, str],
+    code: dict[str, str],
+) -> list[str]:
+    """One zone's box as a <g>: its frame (sea or land, a land border in its owner's colour), its
+    name and owner, and a line per nation present and for its NTR."""
+    x, y = at
+    half_w, half_h = BOX_WIDTH / 2, BOX_HEIGHT / 2
+    sea = scenario.game_map.is_sea(zone)
+    border = colour.get(owner, "#7d8b99") if owner else "#6f9fc8"
+    kind = "sea" if sea else "land"
+    title = zone if sea else f"{zone} ({owner})" if owner else zone
+    group = [
+        f'<g class="zone {kind}" id="zone-{_slug(zone)}" data-zone="{escape(zone)}"'
+        + (f' data-owner="{escape(owner)}"' if owner else "")
+        + ">",
+        f"<title>{escape(title)}</title>",
+        f'<rect x="{x - half_w}" y="{y - half_h}" width="{BOX_WIDTH}" height="{BOX_HEIGHT}" '
+        f'rx="{14 if sea else 4}" fill="{SEA_FILL if sea else LAND_FILL}" stroke="{border}" '
+        f'stroke-width="{1.4 if sea else 2.4}"/>',
+        f'<text x="{x - half_w + 8}" y="{y - half_h + 15}" font-weight="700" font-size="11.5">{escape(zone)}'
+        + (f' <tspan font-weight="400" fill="{border}">{escape(code.get(owner, owner))}</tspan>' if owner else "")
+        + "</text>",
+    ]
+    line_y = y - half_h + 15 + LINE + 2
+    for nation, label, text in _content_lines(content, code):
+        fill = colour.get(nation, "#1b1f24") if nation else "#1b1f24"
+        attr = f' data-nation="{escape(nation)}"' if nation else ' class="ntr"' if label == "NTR" else ""
+        group.append(
+            f'<text x="{x - half_w + 8}" y="{line_y}"{attr}>'
+            f'<tspan font-weight="700" fill="{fill}">{escape(label)}</tspan>'
+            f'<tspan x="{x - half_w + 38}">{escape(text)}</tspan></text>'
+        )
+        line_y += LINE
+    group.append("</g>")
+    return group
+
+
 def map_svg(
     scenario: Scenario,
     layout: MapLayout,
@@ -208,68 +285,17 @@ def map_svg(
     colour = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(nations)}
     code = {n: scenario.nations[n].code for n in nations}
     owners = owners if owners is not None else dict(scenario.game_map.land)
-    pos = layout.positions
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="board-map" viewBox="0 0 {layout.width} {layout.height}" '
         f'width="{layout.width}" height="{layout.height}" role="img" '
         f'aria-label="Map of {escape(scenario.title)}" font-family="system-ui, sans-serif" font-size="11">',
         f"<title>{escape(scenario.title)}</title>",
-        '<g class="links" stroke="#9aa7b4" stroke-width="1.6">',
+        *_links_svg(scenario, layout.positions),
     ]
-    drawn = set()
-    for a, near in scenario.game_map.adjacency.items():
-        for b in sorted(near):
-            pair = tuple(sorted((a, b)))
-            if pair in drawn:
-                continue
-            drawn.add(pair)
-            dash = "" if scenario.game_map.is_sea(a) and scenario.game_map.is_sea(b) else ' stroke-dasharray="5 4"'
-            (x1, y1), (x2, y2) = pos[pair[0]], pos[pair[1]]
-            out.append(f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}"{dash}/>')
-    out.append("</g>")
-    half_w, half_h = BOX_WIDTH / 2, BOX_HEIGHT / 2
     for zone in scenario.game_map.adjacency:
-        x, y = pos[zone]
-        sea = scenario.game_map.is_sea(zone)
-        c = contents.get(zone, {"units": {}, "ntr": {}})
-        owner = None if sea else owners.get(zone)
-        border = colour.get(owner, "#7d8b99") if owner else "#6f9fc8"
-        kind = "sea" if sea else "land"
-        title = zone if sea else f"{zone} ({owner})" if owner else zone
-        group = [
-            f'<g class="zone {kind}" id="zone-{_slug(zone)}" data-zone="{escape(zone)}"'
-            + (f' data-owner="{escape(owner)}"' if owner else "")
-            + ">",
-            f"<title>{escape(title)}</title>",
-            f'<rect x="{x - half_w}" y="{y - half_h}" width="{BOX_WIDTH}" height="{BOX_HEIGHT}" '
-            f'rx="{14 if sea else 4}" fill="{SEA_FILL if sea else LAND_FILL}" stroke="{border}" '
-            f'stroke-width="{1.4 if sea else 2.4}"/>',
-            f'<text x="{x - half_w + 8}" y="{y - half_h + 15}" font-weight="700" font-size="11.5">{escape(zone)}'
-            + (f' <tspan font-weight="400" fill="{border}">{escape(code.get(owner, owner))}</tspan>' if owner else "")
-            + "</text>",
-        ]
-        line_y = y - half_h + 15 + LINE + 2
-        lines: list[tuple[str | None, str, str]] = []
-        for nation, groups in c["units"].items():
-            for i, text in enumerate(_wrap(_units_text(groups), BOX_WIDTH - 40, BOX_WIDTH - 40)):
-                lines.append((nation, code.get(nation, nation) if i == 0 else "", text))
-        if c["ntr"]:
-            ntr = ", ".join(f"{code.get(n, n)} {count}" for n, count in c["ntr"].items())
-            lines.append((None, "NTR", ntr))
-        room = int((BOX_HEIGHT - 22) // LINE)
-        if len(lines) > room:
-            hidden = len(lines) - room + 1
-            lines = lines[: room - 1] + [(None, "", f"... {hidden} more line(s)")]
-        for nation, label, text in lines:
-            fill = colour.get(nation, "#1b1f24") if nation else "#1b1f24"
-            attr = f' data-nation="{escape(nation)}"' if nation else ' class="ntr"' if label == "NTR" else ""
-            group.append(
-                f'<text x="{x - half_w + 8}" y="{line_y}"{attr}>'
-                f'<tspan font-weight="700" fill="{fill}">{escape(label)}</tspan>'
-                f'<tspan x="{x - half_w + 38}">{escape(text)}</tspan></text>'
-            )
-            line_y += LINE
-        group.append("</g>")
+        owner = None if scenario.game_map.is_sea(zone) else owners.get(zone)
+        content = contents.get(zone, {"units": {}, "ntr": {}})
+        group = _zone_svg(zone, scenario, layout.positions[zone], content, owner, colour, code)
         if link is not None:
             href = escape(link.format(zone=_quote(zone)))
             group = [f'<a href="{href}">', *group, "</a>"]

@@ -81,7 +81,7 @@ class ReportContext:
         for nation in self.turn_order:
             units = units_of[nation]
             by_type = Counter(u["type"] for u in units)
-            out[nation] = self._figures(
+            out[nation] = self.nation_figures(
                 board["balances"].get(nation, 0),
                 dict(board["ntr"].get(nation, {})),
                 board["ntr_lost"].get(nation, 0),
@@ -93,7 +93,7 @@ class ReportContext:
             )
         return out
 
-    def _figures(
+    def nation_figures(
         self,
         balance: int,
         ntr: dict[str, int],
@@ -104,6 +104,7 @@ class ReportContext:
         by_type: Counter[str],
         tech: dict[str, int],
     ) -> dict[str, Any]:
+        """One nation's FIGURES (see `tracker.report`) from what the board or the history holds."""
         return {
             "balance": balance,
             "ntr_at_sea": sum(ntr.values()),
@@ -137,100 +138,16 @@ class ReportContext:
     def _sweep(self, v: Views, wanted: list[int]) -> dict[int, dict[str, dict[str, Any]]]:
         """Walk the history rows once in event order, keeping each nation's figures up to date,
         and take them at each wanted event."""
-        units: dict[str, tuple[str, str, int]] = {}  # unit -> (type, nation, damage)
-        count: Counter[str] = Counter()
-        damaged: Counter[str] = Counter()
-        cost: Counter[str] = Counter()
-        by_type: dict[str, Counter[str]] = {n: Counter() for n in self.turn_order}
-        ntr: dict[str, dict[str, int]] = {n: {} for n in self.turn_order}
-        nation_rows: dict[str, tuple[int, int, dict[str, int]]] = {}
-        current: dict[tuple[str, Any], Any] = {}  # (kind, key) -> the row now valid
-        closing: list[tuple[int, int, tuple[str, Any]]] = []
-        dirty = set(self.turn_order)
-        last: dict[str, dict[str, Any]] = {}
-        out: dict[int, dict[str, dict[str, Any]]] = {}
-
-        def unit_change(uid: str, value: tuple[str, str, int] | None) -> None:
-            old = units.pop(uid, None)
-            if old is not None:
-                t, n, d = old
-                count[n] -= 1
-                damaged[n] -= 1 if d else 0
-                cost[n] -= self.costs.get(t, 0)
-                by_type.setdefault(n, Counter())[t] -= 1
-                dirty.add(n)
-            if value is not None:
-                t, n, d = value
-                units[uid] = value
-                self.unit_info[uid] = (t, n)
-                count[n] += 1
-                damaged[n] += 1 if d else 0
-                cost[n] += self.costs.get(t, 0)
-                by_type.setdefault(n, Counter())[t] += 1
-                dirty.add(n)
-
-        def apply(kind: str, row: Any, valid: bool) -> None:
-            if kind == "unit":
-                unit_change(row.unit_id, (row.type, row.nation, row.damage) if valid else None)
-            elif kind == "ntr":
-                zones = ntr.setdefault(row.nation, {})
-                if valid and row.count:
-                    zones[row.zone] = row.count
-                else:
-                    zones.pop(row.zone, None)
-                dirty.add(row.nation)
-            elif valid:
-                nation_rows[row.nation] = (row.balance, row.ntr_lost, json.loads(row.tech))
-                dirty.add(row.nation)
-            else:
-                nation_rows.pop(row.nation, None)
-                dirty.add(row.nation)
-
-        def key_of(kind: str, row: Any) -> tuple[str, Any]:
-            if kind == "unit":
-                return (kind, row.unit_id)
-            if kind == "ntr":
-                return (kind, (row.nation, row.zone))
-            return (kind, row.nation)
-
-        def settle(upto: int) -> None:
-            while closing and closing[0][0] <= upto:
-                _, _, key = heapq.heappop(closing)
-                row = current.get(key)
-                if row is not None and row.to_seq is not None and row.to_seq <= upto:
-                    del current[key]
-                    apply(key[0], row, False)
-
+        sweep = _Sweep(self)
         rows = v.history(wanted[-1])
         pending = next(rows, None)
-        serial = 0
+        out: dict[int, dict[str, dict[str, Any]]] = {}
         for point in wanted:
             while pending is not None and pending[1].from_seq <= point:
-                kind, row = pending
-                settle(row.from_seq)
-                key = key_of(kind, row)
-                current[key] = row
-                apply(kind, row, True)
-                if row.to_seq is not None:
-                    serial += 1
-                    heapq.heappush(closing, (row.to_seq, serial, key))
+                sweep.open(*pending)
                 pending = next(rows, None)
-            settle(point)
-            for n in dirty:
-                balance, lost, tech = nation_rows.get(n, (0, 0, {}))
-                zones = ntr.get(n, {})
-                last[n] = self._figures(
-                    balance,
-                    dict(sorted((z, c) for z, c in zones.items() if c)),
-                    lost,
-                    count[n],
-                    damaged[n],
-                    cost[n],
-                    by_type.get(n, Counter()),
-                    tech,
-                )
-            dirty.clear()
-            out[point] = {n: last[n] for n in self.turn_order}
+            sweep.settle(point)
+            out[point] = sweep.figures()
         return out
 
     def series(self, v: Views, turns: list[int], sweep: bool) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
@@ -267,3 +184,106 @@ class ReportContext:
         if not turns or turns[-1] != upto:
             turns.append(upto)
         return turns
+
+
+class _Sweep:
+    """The history rows valid at one point of a walk through the log in event order, and the
+    figures of every nation they make: a row opens at its `from_seq` and closes at its `to_seq`
+    (if any), and only the nations a change touched are summed up again."""
+
+    def __init__(self, ctx: ReportContext) -> None:
+        self.ctx = ctx
+        self.units: dict[str, tuple[str, str, int]] = {}  # unit -> (type, nation, damage)
+        self.count: Counter[str] = Counter()
+        self.damaged: Counter[str] = Counter()
+        self.cost: Counter[str] = Counter()
+        self.by_type: dict[str, Counter[str]] = {n: Counter() for n in ctx.turn_order}
+        self.ntr: dict[str, dict[str, int]] = {n: {} for n in ctx.turn_order}
+        self.nation_rows: dict[str, tuple[int, int, dict[str, int]]] = {}
+        self.current: dict[tuple[str, Any], Any] = {}  # (kind, key) -> the row now valid
+        self.closing: list[tuple[int, int, tuple[str, Any]]] = []  # (to_seq, serial, key), a heap
+        self.serial = 0
+        self.dirty = set(ctx.turn_order)
+        self.last: dict[str, dict[str, Any]] = {}
+
+    def open(self, kind: str, row: Any) -> None:
+        """A row becomes valid at its `from_seq` (rows that closed by then close first)."""
+        self.settle(row.from_seq)
+        key = _key_of(kind, row)
+        self.current[key] = row
+        self.apply(kind, row, True)
+        if row.to_seq is not None:
+            self.serial += 1
+            heapq.heappush(self.closing, (row.to_seq, self.serial, key))
+
+    def settle(self, upto: int) -> None:
+        """Close the rows whose validity ended by event `upto` (unless a newer row replaced them)."""
+        while self.closing and self.closing[0][0] <= upto:
+            _, _, key = heapq.heappop(self.closing)
+            row = self.current.get(key)
+            if row is not None and row.to_seq is not None and row.to_seq <= upto:
+                del self.current[key]
+                self.apply(key[0], row, False)
+
+    def apply(self, kind: str, row: Any, valid: bool) -> None:
+        if kind == "unit":
+            self.unit_change(row.unit_id, (row.type, row.nation, row.damage) if valid else None)
+        elif kind == "ntr":
+            zones = self.ntr.setdefault(row.nation, {})
+            if valid and row.count:
+                zones[row.zone] = row.count
+            else:
+                zones.pop(row.zone, None)
+            self.dirty.add(row.nation)
+        elif valid:
+            self.nation_rows[row.nation] = (row.balance, row.ntr_lost, json.loads(row.tech))
+            self.dirty.add(row.nation)
+        else:
+            self.nation_rows.pop(row.nation, None)
+            self.dirty.add(row.nation)
+
+    def unit_change(self, uid: str, value: tuple[str, str, int] | None) -> None:
+        old = self.units.pop(uid, None)
+        if old is not None:
+            t, n, d = old
+            self.count[n] -= 1
+            self.damaged[n] -= 1 if d else 0
+            self.cost[n] -= self.ctx.costs.get(t, 0)
+            self.by_type.setdefault(n, Counter())[t] -= 1
+            self.dirty.add(n)
+        if value is not None:
+            t, n, d = value
+            self.units[uid] = value
+            self.ctx.unit_info[uid] = (t, n)
+            self.count[n] += 1
+            self.damaged[n] += 1 if d else 0
+            self.cost[n] += self.ctx.costs.get(t, 0)
+            self.by_type.setdefault(n, Counter())[t] += 1
+            self.dirty.add(n)
+
+    def figures(self) -> dict[str, dict[str, Any]]:
+        """Every nation's figures now (the same dicts as last time for a nation nothing touched)."""
+        for n in self.dirty:
+            balance, lost, tech = self.nation_rows.get(n, (0, 0, {}))
+            zones = self.ntr.get(n, {})
+            self.last[n] = self.ctx.nation_figures(
+                balance,
+                dict(sorted((z, c) for z, c in zones.items() if c)),
+                lost,
+                self.count[n],
+                self.damaged[n],
+                self.cost[n],
+                self.by_type.get(n, Counter()),
+                tech,
+            )
+        self.dirty.clear()
+        return {n: self.last[n] for n in self.ctx.turn_order}
+
+
+def _key_of(kind: str, row: Any) -> tuple[str, Any]:
+    """What a history row is the state of: a unit, a nation's NTR in a zone, or a nation."""
+    if kind == "unit":
+        return (kind, row.unit_id)
+    if kind == "ntr":
+        return (kind, (row.nation, row.zone))
+    return (kind, row.nation)

@@ -8,7 +8,6 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
-from tracker.reports.markdown import report_meta
 from tracker.reports.text import (
     BATTLE_RULES,
     battle_declaration,
@@ -19,6 +18,7 @@ from tracker.reports.text import (
     has_actions,
     move_text,
     phase_name,
+    report_meta,
     research_result,
     target_text,
     tech_name,
@@ -145,13 +145,14 @@ def _luck_figure(report: dict[str, Any]) -> Any:
 
 
 def template_environment(package: str = "tracker.reports") -> jinja2.Environment:
-    """The templates of a room (the HTML report here, the browser viewer's pages in the server):
-    escaped, every name they use defined, with the names of phases, technologies and unit types."""
+    """The templates of a room (the reports here, the browser viewer's pages in the server): every
+    name they use defined, with the names of phases, technologies and unit types. HTML-escaped,
+    except Markdown templates (`*.md.j2`), which escape players' text with a filter of their own."""
     import jinja2
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader(package, "templates"),
-        autoescape=True,
+        autoescape=lambda name: not (name or "").endswith(".md.j2"),
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,

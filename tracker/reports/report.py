@@ -2,7 +2,8 @@
 
 A report covers one national turn (`build_report(t, cid, turn=N)`) or the whole campaign
 (`build_report(t, cid)`). It is built once as a JSON-ready dict, and the Markdown and HTML
-renderings are drawn from that dict, so the three formats always tell the same story.
+renderings are drawn from that dict by the templates in `templates/` (BBCode is converted from
+the Markdown), so every format tells the same story.
 The figures at the end of every turn come from the projections, nothing is replayed: a
 series over many turns is built in one pass over the history views, a few points (a one-turn
 report, the charts) by one board query each, so a one-turn Markdown or HTML report costs the
@@ -187,15 +188,85 @@ def _casualty(ctx: ReportContext, r: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _turn(
-    ctx: ReportContext,
-    number: int,
-    records: list[dict[str, Any]],
-    undos_elsewhere: list[dict[str, Any]],
-    end: dict[str, Any],
-) -> dict[str, Any]:
+def _move(r: dict[str, Any]) -> dict[str, Any]:
+    d = r["data"]
+    return {
+        "seq": r["seq"],
+        "phase": r["phase"],
+        "nation": d["nation"],
+        "units": list(d["units"]),
+        "path": list(d["path"]),
+        "hostile_passed": list(d["hostile_passed"]),
+        "carried": list(d["carried"]),
+        "undone_by": r["undone_by"],
+    }
+
+
+def _ntr_placed(r: dict[str, Any]) -> dict[str, Any]:
+    d = r["data"]
+    return {"seq": r["seq"], "nation": d["nation"], "zone": d["zone"], "count": d["count"], "undone_by": r["undone_by"]}
+
+
+def _research(r: dict[str, Any]) -> dict[str, Any]:
+    """Research paid for, waiting for its roll and its result."""
+    d = r["data"]
+    return {
+        "seq": r["seq"],
+        "nation": d["nation"],
+        "technology": d["technology"],
+        "cost": d["cost"],
+        "roll": None,
+        "success": False,
+        "level": None,
+        "acquired": False,
+        "undone_by": r["undone_by"],
+    }
+
+
+def _collected(r: dict[str, Any]) -> dict[str, Any]:
+    d = r["data"]
+    return {
+        "seq": r["seq"],
+        **{k: d[k] for k in ("nation", "ntr_value", "income", "lost", "collected", "balance")},
+        "undone_by": r["undone_by"],
+    }
+
+
+def _ntr_lost(r: dict[str, Any]) -> dict[str, Any]:
+    d = r["data"]
+    return {
+        "seq": r["seq"],
+        **{k: d[k] for k in ("nation", "zone", "count", "rolled")},
+        "battle": d["battle"],
+        "undone_by": r["undone_by"],
+    }
+
+
+def _battle(r: dict[str, Any]) -> dict[str, Any]:
+    """A battle first met at record `r`: a convoy battle until its declaration says otherwise."""
+    return {
+        "battle": r["battle"],
+        "kind": "convoy",
+        "zone": r["zones"][0] if r["zones"] else None,
+        "attacker": None,
+        "defender": None,
+        "submarines": [],
+        "ntr": None,
+        "seq": r["seq"],
+        "undone_by": r["undone_by"],
+        "rolls": [],
+        "steps": [],
+        "casualties": [],
+        "ntr_destroyed": 0,
+        "ended": False,
+        "survivors": [],
+    }
+
+
+def _empty_turn(ctx: ReportContext, number: int, records: list[dict[str, Any]], end: dict[str, Any]) -> dict[str, Any]:
+    """The TURN entry of a national turn before its records are filed into its sections."""
     first = records[0] if records else None
-    section: dict[str, Any] = {
+    return {
         "turn": number,
         "round": end["round"] if first is None else first["round"],
         "nation": end["nation"] if first is None else first["nation"],
@@ -225,166 +296,187 @@ def _turn(
             "hash": next((r["data"]["hash"] for r in reversed(records) if r["seq"] == end["seq"]), None),
         },
     }
-    battles: dict[int, dict[str, Any]] = {}
-    research: dict[int, dict[str, Any]] = {}
 
-    def battle_of(r: dict[str, Any]) -> dict[str, Any]:
-        number = r["battle"]
-        if number not in battles:
-            battles[number] = {
-                "battle": number,
-                "kind": "convoy",
-                "zone": r["zones"][0] if r["zones"] else None,
-                "attacker": None,
-                "defender": None,
-                "submarines": [],
-                "ntr": None,
-                "seq": r["seq"],
-                "undone_by": r["undone_by"],
-                "rolls": [],
-                "steps": [],
-                "casualties": [],
-                "ntr_destroyed": 0,
-                "ended": False,
-                "survivors": [],
-            }
-        return battles[number]
 
-    for r in records:
-        kind, d = r["kind"], r.get("data", {})
+class _TurnFiler:
+    """Files the records of one national turn, in order, into the sections of its TURN entry;
+    the battles and the research of the turn are kept by number until the turn is done."""
+
+    def __init__(self, ctx: ReportContext, section: dict[str, Any]) -> None:
+        self.ctx = ctx
+        self.section = section
+        self.battles: dict[int, dict[str, Any]] = {}
+        self.research: dict[int, dict[str, Any]] = {}
+
+    def file(self, r: dict[str, Any]) -> None:
+        kind, d, section = r["kind"], r.get("data", {}), self.section
         if kind == "PhaseAdvanced":
-            continue
+            return
         if kind in DICE_RECORD:
             section["dice_record"].append(_step(r))
-            continue
-        if kind == "DiceRolled":
-            roll = _roll(r)
-            section["rolls"].append(roll)
-            if roll["battle"] is not None:
-                battle_of(r)["rolls"].append(roll)
-            elif roll["kind"] == "research" and d["action"] in research:
-                entry = research[d["action"]]
-                entry["roll"] = roll
-                entry["success"] = roll["outcome"] == "success"
-            else:
-                section["other"].append(_step(r))
-            continue
-        if kind == "UnitsMoved":
-            section["moves"].append(
-                {
-                    "seq": r["seq"],
-                    "phase": r["phase"],
-                    "nation": d["nation"],
-                    "units": list(d["units"]),
-                    "path": list(d["path"]),
-                    "hostile_passed": list(d["hostile_passed"]),
-                    "carried": list(d["carried"]),
-                    "undone_by": r["undone_by"],
-                }
-            )
+        elif kind == "DiceRolled":
+            self.roll(r)
+        elif kind == "UnitsMoved":
+            section["moves"].append(_move(r))
         elif kind == "NtrPlaced":
-            section["ntr_placed"].append(
-                {
-                    "seq": r["seq"],
-                    "nation": d["nation"],
-                    "zone": d["zone"],
-                    "count": d["count"],
-                    "undone_by": r["undone_by"],
-                }
-            )
+            section["ntr_placed"].append(_ntr_placed(r))
         elif kind == "ResearchPaid":
-            entry = {
-                "seq": r["seq"],
-                "nation": d["nation"],
-                "technology": d["technology"],
-                "cost": d["cost"],
-                "roll": None,
-                "success": False,
-                "level": None,
-                "acquired": False,
-                "undone_by": r["undone_by"],
-            }
-            research[d["action"]] = entry
+            entry = _research(r)
+            self.research[d["action"]] = entry
             section["research"].append(entry)
         elif kind == "TechnologyAdvanced":
-            found = research.get(d["action"])
+            found = self.research.get(d["action"])
             if found is not None:
                 found["level"], found["acquired"] = d["level"], bool(d["acquired"])
             else:
                 section["other"].append(_step(r))
         elif kind == "ResourcesCollected":
-            section["resources"].append(
-                {
-                    "seq": r["seq"],
-                    **{k: d[k] for k in ("nation", "ntr_value", "income", "lost", "collected", "balance")},
-                    "undone_by": r["undone_by"],
-                }
-            )
+            section["resources"].append(_collected(r))
         elif kind == "ActionUndone":
             section["undos"].append(_undo(r))
         elif kind in ("UnitsPurchased", "UnitsPlaced"):
-            # PU1, PU2: what was bought and placed, and what still waits to be placed.
-            section["purchases"].append(_step(r))
-            if not r["undone_by"]:
-                waiting = section["unplaced"].setdefault(d["nation"], {})
-                change = d["count"] if kind == "UnitsPurchased" else -len(d["units"])
-                waiting[d["unit_type"]] = waiting.get(d["unit_type"], 0) + change
+            self.purchase(r)
         elif kind == "Adjusted":
             section["adjustments"].append({**_step(r), "reason": d["reason"]})
         elif r["battle"] is not None:
-            b = battle_of(r)
-            if kind == "ConvoyAttackDeclared":
-                b.update(
-                    zone=d["zone"],
-                    attacker=d["attacker"],
-                    defender=d["defender"],
-                    submarines=list(d["submarines"]),
-                    ntr=d["ntr"],
-                    seq=r["seq"],
-                    undone_by=r["undone_by"],
-                )
-                continue
-            if kind in BATTLE_STARTS:
-                b.update(
-                    kind=BATTLE_STARTS[kind],
-                    zone=d["zone"],
-                    attacker=d["nation"],
-                    defender=d["defender"],
-                    submarines=list(d.get("submarines", [])),
-                    seq=r["seq"],
-                    undone_by=r["undone_by"],
-                )
-            if kind != "BattleAdvanced":
-                b["steps"].append(_step(r))
-            if kind == "UnitHit":
-                casualty = _casualty(ctx, r)
-                b["casualties"].append(casualty)
-                section["casualties"].append(casualty)
-            elif kind == "NtrDestroyed":
-                lost = {
-                    "seq": r["seq"],
-                    **{k: d[k] for k in ("nation", "zone", "count", "rolled")},
-                    "battle": d["battle"],
-                    "undone_by": r["undone_by"],
-                }
-                section["ntr_lost"].append(lost)
-                if not r["undone_by"]:
-                    b["ntr_destroyed"] += d["count"]
-            elif kind == "BattleEnded":
-                b["ended"] = not r["undone_by"]
-                b["survivors"] = list(d["survivors"])
+            self.battle_event(r)
         elif kind == "UnitHit":
-            section["casualties"].append(_casualty(ctx, r))
+            section["casualties"].append(_casualty(self.ctx, r))
         else:
             section["other"].append(_step(r))
-    section["unplaced"] = {
-        n: {t: c for t, c in sorted(w.items()) if c} for n, w in sorted(section["unplaced"].items()) if any(w.values())
-    }
-    section["battles"] = [battles[k] for k in sorted(battles)]
-    seen = {u["seq"] for u in section["undos"]}
-    section["undos"].extend(u for u in undos_elsewhere if u["seq"] not in seen)
-    section["undos"].sort(key=lambda u: u["seq"])
-    return section
+
+    def battle_of(self, r: dict[str, Any]) -> dict[str, Any]:
+        if r["battle"] not in self.battles:
+            self.battles[r["battle"]] = _battle(r)
+        return self.battles[r["battle"]]
+
+    def roll(self, r: dict[str, Any]) -> None:
+        """A roll goes to its battle or its research, and to the turn's list of rolls."""
+        roll = _roll(r)
+        self.section["rolls"].append(roll)
+        if roll["battle"] is not None:
+            self.battle_of(r)["rolls"].append(roll)
+        elif roll["kind"] == "research" and r["data"]["action"] in self.research:
+            entry = self.research[r["data"]["action"]]
+            entry["roll"] = roll
+            entry["success"] = roll["outcome"] == "success"
+        else:
+            self.section["other"].append(_step(r))
+
+    def purchase(self, r: dict[str, Any]) -> None:
+        """PU1, PU2: what was bought and placed, and what still waits to be placed."""
+        d = r.get("data", {})
+        self.section["purchases"].append(_step(r))
+        if not r["undone_by"]:
+            waiting = self.section["unplaced"].setdefault(d["nation"], {})
+            change = d["count"] if r["kind"] == "UnitsPurchased" else -len(d["units"])
+            waiting[d["unit_type"]] = waiting.get(d["unit_type"], 0) + change
+
+    def battle_event(self, r: dict[str, Any]) -> None:
+        """A step of a battle: its declaration or start names the sides; every step but a round
+        change is listed; hits, NTR destroyed and the end change the battle's result."""
+        kind, d, b = r["kind"], r.get("data", {}), self.battle_of(r)
+        if kind == "ConvoyAttackDeclared":
+            b.update(
+                zone=d["zone"],
+                attacker=d["attacker"],
+                defender=d["defender"],
+                submarines=list(d["submarines"]),
+                ntr=d["ntr"],
+                seq=r["seq"],
+                undone_by=r["undone_by"],
+            )
+            return
+        if kind in BATTLE_STARTS:
+            b.update(
+                kind=BATTLE_STARTS[kind],
+                zone=d["zone"],
+                attacker=d["nation"],
+                defender=d["defender"],
+                submarines=list(d.get("submarines", [])),
+                seq=r["seq"],
+                undone_by=r["undone_by"],
+            )
+        if kind != "BattleAdvanced":
+            b["steps"].append(_step(r))
+        if kind == "UnitHit":
+            casualty = _casualty(self.ctx, r)
+            b["casualties"].append(casualty)
+            self.section["casualties"].append(casualty)
+        elif kind == "NtrDestroyed":
+            self.section["ntr_lost"].append(_ntr_lost(r))
+            if not r["undone_by"]:
+                b["ntr_destroyed"] += d["count"]
+        elif kind == "BattleEnded":
+            b["ended"] = not r["undone_by"]
+            b["survivors"] = list(d["survivors"])
+
+    def finish(self, undos_elsewhere: list[dict[str, Any]]) -> dict[str, Any]:
+        """The entry, with what waits to be placed, the battles in order, and the undos recorded
+        in other turns that took back events of this one."""
+        section = self.section
+        section["unplaced"] = {
+            n: {t: c for t, c in sorted(w.items()) if c}
+            for n, w in sorted(section["unplaced"].items())
+            if any(w.values())
+        }
+        section["battles"] = [self.battles[k] for k in sorted(self.battles)]
+        seen = {u["seq"] for u in section["undos"]}
+        section["undos"].extend(u for u in undos_elsewhere if u["seq"] not in seen)
+        section["undos"].sort(key=lambda u: u["seq"])
+        return section
+
+
+def _turn(
+    ctx: ReportContext,
+    number: int,
+    records: list[dict[str, Any]],
+    undos_elsewhere: list[dict[str, Any]],
+    end: dict[str, Any],
+) -> dict[str, Any]:
+    filer = _TurnFiler(ctx, _empty_turn(ctx, number, records, end))
+    for r in records:
+        filer.file(r)
+    return filer.finish(undos_elsewhere)
+
+
+def _records_by_turn(
+    t: Tracker, cid: UUID, v: Views, ctx: ReportContext, turn: int | None, wanted: list[int]
+) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, Any]]]:
+    """The records of each turn reported, and the undos recorded in another turn that took back
+    events of a reported turn (by their sequence numbers)."""
+    # Events recorded by another writer after the campaign was read wait for the next report.
+    records = [r for r in log_records(t, cid, turn=turn, with_data=True, views=v) if r["seq"] <= ctx.version]
+    by_turn: dict[int, list[dict[str, Any]]] = {k: [] for k in wanted}
+    for r in records:
+        if r["turn"] in by_turn:
+            by_turn[r["turn"]].append(r)
+    local = {r["seq"] for r in records}
+    outside = sorted({r["undone_by"] for r in records if r["undone_by"] and r["undone_by"] not in local})
+    undos: dict[int, dict[str, Any]] = {}
+    for seq in outside:
+        for r in log_records(t, cid, seq=seq, with_data=True, views=v):
+            undos[seq] = _undo(r)
+    return by_turn, undos
+
+
+def _add_undone_events(v: Views, turns: list[dict[str, Any]]) -> None:
+    """What every undo took back, even from a turn the campaign has not reached again."""
+    taken: dict[int, list[dict[str, Any]]] = {}
+    for section in turns:
+        for u in section["undos"]:
+            if u["seq"] not in taken:
+                taken[u["seq"]] = _events_between(v, u["undone_from"], u["undone_to"])
+            u["undone_events"] = taken[u["seq"]]
+
+
+def _board_map(t: Tracker, v: Views, ctx: ReportContext, turns: list[dict[str, Any]]) -> dict[str, Any]:
+    """The map of the board at the end of the (last) turn reported, as inline SVG, from the views
+    the report already caught up."""
+    from tracker.reports.board_map import board_svg
+
+    end = turns[-1]["end"]["seq"]
+    return {"seq": end, "svg": board_svg(t.board_from(v, at=end), ctx.scenario, ctx.ruleset)}
 
 
 def build_report(
@@ -417,21 +509,8 @@ def build_report(
         charted = ctx.chart_turns(wanted[-1]) if fmt == "html" else []
         full = turn is None or fmt == "json"
         series, figures = ctx.series(v, sorted(set(shown) | set(charted)), sweep=full)
-        start = {"seq": 1, "nations": figures[1]}
         by_number = {e["turn"]: e for e in series}
-        # Events recorded by another writer after the campaign was read wait for the next report.
-        records = [r for r in log_records(t, cid, turn=turn, with_data=True, views=v) if r["seq"] <= ctx.version]
-        by_turn: dict[int, list[dict[str, Any]]] = {k: [] for k in wanted}
-        for r in records:
-            if r["turn"] in by_turn:
-                by_turn[r["turn"]].append(r)
-        # Undos recorded in another turn that took back events of a reported turn.
-        local = {r["seq"] for r in records}
-        outside = sorted({r["undone_by"] for r in records if r["undone_by"] and r["undone_by"] not in local})
-        undos: dict[int, dict[str, Any]] = {}
-        for seq in outside:
-            for r in log_records(t, cid, seq=seq, with_data=True, views=v):
-                undos[seq] = _undo(r)
+        by_turn, undos = _records_by_turn(t, cid, v, ctx, turn, wanted)
         turns = []
         ticking = nullcontext(lambda _n: None) if progress is None else progress(len(wanted))
         with ticking as tick:
@@ -439,26 +518,14 @@ def build_report(
                 elsewhere = [undos[s] for s in sorted({r["undone_by"] for r in by_turn[k] if r["undone_by"] in undos})]
                 turns.append(_turn(ctx, k, by_turn[k], elsewhere, by_number[k]))
                 tick(1)
-        # What every undo took back, even from a turn the campaign has not reached again.
-        taken: dict[int, list[dict[str, Any]]] = {}
-        for section in turns:
-            for u in section["undos"]:
-                if u["seq"] not in taken:
-                    taken[u["seq"]] = _events_between(v, u["undone_from"], u["undone_to"])
-                u["undone_events"] = taken[u["seq"]]
-        if fmt == "html":
-            # The map of the board at the end of the (last) turn reported, as inline SVG, from
-            # the views this report already caught up.
-            from tracker.reports.board_map import board_svg
-
-            end = turns[-1]["end"]["seq"]
-            report_map = {"seq": end, "svg": board_svg(t.board_from(v, at=end), ctx.scenario, ctx.ruleset)}
-    report = {
+        _add_undone_events(v, turns)
+        report_map = _board_map(t, v, ctx, turns) if fmt == "html" else None
+    report: dict[str, Any] = {
         "schema": SCHEMA,
         "scope": "turn" if turn is not None else "campaign",
         "campaign": ctx.campaign,
         "position": ctx.position,
-        "start": start,
+        "start": {"seq": 1, "nations": figures[1]},
         "series": [by_number[k] for k in shown],
         "turns": turns,
     }

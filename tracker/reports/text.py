@@ -4,6 +4,7 @@ names, dice and targets, moves, undos, battle headings and results, table rows."
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from tracker.service.history import TECH_NAMES
@@ -225,6 +226,24 @@ def trade_rows(report: dict[str, Any], turn: dict[str, Any]) -> tuple[list[str],
 def turn_title(turn: dict[str, Any]) -> str:
     status = "" if turn["complete"] else " (in progress)"
     return f"Turn {turn['turn']}: {turn['nation']}, round {turn['round']}{status}"
+
+
+def report_meta(report: dict[str, Any], escape: Callable[[object], str]) -> str:
+    """The line under a report's title: what the report covers first, then where the campaign is
+    now; `escape` makes the names safe for the format (the Markdown or HTML report)."""
+    c, pos = report["campaign"], report["position"]
+    if report["scope"] == "turn":
+        turn = report["turns"][0]
+        covers = f"turn {turn['turn']} ({turn['nation']}, round {turn['round']})"
+        if turn["first_seq"] is not None:
+            covers += f", events {turn['first_seq']}-{turn['last_seq']}"
+    else:
+        covers = f"turns 1-{len(report['turns'])}"
+    now = f"turn {pos['turn']}, {pos['nation']}, {phase_name(pos['phase'])} (event {pos['seq']})"
+    return (
+        f"Report of {escape(covers)} · {escape(c['scenario_title'])} · ruleset {escape(c['ruleset'])} · "
+        f"{escape(c['dice_mode'])} dice · the campaign is now at {escape(now)}"
+    )
 
 
 def has_actions(turn: dict[str, Any]) -> bool:
