@@ -254,119 +254,168 @@ async def read_json(request: Request) -> dict[str, Any]:
     return data
 
 
-def api_routes(service: Service) -> list[BaseRoute]:
-    """Every route under /api."""
+def campaign_name(request: Request) -> str:
+    """The campaign the URL names; 404 for a name no campaign can have."""
+    name = request.path_params["name"]
+    if len(name) > 200:
+        raise ApiError(404, "no such campaign (name over 200 characters)")
+    return str(name)
 
-    async def health(request: Request) -> Response:
-        return JsonResponse({"ok": True})
 
-    async def campaigns(request: Request) -> Response:
-        return JsonResponse(await service.run(lambda t: t.campaign_names()))
+def log_filters(request: Request) -> dict[str, Any]:
+    """The filters of `tracker log` from the query."""
+    return {
+        "turn": _int_param(request, "turn"),
+        "battle": _int_param(request, "battle"),
+        "tail": _int_param(request, "tail"),
+        "phase": _str_param(request, "phase"),
+        "nation": _str_param(request, "nation"),
+        "zone": _str_param(request, "zone"),
+        "kind": _str_param(request, "kind"),
+    }
 
-    def campaign(request: Request) -> str:
-        name = request.path_params["name"]
-        if len(name) > 200:
-            raise ApiError(404, "no such campaign (name over 200 characters)")
-        return str(name)
 
-    async def state(request: Request) -> Response:
-        name = campaign(request)
+def asked_action(name: str, body: dict[str, Any]) -> dict[str, Any]:
+    """What a POSTed action asks (action, inputs, seen, campaign), checked in shape; 400 otherwise."""
+    action, inputs, seen = body.get("action"), body.get("inputs", {}), body.get("seen")
+    if not isinstance(action, str) or len(action) > 100:
+        raise ApiError(400, "action must be the name of an action (GET /api/actions lists them)")
+    if not isinstance(inputs, dict):
+        raise ApiError(400, "inputs must be an object of named values")
+    if seen is not None and (not isinstance(seen, int) or isinstance(seen, bool) or not 1 <= seen <= MAX_INT):
+        raise ApiError(400, f"seen must be an event number from 1 to {MAX_INT}")
+    return {"action": action, "inputs": inputs, "seen": seen, "campaign": name}
+
+
+async def health(request: Request) -> Response:
+    return JsonResponse({"ok": True})
+
+
+async def action_list(request: Request) -> Response:
+    from tracker.service.actions import ACTIONS
+
+    return JsonResponse([ACTIONS[n].describe() for n in sorted(ACTIONS)])
+
+
+class Api:
+    """The handlers of the routes under /api, each answering from the process's `Service`."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+
+    def routes(self) -> list[BaseRoute]:
+        return [
+            Route("/health", health),
+            Route("/campaigns", self.campaigns),
+            Route("/campaigns/{name:campaign}/state", self.state),
+            Route("/campaigns/{name:campaign}/pending", self.pending),
+            Route("/campaigns/{name:campaign}/log", self.log),
+            Route("/campaigns/{name:campaign}/explain/{seq:int}", self.explain),
+            Route("/campaigns/{name:campaign}/report", self.report),
+            Route("/campaigns/{name:campaign}/verify", self.verify),
+            Route("/campaigns/{name:campaign}/events/stream", self.stream),
+            Route("/campaigns/{name:campaign}/overrides", self.overrides),
+            Route("/actions", action_list),
+            Route("/campaigns/{name:campaign}/actions", self.act, methods=["POST"]),
+            Route("/campaigns/{name:campaign}/overrides/{number:int}/approve", self.approve, methods=["POST"]),
+            Route("/command", self.command, methods=["POST"]),
+        ]
+
+    # ----- reads -----
+
+    async def campaigns(self, request: Request) -> Response:
+        return JsonResponse(await self.service.run(lambda t: t.campaign_names()))
+
+    async def state(self, request: Request) -> Response:
+        name = campaign_name(request)
         turn, at = _int_param(request, "turn"), _int_param(request, "at")
         phase = _str_param(request, "phase")
         if phase and not turn:
             raise ApiError(400, "phase needs turn")
         if turn and at:
             raise ApiError(400, "give turn or at, not both")
-        return JsonResponse(await service.run(lambda t: t.state_data(name, turn, phase, at), name=name))
+        return JsonResponse(await self.service.run(lambda t: t.state_data(name, turn, phase, at), name=name))
 
-    async def pending(request: Request) -> Response:
-        name = campaign(request)
-        return JsonResponse(await service.run(lambda t: t.pending_data(name), name=name))
+    async def pending(self, request: Request) -> Response:
+        name = campaign_name(request)
+        return JsonResponse(await self.service.run(lambda t: t.pending_data(name), name=name))
 
-    async def log(request: Request) -> Response:
-        name = campaign(request)
-        filters: dict[str, Any] = {
-            "turn": _int_param(request, "turn"),
-            "battle": _int_param(request, "battle"),
-            "tail": _int_param(request, "tail"),
-            "phase": _str_param(request, "phase"),
-            "nation": _str_param(request, "nation"),
-            "zone": _str_param(request, "zone"),
-            "kind": _str_param(request, "kind"),
-        }
-        return JsonResponse(await service.run(lambda t: t.log_data(name, **filters), name=name))
+    async def log(self, request: Request) -> Response:
+        name = campaign_name(request)
+        filters = log_filters(request)
+        return JsonResponse(await self.service.run(lambda t: t.log_data(name, **filters), name=name))
 
-    async def explain(request: Request) -> Response:
-        name = campaign(request)
+    async def explain(self, request: Request) -> Response:
+        name = campaign_name(request)
         seq = request.path_params["seq"]
         if not 1 <= seq <= MAX_INT:
             raise ApiError(400, f"event number must be between 1 and {MAX_INT}")
-        return JsonResponse(await service.run(lambda t: t.explain_data(name, seq), name=name))
+        return JsonResponse(await self.service.run(lambda t: t.explain_data(name, seq), name=name))
 
-    async def report(request: Request) -> Response:
-        name = campaign(request)
+    async def report(self, request: Request) -> Response:
+        name = campaign_name(request)
         turn = _int_param(request, "turn")
-        return JsonResponse(await service.run(lambda t: t.report_data(name, turn), name=name))
+        return JsonResponse(await self.service.run(lambda t: t.report_data(name, turn), name=name))
 
-    async def verify(request: Request) -> Response:
-        name = campaign(request)
+    async def verify(self, request: Request) -> Response:
+        name = campaign_name(request)
         head = _str_param(request, "head")
-        return JsonResponse(await service.run(lambda t: t.verify_data(name, head), name=name))
+        return JsonResponse(await self.service.run(lambda t: t.verify_data(name, head), name=name))
 
-    async def command(request: Request) -> Response:
-        player = await authenticate(request)
+    async def overrides(self, request: Request) -> Response:
+        name = campaign_name(request)
+        return JsonResponse(
+            await self.service.run(lambda t: t.players.override_requests(str(t.campaign_id(name))), name=name)
+        )
+
+    async def stream(self, request: Request) -> Response:
+        name = campaign_name(request)
+        # Unknown campaigns are refused up front, not streamed forever.
+        await self.service.run(lambda t: t.campaign_id(name), name=name)
+        return StreamingResponse(
+            event_stream(request, lambda: self.service.last_version(name)),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    # ----- what records -----
+
+    async def act(self, request: Request) -> Response:
+        player = await self.authenticate(request)
+        name = campaign_name(request)
+        asked = asked_action(name, await read_json(request))
+        return JsonResponse(
+            await self.service.run(lambda t: perform_action(t, player, name, asked), write=True, name=name)
+        )
+
+    async def approve(self, request: Request) -> Response:
+        player = await self.authenticate(request)
+        name = campaign_name(request)
+        number = request.path_params["number"]
+        if player is None:
+            raise ApiError(401, "approving an override needs a player's token: Authorization: Bearer TOKEN")
+        result = await self.service.run(lambda t: approve_override(t, player, name, number), write=True, name=name)
+        return command_response(result)
+
+    async def command(self, request: Request) -> Response:
+        player = await self.authenticate(request)
         body = await read_json(request)
-        args = body.get("args")
         name = body.get("campaign")
         if name is not None and (not isinstance(name, str) or len(name) > 200):
             raise ApiError(400, "campaign must be a name")
         try:
-            terminal, checked = check_terminal(body), check_args(args)
+            terminal, checked = check_terminal(body), check_args(body.get("args"))
         except TrackerError as e:
             raise tracker_error(e) from None
         if checked[0] in ("approve", "overrides"):
-            result = await service.act(lambda t: override_command(t, player, name, checked), name)
+            result = await self.service.act(lambda t: override_command(t, player, name, checked), name)
         else:
-            result = await service.act(
+            result = await self.service.act(
                 lambda t: run_command(t, player, name, checked, terminal["columns"], terminal=terminal), name
             )
         return command_response(result)
 
-    async def action_list(request: Request) -> Response:
-        from tracker.service.actions import ACTIONS
-
-        return JsonResponse([ACTIONS[n].describe() for n in sorted(ACTIONS)])
-
-    async def act(request: Request) -> Response:
-        player = await authenticate(request)
-        name = campaign(request)
-        body = await read_json(request)
-        action, inputs, seen = body.get("action"), body.get("inputs", {}), body.get("seen")
-        if not isinstance(action, str) or len(action) > 100:
-            raise ApiError(400, "action must be the name of an action (GET /api/actions lists them)")
-        if not isinstance(inputs, dict):
-            raise ApiError(400, "inputs must be an object of named values")
-        if seen is not None and (not isinstance(seen, int) or isinstance(seen, bool) or not 1 <= seen <= MAX_INT):
-            raise ApiError(400, f"seen must be an event number from 1 to {MAX_INT}")
-        asked = {"action": action, "inputs": inputs, "seen": seen, "campaign": name}
-        return JsonResponse(await service.run(lambda t: perform_action(t, player, name, asked), write=True, name=name))
-
-    async def overrides(request: Request) -> Response:
-        name = campaign(request)
-        return JsonResponse(
-            await service.run(lambda t: t.players.override_requests(str(t.campaign_id(name))), name=name)
-        )
-
-    async def approve(request: Request) -> Response:
-        player = await authenticate(request)
-        name = campaign(request)
-        number = request.path_params["number"]
-        if player is None:
-            raise ApiError(401, "approving an override needs a player's token: Authorization: Bearer TOKEN")
-        result = await service.run(lambda t: approve_override(t, player, name, number), write=True, name=name)
-        return command_response(result)
-
-    async def authenticate(request: Request) -> Player | None:
+    async def authenticate(self, request: Request) -> Player | None:
         """The player whose token the request carries; None without one; 401 for a bad one."""
         header = request.headers.get("authorization")
         if header is None:
@@ -374,37 +423,15 @@ def api_routes(service: Service) -> list[BaseRoute]:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise ApiError(401, "Authorization must be: Bearer TOKEN")
-        player = await anyio.to_thread.run_sync(lambda: service.tracker.players.authenticate(token.strip()))
+        player = await anyio.to_thread.run_sync(lambda: self.service.tracker.players.authenticate(token.strip()))
         if player is None:
             raise ApiError(401, "the token is unknown or revoked")
         return player
 
-    async def stream(request: Request) -> Response:
-        name = campaign(request)
-        # Unknown campaigns are refused up front, not streamed forever.
-        await service.run(lambda t: t.campaign_id(name), name=name)
-        return StreamingResponse(
-            event_stream(request, lambda: service.last_version(name)),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
 
-    return [
-        Route("/health", health),
-        Route("/campaigns", campaigns),
-        Route("/campaigns/{name:campaign}/state", state),
-        Route("/campaigns/{name:campaign}/pending", pending),
-        Route("/campaigns/{name:campaign}/log", log),
-        Route("/campaigns/{name:campaign}/explain/{seq:int}", explain),
-        Route("/campaigns/{name:campaign}/report", report),
-        Route("/campaigns/{name:campaign}/verify", verify),
-        Route("/campaigns/{name:campaign}/events/stream", stream),
-        Route("/campaigns/{name:campaign}/overrides", overrides),
-        Route("/actions", action_list),
-        Route("/campaigns/{name:campaign}/actions", act, methods=["POST"]),
-        Route("/campaigns/{name:campaign}/overrides/{number:int}/approve", approve, methods=["POST"]),
-        Route("/command", command, methods=["POST"]),
-    ]
+def api_routes(service: Service) -> list[BaseRoute]:
+    """Every route under /api."""
+    return Api(service).routes()
 
 
 def command_response(result: dict[str, Any]) -> Response:

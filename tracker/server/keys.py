@@ -67,17 +67,25 @@ class KeyedRegistry(Registry):
         self._commitments = commitments
 
     def seed(self, campaign_id: str, epoch: int, new_seed: str | None = None) -> str | None:
+        if new_seed is not None:
+            return self._store(campaign_id, epoch, new_seed)
         found = self._stored(campaign_id, epoch)
-        if found is None:
-            found = self._adopt(campaign_id, epoch)
-        if found is None and new_seed is not None:
-            try:
-                with self.keys.begin() as conn:
-                    conn.execute(seeds_table.insert().values(campaign_id=campaign_id, epoch=epoch, seed=new_seed))
-            except IntegrityError:
-                pass  # another server process stored one first: both use it
-            self.mark_served(campaign_id)
+        return found if found is not None else self._adopt(campaign_id, epoch)
+
+    def _store(self, campaign_id: str, epoch: int, new_seed: str) -> str | None:
+        """A fresh seed for an epoch the log does not commit to yet (a new campaign, the next
+        epoch of a reveal), so there is none to adopt: written at once, read only when another
+        server process (or an attempt of this action that lost a conflict) stored one first."""
+        try:
+            with self.keys.begin() as conn:
+                conn.execute(seeds_table.insert().values(campaign_id=campaign_id, epoch=epoch, seed=new_seed))
+            found: str | None = new_seed
+        except IntegrityError:
             found = self._stored(campaign_id, epoch)
+        if epoch == 0:
+            # A campaign's first seed makes it served. A later one follows a seed the key store
+            # held already (a reveal publishes it), whose storing or adoption marked it.
+            self.mark_served(campaign_id)
         return found
 
     def _stored(self, campaign_id: str, epoch: int) -> str | None:

@@ -14,6 +14,7 @@ from domain.errors import InputError, RuleViolation
 from domain.rules.record import UndoPlan, action_actor
 from domain.ruleset import KNOWN_PHASES
 from tracker.server.keys import KeyedRegistry, key_store_url
+from tracker.service import actions
 from tracker.service.application import Tracker
 from tracker.service.players import LEAGUE, Forbidden, Player, Players, Unauthenticated
 
@@ -197,11 +198,11 @@ class ServedTracker(Tracker):
                 self._round_ended.add(cid)
             return result
 
-        result = super().execute(cid, guarded, *args, **kwargs)
-        if cid in self._round_ended:
+        try:
+            return super().execute(cid, guarded, *args, **kwargs)
+        finally:
+            # A round ended by an attempt that was then refused or lost a conflict reveals nothing.
             self._round_ended.discard(cid)
-            self._reveal_after_round(cid)
-        return result
 
     def perform(self, cid: UUID, name: str, inputs: Any = None, **kwargs: Any) -> Any:
         """PL1: an action through the server records the player whose token asked and the
@@ -237,11 +238,14 @@ class ServedTracker(Tracker):
 
     def _nation_guess(self, cid: UUID, player: Player, inputs: Any) -> str | None:
         """The nation an action is for, before it runs: the one named, the player's only one,
-        or the phasing nation of the copy last saved here."""
+        or the phasing nation of the copy last saved here (loaded now when there is none: the
+        action runs on it, instead of running once on a guess and again on a fresh load)."""
         from tracker.service.names import Names
 
         named = next((inputs.get(k) for k in ("nation", "by") if isinstance(inputs.get(k), str)), None)
         cached = self._working.get(cid)
+        if cached is None and (named is not None or len(player.nations) != 1):
+            cached = self._working[cid] = self.load(cid)
         if named is not None and cached is not None:
             try:
                 return Names(cached).nation(named)
@@ -251,20 +255,17 @@ class ServedTracker(Tracker):
             return player.nations[0]
         return cached.nation if cached is not None else None
 
-    def _reveal_after_round(self, cid: UUID) -> None:
-        """D5 with --reveal each-round: the round that just ended publishes its seed and commits
-        to a fresh one, as an action of its own recorded by the server, so `verify` re-derives
-        every roll of the rounds played."""
-        saved = self.player, self.asked, self.approved, self.approving
-        self.player = Player(str(cid), SERVER, (), True)
-        try:
-            campaign = self.load(cid)
-            seed = self.registry.seed(str(cid), campaign.dice_epoch)
-            if seed is None:
-                return  # a campaign whose seed stayed elsewhere rolls no auto dice here (D4)
-            Tracker.perform(self, cid, "dice reveal", {}, player=SERVER)
-        finally:
-            self.player, self.asked, self.approved, self.approving = saved
+    def follow_up(self, campaign: Campaign, dice: DiceSource) -> None:
+        """D5 with --reveal each-round: the round the action just ended publishes its seed and
+        commits to a fresh one, as an action of its own recorded by the server and saved with
+        the one that ended the round, so `verify` re-derives every roll of the rounds played."""
+        if campaign.id not in self._round_ended:
+            return
+        self._round_ended.discard(campaign.id)
+        if self.action_seed(campaign.id, campaign.dice_epoch) is None:
+            return  # a campaign whose seed stayed elsewhere rolls no auto dice here (D4)
+        reveal = actions.get("dice reveal").validate({})
+        self.record_action(campaign, dice, "dice reveal", reveal, campaign.version, player=SERVER)
 
     def _undo_checked(self, confirm: Callable[[UndoPlan], bool] | None) -> Callable[[UndoPlan], bool]:
         """PL2: a player undoes only their own nations' actions; the referee, anyone's."""

@@ -294,91 +294,111 @@ def charts_data(t: Tracker, name: str) -> dict[str, Any]:
             "first": report["campaign"]["turn_order"][0]}  # fmt: skip
 
 
+# ----- what a page's URL asks: the read to run on the tracker -----
+
+Read = Callable[[Tracker], dict[str, Any]]
+
+
+def board_read(request: Request) -> Read:
+    name = request.path_params["name"]
+    turn, at, phase = number(request, "turn"), number(request, "at"), phase_param(request)
+    if phase and not turn:
+        raise PageError(400, "a phase needs a turn")
+    if turn and at:
+        raise PageError(400, "give a turn or an event, not both")
+    return lambda t: board_data(t, name, turn, phase, at)
+
+
+def log_read(request: Request) -> Read:
+    name = request.path_params["name"]
+    filters = {
+        "turn": number(request, "turn"),
+        "battle": number(request, "battle"),
+        "phase": phase_param(request),
+        "nation": text_param(request, "nation"),
+        "zone": text_param(request, "zone"),
+        "kind": text_param(request, "kind"),
+    }
+    return lambda t: log_data(t, name, filters)
+
+
+def battles_read(request: Request) -> Read:
+    name = request.path_params["name"]
+    return lambda t: battles_data(t, name)
+
+
+def battle_read(request: Request) -> Read:
+    name = request.path_params["name"]
+    n = number(request, "battle", request.path_params["number"])
+    assert n is not None
+    return lambda t: battle_data(t, name, n)
+
+
+def event_read(request: Request) -> Read:
+    name = request.path_params["name"]
+    seq = number(request, "event", request.path_params["seq"])
+    assert seq is not None
+    return lambda t: explain_data(t, name, seq)
+
+
+def charts_read(request: Request) -> Read:
+    name = request.path_params["name"]
+    return lambda t: charts_data(t, name)
+
+
 # ----- routes -----
 
 
-def routes(service: Service) -> list[BaseRoute]:
-    """The viewer's pages, mounted at / by the server."""
+def page(service: Service, template: str, read: Callable[[Request], Read]) -> Callable[[Request], Awaitable[Response]]:
+    """The endpoint of a campaign's page: `read` what its URL asks on the server's tracker and
+    render `template` with it; an error page for what cannot be read."""
 
-    def page(
-        template: str, read: Callable[[Request], Callable[[Tracker], dict[str, Any]]]
-    ) -> Callable[[Request], Awaitable[Response]]:
-        async def endpoint(request: Request) -> Response:
-            name = request.path_params.get("name")
-            try:
-                fn = read(request)
-                data = await service.call(fn, name)
-            except PageError as e:
-                return error_page(e.status, e.message, name)
-            except TrackerError as e:
-                # Bad input the reads refuse is a 400; a damaged log (exit 1 on the CLI) is the
-                # server's problem, told in one line as `verify` would name it.
-                return error_page(400 if e.exit_code == 2 else 500, str(e), name)
-            return render(template, version=data["position"]["seq"], **data)
+    async def endpoint(request: Request) -> Response:
+        name = request.path_params.get("name")
+        try:
+            fn = read(request)
+            data = await service.call(fn, name)
+        except PageError as e:
+            return error_page(e.status, e.message, name)
+        except TrackerError as e:
+            # Bad input the reads refuse is a 400; a damaged log (exit 1 on the CLI) is the
+            # server's problem, told in one line as `verify` would name it.
+            return error_page(400 if e.exit_code == 2 else 500, str(e), name)
+        return render(template, version=data["position"]["seq"], **data)
 
-        return endpoint
+    return endpoint
+
+
+def home_page(service: Service) -> Callable[[Request], Awaitable[Response]]:
+    """The endpoint of the list of campaigns."""
 
     async def home(request: Request) -> Response:
         rows = await service.call(campaigns_data)
         return render("viewer_campaigns.html.j2", campaigns=rows, name=None, version=None)
 
-    async def campaign_home(request: Request) -> Response:
-        return RedirectResponse(f"/campaigns/{quote(request.path_params['name'], safe='')}/board", status_code=307)
+    return home
 
-    def board(request: Request) -> Callable[[Tracker], dict[str, Any]]:
-        name = request.path_params["name"]
-        turn, at, phase = number(request, "turn"), number(request, "at"), phase_param(request)
-        if phase and not turn:
-            raise PageError(400, "a phase needs a turn")
-        if turn and at:
-            raise PageError(400, "give a turn or an event, not both")
-        return lambda t: board_data(t, name, turn, phase, at)
 
-    def log(request: Request) -> Callable[[Tracker], dict[str, Any]]:
-        name = request.path_params["name"]
-        filters = {
-            "turn": number(request, "turn"),
-            "battle": number(request, "battle"),
-            "phase": phase_param(request),
-            "nation": text_param(request, "nation"),
-            "zone": text_param(request, "zone"),
-            "kind": text_param(request, "kind"),
-        }
-        return lambda t: log_data(t, name, filters)
+async def campaign_home(request: Request) -> Response:
+    return RedirectResponse(f"/campaigns/{quote(request.path_params['name'], safe='')}/board", status_code=307)
 
-    def battles(request: Request) -> Callable[[Tracker], dict[str, Any]]:
-        name = request.path_params["name"]
-        return lambda t: battles_data(t, name)
 
-    def battle(request: Request) -> Callable[[Tracker], dict[str, Any]]:
-        name = request.path_params["name"]
-        n = number(request, "battle", request.path_params["number"])
-        assert n is not None
-        return lambda t: battle_data(t, name, n)
+async def not_found(request: Request) -> Response:
+    return error_page(404, f"no page at {request.url.path[:200]}")
 
-    def event(request: Request) -> Callable[[Tracker], dict[str, Any]]:
-        name = request.path_params["name"]
-        seq = number(request, "event", request.path_params["seq"])
-        assert seq is not None
-        return lambda t: explain_data(t, name, seq)
 
-    def charts(request: Request) -> Callable[[Tracker], dict[str, Any]]:
-        name = request.path_params["name"]
-        return lambda t: charts_data(t, name)
-
-    async def not_found(request: Request) -> Response:
-        return error_page(404, f"no page at {request.url.path[:200]}")
-
+def routes(service: Service) -> list[BaseRoute]:
+    """The viewer's pages, mounted at / by the server."""
     # `{name:campaign}` (tracker.server.app.CampaignName): one segment, so a name holding "/"
     # (sent as %2F) or ending like a page ("x/board") is never read as another page's URL.
     return [
-        Route("/", home),
-        Route("/campaigns/{name:campaign}/board", page("viewer_board.html.j2", board)),
-        Route("/campaigns/{name:campaign}/log", page("viewer_log.html.j2", log)),
-        Route("/campaigns/{name:campaign}/battles", page("viewer_battles.html.j2", battles)),
-        Route("/campaigns/{name:campaign}/battles/{number}", page("viewer_battle.html.j2", battle)),
-        Route("/campaigns/{name:campaign}/events/{seq}", page("viewer_event.html.j2", event)),
-        Route("/campaigns/{name:campaign}/charts", page("viewer_charts.html.j2", charts)),
+        Route("/", home_page(service)),
+        Route("/campaigns/{name:campaign}/board", page(service, "viewer_board.html.j2", board_read)),
+        Route("/campaigns/{name:campaign}/log", page(service, "viewer_log.html.j2", log_read)),
+        Route("/campaigns/{name:campaign}/battles", page(service, "viewer_battles.html.j2", battles_read)),
+        Route("/campaigns/{name:campaign}/battles/{number}", page(service, "viewer_battle.html.j2", battle_read)),
+        Route("/campaigns/{name:campaign}/events/{seq}", page(service, "viewer_event.html.j2", event_read)),
+        Route("/campaigns/{name:campaign}/charts", page(service, "viewer_charts.html.j2", charts_read)),
         Route("/campaigns/{name:campaign}", campaign_home),
         Route("/{path:path}", not_found),
     ]

@@ -302,6 +302,21 @@ class Tracker(Performing):
     def seed_for(self, cid: UUID, epoch: int) -> str | None:
         return self.registry.seed(str(cid), epoch)
 
+    def action_seed(self, cid: UUID, epoch: int) -> str | None:
+        """`seed_for` in an action being recorded: the seed `dice_for` already read for it
+        (and checked against the log) when there is one, so the store is read once."""
+        return self._seeds.get((cid, epoch)) or self.seed_for(cid, epoch)
+
+    def next_seed(self, cid: UUID, epoch: int) -> str:
+        """The seed of the epoch a reveal commits to: a fresh one, stored unless the store holds
+        one already (first writer wins), then kept, so an attempt run again after a conflict
+        commits to the same seed without asking the store."""
+        key = (cid, epoch)
+        seed = self._seeds.get(key) or self.registry.seed(str(cid), epoch, new_seed())
+        assert seed is not None
+        self._seeds[key] = seed
+        return seed
+
     # ----- commands -----
 
     def execute(
@@ -333,6 +348,8 @@ class Tracker(Performing):
                 result = command(campaign, dice)
             if isinstance(dice, ManualDice):
                 dice.check_all_used()
+            with one_action(campaign, rollback=False):
+                self.follow_up(campaign, dice)
             if not campaign.pending_events:
                 self._working[cid] = campaign
                 return result
@@ -361,6 +378,10 @@ class Tracker(Performing):
             f"another writer kept recording on this campaign; the action was not recorded "
             f"after {MAX_ATTEMPTS} attempts, try again"
         )
+
+    def follow_up(self, campaign: Campaign, dice: DiceSource) -> None:
+        """What the service records by itself after an action, as an action of its own saved
+        with it in one transaction (nothing here; a server's end-of-round seed reveal)."""
 
     def append_log(
         self, cid: UUID, name: str, stored: Sequence[StoredEvent], campaign: Campaign, name_registered: bool

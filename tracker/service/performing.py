@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID
 
 from domain.campaign import Campaign
-from domain.dice import DiceSource, Override, commitment, new_seed
+from domain.dice import DiceSource, Override, commitment
 from domain.errors import InputError, TrackerError
 from domain.rules.record import UndoPlan
 from domain.text import plural
@@ -54,6 +54,10 @@ class Performing:
 
         def decode(self, stored: StoredEvent) -> Campaign.Event: ...
 
+        def action_seed(self, cid: UUID, epoch: int) -> str | None: ...
+
+        def next_seed(self, cid: UUID, epoch: int) -> str: ...
+
     def perform(
         self,
         cid: UUID,
@@ -93,18 +97,35 @@ class Performing:
                 saw.append(start)
             if saw and saw[0] != start:
                 self._refuse_stale(cid, saw[0], start)
-            campaign.ask(name, clean, saw[0] if saw else start, player, nation)
-            value = action.perform(campaign, dice, clean, _StoredLog(self, cid, confirm))
-            events = [e for e in campaign.pending_events if e.originator_version > start + 1]
-            if not events:
-                # Nothing happened: what was asked is not recorded alone (see one_action).
-                raise _NothingRecorded(value)
-            return Outcome(name, start + 1, cast(list[Campaign.Event], events), value, campaign)
+            return self.record_action(campaign, dice, name, clean, saw[0] if saw else start, player, nation, confirm)
 
         try:
             return self.execute(cid, command, values, reference, override, ask)
         except _NothingRecorded as nothing:
             return Outcome(name, 0, [], nothing.value, self.load(cid))
+
+    def record_action(
+        self,
+        campaign: Campaign,
+        dice: DiceSource,
+        name: str,
+        clean: dict[str, Any],
+        seen: int,
+        player: str | None = None,
+        nation: str | None = None,
+        confirm: Callable[[UndoPlan], bool] | None = None,
+    ) -> Outcome:
+        """Record on `campaign` what was asked (action `name`, its checked inputs `clean`) and
+        what the action records, without saving: `perform`'s work inside `execute`, also run by
+        a command that records an action of its own after another (a server's seed reveal)."""
+        start = campaign.version
+        campaign.ask(name, clean, seen, player, nation)
+        value = actions.get(name).perform(campaign, dice, clean, _StoredLog(self, campaign.id, confirm))
+        events = [e for e in campaign.pending_events if e.originator_version > start + 1]
+        if not events:
+            # Nothing happened: what was asked is not recorded alone (see one_action).
+            raise _NothingRecorded(value)
+        return Outcome(name, start + 1, cast(list[Campaign.Event], events), value, campaign)
 
     def _refuse_stale(self, cid: UUID, seen: int, now: int) -> None:
         """RK3, RK4, T2: the campaign moved past what the user saw: say who recorded what."""
@@ -222,12 +243,10 @@ class _StoredLog:
         return self.tracker.load(self.cid, version=version - 1).game_state()
 
     def seed(self, epoch: int) -> str | None:
-        return self.tracker.registry.seed(str(self.cid), epoch)
+        return self.tracker.action_seed(self.cid, epoch)
 
     def next_commitment(self, epoch: int) -> str:
-        seed = self.tracker.registry.seed(str(self.cid), epoch, new_seed())
-        assert seed is not None
-        return commitment(seed)
+        return commitment(self.tracker.next_seed(self.cid, epoch))
 
     def confirm(self, plan: Any) -> None:
         if self._confirm is not None and not self._confirm(plan):
