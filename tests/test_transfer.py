@@ -351,6 +351,39 @@ def test_cli_export_import_verify(source: str, tmp_path: Path, unique_name: str)
     assert state["campaign"] == unique_name
 
 
+def _break_chain(lines: list[str]) -> None:
+    row = json.loads(lines[3])
+    row["prev_hash"] = "0" * 64
+    lines[3] = json.dumps(row)
+
+
+@pytest.mark.parametrize(
+    ("damage", "code"),
+    [
+        pytest.param(_break_chain, 1, id="broken-chain"),
+        pytest.param(lambda lines: lines.__setitem__(0, "shopping list"), 2, id="not-an-export"),
+        pytest.param(lambda lines: lines.__delitem__(slice(-2, None)), 1, id="cut-tail"),
+    ],
+)
+def test_a_refused_import_leaves_no_new_database_behind(
+    export_file: Path, tmp_path: Path, damage: Callable[[list[str]], object], code: int
+) -> None:
+    bad = rewrite(export_file, damage)
+    new = tmp_path / "new.db"
+    refused = invoke(str(new), "import", str(bad))
+    assert refused.exit_code == code and "Traceback" not in refused.output, refused.output
+    assert len(refused.output.strip().splitlines()) == 1, refused.output
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("new.db")) == []
+    # A database that was there before stays, as it was.
+    assert invoke(str(new), "import", str(tmp_path / "nowhere.jsonl")).exit_code == 2 and not new.exists()
+    with Tracker(str(new)) as t:
+        t.create("kept", "north-sea-1914")
+    assert invoke(str(new), "import", str(bad)).exit_code == code
+    assert new.exists()
+    with Tracker(str(new)) as t:
+        assert t.campaign_names() == ["kept"]
+
+
 def test_cli_export_to_stdout_and_import_from_stdin(source: str, tmp_path: Path, unique_name: str) -> None:
     runner = CliRunner()
     exported = runner.invoke(cli, ["--db", source, "export", "-"])

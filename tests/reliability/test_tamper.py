@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -311,6 +312,97 @@ def t_deleted_seed(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
     return ["verify"], "D5: the dice seed of epoch 0 of this auto campaign is missing"
 
 
+def _asked(t: Tracker, cid: UUID, name: str) -> Any:
+    return next(e for e in t.events(cid) if type(e).__name__ == "ActionAsked" and e.name == name)
+
+
+def _rehash_asked(rec: Recorded, t: Tracker, name: str, change: Callable[[dict[str, Any]], None]) -> int:
+    """Edit what an ActionAsked event records beyond the referee's reach and re-hash the chain
+    from it, as a forger who knows the format would (the snapshots go too, see rehash_from)."""
+    v = _asked(t, rec.cid, name).originator_version
+    table = _events(t)
+    state = _state(t, table, rec.cid, v)
+    change(state)
+    _write_state(t, table, rec.cid, v, state)
+    rehash_from(t, rec.cid, v, t.events(rec.cid)[v - 2].hash)
+    return v
+
+
+def _shift_time(days: int) -> Callable[[dict[str, Any]], None]:
+    def shift(state: dict[str, Any]) -> None:
+        stamp = datetime.fromisoformat(state["timestamp"]["_data_"])
+        state["timestamp"]["_data_"] = (stamp + timedelta(days=days)).isoformat()
+
+    return shift
+
+
+def t_rehash_asked_player(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    """Someone else is named as the one who asked: the referee re-runs the action alike, but
+    the event index read it as it was."""
+    v = _rehash_asked(rec, t, "move", lambda s: s.update(player="Mallory"))
+    return ["verify"], f"event {v} (ActionAsked) is not what the event index (tracker_event_index) read there"
+
+
+def t_rehash_asked_later(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    """An action claimed to be asked a day later than it was: after its own events."""
+    v = _rehash_asked(rec, t, "move", _shift_time(1))
+    return ["verify"], f"event {v} (ActionAsked) is stamped"
+
+
+def t_rehash_asked_earlier(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    """An action claimed to be asked a day earlier (before a deadline, say): the index shows no
+    times, but the hash the views last read is not the log's any more."""
+    v = _rehash_asked(rec, t, "move", _shift_time(-1))
+    return ["verify"], f"was rewritten after the views read it, or the views were edited (event {v} is stamped before"
+
+
+def t_served_without_seed(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    """The seed deleted and the campaign marked served, so that its absence looks excused."""
+    from tracker.storage.store import seeds_table, served_table
+
+    with t.engine.begin() as conn:
+        conn.execute(delete(seeds_table).where(seeds_table.c.campaign_id == str(rec.cid)))
+        conn.execute(served_table.insert().values(campaign_id=str(rec.cid)))
+    return ["verify"], "tracker_served marks it served, but no event of its log was recorded through a league server"
+
+
+def t_renamed(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    from tracker.storage.store import campaigns_table
+
+    with t.engine.begin() as conn:
+        conn.execute(
+            update(campaigns_table).where(campaigns_table.c.campaign_id == str(rec.cid)).values(name=f"{rec.name}-x")
+        )
+    return (
+        ["--db", rec.db, "--campaign", f"{rec.name}-x", "verify"],
+        f"tracker_campaigns registers this campaign as '{rec.name}-x', but its Created event (event 1) names it",
+    )
+
+
+def t_imported_without_seed(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    """The seed deleted and the campaign marked imported (as tracker import once marked it),
+    so that its absence looks like a seed that stayed with an exported copy."""
+    from tracker.storage.store import imported_table, seeds_table
+
+    with t.engine.begin() as conn:
+        conn.execute(delete(seeds_table).where(seeds_table.c.campaign_id == str(rec.cid)))
+        conn.execute(imported_table.insert().values(campaign_id=str(rec.cid)))
+    return ["verify"], "tracker_imported marks this campaign as imported but names no head of its log"
+
+
+def t_imported_at_a_foreign_head(rec: Recorded, t: Tracker) -> tuple[list[str], str]:
+    """The same with a mark as an import writes it, naming a head this log does not hold."""
+    from tracker.storage.store import imported_table, seeds_table
+
+    end = last_version(t, rec.cid)
+    with t.engine.begin() as conn:
+        conn.execute(delete(seeds_table).where(seeds_table.c.campaign_id == str(rec.cid)))
+        conn.execute(
+            imported_table.insert().values(campaign_id=str(rec.cid), name=rec.name, head_seq=end, head_hash="ab" * 32)
+        )
+    return ["verify"], f"tracker_imported marks this campaign as imported with head {end}:abababab"
+
+
 def _export(rec: Recorded) -> Path:
     path = rec.tmp / "campaign.jsonl"
     code, out = rec.run("export", str(path))
@@ -355,6 +447,13 @@ TAMPERS = [
     pytest.param(t_edited_projection, id="edited-projection"),
     pytest.param(t_replaced_seed, id="replaced-seed"),
     pytest.param(t_deleted_seed, id="deleted-seed"),
+    pytest.param(t_rehash_asked_player, id="rehash-asked-player"),
+    pytest.param(t_rehash_asked_later, id="rehash-asked-later"),
+    pytest.param(t_rehash_asked_earlier, id="rehash-asked-earlier"),
+    pytest.param(t_served_without_seed, id="served-without-seed"),
+    pytest.param(t_renamed, id="renamed"),
+    pytest.param(t_imported_without_seed, id="imported-without-seed"),
+    pytest.param(t_imported_at_a_foreign_head, id="imported-at-a-foreign-head"),
     pytest.param(t_edited_export_line, id="edited-export-line"),
     pytest.param(t_dropped_export_tail, id="dropped-export-tail"),
 ]

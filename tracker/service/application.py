@@ -399,10 +399,13 @@ class Tracker(Performing):
         self.catch_up()
 
     def record_log(self, cid: UUID, name: str, stored: Sequence[StoredEvent], name_registered: bool) -> None:
-        """The write of `append_log`: one transaction, the events in one batch insert."""
-        from tracker.storage.store import campaigns_table, imported_table, seeds_table
+        """The write of `append_log`: one transaction, the events in one batch insert, and the
+        import's mark naming the name and head it recorded (which `verify` checks)."""
+        from tracker.storage.store import campaigns_table, mark_imported, seeds_table
 
         self.require_writable()
+        self.registry.upgrade_import_marks()
+        head = (stored[-1].originator_version, self.decode(stored[-1]).hash)
         recorder = self.recorder
         with recorder.transaction(commit=True) as session:
             if not name_registered:
@@ -410,7 +413,7 @@ class Tracker(Performing):
             else:
                 # Seeds a crashed creation left behind belong to no event of this campaign.
                 session.execute(seeds_table.delete().where(seeds_table.c.campaign_id == str(cid)))
-            session.execute(imported_table.insert().values(campaign_id=str(cid)))
+            mark_imported(session, str(cid), name, *head)
             recorder.insert_events(stored, session=session)
 
     # ----- read models -----

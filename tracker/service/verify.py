@@ -1,11 +1,39 @@
 """`tracker verify`: walk a campaign's stored log, check the hash chain, re-derive auto dice, and
-list every dice switch, override and reroll (D4, RK3); check its head, snapshots, views and dice
-seed against that log. A roll from the wrong source without a recorded override is a D4 problem."""
+list every dice switch, override and reroll (D4, RK3); check its head, snapshots, views, the
+registry's rows and its dice seed against that log. A roll from the wrong source without a
+recorded override is a D4 problem.
+
+What one database proves. The chain shows any edited, deleted, inserted or reordered row,
+unless whoever edited it also re-hashed every event after it. A re-hashed edit is caught by
+what the forger must rewrite as well: a head posted before (`--head`, the one anchor outside
+the database); the referee, which runs every asked action again (any decision, die or rule);
+the auto dice, derived from their seed; the snapshots (the hash of their last event); and the
+views, written from the log as it was (each event index row's kind and summary, which shows
+who asked an action, and the hash of the last event the views read). An action's time is
+neither decided by the referee nor shown by the index: its edit is caught by the views' last
+hash, and named where it breaks the order of one action's events (one process stamps them in
+order). Across actions the stamps come from different machines' clocks (server processes,
+PBEM copies), so a step back there is only noted. The registry is checked against the log: a
+campaign's registered name is its Created event's or the one its import was given; a seed
+missing here is excused only where the log shows the campaign served (an event recorded
+through a league server: a Created event naming its creator, an action naming who asked,
+PL1) or an import mark names a head the log holds.
+
+What it cannot prove. Whoever can write every table and knows the format can re-hash the
+chain and rewrite the snapshots and views to match: only a head posted earlier, or another
+copy's export, shows that. PBEM copies share one log, so no event can say which copy imported
+it: an import mark written by hand with a head of the log and the registered name (or in the
+form an earlier tracker wrote, which names no head) passes for an import's, and then the
+missing seed is excused; the rolls it would check are reported as not re-derived, and the
+copy that holds the seed still checks them. Before a served campaign records its first event
+through the server, the log cannot tell its seed moved to the key store from a deleted one.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -18,9 +46,11 @@ from domain.chain import GENESIS, event_content, event_hash
 from domain.dice import commitment, derive_roll
 from domain.errors import InputError
 from projections import board, schema, views
+from projections.summary import summary
 
 if TYPE_CHECKING:
     from tracker.service.application import Tracker
+    from tracker.storage.store import ImportMark
 
 
 @dataclass
@@ -48,6 +78,8 @@ class VerifyReport:
     # before the log held what was asked (checked by their hashes only).
     actions_refereed: int = 0
     actions_unasked: int = 0
+    # Events stamped before the event they follow, in another action (see _LogWalk.check_time).
+    stamped_back: list[int] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -101,13 +133,18 @@ class _LogWalk:
     typed_allowed: set[int] = field(default_factory=set)  # actions with a TypedDiceAccepted event
     redo_actions: set[int] = field(default_factory=set)
     seen_rolls: dict[int, tuple[int, list[int]]] = field(default_factory=dict)
+    # The event before: when it was stamped, its action and kind.
+    prev_time: datetime | None = None
+    prev_action: Any = None
+    prev_kind: str = ""
 
     def step(self, version: int, decode: Callable[[], Any]) -> None:
-        """Take the next stored event: its place, its link in the chain, then what it says."""
+        """Take the next stored event: its place, its link in the chain, its time, then what it says."""
         self.check_place(version)
         event = self.read(version, decode)
         kind = type(event).__name__
         stored_hash = self.check_link(version, kind, event)
+        self.check_time(version, kind, event)
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, version, event)
@@ -147,6 +184,24 @@ class _LogWalk:
         if digest != stored_hash:
             raise _Broken(version, f"event {version} ({kind}) was edited: its content does not match its hash")
         return stored_hash
+
+    def check_time(self, version: int, kind: str, event: Any) -> None:
+        """One process stamps the events of an action one after another, so within an action
+        time never goes back: a re-hashed edit of an action's time that puts it after its own
+        events is named here. Across actions the stamps come from the clocks of whichever
+        machines recorded them (server processes, PBEM copies), so a step back is only noted."""
+        stamp, action = event.timestamp, getattr(event, "action", None)
+        before = self.prev_time
+        if before is not None and stamp < before - _CLOCK_SLACK:
+            if action is not None and action == self.prev_action:
+                raise _Broken(
+                    version - 1,
+                    f"event {version - 1} ({self.prev_kind}) is stamped {before.isoformat()}, after event {version} "
+                    f"({kind}) of the same action ({stamp.isoformat()}): one process stamps an action's events "
+                    "in order, so one of these times was edited",
+                )
+            self.report.stamped_back.append(version)
+        self.prev_time, self.prev_action, self.prev_kind = stamp, action, kind
 
     def created(self, version: int, event: Any) -> None:
         self.commitments.append(event.seed_commitment)
@@ -251,6 +306,10 @@ class _LogWalk:
             report.rolls_checked += 1
 
 
+# How far the clock may step back within one action (a wall clock set back while an action
+# waits for typed dice) before its times count as edited.
+_CLOCK_SLACK = timedelta(seconds=1)
+
 # What each kind of event tells the walk; the others are only links of the chain.
 _HANDLERS: dict[str, Callable[[_LogWalk, int, Any], None]] = {
     "Created": _LogWalk.created,
@@ -286,6 +345,11 @@ def verify_events(
     if report.rolls_unchecked:
         report.notes.append(
             f"{report.rolls_unchecked} auto roll(s) not re-derived: their seed is neither revealed nor held here"
+        )
+    if report.stamped_back:
+        report.notes.append(
+            f"{len(report.stamped_back)} event(s) stamped before the event they follow, the first event "
+            f"{report.stamped_back[0]}: recorded on machines whose clocks disagree, or a time was edited"
         )
     return report
 
@@ -329,10 +393,12 @@ def verify_campaign(
 ) -> VerifyReport:
     """Everything `tracker verify` checks for one campaign, stopping at the first problem:
 
-    the hash chain and auto dice (`verify_events`); every snapshot against the replay of the
-    events up to its version; the campaign's current dice seed against its commitment; a
-    posted head; index rows and projection positions beyond the last event (a cut tail); and
-    with `projections`, every view row against a rebuild in a scratch database.
+    the hash chain and auto dice (`verify_events`); a posted head; index rows and projection
+    positions beyond the last event (a cut tail); every asked action re-run and every snapshot
+    against the replay of the events up to its version; the event index and the views' last
+    hash against the log; the registry's rows (name, import mark) against the log; the
+    campaign's current dice seed against its commitment, or the log's word that it is kept
+    elsewhere; and with `projections`, every view row against a rebuild in a scratch database.
     """
     stored = t.stored_events(cid)
     decoded: list[Any] = []
@@ -356,11 +422,14 @@ def verify_campaign(
             report.head_seq = last_seq
     if not report.ok:
         return report
+    mark = t.registry.import_mark(str(cid))
     for check in (
         lambda: _check_head(report, stored, decoded, head),
         lambda: _check_beyond_the_end(t, cid, report, last_seq),
         lambda: _referee_and_snapshots(t, cid, report, decoded),
-        lambda: _check_seed(t, cid, report, decoded),
+        lambda: _check_views_follow_the_log(t, cid, report, decoded),
+        lambda: _check_registry(t, cid, report, decoded, mark),
+        lambda: _check_seed(t, cid, report, decoded, mark),
         lambda: _check_projections(t, cid, report) if projections else None,
     ):
         check()
@@ -518,31 +587,159 @@ def _referee_and_snapshots(t: Tracker, cid: UUID, report: VerifyReport, decoded:
     report.actions_unasked = result.unasked_actions
 
 
-def _check_seed(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[Any]) -> None:
+def _check_views_follow_the_log(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[Any]) -> None:
+    """The views were written from the log as it was when they read it: every event index row
+    must still be what the log's event gives (kind and summary, which shows who asked an
+    action), and the hash the views last read must still be the log's. A forger who edits an
+    event and re-hashes the chain after it (an action's player, a time: what the referee does
+    not decide) must rewrite these rows too. Rows beyond the log's end are checked before."""
+    existing = set(inspect(t.engine).get_table_names())
+    if not {schema.campaigns.name, schema.event_index.name} <= existing:
+        return
+    index = schema.event_index
+    with t.engine.connect() as conn:
+        followed = conn.execute(
+            select(schema.campaigns.c.key, schema.campaigns.c.last_seq, schema.campaigns.c.last_hash).where(
+                schema.campaigns.c.campaign_id == str(cid)
+            )
+        ).first()
+        if followed is None:
+            return
+        rows = conn.execute(
+            select(index.c.seq, index.c.kind, index.c.summary).where(index.c.c == followed[0]).order_by(index.c.seq)
+        ).all()
+    for seq, kind, text in rows:
+        if not 1 <= seq <= len(decoded):
+            continue
+        event = decoded[seq - 1]
+        actual = type(event).__name__
+        now = summary(event) if kind == actual else actual
+        if (kind, text) != (actual, now):
+            _fail(
+                report,
+                seq,
+                f"event {seq} ({actual}) is not what the event index (tracker_event_index) read there: it shows "
+                f"{kind} {_short(text)}, the log now gives {_short(now)}: the event was rewritten (and the chain "
+                "re-hashed) after the views read it, or the views were edited",
+            )
+            return
+    _check_views_last_hash(report, decoded, followed[1], followed[2])
+
+
+def _check_views_last_hash(report: VerifyReport, decoded: list[Any], last_seq: int, last_hash: str) -> None:
+    """The last event the views read must still have the hash they read: it covers every event
+    up to it, times included."""
+    if not 1 <= last_seq <= len(decoded) or not last_hash:
+        return
+    now = decoded[last_seq - 1].hash
+    if now == last_hash:
+        return
+    back = [v for v in report.stamped_back if v <= last_seq]
+    sign = f" (event {back[0]} is stamped before the event it follows: an edited time?)" if back else ""
+    _fail(
+        report,
+        last_seq,
+        f"the views (tracker_projection_campaigns) read event {last_seq} with hash {last_hash[:16]}..., but the "
+        f"log's event {last_seq} has hash {now[:16]}...: the log up to event {last_seq} was rewritten after the "
+        f"views read it, or the views were edited{sign}",
+    )
+
+
+def _short(text: str) -> str:
+    return repr(text if len(text) <= 80 else text[:77] + "...")
+
+
+def _check_registry(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[Any], mark: ImportMark | None) -> None:
+    """The registry's rows say what the log cannot: the name this database gives the campaign,
+    and that it was imported here. The name must be the one its Created event records, or
+    the one its import was given (`import --as`); an import mark must name a head the log
+    holds (an earlier tracker's marks name none, and are taken as they are)."""
+    if mark is not None and not mark.legacy:
+        if not mark.head_seq or not mark.head_hash:
+            _fail(
+                report,
+                1,
+                "tracker_imported marks this campaign as imported but names no head of its log: no import "
+                "wrote that row, it was added behind the tracker's back",
+            )
+            return
+        if mark.head_seq > len(decoded) or decoded[mark.head_seq - 1].hash != mark.head_hash:
+            _fail(
+                report,
+                min(mark.head_seq, len(decoded)),
+                f"tracker_imported marks this campaign as imported with head {mark.head_seq}:"
+                f"{mark.head_hash[:16]}..., which its log does not hold: the row was not written by its import, "
+                "or the log was rewritten after it",
+            )
+            return
+    registered = t.registry.name_of(str(cid))
+    recorded = decoded[0].name
+    if registered is None or registered == recorded:
+        return
+    if mark is not None and mark.name in (None, registered):
+        report.notes.append(
+            f"Registered here as {registered!r}, the name given to its import; its log names it {recorded!r}."
+        )
+        return
+    imported = (
+        f", and its import gave it the name {mark.name!r}" if mark is not None else ", and no import gave it that name"
+    )
+    _fail(
+        report,
+        1,
+        f"tracker_campaigns registers this campaign as {registered!r}, but its Created event (event 1) names it "
+        f"{recorded!r}{imported}: it was renamed behind the tracker's back",
+    )
+
+
+def _served_by(decoded: list[Any]) -> int | None:
+    """The first event recorded through a league server, if any: the Created event of a
+    campaign created there (it names its creator) or an action asked through one (PL1: only a
+    server records the player who asked). From then on its seeds live in the key store (D5)."""
+    for event in decoded:
+        kind = type(event).__name__
+        if (kind == "Created" and getattr(event, "created_by", None)) or (
+            kind == "ActionAsked" and event.player is not None
+        ):
+            return int(event.originator_version)
+    return None
+
+
+def _check_seed(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[Any], mark: ImportMark | None) -> None:
     """An auto campaign's current seed must be here and match its commitment, or nobody could
-    check the next rolls (an imported campaign's seed stayed with the exported copy)."""
+    check the next rolls. It may be elsewhere only where the log says so (served: see
+    `_served_by`) or an import mark checked against the log does (it stayed with the exported
+    copy); tracker_served's word alone is not taken."""
     created = decoded[0]
     if created.dice_mode != "auto":
         return
     epoch = report.seeds_revealed
     seed = t.seed_for(cid, epoch)
     if seed is None:
-        if t.registry.is_served(str(cid)):
+        served = _served_by(decoded)
+        if served is not None:
             report.notes.append(
-                "Served campaign: its dice seed is in the league server's key store (D5); the rolls of revealed "
-                "seeds were re-derived, and `tracker --server URL verify` checks the current one too."
+                f"Served campaign (event {served} was recorded through a league server): its dice seed is in the "
+                "server's key store (D5); the rolls of revealed seeds were re-derived, and "
+                "`tracker --server URL verify` checks the current one too."
             )
             return
-        if t.registry.was_imported(str(cid)):
+        if mark is not None:
             report.notes.append(
                 "Imported campaign: its dice seed stayed with the exported copy; later rolls need --dice."
             )
             return
+        marked = (
+            "; tracker_served marks it served, but no event of its log was recorded through a league server "
+            "(its Created event names no creator, no action names a player): that row was not written by a server"
+            if t.registry.is_served(str(cid))
+            else ""
+        )
         _fail(
             report,
             report.head_seq,
             f"D5: the dice seed of epoch {epoch} of this auto campaign is missing from the database: "
-            "its next rolls could not be checked",
+            f"its next rolls could not be checked{marked}",
         )
     elif commitment(seed) != report.commitments[epoch]:
         _fail(

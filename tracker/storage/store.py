@@ -1,8 +1,9 @@
-"""Where campaigns live: database URLs, and the registry of campaign names and dice seeds.
+"""Where campaigns live: database URLs, and the registry of campaign names, dice seeds and
+the marks of campaigns imported or served.
 
 The registry is outside the event log on purpose: it maps names to aggregate IDs and
 keeps each campaign's secret dice seeds, which the log holds only as commitments until
-`tracker dice reveal` publishes them.
+`tracker dice reveal` publishes them. `verify` checks each of its rows against the log.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import sqlite3
 import stat
 import tempfile
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, func, select
-from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.exc import ArgumentError, IntegrityError
+from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, func, inspect, select, update
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 
 from domain.errors import InputError
 
@@ -40,17 +42,27 @@ seeds_table = Table(
 )
 
 # Campaigns recorded here by `tracker import`: their auto dice seed stayed with the exported
-# copy, so `verify` notes its absence instead of failing.
+# copy, so `verify` notes its absence instead of failing. PBEM copies share one log, so the
+# log cannot say which copy imported it: the mark says it instead, with the name given to the
+# import and the head of the log it recorded, which `verify` checks against the log (a bare
+# row, or one naming a head the log does not hold, was not written by an import).
 imported_table = Table(
     "tracker_imported",
     metadata,
     Column("campaign_id", String(36), primary_key=True),
     Column("imported_at", DateTime(timezone=True), server_default=func.now()),
+    # Added after the table first shipped (see `upgrade_import_marks`); 0 and "" in head_seq
+    # and head_hash mark a row an earlier tracker wrote, which named no head.
+    Column("name", String(200)),
+    Column("head_seq", Integer),
+    Column("head_hash", String(64)),
 )
+_MARK_COLUMNS = ("name", "head_seq", "head_hash")
 
 
 # Campaigns served by `tracker serve`: their auto dice seeds live in the server's key store,
-# not here (D5), so `verify` on this database notes their absence instead of failing.
+# not here (D5). `verify` does not take this row's word for it: the log must show an event
+# recorded through a server (see tracker.service.verify).
 served_table = Table(
     "tracker_served",
     metadata,
@@ -96,6 +108,8 @@ def sqlite_file(url: str) -> Path | None:
     if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
         return None
     return Path(parsed.database)
+
+
 def _require_file(path: Path) -> None:
     if not path.exists():
         raise InputError(
@@ -182,12 +196,41 @@ def _is_sqlite_file(path: Path) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class ImportMark:
+    """What `tracker import` noted here about a campaign it recorded: the name it was given and
+    the head (last event) of the log recorded; head 0 for a mark of an earlier tracker, which
+    noted neither, None for a row no import wrote."""
+
+    name: str | None
+    head_seq: int | None
+    head_hash: str | None
+
+    @property
+    def legacy(self) -> bool:
+        return self.head_seq == 0
+
+
+def mark_imported(conn: Connection, campaign_id: str, name: str, head_seq: int, head_hash: str) -> None:
+    """Note, in the import's own transaction, that the campaign was imported here (see
+    `imported_table`); `Registry.upgrade_import_marks` must have run."""
+    conn.execute(
+        imported_table.insert().values(campaign_id=campaign_id, name=name, head_seq=head_seq, head_hash=head_hash)
+    )
+
+
+def _marks_upgraded(conn: Connection) -> bool:
+    columns = {c["name"] for c in inspect(conn).get_columns(imported_table.name)}
+    return set(_MARK_COLUMNS) <= columns
+
+
 class Registry:
     """Campaign names and dice seeds, in the same database as the events."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         metadata.create_all(engine, checkfirst=True)
+        self._marks_ready = False  # the import marks have their name and head columns
 
     def names(self) -> list[tuple[str, str]]:
         with self.engine.connect() as conn:
@@ -198,9 +241,7 @@ class Registry:
 
     def lookup(self, name: str) -> str | None:
         with self.engine.connect() as conn:
-            return conn.execute(
-                select(campaigns_table.c.campaign_id).where(campaigns_table.c.name == name)
-            ).scalar()
+            return conn.execute(select(campaigns_table.c.campaign_id).where(campaigns_table.c.name == name)).scalar()
 
     def name_of(self, campaign_id: str) -> str | None:
         with self.engine.connect() as conn:
@@ -208,14 +249,49 @@ class Registry:
                 select(campaigns_table.c.name).where(campaigns_table.c.campaign_id == campaign_id)
             ).scalar()
 
-    def was_imported(self, campaign_id: str) -> bool:
+    def import_mark(self, campaign_id: str) -> ImportMark | None:
+        """What `tracker import` noted about the campaign, if it recorded it here. Only reads:
+        a table an earlier tracker made, without the name and head, gives marks of that tracker."""
+        where = imported_table.c.campaign_id == campaign_id
         with self.engine.connect() as conn:
-            return (
-                conn.execute(
-                    select(imported_table.c.campaign_id).where(imported_table.c.campaign_id == campaign_id)
-                ).first()
-                is not None
-            )
+            if not _marks_upgraded(conn):
+                found = conn.execute(select(imported_table.c.campaign_id).where(where)).first()
+                return None if found is None else ImportMark(None, 0, "")
+            row = conn.execute(
+                select(imported_table.c.name, imported_table.c.head_seq, imported_table.c.head_hash).where(where)
+            ).first()
+        return None if row is None else ImportMark(row[0], row[1], row[2])
+
+    def upgrade_import_marks(self) -> None:
+        """Give the import marks the name and head columns, once, before an import writes one.
+        The rows already there were written by an earlier tracker and are marked so (head 0) in
+        the same transaction, so that a row written later without a head never passes for one."""
+        if self._marks_ready:
+            return
+        with self.engine.connect() as conn:
+            self._marks_ready = _marks_upgraded(conn)
+        if self._marks_ready:
+            return
+        try:
+            with self.engine.connect() as conn:
+                if conn.dialect.name == "sqlite":
+                    # pysqlite opens no transaction for DDL: open one, so that the columns and
+                    # the marking of the rows already there commit together or not at all.
+                    conn.exec_driver_sql("BEGIN IMMEDIATE")
+                for name in _MARK_COLUMNS:
+                    kind = imported_table.c[name].type.compile(conn.dialect)
+                    conn.exec_driver_sql(f"ALTER TABLE {imported_table.name} ADD COLUMN {name} {kind}")
+                registered = select(campaigns_table.c.name).where(
+                    campaigns_table.c.campaign_id == imported_table.c.campaign_id
+                )
+                conn.execute(update(imported_table).values(name=registered.scalar_subquery(), head_seq=0, head_hash=""))
+                conn.commit()
+        except DBAPIError:
+            # Another process upgraded the table at the same time: its upgrade stands.
+            with self.engine.connect() as conn:
+                if not _marks_upgraded(conn):
+                    raise
+        self._marks_ready = True
 
     def is_served(self, campaign_id: str) -> bool:
         query = select(served_table.c.campaign_id).where(served_table.c.campaign_id == campaign_id)
@@ -241,14 +317,10 @@ class Registry:
         if new_seed is not None:
             try:
                 with self.engine.begin() as conn:
-                    conn.execute(
-                        seeds_table.insert().values(campaign_id=campaign_id, epoch=epoch, seed=new_seed)
-                    )
+                    conn.execute(seeds_table.insert().values(campaign_id=campaign_id, epoch=epoch, seed=new_seed))
             except IntegrityError:
                 pass
         with self.engine.connect() as conn:
             return conn.execute(
-                select(seeds_table.c.seed).where(
-                    seeds_table.c.campaign_id == campaign_id, seeds_table.c.epoch == epoch
-                )
+                select(seeds_table.c.seed).where(seeds_table.c.campaign_id == campaign_id, seeds_table.c.epoch == epoch)
             ).scalar()

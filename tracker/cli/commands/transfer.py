@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -17,6 +18,7 @@ from tracker.cli.common import Context, emit_json, json_option, progress
 
 if TYPE_CHECKING:
     from tracker.interchange.pbem import Continued
+    from tracker.interchange.transfer import ImportResult
 
 DICE_NOTE = (
     "The secret dice seed stays in the source database: in the imported campaign, roll "
@@ -108,21 +110,19 @@ def import_command(ctx: Context, file: str, as_name: str | None, as_json: bool) 
 
     Example: tracker --db postgresql://me@db/league import autumn.jsonl --as autumn-league
     """
-    from tracker.interchange.transfer import import_campaign
+    from tracker.storage.store import database_url, sqlite_file
 
-    ctx.may_create = True
+    # A SQLite file this command brings into being is removed again if the import is refused.
+    new_file = None if ctx.has_tracker else sqlite_file(database_url(ctx.db))
+    if new_file is not None and new_file.exists():
+        new_file = None
+    try:
+        result = _import(ctx, file, as_name)
+    except BaseException:
+        if new_file is not None:
+            _discard(ctx, new_file)
+        raise
     t = ctx.tracker
-    t.require_writable()
-    bar = partial(progress, label="Checking events")
-    if file == "-":
-        result = import_campaign(t, sys.stdin.buffer, "<stdin>", as_name, bar)
-    else:
-        try:
-            stream = open(file, "rb")  # noqa: SIM115 - closed below, after the import read it
-        except OSError as e:
-            raise InputError(f"cannot read {file}: {e.strerror or e}") from None
-        with stream:
-            result = import_campaign(t, stream, file, as_name, bar)
     from tracker.interchange.pbem import Continued
 
     if isinstance(result, Continued):
@@ -150,6 +150,38 @@ def import_command(ctx: Context, file: str, as_name: str | None, as_json: bool) 
         click.echo(f"{result.rolls_unchecked} auto roll(s) not re-derived: their seed was never revealed.")
     if result.dice_mode == "auto":
         click.echo(DICE_NOTE)
+
+
+def _import(ctx: Context, file: str, as_name: str | None) -> ImportResult | Continued:
+    from tracker.interchange.transfer import import_campaign
+
+    ctx.may_create = True
+    t = ctx.tracker
+    t.require_writable()
+    bar = partial(progress, label="Checking events")
+    if file == "-":
+        return import_campaign(t, sys.stdin.buffer, "<stdin>", as_name, bar)
+    try:
+        stream = open(file, "rb")  # noqa: SIM115 - closed below, after the import read it
+    except OSError as e:
+        raise InputError(f"cannot read {file}: {e.strerror or e}") from None
+    with stream:
+        return import_campaign(t, stream, file, as_name, bar)
+
+
+def _discard(ctx: Context, path: Path) -> None:
+    """Remove the database file a refused import created, with its journal files, unless it
+    holds events after all (a failure after the import's transaction committed)."""
+    if ctx.has_tracker:
+        try:
+            holds_events = ctx.tracker.max_notification_id() > 0
+        except Exception:  # noqa: BLE001 - an unreadable new file holds nothing worth keeping
+            holds_events = False
+        ctx.close()
+        if holds_events:
+            return
+    for leftover in (path, *(path.with_name(path.name + end) for end in ("-wal", "-shm", "-journal"))):
+        leftover.unlink(missing_ok=True)
 
 
 def _continued(where: str, result: Continued, as_json: bool) -> None:
