@@ -9,6 +9,7 @@ convoy table (CV5: 1-3 none, 4-6 one, 7-8 two, 9-10 three: 13/10 expected, 2 des
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,41 @@ def test_reports_carry_each_battles_percentile(played: str, tmp_path: Path) -> N
     page = html.read_text()
     cell = page[page.index('id="luck-battle-2"') :]
     assert f"{convoy['percentile'] * 100:.0f}%</td>" in cell[: cell.index("</tr>")]
+
+
+def x_tick_labels(svg: str) -> list[str]:
+    """The tick labels of a chart's x axis, read from its SVG (text kept as text)."""
+    axis = svg[svg.index('id="luck-matplotlib.axis_1"') : svg.index('id="luck-matplotlib.axis_2"')]
+    labels = []
+    for tick in axis.split('id="luck-xtick_')[1:]:
+        found = re.search(r"<text[^>]*>([^<]*)</text>", tick)
+        assert found is not None
+        labels.append(found.group(1))
+    return labels
+
+
+def test_the_luck_chart_counts_whole_national_turns(played: str) -> None:
+    """x is the national turn, 0 the start, as in the other charts; a point at the end of every
+    turn reported, a turn without rolls keeping the sum (the walkthrough's third turn)."""
+    from tracker.reports.html import chart_svgs, luck_points
+    from tracker.reports.report import build_report
+    from tracker.service.application import Tracker
+
+    with Tracker(played) as t:
+        cid = t.campaign_id(None)
+        whole, first, second = (build_report(t, cid, turn, fmt="html") for turn in (None, 1, 2))
+    xs, lines = luck_points(whole)
+    assert xs == [0, 1, 2, 3]
+    # Britain's turn 1: 0 of 0.4 searches, 0 of 0.1588 units sunk, 0 of 0.2929 lost.
+    assert lines["Britain"][:2] == [0.0, pytest.approx(-0.4 - 0.1588 + 0.2929)]
+    assert lines["Germany"][3] == lines["Germany"][2] and lines["France"] == [0.0] * 4
+    luck_svg = {c["key"]: c["svg"] for c in chart_svgs(whole)}["luck"]
+    assert x_tick_labels(luck_svg) == ["start", "1", "2", "3"]
+    assert "national turn (0 = start; each point: the end of a turn)" in luck_svg
+    # One turn: from the turn before it (0, the start, for turn 1) to its end, whole turns only.
+    assert luck_points(first)[0] == [0, 1] and luck_points(second)[0] == [1, 2]
+    assert x_tick_labels({c["key"]: c["svg"] for c in chart_svgs(first)}["luck"]) == ["start", "1"]
+    assert x_tick_labels({c["key"]: c["svg"] for c in chart_svgs(second)}["luck"]) == ["1", "2"]
 
 
 def test_battles_too_big_to_enumerate_quickly_are_left_out_F3() -> None:

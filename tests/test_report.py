@@ -505,6 +505,36 @@ def test_bbcode_strikes_undone_events_and_escapes_what_players_typed(tmp_path: P
     assert "[s]Germany moves DE-SS3: Heligoland Bight -> Southern North Sea[/s]" in bb
 
 
+def test_an_interception_whose_submarines_went_on_says_where_they_went_SM5(tmp_path: Path) -> None:
+    """Britain lets three U-boats pass the Southern North Sea unsearched; they go on to the Dover
+    Strait (the move after the interception), so none is still there, and the result says where
+    they went."""
+    db = str(tmp_path / "sm5.db")
+    subs = ["DE-SS3", "DE-SS4", "DE-SS5"]
+    with Tracker(db) as t:
+        cid = t.create("sm5", "north-sea-1914", dice="auto", seed=f"{7:064x}").id
+        t.execute(cid, advance)
+        t.execute(cid, advance)
+        t.execute(cid, lambda c, d: c.move("Germany", subs, ["Southern North Sea", "Dover Strait"]))
+        battle = t.load(cid).battle_count
+        t.execute(cid, lambda c, d: c.intercept_search(battle, [], d))
+        t.execute(cid, lambda c, d: c.intercept_continue(battle, None))
+        moved = log_records(t, cid, kind="UnitsMoved")[-1]["seq"]
+    (b,) = report_json(db, "--turn", "1")["turns"][0]["battles"]
+    assert (b["kind"], b["ended"], b["survivors"]) == ("interception", True, [])
+    assert b["went_on"] == [{"units": subs, "zone": "Dover Strait", "seq": moved}]
+    result = "nothing sunk; went on to Dover Strait: DE-SS3, DE-SS4, DE-SS5"
+    assert f"**Result:** {result}\n" in run(db, "report", "--turn", "1")
+    assert f"[b]Result:[/b] {result}\n" in run(db, "report", "--turn", "1", "--format", "bbcode")
+    assert f"<strong>Result:</strong> {result}</p>" in run(db, "report", "--turn", "1", "--format", "html")
+
+
+def test_an_interception_result_names_those_still_there_and_those_gone_on(demo_db: str) -> None:
+    """The demo's interception: DE-SS4 submerged and stays, DE-SS3 went on undetected."""
+    md = run(demo_db, "report", "--turn", "1")
+    assert "**Result:** sunk: GB-DD3; still there: DE-SS4; went on to Dover Strait: DE-SS3\n" in md
+
+
 def test_report_header_names_the_turn_it_reports(demo_db: str) -> None:
     for turn in (1, BATTLE_TURN):
         data = report_json(demo_db, "--turn", str(turn))

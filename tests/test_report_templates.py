@@ -1,14 +1,17 @@
-"""The Markdown report's template: a hand-built report renders to its reference text (the
-BBCode report, converted from it, too); Markdown templates escape players' text for Markdown,
-never for HTML, while HTML templates stay HTML-escaped."""
+"""The forum-post template: a hand-built report renders to its reference Markdown, and the same
+document in BBCode; each dialect escapes players' text for its own markup, never for HTML, while
+HTML templates stay HTML-escaped."""
 
 from __future__ import annotations
 
 import copy
+import re
+from collections.abc import Callable
 from importlib.resources import files
 from typing import Any
 
 from tracker.reports.html import template_environment
+from tracker.reports.post import Dialect, Marked, Row, render_post
 from tracker.reports.report import render
 
 
@@ -276,6 +279,87 @@ def test_bbcode_tells_the_same_turn_in_forum_tags() -> None:
     assert "Log head after event 12: 12:ab12 (check with tracker verify --head 12:ab12)\n" in bb
 
 
+def test_bbcode_table_cells_keep_what_players_typed() -> None:
+    """A manual dice reference in a table cell reaches BBCode as typed: its `*`, `~~`, backticks
+    and backslashes are text there, not Markdown to strip (the report once lost them)."""
+    report = a_report()
+    typed = "x *y* z ~~w~~ `v` a\\b [b]"
+    report["turns"][0]["research"][1]["roll"].update(source="manual", reference=typed)
+    bb = render(report, "bbcode")
+    cells = "Germany  Advanced Submarine  10    D10: 9 (manual, ref x *y* z ~~w~~ `v` a\\b [\u200bb])  >=9"
+    assert cells in bb
+    block = bb[bb.index("[code]\nNation") :]
+    assert block.index(cells) < block.index("[/code]")
+    md = render(report, "md")
+    assert "| D10: 9 (manual, ref x \\*y\\* z \\~\\~w\\~\\~ \\`v\\` a\\\\b \\[b\\]) |" in md
+
+
+class Tagged(Dialect):
+    """A markup of angle-bracket tags, to show which constructs the template asks for."""
+
+    def escape(self, text: object) -> Marked:
+        return text if isinstance(text, Marked) else Marked(" ".join(str(text).split()))
+
+    def bold(self, text: object) -> Marked:
+        return Marked(f"<b>{text}</b>", str(text))
+
+    def italic(self, text: object) -> Marked:
+        return Marked(f"<i>{text}</i>", str(text))
+
+    def struck(self, text: object) -> Marked:
+        return Marked(f"<s>{text}</s>", str(text))
+
+    def code(self, text: object) -> Marked:
+        return Marked(f"<code>{text}</code>", str(text))
+
+    def heading(self, level: int, text: object) -> str:
+        return f"<h{level}>{text}</h{level}>"
+
+    def item(self, caller: Callable[[], str]) -> str:
+        return f"<li>{caller()}</li>\n"
+
+    def quote(self, caller: Callable[[], str]) -> str:
+        return f"<q>{caller()}</q>\n"
+
+    def bullets(self, caller: Callable[[], str], nested: bool = False) -> str:
+        return f"<ul>\n{caller()}</ul>\n"
+
+    def layout(self, header: list[Marked], rows: list[Row]) -> str:
+        lines = [f"<tr>{''.join(f'<th>{h}</th>' for h in header)}</tr>"]
+        for row in rows:
+            cells = [self.cell(c) for c in row.cells]
+            lines.append(f"<tr undone='{row.undone_by or ''}'>{''.join(f'<td>{c}</td>' for c in cells)}</tr>")
+        return "\n".join(["<table>", *lines, "</table>"]) + "\n"
+
+
+def test_the_post_template_writes_no_markup_of_its_own() -> None:
+    """One document, two markups: every heading, list, quote, table and emphasis of the report
+    comes from the dialect, so a third markup needs no template of its own."""
+    report = a_report()
+    report["scope"] = "campaign"
+    report["series"] = [{"turn": 1, "round": 1, "nation": "Germany", "seq": 12, "complete": False}]
+    report["series"][0] |= {"phase": "purchase", "nations": report["turns"][0]["end"]["nations"]}
+    text = render_post(report, Tagged())
+    assert "**" not in text and "~~" not in text and "`" not in text and "|" not in text
+    assert not re.search(r"^(#|- |  - |> )", text, re.MULTILINE)
+    assert "<h1>Autumn <b>1914</b> & *co*: campaign report, turns 1-1</h1>" in text
+    assert "<q><b>Override undo:</b> dice rolls were taken back in this turn (see <i>Undos</i>).</q>" in text
+    assert "<li><b>OVERRIDE undo</b>: event 4 undid events 2-3" in text
+    assert "<ul>\n<li><s>paid</s> (turn 1, TE1, event 2)</li>\n<li><s>1 phase change(s)</s></li>\n</ul>\n" in text
+    assert "<tr undone='4'><td>Germany</td><td>Advanced Submarine</td>" in text
+    assert "<tr undone=''><td>1</td><td>1</td><td>Germany</td><td>7 / 2 / 3</td><td>30 / 0 / 2</td></tr>" in text
+    assert "Log head after event 12: <code>12:ab12</code>" in text
+
+
+def test_bbcode_writes_no_empty_list_and_no_markdown() -> None:
+    report = a_report()
+    report["turns"][0]["undos"][1]["undone_events"] = []  # an undo with nothing listed under it
+    bb = render(report, "bbcode")
+    assert "[list]\n[/list]" not in bb
+    assert "[*]Undo: event 9 undid event 8\n[/list]\n" in bb
+    assert not re.search(r"^(#|- |  - |> |\|)", bb, re.MULTILINE) and "**" not in bb and "~~" not in bb
+
+
 def test_a_campaign_report_has_the_progress_table_and_each_turn_under_its_own_heading() -> None:
     report = a_report()
     report["scope"] = "campaign"
@@ -295,14 +379,14 @@ def test_a_campaign_report_has_the_progress_table_and_each_turn_under_its_own_he
     assert "### Research\n\n" in md and "\n## Research" not in md
 
 
-def test_markdown_templates_are_not_html_escaped_and_html_templates_are() -> None:
+def test_post_templates_are_not_html_escaped_and_html_templates_are() -> None:
     env = template_environment()
     assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"
     assert callable(env.autoescape)
-    assert not env.autoescape("report.md.j2")
+    assert not env.autoescape("report.post.j2")
     assert env.autoescape("report.html.j2") and env.autoescape("viewer_board.html.j2")
 
 
 def test_the_report_templates_ship_with_the_package() -> None:
     templates = files("tracker.reports") / "templates"
-    assert (templates / "report.md.j2").is_file() and (templates / "report.html.j2").is_file()
+    assert (templates / "report.post.j2").is_file() and (templates / "report.html.j2").is_file()

@@ -238,18 +238,22 @@ def rows_for(luck: dict[str, Any], nation: str | None = None) -> list[list[str]]
     return out
 
 
-def cumulative(luck: dict[str, Any], nation: str) -> tuple[list[int], list[float]]:
-    """Turns and the running sum of actual minus expected over every metric that is good for
-    the nation (NTR destroyed, units sunk, searches, hits) less those that are bad (NTR and
-    units lost): above 0, luckier than the odds."""
+def cumulative(luck: dict[str, Any], nation: str, turns: list[int]) -> tuple[list[int], list[float]]:
+    """The running sum of actual minus expected over every metric that is good for the nation
+    (NTR destroyed, units sunk, searches, hits) less those that are bad (NTR and units lost):
+    above 0, luckier than the odds. One point before the first of `turns` (the national turns
+    reported, in order; 0 is the start), then one at the end of each of them, a turn without
+    rolls of the nation keeping the sum it had."""
     good = ("ntr_destroyed", "units_sunk", "searches", "hits")
     bad = ("ntr_lost", "units_lost")
-    xs, ys, run = [0], [0.0], 0.0
-    for row in luck["nations"][nation]["turns"]:
-        m = row["metrics"]
-        run += sum(m[k]["actual"] - m[k]["expected"] for k in good) - sum(
-            m[k]["actual"] - m[k]["expected"] for k in bad
-        )
-        xs.append(row["turn"])
+    by_turn = {row["turn"]: row["metrics"] for row in luck["nations"][nation]["turns"]}
+    xs, ys, run = [turns[0] - 1 if turns else 0], [0.0], 0.0
+    for k in turns:
+        m = by_turn.get(k)
+        if m is not None:
+            run += sum(m[g]["actual"] - m[g]["expected"] for g in good) - sum(
+                m[b]["actual"] - m[b]["expected"] for b in bad
+            )
+        xs.append(k)
         ys.append(run)
     return xs, ys

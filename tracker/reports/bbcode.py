@@ -1,118 +1,78 @@
-"""Turn reports as BBCode for phpBB and BoardGameGeek forums (`tracker report --format bbcode`).
+"""Turn reports as BBCode for phpBB and BoardGameGeek forums (`tracker report --format bbcode`):
+the BBCode dialect of the post template (`tracker.reports.post`), the same document as the
+Markdown report in forum tags.
 
-Converted from the Markdown report (`templates/report.md.j2`) rather than rendered from a
-template of its own: a forum post in either markup is the same document, so one template keeps
-both formats telling the same story and a new section is written once. The conversion knows the
-few constructs that template writes (headings, bold, italic, strike-through, inline code, bullet
-lists, one quote style, pipe tables and backslash escapes). Tables become fixed-width `[code]`
-blocks, as neither forum has tables in its default tag set: a column's width needs every row,
-which is the finished table's business, not a template's. A `[` that players typed gets a
-zero-width space after it, so no name or reason can open a tag.
+Tables become fixed-width `[code]` blocks, as neither forum has tables in its default tag set;
+inside them text carries no markup (a struck row says which undo took it back, in words). A
+`[` that players typed gets a zero-width space after it, so no name or reason can open a tag;
+nothing else of theirs is markup in BBCode.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
+from typing import Any
 
-_ESCAPED = re.compile(r"\\(.)")
-_INLINE = (
-    (re.compile(r"\*\*(.+?)\*\*"), r"[b]\1[/b]"),
-    (re.compile(r"(?<![*\w])\*(?!\s)(.+?)(?<!\s)\*(?![*\w])"), r"[i]\1[/i]"),
-    (re.compile(r"~~(.+?)~~"), r"[s]\1[/s]"),
-    (re.compile(r"`([^`]*)`"), r"\1"),
-)
-_PLAIN = (
-    (re.compile(r"\*\*(.+?)\*\*"), r"\1"),
-    (re.compile(r"(?<![*\w])\*(?!\s)(.+?)(?<!\s)\*(?![*\w])"), r"\1"),
-    (re.compile(r"~~(.+?)~~"), r"\1"),
-    (re.compile(r"`([^`]*)`"), r"\1"),
-)
+from tracker.reports.post import Dialect, Marked, Row, plain, render_post
+
 HEADINGS = {1: ("[size=150][b]", "[/b][/size]"), 2: ("[size=120][b]", "[/b][/size]")}
 
 
-def _protect(text: str) -> tuple[str, list[str]]:
-    """Escaped characters out of the way of the markup patterns, kept for `restore`."""
-    kept: list[str] = []
-
-    def keep(m: re.Match[str]) -> str:
-        kept.append(m.group(1))
-        return f"\x00{len(kept) - 1}\x00"
-
-    return _ESCAPED.sub(keep, text), kept
+def bbcode(text: object) -> str:
+    """Text safe in BBCode: no tag can start in it, one line."""
+    return " ".join(str(text).split()).replace("[", "[\u200b")
 
 
-def restore(text: str, kept: list[str]) -> str:
-    def put(m: re.Match[str]) -> str:
-        ch = kept[int(m.group(1))]
-        return "[\u200b" if ch == "[" else ch
+class BBCodeDialect(Dialect):
+    """BBCode as phpBB and BoardGameGeek read it: the tags of their default set only."""
 
-    return re.sub(r"\x00(\d+)\x00", put, text)
+    def escape(self, text: object) -> Marked:
+        return text if isinstance(text, Marked) else Marked(bbcode(text))
+
+    def bold(self, text: object) -> Marked:
+        return Marked(f"[b]{text}[/b]", plain(text))
+
+    def italic(self, text: object) -> Marked:
+        return Marked(f"[i]{text}[/i]", plain(text))
+
+    def struck(self, text: object) -> Marked:
+        return Marked(f"[s]{text}[/s]", plain(text))
+
+    def code(self, text: object) -> Marked:
+        # Neither forum's default set has inline code: the text stands as it is.
+        return Marked(bbcode(text))
+
+    def heading(self, level: int, text: object) -> str:
+        start, end = HEADINGS.get(level, ("[b]", "[/b]"))
+        return f"{start}{text}{end}"
+
+    def item(self, caller: Callable[[], str]) -> str:
+        return f"[*]{caller()}\n"
+
+    def quote(self, caller: Callable[[], str]) -> str:
+        return f"[quote]{caller()}[/quote]\n"
+
+    def bullets(self, caller: Callable[[], str], nested: bool = False) -> str:
+        body = caller()
+        # A list with no item is no list (a nested one comes after its item, within the list).
+        return f"[list]\n{body}[/list]\n" if body.strip() else body
+
+    def layout(self, header: list[Marked], rows: list[Row]) -> str:
+        table = [[plain(h) for h in header]]
+        for row in rows:
+            cells = [plain(self.cell(c)) for c in row.cells]
+            if row.undone_by:
+                cells[-1] += f" (undone by event {row.undone_by})"
+            table.append(cells)
+        widths = [max(len(r[i]) if i < len(r) else 0 for r in table) for i in range(max(map(len, table)))]
+        lines = ["  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in table]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join(["[code]", *lines, "[/code]"]) + "\n"
 
 
-def inline(text: str, plain: bool = False) -> str:
-    """One line of the tracker's Markdown as BBCode (or, with `plain`, as bare text)."""
-    protected, kept = _protect(text)
-    for pattern, replacement in _PLAIN if plain else _INLINE:
-        protected = pattern.sub(replacement, protected)
-    return restore(protected, kept)
+BBCODE = BBCodeDialect()
 
 
-def _cells(line: str) -> list[str]:
-    protected, kept = _protect(line.strip())
-    return [restore(c.strip(), kept) for c in protected.strip("|").split("|")]
-
-
-def _table(lines: list[str]) -> list[str]:
-    rows = [_cells(line) for line in lines]
-    rows = [r for r in rows if not all(set(c) <= {"-", ":"} and c for c in r)]  # the |---| row
-    rows = [[inline(c, plain=True) for c in r] for r in rows]
-    widths = [max(len(r[i]) if i < len(r) else 0 for r in rows) for i in range(max(map(len, rows)))]
-    out = ["[code]"]
-    for n, r in enumerate(rows):
-        out.append("  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip())
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths))
-    out.append("[/code]")
-    return out
-
-
-def markdown_to_bbcode(markdown: str) -> str:
-    out: list[str] = []
-    lines = markdown.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("|"):
-            block = []
-            while i < len(lines) and lines[i].startswith("|"):
-                block.append(lines[i])
-                i += 1
-            out += _table(block)
-            continue
-        if line.startswith("- ") or line.startswith("  - "):
-            out.append("[list]")
-            nested = False
-            while i < len(lines) and (lines[i].startswith("- ") or lines[i].startswith("  - ")):
-                item = lines[i]
-                if item.startswith("  - ") and not nested:
-                    out.append("[list]")
-                    nested = True
-                elif item.startswith("- ") and nested:
-                    out.append("[/list]")
-                    nested = False
-                out.append("[*]" + inline(item.lstrip()[2:]))
-                i += 1
-            if nested:
-                out.append("[/list]")
-            out.append("[/list]")
-            continue
-        heading = re.match(r"^(#{1,6}) (.*)$", line)
-        if heading:
-            start, end = HEADINGS.get(len(heading.group(1)), ("[b]", "[/b]"))
-            out.append(start + inline(heading.group(2)) + end)
-        elif line.startswith("> "):
-            out.append("[quote]" + inline(line[2:]) + "[/quote]")
-        else:
-            out.append(inline(line))
-        i += 1
-    return "\n".join(out).rstrip("\n") + "\n"
+def render_bbcode(report: dict[str, Any]) -> str:
+    """The report (`tracker.reports.report.build_report`) in BBCode."""
+    return render_post(report, BBCODE)

@@ -45,6 +45,18 @@ CHARTS = (
 # ----- HTML -----
 
 
+def _line_style(report: dict[str, Any], nation: str) -> dict[str, Any]:
+    """A nation's line in every chart: its colour, solid for the first nation's side, dashed
+    for its enemies."""
+    nations = report["campaign"]["turn_order"]
+    sides = report["campaign"]["sides"]
+    return {
+        "color": PALETTE[nations.index(nation) % len(PALETTE)],
+        "linestyle": "-" if sides[nation] == sides[nations[0]] else "--",
+        "label": nation,
+    }
+
+
 def _chart_figure(report: dict[str, Any], key: str, title: str, ylabel: str) -> Any:
     """One line chart of a per-nation figure at the end of each round (a matplotlib Figure, no
     pyplot): x is in rounds, so a point per round, and a long campaign's rounds are grouped."""
@@ -52,8 +64,6 @@ def _chart_figure(report: dict[str, Any], key: str, title: str, ylabel: str) -> 
     from matplotlib.ticker import MaxNLocator
 
     nations = report["campaign"]["turn_order"]
-    sides = report["campaign"]["sides"]
-    first_side = sides[nations[0]] if nations else None
     per_round = max(1, len(nations))
     entries = report.get("chart") or report["series"]
     xs = [0.0] + [e["turn"] / per_round for e in entries]
@@ -61,7 +71,7 @@ def _chart_figure(report: dict[str, Any], key: str, title: str, ylabel: str) -> 
     few = len(xs) <= 40
     fig = Figure(figsize=(5.6, 3.0), layout="constrained")
     ax = fig.subplots()
-    for i, nation in enumerate(nations):
+    for nation in nations:
         ax.plot(
             xs,
             [p[nation][key] for p in points],
@@ -69,9 +79,7 @@ def _chart_figure(report: dict[str, Any], key: str, title: str, ylabel: str) -> 
             marker="o" if few else None,
             markersize=3.5,
             linewidth=1.4 if few else 1.0,
-            color=PALETTE[i % len(PALETTE)],
-            linestyle="-" if sides[nation] == first_side else "--",
-            label=nation,
+            **_line_style(report, nation),
         )
     ax.set_title(title)
     ax.set_xlabel("round (0 = start; each point: the end of a round)" if few else "round (0 = start)")
@@ -122,23 +130,50 @@ def chart_svgs(report: dict[str, Any]) -> list[dict[str, str]]:
     return charts
 
 
-def _luck_figure(report: dict[str, Any]) -> Any:
-    """Per nation, the running sum of actual minus expected (hits, searches, NTR destroyed,
-    less NTR lost) by turn: above 0, luckier than the odds of its rolls."""
-    from matplotlib.figure import Figure
-
+def luck_points(report: dict[str, Any]) -> tuple[list[int], dict[str, list[float]]]:
+    """The luck chart's points: the national turns (the one before the first reported, 0 for
+    the start, then each reported turn) and per nation its running luck at the end of each."""
     from tracker.analysis.luck import cumulative
 
-    nations = report["campaign"]["turn_order"]
+    turns = [t["turn"] for t in report["turns"]]
+    xs, lines = [turns[0] - 1, *turns], {}
+    for nation in report["campaign"]["turn_order"]:
+        xs, lines[nation] = cumulative(report["luck"], nation, turns)
+    return xs, lines
+
+
+def _luck_figure(report: dict[str, Any]) -> Any:
+    """Per nation, the running sum of actual minus expected (hits, searches, NTR destroyed,
+    less NTR lost) at the end of each national turn reported: above 0, luckier than the odds of
+    its rolls. x counts national turns in whole numbers, as the other charts count rounds."""
+    from matplotlib.figure import Figure
+
+    xs, lines = luck_points(report)
+    few = len(xs) <= 40
     fig = Figure(figsize=(5.6, 3.0), layout="constrained")
     ax = fig.subplots()
-    for i, nation in enumerate(nations):
-        xs, ys = cumulative(report["luck"], nation)
-        ax.step(xs, ys, where="post", color=PALETTE[i % len(PALETTE)], linewidth=1.3, label=nation)
+    for nation, ys in lines.items():
+        ax.plot(
+            xs,
+            ys,
+            # As in the other charts: markers while they stay apart, one style per side.
+            marker="o" if few else None,
+            markersize=3.5,
+            linewidth=1.3 if few else 1.0,
+            **_line_style(report, nation),
+        )
     ax.axhline(0, color="#888888", linewidth=0.8)
     ax.set_title("Luck: actual minus expected, cumulative")
-    ax.set_xlabel("national turn")
+    start = "0 = start; " if xs[0] == 0 else ""
+    ax.set_xlabel(f"national turn ({start}each point: the end of a turn)")
     ax.set_ylabel("successes above the odds")
+    # Whole national turns only (a fraction of a turn means nothing), the start named as in the
+    # other charts; a long campaign's ticks are spaced out.
+    step = max(1, math.ceil((xs[-1] - xs[0]) / 12))
+    ticks = list(range(xs[0], xs[-1] + 1, step))
+    ax.set_xticks(ticks, ["start" if k == 0 else str(k) for k in ticks])
+    span = max(xs[-1] - xs[0], 1)
+    ax.set_xlim(xs[0] - 0.05 * span, xs[0] + span * 1.03)
     ax.grid(True, alpha=0.3)
     fig.legend(fontsize=7, loc="outside right upper", title="nation", title_fontsize=7)
     return fig
@@ -147,12 +182,13 @@ def _luck_figure(report: dict[str, Any]) -> Any:
 def template_environment(package: str = "tracker.reports") -> jinja2.Environment:
     """The templates of a room (the reports here, the browser viewer's pages in the server): every
     name they use defined, with the names of phases, technologies and unit types. HTML-escaped,
-    except Markdown templates (`*.md.j2`), which escape players' text with a filter of their own."""
+    except forum-post templates (`*.post.j2`, Markdown or BBCode), whose dialect escapes players'
+    text with a filter of its own (`tracker.reports.post`)."""
     import jinja2
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader(package, "templates"),
-        autoescape=lambda name: not (name or "").endswith(".md.j2"),
+        autoescape=lambda name: not (name or "").endswith(".post.j2"),
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,

@@ -1,31 +1,13 @@
-"""Turn reports in Markdown (and, through it, BBCode), rendered from `templates/report.md.j2`
-with the report dict of `tracker.report.build_report`."""
+"""Turn reports in Markdown for forum posts: the Markdown dialect of the post template
+(`tracker.reports.post`), with its escaping of players' text."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
-from tracker.reports.html import template_environment
-from tracker.reports.text import (
-    BATTLE_RULES,
-    battle_declaration,
-    battle_heading,
-    battle_result,
-    dice_text,
-    fleet_rows,
-    has_actions,
-    move_text,
-    report_meta,
-    research_result,
-    roll_line,
-    step_text,
-    target_text,
-    trade_rows,
-    turn_title,
-    undo_text,
-    undone_listing,
-)
+from tracker.reports.post import Dialect, Marked, Row, plain, render_post
 
 # Characters that could start emphasis, code, links, strikethrough, a table cell or (a "<"
 # before a letter, "/", "!" or "?") raw HTML and autolinks.
@@ -37,41 +19,55 @@ def md(text: object) -> str:
     return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
 
 
-def luck_tables(report: dict[str, Any]) -> tuple[list[list[str]], list[dict[str, Any]]]:
-    """The rows of the luck table (nation and turn, then expected / actual per metric), leaving
-    out the rows with nothing expected and nothing happened, and the battles of the report."""
-    from tracker.analysis.luck import rows_for
+class MarkdownDialect(Dialect):
+    """Markdown as GitHub, Discourse and Discord read it: pipe tables, `~~` for struck text."""
 
-    luck = report.get("luck")
-    if not luck:
-        return [], []
-    rows = [r for r in rows_for(luck) if any(not c.startswith("0.00 / 0") for c in r[2:])]
-    return rows, luck.get("battles", [])
+    def escape(self, text: object) -> Marked:
+        return text if isinstance(text, Marked) else Marked(md(text), " ".join(str(text).split()))
+
+    def bold(self, text: object) -> Marked:
+        return Marked(f"**{text}**", plain(text))
+
+    def italic(self, text: object) -> Marked:
+        return Marked(f"*{text}*", plain(text))
+
+    def struck(self, text: object) -> Marked:
+        return Marked(f"~~{text}~~", plain(text))
+
+    def code(self, text: object) -> Marked:
+        return Marked(f"`{text}`", plain(text))
+
+    def heading(self, level: int, text: object) -> str:
+        return f"{'#' * level} {text}"
+
+    def item(self, caller: Callable[[], str]) -> str:
+        return f"- {caller()}\n"
+
+    def quote(self, caller: Callable[[], str]) -> str:
+        return f"> {caller()}\n"
+
+    def bullets(self, caller: Callable[[], str], nested: bool = False) -> str:
+        body = caller()
+        if not nested:
+            return body
+        # A list inside an item: its items indented under the item's text.
+        return "".join(f"  {line}" if line.strip() else line for line in body.splitlines(keepends=True))
+
+    def layout(self, header: list[Marked], rows: list[Row]) -> str:
+        lines = [f"| {' | '.join(header)} |", "|" + "|".join("---" for _ in header) + "|"]
+        for row in rows:
+            cells = [self.cell(c) for c in row.cells]
+            if row.undone_by:
+                # Every non-empty cell struck; the last one says which undo took the row back.
+                cells = [self.struck(c) if c else c for c in cells]
+                cells[-1] = Marked(f"{cells[-1]} {self.italic(f'(undone by event {row.undone_by})')}")
+            lines.append("|" + "".join(f" {c} |" for c in cells))
+        return "\n".join(lines) + "\n"
+
+
+MARKDOWN = MarkdownDialect()
 
 
 def render_markdown(report: dict[str, Any]) -> str:
-    env = template_environment()
-    env.filters["md"] = md
-    env.globals.update(
-        target_text=target_text,
-        dice_text=dice_text,
-        move_text=move_text,
-        research_result=research_result,
-        roll_line=roll_line,
-        step_text=step_text,
-        undo_text=undo_text,
-        undone_listing=undone_listing,
-        battle_heading=battle_heading,
-        battle_declaration=battle_declaration,
-        battle_rule=lambda b: BATTLE_RULES.get(b["kind"], "CV1"),
-        battle_result=battle_result,
-        fleet_rows=fleet_rows,
-        trade_rows=trade_rows,
-        turn_title=turn_title,
-        has_actions=has_actions,
-        report_meta=lambda r: report_meta(r, md),
-        luck_tables=luck_tables,
-    )
-    text = env.get_template("report.md.j2").render(report=report)
-    # One newline at the end, however the template's last section ends.
-    return text.rstrip("\n") + "\n"
+    """The report (`tracker.reports.report.build_report`) in Markdown."""
+    return render_post(report, MARKDOWN)

@@ -2,8 +2,8 @@
 
 A report covers one national turn (`build_report(t, cid, turn=N)`) or the whole campaign
 (`build_report(t, cid)`). It is built once as a JSON-ready dict, and the Markdown and HTML
-renderings are drawn from that dict by the templates in `templates/` (BBCode is converted from
-the Markdown), so every format tells the same story.
+renderings are drawn from that dict by the templates in `templates/` (Markdown and BBCode from
+one template, in two markups), so every format tells the same story.
 The figures at the end of every turn come from the projections, nothing is replayed: a
 series over many turns is built in one pass over the history views, a few points (a one-turn
 report, the charts) by one board query each, so a one-turn Markdown or HTML report costs the
@@ -52,7 +52,9 @@ TURN:
                 success, else null), acquired, undone_by}.
     battles     {battle, kind, zone, attacker, defender, submarines, ntr (NTR present when
                 declared), seq, undone_by, rolls: [ROLL], steps: [{seq, kind, rule, summary,
-                undone_by}], casualties: [CASUALTY], ntr_destroyed, ended, survivors}.
+                undone_by}], casualties: [CASUALTY], ntr_destroyed, ended, survivors,
+                went_on: [{units, zone, seq}] (an interception's submarines that went on, SM5:
+                the zone their move of event seq reached; empty for other battles)}.
     rolls       every dice roll of the turn (battle and research rolls included): ROLL.
     casualties  CASUALTY: {seq, unit, type, nation, result ("sunk" or "damaged"), battle,
                 rule, undone_by}.
@@ -260,6 +262,7 @@ def _battle(r: dict[str, Any]) -> dict[str, Any]:
         "ntr_destroyed": 0,
         "ended": False,
         "survivors": [],
+        "went_on": [],
     }
 
 
@@ -300,13 +303,15 @@ def _empty_turn(ctx: ReportContext, number: int, records: list[dict[str, Any]], 
 
 class _TurnFiler:
     """Files the records of one national turn, in order, into the sections of its TURN entry;
-    the battles and the research of the turn are kept by number until the turn is done."""
+    the battles and the research of the turn are kept by number until the turn is done, and the
+    interceptions whose submarines go on until their move is recorded."""
 
     def __init__(self, ctx: ReportContext, section: dict[str, Any]) -> None:
         self.ctx = ctx
         self.section = section
         self.battles: dict[int, dict[str, Any]] = {}
         self.research: dict[int, dict[str, Any]] = {}
+        self.going_on: list[tuple[dict[str, Any], frozenset[str]]] = []
 
     def file(self, r: dict[str, Any]) -> None:
         kind, d, section = r["kind"], r.get("data", {}), self.section
@@ -318,6 +323,7 @@ class _TurnFiler:
             self.roll(r)
         elif kind == "UnitsMoved":
             section["moves"].append(_move(r))
+            self.went_on(r)
         elif kind == "NtrPlaced":
             section["ntr_placed"].append(_ntr_placed(r))
         elif kind == "ResearchPaid":
@@ -410,6 +416,19 @@ class _TurnFiler:
         elif kind == "BattleEnded":
             b["ended"] = not r["undone_by"]
             b["survivors"] = list(d["survivors"])
+        elif kind == "SubmarinesContinued" and d["continuing"] and not r["undone_by"]:
+            self.going_on.append((b, frozenset(d["continuing"])))
+
+    def went_on(self, r: dict[str, Any]) -> None:
+        """SM5: the move that takes an interception's free submarines on from its zone (recorded
+        after the interception ends) says where they went."""
+        d = r["data"]
+        for n, (b, units) in enumerate(self.going_on):
+            if frozenset(d["units"]) == units and d["path"][0] == b["zone"]:
+                if not r["undone_by"]:
+                    b["went_on"].append({"units": list(d["units"]), "zone": d["path"][-1], "seq": r["seq"]})
+                del self.going_on[n]
+                return
 
     def finish(self, undos_elsewhere: list[dict[str, Any]]) -> dict[str, Any]:
         """The entry, with what waits to be placed, the battles in order, and the undos recorded
@@ -594,9 +613,9 @@ def render(report: dict[str, Any], fmt: str) -> str:
     if fmt == "md":
         return render_markdown(report)
     if fmt == "bbcode":
-        from tracker.reports.bbcode import markdown_to_bbcode
+        from tracker.reports.bbcode import render_bbcode
 
-        return markdown_to_bbcode(render_markdown(report))
+        return render_bbcode(report)
     if fmt == "html":
         return render_html(report)
     if fmt == "json":

@@ -144,7 +144,13 @@ def battle_result(b: dict[str, Any]) -> str:
     if damaged:
         parts.append(f"damaged: {', '.join(damaged)}")
     if b["kind"] != "convoy":
-        parts.append(f"still there: {', '.join(b['survivors']) or 'none'}" if b["ended"] else "not finished")
+        if not b["ended"]:
+            return "; ".join([*parts, "not finished"])
+        went_on = b.get("went_on", [])
+        # SM5: submarines that went on are no longer there; saying "none" alone would hide them.
+        if b["survivors"] or not went_on:
+            parts.append(f"still there: {', '.join(b['survivors']) or 'none'}")
+        parts += [f"went on to {w['zone']}: {', '.join(w['units'])}" for w in went_on]
         return "; ".join(parts)
     parts.append(f"{b['ntr_destroyed']} NTR destroyed")
     if b["ended"]:
@@ -221,6 +227,18 @@ def trade_rows(report: dict[str, Any], turn: dict[str, Any]) -> tuple[list[str],
             ]
         )
     return header, rows
+
+
+def progress_rows(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """A campaign report's progress: per turn, each nation's resources / NTR at sea / units at
+    the end of the turn."""
+    nations = report["campaign"]["turn_order"]
+    rows = [
+        [str(e["turn"]), str(e["round"]), e["nation"]]
+        + [f"{f['balance']} / {f['ntr_at_sea']} / {f['units']}" for f in (e["nations"][n] for n in nations)]
+        for e in report["series"]
+    ]
+    return ["Turn", "Round", "Phasing", *nations], rows
 
 
 def turn_title(turn: dict[str, Any]) -> str:
