@@ -237,9 +237,9 @@ def test_nc3_every_remaining_unit_fires_together_and_casualties_follow_ha5_ha6()
     ]
     assert step(c, b) == ("casualties", ["Germany", "Britain"], "HA7")
     # HA5: the German battleship's hit must fall on GB-BB1; HA6: the cruiser's on an escort.
-    err = refused(c, RuleViolation, lambda: c.choose_casualties(b, "Britain", ["GB-DD1", "GB-DD2"]), "HA5")
-    assert "(legal: GB-BB1)" in err.reason
-    refused(c, RuleViolation, lambda: c.choose_casualties(b, "Britain", ["GB-BB1", "GB-BB1"]), "HA6")
+    err = refused(c, RuleViolation, lambda: c.choose_casualties(b, "Britain", ["GB-DD1", "GB-DD2"]), "HA7")
+    assert "at least 1 hit falls on GB-BB1 (HA5)" in err.reason
+    refused(c, RuleViolation, lambda: c.choose_casualties(b, "Britain", ["GB-BB1", "GB-BB1"]), "HA7")
     refused(c, RuleViolation, lambda: c.choose_casualties(b, "Britain", ["DE-BB1", "GB-DD1"]), "HA7")
     c.choose_casualties(b, "Britain", ["GB-DD2", "GB-BB1"])
     assert step(c, b) == ("casualties", ["Germany"], "HA7")

@@ -151,6 +151,8 @@ class Engine(Remains):
         self.placed: dict[Any, tuple[Piece, ...]] = {}
         self.steps: dict[tuple[Any, ...], list[tuple[tuple[Piece, ...], Number]]] = {}
         self.rows: dict[tuple[Any, ...], list[tuple[Piece, ...]]] = {}
+        self.tables: dict[tuple[Any, ...], dict[tuple[int, ...], tuple[Piece, ...]]] = {}
+        self.joint: dict[tuple[Any, ...], list[tuple[tuple[Piece, ...], Number]]] = {}
         self.pooled_of: dict[tuple[DieGroup, ...], tuple[Number, ...]] = {}
         # What follows a volley: context, then attackers, then defenders left, by identity.
         self.followed: dict[int, dict[int, dict[int, tuple[State, int]]]] = {}

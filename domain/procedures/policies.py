@@ -6,12 +6,13 @@ Targets: "spread" (the tracker's default: spread over the legal targets, most va
 "focus" (every shot at the most valuable target it may pick), or a unit type (shots that may
 pick a unit of that type do, spread over them; the others spread as by default).
 
-Casualties: "cheapest" (the tracker's default, HA7: hits that only damage a capital ship
-first, F3/NC5, then the cheapest units), "costliest" (the most expensive units first, a hit on
-a damaged capital ship before a fresh one: the owner's worst case), or "firepower" (hits that
-only damage first, then the units with the weakest fire value, attack on the attacking side
-and defense on the defending one, NC2/NC3: the guns kept). The same order decides which unit
-a screen exposes (HA1, HA3).
+Casualties: "cheapest" (the tracker's default, HA7: the fewest resources lost over every order
+of placing the hits; hits that only damage a capital ship first, F3/NC5, then the cheapest
+units), "costliest" (the most resources lost over every order, the most expensive units first,
+a hit on a damaged capital ship before a fresh one: the owner's worst case), or "firepower"
+(the least fire value lost over every order: hits that only damage first, then the units with
+the weakest fire value, attack on the attacking side and defense on the defending one, NC2/NC3:
+the guns kept). The same order of units decides which unit a screen exposes (HA1, HA3).
 
 Every choice stays within HA1-HA6: the volley checks it as it checks a player's. A side's
 choices read only that side's hits, which the odds rely on (each side's losses are worked out
@@ -20,7 +21,7 @@ apart)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from domain.board import Board, Unit
 from domain.procedures.base import Context, Decision, Side
@@ -32,8 +33,6 @@ TARGETS = ("spread", "focus")
 CASUALTIES = ("cheapest", "costliest", "firepower")
 DEFAULT_TARGETS = "spread"
 DEFAULT_CASUALTIES = "cheapest"
-
-Key = Callable[[str, int], tuple[object, ...]]  # (unit, hits it can still take) -> rank, lowest first
 
 
 def targets_choice(board: Board, legal: Mapping[str, tuple[str, ...]], how: str) -> dict[str, str] | None:
@@ -56,7 +55,7 @@ def _value(board: Board, unit: Unit, attacking: bool) -> int:
     return combat.fire_roll(board, unit, attacking).target
 
 
-def casualty_key(board: Board, how: str, attacking: bool) -> Key:
+def casualty_key(board: Board, how: str, attacking: bool) -> hits_rules.Key:
     """HA7: the order in which `how` loses units (the lowest key takes the next hit)."""
 
     def cost(uid: str) -> int:
@@ -72,29 +71,32 @@ def casualty_key(board: Board, how: str, attacking: bool) -> Key:
     return firepower
 
 
+def casualty_score(board: Board, how: str, attacking: bool, remaining: dict[str, int]) -> hits_rules.Score:
+    """HA7: how `how` ranks the outcomes of the orders of placing the hits (the lowest is
+    picked): "costliest" the most resources lost, "firepower" the least fire value lost."""
+
+    def lost(hits: Counter[str]) -> tuple[int, int, int, int]:
+        units = [board.units[uid] for uid in hits_rules.lost_units(hits, remaining)]
+        value = sum(_value(board, u, attacking) for u in units)
+        return value, sum(board.unit_type(u).cost for u in units), len(units), sum(hits.values())
+
+    if how == "costliest":
+        return lambda hits: tuple(-x for x in lost(hits)[1:])
+    return lost
+
+
 def casualties_choice(board: Board, f: Fight, side: Side, how: str) -> list[str] | None:
-    """HA4-HA7: the units taking the side's non-selective hits under `how`, tier by tier as
-    the rules place them; None for the tracker's default."""
+    """HA4-HA7: the units taking the side's non-selective hits under `how`, over every order
+    the rules let the owner place them in; None for the tracker's default."""
     if how == "cheapest":
         return None
-    key = casualty_key(board, how, side == "attacker")
+    attacking = side == "attacker"
     units = [board.units[p.id] for p in f.side(side)]
     ids = {u.id for u in units}
     taken = Counter(u for u in f.hits if u in ids)
-    remaining = {u.id: max(0, hits_rules.hits_to_sink(board, u) - taken[u.id]) for u in units}
-    placed: list[str] = []
-    for s, firing_class, n in f.groups:
-        if s != side:
-            continue
-        tiers = hits_rules.hit_tiers(board, firing_class, units, f.kind == "naval")
-        for _ in range(n):
-            tier = next((t for t in tiers if any(remaining[u.id] for u in t)), None)
-            if tier is None:
-                break  # every unit is already sunk: the hit is lost
-            pick = min((u.id for u in tier if remaining[u.id]), key=lambda uid: key(uid, remaining[uid]))
-            remaining[pick] -= 1
-            placed.append(pick)
-    return placed
+    groups = [(c, n) for s, c, n in f.groups if s == side]
+    placing = hits_rules.Placing(board, groups, units, taken, f.kind == "naval")
+    return placing.best(casualty_key(board, how, attacking), casualty_score(board, how, attacking, placing.remaining))
 
 
 def screens_choice(board: Board, f: Fight, side: Side, how: str) -> dict[str, str] | None:

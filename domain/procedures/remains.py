@@ -1,9 +1,10 @@
 """What a volley may leave of one side, with the chances, for the odds enumeration
 (`domain.procedures.engine`): its enemies' dice that hit it, grouped by the units they leave.
-With the tracker's default casualties the remains are worked out a step at a time: the
-selective hits first, then each firing class's hits in the order they are placed
-(`volley.left_after`: HA4-HA7 give the same as placing them all together), each step kept by
-what it starts from so that sides hit alike share it."""
+With the tracker's default casualties the remains are worked out in two steps: the selective
+hits first, then every firing class's hits together on what those left (`volley.left_after`:
+HA7's default depends on the units' hits left alone, but on the hits of every class at once,
+since the order they are placed in changes what is lost), each step kept by what it starts
+from so that sides hit alike share it."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from domain.procedures import volley
 from domain.procedures.base import Context, Decision, DieGroup, Piece, Side, evolve
 from domain.procedures.canon import Canon
 from domain.procedures.chances import Number, branches, pooled
+from domain.rules.hits import Placing
 
 State = Any  # one of the procedure states: NavalBattle, ConvoyBattle, AswCombat, Interception
 Policy = Callable[[State, Decision], object | None]  # None: the tracker's default
@@ -36,6 +38,8 @@ class Remains:
     placed: dict[Any, tuple[Piece, ...]]
     steps: dict[tuple[Any, ...], list[tuple[tuple[Piece, ...], Number]]]
     rows: dict[tuple[Any, ...], list[tuple[Piece, ...]]]
+    tables: dict[tuple[Any, ...], dict[tuple[int, ...], tuple[Piece, ...]]]
+    joint: dict[tuple[Any, ...], list[tuple[tuple[Piece, ...], Number]]]
     pooled_of: dict[tuple[DieGroup, ...], tuple[Number, ...]]
     interned: dict[Any, Any]
     names: dict[int, tuple[Piece, ...]]
@@ -121,11 +125,10 @@ class Remains:
     def placed_remains(
         self, f: Any, side: Side, own: tuple[Piece, ...], sub: tuple[DieGroup, ...], apart: bool
     ) -> list[tuple[tuple[Piece, ...], Number]]:
-        """`remains_of` with the tracker's default casualties, a step at a time: the selective
-        hits first, then each firing class's hits in the order they are placed, each on what
-        the step before left (`volley.left_after`: HA4-HA7 give the same as placing them all
-        together). What each step leaves is worked out once per units, class and hits, and
-        the steps add up chances instead of multiplying the results of every group."""
+        """`remains_of` with the tracker's default casualties, in two steps: the selective hits
+        first, then the firing classes' hits together on what the selective hits left
+        (`volley.left_after`). What each step leaves is worked out once per units and hits,
+        and the steps add up chances instead of multiplying the results of every group."""
         one: Number = Fraction(1) if self.exact else 1.0
         prefix = (f.kind, f.nation(side), side)
         by_effect: dict[tuple[str, ...], list[DieGroup]] = {}
@@ -143,11 +146,18 @@ class Remains:
         dist = steps.get(key)
         if dist is None:
             dist = steps[key] = self.selective_step(f, side, prefix, own, shots, one)
-        for cls, d in classes:
+        if len(classes) == 1:
+            cls, d = classes[0]
             key = (id(dist), cls, id(d))
             found = steps.get(key)
             if found is None:
                 found = steps[key] = self.class_step(f, side, prefix, dist, cls, d)
+            dist = found
+        elif classes:
+            key = (id(dist), tuple((cls, id(d)) for cls, d in classes))
+            found = steps.get(key)
+            if found is None:
+                found = steps[key] = self.classes_step(f, side, prefix, dist, classes, one)
             dist = found
         if apart:
             key = (id(dist),)
@@ -209,9 +219,10 @@ class Remains:
             row = rows.get(row_key)
             if row is None:
                 row = rows[row_key] = [here]
-            while len(row) <= most:
-                hit = ((cls, len(row)),)
-                row.append(self.intern(volley.left_after(f, self.ctx, side, here, (), hit)))
+            if len(row) <= most:
+                placing = volley.placing_of(f, self.ctx, side, here, ((cls, most),))
+                while len(row) <= most:
+                    row.append(self.intern(volley.left_of(here, placing.cheapest((len(row),)), self.ctx)))
             for n, q in hits:
                 # `add_chance`, inline: this is the enumeration's innermost loop.
                 left = row[n]
@@ -221,6 +232,90 @@ class Remains:
                 else:
                     slot[1] += p * q
         return [(left, p) for left, p in after.values()]
+
+    def classes_step(
+        self,
+        f: Any,
+        side: Side,
+        prefix: tuple[str, ...],
+        dist: list[tuple[tuple[Piece, ...], Number]],
+        classes: list[tuple[str, tuple[Number, ...]]],
+        one: Number,
+    ) -> list[tuple[tuple[Piece, ...], Number]]:
+        """What the hits of several firing classes (each with the chance of each number of its
+        hits, `classes`) may leave of each of the units in `dist`, placed on them together by
+        default (HA7: the order that loses least depends on every class's hits)."""
+        names = tuple(cls for cls, _ in classes)
+        combos: list[tuple[tuple[int, ...], Number]] | None = None
+        chances = tuple(id(d) for _, d in classes)
+        after: dict[int, list[Any]] = {}
+        for here, p in dist:
+            # What these hits may leave of these units, each with its chance: kept per units
+            # and chances (sides hit alike share it), made from what each number of hits per
+            # class leaves (kept per units and classes).
+            joint_key = (prefix, id(here), names, chances)
+            joint = self.joint.get(joint_key)
+            if joint is None:
+                if combos is None:
+                    combos = self.combos(classes, one)
+                joint = self.joint[joint_key] = self.classes_left(f, side, prefix, here, names, combos)
+            for left, q in joint:
+                slot = after.get(id(left))
+                if slot is None:
+                    after[id(left)] = [left, p * q]
+                else:
+                    slot[1] += p * q
+        return [(left, p) for left, p in after.values()]
+
+    @staticmethod
+    def combos(classes: list[tuple[str, tuple[Number, ...]]], one: Number) -> list[tuple[tuple[int, ...], Number]]:
+        """Every number of hits per class that may come (its chance the product of each's)."""
+        out: list[tuple[tuple[int, ...], Number]] = []
+        for combo in product(*([(n, q) for n, q in enumerate(d) if q] for _, d in classes)):
+            q = one
+            for _, chance in combo:
+                q *= chance
+            out.append((tuple(n for n, _ in combo), q))
+        return out
+
+    def classes_left(
+        self,
+        f: Any,
+        side: Side,
+        prefix: tuple[str, ...],
+        here: tuple[Piece, ...],
+        names: tuple[str, ...],
+        combos: list[tuple[tuple[int, ...], Number]],
+    ) -> list[tuple[tuple[Piece, ...], Number]]:
+        """What each of `combos` (hits per class of `names`, with its chance) leaves of `here`
+        by default, the chances of the same remains added up."""
+        table_key = (prefix, id(here), names)
+        table = self.tables.get(table_key)
+        if table is None:
+            table = self.tables[table_key] = {}
+        # The rules' view of the units, once per set of classes that hit; what is left, once
+        # per outcome (`Placing.cheapest` gives one object per outcome).
+        placings: dict[tuple[int, ...], Placing] = {}
+        lefts: dict[int, tuple[Piece, ...]] = {}
+        out: dict[int, list[Any]] = {}
+        for hits, q in combos:
+            left = table.get(hits)
+            if left is None:
+                firing = tuple(i for i, n in enumerate(hits) if n)
+                left = here
+                if firing:
+                    placing = placings.get(firing)
+                    if placing is None:
+                        placed = tuple((names[i], hits[i]) for i in firing)
+                        placing = placings[firing] = volley.placing_of(f, self.ctx, side, here, placed)
+                    taken = placing.cheapest(tuple(hits[i] for i in firing))
+                    found = lefts.get(id(taken))
+                    if found is None:
+                        found = lefts[id(taken)] = self.intern(volley.left_of(here, taken, self.ctx))
+                    left = found
+                table[hits] = left
+            add_chance(out, left, q)
+        return [(left, q) for left, q in out.values()]
 
     def placing_order(self, firing_class: str) -> tuple[int, str]:
         """`volley.placing_order`, once per firing class."""

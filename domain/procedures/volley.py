@@ -240,13 +240,20 @@ def default_screens(f: Fight, ctx: Context, side: Side) -> dict[str, str]:
     return dict(_screening(f, ctx, side).screens)
 
 
-def _allocation(f: Fight, ctx: Context, side: Side) -> tuple[list[tuple[str, int]], list, Counter[str]]:
+def _allocation(f: Fight, ctx: Context, side: Side) -> hits_rules.Placing:
+    """HA4-HA7: the side's non-selective hits this volley and the units they may fall on."""
+    hit = _hits_on(f, side)
+    own, groups, landed = hit if hit is not None else (f.side(side), (), ())
+    return _placing(f, ctx, own, groups, landed)
+
+
+def _placing(
+    f: Fight, ctx: Context, own: tuple[Piece, ...], groups: tuple[tuple[str, int], ...], landed: tuple[str, ...]
+) -> hits_rules.Placing:
     board = ctx.board(f.pieces)
-    groups = [(c, n) for s, c, n in f.groups if s == side]
-    units = [board.units[p.id] for p in f.side(side)]
-    ids = {u.id for u in units}
-    taken = Counter(u for u in f.hits if u in ids)
-    return groups, units, taken
+    units = [board.units[p.id] for p in own]
+    tiers = _tiers(f, ctx, own, groups, board)
+    return hits_rules.Placing(board, list(groups), units, Counter(landed), f.kind == "naval", tiers)
 
 
 def _hits_on(f: Fight, side: Side) -> tuple[tuple[Piece, ...], tuple[tuple[str, int], ...], tuple[str, ...]] | None:
@@ -270,14 +277,11 @@ def _forced(f: Fight, ctx: Context, side: Side) -> tuple[bool, tuple[str, ...]] 
     key = ("forced", f.kind, own, groups, landed)
     found = ctx.memo.get(key)
     if found is None:
-        default = _default(f, ctx, side)
-        board = ctx.board(f.pieces)
-        units = [board.units[p.id] for p in own]
-        # Both questions walk the same tiers of the same units.
-        tiers = _tiers(f, ctx, own, groups, board)
-        nc6 = f.kind == "naval"
-        forced = hits_rules.allocation_is_forced(board, list(groups), units, Counter(landed), nc6, list(default), tiers)
-        found = ctx.memo[key] = (forced, default)
+        placing = _placing(f, ctx, own, groups, landed)
+        default = ctx.memo.get(("default", f.kind, own, groups, landed))
+        if default is None:
+            default = ctx.memo[("default", f.kind, own, groups, landed)] = tuple(placing.default())
+        found = ctx.memo[key] = (placing.forced(), default)
     return found
 
 
@@ -307,17 +311,12 @@ def _default(f: Fight, ctx: Context, side: Side) -> tuple[str, ...]:
     key = ("default", f.kind, own, groups, landed)
     default = ctx.memo.get(key)
     if default is None:
-        board = ctx.board(f.pieces)
-        units = [board.units[p.id] for p in own]
-        nc6 = f.kind == "naval"
-        tiers = _tiers(f, ctx, own, groups, board)
-        chosen = hits_rules.allocate(board, f.nation(side), list(groups), units, Counter(landed), None, nc6, tiers)
-        default = ctx.memo[key] = tuple(chosen)
+        default = ctx.memo[key] = tuple(_placing(f, ctx, own, groups, landed).default())
     return default
 
 
 def default_casualties(f: Fight, ctx: Context, side: Side) -> list[str]:
-    """HA7: the cheapest legal choice within HA4-HA6."""
+    """HA7: the cheapest legal choice over every order of placing the hits."""
     forced = _forced(f, ctx, side)
     return list(forced[1]) if forced else []
 
@@ -376,11 +375,12 @@ def roll(f: Fight, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[F
         if forced is None:
             continue
         own = [(c, n) for s, c, n in placed if s == side]
-        lost = sum(n for _, n in own) - len(forced[1])
-        if lost:
-            # NC6, HA4-HA6: hits with no unit left that they may fall on are lost, and said so.
-            facts.append(Fact("hits_lost", _lost_rule(f, ctx, side), count=lost, side=side))
         if forced[0]:
+            lost = sum(n for _, n in own) - len(forced[1])
+            if lost:
+                # NC6, HA4-HA7: hits with no unit left that they may fall on are lost, and said
+                # so; where the owner chooses, how many depends on the order it places them in.
+                facts.append(Fact("hits_lost", _lost_rule(f, ctx, side), count=lost, side=side))
             chosen.append((side, forced[1]))
             if forced[1]:
                 rule = hits_rules.priority_rule(own[0][0])
@@ -437,20 +437,43 @@ def left_after(
     hit) and the non-selective hits `placed` (firing class, hits; in `placing_order`), with the
     tracker's defaults for its casualties (HA4-HA7) and every hit taken together (F3, NC5).
 
-    HA4-HA7 place a class's hits each on the cheapest unit of the first tier still afloat, and
-    the default depends on nothing but the units' hits left: so placing the classes one at a
-    time, each on what the one before left, leaves what placing them together leaves."""
+    The default depends on nothing but the units' hits left, so the selective hits may be taken
+    first and `placed` on what they leave (`placing_of`, `left_of`). Not so one firing class
+    at a time: HA7 places the hits in the order the owner likes best, and which order that is
+    depends on every class's hits (a destroyer's hit on the last cruiser leaves a battleship's
+    nothing to hit among submarines, NC6, where the battleship's alone would take the cruiser):
+    `placed` goes together."""
     taken = Counter(landed)
     if placed:
-        alone = evolve(
-            f,
-            attackers=own if side == "attacker" else (),
-            defenders=own if side == "defender" else (),
-            hits=tuple(sorted(landed)),
-            groups=tuple((side, c, n) for c, n in placed),
-            chosen=(),
-        )
-        taken.update(_default(alone, ctx, side))
+        taken.update(_default(_alone(f, side, own, landed, placed), ctx, side))
+    return left_of(own, taken, ctx)
+
+
+def _alone(
+    f: Fight, side: Side, own: tuple[Piece, ...], landed: tuple[str, ...], placed: tuple[tuple[str, int], ...]
+) -> Fight:
+    """The fight with `own` alone on its side, nothing on the other, these hits on it."""
+    return evolve(
+        f,
+        attackers=own if side == "attacker" else (),
+        defenders=own if side == "defender" else (),
+        hits=tuple(sorted(landed)),
+        groups=tuple((side, c, n) for c, n in placed),
+        chosen=(),
+    )
+
+
+def placing_of(
+    f: Fight, ctx: Context, side: Side, own: tuple[Piece, ...], placed: tuple[tuple[str, int], ...]
+) -> hits_rules.Placing:
+    """HA4-HA7: the hits `placed` (firing class, hits) on `own`, a side's units, nothing else
+    landing on them: `Placing.cheapest` gives the default for any other numbers of hits of the
+    same classes, as `left_after` would (it is the same choice)."""
+    return _placing(_alone(f, side, own, (), placed), ctx, own, placed, ())
+
+
+def left_of(own: tuple[Piece, ...], taken: Counter[str], ctx: Context) -> tuple[Piece, ...]:
+    """F3, NC5: what is left of `own` once each unit takes its hits in `taken`."""
     return tuple(q for p in own if (q := _struck(p, taken.get(p.id, 0), ctx)) is not None)
 
 
@@ -523,18 +546,13 @@ def decide(
     if choice is None:
         picked_units = default_casualties(f, ctx, side)
     else:
-        groups, units, taken = _allocation(f, ctx, side)
-        picked_units = hits_rules.allocate(
-            board or ctx.board(f.pieces),
-            f.nation(side),
-            groups,
-            units,
-            taken,
-            as_ids(choice),
-            f.kind == "naval",
-        )
+        picked_units = _allocation(f, ctx, side).check(f.nation(side), as_ids(choice), board or ctx.board(f.pieces))
     f = evolve(f, chosen=f.chosen + ((side, tuple(picked_units)),), waiting=rest)
     facts = (Fact("casualties", "HA7", tuple(picked_units), default=default, side=side),)
+    lost = sum(n for s, _, n in f.groups if s == side) - len(picked_units)
+    if lost:
+        # HA7: the hits that found no legal target in the order the owner placed them.
+        facts += (Fact("hits_lost", _lost_rule(f, ctx, side), count=lost, side=side),)
     if rest:
         return f, facts
     nf, more = _end(f, ctx)

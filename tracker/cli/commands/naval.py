@@ -263,13 +263,27 @@ def battle_fire(ctx: Context, battle: int, dice_text: str | None, reference: str
 @battle_group.command(name="casualties")
 @_battle_argument
 @_nation_option
-@_units_option("--units", "Units taking the hits, one entry per hit (default: the cheapest legal choice).")
+@_units_option(
+    "--units",
+    "Units taking the hits, one entry per hit taken (a capital ship twice to sink it), in any order; "
+    "leave a lost hit out (default: the cheapest legal choice).",
+)
 @seen_option
 @click.pass_obj
 def battle_casualties(ctx: Context, battle: int, nation: str | None, units: str | None) -> None:
-    """Place the hits of battleships, carriers and escorts on one's units in the order the rules impose (HA4-HA7).
+    """Place the hits of battleships, carriers and escorts on one's units (HA4-HA7).
 
+    The hits go one at a time in the order you like, each to a unit of the highest tier its
+    firer's rule (HA4-HA6, NC6) still finds afloat and not yet hit; a damaged capital ship counts
+    again for its second hit. A hit with no legal target left is lost. Name the units that take
+    the hits, one entry per hit: a lost hit is not written. The choice is accepted when some
+    order of placing the hits leads to it (HA7); `pending` shows how many hits there are.
+
+    \b
     Example: tracker battle casualties 3 --nation Britain --units GB-DD1,GB-BB1
+    A battleship's and a destroyer's hit on GB-CA1 and GB-SS1, the destroyer's placed first:
+    it takes the cruiser, the battleship's finds nothing left (NC6) and is lost:
+      tracker battle casualties 3 --nation Britain --units GB-CA1
     """
     act(ctx, "battle casualties", {"battle": battle, "nation": nation, "units": units})
 
