@@ -4,6 +4,7 @@ that shows each zone's units and NTR, and the same map in the HTML turn report."
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -17,6 +18,7 @@ from click.testing import CliRunner
 from domain.errors import DataFileError
 from domain.ruleset import Ruleset, load_ruleset
 from domain.scenario import read_scenario, scenario_from_dict
+from domain.scenario_layout import computed_positions
 from tests.map_svg import SVG, assert_map_shows, drawn, parsed_units
 from tracker.cli.demo import run_demo
 from tracker.cli.main import cli
@@ -112,6 +114,31 @@ def test_layout_without_positions_is_deterministic_and_keeps_boxes_apart(rs: Rul
     pairs = [(a, b) for i, a in enumerate(zones) for b in zones[i + 1 :]]
     linked = [dist(a, b) for a, b in pairs if sc.game_map.adjacent(a, b)]
     assert sum(linked) / len(linked) < sum(dist(a, b) for a, b in pairs) / len(pairs)
+
+
+def test_without_positions_the_map_is_laid_out_as_scenario_map_draws_it(rs: Ruleset, raw: dict[str, Any]) -> None:
+    sc = scenario_from_dict(without_positions(raw), "sc.toml", rs)
+    computed = computed_positions(sc.game_map)
+    # `tracker scenario map` draws the scenario with the computed positions put in.
+    given = dataclasses.replace(sc, game_map=dataclasses.replace(sc.game_map, positions=computed))
+    assert map_layout(sc) == map_layout(given)
+
+
+def test_a_world_map_keeps_its_own_scale_so_its_names_stay_legible(rs: Ruleset) -> None:
+    sc = scenario_from_dict(read_scenario("great-war-1914")[0], "great-war-1914", rs)
+    layout = map_layout(sc)
+    given = sc.game_map.positions
+    (ax, ay), (bx, by) = given["Heligoland Bight"], given["Cape Horn"]
+    (px, py), (qx, qy) = layout.positions["Heligoland Bight"], layout.positions["Cape Horn"]
+    assert (qx - px, qy - py) == (bx - ax, by - ay), "drawn one map unit per coordinate unit"
+    svg = board_svg({"units": [], "ntr": {}, "owners": dict(sc.game_map.land)}, sc, rs)
+    assert_no_overlap(svg)
+    root = ET.fromstring(svg)
+    # The whole map is the viewBox (what shows without the viewer's script); the text keeps
+    # its size in map units, so zooming in on a part makes it legible.
+    assert root.get("viewBox") == f"0 0 {layout.width} {layout.height}" and layout.width > 4000
+    assert root.get("font-size") == "11"
+    assert map_layout(sc) is layout, "laid out once, not on every page"
 
 
 def test_the_opening_board_is_drawn_zone_by_zone(tmp_path: Path, rs: Ruleset) -> None:

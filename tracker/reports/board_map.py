@@ -1,8 +1,10 @@
 """The board as a map: a layout of the scenario's zones and an SVG drawing of units and NTR.
 
 The map is drawn from the scenario alone: its sea zones, land territories and adjacency,
-placed where the scenario's `x`/`y` keys say, or, when it gives none, by a small
-deterministic force layout (the same scenario always gives the same picture). Boxes have one
+placed where the scenario's `x`/`y` keys say, or, when it gives none, where the seeded graph
+layout of `tracker scenario map` puts them (the same scenario always gives the same picture).
+A large map keeps its own scale and font, so names stay legible; the viewer pans and zooms
+it by its viewBox. Boxes have one
 size for a whole map, so a zone stays in its place from turn to turn and only its contents
 change. The SVG is self-contained (no script, no external reference): the browser viewer
 shows it and the HTML turn report inlines it.
@@ -10,21 +12,23 @@ shows it and the HTML turn report inlines it.
 
 from __future__ import annotations
 
-import math
+import functools
 from dataclasses import dataclass
 from html import escape
 from typing import Any
 
 from domain.ruleset import Ruleset
-from domain.scenario import Scenario
+from domain.scenario import GameMap, Scenario
+from domain.scenario_layout import computed_positions
 
 BOX_WIDTH = 184
 BOX_HEIGHT = 88
 GAP = 14
 MARGIN = 12
-# The width the auto layout spreads a map over before boxes are pushed apart.
+# The width a small map is spread over before boxes are pushed apart.
 CANVAS = 900.0
-LAYOUT_ROUNDS = 300
+# A map whose coordinates span more than this is drawn at their own scale (see `_scale`).
+FULL_SCALE_SPAN = 1500.0
 LINE = 13
 CHAR_WIDTH = 6.1  # an average glyph of the 11px sans-serif the labels use, for line wrapping
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
@@ -39,45 +43,6 @@ class MapLayout:
     positions: dict[str, tuple[float, float]]
     width: float
     height: float
-
-
-def _force_layout(zones: list[str], edges: list[tuple[str, str]]) -> dict[str, tuple[float, float]]:
-    """Fruchterman-Reingold from zones on a circle in scenario order, a fixed number of
-    rounds with linear cooling: no randomness, so the result depends on the map alone."""
-    n = len(zones)
-    if n == 1:
-        return {zones[0]: (0.0, 0.0)}
-    pos = [[math.cos(2 * math.pi * i / n), math.sin(2 * math.pi * i / n)] for i in range(n)]
-    index = {z: i for i, z in enumerate(zones)}
-    k = math.sqrt(4.0 / n)
-    links = [(index[a], index[b]) for a, b in edges]
-    for step in range(LAYOUT_ROUNDS):
-        temperature = 0.1 * (1 - step / LAYOUT_ROUNDS) + 0.002
-        shift = [[0.0, 0.0] for _ in range(n)]
-        for i in range(n):
-            for j in range(i + 1, n):
-                dx, dy = pos[i][0] - pos[j][0], pos[i][1] - pos[j][1]
-                d2 = max(dx * dx + dy * dy, 1e-9)
-                f = k * k / d2
-                shift[i][0] += dx * f
-                shift[i][1] += dy * f
-                shift[j][0] -= dx * f
-                shift[j][1] -= dy * f
-        for i, j in links:
-            dx, dy = pos[i][0] - pos[j][0], pos[i][1] - pos[j][1]
-            d = max(math.hypot(dx, dy), 1e-9)
-            f = d / k
-            shift[i][0] -= dx * f
-            shift[i][1] -= dy * f
-            shift[j][0] += dx * f
-            shift[j][1] += dy * f
-        for i in range(n):
-            length = math.hypot(*shift[i])
-            if length > 0:
-                scale = min(length, temperature) / length
-                pos[i][0] += shift[i][0] * scale
-                pos[i][1] += shift[i][1] * scale
-    return {z: (pos[i][0], pos[i][1]) for i, z in enumerate(zones)}
 
 
 def _separate(positions: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
@@ -111,18 +76,32 @@ def _separate(positions: dict[str, tuple[float, float]]) -> dict[str, tuple[floa
 
 
 def map_layout(scenario: Scenario) -> MapLayout:
-    """The scenario's own coordinates when it gives them, else the force layout; scaled to
-    the canvas, boxes kept apart, shifted so the drawing starts at the margin."""
+    """The scenario's own coordinates when it gives them, else the layout `tracker scenario map`
+    computes (so both draw the same map); scaled (see `_scale`), boxes kept apart, shifted so
+    the drawing starts at the margin. The same map is laid out once per process."""
     game_map = scenario.game_map
-    zones = list(game_map.adjacency)
-    if game_map.positions:
-        raw = {z: (float(x), float(y)) for z, (x, y) in game_map.positions.items()}
+    zones = tuple(game_map.adjacency)
+    edges = tuple(tuple(sorted(game_map.adjacency[z])) for z in zones)
+    positions = tuple(game_map.positions.get(z, (0, 0)) for z in zones) if game_map.positions else None
+    return _laid_out(zones, edges, positions, frozenset(game_map.sea))
+
+
+@functools.lru_cache(maxsize=16)
+def _laid_out(
+    zones: tuple[str, ...],
+    edges: tuple[tuple[str, ...], ...],
+    given: tuple[tuple[int, int], ...] | None,
+    sea: frozenset[str],
+) -> MapLayout:
+    """`map_layout` on the map's hashable parts: a page redrawn on every action, on a big map,
+    should not redo the layout (a graph layout of a hundred zones takes a noticeable moment)."""
+    if given is not None:
+        raw = {z: (float(x), float(y)) for z, (x, y) in zip(zones, given, strict=True)}
     else:
-        edges = sorted({tuple(sorted((a, b))) for a, near in game_map.adjacency.items() for b in near})
-        raw = _force_layout(zones, [(a, b) for a, b in edges])
+        game_map = GameMap(sea=sea, land={}, adjacency=dict(zip(zones, map(frozenset, edges), strict=True)))
+        raw = {z: (float(x), float(y)) for z, (x, y) in computed_positions(game_map).items()}
     xs, ys = [p[0] for p in raw.values()], [p[1] for p in raw.values()]
-    span = max(max(xs) - min(xs), max(ys) - min(ys), 1e-9)
-    scale = CANVAS / span
+    scale = _scale(max(max(xs) - min(xs), max(ys) - min(ys), 1e-9))
     placed = _separate({z: ((raw[z][0] - min(xs)) * scale, (raw[z][1] - min(ys)) * scale) for z in zones})
     left = min(p[0] for p in placed.values()) - BOX_WIDTH / 2 - MARGIN
     top = min(p[1] for p in placed.values()) - BOX_HEIGHT / 2 - MARGIN
@@ -130,6 +109,14 @@ def map_layout(scenario: Scenario) -> MapLayout:
     width = max(p[0] for p in positions.values()) + BOX_WIDTH / 2 + MARGIN
     height = max(p[1] for p in positions.values()) + BOX_HEIGHT / 2 + MARGIN
     return MapLayout(positions, round(width, 1), round(height, 1))
+
+
+def _scale(span: float) -> float:
+    """Map units per coordinate unit. A small map is fitted to CANVAS, so a hand-made board
+    fills the page; a large one keeps its own scale, where its author set the boxes apart:
+    shrinking a world map to a page would pile its boxes up, and pushing them apart again
+    would scramble it. The viewer's pan and zoom show a large map's parts."""
+    return 1.0 if span > FULL_SCALE_SPAN else CANVAS / span
 
 
 def zone_contents(board: dict[str, Any], scenario: Scenario, ruleset: Ruleset) -> dict[str, dict[str, Any]]:
