@@ -18,6 +18,12 @@ from domain.schema import Reader
 CATEGORIES = ("naval", "air")
 CLASSES = ("submarine", "escort", "capital", "transport", "air")
 SEARCH_CONTEXTS = ("convoy", "interception", "asw")
+# HA7: "owner-order" (as amended: hits placed one at a time in the owner's order, the default the
+# cheapest over every order) or "class-order" (as first written: each firing class's hits in the
+# ruleset's placing order, the default the cheapest under that order).
+PLACEMENTS = ("owner-order", "class-order")
+PLACEMENT = "owner-order"  # a ruleset file without the key: the rule as it stands
+RECORDED_PLACEMENT = "class-order"  # a recorded ruleset without it: recorded before the key
 ROLL_KINDS = (
     "merchant_defence",
     "convoy_search",
@@ -147,6 +153,7 @@ class Ruleset:
     modifiers: tuple[Modifier, ...]
     ntr_value: int = 1  # F6: resources one NTR is worth at collection
     retreat_distance: int = 1  # NC1: how many sea zones an attacker may retreat
+    hit_placement: str = PLACEMENT  # HA7: PLACEMENTS
     content_hash: str = field(default="", compare=False)
 
     def unit(self, name: str) -> UnitType:
@@ -242,8 +249,9 @@ def _unit_type(name: str, r: Reader) -> UnitType:
     return unit
 
 
-def ruleset_from_dict(data: dict[str, Any], source: str) -> Ruleset:
-    """Validate a ruleset table; raise DataFileError naming the first problem found."""
+def ruleset_from_dict(data: dict[str, Any], source: str, placement: str = PLACEMENT) -> Ruleset:
+    """Validate a ruleset table; raise DataFileError naming the first problem found.
+    `placement` is HA7's placement where the table does not say (PLACEMENTS)."""
     # The sections are read in file order, so the first problem reported is the first a reader
     # of the file would meet.
     top = Reader(source, data)
@@ -255,7 +263,7 @@ def ruleset_from_dict(data: dict[str, Any], source: str) -> Ruleset:
     default_faces, faces = _dice(top)
     phases = _phases(top)
     units = _units(top, source)
-    hit_allocation = _hit_allocation(top)
+    hit_allocation = _hit_allocation(top, placement)
     convoy = _convoy(top, faces.get("convoy_table", default_faces))
     nc = top.table("naval_combat")
     cancel = nc.integer("opening_fire_cancelled_per_escort", 0, 10)
@@ -329,8 +337,8 @@ def _units(top: Reader, source: str) -> dict[str, UnitType]:
     return units
 
 
-def _hit_allocation(top: Reader) -> dict[str, Any]:
-    """The ruleset's hit allocation fields (HA1-HA7), by name."""
+def _hit_allocation(top: Reader, placement: str) -> dict[str, Any]:
+    """The ruleset's hit allocation fields (HA1-HA7), by name; `placement` where it says none."""
     ha = top.table("hit_allocation")
     prio_reader = ha.table("priority")
     hit_priority: dict[str, tuple[tuple[str, ...], ...]] = {}
@@ -352,6 +360,7 @@ def _hit_allocation(top: Reader) -> dict[str, Any]:
         submarine_targets_surface_first=ha.boolean("submarine_targets_surface_first"),
         submarine_can_hit_air=ha.boolean("submarine_can_hit_air"),
         naval_hits_naval_before_air=ha.boolean("naval_hits_naval_before_air"),
+        hit_placement=ha.string("placement", choices=PLACEMENTS, default=placement),
     )
     ha.finish()
     return fields
@@ -472,7 +481,13 @@ _parsed: dict[str, Ruleset] = {}
 
 
 def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
+    """A ruleset file and the data a new campaign records of it. A recorded ruleset that does not
+    say how HA7 places hits was recorded before the rule was amended and is refereed as then
+    (`ruleset_from_recorded`), so the data says it: the rule as it stands unless the file says."""
     data, source = read_builtin_or_file("rulesets", name_or_path)
+    ha = data.get("hit_allocation")
+    if isinstance(ha, dict) and "placement" not in ha:
+        data = {**data, "hit_allocation": {**ha, "placement": PLACEMENT}}
     return ruleset_from_dict(data, source), data
 
 
@@ -487,7 +502,7 @@ def ruleset_from_recorded(data: dict[str, Any]) -> Ruleset:
         return hit[1]
     key = content_hash(data)
     if key not in _parsed:
-        _parsed[key] = ruleset_from_dict(data, "recorded ruleset")
+        _parsed[key] = ruleset_from_dict(data, "recorded ruleset", RECORDED_PLACEMENT)
     # Holding `data` keeps its id from being reused while the entry lives.
     _recent[id(data)] = (data, _parsed[key])
     if len(_recent) > 256:

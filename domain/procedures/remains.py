@@ -4,7 +4,9 @@ With the tracker's default casualties the remains are worked out in two steps: t
 hits first, then every firing class's hits together on what those left (`volley.left_after`:
 HA7's default depends on the units' hits left alone, but on the hits of every class at once,
 since the order they are placed in changes what is lost), each step kept by what it starts
-from so that sides hit alike share it."""
+from so that sides hit alike share it. A campaign whose ruleset places hits in class order
+(HA7 as first written) gets that rule's default from the same steps: `Placing.cheapest`
+follows the board's ruleset."""
 
 from __future__ import annotations
 

@@ -375,12 +375,14 @@ def roll(f: Fight, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[F
         if forced is None:
             continue
         own = [(c, n) for s, c, n in placed if s == side]
-        if forced[0]:
+        if forced[0] or not _owner_order(ctx):
             lost = sum(n for _, n in own) - len(forced[1])
             if lost:
                 # NC6, HA4-HA7: hits with no unit left that they may fall on are lost, and said
-                # so; where the owner chooses, how many depends on the order it places them in.
+                # so; where the owner chooses, how many depends on the order it places them in
+                # (not under HA7 as first written, which lost them at the roll).
                 facts.append(Fact("hits_lost", _lost_rule(f, ctx, side), count=lost, side=side))
+        if forced[0]:
             chosen.append((side, forced[1]))
             if forced[1]:
                 rule = hits_rules.priority_rule(own[0][0])
@@ -416,6 +418,11 @@ def _scored(f: Fight, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> Figh
 
     placed = tuple((s, c, n) for (s, c), n in sorted(scored.items(), key=lambda kv: group_order(kv[0])))
     return evolve(f, hits=tuple(sorted(landed)), groups=placed, chosen=())
+
+
+def _owner_order(ctx: Context) -> bool:
+    """HA7 as amended (the ruleset's `placement`): the owner's order decides which hits are lost."""
+    return ctx.ruleset.hit_placement == "owner-order"
 
 
 def placing_order(ctx: Context, firing_class: str) -> tuple[int, str]:
@@ -550,7 +557,7 @@ def decide(
     f = evolve(f, chosen=f.chosen + ((side, tuple(picked_units)),), waiting=rest)
     facts = (Fact("casualties", "HA7", tuple(picked_units), default=default, side=side),)
     lost = sum(n for s, _, n in f.groups if s == side) - len(picked_units)
-    if lost:
+    if lost and _owner_order(ctx):
         # HA7: the hits that found no legal target in the order the owner placed them.
         facts += (Fact("hits_lost", _lost_rule(f, ctx, side), count=lost, side=side),)
     if rest:

@@ -1,6 +1,8 @@
 """Hit allocation (HA1-HA7): selective targets and screening, the tiers other hits fall on,
 every outcome of placing them one at a time in any order (HA7), the cheapest of those as the
-default and the checking of an owner's choice, as pure functions."""
+default and the checking of an owner's choice, as pure functions. A ruleset whose
+`placement` is "class-order" (HA7 as first written, which campaigns recorded before the
+amendment keep) is refereed by `ClassOrder` instead, through the same `Placing`."""
 
 from __future__ import annotations
 
@@ -386,6 +388,12 @@ class Placing:
         self.key, self.score = cheapest_key(board), cheapest_score(board, self.remaining)
         self.spreads: dict[tuple[int, int], list[str]] = {}
         self.taken: dict[tuple[int, ...], Counter[str]] = {}
+        # Campaigns recorded under HA7 before its amendment keep being refereed by it.
+        self.by_class = (
+            ClassOrder(board, groups, units, self.remaining, {c: ranks[i] for i, c in enumerate(self.classes)})
+            if board.ruleset.hit_placement == "class-order"
+            else None
+        )
 
     def outcomes(self, hits: tuple[int, ...] | None = None) -> tuple[tuple[int, ...], ...]:
         """HA7: the hits each pool takes, for every order of placing the hits (each outcome
@@ -432,16 +440,22 @@ class Placing:
 
     def best(self, key: Key, score: Score) -> list[str]:
         """`choose` for the volley's hits: one entry per hit taken, in an order that places them so."""
+        if self.by_class is not None:
+            return self.by_class.place(key)
         return self.in_order(*self.choose(key, score))
 
     def default(self) -> list[str]:
         """HA7's default: the cheapest choice over every order, in an order that places it."""
+        if self.by_class is not None:
+            return self.by_class.default()
         return self.best(self.key, self.score)
 
     def cheapest(self, hits: tuple[int, ...]) -> Counter[str]:
         """HA7's default for other numbers of hits of the same classes (`default` in any order):
         the hits each unit takes (one object per outcome, not to be changed: numbers of hits
         that lead to the same outcome share it)."""
+        if self.by_class is not None:
+            return self.by_class.cheapest(hits, self.classes)
         outcomes = _outcomes(self.rooms, hits, self.layout)
         if len(outcomes) > 1:
             absorbed, spread = self.choose(self.key, self.score, hits)
@@ -467,6 +481,8 @@ class Placing:
 
     def forced(self) -> bool:
         """True when every order and every choice within a pool leaves the same units hit."""
+        if self.by_class is not None:
+            return self.by_class.forced()
         absorbed = self.outcomes()
         if len(absorbed) > 1:
             return False
@@ -499,6 +515,8 @@ class Placing:
         """HA7: the owner's choice (one entry per hit taken, in any order; a hit lost is left
         out) must be what some order of placing the hits leads to. `board` names units
         outside the fight."""
+        if self.by_class is not None:
+            return self.by_class.check(owner, chosen, board)
         shown = f"input: {','.join(chosen) or 'none'}"
         legal_units = ", ".join(sorted(uid for uid, left in self.remaining.items() if left)) or "none"
         for uid in chosen:
@@ -558,6 +576,114 @@ class Placing:
             if n > high:
                 return f"in any order at most {plural(high, 'hit')} can fall on {names} (HA4-HA6, NC6)"
         return "no order of placing them leads there"
+
+
+class ClassOrder:
+    """HA4-HA7 as first written (ruleset `placement = "class-order"`): each firing class's hits
+    placed in turn, in the ruleset's placing order, each on the first tier still afloat; the
+    owner names exactly the hits that can be taken, and those the units cannot take are lost
+    whatever the owner chooses. Campaigns recorded under it are refereed by it again, so its
+    choices, checks and messages stay as they were."""
+
+    def __init__(
+        self,
+        board: Board,
+        groups: list[tuple[str, int]],
+        units: list[Unit],
+        remaining: dict[str, int],
+        tiers: dict[str, list[list[Unit]]],
+    ) -> None:
+        self.board = board
+        self.groups = list(groups)
+        self.by_id = {u.id: u for u in units}
+        self.remaining = remaining
+        self.tiers = tiers
+        self.taken: dict[tuple[int, ...], Counter[str]] = {}
+
+    def place(self, key: Key, groups: list[tuple[str, int]] | None = None) -> list[str]:
+        """The hits, class by class, each on the unit of the first tier afloat `key` ranks lowest."""
+        remaining = dict(self.remaining)
+        placed: list[str] = []
+        for firing_class, n in self.groups if groups is None else groups:
+            for _ in range(n):
+                tier = next((t for t in self.tiers[firing_class] if any(remaining[u.id] for u in t)), None)
+                if tier is None:
+                    break  # every unit is already sunk: the hit is lost
+                pick = min((u.id for u in tier if remaining[u.id]), key=lambda uid: key(uid, remaining[uid]))
+                remaining[pick] -= 1
+                placed.append(pick)
+        return placed
+
+    def key(self, uid: str, left: int) -> tuple[object, ...]:
+        """The default within a tier: a hit that only damages a capital ship first (the costliest
+        such ship), else the cheapest unit; the lowest ID on ties."""
+        cost = _cost(self.board, self.by_id[uid])
+        return (0, -cost, uid) if left > 1 else (1, cost, uid)
+
+    def default(self) -> list[str]:
+        return self.place(self.key)
+
+    def cheapest(self, hits: tuple[int, ...], classes: tuple[str, ...]) -> Counter[str]:
+        """The default for other numbers of hits of `classes` (in the placing order)."""
+        found = self.taken.get(hits)
+        if found is None:
+            found = self.taken[hits] = Counter(self.place(self.key, list(zip(classes, hits, strict=True))))
+        return found
+
+    def forced(self) -> bool:
+        """Every tier a hit falls on takes all it can or has a single unit afloat."""
+        placed = Counter(self.default())
+        seen: set[tuple[str, ...]] = set()
+        for firing_class, _ in self.groups:
+            for tier in self.tiers[firing_class]:
+                ids = tuple(u.id for u in tier)
+                if ids in seen:
+                    continue
+                seen.add(ids)
+                hits = sum(placed[uid] for uid in ids)
+                afloat = [uid for uid in ids if self.remaining[uid]]
+                if hits and len(afloat) > 1 and hits < sum(self.remaining[uid] for uid in afloat):
+                    return False
+        return True
+
+    def check(self, owner: str, chosen: list[str], board: Board) -> list[str]:
+        """The owner's choice: exactly the hits the units can take, each class's on its first
+        tier still afloat."""
+        remaining = dict(self.remaining)
+        legal = ", ".join(sorted(uid for uid, left in remaining.items() if left))
+        for uid in chosen:
+            if uid not in self.by_id:
+                unit = board.units.get(uid)
+                if unit is None:
+                    raise board.unknown_unit(uid)
+                if unit.nation != owner and board.enemies(owner, unit.nation):
+                    raise RuleViolation("HA7", f"{uid} belongs to {unit.nation}; {owner} chooses its own side's losses")
+                raise RuleViolation("HA7", f"{uid} is not in this battle or is already lost (legal: {legal or 'none'})")
+        needed = min(sum(n for _, n in self.groups), sum(remaining.values()))
+        if len(chosen) != needed:
+            raise RuleViolation(
+                "HA7", f"{owner} must assign {plural(needed, 'hit')}, got {len(chosen)} (legal: {legal})"
+            )
+        pool = Counter(chosen)
+        for uid, n in pool.items():
+            if n > remaining[uid]:
+                raise RuleViolation("HA7", f"{uid} can take {plural(remaining[uid], 'more hit')}, assigned {n}")
+        for firing_class, n in self.groups:
+            for _ in range(n):
+                tier = next((t for t in self.tiers[firing_class] if any(remaining[u.id] for u in t)), None)
+                if tier is None:
+                    break
+                options = [u.id for u in tier if remaining[u.id]]
+                found = [uid for uid in options if pool[uid]]
+                if not found:
+                    raise RuleViolation(
+                        priority_rule(firing_class),
+                        f"a hit from {_class_words(firing_class)} must fall on {', '.join(options)} first; "
+                        f"{', '.join(sorted(pool.elements()))} cannot take it (legal: {', '.join(options)})",
+                    )
+                pool[found[0]] -= 1
+                remaining[found[0]] -= 1
+        return list(chosen)
 
 
 def _moves(
