@@ -179,7 +179,7 @@ def main() -> None:
         wall = time.perf_counter() - started
         recorded = 0
         for campaign in tokens:
-            _status, log = call(urls[0], f"/api/campaigns/{campaign}/log")
+            _status, log = call(urls[0], f"/api/campaigns/{campaign}/log", token=tokens[campaign])
             recorded += len({r["data"]["action"] for r in log if r["kind"] != "Created"})
         answered = sum(1 for _t, status, _e in results if status == 200)
         refused = [e for _t, status, e in results if status != 200]

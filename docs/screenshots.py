@@ -1,8 +1,9 @@
-"""Take the README's screenshots of the browser viewer: the demo campaign in a new database,
-served by `tracker serve` on a free local port, shown in Debian's headless chromium through
-selenium, saved as small palette PNGs beside this script.
+"""Take the README's screenshots of the browser viewer: the demo campaign and a new campaign on
+the great-war-1914 world map in a new database, served by `tracker serve` on a free local
+port, read by a league spectator, shown in Debian's headless chromium through selenium, saved
+as small palette PNGs beside this script.
 
-    python docs/screenshots.py
+    python docs/screenshots.py [NAME.png ...]   # all of them, or the ones named
 
 Needs the `chromium` and `chromium-driver` packages and the test extra (selenium)."""
 
@@ -29,7 +30,16 @@ SHOTS = {
     "viewer-board.png": ("/campaigns/demo/board?turn=2", 1180, 1480),
     "viewer-battle.png": ("/campaigns/demo/battles/1", 1180, 900),
     "viewer-timeline.png": ("/campaigns/demo/log?turn=2&kind=DiceRolled", 1180, 800),
+    # The world map at the size the issue asks to be readable, as it opens (no zooming).
+    "viewer-board-world.png": ("/campaigns/war/board", 1280, 900),
 }
+
+
+def tracker(db: str, *args: str) -> str:
+    result = subprocess.run([sys.executable, "-m", "tracker", "--db", db, *args], capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(result.stderr)
+    return result.stdout
 
 
 def free_port() -> int:
@@ -39,9 +49,16 @@ def free_port() -> int:
 
 
 def main() -> None:
+    wanted = sys.argv[1:] or list(SHOTS)
+    unknown = sorted(set(wanted) - set(SHOTS))
+    if unknown:
+        sys.exit(f"no screenshot named {', '.join(unknown)}; known: {', '.join(SHOTS)}")
     with tempfile.TemporaryDirectory() as tmp:
         db = str(Path(tmp) / "demo.db")
         run_demo(db, lambda line: None)
+        tracker(db, "new", "war", "--scenario", "great-war-1914")
+        # Reads need a token: a spectator of every campaign, signed in once by its link.
+        token = tracker(db, "players", "add", "screenshots", "--spectator", "--league").strip().splitlines()[-1]
         port = free_port()
         server = subprocess.Popen(
             [sys.executable, "-m", "tracker", "serve", "--db", db, "--port", str(port)],
@@ -67,8 +84,13 @@ def main() -> None:
                 options.add_argument(flag)
             driver = webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=options)
             try:
-                for name, (path, width, height) in SHOTS.items():
+                driver.get(f"{url}/?token={token}")
+                for name in wanted:
+                    path, width, height = SHOTS[name]
+                    # The sizes are the page's: the window is grown by what its frame takes.
                     driver.set_window_size(width, height)
+                    inner = driver.execute_script("return [window.innerWidth, window.innerHeight];")
+                    driver.set_window_size(2 * width - inner[0], 2 * height - inner[1])
                     driver.get(url + path)
                     time.sleep(1.0)  # the live indicator connects
                     raw = Path(tmp) / name

@@ -77,6 +77,8 @@ def test_four_players_play_a_round_from_four_shells_while_a_browser_watches(
         rita = Shell(server.url, token_in(admin.stdout))
         created = rita.ok("new", league, "--scenario", "north-sea-1914", "--dice", "auto")
         assert created.endswith("Round 1 · Germany · research\n")
+        # The league's round is watched from the public viewer: reads need no token (issue 24).
+        rita.ok("--campaign", league, "campaign", "public", "on")
         shells = {}
         for nation, person in PLAYERS.items():
             added = rita.ok("--campaign", league, "players", "add", person, "--nations", nation)

@@ -1,5 +1,9 @@
 """`tracker serve` as a group uses it: a real server process on a free 127.0.0.1 port, its JSON
-API read with plain HTTP, the event stream, and bad URLs answered with 4xx, never 500."""
+API read with plain HTTP, the event stream, and bad URLs answered with 4xx, never 500.
+
+Reads need a token of the campaign's players or spectators (issue 24, "strangers learn
+nothing"): these tests read as a spectator, through `Reader`; what a stranger gets is in
+tests/test_server_strangers.py."""
 
 from __future__ import annotations
 
@@ -9,10 +13,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.support import TRACKER, served
+from tests.support import TRACKER, Server, served
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
 
@@ -21,13 +26,49 @@ def tracker(db: Path | str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*TRACKER, "--db", str(db), *args], capture_output=True, text=True, timeout=300)
 
 
+class Reader:
+    """A served league read with a token (every read needs one, unless the campaign is
+    public): `get`, `open` and `page` send it; everything else is the `Server`'s."""
+
+    def __init__(self, server: Server, token: str) -> None:
+        self.server = server
+        self.token = token
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.server, name)
+
+    def get(self, path: str, token: str | None = None) -> tuple[int, Any]:
+        return self.server.get(path, token=token or self.token)
+
+    def open(self, path: str) -> Any:
+        """The response to a GET with the token, left open (an event stream)."""
+        request = urllib.request.Request(self.server.url + path, headers={"Authorization": f"Bearer {self.token}"})
+        return urllib.request.urlopen(request, timeout=60)
+
+    def page(self, path: str) -> tuple[int, str]:
+        """(status, HTML) of a viewer page read with the token."""
+        try:
+            with self.open(path) as resp:
+                return resp.status, resp.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+
+def spectator(db: Path | str, *league: str) -> str:
+    """A spectator's token (with "--league": of every campaign in the database)."""
+    done = tracker(db, "players", "add", "watcher", "--spectator", *league)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
 @pytest.fixture(scope="module")
 def league(tmp_path_factory: pytest.TempPathFactory):
     work = tmp_path_factory.mktemp("league")
     db = work / "league.db"
     assert tracker(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual").returncode == 0
+    token = spectator(db)
     with served(str(db), workdir=work) as server:
-        yield server, db
+        yield Reader(server, token), db
 
 
 def test_serve_answers_state_pending_and_log_as_the_cli_json_does(league) -> None:
@@ -79,7 +120,7 @@ def test_bad_urls_and_huge_numbers_are_4xx_with_a_json_error(league, path: str, 
 
 def test_the_event_stream_tells_a_page_when_the_campaign_records_something(league) -> None:
     server, db = league
-    with urllib.request.urlopen(server.url + "/api/campaigns/autumn/events/stream", timeout=60) as stream:
+    with server.open("/api/campaigns/autumn/events/stream") as stream:
         assert stream.headers["Content-Type"].startswith("text/event-stream")
         first = _next_event(stream)
         assert first[0] == "recorded"
@@ -118,8 +159,8 @@ def test_two_server_processes_on_one_postgresql_database_see_every_write(pg_url:
         token = Players(t.engine).add(str(t.campaign_id(name)), "rita", [], True)
     keys = str(tmp_path / "keys.db")
     with served(pg_url, "--keys", keys, workdir=tmp_path) as a, served(pg_url, "--keys", keys, workdir=tmp_path) as b:
-        stream_url = f"{b.url}/api/campaigns/{name}/events/stream"
-        with urllib.request.urlopen(stream_url, timeout=60) as stream:
+        a, b = Reader(a, token), Reader(b, token)
+        with b.open(f"/api/campaigns/{name}/events/stream") as stream:
             _event, first = _next_event(stream)
             status, body = a.post("/api/command", {"args": ["research", "advanced_submarine"], "campaign": name}, token)
             assert status == 200, body
@@ -156,8 +197,9 @@ def odd(tmp_path_factory: pytest.TempPathFactory):
     db = work / "odd.db"
     for name in ODD_NAMES:
         assert tracker(db, "new", name, "--scenario", "north-sea-1914", "--dice", "manual").returncode == 0
+    token = spectator(db, "--league")
     with served(str(db), workdir=work) as server:
-        yield server, db
+        yield Reader(server, token), db
 
 
 def q(name: str) -> str:
@@ -191,7 +233,7 @@ def test_every_api_path_takes_a_quoted_campaign_name(odd, name: str) -> None:
 @pytest.mark.parametrize("name", ODD_NAMES)
 def test_the_event_stream_takes_a_quoted_campaign_name(odd, name: str) -> None:
     server, db = odd
-    with urllib.request.urlopen(f"{server.url}/api/campaigns/{q(name)}/events/stream", timeout=60) as stream:
+    with server.open(f"/api/campaigns/{q(name)}/events/stream") as stream:
         first = _next_event(stream)
         assert first[0] == "recorded"
         assert tracker(db, "--campaign", name, "next").returncode == 0
@@ -204,13 +246,13 @@ def test_every_viewer_page_takes_a_quoted_campaign_name(odd, name: str) -> None:
     from html import escape
 
     server, _db = odd
-    status, home = _page(server, "/")
+    status, home = server.page("/")
     assert status == 200 and f'href="/campaigns/{escape(q(name))}/board"' in home
     for path in ("", "/board", "/board?turn=1", "/log", "/battles", "/events/1", "/charts"):
-        status, html = _page(server, f"/campaigns/{q(name)}{path}")
+        status, html = server.page(f"/campaigns/{q(name)}{path}")
         assert status == 200, (name, path, html[:300])
         assert escape(name) in html, (name, path)
-    status, html = _page(server, f"/campaigns/{q(name)}/battles/1")
+    status, html = server.page(f"/campaigns/{q(name)}/battles/1")
     assert status == 404 and "no battle 1" in html
 
 
@@ -221,14 +263,6 @@ def test_the_router_sees_an_encoded_slash_as_part_of_a_name() -> None:
     assert routing_path(b"/campaigns/100%25%20x%2Fboard/board?turn=1") == "/campaigns/100%25 x%2Fboard/board"
     assert routing_path(b"/campaigns/K%C3%B6nigsberg") == "/campaigns/Königsberg"
     assert routing_path("/campaigns/Königsberg".encode()) == "/campaigns/Königsberg"
-
-
-def _page(server, path: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(server.url + path, timeout=60) as resp:
-            return resp.status, resp.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
 
 
 def test_a_command_run_for_a_client_writes_to_its_own_buffers_and_sees_the_clients_terminal() -> None:

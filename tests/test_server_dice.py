@@ -1,7 +1,7 @@
 """Dice nobody can peek at (D5) on a real `tracker serve`: seeds in the server's key store, never
 in the campaign database; `--reveal each-round` publishing each round's seed so `verify`
 re-derives its rolls; a seed written into the campaign database by someone else never used,
-and caught by `verify`."""
+and caught by `verify`. Reads need a token (issue 24): the tests read as the referee (`Reader`)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import TRACKER, served
+from tests.test_server import Reader
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
 
@@ -59,10 +60,14 @@ def test_d5_a_served_campaigns_seed_moves_to_a_private_key_store(tmp_path: Path)
     db, ref = new_league(tmp_path)
     assert len(rows(db, "SELECT * FROM tracker_dice_seeds")) == 1
     keys = tmp_path / "keys.db"
-    with served(str(db), "--keys", str(keys), workdir=tmp_path) as server:
+    with served(str(db), "--keys", str(keys), workdir=tmp_path) as plain:
+        server = Reader(plain, ref)
         assert rows(db, "SELECT * FROM tracker_dice_seeds") == []
         assert stat.S_IMODE(keys.stat().st_mode) == 0o600
-        [(seed,)] = rows(keys, "SELECT seed FROM tracker_dice_seeds")
+        # First served, the seed the campaign database held is revealed in the log and the
+        # key store commits to a fresh one (issue 24): the campaign's secret is epoch 1's.
+        [(old,), (seed,)] = rows(keys, "SELECT seed FROM tracker_dice_seeds ORDER BY epoch")
+        assert seed != old
         body = run(server, ref, "research", "advanced_submarine")
         assert "roll 1:" in body["stdout"]
         verified = server.get("/api/campaigns/autumn/verify")[1]
@@ -77,11 +82,13 @@ def test_d5_a_served_campaigns_seed_moves_to_a_private_key_store(tmp_path: Path)
 
 def test_d5_reveal_each_round_lets_verify_re_derive_every_roll_of_the_rounds_played(tmp_path: Path) -> None:
     db, ref = new_league(tmp_path)
-    with served(str(db), "--keys", str(tmp_path / "keys.db"), "--reveal", "each-round", workdir=tmp_path) as server:
+    with served(str(db), "--keys", str(tmp_path / "keys.db"), "--reveal", "each-round", workdir=tmp_path) as plain:
+        server = Reader(plain, ref)
         run(server, ref, "research", "advanced_submarine")
         play_to_round(server, ref, 2)
         revealed = server.get("/api/campaigns/autumn/log?kind=SeedRevealed")[1]
-        assert len(revealed) == 1 and revealed[0]["data"]["epoch"] == 0
+        # Epoch 0 on first serve (its seed sat in the campaign database), epoch 1 at round 2.
+        assert [r["data"]["epoch"] for r in revealed] == [0, 1]
     # Anyone with the log alone now re-derives round 1's roll from the published seed.
     local = json.loads(tracker("--db", str(db), "verify", "--json").stdout)
     assert local["ok"] and local["rolls_checked"] == 1 and local["rolls_unchecked"] == 0
@@ -90,13 +97,15 @@ def test_d5_reveal_each_round_lets_verify_re_derive_every_roll_of_the_rounds_pla
 def test_d5_a_seed_written_into_the_campaign_database_is_never_used_and_verify_catches_it(tmp_path: Path) -> None:
     db, ref = new_league(tmp_path)
     chosen = "00" * 32
-    with served(str(db), "--keys", str(tmp_path / "keys.db"), "--reveal", "each-round", workdir=tmp_path) as server:
+    with served(str(db), "--keys", str(tmp_path / "keys.db"), "--reveal", "each-round", workdir=tmp_path) as plain:
+        server = Reader(plain, ref)
         cid = rows(db, "SELECT campaign_id FROM tracker_campaigns")[0][0]
         # A writer with access to the campaign database plants seeds for this epoch and the next.
         with sqlite3.connect(db) as conn:
             conn.executemany(
                 "INSERT INTO tracker_dice_seeds (campaign_id, epoch, seed) VALUES (?, ?, ?)",
-                [(cid, 0, chosen), (cid, 1, chosen)],
+                # Epochs 1 and 2: first served, the campaign's secret is epoch 1's (issue 24).
+                [(cid, 1, chosen), (cid, 2, chosen)],
             )
         run(server, ref, "research", "advanced_submarine")
         play_to_round(server, ref, 2)
@@ -106,12 +115,14 @@ def test_d5_a_seed_written_into_the_campaign_database_is_never_used_and_verify_c
     from domain.dice import commitment, derive_roll
 
     log = json.loads(tracker("--db", str(db), "log", "--json", "--kind", "SeedRevealed").stdout)
-    assert log[0]["data"]["seed"] != chosen and log[0]["data"]["next_commitment"] != commitment(chosen)
+    assert all(r["data"]["seed"] != chosen and r["data"]["next_commitment"] != commitment(chosen) for r in log)
     rolls = json.loads(tracker("--db", str(db), "log", "--json", "--kind", "DiceRolled").stdout)
     # The round-1 roll comes from the seed the server kept and revealed, not from the planted one
     # (comparing with the planted seed's dice alone would match by chance once in a hundred runs).
     first = rolls[0]["data"]
-    assert first["values"] == derive_roll(log[0]["data"]["seed"], first["roll"], 1, 10)
+    # log[0] is the first serve's reveal of epoch 0; the round-1 roll used epoch 1's seed.
+    assert first["epoch"] == 1
+    assert first["values"] == derive_roll(log[1]["data"]["seed"], first["roll"], 1, 10)
     # The planted seed does not match the log's commitment: verify on the database says so.
     local = tracker("--db", str(db), "verify")
     assert local.returncode == 1 and "D5" in local.stderr and "does not match the commitment" in local.stderr

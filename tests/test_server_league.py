@@ -1,6 +1,9 @@
 """A league run through the server (PL1, PL2): the league's referee creates campaigns and
 adds their players over `tracker --server`, with the local CLI's output and exit status;
-every other token is refused with PL2 (401 without a live one) and nothing is recorded."""
+every other token is refused with PL2 (401 without a live one) and nothing is recorded.
+
+Reads need a token (issue 24): the tests read as the league's spectator (`Reader`); a
+referee of one campaign finds "no such campaign" in another, where it was refused with PL2."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import TRACKER, served
+from tests.test_server import Reader
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
 
@@ -40,8 +44,9 @@ def league(tmp_path_factory: pytest.TempPathFactory):
     assert tracker("--db", str(db), "new", "old", "--scenario", "north-sea-1914").returncode == 0
     tokens["anna"] = token_of(tracker("--db", str(db), "players", "add", "anna", "--nations", "Germany"))
     tokens["otto"] = token_of(tracker("--db", str(db), "players", "add", "otto", "--referee"))
+    tokens["watch"] = token_of(tracker("--db", str(db), "players", "add", "watch", "--spectator", "--league"))
     with served(str(db), workdir=work) as server:
-        yield server, db, tokens, work
+        yield Reader(server, tokens["watch"]), db, tokens, work
 
 
 def remote(server, token: str | None, *args: str) -> subprocess.CompletedProcess[str]:
@@ -150,8 +155,10 @@ def test_pl2_the_referee_adds_a_campaigns_players_through_the_server(league) -> 
     [
         ("anna", ["--campaign", "old", "players", "add", "zed", "--nations", "Britain"], "for the campaign's referee"),
         ("otto", ["--campaign", "old", "players", "add", "zed", "--referee", "--league"], "for the league's referee"),
-        ("otto", ["--campaign", "north/sea 1914", "players", "add", "zed", "--referee"], "token is for another"),
+        # Issue 24: another campaign's referee learns nothing of it (it was PL2, "token is for another").
+        ("otto", ["--campaign", "north/sea 1914", "players", "add", "zed", "--referee"], "no such campaign"),
         ("anna", ["--campaign", "old", "players", "revoke", "otto"], "for the campaign's referee"),
+        ("watch", ["--campaign", "old", "players", "add", "zed", "--nations", "Britain"], "for the campaign's referee"),
     ],
 )
 def test_pl2_players_are_managed_through_the_server_by_a_referee_alone(league, who, args, says) -> None:
@@ -160,7 +167,10 @@ def test_pl2_players_are_managed_through_the_server_by_a_referee_alone(league, w
         assert remote(server, tokens["rita"], "new", "north/sea 1914", "--scenario", "north-sea-1914").returncode == 0
     before = tracker("--db", str(db), "--campaign", "old", "players", "list", "--json").stdout
     done = remote(server, tokens[who], *args)
-    assert done.returncode == 1 and "PL2" in done.stderr and says in done.stderr, done.stderr
+    if says == "no such campaign":
+        assert done.returncode == 2 and done.stderr == "Error: no such campaign\n", done.stderr
+    else:
+        assert done.returncode == 1 and "PL2" in done.stderr and says in done.stderr, done.stderr
     assert tracker("--db", str(db), "--campaign", "old", "players", "list", "--json").stdout == before
 
 
@@ -188,6 +198,7 @@ def test_pl2_the_leagues_referee_referees_every_campaign(league) -> None:
     assert [(p["name"], p["referee"], p["revoked"]) for p in json.loads(listed.stdout)] == [
         ("gone", True, True),
         ("rita", True, False),
+        ("watch", False, False),
     ]
     usage = tracker("--db", str(_db), "players", "add", "zed", "--league")
     assert usage.returncode == 2 and "--referee --league" in usage.stderr

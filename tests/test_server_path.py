@@ -91,11 +91,15 @@ def new_campaign(db: str, play_to_round_end: bool) -> str:
 
 
 def served_action(db: str, keys: Path, token: str, body: dict[str, Any], reveal: str) -> tuple[Counted, Any]:
-    """`body` POSTed as the first action of a server just started, counted."""
+    """`body` POSTed as the first action of a server just restarted, counted. The campaign was
+    served once before: its first serve revealed the seed the campaign database held and
+    committed to one in the key store (issue 24), which this server has never read."""
     import httpx
 
     from tracker.server.app import create_app
+    from tracker.server.served import ServedTracker
 
+    ServedTracker(db, keys=str(keys), reveal=reveal).close()
     app = create_app(db, keys=str(keys), reveal=reveal)
     service = app.state.service
     transport = httpx.ASGITransport(app=app)
@@ -149,4 +153,5 @@ def test_the_next_that_ends_a_round_and_reveals_its_seed_reads_the_key_store_onc
         cid = t.campaign_id("autumn")
         kinds = [type(e).__name__ for e in t.events(cid)]
         assert kinds[-1] == "SeedRevealed"
-        assert t.load(cid).dice_epoch == 1
+        # Epoch 0 revealed on first serve, epoch 1 at the end of the round.
+        assert t.load(cid).dice_epoch == 2

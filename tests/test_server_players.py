@@ -1,6 +1,9 @@
 """Players and tokens on a real `tracker serve` (PL1, PL2, RK3): every way an action can lack
 the right to be recorded, overrides approved through the server, and the CLI's `--server`
-mode giving the local CLI's output and exit status. Nothing secret reaches the server's log."""
+mode giving the local CLI's output and exit status. Nothing secret reaches the server's log.
+
+Reads need a token (issue 24): the tests read as the league's spectator (`Reader`), and a
+token of another campaign now finds "no such campaign" (404) where it was refused with 403."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import TRACKER, served
+from tests.test_server import Reader
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
 
@@ -48,8 +52,11 @@ def league(tmp_path_factory: pytest.TempPathFactory):
     tokens["s-bob"] = add_player(db, "bob", "--nations", "Britain", campaign="spring")
     tokens["s-gone"] = add_player(db, "gone", "--nations", "France", campaign="spring")
     assert tracker("--db", str(db), "--campaign", "spring", "players", "revoke", "gone").returncode == 0
+    watch = tracker("--db", str(db), "players", "add", "watcher", "--spectator", "--league")
+    assert watch.returncode == 0, watch.stderr
+    tokens["watch"] = watch.stdout.strip().splitlines()[-1]
     with served(str(db), workdir=work) as server:
-        yield server, db, tokens
+        yield Reader(server, tokens["watch"]), db, tokens
 
 
 def remote(server, token: str | None, *args: str) -> subprocess.CompletedProcess[str]:
@@ -84,7 +91,7 @@ def test_pl2_players_add_prints_a_token_once_and_keeps_only_its_hash(league) -> 
 
 @pytest.mark.parametrize(
     "token_of, status",
-    [(None, 401), ("gone", 401), ("bad", 401), ("bob", 403), ("winter-ref", 403)],
+    [(None, 404), ("gone", 401), ("bad", 401), ("bob", 403), ("winter-ref", 404), ("watch", 403)],
 )
 def test_pl2_an_action_needs_a_live_token_of_the_acting_nation(league, token_of, status) -> None:
     server, _db, tokens = league
@@ -94,7 +101,10 @@ def test_pl2_an_action_needs_a_live_token_of_the_acting_nation(league, token_of,
     assert got == status, body
     if status == 403:
         assert body["rule"] == "PL2"
-        assert "not Germany" in body["error"] or "another campaign" in body["error"]
+        assert "not Germany" in body["error"] or "spectator" in body["error"]
+    if status == 404:
+        # No token, or another campaign's: the campaign is not there for it (issue 24).
+        assert body["error"] == "no such campaign"
     assert server.get("/api/campaigns/autumn/state")[1]["seq"] == before
 
 
@@ -126,7 +136,8 @@ def test_requests_that_are_not_commands_are_4xx(league) -> None:
     assert command(server, tokens["anna"], "serve")[0] == 400
     assert command(server, tokens["anna"], "report", "--turn", "1", "-o", "/tmp/x")[0] == 400
     assert command(server, tokens["anna"], "state", "--db", "/tmp/other.db")[0] == 400
-    assert server.request("POST", "/api/command", raw=b"x" * 300_000, token=tokens["anna"])[0] == 413
+    # Issue 24: the limit is 1 MiB (it was 256 KiB).
+    assert server.request("POST", "/api/command", raw=b"x" * (1024 * 1024 + 1), token=tokens["anna"])[0] == 413
     got, body = command(server, tokens["anna"], "state", "--turn", "99999999999999999999")
     assert got == 400 and body["exit"] == 2
 
@@ -178,7 +189,7 @@ def test_the_cli_over_server_prints_what_the_local_cli_prints(league) -> None:
         ["odds", "naval", "--attacker", "Germany:destroyer=2", "--defender", "Britain:cruiser=1", "--json"],
     ):
         here = tracker("--db", str(db), "--campaign", "autumn", *args, env={"COLUMNS": "100"})
-        there = remote(server, None, "--campaign", "autumn", *args)
+        there = remote(server, tokens["watch"], "--campaign", "autumn", *args)
         assert (there.returncode, there.stdout) == (here.returncode, here.stdout), args
     refused = remote(server, tokens["anna"], "--campaign", "autumn", "move", "DE-SS1", "--to", "Nowhere")
     assert refused.returncode == 2 and refused.stderr.startswith("Error: ")
@@ -222,10 +233,14 @@ READS = [
 
 
 @pytest.mark.parametrize("path", READS)
-def test_reads_need_no_token(league, path: str) -> None:
-    server, _db, _tokens = league
-    status, body = server.get(path)
+@pytest.mark.parametrize("token_of", ["anna", "ref", "watch"])
+def test_reads_need_a_token_of_the_campaign(league, path: str, token_of: str) -> None:
+    # Issue 24: reading needed no token before; now a player's, the referee's or a spectator's.
+    server, _db, tokens = league
+    status, body = server.get(path, token=tokens[token_of])
     assert status == 200, body
+    status, body = server.server.get(path)
+    assert status == (200 if path in ("/api/health", "/api/campaigns") else 404), body
 
 
 @pytest.fixture(scope="module")
@@ -241,7 +256,9 @@ def waiting_request(league) -> int:
     return int(server.get("/api/campaigns/spring/overrides")[1][-1]["id"])
 
 
-@pytest.mark.parametrize("token_of, status", [(None, 401), ("s-gone", 401), ("winter-ref", 403), ("s-bob", 403)])
+@pytest.mark.parametrize(
+    "token_of, status", [(None, 401), ("s-gone", 401), ("winter-ref", 404), ("s-bob", 403), ("watch", 403)]
+)
 def test_pl2_rk3_approving_an_override_needs_a_live_token_of_the_nations_it_names(
     league, waiting_request: int, token_of: str | None, status: int
 ) -> None:
@@ -256,6 +273,7 @@ def test_pl1_every_action_through_the_server_records_the_player_and_the_nation_a
     server, db, tokens = league
     state = server.get("/api/campaigns/winter/state")[1]
     assert server.post("/api/campaigns/winter/actions", {"action": "next"})[0] == 401
+    assert server.post("/api/campaigns/winter/actions", {"action": "next"}, token=tokens["watch"])[0] == 403
     status, body = server.post("/api/campaigns/winter/actions", {"action": "next"}, token=tokens["winter-ref"])
     assert status == 200, body
     assert body["action"] == "next" and body["events"] and body["asked"] == state["seq"] + 1
@@ -304,8 +322,8 @@ def test_the_action_registry_is_listed(league) -> None:
     ],
 )
 def test_the_cli_over_server_colours_exactly_as_the_local_cli_does(league, terminal: dict[str, str]) -> None:
-    server, db, _tokens = league
-    env = {"COLUMNS": "90", "TRACKER_CONFIG": "/nonexistent/config.toml", **terminal}
+    server, db, tokens = league
+    env = {"COLUMNS": "90", "TRACKER_CONFIG": "/nonexistent/config.toml", "TRACKER_TOKEN": tokens["watch"], **terminal}
     clean = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR", "COLORTERM", "TERM")}
     styled = {}
     for args in (["state"], ["units"], ["map"], ["log", "--tail", "5"]):

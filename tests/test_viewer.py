@@ -1,5 +1,8 @@
 """The browser viewer's pages over HTTP, from a real `tracker serve`: what each page shows, and
-a 400 or 404 page with one line for every bad URL, never a 500 or a traceback."""
+a 400 or 404 page with one line for every bad URL, never a 500 or a traceback.
+
+Reads need a token (issue 24): the pages are read as a spectator of the demo campaign
+(`Reader`), or of a public campaign without one; an unknown campaign is "no such campaign"."""
 
 from __future__ import annotations
 
@@ -18,10 +21,12 @@ from click.testing import CliRunner
 
 from domain.ruleset import load_ruleset
 from tests.map_svg import assert_map_shows
-from tests.support import Server, served
+from tests.support import served
+from tests.test_server import Reader
 from tracker.cli.demo import run_demo
 from tracker.cli.main import cli
 from tracker.service.application import Tracker
+from tracker.service.players import Players
 
 
 @pytest.fixture(scope="module")
@@ -31,15 +36,25 @@ def demo_db(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(path)
 
 
+def spectator_token(db: str, campaign: str) -> str:
+    with Tracker(db) as t:
+        return Players(t.engine).add(str(t.campaign_id(campaign)), "watcher", [], False, spectator=True)
+
+
 @pytest.fixture(scope="module")
-def server(demo_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(demo_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reader]:
+    token = spectator_token(demo_db, "demo")
     with served(demo_db, workdir=tmp_path_factory.mktemp("served")) as s:
-        yield s
+        yield Reader(s, token)
 
 
-def page(server: Server, path: str) -> tuple[int, str]:
+def page(server: Reader, path: str) -> tuple[int, str]:
+    return server.page(path)
+
+
+def anonymous_page(url: str, path: str) -> tuple[int, str]:
     try:
-        with urllib.request.urlopen(server.url + path, timeout=60) as resp:
+        with urllib.request.urlopen(url + path, timeout=60) as resp:
             return resp.status, resp.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
@@ -57,14 +72,14 @@ def svg_of(html: str) -> str:
     return re.sub(r"</?a\b[^>]*>", "", match.group(0))
 
 
-def test_the_campaign_list_links_each_campaign(server: Server) -> None:
+def test_the_campaign_list_links_each_campaign(server: Reader) -> None:
     status, html = page(server, "/")
     assert status == 200
     assert 'href="/campaigns/demo/board"' in html and "The North Sea, autumn 1914" in html
 
 
 @pytest.mark.parametrize("args", [[], ["--turn", "2"], ["--turn", "2", "--phase", "combat_movement"], ["--at", "40"]])
-def test_the_board_page_draws_each_zone_as_state_reports_it(server: Server, demo_db: str, args: list[str]) -> None:
+def test_the_board_page_draws_each_zone_as_state_reports_it(server: Reader, demo_db: str, args: list[str]) -> None:
     query = urllib.parse.urlencode(dict(zip([a.lstrip("-") for a in args[::2]], args[1::2], strict=True)))
     status, html = page(server, "/campaigns/demo/board" + (f"?{query}" if query else ""))
     assert status == 200
@@ -78,7 +93,7 @@ def test_the_board_page_draws_each_zone_as_state_reports_it(server: Server, demo
         assert row and f'<td class="num">{balance}</td>' in row.group(1)
 
 
-def test_the_timeline_filters_as_log_does(server: Server, demo_db: str) -> None:
+def test_the_timeline_filters_as_log_does(server: Reader, demo_db: str) -> None:
     status, html = page(server, "/campaigns/demo/log?nation=gb&kind=dicerolled&turn=1")
     assert status == 200
     shown = [int(s) for s in re.findall(r'<tr data-seq="(\d+)"', html)]
@@ -92,7 +107,7 @@ def test_the_timeline_filters_as_log_does(server: Server, demo_db: str) -> None:
     assert '<option value="Britain" selected>' in html and '<option value="DiceRolled" selected>' in html
 
 
-def test_a_battle_page_lists_every_roll_of_the_battle(server: Server, demo_db: str) -> None:
+def test_a_battle_page_lists_every_roll_of_the_battle(server: Reader, demo_db: str) -> None:
     status, html = page(server, "/campaigns/demo/battles")
     assert status == 200 and 'href="/campaigns/demo/battles/1"' in html
     status, html = page(server, "/campaigns/demo/battles/1")
@@ -106,7 +121,7 @@ def test_a_battle_page_lists_every_roll_of_the_battle(server: Server, demo_db: s
     assert "Result:" in html
 
 
-def test_the_explain_page_says_what_explain_says(server: Server, demo_db: str) -> None:
+def test_the_explain_page_says_what_explain_says(server: Reader, demo_db: str) -> None:
     rolls = json.loads(CliRunner().invoke(cli, ["--db", demo_db, "log", "--kind", "DiceRolled", "--json"]).stdout)
     seq = rolls[0]["seq"]
     data = json.loads(CliRunner().invoke(cli, ["--db", demo_db, "explain", str(seq), "--json"]).stdout)
@@ -118,7 +133,7 @@ def test_the_explain_page_says_what_explain_says(server: Server, demo_db: str) -
         assert f"Rule {rule['id']}" in text and rule["statement"] in text
 
 
-def test_the_charts_page_has_the_report_charts(server: Server) -> None:
+def test_the_charts_page_has_the_report_charts(server: Reader) -> None:
     status, html = page(server, "/campaigns/demo/charts")
     assert status == 200
     # The report's charts, whichever it draws: at least these four.
@@ -130,9 +145,10 @@ def test_the_charts_page_has_the_report_charts(server: Server) -> None:
 @pytest.mark.parametrize(
     ("path", "status", "message"),
     [
-        ("/campaigns/nosuch/board", 404, "no campaign named 'nosuch'"),
-        ("/campaigns/nosuch/log", 404, "no campaign named 'nosuch'"),
-        (f"/campaigns/{'x' * 300}/board", 404, "no campaign named"),
+        # Issue 24: "no such campaign" and nothing more (it named the campaign asked for).
+        ("/campaigns/nosuch/board", 404, "no such campaign"),
+        ("/campaigns/nosuch/log", 404, "no such campaign"),
+        (f"/campaigns/{'x' * 300}/board", 404, "no such campaign"),
         ("/campaigns/demo/board?turn=" + "1" + "0" * 30, 400, "turn must be a whole number from 1 to 2147483647"),
         ("/campaigns/demo/board?turn=2147483647", 404, "turn 2147483647 has not been played"),
         ("/campaigns/demo/board?turn=0", 400, "turn must be a whole number"),
@@ -153,7 +169,7 @@ def test_the_charts_page_has_the_report_charts(server: Server) -> None:
         ("/no/such/page", 404, "no page at /no/such/page"),
     ],
 )
-def test_a_bad_url_is_a_one_line_error_page(server: Server, path: str, status: int, message: str) -> None:
+def test_a_bad_url_is_a_one_line_error_page(server: Reader, path: str, status: int, message: str) -> None:
     got, html = page(server, path)
     assert got == status, html[:500]
     error = re.search(r'<p class="error" id="error">(.*?)</p>', html, re.DOTALL)
@@ -167,10 +183,12 @@ def test_names_typed_by_players_are_escaped(tmp_path: Path) -> None:
     name = "<b>bold</b> & co"
     with Tracker(db) as t:
         t.create(name, "north-sea-1914")
+        # A public campaign: read without a token.
+        Players(t.engine).set_public(str(t.campaign_id(name)), True)
     with served(db, workdir=tmp_path) as s:
-        status, html = page(s, "/")
+        status, html = anonymous_page(s.url, "/")
         assert status == 200 and "<b>bold</b>" not in html and "&lt;b&gt;bold&lt;/b&gt; &amp; co" in html
-        status, html = page(s, "/campaigns/" + urllib.parse.quote(name, safe="") + "/board")
+        status, html = anonymous_page(s.url, "/campaigns/" + urllib.parse.quote(name, safe="") + "/board")
         assert status == 200 and "<b>bold</b>" not in html
 
 
@@ -184,7 +202,9 @@ def test_the_viewer_on_postgresql_draws_the_board_and_refuses_bad_urls(
         result = CliRunner().invoke(cli, ["--db", pg_url, "--campaign", unique_name, *args])
         assert result.exit_code == 0, result.output
     board = json.loads(CliRunner().invoke(cli, ["--db", pg_url, "--campaign", unique_name, "state", "--json"]).stdout)
-    with served(pg_url, "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as s:
+    token = spectator_token(pg_url, unique_name)
+    with served(pg_url, "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as plain:
+        s = Reader(plain, token)
         status, html = page(s, f"/campaigns/{unique_name}/board")
         assert status == 200
         with Tracker(pg_url) as t:

@@ -5,7 +5,10 @@ action while the page is open.
 
 Without chromium, chromedriver or selenium the tests are skipped with the reason, except in
 CI (`CI=true`), where that is an error. No browser is ever downloaded: selenium is given the
-installed driver, so its driver manager is never asked."""
+installed driver, so its driver manager is never asked.
+
+Reads need a token (issue 24): each test opens the link with a spectator's token first, as a
+player opens the one their referee sends; the browser keeps it in an HttpOnly cookie."""
 
 from __future__ import annotations
 
@@ -80,7 +83,9 @@ def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Server]]:
     db = str(tmp_path_factory.mktemp("browser") / "demo.db")
     run_demo(db, lambda line: None)
+    token = spectator(db)
     with served(db, workdir=tmp_path_factory.mktemp("served")) as server:
+        server.token = token  # type: ignore[attr-defined]
         yield db, server
 
 
@@ -88,6 +93,18 @@ def tracker(db: str, *args: str) -> str:
     result = subprocess.run([*TRACKER, "--db", db, *args], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     return result.stdout
+
+
+def spectator(db: str) -> str:
+    """A spectator's token for the database's only campaign."""
+    return tracker(db, "players", "add", "watcher", "--spectator").strip().splitlines()[-1]
+
+
+def sign_in(driver: Any, url: str, token: str) -> None:
+    """Open the link a referee sends (`/?token=...`): the browser keeps the token and lands on
+    the campaign list without it in the address."""
+    driver.get(f"{url}/?token={token}")
+    wait(driver, lambda d: d.current_url == f"{url}/")
 
 
 def map_on_page(driver: Any) -> dict[str, dict[str, str]]:
@@ -126,6 +143,7 @@ def test_the_board_shows_each_nations_units_in_their_zones(browser: Any, demo: t
     import json
 
     db, server = demo
+    sign_in(browser, server.url, server.token)
     browser.get(f"{server.url}/campaigns/demo/board?turn=2")
     board = json.loads(tracker(db, "state", "--turn", "2", "--json"))
     shown = map_on_page(browser)
@@ -147,6 +165,7 @@ def test_navigation_turn_and_phase_timeline_battle_and_explain(browser: Any, dem
     from selenium.webdriver.support.ui import Select
 
     _, server = demo
+    sign_in(browser, server.url, server.token)
     browser.get(f"{server.url}/campaigns/demo/board")
     Select(browser.find_element(By.ID, "turn-select")).select_by_value("1")
     Select(browser.find_element(By.ID, "phase-select")).select_by_value("combat_movement")
@@ -189,7 +208,9 @@ def test_the_board_follows_an_action_recorded_by_the_cli(browser: Any, tmp_path:
     tracker(db, "new", "north/sea 1914", "--scenario", "north-sea-1914")
     live = quote("north/sea 1914", safe="")
     tracker(db, "next", "--to", "combat_movement")
+    token = spectator(db)
     with served(db, workdir=tmp_path) as server:
+        sign_in(browser, server.url, token)
         browser.get(f"{server.url}/campaigns/{live}/board")
         wait(browser, lambda d: d.find_element(By.ID, "live").text == "live")
         before = map_on_page(browser)
@@ -214,3 +235,83 @@ def test_the_board_follows_an_action_recorded_by_the_cli(browser: Any, tmp_path:
         tracker(db, "move", "DE-SS4", "--to", "Skagerrak")
         wait(browser, lambda d: d.find_element(By.ID, "news").is_displayed())
         assert "turn=1" in browser.current_url
+
+
+def test_a_link_with_a_token_leaves_it_in_an_httponly_cookie_only(browser: Any, demo: tuple[str, Server]) -> None:
+    from selenium.webdriver.common.by import By
+
+    _, server = demo
+    browser.get(f"{server.url}/campaigns/demo/board")
+    assert "no such campaign" in browser.find_element(By.ID, "error").text
+    browser.get(f"{server.url}/campaigns/demo/board?turn=2&token={server.token}")
+    wait(browser, lambda d: d.current_url == f"{server.url}/campaigns/demo/board?turn=2")
+    assert browser.find_element(By.ID, "position").text.startswith("Board at the end of turn 2")
+    # The page's own script cannot read the token, and the stream it follows is let in by it.
+    assert server.token not in browser.execute_script("return document.cookie;")
+    wait(browser, lambda d: d.find_element(By.ID, "live").text == "live")
+    cookie = browser.get_cookie("tracker_token")
+    assert cookie["httpOnly"] is True and cookie["sameSite"] == "Strict" and cookie["value"] == server.token
+    assert server.token not in server.log()
+
+
+def test_a_world_map_opens_legible_and_pans_and_zooms_by_its_viewbox(browser: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
+    from selenium.webdriver.common.by import By
+
+    db = str(tmp_path / "war.db")
+    tracker(db, "new", "war", "--scenario", "great-war-1914")
+    token = spectator(db)
+    with served(db, workdir=tmp_path) as server:
+        browser.set_window_size(1280, 900)
+        sign_in(browser, server.url, token)
+        browser.get(f"{server.url}/campaigns/war/board")
+        svg = wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#map svg.board-map"))
+        assert len(svg.find_elements(By.CSS_SELECTOR, "g[data-zone]")) == 148
+
+        def view_box() -> list[float]:
+            box: str = browser.execute_script("return arguments[0].getAttribute('viewBox');", svg)
+            return [float(v) for v in box.split()]
+
+        def name_px() -> float:
+            """The height on screen of the 11.5-unit zone names, as the view scales them."""
+            return float(browser.execute_script("return 11.5 * arguments[0].getScreenCTM().a;", svg))
+
+        # The whole map is the SVG's own size; the page opens on a part of it, names legible.
+        whole = [float(svg.get_dom_attribute(k)) for k in ("width", "height")]
+        opened = view_box()
+        assert opened[2] < whole[0] and name_px() >= 9
+
+        browser.find_element(By.ID, "zoom-in").click()
+        closer = view_box()
+        assert closer[2] == pytest.approx(opened[2] / 1.5, rel=0.01) and name_px() > 13
+
+        # A drag that starts on a zone (a link to its events) moves the map and stays on the page.
+        zone = browser.execute_script(
+            "const r = arguments[0].getBoundingClientRect();"
+            "return [...arguments[0].querySelectorAll('a rect')].find(e => {"
+            "  const b = e.getBoundingClientRect();"
+            "  return b.left > r.left + 50 && b.right < r.right - 250"
+            "    && b.top > r.top + 50 && b.bottom < r.bottom - 100;"
+            "});",
+            svg,
+        )
+        assert zone is not None, "a whole zone in view"
+        ActionChains(browser).drag_and_drop_by_offset(zone, 200, 80).perform()
+        moved = view_box()
+        assert moved[0] < closer[0] and moved[1] < closer[1]
+        assert browser.current_url.endswith("/campaigns/war/board"), "a drag is not a click on a zone"
+
+        ActionChains(browser).scroll_from_origin(ScrollOrigin.from_element(svg), 0, 300).perform()
+        wait(browser, lambda d: view_box()[2] > moved[2])
+
+        browser.find_element(By.ID, "zoom-fit").click()
+        fitted = view_box()
+        assert fitted[2] >= whole[0] - 1 and fitted[3] >= whole[1] - 1
+
+        # A reload (as when the campaign moves) keeps the view.
+        browser.find_element(By.ID, "zoom-in").click()
+        kept = view_box()
+        browser.refresh()
+        svg = wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#map svg.board-map"))
+        assert view_box() == pytest.approx(kept, abs=0.2)

@@ -1,17 +1,14 @@
 """`tracker --server URL ...`: send the command line to a league server and print what it
 answers, with its exit status. The token comes from TRACKER_TOKEN or the config file
 (`~/.config/tracker/config.toml`, or TRACKER_CONFIG): `token = "..."` at the top, or per
-server under `[servers."http://host:8000"]`.
+server under `[servers."http://host:8000"]`. Also the check that every argument is UTF-8
+text, which the server and the local command line make too.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import tomllib
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +30,8 @@ def config_path() -> Path:
 
 
 def read_config(path: Path) -> dict[str, Any]:
+    import tomllib
+
     if not path.is_file():
         return {}
     try:
@@ -55,6 +54,30 @@ def token_for(server: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise InputError(f"{path}: token must be a string")
     return value
+
+
+def check_utf8_args(args: list[str], label: str | None = None) -> None:
+    """InputError (bad usage, exit 2) naming the first argument that is not UTF-8 text (as
+    `label`, or by its position): Python hands such bytes on as lone surrogates ("\\udcff"),
+    which no database, file or answer can hold."""
+    for number, arg in enumerate(args, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(
+                f"{label or f'argument {number}'} is not UTF-8 text: '{shown_bytes(arg)}' "
+                "(set the terminal, or the file it came from, to UTF-8)"
+            ) from None
+
+
+def shown_bytes(arg: str) -> str:
+    """An argument as the bytes that were typed, those that are not UTF-8 as \\xNN."""
+    try:
+        raw = arg.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        # A surrogate no byte makes (sent as JSON "\\ud800"): shown as such.
+        return arg.encode("ascii", "backslashreplace").decode("ascii")[:80]
+    return raw.decode("utf-8", "backslashreplace")[:80]
 
 
 def check_server_url(server: str) -> str:
@@ -80,9 +103,16 @@ def terminal() -> dict[str, Any]:
 
 def run_remote(server: str, campaign: str | None, args: list[str]) -> int:
     """Run `args` on the server; print its output; return its exit status."""
+    # Imported here: the main group checks its arguments with this module on every command.
+    import json
+    import urllib.error
+    import urllib.request
+
     base = check_server_url(server)
     if not args:
         raise InputError("give a command to run on the server, e.g. tracker --server URL state")
+    check_utf8_args(args)
+    check_utf8_args([campaign] if campaign is not None else [], "--campaign")
     body = {"args": args, "campaign": campaign, **terminal()}
     request = urllib.request.Request(
         base + "/api/command",
@@ -93,11 +123,12 @@ def run_remote(server: str, campaign: str | None, args: list[str]) -> int:
     token = token_for(base)
     if token:
         request.add_header("Authorization", f"Bearer {token}")
+    status = 200
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
             text = response.read()
     except urllib.error.HTTPError as e:
-        text = e.read()
+        status, text = e.code, e.read()
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", e)
         raise ServerError(f"cannot reach the server at {base}: {reason}") from None
@@ -108,8 +139,10 @@ def run_remote(server: str, campaign: str | None, args: list[str]) -> int:
     if not isinstance(answer, dict):
         raise ServerError(f"the server at {base} did not answer as a tracker server")
     if "exit" not in answer:
-        # Refused before any command ran (a bad token, a bad request).
-        raise TrackerError(str(answer.get("error", "refused by the server")))
+        # Refused before any command ran: a bad request is bad usage (exit 2), as locally; a
+        # bad token, a body too large or too many failed tokens are refusals (exit 1).
+        error = str(answer.get("error", "refused by the server"))
+        raise InputError(error) if status in (400, 404) else TrackerError(error)
     sys.stdout.write(str(answer.get("stdout") or ""))
     sys.stderr.write(str(answer.get("stderr") or ""))
     sys.stdout.flush()

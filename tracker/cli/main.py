@@ -55,6 +55,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Buy units in the purchase phase at the ruleset's cost (PU1, PU3); undo takes a purchase back "
         "until the phase ends."
     ),
+    "campaign": (
+        "cli.commands.campaign_public",
+        "campaign_group",
+        "Settings of a served campaign: whether anyone may read it without a token."
+    ),
     "campaigns": (
         "cli.commands.campaign",
         "campaigns",
@@ -127,6 +132,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "next_phase",
         "Close the current phase and open the next (collecting resources at the end of a turn); refused "
         "while the phase still requires something (T4: `tracker pending` lists it)."
+    ),
+    "notify": (
+        "cli.commands.notify",
+        "notify",
+        "Tell players when the game waits for them: webhook (JSON, Discord, Slack) and e-mail channels "
+        "of a campaign, delivered by `tracker serve`."
     ),
     "ntr": (
         "cli.commands.turn",
@@ -311,8 +322,13 @@ class TrackerGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             with importing():
+                from tracker.cli.client import check_utf8_args
                 from tracker.cli.context import Context
 
+            # An argument that is not UTF-8 (bytes from a Latin-1 terminal or a file) is bad usage,
+            # said before anything tries to store, send or print it.
+            check_utf8_args([v for v in ctx.params.values() if isinstance(v, str)], "a global option")
+            check_utf8_args([*getattr(ctx, "_protected_args", []), *ctx.args])
             server = ctx.params.get("server")
             if server and not isinstance(ctx.obj, Context):
                 # A TRACKER_DB left in the environment for local work does not stand in the way.

@@ -1,6 +1,10 @@
 """The league server's ASGI application: a JSON API under /api over the application service,
 a stream telling pages that a campaign recorded something, and the browser viewer at /.
 
+Reads need a token of the campaign's players, spectators or referee (the header, or the
+viewer's cookie), unless the campaign is public; to anyone else a campaign does not exist
+(see `tracker.server.served`). Whatever records needs the token in the header.
+
 Each `Tracker` of a process serves one request at a time (its working copies and read models
 are not shared between threads), and a process holds several: actions on campaigns of
 different stripes run side by side (see `Service`). Nothing is kept that another process needs:
@@ -35,14 +39,15 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from domain.errors import InputError, RuleViolation, TrackerError
+from tracker.server.access import Denied, FailedChecks, Gate
 from tracker.server.commands import check_args, check_terminal, run_command
+from tracker.server.delivery import delivering
+from tracker.server.limits import MAX_BODY, BadBody, BodyLimit, TooLarge, is_text, parse_json_object
 from tracker.server.served import Forbidden, NotFound, ServedTracker, Unauthenticated
 from tracker.service.players import Player
 
 T = TypeVar("T")
 
-# Largest request body read: actions are a few hundred bytes.
-MAX_BODY = 256 * 1024
 # How often the event stream asks the database for the campaign's last version.
 POLL_SECONDS = 0.5
 # A comment line this often keeps proxies from closing a quiet stream.
@@ -94,13 +99,16 @@ class EncodedSlashes:
 
 
 class ApiError(Exception):
-    """An error answered as JSON {error, rule} with an HTTP status."""
+    """An error answered as JSON {error, rule} with an HTTP status (and headers: Retry-After)."""
 
-    def __init__(self, status: int, message: str, rule: str | None = None) -> None:
+    def __init__(
+        self, status: int, message: str, rule: str | None = None, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.rule = rule
+        self.headers = headers or {}
 
 
 class JsonResponse(JSONResponse):
@@ -110,8 +118,10 @@ class JsonResponse(JSONResponse):
         return json.dumps(content, ensure_ascii=False, default=str).encode("utf-8")
 
 
-def error_response(status: int, message: str, rule: str | None = None) -> JSONResponse:
-    return JsonResponse({"error": message, "rule": rule}, status_code=status)
+def error_response(
+    status: int, message: str, rule: str | None = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JsonResponse({"error": message, "rule": rule}, status_code=status, headers=headers)
 
 
 def tracker_error(e: TrackerError) -> ApiError:
@@ -182,26 +192,33 @@ class Service:
             name = known[0][0] if len(known) == 1 else None
         return slots[zlib.crc32((name or "").encode()) % len(slots)]
 
-    async def call(self, fn: Callable[[ServedTracker], T], name: str | None = None) -> T:
-        """`fn(tracker)` for a read about campaign `name`, in a worker thread, alone on a reading
-        tracker; errors as raised."""
-        return await anyio.to_thread.run_sync(self._stripe(self.readers, name).run, fn)
+    async def call(self, fn: Callable[[ServedTracker], T], name: str | None = None, player: Player | None = None) -> T:
+        """`fn(tracker)` for a read about campaign `name` by `player` (None: no token), in a
+        worker thread, alone on a reading tracker; errors as raised."""
+        return await anyio.to_thread.run_sync(self._stripe(self.readers, name).run, as_player(player, fn))
 
-    async def act(self, fn: Callable[[ServedTracker], T], name: str | None = None) -> T:
+    async def act(self, fn: Callable[[ServedTracker], T], name: str | None = None, player: Player | None = None) -> T:
         """`fn(tracker)` for anything that may record on campaign `name`, alone on its stripe's
         recording tracker."""
-        return await anyio.to_thread.run_sync(self._stripe(self.writers, name).run, fn)
+        return await anyio.to_thread.run_sync(self._stripe(self.writers, name).run, as_player(player, fn))
 
-    async def run(self, fn: Callable[[ServedTracker], T], write: bool = False, name: str | None = None) -> T:
+    async def run(
+        self, fn: Callable[[ServedTracker], T], write: bool = False, name: str | None = None,
+        player: Player | None = None,
+    ) -> T:  # fmt: skip
         """As `call` (or `act`), with a user's error (TrackerError) turned into its JSON answer."""
         try:
-            return await (self.act(fn, name) if write else self.call(fn, name))
+            return await (self.act(fn, name, player) if write else self.call(fn, name, player))
         except TrackerError as e:
             raise tracker_error(e) from None
 
     def close(self) -> None:
         for slot in [*self.writers, *self.readers]:
             slot.close()
+
+    def check_token(self, token: str) -> Player | None:
+        """The player holding `token`, or None (unknown, malformed or revoked)."""
+        return self.tracker.players.authenticate(token)
 
     def last_version(self, name: str) -> int:
         """The campaign's last event version, read straight from the database (no lock: the
@@ -216,6 +233,11 @@ class Service:
                 select(func.max(table.c.originator_version)).where(table.c.originator_id == cid)
             ).scalar()
         return int(value or 0)
+
+
+def as_player(player: Player | None, fn: Callable[[ServedTracker], T]) -> Callable[[ServedTracker], T]:
+    """`fn` run with every campaign it reads checked against `player` (see `ServedTracker.acting_as`)."""
+    return lambda t: t.acting_as(player, lambda: fn(t))
 
 
 def _int_param(request: Request, key: str, low: int = 1) -> int | None:
@@ -238,20 +260,20 @@ def _str_param(request: Request, key: str) -> str | None:
     return value or None
 
 
-async def read_json(request: Request) -> dict[str, Any]:
-    """The request body as a JSON object, bounded in size; 400/413 otherwise."""
-    body = b""
+async def read_json(request: Request, text_only: bool = True) -> dict[str, Any]:
+    """The request body as a JSON object, bounded in size and depth, its strings UTF-8 text
+    (unless not `text_only`); 400/413 otherwise."""
+    chunks: list[bytes] = []
+    size = 0
     async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY:
-            raise ApiError(413, f"request body over {MAX_BODY} bytes")
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise TooLarge()
     try:
-        data = json.loads(body or b"{}")
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ApiError(400, f"the request body is not JSON: {e}") from None
-    if not isinstance(data, dict):
-        raise ApiError(400, "the request body must be a JSON object")
-    return data
+        return parse_json_object(b"".join(chunks), text_only)
+    except BadBody as e:
+        raise ApiError(400, str(e)) from None
 
 
 def campaign_name(request: Request) -> str:
@@ -300,8 +322,9 @@ async def action_list(request: Request) -> Response:
 class Api:
     """The handlers of the routes under /api, each answering from the process's `Service`."""
 
-    def __init__(self, service: Service) -> None:
+    def __init__(self, service: Service, gate: Gate) -> None:
         self.service = service
+        self.gate = gate
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -324,7 +347,8 @@ class Api:
     # ----- reads -----
 
     async def campaigns(self, request: Request) -> Response:
-        return JsonResponse(await self.service.run(lambda t: t.campaign_names()))
+        player = await self.reader(request)
+        return JsonResponse(await self.service.run(lambda t: t.campaign_names(), player=player))
 
     async def state(self, request: Request) -> Response:
         name = campaign_name(request)
@@ -334,44 +358,56 @@ class Api:
             raise ApiError(400, "phase needs turn")
         if turn and at:
             raise ApiError(400, "give turn or at, not both")
-        return JsonResponse(await self.service.run(lambda t: t.state_data(name, turn, phase, at), name=name))
+        player = await self.reader(request)
+        return JsonResponse(
+            await self.service.run(lambda t: t.state_data(name, turn, phase, at), name=name, player=player)
+        )
 
     async def pending(self, request: Request) -> Response:
         name = campaign_name(request)
-        return JsonResponse(await self.service.run(lambda t: t.pending_data(name), name=name))
+        player = await self.reader(request)
+        return JsonResponse(await self.service.run(lambda t: t.pending_data(name), name=name, player=player))
 
     async def log(self, request: Request) -> Response:
         name = campaign_name(request)
         filters = log_filters(request)
-        return JsonResponse(await self.service.run(lambda t: t.log_data(name, **filters), name=name))
+        player = await self.reader(request)
+        return JsonResponse(await self.service.run(lambda t: t.log_data(name, **filters), name=name, player=player))
 
     async def explain(self, request: Request) -> Response:
         name = campaign_name(request)
         seq = request.path_params["seq"]
         if not 1 <= seq <= MAX_INT:
             raise ApiError(400, f"event number must be between 1 and {MAX_INT}")
-        return JsonResponse(await self.service.run(lambda t: t.explain_data(name, seq), name=name))
+        player = await self.reader(request)
+        return JsonResponse(await self.service.run(lambda t: t.explain_data(name, seq), name=name, player=player))
 
     async def report(self, request: Request) -> Response:
         name = campaign_name(request)
         turn = _int_param(request, "turn")
-        return JsonResponse(await self.service.run(lambda t: t.report_data(name, turn), name=name))
+        player = await self.reader(request)
+        return JsonResponse(await self.service.run(lambda t: t.report_data(name, turn), name=name, player=player))
 
     async def verify(self, request: Request) -> Response:
         name = campaign_name(request)
         head = _str_param(request, "head")
-        return JsonResponse(await self.service.run(lambda t: t.verify_data(name, head), name=name))
+        player = await self.reader(request)
+        return JsonResponse(await self.service.run(lambda t: t.verify_data(name, head), name=name, player=player))
 
     async def overrides(self, request: Request) -> Response:
         name = campaign_name(request)
+        player = await self.reader(request)
         return JsonResponse(
-            await self.service.run(lambda t: t.players.override_requests(str(t.campaign_id(name))), name=name)
+            await self.service.run(
+                lambda t: t.players.override_requests(str(t.campaign_id(name))), name=name, player=player
+            )
         )
 
     async def stream(self, request: Request) -> Response:
         name = campaign_name(request)
-        # Unknown campaigns are refused up front, not streamed forever.
-        await self.service.run(lambda t: t.campaign_id(name), name=name)
+        player = await self.reader(request)
+        # Unknown (or unreadable) campaigns are refused up front, not streamed forever.
+        await self.service.run(lambda t: t.campaign_id(name), name=name, player=player)
         return StreamingResponse(
             event_stream(request, lambda: self.service.last_version(name)),
             media_type="text/event-stream",
@@ -385,7 +421,9 @@ class Api:
         name = campaign_name(request)
         asked = asked_action(name, await read_json(request))
         return JsonResponse(
-            await self.service.run(lambda t: perform_action(t, player, name, asked), write=True, name=name)
+            await self.service.run(
+                lambda t: perform_action(t, player, name, asked), write=True, name=name, player=player
+            )
         )
 
     async def approve(self, request: Request) -> Response:
@@ -394,44 +432,51 @@ class Api:
         number = request.path_params["number"]
         if player is None:
             raise ApiError(401, "approving an override needs a player's token: Authorization: Bearer TOKEN")
-        result = await self.service.run(lambda t: approve_override(t, player, name, number), write=True, name=name)
+        result = await self.service.run(
+            lambda t: approve_override(t, player, name, number), write=True, name=name, player=player
+        )
         return command_response(result)
 
     async def command(self, request: Request) -> Response:
         player = await self.authenticate(request)
-        body = await read_json(request)
+        # Arguments that are not UTF-8 text are named by check_args, as the local CLI names them.
+        body = await read_json(request, text_only=False)
         name = body.get("campaign")
-        if name is not None and (not isinstance(name, str) or len(name) > 200):
-            raise ApiError(400, "campaign must be a name")
+        if name is not None and (not isinstance(name, str) or len(name) > 200 or not is_text(name)):
+            raise ApiError(400, "campaign must be a name (UTF-8 text)")
         try:
             terminal, checked = check_terminal(body), check_args(body.get("args"))
         except TrackerError as e:
             raise tracker_error(e) from None
         if checked[0] in ("approve", "overrides"):
-            result = await self.service.act(lambda t: override_command(t, player, name, checked), name)
+            result = await self.service.act(lambda t: override_command(t, player, name, checked), name, player)
         else:
             result = await self.service.act(
-                lambda t: run_command(t, player, name, checked, terminal["columns"], terminal=terminal), name
+                lambda t: run_command(t, player, name, checked, terminal["columns"], terminal=terminal), name, player
             )
         return command_response(result)
 
     async def authenticate(self, request: Request) -> Player | None:
-        """The player whose token the request carries; None without one; 401 for a bad one."""
-        header = request.headers.get("authorization")
-        if header is None:
-            return None
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise ApiError(401, "Authorization must be: Bearer TOKEN")
-        player = await anyio.to_thread.run_sync(lambda: self.service.tracker.players.authenticate(token.strip()))
-        if player is None:
-            raise ApiError(401, "the token is unknown or revoked")
-        return player
+        """The player whose token the request's Authorization header carries (never a cookie:
+        whatever records is asked with the header); None without one; 401 for a bad one, 429
+        while its address has failed too often."""
+        return await self._player(request, cookie=False)
+
+    async def reader(self, request: Request) -> Player | None:
+        """Who reads: the Authorization header's token, else the viewer's cookie (the page's
+        event stream sends it); None for neither."""
+        return await self._player(request, cookie=True)
+
+    async def _player(self, request: Request, cookie: bool) -> Player | None:
+        try:
+            return await self.gate.player(request, cookie=cookie)
+        except Denied as e:
+            raise ApiError(e.status, e.message, headers=e.headers) from None
 
 
-def api_routes(service: Service) -> list[BaseRoute]:
+def api_routes(service: Service, gate: Gate) -> list[BaseRoute]:
     """Every route under /api."""
-    return Api(service).routes()
+    return Api(service, gate).routes()
 
 
 def command_response(result: dict[str, Any]) -> Response:
@@ -439,7 +484,12 @@ def command_response(result: dict[str, Any]) -> Response:
     or a right, 409 for an override waiting for approval (each with its error and rule)."""
     refused = result.pop("refused", None)
     body = dict(result)
-    if refused is not None:
+    if isinstance(refused, NotFound):
+        # A campaign the command named that does not exist, or that the token may not read.
+        status = 404 if result["exit"] != 0 else 200
+        if status == 404:
+            body.update(error=str(refused), rule=None)
+    elif refused is not None:
         status = 401 if isinstance(refused, Unauthenticated) else 403 if isinstance(refused, Forbidden) else 409
         body.update(error=str(refused), rule=getattr(refused, "rule", None))
     else:
@@ -458,6 +508,9 @@ def perform_action(
     from projections.summary import as_record
     from tracker.cli.common import next_command
 
+    if player is None:
+        # Said before the campaign is looked up: the same answer for every name.
+        raise Unauthenticated("an action needs a player's token: Authorization: Bearer TOKEN (see tracker players add)")
     cid = t.campaign_id(name)
     done = t.acting_as(
         player,
@@ -499,7 +552,8 @@ def override_command(t: ServedTracker, player: Player | None, name: str | None, 
     except (Unauthenticated, Forbidden) as e:
         return {"exit": 1, "stdout": "", "stderr": f"Error: {e}\n", "refused": e}
     except TrackerError as e:
-        return {"exit": e.exit_code, "stdout": "", "stderr": f"Error: {e}\n"}
+        refused = e if isinstance(e, NotFound) else None
+        return {"exit": e.exit_code, "stdout": "", "stderr": f"Error: {e}\n", "refused": refused}
 
 
 def approve_override(t: ServedTracker, approver: Player, name: str | None, number: int) -> dict[str, Any]:
@@ -559,7 +613,7 @@ async def event_stream(request: Request, last_version: Callable[[], int]) -> Asy
         quiet += POLL_SECONDS
 
 
-def viewer_routes(service: Service) -> list[BaseRoute]:
+def viewer_routes(service: Service, gate: Gate) -> list[BaseRoute]:
     """The browser viewer's pages, mounted at /: `tracker.server.viewer.routes(service)` gives
     them, where present. A page reads through `await service.call(lambda t: ...)` (the
     process's `ServedTracker`, one request at a time) and follows the campaign's
@@ -568,13 +622,19 @@ def viewer_routes(service: Service) -> list[BaseRoute]:
         return []
     from tracker.server import viewer  # type: ignore[attr-defined,unused-ignore]
 
-    routes: list[BaseRoute] = viewer.routes(service)
+    routes: list[BaseRoute] = viewer.routes(service, gate)
     return routes
 
 
 async def _api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
-    return error_response(exc.status, exc.message, exc.rule)
+    return error_response(exc.status, exc.message, exc.rule, exc.headers)
+
+
+async def _too_large(request: Request, exc: Exception) -> Response:
+    if request.url.path.startswith("/api"):
+        return error_response(413, str(exc))
+    return Response(str(exc), status_code=413, media_type="text/plain")
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -589,23 +649,35 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
     return error_response(500, f"unexpected {type(exc).__name__} (see the server's log)")
 
 
-def create_app(db_url: str, keys: str | None = None, reveal: str = "on-request") -> Starlette:
+def create_app(
+    db_url: str, keys: str | None = None, reveal: str = "on-request", failures: FailedChecks | None = None
+) -> Starlette:
     """The application over the campaigns in `db_url`; auto dice seeds in the key store `keys`
-    (a file path or database URL, see `tracker.server.keys`)."""
+    (a file path or database URL, see `tracker.server.keys`); failed token checks counted in
+    `failures` (default: 20 a minute per address)."""
     service = Service(lambda reads_only: ServedTracker(db_url, keys=keys, reveal=reveal, reads_only=reads_only))
-    routes: list[BaseRoute] = [Mount("/api", routes=api_routes(service))]
-    routes += viewer_routes(service)
+    gate = Gate(service.check_token, failures)
+    routes: list[BaseRoute] = [Mount("/api", routes=api_routes(service, gate))]
+    routes += viewer_routes(service, gate)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        yield
+        # `tracker serve` sets app.state.delivery: its worker sends the turn hand-offs.
+        async with delivering(service.tracker.engine, getattr(app.state, "delivery", None)):
+            yield
         service.close()
 
     app = Starlette(
         routes=routes,
-        exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _unexpected},
-        middleware=[Middleware(EncodedSlashes)],
+        exception_handlers={
+            ApiError: _api_error,
+            TooLarge: _too_large,
+            HTTPException: _http_error,
+            Exception: _unexpected,
+        },
+        middleware=[Middleware(BodyLimit), Middleware(EncodedSlashes)],
         lifespan=lifespan,
     )
     app.state.service = service
+    app.state.gate = gate
     return app

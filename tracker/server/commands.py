@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from domain.errors import InputError
+from tracker.cli.client import check_utf8_args
 from tracker.cli.common import Context
 from tracker.server.served import ServedTracker
 from tracker.service.players import Player
@@ -17,7 +18,7 @@ from tracker.service.players import Player
 # Top-level commands a player may run through the server.
 REMOTE = frozenset(
     {
-        "new", "players",
+        "new", "players", "campaign",
         "state", "pending", "log", "explain", "verify", "report", "stats", "map", "units", "show",
         "campaigns", "scenarios", "rulesets", "odds", "luck",
         "next", "move", "ntr", "research", "buy", "place", "adjust", "convoy", "intercept", "asw", "battle",
@@ -50,6 +51,7 @@ def check_args(args: Any) -> list[str]:
         raise InputError("args must be a list of strings")
     if not args or len(args) > MAX_ARGS or any(len(a) > MAX_ARG for a in args):
         raise InputError(f"give 1 to {MAX_ARGS} arguments of at most {MAX_ARG} characters")
+    check_utf8_args(args)
     if args[0] not in REMOTE:
         allowed = ", ".join(sorted(REMOTE))
         raise InputError(f"{args[0][:60]!r} cannot be run through a server (commands: {allowed})")

@@ -5,9 +5,11 @@ by the server, so no player who can read (or write) the log can know or choose a
 refused if anyone else may read it, or a database URL (a separate PostgreSQL database
 that only the server's account may open, for several server processes on several hosts).
 A seed that the campaign database still holds (a campaign created there before it was
-served) is moved into the key store the first time the server needs it, and only if it
-matches the commitment in the log: a seed someone wrote into the campaign database later is
-never used.
+served) is no secret from whoever could read that file: the server reveals it in the log when
+it first serves the campaign (`seeds_left`, then a `dice reveal` of its own) and commits to a
+fresh seed made here. Only a seed that matches the commitment in the log is used: one someone
+wrote into the campaign database later never is. Rows leaving either database are overwritten
+on disk (SQLite's secure_delete) and the write-ahead log is truncated after them.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy import create_engine, delete, select
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import IntegrityError
 
 from domain.dice import commitment
@@ -115,9 +117,11 @@ class KeyedRegistry(Registry):
             pass
         self.mark_served(campaign_id)
         with self.engine.begin() as conn:
+            overwrite_deleted(conn)
             conn.execute(
                 delete(seeds_table).where(seeds_table.c.campaign_id == campaign_id, seeds_table.c.epoch == epoch)
             )
+        truncate_wal(self.engine)
         return self._stored(campaign_id, epoch)
 
     def mark_served(self, campaign_id: str) -> None:
@@ -128,11 +132,34 @@ class KeyedRegistry(Registry):
         except IntegrityError:
             pass
 
-    def adopt_all(self) -> int:
-        """Move every seed the campaign database holds that the log committed to; the number moved."""
+    def seeds_left(self) -> list[str]:
+        """The campaigns whose seeds the campaign database still holds (made there before this
+        server served them), to be revealed on first serve (D5)."""
         with self.engine.connect() as conn:
-            rows = conn.execute(select(seeds_table.c.campaign_id, seeds_table.c.epoch)).all()
-        return sum(1 for cid, epoch in rows if self._adopt(cid, epoch) is not None)
+            return sorted(set(conn.execute(select(seeds_table.c.campaign_id)).scalars()))
+
+    def held_here(self, campaign_id: str, epoch: int) -> bool:
+        """Whether the campaign database holds the seed of this epoch."""
+        with self.engine.connect() as conn:
+            found = conn.execute(
+                select(seeds_table.c.seed).where(seeds_table.c.campaign_id == campaign_id, seeds_table.c.epoch == epoch)
+            ).scalar()
+        return found is not None
 
     def close(self) -> None:
         self.keys.dispose()
+
+
+def overwrite_deleted(conn: Connection) -> None:
+    """On SQLite, have the rows this connection deletes overwritten with zeros in the file, so a
+    secret that leaves the database cannot be read back from its free pages (no-op elsewhere)."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("PRAGMA secure_delete = ON")
+
+
+def truncate_wal(engine: Engine) -> None:
+    """On SQLite, copy the write-ahead log into the database and truncate it, so deleted rows
+    do not live on in the `-wal` file (best effort: a reader holding a snapshot may keep it)."""
+    if engine.dialect.name == "sqlite":
+        with engine.connect() as conn:
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")

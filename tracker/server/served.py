@@ -1,6 +1,9 @@
 """The application service as the league server uses it: every action checked against the
 player who asks (PL2) and overrides against approvals (RK3), the CLI's queries as JSON-able
-data, campaigns looked up by name (unknown ones are a 404)."""
+data, campaigns looked up by name. A campaign is read only with a token of its players,
+spectators or referee, or by anyone once it is public; to anyone else it does not exist:
+"no such campaign" (a 404), the same words as for a name nobody uses, so a stranger learns
+neither the names on the server nor where its database is."""
 
 from __future__ import annotations
 
@@ -8,14 +11,17 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 from uuid import UUID
 
+from eventsourcing.application import AggregateNotFoundError
+
 from domain.campaign import Campaign
 from domain.dice import DiceSource
-from domain.errors import InputError, RuleViolation
+from domain.errors import InputError, RuleViolation, TrackerError
 from domain.rules.record import UndoPlan, action_actor
 from domain.ruleset import KNOWN_PHASES
 from tracker.server.keys import KeyedRegistry, key_store_url
 from tracker.service import actions
 from tracker.service.application import Tracker
+from tracker.service.performing import ConflictError
 from tracker.service.players import LEAGUE, Forbidden, Player, Players, Unauthenticated
 
 T = TypeVar("T")
@@ -26,7 +32,11 @@ REFEREE_ONLY = {"Adjusted": "adjustments (AD1)", "DiceSourceSwitched": "dice sou
 
 
 class NotFound(InputError):
-    """A campaign or event the URL names does not exist."""
+    """A campaign or event the URL names does not exist (or is not the asker's to read)."""
+
+
+# All that is said of a campaign that does not exist or that the asker may not read.
+NO_SUCH_CAMPAIGN = "no such campaign"
 
 
 # Who records what the server does by itself (a seed reveal at the end of a round).
@@ -70,7 +80,6 @@ class ServedTracker(Tracker):
         self.reveal = reveal
         try:
             self.registry = KeyedRegistry(self.engine, key_store_url(keys, self.url), self._commitments)
-            self.registry.adopt_all()
         except BaseException:
             self.close()
             raise
@@ -87,6 +96,12 @@ class ServedTracker(Tracker):
         self._round_ended: set[UUID] = set()
         self._performing = False
         self._undoing: str | None = None
+        if not reads_only:
+            try:
+                self._reveal_first_served()
+            except BaseException:
+                self.close()
+                raise
 
     def load(self, cid: UUID, version: int | None = None) -> Campaign:
         if self._reads is None or version is not None:
@@ -110,12 +125,55 @@ class ServedTracker(Tracker):
         self, player: Player | None, fn: Callable[[], T], asked: dict[str, Any] | None = None,
         approved: tuple[str, ...] = (), approving: int | None = None,
     ) -> T:  # fmt: skip
-        """Run `fn` with every action it records checked against `player` (None: no token)."""
+        """Run `fn` with every campaign it reads and every action it records checked against
+        `player` (None: no token). Calls nest: the outer ones' player is back afterwards."""
+        before = self.player, self.asked, self.approved, self.approving
         self.player, self.asked, self.approved, self.approving = player, asked, approved, approving
         try:
             return fn()
         finally:
-            self.player, self.asked, self.approved, self.approving = None, None, (), None
+            self.player, self.asked, self.approved, self.approving = before
+
+    # ----- who reads what -----
+
+    def may_read(self, campaign_id: str) -> bool:
+        """Whether the request being served may read the campaign: a token of its players,
+        spectators or referee (or the league's), or anyone when it is public."""
+        player = self.player
+        if player is not None and player.plays_in(campaign_id):
+            return True
+        return self.players.is_public(campaign_id)
+
+    def campaign_names(self) -> list[str]:
+        """The campaigns the request being served may read."""
+        player = self.player
+        rows = self.registry.names()
+        if player is None or player.campaign_id != LEAGUE:
+            readable = self.players.public_ids()
+            if player is not None:
+                readable.add(player.campaign_id)
+            rows = [(name, cid) for name, cid in rows if cid in readable]
+        return [name for name, cid in rows if self._exists(UUID(cid))]
+
+    def campaign_id(self, name: str | None) -> UUID:
+        """The campaign named (or the only one readable), if the request may read it; otherwise
+        "no such campaign", whether it exists or not."""
+        try:
+            if name:
+                cid = self.registry.lookup(name)
+                if cid is None or not self.may_read(cid) or not self._exists(UUID(cid)):
+                    raise NotFound(NO_SUCH_CAMPAIGN)
+                return UUID(cid)
+            names = self.campaign_names()
+            if not names:
+                raise NotFound(f"{NO_SUCH_CAMPAIGN}: name one with --campaign, with a token of its players")
+            if len(names) > 1:
+                raise InputError(f"{len(names)} campaigns here; pick one with --campaign ({', '.join(names)})")
+            return self.campaign_id(names[0])
+        except NotFound as e:
+            if self.refusals is not None:
+                self.refusals.append(e)
+            raise
 
     # ----- PL2 and RK3 on every action -----
 
@@ -162,6 +220,10 @@ class ServedTracker(Tracker):
                     f"({', '.join(builtin_names(kind))}); a file on your machine is not sent"
                 )
         creator = self.player.name if self.player is not None else None
+        known = self.registry.lookup(name)
+        if known is not None and self._exists(UUID(known)):
+            # Said without the database's URL, which the local command names.
+            raise InputError(f"campaign {name!r} already exists")
         return super().create(name, scenario, ruleset, dice, seed, created_by=creator)
 
     def execute(self, cid: UUID, command: Callable[[Campaign, DiceSource], T], *args: Any, **kwargs: Any) -> T:
@@ -182,6 +244,8 @@ class ServedTracker(Tracker):
             )
         if not player.plays_in(str(cid)):
             raise Forbidden(f"{player.name}'s token is for another campaign")
+        if player.spectator:
+            raise Forbidden(f"{player.name} is a spectator: their token reads, it records nothing")
 
         def guarded(campaign: Campaign, dice: DiceSource) -> T:
             phasing, before, round_before = campaign.nation, len(campaign.pending_events), campaign.round
@@ -254,6 +318,32 @@ class ServedTracker(Tracker):
         if len(player.nations) == 1:
             return player.nations[0]
         return cached.nation if cached is not None else None
+
+    def _reveal_first_served(self) -> None:
+        """D5 on first serve: a seed the campaign database still holds was never secret from
+        whoever could read that file. Each such campaign reveals it in the log, as an action of
+        the server's own (`verify` then re-derives the rolls made under it), and commits to a
+        fresh seed made in the key store; the campaign database keeps no secret seed after."""
+        registry = self.registry
+        assert isinstance(registry, KeyedRegistry)
+        for campaign_id in registry.seeds_left():
+            cid = UUID(campaign_id)
+            try:
+                campaign = self.load(cid)
+            except (TrackerError, AggregateNotFoundError):
+                continue  # a creation that crashed before its first event: nothing to reveal
+            if not registry.held_here(campaign_id, campaign.dice_epoch):
+                continue  # revealed before, or served already: its seed lives in the key store
+            saved = self.player
+            self.player = Player(campaign_id, SERVER, (), True)
+            try:
+                # The version seen: another server process that revealed first makes this a
+                # refusal, never a second reveal of the fresh seed.
+                Tracker.perform(self, cid, "dice reveal", {}, seen=campaign.version, player=SERVER)
+            except ConflictError:
+                pass
+            finally:
+                self.player = saved
 
     def follow_up(self, campaign: Campaign, dice: DiceSource) -> None:
         """D5 with --reveal each-round: the round the action just ended publishes its seed and
@@ -339,12 +429,6 @@ class ServedTracker(Tracker):
             campaign.version - len(campaign.pending_events),
         )
         raise NeedsApproval(number, missing)
-
-    def campaign_id(self, name: str | None) -> UUID:
-        try:
-            return super().campaign_id(name)
-        except InputError as e:
-            raise NotFound(str(e)) from None
 
     def state_data(self, name: str, turn: int | None, phase: str | None, at: int | None) -> dict[str, Any]:
         from tracker.reports.views import board_now

@@ -8,6 +8,11 @@ something is recorded, so a table watching the board sees each action as it happ
 
 A bad URL (unknown campaign, event or battle, a turn not played, a number beyond 2^31 - 1, an
 unknown phase, nation, zone or kind) is a 400 or 404 page with one line saying why.
+
+Who reads: the token of the viewer's cookie, set once by a link carrying it (`?token=`, see
+`tracker.server.access`), or an `Authorization: Bearer` header. The list shows the campaigns
+it may read and the public ones; any other campaign is "no such campaign", as one that does
+not exist.
 """
 
 from __future__ import annotations
@@ -24,7 +29,10 @@ from starlette.routing import BaseRoute, Route
 
 from domain.errors import InputError, TrackerError
 from domain.ruleset import KNOWN_PHASES
+from tracker.server.access import Denied, Gate, forget_cookie, sign_in
+from tracker.server.served import NO_SUCH_CAMPAIGN, NotFound
 from tracker.service.application import Tracker
+from tracker.service.players import Player
 
 T = TypeVar("T")
 MAX_INT = 2**31 - 1
@@ -35,7 +43,7 @@ TIMELINE_LIMIT = 500
 class Service(Protocol):
     """What the pages need from the server: a call on its tracker, one request at a time."""
 
-    def call(self, fn: Callable[[Any], T], name: str | None = None) -> Awaitable[T]: ...
+    def call(self, fn: Callable[[Any], T], name: str | None = None, player: Player | None = None) -> Awaitable[T]: ...
 
 
 class PageError(Exception):
@@ -66,7 +74,11 @@ def render(template: str, status: int = 200, **context: Any) -> HTMLResponse:
 
 
 def error_page(status: int, message: str, name: str | None = None) -> HTMLResponse:
-    title = {400: "Bad request", 404: "Not found"}.get(status, "The campaign cannot be read")
+    title = {
+        400: "Bad request", 401: "Token refused", 404: "Not found", 429: "Too many tries",
+    }.get(status, "The campaign cannot be read")  # fmt: skip
+    # A campaign that is not there (or not the reader's) gets no links of its own.
+    name = None if message == NO_SUCH_CAMPAIGN else name
     return render("viewer_error.html.j2", status=status, title=title, message=message, name=name, version=None)
 
 
@@ -105,10 +117,14 @@ def text_param(request: Request, key: str) -> str | None:
 
 
 def _campaign(t: Tracker, name: str) -> tuple[Any, Any]:
-    """(campaign id, campaign) of a campaign named in the URL; 404 when there is none."""
-    if len(name) > 200 or name not in t.campaign_names():
-        raise PageError(404, f"no campaign named {name[:200]!r}")
-    cid = t.campaign_id(name)
+    """(campaign id, campaign) of a campaign named in the URL; 404 when there is none, or when
+    the reader may not read it (the server's tracker checks)."""
+    if len(name) > 200:
+        raise PageError(404, NO_SUCH_CAMPAIGN)
+    try:
+        cid = t.campaign_id(name)
+    except NotFound:
+        raise PageError(404, NO_SUCH_CAMPAIGN) from None
     return cid, t.load(cid)
 
 
@@ -349,15 +365,41 @@ def charts_read(request: Request) -> Read:
 # ----- routes -----
 
 
-def page(service: Service, template: str, read: Callable[[Request], Read]) -> Callable[[Request], Awaitable[Response]]:
+Endpoint = Callable[[Request], Awaitable[Response]]
+# A page's work once its reader is known (None: no token).
+Serve = Callable[[Request, Player | None], Awaitable[Response]]
+
+
+def signed(gate: Gate, serve: Serve) -> Endpoint:
+    """A page's endpoint that knows its reader: a URL with `?token=` sets the cookie and sends
+    the browser on without it; otherwise the header's or the cookie's token (a bad one is a
+    401 page that drops the cookie, too many bad ones a 429 page); none: an anonymous reader."""
+
+    async def endpoint(request: Request) -> Response:
+        link = "token" in request.query_params
+        try:
+            if link:
+                return await sign_in(gate, request)
+            player = await gate.player(request)
+        except Denied as e:
+            response = error_page(e.status, e.message)
+            response.headers.update(e.headers)
+            # A stale link leaves a good cookie alone; a cookie refused is dropped.
+            return forget_cookie(response) if e.status == 401 and not link else response
+        return await serve(request, player)
+
+    return endpoint
+
+
+def page(service: Service, template: str, read: Callable[[Request], Read]) -> Serve:
     """The endpoint of a campaign's page: `read` what its URL asks on the server's tracker and
     render `template` with it; an error page for what cannot be read."""
 
-    async def endpoint(request: Request) -> Response:
+    async def endpoint(request: Request, player: Player | None) -> Response:
         name = request.path_params.get("name")
         try:
             fn = read(request)
-            data = await service.call(fn, name)
+            data = await service.call(fn, name, player)
         except PageError as e:
             return error_page(e.status, e.message, name)
         except TrackerError as e:
@@ -369,38 +411,43 @@ def page(service: Service, template: str, read: Callable[[Request], Read]) -> Ca
     return endpoint
 
 
-def home_page(service: Service) -> Callable[[Request], Awaitable[Response]]:
-    """The endpoint of the list of campaigns."""
+def home_page(service: Service) -> Serve:
+    """The endpoint of the list of campaigns: those the reader may read, and the public ones."""
 
-    async def home(request: Request) -> Response:
-        rows = await service.call(campaigns_data)
-        return render("viewer_campaigns.html.j2", campaigns=rows, name=None, version=None)
+    async def home(request: Request, player: Player | None) -> Response:
+        rows = await service.call(campaigns_data, None, player)
+        reader = f"{player.name} ({player.describe()})" if player is not None else None
+        return render("viewer_campaigns.html.j2", campaigns=rows, reader=reader, name=None, version=None)
 
     return home
 
 
-async def campaign_home(request: Request) -> Response:
+async def campaign_home(request: Request, player: Player | None) -> Response:
     return RedirectResponse(f"/campaigns/{quote(request.path_params['name'], safe='')}/board", status_code=307)
 
 
-async def not_found(request: Request) -> Response:
+async def not_found(request: Request, player: Player | None) -> Response:
     return error_page(404, f"no page at {request.url.path[:200]}")
 
 
-def routes(service: Service) -> list[BaseRoute]:
-    """The viewer's pages, mounted at / by the server."""
+def routes(service: Service, gate: Gate) -> list[BaseRoute]:
+    """The viewer's pages, mounted at / by the server, each knowing its reader (see `signed`)."""
+
+    def route(path: str, serve: Serve) -> Route:
+        return Route(path, signed(gate, serve))
+
     # `{name:campaign}` (tracker.server.app.CampaignName): one segment, so a name holding "/"
     # (sent as %2F) or ending like a page ("x/board") is never read as another page's URL.
     return [
-        Route("/", home_page(service)),
-        Route("/campaigns/{name:campaign}/board", page(service, "viewer_board.html.j2", board_read)),
-        Route("/campaigns/{name:campaign}/log", page(service, "viewer_log.html.j2", log_read)),
-        Route("/campaigns/{name:campaign}/battles", page(service, "viewer_battles.html.j2", battles_read)),
-        Route("/campaigns/{name:campaign}/battles/{number}", page(service, "viewer_battle.html.j2", battle_read)),
-        Route("/campaigns/{name:campaign}/events/{seq}", page(service, "viewer_event.html.j2", event_read)),
-        Route("/campaigns/{name:campaign}/charts", page(service, "viewer_charts.html.j2", charts_read)),
-        Route("/campaigns/{name:campaign}", campaign_home),
-        Route("/{path:path}", not_found),
+        route("/", home_page(service)),
+        route("/campaigns/{name:campaign}/board", page(service, "viewer_board.html.j2", board_read)),
+        route("/campaigns/{name:campaign}/log", page(service, "viewer_log.html.j2", log_read)),
+        route("/campaigns/{name:campaign}/battles", page(service, "viewer_battles.html.j2", battles_read)),
+        route("/campaigns/{name:campaign}/battles/{number}", page(service, "viewer_battle.html.j2", battle_read)),
+        route("/campaigns/{name:campaign}/events/{seq}", page(service, "viewer_event.html.j2", event_read)),
+        route("/campaigns/{name:campaign}/charts", page(service, "viewer_charts.html.j2", charts_read)),
+        route("/campaigns/{name:campaign}", campaign_home),
+        route("/{path:path}", not_found),
     ]
 
 

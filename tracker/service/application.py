@@ -36,6 +36,7 @@ from projections.board import BoardProjector
 from projections.schema import ensure_schema, event_index
 from projections.views import Views, stopped_at
 from tracker.service.describe import install_describer
+from tracker.service.notify import Handoffs, PendingHandoff
 from tracker.service.performing import ConflictError, Performing
 from tracker.storage.event_app import SNAPSHOT_INTERVAL, DamagedLogError, TrackerApplication, replay_checked
 from tracker.storage.recorder import LogDamaged, StaleCopy, TrackerRecorder
@@ -113,6 +114,7 @@ class Tracker(Performing):
             # (unique version), and the action runs again on the stored log.
             self._working: dict[UUID, Campaign] = {}
             self._seeds: dict[tuple[UUID, int], str] = {}
+            self._handoffs: Handoffs | None = None
         except (PersistenceError, sqlalchemy.exc.SQLAlchemyError) as e:
             if self._scratch is not None:
                 self._scratch.cleanup()
@@ -340,6 +342,7 @@ class Tracker(Performing):
             # dropped, and the next action starts from the stored log again.
             campaign = self._working_copy(cid)
             follows = (campaign.version, campaign.last_hash)
+            handoffs = self.handoffs.start(cid, campaign)
             dice = self.dice_for(campaign, dice_values, reference, override, ask)
             # However many aggregate commands the callback runs, they are one action. A failed
             # one leaves this copy behind (it is not put back in the cache), so the aggregate
@@ -354,7 +357,7 @@ class Tracker(Performing):
                 self._working[cid] = campaign
                 return result
             try:
-                self.app.save(campaign, follows=follows)
+                self._save(campaign, follows, handoffs)
                 self._working[cid] = campaign
                 return result
             except StaleCopy as e:
@@ -378,6 +381,24 @@ class Tracker(Performing):
             f"another writer kept recording on this campaign; the action was not recorded "
             f"after {MAX_ATTEMPTS} attempts, try again"
         )
+
+    @property
+    def handoffs(self) -> Handoffs:
+        """The turn hand-offs of this database's actions (see `tracker.service.notify`)."""
+        if self._handoffs is None:
+            self._handoffs = Handoffs(self.engine, self.name_of)
+        return self._handoffs
+
+    def _save(self, campaign: Campaign, follows: tuple[int, str], handoffs: PendingHandoff | None) -> None:
+        """Save an action's events; a hand-off it makes is written to the outbox in the same
+        transaction (the events' insert joins it through `session`), so none is ever lost."""
+        written = handoffs.found(campaign) if handoffs is not None else None
+        if written is None:
+            self.app.save(campaign, follows=follows)
+            return
+        with self.recorder.transaction(commit=True) as session:
+            self.app.save(campaign, follows=follows, session=session)
+            written(session)
 
     def follow_up(self, campaign: Campaign, dice: DiceSource) -> None:
         """What the service records by itself after an action, as an action of its own saved

@@ -1,12 +1,18 @@
-"""Players of a served campaign and their tokens (PL1, PL2), and override requests (RK3).
+"""Players of a served campaign and their tokens (PL1, PL2), who may read a campaign (its
+players, its spectators, anyone once it is public), and override requests (RK3).
 
 A player belongs to one campaign and holds one token: `trk_<id>_<secret>`; a league referee
-belongs to every campaign of the database (and may create new ones through the server). The id finds the
-row; only a salted scrypt hash of the secret is stored, compared in constant time, so a copy
-of the database gives nobody a working token. Revoking keeps the row (events name the player)
+belongs to every campaign of the database (and may create new ones through the server). A
+spectator is a player of no nation: their token reads the campaign and acts for nobody. The
+id finds the row; only the SHA-256 of the secret is stored (`sha256:<hex>`), compared in
+constant time, so a copy of the database gives nobody a working token. The secret is 256
+random bits, so a salt or a slow hash would add nothing against guessing, and a cheap check
+leaves a server no work an anonymous client could pile on. Rows written before kept a salted
+scrypt hash: the first time such a token is used, it is checked against that hash once and
+the row is rewritten with the SHA-256 form. Revoking keeps the row (events name the player)
 and kills the token. These tables live in the campaign database, managed by whoever
-administers it (`tracker players ...`); the server only reads them, and records the override
-requests and approvals made through it.
+administers it (`tracker players ...`, `tracker campaign public`); the server reads them,
+and records the override requests and approvals made through it.
 """
 
 from __future__ import annotations
@@ -67,9 +73,20 @@ requests_table = Table(
     Column("approved_at", DateTime(timezone=True), nullable=True),
     Column("recorded_at_event", Integer, nullable=True),
 )
+# Campaigns anyone may read without a token (`tracker campaign public on`).
+public_table = Table(
+    "tracker_public_campaigns",
+    metadata,
+    Column("campaign_id", String(36), primary_key=True),
+    Column("made_public_by", String(100), nullable=True),
+    Column("made_public_at", DateTime(timezone=True), server_default=func.now()),
+)
 
 TOKEN_PREFIX = "trk"
-# scrypt's cost: ~16 MiB and tens of milliseconds per check, far too slow to guess secrets.
+# How a token's hash is stored: the SHA-256 of its secret, marked so that a row written before
+# (a salted scrypt hash, bare hex) is told apart and upgraded on first use.
+DIGEST_PREFIX = "sha256:"
+# The cost of the scrypt hashes of rows written before: only ever checked once per token.
 SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
 MAX_NAME = 100
 # The campaign id of a league referee's row: the referee of every campaign in the database.
@@ -99,10 +116,15 @@ class Player:
     @property
     def league(self) -> bool:
         """The league's referee: referee of every campaign, and creates campaigns (PL2)."""
-        return self.campaign_id == LEAGUE
+        return self.campaign_id == LEAGUE and self.referee
+
+    @property
+    def spectator(self) -> bool:
+        """A player of no nation: reads the campaign (or, for the league, every campaign), acts for nobody."""
+        return not self.referee and not self.nations
 
     def plays_in(self, campaign_id: str) -> bool:
-        return self.league or self.campaign_id == campaign_id
+        return self.campaign_id in (LEAGUE, campaign_id)
 
     def may_act_for(self, nation: str) -> bool:
         return self.referee or nation in self.nations
@@ -110,10 +132,17 @@ class Player:
     def describe(self) -> str:
         if self.league:
             return "the league's referee"
+        if self.spectator:
+            return "the league's spectator" if self.campaign_id == LEAGUE else "spectator"
         return "referee" if self.referee else ", ".join(self.nations)
 
 
-def _hash(secret: str, salt: str) -> str:
+def token_digest(secret: str) -> str:
+    """What is stored of a token's secret."""
+    return DIGEST_PREFIX + hashlib.sha256(secret.encode()).hexdigest()
+
+
+def _scrypt(secret: str, salt: str) -> str:
     return hashlib.scrypt(secret.encode(), salt=bytes.fromhex(salt), **SCRYPT).hex()
 
 
@@ -130,26 +159,25 @@ class Players:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         metadata.create_all(engine, checkfirst=True)
-        # Tokens already checked against their scrypt hash in this process, by token id:
-        # (stored hash, SHA-256 of the secret). Each request still reads the row, so a
-        # revoked or re-issued token fails at once in every process.
-        self._checked: dict[str, tuple[str, str]] = {}
 
-    def add(self, campaign_id: str, name: str, nations: Sequence[str], referee: bool) -> str:
+    def add(self, campaign_id: str, name: str, nations: Sequence[str], referee: bool, spectator: bool = False) -> str:
         """Record a player and return their token (shown once: only its hash is kept). A
-        revoked player's name may be given a new token."""
+        revoked player's name may be given a new token. A spectator has no nation and is no
+        referee: that is what makes the row a spectator's."""
         name = check_player_name(name)
-        if not referee and not nations:
-            raise InputError("give the player's nations with --nations A,B, or --referee")
+        if spectator and (referee or nations):
+            raise InputError("a spectator reads and acts for nobody: give --spectator alone")
+        if not referee and not nations and not spectator:
+            raise InputError("give the player's nations with --nations A,B, or --referee, or --spectator")
         token_id = secrets.token_hex(8)
+        # 32 random bytes: the 256-bit secret.
         secret = secrets.token_urlsafe(32)
-        salt = secrets.token_hex(16)
         row = {
             "nations": json.dumps(list(nations)),
             "referee": referee,
             "token_id": token_id,
-            "salt": salt,
-            "token_hash": _hash(secret, salt),
+            "salt": "",
+            "token_hash": token_digest(secret),
             "revoked_at": None,
         }
         with self.engine.begin() as conn:
@@ -185,6 +213,7 @@ class Players:
                 "name": r.name,
                 "nations": json.loads(r.nations),
                 "referee": bool(r.referee),
+                "spectator": not r.referee and not json.loads(r.nations),
                 "created_at": r.created_at,
                 "revoked": r.revoked_at is not None,
                 "revoked_at": r.revoked_at,
@@ -216,14 +245,63 @@ class Players:
             row = conn.execute(select(players_table).where(players_table.c.token_id == token_id)).first()
         if row is None or row.revoked_at is not None:
             return None
-        quick = hashlib.sha256(secret.encode()).hexdigest()
-        known = self._checked.get(token_id)
-        fresh = known is None or not hmac.compare_digest(known[0], row.token_hash)
-        if fresh or not hmac.compare_digest(known[1] if known else "", quick):
-            if not hmac.compare_digest(_hash(secret, row.salt), row.token_hash):
+        digest = token_digest(secret)
+        if row.token_hash.startswith(DIGEST_PREFIX):
+            if not hmac.compare_digest(row.token_hash.encode(), digest.encode()):
                 return None
-            self._checked[token_id] = (row.token_hash, quick)
+        elif not self._upgraded(row, secret, digest):
+            return None
         return Player(row.campaign_id, row.name, tuple(json.loads(row.nations)), bool(row.referee))
+
+    def _upgraded(self, row: Any, secret: str, digest: str) -> bool:
+        """A token whose row still holds a salted scrypt hash (written before): checked against
+        it once and, when it matches, the row rewritten with the SHA-256 form, so scrypt never
+        runs for this token again. The rewrite is conditional on the old hash still being
+        there: a token revoked or re-issued meanwhile is not brought back."""
+        try:
+            expected = _scrypt(secret, row.salt)
+        except ValueError:
+            return False  # a damaged salt: no secret matches it
+        if not hmac.compare_digest(expected.encode(), str(row.token_hash).encode()):
+            return False
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(players_table)
+                .where(players_table.c.token_id == row.token_id, players_table.c.token_hash == row.token_hash)
+                .values(token_hash=digest, salt="")
+            )
+        return True
+
+    # ----- who may read (PL2) -----
+
+    def set_public(self, campaign_id: str, public: bool, by: str | None = None) -> bool:
+        """Make the campaign readable by anyone, or by its players and spectators alone; whether
+        that changed anything."""
+        try:
+            with self.engine.begin() as conn:
+                found = conn.execute(
+                    select(public_table.c.campaign_id).where(public_table.c.campaign_id == campaign_id)
+                ).first()
+                if public and found is None:
+                    conn.execute(public_table.insert().values(campaign_id=campaign_id, made_public_by=by))
+                    return True
+                if not public and found is not None:
+                    conn.execute(public_table.delete().where(public_table.c.campaign_id == campaign_id))
+                    return True
+        except IntegrityError:
+            return False  # made public by someone else at the same moment
+        return False
+
+    def is_public(self, campaign_id: str) -> bool:
+        with self.engine.connect() as conn:
+            found = conn.execute(
+                select(public_table.c.campaign_id).where(public_table.c.campaign_id == campaign_id)
+            ).first()
+        return found is not None
+
+    def public_ids(self) -> set[str]:
+        with self.engine.connect() as conn:
+            return {str(cid) for cid in conn.execute(select(public_table.c.campaign_id)).scalars()}
 
     # ----- override requests (RK3) -----
 
@@ -287,6 +365,8 @@ class Players:
     def check_approver(self, request: dict[str, Any], approver: Player) -> None:
         """RK3, PL2: the referee, or a player holding every nation whose agreement the
         request names; never the player who asked."""
+        if approver.spectator:
+            raise Forbidden(f"{approver.name} is a spectator: their token reads, it approves nothing")
         if request["approved_by"] is not None:
             raise InputError(f"override request {request['id']} was approved already by {request['approved_by']}")
         if approver.name == request["requested_by"] and not approver.referee:

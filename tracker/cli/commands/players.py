@@ -1,5 +1,5 @@
 """`tracker players`, `approve` and `overrides`: the players of a served campaign, their tokens
-and nations (PL1, PL2), and override requests on a league server (RK3)."""
+and nations (PL1, PL2), its spectators, and override requests on a league server (RK3)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ def players() -> None:
 LEAGUE_OPTION = click.option(
     "--league",
     is_flag=True,
-    help="The league's referees: referee of every campaign in the database, and the ones who create "
-    "campaigns through the server.",
+    help="The league's referees (referee of every campaign in the database, and the ones who create "
+    "campaigns through the server) and spectators (who read every campaign).",
 )
 
 
@@ -31,15 +31,18 @@ def _players(ctx: Context, league: bool) -> tuple[Any, str]:
 
     t = ctx.tracker
     t.require_writable()
+    served = served_tracker(t)
+    if served is not None and served.player is None:
+        # Refused before the campaign is looked up: the same answer for every name.
+        served.require_referee(LEAGUE, "managing players")
     cid = LEAGUE if league else str(t.campaign_id(ctx.campaign))
-    served = _served(t)
     if served is not None:
         served.require_referee(cid, "managing players")
         return served.players, cid
     return Players(t.engine), cid
 
 
-def _served(t: Any) -> Any:
+def served_tracker(t: Any) -> Any:
     """The server's tracker when the command runs through `tracker --server`, else None."""
     import sys
 
@@ -53,33 +56,43 @@ def _served(t: Any) -> Any:
 @click.option(
     "--referee", is_flag=True, help="The campaign's referee: acts for any nation, adjusts, approves overrides."
 )
+@click.option(
+    "--spectator",
+    is_flag=True,
+    help="Reads the campaign (state, log, reports, the viewer) and acts for nobody.",
+)
 @LEAGUE_OPTION
 @click.pass_obj
-def players_add(ctx: Context, name: str, nations: str | None, referee: bool, league: bool) -> None:
-    """Add a player and print their token, once (only its hash is kept). `--referee --league`
-    adds a referee of every campaign, who may create campaigns through the server.
+def players_add(ctx: Context, name: str, nations: str | None, referee: bool, spectator: bool, league: bool) -> None:
+    """Add a player and print their token, once (only its hash is kept). `--spectator` adds a
+    reader who acts for nobody; `--referee --league` adds a referee of every campaign, who may
+    create campaigns through the server, `--spectator --league` a reader of every campaign.
 
     Example: tracker players add anna --nations Germany,Austria-Hungary
     """
     from tracker.service.names import Names
 
-    if league and not referee:
-        raise click.UsageError("a league player is a referee of every campaign: give --referee --league")
-    if referee and nations:
-        raise click.UsageError("a referee acts for every nation: give --referee or --nations, not both")
+    if sum(map(bool, (referee, spectator, nations))) > 1:
+        raise click.UsageError("give one of --nations, --referee and --spectator")
+    if league and not (referee or spectator):
+        raise click.UsageError(
+            "a league player referees or reads every campaign: give --referee --league or --spectator --league"
+        )
     # A league starts with its referee, before any campaign: the database may be new.
     ctx.may_create = league
     table, cid = _players(ctx, league)
     if league:
-        token = table.add(cid, name, [], True)
-        where = f"the league in {ctx.tracker.safe_url}"
-        click.echo(f"Player {name.strip()!r} (the league's referee) added to {where}. Token (shown once):")
+        token = table.add(cid, name, [], referee, spectator=spectator)
+        role = "the league's referee" if referee else "the league's spectator"
+        # Through a server, the database's URL is not the client's business.
+        where = "the league" if served_tracker(ctx.tracker) else f"the league in {ctx.tracker.safe_url}"
+        click.echo(f"Player {name.strip()!r} ({role}) added to {where}. Token (shown once):")
         click.echo(token)
         return
     campaign = ctx.load()
     given = [Names(campaign).nation(n) for n in (nations or "").split(",") if n.strip()]
-    token = table.add(cid, name, list(dict.fromkeys(given)), referee)
-    role = "referee" if referee else ", ".join(dict.fromkeys(given))
+    token = table.add(cid, name, list(dict.fromkeys(given)), referee, spectator=spectator)
+    role = "referee" if referee else "spectator" if spectator else ", ".join(dict.fromkeys(given))
     click.echo(f"Player {name.strip()!r} ({role}) added to {ctx.tracker.name_of(campaign)!r}. Token (shown once):")
     click.echo(token)
 
@@ -102,7 +115,7 @@ def players_list(ctx: Context, league: bool, as_json: bool) -> None:
     if not rows:
         click.echo("No players yet: tracker players add NAME " + ("--referee --league" if league else "--nations A,B"))
     for r in rows:
-        role = "referee" if r["referee"] else ", ".join(r["nations"])
+        role = "referee" if r["referee"] else "spectator" if r["spectator"] else ", ".join(r["nations"])
         click.echo(f"{r['name']}: {role}{' (revoked)' if r['revoked'] else ''}")
 
 

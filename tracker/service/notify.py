@@ -1,0 +1,671 @@
+"""Turn hand-off notifications: the channels a campaign's players are told on, the outbox of
+hand-offs written in the same transaction as the events that cause them, and the messages.
+
+A hand-off is found by comparing who owes what (`Campaign.pending`, the source of `tracker
+pending`) before and after an action. Delivery (the server's worker, `tracker notify test`)
+reads the outbox; sending is done by a `Sender`, which tests swap for a fake.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shlex
+import smtplib
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from email.message import EmailMessage
+from typing import Any, Protocol
+from urllib.parse import quote
+
+from sqlalchemy import (
+    Column,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    delete,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.engine import Connection, Engine
+
+from domain.errors import InputError
+
+# The command that answers a `pending` item (the command line's `next_command`).
+CommandFor = Callable[[dict[str, Any]], str | None]
+
+metadata = MetaData()
+channels_table = Table(
+    "tracker_notify_channels",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("campaign_id", String(36), nullable=False, index=True),
+    Column("kind", String(16), nullable=False),  # webhook | email
+    Column("target", Text, nullable=False),  # the URL or address: shown masked, never logged
+    Column("format", String(16), nullable=False),  # json | discord | slack | email
+    Column("player", String(100), nullable=True),  # None: the campaign's group channel
+    Column("mention", String(200), nullable=True),
+    Column("created_at", Float, nullable=False),
+)
+# One row per channel per hand-off: the unique key makes a hand-off written twice (an action
+# run again after a conflict writes its own version) impossible to deliver twice.
+outbox_table = Table(
+    "tracker_notify_outbox",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("campaign_id", String(36), nullable=False),
+    # No foreign key: a removed channel's delivered messages stay in the log.
+    Column("channel_id", Integer, nullable=False),
+    Column("version", Integer, nullable=False),  # the campaign's version after the action
+    Column("payload", Text, nullable=False),  # JSON: the hand-off, see `handoff`
+    Column("created_at", Float, nullable=False),
+    Column("status", String(16), nullable=False, default="pending"),  # pending | delivered | failed
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("next_attempt_at", Float, nullable=False),
+    Column("delivered_at", Float, nullable=True),
+    Column("last_error", Text, nullable=True),
+    UniqueConstraint("channel_id", "campaign_id", "version", name="tracker_notify_once"),
+)
+attempts_table = Table(
+    "tracker_notify_attempts",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("outbox_id", Integer, nullable=False, index=True),
+    Column("at", Float, nullable=False),
+    Column("ok", Integer, nullable=False),
+    Column("status", Text, nullable=False),  # an HTTP status or the error's first line
+)
+
+FORMATS = ("json", "discord", "slack", "email")
+
+
+class NotifyError(InputError):
+    """A channel that cannot be added, found or reached."""
+
+
+def ensure_tables(engine: Engine) -> None:
+    """The notification tables, made when missing (like the other side tables). Looked for
+    first without a transaction, so an action on a database that has them commits nothing
+    more than its own events."""
+    from sqlalchemy import inspect
+
+    inspector = inspect(engine)
+    if all(inspector.has_table(table.name) for table in metadata.sorted_tables):
+        return
+    metadata.create_all(engine, checkfirst=True)
+
+
+def mask(target: str) -> str:
+    """A channel's URL or address as shown after it is added: enough to tell two apart."""
+    if "@" in target and "://" not in target:
+        user, _, host = target.partition("@")
+        return f"{user[:1]}***@{host}"
+    scheme, _, rest = target.partition("://")
+    host = rest.split("/", 1)[0].rsplit("@", 1)[-1]
+    return f"{scheme}://{host}/***" if rest else "***"
+
+
+# ----- hand-offs -----
+
+
+@dataclass(frozen=True)
+class Before:
+    """Who owed what before an action, and whose turn it was."""
+
+    owed: frozenset[tuple[str, str]]
+    round: int
+    nation: str
+
+
+def _key(item: Mapping[str, Any]) -> str:
+    return f"{item.get('kind')}:{item.get('battle')}:{item.get('step')}:{item.get('zone')}"
+
+
+def owed(items: Iterable[Mapping[str, Any]]) -> frozenset[tuple[str, str]]:
+    """(nation, what) pairs of `pending` items: one per nation each waits for."""
+    return frozenset((nation, _key(item)) for item in items for nation in item.get("waiting", ()))
+
+
+def before(campaign: Any) -> Before:
+    """The state an action's hand-off is measured against."""
+    return Before(owed(campaign.pending()), campaign.round, campaign.nation)
+
+
+def handoff(prior: Before, campaign: Any, events: Sequence[Any], name: str) -> dict[str, Any] | None:
+    """The hand-off an action made (see the module docstring), as the outbox's payload, or None.
+
+    A hand-off: a nation owes something it did not owe before, the turn passed to another
+    nation (or round), or a round's dice seed was revealed."""
+    items = campaign.pending()
+    now = owed(items)
+    newly = sorted({nation for nation, what in now - prior.owed})
+    reasons = []
+    if newly:
+        reasons.append("owed")
+    if (campaign.round, campaign.nation) != (prior.round, prior.nation):
+        reasons.append("turn")
+    if any(type(e).__name__ == "SeedRevealed" for e in events):
+        reasons.append("seed")
+    if not reasons:
+        return None
+    return describe(campaign, name, items, reasons, newly)
+
+
+# What a message keeps of each `pending` item: its words and what `next_command` reads.
+ITEM_KEYS = ("text", "kind", "battle", "step", "waiting", "zone", "nation", "unit_type", "rule")
+
+
+def describe(
+    campaign: Any,
+    name: str,
+    items: Sequence[Mapping[str, Any]] | None = None,
+    reasons: Sequence[str] = (),
+    newly: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The outbox's payload: the campaign where it stands and what it waits for."""
+    scenario = getattr(campaign, "scenario", None)
+    return {
+        "campaign": name,
+        "title": getattr(scenario, "title", None) or name,
+        "round": campaign.round,
+        "phase": campaign.phase,
+        "nation": campaign.nation,
+        "reasons": list(reasons),
+        "newly_owing": list(newly),
+        "pending": [{k: item.get(k) for k in ITEM_KEYS} for item in (campaign.pending() if items is None else items)],
+    }
+
+
+def concerns(payload: Mapping[str, Any], nations: Sequence[str]) -> bool:
+    """Whether a player of `nations` is told of this hand-off: they newly owe something, or the
+    turn passed to one of their nations."""
+    if set(payload["newly_owing"]) & set(nations):
+        return True
+    return "turn" in payload["reasons"] and payload["nation"] in nations
+
+
+# ----- the outbox -----
+
+
+@dataclass
+class Outbox:
+    """The channels and the outbox of one database."""
+
+    engine: Engine
+    _ready: bool = field(default=False, repr=False)
+
+    def ready(self) -> None:
+        if not self._ready:
+            ensure_tables(self.engine)
+            self._ready = True
+
+    def channels(self, campaign_id: str) -> list[dict[str, Any]]:
+        self.ready()
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(channels_table).where(channels_table.c.campaign_id == campaign_id).order_by(channels_table.c.id)
+            ).mappings()
+            return [dict(r) for r in rows]
+
+    def channel(self, campaign_id: str, channel_id: int) -> dict[str, Any]:
+        for c in self.channels(campaign_id):
+            if c["id"] == channel_id:
+                return c
+        raise NotifyError(f"no notification channel {channel_id} in this campaign (see tracker notify list)")
+
+    def add(
+        self,
+        campaign_id: str,
+        kind: str,
+        target: str,
+        fmt: str,
+        player: str | None,
+        mention: str | None,
+    ) -> int:
+        self.ready()
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                insert(channels_table).values(
+                    campaign_id=campaign_id,
+                    kind=kind,
+                    target=target,
+                    format=fmt,
+                    player=player,
+                    mention=mention,
+                    created_at=time.time(),
+                )
+            )
+            key = result.inserted_primary_key
+            assert key is not None
+            return int(key[0])
+
+    def remove(self, campaign_id: str, channel_id: int) -> None:
+        self.channel(campaign_id, channel_id)
+        with self.engine.begin() as conn:
+            conn.execute(
+                delete(outbox_table).where(outbox_table.c.channel_id == channel_id, outbox_table.c.status == "pending")
+            )
+            conn.execute(delete(channels_table).where(channels_table.c.id == channel_id))
+
+    def write(
+        self,
+        conn: Connection,
+        campaign_id: str,
+        version: int,
+        payload: Mapping[str, Any],
+        channels: Sequence[Mapping[str, Any]],
+    ) -> int:
+        """The outbox rows of one hand-off, in the caller's transaction: one per channel told."""
+        now = time.time()
+        rows = [
+            {
+                "campaign_id": campaign_id,
+                "channel_id": c["id"],
+                "version": version,
+                "payload": json.dumps(payload, sort_keys=True),
+                "created_at": now,
+                "status": "pending",
+                "attempts": 0,
+                "next_attempt_at": now,
+            }
+            for c in channels
+        ]
+        if rows:
+            conn.execute(insert(outbox_table), rows)
+        return len(rows)
+
+    def enqueue_test(self, campaign_id: str, channel_id: int, payload: Mapping[str, Any]) -> int:
+        """A test message for one channel, delivered like any other (`tracker notify test`)."""
+        self.channel(campaign_id, channel_id)
+        with self.engine.begin() as conn:
+            # A test has no version of its own: a negative one never meets an action's.
+            lowest = conn.execute(
+                select(outbox_table.c.version)
+                .where(outbox_table.c.channel_id == channel_id, outbox_table.c.version < 0)
+                .order_by(outbox_table.c.version)
+                .limit(1)
+            ).scalar()
+            now = time.time()
+            result = conn.execute(
+                insert(outbox_table).values(
+                    campaign_id=campaign_id,
+                    channel_id=channel_id,
+                    version=(lowest or 0) - 1,
+                    payload=json.dumps({**payload, "test": True}, sort_keys=True),
+                    created_at=now,
+                    status="pending",
+                    attempts=0,
+                    next_attempt_at=now,
+                )
+            )
+            key = result.inserted_primary_key
+            assert key is not None
+            return int(key[0])
+
+    def due(self, now: float, limit: int = 20, row_id: int | None = None) -> list[dict[str, Any]]:
+        """Undelivered rows whose next attempt is due, oldest first, with their channel."""
+        self.ready()
+        query = (
+            select(
+                outbox_table,
+                channels_table.c.kind,
+                channels_table.c.target,
+                channels_table.c.format,
+                channels_table.c.mention,
+                channels_table.c.player,
+            )
+            .join(channels_table, channels_table.c.id == outbox_table.c.channel_id)
+            .where(outbox_table.c.status == "pending", outbox_table.c.next_attempt_at <= now)
+            .order_by(outbox_table.c.id)
+            .limit(limit)
+        )
+        if row_id is not None:
+            query = query.where(outbox_table.c.id == row_id)
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+    def claim(self, row: Mapping[str, Any], lease: float) -> bool:
+        """Take a due row for one attempt: another worker (a second server process) that read
+        it too finds it taken and leaves it, so it is not sent twice."""
+        with self.engine.begin() as conn:
+            return bool(
+                conn.execute(
+                    update(outbox_table)
+                    .where(
+                        outbox_table.c.id == row["id"],
+                        outbox_table.c.status == "pending",
+                        outbox_table.c.next_attempt_at == row["next_attempt_at"],
+                    )
+                    .values(next_attempt_at=time.time() + lease)
+                ).rowcount
+            )
+
+    def attempted(self, row_id: int, ok: bool, status: str, retry_at: float | None) -> bool:
+        """Record one attempt; a delivered row is marked once (False when another worker had
+        already marked it). `retry_at` None after a failure: given up."""
+        now = time.time()
+        with self.engine.begin() as conn:
+            values: dict[str, Any] = {"attempts": outbox_table.c.attempts + 1, "last_error": None if ok else status}
+            if ok:
+                values.update(status="delivered", delivered_at=now)
+            elif retry_at is None:
+                values.update(status="failed")
+            else:
+                values.update(next_attempt_at=retry_at)
+            marked = conn.execute(
+                update(outbox_table)
+                .where(outbox_table.c.id == row_id, outbox_table.c.status == "pending")
+                .values(**values)
+            ).rowcount
+            conn.execute(insert(attempts_table).values(outbox_id=row_id, at=now, ok=int(ok), status=status))
+            return bool(marked)
+
+    def log(self, campaign_id: str) -> list[dict[str, Any]]:
+        """Every notification of the campaign: when, to which channel, status, attempts."""
+        self.ready()
+        query = (
+            select(
+                outbox_table.c.id,
+                outbox_table.c.channel_id,
+                outbox_table.c.version,
+                outbox_table.c.created_at,
+                outbox_table.c.status,
+                outbox_table.c.attempts,
+                outbox_table.c.delivered_at,
+                outbox_table.c.last_error,
+            )
+            .where(outbox_table.c.campaign_id == campaign_id)
+            .order_by(outbox_table.c.id)
+        )
+        with self.engine.connect() as conn:
+            rows = [dict(r) for r in conn.execute(query).mappings()]
+            tries = conn.execute(
+                select(attempts_table)
+                .where(attempts_table.c.outbox_id.in_([r["id"] for r in rows]))
+                .order_by(attempts_table.c.id)
+            ).mappings()
+            by_row: dict[int, list[dict[str, Any]]] = {}
+            for t in tries:
+                by_row.setdefault(t["outbox_id"], []).append(
+                    {"at": t["at"], "ok": bool(t["ok"]), "status": t["status"]}
+                )
+        return [{**r, "tries": by_row.get(r["id"], [])} for r in rows]
+
+
+class Handoffs:
+    """The hook of the application service: an action's hand-off, measured against the state
+    before it, is written to the outbox with its events (`Tracker._save`)."""
+
+    def __init__(self, engine: Engine, name_of: Callable[[Any], str]) -> None:
+        self.outbox = Outbox(engine)
+        self.engine = engine
+        self.name_of = name_of
+
+    def start(self, campaign_id: Any, campaign: Any) -> PendingHandoff | None:
+        """Before an action: None when nobody is told of this campaign (nothing more to do)."""
+        channels = self.outbox.channels(str(campaign_id))
+        if not channels:
+            return None
+        return PendingHandoff(self, str(campaign_id), channels, before(campaign))
+
+    def nations_of(self, campaign_id: str, player: str) -> Sequence[str]:
+        from tracker.service.players import Players
+
+        found = Players(self.engine).player(campaign_id, player)
+        return found.nations if found is not None else ()
+
+
+@dataclass
+class PendingHandoff:
+    """An action under way on a campaign with channels: what was owed before it."""
+
+    handoffs: Handoffs
+    campaign_id: str
+    channels: list[dict[str, Any]]
+    prior: Before
+
+    def found(self, campaign: Any) -> Callable[[Connection], int] | None:
+        """After the action (its events still pending): the write of its outbox rows, or None
+        when it hands nothing off."""
+        payload = handoff(self.prior, campaign, campaign.pending_events, self.handoffs.name_of(campaign))
+        if payload is None:
+            return None
+        # Read before the write transaction: it then only inserts.
+        told = [
+            c
+            for c in self.channels
+            if c["player"] is None or concerns(payload, self.handoffs.nations_of(self.campaign_id, c["player"]))
+        ]
+        if not told:
+            return None
+        version = campaign.version
+        outbox = self.handoffs.outbox
+
+        def write(conn: Connection) -> int:
+            return outbox.write(conn, self.campaign_id, version, payload, told)
+
+        return write
+
+
+# ----- messages -----
+
+
+def message_text(payload: Mapping[str, Any], command_for: CommandFor, public_url: str | None) -> str:
+    """The message's words: campaign and title, round, phase and nation, who is waited for and
+    for what, the commands that answer, and the viewer's link when the server knows its URL."""
+    head = f"{payload['title']} ({payload['campaign']})"
+    if payload.get("test"):
+        head = f"Test message from {head}"
+    lines = [f"{head}: round {payload['round']} · {payload['nation']} · {payload['phase']}"]
+    if "seed" in payload["reasons"]:
+        lines.append("The round's dice seed was revealed.")
+    if "turn" in payload["reasons"]:
+        lines.append(f"It is now {payload['nation']}'s turn.")
+    for item in payload["pending"]:
+        who = ", ".join(item.get("waiting") or [])
+        lines.append(f"Waiting for {who}: {item['text']}" if who else str(item["text"]))
+        command = command_for(item)
+        if command:
+            # The global option goes before each command: a database may hold several campaigns.
+            named = re.sub(r"\btracker ", f"tracker --campaign {shlex.quote(payload['campaign'])} ", command)
+            lines.append(f"  next: {named}")
+    if not payload["pending"]:
+        lines.append("Nothing pending: the phase may end (tracker next).")
+    if public_url:
+        lines.append(f"{public_url.rstrip('/')}/campaigns/{quote(payload['campaign'], safe='')}/board")
+    return "\n".join(lines)
+
+
+def webhook_body(fmt: str, text: str, payload: Mapping[str, Any], mention: str | None) -> dict[str, Any]:
+    """The JSON a webhook posts. `json`: {"text", "campaign", "title", "round", "phase",
+    "nation", "reasons", "newly_owing", "pending"} (the hand-off and its words)."""
+    if mention:
+        text = f"{mention} {text}"
+    if fmt == "discord":
+        # Only the channel's own mention pings: a name in a unit's text never does.
+        users = [m.strip("<@!>") for m in (mention or "").split() if m.startswith("<@") and not m.startswith("<@&")]
+        return {"content": text[:2000], "allowed_mentions": {"parse": [], "users": users}}
+    if fmt == "slack":
+        return {"text": text}
+    return {"text": text, **{k: v for k, v in payload.items() if k != "test"}, "test": bool(payload.get("test"))}
+
+
+def email_body(text: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+    """An e-mail's subject and its text and HTML parts (the same words)."""
+    subject = f"[{payload['title']}] round {payload['round']} · {payload['nation']} · {payload['phase']}"
+    if payload.get("test"):
+        subject = f"Test: {subject}"
+    paragraphs = []
+    for line in text.splitlines():
+        if line.startswith("  next: "):
+            paragraphs.append(f"<p>next: <code>{html.escape(line[len('  next: ') :])}</code></p>")
+        elif line.startswith(("http://", "https://")):
+            paragraphs.append(f'<p><a href="{html.escape(line)}">{html.escape(line)}</a></p>')
+        else:
+            paragraphs.append(f"<p>{html.escape(line)}</p>")
+    return {"subject": subject, "text": text, "html": "<html><body>" + "".join(paragraphs) + "</body></html>"}
+
+
+# ----- sending -----
+
+
+class Sender(Protocol):
+    """Sends one message to one channel; raises `SendFailed` when it was not accepted."""
+
+    def send(self, channel: Mapping[str, Any], body: Mapping[str, Any]) -> str: ...
+
+
+class SendFailed(Exception):
+    """A channel did not accept a message (its status, or the error's first line)."""
+
+
+class HttpSender:
+    """Posts webhooks with the standard library."""
+
+    def __init__(self, timeout: float = 10.0) -> None:
+        self.timeout = timeout
+
+    def send(self, channel: Mapping[str, Any], body: Mapping[str, Any]) -> str:
+        request = urllib.request.Request(
+            channel["target"],
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json", "User-Agent": "twtea-naval-tracker"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 (the channel's URL)
+                return f"HTTP {response.status}"
+        except urllib.error.HTTPError as e:
+            raise SendFailed(f"HTTP {e.code}") from None
+        except (urllib.error.URLError, OSError) as e:
+            reason = getattr(e, "reason", e)
+            raise SendFailed(f"unreachable: {type(reason).__name__}") from None
+
+
+@dataclass(frozen=True)
+class SmtpSettings:
+    """An SMTP server to send e-mail through (`tracker serve --smtp-host ...`)."""
+
+    host: str
+    port: int
+    sender: str
+    starttls: bool = False
+    user: str | None = None
+    password: str | None = None
+    timeout: float = 30.0
+
+
+class SmtpSender:
+    """Sends e-mail channels' messages through an SMTP server, with the standard library."""
+
+    def __init__(self, settings: SmtpSettings) -> None:
+        self.settings = settings
+
+    def send(self, channel: Mapping[str, Any], body: Mapping[str, Any]) -> str:
+        s = self.settings
+        message = EmailMessage()
+        message["Subject"] = body["subject"]
+        message["From"] = s.sender
+        message["To"] = channel["target"]
+        message.set_content(body["text"])
+        message.add_alternative(body["html"], subtype="html")
+        try:
+            with smtplib.SMTP(s.host, s.port, timeout=s.timeout) as smtp:
+                if s.starttls:
+                    smtp.starttls()
+                if s.user:
+                    smtp.login(s.user, s.password or "")
+                smtp.send_message(message)
+        except smtplib.SMTPResponseException as e:
+            raise SendFailed(f"SMTP {e.smtp_code}") from None
+        except (smtplib.SMTPException, OSError) as e:
+            raise SendFailed(f"SMTP: {type(e).__name__}") from None
+        return "SMTP 250"
+
+
+class Senders:
+    """Each channel's message to the sender of its kind; e-mail only with an SMTP server."""
+
+    def __init__(self, webhook: Sender | None = None, email: Sender | None = None) -> None:
+        self.webhook = webhook or HttpSender()
+        self.email = email
+
+    def send(self, channel: Mapping[str, Any], body: Mapping[str, Any]) -> str:
+        if channel["kind"] == "email":
+            if self.email is None:
+                raise SendFailed("no SMTP server: tracker serve --smtp-host")
+            return self.email.send(channel, body)
+        return self.webhook.send(channel, body)
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff: `first` seconds, doubled each attempt up to `cap`, `limit` attempts."""
+
+    first: float = 30.0
+    cap: float = 3600.0
+    limit: int = 8
+    # How long a row taken for an attempt stays taken (a worker that dies mid-send frees it then).
+    lease: float = 60.0
+
+    def retry_at(self, attempts: int, now: float) -> float | None:
+        """When to try again after `attempts` failed attempts, or None: given up."""
+        if attempts >= self.limit:
+            return None
+        return now + min(self.cap, self.first * 2 ** (attempts - 1))
+
+
+def deliver_due(
+    outbox: Outbox,
+    sender: Sender,
+    command_for: CommandFor,
+    backoff: Backoff,
+    public_url: str | None = None,
+    now: float | None = None,
+) -> int:
+    """One pass of delivery: every due row sent once; returns how many were delivered."""
+    delivered = 0
+    for row in outbox.due(time.time() if now is None else now):
+        delivered += deliver(outbox, row, sender, command_for, backoff, public_url) is None
+    return delivered
+
+
+def deliver(
+    outbox: Outbox,
+    row: Mapping[str, Any],
+    sender: Sender,
+    command_for: CommandFor,
+    backoff: Backoff,
+    public_url: str | None = None,
+) -> str | None:
+    """One attempt at one due row: None when it was delivered (and marked, once), else why not."""
+    if not outbox.claim(row, backoff.lease):
+        return "taken by another worker"
+    try:
+        payload = json.loads(row["payload"])
+        text = message_text(payload, command_for, public_url)
+        body = (
+            email_body(text, payload)
+            if row["kind"] == "email"
+            else webhook_body(row["format"], text, payload, row["mention"])
+        )
+    except (ValueError, KeyError, TypeError) as e:
+        # A row no message can be made of never blocks the ones behind it.
+        outbox.attempted(row["id"], False, f"unreadable message: {type(e).__name__}", None)
+        return "unreadable message"
+    try:
+        status = sender.send(row, body)
+    except SendFailed as e:
+        outbox.attempted(row["id"], False, str(e), backoff.retry_at(row["attempts"] + 1, time.time()))
+        return str(e)
+    outbox.attempted(row["id"], True, status, None)
+    return None
