@@ -21,7 +21,6 @@ from domain.ruleset import KNOWN_PHASES
 from tracker.server.keys import KeyedRegistry, key_store_url
 from tracker.service import actions
 from tracker.service.application import Tracker
-from tracker.service.performing import ConflictError
 from tracker.service.players import LEAGUE, Forbidden, Player, Players, Unauthenticated
 
 T = TypeVar("T")
@@ -340,7 +339,9 @@ class ServedTracker(Tracker):
                 # The version seen: another server process that revealed first makes this a
                 # refusal, never a second reveal of the fresh seed.
                 Tracker.perform(self, cid, "dice reveal", {}, seen=campaign.version, player=SERVER)
-            except ConflictError:
+            except TrackerError:
+                # Another server process revealed it first, or took the seed meanwhile: this
+                # campaign is tried again at the next start, and no other one waits for it.
                 pass
             finally:
                 self.player = saved
