@@ -101,7 +101,15 @@ def ensure_tables(engine: Engine) -> None:
     inspector = inspect(engine)
     if all(inspector.has_table(table.name) for table in metadata.sorted_tables):
         return
-    metadata.create_all(engine, checkfirst=True)
+    from sqlalchemy.exc import DatabaseError
+
+    try:
+        metadata.create_all(engine, checkfirst=True)
+    except DatabaseError:
+        # Writers opening a fresh database together race to make the tables: the one that
+        # lost finds them made ("already exists") and goes on; anything else is raised.
+        if not all(inspect(engine).has_table(table.name) for table in metadata.sorted_tables):
+            raise
 
 
 def mask(target: str) -> str:
