@@ -617,10 +617,11 @@ def test_cv3_allied_ships_and_aircraft_may_search() -> None:
     assert step(c, b) == ("screening", ["Britain"], "HA1")
     c.choose_screens(b, "Britain", {})
     assert c.fire(b, ManualDice([10, 10, 10, 1, 10])) == 1
+    # CV4: the detecting units' dice by ID, then the submarines'.
     assert [(r.roller, r.unit) for r in rolls(c, "CV4")] == [
-        ("France", "FR-DD1"),
-        ("France", "FR-CA1"),
         ("France", "FR-BM1"),
+        ("France", "FR-CA1"),
+        ("France", "FR-DD1"),
         ("Germany", "DE-SS1"),
         ("Germany", "DE-SS2"),
     ]
@@ -656,21 +657,23 @@ def test_cv4_detecting_units_fire_at_attack_value_and_submarines_fire_back_at_de
     assert step(c, b) == ("screening", ["Britain"], "HA1")
     c.choose_screens(b, "Britain", {})
     assert step(c, b) == ("fire", ["Britain", "Germany"], "CV4")
-    assert c.pending()[0]["text"].endswith("in this order: GB-DD1, GB-CA1, GB-BM1, DE-SS1, DE-SS2 [CV4]")
+    # CV4: the detecting units by ID (not in the order they were named to search), then the
+    # submarines by ID; the dice are consumed in the order `pending` lists.
+    assert c.pending()[0]["text"].endswith("in this order: GB-BM1, GB-CA1, GB-DD1, DE-SS1, DE-SS2 [CV4]")
     since = c.version
-    assert c.fire(b, ManualDice([3, 6, 6, 3, 4])) == 3
+    assert c.fire(b, ManualDice([6, 6, 3, 3, 4])) == 3
     fire = rolls(c, "CV4")
     assert [(r.unit, r.roller, r.kind, r.target, r.outcome) for r in fire] == [
-        ("GB-DD1", "Britain", "convoy_combat", 3, "success"),
-        ("GB-CA1", "Britain", "convoy_combat", 5, "failure"),
         ("GB-BM1", "Britain", "convoy_combat", 6, "success"),
+        ("GB-CA1", "Britain", "convoy_combat", 5, "failure"),
+        ("GB-DD1", "Britain", "convoy_combat", 3, "success"),
         ("DE-SS1", "Germany", "convoy_combat", 3, "success"),
         ("DE-SS2", "Germany", "convoy_combat", 3, "failure"),
     ]
     assert [r.purpose for r in fire] == [
-        "GB-DD1 (destroyer) fires at Germany's units",
-        "GB-CA1 (cruiser) fires at Germany's units",
         "GB-BM1 (bomber) fires at DE-SS1",
+        "GB-CA1 (cruiser) fires at Germany's units",
+        "GB-DD1 (destroyer) fires at Germany's units",
         "DE-SS1 (submarine) fires at GB-CA1",
         "DE-SS2 (submarine) fires at GB-DD1",
     ]
@@ -721,8 +724,8 @@ def test_cv4_fire_is_selective_the_submarines_owner_places_the_ships_hits_and_su
     assert step(c, b) == ("screening", ["Britain"], "HA1")
     c.choose_screens(b, "Britain", {})
     assert step(c, b) == ("fire", ["Britain", "Germany"], "CV4")
-    assert c.fire(b, ManualDice([1, 10, 10, 1, 1])) == 3
-    assert [r.unit for r in rolls(c, "CV4")] == ["GB-DD1", "GB-DD2", "GB-BM1", "DE-SS1", "DE-SS2"]
+    assert c.fire(b, ManualDice([10, 1, 10, 1, 1])) == 3
+    assert [r.unit for r in rolls(c, "CV4")] == ["GB-BM1", "GB-DD1", "GB-DD2", "DE-SS1", "DE-SS2"]
     assert [fields(e, "firer", "unit") for e in events(c, "TargetHit")] == [("DE-SS1", "GB-DD1"), ("DE-SS2", "GB-DD1")]
     # GB-DD1's hit is Germany's to place: either submarine, all of them fight (HA7).
     assert step(c, b) == ("casualties", ["Germany"], "HA7")
@@ -1294,11 +1297,11 @@ def test_te3_against_advanced_submarines_search_and_attack_are_one_less_and_thei
     assert step(c, b) == ("targets", ["Britain"], "CV4")
     # Attack: destroyer 3-1 = 2, bomber 6-1 = 5; submarine defense 3+1 = 4.
     aim(c, b, {"Britain": {"GB-BM1": "DE-SS2"}})
-    assert c.fire(b, ManualDice([2, 5, 4, 5])) == 3
+    assert c.fire(b, ManualDice([5, 2, 4, 5])) == 3
     fire = rolls(c, "CV4")
     assert [(r.unit, r.base_target, r.target, r.outcome) for r in fire] == [
-        ("GB-DD1", 3, 2, "success"),
         ("GB-BM1", 6, 5, "success"),
+        ("GB-DD1", 3, 2, "success"),
         ("DE-SS1", 3, 4, "success"),
         ("DE-SS2", 3, 4, "failure"),
     ]
@@ -1337,10 +1340,10 @@ def test_te4_advanced_asw_convoy_search_is_one_more() -> None:
     aim(c, b)
     c.fire(b, ManualDice([10] * 7))
     assert [(r.unit, r.target, r.modifiers) for r in rolls(c, "CV4")] == [
-        ("GB-DD1", 3, []),
-        ("GB-CA1", 5, []),
         ("GB-BB1", 7, []),
         ("GB-BM1", 6, []),
+        ("GB-CA1", 5, []),
+        ("GB-DD1", 3, []),
         ("GB-FT1", 5, []),
         ("DE-SS1", 3, []),
         ("DE-SS2", 3, []),

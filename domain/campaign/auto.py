@@ -8,6 +8,9 @@ from domain.campaign.record import command, restore, savepoint
 from domain.dice import DiceSource, ManualDice, PromptDice
 from domain.errors import DiceError
 
+# The steps only a convoy battle has, or takes its own way (CV3: its search is the NTR owner's).
+_CONVOY_STEPS = ("merchant_defence", "merchant_casualty", "search", "convoy_table")
+
 
 class AutoPlay(CampaignBase):
     """Defaults for the step a procedure waits for."""
@@ -85,7 +88,10 @@ class AutoPlay(CampaignBase):
         """Take the default for the one step a procedure waits for (whoever's it is)."""
         b = self._procedure(battle, "interception", "asw", "naval", "convoy")
         step, kind, first = b["step"], b["kind"], (b["waiting"] or [""])[0]
-        if step == "search":
+        if kind == "convoy" and step in _CONVOY_STEPS:
+            # CV2, CV3, CV5: a convoy battle's own steps (its round is a volley like any other).
+            self._convoy_step(battle, dice)
+        elif step == "search":
             if kind == "interception":
                 self.intercept_search(battle, None, dice)
             else:

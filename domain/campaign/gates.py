@@ -68,16 +68,18 @@ class Gates(CampaignBase):
         it waits for and the command that closes it. `blocking` items stop `next`."""
         items: list[dict[str, Any]] = []
         for b in sorted(self.battles.values(), key=lambda b: b["id"]):
+            # Who is waited for, as the procedure asks (the same nations its step recorded).
+            facts = self.waiting_facts(b)
             items.append(
                 {
                     "battle": b["id"],
                     "kind": b["kind"],
                     "zone": b["zone"],
                     "step": b["step"],
-                    "waiting": list(b["waiting"]),
+                    "waiting": facts["waiting"],
                     "rule": b["rule"],
                     "blocking": True,
-                    "text": self.describer.item(self.waiting_facts(b)),
+                    "text": self.describer.item(facts),
                     "eligible": self._eligible(b),
                     "dice": self._dice_needed(b),
                 }

@@ -7,6 +7,8 @@ die (D1-D4) and naming the facts as events."""
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any, NamedTuple
 
@@ -28,15 +30,58 @@ from domain.campaign.battle_events import (
     UnitHit,
 )
 from domain.campaign.procedure import Procedure
+from domain.campaign.procedure import Step as StepName
 from domain.dice import DiceSource
-from domain.procedures import asw, convoy, fight, interception, naval
-from domain.procedures.base import Context, Die, Fact, Facts, Roll, Side
-from domain.procedures.fight import Fight, VolleyStep, fire_rule, fire_waiting, target_rule
+from domain.procedures import asw, convoy, interception, naval
+from domain.procedures.base import Context, Decision, Die, Fact, Facts, Need, Roll, Side
+from domain.procedures.fight import Fight, VolleyStep
 from domain.procedures.position import from_battle
 from domain.rules import convoy as convoy_rules
 
 # The procedures the referee runs on their pure transitions, by the kind a battle records.
 PURE: dict[str, ModuleType] = {"asw": asw, "interception": interception, "convoy": convoy, "naval": naval}
+
+# The names the log gives the steps of each procedure (BattleAdvanced.step); a step not named
+# here is its volley's.
+_STEPS: dict[str, dict[Any, StepName]] = {
+    "convoy": {
+        convoy.ConvoyStep.MERCHANT_DEFENCE: "merchant_defence",
+        convoy.ConvoyStep.MERCHANT_CASUALTY: "merchant_casualty",
+        convoy.ConvoyStep.SEARCHERS: "search",
+        convoy.ConvoyStep.SEARCH: "search",
+        convoy.ConvoyStep.CONVOY_TABLE: "convoy_table",
+    },
+    "interception": {
+        interception.InterceptionStep.SEARCHERS: "search",
+        interception.InterceptionStep.SEARCH: "search",
+        interception.InterceptionStep.DETECT: "detect",
+        interception.InterceptionStep.DECIDE: "decide",
+        interception.InterceptionStep.CONTINUE: "continue",
+    },
+    "asw": {asw.AswStep.SEARCHERS: "search", asw.AswStep.SEARCH: "search", asw.AswStep.DECIDE: "decide"},
+    "naval": {naval.NavalStep.DECIDE: "decide"},
+}
+_VOLLEY_STEPS: dict[VolleyStep, StepName] = {
+    VolleyStep.TARGETS: "targets",
+    VolleyStep.SCREENING: "screening",
+    VolleyStep.FIRE: "fire",
+    VolleyStep.CASUALTIES: "casualties",
+    VolleyStep.DONE: "casualties",  # the hits of a volley just over are placed, if any
+}
+_OPENING_STEPS = (VolleyStep.TARGETS, VolleyStep.SCREENING, VolleyStep.FIRE)
+_SEARCH_RULES = {"convoy": "CV3", "interception": "SM2", "asw": "AS2"}
+
+
+class Asked(NamedTuple):
+    """What a procedure waits for at its step, as its `need` says: the nations waited for, in
+    order (each of those who decide at this step, one after the other, or those whose units
+    roll the dice, in rolling order), the rule, and the needs themselves (a decision per
+    nation, or the one roll, its dice in the order they are consumed)."""
+
+    nations: tuple[str, ...]
+    rule: str
+    needs: tuple[Need, ...]
+
 
 # Contexts by ruleset, scenario and technology: their memo (who fires, the dice of a volley)
 # serves every battle fought under the same rules, so the referee computes each once.
@@ -47,6 +92,24 @@ _MEMO_LIMIT = 20_000  # entries: past this a memo starts afresh (a server runs f
 # a whole history), the battle and the board: the next step of that battle starts from it. Kept
 # outside the aggregate, whose state is plain data (snapshots and undo copy it).
 _kept: OrderedDict[tuple[Any, ...], tuple[Any, Context]] = OrderedDict()
+
+
+@contextmanager
+def afresh() -> Iterator[None]:
+    """Within: as in a new process, nothing kept between steps (the states recent transitions
+    left, the contexts and their memos), so every battle is read from its recorded state;
+    after: this process's own again. The state a command leaves must be the state the log
+    rebuilds, and a test compares the two this way."""
+    kept, contexts = _kept.copy(), _contexts.copy()
+    _kept.clear()
+    _contexts.clear()
+    try:
+        yield
+    finally:
+        _kept.clear()
+        _kept.update(kept)
+        _contexts.clear()
+        _contexts.update(contexts)
 
 
 def context_for(board: Board) -> Context:
@@ -88,6 +151,11 @@ class Referee(CampaignBase):
         state, ctx, _ = from_battle(board, b, self._committed, context_for(board))
         return state, ctx
 
+    def procedure_state(self, battle: int) -> Any:
+        """A battle in progress as the referee runs its next step on it: the procedure's frozen
+        state (`domain.procedures`)."""
+        return self._pure(self.battles[str(battle)])[0]
+
     def _kept_key(self, b: Procedure) -> tuple[Any, ...]:
         """What names the board a kept state was read from: the last event (a whole history)
         and the board's content, for a board set up by hand since."""
@@ -96,15 +164,6 @@ class Referee(CampaignBase):
         tech = (tuple(self.tech), tuple(map(tuple, map(dict.items, self.tech.values()))))
         ntr = (tuple(self.ntr), tuple(map(tuple, map(dict.items, self.ntr.values()))))
         return (self.last_hash, b["id"], hash((units, tech, ntr, tuple(self.committed))))
-
-    def _pure_volley(self, b: Procedure, stage: str) -> list[tuple[Unit, bool, list[str] | None]]:
-        """Who fires in the battle's volley (see `volley.volley`), for what the game waits for."""
-        state, ctx = self._pure(b)
-        if state.fight is None:
-            return []
-        units = self.board().units
-        firing = fight.volley(state.fight, ctx, stage)  # type: ignore[arg-type]
-        return [(units[x.unit], x.attacking, None if x.legal is None else list(x.legal)) for x in firing]
 
     def _opened(self, battle: int) -> None:
         """A procedure just started waits at its first step, recorded as it opens."""
@@ -363,46 +422,48 @@ class Referee(CampaignBase):
         going = {u for f in facts if f.kind == "continued" for u in f.units}
         return [u for u in self._in_zone(b) if u not in going]
 
-    def _moment(self, b: Procedure, state: Any, ctx: Context) -> tuple[str, list[str], str]:
-        """The step a battle waits at, as recorded: its name, the nations it waits for, the rule."""
-        if b["kind"] == "asw":
-            if state.step in (asw.AswStep.SEARCHERS, asw.AswStep.SEARCH):
-                return "search", [b["attacker"]], "AS2"
-            if state.step == asw.AswStep.DECIDE:
-                return "decide", [b["defender"]], "AS5"
-            return self._volley_moment(b, state.fight, ctx)
-        if b["kind"] == "interception":
-            moments = {
-                interception.InterceptionStep.SEARCHERS: ("search", [b["defender"]], "SM2"),
-                interception.InterceptionStep.SEARCH: ("search", [b["defender"]], "SM2"),
-                interception.InterceptionStep.DETECT: ("detect", [b["defender"]], "SM3"),
-                interception.InterceptionStep.DECIDE: ("decide", [b["attacker"]], "SM4"),
-                interception.InterceptionStep.CONTINUE: ("continue", [b["attacker"]], "SM5"),
-            }
-            moment = moments.get(state.step)
-            return moment if moment is not None else self._volley_moment(b, state.fight, ctx)
-        if b["kind"] == "convoy":
-            steps = {
-                convoy.ConvoyStep.MERCHANT_DEFENCE: ("merchant_defence", [b["defender"]], "CV2"),
-                convoy.ConvoyStep.MERCHANT_CASUALTY: ("merchant_casualty", [b["attacker"]], "CV2"),
-                convoy.ConvoyStep.SEARCHERS: ("search", [b["defender"]], "CV3"),
-                convoy.ConvoyStep.SEARCH: ("search", [b["defender"]], "CV3"),
-                convoy.ConvoyStep.CONVOY_TABLE: ("convoy_table", [b["attacker"]], "CV5"),
-            }
-            found = steps.get(state.step)
-            return found if found is not None else self._volley_moment(b, state.fight, ctx)
-        if b["kind"] == "naval":
-            if state.step == naval.NavalStep.DECIDE:
-                return "decide", [self._nation(b, side) for side in state.waiting], "NC4"
-            return self._volley_moment(b, state.fight, ctx)
-        raise AssertionError(b["kind"])  # pragma: no cover
+    def _asks(self, b: Procedure, state: Any, ctx: Context) -> Asked:
+        """What the battle's procedure asks for at its step, as its `need` says (see `Asked`):
+        who is waited for and the order of the dice come from here, and nowhere else."""
+        procedure = PURE[b["kind"]]
+        need = procedure.need(state, ctx)
+        if isinstance(need, Roll):
+            fight = getattr(state, "fight", None)
+            if fight is None or fight.step != VolleyStep.FIRE:
+                return Asked((need.roller,), need.rule, (need,))
+            # A volley's dice are rolled by the sides whose units fire, in the order they roll.
+            sides = dict.fromkeys(fight.side_of(die.unit) for die in need.dice)
+            return Asked(tuple(self._nation(b, side) for side in sides), need.rule, (need,))
+        if not isinstance(need, Decision):
+            return Asked((), "", ())
+        # Nations that decide at the same step (targets, screens, casualties, a naval battle's
+        # decisions), each in turn: the next one's need as it stands once the one before takes
+        # its default, on the frozen state (nothing is recorded).
+        asked = [need]
+        while True:
+            state, _ = procedure.decide(state, ctx, None)
+            after = procedure.need(state, ctx)
+            if not isinstance(after, Decision) or after.kind != need.kind:
+                break
+            if any(after.chooser == d.chooser for d in asked):
+                break
+            asked.append(after)
+        return Asked(tuple(d.chooser for d in asked), need.rule, tuple(asked))
 
-    def _volley_moment(self, b: Procedure, f: Fight, ctx: Context) -> tuple[str, list[str], str]:
-        opening = "opening_" if f.stage == "opening" else ""
-        if f.step == VolleyStep.TARGETS:
-            return opening + "targets", [b[s] for s in f.waiting], target_rule(f, f.stage)
-        if f.step == VolleyStep.SCREENING:
-            return opening + "screening", [b[s] for s in f.waiting], "HA1"
-        if f.step == VolleyStep.FIRE:
-            return opening + "fire", [b[s] for s in fire_waiting(f, ctx)], fire_rule(f)
-        return "casualties", [b[s] for s in f.waiting], "HA7"
+    def _moment(self, b: Procedure, state: Any, ctx: Context) -> tuple[str, list[str], str]:
+        """The step a battle waits at, as recorded: its name, the nations it waits for, the rule
+        (both as its procedure asks, `_asks`)."""
+        kind = b["kind"]
+        asked = self._asks(b, state, ctx)
+        named = _STEPS[kind].get(state.step)
+        if named is not None:
+            step: str = named
+        else:
+            f: Fight = state.fight
+            # NC2: the opening volley's choices and dice are named apart (its casualties are not).
+            opening = f.stage == "opening" and f.step in _OPENING_STEPS
+            step = ("opening_" if opening else "") + _VOLLEY_STEPS[f.step]
+        # A search is one command, the choice of searchers and their dice: it waits at the
+        # choice's rule (SM2, not the dice's SM3) until it is rolled.
+        rule = _SEARCH_RULES[kind] if step == "search" else asked.rule
+        return step, list(asked.nations), rule

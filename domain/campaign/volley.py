@@ -10,7 +10,6 @@ from domain.campaign.record import command
 from domain.campaign.referee import Referee
 from domain.dice import DiceSource
 from domain.errors import RuleViolation
-from domain.procedures.volley import screen_choices
 
 
 class Volleys(Referee):
@@ -35,33 +34,6 @@ class Volleys(Referee):
             ids = b["hunters"] if side == hunting else b["detected"]
         board = self.board()
         return sorted((board.units[u] for u in ids if u in board.units), key=lambda u: u.id)
-
-    def _side_of(self, b: Procedure, uid: str) -> Side:
-        return "attacker" if self.units[uid]["nation"] == b["attacker"] else "defender"
-
-    def _chooser(self, b: Procedure, uid: str) -> str:
-        """HA7: the nation the battle names for the unit's side makes its side's choices."""
-        return str(b[self._side_of(b, uid)])
-
-    def _volley(self, b: Procedure, stage: str) -> list[tuple[Unit, bool, list[str] | None]]:
-        """Who fires in this volley, in rolling order (attacker's side first, then by unit):
-        (unit, on the attacking side, legal targets of a selective shot or None).
-
-        Stages: "opening" (NC2: the submarines firing first in round one), "main" (the rest
-        of the round: those that opened fire have fired), "next" (a whole round to come)."""
-        return self._pure_volley(b, stage)
-
-    def _screen_choices(self, b: Procedure) -> dict[str, dict[str, list[str]]]:
-        """HA1, HA3: per deciding nation, the shots of this volley at its ships that an escort
-        could take (a shot left from an earlier volley, by a unit not firing now, is none), as
-        the procedure has them (`volley.screen_choices`)."""
-        state, ctx = self._pure(b)
-        if state.fight is None:
-            return {}
-        return {
-            str(b[side]): {firer: list(options) for firer, options in shots.items()}
-            for side, shots in screen_choices(state.fight, ctx).items()
-        }
 
     @command
     def choose_targets(self, battle: int, nation: str, targets: dict[str, str] | None) -> dict[str, str]:

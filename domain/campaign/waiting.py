@@ -1,9 +1,11 @@
 """What the game waits for, as facts (`pending`, refusals), and why a procedure ended.
 
-The facts are read from the pure procedure (`domain.procedures`) at the battle's step: what its
-`need` asks (a decision's options, a roll's dice), and where a view shows what the next step
-will ask (the dice of a search while the step is still which units search), the `need` after
-the tracker's default decision, taken on the frozen state: nothing is recorded.
+The facts are read from the pure procedure (`domain.procedures`) at the battle's step, as the
+referee asks it (`Referee._asks`, the one place): who is waited for, in order, and what its
+`need` asks of them (a decision's options, a roll's dice in the order they are consumed); and
+where a view shows what the next step will ask (the dice of a search while the step is still
+which units search), the `need` after the tracker's default decision, taken on the frozen
+state: nothing is recorded.
 
 The domain states facts; the words a player reads are the tracker's (`tracker.describe`),
 given to the aggregate as its `describer`. Without one, a plain description of the facts is
@@ -17,8 +19,8 @@ from typing import Any, ClassVar, Protocol
 
 from domain.campaign.base import CampaignBase
 from domain.campaign.procedure import Procedure
-from domain.campaign.referee import PURE
-from domain.procedures.base import Context, Decision, Need, Roll
+from domain.campaign.referee import PURE, Asked
+from domain.procedures.base import Decision, Need, Roll
 
 # The dice of each procedure's search (CV3, SM3, AS2), for a search no unit may make: the
 # procedure then asks for no roll to read them from.
@@ -60,40 +62,27 @@ class Waiting(CampaignBase):
         """What the game waits for (see `open_items`)."""
         return self.open_items()
 
-    def _asked(self, b: Procedure) -> tuple[Any, Context, Need]:
-        """The battle's pure state (`Referee._pure`), its context, and what the procedure asks
-        there (its `need`)."""
-        state, ctx = self._pure(b)
-        need: Need = PURE[b["kind"]].need(state, ctx)
-        return state, ctx, need
+    def procedure_asks(self, battle: int) -> Asked:
+        """What the procedure of a battle in progress asks for at its step (see `Asked`)."""
+        return self._asked(self.battles[str(battle)])
 
-    def _decisions(self, b: Procedure) -> list[Decision]:
-        """The decisions of this step, one per nation it waits for, in that order: the
-        procedure's `need`, then the `need` after the tracker's default for the nation before
-        (taken on the frozen state: nothing is recorded)."""
-        state, ctx, need = self._asked(b)
-        procedure = PURE[b["kind"]]
-        asked: list[Decision] = []
-        while isinstance(need, Decision):
-            asked.append(need)
-            if len(asked) == len(b["waiting"]):
-                break
-            state, _ = procedure.decide(state, ctx, None)
-            need = procedure.need(state, ctx)
-        return asked
+    def _asked(self, b: Procedure) -> Asked:
+        """The battle's pure state (`Referee._pure`) and what its procedure asks there."""
+        return self._asks(b, *self._pure(b))
 
     def _search(self, b: Procedure) -> tuple[Decision, Roll | None]:
         """A search step (CV3, SM2-SM3, AS2): the choice of searchers the procedure asks for,
         and the roll it asks for next if every eligible unit searches (the default); None when
         no unit may search."""
-        state, ctx, need = self._asked(b)
+        state, ctx = self._pure(b)
+        (need,) = self._asks(b, state, ctx).needs
         assert isinstance(need, Decision) and need.kind == "searchers", need
         ((_, units),) = need.options
         if not units:
             return need, None
         procedure = PURE[b["kind"]]
         searching, _ = procedure.decide(state, ctx, None)
-        roll: Need = procedure.need(searching, ctx)
+        (roll,) = self._asks(b, searching, ctx).needs
         assert isinstance(roll, Roll), roll
         return need, roll
 
@@ -119,17 +108,15 @@ class Waiting(CampaignBase):
         """The dice the step waits for: how many, of how many faces, and in which order (what
         each die is for), as the procedure's roll has them; searches with every eligible unit.
         None for a decision."""
-        step = b["step"]
         roll: Need | None
-        if step == "search":
+        if b["step"] == "search":
             roll = self._search(b)[1]
             if roll is None:
                 return {"count": 0, "faces": self.ruleset.faces_for(_SEARCH_DICE[b["kind"]]), "order": []}
-        elif step in ("merchant_defence", "convoy_table", "fire", "opening_fire"):
-            roll = self._asked(b)[2]
         else:
-            return None
-        assert isinstance(roll, Roll), roll
+            roll = next(iter(self._asked(b).needs), None)
+            if not isinstance(roll, Roll):
+                return None
         order: list[str]
         if roll.kind == "merchant_defence":
             # CV2: the dice are one roll, their total against the target.
@@ -149,32 +136,33 @@ class Waiting(CampaignBase):
         """What a procedure waits for, as facts without words: its step, the nations it waits
         for and the rule, and what they may answer (eligible units with their target numbers,
         legal targets and screens, hits to place, decisions, the dice order)."""
+        asked = self._asked(b)
+        first = next(iter(asked.needs), None)
         facts: dict[str, Any] = {
             "battle": b["id"],
             "kind": b["kind"],
             "zone": b["zone"],
             "step": b["step"],
-            "waiting": list(b["waiting"]),
+            "waiting": list(asked.nations),
             "rule": b["rule"],
             "attacker": b["attacker"],
             "defender": b["defender"],
         }
         step, kind = b["step"], b["kind"]
+        decisions = [d for d in asked.needs if isinstance(d, Decision)]
         if kind == "convoy" and step == "merchant_defence":
-            roll = self._asked(b)[2]
-            assert isinstance(roll, Roll), roll
-            (group,) = roll.groups
+            assert isinstance(first, Roll), first
+            (group,) = first.groups
             facts["dice"] = {"count": group.dice, "faces": group.faces, "sinks_on_total": group.target}
         elif kind == "convoy" and step == "merchant_casualty":
-            ((_, subs),) = self._decisions(b)[0].options
+            ((_, subs),) = decisions[0].options
             facts["submarines"] = list(subs)
         elif kind == "convoy" and step == "search":
             facts["searchers"] = self._searchers(*self._search(b))
         elif kind == "convoy" and step == "convoy_table":
-            roll = self._asked(b)[2]
-            assert isinstance(roll, Roll), roll
-            facts["faces"] = self.ruleset.faces_for(roll.kind)
-            facts["submarines"] = [die.unit for die in roll.dice]
+            assert isinstance(first, Roll), first
+            facts["faces"] = self.ruleset.faces_for(first.kind)
+            facts["submarines"] = [die.unit for die in first.dice]
         elif step == "search" and kind == "interception":
             facts["submarines"] = list(b["subs"])
             facts["searchers"] = self._searchers(*self._search(b))
@@ -188,30 +176,24 @@ class Waiting(CampaignBase):
             facts["submarines"] = list(b["subs"])
             facts["found"] = b["found"]
         elif step in ("targets", "opening_targets"):
-            # Every selective shooter of the volley with its legal targets, as the procedure's
-            # volley has them (`fight.volley`), not its `need`: that asks only the sides still to
-            # choose, and these facts also name the side that chose already, or whose every
-            # shooter had a single legal target (HA1).
-            per: dict[str, list[dict[str, Any]]] = {}
-            for u, _, legal in self._volley(b, "opening" if step == "opening_targets" else "main"):
-                if legal:
-                    per.setdefault(self._chooser(b, u.id), []).append({"unit": u.id, "legal": list(legal)})
-            facts["targets"] = per
+            # HA1, HA3: each deciding nation's selective shooters with their legal targets.
+            facts["targets"] = {
+                d.chooser: [{"unit": firer, "legal": list(legal)} for firer, legal in d.options] for d in decisions
+            }
         elif step in ("screening", "opening_screening"):
             facts["screens"] = {
-                nation: [
-                    {"firer": firer, "target": b["shots"][firer]["target"], "options": options}
-                    for firer, options in shots.items()
+                d.chooser: [
+                    {"firer": firer, "target": b["shots"][firer]["target"], "options": list(options)}
+                    for firer, options in d.options
                 ]
-                for nation, shots in self._screen_choices(b).items()
+                for d in decisions
             }
         elif step in ("fire", "opening_fire"):
-            roll = self._asked(b)[2]
-            assert isinstance(roll, Roll), roll
-            facts["firing"] = [die.unit for die in roll.dice]
+            assert isinstance(first, Roll), first
+            facts["firing"] = [die.unit for die in first.dice]
         elif step == "casualties":
             facts["casualties"] = {}
-            for decision in self._decisions(b):
+            for decision in decisions:
                 side = "attacker" if decision.chooser == b["attacker"] else "defender"
                 ((_, units),) = decision.options
                 facts["casualties"][decision.chooser] = {
@@ -225,7 +207,7 @@ class Waiting(CampaignBase):
         elif step == "decide":
             # NC4, NC1: the submarines of each waiting side, and where the attacker may retreat.
             facts["decisions"] = {}
-            for decision in self._decisions(b):
+            for decision in decisions:
                 options = dict(decision.options)
                 facts["decisions"][decision.chooser] = {
                     "submerge": list(options["submerge"]),

@@ -167,10 +167,14 @@ def after_volley(s: AswCombat, ctx: Context) -> tuple[AswCombat, Facts]:
     """AS4, AS5: once a volley is over, the submarines left decide whether to submerge while
     anyone could still fire another round; otherwise the combat ends. A state whose volley is
     not over is returned as it is."""
-    assert s.fight is not None
-    if s.fight.step != VolleyStep.DONE:
+    fight = s.fight
+    assert fight is not None
+    if fight.step != VolleyStep.DONE:
         return s, ()
-    if s.fight.defenders and goes_on(s.fight, ctx):
+    # The submarines sunk leave the zone's (as the combat read back from the board has it).
+    afloat = {p.id for p in s.undetected + fight.defenders + s.submerged}
+    s = evolve(s, subs=tuple(p for p in s.subs if p.id in afloat))
+    if fight.defenders and goes_on(fight, ctx):
         return evolve(s, step=AswStep.DECIDE), ()
     return _end(s, "fought", "AS5")
 

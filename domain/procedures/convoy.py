@@ -237,10 +237,12 @@ def after_volley(s: ConvoyBattle, ctx: Context) -> tuple[ConvoyBattle, Facts]:
     alive = {p.id for p in f.attackers}
     afloat = {p.id for p in f.defenders}
     sunk = tuple(u for u in s.detecting if u not in afloat)
+    # The units still afloat stay named (as the battle read back from the board has them).
     s = evolve(
         s,
         zone_subs=f.attackers,
         subs=tuple(u for u in s.subs if u in alive),
+        detecting=tuple(u for u in s.detecting if u in afloat),
         defender_sunk=s.defender_sunk + sunk,
     )
     return _to_table(s, ctx)
@@ -263,7 +265,10 @@ def roll(s: ConvoyBattle, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> 
             return ns, facts + more
         return evolve(s, step=ConvoyStep.MERCHANT_CASUALTY), facts
     if s.step == ConvoyStep.SEARCH:
-        found = tuple(p for p, c in zip(s.searchers, counts, strict=True) if c[1])
+        # CV4: the detecting units fight in the order of their IDs, whatever order they
+        # searched in: the order of the round's dice, as `pending` lists them and as the
+        # battle read back from the log has them.
+        found = tuple(sorted(p for p, c in zip(s.searchers, counts, strict=True) if c[1]))
         facts = (Fact("detected", "CV3", tuple(p.id for p in found)),)
         if not found:
             ns, more = _to_table(s, ctx)

@@ -73,6 +73,7 @@ class Interception:
     retreated: tuple[Piece, ...] = ()
     stopping: tuple[str, ...] = ()
     result: str = ""
+    started: int = 0  # the group's submarines at the start (the outcome counts the lost)
 
 
 def start(
@@ -94,6 +95,7 @@ def start(
         can_retreat,
         route_goes_on,
         undetected=tuple(subs),
+        started=len(subs),
     )
 
 
@@ -218,7 +220,11 @@ def after_volley(s: Interception, ctx: Context) -> tuple[Interception, Facts]:
     assert s.fight is not None
     if s.fight.step != VolleyStep.DONE:
         return s, ()
-    if s.fight.attackers and goes_on(s.fight, ctx):
+    # The submarines sunk leave the group (as the interception read back from the board has it).
+    fight = s.fight
+    afloat = {p.id for p in s.undetected + fight.attackers + s.submerged + s.retreated}
+    s = evolve(s, subs=tuple(p for p in s.subs if p.id in afloat))
+    if fight.attackers and goes_on(fight, ctx):
         return evolve(s, step=InterceptionStep.DECIDE), ()
     return _over(s, ctx)
 
@@ -288,7 +294,7 @@ def outcome(s: Interception, ctx: Context) -> Outcome:
         result=s.result,
         attacker_left=left_by_type(ctx, subs_left),
         defender_left=left_by_type(ctx, hunters_left),
-        attacker_units_lost=len(s.subs) - len(subs_left),
+        attacker_units_lost=s.started - len(subs_left),
         defender_units_lost=len(s.eligible) - len(hunters_left),
         holder="both" if hunters_left else "attacker",
         extra=(

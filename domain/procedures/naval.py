@@ -139,7 +139,9 @@ def _after_round(s: NavalBattle, ctx: Context) -> tuple[NavalBattle, Facts]:
     if _subs(ctx, f.defenders):
         waiting.append("defender")
     if waiting:
-        return evolve(s, step=NavalStep.DECIDE, waiting=tuple(waiting)), ()
+        # Between rounds no volley is open (a round whose main volley nobody could fire ends
+        # with its opening one): the battle read back from the log has it so too.
+        return evolve(s, step=NavalStep.DECIDE, waiting=tuple(waiting), fight=evolve(f, stage="main")), ()
     return _next_round(s, ctx)
 
 

@@ -11,6 +11,7 @@ from domain.errors import InputError
 from domain.procedures import asw, convoy, interception, naval, volley
 from domain.procedures.base import Context, Piece, Side, evolve
 from domain.procedures.fight import Fight, Kind, Shot, VolleyStep
+from domain.procedures.fight import volley as firers
 from domain.rules import asw as asw_rules
 from domain.rules import combat
 from domain.rules import convoy as convoy_rules
@@ -67,8 +68,14 @@ class Position:
                 shots=tuple(shots[k] for k in sorted(shots)),
                 waiting=tuple(self.side(n) for n in b["waiting"]),
             )
-        recorded_shots = tuple(Shot(k, s["target"], s["screen"]) for k, s in sorted(b["shots"].items()))
-        f = evolve(f, stage=stage, step=step, shots=recorded_shots, waiting=tuple(self.side(n) for n in b["waiting"]))
+        # Only this volley's selective firers have shots: a volley without any opens no targets
+        # step, so the log still holds the last volley's shots (spent: the procedure has none).
+        aiming = {x.unit for x in firers(f, self.ctx, stage) if x.legal is not None}  # type: ignore[arg-type]
+        recorded_shots = tuple(Shot(k, s["target"], s["screen"]) for k, s in sorted(b["shots"].items()) if k in aiming)
+        # A volley's dice wait for nobody's choice: the sides that roll are its firers' (the
+        # recorded step names them), not a waiting the volley keeps.
+        waiting = () if step == VolleyStep.FIRE else tuple(self.side(n) for n in b["waiting"])
+        f = evolve(f, stage=stage, step=step, shots=recorded_shots, waiting=waiting)
         if step == VolleyStep.CASUALTIES:
             f = evolve(
                 f,
@@ -175,8 +182,10 @@ def from_battle(
             searchers=p.pieces(b["searchers"]),
             found=int(b["found"]),
             hunters=tuple(x.id for x in hunters),
-            fight=p.fight("interception", detected, hunters),
-            undetected=p.pieces(b["undetected"]),
+            # SM3: a search that found nothing leaves no fight (as the procedure has it).
+            fight=p.fight("interception", detected, hunters) if int(b["found"]) else None,
+            # SM5: the submarines not detected, in the group's order (they go on in it).
+            undetected=tuple(x for x in subs if x.id in b["undetected"]),
             submerged=p.pieces(b["submerged"]),
             retreated=p.pieces(b["retreated"]),
         )

@@ -1,0 +1,463 @@
+"""The state a command leaves is the state the log rebuilds: a hypothesis state machine plays
+random legal commands through the application service (moves, purchases, placement,
+research, reinforcements by adjustment, convoy battles, interceptions, ASW combat and naval
+battles with their choices and rolls, undo, redo, next) and after every action compares the
+campaign as the process that recorded it holds it with the same campaign rebuilt from the
+stored log by a fresh tracker: the board, every battle's recorded state and what its procedure
+asks for, and `pending` with its dice order. Every roll's dice go to the units in the order
+`pending` listed them just before (CV4, and everywhere), and the log verifies at the end, every
+action re-run by the referee.
+
+Each game starts from the north-sea-1914 scenario in a generated position (units added
+anywhere, AD1) at a phase where something happens. The default size finds a divergence of
+the CV4 kind from a clean start; `TRACKER_RELIABILITY=heavy` (the CI's heavy run) plays more
+and longer games.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+from domain.campaign import Campaign
+from domain.campaign.referee import afresh
+from domain.errors import TrackerError
+from domain.rules.economy import placement_zones
+from tests.reliability.conftest import size
+from tracker.service.application import Tracker
+from tracker.service.verify import verify_campaign
+
+SCENARIO = "north-sea-1914"
+# Where a game starts: where battles happen and units are bought and placed. British trade
+# among German U-boats makes Britain's collect_resources the likeliest battle.
+STOPS = [
+    *[("Britain", "collect_resources")] * 6,
+    ("France", "collect_resources"),
+    ("Germany", "collect_resources"),
+    ("Germany", "combat_movement"),
+    ("Britain", "combat_movement"),
+    ("Austria-Hungary", "combat_movement"),
+    ("Germany", "naval_combat"),
+    ("Britain", "naval_combat"),
+    ("Germany", "purchase"),
+    ("Germany", "placement"),
+    ("Britain", "noncombat_movement"),
+]
+NAVAL = ["submarine", "submarine", "destroyer", "cruiser", "battleship", "aircraft_carrier"]
+AIR = ["bomber", "fighter"]
+TYPES = NAVAL[1:] + AIR
+TECHS = ["advanced_submarine", "advanced_asw"]
+NATIONS = ["Germany", "Britain", "Austria-Hungary", "France"]
+ROLLS = {
+    "merchant_defence": "convoy roll",
+    "convoy_table": "convoy roll",
+    "fire": "battle fire",
+    "opening_fire": "battle fire",
+}
+SEARCHES = {"convoy": "convoy search", "interception": "intercept search", "asw": "asw search"}
+
+
+# What a procedure's state keeps for the summary of its outcome only (the units that could have
+# searched, how many started, those lost), or for a step that never outlives its command (the
+# searchers, in the order their dice go): the recorded state does not hold it, nothing a
+# player does later depends on it, and a procedure read back from the log has what is left.
+SUMMARY_ONLY = {
+    "ConvoyBattle": ("eligible", "searchers", "started_subs", "defender_sunk"),
+    "Interception": ("eligible", "searchers", "hunters", "started"),
+    "AswCombat": ("eligible", "hunters", "started"),
+    "NavalBattle": ("started",),
+}
+
+
+def procedure(state: Any) -> dict[str, Any]:
+    """A battle's procedure state as the referee runs its next step on it, every field but its
+    summary's own. A volley's empty choice of casualties is no choice: the volley keeps one for
+    a side all of whose hits were lost (NC6, HA7), the log records none."""
+    kept = SUMMARY_ONLY[type(state).__name__]
+    fields = {f.name: getattr(state, f.name) for f in dataclasses.fields(state) if f.name not in kept}
+    fight = fields.get("fight")
+    if fight is not None and fight.chosen:
+        fields["fight"] = dataclasses.replace(fight, chosen=tuple(c for c in fight.chosen if c[1]))
+    return fields
+
+
+def canonical(c: Campaign) -> dict[str, Any]:
+    """What must not depend on where the campaign came from: its whole state (the board, the
+    turn, every battle's recorded state), every battle's procedure state and what it asks for
+    now, and `pending` as it reads (the dice and their order included)."""
+    battles = sorted(c.battles, key=int)
+    return {
+        "version": c.version,
+        "state": {k: v for k, v in vars(c).items() if not k.startswith("_")},
+        "procedures": {b: procedure(c.procedure_state(int(b))) for b in battles},
+        "asks": {b: repr(c.procedure_asks(int(b))) for b in battles},
+        "pending": c.pending(),
+    }
+
+
+def difference(live: dict[str, Any], rebuilt: dict[str, Any]) -> str:
+    """The first part where the two differ, for the failure message."""
+    for part in ("version", "state", "procedures", "asks", "pending"):
+        a, b = live[part], rebuilt[part]
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            key = next(k for k in sorted(set(a) | set(b), key=str) if a.get(k) != b.get(k))
+            return f"{part}[{key!r}]: live {a.get(key)!r}\n  rebuilt {b.get(key)!r}"
+        return f"{part}: live {a!r}\n  rebuilt {b!r}"
+    return "no difference"
+
+
+def now_and_then(data: st.DataObject, one_in: int, label: str) -> bool:
+    """True once in `one_in` draws; False is the simplest value (the one hypothesis draws the
+    most and shrinks to)."""
+    return data.draw(st.integers(0, one_in - 1), label=label) == one_in - 1
+
+
+def some(data: st.DataObject, units: list[str]) -> str | None:
+    """None (the default) a quarter of the time, or some of `units` in any order (all of them,
+    the simplest), as the command line names them."""
+    if now_and_then(data, 4, "default"):
+        return None
+    chosen = data.draw(st.permutations(units), label="order")
+    return ",".join(chosen[: len(chosen) - data.draw(st.integers(0, len(chosen)), label="fewer")])
+
+
+def start_at(folder: Path, stop: tuple[str, str]) -> Path:
+    """A database holding a new campaign of the scenario with `next` recorded (convoy attacks
+    passed) up to `stop` in the first round: made once per test run, copied by every game that
+    starts there (a walk of up to 30 actions is most of what a short game costs)."""
+    path = folder / f"{stop[0]}-{stop[1]}.db"
+    if not path.exists():
+        with Tracker(str(path)) as t:
+            cid = t.create("fidelity", SCENARIO, dice="manual").id
+            c = t.load(cid)
+            while (c.nation, c.phase) != stop:
+                for nation in c.convoy_attacks_open():
+                    t.perform(cid, "convoy pass", {"by": nation})
+                c = t.perform(cid, "next", {}).campaign
+    return path
+
+
+class Fidelity(RuleBasedStateMachine):
+    examples = 0
+    actions = 0
+
+    # Where each game starts: a copy of a database walked there once (see `start_at`).
+    starts: Path
+
+    @initialize(data=st.data(), start=st.sampled_from(STOPS))
+    def open(self, data: st.DataObject, start: tuple[str, str]) -> None:
+        """A campaign of the scenario at a phase where battles, purchases or placement happen,
+        in a generated position: some units added anywhere (AD1), and where trade lies among
+        enemy submarines, a convoy attack declared (CV1) more often than not."""
+        Fidelity.examples += 1
+        self.folder = Path(tempfile.mkdtemp(prefix="tracker-fidelity-"))
+        db = self.folder / "fidelity.db"
+        shutil.copyfile(start_at(self.starts, start), db)
+        self.t = Tracker(str(db))
+        # A second tracker on the same database: it reads the stored log and nothing else.
+        self.fresh = Tracker(str(db))
+        self.rebuilt: Campaign | None = None
+        self.last = ""  # the last action recorded
+        self.cid = self.t.campaign_id(None)
+        self.live = self.t.load(self.cid)
+        self.compare()
+        assert self.rebuilt is not None
+        added = data.draw(st.lists(self.unit_anywhere(), max_size=4), label="added")
+        nation, phase = start
+        if phase == "collect_resources" and data.draw(st.booleans(), label="raider"):
+            # CV1: an enemy submarine among the phasing nation's trade (alone there, often).
+            scenario = self.c.scenario
+            enemies = [n for n in NATIONS if scenario.are_enemies(n, nation)]
+            zones = sorted(z for z, count in self.c.ntr.get(nation, {}).items() if count)
+            raider = data.draw(st.sampled_from(enemies), label="enemy")
+            added.append(f"{raider}:submarine:{data.draw(st.sampled_from(zones), label='among trade')}")
+        if added:
+            self.act("adjust", {"reason": "a generated position", "add": added})
+        if self.c.convoy_attacks_open() and not now_and_then(data, 4, "no convoy battle"):
+            self.declare_convoy(data)
+
+    def unit_anywhere(self) -> st.SearchStrategy[str]:
+        """NATION:TYPE:ZONE, a unit for an adjustment to add (AD1): a ship in a sea zone, an
+        aircraft in a territory."""
+        game_map = self.c.scenario.game_map
+        naval = st.tuples(st.sampled_from(NAVAL), st.sampled_from(sorted(game_map.sea)))
+        air = st.tuples(st.sampled_from(AIR), st.sampled_from(sorted(game_map.land)))
+        return st.builds(lambda n, where: f"{n}:{where[0]}:{where[1]}", st.sampled_from(NATIONS), naval | air)
+
+    @property
+    def c(self) -> Campaign:
+        """The campaign as the log rebuilds it: what the players look at before they act (the
+        same as the live one, or the last comparison failed)."""
+        assert self.rebuilt is not None
+        return self.rebuilt
+
+    # ----- acting and comparing -----
+
+    def act(self, name: str, inputs: dict[str, Any], data: st.DataObject | None = None) -> list[Any] | None:
+        """Perform an action as a player asks for it (dice drawn as the rolls ask for them),
+        then compare; a refusal records nothing. Returns the events recorded, None when refused."""
+        Fidelity.actions += 1
+        try:
+            done = self.t.perform(self.cid, name, inputs, ask=None if data is None else self.dice(data))
+        except TrackerError as e:
+            assert "\n" not in str(e), e
+            after = self.stored_version()
+            assert after == self.c.version, f"a refused {name} recorded {after - self.c.version} event(s): {e}"
+            # The tracker drops the copy a refused action ran on (the next command loads): what
+            # this process kept was compared after the last action.
+            return None
+        self.live = done.campaign
+        self.last = name
+        self.compare()
+        return done.events
+
+    def stored_version(self) -> int:
+        last = self.fresh.app.recorder.select_events(self.cid, desc=True, limit=1)
+        return last[0].originator_version if last else 0
+
+    @staticmethod
+    def dice(data: st.DataObject) -> Callable[[str, int, int], list[int]]:
+        """Manual dice, drawn as each roll asks for them."""
+
+        def ask(what: str, count: int, faces: int) -> list[int]:
+            # Low values half the time: searches that detect and shots that hit, so battles go on.
+            die = st.one_of(st.integers(1, min(3, faces)), st.integers(1, faces))
+            return data.draw(st.lists(die, min_size=count, max_size=count), label=what)
+
+        return ask
+
+    def compare(self) -> None:
+        """The live campaign against the one the stored log rebuilds in a fresh tracker: by
+        folding every event and, while a battle is open, by loading (from a snapshot, as a new
+        process does). The rebuilt ones are read as by a new process, nothing kept between
+        steps; this process keeps its own."""
+        live = canonical(self.live)
+        with afresh():
+            stored = self.fresh.app.recorder.select_events(self.cid, gt=self.rebuilt.version if self.rebuilt else 0)
+            for s in stored:
+                self.rebuilt = self.fresh.decode(s).mutate(self.rebuilt)
+            assert self.rebuilt is not None
+            folded = canonical(self.rebuilt)
+        assert live == folded, "the log rebuilds another campaign: " + difference(live, folded)
+        if self.live.battles:
+            with afresh():
+                loaded = canonical(self.fresh.load(self.cid))
+            assert live == loaded, "loading gives another campaign: " + difference(live, loaded)
+
+    # ----- the turn sequence -----
+
+    @precondition(lambda self: not self.c.battles)
+    @rule(data=st.data(), confirm=st.booleans())
+    def advance(self, data: st.DataObject, confirm: bool) -> None:
+        """T4: the phase ends, once every enemy that may attack convoys passed (CV1) or, now
+        and then, declared and fought."""
+        while self.c.convoy_attacks_open() and not self.c.battles:
+            if data.draw(st.booleans(), label="declare"):
+                self.declare_convoy(data)
+            else:
+                self.act("convoy pass", {"by": next(iter(self.c.convoy_attacks_open()))})
+        self.act("next", {"confirm_losses": confirm})
+
+    # ----- purchases, placement, research, reinforcements -----
+
+    @precondition(lambda self: self.c.phase in ("research", "purchase", "placement") and not self.c.battles)
+    @rule(data=st.data())
+    def economy(self, data: st.DataObject) -> None:
+        """TE1, PU1, PU2: a research roll, a purchase, or a unit bought placed."""
+        if self.c.phase == "research":
+            self.act("research", {"technology": data.draw(st.sampled_from(TECHS), label="tech")}, data)
+        elif self.c.phase == "purchase":
+            self.act("buy", {"unit_type": data.draw(st.sampled_from(TYPES), label="type")})
+        elif self.c.unplaced.get(self.c.nation):
+            unit_type = data.draw(st.sampled_from(sorted(self.c.unplaced[self.c.nation])), label="type")
+            legal = placement_zones(self.c.board(), self.c.nation, unit_type)
+            if legal:
+                self.act("place", {"unit_type": unit_type, "zone": data.draw(st.sampled_from(legal), label="zone")})
+
+    @rule(data=st.data())
+    def reinforce(self, data: st.DataObject) -> None:
+        """AD1: a unit added anywhere (fleets, aircraft and submarines meet where the scenario
+        never puts them), or a technology acquired (TE3, TE4)."""
+        if now_and_then(data, 5, "technology"):
+            nation = data.draw(st.sampled_from(NATIONS), label="nation")
+            tech = data.draw(st.sampled_from(TECHS), label="which")
+            self.act("adjust", {"reason": "a breakthrough", "tech": [f"{nation}:{tech}=3"]})
+        else:
+            self.act("adjust", {"reason": "reinforcement", "add": [data.draw(self.unit_anywhere(), label="unit")]})
+
+    # ----- moves and the procedures they start -----
+
+    @precondition(lambda self: self.c.phase in ("combat_movement", "noncombat_movement") and not self.c.battles)
+    @rule(data=st.data())
+    def move(self, data: st.DataObject) -> None:
+        """Units of one zone along a path of adjacent zones (SM1-SM5: interceptions on the way;
+        NC1: battles due), then the interception it starts, played on."""
+        own = sorted(u for u, x in self.c.units.items() if x["nation"] == self.c.nation)
+        if not own:
+            return
+        first = data.draw(st.sampled_from(own), label="unit")
+        here = self.c.units[first]["at"]
+        alongside = [u for u in own if u != first and self.c.units[u]["at"] == here]
+        companions = st.lists(st.sampled_from(alongside), unique=True, max_size=2) if alongside else st.just([])
+        more = data.draw(companions, label="with")
+        adjacency = self.c.scenario.game_map.adjacency
+        path = [here]
+        for _ in range(data.draw(st.integers(1, 3), label="steps")):
+            path.append(data.draw(st.sampled_from(sorted(adjacency[path[-1]])), label="to"))
+        self.act("move", {"units": [first, *more], "path": path[1:]})
+        self.fight(data)
+
+    @precondition(lambda self: bool(self.c.convoy_attacks_open()) and not self.c.battles)
+    @rule(data=st.data())
+    def declare_convoy(self, data: st.DataObject) -> None:
+        """CV1: a convoy attack declared (or played to its end with the defaults), then played on."""
+        open_ = self.c.convoy_attacks_open()
+        nation = data.draw(st.sampled_from(sorted(open_)), label="attacker")
+        zone = data.draw(st.sampled_from(open_[nation]), label="zone")
+        subs = [u for u, x in sorted(self.c.units.items()) if (x["nation"], x["at"]) == (nation, zone)]
+        subs = [u for u in subs if self.c.units[u]["type"] == "submarine"]
+        named = data.draw(st.lists(st.sampled_from(subs), unique=True, min_size=1), label="subs")
+        auto = now_and_then(data, 5, "auto")
+        inputs = {"by": nation, "zone": zone, "subs": None if auto else ",".join(named), "auto": auto}
+        self.act("convoy declare", inputs, data)
+        self.fight(data)
+
+    @precondition(lambda self: self.c.phase == "naval_combat" and not self.c.battles)
+    @rule(data=st.data())
+    def start_battle(self, data: st.DataObject) -> None:
+        """NC1 (a battle due first), AS1: a naval battle or ASW combat started, then played on."""
+        due = [i["zone"] for i in self.c.pending() if i["kind"] == "naval_due"]
+        mine = sorted({x["at"] for x in self.c.units.values() if x["nation"] == self.c.nation})
+        zones = due or [z for z in mine if self.c.scenario.game_map.is_sea(z)]
+        if not zones:
+            return
+        zone = data.draw(st.sampled_from(zones), label="zone")
+        name = "battle start" if due else data.draw(st.sampled_from(["battle start", "asw start"]), label="kind")
+        self.act(name, {"zone": zone, "auto": now_and_then(data, 5, "auto")}, data)
+        self.fight(data)
+
+    # ----- what a battle waits for -----
+
+    @precondition(lambda self: bool(self.c.battles))
+    @rule(data=st.data())
+    def fight(self, data: st.DataObject) -> None:
+        """The battles that wait, step after step (now and then left to wait: an undo, a
+        reinforcement or a refused `next` may come in between): the default for a step, the
+        defaults to the end, or a choice or roll of the player's own."""
+        while self.c.battles and not now_and_then(data, 10, "leave it waiting"):
+            item = next(i for i in self.c.pending() if i["battle"] is not None)
+            n = item["battle"]
+            how = data.draw(st.sampled_from(["choose", "choose", "choose", "choose", "step", "auto"]), label="how")
+            if how == "auto":
+                self.act("convoy auto" if item["kind"] == "convoy" else "battle auto", {"battle": n}, data)
+            elif how == "step" or not self.choose(data, item):
+                self.in_order(item, self.act("battle step", {"battle": n}, data))
+
+    def choose(self, data: st.DataObject, item: dict[str, Any]) -> bool:
+        """An answer of the player's own for the step the battle waits for."""
+        n, kind, step = item["battle"], item["kind"], item["step"]
+        facts = self.c.waiting_facts(self.c.battles[str(n)])
+        nation = data.draw(st.sampled_from(item["waiting"]), label="nation") if item["waiting"] else None
+        answer: tuple[str, dict[str, Any]]
+        if step in ROLLS:
+            self.in_order(item, self.act(ROLLS[step], {"battle": n}, data))
+            return True
+        if step == "search":
+            units = some(data, item["eligible"])
+            events = self.act(SEARCHES[kind], {"battle": n, "units": units}, data)
+            if units is None:
+                self.in_order(item, events)
+            return True
+        if step == "merchant_casualty":
+            answer = "convoy casualties", {"units": some(data, facts["submarines"])}
+        elif step == "detect":
+            answer = "intercept detect", {"subs": some(data, facts["submarines"])}
+        elif step in ("targets", "opening_targets") and nation is not None:
+            shots = facts["targets"].get(nation, [])
+            pairs = ",".join(f"{s['unit']}={data.draw(st.sampled_from(s['legal']))}" for s in shots)
+            answer = "battle targets", {"nation": nation, "targets": None if data.draw(st.booleans()) else pairs}
+        elif step in ("screening", "opening_screening") and nation is not None:
+            shots = facts["screens"].get(nation, [])
+            pairs = ",".join(f"{s['firer']}={data.draw(st.sampled_from(s['options']))}" for s in shots)
+            answer = "battle screen", {"nation": nation, "screens": None if data.draw(st.booleans()) else pairs}
+        elif step == "casualties" and nation is not None:
+            units = some(data, facts["casualties"][nation]["units"])
+            name = "convoy casualties" if kind == "convoy" else "battle casualties"
+            answer = name, {"nation": nation, "units": units}
+        elif step == "decide" and kind == "interception":
+            retreat = some(data, facts["detected"]) if facts["back"] else None
+            answer = "intercept decide", {"submerge": some(data, facts["detected"]), "retreat": retreat}
+        elif step == "decide" and kind == "asw":
+            answer = "asw submerge", {"subs": some(data, facts["detected"])}
+        elif step == "decide" and nation is not None:
+            options = facts["decisions"][nation]
+            retreat = data.draw(st.sampled_from([None, *options["retreat"]]), label="retreat")
+            submerge = some(data, options["submerge"])
+            answer = "battle decide", {"nation": nation, "submerge": submerge, "retreat_to": retreat}
+        elif step == "continue":
+            answer = "intercept continue", {"stop": some(data, facts["free"])}
+        else:
+            return False
+        self.act(answer[0], {"battle": n, **answer[1]})
+        return True
+
+    def in_order(self, item: dict[str, Any], events: list[Any] | None) -> None:
+        """CV4, and everywhere: the dice went to the units in the order `pending` listed."""
+        if events is None or not item["dice"] or item["step"] == "merchant_defence":
+            return
+        rolled = [e.unit for e in events if type(e).__name__ == "DiceRolled" and e.battle == item["battle"]]
+        listed = [entry.split(" vs ")[0] for entry in item["dice"]["order"]]
+        assert rolled[: len(listed)] == listed, f"pending listed the dice for {listed}; they went to {rolled}"
+
+    # ----- undo and redo -----
+
+    @rule(override=st.booleans(), agreed=st.sampled_from(NATIONS))
+    def undo(self, override: bool, agreed: str) -> None:
+        reason = "a slip" if override else ""
+        self.act("undo", {"override": override, "reason": reason, "agreed_by": [agreed] if override else []})
+
+    @precondition(lambda self: self.last in ("undo", "redo"))
+    @rule(every=st.booleans())
+    def redo(self, every: bool) -> None:
+        self.act("redo", {"all": every})
+
+    def teardown(self) -> None:
+        if not hasattr(self, "fresh"):
+            return
+        try:
+            if hasattr(self, "cid"):
+                folded = canonical(self.c)
+                with afresh():
+                    loaded = canonical(self.fresh.load(self.cid))
+                assert folded == loaded, "loading gives another campaign: " + difference(folded, loaded)
+                report = verify_campaign(self.t, self.cid)
+                assert report.ok, report.problem
+                assert report.actions_unasked == 0
+        finally:
+            self.t.close()
+            self.fresh.close()
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def test_the_state_a_command_leaves_is_the_state_the_log_rebuilds(tmp_path: Path) -> None:
+    Fidelity.examples = Fidelity.actions = 0
+    Fidelity.starts = tmp_path
+    test = Fidelity.TestCase()
+    test.settings = settings(
+        max_examples=size(40, 200),
+        stateful_step_count=size(20, 40),
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
+    test.runTest()
