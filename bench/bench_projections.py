@@ -23,7 +23,7 @@ event log is reused: the projection tables are dropped and rebuilt on every run.
 
 (b) ``Tracker.projector.rebuild()`` over the whole log from empty views (events/s), next to
     stdlib ``sqlite3`` selecting the same rows of ``tracker_events`` and ``json.loads`` of each
-    state (rows/s). Target: rebuild >= 0.25x the raw rate. Also: the rebuild rate along the log,
+    state (rows/s). Target: rebuild >= 0.3x the raw rate. Also: the rebuild rate along the log,
     the cost of clearing full views (the first step of ``tracker projections rebuild`` on a
     used database), the incremental ``catch_up()`` after ~2,000 more actions recorded through
     ``Tracker.execute`` (done on a scratch copy of the database, so the kept log stays at N
@@ -151,16 +151,23 @@ def measure_rebuild(t: Tracker, total: int) -> dict[str, Any]:
 
 
 def measure_raw_read(db: Path, runs: int) -> dict[str, Any]:
-    rates, rows = [], 0
+    rates, cpus, rows = [], [], 0
     for _ in range(runs):
         with closing(sqlite3.connect(db)) as conn:
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             rows = 0
             for _id, _oid, _version, _topic, state in conn.execute(RAW_SQL):
                 json.loads(state)
                 rows += 1
             rates.append(rows / (time.perf_counter() - started))
-    return {"rows": rows, "runs": runs, "rows_per_s": statistics.median(rates), "rates": rates}
+            cpus.append(time.process_time() - cpu)
+    return {
+        "rows": rows,
+        "runs": runs,
+        "rows_per_s": statistics.median(rates),
+        "rates": rates,
+        "cpu_s": statistics.median(cpus),
+    }
 
 
 def view_rows(t: Tracker) -> dict[str, int]:
@@ -508,7 +515,7 @@ def report(r: dict[str, Any]) -> str:
         f"    ({raw['rows']:,} rows, median of {raw['runs']} runs)"
     )
     ratio = b["events_per_s"] / raw["rows_per_s"]
-    add(f"  ratio rebuild : raw = {ratio:.3f}x   (target >= 0.25x: {'met' if ratio >= 0.25 else 'NOT met'})")
+    add(f"  ratio rebuild : raw = {ratio:.3f}x   (target >= 0.3x: {'met' if ratio >= 0.3 else 'NOT met'})")
     add("  rebuild rate by tenth of the log (events/s): " + ", ".join(f"{x:,.0f}" for x in b["by_tenth"]))
     add(f"  view rows after the rebuild: {', '.join(f'{k} {v:,}' for k, v in r['view_rows'].items())}")
     st = r["stages"]

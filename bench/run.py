@@ -12,12 +12,12 @@ Targets:
     catch-up per command.
  2. whole-log commands are linear: report --all, export, verify, stats at 200k <= 12x 20k
     (--quick: 20k against 2k, <= 12x as well).
- 3. one recorded action, one transaction each, >= 0.25x raw sqlite3 inserting the same rows
+ 3. one recorded action, one transaction each, >= 0.5x raw sqlite3 inserting the same rows
     one transaction each (same journal mode and synchronous setting, interleaved rounds in the
     same run, medians); import's write path >= 0.5x raw sqlite3 inserting the same rows in one
     batch (the whole import, with its checks, printed beside it).
- 4. projection rebuild >= 0.2x raw sqlite3 select + json.loads of the same rows (rounds of
-    rebuild and raw read interleaved, median ratio).
+ 4. projection rebuild >= 0.3x raw sqlite3 select + json.loads of the same rows (rounds of
+    a raw read, the rebuild and a raw read again; median ratio, with the CPU-time ratio beside).
  5. start-up, in CPU (user + system) of fresh processes, --rounds interleaved rounds, median
     ratio, every side run from compiled bytecode (as an installed tracker is, even where the
     environment sets PYTHONDONTWRITEBYTECODE): `tracker --help` <= 1.5x `python -c "import
@@ -305,6 +305,32 @@ def measure_import(export_file: Path, scratch: Path, rounds: int) -> dict[str, A
     }
 
 
+def measure_rebuild(db: Path, rounds: int) -> dict[str, Any]:
+    """`projections rebuild` against raw sqlite3 reading and decoding the same rows: each round
+    a raw read, the rebuild and a raw read again (the reference is their mean, so a busy moment
+    of the machine weighs on both sides), in wall-clock and CPU time; medians of the rounds."""
+    rates, raw_rates, ratios, cpu_ratios = [], [], [], []
+    for _ in range(rounds):
+        before = measure_raw_read(db, 1)
+        with Tracker(str(db)) as t:
+            projector = t.projector
+            t0, c0 = time.perf_counter(), time.process_time()
+            done = projector.rebuild()
+            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+        after = measure_raw_read(db, 1)
+        rates.append(done / seconds)
+        raw_rates.append((before["rows_per_s"] + after["rows_per_s"]) / 2)
+        ratios.append(rates[-1] / raw_rates[-1])
+        cpu_ratios.append((before["cpu_s"] + after["cpu_s"]) / 2 / cpu * done / before["rows"])
+    return {
+        "rate": statistics.median(rates),
+        "raw_rate": statistics.median(raw_rates),
+        "ratio": statistics.median(ratios),
+        "ratios": ratios,
+        "cpu_ratio": statistics.median(cpu_ratios),
+    }
+
+
 def sections_of(text: str) -> set[int]:
     """`--only 5` or `--only 1,6`: target numbers of the list in this module's docstring."""
     try:
@@ -438,8 +464,8 @@ def main() -> None:
                 f"{rec['actions_per_s']:,.0f} act/s",
                 f"{rec['raw_rows_per_s']:,.0f} raw rows/s",
                 rec["ratio"],
-                ">= 0.25x",
-                rec["ratio"] >= 0.25,
+                ">= 0.5x",
+                rec["ratio"] >= 0.5,
             )
             notes.append(
                 f"recording: median of {rec['rounds']} interleaved rounds ({rec['actions']} actions, "
@@ -475,25 +501,20 @@ def main() -> None:
         # 4. rebuild
         if 4 in only:
             log(f"rebuilding the projections of {large:,} events, interleaved with raw reads ...")
-            rebuild_rates, raw_rates, rebuild_ratios = [], [], []
-            for _ in range(2 if large >= 200_000 else 3):
-                with Tracker(str(dbs[large])) as t:
-                    projector = t.projector
-                    t0 = time.perf_counter()
-                    done = projector.rebuild()
-                    rebuild_rates.append(done / (time.perf_counter() - t0))
-                raw_rates.append(measure_raw_read(dbs[large], 1)["rows_per_s"])
-                rebuild_ratios.append(rebuild_rates[-1] / raw_rates[-1])
-            ratio = statistics.median(rebuild_ratios)
+            reb = measure_rebuild(dbs[large], 3 if large >= 200_000 else 5)
             table.add(
                 f"4 projection rebuild @{large // 1000}k",
-                f"{statistics.median(rebuild_rates):,.0f} ev/s",
-                f"{statistics.median(raw_rates):,.0f} raw rows/s",
-                ratio,
-                ">= 0.2x",
-                ratio >= 0.2,
+                f"{reb['rate']:,.0f} ev/s",
+                f"{reb['raw_rate']:,.0f} raw rows/s",
+                reb["ratio"],
+                ">= 0.3x",
+                reb["ratio"] >= 0.3,
             )
-            notes.append(f"rebuild round ratios {', '.join(f'{r:.3f}' for r in rebuild_ratios)}")
+            notes.append(
+                f"rebuild: median of {len(reb['ratios'])} rounds, each a rebuild between two raw reads; round ratios "
+                + ", ".join(f"{r:.3f}" for r in reb["ratios"])
+                + f"; in CPU time {reb['cpu_ratio']:.3f}x"
+            )
 
         # 5. start-up
         if 5 in only:

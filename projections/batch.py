@@ -5,6 +5,7 @@ and closed, in a few batched statements."""
 from __future__ import annotations
 
 import json
+from itertools import chain
 from operator import itemgetter
 from typing import Any
 
@@ -68,19 +69,21 @@ class Batch:
 
     def __init__(self, key: int) -> None:
         self.key = key
-        # Event index rows, their values in the order of the table's columns, and by event.
+        # Event index rows, their values in the order of the table's columns: one per event of
+        # the page, in the order of the events (consecutive, so an event's row is found by its number).
         self.index_rows: list[list[Any]] = []
-        self.index_by_seq: dict[int, list[Any]] = {}
         self.undone: list[dict[str, Any]] = []
         self.new_rows: dict[str, list[dict[str, Any]]] = {name: [] for name in HISTORIES}
         self.open_here: dict[tuple[str, Any, int], dict[str, Any]] = {}
         self.closes: dict[str, list[dict[str, Any]]] = {name: [] for name in HISTORIES}
 
     def mark_undone(self, first: int, last: int, by: int) -> None:
-        for seq in range(first, last + 1):
-            row = self.index_by_seq.get(seq)
-            if row is not None and row[-1] is None:
-                row[-1] = by
+        rows = self.index_rows
+        if rows:
+            base = rows[0][1]
+            for row in rows[max(first - base, 0) : max(last - base + 1, 0)]:
+                if first <= row[1] <= last and row[-1] is None:
+                    row[-1] = by
         self.undone.append({"k": self.key, "first": first, "last": last, "by": by})
 
     def open(self, name: str, k: Any, value: tuple[Any, ...], seq: int) -> None:
@@ -135,25 +138,44 @@ class Batch:
 # Rows per INSERT on SQLite: one statement step for many rows costs a quarter less than one
 # step per row (and stays far below SQLite's limit of bound values).
 _ROWS_PER_INSERT = 50
+# The columns that may hold NULL, by table. The sqlite3 driver binds None only after looking
+# for an adapter (and making and dropping an AttributeError on the way), which costs more than
+# the insert of the value: these columns are bound '' instead, which none of them ever holds,
+# and the statement turns it back into NULL.
+_NULLABLE = {table.name: {c.name for c in table.columns if c.nullable} for table in (event_index, *HISTORIES.values())}
+_SQL: dict[tuple[str, int], str] = {}
+
+
+def _insert_sql(table: str, columns: tuple[str, ...], rows: int) -> str:
+    found = _SQL.get((table, rows))
+    if found is None:
+        nullable = _NULLABLE[table]
+        one = "(" + ", ".join("NULLIF(?, '')" if c in nullable else "?" for c in columns) + ")"
+        found = f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([one] * rows)}"
+        _SQL[(table, rows)] = found
+    return found
 
 
 def _insert(conn: Connection, table: str, columns: tuple[str, ...], rows: list[Any]) -> None:
     """Insert rows (sequences of values in the order of `columns`) with plain driver statements:
     SQLAlchemy's parameter processing costs more than the inserts themselves on a rebuild."""
-    head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
     if conn.dialect.paramstyle != "qmark":
         one = "(" + ", ".join(["%s"] * len(columns)) + ")"
-        conn.exec_driver_sql(head + one, [tuple(r) for r in rows])
+        conn.exec_driver_sql(f"INSERT INTO {table} ({', '.join(columns)}) VALUES {one}", [tuple(r) for r in rows])
         return
     cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    one = "(" + ", ".join(["?"] * len(columns)) + ")"
+    # Every value in one flat list, None as '' in the nullable columns (see _NULLABLE).
+    values = list(chain.from_iterable(rows))
+    width = len(columns)
+    for i, column in enumerate(columns):
+        if column in _NULLABLE[table]:
+            values[i::width] = ["" if v is None else v for v in values[i::width]]
     whole = len(rows) - len(rows) % _ROWS_PER_INSERT
     if whole:
-        statement = head + ", ".join([one] * _ROWS_PER_INSERT)
-        n = len(columns) * _ROWS_PER_INSERT
-        values = [v for r in rows[:whole] for v in r]
-        for i in range(0, len(values), n):
+        statement = _insert_sql(table, columns, _ROWS_PER_INSERT)
+        n = width * _ROWS_PER_INSERT
+        for i in range(0, whole * width, n):
             cursor.execute(statement, values[i : i + n])
     if whole < len(rows):
-        cursor.executemany(head + one, rows[whole:])
-
+        rest = values[whole * width :]
+        cursor.executemany(_insert_sql(table, columns, 1), [rest[i : i + width] for i in range(0, len(rest), width)])

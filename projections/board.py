@@ -67,6 +67,9 @@ _BOARD_PARTS = {
     "ResearchPaid": frozenset({"nation"}),
     "TechnologyAdvanced": frozenset({"nation"}),
 }
+# Events that change the rows of the units they name (in these fields) and nothing else the
+# rows hold: only those units' rows are built again and compared.
+_UNITS_NAMED = {"UnitsMoved": ("units", "carried")}
 ASKED = "ActionAsked"
 _BATTLE_STARTS = frozenset({"ConvoyAttackDeclared", "InterceptionStarted", "AswCombatStarted", "NavalBattleStarted"})
 # The columns that name a history row's unit, NTR or nation.
@@ -206,8 +209,15 @@ class BoardProjector:
                     self.position = start
                     return done
                 by_campaign: dict[UUID, list[Any]] = {}
+                run_of: Any = None
+                run: list[Any] = []
                 for n in notifications:
-                    by_campaign.setdefault(n.originator_id, []).append(n)
+                    # A page holds long runs of one campaign, whose notifications share its id
+                    # object: the id is hashed (a Python call) once a run, not once an event.
+                    if n.originator_id is not run_of:
+                        run_of = n.originator_id
+                        run = by_campaign.setdefault(run_of, [])
+                    run.append(n)
                 known = _campaign_rows(conn, by_campaign)
                 for cid, items in by_campaign.items():
                     self._project_campaign(conn, cid, items, known.get(str(cid)))
@@ -364,7 +374,7 @@ class BoardProjector:
         seq = notification.originator_version
         try:
             event = self.decode(notification)
-            data = vars(event)
+            data = event.__dict__
             if data.get("prev_hash") != f.last_hash and seq > 1:
                 raise _Stop(
                     seq,
@@ -372,43 +382,13 @@ class BoardProjector:
                     "the log was cut and rewritten, or edited",
                 )
             agg = event.mutate(f.agg)
-            if not f.turn_order:
-                f.turn_order = list(agg.scenario.turn_order)
-            turn = f.turns.get((agg.round, agg.nation))
-            if turn is None:
-                turn = f.turns[agg.round, agg.nation] = turn_number(f.turn_order, agg.round, agg.nation)
-            kind = type(event).__name__
-            zones, nations = _event_zones_and_nations(data)
-            battle = data.get("battle")
-            if kind in _BATTLE_STARTS:
-                f.battle_zone[event.battle] = event.zone
-            if battle is not None and battle in f.battle_zone:
-                zones.add(f.battle_zone[battle])
-            unit = data.get("unit")
-            if isinstance(unit, str):
-                u = agg.units.get(unit)
-                if u is not None:
-                    nations.add(u["nation"])
-                elif unit in f.rows["unit"]:
-                    nations.add(f.rows["unit"][unit][1])
-            # In the order of the event index's columns (undone_by last, set by a later undo of the page).
-            row = [
-                f.key,
-                seq,
-                turn,
-                agg.round,
-                agg.nation,
-                agg.phase,
-                kind,
-                rule_of(event) or None,
-                battle,
-                "|" + "|".join(sorted(zones)) + "|" if zones else "",
-                "|" + "|".join(sorted(nations)) + "|" if nations else "",
-                summary(event),
-                None,
-            ]
+            kind = event.__class__.__name__
+            row = _index_row(f, agg, event, data, kind, seq)
+            named: list[Any] | None = None
             if kind in _BOARD_UNCHANGED:
                 new_rows = f.rows
+            elif kind in _UNITS_NAMED:
+                new_rows, named = _named_unit_rows(f.rows, agg, data, _UNITS_NAMED[kind])
             elif kind in _BOARD_PARTS:
                 parts = _BOARD_PARTS[kind]
                 new_rows = {name: rows(agg) if name in parts else f.rows[name] for name, rows in _ROWS.items()}
@@ -419,35 +399,123 @@ class BoardProjector:
         except Exception as e:  # noqa: BLE001 - an unreadable or inapplicable event stops this campaign only
             raise _Stop(seq, _describe(e)) from None
         batch.index_rows.append(row)
-        batch.index_by_seq[seq] = row
         if kind == "ActionUndone":
             batch.mark_undone(event.undone_from, event.undone_to, seq)
         checkpoint = seq % CHECKPOINT == 0
-        if new_rows is f.rows and not checkpoint:
-            f.agg = agg
-            f.last_hash = data.get("hash", "")
-            return
-        for name in HISTORIES:
-            old, new = f.rows[name], new_rows[name]
-            since = f.since[name]
-            if old is not new and old != new:
-                # Row values are tuples: what changed is a difference of item sets, in C.
-                for k, _value in old.items() - new.items():
-                    batch.close(name, k, since.pop(k), seq)
-                for k, value in new.items() - old.items():
-                    batch.open(name, k, value, seq)
-                    since[k] = seq
-            if checkpoint:
-                # Re-open every row that began before this checkpoint (see the module docstring).
-                for k, began in list(since.items()):
-                    if began < seq:
-                        batch.close(name, k, began, seq)
-                        batch.open(name, k, new[k], seq)
-                        since[k] = seq
-        f.rows = new_rows
+        if new_rows is not f.rows or checkpoint:
+            _write_history(batch, f, new_rows, seq, checkpoint, named)
+            f.rows = new_rows
         f.agg = agg
         f.last_hash = data.get("hash", "")
 
+
+def _index_row(f: _Followed, agg: Any, event: Any, data: dict[str, Any], kind: str, seq: int) -> list[Any]:
+    """The event index row of an event, in the order of the table's columns (undone_by last,
+    set by a later undo of the page)."""
+    round_, nation = agg.round, agg.nation
+    turn = f.turns.get((round_, nation))
+    if turn is None:
+        if not f.turn_order:
+            f.turn_order = list(agg.scenario.turn_order)
+        turn = f.turns[round_, nation] = turn_number(f.turn_order, round_, nation)
+    zones, nations = _event_zones_and_nations(data)
+    battle = data.get("battle")
+    if kind in _BATTLE_STARTS:
+        f.battle_zone[event.battle] = event.zone
+    if battle is not None and battle in f.battle_zone:
+        zones.add(f.battle_zone[battle])
+    unit = data.get("unit")
+    if unit.__class__ is str:
+        u = agg.units.get(unit)
+        if u is not None:
+            nations.add(u["nation"])
+        elif unit in f.rows["unit"]:
+            nations.add(f.rows["unit"][unit][1])
+    return [
+        f.key,
+        seq,
+        turn,
+        round_,
+        nation,
+        agg.phase,
+        kind,
+        rule_of(event) or None,
+        battle,
+        _bars(zones),
+        _bars(nations),
+        summary(event),
+        None,
+    ]
+
+
+# One name as the index stores it, made once per name: most events name one nation or zone.
+_ONE_BAR: dict[str, str] = {}
+
+
+def _bars(values: set[str]) -> str:
+    """Names as the index stores them for LIKE filters: "|a|b|" (sorted), or ""."""
+    if len(values) == 1:
+        for only in values:
+            found = _ONE_BAR.get(only)
+            if found is None:
+                found = f"|{only}|"
+                if len(_ONE_BAR) < 10_000:
+                    _ONE_BAR[only] = found
+            return found
+    return "|" + "|".join(sorted(values)) + "|" if values else ""
+
+
+def _named_unit_rows(
+    rows: dict[str, dict[Any, tuple[Any, ...]]], agg: Any, data: dict[str, Any], fields: tuple[str, ...]
+) -> tuple[dict[str, dict[Any, tuple[Any, ...]]], list[Any]]:
+    """The board's rows after an event that changes only the units it names (`_UNITS_NAMED`),
+    and those units."""
+    units = dict(rows["unit"])
+    named: list[Any] = []
+    for key in fields:
+        for uid in data.get(key) or ():
+            u = agg.units.get(uid)
+            if u is None:
+                units.pop(uid, None)
+            else:
+                units[uid] = _unit_values(u)
+            named.append(uid)
+    return {"unit": units, "ntr": rows["ntr"], "nation": rows["nation"]}, named
+
+
+def _write_history(
+    batch: Batch,
+    f: _Followed,
+    new_rows: dict[str, dict[Any, tuple[Any, ...]]],
+    seq: int,
+    checkpoint: bool,
+    named: list[Any] | None = None,
+) -> None:
+    """Close the history rows that changed at event `seq` and open their new values (only the
+    `named` units' rows can have changed, when given); at a checkpoint, re-open every row that
+    began before it (see the module docstring)."""
+    for name in HISTORIES:
+        old, new = f.rows[name], new_rows[name]
+        since = f.since[name]
+        keys = dict.fromkeys(named) if named is not None and name == "unit" else None
+        if old is not new and (keys is not None or old != new):
+            # Key by key: a change touches a few of the board's rows, and comparing each row
+            # with its own costs less than hashing every row into sets.
+            before = old.items() if keys is None else [(k, old[k]) for k in keys if k in old]
+            after = new.items() if keys is None else [(k, new[k]) for k in keys if k in new]
+            for k, value in before:
+                if new.get(k) != value:
+                    batch.close(name, k, since.pop(k), seq)
+            for k, value in after:
+                if old.get(k) != value:
+                    batch.open(name, k, value, seq)
+                    since[k] = seq
+        if checkpoint:
+            for k, began in list(since.items()):
+                if began < seq:
+                    batch.close(name, k, began, seq)
+                    batch.open(name, k, new[k], seq)
+                    since[k] = seq
 
 
 def _campaign_rows(conn: Connection, cids: Iterable[UUID]) -> dict[str, Any]:

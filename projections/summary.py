@@ -84,12 +84,16 @@ def _dice_text(e: Any) -> str:
     return text
 
 
+# Inputs left out of what was asked (a tuple made once: it holds a list, so it is no constant).
+_UNSHOWN: tuple[Any, ...] = (None, False, [], "")
+
+
 def summary(event: Any) -> str:
     kind = type(event).__name__
     e = event
     # The two commonest kinds first: every action is asked, most of them advance a phase.
     if kind == "ActionAsked":
-        given = ", ".join(f"{k}={v!r}" for k, v in e.inputs.items() if v not in (None, False, [], ""))
+        given = ", ".join([f"{k}={v!r}" for k, v in e.inputs.items() if v not in _UNSHOWN])
         who = f" by {e.player}" if e.player else ""
         return f"asked{who}: {e.name}" + (f" ({given})" if given else "")
     if kind == "PhaseAdvanced":

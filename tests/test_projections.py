@@ -328,3 +328,55 @@ def test_events_said_to_leave_parts_of_the_board_alone_do(tmp_path: Path) -> Non
                 assert after[part] == before[part], f"event {event.originator_version} ({kind}) changed {part}"
             seen.add(kind)
     assert set(projection_board._BOARD_PARTS) | {"ConvoyPassed", "PhaseAdvanced", "DiceRolled"} <= seen
+
+
+def test_events_said_to_change_only_the_units_they_name_do(tmp_path: Path) -> None:
+    """The projector builds again only the rows of the units an event kind names
+    (`_UNITS_NAMED`): replaying a stored log shows that such events change no other unit's
+    row and no other part of the board."""
+    import gzip
+
+    db = tmp_path / "old.db"
+    db.write_bytes(gzip.decompress((Path(__file__).parent / "fixtures" / "demo-one-module.db.gz").read_bytes()))
+    seen = 0
+    with Tracker(str(db)) as t:
+        agg: Any = None
+        for event in t.events(t.campaign_id(None)):
+            before = None if agg is None else projection_board._rows_of(agg)
+            agg = event.mutate(agg)
+            fields = projection_board._UNITS_NAMED.get(type(event).__name__)
+            if before is None or fields is None:
+                continue
+            after = projection_board._rows_of(agg)
+            named = {uid for name in fields for uid in getattr(event, name)}
+            assert {k: v for k, v in after["unit"].items() if k not in named} == {
+                k: v for k, v in before["unit"].items() if k not in named
+            }, f"event {event.originator_version} changed a unit it does not name"
+            assert (after["ntr"], after["nation"]) == (before["ntr"], before["nation"])
+            seen += 1
+    assert seen
+
+
+def test_empty_view_columns_hold_null(tmp_path: Path) -> None:
+    """Columns without a value (no rule, no battle, not undone, still valid) are NULL in the
+    views, however the rows were written: the filters and `IS NULL` reads depend on it."""
+    db = str(tmp_path / "nulls.db")
+    with Tracker(db) as t:
+        cid = t.create("nulls", "north-sea-1914").id
+        for _ in range(12):
+            t.execute(cid, advance)
+        t.undo(cid)
+        t.catch_up()
+    with sqlite3.connect(db) as conn:
+        for table, column, some_null in [
+            ("tracker_event_index", "rule", False),
+            ("tracker_event_index", "battle", True),
+            ("tracker_event_index", "undone_by", True),
+            ("tracker_unit_history", "to_seq", True),
+            ("tracker_nation_history", "to_seq", True),
+        ]:
+            empty = conn.execute(f"SELECT count(*) FROM {table} WHERE {column} = ''").fetchone()[0]
+            null = conn.execute(f"SELECT count(*) FROM {table} WHERE {column} IS NULL").fetchone()[0]
+            assert empty == 0 and (null > 0 or not some_null), (table, column)
+        undone = conn.execute("SELECT count(*) FROM tracker_event_index WHERE undone_by IS NOT NULL").fetchone()[0]
+        assert undone > 0

@@ -3,6 +3,7 @@ eventsourcing's application recorders: their own test cases, on SQLite and Postg
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 from typing import Any
@@ -57,3 +58,99 @@ class TestTrackerRecorderOnPostgreSQL(_Base):
     @pytest.fixture(autouse=True)
     def _postgres(self, pg_url: str) -> None:
         self.url = pg_url
+
+
+# ----- what one action sends to SQLite -----
+
+
+def _advance(c: Any, _d: Any) -> None:
+    """`next` as the command line records it: what was asked, then the phase ended."""
+    from tests.support import advance
+
+    c.ask("next", {}, c.version)
+    advance(c)
+
+
+def test_an_action_is_written_with_one_insert_and_one_check_in_one_transaction(tmp_path: Path) -> None:
+    """An action of several events: one multi-row INSERT of its events and one query for both
+    write checks (the event it follows, the projections' position), between BEGIN and COMMIT;
+    nothing it just wrote is read back."""
+    from sqlalchemy import event
+
+    from tracker.service.application import Tracker
+
+    with Tracker(str(tmp_path / "c.db")) as t:
+        cid = t.create("statements", "north-sea-1914").id
+        t.execute(cid, _advance)
+        sent: list[str] = []
+        event.listen(t.engine, "connect", lambda conn, _record: conn.set_trace_callback(sent.append))
+        t.engine.dispose()  # new connections, traced
+        before = t.load(cid).version
+        t.execute(cid, _advance)
+        added = t.load(cid).version - before
+    assert added >= 2, "the action records several events"
+    start = sent.index("BEGIN ")
+    write = sent[start : sent.index("COMMIT", start) + 1]
+    assert [s.split()[0] for s in write] == ["BEGIN", "INSERT", "SELECT", "COMMIT"], write
+    assert write[1].count("(x'") == added  # every event in the one statement
+    assert "SELECT id" not in write[2] and "(SELECT state FROM tracker_events" in write[2]
+
+
+def test_a_long_write_takes_consecutive_ids_across_statements(tmp_path: Path) -> None:
+    """More events than one statement holds (an import, a long save): the ids returned are the
+    ids stored, in order, and the check of the event followed still applies."""
+    from eventsourcing.persistence import StoredEvent
+
+    from tracker.storage.recorder import LogDamaged, StaleCopy
+
+    datastore = SQLAlchemyDatastore(url=f"sqlite:///{tmp_path / 'events.db'}")
+    try:
+        recorder = TrackerRecorder(datastore, events_table_name="events_long")
+        recorder.create_table()
+        cid = uuid.uuid4()
+
+        def events(first: int, count: int) -> list[StoredEvent]:
+            states = [json.dumps({"hash": f"h{v}"}).encode() for v in range(first, first + count)]
+            return [StoredEvent(cid, first + i, "topic", state) for i, state in enumerate(states)]
+
+        ids = recorder.insert_events(events(1, 3))
+        assert ids == [1, 2, 3]
+        ids = recorder.insert_events(events(4, 123), follows=(3, "h3"))
+        assert ids == list(range(4, 127))
+        stored = recorder.select_notifications(1, 1000)
+        assert [(n.id, n.originator_version) for n in stored] == [(i, i) for i in range(1, 127)]
+        with pytest.raises(StaleCopy):
+            recorder.insert_events(events(127, 60), follows=(126, "not-its-hash"))
+        with pytest.raises(LogDamaged, match="ends at event 126"):
+            recorder.insert_events(events(200, 60), follows=(199, "h199"))
+        assert recorder.max_notification_id() == 126, "nothing of a refused write is left"
+    finally:
+        assert datastore.engine is not None
+        datastore.engine.dispose()
+
+
+def test_the_mapper_writes_the_bytes_eventsourcing_writes(tmp_path: Path) -> None:
+    """The tracker's mapper encodes each event (and a snapshot) to exactly what eventsourcing's
+    own mapper gives, class versions included."""
+    from eventsourcing.persistence import Mapper
+
+    from tracker.service.application import Tracker
+    from tracker.storage.recorder import CampaignSnapshot
+
+    with Tracker(str(tmp_path / "c.db")) as t:
+        cid = t.create("bytes", "north-sea-1914").id
+        for _ in range(6):
+            t.execute(cid, _advance)
+        mapper = t.app.mapper
+        objects = [*t.events(cid), CampaignSnapshot.take(t.load(cid))]
+        assert any(getattr(type(o), "class_version", 1) > 1 for o in objects)
+        for o in objects:
+            ours, theirs = mapper.to_stored_event(o), Mapper.to_stored_event(mapper, o)
+            assert (ours.originator_id, ours.originator_version, ours.topic, ours.state) == (
+                theirs.originator_id,
+                theirs.originator_version,
+                theirs.topic,
+                theirs.state,
+            )
+            if not isinstance(o, CampaignSnapshot):
+                assert t.decode(ours).__dict__ == o.__dict__

@@ -11,6 +11,7 @@ refused with a one-line error, and nothing is recorded.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -33,9 +34,10 @@ from eventsourcing.persistence import (
     Subscription,
     TrackingRecorder,
 )
-from eventsourcing.utils import Environment, resolve_topic, strtobool
-from sqlalchemy import Table, func, insert, select, type_coerce
+from eventsourcing.utils import Environment, get_topic, resolve_topic, strtobool
+from sqlalchemy import Select, Table, bindparam, func, insert, null, select, type_coerce
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.dml import ReturningInsert
 from sqlalchemy.sql.sqltypes import NullType
 
 from domain.errors import TrackerError
@@ -213,28 +215,19 @@ class TrackerRecorder(TrackerAggregateRecorder, ApplicationRecorder):
         self, cur: Any, stored_events: Sequence[StoredEvent], follows: tuple[int, str] | None
     ) -> list[int]:
         name = self.events_table_name
-        first = stored_events[0]
-        oid = _uuid_bytes(first.originator_id)
         # The insert takes SQLite's write lock: the checks below read what no other writer can
-        # change before this transaction ends.
-        cur.executemany(
-            f"INSERT INTO {name} (originator_id, originator_version, topic, state) VALUES (?, ?, ?, ?)",
-            [(_uuid_bytes(e.originator_id), e.originator_version, e.topic, e.state) for e in stored_events],
-        )
+        # change before this transaction ends. Rows inserted under one write lock take
+        # consecutive ids, so the last one inserted gives them all (nothing is read back).
+        last_id = _insert_rows(cur, name, [_driver_row(e) for e in stored_events])
+        ids = list(range(last_id - len(stored_events) + 1, last_id + 1))
         version = follows[0] if follows is not None and follows[0] >= 1 else 0
-        passed_sql = "NULL"
-        if self.check_projection_position:
-            passed_sql = f"(SELECT notification_id FROM {tracking.name} WHERE name = ?)"
-        params: list[Any] = [oid, first.originator_version, oid, version]
-        if self.check_projection_position:
-            params.append(NAME)
-        # Rows inserted under one write lock take consecutive ids on SQLite.
-        first_id, follows_state, passed = cur.execute(
-            f"SELECT (SELECT id FROM {name} WHERE originator_id = ? AND originator_version = ?), "
-            f"(SELECT state FROM {name} WHERE originator_id = ? AND originator_version = ?), {passed_sql}",
-            params,
+        if not version and not self.check_projection_position:
+            return ids
+        oid = bytearray(_uuid_bytes(stored_events[0].originator_id))
+        position = self.check_projection_position
+        follows_state, passed = cur.execute(
+            _checks_sql(name, position), (oid, version, NAME) if position else (oid, version)
         ).fetchone()
-        ids = list(range(int(first_id), int(first_id) + len(stored_events)))
         if version:
             assert follows is not None
             if follows_state is None:
@@ -261,40 +254,41 @@ class TrackerRecorder(TrackerAggregateRecorder, ApplicationRecorder):
                 raise IntegrityError(e) from e
             except sqlite3.OperationalError as e:
                 raise OperationalError(e) from e
-        table = self.table
         self._lock_table(session)
         # Insert first: on SQLite that takes the write lock, so the checks below read what no
-        # other writer can change before this transaction ends.
-        result = conn.execute(
-            insert(table).returning(table.c.id, sort_by_parameter_order=True), [_row(e) for e in stored_events]
-        )
+        # other writer can change before this transaction ends. The statements are built once
+        # per recorder (SQLAlchemy then finds their compiled form by identity).
+        result = conn.execute(self._statements.insert, [_row(e) for e in stored_events])
         ids = [int(i) for i in result.scalars()]
-        if follows is not None:
-            self._check_follows(conn, stored_events[0].originator_id, *follows)
-        passed = None
-        if self.check_projection_position:
-            passed = conn.execute(select(tracking.c.notification_id).where(tracking.c.name == NAME)).scalar()
-        _check_position(ids, passed)
+        version = follows[0] if follows is not None and follows[0] >= 1 else 0
+        if version or self.check_projection_position:
+            check = self._statements.checks[self.check_projection_position]
+            follows_state, passed = conn.execute(
+                check, {"oid": stored_events[0].originator_id, "version": version, "name": NAME}
+            ).one()
+            if version:
+                assert follows is not None
+                if follows_state is None:
+                    raise _log_ends(self._last_before(conn, stored_events[0].originator_id, version), version)
+                _check_hash(follows_state, version, follows[1])
+            _check_position(ids, passed)
         if conn.dialect.name == "postgresql":
             # For any listener on the library's channel (eventsourcing's LISTEN/NOTIFY subscriptions).
             conn.exec_driver_sql(f"NOTIFY {self.channel_name}")
         return ids
 
-    def _check_follows(self, conn: Any, originator_id: UUID | str, version: int, expected_hash: str) -> None:
-        if version < 1:
-            return
+    @functools.cached_property
+    def _statements(self) -> _Statements:
+        return _Statements(self.table)
+
+    def _last_before(self, conn: Any, originator_id: UUID | str, version: int) -> int | None:
         table = self.table
-        state = conn.execute(
-            select(table.c.state).where(table.c.originator_id == originator_id, table.c.originator_version == version)
+        value = conn.execute(
+            select(func.max(table.c.originator_version)).where(
+                table.c.originator_id == originator_id, table.c.originator_version < version
+            )
         ).scalar()
-        if state is None:
-            last = conn.execute(
-                select(func.max(table.c.originator_version)).where(
-                    table.c.originator_id == originator_id, table.c.originator_version < version
-                )
-            ).scalar()
-            raise _log_ends(last, version)
-        _check_hash(state, version, expected_hash)
+        return None if value is None else int(value)
 
     def select_notifications(
         self,
@@ -333,8 +327,8 @@ class TrackerRecorder(TrackerAggregateRecorder, ApplicationRecorder):
                     f"WHERE {' AND '.join(where)} ORDER BY id LIMIT ?",
                     (*params, limit),
                 ).fetchall()
-            else:
-                rows = conn.execute(query).all()
+                return _notifications(rows)
+            rows = conn.execute(query).all()
         return [
             _made(
                 Notification, id=r[0], originator_id=_uuid(r[1]), originator_version=r[2], topic=r[3], state=bytes(r[4])
@@ -374,6 +368,27 @@ def _made(cls: type[T], **fields: Any) -> T:
     return record
 
 
+def _notifications(rows: list[Any]) -> list[Notification]:
+    """`_made` notifications of the sqlite3 driver's rows, in one loop: whole-log reads make one
+    per event. Consecutive rows of one campaign share its UUID object."""
+    new = object.__new__
+    set_dict = object.__setattr__
+    out: list[Notification] = []
+    append = out.append
+    last_raw: Any = None
+    last_id: Any = None
+    for nid, raw_id, version, topic, state in rows:
+        if raw_id != last_raw:
+            last_raw, last_id = raw_id, _uuid(raw_id)
+        if state.__class__ is not bytes:
+            state = bytes(state)  # a row edited by hand: what `_made` of other reads makes of it
+        record = new(Notification)
+        fields = {"id": nid, "originator_id": last_id, "originator_version": version, "topic": topic, "state": state}
+        set_dict(record, "__dict__", fields)
+        append(record)
+    return out
+
+
 def _uuid(value: Any) -> UUID:
     """A stored campaign id as a UUID (a handful of campaigns: each converted once)."""
     found = _UUIDS.get(value)
@@ -393,6 +408,73 @@ def _row(e: StoredEvent) -> dict[str, Any]:
         "topic": e.topic,
         "state": e.state,
     }
+
+
+def _driver_row(e: StoredEvent) -> tuple[Any, ...]:
+    # The sqlite3 driver binds bytes only after looking for an adapter (and making and dropping
+    # an AttributeError on the way), which costs more than the insert of the value; a bytearray
+    # it binds straight away, as the same BLOB.
+    oid = e.originator_id
+    oid_bytes = oid.bytes if type(oid) is UUID else _uuid_bytes(oid)
+    return (bytearray(oid_bytes), e.originator_version, e.topic, bytearray(e.state))
+
+
+# Rows per INSERT statement on SQLite: an action's events go in one statement (one step of
+# the statement for all its rows), a long import in statements of this many rows, far below
+# SQLite's limit of bound values; each count's statement is prepared once per connection
+# (sqlite3 keeps prepared statements by their text).
+_ROWS_PER_INSERT = 50
+_INSERT_SQL: dict[tuple[str, int], str] = {}
+
+
+def _insert_sql(table: str, rows: int) -> str:
+    found = _INSERT_SQL.get((table, rows))
+    if found is None:
+        values = ", ".join(["(?, ?, ?, ?)"] * rows)
+        found = f"INSERT INTO {table} (originator_id, originator_version, topic, state) VALUES {values}"
+        _INSERT_SQL[(table, rows)] = found
+    return found
+
+
+def _insert_rows(cur: Any, table: str, rows: list[tuple[Any, ...]]) -> int:
+    """Insert event rows with multi-row statements; the id of the last row inserted."""
+    for start in range(0, len(rows), _ROWS_PER_INSERT):
+        chunk = rows[start : start + _ROWS_PER_INSERT]
+        cur.execute(_insert_sql(table, len(chunk)), [value for row in chunk for value in row])
+    return int(cur.lastrowid)
+
+
+_CHECKS_SQL: dict[tuple[str, bool], str] = {}
+
+
+def _checks_sql(table: str, position: bool) -> str:
+    """One query for both write checks: the stored state of the event an action follows (its
+    campaign and version bound), and the projections' position (its name bound; NULL when the
+    position is not checked)."""
+    found = _CHECKS_SQL.get((table, position))
+    if found is None:
+        passed = f"(SELECT notification_id FROM {tracking.name} WHERE name = ?)" if position else "NULL"
+        found = f"SELECT (SELECT state FROM {table} WHERE originator_id = ? AND originator_version = ?), {passed}"
+        _CHECKS_SQL[(table, position)] = found
+    return found
+
+
+class _Statements:
+    """A recorder's write statements as SQLAlchemy constructs, built once: the insert that
+    returns the new ids, and the query of both write checks with and without the position."""
+
+    def __init__(self, table: Table) -> None:
+        self.insert: ReturningInsert[Any] = insert(table).returning(table.c.id, sort_by_parameter_order=True)
+        follows_state = (
+            select(table.c.state)
+            .where(table.c.originator_id == bindparam("oid"), table.c.originator_version == bindparam("version"))
+            .scalar_subquery()
+        )
+        passed = select(tracking.c.notification_id).where(tracking.c.name == bindparam("name")).scalar_subquery()
+        self.checks: dict[bool, Select[Any]] = {
+            True: select(follows_state, passed),
+            False: select(follows_state, null()),
+        }
 
 
 def _uuid_bytes(value: UUID | str) -> bytes:
@@ -442,12 +524,43 @@ class TrackerMapper(Mapper[UUID]):
     object: a state whose only typed value is its leading timestamp is decoded by the C
     parser alone and the timestamp converted after. Anything else (another typed value, a
     \\u escape that could spell one, an older class version, a cipher or compressor) takes
-    eventsourcing's own path, so every state decodes to what that path gives."""
+    eventsourcing's own path, so every state decodes to what that path gives. Writing gives
+    the bytes eventsourcing's own path gives, with the timestamp converted before encoding."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._classes: dict[str, tuple[Any, int]] = {}
         self._plain = self.cipher is None and self.compressor is None
+        # Writing: the library's JSON encoder itself, given the timestamp already in the form
+        # its datetime transcoding gives it (one Python call fewer per event, same bytes).
+        transcoder: Any = self.transcoder
+        stamps = getattr(transcoder, "types", {}).get(datetime)
+        self._encode: Any = transcoder.encoder.encode if getattr(stamps, "name", None) == "datetime_iso" else None
+        self._topics: dict[type, tuple[str, int]] = {}
+
+    def to_stored_event(self, domain_event: Any) -> StoredEvent:
+        encode = self._encode
+        if encode is None or not self._plain:
+            return super().to_stored_event(domain_event)
+        cls = type(domain_event)
+        found = self._topics.get(cls)
+        if found is None:
+            found = self._topics[cls] = (get_topic(cls), getattr(cls, "class_version", 1))
+        event_state = dict(domain_event.__dict__)
+        originator_id = event_state.pop("originator_id")
+        originator_version = event_state.pop("originator_version")
+        if found[1] > 1:
+            event_state["class_version"] = found[1]
+        stamp = event_state.get("timestamp")
+        if type(stamp) is datetime:
+            event_state["timestamp"] = {"_type_": "datetime_iso", "_data_": stamp.isoformat()}
+        return _made(
+            StoredEvent,
+            originator_id=originator_id,
+            originator_version=originator_version,
+            topic=found[0],
+            state=encode(event_state).encode("utf8"),
+        )
 
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
         state = stored_event.state
@@ -456,7 +569,8 @@ class TrackerMapper(Mapper[UUID]):
             and type(stored_event.originator_id) is UUID
             and state.startswith(_STAMPED)
             and state.count(b'"_type_"') == 1
-            and b"\\u" not in state
+            # A lone byte is found by memchr; the escape itself only looked for where there is one.
+            and (b"\\" not in state or b"\\u" not in state)
         ):
             try:
                 text = state.decode("utf-8")
