@@ -96,6 +96,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Verify an export FILE ('-' for stdin) and record it as a new campaign in this database; a file "
         "for a campaign already here (a full export, or `export --since`) continues it."
     ),
+    "inbox": (
+        "cli.commands.inbox",
+        "inbox",
+        "List what the game waits for from you in every campaign you play (--campaign: in that one): "
+        "whose decision or roll, under which rule, and the command that answers it."
+    ),
     "intercept": (
         "cli.commands.naval",
         "intercept",
@@ -251,6 +257,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Show the unit types of the campaign's ruleset: combat values, move or range, hits, cost, "
         "searches."
     ),
+    "wait": (
+        "cli.commands.inbox",
+        "wait",
+        "Wait until the game waits for you (in every campaign you play, or --campaign), then print "
+        "what it waits for, as `tracker inbox` does."
+    ),
     "verify": (
         "cli.commands.history",
         "verify",
@@ -338,6 +350,11 @@ class TrackerGroup(click.Group):
 
                 # The command line after the global options, as typed.
                 rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
+                if rest[:1] == ["wait"]:
+                    # Waiting is the client's: no server thread is held for it.
+                    from tracker.cli.remote_wait import wait_remote
+
+                    ctx.exit(wait_remote(server, ctx.params.get("campaign"), rest[1:]))
                 ctx.exit(run_remote(server, ctx.params.get("campaign"), rest))
             return super().invoke(ctx)
         except TrackerError as e:

@@ -20,7 +20,7 @@ REMOTE = frozenset(
     {
         "new", "players", "campaign",
         "state", "pending", "log", "explain", "verify", "report", "stats", "map", "units", "show",
-        "campaigns", "scenarios", "rulesets", "odds", "luck",
+        "campaigns", "scenarios", "rulesets", "odds", "luck", "inbox",
         "next", "move", "ntr", "research", "buy", "place", "adjust", "convoy", "intercept", "asw", "battle",
         "undo", "redo", "dice", "approve", "overrides",
     }

@@ -1,0 +1,84 @@
+"""What a player owes, across every campaign they may read (`tracker inbox`, `tracker wait`):
+the items of `pending` that wait for one of their nations, each with the command that answers
+it. Who the player is: the token's player on a server, `--player NAME` on a database (looked up
+in each campaign's players), or nobody in particular (every campaign, whoever is waited for)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+from uuid import UUID
+
+from tracker.service.application import Tracker
+from tracker.service.describe import command
+from tracker.service.players import Player, Players
+
+
+@dataclass(frozen=True)
+class Owed:
+    """One thing owed in one campaign: its words, the nations waited for, the command."""
+
+    campaign: str
+    round: int
+    phase: str
+    nation: str
+    text: str
+    waiting: list[str]
+    rule: str
+    command: str | None
+    version: int
+
+
+def nations_of(t: Tracker, campaign_id: str, player_name: str | None) -> frozenset[str] | None:
+    """The nations the asking player acts for in this campaign: every nation (None) for a
+    referee or when nobody in particular asks, none for a spectator or a stranger."""
+    served: Player | None = getattr(t, "player", None)  # the token's player, on a server
+    player = served
+    if player is None and player_name is not None:
+        player = Players(t.engine).player(campaign_id, player_name)
+        if player is None:
+            return frozenset()  # the named player does not play in this campaign
+    if player is None or player.referee:
+        return None
+    return frozenset(player.nations)
+
+
+def owed(t: Tracker, player_name: str | None = None, campaign: str | None = None) -> list[Owed]:
+    """Everything owed by the asking player (see the module), campaign by campaign in the
+    order the database lists them; only `campaign` when it is named."""
+    names = [campaign] if campaign is not None else t.campaign_names()
+    out: list[Owed] = []
+    for name in names:
+        cid = t.campaign_id(name)
+        mine = nations_of(t, str(cid), player_name)
+        if mine is not None and not mine:
+            continue
+        out.extend(_owed_in(t, name, cid, mine))
+    return out
+
+
+def _owed_in(t: Tracker, name: str, cid: UUID, mine: frozenset[str] | None) -> list[Owed]:
+    c = t.load(cid)
+    found = []
+    for item in c.pending(turn=True):
+        waiting = list(item.get("waiting") or [])
+        if not waiting or (mine is not None and not mine.intersection(waiting)):
+            continue
+        found.append(
+            Owed(
+                campaign=name,
+                round=c.round,
+                phase=c.phase,
+                nation=c.nation,
+                text=str(item["text"]),
+                waiting=waiting,
+                rule=str(item.get("rule") or ""),
+                command=command(item),
+                version=c.version,
+            )
+        )
+    return found
+
+
+def as_json(items: list[Owed]) -> list[dict[str, Any]]:
+    return [asdict(i) for i in items]
