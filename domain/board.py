@@ -35,6 +35,21 @@ class Board:
     phase: str
     owners: dict[str, str]  # AD1: territory -> owner now (the scenario's, as adjusted)
     lost: dict[str, str] = field(default_factory=dict)  # unit -> how it left the board
+    neutral: frozenset[str] = frozenset()  # F8: nations not yet at war, this round
+
+    def enemies(self, nation: str, other: str) -> bool:
+        """F5, F8: nations of different sides, both at war (a neutral is nobody's enemy)."""
+        if self.neutral and (nation in self.neutral or other in self.neutral):
+            return False
+        return self.scenario.are_enemies(nation, other)
+
+    def allies(self, nation: str, other: str) -> bool:
+        """F5, F8: the same nation, or nations of one side both at war (a neutral is nobody's ally)."""
+        if nation == other:
+            return True
+        if self.neutral and (nation in self.neutral or other in self.neutral):
+            return False
+        return not self.scenario.are_enemies(nation, other)
 
     def unknown_unit(self, uid: str) -> InputError:
         """A unit the board does not hold: say how it left ("sunk in battle 3"), or that no such
@@ -51,9 +66,6 @@ class Board:
 
     def units_at(self, zone: str) -> list[Unit]:
         return [u for u in self.units.values() if u.at == zone]
-
-    def enemies(self, nation: str, other: str) -> bool:
-        return self.scenario.are_enemies(nation, other)
 
     def is_hostile_for(self, nation: str, zone: str) -> bool:
         """SM1: a sea zone holding an enemy warship (a unit type marked `hostile`)."""

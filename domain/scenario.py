@@ -109,7 +109,17 @@ class Scenario:
         return self.nations[nation].side
 
     def are_enemies(self, a: str, b: str) -> bool:
+        """F5: nations of different sides (whether both are at war yet is `at_war`'s, F8)."""
         return self.nations[a].side != self.nations[b].side
+
+    def at_war(self, nation: str, round_: int, entered: frozenset[str] | tuple[str, ...] = ()) -> bool:
+        """F8: the nation is at war in this round: its entry round has come, or an adjustment
+        (AD1) brought its entry forward (`entered`)."""
+        return round_ >= self.nations[nation].entry_round or nation in entered
+
+    def neutral(self, round_: int, entered: frozenset[str] | tuple[str, ...] = ()) -> frozenset[str]:
+        """F8: the nations still neutral in this round."""
+        return frozenset(n for n in self.nations if not self.at_war(n, round_, entered))
 
 
 def _stop(problem: DataFileError) -> None:
@@ -227,9 +237,7 @@ def scenario_from_dict(data: dict[str, Any], source: str, ruleset: Ruleset) -> S
     return _build(data, source, ruleset, _stop)
 
 
-def scenario_with_problems(
-    data: dict[str, Any], source: str, ruleset: Ruleset
-) -> tuple[Scenario, list[DataFileError]]:
+def scenario_with_problems(data: dict[str, Any], source: str, ruleset: Ruleset) -> tuple[Scenario, list[DataFileError]]:
     """Every problem the loader finds, not only the first, and the scenario as far as it could
     be read around them (to draw or to warn about; never to play while there are problems)."""
     problems: list[DataFileError] = []

@@ -56,6 +56,8 @@ def _adjustment_text(e: Any) -> str:
         parts.append(f"{territory} now held by {nation}")
     for t in e.tech:
         parts.append(f"{t['nation']} {t['technology']} set to level {t['level']}")
+    for nation in getattr(e, "enter", ()):
+        parts.append(f"{nation} enters the war now (F8)")
     return f"ADJUSTMENT: {'; '.join(parts)} (reason: {e.reason})"
 
 
@@ -93,18 +95,21 @@ def summary(event: Any) -> str:
     e = event
     # The two commonest kinds first: every action is asked, most of them advance a phase.
     if kind == "ActionAsked":
+        # `verify` compares this line with the event index that databases already hold (who
+        # asked is the point): keep its words as they are.
         given = ", ".join([f"{k}={v!r}" for k, v in e.inputs.items() if v not in _UNSHOWN])
         who = f" by {e.player}" if e.player else ""
         return f"asked{who}: {e.name}" + (f" ({given})" if given else "")
     if kind == "PhaseAdvanced":
         return f"round {e.round}, {e.nation}: {e.phase}"
+    if kind == "TurnPassedOver":
+        return f"round {e.round}, {e.nation}: turn passed over, neutral until its entry into the war"
     if kind == "Created":
         name = e.scenario.get("scenario", {}).get("name", "?")
         rs = e.ruleset.get("ruleset", {}).get("name", "?")
         return (
             f"campaign {e.name!r} created from scenario {name} with ruleset {rs}, {e.dice_mode} dice "
-            f"(seed commitment {e.seed_commitment[:12]}...)"
-            + (f" by {e.created_by}" if e.created_by else "")
+            f"(seed commitment {e.seed_commitment[:12]}...)" + (f" by {e.created_by}" if e.created_by else "")
         )
     if kind == "UnitsMoved":
         text = f"{e.nation} moves {', '.join(e.units)}: {' -> '.join(e.path)}"
@@ -169,6 +174,11 @@ def summary(event: Any) -> str:
             return f"battle {e.battle} ends: {reason or 'no taking-part submarine is left'}"
         if e.rule == "CV7":
             return f"battle {e.battle} ends after one round; surviving submarines stay: {left}"
+        if e.rule == "SM5" and not e.survivors:
+            # SM5: with none left in the zone, every free submarine went on; the event does not
+            # name where (the move recorded next does), and "still there: none" read as lost.
+            why = reason or _ENDINGS.get(e.rule, e.rule)
+            return f"battle {e.battle} ends ({why}); none stayed: the free submarines went on (the move follows)"
         return f"battle {e.battle} ends ({reason or _ENDINGS.get(e.rule, e.rule)}); still there: {left}"
     procedure = _procedure_summary(kind, e)
     if procedure is not None:

@@ -288,7 +288,8 @@ def test_cv1_t4_collect_resources_cannot_end_until_every_enemy_declared_or_passe
     err = refused(c, RuleViolation, c.advance, "T4")
     assert err.reason == (
         f"collect_resources cannot end yet: Germany may declare a convoy attack on Britain's NTR in {CNS}, "
-        "Western Approaches, or pass [CV1] (and 1 more: see `tracker pending`)"
+        f"Western Approaches, or pass [CV1]; to close it: tracker convoy declare --by Germany --zone '{CNS}', "
+        "or tracker convoy pass --by Germany (and 1 more: see `tracker pending`)"
     )
     # Germany attacks in one zone; it may still attack in the other.
     b = at_table(c)
@@ -302,7 +303,8 @@ def test_cv1_t4_collect_resources_cannot_end_until_every_enemy_declared_or_passe
     err = refused(c, RuleViolation, c.advance, "T4")
     assert err.reason == (
         "collect_resources cannot end yet: Germany may declare a convoy attack on Britain's NTR in "
-        "Western Approaches, or pass [CV1]"
+        "Western Approaches, or pass [CV1]; to close it: tracker convoy declare --by Germany "
+        "--zone 'Western Approaches', or tracker convoy pass --by Germany"
     )
     assert c.convoy_pass("Germany") == ["Western Approaches"]  # a pass covers the zones left
     assert c.convoy_attacks_open() == {} and c.pending() == []
@@ -1252,7 +1254,8 @@ def test_cv7_advance_is_refused_while_a_battle_is_unfinished() -> None:
         assert step(c, b) == expected
         err = refused(c, RuleViolation, c.advance, "T4")
         assert err.reason.startswith(f"collect_resources cannot end yet: battle {b} (convoy, {CNS}): waiting for ")
-        assert err.reason.endswith(f" [{expected[2]}]")
+        # T4: the refusal names the command that closes the step.
+        assert f" [{expected[2]}]; to close it: tracker " in err.reason
 
     advance_refused(("merchant_defence", ["Britain"], "CV2"))
     c.convoy_merchant_defence(b, ManualDice([10, 10]))
@@ -1529,7 +1532,9 @@ def test_convoy_battle_step_by_step_is_stored_and_verifies(tracker: Tracker, uni
     t.execute(cid, lambda c, d: c.convoy_choose_casualties(b, "Germany", ["DE-SS1"]))
     with pytest.raises(RuleViolation) as info:
         t.execute(cid, lambda c, d: advance_passing(c))
-    assert info.value.rule == "T4" and info.value.reason.endswith("[CV3]")
+    assert info.value.rule == "T4" and info.value.reason.endswith(
+        f"[CV3]; to close it: tracker convoy search {b} [--units U1,U2] [--dice V,...]"
+    )
     searchers = ["GB-DD1", "GB-CA1", "GB-DD2"]
     with pytest.raises(DiceError):  # one die too many: nothing is stored
         t.execute(cid, lambda c, d: c.convoy_search(b, searchers, d), dice_values=[4, 5, 4, 6])

@@ -73,7 +73,9 @@ def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
         "(2D10; a total of 20 sinks one submarine) [CV2]"
     )
     assert f"Waiting: {merchant}" in out
-    assert refused(db, 1, "next") == f"Error: T4: collect_resources cannot end yet: {merchant}\n"
+    assert refused(db, 1, "next") == (
+        f"Error: T4: collect_resources cannot end yet: {merchant}; to close it: tracker convoy roll 1 [--dice V,V]\n"
+    )
     assert "France is not an enemy of Britain" in refused(db, 1, "convoy", "declare", "--by", "France", "--zone", CNS)
     assert "D3" in refused(db, 1, "convoy", "roll", "1", "--dice", "10")  # merchant defence is 2D10
     assert "D4" in refused(db, 1, "convoy", "roll", "1")  # manual dice campaign: --dice needed
@@ -115,7 +117,7 @@ def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
     out = run(db, "convoy", "roll", "1", "--dice", "7")
     assert "2 Britain NTR destroyed in Central North Sea" in out
     assert "ends after one round; surviving submarines stay: DE-SS2" in out
-    assert json.loads(run(db, "pending", "--json")) == []
+    assert [i["kind"] for i in json.loads(run(db, "pending", "--json"))] == ["turn"]  # nothing open
     assert "lost to convoy attacks" in run(db, "next")
 
     records = log(db)[start:]
@@ -163,7 +165,8 @@ def test_cli_cv1_t4_next_is_refused_until_every_enemy_declared_or_passed(db: str
     to_britain_collect(db)
     assert refused(db, 1, "next") == (
         f"Error: T4: collect_resources cannot end yet: Germany may declare a convoy attack on Britain's NTR "
-        f"in {CNS}, or pass [CV1]\n"
+        f"in {CNS}, or pass [CV1]; to close it: tracker convoy declare --by Germany --zone '{CNS}', "
+        "or tracker convoy pass --by Germany\n"
     )
     assert "CV1" in refused(db, 1, "convoy", "pass", "--by", "France")  # not an enemy: nothing to pass
     before = len(log(db))
@@ -173,7 +176,7 @@ def test_cli_cv1_t4_next_is_refused_until_every_enemy_declared_or_passed(db: str
     assert (passed["kind"], passed["data"]["nation"], passed["data"]["zones"]) == ("ConvoyPassed", "Germany", [CNS])
     assert "passed on convoy attacks" in refused(db, 1, "convoy", "declare", "--by", "Germany", "--zone", CNS)
     assert "already passed" in refused(db, 1, "convoy", "pass", "--by", "Germany")
-    assert "Nothing pending. Round 1 · Britain · collect_resources" in run(db, "pending")
+    assert run(db, "pending") == "waiting for Britain to finish collect_resources (tracker next) [T3]\n"
     assert "Britain collects" in run(db, "next")
 
 
@@ -184,7 +187,7 @@ def test_cv7_a_command_for_an_ended_battle_is_refused_citing_cv7(db: str) -> Non
     out = run(db, "convoy", "roll", "1", "--dice", "10,10")
     # Merchant defence sank the only taking-part U-boat: its loss was chosen without asking.
     assert "DE-SS1 sunk in battle 1" in out and "battle 1 ends" in out
-    assert "Nothing pending" in run(db, "pending")
+    assert run(db, "pending") == "waiting for Britain to finish collect_resources (tracker next) [T3]\n"
     ended = "Error: CV7: battle 1 (convoy) has ended; nothing more can be done in it\n"
     for command in (
         ("convoy", "roll", "1", "--dice", "1"),
@@ -238,7 +241,7 @@ def test_cli_convoy_declare_auto_resolves_the_battle_with_auto_dice(db: str) -> 
     assert "convoy battle 1 in Central North Sea" in out
     assert "battle 1 ends" in out and "[CV7]" in out  # after the round, or with no U-boat left
     assert "Waiting:" not in out
-    assert json.loads(run(db, "pending", "--json")) == []
+    assert [i["kind"] for i in json.loads(run(db, "pending", "--json"))] == ["turn"]  # nothing open
     records = log(db)[start:]
     kinds = [r["kind"] for r in records]
     assert kinds[:2] == ["ActionAsked", "ConvoyAttackDeclared"] and kinds[-1] == "BattleEnded"
@@ -270,7 +273,7 @@ def test_cli_convoy_auto_finishes_a_declared_battle(db: str) -> None:
     assert "battle 1 (convoy, Central North Sea): waiting for Britain to roll merchant defence" in run(db, "pending")
     out = run(db, "convoy", "auto", "1")
     assert "battle 1 ends" in out and "[CV7]" in out
-    assert "Nothing pending" in run(db, "pending")
+    assert run(db, "pending") == "waiting for Britain to finish collect_resources (tracker next) [T3]\n"
     refused(db, 1, "convoy", "declare", "--by", "Germany", "--zone", CNS)  # CV1: once per phase
 
 

@@ -115,7 +115,7 @@ def test_lines_typed_at_the_prompt_run_in_order_and_go_to_the_history(db: str, t
     finally:
         obj.close()
     out = capsys.readouterr().out
-    assert "round 1, Germany: purchase" in out and "Nothing pending. Round 1 · Germany · purchase" in out
+    assert "round 1, Germany: purchase" in out and "waiting for Germany to finish purchase (tracker next) [T3]" in out
     assert [line for line in history.read_text().splitlines() if line.startswith("+")] == [
         "+next",
         "+pending",
@@ -150,7 +150,7 @@ def test_tab_completes_commands_options_and_names_from_the_campaign(db: str) -> 
 def test_piped_lines_run_without_a_prompt(db: str) -> None:
     result = CliRunner().invoke(cli, ["--db", db, "shell"], input="next\npending\nexit\nstate\n")
     assert result.exit_code == 0
-    assert "round 1, Germany: purchase" in result.output and "Nothing pending" in result.output
+    assert "round 1, Germany: purchase" in result.output and "waiting for Germany to finish purchase" in result.output
     assert "Forces" not in result.output  # nothing after `exit`
 
 

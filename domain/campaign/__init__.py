@@ -76,6 +76,7 @@ class Campaign(
         Event = events.Event
         Created = events.Created
     PhaseAdvanced = events.PhaseAdvanced
+    TurnPassedOver = events.TurnPassedOver
     UnitsMoved = events.UnitsMoved
     NtrPlaced = events.NtrPlaced
     UnitsPurchased = events.UnitsPurchased

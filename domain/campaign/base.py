@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from domain.board import Board, Unit
 from domain.campaign.battle_events import BattleAdvanced, BattleEnded
-from domain.campaign.events import Event
+from domain.campaign.events import Event, TurnPassedOver
 from domain.campaign.procedure import Procedure, Step
 from domain.campaign.state import LATER_STATE, scenario_from_recorded
 from domain.chain import event_content, event_hash
 from domain.errors import InputError, RuleViolation
+from domain.rules import turn
 from domain.ruleset import Ruleset, ruleset_from_recorded
 from domain.scenario import Scenario
 
@@ -94,6 +95,28 @@ class CampaignBase:
     def dice_epoch(self) -> int:
         return len(self.revealed_seeds)
 
+    @property
+    def entered(self) -> tuple[str, ...]:
+        """F8, AD1: the nations whose entry into the war an adjustment brought forward. Kept in
+        the state only once there is one, so that campaigns without (and their snapshots,
+        older ones included) hold the state they always held."""
+        return tuple(self.__dict__.get("entered", ()))
+
+    def at_war(self, nation: str, round_: int | None = None) -> bool:
+        """F8: the nation is at war in this round (default: the round now), by its scenario
+        entry round or an adjustment that brought the entry forward (AD1)."""
+        return self.scenario.at_war(nation, self.round if round_ is None else round_, self.entered)
+
+    def _next_turn_position(self) -> tuple[int, str, str]:
+        """T1, T2, F8: the position after this one; every neutral nation's turn on the way is
+        passed over and recorded so (the phasing nation is never a neutral)."""
+        position, passed = turn.next_turn_f8(
+            self.scenario.turn_order, self.ruleset.phases, self.round, self.nation, self.phase, self.at_war
+        )
+        for rnd, nation in passed:
+            self._record(TurnPassedOver, round=rnd, nation=nation, rule="F8")
+        return position
+
     def board(self) -> Board:
         return Board(
             scenario=self.scenario,
@@ -107,6 +130,7 @@ class CampaignBase:
             phase=self.phase,
             owners=self.owners,
             lost=self.lost,
+            neutral=self.scenario.neutral(self.round, self.entered),
         )
 
     def require_not_ended(self, battle: int) -> None:

@@ -79,7 +79,8 @@ class Economy(CampaignBase):
     @command
     def adjust(self, adjustment: economy.Adjustment, reason: str) -> None:
         """AD1: record what the tracker does not model (land combat, territory changes,
-        agreed events) as one explicit adjustment with its reason."""
+        agreed events) as one explicit adjustment with its reason; F8: it may bring a neutral
+        nation's entry into the war forward."""
         self._require_no_procedure()
         board = self.board()
         economy.check_adjustment(board, adjustment, reason)
@@ -98,6 +99,7 @@ class Economy(CampaignBase):
             owners=dict(adjustment.owners),
             tech=[{"nation": n, "technology": t, "level": lvl} for n, t, lvl in adjustment.tech],
             reason=reason.strip(),
+            enter=list(adjustment.enter),
         )
 
     @command

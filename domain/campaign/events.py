@@ -97,6 +97,8 @@ class Created(Event, Aggregate.Created):
         agg.attack_zones = []
         agg.committed = []
         agg.lost = {}
+        # `entered` (F8) is set by the first adjustment that brings an entry forward: until
+        # then the state is what it always was (snapshots compare equal to the log's replay).
 
 
 class PhaseAdvanced(Event):
@@ -119,6 +121,18 @@ class PhaseAdvanced(Event):
         agg.convoy_passed = []
         agg.committed = []
         agg.round, agg.nation, agg.phase = self.round, self.nation, self.phase
+
+
+class TurnPassedOver(Event):
+    """F8: a neutral nation's turn in this round is passed over: it buys, moves, fights and
+    collects nothing (the turn sequence goes on to the next nation at war)."""
+
+    round: int
+    nation: str
+    rule: str
+
+    def apply(self, agg: Campaign) -> None:
+        pass
 
 
 class UnitsMoved(Event):
@@ -189,7 +203,10 @@ class UnitsPlaced(Event):
 
 
 class Adjusted(Event):
-    """AD1: what the tracker does not model enters the record, with a reason."""
+    """AD1: what the tracker does not model enters the record, with a reason; `enter`: the
+    neutral nations whose entry into the war it brings forward (F8)."""
+
+    class_version = 2
 
     added: list[dict[str, Any]]
     removed: list[str]
@@ -198,6 +215,13 @@ class Adjusted(Event):
     owners: dict[str, str]
     tech: list[dict[str, Any]]
     reason: str
+    enter: list[str]
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        # Adjustments recorded before F8 was played brought no entry forward.
+        state["enter"] = []
+        state[UPCAST_ADDED] = ["enter"]
 
     def apply(self, agg: Campaign) -> None:
         for u in self.added:
@@ -214,6 +238,8 @@ class Adjusted(Event):
         agg.owners.update(self.owners)
         for t in self.tech:
             agg.tech[t["nation"]][t["technology"]] = t["level"]
+        if self.enter:
+            agg.__dict__["entered"] = [*agg.__dict__.get("entered", []), *self.enter]
 
 
 class ConvoyPassed(Event):
@@ -320,6 +346,11 @@ class ActionUndone(Event):
 
     def apply(self, agg: Campaign) -> None:
         agg.__dict__.update(copy.deepcopy(self.restored))
+        # F8: entries brought forward are kept in `restored` only when there are some (undo
+        # events recorded before F8 was played hold none), so none kept means none; a state
+        # that never had one is left as it was (as older snapshots hold it).
+        if "entered" in self.restored or "entered" in agg.__dict__:
+            agg.__dict__["entered"] = list(self.restored.get("entered", []))
         if self.override:
             # The same roll made again after this undo is a reroll (RK3): watch for it.
             watch = agg.__dict__.setdefault("reroll_watch", [])

@@ -9,7 +9,7 @@ from domain.campaign.base import CampaignBase
 from domain.campaign.events import AircraftLost, PhaseAdvanced, ResourcesCollected
 from domain.campaign.record import command
 from domain.errors import RuleViolation
-from domain.rules import combat, convoy, economy, trade, turn
+from domain.rules import combat, convoy, economy, trade
 
 
 class Gates(CampaignBase):
@@ -61,11 +61,34 @@ class Gates(CampaignBase):
             return []
         return combat.due_zones(self.board() if board is None else board, self.nation, self.fought, self.attack_zones)
 
+    def turn_item(self) -> dict[str, Any]:
+        """T3, T4: the item of a phase that nothing keeps open, kind "turn": the game waits for
+        the phasing nation to do what it will in its phase and end it (`next`). It has the
+        keys of the other items (`battle`, `zone` None; `step` "open"; `waiting` the phasing
+        nation; never `blocking`), and `nation`, `phase` and `round` of the position."""
+        entry: dict[str, Any] = {
+            "battle": None,
+            "kind": "turn",
+            "zone": None,
+            "step": "open",
+            "waiting": [self.nation],
+            "rule": "T3",
+            "blocking": False,
+            "text": "",
+            "nation": self.nation,
+            "phase": self.phase,
+            "round": self.round,
+        }
+        entry["text"] = self.describer.item({**entry, "phasing": self.nation})
+        return entry
+
     def open_items(self, board: Board | None = None) -> list[dict[str, Any]]:
         """What the game waits for (T4): every unfinished procedure; then what the phase still
         requires before it may end (a naval battle due, an enemy that may still declare a
         convoy attack, units to place, air units to land), each with its rule, the nations
-        it waits for and the command that closes it. `blocking` items stop `next`."""
+        it waits for and the command that closes it. `blocking` items stop `next`; units
+        bought this turn are listed from purchase on, blocking (and placed) only in placement.
+        `pending(turn=True)` adds the phasing nation's own work (`turn_item`)."""
         items: list[dict[str, Any]] = []
         for b in sorted(self.battles.values(), key=lambda b: b["id"]):
             # Who is waited for, as the procedure asks (the same nations its step recorded).
@@ -101,7 +124,7 @@ class Gates(CampaignBase):
                 "text": "",
                 **more,
             }
-            entry["text"] = self.describer.item({**entry, "phasing": self.nation, **facts})
+            entry["text"] = self.describer.item({**entry, "phasing": self.nation, "phase": self.phase, **facts})
             items.append(entry)
 
         # One board for every check below (building it is most of what they cost).
@@ -127,6 +150,14 @@ class Gates(CampaignBase):
                 item("air_landing", "F7", [self.nation], {}, units=stranded)
         return items
 
+    def _still_open(self, gates: list[dict[str, Any]]) -> str:
+        """T4: why the phase cannot end: the first open item, the command that closes it, and
+        how many more there are."""
+        close = self.describer.command(gates[0])
+        how = f"; to close it: {close}" if close else ""
+        more = f" (and {len(gates) - 1} more: see `tracker pending`)" if len(gates) > 1 else ""
+        return f"{self.phase} cannot end yet: {gates[0]['text']}{how}{more}"
+
     @command
     def advance(self, confirm_losses: bool = False) -> None:
         """T1, T2, T4: close the current phase, if nothing it requires is left open, and open the
@@ -139,8 +170,7 @@ class Gates(CampaignBase):
             board = self.board()  # the lost aircraft are off the board now
             gates = []
         if gates:
-            more = f" (and {len(gates) - 1} more: see `tracker pending`)" if len(gates) > 1 else ""
-            raise RuleViolation("T4", f"{self.phase} cannot end yet: {gates[0]['text']}{more}")
+            raise RuleViolation("T4", self._still_open(gates))
         if self.phase == "collect_resources":
             ntr_value, income = trade.collection(board, self.nation)
             collected = ntr_value + income
@@ -153,7 +183,5 @@ class Gates(CampaignBase):
                 collected=collected,
                 balance=self.balances[self.nation] + collected,
             )
-        rnd, nation, phase = turn.next_position(
-            self.scenario.turn_order, self.ruleset.phases, self.round, self.nation, self.phase
-        )
+        rnd, nation, phase = self._next_turn_position()  # F8: neutral turns passed over
         self._record(PhaseAdvanced, round=rnd, nation=nation, phase=phase)

@@ -104,7 +104,12 @@ class Undoing(CampaignBase):
         """The part of the state an undo restores. Dice counters, commitments, battle numbers
         and the hash chain only ever move forward: the dice sequence never rewinds, and a roll
         made again after an override undo is recorded as a reroll (RK3)."""
-        return copy.deepcopy({k: getattr(self, k) for k in UNDOABLE_STATE})
+        state = {k: getattr(self, k) for k in UNDOABLE_STATE}
+        if self.entered:
+            # F8: kept only when an entry was brought forward, so that undo events of campaigns
+            # without one stay as they were recorded (verify re-runs them).
+            state["entered"] = list(self.entered)
+        return copy.deepcopy(state)
 
     @command
     def undo(

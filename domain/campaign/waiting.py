@@ -35,7 +35,13 @@ class Describer(Protocol):
         ...
 
     def item(self, facts: Mapping[str, Any]) -> str:
-        """One open item of `pending` (T4): a procedure, or what the phase still requires."""
+        """One open item of `pending` (T4): a procedure, what the phase still requires, or the
+        phasing nation's own work (kind "turn")."""
+        ...
+
+    def command(self, item: Mapping[str, Any]) -> str | None:
+        """The command that closes one open item (T4: `next` names it when refused), or None
+        when no command closes it now (units to place before placement)."""
         ...
 
 
@@ -51,6 +57,9 @@ class PlainDescriber:
             return f"battle {facts['battle']} ({facts['kind']}, {facts['zone']}): {self.waiting(facts)}"
         return f"{facts['kind']} for {', '.join(facts['waiting'])} [{facts['rule']}]"
 
+    def command(self, item: Mapping[str, Any]) -> str | None:
+        return None
+
 
 class Waiting(CampaignBase):
     """Pending procedures as facts; their words come from `describer`."""
@@ -58,9 +67,15 @@ class Waiting(CampaignBase):
     # The tracker sets its own (tracker.describe); see the module docstring.
     describer: ClassVar[Describer] = PlainDescriber()
 
-    def pending(self) -> list[dict[str, Any]]:
-        """What the game waits for (see `open_items`)."""
-        return self.open_items()
+    def pending(self, turn: bool = False) -> list[dict[str, Any]]:
+        """What the game waits for (see `open_items`). With `turn`, a phase that nothing keeps
+        open lists first the phasing nation's own work (`turn_item`, kind "turn"), so a player
+        who owes nothing still reads whom the game waits for; hand-offs leave it out (`turn`
+        false), since the turn passing is a hand-off of its own."""
+        items = self.open_items()
+        if turn and not any(i["blocking"] for i in items):
+            return [self.turn_item(), *items]
+        return items
 
     def procedure_asks(self, battle: int) -> Asked:
         """What the procedure of a battle in progress asks for at its step (see `Asked`)."""
@@ -191,6 +206,8 @@ class Waiting(CampaignBase):
         elif step in ("fire", "opening_fire"):
             assert isinstance(first, Roll), first
             facts["firing"] = [die.unit for die in first.dice]
+            # Each die is its unit's nation's (D3), an ally's too: a shared volley says who rolls which.
+            facts["rollers"] = {die.unit: self.units[die.unit]["nation"] for die in first.dice}
         elif step == "casualties":
             facts["casualties"] = {}
             for decision in decisions:

@@ -55,6 +55,14 @@ def check_start(
     if ["asw", zone] in fought:
         raise RuleViolation("AS1", f"{nation} has already fought ASW combat in {zone} this phase")
     subs = enemy_submarines(board, nation, zone)
+    neutral = sorted(
+        {u.nation for u in board.units_at(zone) if u.nation in board.neutral and board.unit_type(u).is_submarine}
+    )
+    if not subs and neutral:
+        who, verb = " and ".join(neutral), "is" if len(neutral) == 1 else "are"
+        raise RuleViolation(
+            "F8", f"{who} {verb} neutral in round {board.round}: their submarines in {zone} cannot be searched"
+        )
     if not subs:
         raise RuleViolation(
             "AS1",

@@ -36,6 +36,9 @@ def check_declaration(board: Board, attacker: str, zone: str, submarines: list[s
             "CV1",
             f"convoy attacks happen in the NTR owner's collect_resources phase; it is {defender}'s {board.phase}",
         )
+    neutral = next((n for n in (attacker, defender) if n in board.neutral), None)
+    if neutral is not None:
+        raise RuleViolation("F8", f"{neutral} is neutral in round {board.round}: no convoy attack by or on it")
     if not board.enemies(attacker, defender):
         raise RuleViolation("CV1", f"{attacker} is not an enemy of {defender}")
     ntr = board.ntr.get(defender, {}).get(zone, 0)
@@ -70,10 +73,10 @@ def air_can_join(board: Board, unit: Unit, zone: str, committed: frozenset[str])
 
 def eligible_searchers(board: Board, defender: str, zone: str, committed: frozenset[str] = frozenset()) -> list[Unit]:
     """CV3: ships of the NTR owner and its allies in the zone, and their aircraft that can reach
-    it (F7), with a convoy search value above 0."""
+    it (F7), with a convoy search value above 0; never a neutral's (F8)."""
     found = []
     for u in board.units.values():
-        if board.enemies(defender, u.nation):
+        if not board.allies(defender, u.nation):
             continue
         ut = board.unit_type(u)
         if ut.search.get("convoy", 0) <= 0:
@@ -88,7 +91,9 @@ def check_searchers(
 ) -> list[Unit]:
     def why_not(unit: Unit) -> RuleViolation:
         ut = board.unit_type(unit)
-        if board.enemies(defender, unit.nation):
+        if unit.nation in board.neutral:
+            return RuleViolation("F8", f"{unit.id} belongs to {unit.nation}, neutral in round {board.round}")
+        if not board.allies(defender, unit.nation):
             return RuleViolation("CV3", f"{unit.id} is not {defender}'s or an ally's")
         if ut.search.get("convoy", 0) <= 0:
             return RuleViolation("CV3", f"{unit.id} ({unit.type}) cannot search for submarines")

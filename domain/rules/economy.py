@@ -124,9 +124,10 @@ class Adjustment:
     ntr: tuple[tuple[str, str, int], ...] = ()  # (nation, zone, change)
     owners: dict[str, str] = field(default_factory=dict)  # territory -> new owner
     tech: tuple[tuple[str, str, int], ...] = ()  # (nation, technology, new level)
+    enter: tuple[str, ...] = ()  # F8: neutral nations whose entry into the war comes now
 
     def is_empty(self) -> bool:
-        return not (self.add or self.remove or self.resources or self.ntr or self.owners or self.tech)
+        return not (self.add or self.remove or self.resources or self.ntr or self.owners or self.tech or self.enter)
 
 
 def _nation(board: Board, nation: str) -> None:
@@ -134,12 +135,27 @@ def _nation(board: Board, nation: str) -> None:
         raise InputError(f"unknown nation {nation!r} (known: {', '.join(board.scenario.nations)})")
 
 
+def check_entry(board: Board, nations: tuple[str, ...]) -> None:
+    """F8, AD1: an entry is brought forward only for a nation neutral now, once."""
+    if len(set(nations)) != len(nations):
+        raise InputError("a nation is named twice")
+    for nation in nations:
+        _nation(board, nation)
+        if nation not in board.neutral:
+            entry = board.scenario.nations[nation].entry_round
+            raise RuleViolation(
+                "F8",
+                f"{nation} is already at war in round {board.round} (entry round {entry}): nothing to bring forward",
+            )
+
+
 def check_adjustment(board: Board, adj: Adjustment, reason: str) -> None:
     """AD1: an adjustment changes only what exists, to values the board can hold, and says why."""
     if not reason.strip():
         raise InputError("an adjustment needs --reason TEXT: it is shown in the log and in reports")
     if adj.is_empty():
-        raise InputError("an adjustment must change something (units, resources, NTR, owners or technology)")
+        raise InputError("an adjustment must change something (units, resources, NTR, owners, technology or entry)")
+    check_entry(board, adj.enter)
     game_map = board.scenario.game_map
     for nation, unit_type, zone, count in adj.add:
         _nation(board, nation)

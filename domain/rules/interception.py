@@ -63,6 +63,8 @@ def check_searchers(
     names = ", ".join(sorted(u.id for u in eligible)) or "none"
 
     def why_not(unit: Unit) -> RuleViolation:
+        if unit.nation in board.neutral:
+            return RuleViolation("F8", f"{unit.id} belongs to {unit.nation}, neutral in round {board.round}")
         if not board.enemies(mover, unit.nation):
             return RuleViolation("SM2", f"{unit.id} belongs to {unit.nation}, not an enemy of {mover}")
         if unit.at != zone:

@@ -60,6 +60,7 @@ def plan_move(board: Board, nation: str, unit_ids: list[str], path: list[str]) -
     for a, b in zip(full, full[1:], strict=False):
         if not game_map.adjacent(a, b):
             raise RuleViolation("F4", f"{b} is not adjacent to {a}")
+    check_neutral_territory(board, nation, path)
     types = {board.unit_type(u).category for u in units}
     if len(types) > 1:
         raise RuleViolation("F4", "move naval and air units separately")
@@ -94,6 +95,14 @@ def plan_move(board: Board, nation: str, unit_ids: list[str], path: list[str]) -
         _check_air_landing(board, nation, units, path[-1])
         carried = []
     return PlannedMove(tuple(u.id for u in units), tuple(full), tuple(hostile_passed), tuple(carried))
+
+
+def check_neutral_territory(board: Board, nation: str, path: list[str]) -> None:
+    """F8: no unit of a belligerent enters (or flies over, or lands on) a neutral's territory."""
+    for zone in path:
+        owner = board.owners.get(zone)
+        if owner is not None and owner != nation and owner in board.neutral:
+            raise RuleViolation("F8", f"{zone} is {owner}'s territory and {owner} is neutral: no unit may enter it")
 
 
 def aircraft_aboard_leaving(board: Board, nation: str, moving: list[Unit]) -> list[str]:

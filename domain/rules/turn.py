@@ -1,9 +1,13 @@
-"""Turn sequence (T1-T3): rounds of national turns, each a fixed order of phases."""
+"""Turn sequence (T1-T3): rounds of national turns, each a fixed order of phases; the turns of
+neutral nations are passed over (F8)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from domain.board import Board
 from domain.errors import RuleViolation
+from domain.scenario import MAX_ENTRY_ROUND
 
 
 def next_position(
@@ -17,6 +21,28 @@ def next_position(
     if n + 1 < len(turn_order):
         return round_, turn_order[n + 1], phases[0]
     return round_ + 1, turn_order[0], phases[0]
+
+
+def next_turn_f8(
+    turn_order: tuple[str, ...],
+    phases: tuple[str, ...],
+    round_: int,
+    nation: str,
+    phase: str,
+    at_war: Callable[[str, int], bool],
+) -> tuple[tuple[int, str, str], list[tuple[int, str]]]:
+    """T1, T2, F8: the (round, nation, phase) after the given one, where the phasing nation is
+    at war, and the (round, nation) turns passed over on the way because their nation was
+    still neutral. Entry rounds are bounded (MAX_ENTRY_ROUND): the search always ends."""
+    passed: list[tuple[int, str]] = []
+    position = next_position(turn_order, phases, round_, nation, phase)
+    # A new turn opens on a neutral nation: pass over its whole turn, to the next nation's.
+    while position[2] == phases[0] and not at_war(position[1], position[0]):
+        passed.append((position[0], position[1]))
+        if position[0] > max(round_, MAX_ENTRY_ROUND) + 1:
+            raise RuleViolation("F8", "no nation of this scenario is ever at war")
+        position = next_position(turn_order, phases, position[0], position[1], phases[-1])
+    return position, passed
 
 
 def require_turn(board: Board, nation: str, phases: tuple[str, ...], action: str) -> None:

@@ -219,42 +219,12 @@ def ask_for_dice(what: str, count: int, faces: int) -> list[int]:
 
 
 def next_command(item: dict[str, Any]) -> str | None:
-    """The command that answers one item of `pending`: a procedure's step or what a phase
-    still requires (T4)."""
-    n, step, kind = item["battle"], item["step"], item["kind"]
-    who = f" --nation {item['waiting'][0]!r}" if len(item["waiting"]) > 1 else ""
-    if n is None:
-        return {
-            "naval_due": f"tracker battle start --zone {item['zone']!r}",
-            "convoy_open": f"tracker convoy declare --by {item.get('nation')} --zone {item['zone']!r}, "
-            f"or tracker convoy pass --by {item.get('nation')}",
-            "unplaced": f"tracker place {item.get('unit_type')} --at ZONE",
-            "air_landing": "tracker move UNIT --to ZONE, or tracker next --confirm-losses",
-        }.get(kind)
-    table = {
-        ("convoy", "merchant_defence"): f"tracker convoy roll {n} [--dice V,V]",
-        ("convoy", "merchant_casualty"): f"tracker convoy casualties {n} [--units S1]",
-        ("convoy", "search"): f"tracker convoy search {n} [--units U1,U2] [--dice V,...]",
-        ("convoy", "convoy_table"): f"tracker convoy roll {n} [--dice V,...]",
-        ("convoy", "casualties"): f"tracker convoy casualties {n}{who} [--units U1,U2]",
-        ("interception", "search"): f"tracker intercept search {n} [--units U1,U2] [--dice V,...]",
-        ("interception", "detect"): f"tracker intercept detect {n} [--subs S1,S2]",
-        ("interception", "decide"): f"tracker intercept decide {n} [--submerge S1] [--retreat S2]",
-        ("interception", "continue"): f"tracker intercept continue {n} [--stop S1]",
-        ("asw", "search"): f"tracker asw search {n} [--units U1,U2] [--dice V,...]",
-        ("asw", "decide"): f"tracker asw submerge {n} [--subs S1,S2]",
-        ("naval", "decide"): f"tracker battle decide {n}{who} [--submerge S1] [--retreat-to ZONE]",
-        ("naval", "casualties"): f"tracker battle casualties {n}{who} [--units U1,U2]",
-    }
-    generic = {
-        "targets": f"tracker battle targets {n}{who} [--targets FIRER=TARGET,...]",
-        "opening_targets": f"tracker battle targets {n}{who} [--targets FIRER=TARGET,...]",
-        "screening": f"tracker battle screen {n}{who} [--screens FIRER=ESCORT,...]",
-        "opening_screening": f"tracker battle screen {n}{who} [--screens FIRER=ESCORT,...]",
-        "fire": f"tracker battle fire {n} [--dice V,...]",
-        "opening_fire": f"tracker battle fire {n} [--dice V,...]",
-    }
-    return table.get((kind, step)) or generic.get(step)
+    """The command that answers one item of `pending`: a procedure's step, what a phase
+    still requires (T4), or the phasing nation's `next` (the describer's, so `next`'s refusals
+    name the same command)."""
+    from tracker.service.describe import command
+
+    return command(item)
 
 
 def act(

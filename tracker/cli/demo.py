@@ -1,10 +1,15 @@
 """`tracker demo`: a short scripted campaign on SQLite with auto dice, told as a narrative.
 
-It plays every rule the tracker enforces so far, through the same application service
-the CLI uses, including refused actions (which record nothing): research, purchases and
-their placement, a U-boat group intercepted on its way through a hostile zone, ASW combat,
-an adjustment for the land war, phase gates refusing `next`, convoy passes, a convoy
-battle and a naval battle with opening fire and screening.
+On the learning board (north-sea-1914, the default) it plays every rule the tracker enforces
+so far, through the same application service the CLI uses, including refused actions (which
+record nothing): research, purchases and their placement, a U-boat group intercepted on its
+way through a hostile zone, ASW combat, an adjustment for the land war, phase gates refusing
+`next`, convoy passes, a convoy battle and a naval battle with opening fire and screening.
+
+On the world board (great-war-1914) it plays the first round and the start of the second:
+a cruiser raid fought with the defaults, and entry into the war (F8): neutral turns passed
+over, neutral fleets and land out of bounds, the Ottoman Empire entering in round 2 and
+Italy's entry brought forward by an adjustment (AD1).
 """
 
 from __future__ import annotations
@@ -105,12 +110,13 @@ class _Narrator:
         for enemy in self.t.load(self.cid).convoy_attacks_open():
             self.act(f"{enemy} passes on convoy attacks against {nation} (CV1):", ("convoy pass", {"by": enemy}))
 
-    def advance_to(self, nation: str, phase: str) -> None:
+    def advance_to(self, nation: str, phase: str, round_: int | None = None, turns_only: bool = False) -> None:
         """Step through phases with nothing to do, narrating only what they record; an enemy
-        that could attack convoys passes (CV1, T4)."""
+        that could attack convoys passes (CV1, T4). `turns_only`: a phase that opens is told
+        only when a new turn begins (a long board's round stays readable)."""
         while True:
             c = self.t.load(self.cid)
-            if c.nation == nation and c.phase == phase:
+            if c.nation == nation and c.phase == phase and round_ in (None, c.round):
                 return
             self.passes(c.nation)
             ended = c.phase
@@ -120,7 +126,18 @@ class _Narrator:
                     self.say(f"  [{rule_of(e)}] {summary(e)}")
             if events and type(events[-1]).__name__ == "PhaseAdvanced":
                 e = events[-1]
-                self.say(f"  [T2] {c.nation} ends {ended}; now round {e.round}, {e.nation}: {e.phase}")
+                if not turns_only:
+                    self.say(f"  [T2] {c.nation} ends {ended}; now round {e.round}, {e.nation}: {e.phase}")
+                elif e.nation != c.nation:
+                    self.say(f"  [T1] {c.nation}'s turn ends; now round {e.round}, {e.nation}: {e.phase}")
+
+    def units_of(self, nation: str, zone: str, unit_type: str) -> list[str]:
+        """The nation's units of a type in a zone, by ID."""
+        return [
+            uid
+            for uid, u in sorted(self.t.load(self.cid).units.items())
+            if (u["nation"], u["at"], u["type"]) == (nation, zone, unit_type)
+        ]
 
     def battle_state(self, number: int) -> dict[str, Any]:
         state = self.t.load(self.cid).battles.get(str(number))
@@ -163,15 +180,27 @@ class _Narrator:
             self.act(label, ("battle step", {"battle": number}))
 
 
-def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED) -> None:
+# The built-in scenarios the demo has a story for; the first is the default.
+SCENARIOS = ("north-sea-1914", "great-war-1914")
+
+
+def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED, scenario: str = SCENARIOS[0]) -> None:
+    if scenario not in SCENARIOS:
+        raise InputError(f"the demo plays {' or '.join(SCENARIOS)}, not {scenario!r}")
     path = Path(db_path)
     _claim_new_file(db_path)
     with Tracker(db_path) as t:
-        campaign = t.create(NAME, "north-sea-1914", dice="auto", seed=seed)
+        campaign = t.create(NAME, scenario, dice="auto", seed=seed)
         say(f"== {campaign.scenario.title} ==")
-        say(f"Campaign {NAME!r} in {path}: {len(campaign.units)} units, 4 nations, auto dice.")
+        nations = len(campaign.scenario.nations)
+        say(f"Campaign {NAME!r} in {path}: {len(campaign.units)} units, {nations} nations, auto dice.")
         say(f"Dice seed committed: {campaign.commitments[0][:16]}... (tracker dice reveal publishes it)")
         demo = _Narrator(t, campaign.id, say, path)
+        if scenario == "great-war-1914":
+            _world_round_one(demo)
+            _world_round_two(demo)
+            _closing_verdict(demo)
+            return
         _germany_researches_and_buys(demo, campaign.ruleset)
         _uboats_run_the_harwich_force(demo)
         _germany_hunts_and_goes_home(demo)
@@ -382,6 +411,70 @@ def _high_seas_fleet_sorties(demo: _Narrator) -> None:
         ("battle start", {"zone": "Central North Sea"}),
     )
     demo.fight(sortie)
+
+
+def _world_round_one(demo: _Narrator) -> None:
+    """great-war-1914, round 1: Goeben's escape past the neutral Italian fleet, Emden's raid,
+    neutral land and convoys out of bounds, and the neutral nations' turns passed over (F8)."""
+    demo.say("\n-- Round 1 (autumn 1914): Germany --")
+    demo.say("Three nations are neutral in round 1: the Ottoman Empire, Italy and the United States (F8).")
+    demo.advance_to("Germany", "combat_movement")
+    goeben = demo.units_of("Germany", "Ionian Sea", "battleship")
+    breslau = demo.units_of("Germany", "Ionian Sea", "cruiser")
+    demo.act(
+        "Goeben leaves the Ionian Sea, and the neutral Italian fleet there, for the Dardanelles "
+        "(F8: belligerents' ships share sea zones with a neutral's freely):",
+        ("move", {"units": goeben, "path": ["Aegean Sea", "Dardanelles"]}),
+    )
+    emden = demo.units_of("Germany", "Bay of Bengal", "cruiser")
+    demo.act(
+        "Emden raids from the Bay of Bengal into the Arabian Sea, where a British cruiser guards a transport:",
+        ("move", {"units": emden, "path": ["Arabian Sea"]}),
+    )
+    demo.advance_to("Germany", "naval_combat")
+    demo.pending()
+    demo.refused(
+        "Breslau, left in the Ionian Sea, tries to attack the Italian ships there:",
+        "battle start",
+        {"zone": "Ionian Sea"},
+    )
+    raid = demo.next_battle()
+    demo.act("Emden attacks in the Arabian Sea (NC1):", ("battle start", {"zone": "Arabian Sea"}))
+    demo.fight(raid)
+    demo.advance_to("Germany", "noncombat_movement")
+    demo.act(
+        "Breslau follows Goeben to the Dardanelles:",
+        ("move", {"units": breslau, "path": ["Aegean Sea", "Dardanelles"]}),
+    )
+    demo.advance_to("Austria-Hungary", "combat_movement", turns_only=True)
+    fighter = demo.units_of("Austria-Hungary", "Istria", "fighter")
+    demo.refused(
+        "Austria-Hungary's fighter tries to fly over Venetia, Italian and neutral (F8):",
+        "move",
+        {"units": fighter, "path": ["Venetia", "Northern Adriatic"]},
+    )
+    demo.advance_to("Austria-Hungary", "collect_resources", turns_only=True)
+    demo.refused(
+        "Italian submarines lie beside Austria-Hungary's convoys in the Northern Adriatic "
+        "(F8: a neutral attacks nobody):",
+        "convoy declare",
+        {"by": "Italy", "zone": "Northern Adriatic"},
+    )
+    demo.say("The rest of round 1: the neutrals' turns are passed over and recorded (F8).")
+    demo.advance_to("Germany", "research", 2, turns_only=True)
+
+
+def _world_round_two(demo: _Narrator) -> None:
+    """great-war-1914, round 2: the Ottoman Empire enters on time, Italy early by agreement."""
+    demo.say("\n-- Round 2 (winter 1914-15) --")
+    demo.advance_to("Ottoman Empire", "research", 2, turns_only=True)
+    demo.say("The Ottoman Empire has entered the war (entry round 2): its first turn opens (F8).")
+    demo.act(
+        "The group agrees that Italy enters the war now, before its entry round (AD1, F8):",
+        ("adjust", {"reason": "the group plays an early Treaty of London", "enter": ["Italy"]}),
+    )
+    demo.advance_to("Italy", "research", 2, turns_only=True)
+    demo.say("Italy plays its first turn in round 2 instead of being passed over (F8).")
 
 
 def _closing_verdict(demo: _Narrator) -> None:

@@ -31,7 +31,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "cli.commands.economy",
         "adjust",
         "Record what the tracker does not model (land combat, territory changes, agreed events) as one "
-        "explicit adjustment with a reason (AD1)."
+        "explicit adjustment with a reason (AD1); --enter brings a neutral nation's entry into the war "
+        "forward (F8)."
     ),
     "approve": (
         "cli.commands.players",
@@ -163,7 +164,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "pending": (
         "cli.commands.turn",
         "pending",
-        "List what the game waits for: whose decision or roll, under which rule."
+        "List what the game waits for: whose decision or roll, under which rule, and the command that answers it."
     ),
     "place": (
         "cli.commands.economy",

@@ -1,7 +1,8 @@
 """What the game waits for, in the words a player reads: `pending`, the gates of `next` and the
-refusals of a step out of turn. The domain gives the facts (`Campaign.waiting_facts`, the items
-of `Campaign.open_items`); this module turns them into sentences and is installed as the
-aggregate's describer by the tracker application (`install_describer`).
+refusals of a step out of turn, and the command that answers each item (`command`). The domain
+gives the facts (`Campaign.waiting_facts`, the items of `Campaign.open_items`); this module
+turns them into sentences and is installed as the aggregate's describer by the tracker
+application (`install_describer`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,16 @@ def _convoy_step(f: Mapping[str, Any]) -> str:
         f"to roll the convoy table, 1D{f['faces']} for each taking-part submarine "
         f"in this order: {', '.join(f['submarines'])}"
     )
+
+
+def _shared_volley(order: list[str], rollers: Mapping[str, str], waiting: list[str]) -> str:
+    """D3: who rolls which dice of a volley where an ally of a waiting nation fires too (the
+    battle names one nation per side, the dice are their units' nations'); empty otherwise."""
+    nations = list(dict.fromkeys(rollers.get(u, "") for u in order))
+    if set(nations) <= set(waiting):
+        return ""
+    dice = [f"{n} rolls {', '.join(u for u in order if rollers.get(u, '') == n)}" for n in nations]
+    return f" ({'; '.join(dice)})"
 
 
 def _procedure_step(f: Mapping[str, Any]) -> str:
@@ -77,7 +88,10 @@ def _procedure_step(f: Mapping[str, Any]) -> str:
         return f"to choose screening escorts: {'; '.join(parts)} (default: the cheapest loss)"
     if step in ("fire", "opening_fire"):
         order = f["firing"]
-        return f"to roll {plural(len(order), 'die')}, one per firing unit in this order: {', '.join(order)}"
+        return (
+            f"to roll {plural(len(order), 'die')}, one per firing unit in this order: {', '.join(order)}"
+            + _shared_volley(order, f.get("rollers", {}), f["waiting"])
+        )
     if step == "casualties":
         parts = [
             f"{n} places {plural(c['hits'], 'hit')} among {', '.join(c['units'])}" for n, c in f["casualties"].items()
@@ -115,13 +129,68 @@ def _gate(f: Mapping[str, Any]) -> str:
         return f"{f['nation']} may declare a convoy attack on {phasing}'s NTR in {', '.join(f['zones'])}, or pass"
     if kind == "unplaced":
         where = ", ".join(f["legal"]) or "none"
-        return f"{phasing} has {plural(f['count'], f['unit_type'])} bought and not placed (legal: {where})"
+        units = plural(f["count"], f["unit_type"])
+        if f.get("phase", "placement") != "placement":
+            # T3: placing is legal only in placement; say when, not a command refused now.
+            return f"{phasing} has {units} bought this turn, to place in placement (legal now: {where})"
+        return f"{phasing} has {units} bought and not placed (legal: {where})"
+    if kind == "turn":
+        return f"waiting for {f['nation']} to finish {f['phase']} (tracker next)"
     if kind == "air_landing":
         return (
             f"{', '.join(f['units'])} cannot land when noncombat_movement ends (no territory of its side "
             "or carrier with room): move it, or confirm the loss"
         )
     return str(kind).replace("_", " ")
+
+
+def _gate_command(item: Mapping[str, Any]) -> str | None:
+    """T4: the command that closes what a phase still requires, or the turn item's `next`."""
+    kind, nation = item["kind"], item.get("nation")
+    if kind == "unplaced":
+        # PU2, T3: the units are listed from purchase on, blocking (and placeable) only in
+        # placement; an item without `blocking` (a hand-off message keeps fewer keys) was placeable.
+        return f"tracker place {item.get('unit_type')} --at ZONE" if item.get("blocking", True) else None
+    return {
+        "turn": "tracker next",
+        "naval_due": f"tracker battle start --zone {item['zone']!r}",
+        "convoy_open": f"tracker convoy declare --by {nation} --zone {item['zone']!r}, "
+        f"or tracker convoy pass --by {nation}",
+        "air_landing": "tracker move UNIT --to ZONE, or tracker next --confirm-losses",
+    }.get(kind)
+
+
+def command(item: Mapping[str, Any]) -> str | None:
+    """The command that answers one item of `pending`: a procedure's step, what a phase still
+    requires (T4), or the phasing nation's `next`; None when nothing answers it now."""
+    n, step, kind = item["battle"], item["step"], item["kind"]
+    if n is None:
+        return _gate_command(item)
+    who = f" --nation {item['waiting'][0]!r}" if len(item["waiting"]) > 1 else ""
+    table = {
+        ("convoy", "merchant_defence"): f"tracker convoy roll {n} [--dice V,V]",
+        ("convoy", "merchant_casualty"): f"tracker convoy casualties {n} [--units S1]",
+        ("convoy", "search"): f"tracker convoy search {n} [--units U1,U2] [--dice V,...]",
+        ("convoy", "convoy_table"): f"tracker convoy roll {n} [--dice V,...]",
+        ("convoy", "casualties"): f"tracker convoy casualties {n}{who} [--units U1,U2]",
+        ("interception", "search"): f"tracker intercept search {n} [--units U1,U2] [--dice V,...]",
+        ("interception", "detect"): f"tracker intercept detect {n} [--subs S1,S2]",
+        ("interception", "decide"): f"tracker intercept decide {n} [--submerge S1] [--retreat S2]",
+        ("interception", "continue"): f"tracker intercept continue {n} [--stop S1]",
+        ("asw", "search"): f"tracker asw search {n} [--units U1,U2] [--dice V,...]",
+        ("asw", "decide"): f"tracker asw submerge {n} [--subs S1,S2]",
+        ("naval", "decide"): f"tracker battle decide {n}{who} [--submerge S1] [--retreat-to ZONE]",
+        ("naval", "casualties"): f"tracker battle casualties {n}{who} [--units U1,U2]",
+    }
+    generic = {
+        "targets": f"tracker battle targets {n}{who} [--targets FIRER=TARGET,...]",
+        "opening_targets": f"tracker battle targets {n}{who} [--targets FIRER=TARGET,...]",
+        "screening": f"tracker battle screen {n}{who} [--screens FIRER=ESCORT,...]",
+        "opening_screening": f"tracker battle screen {n}{who} [--screens FIRER=ESCORT,...]",
+        "fire": f"tracker battle fire {n} [--dice V,...]",
+        "opening_fire": f"tracker battle fire {n} [--dice V,...]",
+    }
+    return table.get((kind, step)) or generic.get(step)
 
 
 class EnglishDescriber:
@@ -139,6 +208,9 @@ class EnglishDescriber:
         if facts.get("battle") is not None:
             return f"battle {facts['battle']} ({facts['kind']}, {facts['zone']}): {self.waiting(facts)}"
         return f"{_gate(facts)} [{facts['rule']}]"
+
+    def command(self, item: Mapping[str, Any]) -> str | None:
+        return command(item)
 
 
 def install_describer() -> None:

@@ -95,7 +95,6 @@ def rulesets(as_json: bool) -> None:
         click.echo(f"{r['name']}: {r['title']} (version {r['version']})")
 
 
-
 @click.command()
 @click.option(
     "--db",
@@ -103,8 +102,15 @@ def rulesets(as_json: bool) -> None:
     type=click.Path(dir_okay=False),
     help="New SQLite file for the demo campaign, as the global --db (default demo-campaign.db; never replaced).",
 )
+@click.option(
+    "--scenario",
+    type=click.Choice(["north-sea-1914", "great-war-1914"]),
+    default="north-sea-1914",
+    show_default=True,
+    help="The board: the learning board, or the world (its first round, entry into the war F8).",
+)
 @click.pass_obj
-def demo(ctx: Context, demo_db: str | None) -> None:
+def demo(ctx: Context, demo_db: str | None, scenario: str) -> None:
     """Play a short scripted campaign with auto dice and narrate it, in a new database.
 
     Example: tracker --db demo.db demo && tracker --db demo.db verify
@@ -113,6 +119,4 @@ def demo(ctx: Context, demo_db: str | None) -> None:
 
     if demo_db and ctx.db and demo_db != ctx.db:
         raise InputError(f"two databases given ({ctx.db} and {demo_db}): give --db once")
-    run_demo(demo_db or ctx.db or "demo-campaign.db", click.echo)
-
-
+    run_demo(demo_db or ctx.db or "demo-campaign.db", click.echo, scenario=scenario)

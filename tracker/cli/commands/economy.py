@@ -48,6 +48,9 @@ def place(ctx: Context, unit_type: str, zone: str, count: int, nation: str | Non
 @click.option("--ntr", multiple=True, help="Change NTR: NATION:ZONE=CHANGE (repeatable).")
 @click.option("--owner", multiple=True, help="A territory changes hands: TERRITORY=NATION (repeatable).")
 @click.option("--tech", multiple=True, help="Set a technology level: NATION:TECHNOLOGY=LEVEL (repeatable).")
+@click.option(
+    "--enter", multiple=True, help="A neutral nation enters the war now, before its entry round (F8; repeatable)."
+)
 @seen_option
 @click.pass_obj
 def adjust(
@@ -59,9 +62,11 @@ def adjust(
     ntr: tuple[str, ...],
     owner: tuple[str, ...],
     tech: tuple[str, ...],
+    enter: tuple[str, ...],
 ) -> None:
     """Record what the tracker does not model (land combat, territory changes, agreed events) as one
-    explicit adjustment with a reason (AD1).
+    explicit adjustment with a reason (AD1); --enter brings a neutral nation's entry into the war
+    forward (F8).
 
     Example: tracker adjust --owner "Northern France=Germany" --reason "the German offensive takes Lille"
     """
@@ -74,6 +79,8 @@ def adjust(
         "owner": list(owner),
         "tech": list(tech),
     }
+    if enter:
+        inputs["enter"] = list(enter)
     # The forms are checked before the database is opened (bad usage, exit 2).
     build_adjustment(add, remove, resources, ntr, owner, tech)
     act(ctx, "adjust", inputs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from domain.errors import InputError
+from domain.errors import InputError, RuleViolation
 from projections.summary import rule_of, summary
 from tracker.cli.common import (
     INTEGER,
@@ -113,8 +113,12 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
         raise InputError(
             f"already there: it is {target}'s {to_phase} phase (round {campaign.round}); plain `tracker next` ends it"
         )
-    # One full round at most: every nation's every phase.
-    for _ in range(len(campaign.ruleset.phases) * len(campaign.scenario.turn_order)):
+    if not campaign.at_war(target) and not campaign.at_war(target, campaign.round + 1):
+        entry = campaign.scenario.nations[target].entry_round
+        raise RuleViolation("F8", f"{target} is neutral until round {entry}: its turns are passed over")
+    # One full round at most: every nation's every phase (two: a nation entering the war next
+    # round, F8, is reached after the turns of this round that are left).
+    for _ in range(2 * len(campaign.ruleset.phases) * len(campaign.scenario.turn_order)):
         step()
         now = t.load(cid)
         if (now.nation, now.phase) == (target, to_phase):
@@ -192,21 +196,22 @@ def research(ctx: Context, technology: str, nation: str | None, dice_text: str |
 @json_option
 @click.pass_obj
 def pending(ctx: Context, as_json: bool) -> None:
-    """List what the game waits for: whose decision or roll, under which rule.
+    """List what the game waits for: whose decision or roll, under which rule, and the command
+    that answers it. When nothing keeps the phase open, the first item (kind "turn") names the
+    nation whose phase it is: the game waits for it to finish the phase (T3, T4).
 
     Example: tracker pending --json
     """
     t = ctx.tracker
     campaign = t.load(t.campaign_id(ctx.campaign))
-    items = [{**item, "command": next_command(item)} for item in campaign.pending()]
+    items = [{**item, "command": next_command(item)} for item in campaign.pending(turn=True)]
     if as_json:
         emit_json(items)
         return
-    if not items:
-        click.echo(f"Nothing pending. Round {campaign.round} · {campaign.nation} · {campaign.phase}")
     for item in items:
         click.echo(item["text"])
-        if item["command"]:
+        # The turn item's words name its command already.
+        if item["command"] and item["command"] not in item["text"]:
             click.echo(f"  next: {item['command']}")
 
 
@@ -240,5 +245,3 @@ def dice_switch(ctx: Context, mode: str, reason: str) -> None:
     """
     event = perform(ctx, "dice switch", {"mode": mode, "reason": reason}).events[-1]
     click.echo(f"{summary(event)}   [D4]")
-
-
