@@ -157,3 +157,17 @@ def test_a_command_given_the_version_seen_is_refused_once_the_campaign_moved(db:
     assert code == 0, out
     code, out = run(db, "next", "--seen", "99")
     assert code == 2 and "--seen 99: this campaign has only 5 events" in out, out
+
+
+def test_inputs_added_later_are_recorded_only_when_given_so_older_logs_re_referee() -> None:
+    """`deciding` (PL2) and `enter` (F8) came after campaigns were recorded without them: at
+    their defaults they are left out of what an action records, so an older log's actions
+    record again exactly what they recorded (RK1)."""
+    from tracker.service.actions import ACTIONS
+
+    auto = ACTIONS["battle auto"].validate({"battle": 1})
+    assert "deciding" not in auto
+    assert ACTIONS["battle auto"].validate({"battle": 1, "deciding": ["Germany"]})["deciding"] == ["Germany"]
+    adjust = ACTIONS["adjust"].validate({"reason": "agreed"})
+    assert "enter" not in adjust
+    assert ACTIONS["adjust"].validate({"reason": "agreed", "enter": ["Italy"]})["enter"] == ["Italy"]

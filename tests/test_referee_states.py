@@ -34,6 +34,6 @@ def test_the_state_a_step_leaves_waits_for_what_the_record_reads_back(name: str)
             read, _, _ = from_battle(c.board(), b, frozenset(c.committed), ctx)
             procedure = referee.PURE[b["kind"]]
             assert procedure.need(state, ctx) == procedure.need(read, ctx), (b["kind"], b["step"])
-            c._one_step(number, dice)
+            c._one_step(number, dice, None)
             steps += 1
     assert steps > 30

@@ -15,6 +15,7 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError
 
 from domain.campaign import Campaign
+from domain.campaign.auto import NotTheirs
 from domain.dice import DiceSource
 from domain.errors import InputError, RuleViolation, TrackerError
 from domain.rules.record import UndoPlan, action_actor
@@ -277,6 +278,7 @@ class ServedTracker(Tracker):
             return super().perform(cid, name, inputs, **kwargs)
         if name == "undo":
             kwargs["confirm"] = self._undo_checked(kwargs.get("confirm"))
+        inputs = self._deciding(player, name, inputs)
         guess = kwargs.pop("nation", None) or self._nation_guess(cid, player, inputs or {})
         kwargs.pop("player", None)
         self._performing = True
@@ -286,9 +288,51 @@ class ServedTracker(Tracker):
                     return super().perform(cid, name, inputs, player=player.name, nation=guess, **kwargs)
                 except _ActsFor as e:
                     guess = e.nation
+                except NotTheirs as e:
+                    if player.may_act_for(e.nation):
+                        raise  # the referee named the nations to decide for: the refusal says so
+                    raise self._refused(self._not_theirs(cid, player, e)) from None
             raise AssertionError("the acting nation did not settle")  # pragma: no cover
         finally:
             self._performing = False
+
+    def _deciding(self, player: Player, name: str, inputs: Any) -> Any:
+        """PL2: an action that takes the defaults of several steps (auto, step) takes those of
+        the asking player's nations alone: it stops where another player must choose or roll.
+        The referee decides for all, or for the nations they name."""
+        action = actions.get(name)
+        if not any(f.name == "deciding" for f in action.fields) or not isinstance(inputs, dict):
+            return inputs
+        given = inputs.get("deciding")
+        if player.referee:
+            return inputs
+        if given is None:
+            return {**inputs, "deciding": list(player.nations)}
+        named = [given] if isinstance(given, str) else given
+        if not isinstance(named, list):
+            return inputs  # not a list of nations: the action's own check refuses it (exit 2)
+        mine = {n.casefold() for n in player.nations}
+        others = [n for n in named if not isinstance(n, str) or n.casefold() not in mine]
+        if others:
+            raise self._refused(
+                Forbidden(f"{player.name} plays {player.describe()}: deciding for {others[0]!r} is not theirs")
+            )
+        return inputs
+
+    def _not_theirs(self, cid: UUID, player: Player, e: NotTheirs) -> Forbidden:
+        """The PL2 refusal of a step another player takes, with the command that answers it."""
+        from tracker.cli.common import next_command
+
+        item = next((i for i in self.load(cid).pending() if i["battle"] == e.battle), None)
+        answer = next_command(item) if item is not None else None
+        how = f": {answer}" if answer else ""
+        return Forbidden(f"{player.name} plays {player.describe()}; battle {e.battle} is waiting for {e.nation}{how}")
+
+    def _refused(self, e: Exception) -> Exception:
+        """`e`, noted as the refusal the API answers with its own status."""
+        if self.refusals is not None:
+            self.refusals.append(e)
+        return e
 
     def _working_copy(self, cid: UUID) -> Campaign:
         """The copy this process last saved, re-checked by version: several server processes
@@ -451,7 +495,8 @@ class ServedTracker(Tracker):
         from tracker.cli.common import next_command
 
         campaign = self.load(self.campaign_id(name))
-        return [{**item, "command": next_command(item)} for item in campaign.pending()]
+        # As `pending --json` lists it: with nothing open, whom the game waits for (kind "turn").
+        return [{**item, "command": next_command(item)} for item in campaign.pending(turn=True)]
 
     def log_data(
         self,

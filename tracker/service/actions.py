@@ -40,6 +40,10 @@ class Field:
     low: int = -MAX_INT
     high: int = MAX_INT
     help: str = ""
+    # An input added after campaigns were recorded without it: left out of what an action
+    # records while it holds its default, so the logs recorded before it re-referee (and
+    # verify) as they were recorded.
+    added: bool = False
 
     def check(self, action: str, value: Any) -> Any:
         where = f"{action}: input {self.name!r}"
@@ -139,7 +143,8 @@ class Action:
             raise InputError(
                 f"{self.name}: unknown input {unknown[0]!r} (inputs: {', '.join(sorted(known)) or 'none'})"
             )
-        return {f.name: f.check(self.name, inputs.get(f.name)) for f in self.fields}
+        checked = {f.name: f.check(self.name, inputs.get(f.name)) for f in self.fields}
+        return {f.name: checked[f.name] for f in self.fields if not (f.added and checked[f.name] == f.default)}
 
 
 ACTIONS: dict[str, Action] = {}
@@ -203,6 +208,19 @@ def _pairs(c: Campaign, text: str | None, option: str) -> dict[str, str] | None:
 NATION = Field("nation", "text", help="Acting nation (default: the nation whose turn it is).")
 CHOOSER = Field("nation", "text", help="The nation choosing (default: the only one the battle waits for).")
 BATTLE = Field("battle", "int", required=True, low=1)
+# PL2: the nations whose steps an auto or step action takes (None: every nation's, as one person
+# recording for all, or the referee); a league server gives the asking player's own.
+DECIDING = Field(
+    "deciding",
+    "texts",
+    help="The nations whose steps it takes (default: all; through a server: the asker's).",
+    added=True,
+)
+
+
+def _deciding(c: Campaign, i: dict[str, Any]) -> list[str] | None:
+    """The nations of the `deciding` input, by their names in the scenario (None: all)."""
+    return None if i.get("deciding") is None else [_n(c).nation(x) for x in i["deciding"]]
 
 
 def _units(name: str, help_text: str = "") -> Field:
@@ -265,9 +283,10 @@ def _place(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
     Field("ntr", "texts", default=[]),
     Field("owner", "texts", default=[]),
     Field("tech", "texts", default=[]),
+    Field("enter", "texts", default=[], added=True),
 )
 def _adjust(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> None:
-    """An adjustment for what the tracker does not model (AD1)."""
+    """An adjustment for what the tracker does not model (AD1); entries brought forward (F8)."""
     a = build_adjustment(
         tuple(i["add"]), i["remove"], tuple(i["resources"]), tuple(i["ntr"]), tuple(i["owner"]), tuple(i["tech"])
     )
@@ -280,6 +299,7 @@ def _adjust(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> None:
             ntr=tuple((n.nation(x), n.zone(z), k) for x, z, k in a.ntr),
             owners={n.zone(t): n.nation(x) for t, x in a.owners.items()},
             tech=tuple((n.nation(x), n.technology(t), k) for x, t, k in a.tech),
+            enter=tuple(n.nation(x) for x in i.get("enter", [])),
         ),
         i["reason"],
     )
@@ -346,7 +366,6 @@ def build_adjustment(
     )
 
 
-
 # ----- convoy battles (CV1-CV7) -----
 
 
@@ -356,6 +375,7 @@ def build_adjustment(
     Field("zone", "text", required=True),
     _units("subs"),
     Field("auto", "flag", default=False),
+    DECIDING,
     rolls=True,
 )
 def _convoy_declare(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> int:
@@ -363,7 +383,7 @@ def _convoy_declare(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> 
     n = _n(c)
     number = c.declare_convoy_attack(n.nation(i["by"]), n.zone(i["zone"]), n.units(i["subs"]))
     if i["auto"]:
-        c.convoy_auto(number, d)
+        c.convoy_auto(number, d, _deciding(c, i), declared=True)
     return number
 
 
@@ -391,10 +411,10 @@ def _convoy_casualties(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) 
     return c.convoy_choose_casualties(i["battle"], _waiting(c, i["battle"], i["nation"]), _n(c).units(i["units"]))
 
 
-@action("convoy auto", BATTLE, rolls=True)
+@action("convoy auto", BATTLE, DECIDING, rolls=True)
 def _convoy_auto(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> None:
     """Resolve a convoy battle's remaining steps with default choices."""
-    c.convoy_auto(i["battle"], d)
+    c.convoy_auto(i["battle"], d, _deciding(c, i))
 
 
 # ----- interceptions (SM2-SM5), ASW (AS1-AS5), naval battles (NC1-NC5) -----
@@ -427,26 +447,33 @@ def _intercept_continue(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log)
 
 def _battle_auto(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
     """Resolve a battle's remaining steps with default choices."""
-    return c.battle_auto(i["battle"], d)
+    return c.battle_auto(i["battle"], d, _deciding(c, i))
 
 
 for _name in ("intercept auto", "battle auto"):
-    action(_name, BATTLE, rolls=True)(_battle_auto)
+    action(_name, BATTLE, DECIDING, rolls=True)(_battle_auto)
 
 
-@action("battle step", BATTLE, rolls=True)
+@action("battle step", BATTLE, DECIDING, rolls=True)
 def _battle_step(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> None:
     """Take the default for the one step a battle waits for, whoever's it is: a choice, or the
     roll with auto dice or the dice given (SM2-SM5, AS2-AS5, NC2-NC4, CV3-CV5)."""
-    c.auto_step(i["battle"], d)
+    c.auto_step(i["battle"], d, _deciding(c, i))
 
 
-@action("asw start", Field("zone", "text", required=True), NATION, Field("auto", "flag", default=False), rolls=True)
+@action(
+    "asw start",
+    Field("zone", "text", required=True),
+    NATION,
+    Field("auto", "flag", default=False),
+    DECIDING,
+    rolls=True,
+)
 def _asw_start(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> int:
     """Start ASW combat in a zone (AS1)."""
     number = c.asw_start(_acting(c, i["nation"]), _n(c).zone(i["zone"]))
     if i["auto"]:
-        c.battle_auto(number, d)
+        c.battle_auto(number, d, _deciding(c, i), started=True)
     return number
 
 
@@ -462,12 +489,19 @@ def _asw_submerge(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> No
     c.asw_submerge(i["battle"], _n(c).units(i["subs"]))
 
 
-@action("battle start", Field("zone", "text", required=True), NATION, Field("auto", "flag", default=False), rolls=True)
+@action(
+    "battle start",
+    Field("zone", "text", required=True),
+    NATION,
+    Field("auto", "flag", default=False),
+    DECIDING,
+    rolls=True,
+)
 def _battle_start(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> int:
     """Start a naval battle (NC1, NC2)."""
     number = c.naval_start(_acting(c, i["nation"]), _n(c).zone(i["zone"]))
     if i["auto"]:
-        c.battle_auto(number, d)
+        c.battle_auto(number, d, _deciding(c, i), started=True)
     return number
 
 

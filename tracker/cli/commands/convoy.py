@@ -18,6 +18,7 @@ from tracker.cli.completion import (
     complete_sea_zones,
     complete_units,
 )
+from tracker.cli.deciding import act_auto
 
 # ----- convoy battles -----
 
@@ -57,7 +58,8 @@ def convoy_declare(
     Example: tracker convoy declare --by Germany --zone "Central North Sea" --subs DE-SS1,DE-SS2
     """
 
-    act(ctx, "convoy declare", {"by": attacker, "zone": zone, "subs": subs, "auto": auto}, dice_text, reference)
+    run = act_auto if auto else act
+    run(ctx, "convoy declare", {"by": attacker, "zone": zone, "subs": subs, "auto": auto}, dice_text, reference)
 
 
 @convoy.command(name="pass")
@@ -132,8 +134,10 @@ def convoy_casualties(ctx: Context, battle: int, nation: str | None, units: str 
 def convoy_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
     """Resolve a battle's remaining steps with default choices: auto dice, or the --dice given
     (fewer than the battle needs: it stops where they run out and says what comes next).
+    Through a league server it takes your own nations' steps and stops where another player
+    must choose or roll, naming them and the command that answers (PL2).
 
     Example: tracker convoy auto 1 --dice 7,4,2
     """
 
-    act(ctx, "convoy auto", {"battle": battle}, dice_text, reference)
+    act_auto(ctx, "convoy auto", {"battle": battle}, dice_text, reference)

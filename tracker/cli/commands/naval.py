@@ -20,6 +20,7 @@ from tracker.cli.completion import (
     complete_units,
     complete_zones,
 )
+from tracker.cli.deciding import act_auto
 
 if TYPE_CHECKING:
     pass
@@ -125,11 +126,13 @@ def intercept_continue(ctx: Context, battle: int, stop: str | None) -> None:
 def intercept_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
     """Resolve an interception, and those the group meets further on, with default choices.
 
-    With manual dice, --dice gives every die the remaining steps roll, in order.
+    With manual dice, --dice gives every die the remaining steps roll, in order. Through a
+    league server it takes your own nations' steps and stops where another player must choose
+    or roll, naming them and the command that answers (PL2).
 
     Example: tracker intercept auto 1
     """
-    act(ctx, "intercept auto", {"battle": battle}, dice_text, reference)
+    act_auto(ctx, "intercept auto", {"battle": battle}, dice_text, reference)
 
 
 # ----- ASW combat (AS1-AS5) -----
@@ -157,7 +160,8 @@ def asw_start(
     Example: tracker asw start --zone "Heligoland Bight"
     """
 
-    act(ctx, "asw start", {"zone": zone, "nation": nation, "auto": auto}, dice_text, reference)
+    run = act_auto if auto else act
+    run(ctx, "asw start", {"zone": zone, "nation": nation, "auto": auto}, dice_text, reference)
 
 
 @asw_group.command(name="search")
@@ -214,7 +218,8 @@ def battle_start(
     Example: tracker battle start --zone "Central North Sea"
     """
 
-    act(ctx, "battle start", {"zone": zone, "nation": nation, "auto": auto}, dice_text, reference)
+    run = act_auto if auto else act
+    run(ctx, "battle start", {"zone": zone, "nation": nation, "auto": auto}, dice_text, reference)
 
 
 @battle_group.command(name="targets")
@@ -316,11 +321,13 @@ def battle_decide(ctx: Context, battle: int, nation: str | None, submerge: str |
 def battle_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
     """Resolve any battle's remaining steps with default choices.
 
-    With manual dice, --dice gives every die the remaining steps roll, in order.
+    With manual dice, --dice gives every die the remaining steps roll, in order. Through a
+    league server it takes your own nations' steps and stops where another player must choose
+    or roll, naming them and the command that answers (PL2).
 
     Example: tracker battle auto 3
     """
-    act(ctx, "battle auto", {"battle": battle}, dice_text, reference)
+    act_auto(ctx, "battle auto", {"battle": battle}, dice_text, reference)
 
 
 @battle_group.command(name="step")
@@ -330,6 +337,8 @@ def battle_auto(ctx: Context, battle: int, dice_text: str | None, reference: str
 @click.pass_obj
 def battle_step(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
     """Take the default for the one step any battle waits for (a choice, or its roll), then stop.
+
+    Through a league server, only a step of your own nations (PL2).
 
     Example: tracker battle step 3
     """

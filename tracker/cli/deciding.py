@@ -1,0 +1,46 @@
+"""The commands that take the defaults of several steps (`auto`, `--auto`): run as `act` runs an
+action, and where the command stopped at another player's step (PL2: each side decides for
+itself), who is waited for and the command that answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from tracker.cli.common import Context, next_command, perform, rule_of, summary
+
+
+def act_auto(
+    ctx: Context, name: str, inputs: dict[str, Any], dice_text: str | None = None, reference: str | None = None
+) -> None:
+    """Run an auto action; print the events it recorded, the step another player takes next if
+    it stopped there, and what the game waits for with the command that answers it."""
+    done = perform(ctx, name, inputs, dice_text, reference)
+    for e in done.events:
+        click.echo(f"{summary(e)}   [{rule_of(e)}]")
+    deciding = _recorded_deciding(ctx, done.campaign.id, done.asked) if done.events else None
+    pending = done.campaign.pending()
+    for item in pending:
+        if deciding is None or item["battle"] is None:
+            continue
+        nation, mine = done.campaign.step_owner(item["battle"], deciding)
+        if not mine:
+            answer = next_command(item)
+            click.echo(f"Waiting for {nation}{': ' + answer if answer else ''}   [PL2]")
+    for item in pending:
+        click.echo(f"Waiting: {item['text']}")
+        answer = next_command(item)
+        if answer:
+            click.echo(f"  next: {answer}")
+
+
+def _recorded_deciding(ctx: Context, cid: Any, asked: int) -> list[str] | None:
+    """The nations the action recorded at event `asked` decided for (None: all)."""
+    t = ctx.tracker
+    stored = t.recorder.select_events(cid, gt=asked - 1, lte=asked)
+    if not stored:
+        return None
+    inputs = getattr(t.decode(stored[0]), "inputs", None) or {}
+    deciding = inputs.get("deciding")
+    return list(deciding) if isinstance(deciding, list) else None
