@@ -408,3 +408,30 @@ def test_a_players_e_mail_reaches_a_local_smtp_server_with_text_and_html_parts(d
 
 def test_an_e_mail_channel_is_a_players(db: str) -> None:
     assert "give --player NAME" in run(db, "notify", "add", "email", "anna@example.org", code=2)
+
+
+# ----- the channel list kept between actions -----
+
+
+def test_a_channel_added_by_another_process_is_told_of_the_next_action(tracker: Tracker, db_url: str) -> None:
+    cid = tracker.campaign_id("c1")
+    perform_advance(tracker, cid)  # the list (empty) is now kept by this tracker
+    with Tracker(db_url) as other:
+        added = Outbox(other.engine).add(str(cid), "webhook", "http://127.0.0.1:9/late", "json", None, None)
+    to_britain(tracker, cid)
+    assert {r["channel_id"] for r in due(Outbox(tracker.engine), cid)} == {added}
+
+
+def test_a_channel_removed_and_another_added_in_between_is_read_again(tracker: Tracker, db_url: str) -> None:
+    cid = tracker.campaign_id("c1")
+    outbox = Outbox(tracker.engine)
+    first = outbox.add(str(cid), "webhook", "http://127.0.0.1:9/first", "json", None, None)
+    perform_advance(tracker, cid)  # the list (one channel) is now kept by this tracker
+    with Tracker(db_url) as other:
+        theirs = Outbox(other.engine)
+        theirs.remove(str(cid), first)
+        # On SQLite the new row may take the removed one's id: the kept list must not be used.
+        second = theirs.add(str(cid), "webhook", "http://127.0.0.1:9/second", "json", None, None)
+    to_britain(tracker, cid)
+    rows = due(outbox, cid)
+    assert rows and {(r["channel_id"], r["target"]) for r in rows} == {(second, "http://127.0.0.1:9/second")}

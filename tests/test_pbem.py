@@ -95,7 +95,10 @@ def test_a_fork_is_refused_naming_the_first_differing_event(table: dict[str, Any
     before = count(table["britain"])
     out = run(table["britain"], "import", str(path), code=1)
     first = table["base"] + 1
-    assert f"line 2: fork at event {first}: here it is ActionAsked" in out, out
+    assert f"line 2: fork at event {first}: the copies went different ways after event {first - 1}" in out, out
+    # Each copy's first differing action, as typed and by whom, and the two ways to mend it.
+    assert "here `next`, in the file `next`;" in out, out
+    assert "--resolve theirs" in out and "--resolve mine" in out
     assert len(out.strip().splitlines()) == 1
     assert count(table["britain"]) == before
 

@@ -222,3 +222,28 @@ def test_import_marks_name_their_head_and_those_of_an_earlier_tracker_still_veri
     for name in ("copy", "second"):
         code, out = run(other, "--campaign", name, "verify")
         assert code == 0 and "Imported campaign" in out, out
+
+
+def test_views_written_with_an_earlier_releases_words_still_verify(tmp_path: Path) -> None:
+    """An upgrade that words an event's summary otherwise does not make `verify` call the views
+    edited: only who asked an action is compared (a forged player is still caught)."""
+
+    from projections.schema import event_index
+
+    db = str(tmp_path / "c.db")
+    runner = CliRunner()
+    assert (
+        runner.invoke(cli, ["--db", db, "new", "c", "--scenario", "north-sea-1914", "--dice", "manual"]).exit_code == 0
+    )
+    assert runner.invoke(cli, ["--db", db, "next"]).exit_code == 0
+    assert runner.invoke(cli, ["--db", db, "log"]).exit_code == 0  # the views read the log
+    with Tracker(db) as t, t.engine.begin() as conn:
+        conn.execute(update(event_index).where(event_index.c.kind == "PhaseAdvanced").values(summary="older words"))
+    done = runner.invoke(cli, ["--db", db, "verify"])
+    assert done.exit_code == 0, done.output
+    with Tracker(db) as t, t.engine.begin() as conn:
+        conn.execute(
+            update(event_index).where(event_index.c.kind == "ActionAsked").values(summary="asked by mallory: next")
+        )
+    done = runner.invoke(cli, ["--db", db, "verify"])
+    assert done.exit_code == 1 and "the event index (tracker_event_index)" in done.output

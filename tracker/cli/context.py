@@ -9,6 +9,8 @@ from tracker.cli.output import check_output, write_output
 from tracker.cli.startup import importing, settle_imports
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from domain.campaign import Campaign
     from tracker.service.application import Tracker
 
@@ -55,7 +57,7 @@ class Context:
         if self._tracker is not None:
             self._tracker.close()
 
-    def write(self, path: str, text: str) -> int:
+    def write(self, path: str, text: str | Iterable[bytes]) -> int:
         """Write an output file (export, report, statistics) whole, never over the database."""
         from tracker.storage.store import database_url, sqlite_file
 

@@ -56,18 +56,21 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
 
 
-def write_output(path: str, text: str, protected: Iterable[Path] = ()) -> int:
-    """Write `text` as UTF-8 to `path` through a temporary file renamed into place; returns
-    the number of bytes written. Refuses what `check_output` refuses."""
+def write_output(path: str, text: str | Iterable[bytes], protected: Iterable[Path] = ()) -> int:
+    """Write `text` as UTF-8 (or its UTF-8 chunks, for output too long to hold whole) to `path`
+    through a temporary file renamed into place; returns the number of bytes written. Refuses
+    what `check_output` refuses."""
     target = check_output(path, list(protected))
-    data = text.encode("utf-8")
+    chunks = [text.encode("utf-8")] if isinstance(text, str) else text
+    written = 0
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     except OSError as e:
         raise InputError(f"cannot write {path}: {e.strerror or e}") from None
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            for chunk in chunks:
+                written += f.write(chunk)
             f.flush()
             os.fsync(f.fileno())
         # mkstemp makes the file private; give it the permissions a new file would get.
@@ -81,4 +84,4 @@ def write_output(path: str, text: str, protected: Iterable[Path] = ()) -> int:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return len(data)
+    return written

@@ -8,6 +8,7 @@ already holds (importing the same file twice says so).
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, cast
@@ -47,6 +48,34 @@ class Continued:
     actions_refereed: int
 
 
+@dataclass(frozen=True)
+class Mended:
+    """What `--resolve theirs` did at a fork: this copy's history kept aside under `archive`,
+    and the campaign under its own name going on from the file's."""
+
+    campaign: str
+    archive: str
+    fork: int
+    kept: int
+    head_seq: int
+    head_hash: str
+    actions_refereed: int
+
+
+@dataclass(frozen=True)
+class KeptMine:
+    """`--resolve mine` at a fork: nothing changes here; the events after `since` are what
+    the other side imports with --resolve theirs."""
+
+    campaign: str
+    campaign_id: UUID
+    fork: int
+
+    @property
+    def since(self) -> int:
+        return self.fork - 1
+
+
 def _same(event: Any) -> Any:
     return event
 
@@ -56,9 +85,16 @@ def _short(digest: str) -> str:
 
 
 def continue_campaign(
-    tracker: Tracker, cid: UUID, name: str, parsed: ParsedExport, progress: Progress | None = None
-) -> Continued:
-    """Fast-forward campaign `cid` with the file's events that continue it (see the module)."""
+    tracker: Tracker,
+    cid: UUID,
+    name: str,
+    parsed: ParsedExport,
+    progress: Progress | None = None,
+    resolve: str | None = None,
+) -> Continued | Mended | KeptMine:
+    """Fast-forward campaign `cid` with the file's events that continue it (see the module).
+    At a fork, `resolve` says which history goes on: None refuses (naming each copy's first
+    differing action), "theirs" gives way (`give_way`), "mine" keeps this copy's (`KeptMine`)."""
     source = parsed.source
     header = parsed.header
     since = header.get("since", 0)
@@ -68,27 +104,112 @@ def continue_campaign(
     end = len(local)
     _check_continues(source, name, header, since, local)
     rows = parsed.read_all()
-    _check_rows(source, header, rows, since, local)
+    fork = _check_rows(source, header, rows, since, local)
+    if fork is not None:
+        theirs_rows = [row for row in rows if row.seq >= fork]
+        theirs = [*local[: fork - 1], *_decode_rows(tracker, cid, source, theirs_rows, progress)]
+        if resolve is None:
+            raise _fork_refusal(source, name, fork, local, theirs, theirs_rows[0].line)
+        if resolve == "mine":
+            return KeptMine(name, cid, fork)
+        return give_way(tracker, cid, name, source, fork, theirs_rows, theirs)
     new_rows = [row for row in rows if row.seq > end]
     if not new_rows:
         return Continued(name, since, end + 1, 0, end, local[-1].hash, 0)
 
     decoded = _decode_rows(tracker, cid, source, new_rows, progress)
     events = [*local, *decoded]
-    line_of = {row.seq: row.line for row in new_rows}
-    report = verify_events(
-        ((e.originator_version, partial(_same, e)) for e in events), lambda epoch: tracker.seed_for(cid, epoch)
-    )
-    if not report.ok:
-        line = line_of.get(report.bad_version or 0, 1)
-        raise ImportRefused(source, line, f"{report.problem}")
-    # Every action re-run by the referee on the state before it, the new ones included.
-    referee_events(source, new_rows, events, report)
+    report = _verified(tracker, cid, source, events, new_rows)
     _append(tracker, cid, name, source, new_rows)
     head = new_rows[-1]
     if head.seq // SNAPSHOT_INTERVAL > end // SNAPSHOT_INTERVAL:
         tracker.app.take_snapshot(cid, version=head.seq - head.seq % SNAPSHOT_INTERVAL)
     return Continued(name, since, end + 1, len(new_rows), head.seq, head.hash, report.actions_refereed)
+
+
+def _verified(tracker: Tracker, cid: UUID, source: str, events: list[Any], new_rows: list[Row]) -> Any:
+    """The chain, the dice and every action of `events` checked, the new ones re-refereed on
+    the state before them; the report, or ImportRefused naming the file's line."""
+    line_of = {row.seq: row.line for row in new_rows}
+    report = verify_events(
+        ((e.originator_version, partial(_same, e)) for e in events), lambda epoch: tracker.seed_for(cid, epoch)
+    )
+    if not report.ok:
+        raise ImportRefused(source, line_of.get(report.bad_version or 0, 1), f"{report.problem}")
+    referee_events(source, new_rows, events, report)
+    return report
+
+
+def give_way(
+    tracker: Tracker, cid: UUID, name: str, source: str, fork: int, theirs_rows: list[Row], theirs: list[Any]
+) -> Mended:
+    """`--resolve theirs` at a fork: the file's history, checked from the first event, goes on
+    under the campaign's name (a new log: the events before the fork copied, then the file's);
+    this copy's log, every event of it, is kept as campaign `NAME-fork-SEQ`. Nothing is
+    deleted: the names move and the new log is written in one transaction."""
+    report = _verified(tracker, cid, source, theirs, theirs_rows)
+    archive = _free_name(tracker, archive_name(name, fork))
+    new_cid = uuid.uuid4()
+    shared = tracker.stored_events(cid)[: fork - 1]
+    stored = [
+        StoredEvent(originator_id=new_cid, originator_version=s.originator_version, topic=s.topic, state=s.state)
+        for s in shared
+    ] + [
+        StoredEvent(originator_id=new_cid, originator_version=row.seq, topic=row.topic, state=row.state.encode("utf-8"))
+        for row in theirs_rows
+    ]
+    mine_head = tracker.decode(tracker.stored_events(cid)[-1])
+    _move_names(tracker, cid, new_cid, name, archive, (mine_head.originator_version, mine_head.hash), stored, theirs)
+    tracker.catch_up()
+    return Mended(
+        name, archive, fork, mine_head.originator_version - fork + 1, theirs[-1].originator_version, theirs[-1].hash,
+        report.actions_refereed,
+    )  # fmt: skip
+
+
+def _free_name(tracker: Tracker, wanted: str) -> str:
+    name, n = wanted, 1
+    while tracker.registry.lookup(name) is not None:
+        n += 1
+        name = f"{wanted}-{n}"
+    return name
+
+
+def _move_names(
+    tracker: Tracker,
+    old: UUID,
+    new: UUID,
+    name: str,
+    archive: str,
+    old_head: tuple[int, str],
+    stored: list[StoredEvent],
+    theirs: list[Any],
+) -> None:
+    """One transaction: the old log registered as `archive` (its mark naming that name and
+    its head, so `verify` knows the tracker gave it), the new log under `name` with its mark,
+    and the dice seeds the old log held given to the new one too (the same commitments)."""
+    from sqlalchemy import select
+
+    from tracker.storage.store import campaigns_table, imported_table, mark_imported, seeds_table
+
+    tracker.require_writable()
+    tracker.registry.upgrade_import_marks()
+    recorder = cast(TrackerRecorder, tracker.app.recorder)
+    with recorder.transaction(commit=True) as session:
+        session.execute(campaigns_table.update().where(campaigns_table.c.campaign_id == str(old)).values(name=archive))
+        marked = imported_table.c.campaign_id == str(old)
+        if session.execute(select(imported_table.c.campaign_id).where(marked)).first() is not None:
+            session.execute(imported_table.update().where(marked).values(name=archive))
+        else:
+            mark_imported(session, str(old), archive, *old_head)
+        session.execute(campaigns_table.insert().values(name=name, campaign_id=str(new)))
+        mark_imported(session, str(new), name, theirs[-1].originator_version, theirs[-1].hash)
+        seeds = session.execute(
+            select(seeds_table.c.epoch, seeds_table.c.seed).where(seeds_table.c.campaign_id == str(old))
+        ).all()
+        for epoch, seed in seeds:
+            session.execute(seeds_table.insert().values(campaign_id=str(new), epoch=epoch, seed=seed))
+        recorder.insert_events(stored, session=session)
 
 
 def _check_continues(source: str, name: str, header: dict[str, Any], since: int, local: list[Any]) -> None:
@@ -111,32 +232,64 @@ def _check_continues(source: str, name: str, header: dict[str, Any], since: int,
         )
 
 
-def _check_rows(source: str, header: dict[str, Any], rows: list[Row], since: int, local: list[Any]) -> None:
-    """The file's events follow on in order, agree with those both copies hold, and end at the
-    header's last hash."""
+def _check_rows(source: str, header: dict[str, Any], rows: list[Row], since: int, local: list[Any]) -> int | None:
+    """The file's events follow on in order and end at the header's last hash; the first
+    event both copies hold that differs (the fork), or None when they agree."""
     if not rows:
         raise ImportRefused(source, 2, "the file has no events")
     for i, row in enumerate(rows):
         if row.seq != since + 1 + i:
             raise ImportRefused(source, row.line, f"event {row.seq} is out of order: expected event {since + 1 + i}")
-    # Events both copies hold must be the same events: the first that differs is the fork.
-    for row in rows:
-        if row.seq > len(local):
-            break
-        mine = local[row.seq - 1]
-        if row.hash != mine.hash:
-            raise ImportRefused(
-                source,
-                row.line,
-                f"fork at event {row.seq}: here it is {type(mine).__name__} ({_short(mine.hash)}), in the file "
-                f"{row.kind} ({_short(row.hash)}); the copies went different ways after event {row.seq - 1}, "
-                "so nothing was imported (agree on one history: undo here, or import the other side's full export "
-                "under another name with --as)",
-            )
     if header["last_hash"] != rows[-1].hash:
         raise ImportRefused(
             source, 1, f"the header's last_hash is not the hash of the last event (line {rows[-1].line})"
         )
+    # Events both copies hold must be the same events: the first that differs is the fork.
+    for row in rows:
+        if row.seq > len(local):
+            break
+        if row.hash != local[row.seq - 1].hash:
+            return row.seq
+    return None
+
+
+def _asked_at(events: list[Any], seq: int) -> Any | None:
+    """The ActionAsked that opened the action event `seq` belongs to (PL1), if any."""
+    for e in reversed(events[:seq]):
+        if type(e).__name__ == "ActionAsked":
+            return e
+    return None
+
+
+def _action_words(asked: Any | None) -> str:
+    """An action as a player typed it, and who asked: `move (units=['DE-SS3'], ...)` asked by anna."""
+    if asked is None:
+        return "no action (the campaign's first events)"
+    given = ", ".join(f"{k}={v!r}" for k, v in asked.inputs.items() if v not in (None, False, [], ""))
+    # Who asked: the player on a server (PL1), or the nation it was asked for; at one table, nobody.
+    who = asked.player or asked.nation
+    return f"`{asked.name}" + (f" ({given})" if given else "") + "`" + (f" asked by {who}" if who else "")
+
+
+def _fork_refusal(source: str, name: str, fork: int, mine: list[Any], theirs: list[Any], line: int) -> ImportRefused:
+    """The fork, as the players must see it to agree: each copy's first differing action, and
+    the two ways to mend it."""
+    here = _action_words(_asked_at(mine, fork))
+    there = _action_words(_asked_at(theirs, fork))
+    return ImportRefused(
+        source,
+        line,
+        f"fork at event {fork}: the copies went different ways after event {fork - 1}: here {here}, in the file "
+        f"{there}; nothing was imported. To mend it, agree which history goes on: `tracker import FILE --resolve "
+        f"theirs` here keeps this copy's events after the fork as campaign {archive_name(name, fork)!r} and goes on "
+        "from the file's; `--resolve mine` keeps this copy's and writes the file the other side imports with "
+        "--resolve theirs",
+    )
+
+
+def archive_name(name: str, fork: int) -> str:
+    """The name a copy's history after a fork is kept under when it gives way (`--resolve theirs`)."""
+    return f"{name}-fork-{fork}"
 
 
 def _decode_rows(tracker: Tracker, cid: UUID, source: str, new_rows: list[Row], progress: Progress | None) -> list[Any]:

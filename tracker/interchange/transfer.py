@@ -11,7 +11,9 @@ transaction, so a failure never leaves half a campaign.
 from __future__ import annotations
 
 import json
+import tempfile
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -41,7 +43,7 @@ from tracker.service.verify import verify_events
 from tracker.storage.store import check_campaign_name
 
 if TYPE_CHECKING:
-    from tracker.interchange.pbem import Continued
+    from tracker.interchange.pbem import Continued, KeptMine, Mended
 
 
 class ExportRefused(TrackerError):
@@ -58,9 +60,23 @@ class ExportResult:
     last_hash: str
     dice_mode: str
     rolls_unrevealed: int  # auto rolls an importer cannot re-derive: their seed is still secret
-    text: str
+    header: str  # the file's first line, without its newline
+    body: Any = field(repr=False)  # a binary file holding the event lines (see `chunks`)
     since: int = 0  # a continuation: the events after this one
     head_seq: int = 0
+
+    def chunks(self, size: int = 1 << 20) -> Iterator[bytes]:
+        """The export file as UTF-8, header first, a megabyte at a time: a long log's export is
+        written without ever being held whole."""
+        yield (self.header + "\n").encode("utf-8")
+        self.body.seek(0)
+        while block := self.body.read(size):
+            yield block
+
+    @property
+    def text(self) -> str:
+        """The whole export as one string (for a short log; `chunks` for any)."""
+        return b"".join(self.chunks()).decode("utf-8")
 
 
 def _tool_version() -> str:
@@ -96,6 +112,10 @@ def _event_line(s: StoredEvent, event: Any, state: str) -> str:
     )
 
 
+# Export lines kept in memory before they go to a temporary file.
+_SPOOL_BYTES = 4 << 20
+
+
 @dataclass
 class _ExportWriter:
     """One pass over a campaign's stored log as import will check it: each event decoded once,
@@ -105,8 +125,12 @@ class _ExportWriter:
     name: str
     since: int
     topics: dict[str, type[Campaign.Event]] = field(default_factory=event_topics)
-    lines: list[str] = field(default_factory=list)
-    auto_roll_epochs: list[int] = field(default_factory=list)
+    # The event lines, in memory up to a few megabytes and in a temporary file beyond; the
+    # result hands it on (a context manager would close it before the file is written).
+    body: Any = field(default_factory=lambda: tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES))  # noqa: SIM115
+    written: int = 0
+    # Auto rolls written, by dice epoch: those of an epoch not yet revealed are unrevealed.
+    auto_rolls: Counter[int] = field(default_factory=Counter)
     campaign: Any = None  # the campaign the events written so far fold to
     since_hash: str = ""
 
@@ -126,7 +150,7 @@ class _ExportWriter:
                 f"event {seq} ({kind}): a campaign's first event, and only that one, is its Created event"
             )
         if isinstance(event, Campaign.DiceRolled) and event.source == "auto" and seq > self.since:
-            self.auto_roll_epochs.append(event.epoch)
+            self.auto_rolls[event.epoch] += 1
         if seq == self.since:
             self.since_hash = event.hash
         try:
@@ -134,7 +158,8 @@ class _ExportWriter:
         except UnicodeDecodeError:
             raise ExportRefused(f"event {seq}: its stored state is not UTF-8 JSON (compressed or encrypted?)") from None
         if seq > self.since:
-            self.lines.append(_event_line(s, event, state))
+            self.body.write((_event_line(s, event, state) + "\n").encode("utf-8"))
+            self.written += 1
         try:
             self.campaign = event.mutate(self.campaign)
         except Exception as e:  # noqa: BLE001 - import would refuse an event it cannot apply
@@ -143,46 +168,55 @@ class _ExportWriter:
 
 
 def export_campaign(tracker: Tracker, cid: UUID, progress: Progress | None = None, since: int = 0) -> ExportResult:
-    """The campaign's export as text, checked while it is written the way import checks it:
-    one pass over the log decodes each event once, verifies it and applies it.
+    """The campaign's export, checked while it is written the way import checks it: one pass
+    over the log, read a page at a time, decodes each event once, verifies it and applies it.
+    The event lines go to a temporary file (see `ExportResult.chunks`), so a long log's export
+    costs no more memory than a short one's.
 
     `progress` (see `Progress`) gets the campaign's event count and a tick per event written."""
     name = _registered_name(tracker, cid)
-    stored = tracker.stored_events(cid)
-    if not stored:
+    last = tracker.recorder.last_version(cid)
+    if not last:
         raise InputError(f"campaign {cid} has no events")
-    if not 0 <= since < len(stored):
+    if not 0 <= since < last:
         raise InputError(
-            f"--since {since}: campaign {name!r} ends at event {len(stored)}, so there is nothing after it to export"
+            f"--since {since}: campaign {name!r} ends at event {last}, so there is nothing after it to export"
         )
     writer = _ExportWriter(tracker, name, since)
+    head = [0]
 
     def walk(tick: Callable[[int], None]) -> Iterator[tuple[int, Callable[[], Any]]]:
-        for s in stored:
-            yield s.originator_version, partial(writer.write, s)
-            tick(1)  # the walk asks for the next event once this one is written and checked
+        for page in tracker.recorder.event_pages(cid):
+            for s in page:
+                head[0] = s.originator_version
+                yield s.originator_version, partial(writer.write, s)
+                tick(1)  # the walk asks for the next event once this one is written and checked
 
     try:
-        with ticking(progress, len(stored)) as tick:
+        with ticking(progress, last) as tick:
             report = verify_events(walk(tick), lambda epoch: tracker.seed_for(cid, epoch))
     except ExportRefused:
+        writer.body.close()
         raise
     except Exception as e:  # noqa: BLE001 - hashed but impossible content (e.g. an unknown epoch)
+        writer.body.close()
         raise writer.refused(f"the log cannot be checked ({type(e).__name__}: {e})") from None
     if not report.ok:
+        writer.body.close()
         raise writer.refused(str(report.problem))
     campaign = writer.campaign
     assert isinstance(campaign, Campaign)
-    header = _export_header(name, len(stored) - since, campaign.last_hash, since, writer.since_hash)
+    header = _export_header(name, writer.written, campaign.last_hash, since, writer.since_hash)
     return ExportResult(
         campaign=name,
-        events=len(stored) - since,
+        events=writer.written,
         last_hash=campaign.last_hash,
         dice_mode=campaign.dice_mode,
-        rolls_unrevealed=sum(1 for epoch in writer.auto_roll_epochs if epoch >= campaign.dice_epoch),
-        text="\n".join([_line(header), *writer.lines]) + "\n",
+        rolls_unrevealed=sum(n for epoch, n in writer.auto_rolls.items() if epoch >= campaign.dice_epoch),
+        header=_line(header),
+        body=writer.body,
         since=since,
-        head_seq=len(stored),
+        head_seq=head[0],
     )
 
 
@@ -232,7 +266,8 @@ def import_campaign(
     source: str,
     as_name: str | None = None,
     progress: Progress | None = None,
-) -> ImportResult | Continued:
+    resolve: str | None = None,
+) -> ImportResult | Continued | Mended | KeptMine:
     """Verify an export and record it as a new campaign, name and events in one transaction;
     a file for a campaign that exists here continues it instead (`tracker.pbem`).
 
@@ -251,7 +286,7 @@ def import_campaign(
             raise InputError(taken)
         from tracker.interchange.pbem import continue_campaign
 
-        return continue_campaign(tracker, existing, name, parsed, progress)
+        return continue_campaign(tracker, existing, name, parsed, progress, resolve)
     if since:
         raise ImportRefused(
             source,

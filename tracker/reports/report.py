@@ -90,6 +90,8 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 from uuid import UUID
 
+from sqlalchemy import select
+
 from domain.errors import InputError
 from projections.schema import event_index
 from projections.views import Views
@@ -459,24 +461,51 @@ def _turn(
     return filer.finish(undos_elsewhere)
 
 
-def _records_by_turn(
-    t: Tracker, cid: UUID, v: Views, ctx: ReportContext, turn: int | None, wanted: list[int]
-) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, Any]]]:
-    """The records of each turn reported, and the undos recorded in another turn that took back
-    events of a reported turn (by their sequence numbers)."""
+def _turn_records(t: Tracker, cid: UUID, v: Views, ctx: ReportContext, turn: int | None) -> list[dict[str, Any]]:
+    """The records of one turn (of every turn: None), with their data."""
     # Events recorded by another writer after the campaign was read wait for the next report.
-    records = [r for r in log_records(t, cid, turn=turn, with_data=True, views=v) if r["seq"] <= ctx.version]
-    by_turn: dict[int, list[dict[str, Any]]] = {k: [] for k in wanted}
-    for r in records:
-        if r["turn"] in by_turn:
-            by_turn[r["turn"]].append(r)
-    local = {r["seq"] for r in records}
-    outside = sorted({r["undone_by"] for r in records if r["undone_by"] and r["undone_by"] not in local})
+    return [r for r in log_records(t, cid, turn=turn, with_data=True, views=v) if r["seq"] <= ctx.version]
+
+
+def _undos(t: Tracker, cid: UUID, v: Views, seqs: Iterable[int]) -> dict[int, dict[str, Any]]:
     undos: dict[int, dict[str, Any]] = {}
-    for seq in outside:
+    for seq in sorted(seqs):
         for r in log_records(t, cid, seq=seq, with_data=True, views=v):
             undos[seq] = _undo(r)
-    return by_turn, undos
+    return undos
+
+
+def _records_by_turn(
+    t: Tracker, cid: UUID, v: Views, ctx: ReportContext, turn: int
+) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, Any]]]:
+    """The records of a turn reported, and the undos recorded in another turn that took back
+    events of it (by their sequence numbers)."""
+    records = _turn_records(t, cid, v, ctx, turn)
+    local = {r["seq"] for r in records}
+    outside = {r["undone_by"] for r in records if r["undone_by"] and r["undone_by"] not in local}
+    return {turn: records}, _undos(t, cid, v, outside)
+
+
+def _undos_outside_the_log(t: Tracker, cid: UUID, v: Views, ctx: ReportContext) -> dict[int, dict[str, Any]]:
+    """For the whole campaign: the undos that took back reported events but are themselves
+    no record of it (recorded after the campaign was read), found without reading every record."""
+    index = event_index
+    listed = index.c.kind != "ActionAsked"
+    named = {
+        int(s)
+        for s in v.conn.execute(
+            select(index.c.undone_by).where(index.c.c == v.key, index.c.undone_by.is_not(None), listed).distinct()
+        ).scalars()
+        if s
+    }
+    if not named:
+        return {}
+    present = set(
+        v.conn.execute(
+            select(index.c.seq).where(index.c.c == v.key, index.c.seq.in_(named), index.c.seq <= ctx.version, listed)
+        ).scalars()
+    )
+    return _undos(t, cid, v, named - present)
 
 
 def _add_undone_events(v: Views, turns: list[dict[str, Any]]) -> None:
@@ -529,13 +558,20 @@ def build_report(
         full = turn is None or fmt == "json"
         series, figures = ctx.series(v, sorted(set(shown) | set(charted)), sweep=full)
         by_number = {e["turn"]: e for e in series}
-        by_turn, undos = _records_by_turn(t, cid, v, ctx, turn, wanted)
+        if turn is not None:
+            by_turn, undos = _records_by_turn(t, cid, v, ctx, turn)
+        else:
+            # The whole campaign: each turn's records are read, filed and let go in turn, so
+            # memory holds the report, never every record of a long log at once.
+            by_turn, undos = {}, _undos_outside_the_log(t, cid, v, ctx)
         turns = []
         ticking = nullcontext(lambda _n: None) if progress is None else progress(len(wanted))
         with ticking as tick:
             for k in wanted:
-                elsewhere = [undos[s] for s in sorted({r["undone_by"] for r in by_turn[k] if r["undone_by"] in undos})]
-                turns.append(_turn(ctx, k, by_turn[k], elsewhere, by_number[k]))
+                records = by_turn[k] if k in by_turn else _turn_records(t, cid, v, ctx, k)
+                elsewhere = [undos[s] for s in sorted({r["undone_by"] for r in records if r["undone_by"] in undos})]
+                turns.append(_turn(ctx, k, records, elsewhere, by_number[k]))
+                del records
                 tick(1)
         _add_undone_events(v, turns)
         report_map = _board_map(t, v, ctx, turns) if fmt == "html" else None

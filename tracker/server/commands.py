@@ -6,7 +6,7 @@ a file or a database on the server, nothing that needs the server's terminal.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from domain.errors import InputError
@@ -41,7 +41,7 @@ class ServedContext(Context):
     def close(self) -> None:
         pass
 
-    def write(self, path: str, text: str) -> int:
+    def write(self, path: str, text: str | Iterable[bytes]) -> int:
         raise InputError("over --server, output goes to the terminal: redirect it (> FILE) instead of -o")
 
 

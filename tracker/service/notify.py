@@ -31,7 +31,9 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    bindparam,
     delete,
+    func,
     insert,
     select,
     update,
@@ -103,13 +105,22 @@ def ensure_tables(engine: Engine) -> None:
         return
     from sqlalchemy.exc import DatabaseError
 
-    try:
-        metadata.create_all(engine, checkfirst=True)
-    except DatabaseError:
-        # Writers opening a fresh database together race to make the tables: the one that
-        # lost finds them made ("already exists") and goes on; anything else is raised.
-        if not all(inspect(engine).has_table(table.name) for table in metadata.sorted_tables):
-            raise
+    for attempt in range(_CREATE_ATTEMPTS):
+        try:
+            metadata.create_all(engine, checkfirst=True)
+            return
+        except DatabaseError:
+            # Writers opening a fresh database together race to make the tables: the one that
+            # lost finds one made ("already exists") and goes on once all are, making any the
+            # winner has not made yet itself; anything else is raised.
+            if all(inspect(engine).has_table(table.name) for table in metadata.sorted_tables):
+                return
+            if attempt == _CREATE_ATTEMPTS - 1:
+                raise
+            time.sleep(0.02 * (attempt + 1))
+
+
+_CREATE_ATTEMPTS = 5
 
 
 def mask(target: str) -> str:
@@ -409,21 +420,71 @@ class Outbox:
         return [{**r, "tries": by_row.get(r["id"], [])} for r in rows]
 
 
+# What a campaign's channels are, told in one row: how many, the highest id and the latest
+# creation time. Adding a channel raises the count or, with a removal in between, the latest
+# time (a new row is the newest, even where SQLite hands a removed row's id out again);
+# removing one lowers the count or, with an addition in between, changes the others.
+_CHANNELS_TOKEN_SQL = (
+    "SELECT count(*), coalesce(max(id), 0), coalesce(max(created_at), 0) "
+    f"FROM {channels_table.name} WHERE campaign_id = ?"
+)
+_channels_token = select(
+    func.count(),
+    func.coalesce(func.max(channels_table.c.id), 0),
+    func.coalesce(func.max(channels_table.c.created_at), 0),
+).where(channels_table.c.campaign_id == bindparam("campaign_id"))
+
+
 class Handoffs:
     """The hook of the application service: an action's hand-off, measured against the state
-    before it, is written to the outbox with its events (`Tracker._save`)."""
+    before it, is written to the outbox with its events (`Tracker._save`).
+
+    A campaign's channel list is kept between actions and read again only when its token (see
+    `_CHANNELS_TOKEN_SQL`) changed: one small query before each action instead of reading
+    every channel, and a channel added or removed by any process is seen by the next action,
+    as when the list was read every time."""
 
     def __init__(self, engine: Engine, name_of: Callable[[Any], str]) -> None:
         self.outbox = Outbox(engine)
         self.engine = engine
         self.name_of = name_of
+        self._channels: dict[str, tuple[tuple[Any, ...], list[dict[str, Any]]]] = {}
 
     def start(self, campaign_id: Any, campaign: Any) -> PendingHandoff | None:
         """Before an action: None when nobody is told of this campaign (nothing more to do)."""
-        channels = self.outbox.channels(str(campaign_id))
+        channels = self.channels(str(campaign_id))
         if not channels:
             return None
         return PendingHandoff(self, str(campaign_id), channels, before(campaign))
+
+    def channels(self, campaign_id: str) -> list[dict[str, Any]]:
+        """The campaign's channels, read again only when their token changed."""
+        token = self._token(campaign_id)
+        if not token[0]:
+            self._channels.pop(campaign_id, None)
+            return []
+        found = self._channels.get(campaign_id)
+        if found is not None and found[0] == token:
+            return found[1]
+        channels = self.outbox.channels(campaign_id)
+        # Kept under the token read before the list: a change in between is read again next time.
+        self._channels[campaign_id] = (token, channels)
+        return channels
+
+    def _token(self, campaign_id: str) -> tuple[Any, ...]:
+        self.outbox.ready()
+        if self.engine.dialect.name == "sqlite":
+            # Through the driver: SQLAlchemy's statement and result handling cost several
+            # times the query, and this runs before every action.
+            raw = self.engine.raw_connection()
+            try:
+                row = raw.cursor().execute(_CHANNELS_TOKEN_SQL, (campaign_id,)).fetchone()
+            finally:
+                raw.close()
+        else:
+            with self.engine.connect() as conn:
+                row = conn.execute(_channels_token, {"campaign_id": campaign_id}).one()
+        return tuple(row)
 
     def nations_of(self, campaign_id: str, player: str) -> Sequence[str]:
         from tracker.service.players import Players

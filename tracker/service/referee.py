@@ -12,9 +12,9 @@ events applied instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from domain.campaign import Campaign, one_action
 from domain.chain import UPCAST_ADDED
@@ -82,19 +82,41 @@ class _ReplayDice:
         return Dice(tuple(r.values), str(r.source), r.reference)
 
 
-class _MemoryLog:
-    """The `tracker.undo_log.Log` of a log in memory, for an action run again."""
+class History(Protocol):
+    """The events of the log before an action run again, as the undo log reads them: newest
+    first from `top` down, or those after `gt` up to `lte`."""
 
-    replaying = True
+    def desc(self, top: int) -> Iterator[Any]: ...
 
-    def __init__(self, events: Sequence[Any], states: dict[int, dict[str, Any]], span: Sequence[Any]) -> None:
-        self.events, self.states, self.span = events, states, span
+    def between(self, gt: int, lte: int) -> Iterator[Any]: ...
+
+
+class _ListHistory:
+    """The `History` of a whole log held in memory (event N at index N - 1)."""
+
+    def __init__(self, events: Sequence[Any]) -> None:
+        self.events = events
 
     def desc(self, top: int) -> Iterator[Any]:
         return iter(self.events[top - 1 :: -1] if top > 0 else [])
 
     def between(self, gt: int, lte: int) -> Iterator[Any]:
         return iter(self.events[max(gt, 0) : lte])
+
+
+class _MemoryLog:
+    """The `tracker.undo_log.Log` of a log being refereed, for an action run again."""
+
+    replaying = True
+
+    def __init__(self, history: History, states: dict[int, dict[str, Any]], span: Sequence[Any]) -> None:
+        self.history, self.states, self.span = history, states, span
+
+    def desc(self, top: int) -> Iterator[Any]:
+        return self.history.desc(top)
+
+    def between(self, gt: int, lte: int) -> Iterator[Any]:
+        return self.history.between(gt, lte)
 
     def state_before(self, version: int) -> dict[str, Any]:
         return self.states[version]
@@ -144,56 +166,97 @@ def referee_log(
     `after_each(aggregate)` sees the state after every event, or only after the events whose
     versions are in `stops` (for the snapshot checks). Raises Mismatch naming the first event
     the referee does not record as the log does."""
-    result = RefereeResult()
-    asked_at = [i for i, e in enumerate(events) if type(e).__name__ == ASKED]
     # Undo restores the state before an earlier event: keep a copy of just those states.
     wanted = {e.undone_from for e in events if type(e).__name__ == "ActionUndone"}
+    return referee_stream(events, _ListHistory(events), wanted, after_each, stops)
+
+
+def referee_stream(
+    events: Iterable[Any],
+    history: History,
+    wanted: Collection[int],
+    after_each: Callable[[Campaign], None] | None = None,
+    stops: Collection[int] | None = None,
+) -> RefereeResult:
+    """`referee_log` over events as they come (a log read a page at a time), holding one
+    action's events at once: `history` gives an action run again the events before it, and
+    `wanted` names the versions whose state before them an undo restores (the `undone_from`
+    of every ActionUndone of the log)."""
+    result = RefereeResult()
     states: dict[int, dict[str, Any]] = {}
-    first_asked = asked_at[0] if asked_at else len(events)
-    unasked = {e.action for e in events[1:first_asked]}
-    result.unasked_actions = len(unasked)
+    unasked: set[Any] = set()
     agg: Any = None
-    bounds = iter([*asked_at[1:], len(events)])
-    i = 0
-    while i < len(events):
-        if i >= first_asked:
-            # Spans run from one ActionAsked to the next, so `bounds` is walked once.
-            start, end = i, next(bounds)
-            span = events[start:end]
-            first, last = span[0].originator_version, span[-1].originator_version
-            if first in wanted:
-                states[first] = agg.game_state()
-            inside = range(first, last) if stops is None else [v for v in range(first, last) if v in stops]
-            if not inside and not any(v in wanted for v in range(first + 1, last + 1)):
-                # Nothing needs the states within the span: the re-run itself moves the state
-                # on (its events equal the log's, so applying those would give the same state).
-                _check_span(agg, events, states, span, keep=True)
-                # Only where and when the events were stored differs: take the log's.
-                agg.last_hash = span[-1].hash
-                agg.__dict__["_modified_on"] = span[-1].timestamp
-                result.actions_checked += 1
-                if after_each is not None and (stops is None or last in stops):
-                    after_each(agg)
-                i = end
-                continue
-            _check_span(agg, events, states, span)
-            result.actions_checked += 1
+    span: list[Any] = []
+    for e in events:
+        if type(e).__name__ == ASKED:
+            if span:
+                agg = _referee_span(agg, history, states, span, wanted, after_each, stops, result)
+            span = [e]
+        elif span:
+            span.append(e)
         else:
-            end = i + 1
-        for e in events[i:end]:
-            if agg is not None and agg.version + 1 in wanted:
-                states[agg.version + 1] = agg.game_state()
-            agg = e.mutate(agg)
-            if after_each is not None and (stops is None or agg.version in stops):
-                after_each(agg)
-        i = end
+            # Before the log recorded what was asked (older logs): applied as recorded.
+            if agg is not None:
+                unasked.add(e.action)
+            agg = _apply(agg, [e], states, wanted, after_each, stops)
+    if span:
+        agg = _referee_span(agg, history, states, span, wanted, after_each, stops, result)
+    result.unasked_actions = len(unasked)
     result.campaign = agg
     return result
 
 
+def _referee_span(
+    agg: Any,
+    history: History,
+    states: dict[int, dict[str, Any]],
+    span: list[Any],
+    wanted: Collection[int],
+    after_each: Callable[[Campaign], None] | None,
+    stops: Collection[int] | None,
+    result: RefereeResult,
+) -> Any:
+    """Re-run the action `span` holds (from its ActionAsked to the next) and move the state on."""
+    first, last = span[0].originator_version, span[-1].originator_version
+    if first in wanted:
+        states[first] = agg.game_state()
+    inside = range(first, last) if stops is None else [v for v in range(first, last) if v in stops]
+    if not inside and not any(v in wanted for v in range(first + 1, last + 1)):
+        # Nothing needs the states within the span: the re-run itself moves the state
+        # on (its events equal the log's, so applying those would give the same state).
+        _check_span(agg, history, states, span, keep=True)
+        # Only where and when the events were stored differs: take the log's.
+        agg.last_hash = span[-1].hash
+        agg.__dict__["_modified_on"] = span[-1].timestamp
+        result.actions_checked += 1
+        if after_each is not None and (stops is None or last in stops):
+            after_each(agg)
+        return agg
+    _check_span(agg, history, states, span)
+    result.actions_checked += 1
+    return _apply(agg, span, states, wanted, after_each, stops)
+
+
+def _apply(
+    agg: Any,
+    events: Sequence[Any],
+    states: dict[int, dict[str, Any]],
+    wanted: Collection[int],
+    after_each: Callable[[Campaign], None] | None,
+    stops: Collection[int] | None,
+) -> Any:
+    for e in events:
+        if agg is not None and agg.version + 1 in wanted:
+            states[agg.version + 1] = agg.game_state()
+        agg = e.mutate(agg)
+        if after_each is not None and (stops is None or agg.version in stops):
+            after_each(agg)
+    return agg
+
+
 def _check_span(
     agg: Campaign,
-    events: Sequence[Any],
+    history: History,
     states: dict[int, dict[str, Any]],
     span: Sequence[Any],
     keep: bool = False,
@@ -209,7 +272,7 @@ def _check_span(
     except InputError as e:
         raise Mismatch(asked.originator_version, f"event {asked.originator_version} (ActionAsked): {e}") from None
     dice = _dice_for(action, inputs, span)
-    log = _MemoryLog(events, states, span)
+    log = _MemoryLog(history, states, span)
     rerun = _rerun_in_place if keep else _rerun_rolled_back
     try:
         replayed = rerun(agg, asked, action, inputs, dice, log)

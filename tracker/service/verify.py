@@ -31,10 +31,11 @@ through the server, the log cannot tell its seed moved to the key store from a d
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, NamedTuple
 from uuid import UUID
 
 from eventsourcing.persistence import Notification, StoredEvent
@@ -42,7 +43,7 @@ from sqlalchemy import create_engine, func, inspect, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.pool import StaticPool
 
-from domain.chain import GENESIS, event_content, event_hash
+from domain.chain import GENESIS, chain_hash, event_content, unhashed
 from domain.dice import commitment, derive_roll
 from domain.errors import InputError
 from projections import board, schema, views
@@ -108,6 +109,15 @@ class VerifyReport:
         }
 
 
+class _Roll(NamedTuple):
+    """An auto roll as re-deriving it needs it."""
+
+    epoch: int
+    roll: int
+    values: tuple[int, ...]
+    faces: int
+
+
 class _Broken(Exception):
     """The walk found the first problem of a log: the event it names and what is wrong."""
 
@@ -127,8 +137,9 @@ class _LogWalk:
     expected_version: int = 1
     commitments: list[str] = field(default_factory=list)
     revealed: dict[int, str] = field(default_factory=dict)
-    rolls: list[tuple[int, Any]] = field(default_factory=list)
-    roll_numbers: list[int] = field(default_factory=list)
+    # Auto rolls to re-derive once the seeds are known: what each needs, not the whole event.
+    rolls: list[tuple[int, _Roll]] = field(default_factory=list)
+    roll_count: int = 0
     mode: str = "auto"
     typed_allowed: set[int] = field(default_factory=set)  # actions with a TypedDiceAccepted event
     redo_actions: set[int] = field(default_factory=set)
@@ -138,8 +149,9 @@ class _LogWalk:
     prev_action: Any = None
     prev_kind: str = ""
 
-    def step(self, version: int, decode: Callable[[], Any]) -> None:
-        """Take the next stored event: its place, its link in the chain, its time, then what it says."""
+    def step(self, version: int, decode: Callable[[], Any]) -> Any:
+        """Take the next stored event: its place, its link in the chain, its time, then what it
+        says; returns the event."""
         self.check_place(version)
         event = self.read(version, decode)
         kind = type(event).__name__
@@ -152,6 +164,7 @@ class _LogWalk:
         self.expected_version += 1
         self.report.events += 1
         self.report.head_seq, self.report.head_hash = version, stored_hash
+        return event
 
     def check_place(self, version: int) -> None:
         expected = self.expected_version
@@ -180,7 +193,7 @@ class _LogWalk:
                 f"event {version} ({kind}) does not follow event {version - 1}: "
                 "an event before it was edited, deleted or reordered",
             )
-        digest = event_hash(self.prev_hash, kind, version, event.timestamp, event_content(attrs))
+        digest = chain_hash(self.prev_hash, kind, version, event.timestamp, event_content(attrs))
         if digest != stored_hash:
             raise _Broken(version, f"event {version} ({kind}) was edited: its content does not match its hash")
         return stored_hash
@@ -265,16 +278,16 @@ class _LogWalk:
             # RK4: a redo re-records a roll with its number; it must say what the roll said.
             if self.seen_rolls[event.roll] != (event.epoch, list(event.values)):
                 raise _Broken(version, f"event {version} (DiceRolled) redoes roll {event.roll} with other values")
-        elif event.roll != len(self.roll_numbers) + 1:
+        elif event.roll != self.roll_count + 1:
             raise _Broken(
                 version,
-                f"event {version} (DiceRolled) is roll {event.roll}, expected roll {len(self.roll_numbers) + 1}",
+                f"event {version} (DiceRolled) is roll {event.roll}, expected roll {self.roll_count + 1}",
             )
         else:
-            self.roll_numbers.append(event.roll)
+            self.roll_count += 1
             self.seen_rolls[event.roll] = (event.epoch, list(event.values))
             if event.source == "auto":
-                self.rolls.append((version, event))
+                self.rolls.append((version, _Roll(event.epoch, event.roll, tuple(event.values), event.faces)))
         if event.source != self.mode and not (event.source == "manual" and event.action in self.typed_allowed):
             self.report.dice_problems.append(
                 f"D4: event {version} (roll {event.roll}) has {event.source} dice in a campaign of {self.mode} dice, "
@@ -282,6 +295,10 @@ class _LogWalk:
             )
         if event.values and not all(1 <= v <= event.faces for v in event.values):
             raise _Broken(version, f"event {version} (DiceRolled): a die is outside 1..{event.faces}")
+
+    def finish(self, local_seed: Callable[[int], str | None]) -> VerifyReport:
+        """The report once every event is taken (see `verify_events`)."""
+        return _finish(self, local_seed)
 
     def rederive_rolls(self, local_seed: Callable[[int], str | None]) -> None:
         """Every auto roll whose seed is revealed in the log, or still held here, must be what
@@ -333,12 +350,20 @@ def verify_events(
     come from the log itself. The first problem found stops the walk and names the event.
     """
     walk = _LogWalk(VerifyReport())
-    report = walk.report
     try:
         for version, decode in events:
             walk.step(version, decode)
-        report.commitments = list(walk.commitments)
-        report.seeds_revealed = len(walk.revealed)
+    except _Broken as broken:
+        return _fail(walk.report, broken.version, broken.problem)
+    return walk.finish(local_seed)
+
+
+def _finish(walk: _LogWalk, local_seed: Callable[[int], str | None]) -> VerifyReport:
+    """The end of a walk over a whole log: the dice re-derived, and what the report notes."""
+    report = walk.report
+    report.commitments = list(walk.commitments)
+    report.seeds_revealed = len(walk.revealed)
+    try:
         walk.rederive_rolls(local_seed)
     except _Broken as broken:
         return _fail(report, broken.version, broken.problem)
@@ -399,46 +424,91 @@ def verify_campaign(
     hash against the log; the registry's rows (name, import mark) against the log; the
     campaign's current dice seed against its commitment, or the log's word that it is kept
     elsewhere; and with `projections`, every view row against a rebuild in a scratch database.
+
+    The log is read once, a page at a time, and never held whole: each event is decoded and
+    hashed once, and goes on to the referee and the event index check in the same pass. Each
+    check keeps its own first problem; the report names the first in the order above.
     """
-    stored = t.stored_events(cid)
-    decoded: list[Any] = []
+    mark = t.registry.import_mark(str(cid))
+    followed = _views_followed(t, cid)
+    seen = _Seen({s for s in (head and head.seq, mark and mark.head_seq, followed and followed[1]) if s})
+    walk = _LogWalk(VerifyReport())
+    report = walk.report
+    index = _IndexCheck(t, followed[0]) if followed is not None else None
 
-    def decoder(s: StoredEvent) -> Callable[[], Any]:
-        def decode() -> Any:
-            event = t.decode(s)
-            decoded.append(event)
-            if tick is not None:
-                tick(1)
-            return event
+    def checked() -> Iterator[Any]:
+        for page in t.recorder.event_pages(cid):
+            for s in page:
+                event = walk.step(s.originator_version, partial(t.decode, s))
+                if tick is not None:
+                    tick(1)
+                seen.take(event)
+                if index is not None:
+                    index.take(event)
+                yield event
 
-        return decode
-
-    report = verify_events(((s.originator_version, decoder(s)) for s in stored), lambda e: t.seed_for(cid, e))
-    last_seq = stored[-1].originator_version if stored else 0
-    if stored:
+    later: list[tuple[int, str] | None] = []
+    try:
+        events = checked()
+        later.append(_referee_and_snapshots(t, cid, report, events))
+        for _ in events:
+            pass  # the referee stopped at a problem: the chain is still checked to the end
+        walk.finish(lambda e: t.seed_for(cid, e))
+    except _Broken as broken:
+        _fail(report, broken.version, broken.problem)
+    last = t.recorder.select_events(cid, desc=True, limit=1)
+    last_seq = last[0].originator_version if last else 0
+    if last:
         try:
-            report.head_seq, report.head_hash = last_seq, t.decode(stored[-1]).hash
+            report.head_seq, report.head_hash = last_seq, t.decode(last[0]).hash
         except Exception:  # noqa: BLE001 - an unreadable last row: the report names it already
             report.head_seq = last_seq
     if not report.ok:
         return report
-    mark = t.registry.import_mark(str(cid))
-    for check in (
-        lambda: _check_head(report, stored, decoded, head),
+    later.append(index.problem if index is not None else None)
+    checks: list[Callable[[], Any]] = [
+        lambda: _check_head(report, seen, head),
         lambda: _check_beyond_the_end(t, cid, report, last_seq),
-        lambda: _referee_and_snapshots(t, cid, report, decoded),
-        lambda: _check_views_follow_the_log(t, cid, report, decoded),
-        lambda: _check_registry(t, cid, report, decoded, mark),
-        lambda: _check_seed(t, cid, report, decoded, mark),
+        *(partial(_fail, report, *problem) for problem in later if problem is not None),
+        lambda: _check_views_last_hash(report, seen, *followed[1:]) if followed is not None else None,
+        lambda: _check_registry(t, cid, report, seen, mark),
+        lambda: _check_seed(t, cid, report, seen, mark),
         lambda: _check_projections(t, cid, report) if projections else None,
-    ):
+    ]
+    for check in checks:
         check()
         if not report.ok:
             return report
     return report
 
 
-def _check_head(report: VerifyReport, stored: list[StoredEvent], decoded: list[Any], head: Head | None) -> None:
+@dataclass
+class _Seen:
+    """What the checks after the walk need of the log, kept as the walk goes by: its first
+    event, the hashes of the events `wanted` names, and the first event recorded through a
+    league server (see `_served_by`)."""
+
+    wanted: set[int]
+    first: Any = None
+    count: int = 0
+    hashes: dict[int, str] = field(default_factory=dict)
+    served: int | None = None
+
+    def take(self, event: Any) -> None:
+        version = event.originator_version
+        self.count += 1
+        if self.first is None:
+            self.first = event
+        if version in self.wanted:
+            self.hashes[version] = event.hash
+        if self.served is None and _served(event):
+            self.served = int(version)
+
+    def hash_of(self, version: int) -> str | None:
+        return self.hashes.get(version) if 1 <= version <= self.count else None
+
+
+def _check_head(report: VerifyReport, seen: _Seen, head: Head | None) -> None:
     if head is None:
         return
     if head.seq > report.head_seq:
@@ -449,7 +519,7 @@ def _check_head(report: VerifyReport, stored: list[StoredEvent], decoded: list[A
             f"the log ends at event {report.head_seq}, but the posted head is event {head.seq}: {missing} were deleted",
         )
         return
-    actual = decoded[head.seq - 1].hash
+    actual = seen.hash_of(head.seq) or ""
     if not actual.startswith(head.hash):
         _fail(
             report,
@@ -531,26 +601,35 @@ class _Stop(Exception):
     """The fold found a problem (already in the report)."""
 
 
-def _referee_and_snapshots(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[Any]) -> None:
-    """One fold over the log: every asked action re-run by the referee (tracker.referee), and
-    each snapshot compared with the state the events up to its version give."""
-    from tracker.service.referee import Mismatch, referee_log
+def _referee_and_snapshots(
+    t: Tracker, cid: UUID, report: VerifyReport, events: Iterator[Any]
+) -> tuple[int, str] | None:
+    """One fold over the log as it is walked: every asked action re-run by the referee
+    (tracker.referee), and each snapshot compared with the state the events up to its version
+    give. Returns the first problem found, if any (the walk goes on to check the chain)."""
+    from tracker.service.referee import Mismatch, referee_stream
     from tracker.storage.recorder import CampaignSnapshot
 
     mapper = t.app.mapper
-    wanted: dict[int, Any] = {}
-    if t.app.snapshots is not None:
-        wanted = {s.originator_version: s for s in t.app.snapshots.recorder.select_events(cid)}
+    snapshots = t.app.snapshots
+    table = _snapshot_table(t)
+    wanted: set[int] = set()
+    if snapshots is not None and table is not None:
+        with t.engine.connect() as conn:
+            query = select(table.c.originator_version).where(table.c.originator_id == cid)
+            wanted = {int(v) for v in conn.execute(query).scalars()}
+    found: list[tuple[int, str]] = []
 
     def check_snapshot(agg: Any) -> None:
-        snap = wanted.get(agg.version)
-        if snap is None:
+        if agg.version not in wanted:
             return
+        assert snapshots is not None
         try:
+            snap = snapshots.recorder.select_events(cid, gt=agg.version - 1, lte=agg.version)[0]
             stored_snapshot = mapper.to_domain_event(snap)
             stored_state = stored_snapshot.state  # type: ignore[attr-defined]
         except Exception as e:  # noqa: BLE001 - an unreadable snapshot row was edited
-            _fail(report, agg.version, f"the snapshot at event {agg.version} cannot be read ({type(e).__name__})")
+            found.append((agg.version, f"the snapshot at event {agg.version} cannot be read ({type(e).__name__})"))
             raise _Stop from None
         # The replay, through the same transcoder, as a snapshot of the same kind taken now
         # would store it (older ones hold the scenario and ruleset, newer ones leave them out).
@@ -563,76 +642,152 @@ def _referee_and_snapshots(t: Tracker, cid: UUID, report: VerifyReport, decoded:
                 if "last_hash" in keys
                 else "the snapshot was edited"
             )
-            _fail(
-                report,
-                agg.version,
-                f"the snapshot at event {agg.version} differs from the replay of the log up to it "
-                f"({', '.join(keys[:5])}): {why}",
+            found.append(
+                (
+                    agg.version,
+                    f"the snapshot at event {agg.version} differs from the replay of the log up to it "
+                    f"({', '.join(keys[:5])}): {why}",
+                )
             )
             raise _Stop
         report.snapshots_checked += 1
 
     try:
-        result = referee_log(decoded, check_snapshot, stops=set(wanted))
+        # The actions run again record events compared without their hashes: the chain
+        # check hashes each stored event, and nothing hashes it twice.
+        with unhashed():
+            result = referee_stream(events, _StoredHistory(t, cid), _undone_from(t, cid), check_snapshot, stops=wanted)
+    except _Broken:
+        raise
     except _Stop:
-        return
+        return found[0]
     except Mismatch as e:
-        _fail(report, e.version, str(e))
-        return
+        return e.version, str(e)
     except Exception as e:  # noqa: BLE001 - a hashed event that cannot be applied
-        version = report.head_seq
-        _fail(report, version, f"the log cannot be replayed ({type(e).__name__}: {str(e)[:200]})")
-        return
+        return report.head_seq, f"the log cannot be replayed ({type(e).__name__}: {str(e)[:200]})"
     report.actions_refereed = result.actions_checked
     report.actions_unasked = result.unasked_actions
+    return None
 
 
-def _check_views_follow_the_log(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[Any]) -> None:
-    """The views were written from the log as it was when they read it: every event index row
-    must still be what the log's event gives (kind and summary, which shows who asked an
-    action), and the hash the views last read must still be the log's. A forger who edits an
-    event and re-hashes the chain after it (an action's player, a time: what the referee does
-    not decide) must rewrite these rows too. Rows beyond the log's end are checked before."""
+def _undone_from(t: Tracker, cid: UUID) -> set[int]:
+    """The versions whose state before them an undo of the log restores (the referee keeps
+    those states as it folds): read from the few ActionUndone rows before the walk."""
+    table = t.recorder.table
+    query = (
+        select(table.c.originator_version, table.c.topic, table.c.state)
+        .where(table.c.originator_id == cid, table.c.topic.like("%ActionUndone"))
+        .order_by(table.c.originator_version)
+    )
+    with t.engine.connect() as conn:
+        rows = conn.execute(query).all()
+    versions = set()
+    for version, topic, state in rows:
+        try:
+            event: Any = t.decode(
+                StoredEvent(originator_id=cid, originator_version=version, topic=topic, state=bytes(state))
+            )
+        except Exception:  # noqa: BLE001 - an unreadable row: the walk names it
+            continue
+        if type(event).__name__ == "ActionUndone":
+            versions.add(int(event.undone_from))
+    return versions
+
+
+class _StoredHistory:
+    """The referee's `History` of a stored log: the events before an action run again (an
+    undo or redo reads back), decoded from the database as asked for."""
+
+    def __init__(self, t: Tracker, cid: UUID) -> None:
+        self.t, self.cid = t, cid
+
+    def desc(self, top: int) -> Iterator[Any]:
+        recorder = self.t.recorder
+        while top > 0:
+            page = recorder.select_events(self.cid, lte=top, desc=True, limit=200)
+            if not page:
+                return
+            for s in page:
+                yield self.t.decode(s)
+            top = page[-1].originator_version - 1
+
+    def between(self, gt: int, lte: int) -> Iterator[Any]:
+        for page in self.t.recorder.event_pages(self.cid, gt=max(gt, 0), lte=lte):
+            for s in page:
+                yield self.t.decode(s)
+
+
+def _views_followed(t: Tracker, cid: UUID) -> tuple[int, int, str] | None:
+    """The views' key of the campaign, and the last event they read with its hash."""
     existing = set(inspect(t.engine).get_table_names())
     if not {schema.campaigns.name, schema.event_index.name} <= existing:
-        return
-    index = schema.event_index
+        return None
     with t.engine.connect() as conn:
-        followed = conn.execute(
+        row = conn.execute(
             select(schema.campaigns.c.key, schema.campaigns.c.last_seq, schema.campaigns.c.last_hash).where(
                 schema.campaigns.c.campaign_id == str(cid)
             )
         ).first()
-        if followed is None:
-            return
-        rows = conn.execute(
-            select(index.c.seq, index.c.kind, index.c.summary).where(index.c.c == followed[0]).order_by(index.c.seq)
-        ).all()
-    for seq, kind, text in rows:
-        if not 1 <= seq <= len(decoded):
-            continue
-        event = decoded[seq - 1]
-        actual = type(event).__name__
-        now = summary(event) if kind == actual else actual
-        if (kind, text) != (actual, now):
-            _fail(
-                report,
-                seq,
-                f"event {seq} ({actual}) is not what the event index (tracker_event_index) read there: it shows "
-                f"{kind} {_short(text)}, the log now gives {_short(now)}: the event was rewritten (and the chain "
-                "re-hashed) after the views read it, or the views were edited",
-            )
-            return
-    _check_views_last_hash(report, decoded, followed[1], followed[2])
+    return None if row is None else (row[0], row[1], row[2])
 
 
-def _check_views_last_hash(report: VerifyReport, decoded: list[Any], last_seq: int, last_hash: str) -> None:
+class _IndexCheck:
+    """The views were written from the log as it was when they read it: every event index row
+    must still be what the log's event gives: its kind, and for an action the line that shows
+    who asked it (other lines are words a newer tracker may put otherwise, and are not
+    compared, so views written by an earlier release still verify). A forger who edits an event and re-hashes the chain after it (an action's
+    player, a time: what the referee does not decide) must rewrite these rows too. The rows
+    are read a page at a time beside the walk; rows beyond the log's end are checked before
+    (`_check_beyond_the_end`)."""
+
+    def __init__(self, t: Tracker, key: int) -> None:
+        self.rows = self._rows(t, key)
+        self.row: Any = next(self.rows, None)
+        self.problem: tuple[int, str] | None = None
+
+    @staticmethod
+    def _rows(t: Tracker, key: int) -> Iterator[Any]:
+        index = schema.event_index
+        after = None
+        while True:
+            query = select(index.c.seq, index.c.kind, index.c.summary).where(index.c.c == key)
+            if after is not None:
+                query = query.where(index.c.seq > after)
+            with t.engine.connect() as conn:
+                rows = conn.execute(query.order_by(index.c.seq).limit(_INDEX_PAGE)).all()
+            yield from rows
+            if len(rows) < _INDEX_PAGE:
+                return
+            after = rows[-1][0]
+
+    def take(self, event: Any) -> None:
+        seq = event.originator_version
+        while self.problem is None and self.row is not None and self.row[0] <= seq:
+            row_seq, kind, text = self.row
+            self.row = next(self.rows, None)
+            if row_seq < seq:
+                continue  # a row of no event (the walk has passed every event from 1)
+            actual = type(event).__name__
+            # Who asked an action is in its line; other lines are the words of the tracker that
+            # wrote the views, which a newer one may put otherwise: their kind is compared.
+            now = summary(event) if kind == actual == "ActionAsked" else text if kind == actual else actual
+            if (kind, text) != (actual, now):
+                self.problem = (
+                    seq,
+                    f"event {seq} ({actual}) is not what the event index (tracker_event_index) read there: it "
+                    f"shows {kind} {_short(text)}, the log now gives {_short(now)}: the event was rewritten (and "
+                    "the chain re-hashed) after the views read it, or the views were edited",
+                )
+
+
+_INDEX_PAGE = 2000
+
+
+def _check_views_last_hash(report: VerifyReport, seen: _Seen, last_seq: int, last_hash: str) -> None:
     """The last event the views read must still have the hash they read: it covers every event
     up to it, times included."""
-    if not 1 <= last_seq <= len(decoded) or not last_hash:
-        return
-    now = decoded[last_seq - 1].hash
-    if now == last_hash:
+    now = seen.hash_of(last_seq)
+    if now is None or not last_hash or now == last_hash:
         return
     back = [v for v in report.stamped_back if v <= last_seq]
     sign = f" (event {back[0]} is stamped before the event it follows: an edited time?)" if back else ""
@@ -649,7 +804,7 @@ def _short(text: str) -> str:
     return repr(text if len(text) <= 80 else text[:77] + "...")
 
 
-def _check_registry(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[Any], mark: ImportMark | None) -> None:
+def _check_registry(t: Tracker, cid: UUID, report: VerifyReport, seen: _Seen, mark: ImportMark | None) -> None:
     """The registry's rows say what the log cannot: the name this database gives the campaign,
     and that it was imported here. The name must be the one its Created event records, or
     the one its import was given (`import --as`); an import mark must name a head the log
@@ -663,17 +818,17 @@ def _check_registry(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[A
                 "wrote that row, it was added behind the tracker's back",
             )
             return
-        if mark.head_seq > len(decoded) or decoded[mark.head_seq - 1].hash != mark.head_hash:
+        if seen.hash_of(mark.head_seq) != mark.head_hash:
             _fail(
                 report,
-                min(mark.head_seq, len(decoded)),
+                min(mark.head_seq, seen.count),
                 f"tracker_imported marks this campaign as imported with head {mark.head_seq}:"
                 f"{mark.head_hash[:16]}..., which its log does not hold: the row was not written by its import, "
                 "or the log was rewritten after it",
             )
             return
     registered = t.registry.name_of(str(cid))
-    recorded = decoded[0].name
+    recorded = seen.first.name
     if registered is None or registered == recorded:
         return
     if mark is not None and mark.name in (None, registered):
@@ -692,31 +847,28 @@ def _check_registry(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[A
     )
 
 
-def _served_by(decoded: list[Any]) -> int | None:
-    """The first event recorded through a league server, if any: the Created event of a
-    campaign created there (it names its creator) or an action asked through one (PL1: only a
-    server records the player who asked). From then on its seeds live in the key store (D5)."""
-    for event in decoded:
-        kind = type(event).__name__
-        if (kind == "Created" and getattr(event, "created_by", None)) or (
-            kind == "ActionAsked" and event.player is not None
-        ):
-            return int(event.originator_version)
-    return None
+def _served(event: Any) -> bool:
+    """An event recorded through a league server: the Created event of a campaign created
+    there (it names its creator) or an action asked through one (PL1: only a server records
+    the player who asked). From the first such event on its seeds live in the key store (D5)."""
+    kind = type(event).__name__
+    return (kind == "Created" and bool(getattr(event, "created_by", None))) or (
+        kind == "ActionAsked" and event.player is not None
+    )
 
 
-def _check_seed(t: Tracker, cid: UUID, report: VerifyReport, decoded: list[Any], mark: ImportMark | None) -> None:
+def _check_seed(t: Tracker, cid: UUID, report: VerifyReport, seen: _Seen, mark: ImportMark | None) -> None:
     """An auto campaign's current seed must be here and match its commitment, or nobody could
     check the next rolls. It may be elsewhere only where the log says so (served: see
-    `_served_by`) or an import mark checked against the log does (it stayed with the exported
+    `_served`) or an import mark checked against the log does (it stayed with the exported
     copy); tracker_served's word alone is not taken."""
-    created = decoded[0]
-    if created.dice_mode != "auto":
+    created = seen.first
+    if created is None or created.dice_mode != "auto":
         return
     epoch = report.seeds_revealed
     seed = t.seed_for(cid, epoch)
     if seed is None:
-        served = _served_by(decoded)
+        served = seen.served
         if served is not None:
             report.notes.append(
                 f"Served campaign (event {served} was recorded through a league server): its dice seed is in the "

@@ -12,7 +12,7 @@ from eventsourcing.application import AggregateNotFoundError, Application, Proce
 from eventsourcing.persistence import Mapper, PersistenceError, RecordConflictError
 
 from domain.campaign import Campaign
-from domain.chain import GENESIS, event_content, event_hash
+from domain.chain import GENESIS, chain_hash, event_content
 from domain.errors import InputError, TrackerError
 from tracker.storage.recorder import CampaignSnapshot, TrackerMapper
 
@@ -142,7 +142,7 @@ def replay_checked(initial: Any, events: Iterable[Any]) -> Any:
         kind = type(event).__name__
         expected_prev = agg.last_hash if agg is not None else GENESIS
         attrs = vars(event)
-        if attrs.get("prev_hash") != expected_prev or attrs.get("hash") != event_hash(
+        if attrs.get("prev_hash") != expected_prev or attrs.get("hash") != chain_hash(
             expected_prev, kind, version, event.timestamp, event_content(attrs)
         ):
             raise DamagedLogError(

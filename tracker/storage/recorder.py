@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 from uuid import UUID
@@ -45,6 +45,9 @@ from projections.schema import NAME, tracking
 from tracker.storage.datastore import Datastore, Transaction, create_tables, event_table, record_class
 
 T = TypeVar("T")
+
+# Stored events per page of a whole-log read (`event_pages`): a few megabytes at most.
+PAGE_SIZE = 1000
 
 # Recorded once by a campaign's first event and never changed: a snapshot leaves them out.
 RECORDED_AT_CREATION = ("scenario_data", "ruleset_data")
@@ -122,6 +125,75 @@ class TrackerAggregateRecorder(AggregateRecorder):
             _made(StoredEvent, originator_id=_uuid(r[0]), originator_version=r[1], topic=r[2], state=bytes(r[3]))
             for r in rows
         ]
+
+    def event_pages(
+        self, originator_id: UUID | str, gt: int | None = None, lte: int | None = None, page: int | None = None
+    ) -> Iterator[list[StoredEvent]]:
+        """A campaign's stored events in version order, `page` at a time, read by one query
+        without holding the whole log: SQLite steps its cursor (`fetchmany`), PostgreSQL a
+        server-side cursor. One query, so the pages are one consistent view of the log (a
+        writer appending meanwhile is seen by the next read). Stop early by closing the
+        iterator (or dropping it): the connection goes back to the pool. `page`: PAGE_SIZE."""
+        page = page or PAGE_SIZE
+        if self.datastore.is_sqlite_in_memory_db:
+            # One connection shared under a lock: a short query per page, never one held
+            # open while the caller reads the database in between.
+            yield from self._keyset_pages(originator_id, gt, lte, page)
+            return
+        oid = _uuid(originator_id) if not isinstance(originator_id, UUID) else originator_id
+        engine = self.datastore.engine
+        if engine.dialect.name == "sqlite":
+            # In WAL mode the open read holds back no writer (the datastore's first transaction
+            # switches a file to it; this read may come first).
+            self._wal_mode()
+            raw = engine.raw_connection()
+            try:
+                params: list[Any] = [bytearray(_uuid_bytes(oid))]
+                where = "originator_id = ?"
+                if gt is not None:
+                    where += " AND originator_version > ?"
+                    params.append(gt)
+                if lte is not None:
+                    where += " AND originator_version <= ?"
+                    params.append(lte)
+                cursor = raw.cursor()
+                cursor.execute(
+                    f"SELECT originator_version, topic, state FROM {self.events_table_name} "
+                    f"WHERE {where} ORDER BY originator_version",
+                    params,
+                )
+                while rows := cursor.fetchmany(page):
+                    yield [_stored(oid, v, topic, state) for v, topic, state in rows]
+                cursor.close()
+            finally:
+                raw.close()
+            return
+        table = self.table
+        query = select(self._raw_id, table.c.originator_version, table.c.topic, table.c.state).where(
+            table.c.originator_id == oid
+        )
+        if gt is not None:
+            query = query.where(table.c.originator_version > gt)
+        if lte is not None:
+            query = query.where(table.c.originator_version <= lte)
+        with engine.connect() as conn:
+            query = query.order_by(table.c.originator_version)
+            result = conn.execution_options(stream_results=True, yield_per=page).execute(query)
+            for rows in result.partitions():
+                yield [_stored(oid, r[1], r[2], r[3]) for r in rows]
+
+    def _keyset_pages(
+        self, originator_id: UUID | str, gt: int | None, lte: int | None, page: int
+    ) -> Iterator[list[StoredEvent]]:
+        after = gt
+        while True:
+            rows = self.select_events(originator_id, gt=after, lte=lte, limit=page)
+            if not rows:
+                return
+            yield rows
+            if len(rows) < page:
+                return
+            after = rows[-1].originator_version
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         if stored_events:
@@ -366,6 +438,17 @@ def _made(cls: type[T], **fields: Any) -> T:
     record = object.__new__(cls)
     object.__setattr__(record, "__dict__", fields)
     return record
+
+
+def _stored(oid: UUID, version: int, topic: str, state: Any) -> StoredEvent:
+    """A `_made` stored event of a row already known to be campaign `oid`'s."""
+    return _made(
+        StoredEvent,
+        originator_id=oid,
+        originator_version=version,
+        topic=topic,
+        state=state if state.__class__ is bytes else bytes(state),
+    )
 
 
 def _notifications(rows: list[Any]) -> list[Notification]:

@@ -9,7 +9,7 @@ import json
 import sys
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,7 +18,6 @@ from tracker.cli.common import Context, emit_json, json_option, progress
 
 if TYPE_CHECKING:
     from tracker.interchange.pbem import Continued
-    from tracker.interchange.transfer import ImportResult
 
 DICE_NOTE = (
     "The secret dice seed stays in the source database: in the imported campaign, roll "
@@ -55,10 +54,11 @@ def export_command(ctx: Context, file: str, since: int, as_json: bool) -> None:
     to_stdout = file == "-"
     if to_stdout:
         sys.stdout.flush()
-        sys.stdout.buffer.write(result.text.encode("utf-8"))
+        for chunk in result.chunks():
+            sys.stdout.buffer.write(chunk)
         sys.stdout.buffer.flush()
     else:
-        ctx.write(file, result.text)
+        ctx.write(file, result.chunks())
     if as_json:
         data = {
             "campaign": result.campaign,
@@ -78,8 +78,10 @@ def export_command(ctx: Context, file: str, since: int, as_json: bool) -> None:
             emit_json(data)
         return
     where = "stdout" if to_stdout else file
-    what = f"events {result.since + 1}-{result.head_seq}, after event {result.since}," if result.since else (
-        f"{result.events} events"
+    what = (
+        f"events {result.since + 1}-{result.head_seq}, after event {result.since},"
+        if result.since
+        else (f"{result.events} events")
     )
     click.echo(
         f"Exported campaign {result.campaign!r}: {what} to {where} "
@@ -97,19 +99,37 @@ def export_command(ctx: Context, file: str, since: int, as_json: bool) -> None:
 @click.command(name="import")
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--as", "as_name", metavar="NAME", help="Campaign name in this database (default: the name in the file).")
+@click.option(
+    "--resolve",
+    type=click.Choice(["theirs", "mine"]),
+    help="At a fork (PBEM): theirs: this copy gives way, its events after the fork kept as campaign "
+    "NAME-fork-SEQ, and the campaign goes on from the file's; mine: this copy goes on, and the file the "
+    "other side imports with --resolve theirs is written (--reply).",
+)
+@click.option(
+    "--reply",
+    type=click.Path(dir_okay=False),
+    help="With --resolve mine: where to write the other side's file (default NAME-since-SEQ.jsonl).",
+)
 @json_option
 @click.pass_obj
-def import_command(ctx: Context, file: str, as_name: str | None, as_json: bool) -> None:
+def import_command(
+    ctx: Context, file: str, as_name: str | None, resolve: str | None, reply: str | None, as_json: bool
+) -> None:
     """Verify an export FILE ('-' for stdin) and record it as a new campaign in this database;
     a file for a campaign already here (a full export, or `export --since`) continues it.
 
     Refuses a file whose events, hash chain or actions (re-run by the referee) do not verify,
     naming the line; writes all events in one transaction. Continuing: fast-forwards when the
     file continues the campaign's chain, refuses a fork naming the first differing event, and
-    changes nothing for events already here.
+    changes nothing for events already here; at a fork, names each copy's first differing
+    action, and --resolve mends it (nothing is deleted: the copy that gives way keeps its
+    history as a campaign of its own).
 
     Example: tracker --db postgresql://me@db/league import autumn.jsonl --as autumn-league
     """
+    if reply is not None and resolve != "mine":
+        raise click.UsageError("--reply goes with --resolve mine")
     from tracker.storage.store import database_url, sqlite_file
 
     # A SQLite file this command brings into being is removed again if the import is refused.
@@ -117,16 +137,22 @@ def import_command(ctx: Context, file: str, as_name: str | None, as_json: bool) 
     if new_file is not None and new_file.exists():
         new_file = None
     try:
-        result = _import(ctx, file, as_name)
+        result = _import(ctx, file, as_name, resolve)
     except BaseException:
         if new_file is not None:
             _discard(ctx, new_file)
         raise
     t = ctx.tracker
-    from tracker.interchange.pbem import Continued
+    from tracker.interchange.pbem import Continued, KeptMine, Mended
 
     if isinstance(result, Continued):
         _continued(t.safe_url, result, as_json)
+        return
+    if isinstance(result, Mended):
+        _mended(result, as_json)
+        return
+    if isinstance(result, KeptMine):
+        _kept_mine(ctx, result, reply, as_json)
         return
     if as_json:
         emit_json(
@@ -152,7 +178,7 @@ def import_command(ctx: Context, file: str, as_name: str | None, as_json: bool) 
         click.echo(DICE_NOTE)
 
 
-def _import(ctx: Context, file: str, as_name: str | None) -> ImportResult | Continued:
+def _import(ctx: Context, file: str, as_name: str | None, resolve: str | None = None) -> Any:
     from tracker.interchange.transfer import import_campaign
 
     ctx.may_create = True
@@ -160,13 +186,13 @@ def _import(ctx: Context, file: str, as_name: str | None) -> ImportResult | Cont
     t.require_writable()
     bar = partial(progress, label="Checking events")
     if file == "-":
-        return import_campaign(t, sys.stdin.buffer, "<stdin>", as_name, bar)
+        return import_campaign(t, sys.stdin.buffer, "<stdin>", as_name, bar, resolve)
     try:
         stream = open(file, "rb")  # noqa: SIM115 - closed below, after the import read it
     except OSError as e:
         raise InputError(f"cannot read {file}: {e.strerror or e}") from None
     with stream:
-        return import_campaign(t, stream, file, as_name, bar)
+        return import_campaign(t, stream, file, as_name, bar, resolve)
 
 
 def _discard(ctx: Context, path: Path) -> None:
@@ -208,6 +234,46 @@ def _continued(where: str, result: Continued, as_json: bool) -> None:
         f"Fast-forwarded campaign {result.campaign!r}: events {result.first_new}-{result.head_seq} appended "
         f"after event {result.first_new - 1}; hash chain intact, {result.actions_refereed} action(s) re-refereed. "
         f"Head: {head}"
+    )
+
+
+def _mended(result: Any, as_json: bool) -> None:
+    head = f"{result.head_seq}:{result.head_hash}"
+    if as_json:
+        emit_json(
+            {
+                "campaign": result.campaign,
+                "archive": result.archive,
+                "fork": result.fork,
+                "kept": result.kept,
+                "head": head,
+                "actions_refereed": result.actions_refereed,
+            }
+        )
+        return
+    click.echo(
+        f"Mended the fork at event {result.fork}: campaign {result.campaign!r} goes on from the file's history "
+        f"(hash chain intact, {result.actions_refereed} action(s) re-refereed; head {head}); this copy's "
+        f"{result.kept} event(s) after the fork are kept, with all before them, as campaign {result.archive!r}."
+    )
+
+
+def _kept_mine(ctx: Context, result: Any, reply: str | None, as_json: bool) -> None:
+    """--resolve mine: this copy goes on; the other side gets its events after the fork."""
+    from tracker.interchange.transfer import export_campaign
+
+    path = reply or f"{result.campaign}-since-{result.since}.jsonl"
+    ctx.check_output(path)
+    exported = export_campaign(ctx.tracker, result.campaign_id, None, result.since)
+    ctx.write(path, exported.chunks())
+    head = f"{exported.head_seq}:{exported.last_hash}"
+    if as_json:
+        emit_json({"campaign": result.campaign, "fork": result.fork, "reply": path, "head": head})
+        return
+    click.echo(
+        f"Kept this copy's history at the fork at event {result.fork}; nothing changed here. Send {path} (events "
+        f"{result.since + 1}-{exported.head_seq}, head {head}): the other side runs "
+        f"`tracker import {path} --resolve theirs`."
     )
 
 
