@@ -9,9 +9,10 @@ measures and prints; nothing is asserted, and no test times anything.
 Targets:
  1. turn-level reads cost the same in a long log: report --turn N (Markdown and HTML), state
     --turn N, explain SEQ, log --turn N at the largest size <= 2x their cost at 2k; one
-    catch-up per command.
+    catch-up per command; the HTML one-turn report (charts included) <= 1.3x the Markdown one.
  2. whole-log commands are linear: report --all, export, verify, stats at 200k <= 12x 20k
-    (--quick: 20k against 2k, <= 12x as well).
+    (--quick: 20k against 2k, <= 12x as well); and in bounded memory: report --all, export
+    and verify each run in a fresh process at every size built, peak RSS <= 150 MiB.
  3. one recorded action, one transaction each, >= 0.5x raw sqlite3 inserting the same rows
     one transaction each (same journal mode and synchronous setting, interleaved rounds in the
     same run, medians); import's write path >= 0.5x raw sqlite3 inserting the same rows in one
@@ -141,6 +142,33 @@ def db_bytes(db: Path) -> int:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         pages = conn.execute("PRAGMA page_count").fetchone()[0] - conn.execute("PRAGMA freelist_count").fetchone()[0]
         return int(pages * conn.execute("PRAGMA page_size").fetchone()[0])
+
+
+def peak_rss_mib(argv: list[str]) -> float:
+    """The peak resident memory of a command run in a fresh process, in MiB (read by a
+    fresh measuring process of its own, so earlier children do not count)."""
+    probe = (
+        "import resource, subprocess, sys\n"
+        "done = subprocess.run(sys.argv[1:], capture_output=True)\n"
+        "if done.returncode:\n"
+        "    sys.exit(done.stderr.decode(errors='replace') or done.stdout.decode(errors='replace'))\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True)
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(argv[3:])} failed: {proc.stderr.strip()}")
+    return int(proc.stdout.strip()) / 1024  # ru_maxrss is in KiB on Linux
+
+
+def measure_peaks(db: Path, name: str, scratch: Path) -> dict[str, float]:
+    """Peak RSS of the whole-log commands on one campaign, each in a fresh process."""
+    base = [sys.executable, "-m", "tracker", "--db", str(db), "--campaign", name]
+    commands = {
+        "report --all (md)": ["report", "--all", "-o", str(scratch / "peak_all.md")],
+        "export": ["export", str(scratch / "peak_export.jsonl")],
+        "verify": ["verify"],
+    }
+    return {label: peak_rss_mib([*base, *argv]) for label, argv in commands.items()}
 
 
 def cpu_of(argv: list[str], runs: int) -> float:
@@ -370,6 +398,8 @@ def main() -> None:
     needed: set[int] = set()
     if only & {1, 6}:
         needed.update(sizes)
+    if 2 in only:
+        needed.update(sizes)
     if only & {2, 3}:
         needed.update(lin)
     if 4 in only:
@@ -428,6 +458,16 @@ def main() -> None:
             turn, _ = middle(dbs[large], name)
             catch_ups = count_catch_ups(dbs[large], name, ["report", "--turn", str(turn), "--format", "html"])
             table.add("1 catch-ups per report --turn", str(catch_ups), "", None, "1", catch_ups == 1)
+        if {"report --turn N (md)", "report --turn N (html)"} <= set(turn_costs):
+            md, page = turn_costs["report --turn N (md)"][large], turn_costs["report --turn N (html)"][large]
+            table.add(
+                "1 report --turn N, html vs md",
+                f"{1000 * page:.0f} ms @{large // 1000}k",
+                f"{1000 * md:.0f} ms (md)",
+                page / md,
+                "<= 1.3x",
+                page / md <= 1.3,
+            )
 
         # 2. whole-log commands
         whole: dict[str, dict[int, float]] = {}
@@ -454,6 +494,21 @@ def main() -> None:
                 "<= 12x",
                 ratio <= 12,
             )
+        peaks: dict[str, dict[int, float]] = {}
+        for n in sizes if 2 in only else ():
+            log(f"{n:,}: peak memory of report --all, export, verify (fresh processes) ...")
+            for label, mib in measure_peaks(dbs[n], campaign_name(n), scratch).items():
+                peaks.setdefault(label, {})[n] = mib
+        for label, by_size in peaks.items():
+            for n, mib in by_size.items():
+                table.add(
+                    f"2 {label} peak RSS @{n // 1000}k",
+                    f"{mib:.0f} MiB",
+                    f"{by_size[small]:.0f} MiB @{small // 1000}k",
+                    mib / by_size[small],
+                    "<= 150 MiB",
+                    mib <= 150,
+                )
 
         # 3. recording and import
         if 3 in only:

@@ -9,8 +9,8 @@ convoy table (CV5: 1-3 none, 4-6 one, 7-8 two, 9-10 three: 13/10 expected, 2 des
 from __future__ import annotations
 
 import json
-import re
 import shlex
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -104,13 +104,9 @@ def test_reports_carry_each_battles_percentile(played: str, tmp_path: Path) -> N
 
 def x_tick_labels(svg: str) -> list[str]:
     """The tick labels of a chart's x axis, read from its SVG (text kept as text)."""
-    axis = svg[svg.index('id="luck-matplotlib.axis_1"') : svg.index('id="luck-matplotlib.axis_2"')]
-    labels = []
-    for tick in axis.split('id="luck-xtick_')[1:]:
-        found = re.search(r"<text[^>]*>([^<]*)</text>", tick)
-        assert found is not None
-        labels.append(found.group(1))
-    return labels
+    ns = "{http://www.w3.org/2000/svg}"
+    (axis,) = [g for g in ET.fromstring(svg).iter(f"{ns}g") if g.get("id") == "chart-luck-x-axis"]
+    return [t.text or "" for t in axis.iter(f"{ns}text") if t.get("class") == "tick"]
 
 
 def test_the_luck_chart_counts_whole_national_turns(played: str) -> None:

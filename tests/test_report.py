@@ -546,19 +546,21 @@ def test_report_header_names_the_turn_it_reports(demo_db: str) -> None:
 
 
 def test_charts_count_rounds_and_keep_the_legend_off_the_lines(demo_db: str) -> None:
-    from tracker.reports.html import _chart_figure
+    import xml.etree.ElementTree as ET
+
+    from tracker.reports.charts import layout, render_chart
+    from tracker.reports.html import figure_chart
     from tracker.reports.report import build_report
 
     with Tracker(demo_db) as t:
         data = build_report(t, t.campaign_id(None), None)
-    fig = _chart_figure(data, "units", "Fleet strength (units)", "units")
-    (ax,) = fig.axes
-    labels = [tick.get_text() for tick in ax.get_xticklabels()]
+    chart = figure_chart(data, "units", "Fleet strength (units)", "units")
+    drawn = layout(chart)
+    labels = [tick["label"] for tick in drawn["x_ticks"]]
     assert labels[0] == "start" and "R1" in labels
-    assert "round" in ax.get_xlabel()
-    assert ax.get_legend() is None and len(fig.legends) == 1  # beside the axes, not over them
-    fig.draw_without_rendering()  # runs the constrained layout
-    legend_box = fig.legends[0].get_window_extent()
-    axes_box = ax.get_window_extent()
-    assert legend_box.x0 >= axes_box.x1  # entirely to the right of the plotting area
-    assert [t.get_text() for t in fig.legends[0].get_texts()] == data["campaign"]["turn_order"]
+    assert "round" in chart.xlabel
+    assert drawn["legend"]["x"] >= drawn["plot"]["right"]  # entirely to the right of the plotting area
+    svg = ET.fromstring(render_chart(chart))
+    (legend,) = [g for g in svg.iter("{http://www.w3.org/2000/svg}g") if g.get("id") == "chart-units-legend"]
+    texts = [t.text for t in legend.iter("{http://www.w3.org/2000/svg}text")]
+    assert texts == ["nation", *data["campaign"]["turn_order"]]

@@ -1,13 +1,11 @@
-"""Turn reports in HTML, with their charts as inline SVG, drawn from the report dict of
-`tracker.report.build_report`."""
+"""Turn reports in HTML, with their charts as inline SVG (`tracker.reports.charts`), drawn from
+the report dict of `tracker.reports.report.build_report`."""
 
 from __future__ import annotations
 
-import io
-import math
-import re
 from typing import TYPE_CHECKING, Any
 
+from tracker.reports.charts import FEW_POINTS, Line, LineChart, render_chart
 from tracker.reports.text import (
     BATTLE_RULES,
     battle_declaration,
@@ -41,93 +39,42 @@ CHARTS = (
     ("units", "Fleet strength (units)", "units"),
     ("fleet_cost", "Fleet strength (total cost)", "cost"),
 )
+LUCK_TITLE = "Luck: actual minus expected, cumulative"
 
 # ----- HTML -----
 
 
-def _line_style(report: dict[str, Any], nation: str) -> dict[str, Any]:
+def _line(report: dict[str, Any], nation: str, ys: list[float]) -> Line:
     """A nation's line in every chart: its colour, solid for the first nation's side, dashed
     for its enemies."""
     nations = report["campaign"]["turn_order"]
     sides = report["campaign"]["sides"]
-    return {
-        "color": PALETTE[nations.index(nation) % len(PALETTE)],
-        "linestyle": "-" if sides[nation] == sides[nations[0]] else "--",
-        "label": nation,
-    }
+    return Line(nation, PALETTE[nations.index(nation) % len(PALETTE)], ys, dashed=sides[nation] != sides[nations[0]])
 
 
-def _chart_figure(report: dict[str, Any], key: str, title: str, ylabel: str) -> Any:
-    """One line chart of a per-nation figure at the end of each round (a matplotlib Figure, no
-    pyplot): x is in rounds, so a point per round, and a long campaign's rounds are grouped."""
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
+def _round_label(k: int) -> str:
+    # Named as players say them: the start, then R1, R2, ...
+    return f"R{k}" if k else "start"
 
+
+def figure_chart(report: dict[str, Any], key: str, title: str, ylabel: str) -> LineChart:
+    """One line chart of a per-nation figure at the end of each round: x is in rounds, so a
+    point per round, and a long campaign's rounds are grouped (the report's `chart` turns)."""
     nations = report["campaign"]["turn_order"]
     per_round = max(1, len(nations))
     entries = report.get("chart") or report["series"]
     xs = [0.0] + [e["turn"] / per_round for e in entries]
     points = [report["start"]["nations"]] + [e["nations"] for e in entries]
-    few = len(xs) <= 40
-    fig = Figure(figsize=(5.6, 3.0), layout="constrained")
-    ax = fig.subplots()
-    for nation in nations:
-        ax.plot(
-            xs,
-            [p[nation][key] for p in points],
-            # Markers only while they stay apart; a long line is read by its shape.
-            marker="o" if few else None,
-            markersize=3.5,
-            linewidth=1.4 if few else 1.0,
-            **_line_style(report, nation),
-        )
-    ax.set_title(title)
-    ax.set_xlabel("round (0 = start; each point: the end of a round)" if few else "round (0 = start)")
-    ax.set_ylabel(ylabel)
-    # Whole rounds on the x axis, named as players say them: the start, then R1, R2, ...
-    rounds = max(1, math.ceil(xs[-1]))
-    step = max(1, math.ceil(rounds / 12))
-    ax.set_xticks(list(range(0, rounds + 1, step)), ["start"] + [f"R{r}" for r in range(step, rounds + 1, step)])
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlim(-0.05 * max(xs[-1], 1), max(xs[-1], 1) * 1.03)
-    ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
-    # Beside the plot, never over a line.
-    fig.legend(fontsize=7, loc="outside right upper", title="nation", title_fontsize=7)
-    return fig
-
-
-_SVG_ID = re.compile(r'(\bid="|\bhref="#|url\(#)([^")]+)')
-
-
-def _scoped_ids(svg: str, prefix: str) -> str:
-    """Prefix every element ID of one chart (and the references to them): matplotlib numbers
-    its groups `figure_1`, `axes_1`, ... in every chart, and one page needs unique IDs."""
-    return _SVG_ID.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", svg)
-
-
-def chart_svgs(report: dict[str, Any]) -> list[dict[str, str]]:
-    """The charts as inline SVG elements (text kept as text, no metadata, no XML prologue)."""
-    import matplotlib
-
-    charts = []
-    for key, title, ylabel in CHARTS:
-        # A fixed salt keeps the generated element IDs, and so the page, the same from run to run.
-        with matplotlib.rc_context({"svg.hashsalt": f"twtea-{key}", "svg.fonttype": "none", "font.size": 9}):
-            fig = _chart_figure(report, key, title, ylabel)
-            buf = io.StringIO()
-            fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
-        svg = buf.getvalue()
-        charts.append({"key": key, "title": title, "svg": _scoped_ids(svg[svg.index("<svg") :], key)})
-    if report.get("luck"):
-        with matplotlib.rc_context({"svg.hashsalt": "twtea-luck", "svg.fonttype": "none", "font.size": 9}):
-            fig = _luck_figure(report)
-            buf = io.StringIO()
-            fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
-        svg = buf.getvalue()
-        title = "Luck: actual minus expected, cumulative"
-        charts.append({"key": "luck", "title": title, "svg": _scoped_ids(svg[svg.index("<svg") :], "luck")})
-    return charts
+    few = len(xs) <= FEW_POINTS
+    return LineChart(
+        key=key,
+        title=title,
+        xlabel="round (0 = start; each point: the end of a round)" if few else "round (0 = start)",
+        ylabel=ylabel,
+        xs=xs,
+        lines=[_line(report, n, [p[n][key] for p in points]) for n in nations],
+        x_tick_label=_round_label,
+    )
 
 
 def luck_points(report: dict[str, Any]) -> tuple[list[int], dict[str, list[float]]]:
@@ -142,41 +89,34 @@ def luck_points(report: dict[str, Any]) -> tuple[list[int], dict[str, list[float
     return xs, lines
 
 
-def _luck_figure(report: dict[str, Any]) -> Any:
+def luck_chart(report: dict[str, Any]) -> LineChart:
     """Per nation, the running sum of actual minus expected (hits, searches, NTR destroyed,
     less NTR lost) at the end of each national turn reported: above 0, luckier than the odds of
     its rolls. x counts national turns in whole numbers, as the other charts count rounds."""
-    from matplotlib.figure import Figure
-
     xs, lines = luck_points(report)
-    few = len(xs) <= 40
-    fig = Figure(figsize=(5.6, 3.0), layout="constrained")
-    ax = fig.subplots()
-    for nation, ys in lines.items():
-        ax.plot(
-            xs,
-            ys,
-            # As in the other charts: markers while they stay apart, one style per side.
-            marker="o" if few else None,
-            markersize=3.5,
-            linewidth=1.3 if few else 1.0,
-            **_line_style(report, nation),
-        )
-    ax.axhline(0, color="#888888", linewidth=0.8)
-    ax.set_title("Luck: actual minus expected, cumulative")
     start = "0 = start; " if xs[0] == 0 else ""
-    ax.set_xlabel(f"national turn ({start}each point: the end of a turn)")
-    ax.set_ylabel("successes above the odds")
-    # Whole national turns only (a fraction of a turn means nothing), the start named as in the
-    # other charts; a long campaign's ticks are spaced out.
-    step = max(1, math.ceil((xs[-1] - xs[0]) / 12))
-    ticks = list(range(xs[0], xs[-1] + 1, step))
-    ax.set_xticks(ticks, ["start" if k == 0 else str(k) for k in ticks])
-    span = max(xs[-1] - xs[0], 1)
-    ax.set_xlim(xs[0] - 0.05 * span, xs[0] + span * 1.03)
-    ax.grid(True, alpha=0.3)
-    fig.legend(fontsize=7, loc="outside right upper", title="nation", title_fontsize=7)
-    return fig
+    return LineChart(
+        key="luck",
+        title=LUCK_TITLE,
+        xlabel=f"national turn ({start}each point: the end of a turn)",
+        ylabel="successes above the odds",
+        xs=xs,
+        lines=[_line(report, nation, ys) for nation, ys in lines.items()],
+        # Whole national turns only (a fraction of a turn means nothing), the start named as in
+        # the other charts.
+        x_tick_label=lambda k: str(k) if k else "start",
+        integer_y=False,
+        zero_line=True,
+    )
+
+
+def chart_svgs(report: dict[str, Any]) -> list[dict[str, str]]:
+    """The charts as inline SVG elements (every text escaped, no XML prologue), each with its
+    key and title."""
+    charts = [figure_chart(report, key, title, ylabel) for key, title, ylabel in CHARTS]
+    if report.get("luck"):
+        charts.append(luck_chart(report))
+    return [{"key": c.key, "title": c.title, "svg": render_chart(c)} for c in charts]
 
 
 def template_environment(package: str = "tracker.reports") -> jinja2.Environment:
@@ -218,7 +158,7 @@ def render_html(report: dict[str, Any]) -> str:
         has_actions=has_actions,
         report_meta=lambda r: report_meta(r, str),
     )
-    # The SVG comes from matplotlib, which escapes every text it draws; it is trusted markup.
+    # The chart template escapes every text it draws; its SVG is trusted markup.
     charts = [{**c, "svg": Markup(c["svg"])} for c in chart_svgs(report)]
     palette = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(report["campaign"]["turn_order"])}
     # The map SVG is built by tracker.board_map, which escapes every name it draws.
