@@ -13,7 +13,6 @@ and `tracker shell` says what to install (exit 2).
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 from collections.abc import Callable, Iterable
@@ -37,9 +36,10 @@ def history_file(db_url: str) -> Path:
     """The history file: one per database, under the user's data folder."""
     import hashlib
 
-    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    from tracker.cli.places import data_dir
+
     digest = hashlib.sha256(db_url.encode()).hexdigest()[:16]
-    return base / "twtea-naval-tracker" / f"shell-history-{digest}"
+    return data_dir() / f"shell-history-{digest}"
 
 
 def split_line(line: str) -> list[str]:
@@ -172,7 +172,7 @@ def prompt_session(group: click.Group, obj: Context, history: Path | None, **kwa
     "--history",
     "history",
     type=click.Path(dir_okay=False),
-    help="History file (default: one per database under ~/.local/share/twtea-naval-tracker).",
+    help="History file (default: one per database in the user's data folder, twtea-naval-tracker).",
 )
 @click.option("--no-history", is_flag=True, help="Keep no history file.")
 @click.pass_obj

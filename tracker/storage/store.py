@@ -71,6 +71,18 @@ served_table = Table(
 )
 
 
+def require_postgres_driver() -> None:
+    """PostgreSQL is an optional part (the `postgres` extra): said in one line, exit 2, when
+    its driver is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("psycopg") is None:
+        raise InputError(
+            "PostgreSQL needs the postgres extra (psycopg is not installed): "
+            "pip install 'twtea-naval-tracker[postgres]', or pip install '.[postgres]' in a checkout"
+        )
+
+
 def database_url(db: str | None, create: bool = True) -> str:
     """A SQLAlchemy URL from `--db`: a URL as given, or a path to a SQLite file.
 
@@ -90,6 +102,8 @@ def database_url(db: str | None, create: bool = True) -> str:
             )
         if url.get_backend_name() == "postgresql" and url.get_driver_name() != "psycopg":
             url = url.set(drivername="postgresql+psycopg")
+        if url.get_backend_name() == "postgresql":
+            require_postgres_driver()
         if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
             _check_sqlite_path(Path(url.database))
             if not create:
