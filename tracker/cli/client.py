@@ -1,7 +1,8 @@
 """`tracker --server URL ...`: send the command line to a league server and print what it
 answers, with its exit status. The token comes from TRACKER_TOKEN or the config file
-(`~/.config/tracker/config.toml`, or TRACKER_CONFIG): `token = "..."` at the top, or per
-server under `[servers."http://host:8000"]`. Also the check that every argument is UTF-8
+(`config.toml` in the user's config folder, `~/.config/twtea-naval-tracker/` on Linux, or
+TRACKER_CONFIG): `token = "..."` at the top, or per server under
+`[servers."http://host:8000"]`. Also the check that every argument is UTF-8
 text, which the server and the local command line make too.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +24,10 @@ class ServerError(TrackerError):
 
 
 def config_path() -> Path:
-    given = os.environ.get("TRACKER_CONFIG")
-    if given:
-        return Path(given).expanduser()
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "tracker" / "config.toml"
+    """The config file: TRACKER_CONFIG, or config.toml in the user's config folder."""
+    from tracker.cli.places import config_file
+
+    return config_file()
 
 
 def read_config(path: Path) -> dict[str, Any]:
@@ -105,7 +106,6 @@ def run_remote(server: str, campaign: str | None, args: list[str]) -> int:
     """Run `args` on the server; print its output; return its exit status."""
     # Imported here: the main group checks its arguments with this module on every command.
     import json
-    import urllib.error
     import urllib.request
 
     base = check_server_url(server)
@@ -114,24 +114,16 @@ def run_remote(server: str, campaign: str | None, args: list[str]) -> int:
     check_utf8_args(args)
     check_utf8_args([campaign] if campaign is not None else [], "--campaign")
     body = {"args": args, "campaign": campaign, **terminal()}
-    request = urllib.request.Request(
-        base + "/api/command",
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={"Content-Type": "application/json"},
-    )
+    # One key per command: if the answer is lost on the way back, the retry with the same key
+    # is answered what the server answered first, and the action is not recorded twice.
+    headers = {"Content-Type": "application/json", "Idempotency-Key": str(uuid.uuid4())}
     token = token_for(base)
     if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    status = 200
-    try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-            text = response.read()
-    except urllib.error.HTTPError as e:
-        status, text = e.code, e.read()
-    except (urllib.error.URLError, OSError) as e:
-        reason = getattr(e, "reason", e)
-        raise ServerError(f"cannot reach the server at {base}: {reason}") from None
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(
+        base + "/api/command", data=json.dumps(body).encode(), method="POST", headers=headers
+    )
+    status, text = send(request, base)
     try:
         answer = json.loads(text)
     except ValueError:
@@ -147,3 +139,31 @@ def run_remote(server: str, campaign: str | None, args: list[str]) -> int:
     sys.stderr.write(str(answer.get("stderr") or ""))
     sys.stdout.flush()
     return int(answer["exit"])
+
+
+# How long to wait before the one retry of a command whose connection failed.
+RETRY_SECONDS = 1.0
+
+
+def send(request: Any, base: str) -> tuple[int, bytes]:
+    """POST `request`: the status and body of the answer. A connection that fails (refused,
+    reset, closed before the answer) is tried once more with the same request, idempotency key
+    included; ServerError when that fails too."""
+    import http.client
+    import time
+    import urllib.error
+    import urllib.request
+
+    for attempt in (1, 2):
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
+            reason = getattr(e, "reason", None) or e
+            # A timeout is not retried: the server may still be working on the first request.
+            if attempt == 2 or isinstance(reason, TimeoutError):
+                raise ServerError(f"cannot reach the server at {base}: {reason}") from None
+            time.sleep(RETRY_SECONDS)
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import importlib.util
 import json
+import logging
 import re
 import threading
 import zlib
@@ -28,7 +29,7 @@ from urllib.parse import quote, unquote, unquote_to_bytes
 from uuid import UUID
 
 import anyio.to_thread
-from sqlalchemy import func, select
+from sqlalchemy import func, inspect, literal, select
 from starlette.applications import Starlette
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
@@ -42,11 +43,17 @@ from domain.errors import InputError, RuleViolation, TrackerError
 from tracker.server.access import Denied, FailedChecks, Gate
 from tracker.server.commands import check_args, check_terminal, run_command
 from tracker.server.delivery import delivering
+from tracker.server.keyed import once, request_key
+from tracker.server.keys import KeyedRegistry
 from tracker.server.limits import MAX_BODY, BadBody, BodyLimit, TooLarge, is_text, parse_json_object
+from tracker.server.logs import RequestLog, note
 from tracker.server.served import Forbidden, NotFound, ServedTracker, Unauthenticated
+from tracker.service.performing import Outcome
 from tracker.service.players import Player
+from tracker.storage.store import campaigns_table, seeds_table, served_table, sqlite_file
 
 T = TypeVar("T")
+log = logging.getLogger("tracker.server")
 
 # How often the event stream asks the database for the campaign's last version.
 POLL_SECONDS = 0.5
@@ -94,7 +101,8 @@ class EncodedSlashes:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         raw = scope.get("raw_path") if scope["type"] in ("http", "websocket") else None
         if raw:
-            scope = {**scope, "path": routing_path(raw)}
+            # Changed in place, not copied: the request log reads the route the router notes here.
+            scope["path"] = routing_path(raw)
         await self.app(scope, receive, send)
 
 
@@ -313,6 +321,95 @@ async def health(request: Request) -> Response:
     return JsonResponse({"ok": True})
 
 
+async def up(request: Request) -> Response:
+    """`/health`: the process is up and answers (nothing else is looked at)."""
+    return JsonResponse({"status": "ok"})
+
+
+# How long `/ready` waits for its checks: a database that does not answer by then is not ready.
+READY_SECONDS = 5.0
+
+
+def database_answers(t: ServedTracker) -> bool:
+    with t.engine.connect() as conn:
+        conn.execute(select(literal(1))).scalar()
+    return True
+
+
+def keys_readable(t: ServedTracker) -> bool:
+    """The key store is there and its seeds can be read (a SQLite file deleted under a running
+    server is not made again, empty, by the check)."""
+    registry = t.registry
+    if not isinstance(registry, KeyedRegistry):
+        return False
+    path = sqlite_file(registry.keys.url.render_as_string(hide_password=False))
+    if path is not None and not path.is_file():
+        return False
+    with registry.keys.connect() as conn:
+        conn.execute(select(seeds_table.c.epoch).limit(1)).all()
+    return True
+
+
+def schema_current(t: ServedTracker) -> bool:
+    """The log's and the side tables are there, and the read models are of this tracker's schema."""
+    from projections import schema as views
+    from tracker.service.players import players_table, public_table, requests_table
+
+    tables = [t.recorder.table, campaigns_table, served_table, players_table, requests_table, public_table]
+    with t.engine.connect() as conn:
+        inspector = inspect(conn)
+        if not all(inspector.has_table(table.name, schema=table.schema) for table in [*tables, views.tracking]):
+            return False
+        found = conn.execute(select(views.tracking.c.schema).where(views.tracking.c.name == views.NAME)).scalar()
+    return bool(found == views.SCHEMA)
+
+
+READY_CHECKS: dict[str, Callable[[ServedTracker], bool]] = {
+    "database": database_answers,
+    "keys": keys_readable,
+    "schema": schema_current,
+}
+
+
+def readiness(t: ServedTracker, outcome: dict[str, str]) -> None:
+    """Each check's outcome into `outcome` as it ends, "ok" or "failed" (why is logged, not
+    answered: it could name a path)."""
+    for name, check in READY_CHECKS.items():
+        try:
+            outcome[name] = "ok" if check(t) else "failed"
+        except Exception as e:  # noqa: BLE001 - a check that cannot run has failed
+            log.warning("ready check %s failed: %s", name, type(e).__name__)
+            outcome[name] = "failed"
+
+
+def ready_route(service: Service) -> Route:
+    # One round of checks at a time: a database that hangs holds one thread, not one a probe
+    # (the probes behind it give up with it).
+    running = threading.Lock()
+
+    def checked(outcome: dict[str, str]) -> None:
+        if running.acquire(timeout=READY_SECONDS):
+            try:
+                readiness(service.tracker, outcome)
+            finally:
+                running.release()
+
+    async def ready(request: Request) -> Response:
+        """`/ready`: 200 when the database answers, the key store is readable and the schema is
+        current; 503 naming the checks that failed or did not end within READY_SECONDS."""
+        outcome: dict[str, str] = {}
+        with anyio.move_on_after(READY_SECONDS):
+            await anyio.to_thread.run_sync(checked, outcome, abandon_on_cancel=True)
+        checks = {name: outcome.get(name, "timed out") for name in READY_CHECKS}
+        failed = [name for name, said in checks.items() if said != "ok"]
+        body: dict[str, Any] = {"status": "unavailable" if failed else "ready", "checks": checks}
+        if failed:
+            body["failed"] = failed
+        return JsonResponse(body, status_code=503 if failed else 200)
+
+    return Route("/ready", ready)
+
+
 async def action_list(request: Request) -> Response:
     from tracker.service.actions import ACTIONS
 
@@ -420,11 +517,17 @@ class Api:
         player = await self.authenticate(request)
         name = campaign_name(request)
         asked = asked_action(name, await read_json(request))
-        return JsonResponse(
-            await self.service.run(
-                lambda t: perform_action(t, player, name, asked), write=True, name=name, player=player
-            )
-        )
+        try:
+            key = request_key(request)
+        except TrackerError as e:
+            raise tracker_error(e) from None
+
+        def perform(t: ServedTracker) -> dict[str, Any]:
+            # A repeat of the key is answered the first answer (stored with its events).
+            run = lambda: perform_action(t, player, name, asked)  # noqa: E731
+            return once(t, player, key, run, action_answer, name)
+
+        return JsonResponse(await self.service.run(perform, write=True, name=name, player=player))
 
     async def approve(self, request: Request) -> Response:
         player = await self.authenticate(request)
@@ -444,16 +547,21 @@ class Api:
         name = body.get("campaign")
         if name is not None and (not isinstance(name, str) or len(name) > 200 or not is_text(name)):
             raise ApiError(400, "campaign must be a name (UTF-8 text)")
+        note(request.scope, campaign=name)
         try:
-            terminal, checked = check_terminal(body), check_args(body.get("args"))
+            terminal, checked, key = check_terminal(body), check_args(body.get("args")), request_key(request)
         except TrackerError as e:
             raise tracker_error(e) from None
         if checked[0] in ("approve", "overrides"):
             result = await self.service.act(lambda t: override_command(t, player, name, checked), name, player)
         else:
-            result = await self.service.act(
-                lambda t: run_command(t, player, name, checked, terminal["columns"], terminal=terminal), name, player
-            )
+
+            def command(t: ServedTracker) -> dict[str, Any]:
+                # With a key, a repeat is answered the first command's output and records nothing.
+                run = lambda: run_command(t, player, name, checked, terminal["columns"], terminal=terminal)  # noqa: E731
+                return once(t, player, key, run)
+
+            result = await self.service.act(command, name, player)
         return command_response(result)
 
     async def authenticate(self, request: Request) -> Player | None:
@@ -505,9 +613,6 @@ def perform_action(
     approved: tuple[str, ...] = (), approving: int | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Run one registered action as `player`: what it recorded and what the game waits for."""
-    from projections.summary import as_record
-    from tracker.cli.common import next_command
-
     if player is None:
         # Said before the campaign is looked up: the same answer for every name.
         raise Unauthenticated("an action needs a player's token: Authorization: Bearer TOKEN (see tracker players add)")
@@ -519,6 +624,14 @@ def perform_action(
         approved,
         approving,
     )
+    return action_answer(done)
+
+
+def action_answer(done: Outcome) -> dict[str, Any]:
+    """The answer to a POSTed action: what it recorded and what the game waits for."""
+    from projections.summary import as_record
+    from tracker.cli.common import next_command
+
     return {
         "action": done.action,
         "asked": done.asked,
@@ -649,15 +762,27 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
     return error_response(500, f"unexpected {type(exc).__name__} (see the server's log)")
 
 
+class NotingGate(Gate):
+    """The gate, noting on the request's log line whose token it let through."""
+
+    async def verify(self, request: Request, token: str) -> Player:
+        player = await super().verify(request, token)
+        note(request.scope, player=player.name)
+        return player
+
+
 def create_app(
-    db_url: str, keys: str | None = None, reveal: str = "on-request", failures: FailedChecks | None = None
+    db_url: str | None, keys: str | None = None, reveal: str = "on-request", failures: FailedChecks | None = None
 ) -> Starlette:
     """The application over the campaigns in `db_url`; auto dice seeds in the key store `keys`
     (a file path or database URL, see `tracker.server.keys`); failed token checks counted in
-    `failures` (default: 20 a minute per address)."""
+    `failures` (default: 20 a minute per address). `tracker.server.create_app()` makes one
+    configured from the environment, as `tracker serve` is from its options."""
     service = Service(lambda reads_only: ServedTracker(db_url, keys=keys, reveal=reveal, reads_only=reads_only))
-    gate = Gate(service.check_token, failures)
+    gate = NotingGate(service.check_token, failures)
     routes: list[BaseRoute] = [Mount("/api", routes=api_routes(service, gate))]
+    # Before the viewer's pages, whose last route answers every other path.
+    routes += [Route("/health", up), ready_route(service)]
     routes += viewer_routes(service, gate)
 
     @contextlib.asynccontextmanager
@@ -675,7 +800,7 @@ def create_app(
             HTTPException: _http_error,
             Exception: _unexpected,
         },
-        middleware=[Middleware(BodyLimit), Middleware(EncodedSlashes)],
+        middleware=[Middleware(RequestLog), Middleware(BodyLimit), Middleware(EncodedSlashes)],
         lifespan=lifespan,
     )
     app.state.service = service

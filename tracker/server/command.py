@@ -6,84 +6,144 @@ line reaches the server only when `serve` is run.
 
 from __future__ import annotations
 
-import copy
+import logging
+import os
 from typing import Any
 
 import click
 
-from domain.errors import InputError
+from domain.errors import InputError, TrackerError
 from tracker.cli.common import Context
+from tracker.storage.store import DEFAULT_DB
 
 PORT = click.IntRange(0, 65535)
+
+
+# The log's levels and formats (tracker.server.logs, not imported here: it needs the server extra).
+LOG_LEVELS = ("debug", "info", "warning", "error")
+LOG_FORMATS = ("text", "json")
+
+
+def env_option(name: str, **kwargs: Any) -> Any:
+    """An option also read from TRACKER_<NAME> (the ASGI factory reads all of them there)."""
+    envvar = "TRACKER_" + name.lstrip("-").replace("-", "_").upper()
+    if "default" in kwargs and not kwargs.get("is_flag"):
+        kwargs["show_default"] = True
+    return click.option(name, envvar=envvar, show_envvar=True, **kwargs)
 
 
 @click.command(name="serve")
 @click.option("--db", "serve_db", help="The campaign database (default: the global --db / TRACKER_DB).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (all: 0.0.0.0).")
 @click.option("--port", type=PORT, default=8000, show_default=True, help="Port to listen on.")
-@click.option(
+@env_option(
     "--keys",
     help="Key store for the auto dice seeds (D5): a file, created readable by this user only, or a database "
     "URL; never the campaign database. Default: tracker-keys.db here.",
 )
-@click.option(
+@env_option(
     "--reveal",
     type=click.Choice(["on-request", "each-round"]),
     default="on-request",
-    show_default=True,
     help="each-round: every round that ends publishes its dice seed and commits to the next (D5).",
 )
-@click.option(
+@env_option(
     "--public-url",
     help="The address players reach this server at: turn notifications link to the campaign's viewer page.",
 )
-@click.option("--smtp-host", help="SMTP server that sends the e-mail channels' notifications (`tracker notify`).")
-@click.option("--smtp-port", type=PORT, default=587, show_default=True, help="The SMTP server's port.")
-@click.option("--smtp-from", help="The notifications' sender address (required with --smtp-host).")
-@click.option("--smtp-starttls", is_flag=True, help="Encrypt the SMTP connection with STARTTLS.")
-@click.option("--smtp-user", help="SMTP login; the password is read from TRACKER_SMTP_PASSWORD.")
+@env_option("--smtp-host", help="SMTP server that sends the e-mail channels' notifications (`tracker notify`).")
+@env_option("--smtp-port", type=PORT, default=587, help="The SMTP server's port.")
+@env_option("--smtp-from", help="The notifications' sender address (required with --smtp-host).")
+@env_option("--smtp-starttls", is_flag=True, help="Encrypt the SMTP connection with STARTTLS.")
+@env_option("--smtp-user", help="SMTP login; the password is read from TRACKER_SMTP_PASSWORD.")
+@env_option(
+    "--log-level",
+    type=click.Choice(LOG_LEVELS),
+    default="info",
+    help="The least important log lines printed: info has one line per request.",
+)
+@env_option(
+    "--log-format",
+    type=click.Choice(LOG_FORMATS),
+    default="text",
+    help="The log on stderr: text for people, or json (one object a line) for a log collector.",
+)
 @click.pass_obj
-def serve(
-    ctx: Context,
-    serve_db: str | None,
-    host: str,
-    port: int,
-    keys: str | None,
-    reveal: str,
-    public_url: str | None,
-    **smtp: Any,
-) -> None:
+def serve(ctx: Context, serve_db: str | None, host: str, port: int, **options: Any) -> None:
     """Serve the campaigns of a database to a group: a JSON API under /api and the browser
     viewer at /, on SQLite or PostgreSQL. Several processes may serve one PostgreSQL database.
 
     Auto dice are rolled by the server alone, from seeds in its key store (`--keys`), which no
     player can read; seeds still in the campaign database are moved there.
 
+    One log line per request on stderr; /health answers while the process is up, /ready while
+    the database and the key store answer. For several worker processes, run the ASGI factory
+    instead: `uvicorn --factory tracker.server:create_app --workers 4`, with these options in
+    the environment variables named beside them (TRACKER_DB for the database).
+
     Example: tracker serve --db postgresql://league@db/league --keys /srv/league/keys.db --port 8000
     """
     try:
         import uvicorn
+    except ImportError as e:
+        raise missing_extra(e) from None
+    app = build_app(serve_db or ctx.db, f" on http://{host}:{port}/", **options)
+    uvicorn.run(
+        app, host=host, port=port, log_level=options["log_level"], server_header=False, log_config=None,
+        access_log=False,
+    )  # fmt: skip
 
+
+def missing_extra(e: ImportError) -> InputError:
+    return InputError(
+        f"tracker serve needs the server extra ({e.name} is missing): pip install 'twtea-naval-tracker[server]'"
+    )
+
+
+def build_app(
+    db: str | None, where: str, keys: str | None, reveal: str, public_url: str | None, log_level: str,
+    log_format: str, **smtp: Any,
+) -> Any:  # fmt: skip
+    """The server's application as `tracker serve` (or the factory) runs it: its log set up,
+    and the worker that sends turn notifications (`tracker notify`) started with it."""
+    try:
+        from tracker.server import logs
         from tracker.server.app import create_app
         from tracker.server.delivery import DeliverySettings
     except ImportError as e:
-        raise InputError(
-            f"tracker serve needs the server extra ({e.name} is missing): pip install 'twtea-naval-tracker[server]'"
-        ) from None
-    db = serve_db or ctx.db
-    app = create_app(db or "campaign.db", keys=keys, reveal=reveal)
-    # Turn notifications (`tracker notify`) are sent by this process's worker.
+        raise missing_extra(e) from None
+    logs.configure(log_level, log_format)
+    app = create_app(db or DEFAULT_DB, keys=keys, reveal=reveal)
     app.state.delivery = DeliverySettings.from_env(public_url=public_url, sender=senders(**smtp))
-    click.echo(f"Serving {app.state.service.tracker.safe_url} on http://{host}:{port}/ (API under /api)", err=True)
-    uvicorn.run(app, host=host, port=port, log_level="info", server_header=False, log_config=log_config())
+    logging.getLogger("tracker.server").info("Serving %s%s (API under /api)", app.state.service.tracker.safe_url, where)
+    return app
+
+
+def app_from_environment() -> Any:
+    """The ASGI factory's application: `tracker serve`'s options read from the environment
+    (TRACKER_DB, TRACKER_KEYS, TRACKER_REVEAL, TRACKER_PUBLIC_URL, TRACKER_SMTP_*,
+    TRACKER_LOG_LEVEL, TRACKER_LOG_FORMAT); the address and workers are the ASGI server's.
+    A bad setting prints one line naming it and exits with the status the command would."""
+    try:
+        with serve.make_context("serve", [], obj=None) as ctx:
+            options = dict(ctx.params)
+        for key in ("serve_db", "host", "port"):
+            options.pop(key)
+        return build_app(os.environ.get("TRACKER_DB"), "", **options)
+    except click.ClickException as e:
+        # Named by the variable that was read, not by the option it stands for.
+        envvar = getattr(getattr(e, "param", None), "envvar", None)
+        click.echo(f"Error: {f'{envvar}: {e.message}' if isinstance(envvar, str) else e.format_message()}", err=True)
+        raise SystemExit(e.exit_code) from None
+    except TrackerError as e:
+        click.echo(f"Error: {e}", err=True)
+        raise SystemExit(e.exit_code) from None
 
 
 def senders(
     smtp_host: str | None, smtp_port: int, smtp_from: str | None, smtp_starttls: bool, smtp_user: str | None
 ) -> Any:
     """The notifications' senders: webhooks, and e-mail when an SMTP server is given."""
-    import os
-
     from tracker.service.notify import Senders, SmtpSender, SmtpSettings
 
     if smtp_host is None:
@@ -94,16 +154,3 @@ def senders(
         smtp_host, smtp_port, smtp_from, smtp_starttls, smtp_user, os.environ.get("TRACKER_SMTP_PASSWORD")
     )
     return Senders(email=SmtpSender(settings))
-
-
-def log_config() -> dict[str, Any]:
-    """uvicorn's logging, with the access log hiding tokens: a viewer link carries one in its
-    URL once (`?token=`), and the log must not keep it."""
-    from uvicorn.config import LOGGING_CONFIG
-
-    config = copy.deepcopy(LOGGING_CONFIG)
-    config.setdefault("filters", {})["hide_tokens"] = {"()": "tracker.server.access.HideTokens"}
-    config["loggers"]["uvicorn.access"]["filters"] = ["hide_tokens"]
-    return config
-
-

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from tracker.cli.common import next_command
-from tracker.service.notify import Backoff, Outbox, Sender, Senders, deliver_due
+from tracker.service.notify import Backoff, Outbox, Sender, Senders, deliver
 
 log = logging.getLogger("tracker.delivery")
 
@@ -54,9 +55,28 @@ class Worker:
         self.settings = settings
 
     def step(self) -> int:
-        """One pass over the due messages; how many were delivered."""
+        """One pass over the due messages, a log line for each attempt; how many were delivered."""
         s = self.settings
-        return deliver_due(self.outbox, s.sender, next_command, s.backoff, s.public_url)
+        delivered = 0
+        for row in self.outbox.due(time.time()):
+            started = time.perf_counter()
+            why = deliver(self.outbox, row, s.sender, next_command, s.backoff, s.public_url)
+            delivered += why is None
+            # The channel by number and kind only: its target is a webhook URL or an address.
+            fields = {
+                "job": "delivery",
+                "outbox": row["id"],
+                "channel": row["channel_id"],
+                "kind": row["kind"],
+                "version": row["version"],
+                "outcome": "delivered" if why is None else why,
+                "ms": round((time.perf_counter() - started) * 1000, 1),
+                "campaign": row["campaign_id"],
+                "player": row.get("player"),
+            }
+            message = "notification %s to channel %s: %s"
+            log.info(message, row["id"], row["channel_id"], fields["outcome"], extra={"fields": fields})
+        return delivered
 
     async def run(self) -> None:
         while True:

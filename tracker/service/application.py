@@ -341,6 +341,8 @@ class Tracker(Performing):
             # The working copy is taken out of the cache: if anything below fails it is simply
             # dropped, and the next action starts from the stored log again.
             campaign = self._working_copy(cid)
+            if self.keyed is not None:
+                self.keyed.pending = None  # an earlier attempt's action is not this one's
             follows = (campaign.version, campaign.last_hash)
             handoffs = self.handoffs.start(cid, campaign)
             dice = self.dice_for(campaign, dice_values, reference, override, ask)
@@ -359,6 +361,8 @@ class Tracker(Performing):
             try:
                 self._save(campaign, follows, handoffs)
                 self._working[cid] = campaign
+                if self.keyed is not None:
+                    self.keyed.saved(campaign)
                 return result
             except StaleCopy as e:
                 # The event this copy ends with was replaced (a cut log written again): load
@@ -390,15 +394,24 @@ class Tracker(Performing):
         return self._handoffs
 
     def _save(self, campaign: Campaign, follows: tuple[int, str], handoffs: PendingHandoff | None) -> None:
-        """Save an action's events; a hand-off it makes is written to the outbox in the same
-        transaction (the events' insert joins it through `session`), so none is ever lost."""
-        written = handoffs.found(campaign) if handoffs is not None else None
-        if written is None:
+        """Save an action's events; a hand-off it makes is written to the outbox, and a
+        request's idempotency key to its table, in the same transaction (the events' insert
+        joins it through `session`), so neither is ever lost nor written without the events."""
+        written = [
+            w
+            for w in (
+                handoffs.found(campaign) if handoffs is not None else None,
+                self.keyed.found(campaign) if self.keyed is not None else None,
+            )
+            if w is not None
+        ]
+        if not written:
             self.app.save(campaign, follows=follows)
             return
         with self.recorder.transaction(commit=True) as session:
             self.app.save(campaign, follows=follows, session=session)
-            written(session)
+            for write in written:
+                write(session)
 
     def follow_up(self, campaign: Campaign, dice: DiceSource) -> None:
         """What the service records by itself after an action, as an action of its own saved

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from uuid import UUID
+
+from eventsourcing.persistence import IntegrityError
 
 from domain.campaign import Campaign
 from domain.dice import DiceSource, Override, commitment
@@ -16,9 +18,13 @@ from domain.errors import InputError, TrackerError
 from domain.rules.record import UndoPlan
 from domain.text import plural
 from tracker.service import actions
+from tracker.service.idempotency import KeyedRequest, RequestKeys
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from eventsourcing.persistence import StoredEvent
+    from sqlalchemy.engine import Engine
 
     from tracker.storage.event_app import TrackerApplication
     from tracker.storage.store import Registry
@@ -48,6 +54,7 @@ class Performing:
         # `execute` runs a command and records its events, retried on conflicts.
         app: TrackerApplication
         registry: Registry
+        engine: Engine
         execute: Callable[..., Any]
 
         def load(self, cid: UUID, version: int | None = None) -> Campaign: ...
@@ -91,18 +98,52 @@ class Performing:
         # next), the state the first attempt ran on; a retry after a conflict is then refused.
         saw: list[int] = [] if seen is None else [seen]
 
+        # A request with an idempotency key writes it with the first action it records.
+        keyed = self.keyed if self.keyed is not None and self.keyed.open else None
+
         def command(campaign: Campaign, dice: DiceSource) -> Outcome:
             start = campaign.version
+            if keyed is not None:
+                # Checked on every attempt: a conflict's winner may be this request's first try.
+                keyed.check(str(cid))
             if not saw and name in SEEN_DEPENDENT:
                 saw.append(start)
             if saw and saw[0] != start:
                 self._refuse_stale(cid, saw[0], start)
-            return self.record_action(campaign, dice, name, clean, saw[0] if saw else start, player, nation, confirm)
+            done = self.record_action(campaign, dice, name, clean, saw[0] if saw else start, player, nation, confirm)
+            if keyed is not None:
+                keyed.pending = done
+            return done
 
         try:
             return self.execute(cid, command, values, reference, override, ask)
         except _NothingRecorded as nothing:
             return Outcome(name, 0, [], nothing.value, self.load(cid))
+        except IntegrityError:
+            # Another server process wrote the key meanwhile (its events are saved, these not).
+            if keyed is not None:
+                keyed.check(str(cid))
+            raise
+
+    # ----- idempotency keys -----
+
+    keyed: KeyedRequest | None = None
+
+    def with_key(self, request: KeyedRequest, fn: Callable[[], T]) -> T:
+        """`fn()` as a request with an idempotency key (see `tracker.service.idempotency`)."""
+        before, self.keyed = self.keyed, request
+        try:
+            return fn()
+        finally:
+            self.keyed = before
+
+    @property
+    def request_keys(self) -> RequestKeys:
+        """The idempotency keys of this database (their table made on first use)."""
+        keys = self.__dict__.get("_request_keys")
+        if keys is None:
+            keys = self.__dict__["_request_keys"] = RequestKeys(self.engine)
+        return cast(RequestKeys, keys)
 
     def record_action(
         self,

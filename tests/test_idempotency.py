@@ -1,0 +1,309 @@
+"""Idempotency keys (issue 24 §4): a request sent again with the same `Idempotency-Key` is
+answered the first answer and records nothing more; the key is written in the transaction of
+the action's events, so a dropped answer, a retry or a second server process never records an
+action twice, and a refused action leaves the key free. The `--server` client sends a fresh key
+with every command and retries once, with the same key, when the connection fails."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import threading
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import TRACKER, served
+
+pytest.importorskip("starlette", reason="tracker serve needs the server extra")
+
+
+def tracker(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in ("TRACKER_TOKEN", "TRACKER_SERVER", "TRACKER_CAMPAIGN")}
+    return subprocess.run([*TRACKER, *args], capture_output=True, text=True, timeout=300, env={**clean, **(env or {})})
+
+
+def new_league(work: Path) -> tuple[Path, str, str]:
+    """A campaign with auto dice, its referee's token and a German player's."""
+    db = work / "league.db"
+    assert tracker("--db", str(db), "new", "autumn", "--scenario", "north-sea-1914", "--dice", "auto").returncode == 0
+    tokens = []
+    for args in (["rita", "--referee"], ["anna", "--nations", "Germany"]):
+        added = tracker("--db", str(db), "players", "add", *args)
+        assert added.returncode == 0, added.stderr
+        tokens.append(added.stdout.strip().splitlines()[-1])
+    return db, tokens[0], tokens[1]
+
+
+def post(url: str, path: str, body: Any, token: str, key: str | None) -> tuple[int, Any]:
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+    if key is not None:
+        headers["Idempotency-Key"] = key
+    request = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def kinds(db: Path) -> list[str]:
+    """The kinds of the campaign's events, in order (read from the log's own rows)."""
+    with sqlite3.connect(db) as conn:
+        topics = [r[0] for r in conn.execute("SELECT topic FROM tracker_events ORDER BY originator_version")]
+    return [topic.rsplit(".", 1)[-1] for topic in topics]
+
+
+RESEARCH = {"action": "research", "inputs": {"technology": "advanced_submarine"}}
+
+
+def test_a_repeated_key_is_answered_the_first_answer_and_records_nothing(tmp_path: Path) -> None:
+    db, _rita, anna = new_league(tmp_path)
+    key = str(uuid.uuid4())
+    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
+        first = post(server.url, "/api/campaigns/autumn/actions", RESEARCH, anna, key)
+        assert first[0] == 200, first
+        before = kinds(db)
+        again = post(server.url, "/api/campaigns/autumn/actions", RESEARCH, anna, key)
+        assert again == first
+        assert kinds(db) == before
+        assert before.count("ResearchPaid") == 1
+        # A fresh key is a new request: it runs, and the referee refuses a second research roll.
+        third = post(server.url, "/api/campaigns/autumn/actions", RESEARCH, anna, str(uuid.uuid4()))
+        assert third[0] == 409 and third[1]["rule"], third
+        assert kinds(db) == before
+
+
+def test_a_repeated_command_with_its_key_is_answered_its_first_output(tmp_path: Path) -> None:
+    db, rita, _anna = new_league(tmp_path)
+    key = str(uuid.uuid4())
+    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
+        body = {"args": ["next"], "campaign": "autumn"}
+        first = post(server.url, "/api/command", body, rita, key)
+        assert first[0] == 200 and first[1]["exit"] == 0, first
+        before = kinds(db)
+        assert post(server.url, "/api/command", body, rita, key) == first
+        assert kinds(db) == before and before.count("PhaseAdvanced") == 1
+
+
+def test_another_players_equal_key_is_their_own_request(tmp_path: Path) -> None:
+    db, rita, anna = new_league(tmp_path)
+    key = str(uuid.uuid4())
+    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
+        first = post(server.url, "/api/campaigns/autumn/actions", {"action": "next"}, anna, key)
+        other = post(server.url, "/api/campaigns/autumn/actions", {"action": "next"}, rita, key)
+        assert first[0] == other[0] == 200, (first, other)
+        assert other[1]["asked"] > first[1]["asked"]
+        assert kinds(db).count("PhaseAdvanced") == 2
+
+
+def test_a_refused_action_leaves_its_key_free(tmp_path: Path) -> None:
+    db, _rita, anna = new_league(tmp_path)
+    key = str(uuid.uuid4())
+    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
+        refused = post(server.url, "/api/campaigns/autumn/actions", {"action": "research", "inputs": {}}, anna, key)
+        assert refused[0] == 400, refused
+        done = post(server.url, "/api/campaigns/autumn/actions", RESEARCH, anna, key)
+        assert done[0] == 200 and kinds(db).count("ResearchPaid") == 1
+
+
+@pytest.mark.parametrize("key", ["", "has space", "x" * 101, "ключ"])
+def test_a_malformed_key_is_bad_usage(tmp_path: Path, key: str) -> None:
+    db, _rita, anna = new_league(tmp_path)
+    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
+        before = kinds(db)
+        # urllib refuses to send a non-ASCII header: that one goes as its UTF-8 bytes.
+        answer = raw_post(server.url, "/api/campaigns/autumn/actions", RESEARCH, anna, key.encode())
+        assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+        assert b"Idempotency-Key must be" in answer
+        assert kinds(db) == before
+
+
+def raw_post(url: str, path: str, body: Any, token: str, key: bytes) -> bytes:
+    """A POST sent on a plain socket, its Idempotency-Key header as the bytes given: the whole answer."""
+    host, port = url.removeprefix("http://").split(":")
+    data = json.dumps(body).encode()
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Authorization: Bearer {token}\r\nContent-Length: {len(data)}\r\nConnection: close\r\n"
+    ).encode()
+    with socket.create_connection((host, int(port)), timeout=60) as sock:
+        sock.sendall(head + b"Idempotency-Key: " + key + b"\r\n\r\n" + data)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_a_connection_dropped_after_the_commit_is_retried_safely(tmp_path: Path) -> None:
+    db, _rita, anna = new_league(tmp_path)
+    key = str(uuid.uuid4())
+    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
+        before = kinds(db)
+        with losing_proxy(server.url) as (url, seen):
+            # The server records and answers; the connection is closed before the answer comes.
+            with pytest.raises((ConnectionError, http.client.HTTPException)):
+                post(url, "/api/campaigns/autumn/actions", RESEARCH, anna, key)
+            recorded = kinds(db)
+            assert recorded.count("ResearchPaid") == before.count("ResearchPaid") + 1
+            status, answer = post(url, "/api/campaigns/autumn/actions", RESEARCH, anna, key)
+        assert len(seen) == 2
+        assert status == 200, answer
+        assert kinds(db) == recorded
+        # The answer names the events the one action recorded after what was asked.
+        assert [e["kind"] for e in answer["events"]] == recorded[answer["asked"] :]
+        assert post(server.url, "/api/campaigns/autumn/actions", RESEARCH, anna, key) == (status, answer)
+
+
+@contextmanager
+def losing_proxy(target: str) -> Iterator[tuple[str, list[bytes]]]:
+    """A proxy to `target` that passes the first request on, waits for the server's answer and
+    closes the client's connection without it; every later connection is passed through. Yields
+    its URL and the requests it saw."""
+    host, port = target.removeprefix("http://").split(":")
+    listener = socket.create_server(("127.0.0.1", 0))
+    seen: list[bytes] = []
+
+    def read_request(conn: socket.socket) -> bytes:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += conn.recv(65536)
+        head, _, rest = data.partition(b"\r\n\r\n")
+        length = next(
+            int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")
+        )
+        while len(rest) < length:
+            rest += conn.recv(65536)
+        return head + b"\r\n\r\n" + rest
+
+    def forward(request: bytes) -> bytes:
+        with socket.create_connection((host, int(port)), timeout=60) as upstream:
+            upstream.sendall(request.replace(b"Connection: keep-alive", b"Connection: close"))
+            chunks = []
+            while chunk := upstream.recv(65536):
+                chunks.append(chunk)
+        return b"".join(chunks)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                request = read_request(conn)
+                seen.append(request)
+                answer = forward(request)
+                if len(seen) > 1:
+                    conn.sendall(answer)
+
+    worker = threading.Thread(target=serve, daemon=True)
+    worker.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}", seen
+    finally:
+        listener.close()
+
+
+def idempotency_key(request: bytes) -> bytes:
+    head = request.split(b"\r\n\r\n", 1)[0]
+    return next(
+        line.split(b":", 1)[1].strip() for line in head.split(b"\r\n") if line.lower().startswith(b"idempotency-key:")
+    )
+
+
+def test_the_client_retries_a_lost_answer_once_with_the_same_key(tmp_path: Path) -> None:
+    db, _rita, anna = new_league(tmp_path)
+    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
+        before = kinds(db)
+        with losing_proxy(server.url) as (url, seen):
+            env = {"TRACKER_CONFIG": "/nonexistent/config.toml", "TRACKER_TOKEN": anna}
+            done = tracker("--server", url, "--campaign", "autumn", "research", "advanced_submarine", env=env)
+        assert done.returncode == 0, done.stderr
+        assert "roll 1:" in done.stdout
+        assert len(seen) == 2 and idempotency_key(seen[0]) == idempotency_key(seen[1])
+        uuid.UUID(idempotency_key(seen[0]).decode())
+        assert kinds(db).count("ResearchPaid") == before.count("ResearchPaid") + 1
+
+
+def test_the_client_sends_a_fresh_key_with_every_command(tmp_path: Path) -> None:
+    db, rita, _anna = new_league(tmp_path)
+    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
+        with losing_proxy(server.url) as (url, seen):
+            env = {"TRACKER_CONFIG": "/nonexistent/config.toml", "TRACKER_TOKEN": rita}
+            for _ in range(2):
+                assert tracker("--server", url, "--campaign", "autumn", "next", env=env).returncode == 0
+        keys = [idempotency_key(r) for r in seen]
+        assert len(keys) == 3 and keys[0] == keys[1] != keys[2]
+        assert kinds(db).count("PhaseAdvanced") == 2
+
+
+def test_the_client_says_so_when_the_retry_fails_too(tmp_path: Path) -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.close()  # nothing listens there now
+    env = {"TRACKER_CONFIG": "/nonexistent/config.toml", "TRACKER_TOKEN": "x"}
+    done = tracker("--server", f"http://127.0.0.1:{port}", "next", env=env)
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"Error: cannot reach the server at http://127.0.0.1:{port}")
+    assert "Traceback" not in done.stderr
+
+
+# ----- the service: the key and the events in one transaction -----
+
+
+def test_the_key_is_written_with_the_events_and_a_repeat_records_nothing(tmp_path: Path) -> None:
+    from tracker.service.application import Tracker
+    from tracker.service.idempotency import KeyedRequest, RepeatedRequest, answered_once, events_answer
+
+    with Tracker(str(tmp_path / "c.db")) as t:
+        cid = t.create("autumn", "north-sea-1914", dice="manual").id
+        request = KeyedRequest(t.request_keys, "k1", "anna", events_answer)
+        first = answered_once(t, request, lambda: events_answer(t.perform(cid, "next")))
+        stored = t.request_keys.find("k1", "anna", str(cid))
+        assert stored is not None and stored["answer"] == first
+        assert (stored["first"], stored["last"]) == (2, t.load(cid).version)
+        version = t.load(cid).version
+        again = KeyedRequest(t.request_keys, "k1", "anna", events_answer)
+        with pytest.raises(RepeatedRequest):
+            t.with_key(again, lambda: t.perform(cid, "next"))
+        assert answered_once(t, again, lambda: events_answer(t.perform(cid, "next"))) == first
+        assert t.load(cid).version == version
+
+
+def test_a_key_written_meanwhile_by_another_process_keeps_the_events_out(tmp_path: Path) -> None:
+    from sqlalchemy import insert
+
+    from tracker.service.application import Tracker
+    from tracker.service.idempotency import KeyedRequest, RepeatedRequest, keys_table
+
+    with Tracker(str(tmp_path / "c.db")) as t:
+        cid = t.create("autumn", "north-sea-1914", dice="manual").id
+        version = t.load(cid).version
+
+        def answer_while_another_process_writes_the_key(done: Any) -> dict[str, Any]:
+            # Between this request's check of the key and its save, another process recorded it.
+            with t.engine.begin() as conn:
+                conn.execute(
+                    insert(keys_table).values(
+                        campaign_id=str(cid), key="k1", player="anna", first_version=2, last_version=3,
+                        answer=json.dumps({"exit": 0, "stdout": "theirs\n", "stderr": ""}), complete=1, created_at=0.0,
+                    )
+                )  # fmt: skip
+            return {"exit": 0, "stdout": "mine\n", "stderr": ""}
+
+        request = KeyedRequest(t.request_keys, "k1", "anna", answer_while_another_process_writes_the_key)
+        with pytest.raises(RepeatedRequest) as raised:
+            t.with_key(request, lambda: t.perform(cid, "next"))
+        assert raised.value.stored["answer"]["stdout"] == "theirs\n"
+        assert t.load(cid).version == version
