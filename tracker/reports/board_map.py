@@ -120,12 +120,17 @@ def _scale(span: float) -> float:
 
 
 def zone_contents(board: dict[str, Any], scenario: Scenario, ruleset: Ruleset) -> dict[str, dict[str, Any]]:
-    """Per zone: units by nation as (count, type, damaged) in the ruleset's order, and NTR by
-    nation; the board is the shape `state --json` prints."""
+    """Per zone: units by nation as (count, type, damaged) in the ruleset's order, NTR by
+    nation, and the units' IDs by nation (shown on hover); the board is the shape `state
+    --json` prints."""
     order = list(ruleset.units)
-    contents: dict[str, dict[str, Any]] = {z: {"units": {}, "ntr": {}} for z in scenario.game_map.adjacency}
+    contents: dict[str, dict[str, Any]] = {
+        z: {"units": {}, "ntr": {}, "ids": {}} for z in scenario.game_map.adjacency
+    }
     counts: dict[tuple[str, str, str], list[int]] = {}
     for u in board["units"]:
+        if u["at"] in contents and u.get("id"):  # a scenario's starting forces have no IDs yet
+            contents[u["at"]]["ids"].setdefault(u["nation"], []).append(u["id"])
         key = (u["at"], u["nation"], u["type"])
         entry = counts.setdefault(key, [0, 0])
         entry[0] += 1
@@ -230,6 +235,10 @@ def _zone_svg(
     border = colour.get(owner, "#7d8b99") if owner else "#6f9fc8"
     kind = "sea" if sea else "land"
     title = zone if sea else f"{zone} ({owner})" if owner else zone
+    # The units' IDs, one line per nation, for the pointer resting on the zone (a tooltip).
+    ids = content.get("ids", {})
+    order = {n: i for i, n in enumerate(code)}
+    title += "".join("\n" + ", ".join(sorted(ids[n])) for n in sorted(ids, key=lambda n: order.get(n, len(order))))
     group = [
         f'<g class="zone {kind}" id="zone-{_slug(zone)}" data-zone="{escape(zone)}"'
         + (f' data-owner="{escape(owner)}"' if owner else "")

@@ -150,6 +150,21 @@ def _check_seq(seq: int | None, position: dict[str, Any]) -> None:
         raise PageError(404, f"no event {seq} in this campaign (it has {position['seq']})")
 
 
+def waiting_data(t: Tracker, name: str, player: Player | None) -> dict[str, Any]:
+    """What the game waits for now and from whom, shown on every page of the campaign, and
+    whether it waits for the reader ("your move": a player one of whose nations is waited for)."""
+    from tracker.service.describe import command
+
+    _, campaign = _campaign(t, name)
+    mine = set(player.nations) if player is not None else set()
+    items = []
+    for item in campaign.pending(turn=True):
+        waiting = list(item.get("waiting") or [])
+        yours = bool(mine & set(waiting))
+        items.append({"text": item["text"], "waiting": waiting, "command": command(item), "yours": yours})
+    return {"items": items, "your_move": any(i["yours"] for i in items)}
+
+
 def campaigns_data(t: Tracker) -> list[dict[str, Any]]:
     rows = []
     for name in t.campaign_names():
@@ -201,6 +216,12 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
         "phases": list(KNOWN_PHASES),
         "nations": nations,
         "technologies": list(ruleset.technologies),
+        # The game now, beside a board of any moment: what is open and what waits to be placed.
+        "open_battles": [
+            {"id": b["id"], "kind": b["kind"], "zone": b["zone"], "step": b["step"]}
+            for b in sorted(campaign.battles.values(), key=lambda b: b["id"])
+        ],
+        "unplaced": {n: dict(sorted(types.items())) for n, types in campaign.unplaced.items() if any(types.values())},
         "svg": Markup(board_svg(board, scenario, ruleset, link=link)),  # names escaped by board_map
     }
 
@@ -305,7 +326,7 @@ def charts_data(t: Tracker, name: str) -> dict[str, Any]:
     cid, campaign = _campaign(t, name)
     position = _position(campaign)
     report = rp.build_report(t, cid, turn=position["turn"], fmt="html")
-    charts = [{**c, "svg": Markup(c["svg"])} for c in chart_svgs(report)]  # matplotlib escapes its text
+    charts = [{**c, "svg": Markup(c["svg"])} for c in chart_svgs(report)]  # the chart template escapes its text
     return {"name": name, "position": position, "charts": charts, "sides": report["campaign"]["sides"],
             "first": report["campaign"]["turn_order"][0]}  # fmt: skip
 
@@ -335,7 +356,10 @@ def log_read(request: Request) -> Read:
         "zone": text_param(request, "zone"),
         "kind": text_param(request, "kind"),
     }
-    return lambda t: log_data(t, name, filters)
+    order = text_param(request, "order")
+    if order not in (None, "newest", "oldest"):
+        raise PageError(400, f"order must be newest or oldest, not {order[:40]!r}")
+    return lambda t: {**log_data(t, name, filters), "newest_first": order == "newest"}
 
 
 def battles_read(request: Request) -> Read:
@@ -399,7 +423,7 @@ def page(service: Service, template: str, read: Callable[[Request], Read]) -> Se
         name = request.path_params.get("name")
         try:
             fn = read(request)
-            data = await service.call(fn, name, player)
+            data = await service.call(lambda t: {**fn(t), "waiting": waiting_data(t, str(name), player)}, name, player)
         except PageError as e:
             return error_page(e.status, e.message, name)
         except TrackerError as e:
