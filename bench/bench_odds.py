@@ -7,11 +7,16 @@ is cached) and N battles played through the Campaign aggregate with auto dice, a
 Monte Carlo's largest error against the enumerated probabilities of the outcomes. Then two
 10 v 10 naval battles are timed alone: 10 destroyers a side, and mixed forces (battleships,
 a carrier, cruisers, destroyers, submarines and a fighter), each also with --exact (fractions)
-for information. It only measures and prints; nothing is asserted. `bench/run.py --odds`
-prints the same rows in its table.
+for information. Last, `tracker odds need` (the cheapest force to take a zone, and with
+--hold to hold it, at a chance of 0.9) on every sea zone of the north-sea-1914 and
+great-war-1914 campaigns at Germany's first combat movement where at most 10 units a side
+take part: the slowest answer of each campaign (a search beyond its budget of positions is
+counted apart). It only measures and prints; nothing is
+asserted. Then `tracker odds escorts --ntr-loss 1` on every zone holding Germany's NTR.
+`bench/run.py --odds` prints the same rows in its table.
 
 Targets: the enumeration at least 10x faster than the N-run Monte Carlo on every position;
-each 10 v 10 naval battle in under 1 s of CPU.
+each 10 v 10 naval battle in under 1 s of CPU; each `odds need` answer in under 1 s of CPU.
 """
 
 from __future__ import annotations
@@ -25,12 +30,20 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from domain.errors import TrackerError  # noqa: E402
 from domain.procedures.odds import exact_odds  # noqa: E402
 from tests.odds_positions import context, naval_battle  # noqa: E402
 from tests.odds_referee import POSITIONS, Position, Table, play_many  # noqa: E402
 
 SPEEDUP = 10.0
 BIG_TARGET_S = 1.0
+ADVICE_CAMPAIGNS = ("north-sea-1914", "great-war-1914")
+ADVICE_UNITS = 10  # the most units a side in the answers timed
+ADVICE_CHANCE = 0.9
+# For information: the north-sea zones where the fleets meet, 13 German units able to reach each.
+ADVICE_FLEETS = {
+    "north-sea-1914": ("Central North Sea", "Heligoland Bight", "Southern North Sea", "Northern North Sea")
+}
 BIG = {
     "naval 10 v 10 DD": ({"destroyer": 10}, {"destroyer": 10}),
     "naval 10 v 10 mixed": (
@@ -92,7 +105,106 @@ def measure(runs: int, big: bool = True) -> dict[str, Any]:
             "met": figures["value_s"] < BIG_TARGET_S,
         }
         bigs[name] = figures
-    return {"runs": runs, "positions": rows, "big": bigs}
+    advice = {name: advice_times(name) for name in ADVICE_CAMPAIGNS} if big else {}
+    return {"runs": runs, "positions": rows, "big": bigs, "advice": advice}
+
+
+def advice_board(scenario: str) -> Any:
+    """The campaign's board at Germany's first combat movement (in memory, no database)."""
+    import uuid
+
+    from domain.campaign import Campaign
+    from domain.dice import commitment
+    from domain.ruleset import load_ruleset
+    from domain.scenario import read_scenario
+    from tests.support import advance
+
+    data, _ = read_scenario(scenario)
+    _, ruleset = load_ruleset(data["scenario"]["ruleset"])
+    c = Campaign.create(uuid.uuid4(), "bench", data, ruleset, "auto", commitment("00" * 32))
+    while (c.nation, c.phase) != ("Germany", "combat_movement"):
+        advance(c)
+    return c.board()
+
+
+def advice_times(scenario: str) -> dict[str, Any]:
+    """`tracker odds need` (and --hold) on every sea zone of the campaign where at most
+    ADVICE_UNITS units a side can fight: CPU seconds of each answer, the slowest named."""
+    from tracker.analysis import advise
+
+    board = advice_board(scenario)
+    times: list[tuple[float, str, int]] = []
+    refused = 0
+    for zone in sorted(board.scenario.game_map.sea):
+        for view, ask in (("need", advise.attack_question), ("hold", advise.hold_question)):
+            try:
+                q = ask(board, "Germany", zone)
+            except TrackerError:
+                continue  # no battle to weigh there
+            sizes = [len(q.pool) + len(q.allies), *(len(us) for us in q.others.values())]
+            if max(sizes) > ADVICE_UNITS or not q.pool:
+                continue
+            start = time.process_time()
+            try:
+                found = advise.search(q, ADVICE_CHANCE, 20_000)
+            except TrackerError:
+                refused += 1  # beyond the search's budget: counted apart
+                continue
+            times.append((time.process_time() - start, f"{view} {zone}", found.weighed if found else 0))
+    times.sort()
+    slowest = times[-1] if times else (0.0, "-", 0)
+    fleets = {}
+    for zone in ADVICE_FLEETS.get(scenario, ()):
+        q = advise.attack_question(board, "Germany", zone)
+        start = time.process_time()
+        try:
+            found = advise.search(q, ADVICE_CHANCE, 20_000)
+            answer: Any = found.counts if found else None
+        except TrackerError as e:
+            found, answer = None, f"refused: {e}"
+        fleets[zone] = {
+            "value_s": time.process_time() - start,
+            "reachable": len(q.pool),
+            "force": answer,
+            "weighed": found.weighed if found else 0,
+        }
+    escorts = escort_times(board)
+    return {
+        "escorts": escorts,
+        "fleets": fleets,
+        "answers": len(times),
+        "value_s": slowest[0],
+        "slowest": slowest[1],
+        "over_target": sum(1 for t, _, _ in times if t >= BIG_TARGET_S),
+        "refused": refused,
+        "total_s": sum(t for t, _, _ in times),
+        "reference_s": BIG_TARGET_S,
+        "ratio": slowest[0] / BIG_TARGET_S,
+        "target": f"< {BIG_TARGET_S:g} s CPU",
+        "met": slowest[0] < BIG_TARGET_S,
+    }
+
+
+def escort_times(board: Any) -> dict[str, Any]:
+    """`tracker odds escorts --ntr-loss 1` on every zone holding Germany's NTR: CPU seconds of
+    the slowest answer (a search beyond the limits of exact odds is counted apart)."""
+    from tracker.analysis import escorts
+
+    times: list[tuple[float, str]] = []
+    refused = 0
+    for zone in sorted(board.ntr.get("Germany", {})):
+        if board.ntr["Germany"][zone] <= 0:
+            continue
+        start = time.process_time()
+        try:
+            escorts.answer(escorts.convoy_question(board, zone), 1.0, 20_000)
+        except TrackerError:
+            refused += 1
+            continue
+        times.append((time.process_time() - start, zone))
+    times.sort()
+    slowest = times[-1] if times else (0.0, "-")
+    return {"answers": len(times), "refused": refused, "value_s": slowest[0], "slowest": slowest[1]}
 
 
 def table_rows(summary: dict[str, Any]) -> list[tuple[str, str, str, float | None, str, bool | None]]:
@@ -114,6 +226,30 @@ def table_rows(summary: dict[str, Any]) -> list[tuple[str, str, str, float | Non
             (f"odds {name}", f"{b['value_s']:.2f} s", f"{b['reference_s']:g} s", b["ratio"], b["target"], b["met"])
         )
         out.append((f"odds {name} --exact", f"{b['exact_s']:.2f} s", "", None, "-", None))
+    for name, a in summary.get("advice", {}).items():
+        out.append(
+            (
+                f"odds need, {name}, slowest of {a['answers']}",
+                f"{a['value_s']:.2f} s",
+                f"{a['reference_s']:g} s",
+                a["ratio"],
+                a["target"],
+                a["met"],
+            )
+        )
+        e = a["escorts"]
+        out.append(
+            (
+                f"odds escorts, {name}, slowest of {e['answers']}",
+                f"{e['value_s']:.2f} s",
+                f"{BIG_TARGET_S:g} s",
+                e["value_s"] / BIG_TARGET_S,
+                f"< {BIG_TARGET_S:g} s CPU",
+                e["value_s"] < BIG_TARGET_S,
+            )
+        )
+        for zone, f in a["fleets"].items():
+            out.append((f"odds need {zone} ({f['reachable']} units)", f"{f['value_s']:.2f} s", "", None, "-", None))
     return out
 
 
@@ -143,6 +279,24 @@ def main() -> None:
             f"{b['target']:>10} {'yes' if b['met'] else 'no':>4} "
             f"{'(' + str(b['states']) + ' states; --exact ' + format(b['exact_s'], '.2f') + ' s)':>17}"
         )
+    print(f"\ntracker odds need (and --hold) at a chance of {ADVICE_CHANCE:g}, at most {ADVICE_UNITS} units a side")
+    for name, a in summary["advice"].items():
+        print(
+            f"{name:<22} {a['value_s']:>11.3f} s {a['reference_s']:>13.1f} s {a['ratio']:>7.2f}x "
+            f"{a['target']:>10} {'yes' if a['met'] else 'no':>4} "
+            f"  slowest of {a['answers']} answers: {a['slowest']}; {a['over_target']} over the target, "
+            f"{a['refused']} beyond the search's budget; all {a['total_s']:.2f} s"
+        )
+        e = a["escorts"]
+        print(
+            f"  escorts: slowest of {e['answers']} answers {e['value_s']:.3f} s ({e['slowest']}); "
+            f"{e['refused']} beyond the limits of exact odds"
+        )
+        for zone, f in a["fleets"].items():
+            print(
+                f"  need {zone}: {f['value_s']:.3f} s ({f['reachable']} units can reach it; "
+                f"{f['weighed']} forces weighed; the answer {f['force']})"
+            )
 
 
 if __name__ == "__main__":

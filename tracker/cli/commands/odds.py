@@ -1,6 +1,9 @@
-"""`tracker odds`: the exact odds of a procedure in progress, or of a position given by hand."""
+"""`tracker odds`: the exact odds of a procedure in progress, or of a position given by hand;
+`tracker odds need` and `tracker odds escorts`: the cheapest force that meets a bound."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import click
 
@@ -13,7 +16,22 @@ MAX_POSITIONS = 20_000
 MAX_POSITIONS_CEILING = 1_000_000
 
 
-@click.command(name="odds")
+class WithAdvice(click.Command):
+    """`tracker odds` with commands of its own (`tracker odds need`): a first argument naming
+    one runs it, anything else is the odds of a battle or a position, as it always was."""
+
+    advice: dict[str, click.Command] = {}
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        if args and args[0] in self.advice:
+            name = f"{info_name} {args[0]}" if info_name else args[0]
+            return self.advice[args[0]].make_context(name, args[1:], parent=parent, **extra)
+        return super().make_context(info_name, args, parent=parent, **extra)
+
+
+@click.command(name="odds", cls=WithAdvice)
 @click.argument("what", metavar="BATTLE|convoy|intercept|asw|naval")
 @click.option("--attacker", multiple=True, help="A force: NATION:TYPE=N[,TYPE=N...] (repeat for allies).")
 @click.option("--defender", multiple=True, help="A force of the other side, as --attacker.")
@@ -81,6 +99,10 @@ def odds(
     (targets spread, cheapest casualties) unless --targets or --casualties name a policy, with
     --after-round for the choice after a round.
 
+    `tracker odds need --zone ZONE` finds the cheapest force that takes a zone (or holds it)
+    with a given chance, `tracker odds escorts --zone ZONE` the cheapest escorts that keep its
+    NTR's expected loss under a bound: see their --help.
+
     Example: tracker odds naval --attacker Germany:battleship=1,destroyer=2 --defender Britain:cruiser=2
     """
     from domain.procedures import policies
@@ -111,7 +133,10 @@ def odds(
         article = "an" if what[0] in "aeiou" else "a"
         title = f"Odds of {article} {what} position: attacker {' + '.join(attacker)}; defender {' + '.join(defender)}:"
     else:
-        raise InputError(f"give a battle number or one of {', '.join(view.PROCEDURES)}, got {what!r}")
+        raise InputError(
+            f"give a battle number or one of {', '.join(view.PROCEDURES)}, got {what!r} "
+            f"(or {' or '.join(WithAdvice.advice)} for advice)"
+        )
     aims = view.parse_choices("--targets", targets, policies.TARGETS, pctx.ruleset)
     losses = view.parse_choices("--casualties", casualties, policies.CASUALTIES, None)
     chosen = view.policy(after_round, aims, losses, pctx)
@@ -126,6 +151,113 @@ def odds(
         emit_json(data)
     else:
         click.echo(view.render(data, title, exact), nl=False)
+
+
+@click.command(name="need")
+@click.option("--zone", required=True, help="The sea zone to take (or hold, with --hold).")
+@click.option(
+    "--win",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=0.9,
+    show_default=True,
+    help="The chance to meet: of winning the battle (the attacker left alone in the zone), or with --hold "
+    "of still having units there when it ends.",
+)
+@click.option(
+    "--hold",
+    is_flag=True,
+    help="The defender's view: which units must be in the zone at the end of this phase to hold it against "
+    "each enemy nation's units within a full move of it.",
+)
+@click.option("--type", "types", multiple=True, help="Weigh only units of this type (repeatable).")
+@click.option(
+    "--max-positions",
+    type=click.IntRange(1, MAX_POSITIONS_CEILING),
+    default=MAX_POSITIONS,
+    show_default=True,
+    help="Stop with an error when one battle weighed goes beyond this many positions with dice to roll.",
+)
+@json_option
+@click.pass_obj
+def need(
+    ctx: Context, zone: str, win: float, hold: bool, types: tuple[str, ...], max_positions: int, as_json: bool
+) -> None:
+    """The cheapest force of the nation whose turn it is that takes a sea zone with a chance.
+
+    From its naval and air units that can be in ZONE at the end of this phase (the moves they
+    have left before combat movement ends, F4, F7, SM1; the units there from naval combat on),
+    the force of the lowest cost (PU1) whose exact chance of winning the naval battle (NC1)
+    against every enemy unit there is at least --win, with its expected losses and the
+    `tracker odds naval` line that computes the same odds. With --hold: the cheapest force
+    to be there so that the zone is still held (own or allied units left) after an attack
+    by any one enemy nation with all its units within a full move.
+
+    Example: tracker odds need --zone "Central North Sea" --win 0.9
+    """
+    from tracker.analysis import advise
+    from tracker.service.names import Names
+
+    c = ctx.load()
+    names = Names(c)
+    board = c.board()
+    ask = advise.hold_question if hold else advise.attack_question
+    question = advise.only_types(ask(board, board.nation, names.sea(zone)), tuple(names.unit_type(t) for t in types))
+    with counting("Forces weighed"):
+        data = advise.answer(question, win, max_positions)
+    if as_json:
+        emit_json(data)
+    else:
+        click.echo(advise.render(data), nl=False)
+
+
+@click.command(name="escorts")
+@click.option("--zone", required=True, help="A sea zone holding NTR of the nation whose turn it is.")
+@click.option(
+    "--ntr-loss",
+    type=click.FloatRange(0),
+    default=1.0,
+    show_default=True,
+    help="The most NTR the convoys in the zone may expect to lose at a window.",
+)
+@click.option("--type", "types", multiple=True, help="Weigh only units of this type (repeatable).")
+@click.option(
+    "--max-positions",
+    type=click.IntRange(1, MAX_POSITIONS_CEILING),
+    default=MAX_POSITIONS,
+    show_default=True,
+    help="Stop with an error when one convoy attack weighed goes beyond this many positions with dice to roll.",
+)
+@json_option
+@click.pass_obj
+def escorts(
+    ctx: Context, zone: str, ntr_loss: float, types: tuple[str, ...], max_positions: int, as_json: bool
+) -> None:
+    """The cheapest escorts and aircraft that keep a zone's expected NTR loss under a bound.
+
+    For the NTR of the nation whose turn it is in ZONE, at each of its next two convoy windows
+    (its collect_resources phase this turn, against the enemy submarines there now, and next
+    turn, against those within a full move, CV1, SM1): the searchers of the lowest cost (PU1),
+    of its ships that can be there and its aircraft in range (CV3, F7), that keep the expected
+    NTR destroyed (CV5), the attacks of each enemy nation added up, at or below --ntr-loss;
+    with the `tracker odds convoy` lines that compute the same odds.
+
+    Example: tracker odds escorts --zone "Western Approaches" --ntr-loss 0.5
+    """
+    from tracker.analysis import escorts as advice
+    from tracker.service.names import Names
+
+    c = ctx.load()
+    names = Names(c)
+    question = advice.convoy_question(c.board(), names.sea(zone))
+    with counting("Forces weighed"):
+        data = advice.answer(question, ntr_loss, max_positions, tuple(names.unit_type(t) for t in types))
+    if as_json:
+        emit_json(data)
+    else:
+        click.echo(advice.render(data), nl=False)
+
+
+WithAdvice.advice = {"need": need, "escorts": escorts}
 
 
 @click.command(name="luck")

@@ -1,0 +1,501 @@
+"""Odds that advise (`tracker odds need`): from the units that can reach a sea zone this phase,
+the cheapest force (by the ruleset's costs) whose exact chance of taking the zone, or of holding
+it (`--hold`), meets a bound. Every answer is a position `tracker odds naval` computes alike.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from itertools import product
+from typing import Any
+
+from domain.board import Board, Unit
+from domain.errors import InputError, RuleViolation, TrackerError
+from domain.procedures.odds import Odds, TooManyPositions, exact_odds
+from domain.text import plural
+from tracker.analysis import odds as view
+
+# Phases of a turn before its combat movement ends: a unit may still move to attack (F4, F7);
+# to hold a zone it may also move in non-combat movement.
+BEFORE_COMBAT = ("research", "purchase", "combat_movement")
+TO_HOLD = (*BEFORE_COMBAT, "naval_combat", "land_combat", "noncombat_movement")
+# The most compositions of the reachable units a search may weigh: each is an exact enumeration.
+MAX_CHOICES = 4096
+# The positions a whole search may enumerate, in --max-positions: a bound on its time (some
+# seconds at the default), on a server too, where --max-positions cannot be raised.
+BUDGET_BATTLES = 2
+
+
+class SearchTooLong(TrackerError):
+    """A search for the cheapest force stopped at its budget of positions before proving it."""
+
+
+Composition = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Reach:
+    """A unit that can be in the zone at the end of the phase, `steps` moves away (0: there)."""
+
+    unit: Unit
+    steps: int
+
+
+@dataclass(frozen=True)
+class Found:
+    """The cheapest force found: counts by type, its cost, its chance and the odds behind it."""
+
+    counts: dict[str, int]
+    cost: int
+    chance: float
+    odds: Odds | None  # None: no battle to fight (no enemy can reach the zone to hold)
+    weighed: int  # compositions whose odds were enumerated
+
+
+@dataclass
+class Question:
+    """One search: who fights whom in `zone`, and which side's force is being chosen."""
+
+    board: Board
+    zone: str
+    nation: str  # the nation whose force is chosen
+    hold: bool  # choose the defending force (`--hold`) rather than the attacking one
+    pool: list[Reach]  # the units the force is chosen from
+    others: dict[str, list[Unit]]  # the other side's units by nation (all of them fight)
+    allies: list[Unit] = field(default_factory=list)  # `--hold`: allied units in the zone, defending too
+    fixed: bool = False  # no unit may move any more: the force is the pool, all of it
+
+
+def steps_to(board: Board, unit: Unit, zone: str) -> int | None:
+    """F4, F7, F8, SM1: the fewest moves for a unit from where it is to `zone`, None when there
+    is no path: ships over sea zones, stopping at no hostile zone on the way unless submarines;
+    aircraft over land and sea; no unit through a neutral's territory."""
+    game_map = board.scenario.game_map
+    if unit.at == zone:
+        return 0
+    ut = board.unit_type(unit)
+    seen = {unit.at}
+    queue = deque([(unit.at, 0)])
+    while queue:
+        here, steps = queue.popleft()
+        if here != unit.at and ut.is_naval and not ut.is_submarine and board.is_hostile_for(unit.nation, here):
+            continue  # a surface ship must stop in a hostile zone (SM1)
+        for nxt in game_map.adjacency.get(here, ()):
+            owner = board.owners.get(nxt)
+            if nxt in seen or (ut.is_naval and not game_map.is_sea(nxt)):
+                continue
+            if owner is not None and owner != unit.nation and owner in board.neutral:
+                continue  # F8
+            if nxt == zone:
+                return steps + 1
+            seen.add(nxt)
+            queue.append((nxt, steps + 1))
+    return None
+
+
+def can_move(board: Board, nation: str, phases: tuple[str, ...] = BEFORE_COMBAT) -> bool:
+    """T3, F4: the nation's units may still move this turn, in one of `phases`."""
+    return board.nation == nation and board.phase in phases
+
+
+def reach(
+    board: Board, nation: str, zone: str, next_turn: bool = False, phases: tuple[str, ...] = BEFORE_COMBAT
+) -> list[Reach]:
+    """F4, F7, SM1: the nation's naval and air units that can be in `zone` when it next fights
+    or is attacked: with the moves left this turn while it is in one of `phases`, the units
+    already there otherwise; with `next_turn`, a full allowance (its next turn's reach)."""
+    moving = next_turn or can_move(board, nation, phases)
+    out = []
+    for unit in sorted(board.units.values(), key=lambda u: u.id):
+        ut = board.unit_type(unit)
+        if unit.nation != nation or not (ut.is_naval or ut.is_air):
+            continue
+        if not moving:
+            if unit.at == zone:
+                out.append(Reach(unit, 0))
+            continue
+        steps = steps_to(board, unit, zone)
+        left = ut.move if next_turn else ut.move - unit.moved
+        if steps is not None and steps <= left:
+            out.append(Reach(unit, steps))
+    return out
+
+
+def require_sea_zone(board: Board, zone: str) -> None:
+    game_map = board.scenario.game_map
+    if not game_map.knows(zone):
+        raise InputError(f"unknown zone {zone!r}")
+    if not game_map.is_sea(zone):
+        raise RuleViolation("NC1", f"{zone} is a land territory, not a sea zone")
+
+
+def attack_question(board: Board, nation: str, zone: str) -> Question:
+    """NC1: `nation` attacks every enemy unit in `zone` with units that can get there."""
+    require_sea_zone(board, zone)
+    enemies = [u for u in board.units_at(zone) if board.enemies(nation, u.nation)]
+    if not any(board.unit_type(u).is_naval for u in enemies):
+        raise RuleViolation(
+            "NC1", f"there are no enemy naval units of {nation} in {zone} (zone holds: {board.describe_zone(zone)})"
+        )
+    pool = reach(board, nation, zone)
+    if not pool:
+        raise RuleViolation("F4", f"no unit of {nation} can reach {zone} this phase")
+    others: dict[str, list[Unit]] = {}
+    for u in enemies:
+        others.setdefault(u.nation, []).append(u)
+    return Question(board, zone, nation, False, pool, others, fixed=not can_move(board, nation))
+
+
+def hold_question(board: Board, nation: str, zone: str) -> Question:
+    """NC1: which of `nation`'s units that can be in `zone` at the end of this phase must be
+    there to hold it against each enemy nation's units within a full move of it (one nation
+    attacks a zone at a time); allied units already there defend too. Ships only: aircraft
+    must land by the end of the turn (F7), so none is counted on to stay."""
+    require_sea_zone(board, zone)
+    pool = [r for r in reach(board, nation, zone, phases=TO_HOLD) if board.unit_type(r.unit).is_naval]
+    allies = [u for u in board.units_at(zone) if u.nation != nation and board.allies(nation, u.nation)]
+    allies = [u for u in allies if board.unit_type(u).is_naval or board.unit_type(u).is_air]
+    if not pool and not allies:
+        raise RuleViolation("F4", f"no unit of {nation} can be in {zone} at the end of this phase")
+    others: dict[str, list[Unit]] = {}
+    for enemy in board.scenario.nations:
+        if board.enemies(nation, enemy):
+            threat = [r.unit for r in reach(board, enemy, zone, next_turn=True)]
+            if threat:
+                others[enemy] = threat
+    return Question(board, zone, nation, True, pool, others, allies, fixed=not can_move(board, nation, TO_HOLD))
+
+
+def types_of(pool: list[Reach]) -> list[str]:
+    return sorted({r.unit.type for r in pool})
+
+
+def force_text(nation: str, counts: Mapping[str, int]) -> str:
+    """A force as `tracker odds` reads it: 'Germany:battleship=1,destroyer=2'."""
+    return f"{nation}:" + ",".join(f"{t}={n}" for t, n in sorted(counts.items()) if n)
+
+
+def by_nation(units: list[Unit]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for u in units:
+        counts = out.setdefault(u.nation, {})
+        counts[u.type] = counts.get(u.type, 0) + 1
+    return out
+
+
+def battles(q: Question, counts: Mapping[str, int]) -> list[dict[str, Any]]:
+    """The positions a composition stands for, as `tracker odds naval` arguments: one battle
+    (`need`), or one per enemy nation that can strike (`--hold`)."""
+    chosen = {q.nation: dict(counts)} if any(counts.values()) else {}
+    if not q.hold:
+        attackers, defenders_by = chosen, {n: by_nation(us)[n] for n, us in q.others.items()}
+        return [{"attacker": _texts(attackers), "defender": _texts(defenders_by), "against": None}]
+    defending = by_nation(q.allies)
+    for t, n in chosen.get(q.nation, {}).items():
+        defending.setdefault(q.nation, {})[t] = n
+    return [
+        {"attacker": _texts(by_nation(us)), "defender": _texts(defending), "against": enemy}
+        for enemy, us in sorted(q.others.items())
+    ]
+
+
+def _texts(forces: Mapping[str, Mapping[str, int]]) -> tuple[str, ...]:
+    return tuple(force_text(n, c) for n, c in sorted(forces.items()) if any(c.values()))
+
+
+def tech_texts(board: Board, nations: set[str]) -> tuple[str, ...]:
+    """The technology levels of the nations in a battle, as `tracker odds --tech` reads them."""
+    out = []
+    for nation in sorted(nations):
+        levels = {t: v for t, v in sorted(board.tech.get(nation, {}).items()) if v}
+        if levels:
+            out.append(f"{nation}:" + ",".join(f"{t}={v}" for t, v in levels.items()))
+    return tuple(out)
+
+
+def took(odds: Odds, hold: bool) -> float:
+    """The chance that counts: the attacker wins (the zone is his, NC1), or with `hold` the
+    defender still has units in the zone when the battle ends."""
+    if hold:
+        return float(odds.probability(lambda o: o.holder in ("defender", "both")))
+    return float(odds.probability(lambda o: o.result == "attacker_wins"))
+
+
+def evaluate(q: Question, counts: Mapping[str, int], limit: int) -> tuple[float, Odds | None]:
+    """The chance of a composition, and the odds of its worst battle (None: nothing to fight,
+    or no force)."""
+    worst: tuple[float, Odds | None] = (1.0, None) if q.hold else (0.0, None)
+    if not q.hold and not any(counts.values()):
+        return worst
+    if q.hold and q.others:
+        types = [t for t, n in counts.items() if n] + [u.type for u in q.allies]
+        if not any(q.board.ruleset.units[t].is_naval for t in types):
+            return 0.0, None  # aircraft alone hold no sea zone: the enemy needs no battle (NC1)
+    for battle in battles(q, counts):
+        nations = {f.partition(":")[0] for f in battle["attacker"] + battle["defender"]}
+        state, ctx, rounds = view.hypothetical(
+            "naval", q.board.ruleset, battle["attacker"], battle["defender"], tech_texts(q.board, nations), None, False
+        )
+        try:
+            odds = exact_odds(state, ctx, None, rounds, exact=False, limit=limit)
+        except TooManyPositions as e:
+            against = " + ".join(battle["attacker"]) + " against " + " + ".join(battle["defender"])
+            raise TooManyPositions(e.limit, f"{against}; weigh fewer types (--type) or raise --max-positions") from None
+        p = took(odds, q.hold)
+        if worst[1] is None or p < worst[0]:
+            worst = (p, odds)
+    return worst
+
+
+def compositions(pool: Mapping[str, int]) -> Iterator[Composition]:
+    """Every sub-multiset of the pool as counts in the pool's type order."""
+    return product(*(range(n + 1) for n in pool.values()))
+
+
+def cheapest(
+    pool: Mapping[str, int],
+    costs: Mapping[str, int],
+    chance: Callable[[Composition], float],
+    bound: float,
+    exhaustive: bool = False,
+) -> tuple[Composition, float, int] | None:
+    """The cheapest composition of the pool (counts in its type order) whose chance meets
+    `bound`, with its chance and how many compositions were weighed; None: none does. Among
+    forces of one cost: the higher chance, then the fewer units, then the first in type order.
+
+    Compositions are weighed by increasing cost up to the end of the first cost that has an
+    answer (`exhaustive`: every one). Nothing is taken for granted: a unit more can lower the
+    chance (an aircraft added to two cruisers and a submarine against a destroyer and two
+    battleships takes the chance of winning from 88% to 76%, tests/test_odds_advise.py), so no
+    force is passed over for what a bigger or a smaller one did."""
+    types = list(pool)
+
+    def key(c: Composition, p: float) -> tuple[int, float, int, Composition]:
+        return (_cost(c, types, costs), -p, sum(c), c)
+
+    best: tuple[Composition, float] | None = None
+    weighed = 0
+    for c in sorted(compositions(pool), key=lambda c: _cost(c, types, costs)):
+        if not exhaustive and best is not None and _cost(c, types, costs) > _cost(best[0], types, costs):
+            break
+        p = chance(c)
+        weighed += 1
+        if p >= bound and (best is None or key(c, p) < key(*best)):
+            best = (c, p)
+    return (best[0], best[1], weighed) if best is not None else None
+
+
+def _cost(c: Composition, types: list[str], costs: Mapping[str, int]) -> int:
+    return sum(n * costs[t] for n, t in zip(c, types, strict=True))
+
+
+def search(
+    q: Question,
+    bound: float,
+    limit: int,
+    exhaustive: bool = False,
+    memo: dict[Composition, tuple[float, Odds | None]] | None = None,
+) -> Found | None:
+    """`cheapest` over the question's pool, each composition's odds enumerated once (`memo`,
+    by counts in the order of `types_of`, keeps them for the caller)."""
+    pool = full_force_of(q.pool)
+    require_few_choices(pool, q.zone)
+    _require_exact_sizes(q, sum(pool.values()))
+    types = list(pool)
+    memo = {} if memo is None else memo
+    spent = [0]
+
+    def chance(c: Composition) -> float:
+        if c not in memo:
+            memo[c] = evaluate(q, dict(zip(types, c, strict=True)), limit)
+            odds = memo[c][1]
+            spent[0] += odds.states if odds is not None else 0
+            if spent[0] > BUDGET_BATTLES * limit:
+                raise SearchTooLong(
+                    f"the search for the cheapest force weighed {len(memo)} forces ({spent[0]:,} positions) "
+                    f"without an answer, over its budget of {BUDGET_BATTLES * limit:,} positions: weigh fewer "
+                    "types (--type) or raise --max-positions"
+                )
+        return memo[c][0]
+
+    costs = {t: q.board.ruleset.units[t].cost for t in types}
+    if q.fixed:  # every unit there fights (NC1): nothing to choose
+        full = tuple(pool.values())
+        found = (full, chance(full), 1) if chance(full) >= bound else None
+    else:
+        found = cheapest(pool, costs, chance, bound, exhaustive)
+    if found is None:
+        return None
+    c, p, weighed = found
+    return Found({t: n for t, n in zip(types, c, strict=True) if n}, _cost(c, types, costs), p, memo[c][1], weighed)
+
+
+def require_few_choices(pool: Mapping[str, int], zone: str) -> None:
+    """At most MAX_CHOICES compositions of the pool to weigh."""
+    total = 1
+    for n in pool.values():
+        total *= n + 1
+    if total > MAX_CHOICES:
+        raise InputError(
+            f"{sum(pool.values())} units of {len(pool)} types can be in {zone}: {total:,} choices to weigh, "
+            f"over {MAX_CHOICES:,}; name fewer with --type"
+        )
+
+
+def _require_exact_sizes(q: Question, pool: int) -> None:
+    """Exact odds take at most `view.MAX_UNITS_PER_SIDE` units a side."""
+    most = view.MAX_UNITS_PER_SIDE
+    if pool + len(q.allies) > most:
+        raise InputError(
+            f"{pool + len(q.allies)} units of {q.nation} and its allies can be in {q.zone}; exact odds take at most "
+            f"{most} a side: weigh fewer types (--type)"
+        )
+    for nation, units in sorted(q.others.items()):
+        if len(units) > most:
+            where = "within a full move of" if q.hold else "in"
+            raise InputError(f"{nation} has {len(units)} units {where} {q.zone}; exact odds take at most {most} a side")
+
+
+def pick(q: Question, counts: Mapping[str, int]) -> list[Reach]:
+    return pick_from(q.pool, counts)
+
+
+def pick_from(pool: list[Reach], counts: Mapping[str, int]) -> list[Reach]:
+    """The units standing for the counts: of each type the nearest, undamaged first."""
+    chosen: list[Reach] = []
+    for t, n in counts.items():
+        same = sorted((r for r in pool if r.unit.type == t), key=lambda r: (r.steps, r.unit.damage, r.unit.id))
+        chosen += same[:n]
+    return chosen
+
+
+def full_force(q: Question) -> dict[str, int]:
+    return full_force_of(q.pool)
+
+
+def full_force_of(pool: list[Reach]) -> dict[str, int]:
+    """The pool as counts by type, in type order (the order of a search's compositions)."""
+    return {t: sum(1 for r in pool if r.unit.type == t) for t in types_of(pool)}
+
+
+def only_types(q: Question, names: tuple[str, ...]) -> Question:
+    """The question with its pool cut to the named unit types (`--type`)."""
+    if not names:
+        return q
+    if q.fixed:
+        raise InputError(f"no unit may move now, so every unit in {q.zone} fights (NC1): --type does not apply")
+    unknown = [n for n in names if n not in q.board.ruleset.units]
+    if unknown:
+        raise InputError(f"unknown unit type {unknown[0]!r} (known: {', '.join(q.board.ruleset.units)})")
+    return Question(q.board, q.zone, q.nation, q.hold, [r for r in q.pool if r.unit.type in names], q.others, q.allies)
+
+
+def command(battle: Mapping[str, Any]) -> str:
+    """The `tracker odds` line that computes one battle of an answer."""
+    words = ["tracker odds naval"]
+    words += [f"--attacker {f}" for f in battle["attacker"]]
+    words += [f"--defender {f}" for f in battle["defender"]]
+    words += [f"--tech {t}" for t in battle["tech"]]
+    return " ".join(words)
+
+
+def answer(q: Question, bound: float, limit: int) -> dict[str, Any]:
+    """The JSON shape of `tracker odds need`: the question, the units that can reach the zone,
+    and the cheapest force with its chance, expected losses and the battles behind them (or,
+    when none meets the bound, the chance of the whole pool)."""
+    data: dict[str, Any] = {
+        "zone": q.zone,
+        "nation": q.nation,
+        "view": "hold" if q.hold else "take",
+        "bound": bound,
+        "round": q.board.round,
+        "phase": q.board.phase,
+        "reachable": [{"unit": r.unit.id, "type": r.unit.type, "at": r.unit.at, "steps": r.steps} for r in q.pool],
+        "allies": [u.id for u in q.allies],
+        "enemies": {n: [u.id for u in us] for n, us in sorted(q.others.items())},
+    }
+    memo: dict[Composition, tuple[float, Odds | None]] = {}
+    found = search(q, bound, limit, memo=memo)
+    counts = found.counts if found is not None else full_force(q)
+    chance, odds = (found.chance, found.odds) if found is not None else memo[tuple(counts.values())]
+    data["found"] = found is not None
+    data["force"] = {
+        "counts": counts,
+        "cost": sum(n * q.board.ruleset.units[t].cost for t, n in counts.items()),
+        "chance": chance,
+        "units": [{"unit": r.unit.id, "at": r.unit.at, "steps": r.steps} for r in pick(q, counts)],
+        "damaged": sorted(r.unit.id for r in pick(q, counts) if r.unit.damage),
+    }
+    chosen = {r.unit.id for r in pick(q, counts)}
+    # Every unit of the nation in the zone would fight (NC1), those left out by --type too.
+    here = [u for u in q.board.units_at(q.zone) if u.nation == q.nation]
+    there = sorted(u.id for u in here if u.id not in chosen)
+    data["force"]["leave"] = [] if q.hold else there
+    data["weighed"] = found.weighed if found is not None else 1
+    if odds is not None:
+        own, other = ("defender", "attacker") if q.hold else ("attacker", "defender")
+        data["force"]["expected_lost"] = {
+            "own": float(odds.expected(lambda o: getattr(o, f"{own}_units_lost"))[0]),
+            "enemy": float(odds.expected(lambda o: getattr(o, f"{other}_units_lost"))[0]),
+        }
+    data["battles"] = []
+    for battle in battles(q, counts):
+        nations = {f.partition(":")[0] for f in battle["attacker"] + battle["defender"]}
+        battle["tech"] = tech_texts(q.board, nations)
+        battle["command"] = command(battle)
+        data["battles"].append(battle)
+    return data
+
+
+def render(data: Mapping[str, Any]) -> str:
+    """`tracker odds need` as text."""
+    goal = "hold" if data["view"] == "hold" else "take"
+    force = data["force"]
+    lines = [
+        f"{data['nation']} to {goal} {data['zone']} with a chance of at least {data['bound']:.0%} "
+        f"(round {data['round']}, {data['phase'].replace('_', ' ')}):"
+    ]
+    if not data["found"]:
+        lines.append(
+            f"  no force of the {len(data['reachable'])} units that can be there does: all of them give "
+            f"{force['chance']:.2%}"
+        )
+    elif not force["counts"]:
+        lines.append(
+            "  nothing needs to be there: " + ("no enemy can reach it" if not data["enemies"] else "the allies hold it")
+        )
+    else:
+        what = ", ".join(plural(n, t) for t, n in sorted(force["counts"].items()))
+        lines.append(f"  {what} (cost {force['cost']}): {force['chance']:.2%}")
+    if force["units"]:
+        lines.append("  units: " + ", ".join(_unit_words(u) for u in force["units"]))
+    if force["leave"]:
+        lines.append(f"  leaving {data['zone']} (all there would fight, NC1): {', '.join(force['leave'])}")
+    if "expected_lost" in force:
+        lost = force["expected_lost"]
+        ours = "ours and our allies'" if data["allies"] else "ours"
+        lines.append(f"  expected units lost: {ours} {lost['own']:.2f}, the enemy's {lost['enemy']:.2f}")
+    if force["damaged"]:
+        lines.append(f"  counted undamaged (as `tracker odds` counts them): {', '.join(force['damaged'])}")
+    checks = [b for b in data["battles"] if b["attacker"] and b["defender"]]
+    if checks:
+        lines.append("")
+        if data["view"] == "hold":
+            lines.append(
+                "The same odds by hand, one per enemy (held: the defender has units left, `holder` in --json):"
+            )
+        else:
+            lines.append("The same odds by hand (attacker wins):")
+        lines += [f"  {b['command']}" for b in checks]
+    lines.append("")
+    weighed = plural(data["weighed"], "force")
+    lines.append(f"{weighed} weighed exactly, of the {len(data['reachable'])} units that can be there.")
+    return "\n".join(lines) + "\n"
+
+
+def _unit_words(u: Mapping[str, Any]) -> str:
+    if not u["steps"]:
+        return f"{u['unit']} (there)"
+    return f"{u['unit']} ({u['at']}, {u['steps']} {'move' if u['steps'] == 1 else 'moves'})"

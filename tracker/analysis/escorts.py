@@ -1,0 +1,227 @@
+"""Escorts that advise (`tracker odds escorts`): for a zone holding the nation's NTR, the
+cheapest escorts and aircraft (by the ruleset's costs) that keep the expected NTR loss to the
+enemy submarines able to be there at or below a bound, at each of its next convoy windows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from domain.board import Board, Unit
+from domain.errors import RuleViolation
+from domain.procedures import convoy
+from domain.procedures.base import Context, Piece, hypothetical_scenario
+from domain.procedures.odds import Odds, TooManyPositions, exact_odds
+from domain.rules.convoy import air_can_join
+from domain.text import plural
+from tracker.analysis import advise
+
+
+@dataclass(frozen=True)
+class Window:
+    """One convoy window of the NTR owner (its collect_resources phase, CV1): the searchers it
+    may choose from and the enemy submarines, by nation, that can be in the zone by then."""
+
+    label: str
+    pool: list[advise.Reach]
+    threats: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Convoys:
+    board: Board
+    zone: str
+    nation: str
+    ntr: int
+    allies: dict[str, dict[str, int]]  # CV3: allied searchers in the zone, searching too
+    windows: list[Window]
+
+
+def searches(board: Board, unit: Unit) -> bool:
+    """CV3: a unit with a convoy search value."""
+    return board.unit_type(unit).search.get("convoy", 0) > 0
+
+
+def escort_or_aircraft(board: Board, unit: Unit) -> bool:
+    """The units sent to guard convoys: escorts (destroyers, cruisers) and aircraft that search."""
+    ut = board.unit_type(unit)
+    return (ut.unit_class == "escort" or ut.is_air) and searches(board, unit)
+
+
+def searchers(board: Board, nation: str, zone: str, next_turn: bool) -> list[advise.Reach]:
+    """CV3, F4, F7: the nation's escorts that can be in the zone at the window, and its aircraft
+    within the range they have left (a full range on the next turn)."""
+    out = []
+    ships = advise.reach(board, nation, zone, next_turn=next_turn, phases=advise.TO_HOLD)
+    for r in ships:
+        if board.unit_type(r.unit).is_naval and escort_or_aircraft(board, r.unit):
+            out.append(r)
+    for unit in sorted(board.units.values(), key=lambda u: u.id):
+        if unit.nation != nation or not board.unit_type(unit).is_air or not escort_or_aircraft(board, unit):
+            continue
+        fresh = Unit(unit.id, unit.type, unit.nation, unit.at, unit.damage, 0) if next_turn else unit
+        if air_can_join(board, fresh, zone, frozenset()):
+            out.append(advise.Reach(unit, board.scenario.game_map.distance(unit.at, zone) or 0))
+    return out
+
+
+def submarines(board: Board, nation: str, zone: str, next_turn: bool) -> dict[str, int]:
+    """SM1: each enemy nation's submarines in the zone now, or (`next_turn`) within a full move."""
+    found: dict[str, int] = {}
+    for enemy in board.scenario.nations:
+        if not board.enemies(nation, enemy):
+            continue
+        subs = [r.unit for r in advise.reach(board, enemy, zone, True)] if next_turn else board.units_at(zone)
+        n = sum(1 for u in subs if u.nation == enemy and board.unit_type(u).is_submarine)
+        if n:
+            found[enemy] = n
+    return found
+
+
+def convoy_question(board: Board, zone: str) -> Convoys:
+    """CV1: the nation whose turn it is guards its NTR in `zone`: at the end of this turn, and
+    at the end of its next (enemy submarines within a full move by then)."""
+    advise.require_sea_zone(board, zone)
+    nation = board.nation
+    ntr = board.ntr.get(nation, {}).get(zone, 0)
+    if ntr <= 0:
+        raise RuleViolation("CV1", f"{zone} holds no {nation} NTR")
+    allied = [
+        u
+        for u in board.units_at(zone)
+        if u.nation != nation and board.allies(nation, u.nation) and board.unit_type(u).is_naval and searches(board, u)
+    ]
+    allies = advise.by_nation(allied)
+    windows = [
+        Window(
+            f"round {r}, {nation}'s collect resources",
+            searchers(board, nation, zone, later),
+            submarines(board, nation, zone, later),
+        )
+        for r, later in ((board.round, False), (board.round + 1, True))
+    ]
+    return Convoys(board, zone, nation, ntr, allies, windows)
+
+
+def convoy_odds(
+    board: Board, attacker: str, subs: int, defenders: Mapping[str, Mapping[str, int]], ntr: int, limit: int
+) -> Odds:
+    """CV1-CV7: the odds of one convoy attack by `subs` submarines on `ntr` NTR, the defenders'
+    searchers looking for them (none: the submarines go straight to the convoy table)."""
+    sides = {attacker: "attacking side"} | {n: "defending side" for n in defenders}
+    ctx = Context(board.ruleset, hypothetical_scenario(sides), {n: dict(board.tech.get(n, {})) for n in sides})
+    a = tuple(Piece(f"A-SS{i + 1}", "submarine", attacker) for i in range(subs))
+    d = tuple(
+        Piece(f"D{j}-{board.ruleset.units[t].abbr}{i + 1}", t, n)
+        for j, (n, counts) in enumerate(sorted(defenders.items()))
+        for t, k in sorted(counts.items())
+        for i in range(k)
+    )
+    owner = next(iter(sorted(defenders)), attacker) if defenders else attacker
+    state = convoy.start(ctx, attacker, owner, tuple(p.id for p in a), a, d, ntr)
+    try:
+        return exact_odds(state, ctx, None, 0, exact=False, limit=limit)
+    except TooManyPositions as e:
+        raise TooManyPositions(e.limit, "weigh fewer types (--type) or raise --max-positions") from None
+
+
+def loss(q: Convoys, w: Window, counts: Mapping[str, int], limit: int) -> tuple[float, int]:
+    """The expected NTR lost in a window, and the positions enumerated: each enemy nation's
+    attack counted against the whole NTR (CV1: each attacks on its own), summed, so never
+    below the truth."""
+    defenders = {n: dict(c) for n, c in q.allies.items()}
+    if any(counts.values()):
+        defenders[q.nation] = {t: n for t, n in counts.items() if n}
+    total, positions = 0.0, 0
+    for enemy, subs in sorted(w.threats.items()):
+        odds = convoy_odds(q.board, enemy, subs, defenders, q.ntr, limit)
+        total += float(odds.expected(lambda o: o.ntr_destroyed)[0])
+        positions += odds.states
+    return total, positions
+
+
+def by_hand(q: Convoys, w: Window, counts: Mapping[str, int]) -> list[str]:
+    """The `tracker odds convoy` lines of a window's attacks (when someone searches)."""
+    defenders = {n: dict(c) for n, c in q.allies.items()}
+    if any(counts.values()):
+        defenders[q.nation] = {t: n for t, n in counts.items() if n}
+    if not defenders:
+        return []
+    lines = []
+    for enemy, subs in sorted(w.threats.items()):
+        words = [f"tracker odds convoy --attacker {enemy}:submarine={subs}"]
+        words += [f"--defender {advise.force_text(n, c)}" for n, c in sorted(defenders.items())]
+        words += [f"--ntr {q.ntr}"]
+        words += [f"--tech {t}" for t in advise.tech_texts(q.board, {enemy, *defenders})]
+        lines.append(" ".join(words))
+    return lines
+
+
+def answer(q: Convoys, bound: float, limit: int, types: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The JSON shape of `tracker odds escorts`: per window, the cheapest searchers that keep the
+    expected NTR loss at or below `bound`, or the loss with all of them when none does."""
+    windows = [window_answer(q, w, bound, limit, types) for w in q.windows]
+    return {"zone": q.zone, "nation": q.nation, "ntr": q.ntr, "bound": bound, "windows": windows}
+
+
+def window_answer(q: Convoys, w: Window, bound: float, limit: int, types: tuple[str, ...]) -> dict[str, Any]:
+    """One window of `answer`: `advise.cheapest` on a chance of minus the loss (more is better)."""
+    pool = [r for r in w.pool if not types or r.unit.type in types]
+    full = advise.full_force_of(pool)
+    advise.require_few_choices(full, q.zone)
+    order = list(full)
+    memo: dict[advise.Composition, float] = {}
+    spent = [0]
+
+    def chance(c: advise.Composition) -> float:
+        if c not in memo:
+            memo[c], positions = loss(q, w, dict(zip(order, c, strict=True)), limit)
+            memo[c] = -memo[c]
+            spent[0] += positions
+            if spent[0] > advise.BUDGET_BATTLES * limit:
+                raise advise.SearchTooLong(
+                    f"{w.label}: the search for the cheapest escorts weighed {len(memo)} choices "
+                    f"({spent[0]:,} positions) without an answer, over its budget of "
+                    f"{advise.BUDGET_BATTLES * limit:,} positions: weigh fewer types (--type) or raise --max-positions"
+                )
+        return memo[c]
+
+    costs = {t: q.board.ruleset.units[t].cost for t in order}
+    found = advise.cheapest(full, costs, chance, -bound)
+    c = found[0] if found else tuple(full.values())
+    counts = {t: n for t, n in zip(order, c, strict=True) if n}
+    return {
+        "window": w.label,
+        "threats": w.threats,
+        "reachable": [{"unit": r.unit.id, "type": r.unit.type, "at": r.unit.at} for r in pool],
+        "found": found is not None,
+        "counts": counts,
+        "cost": sum(n * costs[t] for t, n in counts.items()),
+        "expected_ntr_lost": -chance(c),
+        "units": [r.unit.id for r in advise.pick_from(pool, counts)],
+        "commands": by_hand(q, w, counts),
+        "weighed": found[2] if found else len(memo),
+    }
+
+
+def render(data: Mapping[str, Any]) -> str:
+    """`tracker odds escorts` as text."""
+    lines = [
+        f"{data['nation']}'s {data['ntr']} NTR in {data['zone']}: escorts and aircraft to keep the expected "
+        f"loss at most {data['bound']:g} (CV1-CV7)"
+    ]
+    for w in data["windows"]:
+        threat = ", ".join(f"{plural(n, 'submarine')} [{nation}]" for nation, n in sorted(w["threats"].items()))
+        lines += ["", f"{w['window']}: {threat or 'no enemy submarine can be there'}"]
+        what = ", ".join(plural(n, t) for t, n in sorted(w["counts"].items())) or "nothing"
+        if not w["found"]:
+            n, lost = len(w["reachable"]), w["expected_ntr_lost"]
+            lines.append(f"  no choice of the {n} searchers does: all of them leave {lost:.3f}")
+        else:
+            lines.append(f"  {what} (cost {w['cost']}): expected NTR lost {w['expected_ntr_lost']:.3f}")
+        if w["units"]:
+            lines.append(f"  units: {', '.join(w['units'])}")
+        lines += [f"  by hand: {c}" for c in w["commands"]]
+    return "\n".join(lines) + "\n"
