@@ -216,8 +216,8 @@ def test_policies_for_a_battle_in_progress_NC1(tmp_path: Path) -> None:
 
 
 def test_the_readme_policy_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = readme[readme.index("### Exact odds") : readme.index("`tracker luck` sets")]
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "guide.md").read_text()
+    section = guide[guide.index("## Exact odds and luck") : guide.index("`tracker luck` sets")]
     lines = section.splitlines()
     at = next(
         i for i, line in enumerate(lines) if line.startswith("tracker odds naval") and "--targets" in lines[i + 1]
