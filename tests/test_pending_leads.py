@@ -96,7 +96,8 @@ def test_t3_units_bought_say_they_are_placed_in_placement_and_offer_no_command_b
     advance_to(c, "placement")
     (item,) = c.pending()
     assert item["text"] == f"Germany has 1 submarine bought and not placed (legal: {PORTS}) [PU2]"
-    assert (item["blocking"], next_command(item)) == (True, "tracker place submarine --at ZONE")
+    # A command that works as it stands: the first legal zone (the text lists every one).
+    assert (item["blocking"], next_command(item)) == (True, "tracker place submarine --at 'Dover Strait'")
 
 
 def test_t3_pending_names_no_command_for_units_that_cannot_be_placed_yet(db: str) -> None:
@@ -108,10 +109,12 @@ def test_t3_pending_names_no_command_for_units_that_cannot_be_placed_yet(db: str
     assert "tracker place" not in out
     (unplaced,) = [i for i in pending_json(db) if i["kind"] == "unplaced"]
     assert unplaced["command"] is None
-    # The same item keeps the keys every item has.
+    # The same item keeps the keys every item has, and the zones where the units may go.
     assert set(unplaced) == {
-        "battle", "kind", "zone", "step", "waiting", "rule", "blocking", "text", "unit_type", "count", "command"
+        "battle", "kind", "zone", "step", "waiting", "rule", "blocking", "text", "unit_type", "count", "legal",
+        "command",
     }  # fmt: skip
+    assert unplaced["legal"] == PORTS.split(", ")
 
 
 # ----- T3: the idle player reads whom the game waits for -----
@@ -187,7 +190,7 @@ def test_t4_next_refused_for_units_to_place_names_the_place_command() -> None:
     advance_to(c, "placement")
     assert next_refused(c) == (
         f"placement cannot end yet: Germany has 1 submarine bought and not placed (legal: {PORTS}) [PU2]; "
-        "to close it: tracker place submarine --at ZONE"
+        "to close it: tracker place submarine --at 'Dover Strait'"
     )
 
 
@@ -221,7 +224,10 @@ def test_t4_next_refused_on_the_command_line_names_the_command(db: str) -> None:
     run(db, "next", "--to", "placement")
     out = run(db, "next", code=1)
     assert out.startswith("Error: T4: placement cannot end yet: Germany has 1 submarine bought and not placed")
-    assert out.endswith("; to close it: tracker place submarine --at ZONE\n")
+    assert out.endswith("; to close it: tracker place submarine --at 'Dover Strait'\n")
+    # The command named is one that closes it.
+    run(db, "place", "submarine", "--at", "Dover Strait")
+    run(db, "next")
 
 
 def test_t4_without_the_trackers_words_the_refusal_names_no_command(monkeypatch: pytest.MonkeyPatch) -> None:

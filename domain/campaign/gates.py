@@ -135,14 +135,16 @@ class Gates(CampaignBase):
         for nation, zones in self.convoy_attacks_open(board).items():
             item("convoy_open", "CV1", [nation], {}, zones[0], zones=zones, nation=nation)
         for unit_type, count in sorted(self.unplaced.get(self.nation, {}).items()):
+            legal = economy.placement_zones(board, self.nation, unit_type)
             item(
                 "unplaced",
                 "PU2",
                 [self.nation],
-                {"legal": economy.placement_zones(board, self.nation, unit_type)},
+                {"legal": legal},
                 unit_type=unit_type,
                 count=count,
                 blocking=self.phase == "placement",
+                legal=legal,
             )
         if self.phase == "noncombat_movement":
             stranded = self.stranded_aircraft(board)

@@ -150,7 +150,11 @@ def _gate_command(item: Mapping[str, Any]) -> str | None:
     if kind == "unplaced":
         # PU2, T3: the units are listed from purchase on, blocking (and placeable) only in
         # placement; an item without `blocking` (a hand-off message keeps fewer keys) was placeable.
-        return f"tracker place {item.get('unit_type')} --at ZONE" if item.get("blocking", True) else None
+        if not item.get("blocking", True):
+            return None
+        # A command that works as it stands: the first legal zone (the item's text lists them all).
+        legal = item.get("legal") or []
+        return f"tracker place {item.get('unit_type')} --at {legal[0]!r}" if legal else None
     return {
         "turn": "tracker next",
         "naval_due": f"tracker battle start --zone {item['zone']!r}",
