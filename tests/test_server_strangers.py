@@ -118,8 +118,11 @@ def get_routes() -> list[str]:
 
 
 def filled(route: str, name: str) -> str:
-    """A route's path with its parameters filled in: the campaign `name` (quoted) and 1."""
-    values = {"name": urllib.parse.quote(name, safe=""), "seq": "1", "number": "1", "path": "no/such/page"}
+    """A route's path with its parameters filled in: the campaign `name` (quoted), 1, a zone."""
+    values = {
+        "name": urllib.parse.quote(name, safe=""), "seq": "1", "number": "1", "path": "no/such/page",
+        "zone": "Heligoland%20Bight",
+    }  # fmt: skip
     return re.sub(r"\{(\w+)(?::\w+)?\}", lambda m: values[m.group(1)], route)
 
 

@@ -8,6 +8,7 @@ state-machine steps, 3,000 data-file mutants.
 
 from __future__ import annotations
 
+import json
 import os
 from collections import defaultdict
 from typing import Any
@@ -45,6 +46,25 @@ def size_fixture() -> Any:
 @pytest.fixture
 def figures(request: pytest.FixtureRequest) -> Figures:
     return Figures(request.config.stash.setdefault(_FIGURES, {}))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Under pytest-xdist each worker measures its share: it hands its figures to the
+    controller, which prints the sum."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        store = session.config.stash.get(_FIGURES, {})
+        workeroutput["reliability_figures"] = json.dumps({area: dict(row) for area, row in store.items()})
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """The controller adds up the figures a worker measured (pytest-xdist)."""
+    given = getattr(node, "workeroutput", {}).get("reliability_figures")
+    if given:
+        figures = Figures(node.config.stash.setdefault(_FIGURES, {}))
+        for area, counts in json.loads(given).items():
+            figures.add(area, **counts)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -139,9 +139,7 @@ def rehash_from(t: Tracker, cid: UUID, target: int, prev: str) -> None:
 def delete_events(t: Tracker, cid: UUID, versions: range) -> None:
     table = _events(t)
     with t.engine.begin() as conn:
-        conn.execute(
-            delete(table).where(table.c.originator_id == cid, table.c.originator_version.in_(list(versions)))
-        )
+        conn.execute(delete(table).where(table.c.originator_id == cid, table.c.originator_version.in_(list(versions))))
 
 
 def last_version(t: Tracker, cid: UUID) -> int:
@@ -460,8 +458,11 @@ TAMPERS = [
 
 
 @pytest.mark.parametrize("tamper", TAMPERS)
-def test_tampering_is_caught(recorded: Recorded, tamper: Callable[..., tuple[list[str], str]], figures: Any) -> None:
-    figures.add("tamper catalogue", tried=1)
+def test_tampering_is_caught(
+    recorded: Recorded, tamper: Callable[..., tuple[list[str], str]], figures: Any, db_url: str
+) -> None:
+    store = "postgresql" if "://" in db_url else "sqlite"
+    figures.add(f"tamper catalogue ({store})", tried=1)
     with recorded.tracker() as t:
         args, expected = tamper(recorded, t)
     if args[0] == "--db":
@@ -472,7 +473,7 @@ def test_tampering_is_caught(recorded: Recorded, tamper: Callable[..., tuple[lis
     assert code == 1, out
     assert expected in out, out
     assert len(out.strip().splitlines()) == 1 and "Traceback" not in out and "unexpected" not in out, out
-    figures.add("tamper catalogue", caught=1)
+    figures.add(f"tamper catalogue ({store})", caught=1)
 
 
 def test_an_edited_snapshot_beyond_the_log_is_never_loaded(recorded: Recorded) -> None:

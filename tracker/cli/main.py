@@ -71,6 +71,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "convoy",
         "Convoy battles in the NTR owner's collect_resources phase (CV1-CV7)."
     ),
+    "db": (
+        "cli.commands.db",
+        "db_group",
+        "The database's side tables: which revision they are at, and upgrading them to this tracker's."
+    ),
     "demo": (
         "cli.commands.campaign",
         "demo",
@@ -360,6 +365,12 @@ class TrackerGroup(click.Group):
             return super().invoke(ctx)
         except TrackerError as e:
             _fail(str(e), e.exit_code)
+        except click.UsageError as e:
+            # click's words for arguments left over: said as what they are, naming them.
+            for extra in ("Got unexpected extra arguments", "Got unexpected extra argument"):
+                if e.message.startswith(extra):
+                    e.message = "more arguments than the command takes:" + e.message[len(extra) :]
+            raise
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, BrokenPipeError):
             raise
         except OverflowError as e:
