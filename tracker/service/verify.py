@@ -735,10 +735,10 @@ class _IndexCheck:
     """The views were written from the log as it was when they read it: every event index row
     must still be what the log's event gives: its kind, and for an action the line that shows
     who asked it (other lines are words a newer tracker may put otherwise, and are not
-    compared, so views written by an earlier release still verify). A forger who edits an event and re-hashes the chain after it (an action's
-    player, a time: what the referee does not decide) must rewrite these rows too. The rows
-    are read a page at a time beside the walk; rows beyond the log's end are checked before
-    (`_check_beyond_the_end`)."""
+    compared, so views written by an earlier release still verify). A forger who edits an
+    event and re-hashes the chain after it (an action's player, a time: what the referee does
+    not decide) must rewrite these rows too. The rows are read a page at a time beside the
+    walk; rows beyond the log's end are checked before (`_check_beyond_the_end`)."""
 
     def __init__(self, t: Tracker, key: int) -> None:
         self.rows = self._rows(t, key)
