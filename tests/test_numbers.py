@@ -82,9 +82,11 @@ def test_a_damaged_row_with_a_huge_number_gives_one_line_and_exit_1(db_url: str,
         t.execute(cid, lambda c, d: advance_passing(c))
         table = t.app.recorder.events_record_cls.__table__  # type: ignore[attr-defined]
         with t.engine.begin() as conn:
-            state = conn.execute(
-                table.select().where(table.c.originator_id == cid, table.c.originator_version == 2)
-            ).one().state
+            state = (
+                conn.execute(table.select().where(table.c.originator_id == cid, table.c.originator_version == 2))
+                .one()
+                .state
+            )
             data = json.loads(bytes(state))
             data["round"] = value
             conn.execute(

@@ -78,8 +78,29 @@ def test_new_writes_a_template_that_check_passes_and_a_campaign_starts_from(
     text = (tmp_path / "my-board.toml").read_text()
     assert 'name = "my-board"' in text
     # Every key of the format is explained in a comment of the template.
-    for key in ("name", "title", "ruleset", "dice", "turn_order", "code", "resources", "income", "tech", "ntr",
-                "ntr_max", "entry_round", "caps", "adjacent", "x, y", "owner", "port", "nation", "type", "at", "count"):
+    for key in (
+        "name",
+        "title",
+        "ruleset",
+        "dice",
+        "turn_order",
+        "code",
+        "resources",
+        "income",
+        "tech",
+        "ntr",
+        "ntr_max",
+        "entry_round",
+        "caps",
+        "adjacent",
+        "x, y",
+        "owner",
+        "port",
+        "nation",
+        "type",
+        "at",
+        "count",
+    ):
         assert re.search(rf"^#.*\b{re.escape(key)}\b", text, re.MULTILINE), key
     out = run("scenario", "check", "my-board.toml")
     assert "0 errors, 0 warnings (4 sea zones, 3 land territories, 2 nations, 7 unit groups)" in out
@@ -100,6 +121,7 @@ def test_new_refuses_to_replace_a_file_and_a_bad_name(tmp_path: Path, monkeypatc
 
 
 # ----- check: one broken copy of north-sea-1914 per mistake -----
+
 
 def biscay_joined_over_land_only(t: str) -> str:
     """Bay of Biscay touches Brittany only: no sea zone borders it."""
@@ -131,17 +153,26 @@ MISTAKES = [
     mistake(
         "unknown unit type",
         lambda t: edited(t, 'type = "cruiser"\nat = "Heligoland Bight"', 'type = "zeppelin"\nat = "Heligoland Bight"'),
-        "error", "units[3].type", "reference to unknown unit 'zeppelin'", 'type = "zeppelin"',
+        "error",
+        "units[3].type",
+        "reference to unknown unit 'zeppelin'",
+        'type = "zeppelin"',
     ),
     mistake(
         "NTR in a land zone",
         lambda t: edited(t, 'ntr = { "Skagerrak" = 1 }', 'ntr = { "Skagerrak" = 1, "Flanders" = 1 }'),
-        "error", "nations.Austria-Hungary.ntr.Flanders", "NTR can only be in sea zones (F6)", '"Flanders" = 1',
+        "error",
+        "nations.Austria-Hungary.ntr.Flanders",
+        "NTR can only be in sea zones (F6)",
+        '"Flanders" = 1',
     ),
     mistake(
         "unknown neighbour",
         lambda t: edited(t, 'adjacent = ["Heligoland Bight"]\n', 'adjacent = ["Heligoland Bite"]\n'),
-        "error", "map.sea.Skagerrak.adjacent", "unknown zone 'Heligoland Bite' in adjacency list", "Heligoland Bite",
+        "error",
+        "map.sea.Skagerrak.adjacent",
+        "unknown zone 'Heligoland Bite' in adjacency list",
+        "Heligoland Bite",
     ),
     mistake(
         "unknown neighbour in a list over several lines",
@@ -150,79 +181,114 @@ MISTAKES = [
             'adjacent = ["Skagerrak", "Heligoland Bight", "Southern North Sea", "Scotland", "England"]',
             'adjacent = [\n    "Skagerrak",\n    "Heligoland Bight",\n    "Southern Nort Sea",\n    "Scotland",\n]',
         ),
-        "error", "map.sea.Central North Sea.adjacent", "unknown zone 'Southern Nort Sea' in adjacency list",
+        "error",
+        "map.sea.Central North Sea.adjacent",
+        "unknown zone 'Southern Nort Sea' in adjacency list",
         '"Southern Nort Sea"',
     ),
     mistake(
         "entry round before round 1",
         lambda t: edited(t, 'code = "FR"\n', 'code = "FR"\nentry_round = 0\n'),
-        "error", "nations.France.entry_round", "entry round 0 is before round 1 (F8", "entry_round = 0",
+        "error",
+        "nations.France.entry_round",
+        "entry round 0 is before round 1 (F8",
+        "entry_round = 0",
     ),
     mistake(
         "air unit on an enemy's land",
         lambda t: edited(t, 'type = "bomber"\nat = "Flanders"', 'type = "bomber"\nat = "England"'),
-        "error", "units[6].at", "air unit cannot start in England, a territory of the other side",
-        'at = "England"', 'type = "bomber"',
+        "error",
+        "units[6].at",
+        "air unit cannot start in England, a territory of the other side",
+        'at = "England"',
+        'type = "bomber"',
     ),
     mistake(
         "naval unit on land",
         lambda t: edited(t, 'type = "cruiser"\nat = "Bay of Biscay"', 'type = "cruiser"\nat = "Brittany"'),
-        "error", "units[22].at", "naval unit cruiser cannot start on land (Brittany)", 'at = "Brittany"',
+        "error",
+        "units[22].at",
+        "naval unit cruiser cannot start on land (Brittany)",
+        'at = "Brittany"',
     ),
     mistake(
         "territory of an unknown nation",
         lambda t: edited(t, 'owner = "France"\nadjacent = ["Brittany"]', 'owner = "Spain"\nadjacent = ["Brittany"]'),
-        "error", "map.land.Northern France.owner", "unknown nation 'Spain'", 'owner = "Spain"',
+        "error",
+        "map.land.Northern France.owner",
+        "unknown nation 'Spain'",
+        'owner = "Spain"',
     ),
     mistake(
         "territory without an owner",
         lambda t: edited(t, 'y = 860\nowner = "France"\n', "y = 860\n"),
-        "error", "map.land.Brittany.owner", "missing required key", '[map.land."Brittany"]',
+        "error",
+        "map.land.Brittany.owner",
+        "missing required key",
+        '[map.land."Brittany"]',
     ),
     mistake(
         "mistyped key",
         lambda t: edited(t, "income = 6\n", "incme = 6\n"),
-        "error", "nations.Austria-Hungary.incme", "unknown key", "incme = 6",
+        "error",
+        "nations.Austria-Hungary.incme",
+        "unknown key",
+        "incme = 6",
     ),
     mistake(
         "nation left out of the turn order",
         lambda t: edited(t, '"Austria-Hungary", "France"]', '"Austria-Hungary"]'),
-        "error", "scenario.turn_order", "must list every nation exactly once (missing: France)", "turn_order = ",
+        "error",
+        "scenario.turn_order",
+        "must list every nation exactly once (missing: France)",
+        "turn_order = ",
     ),
     mistake(
         "x without y",
         lambda t: edited(t, "x = 470\ny = 860\n", "x = 470\n"),
-        "error", "map.land.Brittany.y", "missing: a map position needs both x and y", '[map.land."Brittany"]',
+        "error",
+        "map.land.Brittany.y",
+        "missing: a map position needs both x and y",
+        '[map.land."Brittany"]',
     ),
     mistake(
         "sea zone cut off from the map",
         biscay_cut_off,
-        "warning", "map.sea.Bay of Biscay", "nobody can reach it from the rest of the map (it touches no zone)",
+        "warning",
+        "map.sea.Bay of Biscay",
+        "nobody can reach it from the rest of the map (it touches no zone)",
         '[map.sea."Bay of Biscay"]',
     ),
     mistake(
         "sea zone reached over land only",
         biscay_joined_over_land_only,
-        "warning", "map.sea.Bay of Biscay",
+        "warning",
+        "map.sea.Bay of Biscay",
         "no ship can sail here from the rest of the sea: its sea (Bay of Biscay) is joined to the map over land only",
         '[map.sea."Bay of Biscay"]',
     ),
     mistake(
         "port with no sea zone beside it",
         inland_port,
-        "warning", "map.land.Paris.port", "a port with no sea zone beside it (PU2)", "port = true",
+        "warning",
+        "map.land.Paris.port",
+        "a port with no sea zone beside it (PU2)",
+        "port = true",
     ),
     mistake(
         "coordinates for some zones only",
         lambda t: edited(t, "x = 200\ny = 880\n", ""),
-        "error", "map.sea.Bay of Biscay",
+        "error",
+        "map.sea.Bay of Biscay",
         "no x and y: once one zone has a map position, every zone needs one (16 of 17 have one)",
         '[map.sea."Bay of Biscay"]',
     ),
     mistake(
         "a side with nobody at war in round 1",
         central_powers_enter_late,
-        "warning", "sides.Central Powers", "no nation of this side is at war before round 2 (F8 entry_round)",
+        "warning",
+        "sides.Central Powers",
+        "no nation of this side is at war before round 2 (F8 entry_round)",
         '"Central Powers" = ',
     ),
 ]
@@ -303,7 +369,7 @@ def test_key_lines_follow_headers_dotted_keys_arrays_of_tables_and_long_values()
         "[[units]]\n"
         'nation = "Britain"\n'
         "[[units]]\n"
-        'stats.count = 2\n'
+        "stats.count = 2\n"
         'note = """\n'
         "[units]\n"
         '"""\n'
@@ -338,16 +404,25 @@ def test_f8_entry_round_is_read_and_defaults_to_round_1(tmp_path: Path) -> None:
     rs = load_ruleset("twtea-3e")[0]
     plain = scenario_from_dict(tomllib.loads(NORTH_SEA), "sc.toml", rs)
     assert {n.name: n.entry_round for n in plain.nations.values()} == {
-        "Germany": 1, "Britain": 1, "Austria-Hungary": 1, "France": 1
+        "Germany": 1,
+        "Britain": 1,
+        "Austria-Hungary": 1,
+        "France": 1,
     }
-    later = scenario_from_dict(tomllib.loads(edited(NORTH_SEA, 'code = "FR"\n', 'code = "FR"\nentry_round = 3\n')),
-                               "sc.toml", rs)
+    later = scenario_from_dict(
+        tomllib.loads(edited(NORTH_SEA, 'code = "FR"\n', 'code = "FR"\nentry_round = 3\n')), "sc.toml", rs
+    )
     assert later.nations["France"].entry_round == 3
 
 
-@pytest.mark.parametrize(("value", "problem"), [("0", "entry round 0 is before round 1"),
-                                                ('"1915"', "expected an integer, got a string"),
-                                                ("10001", "value 10001 is out of range")])
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("0", "entry round 0 is before round 1"),
+        ('"1915"', "expected an integer, got a string"),
+        ("10001", "value 10001 is out of range"),
+    ],
+)
 def test_f8_an_entry_round_that_is_no_round_is_refused_with_its_key(value: str, problem: str) -> None:
     rs = load_ruleset("twtea-3e")[0]
     data = tomllib.loads(edited(NORTH_SEA, 'code = "FR"\n', f'code = "FR"\nentry_round = {value}\n'))

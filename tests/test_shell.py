@@ -55,8 +55,10 @@ def test_a_shell_line_prints_what_the_command_prints(db: str, session: Session, 
 def test_errors_are_the_same_one_line_messages_and_the_shell_goes_on(db: str, session: Session, capsys) -> None:
     code, _, err = cli_output(db, "log --nation italy")
     assert session.dispatch("log --nation italy") == code == 2
-    assert capsys.readouterr().err == err == (
-        "Error: unknown nation 'italy' (known: Germany, Britain, Austria-Hungary, France)\n"
+    assert (
+        capsys.readouterr().err
+        == err
+        == ("Error: unknown nation 'italy' (known: Germany, Britain, Austria-Hungary, France)\n")
     )
     assert session.dispatch("research advanced_asw") == 1  # manual dice: D3 wants --dice
     assert "D4" in capsys.readouterr().err

@@ -67,7 +67,60 @@ def counting(label: str) -> Iterator[Callable[[int], None]]:
 
 
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """`--json` on a command that reads: the command takes it as `as_json` and prints its data
+    as JSON (docs/json.md lists each command's shape)."""
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)
+
+
+# Where a recording command's --json waits on the click context for `act`, `perform`'s callers
+# and `emit_recorded`, so the commands themselves take no flag of their own.
+_RECORD_JSON = "tracker.record_json"
+
+
+def record_json_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """`--json` on a command that records: it then prints one JSON object, the events it
+    recorded and what the game waits for after (`recorded_json`), instead of their lines."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, as_json: bool, **kwargs: Any) -> Any:
+        click.get_current_context().meta[_RECORD_JSON] = as_json
+        return f(*args, **kwargs)
+
+    return click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        help="Print JSON: the events recorded and what the game waits for after.",
+    )(wrapper)
+
+
+def wants_json() -> bool:
+    """Whether the recording command running asked for --json."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get(_RECORD_JSON))
+
+
+def recorded_json(ctx: Context, action: str, events: list[Any], campaign: Campaign, **extra: Any) -> dict[str, Any]:
+    """What a recording command prints with --json: the action, each event it recorded as
+    `tracker log --json` lists it (seq, kind, timestamp, rule, summary and the event's own
+    fields under "data"), the items the game waits for after as `tracker pending --json`
+    lists them (each with its "command"), the campaign's name and its version (the last
+    event's seq, for --seen), and any command's own keys in `extra`."""
+    from projections.summary import as_record
+
+    return {
+        "action": action,
+        "events": [as_record(e.originator_version, e) for e in events],
+        "pending": [{**item, "command": next_command(item)} for item in campaign.pending(turn=True)],
+        "campaign": ctx.tracker.name_of(campaign),
+        "version": campaign.version,
+        **extra,
+    }
+
+
+def emit_recorded(ctx: Context, action: str, events: list[Any], campaign: Campaign, **extra: Any) -> None:
+    """Print `recorded_json` as JSON: the one output of every recording command's --json."""
+    emit_json(recorded_json(ctx, action, events, campaign, **extra))
 
 
 def nations_option(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -235,8 +288,11 @@ def act(
     reference: str | None = None,
 ) -> None:
     """Run an action and print each event it recorded with its rule ID, then what the game
-    waits for and the command that answers it."""
+    waits for and the command that answers it (with --json, `recorded_json`)."""
     done = perform(ctx, name, inputs, dice_text, reference)
+    if wants_json():
+        emit_recorded(ctx, name, done.events, done.campaign)
+        return
     for e in done.events:
         click.echo(f"{summary(e)}   [{rule_of(e)}]")
     for item in done.campaign.pending():

@@ -8,26 +8,33 @@ from typing import Any
 
 import click
 
-from tracker.cli.common import Context, next_command, perform, rule_of, summary
+from tracker.cli.common import Context, emit_recorded, next_command, perform, rule_of, summary, wants_json
 
 
 def act_auto(
     ctx: Context, name: str, inputs: dict[str, Any], dice_text: str | None = None, reference: str | None = None
 ) -> None:
     """Run an auto action; print the events it recorded, the step another player takes next if
-    it stopped there, and what the game waits for with the command that answers it."""
+    it stopped there, and what the game waits for with the command that answers it (with
+    --json, `recorded_json` and the other players' steps under "waiting_for")."""
     done = perform(ctx, name, inputs, dice_text, reference)
-    for e in done.events:
-        click.echo(f"{summary(e)}   [{rule_of(e)}]")
     deciding = _recorded_deciding(ctx, done.campaign.id, done.asked) if done.events else None
     pending = done.campaign.pending()
+    others = []  # the steps another player takes next (PL2): (nation, command)
     for item in pending:
         if deciding is None or item["battle"] is None:
             continue
         nation, mine = done.campaign.step_owner(item["battle"], deciding)
         if not mine:
-            answer = next_command(item)
-            click.echo(f"Waiting for {nation}{': ' + answer if answer else ''}   [PL2]")
+            others.append((nation, next_command(item)))
+    if wants_json():
+        stopped = [{"nation": nation, "command": answer, "rule": "PL2"} for nation, answer in others]
+        emit_recorded(ctx, name, done.events, done.campaign, waiting_for=stopped)
+        return
+    for e in done.events:
+        click.echo(f"{summary(e)}   [{rule_of(e)}]")
+    for nation, answer in others:
+        click.echo(f"Waiting for {nation}{': ' + answer if answer else ''}   [PL2]")
     for item in pending:
         click.echo(f"Waiting: {item['text']}")
         answer = next_command(item)

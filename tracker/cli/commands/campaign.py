@@ -9,6 +9,7 @@ from domain.ruleset import builtin_names, load_ruleset, read_builtin_or_file
 from tracker.cli.common import (
     Context,
     emit_json,
+    emit_recorded,
     json_option,
 )
 
@@ -18,14 +19,21 @@ from tracker.cli.common import (
 @click.option("--scenario", required=True, help="Built-in scenario name or a scenario TOML file.")
 @click.option("--ruleset", help="Built-in ruleset name or a ruleset TOML file (default: the scenario's).")
 @click.option("--dice", type=click.Choice(["auto", "manual"]), help="Dice source (default: the scenario's).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: the events recorded and what the game waits for.")
 @click.pass_obj
-def new(ctx: Context, name: str, scenario: str, ruleset: str | None, dice: str | None) -> None:
+def new(ctx: Context, name: str, scenario: str, ruleset: str | None, dice: str | None, as_json: bool) -> None:
     """Create a campaign.
 
     Example: tracker new autumn --scenario north-sea-1914 --dice auto
     """
     ctx.may_create = True
-    campaign = ctx.tracker.create(name, scenario, ruleset, dice)
+    t = ctx.tracker
+    campaign = t.create(name, scenario, ruleset, dice)
+    if as_json:
+        events = [t.decode(s) for s in t.recorder.select_events(campaign.id)]
+        made = {"scenario": campaign.scenario.title, "ruleset": campaign.ruleset.name, "dice": campaign.dice_mode}
+        emit_recorded(ctx, "new", events, campaign, **made)
+        return
     click.echo(
         f"Campaign {campaign.name!r} created: {campaign.scenario.title} with ruleset "
         f"{campaign.ruleset.name}, {campaign.dice_mode} dice."
@@ -109,14 +117,25 @@ def rulesets(as_json: bool) -> None:
     show_default=True,
     help="The board: the learning board, or the world (its first round, entry into the war F8).",
 )
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print JSON: the database, campaign and scenario, and the narration."
+)
 @click.pass_obj
-def demo(ctx: Context, demo_db: str | None, scenario: str) -> None:
+def demo(ctx: Context, demo_db: str | None, scenario: str, as_json: bool) -> None:
     """Play a short scripted campaign with auto dice and narrate it, in a new database.
 
     Example: tracker --db demo.db demo && tracker --db demo.db verify
     """
-    from tracker.cli.demo import run_demo
+    from tracker.cli.demo import NAME, run_demo
 
     if demo_db and ctx.db and demo_db != ctx.db:
         raise InputError(f"two databases given ({ctx.db} and {demo_db}): give --db once")
-    run_demo(demo_db or ctx.db or "demo-campaign.db", click.echo, scenario=scenario)
+    path = demo_db or ctx.db or "demo-campaign.db"
+    if not as_json:
+        run_demo(path, click.echo, scenario=scenario)
+        return
+    narration: list[str] = []
+    run_demo(path, narration.append, scenario=scenario)
+    # A line may hold several (a heading after a blank line): one list item per printed line.
+    lines = [line for said in narration for line in said.split("\n")]
+    emit_json({"db": path, "campaign": NAME, "scenario": scenario, "narration": lines})

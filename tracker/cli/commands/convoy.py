@@ -11,6 +11,7 @@ from tracker.cli.common import (
     battle_argument,
     dice_options,
     nation_option,
+    record_json_option,
     seen_option,
 )
 from tracker.cli.completion import (
@@ -42,6 +43,7 @@ def convoy() -> None:
     "--auto", "auto", is_flag=True, help="Resolve every step with default choices (and --dice, or auto dice)."
 )
 @dice_options
+@record_json_option
 @seen_option
 @click.pass_obj
 def convoy_declare(
@@ -64,6 +66,7 @@ def convoy_declare(
 
 @convoy.command(name="pass")
 @click.option("--by", "nation", required=True, help="The enemy nation that passes.")
+@record_json_option
 @seen_option
 @click.pass_obj
 def convoy_pass(ctx: Context, nation: str) -> None:
@@ -77,6 +80,7 @@ def convoy_pass(ctx: Context, nation: str) -> None:
 @convoy.command(name="roll")
 @battle_argument
 @dice_options
+@record_json_option
 @seen_option
 @click.pass_obj
 def convoy_roll(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
@@ -96,6 +100,7 @@ def convoy_roll(ctx: Context, battle: int, dice_text: str | None, reference: str
     shell_complete=complete_units,
 )
 @dice_options
+@record_json_option
 @seen_option
 @click.pass_obj
 def convoy_search(ctx: Context, battle: int, units: str | None, dice_text: str | None, reference: str | None) -> None:
@@ -115,6 +120,7 @@ def convoy_search(ctx: Context, battle: int, units: str | None, dice_text: str |
     help="Units taking the hits, comma-separated (default: the cheapest legal choice).",
     shell_complete=complete_units,
 )
+@record_json_option
 @seen_option
 @click.pass_obj
 def convoy_casualties(ctx: Context, battle: int, nation: str | None, units: str | None) -> None:
@@ -129,6 +135,7 @@ def convoy_casualties(ctx: Context, battle: int, nation: str | None, units: str 
 @convoy.command(name="auto")
 @battle_argument
 @dice_options
+@record_json_option
 @seen_option
 @click.pass_obj
 def convoy_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:

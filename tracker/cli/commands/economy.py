@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from tracker.cli.common import Context, act, seen_option
+from tracker.cli.common import Context, act, record_json_option, seen_option
 from tracker.service.actions import build_adjustment
 
 
@@ -14,6 +14,7 @@ from tracker.service.actions import build_adjustment
 @click.argument("unit_type")
 @click.argument("count", type=click.IntRange(1, 1000), default=1)
 @click.option("--nation", help="Buying nation (default: the nation whose turn it is).")
+@record_json_option
 @seen_option
 @click.pass_obj
 def buy(ctx: Context, unit_type: str, count: int, nation: str | None) -> None:
@@ -30,6 +31,7 @@ def buy(ctx: Context, unit_type: str, count: int, nation: str | None) -> None:
 @click.option("--at", "zone", required=True, help="Sea zone next to a port (ships), or a port or carrier zone (air).")
 @click.option("--count", type=click.IntRange(1, 1000), default=1, show_default=True, help="How many to place.")
 @click.option("--nation", help="Placing nation (default: the nation whose turn it is).")
+@record_json_option
 @seen_option
 @click.pass_obj
 def place(ctx: Context, unit_type: str, zone: str, count: int, nation: str | None) -> None:
@@ -51,6 +53,7 @@ def place(ctx: Context, unit_type: str, zone: str, count: int, nation: str | Non
 @click.option(
     "--enter", multiple=True, help="A neutral nation enters the war now, before its entry round (F8; repeatable)."
 )
+@record_json_option
 @seen_option
 @click.pass_obj
 def adjust(

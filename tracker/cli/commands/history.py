@@ -16,13 +16,16 @@ from tracker.cli.common import (
     Context,
     console,
     emit_json,
+    emit_recorded,
     json_option,
     names,
     nations_option,
     override_options,
     perform,
     progress,
+    record_json_option,
     seen_option,
+    wants_json,
 )
 from tracker.cli.completion import (
     complete_battles,
@@ -55,6 +58,24 @@ def _plan_lines(plan: UndoPlan) -> list[str]:
     return lines
 
 
+def _plan_json(plan: UndoPlan) -> dict[str, object]:
+    """What an undo took back, for --json: the span of events, each action with its events'
+    seqs, and the dice rolls among them."""
+    return {
+        "first": plan.first,
+        "last": plan.last,
+        "actions": [
+            {
+                "start": a.start,
+                "nation": a.nation,
+                "events": [e.originator_version for e in a.events if type(e).__name__ != "ActionAsked"],
+            }
+            for a in plan.actions
+        ],
+        "rolls": plan.rolls,
+    }
+
+
 def _plan_heading(plan: UndoPlan) -> str:
     count = len(plan.actions)
     events = sum(1 for a in plan.actions for e in a.events if type(e).__name__ != "ActionAsked")
@@ -67,6 +88,7 @@ def _plan_heading(plan: UndoPlan) -> str:
 @click.option("--to", "to", type=POSITIVE, help="Undo every action after this event (lists them and asks first).")
 @override_options("Undo locked actions: dice were rolled or the other side answered since")
 @click.option("--yes", is_flag=True, help="With --to: undo without asking (for scripts).")
+@record_json_option
 @seen_option
 @click.pass_obj
 def undo(ctx: Context, to: int | None, override: bool, reason: str, agreed_by: tuple[str, ...], yes: bool) -> None:
@@ -79,6 +101,9 @@ def undo(ctx: Context, to: int | None, override: bool, reason: str, agreed_by: t
     def confirm(plan: UndoPlan) -> bool:
         if to is None or yes:
             return True
+        if wants_json():
+            # The listing and the question would break the JSON: a script says --yes.
+            raise click.UsageError("undo --to with --json asks nothing: add --yes")
         click.echo(f"undo --to {to} takes back {_plan_heading(plan)}:")
         for line in _plan_lines(plan):
             click.echo(line)
@@ -89,6 +114,9 @@ def undo(ctx: Context, to: int | None, override: bool, reason: str, agreed_by: t
     inputs = {"to": to, "override": override, "reason": reason, "agreed_by": list(nations_option(agreed_by))}
     done = perform(ctx, "undo", inputs, confirm=confirm)
     event, plan = done.events[-1], done.value
+    if wants_json():
+        emit_recorded(ctx, "undo", done.events, done.campaign, undone=_plan_json(plan))
+        return
     click.echo(f"{summary(event)}   [RK3]")
     click.echo(f"Undone: {_plan_heading(plan)}")
     for line in _plan_lines(plan):
@@ -99,6 +127,7 @@ def undo(ctx: Context, to: int | None, override: bool, reason: str, agreed_by: t
 
 @click.command()
 @click.option("--all", "every", is_flag=True, help="Redo every action of the last undo still undone, in order.")
+@record_json_option
 @seen_option
 @click.pass_obj
 def redo(ctx: Context, every: bool) -> None:
@@ -108,7 +137,11 @@ def redo(ctx: Context, every: bool) -> None:
     """
     t = ctx.tracker
     cid = t.campaign_id(ctx.campaign)
-    for events in perform(ctx, "redo", {"all": every}).value:
+    done = perform(ctx, "redo", {"all": every})
+    if wants_json():
+        emit_recorded(ctx, "redo", [e for events in done.value for e in events], done.campaign)
+        return
+    for events in done.value:
         for e in events:
             click.echo(f"{summary(e)}   [{rule_of(e)}]")
     campaign = t.load(cid)
@@ -226,8 +259,11 @@ def explain(ctx: Context, seq: int, as_json: bool) -> None:
 @click.command()
 @click.option("--to", "to", type=POSITIVE, help="Print the board after this event and stop.")
 @click.option("--battle", type=POSITIVE, help="Print every event of this battle with the board beside it.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="With --to or --battle: print the frames (event and board) as JSON."
+)
 @click.pass_obj
-def replay(ctx: Context, to: int | None, battle: int | None) -> None:
+def replay(ctx: Context, to: int | None, battle: int | None, as_json: bool) -> None:
     """Step through the log with the board beside each event, forward and backward, roll by roll
     and battle by battle (keys in a terminal), or print chosen frames with --to / --battle.
 
@@ -240,13 +276,21 @@ def replay(ctx: Context, to: int | None, battle: int | None) -> None:
     player = Replay(t, cid, battle=battle)
     if not player.frames:
         raise InputError(f"no events for battle {battle}" if battle is not None else "the log is empty")
+    if as_json and to is None and battle is None:
+        raise click.UsageError("replay --json prints chosen frames: give --to SEQ or --battle ID")
     out = console()
     if to is not None:
         if not player.go_to_seq(to):
             raise InputError(f"no event {to} in this campaign")
+        if as_json:
+            emit_json([{**player.frame, "board": player.board(to)}])
+            return
         player.render(out)
         return
     if battle is not None:
+        if as_json:
+            emit_json([{**f, "board": player.board(f["seq"])} for f in player.frames])
+            return
         for i in range(len(player.frames)):
             player.position = i
             player.render(out, zone_only=True)
@@ -267,8 +311,9 @@ def projections() -> None:
 
 
 @projections.command(name="rebuild")
+@json_option
 @click.pass_obj
-def projections_rebuild(ctx: Context) -> None:
+def projections_rebuild(ctx: Context, as_json: bool) -> None:
     """Drop the projections and rebuild them from the whole log, with a progress bar.
 
     Example: tracker projections rebuild
@@ -278,6 +323,9 @@ def projections_rebuild(ctx: Context) -> None:
     total = t.max_notification_id()
     with progress(total, "Rebuilding projections") as tick:
         done = t.projector.rebuild(tick)
+    if as_json:
+        emit_json({"rebuilt": True, "events": done})
+        return
     click.echo(f"Rebuilt from {done} events.")
 
 

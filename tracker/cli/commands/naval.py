@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tracker.cli.common import POSITIVE, Context, act, dice_options, seen_option
+from tracker.cli.common import POSITIVE, Context, act, dice_options, record_json_option, seen_option
 from tracker.cli.completion import (
     complete_battles,
     complete_nations,
@@ -64,6 +64,7 @@ def intercept() -> None:
 @_battle_argument
 @_units_option("--units", "Searching destroyers/cruisers (TE4: aircraft on carriers), comma-separated; '' for none.")
 @dice_options
+@record_json_option
 @seen_option
 @click.pass_obj
 def intercept_search(
@@ -79,6 +80,7 @@ def intercept_search(
 @intercept.command(name="detect")
 @_battle_argument
 @_units_option("--subs", "The submarines found, as many as searches succeeded (default: the first of the group).")
+@record_json_option
 @seen_option
 @click.pass_obj
 def intercept_detect(ctx: Context, battle: int, subs: str | None) -> None:
@@ -93,6 +95,7 @@ def intercept_detect(ctx: Context, battle: int, subs: str | None) -> None:
 @_battle_argument
 @_units_option("--submerge", "Detected submarines that submerge (stay in the zone, their move ends).")
 @_units_option("--retreat", "Detected submarines that go back to the zone they came from.")
+@record_json_option
 @seen_option
 @click.pass_obj
 def intercept_decide(ctx: Context, battle: int, submerge: str | None, retreat: str | None) -> None:
@@ -108,6 +111,7 @@ def intercept_decide(ctx: Context, battle: int, submerge: str | None, retreat: s
 @intercept.command(name="continue")
 @_battle_argument
 @_units_option("--stop", "Undetected submarines that stop in the zone (default: all go on).")
+@record_json_option
 @seen_option
 @click.pass_obj
 def intercept_continue(ctx: Context, battle: int, stop: str | None) -> None:
@@ -121,6 +125,7 @@ def intercept_continue(ctx: Context, battle: int, stop: str | None) -> None:
 @intercept.command(name="auto")
 @_battle_argument
 @dice_options
+@record_json_option
 @seen_option
 @click.pass_obj
 def intercept_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
@@ -150,6 +155,7 @@ def asw_group() -> None:
     "--auto", "auto", is_flag=True, help="Resolve every step with default choices (and --dice, or auto dice)."
 )
 @dice_options
+@record_json_option
 @seen_option
 @click.pass_obj
 def asw_start(
@@ -168,6 +174,7 @@ def asw_start(
 @_battle_argument
 @_units_option("--units", "Escorts in the zone and aircraft in range taking part (default: every eligible one).")
 @dice_options
+@record_json_option
 @seen_option
 @click.pass_obj
 def asw_search(ctx: Context, battle: int, units: str | None, dice_text: str | None, reference: str | None) -> None:
@@ -183,6 +190,7 @@ def asw_search(ctx: Context, battle: int, units: str | None, dice_text: str | No
 @asw_group.command(name="submerge")
 @_battle_argument
 @_units_option("--subs", "Detected submarines that submerge (default: all); '' for none (all fight on).")
+@record_json_option
 @seen_option
 @click.pass_obj
 def asw_submerge(ctx: Context, battle: int, subs: str | None) -> None:
@@ -208,6 +216,7 @@ def battle_group() -> None:
     "--auto", "auto", is_flag=True, help="Resolve every step with default choices (and --dice, or auto dice)."
 )
 @dice_options
+@record_json_option
 @seen_option
 @click.pass_obj
 def battle_start(
@@ -226,6 +235,7 @@ def battle_start(
 @_battle_argument
 @_nation_option
 @click.option("--targets", help="FIRER=TARGET pairs for every unit of the nation that picks (default: spread).")
+@record_json_option
 @seen_option
 @click.pass_obj
 def battle_targets(ctx: Context, battle: int, nation: str | None, targets: str | None) -> None:
@@ -242,6 +252,7 @@ def battle_targets(ctx: Context, battle: int, nation: str | None, targets: str |
 @click.option(
     "--screens", help="FIRER=ESCORT pairs: the escort takes that shot's hit; '' for none (default: cheapest)."
 )
+@record_json_option
 @seen_option
 @click.pass_obj
 def battle_screen(ctx: Context, battle: int, nation: str | None, screens: str | None) -> None:
@@ -255,6 +266,7 @@ def battle_screen(ctx: Context, battle: int, nation: str | None, screens: str | 
 @battle_group.command(name="fire")
 @_battle_argument
 @dice_options
+@record_json_option
 @seen_option
 @click.pass_obj
 def battle_fire(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
@@ -273,6 +285,7 @@ def battle_fire(ctx: Context, battle: int, dice_text: str | None, reference: str
     "Units taking the hits, one entry per hit taken (a capital ship twice to sink it), in any order; "
     "leave a lost hit out (default: the cheapest legal choice).",
 )
+@record_json_option
 @seen_option
 @click.pass_obj
 def battle_casualties(ctx: Context, battle: int, nation: str | None, units: str | None) -> None:
@@ -303,6 +316,7 @@ def battle_casualties(ctx: Context, battle: int, nation: str | None, units: str 
     shell_complete=complete_zones,
     help="Attacker only: retreat every remaining unit to this zone.",
 )
+@record_json_option
 @seen_option
 @click.pass_obj
 def battle_decide(ctx: Context, battle: int, nation: str | None, submerge: str | None, retreat_to: str | None) -> None:
@@ -316,6 +330,7 @@ def battle_decide(ctx: Context, battle: int, nation: str | None, submerge: str |
 @battle_group.command(name="auto")
 @_battle_argument
 @dice_options
+@record_json_option
 @seen_option
 @click.pass_obj
 def battle_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
@@ -333,6 +348,7 @@ def battle_auto(ctx: Context, battle: int, dice_text: str | None, reference: str
 @battle_group.command(name="step")
 @_battle_argument
 @dice_options
+@record_json_option
 @seen_option
 @click.pass_obj
 def battle_step(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:

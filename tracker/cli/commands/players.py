@@ -62,8 +62,11 @@ def served_tracker(t: Any) -> Any:
     help="Reads the campaign (state, log, reports, the viewer) and acts for nobody.",
 )
 @LEAGUE_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: the player, role, nations and token.")
 @click.pass_obj
-def players_add(ctx: Context, name: str, nations: str | None, referee: bool, spectator: bool, league: bool) -> None:
+def players_add(
+    ctx: Context, name: str, nations: str | None, referee: bool, spectator: bool, league: bool, as_json: bool
+) -> None:
     """Add a player and print their token, once (only its hash is kept). `--spectator` adds a
     reader who acts for nobody; `--referee --league` adds a referee of every campaign, who may
     create campaigns through the server, `--spectator --league` a reader of every campaign.
@@ -83,6 +86,10 @@ def players_add(ctx: Context, name: str, nations: str | None, referee: bool, spe
     table, cid = _players(ctx, league)
     if league:
         token = table.add(cid, name, [], referee, spectator=spectator)
+        if as_json:
+            kind = "referee" if referee else "spectator"
+            emit_json({"player": name.strip(), "role": kind, "nations": [], "campaign": None, "token": token})
+            return
         role = "the league's referee" if referee else "the league's spectator"
         # Through a server, the database's URL is not the client's business.
         where = "the league" if served_tracker(ctx.tracker) else f"the league in {ctx.tracker.safe_url}"
@@ -92,6 +99,16 @@ def players_add(ctx: Context, name: str, nations: str | None, referee: bool, spe
     campaign = ctx.load()
     given = [Names(campaign).nation(n) for n in (nations or "").split(",") if n.strip()]
     token = table.add(cid, name, list(dict.fromkeys(given)), referee, spectator=spectator)
+    if as_json:
+        data = {
+            "player": name.strip(),
+            "role": "referee" if referee else "spectator" if spectator else "player",
+            "nations": list(dict.fromkeys(given)),
+            "campaign": ctx.tracker.name_of(campaign),
+            "token": token,
+        }
+        emit_json(data)
+        return
     role = "referee" if referee else "spectator" if spectator else ", ".join(dict.fromkeys(given))
     click.echo(f"Player {name.strip()!r} ({role}) added to {ctx.tracker.name_of(campaign)!r}. Token (shown once):")
     click.echo(token)
@@ -122,22 +139,25 @@ def players_list(ctx: Context, league: bool, as_json: bool) -> None:
 @players.command(name="revoke")
 @click.argument("name")
 @LEAGUE_OPTION
+@json_option
 @click.pass_obj
-def players_revoke(ctx: Context, name: str, league: bool) -> None:
+def players_revoke(ctx: Context, name: str, league: bool, as_json: bool) -> None:
     """Revoke a player's token at once, in every server process; `players add` gives a new one.
 
     Example: tracker players revoke anna
     """
     table, cid = _players(ctx, league)
     table.revoke(cid, name)
+    if as_json:
+        emit_json({"player": name, "revoked": True, "league": league})
+        return
     click.echo(f"Token of {name!r} revoked.")
-
-
 
 
 @click.command(name="approve")
 @click.argument("request", type=click.IntRange(1, 2**31 - 1))
-def approve(request: int) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: the events recorded and what the game waits for.")
+def approve(request: int, as_json: bool) -> None:
     """Approve override request REQUEST on a league server, as a player of the other side or the
     referee (RK3): the override is then recorded with your agreement.
 
@@ -154,4 +174,3 @@ def overrides(as_json: bool) -> None:
     Example: tracker --server http://127.0.0.1:8000 overrides
     """
     raise InputError("overrides are requested and approved on a league server: tracker --server URL overrides")
-

@@ -7,15 +7,19 @@ from functools import partial
 
 import click
 
-from tracker.cli.common import POSITIVE, Context, progress
+from tracker.cli.common import POSITIVE, Context, emit_json, progress
 
 
-def _write(ctx: Context, text: str, output: str | None, what: str) -> None:
-    """Print `text`, or write it to `output` (UTF-8) and say so."""
+def _write(ctx: Context, text: str, output: str | None, what: str, fmt: str, as_json: bool = False) -> None:
+    """Print `text`, or write it to `output` (UTF-8) and say so: in words, or with --json as
+    `{"file", "format", "bytes", "what"}`."""
     if output is None or output == "-":
         click.echo(text, nl=False)
         return
     size = ctx.write(output, text)
+    if as_json:
+        emit_json({"file": output, "format": fmt, "bytes": size, "what": what})
+        return
     click.echo(f"Wrote {what} to {output} ({size:,} bytes).")
 
 
@@ -35,14 +39,18 @@ _output_option = click.option(
     "--format",
     "fmt",
     type=click.Choice(["md", "bbcode", "html", "json"], case_sensitive=False),
-    default="md",
-    show_default=True,
     help="Markdown for a forum post, BBCode for phpBB or BoardGameGeek, a self-contained HTML page "
-    "with charts, or JSON.",
+    "with charts, or JSON.  [default: md; json with --json]",
 )
 @_output_option
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON: the report (as --format json), or with -o what was written to the file.",
+)
 @click.pass_obj
-def report(ctx: Context, turn: int | None, whole: bool, fmt: str, output: str | None) -> None:
+def report(ctx: Context, turn: int | None, whole: bool, fmt: str | None, output: str | None, as_json: bool) -> None:
     """A turn report: moves, battles with every die, casualties, NTR lost, resources, research,
     undos (undone events struck through) and the fleet and trade tables at the end of the turn.
 
@@ -55,15 +63,17 @@ def report(ctx: Context, turn: int | None, whole: bool, fmt: str, output: str | 
 
     if (turn is None) == (not whole):
         raise click.UsageError("give --turn N or --all (not both)")
+    if as_json and fmt is not None and fmt.lower() != "json" and output in (None, "-"):
+        raise click.UsageError(f"--json prints the report as JSON: leave out --format {fmt}, or write it with -o")
     if output is not None:
         ctx.check_output(output)
     t = ctx.tracker
-    fmt = fmt.lower()
+    fmt = (fmt or ("json" if as_json else "md")).lower()
     # BBCode is rendered from the Markdown report, so it needs what Markdown needs.
     bar = partial(progress, label="Building the report") if whole else None
     data = build_report(t, t.campaign_id(ctx.campaign), turn, "md" if fmt == "bbcode" else fmt, bar)
     what = f"the {fmt} report of turn {turn}" if turn is not None else f"the {fmt} campaign report"
-    _write(ctx, render(data, fmt), output, what)
+    _write(ctx, render(data, fmt), output, what, fmt, as_json)
 
 
 @click.command(name="stats")
@@ -91,10 +101,12 @@ def stats(ctx: Context, as_csv: bool, as_json: bool, output: str | None) -> None
     t = ctx.tracker
     rows, tech_columns = stats_rows(t, t.campaign_id(ctx.campaign))
     if as_csv:
-        _write(ctx, stats_csv(rows, tech_columns), output, "the statistics (CSV)")
+        _write(ctx, stats_csv(rows, tech_columns), output, "the statistics (CSV)", "csv")
         return
     if as_json:
-        _write(ctx, json.dumps(rows, indent=2, ensure_ascii=False) + "\n", output, "the statistics (JSON)")
+        # With -o the rows go to the file and stdout says, in JSON, what was written.
+        rows_text = json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+        _write(ctx, rows_text, output, "the statistics (JSON)", "json", as_json=True)
         return
     import io
 
@@ -132,4 +144,4 @@ def stats(ctx: Context, as_csv: bool, as_json: bool, output: str | None) -> None
     out.print(table)
     if rows and not rows[-1]["complete"]:
         out.print("* the current turn, still being played: its figures so far.")
-    _write(ctx, buffer.getvalue(), output, "the statistics table")
+    _write(ctx, buffer.getvalue(), output, "the statistics table", "text")

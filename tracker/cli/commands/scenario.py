@@ -3,6 +3,7 @@ loop of check, look at the map, fix."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -123,7 +124,7 @@ def _has_coordinates(text: str) -> int:
 
 
 def _write_coordinates(
-    file: str, text: str, source: str, scenario: Scenario, force: bool
+    file: str, text: str, source: str, scenario: Scenario, force: bool, quiet: bool = False
 ) -> dict[str, tuple[int, int]]:
     """Compute a layout and write it into the file (refused over coordinates it has, unless forced)."""
     if file in builtin_names("scenarios"):
@@ -131,12 +132,12 @@ def _write_coordinates(
     given = _has_coordinates(text)
     if given and not force:
         raise InputError(
-            f"{source}: already has coordinates ({plural(given, 'zone')}); "
-            "--force replaces them with a computed layout"
+            f"{source}: already has coordinates ({plural(given, 'zone')}); --force replaces them with a computed layout"
         )
     positions = computed_positions(scenario.game_map)
     write_output(file, with_positions(text, source, scenario.game_map, positions))
-    click.echo(f"Wrote x and y for {plural(len(positions), 'zone')} into {source}.")
+    if not quiet:
+        click.echo(f"Wrote x and y for {plural(len(positions), 'zone')} into {source}.")
     return positions
 
 
@@ -179,7 +180,15 @@ def _format(output: str) -> str:
 )
 @click.option("--force", is_flag=True, help="With --write-coordinates: replace coordinates the file already has.")
 @click.option("--ruleset", help=RULESET_HELP)
-def map_command(file: str, output: str | None, write_coordinates: bool, force: bool, ruleset: str | None) -> None:
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON: what was written (on stderr when the picture goes to stdout with '-o -').",
+)
+def map_command(
+    file: str, output: str | None, write_coordinates: bool, force: bool, ruleset: str | None, as_json: bool
+) -> None:
     """Draw a scenario's map as the viewer does, with its starting forces and NTR, before any
     campaign exists. Where the file gives no coordinates, the zones are laid out from their
     adjacency (a force-directed layout); --write-coordinates keeps that layout in the file.
@@ -192,24 +201,40 @@ def map_command(file: str, output: str | None, write_coordinates: bool, force: b
     text, source, scenario, rules = _loaded(file, ruleset)
     origin = "coordinates from the file"
     if write_coordinates:
-        positions = _write_coordinates(file, text, source, scenario, force)
+        positions = _write_coordinates(file, text, source, scenario, force, quiet=as_json)
         origin = "coordinates just written"
     elif not scenario.game_map.positions:
         positions = computed_positions(scenario.game_map)
         origin = "laid out from the adjacency: no coordinates in the file (--write-coordinates keeps this layout)"
     else:
         positions = scenario.game_map.positions
+    written = {
+        "scenario": source,
+        "coordinates_written": write_coordinates,
+        "picture": output,
+        "format": picture,
+        "zones": len(positions),
+        "layout": "computed" if origin.startswith("laid out") else "file",
+    }
     if output is None:
+        if as_json:
+            emit_json(written)
         return
     drawn = replace(scenario, game_map=replace(scenario.game_map, positions=positions))
     svg = board_svg(opening_board(drawn), drawn, rules)
     if output == "-":
         click.echo(svg)
+        if as_json:
+            # The picture holds stdout, as `export -` does with the events.
+            click.echo(json.dumps(written, ensure_ascii=False), err=True)
         return
     if picture == "png":
         _write_png(output, svg)
     else:
         write_output(output, svg + "\n")
+    if as_json:
+        emit_json(written)
+        return
     click.echo(f"Wrote {output}: {plural(len(positions), 'zone')}, {origin}.")
 
 
@@ -353,7 +378,8 @@ def template(name: str) -> str:
 @click.argument("name")
 @click.option("-o", "--output", help="The file to write (default NAME.toml).")
 @click.option("--force", is_flag=True, help="Replace the file if it exists.")
-def new_scenario(name: str, output: str | None, force: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: the file written and the scenario's name.")
+def new_scenario(name: str, output: str | None, force: bool, as_json: bool) -> None:
     """Write a small, complete scenario with a comment on every key, to start a board from.
 
     Example: tracker scenario new my-board && tracker scenario check my-board.toml
@@ -364,5 +390,8 @@ def new_scenario(name: str, output: str | None, force: bool) -> None:
     if Path(target).exists() and not force:
         raise InputError(f"{target}: exists; --force replaces it, or give another file with -o")
     write_output(target, template(name))
+    if as_json:
+        emit_json({"file": target, "scenario": name})
+        return
     click.echo(f"Wrote {target}: 2 sides, 2 nations, 4 sea zones, 3 land territories, 7 unit groups.")
     click.echo(f"Next: tracker scenario check {target}  and  tracker scenario map {target} -o map.svg")

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import click
 
-from domain.errors import InputError, RuleViolation
+from domain.errors import InputError, RuleViolation, TrackerError
 from projections.summary import rule_of, summary
 from tracker.cli.common import (
     INTEGER,
@@ -17,12 +19,15 @@ from tracker.cli.common import (
     console,
     dice_options,
     emit_json,
+    emit_recorded,
     json_option,
     nation_option,
     next_command,
     perform,
+    record_json_option,
     seen_option,
     split_list,
+    wants_json,
 )
 from tracker.cli.completion import (
     complete_path,
@@ -32,6 +37,9 @@ from tracker.cli.completion import (
     complete_zones,
 )
 from tracker.reports.views import board_now, heading, render_board
+
+if TYPE_CHECKING:
+    from domain.campaign import Campaign
 
 # ----- state -----
 
@@ -84,6 +92,7 @@ def state(ctx: Context, turn: int | None, phase: str | None, at: int | None, as_
     is_flag=True,
     help="End noncombat_movement even though air units cannot land: they are lost (F7).",
 )
+@record_json_option
 @seen_option
 @click.pass_obj
 def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_losses: bool) -> None:
@@ -94,14 +103,22 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
     Example: tracker next --to collect_resources --nation Britain
     """
 
-    def step() -> None:
-        for e in perform(ctx, "next", {"confirm_losses": confirm_losses}).events:
-            click.echo(f"{summary(e)}   [{rule_of(e)}]")
+    recorded: list[Any] = []  # every step's events, for --json
+
+    def step() -> Campaign:
+        done = perform(ctx, "next", {"confirm_losses": confirm_losses})
+        recorded.extend(done.events)
+        if not wants_json():
+            for e in done.events:
+                click.echo(f"{summary(e)}   [{rule_of(e)}]")
+        return done.campaign
 
     if to_phase is None:
         if nation is not None:
             raise click.UsageError("--nation goes with --to")
-        step()
+        now = step()
+        if wants_json():
+            emit_recorded(ctx, "next", recorded, now)
         return
     t = ctx.tracker
     cid = t.campaign_id(ctx.campaign)
@@ -118,12 +135,22 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
         raise RuleViolation("F8", f"{target} is neutral until round {entry}: its turns are passed over")
     # One full round at most: every nation's every phase (two: a nation entering the war next
     # round, F8, is reached after the turns of this round that are left).
-    for _ in range(2 * len(campaign.ruleset.phases) * len(campaign.scenario.turn_order)):
-        step()
-        now = t.load(cid)
-        if (now.nation, now.phase) == (target, to_phase):
-            return
-    raise AssertionError("the turn sequence did not reach the phase within a round")  # pragma: no cover
+    now = campaign
+    try:
+        for _ in range(2 * len(campaign.ruleset.phases) * len(campaign.scenario.turn_order)):
+            now = step()
+            if (now.nation, now.phase) == (target, to_phase):
+                break
+        else:
+            raise AssertionError("the turn sequence did not reach the phase within a round")  # pragma: no cover
+    except TrackerError:
+        # The steps taken before a refusal stay recorded: --json still prints them (exit 1,
+        # the refusal on stderr), as the text lines would have been printed one by one.
+        if wants_json() and recorded:
+            emit_recorded(ctx, "next", recorded, t.load(cid))
+        raise
+    if wants_json():
+        emit_recorded(ctx, "next", recorded, now)
 
 
 @click.command()
@@ -141,6 +168,7 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
     shell_complete=complete_path,
 )
 @nation_option()
+@record_json_option
 @seen_option
 @click.pass_obj
 def move(ctx: Context, units: tuple[str, ...], to: str | None, path: str | None, nation: str | None) -> None:
@@ -165,6 +193,7 @@ def ntr() -> None:
 @click.argument("zone", shell_complete=complete_sea_zones)
 @click.argument("count", type=INTEGER, default=1)
 @nation_option()
+@record_json_option
 @seen_option
 @click.pass_obj
 def ntr_place(ctx: Context, zone: str, count: int, nation: str | None) -> None:
@@ -173,13 +202,18 @@ def ntr_place(ctx: Context, zone: str, count: int, nation: str | None) -> None:
     Example: tracker ntr place "Central North Sea" 1
     """
 
-    click.echo(summary(perform(ctx, "ntr place", {"zone": zone, "count": count, "nation": nation}).events[-1]))
+    done = perform(ctx, "ntr place", {"zone": zone, "count": count, "nation": nation})
+    if wants_json():
+        emit_recorded(ctx, "ntr place", done.events, done.campaign)
+        return
+    click.echo(summary(done.events[-1]))
 
 
 @click.command()
 @click.argument("technology", shell_complete=complete_technologies)
 @nation_option()
 @dice_options
+@record_json_option
 @seen_option
 @click.pass_obj
 def research(ctx: Context, technology: str, nation: str | None, dice_text: str | None, reference: str | None) -> None:
@@ -188,7 +222,11 @@ def research(ctx: Context, technology: str, nation: str | None, dice_text: str |
     Example: tracker research advanced_asw --dice 9
     """
 
-    for e in perform(ctx, "research", {"technology": technology, "nation": nation}, dice_text, reference).events:
+    done = perform(ctx, "research", {"technology": technology, "nation": nation}, dice_text, reference)
+    if wants_json():
+        emit_recorded(ctx, "research", done.events, done.campaign)
+        return
+    for e in done.events:
         click.echo(summary(e))
 
 
@@ -221,6 +259,7 @@ def dice() -> None:
 
 
 @dice.command(name="reveal")
+@record_json_option
 @seen_option
 @click.pass_obj
 def dice_reveal(ctx: Context) -> None:
@@ -228,7 +267,11 @@ def dice_reveal(ctx: Context) -> None:
 
     Example: tracker dice reveal
     """
-    seed = perform(ctx, "dice reveal", {}).value
+    done = perform(ctx, "dice reveal", {})
+    seed = done.value
+    if wants_json():
+        emit_recorded(ctx, "dice reveal", done.events, done.campaign, seed=seed)
+        return
     click.echo(f"Seed revealed: {seed}")
     click.echo("Later rolls use a fresh seed, committed to in the same event.")
 
@@ -236,6 +279,7 @@ def dice_reveal(ctx: Context) -> None:
 @dice.command(name="switch")
 @click.argument("mode", type=click.Choice(["auto", "manual"]))
 @click.option("--reason", required=True, help="Why the dice source changes: shown by verify and reports.")
+@record_json_option
 @seen_option
 @click.pass_obj
 def dice_switch(ctx: Context, mode: str, reason: str) -> None:
@@ -243,5 +287,8 @@ def dice_switch(ctx: Context, mode: str, reason: str) -> None:
 
     Example: tracker dice switch manual --reason "imported copy: the seed stayed behind"
     """
-    event = perform(ctx, "dice switch", {"mode": mode, "reason": reason}).events[-1]
-    click.echo(f"{summary(event)}   [D4]")
+    done = perform(ctx, "dice switch", {"mode": mode, "reason": reason})
+    if wants_json():
+        emit_recorded(ctx, "dice switch", done.events, done.campaign)
+        return
+    click.echo(f"{summary(done.events[-1])}   [D4]")
