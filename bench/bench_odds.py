@@ -12,11 +12,14 @@ for information. Last, `tracker odds need` (the cheapest force to take a zone, a
 great-war-1914 campaigns at Germany's first combat movement where at most 10 units a side
 take part: the slowest answer of each campaign (a search beyond its budget of positions is
 counted apart). It only measures and prints; nothing is
-asserted. Then `tracker odds escorts --ntr-loss 1` on every zone holding Germany's NTR.
+asserted. Then `tracker odds escorts --ntr-loss 1` on every zone holding Germany's NTR, and
+`tracker odds buy` (every type Germany can buy with its resources at its first purchase phase,
+battles of at most 10 units a side, within the answer's budget of positions).
 `bench/run.py --odds` prints the same rows in its table.
 
 Targets: the enumeration at least 10x faster than the N-run Monte Carlo on every position;
-each 10 v 10 naval battle in under 1 s of CPU; each `odds need` answer in under 1 s of CPU.
+each 10 v 10 naval battle in under 1 s of CPU; each `odds need`, `odds escorts` and `odds buy`
+answer in under 1 s of CPU.
 """
 
 from __future__ import annotations
@@ -109,8 +112,8 @@ def measure(runs: int, big: bool = True) -> dict[str, Any]:
     return {"runs": runs, "positions": rows, "big": bigs, "advice": advice}
 
 
-def advice_board(scenario: str) -> Any:
-    """The campaign's board at Germany's first combat movement (in memory, no database)."""
+def advice_board(scenario: str, phase: str = "combat_movement") -> Any:
+    """The campaign's board at Germany's first `phase` (in memory, no database)."""
     import uuid
 
     from domain.campaign import Campaign
@@ -122,9 +125,29 @@ def advice_board(scenario: str) -> Any:
     data, _ = read_scenario(scenario)
     _, ruleset = load_ruleset(data["scenario"]["ruleset"])
     c = Campaign.create(uuid.uuid4(), "bench", data, ruleset, "auto", commitment("00" * 32))
-    while (c.nation, c.phase) != ("Germany", "combat_movement"):
+    while (c.nation, c.phase) != ("Germany", phase):
         advance(c)
     return c.board()
+
+
+def buy_time(scenario: str) -> dict[str, Any]:
+    """`tracker odds buy` at Germany's first purchase phase: CPU seconds, the figures weighed
+    and the zones named too large to weigh."""
+    from tracker.analysis import buy
+
+    board = advice_board(scenario, "purchase")
+    start = time.process_time()
+    data = buy.answer(board, None, 20_000)
+    elapsed = time.process_time() - start
+    best = data["ranking"][0]
+    return {
+        "value_s": elapsed,
+        "figures": len(data["candidates"]),
+        "positions": data["positions"],
+        "too_large": len(data["too_large"]),
+        "first": f"{best['type']} {best['value']:.3f} per resource",
+        "met": elapsed < BIG_TARGET_S,
+    }
 
 
 def advice_times(scenario: str) -> dict[str, Any]:
@@ -171,6 +194,7 @@ def advice_times(scenario: str) -> dict[str, Any]:
     escorts = escort_times(board)
     return {
         "escorts": escorts,
+        "buy": buy_time(scenario),
         "fleets": fleets,
         "answers": len(times),
         "value_s": slowest[0],
@@ -248,6 +272,17 @@ def table_rows(summary: dict[str, Any]) -> list[tuple[str, str, str, float | Non
                 e["value_s"] < BIG_TARGET_S,
             )
         )
+        b = a["buy"]
+        out.append(
+            (
+                f"odds buy, {name}",
+                f"{b['value_s']:.2f} s",
+                f"{BIG_TARGET_S:g} s",
+                b["value_s"] / BIG_TARGET_S,
+                f"< {BIG_TARGET_S:g} s CPU",
+                b["met"],
+            )
+        )
         for zone, f in a["fleets"].items():
             out.append((f"odds need {zone} ({f['reachable']} units)", f"{f['value_s']:.2f} s", "", None, "-", None))
     return out
@@ -291,6 +326,11 @@ def main() -> None:
         print(
             f"  escorts: slowest of {e['answers']} answers {e['value_s']:.3f} s ({e['slowest']}); "
             f"{e['refused']} beyond the limits of exact odds"
+        )
+        b = a["buy"]
+        print(
+            f"  buy: {b['value_s']:.3f} s ({'met' if b['met'] else 'NOT met'}); {b['figures']} figures, "
+            f"{b['positions']:,} positions, {b['too_large']} zones too large to weigh; first: {b['first']}"
         )
         for zone, f in a["fleets"].items():
             print(

@@ -297,9 +297,11 @@ def search(
     limit: int,
     exhaustive: bool = False,
     memo: dict[Composition, tuple[float, Odds | None]] | None = None,
+    most_forces: int | None = None,
 ) -> Found | None:
     """`cheapest` over the question's pool, each composition's odds enumerated once (`memo`,
-    by counts in the order of `types_of`, keeps them for the caller)."""
+    by counts in the order of `types_of`, keeps them for the caller); `most_forces`: stop
+    (SearchTooLong) rather than weigh more compositions than that."""
     pool = full_force_of(q.pool)
     require_few_choices(pool, q.zone)
     _require_exact_sizes(q, sum(pool.values()))
@@ -309,6 +311,7 @@ def search(
 
     def chance(c: Composition) -> float:
         if c not in memo:
+            too_many(len(memo), most_forces)
             memo[c] = evaluate(q, dict(zip(types, c, strict=True)), limit)
             odds = memo[c][1]
             spent[0] += odds.states if odds is not None else 0
@@ -330,6 +333,13 @@ def search(
         return None
     c, p, weighed = found
     return Found({t: n for t, n in zip(types, c, strict=True) if n}, _cost(c, types, costs), p, memo[c][1], weighed)
+
+
+def too_many(weighed: int, most: int | None) -> None:
+    """Stop a search that would weigh more than `most` compositions (a page's bound on time:
+    each composition has a cost of its own, however few its positions)."""
+    if most is not None and weighed >= most:
+        raise SearchTooLong(f"the search weighed {weighed} forces without an answer, its most")
 
 
 def require_few_choices(pool: Mapping[str, int], zone: str) -> None:
@@ -401,7 +411,7 @@ def command(battle: Mapping[str, Any]) -> str:
     return " ".join(words)
 
 
-def answer(q: Question, bound: float, limit: int) -> dict[str, Any]:
+def answer(q: Question, bound: float, limit: int, most_forces: int | None = None) -> dict[str, Any]:
     """The JSON shape of `tracker odds need`: the question, the units that can reach the zone,
     and the cheapest force with its chance, expected losses and the battles behind them (or,
     when none meets the bound, the chance of the whole pool)."""
@@ -417,7 +427,7 @@ def answer(q: Question, bound: float, limit: int) -> dict[str, Any]:
         "enemies": {n: [u.id for u in us] for n, us in sorted(q.others.items())},
     }
     memo: dict[Composition, tuple[float, Odds | None]] = {}
-    found = search(q, bound, limit, memo=memo)
+    found = search(q, bound, limit, memo=memo, most_forces=most_forces)
     counts = found.counts if found is not None else full_force(q)
     chance, odds = (found.chance, found.odds) if found is not None else memo[tuple(counts.values())]
     data["found"] = found is not None

@@ -159,14 +159,19 @@ def by_hand(q: Convoys, w: Window, counts: Mapping[str, int]) -> list[str]:
     return lines
 
 
-def answer(q: Convoys, bound: float, limit: int, types: tuple[str, ...] = ()) -> dict[str, Any]:
+def answer(
+    q: Convoys, bound: float, limit: int, types: tuple[str, ...] = (), most_choices: int | None = None
+) -> dict[str, Any]:
     """The JSON shape of `tracker odds escorts`: per window, the cheapest searchers that keep the
-    expected NTR loss at or below `bound`, or the loss with all of them when none does."""
-    windows = [window_answer(q, w, bound, limit, types) for w in q.windows]
+    expected NTR loss at or below `bound`, or the loss with all of them when none does
+    (`most_choices`: stop, SearchTooLong, rather than weigh more choices in a window)."""
+    windows = [window_answer(q, w, bound, limit, types, most_choices) for w in q.windows]
     return {"zone": q.zone, "nation": q.nation, "ntr": q.ntr, "bound": bound, "windows": windows}
 
 
-def window_answer(q: Convoys, w: Window, bound: float, limit: int, types: tuple[str, ...]) -> dict[str, Any]:
+def window_answer(
+    q: Convoys, w: Window, bound: float, limit: int, types: tuple[str, ...], most_choices: int | None = None
+) -> dict[str, Any]:
     """One window of `answer`: `advise.cheapest` on a chance of minus the loss (more is better)."""
     pool = [r for r in w.pool if not types or r.unit.type in types]
     full = advise.full_force_of(pool)
@@ -177,6 +182,7 @@ def window_answer(q: Convoys, w: Window, bound: float, limit: int, types: tuple[
 
     def chance(c: advise.Composition) -> float:
         if c not in memo:
+            advise.too_many(len(memo), most_choices)
             memo[c], positions = loss(q, w, dict(zip(order, c, strict=True)), limit)
             memo[c] = -memo[c]
             spent[0] += positions

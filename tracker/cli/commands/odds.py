@@ -1,5 +1,6 @@
 """`tracker odds`: the exact odds of a procedure in progress, or of a position given by hand;
-`tracker odds need` and `tracker odds escorts`: the cheapest force that meets a bound."""
+`tracker odds need` and `tracker odds escorts`: the cheapest force that meets a bound;
+`tracker odds buy`: what one more unit of each type is worth, per resource."""
 
 from __future__ import annotations
 
@@ -101,7 +102,8 @@ def odds(
 
     `tracker odds need --zone ZONE` finds the cheapest force that takes a zone (or holds it)
     with a given chance, `tracker odds escorts --zone ZONE` the cheapest escorts that keep its
-    NTR's expected loss under a bound: see their --help.
+    NTR's expected loss under a bound, `tracker odds buy` what one more unit of each type is
+    worth next turn per resource: see their --help.
 
     Example: tracker odds naval --attacker Germany:battleship=1,destroyer=2 --defender Britain:cruiser=2
     """
@@ -257,7 +259,58 @@ def escorts(
         click.echo(advice.render(data), nl=False)
 
 
-WithAdvice.advice = {"need": need, "escorts": escorts}
+@click.command(name="buy")
+@click.option(
+    "--budget",
+    type=click.IntRange(0),
+    default=None,
+    help="The resources to spend (default: all the nation has); types costing more are not weighed.",
+)
+@click.option(
+    "--max-positions",
+    type=click.IntRange(1, MAX_POSITIONS_CEILING),
+    default=MAX_POSITIONS,
+    show_default=True,
+    help="The most positions with dice to roll a battle or convoy attack may reach; one beyond is named as "
+    "too large to weigh.",
+)
+@json_option
+@click.pass_obj
+def buy(ctx: Context, budget: int | None, max_positions: int, as_json: bool) -> None:
+    """What one more unit of each type is worth next turn, per resource, ranked.
+
+    For each naval and air type the nation whose turn it is can buy with --budget (PU1, PU3)
+    and place this turn (PU2), one more unit of it acting next turn with a full move, against
+    the enemy units on the board now; its gain is the best of, over the zones it can reach:
+
+    \b
+      convoy  expected NTR lost (CV1-CV7) in a zone of the nation's NTR with enemy submarines
+              within a full move, with its searchers able to be there next turn, less the
+              same with one more (a searcher, CV3);
+      win     the chance that its naval and air units able to reach a zone holding enemy
+              naval units next turn win there (NC1), gained with one more, times the cost of
+              the enemy force;
+      trade   in the same battles, the expected cost of enemy units sunk less that of its own
+              units lost, gained with one more.
+
+    The value is the gain divided by the type's cost. Each figure is exact and names the
+    `tracker odds` lines that compute it. Battles of more than 10 units a side, and those
+    beyond a budget of positions (smallest weighed first), are named as too large to weigh.
+
+    Example: tracker odds buy --budget 30
+    """
+    from tracker.analysis import buy as advice
+
+    c = ctx.load()
+    with counting("Positions enumerated"):
+        data = advice.answer(c.board(), budget, max_positions)
+    if as_json:
+        emit_json(data)
+    else:
+        click.echo(advice.render(data), nl=False)
+
+
+WithAdvice.advice = {"need": need, "escorts": escorts, "buy": buy}
 
 
 @click.command(name="luck")
