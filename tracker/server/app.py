@@ -9,13 +9,12 @@ Each `Tracker` of a process serves one request at a time (its working copies and
 are not shared between threads), and a process holds several: actions on campaigns of
 different stripes run side by side (see `Service`). Nothing is kept that another process needs:
 every request reads the database, a working copy is re-checked by its version when saved,
-and the event stream polls the database, so several processes on one PostgreSQL database
-each see every write.
+and the event streams' watcher reads the database (see `tracker.server.watch`), so several
+processes on one PostgreSQL database each see every write.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib.util
 import json
@@ -48,6 +47,7 @@ from tracker.server.keys import KeyedRegistry
 from tracker.server.limits import MAX_BODY, BadBody, BodyLimit, TooLarge, is_text, parse_json_object
 from tracker.server.logs import RequestLog, note
 from tracker.server.served import Forbidden, NotFound, ServedTracker, Unauthenticated
+from tracker.server.watch import Watcher, channel_of, watcher_for
 from tracker.service.performing import Outcome
 from tracker.service.players import Player
 from tracker.storage.store import campaigns_table, seeds_table, served_table, sqlite_file
@@ -55,8 +55,6 @@ from tracker.storage.store import campaigns_table, seeds_table, served_table, sq
 T = TypeVar("T")
 log = logging.getLogger("tracker.server")
 
-# How often the event stream asks the database for the campaign's last version.
-POLL_SECONDS = 0.5
 # A comment line this often keeps proxies from closing a quiet stream.
 KEEPALIVE_SECONDS = 15.0
 MAX_INT = 2**31 - 1
@@ -351,9 +349,11 @@ def keys_readable(t: ServedTracker) -> bool:
 
 
 def schema_current(t: ServedTracker) -> bool:
-    """The log's and the side tables are there, and the read models are of this tracker's schema."""
+    """The log's and the side tables are there, the side tables at this tracker's head revision
+    (`tracker db current`), and the read models of this tracker's schema."""
     from projections import schema as views
     from tracker.service.players import players_table, public_table, requests_table
+    from tracker.storage.migrations import HEAD, recorded
 
     tables = [t.recorder.table, campaigns_table, served_table, players_table, requests_table, public_table]
     with t.engine.connect() as conn:
@@ -361,6 +361,10 @@ def schema_current(t: ServedTracker) -> bool:
         if not all(inspector.has_table(table.name, schema=table.schema) for table in [*tables, views.tracking]):
             return False
         found = conn.execute(select(views.tracking.c.schema).where(views.tracking.c.name == views.NAME)).scalar()
+        revision = recorded(conn)
+    if revision != HEAD:
+        log.warning("ready check schema failed: schema not at head (side tables at %s, head %s)", revision, HEAD)
+        return False
     return bool(found == views.SCHEMA)
 
 
@@ -416,6 +420,13 @@ async def action_list(request: Request) -> Response:
     return JsonResponse([ACTIONS[n].describe() for n in sorted(ACTIONS)])
 
 
+async def openapi_json(request: Request) -> Response:
+    """`/api/openapi.json`: the API described (no token needed: it names no campaign)."""
+    from tracker.server.openapi import openapi_document
+
+    return JsonResponse(openapi_document())
+
+
 class Api:
     """The handlers of the routes under /api, each answering from the process's `Service`."""
 
@@ -426,6 +437,7 @@ class Api:
     def routes(self) -> list[BaseRoute]:
         return [
             Route("/health", health),
+            Route("/openapi.json", openapi_json),
             Route("/campaigns", self.campaigns),
             Route("/campaigns/{name:campaign}/state", self.state),
             Route("/campaigns/{name:campaign}/pending", self.pending),
@@ -505,8 +517,13 @@ class Api:
         player = await self.reader(request)
         # Unknown (or unreadable) campaigns are refused up front, not streamed forever.
         await self.service.run(lambda t: t.campaign_id(name), name=name, player=player)
+        service, recorder = self.service, self.service.tracker.recorder
+        # One watcher per process: N pages on a campaign cost one read per interval, not N.
+        watcher = watcher_for(
+            service, lambda: Watcher(service.last_version, channel_of(service.tracker.url, recorder.channel_name))
+        )
         return StreamingResponse(
-            event_stream(request, lambda: self.service.last_version(name)),
+            event_stream(request, watcher, name),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
@@ -708,22 +725,19 @@ def approve_override(t: ServedTracker, approver: Player, name: str | None, numbe
     return result
 
 
-async def event_stream(request: Request, last_version: Callable[[], int]) -> AsyncIterator[str]:
+async def event_stream(request: Request, watcher: Watcher, name: str) -> AsyncIterator[str]:
     """Server-sent events: `recorded` with the campaign's last version, first at once and then
-    whenever it changes (polled, so a write through any process is seen)."""
+    whenever it changes (as the process's `watcher` learns it, so a write through any process
+    is seen), and a comment line when the stream has been quiet for KEEPALIVE_SECONDS."""
     seen = -1
-    quiet = 0.0
-    while not await request.is_disconnected():
-        version = await anyio.to_thread.run_sync(last_version)
-        if version != seen:
-            seen = version
-            quiet = 0.0
-            yield f"event: recorded\ndata: {json.dumps({'version': version})}\n\n"
-        elif quiet >= KEEPALIVE_SECONDS:
-            quiet = 0.0
-            yield ": keep-alive\n\n"
-        await asyncio.sleep(POLL_SECONDS)
-        quiet += POLL_SECONDS
+    async with watcher.follow(name) as watch:
+        while not await request.is_disconnected():
+            version = await watch.next_version(seen, KEEPALIVE_SECONDS)
+            if version is None:
+                yield ": keep-alive\n\n"
+            else:
+                seen = version
+                yield f"event: recorded\ndata: {json.dumps({'version': version})}\n\n"
 
 
 def viewer_routes(service: Service, gate: Gate) -> list[BaseRoute]:
@@ -753,7 +767,8 @@ async def _too_large(request: Request, exc: Exception) -> Response:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if request.url.path.startswith("/api"):
-        return error_response(exc.status_code, str(exc.detail))
+        # With its headers: a 405's Allow names the methods the route takes.
+        return error_response(exc.status_code, str(exc.detail), headers=dict(exc.headers or {}))
     return Response(str(exc.detail), status_code=exc.status_code, media_type="text/plain")
 
 

@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 
 from domain.errors import InputError
+from tracker.storage.migrations import ensure
 
 DEFAULT_DB = "campaign.db"
 
@@ -243,7 +244,9 @@ class Registry:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        metadata.create_all(engine, checkfirst=True)
+        # Every side table, this module's and the service's, is made and changed by the
+        # versioned upgrades; at this tracker's head this costs one query.
+        ensure(engine)
         self._marks_ready = False  # the import marks have their name and head columns
 
     def names(self) -> list[tuple[str, str]]:
