@@ -26,4 +26,4 @@ def test_the_readme_links_the_reference_and_the_guide() -> None:
     readme = (DOCS.parent / "README.md").read_text()
     assert "docs/commands.md" in readme and "docs/guide.md" in readme
     # The README is what a newcomer reads in a few minutes; the detail lives in docs/.
-    assert len(readme.splitlines()) <= 320
+    assert len(readme.splitlines()) <= 330

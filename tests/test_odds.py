@@ -8,6 +8,7 @@ grouping, no pooling, no loop formula) and sums 1/faces^n per face combination."
 from __future__ import annotations
 
 import json
+import shlex
 from fractions import Fraction
 from itertools import product
 from pathlib import Path
@@ -320,7 +321,8 @@ def test_bad_odds_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], 
 
 def test_the_readme_odds_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = readme[readme.index("### Exact odds") : readme.index("`tracker luck` sets")]
+    # The first example: a position given by hand (the advice after it needs a campaign).
+    section = readme[readme.index("### Exact odds") : readme.index("And the other way round")]
     command = next(line for line in section.splitlines() if line.startswith("tracker odds naval"))
     shown = [line[1:].strip() for line in section.splitlines() if line.startswith("#   ") and "%" in line]
     out = run(str(tmp_path / "none.db"), *command.split()[1:])
@@ -386,3 +388,31 @@ def test_damaged_capital_ships_left_read_in_the_plural_F3(tmp_path: Path) -> Non
     forces = ["--attacker", "Germany:battleship=2,destroyer=1", "--defender", "Britain:cruiser=2"]
     out = run(str(tmp_path / "none.db"), "odds", "naval", *forces)
     assert "2 battleships (damaged)" in out and "(damaged)s" not in out, out
+
+
+def test_the_readme_advice_examples_print_what_the_readme_shows(tmp_path: Path) -> None:
+    """The README's `odds need`, `odds escorts` and `odds buy` lines, on a new north-sea-1914
+    campaign: `buy` in Germany's first purchase phase, the others at its combat movement."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme[readme.index("And the other way round") : readme.index("`tracker luck` sets")]
+    block = section[section.index("```sh\n") + 6 : section.index("```\n", section.index("```sh\n"))]
+    examples: list[tuple[str, list[str]]] = []
+    for line in block.splitlines():
+        if line.startswith("tracker "):
+            command, _, shown = line.partition("  #")
+            # A comment on the command's own line says what it prints, in words or as printed.
+            said = shown.strip()
+            examples.append((command.strip(), [said] if said and not said.startswith("per type") else []))
+        elif line.startswith("#   "):
+            examples[-1][1].append(line[1:].strip())
+    assert [c.split()[2] for c, _ in examples] == ["need", "escorts", "buy"]
+    db = str(tmp_path / "c.db")
+    run(db, "new", "autumn", "--scenario", "north-sea-1914")
+    run(db, "next")  # research -> purchase
+    for command, shown in sorted(examples, key=lambda e: e[0].split()[2] != "buy"):
+        if command.split()[2] != "buy" and "combat" not in run(db, "state"):
+            run(db, "next")  # purchase -> combat_movement
+        out = " ".join(run(db, *shlex.split(command)[1:]).split())
+        for words in shown:
+            # A line the README shortens ends in "...": its beginning is what the command prints.
+            assert " ".join(words.removesuffix("...").split()) in out, (command, words)
