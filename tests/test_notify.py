@@ -1,7 +1,9 @@
-"""Turn hand-off notifications (issue 25, section 1): the outbox written with the events that
-hand the game off, the `tracker notify` channels, and delivery once with retries, through a
-fake sender, a local HTTP receiver and a real `tracker serve` restarted between commit and
-delivery."""
+"""Turn hand-off notifications (issue 25, sections 1 and 2): the outbox written with the events
+that hand the game off, the `tracker notify` channels (on the database and through the server),
+delivery once with retries, reminders while the same thing is owed, e-mail with the summary and
+export since the player last acted, and override requests and approvals (RK3) as hand-offs;
+through a fake sender, a local HTTP receiver, a local SMTP server and a real `tracker serve`
+restarted between commit and delivery. A whole league round: tests/test_league_notify.py."""
 
 from __future__ import annotations
 
@@ -312,7 +314,7 @@ def test_notify_add_list_remove_show_channels_masked(db: str) -> None:
     listed = json.loads(run(db, "notify", "list", "--json"))
     assert listed == [
         {"id": 1, "kind": "webhook", "format": "discord", "player": None,
-         "target": "https://discord.com/***", "mention": None},
+         "target": "https://discord.com/***", "mention": None, "remind": None, "attach_export": False},
     ]  # fmt: skip
     assert "abc" not in run(db, "notify", "list")
     assert run(db, "notify", "remove", "1") == "Channel 1 removed.\n"
@@ -435,3 +437,247 @@ def test_a_channel_removed_and_another_added_in_between_is_read_again(tracker: T
     to_britain(tracker, cid)
     rows = due(outbox, cid)
     assert rows and {(r["channel_id"], r["target"]) for r in rows} == {(second, "http://127.0.0.1:9/second")}
+
+
+# ----- reminders (`--remind`) -----
+
+
+def test_a_channel_table_made_before_reminders_gains_their_columns_on_first_use(tmp_path: Path) -> None:
+    from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, create_engine, text
+
+    from tracker.service.notify import channels_table, metadata
+
+    engine = create_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    old = MetaData()
+    Table(
+        channels_table.name, old,
+        Column("id", Integer, primary_key=True), Column("campaign_id", String(36)), Column("kind", String(16)),
+        Column("target", Text), Column("format", String(16)), Column("player", String(100)),
+        Column("mention", String(200)), Column("created_at", Float),
+    )  # fmt: skip
+    old.create_all(engine)
+    for table in metadata.sorted_tables:
+        if table.name != channels_table.name:
+            table.create(engine)
+    with engine.begin() as conn:
+        conn.execute(
+            text(f"INSERT INTO {channels_table.name} VALUES (1, 'c', 'webhook', 'http://x/y', 'json', NULL, NULL, 0)")
+        )
+    outbox = Outbox(engine)
+    (kept,) = outbox.channels("c")
+    assert (kept["target"], kept["remind"], kept["attach_export"]) == ("http://x/y", None, None)
+    added = outbox.add("c", "webhook", "http://x/z", "json", None, None, remind=3600.0)
+    assert outbox.channel("c", added)["remind"] == 3600.0
+
+
+def test_a_reminder_repeats_while_the_same_turn_is_owed_and_stops_once_it_is_answered(tracker: Tracker) -> None:
+    from tracker.service.notify import still_owed
+
+    cid = tracker.campaign_id("c1")
+    Players(tracker.engine).add(str(cid), "bert", ["Britain"], referee=False)
+    outbox = Outbox(tracker.engine)
+    channel = outbox.add(str(cid), "webhook", "http://127.0.0.1:9/bert", "json", "bert", None, remind=3600.0)
+    to_britain(tracker, cid)
+
+    def owed_still(row: Any, payload: Any) -> bool:
+        return still_owed(payload, tracker.load(cid), ["Britain"])
+
+    sender = FakeSender()
+    start = time.time()
+    while due(outbox, cid):
+        deliver_due(outbox, sender, next_command, QUICK, owed_still=owed_still)
+    told = len(sender.sent)
+    assert told >= 1 and not any(body["text"].startswith("Reminder:") for _, body in sender.sent)
+    # Not before the interval; then once per interval, marked as a reminder.
+    deliver_due(outbox, sender, next_command, QUICK, now=start + 3000, owed_still=owed_still)
+    assert len(sender.sent) == told
+    for hours in (1.01, 1.5, 2.02):
+        deliver_due(outbox, sender, next_command, QUICK, now=start + 3600 * hours, owed_still=owed_still)
+    reminders = [body for number, body in sender.sent[told:] if number == channel]
+    assert len(reminders) == 2 and reminders[0]["reminder"] is True
+    assert reminders[0]["text"].startswith("Reminder: The North Sea, autumn 1914 (")
+    assert "It is now Britain's turn." in reminders[0]["text"]
+    # Britain answers: the research phase is over, and nothing is sent again.
+    perform_advance(tracker, cid)
+    while due(outbox, cid):
+        deliver_due(outbox, sender, next_command, QUICK)
+    sent = len(sender.sent)
+    deliver_due(outbox, sender, next_command, QUICK, now=start + 3600 * 10, owed_still=owed_still)
+    assert [b for _, b in sender.sent[sent:] if b.get("reminder")] == []
+    tries = [t["status"] for r in outbox.log(str(cid)) for t in r["tries"]]
+    assert tries.count("reminder: HTTP 200") == 2
+
+
+def test_the_servers_worker_reminds_a_group_channel_and_logs_the_reminder(db: str) -> None:
+    from tracker.server.delivery import DeliverySettings, Worker
+
+    with Tracker(db) as t:
+        cid = t.campaign_id("c1")
+        # A short interval straight in the table (the command line takes a minute at least).
+        Outbox(t.engine).add(str(cid), "webhook", "http://127.0.0.1:9/g", "json", None, None, remind=0.05)
+        to_britain(t, cid)
+    sender = FakeSender()
+    with Tracker(db) as server_side:
+        worker = Worker(server_side.engine, DeliverySettings(sender=sender))
+        try:
+            wait_for(lambda: worker.step() >= 0 and any(body.get("reminder") for _, body in sender.sent))
+        finally:
+            worker.close()
+        log = Outbox(server_side.engine).log(str(cid))
+    reminder = next(body for _, body in sender.sent if body.get("reminder"))
+    assert reminder["nation"] == "Britain" and reminder["text"].startswith("Reminder: ")
+    assert [t["status"] for t in log[-1]["tries"]][:2] == ["HTTP 200", "reminder: HTTP 200"]
+    # Only the latest hand-off is reminded: an earlier one was overtaken.
+    assert all(t["status"] == "HTTP 200" for r in log[:-1] for t in r["tries"])
+
+
+def test_notify_add_takes_a_reminder_interval_and_an_export_for_e_mail(db: str) -> None:
+    with Tracker(db) as t:
+        Players(t.engine).add(str(t.campaign_id("c1")), "bert", ["Britain"], referee=False)
+    out = run(
+        db, "notify", "add", "email", "bert@example.org", "--player", "bert", "--remind", "12h", "--attach-export"
+    )
+    assert (
+        out == "Channel 1: e-mail to b***@example.org for player bert, reminded every 12h, with the export attached.\n"
+    )
+    assert run(db, "notify", "list").splitlines() == ["1  e-mail  bert  b***@example.org every 12h with export"]
+    assert "at least 60s" in run(db, "notify", "add", "webhook", "http://x/y", "--remind", "5s", code=2)
+    assert "at least 60s" in run(db, "notify", "add", "webhook", "http://x/y", "--remind", "soon", code=2)
+    assert "a webhook carries no file" in run(db, "notify", "add", "webhook", "http://x/y", "--attach-export", code=2)
+    assert len(json.loads(run(db, "notify", "list", "--json"))) == 1
+
+
+# ----- e-mail: the summary since the player last acted, the export attached -----
+
+
+def test_an_e_mail_sums_up_what_happened_since_the_player_last_acted_in_both_parts() -> None:
+    from tracker.service.notify import email_body
+
+    payload = {"title": "T", "round": 1, "nation": "Britain", "phase": "research", "reasons": ["turn"]}
+    body = email_body("T (c): round 1", payload, ["round 1, Germany: purchase", "Germany buys 1 <destroyer>"])
+    assert body["text"].splitlines()[-3:] == [
+        "Since you last acted:",
+        "- round 1, Germany: purchase",
+        "- Germany buys 1 <destroyer>",
+    ]
+    assert "<ul><li>round 1, Germany: purchase</li><li>Germany buys 1 &lt;destroyer&gt;</li></ul>" in body["html"]
+
+
+def test_the_summary_starts_after_the_nations_last_action(db: str) -> None:
+    from tracker.server.delivery import last_acted, summary_since
+
+    with Tracker(db) as t:
+        cid = t.campaign_id("c1")
+        to_britain(t, cid)
+        germany_done = t.load(cid).version
+        perform_advance(t, cid)  # Britain: research -> purchase
+        now = t.load(cid).version
+        # Germany's own actions are not news to Germany; Britain's are.
+        assert last_acted(t, cid, ["Germany"], now) == germany_done
+        assert summary_since(t, cid, germany_done, now) == ["round 1, Britain: purchase"]
+        assert last_acted(t, cid, ["Britain"], now) == now
+        assert last_acted(t, cid, ["France"], now) == 0
+
+
+def test_the_server_e_mails_a_player_the_summary_and_the_export_since_they_last_acted(db: str) -> None:
+    pytest.importorskip("starlette", reason="the delivery worker is the server's")
+    from tracker.server.delivery import DeliverySettings, Worker
+
+    with Tracker(db) as t:
+        cid = t.campaign_id("c1")
+        Players(t.engine).add(str(cid), "bert", ["Britain"], referee=False)
+        channel = Outbox(t.engine).add(str(cid), "email", "bert@example.org", "email", "bert", None, None, True)
+        to_britain(t, cid)
+        version = t.load(cid).version
+    sender = FakeSender()
+    with Tracker(db) as server_side:
+        worker = Worker(server_side.engine, DeliverySettings(sender=sender))
+        try:
+            worker.step()
+        finally:
+            worker.close()
+    body = [b for number, b in sender.sent if number == channel][-1]
+    # Britain never acted: everything since the campaign began, and the export from its start.
+    assert "Since you last acted:" in body["text"] and "- round 1, Britain: research" in body["text"]
+    assert "<li>round 1, Britain: research</li>" in body["html"]
+    name, data = body["attachment"]
+    assert name == "c1-since-0.jsonl"
+    lines = data.decode().splitlines()
+    assert json.loads(lines[0])["campaign"] == "c1" and len(lines) > version // 2
+
+
+# ----- through the server: overrides (RK3) and `tracker --server URL notify` -----
+
+
+@pytest.fixture
+def league(db: str, tmp_path: Path) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """The campaign served in this process, with players anna (Germany), bert (Britain) and a
+    referee."""
+    pytest.importorskip("starlette", reason="tracker serve needs the server extra")
+    from tracker.server.served import ServedTracker
+
+    t = ServedTracker(db, keys=str(tmp_path / "keys.db"))
+    cid = t.registry.lookup("c1")
+    assert cid is not None
+    for name, nations, referee in (("anna", ["Germany"], False), ("bert", ["Britain"], False), ("ref", [], True)):
+        t.players.add(cid, name, nations, referee=referee)
+    try:
+        yield t, {name: t.players.player(cid, name) for name in ("anna", "bert", "ref")}
+    finally:
+        t.close()
+
+
+def remote(t: Any, player: Any, *args: str) -> dict[str, Any]:
+    from tracker.server.commands import run_command
+
+    return run_command(t, player, "c1", list(args))
+
+
+def test_rk3_an_override_request_tells_the_other_side_and_its_approval_the_asker(league: Any) -> None:
+    from tracker.server.app import approve_override
+    from tracker.service.notify import OVERRIDE_VERSIONS
+
+    t, players = league
+    cid = t.registry.lookup("c1")
+    outbox = Outbox(t.engine)
+    anna = outbox.add(cid, "webhook", "http://127.0.0.1:9/anna", "json", "anna", None)
+    bert = outbox.add(cid, "webhook", "http://127.0.0.1:9/bert", "json", "bert", None)
+    assert remote(t, players["anna"], "research", "advanced_submarine")["exit"] == 0
+    for row in due(outbox, cid):
+        outbox.attempted(row["id"], True, "HTTP 200", None)
+    asked = remote(t, players["anna"], "undo", "--override", "--reason", "wrong tech", "--agreed-by", "Britain")
+    assert asked["exit"] == 1 and "override request" in asked["stderr"]
+    (request,) = due(outbox, cid)
+    number = -request["version"] - OVERRIDE_VERSIONS
+    assert request["channel_id"] == bert and number == t.players.override_requests(cid)[-1]["id"]
+    payload = json.loads(request["payload"])
+    assert payload["reasons"] == ["override"] and payload["newly_owing"] == ["Britain"]
+    text = message_text(payload, next_command, "https://league.example")
+    assert f"Override request {number} by anna needs the agreement of Britain: wrong tech" in text
+    assert f"  next: tracker --server https://league.example --campaign c1 approve {number}" in text
+    outbox.attempted(request["id"], True, "HTTP 200", None)
+    assert "override request" in run(t.url, "notify", "log").splitlines()[-1]
+    approval = t.acting_as(players["bert"], lambda: approve_override(t, players["bert"], "c1", number))
+    assert approval["exit"] == 0
+    told = {r["channel_id"]: json.loads(r["payload"]) for r in due(outbox, cid)}
+    assert anna in told and "approved" in told[anna]["reasons"]
+    assert f"Override request {number} by anna was approved by bert and recorded." in message_text(
+        told[anna], next_command, None
+    )
+
+
+def test_pl2_through_the_server_a_player_manages_only_their_own_channels(league: Any) -> None:
+    t, players = league
+    added = remote(t, players["bert"], "notify", "add", "webhook", "http://127.0.0.1:9/bert-secret")
+    assert added["exit"] == 0 and added["stdout"] == "Channel 1: json webhook http://127.0.0.1:9/*** for player bert.\n"
+    other = remote(t, players["bert"], "notify", "add", "webhook", "http://127.0.0.1:9/a", "--player", "anna")
+    assert other["exit"] == 1 and "PL2" in other["stderr"] and "for themselves only" in other["stderr"]
+    assert remote(t, players["ref"], "notify", "add", "webhook", "http://127.0.0.1:9/g")["exit"] == 0
+    assert remote(t, players["anna"], "notify", "list")["stdout"] == "No channels: tracker notify add webhook URL\n"
+    assert "no notification channel 1" in remote(t, players["anna"], "notify", "remove", "1")["stderr"]
+    listed = remote(t, players["ref"], "notify", "list", "--json")
+    assert [c["player"] for c in json.loads(listed["stdout"])] == ["bert", None]
+    nobody = remote(t, None, "notify", "list")
+    assert nobody["exit"] == 1 and "needs a player's token" in nobody["stderr"]
+    assert remote(t, players["bert"], "notify", "remove", "1")["exit"] == 0
+    assert [c["player"] for c in Outbox(t.engine).channels(t.registry.lookup("c1"))] == [None]

@@ -22,7 +22,7 @@ REMOTE = frozenset(
         "state", "pending", "log", "explain", "verify", "report", "stats", "map", "units", "show",
         "campaigns", "scenarios", "rulesets", "odds", "luck", "inbox",
         "next", "move", "ntr", "research", "buy", "place", "adjust", "convoy", "intercept", "asw", "battle",
-        "undo", "redo", "dice", "approve", "overrides",
+        "undo", "redo", "dice", "approve", "overrides", "notify",
     }
 )  # fmt: skip
 # Options that would name a file on the server or another database.

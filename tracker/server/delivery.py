@@ -11,16 +11,20 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from uuid import UUID
 
 from sqlalchemy.engine import Engine
 
 from tracker.cli.common import next_command
-from tracker.service.notify import Backoff, Outbox, Sender, Senders, deliver
+from tracker.service.history import log_records
+from tracker.service.notify import Backoff, Outbox, Sender, Senders, deliver, remind
 
 log = logging.getLogger("tracker.delivery")
+# At most this many lines of summary in one e-mail: the attached export holds them all.
+SINCE_LINES = 60
 
 
 @dataclass(frozen=True)
@@ -47,45 +51,138 @@ class DeliverySettings:
         return cls(**kwargs)
 
 
+def last_acted(tracker: Any, campaign_id: Any, nations: Sequence[str], version: int) -> int:
+    """The last event of the last action of `nations` up to event `version` (0: none yet): the
+    one before the next action's record (ActionAsked, PL1), so what they did is not news."""
+    # The record's own nation (the one the action was for), not the index's phasing nation.
+    asked = [
+        (r["seq"], (r.get("data") or {}).get("nation") or r["nation"])
+        for r in log_records(tracker, campaign_id, kind="ActionAsked", asked=True, with_data=True)
+        if r["seq"] <= version
+    ]
+    mine = [seq for seq, nation in asked if nation in nations]
+    if not mine:
+        return 0
+    after = [seq for seq, _ in asked if seq > mine[-1]]
+    return after[0] - 1 if after else version
+
+
+def summary_since(tracker: Any, campaign_id: Any, since: int, version: int) -> list[str]:
+    """The summary lines of the events after `since` up to `version` (what a player who last
+    acted at `since` has not seen), the latest `SINCE_LINES` of them."""
+    rows = log_records(tracker, campaign_id)
+    lines = [r["summary"] for r in rows if since < r["seq"] <= version and not r.get("undone_by")]
+    return lines[-SINCE_LINES:]
+
+
 class Worker:
-    """Delivers what is due, every `poll` seconds, off the event loop."""
+    """Delivers what is due, every `poll` seconds, off the event loop: the hand-offs, then the
+    reminders of the channels that want them while the same thing is still owed."""
 
     def __init__(self, engine: Engine, settings: DeliverySettings) -> None:
         self.outbox = Outbox(engine)
         self.settings = settings
+        self._tracker: Any = None
 
     def step(self) -> int:
-        """One pass over the due messages, a log line for each attempt; how many were delivered."""
+        """One pass over the due messages and reminders, a log line for each attempt (as
+        `deliver_due` does it, logged); how many hand-offs were delivered."""
         s = self.settings
         delivered = 0
-        for row in self.outbox.due(time.time()):
+        now = time.time()
+        for row in self.outbox.due(now):
             started = time.perf_counter()
-            why = deliver(self.outbox, row, s.sender, next_command, s.backoff, s.public_url)
+            why = deliver(self.outbox, row, s.sender, next_command, s.backoff, s.public_url, self.extras)
             delivered += why is None
-            # The channel by number and kind only: its target is a webhook URL or an address.
-            fields = {
-                "job": "delivery",
-                "outbox": row["id"],
-                "channel": row["channel_id"],
-                "kind": row["kind"],
-                "version": row["version"],
-                "outcome": "delivered" if why is None else why,
-                "ms": round((time.perf_counter() - started) * 1000, 1),
-                "campaign": row["campaign_id"],
-                "player": row.get("player"),
-            }
-            message = "notification %s to channel %s: %s"
-            log.info(message, row["id"], row["channel_id"], fields["outcome"], extra={"fields": fields})
+            self._log(row, "delivered" if why is None else why, started, reminder=False)
+        for row in self.outbox.reminders_due(now):
+            started = time.perf_counter()
+            why = remind(self.outbox, row, s.sender, next_command, self.owed_still, s.public_url, now, self.extras)
+            self._log(row, "reminded" if why is None else why, started, reminder=True)
         return delivered
 
-    async def run(self) -> None:
-        while True:
+    def _log(self, row: Mapping[str, Any], outcome: str, started: float, reminder: bool) -> None:
+        # The channel by number and kind only: its target is a webhook URL or an address.
+        fields = {
+            "job": "delivery",
+            "outbox": row["id"],
+            "channel": row["channel_id"],
+            "kind": row["kind"],
+            "version": row["version"],
+            "outcome": outcome,
+            "reminder": reminder,
+            "ms": round((time.perf_counter() - started) * 1000, 1),
+            "campaign": row["campaign_id"],
+            "player": row.get("player"),
+        }
+        what = "reminder" if reminder else "notification"
+        message = f"{what} %s to channel %s: %s"
+        log.info(message, row["id"], row["channel_id"], outcome, extra={"fields": fields})
+
+    @property
+    def tracker(self) -> Any:
+        """The worker's own tracker on the server's database, opened on first use: it reads
+        campaigns and their logs off the thread that serves requests."""
+        if self._tracker is None:
+            from tracker.service.application import Tracker
+
+            self._tracker = Tracker(self.outbox.engine.url.render_as_string(hide_password=False), create=False)
+        return self._tracker
+
+    def close(self) -> None:
+        if self._tracker is not None:
+            self._tracker.close()
+            self._tracker = None
+
+    def nations(self, row: Mapping[str, Any]) -> Sequence[str] | None:
+        """The nations of a row's channel's player (None: a group channel)."""
+        if row.get("player") is None:
+            return None
+        from tracker.service.players import Players
+
+        player = Players(self.outbox.engine).player(row["campaign_id"], row["player"])
+        return player.nations if player is not None else ()
+
+    def owed_still(self, row: Mapping[str, Any], payload: Mapping[str, Any]) -> bool:
+        """Whether a delivered hand-off is still owed by its channel's player (see `still_owed`)."""
+        from tracker.service.notify import still_owed
+
+        campaign = self.tracker.load(UUID(row["campaign_id"]))
+        return still_owed(payload, campaign, self.nations(row))
+
+    def extras(self, row: Mapping[str, Any], payload: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A player's e-mail's additions: the summary of what happened since their nations last
+        acted and, for a channel with `--attach-export`, the export of those events."""
+        nations = self.nations(row)
+        version = int(row["version"])
+        if nations is None or version <= 0:
+            return {}
+        cid = UUID(row["campaign_id"])
+        since = last_acted(self.tracker, cid, nations, version)
+        more: dict[str, Any] = {"since": summary_since(self.tracker, cid, since, version)}
+        if row.get("attach_export"):
+            from domain.errors import InputError
+            from tracker.interchange.transfer import export_campaign
+
             try:
-                await asyncio.to_thread(self.step)
-            except Exception as e:  # noqa: BLE001 - the worker outlives a database hiccup
-                # The kind only: a message could carry a channel's URL.
-                log.warning("notification delivery failed: %s", type(e).__name__)
-            await asyncio.sleep(self.settings.poll)
+                result = export_campaign(self.tracker, cid, None, since)
+            except InputError:
+                return more  # nothing after `since` to export: the message goes without it
+            name = str(payload["campaign"]).replace("/", "-")
+            more["attachment"] = (f"{name}-since-{since}.jsonl", b"".join(result.chunks()))
+        return more
+
+    async def run(self) -> None:
+        try:
+            while True:
+                try:
+                    await asyncio.to_thread(self.step)
+                except Exception as e:  # noqa: BLE001 - the worker outlives a database hiccup
+                    # The kind only: a message could carry a channel's URL.
+                    log.warning("notification delivery failed: %s", type(e).__name__)
+                await asyncio.sleep(self.settings.poll)
+        finally:
+            self.close()
 
 
 @contextlib.asynccontextmanager

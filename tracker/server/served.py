@@ -85,6 +85,8 @@ class ServedTracker(Tracker):
             self.close()
             raise
         self.players = Players(self.engine)
+        # An action recorded by an override's approval tells the player who asked (RK3).
+        self.handoffs.approval = self._approval_told
         # Who the request being served acts as, and what it may override: set around each
         # request (one at a time per process, see tracker.server.app.Service).
         self.player: Player | None = None
@@ -161,6 +163,8 @@ class ServedTracker(Tracker):
         "no such campaign", whether it exists or not."""
         try:
             if name:
+                # Looked up on every request: a PBEM fork mended by `import --resolve theirs`
+                # gives a name another campaign, whichever process did it.
                 cid = self.registry.lookup(name)
                 if cid is None or not self.may_read(cid) or not self._exists(UUID(cid)):
                     raise NotFound(NO_SUCH_CAMPAIGN)
@@ -470,6 +474,12 @@ class ServedTracker(Tracker):
                 f"override request {self.approving} names {', '.join(missing)}, which its approver does not play"
             )
         override = next(e for e in events if getattr(e, "agreed_by", None))
+        # The other side now owes an approval: told in the request's own transaction.
+        told = self.handoffs.override_request(
+            str(campaign.id),
+            campaign,
+            {"requested_by": player.name, "agreed_by": missing, "reason": str(getattr(override, "reason", ""))},
+        )
         number = self.players.request_override(
             str(campaign.id),
             player,
@@ -478,8 +488,15 @@ class ServedTracker(Tracker):
             str(getattr(override, "reason", "")),
             self.asked or {},
             campaign.version - len(campaign.pending_events),
+            told,
         )
         raise NeedsApproval(number, missing)
+
+    def _approval_told(self, campaign_id: str) -> dict[str, Any] | None:
+        """The override request (RK3) the action under way records by its approval, if any."""
+        if self.approving is None:
+            return None
+        return self.players.override_request(campaign_id, self.approving)
 
     def state_data(self, name: str, turn: int | None, phase: str | None, at: int | None) -> dict[str, Any]:
         from tracker.reports.views import board_now

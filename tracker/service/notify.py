@@ -57,7 +57,14 @@ channels_table = Table(
     Column("player", String(100), nullable=True),  # None: the campaign's group channel
     Column("mention", String(200), nullable=True),
     Column("created_at", Float, nullable=False),
+    # Added after the first release: a table made before has them added on first use (see
+    # `ensure_tables`). Seconds between reminders (None: none), and whether an e-mail carries
+    # the export of the events since the player last acted.
+    Column("remind", Float, nullable=True),
+    Column("attach_export", Integer, nullable=True),
 )
+# The columns `ensure_tables` adds to a channel table made before them.
+ADDED_CHANNEL_COLUMNS = ("remind", "attach_export")
 # One row per channel per hand-off: the unique key makes a hand-off written twice (an action
 # run again after a conflict writes its own version) impossible to deliver twice.
 outbox_table = Table(
@@ -88,6 +95,9 @@ attempts_table = Table(
 )
 
 FORMATS = ("json", "discord", "slack", "email")
+# An override request (RK3) records no event, so its hand-off's row takes a version of its own
+# below every test message's (-1, -2, ...): -(OVERRIDE_VERSIONS + the request's number).
+OVERRIDE_VERSIONS = 2**30
 
 
 class NotifyError(InputError):
@@ -102,6 +112,7 @@ def ensure_tables(engine: Engine) -> None:
 
     inspector = inspect(engine)
     if all(inspector.has_table(table.name) for table in metadata.sorted_tables):
+        _add_channel_columns(engine, {c["name"] for c in inspector.get_columns(channels_table.name)})
         return
     from sqlalchemy.exc import DatabaseError
 
@@ -121,6 +132,26 @@ def ensure_tables(engine: Engine) -> None:
 
 
 _CREATE_ATTEMPTS = 5
+
+
+def _add_channel_columns(engine: Engine, present: set[str]) -> None:
+    """Give a channel table made before `remind` and `attach_export` those columns, once."""
+    from sqlalchemy import inspect
+    from sqlalchemy.exc import DBAPIError
+
+    missing = [name for name in ADDED_CHANNEL_COLUMNS if name not in present]
+    if not missing:
+        return
+    try:
+        with engine.begin() as conn:
+            for name in missing:
+                kind = channels_table.c[name].type.compile(conn.dialect)
+                conn.exec_driver_sql(f"ALTER TABLE {channels_table.name} ADD COLUMN {name} {kind}")
+    except DBAPIError:
+        # Another process added them at the same time: its columns stand.
+        columns = {c["name"] for c in inspect(engine).get_columns(channels_table.name)}
+        if not set(ADDED_CHANNEL_COLUMNS) <= columns:
+            raise
 
 
 def mask(target: str) -> str:
@@ -180,7 +211,7 @@ def handoff(prior: Before, campaign: Any, events: Sequence[Any], name: str) -> d
 
 
 # What a message keeps of each `pending` item: its words and what `next_command` reads.
-ITEM_KEYS = ("text", "kind", "battle", "step", "waiting", "zone", "nation", "unit_type", "rule")
+ITEM_KEYS = ("text", "kind", "battle", "step", "waiting", "zone", "nation", "unit_type", "rule", "blocking", "legal")
 
 
 def describe(
@@ -204,10 +235,47 @@ def describe(
     }
 
 
-def concerns(payload: Mapping[str, Any], nations: Sequence[str]) -> bool:
+def override_requested(campaign: Any, name: str, request: Mapping[str, Any]) -> dict[str, Any]:
+    """The hand-off of an override request (RK3): the nations whose agreement it needs now owe
+    an approval. `request`: {"id", "requested_by", "agreed_by", "reason"}."""
+    payload = describe(campaign, name, reasons=["override"], newly=list(request["agreed_by"]))
+    payload["override"] = {k: request[k] for k in ("id", "requested_by", "agreed_by", "reason")}
+    return payload
+
+
+def approved(payload: dict[str, Any] | None, campaign: Any, name: str, request: Mapping[str, Any]) -> dict[str, Any]:
+    """An action recorded by the approval of an override request: its hand-off (if any) with the
+    approval added, told to the player who asked (see `concerns`)."""
+    payload = describe(campaign, name) if payload is None else payload
+    payload["reasons"] = [*payload["reasons"], "approved"]
+    payload["override"] = {k: request[k] for k in ("id", "requested_by", "agreed_by", "approved_by")}
+    return payload
+
+
+def still_owed(payload: Mapping[str, Any], campaign: Any, nations: Sequence[str] | None) -> bool:
+    """Whether what a hand-off told `nations` of (None: a group channel, every nation) is still
+    what the game waits for from them: each item it listed for them pending still, and for
+    the turn, still their turn in that round and phase. A reminder is sent only then."""
+
+    def theirs(nation: str) -> bool:
+        return nations is None or nation in nations
+
+    told = {(n, _key(item)) for item in payload["pending"] for n in item.get("waiting") or () if theirs(n)}
+    turn = "turn" in payload["reasons"] and theirs(payload["nation"])
+    if not told and not turn:
+        return False
+    if not told <= owed(campaign.pending()):
+        return False
+    where = (campaign.round, campaign.nation, campaign.phase)
+    return not turn or where == (payload["round"], payload["nation"], payload["phase"])
+
+
+def concerns(payload: Mapping[str, Any], nations: Sequence[str], player: str | None = None) -> bool:
     """Whether a player of `nations` is told of this hand-off: they newly owe something, or the
-    turn passed to one of their nations."""
+    turn passed to one of their nations, or (`player`) an override they asked for was approved."""
     if set(payload["newly_owing"]) & set(nations):
+        return True
+    if "approved" in payload["reasons"] and payload["override"]["requested_by"] == player:
         return True
     return "turn" in payload["reasons"] and payload["nation"] in nations
 
@@ -249,6 +317,8 @@ class Outbox:
         fmt: str,
         player: str | None,
         mention: str | None,
+        remind: float | None = None,
+        attach_export: bool = False,
     ) -> int:
         self.ready()
         with self.engine.begin() as conn:
@@ -261,6 +331,8 @@ class Outbox:
                     player=player,
                     mention=mention,
                     created_at=time.time(),
+                    remind=remind,
+                    attach_export=int(attach_export),
                 )
             )
             key = result.inserted_primary_key
@@ -309,7 +381,11 @@ class Outbox:
             # A test has no version of its own: a negative one never meets an action's.
             lowest = conn.execute(
                 select(outbox_table.c.version)
-                .where(outbox_table.c.channel_id == channel_id, outbox_table.c.version < 0)
+                .where(
+                    outbox_table.c.channel_id == channel_id,
+                    outbox_table.c.version < 0,
+                    outbox_table.c.version > -OVERRIDE_VERSIONS,
+                )
                 .order_by(outbox_table.c.version)
                 .limit(1)
             ).scalar()
@@ -341,6 +417,8 @@ class Outbox:
                 channels_table.c.format,
                 channels_table.c.mention,
                 channels_table.c.player,
+                channels_table.c.remind,
+                channels_table.c.attach_export,
             )
             .join(channels_table, channels_table.c.id == outbox_table.c.channel_id)
             .where(outbox_table.c.status == "pending", outbox_table.c.next_attempt_at <= now)
@@ -375,7 +453,8 @@ class Outbox:
         with self.engine.begin() as conn:
             values: dict[str, Any] = {"attempts": outbox_table.c.attempts + 1, "last_error": None if ok else status}
             if ok:
-                values.update(status="delivered", delivered_at=now)
+                # A delivered row's next attempt is its reminder's clock (see `reminders_due`).
+                values.update(status="delivered", delivered_at=now, next_attempt_at=now)
             elif retry_at is None:
                 values.update(status="failed")
             else:
@@ -387,6 +466,70 @@ class Outbox:
             ).rowcount
             conn.execute(insert(attempts_table).values(outbox_id=row_id, at=now, ok=int(ok), status=status))
             return bool(marked)
+
+    def reminders_due(self, now: float, limit: int = 20) -> list[dict[str, Any]]:
+        """Delivered hand-offs of reminding channels whose interval has passed since they were
+        sent or last reminded, each its channel's latest (an older one was overtaken)."""
+        self.ready()
+        newer = outbox_table.alias("newer")
+        later = (
+            select(newer.c.id)
+            .where(
+                newer.c.channel_id == outbox_table.c.channel_id,
+                newer.c.campaign_id == outbox_table.c.campaign_id,
+                newer.c.version > outbox_table.c.version,
+            )
+            .exists()
+        )
+        query = (
+            select(
+                outbox_table,
+                channels_table.c.kind,
+                channels_table.c.target,
+                channels_table.c.format,
+                channels_table.c.mention,
+                channels_table.c.player,
+                channels_table.c.remind,
+                channels_table.c.attach_export,
+            )
+            .join(channels_table, channels_table.c.id == outbox_table.c.channel_id)
+            .where(
+                outbox_table.c.status == "delivered",
+                outbox_table.c.version > 0,
+                channels_table.c.remind.is_not(None),
+                outbox_table.c.next_attempt_at + channels_table.c.remind <= now,
+                ~later,
+            )
+            .order_by(outbox_table.c.id)
+            .limit(limit)
+        )
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+    def claim_reminder(self, row: Mapping[str, Any], until: float) -> bool:
+        """Take a due reminder (the next is due `remind` seconds after `until`): a second
+        worker that read the same row finds it taken, so a reminder is not sent twice."""
+        with self.engine.begin() as conn:
+            return bool(
+                conn.execute(
+                    update(outbox_table)
+                    .where(
+                        outbox_table.c.id == row["id"],
+                        outbox_table.c.status == "delivered",
+                        outbox_table.c.next_attempt_at == row["next_attempt_at"],
+                    )
+                    .values(next_attempt_at=until)
+                ).rowcount
+            )
+
+    def reminded(self, row_id: int, ok: bool, status: str) -> None:
+        """Log a reminder's attempt with the row's others, marked as a reminder."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                insert(attempts_table).values(
+                    outbox_id=row_id, at=time.time(), ok=int(ok), status=f"reminder: {status}"
+                )
+            )
 
     def log(self, campaign_id: str) -> list[dict[str, Any]]:
         """Every notification of the campaign: when, to which channel, status, attempts."""
@@ -449,6 +592,9 @@ class Handoffs:
         self.engine = engine
         self.name_of = name_of
         self._channels: dict[str, tuple[tuple[Any, ...], list[dict[str, Any]]]] = {}
+        # The override request (RK3) whose approval the action under way records, if any:
+        # {"id", "requested_by", "agreed_by", "approved_by"} (set by the league server).
+        self.approval: Callable[[str], Mapping[str, Any] | None] | None = None
 
     def start(self, campaign_id: Any, campaign: Any) -> PendingHandoff | None:
         """Before an action: None when nobody is told of this campaign (nothing more to do)."""
@@ -486,6 +632,35 @@ class Handoffs:
                 row = conn.execute(_channels_token, {"campaign_id": campaign_id}).one()
         return tuple(row)
 
+    def told(
+        self, campaign_id: str, payload: Mapping[str, Any], channels: Sequence[dict[str, Any]] | None = None
+    ) -> list[dict[str, Any]]:
+        """The campaign's channels (or those given) told of a hand-off: the group's, and those
+        of the players it concerns."""
+        return [
+            c
+            for c in (self.channels(campaign_id) if channels is None else channels)
+            if c["player"] is None or concerns(payload, self.nations_of(campaign_id, c["player"]), c["player"])
+        ]
+
+    def override_request(
+        self, campaign_id: str, campaign: Any, request: Mapping[str, Any]
+    ) -> Callable[[Connection, int], int] | None:
+        """The write of an override request's hand-off, given the transaction that records the
+        request and its number; None when nobody is told. `request` as `override_requested`'s,
+        without its number."""
+        payload = override_requested(campaign, self.name_of(campaign), {**request, "id": 0})
+        told = self.told(campaign_id, payload)
+        if not told:
+            return None
+        outbox = self.outbox
+
+        def write(conn: Connection, number: int) -> int:
+            payload["override"]["id"] = number
+            return outbox.write(conn, campaign_id, -(OVERRIDE_VERSIONS + number), payload, told)
+
+        return write
+
     def nations_of(self, campaign_id: str, player: str) -> Sequence[str]:
         from tracker.service.players import Players
 
@@ -505,15 +680,15 @@ class PendingHandoff:
     def found(self, campaign: Any) -> Callable[[Connection], int] | None:
         """After the action (its events still pending): the write of its outbox rows, or None
         when it hands nothing off."""
-        payload = handoff(self.prior, campaign, campaign.pending_events, self.handoffs.name_of(campaign))
+        name = self.handoffs.name_of(campaign)
+        payload = handoff(self.prior, campaign, campaign.pending_events, name)
+        request = self.handoffs.approval(self.campaign_id) if self.handoffs.approval is not None else None
+        if request is not None:
+            payload = approved(payload, campaign, name, request)
         if payload is None:
             return None
         # Read before the write transaction: it then only inserts.
-        told = [
-            c
-            for c in self.channels
-            if c["player"] is None or concerns(payload, self.handoffs.nations_of(self.campaign_id, c["player"]))
-        ]
+        told = self.handoffs.told(self.campaign_id, payload, self.channels)
         if not told:
             return None
         version = campaign.version
@@ -534,7 +709,10 @@ def message_text(payload: Mapping[str, Any], command_for: CommandFor, public_url
     head = f"{payload['title']} ({payload['campaign']})"
     if payload.get("test"):
         head = f"Test message from {head}"
+    if payload.get("reminder"):
+        head = f"Reminder: {head}"
     lines = [f"{head}: round {payload['round']} · {payload['nation']} · {payload['phase']}"]
+    lines += override_lines(payload, public_url)
     if "seed" in payload["reasons"]:
         lines.append("The round's dice seed was revealed.")
     if "turn" in payload["reasons"]:
@@ -554,6 +732,23 @@ def message_text(payload: Mapping[str, Any], command_for: CommandFor, public_url
     return "\n".join(lines)
 
 
+def override_lines(payload: Mapping[str, Any], public_url: str | None) -> list[str]:
+    """What a message says of an override request (RK3) made or approved."""
+    override = payload.get("override")
+    if not override:
+        return []
+    number, asker = override["id"], override["requested_by"]
+    if "approved" in payload["reasons"]:
+        return [f"Override request {number} by {asker} was approved by {override['approved_by']} and recorded."]
+    server = public_url.rstrip("/") if public_url else "URL"
+    command = f"tracker --server {server} --campaign {shlex.quote(payload['campaign'])} approve {number}"
+    return [
+        f"Override request {number} by {asker} needs the agreement of {', '.join(override['agreed_by'])}: "
+        f"{override['reason'] or 'no reason given'}",
+        f"  next: {command}",
+    ]
+
+
 def webhook_body(fmt: str, text: str, payload: Mapping[str, Any], mention: str | None) -> dict[str, Any]:
     """The JSON a webhook posts. `json`: {"text", "campaign", "title", "round", "phase",
     "nation", "reasons", "newly_owing", "pending"} (the hand-off and its words)."""
@@ -568,11 +763,17 @@ def webhook_body(fmt: str, text: str, payload: Mapping[str, Any], mention: str |
     return {"text": text, **{k: v for k, v in payload.items() if k != "test"}, "test": bool(payload.get("test"))}
 
 
-def email_body(text: str, payload: Mapping[str, Any]) -> dict[str, Any]:
-    """An e-mail's subject and its text and HTML parts (the same words)."""
+SINCE = "Since you last acted:"
+
+
+def email_body(text: str, payload: Mapping[str, Any], since: Sequence[str] = ()) -> dict[str, Any]:
+    """An e-mail's subject and its text and HTML parts (the same words), with the summary of
+    what happened since the player last acted (`since`, see `tracker.server.delivery`) in both."""
     subject = f"[{payload['title']}] round {payload['round']} · {payload['nation']} · {payload['phase']}"
     if payload.get("test"):
         subject = f"Test: {subject}"
+    if payload.get("reminder"):
+        subject = f"Reminder: {subject}"
     paragraphs = []
     for line in text.splitlines():
         if line.startswith("  next: "):
@@ -581,6 +782,10 @@ def email_body(text: str, payload: Mapping[str, Any]) -> dict[str, Any]:
             paragraphs.append(f'<p><a href="{html.escape(line)}">{html.escape(line)}</a></p>')
         else:
             paragraphs.append(f"<p>{html.escape(line)}</p>")
+    if since:
+        text = "\n".join([text, "", SINCE, *(f"- {line}" for line in since)])
+        items = "".join(f"<li>{html.escape(line)}</li>" for line in since)
+        paragraphs.append(f"<p>{SINCE}</p><ul>{items}</ul>")
     return {"subject": subject, "text": text, "html": "<html><body>" + "".join(paragraphs) + "</body></html>"}
 
 
@@ -647,6 +852,9 @@ class SmtpSender:
         message["To"] = channel["target"]
         message.set_content(body["text"])
         message.add_alternative(body["html"], subtype="html")
+        if body.get("attachment"):
+            filename, data = body["attachment"]
+            message.add_attachment(data, maintype="application", subtype="jsonl", filename=filename)
         try:
             with smtplib.SMTP(s.host, s.port, timeout=s.timeout) as smtp:
                 if s.starttls:
@@ -693,6 +901,13 @@ class Backoff:
         return now + min(self.cap, self.first * 2 ** (attempts - 1))
 
 
+# What a row's e-mail adds to its message, made by the server that sends it: {"since": the
+# summary lines, "attachment": (file name, bytes)} (see `tracker.server.delivery`).
+Extras = Callable[[Mapping[str, Any], Mapping[str, Any]], Mapping[str, Any]]
+# Whether a delivered row's hand-off is still owed (see `still_owed`), for its reminder.
+Owed = Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
+
+
 def deliver_due(
     outbox: Outbox,
     sender: Sender,
@@ -700,12 +915,71 @@ def deliver_due(
     backoff: Backoff,
     public_url: str | None = None,
     now: float | None = None,
+    extras: Extras | None = None,
+    owed_still: Owed | None = None,
 ) -> int:
-    """One pass of delivery: every due row sent once; returns how many were delivered."""
+    """One pass of delivery: every due row sent once, then (with `owed_still`) the reminders
+    due; returns how many were delivered (reminders not counted)."""
     delivered = 0
-    for row in outbox.due(time.time() if now is None else now):
-        delivered += deliver(outbox, row, sender, command_for, backoff, public_url) is None
+    at = time.time() if now is None else now
+    for row in outbox.due(at):
+        delivered += deliver(outbox, row, sender, command_for, backoff, public_url, extras) is None
+    if owed_still is not None:
+        for row in outbox.reminders_due(at):
+            remind(outbox, row, sender, command_for, owed_still, public_url, at, extras)
     return delivered
+
+
+def remind(
+    outbox: Outbox,
+    row: Mapping[str, Any],
+    sender: Sender,
+    command_for: CommandFor,
+    owed_still: Owed,
+    public_url: str | None = None,
+    now: float | None = None,
+    extras: Extras | None = None,
+) -> str | None:
+    """One due reminder (`tracker notify add --remind`): sent again, marked as a reminder, while
+    what the hand-off told of is still owed; None when it was sent, else why not."""
+    at = time.time() if now is None else now
+    payload = json.loads(row["payload"])
+    if not owed_still(row, payload):
+        # Answered (or overtaken): never reminded again.
+        outbox.claim_reminder(row, float("inf"))
+        return "no longer owed"
+    if not outbox.claim_reminder(row, at):
+        return "taken by another worker"
+    try:
+        body = message_body(row, {**payload, "reminder": True}, command_for, public_url, extras)
+        status = sender.send(row, body)
+    except (ValueError, KeyError, TypeError) as e:
+        outbox.reminded(row["id"], False, f"unreadable message: {type(e).__name__}")
+        return "unreadable message"
+    except SendFailed as e:
+        # Tried again at the next interval, like the reminder itself.
+        outbox.reminded(row["id"], False, str(e))
+        return str(e)
+    outbox.reminded(row["id"], True, status)
+    return None
+
+
+def message_body(
+    row: Mapping[str, Any],
+    payload: Mapping[str, Any],
+    command_for: CommandFor,
+    public_url: str | None,
+    extras: Extras | None = None,
+) -> dict[str, Any]:
+    """What is sent for one row: a webhook's JSON, or an e-mail's parts (with `extras`)."""
+    text = message_text(payload, command_for, public_url)
+    if row["kind"] != "email":
+        return webhook_body(row["format"], text, payload, row["mention"])
+    more = extras(row, payload) if extras is not None else {}
+    body = email_body(text, payload, more.get("since", ()))
+    if more.get("attachment"):
+        body["attachment"] = more["attachment"]
+    return body
 
 
 def deliver(
@@ -715,18 +989,13 @@ def deliver(
     command_for: CommandFor,
     backoff: Backoff,
     public_url: str | None = None,
+    extras: Extras | None = None,
 ) -> str | None:
     """One attempt at one due row: None when it was delivered (and marked, once), else why not."""
     if not outbox.claim(row, backoff.lease):
         return "taken by another worker"
     try:
-        payload = json.loads(row["payload"])
-        text = message_text(payload, command_for, public_url)
-        body = (
-            email_body(text, payload)
-            if row["kind"] == "email"
-            else webhook_body(row["format"], text, payload, row["mention"])
-        )
+        body = message_body(row, json.loads(row["payload"]), command_for, public_url, extras)
     except (ValueError, KeyError, TypeError) as e:
         # A row no message can be made of never blocks the ones behind it.
         outbox.attempted(row["id"], False, f"unreadable message: {type(e).__name__}", None)

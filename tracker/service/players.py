@@ -21,7 +21,7 @@ import hashlib
 import hmac
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +38,7 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 from domain.errors import InputError, RuleViolation, TrackerError
@@ -314,7 +314,10 @@ class Players:
         reason: str,
         command: dict[str, Any],
         seen: int,
+        also: Callable[[Connection, int], Any] | None = None,
     ) -> int:
+        """Record an override request (RK3); `also` writes in the same transaction, given the
+        request's number (its hand-off, see `tracker.service.notify`)."""
         with self.engine.begin() as conn:
             result = conn.execute(
                 requests_table.insert().values(
@@ -329,6 +332,8 @@ class Players:
             )
             key = result.inserted_primary_key
             assert key is not None
+            if also is not None:
+                also(conn, int(key[0]))
             return int(key[0])
 
     def override_request(self, campaign_id: str, number: int) -> dict[str, Any]:

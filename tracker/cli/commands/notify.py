@@ -16,17 +16,76 @@ from tracker.cli.common import Context, emit_json, json_option, next_command
 def notify() -> None:
     """Tell players when the game waits for them: webhook (JSON, Discord, Slack) and e-mail
     channels of a campaign, delivered by `tracker serve`. A channel without `--player` is the campaign's group
-    channel; with it, only the hand-offs that player's nations owe. Run against the database."""
+    channel; with it, only the hand-offs that player's nations owe. On the database, or through
+    the server (`tracker --server URL notify ...`): a player their own channels, the referee all."""
 
 
-def _outbox(ctx: Context) -> tuple[Any, str]:
+class Scope:
+    """The channels a command may see and change: all of the campaign's (on the database, or
+    the referee through the server), or through the server a player's own (`player`)."""
+
+    def __init__(self, outbox: Any, campaign_id: str, player: str | None) -> None:
+        self.outbox = outbox
+        self.campaign_id = campaign_id
+        self.player = player
+
+    def channels(self) -> list[dict[str, Any]]:
+        return [c for c in self.outbox.channels(self.campaign_id) if self.player in (None, c["player"])]
+
+    def channel(self, number: int) -> dict[str, Any]:
+        found = self.outbox.channel(self.campaign_id, number)
+        if self.player not in (None, found["player"]):
+            # The same words as for a number nobody uses: another player's channels are not listed.
+            from tracker.service.notify import NotifyError
+
+            raise NotifyError(f"no notification channel {number} in this campaign (see tracker notify list)")
+        return found
+
+
+def _scope(ctx: Context) -> Scope:
+    """PL2 through the server: the referee manages every channel, a player only their own."""
+    from tracker.cli.commands.players import served_tracker
     from tracker.service.notify import Outbox
+    from tracker.service.players import Forbidden, Unauthenticated
 
     t = ctx.tracker
-    if not hasattr(t, "engine"):
-        raise InputError("tracker notify runs on the database (--db), not through --server")
     t.require_writable()
-    return Outbox(t.engine), str(t.campaign_id(ctx.campaign))
+    served = served_tracker(t)
+    if served is None:
+        return Scope(Outbox(t.engine), str(t.campaign_id(ctx.campaign)), None)
+    player = served.player
+    refusal: Exception | None = None
+    if player is None:
+        refusal = Unauthenticated("tracker notify needs a player's token: set TRACKER_TOKEN (see tracker players add)")
+    elif player.spectator:
+        refusal = Forbidden(f"{player.name} is a spectator: notifications are for the players and the referee")
+    if refusal is not None:
+        if served.refusals is not None:
+            served.refusals.append(refusal)  # answered with the refusal's own status
+        raise refusal
+    cid = str(served.campaign_id(ctx.campaign))
+    return Scope(Outbox(served.engine), cid, None if player.referee else player.name)
+
+
+DURATION = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds from `12h`, `30m`, `90s` or `1d` (at least a minute: a reminder is not a poll)."""
+    unit = DURATION.get(text[-1:].lower())
+    number = text[:-1]
+    if unit is None or not number.isdigit() or int(number) * unit < 60:
+        raise click.BadParameter(f"{text!r}: give a whole number and s, m, h or d, at least 60s (e.g. 12h)")
+    return float(int(number) * unit)
+
+
+def _every(seconds: float | None) -> str:
+    if not seconds:
+        return ""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
 
 
 def _when(stamp: float | None) -> str:
@@ -44,17 +103,39 @@ def _when(stamp: float | None) -> str:
     help="The body posted: a JSON object, a Discord or a Slack message.",
 )  # fmt: skip
 @click.option("--mention", help="Put at the start of each message, e.g. <@123456> on Discord.")
+@click.option(
+    "--remind", metavar="EVERY",
+    help="Send the message again every EVERY (12h, 30m, 1d) while the same thing is still owed.",
+)  # fmt: skip
+@click.option(
+    "--attach-export", is_flag=True,
+    help="E-mail only: attach the export of the events since the player last acted (for by-file play).",
+)  # fmt: skip
+@json_option
 @click.pass_obj
-def notify_add(ctx: Context, kind: str, target: str, player: str | None, fmt: str, mention: str | None) -> None:
+def notify_add(
+    ctx: Context, kind: str, target: str, player: str | None, fmt: str, mention: str | None,
+    remind: str | None, attach_export: bool, as_json: bool = False,
+) -> None:  # fmt: skip
     """Add a webhook (its URL) or a player's e-mail channel (its address), shown masked from then on.
+    Through the server (`tracker --server URL notify add ...`) a player adds their own channels,
+    the referee anyone's.
 
     Example: tracker notify add webhook https://discord.com/api/webhooks/1/abc --format discord \\
-    --player anna --mention "<@123>"
+    --player anna --mention "<@123>" --remind 12h
     """
     from tracker.service.notify import mask
-    from tracker.service.players import Players
+    from tracker.service.players import Forbidden, Players
 
-    outbox, cid = _outbox(ctx)
+    every = parse_duration(remind) if remind is not None else None
+    scope = _scope(ctx)
+    outbox, cid = scope.outbox, scope.campaign_id
+    if scope.player is not None:
+        if player not in (None, scope.player):
+            raise Forbidden(f"{scope.player} adds channels for themselves only: leave out --player {player}")
+        player = scope.player
+    if attach_export and kind != "email":
+        raise InputError("--attach-export is for e-mail channels: a webhook carries no file")
     if kind == "email":
         if player is None:
             raise InputError("an e-mail channel is a player's: give --player NAME")
@@ -65,10 +146,20 @@ def notify_add(ctx: Context, kind: str, target: str, player: str | None, fmt: st
         raise InputError("a webhook is an http:// or https:// URL")
     if player is not None and Players(outbox.engine).player(cid, player) is None:
         raise InputError(f"no player {player!r} in this campaign (see tracker players list)")
-    number = outbox.add(cid, kind, target, fmt, player, mention)
+    number = outbox.add(cid, kind, target, fmt, player, mention, every, attach_export)
     who = f"player {player}" if player else "the group"
     what = "e-mail to" if kind == "email" else f"{fmt} webhook"
-    click.echo(f"Channel {number}: {what} {mask(target)} for {who}.")
+    more = f", reminded every {_every(every)}" if every else ""
+    more += ", with the export attached" if attach_export else ""
+    if as_json:
+        emit_json(
+            {
+                "id": number, "kind": kind, "format": fmt, "player": player, "target": mask(target),
+                "mention": mention, "remind": every, "attach_export": attach_export,
+            }
+        )  # fmt: skip
+        return
+    click.echo(f"Channel {number}: {what} {mask(target)} for {who}{more}.")
 
 
 @notify.command(name="list")
@@ -81,7 +172,6 @@ def notify_list(ctx: Context, as_json: bool) -> None:
     """
     from tracker.service.notify import mask
 
-    outbox, cid = _outbox(ctx)
     rows = [
         {
             "id": c["id"],
@@ -90,8 +180,10 @@ def notify_list(ctx: Context, as_json: bool) -> None:
             "player": c["player"],
             "target": mask(c["target"]),
             "mention": c["mention"],
+            "remind": c["remind"],
+            "attach_export": bool(c["attach_export"]),
         }
-        for c in outbox.channels(cid)
+        for c in _scope(ctx).channels()
     ]
     if as_json:
         emit_json(rows)
@@ -100,27 +192,35 @@ def notify_list(ctx: Context, as_json: bool) -> None:
         click.echo("No channels: tracker notify add webhook URL")
     for r in rows:
         mention = f" mention {r['mention']}" if r["mention"] else ""
+        mention += f" every {_every(r['remind'])}" if r["remind"] else ""
+        mention += " with export" if r["attach_export"] else ""
         what = "e-mail" if r["kind"] == "email" else f"{r['format']} webhook"
         click.echo(f"{r['id']}  {what}  {r['player'] or '(group)'}  {r['target']}{mention}")
 
 
 @notify.command(name="remove")
 @click.argument("channel", type=int)
+@json_option
 @click.pass_obj
-def notify_remove(ctx: Context, channel: int) -> None:
+def notify_remove(ctx: Context, channel: int, as_json: bool = False) -> None:
     """Remove a channel, and its messages not yet delivered.
 
     Example: tracker notify remove 2
     """
-    outbox, cid = _outbox(ctx)
-    outbox.remove(cid, channel)
+    scope = _scope(ctx)
+    scope.channel(channel)
+    scope.outbox.remove(scope.campaign_id, channel)
+    if as_json:
+        emit_json({"id": channel, "removed": True})
+        return
     click.echo(f"Channel {channel} removed.")
 
 
 @notify.command(name="test")
 @click.argument("channel", type=int)
+@json_option
 @click.pass_obj
-def notify_test(ctx: Context, channel: int) -> None:
+def notify_test(ctx: Context, channel: int, as_json: bool = False) -> None:
     """Send a test message to a channel now (what the game waits for at present), logged like
     any other; one attempt: the server's worker retries a failed one.
 
@@ -128,7 +228,9 @@ def notify_test(ctx: Context, channel: int) -> None:
     """
     from tracker.service.notify import Backoff, HttpSender, deliver, describe, mask
 
-    outbox, cid = _outbox(ctx)
+    scope = _scope(ctx)
+    scope.channel(channel)
+    outbox, cid = scope.outbox, scope.campaign_id
     t = ctx.tracker
     campaign = t.load(t.campaign_id(ctx.campaign))
     payload = describe(campaign, t.name_of(campaign))
@@ -137,12 +239,29 @@ def notify_test(ctx: Context, channel: int) -> None:
     target = mask(row["target"])
     if row["kind"] == "email":
         # Only the server knows its SMTP server.
+        if as_json:
+            emit_json({"id": channel, "target": target, "message": number, "status": "queued"})
+            return
         click.echo(f"Test message queued for channel {channel} ({target}): `tracker serve` sends it.")
         return
     failed = deliver(outbox, row, HttpSender(), next_command, Backoff())
     if failed is not None:
         raise InputError(f"channel {channel} ({target}) did not take the test message: {failed}")
+    if as_json:
+        emit_json({"id": channel, "target": target, "message": number, "status": "delivered"})
+        return
     click.echo(f"Test message delivered to channel {channel} ({target}).")
+
+
+def _what(version: int) -> str:
+    """A row's cause: the event that handed off, an override request (RK3) or a test."""
+    from tracker.service.notify import OVERRIDE_VERSIONS
+
+    if version > 0:
+        return f"event {version}"
+    if version <= -OVERRIDE_VERSIONS:
+        return f"override request {-version - OVERRIDE_VERSIONS}"
+    return "test"
 
 
 @notify.command(name="log")
@@ -153,8 +272,9 @@ def notify_log(ctx: Context, as_json: bool) -> None:
 
     Example: tracker notify log
     """
-    outbox, cid = _outbox(ctx)
-    rows = outbox.log(cid)
+    scope = _scope(ctx)
+    mine = {c["id"] for c in scope.channels()}
+    rows = [r for r in scope.outbox.log(scope.campaign_id) if scope.player is None or r["channel_id"] in mine]
     if as_json:
         emit_json(rows)
         return
@@ -163,7 +283,7 @@ def notify_log(ctx: Context, as_json: bool) -> None:
     for r in rows:
         error = f"  last: {r['last_error']}" if r["last_error"] and r["status"] != "delivered" else ""
         when = _when(r["delivered_at"] or r["created_at"])
-        event = f"event {r['version']}" if r["version"] > 0 else "test"
+        event = _what(r["version"])
         click.echo(
             f"{r['id']}  {when}  channel {r['channel_id']}  {event}  {r['status']}  attempts {r['attempts']}{error}"
         )
