@@ -69,8 +69,8 @@ RAW_SQL = "SELECT id, originator_id, originator_version, topic, state FROM track
 BOARD_KEYS = ("seq", "turn", "round", "nation", "phase", "units", "ntr", "balances", "ntr_lost", "tech")
 
 
-def campaign_name(n: int) -> str:
-    return f"bench-projections-{n}"
+def campaign_name(n: int, scenario: str = SCENARIO) -> str:
+    return f"bench-projections-{n}" if scenario == SCENARIO else f"bench-{scenario}-{n}"
 
 
 def count_events(db: Path) -> int:
@@ -81,9 +81,10 @@ def count_events(db: Path) -> int:
 # ----- the campaign: build, resume or reuse -----
 
 
-def prepare(db: Path, n: int, batch: int) -> dict[str, Any]:
-    """A database holding exactly one campaign of at least n events, reused when possible."""
-    name = campaign_name(n)
+def prepare(db: Path, n: int, batch: int, scenario: str = SCENARIO) -> dict[str, Any]:
+    """A database holding exactly one campaign of at least n events on `scenario`, reused when
+    possible."""
+    name = campaign_name(n, scenario)
     script = Script()
     status = "built"
     if db.exists():
@@ -104,7 +105,7 @@ def prepare(db: Path, n: int, batch: int) -> dict[str, Any]:
             remove_db(db)
     log(f"building campaign {name} of {n:,} events in {db} ({batch} actions per save) ...")
     with Tracker(str(db)) as t:
-        cid = t.create(name, SCENARIO, dice="auto").id
+        cid = t.create(name, scenario, dice="auto").id
         check_scenario(t, cid)
         c = t.load(cid)
         seconds = build_batched(t, c, n, batch, script, "campaign")

@@ -1,10 +1,12 @@
 """The campaign-scale benchmark: every performance target of the tracker, measured in one run
 and printed side by side (value, reference, ratio, target, met).
 
-Run as ``python bench/run.py [--quick] [--db-dir DIR]``. It builds (or reuses, in --db-dir)
-synthetic north-sea-1914 campaigns of 2k, 20k and 200k events with the generator of
-``bench_store.py`` (``--quick``: 2k and 20k only, under two minutes once built). It only
-measures and prints; nothing is asserted, and no test times anything.
+Run as ``python bench/run.py [--quick] [--db-dir DIR] [--scenario NAME]``. It builds (or
+reuses, in --db-dir) synthetic campaigns of 2k, 20k and 200k events with the generator of
+``bench_store.py`` (``--quick``: 2k and 20k only, under two minutes once built) on each shipped
+scenario, north-sea-1914 and the whole-war great-war-1914 (``--scenario`` picks one; repeat it
+for several), and prints a table per scenario. It only measures and prints; nothing is
+asserted, and no test times anything.
 
 Targets:
  1. turn-level reads cost the same in a long log: report --turn N (Markdown and HTML), state
@@ -58,8 +60,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_projections import campaign_name, count_events, measure_raw_read, prepare  # noqa: E402
-from bench_store import log, measure_interleaved, remove_db  # noqa: E402
+from bench_projections import campaign_name as name_of  # noqa: E402
+from bench_projections import count_events, measure_raw_read, prepare  # noqa: E402
+from bench_store import SCENARIO, SCENARIOS, log, measure_interleaved, remove_db  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 from eventsourcing.persistence import StoredEvent  # noqa: E402
 
@@ -370,6 +373,225 @@ def sections_of(text: str) -> set[int]:
     return chosen
 
 
+def db_file(db_dir: Path, scenario: str, n: int) -> Path:
+    """The kept campaign of n events on a scenario (north-sea-1914's under its first name)."""
+    return db_dir / (f"bench_projections_{n}.db" if scenario == SCENARIO else f"bench_{scenario}_{n}.db")
+
+
+def measure(
+    scenario: str,
+    args: argparse.Namespace,
+    sizes: tuple[int, ...],
+    needed: set[int],
+    db_dir: Path,
+    scratch: Path,
+    table: Table,
+    notes: list[str],
+) -> None:
+    """Every chosen target on the campaigns of one scenario, as rows of `table`."""
+    only: set[int] = args.only
+    small, large = sizes[0], sizes[-1]
+    lin = sizes[-2:]
+    mid = lin[1]
+    scratch.mkdir(parents=True, exist_ok=True)
+
+    def campaign_name(n: int) -> str:
+        return name_of(n, scenario)
+
+    dbs: dict[int, Path] = {}
+    for n in sizes:
+        dbs[n] = db_file(db_dir, scenario, n)
+        if n not in needed:
+            continue
+        prepare(dbs[n], n, 10, scenario)
+        with Tracker(str(dbs[n])) as t:
+            log(f"{scenario}: catching up the projections of {n:,} events ...")
+            t.catch_up()
+
+    # 1. turn-level reads
+    turn_costs: dict[str, dict[int, float]] = {}
+    html_bytes: dict[int, int] = {}
+    for n in sizes if 1 in only else ():
+        name = campaign_name(n)
+        turn, seq = middle(dbs[n], name)
+        commands = {
+            "report --turn N (md)": ["report", "--turn", str(turn)],
+            "report --turn N (html)": ["report", "--turn", str(turn), "--format", "html"],
+            "state --turn N": ["state", "--turn", str(turn), "--json"],
+            "explain SEQ": ["explain", str(seq)],
+            "log --turn N": ["log", "--turn", str(turn)],
+        }
+        for label, argv in commands.items():
+            log(f"{n:,}: {label} ...")
+            seconds, result = timed_cli(dbs[n], name, argv, args.runs)
+            turn_costs.setdefault(label, {})[n] = seconds
+            if label.endswith("(html)"):
+                html_bytes[n] = len(result.output.encode("utf-8"))
+    for label, costs in turn_costs.items():
+        ratio = costs[large] / costs[small]
+        table.add(
+            f"1 {label}",
+            f"{1000 * costs[large]:.0f} ms @{large // 1000}k",
+            f"{1000 * costs[small]:.0f} ms @{small // 1000}k",
+            ratio,
+            "<= 2x",
+            ratio <= 2,
+        )
+    if 1 in only:
+        name = campaign_name(large)
+        turn, _ = middle(dbs[large], name)
+        catch_ups = count_catch_ups(dbs[large], name, ["report", "--turn", str(turn), "--format", "html"])
+        table.add("1 catch-ups per report --turn", str(catch_ups), "", None, "1", catch_ups == 1)
+    if {"report --turn N (md)", "report --turn N (html)"} <= set(turn_costs):
+        md, page = turn_costs["report --turn N (md)"][large], turn_costs["report --turn N (html)"][large]
+        table.add(
+            "1 report --turn N, html vs md",
+            f"{1000 * page:.0f} ms @{large // 1000}k",
+            f"{1000 * md:.0f} ms (md)",
+            page / md,
+            "<= 1.3x",
+            page / md <= 1.3,
+        )
+
+    # 2. whole-log commands
+    whole: dict[str, dict[int, float]] = {}
+    for n in lin if 2 in only else ():
+        name = campaign_name(n)
+        out = scratch / f"export_{n}.jsonl"
+        commands = {
+            "report --all (md)": ["report", "--all", "-o", str(scratch / f"all_{n}.md")],
+            "export": ["export", str(out)],
+            "verify": ["verify"],
+            "stats --csv": ["stats", "--csv", "-o", str(scratch / f"stats_{n}.csv")],
+        }
+        for label, argv in commands.items():
+            log(f"{n:,}: {label} ...")
+            runs = 1 if n >= 200_000 else max(1, args.runs - 1)
+            whole.setdefault(label, {})[n] = timed_cli(dbs[n], name, argv, runs)[0]
+    for label, costs in whole.items():
+        ratio = costs[lin[1]] / costs[lin[0]]
+        table.add(
+            f"2 {label}",
+            f"{costs[lin[1]]:.2f} s @{lin[1] // 1000}k",
+            f"{costs[lin[0]]:.2f} s @{lin[0] // 1000}k",
+            ratio,
+            "<= 12x",
+            ratio <= 12,
+        )
+    peaks: dict[str, dict[int, float]] = {}
+    for n in sizes if 2 in only else ():
+        log(f"{n:,}: peak memory of report --all, export, verify (fresh processes) ...")
+        for label, mib in measure_peaks(dbs[n], campaign_name(n), scratch).items():
+            peaks.setdefault(label, {})[n] = mib
+    for label, by_size in peaks.items():
+        for n, mib in by_size.items():
+            table.add(
+                f"2 {label} peak RSS @{n // 1000}k",
+                f"{mib:.0f} MiB",
+                f"{by_size[small]:.0f} MiB @{small // 1000}k",
+                mib / by_size[small],
+                "<= 150 MiB",
+                mib <= 150,
+            )
+
+    # 3. recording and import
+    if 3 in only:
+        log(f"recording {args.actions:,} actions one by one, interleaved with raw sqlite3 ...")
+        rec = measure_interleaved(scratch, args.actions, args.rounds, scenario=scenario)
+        table.add(
+            "3 one action, one transaction",
+            f"{rec['actions_per_s']:,.0f} act/s",
+            f"{rec['raw_rows_per_s']:,.0f} raw rows/s",
+            rec["ratio"],
+            ">= 0.5x",
+            rec["ratio"] >= 0.5,
+        )
+        notes.append(
+            f"recording: median of {rec['rounds']} interleaved rounds ({rec['actions']} actions, "
+            f"journal {rec['journal_mode']}, synchronous {rec['synchronous']} on both sides); round ratios "
+            + ", ".join(f"{r:.2f}" for r in rec["ratios"])
+        )
+        export_file = scratch / f"export_{mid}.jsonl"
+        if not export_file.exists():  # made by target 2 when it runs
+            run_cli(dbs[mid], campaign_name(mid), ["export", str(export_file)])
+        imp = measure_import(export_file, scratch, 3)
+        table.add(
+            f"3 import write path ({mid // 1000}k events)",
+            f"{imp['write_rate']:,.0f} ev/s",
+            f"{imp['raw_rate']:,.0f} raw rows/s batched",
+            imp["ratio"],
+            ">= 0.5x",
+            imp["ratio"] >= 0.5,
+        )
+        table.add(
+            f"3 import, whole ({mid // 1000}k, checked)",
+            f"{imp['import_rate']:,.0f} ev/s",
+            f"{imp['raw_rate']:,.0f} raw rows/s batched",
+            imp["import_rate"] / imp["raw_rate"],
+            "-",
+            None,
+        )
+        notes.append(
+            f"import of {imp['events']:,} events: {imp['import_s']:.2f} s in all = checks {imp['check_s']:.2f} s "
+            f"+ write {imp['write_s']:.3f} s + snapshot and projections caught up {imp['after_s']:.2f} s; "
+            f"write-path round ratios {', '.join(f'{r:.2f}' for r in imp['ratios'])}"
+        )
+
+    # 4. rebuild
+    if 4 in only:
+        log(f"rebuilding the projections of {large:,} events, interleaved with raw reads ...")
+        reb = measure_rebuild(dbs[large], 3 if large >= 200_000 else 5)
+        table.add(
+            f"4 projection rebuild @{large // 1000}k",
+            f"{reb['rate']:,.0f} ev/s",
+            f"{reb['raw_rate']:,.0f} raw rows/s",
+            reb["ratio"],
+            ">= 0.3x",
+            reb["ratio"] >= 0.3,
+        )
+        notes.append(
+            f"rebuild: median of {len(reb['ratios'])} rounds, each a rebuild between two raw reads; round ratios "
+            + ", ".join(f"{r:.3f}" for r in reb["ratios"])
+            + f"; in CPU time {reb['cpu_ratio']:.3f}x"
+        )
+
+    # 5. start-up
+    if 5 in only:
+        log("start-up: --help and cold state, interleaved ...")
+        start_rows(table, notes, measure_starts(dbs[small], args.rounds))
+        for flag in ("--help", "--version"):
+            found = help_imports_storage([flag])
+            table.add(f"5 tracker {flag} storage modules", str(len(found)), "", None, "0", not found)
+
+    # 6. size
+    for n in sizes if 6 in only else ():
+        per_event = db_bytes(dbs[n]) / count_events(dbs[n])
+        table.add(f"6 bytes per event @{n // 1000}k", f"{per_event:.0f} B", "", None, "<= 700 B", per_event <= 700)
+
+    # 7. report size
+    if 7 in only and 20_000 in sizes and 20_000 not in html_bytes:
+        name = campaign_name(20_000)
+        turn, _ = middle(dbs[20_000], name)
+        result = run_cli(dbs[20_000], name, ["report", "--turn", str(turn), "--format", "html"])
+        html_bytes[20_000] = len(result.output.encode("utf-8"))
+    if 7 in only and 20_000 in html_bytes:
+        b = html_bytes[20_000]
+        table.add("7 one-turn HTML @20k", f"{b / 1e6:.2f} MB", "", None, "< 1 MB", b < 1e6)
+    if html_bytes:
+        notes.append(
+            f"html bytes by size: {', '.join(f'{n // 1000}k {b / 1e3:.0f} kB' for n, b in html_bytes.items())}"
+        )
+
+    # 8. exact odds
+    if args.odds and 8 in only and scenario == (args.scenario or SCENARIOS)[0]:  # no campaign: measured once
+        import bench_odds
+
+        runs = 1_000 if args.quick else 10_000
+        log(f"exact odds against {runs:,} battles through the referee a position ...")
+        for row in bench_odds.table_rows(bench_odds.measure(runs)):
+            table.add(f"8 {row[0]}", *row[1:])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2k and 20k campaigns only (under two minutes once built)")
@@ -387,13 +609,18 @@ def main() -> None:
         metavar="N[,N...]",
         help="measure only these targets (numbers as in the list above; 8 also needs --odds)",
     )
+    parser.add_argument(
+        "--scenario",
+        action="append",
+        choices=SCENARIOS,
+        help="build the campaigns on this scenario (repeatable; default: each shipped scenario, a table each)",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     sizes = SIZES[:2] if args.quick else SIZES
     only: set[int] = args.only
     small, large = sizes[0], sizes[-1]
     lin = sizes[-2:]
-    mid = lin[1]
     # The campaigns the chosen targets read.
     needed: set[int] = set()
     if only & {1, 6}:
@@ -411,201 +638,13 @@ def main() -> None:
     db_dir = Path(args.db_dir).resolve() if args.db_dir else Path(tempfile.mkdtemp(prefix="tracker_bench_"))
     db_dir.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="tracker_bench_scratch_"))
-    table = Table()
-    notes: list[str] = []
+    tables: list[tuple[str, Table, list[str]]] = []
     try:
-        dbs: dict[int, Path] = {}
-        for n in sizes:
-            dbs[n] = db_dir / f"bench_projections_{n}.db"
-            if n not in needed:
-                continue
-            prepare(dbs[n], n, 10)
-            with Tracker(str(dbs[n])) as t:
-                log(f"catching up the projections of {n:,} events ...")
-                t.catch_up()
-
-        # 1. turn-level reads
-        turn_costs: dict[str, dict[int, float]] = {}
-        html_bytes: dict[int, int] = {}
-        for n in sizes if 1 in only else ():
-            name = campaign_name(n)
-            turn, seq = middle(dbs[n], name)
-            commands = {
-                "report --turn N (md)": ["report", "--turn", str(turn)],
-                "report --turn N (html)": ["report", "--turn", str(turn), "--format", "html"],
-                "state --turn N": ["state", "--turn", str(turn), "--json"],
-                "explain SEQ": ["explain", str(seq)],
-                "log --turn N": ["log", "--turn", str(turn)],
-            }
-            for label, argv in commands.items():
-                log(f"{n:,}: {label} ...")
-                seconds, result = timed_cli(dbs[n], name, argv, args.runs)
-                turn_costs.setdefault(label, {})[n] = seconds
-                if label.endswith("(html)"):
-                    html_bytes[n] = len(result.output.encode("utf-8"))
-        for label, costs in turn_costs.items():
-            ratio = costs[large] / costs[small]
-            table.add(
-                f"1 {label}",
-                f"{1000 * costs[large]:.0f} ms @{large // 1000}k",
-                f"{1000 * costs[small]:.0f} ms @{small // 1000}k",
-                ratio,
-                "<= 2x",
-                ratio <= 2,
-            )
-        if 1 in only:
-            name = campaign_name(large)
-            turn, _ = middle(dbs[large], name)
-            catch_ups = count_catch_ups(dbs[large], name, ["report", "--turn", str(turn), "--format", "html"])
-            table.add("1 catch-ups per report --turn", str(catch_ups), "", None, "1", catch_ups == 1)
-        if {"report --turn N (md)", "report --turn N (html)"} <= set(turn_costs):
-            md, page = turn_costs["report --turn N (md)"][large], turn_costs["report --turn N (html)"][large]
-            table.add(
-                "1 report --turn N, html vs md",
-                f"{1000 * page:.0f} ms @{large // 1000}k",
-                f"{1000 * md:.0f} ms (md)",
-                page / md,
-                "<= 1.3x",
-                page / md <= 1.3,
-            )
-
-        # 2. whole-log commands
-        whole: dict[str, dict[int, float]] = {}
-        for n in lin if 2 in only else ():
-            name = campaign_name(n)
-            out = scratch / f"export_{n}.jsonl"
-            commands = {
-                "report --all (md)": ["report", "--all", "-o", str(scratch / f"all_{n}.md")],
-                "export": ["export", str(out)],
-                "verify": ["verify"],
-                "stats --csv": ["stats", "--csv", "-o", str(scratch / f"stats_{n}.csv")],
-            }
-            for label, argv in commands.items():
-                log(f"{n:,}: {label} ...")
-                runs = 1 if n >= 200_000 else max(1, args.runs - 1)
-                whole.setdefault(label, {})[n] = timed_cli(dbs[n], name, argv, runs)[0]
-        for label, costs in whole.items():
-            ratio = costs[lin[1]] / costs[lin[0]]
-            table.add(
-                f"2 {label}",
-                f"{costs[lin[1]]:.2f} s @{lin[1] // 1000}k",
-                f"{costs[lin[0]]:.2f} s @{lin[0] // 1000}k",
-                ratio,
-                "<= 12x",
-                ratio <= 12,
-            )
-        peaks: dict[str, dict[int, float]] = {}
-        for n in sizes if 2 in only else ():
-            log(f"{n:,}: peak memory of report --all, export, verify (fresh processes) ...")
-            for label, mib in measure_peaks(dbs[n], campaign_name(n), scratch).items():
-                peaks.setdefault(label, {})[n] = mib
-        for label, by_size in peaks.items():
-            for n, mib in by_size.items():
-                table.add(
-                    f"2 {label} peak RSS @{n // 1000}k",
-                    f"{mib:.0f} MiB",
-                    f"{by_size[small]:.0f} MiB @{small // 1000}k",
-                    mib / by_size[small],
-                    "<= 150 MiB",
-                    mib <= 150,
-                )
-
-        # 3. recording and import
-        if 3 in only:
-            log(f"recording {args.actions:,} actions one by one, interleaved with raw sqlite3 ...")
-            rec = measure_interleaved(scratch, args.actions, args.rounds)
-            table.add(
-                "3 one action, one transaction",
-                f"{rec['actions_per_s']:,.0f} act/s",
-                f"{rec['raw_rows_per_s']:,.0f} raw rows/s",
-                rec["ratio"],
-                ">= 0.5x",
-                rec["ratio"] >= 0.5,
-            )
-            notes.append(
-                f"recording: median of {rec['rounds']} interleaved rounds ({rec['actions']} actions, "
-                f"journal {rec['journal_mode']}, synchronous {rec['synchronous']} on both sides); round ratios "
-                + ", ".join(f"{r:.2f}" for r in rec["ratios"])
-            )
-            export_file = scratch / f"export_{mid}.jsonl"
-            if not export_file.exists():  # made by target 2 when it runs
-                run_cli(dbs[mid], campaign_name(mid), ["export", str(export_file)])
-            imp = measure_import(export_file, scratch, 3)
-            table.add(
-                f"3 import write path ({mid // 1000}k events)",
-                f"{imp['write_rate']:,.0f} ev/s",
-                f"{imp['raw_rate']:,.0f} raw rows/s batched",
-                imp["ratio"],
-                ">= 0.5x",
-                imp["ratio"] >= 0.5,
-            )
-            table.add(
-                f"3 import, whole ({mid // 1000}k, checked)",
-                f"{imp['import_rate']:,.0f} ev/s",
-                f"{imp['raw_rate']:,.0f} raw rows/s batched",
-                imp["import_rate"] / imp["raw_rate"],
-                "-",
-                None,
-            )
-            notes.append(
-                f"import of {imp['events']:,} events: {imp['import_s']:.2f} s in all = checks {imp['check_s']:.2f} s "
-                f"+ write {imp['write_s']:.3f} s + snapshot and projections caught up {imp['after_s']:.2f} s; "
-                f"write-path round ratios {', '.join(f'{r:.2f}' for r in imp['ratios'])}"
-            )
-
-        # 4. rebuild
-        if 4 in only:
-            log(f"rebuilding the projections of {large:,} events, interleaved with raw reads ...")
-            reb = measure_rebuild(dbs[large], 3 if large >= 200_000 else 5)
-            table.add(
-                f"4 projection rebuild @{large // 1000}k",
-                f"{reb['rate']:,.0f} ev/s",
-                f"{reb['raw_rate']:,.0f} raw rows/s",
-                reb["ratio"],
-                ">= 0.3x",
-                reb["ratio"] >= 0.3,
-            )
-            notes.append(
-                f"rebuild: median of {len(reb['ratios'])} rounds, each a rebuild between two raw reads; round ratios "
-                + ", ".join(f"{r:.3f}" for r in reb["ratios"])
-                + f"; in CPU time {reb['cpu_ratio']:.3f}x"
-            )
-
-        # 5. start-up
-        if 5 in only:
-            log("start-up: --help and cold state, interleaved ...")
-            start_rows(table, notes, measure_starts(dbs[small], args.rounds))
-            for flag in ("--help", "--version"):
-                found = help_imports_storage([flag])
-                table.add(f"5 tracker {flag} storage modules", str(len(found)), "", None, "0", not found)
-
-        # 6. size
-        for n in sizes if 6 in only else ():
-            per_event = db_bytes(dbs[n]) / count_events(dbs[n])
-            table.add(f"6 bytes per event @{n // 1000}k", f"{per_event:.0f} B", "", None, "<= 700 B", per_event <= 700)
-
-        # 7. report size
-        if 7 in only and 20_000 in sizes and 20_000 not in html_bytes:
-            name = campaign_name(20_000)
-            turn, _ = middle(dbs[20_000], name)
-            result = run_cli(dbs[20_000], name, ["report", "--turn", str(turn), "--format", "html"])
-            html_bytes[20_000] = len(result.output.encode("utf-8"))
-        if 7 in only and 20_000 in html_bytes:
-            b = html_bytes[20_000]
-            table.add("7 one-turn HTML @20k", f"{b / 1e6:.2f} MB", "", None, "< 1 MB", b < 1e6)
-        if html_bytes:
-            notes.append(
-                f"html bytes by size: {', '.join(f'{n // 1000}k {b / 1e3:.0f} kB' for n, b in html_bytes.items())}"
-            )
-
-        # 8. exact odds
-        if args.odds and 8 in only:
-            import bench_odds
-
-            runs = 1_000 if args.quick else 10_000
-            log(f"exact odds against {runs:,} battles through the referee a position ...")
-            for row in bench_odds.table_rows(bench_odds.measure(runs)):
-                table.add(f"8 {row[0]}", *row[1:])
+        for scenario in args.scenario or SCENARIOS:
+            table = Table()
+            notes: list[str] = []
+            measure(scenario, args, sizes, needed, db_dir, scratch / scenario, table, notes)
+            tables.append((scenario, table, notes))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         if not args.db_dir:
@@ -613,9 +652,12 @@ def main() -> None:
     print(f"tracker benchmark: Python {sys.version.split()[0]}, SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs")
     chosen = "" if only == set(SECTIONS) else f"; targets {', '.join(map(str, sorted(only)))} only"
     print(f"sizes {', '.join(f'{n:,}' for n in sizes)} events{chosen}; runtime {time.perf_counter() - started:.0f} s")
-    print(table.render())
-    for note in notes:
-        print(note)
+    for scenario, table, notes in tables:
+        print()
+        print(f"campaigns on {scenario}")
+        print(table.render())
+        for note in notes:
+            print(note)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Table, and_, func, or_, select
+from sqlalchemy import Table, and_, func, or_, select, text
 from sqlalchemy.engine import Connection
 
 from projections.board import ASKED, checkpoint_before
@@ -71,49 +71,88 @@ class Views:
         position = self.position(seq)
         if position is None:
             raise LookupError(seq)
-        units = conn.execute(
-            select(
-                unit_history.c.unit_id,
-                unit_history.c.type,
-                unit_history.c.nation,
-                unit_history.c.zone,
-                unit_history.c.damage,
-            ).where(_valid_at(unit_history, key, seq))
-        ).all()
-        ntr_rows = conn.execute(
-            select(ntr_history.c.nation, ntr_history.c.zone, ntr_history.c.count).where(
-                _valid_at(ntr_history, key, seq)
+        units = conn.execute(select(*_UNIT_COLUMNS).where(_valid_at(unit_history, key, seq))).all()
+        ntr_rows = conn.execute(select(*_NTR_COLUMNS).where(_valid_at(ntr_history, key, seq))).all()
+        nation_rows = conn.execute(select(*_NATION_COLUMNS).where(_valid_at(nation_history, key, seq))).all()
+        return _board(seq, position, units, ntr_rows, nation_rows)
+
+    def boards_at(self, seqs: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """The boards after each of these events, as `board_at` gives them, in one ranged query
+        per history table (each point's rows valid at it, joined to the list of points), so
+        many points cost a few queries, not a few each (LookupError for an unknown event)."""
+        wanted = sorted(set(seqs))
+        if not wanted:
+            return {}
+        conn, e = self.conn, event_index.c
+        positions = {
+            int(r.seq): r
+            for r in conn.execute(
+                select(e.seq, e.turn, e.round, e.nation, e.phase).where(e.c == self.key, e.seq.in_(wanted))
             )
-        ).all()
-        nation_rows = sorted(
-            conn.execute(
-                select(
-                    nation_history.c.nation,
-                    nation_history.c.balance,
-                    nation_history.c.ntr_lost,
-                    nation_history.c.tech,
-                ).where(_valid_at(nation_history, key, seq))
-            ).all()
-        )
-        ntr: dict[str, dict[str, int]] = {}
-        for nation, zone, count in ntr_rows:
-            if count:
-                ntr.setdefault(nation, {})[zone] = count
-        return {
-            "seq": seq,
-            "turn": position.turn,
-            "round": position.round,
-            "nation": position.nation,
-            "phase": position.phase,
-            "units": [
-                {"id": u.unit_id, "type": u.type, "nation": u.nation, "at": u.zone, "damage": u.damage}
-                for u in sorted(units)
-            ],
-            "ntr": {n: dict(sorted(z.items())) for n, z in sorted(ntr.items())},
-            "balances": {r.nation: r.balance for r in nation_rows},
-            "ntr_lost": {r.nation: r.ntr_lost for r in nation_rows},
-            "tech": {r.nation: json.loads(r.tech) for r in nation_rows},
         }
+        for seq in wanted:
+            if seq not in positions:
+                raise LookupError(seq)
+        found = self._valid_at_points(
+            wanted,
+            {
+                "unit": (unit_history, _names(_UNIT_COLUMNS), None),
+                "ntr": (ntr_history, _names(_NTR_COLUMNS), None),
+                "nation": (nation_history, _names(_NATION_COLUMNS), None),
+            },
+        )
+        return {
+            seq: _board(seq, positions[seq], found["unit"][seq], found["ntr"][seq], found["nation"][seq])
+            for seq in wanted
+        }
+
+    def tallies_at(self, seqs: Iterable[int]) -> dict[int, dict[str, list[tuple[Any, ...]]]]:
+        """What a nation's figures are made of after each of these events, counted in the
+        database rather than unit by unit: {"units": [(nation, type, damaged 0/1, count)],
+        "ntr": [(nation, zone, count)], "nation": [(nation, balance, ntr_lost, tech)]}."""
+        wanted = sorted(set(seqs))
+        damaged = "CASE WHEN h.damage > 0 THEN 1 ELSE 0 END"
+        return self._valid_at_points(
+            wanted,
+            {
+                "units": (unit_history, f"h.nation, h.type, {damaged}, count(*)", f"h.nation, h.type, {damaged}"),
+                "ntr": (ntr_history, _names(_NTR_COLUMNS), None),
+                "nation": (nation_history, _names(_NATION_COLUMNS), None),
+            },
+            by_point=True,
+        )
+
+    def _valid_at_points(
+        self, wanted: list[int], reads: dict[str, tuple[Table, str, str | None]], by_point: bool = False
+    ) -> Any:
+        """For each read {name: (history table, columns of its rows `h`, GROUP BY or None)}, its
+        rows valid after each wanted event, by event: one ranged query a table, the points
+        joined as a table of (checkpoint before, event). By name then event, or with
+        `by_point` by event then name."""
+        if not wanted:
+            return {}
+        # The points written out as SQL text: a statement built of many literal rows costs
+        # more to compile than to run.
+        rows_sql = ", ".join(f"(CAST(:lo{i} AS INTEGER), CAST(:hi{i} AS INTEGER))" for i in range(len(wanted)))
+        params: dict[str, int] = {"key": self.key}
+        for i, seq in enumerate(wanted):
+            params[f"lo{i}"], params[f"hi{i}"] = checkpoint_before(seq), seq
+        found: dict[str, dict[int, list[tuple[Any, ...]]]] = {}
+        for name, (table, columns, group) in reads.items():
+            query = (
+                f"WITH points (lo, hi) AS (VALUES {rows_sql}) "
+                f"SELECT points.hi, {columns} FROM points JOIN {table.name} h"
+                " ON h.c = :key AND h.from_seq >= points.lo AND h.from_seq <= points.hi"
+                " AND (h.to_seq IS NULL OR h.to_seq > points.hi)"
+            )
+            if group is not None:
+                query += f" GROUP BY points.hi, {group}"
+            rows = found[name] = {seq: [] for seq in wanted}
+            for row in self.conn.execute(text(query), params):
+                rows[row[0]].append(tuple(row)[1:])
+        if by_point:
+            return {seq: {name: found[name][seq] for name in reads} for seq in wanted}
+        return found
 
     def seq_at_end_of(self, turn: int, phase: str | None = None) -> int | None:
         """The last event of a national turn, or of one of its phases, that was not undone:
@@ -167,6 +206,48 @@ class Views:
                 yield name, r
 
         yield from heapq.merge(*[tagged(name, rows) for name, rows in cursors], key=lambda item: item[1].from_seq)
+
+
+_UNIT_COLUMNS = (
+    unit_history.c.unit_id,
+    unit_history.c.type,
+    unit_history.c.nation,
+    unit_history.c.zone,
+    unit_history.c.damage,
+)
+_NTR_COLUMNS = (ntr_history.c.nation, ntr_history.c.zone, ntr_history.c.count)
+_NATION_COLUMNS = (nation_history.c.nation, nation_history.c.balance, nation_history.c.ntr_lost, nation_history.c.tech)
+
+
+def _names(columns: tuple[Any, ...]) -> str:
+    return ", ".join(f"h.{c.name}" for c in columns)
+
+
+def _board(
+    seq: int, position: Any, units: Sequence[Any], ntr_rows: Sequence[Any], nation_rows: Sequence[Any]
+) -> dict[str, Any]:
+    """The board dict of `board_at` from the rows valid after event `seq`: units (id, type,
+    nation, zone, damage), NTR (nation, zone, count), nations (nation, balance, ntr_lost, tech)."""
+    ntr: dict[str, dict[str, int]] = {}
+    for nation, zone, count in ntr_rows:
+        if count:
+            ntr.setdefault(nation, {})[zone] = count
+    nations = sorted(tuple(r) for r in nation_rows)
+    return {
+        "seq": seq,
+        "turn": position.turn,
+        "round": position.round,
+        "nation": position.nation,
+        "phase": position.phase,
+        "units": [
+            {"id": uid, "type": type_, "nation": nation, "at": zone, "damage": damage}
+            for uid, type_, nation, zone, damage in sorted(tuple(u) for u in units)
+        ],
+        "ntr": {n: dict(sorted(z.items())) for n, z in sorted(ntr.items())},
+        "balances": {nation: balance for nation, balance, _, _ in nations},
+        "ntr_lost": {nation: lost for nation, _, lost, _ in nations},
+        "tech": {nation: json.loads(tech) for nation, _, _, tech in nations},
+    }
 
 
 def board_at(conn: Connection, cid: UUID, seq: int) -> dict[str, Any]:

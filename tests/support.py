@@ -32,7 +32,6 @@ def advance(c: Campaign, confirm_losses: bool = False) -> None:
     c.advance(confirm_losses)
 
 
-
 class Server:
     """A `tracker serve` process started by a test: its base URL, process and output file."""
 

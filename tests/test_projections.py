@@ -46,9 +46,7 @@ def _unknown_nation(c: Campaign) -> None:
 
 
 def _huge_balance(c: Campaign) -> None:
-    c._record(
-        Campaign.ResourcesCollected, nation="Germany", ntr_value=0, income=0, lost=0, collected=0, balance=2**63
-    )
+    c._record(Campaign.ResourcesCollected, nation="Germany", ntr_value=0, income=0, lost=0, collected=0, balance=2**63)
 
 
 @pytest.mark.parametrize("damage", [_unknown_nation, _huge_balance], ids=["unknown-nation", "balance-2^63"])

@@ -118,4 +118,3 @@ def test_random_play_never_breaks_the_record(figures: Any, size: Any) -> None:
     figures.add("state machine", steps=Play.steps, refused=Play.refused, recorded=Play.recorded)
     if size(0, 1):
         assert Play.steps >= 2000
-

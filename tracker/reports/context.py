@@ -7,6 +7,7 @@ import heapq
 import json
 import re
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 from uuid import UUID
 
@@ -126,14 +127,50 @@ class ReportContext:
             return self.abbr.get(m.group(2), "?"), self.code.get(m.group(1), "?")
         return "?", "?"
 
-    def figures_at(self, v: Views, seqs: list[int], sweep: bool) -> dict[int, dict[str, dict[str, Any]]]:
-        """The figures of every nation after each of these events: one board query each (a
-        bounded number of points, whatever the log's length), or with `sweep` one pass over
-        the history views (every turn of the campaign: linear in the log)."""
+    def figures_at(
+        self, v: Views, seqs: list[int], sweep: bool, boards: Iterable[int] = ()
+    ) -> dict[int, dict[str, dict[str, Any]]]:
+        """The figures of every nation after each of these events: for a bounded number of
+        points, counted in the database at all points together (a few ranged queries, whatever
+        the log's length; the points in `boards` from their whole boards, so that their units
+        are known by ID), or with `sweep` one pass over the history views (every turn of the
+        campaign: linear in the log)."""
         wanted = sorted(set(seqs))
-        if not sweep:
-            return {seq: self.figures(v.board_at(seq)) for seq in wanted}
-        return self._sweep(v, wanted)
+        if sweep:
+            return self._sweep(v, wanted)
+        whole = {seq for seq in boards if seq in wanted}
+        out = {seq: self.figures(board) for seq, board in v.boards_at(whole).items()}
+        for seq, tally in v.tallies_at([seq for seq in wanted if seq not in whole]).items():
+            out[seq] = self.tallied(tally)
+        return out
+
+    def tallied(self, tally: dict[str, list[tuple[Any, ...]]]) -> dict[str, dict[str, Any]]:
+        """Every nation's figures from `Views.tallies_at` counts."""
+        by_type: dict[str, Counter[str]] = {n: Counter() for n in self.turn_order}
+        damaged: Counter[str] = Counter()
+        for nation, type_, hurt, count in tally["units"]:
+            by_type.setdefault(nation, Counter())[type_] += count
+            damaged[nation] += count if hurt else 0
+        ntr: dict[str, dict[str, int]] = {}
+        for nation, zone, count in sorted(tally["ntr"]):
+            if count:
+                ntr.setdefault(nation, {})[zone] = count
+        rows = {nation: (balance, lost, tech) for nation, balance, lost, tech in tally["nation"]}
+        out = {}
+        for nation in self.turn_order:
+            balance, lost, tech = rows.get(nation, (0, 0, "{}"))
+            types = by_type[nation]
+            out[nation] = self.nation_figures(
+                balance,
+                ntr.get(nation, {}),
+                lost,
+                sum(types.values()),
+                damaged[nation],
+                sum(self.costs.get(t, 0) * n for t, n in types.items()),
+                types,
+                json.loads(tech),
+            )
+        return out
 
     def _sweep(self, v: Views, wanted: list[int]) -> dict[int, dict[str, dict[str, Any]]]:
         """Walk the history rows once in event order, keeping each nation's figures up to date,
@@ -150,14 +187,56 @@ class ReportContext:
             out[point] = sweep.figures()
         return out
 
-    def series(self, v: Views, turns: list[int], sweep: bool) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
-        """The series entries of these turns, and the figures after every event they end
-        (and after event 1, the start)."""
-        ends = v.turn_ends(max(turns) if turns else 0, None if sweep else turns)
+    def played(self, v: Views, upto: int, near: list[int] | None = None) -> dict[int, tuple[int, int, str, str]]:
+        """The ends of the played national turns up to `upto` (see `Views.turn_ends`): all of
+        them, or only those within a round up to each turn in `near` (enough for
+        `latest_played`, in one bounded query). A turn without events is a neutral nation's,
+        passed over (F8)."""
+        if near is None:
+            return v.turn_ends(upto)
+        asked = sorted({k for k in near if 1 <= k <= upto})
+        ends = v.turn_ends(upto, asked)
+        # Only a turn passed over needs the turns before it, back to a round's length.
+        missing = [k for k in asked if k not in ends]
+        if missing:
+            per_round = len(self.turn_order)
+            window = {k - i for k in missing for i in range(1, per_round) if k - i >= 1} - ends.keys()
+            ends.update(v.turn_ends(upto, sorted(window)))
+        return ends
+
+    def latest_played(self, ends: dict[int, Any], turn: int) -> int | None:
+        """The last played turn at or before `turn` among `ends` (of `played` near `turn`)."""
+        window = range(turn, max(0, turn - len(self.turn_order)), -1)
+        return next((k for k in window if k in ends), None)
+
+    def unplayed(self, turn: int) -> InputError:
+        """The error for a one-turn report of a turn with no events."""
+        per_round = len(self.turn_order)
+        round_, nation = (turn - 1) // per_round + 1, self.turn_order[(turn - 1) % per_round]
+        if not self.scenario.at_war(nation, round_):
+            return InputError(
+                f"turn {turn} ({nation}, round {round_}) has no events in campaign {self.name!r}: "
+                "a neutral nation's turn is passed over (F8)"
+            )
+        return InputError(f"turn {turn} has not been played in campaign {self.name!r}")
+
+    def series(
+        self,
+        v: Views,
+        turns: list[int],
+        sweep: bool,
+        ends: dict[int, tuple[int, int, str, str]] | None = None,
+        detail: Iterable[int] = (),
+    ) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
+        """The series entries of these played turns, and the figures after every event they end
+        (and after event 1, the start); `ends` as `played` read them, when it did; the turns in
+        `detail` read from their whole boards (see `figures_at`)."""
+        if ends is None:
+            ends = v.turn_ends(max(turns) if turns else 0, None if sweep else turns)
         missing = [k for k in turns if k not in ends]
         if missing:
-            raise InputError(f"turn {missing[0]} has not been played in this campaign")
-        figures = self.figures_at(v, [1, *(ends[k][0] for k in turns)], sweep)
+            raise self.unplayed(missing[0])
+        figures = self.figures_at(v, [1, *(ends[k][0] for k in turns)], sweep, [ends[k][0] for k in detail])
         entries = []
         for k in turns:
             seq, round_, nation, phase = ends[k]

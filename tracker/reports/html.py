@@ -3,6 +3,7 @@ the report dict of `tracker.reports.report.build_report`."""
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from tracker.reports.charts import FEW_POINTS, Line, LineChart, render_chart
@@ -137,9 +138,10 @@ def template_environment(package: str = "tracker.reports") -> jinja2.Environment
     return env
 
 
-def render_html(report: dict[str, Any]) -> str:
-    from markupsafe import Markup
-
+@functools.cache
+def _html_environment() -> jinja2.Environment:
+    """The page template's environment, made once a process: a template compiles the first time
+    it is drawn, and a long-running process (the server) draws many reports."""
     env = template_environment()
     env.globals.update(
         target_text=lambda r: target_text(r, ascii_only=False),
@@ -158,6 +160,13 @@ def render_html(report: dict[str, Any]) -> str:
         has_actions=has_actions,
         report_meta=lambda r: report_meta(r, str),
     )
+    return env
+
+
+def render_html(report: dict[str, Any]) -> str:
+    from markupsafe import Markup
+
+    env = _html_environment()
     # The chart template escapes every text it draws; its SVG is trusted markup.
     charts = [{**c, "svg": Markup(c["svg"])} for c in chart_svgs(report)]
     palette = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(report["campaign"]["turn_order"])}

@@ -18,6 +18,7 @@ the template's environment, says how its markup writes it:
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -160,6 +161,15 @@ def luck_tables(report: dict[str, Any]) -> tuple[list[list[str]], list[dict[str,
 
 def render_post(report: dict[str, Any], dialect: Dialect) -> str:
     """The report (`tracker.reports.report.build_report`) as a forum post in `dialect`."""
+    text = _post_environment(dialect).get_template(TEMPLATE).render(report=report)
+    # One newline at the end, however the template's last section ends.
+    return text.rstrip("\n") + "\n"
+
+
+@functools.cache
+def _post_environment(dialect: Dialect) -> jinja2.Environment:
+    """The post template's environment in one dialect, made once a process (its template
+    compiles the first time it is drawn)."""
     env = template_environment()
     dialect.register(env)
     env.globals.update(
@@ -183,6 +193,4 @@ def render_post(report: dict[str, Any], dialect: Dialect) -> str:
         report_meta=lambda r: report_meta(r, dialect.escape),
         luck_tables=luck_tables,
     )
-    text = env.get_template(TEMPLATE).render(report=report)
-    # One newline at the end, however the template's last section ends.
-    return text.rstrip("\n") + "\n"
+    return env

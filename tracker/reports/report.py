@@ -6,8 +6,9 @@ renderings are drawn from that dict by the templates in `templates/` (Markdown a
 one template, in two markups), so every format tells the same story.
 The figures at the end of every turn come from the projections, nothing is replayed: a
 series over many turns is built in one pass over the history views, a few points (a one-turn
-report, the charts) by one board query each, so a one-turn Markdown or HTML report costs the
-same in a long campaign as in a short one. The charts show the figures at the end of every
+report, the charts) together by a few ranged queries, so a one-turn Markdown or HTML report
+costs the same in a long campaign as in a short one. Only played turns are reported: a neutral
+nation's turns are passed over with no events (F8). The charts show the figures at the end of every
 round (of every few rounds in a long campaign), so they stay readable.
 
 Events undone later are kept and marked (`undone_by` is the sequence number of the undo
@@ -546,17 +547,20 @@ def build_report(
     ctx = ReportContext(t, cid)
     if turn is not None:
         ctx.check_turn(turn)
-        wanted = [turn]
-    else:
-        wanted = list(range(1, ctx.current + 1))
+    upto = ctx.current if turn is None else turn
+    full = turn is None or fmt == "json"
     with t.views(cid) as v:
-        if turn is None or fmt == "json":
-            shown = list(range(1, wanted[-1] + 1))
-        else:
-            shown = [k for k in (turn - 1, turn) if k >= 1]
-        charted = ctx.chart_turns(wanted[-1]) if fmt == "html" else []
-        full = turn is None or fmt == "json"
-        series, figures = ctx.series(v, sorted(set(shown) | set(charted)), sweep=full)
+        # Played turns only: a neutral nation's turns are passed over with no events (F8). A
+        # chart point or the turn before stands for the last turn played by then.
+        charted_at = ctx.chart_turns(upto) if fmt == "html" else []
+        ends = ctx.played(v, upto, None if full else [upto - 1, upto, *charted_at])
+        if turn is not None and turn not in ends:
+            raise ctx.unplayed(turn)
+        wanted = sorted(ends) if turn is None else [turn]
+        before = None if full or turn is None else ctx.latest_played(ends, turn - 1)
+        shown = sorted(ends) if full else [k for k in (before, turn) if k is not None]
+        charted = list(dict.fromkeys(k for k in (ctx.latest_played(ends, c) for c in charted_at) if k is not None))
+        series, figures = ctx.series(v, sorted(set(shown) | set(charted)), sweep=full, ends=ends, detail=shown)
         by_number = {e["turn"]: e for e in series}
         if turn is not None:
             by_turn, undos = _records_by_turn(t, cid, v, ctx, turn)
@@ -603,7 +607,8 @@ def stats_rows(t: Tracker, cid: UUID) -> tuple[list[dict[str, Any]], list[str]]:
     tech_columns = [f"tech_{tech}" for tech in ctx.techs]
     rows = []
     with t.views(cid) as v:
-        series, _ = ctx.series(v, list(range(1, ctx.current + 1)), sweep=True)
+        ends = ctx.played(v, ctx.current)
+        series, _ = ctx.series(v, sorted(ends), sweep=True, ends=ends)
     for entry in series:
         for nation, f in entry["nations"].items():
             rows.append(

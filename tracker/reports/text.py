@@ -177,13 +177,15 @@ def _previous(report: dict[str, Any], turn: dict[str, Any]) -> dict[str, dict[st
         nations: dict[str, dict[str, Any]] = report["start"]["nations"]
         return nations
     series = report["series"]
-    # The whole campaign's series holds every turn in order: no search through it per turn.
-    candidates = [series[k - 2]] if 0 <= k - 2 < len(series) and series[k - 2]["turn"] == k - 1 else series
-    for entry in candidates:
-        if entry["turn"] == k - 1:
-            previous: dict[str, dict[str, Any]] = entry["nations"]
-            return previous
-    return {}
+    # The whole campaign's series holds every played turn in order: no search through it per
+    # turn where no turn was passed over.
+    if 0 <= k - 2 < len(series) and series[k - 2]["turn"] == k - 1:
+        found: dict[str, dict[str, Any]] = series[k - 2]["nations"]
+        return found
+    # The last turn played before (a neutral nation's turns are passed over, F8), else the start.
+    earlier = [entry for entry in series if entry["turn"] < k]
+    previous: dict[str, dict[str, Any]] = earlier[-1]["nations"] if earlier else report["start"]["nations"]
+    return previous
 
 
 def fleet_rows(report: dict[str, Any], turn: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
