@@ -343,3 +343,23 @@ def test_the_cli_over_server_colours_exactly_as_the_local_cli_does(league, termi
     # A pipe is no terminal: styles only when forced.
     assert styled["state"] == styled["units"] == ("FORCE_COLOR" in terminal)
     assert not styled["log"]
+
+
+def test_rk3_approve_renders_for_the_approvers_terminal_and_takes_json(tmp_path: Path) -> None:
+    db = tmp_path / "approve.db"
+    assert tracker("--db", str(db), "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual").returncode == 0
+    anna, bob = add_player(db, "anna", "--nations", "Germany"), add_player(db, "bob", "--nations", "Britain")
+    with served(str(db), workdir=tmp_path) as server:
+        assert command(server, anna, "research", "advanced_submarine", "--dice", "4")[0] == 200
+        got, body = command(server, anna, "undo", "--override", "--reason", "slip", "--agreed-by", "Britain")
+        assert got == 409 and body["rule"] == "RK3", body
+        number = str(server.get("/api/campaigns/autumn/overrides", token=bob)[1][-1]["id"])
+        # The approver's own terminal: 60 columns, colour; and --json, as for every other command.
+        terminal = {"columns": 60, "color_system": "standard", "tty": True}
+        got, body = server.request(
+            "POST", "/api/command", {"args": ["approve", number, "--json"], "campaign": "autumn", **terminal}, token=bob
+        )
+        assert got == 200, body
+        shown = json.loads(body["stdout"])
+        assert [e["kind"] for e in shown["events"]][-1] == "ActionUndone"
+        assert "usage: approve REQUEST [--json]" in command(server, bob, "approve", number, "x")[1]["error"]

@@ -570,7 +570,9 @@ class Api:
         except TrackerError as e:
             raise tracker_error(e) from None
         if checked[0] in ("approve", "overrides"):
-            result = await self.service.act(lambda t: override_command(t, player, name, checked), name, player)
+            result = await self.service.act(
+                lambda t: override_command(t, player, name, checked, terminal), name, player
+            )
         else:
 
             def command(t: ServedTracker) -> dict[str, Any]:
@@ -657,8 +659,11 @@ def action_answer(done: Outcome) -> dict[str, Any]:
     }
 
 
-def override_command(t: ServedTracker, player: Player | None, name: str | None, args: list[str]) -> dict[str, Any]:
-    """`approve N` and `overrides [--json]` over --server, answered like a command."""
+def override_command(
+    t: ServedTracker, player: Player | None, name: str | None, args: list[str], terminal: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """`approve N [--json]` and `overrides [--json]` over --server, answered like a command and
+    rendered for the terminal of the player who runs it (`terminal`, as `check_terminal` reads it)."""
     try:
         if args[0] == "overrides":
             if args[1:] not in ([], ["--json"]):
@@ -674,11 +679,13 @@ def override_command(t: ServedTracker, player: Player | None, name: str | None, 
             ]
             text = "".join(line + "\n" for line in lines) or "No override requests.\n"
             return {"exit": 0, "stdout": text, "stderr": ""}
-        if len(args) != 2 or not args[1].isdigit() or not 1 <= int(args[1]) <= 2**31 - 1:
-            raise InputError("usage: approve REQUEST (the number `overrides` lists)")
+        as_json = "--json" in args[1:]
+        numbers = [a for a in args[1:] if a != "--json"]
+        if len(numbers) != 1 or not numbers[0].isdigit() or not 1 <= int(numbers[0]) <= 2**31 - 1:
+            raise InputError("usage: approve REQUEST [--json] (the number `overrides` lists)")
         if player is None:
             raise Unauthenticated("approving an override needs a player's token: set TRACKER_TOKEN")
-        return approve_override(t, player, name, int(args[1]))
+        return approve_override(t, player, name, int(numbers[0]), terminal, as_json)
     except (Unauthenticated, Forbidden) as e:
         return {"exit": 1, "stdout": "", "stderr": f"Error: {e}\n", "refused": e}
     except TrackerError as e:
@@ -686,9 +693,13 @@ def override_command(t: ServedTracker, player: Player | None, name: str | None, 
         return {"exit": e.exit_code, "stdout": "", "stderr": f"Error: {e}\n", "refused": refused}
 
 
-def approve_override(t: ServedTracker, approver: Player, name: str | None, number: int) -> dict[str, Any]:
+def approve_override(
+    t: ServedTracker, approver: Player, name: str | None, number: int,
+    terminal: dict[str, Any] | None = None, as_json: bool = False,
+) -> dict[str, Any]:  # fmt: skip
     """RK3: record the approval of override request `number` and run what it asked, as the
-    player who asked, with the agreement of the nations the approver plays."""
+    player who asked, with the agreement of the nations the approver plays. What it prints is
+    rendered for the approver's `terminal` (with `as_json`, as the command's `--json` prints)."""
     cid = str(t.campaign_id(name))
     if not approver.plays_in(cid):
         raise Forbidden(f"{approver.name}'s token is for another campaign")
@@ -715,9 +726,17 @@ def approve_override(t: ServedTracker, approver: Player, name: str | None, numbe
             t.players.unmark_approved(number)
             raise
         t.players.set_recorded(number, t.recorder.last_version(UUID(cid)))
+        if as_json:
+            shown = {"action": done["action"], "events": done["events"], "pending": done["pending"]}
+            return {"exit": 0, "stdout": json.dumps(shown, indent=2, default=str) + "\n", "stderr": "", **done}
         lines = [f"{r['summary']}   [{r['rule']}]" for r in done["events"]]
         return {"exit": 0, "stdout": "".join(line + "\n" for line in lines), "stderr": "", **done}
-    result = run_command(t, asker, asked.get("campaign"), asked["args"], asked.get("columns", 80), agreed, number)
+    args = list(asked["args"])
+    if as_json and "--json" not in args:
+        args.append("--json")
+    # The approver's terminal, not the one the request was asked from.
+    columns = int((terminal or {}).get("columns") or asked.get("columns", 80))
+    result = run_command(t, asker, asked.get("campaign"), args, columns, agreed, number, terminal=terminal)
     if result["exit"] == 0:
         t.players.set_recorded(number, t.recorder.last_version(UUID(cid)))
     else:
