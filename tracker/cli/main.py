@@ -315,10 +315,9 @@ class TrackerGroup(click.Group):
                 # The command line after the global options, as typed.
                 rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
                 if rest[:1] == ["shell"]:
-                    # The shell's loop is the client's; each line runs on the server.
-                    from tracker.cli.remote_shell import shell_remote
-
-                    ctx.exit(shell_remote(server, ctx.params.get("campaign"), rest[1:]))
+                    # The shell's loop is the client's (each line runs on the server): the
+                    # shell command itself, which knows --server.
+                    return super().invoke(ctx)
                 if rest[:1] == ["wait"]:
                     # Waiting is the client's: no server thread is held for it.
                     from tracker.cli.remote_wait import wait_remote

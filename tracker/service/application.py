@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
 import sqlalchemy.exc
@@ -36,11 +36,14 @@ from projections.board import BoardProjector
 from projections.schema import ensure_schema, event_index
 from projections.views import Views, stopped_at
 from tracker.service.describe import install_describer
-from tracker.service.notify import Handoffs, PendingHandoff
 from tracker.service.performing import ConflictError, Performing
 from tracker.storage.event_app import SNAPSHOT_INTERVAL, DamagedLogError, TrackerApplication, replay_checked
 from tracker.storage.recorder import LogDamaged, StaleCopy, TrackerRecorder
 from tracker.storage.store import Registry, check_campaign_name, database_url, read_only_copy
+
+if TYPE_CHECKING:
+    # Imported when an action is recorded (`handoffs`): a command that only reads never needs it.
+    from tracker.service.notify import Handoffs, PendingHandoff
 
 T = TypeVar("T")
 
@@ -390,6 +393,8 @@ class Tracker(Performing):
     def handoffs(self) -> Handoffs:
         """The turn hand-offs of this database's actions (see `tracker.service.notify`)."""
         if self._handoffs is None:
+            from tracker.service.notify import Handoffs
+
             self._handoffs = Handoffs(self.engine, self.name_of)
         return self._handoffs
 

@@ -8,17 +8,12 @@ reads the outbox; sending is done by a `Sender`, which tests swap for a fake.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import shlex
-import smtplib
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from email.message import EmailMessage
 from typing import Any, Protocol
 from urllib.parse import quote
 
@@ -769,6 +764,8 @@ SINCE = "Since you last acted:"
 def email_body(text: str, payload: Mapping[str, Any], since: Sequence[str] = ()) -> dict[str, Any]:
     """An e-mail's subject and its text and HTML parts (the same words), with the summary of
     what happened since the player last acted (`since`, see `tracker.server.delivery`) in both."""
+    import html
+
     subject = f"[{payload['title']}] round {payload['round']} · {payload['nation']} · {payload['phase']}"
     if payload.get("test"):
         subject = f"Test: {subject}"
@@ -809,6 +806,10 @@ class HttpSender:
         self.timeout = timeout
 
     def send(self, channel: Mapping[str, Any], body: Mapping[str, Any]) -> str:
+        # Imported when a message is sent: recording an action never needs them.
+        import urllib.error
+        import urllib.request
+
         request = urllib.request.Request(
             channel["target"],
             data=json.dumps(body).encode(),
@@ -845,6 +846,9 @@ class SmtpSender:
         self.settings = settings
 
     def send(self, channel: Mapping[str, Any], body: Mapping[str, Any]) -> str:
+        import smtplib
+        from email.message import EmailMessage
+
         s = self.settings
         message = EmailMessage()
         message["Subject"] = body["subject"]
