@@ -21,7 +21,10 @@ command and its subcommands in the order `tracker --help` lists them.
 
 def _help(command: click.Command, path: list[str], parent: click.Context | None) -> tuple[str, click.Context]:
     """The command's help as `tracker ... --help` prints it, at the fixed width."""
-    ctx = click.Context(command, info_name=path[-1], parent=parent, terminal_width=WIDTH, max_content_width=WIDTH)
+    # The command's own settings (the main group's `-h`), as `tracker` runs it, whichever
+    # context made its help option first in this process.
+    settings = {**command.context_settings, "terminal_width": WIDTH, "max_content_width": WIDTH}
+    ctx = click.Context(command, info_name=path[-1], parent=parent, **settings)
     return command.get_help(ctx), ctx
 
 
