@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -70,3 +71,24 @@ def tracker(db_url: str) -> Iterator[Tracker]:
 def unique_name() -> str:
     """Campaign names never collide in a PostgreSQL database shared by many test runs."""
     return f"test-{uuid.uuid4().hex[:10]}"
+
+
+# The reliability catalogue (tests/figures.py): here, in the root conftest, so that the
+# pytest-xdist controller, which collects nothing, prints it too.
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    from tests.figures import hand_over
+
+    hand_over(session.config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    from tests.figures import take_over
+
+    take_over(node)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    from tests.figures import print_figures
+
+    print_figures(terminalreporter, config)
