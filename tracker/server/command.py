@@ -96,7 +96,8 @@ def serve(ctx: Context, serve_db: str | None, host: str, port: int, **options: A
 
 def missing_extra(e: ImportError) -> InputError:
     return InputError(
-        f"tracker serve needs the server extra ({e.name} is missing): pip install 'twtea-naval-tracker[server]'"
+        f"tracker serve needs the server extra ({e.name} is missing): pip install 'twtea-naval-tracker[server]', "
+        "or pip install '.[server]' in a checkout"
     )
 
 
