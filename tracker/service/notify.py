@@ -149,6 +149,14 @@ def _add_channel_columns(engine: Engine, present: set[str]) -> None:
             raise
 
 
+def _with_channel() -> Any:
+    """Outbox rows with what their channel says of where and how they go."""
+    c = channels_table.c
+    return select(outbox_table, c.kind, c.target, c.format, c.mention, c.player, c.remind, c.attach_export).join(
+        channels_table, c.id == outbox_table.c.channel_id
+    )
+
+
 def mask(target: str) -> str:
     """A channel's URL or address as shown after it is added: enough to tell two apart."""
     if "@" in target and "://" not in target:
@@ -405,17 +413,7 @@ class Outbox:
         """Undelivered rows whose next attempt is due, oldest first, with their channel."""
         self.ready()
         query = (
-            select(
-                outbox_table,
-                channels_table.c.kind,
-                channels_table.c.target,
-                channels_table.c.format,
-                channels_table.c.mention,
-                channels_table.c.player,
-                channels_table.c.remind,
-                channels_table.c.attach_export,
-            )
-            .join(channels_table, channels_table.c.id == outbox_table.c.channel_id)
+            _with_channel()
             .where(outbox_table.c.status == "pending", outbox_table.c.next_attempt_at <= now)
             .order_by(outbox_table.c.id)
             .limit(limit)
@@ -477,17 +475,7 @@ class Outbox:
             .exists()
         )
         query = (
-            select(
-                outbox_table,
-                channels_table.c.kind,
-                channels_table.c.target,
-                channels_table.c.format,
-                channels_table.c.mention,
-                channels_table.c.player,
-                channels_table.c.remind,
-                channels_table.c.attach_export,
-            )
-            .join(channels_table, channels_table.c.id == outbox_table.c.channel_id)
+            _with_channel()
             .where(
                 outbox_table.c.status == "delivered",
                 outbox_table.c.version > 0,
