@@ -68,6 +68,10 @@ class Session:
             return "tracker> "
         return f"{self.obj.tracker.name_of(c)} · round {c.round} · {c.nation} · {c.phase}> "
 
+    # Global options a line may not give: the shell stays where it was started.
+    STAYS: tuple[str, ...] = ("--db", "--campaign")
+    STAYS_WHY = "a shell stays on one campaign: start another for another --db or --campaign"
+
     def dispatch(self, line: str) -> int:
         """Run one line; return its exit status. Errors are printed as `tracker` prints them."""
         try:
@@ -82,9 +86,13 @@ class Session:
         if args[0] == "shell":
             click.echo("Error: already in a tracker shell", err=True)
             return 2
-        if args[0].split("=")[0] in ("--db", "--campaign"):
-            click.echo("Error: a shell stays on one campaign: start another for another --db or --campaign", err=True)
+        if args[0].split("=")[0] in self.STAYS:
+            click.echo(f"Error: {self.STAYS_WHY}", err=True)
             return 2
+        return self.run_line(args)
+
+    def run_line(self, args: list[str]) -> int:
+        """Run one command line, checked by `dispatch`, in this process."""
         self.obj.may_create = False
         try:
             result = self.group.main(args, prog_name="tracker", obj=self.obj, standalone_mode=False)
@@ -308,22 +316,11 @@ class RemoteSession(Session):
             return "tracker> "
         return f"{c.name} · round {c.round} · {c.nation} · {c.phase}> "
 
-    def dispatch(self, line: str) -> int:
-        try:
-            args = split_line(line)
-        except InputError as e:
-            click.echo(f"Error: {e}", err=True)
-            return 2
-        if not args:
-            return 0
-        if args[0] == "help":
-            args = [*args[1:], "--help"] if len(args) > 1 else ["--help"]
-        if args[0] == "shell":
-            click.echo("Error: already in a tracker shell", err=True)
-            return 2
-        if args[0].split("=")[0] in ("--db", "--campaign", "--server"):
-            click.echo("Error: a shell stays on one campaign: start another for another --campaign", err=True)
-            return 2
+    STAYS = ("--db", "--campaign", "--server")
+    STAYS_WHY = "a shell stays on one campaign: start another for another --campaign"
+
+    def run_line(self, args: list[str]) -> int:
+        """Run one command line, checked by `dispatch`, on the server."""
         self.obj.changed()
         from tracker.cli.client import run_remote
 
