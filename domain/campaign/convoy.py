@@ -67,7 +67,7 @@ class ConvoyBattles(Referee):
             )
         if nation in self.convoy_passed:
             raise RuleViolation("CV1", f"{nation} has already passed in this phase")
-        zones = self.convoy_attacks_open().get(nation)
+        zones: list[str] | None = self.convoy_attacks_open().get(nation)
         if not zones:
             raise RuleViolation(
                 "CV1", f"{nation} has no convoy attack to declare or pass on {self.nation}'s NTR in this phase"
@@ -87,7 +87,8 @@ class ConvoyBattles(Referee):
         """CV2, CV4, HA7: the owner of the units hit chooses; None takes the cheapest legal choice."""
         b = self._battle(battle)
         if b["step"] == "casualties":
-            return self.choose_casualties(battle, nation, units)
+            chosen: list[str] = self.choose_casualties(battle, nation, units)
+            return chosen
         if b["step"] != "merchant_casualty":
             raise RuleViolation("HA7", f"battle {battle} is {self.describe_waiting(b)}")
         board = self.board()

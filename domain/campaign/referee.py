@@ -222,7 +222,7 @@ class Referee(CampaignBase):
         return Step(state, ctx, facts, successes, tuple(values))
 
     def _roll_merchant_defence(self, b: Procedure, count: int, sinks_on: int, dice: DiceSource) -> list[int]:
-        return self.roll(
+        values: list[int] = self.roll(
             dice,
             roller=b["defender"],
             rule="CV2",
@@ -233,6 +233,7 @@ class Referee(CampaignBase):
             battle=b["id"],
             describe=lambda v: f"total {sum(v)}: " + ("sinks one submarine" if sum(v) >= sinks_on else "no effect"),
         )
+        return values
 
     def _roll_convoy_table(self, b: Procedure, board: Board, die: Die, dice: DiceSource) -> int:
         sub = board.units[die.unit]
@@ -254,7 +255,7 @@ class Referee(CampaignBase):
             unit=sub.id,
             describe=describe,
         )
-        return value
+        return int(value)
 
     def _roll_die(self, b: Procedure, need: Roll, unit: Unit, die: Die, dice: DiceSource) -> tuple[int, bool]:
         if need.kind == "asw_search":

@@ -72,7 +72,7 @@ class Waiting(CampaignBase):
         open lists first the phasing nation's own work (`turn_item`, kind "turn"), so a player
         who owes nothing still reads whom the game waits for; hand-offs leave it out (`turn`
         false), since the turn passing is a hand-off of its own."""
-        items = self.open_items()
+        items: list[dict[str, Any]] = self.open_items()
         if turn and not any(i["blocking"] for i in items):
             return [self.turn_item(), *items]
         return items
@@ -83,7 +83,8 @@ class Waiting(CampaignBase):
 
     def _asked(self, b: Procedure) -> Asked:
         """The battle's pure state (`Referee._pure`) and what its procedure asks there."""
-        return self._asks(b, *self._pure(b))
+        asked: Asked = self._asks(b, *self._pure(b))
+        return asked
 
     def _search(self, b: Procedure) -> tuple[Decision, Roll | None]:
         """A search step (CV3, SM2-SM3, AS2): the choice of searchers the procedure asks for,

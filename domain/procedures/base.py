@@ -117,7 +117,7 @@ def keeps_hash(cls: type[_T]) -> type[_T]:
 
     def __hash__(self: Any) -> int:
         d = self.__dict__
-        h = d.get("_hash")
+        h: int | None = d.get("_hash")
         if h is None:
             h = d["_hash"] = hash(fields(d))
         return h

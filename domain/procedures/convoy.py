@@ -22,7 +22,6 @@ from domain.procedures.base import (
     Piece,
     Roll,
     Side,
-    Spec,
     as_ids,
     check_counts,
     evolve,
@@ -33,6 +32,7 @@ from domain.procedures.base import (
 from domain.procedures.fight import Fight, VolleyStep
 from domain.rules import convoy as convoy_rules
 from domain.rules import hits as hits_rules
+from domain.rules.convoy import Roll as Spec
 
 
 class ConvoyStep(Enum):

@@ -48,15 +48,18 @@ def module_of(state: State) -> ModuleType:
 
 
 def need(state: State, ctx: Context) -> Need:
-    return module_of(state).need(state, ctx)
+    asked: Need = module_of(state).need(state, ctx)
+    return asked
 
 
 def decide(state: State, ctx: Context, choice: object | None) -> tuple[State, Facts]:
-    return module_of(state).decide(state, ctx, choice)
+    after: tuple[State, Facts] = module_of(state).decide(state, ctx, choice)
+    return after
 
 
 def roll(state: State, ctx: Context, counts: tuple[tuple[int, ...], ...]) -> tuple[State, Facts]:
-    return module_of(state).roll(state, ctx, counts)
+    after: tuple[State, Facts] = module_of(state).roll(state, ctx, counts)
+    return after
 
 
 _ROLL_STEPS = frozenset({"merchant_defence", "search", "convoy_table"})

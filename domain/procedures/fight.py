@@ -132,7 +132,8 @@ def volley(f: Fight, ctx: Context, stage: Stage, board: Board | None = None) -> 
     alike = ("volley_of", id(f.attackers), id(f.defenders), id(f.opening), f.kind, f.attacker, stage)
     same = ctx.memo.get(alike)
     if same is not None:
-        return same[3]
+        firers: tuple[Firer, ...] = same[3]
+        return firers
     key = ("volley", f.kind, f.attacker, f.attackers, f.defenders, f.opening, stage)
     found = ctx.memo.get(key)
     if found is None:
@@ -352,7 +353,8 @@ def _capacity(f: Fight, ctx: Context, side: Side) -> int:
     key = ("capacity", id(own))
     slot = ctx.memo.get(key)
     if slot is not None and slot[0] is own:
-        return slot[1]
+        counted: int = slot[1]
+        return counted
     found = sum(ctx.hits_left(p) for p in own)
     ctx.memo[key] = (own, found)
     return found

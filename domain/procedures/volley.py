@@ -28,11 +28,12 @@ from domain.procedures.base import (
     other,
 )
 from domain.procedures.fight import (
-    Fight,
+    Fight as Fight,
+)
+from domain.procedures.fight import (
     Firer,
     Shot,
     Stage,
-    VolleyStep,
     dice_kind,
     fire_dice,
     fire_groups,
@@ -41,6 +42,9 @@ from domain.procedures.fight import (
     roller,
     target_rule,
     volley,
+)
+from domain.procedures.fight import (
+    VolleyStep as VolleyStep,
 )
 from domain.rules import combat
 from domain.rules import hits as hits_rules

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 MAX_INT = 2**31 - 1
 POSITIVE = click.IntRange(1, MAX_INT)
 INTEGER = click.IntRange(-MAX_INT, MAX_INT)
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 @contextmanager
@@ -302,7 +304,9 @@ def act(
             click.echo(f"  next: {answer}")
 
 
-def nation_option(help_text: str = "Acting nation (default: the nation whose turn it is).") -> Any:
+def nation_option(
+    help_text: str = "Acting nation (default: the nation whose turn it is).",
+) -> Callable[[_F], _F]:
     """`--nation`, completed from the campaign's nations."""
     from tracker.cli.completion import complete_nations
 

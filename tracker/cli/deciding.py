@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from tracker.cli.common import Context, emit_recorded, next_command, perform, rule_of, summary, wants_json
+from projections.summary import rule_of, summary
+from tracker.cli.common import Context, emit_recorded, next_command, perform, wants_json
 
 
 def act_auto(

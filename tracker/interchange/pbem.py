@@ -29,8 +29,9 @@ from tracker.interchange.format import (
     referee_events,
     ticking,
 )
-from tracker.service.application import SNAPSHOT_INTERVAL, Tracker
+from tracker.service.application import Tracker
 from tracker.service.verify import verify_events
+from tracker.storage.event_app import SNAPSHOT_INTERVAL
 from tracker.storage.recorder import TrackerRecorder
 
 

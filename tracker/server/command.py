@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
@@ -23,8 +24,10 @@ PORT = click.IntRange(0, 65535)
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("text", "json")
 
+_F = TypeVar("_F", bound=Callable[..., Any])
 
-def env_option(name: str, **kwargs: Any) -> Any:
+
+def env_option(name: str, **kwargs: Any) -> Callable[[_F], _F]:
     """An option also read from TRACKER_<NAME> (the ASGI factory reads all of them there)."""
     envvar = "TRACKER_" + name.lstrip("-").replace("-", "_").upper()
     if "default" in kwargs and not kwargs.get("is_flag"):
@@ -69,7 +72,7 @@ def env_option(name: str, **kwargs: Any) -> Any:
     help="The log on stderr: text for people, or json (one object a line) for a log collector.",
 )
 @click.pass_obj
-def serve(ctx: Context, serve_db: str | None, host: str, port: int, **options: Any) -> None:
+def serve(ctx: Context, /, serve_db: str | None, host: str, port: int, **options: Any) -> None:
     """Serve the campaigns of a database to a group: a JSON API under /api and the browser
     viewer at /, on SQLite or PostgreSQL. Several processes may serve one PostgreSQL database.
 

@@ -116,7 +116,8 @@ class Performing:
             return done
 
         try:
-            return self.execute(cid, command, values, reference, override, ask)
+            outcome: Outcome = self.execute(cid, command, values, reference, override, ask)
+            return outcome
         except _NothingRecorded as nothing:
             return Outcome(name, 0, [], nothing.value, self.load(cid))
         except IntegrityError:

@@ -33,7 +33,7 @@ class Scope:
         return [c for c in self.outbox.channels(self.campaign_id) if self.player in (None, c["player"])]
 
     def channel(self, number: int) -> dict[str, Any]:
-        found = self.outbox.channel(self.campaign_id, number)
+        found: dict[str, Any] = self.outbox.channel(self.campaign_id, number)
         if self.player not in (None, found["player"]):
             # The same words as for a number nobody uses: another player's channels are not listed.
             from tracker.service.notify import NotifyError
