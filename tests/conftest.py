@@ -76,19 +76,36 @@ def unique_name() -> str:
 # The reliability catalogue (tests/figures.py): here, in the root conftest, so that the
 # pytest-xdist controller, which collects nothing, prints it too.
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    from tests import secretscan
     from tests.figures import hand_over
 
     hand_over(session.config)
+    secretscan.hand_over(session.config)
+    secretscan.finish(session)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
+    from tests import secretscan
     from tests.figures import take_over
 
     take_over(node)
+    secretscan.take_over(node)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    from tests import secretscan
     from tests.figures import print_figures
 
     print_figures(terminalreporter, config)
+    secretscan.report(terminalreporter, config)
+
+
+# The servers' logs scanned for secrets at the end of the session (tests/secretscan.py): the
+# tokens, seeds and webhook URLs this process makes are collected from the first test on.
+@pytest.fixture(scope="session", autouse=True)
+def secrets_as_issued() -> Iterator[None]:
+    from tests import secretscan
+
+    with secretscan.collecting():
+        yield

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from domain.campaign import Campaign
+from tests import secretscan
 
 if TYPE_CHECKING:
     from tracker.service.application import Tracker
@@ -84,7 +85,7 @@ def served(db: str, *args: str, workdir: Path, env: dict[str, str] | None = None
     """Start `tracker serve` on a free 127.0.0.1 port over `db`, wait until it answers, and
     stop it by its PID afterwards. `workdir` holds its output file (and its default key store)."""
     port = free_port()
-    output = workdir / f"server-{port}.log"
+    output = secretscan.keep_log(workdir / f"server-{port}.log")
     with output.open("wb") as out:
         proc = subprocess.Popen(
             [*TRACKER, "serve", "--db", db, "--port", str(port), *args],
@@ -111,6 +112,7 @@ def served(db: str, *args: str, workdir: Path, env: dict[str, str] | None = None
         yield server
     finally:
         stop(proc)
+        secretscan.harvest(db, secretscan.option(args, "--keys"), env, workdir)
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from tests import secretscan
 from tests.support import TRACKER, Server, free_port, served, stop
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
@@ -96,7 +97,7 @@ def factory(workdir: Path, env: dict[str, str], workers: int = 2) -> Iterator[Se
     """`uvicorn --factory tracker.server:create_app` on a free port, `env` its settings; stopped
     by its PID (the parent stops its workers)."""
     port = free_port()
-    output = workdir / f"uvicorn-{port}.log"
+    output = secretscan.keep_log(workdir / f"uvicorn-{port}.log")
     clean = {k: v for k, v in os.environ.items() if not k.startswith("TRACKER_")}
     command = [sys.executable, "-m", "uvicorn", "--factory", "tracker.server:create_app"]
     with output.open("wb") as out:
@@ -116,6 +117,7 @@ def factory(workdir: Path, env: dict[str, str], workers: int = 2) -> Iterator[Se
         yield server
     finally:
         stop(proc)
+        secretscan.harvest(None, None, env, workdir)
 
 
 def test_the_asgi_factory_serves_one_league_from_the_environment_with_two_workers(db_url: str, tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from uuid import UUID
 
 import pytest
 
+from tests import secretscan
 from tests.support import TRACKER, free_port
 from tracker.server.served import SERVER
 from tracker.service.application import Tracker
@@ -46,7 +47,7 @@ class Serving:
 
     def start(self) -> None:
         self.starts += 1
-        output = self.workdir / f"server-{self.starts}.log"
+        output = secretscan.keep_log(self.workdir / f"server-{self.starts}.log")
         with output.open("wb") as out:
             self.proc = subprocess.Popen(
                 [*TRACKER, "serve", "--db", self.db, "--port", str(self.port), "--keys", str(self.keys)],
@@ -78,6 +79,7 @@ class Serving:
             except subprocess.TimeoutExpired:
                 self.proc.send_signal(signal.SIGKILL)
                 self.proc.wait(20)
+        secretscan.harvest(self.db, str(self.keys), None, self.workdir)
 
 
 @dataclass
