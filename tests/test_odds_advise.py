@@ -24,7 +24,7 @@ from domain.campaign import Campaign
 from domain.dice import commitment
 from domain.procedures import naval
 from domain.procedures.base import Context, Piece, hypothetical_scenario
-from domain.procedures.odds import exact_odds
+from domain.procedures.odds import Shared, exact_odds
 from domain.ruleset import load_ruleset
 from domain.scenario import read_scenario
 from tests.support import advance
@@ -419,3 +419,31 @@ def test_a_zone_no_enemy_can_reach_needs_nobody_to_hold_it_NC1() -> None:
     data = advise.answer(q, 0.9, 20_000)
     assert data["found"] and data["force"]["counts"] == {} and data["force"]["chance"] == 1.0
     assert "nothing needs to be there: no enemy can reach it" in advise.render(data)
+
+
+def test_battles_enumerated_together_give_the_odds_each_gives_alone_NC1() -> None:
+    """`Shared`: the battles of a search enumerated with one engine (positions shared, the
+    losses counted from each battle's own start) give every outcome `exact_odds` gives alone,
+    in any order, smaller and larger forces, losses and rounds too; a unit the largest force
+    does not name goes alone."""
+    ctx = Context(RULESET, hypothetical_scenario(SIDES), {"Germany": {"advanced_submarine": 1}})
+    enemy = pieces("Britain", {"battleship": 1, "cruiser": 1, "destroyer": 2, "submarine": 1})
+    most = {"battleship": 1, "cruiser": 2, "destroyer": 3, "submarine": 2}
+    names, _ = naval.start(ctx, "Germany", "Britain", pieces("Germany", most), enemy)
+    shared = Shared(names, ctx)
+    forces = [
+        {t: c for t, c in zip(most, cs, strict=True) if c} for cs in product(*(range(n + 1) for n in most.values()))
+    ]
+    forces = [f for f in forces if f][::-1][::3] + [{"cruiser": 3}]  # the last names a unit `names` does not
+    walked = 0
+    for force in forces:
+        state, facts = naval.start(ctx, "Germany", "Britain", pieces("Germany", force), enemy)
+        rounds = sum(1 for f in facts if f.kind == "round")
+        alone = exact_odds(state, ctx, None, rounds, exact=False)
+        together = shared.odds(state, rounds)
+        assert together.outcomes.keys() == alone.outcomes.keys(), force
+        for o, m in alone.outcomes.items():
+            assert together.outcomes[o] == pytest.approx(m, abs=1e-12), (force, o)
+        assert together.states == alone.states
+        walked += alone.states
+    assert len(shared.known.edges) < walked / 2, "most positions are met in an earlier battle"

@@ -98,6 +98,13 @@ class Canon:
         return found
 
 
+def pieces_in(state: State) -> dict[str, Piece]:
+    """The units a position names, by ID."""
+    found: dict[str, Piece] = {}
+    _collect_pieces(state, found)
+    return found
+
+
 def _collect_pieces(x: object, out: dict[str, Piece]) -> None:
     if isinstance(x, Piece):
         out[x.id] = x

@@ -4,7 +4,10 @@ expanded once, then the mass is pushed through them as arrays (`domain.procedure
 A volley's edges are the pairs of what it may leave of each side (`Engine.volley_sides`). Each
 position keeps its pairs as the rows and columns of a grid per rest of the position (`Grid`),
 and the edges of every position are made into arrays at once at the end; only the pairs met
-for the first time are worked out (`Engine.follow`), one at a time."""
+for the first time are worked out (`Engine.follow`), one at a time.
+
+Walks that share an engine may share their positions' edges too (`Known`): a position another
+walk expanded takes its edges from there (`domain.procedures.odds.Shared`)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,21 @@ import numpy as np
 
 from domain.procedures.base import Ended, Piece, Roll
 from domain.procedures.engine import Engine, Odds, State, TooManyPositions, need, volley_split, waits
-from domain.procedures.flow import Ints, flow
+from domain.procedures.flow import Floats, Ints, flow
+
+# The positions reached, their identities, the chances and the rounds started on the way.
+Edges = tuple[tuple[State, ...], list[int], Floats, Ints]
+
+
+class Known:
+    """What walks of one engine found, for the walks after them: each position's edges and
+    what follows each volley's remains (`Engine.follow`), by identities (the engine interns
+    the positions and the remains, and keeps them alive)."""
+
+    def __init__(self) -> None:
+        self.edges: dict[int, Edges] = {}
+        # Context, attackers left, defenders left (identities), named apart -> what follows.
+        self.follows: dict[tuple[int, int, int, bool], tuple[State, int]] = {}
 
 
 class Grid:
@@ -59,8 +76,9 @@ class Walk:
     """The positions of a float enumeration by index, and their edges as they are found: a
     volley's as its rows, columns and each side's chances; any other roll's one by one."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, known: Known | None = None) -> None:
         self.engine = engine
+        self.follows = known.follows if known is not None else None
         self.positions: list[State] = []
         self.indexed: dict[int, int] = {}
         self.grids: dict[int, Grid] = {}
@@ -76,6 +94,8 @@ class Walk:
         self.children: list[int] = []
         self.chances: list[float] = []
         self.started: list[int] = []
+        # Edges known from earlier walks: source, positions reached, chances, rounds started.
+        self.known: list[tuple[int, Ints, Floats, Ints]] = []
 
     def index_of(self, state: State) -> int:
         """The index of an interned position, a new one first met at the end."""
@@ -121,7 +141,15 @@ class Walk:
                     low = missing & -missing
                     missing ^= low
                     c = low.bit_length() - 1
-                    settled, more = engine.follow(state, attackers_left[i][0], defenders_left[where[c]][0], apart)
+                    left = (attackers_left[i][0], defenders_left[where[c]][0])
+                    if self.follows is None:
+                        settled, more = engine.follow(state, *left, apart)
+                    else:
+                        key = (context, id(left[0]), id(left[1]), apart)
+                        hit = self.follows.get(key)
+                        if hit is None:
+                            hit = self.follows[key] = engine.follow(state, *left, apart)
+                        settled, more = hit
                     grid.child[r, c] = self.index_of(settled)
                     grid.rounds[r, c] = more
         self.volleys.append((k, grid.number, len(rows), len(columns)))
@@ -129,6 +157,14 @@ class Walk:
         self.columns += columns
         self.row_chances += [float(p) for _, p in attackers_left]
         self.column_chances += [float(p) for _, p in defenders_left]
+
+    def reuse(self, k: int, edges: Edges) -> None:
+        """Position `k`'s edges as an earlier walk found them."""
+        indexed = self.indexed
+        found = [indexed.get(i) for i in edges[1]]
+        if None in found:
+            found = [self.index_of(c) if j is None else j for c, j in zip(edges[0], found, strict=True)]
+        self.known.append((k, np.array(found, dtype=np.int64), edges[2], edges[3]))
 
     def edges(self) -> tuple[Ints, Ints, Any, Ints]:
         """Every edge found: source, position reached, chance, rounds started on the way. A
@@ -156,6 +192,13 @@ class Walk:
         else:
             sources = children = started = np.zeros(0, dtype=np.int64)
             chances = np.zeros(0)
+        if self.known:
+            ks = np.array([k for k, c, _, _ in self.known], dtype=np.int64)
+            sizes = np.array([len(c) for _, c, _, _ in self.known], dtype=np.int64)
+            sources = np.concatenate([sources, np.repeat(ks, sizes)])
+            children = np.concatenate([children, *(c for _, c, _, _ in self.known)])
+            chances = np.concatenate([chances, *(p for _, _, p, _ in self.known)])
+            started = np.concatenate([started, *(r for _, _, _, r in self.known)])
         if not self.sources:
             return sources, children, chances, started
         return (
@@ -165,25 +208,51 @@ class Walk:
             np.concatenate([started, np.array(self.started, dtype=np.int64)]),
         )
 
+    def keep(self, known: Known, fresh: list[int], edges: tuple[Ints, Ints, Any, Ints]) -> None:
+        """Put the edges of the positions this walk expanded (`fresh`) in `known`."""
+        kept = known.edges
+        sources, children, chances, started = edges
+        mine = np.zeros(len(self.positions), dtype=bool)
+        mine[fresh] = True
+        at = np.flatnonzero(mine[sources])
+        at = at[np.argsort(sources[at], kind="stable")]
+        ks, first = np.unique(sources[at], return_index=True)
+        ends = [*first[1:].tolist(), len(at)]
+        positions = self.positions
+        for k, a, b in zip(ks.tolist(), first.tolist(), ends, strict=True):
+            here = at[a:b]
+            reached = tuple(positions[i] for i in children[here].tolist())
+            kept[id(positions[k])] = (reached, [id(c) for c in reached], chances[here], started[here])
 
-def flowed(engine: Engine, root: State, start: int, procedure: str) -> Odds:
+
+def flowed(engine: Engine, root: State, start: int, procedure: str, known: Known | None = None) -> Odds:
     """The enumeration in floats from the settled `root` (reached with `start` rounds fought):
     every position reached expanded once (the engine's limit counting those with a roll),
-    then the mass pushed through them."""
-    walk = Walk(engine)
+    then the mass pushed through them. `known`: edges of earlier walks of the same engine,
+    taken from there, and this walk's added to it."""
+    walk = Walk(engine, known)
     walk.index_of(root)
     expanded = 0
+    fresh: list[int] = []
     k = 0
     while k < len(walk.positions):
         if waits(walk.positions[k]) != "ended":
             if engine.limit is not None and expanded >= engine.limit:
                 raise TooManyPositions(engine.limit)
-            walk.expand(k)
+            found = known.edges.get(id(walk.positions[k])) if known is not None else None
+            if found is None:
+                walk.expand(k)
+                fresh.append(k)
+            else:
+                walk.reuse(k, found)
             expanded += 1
             if engine.progress is not None and expanded % 256 == 0:
                 engine.progress(expanded)
         k += 1
-    moved = flow(len(walk.positions), *walk.edges(), start)
+    edges = walk.edges()
+    if known is not None and fresh:
+        walk.keep(known, fresh, edges)
+    moved = flow(len(walk.positions), *edges, start)
     result = Odds(procedure=procedure, truncated=moved.truncated, states=len(walk.positions))
     for k, s in enumerate(walk.positions):
         if waits(s) != "ended":

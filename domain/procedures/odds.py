@@ -8,6 +8,9 @@ once (`remains`) and the results are the pairs of those. Positions that differ o
 unit of a type is which are one state (`Canon`). Probabilities are fractions with `exact`,
 walked here one edge at a time; else floats, pushed through the positions as arrays (`flat`).
 
+Many positions of one procedure in one context (the forces a search weighs) may be enumerated
+with one engine (`Shared`), each position met once for all of them.
+
 A round without effect leads back to the same state; that loop is summed exactly as a
 geometric series (so a battle that could go on forever needs no cut-off). Only mass caught
 in a loop that can never be left would be lost; it is reported as `truncated`.
@@ -21,8 +24,9 @@ from fractions import Fraction
 from typing import Any
 
 from domain.memory import collector_paused
-from domain.procedures.base import Context, Ended, Roll
-from domain.procedures.canon import Canon
+from domain.procedures import naval
+from domain.procedures.base import Context, Ended, Roll, evolve
+from domain.procedures.canon import Canon, pieces_in
 from domain.procedures.chances import Number
 from domain.procedures.engine import (
     Engine,
@@ -36,7 +40,7 @@ from domain.procedures.engine import (
     roll,
     waits,
 )
-from domain.procedures.flat import flowed
+from domain.procedures.flat import Known, flowed
 
 __all__ = [
     "Engine",
@@ -44,6 +48,7 @@ __all__ = [
     "Odds",
     "Policy",
     "Roll",
+    "Shared",
     "State",
     "TooManyPositions",
     "decide",
@@ -73,6 +78,54 @@ def exact_odds(
     # caller's context, the first collection after would walk every object made here.
     with collector_paused():
         return _enumerated(state, replace(ctx, memo={}), policy, rounds, exact, limit, progress)
+
+
+class Shared:
+    """Enumerations in floats of positions of one procedure in one context, made by one
+    engine: what one works out (positions, their edges, each side's remains) the others find
+    done. Each gives the odds `exact_odds(state, ctx, policy, rounds, exact=False)` gives.
+
+    `names`: a position naming every unit the positions enumerated will name (the largest
+    forces), so that positions alike but for names are named alike in all of them (`Canon`).
+    A naval battle's starting counts are read only to count each side's losses at the end
+    (`naval.outcome`): every battle is enumerated as if both sides began with none, so that
+    battles of other sizes share their positions, and its losses are counted from its own
+    starting counts afterwards."""
+
+    def __init__(self, names: State, ctx: Context, policy: Policy | None = None) -> None:
+        self.ctx = replace(ctx, memo={})
+        self.engine = Engine(self.ctx, policy, exact=False)
+        self.engine.canon = Canon(self._as_shared(names)[0])
+        self.kinds = {u: (p.nation, p.type) for u, p in pieces_in(names).items()}
+        self.known = Known()
+
+    def odds(self, state: State, rounds: int = 0, limit: int | None = None) -> Odds:
+        """The odds from `state` (`rounds` fought already); a position naming a unit `names`
+        does not (or another kind under its name) is enumerated on its own (`exact_odds`)."""
+        pieces = pieces_in(state)
+        if any(self.kinds.get(u) != (p.nation, p.type) for u, p in pieces.items()):
+            return exact_odds(state, self.ctx, self.engine.policy, rounds, exact=False, limit=limit)
+        shared, began = self._as_shared(state)
+        engine = self.engine
+        engine.limit = limit
+        with collector_paused():
+            root, more = engine.settle(shared)
+            odds = flowed(engine, root, rounds + more, module_of(state).__name__.rsplit(".", 1)[-1], self.known)
+        if began is None:
+            return odds
+        out: dict[Any, tuple[Number, float, float]] = {}
+        for o, m in odds.outcomes.items():
+            lost = (o.attacker_units_lost + began[0], o.defender_units_lost + began[1])
+            out[replace(o, attacker_units_lost=lost[0], defender_units_lost=lost[1])] = m
+        odds.outcomes = out
+        return odds
+
+    @staticmethod
+    def _as_shared(state: State) -> tuple[State, tuple[int, int] | None]:
+        """A naval battle as if both sides began with no units, and its starting counts."""
+        if isinstance(state, naval.NavalBattle):
+            return evolve(state, started=(0, 0)), state.started
+        return state, None
 
 
 def _enumerated(

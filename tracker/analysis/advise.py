@@ -13,7 +13,10 @@ from typing import Any
 
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, TrackerError
-from domain.procedures.odds import Odds, TooManyPositions, exact_odds
+from domain.memory import collector_paused
+from domain.procedures.base import Context
+from domain.procedures.odds import Odds, State, TooManyPositions, exact_odds
+from domain.procedures.odds import Shared as OneContext
 from domain.text import plural
 from tracker.analysis import odds as view
 
@@ -68,19 +71,31 @@ class Question:
     fixed: bool = False  # no unit may move any more: the force is the pool, all of it
 
 
-def steps_to(board: Board, unit: Unit, zone: str) -> int | None:
+def hostile_zones(board: Board, nation: str) -> frozenset[str]:
+    """SM1: the zones hostile for `nation` (`Board.is_hostile_for`), found in one pass over
+    the units rather than one per zone a path goes through."""
+    return frozenset(
+        u.at for u in board.units.values() if board.unit_type(u).hostile and board.enemies(nation, u.nation)
+    )
+
+
+def steps_to(board: Board, unit: Unit, zone: str, hostile: frozenset[str] | None = None) -> int | None:
     """F4, F7, F8, SM1: the fewest moves for a unit from where it is to `zone`, None when there
     is no path: ships over sea zones, stopping at no hostile zone on the way unless submarines;
-    aircraft over land and sea; no unit through a neutral's territory."""
+    aircraft over land and sea; no unit through a neutral's territory. `hostile`: the
+    `hostile_zones` of the unit's nation, when known."""
     game_map = board.scenario.game_map
     if unit.at == zone:
         return 0
     ut = board.unit_type(unit)
+    blocked: frozenset[str] = frozenset()
+    if ut.is_naval and not ut.is_submarine:
+        blocked = hostile if hostile is not None else hostile_zones(board, unit.nation)
     seen = {unit.at}
     queue = deque([(unit.at, 0)])
     while queue:
         here, steps = queue.popleft()
-        if here != unit.at and ut.is_naval and not ut.is_submarine and board.is_hostile_for(unit.nation, here):
+        if here != unit.at and here in blocked:
             continue  # a surface ship must stop in a hostile zone (SM1)
         for nxt in game_map.adjacency.get(here, ()):
             owner = board.owners.get(nxt)
@@ -107,6 +122,7 @@ def reach(
     or is attacked: with the moves left this turn while it is in one of `phases`, the units
     already there otherwise; with `next_turn`, a full allowance (its next turn's reach)."""
     moving = next_turn or can_move(board, nation, phases)
+    hostile = hostile_zones(board, nation) if moving else frozenset()
     out = []
     for unit in sorted(board.units.values(), key=lambda u: u.id):
         ut = board.unit_type(unit)
@@ -116,7 +132,7 @@ def reach(
             if unit.at == zone:
                 out.append(Reach(unit, 0))
             continue
-        steps = steps_to(board, unit, zone)
+        steps = steps_to(board, unit, zone, hostile)
         left = ut.move if next_turn else ut.move - unit.moved
         if steps is not None and steps <= left:
             out.append(Reach(unit, steps))
@@ -223,9 +239,13 @@ def took(odds: Odds, hold: bool) -> float:
     return float(odds.probability(lambda o: o.result == "attacker_wins"))
 
 
-def evaluate(q: Question, counts: Mapping[str, int], limit: int) -> tuple[float, Odds | None]:
+def evaluate(
+    q: Question, counts: Mapping[str, int], limit: int, shared: Shared | None = None, bound: float | None = None
+) -> tuple[float, Odds | None]:
     """The chance of a composition, and the odds of its worst battle (None: nothing to fight,
-    or no force)."""
+    or no force). `shared`: the enumerations of a search (`Shared`); `bound`: once a battle
+    falls short of it, the battles left are not weighed and that battle's chance is given (the
+    composition falls short whatever they give)."""
     worst: tuple[float, Odds | None] = (1.0, None) if q.hold else (0.0, None)
     if not q.hold and not any(counts.values()):
         return worst
@@ -233,20 +253,89 @@ def evaluate(q: Question, counts: Mapping[str, int], limit: int) -> tuple[float,
         types = [t for t, n in counts.items() if n] + [u.type for u in q.allies]
         if not any(q.board.ruleset.units[t].is_naval for t in types):
             return 0.0, None  # aircraft alone hold no sea zone: the enemy needs no battle (NC1)
-    for battle in battles(q, counts):
-        nations = {f.partition(":")[0] for f in battle["attacker"] + battle["defender"]}
-        state, ctx, rounds = view.hypothetical(
-            "naval", q.board.ruleset, battle["attacker"], battle["defender"], tech_texts(q.board, nations), None, False
-        )
-        try:
-            odds = exact_odds(state, ctx, None, rounds, exact=False, limit=limit)
-        except TooManyPositions as e:
-            against = " + ".join(battle["attacker"]) + " against " + " + ".join(battle["defender"])
-            raise TooManyPositions(e.limit, f"{against}; weigh fewer types (--type) or raise --max-positions") from None
+    every = battles(q, counts)
+    if shared is not None:
+        every = shared.in_order(every)
+    for battle in every:
+        if shared is not None:
+            odds = shared.odds(q, battle, limit)
+        else:
+            state, ctx, rounds = position(q, battle)
+            odds = enumerated(battle, state, ctx, rounds, limit)
         p = took(odds, q.hold)
         if worst[1] is None or p < worst[0]:
             worst = (p, odds)
+        if bound is not None and p < bound:
+            if shared is not None:
+                shared.fell_short(battle)
+            break
     return worst
+
+
+def position(q: Question, battle: Mapping[str, Any]) -> tuple[State, Context, int]:
+    """A battle of an answer as `tracker odds naval` sets it up: (state, context, rounds fought)."""
+    nations = {f.partition(":")[0] for f in battle["attacker"] + battle["defender"]}
+    return view.hypothetical(
+        "naval", q.board.ruleset, battle["attacker"], battle["defender"], tech_texts(q.board, nations), None, False
+    )
+
+
+def enumerated(
+    battle: Mapping[str, Any], state: State, ctx: Context, rounds: int, limit: int, shared: OneContext | None = None
+) -> Odds:
+    """The odds of one battle (with `shared`, among the others of its search), refused in
+    terms of the battle beyond `limit` positions."""
+    try:
+        if shared is not None:
+            return shared.odds(state, rounds, limit)
+        return exact_odds(state, ctx, None, rounds, exact=False, limit=limit)
+    except TooManyPositions as e:
+        against = " + ".join(battle["attacker"]) + " against " + " + ".join(battle["defender"])
+        raise TooManyPositions(e.limit, f"{against}; weigh fewer types (--type) or raise --max-positions") from None
+
+
+class Shared:
+    """The battles of one search enumerated together: the battles against one enemy (the
+    same nations on each side, the same technology) share one engine, so that a position met
+    in one is worked out once for all (`domain.procedures.odds.Shared`); and the battle that
+    last fell short of the bound is weighed first (against several enemies, `--hold`)."""
+
+    def __init__(self, q: Question, most: Mapping[str, int]) -> None:
+        self.q = q
+        self.most = dict(most)  # the largest force weighed: its units name every unit
+        self.by_sides: dict[tuple[tuple[str, ...], ...], OneContext | None] = {}
+        self.first: str | None = None
+
+    def in_order(self, every: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return sorted(every, key=lambda b: b["against"] != self.first)
+
+    def fell_short(self, battle: Mapping[str, Any]) -> None:
+        self.first = battle["against"]
+
+    def odds(self, q: Question, battle: Mapping[str, Any], limit: int) -> Odds:
+        state, ctx, rounds = position(q, battle)
+        return enumerated(battle, state, ctx, rounds, limit, self._context(battle))
+
+    def _context(self, battle: Mapping[str, Any]) -> OneContext | None:
+        key = self._sides(battle)
+        if key not in self.by_sides:
+            # The battle against the same enemy with the largest force names every unit;
+            # battles of other nations (a force without the nation's units) go on their own.
+            largest = next(b for b in battles(self.q, self.most) if b["against"] == battle["against"])
+            try:
+                state, ctx, _ = position(self.q, largest)
+            except InputError:  # more units than `tracker odds` takes: each battle on its own
+                self.by_sides[key] = None
+            else:
+                self.by_sides[key] = OneContext(state, ctx) if self._sides(largest) == key else None
+        return self.by_sides[key]
+
+    @staticmethod
+    def _sides(battle: Mapping[str, Any]) -> tuple[tuple[str, ...], ...]:
+        def nations(forces: tuple[str, ...]) -> tuple[str, ...]:
+            return tuple(f.partition(":")[0] for f in forces)
+
+        return nations(battle["attacker"]), nations(battle["defender"]), (battle["against"] or "",)
 
 
 def compositions(pool: Mapping[str, int]) -> Iterator[Composition]:
@@ -300,19 +389,25 @@ def search(
     most_forces: int | None = None,
 ) -> Found | None:
     """`cheapest` over the question's pool, each composition's odds enumerated once (`memo`,
-    by counts in the order of `types_of`, keeps them for the caller); `most_forces`: stop
-    (SearchTooLong) rather than weigh more compositions than that."""
+    by counts in the order of `types_of`, keeps them for the caller: a composition falling
+    short may have only the chance of its first battle short of the bound, `evaluate`);
+    `most_forces`: stop (SearchTooLong) rather than weigh more compositions than that.
+
+    The compositions share their enumerations (`Shared`); the answer's chance and odds are
+    enumerated once more on their own, as `tracker odds` computes them, so that they are the
+    same to the last digit."""
     pool = full_force_of(q.pool)
     require_few_choices(pool, q.zone)
     _require_exact_sizes(q, sum(pool.values()))
     types = list(pool)
     memo = {} if memo is None else memo
     spent = [0]
+    shared = Shared(q, pool)
 
     def chance(c: Composition) -> float:
         if c not in memo:
             too_many(len(memo), most_forces)
-            memo[c] = evaluate(q, dict(zip(types, c, strict=True)), limit)
+            memo[c] = evaluate(q, dict(zip(types, c, strict=True)), limit, shared, bound)
             odds = memo[c][1]
             spent[0] += odds.states if odds is not None else 0
             if spent[0] > BUDGET_BATTLES * limit:
@@ -324,15 +419,18 @@ def search(
         return memo[c][0]
 
     costs = {t: q.board.ruleset.units[t].cost for t in types}
-    if q.fixed:  # every unit there fights (NC1): nothing to choose
-        full = tuple(pool.values())
-        found = (full, chance(full), 1) if chance(full) >= bound else None
-    else:
-        found = cheapest(pool, costs, chance, bound, exhaustive)
+    with collector_paused():
+        if q.fixed:  # every unit there fights (NC1): nothing to choose
+            full = tuple(pool.values())
+            found = (full, chance(full), 1) if chance(full) >= bound else None
+        else:
+            found = cheapest(pool, costs, chance, bound, exhaustive)
     if found is None:
         return None
-    c, p, weighed = found
-    return Found({t: n for t, n in zip(types, c, strict=True) if n}, _cost(c, types, costs), p, memo[c][1], weighed)
+    c, _, weighed = found
+    counts = {t: n for t, n in zip(types, c, strict=True) if n}
+    p, odds = evaluate(q, counts, limit)
+    return Found(counts, _cost(c, types, costs), p, odds, weighed)
 
 
 def too_many(weighed: int, most: int | None) -> None:
@@ -429,7 +527,7 @@ def answer(q: Question, bound: float, limit: int, most_forces: int | None = None
     memo: dict[Composition, tuple[float, Odds | None]] = {}
     found = search(q, bound, limit, memo=memo, most_forces=most_forces)
     counts = found.counts if found is not None else full_force(q)
-    chance, odds = (found.chance, found.odds) if found is not None else memo[tuple(counts.values())]
+    chance, odds = (found.chance, found.odds) if found is not None else evaluate(q, counts, limit)
     data["found"] = found is not None
     data["force"] = {
         "counts": counts,

@@ -155,9 +155,12 @@ def cost_of(board: Board, left: tuple[tuple[str, int], ...]) -> int:
     return sum(n * board.ruleset.units[t.removesuffix(" (damaged)")].cost for t, n in left)
 
 
-def battle_figures(q: advise.Question, counts: Mapping[str, int], w: Weigher) -> tuple[float, float] | None:
+def battle_figures(
+    q: advise.Question, counts: Mapping[str, int], w: Weigher, shared: advise.Shared | None = None
+) -> tuple[float, float] | None:
     """NC1: the attack on every enemy unit in the zone by `counts`: (chance of winning, expected
-    cost sunk less expected own cost lost); None when too large to weigh."""
+    cost sunk less expected own cost lost); None when too large to weigh. `shared`: the
+    enumerations of the zone's other attacks, shared (`advise.Shared`)."""
     key = ("battle", q.zone, tuple(sorted((t, n) for t, n in counts.items() if n)))
     if key in w.memo:
         return w.memo[key]
@@ -166,7 +169,7 @@ def battle_figures(q: advise.Question, counts: Mapping[str, int], w: Weigher) ->
         w.refuse(q.zone, size)
         return None
     try:
-        chance, odds = advise.evaluate(q, counts, w.left())
+        chance, odds = advise.evaluate(q, counts, w.left(), shared)
     except TooManyPositions:
         w.charge(w.left())  # the time it took counts
         w.refuse(q.zone, 0)
@@ -242,12 +245,27 @@ def weigh(board: Board, nation: str, types: list[str], target: Target, w: Weighe
     """The candidates of each type at one target: its figures without and with one more unit."""
     out = []
     zone, base = target.zone, target.base
+    # The zone's battles with one unit more of each type share their enumerations: the force
+    # with one more of every type weighed there names every unit of them (of the searchers
+    # alone at convoys, CV3).
+    shared: advise.Shared | None = None
+    convoys: escorts.Shared | None = None
+    if isinstance(target.question, advise.Question):
+        shared = advise.Shared(target.question, {**base, **{t: base.get(t, 0) + 1 for t in types}})
+    else:
+        searching = [t for t in types if escorts.guards(board.ruleset.units[t])]
+        most = {**base, **{t: base.get(t, 0) + 1 for t in searching}}
+        convoys = escorts.Shared(target.question, target.question.windows[-1], most)
     for t in types:
         if target.kind == "convoy":
             q = target.question
             assert isinstance(q, escorts.Convoys)
             places = convoy_reaches(board, t, placement_zones(board, nation, t), nation, zone)
-            lost = (convoy_loss(q, base, w), convoy_loss(q, with_one(base, t), w)) if places else (None, None)
+            lost = (
+                (convoy_loss(q, base, w, convoys), convoy_loss(q, with_one(base, t), w, convoys))
+                if places
+                else (None, None)
+            )
             if lost[0] is None or lost[1] is None:
                 continue
             window = q.windows[-1]
@@ -259,7 +277,9 @@ def weigh(board: Board, nation: str, types: list[str], target: Target, w: Weighe
         assert isinstance(a, advise.Question)
         places = attack_reaches(board, t, placement_zones(board, nation, t), nation, zone)
         before, after = (
-            (battle_figures(a, base, w), battle_figures(a, with_one(base, t), w)) if places else (None, None)
+            (battle_figures(a, base, w, shared), battle_figures(a, with_one(base, t), w, shared))
+            if places
+            else (None, None)
         )
         if before is None or after is None:
             continue
@@ -282,9 +302,11 @@ def by_hand(q: advise.Question, counts: Mapping[str, int]) -> list[str]:
     return lines
 
 
-def convoy_loss(q: escorts.Convoys, counts: Mapping[str, int], w: Weigher) -> float | None:
+def convoy_loss(
+    q: escorts.Convoys, counts: Mapping[str, int], w: Weigher, shared: escorts.Shared | None = None
+) -> float | None:
     """CV1-CV7: the expected NTR lost at the next turn's window with `counts` searching; None
-    when too large to weigh."""
+    when too large to weigh. `shared`: the zone's other attacks, enumerated together."""
     window = q.windows[-1]
     key = ("convoy", q.zone, tuple(sorted((t, n) for t, n in counts.items() if n)))
     if key in w.memo:
@@ -294,7 +316,7 @@ def convoy_loss(q: escorts.Convoys, counts: Mapping[str, int], w: Weigher) -> fl
         w.refuse(q.zone, size)
         return None
     try:
-        lost, positions = escorts.loss(q, window, counts, w.left())
+        lost, positions = escorts.loss(q, window, counts, w.left(), shared)
     except TooManyPositions:
         w.charge(w.left())  # the time it took counts
         w.refuse(q.zone, 0)

@@ -13,8 +13,10 @@ from domain.board import Board, Unit
 from domain.errors import RuleViolation
 from domain.procedures import convoy
 from domain.procedures.base import Context, Piece, hypothetical_scenario
-from domain.procedures.odds import Odds, TooManyPositions, exact_odds
+from domain.procedures.odds import Odds, State, TooManyPositions, exact_odds
+from domain.procedures.odds import Shared as OneContext
 from domain.rules.convoy import air_can_join
+from domain.ruleset import UnitType
 from domain.text import plural
 from tracker.analysis import advise
 
@@ -46,8 +48,12 @@ def searches(board: Board, unit: Unit) -> bool:
 
 def escort_or_aircraft(board: Board, unit: Unit) -> bool:
     """The units sent to guard convoys: escorts (destroyers, cruisers) and aircraft that search."""
-    ut = board.unit_type(unit)
-    return (ut.unit_class == "escort" or ut.is_air) and searches(board, unit)
+    return guards(board.unit_type(unit))
+
+
+def guards(ut: UnitType) -> bool:
+    """`escort_or_aircraft` of a unit type."""
+    return (ut.unit_class == "escort" or ut.is_air) and ut.search.get("convoy", 0) > 0
 
 
 def searchers(board: Board, nation: str, zone: str, next_turn: bool) -> list[advise.Reach]:
@@ -105,11 +111,11 @@ def convoy_question(board: Board, zone: str) -> Convoys:
     return Convoys(board, zone, nation, ntr, allies, windows)
 
 
-def convoy_odds(
-    board: Board, attacker: str, subs: int, defenders: Mapping[str, Mapping[str, int]], ntr: int, limit: int
-) -> Odds:
-    """CV1-CV7: the odds of one convoy attack by `subs` submarines on `ntr` NTR, the defenders'
-    searchers looking for them (none: the submarines go straight to the convoy table)."""
+def convoy_position(
+    board: Board, attacker: str, subs: int, defenders: Mapping[str, Mapping[str, int]], ntr: int
+) -> tuple[State, Context]:
+    """CV1-CV7: one convoy attack by `subs` submarines on `ntr` NTR, the defenders' searchers
+    looking for them (none: the submarines go straight to the convoy table)."""
     sides = {attacker: "attacking side"} | {n: "defending side" for n in defenders}
     ctx = Context(board.ruleset, hypothetical_scenario(sides), {n: dict(board.tech.get(n, {})) for n in sides})
     a = tuple(Piece(f"A-SS{i + 1}", "submarine", attacker) for i in range(subs))
@@ -120,23 +126,64 @@ def convoy_odds(
         for i in range(k)
     )
     owner = next(iter(sorted(defenders)), attacker) if defenders else attacker
-    state = convoy.start(ctx, attacker, owner, tuple(p.id for p in a), a, d, ntr)
+    return convoy.start(ctx, attacker, owner, tuple(p.id for p in a), a, d, ntr), ctx
+
+
+def convoy_odds(
+    board: Board,
+    attacker: str,
+    subs: int,
+    defenders: Mapping[str, Mapping[str, int]],
+    ntr: int,
+    limit: int,
+    shared: OneContext | None = None,
+) -> Odds:
+    """The odds of `convoy_position` (with `shared`, among the others of a search: the same
+    nations on each side)."""
+    state, ctx = convoy_position(board, attacker, subs, defenders, ntr)
     try:
+        if shared is not None:
+            return shared.odds(state, 0, limit)
         return exact_odds(state, ctx, None, 0, exact=False, limit=limit)
     except TooManyPositions as e:
         raise TooManyPositions(e.limit, "weigh fewer types (--type) or raise --max-positions") from None
 
 
-def loss(q: Convoys, w: Window, counts: Mapping[str, int], limit: int) -> tuple[float, int]:
-    """The expected NTR lost in a window, and the positions enumerated: each enemy nation's
-    attack counted against the whole NTR (CV1: each attacks on its own), summed, so never
-    below the truth."""
+class Shared:
+    """The convoy attacks of one search enumerated together, one engine per enemy nation
+    (`domain.procedures.odds.Shared`): `most`, the largest searchers weighed, names every
+    unit; an attack on other defending nations (no searcher of the nation) goes on its own."""
+
+    def __init__(self, q: Convoys, w: Window, most: Mapping[str, int]) -> None:
+        self.defenders = _defenders(q, most)
+        self.by_enemy = {
+            enemy: OneContext(*convoy_position(q.board, enemy, subs, self.defenders, q.ntr))
+            for enemy, subs in sorted(w.threats.items())
+        }
+
+    def of(self, enemy: str, defenders: Mapping[str, Mapping[str, int]]) -> OneContext | None:
+        return self.by_enemy.get(enemy) if set(defenders) == set(self.defenders) else None
+
+
+def _defenders(q: Convoys, counts: Mapping[str, int]) -> dict[str, dict[str, int]]:
+    """CV3: the allies' searchers in the zone and the nation's `counts`."""
     defenders = {n: dict(c) for n, c in q.allies.items()}
     if any(counts.values()):
         defenders[q.nation] = {t: n for t, n in counts.items() if n}
+    return defenders
+
+
+def loss(
+    q: Convoys, w: Window, counts: Mapping[str, int], limit: int, shared: Shared | None = None
+) -> tuple[float, int]:
+    """The expected NTR lost in a window, and the positions enumerated: each enemy nation's
+    attack counted against the whole NTR (CV1: each attacks on its own), summed, so never
+    below the truth. `shared`: the attacks of the search, enumerated together."""
+    defenders = _defenders(q, counts)
     total, positions = 0.0, 0
     for enemy, subs in sorted(w.threats.items()):
-        odds = convoy_odds(q.board, enemy, subs, defenders, q.ntr, limit)
+        together = shared.of(enemy, defenders) if shared is not None else None
+        odds = convoy_odds(q.board, enemy, subs, defenders, q.ntr, limit, together)
         total += float(odds.expected(lambda o: o.ntr_destroyed)[0])
         positions += odds.states
     return total, positions
@@ -144,9 +191,7 @@ def loss(q: Convoys, w: Window, counts: Mapping[str, int], limit: int) -> tuple[
 
 def by_hand(q: Convoys, w: Window, counts: Mapping[str, int]) -> list[str]:
     """The `tracker odds convoy` lines of a window's attacks (when someone searches)."""
-    defenders = {n: dict(c) for n, c in q.allies.items()}
-    if any(counts.values()):
-        defenders[q.nation] = {t: n for t, n in counts.items() if n}
+    defenders = _defenders(q, counts)
     if not defenders:
         return []
     lines = []
@@ -165,26 +210,46 @@ def answer(
     """The JSON shape of `tracker odds escorts`: per window, the cheapest searchers that keep the
     expected NTR loss at or below `bound`, or the loss with all of them when none does
     (`most_choices`: stop, SearchTooLong, rather than weigh more choices in a window)."""
-    windows = [window_answer(q, w, bound, limit, types, most_choices) for w in q.windows]
+    # Windows facing the same submarines weigh the same attacks: each is enumerated once.
+    known: dict[Any, tuple[float, int]] = {}
+    windows = [window_answer(q, w, bound, limit, types, most_choices, known) for w in q.windows]
     return {"zone": q.zone, "nation": q.nation, "ntr": q.ntr, "bound": bound, "windows": windows}
 
 
 def window_answer(
-    q: Convoys, w: Window, bound: float, limit: int, types: tuple[str, ...], most_choices: int | None = None
+    q: Convoys,
+    w: Window,
+    bound: float,
+    limit: int,
+    types: tuple[str, ...],
+    most_choices: int | None = None,
+    known: dict[Any, tuple[float, int]] | None = None,
 ) -> dict[str, Any]:
-    """One window of `answer`: `advise.cheapest` on a chance of minus the loss (more is better)."""
+    """One window of `answer`: `advise.cheapest` on a chance of minus the loss (more is better),
+    the choices' attacks enumerated together (`Shared`), the answer's once more on their own,
+    as `tracker odds convoy` computes them. `known`: the losses of earlier windows, by the
+    submarines and the searchers (kept for the windows after)."""
     pool = [r for r in w.pool if not types or r.unit.type in types]
     full = advise.full_force_of(pool)
     advise.require_few_choices(full, q.zone)
     order = list(full)
     memo: dict[advise.Composition, float] = {}
     spent = [0]
+    shared = Shared(q, w, full)
+    known = {} if known is None else known
+    threats = tuple(sorted(w.threats.items()))
+
+    def weighed(counts: Mapping[str, int], together: Shared | None) -> tuple[float, int]:
+        key = (threats, tuple(sorted((t, n) for t, n in counts.items() if n)), together is None)
+        if key not in known:
+            known[key] = loss(q, w, counts, limit, together)
+        return known[key]
 
     def chance(c: advise.Composition) -> float:
         if c not in memo:
             advise.too_many(len(memo), most_choices)
-            memo[c], positions = loss(q, w, dict(zip(order, c, strict=True)), limit)
-            memo[c] = -memo[c]
+            lost, positions = weighed(dict(zip(order, c, strict=True)), shared)
+            memo[c] = -lost
             spent[0] += positions
             if spent[0] > advise.BUDGET_BATTLES * limit:
                 raise advise.SearchTooLong(
@@ -205,7 +270,7 @@ def window_answer(
         "found": found is not None,
         "counts": counts,
         "cost": sum(n * costs[t] for t, n in counts.items()),
-        "expected_ntr_lost": -chance(c),
+        "expected_ntr_lost": weighed(counts, None)[0],
         "units": [r.unit.id for r in advise.pick_from(pool, counts)],
         "commands": by_hand(q, w, counts),
         "weighed": found[2] if found else len(memo),
