@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from domain.errors import InputError, RuleViolation
 from domain.ruleset import Ruleset, UnitType
@@ -20,6 +21,25 @@ class Unit:
     at: str
     damage: int = 0
     moved: int = 0
+
+
+_UNIT_FIELDS = frozenset(("type", "nation", "at", "damage", "moved"))
+
+
+def units_of(state: dict[str, dict[str, Any]]) -> dict[str, Unit]:
+    """The units of a campaign's state (unit id -> its fields) as `Unit`s. Every board the
+    referee reads makes them all, so a unit holding exactly the fields is made without the
+    frozen dataclass's `__init__` (one `object.__setattr__` per field); the same `Unit`."""
+    new, set_dict = object.__new__, object.__setattr__
+    units: dict[str, Unit] = {}
+    for uid, fields in state.items():
+        if fields.keys() == _UNIT_FIELDS:
+            unit = new(Unit)
+            set_dict(unit, "__dict__", {"id": uid, **fields})
+            units[uid] = unit
+        else:
+            units[uid] = Unit(id=uid, **fields)
+    return units
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from projections.views import Views, dump
 from tests.support import advance as advance_passing
 from tracker.cli.main import cli
 from tracker.service.application import SNAPSHOT_INTERVAL, DamagedLogError, Tracker
+from tracker.storage.event_app import COMPRESSED
 from tracker.storage.recorder import LogDamaged
 
 
@@ -269,7 +271,8 @@ def test_snapshots_leave_out_the_scenario_and_ruleset_and_load_the_same_state(tm
         with t.engine.connect() as conn:
             table = t.app.snapshots.recorder.events_record_cls.__table__  # type: ignore[union-attr]
             (state,) = conn.execute(select(table.c.state)).scalars()
-        recorded = json.loads(state)["state"]
+        assert state.startswith(COMPRESSED)
+        recorded = json.loads(zlib.decompress(state[len(COMPRESSED) :]))["state"]
         assert "units" in recorded  # the aggregate's attributes are here
         assert "scenario_data" not in recorded and "ruleset_data" not in recorded
         fresh = Tracker(db)

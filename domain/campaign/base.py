@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from domain.board import Board, Unit
+from domain.board import Board, units_of
 from domain.campaign.battle_events import BattleAdvanced, BattleEnded
 from domain.campaign.events import Event, TurnPassedOver
 from domain.campaign.procedure import Procedure, Step
@@ -121,7 +121,7 @@ class CampaignBase:
         return Board(
             scenario=self.scenario,
             ruleset=self.ruleset,
-            units={uid: Unit(id=uid, **u) for uid, u in self.units.items()},
+            units=units_of(self.units),
             ntr=self.ntr,
             tech=self.tech,
             balances=self.balances,

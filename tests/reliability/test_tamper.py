@@ -5,6 +5,7 @@ on SQLite and PostgreSQL, and the check that catches it (`verify`, `verify --hea
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -19,6 +20,7 @@ from sqlalchemy import and_, delete, select, update
 from domain.chain import event_content, event_hash
 from tracker.cli.main import cli
 from tracker.service.application import Tracker
+from tracker.storage.event_app import COMPRESSED
 
 SNAPSHOT_AT = 12
 
@@ -95,8 +97,13 @@ def _row(table: Any, cid: UUID, version: int) -> Any:
 
 
 def _state(t: Tracker, table: Any, cid: UUID, version: int) -> dict[str, Any]:
+    """A stored state as JSON (a snapshot's is stored compressed; written back plain, as older
+    snapshots were stored, it still loads)."""
     with t.engine.connect() as conn:
-        return json.loads(bytes(conn.execute(select(table.c.state).where(_row(table, cid, version))).scalar_one()))
+        state = bytes(conn.execute(select(table.c.state).where(_row(table, cid, version))).scalar_one())
+    if state.startswith(COMPRESSED):
+        state = zlib.decompress(state[len(COMPRESSED) :])
+    return json.loads(state)
 
 
 def _write_state(t: Tracker, table: Any, cid: UUID, version: int, state: dict[str, Any]) -> None:

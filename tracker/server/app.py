@@ -150,18 +150,44 @@ READERS = 4
 
 
 class Slot:
-    """One tracker, made on first use, and the lock that gives it to one request at a time."""
+    """One tracker, made on first use, and the lock that gives it to one request at a time.
 
-    def __init__(self, make: Callable[[], ServedTracker], tracker: ServedTracker | None = None) -> None:
+    With `grouped` (the recording tracker on a SQLite file), its commits are made durable in
+    groups (see `Datastore.commit_in_groups`): a request records and commits under the lock,
+    then leaves the lock to the next one while it waits for the disk, and one flush answers
+    for every commit made before it began. No request is answered before every commit it
+    could have seen is durable, its own included."""
+
+    def __init__(
+        self, make: Callable[[], ServedTracker], tracker: ServedTracker | None = None, grouped: bool = False
+    ) -> None:
         self.make = make
+        self.grouped = grouped
         self.tracker = tracker
+        if tracker is not None and grouped:
+            tracker.commit_in_groups()
         self.lock = threading.Lock()
 
     def run(self, fn: Callable[[ServedTracker], T]) -> T:
         with self.lock:
             if self.tracker is None:
                 self.tracker = self.make()
-            return fn(self.tracker)
+                if self.grouped:
+                    self.tracker.commit_in_groups()
+            tracker = self.tracker
+            if not self.grouped:
+                return fn(tracker)
+            try:
+                result = fn(tracker)
+            except BaseException as e:
+                # A refusal too is answered only once what it was refused on is durable.
+                error: BaseException | None = e
+            else:
+                error = None
+        tracker.durable()
+        if error is not None:
+            raise error
+        return result
 
     def close(self) -> None:
         with self.lock:
@@ -184,10 +210,11 @@ class Service:
         except BaseException:
             self.tracker.close()
             raise
-        if self.tracker.url.startswith("sqlite"):
+        grouped = self.tracker.url.startswith("sqlite")
+        if grouped:
             writers = 1
-        self.writers = [Slot(lambda: make(False), self.tracker)] + [
-            Slot(lambda: make(False)) for _ in range(writers - 1)
+        self.writers = [Slot(lambda: make(False), self.tracker, grouped)] + [
+            Slot(lambda: make(False), grouped=grouped) for _ in range(writers - 1)
         ]
         self.readers = [Slot(lambda: make(True), reader)] + [Slot(lambda: make(True)) for _ in range(readers - 1)]
 

@@ -116,6 +116,15 @@ class ServedTracker(Tracker):
         self._reads[cid] = campaign
         return campaign
 
+    def commit_in_groups(self) -> None:
+        """Group commit for the recording tracker of a server on a SQLite file (see
+        `tracker.server.app.Slot`): commits made durable by `durable`, several at once."""
+        self.app.factory.datastore.commit_in_groups()  # type: ignore[attr-defined]
+
+    def durable(self) -> None:
+        """Return once every commit this tracker made is on disk (at once without group commit)."""
+        self.app.factory.datastore.durable()  # type: ignore[attr-defined]
+
     def _commitments(self, campaign_id: str) -> list[str]:
         return list(self.load(UUID(campaign_id)).commitments)
 

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from domain.campaign import Campaign
 from domain.errors import InputError
+from domain.ruleset import Ruleset
+from domain.scenario import Scenario
 
 _FOLD = re.compile(r"[\s_\-]+")
 _UNIT_SEPARATORS = re.compile(r"[,\s]+")
@@ -65,21 +67,38 @@ class Resolver:
         return self._keys.get(fold(text))
 
 
+# The resolvers of a scenario and ruleset, by their identity: both are parsed once per process
+# and kept (see `domain.campaign.state`), and every action that names something makes a
+# `Names`; the entry holds them, so their ids stay theirs.
+_RESOLVERS: dict[tuple[int, int], tuple[Scenario, Ruleset, tuple[Resolver, ...]]] = {}
+
+
+def _resolvers(scenario: Scenario, ruleset: Ruleset) -> tuple[Resolver, ...]:
+    found = _RESOLVERS.get((id(scenario), id(ruleset)))
+    if found is not None and found[0] is scenario and found[1] is ruleset:
+        return found[2]
+    game_map = scenario.game_map
+    sea = sorted(game_map.sea)
+    land = sorted(game_map.land)
+    resolvers = (
+        Resolver("nation", scenario.turn_order, {n.code: name for name, n in scenario.nations.items()}),
+        Resolver("zone", sea + land),
+        Resolver("sea zone", sea),
+        Resolver("unit type", ruleset.units, {u.abbr: name for name, u in ruleset.units.items()}),
+        Resolver("technology", ruleset.technologies),
+    )
+    if len(_RESOLVERS) >= 256:
+        _RESOLVERS.clear()
+    _RESOLVERS[(id(scenario), id(ruleset))] = (scenario, ruleset, resolvers)
+    return resolvers
+
+
 class Names:
     """Every kind of name a player types, for one campaign (its scenario and ruleset)."""
 
     def __init__(self, campaign: Campaign) -> None:
         scenario, ruleset = campaign.scenario, campaign.ruleset
-        self.nation = Resolver(
-            "nation", scenario.turn_order, {n.code: name for name, n in scenario.nations.items()}
-        )
-        game_map = scenario.game_map
-        sea = sorted(game_map.sea)
-        land = sorted(game_map.land)
-        self.zone = Resolver("zone", sea + land)
-        self.sea_zone = Resolver("sea zone", sea)
-        self.unit_type = Resolver("unit type", ruleset.units, {u.abbr: name for name, u in ruleset.units.items()})
-        self.technology = Resolver("technology", ruleset.technologies)
+        self.nation, self.zone, self.sea_zone, self.unit_type, self.technology = _resolvers(scenario, ruleset)
         self._units = {uid.casefold(): uid for uid in campaign.units}
 
     def unit(self, text: str) -> str:

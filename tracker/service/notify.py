@@ -570,10 +570,18 @@ class Handoffs:
     every channel, and a channel added or removed by any process is seen by the next action,
     as when the list was read every time."""
 
-    def __init__(self, engine: Engine, name_of: Callable[[Any], str]) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        name_of: Callable[[Any], str],
+        read: Callable[[str, tuple[Any, ...]], list[tuple[Any, ...]]] | None = None,
+    ) -> None:
         self.outbox = Outbox(engine)
         self.engine = engine
         self.name_of = name_of
+        # Where the token is read on SQLite (driver SQL): the store's writing connection when
+        # given, which the action's write then finds warm.
+        self.read = read
         self._channels: dict[str, tuple[tuple[Any, ...], list[dict[str, Any]]]] = {}
         # The override request (RK3) whose approval the action under way records, if any:
         # {"id", "requested_by", "agreed_by", "approved_by"} (set by the league server).
@@ -602,6 +610,8 @@ class Handoffs:
 
     def _token(self, campaign_id: str) -> tuple[Any, ...]:
         self.outbox.ready()
+        if self.engine.dialect.name == "sqlite" and self.read is not None:
+            return tuple(self.read(_CHANNELS_TOKEN_SQL, (campaign_id,))[0])
         if self.engine.dialect.name == "sqlite":
             # Through the driver: SQLAlchemy's statement and result handling cost several
             # times the query, and this runs before every action.

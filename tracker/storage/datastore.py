@@ -12,7 +12,10 @@ construction; the library is imported only then.
 
 from __future__ import annotations
 
+import os
+import sqlite3
 from collections.abc import Iterable
+from contextlib import suppress
 from contextvars import ContextVar
 from threading import Lock, Semaphore
 from types import TracebackType
@@ -198,6 +201,7 @@ class Transaction:
         self.connection: Connection | None = None
         self.lock: Semaphore | None = None
         self.token: Any = None
+        self.held = False  # on the datastore's writing connection (see `Datastore.writer`)
 
     def __enter__(self) -> Connection:
         if self.depth == 0:
@@ -209,13 +213,17 @@ class Transaction:
             if self.lock is not None:
                 self.lock.acquire()
             try:
-                self.connection = datastore.engine.connect()
+                if self.commit and datastore.is_sqlite_filedb:
+                    self.held = True
+                    self.connection = datastore.writer()
+                else:
+                    self.connection = datastore.engine.connect()
                 self.connection.begin()
             except sqlalchemy.exc.SQLAlchemyError as e:
-                self._release()
+                self._release(failed=True)
                 raise persistence_error(e) from e
             except BaseException:
-                self._release()
+                self._release(failed=True)
                 raise
             self.token = _current.set(self)
         self.depth += 1
@@ -230,23 +238,33 @@ class Transaction:
             return
         conn = self.connection
         assert conn is not None
+        failed = True
         try:
             if exc is not None or not self.commit:
                 conn.rollback()
             else:
                 conn.commit()
+                if self.held:
+                    self.datastore.committed()
+            failed = False
         except sqlalchemy.exc.SQLAlchemyError as e:
             if exc is None:
                 raise persistence_error(e) from e
         finally:
-            self._release()
+            self._release(failed)
             _current.reset(self.token)
         if isinstance(exc, sqlalchemy.exc.SQLAlchemyError):
             raise persistence_error(exc) from exc
 
-    def _release(self) -> None:
+    def _release(self, failed: bool = False) -> None:
         try:
-            if self.connection is not None:
+            if self.held:
+                # The datastore's writing connection stays open for the next write; one whose
+                # commit or rollback failed is given up (its state is unknown).
+                if failed:
+                    self.datastore.drop_writer()
+                self.connection = None
+            elif self.connection is not None:
                 self.connection.close()
                 self.connection = None
         finally:
@@ -258,7 +276,8 @@ class Transaction:
 class Datastore:
     """The engine of one database URL, and its transactions (eventsourcing-sqlalchemy's
     datastore, on Core connections): a SQLite file in WAL mode with one writer at a time in
-    the process, an in-memory SQLite database on one connection shared under a lock."""
+    the process, on one connection kept open for writing (`writer`); an in-memory SQLite
+    database on one connection shared under a lock."""
 
     def __init__(self, url: str, **engine_kwargs: Any) -> None:
         self.is_sqlite_in_memory_db = False
@@ -267,6 +286,14 @@ class Datastore:
         self.write_lock: Semaphore | None = None
         self._wal_lock = Lock()
         self._tried_wal = False
+        self._writer: Connection | None = None
+        self._writer_pool: Any = None
+        # Group commit (`commit_in_groups`): commits made on the writing connection, and how
+        # many of them are known durable.
+        self.grouped = False
+        self.commits = 0
+        self.synced = 0
+        self._sync_lock = Lock()
         if url.startswith("sqlite"):
             if ":memory:" in url or "mode=memory" in url:
                 self.is_sqlite_in_memory_db = True
@@ -286,6 +313,134 @@ class Datastore:
             with self._wal_lock, self.engine.connect() as conn:
                 mode = conn.exec_driver_sql("PRAGMA journal_mode=WAL").scalar()
                 self.is_sqlite_wal_mode = mode == "wal"
+
+    def writer(self) -> Connection:
+        """The connection every write to a SQLite file goes through, opened on first use and
+        kept; the caller holds `write_lock` and leaves it outside a transaction.
+
+        One writer at a time is all a SQLite file takes, so one connection serves them all:
+        a write then pays no pool checkout and check-in (with its rollback), and SQLite keeps
+        this connection's page cache across writes, since no other connection of the process
+        wrote in between (a connection that reads after another one wrote starts cold)."""
+        conn = self._writer
+        # A disposed engine (a new pool) gives new connections, this one included.
+        if conn is None or conn.closed or conn.invalidated or self._writer_pool is not self.engine.pool:
+            if conn is not None:
+                self.drop_writer()
+            conn = self._writer = self.engine.connect()
+            self._writer_pool = self.engine.pool
+            if self.grouped:
+                # Through the driver: SQLAlchemy would begin a transaction around it.
+                driver = conn.connection.driver_connection
+                assert driver is not None
+                driver.execute("PRAGMA synchronous=NORMAL")
+        return conn
+
+    def committed(self) -> None:
+        """Count a commit made on the writing connection (the caller holds `write_lock`)."""
+        self.commits += 1
+
+    def commit_in_groups(self) -> None:
+        """Group commit on a SQLite file, for a server whose requests wait on each other: each
+        write still commits in its own transaction, but without waiting for the disk; whoever
+        answers for a write calls `durable` first, and one flush of the write-ahead log makes
+        every commit before it durable, so writers waiting meanwhile share one flush.
+
+        A write is atomic as before: SQLite recovers the log up to its last whole commit (each
+        frame is checksummed with those before it), so a crash keeps a commit whole or drops it,
+        and drops a commit only with every one after it."""
+        database = self.engine.url.database
+        if not self.is_sqlite_filedb or not database or not os.path.isfile(database):
+            # Only a file named plainly has its log beside it (`durable` flushes that file);
+            # anything else keeps waiting for the disk at each commit.
+            return
+        lock = self.write_lock
+        if lock is not None:
+            lock.acquire()
+        try:
+            self.grouped = True
+            self.drop_writer()  # the next one is opened in this mode
+        finally:
+            if lock is not None:
+                lock.release()
+
+    def durable(self) -> None:
+        """In group commit: return once every commit made on the writing connection so far is
+        on disk, flushing the write-ahead log unless a flush begun since covered them."""
+        if not self.grouped:
+            return
+        target = self.commits
+        if self.synced >= target:
+            return
+        with self._sync_lock:
+            if self.synced >= target:
+                return
+            # Every commit counted by now is in the log file: this flush covers it.
+            upto = self.commits
+            try:
+                fd = os.open(f"{self.engine.url.database}-wal", os.O_RDONLY)
+            except FileNotFoundError:
+                # No log left: SQLite checkpointed it into the database file (and flushed
+                # both) when the last connection closed.
+                self.synced = max(self.synced, upto)
+                return
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            self.synced = max(self.synced, upto)
+
+    def read_on_writer(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """The rows of a small query (driver SQL) run on the writing connection of a SQLite
+        file, between writes: for what an action reads just before it writes, on the
+        connection whose cache its last write left warm. Every row is fetched, so no read
+        stays open on the connection. Inside a transaction of this datastore, it runs there."""
+        current = _current.get(None)
+        if current is not None and current.datastore is self and current.connection is not None:
+            return [tuple(r) for r in current.connection.exec_driver_sql(sql, params).all()]
+        lock = self.write_lock
+        if lock is not None:
+            lock.acquire()
+        try:
+            driver = self.writer().connection.driver_connection
+            assert driver is not None
+            cursor = driver.cursor()
+            try:
+                return cursor.execute(sql, params).fetchall()
+            finally:
+                cursor.close()
+        except sqlalchemy.exc.SQLAlchemyError as e:
+            raise persistence_error(e) from e
+        except sqlite3.OperationalError as e:
+            raise OperationalError(e) from e
+        except sqlite3.Error as e:
+            raise PersistenceError(e) from e
+        finally:
+            if lock is not None:
+                lock.release()
+
+    def drop_writer(self) -> None:
+        """Close the writing connection (after a failed commit, or for good): the next write
+        opens a new one. The caller holds `write_lock`, or no write can be under way."""
+        conn, self._writer = self._writer, None
+        if conn is not None:
+            with suppress(sqlalchemy.exc.SQLAlchemyError):
+                conn.close()
+
+    def close(self) -> None:
+        """Close the writing connection and every pooled one."""
+        self.durable()
+        lock = self.write_lock
+        # A write still under way in another thread finishes first (a stuck one is not waited
+        # for forever: its connection is closed under it).
+        locked = lock.acquire(timeout=30) if lock is not None else False
+        try:
+            self.drop_writer()
+        finally:
+            if locked:
+                assert lock is not None
+                lock.release()
+        self.engine.dispose()
 
     def transaction(self, commit: bool) -> Transaction:
         current = _current.get(None)

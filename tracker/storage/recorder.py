@@ -251,9 +251,9 @@ class TrackerRecorder(TrackerAggregateRecorder, ApplicationRecorder):
             return self._write(session, stored_events, follows)
 
     def _write_sqlite(self, stored_events: Sequence[StoredEvent], follows: tuple[int, str] | None) -> list[int]:
-        """`_write` on a SQLite file, as driver statements on a pooled connection: one insert and
-        one query for both checks, in one transaction (SQLAlchemy's statement building and ORM
-        session cost more than the writing itself). Same checks, same errors."""
+        """`_write` on a SQLite file, as driver statements on the datastore's writing connection:
+        one insert and one query for both checks, in one transaction (SQLAlchemy's statement
+        building and ORM session cost more than the writing itself). Same checks, same errors."""
         if not stored_events:
             return []
         datastore = self.datastore
@@ -261,17 +261,28 @@ class TrackerRecorder(TrackerAggregateRecorder, ApplicationRecorder):
         lock = datastore.write_lock
         if lock is not None:
             lock.acquire()
+        # The library's datastore (the recorder contract's tests) has no writing connection:
+        # a pooled one serves there.
+        held = isinstance(datastore, Datastore)
         try:
-            raw = datastore.engine.raw_connection()
+            pooled = None if held else datastore.engine.raw_connection()
+            raw = datastore.writer().connection.driver_connection if pooled is None else pooled
+            assert raw is not None
             try:
+                ids = self._write_driver(raw.cursor(), stored_events, follows)
+                raw.commit()
+                if held:
+                    datastore.committed()
+            except BaseException:
                 try:
-                    ids = self._write_driver(raw.cursor(), stored_events, follows)
-                    raw.commit()
-                except BaseException:
                     raw.rollback()
-                    raise
+                except sqlite3.Error:
+                    if held:
+                        datastore.drop_writer()
+                raise
             finally:
-                raw.close()
+                if pooled is not None:
+                    pooled.close()
         except sqlite3.IntegrityError as e:
             raise IntegrityError(e) from e
         except sqlite3.OperationalError as e:
@@ -419,6 +430,14 @@ class TrackerRecorder(TrackerAggregateRecorder, ApplicationRecorder):
         raise NotImplementedError("the tracker's event store has no subscriptions")
 
     def last_version(self, originator_id: UUID) -> int:
+        datastore = self.datastore
+        if isinstance(datastore, Datastore) and datastore.is_sqlite_filedb:
+            # Asked just before an action is recorded (is the working copy still the last
+            # one?): on the connection that then writes, whose cache is warm.
+            self._wal_mode()
+            oid = originator_id.bytes if isinstance(originator_id, UUID) else _uuid_bytes(originator_id)
+            rows = datastore.read_on_writer(_last_version_sql(self.events_table_name), (bytearray(oid),))
+            return int(rows[0][0] or 0)
         table = self.table
         with self.transaction(commit=False) as session:
             value = (
@@ -525,6 +544,10 @@ def _insert_rows(cur: Any, table: str, rows: list[tuple[Any, ...]]) -> int:
         chunk = rows[start : start + _ROWS_PER_INSERT]
         cur.execute(_insert_sql(table, len(chunk)), [value for row in chunk for value in row])
     return int(cur.lastrowid)
+
+
+def _last_version_sql(table: str) -> str:
+    return f"SELECT max(originator_version) FROM {table} WHERE originator_id = ?"
 
 
 _CHECKS_SQL: dict[tuple[str, bool], str] = {}
@@ -720,6 +743,9 @@ class TrackerFactory(InfrastructureFactory[TrackingRecorder]):
 
     def process_recorder(self) -> ProcessRecorder:
         raise NotImplementedError("the tracker's event store has no process recorder")
+
+    def close(self) -> None:
+        self.datastore.close()
 
     def creates_tables(self) -> bool:
         return bool(strtobool(self.env.get(self.CREATE_TABLE) or "yes"))
