@@ -34,12 +34,16 @@ from domain.memory import collector_paused
 from projections.batch import Batch
 from projections.positions import turn_number
 from projections.schema import HISTORIES, NAME, SCHEMA, VIEWS, campaigns, ensure_schema, tracking
-from projections.summary import rule_of, summary
+from projections.summary import rule_of, rule_of_kind, summary
 
 __all__ = ["turn_number"]
 
 BATCH = 500
 REBUILD_BATCH = 5000
+# A rebuild commits every this many pages: each commit of a SQLite file in WAL mode waits for
+# its write to reach the disk, which cost a tenth of a rebuild at one commit a page; the write
+# lock is still let go every few seconds, so a player recording meanwhile waits no longer.
+REBUILD_PAGES_PER_COMMIT = 8
 CHECKPOINT = 500
 
 # Events that never change units, NTR or a nation's figures: no need to compare boards.
@@ -107,23 +111,61 @@ def _rows_of(agg: Any) -> dict[str, dict[Any, tuple[Any, ...]]]:
 _ZONE_KEYS = frozenset({"zone", "path", "hostile_passed"})
 _NATION_KEYS = frozenset({"nation", "attacker", "defender", "roller"})
 _PLACE_KEYS = _ZONE_KEYS | _NATION_KEYS
+# How a place field of an event reads: a nation named, a zone named, zones listed.
+_NATION, _ZONE, _ZONES = 0, 1, 2
+# How an event changes the board's rows (see `_BOARD_UNCHANGED`, `_UNITS_NAMED`, `_BOARD_PARTS`).
+_UNCHANGED, _NAMED, _PARTS, _WHOLE = 0, 1, 2, 3
 
 
-def _event_zones_and_nations(data: dict[str, Any]) -> tuple[set[str], set[str]]:
-    zones: set[str] = set()
-    nations: set[str] = set()
-    # Most events hold one of these keys, or none: look at those alone.
-    for key in _PLACE_KEYS.intersection(data):
-        value = data[key]
-        if key in _NATION_KEYS:
-            if value.__class__ is str:
-                nations.add(value)
-        elif key == "zone":
-            if value.__class__ is str:
-                zones.add(value)
-        elif value.__class__ is list:
-            zones.update(value)
-    return zones, nations
+def _fields_of(cls: type) -> set[str]:
+    """The fields an event class declares, its bases' included: what its stored state can hold
+    (upcasting only adds declared fields)."""
+    fields: set[str] = set()
+    for c in cls.__mro__:
+        fields.update(vars(c).get("__annotations__", {}))
+    return fields
+
+
+class _Kind:
+    """What the projector does with every event of one class, worked out once per class: the
+    per-event work is then a lookup and a few attribute reads, not set tests and string
+    comparisons on the event's name and fields."""
+
+    __slots__ = ("name", "rule", "places", "battle", "unit", "starts_battle", "undo", "board", "parts", "named")
+
+    def __init__(self, cls: type) -> None:
+        name = self.name = cls.__name__
+        fields = _fields_of(cls)
+        # A constant rule, or None when it depends on the event (`rule_of` then decides).
+        self.rule: str | None = rule_of_kind(name)
+        self.places: tuple[tuple[str, int], ...] = tuple(
+            (key, _NATION if key in _NATION_KEYS else _ZONE if key == "zone" else _ZONES)
+            for key in sorted(_PLACE_KEYS & fields)
+        )
+        self.battle = "battle" in fields
+        self.unit = "unit" in fields
+        self.starts_battle = name in _BATTLE_STARTS
+        self.undo = name == "ActionUndone"
+        self.parts: frozenset[str] = frozenset()
+        self.named: tuple[str, ...] = ()
+        if name in _BOARD_UNCHANGED:
+            self.board = _UNCHANGED
+        elif name in _UNITS_NAMED:
+            self.board, self.named = _NAMED, _UNITS_NAMED[name]
+        elif name in _BOARD_PARTS:
+            self.board, self.parts = _PARTS, _BOARD_PARTS[name]
+        else:
+            self.board = _WHOLE
+
+
+_KINDS: dict[type, _Kind] = {}
+
+
+def _kind_of(cls: type) -> _Kind:
+    found = _KINDS.get(cls)
+    if found is None:
+        found = _KINDS[cls] = _Kind(cls)
+    return found
 
 
 @dataclass
@@ -183,6 +225,7 @@ class BoardProjector:
         progress: Callable[[int], None] | None = None,
         batch_size: int = BATCH,
         last_id: Callable[[], int] | None = None,
+        pages_per_commit: int = 1,
     ) -> int:
         """Project every notification not yet projected; returns how many were processed."""
         if last_id is not None:
@@ -194,9 +237,9 @@ class BoardProjector:
                 self._log_was_cut(position, end)
                 return 0
         with collector_paused():
-            return self._catch_up(progress, batch_size)
+            return self._catch_up(progress, batch_size, pages_per_commit)
 
-    def _catch_up(self, progress: Callable[[int], None] | None, batch_size: int) -> int:
+    def _catch_up(self, progress: Callable[[int], None] | None, batch_size: int, pages_per_commit: int) -> int:
         done = 0
         while True:
             with self.engine.begin() as conn:
@@ -204,29 +247,46 @@ class BoardProjector:
                 if start != self.position:
                     # Someone else projected meanwhile: our in-memory states are not theirs.
                     self.followed.clear()
-                notifications = self.select_notifications(start + 1, batch_size)
-                if not notifications:
+                last = start
+                for _ in range(pages_per_commit):
+                    count, last = self._page(conn, last, batch_size)
+                    if not count:
+                        break
+                    done += count
+                    if progress is not None:
+                        progress(count)
+                if last == start:
                     self.position = start
                     return done
-                by_campaign: dict[UUID, list[Any]] = {}
-                run_of: Any = None
-                run: list[Any] = []
-                for n in notifications:
-                    # A page holds long runs of one campaign, whose notifications share its id
-                    # object: the id is hashed (a Python call) once a run, not once an event.
-                    if n.originator_id is not run_of:
-                        run_of = n.originator_id
-                        run = by_campaign.setdefault(run_of, [])
-                    run.append(n)
-                known = _campaign_rows(conn, by_campaign)
-                for cid, items in by_campaign.items():
-                    self._project_campaign(conn, cid, items, known.get(str(cid)))
-                last = notifications[-1].id
                 conn.execute(update(tracking).where(tracking.c.name == NAME).values(notification_id=last))
             self.position = last
-            done += len(notifications)
-            if progress is not None:
-                progress(len(notifications))
+            if not count:
+                return done
+
+    def _page(self, conn: Connection, start: int, batch_size: int) -> tuple[int, int]:
+        """Project the page of notifications after `start`: how many there were, and the last one's id."""
+        notifications = self.select_notifications(start + 1, batch_size)
+        if not notifications:
+            return 0, start
+        by_campaign: dict[UUID, list[Any]] = {}
+        run_of: Any = None
+        run: list[Any] = []
+        for n in notifications:
+            # A page holds long runs of one campaign, whose notifications share its id
+            # object: the id is hashed (a Python call) once a run, not once an event.
+            if n.originator_id is not run_of:
+                run_of = n.originator_id
+                run = by_campaign.setdefault(run_of, [])
+            run.append(n)
+        known = _campaign_rows(conn, by_campaign)
+        for cid, items in by_campaign.items():
+            self._project_campaign(conn, cid, items, known.get(str(cid)))
+        return len(notifications), notifications[-1].id
+
+    def catch_up_log(self, last_id: Callable[[], int] | None = None) -> int:
+        """`catch_up` after a whole log was appended at once (an import): in the pages of a
+        rebuild, committed a few pages at a time rather than one short page a commit."""
+        return self.catch_up(batch_size=REBUILD_BATCH, last_id=last_id, pages_per_commit=REBUILD_PAGES_PER_COMMIT)
 
     def position_now(self) -> int:
         with self.engine.connect() as conn:
@@ -275,7 +335,7 @@ class BoardProjector:
             conn.execute(delete(tracking).where(tracking.c.name == NAME))
         self.followed.clear()
         self.position = None
-        return self.catch_up(progress, batch_size=REBUILD_BATCH)
+        return self.catch_up(progress, batch_size=REBUILD_BATCH, pages_per_commit=REBUILD_PAGES_PER_COMMIT)
 
     # ----- one campaign's events of a page -----
 
@@ -382,15 +442,16 @@ class BoardProjector:
                     "the log was cut and rewritten, or edited",
                 )
             agg = event.mutate(f.agg)
-            kind = event.__class__.__name__
+            kind = _KINDS.get(event.__class__) or _kind_of(event.__class__)
             row = _index_row(f, agg, event, data, kind, seq)
             named: list[Any] | None = None
-            if kind in _BOARD_UNCHANGED:
+            board = kind.board
+            if board == _UNCHANGED:
                 new_rows = f.rows
-            elif kind in _UNITS_NAMED:
-                new_rows, named = _named_unit_rows(f.rows, agg, data, _UNITS_NAMED[kind])
-            elif kind in _BOARD_PARTS:
-                parts = _BOARD_PARTS[kind]
+            elif board == _NAMED:
+                new_rows, named = _named_unit_rows(f.rows, agg, data, kind.named)
+            elif board == _PARTS:
+                parts = kind.parts
                 new_rows = {name: rows(agg) if name in parts else f.rows[name] for name, rows in _ROWS.items()}
             else:
                 new_rows = _rows_of(agg)
@@ -399,7 +460,7 @@ class BoardProjector:
         except Exception as e:  # noqa: BLE001 - an unreadable or inapplicable event stops this campaign only
             raise _Stop(seq, _describe(e)) from None
         batch.index_rows.append(row)
-        if kind == "ActionUndone":
+        if kind.undo:
             batch.mark_undone(event.undone_from, event.undone_to, seq)
         checkpoint = seq % CHECKPOINT == 0
         if new_rows is not f.rows or checkpoint:
@@ -409,7 +470,7 @@ class BoardProjector:
         f.last_hash = data.get("hash", "")
 
 
-def _index_row(f: _Followed, agg: Any, event: Any, data: dict[str, Any], kind: str, seq: int) -> list[Any]:
+def _index_row(f: _Followed, agg: Any, event: Any, data: dict[str, Any], kind: _Kind, seq: int) -> list[Any]:
     """The event index row of an event, in the order of the table's columns (undone_by last,
     set by a later undo of the page)."""
     round_, nation = agg.round, agg.nation
@@ -418,19 +479,48 @@ def _index_row(f: _Followed, agg: Any, event: Any, data: dict[str, Any], kind: s
         if not f.turn_order:
             f.turn_order = list(agg.scenario.turn_order)
         turn = f.turns[round_, nation] = turn_number(f.turn_order, round_, nation)
-    zones, nations = _event_zones_and_nations(data)
-    battle = data.get("battle")
-    if kind in _BATTLE_STARTS:
-        f.battle_zone[event.battle] = event.zone
-    if battle is not None and battle in f.battle_zone:
-        zones.add(f.battle_zone[battle])
-    unit = data.get("unit")
-    if unit.__class__ is str:
-        u = agg.units.get(unit)
-        if u is not None:
-            nations.add(u["nation"])
-        elif unit in f.rows["unit"]:
-            nations.add(f.rows["unit"][unit][1])
+    zones: set[str] | None = None
+    nations: set[str] | None = None
+    for key, how in kind.places:
+        value = data.get(key)
+        if how == _NATION:
+            if value.__class__ is str:
+                if nations is None:
+                    nations = {value}
+                else:
+                    nations.add(value)
+        elif how == _ZONE:
+            if value.__class__ is str:
+                if zones is None:
+                    zones = {value}
+                else:
+                    zones.add(value)
+        elif value.__class__ is list and value:
+            if zones is None:
+                zones = set(value)
+            else:
+                zones.update(value)
+    battle = None
+    if kind.battle:
+        battle = data.get("battle")
+        if kind.starts_battle:
+            f.battle_zone[event.battle] = event.zone
+        if battle is not None and battle in f.battle_zone:
+            if zones is None:
+                zones = {f.battle_zone[battle]}
+            else:
+                zones.add(f.battle_zone[battle])
+    if kind.unit:
+        unit = data.get("unit")
+        if unit.__class__ is str:
+            u = agg.units.get(unit)
+            owner = u["nation"] if u is not None else f.rows["unit"][unit][1] if unit in f.rows["unit"] else None
+            if owner is not None:
+                if nations is None:
+                    nations = {owner}
+                else:
+                    nations.add(owner)
+    rule = kind.rule
     return [
         f.key,
         seq,
@@ -438,11 +528,11 @@ def _index_row(f: _Followed, agg: Any, event: Any, data: dict[str, Any], kind: s
         round_,
         nation,
         agg.phase,
-        kind,
-        rule_of(event) or None,
+        kind.name,
+        (rule if rule is not None else rule_of(event)) or None,
         battle,
-        _bars(zones),
-        _bars(nations),
+        "" if zones is None else _bars(zones),
+        "" if nations is None else _bars(nations),
         summary(event),
         None,
     ]

@@ -41,6 +41,12 @@ def rule_of(event: Any) -> str:
     return found if found is not None else getattr(event, "rule", "")
 
 
+def rule_of_kind(kind: str) -> str | None:
+    """The rule every event of this kind is recorded under, or None when each event says
+    (`rule_of` reads it then)."""
+    return None if kind == "UnitsMoved" else _RULES.get(kind)
+
+
 def _adjustment_text(e: Any) -> str:
     """AD1: every part an adjustment changed, then its reason."""
     parts = []

@@ -288,6 +288,14 @@ def plain_content(event: Any) -> dict[str, Any]:
 
 def decode_row(row: Row, mapper: Mapper[UUID], originator_id: UUID, topics: dict[str, Any]) -> Any:
     """Decode a row's stored state and check it says exactly what the row says beside it."""
+    return decode_row_content(row, mapper, originator_id, topics)[0]
+
+
+def decode_row_content(
+    row: Row, mapper: Mapper[UUID], originator_id: UUID, topics: dict[str, Any]
+) -> tuple[Any, dict[str, Any] | None]:
+    """`decode_row`, and the event's content (`event_content`) when it was worked out on the
+    way: the chain check then hashes it as it is."""
     cls = topics.get(row.topic)
     what = f"event {row.seq} ({row.kind})"
     if cls is None:
@@ -303,7 +311,12 @@ def decode_row(row: Row, mapper: Mapper[UUID], originator_id: UUID, topics: dict
         event = mapper.to_domain_event(stored)
         attrs = vars(event)
         timestamp = attrs["timestamp"].isoformat()
-        content = plain_content(event)
+        # What the stored state decodes to is plain JSON already (the usual case): compared as
+        # it is, without a round trip through JSON; anything else in its plain form.
+        content = event_content(attrs)
+        same = content == row.event
+        if not same:
+            content = plain_content(event)
     except Exception as e:  # noqa: BLE001 - whatever breaks, the state was edited
         raise LineProblem(f"{what}: its state cannot be decoded ({type(e).__name__}): the line was edited") from e
     differing = [
@@ -321,7 +334,7 @@ def decode_row(row: Row, mapper: Mapper[UUID], originator_id: UUID, topics: dict
         raise LineProblem(
             f"{what}: the line's {', '.join(differing)} {verb} not match its stored state: the line was edited"
         )
-    return event
+    return event, content if same else None
 
 
 def verify_export(
@@ -343,12 +356,16 @@ def verify_export(
     decoded: list[Any] = []
     current = [1]
 
+    contents: dict[int, dict[str, Any]] = {}
+
     def decode(row: Row) -> Any:
         try:
-            event = decode_row(row, mapper, originator_id, topics)
+            event, content = decode_row_content(row, mapper, originator_id, topics)
         except LineProblem as e:
             problems[row.line] = str(e)
             raise
+        if content is not None:
+            contents[row.seq] = content
         decoded.append(event)
         return event
 
@@ -359,7 +376,7 @@ def verify_export(
             tick(1)  # the walk asks for the next line once this one is checked
 
     try:
-        report = verify_events(walk(), local_seed)
+        report = verify_events(walk(), local_seed, contents)
     except TrackerError:
         raise  # a line that cannot be read, or one beyond the header's count: named already
     except Exception as e:  # noqa: BLE001 - hashed but impossible content (e.g. an unknown epoch)
@@ -433,23 +450,20 @@ def referee_events(source: str, rows: Sequence[Row], decoded: list[Any], report:
     """Re-run every asked action of the file through the referee (as `verify` does) and fold
     the campaign; the first event the referee does not record as the file does is refused,
     naming its line."""
-    from tracker.service.referee import Mismatch, referee_log
+    from tracker.service.referee import Mismatch, RefereeResult, referee_log
 
     line_of = {row.seq: row.line for row in rows}
-    applying = [0]
-
-    def note(agg: Any) -> None:
-        applying[0] = agg.version
-
+    result = RefereeResult()
     try:
         # The chain check hashed every event already: the actions run again record events
-        # compared without their hashes, so none is hashed twice.
+        # compared without their hashes, so none is hashed twice. No state in the middle of
+        # an action is asked for (no `stops`): each re-run moves the state on itself.
         with unhashed():
-            result = referee_log(decoded, note)
+            referee_log(decoded, stops=(), result=result)
     except Mismatch as e:
         raise ImportRefused(source, line_of.get(e.version, rows[0].line), str(e)) from None
     except Exception as e:  # noqa: BLE001 - the import must never record what cannot be loaded
-        seq = applying[0] + 1
+        seq = result.at or 1
         kind = type(decoded[seq - 1]).__name__ if seq <= len(decoded) else "?"
         raise ImportRefused(
             source, line_of.get(seq, rows[-1].line), f"event {seq} ({kind}) cannot be applied ({type(e).__name__}: {e})"
