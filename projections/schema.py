@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import (
+    DDL,
     Column,
     Index,
     Integer,
@@ -16,14 +17,20 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    event,
     insert,
     select,
+    update,
 )
 from sqlalchemy.engine import Connection, Engine
 
 NAME = "board"
-# Bumped whenever a view changes shape: older views are dropped and rebuilt from the log.
-SCHEMA = 3
+# Bumped whenever a view changes shape: older views are dropped and rebuilt from the log,
+# unless `_IN_PLACE` upgrades them (an index added to a view is built from its rows).
+SCHEMA = 4
+# Adjustments (AD1) are the only events that change territory owners, and few: a partial index
+# of them lets the owners at any event be folded from them without scanning the whole index.
+ADJUSTED = "Adjusted"
 
 
 def _without_rowid(*args: Any, **kwargs: Any) -> Table:
@@ -68,6 +75,14 @@ event_index = _without_rowid(
     PrimaryKeyConstraint("c", "seq"),
     Index("tracker_event_index_turn", "c", "turn", "seq"),
 )
+# Only adjustments' rows, in a partial index a query reads when its WHERE names the kind as a
+# literal. Written as DDL that SQLite and PostgreSQL both take: declared on the table, its
+# `postgresql_where` would load SQLAlchemy's PostgreSQL dialect for every command that reads a
+# SQLite file.
+ADJUSTED_INDEX = DDL(  # type: ignore[no-untyped-call]
+    f"CREATE INDEX IF NOT EXISTS tracker_event_index_adjusted ON {event_index.name} (c, seq) WHERE kind = '{ADJUSTED}'"
+)
+event.listen(event_index, "after_create", ADJUSTED_INDEX)
 unit_history = _without_rowid(
     "tracker_unit_history",
     metadata,
@@ -122,6 +137,11 @@ def ensure_schema(engine: Engine) -> None:
         found = None
     from sqlalchemy import inspect
 
+    if found in _IN_PLACE:
+        with engine.begin() as conn:
+            _IN_PLACE[found](conn)
+            conn.execute(update(tracking).where(tracking.c.name == NAME).values(schema=SCHEMA))
+        return
     with engine.begin() as conn:
         existing = set(inspect(conn).get_table_names())
         stale = found is not None or (
@@ -139,6 +159,16 @@ def ensure_schema(engine: Engine) -> None:
         # writer's lock).
         if conn.execute(select(tracking.c.name).where(tracking.c.name == NAME)).first() is None:
             conn.execute(insert(tracking).values(name=NAME, notification_id=0, schema=SCHEMA))
+
+
+def _index_adjustments(conn: Connection) -> None:
+    """Schema 3 to 4: the partial index of adjustments, built from the event index's rows (two
+    processes upgrading at once both succeed)."""
+    conn.execute(ADJUSTED_INDEX)
+
+
+# The views of these schemas are brought to SCHEMA as they are, not rebuilt.
+_IN_PLACE = {3: _index_adjustments}
 
 
 def _plan_hints(conn: Connection) -> None:

@@ -112,7 +112,7 @@ class Views:
         "ntr": [(nation, zone, count)], "nation": [(nation, balance, ntr_lost, tech)]}."""
         wanted = sorted(set(seqs))
         damaged = "CASE WHEN h.damage > 0 THEN 1 ELSE 0 END"
-        return self._valid_at_points(
+        tallies: dict[int, dict[str, list[tuple[Any, ...]]]] = self._valid_at_points(
             wanted,
             {
                 "units": (unit_history, f"h.nation, h.type, {damaged}, count(*)", f"h.nation, h.type, {damaged}"),
@@ -121,6 +121,40 @@ class Views:
             },
             by_point=True,
         )
+        return tallies
+
+    def sums_at(self, seqs: Iterable[int], costs: dict[str, int]) -> dict[int, dict[str, dict[str, Any]]]:
+        """Each nation's totals after each of these events, summed in the database (what a chart
+        of many points draws, a row per nation and point): {"units": {nation: (units, their
+        total cost, by `costs` per unit type)}, "ntr": {nation: NTR at sea}, "balance": {nation:
+        balance}}. Three grouped queries, whatever the number of points or the log's length."""
+        wanted = sorted({int(seq) for seq in seqs})
+        if not wanted:
+            return {}
+        # The points and the costs written out (numbers only): the statement stays cheap to
+        # compile however many points there are; the unit types, names from the ruleset, bound.
+        points = ", ".join(f"({checkpoint_before(seq):d}, {seq:d})" for seq in wanted)
+        types = sorted(costs)
+        cost = " ".join(f"WHEN :t{i} THEN {int(costs[t]):d}" for i, t in enumerate(types))
+        cost = f"CASE h.type {cost} ELSE 0 END" if types else "0"
+        valid = (
+            f"WITH points (lo, hi) AS (VALUES {points}) SELECT points.hi, h.nation, {{columns}} FROM points"
+            f" JOIN {{table}} h ON h.c = {self.key:d} AND h.from_seq >= points.lo AND h.from_seq <= points.hi"
+            " AND (h.to_seq IS NULL OR h.to_seq > points.hi)"
+        )
+        out: dict[int, dict[str, dict[str, Any]]] = {seq: {"units": {}, "ntr": {}, "balance": {}} for seq in wanted}
+        units = valid.format(columns=f"count(*), sum({cost})", table=unit_history.name)
+        params = {f"t{i}": t for i, t in enumerate(types)}
+        for seq, nation, count, total in self.conn.execute(text(units + " GROUP BY points.hi, h.nation"), params).all():
+            out[seq]["units"][nation] = (int(count), int(total or 0))
+        ntr = valid.format(columns="sum(h.count)", table=ntr_history.name) + " GROUP BY points.hi, h.nation"
+        for seq, nation, count in self.conn.exec_driver_sql(ntr).all():
+            out[seq]["ntr"][nation] = int(count or 0)
+        for seq, nation, balance in self.conn.exec_driver_sql(
+            valid.format(columns="h.balance", table=nation_history.name)
+        ).all():
+            out[seq]["balance"][nation] = balance
+        return out
 
     def _valid_at_points(
         self, wanted: list[int], reads: dict[str, tuple[Table, str, str | None]], by_point: bool = False
@@ -172,6 +206,8 @@ class Views:
     def turn_ends(self, upto: int, only: list[int] | None = None) -> dict[int, tuple[int, int, str, str]]:
         """The last event not undone of every played national turn up to `upto` (or of the
         turns in `only`), by turn: (seq, round, nation, phase)."""
+        if only is not None:
+            return self._turn_ends_of(upto, only)
         ends = select(event_index.c.turn, func.max(event_index.c.seq).label("last")).where(
             event_index.c.c == self.key,
             event_index.c.undone_by.is_(None),
@@ -184,6 +220,23 @@ class Views:
         e = event_index.c
         query = select(e.turn, e.seq, e.round, e.nation, e.phase).join(sub, and_(e.c == self.key, e.seq == sub.c.last))
         return {int(r.turn): (int(r.seq), int(r.round), r.nation, r.phase) for r in self.conn.execute(query)}
+
+    def _turn_ends_of(self, upto: int, only: list[int]) -> dict[int, tuple[int, int, str, str]]:
+        """`turn_ends` of a few turns: each turn's last event read backwards through the turn
+        index (a row or two a turn, where grouping the turns reads every event of each)."""
+        turns = sorted({int(k) for k in only if k <= upto})
+        if not turns:
+            return {}
+        key = int(self.key)
+        # Numbers and the kind written out: the statement is cheap to compile for any turns.
+        query = (
+            f"WITH wanted (turn) AS (VALUES {', '.join(f'({k:d})' for k in turns)})"
+            " SELECT e.turn, e.seq, e.round, e.nation, e.phase FROM wanted"
+            f" JOIN {event_index.name} e ON e.c = {key:d} AND e.seq = ("
+            f"SELECT x.seq FROM {event_index.name} x WHERE x.c = {key:d} AND x.turn = wanted.turn"
+            f" AND x.undone_by IS NULL AND x.kind != '{ASKED}' ORDER BY x.seq DESC LIMIT 1)"
+        )
+        return {int(r[0]): (int(r[1]), int(r[2]), r[3], r[4]) for r in self.conn.exec_driver_sql(query).all()}
 
     def index_rows(self, filters: Iterable[Any] = (), tail: int | None = None) -> list[Any]:
         """Index rows matching `filters`, oldest first; with `tail`, only the last that many,

@@ -99,13 +99,31 @@ def build_luck(
     {"metrics", "nations": {nation: {"turns": [{turn, round, metrics: {m: {expected, actual}}}],
     "total": {m: {expected, actual}}}}, "battles": [...]}; with `battles`, units sunk and lost
     and the percentile of each battle come from the exact odds at its first roll."""
-    sides: dict[str, str] = report["campaign"]["sides"]
-    ledger = _Ledger()
-    battle_rows: list[dict[str, Any]] = []
-    rounds: dict[int, int] = {}
+    tally = LuckTally(t, cid, report["campaign"], battles, ruleset)
     for turn in report["turns"]:
+        tally.add(turn)
+    return tally.result()
+
+
+class LuckTally:
+    """`build_luck` a turn at a time, in turn order: a report streamed turn by turn adds each
+    turn as it is built and lets it go; only the luck itself is kept."""
+
+    def __init__(
+        self, t: Any, cid: UUID, campaign: dict[str, Any], battles: bool = True, ruleset: Ruleset | None = None
+    ) -> None:
+        self.t, self.cid, self.battles, self.ruleset = t, cid, battles, ruleset
+        self.sides: dict[str, str] = campaign["sides"]
+        self.turn_order: list[str] = campaign["turn_order"]
+        self.ledger = _Ledger()
+        self.battle_rows: list[dict[str, Any]] = []
+        self.rounds: dict[int, int] = {}
+
+    def add(self, turn: dict[str, Any]) -> None:
+        """Count the rolls and battles of one reported turn (a TURN entry)."""
+        ledger, sides = self.ledger, self.sides
         k = turn["turn"]
-        rounds[k] = turn["round"]
+        self.rounds[k] = turn["round"]
         by_battle = {b["battle"]: b for b in turn["battles"]}
         for roll in turn["rolls"]:
             if roll.get("undone_by"):
@@ -124,19 +142,19 @@ def build_luck(
             table = [r for r in b["rolls"] if r["rule"] == "CV5" and not r.get("undone_by")]
             if not table:
                 continue
-            if ruleset is None:
-                ruleset = t.load(cid).ruleset
-            expected = _capped_mean((_table_distribution(ruleset, r) for r in table), int(b.get("ntr") or 0))
+            if self.ruleset is None:
+                self.ruleset = self.t.load(self.cid).ruleset
+            expected = _capped_mean((_table_distribution(self.ruleset, r) for r in table), int(b.get("ntr") or 0))
             actual = int(b.get("ntr_destroyed") or 0)
             ledger.add(b["attacker"], k, "ntr_destroyed", expected, actual)
             ledger.add(b["defender"], k, "ntr_lost", expected, actual)
-        if battles:
+        if self.battles:
             for _, b in sorted(by_battle.items()):
-                row = _battle_luck(t, cid, b, sides)
+                row = _battle_luck(self.t, self.cid, b, sides)
                 if row is None:
                     continue
                 row["turn"] = k
-                battle_rows.append(row)
+                self.battle_rows.append(row)
                 expected_, actual_ = row["expected"], row["actual"]
                 for who, mine, theirs in (
                     (b["attacker"], "attacker", "defender"),
@@ -144,24 +162,27 @@ def build_luck(
                 ):
                     ledger.add(who, k, "units_sunk", expected_[f"{theirs}_units_lost"], actual_[f"{theirs}_units_lost"])
                     ledger.add(who, k, "units_lost", expected_[f"{mine}_units_lost"], actual_[f"{mine}_units_lost"])
-    nations: dict[str, Any] = {}
-    for nation in report["campaign"]["turn_order"]:
-        rows = []
-        total = {m: [Fraction(0), Fraction(0)] for m, _ in METRICS}
-        for k in sorted(rounds):
-            cell = ledger.cells.get((nation, k))
-            if cell is None:
-                continue
-            for m, _ in METRICS:
-                total[m][0] += cell[m][0]
-                total[m][1] += cell[m][1]
-            rows.append({"turn": k, "round": rounds[k], "metrics": _plain(cell)})
-        nations[nation] = {"turns": rows, "total": _plain(total)}
-    return {
-        "metrics": {m: words for m, words in METRICS},
-        "nations": nations,
-        "battles": [{**r, "expected": {k: float(v) for k, v in r["expected"].items()}} for r in battle_rows],
-    }
+
+    def result(self) -> dict[str, Any]:
+        """The luck of the turns added (the shape `build_luck` gives)."""
+        nations: dict[str, Any] = {}
+        for nation in self.turn_order:
+            rows = []
+            total = {m: [Fraction(0), Fraction(0)] for m, _ in METRICS}
+            for k in sorted(self.rounds):
+                cell = self.ledger.cells.get((nation, k))
+                if cell is None:
+                    continue
+                for m, _ in METRICS:
+                    total[m][0] += cell[m][0]
+                    total[m][1] += cell[m][1]
+                rows.append({"turn": k, "round": self.rounds[k], "metrics": _plain(cell)})
+            nations[nation] = {"turns": rows, "total": _plain(total)}
+        return {
+            "metrics": {m: words for m, words in METRICS},
+            "nations": nations,
+            "battles": [{**r, "expected": {k: float(v) for k, v in r["expected"].items()}} for r in self.battle_rows],
+        }
 
 
 def _plain(cell: dict[str, list[Fraction]]) -> dict[str, dict[str, float]]:
@@ -200,7 +221,7 @@ def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) ->
     ntr = int(b.get("ntr_destroyed") or 0)
 
     def score(o: Any) -> int:
-        return o.defender_units_lost - o.attacker_units_lost + o.ntr_destroyed
+        return int(o.defender_units_lost - o.attacker_units_lost + o.ntr_destroyed)
 
     mine = actual["defender_units_lost"] - actual["attacker_units_lost"] + ntr
     below = odds.probability(lambda o: score(o) < mine)

@@ -13,7 +13,7 @@ shows it and the HTML turn report inlines it.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
@@ -43,6 +43,10 @@ class MapLayout:
     positions: dict[str, tuple[float, float]]
     width: float
     height: float
+    # What `map_svg` draws the same on every board of this layout (the links, an empty zone's
+    # box), kept with it: a layout is made once per map (`_laid_out`), and a long-running
+    # process draws its map again on every page.
+    drawn: dict[Any, list[str]] = field(default_factory=dict, compare=False, repr=False)
 
 
 def _separate(positions: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
@@ -124,9 +128,7 @@ def zone_contents(board: dict[str, Any], scenario: Scenario, ruleset: Ruleset) -
     nation, and the units' IDs by nation (shown on hover); the board is the shape `state
     --json` prints."""
     order = list(ruleset.units)
-    contents: dict[str, dict[str, Any]] = {
-        z: {"units": {}, "ntr": {}, "ids": {}} for z in scenario.game_map.adjacency
-    }
+    contents: dict[str, dict[str, Any]] = {z: {"units": {}, "ntr": {}, "ids": {}} for z in scenario.game_map.adjacency}
     counts: dict[tuple[str, str, str], list[int]] = {}
     for u in board["units"]:
         if u["at"] in contents and u.get("id"):  # a scenario's starting forces have no IDs yet
@@ -286,12 +288,24 @@ def map_svg(
         f'width="{layout.width}" height="{layout.height}" role="img" '
         f'aria-label="Map of {escape(scenario.title)}" font-family="system-ui, sans-serif" font-size="11">',
         f"<title>{escape(scenario.title)}</title>",
-        *_links_svg(scenario, layout.positions),
     ]
+    # The links and the empty boxes depend on the map alone (the layout's key), and on the
+    # owner, its colour and code for a land box.
+    drawn = layout.drawn
+    if "links" not in drawn:
+        drawn["links"] = _links_svg(scenario, layout.positions)
+    out.extend(drawn["links"])
     for zone in scenario.game_map.adjacency:
         owner = None if scenario.game_map.is_sea(zone) else owners.get(zone)
         content = contents.get(zone, {"units": {}, "ntr": {}})
-        group = _zone_svg(zone, scenario, layout.positions[zone], content, owner, colour, code)
+        if content["units"] or content["ntr"] or content.get("ids"):
+            group = _zone_svg(zone, scenario, layout.positions[zone], content, owner, colour, code)
+        else:
+            key = (zone, owner, colour.get(owner or ""), code.get(owner or ""))
+            empty = drawn.get(key)
+            if empty is None:
+                empty = drawn[key] = _zone_svg(zone, scenario, layout.positions[zone], content, owner, colour, code)
+            group = empty
         if link is not None:
             href = escape(link.format(zone=_quote(zone)))
             group = [f'<a href="{href}">', *group, "</a>"]

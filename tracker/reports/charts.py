@@ -1,18 +1,16 @@
 """Line charts drawn straight as SVG from a report's figures (a line per nation, a point per round
-or national turn): the positions are worked out here, the elements written by `chart.svg.j2`,
-which escapes every text."""
+or national turn): the positions are worked out here and the elements written out, every text
+escaped."""
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    import jinja2
+from markupsafe import escape
 
 WIDTH, HEIGHT = 560, 300
 FONT = 11  # tick labels and legend; the title is a little larger
@@ -138,6 +136,22 @@ def layout(chart: LineChart) -> dict[str, Any]:
 
     few = len(chart.xs) <= FEW_POINTS
     prefix = element_id(chart.key)
+    # Every line has a point at each x, and a figure keeps its value for many points: each x
+    # and each distinct y is placed and written once.
+    xs = [f"{px(x):.1f}" for x in chart.xs]
+    ys: dict[float, str] = {}
+
+    def points(values: Sequence[float]) -> str:
+        if len(values) != len(xs):
+            raise ValueError(f"a line of {len(values)} values on a chart of {len(xs)} points")
+        placed = []
+        for y in values:
+            at = ys.get(y)
+            if at is None:
+                at = ys[y] = f"{py(y):.1f}"
+            placed.append(at)
+        return " ".join(f"{x},{y}" for x, y in zip(xs, placed))  # noqa: B905 - lengths checked
+
     lines = [
         {
             "id": f"{prefix}-line-{i}",
@@ -145,7 +159,7 @@ def layout(chart: LineChart) -> dict[str, Any]:
             "label": line.label,
             "color": line.color,
             "dashed": line.dashed,
-            "points": " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in zip(chart.xs, line.ys, strict=True)),
+            "points": points(line.ys),
             "legend_y": top + LEGEND_ROW * (i + 1.5),
         }
         for i, line in enumerate(chart.lines)
@@ -168,19 +182,106 @@ def layout(chart: LineChart) -> dict[str, Any]:
     }
 
 
-@functools.cache
-def _environment() -> jinja2.Environment:
-    import jinja2
-
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("tracker.reports", "templates"),
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined,
-    )
-
-
 def render_chart(chart: LineChart) -> str:
     """The chart as one `<svg>` element, to put inline in a page (no XML prologue)."""
-    return _environment().get_template("chart.svg.j2").render(c=layout(chart)).strip()
+    return "\n".join(_svg_lines(layout(chart)))
+
+
+def _svg_lines(c: dict[str, Any]) -> list[str]:
+    """The elements of a chart laid out by `layout`, a line each: every text escaped, every
+    position written to one decimal."""
+    # Written straight out (a page holds five charts of up to CHART_POINTS points a line, and
+    # a template drew them several times slower).
+    e = escape
+    key, font, p = e(c["id"]), c["font"], c["plot"]
+    left, right, top, bottom = p["left"], p["right"], p["top"], p["bottom"]
+    width, height = c["width"], c["height"]
+    title = e(c["title"])
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" id="{key}-svg" class="chart" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img" aria-labelledby="{key}-title" font-family="sans-serif" '
+        f'font-size="{font}">',
+        f'<title id="{key}-title">{title}</title>',
+        f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+    ]
+    lines = c["lines"]
+    if lines and lines[0]["marker"]:
+        out.append("<defs>")
+        out.extend(
+            f'<marker id="{e(line["marker"])}" markerUnits="userSpaceOnUse" markerWidth="7" markerHeight="7" '
+            f'refX="3.5" refY="3.5"><circle cx="3.5" cy="3.5" r="2.4" fill="{e(line["color"])}"/></marker>'
+            for line in lines
+        )
+        out.append("</defs>")
+    out.append(
+        f'<text class="chart-title" x="{(left + right) / 2:.1f}" y="18" text-anchor="middle" '
+        f'font-size="{font + 2}">{title}</text>'
+    )
+    out.append(f'<g id="{key}-y-axis" class="axis">')
+    for t in c["y_ticks"]:
+        out.append(
+            f'<line class="grid" x1="{left:.1f}" x2="{right:.1f}" y1="{t["y"]:.1f}" y2="{t["y"]:.1f}" '
+            'stroke="#dddddd" stroke-width="0.8"/>'
+        )
+        out.append(
+            f'<text class="tick" x="{left - 5:.1f}" y="{t["y"] + font * 0.35:.1f}" text-anchor="end">'
+            f"{e(t['label'])}</text>"
+        )
+    out.append(
+        f'<text class="axis-label" transform="translate(12 {(top + bottom) / 2:.1f}) rotate(-90)" '
+        f'text-anchor="middle">{e(c["ylabel"])}</text>'
+    )
+    out.append("</g>")
+    out.append(f'<g id="{key}-x-axis" class="axis">')
+    for t in c["x_ticks"]:
+        x = t["x"]
+        out.append(
+            f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{top:.1f}" y2="{bottom:.1f}" stroke="#dddddd" '
+            'stroke-width="0.8"/>'
+        )
+        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{bottom:.1f}" y2="{bottom + 4:.1f}" stroke="#444444"/>')
+        out.append(
+            f'<text class="tick" x="{x:.1f}" y="{bottom + 6 + font:.1f}" text-anchor="middle">{e(t["label"])}</text>'
+        )
+    out.append(
+        f'<text class="axis-label" x="{(left + right) / 2:.1f}" y="{height - 8}" text-anchor="middle">'
+        f"{e(c['xlabel'])}</text>"
+    )
+    out.append("</g>")
+    if c["zero"] is not None:
+        out.append(
+            f'<line class="zero" x1="{left:.1f}" x2="{right:.1f}" y1="{c["zero"]:.1f}" y2="{c["zero"]:.1f}" '
+            'stroke="#888888" stroke-width="0.8"/>'
+        )
+    out.append(
+        f'<rect class="frame" x="{left:.1f}" y="{top:.1f}" width="{right - left:.1f}" height="{bottom - top:.1f}" '
+        'fill="none" stroke="#444444" stroke-width="0.8"/>'
+    )
+    out.append(f'<g id="{key}-lines" fill="none" stroke-width="{c["line_width"]}" stroke-linejoin="round">')
+    for line in lines:
+        dash = ' stroke-dasharray="5 3"' if line["dashed"] else ""
+        marker = line["marker"]
+        marks = (
+            f' marker-start="url(#{e(marker)})" marker-mid="url(#{e(marker)})" marker-end="url(#{e(marker)})"'
+            if marker
+            else ""
+        )
+        out.append(
+            f'<polyline id="{e(line["id"])}" data-nation="{e(line["label"])}" stroke="{e(line["color"])}"{dash}'
+            f'{marks} points="{e(line["points"])}"/>'
+        )
+    out.append("</g>")
+    legend_x = c["legend"]["x"]
+    out.append(f'<g id="{key}-legend" class="legend">')
+    out.append(f'<text x="{legend_x:.1f}" y="{top + 8:.1f}" font-weight="bold">{e(c["legend"]["title"])}</text>')
+    for line in lines:
+        y = line["legend_y"]
+        dash = ' stroke-dasharray="5 3"' if line["dashed"] else ""
+        out.append(
+            f'<line x1="{legend_x:.1f}" x2="{legend_x + 22:.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{e(line["color"])}" '
+            f'stroke-width="1.6"{dash}/>'
+        )
+        out.append(f'<text x="{legend_x + 28:.1f}" y="{y + font * 0.35:.1f}">{e(line["label"])}</text>')
+    out.append("</g>")
+    out.append("</svg>")
+    return out

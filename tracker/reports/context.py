@@ -41,6 +41,8 @@ class ReportContext:
         self.code = {n.code: name for name, n in scenario.nations.items()}
         self.current = turn_number(self.turn_order, campaign.round, campaign.nation)
         self.unit_info: dict[str, tuple[str, str]] = {}
+        # Whole boards read for the figures (`figures_at`), by event: the map reuses them.
+        self.boards: dict[int, dict[str, Any]] = {}
         self.campaign = {
             "name": self.name,
             "scenario": scenario.name,
@@ -139,7 +141,8 @@ class ReportContext:
         if sweep:
             return self._sweep(v, wanted)
         whole = {seq for seq in boards if seq in wanted}
-        out = {seq: self.figures(board) for seq, board in v.boards_at(whole).items()}
+        self.boards.update(v.boards_at(whole))
+        out = {seq: self.figures(self.boards[seq]) for seq in sorted(whole)}
         for seq, tally in v.tallies_at([seq for seq in wanted if seq not in whole]).items():
             out[seq] = self.tallied(tally)
         return out
@@ -252,6 +255,40 @@ class ReportContext:
                 }
             )
         return entries, figures
+
+    def chart_series(
+        self, v: Views, turns: list[int], ends: dict[int, tuple[int, int, str, str]]
+    ) -> list[dict[str, Any]]:
+        """Series entries of these played turns (`ends` as `played` read them) holding only what
+        the charts draw of each nation (NTR at sea, balance, units, fleet cost), summed in the
+        database at all points together: a chart of many points costs a few grouped queries,
+        never every unit of every point."""
+        sums = v.sums_at([ends[k][0] for k in turns], self.costs)
+        entries = []
+        for k in turns:
+            seq, round_, nation, phase = ends[k]
+            at = sums[seq]
+            nations = {}
+            for n in self.turn_order:
+                units, cost = at["units"].get(n, (0, 0))
+                nations[n] = {
+                    "ntr_at_sea": at["ntr"].get(n, 0),
+                    "balance": at["balance"].get(n, 0),
+                    "units": units,
+                    "fleet_cost": cost,
+                }
+            entries.append(
+                {
+                    "turn": k,
+                    "round": round_,
+                    "nation": nation,
+                    "seq": seq,
+                    "complete": k < self.current,
+                    "phase": phase,
+                    "nations": nations,
+                }
+            )
+        return entries
 
     def chart_turns(self, upto: int) -> list[int]:
         """The turns a chart shows up to turn `upto`: the last turn of every round (of every

@@ -167,7 +167,7 @@ def render_html(report: dict[str, Any]) -> str:
     from markupsafe import Markup
 
     env = _html_environment()
-    # The chart template escapes every text it draws; its SVG is trusted markup.
+    # charts.py escapes every text it draws (names included): its SVG is trusted markup.
     charts = [{**c, "svg": Markup(c["svg"])} for c in chart_svgs(report)]
     palette = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(report["campaign"]["turn_order"])}
     # The map SVG is built by tracker.board_map, which escapes every name it draws.

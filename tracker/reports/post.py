@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -164,6 +164,21 @@ def render_post(report: dict[str, Any], dialect: Dialect) -> str:
     text = _post_environment(dialect).get_template(TEMPLATE).render(report=report)
     # One newline at the end, however the template's last section ends.
     return text.rstrip("\n") + "\n"
+
+
+def stream_post(report: dict[str, Any], dialect: Dialect) -> Iterator[str]:
+    """`render_post` as pieces of text, drawn as the template reaches them: a report whose
+    `turns` are built while they are iterated is written out turn by turn, never held whole.
+    The pieces joined are `render_post`'s text."""
+    held = ""  # newlines at the end of what was drawn so far: dropped if nothing follows them
+    for piece in _post_environment(dialect).get_template(TEMPLATE).generate(report=report):
+        body = piece.rstrip("\n")
+        if not body:
+            held += piece
+            continue
+        yield held + body
+        held = piece[len(body) :]
+    yield "\n"
 
 
 @functools.cache

@@ -86,9 +86,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 from sqlalchemy import select
@@ -152,7 +152,7 @@ def _step(r: dict[str, Any]) -> dict[str, Any]:
     return {"seq": r["seq"], "kind": r["kind"], "rule": r["rule"], "summary": r["summary"], "undone_by": r["undone_by"]}
 
 
-def _undo(r: dict[str, Any]) -> dict[str, Any]:
+def _undo(r: Mapping[str, Any]) -> dict[str, Any]:
     d = r["data"]
     return {
         "seq": r["seq"],
@@ -465,7 +465,9 @@ def _turn(
 def _turn_records(t: Tracker, cid: UUID, v: Views, ctx: ReportContext, turn: int | None) -> list[dict[str, Any]]:
     """The records of one turn (of every turn: None), with their data."""
     # Events recorded by another writer after the campaign was read wait for the next report.
-    return [r for r in log_records(t, cid, turn=turn, with_data=True, views=v) if r["seq"] <= ctx.version]
+    # The report reads records as plain dictionaries of the JSON it renders.
+    records = log_records(t, cid, turn=turn, with_data=True, views=v)
+    return [cast(dict[str, Any], r) for r in records if r["seq"] <= ctx.version]
 
 
 def _undos(t: Tracker, cid: UUID, v: Views, seqs: Iterable[int]) -> dict[int, dict[str, Any]]:
@@ -519,13 +521,104 @@ def _add_undone_events(v: Views, turns: list[dict[str, Any]]) -> None:
             u["undone_events"] = taken[u["seq"]]
 
 
+def _turns(
+    t: Tracker,
+    cid: UUID,
+    v: Views,
+    ctx: ReportContext,
+    wanted: list[int],
+    by_turn: dict[int, list[dict[str, Any]]],
+    undos: dict[int, dict[str, Any]],
+    by_number: dict[int, dict[str, Any]],
+    tick: Callable[[int], None],
+) -> Iterator[dict[str, Any]]:
+    """The TURN entries of the turns `wanted`, built one at a time: the records of a turn not
+    in `by_turn` are read when its entry is asked for, and let go once it is filed."""
+    for k in wanted:
+        records = by_turn[k] if k in by_turn else _turn_records(t, cid, v, ctx, k)
+        elsewhere = [undos[s] for s in sorted({r["undone_by"] for r in records if r["undone_by"] in undos})]
+        entry = _turn(ctx, k, records, elsewhere, by_number[k])
+        del records
+        tick(1)
+        yield entry
+
+
+class _TurnsAsBuilt:
+    """A campaign report's `turns` for a template drawing it piece by piece: its length is
+    known at once; iterating builds each turn, hands it to the luck tally and lets it go, and
+    once the last turn is drawn puts the luck in the report (the template reads it after the
+    turns)."""
+
+    def __init__(self, count: int, entries: Iterator[dict[str, Any]], report: dict[str, Any], tally: Any) -> None:
+        self.count, self.entries, self.report, self.tally = count, entries, report, tally
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for entry in self.entries:
+            self.tally.add(entry)
+            yield entry
+        self.report["luck"] = self.tally.result()
+
+
+def stream_report(
+    t: Tracker,
+    cid: UUID,
+    fmt: str = "md",
+    progress: Callable[[int], AbstractContextManager[Callable[[int], None]]] | None = None,
+) -> Iterator[str]:
+    """The whole campaign's report in Markdown or BBCode (`fmt` "md" or "bbcode") as pieces of
+    text, each turn read, filed, drawn and let go in turn: memory holds the figures at every
+    turn's end and the luck, never the records or the text of every turn (a long log's report
+    is written as it is drawn). Joined, the pieces are `render(build_report(t, cid, None, "md"),
+    fmt)`; `progress` as for `build_report`."""
+    from tracker.analysis.luck import LuckTally
+    from tracker.reports.bbcode import BBCODE
+    from tracker.reports.markdown import MARKDOWN
+    from tracker.reports.post import stream_post
+
+    dialect = {"md": MARKDOWN, "bbcode": BBCODE}.get(fmt)
+    if dialect is None:
+        raise InputError(f"a campaign report is drawn piece by piece in md or bbcode, not {fmt!r}")
+    ctx = ReportContext(t, cid)
+    with t.views(cid) as v:
+        ends = ctx.played(v, ctx.current)
+        wanted = sorted(ends)
+        series, figures = ctx.series(v, wanted, sweep=True, ends=ends)
+        by_number = {e["turn"]: e for e in series}
+        undos = _undos_outside_the_log(t, cid, v, ctx)
+        report: dict[str, Any] = {
+            "schema": SCHEMA,
+            "scope": "campaign",
+            "campaign": ctx.campaign,
+            "position": ctx.position,
+            "start": {"seq": 1, "nations": figures[1]},
+            "series": series,
+        }
+        ticking = nullcontext(lambda _n: None) if progress is None else progress(len(wanted))
+        with ticking as tick:
+
+            def entries() -> Iterator[dict[str, Any]]:
+                for entry in _turns(t, cid, v, ctx, wanted, {}, undos, by_number, tick):
+                    # What each undo took back, turn by turn (`_add_undone_events` on the lot).
+                    _add_undone_events(v, [entry])
+                    yield entry
+
+            tally = LuckTally(t, cid, ctx.campaign, ruleset=ctx.ruleset)
+            report["turns"] = _TurnsAsBuilt(len(wanted), entries(), report, tally)
+            yield from stream_post(report, dialect)
+
+
 def _board_map(t: Tracker, v: Views, ctx: ReportContext, turns: list[dict[str, Any]]) -> dict[str, Any]:
     """The map of the board at the end of the (last) turn reported, as inline SVG, from the views
     the report already caught up."""
     from tracker.reports.board_map import board_svg
 
     end = turns[-1]["end"]["seq"]
-    return {"seq": end, "svg": board_svg(t.board_from(v, at=end), ctx.scenario, ctx.ruleset)}
+    board = ctx.boards[end] if end in ctx.boards else v.board_at(end)
+    board = {**board, "owners": t.owners_at(v, end, ctx.scenario)}
+    return {"seq": end, "svg": board_svg(board, ctx.scenario, ctx.ruleset)}
 
 
 def build_report(
@@ -538,8 +631,10 @@ def build_report(
     """The report of national turn `turn`, or of the whole campaign when `turn` is None.
 
     For `fmt` "md" and "html" a one-turn report holds only the series entries it shows (the
-    turn and the one before it), and HTML adds `chart`: the chart points (see `chart_turns`),
-    and `map`: {seq, svg}, the board map after the last event of the last turn reported.
+    turn and the one before it), and HTML adds `chart`: the chart points (see `chart_turns`;
+    series entries, those of a one-turn report besides the turns shown holding of each nation
+    only the figures the charts draw, see `ReportContext.chart_series`), and `map`: {seq, svg},
+    the board map after the last event of the last turn reported.
 
     `progress(total)`, when given, is a context manager (such as `tracker.cli_common.progress`
     with its label bound) yielding `tick(n)`: it gets the number of turns reported and a tick
@@ -560,23 +655,20 @@ def build_report(
         before = None if full or turn is None else ctx.latest_played(ends, turn - 1)
         shown = sorted(ends) if full else [k for k in (before, turn) if k is not None]
         charted = list(dict.fromkeys(k for k in (ctx.latest_played(ends, c) for c in charted_at) if k is not None))
-        series, figures = ctx.series(v, sorted(set(shown) | set(charted)), sweep=full, ends=ends, detail=shown)
-        by_number = {e["turn"]: e for e in series}
+        # The charts' points besides the turns shown need only what the charts draw.
+        sketched = [] if full else sorted(set(charted) - set(shown))
+        read = sorted(set(shown) | (set(charted) - set(sketched)))
+        series, figures = ctx.series(v, read, sweep=full, ends=ends, detail=shown)
+        by_number = {e["turn"]: e for e in [*series, *ctx.chart_series(v, sketched, ends)]}
         if turn is not None:
             by_turn, undos = _records_by_turn(t, cid, v, ctx, turn)
         else:
             # The whole campaign: each turn's records are read, filed and let go in turn, so
             # memory holds the report, never every record of a long log at once.
             by_turn, undos = {}, _undos_outside_the_log(t, cid, v, ctx)
-        turns = []
         ticking = nullcontext(lambda _n: None) if progress is None else progress(len(wanted))
         with ticking as tick:
-            for k in wanted:
-                records = by_turn[k] if k in by_turn else _turn_records(t, cid, v, ctx, k)
-                elsewhere = [undos[s] for s in sorted({r["undone_by"] for r in records if r["undone_by"] in undos})]
-                turns.append(_turn(ctx, k, records, elsewhere, by_number[k]))
-                del records
-                tick(1)
+            turns = list(_turns(t, cid, v, ctx, wanted, by_turn, undos, by_number, tick))
         _add_undone_events(v, turns)
         report_map = _board_map(t, v, ctx, turns) if fmt == "html" else None
     report: dict[str, Any] = {

@@ -327,7 +327,7 @@ def charts_data(t: Tracker, name: str) -> dict[str, Any]:
     cid, campaign = _campaign(t, name)
     position = _position(campaign)
     report = rp.build_report(t, cid, turn=position["turn"], fmt="html")
-    charts = [{**c, "svg": Markup(c["svg"])} for c in chart_svgs(report)]  # the chart template escapes its text
+    charts = [{**c, "svg": Markup(c["svg"])} for c in chart_svgs(report)]  # charts.py escapes every text it draws
     return {"name": name, "position": position, "charts": charts, "sides": report["campaign"]["sides"],
             "first": report["campaign"]["turn_order"][0]}  # fmt: skip
 

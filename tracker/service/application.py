@@ -31,9 +31,9 @@ from domain.campaign import Campaign, one_action
 from domain.dice import AutoDice, Dice, DiceSource, ManualDice, NoDice, Override, PromptDice, commitment, new_seed
 from domain.errors import InputError, RuleViolation
 from domain.ruleset import load_ruleset, ruleset_from_dict
-from domain.scenario import read_scenario, scenario_from_dict
+from domain.scenario import Scenario, read_scenario, scenario_from_dict
 from projections.board import BoardProjector
-from projections.schema import ensure_schema, event_index
+from projections.schema import ADJUSTED, ensure_schema, event_index
 from projections.views import Views, stopped_at
 from tracker.service.describe import install_describer
 from tracker.service.performing import ConflictError, Performing
@@ -395,7 +395,10 @@ class Tracker(Performing):
         if self._handoffs is None:
             from tracker.service.notify import Handoffs
 
-            self._handoffs = Handoffs(self.engine, self.name_of)
+            datastore = self.app.factory.datastore  # type: ignore[attr-defined]
+            # On a SQLite file, read just before each action on the connection that writes it.
+            read = datastore.read_on_writer if datastore.is_sqlite_filedb else None
+            self._handoffs = Handoffs(self.engine, self.name_of, read)
         return self._handoffs
 
     def _save(self, campaign: Campaign, follows: tuple[int, str], handoffs: PendingHandoff | None) -> None:
@@ -435,7 +438,7 @@ class Tracker(Performing):
         if len(stored) >= SNAPSHOT_INTERVAL:
             # Only speeds up loading (and never fails the import: the events are committed).
             self.app.put_snapshot(cid, campaign.version, campaign)
-        self.catch_up()
+        self.projector.catch_up_log(last_id=self.max_notification_id)
 
     def record_log(self, cid: UUID, name: str, stored: Sequence[StoredEvent], name_registered: bool) -> None:
         """The write of `append_log`: one transaction, the events in one batch insert, and the
@@ -509,25 +512,40 @@ class Tracker(Performing):
             return self.board_from(v, turn=turn, phase=phase, at=at)
 
     def board_from(
-        self, v: Views, turn: int | None = None, phase: str | None = None, at: int | None = None
+        self,
+        v: Views,
+        turn: int | None = None,
+        phase: str | None = None,
+        at: int | None = None,
+        scenario: Scenario | None = None,
     ) -> dict[str, Any]:
-        """`board_at` on views a command already caught up (no second catch-up)."""
-        cid = v.cid
+        """`board_at` on views a command already caught up (no second catch-up); `scenario`,
+        the campaign's, when the caller holds it already."""
         board = board_in(v, turn=turn, phase=phase, at=at)
-        seq = board["seq"]
-        # AD1: territory owners: the scenario's, changed only by adjustments (few), so they
-        # are folded from those events rather than kept in a projection.
-        adjusted = [
-            r.seq
-            for r in v.index_rows([event_index.c.kind == "Adjusted", event_index.c.seq <= seq])
-            if r.undone_by is None or r.undone_by > seq
-        ]
-        owners = dict(self.load(cid, version=1).scenario.game_map.land)
-        for version in adjusted:
-            for stored in self.app.recorder.select_events(cid, gt=version - 1, lte=version):
-                owners.update(getattr(self.decode(stored), "owners", {}))
-        board["owners"] = dict(sorted(owners.items()))
+        board["owners"] = self.owners_at(v, board["seq"], scenario)
         return board
+
+    def owners_at(self, v: Views, seq: int, scenario: Scenario | None = None) -> dict[str, str]:
+        """AD1: every territory's owner after event `seq`, by territory: the scenario's, changed
+        only by adjustments (few), so folded from those recorded by then and not undone by then,
+        found through the index of adjustments alone (never a scan of the whole log)."""
+        # The kind written out, so that the partial index of adjustments answers (see its
+        # schema); the numbers too, so that the statement needs no compiling.
+        adjusted = (
+            v.conn.exec_driver_sql(
+                f"SELECT seq FROM {event_index.name} WHERE c = {int(v.key):d} AND kind = '{ADJUSTED}'"
+                f" AND seq <= {int(seq):d} AND (undone_by IS NULL OR undone_by > {int(seq):d}) ORDER BY seq"
+            )
+            .scalars()
+            .all()
+        )
+        if scenario is None:
+            scenario = self.load(v.cid, version=1).scenario
+        owners = dict(scenario.game_map.land)
+        for version in adjusted:
+            for stored in self.app.recorder.select_events(v.cid, gt=version - 1, lte=version):
+                owners.update(getattr(self.decode(stored), "owners", {}))
+        return dict(sorted(owners.items()))
 
     def max_notification_id(self) -> int:
         return self.recorder.max_notification_id() or 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from functools import partial
 
 import click
@@ -10,13 +11,16 @@ import click
 from tracker.cli.common import POSITIVE, Context, emit_json, progress
 
 
-def _write(ctx: Context, text: str, output: str | None, what: str, fmt: str, as_json: bool = False) -> None:
-    """Print `text`, or write it to `output` (UTF-8) and say so: in words, or with --json as
-    `{"file", "format", "bytes", "what"}`."""
+def _write(
+    ctx: Context, text: str | Iterable[str], output: str | None, what: str, fmt: str, as_json: bool = False
+) -> None:
+    """Print `text` (or its pieces, in turn), or write it to `output` (UTF-8) and say so: in
+    words, or with --json as `{"file", "format", "bytes", "what"}`."""
     if output is None or output == "-":
-        click.echo(text, nl=False)
+        for piece in [text] if isinstance(text, str) else text:
+            click.echo(piece, nl=False)
         return
-    size = ctx.write(output, text)
+    size = ctx.write(output, text if isinstance(text, str) else (piece.encode("utf-8") for piece in text))
     if as_json:
         emit_json({"file": output, "format": fmt, "bytes": size, "what": what})
         return
@@ -59,7 +63,7 @@ def report(ctx: Context, turn: int | None, whole: bool, fmt: str | None, output:
 
     Example: tracker report --turn 2 --format html -o turn2.html
     """
-    from tracker.reports.report import build_report, render
+    from tracker.reports.report import build_report, render, stream_report
 
     if (turn is None) == (not whole):
         raise click.UsageError("give --turn N or --all (not both)")
@@ -71,8 +75,12 @@ def report(ctx: Context, turn: int | None, whole: bool, fmt: str | None, output:
     fmt = (fmt or ("json" if as_json else "md")).lower()
     # BBCode is rendered from the Markdown report, so it needs what Markdown needs.
     bar = partial(progress, label="Building the report") if whole else None
-    data = build_report(t, t.campaign_id(ctx.campaign), turn, "md" if fmt == "bbcode" else fmt, bar)
     what = f"the {fmt} report of turn {turn}" if turn is not None else f"the {fmt} campaign report"
+    if whole and fmt in ("md", "bbcode"):
+        # Drawn and written a turn at a time: a long campaign's report is never held whole.
+        _write(ctx, stream_report(t, t.campaign_id(ctx.campaign), fmt, bar), output, what, fmt, as_json)
+        return
+    data = build_report(t, t.campaign_id(ctx.campaign), turn, "md" if fmt == "bbcode" else fmt, bar)
     _write(ctx, render(data, fmt), output, what, fmt, as_json)
 
 
