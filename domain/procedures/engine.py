@@ -33,7 +33,9 @@ from domain.procedures.base import (
 from domain.procedures.canon import Canon
 from domain.procedures.chances import Number
 from domain.procedures.fight import Fight
-from domain.procedures.remains import Policy, Remains, State, add_chance
+from domain.procedures.remains import Policy as Policy
+from domain.procedures.remains import Remains, add_chance
+from domain.procedures.remains import State as State
 
 _MODULES: dict[type, ModuleType] = {
     naval.NavalBattle: naval,

@@ -163,7 +163,8 @@ def battle_figures(
     enumerations of the zone's other attacks, shared (`advise.Shared`)."""
     key = ("battle", q.zone, tuple(sorted((t, n) for t, n in counts.items() if n)))
     if key in w.memo:
-        return w.memo[key]
+        known: tuple[float, float] | None = w.memo[key]
+        return known
     size = max(sum(counts.values()), sum(len(us) for us in q.others.values()))
     if size > MOST_PER_SIDE or w.spent >= w.budget:
         w.refuse(q.zone, size)
@@ -310,7 +311,8 @@ def convoy_loss(
     window = q.windows[-1]
     key = ("convoy", q.zone, tuple(sorted((t, n) for t, n in counts.items() if n)))
     if key in w.memo:
-        return w.memo[key]
+        lost: float | None = w.memo[key]
+        return lost
     size = max(sum(counts.values()) + sum(sum(c.values()) for c in q.allies.values()), *window.threats.values())
     if size > MOST_PER_SIDE or w.spent >= w.budget:
         w.refuse(q.zone, size)

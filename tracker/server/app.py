@@ -46,10 +46,10 @@ from tracker.server.keyed import once, request_key
 from tracker.server.keys import KeyedRegistry
 from tracker.server.limits import MAX_BODY, BadBody, BodyLimit, TooLarge, is_text, parse_json_object
 from tracker.server.logs import RequestLog, note
-from tracker.server.served import Forbidden, NotFound, ServedTracker, Unauthenticated
+from tracker.server.served import NotFound, ServedTracker
 from tracker.server.watch import Watcher, channel_of, watcher_for
 from tracker.service.performing import Outcome
-from tracker.service.players import Player
+from tracker.service.players import Forbidden, Player, Unauthenticated
 from tracker.storage.store import campaigns_table, seeds_table, served_table, sqlite_file
 
 T = TypeVar("T")

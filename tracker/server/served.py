@@ -24,6 +24,7 @@ from tracker.server.keys import KeyedRegistry, key_store_url
 from tracker.service import actions
 from tracker.service.application import Tracker
 from tracker.service.players import LEAGUE, Forbidden, Player, Players, Unauthenticated
+from tracker.service.shapes import Explanation, LogRecord, OverrideRequest
 
 T = TypeVar("T")
 
@@ -501,7 +502,7 @@ class ServedTracker(Tracker):
         )
         raise NeedsApproval(number, missing)
 
-    def _approval_told(self, campaign_id: str) -> dict[str, Any] | None:
+    def _approval_told(self, campaign_id: str) -> OverrideRequest | None:
         """The override request (RK3) the action under way records by its approval, if any."""
         if self.approving is None:
             return None
@@ -535,7 +536,7 @@ class ServedTracker(Tracker):
         kind: str | None = None,
         battle: int | None = None,
         tail: int | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[LogRecord]:
         from tracker.service.history import log_records
         from tracker.service.names import Names, event_kind
 
@@ -551,7 +552,7 @@ class ServedTracker(Tracker):
             with_data=True, tail=tail,
         )  # fmt: skip
 
-    def explain_data(self, name: str, seq: int) -> dict[str, Any]:
+    def explain_data(self, name: str, seq: int) -> Explanation:
         from tracker.service.history import explain
 
         cid = self.campaign_id(name)

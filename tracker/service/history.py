@@ -12,6 +12,7 @@ from projections.schema import event_index
 from projections.summary import as_record
 from projections.views import Views
 from tracker.service.application import Tracker
+from tracker.service.shapes import Choice, DiceExplained, Explanation, LogRecord
 
 TECH_NAMES = {"advanced_submarine": "Advanced Submarine", "advanced_asw": "Advanced ASW"}
 
@@ -51,7 +52,7 @@ def log_records(
     tail: int | None = None,
     views: Views | None = None,
     asked: bool = False,
-) -> list[dict[str, Any]]:
+) -> list[LogRecord]:
     """Index rows matching every filter given, oldest first (from the projections; `views`
     when the caller caught up already); with `tail`, only the last that many (read from the
     end, not the whole log). What was asked (ActionAsked) is listed only with `asked`, when
@@ -64,7 +65,7 @@ def log_records(
             )  # fmt: skip
     filters = _index_filters(turn, phase, nation, zone, kind, battle, seq, asked)
     rows = views.index_rows(filters, tail)
-    records = [
+    records: list[LogRecord] = [
         {
             "seq": r.seq,
             "turn": r.turn,
@@ -118,7 +119,7 @@ def _index_filters(
     return filters
 
 
-def _add_data(t: Tracker, cid: UUID, records: list[dict[str, Any]]) -> None:
+def _add_data(t: Tracker, cid: UUID, records: list[LogRecord]) -> None:
     """Each record's timestamp and recorded data, read from the log in one range."""
     first, last = records[0]["seq"], records[-1]["seq"]
     wanted = {r["seq"] for r in records}
@@ -179,7 +180,7 @@ def board_changes(before: dict[str, Any] | None, after: dict[str, Any]) -> list[
     return lines
 
 
-def explain(t: Tracker, cid: UUID, seq: int) -> dict[str, Any]:
+def explain(t: Tracker, cid: UUID, seq: int) -> Explanation:
     """Everything about one event: rule(s), dice, choices, what it changed, undo status."""
     event = event_at(t, cid, seq)
     ruleset = t.load(cid).ruleset
@@ -191,11 +192,11 @@ def explain(t: Tracker, cid: UUID, seq: int) -> dict[str, Any]:
     index = found[0] if found else None
     rules = [r for r in {record["rule"], getattr(event, "rule", "")} if r]
     kind = type(event).__name__
-    dice: dict[str, Any] | None = None
+    dice: DiceExplained | None = None
     if kind == "DiceRolled":
         dice = _dice_explained(event, ruleset)
         rules.extend(m["rule"] for m in event.modifiers)
-    choice = None
+    choice: Choice | None = None
     if kind in CHOICE_KINDS:
         who = getattr(event, "nation", None) or getattr(event, "attacker", None) or index and index["nation"]
         choice = {"by": who, "default": getattr(event, "default", False)}
@@ -219,7 +220,7 @@ def explain(t: Tracker, cid: UUID, seq: int) -> dict[str, Any]:
     }
 
 
-def _dice_explained(event: Any, ruleset: Ruleset) -> dict[str, Any]:
+def _dice_explained(event: Any, ruleset: Ruleset) -> DiceExplained:
     """A roll as `explain` shows it: the dice, the target and each modifier with its cause."""
     return {
         "roll": event.roll,

@@ -900,7 +900,7 @@ class Backoff:
         """When to try again after `attempts` failed attempts, or None: given up."""
         if attempts >= self.limit:
             return None
-        return now + min(self.cap, self.first * 2 ** (attempts - 1))
+        return now + float(min(self.cap, self.first * 2 ** (attempts - 1)))
 
 
 # What a row's e-mail adds to its message, made by the server that sends it: {"since": the

@@ -42,6 +42,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 from domain.errors import InputError, RuleViolation, TrackerError
+from tracker.service.shapes import OverrideRequest, PlayerListed
 
 metadata = MetaData()
 players_table = Table(
@@ -203,7 +204,7 @@ class Players:
                 raise InputError(f"player {name!r} was added by someone else at the same time") from None
         return f"{TOKEN_PREFIX}_{token_id}_{secret}"
 
-    def listed(self, campaign_id: str) -> list[dict[str, Any]]:
+    def listed(self, campaign_id: str) -> list[PlayerListed]:
         with self.engine.connect() as conn:
             rows = conn.execute(
                 select(players_table).where(players_table.c.campaign_id == campaign_id).order_by(players_table.c.name)
@@ -336,7 +337,7 @@ class Players:
                 also(conn, int(key[0]))
             return int(key[0])
 
-    def override_request(self, campaign_id: str, number: int) -> dict[str, Any]:
+    def override_request(self, campaign_id: str, number: int) -> OverrideRequest:
         with self.engine.connect() as conn:
             row = conn.execute(
                 select(requests_table).where(requests_table.c.campaign_id == campaign_id, requests_table.c.id == number)
@@ -357,7 +358,7 @@ class Players:
             "recorded_at_event": row.recorded_at_event,
         }
 
-    def override_requests(self, campaign_id: str) -> list[dict[str, Any]]:
+    def override_requests(self, campaign_id: str) -> list[OverrideRequest]:
         with self.engine.connect() as conn:
             ids = conn.execute(
                 select(requests_table.c.id)
@@ -367,7 +368,7 @@ class Players:
             numbers = list(ids)
         return [self.override_request(campaign_id, n) for n in numbers]
 
-    def check_approver(self, request: dict[str, Any], approver: Player) -> None:
+    def check_approver(self, request: OverrideRequest, approver: Player) -> None:
         """RK3, PL2: the referee, or a player holding every nation whose agreement the
         request names; never the player who asked."""
         if approver.spectator:

@@ -13,6 +13,7 @@ from rich.table import Table
 from projections.views import board_at
 from tracker.service.application import Tracker
 from tracker.service.history import log_records
+from tracker.service.shapes import LogRecord
 
 KEYS = (
     "n/space next event · p previous · r next roll · R previous roll · "
@@ -37,7 +38,7 @@ class Replay:
         return self._boards[seq]
 
     @property
-    def frame(self) -> dict[str, Any]:
+    def frame(self) -> LogRecord:
         return self.frames[self.position]
 
     def go_to_seq(self, seq: int) -> bool:
@@ -47,7 +48,7 @@ class Replay:
                 return True
         return False
 
-    def step(self, delta: int, where: Callable[[dict[str, Any]], bool] = lambda f: True) -> bool:
+    def step(self, delta: int, where: Callable[[LogRecord], bool] = lambda f: True) -> bool:
         i = self.position + delta
         while 0 <= i < len(self.frames):
             if where(self.frames[i]):

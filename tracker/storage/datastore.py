@@ -406,7 +406,8 @@ class Datastore:
             assert driver is not None
             cursor = driver.cursor()
             try:
-                return cursor.execute(sql, params).fetchall()
+                rows: list[tuple[Any, ...]] = cursor.execute(sql, params).fetchall()
+                return rows
             finally:
                 cursor.close()
         except sqlalchemy.exc.SQLAlchemyError as e:

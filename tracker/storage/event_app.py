@@ -178,7 +178,8 @@ class TrackerApplication(Application[UUID]):
 
 def _action_of(event: Any) -> int | None:
     """The action an event belongs to (the version of its first event), if it says."""
-    return event.__dict__.get("action")
+    action: int | None = event.__dict__.get("action")
+    return action
 
 
 def _fold(initial: Any, events: Iterable[Any]) -> Any:

@@ -1,0 +1,106 @@
+"""The shapes the service hands its callers (the command line, the server's JSON API, reports):
+typed dictionaries, so a caller's type checker knows every key, and `--json` prints them as
+they are (docs/json.md describes each for users).
+
+They are dictionaries at run time, built where the service builds them; only their keys and
+value types are declared here, in one place."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, NotRequired, TypedDict
+
+
+class LogRecord(TypedDict):
+    """One event as `tracker log` and the API's log list it (from the event index)."""
+
+    seq: int
+    turn: int
+    round: int
+    nation: str
+    phase: str
+    kind: str
+    rule: str
+    battle: int | None
+    zones: list[str]
+    summary: str
+    undone_by: int | None
+    # With the event's stored fields (`with_data`): when it was recorded, and its content.
+    timestamp: NotRequired[str]
+    data: NotRequired[dict[str, Any]]
+
+
+class RuleCited(TypedDict):
+    id: str
+    statement: str
+
+
+class Choice(TypedDict):
+    by: str | None
+    default: bool
+
+
+class DiceExplained(TypedDict):
+    """A roll as `explain` shows it: the dice, the target and each modifier with its cause."""
+
+    roll: int
+    roller: str
+    reason: str
+    purpose: str
+    faces: int
+    values: list[int]
+    source: str
+    reference: str | None
+    base_target: int | None
+    target: int | None
+    success_when: str
+    outcome: Any
+    modifiers: list[dict[str, Any]]
+
+
+class Explanation(TypedDict):
+    """Everything about one event (`tracker explain`)."""
+
+    seq: int
+    kind: str
+    timestamp: str
+    summary: str
+    turn: int | None
+    round: int | None
+    phase: str | None
+    rules: list[RuleCited]
+    dice: DiceExplained | None
+    choice: Choice | None
+    changes: list[str]
+    undone_by: int | None
+    hash: str
+    prev_hash: str
+    data: dict[str, Any]
+
+
+class PlayerListed(TypedDict):
+    """A player of a served campaign (`tracker players list`); never their token."""
+
+    name: str
+    nations: list[str]
+    referee: bool
+    spectator: bool
+    created_at: datetime | str | None
+    revoked: bool
+    revoked_at: datetime | str | None
+
+
+class OverrideRequest(TypedDict):
+    """An override asked for on a league server and, once approved, who approved it (RK3)."""
+
+    id: int
+    requested_by: str
+    nations: list[str]
+    agreed_by: list[str]
+    reason: str
+    command: dict[str, Any]
+    seen: int | None
+    requested_at: datetime | str | None
+    approved_by: str | None
+    approved_at: datetime | str | None
+    recorded_at_event: int | None
