@@ -240,21 +240,20 @@ class ReportContext:
         if missing:
             raise self.unplayed(missing[0])
         figures = self.figures_at(v, [1, *(ends[k][0] for k in turns)], sweep, [ends[k][0] for k in detail])
-        entries = []
-        for k in turns:
-            seq, round_, nation, phase = ends[k]
-            entries.append(
-                {
-                    "turn": k,
-                    "round": round_,
-                    "nation": nation,
-                    "seq": seq,
-                    "complete": k < self.current,
-                    "phase": phase,
-                    "nations": figures[seq],
-                }
-            )
-        return entries, figures
+        return [self._entry(k, ends[k], figures[ends[k][0]]) for k in turns], figures
+
+    def _entry(self, turn: int, end: tuple[int, int, str, str], nations: dict[str, Any]) -> dict[str, Any]:
+        """One series entry: a played turn, where it ended, and each nation's figures there."""
+        seq, round_, nation, phase = end
+        return {
+            "turn": turn,
+            "round": round_,
+            "nation": nation,
+            "seq": seq,
+            "complete": turn < self.current,
+            "phase": phase,
+            "nations": nations,
+        }
 
     def chart_series(
         self, v: Views, turns: list[int], ends: dict[int, tuple[int, int, str, str]]
@@ -266,8 +265,7 @@ class ReportContext:
         sums = v.sums_at([ends[k][0] for k in turns], self.costs)
         entries = []
         for k in turns:
-            seq, round_, nation, phase = ends[k]
-            at = sums[seq]
+            at = sums[ends[k][0]]
             nations = {}
             for n in self.turn_order:
                 units, cost = at["units"].get(n, (0, 0))
@@ -277,17 +275,7 @@ class ReportContext:
                     "units": units,
                     "fleet_cost": cost,
                 }
-            entries.append(
-                {
-                    "turn": k,
-                    "round": round_,
-                    "nation": nation,
-                    "seq": seq,
-                    "complete": k < self.current,
-                    "phase": phase,
-                    "nations": nations,
-                }
-            )
+            entries.append(self._entry(k, ends[k], nations))
         return entries
 
     def chart_turns(self, upto: int) -> list[int]:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable
-from contextlib import suppress
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from threading import Lock, Semaphore
 from types import TracebackType
@@ -187,6 +187,25 @@ def persistence_error(error: sqlalchemy.exc.SQLAlchemyError) -> PersistenceError
 
 
 _current: ContextVar[Transaction] = ContextVar("tracker_storage_transaction")
+
+
+@contextmanager
+def writing(lock: Semaphore | None) -> Iterator[None]:
+    """Hold a SQLite file's write lock (when it has one) around work on its driver connection,
+    with sqlite3's errors raised as eventsourcing's."""
+    if lock is not None:
+        lock.acquire()
+    try:
+        yield
+    except sqlite3.IntegrityError as e:
+        raise IntegrityError(e) from e
+    except sqlite3.OperationalError as e:
+        raise OperationalError(e) from e
+    except sqlite3.Error as e:
+        raise PersistenceError(e) from e
+    finally:
+        if lock is not None:
+            lock.release()
 
 
 class Transaction:
@@ -398,11 +417,11 @@ class Datastore:
         current = _current.get(None)
         if current is not None and current.datastore is self and current.connection is not None:
             return [tuple(r) for r in current.connection.exec_driver_sql(sql, params).all()]
-        lock = self.write_lock
-        if lock is not None:
-            lock.acquire()
-        try:
-            driver = self.writer().connection.driver_connection
+        with writing(self.write_lock):
+            try:
+                driver = self.writer().connection.driver_connection
+            except sqlalchemy.exc.SQLAlchemyError as e:
+                raise persistence_error(e) from e
             assert driver is not None
             cursor = driver.cursor()
             try:
@@ -410,15 +429,6 @@ class Datastore:
                 return rows
             finally:
                 cursor.close()
-        except sqlalchemy.exc.SQLAlchemyError as e:
-            raise persistence_error(e) from e
-        except sqlite3.OperationalError as e:
-            raise OperationalError(e) from e
-        except sqlite3.Error as e:
-            raise PersistenceError(e) from e
-        finally:
-            if lock is not None:
-                lock.release()
 
     def drop_writer(self) -> None:
         """Close the writing connection (after a failed commit, or for good): the next write

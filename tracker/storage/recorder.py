@@ -42,7 +42,7 @@ from sqlalchemy.sql.sqltypes import NullType
 
 from domain.errors import TrackerError
 from projections.schema import NAME, tracking
-from tracker.storage.datastore import Datastore, Transaction, create_tables, event_table, record_class
+from tracker.storage.datastore import Datastore, Transaction, create_tables, event_table, record_class, writing
 
 T = TypeVar("T")
 
@@ -258,13 +258,10 @@ class TrackerRecorder(TrackerAggregateRecorder, ApplicationRecorder):
             return []
         datastore = self.datastore
         self._wal_mode()
-        lock = datastore.write_lock
-        if lock is not None:
-            lock.acquire()
         # The library's datastore (the recorder contract's tests) has no writing connection:
         # a pooled one serves there.
         held = isinstance(datastore, Datastore)
-        try:
+        with writing(datastore.write_lock):
             pooled = None if held else datastore.engine.raw_connection()
             raw = datastore.writer().connection.driver_connection if pooled is None else pooled
             assert raw is not None
@@ -283,15 +280,6 @@ class TrackerRecorder(TrackerAggregateRecorder, ApplicationRecorder):
             finally:
                 if pooled is not None:
                     pooled.close()
-        except sqlite3.IntegrityError as e:
-            raise IntegrityError(e) from e
-        except sqlite3.OperationalError as e:
-            raise OperationalError(e) from e
-        except sqlite3.Error as e:
-            raise PersistenceError(e) from e
-        finally:
-            if lock is not None:
-                lock.release()
         return ids
 
     def _write_driver(
