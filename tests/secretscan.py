@@ -7,7 +7,8 @@ are collected as they are made: tokens, seeds and webhook URLs made in the test 
 the webhook URLs of its channels and the SMTP password it was given (`harvest`). A token
 issued in another process (`tracker players add` run as a command) is found by its shape. At
 the end of the session every kept log is scanned for every secret (`scan`), and the session
-fails naming the file and the kind of secret; the secret itself is not printed.
+fails naming the file and the kind of secret; the secret itself is not printed. A seed the
+campaign's log has revealed (D3) is public by then, and no longer counted.
 
 Under pytest-xdist each worker hands what it kept to the controller (`hand_over`,
 `take_over`), which scans once all workers are done (tests/conftest.py).
@@ -37,6 +38,9 @@ SHORTEST = 12
 _logs: set[str] = set()
 _secrets: dict[str, str] = {}  # value: kind
 _unharvested: set[str] = set()  # databases `harvest` could not read
+# Seeds a campaign's log has published (`dice reveal`, D3): anyone may read them, so a log
+# that holds one (a fuzzer sending back what the API showed it) leaks nothing.
+_public: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -70,8 +74,9 @@ def secret(kind: str, value: str | None) -> None:
 
 
 def kept() -> tuple[list[str], dict[str, str]]:
-    """The logs kept and the secrets collected by this process so far."""
-    return sorted(_logs), dict(_secrets)
+    """The logs kept and the secrets collected by this process so far, less the seeds that
+    have been published since."""
+    return sorted(_logs), {value: kind for value, kind in _secrets.items() if value.lower() not in _public}
 
 
 def unharvested() -> list[str]:
@@ -143,6 +148,8 @@ def _harvest_database(database: str, workdir: Path) -> None:
     from tracker.service.notify import channels_table
     from tracker.storage.store import database_url, seeds_table
 
+    events_table = "tracker_events"
+
     if "://" not in database:
         path = Path(database) if Path(database).is_absolute() else workdir / database
         if not path.is_file():
@@ -156,12 +163,23 @@ def _harvest_database(database: str, workdir: Path) -> None:
     try:
         with engine.connect() as conn:
             present = set(inspect(conn).get_table_names())
+            if events_table in present:
+                _publish_revealed(database)
             for table, kind, query in queries:
                 # A database without the table holds nothing of that kind.
                 for value in conn.execute(query).scalars() if table.name in present else ():
                     secret(kind, value)
     finally:
         engine.dispose()
+
+
+def _publish_revealed(database: str) -> None:
+    """Note as public the seeds the campaigns in `database` have revealed."""
+    from tracker.service.application import Tracker
+
+    with Tracker(database, create=False) as t:
+        for name in t.campaign_names():
+            _public.update(seed.lower() for seed in t.load(t.campaign_id(name)).revealed_seeds)
 
 
 def option(args: Iterable[str], name: str) -> str | None:

@@ -13,8 +13,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from click.testing import CliRunner
 
 from tests import secretscan
+from tracker.cli.main import cli
 from tracker.service.application import Tracker
 from tracker.service.notify import Outbox
 from tracker.service.players import Players
@@ -116,6 +118,24 @@ def test_a_stopped_servers_databases_and_password_are_harvested(tmp_path: Path) 
     assert secrets["a-password-for-smtp"] == "password"
 
 
+def test_a_seed_the_campaign_has_revealed_is_public_and_the_next_one_is_still_secret(tmp_path: Path) -> None:
+    """D3: `dice reveal` publishes a seed in the log, where anyone may read it; a log that
+    holds it (a fuzzer sending back what the API showed it) leaks nothing. The seed committed
+    to next is still a secret."""
+    db = str(tmp_path / "c.db")
+    result = CliRunner().invoke(cli, ["--db", db, "new", "c", "--scenario", "north-sea-1914", "--dice", "auto"])
+    assert result.exit_code == 0, result.output
+    (revealed,) = (row[0] for row in sqlite3.connect(db).execute("SELECT seed FROM tracker_dice_seeds"))
+    result = CliRunner().invoke(cli, ["--db", db, "dice", "reveal"])
+    assert result.exit_code == 0 and revealed in result.output, result.output
+    (following,) = (r[0] for r in sqlite3.connect(db).execute("SELECT seed FROM tracker_dice_seeds WHERE epoch = 1"))
+    secretscan.harvest("c.db", None, None, tmp_path)
+    secrets = secretscan.kept()[1]
+    assert revealed not in secrets and secrets[following] == "seed"
+    findings, _ = secretscan.scan([log_with(tmp_path, "public.log", f"GET /api/campaigns/{revealed} 404")], secrets)
+    assert findings == []
+
+
 def test_a_database_that_cannot_be_read_is_said_and_does_not_fail_the_test(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -127,7 +147,10 @@ def test_a_database_that_cannot_be_read_is_said_and_does_not_fail_the_test(
 PLANTED = """
 from pathlib import Path
 
+from click.testing import CliRunner
+
 from tests import secretscan
+from tracker.cli.main import cli
 
 
 def test_a_server_that_logs_a_password(tmp_path: Path) -> None:
