@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import product
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, TrackerError
@@ -36,6 +36,70 @@ class SearchTooLong(TrackerError):
 
 
 Composition = tuple[int, ...]
+
+
+class OddsBattle(TypedDict):
+    """One battle of an answer, as `tracker odds naval` arguments (`against`: the enemy nation
+    it is fought against, with `--hold`); in an answer, with the technology and the command."""
+
+    attacker: tuple[str, ...]
+    defender: tuple[str, ...]
+    against: str | None
+    tech: NotRequired[tuple[str, ...]]
+    command: NotRequired[str]
+
+
+class Reachable(TypedDict):
+    """A unit that can be in the zone, `steps` moves away (0: there)."""
+
+    unit: str
+    type: str
+    at: str
+    steps: int
+
+
+class ForceUnit(TypedDict):
+    unit: str
+    at: str
+    steps: int
+
+
+class Lost(TypedDict):
+    """Expected units lost: the chosen side's (with its allies) and the enemy's."""
+
+    own: float
+    enemy: float
+
+
+class Force(TypedDict):
+    """The force of an answer: counts by type, cost, chance, its units, the units of the nation
+    in the zone left out of it, and (with a battle to fight) the expected losses."""
+
+    counts: dict[str, int]
+    cost: int
+    chance: float
+    units: list[ForceUnit]
+    damaged: list[str]
+    leave: list[str]
+    expected_lost: NotRequired[Lost]
+
+
+class NeedAnswer(TypedDict):
+    """`tracker odds need --json`."""
+
+    zone: str
+    nation: str
+    view: str
+    bound: float
+    round: int
+    phase: str
+    reachable: list[Reachable]
+    allies: list[str]
+    enemies: dict[str, list[str]]
+    found: bool
+    force: Force
+    weighed: int
+    battles: list[OddsBattle]
 
 
 @dataclass(frozen=True)
@@ -201,7 +265,7 @@ def by_nation(units: list[Unit]) -> dict[str, dict[str, int]]:
     return out
 
 
-def battles(q: Question, counts: Mapping[str, int]) -> list[dict[str, Any]]:
+def battles(q: Question, counts: Mapping[str, int]) -> list[OddsBattle]:
     """The positions a composition stands for, as `tracker odds naval` arguments: one battle
     (`need`), or one per enemy nation that can strike (`--hold`)."""
     chosen = {q.nation: dict(counts)} if any(counts.values()) else {}
@@ -272,7 +336,7 @@ def evaluate(
     return worst
 
 
-def position(q: Question, battle: Mapping[str, Any]) -> tuple[State, Context, int]:
+def position(q: Question, battle: OddsBattle) -> tuple[State, Context, int]:
     """A battle of an answer as `tracker odds naval` sets it up: (state, context, rounds fought)."""
     nations = {f.partition(":")[0] for f in battle["attacker"] + battle["defender"]}
     return view.hypothetical(
@@ -281,7 +345,7 @@ def position(q: Question, battle: Mapping[str, Any]) -> tuple[State, Context, in
 
 
 def enumerated(
-    battle: Mapping[str, Any], state: State, ctx: Context, rounds: int, limit: int, shared: OneContext | None = None
+    battle: OddsBattle, state: State, ctx: Context, rounds: int, limit: int, shared: OneContext | None = None
 ) -> Odds:
     """The odds of one battle (with `shared`, among the others of its search), refused in
     terms of the battle beyond `limit` positions."""
@@ -306,17 +370,17 @@ class Shared:
         self.by_sides: dict[tuple[tuple[str, ...], ...], OneContext | None] = {}
         self.first: str | None = None
 
-    def in_order(self, every: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def in_order(self, every: list[OddsBattle]) -> list[OddsBattle]:
         return sorted(every, key=lambda b: b["against"] != self.first)
 
-    def fell_short(self, battle: Mapping[str, Any]) -> None:
+    def fell_short(self, battle: OddsBattle) -> None:
         self.first = battle["against"]
 
-    def odds(self, q: Question, battle: Mapping[str, Any], limit: int) -> Odds:
+    def odds(self, q: Question, battle: OddsBattle, limit: int) -> Odds:
         state, ctx, rounds = position(q, battle)
         return enumerated(battle, state, ctx, rounds, limit, self._context(battle))
 
-    def _context(self, battle: Mapping[str, Any]) -> OneContext | None:
+    def _context(self, battle: OddsBattle) -> OneContext | None:
         key = self._sides(battle)
         if key not in self.by_sides:
             # The battle against the same enemy with the largest force names every unit;
@@ -331,7 +395,7 @@ class Shared:
         return self.by_sides[key]
 
     @staticmethod
-    def _sides(battle: Mapping[str, Any]) -> tuple[tuple[str, ...], ...]:
+    def _sides(battle: OddsBattle) -> tuple[tuple[str, ...], ...]:
         def nations(forces: tuple[str, ...]) -> tuple[str, ...]:
             return tuple(f.partition(":")[0] for f in forces)
 
@@ -500,7 +564,7 @@ def only_types(q: Question, names: tuple[str, ...]) -> Question:
     return Question(q.board, q.zone, q.nation, q.hold, [r for r in q.pool if r.unit.type in names], q.others, q.allies)
 
 
-def command(battle: Mapping[str, Any]) -> str:
+def command(battle: OddsBattle) -> str:
     """The `tracker odds` line that computes one battle of an answer."""
     words = ["tracker odds naval"]
     words += [f"--attacker {f}" for f in battle["attacker"]]
@@ -509,11 +573,39 @@ def command(battle: Mapping[str, Any]) -> str:
     return " ".join(words)
 
 
-def answer(q: Question, bound: float, limit: int, most_forces: int | None = None) -> dict[str, Any]:
+def answer(q: Question, bound: float, limit: int, most_forces: int | None = None) -> NeedAnswer:
     """The JSON shape of `tracker odds need`: the question, the units that can reach the zone,
     and the cheapest force with its chance, expected losses and the battles behind them (or,
     when none meets the bound, the chance of the whole pool)."""
-    data: dict[str, Any] = {
+    memo: dict[Composition, tuple[float, Odds | None]] = {}
+    found = search(q, bound, limit, memo=memo, most_forces=most_forces)
+    counts = found.counts if found is not None else full_force(q)
+    chance, odds = (found.chance, found.odds) if found is not None else evaluate(q, counts, limit)
+    chosen = {r.unit.id for r in pick(q, counts)}
+    # Every unit of the nation in the zone would fight (NC1), those left out by --type too.
+    here = [u for u in q.board.units_at(q.zone) if u.nation == q.nation]
+    there = sorted(u.id for u in here if u.id not in chosen)
+    force: Force = {
+        "counts": counts,
+        "cost": sum(n * q.board.ruleset.units[t].cost for t, n in counts.items()),
+        "chance": chance,
+        "units": [{"unit": r.unit.id, "at": r.unit.at, "steps": r.steps} for r in pick(q, counts)],
+        "damaged": sorted(r.unit.id for r in pick(q, counts) if r.unit.damage),
+        "leave": [] if q.hold else there,
+    }
+    if odds is not None:
+        own, other = ("defender", "attacker") if q.hold else ("attacker", "defender")
+        force["expected_lost"] = {
+            "own": float(odds.expected(lambda o: getattr(o, f"{own}_units_lost"))[0]),
+            "enemy": float(odds.expected(lambda o: getattr(o, f"{other}_units_lost"))[0]),
+        }
+    every = []
+    for battle in battles(q, counts):
+        nations = {f.partition(":")[0] for f in battle["attacker"] + battle["defender"]}
+        battle["tech"] = tech_texts(q.board, nations)
+        battle["command"] = command(battle)
+        every.append(battle)
+    return {
         "zone": q.zone,
         "nation": q.nation,
         "view": "hold" if q.hold else "take",
@@ -523,41 +615,14 @@ def answer(q: Question, bound: float, limit: int, most_forces: int | None = None
         "reachable": [{"unit": r.unit.id, "type": r.unit.type, "at": r.unit.at, "steps": r.steps} for r in q.pool],
         "allies": [u.id for u in q.allies],
         "enemies": {n: [u.id for u in us] for n, us in sorted(q.others.items())},
+        "found": found is not None,
+        "force": force,
+        "weighed": found.weighed if found is not None else 1,
+        "battles": every,
     }
-    memo: dict[Composition, tuple[float, Odds | None]] = {}
-    found = search(q, bound, limit, memo=memo, most_forces=most_forces)
-    counts = found.counts if found is not None else full_force(q)
-    chance, odds = (found.chance, found.odds) if found is not None else evaluate(q, counts, limit)
-    data["found"] = found is not None
-    data["force"] = {
-        "counts": counts,
-        "cost": sum(n * q.board.ruleset.units[t].cost for t, n in counts.items()),
-        "chance": chance,
-        "units": [{"unit": r.unit.id, "at": r.unit.at, "steps": r.steps} for r in pick(q, counts)],
-        "damaged": sorted(r.unit.id for r in pick(q, counts) if r.unit.damage),
-    }
-    chosen = {r.unit.id for r in pick(q, counts)}
-    # Every unit of the nation in the zone would fight (NC1), those left out by --type too.
-    here = [u for u in q.board.units_at(q.zone) if u.nation == q.nation]
-    there = sorted(u.id for u in here if u.id not in chosen)
-    data["force"]["leave"] = [] if q.hold else there
-    data["weighed"] = found.weighed if found is not None else 1
-    if odds is not None:
-        own, other = ("defender", "attacker") if q.hold else ("attacker", "defender")
-        data["force"]["expected_lost"] = {
-            "own": float(odds.expected(lambda o: getattr(o, f"{own}_units_lost"))[0]),
-            "enemy": float(odds.expected(lambda o: getattr(o, f"{other}_units_lost"))[0]),
-        }
-    data["battles"] = []
-    for battle in battles(q, counts):
-        nations = {f.partition(":")[0] for f in battle["attacker"] + battle["defender"]}
-        battle["tech"] = tech_texts(q.board, nations)
-        battle["command"] = command(battle)
-        data["battles"].append(battle)
-    return data
 
 
-def render(data: Mapping[str, Any]) -> str:
+def render(data: NeedAnswer) -> str:
     """`tracker odds need` as text."""
     goal = "hold" if data["view"] == "hold" else "take"
     force = data["force"]
@@ -603,7 +668,7 @@ def render(data: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _unit_words(u: Mapping[str, Any]) -> str:
+def _unit_words(u: ForceUnit) -> str:
     if not u["steps"]:
         return f"{u['unit']} (there)"
     return f"{u['unit']} ({u['at']}, {u['steps']} {'move' if u['steps'] == 1 else 'moves'})"

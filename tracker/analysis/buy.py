@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from domain.board import Board, Unit
 from domain.errors import RuleViolation
@@ -89,6 +89,48 @@ class Candidate:
     commands: dict[str, list[str]] = field(default_factory=dict)  # `before`/`after`: tracker odds lines
     forces: dict[str, dict[str, int]] = field(default_factory=dict)  # `before`/`after`: the nation's units
     enemy_cost: int = 0  # attacks: the cost of the enemy force in the zone
+
+
+class Figure(TypedDict):
+    """A candidate of `tracker odds buy --json`: one measure of one type at one zone (see
+    `Candidate`); `enemy_cost` for an attack only."""
+
+    type: str
+    measure: str
+    zone: str
+    place: list[str]
+    before: float
+    after: float
+    gain: float
+    commands: dict[str, list[str]]
+    forces: dict[str, dict[str, int]]
+    enemy_cost: NotRequired[int]
+
+
+class Ranked(TypedDict):
+    """A type in the ranking: its cost, its best gain, the gain per resource and the figure
+    behind it (None: no gain against the threats now)."""
+
+    type: str
+    cost: int
+    gain: float
+    value: float
+    best: Figure | None
+
+
+class BuyAnswer(TypedDict):
+    """`tracker odds buy --json`."""
+
+    nation: str
+    round: int
+    phase: str
+    budget: int
+    measures: list[str]
+    ranking: list[Ranked]
+    candidates: list[Figure]
+    not_weighed: dict[str, str]
+    too_large: dict[str, str]
+    positions: int
 
 
 def buyable(board: Board, nation: str, budget: int) -> tuple[list[str], dict[str, str]]:
@@ -351,7 +393,7 @@ def nothing_to_buy(board: Board, spend: int, not_weighed: Mapping[str, str]) -> 
     )
 
 
-def answer(board: Board, budget: int | None, limit: int, budget_positions: int = BUDGET) -> dict[str, Any]:
+def answer(board: Board, budget: int | None, limit: int, budget_positions: int = BUDGET) -> BuyAnswer:
     """The JSON shape of `tracker odds buy`: each type's best candidate and value per resource,
     ranked, with every candidate weighed and the zones too large to weigh."""
     require_purchase(board)
@@ -364,7 +406,7 @@ def answer(board: Board, budget: int | None, limit: int, budget_positions: int =
     # The smallest battles first: when the budget runs out, the most zones have been weighed.
     targets = sorted(attack_targets(board, nation) + convoy_targets(board, nation), key=lambda t: (t.size, t.zone))
     candidates = [c for target in targets for c in weigh(board, nation, types, target, w)]
-    ranking: list[dict[str, Any]] = []
+    ranking: list[Ranked] = []
     for t in types:
         cost = board.ruleset.units[t].cost
         own = [c for c in candidates if c.type == t]
@@ -386,12 +428,12 @@ def answer(board: Board, budget: int | None, limit: int, budget_positions: int =
     }
 
 
-def _shown(best: Candidate | None, gain: float) -> dict[str, Any] | None:
+def _shown(best: Candidate | None, gain: float) -> Figure | None:
     return _candidate(best) if best is not None and gain > 0 else None
 
 
-def _candidate(c: Candidate) -> dict[str, Any]:
-    return {
+def _candidate(c: Candidate) -> Figure:
+    figure: Figure = {
         "type": c.type,
         "measure": c.measure,
         "zone": c.zone,
@@ -401,11 +443,13 @@ def _candidate(c: Candidate) -> dict[str, Any]:
         "gain": c.gain,
         "commands": c.commands,
         "forces": c.forces,
-        **({"enemy_cost": c.enemy_cost} if c.measure != "convoy" else {}),
     }
+    if c.measure != "convoy":
+        figure["enemy_cost"] = c.enemy_cost
+    return figure
 
 
-def render(data: Mapping[str, Any]) -> str:
+def render(data: BuyAnswer) -> str:
     """`tracker odds buy` as text: the ranked table, then the lines behind each best figure."""
     lines = [
         f"{data['nation']}'s purchases with {data['budget']} resources (round {data['round']}, "
@@ -447,20 +491,19 @@ def render(data: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def by_hand_lines(data: Mapping[str, Any]) -> list[str]:
+def by_hand_lines(data: BuyAnswer) -> list[str]:
     """The `tracker odds` lines behind each type's best figure, each zone's force now once."""
-    shown = [r for r in data["ranking"] if r["best"] is not None]
+    shown = [(r["type"], best) for r in data["ranking"] if (best := r["best"]) is not None]
     if not shown:
         return []
     lines = ["", "The same figures by hand (tracker odds; --json gives each outcome):"]
     seen: set[str] = set()
-    for r in shown:
-        best = r["best"]
+    for unit_type, best in shown:
         for c in best["commands"]["before"]:
             if c not in seen:
                 seen.add(c)
                 lines.append(f"  {best['zone']}, as it is: {c}")
-        lines += [f"  {best['zone']}, one {r['type']} more: {c}" for c in best["commands"]["after"]]
+        lines += [f"  {best['zone']}, one {unit_type} more: {c}" for c in best["commands"]["after"]]
     return lines
 
 

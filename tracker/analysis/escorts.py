@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from domain.board import Board, Unit
 from domain.errors import RuleViolation
@@ -19,6 +19,41 @@ from domain.rules.convoy import air_can_join
 from domain.ruleset import UnitType
 from domain.text import plural
 from tracker.analysis import advise
+
+
+class Searcher(TypedDict):
+    """A ship or aircraft that can search in a window, and where it is now."""
+
+    unit: str
+    type: str
+    at: str
+
+
+class WindowAnswer(TypedDict):
+    """One convoy window of `tracker odds escorts --json`: the enemy submarines by nation, the
+    searchers that can be there, and the cheapest of them that keep the loss under the bound
+    (or, `found` false, all of them), with the `tracker odds convoy` lines behind it."""
+
+    window: str
+    threats: dict[str, int]
+    reachable: list[Searcher]
+    found: bool
+    counts: dict[str, int]
+    cost: int
+    expected_ntr_lost: float
+    units: list[str]
+    commands: list[str]
+    weighed: int
+
+
+class EscortsAnswer(TypedDict):
+    """`tracker odds escorts --json`."""
+
+    zone: str
+    nation: str
+    ntr: int
+    bound: float
+    windows: list[WindowAnswer]
 
 
 @dataclass(frozen=True)
@@ -206,7 +241,7 @@ def by_hand(q: Convoys, w: Window, counts: Mapping[str, int]) -> list[str]:
 
 def answer(
     q: Convoys, bound: float, limit: int, types: tuple[str, ...] = (), most_choices: int | None = None
-) -> dict[str, Any]:
+) -> EscortsAnswer:
     """The JSON shape of `tracker odds escorts`: per window, the cheapest searchers that keep the
     expected NTR loss at or below `bound`, or the loss with all of them when none does
     (`most_choices`: stop, SearchTooLong, rather than weigh more choices in a window)."""
@@ -224,7 +259,7 @@ def window_answer(
     types: tuple[str, ...],
     most_choices: int | None = None,
     known: dict[Any, tuple[float, int]] | None = None,
-) -> dict[str, Any]:
+) -> WindowAnswer:
     """One window of `answer`: `advise.cheapest` on a chance of minus the loss (more is better),
     the choices' attacks enumerated together (`Shared`), the answer's once more on their own,
     as `tracker odds convoy` computes them. `known`: the losses of earlier windows, by the
@@ -277,7 +312,7 @@ def window_answer(
     }
 
 
-def render(data: Mapping[str, Any]) -> str:
+def render(data: EscortsAnswer) -> str:
     """`tracker odds escorts` as text."""
     lines = [
         f"{data['nation']}'s {data['ntr']} NTR in {data['zone']}: escorts and aircraft to keep the expected "

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 from uuid import UUID
 
 from domain.dice import clamp_target
 from domain.ruleset import Ruleset
+
+if TYPE_CHECKING:
+    from domain.procedures.odds import Number
 
 SEARCHES = frozenset({"CV3", "SM3", "AS2"})
 SHOTS = frozenset({"CV4", "SM4", "AS4", "NC2", "NC3"})
@@ -35,6 +38,66 @@ METRICS = (
 MAX_UNITS = 20
 MAX_POSITIONS = 100_000
 MAX_ENUMERATED = 5_000
+
+
+class Figures(TypedDict):
+    """One metric: what the dice should have brought, and what they brought."""
+
+    expected: float
+    actual: float
+
+
+class TurnLuck(TypedDict):
+    turn: int
+    round: int
+    metrics: dict[str, Figures]
+
+
+class NationLuck(TypedDict):
+    """A nation's luck, turn by turn (the turns it rolled in) and in total."""
+
+    turns: list[TurnLuck]
+    total: dict[str, Figures]
+
+
+class BattleLuck(TypedDict):
+    """A battle's units lost (and NTR destroyed) against the exact odds at its first roll, and
+    the percentile of its outcome for the attacker."""
+
+    battle: int
+    kind: str
+    zone: str
+    attacker: str
+    defender: str
+    from_seq: int
+    expected: dict[str, float]
+    actual: dict[str, int]
+    percentile: float
+    turn: NotRequired[int]
+
+
+class _BattleOdds(TypedDict):
+    """`BattleLuck` while it is counted: the expected values as the odds give them."""
+
+    battle: int
+    kind: str
+    zone: str
+    attacker: str
+    defender: str
+    from_seq: int
+    expected: dict[str, Number]
+    actual: dict[str, int]
+    percentile: float
+    turn: NotRequired[int]
+
+
+class Luck(TypedDict):
+    """`tracker luck --json` and the reports' luck: the metrics with their words, each nation's
+    luck, and each battle's."""
+
+    metrics: dict[str, str]
+    nations: dict[str, NationLuck]
+    battles: list[BattleLuck]
 
 
 def positions(ruleset: Ruleset, units: Iterable[Any]) -> int:
@@ -80,9 +143,11 @@ def _capped_mean(dists: Iterable[dict[int, Fraction]], cap: int) -> Fraction:
 
 class _Ledger:
     def __init__(self) -> None:
-        self.cells: dict[tuple[str, int], dict[str, list[Fraction]]] = {}
+        # Expected and actual per metric: exact, but a battle's expected units lost come from
+        # odds enumerated in floats.
+        self.cells: dict[tuple[str, int], dict[str, list[Number]]] = {}
 
-    def add(self, nation: str, turn: int, metric: str, expected: Fraction, actual: int | Fraction) -> None:
+    def add(self, nation: str, turn: int, metric: str, expected: Number, actual: int | Fraction) -> None:
         cell = self.cells.setdefault((nation, turn), {m: [Fraction(0), Fraction(0)] for m, _ in METRICS})
         cell[metric][0] += expected
         cell[metric][1] += Fraction(actual)
@@ -92,9 +157,7 @@ def _side(sides: dict[str, str], battle: dict[str, Any], nation: str) -> str:
     return "attacker" if sides.get(nation) == sides.get(battle["attacker"]) else "defender"
 
 
-def build_luck(
-    t: Any, cid: UUID, report: dict[str, Any], battles: bool = True, ruleset: Ruleset | None = None
-) -> dict[str, Any]:
+def build_luck(t: Any, cid: UUID, report: dict[str, Any], battles: bool = True, ruleset: Ruleset | None = None) -> Luck:
     """The luck of every nation in the turns of `report` (see `tracker.report.build_report`):
     {"metrics", "nations": {nation: {"turns": [{turn, round, metrics: {m: {expected, actual}}}],
     "total": {m: {expected, actual}}}}, "battles": [...]}; with `battles`, units sunk and lost
@@ -116,7 +179,7 @@ class LuckTally:
         self.sides: dict[str, str] = campaign["sides"]
         self.turn_order: list[str] = campaign["turn_order"]
         self.ledger = _Ledger()
-        self.battle_rows: list[dict[str, Any]] = []
+        self.battle_rows: list[_BattleOdds] = []
         self.rounds: dict[int, int] = {}
 
     def add(self, turn: dict[str, Any]) -> None:
@@ -163,12 +226,12 @@ class LuckTally:
                     ledger.add(who, k, "units_sunk", expected_[f"{theirs}_units_lost"], actual_[f"{theirs}_units_lost"])
                     ledger.add(who, k, "units_lost", expected_[f"{mine}_units_lost"], actual_[f"{mine}_units_lost"])
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> Luck:
         """The luck of the turns added (the shape `build_luck` gives)."""
-        nations: dict[str, Any] = {}
+        nations: dict[str, NationLuck] = {}
         for nation in self.turn_order:
-            rows = []
-            total = {m: [Fraction(0), Fraction(0)] for m, _ in METRICS}
+            rows: list[TurnLuck] = []
+            total: dict[str, list[Number]] = {m: [Fraction(0), Fraction(0)] for m, _ in METRICS}
             for k in sorted(self.rounds):
                 cell = self.ledger.cells.get((nation, k))
                 if cell is None:
@@ -185,11 +248,11 @@ class LuckTally:
         }
 
 
-def _plain(cell: dict[str, list[Fraction]]) -> dict[str, dict[str, float]]:
+def _plain(cell: dict[str, list[Number]]) -> dict[str, Figures]:
     return {m: {"expected": round(float(e), 4), "actual": round(float(a), 4)} for m, (e, a) in cell.items()}
 
 
-def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) -> dict[str, Any] | None:
+def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) -> _BattleOdds | None:
     """The exact odds of one battle from its first roll, its actual result and percentile."""
     from domain.procedures.odds import TooManyPositions, exact_odds
     from domain.procedures.position import from_battle
@@ -244,22 +307,22 @@ def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) ->
     }
 
 
-def rows_for(luck: dict[str, Any], nation: str | None = None) -> list[list[str]]:
+def rows_for(luck: Luck, nation: str | None = None) -> list[list[str]]:
     """A table: nation, turn, then expected / actual per metric (and the total per nation)."""
     out = []
     for n, data in luck["nations"].items():
         if nation is not None and n != nation:
             continue
-        for row in [*data["turns"], {"turn": "total", "metrics": data["total"]}]:
-            cells = [n, str(row["turn"])]
+        for turn, metrics in [*((str(t["turn"]), t["metrics"]) for t in data["turns"]), ("total", data["total"])]:
+            cells = [n, turn]
             for m in luck["metrics"]:
-                v = row["metrics"][m]
+                v = metrics[m]
                 cells.append(f"{v['expected']:.2f} / {v['actual']:g}")
             out.append(cells)
     return out
 
 
-def cumulative(luck: dict[str, Any], nation: str, turns: list[int]) -> tuple[list[int], list[float]]:
+def cumulative(luck: Luck, nation: str, turns: list[int]) -> tuple[list[int], list[float]]:
     """The running sum of actual minus expected over every metric that is good for the nation
     (NTR destroyed, units sunk, searches, hits) less those that are bad (NTR and units lost):
     above 0, luckier than the odds. One point before the first of `turns` (the national turns

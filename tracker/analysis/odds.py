@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import Any
+from typing import NotRequired, TypedDict, cast
 
 from domain.errors import InputError
 from domain.procedures import asw, convoy, interception, naval, policies
@@ -37,6 +37,50 @@ RESULT_WORDS = {
     "fought": "the fight stopped (nobody can hit)",
     "hunters_sunk": "every hunter sunk",
 }
+
+
+class OddsOutcome(TypedDict):
+    """One outcome of `tracker odds --json`, with its probability (and fraction, exactly)."""
+
+    probability: float
+    exact: NotRequired[str]
+    result: str
+    attacker_left: dict[str, int]
+    defender_left: dict[str, int]
+    attacker_units_lost: int
+    defender_units_lost: int
+    ntr_destroyed: int
+    holder: str
+    # An interception's own counts (the procedure's `Outcome.extra`).
+    submarines_going_on: NotRequired[int]
+    submarines_submerged: NotRequired[int]
+    submarines_detected: NotRequired[int]
+
+
+class Choices(TypedDict):
+    """The policies the odds were computed under, per side."""
+
+    targets: dict[str, str]
+    casualties: dict[str, str]
+    after_round: str
+
+
+class OddsSummary(TypedDict):
+    """`tracker odds --json`: the outcomes likeliest first, expected values, the chances of each
+    result and holder; the fractions only when computed exactly; the choices once the command
+    adds them."""
+
+    procedure: str
+    outcomes: list[OddsOutcome]
+    expected: dict[str, float]
+    sd: dict[str, float]
+    p: dict[str, float]
+    holder: dict[str, float]
+    truncated: float
+    states: int
+    expected_exact: NotRequired[dict[str, str]]
+    p_exact: NotRequired[dict[str, str]]
+    choices: NotRequired[Choices]
 
 
 def parse_force(text: str, ruleset: Ruleset) -> tuple[str, dict[str, int]]:
@@ -250,7 +294,28 @@ def _is_holder(holder: str) -> Callable[[Outcome], bool]:
     return lambda o: o.holder == holder
 
 
-def summary(odds: Odds) -> dict[str, Any]:
+def _outcome(o: Outcome, probability: Number, exact: bool) -> OddsOutcome:
+    """One outcome as the JSON gives it."""
+    row: OddsOutcome = {
+        "probability": float(probability),
+        "result": o.result,
+        "attacker_left": dict(o.attacker_left),
+        "defender_left": dict(o.defender_left),
+        "attacker_units_lost": o.attacker_units_lost,
+        "defender_units_lost": o.defender_units_lost,
+        "ntr_destroyed": o.ntr_destroyed,
+        "holder": o.holder,
+    }
+    if exact:
+        # The fraction goes right after the probability, as the JSON has always had it: a key
+        # given again keeps the place it was first given.
+        row = {"probability": row["probability"], "exact": _fraction(probability), **row}
+    # The procedure's own counts last, by the names it gives them (declared above).
+    cast("dict[str, object]", row).update(o.extra)
+    return row
+
+
+def summary(odds: Odds) -> OddsSummary:
     """The JSON shape of `tracker odds --json`; the fractions (`exact`, `p_exact`,
     `expected_exact`) only when the odds were computed exactly (`--exact`)."""
     outcomes = sorted(odds.outcomes.items(), key=lambda kv: -kv[1][0])
@@ -259,7 +324,7 @@ def summary(odds: Odds) -> dict[str, Any]:
         "attacker_units_lost": lambda o: o.attacker_units_lost,
         "defender_units_lost": lambda o: o.defender_units_lost,
     }
-    expected: dict[str, Any] = {}
+    expected: dict[str, float] = {}
     sd: dict[str, float] = {}
     exact: dict[str, str] = {}
     for name, f in measures.items():
@@ -273,23 +338,9 @@ def summary(odds: Odds) -> dict[str, Any]:
     p = {r: odds.probability(_is_result(r)) for r in results}
     holders = sorted({o.holder for o in odds.outcomes})
     hold = {h: odds.probability(_is_holder(h)) for h in holders}
-    data = {
+    data: OddsSummary = {
         "procedure": odds.procedure,
-        "outcomes": [
-            {
-                "probability": float(m[0]),
-                **({"exact": _fraction(m[0])} if odds.exact else {}),
-                "result": o.result,
-                "attacker_left": dict(o.attacker_left),
-                "defender_left": dict(o.defender_left),
-                "attacker_units_lost": o.attacker_units_lost,
-                "defender_units_lost": o.defender_units_lost,
-                "ntr_destroyed": o.ntr_destroyed,
-                "holder": o.holder,
-                **{k: v for k, v in o.extra},
-            }
-            for o, m in outcomes
-        ],
+        "outcomes": [_outcome(o, m[0], odds.exact) for o, m in outcomes],
         "expected": expected,
         "sd": sd,
         "p": {r: float(v) for r, v in p.items()},
@@ -313,7 +364,7 @@ def _left(left: dict[str, int]) -> str:
     return ", ".join(words) or "none"
 
 
-def choices(targets: Mapping[Side, str], casualties: Mapping[Side, str], after_round: str) -> dict[str, Any]:
+def choices(targets: Mapping[Side, str], casualties: Mapping[Side, str], after_round: str) -> Choices:
     """The policies the odds were computed under (the `choices` key of the JSON)."""
     return {
         "targets": {s: targets.get(s, policies.DEFAULT_TARGETS) for s in SIDE_NAMES},
@@ -322,15 +373,16 @@ def choices(targets: Mapping[Side, str], casualties: Mapping[Side, str], after_r
     }
 
 
-def _choice_words(data: dict[str, Any]) -> str:
+def _choice_words(data: OddsSummary) -> str:
     """'targets: attacker focus, defender spread; ...', or '' when every choice is the default."""
     c = data.get("choices")
     if not c:
         return ""
-    defaults = {"targets": policies.DEFAULT_TARGETS, "casualties": policies.DEFAULT_CASUALTIES}
     parts = []
-    for what, default in defaults.items():
-        per = c[what]
+    for what, per, default in (
+        ("targets", c["targets"], policies.DEFAULT_TARGETS),
+        ("casualties", c["casualties"], policies.DEFAULT_CASUALTIES),
+    ):
         if all(v == default for v in per.values()):
             continue
         if per["attacker"] == per["defender"]:
@@ -342,7 +394,7 @@ def _choice_words(data: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def render(data: dict[str, Any], title: str, exact: bool, limit: int = 15) -> str:
+def render(data: OddsSummary, title: str, exact: bool, limit: int = 15) -> str:
     """The odds as text: the choices when not the defaults, the results, expected values with
     standard deviations, the likeliest outcomes (all of them with --exact)."""
     lines = [title, ""]

@@ -9,12 +9,15 @@ import json
 import time
 import urllib.parse
 import urllib.request
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from domain.errors import InputError, TrackerError
 from tracker.cli.client import ServerError, check_server_url, send, terminal, token_for
+
+if TYPE_CHECKING:
+    from tracker.service.shapes import OwedItem
 
 # Without a campaign there is no one stream to follow: the server is asked this often.
 ASK_EVERY = 10.0
@@ -30,7 +33,7 @@ def _headers(base: str) -> dict[str, str]:
     return headers
 
 
-def _owed(base: str, campaign: str | None) -> list[dict[str, Any]]:
+def _owed(base: str, campaign: str | None) -> list[OwedItem]:
     """What the token's player owes, as the server's `inbox --json` says."""
     body = {"args": ["inbox", "--json"], "campaign": campaign, **terminal()}
     request = urllib.request.Request(

@@ -18,6 +18,7 @@ from domain.errors import InputError, RuleViolation, TrackerError
 from domain.rules.economy import Adjustment
 from tracker.service import undo_log
 from tracker.service.names import Names, split_units
+from tracker.service.shapes import ActionDescribed, InputDescribed
 
 if TYPE_CHECKING:
     from domain.campaign import Campaign
@@ -44,6 +45,26 @@ class Field:
     # records while it holds its default, so the logs recorded before it re-referee (and
     # verify) as they were recorded.
     added: bool = False
+
+    def describe(self) -> InputDescribed:
+        """The input as the action list describes it: its bounds for a whole number only."""
+        if self.kind == "int":
+            return {
+                "name": self.name,
+                "kind": self.kind,
+                "required": self.required,
+                "default": self.default,
+                "min": self.low,
+                "max": self.high,
+                "help": self.help,
+            }
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "required": self.required,
+            "default": self.default,
+            "help": self.help,
+        }
 
     def check(self, action: str, value: Any) -> Any:
         where = f"{action}: input {self.name!r}"
@@ -115,23 +136,9 @@ class Action:
     rolls: bool = False
     doc: str = ""
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ActionDescribed:
         """The action and its inputs as JSON (for an API listing what can be asked)."""
-        return {
-            "action": self.name,
-            "doc": self.doc,
-            "inputs": [
-                {
-                    "name": f.name,
-                    "kind": f.kind,
-                    "required": f.required,
-                    "default": f.default,
-                    **({"min": f.low, "max": f.high} if f.kind == "int" else {}),
-                    "help": f.help,
-                }
-                for f in self.fields
-            ],
-        }
+        return {"action": self.name, "doc": self.doc, "inputs": [f.describe() for f in self.fields]}
 
     def validate(self, inputs: Mapping[str, Any]) -> dict[str, Any]:
         """The inputs checked and completed with defaults, in the order the fields are declared."""

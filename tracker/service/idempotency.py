@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, T
 from sqlalchemy.engine import Connection, Engine
 
 from domain.errors import InputError, TrackerError
+from tracker.service.shapes import CommandAnswer, StoredRequest
 
 if TYPE_CHECKING:
     from tracker.service.performing import Outcome, Performing
@@ -60,7 +61,7 @@ class RepeatedRequest(TrackerError):
     """The request's key was recorded with an action already (by another server process, in the
     time this one ran the request): nothing was recorded again; the stored answer stands."""
 
-    def __init__(self, stored: dict[str, Any]) -> None:
+    def __init__(self, stored: StoredRequest) -> None:
         super().__init__(f"this request was recorded already (events {stored['first']}-{stored['last']})")
         self.stored = stored
 
@@ -84,7 +85,7 @@ class RequestKeys:
                 if not inspect(engine).has_table(keys_table.name):
                     raise
 
-    def find(self, key: str, player: str, campaign_id: str | None = None) -> dict[str, Any] | None:
+    def find(self, key: str, player: str, campaign_id: str | None = None) -> StoredRequest | None:
         """The request `player` sent with `key` (on `campaign_id`, or on any campaign), or None."""
         query = select(keys_table).where(keys_table.c.key == key, keys_table.c.player == player)
         if campaign_id is not None:
@@ -101,7 +102,7 @@ class RequestKeys:
             "complete": bool(row["complete"]),
         }
 
-    def complete(self, campaign_id: str, key: str, player: str, answer: dict[str, Any]) -> None:
+    def complete(self, campaign_id: str, key: str, player: str, answer: Mapping[str, Any]) -> None:
         """Replace the answer written with the events by the request's full answer."""
         with self.engine.begin() as conn:
             conn.execute(
@@ -120,12 +121,12 @@ class KeyedRequest:
     keys: RequestKeys
     key: str
     player: str
-    answer: Callable[[Outcome], dict[str, Any]]
+    answer: Callable[[Outcome], Mapping[str, Any]]
     # The action of the attempt being saved, and the campaign the key was written for.
     pending: Outcome | None = field(default=None, repr=False)
     recorded: str | None = None
     # What was stored for the key, when an action found it recorded (by another process).
-    repeated: dict[str, Any] | None = None
+    repeated: StoredRequest | None = None
 
     @property
     def open(self) -> bool:
@@ -167,7 +168,7 @@ class KeyedRequest:
         self.pending = None
 
 
-def events_answer(done: Outcome) -> dict[str, Any]:
+def events_answer(done: Outcome) -> CommandAnswer:
     """A command's answer from the events its action recorded (one line each, as `log` says
     them): what a repeat is answered when the server stopped before it rendered the output."""
     from projections.summary import as_record

@@ -5,13 +5,13 @@ in each campaign's players), or nobody in particular (every campaign, whoever is
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 from uuid import UUID
 
 from tracker.service.application import Tracker
 from tracker.service.describe import command
 from tracker.service.players import Player, Players
+from tracker.service.shapes import OwedItem
 
 
 @dataclass(frozen=True)
@@ -80,5 +80,19 @@ def _owed_in(t: Tracker, name: str, cid: UUID, mine: frozenset[str] | None) -> l
     return found
 
 
-def as_json(items: list[Owed]) -> list[dict[str, Any]]:
-    return [asdict(i) for i in items]
+def as_json(items: list[Owed]) -> list[OwedItem]:
+    """The items as `tracker inbox --json` prints them, their keys in the order of `Owed`'s fields."""
+    return [
+        {
+            "campaign": i.campaign,
+            "round": i.round,
+            "phase": i.phase,
+            "nation": i.nation,
+            "text": i.text,
+            "waiting": list(i.waiting),
+            "rule": i.rule,
+            "command": i.command,
+            "version": i.version,
+        }
+        for i in items
+    ]

@@ -104,3 +104,58 @@ class OverrideRequest(TypedDict):
     approved_by: str | None
     approved_at: datetime | str | None
     recorded_at_event: int | None
+
+
+class InputDescribed(TypedDict):
+    """One input of an action as the API's action list describes it; `min` and `max` for a
+    whole number only."""
+
+    name: str
+    kind: str
+    required: bool
+    default: Any
+    min: NotRequired[int]
+    max: NotRequired[int]
+    help: str
+
+
+class ActionDescribed(TypedDict):
+    """An action that can be asked for, with its inputs (`GET /api/actions`)."""
+
+    action: str
+    doc: str
+    inputs: list[InputDescribed]
+
+
+class CommandAnswer(TypedDict):
+    """A command run for a client (a league server's `/api/command`): its exit status and output."""
+
+    exit: int
+    stdout: str
+    stderr: str
+
+
+class StoredRequest(TypedDict):
+    """A request recorded with an idempotency key: the events it recorded and its answer."""
+
+    campaign_id: str
+    first: int
+    last: int
+    # The answer as the request gave it (a route's own JSON object), read back from JSON.
+    answer: dict[str, Any]
+    # False while it holds the answer written with the events (not yet the rendered one).
+    complete: bool
+
+
+class OwedItem(TypedDict):
+    """One thing a player owes in one campaign (`tracker inbox`, `tracker wait`)."""
+
+    campaign: str
+    round: int
+    phase: str
+    nation: str
+    text: str
+    waiting: list[str]
+    rule: str
+    command: str | None
+    version: int

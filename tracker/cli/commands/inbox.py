@@ -4,11 +4,14 @@ a terminal that waits for it instead of polling `pending` by hand."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from tracker.cli.common import Context, emit_json, json_option
+
+if TYPE_CHECKING:
+    from tracker.service.shapes import OwedItem
 
 PLAYER_OPTION = click.option(
     "--player",
@@ -17,7 +20,7 @@ PLAYER_OPTION = click.option(
 )
 
 
-def show(items: list[dict[str, Any]]) -> None:
+def show(items: list[OwedItem]) -> None:
     """Each owed item on a line of its own, with the command that answers it."""
     for item in items:
         click.echo(f"{item['campaign']} · round {item['round']} · {item['nation']} · {item['phase']}: {item['text']}")
