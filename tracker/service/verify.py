@@ -27,6 +27,11 @@ form an earlier tracker wrote, which names no head) passes for an import's, and 
 missing seed is excused; the rolls it would check are reported as not re-derived, and the
 copy that holds the seed still checks them. Before a served campaign records its first event
 through the server, the log cannot tell its seed moved to the key store from a deleted one.
+
+Where each part lives: the walk over the log (its chain, times and dice) and the two entry
+points are here; the report in `verify_report`, the referee and the snapshots in
+`verify_referee`, the views in `verify_views`, the posted head, the registry and the dice seed
+in `verify_registry`.
 """
 
 from __future__ import annotations
@@ -38,75 +43,24 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 from uuid import UUID
 
-from eventsourcing.persistence import Notification, StoredEvent
-from sqlalchemy import create_engine, func, inspect, select
-from sqlalchemy.engine import Connection
-from sqlalchemy.pool import StaticPool
-
-from domain.chain import GENESIS, chain_hash, event_content, unhashed
+from domain.chain import GENESIS, chain_hash, event_content
 from domain.dice import commitment, derive_roll
-from domain.errors import InputError
-from projections import board, schema, views
-from projections.summary import summary
+from tracker.service.verify_referee import referee_and_snapshots
+from tracker.service.verify_registry import Head, Seen, check_head, check_registry, check_seed
+from tracker.service.verify_report import Broken, VerifyReport, fail
+from tracker.service.verify_views import (
+    IndexCheck,
+    check_beyond_the_end,
+    check_projections,
+    check_views_last_hash,
+    views_followed,
+)
 
 if TYPE_CHECKING:
     from tracker.service.application import Tracker
-    from tracker.storage.store import ImportMark
 
-
-@dataclass
-class VerifyReport:
-    events: int = 0
-    rolls_checked: int = 0
-    rolls_unchecked: int = 0
-    problem: str | None = None
-    bad_version: int | None = None
-    notes: list[str] = field(default_factory=list)
-    # D4, RK3: what the group agreed to outside the normal course, each {seq, kind, text}.
-    switches: list[dict[str, Any]] = field(default_factory=list)
-    overrides: list[dict[str, Any]] = field(default_factory=list)
-    rerolls: list[dict[str, Any]] = field(default_factory=list)
-    # D4: rolls from a source the campaign did not use, with no override (older logs may hold some).
-    dice_problems: list[str] = field(default_factory=list)
-    # The head: the last event's sequence number and hash, for a group to post and check later.
-    head_seq: int = 0
-    head_hash: str = GENESIS
-    commitments: list[str] = field(default_factory=list)
-    seeds_revealed: int = 0
-    snapshots_checked: int = 0
-    projection_rows_checked: int | None = None
-    # Actions run again by the referee with their recorded inputs and dice, and those recorded
-    # before the log held what was asked (checked by their hashes only).
-    actions_refereed: int = 0
-    actions_unasked: int = 0
-    # Events stamped before the event they follow, in another action (see _LogWalk.check_time).
-    stamped_back: list[int] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """The log is intact: chain, order, dice derivation (D4 problems are listed apart)."""
-        return self.problem is None
-
-    def as_json(self) -> dict[str, Any]:
-        """What `tracker verify --json` prints (and the server's /verify answers)."""
-        return {
-            "ok": self.ok and not self.dice_problems,
-            "events": self.events,
-            "head": {"seq": self.head_seq, "hash": self.head_hash},
-            "rolls_checked": self.rolls_checked,
-            "rolls_unchecked": self.rolls_unchecked,
-            "snapshots_checked": self.snapshots_checked,
-            "actions_refereed": self.actions_refereed,
-            "actions_checked_by_hash_only": self.actions_unasked,
-            "projection_rows_checked": self.projection_rows_checked,
-            "problem": self.problem,
-            "bad_event": self.bad_version,
-            "dice_switches": self.switches,
-            "overrides": self.overrides,
-            "rerolls": self.rerolls,
-            "dice_problems": self.dice_problems,
-            "notes": self.notes,
-        }
+# Defined beside this module and taken from here by the callers of `tracker verify`.
+__all__ = ["Head", "VerifyReport", "verify_campaign", "verify_events"]
 
 
 class _Roll(NamedTuple):
@@ -116,15 +70,6 @@ class _Roll(NamedTuple):
     roll: int
     values: tuple[int, ...]
     faces: int
-
-
-class _Broken(Exception):
-    """The walk found the first problem of a log: the event it names and what is wrong."""
-
-    def __init__(self, version: int, problem: str) -> None:
-        super().__init__(problem)
-        self.version = version
-        self.problem = problem
 
 
 @dataclass
@@ -175,14 +120,14 @@ class _LogWalk:
             return
         if version > expected:
             missing = f"event {expected}" if version == expected + 1 else f"events {expected}-{version - 1}"
-            raise _Broken(expected, f"{missing} missing: the log jumps to event {version}")
-        raise _Broken(version, f"event {version} is out of order (expected event {expected})")
+            raise Broken(expected, f"{missing} missing: the log jumps to event {version}")
+        raise Broken(version, f"event {version} is out of order (expected event {expected})")
 
     def read(self, version: int, decode: Callable[[], Any]) -> Any:
         try:
             return decode()
         except Exception as e:  # noqa: BLE001 - any decoding failure means an edited row
-            raise _Broken(
+            raise Broken(
                 version, f"event {version} cannot be read ({type(e).__name__}): the stored row was edited"
             ) from None
 
@@ -191,7 +136,7 @@ class _LogWalk:
         attrs = dict(vars(event))
         stored_hash = attrs.get("hash")
         if attrs.get("prev_hash") != self.prev_hash:
-            raise _Broken(
+            raise Broken(
                 version,
                 f"event {version} ({kind}) does not follow event {version - 1}: "
                 "an event before it was edited, deleted or reordered",
@@ -201,7 +146,7 @@ class _LogWalk:
             content = event_content(attrs)
         digest = chain_hash(self.prev_hash, kind, version, event.timestamp, content)
         if digest != stored_hash:
-            raise _Broken(version, f"event {version} ({kind}) was edited: its content does not match its hash")
+            raise Broken(version, f"event {version} ({kind}) was edited: its content does not match its hash")
         return stored_hash
 
     def check_time(self, version: int, kind: str, event: Any) -> None:
@@ -213,7 +158,7 @@ class _LogWalk:
         before = self.prev_time
         if before is not None and stamp < before - _CLOCK_SLACK:
             if action is not None and action == self.prev_action:
-                raise _Broken(
+                raise Broken(
                     version - 1,
                     f"event {version - 1} ({self.prev_kind}) is stamped {before.isoformat()}, after event {version} "
                     f"({kind}) of the same action ({stamp.isoformat()}): one process stamps an action's events "
@@ -271,21 +216,21 @@ class _LogWalk:
 
     def seed_revealed(self, version: int, event: Any) -> None:
         if not 0 <= event.epoch < len(self.commitments) or event.epoch != len(self.revealed):
-            raise _Broken(version, f"event {version} (SeedRevealed) names dice epoch {event.epoch} out of order")
+            raise Broken(version, f"event {version} (SeedRevealed) names dice epoch {event.epoch} out of order")
         if commitment(event.seed) != self.commitments[event.epoch]:
-            raise _Broken(version, f"event {version} (SeedRevealed): seed does not match its commitment")
+            raise Broken(version, f"event {version} (SeedRevealed): seed does not match its commitment")
         self.revealed[event.epoch] = event.seed
         self.commitments.append(event.next_commitment)
 
     def dice_rolled(self, version: int, event: Any) -> None:
         if not 0 <= event.epoch < len(self.commitments):
-            raise _Broken(version, f"event {version} (DiceRolled) names unknown dice epoch {event.epoch}")
+            raise Broken(version, f"event {version} (DiceRolled) names unknown dice epoch {event.epoch}")
         if event.action in self.redo_actions and event.roll in self.seen_rolls:
             # RK4: a redo re-records a roll with its number; it must say what the roll said.
             if self.seen_rolls[event.roll] != (event.epoch, list(event.values)):
-                raise _Broken(version, f"event {version} (DiceRolled) redoes roll {event.roll} with other values")
+                raise Broken(version, f"event {version} (DiceRolled) redoes roll {event.roll} with other values")
         elif event.roll != self.roll_count + 1:
-            raise _Broken(
+            raise Broken(
                 version,
                 f"event {version} (DiceRolled) is roll {event.roll}, expected roll {self.roll_count + 1}",
             )
@@ -300,7 +245,7 @@ class _LogWalk:
                 "with no recorded switch or override"
             )
         if event.values and not all(1 <= v <= event.faces for v in event.values):
-            raise _Broken(version, f"event {version} (DiceRolled): a die is outside 1..{event.faces}")
+            raise Broken(version, f"event {version} (DiceRolled): a die is outside 1..{event.faces}")
 
     def finish(self, local_seed: Callable[[int], str | None]) -> VerifyReport:
         """The report once every event is taken (see `verify_events`)."""
@@ -321,7 +266,7 @@ class _LogWalk:
                 continue
             expected = derive_roll(seed, roll.roll, len(roll.values), roll.faces)
             if list(roll.values) != expected:
-                raise _Broken(
+                raise Broken(
                     version,
                     f"event {version} (DiceRolled, roll {roll.roll}): values {list(roll.values)} "
                     f"are not what the seed gives ({expected})",
@@ -364,8 +309,8 @@ def verify_events(
     try:
         for version, decode in events:
             walk.step(version, decode)
-    except _Broken as broken:
-        return _fail(walk.report, broken.version, broken.problem)
+    except Broken as broken:
+        return fail(walk.report, broken.version, broken.problem)
     return walk.finish(local_seed)
 
 
@@ -376,8 +321,8 @@ def _finish(walk: _LogWalk, local_seed: Callable[[int], str | None]) -> VerifyRe
     report.seeds_revealed = len(walk.revealed)
     try:
         walk.rederive_rolls(local_seed)
-    except _Broken as broken:
-        return _fail(report, broken.version, broken.problem)
+    except Broken as broken:
+        return fail(report, broken.version, broken.problem)
     if report.rolls_unchecked:
         report.notes.append(
             f"{report.rolls_unchecked} auto roll(s) not re-derived: their seed is neither revealed nor held here"
@@ -390,34 +335,7 @@ def _finish(walk: _LogWalk, local_seed: Callable[[int], str | None]) -> VerifyRe
     return report
 
 
-def _fail(report: VerifyReport, version: int, problem: str) -> VerifyReport:
-    report.problem = problem
-    report.bad_version = version
-    return report
-
-
 # ----- a campaign in its database: the log, its head, snapshots, views and dice seed -----
-
-
-@dataclass(frozen=True)
-class Head:
-    """A posted head: the sequence number and hash of the last event someone saw."""
-
-    seq: int
-    hash: str
-
-    @classmethod
-    def parse(cls, text: str) -> Head:
-        seq, sep, digest = text.strip().partition(":")
-        digest = digest.strip().lower()
-        if not sep or not seq.strip().isdigit() or not 16 <= len(digest) <= 64:
-            raise InputError(f"--head {text!r}: expected SEQ:HASH, e.g. 42:3f9a... (at least 16 hex digits)")
-        if any(c not in "0123456789abcdef" for c in digest):
-            raise InputError(f"--head {text!r}: the hash must be hexadecimal")
-        number = int(seq)
-        if not 1 <= number <= 2**31 - 1:
-            raise InputError(f"--head {text!r}: the sequence number must be between 1 and {2**31 - 1}")
-        return cls(number, digest)
 
 
 def verify_campaign(
@@ -441,11 +359,11 @@ def verify_campaign(
     check keeps its own first problem; the report names the first in the order above.
     """
     mark = t.registry.import_mark(str(cid))
-    followed = _views_followed(t, cid)
-    seen = _Seen({s for s in (head and head.seq, mark and mark.head_seq, followed and followed[1]) if s})
+    followed = views_followed(t, cid)
+    seen = Seen({s for s in (head and head.seq, mark and mark.head_seq, followed and followed[1]) if s})
     walk = _LogWalk(VerifyReport())
     report = walk.report
-    index = _IndexCheck(t, followed[0]) if followed is not None else None
+    index = IndexCheck(t, followed[0]) if followed is not None else None
 
     def checked() -> Iterator[Any]:
         for page in t.recorder.event_pages(cid):
@@ -461,12 +379,12 @@ def verify_campaign(
     later: list[tuple[int, str] | None] = []
     try:
         events = checked()
-        later.append(_referee_and_snapshots(t, cid, report, events))
+        later.append(referee_and_snapshots(t, cid, report, events))
         for _ in events:
             pass  # the referee stopped at a problem: the chain is still checked to the end
         walk.finish(lambda e: t.seed_for(cid, e))
-    except _Broken as broken:
-        _fail(report, broken.version, broken.problem)
+    except Broken as broken:
+        fail(report, broken.version, broken.problem)
     last = t.recorder.select_events(cid, desc=True, limit=1)
     last_seq = last[0].originator_version if last else 0
     if last:
@@ -478,530 +396,16 @@ def verify_campaign(
         return report
     later.append(index.problem if index is not None else None)
     checks: list[Callable[[], Any]] = [
-        lambda: _check_head(report, seen, head),
-        lambda: _check_beyond_the_end(t, cid, report, last_seq),
-        *(partial(_fail, report, *problem) for problem in later if problem is not None),
-        lambda: _check_views_last_hash(report, seen, *followed[1:]) if followed is not None else None,
-        lambda: _check_registry(t, cid, report, seen, mark),
-        lambda: _check_seed(t, cid, report, seen, mark),
-        lambda: _check_projections(t, cid, report) if projections else None,
+        lambda: check_head(report, seen, head),
+        lambda: check_beyond_the_end(t, cid, report, last_seq),
+        *(partial(fail, report, *problem) for problem in later if problem is not None),
+        lambda: check_views_last_hash(report, seen, *followed[1:]) if followed is not None else None,
+        lambda: check_registry(t, cid, report, seen, mark),
+        lambda: check_seed(t, cid, report, seen, mark),
+        lambda: check_projections(t, cid, report) if projections else None,
     ]
     for check in checks:
         check()
         if not report.ok:
             return report
     return report
-
-
-@dataclass
-class _Seen:
-    """What the checks after the walk need of the log, kept as the walk goes by: its first
-    event, the hashes of the events `wanted` names, and the first event recorded through a
-    league server (see `_served_by`)."""
-
-    wanted: set[int]
-    first: Any = None
-    count: int = 0
-    hashes: dict[int, str] = field(default_factory=dict)
-    served: int | None = None
-
-    def take(self, event: Any) -> None:
-        version = event.originator_version
-        self.count += 1
-        if self.first is None:
-            self.first = event
-        if version in self.wanted:
-            self.hashes[version] = event.hash
-        if self.served is None and _served(event):
-            self.served = int(version)
-
-    def hash_of(self, version: int) -> str | None:
-        return self.hashes.get(version) if 1 <= version <= self.count else None
-
-
-def _check_head(report: VerifyReport, seen: _Seen, head: Head | None) -> None:
-    if head is None:
-        return
-    if head.seq > report.head_seq:
-        missing = f"event {head.seq}" if head.seq == report.head_seq + 1 else f"events {report.head_seq + 1}-{head.seq}"
-        _fail(
-            report,
-            report.head_seq + 1,
-            f"the log ends at event {report.head_seq}, but the posted head is event {head.seq}: {missing} were deleted",
-        )
-        return
-    actual = seen.hash_of(head.seq) or ""
-    if not actual.startswith(head.hash):
-        _fail(
-            report,
-            head.seq,
-            f"event {head.seq} has hash {actual[:16]}..., not the posted head's {head.hash[:16]}...: "
-            "the history up to the posted head was rewritten",
-        )
-        return
-    report.notes.append(f"Matches the posted head: event {head.seq} ({head.hash[:16]}...).")
-
-
-def _check_beyond_the_end(t: Tracker, cid: UUID, report: VerifyReport, last_seq: int) -> None:
-    """Rows that name events the log no longer has: the tail was cut after they were written."""
-    existing = set(inspect(t.engine).get_table_names())
-    key = -1
-    if schema.campaigns.name in existing:
-        with t.engine.connect() as conn:
-            found = views.campaign_key(conn, cid)
-        key = -1 if found is None else found
-    checks: list[tuple[str, Any]] = [
-        ("an event index row", select(func.max(schema.event_index.c.seq)).where(schema.event_index.c.c == key)),
-        (
-            "the projections' position",
-            select(func.max(schema.campaigns.c.last_seq)).where(schema.campaigns.c.campaign_id == str(cid)),
-        ),
-    ]
-    for name, table in schema.HISTORIES.items():
-        checks.append((f"a {name} history row", select(func.max(table.c.from_seq)).where(table.c.c == key)))
-        checks.append((f"a {name} history row", select(func.max(table.c.to_seq)).where(table.c.c == key)))
-    existing = set(inspect(t.engine).get_table_names())
-    with t.engine.connect() as conn:
-        snapshot_table = _snapshot_table(t)
-        if snapshot_table is not None:
-            top = conn.execute(
-                select(func.max(snapshot_table.c.originator_version)).where(snapshot_table.c.originator_id == cid)
-            ).scalar()
-            if top is not None and top > last_seq:
-                _fail(
-                    report,
-                    last_seq + 1,
-                    f"a snapshot is at event {top}, beyond the last event {last_seq}: events after "
-                    f"{last_seq} were deleted",
-                )
-                return
-        for what, query in checks:
-            if query.get_final_froms()[0].name not in existing:
-                continue
-            top = conn.execute(query).scalar()
-            if top is not None and top > last_seq:
-                _fail(
-                    report,
-                    last_seq + 1,
-                    f"{what} names event {top}, beyond the last event {last_seq}: events after {last_seq} "
-                    "were deleted (or the views were edited)",
-                )
-                return
-        if schema.tracking.name in existing:
-            position = conn.execute(
-                select(schema.tracking.c.notification_id).where(schema.tracking.c.name == schema.NAME)
-            ).scalar()
-            newest = t.max_notification_id()
-            if position is not None and position > newest:
-                _fail(
-                    report,
-                    last_seq + 1,
-                    f"the projections have read up to row {position} of the log, which now ends at row {newest}: "
-                    "recorded events were deleted",
-                )
-
-
-def _snapshot_table(t: Tracker) -> Any:
-    snapshots = t.app.snapshots
-    if snapshots is None:
-        return None
-    return getattr(snapshots.recorder, "events_record_cls").__table__  # noqa: B009 - SQLAlchemy recorder
-
-
-class _Stop(Exception):
-    """The fold found a problem (already in the report)."""
-
-
-def _referee_and_snapshots(
-    t: Tracker, cid: UUID, report: VerifyReport, events: Iterator[Any]
-) -> tuple[int, str] | None:
-    """One fold over the log as it is walked: every asked action re-run by the referee
-    (tracker.referee), and each snapshot compared with the state the events up to its version
-    give. Returns the first problem found, if any (the walk goes on to check the chain)."""
-    from tracker.service.referee import Mismatch, referee_stream
-    from tracker.storage.recorder import CampaignSnapshot
-
-    mapper = t.app.mapper
-    snapshots = t.app.snapshots
-    table = _snapshot_table(t)
-    wanted: set[int] = set()
-    if snapshots is not None and table is not None:
-        with t.engine.connect() as conn:
-            query = select(table.c.originator_version).where(table.c.originator_id == cid)
-            wanted = {int(v) for v in conn.execute(query).scalars()}
-    found: list[tuple[int, str]] = []
-
-    def check_snapshot(agg: Any) -> None:
-        if agg.version not in wanted:
-            return
-        assert snapshots is not None
-        try:
-            snap = snapshots.recorder.select_events(cid, gt=agg.version - 1, lte=agg.version)[0]
-            stored_snapshot = mapper.to_domain_event(snap)
-            stored_state = stored_snapshot.state  # type: ignore[attr-defined]
-        except Exception as e:  # noqa: BLE001 - an unreadable snapshot row was edited
-            found.append((agg.version, f"the snapshot at event {agg.version} cannot be read ({type(e).__name__})"))
-            raise _Stop from None
-        # The replay, through the same transcoder, as a snapshot of the same kind taken now
-        # would store it (older ones hold the scenario and ruleset, newer ones leave them out).
-        kind = CampaignSnapshot if isinstance(stored_snapshot, CampaignSnapshot) else type(agg).Snapshot
-        replayed = mapper.to_domain_event(mapper.to_stored_event(kind.take(agg))).state  # type: ignore[attr-defined]
-        if stored_state != replayed:
-            keys = sorted(k for k in set(stored_state) | set(replayed) if stored_state.get(k) != replayed.get(k))
-            why = (
-                "the log up to it was rewritten after the snapshot was taken, or the snapshot was edited"
-                if "last_hash" in keys
-                else "the snapshot was edited"
-            )
-            found.append(
-                (
-                    agg.version,
-                    f"the snapshot at event {agg.version} differs from the replay of the log up to it "
-                    f"({', '.join(keys[:5])}): {why}",
-                )
-            )
-            raise _Stop
-        report.snapshots_checked += 1
-
-    try:
-        # The actions run again record events compared without their hashes: the chain
-        # check hashes each stored event, and nothing hashes it twice.
-        with unhashed():
-            result = referee_stream(events, _StoredHistory(t, cid), _undone_from(t, cid), check_snapshot, stops=wanted)
-    except _Broken:
-        raise
-    except _Stop:
-        return found[0]
-    except Mismatch as e:
-        return e.version, str(e)
-    except Exception as e:  # noqa: BLE001 - a hashed event that cannot be applied
-        return report.head_seq, f"the log cannot be replayed ({type(e).__name__}: {str(e)[:200]})"
-    report.actions_refereed = result.actions_checked
-    report.actions_unasked = result.unasked_actions
-    return None
-
-
-def _undone_from(t: Tracker, cid: UUID) -> set[int]:
-    """The versions whose state before them an undo of the log restores (the referee keeps
-    those states as it folds): read from the few ActionUndone rows before the walk."""
-    table = t.recorder.table
-    query = (
-        select(table.c.originator_version, table.c.topic, table.c.state)
-        .where(table.c.originator_id == cid, table.c.topic.like("%ActionUndone"))
-        .order_by(table.c.originator_version)
-    )
-    with t.engine.connect() as conn:
-        rows = conn.execute(query).all()
-    versions = set()
-    for version, topic, state in rows:
-        try:
-            event: Any = t.decode(
-                StoredEvent(originator_id=cid, originator_version=version, topic=topic, state=bytes(state))
-            )
-        except Exception:  # noqa: BLE001 - an unreadable row: the walk names it
-            continue
-        if type(event).__name__ == "ActionUndone":
-            versions.add(int(event.undone_from))
-    return versions
-
-
-class _StoredHistory:
-    """The referee's `History` of a stored log: the events before an action run again (an
-    undo or redo reads back), decoded from the database as asked for."""
-
-    def __init__(self, t: Tracker, cid: UUID) -> None:
-        self.t, self.cid = t, cid
-
-    def desc(self, top: int) -> Iterator[Any]:
-        recorder = self.t.recorder
-        while top > 0:
-            page = recorder.select_events(self.cid, lte=top, desc=True, limit=200)
-            if not page:
-                return
-            for s in page:
-                yield self.t.decode(s)
-            top = page[-1].originator_version - 1
-
-    def between(self, gt: int, lte: int) -> Iterator[Any]:
-        for page in self.t.recorder.event_pages(self.cid, gt=max(gt, 0), lte=lte):
-            for s in page:
-                yield self.t.decode(s)
-
-
-def _views_followed(t: Tracker, cid: UUID) -> tuple[int, int, str] | None:
-    """The views' key of the campaign, and the last event they read with its hash."""
-    existing = set(inspect(t.engine).get_table_names())
-    if not {schema.campaigns.name, schema.event_index.name} <= existing:
-        return None
-    with t.engine.connect() as conn:
-        row = conn.execute(
-            select(schema.campaigns.c.key, schema.campaigns.c.last_seq, schema.campaigns.c.last_hash).where(
-                schema.campaigns.c.campaign_id == str(cid)
-            )
-        ).first()
-    return None if row is None else (row[0], row[1], row[2])
-
-
-class _IndexCheck:
-    """The views were written from the log as it was when they read it: every event index row
-    must still be what the log's event gives: its kind, and for an action the line that shows
-    who asked it (other lines are words a newer tracker may put otherwise, and are not
-    compared, so views written by an earlier release still verify). A forger who edits an
-    event and re-hashes the chain after it (an action's player, a time: what the referee does
-    not decide) must rewrite these rows too. The rows are read a page at a time beside the
-    walk; rows beyond the log's end are checked before (`_check_beyond_the_end`)."""
-
-    def __init__(self, t: Tracker, key: int) -> None:
-        self.rows = self._rows(t, key)
-        self.row: Any = next(self.rows, None)
-        self.problem: tuple[int, str] | None = None
-
-    @staticmethod
-    def _rows(t: Tracker, key: int) -> Iterator[Any]:
-        index = schema.event_index
-        after = None
-        while True:
-            query = select(index.c.seq, index.c.kind, index.c.summary).where(index.c.c == key)
-            if after is not None:
-                query = query.where(index.c.seq > after)
-            with t.engine.connect() as conn:
-                rows = conn.execute(query.order_by(index.c.seq).limit(_INDEX_PAGE)).all()
-            yield from rows
-            if len(rows) < _INDEX_PAGE:
-                return
-            after = rows[-1][0]
-
-    def take(self, event: Any) -> None:
-        seq = event.originator_version
-        while self.problem is None and self.row is not None and self.row[0] <= seq:
-            row_seq, kind, text = self.row
-            self.row = next(self.rows, None)
-            if row_seq < seq:
-                continue  # a row of no event (the walk has passed every event from 1)
-            actual = type(event).__name__
-            # Who asked an action is in its line; other lines are the words of the tracker that
-            # wrote the views, which a newer one may put otherwise: their kind is compared.
-            now = summary(event) if kind == actual == "ActionAsked" else text if kind == actual else actual
-            if (kind, text) != (actual, now):
-                self.problem = (
-                    seq,
-                    f"event {seq} ({actual}) is not what the event index (tracker_event_index) read there: it "
-                    f"shows {kind} {_short(text)}, the log now gives {_short(now)}: the event was rewritten (and "
-                    "the chain re-hashed) after the views read it, or the views were edited",
-                )
-
-
-_INDEX_PAGE = 2000
-
-
-def _check_views_last_hash(report: VerifyReport, seen: _Seen, last_seq: int, last_hash: str) -> None:
-    """The last event the views read must still have the hash they read: it covers every event
-    up to it, times included."""
-    now = seen.hash_of(last_seq)
-    if now is None or not last_hash or now == last_hash:
-        return
-    back = [v for v in report.stamped_back if v <= last_seq]
-    sign = f" (event {back[0]} is stamped before the event it follows: an edited time?)" if back else ""
-    _fail(
-        report,
-        last_seq,
-        f"the views (tracker_projection_campaigns) read event {last_seq} with hash {last_hash[:16]}..., but the "
-        f"log's event {last_seq} has hash {now[:16]}...: the log up to event {last_seq} was rewritten after the "
-        f"views read it, or the views were edited{sign}",
-    )
-
-
-def _short(text: str) -> str:
-    return repr(text if len(text) <= 80 else text[:77] + "...")
-
-
-def _check_registry(t: Tracker, cid: UUID, report: VerifyReport, seen: _Seen, mark: ImportMark | None) -> None:
-    """The registry's rows say what the log cannot: the name this database gives the campaign,
-    and that it was imported here. The name must be the one its Created event records, or
-    the one its import was given (`import --as`); an import mark must name a head the log
-    holds (an earlier tracker's marks name none, and are taken as they are)."""
-    if mark is not None and not mark.legacy:
-        if not mark.head_seq or not mark.head_hash:
-            _fail(
-                report,
-                1,
-                "tracker_imported marks this campaign as imported but names no head of its log: no import "
-                "wrote that row, it was added behind the tracker's back",
-            )
-            return
-        if seen.hash_of(mark.head_seq) != mark.head_hash:
-            _fail(
-                report,
-                min(mark.head_seq, seen.count),
-                f"tracker_imported marks this campaign as imported with head {mark.head_seq}:"
-                f"{mark.head_hash[:16]}..., which its log does not hold: the row was not written by its import, "
-                "or the log was rewritten after it",
-            )
-            return
-    registered = t.registry.name_of(str(cid))
-    recorded = seen.first.name
-    if registered is None or registered == recorded:
-        return
-    if mark is not None and mark.name in (None, registered):
-        report.notes.append(
-            f"Registered here as {registered!r}, the name given to its import; its log names it {recorded!r}."
-        )
-        return
-    imported = (
-        f", and its import gave it the name {mark.name!r}" if mark is not None else ", and no import gave it that name"
-    )
-    _fail(
-        report,
-        1,
-        f"tracker_campaigns registers this campaign as {registered!r}, but its Created event (event 1) names it "
-        f"{recorded!r}{imported}: it was renamed behind the tracker's back",
-    )
-
-
-def _served(event: Any) -> bool:
-    """An event recorded through a league server: the Created event of a campaign created
-    there (it names its creator) or an action asked through one (PL1: only a server records
-    the player who asked). From the first such event on its seeds live in the key store (D5)."""
-    kind = type(event).__name__
-    return (kind == "Created" and bool(getattr(event, "created_by", None))) or (
-        kind == "ActionAsked" and event.player is not None
-    )
-
-
-def _check_seed(t: Tracker, cid: UUID, report: VerifyReport, seen: _Seen, mark: ImportMark | None) -> None:
-    """An auto campaign's current seed must be here and match its commitment, or nobody could
-    check the next rolls. It may be elsewhere only where the log says so (served: see
-    `_served`) or an import mark checked against the log does (it stayed with the exported
-    copy); tracker_served's word alone is not taken."""
-    created = seen.first
-    if created is None or created.dice_mode != "auto":
-        return
-    epoch = report.seeds_revealed
-    seed = t.seed_for(cid, epoch)
-    if seed is None:
-        served = seen.served
-        if served is not None:
-            report.notes.append(
-                f"Served campaign (event {served} was recorded through a league server): its dice seed is in the "
-                "server's key store (D5); the rolls of revealed seeds were re-derived, and "
-                "`tracker --server URL verify` checks the current one too."
-            )
-            return
-        if mark is not None:
-            report.notes.append(
-                "Imported campaign: its dice seed stayed with the exported copy; later rolls need --dice."
-            )
-            return
-        marked = (
-            "; tracker_served marks it served, but no event of its log was recorded through a league server "
-            "(its Created event names no creator, no action names a player): that row was not written by a server"
-            if t.registry.is_served(str(cid))
-            else ""
-        )
-        _fail(
-            report,
-            report.head_seq,
-            f"D5: the dice seed of epoch {epoch} of this auto campaign is missing from the database: "
-            f"its next rolls could not be checked{marked}",
-        )
-    elif commitment(seed) != report.commitments[epoch]:
-        _fail(
-            report,
-            report.head_seq,
-            f"D5: the dice seed of epoch {epoch} held here does not match the commitment in the log: it was replaced",
-        )
-
-
-def _check_projections(t: Tracker, cid: UUID, report: VerifyReport) -> None:
-    """Compare this campaign's view rows with a rebuild into a scratch in-memory database, up
-    to the position the views have reached; the user's database is only read."""
-    existing = set(inspect(t.engine).get_table_names())
-    if schema.tracking.name not in existing:
-        report.projection_rows_checked = 0
-        return
-    with t.engine.connect() as conn:
-        position = conn.execute(
-            select(schema.tracking.c.notification_id).where(schema.tracking.c.name == schema.NAME)
-        ).scalar()
-        mine = _view_rows(conn, cid)
-    events = t.app.recorder.events_record_cls.__table__  # type: ignore[attr-defined]
-
-    def select_notifications(start: int, limit: int) -> list[Notification]:
-        query = (
-            select(events.c.id, events.c.originator_id, events.c.originator_version, events.c.topic, events.c.state)
-            .where(events.c.id >= start, events.c.id <= (position or 0), events.c.originator_id == cid)
-            .order_by(events.c.id)
-            .limit(limit)
-        )
-        with t.engine.connect() as source:
-            return [
-                Notification(
-                    id=r.id,
-                    originator_id=r.originator_id,
-                    originator_version=r.originator_version,
-                    topic=r.topic,
-                    state=bytes(r.state),
-                )
-                for r in source.execute(query)
-            ]
-
-    scratch = create_engine("sqlite://", poolclass=StaticPool)
-    try:
-        projector = board.BoardProjector(
-            scratch, select_notifications, t.app.mapper.to_domain_event, lambda c, v: t.load(c, version=v)
-        )
-        projector.rebuild()
-        with scratch.connect() as conn:
-            rebuilt = _view_rows(conn, cid)
-    finally:
-        scratch.dispose()
-    report.projection_rows_checked = sum(len(rows) for rows in mine.values())
-    first: tuple[int, str, str] | None = None
-    for name in mine:
-        stored_only = sorted(set(mine[name]) - set(rebuilt[name]), key=lambda r: (r[0], repr(r)))
-        rebuilt_only = sorted(set(rebuilt[name]) - set(mine[name]), key=lambda r: (r[0], repr(r)))
-        # Duplicated rows are a difference too, though sets hide them.
-        if not stored_only and not rebuilt_only and sorted(mine[name], key=repr) != sorted(rebuilt[name], key=repr):
-            stored_only = [next(r for r in mine[name] if mine[name].count(r) != rebuilt[name].count(r))]
-        candidates = [(r[0], f"stored row {r[1:]} is not in the rebuild") for r in stored_only]
-        candidates += [(r[0], f"the rebuild has row {r[1:]} that the stored views lack") for r in rebuilt_only]
-        if candidates:
-            seq, what = min(candidates, key=lambda c: c[0])
-            if first is None or seq < first[0]:
-                first = (seq, name, what)
-    if first is not None:
-        seq, name, what = first
-        _fail(
-            report,
-            seq,
-            f"projection {name} differs from a rebuild of the log at event {seq}: {what} "
-            "(run `tracker projections rebuild` after finding out why)",
-        )
-
-
-# Per view: the event a row belongs to first (to name the first difference), then its columns.
-_SEQ_COLUMN = {
-    "tracker_projection_campaigns": "last_seq",
-    "tracker_event_index": "seq",
-    "tracker_unit_history": "from_seq",
-    "tracker_ntr_history": "from_seq",
-    "tracker_nation_history": "from_seq",
-}
-
-
-def _view_rows(conn: Connection, cid: UUID) -> dict[str, list[tuple[Any, ...]]]:
-    """One campaign's rows of every view, without the campaign's key (which differs between
-    databases), each led by the event it belongs to."""
-    found = views.campaign_key(conn, cid)
-    key = -1 if found is None else found
-    out: dict[str, list[tuple[Any, ...]]] = {}
-    for table in schema.VIEWS:
-        seq_col = table.c[_SEQ_COLUMN[table.name]]
-        if table is schema.campaigns:
-            columns = [c for c in table.c if c.name not in ("key", "campaign_id")]
-            where = table.c.campaign_id == str(cid)
-        else:
-            columns = [c for c in table.c if c.name != "c"]
-            where = table.c.c == key
-        out[table.name] = [tuple(r) for r in conn.execute(select(seq_col, *columns).where(where))]
-    return out

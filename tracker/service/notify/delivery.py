@@ -1,0 +1,118 @@
+"""Delivery of the outbox: each due row sent once, failures tried again with exponential
+backoff until given up, and reminders while a hand-off is still owed."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tracker.service.notify.messages import CommandFor, Extras, message_body
+from tracker.service.notify.outbox import Outbox
+from tracker.service.notify.senders import Sender, SendFailed
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff: `first` seconds, doubled each attempt up to `cap`, `limit` attempts."""
+
+    first: float = 30.0
+    cap: float = 3600.0
+    limit: int = 8
+    # How long a row taken for an attempt stays taken (a worker that dies mid-send frees it then).
+    lease: float = 60.0
+
+    def retry_at(self, attempts: int, now: float) -> float | None:
+        """When to try again after `attempts` failed attempts, or None: given up."""
+        if attempts >= self.limit:
+            return None
+        return now + float(min(self.cap, self.first * 2 ** (attempts - 1)))
+
+
+# Whether a delivered row's hand-off is still owed (see `still_owed`), for its reminder.
+Owed = Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
+
+
+def deliver_due(
+    outbox: Outbox,
+    sender: Sender,
+    command_for: CommandFor,
+    backoff: Backoff,
+    public_url: str | None = None,
+    now: float | None = None,
+    extras: Extras | None = None,
+    owed_still: Owed | None = None,
+) -> int:
+    """One pass of delivery: every due row sent once, then (with `owed_still`) the reminders
+    due; returns how many were delivered (reminders not counted)."""
+    delivered = 0
+    at = time.time() if now is None else now
+    for row in outbox.due(at):
+        delivered += deliver(outbox, row, sender, command_for, backoff, public_url, extras) is None
+    if owed_still is not None:
+        for row in outbox.reminders_due(at):
+            remind(outbox, row, sender, command_for, owed_still, public_url, at, extras)
+    return delivered
+
+
+def remind(
+    outbox: Outbox,
+    row: Mapping[str, Any],
+    sender: Sender,
+    command_for: CommandFor,
+    owed_still: Owed,
+    public_url: str | None = None,
+    now: float | None = None,
+    extras: Extras | None = None,
+) -> str | None:
+    """One due reminder (`tracker notify add --remind`): sent again, marked as a reminder, while
+    what the hand-off told of is still owed; None when it was sent, else why not."""
+    at = time.time() if now is None else now
+    payload = json.loads(row["payload"])
+    if not owed_still(row, payload):
+        # Answered (or overtaken): never reminded again.
+        outbox.claim_reminder(row, float("inf"))
+        return "no longer owed"
+    if not outbox.claim_reminder(row, at):
+        return "taken by another worker"
+    try:
+        body = message_body(row, {**payload, "reminder": True}, command_for, public_url, extras)
+        status = sender.send(row, body)
+    except (ValueError, KeyError, TypeError) as e:
+        outbox.reminded(row["id"], False, f"unreadable message: {type(e).__name__}")
+        return "unreadable message"
+    except SendFailed as e:
+        # Tried again at the next interval, like the reminder itself.
+        outbox.reminded(row["id"], False, str(e))
+        return str(e)
+    outbox.reminded(row["id"], True, status)
+    return None
+
+
+def deliver(
+    outbox: Outbox,
+    row: Mapping[str, Any],
+    sender: Sender,
+    command_for: CommandFor,
+    backoff: Backoff,
+    public_url: str | None = None,
+    extras: Extras | None = None,
+) -> str | None:
+    """One attempt at one due row: None when it was delivered (and marked, once), else why not."""
+    if not outbox.claim(row, backoff.lease):
+        return "taken by another worker"
+    try:
+        body = message_body(row, json.loads(row["payload"]), command_for, public_url, extras)
+    except (ValueError, KeyError, TypeError) as e:
+        # A row no message can be made of never blocks the ones behind it.
+        outbox.attempted(row["id"], False, f"unreadable message: {type(e).__name__}", None)
+        return "unreadable message"
+    try:
+        status = sender.send(row, body)
+    except SendFailed as e:
+        outbox.attempted(row["id"], False, str(e), backoff.retry_at(row["attempts"] + 1, time.time()))
+        return str(e)
+    outbox.attempted(row["id"], True, status, None)
+    return None

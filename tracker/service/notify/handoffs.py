@@ -1,0 +1,295 @@
+"""Hand-offs: who owes what before and after an action (`Campaign.pending`), the outbox's
+payload when the game passes to someone, whom each channel tells, and `Handoffs`, the
+application service's hook that writes them with the action's events."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.engine import Connection, Engine
+
+from tracker.service.notify.outbox import Outbox
+from tracker.service.notify.tables import OVERRIDE_VERSIONS, channels_table
+
+
+class _Where(TypedDict):
+    campaign: str
+    title: str
+    round: int
+    phase: str
+    nation: str
+    reasons: list[str]  # owed, turn, seed, override, approved
+    newly_owing: list[str]
+    pending: list[dict[str, Any]]  # each `pending` item, cut to `ITEM_KEYS`
+
+
+# A base class with total=False rather than NotRequired: the annotations are strings here, and
+# TypedDict on Python 3.11 reads NotRequired in a string as required.
+class HandoffPayload(_Where, total=False):
+    """The outbox's payload of a hand-off (`describe`), kept as JSON in its row."""
+
+    # An override request (RK3) asked for or approved: see `override_requested` and `approved`.
+    override: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Before:
+    """Who owed what before an action, and whose turn it was."""
+
+    owed: frozenset[tuple[str, str]]
+    round: int
+    nation: str
+
+
+def _key(item: Mapping[str, Any]) -> str:
+    return f"{item.get('kind')}:{item.get('battle')}:{item.get('step')}:{item.get('zone')}"
+
+
+def owed(items: Iterable[Mapping[str, Any]]) -> frozenset[tuple[str, str]]:
+    """(nation, what) pairs of `pending` items: one per nation each waits for."""
+    return frozenset((nation, _key(item)) for item in items for nation in item.get("waiting", ()))
+
+
+def before(campaign: Any) -> Before:
+    """The state an action's hand-off is measured against."""
+    return Before(owed(campaign.pending()), campaign.round, campaign.nation)
+
+
+def handoff(prior: Before, campaign: Any, events: Sequence[Any], name: str) -> HandoffPayload | None:
+    """The hand-off an action made (see the module docstring), as the outbox's payload, or None.
+
+    A hand-off: a nation owes something it did not owe before, the turn passed to another
+    nation (or round), or a round's dice seed was revealed."""
+    items = campaign.pending()
+    now = owed(items)
+    newly = sorted({nation for nation, what in now - prior.owed})
+    reasons = []
+    if newly:
+        reasons.append("owed")
+    if (campaign.round, campaign.nation) != (prior.round, prior.nation):
+        reasons.append("turn")
+    if any(type(e).__name__ == "SeedRevealed" for e in events):
+        reasons.append("seed")
+    if not reasons:
+        return None
+    return describe(campaign, name, items, reasons, newly)
+
+
+# What a message keeps of each `pending` item: its words and what `next_command` reads.
+ITEM_KEYS = ("text", "kind", "battle", "step", "waiting", "zone", "nation", "unit_type", "rule", "blocking", "legal")
+
+
+def describe(
+    campaign: Any,
+    name: str,
+    items: Sequence[Mapping[str, Any]] | None = None,
+    reasons: Sequence[str] = (),
+    newly: Sequence[str] = (),
+) -> HandoffPayload:
+    """The outbox's payload: the campaign where it stands and what it waits for."""
+    scenario = getattr(campaign, "scenario", None)
+    return {
+        "campaign": name,
+        "title": getattr(scenario, "title", None) or name,
+        "round": campaign.round,
+        "phase": campaign.phase,
+        "nation": campaign.nation,
+        "reasons": list(reasons),
+        "newly_owing": list(newly),
+        "pending": [{k: item.get(k) for k in ITEM_KEYS} for item in (campaign.pending() if items is None else items)],
+    }
+
+
+def override_requested(campaign: Any, name: str, request: Mapping[str, Any]) -> HandoffPayload:
+    """The hand-off of an override request (RK3): the nations whose agreement it needs now owe
+    an approval. `request`: {"id", "requested_by", "agreed_by", "reason"}."""
+    payload = describe(campaign, name, reasons=["override"], newly=list(request["agreed_by"]))
+    payload["override"] = {k: request[k] for k in ("id", "requested_by", "agreed_by", "reason")}
+    return payload
+
+
+def approved(payload: HandoffPayload | None, campaign: Any, name: str, request: Mapping[str, Any]) -> HandoffPayload:
+    """An action recorded by the approval of an override request: its hand-off (if any) with the
+    approval added, told to the player who asked (see `concerns`)."""
+    payload = describe(campaign, name) if payload is None else payload
+    payload["reasons"] = [*payload["reasons"], "approved"]
+    payload["override"] = {k: request[k] for k in ("id", "requested_by", "agreed_by", "approved_by")}
+    return payload
+
+
+def still_owed(payload: Mapping[str, Any], campaign: Any, nations: Sequence[str] | None) -> bool:
+    """Whether what a hand-off told `nations` of (None: a group channel, every nation) is still
+    what the game waits for from them: each item it listed for them pending still, and for
+    the turn, still their turn in that round and phase. A reminder is sent only then."""
+
+    def theirs(nation: str) -> bool:
+        return nations is None or nation in nations
+
+    told = {(n, _key(item)) for item in payload["pending"] for n in item.get("waiting") or () if theirs(n)}
+    turn = "turn" in payload["reasons"] and theirs(payload["nation"])
+    if not told and not turn:
+        return False
+    if not told <= owed(campaign.pending()):
+        return False
+    where = (campaign.round, campaign.nation, campaign.phase)
+    return not turn or where == (payload["round"], payload["nation"], payload["phase"])
+
+
+def concerns(payload: Mapping[str, Any], nations: Sequence[str], player: str | None = None) -> bool:
+    """Whether a player of `nations` is told of this hand-off: they newly owe something, or the
+    turn passed to one of their nations, or (`player`) an override they asked for was approved."""
+    if set(payload["newly_owing"]) & set(nations):
+        return True
+    if "approved" in payload["reasons"] and payload["override"]["requested_by"] == player:
+        return True
+    return "turn" in payload["reasons"] and payload["nation"] in nations
+
+
+# What a campaign's channels are, told in one row: how many, the highest id and the latest
+# creation time. Adding a channel raises the count or, with a removal in between, the latest
+# time (a new row is the newest, even where SQLite hands a removed row's id out again);
+# removing one lowers the count or, with an addition in between, changes the others.
+_CHANNELS_TOKEN_SQL = (
+    "SELECT count(*), coalesce(max(id), 0), coalesce(max(created_at), 0) "
+    f"FROM {channels_table.name} WHERE campaign_id = ?"
+)
+_channels_token = select(
+    func.count(),
+    func.coalesce(func.max(channels_table.c.id), 0),
+    func.coalesce(func.max(channels_table.c.created_at), 0),
+).where(channels_table.c.campaign_id == bindparam("campaign_id"))
+
+
+class Handoffs:
+    """The hook of the application service: an action's hand-off, measured against the state
+    before it, is written to the outbox with its events (`Tracker._save`).
+
+    A campaign's channel list is kept between actions and read again only when its token (see
+    `_CHANNELS_TOKEN_SQL`) changed: one small query before each action instead of reading
+    every channel, and a channel added or removed by any process is seen by the next action,
+    as when the list was read every time."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        name_of: Callable[[Any], str],
+        read: Callable[[str, tuple[Any, ...]], list[tuple[Any, ...]]] | None = None,
+    ) -> None:
+        self.outbox = Outbox(engine)
+        self.engine = engine
+        self.name_of = name_of
+        # Where the token is read on SQLite (driver SQL): the store's writing connection when
+        # given, which the action's write then finds warm.
+        self.read = read
+        self._channels: dict[str, tuple[tuple[Any, ...], list[dict[str, Any]]]] = {}
+        # The override request (RK3) whose approval the action under way records, if any:
+        # {"id", "requested_by", "agreed_by", "approved_by"} (set by the league server).
+        self.approval: Callable[[str], Mapping[str, Any] | None] | None = None
+
+    def start(self, campaign_id: Any, campaign: Any) -> PendingHandoff | None:
+        """Before an action: None when nobody is told of this campaign (nothing more to do)."""
+        channels = self.channels(str(campaign_id))
+        if not channels:
+            return None
+        return PendingHandoff(self, str(campaign_id), channels, before(campaign))
+
+    def channels(self, campaign_id: str) -> list[dict[str, Any]]:
+        """The campaign's channels, read again only when their token changed."""
+        token = self._token(campaign_id)
+        if not token[0]:
+            self._channels.pop(campaign_id, None)
+            return []
+        found = self._channels.get(campaign_id)
+        if found is not None and found[0] == token:
+            return found[1]
+        channels = self.outbox.channels(campaign_id)
+        # Kept under the token read before the list: a change in between is read again next time.
+        self._channels[campaign_id] = (token, channels)
+        return channels
+
+    def _token(self, campaign_id: str) -> tuple[Any, ...]:
+        self.outbox.ready()
+        if self.engine.dialect.name == "sqlite" and self.read is not None:
+            return tuple(self.read(_CHANNELS_TOKEN_SQL, (campaign_id,))[0])
+        if self.engine.dialect.name == "sqlite":
+            # Through the driver: SQLAlchemy's statement and result handling cost several
+            # times the query, and this runs before every action.
+            raw = self.engine.raw_connection()
+            try:
+                row = raw.cursor().execute(_CHANNELS_TOKEN_SQL, (campaign_id,)).fetchone()
+            finally:
+                raw.close()
+        else:
+            with self.engine.connect() as conn:
+                row = conn.execute(_channels_token, {"campaign_id": campaign_id}).one()
+        return tuple(row)
+
+    def told(
+        self, campaign_id: str, payload: Mapping[str, Any], channels: Sequence[dict[str, Any]] | None = None
+    ) -> list[dict[str, Any]]:
+        """The campaign's channels (or those given) told of a hand-off: the group's, and those
+        of the players it concerns."""
+        return [
+            c
+            for c in (self.channels(campaign_id) if channels is None else channels)
+            if c["player"] is None or concerns(payload, self.nations_of(campaign_id, c["player"]), c["player"])
+        ]
+
+    def override_request(
+        self, campaign_id: str, campaign: Any, request: Mapping[str, Any]
+    ) -> Callable[[Connection, int], int] | None:
+        """The write of an override request's hand-off, given the transaction that records the
+        request and its number; None when nobody is told. `request` as `override_requested`'s,
+        without its number."""
+        payload = override_requested(campaign, self.name_of(campaign), {**request, "id": 0})
+        told = self.told(campaign_id, payload)
+        if not told:
+            return None
+        outbox = self.outbox
+
+        def write(conn: Connection, number: int) -> int:
+            payload["override"]["id"] = number
+            return outbox.write(conn, campaign_id, -(OVERRIDE_VERSIONS + number), payload, told)
+
+        return write
+
+    def nations_of(self, campaign_id: str, player: str) -> Sequence[str]:
+        from tracker.service.players import Players
+
+        found = Players(self.engine).player(campaign_id, player)
+        return found.nations if found is not None else ()
+
+
+@dataclass
+class PendingHandoff:
+    """An action under way on a campaign with channels: what was owed before it."""
+
+    handoffs: Handoffs
+    campaign_id: str
+    channels: list[dict[str, Any]]
+    prior: Before
+
+    def found(self, campaign: Any) -> Callable[[Connection], int] | None:
+        """After the action (its events still pending): the write of its outbox rows, or None
+        when it hands nothing off."""
+        name = self.handoffs.name_of(campaign)
+        payload = handoff(self.prior, campaign, campaign.pending_events, name)
+        request = self.handoffs.approval(self.campaign_id) if self.handoffs.approval is not None else None
+        if request is not None:
+            payload = approved(payload, campaign, name, request)
+        if payload is None:
+            return None
+        # Read before the write transaction: it then only inserts.
+        told = self.handoffs.told(self.campaign_id, payload, self.channels)
+        if not told:
+            return None
+        version = campaign.version
+        outbox = self.handoffs.outbox
+
+        def write(conn: Connection) -> int:
+            return outbox.write(conn, self.campaign_id, version, payload, told)
+
+        return write

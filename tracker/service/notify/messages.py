@@ -1,0 +1,137 @@
+"""The messages of a hand-off: their words, a webhook's JSON in each format and an e-mail's
+subject and parts, and what is sent for one outbox row."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypedDict
+from urllib.parse import quote
+
+# The command that answers a `pending` item (the command line's `next_command`).
+CommandFor = Callable[[dict[str, Any]], str | None]
+
+
+def message_text(payload: Mapping[str, Any], command_for: CommandFor, public_url: str | None) -> str:
+    """The message's words: campaign and title, round, phase and nation, who is waited for and
+    for what, the commands that answer, and the viewer's link when the server knows its URL."""
+    head = f"{payload['title']} ({payload['campaign']})"
+    if payload.get("test"):
+        head = f"Test message from {head}"
+    if payload.get("reminder"):
+        head = f"Reminder: {head}"
+    lines = [f"{head}: round {payload['round']} · {payload['nation']} · {payload['phase']}"]
+    lines += override_lines(payload, public_url)
+    if "seed" in payload["reasons"]:
+        lines.append("The round's dice seed was revealed.")
+    if "turn" in payload["reasons"]:
+        lines.append(f"It is now {payload['nation']}'s turn.")
+    for item in payload["pending"]:
+        who = ", ".join(item.get("waiting") or [])
+        lines.append(f"Waiting for {who}: {item['text']}" if who else str(item["text"]))
+        command = command_for(item)
+        if command:
+            # The global option goes before each command: a database may hold several campaigns.
+            named = re.sub(r"\btracker ", f"tracker --campaign {shlex.quote(payload['campaign'])} ", command)
+            lines.append(f"  next: {named}")
+    if not payload["pending"]:
+        lines.append("Nothing pending: the phase may end (tracker next).")
+    if public_url:
+        lines.append(f"{public_url.rstrip('/')}/campaigns/{quote(payload['campaign'], safe='')}/board")
+    return "\n".join(lines)
+
+
+def override_lines(payload: Mapping[str, Any], public_url: str | None) -> list[str]:
+    """What a message says of an override request (RK3) made or approved."""
+    override = payload.get("override")
+    if not override:
+        return []
+    number, asker = override["id"], override["requested_by"]
+    if "approved" in payload["reasons"]:
+        return [f"Override request {number} by {asker} was approved by {override['approved_by']} and recorded."]
+    server = public_url.rstrip("/") if public_url else "URL"
+    command = f"tracker --server {server} --campaign {shlex.quote(payload['campaign'])} approve {number}"
+    return [
+        f"Override request {number} by {asker} needs the agreement of {', '.join(override['agreed_by'])}: "
+        f"{override['reason'] or 'no reason given'}",
+        f"  next: {command}",
+    ]
+
+
+def webhook_body(fmt: str, text: str, payload: Mapping[str, Any], mention: str | None) -> dict[str, Any]:
+    """The JSON a webhook posts. `json`: {"text", "campaign", "title", "round", "phase",
+    "nation", "reasons", "newly_owing", "pending"} (the hand-off and its words)."""
+    if mention:
+        text = f"{mention} {text}"
+    if fmt == "discord":
+        # Only the channel's own mention pings: a name in a unit's text never does.
+        users = [m.strip("<@!>") for m in (mention or "").split() if m.startswith("<@") and not m.startswith("<@&")]
+        return {"content": text[:2000], "allowed_mentions": {"parse": [], "users": users}}
+    if fmt == "slack":
+        return {"text": text}
+    return {"text": text, **{k: v for k, v in payload.items() if k != "test"}, "test": bool(payload.get("test"))}
+
+
+SINCE = "Since you last acted:"
+
+
+class _EmailParts(TypedDict):
+    subject: str
+    text: str
+    html: str
+
+
+# total=False on a subclass, as NotRequired in a string annotation reads as required on 3.11.
+class EmailBody(_EmailParts, total=False):
+    """An e-mail's subject and parts (`email_body`), and the file `message_body` attaches."""
+
+    attachment: tuple[str, bytes]  # (file name, bytes): see `Extras`
+
+
+def email_body(text: str, payload: Mapping[str, Any], since: Sequence[str] = ()) -> EmailBody:
+    """An e-mail's subject and its text and HTML parts (the same words), with the summary of
+    what happened since the player last acted (`since`, see `tracker.server.delivery`) in both."""
+    import html
+
+    subject = f"[{payload['title']}] round {payload['round']} · {payload['nation']} · {payload['phase']}"
+    if payload.get("test"):
+        subject = f"Test: {subject}"
+    if payload.get("reminder"):
+        subject = f"Reminder: {subject}"
+    paragraphs = []
+    for line in text.splitlines():
+        if line.startswith("  next: "):
+            paragraphs.append(f"<p>next: <code>{html.escape(line[len('  next: ') :])}</code></p>")
+        elif line.startswith(("http://", "https://")):
+            paragraphs.append(f'<p><a href="{html.escape(line)}">{html.escape(line)}</a></p>')
+        else:
+            paragraphs.append(f"<p>{html.escape(line)}</p>")
+    if since:
+        text = "\n".join([text, "", SINCE, *(f"- {line}" for line in since)])
+        items = "".join(f"<li>{html.escape(line)}</li>" for line in since)
+        paragraphs.append(f"<p>{SINCE}</p><ul>{items}</ul>")
+    return {"subject": subject, "text": text, "html": "<html><body>" + "".join(paragraphs) + "</body></html>"}
+
+
+# What a row's e-mail adds to its message, made by the server that sends it: {"since": the
+# summary lines, "attachment": (file name, bytes)} (see `tracker.server.delivery`).
+Extras = Callable[[Mapping[str, Any], Mapping[str, Any]], Mapping[str, Any]]
+
+
+def message_body(
+    row: Mapping[str, Any],
+    payload: Mapping[str, Any],
+    command_for: CommandFor,
+    public_url: str | None,
+    extras: Extras | None = None,
+) -> dict[str, Any] | EmailBody:
+    """What is sent for one row: a webhook's JSON, or an e-mail's parts (with `extras`)."""
+    text = message_text(payload, command_for, public_url)
+    if row["kind"] != "email":
+        return webhook_body(row["format"], text, payload, row["mention"])
+    more = extras(row, payload) if extras is not None else {}
+    body = email_body(text, payload, more.get("since", ()))
+    if more.get("attachment"):
+        body["attachment"] = more["attachment"]
+    return body
