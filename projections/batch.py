@@ -22,7 +22,7 @@ assert all(columns[:2] == ("c", "from_seq") and columns[-1] == "to_seq" for colu
 
 
 def _history_row(name: str, key: int, k: Any, value: tuple[Any, ...], seq: int) -> list[Any]:
-    if name == "unit":
+    if name in ("unit", "tally"):
         return [key, seq, k, *value, None]
     if name == "ntr":
         return [key, seq, *k, *value, None]

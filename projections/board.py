@@ -77,7 +77,7 @@ _UNITS_NAMED = {"UnitsMoved": ("units", "carried")}
 ASKED = "ActionAsked"
 _BATTLE_STARTS = frozenset({"ConvoyAttackDeclared", "InterceptionStarted", "AswCombatStarted", "NavalBattleStarted"})
 # The columns that name a history row's unit, NTR or nation.
-_KEY_COLUMNS = {"unit": ("unit_id",), "ntr": ("nation", "zone"), "nation": ("nation",)}
+_KEY_COLUMNS = {"unit": ("unit_id",), "ntr": ("nation", "zone"), "nation": ("nation",), "tally": ("nation",)}
 
 
 def checkpoint_before(seq: int) -> int:
@@ -101,11 +101,47 @@ def _nation_rows(agg: Any) -> dict[Any, tuple[Any, ...]]:
 
 
 _ROWS = {"unit": _unit_rows, "ntr": _ntr_rows, "nation": _nation_rows}
+# The ruleset's unit costs, by the recorded ruleset they were read from (which a campaign never
+# changes): read once, not on every event that changes units.
+_COSTS: dict[int, tuple[Any, dict[str, int]]] = {}
+
+
+def _costs_of(agg: Any) -> dict[str, int]:
+    data = agg.ruleset_data
+    found = _COSTS.get(id(data))
+    if found is None or found[0] is not data:
+        if len(_COSTS) > 100:
+            _COSTS.clear()
+        # The recorded data is kept with its costs, so its id cannot be another's meanwhile.
+        found = _COSTS[id(data)] = (data, {name: u.cost for name, u in agg.ruleset.units.items()})
+    return found[1]
+
+
+Rows = dict[Any, tuple[Any, ...]]
+
+
+def _tally_rows(agg: Any, units: Rows, ntr: Rows) -> Rows:
+    """Each nation's totals from the unit and NTR rows: (units, their cost, NTR at sea)."""
+    costs = _costs_of(agg)
+    count = dict.fromkeys(agg.balances, 0)
+    cost = dict.fromkeys(agg.balances, 0)
+    at_sea = dict.fromkeys(agg.balances, 0)
+    for type_, nation, _at, _damage in units.values():
+        count[nation] = count.get(nation, 0) + 1
+        cost[nation] = cost.get(nation, 0) + costs.get(type_, 0)
+    for (nation, _zone), (n,) in ntr.items():
+        at_sea[nation] = at_sea.get(nation, 0) + n
+    return {n: (count[n], cost.get(n, 0), at_sea.get(n, 0)) for n in count}
+
+
+def _with_tally(agg: Any, rows: dict[str, dict[Any, tuple[Any, ...]]]) -> dict[str, dict[Any, tuple[Any, ...]]]:
+    rows["tally"] = _tally_rows(agg, rows["unit"], rows["ntr"])
+    return rows
 
 
 def _rows_of(agg: Any) -> dict[str, dict[Any, tuple[Any, ...]]]:
     """The board as comparable rows: what changed between two events is a set difference."""
-    return {name: rows(agg) for name, rows in _ROWS.items()}
+    return _with_tally(agg, {name: rows(agg) for name, rows in _ROWS.items()})
 
 
 _ZONE_KEYS = frozenset({"zone", "path", "hostile_passed"})
@@ -399,7 +435,7 @@ class BoardProjector:
             raise _Stop(version, f"events {projected + 1}-{version - 1} are missing from the log")
         key = known.key if known is not None else _ensure_campaign(conn, cid)
         if version == 1:
-            return _Followed(key, None, {"unit": {}, "ntr": {}, "nation": {}}, {n: {} for n in HISTORIES}, [], "")
+            return _Followed(key, None, {n: {} for n in HISTORIES}, {n: {} for n in HISTORIES}, [], "")
         try:
             agg = self.load_version(cid, version - 1)
         except Exception as e:  # noqa: BLE001 - the stored log cannot rebuild the state before this event
@@ -453,6 +489,10 @@ class BoardProjector:
             elif board == _PARTS:
                 parts = kind.parts
                 new_rows = {name: rows(agg) if name in parts else f.rows[name] for name, rows in _ROWS.items()}
+                # The totals follow the units and NTR: kept when neither was touched.
+                new_rows["tally"] = f.rows["tally"]
+                if "unit" in parts or "ntr" in parts:
+                    _with_tally(agg, new_rows)
             else:
                 new_rows = _rows_of(agg)
         except _Stop:
@@ -570,7 +610,13 @@ def _named_unit_rows(
             else:
                 units[uid] = _unit_values(u)
             named.append(uid)
-    return {"unit": units, "ntr": rows["ntr"], "nation": rows["nation"]}, named
+    new = {"unit": units, "ntr": rows["ntr"], "nation": rows["nation"], "tally": rows["tally"]}
+    old = rows["unit"]
+    # A move changes where units are: their nation's totals change only if one is gone, new,
+    # or of another type or nation than it was.
+    if any(uid not in old or uid not in units or old[uid][:2] != units[uid][:2] for uid in named):
+        _with_tally(agg, new)
+    return new, named
 
 
 def _write_history(

@@ -1,6 +1,6 @@
 """The tables of the board's read models (`projections.board` keeps them, `projections.views`
-reads them): the tracking position, the followed campaigns, the event index and the unit, NTR
-and nation histories, with their keys and indexes; and creating them, or replacing the views
+reads them): the tracking position, the followed campaigns, the event index and the unit, NTR,
+nation and per-nation tally histories, with their keys and indexes; and creating them, or replacing the views
 of an earlier schema."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from sqlalchemy.engine import Connection, Engine
 NAME = "board"
 # Bumped whenever a view changes shape: older views are dropped and rebuilt from the log,
 # unless `_IN_PLACE` upgrades them (an index added to a view is built from its rows).
-SCHEMA = 4
+SCHEMA = 5
 # Adjustments (AD1) are the only events that change territory owners, and few: a partial index
 # of them lets the owners at any event be folded from them without scanning the whole index.
 ADJUSTED = "Adjusted"
@@ -119,8 +119,23 @@ nation_history = _without_rowid(
     Column("to_seq", Integer),
     PrimaryKeyConstraint("c", "from_seq", "nation"),
 )
-VIEWS = (campaigns, event_index, unit_history, ntr_history, nation_history)
-HISTORIES = {"unit": unit_history, "ntr": ntr_history, "nation": nation_history}
+# Each nation's totals (units, their cost by the ruleset, NTR at sea), kept as rows of their
+# own: a chart of many points then reads a row per nation and point, not every unit and NTR
+# counter valid at each point.
+tally_history = _without_rowid(
+    "tracker_tally_history",
+    metadata,
+    Column("c", Integer, nullable=False),
+    Column("from_seq", Integer, nullable=False),
+    Column("nation", String(100), nullable=False),
+    Column("units", Integer, nullable=False),
+    Column("fleet_cost", Integer, nullable=False),
+    Column("ntr_at_sea", Integer, nullable=False),
+    Column("to_seq", Integer),
+    PrimaryKeyConstraint("c", "from_seq", "nation"),
+)
+VIEWS = (campaigns, event_index, unit_history, ntr_history, nation_history, tally_history)
+HISTORIES = {"unit": unit_history, "ntr": ntr_history, "nation": nation_history, "tally": tally_history}
 # Views of earlier schemas, dropped on upgrade.
 _RETIRED = ("tracker_phase_index", "tracker_projection_stopped")
 

@@ -21,6 +21,7 @@ from projections.schema import (
     event_index,
     nation_history,
     ntr_history,
+    tally_history,
     unit_history,
 )
 
@@ -123,33 +124,27 @@ class Views:
         )
         return tallies
 
-    def sums_at(self, seqs: Iterable[int], costs: dict[str, int]) -> dict[int, dict[str, dict[str, Any]]]:
-        """Each nation's totals after each of these events, summed in the database (what a chart
-        of many points draws, a row per nation and point): {"units": {nation: (units, their
-        total cost, by `costs` per unit type)}, "ntr": {nation: NTR at sea}, "balance": {nation:
-        balance}}. Three grouped queries, whatever the number of points or the log's length."""
+    def sums_at(self, seqs: Iterable[int]) -> dict[int, dict[str, dict[str, Any]]]:
+        """Each nation's totals after each of these events (what a chart of many points draws,
+        a row per nation and point): {"units": {nation: (units, their total cost by the
+        ruleset)}, "ntr": {nation: NTR at sea}, "balance": {nation: balance}}. Two queries of
+        the per-nation histories, whatever the number of points or the log's length."""
         wanted = sorted({int(seq) for seq in seqs})
         if not wanted:
             return {}
-        # The points and the costs written out (numbers only): the statement stays cheap to
-        # compile however many points there are; the unit types, names from the ruleset, bound.
+        # The points written out (numbers only): the statement stays cheap to compile however
+        # many points there are.
         points = ", ".join(f"({checkpoint_before(seq):d}, {seq:d})" for seq in wanted)
-        types = sorted(costs)
-        cost = " ".join(f"WHEN :t{i} THEN {int(costs[t]):d}" for i, t in enumerate(types))
-        cost = f"CASE h.type {cost} ELSE 0 END" if types else "0"
         valid = (
             f"WITH points (lo, hi) AS (VALUES {points}) SELECT points.hi, h.nation, {{columns}} FROM points"
             f" JOIN {{table}} h ON h.c = {self.key:d} AND h.from_seq >= points.lo AND h.from_seq <= points.hi"
             " AND (h.to_seq IS NULL OR h.to_seq > points.hi)"
         )
         out: dict[int, dict[str, dict[str, Any]]] = {seq: {"units": {}, "ntr": {}, "balance": {}} for seq in wanted}
-        units = valid.format(columns=f"count(*), sum({cost})", table=unit_history.name)
-        params = {f"t{i}": t for i, t in enumerate(types)}
-        for seq, nation, count, total in self.conn.execute(text(units + " GROUP BY points.hi, h.nation"), params).all():
-            out[seq]["units"][nation] = (int(count), int(total or 0))
-        ntr = valid.format(columns="sum(h.count)", table=ntr_history.name) + " GROUP BY points.hi, h.nation"
-        for seq, nation, count in self.conn.exec_driver_sql(ntr).all():
-            out[seq]["ntr"][nation] = int(count or 0)
+        tallies = valid.format(columns="h.units, h.fleet_cost, h.ntr_at_sea", table=tally_history.name)
+        for seq, nation, units, cost, at_sea in self.conn.exec_driver_sql(tallies).all():
+            out[seq]["units"][nation] = (units, cost)
+            out[seq]["ntr"][nation] = at_sea
         for seq, nation, balance in self.conn.exec_driver_sql(
             valid.format(columns="h.balance", table=nation_history.name)
         ).all():
@@ -251,6 +246,8 @@ class Views:
         tagged with its kind ('unit', 'ntr', 'nation'): one pass builds a whole series."""
         cursors = []
         for name, table in HISTORIES.items():
+            if name == "tally":
+                continue  # the sums of the other rows: a walk through them makes its own
             query = select(table).where(table.c.c == self.key, table.c.from_seq <= upto).order_by(table.c.from_seq)
             cursors.append((name, list(self.conn.execute(query))))
 

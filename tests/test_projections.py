@@ -381,3 +381,31 @@ def test_empty_view_columns_hold_null(tmp_path: Path) -> None:
             assert empty == 0 and (null > 0 or not some_null), (table, column)
         undone = conn.execute("SELECT count(*) FROM tracker_event_index WHERE undone_by IS NOT NULL").fetchone()[0]
         assert undone > 0
+
+
+def test_each_nations_tally_at_any_event_is_the_sum_of_its_units_and_ntr(tmp_path: Path) -> None:
+    """The per-nation totals a chart reads (units, their cost, NTR at sea) are kept as rows of
+    their own: after every event of a played campaign (purchases, casualties, NTR lost) they
+    are what the board's own unit and NTR rows add up to."""
+    from tracker.cli.demo import run_demo
+
+    db = str(tmp_path / "demo.db")
+    run_demo(db, lambda line: None)
+    with Tracker(db) as t:
+        cid = t.campaign_id(None)
+        costs = {name: u.cost for name, u in t.load(cid).ruleset.units.items()}
+        with t.views(cid) as v:
+            last = t.load(cid).version
+            seqs = list(range(1, last + 1))
+            sums = v.sums_at(seqs)
+            changed = 0
+            for seq in seqs:
+                board = v.board_at(seq)
+                for nation in board["balances"]:
+                    units = [u for u in board["units"] if u["nation"] == nation]
+                    expected = (len(units), sum(costs[u["type"]] for u in units))
+                    assert sums[seq]["units"].get(nation, (0, 0)) == expected, (seq, nation)
+                    assert sums[seq]["ntr"].get(nation, 0) == sum(board["ntr"].get(nation, {}).values()), (seq, nation)
+                    assert sums[seq]["balance"][nation] == board["balances"][nation]
+                changed += seq > 1 and sums[seq]["units"] != sums[seq - 1]["units"]
+    assert changed > 5

@@ -262,7 +262,7 @@ class ReportContext:
         the charts draw of each nation (NTR at sea, balance, units, fleet cost), summed in the
         database at all points together: a chart of many points costs a few grouped queries,
         never every unit of every point."""
-        sums = v.sums_at([ends[k][0] for k in turns], self.costs)
+        sums = v.sums_at([ends[k][0] for k in turns])
         entries = []
         for k in turns:
             at = sums[ends[k][0]]

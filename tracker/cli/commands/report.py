@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from contextlib import nullcontext
 from functools import partial
 
 import click
 
+from domain.memory import collector_paused
 from tracker.cli.common import POSITIVE, Context, emit_json, progress
 
 
@@ -80,8 +82,13 @@ def report(ctx: Context, turn: int | None, whole: bool, fmt: str | None, output:
         # Drawn and written a turn at a time: a long campaign's report is never held whole.
         _write(ctx, stream_report(t, t.campaign_id(ctx.campaign), fmt, bar), output, what, fmt, as_json)
         return
-    data = build_report(t, t.campaign_id(ctx.campaign), turn, "md" if fmt == "bbcode" else fmt, bar)
-    _write(ctx, render(data, fmt), output, what, fmt, as_json)
+    # One turn's report is a bounded lot of short-lived objects, freed by their reference
+    # counts: no cyclic collection walks the process's objects while it is built (a third of
+    # an HTML report's time went to them). A whole campaign's is built with collections on.
+    with nullcontext() if whole else collector_paused():
+        data = build_report(t, t.campaign_id(ctx.campaign), turn, "md" if fmt == "bbcode" else fmt, bar)
+        text = render(data, fmt)
+    _write(ctx, text, output, what, fmt, as_json)
 
 
 @click.command(name="stats")
