@@ -7,7 +7,7 @@ from __future__ import annotations
 import heapq
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypedDict
 from uuid import UUID
 
 from sqlalchemy import Table, and_, func, or_, select, text
@@ -24,6 +24,37 @@ from projections.schema import (
     tally_history,
     unit_history,
 )
+
+
+class UnitOnBoard(TypedDict):
+    """One unit as a board lists it: where it is (`at`, a zone) and its damage (0 or more)."""
+
+    id: str
+    type: str
+    nation: str
+    at: str
+    damage: int
+
+
+class _BoardViewFields(TypedDict):
+    seq: int
+    turn: int
+    round: int
+    nation: str  # the nation whose turn it is
+    phase: str
+    units: list[UnitOnBoard]  # sorted by id
+    ntr: dict[str, dict[str, int]]  # nation -> zone -> NTR there (zones with none left out)
+    balances: dict[str, int]
+    ntr_lost: dict[str, int]
+    tech: dict[str, dict[str, int]]  # nation -> technology -> level
+
+
+# A base class with total=False rather than NotRequired: the annotations are strings here, and
+# TypedDict on Python 3.11 reads NotRequired in a string as required.
+class BoardView(_BoardViewFields, total=False):
+    """The board after an event (`Views.board_at`); the service adds who owns each territory."""
+
+    owners: dict[str, str]  # territory -> owning nation (AD1)
 
 
 def campaign_key(conn: Connection, cid: UUID) -> int | None:
@@ -66,7 +97,7 @@ class Views:
             )
         ).one_or_none()
 
-    def board_at(self, seq: int) -> dict[str, Any]:
+    def board_at(self, seq: int) -> BoardView:
         """The board after event `seq` (LookupError when there is no such event)."""
         conn, key = self.conn, self.key
         position = self.position(seq)
@@ -77,7 +108,7 @@ class Views:
         nation_rows = conn.execute(select(*_NATION_COLUMNS).where(_valid_at(nation_history, key, seq))).all()
         return _board(seq, position, units, ntr_rows, nation_rows)
 
-    def boards_at(self, seqs: Iterable[int]) -> dict[int, dict[str, Any]]:
+    def boards_at(self, seqs: Iterable[int]) -> dict[int, BoardView]:
         """The boards after each of these events, as `board_at` gives them, in one ranged query
         per history table (each point's rows valid at it, joined to the list of points), so
         many points cost a few queries, not a few each (LookupError for an unknown event)."""
@@ -275,8 +306,8 @@ def _names(columns: tuple[Any, ...]) -> str:
 
 def _board(
     seq: int, position: Any, units: Sequence[Any], ntr_rows: Sequence[Any], nation_rows: Sequence[Any]
-) -> dict[str, Any]:
-    """The board dict of `board_at` from the rows valid after event `seq`: units (id, type,
+) -> BoardView:
+    """The board of `board_at` from the rows valid after event `seq`: units (id, type,
     nation, zone, damage), NTR (nation, zone, count), nations (nation, balance, ntr_lost, tech)."""
     ntr: dict[str, dict[str, int]] = {}
     for nation, zone, count in ntr_rows:
@@ -300,7 +331,7 @@ def _board(
     }
 
 
-def board_at(conn: Connection, cid: UUID, seq: int) -> dict[str, Any]:
+def board_at(conn: Connection, cid: UUID, seq: int) -> BoardView:
     """The board after event `seq`, from the views alone."""
     return Views(conn, cid).board_at(seq)
 

@@ -13,6 +13,7 @@ shows it and the HTML turn report inlines it.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
@@ -123,7 +124,8 @@ def _scale(span: float) -> float:
     return 1.0 if span > FULL_SCALE_SPAN else CANVAS / span
 
 
-def zone_contents(board: dict[str, Any], scenario: Scenario, ruleset: Ruleset) -> dict[str, dict[str, Any]]:
+# A mapping, not a `Board`: a scenario's opening (`tracker scenario map`) is drawn too.
+def zone_contents(board: Mapping[str, Any], scenario: Scenario, ruleset: Ruleset) -> dict[str, dict[str, Any]]:
     """Per zone: units by nation as (count, type, damaged) in the ruleset's order, NTR by
     nation, and the units' IDs by nation (shown on hover); the board is the shape `state
     --json` prints."""
@@ -320,7 +322,7 @@ def _quote(zone: str) -> str:
     return quote(zone, safe="")
 
 
-def board_svg(board: dict[str, Any], scenario: Scenario, ruleset: Ruleset, link: str | None = None) -> str:
+def board_svg(board: Mapping[str, Any], scenario: Scenario, ruleset: Ruleset, link: str | None = None) -> str:
     """The map of one board (the shape `state --json` prints) for this scenario."""
     return map_svg(
         scenario,

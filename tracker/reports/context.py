@@ -13,7 +13,7 @@ from uuid import UUID
 
 from domain.errors import InputError
 from projections.positions import turn_number
-from projections.views import Views
+from projections.views import BoardView, UnitOnBoard, Views
 from tracker.reports.text import tech_name
 from tracker.service.application import Tracker
 
@@ -42,7 +42,7 @@ class ReportContext:
         self.current = turn_number(self.turn_order, campaign.round, campaign.nation)
         self.unit_info: dict[str, tuple[str, str]] = {}
         # Whole boards read for the figures (`figures_at`), by event: the map reuses them.
-        self.boards: dict[int, dict[str, Any]] = {}
+        self.boards: dict[int, BoardView] = {}
         self.campaign = {
             "name": self.name,
             "scenario": scenario.name,
@@ -74,11 +74,11 @@ class ReportContext:
                 f"(played: 1-{self.current}; the current turn is {self.current})"
             )
 
-    def figures(self, board: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    def figures(self, board: BoardView) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         for u in board["units"]:
             self.unit_info[u["id"]] = (u["type"], u["nation"])
-        units_of: dict[str, list[dict[str, Any]]] = {n: [] for n in self.turn_order}
+        units_of: dict[str, list[UnitOnBoard]] = {n: [] for n in self.turn_order}
         for u in board["units"]:
             units_of.setdefault(u["nation"], []).append(u)
         for nation in self.turn_order:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -10,12 +11,19 @@ from rich.text import Text
 
 from domain.scenario import Scenario
 from projections.positions import turn_number
+from projections.views import BoardView
 
 if TYPE_CHECKING:
     from domain.campaign import Campaign
 
 
-def board_now(campaign: Campaign) -> dict[str, Any]:
+class CurrentBoard(BoardView):
+    """The board now (`board_now`): a `BoardView` and what each nation bought and has not placed yet (PU2)."""
+
+    unplaced: dict[str, dict[str, int]]  # nation -> unit type -> count (nations with none left out)
+
+
+def board_now(campaign: Campaign) -> CurrentBoard:
     """The current board in the same shape as `projections.views.board_at`."""
     return {
         "seq": campaign.version,
@@ -56,7 +64,7 @@ def nation_text(scenario: Scenario, nation: str, label: str | None = None) -> Te
     return Text(label if label is not None else nation, style=side_style(scenario, nation))
 
 
-def units_text(scenario: Scenario, units: list[dict[str, Any]]) -> Text:
+def units_text(scenario: Scenario, units: Sequence[Mapping[str, Any]]) -> Text:
     """Unit IDs separated by spaces, each in its nation's side colour, damage marked."""
     text = Text()
     for i, u in enumerate(units):
@@ -66,12 +74,13 @@ def units_text(scenario: Scenario, units: list[dict[str, Any]]) -> Text:
     return text
 
 
-def heading(name: str, data: dict[str, Any]) -> str:
+def heading(name: str, data: BoardView) -> str:
     position = f"Round {data['round']} · turn {data['turn']} · {data['nation']} · {data['phase']}"
     return f"{name} · {position}  (after event {data['seq']})"
 
 
-def render_board(out: Console, data: dict[str, Any], scenario: Scenario, title: str = "Forces") -> None:
+# A mapping, not a `Board`: the current board adds what waits to be placed (`CurrentBoard`).
+def render_board(out: Console, data: Mapping[str, Any], scenario: Scenario, title: str = "Forces") -> None:
     by_zone: dict[str, list[dict[str, Any]]] = {}
     for u in data["units"]:
         by_zone.setdefault(u["at"], []).append(u)

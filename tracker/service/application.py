@@ -34,7 +34,7 @@ from domain.ruleset import load_ruleset, ruleset_from_dict
 from domain.scenario import Scenario, read_scenario, scenario_from_dict
 from projections.board import BoardProjector
 from projections.schema import ADJUSTED, ensure_schema, event_index
-from projections.views import Views, stopped_at
+from projections.views import BoardView, Views, stopped_at
 from tracker.service.describe import install_describer
 from tracker.service.performing import ConflictError, Performing
 from tracker.storage.event_app import SNAPSHOT_INTERVAL, DamagedLogError, TrackerApplication, replay_checked
@@ -51,7 +51,7 @@ T = TypeVar("T")
 install_describer()
 
 
-def board_in(v: Views, turn: int | None = None, phase: str | None = None, at: int | None = None) -> dict[str, Any]:
+def board_in(v: Views, turn: int | None = None, phase: str | None = None, at: int | None = None) -> BoardView:
     """The board at the end of a national turn (or one of its phases), or after an event."""
     if turn is not None:
         seq = v.seq_at_end_of(turn, phase)
@@ -505,7 +505,7 @@ class Tracker(Performing):
 
     def board_at(
         self, cid: UUID, turn: int | None = None, phase: str | None = None, at: int | None = None
-    ) -> dict[str, Any]:
+    ) -> BoardView:
         """The board at the end of a national turn (or one of its phases), or after an event,
         answered from the projections without replaying the log."""
         with self.views(cid) as v:
@@ -518,7 +518,7 @@ class Tracker(Performing):
         phase: str | None = None,
         at: int | None = None,
         scenario: Scenario | None = None,
-    ) -> dict[str, Any]:
+    ) -> BoardView:
         """`board_at` on views a command already caught up (no second catch-up); `scenario`,
         the campaign's, when the caller holds it already."""
         board = board_in(v, turn=turn, phase=phase, at=at)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
@@ -141,7 +142,7 @@ def event_at(t: Tracker, cid: UUID, seq: int) -> Any:
     return t.decode(stored[0])
 
 
-def board_changes(before: dict[str, Any] | None, after: dict[str, Any]) -> list[str]:
+def board_changes(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -> list[str]:
     """What an event changed on the board, as readable lines."""
     lines: list[str] = []
     old_units = {u["id"]: u for u in (before or {"units": []})["units"]}

@@ -4,13 +4,12 @@ with the board beside each event, both ways; or print chosen frames without a te
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 from uuid import UUID
 
 from rich.console import Console
 from rich.table import Table
 
-from projections.views import board_at
+from projections.views import BoardView, board_at
 from tracker.service.application import Tracker
 from tracker.service.history import log_records
 from tracker.service.shapes import LogRecord
@@ -29,9 +28,9 @@ class Replay:
         self.cid = cid
         self.frames = log_records(t, cid, battle=battle)
         self.position = 0
-        self._boards: dict[int, dict[str, Any]] = {}
+        self._boards: dict[int, BoardView] = {}
 
-    def board(self, seq: int) -> dict[str, Any]:
+    def board(self, seq: int) -> BoardView:
         if seq not in self._boards:
             with self.t.engine.connect() as conn:
                 self._boards[seq] = board_at(conn, self.cid, seq)

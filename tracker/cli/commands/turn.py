@@ -70,15 +70,14 @@ def state(ctx: Context, turn: int | None, phase: str | None, at: int | None, as_
         raise click.UsageError("--phase needs --turn")
     if turn and at:
         raise click.UsageError("give --turn or --at, not both")
-    data = t.board_at(cid, turn=turn, phase=phase, at=at) if turn or at else board_now(campaign)
+    board = t.board_at(cid, turn=turn, phase=phase, at=at) if turn or at else board_now(campaign)
     name = t.name_of(campaign)
-    data = {"campaign": name, **data}
     if as_json:
-        emit_json(data)
+        emit_json({"campaign": name, **board})
         return
     out = console()
-    out.print(heading(name, data))
-    render_board(out, data, campaign.scenario)
+    out.print(heading(name, board))
+    render_board(out, board, campaign.scenario)
 
 
 # ----- turn sequence and actions -----
