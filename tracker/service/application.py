@@ -467,7 +467,7 @@ class Tracker(Performing):
             self._projector = BoardProjector(
                 self.engine,
                 lambda start, limit: recorder.select_notifications(start, limit),
-                self.app.mapper.to_domain_event,
+                self.app.event_from_stored,
                 lambda cid, version: self.load(cid, version=version),
                 recorder.last_version,
             )
@@ -556,7 +556,8 @@ class Tracker(Performing):
         return list(self.app.recorder.select_events(cid))
 
     def decode(self, stored: StoredEvent) -> Campaign.Event:
-        return self.app.mapper.to_domain_event(stored)  # type: ignore[return-value]
+        """An event of the log (not a snapshot) as the domain's event."""
+        return self.app.event_from_stored(stored)  # type: ignore[no-any-return]
 
     def events(self, cid: UUID) -> list[Campaign.Event]:
         return [self.decode(s) for s in self.stored_events(cid)]

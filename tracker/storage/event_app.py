@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent, Repository
@@ -83,6 +83,11 @@ class CampaignMapper(TrackerMapper):
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
         return super().to_domain_event(uncompressed(stored_event))
 
+    def event_from_stored(self, stored_event: StoredEvent) -> Any:
+        """A campaign's event read from the log: never a snapshot, so never compressed here,
+        and decoded without looking for the marker (a log's reader decodes every event)."""
+        return super().to_domain_event(stored_event)
+
 
 def uncompressed(stored: StoredEvent) -> StoredEvent:
     """A stored snapshot with its state as JSON (`COMPRESSED`); anything else as it is."""
@@ -112,6 +117,10 @@ class TrackerApplication(Application[UUID]):
 
     def construct_mapper(self) -> Mapper[UUID]:
         return self.factory.mapper(transcoder=self.construct_transcoder(), mapper_class=CampaignMapper)
+
+    def event_from_stored(self, stored: StoredEvent) -> Any:
+        """An event of the log (not a snapshot) decoded (`CampaignMapper.event_from_stored`)."""
+        return cast(CampaignMapper, self.mapper).event_from_stored(stored)
 
     # Set when the database is read from a private copy: nothing may be recorded there.
     refuse_saves: str | None = None
