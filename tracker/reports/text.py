@@ -4,6 +4,7 @@ names, dice and targets, moves, undos, battle headings and results, table rows."
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable
 from typing import Any
 
@@ -182,9 +183,11 @@ def _previous(report: dict[str, Any], turn: dict[str, Any]) -> dict[str, dict[st
     if 0 <= k - 2 < len(series) and series[k - 2]["turn"] == k - 1:
         found: dict[str, dict[str, Any]] = series[k - 2]["nations"]
         return found
-    # The last turn played before (a neutral nation's turns are passed over, F8), else the start.
-    earlier = [entry for entry in series if entry["turn"] < k]
-    previous: dict[str, dict[str, Any]] = earlier[-1]["nations"] if earlier else report["start"]["nations"]
+    # The last turn played before (a neutral nation's turns are passed over, F8), else the
+    # start: found by bisection, the series being in turn order (a scan per turn would make a
+    # whole campaign's report quadratic in its length).
+    at = bisect_left(series, k, key=lambda entry: entry["turn"])
+    previous: dict[str, dict[str, Any]] = series[at - 1]["nations"] if at else report["start"]["nations"]
     return previous
 
 
