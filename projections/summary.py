@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from domain.text import plural
@@ -96,127 +97,159 @@ def _dice_text(e: Any) -> str:
 _UNSHOWN: tuple[Any, ...] = (None, False, [], "")
 
 
+def _asked(e: Any) -> str:
+    # `verify` compares this line with the event index that databases already hold (who asked
+    # is the point): keep its words as they are.
+    given = ", ".join([f"{k}={v!r}" for k, v in e.inputs.items() if v not in _UNSHOWN])
+    who = f" by {e.player}" if e.player else ""
+    return f"asked{who}: {e.name}" + (f" ({given})" if given else "")
+
+
+def _created(e: Any) -> str:
+    name = e.scenario.get("scenario", {}).get("name", "?")
+    rs = e.ruleset.get("ruleset", {}).get("name", "?")
+    return (
+        f"campaign {e.name!r} created from scenario {name} with ruleset {rs}, {e.dice_mode} dice "
+        f"(seed commitment {e.seed_commitment[:12]}...)" + (f" by {e.created_by}" if e.created_by else "")
+    )
+
+
+def _moved(e: Any) -> str:
+    text = f"{e.nation} moves {', '.join(e.units)}: {' -> '.join(e.path)}"
+    if e.hostile_passed and e.path[0] in e.hostile_passed:
+        # A submarine group going on after an interception (SM5) from the zone it paused in.
+        text += f" (on through hostile {', '.join(e.hostile_passed)})"
+    elif e.hostile_passed:
+        text += f" (through hostile {', '.join(e.hostile_passed)})"
+    if e.carried:
+        text += f", carrying {', '.join(e.carried)}"
+    return text
+
+
+def _collected(e: Any) -> str:
+    return (
+        f"{e.nation} collects {e.collected} ({e.ntr_value} from NTR, {e.income} other income"
+        + (f", {e.lost} lost to convoy attacks" if e.lost else "")
+        + f"); balance {e.balance}"
+    )
+
+
+def _convoy_declared(e: Any) -> str:
+    return (
+        f"convoy battle {e.battle} in {e.zone}: {e.attacker} ({plural(len(e.submarines), 'submarine')}: "
+        f"{', '.join(e.submarines)}) against {e.defender}'s {e.ntr} NTR"
+    )
+
+
+def _detections(e: Any) -> str:
+    found = ", ".join(e.detected) or "nobody"
+    return f"battle {e.battle}: detected by {found}" + (f"; failed: {', '.join(e.failed)}" if e.failed else "")
+
+
+def _casualties(e: Any) -> str:
+    how = "default, cheapest legal" if e.default else "chosen"
+    return f"battle {e.battle}: {e.nation} takes hits on {', '.join(e.units)} ({how})"
+
+
+def _ntr_destroyed(e: Any) -> str:
+    capped = f" (rolled {e.rolled}, capped at the NTR present)" if e.rolled > e.count else ""
+    return f"battle {e.battle}: {e.count} {e.nation} NTR destroyed in {e.zone}{capped}"
+
+
+def _battle_ended(e: Any) -> str:
+    left = ", ".join(e.survivors) or "none"
+    reason = getattr(e, "reason", "")
+    if e.rule == "CV7" and not e.survivors:
+        return f"battle {e.battle} ends: {reason or 'no taking-part submarine is left'}"
+    if e.rule == "CV7":
+        return f"battle {e.battle} ends after one round; surviving submarines stay: {left}"
+    if e.rule == "SM5" and not e.survivors:
+        # SM5: with none left in the zone, every free submarine went on; the event does not
+        # name where (the move recorded next does), and "still there: none" read as lost.
+        why = reason or _ENDINGS.get(e.rule, e.rule)
+        return f"battle {e.battle} ends ({why}); none stayed: the free submarines went on (the move follows)"
+    return f"battle {e.battle} ends ({reason or _ENDINGS.get(e.rule, e.rule)}); still there: {left}"
+
+
+def _undone(e: Any) -> str:
+    span = f"event {e.undone_from}" if e.undone_from == e.undone_to else f"events {e.undone_from}-{e.undone_to}"
+    text = f"undo of {span}"
+    if e.override:
+        rolls = f"dice rolls {', '.join(map(str, e.rolls))} undone" if e.rolls else "no dice undone"
+        agreed = f"agreed by {', '.join(e.agreed_by)}; " if getattr(e, "agreed_by", None) else ""
+        text += f" OVERRIDE ({rolls}; {agreed}reason: {e.reason})"
+    elif e.reason:
+        text += f" (reason: {e.reason})"
+    return text
+
+
+def _redone(e: Any) -> str:
+    rolls = f", reusing its dice (roll {', '.join(map(str, e.rolls))})" if e.rolls else ""
+    return f"redo of action {e.original} (undone by event {e.undo}){rolls}"
+
+
+# The summary of each kind of event, by the event class's name; a procedure's kinds are
+# summarised by `_procedure_summary`, and a kind known to neither by its name.
+_SUMMARIES: dict[str, Callable[[Any], str]] = {
+    "ActionAsked": _asked,
+    "PhaseAdvanced": lambda e: f"round {e.round}, {e.nation}: {e.phase}",
+    "TurnPassedOver": lambda e: f"round {e.round}, {e.nation}: turn passed over, neutral until its entry into the war",
+    "Created": _created,
+    "UnitsMoved": _moved,
+    "NtrPlaced": lambda e: f"{e.nation} places {e.count} NTR in {e.zone}",
+    "UnitsPurchased": lambda e: f"{e.nation} buys {plural(e.count, e.unit_type)} for {e.cost}",
+    "UnitsPlaced": lambda e: f"{e.nation} places {', '.join(e.units)} ({e.unit_type}) in {e.zone}",
+    "Adjusted": lambda e: _adjustment_text(e),
+    "ConvoyPassed": lambda e: (
+        f"{e.nation} passes on convoy attacks against {e.defender} this phase ({', '.join(e.zones)})"
+    ),
+    "AircraftLost": lambda e: f"{_verb(e.units, 'is', 'are')} lost: no place to land when noncombat_movement ends",
+    "DiceRolled": lambda e: _dice_text(e),
+    "ResearchPaid": lambda e: f"{e.nation} pays {e.cost} for a research roll on {e.technology}",
+    "TechnologyAdvanced": lambda e: (
+        f"{e.nation} advances {e.technology} to level {e.level}" + (" (acquired)" if e.acquired else "")
+    ),
+    "ResourcesCollected": _collected,
+    "ConvoyAttackDeclared": _convoy_declared,
+    "BattleAdvanced": lambda e: (
+        f"battle {e.battle}: next {e.step.replace('_', ' ')}, waiting for {' and '.join(e.waiting) or 'nobody'}"
+    ),
+    "SearchersChosen": lambda e: f"battle {e.battle}: searchers {', '.join(e.units) or 'none'}",
+    "DetectionsRecorded": _detections,
+    "HitsScored": lambda e: (
+        f"battle {e.battle}: {plural(e.hits, 'hit')} on {e.nation} (can fall on {', '.join(e.candidates)})"
+    ),
+    "CasualtiesChosen": _casualties,
+    "UnitHit": lambda e: (
+        f"{e.unit} " + ("sunk" if e.sunk else "damaged") + (f" in battle {e.battle}" if e.battle else "")
+    ),
+    "NtrDestroyed": _ntr_destroyed,
+    "BattleEnded": _battle_ended,
+    "ActionUndone": _undone,
+    "ActionRedone": _redone,
+    "DiceRerolled": lambda e: (
+        f"REROLL: roll {e.roll} ({e.roller}, {e.rule}) makes again roll {e.rerolls}, "
+        f"taken back by override undo event {e.undo}"
+    ),
+    "TypedDiceAccepted": lambda e: (
+        f"OVERRIDE: typed dice accepted in an auto-dice campaign from roll {e.roll} "
+        f"(agreed by {', '.join(e.agreed_by)}; reason: {e.reason})"
+    ),
+    "DiceSourceSwitched": lambda e: f"dice source switched from {e.previous} to {e.mode} (reason: {e.reason})",
+    "SeedRevealed": lambda e: (
+        f"dice seed of epoch {e.epoch} revealed: {e.seed}; next commitment {e.next_commitment[:12]}..."
+    ),
+}
+
+
 def summary(event: Any) -> str:
+    """The event in one line, as `log` and the reports print it."""
     kind = type(event).__name__
-    e = event
-    # The two commonest kinds first: every action is asked, most of them advance a phase.
-    if kind == "ActionAsked":
-        # `verify` compares this line with the event index that databases already hold (who
-        # asked is the point): keep its words as they are.
-        given = ", ".join([f"{k}={v!r}" for k, v in e.inputs.items() if v not in _UNSHOWN])
-        who = f" by {e.player}" if e.player else ""
-        return f"asked{who}: {e.name}" + (f" ({given})" if given else "")
-    if kind == "PhaseAdvanced":
-        return f"round {e.round}, {e.nation}: {e.phase}"
-    if kind == "TurnPassedOver":
-        return f"round {e.round}, {e.nation}: turn passed over, neutral until its entry into the war"
-    if kind == "Created":
-        name = e.scenario.get("scenario", {}).get("name", "?")
-        rs = e.ruleset.get("ruleset", {}).get("name", "?")
-        return (
-            f"campaign {e.name!r} created from scenario {name} with ruleset {rs}, {e.dice_mode} dice "
-            f"(seed commitment {e.seed_commitment[:12]}...)" + (f" by {e.created_by}" if e.created_by else "")
-        )
-    if kind == "UnitsMoved":
-        text = f"{e.nation} moves {', '.join(e.units)}: {' -> '.join(e.path)}"
-        if e.hostile_passed and e.path[0] in e.hostile_passed:
-            # A submarine group going on after an interception (SM5) from the zone it paused in.
-            text += f" (on through hostile {', '.join(e.hostile_passed)})"
-        elif e.hostile_passed:
-            text += f" (through hostile {', '.join(e.hostile_passed)})"
-        if e.carried:
-            text += f", carrying {', '.join(e.carried)}"
-        return text
-    if kind == "NtrPlaced":
-        return f"{e.nation} places {e.count} NTR in {e.zone}"
-    if kind == "UnitsPurchased":
-        return f"{e.nation} buys {plural(e.count, e.unit_type)} for {e.cost}"
-    if kind == "UnitsPlaced":
-        return f"{e.nation} places {', '.join(e.units)} ({e.unit_type}) in {e.zone}"
-    if kind == "Adjusted":
-        return _adjustment_text(e)
-    if kind == "ConvoyPassed":
-        return f"{e.nation} passes on convoy attacks against {e.defender} this phase ({', '.join(e.zones)})"
-    if kind == "AircraftLost":
-        return f"{_verb(e.units, 'is', 'are')} lost: no place to land when noncombat_movement ends"
-    if kind == "DiceRolled":
-        return _dice_text(e)
-    if kind == "ResearchPaid":
-        return f"{e.nation} pays {e.cost} for a research roll on {e.technology}"
-    if kind == "TechnologyAdvanced":
-        return f"{e.nation} advances {e.technology} to level {e.level}" + (" (acquired)" if e.acquired else "")
-    if kind == "ResourcesCollected":
-        return (
-            f"{e.nation} collects {e.collected} ({e.ntr_value} from NTR, {e.income} other income"
-            + (f", {e.lost} lost to convoy attacks" if e.lost else "")
-            + f"); balance {e.balance}"
-        )
-    if kind == "ConvoyAttackDeclared":
-        return (
-            f"convoy battle {e.battle} in {e.zone}: {e.attacker} ({plural(len(e.submarines), 'submarine')}: "
-            f"{', '.join(e.submarines)}) against {e.defender}'s {e.ntr} NTR"
-        )
-    if kind == "BattleAdvanced":
-        return f"battle {e.battle}: next {e.step.replace('_', ' ')}, waiting for {' and '.join(e.waiting) or 'nobody'}"
-    if kind == "SearchersChosen":
-        return f"battle {e.battle}: searchers {', '.join(e.units) or 'none'}"
-    if kind == "DetectionsRecorded":
-        found = ", ".join(e.detected) or "nobody"
-        return f"battle {e.battle}: detected by {found}" + (f"; failed: {', '.join(e.failed)}" if e.failed else "")
-    if kind == "HitsScored":
-        return f"battle {e.battle}: {plural(e.hits, 'hit')} on {e.nation} (can fall on {', '.join(e.candidates)})"
-    if kind == "CasualtiesChosen":
-        how = "default, cheapest legal" if e.default else "chosen"
-        return f"battle {e.battle}: {e.nation} takes hits on {', '.join(e.units)} ({how})"
-    if kind == "UnitHit":
-        return f"{e.unit} " + ("sunk" if e.sunk else "damaged") + (f" in battle {e.battle}" if e.battle else "")
-    if kind == "NtrDestroyed":
-        capped = f" (rolled {e.rolled}, capped at the NTR present)" if e.rolled > e.count else ""
-        return f"battle {e.battle}: {e.count} {e.nation} NTR destroyed in {e.zone}{capped}"
-    if kind == "BattleEnded":
-        left = ", ".join(e.survivors) or "none"
-        reason = getattr(e, "reason", "")
-        if e.rule == "CV7" and not e.survivors:
-            return f"battle {e.battle} ends: {reason or 'no taking-part submarine is left'}"
-        if e.rule == "CV7":
-            return f"battle {e.battle} ends after one round; surviving submarines stay: {left}"
-        if e.rule == "SM5" and not e.survivors:
-            # SM5: with none left in the zone, every free submarine went on; the event does not
-            # name where (the move recorded next does), and "still there: none" read as lost.
-            why = reason or _ENDINGS.get(e.rule, e.rule)
-            return f"battle {e.battle} ends ({why}); none stayed: the free submarines went on (the move follows)"
-        return f"battle {e.battle} ends ({reason or _ENDINGS.get(e.rule, e.rule)}); still there: {left}"
-    procedure = _procedure_summary(kind, e)
-    if procedure is not None:
-        return procedure
-    if kind == "ActionUndone":
-        span = f"event {e.undone_from}" if e.undone_from == e.undone_to else f"events {e.undone_from}-{e.undone_to}"
-        text = f"undo of {span}"
-        if e.override:
-            rolls = f"dice rolls {', '.join(map(str, e.rolls))} undone" if e.rolls else "no dice undone"
-            agreed = f"agreed by {', '.join(e.agreed_by)}; " if getattr(e, "agreed_by", None) else ""
-            text += f" OVERRIDE ({rolls}; {agreed}reason: {e.reason})"
-        elif e.reason:
-            text += f" (reason: {e.reason})"
-        return text
-    if kind == "ActionRedone":
-        rolls = f", reusing its dice (roll {', '.join(map(str, e.rolls))})" if e.rolls else ""
-        return f"redo of action {e.original} (undone by event {e.undo}){rolls}"
-    if kind == "DiceRerolled":
-        return (
-            f"REROLL: roll {e.roll} ({e.roller}, {e.rule}) makes again roll {e.rerolls}, "
-            f"taken back by override undo event {e.undo}"
-        )
-    if kind == "TypedDiceAccepted":
-        return (
-            f"OVERRIDE: typed dice accepted in an auto-dice campaign from roll {e.roll} "
-            f"(agreed by {', '.join(e.agreed_by)}; reason: {e.reason})"
-        )
-    if kind == "DiceSourceSwitched":
-        return f"dice source switched from {e.previous} to {e.mode} (reason: {e.reason})"
-    if kind == "SeedRevealed":
-        return f"dice seed of epoch {e.epoch} revealed: {e.seed}; next commitment {e.next_commitment[:12]}..."
-    return kind
+    found = _SUMMARIES.get(kind)
+    if found is not None:
+        return found(event)
+    procedure = _procedure_summary(kind, event)
+    return procedure if procedure is not None else kind
 
 
 _ENDINGS = {
