@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
@@ -25,6 +25,9 @@ from tracker.service import actions
 from tracker.service.application import Tracker
 from tracker.service.players import LEAGUE, Forbidden, Player, Players, Unauthenticated
 from tracker.service.shapes import Explanation, LogRecord, OverrideRequest
+
+if TYPE_CHECKING:
+    from tracker.service.verify_report import Verified
 
 T = TypeVar("T")
 
@@ -566,7 +569,7 @@ class ServedTracker(Tracker):
 
         return build_report(self, self.campaign_id(name), turn, "json")
 
-    def verify_data(self, name: str, head_text: str | None) -> dict[str, Any]:
+    def verify_data(self, name: str, head_text: str | None) -> Verified:
         from tracker.service.verify import Head, verify_campaign
 
         head = Head.parse(head_text) if head_text is not None else None

@@ -4,9 +4,38 @@ a log: `fail` on the report, or `Broken` raised from inside the walk over it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from domain.chain import GENESIS
+
+
+class HeadAt(TypedDict):
+    """The last event of the log: its sequence number and hash."""
+
+    seq: int
+    hash: str
+
+
+class Verified(TypedDict):
+    """What `tracker verify --json` prints and the server's /verify answers; switches,
+    overrides and rerolls are each {seq, kind, text} (D4, RK3)."""
+
+    ok: bool
+    events: int
+    head: HeadAt
+    rolls_checked: int
+    rolls_unchecked: int
+    snapshots_checked: int
+    actions_refereed: int
+    actions_checked_by_hash_only: int
+    projection_rows_checked: int | None
+    problem: str | None
+    bad_event: int | None
+    dice_switches: list[dict[str, Any]]
+    overrides: list[dict[str, Any]]
+    rerolls: list[dict[str, Any]]
+    dice_problems: list[str]
+    notes: list[str]
 
 
 @dataclass
@@ -42,7 +71,7 @@ class VerifyReport:
         """The log is intact: chain, order, dice derivation (D4 problems are listed apart)."""
         return self.problem is None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> Verified:
         """What `tracker verify --json` prints (and the server's /verify answers)."""
         return {
             "ok": self.ok and not self.dice_problems,

@@ -38,7 +38,7 @@ from tracker.service.notify.messages import (
     override_lines,
     webhook_body,
 )
-from tracker.service.notify.outbox import Outbox
+from tracker.service.notify.outbox import Channel, Due, Outbox, Sent, Try
 from tracker.service.notify.senders import HttpSender, Sender, Senders, SendFailed, SmtpSender, SmtpSettings
 from tracker.service.notify.tables import (
     ADDED_CHANNEL_COLUMNS,
@@ -54,6 +54,10 @@ from tracker.service.notify.tables import (
 )
 
 __all__ = [
+    "Channel",
+    "Due",
+    "Sent",
+    "Try",
     "ADDED_CHANNEL_COLUMNS",
     "FORMATS",
     "ITEM_KEYS",

@@ -11,7 +11,7 @@ from typing import Any, TypedDict
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.engine import Connection, Engine
 
-from tracker.service.notify.outbox import Outbox
+from tracker.service.notify.outbox import Channel, Outbox
 from tracker.service.notify.tables import OVERRIDE_VERSIONS, channels_table
 
 
@@ -184,7 +184,7 @@ class Handoffs:
         # Where the token is read on SQLite (driver SQL): the store's writing connection when
         # given, which the action's write then finds warm.
         self.read = read
-        self._channels: dict[str, tuple[tuple[Any, ...], list[dict[str, Any]]]] = {}
+        self._channels: dict[str, tuple[tuple[Any, ...], list[Channel]]] = {}
         # The override request (RK3) whose approval the action under way records, if any:
         # {"id", "requested_by", "agreed_by", "approved_by"} (set by the league server).
         self.approval: Callable[[str], Mapping[str, Any] | None] | None = None
@@ -196,7 +196,7 @@ class Handoffs:
             return None
         return PendingHandoff(self, str(campaign_id), channels, before(campaign))
 
-    def channels(self, campaign_id: str) -> list[dict[str, Any]]:
+    def channels(self, campaign_id: str) -> list[Channel]:
         """The campaign's channels, read again only when their token changed."""
         token = self._token(campaign_id)
         if not token[0]:
@@ -228,8 +228,8 @@ class Handoffs:
         return tuple(row)
 
     def told(
-        self, campaign_id: str, payload: Mapping[str, Any], channels: Sequence[dict[str, Any]] | None = None
-    ) -> list[dict[str, Any]]:
+        self, campaign_id: str, payload: Mapping[str, Any], channels: Sequence[Channel] | None = None
+    ) -> list[Channel]:
         """The campaign's channels (or those given) told of a hand-off: the group's, and those
         of the players it concerns."""
         return [
@@ -269,7 +269,7 @@ class PendingHandoff:
 
     handoffs: Handoffs
     campaign_id: str
-    channels: list[dict[str, Any]]
+    channels: list[Channel]
     prior: Before
 
     def found(self, campaign: Any) -> Callable[[Connection], int] | None:

@@ -8,7 +8,7 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection, Engine
@@ -21,6 +21,67 @@ from tracker.service.notify.tables import (
     ensure_tables,
     outbox_table,
 )
+
+
+class Channel(TypedDict):
+    """A notification channel as stored (`tracker notify list`); `target` is the URL or address
+    itself: shown masked, never logged."""
+
+    id: int
+    campaign_id: str
+    kind: str
+    target: str
+    format: str
+    player: str | None
+    mention: str | None
+    created_at: float
+    remind: float | None
+    attach_export: int | None
+
+
+class Due(TypedDict):
+    """An outbox row due for an attempt (or a reminder), with where and how its channel sends it."""
+
+    id: int
+    campaign_id: str
+    channel_id: int
+    version: int
+    payload: str
+    created_at: float
+    status: str
+    attempts: int
+    next_attempt_at: float
+    delivered_at: float | None
+    last_error: str | None
+    kind: str
+    target: str
+    format: str
+    mention: str | None
+    player: str | None
+    remind: float | None
+    attach_export: int | None
+
+
+class Try(TypedDict):
+    """One attempt at delivering a notification."""
+
+    at: float
+    ok: bool
+    status: str
+
+
+class Sent(TypedDict):
+    """A notification of the campaign as `tracker notify log` lists it."""
+
+    id: int
+    channel_id: int
+    version: int
+    created_at: float
+    status: str
+    attempts: int
+    delivered_at: float | None
+    last_error: str | None
+    tries: list[Try]
 
 
 def _with_channel() -> Any:
@@ -43,15 +104,15 @@ class Outbox:
             ensure_tables(self.engine)
             self._ready = True
 
-    def channels(self, campaign_id: str) -> list[dict[str, Any]]:
+    def channels(self, campaign_id: str) -> list[Channel]:
         self.ready()
         with self.engine.connect() as conn:
             rows = conn.execute(
                 select(channels_table).where(channels_table.c.campaign_id == campaign_id).order_by(channels_table.c.id)
             ).mappings()
-            return [dict(r) for r in rows]
+            return [cast(Channel, dict(r)) for r in rows]
 
-    def channel(self, campaign_id: str, channel_id: int) -> dict[str, Any]:
+    def channel(self, campaign_id: str, channel_id: int) -> Channel:
         for c in self.channels(campaign_id):
             if c["id"] == channel_id:
                 return c
@@ -154,7 +215,7 @@ class Outbox:
             assert key is not None
             return int(key[0])
 
-    def due(self, now: float, limit: int = 20, row_id: int | None = None) -> list[dict[str, Any]]:
+    def due(self, now: float, limit: int = 20, row_id: int | None = None) -> list[Due]:
         """Undelivered rows whose next attempt is due, oldest first, with their channel."""
         self.ready()
         query = (
@@ -166,7 +227,7 @@ class Outbox:
         if row_id is not None:
             query = query.where(outbox_table.c.id == row_id)
         with self.engine.connect() as conn:
-            return [dict(r) for r in conn.execute(query).mappings()]
+            return [cast(Due, dict(r)) for r in conn.execute(query).mappings()]
 
     def claim(self, row: Mapping[str, Any], lease: float) -> bool:
         """Take a due row for one attempt: another worker (a second server process) that read
@@ -205,7 +266,7 @@ class Outbox:
             conn.execute(insert(attempts_table).values(outbox_id=row_id, at=now, ok=int(ok), status=status))
             return bool(marked)
 
-    def reminders_due(self, now: float, limit: int = 20) -> list[dict[str, Any]]:
+    def reminders_due(self, now: float, limit: int = 20) -> list[Due]:
         """Delivered hand-offs of reminding channels whose interval has passed since they were
         sent or last reminded, each its channel's latest (an older one was overtaken)."""
         self.ready()
@@ -232,7 +293,7 @@ class Outbox:
             .limit(limit)
         )
         with self.engine.connect() as conn:
-            return [dict(r) for r in conn.execute(query).mappings()]
+            return [cast(Due, dict(r)) for r in conn.execute(query).mappings()]
 
     def claim_reminder(self, row: Mapping[str, Any], until: float) -> bool:
         """Take a due reminder (the next is due `remind` seconds after `until`): a second
@@ -259,7 +320,7 @@ class Outbox:
                 )
             )
 
-    def log(self, campaign_id: str) -> list[dict[str, Any]]:
+    def log(self, campaign_id: str) -> list[Sent]:
         """Every notification of the campaign: when, to which channel, status, attempts."""
         self.ready()
         query = (
@@ -283,9 +344,7 @@ class Outbox:
                 .where(attempts_table.c.outbox_id.in_([r["id"] for r in rows]))
                 .order_by(attempts_table.c.id)
             ).mappings()
-            by_row: dict[int, list[dict[str, Any]]] = {}
+            by_row: dict[int, list[Try]] = {}
             for t in tries:
-                by_row.setdefault(t["outbox_id"], []).append(
-                    {"at": t["at"], "ok": bool(t["ok"]), "status": t["status"]}
-                )
-        return [{**r, "tries": by_row.get(r["id"], [])} for r in rows]
+                by_row.setdefault(t["outbox_id"], []).append(Try(at=t["at"], ok=bool(t["ok"]), status=t["status"]))
+        return [cast(Sent, {**r, "tries": by_row.get(r["id"], [])}) for r in rows]
