@@ -18,328 +18,86 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
-import logging
-import re
 import threading
-import zlib
-from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
-from urllib.parse import quote, unquote, unquote_to_bytes
-from uuid import UUID
+from collections.abc import AsyncIterator
+from typing import Any
 
 import anyio.to_thread
-from sqlalchemy import func, inspect, literal, select
 from starlette.applications import Starlette
-from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
-from domain.errors import InputError, RuleViolation, TrackerError
+from domain.errors import TrackerError
 from tracker.server.access import Denied, FailedChecks, Gate
 from tracker.server.commands import check_args, check_terminal, run_command
 from tracker.server.delivery import delivering
 from tracker.server.keyed import once, request_key
-from tracker.server.keys import KeyedRegistry
-from tracker.server.limits import MAX_BODY, BadBody, BodyLimit, TooLarge, is_text, parse_json_object
+from tracker.server.limits import BodyLimit, TooLarge, is_text
 from tracker.server.logs import RequestLog, note
-from tracker.server.served import NotFound, ServedTracker
+from tracker.server.params import MAX_INT, asked_action, campaign_name, int_param, log_filters, read_json, str_param
+from tracker.server.paths import CampaignName, EncodedSlashes, routing_path
+from tracker.server.ready import READY_CHECKS, database_answers, keys_readable, readiness, schema_current
+from tracker.server.recording import (
+    action_answer,
+    approve_override,
+    command_response,
+    override_command,
+    perform_action,
+)
+from tracker.server.responses import ApiError, JsonResponse, error_response, tracker_error
+from tracker.server.served import ServedTracker
+from tracker.server.slots import READERS, WRITERS, Service, Slot, as_player
 from tracker.server.watch import Watcher, channel_of, watcher_for
-from tracker.service.performing import Outcome
-from tracker.service.players import Forbidden, Player, Unauthenticated
-from tracker.storage.store import campaigns_table, seeds_table, served_table, sqlite_file
+from tracker.service.players import Player
 
-T = TypeVar("T")
-log = logging.getLogger("tracker.server")
+__all__ = [
+    "KEEPALIVE_SECONDS",
+    "MAX_INT",
+    "READERS",
+    "READY_CHECKS",
+    "READY_SECONDS",
+    "WRITERS",
+    "Api",
+    "ApiError",
+    "CampaignName",
+    "EncodedSlashes",
+    "JsonResponse",
+    "NotingGate",
+    "Service",
+    "Slot",
+    "action_answer",
+    "action_list",
+    "api_routes",
+    "approve_override",
+    "as_player",
+    "asked_action",
+    "campaign_name",
+    "command_response",
+    "create_app",
+    "database_answers",
+    "error_response",
+    "event_stream",
+    "health",
+    "keys_readable",
+    "log_filters",
+    "openapi_json",
+    "override_command",
+    "perform_action",
+    "read_json",
+    "readiness",
+    "ready_route",
+    "routing_path",
+    "schema_current",
+    "tracker_error",
+    "up",
+    "viewer_routes",
+]
 
 # A comment line this often keeps proxies from closing a quiet stream.
 KEEPALIVE_SECONDS = 15.0
-MAX_INT = 2**31 - 1
-
-
-class CampaignName(Convertor[str]):
-    """`{name:campaign}`: one path segment, percent-decoded here (a name may hold "/", "%", "?"
-    or spaces: pages and clients send it quoted, as `quote(name, safe="")` does)."""
-
-    regex = "[^/]+"
-
-    def convert(self, value: str) -> str:
-        return unquote(value)
-
-    def to_string(self, value: str) -> str:
-        return quote(value, safe="")
-
-
-register_url_convertor("campaign", CampaignName())
-
-# An encoded "/" or "%" in a request's path, left encoded for routing.
-_KEPT = re.compile(rb"(%2[fF]|%25)")
-
-
-def routing_path(raw_path: bytes) -> str:
-    """The path as sent, decoded except for %2F and %25: the server would otherwise see
-    `north%2Fsea` as two segments, so a campaign named "north/sea" would match no route."""
-    parts = _KEPT.split(raw_path.split(b"?", 1)[0])
-    return "".join(
-        part.upper().decode() if i % 2 else unquote_to_bytes(part).decode("utf-8", "replace")
-        for i, part in enumerate(parts)
-    )
-
-
-class EncodedSlashes:
-    """ASGI middleware routing on `routing_path` of the raw path (the decoded path is kept
-    where the server gives no raw one)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        raw = scope.get("raw_path") if scope["type"] in ("http", "websocket") else None
-        if raw:
-            # Changed in place, not copied: the request log reads the route the router notes here.
-            scope["path"] = routing_path(raw)
-        await self.app(scope, receive, send)
-
-
-class ApiError(Exception):
-    """An error answered as JSON {error, rule} with an HTTP status (and headers: Retry-After)."""
-
-    def __init__(
-        self, status: int, message: str, rule: str | None = None, headers: dict[str, str] | None = None
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.rule = rule
-        self.headers = headers or {}
-
-
-class JsonResponse(JSONResponse):
-    """JSON as `--json` prints it (timestamps as text)."""
-
-    def render(self, content: Any) -> bytes:
-        return json.dumps(content, ensure_ascii=False, default=str).encode("utf-8")
-
-
-def error_response(
-    status: int, message: str, rule: str | None = None, headers: dict[str, str] | None = None
-) -> JSONResponse:
-    return JsonResponse({"error": message, "rule": rule}, status_code=status, headers=headers)
-
-
-def tracker_error(e: TrackerError) -> ApiError:
-    """A refused action (exit 1) is 409 with its rule; bad usage (exit 2) is 400."""
-    rule = e.rule if isinstance(e, RuleViolation) else None
-    if isinstance(e, NotFound):
-        return ApiError(404, str(e))
-    if isinstance(e, Unauthenticated):
-        return ApiError(401, str(e))
-    if isinstance(e, Forbidden):
-        return ApiError(403, str(e), rule)
-    status = 400 if e.exit_code == 2 else 409
-    return ApiError(status, str(e), rule)
-
-
-# Trackers that record, per process, on PostgreSQL (which takes concurrent writers; on SQLite,
-# one writer at a time is all the file allows); and trackers that answer reads.
-WRITERS = 4
-READERS = 4
-
-
-class Slot:
-    """One tracker, made on first use, and the lock that gives it to one request at a time.
-
-    With `grouped` (the recording tracker on a SQLite file), its commits are made durable in
-    groups (see `Datastore.commit_in_groups`): a request records and commits under the lock,
-    then leaves the lock to the next one while it waits for the disk, and one flush answers
-    for every commit made before it began. No request is answered before every commit it
-    could have seen is durable, its own included."""
-
-    def __init__(
-        self, make: Callable[[], ServedTracker], tracker: ServedTracker | None = None, grouped: bool = False
-    ) -> None:
-        self.make = make
-        self.grouped = grouped
-        self.tracker = tracker
-        if tracker is not None and grouped:
-            tracker.commit_in_groups()
-        self.lock = threading.Lock()
-
-    def run(self, fn: Callable[[ServedTracker], T]) -> T:
-        with self.lock:
-            if self.tracker is None:
-                self.tracker = self.make()
-                if self.grouped:
-                    self.tracker.commit_in_groups()
-            tracker = self.tracker
-            if not self.grouped:
-                return fn(tracker)
-            try:
-                result = fn(tracker)
-            except BaseException as e:
-                # A refusal too is answered only once what it was refused on is durable.
-                error: BaseException | None = e
-            else:
-                error = None
-        tracker.durable()
-        if error is not None:
-            raise error
-        return result
-
-    def close(self) -> None:
-        with self.lock:
-            if self.tracker is not None:
-                self.tracker.close()
-                self.tracker = None
-
-
-class Service:
-    """The process's trackers, each given to one request at a time. A campaign's requests go
-    to the trackers of its stripe (by name), so its actions take turns on one tracker, whose
-    working copy stays warm, while actions on other stripes' campaigns run at the same time;
-    two writers on one campaign (another process's) are settled by the recorder's version
-    check and retry. Reads have trackers of their own, so a page never waits behind an action."""
-
-    def __init__(self, make: Callable[[bool], ServedTracker], writers: int = WRITERS, readers: int = READERS) -> None:
-        self.tracker = make(False)
-        try:
-            reader = make(True)
-        except BaseException:
-            self.tracker.close()
-            raise
-        grouped = self.tracker.url.startswith("sqlite")
-        if grouped:
-            writers = 1
-        self.writers = [Slot(lambda: make(False), self.tracker, grouped)] + [
-            Slot(lambda: make(False), grouped=grouped) for _ in range(writers - 1)
-        ]
-        self.readers = [Slot(lambda: make(True), reader)] + [Slot(lambda: make(True)) for _ in range(readers - 1)]
-
-    def _stripe(self, slots: list[Slot], name: str | None) -> Slot:
-        if name is None:
-            # The campaign a command without --campaign acts on: the only one there is.
-            known = self.tracker.registry.names()
-            name = known[0][0] if len(known) == 1 else None
-        return slots[zlib.crc32((name or "").encode()) % len(slots)]
-
-    async def call(self, fn: Callable[[ServedTracker], T], name: str | None = None, player: Player | None = None) -> T:
-        """`fn(tracker)` for a read about campaign `name` by `player` (None: no token), in a
-        worker thread, alone on a reading tracker; errors as raised."""
-        return await anyio.to_thread.run_sync(self._stripe(self.readers, name).run, as_player(player, fn))
-
-    async def act(self, fn: Callable[[ServedTracker], T], name: str | None = None, player: Player | None = None) -> T:
-        """`fn(tracker)` for anything that may record on campaign `name`, alone on its stripe's
-        recording tracker."""
-        return await anyio.to_thread.run_sync(self._stripe(self.writers, name).run, as_player(player, fn))
-
-    async def run(
-        self, fn: Callable[[ServedTracker], T], write: bool = False, name: str | None = None,
-        player: Player | None = None,
-    ) -> T:  # fmt: skip
-        """As `call` (or `act`), with a user's error (TrackerError) turned into its JSON answer."""
-        try:
-            return await (self.act(fn, name, player) if write else self.call(fn, name, player))
-        except TrackerError as e:
-            raise tracker_error(e) from None
-
-    def close(self) -> None:
-        for slot in [*self.writers, *self.readers]:
-            slot.close()
-
-    def check_token(self, token: str) -> Player | None:
-        """The player holding `token`, or None (unknown, malformed or revoked)."""
-        return self.tracker.players.authenticate(token)
-
-    def last_version(self, name: str) -> int:
-        """The campaign's last event version, read straight from the database (no lock: the
-        engine is shared safely between threads, and this is all a stream needs)."""
-        t = self.tracker
-        cid = t.registry.lookup(name)
-        if cid is None:
-            return 0
-        table = t.recorder.table
-        with t.engine.connect() as conn:
-            value = conn.execute(
-                select(func.max(table.c.originator_version)).where(table.c.originator_id == cid)
-            ).scalar()
-        return int(value or 0)
-
-
-def as_player(player: Player | None, fn: Callable[[ServedTracker], T]) -> Callable[[ServedTracker], T]:
-    """`fn` run with every campaign it reads checked against `player` (see `ServedTracker.acting_as`)."""
-    return lambda t: t.acting_as(player, lambda: fn(t))
-
-
-def _int_param(request: Request, key: str, low: int = 1) -> int | None:
-    text = request.query_params.get(key)
-    if text is None or text == "":
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise ApiError(400, f"{key} must be a whole number, got {text[:40]!r}") from None
-    if not low <= value <= MAX_INT:
-        raise ApiError(400, f"{key} must be between {low} and {MAX_INT}, got {text[:40]}")
-    return value
-
-
-def _str_param(request: Request, key: str) -> str | None:
-    value = request.query_params.get(key)
-    if value is not None and len(value) > 200:
-        raise ApiError(400, f"{key} is too long ({len(value)} characters)")
-    return value or None
-
-
-async def read_json(request: Request, text_only: bool = True) -> dict[str, Any]:
-    """The request body as a JSON object, bounded in size and depth, its strings UTF-8 text
-    (unless not `text_only`); 400/413 otherwise."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise TooLarge()
-    try:
-        return parse_json_object(b"".join(chunks), text_only)
-    except BadBody as e:
-        raise ApiError(400, str(e)) from None
-
-
-def campaign_name(request: Request) -> str:
-    """The campaign the URL names; 404 for a name no campaign can have."""
-    name = request.path_params["name"]
-    if len(name) > 200:
-        raise ApiError(404, "no such campaign (name over 200 characters)")
-    return str(name)
-
-
-def log_filters(request: Request) -> dict[str, Any]:
-    """The filters of `tracker log` from the query."""
-    return {
-        "turn": _int_param(request, "turn"),
-        "battle": _int_param(request, "battle"),
-        "tail": _int_param(request, "tail"),
-        "phase": _str_param(request, "phase"),
-        "nation": _str_param(request, "nation"),
-        "zone": _str_param(request, "zone"),
-        "kind": _str_param(request, "kind"),
-    }
-
-
-def asked_action(name: str, body: dict[str, Any]) -> dict[str, Any]:
-    """What a POSTed action asks (action, inputs, seen, campaign), checked in shape; 400 otherwise."""
-    action, inputs, seen = body.get("action"), body.get("inputs", {}), body.get("seen")
-    if not isinstance(action, str) or len(action) > 100:
-        raise ApiError(400, "action must be the name of an action (GET /api/actions lists them)")
-    if not isinstance(inputs, dict):
-        raise ApiError(400, "inputs must be an object of named values")
-    if seen is not None and (not isinstance(seen, int) or isinstance(seen, bool) or not 1 <= seen <= MAX_INT):
-        raise ApiError(400, f"seen must be an event number from 1 to {MAX_INT}")
-    return {"action": action, "inputs": inputs, "seen": seen, "campaign": name}
 
 
 async def health(request: Request) -> Response:
@@ -353,64 +111,6 @@ async def up(request: Request) -> Response:
 
 # How long `/ready` waits for its checks: a database that does not answer by then is not ready.
 READY_SECONDS = 5.0
-
-
-def database_answers(t: ServedTracker) -> bool:
-    with t.engine.connect() as conn:
-        conn.execute(select(literal(1))).scalar()
-    return True
-
-
-def keys_readable(t: ServedTracker) -> bool:
-    """The key store is there and its seeds can be read (a SQLite file deleted under a running
-    server is not made again, empty, by the check)."""
-    registry = t.registry
-    if not isinstance(registry, KeyedRegistry):
-        return False
-    path = sqlite_file(registry.keys.url.render_as_string(hide_password=False))
-    if path is not None and not path.is_file():
-        return False
-    with registry.keys.connect() as conn:
-        conn.execute(select(seeds_table.c.epoch).limit(1)).all()
-    return True
-
-
-def schema_current(t: ServedTracker) -> bool:
-    """The log's and the side tables are there, the side tables at this tracker's head revision
-    (`tracker db current`), and the read models of this tracker's schema."""
-    from projections import schema as views
-    from tracker.service.players import players_table, public_table, requests_table
-    from tracker.storage.migrations import HEAD, recorded
-
-    tables = [t.recorder.table, campaigns_table, served_table, players_table, requests_table, public_table]
-    with t.engine.connect() as conn:
-        inspector = inspect(conn)
-        if not all(inspector.has_table(table.name, schema=table.schema) for table in [*tables, views.tracking]):
-            return False
-        found = conn.execute(select(views.tracking.c.schema).where(views.tracking.c.name == views.NAME)).scalar()
-        revision = recorded(conn)
-    if revision != HEAD:
-        log.warning("ready check schema failed: schema not at head (side tables at %s, head %s)", revision, HEAD)
-        return False
-    return bool(found == views.SCHEMA)
-
-
-READY_CHECKS: dict[str, Callable[[ServedTracker], bool]] = {
-    "database": database_answers,
-    "keys": keys_readable,
-    "schema": schema_current,
-}
-
-
-def readiness(t: ServedTracker, outcome: dict[str, str]) -> None:
-    """Each check's outcome into `outcome` as it ends, "ok" or "failed" (why is logged, not
-    answered: it could name a path)."""
-    for name, check in READY_CHECKS.items():
-        try:
-            outcome[name] = "ok" if check(t) else "failed"
-        except Exception as e:  # noqa: BLE001 - a check that cannot run has failed
-            log.warning("ready check %s failed: %s", name, type(e).__name__)
-            outcome[name] = "failed"
 
 
 def ready_route(service: Service) -> Route:
@@ -488,8 +188,8 @@ class Api:
 
     async def state(self, request: Request) -> Response:
         name = campaign_name(request)
-        turn, at = _int_param(request, "turn"), _int_param(request, "at")
-        phase = _str_param(request, "phase")
+        turn, at = int_param(request, "turn"), int_param(request, "at")
+        phase = str_param(request, "phase")
         if phase and not turn:
             raise ApiError(400, "phase needs turn")
         if turn and at:
@@ -520,13 +220,13 @@ class Api:
 
     async def report(self, request: Request) -> Response:
         name = campaign_name(request)
-        turn = _int_param(request, "turn")
+        turn = int_param(request, "turn")
         player = await self.reader(request)
         return JsonResponse(await self.service.run(lambda t: t.report_data(name, turn), name=name, player=player))
 
     async def verify(self, request: Request) -> Response:
         name = campaign_name(request)
-        head = _str_param(request, "head")
+        head = str_param(request, "head")
         player = await self.reader(request)
         return JsonResponse(await self.service.run(lambda t: t.verify_data(name, head), name=name, player=player))
 
@@ -631,144 +331,6 @@ class Api:
 def api_routes(service: Service, gate: Gate) -> list[BaseRoute]:
     """Every route under /api."""
     return Api(service, gate).routes()
-
-
-def command_response(result: dict[str, Any]) -> Response:
-    """A command's outcome: 200 done, 400 bad usage, 409 refused; 401/403 for want of a token
-    or a right, 409 for an override waiting for approval (each with its error and rule)."""
-    refused = result.pop("refused", None)
-    body = dict(result)
-    if isinstance(refused, NotFound):
-        # A campaign the command named that does not exist, or that the token may not read.
-        status = 404 if result["exit"] != 0 else 200
-        if status == 404:
-            body.update(error=str(refused), rule=None)
-    elif refused is not None:
-        status = 401 if isinstance(refused, Unauthenticated) else 403 if isinstance(refused, Forbidden) else 409
-        body.update(error=str(refused), rule=getattr(refused, "rule", None))
-    else:
-        status = {0: 200, 2: 400}.get(result["exit"], 409)
-        if status != 200:
-            message = (result["stderr"] or "").strip().splitlines()
-            body.update(error=message[-1].removeprefix("Error: ") if message else "refused", rule=None)
-    return JsonResponse(body, status_code=status)
-
-
-def perform_action(
-    t: ServedTracker, player: Player | None, name: str, asked: dict[str, Any],
-    approved: tuple[str, ...] = (), approving: int | None = None,
-) -> dict[str, Any]:  # fmt: skip
-    """Run one registered action as `player`: what it recorded and what the game waits for."""
-    if player is None:
-        # Said before the campaign is looked up: the same answer for every name.
-        raise Unauthenticated("an action needs a player's token: Authorization: Bearer TOKEN (see tracker players add)")
-    cid = t.campaign_id(name)
-    done = t.acting_as(
-        player,
-        lambda: t.perform(cid, asked["action"], asked["inputs"], seen=asked.get("seen")),
-        asked,
-        approved,
-        approving,
-    )
-    return action_answer(done)
-
-
-def action_answer(done: Outcome) -> dict[str, Any]:
-    """The answer to a POSTed action: what it recorded and what the game waits for."""
-    from projections.summary import as_record
-    from tracker.cli.common import next_command
-
-    return {
-        "action": done.action,
-        "asked": done.asked,
-        "events": [as_record(e.originator_version, e) for e in done.events],
-        "pending": [{**item, "command": next_command(item)} for item in done.campaign.pending()],
-    }
-
-
-def override_command(
-    t: ServedTracker, player: Player | None, name: str | None, args: list[str], terminal: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """`approve N [--json]` and `overrides [--json]` over --server, answered like a command and
-    rendered for the terminal of the player who runs it (`terminal`, as `check_terminal` reads it)."""
-    try:
-        if args[0] == "overrides":
-            if args[1:] not in ([], ["--json"]):
-                raise InputError("usage: overrides [--json]")
-            rows = t.players.override_requests(str(t.campaign_id(name)))
-            if args[1:]:
-                return {"exit": 0, "stdout": json.dumps(rows, indent=2, default=str) + "\n", "stderr": ""}
-            lines = [
-                f"{r['id']}: {r['requested_by']} asks: tracker {' '.join(r['command'].get('args', []))} "
-                f"(agreement of {', '.join(r['agreed_by'])}; reason: {r['reason']}) - "
-                + (f"approved by {r['approved_by']}" if r["approved_by"] else "waiting")
-                for r in rows
-            ]
-            text = "".join(line + "\n" for line in lines) or "No override requests.\n"
-            return {"exit": 0, "stdout": text, "stderr": ""}
-        as_json = "--json" in args[1:]
-        numbers = [a for a in args[1:] if a != "--json"]
-        if len(numbers) != 1 or not numbers[0].isdigit() or not 1 <= int(numbers[0]) <= 2**31 - 1:
-            raise InputError("usage: approve REQUEST [--json] (the number `overrides` lists)")
-        if player is None:
-            raise Unauthenticated("approving an override needs a player's token: set TRACKER_TOKEN")
-        return approve_override(t, player, name, int(numbers[0]), terminal, as_json)
-    except (Unauthenticated, Forbidden) as e:
-        return {"exit": 1, "stdout": "", "stderr": f"Error: {e}\n", "refused": e}
-    except TrackerError as e:
-        refused = e if isinstance(e, NotFound) else None
-        return {"exit": e.exit_code, "stdout": "", "stderr": f"Error: {e}\n", "refused": refused}
-
-
-def approve_override(
-    t: ServedTracker, approver: Player, name: str | None, number: int,
-    terminal: dict[str, Any] | None = None, as_json: bool = False,
-) -> dict[str, Any]:  # fmt: skip
-    """RK3: record the approval of override request `number` and run what it asked, as the
-    player who asked, with the agreement of the nations the approver plays. What it prints is
-    rendered for the approver's `terminal` (with `as_json`, as the command's `--json` prints)."""
-    cid = str(t.campaign_id(name))
-    if not approver.plays_in(cid):
-        raise Forbidden(f"{approver.name}'s token is for another campaign")
-    request = t.players.override_request(cid, number)
-    t.players.check_approver(request, approver)
-    asker = t.players.player(cid, request["requested_by"])
-    if asker is None:
-        raise InputError(f"override request {number} was made by {request['requested_by']}, whose token was revoked")
-    version = t.recorder.last_version(UUID(cid))
-    if version != request["seen"]:
-        raise RuleViolation(
-            "RK3",
-            f"the campaign moved on since override request {number} (event {request['seen']} then, {version} now): "
-            "nothing was recorded; ask again",
-        )
-    if not t.players.mark_approved(number, approver, None):
-        raise InputError(f"override request {number} was approved already")
-    agreed = tuple(request["agreed_by"])
-    asked = request["command"]
-    if "action" in asked:
-        try:
-            done = perform_action(t, asker, str(asked.get("campaign") or name), asked, agreed, number)
-        except TrackerError:
-            t.players.unmark_approved(number)
-            raise
-        t.players.set_recorded(number, t.recorder.last_version(UUID(cid)))
-        if as_json:
-            shown = {"action": done["action"], "events": done["events"], "pending": done["pending"]}
-            return {"exit": 0, "stdout": json.dumps(shown, indent=2, default=str) + "\n", "stderr": "", **done}
-        lines = [f"{r['summary']}   [{r['rule']}]" for r in done["events"]]
-        return {"exit": 0, "stdout": "".join(line + "\n" for line in lines), "stderr": "", **done}
-    args = list(asked["args"])
-    if as_json and "--json" not in args:
-        args.append("--json")
-    # The approver's terminal, not the one the request was asked from.
-    columns = int((terminal or {}).get("columns") or asked.get("columns", 80))
-    result = run_command(t, asker, asked.get("campaign"), args, columns, agreed, number, terminal=terminal)
-    if result["exit"] == 0:
-        t.players.set_recorded(number, t.recorder.last_version(UUID(cid)))
-    else:
-        t.players.unmark_approved(number)
-    return result
 
 
 async def event_stream(request: Request, watcher: Watcher, name: str) -> AsyncIterator[str]:

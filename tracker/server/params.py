@@ -1,0 +1,82 @@
+"""What a request asks, read and checked: query parameters, the JSON body, the campaign the
+URL names and a POSTed action's shape (400/404/413 as `ApiError` or `TooLarge` otherwise)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+
+from tracker.server.limits import MAX_BODY, BadBody, TooLarge, parse_json_object
+from tracker.server.responses import ApiError
+
+MAX_INT = 2**31 - 1
+
+
+def int_param(request: Request, key: str, low: int = 1) -> int | None:
+    text = request.query_params.get(key)
+    if text is None or text == "":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise ApiError(400, f"{key} must be a whole number, got {text[:40]!r}") from None
+    if not low <= value <= MAX_INT:
+        raise ApiError(400, f"{key} must be between {low} and {MAX_INT}, got {text[:40]}")
+    return value
+
+
+def str_param(request: Request, key: str) -> str | None:
+    value = request.query_params.get(key)
+    if value is not None and len(value) > 200:
+        raise ApiError(400, f"{key} is too long ({len(value)} characters)")
+    return value or None
+
+
+async def read_json(request: Request, text_only: bool = True) -> dict[str, Any]:
+    """The request body as a JSON object, bounded in size and depth, its strings UTF-8 text
+    (unless not `text_only`); 400/413 otherwise."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise TooLarge()
+    try:
+        return parse_json_object(b"".join(chunks), text_only)
+    except BadBody as e:
+        raise ApiError(400, str(e)) from None
+
+
+def campaign_name(request: Request) -> str:
+    """The campaign the URL names; 404 for a name no campaign can have."""
+    name = request.path_params["name"]
+    if len(name) > 200:
+        raise ApiError(404, "no such campaign (name over 200 characters)")
+    return str(name)
+
+
+def log_filters(request: Request) -> dict[str, Any]:
+    """The filters of `tracker log` from the query."""
+    return {
+        "turn": int_param(request, "turn"),
+        "battle": int_param(request, "battle"),
+        "tail": int_param(request, "tail"),
+        "phase": str_param(request, "phase"),
+        "nation": str_param(request, "nation"),
+        "zone": str_param(request, "zone"),
+        "kind": str_param(request, "kind"),
+    }
+
+
+def asked_action(name: str, body: dict[str, Any]) -> dict[str, Any]:
+    """What a POSTed action asks (action, inputs, seen, campaign), checked in shape; 400 otherwise."""
+    action, inputs, seen = body.get("action"), body.get("inputs", {}), body.get("seen")
+    if not isinstance(action, str) or len(action) > 100:
+        raise ApiError(400, "action must be the name of an action (GET /api/actions lists them)")
+    if not isinstance(inputs, dict):
+        raise ApiError(400, "inputs must be an object of named values")
+    if seen is not None and (not isinstance(seen, int) or isinstance(seen, bool) or not 1 <= seen <= MAX_INT):
+        raise ApiError(400, f"seen must be an event number from 1 to {MAX_INT}")
+    return {"action": action, "inputs": inputs, "seen": seen, "campaign": name}

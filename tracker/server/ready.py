@@ -1,0 +1,73 @@
+"""The checks `/ready` runs: the database answers, the key store is readable and the schema is
+current."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from sqlalchemy import inspect, literal, select
+
+from tracker.server.keys import KeyedRegistry
+from tracker.server.served import ServedTracker
+from tracker.storage.store import campaigns_table, seeds_table, served_table, sqlite_file
+
+log = logging.getLogger("tracker.server")
+
+
+def database_answers(t: ServedTracker) -> bool:
+    with t.engine.connect() as conn:
+        conn.execute(select(literal(1))).scalar()
+    return True
+
+
+def keys_readable(t: ServedTracker) -> bool:
+    """The key store is there and its seeds can be read (a SQLite file deleted under a running
+    server is not made again, empty, by the check)."""
+    registry = t.registry
+    if not isinstance(registry, KeyedRegistry):
+        return False
+    path = sqlite_file(registry.keys.url.render_as_string(hide_password=False))
+    if path is not None and not path.is_file():
+        return False
+    with registry.keys.connect() as conn:
+        conn.execute(select(seeds_table.c.epoch).limit(1)).all()
+    return True
+
+
+def schema_current(t: ServedTracker) -> bool:
+    """The log's and the side tables are there, the side tables at this tracker's head revision
+    (`tracker db current`), and the read models of this tracker's schema."""
+    from projections import schema as views
+    from tracker.service.players import players_table, public_table, requests_table
+    from tracker.storage.migrations import HEAD, recorded
+
+    tables = [t.recorder.table, campaigns_table, served_table, players_table, requests_table, public_table]
+    with t.engine.connect() as conn:
+        inspector = inspect(conn)
+        if not all(inspector.has_table(table.name, schema=table.schema) for table in [*tables, views.tracking]):
+            return False
+        found = conn.execute(select(views.tracking.c.schema).where(views.tracking.c.name == views.NAME)).scalar()
+        revision = recorded(conn)
+    if revision != HEAD:
+        log.warning("ready check schema failed: schema not at head (side tables at %s, head %s)", revision, HEAD)
+        return False
+    return bool(found == views.SCHEMA)
+
+
+READY_CHECKS: dict[str, Callable[[ServedTracker], bool]] = {
+    "database": database_answers,
+    "keys": keys_readable,
+    "schema": schema_current,
+}
+
+
+def readiness(t: ServedTracker, outcome: dict[str, str]) -> None:
+    """Each check's outcome into `outcome` as it ends, "ok" or "failed" (why is logged, not
+    answered: it could name a path)."""
+    for name, check in READY_CHECKS.items():
+        try:
+            outcome[name] = "ok" if check(t) else "failed"
+        except Exception as e:  # noqa: BLE001 - a check that cannot run has failed
+            log.warning("ready check %s failed: %s", name, type(e).__name__)
+            outcome[name] = "failed"
