@@ -136,6 +136,20 @@ def test_a_seed_the_campaign_has_revealed_is_public_and_the_next_one_is_still_se
     assert findings == []
 
 
+def test_a_damaged_log_keeps_its_seeds_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A campaign whose log a test damaged cannot say which seeds it revealed: its seeds are
+    all still secrets, and the database is still harvested."""
+    monkeypatch.setattr(secretscan, "_unharvested", set())
+    db = str(tmp_path / "c.db")
+    result = CliRunner().invoke(cli, ["--db", db, "new", "c", "--scenario", "north-sea-1914", "--dice", "auto"])
+    assert result.exit_code == 0, result.output
+    with sqlite3.connect(db) as conn:
+        (seed,) = (row[0] for row in conn.execute("SELECT seed FROM tracker_dice_seeds"))
+        conn.execute("UPDATE tracker_events SET state = ? WHERE originator_version = 1", (b"{not json",))
+    secretscan.harvest("c.db", None, None, tmp_path)
+    assert secretscan.kept()[1][seed] == "seed" and secretscan.unharvested() == []
+
+
 def test_a_database_that_cannot_be_read_is_said_and_does_not_fail_the_test(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
