@@ -1,21 +1,21 @@
 """Benchmark of the exact odds (`tracker odds`) against a Monte Carlo through the referee.
 
 Run as ``python bench/bench_odds.py [--runs N] [--json]`` (default N = 10000). For each
-reference position (one per procedure, with and without technology: tests/odds_referee.py)
-it times the enumeration as `tracker odds` runs it (CPU seconds, a fresh context so nothing
-is cached) and N battles played through the Campaign aggregate with auto dice, and prints the
-Monte Carlo's largest error against the enumerated probabilities of the outcomes. Then two
-10 v 10 naval battles are timed alone: 10 destroyers a side, and mixed forces (battleships,
-a carrier, cruisers, destroyers, submarines and a fighter), each also with --exact (fractions)
-for information. Last, `tracker odds need` (the cheapest force to take a zone, and with
---hold to hold it, at a chance of 0.9) on every sea zone of the north-sea-1914 and
-great-war-1914 campaigns at Germany's first combat movement where at most 10 units a side
-take part, each campaign's answers in a fresh process, as a player's command runs: the
-slowest answer of each campaign (a search beyond its budget of positions is counted apart). It only measures and prints; nothing is
-asserted. Then `tracker odds escorts --ntr-loss 1` on every zone holding Germany's NTR, and
-`tracker odds buy` (every type Germany can buy with its resources at its first purchase phase,
-battles of at most 10 units a side, within the answer's budget of positions).
-`bench/run.py --odds` prints the same rows in its table.
+reference position (one per procedure, with and without technology: tests/odds_referee.py) it
+times the enumeration as `tracker odds` runs it (CPU seconds, a fresh context so nothing is
+cached) and N battles played through the Campaign aggregate with auto dice, and prints the
+Monte Carlo's largest error against the enumerated probabilities of the outcomes. Then two 10
+v 10 naval battles are timed alone: 10 destroyers a side, and mixed forces (battleships, a
+carrier, cruisers, destroyers, submarines and a fighter), each also with --exact (fractions)
+for information. Last, `tracker odds need` (the cheapest force to take a zone, and with --hold
+to hold it, at a chance of 0.9) on every sea zone of the north-sea-1914 and great-war-1914
+campaigns at Germany's first combat movement where at most 10 units a side take part, each
+campaign's answers in a fresh process, as a player's command runs: the slowest answer of each
+campaign (a search beyond its budget of positions is counted apart). It only measures and
+prints; nothing is asserted. Then `tracker odds escorts --ntr-loss 1` on every zone holding
+Germany's NTR, and `tracker odds buy` (every type Germany can buy with its resources at its
+first purchase phase, battles of at most 10 units a side, within the answer's budget of
+positions). `bench/run.py --odds` prints the same rows in its table.
 
 Targets: the enumeration at least 10x faster than the N-run Monte Carlo on every position;
 each 10 v 10 naval battle in under 1 s of CPU; each `odds need`, `odds escorts` and `odds buy`
