@@ -5,11 +5,12 @@ transaction as its tracking position:
 
 - an event index (turn, phase, nation, zones, kind, battle, rule, one-line summary, undo marks),
   which also answers "the end of turn N" (its last event not undone);
-- the history of units, NTR and nations (balance, losses, technology) as rows valid from one
-  event to another, so the board after any event is one indexed query, not a replay. Every
-  CHECKPOINT events the rows still open are closed and opened again, so the rows valid after
-  an event all start at or after the checkpoint before it: the board query reads a bounded
-  range, however long the log.
+- the history of units, NTR, nations (balance, losses, technology) and each nation's totals
+  (units, their cost, NTR at sea: what a chart draws) as rows valid from one event to
+  another, so the board after any event is one indexed query, not a replay. Every CHECKPOINT
+  events the rows still open are closed and opened again, so the rows valid after an event all
+  start at or after the checkpoint before it: the board query reads a bounded range, however
+  long the log.
 
 Each campaign is projected on its own: an event that cannot be read, applied or written stops
 that campaign's projections (recorded with the reason, reported by every read of it) and
@@ -134,12 +135,13 @@ def _tally_rows(agg: Any, units: Rows, ntr: Rows) -> Rows:
     return {n: (count[n], cost.get(n, 0), at_sea.get(n, 0)) for n in count}
 
 
-def _with_tally(agg: Any, rows: dict[str, dict[Any, tuple[Any, ...]]]) -> dict[str, dict[Any, tuple[Any, ...]]]:
+def _with_tally(agg: Any, rows: dict[str, Rows]) -> dict[str, Rows]:
+    """`rows` with the nations' totals worked out again from their unit and NTR rows."""
     rows["tally"] = _tally_rows(agg, rows["unit"], rows["ntr"])
     return rows
 
 
-def _rows_of(agg: Any) -> dict[str, dict[Any, tuple[Any, ...]]]:
+def _rows_of(agg: Any) -> dict[str, Rows]:
     """The board as comparable rows: what changed between two events is a set difference."""
     return _with_tally(agg, {name: rows(agg) for name, rows in _ROWS.items()})
 
