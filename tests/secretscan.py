@@ -263,15 +263,18 @@ WORKER_KEY = "secret_scan"
 
 
 def _store(config: pytest.Config) -> dict[str, Any]:
-    return config.stash.setdefault(KEPT, {"logs": set(), "secrets": {}, "unharvested": set()})
+    return config.stash.setdefault(KEPT, {"logs": set(), "secrets": {}, "unharvested": set(), "public": set()})
 
 
 def hand_over(config: pytest.Config) -> None:
-    """A worker gives the controller the logs it kept and the secrets it collected."""
+    """A worker gives the controller the logs it kept, the secrets it collected and the seeds
+    it saw revealed."""
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
         logs, secrets = kept()
-        workeroutput[WORKER_KEY] = json.dumps({"logs": logs, "secrets": secrets, "unharvested": unharvested()})
+        workeroutput[WORKER_KEY] = json.dumps(
+            {"logs": logs, "secrets": secrets, "unharvested": unharvested(), "public": sorted(_public)}
+        )
 
 
 def take_over(node: Any) -> None:
@@ -282,6 +285,7 @@ def take_over(node: Any) -> None:
         handed = json.loads(given)
         store["logs"].update(handed["logs"])
         store["unharvested"].update(handed.get("unharvested", []))
+        store["public"].update(handed.get("public", []))
         for value, kind in handed["secrets"].items():
             store["secrets"].setdefault(value, kind)
 
@@ -301,6 +305,10 @@ def finish(session: pytest.Session) -> None:
     store["unharvested"].update(unharvested())
     for value, kind in secrets.items():
         store["secrets"].setdefault(value, kind)
+    # A seed one worker saw revealed is public, though another worker made it and kept it as a
+    # secret (the demo's, made by the tests of several workers).
+    store["public"].update(_public)
+    store["secrets"] = {v: k for v, k in store["secrets"].items() if v.lower() not in store["public"]}
     if not store["logs"]:
         return
     findings, unread = scan(store["logs"], store["secrets"])

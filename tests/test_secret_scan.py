@@ -88,6 +88,22 @@ def test_a_secret_in_a_log_a_worker_kept_fails_the_session(tmp_path: Path) -> No
     assert secretscan.Finding(planted, "password") in findings
 
 
+def test_a_seed_one_worker_saw_revealed_is_public_though_another_kept_it(tmp_path: Path) -> None:
+    """D3: a worker that made the demo's seed and never saw its log keeps it as a secret; the
+    worker whose server revealed it hands it over as public; the controller counts it public."""
+    fed_back = log_with(tmp_path, "fuzzed.log", f"GET /api/campaigns/{SEED} 404")
+    config = SimpleNamespace(stash=pytest.Stash())
+    made = {"logs": [], "secrets": {SEED: "seed"}}
+    revealed = {"logs": [fed_back], "secrets": {}, "public": [SEED]}
+    for handed in (made, revealed):
+        secretscan.take_over(SimpleNamespace(config=config, workeroutput={secretscan.WORKER_KEY: json.dumps(handed)}))
+    session = SimpleNamespace(config=config, exitstatus=pytest.ExitCode.OK)
+    secretscan.finish(session)  # type: ignore[arg-type]
+    assert session.exitstatus == pytest.ExitCode.OK
+    _, _, findings, _ = config.stash[secretscan.RESULT]
+    assert findings == []
+
+
 def test_the_tokens_seeds_and_webhook_urls_made_in_this_process_are_collected(tmp_path: Path) -> None:
     with Tracker(str(tmp_path / "c.db")) as t:
         cid = str(t.create("c", "north-sea-1914", dice="auto"))
