@@ -60,35 +60,31 @@ class NationLuck(TypedDict):
     total: dict[str, Figures]
 
 
-class BattleLuck(TypedDict):
+class _Battle(TypedDict):
+    """What a battle's luck says besides its expected values."""
+
+    battle: int
+    kind: str
+    zone: str
+    attacker: str
+    defender: str
+    from_seq: int
+    actual: dict[str, int]
+    percentile: float
+    turn: NotRequired[int]
+
+
+class BattleLuck(_Battle):
     """A battle's units lost (and NTR destroyed) against the exact odds at its first roll, and
     the percentile of its outcome for the attacker."""
 
-    battle: int
-    kind: str
-    zone: str
-    attacker: str
-    defender: str
-    from_seq: int
     expected: dict[str, float]
-    actual: dict[str, int]
-    percentile: float
-    turn: NotRequired[int]
 
 
-class _BattleOdds(TypedDict):
+class _BattleOdds(_Battle):
     """`BattleLuck` while it is counted: the expected values as the odds give them."""
 
-    battle: int
-    kind: str
-    zone: str
-    attacker: str
-    defender: str
-    from_seq: int
     expected: dict[str, Number]
-    actual: dict[str, int]
-    percentile: float
-    turn: NotRequired[int]
 
 
 class Luck(TypedDict):
