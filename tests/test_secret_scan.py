@@ -88,9 +88,14 @@ def test_a_secret_in_a_log_a_worker_kept_fails_the_session(tmp_path: Path) -> No
     assert secretscan.Finding(planted, "password") in findings
 
 
-def test_a_seed_one_worker_saw_revealed_is_public_though_another_kept_it(tmp_path: Path) -> None:
+def test_a_seed_one_worker_saw_revealed_is_public_though_another_kept_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """D3: a worker that made the demo's seed and never saw its log keeps it as a secret; the
     worker whose server revealed it hands it over as public; the controller counts it public."""
+    # A controller of its own: this process's logs and secrets are not its business here.
+    for kept_here in ("_logs", "_secrets", "_public"):
+        monkeypatch.setattr(secretscan, kept_here, type(getattr(secretscan, kept_here))())
     fed_back = log_with(tmp_path, "fuzzed.log", f"GET /api/campaigns/{SEED} 404")
     config = SimpleNamespace(stash=pytest.Stash())
     made = {"logs": [], "secrets": {SEED: "seed"}}

@@ -312,6 +312,11 @@ def test_text_log_keeps_one_record_on_one_line_and_hides_secrets() -> None:
     assert hide_secrets(f"/?a=1&token={token}&b=2") == "/?a=1&token=[hidden]&b=2"
     assert hide_secrets(f"Bearer {token}") == "Bearer [hidden]"
     assert hide_secrets("postgresql://league:hunter2@db/league") == "postgresql://league:[hidden]@db/league"
+    # D5: anything shaped as a seed, alone or in a longer run of hex digits a client sent.
+    seed = "5eed" * 16
+    assert hide_secrets(f"GET /api/campaigns/{seed}/state") == "GET /api/campaigns/[hidden]/state"
+    assert hide_secrets(f"/x/00{seed.upper()}ff?n=1") == "/x/[hidden]?n=1"
+    assert hide_secrets("/api/campaigns/cafe1234/state") == "/api/campaigns/cafe1234/state"
 
 
 def test_json_log_line_carries_the_request_fields() -> None:

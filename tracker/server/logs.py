@@ -4,7 +4,8 @@ campaign, player) and per delivery attempt, on stderr, as text or as JSON lines.
 What a line may hold is chosen here: the route's template rather than the path a client sent,
 and the query string only with every token hidden, so a viewer link (`/?token=...`), an
 Authorization header, a webhook URL, an e-mail password or a dice seed never reaches the log.
-Every message passes `hide_secrets` on the way out as well, in case one is quoted by an error.
+Every message passes `hide_secrets` on the way out as well, in case one is quoted by an error;
+it hides anything shaped as a seed, whatever its source.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ requests = logging.getLogger("tracker.requests")
 
 # The password of a URL (`scheme://user:password@host`), and a convertor in a route template.
 _URL_PASSWORD = re.compile(r"(?<=://)([^:/@\s]*):[^@/\s]+@")
+# Anything shaped as a dice seed (32 bytes in hex, D5), alone or inside a longer run of hex
+# digits: a client may send one in a path (a seed pasted, a fuzzer's string), and the log
+# cannot tell a secret seed from any other hex, so it keeps none.
+_SEED_SHAPED = re.compile(r"[0-9a-fA-F]{64,}")
 _CONVERTOR = re.compile(r"\{(\w+):\w+\}")
 # A text line's value printed as it is; any other is quoted (JSON string syntax).
 _BARE = re.compile(r"[\w./{}:@+-]+")
@@ -39,8 +44,9 @@ PROBES = ("/health", "/ready", "/api/health")
 
 
 def hide_secrets(text: str) -> str:
-    """`text` with tokens (and `token=` values) and URL passwords replaced by [hidden]."""
-    return _URL_PASSWORD.sub(r"\1:[hidden]@", hide_tokens(text))
+    """`text` with tokens (and `token=` values), URL passwords and anything shaped as a dice
+    seed replaced by [hidden]."""
+    return _SEED_SHAPED.sub("[hidden]", _URL_PASSWORD.sub(r"\1:[hidden]@", hide_tokens(text)))
 
 
 def _fields(record: logging.LogRecord) -> dict[str, Any]:
