@@ -76,7 +76,8 @@ class ServedTracker(Tracker):
         self, db: str | None, keys: str | None = None, reveal: str = "on-request", reads_only: bool = False
     ) -> None:
         # A tracker that only answers reads keeps the campaigns it loaded, each used again
-        # while the log has nothing after it (one query instead of a snapshot and its events).
+        # while the log has nothing after it (one query instead of a snapshot and its events),
+        # and brought up to date with just the events recorded since when it has.
         self._reads: dict[UUID, Campaign] | None = {} if reads_only else None
         # A server never brings a database into being: a mistyped path is refused.
         super().__init__(db, create=False)
@@ -113,10 +114,14 @@ class ServedTracker(Tracker):
     def load(self, cid: UUID, version: int | None = None) -> Campaign:
         if self._reads is None or version is not None:
             return super().load(cid, version)
-        cached = self._reads.get(cid)
-        if cached is not None and cached.version == self.recorder.last_version(cid):
-            return cached
-        campaign = super().load(cid)
+        cached = self._reads.pop(cid, None)
+        last = self.recorder.last_version(cid)
+        if cached is not None and cached.version < last:
+            # A log only grows: the copy this reader kept takes the events recorded since,
+            # each checked against the chain as a load checks it, rather than a new load
+            # (the latest snapshot, then up to its interval of events).
+            cached = self.advanced(cached)
+        campaign = cached if cached is not None and cached.version == last else super().load(cid)
         self._reads[cid] = campaign
         return campaign
 

@@ -116,6 +116,7 @@ class Tracker(Performing):
             # the copy it kept; another writer's events in between make the save conflict
             # (unique version), and the action runs again on the stored log.
             self._working: dict[UUID, Campaign] = {}
+            self._recorded: set[UUID] = set()
             self._seeds: dict[tuple[UUID, int], str] = {}
             self._handoffs: Handoffs | None = None
         except (PersistenceError, sqlalchemy.exc.SQLAlchemyError) as e:
@@ -164,7 +165,14 @@ class Tracker(Performing):
         return [name for name, cid in self.registry.names() if self._exists(UUID(cid))]
 
     def _exists(self, cid: UUID) -> bool:
-        return bool(self.app.recorder.select_events(cid, limit=1))
+        # A recorded campaign stays recorded (the log is only appended to), so a campaign seen
+        # once is not looked for again: a server asks on every request.
+        if cid in self._recorded:
+            return True
+        if self.recorder.has_events(cid):
+            self._recorded.add(cid)
+            return True
+        return False
 
     def create(
         self,
@@ -234,6 +242,12 @@ class Tracker(Performing):
         conflicts with their version and the action runs again on a fresh load."""
         cached = self._working.pop(cid, None)
         return cached if cached is not None else self.load(cid)
+
+    def advanced(self, campaign: Campaign) -> Campaign:
+        """`campaign`, changed in place, with the events recorded after its version applied,
+        each checked against the hash chain as `load` checks them."""
+        stored = self.recorder.select_events(campaign.id, gt=campaign.version)
+        return replay_checked(campaign, [self.decode(s) for s in stored])  # type: ignore[no-any-return]
 
     def name_of(self, campaign: Campaign) -> str:
         """The name the campaign is registered under here: the recorded one, or the one given

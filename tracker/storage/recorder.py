@@ -417,6 +417,18 @@ class TrackerRecorder(TrackerAggregateRecorder, ApplicationRecorder):
         # notifications by position.
         raise NotImplementedError("the tracker's event store has no subscriptions")
 
+    def has_events(self, originator_id: UUID) -> bool:
+        """Whether the log holds any event of `originator_id`: its key only, nothing decoded
+        (a campaign's first event holds its whole scenario, tens of KB on a large one)."""
+        table = self.table
+        with self.transaction(commit=False) as session:
+            found = (
+                connection_of(session)
+                .execute(select(table.c.originator_version).where(table.c.originator_id == originator_id).limit(1))
+                .first()
+            )
+        return found is not None
+
     def last_version(self, originator_id: UUID) -> int:
         datastore = self.datastore
         if isinstance(datastore, Datastore) and datastore.is_sqlite_filedb:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, func, inspect, select, update
+from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, bindparam, func, inspect, select, update
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 
@@ -239,6 +239,12 @@ def _marks_upgraded(conn: Connection) -> bool:
     return set(_MARK_COLUMNS) <= columns
 
 
+# Built once: a server looks a campaign up on every request, and a statement built anew each
+# time costs SQLAlchemy twice the query itself to recognise as one it compiled before.
+_LOOKUP = select(campaigns_table.c.campaign_id).where(campaigns_table.c.name == bindparam("name"))
+_NAME_OF = select(campaigns_table.c.name).where(campaigns_table.c.campaign_id == bindparam("campaign_id"))
+
+
 class Registry:
     """Campaign names and dice seeds, in the same database as the events."""
 
@@ -258,13 +264,11 @@ class Registry:
 
     def lookup(self, name: str) -> str | None:
         with self.engine.connect() as conn:
-            return conn.execute(select(campaigns_table.c.campaign_id).where(campaigns_table.c.name == name)).scalar()
+            return conn.execute(_LOOKUP, {"name": name}).scalar()
 
     def name_of(self, campaign_id: str) -> str | None:
         with self.engine.connect() as conn:
-            return conn.execute(
-                select(campaigns_table.c.name).where(campaigns_table.c.campaign_id == campaign_id)
-            ).scalar()
+            return conn.execute(_NAME_OF, {"campaign_id": campaign_id}).scalar()
 
     def import_mark(self, campaign_id: str) -> ImportMark | None:
         """What `tracker import` noted about the campaign, if it recorded it here. Only reads:

@@ -1,0 +1,77 @@
+"""The server's reading tracker keeps each campaign it loaded and, once more events are
+recorded, applies just those to its copy (checked against the hash chain, as a load checks
+them): the copy then equals a fresh load, and an edited event among the new ones is refused
+as damage, as a load refuses it."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.support import perform_advance
+from tracker.service.application import Tracker
+
+pytest.importorskip("starlette", reason="the server's tracker needs the server extra")
+
+from tracker.server.served import ServedTracker  # noqa: E402
+from tracker.storage.event_app import DamagedLogError  # noqa: E402
+
+
+def _campaign(tmp_path: Path) -> tuple[str, Tracker]:
+    db = str(tmp_path / "reads.db")
+    writer = Tracker(db)
+    writer.create("reads", "north-sea-1914", dice="auto")
+    return db, writer
+
+
+def test_reader_copy_takes_the_events_recorded_since_and_equals_a_fresh_load(tmp_path: Path) -> None:
+    db, writer = _campaign(tmp_path)
+    cid = writer.campaign_id("reads")
+    reader = ServedTracker(db, keys=str(tmp_path / "keys.db"), reads_only=True)
+    try:
+        kept = reader.load(cid)
+        first = kept.version
+        for _ in range(5):
+            perform_advance(writer, cid)
+        again = reader.load(cid)
+        # The same copy, brought forward rather than loaded anew.
+        assert again is kept
+        assert again.version > first
+        with Tracker(db) as fresh:
+            loaded = fresh.load(cid)
+        assert again.version == loaded.version
+        assert again.last_hash == loaded.last_hash
+        assert again.pending() == loaded.pending()
+        assert (again.round, again.nation, again.phase) == (loaded.round, loaded.nation, loaded.phase)
+        assert again.units == loaded.units
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_reader_copy_refuses_an_edited_event_recorded_since_as_a_load_does_D1(tmp_path: Path) -> None:
+    db, writer = _campaign(tmp_path)
+    cid = writer.campaign_id("reads")
+    reader = ServedTracker(db, keys=str(tmp_path / "keys.db"), reads_only=True)
+    try:
+        kept = reader.load(cid)
+        perform_advance(writer, cid)
+        writer.close()
+        with sqlite3.connect(db) as conn:
+            # The first event recorded after the reader's copy (the action asked), edited outside
+            # the tracker.
+            conn.execute(
+                "UPDATE tracker_events SET state = CAST(replace(CAST(state AS TEXT), '\"next\"', '\"undo\"') AS BLOB)"
+                " WHERE originator_version = ?",
+                (kept.version + 1,),
+            )
+            assert conn.total_changes == 1
+        with pytest.raises(DamagedLogError, match="hash chain"):
+            reader.load(cid)
+        # The copy is dropped with the refusal: asking again is refused again, not served.
+        with pytest.raises(DamagedLogError):
+            reader.load(cid)
+    finally:
+        reader.close()
