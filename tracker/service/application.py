@@ -118,6 +118,7 @@ class Tracker(Performing):
             self._working: dict[UUID, Campaign] = {}
             self._recorded: set[UUID] = set()
             self._seeds: dict[tuple[UUID, int], str] = {}
+            self._committed: dict[str, str] = {}
             self._handoffs: Handoffs | None = None
         except (PersistenceError, sqlalchemy.exc.SQLAlchemyError) as e:
             if self._scratch is not None:
@@ -313,10 +314,18 @@ class Tracker(Performing):
         seed = self._seeds.get(key) or self.registry.seed(str(campaign.id), campaign.dice_epoch)
         # A seed that does not match the log's commitment (left by a crashed creation whose
         # name was reused, say) must never roll: nobody could verify its dice.
-        if seed is None or commitment(seed) != campaign.commitments[campaign.dice_epoch]:
+        if seed is None or self._commitment(seed) != campaign.commitments[campaign.dice_epoch]:
             return MissingSeedDice()
         self._seeds[key] = seed
         return AutoDice(seed)
+
+    def _commitment(self, seed: str) -> str:
+        """`commitment(seed)`, worked out once per seed this process holds (it is checked
+        before every action's dice, and the hash is a tenth of a short action's CPU)."""
+        found = self._committed.get(seed)
+        if found is None:
+            found = self._committed[seed] = commitment(seed)
+        return found
 
     def seed_for(self, cid: UUID, epoch: int) -> str | None:
         return self.registry.seed(str(cid), epoch)
