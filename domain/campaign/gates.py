@@ -127,14 +127,19 @@ class Gates(CampaignBase):
             entry["text"] = self.describer.item({**entry, "phasing": self.nation, "phase": self.phase, **facts})
             items.append(entry)
 
-        # One board for every check below (building it is most of what they cost).
-        board = self.board() if board is None else board
+        # One board for every check below (building it is most of what they cost), and none
+        # in a phase whose checks do not read it: each check builds its own board when given
+        # none, so this only spares work, it decides nothing.
+        if board is None and self._checks_read_board():
+            board = self.board()
         for zone in self.due_naval_battles(board):
             # NC1: a battle is due where the phasing nation moved in or stopped submarines to attack.
+            board = self.board() if board is None else board
             item("naval_due", "NC1", [self.nation], {"holds": board.describe_zone(zone)}, zone)
         for nation, zones in self.convoy_attacks_open(board).items():
             item("convoy_open", "CV1", [nation], {}, zones[0], zones=zones, nation=nation)
         for unit_type, count in sorted(self.unplaced.get(self.nation, {}).items()):
+            board = self.board() if board is None else board
             legal = economy.placement_zones(board, self.nation, unit_type)
             item(
                 "unplaced",
@@ -152,6 +157,14 @@ class Gates(CampaignBase):
                 item("air_landing", "F7", [self.nation], {}, units=stranded)
         return items
 
+    def _checks_read_board(self) -> bool:
+        """Whether a check of `open_items` or `advance` reads the board in this position: a
+        naval battle due (NC1), a convoy attack open or resources collected (CV1, T2), units
+        to place (PU2), aircraft to land (F7)."""
+        return self.phase in ("naval_combat", "collect_resources", "noncombat_movement") or bool(
+            self.unplaced.get(self.nation)
+        )
+
     def _still_open(self, gates: list[dict[str, Any]]) -> str:
         """T4: why the phase cannot end: the first open item, the command that closes it, and
         how many more there are."""
@@ -165,7 +178,7 @@ class Gates(CampaignBase):
         """T1, T2, T4: close the current phase, if nothing it requires is left open, and open the
         next; collect resources when due. Air units that cannot land are lost only when the
         player confirms it (F7)."""
-        board = self.board()
+        board = self.board() if self._checks_read_board() else None
         gates = [i for i in self.open_items(board) if i["blocking"]]
         if confirm_losses and gates and all(i["kind"] == "air_landing" for i in gates):
             self._record(AircraftLost, nation=self.nation, units=self.stranded_aircraft(board), rule="F7")
@@ -174,7 +187,7 @@ class Gates(CampaignBase):
         if gates:
             raise RuleViolation("T4", self._still_open(gates))
         if self.phase == "collect_resources":
-            ntr_value, income = trade.collection(board, self.nation)
+            ntr_value, income = trade.collection(self.board() if board is None else board, self.nation)
             collected = ntr_value + income
             self._record(
                 ResourcesCollected,
