@@ -158,28 +158,34 @@ class Views:
     def sums_at(self, seqs: Iterable[int]) -> dict[int, dict[str, dict[str, Any]]]:
         """Each nation's totals after each of these events (what a chart of many points draws,
         a row per nation and point): {"units": {nation: (units, their total cost by the
-        ruleset)}, "ntr": {nation: NTR at sea}, "balance": {nation: balance}}. Two queries of
+        ruleset)}, "ntr": {nation: NTR at sea}, "balance": {nation: balance}}. One statement over
         the per-nation histories, whatever the number of points or the log's length."""
         wanted = sorted({int(seq) for seq in seqs})
         if not wanted:
             return {}
         # The points written out (numbers only): the statement stays cheap to compile however
-        # many points there are.
+        # many points there are. Both histories in one statement, a nation's row told from a
+        # tally's by its missing unit count.
         points = ", ".join(f"({checkpoint_before(seq):d}, {seq:d})" for seq in wanted)
         valid = (
-            f"WITH points (lo, hi) AS (VALUES {points}) SELECT points.hi, h.nation, {{columns}} FROM points"
+            " SELECT points.hi, h.nation, {columns} FROM points"
             f" JOIN {{table}} h ON h.c = {self.key:d} AND h.from_seq >= points.lo AND h.from_seq <= points.hi"
             " AND (h.to_seq IS NULL OR h.to_seq > points.hi)"
         )
+        query = (
+            f"WITH points (lo, hi) AS (VALUES {points})"
+            + valid.format(columns="h.units, h.fleet_cost, h.ntr_at_sea", table=tally_history.name)
+            + " UNION ALL"
+            + valid.format(columns="NULL, NULL, h.balance", table=nation_history.name)
+        )
         out: dict[int, dict[str, dict[str, Any]]] = {seq: {"units": {}, "ntr": {}, "balance": {}} for seq in wanted}
-        tallies = valid.format(columns="h.units, h.fleet_cost, h.ntr_at_sea", table=tally_history.name)
-        for seq, nation, units, cost, at_sea in self.conn.exec_driver_sql(tallies).all():
-            out[seq]["units"][nation] = (units, cost)
-            out[seq]["ntr"][nation] = at_sea
-        for seq, nation, balance in self.conn.exec_driver_sql(
-            valid.format(columns="h.balance", table=nation_history.name)
-        ).all():
-            out[seq]["balance"][nation] = balance
+        for seq, nation, units, cost, value in self._driver_rows(query):
+            at = out[seq]
+            if units is None:
+                at["balance"][nation] = value
+            else:
+                at["units"][nation] = (units, cost)
+                at["ntr"][nation] = value
         return out
 
     def _valid_at_points(
@@ -263,6 +269,36 @@ class Views:
             f" AND x.undone_by IS NULL AND x.kind != '{ASKED}' ORDER BY x.seq DESC LIMIT 1)"
         )
         return {int(r[0]): (int(r[1]), int(r[2]), r[3], r[4]) for r in self.conn.exec_driver_sql(query).all()}
+
+    def latest_turn_ends(self, upto: int, turns: list[int], span: int) -> dict[int, tuple[int, int, str, str]]:
+        """For each of these turns, the last played national turn among it and the `span` - 1
+        before it (none before turn 1 or after `upto`), with its end as `turn_ends` gives it, by that played turn:
+        one statement, each turn's answer read backwards through the turn index from it."""
+        asked = sorted({int(k) for k in turns if k <= upto})
+        if not asked:
+            return {}
+        key = int(self.key)
+        # As `_turn_ends_of`, a turn passed over (no events, F8) left for the one before it.
+        query = (
+            f"WITH wanted (turn) AS (VALUES {', '.join(f'({k:d})' for k in asked)})"
+            " SELECT e.turn, e.seq, e.round, e.nation, e.phase FROM wanted"
+            f" JOIN {event_index.name} e ON e.c = {key:d} AND e.seq = ("
+            f"SELECT x.seq FROM {event_index.name} x WHERE x.c = {key:d} AND x.turn <= wanted.turn"
+            f" AND x.turn > wanted.turn - {int(span):d} AND x.turn >= 1 AND x.undone_by IS NULL"
+            f" AND x.kind != '{ASKED}'"
+            " ORDER BY x.turn DESC, x.seq DESC LIMIT 1)"
+        )
+        return {int(r[0]): (int(r[1]), int(r[2]), r[3], r[4]) for r in self._driver_rows(query)}
+
+    def _driver_rows(self, query: str) -> list[tuple[Any, ...]]:
+        """The rows of a statement written out whole, read through the driver: for a read of
+        many rows, SQLAlchemy's rows cost about as much again as the statement."""
+        cursor = self.conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.execute(query)
+            return list(cursor.fetchall())
+        finally:
+            cursor.close()
 
     def index_rows(self, filters: Iterable[Any] = (), tail: int | None = None) -> list[Any]:
         """Index rows matching `filters`, oldest first; with `tail`, only the last that many,

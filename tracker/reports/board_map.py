@@ -48,6 +48,7 @@ class MapLayout:
     # box), kept with it: a layout is made once per map (`_laid_out`), and a long-running
     # process draws its map again on every page.
     drawn: dict[Any, list[str]] = field(default_factory=dict, compare=False, repr=False)
+    frames: dict[Any, _ZoneFrame] = field(default_factory=dict, compare=False, repr=False)
 
 
 def _separate(positions: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
@@ -129,21 +130,24 @@ def zone_contents(board: Mapping[str, Any], scenario: Scenario, ruleset: Ruleset
     """Per zone: units by nation as (count, type, damaged) in the ruleset's order, NTR by
     nation, and the units' IDs by nation (shown on hover); the board is the shape `state
     --json` prints."""
-    order = list(ruleset.units)
+    type_order = {name: i for i, name in enumerate(ruleset.units)}
     contents: dict[str, dict[str, Any]] = {z: {"units": {}, "ntr": {}, "ids": {}} for z in scenario.game_map.adjacency}
     counts: dict[tuple[str, str, str], list[int]] = {}
     for u in board["units"]:
-        if u["at"] in contents and u.get("id"):  # a scenario's starting forces have no IDs yet
-            contents[u["at"]]["ids"].setdefault(u["nation"], []).append(u["id"])
-        key = (u["at"], u["nation"], u["type"])
-        entry = counts.setdefault(key, [0, 0])
+        zone, nation = u["at"], u["nation"]
+        if zone in contents and u.get("id"):  # a scenario's starting forces have no IDs yet
+            contents[zone]["ids"].setdefault(nation, []).append(u["id"])
+        entry = counts.get((zone, nation, u["type"]))
+        if entry is None:
+            entry = counts[zone, nation, u["type"]] = [0, 0]
         entry[0] += 1
-        entry[1] += 1 if u["damage"] else 0
+        if u["damage"]:
+            entry[1] += 1
     nation_order = {n: i for i, n in enumerate(scenario.turn_order)}
 
     def shown_order(item: tuple[tuple[str, str, str], list[int]]) -> tuple[int, int]:
         _zone, nation, unit_type = item[0]
-        return nation_order.get(nation, len(nation_order)), order.index(unit_type) if unit_type in order else len(order)
+        return nation_order.get(nation, len(nation_order)), type_order.get(unit_type, len(type_order))
 
     for (zone, nation, unit_type), (count, damaged) in sorted(counts.items(), key=shown_order):
         if zone not in contents:
@@ -222,47 +226,73 @@ def _content_lines(content: dict[str, Any], code: dict[str, str]) -> list[tuple[
     return lines
 
 
-def _zone_svg(
+@dataclass(frozen=True)
+class _ZoneFrame:
+    """What a zone's box draws whatever it holds: the opening of its <g>, its escaped title (to
+    which the units' IDs are added), its frame and name, and where its lines start."""
+
+    opening: str
+    title: str
+    frame: tuple[str, str]
+    left: str  # a line's x, written out
+    text_left: str  # the x of a line's text after its label
+    first_line: float  # the first line's y
+
+
+def _zone_frame(
     zone: str,
     scenario: Scenario,
     at: tuple[float, float],
-    content: dict[str, Any],
     owner: str | None,
     colour: dict[str, str],
     code: dict[str, str],
-) -> list[str]:
-    """One zone's box as a <g>: its frame (sea or land, a land border in its owner's colour), its
-    name and owner, and a line per nation present and for its NTR."""
+) -> _ZoneFrame:
     x, y = at
     half_w, half_h = BOX_WIDTH / 2, BOX_HEIGHT / 2
     sea = scenario.game_map.is_sea(zone)
     border = colour.get(owner, "#7d8b99") if owner else "#6f9fc8"
     kind = "sea" if sea else "land"
     title = zone if sea else f"{zone} ({owner})" if owner else zone
-    # The units' IDs, one line per nation, for the pointer resting on the zone (a tooltip).
-    ids = content.get("ids", {})
-    order = {n: i for i, n in enumerate(code)}
-    title += "".join("\n" + ", ".join(sorted(ids[n])) for n in sorted(ids, key=lambda n: order.get(n, len(order))))
-    group = [
-        f'<g class="zone {kind}" id="zone-{_slug(zone)}" data-zone="{escape(zone)}"'
+    return _ZoneFrame(
+        opening=f'<g class="zone {kind}" id="zone-{_slug(zone)}" data-zone="{escape(zone)}"'
         + (f' data-owner="{escape(owner)}"' if owner else "")
         + ">",
-        f"<title>{escape(title)}</title>",
-        f'<rect x="{x - half_w}" y="{y - half_h}" width="{BOX_WIDTH}" height="{BOX_HEIGHT}" '
-        f'rx="{14 if sea else 4}" fill="{SEA_FILL if sea else LAND_FILL}" stroke="{border}" '
-        f'stroke-width="{1.4 if sea else 2.4}"/>',
-        f'<text x="{x - half_w + 8}" y="{y - half_h + 15}" font-weight="700" font-size="11.5">{escape(zone)}'
-        + (f' <tspan font-weight="400" fill="{border}">{escape(code.get(owner, owner))}</tspan>' if owner else "")
-        + "</text>",
-    ]
-    line_y = y - half_h + 15 + LINE + 2
+        title=escape(title),
+        frame=(
+            f'<rect x="{x - half_w}" y="{y - half_h}" width="{BOX_WIDTH}" height="{BOX_HEIGHT}" '
+            f'rx="{14 if sea else 4}" fill="{SEA_FILL if sea else LAND_FILL}" stroke="{border}" '
+            f'stroke-width="{1.4 if sea else 2.4}"/>',
+            f'<text x="{x - half_w + 8}" y="{y - half_h + 15}" font-weight="700" font-size="11.5">{escape(zone)}'
+            + (f' <tspan font-weight="400" fill="{border}">{escape(code.get(owner, owner))}</tspan>' if owner else "")
+            + "</text>",
+        ),
+        left=f"{x - half_w + 8}",
+        text_left=f"{x - half_w + 38}",
+        first_line=y - half_h + 15 + LINE + 2,
+    )
+
+
+# Nations and their codes, escaped once: every zone's lines name them again.
+_name = functools.lru_cache(maxsize=1024)(escape)
+
+
+def _zone_svg(
+    frame: _ZoneFrame, content: dict[str, Any], colour: dict[str, str], code: dict[str, str], order: dict[str, int]
+) -> list[str]:
+    """One zone's box as a <g>: its frame (sea or land, a land border in its owner's colour), its
+    name and owner, and a line per nation present and for its NTR."""
+    # The units' IDs, one line per nation, for the pointer resting on the zone (a tooltip).
+    ids = content.get("ids", {})
+    listed = "".join("\n" + ", ".join(sorted(ids[n])) for n in sorted(ids, key=lambda n: order.get(n, len(order))))
+    group = [frame.opening, f"<title>{frame.title}{escape(listed)}</title>", *frame.frame]
+    line_y = frame.first_line
     for nation, label, text in _content_lines(content, code):
         fill = colour.get(nation, "#1b1f24") if nation else "#1b1f24"
-        attr = f' data-nation="{escape(nation)}"' if nation else ' class="ntr"' if label == "NTR" else ""
+        attr = f' data-nation="{_name(nation)}"' if nation else ' class="ntr"' if label == "NTR" else ""
         group.append(
-            f'<text x="{x - half_w + 8}" y="{line_y}"{attr}>'
-            f'<tspan font-weight="700" fill="{fill}">{escape(label)}</tspan>'
-            f'<tspan x="{x - half_w + 38}">{escape(text)}</tspan></text>'
+            f'<text x="{frame.left}" y="{line_y}"{attr}>'
+            f'<tspan font-weight="700" fill="{fill}">{_name(label)}</tspan>'
+            f'<tspan x="{frame.text_left}">{escape(text)}</tspan></text>'
         )
         line_y += LINE
     group.append("</g>")
@@ -291,22 +321,26 @@ def map_svg(
         f'aria-label="Map of {escape(scenario.title)}" font-family="system-ui, sans-serif" font-size="11">',
         f"<title>{escape(scenario.title)}</title>",
     ]
-    # The links and the empty boxes depend on the map alone (the layout's key), and on the
-    # owner, its colour and code for a land box.
-    drawn = layout.drawn
+    # The links, each box's frame and the empty boxes depend on the map alone (the layout's
+    # key), and on the owner, its colour and code for a land box.
+    drawn, frames = layout.drawn, layout.frames
     if "links" not in drawn:
         drawn["links"] = _links_svg(scenario, layout.positions)
     out.extend(drawn["links"])
+    order = {n: i for i, n in enumerate(code)}
     for zone in scenario.game_map.adjacency:
         owner = None if scenario.game_map.is_sea(zone) else owners.get(zone)
         content = contents.get(zone, {"units": {}, "ntr": {}})
+        key = (zone, owner, colour.get(owner or ""), code.get(owner or ""))
+        frame = frames.get(key)
+        if frame is None:
+            frame = frames[key] = _zone_frame(zone, scenario, layout.positions[zone], owner, colour, code)
         if content["units"] or content["ntr"] or content.get("ids"):
-            group = _zone_svg(zone, scenario, layout.positions[zone], content, owner, colour, code)
+            group = _zone_svg(frame, content, colour, code, order)
         else:
-            key = (zone, owner, colour.get(owner or ""), code.get(owner or ""))
             empty = drawn.get(key)
             if empty is None:
-                empty = drawn[key] = _zone_svg(zone, scenario, layout.positions[zone], content, owner, colour, code)
+                empty = drawn[key] = _zone_svg(frame, content, colour, code, order)
             group = empty
         if link is not None:
             href = escape(link.format(zone=_quote(zone)))

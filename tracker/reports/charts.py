@@ -5,6 +5,7 @@ escaped."""
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -96,9 +97,9 @@ def element_id(key: str) -> str:
 
 
 def _y_axis(chart: LineChart) -> list[float]:
-    values = [y for line in chart.lines for y in line.ys]
     # 0 always shows: counts start from it, and a running difference is read against it.
-    lo, hi = min([0.0, *values]), max([0.0, *values])
+    lo = min([0.0, *(min(line.ys) for line in chart.lines if line.ys)])
+    hi = max([0.0, *(max(line.ys) for line in chart.lines if line.ys)])
     return nice_ticks(lo, hi, MOST_Y_TICKS, chart.integer_y)
 
 
@@ -137,20 +138,19 @@ def layout(chart: LineChart) -> dict[str, Any]:
     few = len(chart.xs) <= FEW_POINTS
     prefix = element_id(chart.key)
     # Every line has a point at each x, and a figure keeps its value for many points: each x
-    # and each distinct y is placed and written once.
-    xs = [f"{px(x):.1f}" for x in chart.xs]
-    ys: dict[float, str] = {}
+    # and each distinct y is placed and written once, and a line's points are joined from them.
+    # `px` and `py` written out, the same arithmetic: a chart of balances has hundreds of
+    # distinct ys.
+    x_span, plot_width = x1 - x0 + 2 * pad, right - left
+    xs = [f"{left + (x - x0 + pad) / x_span * plot_width:.1f}," for x in chart.xs]
+    y0, y_span, plot_height = y_ticks[0], y_ticks[-1] - y_ticks[0], bottom - top
+    distinct = {y for line in chart.lines for y in line.ys}
+    ys = {y: f"{bottom - (y - y0) / y_span * plot_height:.1f}" for y in distinct}
 
     def points(values: Sequence[float]) -> str:
         if len(values) != len(xs):
             raise ValueError(f"a line of {len(values)} values on a chart of {len(xs)} points")
-        placed = []
-        for y in values:
-            at = ys.get(y)
-            if at is None:
-                at = ys[y] = f"{py(y):.1f}"
-            placed.append(at)
-        return " ".join(f"{x},{y}" for x, y in zip(xs, placed))  # noqa: B905 - lengths checked
+        return " ".join(map(operator.add, xs, map(ys.__getitem__, values)))
 
     lines = [
         {
@@ -258,30 +258,33 @@ def _svg_lines(c: dict[str, Any]) -> list[str]:
         'fill="none" stroke="#444444" stroke-width="0.8"/>'
     )
     out.append(f'<g id="{key}-lines" fill="none" stroke-width="{c["line_width"]}" stroke-linejoin="round">')
+    legend_x = c["legend"]["x"]
+    # The legend after the lines, drawn alongside them: each name and colour escaped once.
+    legend = [
+        f'<g id="{key}-legend" class="legend">',
+        f'<text x="{legend_x:.1f}" y="{top + 8:.1f}" font-weight="bold">{e(c["legend"]["title"])}</text>',
+    ]
     for line in lines:
         dash = ' stroke-dasharray="5 3"' if line["dashed"] else ""
         marker = line["marker"]
-        marks = (
-            f' marker-start="url(#{e(marker)})" marker-mid="url(#{e(marker)})" marker-end="url(#{e(marker)})"'
-            if marker
-            else ""
-        )
+        label, color = e(line["label"]), e(line["color"])
+        if marker:
+            url = f"url(#{e(marker)})"
+            marks = f' marker-start="{url}" marker-mid="{url}" marker-end="{url}"'
+        else:
+            marks = ""
         out.append(
-            f'<polyline id="{e(line["id"])}" data-nation="{e(line["label"])}" stroke="{e(line["color"])}"{dash}'
+            f'<polyline id="{e(line["id"])}" data-nation="{label}" stroke="{color}"{dash}'
             f'{marks} points="{e(line["points"])}"/>'
         )
-    out.append("</g>")
-    legend_x = c["legend"]["x"]
-    out.append(f'<g id="{key}-legend" class="legend">')
-    out.append(f'<text x="{legend_x:.1f}" y="{top + 8:.1f}" font-weight="bold">{e(c["legend"]["title"])}</text>')
-    for line in lines:
         y = line["legend_y"]
-        dash = ' stroke-dasharray="5 3"' if line["dashed"] else ""
-        out.append(
-            f'<line x1="{legend_x:.1f}" x2="{legend_x + 22:.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{e(line["color"])}" '
+        legend.append(
+            f'<line x1="{legend_x:.1f}" x2="{legend_x + 22:.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{color}" '
             f'stroke-width="1.6"{dash}/>'
         )
-        out.append(f'<text x="{legend_x + 28:.1f}" y="{y + font * 0.35:.1f}">{e(line["label"])}</text>')
+        legend.append(f'<text x="{legend_x + 28:.1f}" y="{y + font * 0.35:.1f}">{label}</text>')
+    out.append("</g>")
+    out.extend(legend)
     out.append("</g>")
     out.append("</svg>")
     return out

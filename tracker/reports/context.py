@@ -192,20 +192,12 @@ class ReportContext:
 
     def played(self, v: Views, upto: int, near: list[int] | None = None) -> dict[int, tuple[int, int, str, str]]:
         """The ends of the played national turns up to `upto` (see `Views.turn_ends`): all of
-        them, or only those within a round up to each turn in `near` (enough for
-        `latest_played`, in one bounded query). A turn without events is a neutral nation's,
-        passed over (F8)."""
+        them, or for each turn in `near` only the last played within a round up to it (what
+        `latest_played` picks there, in one bounded query). A turn without events is a neutral
+        nation's, passed over (F8)."""
         if near is None:
             return v.turn_ends(upto)
-        asked = sorted({k for k in near if 1 <= k <= upto})
-        ends = v.turn_ends(upto, asked)
-        # Only a turn passed over needs the turns before it, back to a round's length.
-        missing = [k for k in asked if k not in ends]
-        if missing:
-            per_round = len(self.turn_order)
-            window = {k - i for k in missing for i in range(1, per_round) if k - i >= 1} - ends.keys()
-            ends.update(v.turn_ends(upto, sorted(window)))
-        return ends
+        return v.latest_turn_ends(upto, [k for k in near if k >= 1], len(self.turn_order))
 
     def latest_played(self, ends: dict[int, Any], turn: int) -> int | None:
         """The last played turn at or before `turn` among `ends` (of `played` near `turn`)."""
@@ -266,15 +258,11 @@ class ReportContext:
         entries = []
         for k in turns:
             at = sums[ends[k][0]]
+            units_of, at_sea, balance = at["units"].get, at["ntr"].get, at["balance"].get
             nations = {}
             for n in self.turn_order:
-                units, cost = at["units"].get(n, (0, 0))
-                nations[n] = {
-                    "ntr_at_sea": at["ntr"].get(n, 0),
-                    "balance": at["balance"].get(n, 0),
-                    "units": units,
-                    "fleet_cost": cost,
-                }
+                units, cost = units_of(n, (0, 0))
+                nations[n] = {"ntr_at_sea": at_sea(n, 0), "balance": balance(n, 0), "units": units, "fleet_cost": cost}
             entries.append(self._entry(k, ends[k], nations))
         return entries
 
