@@ -29,13 +29,16 @@ _UNIT_FIELDS = frozenset(("type", "nation", "at", "damage", "moved"))
 def units_of(state: dict[str, dict[str, Any]]) -> dict[str, Unit]:
     """The units of a campaign's state (unit id -> its fields) as `Unit`s. Every board the
     referee reads makes them all, so a unit holding exactly the fields is made without the
-    frozen dataclass's `__init__` (one `object.__setattr__` per field); the same `Unit`."""
-    new, set_dict = object.__new__, object.__setattr__
+    frozen dataclass's `__init__` (its fields written straight into its `__dict__`, which
+    freezing leaves writable); the same `Unit`."""
+    new = object.__new__
     units: dict[str, Unit] = {}
     for uid, fields in state.items():
         if fields.keys() == _UNIT_FIELDS:
             unit = new(Unit)
-            set_dict(unit, "__dict__", {"id": uid, **fields})
+            held = unit.__dict__
+            held["id"] = uid
+            held.update(fields)
             units[uid] = unit
         else:
             units[uid] = Unit(id=uid, **fields)
