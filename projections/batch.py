@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import bindparam, update
@@ -74,6 +75,26 @@ class Batch:
         self.new_rows[name].append(row)
         self.open_here[(name, k, seq)] = row
 
+    def reopen(self, name: str, since: dict[Any, int], values: dict[Any, tuple[Any, ...]], seq: int) -> None:
+        """A checkpoint at event `seq`: close every row of `since` (where each row of `name`
+        still open began) that began before it and open it again there, with its value in
+        `values`. Most rows of the board, at every checkpoint: `close` and `open` in one loop."""
+        key = self.key
+        open_here = self.open_here
+        added = self.new_rows[name]
+        for k, began in since.items():
+            if began < seq:
+                row = open_here.pop((name, k, began), None)
+                if row is not None:
+                    row[-1] = seq
+                else:
+                    self.close(name, k, began, seq)
+                row = _history_row(name, key, k, values[k], seq)
+                added.append(row)
+                open_here[(name, k, seq)] = row
+                # A value replaced, no key added or removed: the loop goes on over the same keys.
+                since[k] = seq
+
     def close(self, name: str, k: Any, began: int, seq: int) -> None:
         row = self.open_here.pop((name, k, began), None)
         if row is not None:
@@ -122,19 +143,51 @@ class Batch:
 _ROWS_PER_INSERT = 50
 # The columns that may hold NULL, by table. The sqlite3 driver binds None only after looking
 # for an adapter (and making and dropping an AttributeError on the way), which costs more than
-# the insert of the value: these columns are bound '' instead, which none of them ever holds,
-# and the statement turns it back into NULL.
+# the insert of the value. So, in each statement's rows, a nullable column that is NULL in
+# every row is written as a NULL literal (no value bound at all), one that is NULL in none is
+# bound as it is, and only one that is NULL in some rows is bound '' for NULL, which none of
+# these columns ever holds, and turned back into NULL by the statement.
 _NULLABLE = {table.name: {c.name for c in table.columns if c.nullable} for table in (event_index, *HISTORIES.values())}
-_SQL: dict[tuple[str, int], str] = {}
+_ALL_NULL, _NONE_NULL, _SOME_NULL = 0, 1, 2
+_SQL: dict[tuple[str, int, tuple[int, ...]], str] = {}
+# What a statement of a shape binds of its rows' values, by table, rows and shape (see `_bound`).
+_BOUND: dict[tuple[str, int, tuple[int, ...]], tuple[Any, tuple[int, ...]]] = {}
 
 
-def _insert_sql(table: str, columns: tuple[str, ...], rows: int) -> str:
-    found = _SQL.get((table, rows))
+def _insert_sql(table: str, columns: tuple[str, ...], rows: int, shape: tuple[int, ...]) -> str:
+    """INSERT of `rows` rows, the nullable columns (in order) written as `shape` says."""
+    found = _SQL.get((table, rows, shape))
     if found is None:
-        nullable = _NULLABLE[table]
-        one = "(" + ", ".join("NULLIF(?, '')" if c in nullable else "?" for c in columns) + ")"
+        how = dict(zip([c for c in columns if c in _NULLABLE[table]], shape, strict=True))
+        one = (
+            "("
+            + ", ".join(
+                "?" if how.get(c, _NONE_NULL) == _NONE_NULL else "NULL" if how[c] == _ALL_NULL else "NULLIF(?, '')"
+                for c in columns
+            )
+            + ")"
+        )
         found = f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([one] * rows)}"
-        _SQL[(table, rows)] = found
+        _SQL[(table, rows, shape)] = found
+    return found
+
+
+def _bound(table: str, columns: tuple[str, ...], rows: int, shape: tuple[int, ...]) -> tuple[Any, tuple[int, ...]]:
+    """What a statement of this shape binds of its rows' values, one list of them all: a
+    getter of the values bound (None when it binds them all, no column being a NULL literal),
+    and where, among them, the columns begin whose NULL is bound ''."""
+    key = (table, rows, shape)
+    found = _BOUND.get(key)
+    if found is None:
+        width = len(columns)
+        nullable = [i for i, c in enumerate(columns) if c in _NULLABLE[table]]
+        how = dict(zip(nullable, shape, strict=True))
+        kept = [i for i in range(width) if how.get(i) != _ALL_NULL]
+        getter = None
+        if len(kept) < width:
+            getter = itemgetter(*(row * width + i for row in range(rows) for i in kept))
+        blanks = tuple(at for at, i in enumerate(kept) if how.get(i) == _SOME_NULL)
+        found = _BOUND[key] = (getter, blanks)
     return found
 
 
@@ -146,18 +199,23 @@ def _insert(conn: Connection, table: str, columns: tuple[str, ...], rows: list[A
         conn.exec_driver_sql(f"INSERT INTO {table} ({', '.join(columns)}) VALUES {one}", [tuple(r) for r in rows])
         return
     cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    # Every value in one flat list, None as '' in the nullable columns (see _NULLABLE).
-    values = list(chain.from_iterable(rows))
     width = len(columns)
-    for i, column in enumerate(columns):
-        if column in _NULLABLE[table]:
-            values[i::width] = ["" if v is None else v for v in values[i::width]]
-    whole = len(rows) - len(rows) % _ROWS_PER_INSERT
-    if whole:
-        statement = _insert_sql(table, columns, _ROWS_PER_INSERT)
-        n = width * _ROWS_PER_INSERT
-        for i in range(0, whole * width, n):
-            cursor.execute(statement, values[i : i + n])
-    if whole < len(rows):
-        rest = values[whole * width :]
-        cursor.executemany(_insert_sql(table, columns, 1), [rest[i : i + width] for i in range(0, len(rest), width)])
+    values = list(chain.from_iterable(rows))
+    # Each nullable column's values, to see which statement's rows hold NULL there (see _NULLABLE).
+    nulls = [values[i::width] for i, c in enumerate(columns) if c in _NULLABLE[table]]
+    for first in range(0, len(rows), _ROWS_PER_INSERT):
+        count = min(_ROWS_PER_INSERT, len(rows) - first)
+        shape = []
+        for column in nulls:
+            found = column[first : first + count].count(None)
+            shape.append(_NONE_NULL if not found else _ALL_NULL if found == count else _SOME_NULL)
+        key = tuple(shape)
+        bound, blanks = _bound(table, columns, count, key)
+        chunk = values[first * width : (first + count) * width]
+        if bound is not None:
+            chunk = list(bound(chunk))
+        if blanks:
+            step = len(chunk) // count
+            for at in blanks:
+                chunk[at::step] = ["" if v is None else v for v in chunk[at::step]]
+        cursor.execute(_insert_sql(table, columns, count, key), chunk)

@@ -35,16 +35,22 @@ from domain.memory import collector_paused
 from projections.batch import Batch
 from projections.positions import turn_number
 from projections.schema import HISTORIES, NAME, SCHEMA, VIEWS, campaigns, ensure_schema, tracking
-from projections.summary import rule_of, rule_of_kind, summary
+from projections.summary import rule_of, rule_of_kind, summary_of_kind
 
 __all__ = ["turn_number"]
 
 BATCH = 500
-REBUILD_BATCH = 5000
+# A history row still open at the end of a page is inserted, then closed by an UPDATE in a
+# later page: long pages settle most rows in memory (a checkpoint closes every row within
+# CHECKPOINT events), so a rebuild runs thousands of those updates fewer, and fewer statements.
+# A page's decoded events are held at once: 20,000 keep a rebuild of great-war-1914 under
+# 90 MiB (50,000 took 125 MiB, no faster).
+REBUILD_BATCH = 20000
 # A rebuild commits every this many pages: each commit of a SQLite file in WAL mode waits for
-# its write to reach the disk, which cost a tenth of a rebuild at one commit a page; the write
-# lock is still let go every few seconds, so a player recording meanwhile waits no longer.
-REBUILD_PAGES_PER_COMMIT = 8
+# its write to reach the disk (and copies the log into the file), which cost a tenth of a
+# rebuild at one commit every 5,000 events; the write lock is still let go every second or so,
+# so a player recording meanwhile waits no longer.
+REBUILD_PAGES_PER_COMMIT = 1
 CHECKPOINT = 500
 
 # Events that never change units, NTR or a nation's figures: no need to compare boards.
@@ -169,19 +175,36 @@ class _Kind:
     per-event work is then a lookup and a few attribute reads, not set tests and string
     comparisons on the event's name and fields."""
 
-    __slots__ = ("name", "rule", "places", "battle", "unit", "starts_battle", "undo", "board", "parts", "named")
+    __slots__ = (
+        "name",
+        "rule",
+        "summary",
+        "places",
+        "by_nation",
+        "battle",
+        "unit",
+        "starts_battle",
+        "undo",
+        "board",
+        "parts",
+        "named",
+    )
 
     def __init__(self, cls: type) -> None:
         name = self.name = cls.__name__
         fields = _fields_of(cls)
         # A constant rule, or None when it depends on the event (`rule_of` then decides).
         self.rule: str | None = rule_of_kind(name)
+        self.summary = summary_of_kind(name)
         self.places: tuple[tuple[str, int], ...] = tuple(
             (key, _NATION if key in _NATION_KEYS else _ZONE if key == "zone" else _ZONES)
             for key in sorted(_PLACE_KEYS & fields)
         )
         self.battle = "battle" in fields
         self.unit = "unit" in fields
+        # Most events (asked actions, phases, collections) name no place but their nation, and
+        # neither battle nor unit: their index row needs no sets of names.
+        self.by_nation = not self.battle and not self.unit and self.places == (("nation", _NATION),)
         self.starts_battle = name in _BATTLE_STARTS
         self.undo = name == "ActionUndone"
         self.parts: frozenset[str] = frozenset()
@@ -521,6 +544,24 @@ def _index_row(f: _Followed, agg: Any, event: Any, data: dict[str, Any], kind: _
         if not f.turn_order:
             f.turn_order = list(agg.scenario.turn_order)
         turn = f.turns[round_, nation] = turn_number(f.turn_order, round_, nation)
+    rule = kind.rule
+    if kind.by_nation:
+        named = data.get("nation")
+        return [
+            f.key,
+            seq,
+            turn,
+            round_,
+            nation,
+            agg.phase,
+            kind.name,
+            (rule if rule is not None else rule_of(event)) or None,
+            None,
+            "",
+            _bar(named) if named.__class__ is str else "",
+            kind.summary(event),
+            None,
+        ]
     zones: set[str] | None = None
     nations: set[str] | None = None
     for key, how in kind.places:
@@ -562,7 +603,6 @@ def _index_row(f: _Followed, agg: Any, event: Any, data: dict[str, Any], kind: _
                     nations = {owner}
                 else:
                     nations.add(owner)
-    rule = kind.rule
     return [
         f.key,
         seq,
@@ -575,7 +615,7 @@ def _index_row(f: _Followed, agg: Any, event: Any, data: dict[str, Any], kind: _
         battle,
         "" if zones is None else _bars(zones),
         "" if nations is None else _bars(nations),
-        summary(event),
+        kind.summary(event),
         None,
     ]
 
@@ -584,16 +624,21 @@ def _index_row(f: _Followed, agg: Any, event: Any, data: dict[str, Any], kind: _
 _ONE_BAR: dict[str, str] = {}
 
 
+def _bar(only: str) -> str:
+    """One name as the index stores it (see `_bars`)."""
+    found = _ONE_BAR.get(only)
+    if found is None:
+        found = f"|{only}|"
+        if len(_ONE_BAR) < 10_000:
+            _ONE_BAR[only] = found
+    return found
+
+
 def _bars(values: set[str]) -> str:
     """Names as the index stores them for LIKE filters: "|a|b|" (sorted), or ""."""
     if len(values) == 1:
         for only in values:
-            found = _ONE_BAR.get(only)
-            if found is None:
-                found = f"|{only}|"
-                if len(_ONE_BAR) < 10_000:
-                    _ONE_BAR[only] = found
-            return found
+            return _bar(only)
     return "|" + "|".join(sorted(values)) + "|" if values else ""
 
 
@@ -649,11 +694,7 @@ def _write_history(
                     batch.open(name, k, value, seq)
                     since[k] = seq
         if checkpoint:
-            for k, began in list(since.items()):
-                if began < seq:
-                    batch.close(name, k, began, seq)
-                    batch.open(name, k, new[k], seq)
-                    since[k] = seq
+            batch.reopen(name, since, new, seq)
 
 
 def _campaign_rows(conn: Connection, cids: Iterable[UUID]) -> dict[str, Any]:

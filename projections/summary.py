@@ -252,6 +252,20 @@ def summary(event: Any) -> str:
     return procedure if procedure is not None else kind
 
 
+def summary_of_kind(kind: str) -> Callable[[Any], str]:
+    """What `summary` does with every event of this kind, looked up once (the projector asks
+    it once per event class, not once per event)."""
+    found = _SUMMARIES.get(kind)
+    if found is not None:
+        return found
+
+    def of_procedure(event: Any) -> str:
+        procedure = _procedure_summary(kind, event)
+        return procedure if procedure is not None else kind
+
+    return of_procedure
+
+
 _ENDINGS = {
     "SM4": "the detected submarines are sunk, submerged or gone back",
     "SM5": "the interception is over",
