@@ -181,8 +181,11 @@ class PhaseAdvanced(Event):
     def apply(self, agg: Campaign) -> None:
         if self.nation != agg.nation or self.round != agg.round:
             # A new national turn: its movement allowances and research rolls start afresh.
+            # Most units have not moved: asked first, that spares the nation's look-up (this
+            # loop over the whole board is a tenth of replaying a log).
+            nation = self.nation
             for unit in agg.units.values():
-                if unit["nation"] == self.nation:
+                if unit["moved"] and unit["nation"] == nation:
                     unit["moved"] = 0
             agg.research_rolls = {}
             agg.movement_ended = {}
