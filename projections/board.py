@@ -546,22 +546,30 @@ def _index_row(f: _Followed, agg: Any, event: Any, data: dict[str, Any], kind: _
         turn = f.turns[round_, nation] = turn_number(f.turn_order, round_, nation)
     rule = kind.rule
     if kind.by_nation:
+        # Most events: no place but their nation, no battle, no unit (no sets of names made).
         named = data.get("nation")
-        return [
-            f.key,
-            seq,
-            turn,
-            round_,
-            nation,
-            agg.phase,
-            kind.name,
-            (rule if rule is not None else rule_of(event)) or None,
-            None,
-            "",
-            _bar(named) if named.__class__ is str else "",
-            kind.summary(event),
-            None,
-        ]
+        battle, zones, nations = None, "", _bar(named) if named.__class__ is str else ""
+    else:
+        battle, zones, nations = _places(f, agg, event, data, kind)
+    return [
+        f.key,
+        seq,
+        turn,
+        round_,
+        nation,
+        agg.phase,
+        kind.name,
+        (rule if rule is not None else rule_of(event)) or None,
+        battle,
+        zones,
+        nations,
+        kind.summary(event),
+        None,
+    ]
+
+
+def _places(f: _Followed, agg: Any, event: Any, data: dict[str, Any], kind: _Kind) -> tuple[Any, str, str]:
+    """An event's battle, and the zones and nations its index row names (as `_bars` stores them)."""
     zones: set[str] | None = None
     nations: set[str] | None = None
     for key, how in kind.places:
@@ -603,21 +611,7 @@ def _index_row(f: _Followed, agg: Any, event: Any, data: dict[str, Any], kind: _
                     nations = {owner}
                 else:
                     nations.add(owner)
-    return [
-        f.key,
-        seq,
-        turn,
-        round_,
-        nation,
-        agg.phase,
-        kind.name,
-        (rule if rule is not None else rule_of(event)) or None,
-        battle,
-        "" if zones is None else _bars(zones),
-        "" if nations is None else _bars(nations),
-        kind.summary(event),
-        None,
-    ]
+    return battle, "" if zones is None else _bars(zones), "" if nations is None else _bars(nations)
 
 
 # One name as the index stores it, made once per name: most events name one nation or zone.
