@@ -109,7 +109,11 @@ class Service:
     async def act(self, fn: Callable[[ServedTracker], T], name: str | None = None, player: Player | None = None) -> T:
         """`fn(tracker)` for anything that may record on campaign `name`, alone on its stripe's
         recording tracker."""
-        return await anyio.to_thread.run_sync(self._stripe(self.writers, name).run, as_player(player, fn))
+        return await anyio.to_thread.run_sync(self.act_now, fn, name, player)
+
+    def act_now(self, fn: Callable[[ServedTracker], T], name: str | None = None, player: Player | None = None) -> T:
+        """`act` in the calling thread (a worker thread already: it waits for the stripe)."""
+        return self._stripe(self.writers, name).run(as_player(player, fn))
 
     async def run(
         self, fn: Callable[[ServedTracker], T], write: bool = False, name: str | None = None,
