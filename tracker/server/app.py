@@ -19,8 +19,8 @@ import contextlib
 import importlib.util
 import json
 import threading
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
 
 import anyio.to_thread
 from starlette.applications import Starlette
@@ -52,6 +52,8 @@ from tracker.server.served import ServedTracker
 from tracker.server.slots import READERS, WRITERS, Service, Slot, as_player
 from tracker.server.watch import Watcher, channel_of, watcher_for
 from tracker.service.players import Player
+
+T = TypeVar("T")
 
 __all__ = [
     "KEEPALIVE_SECONDS",
@@ -266,27 +268,33 @@ class Api:
         except TrackerError as e:
             raise tracker_error(e) from None
 
-        def perform(player: Player | None) -> dict[str, Any]:
-            def run(t: ServedTracker) -> dict[str, Any]:
-                # A repeat of the key is answered the first answer (stored with its events).
-                act = lambda: perform_action(t, player, name, asked)  # noqa: E731
-                return once(t, player, key, act, action_answer, name)
+        def perform(t: ServedTracker, player: Player | None) -> dict[str, Any]:
+            # A repeat of the key is answered the first answer (stored with its events).
+            act = lambda: perform_action(t, player, name, asked)  # noqa: E731
+            return once(t, player, key, act, action_answer, name)
 
-            return self.service.act_now(run, name, player)
+        return JsonResponse(await self._recorded_as(request, token, name, perform))
+
+    async def _recorded_as(
+        self, request: Request, token: str | None, name: str | None,
+        fn: Callable[[ServedTracker, Player | None], T],
+    ) -> T:  # fmt: skip
+        """`fn(tracker, player)` on campaign `name`'s recording tracker, for the player holding
+        the request's `token` (None: no token), checked in the worker thread that then runs
+        `fn`: one hop to a thread, not two. 401 for an unknown token and 429 while its address
+        waits, as `authenticate`; a user's error as its JSON answer."""
+
+        def run(player: Player | None) -> T:
+            return self.service.act_now(lambda t: fn(t, player), name, player)
 
         try:
             if token is None:
-                # Refused by the action itself, which needs a player's token.
-                result = await anyio.to_thread.run_sync(perform, None)
-            else:
-                # The token is checked in the thread that then records the action: one hop to a
-                # thread, not two (the action's own checks of the player run as before).
-                result = await self.gate.run_as(request, token, perform)
+                return await anyio.to_thread.run_sync(run, None)
+            return await self.gate.run_as(request, token, run)
         except Denied as e:
             raise ApiError(e.status, e.message, headers=e.headers) from None
         except TrackerError as e:
             raise tracker_error(e) from None
-        return JsonResponse(result)
 
     async def approve(self, request: Request) -> Response:
         player = await self.authenticate(request)
@@ -300,7 +308,7 @@ class Api:
         return command_response(result)
 
     async def command(self, request: Request) -> Response:
-        player = await self.authenticate(request)
+        token = self._token(request)
         # Arguments that are not UTF-8 text are named by check_args, as the local CLI names them.
         body = await read_json(request, text_only=False)
         name = body.get("campaign")
@@ -312,17 +320,17 @@ class Api:
         except TrackerError as e:
             raise tracker_error(e) from None
         if checked[0] in ("approve", "overrides"):
-            result = await self.service.act(
-                lambda t: override_command(t, player, name, checked, terminal), name, player
+            result = await self._recorded_as(
+                request, token, name, lambda t, player: override_command(t, player, name, checked, terminal)
             )
         else:
 
-            def command(t: ServedTracker) -> dict[str, Any]:
+            def command(t: ServedTracker, player: Player | None) -> dict[str, Any]:
                 # With a key, a repeat is answered the first command's output and records nothing.
                 run = lambda: run_command(t, player, name, checked, terminal["columns"], terminal=terminal)  # noqa: E731
                 return once(t, player, key, run)
 
-            result = await self.service.act(command, name, player)
+            result = await self._recorded_as(request, token, name, command)
         return command_response(result)
 
     async def authenticate(self, request: Request) -> Player | None:
