@@ -194,7 +194,7 @@ def _svg_lines(c: dict[str, Any]) -> list[str]:
     # a template drew them several times slower).
     e = escape
     key, font, p = e(c["id"]), c["font"], c["plot"]
-    left, right, top, bottom = p["left"], p["right"], p["top"], p["bottom"]
+    left, right = p["left"], p["right"]
     width, height = c["width"], c["height"]
     title = e(c["title"])
     out = [
@@ -217,6 +217,19 @@ def _svg_lines(c: dict[str, Any]) -> list[str]:
         f'<text class="chart-title" x="{(left + right) / 2:.1f}" y="18" text-anchor="middle" '
         f'font-size="{font + 2}">{title}</text>'
     )
+    out.extend(_svg_axes(c))
+    out.extend(_svg_series(c))
+    out.append("</svg>")
+    return out
+
+
+def _svg_axes(c: dict[str, Any]) -> list[str]:
+    """A chart's axes with their grid, ticks and labels, its zero line and its frame."""
+    e = escape
+    key, font, p = e(c["id"]), c["font"], c["plot"]
+    left, right, top, bottom = p["left"], p["right"], p["top"], p["bottom"]
+    height = c["height"]
+    out: list[str] = []
     out.append(f'<g id="{key}-y-axis" class="axis">')
     for t in c["y_ticks"]:
         out.append(
@@ -257,9 +270,17 @@ def _svg_lines(c: dict[str, Any]) -> list[str]:
         f'<rect class="frame" x="{left:.1f}" y="{top:.1f}" width="{right - left:.1f}" height="{bottom - top:.1f}" '
         'fill="none" stroke="#444444" stroke-width="0.8"/>'
     )
-    out.append(f'<g id="{key}-lines" fill="none" stroke-width="{c["line_width"]}" stroke-linejoin="round">')
+    return out
+
+
+def _svg_series(c: dict[str, Any]) -> list[str]:
+    """A chart's lines, then its legend: each name and colour escaped once for both."""
+    e = escape
+    key, font, top = e(c["id"]), c["font"], c["plot"]["top"]
+    lines = c["lines"]
+    out = [f'<g id="{key}-lines" fill="none" stroke-width="{c["line_width"]}" stroke-linejoin="round">']
     legend_x = c["legend"]["x"]
-    # The legend after the lines, drawn alongside them: each name and colour escaped once.
+    # The legend after the lines, drawn alongside them.
     legend = [
         f'<g id="{key}-legend" class="legend">',
         f'<text x="{legend_x:.1f}" y="{top + 8:.1f}" font-weight="bold">{e(c["legend"]["title"])}</text>',
@@ -286,5 +307,4 @@ def _svg_lines(c: dict[str, Any]) -> list[str]:
     out.append("</g>")
     out.extend(legend)
     out.append("</g>")
-    out.append("</svg>")
     return out
