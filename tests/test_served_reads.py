@@ -6,7 +6,10 @@ as damage, as a load refuses it."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from uuid import UUID
 
 import pytest
 
@@ -19,59 +22,61 @@ from tracker.server.served import ServedTracker  # noqa: E402
 from tracker.storage.event_app import DamagedLogError  # noqa: E402
 
 
-def _campaign(tmp_path: Path) -> tuple[str, Tracker]:
+@dataclass
+class Reads:
+    """A campaign's database, a tracker recording on it and a server's reading tracker."""
+
+    db: str
+    writer: Tracker
+    reader: ServedTracker
+    cid: UUID
+
+
+@pytest.fixture
+def reads(tmp_path: Path) -> Iterator[Reads]:
     db = str(tmp_path / "reads.db")
     writer = Tracker(db)
-    writer.create("reads", "north-sea-1914", dice="auto")
-    return db, writer
-
-
-def test_reader_copy_takes_the_events_recorded_since_and_equals_a_fresh_load(tmp_path: Path) -> None:
-    db, writer = _campaign(tmp_path)
-    cid = writer.campaign_id("reads")
+    cid = writer.create("reads", "north-sea-1914", dice="auto").id
     reader = ServedTracker(db, keys=str(tmp_path / "keys.db"), reads_only=True)
     try:
-        kept = reader.load(cid)
-        first = kept.version
-        for _ in range(5):
-            perform_advance(writer, cid)
-        again = reader.load(cid)
-        # The same copy, brought forward rather than loaded anew.
-        assert again is kept
-        assert again.version > first
-        with Tracker(db) as fresh:
-            loaded = fresh.load(cid)
-        assert again.version == loaded.version
-        assert again.last_hash == loaded.last_hash
-        assert again.pending() == loaded.pending()
-        assert (again.round, again.nation, again.phase) == (loaded.round, loaded.nation, loaded.phase)
-        assert again.units == loaded.units
+        yield Reads(db, writer, reader, cid)
     finally:
         reader.close()
         writer.close()
 
 
-def test_reader_copy_refuses_an_edited_event_recorded_since_as_a_load_does_D1(tmp_path: Path) -> None:
-    db, writer = _campaign(tmp_path)
-    cid = writer.campaign_id("reads")
-    reader = ServedTracker(db, keys=str(tmp_path / "keys.db"), reads_only=True)
-    try:
-        kept = reader.load(cid)
-        perform_advance(writer, cid)
-        writer.close()
-        with sqlite3.connect(db) as conn:
-            # The first event recorded after the reader's copy (the action asked), edited outside
-            # the tracker.
-            conn.execute(
-                "UPDATE tracker_events SET state = CAST(replace(CAST(state AS TEXT), '\"next\"', '\"undo\"') AS BLOB)"
-                " WHERE originator_version = ?",
-                (kept.version + 1,),
-            )
-            assert conn.total_changes == 1
-        with pytest.raises(DamagedLogError, match="hash chain"):
-            reader.load(cid)
-        # The copy is dropped with the refusal: asking again is refused again, not served.
-        with pytest.raises(DamagedLogError):
-            reader.load(cid)
-    finally:
-        reader.close()
+def test_reader_copy_takes_the_events_recorded_since_and_equals_a_fresh_load(reads: Reads) -> None:
+    kept = reads.reader.load(reads.cid)
+    first = kept.version
+    for _ in range(5):
+        perform_advance(reads.writer, reads.cid)
+    again = reads.reader.load(reads.cid)
+    # The same copy, brought forward rather than loaded anew.
+    assert again is kept
+    assert again.version > first
+    with Tracker(reads.db) as fresh:
+        loaded = fresh.load(reads.cid)
+    assert again.version == loaded.version
+    assert again.last_hash == loaded.last_hash
+    assert again.pending() == loaded.pending()
+    assert (again.round, again.nation, again.phase) == (loaded.round, loaded.nation, loaded.phase)
+    assert again.units == loaded.units
+
+
+def test_reader_copy_refuses_an_edited_event_recorded_since_as_a_load_does_D1(reads: Reads) -> None:
+    kept = reads.reader.load(reads.cid)
+    perform_advance(reads.writer, reads.cid)
+    with sqlite3.connect(reads.db) as conn:
+        # The first event recorded after the reader's copy (the action asked), edited outside
+        # the tracker.
+        conn.execute(
+            "UPDATE tracker_events SET state = CAST(replace(CAST(state AS TEXT), '\"next\"', '\"undo\"') AS BLOB)"
+            " WHERE originator_version = ?",
+            (kept.version + 1,),
+        )
+        assert conn.total_changes == 1
+    with pytest.raises(DamagedLogError, match="hash chain"):
+        reads.reader.load(reads.cid)
+    # The copy is dropped with the refusal: asking again is refused again, not served.
+    with pytest.raises(DamagedLogError):
+        reads.reader.load(reads.cid)
