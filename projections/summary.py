@@ -244,17 +244,12 @@ _SUMMARIES: dict[str, Callable[[Any], str]] = {
 
 def summary(event: Any) -> str:
     """The event in one line, as `log` and the reports print it."""
-    kind = type(event).__name__
-    found = _SUMMARIES.get(kind)
-    if found is not None:
-        return found(event)
-    procedure = _procedure_summary(kind, event)
-    return procedure if procedure is not None else kind
+    return summary_of_kind(type(event).__name__)(event)
 
 
 def summary_of_kind(kind: str) -> Callable[[Any], str]:
-    """What `summary` does with every event of this kind, looked up once (the projector asks
-    it once per event class, not once per event)."""
+    """What `summary` does with every event of this kind, looked up once where many events of
+    one class are summed up (the projector asks once per event class, not once per event)."""
     found = _SUMMARIES.get(kind)
     if found is not None:
         return found
