@@ -32,9 +32,11 @@ from eventsourcing.utils import Environment, strtobool
 from eventsourcing_sqlalchemy.datastore import SQLAlchemyDatastore
 from sqlalchemy.dialects import postgresql, sqlite
 
-from tracker.storage import datastore, recorder
+from tracker.storage import datastore
 from tracker.storage.event_app import TrackerApplication
-from tracker.storage.recorder import TrackerFactory, TrackerMapper, TrackerRecorder, _made
+from tracker.storage.mapper import _STAMPED, TrackerMapper
+from tracker.storage.recorder import TrackerFactory, TrackerRecorder
+from tracker.storage.rows import made
 
 # (owner, name, the parameters the tracker calls or overrides it with), as docs/storage.md lists them.
 SIGNATURES: list[tuple[Any, str, list[str]]] = [
@@ -88,12 +90,12 @@ def test_stored_events_and_notifications_are_plain_frozen_dataclasses_of_these_f
     assert [f.name for f in dataclasses.fields(Notification)] == [
         "originator_id", "originator_version", "topic", "state", "id",
     ]  # fmt: skip
-    # `_made` sets an instance's __dict__ instead of calling __init__: no slots may stand in the way.
+    # `made` sets an instance's __dict__ instead of calling __init__: no slots may stand in the way.
     for cls in (StoredEvent, Notification):
         assert all("__slots__" not in vars(c) for c in cls.__mro__ if c is not object), cls
     oid = uuid4()
-    made = _made(Notification, id=7, originator_id=oid, originator_version=1, topic="t", state=b"{}")
-    assert made == Notification(id=7, originator_id=oid, originator_version=1, topic="t", state=b"{}")
+    record = made(Notification, id=7, originator_id=oid, originator_version=1, topic="t", state=b"{}")
+    assert record == Notification(id=7, originator_id=oid, originator_version=1, topic="t", state=b"{}")
 
 
 def test_the_mapper_and_transcoder_hold_what_the_tracker_mapper_reads() -> None:
@@ -107,8 +109,8 @@ def test_the_mapper_and_transcoder_hold_what_the_tracker_mapper_reads() -> None:
     # mapper writes and reads without a Python call per typed value.
     stamp = datetime(1914, 8, 4, 23, 0, tzinfo=UTC)
     encoded = transcoder.encode({"timestamp": stamp, "hash": "x"})
-    assert encoded.startswith(recorder._STAMPED), encoded
-    assert encoded == recorder._STAMPED + stamp.isoformat().encode() + b'"},"hash":"x"}'
+    assert encoded.startswith(_STAMPED), encoded
+    assert encoded == _STAMPED + stamp.isoformat().encode() + b'"},"hash":"x"}'
     assert transcoder.decode(encoded) == {"timestamp": stamp, "hash": "x"}
     assert issubclass(TrackerMapper, Mapper)
 

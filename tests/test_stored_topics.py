@@ -24,7 +24,8 @@ from domain.dice import DiceSource
 from tests.support import advance
 from tracker.cli.main import cli
 from tracker.service.application import Tracker
-from tracker.storage.recorder import TrackerMapper
+from tracker.storage.mapper import TrackerMapper
+from tracker.storage.recorder import CampaignSnapshot
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXPORT = FIXTURES / "demo-one-module.jsonl.gz"
@@ -101,6 +102,13 @@ def test_events_recorded_now_carry_the_old_topics(tmp_path: Path) -> None:
             assert stored.topic == f"domain.campaign:Campaign.{kind}"
         assert {s.topic for s in new} == {"domain.campaign:Campaign.PhaseAdvanced"} <= old_topics
     assert invoke(db, "verify").exit_code == 0
+
+
+def test_a_campaign_snapshot_keeps_the_topic_databases_hold() -> None:
+    # Every stored snapshot names its class by this topic: moving the class to another module
+    # would leave the snapshots of every existing database unreadable.
+    assert get_topic(CampaignSnapshot) == "tracker.storage.recorder:CampaignSnapshot"
+    assert resolve_topic("tracker.storage.recorder:CampaignSnapshot") is CampaignSnapshot
 
 
 def test_snapshots_stored_before_load_the_same_state_as_the_log(tmp_path: Path) -> None:

@@ -16,7 +16,8 @@ from eventsourcing.persistence import Mapper, PersistenceError, RecordConflictEr
 from domain.campaign import Campaign
 from domain.chain import GENESIS, chain_hash, event_content
 from domain.errors import InputError, TrackerError
-from tracker.storage.recorder import CampaignSnapshot, TrackerMapper
+from tracker.storage.mapper import TrackerMapper
+from tracker.storage.recorder import CampaignSnapshot
 
 # A snapshot every this many events: loading replays at most this many.
 SNAPSHOT_INTERVAL = 200
@@ -33,7 +34,7 @@ class DamagedLogError(TrackerError):
 
 class CampaignRepository(Repository[UUID]):
     """Loads campaigns from their latest snapshot, putting back the scenario and ruleset a
-    snapshot leaves out (see `tracker.recorder.CampaignSnapshot`) from the first event."""
+    snapshot leaves out (see `tracker.storage.recorder.CampaignSnapshot`) from the first event."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -1,6 +1,8 @@
 """The event store under the tracker: eventsourcing's recorders on the tables of
 eventsourcing-sqlalchemy, read and written with SQLAlchemy Core statements (see
-`tracker.storage.datastore`), and campaign snapshots without the recorded scenario and ruleset.
+`tracker.storage.datastore`; their rows and statements in `tracker.storage.rows`), and the
+factory eventsourcing makes them with, and campaign snapshots without the recorded scenario and
+ruleset. How an event is encoded is `tracker.storage.mapper`'s.
 
 Writing an action checks, in the transaction that inserts its events, that the event it
 follows is still the last one stored as this process saw it (a log cut below the campaign's
@@ -15,8 +17,7 @@ import functools
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
-from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 from uuid import UUID
 
 from eventsourcing.domain import Snapshot
@@ -25,7 +26,6 @@ from eventsourcing.persistence import (
     ApplicationRecorder,
     InfrastructureFactory,
     IntegrityError,
-    Mapper,
     Notification,
     OperationalError,
     PersistenceError,
@@ -34,24 +34,34 @@ from eventsourcing.persistence import (
     Subscription,
     TrackingRecorder,
 )
-from eventsourcing.utils import Environment, get_topic, resolve_topic, strtobool
-from sqlalchemy import Select, Table, bindparam, func, insert, null, select, type_coerce
+from eventsourcing.utils import Environment, strtobool
+from sqlalchemy import Table, func, insert, select, type_coerce
 from sqlalchemy.engine import Connection
-from sqlalchemy.sql.dml import ReturningInsert
 from sqlalchemy.sql.sqltypes import NullType
 
 from domain.errors import TrackerError
-from projections.schema import NAME, tracking
+from projections.schema import NAME
 from tracker.storage.datastore import Datastore, Transaction, create_tables, event_table, record_class, writing
-
-T = TypeVar("T")
-
-# Stored events per page of a whole-log read (`event_pages`): a few megabytes at most.
-PAGE_SIZE = 1000
+from tracker.storage.rows import (
+    WriteStatements,
+    campaign_uuid,
+    checks_sql,
+    driver_row,
+    insert_rows,
+    last_version_sql,
+    made,
+    notifications_of,
+    row_of,
+    stored_event,
+    uuid_bytes,
+)
 
 # Recorded once by a campaign's first event and never changed: a snapshot leaves them out.
 RECORDED_AT_CREATION = ("scenario_data", "ruleset_data")
 _FROM_CREATION = "_from_created_event"
+
+# Stored events per page of a whole-log read (`event_pages`): a few megabytes at most.
+PAGE_SIZE = 1000
 
 
 class LogDamaged(TrackerError):
@@ -122,7 +132,7 @@ class TrackerAggregateRecorder(AggregateRecorder):
         with self.transaction(commit=False) as session:
             rows = connection_of(session).execute(query).all()
         return [
-            _made(StoredEvent, originator_id=_uuid(r[0]), originator_version=r[1], topic=r[2], state=bytes(r[3]))
+            made(StoredEvent, originator_id=campaign_uuid(r[0]), originator_version=r[1], topic=r[2], state=bytes(r[3]))
             for r in rows
         ]
 
@@ -140,7 +150,7 @@ class TrackerAggregateRecorder(AggregateRecorder):
             # open while the caller reads the database in between.
             yield from self._keyset_pages(originator_id, gt, lte, page)
             return
-        oid = _uuid(originator_id) if not isinstance(originator_id, UUID) else originator_id
+        oid = campaign_uuid(originator_id) if not isinstance(originator_id, UUID) else originator_id
         engine = self.datastore.engine
         if engine.dialect.name == "sqlite":
             # In WAL mode the open read holds back no writer (the datastore's first transaction
@@ -148,7 +158,7 @@ class TrackerAggregateRecorder(AggregateRecorder):
             self._wal_mode()
             raw = engine.raw_connection()
             try:
-                params: list[Any] = [bytearray(_uuid_bytes(oid))]
+                params: list[Any] = [bytearray(uuid_bytes(oid))]
                 where = "originator_id = ?"
                 if gt is not None:
                     where += " AND originator_version > ?"
@@ -163,7 +173,7 @@ class TrackerAggregateRecorder(AggregateRecorder):
                     params,
                 )
                 while rows := cursor.fetchmany(page):
-                    yield [_stored(oid, v, topic, state) for v, topic, state in rows]
+                    yield [stored_event(oid, v, topic, state) for v, topic, state in rows]
                 cursor.close()
             finally:
                 raw.close()
@@ -180,7 +190,7 @@ class TrackerAggregateRecorder(AggregateRecorder):
             query = query.order_by(table.c.originator_version)
             result = conn.execution_options(stream_results=True, yield_per=page).execute(query)
             for rows in result.partitions():
-                yield [_stored(oid, r[1], r[2], r[3]) for r in rows]
+                yield [stored_event(oid, r[1], r[2], r[3]) for r in rows]
 
     def _keyset_pages(
         self, originator_id: UUID | str, gt: int | None, lte: int | None, page: int
@@ -198,7 +208,7 @@ class TrackerAggregateRecorder(AggregateRecorder):
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         if stored_events:
             with self.transaction(commit=True) as session:
-                connection_of(session).execute(insert(self.table), [_row(e) for e in stored_events])
+                connection_of(session).execute(insert(self.table), [row_of(e) for e in stored_events])
         return None
 
     def _wal_mode(self) -> None:
@@ -289,15 +299,15 @@ class TrackerRecorder(TrackerAggregateRecorder, ApplicationRecorder):
         # The insert takes SQLite's write lock: the checks below read what no other writer can
         # change before this transaction ends. Rows inserted under one write lock take
         # consecutive ids, so the last one inserted gives them all (nothing is read back).
-        last_id = _insert_rows(cur, name, [_driver_row(e) for e in stored_events])
+        last_id = insert_rows(cur, name, [driver_row(e) for e in stored_events])
         ids = list(range(last_id - len(stored_events) + 1, last_id + 1))
         version = follows[0] if follows is not None and follows[0] >= 1 else 0
         if not version and not self.check_projection_position:
             return ids
-        oid = bytearray(_uuid_bytes(stored_events[0].originator_id))
+        oid = bytearray(uuid_bytes(stored_events[0].originator_id))
         position = self.check_projection_position
         follows_state, passed = cur.execute(
-            _checks_sql(name, position), (oid, version, NAME) if position else (oid, version)
+            checks_sql(name, position), (oid, version, NAME) if position else (oid, version)
         ).fetchone()
         if version:
             assert follows is not None
@@ -329,7 +339,7 @@ class TrackerRecorder(TrackerAggregateRecorder, ApplicationRecorder):
         # Insert first: on SQLite that takes the write lock, so the checks below read what no
         # other writer can change before this transaction ends. The statements are built once
         # per recorder (SQLAlchemy then finds their compiled form by identity).
-        result = conn.execute(self._statements.insert, [_row(e) for e in stored_events])
+        result = conn.execute(self._statements.insert, [row_of(e) for e in stored_events])
         ids = [int(i) for i in result.scalars()]
         version = follows[0] if follows is not None and follows[0] >= 1 else 0
         if version or self.check_projection_position:
@@ -349,8 +359,8 @@ class TrackerRecorder(TrackerAggregateRecorder, ApplicationRecorder):
         return ids
 
     @functools.cached_property
-    def _statements(self) -> _Statements:
-        return _Statements(self.table)
+    def _statements(self) -> WriteStatements:
+        return WriteStatements(self.table)
 
     def _last_before(self, conn: Any, originator_id: UUID | str, version: int) -> int | None:
         table = self.table
@@ -398,11 +408,16 @@ class TrackerRecorder(TrackerAggregateRecorder, ApplicationRecorder):
                     f"WHERE {' AND '.join(where)} ORDER BY id LIMIT ?",
                     (*params, limit),
                 ).fetchall()
-                return _notifications(rows)
+                return notifications_of(rows)
             rows = conn.execute(query).all()
         return [
-            _made(
-                Notification, id=r[0], originator_id=_uuid(r[1]), originator_version=r[2], topic=r[3], state=bytes(r[4])
+            made(
+                Notification,
+                id=r[0],
+                originator_id=campaign_uuid(r[1]),
+                originator_version=r[2],
+                topic=r[3],
+                state=bytes(r[4]),
             )
             for r in rows
         ]
@@ -435,8 +450,8 @@ class TrackerRecorder(TrackerAggregateRecorder, ApplicationRecorder):
             # Asked just before an action is recorded (is the working copy still the last
             # one?): on the connection that then writes, whose cache is warm.
             self._wal_mode()
-            oid = originator_id.bytes if isinstance(originator_id, UUID) else _uuid_bytes(originator_id)
-            rows = datastore.read_on_writer(_last_version_sql(self.events_table_name), (bytearray(oid),))
+            oid = originator_id.bytes if isinstance(originator_id, UUID) else uuid_bytes(originator_id)
+            rows = datastore.read_on_writer(last_version_sql(self.events_table_name), (bytearray(oid),))
             return int(rows[0][0] or 0)
         table = self.table
         with self.transaction(commit=False) as session:
@@ -446,145 +461,6 @@ class TrackerRecorder(TrackerAggregateRecorder, ApplicationRecorder):
                 .scalar()
             )
         return int(value or 0)
-
-
-_UUIDS: dict[Any, UUID] = {}
-
-
-def _made(cls: type[T], **fields: Any) -> T:
-    """A frozen dataclass record of fields already of their types, without its `__init__`
-    (one `object.__setattr__` per field: as much as reading the row, for whole-log reads)."""
-    record = object.__new__(cls)
-    object.__setattr__(record, "__dict__", fields)
-    return record
-
-
-def _stored(oid: UUID, version: int, topic: str, state: Any) -> StoredEvent:
-    """A `_made` stored event of a row already known to be campaign `oid`'s."""
-    return _made(
-        StoredEvent,
-        originator_id=oid,
-        originator_version=version,
-        topic=topic,
-        state=state if state.__class__ is bytes else bytes(state),
-    )
-
-
-def _notifications(rows: list[Any]) -> list[Notification]:
-    """`_made` notifications of the sqlite3 driver's rows, in one loop: whole-log reads make one
-    per event. Consecutive rows of one campaign share its UUID object."""
-    new = object.__new__
-    set_dict = object.__setattr__
-    out: list[Notification] = []
-    append = out.append
-    last_raw: Any = None
-    last_id: Any = None
-    for nid, raw_id, version, topic, state in rows:
-        if raw_id != last_raw:
-            last_raw, last_id = raw_id, _uuid(raw_id)
-        if state.__class__ is not bytes:
-            state = bytes(state)  # a row edited by hand: what `_made` of other reads makes of it
-        record = new(Notification)
-        fields = {"id": nid, "originator_id": last_id, "originator_version": version, "topic": topic, "state": state}
-        set_dict(record, "__dict__", fields)
-        append(record)
-    return out
-
-
-def _uuid(value: Any) -> UUID:
-    """A stored campaign id as a UUID (a handful of campaigns: each converted once)."""
-    found = _UUIDS.get(value)
-    if found is None:
-        if isinstance(value, UUID):
-            return value
-        found = UUID(bytes=bytes(value)) if isinstance(value, bytes | memoryview) else UUID(str(value))
-        if len(_UUIDS) < 10_000:
-            _UUIDS[value] = found
-    return found
-
-
-def _row(e: StoredEvent) -> dict[str, Any]:
-    return {
-        "originator_id": e.originator_id,
-        "originator_version": e.originator_version,
-        "topic": e.topic,
-        "state": e.state,
-    }
-
-
-def _driver_row(e: StoredEvent) -> tuple[Any, ...]:
-    # The sqlite3 driver binds bytes only after looking for an adapter (and making and dropping
-    # an AttributeError on the way), which costs more than the insert of the value; a bytearray
-    # it binds straight away, as the same BLOB.
-    oid = e.originator_id
-    oid_bytes = oid.bytes if type(oid) is UUID else _uuid_bytes(oid)
-    return (bytearray(oid_bytes), e.originator_version, e.topic, bytearray(e.state))
-
-
-# Rows per INSERT statement on SQLite: an action's events go in one statement (one step of
-# the statement for all its rows), a long import in statements of this many rows, far below
-# SQLite's limit of bound values; each count's statement is prepared once per connection
-# (sqlite3 keeps prepared statements by their text).
-_ROWS_PER_INSERT = 50
-_INSERT_SQL: dict[tuple[str, int], str] = {}
-
-
-def _insert_sql(table: str, rows: int) -> str:
-    found = _INSERT_SQL.get((table, rows))
-    if found is None:
-        values = ", ".join(["(?, ?, ?, ?)"] * rows)
-        found = f"INSERT INTO {table} (originator_id, originator_version, topic, state) VALUES {values}"
-        _INSERT_SQL[(table, rows)] = found
-    return found
-
-
-def _insert_rows(cur: Any, table: str, rows: list[tuple[Any, ...]]) -> int:
-    """Insert event rows with multi-row statements; the id of the last row inserted."""
-    for start in range(0, len(rows), _ROWS_PER_INSERT):
-        chunk = rows[start : start + _ROWS_PER_INSERT]
-        cur.execute(_insert_sql(table, len(chunk)), [value for row in chunk for value in row])
-    return int(cur.lastrowid)
-
-
-def _last_version_sql(table: str) -> str:
-    return f"SELECT max(originator_version) FROM {table} WHERE originator_id = ?"
-
-
-_CHECKS_SQL: dict[tuple[str, bool], str] = {}
-
-
-def _checks_sql(table: str, position: bool) -> str:
-    """One query for both write checks: the stored state of the event an action follows (its
-    campaign and version bound), and the projections' position (its name bound; NULL when the
-    position is not checked)."""
-    found = _CHECKS_SQL.get((table, position))
-    if found is None:
-        passed = f"(SELECT notification_id FROM {tracking.name} WHERE name = ?)" if position else "NULL"
-        found = f"SELECT (SELECT state FROM {table} WHERE originator_id = ? AND originator_version = ?), {passed}"
-        _CHECKS_SQL[(table, position)] = found
-    return found
-
-
-class _Statements:
-    """A recorder's write statements as SQLAlchemy constructs, built once: the insert that
-    returns the new ids, and the query of both write checks with and without the position."""
-
-    def __init__(self, table: Table) -> None:
-        self.insert: ReturningInsert[Any] = insert(table).returning(table.c.id, sort_by_parameter_order=True)
-        follows_state = (
-            select(table.c.state)
-            .where(table.c.originator_id == bindparam("oid"), table.c.originator_version == bindparam("version"))
-            .scalar_subquery()
-        )
-        passed = select(tracking.c.notification_id).where(tracking.c.name == bindparam("name")).scalar_subquery()
-        self.checks: dict[bool, Select[Any]] = {
-            True: select(follows_state, passed),
-            False: select(follows_state, null()),
-        }
-
-
-def _uuid_bytes(value: UUID | str) -> bytes:
-    return value.bytes if isinstance(value, UUID) else UUID(str(value)).bytes
 
 
 def _log_ends(last: int | None, version: int) -> LogDamaged:
@@ -618,88 +494,6 @@ class StaleCopy(Exception):
     def __init__(self, version: int) -> None:
         super().__init__(version)
         self.version = version
-
-
-# How the JSON transcoder writes every event's first field, its timestamp.
-_STAMPED = b'{"timestamp":{"_type_":"datetime_iso","_data_":"'
-_scan_json: Any = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-
-
-class TrackerMapper(Mapper[UUID]):
-    """eventsourcing's mapper, reading the usual stored event without a Python call per JSON
-    object: a state whose only typed value is its leading timestamp is decoded by the C
-    parser alone and the timestamp converted after. Anything else (another typed value, a
-    \\u escape that could spell one, an older class version, a cipher or compressor) takes
-    eventsourcing's own path, so every state decodes to what that path gives. Writing gives
-    the bytes eventsourcing's own path gives, with the timestamp converted before encoding."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._classes: dict[str, tuple[Any, int]] = {}
-        self._plain = self.cipher is None and self.compressor is None
-        # Writing: the library's JSON encoder itself, given the timestamp already in the form
-        # its datetime transcoding gives it (one Python call fewer per event, same bytes).
-        transcoder: Any = self.transcoder
-        stamps = getattr(transcoder, "types", {}).get(datetime)
-        self._encode: Any = transcoder.encoder.encode if getattr(stamps, "name", None) == "datetime_iso" else None
-        self._topics: dict[type, tuple[str, int]] = {}
-
-    def to_stored_event(self, domain_event: Any) -> StoredEvent:
-        encode = self._encode
-        if encode is None or not self._plain:
-            return super().to_stored_event(domain_event)
-        cls = type(domain_event)
-        found = self._topics.get(cls)
-        if found is None:
-            found = self._topics[cls] = (get_topic(cls), getattr(cls, "class_version", 1))
-        event_state = dict(domain_event.__dict__)
-        originator_id = event_state.pop("originator_id")
-        originator_version = event_state.pop("originator_version")
-        if found[1] > 1:
-            event_state["class_version"] = found[1]
-        stamp = event_state.get("timestamp")
-        if type(stamp) is datetime:
-            event_state["timestamp"] = {"_type_": "datetime_iso", "_data_": stamp.isoformat()}
-        return _made(
-            StoredEvent,
-            originator_id=originator_id,
-            originator_version=originator_version,
-            topic=found[0],
-            state=encode(event_state).encode("utf8"),
-        )
-
-    def to_domain_event(self, stored_event: StoredEvent) -> Any:
-        state = stored_event.state
-        if (
-            self._plain
-            and type(stored_event.originator_id) is UUID
-            and state.startswith(_STAMPED)
-            and state.count(b'"_type_"') == 1
-            # A lone byte is found by memchr; the escape itself only looked for where there is one.
-            and (b"\\" not in state or b"\\u" not in state)
-        ):
-            try:
-                text = state.decode("utf-8")
-                # The C scanner itself: what json.loads runs, without its Python frames.
-                event_state, end = _scan_json(text, 0)
-                stamp = event_state["timestamp"]
-                if end == len(text) and len(stamp) == 2 and "class_version" not in event_state:
-                    found = self._classes.get(stored_event.topic) or self._class_of(stored_event.topic)
-                    if found[1] == 1:
-                        event_state["timestamp"] = datetime.fromisoformat(stamp["_data_"])
-                        event_state["originator_id"] = stored_event.originator_id
-                        event_state["originator_version"] = stored_event.originator_version
-                        domain_event = object.__new__(found[0])
-                        object.__setattr__(domain_event, "__dict__", event_state)
-                        return domain_event
-            except (ValueError, TypeError, KeyError, StopIteration):
-                pass  # eventsourcing's path below raises its own error, or decodes it its way
-        return super().to_domain_event(stored_event)
-
-    def _class_of(self, topic: str) -> tuple[Any, int]:
-        cls = resolve_topic(topic)
-        found = self._classes[topic] = (cls, getattr(cls, "class_version", 1))
-        return found
 
 
 class TrackerFactory(InfrastructureFactory[TrackingRecorder]):
@@ -751,6 +545,7 @@ class TrackerFactory(InfrastructureFactory[TrackingRecorder]):
         return bool(strtobool(self.env.get(self.CREATE_TABLE) or "yes"))
 
 
+# Its topic is stored with every snapshot: the class stays in this module.
 class CampaignSnapshot(Snapshot):
     """A campaign's state at one version, without the scenario and ruleset its first event
     recorded (several kilobytes each, and never changed): loading puts them back from there."""
