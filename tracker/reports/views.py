@@ -117,8 +117,7 @@ def render_board(out: Console, data: Mapping[str, Any], scenario: Scenario, titl
     if changed:
         # AD1: territory owners decide ports (PU2) and landing (F7); show what moved.
         out.print(
-            "Territories changed hands: "
-            + ", ".join(f"{t} {start[t]} -> {n}" for t, n in sorted(changed.items()))
+            "Territories changed hands: " + ", ".join(f"{t} {start[t]} -> {n}" for t, n in sorted(changed.items()))
         )
     for nation, bought in data.get("unplaced", {}).items():
         what = ", ".join(f"{c} {t}" for t, c in bought.items())

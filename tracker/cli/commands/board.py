@@ -44,9 +44,7 @@ def zone_data(c: Campaign, zone: str) -> dict[str, Any]:
         "ports": [z for z in adjacent if game_map.is_sea(z) != game_map.is_sea(zone)],
         "forces": _forces(c, zone),
         "ntr": _ntr(c, zone),
-        "ntr_max": {
-            n: nat.ntr_max[zone] for n, nat in c.scenario.nations.items() if nat.ntr_max.get(zone)
-        },
+        "ntr_max": {n: nat.ntr_max[zone] for n, nat in c.scenario.nations.items() if nat.ntr_max.get(zone)},
     }
 
 
