@@ -70,6 +70,9 @@ _VOLLEY_STEPS: dict[VolleyStep, StepName] = {
 }
 _OPENING_STEPS = (VolleyStep.TARGETS, VolleyStep.SCREENING, VolleyStep.FIRE)
 _SEARCH_RULES = {"convoy": "CV3", "interception": "SM2", "asw": "AS2"}
+# The facts that are a nation's choice at its step, each recorded with the nation and whether
+# it was the default.
+_CHOICES = frozenset({"searchers", "targets", "screens", "submerged", "casualties"})
 
 
 class Asked(NamedTuple):
@@ -315,15 +318,8 @@ class Referee(CampaignBase):
         """One fact as its event (the procedures' own facts are named where they are run)."""
         battle = b["id"]
         nation = self._nation(b, fact.side) if fact.side else ""
-        if fact.kind == "searchers":
-            self._record(
-                HuntersChosen,
-                battle=battle,
-                nation=nation,
-                units=list(fact.units),
-                default=fact.default,
-                rule=fact.rule,
-            )
+        if fact.kind in _CHOICES:
+            self._record_choice(b, fact, nation)
         elif fact.kind == "detected":
             found = set(fact.units)
             self._record(
@@ -340,6 +336,34 @@ class Referee(CampaignBase):
             step = "opening_targets" if fact.rule == "NC2" else "targets"
             waiting = [self._nation(b, side) for side in fact.units]
             self._record(BattleAdvanced, battle=battle, step=step, waiting=waiting, rule=fact.rule)
+        elif fact.kind == "hits":
+            self._record(
+                NavalHitsScored,
+                battle=battle,
+                side=fact.side,
+                nation=nation,
+                firing_class=fact.units[1],
+                hits=fact.count,
+                rule=fact.rule,
+            )
+        elif fact.kind == "hits_lost":
+            self._record(HitsLost, battle=battle, side=fact.side, nation=nation, hits=fact.count, rule=fact.rule)
+        else:  # pragma: no cover - every fact the pure procedures return is named
+            raise AssertionError(fact.kind)
+
+    def _record_choice(self, b: Procedure, fact: Fact, nation: str) -> None:
+        """A nation's choice (or its default) as its event: searchers, targets, screens, the
+        submarines submerging or the casualties."""
+        battle = b["id"]
+        if fact.kind == "searchers":
+            self._record(
+                HuntersChosen,
+                battle=battle,
+                nation=nation,
+                units=list(fact.units),
+                default=fact.default,
+                rule=fact.rule,
+            )
         elif fact.kind == "targets":
             self._record(
                 TargetsChosen,
@@ -369,19 +393,7 @@ class Referee(CampaignBase):
                 default=fact.default,
                 rule=fact.rule,
             )
-        elif fact.kind == "hits":
-            self._record(
-                NavalHitsScored,
-                battle=battle,
-                side=fact.side,
-                nation=nation,
-                firing_class=fact.units[1],
-                hits=fact.count,
-                rule=fact.rule,
-            )
-        elif fact.kind == "hits_lost":
-            self._record(HitsLost, battle=battle, side=fact.side, nation=nation, hits=fact.count, rule=fact.rule)
-        elif fact.kind == "casualties":
+        else:
             self._record(
                 CasualtiesChosen,
                 battle=battle,
@@ -391,8 +403,6 @@ class Referee(CampaignBase):
                 default=fact.default,
                 rule=fact.rule,
             )
-        else:  # pragma: no cover - every fact the pure procedures return is named
-            raise AssertionError(fact.kind)
 
     @staticmethod
     def _nation(b: Procedure, side: str) -> str:

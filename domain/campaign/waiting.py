@@ -26,6 +26,11 @@ from domain.procedures.base import Decision, Need, Roll
 # procedure then asks for no roll to read them from.
 _SEARCH_DICE = {"convoy": "convoy_search", "interception": "interception_search", "asw": "asw_search"}
 
+# The steps only a convoy battle has (its search too reads apart from the others'), and a
+# volley's steps in any battle.
+_CONVOY_STEPS = ("merchant_defence", "merchant_casualty", "search", "convoy_table")
+_VOLLEY_STEPS = ("targets", "opening_targets", "screening", "opening_screening", "fire", "opening_fire", "casualties")
+
 
 class Describer(Protocol):
     """Turns the facts of what the game waits for into words."""
@@ -166,20 +171,38 @@ class Waiting(CampaignBase):
         }
         step, kind = b["step"], b["kind"]
         decisions = [d for d in asked.needs if isinstance(d, Decision)]
-        if kind == "convoy" and step == "merchant_defence":
+        if kind == "convoy" and step in _CONVOY_STEPS:
+            self._convoy_facts(facts, b, first, decisions)
+        elif step in ("search", "detect"):
+            self._search_facts(facts, b)
+        elif step in _VOLLEY_STEPS:
+            self._volley_facts(facts, b, first, decisions)
+        elif step in ("decide", "continue"):
+            self._decide_facts(facts, b, decisions)
+        return facts
+
+    def _convoy_facts(self, facts: dict[str, Any], b: Procedure, first: Need | None, decisions: list[Decision]) -> None:
+        """Adds what a convoy battle's own steps wait for (CV2-CV5) to `facts`."""
+        step = b["step"]
+        if step == "merchant_defence":
             assert isinstance(first, Roll), first
             (group,) = first.groups
             facts["dice"] = {"count": group.dice, "faces": group.faces, "sinks_on_total": group.target}
-        elif kind == "convoy" and step == "merchant_casualty":
+        elif step == "merchant_casualty":
             ((_, subs),) = decisions[0].options
             facts["submarines"] = list(subs)
-        elif kind == "convoy" and step == "search":
+        elif step == "search":
             facts["searchers"] = self._searchers(*self._search(b))
-        elif kind == "convoy" and step == "convoy_table":
+        elif step == "convoy_table":
             assert isinstance(first, Roll), first
             facts["faces"] = self.ruleset.faces_for(first.kind)
             facts["submarines"] = [die.unit for die in first.dice]
-        elif step == "search" and kind == "interception":
+
+    def _search_facts(self, facts: dict[str, Any], b: Procedure) -> None:
+        """Adds what an interception's or an ASW combat's search, or its detection, waits for
+        to `facts`."""
+        step, kind = b["step"], b["kind"]
+        if step == "search" and kind == "interception":
             facts["submarines"] = list(b["subs"])
             facts["searchers"] = self._searchers(*self._search(b))
         elif step == "search":
@@ -188,10 +211,15 @@ class Waiting(CampaignBase):
             facts["submarines"] = list(b["subs"])
             facts["searchers"] = self._searchers(choice, searched)
             facts["dice"] = {"count": len(searched.dice) if searched is not None else 0}
-        elif step == "detect":
+        else:
             facts["submarines"] = list(b["subs"])
             facts["found"] = b["found"]
-        elif step in ("targets", "opening_targets"):
+
+    def _volley_facts(self, facts: dict[str, Any], b: Procedure, first: Need | None, decisions: list[Decision]) -> None:
+        """Adds what a volley's step waits for (its targets, screens, dice or casualties) to
+        `facts`."""
+        step = b["step"]
+        if step in ("targets", "opening_targets"):
             # HA1, HA3: each deciding nation's selective shooters with their legal targets.
             facts["targets"] = {
                 d.chooser: [{"unit": firer, "legal": list(legal)} for firer, legal in d.options] for d in decisions
@@ -209,7 +237,7 @@ class Waiting(CampaignBase):
             facts["firing"] = [die.unit for die in first.dice]
             # Each die is its unit's nation's (D3), an ally's too: a shared volley says who rolls which.
             facts["rollers"] = {die.unit: self.units[die.unit]["nation"] for die in first.dice}
-        elif step == "casualties":
+        else:
             facts["casualties"] = {}
             for decision in decisions:
                 side = "attacker" if decision.chooser == b["attacker"] else "defender"
@@ -218,7 +246,12 @@ class Waiting(CampaignBase):
                     "hits": sum(g["hits"] for g in b["groups"] if g["side"] == side),
                     "units": list(units),
                 }
-        elif step == "decide" and kind in ("interception", "asw"):
+
+    def _decide_facts(self, facts: dict[str, Any], b: Procedure, decisions: list[Decision]) -> None:
+        """Adds what a battle's decision step waits for, or where an interception's submarines
+        not detected may go on (its continue step), to `facts`."""
+        step, kind = b["step"], b["kind"]
+        if step == "decide" and kind in ("interception", "asw"):
             facts["detected"] = list(b["detected"])
             if kind == "interception":
                 facts["back"] = b["route"][b["index"] - 1] if b["index"] > 0 else None
@@ -231,10 +264,9 @@ class Waiting(CampaignBase):
                     "submerge": list(options["submerge"]),
                     "retreat": list(options["retreat"]),
                 }
-        elif step == "continue":
+        else:
             facts["free"] = [u for u in b["undetected"] + b["detected"] if u in self.units]
             facts["destination"] = b["route"][-1]
-        return facts
 
     def _ending_reason(self, b: Procedure, rule: str) -> str:
         """Why a procedure ends, in the words a player would use (the summary of BattleEnded).

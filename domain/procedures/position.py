@@ -3,7 +3,7 @@ campaign's recorded battle state and board (for the odds from here)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from domain.board import Board
@@ -86,6 +86,23 @@ class Position:
         return f
 
 
+# The convoy procedure's steps by the names the log gives them; any other is its volley's.
+_CONVOY_STEPS = {
+    "declared": convoy.ConvoyStep.MERCHANT_DEFENCE,
+    "merchant_defence": convoy.ConvoyStep.MERCHANT_DEFENCE,
+    "merchant_casualty": convoy.ConvoyStep.MERCHANT_CASUALTY,
+    "search": convoy.ConvoyStep.SEARCHERS,
+    "convoy_table": convoy.ConvoyStep.CONVOY_TABLE,
+}
+# The interception procedure's steps after its search, by their logged names; any other is its
+# volley's.
+_INTERCEPTION_STEPS = {
+    "detect": interception.InterceptionStep.DETECT,
+    "decide": interception.InterceptionStep.DECIDE,
+    "continue": interception.InterceptionStep.CONTINUE,
+}
+
+
 def from_battle(
     board: Board, battle: Mapping[str, Any], committed: frozenset[str], ctx: Context | None = None
 ) -> tuple[Any, Context, int]:
@@ -96,98 +113,109 @@ def from_battle(
     kind, step = b["kind"], b["step"]
     zone = b["zone"]
     rounds = int(b.get("round", 0))
-    if kind == "naval":
-        attackers, defenders = p.pieces(b["attackers"]), p.pieces(b["defenders"])
-        state = naval.NavalBattle(
-            p.fight("naval", attackers, defenders),
-            naval.NavalStep.DECIDE if step == "decide" else naval.NavalStep.VOLLEY,
-            retreat_zones=tuple(combat.retreat_zones(board, b["attacker"], zone)),
-            waiting=tuple(p.side(n) for n in b["waiting"]) if step == "decide" else (),
-            submerged=p.pieces(b["submerged"]),
-            started=(len(attackers), len(defenders)),
-        )
-        return state, p.ctx, rounds
-    if kind == "convoy":
-        zone_subs = p.pieces(
-            u.id for u in board.units_at(zone) if u.nation == b["attacker"] and board.unit_type(u).is_submarine
-        )
+    read = _READERS.get(kind)
+    if read is None:
+        raise InputError(f"battle {b['id']} is a {kind}, which has no odds")
+    return read(p, step, zone), p.ctx, rounds
+
+
+def _naval(p: Position, step: str, zone: str) -> naval.NavalBattle:
+    """A naval battle's pure state at its recorded step."""
+    b = p.b
+    attackers, defenders = p.pieces(b["attackers"]), p.pieces(b["defenders"])
+    return naval.NavalBattle(
+        p.fight("naval", attackers, defenders),
+        naval.NavalStep.DECIDE if step == "decide" else naval.NavalStep.VOLLEY,
+        retreat_zones=tuple(combat.retreat_zones(p.board, b["attacker"], zone)),
+        waiting=tuple(p.side(n) for n in b["waiting"]) if step == "decide" else (),
+        submerged=p.pieces(b["submerged"]),
+        started=(len(attackers), len(defenders)),
+    )
+
+
+def _convoy(p: Position, step: str, zone: str) -> convoy.ConvoyBattle:
+    """A convoy battle's pure state at its recorded step."""
+    board, b = p.board, p.b
+    zone_subs = p.pieces(
+        u.id for u in board.units_at(zone) if u.nation == b["attacker"] and board.unit_type(u).is_submarine
+    )
+    eligible = tuple(
+        sorted(p.piece(u.id) for u in convoy_rules.eligible_searchers(board, b["defender"], zone, p.committed))
+    )
+    detecting = p.pieces(b.get("detecting", ()))
+    c = convoy.ConvoyBattle(
+        _CONVOY_STEPS.get(step, convoy.ConvoyStep.VOLLEY),
+        b["attacker"],
+        b["defender"],
+        tuple(u for u in b["subs"] if u in board.units),
+        zone_subs,
+        eligible if step in ("declared", "merchant_defence", "merchant_casualty", "search") else detecting,
+        board.ntr.get(b["defender"], {}).get(zone, 0),
+        searchers=detecting,
+        detecting=tuple(x.id for x in detecting),
+        started_subs=len(zone_subs),
+    )
+    if c.step == convoy.ConvoyStep.VOLLEY:
+        c = evolve(c, fight=p.fight("convoy", zone_subs, detecting))
+    return c
+
+
+def _asw(p: Position, step: str, zone: str) -> asw.AswCombat:
+    """An ASW combat's pure state at its recorded step (before its search, as it starts)."""
+    b = p.b
+    subs = p.pieces(b["subs"])
+    if step in ("started", "search"):
         eligible = tuple(
-            sorted(p.piece(u.id) for u in convoy_rules.eligible_searchers(board, b["defender"], zone, committed))
+            sorted(p.piece(u.id) for u in asw_rules.eligible_units(p.board, b["attacker"], zone, p.committed))
         )
-        steps = {
-            "declared": convoy.ConvoyStep.MERCHANT_DEFENCE,
-            "merchant_defence": convoy.ConvoyStep.MERCHANT_DEFENCE,
-            "merchant_casualty": convoy.ConvoyStep.MERCHANT_CASUALTY,
-            "search": convoy.ConvoyStep.SEARCHERS,
-            "convoy_table": convoy.ConvoyStep.CONVOY_TABLE,
-        }
-        detecting = p.pieces(b.get("detecting", ()))
-        c = convoy.ConvoyBattle(
-            steps.get(step, convoy.ConvoyStep.VOLLEY),
-            b["attacker"],
-            b["defender"],
-            tuple(u for u in b["subs"] if u in board.units),
-            zone_subs,
-            eligible if step in ("declared", "merchant_defence", "merchant_casualty", "search") else detecting,
-            board.ntr.get(b["defender"], {}).get(zone, 0),
-            searchers=detecting,
-            detecting=tuple(x.id for x in detecting),
-            started_subs=len(zone_subs),
-        )
-        if c.step == convoy.ConvoyStep.VOLLEY:
-            c = evolve(c, fight=p.fight("convoy", zone_subs, detecting))
-        return c, p.ctx, rounds
-    if kind == "asw":
-        subs = p.pieces(b["subs"])
-        if step in ("started", "search"):
-            eligible = tuple(
-                sorted(p.piece(u.id) for u in asw_rules.eligible_units(board, b["attacker"], zone, committed))
-            )
-            return asw.start(p.ctx, b["attacker"], b["defender"], subs, eligible), p.ctx, rounds
-        hunters, detected = p.pieces(b["hunters"]), p.pieces(b["detected"])
-        a = asw.AswCombat(
-            asw.AswStep.DECIDE if step == "decide" else asw.AswStep.VOLLEY,
-            b["attacker"],
-            b["defender"],
-            subs,
-            hunters,
-            fight=p.fight("asw", hunters, detected),
-            undetected=p.pieces(b["undetected"]),
-            submerged=p.pieces(b["submerged"]),
-            hunters=tuple(x.id for x in hunters),
-            started=(len(hunters), len(subs)),
-        )
-        return a, p.ctx, rounds
-    if kind == "interception":
-        subs = tuple(p.piece(u) for u in b["subs"] if u in board.units)
-        route, index = b["route"], b["index"]
-        eligible = tuple(
-            sorted(p.piece(u.id) for u in interception_rules.eligible_searchers(board, b["attacker"], zone, committed))
-        )
-        base = interception.start(
-            p.ctx, b["attacker"], b["defender"], subs, eligible, index > 0, index < len(route) - 1
-        )
-        if step in ("started", "search"):
-            return base, p.ctx, rounds
-        hunters = p.pieces(b["hunters"])
-        detected = p.pieces(b["detected"])
-        moments = {
-            "detect": interception.InterceptionStep.DETECT,
-            "decide": interception.InterceptionStep.DECIDE,
-            "continue": interception.InterceptionStep.CONTINUE,
-        }
-        i = evolve(
-            base,
-            step=moments.get(step, interception.InterceptionStep.VOLLEY),
-            searchers=p.pieces(b["searchers"]),
-            found=int(b["found"]),
-            hunters=tuple(x.id for x in hunters),
-            # SM3: a search that found nothing leaves no fight (as the procedure has it).
-            fight=p.fight("interception", detected, hunters) if int(b["found"]) else None,
-            # SM5: the submarines not detected, in the group's order (they go on in it).
-            undetected=tuple(x for x in subs if x.id in b["undetected"]),
-            submerged=p.pieces(b["submerged"]),
-            retreated=p.pieces(b["retreated"]),
-        )
-        return i, p.ctx, rounds
-    raise InputError(f"battle {b['id']} is a {kind}, which has no odds")
+        return asw.start(p.ctx, b["attacker"], b["defender"], subs, eligible)
+    hunters, detected = p.pieces(b["hunters"]), p.pieces(b["detected"])
+    return asw.AswCombat(
+        asw.AswStep.DECIDE if step == "decide" else asw.AswStep.VOLLEY,
+        b["attacker"],
+        b["defender"],
+        subs,
+        hunters,
+        fight=p.fight("asw", hunters, detected),
+        undetected=p.pieces(b["undetected"]),
+        submerged=p.pieces(b["submerged"]),
+        hunters=tuple(x.id for x in hunters),
+        started=(len(hunters), len(subs)),
+    )
+
+
+def _interception(p: Position, step: str, zone: str) -> interception.Interception:
+    """An interception's pure state at its recorded step (before its search, as it starts)."""
+    board, b = p.board, p.b
+    subs = tuple(p.piece(u) for u in b["subs"] if u in board.units)
+    route, index = b["route"], b["index"]
+    eligible = tuple(
+        sorted(p.piece(u.id) for u in interception_rules.eligible_searchers(board, b["attacker"], zone, p.committed))
+    )
+    base = interception.start(p.ctx, b["attacker"], b["defender"], subs, eligible, index > 0, index < len(route) - 1)
+    if step in ("started", "search"):
+        return base
+    hunters = p.pieces(b["hunters"])
+    detected = p.pieces(b["detected"])
+    return evolve(
+        base,
+        step=_INTERCEPTION_STEPS.get(step, interception.InterceptionStep.VOLLEY),
+        searchers=p.pieces(b["searchers"]),
+        found=int(b["found"]),
+        hunters=tuple(x.id for x in hunters),
+        # SM3: a search that found nothing leaves no fight (as the procedure has it).
+        fight=p.fight("interception", detected, hunters) if int(b["found"]) else None,
+        # SM5: the submarines not detected, in the group's order (they go on in it).
+        undetected=tuple(x for x in subs if x.id in b["undetected"]),
+        submerged=p.pieces(b["submerged"]),
+        retreated=p.pieces(b["retreated"]),
+    )
+
+
+# How each kind of battle with odds is read into its procedure's pure state.
+_READERS: dict[str, Callable[[Position, str, str], Any]] = {
+    "naval": _naval,
+    "convoy": _convoy,
+    "asw": _asw,
+    "interception": _interception,
+}
