@@ -20,6 +20,7 @@ from domain.campaign import Campaign
 from domain.dice import DiceSource
 from domain.errors import TrackerError
 from projections import board as projection_board
+from projections import rows as projection_rows
 from projections.views import Views, dump
 from tests.support import advance as advance_passing
 from tracker.cli.main import cli
@@ -314,21 +315,21 @@ def test_events_said_to_leave_parts_of_the_board_alone_do(tmp_path: Path) -> Non
     with Tracker(str(db)) as t:
         agg: Any = None
         for event in t.events(t.campaign_id(None)):
-            before = None if agg is None else projection_board._rows_of(agg)
+            before = None if agg is None else projection_rows.rows_of(agg)
             agg = event.mutate(agg)
             kind = type(event).__name__
             if before is None:
                 continue
-            after = projection_board._rows_of(agg)
+            after = projection_rows.rows_of(agg)
             kept = (
                 set(after)
-                if kind in projection_board._BOARD_UNCHANGED
-                else set(after) - projection_board._BOARD_PARTS.get(kind, set(after))
+                if kind in projection_rows.BOARD_UNCHANGED
+                else set(after) - projection_rows.BOARD_PARTS.get(kind, set(after))
             )
             for part in kept:
                 assert after[part] == before[part], f"event {event.originator_version} ({kind}) changed {part}"
             seen.add(kind)
-    assert set(projection_board._BOARD_PARTS) | {"ConvoyPassed", "PhaseAdvanced", "DiceRolled"} <= seen
+    assert set(projection_rows.BOARD_PARTS) | {"ConvoyPassed", "PhaseAdvanced", "DiceRolled"} <= seen
 
 
 def test_events_said_to_change_only_the_units_they_name_do(tmp_path: Path) -> None:
@@ -343,12 +344,12 @@ def test_events_said_to_change_only_the_units_they_name_do(tmp_path: Path) -> No
     with Tracker(str(db)) as t:
         agg: Any = None
         for event in t.events(t.campaign_id(None)):
-            before = None if agg is None else projection_board._rows_of(agg)
+            before = None if agg is None else projection_rows.rows_of(agg)
             agg = event.mutate(agg)
-            fields = projection_board._UNITS_NAMED.get(type(event).__name__)
+            fields = projection_rows.UNITS_NAMED.get(type(event).__name__)
             if before is None or fields is None:
                 continue
-            after = projection_board._rows_of(agg)
+            after = projection_rows.rows_of(agg)
             named = {uid for name in fields for uid in getattr(event, name)}
             assert {k: v for k, v in after["unit"].items() if k not in named} == {
                 k: v for k, v in before["unit"].items() if k not in named
