@@ -24,6 +24,7 @@ from domain.procedures.base import (
 )
 from domain.rules import asw, combat, convoy
 from domain.rules import hits as hits_rules
+from domain.rules import targets as targets_rules
 from domain.rules.convoy import Roll as Spec
 
 Kind = Literal["naval", "convoy", "asw", "interception"]
@@ -161,7 +162,7 @@ def _volley(f: Fight, ctx: Context, stage: Stage, given: Board | None) -> tuple[
             if convoy.attack_roll(board, u, f.attacker).target > 0:
                 fire.append(Firer(p.id, False, legal))
         for s in subs if ships else ():
-            targets = hits_rules.selective_targets(board, units[s.id], ships)
+            targets = targets_rules.selective_targets(board, units[s.id], ships)
             fire.append(Firer(s.id, True, tuple(t.id for t in targets)))
         return tuple(fire)
     hunters_side = hunting(f.kind)
@@ -176,7 +177,7 @@ def _volley(f: Fight, ctx: Context, stage: Stage, given: Board | None) -> tuple[
             else:
                 targets_pool = [units[p.id] for p in hunters]
                 for s in detected:
-                    legal = tuple(t.id for t in hits_rules.selective_targets(board, units[s.id], targets_pool))
+                    legal = tuple(t.id for t in targets_rules.selective_targets(board, units[s.id], targets_pool))
                     if legal:
                         fire.append(Firer(s.id, side == "attacker", legal))
     return tuple(fire)
@@ -210,8 +211,8 @@ def _naval_volley(f: Fight, ctx: Context, stage: Stage, board: Board | None) -> 
                         enemies = [board.units[e.id] for e in enemy_pieces]
                     if combat.fire_roll(board, u, side == "attacker").target <= 0:
                         found = reach[kind] = (False, None)
-                    elif hits_rules.is_selective(board, u):
-                        legal = tuple(t.id for t in hits_rules.naval_targets(board, u, enemies))
+                    elif targets_rules.is_selective(board, u):
+                        legal = tuple(t.id for t in targets_rules.naval_targets(board, u, enemies))
                         found = reach[kind] = (bool(legal), legal)
                     else:
                         found = reach[kind] = (combat.has_target(board, u, enemies), None)

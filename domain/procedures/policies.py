@@ -28,6 +28,7 @@ from domain.procedures.base import Context, Decision, Side
 from domain.procedures.volley import Fight
 from domain.rules import combat
 from domain.rules import hits as hits_rules
+from domain.rules import targets as targets_rules
 
 TARGETS = ("spread", "focus")
 CASUALTIES = ("cheapest", "costliest", "firepower")
@@ -48,7 +49,7 @@ def targets_choice(board: Board, legal: Mapping[str, tuple[str, ...]], how: str)
     narrowed = {
         firer: [t for t in options if board.units[t].type == how] or list(options) for firer, options in legal.items()
     }
-    return hits_rules.default_targets(board, narrowed)
+    return targets_rules.default_targets(board, narrowed)
 
 
 def _value(board: Board, unit: Unit, attacking: bool) -> int:
@@ -113,7 +114,7 @@ def screens_choice(board: Board, f: Fight, side: Side, how: str) -> dict[str, st
     for firer in sorted(shots):
         target = by_id[shots[firer]]
         used = set(chosen.values())
-        options = [target.id] + [u.id for u in hits_rules.screen_options(board, target, own) if u.id not in used]
+        options = [target.id] + [u.id for u in targets_rules.screen_options(board, target, own) if u.id not in used]
         pick = min(
             options,
             key=lambda uid: (key(uid, hits_rules.hits_to_sink(board, by_id[uid]) - exposed[uid]), uid != target.id),

@@ -48,6 +48,7 @@ from domain.procedures.fight import (
 )
 from domain.rules import combat
 from domain.rules import hits as hits_rules
+from domain.rules import targets as targets_rules
 
 _S = TypeVar("_S")
 
@@ -147,7 +148,7 @@ def _screen_options(f: Fight, ctx: Context, side: Side, target: str) -> tuple[st
     if found is None:
         board = ctx.board(f.pieces)
         units = [board.units[p.id] for p in own]
-        found = ctx.memo[key] = tuple(u.id for u in hits_rules.screen_options(board, board.units[target], units))
+        found = ctx.memo[key] = tuple(u.id for u in targets_rules.screen_options(board, board.units[target], units))
     return found
 
 
@@ -195,7 +196,7 @@ def _targeting(f: Fight, ctx: Context, side: Side, board: Board | None = None) -
     found = ctx.memo.get(key)
     if found is None:
         legal = {unit: list(targets or ()) for unit, targets in plan}
-        picked = hits_rules.default_targets(board or ctx.board(f.pieces), legal)
+        picked = targets_rules.default_targets(board or ctx.board(f.pieces), legal)
         found = ctx.memo[key] = _Targeting(legal, picked, {k: Shot(k, t) for k, t in picked.items()}, {})
     return found
 
@@ -234,7 +235,7 @@ def _screening(f: Fight, ctx: Context, side: Side) -> _Screening:
         # HA3: screening against aircraft alone is HA3's; any other shot makes it HA1's.
         air = bool(shots_at) and all(board.unit_type(board.units[x]).is_air for x in shots_at)
         rule = "HA3" if air else "HA1"
-        screens = hits_rules.default_screens(board, shots_at, units)
+        screens = targets_rules.default_screens(board, shots_at, units)
         screened = {k: Shot(k, shots_at[k], e) for k, e in screens.items()}
         found = ctx.memo[key] = _Screening(shots_at, rule, screens, screened, _screens_fact(rule, side, screens, True))
     return found
@@ -527,7 +528,7 @@ def decide(
             # A choice is checked against the whole board where given, to name units outside.
             board = board or ctx.board(f.pieces)
             legal = targeting.legal
-            picked = hits_rules.check_targets(
+            picked = targets_rules.check_targets(
                 board, rule, f.nation(side), legal, as_pairs(choice), _why_not(f, board, rule, legal)
             )
             new, fact = {k: Shot(k, t) for k, t in picked.items()}, _targets_fact(rule, side, picked, False)
@@ -547,7 +548,7 @@ def decide(
             board = board or own_board
             own = [own_board.units[p.id] for p in f.side(side)]
             rule, shots_at = screening.rule, screening.shots_at
-            screens = hits_rules.check_screens(board, rule, f.nation(side), shots_at, own, as_pairs(choice))
+            screens = targets_rules.check_screens(board, rule, f.nation(side), shots_at, own, as_pairs(choice))
             screened = {k: Shot(k, shots_at[k], e) for k, e in screens.items()}
             facts = (_screens_fact(rule, side, screens, False),)
         aimed = tuple(screened.get(s.firer, s) for s in f.shots)
@@ -584,7 +585,7 @@ def _why_not(f: Fight, board: Board, rule: str, legal: dict[str, list[str]]) -> 
                 f"(legal: {', '.join(legal[firer])})",
             )
         enemies = [board.units[p.id] for p in f.side(other(side))]
-        return hits_rules.why_not_target(board, board.units[firer], board.units[target], enemies, rule)
+        return targets_rules.why_not_target(board, board.units[firer], board.units[target], enemies, rule)
 
     return why
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation
-from domain.rules import hits
+from domain.rules import targets
 from domain.rules.convoy import Roll
 
 
@@ -107,9 +107,9 @@ def can_hit(board: Board, unit: Unit, attacking: bool, enemies: list[Unit]) -> b
 
 def has_target(board: Board, unit: Unit, enemies: list[Unit]) -> bool:
     """NC6, HA1-HA4: an enemy in the battle this unit's hits may fall on."""
-    if hits.is_selective(board, unit):
-        return bool(hits.naval_targets(board, unit, enemies))
-    return any(hits.may_hit_submarines(board, unit) or not board.unit_type(e).is_submarine for e in enemies)
+    if targets.is_selective(board, unit):
+        return bool(targets.naval_targets(board, unit, enemies))
+    return any(targets.may_hit_submarines(board, unit) or not board.unit_type(e).is_submarine for e in enemies)
 
 
 def check_submerge(nation: str, subs: list[str], chosen: list[str]) -> None:
