@@ -63,7 +63,7 @@ def with_positions(text: str, source: str, game_map: GameMap, positions: dict[st
         header = lines.get(("map", kind, zone))
         if header is None or not header.header:
             raise InputError(
-                f"{source}: map.{kind}.{zone}: not a [map.{kind}.\"{zone}\"] table of its own; "
+                f'{source}: map.{kind}.{zone}: not a [map.{kind}."{zone}"] table of its own; '
                 "give its x and y by hand, or write it as one"
             )
         header_row = rows[header.line - 1]
