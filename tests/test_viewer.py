@@ -76,6 +76,8 @@ def test_the_campaign_list_links_each_campaign(server: Reader) -> None:
     status, html = page(server, "/")
     assert status == 200
     assert 'href="/campaigns/demo/board"' in html and "The North Sea, autumn 1914" in html
+    # The list follows no campaign: no notice of news, and no link to a campaign without a name.
+    assert 'id="news"' not in html and "/campaigns//" not in html
 
 
 @pytest.mark.parametrize("args", [[], ["--turn", "2"], ["--turn", "2", "--phase", "combat_movement"], ["--at", "40"]])
