@@ -22,7 +22,7 @@ from domain.scenario_layout import computed_positions
 from tests.map_svg import SVG, assert_map_shows, drawn, parsed_units
 from tracker.cli.demo import run_demo
 from tracker.cli.main import cli
-from tracker.reports.board_map import BOX_HEIGHT, BOX_WIDTH, board_svg, map_layout
+from tracker.reports.board_map import BOX_HEIGHT, BOX_WIDTH, LAND_FILL, SEA_FILL, board_svg, map_layout
 from tracker.reports.views import board_now
 from tracker.service.application import Tracker
 
@@ -151,6 +151,32 @@ def test_the_opening_board_is_drawn_zone_by_zone(tmp_path: Path, rs: Ruleset) ->
     zones = drawn(svg)
     assert parsed_units(zones["Heligoland Bight"]["nations"]["Germany"]) == Counter(SS=3, DD=2, CA=1, BB=2)
     assert zones["Western Approaches"]["ntr"] == "GB 4"
+
+
+def contrast(ink: str, paper: str) -> float:
+    """WCAG 2's contrast ratio of two #rrggbb colours."""
+
+    def luminance(colour: str) -> float:
+        r, g, b = (int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
+        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b))
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    light, dark = sorted((luminance(ink), luminance(paper)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_every_nations_letters_read_on_the_boxes_of_a_nine_nation_map(tmp_path: Path) -> None:
+    with Tracker(str(tmp_path / "w.db")) as t:
+        campaign = t.create("w", "great-war-1914")
+        board = board_now(campaign)
+        svg = board_svg(board, campaign.scenario, campaign.ruleset)
+    root = ET.fromstring(svg)
+    inks = {e.get("fill") for e in root.iter(f"{SVG}tspan") if e.get("fill")}
+    # Each of the nine nations' colours names a nation somewhere (an owner or a line of units).
+    assert len(inks) >= len(campaign.scenario.turn_order)
+    for paper in (SEA_FILL, LAND_FILL):
+        faint = sorted(ink for ink in inks if contrast(ink, paper) < 4.5)
+        assert not faint, f"text hard to read on {paper}: {faint}"
 
 
 def test_names_are_escaped_in_the_svg(rs: Ruleset, raw: dict[str, Any]) -> None:

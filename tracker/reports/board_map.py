@@ -35,6 +35,31 @@ CHAR_WIDTH = 6.1  # an average glyph of the 11px sans-serif the labels use, for 
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
 SEA_FILL = "#e3f0fb"
 LAND_FILL = "#f3ead7"
+# Text reads at this contrast or more on a box (WCAG AA for normal text).
+TEXT_CONTRAST = 4.5
+
+
+def _luminance(colour: str) -> float:
+    """The relative luminance of a #rrggbb colour (WCAG 2)."""
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def ink(colour: str, backgrounds: tuple[str, ...] = (SEA_FILL, LAND_FILL)) -> str:
+    """`colour` darkened just enough to be read as text on every background: the palette's
+    light colours (its yellow, orange, sky blue) are lines and borders, not letters."""
+    lightest = min(_luminance(b) for b in backgrounds)
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    for step in range(21):
+        shade = 1 - step / 20
+        darker = f"#{round(r * shade):02x}{round(g * shade):02x}{round(b * shade):02x}"
+        if (lightest + 0.05) / (_luminance(darker) + 0.05) >= TEXT_CONTRAST:
+            return darker
+    return "#000000"
+
+
+INK = {c: ink(c) for c in PALETTE}
 
 
 @dataclass(frozen=True)
@@ -263,7 +288,11 @@ def _zone_frame(
             f'rx="{14 if sea else 4}" fill="{SEA_FILL if sea else LAND_FILL}" stroke="{border}" '
             f'stroke-width="{1.4 if sea else 2.4}"/>',
             f'<text x="{x - half_w + 8}" y="{y - half_h + 15}" font-weight="700" font-size="11.5">{escape(zone)}'
-            + (f' <tspan font-weight="400" fill="{border}">{escape(code.get(owner, owner))}</tspan>' if owner else "")
+            + (
+                f' <tspan font-weight="400" fill="{INK.get(border, border)}">{escape(code.get(owner, owner))}</tspan>'
+                if owner
+                else ""
+            )
             + "</text>",
         ),
         left=f"{x - half_w + 8}",
@@ -287,7 +316,7 @@ def _zone_svg(
     group = [frame.opening, f"<title>{frame.title}{escape(listed)}</title>", *frame.frame]
     line_y = frame.first_line
     for nation, label, text in _content_lines(content, code):
-        fill = colour.get(nation, "#1b1f24") if nation else "#1b1f24"
+        fill = INK.get(colour.get(nation, ""), "#1b1f24") if nation else "#1b1f24"
         attr = f' data-nation="{_name(nation)}"' if nation else ' class="ntr"' if label == "NTR" else ""
         group.append(
             f'<text x="{frame.left}" y="{line_y}"{attr}>'
