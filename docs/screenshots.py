@@ -5,7 +5,8 @@ as small palette PNGs beside this script.
 
     python docs/screenshots.py [NAME.png ...]   # all of them, or the ones named
 
-Needs the `chromium` and `chromium-driver` packages and the test extra (selenium)."""
+Needs the `chromium` and `chromium-driver` packages and the docs extra (`pip install -e ".[docs]"`:
+selenium and Pillow)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ SHOTS = {
     "viewer-board.png": ("/campaigns/demo/board?turn=2", 1180, 1480),
     "viewer-battle.png": ("/campaigns/demo/battles/1", 1180, 900),
     "viewer-timeline.png": ("/campaigns/demo/log?turn=2&kind=DiceRolled", 1180, 800),
-    # The world map at the size the issue asks to be readable, as it opens (no zooming).
+    # The world map at 1280x900, where it must stay readable, as it opens (no zooming).
     "viewer-board-world.png": ("/campaigns/war/board", 1280, 900),
 }
 
