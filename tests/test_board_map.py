@@ -172,8 +172,14 @@ def test_every_nations_letters_read_on_the_boxes_of_a_nine_nation_map(tmp_path: 
         svg = board_svg(board, campaign.scenario, campaign.ruleset)
     root = ET.fromstring(svg)
     inks = {e.get("fill") for e in root.iter(f"{SVG}tspan") if e.get("fill")}
-    # Each of the nine nations' colours names a nation somewhere (an owner or a line of units).
-    assert len(inks) >= len(campaign.scenario.turn_order)
+    # Each nation's line of units in a colour of its own: nine nations, nine colours.
+    by_nation = {
+        line.get("data-nation"): line.find(f"{SVG}tspan").get("fill")  # type: ignore[union-attr]
+        for line in root.iter(f"{SVG}text")
+        if line.get("data-nation")
+    }
+    assert set(by_nation) == set(campaign.scenario.turn_order)
+    assert len(set(by_nation.values())) == len(by_nation), by_nation
     for paper in (SEA_FILL, LAND_FILL):
         faint = sorted(ink for ink in inks if contrast(ink, paper) < 4.5)
         assert not faint, f"text hard to read on {paper}: {faint}"

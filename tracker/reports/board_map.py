@@ -21,6 +21,7 @@ from typing import Any
 from domain.ruleset import Ruleset
 from domain.scenario import GameMap, Scenario
 from domain.scenario_layout import computed_positions
+from tracker.reports.palette import PALETTE, colour_of, ink
 
 BOX_WIDTH = 184
 BOX_HEIGHT = 88
@@ -32,34 +33,10 @@ CANVAS = 900.0
 FULL_SCALE_SPAN = 1500.0
 LINE = 13
 CHAR_WIDTH = 6.1  # an average glyph of the 11px sans-serif the labels use, for line wrapping
-PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
 SEA_FILL = "#e3f0fb"
 LAND_FILL = "#f3ead7"
-# Text reads at this contrast or more on a box (WCAG AA for normal text).
-TEXT_CONTRAST = 4.5
-
-
-def _luminance(colour: str) -> float:
-    """The relative luminance of a #rrggbb colour (WCAG 2)."""
-    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
-    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-
-def ink(colour: str, backgrounds: tuple[str, ...] = (SEA_FILL, LAND_FILL)) -> str:
-    """`colour` darkened just enough to be read as text on every background: the palette's
-    light colours (its yellow, orange, sky blue) are lines and borders, not letters."""
-    lightest = min(_luminance(b) for b in backgrounds)
-    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
-    for step in range(21):
-        shade = 1 - step / 20
-        darker = f"#{round(r * shade):02x}{round(g * shade):02x}{round(b * shade):02x}"
-        if (lightest + 0.05) / (_luminance(darker) + 0.05) >= TEXT_CONTRAST:
-            return darker
-    return "#000000"
-
-
-INK = {c: ink(c) for c in PALETTE}
+# Each colour's shade for letters on a box.
+INK = {c: ink(c, (SEA_FILL, LAND_FILL)) for c in PALETTE}
 
 
 @dataclass(frozen=True)
@@ -341,7 +318,7 @@ def map_svg(
     Every zone's box is a <g> with `data-zone` (and each nation line `data-nation`), so a
     page or a test can find what is drawn where."""
     nations = list(scenario.turn_order)
-    colour = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(nations)}
+    colour = {n: colour_of(i) for i, n in enumerate(nations)}
     code = {n: scenario.nations[n].code for n in nations}
     owners = owners if owners is not None else dict(scenario.game_map.land)
     out = [

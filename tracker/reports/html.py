@@ -7,6 +7,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from tracker.reports.charts import FEW_POINTS, Line, LineChart, render_chart
+from tracker.reports.palette import colour_of
 from tracker.reports.text import (
     BATTLE_RULES,
     battle_declaration,
@@ -31,8 +32,6 @@ from tracker.reports.text import (
 if TYPE_CHECKING:
     import jinja2
 
-# Colour-blind safe (Okabe-Ito), one per nation in turn order.
-PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
 
 CHARTS = (
     ("ntr_at_sea", "NTR at sea", "NTR"),
@@ -50,7 +49,7 @@ def _line(report: dict[str, Any], nation: str, ys: list[float]) -> Line:
     for its enemies."""
     nations = report["campaign"]["turn_order"]
     sides = report["campaign"]["sides"]
-    return Line(nation, PALETTE[nations.index(nation) % len(PALETTE)], ys, dashed=sides[nation] != sides[nations[0]])
+    return Line(nation, colour_of(nations.index(nation)), ys, dashed=sides[nation] != sides[nations[0]])
 
 
 def _round_label(k: int) -> str:
@@ -169,7 +168,7 @@ def render_html(report: dict[str, Any]) -> str:
     env = _html_environment()
     # charts.py escapes every text it draws (names included): its SVG is trusted markup.
     charts = [{**c, "svg": Markup(c["svg"])} for c in chart_svgs(report)]
-    palette = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(report["campaign"]["turn_order"])}
+    palette = {n: colour_of(i) for i, n in enumerate(report["campaign"]["turn_order"])}
     # The map SVG is built by tracker.board_map, which escapes every name it draws.
     board_map = {**report["map"], "svg": Markup(report["map"]["svg"])} if "map" in report else None
     template = env.get_template("report.html.j2")
