@@ -139,3 +139,15 @@ def perform_until(t: Tracker, cid: UUID, nation: str, phase: str) -> None:
     perform_advance(t, cid)
     while (t.load(cid).nation, t.load(cid).phase) != (nation, phase):
         perform_advance(t, cid)
+
+
+def contrast(ink: str, paper: str) -> float:
+    """WCAG 2's contrast ratio of two #rrggbb colours (worked out here, not by the tracker)."""
+
+    def luminance(colour: str) -> float:
+        r, g, b = (int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
+        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b))
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    light, dark = sorted((luminance(ink), luminance(paper)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)

@@ -20,6 +20,7 @@ from domain.ruleset import Ruleset, load_ruleset
 from domain.scenario import read_scenario, scenario_from_dict
 from domain.scenario_layout import computed_positions
 from tests.map_svg import SVG, assert_map_shows, drawn, parsed_units
+from tests.support import contrast
 from tracker.cli.demo import run_demo
 from tracker.cli.main import cli
 from tracker.reports.board_map import BOX_HEIGHT, BOX_WIDTH, LAND_FILL, SEA_FILL, board_svg, map_layout
@@ -151,18 +152,6 @@ def test_the_opening_board_is_drawn_zone_by_zone(tmp_path: Path, rs: Ruleset) ->
     zones = drawn(svg)
     assert parsed_units(zones["Heligoland Bight"]["nations"]["Germany"]) == Counter(SS=3, DD=2, CA=1, BB=2)
     assert zones["Western Approaches"]["ntr"] == "GB 4"
-
-
-def contrast(ink: str, paper: str) -> float:
-    """WCAG 2's contrast ratio of two #rrggbb colours."""
-
-    def luminance(colour: str) -> float:
-        r, g, b = (int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
-        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b))
-        return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-    light, dark = sorted((luminance(ink), luminance(paper)), reverse=True)
-    return (light + 0.05) / (dark + 0.05)
 
 
 def test_every_nations_letters_read_on_the_boxes_of_a_nine_nation_map(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from tracker.reports.charts import FEW_POINTS, Line, LineChart, render_chart
-from tracker.reports.palette import colour_of
+from tracker.reports.palette import LINE_CONTRAST, colour_of, ink
 from tracker.reports.text import (
     BATTLE_RULES,
     battle_declaration,
@@ -49,7 +49,8 @@ def _line(report: dict[str, Any], nation: str, ys: list[float]) -> Line:
     for its enemies."""
     nations = report["campaign"]["turn_order"]
     sides = report["campaign"]["sides"]
-    return Line(nation, colour_of(nations.index(nation)), ys, dashed=sides[nation] != sides[nations[0]])
+    colour = ink(colour_of(nations.index(nation)), ("#ffffff",), LINE_CONTRAST)
+    return Line(nation, colour, ys, dashed=sides[nation] != sides[nations[0]])
 
 
 def _round_label(k: int) -> str:

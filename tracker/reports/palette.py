@@ -19,8 +19,10 @@ PALETTE = (
     "#332288",
     "#999933",
 )
-# Letters read at this contrast or more on their background (WCAG AA for normal text).
+# Letters read at this contrast or more on their background (WCAG AA for normal text), and
+# lines of a chart at this one (WCAG's for graphics).
 TEXT_CONTRAST = 4.5
+LINE_CONTRAST = 3.0
 
 
 def colour_of(index: int) -> str:
@@ -35,14 +37,17 @@ def luminance(colour: str) -> float:
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
-def ink(colour: str, backgrounds: tuple[str, ...]) -> str:
-    """`colour` darkened just enough to be read as text on every background: the palette's
-    light colours (its yellow, orange, sky blue) are lines and borders, not letters."""
+def ink(colour: str, backgrounds: tuple[str, ...], contrast: float = TEXT_CONTRAST) -> str:
+    """`colour` darkened just enough to be read as text (or, with LINE_CONTRAST, seen as a thin
+    line) on every background: the palette's light colours (its yellow, orange, sky blue) are
+    fills and borders, not letters."""
     lightest = min(luminance(b) for b in backgrounds)
+    if (lightest + 0.05) / (luminance(colour) + 0.05) >= contrast:
+        return colour
     r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
-    for step in range(21):
+    for step in range(1, 21):
         shade = 1 - step / 20
         darker = f"#{round(r * shade):02x}{round(g * shade):02x}{round(b * shade):02x}"
-        if (lightest + 0.05) / (luminance(darker) + 0.05) >= TEXT_CONTRAST:
+        if (lightest + 0.05) / (luminance(darker) + 0.05) >= contrast:
             return darker
     return "#000000"
