@@ -194,6 +194,22 @@ def test_names_typed_by_players_are_escaped(tmp_path: Path) -> None:
         assert status == 200 and "<b>bold</b>" not in html
 
 
+def test_a_large_map_opens_on_the_acting_fleet_or_the_open_battle(tmp_path: Path) -> None:
+    from tracker.reports.board_map import map_layout
+    from tracker.server.viewer import board_data, map_focus
+
+    with Tracker(str(tmp_path / "w.db")) as t:
+        t.create("war", "great-war-1914")
+        data = board_data(t, "war", None, None, None)
+        scenario = t.load(t.campaign_id("war")).scenario
+    positions = map_layout(scenario).positions
+    # Round 1, Germany: the High Seas Fleet lies in the Heligoland Bight.
+    assert data["board"]["nation"] == "Germany" and data["focus"] == positions["Heligoland Bight"]
+    assert map_focus(data["board"], scenario, [{"zone": "Arabian Sea"}]) == positions["Arabian Sea"]
+    nobody = {**data["board"], "units": [u for u in data["board"]["units"] if u["nation"] != "Germany"]}
+    assert map_focus(nobody, scenario, []) is None
+
+
 @pytest.mark.postgres
 def test_the_viewer_on_postgresql_draws_the_board_and_refuses_bad_urls(
     pg_url: str, unique_name: str, tmp_path: Path

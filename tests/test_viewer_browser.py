@@ -277,10 +277,15 @@ def test_a_world_map_opens_legible_and_pans_and_zooms_by_its_viewbox(browser: An
             """The height on screen of the 11.5-unit zone names, as the view scales them."""
             return float(browser.execute_script("return 11.5 * arguments[0].getScreenCTM().a;", svg))
 
-        # The whole map is the SVG's own size; the page opens on a part of it, names legible.
+        # The whole map is the SVG's own size; the page opens on a part of it, names legible,
+        # centred on the fleet of the nation whose turn it is (Germany's, in the Heligoland Bight).
         whole = [float(svg.get_dom_attribute(k)) for k in ("width", "height")]
         opened = view_box()
         assert opened[2] < whole[0] and name_px() >= 9
+        bight = svg.find_element(By.CSS_SELECTOR, 'g[data-zone="Heligoland Bight"] rect')
+        x, y, w, h = (float(bight.get_dom_attribute(k)) for k in ("x", "y", "width", "height"))
+        assert opened[0] + opened[2] / 2 == pytest.approx(x + w / 2, abs=1)
+        assert opened[1] + opened[3] / 2 == pytest.approx(y + h / 2, abs=1)
 
         browser.find_element(By.ID, "zoom-in").click()
         closer = view_box()

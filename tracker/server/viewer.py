@@ -174,6 +174,24 @@ def campaigns_data(t: Tracker) -> list[dict[str, Any]]:
     return rows
 
 
+def map_focus(board: Any, scenario: Any, battles: list[dict[str, Any]]) -> tuple[float, float] | None:
+    """Where a map too large to show whole opens, in map units: the first open battle's zone,
+    else the zone holding most of the acting nation's units (its fleet, not the map's middle);
+    None when that nation has no unit on the board."""
+    from tracker.reports.board_map import map_layout
+
+    zone = battles[0]["zone"] if battles else None
+    if zone is None:
+        count: dict[str, int] = {}
+        for u in board["units"]:
+            if u["nation"] == board["nation"]:
+                count[u["at"]] = count.get(u["at"], 0) + 1
+        # Ties go to the zone first in the map's own order, so a board always opens alike.
+        order = {z: i for i, z in enumerate(scenario.game_map.adjacency)}
+        zone = min(count, key=lambda z: (-count[z], order.get(z, len(order))), default=None)
+    return map_layout(scenario).positions.get(zone) if zone is not None else None
+
+
 def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: int | None) -> dict[str, Any]:
     from tracker.reports.board_map import board_svg
     from tracker.reports.views import board_now
@@ -189,6 +207,10 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
         raise PageError(404, str(e)) from None
     scenario, ruleset = campaign.scenario, campaign.ruleset
     link = f"/campaigns/{quote(name, safe='')}/zones/{{zone}}"  # the zone's page, which links to its log
+    open_battles = [
+        {"id": b["id"], "kind": b["kind"], "zone": b["zone"], "step": b["step"]}
+        for b in sorted(campaign.battles.values(), key=lambda b: b["id"])
+    ]
     nations = []
     for nation in scenario.turn_order:
         units = [u for u in board["units"] if u["nation"] == nation]
@@ -218,10 +240,9 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
         "nations": nations,
         "technologies": list(ruleset.technologies),
         # The game now, beside a board of any moment: what is open and what waits to be placed.
-        "open_battles": [
-            {"id": b["id"], "kind": b["kind"], "zone": b["zone"], "step": b["step"]}
-            for b in sorted(campaign.battles.values(), key=lambda b: b["id"])
-        ],
+        "open_battles": open_battles,
+        # A board of an earlier moment opens on its own acting nation, not on today's battles.
+        "focus": map_focus(board, scenario, [] if turn or at else open_battles),
         "unplaced": {n: dict(sorted(types.items())) for n, types in campaign.unplaced.items() if any(types.values())},
         "svg": Markup(board_svg(board, scenario, ruleset, link=link)),  # names escaped by board_map
     }
