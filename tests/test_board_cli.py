@@ -46,6 +46,17 @@ def test_map_text_fits_80_columns(db: str) -> None:
     assert max(len(line) for line in out.splitlines()) <= 80
 
 
+@pytest.mark.parametrize("columns", [60, 80])
+def test_the_world_maps_text_cuts_no_name(tmp_path: Path, columns: int) -> None:
+    world = str(tmp_path / "w.db")
+    run(world, "new", "war", "--scenario", "great-war-1914")
+    out = run(world, "map", columns=columns)
+    # A name too long for its column folds onto the next line; none ends in an ellipsis.
+    assert "\u2026" not in out and max(len(line) for line in out.splitlines()) <= columns
+    if columns == 80:
+        assert "Constantinople," in out
+
+
 def test_units_shows_the_campaigns_own_ruleset(db: str, tmp_path: Path) -> None:
     rows = {r["type"]: r for r in json.loads(run(db, "units", "--json"))["units"]}
     assert (rows["destroyer"]["attack"], rows["destroyer"]["cost"], rows["destroyer"]["abbr"]) == (3, 8, "DD")

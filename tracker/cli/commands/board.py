@@ -76,10 +76,12 @@ def map_command(ctx: Context, as_json: bool) -> None:
         emit_json({"scenario": c.scenario.name, "zones": data})
         return
     table = Table(title=f"Map: {c.scenario.title}")
-    table.add_column("Zone", no_wrap=True)
-    table.add_column("Adjacent")
-    table.add_column("Units")
-    table.add_column("NTR")
+    # On a narrow terminal every column wraps, and a name longer than its column folds onto the
+    # next line: a name is never cut.
+    table.add_column("Zone", overflow="fold")
+    table.add_column("Adjacent", overflow="fold")
+    table.add_column("Units", overflow="fold")
+    table.add_column("NTR", overflow="fold")
     for i, z in enumerate(data):
         zone = Text(z["zone"])
         if z["owner"]:
