@@ -3,6 +3,8 @@ nation in turn order, and a darker shade of each for letters on a light box."""
 
 from __future__ import annotations
 
+import functools
+
 # Okabe-Ito's eight colour-blind safe colours, then three of Paul Tol's muted scheme (wine,
 # indigo, olive), so that a board of up to eleven nations (great-war-1914 has nine) gives each
 # its own; a twelfth takes the first colour again.
@@ -37,6 +39,8 @@ def luminance(colour: str) -> float:
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
+# Worked out once a process for each colour: every chart of every report asks again.
+@functools.cache
 def ink(colour: str, backgrounds: tuple[str, ...], contrast: float = TEXT_CONTRAST) -> str:
     """`colour` darkened just enough to be read as text (or, with LINE_CONTRAST, seen as a thin
     line) on every background: the palette's light colours (its yellow, orange, sky blue) are
