@@ -195,8 +195,8 @@ def test_names_typed_by_players_are_escaped(tmp_path: Path) -> None:
 
 
 def test_a_large_map_opens_on_the_acting_fleet_or_the_open_battle(tmp_path: Path) -> None:
-    from tracker.reports.board_map import map_layout
-    from tracker.server.viewer import board_data, map_focus
+    from tracker.reports.board_map import map_focus, map_layout
+    from tracker.server.viewer import board_data
 
     with Tracker(str(tmp_path / "w.db")) as t:
         t.create("war", "great-war-1914")

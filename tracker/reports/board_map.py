@@ -305,6 +305,24 @@ def _zone_svg(
     return group
 
 
+def map_focus(
+    board: Mapping[str, Any], scenario: Scenario, battles: list[dict[str, Any]]
+) -> tuple[float, float] | None:
+    """Where a map too large to show whole opens, in map units: the first open battle's zone,
+    else the zone holding most of the acting nation's units (its fleet, not the map's middle);
+    None when that nation has no unit on the board."""
+    zone = battles[0]["zone"] if battles else None
+    if zone is None:
+        count: dict[str, int] = {}
+        for u in board["units"]:
+            if u["nation"] == board["nation"]:
+                count[u["at"]] = count.get(u["at"], 0) + 1
+        # Ties go to the zone first in the map's own order, so a board always opens alike.
+        order = {z: i for i, z in enumerate(scenario.game_map.adjacency)}
+        zone = min(count, key=lambda z: (-count[z], order.get(z, len(order))), default=None)
+    return map_layout(scenario).positions.get(zone) if zone is not None else None
+
+
 def map_svg(
     scenario: Scenario,
     layout: MapLayout,
