@@ -304,6 +304,24 @@ def test_a_new_database_gets_exactly_the_declared_tables_at_the_head(url: str) -
     assert "the head of this tracker" in ok(url, "db", "current")
 
 
+def test_a_new_sqlite_file_keeps_its_small_keyed_side_tables_without_a_rowid(tmp_path: Path) -> None:
+    """Each keyed side table made with a rowid costs a campaign file a page for the index that
+    copies its key; the small ones are made without (the key is the table)."""
+    import sqlite3
+
+    db = tmp_path / "c.db"
+    ok(str(db), "new", "fresh", "--scenario", "north-sea-1914")
+    with sqlite3.connect(db) as conn:
+        made = dict(conn.execute("SELECT name, sql FROM sqlite_schema WHERE type = 'table'").fetchall())
+        indexes = {row[0] for row in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'index'")}
+    keyed = ("campaigns", "dice_seeds", "imported", "served", "players", "public_campaigns")
+    for table in (f"tracker_{name}" for name in keyed):
+        assert made[table].rstrip().endswith("WITHOUT ROWID"), table
+        assert f"sqlite_autoindex_{table}_1" not in indexes
+    # A table whose rows may be large keeps its rowid.
+    assert not made["tracker_request_keys"].rstrip().endswith("WITHOUT ROWID")
+
+
 def test_tables_made_one_by_one_are_stamped_at_the_last_revision_they_hold_whole(tmp_path: Path) -> None:
     """A tracker before versioned upgrades made the idempotency keys' table when first used, the
     notification tables too: a database may hold the keys and not the notifications."""

@@ -57,6 +57,7 @@ players_table = Table(
     Column("token_hash", String(128), nullable=False),
     Column("created_at", DateTime(timezone=True), server_default=func.now()),
     Column("revoked_at", DateTime(timezone=True), nullable=True),
+    sqlite_with_rowid=False,
 )
 requests_table = Table(
     "tracker_override_requests",
@@ -81,6 +82,7 @@ public_table = Table(
     Column("campaign_id", String(36), primary_key=True),
     Column("made_public_by", String(100), nullable=True),
     Column("made_public_at", DateTime(timezone=True), server_default=func.now()),
+    sqlite_with_rowid=False,
 )
 
 TOKEN_PREFIX = "trk"

@@ -27,12 +27,15 @@ from tracker.storage.migrations import ensure
 DEFAULT_DB = "campaign.db"
 
 metadata = MetaData()
+# The revisions (`tracker.storage.migrations`) make these tables; a small keyed table is made
+# without a rowid on SQLite (`migrations.steps.KEYED`), and declared so here as well.
 campaigns_table = Table(
     "tracker_campaigns",
     metadata,
     Column("name", String(200), primary_key=True),
     Column("campaign_id", String(36), nullable=False, unique=True),
     Column("created_at", DateTime(timezone=True), server_default=func.now()),
+    sqlite_with_rowid=False,
 )
 seeds_table = Table(
     "tracker_dice_seeds",
@@ -40,6 +43,7 @@ seeds_table = Table(
     Column("campaign_id", String(36), primary_key=True),
     Column("epoch", Integer, primary_key=True),
     Column("seed", String(64), nullable=False),
+    sqlite_with_rowid=False,
 )
 
 # Campaigns recorded here by `tracker import`: their auto dice seed stayed with the exported
@@ -57,6 +61,7 @@ imported_table = Table(
     Column("name", String(200)),
     Column("head_seq", Integer),
     Column("head_hash", String(64)),
+    sqlite_with_rowid=False,
 )
 _MARK_COLUMNS = ("name", "head_seq", "head_hash")
 
@@ -69,6 +74,7 @@ served_table = Table(
     metadata,
     Column("campaign_id", String(36), primary_key=True),
     Column("since", DateTime(timezone=True), server_default=func.now()),
+    sqlite_with_rowid=False,
 )
 
 

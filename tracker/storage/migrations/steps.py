@@ -13,12 +13,19 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
+# A small table keyed by names or IDs, on SQLite: the primary key is then the table itself, not
+# a rowid table plus an index copying every key. Each such table costs one page less in every
+# campaign file (PostgreSQL ignores the option). Only for rows that stay small: a row larger
+# than a twentieth of a page is stored less well without a rowid.
+KEYED: dict[str, Any] = {"sqlite_with_rowid": False}
 
-def create_table(name: str, *columns: Any) -> bool:
-    """Create the table (with its indexes) unless the database has it; whether it did."""
+
+def create_table(name: str, *columns: Any, **options: Any) -> bool:
+    """Create the table (with its indexes, and the dialect `options` given) unless the database
+    has it; whether it did."""
     if sa.inspect(op.get_bind()).has_table(name):
         return False
-    op.create_table(name, *columns)
+    op.create_table(name, *columns, **options)
     return True
 
 

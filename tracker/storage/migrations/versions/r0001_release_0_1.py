@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from tracker.storage.migrations.steps import create_table, no_downgrade
+from tracker.storage.migrations.steps import KEYED, create_table, no_downgrade
 
 revision = "0001"
 down_revision = None
@@ -39,22 +39,26 @@ def upgrade() -> None:
         sa.Column("name", sa.String(200), primary_key=True),
         sa.Column("campaign_id", sa.String(36), nullable=False, unique=True),
         sa.Column("created_at", _when(), server_default=sa.func.now()),
+        **KEYED,
     )
     create_table(
         "tracker_dice_seeds",
         sa.Column("campaign_id", sa.String(36), primary_key=True),
         sa.Column("epoch", sa.Integer, primary_key=True),
         sa.Column("seed", sa.String(64), nullable=False),
+        **KEYED,
     )
     create_table(
         "tracker_imported",
         sa.Column("campaign_id", sa.String(36), primary_key=True),
         sa.Column("imported_at", _when(), server_default=sa.func.now()),
+        **KEYED,
     )
     create_table(
         "tracker_served",
         sa.Column("campaign_id", sa.String(36), primary_key=True),
         sa.Column("since", _when(), server_default=sa.func.now()),
+        **KEYED,
     )
     create_table(
         "tracker_players",
@@ -67,6 +71,7 @@ def upgrade() -> None:
         sa.Column("token_hash", sa.String(128), nullable=False),
         sa.Column("created_at", _when(), server_default=sa.func.now()),
         sa.Column("revoked_at", _when(), nullable=True),
+        **KEYED,
     )
     create_table(
         "tracker_override_requests",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from tracker.storage.migrations.steps import create_table, no_downgrade
+from tracker.storage.migrations.steps import KEYED, create_table, no_downgrade
 
 revision = "0003"
 down_revision = "0002"
@@ -33,6 +33,7 @@ def upgrade() -> None:
         sa.Column("campaign_id", sa.String(36), primary_key=True),
         sa.Column("made_public_by", sa.String(100), nullable=True),
         sa.Column("made_public_at", sa.DateTime(timezone=True), server_default=sa.func.now()),
+        **KEYED,
     )
     create_table(
         "tracker_notify_channels",
