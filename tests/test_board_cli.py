@@ -57,6 +57,29 @@ def test_the_world_maps_text_cuts_no_name(tmp_path: Path, columns: int) -> None:
         assert "Constantinople," in out
 
 
+@pytest.mark.parametrize("scenario", ["north-sea-1914", "great-war-1914"])
+def test_state_tables_fit_80_columns_and_break_no_word(tmp_path: Path, scenario: str) -> None:
+    """The nations' numbers fit one table; their NTR and technology lists, which grow with the
+    board, are tables of their own, wrapped between words. A table too wide for the terminal
+    loses its right edge (rich crops it) and breaks words anywhere."""
+    path = str(tmp_path / "c.db")
+    run(path, "new", "c", "--scenario", scenario)
+    out = run(path, "state")
+    edges = {"┏": "┓", "┃": "┃", "┡": "┩", "│": "│", "└": "┘"}
+    for line in out.splitlines():
+        if line[:1] in edges:
+            assert line.endswith(edges[line[0]]) and len(line) <= 80, line
+    tokens = set(out.split())
+    state = json.loads(run(path, "state", "--json"))
+    listed = [zone for ntr in state["ntr"].values() for zone in ntr]
+    listed += [tech for techs in state["tech"].values() for tech, level in techs.items() if level]
+    assert listed
+    for name in listed:
+        for word in name.split():
+            assert word in tokens or f"{word}," in tokens, (name, word)
+    assert "NTR at sea" in out and "Nations" in out
+
+
 def test_units_shows_the_campaigns_own_ruleset(db: str, tmp_path: Path) -> None:
     rows = {r["type"]: r for r in json.loads(run(db, "units", "--json"))["units"]}
     assert (rows["destroyer"]["attack"], rows["destroyer"]["cost"], rows["destroyer"]["abbr"]) == (3, 8, "DD")

@@ -91,27 +91,39 @@ def render_board(out: Console, data: Mapping[str, Any], scenario: Scenario, titl
     for zone in sorted(by_zone, key=lambda z: (not game_map.is_sea(z), z)):
         table.add_row(zone, units_text(scenario, by_zone[zone]))
     out.print(table)
+    # The nations' numbers in one table that fits 80 columns; their lists (NTR by zone,
+    # technology), which grow with the board, each in a table of their own, a line per nation.
     nations = Table(title="Nations")
-    # Names never wrap or lose letters; the lists wrap between entries on a narrow terminal.
     nations.add_column("Nation", no_wrap=True)
-    nations.add_column("Side", overflow="fold")
+    nations.add_column("Side")
     nations.add_column("Resources", justify="right")
-    nations.add_column("NTR at sea", overflow="fold")
+    nations.add_column("NTR at sea", justify="right")
     nations.add_column("NTR lost", justify="right")
-    nations.add_column("Technology", overflow="fold", min_width=10)
+    at_sea: list[tuple[str, str]] = []
+    techs: list[tuple[str, str]] = []
     for nation in scenario.turn_order:
         ntr = data["ntr"].get(nation, {})
-        ntr_text = ", ".join(f"{z} {c}" for z, c in sorted(ntr.items())) or "-"
-        tech = ", ".join(f"{t} {lvl}" for t, lvl in data["tech"].get(nation, {}).items() if lvl) or "-"
         nations.add_row(
             nation_text(scenario, nation),
             nation_text(scenario, nation, scenario.nations[nation].side),
             str(data["balances"].get(nation, 0)),
-            ntr_text,
+            str(sum(ntr.values())),
             str(data["ntr_lost"].get(nation, 0)),
-            tech,
         )
+        if ntr:
+            at_sea.append((nation, ", ".join(f"{z} {c}" for z, c in sorted(ntr.items()))))
+        tech = ", ".join(f"{t} {lvl}" for t, lvl in data["tech"].get(nation, {}).items() if lvl)
+        if tech:
+            techs.append((nation, tech))
     out.print(nations)
+    for title, heading, rows in (("NTR at sea", "Zones", at_sea), ("Technology", "Levels", techs)):
+        if rows:
+            table = Table(title=title)
+            table.add_column("Nation", no_wrap=True)
+            table.add_column(heading)
+            for nation, listed in rows:
+                table.add_row(nation_text(scenario, nation), listed)
+            out.print(table)
     start = scenario.game_map.land
     changed = {t: n for t, n in data.get("owners", {}).items() if start.get(t) != n}
     if changed:
