@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,6 +79,8 @@ class Board:
         how = self.lost.get(uid)
         if how is not None:
             return InputError(f"{uid} was {how}")
+        import difflib  # only on this error path: not paid by every command that loads a board
+
         close = difflib.get_close_matches(uid.upper(), sorted(self.units), n=3, cutoff=0.6)
         hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
         return InputError(f"unknown unit {uid!r} ({hint}see `tracker state`)")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -444,6 +443,10 @@ def content_hash(data: dict[str, Any]) -> str:
 
 
 def read_toml(path: Path | str, source: str | None = None) -> dict[str, Any]:
+    # Imported here: a campaign carries its ruleset and scenario as recorded, so a command
+    # that only reads one never parses TOML.
+    import tomllib
+
     source = source or str(path)
     try:
         with open(path, "rb") as f:

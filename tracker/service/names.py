@@ -9,7 +9,6 @@ canonical names. Unit lists accept commas and spaces alike.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -41,6 +40,8 @@ def unknown(what: str, text: str, known: Sequence[str]) -> InputError:
     by_fold = {fold(k): k for k in known}
     typed = fold(text)
     starting = [k for f, k in by_fold.items() if typed and f.startswith(typed)]
+    import difflib  # only on this error path: not paid by every command that names something
+
     alike = [by_fold[f] for f in difflib.get_close_matches(typed, list(by_fold), n=3, cutoff=0.6)]
     suggestions = (starting or alike)[:3]
     hint = f"did you mean {' or '.join(repr(s) for s in suggestions)}? " if suggestions else ""
