@@ -60,6 +60,11 @@ NOT_FOR_READING = (
     "sqlalchemy.dialects.mssql",
     "sqlalchemy.dialects.postgresql",
     "sqlalchemy.dialects.mysql",
+    # The pure battle procedures: the referee imports them with the first battle it runs.
+    "domain.procedures",
+    # Only for an error's suggestions and for reading a TOML file.
+    "difflib",
+    "tomllib",
 )
 
 

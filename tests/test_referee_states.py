@@ -32,7 +32,7 @@ def test_the_state_a_step_leaves_waits_for_what_the_record_reads_back(name: str)
             assert kept is not None, f"battle {number} at {b['step']} has no state kept from its last step"
             state, ctx = kept
             read, _, _ = from_battle(c.board(), b, frozenset(c.committed), ctx)
-            procedure = referee.PURE[b["kind"]]
+            procedure = referee.pure(b["kind"])
             assert procedure.need(state, ctx) == procedure.need(read, ctx), (b["kind"], b["step"])
             c._one_step(number, dice, None)
             steps += 1

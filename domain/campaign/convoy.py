@@ -4,7 +4,7 @@ procedure (`domain.procedures.convoy`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.campaign.battle_events import (
     ConvoyAttackDeclared,
@@ -19,8 +19,10 @@ from domain.campaign.record import command
 from domain.campaign.referee import Referee
 from domain.dice import DiceSource
 from domain.errors import InputError, RuleViolation
-from domain.procedures.base import Fact
 from domain.rules import convoy
+
+if TYPE_CHECKING:
+    from domain.procedures.base import Fact
 
 
 class ConvoyBattles(Referee):

@@ -4,7 +4,7 @@ an interception is run on the pure procedure (`domain.procedures.interception`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.campaign.battle_events import (
     InterceptionStarted,
@@ -17,9 +17,10 @@ from domain.campaign.procedure import Procedure
 from domain.campaign.record import command
 from domain.campaign.referee import Referee
 from domain.dice import DiceSource
-from domain.procedures.base import Fact
-from domain.procedures.interception import InterceptionDecision
 from domain.rules import interception
+
+if TYPE_CHECKING:
+    from domain.procedures.base import Fact
 
 
 class Interceptions(Referee):
@@ -104,6 +105,9 @@ class Interceptions(Referee):
         if not default:
             # The choices are checked against the submarines as detected, and named in that order.
             interception.check_decisions(list(b["detected"]), list(submerge or []), list(retreat or []), back)
+        # The procedure is imported with the first battle (see `domain.campaign.referee`).
+        from domain.procedures.interception import InterceptionDecision
+
         choice = None if default else InterceptionDecision(tuple(submerge or ()), tuple(retreat or ()))
         self._decided(b, choice)
 

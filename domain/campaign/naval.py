@@ -3,16 +3,17 @@ fire, the rounds and the decisions run on the pure procedure (`domain.procedures
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.campaign.battle_events import AttackerRetreated, FireWithheld, NavalBattleStarted, OpeningFire
 from domain.campaign.procedure import Procedure
 from domain.campaign.record import command
 from domain.campaign.referee import Referee, context_for
 from domain.errors import RuleViolation
-from domain.procedures import naval
-from domain.procedures.base import Fact, Facts, Piece, Side
 from domain.rules import combat, interception, turn
+
+if TYPE_CHECKING:
+    from domain.procedures.base import Fact, Facts, Side
 
 
 class NavalBattles(Referee):
@@ -38,6 +39,10 @@ class NavalBattles(Referee):
             defenders=[u.id for u in defenders],
             rule="NC1",
         )
+        # The procedure is imported with the first battle (see `domain.campaign.referee`).
+        from domain.procedures import naval
+        from domain.procedures.base import Piece
+
         ctx = context_for(board)
         state, facts = naval.start(
             ctx,
@@ -66,7 +71,9 @@ class NavalBattles(Referee):
             if side != "attacker":
                 raise RuleViolation("NC1", f"only the attacker, {b['attacker']}, may retreat from battle {battle}")
             combat.check_retreat(board, nation, b["zone"], retreat_to)
-        self._decided(b, naval.NavalDecision(tuple(diving), retreat_to), side)
+        from domain.procedures.naval import NavalDecision
+
+        self._decided(b, NavalDecision(tuple(diving), retreat_to), side)
 
     def _record_fact(self, b: Procedure, fact: Fact, state: Any) -> None:
         """NC2, NC6, NC1: the naval battle's own facts."""

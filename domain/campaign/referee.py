@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from domain.board import Board, Unit
 from domain.campaign.base import CampaignBase
@@ -32,43 +33,73 @@ from domain.campaign.battle_events import (
 from domain.campaign.procedure import Procedure
 from domain.campaign.procedure import Step as StepName
 from domain.dice import DiceSource
-from domain.procedures import asw, convoy, interception, naval
-from domain.procedures.base import Context, Decision, Die, Fact, Facts, Need, Roll, Side
-from domain.procedures.fight import Fight, VolleyStep
-from domain.procedures.position import from_battle
 from domain.rules import convoy as convoy_rules
 
-# The procedures the referee runs on their pure transitions, by the kind a battle records.
-PURE: dict[str, ModuleType] = {"asw": asw, "interception": interception, "convoy": convoy, "naval": naval}
+if TYPE_CHECKING:
+    from domain.procedures.base import Context, Die, Fact, Facts, Need, Roll, Side
+    from domain.procedures.fight import Fight, VolleyStep
 
-# The names the log gives the steps of each procedure (BattleAdvanced.step); a step not named
-# here is its volley's.
-_STEPS: dict[str, dict[Any, StepName]] = {
-    "convoy": {
-        convoy.ConvoyStep.MERCHANT_DEFENCE: "merchant_defence",
-        convoy.ConvoyStep.MERCHANT_CASUALTY: "merchant_casualty",
-        convoy.ConvoyStep.SEARCHERS: "search",
-        convoy.ConvoyStep.SEARCH: "search",
-        convoy.ConvoyStep.CONVOY_TABLE: "convoy_table",
-    },
-    "interception": {
-        interception.InterceptionStep.SEARCHERS: "search",
-        interception.InterceptionStep.SEARCH: "search",
-        interception.InterceptionStep.DETECT: "detect",
-        interception.InterceptionStep.DECIDE: "decide",
-        interception.InterceptionStep.CONTINUE: "continue",
-    },
-    "asw": {asw.AswStep.SEARCHERS: "search", asw.AswStep.SEARCH: "search", asw.AswStep.DECIDE: "decide"},
-    "naval": {naval.NavalStep.DECIDE: "decide"},
-}
-_VOLLEY_STEPS: dict[VolleyStep, StepName] = {
-    VolleyStep.TARGETS: "targets",
-    VolleyStep.SCREENING: "screening",
-    VolleyStep.FIRE: "fire",
-    VolleyStep.CASUALTIES: "casualties",
-    VolleyStep.DONE: "casualties",  # the hits of a volley just over are placed, if any
-}
-_OPENING_STEPS = (VolleyStep.TARGETS, VolleyStep.SCREENING, VolleyStep.FIRE)
+# The pure procedures (`domain.procedures`) are imported with the first battle a process
+# referees, not with the aggregate: a command that only reads the board (`tracker state`, a
+# report, the log) never loads them, a twentieth of its start.
+
+
+@cache
+def _procedures() -> dict[str, ModuleType]:
+    from domain.procedures import asw, convoy, interception, naval
+
+    return {"asw": asw, "interception": interception, "convoy": convoy, "naval": naval}
+
+
+def pure(kind: str) -> ModuleType:
+    """The procedure the referee runs on its pure transitions for a battle of this kind (the
+    kind a battle records)."""
+    return _procedures()[kind]
+
+
+class _StepNames(NamedTuple):
+    """The names the log gives the steps of each procedure (BattleAdvanced.step): `by_kind`,
+    by the procedure's own step; a step not named there is its volley's (`volley`), and the
+    opening volley's choices and dice are named apart (`opening`)."""
+
+    by_kind: dict[str, dict[Any, StepName]]
+    volley: dict[VolleyStep, StepName]
+    opening: tuple[VolleyStep, ...]
+
+
+@cache
+def _step_names() -> _StepNames:
+    from domain.procedures import asw, convoy, interception, naval
+    from domain.procedures.fight import VolleyStep
+
+    by_kind: dict[str, dict[Any, StepName]] = {
+        "convoy": {
+            convoy.ConvoyStep.MERCHANT_DEFENCE: "merchant_defence",
+            convoy.ConvoyStep.MERCHANT_CASUALTY: "merchant_casualty",
+            convoy.ConvoyStep.SEARCHERS: "search",
+            convoy.ConvoyStep.SEARCH: "search",
+            convoy.ConvoyStep.CONVOY_TABLE: "convoy_table",
+        },
+        "interception": {
+            interception.InterceptionStep.SEARCHERS: "search",
+            interception.InterceptionStep.SEARCH: "search",
+            interception.InterceptionStep.DETECT: "detect",
+            interception.InterceptionStep.DECIDE: "decide",
+            interception.InterceptionStep.CONTINUE: "continue",
+        },
+        "asw": {asw.AswStep.SEARCHERS: "search", asw.AswStep.SEARCH: "search", asw.AswStep.DECIDE: "decide"},
+        "naval": {naval.NavalStep.DECIDE: "decide"},
+    }
+    volley: dict[VolleyStep, StepName] = {
+        VolleyStep.TARGETS: "targets",
+        VolleyStep.SCREENING: "screening",
+        VolleyStep.FIRE: "fire",
+        VolleyStep.CASUALTIES: "casualties",
+        VolleyStep.DONE: "casualties",  # the hits of a volley just over are placed, if any
+    }
+    return _StepNames(by_kind, volley, (VolleyStep.TARGETS, VolleyStep.SCREENING, VolleyStep.FIRE))
+
+
 _SEARCH_RULES = {"convoy": "CV3", "interception": "SM2", "asw": "AS2"}
 # The facts that are a nation's choice at its step, each recorded with the nation and whether
 # it was the default.
@@ -121,6 +152,8 @@ def context_for(board: Board) -> Context:
     key = (id(board.ruleset), id(board.scenario), tech)
     ctx = _contexts.get(key)
     if ctx is None or ctx.ruleset is not board.ruleset or ctx.scenario is not board.scenario:
+        from domain.procedures.base import Context
+
         ctx = _contexts[key] = Context(board.ruleset, board.scenario, {n: dict(t) for n, t in tech})
         if len(_contexts) > 64:
             _contexts.popitem(last=False)
@@ -150,6 +183,8 @@ class Referee(CampaignBase):
         kept = _kept.get(self._kept_key(b))
         if kept is not None:
             return kept
+        from domain.procedures.position import from_battle
+
         board = self.board()
         state, ctx, _ = from_battle(board, b, self._committed, context_for(board))
         return state, ctx
@@ -189,7 +224,7 @@ class Referee(CampaignBase):
         state, ctx = self._pure(b)
         # A choice given is checked against the whole board, to name a unit outside the fight.
         board = self.board() if choice is not None else None
-        state, facts = PURE[b["kind"]].decide(state, ctx, choice, side, board)
+        state, facts = pure(b["kind"]).decide(state, ctx, choice, side, board)
         self._record_facts(b, state, ctx, facts)
         return Step(state, ctx, facts)
 
@@ -198,7 +233,9 @@ class Referee(CampaignBase):
         a selective hit recorded as it lands, then the procedure's transition for them."""
         if state is None or ctx is None:
             state, ctx = self._pure(b)
-        procedure = PURE[b["kind"]]
+        from domain.procedures.base import Roll
+
+        procedure = pure(b["kind"])
         need = procedure.need(state, ctx)
         assert isinstance(need, Roll)
         counts = [[0] * len(g.values) for g in need.groups]
@@ -436,7 +473,10 @@ class Referee(CampaignBase):
     def _asks(self, b: Procedure, state: Any, ctx: Context) -> Asked:
         """What the battle's procedure asks for at its step, as its `need` says (see `Asked`):
         who is waited for and the order of the dice come from here, and nowhere else."""
-        procedure = PURE[b["kind"]]
+        from domain.procedures.base import Decision, Roll
+        from domain.procedures.fight import VolleyStep
+
+        procedure = pure(b["kind"])
         need = procedure.need(state, ctx)
         if isinstance(need, Roll):
             fight = getattr(state, "fight", None)
@@ -466,14 +506,15 @@ class Referee(CampaignBase):
         (both as its procedure asks, `_asks`)."""
         kind = b["kind"]
         asked = self._asks(b, state, ctx)
-        named = _STEPS[kind].get(state.step)
+        names = _step_names()
+        named = names.by_kind[kind].get(state.step)
         if named is not None:
             step: str = named
         else:
             f: Fight = state.fight
             # NC2: the opening volley's choices and dice are named apart (its casualties are not).
-            opening = f.stage == "opening" and f.step in _OPENING_STEPS
-            step = ("opening_" if opening else "") + _VOLLEY_STEPS[f.step]
+            opening = f.stage == "opening" and f.step in names.opening
+            step = ("opening_" if opening else "") + names.volley[f.step]
         # A search is one command, the choice of searchers and their dice: it waits at the
         # choice's rule (SM2, not the dice's SM3) until it is rolled.
         rule = _SEARCH_RULES[kind] if step == "search" else asked.rule

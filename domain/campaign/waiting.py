@@ -15,12 +15,14 @@ used, so the domain works (and its refusals read) on its own.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from domain.campaign.base import CampaignBase
 from domain.campaign.procedure import Procedure
-from domain.campaign.referee import PURE, Asked
-from domain.procedures.base import Decision, Need, Roll
+from domain.campaign.referee import Asked, pure
+
+if TYPE_CHECKING:
+    from domain.procedures.base import Decision, Need, Roll
 
 # The dice of each procedure's search (CV3, SM3, AS2), for a search no unit may make: the
 # procedure then asks for no roll to read them from.
@@ -95,13 +97,15 @@ class Waiting(CampaignBase):
         """A search step (CV3, SM2-SM3, AS2): the choice of searchers the procedure asks for,
         and the roll it asks for next if every eligible unit searches (the default); None when
         no unit may search."""
+        from domain.procedures.base import Decision, Roll  # as the referee: with the first battle
+
         state, ctx = self._pure(b)
         (need,) = self._asks(b, state, ctx).needs
         assert isinstance(need, Decision) and need.kind == "searchers", need
         ((_, units),) = need.options
         if not units:
             return need, None
-        procedure = PURE[b["kind"]]
+        procedure = pure(b["kind"])
         searching, _ = procedure.decide(state, ctx, None)
         (roll,) = self._asks(b, searching, ctx).needs
         assert isinstance(roll, Roll), roll
@@ -129,6 +133,8 @@ class Waiting(CampaignBase):
         """The dice the step waits for: how many, of how many faces, and in which order (what
         each die is for), as the procedure's roll has them; searches with every eligible unit.
         None for a decision."""
+        from domain.procedures.base import Roll
+
         roll: Need | None
         if b["step"] == "search":
             roll = self._search(b)[1]
@@ -169,6 +175,8 @@ class Waiting(CampaignBase):
             "attacker": b["attacker"],
             "defender": b["defender"],
         }
+        from domain.procedures.base import Decision
+
         step, kind = b["step"], b["kind"]
         decisions = [d for d in asked.needs if isinstance(d, Decision)]
         if kind == "convoy" and step in _CONVOY_STEPS:
@@ -183,6 +191,8 @@ class Waiting(CampaignBase):
 
     def _convoy_facts(self, facts: dict[str, Any], b: Procedure, first: Need | None, decisions: list[Decision]) -> None:
         """Adds what a convoy battle's own steps wait for (CV2-CV5) to `facts`."""
+        from domain.procedures.base import Roll
+
         step = b["step"]
         if step == "merchant_defence":
             assert isinstance(first, Roll), first
@@ -233,6 +243,8 @@ class Waiting(CampaignBase):
                 for d in decisions
             }
         elif step in ("fire", "opening_fire"):
+            from domain.procedures.base import Roll
+
             assert isinstance(first, Roll), first
             facts["firing"] = [die.unit for die in first.dice]
             # Each die is its unit's nation's (D3), an ally's too: a shared volley says who rolls which.
