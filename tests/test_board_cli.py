@@ -107,6 +107,18 @@ def test_show_a_zone_in_any_case(db: str) -> None:
     assert "England: land territory of Britain" in run(db, "show", "england")
 
 
+def test_show_wraps_a_long_list_of_neighbours_between_words_without_trailing_spaces(tmp_path: Path) -> None:
+    world = str(tmp_path / "w.db")
+    run(world, "new", "war", "--scenario", "great-war-1914")
+    neighbours = json.loads(run(world, "show", "Western Mediterranean", "--json"))["adjacent"]
+    out = run(world, "show", "Western Mediterranean")
+    lines = out.splitlines()
+    assert all(line == line.rstrip() and len(line) <= 80 for line in lines), lines
+    start = next(i for i, line in enumerate(lines) if line.startswith("Adjacent: "))
+    listed = lines[start] + "".join(" " + line.strip() for line in lines[start + 1 :] if line.startswith("  "))
+    assert listed == "Adjacent: " + ", ".join(neighbours)
+
+
 def test_show_an_unknown_zone_names_the_closest(db: str) -> None:
     out = run(db, "show", "heligoland", code=2)
     assert out.startswith("Error: unknown zone 'heligoland' (did you mean 'Heligoland Bight'?")

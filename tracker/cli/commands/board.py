@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 import click
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -157,6 +158,16 @@ def units_command(ctx: Context, as_json: bool) -> None:
     out.print("Combat values hit on that value or less (D2); air units move by range in map steps (F7).")
 
 
+def _listing(out: Console, label: str, names: list[str]) -> None:
+    """`Label: a, b, c`, wrapped between words to the terminal with the later lines indented
+    (rich's own wrapping leaves a space at the end of each broken line)."""
+    import textwrap
+
+    text = f"{label}: {', '.join(names)}"
+    for line in textwrap.wrap(text, width=out.width, subsequent_indent="  ", break_on_hyphens=False) or [text]:
+        out.print(line, soft_wrap=True, markup=False, highlight=False)
+
+
 @click.command(name="show")
 @click.argument("zone", shell_complete=complete_zones)
 @json_option
@@ -190,9 +201,9 @@ def show_command(ctx: Context, zone: str, as_json: bool) -> None:
     else:
         title.append("sea zone")
     out.print(title)
-    out.print(f"Adjacent: {', '.join(data['adjacent'])}")
+    _listing(out, "Adjacent", data["adjacent"])
     if data["ports"]:
-        out.print(f"{'Coast' if data['kind'] == 'sea' else 'Sea zones'}: {', '.join(data['ports'])}")
+        _listing(out, "Coast" if data["kind"] == "sea" else "Sea zones", data["ports"])
     if here:
         table = Table()
         for label in ("Unit", "Type", "Nation", "State"):
