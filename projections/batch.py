@@ -58,7 +58,9 @@ class Batch:
         self.index_rows: list[list[Any]] = []
         self.undone: list[dict[str, Any]] = []
         self.new_rows: dict[str, list[list[Any]]] = {name: [] for name in HISTORIES}
-        self.open_here: dict[tuple[str, Any, int], list[Any]] = {}
+        # The rows opened in this page and still open, by table and key: a key has one open
+        # row at a time, so its key alone finds it.
+        self.open_here: dict[str, dict[Any, list[Any]]] = {name: {} for name in HISTORIES}
         self.closes: dict[str, list[dict[str, Any]]] = {name: [] for name in HISTORIES}
 
     def mark_undone(self, first: int, last: int, by: int) -> None:
@@ -73,31 +75,33 @@ class Batch:
     def open(self, name: str, k: Any, value: tuple[Any, ...], seq: int) -> None:
         row = _history_row(name, self.key, k, value, seq)
         self.new_rows[name].append(row)
-        self.open_here[(name, k, seq)] = row
+        self.open_here[name][k] = row
 
     def reopen(self, name: str, since: dict[Any, int], values: dict[Any, tuple[Any, ...]], seq: int) -> None:
         """A checkpoint at event `seq`: close every row of `since` (where each row of `name`
         still open began) that began before it and open it again there, with its value in
         `values`. Most rows of the board, at every checkpoint: `close` and `open` in one loop."""
         key = self.key
-        open_here = self.open_here
+        open_here = self.open_here[name]
         added = self.new_rows[name]
         for k, began in since.items():
             if began < seq:
-                row = open_here.pop((name, k, began), None)
-                if row is not None:
+                row = open_here.get(k)
+                if row is not None and row[1] == began:
                     row[-1] = seq
                 else:
                     self.close(name, k, began, seq)
                 row = _history_row(name, key, k, values[k], seq)
                 added.append(row)
-                open_here[(name, k, seq)] = row
+                open_here[k] = row
                 # A value replaced, no key added or removed: the loop goes on over the same keys.
                 since[k] = seq
 
     def close(self, name: str, k: Any, began: int, seq: int) -> None:
-        row = self.open_here.pop((name, k, began), None)
-        if row is not None:
+        open_here = self.open_here[name]
+        row = open_here.get(k)
+        if row is not None and row[1] == began:
+            del open_here[k]
             row[-1] = seq
             return
         params: dict[str, Any] = {"k": self.key, "f": began, "to": seq}
@@ -211,10 +215,11 @@ def _insert(conn: Connection, table: str, columns: tuple[str, ...], rows: list[A
             shape.append(_NONE_NULL if not found else _ALL_NULL if found == count else _SOME_NULL)
         key = tuple(shape)
         bound, blanks = _bound(table, columns, count, key)
-        chunk = values[first * width : (first + count) * width]
+        chunk: Any = values[first * width : (first + count) * width]
         if bound is not None:
-            chunk = list(bound(chunk))
+            chunk = bound(chunk)
         if blanks:
+            chunk = list(chunk)
             step = len(chunk) // count
             for at in blanks:
                 chunk[at::step] = ["" if v is None else v for v in chunk[at::step]]

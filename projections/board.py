@@ -32,14 +32,18 @@ from projections.rows import (
     KEY_COLUMNS,
     KINDS,
     NAMED,
+    NATION,
     PARTS,
     ROWS,
     UNCHANGED,
     Followed,
+    bar,
     index_row,
     kind_of,
+    named_nation_rows,
     named_unit_rows,
     rows_of,
+    turn_of,
     with_tally,
     write_history,
 )
@@ -261,8 +265,7 @@ class BoardProjector:
         if f is None or f.agg is None or f.agg.version != first - 1:
             f = self._follow(conn, cid, first, known)
         batch = Batch(f.key)
-        for n in items:
-            self._project(batch, f, n)
+        self._project_all(batch, f, items)
         batch.flush(conn)
         conn.execute(
             update(campaigns).where(campaigns.c.key == f.key).values(last_seq=f.agg.version, last_hash=f.last_hash)
@@ -314,48 +317,103 @@ class BoardProjector:
         f.battle_zone = {b["id"]: b["zone"] for b in agg.battles.values()}
         return f
 
-    def _project(self, batch: Batch, f: Followed, notification: Any) -> None:
-        seq = notification.originator_version
-        try:
-            event = self.decode(notification)
-            data = event.__dict__
-            if data.get("prev_hash") != f.last_hash and seq > 1:
-                raise _Stop(
-                    seq,
-                    f"event {seq} does not follow the projected event {seq - 1} (its previous hash differs): "
-                    "the log was cut and rewritten, or edited",
-                )
-            agg = event.mutate(f.agg)
-            kind = KINDS.get(event.__class__) or kind_of(event.__class__)
-            row = index_row(f, agg, event, data, kind, seq)
-            named: list[Any] | None = None
-            board = kind.board
-            if board == UNCHANGED:
-                new_rows = f.rows
-            elif board == NAMED:
-                new_rows, named = named_unit_rows(f.rows, agg, data, kind.named)
-            elif board == PARTS:
-                parts = kind.parts
-                new_rows = {name: rows(agg) if name in parts else f.rows[name] for name, rows in ROWS.items()}
-                # The totals follow the units and NTR: kept when neither was touched.
-                new_rows["tally"] = f.rows["tally"]
-                if "unit" in parts or "ntr" in parts:
-                    with_tally(agg, new_rows)
-            else:
-                new_rows = rows_of(agg)
-        except _Stop:
-            raise
-        except Exception as e:  # noqa: BLE001 - an unreadable or inapplicable event stops this campaign only
-            raise _Stop(seq, _describe(e)) from None
-        batch.index_rows.append(row)
-        if kind.undo:
-            batch.mark_undone(event.undone_from, event.undone_to, seq)
-        checkpoint = seq % CHECKPOINT == 0
-        if new_rows is not f.rows or checkpoint:
-            write_history(batch, f, new_rows, seq, checkpoint, named)
-            f.rows = new_rows
+    def _project_all(self, batch: Batch, f: Followed, items: list[Any]) -> None:
+        """Fold a page's events of one campaign into `f` and add their rows to `batch`.
+
+        One loop over the page, with what every event reads held in local names. Most events
+        (asked actions, phases) change no row of the board and name no place but their nation
+        (`plain` kinds): their index row is made here, as `index_row` makes it, without a call."""
+        decode = self.decode
+        add_row = batch.index_rows.append
+        kinds = KINDS
+        key = f.key
+        every = CHECKPOINT
+        agg = f.agg
+        last_hash = f.last_hash
+        # The national turn of the last plain event's round and nation: it changes once a turn.
+        last_round: Any = None
+        last_nation: Any = None
+        turn = 0
+        for n in items:
+            seq = n.originator_version
+            try:
+                event = decode(n)
+                data = event.__dict__
+                if data.get("prev_hash") != last_hash and seq > 1:
+                    raise _Stop(
+                        seq,
+                        f"event {seq} does not follow the projected event {seq - 1} (its previous hash "
+                        "differs): the log was cut and rewritten, or edited",
+                    )
+                agg = event.mutate(agg)
+                kind = kinds.get(event.__class__) or kind_of(event.__class__)
+                if kind.plain:
+                    round_, nation = agg.round, agg.nation
+                    if round_ != last_round or nation != last_nation:
+                        last_round, last_nation = round_, nation
+                        turn = turn_of(f, agg)
+                    by = data.get("nation")
+                    row = [
+                        key,
+                        seq,
+                        turn,
+                        round_,
+                        nation,
+                        agg.phase,
+                        kind.name,
+                        kind.index_rule,
+                        None,
+                        "",
+                        bar(by) if by.__class__ is str else "",
+                        kind.summary(event),
+                        None,
+                    ]
+                    if seq % every:
+                        add_row(row)
+                        last_hash = data.get("hash", "")
+                        continue
+                    new_rows = f.rows
+                    named: list[Any] | None = None
+                else:
+                    row = index_row(f, agg, event, data, kind, seq)
+                    new_rows, named = _board_rows(f, agg, data, kind)
+            except _Stop:
+                raise
+            except Exception as e:  # noqa: BLE001 - an unreadable or inapplicable event stops this campaign only
+                raise _Stop(seq, _describe(e)) from None
+            add_row(row)
+            if kind.undo:
+                batch.mark_undone(event.undone_from, event.undone_to, seq)
+            checkpoint = not seq % every
+            if new_rows is not f.rows or checkpoint:
+                write_history(batch, f, new_rows, seq, checkpoint, named, kind.named_in)
+                f.rows = new_rows
+            last_hash = data.get("hash", "")
+        # Only a page projected whole moves the campaign on: after a stop the projector drops
+        # what it follows and starts again from the database.
         f.agg = agg
-        f.last_hash = data.get("hash", "")
+        f.last_hash = last_hash
+
+
+def _board_rows(f: Followed, agg: Any, data: dict[str, Any], kind: Any) -> tuple[dict[str, Any], list[Any] | None]:
+    """The board's rows after an event of `kind` (the same object as before when it changes
+    none), and the keys it names when only their rows can have changed (`kind.named_in`)."""
+    board = kind.board
+    if board == UNCHANGED:
+        return f.rows, None
+    if board == NAMED:
+        return named_unit_rows(f.rows, agg, data, kind.named)
+    if board == NATION:
+        return named_nation_rows(f.rows, agg, data, kind.named[0])
+    if board == PARTS:
+        parts = kind.parts
+        new_rows = {name: rows(agg) if name in parts else f.rows[name] for name, rows in ROWS.items()}
+        # The totals follow the units and NTR: kept when neither was touched.
+        new_rows["tally"] = f.rows["tally"]
+        if "unit" in parts or "ntr" in parts:
+            with_tally(agg, new_rows)
+        return new_rows, None
+    return rows_of(agg), None
 
 
 def _campaign_rows(conn: Connection, cids: Iterable[UUID]) -> dict[str, Any]:

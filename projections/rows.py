@@ -50,6 +50,9 @@ BOARD_PARTS = {
 # Events that change the rows of the units they name (in these fields) and nothing else the
 # rows hold: only those units' rows are built again and compared.
 UNITS_NAMED = {"UnitsMoved": ("units", "carried")}
+# Events that change the row of the nation they name (in this field: its balance or its
+# technology) and nothing else the rows hold: only that nation's row is built again and compared.
+NATION_NAMED = {"ResourcesCollected": "nation", "ResearchPaid": "nation", "TechnologyAdvanced": "nation"}
 _BATTLE_STARTS = frozenset({"ConvoyAttackDeclared", "InterceptionStarted", "AswCombatStarted", "NavalBattleStarted"})
 # The columns that name a history row's unit, NTR or nation.
 KEY_COLUMNS = {"unit": ("unit_id",), "ntr": ("nation", "zone"), "nation": ("nation",), "tally": ("nation",)}
@@ -66,8 +69,12 @@ def _ntr_rows(agg: Any) -> dict[Any, tuple[Any, ...]]:
     return {(n, z): (c,) for n, zones in agg.ntr.items() for z, c in zones.items()}
 
 
+def _nation_row(agg: Any, n: Any) -> tuple[Any, ...]:
+    return (agg.balances[n], agg.ntr_lost.get(n, 0), tuple(sorted(agg.tech[n].items())))
+
+
 def _nation_rows(agg: Any) -> dict[Any, tuple[Any, ...]]:
-    return {n: (agg.balances[n], agg.ntr_lost.get(n, 0), tuple(sorted(agg.tech[n].items()))) for n in agg.balances}
+    return {n: _nation_row(agg, n) for n in agg.balances}
 
 
 ROWS = {"unit": _unit_rows, "ntr": _ntr_rows, "nation": _nation_rows}
@@ -120,8 +127,9 @@ _NATION_KEYS = frozenset({"nation", "attacker", "defender", "roller"})
 _PLACE_KEYS = _ZONE_KEYS | _NATION_KEYS
 # How a place field of an event reads: a nation named, a zone named, zones listed.
 _NATION, _ZONE, _ZONES = 0, 1, 2
-# How an event changes the board's rows (see `BOARD_UNCHANGED`, `UNITS_NAMED`, `BOARD_PARTS`).
-UNCHANGED, NAMED, PARTS, _WHOLE = 0, 1, 2, 3
+# How an event changes the board's rows (see `BOARD_UNCHANGED`, `UNITS_NAMED`, `NATION_NAMED`,
+# `BOARD_PARTS`).
+UNCHANGED, NAMED, NATION, PARTS, _WHOLE = 0, 1, 2, 3, 4
 
 
 def _fields_of(cls: type) -> set[str]:
@@ -151,6 +159,9 @@ class _Kind:
         "board",
         "parts",
         "named",
+        "plain",
+        "index_rule",
+        "named_in",
     )
 
     def __init__(self, cls: type) -> None:
@@ -172,14 +183,23 @@ class _Kind:
         self.undo = name == "ActionUndone"
         self.parts: frozenset[str] = frozenset()
         self.named: tuple[str, ...] = ()
+        # The table whose rows the event's `named` fields name.
+        self.named_in = "unit"
         if name in BOARD_UNCHANGED:
             self.board = UNCHANGED
         elif name in UNITS_NAMED:
             self.board, self.named = NAMED, UNITS_NAMED[name]
+        elif name in NATION_NAMED:
+            self.board, self.named, self.named_in = NATION, (NATION_NAMED[name],), "nation"
         elif name in BOARD_PARTS:
             self.board, self.parts = PARTS, BOARD_PARTS[name]
         else:
             self.board = _WHOLE
+        # Most events of a log (asked actions, phases): the same rule for every event of the
+        # kind, no place but their nation, no row of the board changed. The projector makes
+        # their index row itself (see `projections.board`), as `index_row` would.
+        self.plain = self.by_nation and self.rule is not None and self.board == UNCHANGED and not self.undo
+        self.index_rule = self.rule or None
 
 
 KINDS: dict[type, _Kind] = {}
@@ -208,20 +228,29 @@ class Followed:
     turns: dict[tuple[int, str], int] = field(default_factory=dict)
 
 
-def index_row(f: Followed, agg: Any, event: Any, data: dict[str, Any], kind: _Kind, seq: int) -> list[Any]:
-    """The event index row of an event, in the order of the table's columns (undone_by last,
-    set by a later undo of the page)."""
+def turn_of(f: Followed, agg: Any) -> int:
+    """The national turn of the state's round and nation, worked out once each."""
     round_, nation = agg.round, agg.nation
     turn = f.turns.get((round_, nation))
     if turn is None:
         if not f.turn_order:
             f.turn_order = list(agg.scenario.turn_order)
         turn = f.turns[round_, nation] = turn_number(f.turn_order, round_, nation)
+    return turn
+
+
+def index_row(f: Followed, agg: Any, event: Any, data: dict[str, Any], kind: _Kind, seq: int) -> list[Any]:
+    """The event index row of an event, in the order of the table's columns (undone_by last,
+    set by a later undo of the page)."""
+    round_, nation = agg.round, agg.nation
+    turn = f.turns.get((round_, nation))
+    if turn is None:
+        turn = turn_of(f, agg)
     rule = kind.rule
     if kind.by_nation:
         # Most events: no place but their nation, no battle, no unit (no sets of names made).
         named = data.get("nation")
-        battle, zones, nations = None, "", _bar(named) if named.__class__ is str else ""
+        battle, zones, nations = None, "", bar(named) if named.__class__ is str else ""
     else:
         battle, zones, nations = _places(f, agg, event, data, kind)
     return [
@@ -291,7 +320,7 @@ def _places(f: Followed, agg: Any, event: Any, data: dict[str, Any], kind: _Kind
 _ONE_BAR: dict[str, str] = {}
 
 
-def _bar(only: str) -> str:
+def bar(only: str) -> str:
     """One name as the index stores it (see `_bars`)."""
     found = _ONE_BAR.get(only)
     if found is None:
@@ -305,7 +334,7 @@ def _bars(values: set[str]) -> str:
     """Names as the index stores them for LIKE filters: "|a|b|" (sorted), or ""."""
     if len(values) == 1:
         for only in values:
-            return _bar(only)
+            return bar(only)
     return "|" + "|".join(sorted(values)) + "|" if values else ""
 
 
@@ -313,7 +342,7 @@ def named_unit_rows(
     rows: dict[str, dict[Any, tuple[Any, ...]]], agg: Any, data: dict[str, Any], fields: tuple[str, ...]
 ) -> tuple[dict[str, dict[Any, tuple[Any, ...]]], list[Any]]:
     """The board's rows after an event that changes only the units it names (`UNITS_NAMED`),
-    and those units."""
+    and those units (the keys of the only unit rows that can have changed)."""
     units = dict(rows["unit"])
     named: list[Any] = []
     for key in fields:
@@ -333,6 +362,17 @@ def named_unit_rows(
     return new, named
 
 
+def named_nation_rows(
+    rows: dict[str, dict[Any, tuple[Any, ...]]], agg: Any, data: dict[str, Any], field: str
+) -> tuple[dict[str, dict[Any, tuple[Any, ...]]], list[Any]]:
+    """The board's rows after an event that changes only the nation it names (`NATION_NAMED`),
+    and that nation (the key of the only nation row that can have changed)."""
+    nation = data.get(field)
+    nations = dict(rows["nation"])
+    nations[nation] = _nation_row(agg, nation)
+    return {"unit": rows["unit"], "ntr": rows["ntr"], "nation": nations, "tally": rows["tally"]}, [nation]
+
+
 def write_history(
     batch: Batch,
     f: Followed,
@@ -340,14 +380,15 @@ def write_history(
     seq: int,
     checkpoint: bool,
     named: list[Any] | None = None,
+    named_in: str = "unit",
 ) -> None:
     """Close the history rows that changed at event `seq` and open their new values (only the
-    `named` units' rows can have changed, when given); at a checkpoint, re-open every row that
-    began before it (see `projections.board`)."""
+    rows of the `named` keys of table `named_in` can have changed, when given); at a
+    checkpoint, re-open every row that began before it (see `projections.board`)."""
     for name in HISTORIES:
         old, new = f.rows[name], new_rows[name]
         since = f.since[name]
-        keys = dict.fromkeys(named) if named is not None and name == "unit" else None
+        keys = dict.fromkeys(named) if named is not None and name == named_in else None
         if old is not new and (keys is not None or old != new):
             # Key by key: a change touches a few of the board's rows, and comparing each row
             # with its own costs less than hashing every row into sets.

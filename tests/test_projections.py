@@ -359,6 +359,36 @@ def test_events_said_to_change_only_the_units_they_name_do(tmp_path: Path) -> No
     assert seen
 
 
+def test_events_said_to_change_only_the_nation_they_name_do(tmp_path: Path) -> None:
+    """The projector builds again only the row of the nation an event kind names
+    (`NATION_NAMED`): replaying a stored log shows that such events change no other nation's
+    row and no other part of the board, and that the named row is the one `rows_of` makes."""
+    import gzip
+
+    db = tmp_path / "old.db"
+    db.write_bytes(gzip.decompress((Path(__file__).parent / "fixtures" / "demo-one-module.db.gz").read_bytes()))
+    seen: set[str] = set()
+    with Tracker(str(db)) as t:
+        agg: Any = None
+        for event in t.events(t.campaign_id(None)):
+            before = None if agg is None else projection_rows.rows_of(agg)
+            agg = event.mutate(agg)
+            kind = type(event).__name__
+            field = projection_rows.NATION_NAMED.get(kind)
+            if before is None or field is None:
+                continue
+            after = projection_rows.rows_of(agg)
+            named = getattr(event, field)
+            assert {k: v for k, v in after["nation"].items() if k != named} == {
+                k: v for k, v in before["nation"].items() if k != named
+            }, f"event {event.originator_version} ({kind}) changed a nation it does not name"
+            assert (after["unit"], after["ntr"], after["tally"]) == (before["unit"], before["ntr"], before["tally"])
+            rebuilt, keys = projection_rows.named_nation_rows(before, agg, event.__dict__, field)
+            assert (rebuilt, keys) == (after, [named])
+            seen.add(kind)
+    assert {"ResourcesCollected", "ResearchPaid"} <= seen
+
+
 def test_empty_view_columns_hold_null(tmp_path: Path) -> None:
     """Columns without a value (no rule, no battle, not undone, still valid) are NULL in the
     views, however the rows were written: the filters and `IS NULL` reads depend on it."""

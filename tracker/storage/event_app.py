@@ -5,7 +5,7 @@ tracker's mapper, and a replay that checks every event's hash as it goes."""
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, cast
 from uuid import UUID
 
@@ -84,10 +84,10 @@ class CampaignMapper(TrackerMapper):
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
         return super().to_domain_event(uncompressed(stored_event))
 
-    def event_from_stored(self, stored_event: StoredEvent) -> Any:
-        """A campaign's event read from the log: never a snapshot, so never compressed here,
-        and decoded without looking for the marker (a log's reader decodes every event)."""
-        return super().to_domain_event(stored_event)
+    # A campaign's event read from the log: never a snapshot, so never compressed here, and
+    # decoded without looking for the marker. `TrackerMapper`'s own method itself: a log's reader
+    # (a rebuild, verify, export) calls it for every event.
+    event_from_stored = TrackerMapper.to_domain_event
 
 
 def uncompressed(stored: StoredEvent) -> StoredEvent:
@@ -119,9 +119,11 @@ class TrackerApplication(Application[UUID]):
     def construct_mapper(self) -> Mapper[UUID]:
         return self.factory.mapper(transcoder=self.construct_transcoder(), mapper_class=CampaignMapper)
 
-    def event_from_stored(self, stored: StoredEvent) -> Any:
-        """An event of the log (not a snapshot) decoded (`CampaignMapper.event_from_stored`)."""
-        return cast(CampaignMapper, self.mapper).event_from_stored(stored)
+    @property
+    def event_from_stored(self) -> Callable[[StoredEvent], Any]:
+        """Decodes an event of the log (not a snapshot): the mapper's own method
+        (`CampaignMapper.event_from_stored`), one call an event for whoever holds it."""
+        return cast(CampaignMapper, self.mapper).event_from_stored
 
     # Set when the database is read from a private copy: nothing may be recorded there.
     refuse_saves: str | None = None

@@ -16,6 +16,10 @@ from tracker.storage.rows import made
 # How the JSON transcoder writes every event's first field, its timestamp.
 _STAMPED = b'{"timestamp":{"_type_":"datetime_iso","_data_":"'
 _scan_json: Any = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+# Looked up once, not on every event decoded.
+_new = object.__new__
+_set = object.__setattr__
+_from_iso = datetime.fromisoformat
 
 
 class TrackerMapper(Mapper[UUID]):
@@ -79,11 +83,11 @@ class TrackerMapper(Mapper[UUID]):
                 if end == len(text) and len(stamp) == 2 and "class_version" not in event_state:
                     found = self._classes.get(stored_event.topic) or self._class_of(stored_event.topic)
                     if found[1] == 1:
-                        event_state["timestamp"] = datetime.fromisoformat(stamp["_data_"])
+                        event_state["timestamp"] = _from_iso(stamp["_data_"])
                         event_state["originator_id"] = stored_event.originator_id
                         event_state["originator_version"] = stored_event.originator_version
-                        domain_event = object.__new__(found[0])
-                        object.__setattr__(domain_event, "__dict__", event_state)
+                        domain_event = _new(found[0])
+                        _set(domain_event, "__dict__", event_state)
                         return domain_event
             except (ValueError, TypeError, KeyError, StopIteration):
                 pass  # eventsourcing's path below raises its own error, or decodes it its way
