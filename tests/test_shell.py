@@ -224,3 +224,27 @@ def test_the_shell_in_a_real_terminal(db: str, tmp_path: Path, tmux: list[str]) 
     while time.monotonic() < deadline and "+exit" not in (history.read_text() if history.exists() else ""):
         time.sleep(0.1)
     assert "+next" in history.read_text() and "+exit" in history.read_text()
+
+
+def test_a_table_wider_than_the_terminal_is_paged_with_its_lines_cut_not_wrapped(
+    db: str, tmux: list[str], tmp_path: Path
+) -> None:
+    """`tracker stats` draws a column per figure: on an 80-column terminal each line would wrap
+    into the next. It opens in the pager instead, lines cut at the edge (less -S), and the arrow
+    keys scroll it sideways."""
+    if shutil.which("less") is None:
+        pytest.skip("less is not installed: click pages through its fallback, which wraps")
+    exe = shutil.which("tracker", path=str(Path(sys.executable).parent)) or "tracker"
+    command = f"env -u LESS -u PAGER {exe} --db {db} stats; echo STATS-DONE; sleep 30"
+    subprocess.run([*tmux, "new-session", "-d", "-s", "t", "-x", "80", "-y", "30", command], check=True)
+    screen = _wait_for(tmux, "Figures at the end of each national turn")
+    boxed = [line for line in screen.splitlines() if any(c in line for c in "┃│━─")]
+    assert len(boxed) >= 8, screen
+    # Every line of the table starts at its left edge (none is the rest of a wrapped line) and
+    # ends where the pager cut it.
+    assert all(line[0] in "┏┃┡│├└" for line in boxed), screen
+    assert all(line.rstrip().endswith(">") for line in boxed), screen
+    _keys(tmux, "Right")
+    _wait_for(tmux, "Fleet cost")
+    _keys(tmux, "q")
+    _wait_for(tmux, "STATS-DONE")

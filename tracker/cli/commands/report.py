@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
 from collections.abc import Iterable
 from contextlib import nullcontext
 from functools import partial
@@ -128,7 +131,7 @@ def stats(ctx: Context, as_csv: bool, as_json: bool, output: str | None) -> None
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="Figures at the end of each national turn")
+    table = Table(title="Figures at the end of each national turn", title_justify="left")
     labels = {
         "turn": "Turn",
         "round": "Round",
@@ -155,8 +158,21 @@ def stats(ctx: Context, as_csv: bool, as_json: bool, output: str | None) -> None
         last_of_turn = i + 1 == len(rows) or rows[i + 1]["turn"] != row["turn"]
         table.add_row(*cells, end_section=last_of_turn)
     buffer = io.StringIO()
-    out = Console(file=buffer, width=140, highlight=False, soft_wrap=False, force_terminal=False, color_system=None)
+    # Drawn at its own width, whatever the terminal's: a column per figure, never squeezed.
+    width = Console(file=io.StringIO(), width=1000).measure(table).maximum
+    out = Console(file=buffer, width=width, highlight=False, soft_wrap=False, force_terminal=False, color_system=None)
     out.print(table)
     if rows and not rows[-1]["complete"]:
         out.print("* the current turn, still being played: its figures so far.")
-    _write(ctx, buffer.getvalue(), output, "the statistics table", "text")
+    drawn = buffer.getvalue()
+    if output in (None, "-") and _wider_than_the_terminal(width):
+        # The terminal would wrap every line into the next: page it with long lines cut
+        # instead (less -S; the arrow keys scroll sideways), unless the player set LESS.
+        os.environ.setdefault("LESS", "-FRSX")
+        click.echo_via_pager(drawn)
+        return
+    _write(ctx, drawn, output, "the statistics table", "text")
+
+
+def _wider_than_the_terminal(width: int) -> bool:
+    return sys.stdout.isatty() and width > shutil.get_terminal_size().columns
