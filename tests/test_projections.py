@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -303,32 +304,37 @@ def test_views_of_an_older_schema_are_dropped_and_rebuilt(tmp_path: Path) -> Non
     assert "tracker_phase_index" not in tables
 
 
-def test_events_said_to_leave_parts_of_the_board_alone_do(tmp_path: Path) -> None:
-    """The projector keeps the rows of board parts an event kind is declared not to change
-    (`_BOARD_UNCHANGED`, `_BOARD_PARTS`): replaying a stored log that holds each such kind
-    shows that their events change nothing else."""
+def _rows_around_each_event(tmp_path: Path) -> Iterator[tuple[Any, Any, dict[str, Any], dict[str, Any]]]:
+    """Each event of a stored demo log after the first, with the state it leaves and the board's
+    rows (`projections.rows.rows_of`) before and after it."""
     import gzip
 
     db = tmp_path / "old.db"
     db.write_bytes(gzip.decompress((Path(__file__).parent / "fixtures" / "demo-one-module.db.gz").read_bytes()))
-    seen: set[str] = set()
     with Tracker(str(db)) as t:
         agg: Any = None
         for event in t.events(t.campaign_id(None)):
             before = None if agg is None else projection_rows.rows_of(agg)
             agg = event.mutate(agg)
-            kind = type(event).__name__
-            if before is None:
-                continue
-            after = projection_rows.rows_of(agg)
-            kept = (
-                set(after)
-                if kind in projection_rows.BOARD_UNCHANGED
-                else set(after) - projection_rows.BOARD_PARTS.get(kind, set(after))
-            )
-            for part in kept:
-                assert after[part] == before[part], f"event {event.originator_version} ({kind}) changed {part}"
-            seen.add(kind)
+            if before is not None:
+                yield event, agg, before, projection_rows.rows_of(agg)
+
+
+def test_events_said_to_leave_parts_of_the_board_alone_do(tmp_path: Path) -> None:
+    """The projector keeps the rows of board parts an event kind is declared not to change
+    (`_BOARD_UNCHANGED`, `_BOARD_PARTS`): replaying a stored log that holds each such kind
+    shows that their events change nothing else."""
+    seen: set[str] = set()
+    for event, _, before, after in _rows_around_each_event(tmp_path):
+        kind = type(event).__name__
+        kept = (
+            set(after)
+            if kind in projection_rows.BOARD_UNCHANGED
+            else set(after) - projection_rows.BOARD_PARTS.get(kind, set(after))
+        )
+        for part in kept:
+            assert after[part] == before[part], f"event {event.originator_version} ({kind}) changed {part}"
+        seen.add(kind)
     assert set(projection_rows.BOARD_PARTS) | {"ConvoyPassed", "PhaseAdvanced", "DiceRolled"} <= seen
 
 
@@ -336,26 +342,17 @@ def test_events_said_to_change_only_the_units_they_name_do(tmp_path: Path) -> No
     """The projector builds again only the rows of the units an event kind names
     (`_UNITS_NAMED`): replaying a stored log shows that such events change no other unit's
     row and no other part of the board."""
-    import gzip
-
-    db = tmp_path / "old.db"
-    db.write_bytes(gzip.decompress((Path(__file__).parent / "fixtures" / "demo-one-module.db.gz").read_bytes()))
     seen = 0
-    with Tracker(str(db)) as t:
-        agg: Any = None
-        for event in t.events(t.campaign_id(None)):
-            before = None if agg is None else projection_rows.rows_of(agg)
-            agg = event.mutate(agg)
-            fields = projection_rows.UNITS_NAMED.get(type(event).__name__)
-            if before is None or fields is None:
-                continue
-            after = projection_rows.rows_of(agg)
-            named = {uid for name in fields for uid in getattr(event, name)}
-            assert {k: v for k, v in after["unit"].items() if k not in named} == {
-                k: v for k, v in before["unit"].items() if k not in named
-            }, f"event {event.originator_version} changed a unit it does not name"
-            assert (after["ntr"], after["nation"]) == (before["ntr"], before["nation"])
-            seen += 1
+    for event, _, before, after in _rows_around_each_event(tmp_path):
+        fields = projection_rows.UNITS_NAMED.get(type(event).__name__)
+        if fields is None:
+            continue
+        named = {uid for name in fields for uid in getattr(event, name)}
+        assert {k: v for k, v in after["unit"].items() if k not in named} == {
+            k: v for k, v in before["unit"].items() if k not in named
+        }, f"event {event.originator_version} changed a unit it does not name"
+        assert (after["ntr"], after["nation"]) == (before["ntr"], before["nation"])
+        seen += 1
     assert seen
 
 
@@ -363,30 +360,51 @@ def test_events_said_to_change_only_the_nation_they_name_do(tmp_path: Path) -> N
     """The projector builds again only the row of the nation an event kind names
     (`NATION_NAMED`): replaying a stored log shows that such events change no other nation's
     row and no other part of the board, and that the named row is the one `rows_of` makes."""
-    import gzip
-
-    db = tmp_path / "old.db"
-    db.write_bytes(gzip.decompress((Path(__file__).parent / "fixtures" / "demo-one-module.db.gz").read_bytes()))
     seen: set[str] = set()
-    with Tracker(str(db)) as t:
-        agg: Any = None
-        for event in t.events(t.campaign_id(None)):
-            before = None if agg is None else projection_rows.rows_of(agg)
-            agg = event.mutate(agg)
-            kind = type(event).__name__
-            field = projection_rows.NATION_NAMED.get(kind)
-            if before is None or field is None:
-                continue
-            after = projection_rows.rows_of(agg)
-            named = getattr(event, field)
-            assert {k: v for k, v in after["nation"].items() if k != named} == {
-                k: v for k, v in before["nation"].items() if k != named
-            }, f"event {event.originator_version} ({kind}) changed a nation it does not name"
-            assert (after["unit"], after["ntr"], after["tally"]) == (before["unit"], before["ntr"], before["tally"])
-            rebuilt, keys = projection_rows.named_nation_rows(before, agg, event.__dict__, field)
-            assert (rebuilt, keys) == (after, [named])
-            seen.add(kind)
+    for event, agg, before, after in _rows_around_each_event(tmp_path):
+        kind = type(event).__name__
+        field = projection_rows.NATION_NAMED.get(kind)
+        if field is None:
+            continue
+        named = getattr(event, field)
+        assert {k: v for k, v in after["nation"].items() if k != named} == {
+            k: v for k, v in before["nation"].items() if k != named
+        }, f"event {event.originator_version} ({kind}) changed a nation it does not name"
+        assert (after["unit"], after["ntr"], after["tally"]) == (before["unit"], before["ntr"], before["tally"])
+        rebuilt, keys = projection_rows.named_nation_rows(before, agg, event.__dict__, field)
+        assert (rebuilt, keys) == (after, [named])
+        seen.add(kind)
     assert {"ResourcesCollected", "ResearchPaid"} <= seen
+
+
+def test_the_projector_writes_a_plain_events_index_row_as_index_row_makes_it(tmp_path: Path) -> None:
+    """The projector makes the index row of most events (asked actions, phases: `plain` kinds)
+    itself, without calling `index_row`: every such row it stored is the row `index_row` makes."""
+    from projections.schema import event_index
+
+    checked: set[str] = set()
+    db = str(tmp_path / "c.db")
+    assert invoke(db, "new", "c", "--scenario", "north-sea-1914").exit_code == 0
+    # Phases ended until the game waits for a decision (a convoy attack, T4).
+    steps = [invoke(db, "next").exit_code for _ in range(6)]
+    assert steps[:3] == [0, 0, 0]
+    with Tracker(db) as t:
+        cid = t.campaign_id("c")
+        t.projector.rebuild()
+        with t.engine.connect() as conn:
+            stored = {r.seq: list(r)[:-1] for r in conn.execute(select(event_index).order_by(event_index.c.seq))}
+        key = next(iter(stored.values()))[0]
+        f = projection_rows.Followed(key=key, agg=None, rows={}, since={}, turn_order=[], last_hash="")
+        agg: Any = None
+        for event in t.events(cid):
+            agg = event.mutate(agg)
+            kind = projection_rows.kind_of(type(event))
+            if kind.plain:
+                seq = event.originator_version
+                made = projection_rows.index_row(f, agg, event, event.__dict__, kind, seq)
+                assert stored[seq] == made[:-1], seq
+                checked.add(kind.name)
+    assert {"ActionAsked", "PhaseAdvanced"} <= checked
 
 
 def test_empty_view_columns_hold_null(tmp_path: Path) -> None:
