@@ -164,7 +164,7 @@ def _listing(out: Console, label: str, names: list[str]) -> None:
     import textwrap
 
     text = f"{label}: {', '.join(names)}"
-    for line in textwrap.wrap(text, width=out.width, subsequent_indent="  ", break_on_hyphens=False) or [text]:
+    for line in textwrap.wrap(text, width=out.width, subsequent_indent="  ", break_on_hyphens=False):
         out.print(line, soft_wrap=True, markup=False, highlight=False)
 
 

@@ -167,9 +167,15 @@ def stats(ctx: Context, as_csv: bool, as_json: bool, output: str | None) -> None
     drawn = buffer.getvalue()
     if output in (None, "-") and _wider_than_the_terminal(width):
         # The terminal would wrap every line into the next: page it with long lines cut
-        # instead (less -S; the arrow keys scroll sideways), unless the player set LESS.
+        # instead (less -S; the arrow keys scroll sideways), unless the player set LESS. Set
+        # for the pager alone: a shell's process goes on after this command.
+        chosen = "LESS" in os.environ
         os.environ.setdefault("LESS", "-FRSX")
-        click.echo_via_pager(drawn)
+        try:
+            click.echo_via_pager(drawn)
+        finally:
+            if not chosen:
+                del os.environ["LESS"]
         return
     _write(ctx, drawn, output, "the statistics table", "text")
 
