@@ -1,7 +1,8 @@
 """The server's reading tracker keeps each campaign it loaded and, once more events are
 recorded, applies just those to its copy (checked against the hash chain, as a load checks
 them): the copy then equals a fresh load, and an edited event among the new ones is refused
-as damage, as a load refuses it."""
+as damage, as a load refuses it. The writing tracker looks a name up on its writing
+connection, and still sees a name another process gave another campaign."""
 
 from __future__ import annotations
 
@@ -80,3 +81,34 @@ def test_reader_copy_refuses_an_edited_event_recorded_since_as_a_load_does_D1(re
     # The copy is dropped with the refusal: asking again is refused again, not served.
     with pytest.raises(DamagedLogError):
         reads.reader.load(reads.cid)
+
+
+def test_the_writing_server_sees_a_name_another_process_moved_to_another_campaign(tmp_path: Path) -> None:
+    # What `import --resolve theirs` does in another process: the old log renamed, its name
+    # given to the new one. The server looks the name up on its writing connection.
+    db = str(tmp_path / "names.db")
+    with Tracker(db) as t:
+        old = t.create("war", "north-sea-1914", dice="auto").id
+        new = t.create("war-2", "north-sea-1914", dice="auto").id
+    server = ServedTracker(db, keys=str(tmp_path / "keys.db"))
+    try:
+        for cid in (old, new):
+            server.players.set_public(str(cid), True)  # readable without a token
+        assert server.campaign_id("war") == old
+        referee = server.players.authenticate(server.players.add(str(old), "referee", [], True))
+        # An action opens the writing connection and leaves its cache warm.
+        server.acting_as(referee, lambda: perform_advance(server, old))
+        assert server.campaign_id("war") == old
+        other = sqlite3.connect(db, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            other.execute("UPDATE tracker_campaigns SET name = 'war-archive' WHERE campaign_id = ?", (str(old),))
+            other.execute("UPDATE tracker_campaigns SET name = 'war' WHERE campaign_id = ?", (str(new),))
+            other.execute("COMMIT")
+        finally:
+            other.close()
+        assert server.campaign_id("war") == new
+        assert server.campaign_id("war-archive") == old
+        assert server.registry.lookup("war-2") is None
+    finally:
+        server.close()

@@ -86,6 +86,9 @@ class ServedTracker(Tracker):
         self.reveal = reveal
         try:
             self.registry = KeyedRegistry(self.engine, key_store_url(keys, self.url), self._commitments)
+            datastore = self.app.factory.datastore  # type: ignore[attr-defined]
+            if datastore.is_sqlite_filedb and not reads_only:
+                self.registry.read_names_on(datastore.read_on_writer)
         except BaseException:
             self.close()
             raise
