@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from domain.errors import DataFileError, InputError
 from domain.ruleset import Ruleset, builtin_names, read_builtin_or_file
-from domain.schema import Reader
+from domain.schema import Reader, did_you_mean, unknown_key
 
 # Sane maxima for a scenario's numbers: far above any real game, and low enough that a
 # campaign's balances and counts stay within database integers for thousands of turns.
@@ -139,7 +139,7 @@ def _finish(r: Reader, report: Report) -> None:
     """Report every key nobody asked for: a typo must not silently fall back to a default."""
     for name in r.data:
         if name not in r.used:
-            report(r.fail(name, "unknown key"))
+            report(unknown_key(r, name))
 
 
 def _subtables(r: Reader, name: str, report: Report, required: bool = True) -> list[tuple[str, Reader]]:
@@ -197,12 +197,13 @@ def _read_map(top: Reader, nations: dict[str, Any], report: Report) -> GameMap:
             # An unknown or missing owner is reported; the territory stays land meanwhile.
             land[name] = _attempt(report, "", r.string, "owner")
             if land[name] and land[name] not in nations:
-                report(r.fail("owner", f"unknown nation {land[name]!r}"))
+                report(r.fail("owner", f"unknown nation {land[name]!r}{did_you_mean(land[name], nations)}"))
             if r.has("port"):
                 marked[name] = _attempt(report, False, r.boolean, "port")
         for other in _attempt(report, list[str](), r.strings, "adjacent", default=[]):
             if other not in adjacency:
-                report(r.fail("adjacent", f"unknown zone {other!r} in adjacency list"))
+                hint = did_you_mean(other, adjacency)
+                report(r.fail("adjacent", f"unknown zone {other!r} in adjacency list{hint}"))
             elif other == name:
                 report(r.fail("adjacent", "a zone cannot be adjacent to itself"))
             else:
@@ -347,7 +348,7 @@ def _trade(r: Reader, game_map: GameMap, report: Report) -> tuple[dict[str, int]
     for key, table in (("ntr", ntr), ("ntr_max", ntr_max)):
         for zone in table:
             if not game_map.knows(zone):
-                report(r.fail(f"{key}.{zone}", "unknown zone"))
+                report(r.fail(f"{key}.{zone}", "unknown zone" + did_you_mean(zone, game_map.adjacency)))
             elif not game_map.is_sea(zone):
                 report(r.fail(f"{key}.{zone}", "NTR can only be in sea zones (F6)"))
     for zone, count in ntr.items():
@@ -443,13 +444,19 @@ def _unit_group(
     count = _attempt(report, None, ur.integer, "count", 1, 1000, default=1)
     _finish(ur, report)
     if nation is not None and nation not in nations:
-        report(ur.fail("nation", f"unknown nation {nation!r}"))
+        report(ur.fail("nation", f"unknown nation {nation!r}{did_you_mean(nation, nations)}"))
         nation = None
     if unit_type is not None and unit_type not in ruleset.units:
-        report(ur.fail("type", f"reference to unknown unit {unit_type!r}"))
+        known = ", ".join(ruleset.units)
+        report(
+            ur.fail(
+                "type",
+                f"reference to unknown unit {unit_type!r}{did_you_mean(unit_type, ruleset.units)} (known: {known})",
+            )
+        )
         unit_type = None
     if at is not None and not game_map.knows(at):
-        report(ur.fail("at", f"unknown zone {at!r}"))
+        report(ur.fail("at", f"unknown zone {at!r}{did_you_mean(at, game_map.adjacency)}"))
         at = None
     if nation is None or unit_type is None or at is None or count is None:
         return None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from domain.errors import DataFileError
@@ -23,6 +23,21 @@ def _type_name(value: object) -> str:
         list: "a list",
         dict: "a table",
     }.get(type(value), type(value).__name__)
+
+
+def did_you_mean(text: str, known: Iterable[str]) -> str:
+    """' (did you mean 'X'?)' naming the known name closest to a mistyped one (case aside), or ''
+    when none is close: on a board of a hundred zones, the list of them all helps nobody."""
+    import difflib  # only on this error path: reading a good file never needs it
+
+    by_fold = {k.casefold(): k for k in known}
+    close = difflib.get_close_matches(text.casefold(), sorted(by_fold), n=1, cutoff=0.75)
+    return f" (did you mean {by_fold[close[0]]!r}?)" if close else ""
+
+
+def unknown_key(r: Reader, name: str) -> DataFileError:
+    """The error for a key nobody asked for, naming the asked key it looks like (`cuont`: `count`)."""
+    return r.fail(name, "unknown key" + did_you_mean(name, r.used))
 
 
 class Reader:
@@ -115,4 +130,4 @@ class Reader:
         """Refuse keys nobody asked for: a typo must not silently fall back to a default."""
         for name in self.data:
             if name not in self.used:
-                raise self.fail(name, "unknown key")
+                raise unknown_key(self, name)

@@ -263,6 +263,50 @@ def test_turn_order_listing_a_nation_twice_is_refused(raw: dict[str, Any], rs: R
     refused(raw, rs, "scenario.turn_order", "must list every nation exactly once")
 
 
+@pytest.mark.parametrize(
+    ("where", "typed", "key", "problem"),
+    [
+        (
+            "ntr",
+            "heligoland bigth",
+            "nations.Germany.ntr.heligoland bigth",
+            "unknown zone (did you mean 'Heligoland Bight'?)",
+        ),
+        (
+            "at",
+            "Heligoland Bigth",
+            "units[{i}].at",
+            "unknown zone 'Heligoland Bigth' (did you mean 'Heligoland Bight'?)",
+        ),
+        ("nation", "Germny", "units[{i}].nation", "unknown nation 'Germny' (did you mean 'Germany'?)"),
+        (
+            "type",
+            "submarin",
+            "units[{i}].type",
+            "reference to unknown unit 'submarin' (did you mean 'submarine'?) (known: ",
+        ),
+        ("key", "cuont", "units[{i}].cuont", "unknown key (did you mean 'count'?)"),
+    ],
+)
+def test_a_mistyped_name_is_refused_naming_the_one_it_looks_like(
+    raw: dict[str, Any], rs: Ruleset, where: str, typed: str, key: str, problem: str
+) -> None:
+    i = group_index(raw, "Germany", "submarine")
+    if where == "ntr":
+        raw["nations"]["Germany"]["ntr"] = {typed: 1}
+    elif where == "key":
+        raw["units"][i][typed] = 2
+    else:
+        raw["units"][i][where] = typed
+    refused(raw, rs, key.format(i=i), re.escape(problem))
+
+
+def test_a_name_like_none_known_is_refused_without_a_guess(raw: dict[str, Any], rs: Ruleset) -> None:
+    raw["units"][3]["at"] = "Pacific"
+    error = refused(raw, rs, "units[3].at", "unknown zone 'Pacific'")
+    assert "did you mean" not in str(error)
+
+
 def test_f6_ntr_in_a_land_territory_is_refused(raw: dict[str, Any], rs: Ruleset) -> None:
     raw["nations"]["Britain"]["ntr"]["England"] = 1
     refused(raw, rs, "nations.Britain.ntr.England", r"NTR can only be in sea zones \(F6\)")

@@ -551,7 +551,8 @@ def test_map_of_a_broken_file_names_its_first_error_with_its_line(tmp_path: Path
     out = run("scenario", "map", str(path), "-o", str(tmp_path / "m.svg"), code=2)
     assert out.strip() == (
         f"Error: {path}:{line_with(text, 'Heligoland Bite')}: map.sea.Skagerrak.adjacent: unknown zone "
-        f"'Heligoland Bite' in adjacency list; `tracker scenario check {path}` lists every problem"
+        f"'Heligoland Bite' in adjacency list (did you mean 'Heligoland Bight'?); `tracker scenario check {path}` "
+        "lists every problem"
     )
     assert not (tmp_path / "m.svg").exists()
 
