@@ -249,3 +249,63 @@ def test_demo_plays_the_world_scenario_and_verifies(tmp_path: Path) -> None:
     assert "[F8] round 2, Italy" not in out and "naval battle in Arabian Sea" in out
     verified = run(db, "verify")
     assert verified.startswith("OK:") and "checked by hash only" not in verified
+
+
+def world_with_germany_neutral() -> Campaign:
+    scenario = copy.deepcopy(WORLD)
+    scenario["nations"]["Germany"]["entry_round"] = 2
+    return Campaign.create(uuid.uuid4(), "late", scenario, copy.deepcopy(RULESET_DATA), "auto", commitment(new_seed()))
+
+
+def test_f8_a_campaign_whose_first_nation_is_neutral_opens_on_the_first_nation_at_war() -> None:
+    c = world_with_germany_neutral()
+    events = list(c.collect_events())
+    assert [type(e).__name__ for e in events] == ["Created", "TurnPassedOver", "PhaseAdvanced"]
+    assert (events[1].round, events[1].nation, events[1].rule) == (1, "Germany", "F8")
+    assert (c.round, c.nation, c.phase) == (1, "Britain", "research")
+    # Recorded with the creation, as its action: no undo takes them back.
+    assert {e.action for e in events} == {1}
+    # F8: the neutral collects nothing and plays no turn; it enters in round 2.
+    advance_to(c, "Germany", "research", 2)
+    assert c.balances["Germany"] == c.scenario.nations["Germany"].resources
+
+
+def test_f8_the_creations_passed_over_turns_are_refereed_again_by_verify() -> None:
+    from tracker.service.referee import Mismatch, referee_log
+
+    events = list(world_with_germany_neutral().collect_events())
+    assert referee_log(events).unasked_actions == 0
+    # A forger who gives the first turn to another nation (chain re-hashed) is caught.
+    forged = copy.copy(events[2])
+    forged.__dict__["nation"] = "France"
+    with pytest.raises(Mismatch, match="the campaign's creation"):
+        referee_log([*events[:2], forged])
+    # Or who adds a turn passed over to the creation.
+    extra = copy.copy(events[1])
+    extra.__dict__["originator_version"] = 4
+    with pytest.raises(Mismatch, match="recorded by no action"):
+        referee_log([*events, extra])
+
+
+def test_f8_a_board_whose_first_nation_enters_later_through_the_cli(tmp_path: Path) -> None:
+    from tests.test_scenario_tools import NORTH_SEA, edited
+
+    path = tmp_path / "late.toml"
+    path.write_text(edited(NORTH_SEA, "[nations.Germany]\n", "[nations.Germany]\nentry_round = 2\n"))
+    db = str(tmp_path / "late.db")
+    run(db, "new", "late", "--scenario", str(path))
+    kinds = [(r["seq"], r["kind"], r["data"].get("nation")) for r in json.loads(run(db, "log", "--json"))]
+    assert kinds == [(1, "Created", None), (2, "TurnPassedOver", "Germany"), (3, "PhaseAdvanced", "Britain")]
+    assert run(db, "buy", "submarine", "--nation", "Germany", code=1).startswith("Error: T3:")
+    assert run(db, "undo", code=1) == "Error: RK3: there is no action to undo\n"
+    run(db, "next")
+    out = run(db, "undo", "--to", "2", code=2)
+    assert "event 3 was recorded with the campaign's creation, which no undo takes back; undo --to 3" in out
+    run(db, "undo", "--to", "3", "--yes")
+    out = run(db, "verify")
+    assert out.startswith("OK:") and "recorded without their inputs" not in out
+    exported = str(tmp_path / "late.jsonl")
+    run(db, "export", exported)
+    other = str(tmp_path / "other.db")
+    run(other, "import", exported)
+    assert run(other, "verify").startswith("OK:")

@@ -148,4 +148,8 @@ class Campaign(
         }
         timestamp = cls.Created.create_timestamp()
         digest = event_hash(GENESIS, "Created", cls.INITIAL_VERSION, timestamp, fields)
-        return cls._create(cls.Created, id=campaign_id, timestamp=timestamp, prev_hash=GENESIS, hash=digest, **fields)
+        campaign = cls._create(
+            cls.Created, id=campaign_id, timestamp=timestamp, prev_hash=GENESIS, hash=digest, **fields
+        )
+        campaign.open_first_turn()
+        return campaign

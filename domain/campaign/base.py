@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from domain.board import Board, units_of
 from domain.campaign.battle_events import BattleAdvanced, BattleEnded
-from domain.campaign.events import Event, TurnPassedOver
+from domain.campaign.events import Event, PhaseAdvanced, TurnPassedOver
 from domain.campaign.procedure import Procedure, Step
 from domain.campaign.state import LATER_STATE, scenario_from_recorded
 from domain.chain import event_content, event_hash
@@ -116,6 +116,24 @@ class CampaignBase:
         for rnd, nation in passed:
             self._record(TurnPassedOver, round=rnd, nation=nation, rule="F8")
         return position
+
+    def open_first_turn(self) -> None:
+        """F8: a campaign whose first nation is still neutral in round 1 opens on the first turn
+        of a nation at war; the turns before it are passed over and recorded so, as part of
+        the creation (its events carry the Created event's action, so no undo takes them)."""
+        order = self.scenario.turn_order
+        if self.at_war(order[0], 1):
+            return
+        phases = self.ruleset.phases
+        # From the end of a turn before the first, as the turn sequence goes on from any turn.
+        (rnd, nation, phase), passed = turn.next_turn_f8(order, phases, 0, order[-1], phases[-1], self.at_war)
+        self.__dict__["_action"] = self.version
+        try:
+            for passed_round, passed_nation in passed:
+                self._record(TurnPassedOver, round=passed_round, nation=passed_nation, rule="F8")
+            self._record(PhaseAdvanced, round=rnd, nation=nation, phase=phase)
+        finally:
+            self.__dict__.pop("_action", None)
 
     def board(self) -> Board:
         return Board(

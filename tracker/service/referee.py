@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from domain.campaign import Campaign, one_action
+from domain.campaign.record import restore, savepoint
 from domain.chain import UPCAST_ADDED
 from domain.dice import Dice, ManualDice, Override
 from domain.errors import InputError, TrackerError
 from projections.summary import rule_of
 from tracker.service import actions
-from tracker.service.undo_log import ASKED
+from tracker.service.undo_log import ASKED, CREATION
 
 # Not part of what an action decides: where and when its events were stored.
 _NOT_COMPARED = {"originator_id", "originator_version", "timestamp", "prev_hash", "hash", "originator_topic"}
@@ -200,7 +201,11 @@ def referee_stream(
     unasked: set[Any] = set()
     agg: Any = None
     span: list[Any] = []
+    opening: _Opening | None = None
     for e in events:
+        if opening is not None and (type(e).__name__ == ASKED or e.action != CREATION):
+            opening.check()
+            opening = None
         if type(e).__name__ == ASKED:
             if span:
                 agg = _referee_span(agg, history, states, span, wanted, after_each, stops, result)
@@ -208,16 +213,43 @@ def referee_stream(
         elif span:
             span.append(e)
         else:
-            # Before the log recorded what was asked (older logs): applied as recorded.
-            if agg is not None:
+            if opening is not None:
+                opening.recorded.append(e)
+            elif agg is not None:
+                # Before the log recorded what was asked (older logs): applied as recorded.
                 unasked.add(e.action)
             result.at = e.originator_version
             agg = _apply(agg, [e], states, wanted, after_each, stops)
+            if e.originator_version == 1:
+                opening = _Opening(agg, e)
+    if opening is not None:
+        opening.check()
     if span:
         agg = _referee_span(agg, history, states, span, wanted, after_each, stops, result)
     result.unasked_actions = len(unasked)
     result.campaign = agg
     return result
+
+
+class _Opening:
+    """What a campaign's creation records after its Created event (F8: the turns of nations
+    still neutral in round 1 passed over), worked out again from the Created event and
+    compared with the log's events of the creation once they have all been read."""
+
+    def __init__(self, created: Campaign, event: Any) -> None:
+        saved = savepoint(created)
+        try:
+            created.open_first_turn()
+            # Led by the Created event itself, as an action's events are led by what was asked.
+            self.expected = [event, *created.collect_events()]
+        finally:
+            restore(created, saved)
+        self.recorded = [event]
+
+    def check(self) -> None:
+        # A log created before the creation recorded them holds none: it is taken as recorded.
+        if len(self.recorded) > 1 or len(self.expected) == 1:
+            _compare(self.recorded, self.expected, "the campaign's creation")
 
 
 def _referee_span(

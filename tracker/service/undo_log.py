@@ -11,6 +11,8 @@ from domain.errors import InputError, RuleViolation
 from domain.rules.record import REDO, UNDO
 
 ASKED = "ActionAsked"
+# The action number of a campaign's Created event and of what its creation records with it.
+CREATION = 1
 
 
 class Log(Protocol):
@@ -56,6 +58,14 @@ def undo_span(log: Log, version: int, to: int | None) -> tuple[int, list[Any]]:
     else:
         first = last_undoable_action(log, version)
     after = list(log.between(first - 1, version))
+    if after and after[0].action == CREATION:
+        made = max(e.originator_version for e in after if e.action == CREATION)
+        if made >= version:
+            raise RuleViolation("RK3", "there is no action to undo")
+        raise InputError(
+            f"event {first} was recorded with the campaign's creation, which no undo takes back; "
+            f"undo --to {made} or a later event"
+        )
     if after and after[0].action != first:
         raise InputError(
             f"event {first} is part of the action that began at event {after[0].action}; "
@@ -82,8 +92,8 @@ def last_undoable_action(log: Log, version: int) -> int:
             continue
         if v in undone:
             continue
-        if _kind(e) == "Created":
-            break
+        if _kind(e) == "Created" or int(e.action) == CREATION:
+            break  # the creation, and what it passed over (F8), is no action to undo
         return int(e.action)
     raise RuleViolation("RK3", "there is no action to undo")
 
