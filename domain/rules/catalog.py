@@ -22,6 +22,9 @@ RULES: dict[str, str] = {
     "F6": "NTR are markers in sea zones, each worth one resource when its owner collects.",
     "F7": "Air range counts every zone flown per turn; one search or battle per phase; on its own turn an air unit "
     "fights only where it flew in combat movement and must land when noncombat movement ends, or is lost.",
+    "F8": "Before its entry round a nation is neutral: its turns are passed over, it buys, moves, fights and "
+    "collects nothing, is nobody's enemy or ally, and no belligerent enters its land; an adjustment (AD1) may "
+    "bring the entry forward.",
     "T1": "A round gives every nation one turn, in the scenario's turn order.",
     "T2": "A turn's phases: research, purchase, combat_movement, naval_combat, land_combat, noncombat_movement, "
     "placement, collect_resources.",
