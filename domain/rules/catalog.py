@@ -21,7 +21,8 @@ RULES: dict[str, str] = {
     "F5": "Nations belong to sides; an enemy is a nation of another side.",
     "F6": "NTR are markers in sea zones, each worth one resource when its owner collects.",
     "F7": "Air range counts every zone flown per turn; one search or battle per phase; on its own turn an air unit "
-    "fights only where it flew in combat movement and must land when noncombat movement ends, or is lost.",
+    "fights only where it flew in combat movement, or aboard a carrier of its side in the carrier's zone, and must "
+    "end noncombat movement on its side's territory or a friendly carrier with room, or is lost.",
     "F8": "Before its entry round a nation is neutral: its turns are passed over, it buys, moves, fights and "
     "collects nothing, is nobody's enemy or ally, and no belligerent enters its land; an adjustment (AD1) may "
     "bring the entry forward.",
@@ -36,7 +37,8 @@ RULES: dict[str, str] = {
     "CV3": "Escort search: the owner's and allies' ships in the zone and aircraft in range may search, each at its "
     "convoy search value.",
     "CV4": "Detecting units fight one round against all the attacker's submarines there; fire is selective, "
-    "submarines hit only detecting ships.",
+    "submarines hit only detecting ships, whose hits their owner places (HA7); dice go in the order pending "
+    "lists: detecting units by ID, then submarines by ID.",
     "CV5": "Each surviving taking-part submarine rolls the convoy table (1-3: 0, 4-6: 1, 7-8: 2, 9-10: 3 NTR), "
     "capped at the NTR present.",
     "CV6": "Destroyed NTR are lost from the collection in progress until placed again in a placement phase.",
@@ -55,8 +57,8 @@ RULES: dict[str, str] = {
     "NC3": "After opening fire all remaining units fire together; casualties are removed after the round.",
     "NC4": "Submarines may submerge at the end of any round and leave the battle.",
     "NC5": "Damaged capital ships fight on; a second hit sinks them.",
-    "AS1": "In its naval_combat phase a nation with escorts, or aircraft it flew there in combat movement, may start "
-    "ASW combat against enemy submarines.",
+    "AS1": "In its naval_combat phase a nation with escorts, aircraft it flew there in combat movement or aircraft "
+    "aboard its carriers there may start ASW combat against enemy submarines.",
     "AS2": "Search: each escort rolls against each submarine at 2; bombers and transport planes at 3 "
     "(TE4: all air at 4).",
     "AS3": "Each escort (and under TE4 each air unit) picks a detected submarine before any attack die is rolled.",
@@ -68,7 +70,8 @@ RULES: dict[str, str] = {
     "HA4": "In the main rounds, hits from naval units go to naval units before any air unit.",
     "HA5": "Hits from battleships and carriers go first to battleships and carriers, then escorts, then transports.",
     "HA6": "Hits from cruisers and destroyers go first to escorts, then capital ships, then transports.",
-    "HA7": "Within HA1-HA6 the owner of the units hit chooses the losses; the cheapest legal choice is the default.",
+    "HA7": "Within HA1-HA6 the owner of the units hit chooses the losses, placing non-selective hits one at a time "
+    "in an order of its choosing; the cheapest legal choice is the default.",
     "TE1": "One research roll per technology per turn in the research phase, 10 resources each; 9-10 advances a level.",
     "TE2": "A technology is acquired at level 3; scenarios may give a head start of 1 or 2.",
     "TE3": "Advanced Submarine: sub attack and defense +1, convoy table +1; searches and attacks against them "
@@ -90,7 +93,8 @@ RULES: dict[str, str] = {
     "AD1": "What the tracker does not model enters the record only as an explicit adjustment with a reason.",
     "D5": "No player can know an auto die before it is recorded; the seed is kept where players cannot read it.",
     "NC6": "In a naval battle only destroyers and cruisers (and air units with Advanced ASW) hit submarines, as "
-    "their last target tier; a unit with no legal target rolls no die.",
+    "their last target tier, and enemy submarines once the target's side has no other naval unit left in the "
+    "battle; a unit with no legal target rolls no die.",
     "PL1": "Every event records who recorded it and the nation acted for.",
     "PL2": "A player acts only for the nations assigned to them; the referee may act for any.",
 }
