@@ -8,6 +8,7 @@ grouping, no pooling, no loop formula) and sums 1/faces^n per face combination."
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from fractions import Fraction
 from itertools import product
@@ -354,23 +355,63 @@ def test_odds_beyond_max_positions_are_refused_in_one_line_exit_1(tmp_path: Path
     assert "--max-positions" in out
 
 
-def test_a_long_enumeration_shows_a_running_count_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
+def shown_counts(text: str, label: str) -> list[int]:
+    return [int(n.replace(",", "")) for n in re.findall(rf"\r{label}: ([0-9,]+)", text)]
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["fractions", "floats"])
+def test_a_long_enumeration_shows_a_running_count_on_a_terminal_only(
+    monkeypatch: pytest.MonkeyPatch, exact: bool
+) -> None:
+    """Every engine of the work tells the count of each position it expands: the first
+    positions of a big battle can take a second each, so the count is not kept for round
+    numbers (it once showed nothing for half a minute)."""
     import io
     import sys
 
-    from tracker.cli.common import counting
+    from tracker.cli import common
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
             return True
 
+    monkeypatch.setattr(common, "COUNT_AFTER", 0.0)
+    monkeypatch.setattr(common, "COUNT_EVERY", 0.0)
+    ctx = context()
+    state = naval_battle(ctx, {"battleship": 1, "destroyer": 2, "submarine": 1}, {"cruiser": 2, "destroyer": 1})
     for stream, expect in ((Terminal(), True), (io.StringIO(), False)):
         monkeypatch.setattr(sys, "stderr", stream)
-        with counting("Positions enumerated") as shown:
-            shown(1024)
+        with common.counting("Positions enumerated"):
+            full = odds.exact_odds(state, ctx, exact=exact)
         text = stream.getvalue()
-        assert ("\rPositions enumerated: 1,024" in text) is expect
-        assert text.endswith("\r\033[K") is expect
+        counts = shown_counts(text, "Positions enumerated")
+        if not expect:
+            assert text == ""
+            continue
+        assert counts[:3] == [1, 2, 3] and counts == sorted(counts) and 1 < counts[-1] <= full.states
+        assert text.endswith("\r\033[K")
+
+
+def test_the_advice_search_shows_its_running_count_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`tracker odds need` and `escorts` weigh many battles: the count goes on across them."""
+    import io
+    import sys
+
+    from tests.test_odds_advise import CNS, FIGHTER_HURTS, board_of
+    from tracker.analysis import advise
+    from tracker.cli import common
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(common, "COUNT_AFTER", 0.0)
+    monkeypatch.setattr(common, "COUNT_EVERY", 0.0)
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    with common.counting("Positions enumerated"):
+        advise.search(advise.attack_question(board_of(FIGHTER_HURTS), "Germany", CNS), 0.85, 20_000)
+    counts = shown_counts(sys.stderr.getvalue(), "Positions enumerated")
+    assert counts and counts == list(range(1, len(counts) + 1))
 
 
 def test_max_positions_cannot_be_given_through_a_server() -> None:

@@ -10,6 +10,7 @@ identities."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import lcm
@@ -43,6 +44,11 @@ _MODULES: dict[type, ModuleType] = {
     asw.AswCombat: asw,
     interception.Interception: interception,
 }
+
+# Whoever waits on long work may set this around it (a terminal's running count): it is told,
+# by every engine of the work, each time a position with a roll is expanded. The first
+# positions of a big battle can take a second each, long before any count of them is round.
+EXPANDED: ContextVar[Callable[[], None] | None] = ContextVar("expanded", default=None)
 
 
 def module_of(state: State) -> ModuleType:
@@ -305,6 +311,7 @@ class Engine(Remains):
         on_path: set[int] = set()
         post: list[State] = []
         stack: list[tuple[State, Iterator[State]]] = []
+        expanded = EXPANDED.get()
 
         def children(s: State) -> Iterator[State]:
             if waits(s) == "ended":
@@ -313,6 +320,8 @@ class Engine(Remains):
                 if self.limit is not None and len(self.edges) >= self.limit:
                     raise TooManyPositions(self.limit)
                 self.edges[s] = self.expand(s)
+                if expanded is not None:
+                    expanded()
                 if self.progress is not None and len(self.edges) % 256 == 0:
                     self.progress(len(self.edges))
             return iter([c for (c, _), _p in self.edges[s] if c is not s])

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from domain.procedures.base import Ended, Piece, Roll
-from domain.procedures.engine import Engine, Odds, State, TooManyPositions, need, volley_split, waits
+from domain.procedures.engine import EXPANDED, Engine, Odds, State, TooManyPositions, need, volley_split, waits
 from domain.procedures.flow import Floats, Ints, flow
 
 # The positions reached, their identities, the chances and the rounds started on the way.
@@ -232,6 +232,7 @@ def flowed(engine: Engine, root: State, start: int, procedure: str, known: Known
     taken from there, and this walk's added to it."""
     walk = Walk(engine, known)
     walk.index_of(root)
+    told = EXPANDED.get()
     expanded = 0
     fresh: list[int] = []
     k = 0
@@ -246,6 +247,8 @@ def flowed(engine: Engine, root: State, start: int, procedure: str, known: Known
             else:
                 walk.reuse(k, found)
             expanded += 1
+            if told is not None:
+                told()
             if engine.progress is not None and expanded % 256 == 0:
                 engine.progress(expanded)
         k += 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -35,6 +36,9 @@ POSITIVE = click.IntRange(1, MAX_INT)
 INTEGER = click.IntRange(-MAX_INT, MAX_INT)
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+# A running count (`counting`) shows after this many seconds, redrawn at most this often.
+COUNT_AFTER = 0.3
+COUNT_EVERY = 0.1
 
 
 @contextmanager
@@ -49,22 +53,33 @@ def progress(length: int, label: str) -> Iterator[Callable[[int], None]]:
 
 
 @contextmanager
-def counting(label: str) -> Iterator[Callable[[int], None]]:
-    """A running count on stderr for long work of unknown length ("label: 1,024"), cleared when
-    it ends, when stderr is a terminal; nothing at all in a script or a pipe."""
+def counting(label: str) -> Iterator[None]:
+    """A running count on stderr of the positions the odds engines expand ("label: 1,024"),
+    shown once the work has taken a moment and redrawn a few times a second, cleared when it
+    ends, when stderr is a terminal; nothing at all in a script or a pipe."""
     if not sys.stderr.isatty():
-        yield lambda _n: None
+        yield
         return
-    shown = [False]
+    from domain.procedures.engine import EXPANDED
 
-    def update(n: int) -> None:
-        click.echo(f"\r{label}: {n:,}", nl=False, err=True)
-        shown[0] = True
+    started = time.monotonic()
+    count, shown_at = 0, 0.0
 
+    def expanded() -> None:
+        nonlocal count, shown_at
+        count += 1
+        now = time.monotonic()
+        # Quick work shows nothing; long work a count that moves, without a write per position.
+        if now - started >= COUNT_AFTER and now - shown_at >= COUNT_EVERY:
+            click.echo(f"\r{label}: {count:,}", nl=False, err=True)
+            shown_at = now
+
+    token = EXPANDED.set(expanded)
     try:
-        yield update
+        yield
     finally:
-        if shown[0]:
+        EXPANDED.reset(token)
+        if shown_at:
             click.echo("\r\033[K", nl=False, err=True)
 
 

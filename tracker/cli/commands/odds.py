@@ -143,8 +143,8 @@ def odds(
     losses = view.parse_choices("--casualties", casualties, policies.CASUALTIES, None)
     chosen = view.policy(after_round, aims, losses, pctx)
     try:
-        with counting("Positions enumerated") as shown:
-            result = exact_odds(state, pctx, chosen, rounds, exact, max_positions, shown)
+        with counting("Positions enumerated"):
+            result = exact_odds(state, pctx, chosen, rounds, exact, max_positions)
     except TooManyPositions as e:
         raise TooManyPositions(e.limit, "fewer units, or a higher --max-positions") from None
     data = view.summary(result)
@@ -204,7 +204,7 @@ def need(
     board = c.board()
     ask = advise.hold_question if hold else advise.attack_question
     question = advise.only_types(ask(board, board.nation, names.sea(zone)), tuple(names.unit_type(t) for t in types))
-    with counting("Forces weighed"):
+    with counting("Positions enumerated"):
         data = advise.answer(question, win, max_positions)
     if as_json:
         emit_json(data)
@@ -251,7 +251,7 @@ def escorts(
     c = ctx.load()
     names = Names(c)
     question = advice.convoy_question(c.board(), names.sea(zone))
-    with counting("Forces weighed"):
+    with counting("Positions enumerated"):
         data = advice.answer(question, ntr_loss, max_positions, tuple(names.unit_type(t) for t in types))
     if as_json:
         emit_json(data)
