@@ -180,6 +180,38 @@ def test_a_bad_url_is_a_one_line_error_page(server: Reader, path: str, status: i
     assert "Traceback" not in server.log()
 
 
+@pytest.mark.parametrize(
+    ("path", "location"),
+    [
+        ("/campaigns/demo/", "/campaigns/demo"),
+        ("/campaigns/demo/board/", "/campaigns/demo/board"),
+        ("/campaigns/demo/log/?turn=2", "/campaigns/demo/log?turn=2"),
+        ("/campaigns/demo/battles//", "/campaigns/demo/battles"),
+        # Never to another host: one leading slash, whatever was sent.
+        ("//campaigns/demo/board/", "/campaigns/demo/board"),
+        ("/no/such/page/", None),
+        ("//evil.example/", None),
+    ],
+)
+def test_a_page_asked_for_with_a_slash_after_it_goes_to_the_page(
+    server: Reader, path: str, location: str | None
+) -> None:
+    import http.client
+
+    conn = http.client.HTTPConnection(urllib.parse.urlsplit(server.url).netloc, timeout=60)
+    try:
+        conn.request("GET", path, headers={"Authorization": f"Bearer {server.token}"})
+        resp = conn.getresponse()
+        resp.read()
+    finally:
+        conn.close()
+    if location is None:
+        assert resp.status == 404
+    else:
+        assert (resp.status, resp.getheader("location")) == (307, location)
+        assert page(server, location)[0] == 200
+
+
 def test_names_typed_by_players_are_escaped(tmp_path: Path) -> None:
     db = str(tmp_path / "x.db")
     name = "<b>bold</b> & co"

@@ -18,7 +18,7 @@ not exist.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 from urllib.parse import quote, urlencode
 
@@ -26,7 +26,7 @@ import jinja2
 from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Match, Route
 
 from domain.errors import InputError, TrackerError
 from domain.ruleset import KNOWN_PHASES
@@ -557,8 +557,22 @@ async def campaign_home(request: Request, player: Player | None) -> Response:
     return RedirectResponse(f"/campaigns/{quote(request.path_params['name'], safe='')}/board", status_code=307)
 
 
-async def not_found(request: Request, player: Player | None) -> Response:
-    return error_page(404, f"no page at {request.url.path[:200]}")
+def not_found(pages: Sequence[BaseRoute]) -> Serve:
+    """The page for an address no page has; one asked for with a slash after it goes to the
+    page itself, as the API's addresses do."""
+
+    async def serve(request: Request, player: Player | None) -> Response:
+        path = request.url.path
+        if len(path) > 1 and path.endswith("/"):
+            # One leading slash, whatever was sent: the page on this server, never another host.
+            bare = {**request.scope, "path": "/" + path.strip("/")}
+            if any(page.matches(bare)[0] == Match.FULL for page in pages):
+                raw = request.scope.get("raw_path", path.encode()).decode("latin-1")
+                target = "/" + raw.strip("/") + (f"?{request.url.query}" if request.url.query else "")
+                return RedirectResponse(target, status_code=307)
+        return error_page(404, f"no page at {path[:200]}")
+
+    return serve
 
 
 def routes(service: Service, gate: Gate) -> list[BaseRoute]:
@@ -569,7 +583,7 @@ def routes(service: Service, gate: Gate) -> list[BaseRoute]:
 
     # `{name:campaign}` (tracker.server.app.CampaignName): one segment, so a name holding "/"
     # (sent as %2F) or ending like a page ("x/board") is never read as another page's URL.
-    return [
+    pages = [
         route("/", home_page(service)),
         route("/campaigns/{name:campaign}/board", page(service, "viewer_board.html.j2", board_read)),
         route("/campaigns/{name:campaign}/log", page(service, "viewer_log.html.j2", log_read)),
@@ -579,8 +593,8 @@ def routes(service: Service, gate: Gate) -> list[BaseRoute]:
         route("/campaigns/{name:campaign}/charts", page(service, "viewer_charts.html.j2", charts_read)),
         route("/campaigns/{name:campaign}/zones/{zone}", page(service, "viewer_zone.html.j2", zone_read)),
         route("/campaigns/{name:campaign}", campaign_home),
-        route("/{path:path}", not_found),
     ]
+    return [*pages, route("/{path:path}", not_found(pages))]
 
 
 def query(**params: Any) -> str:
