@@ -584,6 +584,30 @@ def test_an_unreadable_line_exits_2_naming_it(
         assert t.campaign_names() == []
 
 
+@pytest.mark.parametrize(
+    ("line", "cut", "message"),
+    [
+        (1, 30, "line 1: not a campaign export: no JSON header (Invalid control character at column 31)"),
+        (3, 40, "line 3: not valid JSON (Invalid control character at column 41)"),
+        (3, 0, "line 3: not valid JSON (Expecting value at column 1)"),
+        # The file itself cut short inside a string.
+        (-1, 40, "not valid JSON (Unterminated string starting at column "),
+    ],
+)
+def test_a_cut_line_names_what_the_json_lacks_and_where(
+    export_file: Path, tmp_path: Path, line: int, cut: int, message: str
+) -> None:
+    lines = lines_of(export_file)
+    at = line - 1 if line > 0 else len(lines) - 1
+    if line < 0:  # inside the event's hash
+        cut = lines[at].index('"hash"') + 12
+    lines[at] = lines[at][:cut] if cut else "}"
+    export_file.write_text("\n".join(lines[: at + 1]) + ("\n" if line > 0 else ""))
+    result = invoke(str(tmp_path / "d.db"), "import", str(export_file))
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert " at at " not in result.output
+
+
 def test_parse_rejects_an_unknown_format_version(export_file: Path) -> None:
     lines = lines_of(export_file)
     header = json.loads(lines[0])

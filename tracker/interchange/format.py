@@ -221,9 +221,11 @@ def _json_object(source: str, number: int, raw: bytes) -> dict[str, Any]:
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as e:
+        # Some of the parser's messages end in "at" ("Unterminated string starting at").
+        where = f"{e.msg.removesuffix(' at')} at column {e.colno}"
         if number == 1:
-            raise _bad(source, 1, f"not a campaign export: no JSON header ({e.msg})") from None
-        raise _bad(source, number, f"not valid JSON ({e.msg} at column {e.colno})") from None
+            raise _bad(source, 1, f"not a campaign export: no JSON header ({where})") from None
+        raise _bad(source, number, f"not valid JSON ({where})") from None
     except RecursionError:
         raise _bad(source, number, "not valid JSON (nested too deeply)") from None
     if not isinstance(obj, dict):
