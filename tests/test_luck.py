@@ -155,3 +155,18 @@ def test_battles_too_big_to_enumerate_quickly_are_left_out_F3() -> None:
 def test_bad_luck_nation_is_one_line_and_exit_2(played: str) -> None:
     out = run(played, "luck", "--nation", "Atlantis", code=2)
     assert out.startswith("Error: ") and out.count("\n") == 1
+
+
+def test_the_luck_table_fits_80_columns_with_every_figure_whole(played: str) -> None:
+    """At 80 columns (a pipe's width too) every line fits, every expected/actual pair is
+    whole, and the legend gives each short header its words."""
+    data = json.loads(run(played, "luck", "--json"))
+    text = run(played, "luck")
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    germany = next(line for line in lines if line.split()[:2] == ["Germany", "total"])
+    totals = data["nations"]["Germany"]["total"]
+    assert germany.split()[2:] == [f"{v['expected']:.2f}/{v['actual']:g}" for v in totals.values()]
+    legend = " ".join(" ".join(lines).split())
+    for words in data["metrics"].values():
+        assert words in legend

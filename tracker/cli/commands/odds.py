@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from rich import box
 
 from domain.errors import InputError
-from tracker.cli.common import Context, counting, emit_json, json_option
+from tracker.cli.common import Context, console, counting, emit_json, json_option
 
 # A mixed 10 v 10 naval battle reaches some 3,500 positions with dice to roll and takes a few
 # seconds; time grows faster than the positions (each has more successors in a bigger battle).
@@ -313,6 +314,18 @@ def buy(ctx: Context, budget: int | None, max_positions: int, as_json: bool) -> 
 WithAdvice.advice = {"need": need, "escorts": escorts, "buy": buy}
 
 
+# `tracker luck`'s column headers, short enough for the table to fit 80 columns; a legend
+# under it gives each figure's words.
+LUCK_HEADERS = {
+    "ntr_destroyed": "NTR sunk",
+    "ntr_lost": "NTR lost",
+    "units_sunk": "sank",
+    "units_lost": "lost",
+    "searches": "searches",
+    "hits": "hits",
+}
+
+
 @click.command(name="luck")
 @click.option("--nation", help="Only this nation (name or code).")
 @json_option
@@ -341,18 +354,45 @@ def luck(ctx: Context, nation: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    header = ["nation", "turn", *(words for words in data["metrics"].values())]
-    rows = rows_for(data)
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    click.echo("Expected / actual (each roll at its odds when rolled):")
-    for r in [header, *rows]:
-        click.echo("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    from rich.table import Table
+
+    from tracker.reports.views import nation_text
+
+    # A table that fits 80 columns (a pipe's width too): the words of each figure wrap in its
+    # header, a value is never cut ("expected/actual").
+    rows = [[*row[:2], *(v.replace(" / ", "/") for v in row[2:])] for row in rows_for(data)]
+    widest = [max(len(row[i]) for row in rows) if rows else 0 for i in range(2 + len(data["metrics"]))]
+    table = Table(
+        title="Expected/actual, each roll at its odds when rolled",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        collapse_padding=True,
+        pad_edge=False,
+    )
+    table.add_column("Nation", min_width=widest[0])
+    table.add_column("Turn", justify="right", min_width=max(widest[1], 4))
+    for i, metric in enumerate(data["metrics"]):
+        table.add_column(LUCK_HEADERS.get(metric, metric), justify="right", min_width=widest[2 + i])
+    scenario = ctx.load().scenario
+    for i, row in enumerate(rows):
+        last_of_nation = i + 1 == len(rows) or rows[i + 1][0] != row[0]
+        table.add_row(nation_text(scenario, row[0]), *row[1:], end_section=last_of_nation)
+    out = console()
+    # A long campaign's figures can be wider than the terminal: drawn whole, never cut.
+    out.width = max(out.width, out.measure(table).maximum)
+    out.print(table)
+    import textwrap
+
+    legend = "; ".join(f"{LUCK_HEADERS.get(m, m)}: {words}" for m, words in data["metrics"].items())
+    out.print(textwrap.fill(legend, max(40, out.width)), soft_wrap=True)
     if data["battles"]:
-        click.echo("\nBattles (percentile of the outcome for the attacker, from the odds at its first roll):")
+        out.print("Battles (percentile of the outcome for the attacker, from the odds at its first roll):")
         for b in data["battles"]:
-            click.echo(
-                f"  battle {b['battle']} ({b['kind']}, {b['zone']}), {b['attacker']} against {b['defender']}: "
+            line = (
+                f"battle {b['battle']} ({b['kind']}, {b['zone']}), {b['attacker']} against {b['defender']}: "
                 f"{b['percentile']:.0%} (units lost {b['actual']['attacker_units_lost']} against "
                 f"{b['expected']['attacker_units_lost']:.2f} expected; sunk {b['actual']['defender_units_lost']} "
                 f"against {b['expected']['defender_units_lost']:.2f})"
             )
+            width = max(40, out.width)
+            out.print(textwrap.fill(line, width, initial_indent="  ", subsequent_indent="    "), soft_wrap=True)
