@@ -457,3 +457,47 @@ def test_the_readme_advice_examples_print_what_the_readme_shows(tmp_path: Path) 
         for words in shown:
             # A line the README shortens ends in "...": its beginning is what the command prints.
             assert " ".join(words.removesuffix("...").split()) in out, (command, words)
+
+
+@pytest.mark.parametrize("tty", [True, False], ids=["terminal", "pipe"])
+def test_odds_text_wraps_between_words_at_the_terminals_width(tty: bool) -> None:
+    """At 80 columns an outcome line goes on under its text, no word cut (the terminal cut
+    "submarine" / "s"); in a pipe every line stays whole."""
+    from tracker.cli.common import CLIENT_TERMINAL
+
+    args = ["--attacker", "Germany:battleship=2,cruiser=2,submarine=2"]
+    args += ["--defender", "Britain:battleship=1,cruiser=2,destroyer=2"]
+    whole = CliRunner().invoke(cli, ["odds", "naval", *args]).output
+    token = CLIENT_TERMINAL.set({"columns": 80, "color_system": None, "no_color": True, "tty": tty})
+    try:
+        out = CliRunner().invoke(cli, ["odds", "naval", *args]).output
+    finally:
+        CLIENT_TERMINAL.reset(token)
+    if not tty:
+        assert out == whole
+        return
+    lines = out.splitlines()
+    assert any(len(line) > 80 for line in whole.splitlines())
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    assert out.split() == whole.split()  # the same words, none cut
+    outcome = next(
+        i for i, line in enumerate(lines) if "%  attacker wins: attacker left:" in line and i + 1 < len(lines)
+    )
+    assert lines[outcome + 1].startswith(" " * 12) and not lines[outcome + 1].startswith(" " * 13)
+
+
+def test_a_command_to_copy_is_never_wrapped() -> None:
+    """`tracker odds need` prints the `tracker odds naval` line behind its answer: wrapped, it
+    could not be copied whole."""
+    from tracker.cli.common import CLIENT_TERMINAL, fit_prose
+
+    command = "  tracker odds naval --attacker Germany:battleship=2,cruiser=3 --defender Britain:battleship=3,cruiser=1"
+    prose = "  units: " + ", ".join(f"DE-BB{i} (Heligoland Bight, 1 move)" for i in range(1, 5))
+    token = CLIENT_TERMINAL.set({"columns": 60, "color_system": None, "no_color": True, "tty": True})
+    try:
+        out = fit_prose(f"{prose}\n{command}\n").splitlines()
+    finally:
+        CLIENT_TERMINAL.reset(token)
+    assert out[-1] == command
+    assert len(out) > 2 and all(len(line) <= 60 for line in out[:-1])
+    assert out[1].startswith("      ") and " ".join(" ".join(out[:-1]).split()) == " ".join(prose.split())

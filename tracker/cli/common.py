@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import functools
 import json
+import re
+import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -209,6 +211,58 @@ def emit_json(data: Any) -> None:
 # A command run by a league server for a client: the client's terminal as its own Console saw
 # it (width, colour system or None, NO_COLOR), so the output is what the client would print.
 CLIENT_TERMINAL: ContextVar[dict[str, Any] | None] = ContextVar("client_terminal", default=None)
+
+
+def prose_width() -> int | None:
+    """The width prose is wrapped at: the terminal's (the client's, through a server); None when
+    the output is no terminal, where each line stays whole for whatever reads it next."""
+    client = CLIENT_TERMINAL.get()
+    if client is not None:
+        return int(client["columns"]) if client.get("tty") else None
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
+
+
+# A command to copy, alone on its line or after "next:".
+_COMMAND = re.compile(r"(next: )?tracker ")
+
+
+def echo_prose(text: str = "") -> None:
+    """`click.echo` of prose: `fit_prose` on a terminal."""
+    click.echo(fit_prose(text))
+
+
+def fit_prose(text: str) -> str:
+    """Each line longer than the terminal wrapped between words, its next lines indented; a
+    command to copy (`tracker ...`, `next: tracker ...`) kept whole, as is every line in a pipe."""
+    width = prose_width()
+    if width is None:
+        return text
+    import textwrap
+
+    out = []
+    for line in text.split("\n"):
+        words = line.lstrip()
+        if len(line) <= width or _COMMAND.match(words):
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(words)]
+        # A line that begins with a column ("  22.256%  attacker wins: ...") goes on under the
+        # text after it; any other a little further in than it starts.
+        column = re.match(r"\s*\S+\s{2,}", line)
+        hang = " " * column.end() if column and column.end() <= width // 2 else indent + "    "
+        out.append(
+            textwrap.fill(
+                words,
+                max(20, width),
+                initial_indent=indent,
+                subsequent_indent=hang,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        )
+    return "\n".join(out)
 
 
 def console(file: Any = None) -> Console:

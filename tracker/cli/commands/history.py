@@ -15,6 +15,7 @@ from tracker.cli.common import (
     POSITIVE,
     Context,
     console,
+    echo_prose,
     emit_json,
     emit_recorded,
     json_option,
@@ -226,34 +227,34 @@ def explain(ctx: Context, seq: int, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    click.echo(f"Event {data['seq']}: {data['kind']} (turn {data['turn']}, {data['phase']}, {data['timestamp']})")
-    click.echo(f"  {data['summary']}")
+    echo_prose(f"Event {data['seq']}: {data['kind']} (turn {data['turn']}, {data['phase']}, {data['timestamp']})")
+    echo_prose(f"  {data['summary']}")
     for rule in data["rules"]:
-        click.echo(f"  Rule {rule['id']}: {rule['statement']}")
+        echo_prose(f"  Rule {rule['id']}: {rule['statement']}")
     dice = data["dice"]
     if dice:
         source = dice["source"] + (f", ref {dice['reference']}" if dice["reference"] else "")
-        click.echo(
+        echo_prose(
             f"  Dice: roll {dice['roll']} by {dice['roller']} for {dice['reason']}: "
             f"D{dice['faces']} -> {dice['values']} ({source})"
         )
         if dice["target"] is not None:
             op = "or less" if dice["success_when"] == "at_most" else "or more"
             base = f" (base {dice['base_target']})" if dice["base_target"] is not None else ""
-            click.echo(f"  Target: {dice['target']} {op}{base}")
+            echo_prose(f"  Target: {dice['target']} {op}{base}")
         for m in dice["modifiers"]:
             change = f"set to {m['set']}" if m["set"] is not None else f"{m['add']:+d}"
-            click.echo(f"  Modifier {m['rule']}: {change}, from {m['cause']}")
+            echo_prose(f"  Modifier {m['rule']}: {change}, from {m['cause']}")
         if dice["outcome"]:
-            click.echo(f"  Outcome: {dice['outcome']}")
+            echo_prose(f"  Outcome: {dice['outcome']}")
     if data["choice"]:
         how = "default (cheapest legal)" if data["choice"]["default"] else "chosen"
-        click.echo(f"  Decided by: {data['choice']['by']} ({how})")
+        echo_prose(f"  Decided by: {data['choice']['by']} ({how})")
     for line in data["changes"]:
-        click.echo(f"  Changed: {line}")
+        echo_prose(f"  Changed: {line}")
     if data["undone_by"]:
-        click.echo(f"  Undone by event {data['undone_by']}")
-    click.echo(f"  Hash: {data['hash']} (previous {data['prev_hash'][:16]}...)")
+        echo_prose(f"  Undone by event {data['undone_by']}")
+    echo_prose(f"  Hash: {data['hash']} (previous {data['prev_hash'][:16]}...)")
 
 
 @click.command()

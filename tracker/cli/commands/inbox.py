@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tracker.cli.common import Context, emit_json, json_option
+from tracker.cli.common import Context, echo_prose, emit_json, json_option
 
 if TYPE_CHECKING:
     from tracker.service.shapes import OwedItem
@@ -23,7 +23,7 @@ PLAYER_OPTION = click.option(
 def show(items: list[OwedItem]) -> None:
     """Each owed item on a line of its own, with the command that answers it."""
     for item in items:
-        click.echo(f"{item['campaign']} · round {item['round']} · {item['nation']} · {item['phase']}: {item['text']}")
+        echo_prose(f"{item['campaign']} · round {item['round']} · {item['nation']} · {item['phase']}: {item['text']}")
         if item["command"] and item["command"] not in item["text"]:
             click.echo(f"  next: {item['command']}")
 

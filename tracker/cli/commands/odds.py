@@ -10,7 +10,7 @@ import click
 from rich import box
 
 from domain.errors import InputError
-from tracker.cli.common import Context, console, counting, emit_json, json_option
+from tracker.cli.common import Context, console, counting, emit_json, fit_prose, json_option
 
 # A mixed 10 v 10 naval battle reaches some 3,500 positions with dice to roll and takes a few
 # seconds; time grows faster than the positions (each has more successors in a bigger battle).
@@ -153,7 +153,7 @@ def odds(
     if as_json:
         emit_json(data)
     else:
-        click.echo(view.render(data, title, exact), nl=False)
+        click.echo(fit_prose(view.render(data, title, exact)), nl=False)
 
 
 @click.command(name="need")
@@ -210,7 +210,7 @@ def need(
     if as_json:
         emit_json(data)
     else:
-        click.echo(advise.render(data), nl=False)
+        click.echo(fit_prose(advise.render(data)), nl=False)
 
 
 @click.command(name="escorts")
@@ -257,7 +257,7 @@ def escorts(
     if as_json:
         emit_json(data)
     else:
-        click.echo(advice.render(data), nl=False)
+        click.echo(fit_prose(advice.render(data)), nl=False)
 
 
 @click.command(name="buy")

@@ -18,6 +18,7 @@ from tracker.cli.common import (
     acting,
     console,
     dice_options,
+    echo_prose,
     emit_json,
     emit_recorded,
     json_option,
@@ -246,7 +247,7 @@ def pending(ctx: Context, as_json: bool) -> None:
         emit_json(items)
         return
     for item in items:
-        click.echo(item["text"])
+        echo_prose(item["text"])
         # The turn item's words name its command already.
         if item["command"] and item["command"] not in item["text"]:
             click.echo(f"  next: {item['command']}")

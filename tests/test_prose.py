@@ -1,0 +1,41 @@
+"""Prose on a terminal (explain, pending, inbox, odds) is wrapped between words at its width,
+each line's next lines indented, a command to copy kept whole; in a pipe every line is whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tracker.cli.common import CLIENT_TERMINAL
+from tracker.cli.main import cli
+
+
+def run(db: str, *args: str, columns: int | None = None) -> str:
+    token = CLIENT_TERMINAL.set(
+        {"columns": columns, "color_system": None, "no_color": True, "tty": True} if columns else None
+    )
+    try:
+        result = CliRunner().invoke(cli, ["--db", db, *args])
+    finally:
+        CLIENT_TERMINAL.reset(token)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.mark.parametrize("args", [["explain", "1"], ["explain", "3"], ["pending"], ["inbox"]])
+def test_prose_fits_the_terminal_word_for_word(tmp_path: Path, args: list[str]) -> None:
+    db = str(tmp_path / "c.db")
+    run(db, "new", "prose", "--scenario", "north-sea-1914", "--dice", "auto")
+    run(db, "next")
+    whole = run(db, *args)
+    narrow = run(db, *args, columns=50)
+    assert narrow.split() == whole.split()
+    for line in narrow.splitlines():
+        # A word longer than the line (a hash) is never cut either.
+        fits = len(line) <= 50 or len(line.split()) == 1
+        assert fits or line.lstrip().startswith(("tracker ", "next: tracker ")), line
+    if args == ["explain", "1"]:
+        assert any(len(line) > 50 for line in whole.splitlines())
+        assert narrow != whole
