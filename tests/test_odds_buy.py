@@ -186,7 +186,7 @@ def test_a_battle_over_ten_units_a_side_is_named_too_large_to_weigh() -> None:
 def test_a_spent_budget_of_positions_stops_weighing_the_larger_battles() -> None:
     data = buy.answer(board_of(BOARD, phase="purchase"), 30, 20_000, budget_positions=1)
     assert set(data["too_large"].values()) == {"beyond the budget of positions"}
-    assert "beyond the budget of positions" in buy.render(data)
+    assert "beyond the budget of positions" in "\n".join(buy.notes(data))
 
 
 # ----- the command line, on the north-sea campaign -----
@@ -266,3 +266,26 @@ def test_odds_buy_has_help_with_an_example(tmp_path: Path) -> None:
     out = run(str(tmp_path / "none.db"), "odds", "buy", "--help")
     assert "Example: tracker odds buy" in out and "value is the gain divided by the type's cost" in out
     assert "tracker odds buy" in run(str(tmp_path / "none.db"), "odds", "--help")
+
+
+def test_odds_buy_fits_80_columns_and_keeps_each_command_whole(north_sea: str) -> None:
+    """The table without the places fits 80 columns; the places follow it by type; each
+    `tracker odds` line behind a figure is on a line of its own, whole, to copy."""
+    from tracker.cli.common import CLIENT_TERMINAL
+
+    data = json.loads(run(north_sea, "odds", "buy", "--json"))
+    token = CLIENT_TERMINAL.set({"columns": 80, "color_system": None, "no_color": True, "tty": True})
+    try:
+        text = run(north_sea, "odds", "buy")
+    finally:
+        CLIENT_TERMINAL.reset(token)
+    lines = text.splitlines()
+    commands = [line.strip() for line in lines if line.strip().startswith("tracker odds ")]
+    assert all(len(line) <= 80 for line in lines if line.strip() not in commands), max(lines, key=len)
+    shown = {c for r in data["ranking"] if r["best"] for c in r["best"]["commands"]["after"]}
+    assert shown and shown <= set(commands)
+    places = " ".join(" ".join(lines).split())
+    for r in data["ranking"]:
+        if r["best"]:
+            assert r["type"] in places and all(p in places for p in r["best"]["place"][:2])
+    assert "Placed in (PU2): " in text

@@ -449,14 +449,20 @@ def _candidate(c: Candidate) -> Figure:
     return figure
 
 
-def render(data: BuyAnswer) -> str:
-    """`tracker odds buy` as text: the ranked table, then the lines behind each best figure."""
-    lines = [
+HEADER = ("type", "cost", "value", "gain", "measure", "zone", "before", "after", "place in")
+
+
+def title(data: BuyAnswer) -> str:
+    """`tracker odds buy`'s first line; its table is `table_rows` under HEADER, then `notes`."""
+    return (
         f"{data['nation']}'s purchases with {data['budget']} resources (round {data['round']}, "
         f"{data['phase'].replace('_', ' ')}): what one more unit is worth next turn, per resource"
-    ]
-    header = ("type", "cost", "value", "gain", "measure", "zone", "before", "after", "place in")
-    rows = []
+    )
+
+
+def table_rows(data: BuyAnswer) -> list[tuple[str, ...]]:
+    """The ranked table's rows, in the columns of HEADER."""
+    rows: list[tuple[str, ...]] = []
     for r in data["ranking"]:
         b = r["best"]
         if b is None:
@@ -475,10 +481,13 @@ def render(data: BuyAnswer) -> str:
                 ", ".join(b["place"][:2]) + (f" (+{len(b['place']) - 2})" if len(b["place"]) > 2 else ""),
             )
         )
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    for row in [header, *rows]:
-        lines.append("  " + "  ".join(c.ljust(wd) for c, wd in zip(row, widths, strict=True)).rstrip())
-    lines += ["", "gain: convoy = expected NTR lost before less after; win = chance gained x the enemy force's cost;"]
+    return rows
+
+
+def notes(data: BuyAnswer) -> list[str]:
+    """What follows the table: the measures' words, the lines behind each figure, what was
+    not weighed and why."""
+    lines = ["", "gain: convoy = expected NTR lost before less after; win = chance gained x the enemy force's cost;"]
     lines.append("trade = expected enemy cost sunk less own cost lost, after less before. value = gain / cost.")
     lines += by_hand_lines(data)
     if data["too_large"]:
@@ -488,7 +497,7 @@ def render(data: BuyAnswer) -> str:
         lines += ["", "Not weighed: " + "; ".join(f"{t} {why}" for t, why in data["not_weighed"].items())]
     weighed = plural(len(data["candidates"]), "figure")
     lines += ["", f"{weighed} weighed exactly ({data['positions']:,} positions)."]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def by_hand_lines(data: BuyAnswer) -> list[str]:
@@ -502,8 +511,10 @@ def by_hand_lines(data: BuyAnswer) -> list[str]:
         for c in best["commands"]["before"]:
             if c not in seen:
                 seen.add(c)
-                lines.append(f"  {best['zone']}, as it is: {c}")
-        lines += [f"  {best['zone']}, one {unit_type} more: {c}" for c in best["commands"]["after"]]
+                lines += [f"  {best['zone']}, as it is:", f"    {c}"]
+        for c in best["commands"]["after"]:
+            # The command on a line of its own: copied whole, never wrapped.
+            lines += [f"  {best['zone']}, one {unit_type} more:", f"    {c}"]
     return lines
 
 

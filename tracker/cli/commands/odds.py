@@ -10,7 +10,7 @@ import click
 from rich import box
 
 from domain.errors import InputError
-from tracker.cli.common import Context, console, counting, emit_json, fit_prose, json_option
+from tracker.cli.common import Context, console, counting, echo_prose, emit_json, fit_prose, json_option
 
 # A mixed 10 v 10 naval battle reaches some 3,500 positions with dice to roll and takes a few
 # seconds; time grows faster than the positions (each has more successors in a bigger battle).
@@ -308,10 +308,36 @@ def buy(ctx: Context, budget: int | None, max_positions: int, as_json: bool) -> 
     if as_json:
         emit_json(data)
     else:
-        click.echo(advice.render(data), nl=False)
+        _echo_buy(data)
 
 
 WithAdvice.advice = {"need": need, "escorts": escorts, "buy": buy}
+
+
+def _echo_buy(data: Any) -> None:
+    """`tracker odds buy` on the terminal: its table without the places, which follow it by
+    type (at 80 columns the table fits, a zone's name wrapping in its column, a figure never
+    cut), and the prose around it wrapped."""
+    from rich.table import Table
+
+    from tracker.analysis import buy as advice
+
+    echo_prose(advice.title(data))
+    columns = advice.HEADER[:-1]
+    table = Table(box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False)
+    for name in columns:
+        text = name in ("type", "measure", "zone")
+        table.add_column(name, no_wrap=name != "zone", justify="left" if text else "right")
+    places: dict[str, list[str]] = {}
+    for row in advice.table_rows(data):
+        table.add_row(*row[: len(columns)])
+        if row[-1]:
+            places.setdefault(row[-1], []).append(row[0])
+    out = console()
+    out.width = max(out.width, out.measure(table).minimum)
+    out.print(table)
+    lines = ["Placed in (PU2): " + "; ".join(f"{', '.join(types)}: {where}" for where, types in places.items())]
+    click.echo(fit_prose("\n".join([*lines, *advice.notes(data)])))
 
 
 # `tracker luck`'s column headers, short enough for the table to fit 80 columns; a legend
