@@ -1,4 +1,4 @@
-"""Prose on a terminal (explain, pending, inbox, odds) is wrapped between words at its width,
+"""Prose on a terminal (explain, pending, inbox, log, verify, odds) is wrapped between words at its width,
 each line's next lines indented, a command to copy kept whole; in a pipe every line is whole."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def run(db: str, *args: str, columns: int | None = None) -> str:
     return result.output
 
 
-@pytest.mark.parametrize("args", [["explain", "1"], ["explain", "3"], ["pending"], ["inbox"]])
+@pytest.mark.parametrize("args", [["explain", "1"], ["explain", "3"], ["pending"], ["inbox"], ["log"], ["verify"]])
 def test_prose_fits_the_terminal_word_for_word(tmp_path: Path, args: list[str]) -> None:
     db = str(tmp_path / "c.db")
     run(db, "new", "prose", "--scenario", "north-sea-1914", "--dice", "auto")
@@ -35,7 +35,15 @@ def test_prose_fits_the_terminal_word_for_word(tmp_path: Path, args: list[str]) 
     for line in narrow.splitlines():
         # A word longer than the line (a hash) is never cut either.
         fits = len(line) <= 50 or len(line.split()) == 1
-        assert fits or line.lstrip().startswith(("tracker ", "next: tracker ")), line
+        assert fits or line.lstrip().startswith(("tracker ", "next: tracker ", "Head: ")), line
     if args == ["explain", "1"]:
         assert any(len(line) > 50 for line in whole.splitlines())
         assert narrow != whole
+
+
+def test_a_long_log_summary_goes_on_under_its_column(tmp_path: Path) -> None:
+    db = str(tmp_path / "c.db")
+    run(db, "new", "prose", "--scenario", "north-sea-1914", "--dice", "auto")
+    lines = run(db, "log", columns=80).splitlines()
+    assert lines[0].startswith("    1  Created             [T1]   campaign 'prose' created")
+    assert lines[1].startswith(" " * 34) and not lines[1].startswith(" " * 35)

@@ -228,14 +228,15 @@ def prose_width() -> int | None:
 _COMMAND = re.compile(r"(next: )?tracker ")
 
 
-def echo_prose(text: str = "") -> None:
+def echo_prose(text: str = "", hang: int | None = None) -> None:
     """`click.echo` of prose: `fit_prose` on a terminal."""
-    click.echo(fit_prose(text))
+    click.echo(fit_prose(text, hang))
 
 
-def fit_prose(text: str) -> str:
-    """Each line longer than the terminal wrapped between words, its next lines indented; a
-    command to copy (`tracker ...`, `next: tracker ...`) kept whole, as is every line in a pipe."""
+def fit_prose(text: str, hang: int | None = None) -> str:
+    """Each line longer than the terminal wrapped between words, its next lines indented (by
+    `hang` columns when given); a command to copy (`tracker ...`, `next: tracker ...`) kept
+    whole, as is every line in a pipe."""
     width = prose_width()
     if width is None:
         return text
@@ -251,13 +252,18 @@ def fit_prose(text: str) -> str:
         # A line that begins with a column ("  22.256%  attacker wins: ...") goes on under the
         # text after it; any other a little further in than it starts.
         column = re.match(r"\s*\S+\s{2,}", line)
-        hang = " " * column.end() if column and column.end() <= width // 2 else indent + "    "
+        if hang is not None and hang <= width // 2:
+            under = " " * hang
+        elif column and column.end() <= width // 2:
+            under = " " * column.end()
+        else:
+            under = indent + "    "
         out.append(
             textwrap.fill(
                 words,
                 max(20, width),
                 initial_indent=indent,
-                subsequent_indent=hang,
+                subsequent_indent=under,
                 break_long_words=False,
                 break_on_hyphens=False,
             )

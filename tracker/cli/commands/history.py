@@ -38,6 +38,9 @@ from tracker.service.names import event_kind
 
 # ----- undo and redo -----
 
+# Where `tracker log` prints an event's summary: after its number, kind and rule.
+LOG_SUMMARY_COLUMN = len(f"{'':>5}  {'':<19} {'':<6} ")
+
 
 def _interactive() -> bool:
     """A person at a terminal, who can answer a confirmation prompt."""
@@ -207,7 +210,8 @@ def log(
     for r in records:
         rule = f"[{r['rule']}]" if r["rule"] else ""
         mark = f"  (undone by {r['undone_by']})" if r["undone_by"] else ""
-        click.echo(f"{r['seq']:>5}  {r['kind']:<19} {rule:<6} {r['summary']}{mark}")
+        # On a terminal a long summary goes on under its own column.
+        echo_prose(f"{r['seq']:>5}  {r['kind']:<19} {rule:<6} {r['summary']}{mark}", hang=LOG_SUMMARY_COLUMN)
 
 
 @click.command()
@@ -360,12 +364,12 @@ def verify(ctx: Context, head_text: str | None, check_views: bool, as_json: bool
     if as_json:
         emit_json(report.as_json())
     elif report.ok:
-        click.echo(
+        echo_prose(
             f"OK: {report.events} events, hash chain intact; "
             f"{report.rolls_checked} auto roll(s) re-derived from the seed; "
             f"{report.snapshots_checked} snapshot(s) match the log."
         )
-        click.echo(
+        echo_prose(
             f"Re-refereed: {report.actions_refereed} action(s) run again with their recorded inputs and dice "
             "record exactly the logged events"
             + (
@@ -376,18 +380,18 @@ def verify(ctx: Context, head_text: str | None, check_views: bool, as_json: bool
             )
         )
         if report.projection_rows_checked is not None:
-            click.echo(f"Projections: {report.projection_rows_checked} view rows match a rebuild of the log.")
+            echo_prose(f"Projections: {report.projection_rows_checked} view rows match a rebuild of the log.")
         for note in report.notes:
-            click.echo(note)
+            echo_prose(note)
         for title, items in (
             ("Dice source switches (D4)", report.switches),
             ("Overrides (D4, RK3)", report.overrides),
             ("Rerolls after an override undo (RK3)", report.rerolls),
         ):
             if items:
-                click.echo(f"{title}:")
+                echo_prose(f"{title}:")
                 for item in items:
-                    click.echo(f"  event {item['seq']}: {item['text']}")
+                    echo_prose(f"  event {item['seq']}: {item['text']}")
         click.echo(f"Head: {report.head_seq}:{report.head_hash}")
     if not ok:
         if not as_json:
