@@ -8,6 +8,7 @@ from domain.errors import InputError
 from domain.ruleset import builtin_names, load_ruleset, read_builtin_or_file
 from tracker.cli.common import (
     Context,
+    echo_prose,
     emit_json,
     emit_recorded,
     json_option,
@@ -82,7 +83,7 @@ def scenarios(as_json: bool) -> None:
         emit_json(rows)
         return
     for r in rows:
-        click.echo(f"{r['name']}: {r['title']} (ruleset {r['ruleset']}; {', '.join(r['nations'])})")
+        echo_prose(f"{r['name']}: {r['title']} (ruleset {r['ruleset']}; {', '.join(r['nations'])})")
 
 
 @click.command()
@@ -100,7 +101,7 @@ def rulesets(as_json: bool) -> None:
         emit_json(rows)
         return
     for r in rows:
-        click.echo(f"{r['name']}: {r['title']} (version {r['version']})")
+        echo_prose(f"{r['name']}: {r['title']} (version {r['version']})")
 
 
 @click.command()
