@@ -47,3 +47,17 @@ def test_a_long_log_summary_goes_on_under_its_column(tmp_path: Path) -> None:
     lines = run(db, "log", columns=80).splitlines()
     assert lines[0].startswith("    1  Created             [T1]   campaign 'prose' created")
     assert lines[1].startswith(" " * 34) and not lines[1].startswith(" " * 35)
+
+
+def test_what_an_action_recorded_and_waits_for_fits_the_terminal(tmp_path: Path) -> None:
+    """The lines a move prints (events, what the game waits for) at the table's terminal."""
+    db = str(tmp_path / "w.db")
+    run(db, "new", "world", "--scenario", "great-war-1914", "--dice", "auto")
+    run(db, "next")
+    run(db, "next")
+    out = run(db, "move", "DE-SS1", "--path", "Dogger Bank,Southern North Sea", columns=60)
+    lines = out.splitlines()
+    assert all(len(line) <= 60 for line in lines if not line.startswith("  next: ")), out
+    assert "  next: tracker intercept search 1 [--units U1,U2] [--dice V,...]" in lines
+    assert any(line.startswith("Waiting: battle 1 (interception, Dogger Bank)") for line in lines)
+    assert any(line.startswith("    ") and "SM2" in line for line in lines)

@@ -371,9 +371,9 @@ def act(
         emit_recorded(ctx, name, done.events, done.campaign)
         return
     for e in done.events:
-        click.echo(f"{summary(e)}   [{rule_of(e)}]")
+        echo_prose(f"{summary(e)}   [{rule_of(e)}]")
     for item in done.campaign.pending():
-        click.echo(f"Waiting: {item['text']}")
+        echo_prose(f"Waiting: {item['text']}")
         answer = next_command(item)
         if answer:
             click.echo(f"  next: {answer}")

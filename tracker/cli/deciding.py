@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from projections.summary import rule_of, summary
-from tracker.cli.common import Context, emit_recorded, next_command, perform, wants_json
+from tracker.cli.common import Context, echo_prose, emit_recorded, next_command, perform, wants_json
 
 
 def act_auto(
@@ -33,11 +33,11 @@ def act_auto(
         emit_recorded(ctx, name, done.events, done.campaign, waiting_for=stopped)
         return
     for e in done.events:
-        click.echo(f"{summary(e)}   [{rule_of(e)}]")
+        echo_prose(f"{summary(e)}   [{rule_of(e)}]")
     for nation, answer in others:
         click.echo(f"Waiting for {nation}{': ' + answer if answer else ''}   [PL2]")
     for item in pending:
-        click.echo(f"Waiting: {item['text']}")
+        echo_prose(f"Waiting: {item['text']}")
         answer = next_command(item)
         if answer:
             click.echo(f"  next: {answer}")

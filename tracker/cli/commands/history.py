@@ -147,7 +147,7 @@ def redo(ctx: Context, every: bool) -> None:
         return
     for events in done.value:
         for e in events:
-            click.echo(f"{summary(e)}   [{rule_of(e)}]")
+            echo_prose(f"{summary(e)}   [{rule_of(e)}]")
     campaign = t.load(cid)
     click.echo(f"Now: round {campaign.round} · {campaign.nation} · {campaign.phase}")
 
