@@ -61,3 +61,11 @@ def test_what_an_action_recorded_and_waits_for_fits_the_terminal(tmp_path: Path)
     assert "  next: tracker intercept search 1 [--units U1,U2] [--dice V,...]" in lines
     assert any(line.startswith("Waiting: battle 1 (interception, Dogger Bank)") for line in lines)
     assert any(line.startswith("    ") and "SM2" in line for line in lines)
+
+
+def test_the_demo_narrates_within_the_terminal(tmp_path: Path) -> None:
+    """A newcomer's first command, at 80 columns: no line the terminal would cut mid-word."""
+    out = run(str(tmp_path / "demo.db"), "demo", columns=80)
+    lines = out.splitlines()
+    assert len(lines) > 100 and all(len(line) <= 80 for line in lines), max(lines, key=len)
+    assert any(line.startswith("      ") for line in lines)  # a long event line went on, indented

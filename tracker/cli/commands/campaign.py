@@ -133,7 +133,7 @@ def demo(ctx: Context, demo_db: str | None, scenario: str, as_json: bool) -> Non
         raise InputError(f"two databases given ({ctx.db} and {demo_db}): give --db once")
     path = demo_db or ctx.db or "demo-campaign.db"
     if not as_json:
-        run_demo(path, click.echo, scenario=scenario)
+        run_demo(path, echo_prose, scenario=scenario)
         return
     narration: list[str] = []
     run_demo(path, narration.append, scenario=scenario)
