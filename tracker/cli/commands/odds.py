@@ -319,6 +319,7 @@ def _echo_buy(data: Any) -> None:
     type (at 80 columns the table fits, a zone's name wrapping in its column, a figure never
     cut), and the prose around it wrapped."""
     from rich.table import Table
+    from rich.text import Text
 
     from tracker.analysis import buy as advice
 
@@ -330,7 +331,7 @@ def _echo_buy(data: Any) -> None:
         table.add_column(name, no_wrap=name != "zone", justify="left" if text else "right")
     places: dict[str, list[str]] = {}
     for row in advice.table_rows(data):
-        table.add_row(*row[: len(columns)])
+        table.add_row(*map(Text, row[: len(columns)]))  # names as they are, never read as markup
         if row[-1]:
             places.setdefault(row[-1], []).append(row[0])
     out = console()
@@ -381,11 +382,12 @@ def luck(ctx: Context, nation: str | None, as_json: bool) -> None:
         emit_json(data)
         return
     from rich.table import Table
+    from rich.text import Text
 
     from tracker.reports.views import nation_text
 
-    # A table that fits 80 columns (a pipe's width too): the words of each figure wrap in its
-    # header, a value is never cut ("expected/actual").
+    # A table that fits 80 columns (a pipe's width too): short headers, each figure's words in
+    # a legend under it, a value never cut ("expected/actual").
     rows = [[*row[:2], *(v.replace(" / ", "/") for v in row[2:])] for row in rows_for(data)]
     widest = [max(len(row[i]) for row in rows) if rows else 0 for i in range(2 + len(data["metrics"]))]
     table = Table(
@@ -402,7 +404,7 @@ def luck(ctx: Context, nation: str | None, as_json: bool) -> None:
     scenario = ctx.load().scenario
     for i, row in enumerate(rows):
         last_of_nation = i + 1 == len(rows) or rows[i + 1][0] != row[0]
-        table.add_row(nation_text(scenario, row[0]), *row[1:], end_section=last_of_nation)
+        table.add_row(nation_text(scenario, row[0]), *map(Text, row[1:]), end_section=last_of_nation)
     out = console()
     # A long campaign's figures can be wider than the terminal: drawn whole, never cut.
     out.width = max(out.width, out.measure(table).maximum)
@@ -410,9 +412,11 @@ def luck(ctx: Context, nation: str | None, as_json: bool) -> None:
     import textwrap
 
     legend = "; ".join(f"{LUCK_HEADERS.get(m, m)}: {words}" for m, words in data["metrics"].items())
-    out.print(textwrap.fill(legend, max(40, out.width)), soft_wrap=True)
+    out.print(textwrap.fill(legend, max(40, out.width)), soft_wrap=True, markup=False)
     if data["battles"]:
-        out.print("Battles (percentile of the outcome for the attacker, from the odds at its first roll):")
+        out.print(
+            "Battles (percentile of the outcome for the attacker, from the odds at its first roll):", markup=False
+        )
         for b in data["battles"]:
             line = (
                 f"battle {b['battle']} ({b['kind']}, {b['zone']}), {b['attacker']} against {b['defender']}: "
@@ -421,4 +425,6 @@ def luck(ctx: Context, nation: str | None, as_json: bool) -> None:
                 f"against {b['expected']['defender_units_lost']:.2f})"
             )
             width = max(40, out.width)
-            out.print(textwrap.fill(line, width, initial_indent="  ", subsequent_indent="    "), soft_wrap=True)
+            out.print(
+                textwrap.fill(line, width, initial_indent="  ", subsequent_indent="    "), soft_wrap=True, markup=False
+            )
