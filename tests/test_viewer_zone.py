@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from tests.support import served
 from tests.test_server import Reader
 from tracker.cli.main import cli
-from tracker.server.viewer import PAGE_POSITIONS
+from tracker.server.zone_odds import PAGE_POSITIONS
 from tracker.service.application import Tracker
 from tracker.service.players import Players
 
