@@ -1,5 +1,6 @@
-"""Prose on a terminal (explain, pending, inbox, log, verify, odds) is wrapped between words at its width,
-each line's next lines indented, a command to copy kept whole; in a pipe every line is whole."""
+"""Prose on a terminal (the demo, what an action recorded and waits for, explain, pending,
+inbox, log, verify, odds) is wrapped between words at its width, each line's next lines
+indented, a command to copy kept whole; in a pipe every line is whole."""
 
 from __future__ import annotations
 

@@ -24,6 +24,7 @@ from tracker.cli.common import (
     override_options,
     perform,
     progress,
+    prose_width,
     record_json_option,
     seen_option,
     wants_json,
@@ -207,11 +208,17 @@ def log(
     if as_json:
         emit_json(records)
         return
+    # On a terminal a long summary goes on under its own column; in a pipe the lines go as they
+    # are, without asking at every line of a long log what the output is.
+    wrap = prose_width() is not None
     for r in records:
         rule = f"[{r['rule']}]" if r["rule"] else ""
         mark = f"  (undone by {r['undone_by']})" if r["undone_by"] else ""
-        # On a terminal a long summary goes on under its own column.
-        echo_prose(f"{r['seq']:>5}  {r['kind']:<19} {rule:<6} {r['summary']}{mark}", hang=LOG_SUMMARY_COLUMN)
+        line = f"{r['seq']:>5}  {r['kind']:<19} {rule:<6} {r['summary']}{mark}"
+        if wrap:
+            echo_prose(line, hang=LOG_SUMMARY_COLUMN)
+        else:
+            click.echo(line)
 
 
 @click.command()
