@@ -174,7 +174,6 @@ class Engine(Remains):
         self.branched: dict[tuple[Any, ...], list[tuple[tuple[tuple[int, ...], ...], Number]]] = {}
         self.canon: Canon | None = None
         self.limit: int | None = None
-        self.progress: Callable[[int], None] | None = None
 
     def settle(self, state: State, named: bool = False) -> tuple[State, int]:
         """Take every decision up to the next roll (or the end); the rounds started on the way.
@@ -322,8 +321,6 @@ class Engine(Remains):
                 self.edges[s] = self.expand(s)
                 if expanded is not None:
                     expanded()
-                if self.progress is not None and len(self.edges) % 256 == 0:
-                    self.progress(len(self.edges))
             return iter([c for (c, _), _p in self.edges[s] if c is not s])
 
         on_path.add(id(root))

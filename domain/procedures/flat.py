@@ -249,8 +249,6 @@ def flowed(engine: Engine, root: State, start: int, procedure: str, known: Known
             expanded += 1
             if told is not None:
                 told()
-            if engine.progress is not None and expanded % 256 == 0:
-                engine.progress(expanded)
         k += 1
     edges = walk.edges()
     if known is not None and fresh:

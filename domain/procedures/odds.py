@@ -29,6 +29,7 @@ from domain.procedures.base import Context, Ended, Roll, evolve
 from domain.procedures.canon import Canon, pieces_in
 from domain.procedures.chances import Number
 from domain.procedures.engine import (
+    EXPANDED,
     Engine,
     Odds,
     Policy,
@@ -76,8 +77,29 @@ def exact_odds(
     # The engine's tables hold no cycles; a full collection in between would walk them all.
     # Its memo of the rules' results is its own, freed with it inside the pause: left in the
     # caller's context, the first collection after would walk every object made here.
-    with collector_paused():
-        return _enumerated(state, replace(ctx, memo={}), policy, rounds, exact, limit, progress)
+    token = EXPANDED.set(_every_256(progress, EXPANDED.get())) if progress is not None else None
+    try:
+        with collector_paused():
+            return _enumerated(state, replace(ctx, memo={}), policy, rounds, exact, limit)
+    finally:
+        if token is not None:
+            EXPANDED.reset(token)
+
+
+def _every_256(progress: Callable[[int], None], outer: Callable[[], None] | None) -> Callable[[], None]:
+    """What the engines tell of each position they expand (`EXPANDED`), told to `progress` as
+    a count every 256 positions, and still to whoever counted before."""
+    count = 0
+
+    def expanded() -> None:
+        nonlocal count
+        count += 1
+        if outer is not None:
+            outer()
+        if count % 256 == 0:
+            progress(count)
+
+    return expanded
 
 
 class Shared:
@@ -135,11 +157,10 @@ def _enumerated(
     rounds: int,
     exact: bool,
     limit: int | None,
-    progress: Callable[[int], None] | None,
 ) -> Odds:
     engine = Engine(ctx, policy, exact)
     engine.canon = Canon(state)
-    engine.limit, engine.progress = limit, progress
+    engine.limit = limit
     root, more = engine.settle(state)
     start = rounds + more
     if not exact:
