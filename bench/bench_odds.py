@@ -164,13 +164,13 @@ def buy_time(scenario: str) -> dict[str, Any]:
 def advice_times(scenario: str) -> dict[str, Any]:
     """`tracker odds need` (and --hold) on every sea zone of the campaign where at most
     ADVICE_UNITS units a side can fight: CPU seconds of each answer, the slowest named."""
-    from tracker.analysis import advise
+    from tracker.analysis import advise, reach
 
     board = advice_board(scenario)
     times: list[tuple[float, str, int]] = []
     refused = 0
     for zone in sorted(board.scenario.game_map.sea):
-        for view, ask in (("need", advise.attack_question), ("hold", advise.hold_question)):
+        for view, ask in (("need", reach.attack_question), ("hold", reach.hold_question)):
             try:
                 q = ask(board, "Germany", zone)
             except TrackerError:
@@ -189,7 +189,7 @@ def advice_times(scenario: str) -> dict[str, Any]:
     slowest = times[-1] if times else (0.0, "-", 0)
     fleets = {}
     for zone in ADVICE_FLEETS.get(scenario, ()):
-        q = advise.attack_question(board, "Germany", zone)
+        q = reach.attack_question(board, "Germany", zone)
         start = time.process_time()
         try:
             found = advise.search(q, ADVICE_CHANCE, 20_000)

@@ -398,7 +398,7 @@ def test_the_advice_search_shows_its_running_count_too(monkeypatch: pytest.Monke
     import sys
 
     from tests.test_odds_advise import CNS, FIGHTER_HURTS, board_of
-    from tracker.analysis import advise
+    from tracker.analysis import advise, reach
     from tracker.cli import common
 
     class Terminal(io.StringIO):
@@ -409,7 +409,7 @@ def test_the_advice_search_shows_its_running_count_too(monkeypatch: pytest.Monke
     monkeypatch.setattr(common, "COUNT_EVERY", 0.0)
     monkeypatch.setattr(sys, "stderr", Terminal())
     with common.counting("Positions enumerated"):
-        advise.search(advise.attack_question(board_of(FIGHTER_HURTS), "Germany", CNS), 0.85, 20_000)
+        advise.search(reach.attack_question(board_of(FIGHTER_HURTS), "Germany", CNS), 0.85, 20_000)
     counts = shown_counts(sys.stderr.getvalue(), "Positions enumerated")
     assert counts and counts == list(range(1, len(counts) + 1))
 

@@ -28,7 +28,7 @@ from domain.procedures.odds import Shared, exact_odds
 from domain.ruleset import load_ruleset
 from domain.scenario import read_scenario
 from tests.support import advance
-from tracker.analysis import advise, escorts
+from tracker.analysis import advise, escorts, reach
 from tracker.cli.main import cli
 
 RULESET, RULESET_DATA = load_ruleset("twtea-3e")
@@ -97,9 +97,9 @@ def counted(units: list[Any]) -> dict[str, dict[str, int]]:
     return out
 
 
-def brute_force(q: advise.Question, bound: Fraction) -> tuple[int, Fraction] | None:
+def brute_force(q: reach.Question, bound: Fraction) -> tuple[int, Fraction] | None:
     """The least cost of a force meeting the bound, and the best chance at that cost."""
-    pool = advise.full_force(q)
+    pool = reach.full_force(q)
     types = list(pool)
     best: tuple[int, Fraction] | None = None
     for c in product(*(range(n + 1) for n in pool.values())):
@@ -126,7 +126,7 @@ def test_units_that_can_reach_a_zone_follow_the_movement_rules_F4_F7_SM1() -> No
         ("Germany", "transport", "Bay of Biscay", 0),  # no path of 2 sea moves
     ]
     board = board_of(units)
-    found = {r.unit.id: r.steps for r in advise.reach(board, "Germany", CNS)}
+    found = {r.unit.id: r.steps for r in reach.reach(board, "Germany", CNS)}
     assert found == {
         "DE-SS1": 1,
         "DE-SS2": 1,
@@ -138,7 +138,7 @@ def test_units_that_can_reach_a_zone_follow_the_movement_rules_F4_F7_SM1() -> No
         "DE-FT13": 2,
     }
     # On the next turn every unit has its full allowance.
-    assert "DE-DD12" in {r.unit.id for r in advise.reach(board, "Germany", CNS, next_turn=True)}
+    assert "DE-DD12" in {r.unit.id for r in reach.reach(board, "Germany", CNS, next_turn=True)}
 
 
 MIXED: list[Placed] = [
@@ -167,7 +167,7 @@ FIGHTER_HURTS: list[Placed] = [
 
 
 def test_a_unit_more_can_lower_the_chance_so_the_search_skips_no_force_NC1() -> None:
-    q = advise.attack_question(board_of(FIGHTER_HURTS), "Germany", CNS)
+    q = reach.attack_question(board_of(FIGHTER_HURTS), "Germany", CNS)
     without, _ = advise.evaluate(q, {"cruiser": 2, "submarine": 1}, 20_000)
     with_fighter, _ = advise.evaluate(q, {"cruiser": 2, "submarine": 1, "fighter": 1}, 20_000)
     assert with_fighter < 0.85 <= without
@@ -179,7 +179,7 @@ def test_a_unit_more_can_lower_the_chance_so_the_search_skips_no_force_NC1() -> 
 @pytest.mark.parametrize("bound", ["0.5", "0.85", "0.95", "0.9999"])
 def test_the_cheapest_force_to_take_a_zone_is_the_cheapest_of_every_force_NC1(units: list[Placed], bound: str) -> None:
     board = board_of(units)
-    q = advise.attack_question(board, "Germany", CNS)
+    q = reach.attack_question(board, "Germany", CNS)
     expected = brute_force(q, Fraction(bound))
     found = advise.search(q, float(bound), 20_000)
     if expected is None:
@@ -207,7 +207,7 @@ def test_the_cheapest_force_to_hold_a_zone_holds_against_every_enemy_NC1(bound: 
         ("France", "destroyer", "Northern North Sea", 0),
     ]
     board = board_of(units)
-    q = advise.hold_question(board, "Germany", SKAG)
+    q = reach.hold_question(board, "Germany", SKAG)
     assert set(q.others) == {"Britain", "France"} and [u.id for u in q.allies] == ["AH-DD6"]
     expected = brute_force(q, Fraction(bound))
     found = advise.search(q, float(bound), 20_000)
@@ -219,8 +219,8 @@ def test_the_cheapest_force_to_hold_a_zone_holds_against_every_enemy_NC1(bound: 
 
 def test_after_combat_movement_the_force_is_every_unit_there_NC1() -> None:
     units: list[Placed] = [*SMALL, ("Germany", "submarine", CNS, 0), ("Germany", "submarine", CNS, 0)]
-    q = advise.attack_question(board_of(units, phase="naval_combat"), "Germany", CNS)
-    assert q.fixed and advise.full_force(q) == {"submarine": 2}
+    q = reach.attack_question(board_of(units, phase="naval_combat"), "Germany", CNS)
+    assert q.fixed and reach.full_force(q) == {"submarine": 2}
     found = advise.search(q, 0.01, 20_000)
     assert found is not None and found.counts == {"submarine": 2}
 
@@ -230,12 +230,12 @@ def test_a_zone_without_enemy_ships_or_out_of_reach_is_refused_naming_the_rule_N
 
     board = board_of(SMALL)
     with pytest.raises(RuleViolation, match="NC1: there are no enemy naval units of Germany in Skagerrak"):
-        advise.attack_question(board, "Germany", SKAG)
+        reach.attack_question(board, "Germany", SKAG)
     with pytest.raises(RuleViolation, match="NC1: England is a land territory"):
-        advise.attack_question(board, "Germany", "England")
+        reach.attack_question(board, "Germany", "England")
     far: list[Placed] = [("Germany", "submarine", HB, 0), ("Britain", "destroyer", "Irish Sea", 0)]
     with pytest.raises(RuleViolation, match="F4: no unit of Germany can reach Irish Sea this phase"):
-        advise.attack_question(board_of(far), "Germany", "Irish Sea")
+        reach.attack_question(board_of(far), "Germany", "Irish Sea")
 
 
 CONVOY: list[Placed] = [
@@ -414,7 +414,7 @@ def test_units_in_the_zone_left_out_of_the_force_must_leave_it_NC1(north_sea: st
 
 def test_a_zone_no_enemy_can_reach_needs_nobody_to_hold_it_NC1() -> None:
     units: list[Placed] = [("Germany", "destroyer", SKAG, 0), ("Britain", "destroyer", "Irish Sea", 0)]
-    q = advise.hold_question(board_of(units), "Germany", SKAG)
+    q = reach.hold_question(board_of(units), "Germany", SKAG)
     assert q.others == {}
     data = advise.answer(q, 0.9, 20_000)
     assert data["found"] and data["force"]["counts"] == {} and data["force"]["chance"] == 1.0

@@ -24,7 +24,7 @@ from domain.procedures.base import Context, hypothetical_scenario
 from domain.procedures.odds import Odds, exact_odds
 from domain.rules.economy import placement_zones
 from tests.test_odds_advise import CNS, DOVER, HB, RULESET, SIDES, SKAG, Placed, board_of, pieces
-from tracker.analysis import advise, buy
+from tracker.analysis import buy, reach
 from tracker.cli.main import cli
 
 # Germany's turn: two British ships in the Central North Sea to attack, a French destroyer in
@@ -98,7 +98,7 @@ def moves_to(board: Board, unit_type: str, place: str, zone: str) -> bool:
     if RULESET.units[unit_type].is_air:
         distance = board.scenario.game_map.distance(place, zone)
         return distance is not None and distance <= RULESET.units[unit_type].move
-    steps = advise.steps_to(there, unit, zone)
+    steps = reach.steps_to(there, unit, zone)
     return steps is not None and steps <= RULESET.units[unit_type].move
 
 
@@ -115,7 +115,7 @@ def brute_force(board: Board, budget: int) -> dict[tuple[str, str, str], Fractio
                     continue
                 enemies = [u for u in board.units_at(zone) if board.enemies("Germany", u.nation)]
                 if any(RULESET.units[u.type].is_naval for u in enemies):
-                    now = counts_of([r.unit for r in advise.reach(board, "Germany", zone, next_turn=True)])
+                    now = counts_of([r.unit for r in reach.reach(board, "Germany", zone, next_turn=True)])
                     (p0, t0), (p1, t1) = (
                         attack(board, now, enemies),
                         attack(board, {**now, t: now.get(t, 0) + 1}, enemies),

@@ -33,7 +33,7 @@ from domain.procedures.odds import Odds, TooManyPositions
 from domain.rules.convoy import air_can_join
 from domain.rules.economy import placement_zones, unit_cap
 from domain.text import plural
-from tracker.analysis import advise, escorts
+from tracker.analysis import advise, escorts, reach
 
 # The most units a side in a battle weighed: the sizes the bench times under a second.
 MOST_PER_SIDE = 10
@@ -165,7 +165,7 @@ def attack_reaches(board: Board, unit_type: str, places: list[str], nation: str,
     found = []
     for place in places:
         there, unit = imagined(board, nation, unit_type, place)
-        steps = advise.steps_to(there, unit, zone)
+        steps = reach.steps_to(there, unit, zone)
         if steps is not None and steps <= move:
             found.append(place)
     return found
@@ -182,7 +182,7 @@ def convoy_reaches(board: Board, unit_type: str, places: list[str], nation: str,
             if air_can_join(there, unit, zone, frozenset()):
                 found.append(place)
             continue
-        steps = advise.steps_to(there, unit, zone)
+        steps = reach.steps_to(there, unit, zone)
         if steps is not None and steps <= there.unit_type(unit).move:
             found.append(place)
     return found
@@ -198,7 +198,7 @@ def cost_of(board: Board, left: tuple[tuple[str, int], ...]) -> int:
 
 
 def battle_figures(
-    q: advise.Question, counts: Mapping[str, int], w: Weigher, shared: advise.Shared | None = None
+    q: reach.Question, counts: Mapping[str, int], w: Weigher, shared: advise.Shared | None = None
 ) -> tuple[float, float] | None:
     """NC1: the attack on every enemy unit in the zone by `counts`: (chance of winning, expected
     cost sunk less expected own cost lost); None when too large to weigh. `shared`: the
@@ -223,7 +223,7 @@ def battle_figures(
     return figures
 
 
-def trade(q: advise.Question, counts: Mapping[str, int], odds: Odds | None) -> float:
+def trade(q: reach.Question, counts: Mapping[str, int], odds: Odds | None) -> float:
     """The expected cost of the enemy units sunk less that of the attacker's own units lost."""
     if odds is None:
         return 0.0
@@ -246,7 +246,7 @@ class Target:
     kind: str  # "attack" or "convoy"
     zone: str
     size: int  # units of the larger side, one more unit counted
-    question: advise.Question | escorts.Convoys
+    question: reach.Question | escorts.Convoys
     base: dict[str, int]  # the nation's units that can be there next turn, by type
     value: int  # the cost of the enemy force (attacks)
 
@@ -262,10 +262,10 @@ def attack_targets(board: Board, nation: str) -> list[Target]:
         others: dict[str, list[Unit]] = {}
         for u in enemies:
             others.setdefault(u.nation, []).append(u)
-        pool = advise.reach(board, nation, zone, next_turn=True)
-        q = advise.Question(board, zone, nation, False, pool, others)
+        pool = reach.reach(board, nation, zone, next_turn=True)
+        q = reach.Question(board, zone, nation, False, pool, others)
         value = sum(board.unit_type(u).cost for u in enemies)
-        out.append(Target("attack", zone, max(len(pool) + 1, len(enemies)), q, advise.full_force_of(pool), value))
+        out.append(Target("attack", zone, max(len(pool) + 1, len(enemies)), q, reach.full_force_of(pool), value))
     return out
 
 
@@ -280,7 +280,7 @@ def convoy_targets(board: Board, nation: str) -> list[Target]:
             continue
         ours = len(window.pool) + 1 + sum(sum(c.values()) for c in q.allies.values())
         size = max(ours, *window.threats.values())
-        out.append(Target("convoy", zone, size, q, advise.full_force_of(window.pool), 0))
+        out.append(Target("convoy", zone, size, q, reach.full_force_of(window.pool), 0))
     return out
 
 
@@ -293,7 +293,7 @@ def weigh(board: Board, nation: str, types: list[str], target: Target, w: Weighe
     # alone at convoys, CV3).
     shared: advise.Shared | None = None
     convoys: escorts.Shared | None = None
-    if isinstance(target.question, advise.Question):
+    if isinstance(target.question, reach.Question):
         shared = advise.Shared(target.question, {**base, **{t: base.get(t, 0) + 1 for t in types}})
     else:
         searching = [t for t in types if escorts.guards(board.ruleset.units[t])]
@@ -317,7 +317,7 @@ def weigh(board: Board, nation: str, types: list[str], target: Target, w: Weighe
             out.append(Candidate(t, "convoy", zone, places, lost[0], lost[1], lost[0] - lost[1], lines, forces))
             continue
         a = target.question
-        assert isinstance(a, advise.Question)
+        assert isinstance(a, reach.Question)
         places = attack_reaches(board, t, placement_zones(board, nation, t), nation, zone)
         before, after = (
             (battle_figures(a, base, w, shared), battle_figures(a, with_one(base, t), w, shared))
@@ -335,7 +335,7 @@ def weigh(board: Board, nation: str, types: list[str], target: Target, w: Weighe
     return out
 
 
-def by_hand(q: advise.Question, counts: Mapping[str, int]) -> list[str]:
+def by_hand(q: reach.Question, counts: Mapping[str, int]) -> list[str]:
     """The `tracker odds naval` line of an attack (none without a force)."""
     lines = []
     for battle in advise.battles(q, counts):

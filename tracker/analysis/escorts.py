@@ -18,7 +18,7 @@ from domain.procedures.odds import Shared as OneContext
 from domain.rules.convoy import air_can_join
 from domain.ruleset import UnitType
 from domain.text import plural
-from tracker.analysis import advise
+from tracker.analysis import advise, reach
 
 
 class Searcher(TypedDict):
@@ -62,7 +62,7 @@ class Window:
     may choose from and the enemy submarines, by nation, that can be in the zone by then."""
 
     label: str
-    pool: list[advise.Reach]
+    pool: list[reach.Reach]
     threats: dict[str, int]
 
 
@@ -91,11 +91,11 @@ def guards(ut: UnitType) -> bool:
     return (ut.unit_class == "escort" or ut.is_air) and ut.search.get("convoy", 0) > 0
 
 
-def searchers(board: Board, nation: str, zone: str, next_turn: bool) -> list[advise.Reach]:
+def searchers(board: Board, nation: str, zone: str, next_turn: bool) -> list[reach.Reach]:
     """CV3, F4, F7: the nation's escorts that can be in the zone at the window, and its aircraft
     within the range they have left (a full range on the next turn)."""
     out = []
-    ships = advise.reach(board, nation, zone, next_turn=next_turn, phases=advise.TO_HOLD)
+    ships = reach.reach(board, nation, zone, next_turn=next_turn, phases=reach.TO_HOLD)
     for r in ships:
         if board.unit_type(r.unit).is_naval and escort_or_aircraft(board, r.unit):
             out.append(r)
@@ -104,7 +104,7 @@ def searchers(board: Board, nation: str, zone: str, next_turn: bool) -> list[adv
             continue
         fresh = Unit(unit.id, unit.type, unit.nation, unit.at, unit.damage, 0) if next_turn else unit
         if air_can_join(board, fresh, zone, frozenset()):
-            out.append(advise.Reach(unit, board.scenario.game_map.distance(unit.at, zone) or 0))
+            out.append(reach.Reach(unit, board.scenario.game_map.distance(unit.at, zone) or 0))
     return out
 
 
@@ -114,7 +114,7 @@ def submarines(board: Board, nation: str, zone: str, next_turn: bool) -> dict[st
     for enemy in board.scenario.nations:
         if not board.enemies(nation, enemy):
             continue
-        subs = [r.unit for r in advise.reach(board, enemy, zone, True)] if next_turn else board.units_at(zone)
+        subs = [r.unit for r in reach.reach(board, enemy, zone, True)] if next_turn else board.units_at(zone)
         n = sum(1 for u in subs if u.nation == enemy and board.unit_type(u).is_submarine)
         if n:
             found[enemy] = n
@@ -124,7 +124,7 @@ def submarines(board: Board, nation: str, zone: str, next_turn: bool) -> dict[st
 def convoy_question(board: Board, zone: str) -> Convoys:
     """CV1: the nation whose turn it is guards its NTR in `zone`: at the end of this turn, and
     at the end of its next (enemy submarines within a full move by then)."""
-    advise.require_sea_zone(board, zone)
+    reach.require_sea_zone(board, zone)
     nation = board.nation
     ntr = board.ntr.get(nation, {}).get(zone, 0)
     if ntr <= 0:
@@ -134,7 +134,7 @@ def convoy_question(board: Board, zone: str) -> Convoys:
         for u in board.units_at(zone)
         if u.nation != nation and board.allies(nation, u.nation) and board.unit_type(u).is_naval and searches(board, u)
     ]
-    allies = advise.by_nation(allied)
+    allies = reach.by_nation(allied)
     windows = [
         Window(
             f"round {r}, {nation}'s collect resources",
@@ -265,7 +265,7 @@ def window_answer(
     as `tracker odds convoy` computes them. `known`: the losses of earlier windows, by the
     submarines and the searchers (kept for the windows after)."""
     pool = [r for r in w.pool if not types or r.unit.type in types]
-    full = advise.full_force_of(pool)
+    full = reach.full_force_of(pool)
     advise.require_few_choices(full, q.zone)
     order = list(full)
     memo: dict[advise.Composition, float] = {}
@@ -306,7 +306,7 @@ def window_answer(
         "counts": counts,
         "cost": sum(n * costs[t] for t, n in counts.items()),
         "expected_ntr_lost": weighed(counts, None)[0],
-        "units": [r.unit.id for r in advise.pick_from(pool, counts)],
+        "units": [r.unit.id for r in reach.pick_from(pool, counts)],
         "commands": by_hand(q, w, counts),
         "weighed": found[2] if found else len(memo),
     }

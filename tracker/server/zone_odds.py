@@ -20,13 +20,13 @@ TOO_LARGE = "too large to weigh here: `tracker {command}` weighs it, taking long
 def zone_odds(board: Any, zone: str) -> list[dict[str, str]]:
     """The panel: `odds need` for the nation whose turn it is to take the zone and to hold it,
     and `odds escorts` if it holds that nation's NTR, each as its command prints it, or why not."""
-    from tracker.analysis import advise, escorts
+    from tracker.analysis import escorts, reach
 
     nation, quoted = board.nation, f'"{zone}"' if " " in zone else zone
     panels = []
     asks = [
-        ("take", f"odds need --zone {quoted} --win 0.9", lambda: advise.attack_question(board, nation, zone)),
-        ("hold", f"odds need --zone {quoted} --hold --win 0.9", lambda: advise.hold_question(board, nation, zone)),
+        ("take", f"odds need --zone {quoted} --win 0.9", lambda: reach.attack_question(board, nation, zone)),
+        ("hold", f"odds need --zone {quoted} --hold --win 0.9", lambda: reach.hold_question(board, nation, zone)),
     ]
     for title, command, ask in asks:
         panels.append({"title": f"{nation} to {title} {zone}", "command": command, **_weighed(ask, _need_text)})

@@ -197,14 +197,14 @@ def need(
 
     Example: tracker odds need --zone "Central North Sea" --win 0.9
     """
-    from tracker.analysis import advise
+    from tracker.analysis import advise, reach
     from tracker.service.names import Names
 
     c = ctx.load()
     names = Names(c)
     board = c.board()
-    ask = advise.hold_question if hold else advise.attack_question
-    question = advise.only_types(ask(board, board.nation, names.sea(zone)), tuple(names.unit_type(t) for t in types))
+    ask = reach.hold_question if hold else reach.attack_question
+    question = reach.only_types(ask(board, board.nation, names.sea(zone)), tuple(names.unit_type(t) for t in types))
     with counting("Positions enumerated"):
         data = advise.answer(question, win, max_positions)
     if as_json:

@@ -1,0 +1,197 @@
+"""The question an odds advice answers (`tracker odds need`, `escorts`, `buy`): which of a
+nation's units can reach a sea zone in time (F4, F7, F8, SM1), and who fights whom there."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from domain.board import Board, Unit
+from domain.errors import InputError, RuleViolation
+
+# Phases of a turn before its combat movement ends: a unit may still move to attack (F4, F7);
+# to hold a zone it may also move in non-combat movement.
+BEFORE_COMBAT = ("research", "purchase", "combat_movement")
+TO_HOLD = (*BEFORE_COMBAT, "naval_combat", "land_combat", "noncombat_movement")
+
+
+@dataclass(frozen=True)
+class Reach:
+    """A unit that can be in the zone at the end of the phase, `steps` moves away (0: there)."""
+
+    unit: Unit
+    steps: int
+
+
+@dataclass
+class Question:
+    """One search: who fights whom in `zone`, and which side's force is being chosen."""
+
+    board: Board
+    zone: str
+    nation: str  # the nation whose force is chosen
+    hold: bool  # choose the defending force (`--hold`) rather than the attacking one
+    pool: list[Reach]  # the units the force is chosen from
+    others: dict[str, list[Unit]]  # the other side's units by nation (all of them fight)
+    allies: list[Unit] = field(default_factory=list)  # `--hold`: allied units in the zone, defending too
+    fixed: bool = False  # no unit may move any more: the force is the pool, all of it
+
+
+def hostile_zones(board: Board, nation: str) -> frozenset[str]:
+    """SM1: the zones hostile for `nation` (`Board.is_hostile_for`), found in one pass over
+    the units rather than one per zone a path goes through."""
+    return frozenset(
+        u.at for u in board.units.values() if board.unit_type(u).hostile and board.enemies(nation, u.nation)
+    )
+
+
+def steps_to(board: Board, unit: Unit, zone: str, hostile: frozenset[str] | None = None) -> int | None:
+    """F4, F7, F8, SM1: the fewest moves for a unit from where it is to `zone`, None when there
+    is no path: ships over sea zones, stopping at no hostile zone on the way unless submarines;
+    aircraft over land and sea; no unit through a neutral's territory. `hostile`: the
+    `hostile_zones` of the unit's nation, when known."""
+    game_map = board.scenario.game_map
+    if unit.at == zone:
+        return 0
+    ut = board.unit_type(unit)
+    blocked: frozenset[str] = frozenset()
+    if ut.is_naval and not ut.is_submarine:
+        blocked = hostile if hostile is not None else hostile_zones(board, unit.nation)
+    seen = {unit.at}
+    queue = deque([(unit.at, 0)])
+    while queue:
+        here, steps = queue.popleft()
+        if here != unit.at and here in blocked:
+            continue  # a surface ship must stop in a hostile zone (SM1)
+        for nxt in game_map.adjacency.get(here, ()):
+            owner = board.owners.get(nxt)
+            if nxt in seen or (ut.is_naval and not game_map.is_sea(nxt)):
+                continue
+            if owner is not None and owner != unit.nation and owner in board.neutral:
+                continue  # F8
+            if nxt == zone:
+                return steps + 1
+            seen.add(nxt)
+            queue.append((nxt, steps + 1))
+    return None
+
+
+def can_move(board: Board, nation: str, phases: tuple[str, ...] = BEFORE_COMBAT) -> bool:
+    """T3, F4: the nation's units may still move this turn, in one of `phases`."""
+    return board.nation == nation and board.phase in phases
+
+
+def reach(
+    board: Board, nation: str, zone: str, next_turn: bool = False, phases: tuple[str, ...] = BEFORE_COMBAT
+) -> list[Reach]:
+    """F4, F7, SM1: the nation's naval and air units that can be in `zone` when it next fights
+    or is attacked: with the moves left this turn while it is in one of `phases`, the units
+    already there otherwise; with `next_turn`, a full allowance (its next turn's reach)."""
+    moving = next_turn or can_move(board, nation, phases)
+    hostile = hostile_zones(board, nation) if moving else frozenset()
+    out = []
+    for unit in sorted(board.units.values(), key=lambda u: u.id):
+        ut = board.unit_type(unit)
+        if unit.nation != nation or not (ut.is_naval or ut.is_air):
+            continue
+        if not moving:
+            if unit.at == zone:
+                out.append(Reach(unit, 0))
+            continue
+        steps = steps_to(board, unit, zone, hostile)
+        left = ut.move if next_turn else ut.move - unit.moved
+        if steps is not None and steps <= left:
+            out.append(Reach(unit, steps))
+    return out
+
+
+def require_sea_zone(board: Board, zone: str) -> None:
+    game_map = board.scenario.game_map
+    if not game_map.knows(zone):
+        raise InputError(f"unknown zone {zone!r}")
+    if not game_map.is_sea(zone):
+        raise RuleViolation("NC1", f"{zone} is a land territory, not a sea zone")
+
+
+def attack_question(board: Board, nation: str, zone: str) -> Question:
+    """NC1: `nation` attacks every enemy unit in `zone` with units that can get there."""
+    require_sea_zone(board, zone)
+    enemies = [u for u in board.units_at(zone) if board.enemies(nation, u.nation)]
+    if not any(board.unit_type(u).is_naval for u in enemies):
+        raise RuleViolation(
+            "NC1", f"there are no enemy naval units of {nation} in {zone} (zone holds: {board.describe_zone(zone)})"
+        )
+    pool = reach(board, nation, zone)
+    if not pool:
+        raise RuleViolation("F4", f"no unit of {nation} can reach {zone} this phase")
+    others: dict[str, list[Unit]] = {}
+    for u in enemies:
+        others.setdefault(u.nation, []).append(u)
+    return Question(board, zone, nation, False, pool, others, fixed=not can_move(board, nation))
+
+
+def hold_question(board: Board, nation: str, zone: str) -> Question:
+    """NC1: which of `nation`'s units that can be in `zone` at the end of this phase must be
+    there to hold it against each enemy nation's units within a full move of it (one nation
+    attacks a zone at a time); allied units already there defend too. Ships only: aircraft
+    must land by the end of the turn (F7), so none is counted on to stay."""
+    require_sea_zone(board, zone)
+    pool = [r for r in reach(board, nation, zone, phases=TO_HOLD) if board.unit_type(r.unit).is_naval]
+    allies = [u for u in board.units_at(zone) if u.nation != nation and board.allies(nation, u.nation)]
+    allies = [u for u in allies if board.unit_type(u).is_naval or board.unit_type(u).is_air]
+    if not pool and not allies:
+        raise RuleViolation("F4", f"no unit of {nation} can be in {zone} at the end of this phase")
+    others: dict[str, list[Unit]] = {}
+    for enemy in board.scenario.nations:
+        if board.enemies(nation, enemy):
+            threat = [r.unit for r in reach(board, enemy, zone, next_turn=True)]
+            if threat:
+                others[enemy] = threat
+    return Question(board, zone, nation, True, pool, others, allies, fixed=not can_move(board, nation, TO_HOLD))
+
+
+def types_of(pool: list[Reach]) -> list[str]:
+    return sorted({r.unit.type for r in pool})
+
+
+def by_nation(units: list[Unit]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for u in units:
+        counts = out.setdefault(u.nation, {})
+        counts[u.type] = counts.get(u.type, 0) + 1
+    return out
+
+
+def pick(q: Question, counts: Mapping[str, int]) -> list[Reach]:
+    return pick_from(q.pool, counts)
+
+
+def pick_from(pool: list[Reach], counts: Mapping[str, int]) -> list[Reach]:
+    """The units standing for the counts: of each type the nearest, undamaged first."""
+    chosen: list[Reach] = []
+    for t, n in counts.items():
+        same = sorted((r for r in pool if r.unit.type == t), key=lambda r: (r.steps, r.unit.damage, r.unit.id))
+        chosen += same[:n]
+    return chosen
+
+
+def full_force(q: Question) -> dict[str, int]:
+    return full_force_of(q.pool)
+
+
+def full_force_of(pool: list[Reach]) -> dict[str, int]:
+    """The pool as counts by type, in type order (the order of a search's compositions)."""
+    return {t: sum(1 for r in pool if r.unit.type == t) for t in types_of(pool)}
+
+
+def only_types(q: Question, names: tuple[str, ...]) -> Question:
+    """The question with its pool cut to the named unit types (`--type`)."""
+    if not names:
+        return q
+    if q.fixed:
+        raise InputError(f"no unit may move now, so every unit in {q.zone} fights (NC1): --type does not apply")
+    unknown = [n for n in names if n not in q.board.ruleset.units]
+    if unknown:
+        raise InputError(f"unknown unit type {unknown[0]!r} (known: {', '.join(q.board.ruleset.units)})")
+    return Question(q.board, q.zone, q.nation, q.hold, [r for r in q.pool if r.unit.type in names], q.others, q.allies)
