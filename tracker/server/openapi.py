@@ -17,8 +17,9 @@ from typing import Any
 
 from tracker.server.commands import REMOTE
 from tracker.server.keyed import HEADER
-from tracker.service.actions import ACTIONS, MAX_INT, MAX_ITEMS, MAX_TEXT, Action, Field
+from tracker.service.actions import ACTIONS
 from tracker.service.idempotency import MAX_KEY
+from tracker.service.inputs import MAX_INT, MAX_ITEMS, MAX_TEXT, Action, Field
 
 VERSION = "0.1.0"
 REF = "#/components/schemas/"

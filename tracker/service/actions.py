@@ -9,170 +9,21 @@ re-refereed. A bad input is an InputError (exit 2) naming the action and the inp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from domain.dice import parse_dice
-from domain.errors import InputError, RuleViolation, TrackerError
+from domain.errors import InputError, RuleViolation
 from domain.rules.economy import Adjustment
 from tracker.service import undo_log
+from tracker.service.inputs import ACTIONS as ACTIONS
+from tracker.service.inputs import Action as Action
+from tracker.service.inputs import Field, action
+from tracker.service.inputs import get as get
 from tracker.service.names import Names, split_units
-from tracker.service.shapes import ActionDescribed, InputDescribed
 
 if TYPE_CHECKING:
     from domain.campaign import Campaign
     from domain.dice import DiceSource
     from tracker.service.undo_log import Log
-
-MAX_INT = 2**31 - 1
-MAX_TEXT = 10_000
-MAX_ITEMS = 1_000
-
-
-@dataclass(frozen=True)
-class Field:
-    """One input of an action: its name, its kind, whether it must be given, its bounds."""
-
-    name: str
-    kind: str  # text, units, zones, texts, int, flag, dice
-    required: bool = False
-    default: Any = None
-    low: int = -MAX_INT
-    high: int = MAX_INT
-    help: str = ""
-    # An input added after campaigns were recorded without it: left out of what an action
-    # records while it holds its default, so the logs recorded before it re-referee (and
-    # verify) as they were recorded.
-    added: bool = False
-
-    def describe(self) -> InputDescribed:
-        """The input as the action list describes it: its bounds for a whole number only."""
-        if self.kind == "int":
-            return {
-                "name": self.name,
-                "kind": self.kind,
-                "required": self.required,
-                "default": self.default,
-                "min": self.low,
-                "max": self.high,
-                "help": self.help,
-            }
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "required": self.required,
-            "default": self.default,
-            "help": self.help,
-        }
-
-    def check(self, action: str, value: Any) -> Any:
-        where = f"{action}: input {self.name!r}"
-        if value is None:
-            if self.required:
-                raise InputError(f"{where} is required")
-            return self.default
-        if self.kind == "flag":
-            if not isinstance(value, bool):
-                raise InputError(f"{where} must be true or false, got {value!r}")
-            return value
-        if self.kind == "int":
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise InputError(f"{where} must be a whole number, got {value!r}")
-            if not self.low <= value <= self.high:
-                raise InputError(f"{where} must be between {self.low} and {self.high}, got {value}")
-            return value
-        if self.kind == "dice":
-            if isinstance(value, str):
-                try:
-                    value = parse_dice(value)
-                except TrackerError as e:
-                    raise InputError(f"{where}: {e}") from None
-            if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-                raise InputError(f"{where} must be a list of whole numbers, got {value!r}")
-            if len(value) > MAX_ITEMS or any(not -MAX_INT <= v <= MAX_INT for v in value):
-                raise InputError(f"{where}: too many dice or a die out of range")
-            return list(value)
-        if self.kind == "text":
-            if not isinstance(value, str):
-                raise InputError(f"{where} must be a string, got {value!r}")
-            if len(value) > MAX_TEXT:
-                raise InputError(f"{where} is longer than {MAX_TEXT} characters")
-            return value
-        # units (one string "A,B" or a list), zones (a list, or one comma-separated string), texts
-        if isinstance(value, str):
-            if self.kind == "zones":
-                value = [p.strip() for p in value.split(",") if p.strip()]
-            elif self.kind == "texts":
-                value = [value]
-        if isinstance(value, str):
-            if len(value) > MAX_TEXT:
-                raise InputError(f"{where} is longer than {MAX_TEXT} characters")
-            return value
-        if not isinstance(value, list) or not all(isinstance(v, str) and len(v) <= MAX_TEXT for v in value):
-            raise InputError(f"{where} must be a list of strings, got {value!r}")
-        if len(value) > MAX_ITEMS:
-            raise InputError(f"{where} has more than {MAX_ITEMS} items")
-        return list(value)
-
-
-# The dice a rolling action takes: typed values, their reference, and the D4 override.
-DICE_FIELDS = (
-    Field("dice", "dice", help="Manual dice values in the order `pending` lists."),
-    Field("ref", "text", help="External reference of manual dice (a dice-server roll id)."),
-    Field("override", "flag", default=False, help="Typed dice in an auto-dice campaign (D4, RK3)."),
-    Field("reason", "text", default="", help="Why the override."),
-    Field("agreed_by", "texts", default=[], help="Nations of the other side that agree."),
-)
-
-
-@dataclass(frozen=True)
-class Action:
-    """A named action: its inputs and the function that performs it on the campaign."""
-
-    name: str
-    fields: tuple[Field, ...]
-    perform: Callable[[Campaign, DiceSource, dict[str, Any], Log], Any]
-    rolls: bool = False
-    doc: str = ""
-
-    def describe(self) -> ActionDescribed:
-        """The action and its inputs as JSON (for an API listing what can be asked)."""
-        return {"action": self.name, "doc": self.doc, "inputs": [f.describe() for f in self.fields]}
-
-    def validate(self, inputs: Mapping[str, Any]) -> dict[str, Any]:
-        """The inputs checked and completed with defaults, in the order the fields are declared."""
-        if not isinstance(inputs, Mapping):
-            raise InputError(f"{self.name}: inputs must be an object of named values")
-        known = {f.name for f in self.fields}
-        unknown = sorted(str(k) for k in inputs if k not in known)
-        if unknown:
-            raise InputError(
-                f"{self.name}: unknown input {unknown[0]!r} (inputs: {', '.join(sorted(known)) or 'none'})"
-            )
-        checked = {f.name: f.check(self.name, inputs.get(f.name)) for f in self.fields}
-        return {f.name: checked[f.name] for f in self.fields if not (f.added and checked[f.name] == f.default)}
-
-
-ACTIONS: dict[str, Action] = {}
-
-
-def action(name: str, *fields: Field, rolls: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register `perform(campaign, dice, inputs, log)` as the action `name`."""
-
-    def register(perform: Callable[..., Any]) -> Callable[..., Any]:
-        all_fields = fields + (DICE_FIELDS if rolls else ())
-        ACTIONS[name] = Action(name, all_fields, perform, rolls, (perform.__doc__ or "").strip())
-        return perform
-
-    return register
-
-
-def get(name: str) -> Action:
-    found = ACTIONS.get(name) if isinstance(name, str) else None
-    if found is None:
-        raise InputError(f"unknown action {name!r} (actions: {', '.join(sorted(ACTIONS))})")
-    return found
 
 
 def _n(c: Campaign) -> Names:
