@@ -23,6 +23,12 @@ SEARCH_CONTEXTS = ("convoy", "interception", "asw")
 PLACEMENTS = ("owner-order", "class-order")
 PLACEMENT = "owner-order"  # a ruleset file without the key: the rule as it stands
 RECORDED_PLACEMENT = "class-order"  # a recorded ruleset without it: recorded before the key
+# CV4 ("everywhere"): the order searchers named for a search roll their dice in. "pending" (the
+# rule as amended): the order `pending` lists them, by ID, whatever order they were named in;
+# "named" (as first refereed): the order they were named in.
+SEARCH_ORDERS = ("pending", "named")
+SEARCH_ORDER = "pending"  # a ruleset file without the key: the rule as it stands
+RECORDED_SEARCH_ORDER = "named"  # a recorded ruleset without it: recorded before the key
 ROLL_KINDS = (
     "merchant_defence",
     "convoy_search",
@@ -153,6 +159,7 @@ class Ruleset:
     ntr_value: int = 1  # F6: resources one NTR is worth at collection
     retreat_distance: int = 1  # NC1: how many sea zones an attacker may retreat
     hit_placement: str = PLACEMENT  # HA7: PLACEMENTS
+    search_order: str = SEARCH_ORDER  # CV4: SEARCH_ORDERS
     content_hash: str = field(default="", compare=False)
 
     def unit(self, name: str) -> UnitType:
@@ -248,9 +255,12 @@ def _unit_type(name: str, r: Reader) -> UnitType:
     return unit
 
 
-def ruleset_from_dict(data: dict[str, Any], source: str, placement: str = PLACEMENT) -> Ruleset:
+def ruleset_from_dict(
+    data: dict[str, Any], source: str, placement: str = PLACEMENT, search_order: str = SEARCH_ORDER
+) -> Ruleset:
     """Validate a ruleset table; raise DataFileError naming the first problem found.
-    `placement` is HA7's placement where the table does not say (PLACEMENTS)."""
+    `placement` is HA7's placement where the table does not say (PLACEMENTS), `search_order`
+    CV4's order of a search's dice (SEARCH_ORDERS)."""
     # The sections are read in file order, so the first problem reported is the first a reader
     # of the file would meet.
     top = Reader(source, data)
@@ -259,7 +269,7 @@ def ruleset_from_dict(data: dict[str, Any], source: str, placement: str = PLACEM
     title = meta.string("title", default=name)
     version = meta.integer("version", 1, default=1)
     meta.finish()
-    default_faces, faces = _dice(top)
+    default_faces, faces, search_order = _dice(top, search_order)
     phases = _phases(top)
     units = _units(top, source)
     hit_allocation = _hit_allocation(top, placement)
@@ -287,6 +297,7 @@ def ruleset_from_dict(data: dict[str, Any], source: str, placement: str = PLACEM
         modifiers=modifiers,
         ntr_value=ntr_value,
         retreat_distance=retreat_distance,
+        search_order=search_order,
         content_hash=content_hash(data),
         **hit_allocation,
         **convoy,
@@ -294,8 +305,9 @@ def ruleset_from_dict(data: dict[str, Any], source: str, placement: str = PLACEM
     )
 
 
-def _dice(top: Reader) -> tuple[int, dict[str, int]]:
-    """The default number of faces and the faces of each roll kind that differs (D1)."""
+def _dice(top: Reader, search_order: str) -> tuple[int, dict[str, int], str]:
+    """The default number of faces, the faces of each roll kind that differs (D1), and the order
+    of a search's dice (CV4; `search_order` where the table does not say)."""
     dice = top.table("dice")
     default_faces = dice.integer("default_faces", 2, 100)
     faces_reader = dice.table("faces", required=False)
@@ -305,8 +317,9 @@ def _dice(top: Reader) -> tuple[int, dict[str, int]]:
             raise faces_reader.fail(kind, f"unknown roll kind (known: {', '.join(ROLL_KINDS)})")
         faces[kind] = faces_reader.integer(kind, 2, 100)
     faces_reader.finish()
+    order = dice.string("search_order", choices=SEARCH_ORDERS, default=search_order)
     dice.finish()
-    return default_faces, faces
+    return default_faces, faces, order
 
 
 def _phases(top: Reader) -> list[str]:
@@ -485,12 +498,16 @@ _parsed: dict[str, Ruleset] = {}
 
 def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     """A ruleset file and the data a new campaign records of it. A recorded ruleset that does not
-    say how HA7 places hits was recorded before the rule was amended and is refereed as then
-    (`ruleset_from_recorded`), so the data says it: the rule as it stands unless the file says."""
+    say how HA7 places hits, or in which order a search's dice are rolled (CV4), was recorded
+    before the rule was amended and is refereed as then (`ruleset_from_recorded`), so the data
+    says it: the rule as it stands unless the file says."""
     data, source = read_builtin_or_file("rulesets", name_or_path)
     ha = data.get("hit_allocation")
     if isinstance(ha, dict) and "placement" not in ha:
         data = {**data, "hit_allocation": {**ha, "placement": PLACEMENT}}
+    dice = data.get("dice")
+    if isinstance(dice, dict) and "search_order" not in dice:
+        data = {**data, "dice": {**dice, "search_order": SEARCH_ORDER}}
     return ruleset_from_dict(data, source), data
 
 
@@ -505,7 +522,7 @@ def ruleset_from_recorded(data: dict[str, Any]) -> Ruleset:
         return hit[1]
     key = content_hash(data)
     if key not in _parsed:
-        _parsed[key] = ruleset_from_dict(data, "recorded ruleset", RECORDED_PLACEMENT)
+        _parsed[key] = ruleset_from_dict(data, "recorded ruleset", RECORDED_PLACEMENT, RECORDED_SEARCH_ORDER)
     # Holding `data` keeps its id from being reused while the entry lives.
     _recent[id(data)] = (data, _parsed[key])
     if len(_recent) > 256:

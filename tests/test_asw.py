@@ -218,8 +218,8 @@ def test_as2_te4_every_air_unit_searches_at_4_escorts_at_3_te3_one_less() -> Non
     c.tech["Britain"]["advanced_asw"] = 3  # direct setup
     c.tech["Germany"]["advanced_submarine"] = 3  # direct setup: TE5, both apply
     b = c.asw_start("Britain", CNS)
-    c.asw_search(b, ["GB-DD1", "GB-BM1"], dice(*[10] * 4))
-    assert [(r.base_target, r.target) for r in rolls(c)] == [(2, 2), (2, 2), (3, 3), (3, 3)]
+    c.asw_search(b, ["GB-BM1", "GB-DD1"], dice(*[10] * 4))
+    assert [(r.base_target, r.target) for r in rolls(c)] == [(3, 3), (3, 3), (2, 2), (2, 2)]
     assert [m["rule"] for m in rolls(c)[0].modifiers] == ["TE4", "TE3"]
 
 

@@ -451,8 +451,8 @@ def test_cv3_units_that_fail_stay_in_the_zone_but_take_no_part() -> None:
     c = campaign()
     b = at_search(c)
     since = c.version
-    assert c.convoy_search(b, ["GB-DD1", "GB-CA1"], ManualDice([5, 4])) == ["GB-CA1"]
-    assert [r.outcome for r in rolls(c, "CV3")] == ["failure", "success"]
+    assert c.convoy_search(b, ["GB-CA1", "GB-DD1"], ManualDice([4, 5])) == ["GB-CA1"]
+    assert [r.outcome for r in rolls(c, "CV3")] == ["success", "failure"]
     (found,) = events(c, "DetectionsRecorded")
     assert (found.detected, found.failed) == (["GB-CA1"], ["GB-DD1"])
     assert c.units["GB-DD1"]["at"] == CNS
@@ -470,7 +470,7 @@ def test_cv3_units_that_fail_stay_in_the_zone_but_take_no_part() -> None:
     # Where GB-DD2 detects too there is a choice, and GB-DD1, which failed, is still no target.
     c = campaign()
     b = at_search(c)
-    assert c.convoy_search(b, ["GB-DD1", "GB-CA1", "GB-DD2"], ManualDice([5, 4, 4])) == ["GB-CA1", "GB-DD2"]
+    assert c.convoy_search(b, ["GB-CA1", "GB-DD1", "GB-DD2"], ManualDice([4, 5, 4])) == ["GB-CA1", "GB-DD2"]
     assert step(c, b) == ("targets", ["Germany"], "CV4")
     err = refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", {"DE-SS1": "GB-DD1", "DE-SS2": "GB-CA1"}))
     assert (err.rule, "legal: GB-CA1, GB-DD2" in err.reason) == ("CV4", True), str(err)
@@ -508,7 +508,7 @@ def test_f7_aircraft_out_of_range_cannot_search() -> None:
         "FR-BM1 in Northern France is 3 steps from Central North Sea, beyond the range it has left (1 of 1)"
     )
     c.units["GB-BM1"]["at"] = "Northern France"  # direct setup: 3 steps away
-    refused(c, RuleViolation, lambda: c.convoy_search(b, ["GB-DD1", "GB-BM1"], ManualDice([1, 1])), "F7")
+    refused(c, RuleViolation, lambda: c.convoy_search(b, ["GB-BM1", "GB-DD1"], ManualDice([1, 1])), "F7")
     assert "GB-BM1" not in c.pending()[0]["text"] and "FR-BM1" not in c.pending()[0]["text"]
     # Exactly at range is within range; the default searchers leave out those out of range.
     c.convoy_search(b, None, ManualDice([10, 10, 10, 10]))
@@ -601,11 +601,11 @@ def test_cv3_allied_ships_and_aircraft_may_search() -> None:
     c.units["FR-DD1"]["at"] = CNS  # direct setup: French ships with the British convoy
     c.units["FR-CA1"]["at"] = CNS
     b = at_search(c)
-    assert c.convoy_search(b, ["FR-DD1", "FR-CA1", "FR-BM1"], ManualDice([4, 4, 2])) == ["FR-DD1", "FR-CA1", "FR-BM1"]
+    assert c.convoy_search(b, ["FR-BM1", "FR-CA1", "FR-DD1"], ManualDice([2, 4, 4])) == ["FR-BM1", "FR-CA1", "FR-DD1"]
     assert [(r.roller, r.unit, r.target) for r in rolls(c, "CV3")] == [
-        ("France", "FR-DD1", 4),
-        ("France", "FR-CA1", 4),
         ("France", "FR-BM1", 2),
+        ("France", "FR-CA1", 4),
+        ("France", "FR-DD1", 4),
     ]
     # French units fight; the submarines may target the French ships only (HA2), and the NTR
     # owner, the nation the battle names for its side, picks the French bomber's target.
@@ -649,7 +649,7 @@ def test_cv4_detecting_units_fire_at_attack_value_and_submarines_fire_back_at_de
     c = campaign()
     b = at_search(c)
     before = c.version
-    c.convoy_search(b, ["GB-DD1", "GB-CA1", "GB-BM1"], ManualDice([4, 4, 2]))
+    c.convoy_search(b, ["GB-BM1", "GB-CA1", "GB-DD1"], ManualDice([2, 4, 4]))
     assert kinds(c, before)[-2:] == ["RoundStarted", "BattleAdvanced"]
     (started,) = events(c, "RoundStarted")
     assert fields(started, "battle", "round", "rule") == (b, 1, "CV4")
@@ -702,7 +702,7 @@ def test_cv4_fire_is_selective_the_submarines_owner_places_the_ships_hits_and_su
     c = campaign()
     c.units["GB-BB1"]["at"] = CNS  # direct setup: a battleship with the convoy
     b = at_search(c)
-    detecting = ["GB-DD1", "GB-DD2", "GB-BM1"]
+    detecting = ["GB-BM1", "GB-DD1", "GB-DD2"]
     assert c.convoy_search(b, ["GB-BB1", *detecting], ManualDice([10, 1, 1, 1])) == detecting
     assert step(c, b) == ("targets", ["Britain", "Germany"], "CV4")
     text = c.pending()[0]["text"]
@@ -790,7 +790,7 @@ def test_ha1_in_a_convoy_round_only_detecting_escorts_screen_each_at_most_one_sh
     c.units["GB-BB1"]["at"] = CNS  # direct setup
     b = at_search(c)
     # GB-CA1 searches and fails; GB-DD2 does not search: neither takes part.
-    assert c.convoy_search(b, ["GB-BB1", "GB-DD1", "GB-CA1"], ManualDice([2, 4, 5])) == ["GB-BB1", "GB-DD1"]
+    assert c.convoy_search(b, ["GB-BB1", "GB-CA1", "GB-DD1"], ManualDice([2, 5, 4])) == ["GB-BB1", "GB-DD1"]
     c.choose_targets(b, "Germany", {"DE-SS1": "GB-BB1", "DE-SS2": "GB-BB1"})
     assert step(c, b) == ("screening", ["Britain"], "HA1")
     assert c.pending()[0]["text"] == (
@@ -826,7 +826,7 @@ def test_ha1_in_a_convoy_round_only_detecting_escorts_screen_each_at_most_one_sh
 def test_cv4_hits_beyond_the_submarines_in_the_zone_are_lost() -> None:
     c = campaign()
     b = at_search(c)
-    c.convoy_search(b, ["GB-DD1", "GB-CA1", "GB-BM1"], ManualDice([1, 1, 1]))
+    c.convoy_search(b, ["GB-BM1", "GB-CA1", "GB-DD1"], ManualDice([1, 1, 1]))
     aim(c, b, {"Britain": {"GB-BM1": "DE-SS1"}})
     assert c.fire(b, ManualDice([1, 1, 1, 10, 10])) == 3
     # The escorts' two hits: DE-SS1 is already lost to the bomber, DE-SS2 takes one, one is lost.
@@ -846,7 +846,7 @@ def test_cv4_hits_beyond_the_submarines_in_the_zone_are_lost() -> None:
 def test_cv4_hits_lost_for_want_of_submarines_cite_cv4_not_nc6() -> None:
     c = campaign()
     b = at_search(c)
-    c.convoy_search(b, ["GB-DD1", "GB-CA1", "GB-BM1"], ManualDice([1, 1, 1]))
+    c.convoy_search(b, ["GB-BM1", "GB-CA1", "GB-DD1"], ManualDice([1, 1, 1]))
     aim(c, b, {"Britain": {"GB-BM1": "DE-SS1"}})
     c.fire(b, ManualDice([1, 1, 1, 10, 10]))
     (lost,) = events(c, "HitsLost")
@@ -924,7 +924,7 @@ def test_cv4_hits_on_submarines_may_fall_on_submarines_not_taking_part() -> None
 def test_cv4_casualties_are_removed_together_after_the_round() -> None:
     c = campaign()
     b = at_search(c)
-    c.convoy_search(b, ["GB-DD1", "GB-CA1"], ManualDice([1, 1]))
+    c.convoy_search(b, ["GB-CA1", "GB-DD1"], ManualDice([1, 1]))
     aim(c, b, {"Germany": {"DE-SS1": "GB-CA1", "DE-SS2": "GB-DD1"}})
     c.fire(b, ManualDice([1, 10, 1, 10]))
     # DE-SS1's hit on GB-CA1 waits until Germany has placed GB-DD1's hit.
@@ -951,7 +951,7 @@ def test_cv4_casualties_are_removed_together_after_the_round() -> None:
 def test_ha7_illegal_casualty_assignment_is_refused() -> None:
     c = campaign()
     b = at_search(c)
-    c.convoy_search(b, ["GB-DD1", "GB-CA1"], ManualDice([1, 1]))
+    c.convoy_search(b, ["GB-CA1", "GB-DD1"], ManualDice([1, 1]))
     aim(c, b)
     c.fire(b, ManualDice([1, 10, 10, 10]))
     assert step(c, b) == ("casualties", ["Germany"], "HA7")
@@ -1026,7 +1026,7 @@ def test_ha7_default_screening_lets_a_battleship_take_a_hit_that_only_damages_it
     c = campaign()
     c.units["GB-BB1"]["at"] = CNS  # direct setup
     b = at_search(c)
-    c.convoy_search(b, ["GB-DD1", "GB-BB1"], ManualDice([1, 1]))
+    c.convoy_search(b, ["GB-BB1", "GB-DD1"], ManualDice([1, 1]))
     assert c.choose_targets(b, "Germany", None) == {"DE-SS1": "GB-BB1", "DE-SS2": "GB-DD1"}
     # GB-DD1 could take DE-SS1's shot instead, but a first hit on GB-BB1 costs nothing.
     assert step(c, b) == ("screening", ["Britain"], "HA1")
@@ -1040,7 +1040,7 @@ def test_ha7_default_screening_lets_a_battleship_take_a_hit_that_only_damages_it
 def test_cv4_one_round_only_then_the_convoy_table() -> None:
     c = campaign()
     b = at_search(c)
-    c.convoy_search(b, ["GB-DD1", "GB-CA1"], ManualDice([1, 1]))
+    c.convoy_search(b, ["GB-CA1", "GB-DD1"], ManualDice([1, 1]))
     aim(c, b, {"Germany": {"DE-SS1": "GB-CA1", "DE-SS2": "GB-DD1"}})
     c.fire(b, ManualDice([1, 10, 1, 10]))
     c.choose_casualties(b, "Germany", None)
@@ -1262,7 +1262,7 @@ def test_cv7_advance_is_refused_while_a_battle_is_unfinished() -> None:
     advance_refused(("merchant_casualty", ["Germany"], "CV2"))
     c.convoy_choose_casualties(b, "Germany", ["DE-SS3"])
     advance_refused(("search", ["Britain"], "CV3"))
-    c.convoy_search(b, ["GB-DD1", "GB-CA1"], ManualDice([1, 1]))
+    c.convoy_search(b, ["GB-CA1", "GB-DD1"], ManualDice([1, 1]))
     advance_refused(("targets", ["Germany"], "CV4"))
     c.choose_targets(b, "Germany", None)
     advance_refused(("screening", ["Britain"], "HA1"))
@@ -1287,12 +1287,12 @@ def test_te3_against_advanced_submarines_search_and_attack_are_one_less_and_thei
     b = at_search(c)
     since = c.version
     # Destroyer 4-1 = 3 (so a 4 now fails), bomber 2-1 = 1.
-    assert c.convoy_search(b, ["GB-DD1", "GB-DD2", "GB-BM1"], ManualDice([3, 4, 1])) == ["GB-DD1", "GB-BM1"]
+    assert c.convoy_search(b, ["GB-BM1", "GB-DD1", "GB-DD2"], ManualDice([1, 3, 4])) == ["GB-BM1", "GB-DD1"]
     search = rolls(c, "CV3")
     assert [(r.unit, r.base_target, r.target, r.outcome) for r in search] == [
+        ("GB-BM1", 2, 1, "success"),
         ("GB-DD1", 4, 3, "success"),
         ("GB-DD2", 4, 3, "failure"),
-        ("GB-BM1", 2, 1, "success"),
     ]
     assert all(r.modifiers == [TE3_AGAINST] for r in search)
     # GB-DD1 is the submarines' only legal target: chosen for Germany; Britain picks the bomber's.
@@ -1334,10 +1334,10 @@ def test_te4_advanced_asw_convoy_search_is_one_more() -> None:
     c.tech["Britain"]["advanced_asw"] = 3  # direct setup: acquired (TE2)
     c.units["GB-BB1"]["at"] = CNS  # direct setup
     b = at_search(c)
-    units = ["GB-DD1", "GB-CA1", "GB-BB1", "GB-BM1", "GB-FT1"]
-    assert c.convoy_search(b, units, ManualDice([5, 5, 3, 3, 2])) == units
+    units = ["GB-BB1", "GB-BM1", "GB-CA1", "GB-DD1", "GB-FT1"]
+    assert c.convoy_search(b, units, ManualDice([3, 3, 5, 5, 2])) == units
     search = rolls(c, "CV3")
-    assert [(r.base_target, r.target) for r in search] == [(4, 5), (4, 5), (2, 3), (2, 3), (1, 2)]
+    assert [(r.base_target, r.target) for r in search] == [(2, 3), (2, 3), (4, 5), (4, 5), (1, 2)]
     assert all(r.modifiers == [TE4_SEARCH] for r in search)
     # TE4 changes no convoy attack value (CV4 is not among TE4's rolls).
     aim(c, b)
@@ -1359,11 +1359,11 @@ def test_te5_advanced_asw_against_advanced_submarines_modifiers_stack() -> None:
     c.tech["Germany"]["advanced_submarine"] = 3  # direct setup
     b = at_search(c)
     # Destroyer 4+1-1 = 4, bomber 2+1-1 = 2, fighter 1+1-1 = 1.
-    c.convoy_search(b, ["GB-DD1", "GB-BM1", "GB-FT1"], ManualDice([4, 3, 1]))
+    c.convoy_search(b, ["GB-BM1", "GB-DD1", "GB-FT1"], ManualDice([3, 4, 1]))
     search = rolls(c, "CV3")
     assert [(r.unit, r.base_target, r.target, r.outcome) for r in search] == [
-        ("GB-DD1", 4, 4, "success"),
         ("GB-BM1", 2, 2, "failure"),
+        ("GB-DD1", 4, 4, "success"),
         ("GB-FT1", 1, 1, "success"),
     ]
     for r in search:
@@ -1452,7 +1452,7 @@ def test_rk2_a_command_failing_part_way_leaves_the_campaign_unchanged() -> None:
     b = at_search(c)
     # The fourth search die is missing: three rolls were already recorded when it fails.
     refused(c, DiceError, lambda: c.convoy_search(b, None, ManualDice([1, 1, 1])))
-    c.convoy_search(b, ["GB-DD1", "GB-CA1"], ManualDice([1, 1]))
+    c.convoy_search(b, ["GB-CA1", "GB-DD1"], ManualDice([1, 1]))
     aim(c, b)
     # Attack dice given, return fire dice missing; then a die off the D10.
     refused(c, DiceError, lambda: c.fire(b, ManualDice([1, 1, 1])))
@@ -1486,7 +1486,7 @@ def test_rk2_actions_out_of_step_are_refused_with_the_rule_of_the_step() -> None
     refused(c, RuleViolation, lambda: c.convoy_merchant_defence(b, ManualDice([1, 1])), "CV2")
     refused(c, RuleViolation, lambda: c.convoy_roll(b, ManualDice([1])), "CV3")
     refused(c, InputError, lambda: c.convoy_search(b + 1, None, ManualDice([1])))
-    c.convoy_search(b, ["GB-DD1", "GB-CA1"], ManualDice([1, 1]))  # two detecting ships: Germany chooses
+    c.convoy_search(b, ["GB-CA1", "GB-DD1"], ManualDice([1, 1]))  # two detecting ships: Germany chooses
     assert step(c, b) == ("targets", ["Germany"], "CV4")
     # CV4: every target is chosen before any die of the round is rolled.
     refused(c, RuleViolation, lambda: c.fire(b, ManualDice([1, 1, 1, 1])), "CV4")
@@ -1535,10 +1535,10 @@ def test_convoy_battle_step_by_step_is_stored_and_verifies(tracker: Tracker, uni
     assert info.value.rule == "T4" and info.value.reason.endswith(
         f"[CV3]; to close it: tracker convoy search {b} [--units U1,U2] [--dice V,...]"
     )
-    searchers = ["GB-DD1", "GB-CA1", "GB-DD2"]
+    searchers = ["GB-CA1", "GB-DD1", "GB-DD2"]
     with pytest.raises(DiceError):  # one die too many: nothing is stored
-        t.execute(cid, lambda c, d: c.convoy_search(b, searchers, d), dice_values=[4, 5, 4, 6])
-    t.execute(cid, lambda c, d: c.convoy_search(b, searchers, d), dice_values=[4, 5, 4])
+        t.execute(cid, lambda c, d: c.convoy_search(b, searchers, d), dice_values=[5, 4, 4, 6])
+    t.execute(cid, lambda c, d: c.convoy_search(b, searchers, d), dice_values=[5, 4, 4])
     with pytest.raises(RuleViolation) as info:  # GB-CA1 did not detect: it cannot be targeted
         t.execute(cid, lambda c, d: c.choose_targets(b, "Germany", {"DE-SS2": "GB-CA1"}))
     assert info.value.rule == "CV4"
@@ -1564,8 +1564,8 @@ def test_convoy_battle_step_by_step_is_stored_and_verifies(tracker: Tracker, uni
     dice = [e for e in stored if type(e).__name__ == "DiceRolled"]
     assert [(e.rule, e.unit, e.values, e.source) for e in dice] == [
         ("CV2", None, [10, 10], "manual"),
-        ("CV3", "GB-DD1", [4], "manual"),
         ("CV3", "GB-CA1", [5], "manual"),
+        ("CV3", "GB-DD1", [4], "manual"),
         ("CV3", "GB-DD2", [4], "manual"),
         ("CV4", "GB-DD1", [9], "manual"),
         ("CV4", "GB-DD2", [9], "manual"),

@@ -89,7 +89,7 @@ def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
     run(db, "convoy", "casualties", "1", "--units", "DE-SS1")
 
     assert "CV3" in refused(db, 1, "convoy", "search", "1", "--units", "DE-DD1", "--dice", "1")
-    run(db, "convoy", "search", "1", "--units", "GB-DD1,GB-CA1,GB-DD2", "--dice", "4,5,4")
+    run(db, "convoy", "search", "1", "--units", "GB-CA1,GB-DD1,GB-DD2", "--dice", "5,4,4")
     (waiting,) = json.loads(run(db, "pending", "--json"))
     assert (waiting["battle"], waiting["step"], waiting["waiting"], waiting["rule"]) == (
         1,
@@ -133,8 +133,8 @@ def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
     rolled = [(r["rule"], r["data"]["unit"], r["data"]["values"]) for r in records if r["kind"] == "DiceRolled"]
     assert rolled == [
         ("CV2", None, [10, 10]),
-        ("CV3", "GB-DD1", [4]),
         ("CV3", "GB-CA1", [5]),
+        ("CV3", "GB-DD1", [4]),
         ("CV3", "GB-DD2", [4]),
         ("CV4", "GB-DD1", [1]),
         ("CV4", "GB-DD2", [10]),

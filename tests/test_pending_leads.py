@@ -245,7 +245,7 @@ def test_d3_a_volley_shared_by_allies_says_who_rolls_which_dice() -> None:
     c.units["FR-CA1"]["at"] = CNS
     b = c.declare_convoy_attack("Germany", CNS, None)
     c.convoy_merchant_defence(b, ManualDice([1, 1]))
-    c.convoy_search(b, ["FR-DD1", "FR-CA1", "FR-BM1"], ManualDice([4, 4, 2]))
+    c.convoy_search(b, ["FR-BM1", "FR-CA1", "FR-DD1"], ManualDice([2, 4, 4]))
     c.choose_targets(b, "Germany", {"DE-SS1": "FR-DD1", "DE-SS2": "FR-DD1"})
     c.choose_targets(b, "Britain", {"FR-BM1": "DE-SS2"})
     c.choose_screens(b, "Britain", {})

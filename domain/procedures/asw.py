@@ -29,6 +29,7 @@ from domain.procedures.base import (
     grouped,
     keeps_hash,
     left_by_type,
+    rolling_order,
 )
 from domain.procedures.fight import Fight, VolleyStep, goes_on
 from domain.rules import asw as asw_rules
@@ -98,8 +99,8 @@ def search_groups(s: AswCombat, ctx: Context) -> tuple[DieGroup, ...]:
 
 
 def search_dice(s: AswCombat, ctx: Context) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
-    """AS2: the search's groups, and its dice in rolling order: each hunter, in the order it was
-    named, against each submarine."""
+    """AS2: the search's groups, and its dice in rolling order: each hunter, in its rolling order
+    (`rolling_order`), against each submarine."""
     assert s.fight is not None
     key = ("asw_search", s.hunters, s.fight.attackers, s.subs)
     found = ctx.memo.get(key)
@@ -131,6 +132,7 @@ def decide(
         unknown = [u for u in ids if u not in {p.id for p in s.eligible}]
         if unknown or not ids or len(set(ids)) != len(ids):
             raise RuleViolation("AS2", "name at least one eligible searching unit, each once")
+        ids = rolling_order(ctx, s.eligible, ids)
         hunters = tuple(p for p in s.eligible if p.id in ids)
         fight = Fight("asw", s.attacker, s.defender, hunters, ())
         facts: Facts = (Fact("searchers", "AS2", tuple(ids), default=choice is None, side="attacker"),)

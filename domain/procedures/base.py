@@ -264,6 +264,16 @@ def die_groups(
     return tuple(groups), {k: i for i, k in enumerate(ordered)}
 
 
+def rolling_order(ctx: Context, eligible: tuple[Piece, ...], named: list[str]) -> list[str]:
+    """CV4 (everywhere): the order the searchers named roll in. As amended, the order `pending`
+    lists them (the eligible units' order, by ID), whatever order they were named in; a campaign
+    recorded before the amendment keeps the order they were named in (`Ruleset.search_order`)."""
+    if ctx.ruleset.search_order == "named":
+        return list(named)
+    wanted = set(named)
+    return [p.id for p in eligible if p.id in wanted]
+
+
 def searcher_dice(
     ctx: Context,
     kind: str,
@@ -273,7 +283,7 @@ def searcher_dice(
     search_roll: Callable[[Board, Unit, str], Spec],
     effect: str,
 ) -> tuple[tuple[DieGroup, ...], tuple[Die, ...]]:
-    """CV3, SM3: one die per searcher, in the order they were named, each its own group (the
+    """CV3, SM3: one die per searcher, in their rolling order (`rolling_order`), each its own group (the
     units whose search succeeds are the ones that fight); worked out once per position."""
     key = (kind, attacker, searchers, present)
     found = ctx.memo.get(key)

@@ -27,6 +27,7 @@ from domain.procedures.base import (
     evolve,
     keeps_hash,
     left_by_type,
+    rolling_order,
     searcher_dice,
 )
 from domain.procedures.fight import Fight, VolleyStep
@@ -184,7 +185,7 @@ def decide(
         unknown = [u for u in ids if u not in {p.id for p in s.eligible}]
         if unknown or len(set(ids)) != len(ids):
             raise RuleViolation("CV3", f"{', '.join(unknown) or 'a unit named twice'} cannot search here")
-        # The searchers roll in the order they were named.
+        ids = rolling_order(ctx, s.eligible, ids)
         picked = tuple(next(p for p in s.eligible if p.id == u) for u in ids)
         ns = evolve(s, searchers=picked, step=ConvoyStep.SEARCH)
         facts: Facts = (Fact("searchers", "CV3", tuple(ids), default=choice is None, side="defender"),)

@@ -28,6 +28,7 @@ from domain.procedures.base import (
     evolve,
     keeps_hash,
     left_by_type,
+    rolling_order,
     searcher_dice,
 )
 from domain.procedures.fight import Fight, VolleyStep, goes_on
@@ -146,7 +147,7 @@ def decide(
         ids = [p.id for p in s.eligible] if choice is None else as_ids(choice)
         if any(u not in {p.id for p in s.eligible} for u in ids) or len(set(ids)) != len(ids):
             raise RuleViolation("SM2", "only the eligible units search, each once")
-        # The searchers roll in the order they were named.
+        ids = rolling_order(ctx, s.eligible, ids)
         chosen = tuple(next(p for p in s.eligible if p.id == u) for u in ids)
         facts: Facts = (Fact("searchers", "SM2", tuple(ids), default=choice is None, side="defender"),)
         if not chosen:

@@ -106,7 +106,7 @@ def convoy_roll(ctx: Context, battle: int, dice_text: str | None, reference: str
 def convoy_search(ctx: Context, battle: int, units: str | None, dice_text: str | None, reference: str | None) -> None:
     """Choose the ships and aircraft that search, and roll their searches (CV3).
 
-    Example: tracker convoy search 1 --units GB-DD1,GB-BM1 --dice 3,2
+    Example: tracker convoy search 1 --units GB-BM1,GB-DD1 --dice 2,3
     """
 
     act(ctx, "convoy search", {"battle": battle, "units": units}, dice_text, reference)
