@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,6 +48,44 @@ def test_a_recording_command_on_a_missing_database_creates_nothing_either(tmp_pa
     code, out = invoke(str(db), "next")
     assert code == 2 and "no database at" in out
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", READERS, ids=lambda a: " ".join(a))
+def test_reading_an_empty_database_file_says_so_and_writes_nothing(tmp_path: Path, args: list[str]) -> None:
+    db = tmp_path / "empty.db"
+    db.touch()
+    code, out = invoke(str(db), *args)
+    assert (code, out) == (
+        2,
+        f"Error: no campaign in {str(db)!r} (an empty database): create one with `tracker new NAME --scenario S` "
+        "or `tracker import FILE`, or name another with --db\n",
+    )
+    assert db.stat().st_size == 0 and list(tmp_path.iterdir()) == [db]
+
+
+@pytest.mark.parametrize("args", [*READERS, ["next"], ["new", "autumn", "--scenario", "north-sea-1914"]], ids=str)
+def test_no_command_writes_into_another_programs_sqlite_database(tmp_path: Path, args: list[str]) -> None:
+    db = tmp_path / "notes.db"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.execute("INSERT INTO notes VALUES ('keep me')")
+    conn.commit()
+    conn.close()
+    before = _digest(tmp_path)
+    code, out = invoke(str(db), *args)
+    assert (code, out) == (
+        2,
+        f"Error: {str(db)!r} is another program's SQLite database (tables: notes): "
+        "give the tracker a file of its own with --db\n",
+    )
+    assert _digest(tmp_path) == before
+
+
+def test_new_takes_an_empty_database_file(tmp_path: Path) -> None:
+    db = tmp_path / "empty.db"
+    db.touch()
+    assert invoke(str(db), "new", "autumn", "--scenario", "north-sea-1914")[0] == 0
+    assert invoke(str(db), "state")[0] == 0
 
 
 def test_new_and_import_create_the_database(tmp_path: Path) -> None:

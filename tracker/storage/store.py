@@ -134,10 +134,55 @@ def sqlite_file(url: str) -> Path | None:
 
 
 def _require_file(path: Path) -> None:
+    """A command that reads campaigns (all but `new`, `import` and `demo`) refuses a file it
+    would otherwise have to write its tables into: a missing one, an empty one, or another
+    program's database, so that a mistyped `--db` changes nothing."""
     if not path.exists():
         raise InputError(
             f"no database at {str(path)!r}: create a campaign with `tracker new NAME --scenario S` "
             "or `tracker import FILE`, or name another with --db"
+        )
+    if path.stat().st_size == 0 or (_writable(path) and not _table_names(path) - _FOREIGN_OK):
+        raise InputError(
+            f"no campaign in {str(path)!r} (an empty database): create one with `tracker new NAME --scenario S` "
+            "or `tracker import FILE`, or name another with --db"
+        )
+
+
+# Tables SQLite makes by itself, which say nothing about whose database a file is.
+_FOREIGN_OK = frozenset({"sqlite_sequence", "sqlite_stat1", "sqlite_stat4"})
+
+
+def _writable(path: Path) -> bool:
+    """Whether the tracker could write this file at all: a read-only one is read through a
+    private copy (`read_only_copy`), and even a read-only connection would leave files beside it."""
+    return not (_cannot_write(path) or _cannot_write(path.parent))
+
+
+def _table_names(path: Path) -> set[str]:
+    """The tables of a SQLite file, read through a read-only connection (see `_is_sqlite_file`
+    on why never through a plain open); empty when it cannot tell."""
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return set()
+    try:
+        return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError:
+        return set()
+    finally:
+        conn.close()
+
+
+def _require_own_database(path: Path) -> None:
+    """No command writes the tracker's tables into another program's SQLite database (one
+    holding tables and none of the tracker's)."""
+    tables = _table_names(path) - _FOREIGN_OK if path.is_file() and _writable(path) else set()
+    if tables and not any(t.startswith("tracker_") for t in tables):
+        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        raise InputError(
+            f"{str(path)!r} is another program's SQLite database (tables: {shown}): "
+            "give the tracker a file of its own with --db"
         )
 
 
@@ -195,6 +240,7 @@ def _check_sqlite_path(path: Path) -> None:
         raise InputError(f"database path {str(path)!r}: folder {str(path.parent)!r} does not exist")
     if path.exists() and not _is_sqlite_file(path):
         raise InputError(f"{str(path)!r} is not a SQLite database")
+    _require_own_database(path)
 
 
 def _is_sqlite_file(path: Path) -> bool:
