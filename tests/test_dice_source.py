@@ -156,6 +156,17 @@ def test_d4_cli_auto_campaign_refuses_typed_research_and_battle_dice(db: str) ->
     assert "typed dice from roll 1, agreed by Britain, Germany: tower\n" in out
 
 
+def test_rk3_agreed_by_takes_a_nation_in_any_case_or_by_its_code(db: str) -> None:
+    run(db, "new", "a", "--scenario", "north-sea-1914", "--dice", "auto")
+    assert "no nation 'narnia'" in refused(db, 2, "research", "advanced_asw", "--dice", "10", "--override",
+                                           "--reason", "table", "--agreed-by", "narnia")  # fmt: skip
+    run(db, "research", "advanced_asw", "--dice", "10", "--override", "--reason", "table", "--agreed-by", "gb")
+    run(db, "undo", "--override", "--reason", "misread", "--agreed-by", "britain")
+    accepted, undone = (next(r for r in log(db) if r["kind"] == kind) for kind in ("TypedDiceAccepted", "ActionUndone"))
+    assert accepted["data"]["agreed_by"] == undone["data"]["agreed_by"] == ["Britain"]
+    assert "Re-refereed" in run(db, "verify")
+
+
 def test_d4_cli_manual_campaign_without_dice_cites_d4(db: str) -> None:
     run(db, "new", "m", "--scenario", "north-sea-1914", "--dice", "manual")
     out = refused(db, 1, "research", "advanced_asw")

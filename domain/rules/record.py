@@ -198,16 +198,23 @@ def locked_message(plan: UndoPlan) -> str:
     )
 
 
+def _nation_named(scenario: Scenario, text: str) -> str:
+    """The nation an `--agreed-by` names, as every command takes one: its name in any case, or
+    its code (`britain`, `GB`)."""
+    folded = text.casefold()
+    for name, nation in scenario.nations.items():
+        if folded in (name.casefold(), nation.code.casefold()):
+            return name
+    raise InputError(f"--agreed-by: no nation {text!r} (nations: {', '.join(scenario.nations)})")
+
+
 def check_override(scenario: Scenario, nations: Iterable[str], override: Override, what: str) -> tuple[str, ...]:
     """RK3: an override names a reason and, for each nation whose locked action or typed roll it
     concerns, a nation of another side that agreed. Returns the agreeing nations, checked."""
     if not override.reason.strip():
         raise InputError(f"{what} needs --reason TEXT, shown in reports")
     needed = list(dict.fromkeys(nations))
-    agreed = tuple(dict.fromkeys(n.strip() for n in override.agreed_by if n.strip()))
-    for nation in agreed:
-        if nation not in scenario.nations:
-            raise InputError(f"--agreed-by: no nation {nation!r} (nations: {', '.join(scenario.nations)})")
+    agreed = tuple(dict.fromkeys(_nation_named(scenario, n.strip()) for n in override.agreed_by if n.strip()))
     if not agreed:
         others = ", ".join(dict.fromkeys(n for n in scenario.nations if needed and scenario.are_enemies(needed[0], n)))
         whom = f" ({others})" if others else ""
