@@ -759,7 +759,12 @@ def test_cv4_detecting_aircraft_pick_a_submarine_hits_land_on_it() -> None:
     # No detecting ship: the submarines have nothing to fire at, only Britain picks (HA3).
     assert step(c, b) == ("targets", ["Britain"], "CV4")
     assert "Britain: GB-BM1 at DE-SS1/DE-SS2, GB-FT1 at DE-SS1/DE-SS2" in c.pending()[0]["text"]
-    refused(c, RuleViolation, lambda: c.choose_targets(b, "Britain", {"GB-BM1": "GB-DD1", "GB-FT1": "DE-SS2"}), "CV4")
+    err = refused(
+        c, RuleViolation, lambda: c.choose_targets(b, "Britain", {"GB-BM1": "GB-DD1", "GB-FT1": "DE-SS2"}), "CV4"
+    )
+    # The choices named are the round's (HA3), not a naval battle's (where NC6 leaves a
+    # fighter no submarine to hit).
+    assert err.reason == "GB-BM1 cannot target GB-DD1: it is not an enemy unit fighting here (legal: DE-SS1, DE-SS2)"
     refused(c, RuleViolation, lambda: c.choose_targets(b, "Britain", {"GB-BM1": "DE-SS3", "GB-FT1": "DE-SS2"}), "CV4")
     refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", None), "CV4")
     assert c.choose_targets(b, "Britain", {"GB-BM1": "DE-SS2", "GB-FT1": "DE-SS2"}) == {

@@ -465,7 +465,9 @@ def _why_not(f: Fight, board: Board, rule: str, legal: dict[str, list[str]]) -> 
                 f"(legal: {', '.join(legal[firer])})",
             )
         enemies = [board.units[p.id] for p in f.side(other(side))]
-        return targets_rules.why_not_target(board, board.units[firer], board.units[target], enemies, rule)
+        return targets_rules.why_not_target(
+            board, board.units[firer], board.units[target], enemies, rule, legal.get(firer)
+        )
 
     return why
 

@@ -57,9 +57,14 @@ def naval_targets(board: Board, firer: Unit, enemies: list[Unit]) -> list[Unit]:
     return legal
 
 
-def why_not_target(board: Board, firer: Unit, target: Unit, enemies: list[Unit], rule: str) -> RuleViolation:
-    """The rule that forbids this target, for an error that names it and the legal choices."""
-    legal = ", ".join(u.id for u in naval_targets(board, firer, enemies)) or "none"
+def why_not_target(
+    board: Board, firer: Unit, target: Unit, enemies: list[Unit], rule: str, allowed: list[str] | None = None
+) -> RuleViolation:
+    """The rule that forbids this target, for an error that names it and the legal choices:
+    `allowed` where the procedure knows them (a convoy round's aircraft pick a submarine, CV4,
+    HA3), else a naval battle's (NC6)."""
+    chosen_from = allowed if allowed is not None else [u.id for u in naval_targets(board, firer, enemies)]
+    legal = ", ".join(chosen_from) or "none"
     ids = {u.id for u in enemies}
     if target.id not in ids:
         return RuleViolation(
@@ -151,7 +156,8 @@ def check_screens(
     screening = [e for f, e in chosen.items() if f in shots and e != shots[f]]
     twice = sorted({e for e in screening if screening.count(e) > 1})
     if twice:
-        raise RuleViolation(rule, f"{twice[0]} may screen at most one shot per volley (HA1)")
+        cited = "" if rule == "HA1" else " (HA1)"
+        raise RuleViolation(rule, f"{twice[0]} may screen at most one shot per volley{cited}")
     for firer, escort in chosen.items():
         if firer not in shots:
             aimed = ", ".join(f"{f}->{t}" for f, t in sorted(shots.items())) or "none"
