@@ -4,6 +4,7 @@ reads on and collects them all."""
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -12,8 +13,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from domain.errors import DataFileError, InputError
-from domain.ruleset import Ruleset, builtin_names, read_builtin_or_file
-from domain.schema import Reader, did_you_mean, unknown_key
+from domain.ruleset import Ruleset, builtin_names
+from domain.scenario_slips import check_new_campaign
+from domain.schema import Reader, SameNameTwice, did_you_mean, unknown_key
 
 # Sane maxima for a scenario's numbers: far above any real game, and low enough that a
 # campaign's balances and counts stay within database integers for thousands of turns.
@@ -24,6 +26,9 @@ MAX_LEVEL = 100
 MAX_COORDINATE = 100_000
 # F8: a nation entering the war later than this has no war to enter in any real campaign.
 MAX_ENTRY_ROUND = 10_000
+# The form of a scenario's `name` that `tracker scenario new` writes (nothing looks a scenario
+# up by it: campaigns show it in reports and --json).
+SCENARIO_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 T = TypeVar("T")
 # Where the readers below send a problem: the loader raises the first one, the authoring
@@ -180,7 +185,8 @@ def _read_map(top: Reader, nations: dict[str, Any], report: Report) -> GameMap:
         report(top.fail("map.sea", "at least one sea zone is required"))
     sea_names = {n for n, _ in sea_entries}
     for name in sorted(sea_names & {n for n, _ in land_entries}):
-        report(top.fail("map", f"{name!r} is both a sea zone and a land territory"))
+        twice = (top.key(f"map.sea.{name}"), top.key(f"map.land.{name}"))
+        report(SameNameTwice(top.source, twice, f"{name!r} is both a sea zone and a land territory"))
     land_entries = [(n, r) for n, r in land_entries if n not in sea_names]
     names = [n for n, _ in sea_entries] + [n for n, _ in land_entries]
     adjacency: dict[str, set[str]] = {n: set() for n in names}
@@ -232,20 +238,22 @@ def _ports(land: dict[str, str], marked: dict[str, bool]) -> frozenset[str]:
     return frozenset(t for t in land if marked.get(t, True))
 
 
-def scenario_from_dict(data: dict[str, Any], source: str, ruleset: Ruleset) -> Scenario:
+def scenario_from_dict(data: dict[str, Any], source: str, ruleset: Ruleset, *, new_campaign: bool = False) -> Scenario:
     """Validate a scenario against the ruleset it will be played with; the first problem is
-    raised as a DataFileError naming the file and the key path."""
-    return _build(data, source, ruleset, _stop)
+    raised as a DataFileError naming the file and the key path. `new_campaign` adds the checks
+    of `domain.scenario_slips`, which a recorded campaign's scenario is read without."""
+    return _build(data, source, ruleset, _stop, new_campaign)
 
 
 def scenario_with_problems(data: dict[str, Any], source: str, ruleset: Ruleset) -> tuple[Scenario, list[DataFileError]]:
-    """Every problem the loader finds, not only the first, and the scenario as far as it could
-    be read around them (to draw or to warn about; never to play while there are problems)."""
+    """Every problem the loader finds for a new campaign, not only the first, and the scenario
+    as far as it could be read around them (to draw or to warn about; never to play while there
+    are problems)."""
     problems: list[DataFileError] = []
-    return _build(data, source, ruleset, problems.append), problems
+    return _build(data, source, ruleset, problems.append, new_campaign=True), problems
 
 
-def _build(data: dict[str, Any], source: str, ruleset: Ruleset, report: Report) -> Scenario:
+def _build(data: dict[str, Any], source: str, ruleset: Ruleset, report: Report, new_campaign: bool) -> Scenario:
     top = Reader(source, data)
     meta = _attempt(report, Reader(source, {}, "scenario"), top.table, "scenario")
     name = _attempt(report, "", meta.string, "name")
@@ -263,9 +271,9 @@ def _build(data: dict[str, Any], source: str, ruleset: Ruleset, report: Report) 
     if turn_order is not None:
         _check_turn_order(meta, turn_order, nations, report)
     _finish(meta, report)
-    groups = _unit_groups(top, nations, ruleset, game_map, report)
+    placed = _unit_groups(top, nations, ruleset, game_map, report)
     _finish(top, report)
-    return Scenario(
+    scenario = Scenario(
         name=name,
         title=title,
         ruleset=ruleset_name,
@@ -273,8 +281,11 @@ def _build(data: dict[str, Any], source: str, ruleset: Ruleset, report: Report) 
         turn_order=tuple(turn_order) if turn_order is not None else tuple(nations),
         nations=nations,
         game_map=game_map,
-        units=groups,
+        units=tuple(group for _, group in placed),
     )
+    if new_campaign:
+        check_new_campaign(data, scenario, placed, source, report)
+    return scenario
 
 
 def _check_turn_order(meta: Reader, turn_order: list[str], nations: dict[str, Nation], report: Report) -> None:
@@ -326,7 +337,8 @@ def _nations(
             holders.setdefault(n.code, []).append(n.name)
     for code, names in holders.items():
         if len(names) > 1:
-            report(top.fail("nations", f"two nations share a code ({code!r}: {', '.join(names)})"))
+            keys = (top.key(f"nations.{names[-1]}.code"), top.key(f"nations.{names[0]}.code"))
+            report(SameNameTwice(top.source, keys, f"two nations share a code ({code!r}: {', '.join(names)})"))
     return nations
 
 
@@ -408,30 +420,35 @@ def _group_readers(top: Reader, report: Report) -> list[Reader]:
 
 def _unit_groups(
     top: Reader, nations: dict[str, Nation], ruleset: Ruleset, game_map: GameMap, report: Report
-) -> tuple[UnitGroup, ...]:
-    """The starting forces, each group where it may start; air units at sea fit on their
-    nation's carriers there (F7)."""
-    read = (_unit_group(ur, nations, ruleset, game_map, report) for ur in _group_readers(top, report))
-    groups = tuple(g for g in read if g is not None)
-    carried: dict[tuple[str, str], int] = {}
+) -> list[tuple[str, UnitGroup]]:
+    """The starting forces, each group where it may start, with its key path (`units[3]`); air
+    units at sea fit on their nation's carriers there (F7)."""
+    placed = []
+    for ur in _group_readers(top, report):
+        group = _unit_group(ur, nations, ruleset, game_map, report)
+        if group is not None:
+            placed.append((ur.path, group))
     capacity: dict[tuple[str, str], int] = {}
-    for group in groups:
-        utype = ruleset.units[group.type]
-        place = (group.nation, group.at)
-        if utype.is_air and game_map.is_sea(group.at):
-            carried[place] = carried.get(place, 0) + group.count
-        if utype.carries:
-            capacity[place] = capacity.get(place, 0) + utype.carries * group.count
-    for (carrier_nation, zone), count in carried.items():
-        if count > capacity.get((carrier_nation, zone), 0):
-            report(
-                top.fail(
-                    "units",
-                    f"{count} {carrier_nation} air unit(s) at sea in {zone} but carriers there hold "
-                    f"{capacity.get((carrier_nation, zone), 0)} (F7)",
-                )
-            )
-    return groups
+    for _, group in placed:
+        carries = ruleset.units[group.type].carries
+        if carries:
+            place = (group.nation, group.at)
+            capacity[place] = capacity.get(place, 0) + carries * group.count
+    air_at_sea = [(path, g) for path, g in placed if ruleset.units[g.type].is_air and game_map.is_sea(g.at)]
+    totals: dict[tuple[str, str], int] = {}
+    for _, g in air_at_sea:
+        totals[(g.nation, g.at)] = totals.get((g.nation, g.at), 0) + g.count
+    # Reported at the group that overflows the carriers: its own lines, not the first group's.
+    so_far: dict[tuple[str, str], int] = {}
+    for path, g in air_at_sea:
+        place = (g.nation, g.at)
+        held = capacity.get(place, 0)
+        before = so_far.get(place, 0)
+        so_far[place] = before + g.count
+        if before <= held < so_far[place]:
+            message = f"{totals[place]} {g.nation} air unit(s) at sea in {g.at} but carriers there hold {held} (F7)"
+            report(DataFileError(top.source, f"{path}.at", message))
+    return placed
 
 
 def _unit_group(
@@ -472,13 +489,22 @@ def _unit_group(
 
 
 def read_scenario(name_or_path: str) -> tuple[dict[str, Any], str]:
-    """Raw TOML and source label of a built-in or user scenario (validated later with its ruleset)."""
-    return read_builtin_or_file("scenarios", name_or_path)
+    """Raw TOML and source label of a built-in or user scenario (validated later with its ruleset),
+    read as `scenario check` reads it (a byte-order mark before the TOML is let pass)."""
+    import tomllib  # only reading a scenario file needs it: a recorded campaign carries its own
+
+    text, source = scenario_text(name_or_path)
+    try:
+        return tomllib.loads(text), source
+    except tomllib.TOMLDecodeError as e:
+        raise DataFileError(source, "", f"not valid TOML ({e})") from None
 
 
 def scenario_text(name_or_path: str) -> tuple[str, str]:
     """The text and source label of a built-in or user scenario, for tools that point at lines
-    (`scenario check`) or edit the file (`scenario map --write-coordinates`)."""
+    (`scenario check`) or edit the file (`scenario map --write-coordinates`). A UTF-8 byte-order
+    mark that some editors write first is left out (TOML has no place for it; a file edited
+    here is written without it)."""
     if name_or_path in builtin_names("scenarios"):
         ref = resources.files("domain.data").joinpath("scenarios").joinpath(f"{name_or_path}.toml")
         return ref.read_text(encoding="utf-8"), name_or_path
@@ -486,7 +512,7 @@ def scenario_text(name_or_path: str) -> tuple[str, str]:
     try:
         # Line endings as they are: a tool that edits the file must not rewrite every line.
         with path.open(encoding="utf-8", newline="") as f:
-            return f.read(), str(path)
+            return f.read().removeprefix("\ufeff"), str(path)
     except FileNotFoundError:
         raise InputError(
             f"unknown scenario {name_or_path!r}: not a built-in ({', '.join(builtin_names('scenarios'))}) "
@@ -495,6 +521,16 @@ def scenario_text(name_or_path: str) -> tuple[str, str]:
     except IsADirectoryError:
         raise InputError(f"{name_or_path}: is a directory, not a TOML file") from None
     except UnicodeDecodeError:
-        raise DataFileError(str(path), "", "not a UTF-8 text file") from None
+        raise DataFileError(str(path), "", "not a UTF-8 text file" + _utf16_hint(path)) from None
     except OSError as e:
         raise InputError(f"cannot read {name_or_path}: {e.strerror or e}") from None
+
+
+def _utf16_hint(path: Path) -> str:
+    """What to do with a file some editors save as UTF-16 by default (its byte-order mark says)."""
+    try:
+        with path.open("rb") as f:
+            start = f.read(2)
+    except OSError:
+        return ""
+    return " (it is UTF-16: save it as UTF-8)" if start in (b"\xff\xfe", b"\xfe\xff") else ""

@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from domain.errors import DataFileError, InputError
 from domain.ruleset import Ruleset, load_ruleset
-from domain.scenario import GameMap, Scenario, scenario_with_problems
+from domain.scenario import SCENARIO_NAME, GameMap, Scenario, scenario_with_problems
+from domain.schema import SameNameTwice, control_character
 
 KeyPath = tuple[str | int, ...]
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -47,11 +48,23 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Written:
+    """How many of each thing the file writes, those with errors included (the scenario as read
+    leaves out a unit group it cannot place)."""
+
+    sea: int
+    land: int
+    nations: int
+    unit_groups: int
+
+
+@dataclass(frozen=True)
 class ScenarioCheck:
     source: str
     findings: tuple[Finding, ...]
     scenario: Scenario | None  # as far as it could be read; None when the file is no TOML
     ruleset: Ruleset | None = None  # the one it was checked against, when it could be read
+    written: Written | None = None  # None when the file is no TOML
 
     @property
     def errors(self) -> list[Finding]:
@@ -202,6 +215,10 @@ def key_parts(data: Any, key: str) -> KeyPath:
             name = max(names, key=len)
             parts.append(name)
             node, rest = node[name], rest[len(name) :]
+            if rest == "." and isinstance(node, dict) and "" in node:
+                # The path ends in a table named "" (`[map.sea.""]`): a key of its own.
+                parts.append("")
+                break
         elif isinstance(node, list) and (index := re.match(r"\[(\d+)\]", rest)):
             parts.append(int(index.group(1)))
             position = int(index.group(1))
@@ -236,6 +253,8 @@ def line_of(lines: dict[KeyPath, KeyLine], text_lines: list[str], path: KeyPath,
 def check_scenario(text: str, source: str, ruleset: str | None = None) -> ScenarioCheck:
     """Every error the loader finds and every warning below, in the order of the file. `ruleset`
     (a name or a file) replaces the one the scenario names, as `tracker new --ruleset` does."""
+    # A byte-order mark some editors write first: TOML has no place for it, nothing is lost.
+    text = text.removeprefix("\ufeff")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -249,14 +268,41 @@ def check_scenario(text: str, source: str, ruleset: str | None = None) -> Scenar
     def finding(level: str, key: str, message: str) -> Finding:
         return Finding(level, key, message, line_of(lines, text_lines, key_parts(data, key), message))
 
+    def error(problem: DataFileError) -> Finding:
+        """The problem at its key; a name given twice at the later of its two places (the
+        duplicate, where an editor's "defined twice" points), naming the other's line too."""
+        if not isinstance(problem, SameNameTwice):
+            return finding("error", problem.key, problem.problem)
+        first, later = sorted((finding("error", key, problem.problem) for key in problem.keys), key=_by_line)
+        if first.line is None or first.line == later.line:
+            return later
+        return replace(later, message=f"{later.message} (also at line {first.line})")
+
+    written = _written(data)
     rules = _ruleset(data, ruleset)
     if isinstance(rules, str):
-        return ScenarioCheck(source, (finding("error", "scenario.ruleset", rules),), None)
+        return ScenarioCheck(source, (finding("error", "scenario.ruleset", rules),), None, written=written)
     scenario, problems = scenario_with_problems(data, source, rules)
-    errors = [finding("error", p.key, p.problem) for p in _without_echoes(problems)]
+    errors = [error(p) for p in _without_echoes(problems)]
     warnings = [finding("warning", key, message) for key, message in scenario_warnings(data, scenario)]
     order = sorted(errors, key=_by_line) + sorted(warnings, key=_by_line)
-    return ScenarioCheck(source, tuple(order), scenario, rules)
+    return ScenarioCheck(source, tuple(order), scenario, rules, written)
+
+
+def _written(data: dict[str, Any]) -> Written:
+    """What the file writes, counted from its tables whatever their problems."""
+
+    def count(value: Any) -> int:
+        return len(value) if isinstance(value, dict | list) else 0
+
+    game_map = data.get("map")
+    tables = game_map if isinstance(game_map, dict) else {}
+    return Written(
+        sea=count(tables.get("sea")),
+        land=count(tables.get("land")),
+        nations=count(data.get("nations")),
+        unit_groups=count(data.get("units")),
+    )
 
 
 def _by_line(f: Finding) -> int:
@@ -297,14 +343,36 @@ def _without_echoes(problems: list[DataFileError]) -> list[DataFileError]:
 
 
 def scenario_warnings(data: dict[str, Any], scenario: Scenario) -> list[tuple[str, str]]:
-    """(key path, message) for zones nobody can reach, ports without a sea, and a side with
-    nobody at war in round 1 (F8)."""
+    """(key path, message) for zones nobody can reach, ports without a sea, a side with nobody
+    on it or nobody at war in round 1 (F8), and a name not of the template's form."""
     game_map = scenario.game_map
     return [
         *_unreachable(game_map),
         *_inland_ports(data, game_map),
+        *_empty_sides(data),
         *_sides_at_peace(scenario),
+        *_name_form(data),
     ]
+
+
+def _empty_sides(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """F5: a side listing no nation is nobody's enemy: a slip, or a side left to fill in."""
+    sides = data.get("sides")
+    if not isinstance(sides, dict):
+        return []
+    return [(f"sides.{side}", "no nation is on this side (F5)") for side, listed in sides.items() if listed == []]
+
+
+def _name_form(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """A scenario name not of the form `tracker scenario new` gives. Only a warning: nothing
+    finds a scenario by it (campaigns show it in reports and --json); one that cannot be shown
+    on one line is an error of its own."""
+    meta = data.get("scenario")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    if not isinstance(name, str) or SCENARIO_NAME.fullmatch(name) or control_character(name) is not None:
+        return []  # missing, not a string, or with control characters: errors of their own
+    form = "letters, digits, - and _ (at most 64, a letter or digit first)"
+    return [("scenario.name", f"{name!r} is not of {form}, the form `tracker scenario new` gives")]
 
 
 def _zone_key(game_map: GameMap, zone: str) -> str:

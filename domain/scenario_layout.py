@@ -18,11 +18,23 @@ LAYOUT_SEED = 1914
 LAYOUT_WIDTH = 1000
 # Map boxes are about twice as wide as tall: a layout spread wider than high keeps them apart.
 LAYOUT_ASPECT = 1.6
+# networkx's spring layout turns to scipy's sparse matrices from this many zones on, and scipy
+# is no dependency of the tracker: larger maps get ForceAtlas2, as force-directed, numpy only.
+SPRING_LAYOUT_MOST = 499
+# Both layouts compare every pair of zones at each step: beyond this, minutes and gigabytes.
+MAX_LAYOUT_ZONES = 2000
 
 
-def computed_positions(game_map: GameMap) -> dict[str, tuple[int, int]]:
-    """A force-directed layout of the zones (networkx's spring layout, seeded), as integer x/y
-    with x to the right and y downwards, spanning LAYOUT_WIDTH."""
+def computed_positions(game_map: GameMap, source: str = "the map") -> dict[str, tuple[int, int]]:
+    """A force-directed layout of the zones (networkx's spring layout, or ForceAtlas2 on a map
+    of more than SPRING_LAYOUT_MOST zones; seeded), as integer x/y with x to the right and y
+    downwards, spanning LAYOUT_WIDTH. A map too large to lay out is refused, naming `source`."""
+    zones = len(game_map.adjacency)
+    if zones > MAX_LAYOUT_ZONES:
+        raise InputError(
+            f"{source}: {zones} zones without coordinates, and a layout is computed for at most "
+            f"{MAX_LAYOUT_ZONES}: give every zone x and y"
+        )
     # Imported here: only drawing a map without coordinates needs the graph library.
     import networkx as nx
 
@@ -31,7 +43,15 @@ def computed_positions(game_map: GameMap) -> dict[str, tuple[int, int]]:
     graph.add_edges_from((a, b) for a, near in game_map.adjacency.items() for b in sorted(near) if a < b)
     if len(graph) == 1:
         return {zone: (0, 0) for zone in graph}
-    raw = nx.spring_layout(graph, seed=LAYOUT_SEED, iterations=300)
+    if len(graph) <= SPRING_LAYOUT_MOST:
+        raw = nx.spring_layout(graph, seed=LAYOUT_SEED, iterations=300)
+    elif hasattr(nx, "forceatlas2_layout"):
+        raw = nx.forceatlas2_layout(graph, seed=LAYOUT_SEED, max_iter=100)
+    else:
+        raise InputError(
+            f"{source}: {zones} zones without coordinates: laying out more than {SPRING_LAYOUT_MOST} "
+            "needs networkx 3.4 or later; give every zone x and y"
+        )
     xs = [float(p[0]) for p in raw.values()]
     ys = [float(p[1]) for p in raw.values()]
     span_x = max(max(xs) - min(xs), 1e-9)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -23,6 +24,50 @@ def _type_name(value: object) -> str:
         list: "a list",
         dict: "a table",
     }.get(type(value), type(value).__name__)
+
+
+# Characters no name or title in a data file may hold (line breaks, tabs, escapes, format
+# characters): they break one-line messages and terminals, and XML (the SVG map) has no place
+# for them. The same set campaign names refuse (tracker.storage.store.check_campaign_name).
+_CONTROL_CATEGORIES = ("Cc", "Cf", "Zl", "Zp")
+
+
+def control_character(text: str) -> str | None:
+    """The first control character in `text`, or None."""
+    return next((ch for ch in text if unicodedata.category(ch) in _CONTROL_CATEGORIES), None)
+
+
+def printable(text: str) -> str:
+    """`text` with each control character written as its escape (BEL as \\x07), for one-line
+    messages that quote a name without repr's quotes (a key path)."""
+    if control_character(text) is None:
+        return text
+    return "".join(repr(ch)[1:-1] if unicodedata.category(ch) in _CONTROL_CATEGORIES else ch for ch in text)
+
+
+def name_problem(what: str, name: str, comma_splits: str = "") -> str | None:
+    """Why a name a data file gives could not be printed on one line or typed back in a command,
+    or None: empty, spaces around it (what a player types is trimmed), a control character, or a
+    comma where `comma_splits` (which commands split at commas) is given."""
+    if not name.strip():
+        return f"a {what} needs a name: {name!r} is empty"
+    if name != name.strip():
+        return f"{name!r}: a {what} name may not begin or end with spaces (commands trim what is typed)"
+    bad = control_character(name)
+    if bad is not None:
+        return f"{name!r}: a {what} name may not contain control characters such as {bad!r}"
+    if comma_splits and "," in name:
+        return f"{name!r}: a {what} name may not contain a comma ({comma_splits})"
+    return None
+
+
+class SameNameTwice(DataFileError):
+    """One name in two places (two tables, two codes); `keys` names both, so a tool that knows
+    the file's lines points at the later one (the duplicate), not whichever was read first."""
+
+    def __init__(self, source: str, keys: tuple[str, str], problem: str) -> None:
+        super().__init__(source, keys[0], problem)
+        self.keys = keys
 
 
 def did_you_mean(text: str, known: Iterable[str]) -> str:

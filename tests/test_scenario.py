@@ -190,7 +190,8 @@ def test_air_unit_in_an_allied_territory_is_accepted(raw: dict[str, Any], rs: Ru
 def test_f7_air_units_at_sea_without_a_carrier_are_refused(raw: dict[str, Any], rs: Ruleset) -> None:
     i = group_index(raw, "Germany", "fighter")
     raw["units"][i]["at"] = "Heligoland Bight"
-    refused(raw, rs, "units", r"1 Germany air unit\(s\) at sea in Heligoland Bight but carriers there hold 0 \(F7\)")
+    at_sea = r"1 Germany air unit\(s\) at sea in Heligoland Bight but carriers there hold 0 \(F7\)"
+    refused(raw, rs, f"units[{i}].at", at_sea)
 
 
 def test_f7_air_units_at_sea_beyond_carrier_capacity_are_refused(raw: dict[str, Any], rs: Ruleset) -> None:
@@ -198,13 +199,14 @@ def test_f7_air_units_at_sea_beyond_carrier_capacity_are_refused(raw: dict[str, 
     raw["units"][i]["count"] = 2  # the carrier holds 2: accepted
     scenario_from_dict(copy.deepcopy(raw), "sc.toml", rs)
     raw["units"][i]["count"] = 3
-    refused(raw, rs, "units", r"3 Britain air unit\(s\) at sea in Northern North Sea but carriers there hold 2")
+    at_sea = r"3 Britain air unit\(s\) at sea in Northern North Sea but carriers there hold 2"
+    refused(raw, rs, f"units[{i}].at", at_sea)
 
 
 def test_f7_an_allied_carrier_does_not_carry_another_nations_aircraft(raw: dict[str, Any], rs: Ruleset) -> None:
     i = group_index(raw, "France", "bomber")
     raw["units"][i]["at"] = "Northern North Sea"  # beside the British carrier
-    refused(raw, rs, "units", r"1 France air unit\(s\) at sea in Northern North Sea but carriers there hold 0")
+    refused(raw, rs, f"units[{i}].at", r"1 France air unit\(s\) at sea in Northern North Sea but carriers there hold 0")
 
 
 @pytest.mark.parametrize("count", [0, -1])
@@ -240,7 +242,7 @@ def test_unknown_key_in_a_unit_group_is_refused(raw: dict[str, Any], rs: Ruleset
 
 def test_duplicate_nation_code_is_refused(raw: dict[str, Any], rs: Ruleset) -> None:
     raw["nations"]["France"]["code"] = "GB"
-    refused(raw, rs, "nations", "two nations share a code")
+    refused(raw, rs, "nations.France.code", "two nations share a code")
 
 
 def test_nation_on_two_sides_is_refused(raw: dict[str, Any], rs: Ruleset) -> None:
@@ -354,7 +356,7 @@ def test_unknown_top_level_key_is_refused(raw: dict[str, Any], rs: Ruleset) -> N
 
 def test_zone_both_sea_and_land_is_refused(raw: dict[str, Any], rs: Ruleset) -> None:
     raw["map"]["land"]["Skagerrak"] = {"owner": "Germany"}
-    refused(raw, rs, "map", "'Skagerrak' is both a sea zone and a land territory")
+    refused(raw, rs, "map.sea.Skagerrak", "'Skagerrak' is both a sea zone and a land territory")
 
 
 def test_negative_resources_are_refused(raw: dict[str, Any], rs: Ruleset) -> None:

@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
@@ -29,9 +30,10 @@ from eventsourcing.persistence import (
 
 from domain.campaign import Campaign, one_action
 from domain.dice import AutoDice, Dice, DiceSource, ManualDice, NoDice, Override, PromptDice, commitment, new_seed
-from domain.errors import InputError, RuleViolation
+from domain.errors import DataFileError, InputError, RuleViolation
 from domain.ruleset import load_ruleset, ruleset_from_dict
 from domain.scenario import Scenario, read_scenario, scenario_from_dict
+from domain.schema import printable
 from projections.board import BoardProjector
 from projections.schema import ADJUSTED, ensure_schema, event_index
 from projections.views import BoardView, Views, stopped_at
@@ -68,6 +70,39 @@ def board_in(v: Views, turn: int | None = None, phase: str | None = None, at: in
 
 
 MAX_ATTEMPTS = 30
+
+
+@dataclass(frozen=True)
+class NewCampaign:
+    """What `Tracker.create` records, read and checked before any database is touched."""
+
+    name: str
+    scenario_data: dict[str, Any]
+    ruleset_data: dict[str, Any]
+    dice_mode: str
+
+
+def prepare_campaign(name: str, scenario: str, ruleset: str | None = None, dice: str | None = None) -> NewCampaign:
+    """Read and check everything a new campaign is made of: its name, a scenario held to every
+    check of `tracker scenario check` (new_campaign), the ruleset, the dice. Nothing here opens a
+    database, so `tracker new` refuses a bad file before it would create one."""
+    name = check_campaign_name(name)
+    scenario_data, scenario_source = read_scenario(scenario)
+    # The scenario table may be no table at all: the loader below says so with its key path.
+    meta = scenario_data.get("scenario")
+    declared = meta.get("ruleset") if isinstance(meta, dict) else None
+    ruleset_obj, ruleset_data = load_ruleset(ruleset or (declared if isinstance(declared, str) else "twtea-3e"))
+    try:
+        parsed = scenario_from_dict(scenario_data, scenario_source, ruleset_obj, new_campaign=True)
+    except DataFileError as e:
+        # A key path names a table as written, control characters too: escaped, one line.
+        raise DataFileError(e.source, printable(e.key), e.problem) from None
+    dice_mode = dice or parsed.dice
+    if dice_mode not in ("auto", "manual"):
+        raise InputError(f"dice mode must be auto or manual, got {dice_mode!r}")
+    # Check the recorded copies parse the same way before anything is written.
+    ruleset_from_dict(ruleset_data, "ruleset")
+    return NewCampaign(name, scenario_data, ruleset_data, dice_mode)
 
 
 class MissingSeedDice:
@@ -184,31 +219,24 @@ class Tracker(Performing):
         seed: str | None = None,
         created_by: str | None = None,
     ) -> Campaign:
-        """Record a new campaign from a scenario and a ruleset (built-in names or TOML files);
-        `created_by` names the player who created it through a league server (PL1)."""
-        name = check_campaign_name(name)
-        scenario_data, scenario_source = read_scenario(scenario)
-        declared = scenario_data.get("scenario", {}).get("ruleset", "twtea-3e")
-        ruleset_obj, ruleset_data = load_ruleset(ruleset or (declared if isinstance(declared, str) else "twtea-3e"))
-        parsed = scenario_from_dict(scenario_data, scenario_source, ruleset_obj)
-        dice_mode = dice or parsed.dice
-        if dice_mode not in ("auto", "manual"):
-            raise InputError(f"dice mode must be auto or manual, got {dice_mode!r}")
-        # Check the recorded copies parse the same way before anything is written.
-        ruleset_from_dict(ruleset_data, "ruleset")
-        cid_text = self.registry.claim(name, str(uuid.uuid4()))
+        """Record a new campaign from a scenario and a ruleset (built-in names or TOML files),
+        checked as `prepare_campaign` checks them; `created_by` names the player who created it
+        through a league server (PL1)."""
+        made = prepare_campaign(name, scenario, ruleset, dice)
+        cid_text = self.registry.claim(made.name, str(uuid.uuid4()))
         cid = UUID(cid_text)
         if self._exists(cid):
-            raise InputError(f"campaign {name!r} already exists in {self.safe_url}")
+            raise InputError(f"campaign {made.name!r} already exists in {self.safe_url}")
         # A given seed is for demonstrations and tests that must replay the same story.
         stored_seed = self.registry.seed(cid_text, 0, seed or new_seed())
         assert stored_seed is not None
-        seed = stored_seed
-        campaign = Campaign.create(cid, name, scenario_data, ruleset_data, dice_mode, commitment(seed), created_by)
+        campaign = Campaign.create(
+            cid, made.name, made.scenario_data, made.ruleset_data, made.dice_mode, commitment(stored_seed), created_by
+        )
         try:
             self.app.save(campaign)
         except RecordConflictError:
-            raise ConflictError(f"campaign {name!r} was created by another writer at the same time") from None
+            raise ConflictError(f"campaign {made.name!r} was created by another writer at the same time") from None
         return campaign
 
     def campaign_id(self, name: str | None) -> UUID:

@@ -13,6 +13,7 @@ from tracker.cli.common import (
     emit_recorded,
     json_option,
 )
+from tracker.cli.startup import importing
 
 
 @click.command()
@@ -27,6 +28,15 @@ def new(ctx: Context, name: str, scenario: str, ruleset: str | None, dice: str |
 
     Example: tracker new autumn --scenario north-sea-1914 --dice auto
     """
+    if not ctx.has_tracker:
+        # Everything the campaign is made of is checked before the database is opened: opening
+        # creates a new SQLite file, which a refused command must not leave behind. (An open
+        # one, a shell's or a server's, exists already; through a server, only the server may
+        # read a scenario, and its tracker refuses a file path before reading it.)
+        with importing():
+            from tracker.service.application import prepare_campaign
+
+        prepare_campaign(name, scenario, ruleset, dice)
     ctx.may_create = True
     t = ctx.tracker
     campaign = t.create(name, scenario, ruleset, dice)

@@ -5,27 +5,26 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import tempfile
 import tomllib
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
-from domain.errors import InputError
+from domain.errors import DataFileError, InputError, TrackerError
 from domain.ruleset import Ruleset, builtin_names
-from domain.scenario import Scenario, scenario_text
+from domain.scenario import SCENARIO_NAME, Scenario, scenario_text
 from domain.scenario_check import Finding, ScenarioCheck, check_scenario
 from domain.scenario_layout import computed_positions, with_positions
+from domain.schema import printable
 from domain.text import plural
 from tracker.cli.common import emit_json, json_option
 from tracker.cli.output import check_output, write_output
 from tracker.reports.board_map import board_svg
 
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 RULESET_HELP = "Check against this ruleset (a built-in name or a file) instead of the one the scenario names."
 
 
@@ -40,19 +39,30 @@ def scenario_group() -> None:
 def _finding_line(source: str, f: Finding) -> str:
     where = f"{source}:{f.line}" if f.line is not None else source
     key = f"{f.key}: " if f.key else ""
-    return f"{where}: {f.level}: {key}{f.message}"
+    # A key path names a table as written, control characters too (an error of their own):
+    # escaped, the finding stays one line.
+    return printable(f"{where}: {f.level}: {key}{f.message}")
 
 
 def _summary(result: ScenarioCheck) -> str:
     counts = f"{plural(len(result.errors), 'error')}, {plural(len(result.warnings), 'warning')}"
-    sc = result.scenario
-    if sc is None:
+    written = result.written
+    if result.scenario is None or written is None:
         return f"{result.source}: {counts}"
     board = (
-        f"{plural(len(sc.game_map.sea), 'sea zone')}, {plural(len(sc.game_map.land), 'land territory')}"
-        f", {plural(len(sc.nations), 'nation')}, {plural(len(sc.units), 'unit group')}"
+        f"{plural(written.sea, 'sea zone')}, {plural(written.land, 'land territory')}"
+        f", {plural(written.nations, 'nation')}, {plural(written.unit_groups, 'unit group')}"
     )
     return f"{result.source}: {counts} ({board})"
+
+
+def _unreadable(file: str, problem: TrackerError) -> NoReturn:
+    """--json's answer for a file that cannot be read: the error as a finding, exit 2 as without."""
+    message = problem.problem if isinstance(problem, DataFileError) else str(problem)
+    error = {"level": "error", "file": file, "line": None, "key": "", "message": message}
+    emit_json({"file": file, "ok": False, "errors": [error], "warnings": []})
+    click.echo(f"Error: {problem}", err=True)
+    sys.exit(problem.exit_code)
 
 
 @scenario_group.command(name="check")
@@ -61,12 +71,19 @@ def _summary(result: ScenarioCheck) -> str:
 @json_option
 def check(file: str, ruleset: str | None, as_json: bool) -> None:
     """Check a scenario file, or a built-in scenario by name: every error and warning, each with
-    its line and key path. Exit status 1 when there is an error; warnings alone pass.
+    its line and key path. Exit status 0 when there is no error (warnings alone pass), 1 when
+    the file has errors, 2 when it cannot be read (no such file, not UTF-8 text) or --ruleset
+    names none; with --json, a JSON document in each case.
 
     Example: tracker scenario check my-board.toml
     """
-    text, source = scenario_text(file)
-    result = check_scenario(text, source, ruleset)
+    try:
+        text, source = scenario_text(file)
+        result = check_scenario(text, source, ruleset)
+    except TrackerError as e:
+        if not as_json:
+            raise
+        _unreadable(file, e)
     if as_json:
         emit_json(
             {
@@ -134,7 +151,7 @@ def _write_coordinates(
         raise InputError(
             f"{source}: already has coordinates ({plural(given, 'zone')}); --force replaces them with a computed layout"
         )
-    positions = computed_positions(scenario.game_map)
+    positions = computed_positions(scenario.game_map, source)
     write_output(file, with_positions(text, source, scenario.game_map, positions))
     if not quiet:
         click.echo(f"Wrote x and y for {plural(len(positions), 'zone')} into {source}.")
@@ -204,7 +221,7 @@ def map_command(
         positions = _write_coordinates(file, text, source, scenario, force, quiet=as_json)
         origin = "coordinates just written"
     elif not scenario.game_map.positions:
-        positions = computed_positions(scenario.game_map)
+        positions = computed_positions(scenario.game_map, source)
         origin = "laid out from the adjacency: no coordinates in the file (--write-coordinates keeps this layout)"
     else:
         positions = scenario.game_map.positions
@@ -268,7 +285,7 @@ turn_order = ["Germany", "Britain"]
 
 # One table per nation.
 [nations.Germany]
-# code: short and unique; unit IDs (DE-SS1) and the map use it.
+# code: 1 to 8 letters, unique; unit IDs (DE-SS1) and the map use it.
 code = "DE"
 # resources: held at the start. income: collected every turn besides NTR (default 0).
 resources = 20
@@ -292,7 +309,7 @@ ntr = {{ "North Sea" = 2, "Western Approaches" = 3 }}
 ntr_max = {{ "North Sea" = 3, "Western Approaches" = 4 }}
 
 # The map: one table per sea zone ([map.sea."..."]) and per land territory ([map.land."..."]),
-# named as on your board.
+# named as on your board (no commas, and no two names alike but for case: commands type them).
 # adjacent: the zones it borders. List each border once: it holds both ways.
 # x, y: where the map draws the zone (x to the right, y downwards), for every zone or none;
 # `tracker scenario map {name}.toml --write-coordinates` computes them for you.
@@ -327,7 +344,7 @@ port = true
 # nation; type: a unit type of the ruleset (twtea-3e: submarine, destroyer, cruiser,
 # battleship, aircraft_carrier, transport, fighter, bomber, transport_plane); at: a zone;
 # count: how many (default 1). Ships start at sea; aircraft in a territory of their side,
-# or at sea on a carrier of their own nation.
+# or at sea on a carrier of their own nation; none in a territory of a nation still neutral (F8).
 [[units]]
 nation = "Germany"
 type = "submarine"
@@ -384,7 +401,7 @@ def new_scenario(name: str, output: str | None, force: bool, as_json: bool) -> N
 
     Example: tracker scenario new my-board && tracker scenario check my-board.toml
     """
-    if not NAME.fullmatch(name):
+    if not SCENARIO_NAME.fullmatch(name):
         raise InputError(f"scenario name {name!r}: letters, digits, - and _ (at most 64), a letter or digit first")
     target = output or f"{name}.toml"
     if Path(target).exists() and not force:

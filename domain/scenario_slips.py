@@ -1,0 +1,144 @@
+"""What a scenario must also get right to start a new campaign: names the commands can print on
+one line and type back (zones, nations, sides, codes, the title), and starting forces F8 lets
+stand. `tracker new` and `scenario check` apply these; a campaign already recorded is read
+without them, since it cannot be changed and must stay readable."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from domain.errors import DataFileError
+from domain.schema import SameNameTwice, control_character, name_problem
+
+if TYPE_CHECKING:
+    from domain.scenario import Scenario, UnitGroup
+
+Report = Callable[[DataFileError], None]
+
+# A nation code makes its units' IDs (DE-SS1): commands split unit lists at spaces and commas,
+# and reports read the code back as the letters before the first '-'.
+NATION_CODE = re.compile(r"[A-Za-z]{1,8}")
+_FOLD = re.compile(r"[\s_\-]+")
+
+
+def fold_name(text: str) -> str:
+    """A name as the commands compare what a player types (`tracker.service.names.fold`): case,
+    surrounding spaces, and runs of spaces, '-' and '_' inside do not count."""
+    return _FOLD.sub(" ", text.strip()).casefold()
+
+
+def check_new_campaign(
+    data: dict[str, Any], scenario: Scenario, placed: list[tuple[str, UnitGroup]], source: str, report: Report
+) -> None:
+    """Every check of this module; `placed` pairs each starting group with its key (`units[3]`)."""
+    _texts(data, source, report)
+    _zone_names(scenario, source, report)
+    _nation_names(scenario, source, report)
+    _side_names(data, source, report)
+    _start_in_neutral_territory(scenario, placed, source, report)
+
+
+def _texts(data: dict[str, Any], source: str, report: Report) -> None:
+    """The title and name are shown in reports, prompts and on the map: one line each."""
+    meta = data.get("scenario")
+    if not isinstance(meta, dict):
+        return  # the loader reports a missing or malformed table
+    for key in ("name", "title"):
+        value = meta.get(key)
+        bad = control_character(value) if isinstance(value, str) else None
+        if bad is not None:
+            problem = f"the {key} may not contain control characters such as {bad!r} (it is shown on one line)"
+            report(DataFileError(source, f"scenario.{key}", problem))
+
+
+def _zone_names(scenario: Scenario, source: str, report: Report) -> None:
+    """Zone names a player can type: `move --path` splits at commas, and the commands find a
+    zone whatever its case, so two names alike but for case or spaces would be one zone."""
+    game_map = scenario.game_map
+    # In the file's order (seas, then lands), so that messages say the same every time.
+    keys = {zone: f"map.{'sea' if game_map.is_sea(zone) else 'land'}.{zone}" for zone in game_map.adjacency}
+    typable = {}
+    for zone, key in keys.items():
+        problem = name_problem("zone", zone, "`move --path` separates zones with commas")
+        if problem is not None:
+            report(DataFileError(source, key, problem))
+        else:
+            typable[zone] = key
+    # A name reported above ("Kattegat " beside "Kattegat") is not reported again as alike.
+    _alike("zones", typable, source, report, "commands that name a zone could not tell them apart")
+
+
+def _nation_names(scenario: Scenario, source: str, report: Report) -> None:
+    """Nation names and codes a player can type: lists of nations are split at commas, codes
+    make unit IDs, and both are found whatever their case."""
+    names = {name: f"nations.{name}" for name in scenario.nations}
+    typable = {}
+    for name, key in names.items():
+        problem = name_problem("nation", name, "lists of nations in commands are split at commas")
+        if problem is not None:
+            report(DataFileError(source, key, problem))
+        else:
+            typable[name] = key
+        code = scenario.nations[name].code
+        if not NATION_CODE.fullmatch(code):
+            report(
+                DataFileError(
+                    source,
+                    f"{key}.code",
+                    f"{code!r}: a nation code is 1 to 8 letters (A-Z), as DE or GB: it begins the "
+                    "IDs of the nation's units (DE-SS1), which commands split at spaces and commas",
+                )
+            )
+    _alike("nations", typable, source, report, "commands that name a nation could not tell them apart")
+    codes = {n.code: f"nations.{name}.code" for name, n in scenario.nations.items() if NATION_CODE.fullmatch(n.code)}
+    _alike("codes", codes, source, report, "unit IDs typed in commands could not tell their units apart")
+
+
+def _side_names(data: dict[str, Any], source: str, report: Report) -> None:
+    sides = data.get("sides")
+    if not isinstance(sides, dict):
+        return  # the loader reports it
+    for side in sides:
+        problem = name_problem("side", side)
+        if problem is not None:
+            report(DataFileError(source, f"sides.{side}", problem))
+
+
+def _alike(what: str, keys: dict[str, str], source: str, report: Report, why: str) -> None:
+    """Names that differ only in what `fold_name` leaves out, each pair once (exact repeats are
+    the loader's to report)."""
+    first: dict[str, str] = {}
+    for name in keys:
+        folded = fold_name(name)
+        if folded not in first:
+            first[folded] = name
+            continue
+        other = first[folded]
+        problem = f"{what} {other!r} and {name!r} differ only in case, spaces, '-' or '_': {why}"
+        report(SameNameTwice(source, (keys[name], keys[other]), problem))
+
+
+def _start_in_neutral_territory(
+    scenario: Scenario, placed: Iterable[tuple[str, UnitGroup]], source: str, report: Report
+) -> None:
+    """F8: no unit of a belligerent may be on a neutral's territory, so none may start on one:
+    a unit whose nation is at war before the territory's owner enters the war."""
+    nations = scenario.nations
+    for key, group in placed:
+        owner = scenario.game_map.land.get(group.at)
+        if owner not in nations or owner == group.nation or group.nation not in nations:
+            continue
+        enters, owner_enters = nations[group.nation].entry_round, nations[owner].entry_round
+        if owner_enters <= enters:
+            continue
+        at_war = "at war from the start" if enters == 1 else f"at war from round {enters}"
+        report(
+            DataFileError(
+                source,
+                f"{key}.at",
+                f"{group.nation} ({at_war}) cannot start in {group.at}, {owner}'s territory: {owner} is "
+                f"neutral until round {owner_enters} and no unit of a belligerent may be there (F8)",
+            )
+        )
