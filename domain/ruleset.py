@@ -29,6 +29,11 @@ RECORDED_PLACEMENT = "class-order"  # a recorded ruleset without it: recorded be
 SEARCH_ORDERS = ("pending", "named")
 SEARCH_ORDER = "pending"  # a ruleset file without the key: the rule as it stands
 RECORDED_SEARCH_ORDER = "named"  # a recorded ruleset without it: recorded before the key
+# NC1: whether submarines moved in combat_movement into a zone holding enemy surface ships make
+# a naval battle due there, as any naval unit does (the rule as written); a campaign recorded
+# before the key had them lie there without one (`RECORDED_SUBMARINES_ARRIVING`).
+SUBMARINES_ARRIVING = True
+RECORDED_SUBMARINES_ARRIVING = False
 ROLL_KINDS = (
     "merchant_defence",
     "convoy_search",
@@ -160,6 +165,7 @@ class Ruleset:
     retreat_distance: int = 1  # NC1: how many sea zones an attacker may retreat
     hit_placement: str = PLACEMENT  # HA7: PLACEMENTS
     search_order: str = SEARCH_ORDER  # CV4: SEARCH_ORDERS
+    submarines_arriving_fight: bool = SUBMARINES_ARRIVING  # NC1
     content_hash: str = field(default="", compare=False)
 
     def unit(self, name: str) -> UnitType:
@@ -256,11 +262,16 @@ def _unit_type(name: str, r: Reader) -> UnitType:
 
 
 def ruleset_from_dict(
-    data: dict[str, Any], source: str, placement: str = PLACEMENT, search_order: str = SEARCH_ORDER
+    data: dict[str, Any],
+    source: str,
+    placement: str = PLACEMENT,
+    search_order: str = SEARCH_ORDER,
+    submarines_arriving: bool = SUBMARINES_ARRIVING,
 ) -> Ruleset:
     """Validate a ruleset table; raise DataFileError naming the first problem found.
     `placement` is HA7's placement where the table does not say (PLACEMENTS), `search_order`
-    CV4's order of a search's dice (SEARCH_ORDERS)."""
+    CV4's order of a search's dice (SEARCH_ORDERS), `submarines_arriving` whether NC1 makes
+    a battle due where submarines moved in among enemy surface ships."""
     # The sections are read in file order, so the first problem reported is the first a reader
     # of the file would meet.
     top = Reader(source, data)
@@ -277,6 +288,7 @@ def ruleset_from_dict(
     nc = top.table("naval_combat")
     cancel = nc.integer("opening_fire_cancelled_per_escort", 0, 10)
     retreat_distance = nc.integer("retreat_distance", 1, 10, default=1)
+    arriving = nc.boolean("submarines_arriving_fight", default=submarines_arriving)
     nc.finish()
     trade = top.table("trade", required=False)
     ntr_value = trade.integer("ntr_value", 0, 100, default=1)
@@ -298,6 +310,7 @@ def ruleset_from_dict(
         ntr_value=ntr_value,
         retreat_distance=retreat_distance,
         search_order=search_order,
+        submarines_arriving_fight=arriving,
         content_hash=content_hash(data),
         **hit_allocation,
         **convoy,
@@ -498,7 +511,8 @@ _parsed: dict[str, Ruleset] = {}
 
 def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     """A ruleset file and the data a new campaign records of it. A recorded ruleset that does not
-    say how HA7 places hits, or in which order a search's dice are rolled (CV4), was recorded
+    say how HA7 places hits, in which order a search's dice are rolled (CV4), or whether
+    submarines moving in among enemy surface ships fight (NC1), was recorded
     before the rule was amended and is refereed as then (`ruleset_from_recorded`), so the data
     says it: the rule as it stands unless the file says."""
     data, source = read_builtin_or_file("rulesets", name_or_path)
@@ -508,6 +522,9 @@ def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     dice = data.get("dice")
     if isinstance(dice, dict) and "search_order" not in dice:
         data = {**data, "dice": {**dice, "search_order": SEARCH_ORDER}}
+    nc = data.get("naval_combat")
+    if isinstance(nc, dict) and "submarines_arriving_fight" not in nc:
+        data = {**data, "naval_combat": {**nc, "submarines_arriving_fight": SUBMARINES_ARRIVING}}
     return ruleset_from_dict(data, source), data
 
 
@@ -522,7 +539,9 @@ def ruleset_from_recorded(data: dict[str, Any]) -> Ruleset:
         return hit[1]
     key = content_hash(data)
     if key not in _parsed:
-        _parsed[key] = ruleset_from_dict(data, "recorded ruleset", RECORDED_PLACEMENT, RECORDED_SEARCH_ORDER)
+        _parsed[key] = ruleset_from_dict(
+            data, "recorded ruleset", RECORDED_PLACEMENT, RECORDED_SEARCH_ORDER, RECORDED_SUBMARINES_ARRIVING
+        )
     # Holding `data` keeps its id from being reused while the entry lives.
     _recent[id(data)] = (data, _parsed[key])
     if len(_recent) > 256:

@@ -107,7 +107,6 @@ def test_nc1_a_naval_battle_is_started_by_the_phasing_nation_in_its_naval_combat
 
 def test_nc1_pending_lists_the_battles_due_where_ships_moved_in() -> None:
     c = campaign("combat_movement")
-    c.move("Germany", ["DE-SS3"], [SNS])  # a submarine may stop among enemies without a battle (SM5)
     c.move("Germany", ["DE-CA1", "DE-BB1", "DE-BB2"], [CNS])
     advance_passing(c)
     (due,) = c.pending()

@@ -59,7 +59,9 @@ class Gates(CampaignBase):
         """NC1: zones where a naval battle is due this naval_combat phase (T4: `next` waits)."""
         if self.phase != "naval_combat":
             return []
-        return combat.due_zones(self.board() if board is None else board, self.nation, self.fought, self.attack_zones)
+        return combat.due_zones(
+            self.board() if board is None else board, self.nation, self.fought, self.attack_zones, self.movement_ended
+        )
 
     def turn_item(self) -> dict[str, Any]:
         """T3, T4: the item of a phase that nothing keeps open, kind "turn": the game waits for

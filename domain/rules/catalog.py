@@ -51,8 +51,8 @@ RULES: dict[str, str] = {
     "submerged or retreated moves no more this turn.",
     "SM5": "Undetected submarines continue to their destination or stop and attack: their move ends and a naval "
     "battle is due there.",
-    "NC1": "A naval battle is due where the moving nation moved ships or aircraft in with enemy surface ships, or "
-    "stopped submarines to attack (SM5); fleets merely sharing a zone may fight.",
+    "NC1": "A naval battle is due where the moving nation moved naval or air units in with enemy surface ships "
+    "(submarines included), or stopped submarines to attack (SM5); fleets merely sharing a zone may fight.",
     "NC2": "Opening fire: submarines fire first in round one, except one cancelled per enemy escort present.",
     "NC3": "After opening fire all remaining units fire together; casualties are removed after the round.",
     "NC4": "Submarines may submerge at the end of any round and leave the battle.",

@@ -48,13 +48,24 @@ def check_start(
     return attackers, defenders
 
 
-def due_zones(board: Board, nation: str, fought: list[list[str]], attack_zones: list[str]) -> list[str]:
-    """NC1: sea zones where a naval battle is due: the nation moved surface ships or air units
-    into the zone this turn and enemy surface ships are there, or its submarines stopped
-    there to attack (SM5) and enemy naval units are there; and no naval battle has been
-    fought there this phase. Fleets that merely share a zone may fight but need not; a zone
-    with only enemy submarines calls for ASW combat (AS1), which is optional."""
+def due_zones(
+    board: Board,
+    nation: str,
+    fought: list[list[str]],
+    attack_zones: list[str],
+    movement_ended: dict[str, str] | None = None,
+) -> list[str]:
+    """NC1: sea zones where a naval battle is due: the nation moved naval or air units into the
+    zone this turn and enemy surface ships are there, or its submarines stopped there to
+    attack (SM5) and enemy naval units are there; and no naval battle has been fought there
+    this phase. Fleets that merely share a zone may fight but need not; a zone with only
+    enemy submarines calls for ASW combat (AS1), which is optional. A submarine whose
+    movement an interception ended (SM4: it submerged or retreated, `movement_ended`) did not
+    move in to attack; nor, in a campaign recorded before the ruleset said
+    `submarines_arriving_fight`, did any submarine."""
     game_map = board.scenario.game_map
+    ended = movement_ended or {}
+    subs_fight = board.ruleset.submarines_arriving_fight
 
     def enemy(zone: str, surface: bool) -> bool:
         return any(
@@ -67,7 +78,10 @@ def due_zones(board: Board, nation: str, fought: list[list[str]], attack_zones: 
     zones = {
         u.at
         for u in board.units.values()
-        if u.nation == nation and u.moved and not board.unit_type(u).is_submarine and game_map.is_sea(u.at)
+        if u.nation == nation
+        and u.moved
+        and game_map.is_sea(u.at)
+        and (not board.unit_type(u).is_submarine or (subs_fight and ended.get(u.id) != "SM4"))
     }
     due = {z for z in zones if enemy(z, surface=True)}
     due |= {z for z in attack_zones if enemy(z, surface=False) and any(u.nation == nation for u in board.units_at(z))}
