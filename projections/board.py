@@ -25,6 +25,7 @@ from uuid import UUID
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 
+from domain.errors import TrackerError
 from domain.memory import collector_paused
 from projections.batch import Batch
 from projections.positions import turn_number
@@ -82,6 +83,9 @@ class _Stop(Exception):
 
 
 def _describe(e: BaseException) -> str:
+    # The library's error, where the mapper said it in its own words (an unreadable stored row).
+    if isinstance(e, TrackerError) and e.__cause__ is not None:
+        e = e.__cause__
     text = str(e).strip().splitlines()[0] if str(e).strip() else ""
     return f"{type(e).__name__}: {text}"[:500]
 

@@ -174,3 +174,26 @@ def test_a_campaign_name_with_a_newline_or_control_character_is_refused(tmp_path
     code, out = invoke(str(db), "import", str(tmp_path / "x.jsonl"), "--as", name)
     assert code == 2 and "control characters" in out
     assert json.loads(invoke(str(db), "campaigns", "--json")[1]) == ["fine"]
+
+
+def test_an_edited_event_row_is_one_line_naming_the_event(tmp_path: Path) -> None:
+    """A stored event cut in half outside the tracker: every command meeting it says which
+    event, as `verify` does, never the library's "unexpected" error."""
+    db = tmp_path / "c.db"
+    invoke(str(db), "new", "autumn", "--scenario", "north-sea-1914")
+    invoke(str(db), "research", "advanced_asw")
+    conn = sqlite3.connect(db)
+    (state,) = conn.execute("SELECT state FROM tracker_events WHERE originator_version = 3").fetchone()
+    conn.execute("UPDATE tracker_events SET state = ? WHERE originator_version = 3", (state[: len(state) // 2],))
+    conn.commit()
+    conn.close()
+    code, out = invoke(str(db), "explain", "3")
+    assert (code, out) == (
+        1,
+        "Error: event 3 cannot be read (MapperDeserialisationError): the stored row was edited; run `tracker verify`\n",
+    )
+    code, out = invoke(str(db), "verify")
+    assert code == 1 and "FAILED: event 3 cannot be read (MapperDeserialisationError): the stored row was edited" in out
+    for args in (["report", "--all"], ["export", str(tmp_path / "x.jsonl")]):
+        code, out = invoke(str(db), *args)
+        assert code == 1 and "event 3" in out and "unexpected" not in out, out

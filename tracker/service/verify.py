@@ -45,6 +45,7 @@ from uuid import UUID
 
 from domain.chain import GENESIS, chain_hash, event_content
 from domain.dice import commitment, derive_roll
+from domain.errors import TrackerError
 from tracker.service.verify_referee import referee_and_snapshots
 from tracker.service.verify_registry import Head, Seen, check_head, check_registry, check_seed
 from tracker.service.verify_report import Broken, VerifyReport, fail
@@ -127,8 +128,10 @@ class _LogWalk:
         try:
             return decode()
         except Exception as e:  # noqa: BLE001 - any decoding failure means an edited row
+            # The library's error, where the mapper said it in its own words.
+            cause = e.__cause__ if isinstance(e, TrackerError) and e.__cause__ is not None else e
             raise Broken(
-                version, f"event {version} cannot be read ({type(e).__name__}): the stored row was edited"
+                version, f"event {version} cannot be read ({type(cause).__name__}): the stored row was edited"
             ) from None
 
     def check_link(self, version: int, kind: str, event: Any) -> Any:

@@ -15,7 +15,8 @@ from eventsourcing.persistence import Mapper, PersistenceError, RecordConflictEr
 
 from domain.campaign import Campaign
 from domain.chain import GENESIS, chain_hash, event_content
-from domain.errors import InputError, TrackerError
+from domain.errors import InputError
+from tracker.storage.mapper import DamagedLogError as DamagedLogError
 from tracker.storage.mapper import TrackerMapper
 from tracker.storage.recorder import CampaignSnapshot
 
@@ -26,10 +27,6 @@ SNAPSHOT_INTERVAL = 200
 # every 200 events, and a sixth of that compressed. A JSON state starts with "{", so a state
 # without the marker (every snapshot stored before) is read as it is.
 COMPRESSED = b"zlib:"
-
-
-class DamagedLogError(TrackerError):
-    """The stored log or its views were damaged outside the tracker (exit 1, like a failed verify)."""
 
 
 class CampaignRepository(Repository[UUID]):

@@ -8,9 +8,10 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.persistence import Mapper, StoredEvent
+from eventsourcing.persistence import Mapper, MapperDeserialisationError, StoredEvent
 from eventsourcing.utils import get_topic, resolve_topic
 
+from domain.errors import TrackerError
 from tracker.storage.rows import made
 
 # How the JSON transcoder writes every event's first field, its timestamp.
@@ -20,6 +21,15 @@ _scan_json: Any = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _new = object.__new__
 _set = object.__setattr__
 _from_iso = datetime.fromisoformat
+
+
+class DamagedLogError(TrackerError):
+    """The stored log or its views were damaged outside the tracker (exit 1, like a failed verify)."""
+
+
+class UnreadableEventError(DamagedLogError, MapperDeserialisationError):
+    """A stored event the mapper cannot decode: damaged (a TrackerError, told in one line) and
+    still the library's own error, for code that catches that."""
 
 
 class TrackerMapper(Mapper[UUID]):
@@ -91,7 +101,15 @@ class TrackerMapper(Mapper[UUID]):
                         return domain_event
             except (ValueError, TypeError, KeyError, StopIteration):
                 pass  # eventsourcing's path below raises its own error, or decodes it its way
-        return super().to_domain_event(stored_event)
+        try:
+            return super().to_domain_event(stored_event)
+        except Exception as e:  # noqa: BLE001 - whatever the library raises, the row is unreadable
+            # Said as `verify` says it, for every command that meets the row (explain, report,
+            # export): one line naming the event, not the library's error.
+            raise UnreadableEventError(
+                f"event {stored_event.originator_version} cannot be read ({type(e).__name__}): "
+                "the stored row was edited; run `tracker verify`"
+            ) from e
 
     def _class_of(self, topic: str) -> tuple[Any, int]:
         cls = resolve_topic(topic)
