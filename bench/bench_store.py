@@ -60,11 +60,12 @@ SCENARIO = "north-sea-1914"
 # target holds on the whole-war board too).
 SCENARIOS = ("north-sea-1914", "great-war-1914")
 # One unit per nation that shuttles between two adjacent sea zones: out in combat movement,
-# back in non-combat movement (one step each, within every unit's allowance). Hand-picked for
-# north-sea-1914; other scenarios get theirs from `pick_movers`.
+# back in non-combat movement (one step each, within every unit's allowance), never into enemy
+# surface ships (NC1 would make a battle due). Hand-picked for north-sea-1914; other scenarios
+# get theirs from `pick_movers`.
 MOVERS = {
-    "Germany": ("DE-SS1", "Central North Sea", "Northern North Sea"),
-    "Britain": ("GB-SS1", "Heligoland Bight", "Skagerrak"),
+    "Germany": ("DE-SS1", "Central North Sea", "Heligoland Bight"),
+    "Britain": ("GB-SS1", "Heligoland Bight", "Central North Sea"),
     "Austria-Hungary": ("AH-SS1", "Skagerrak", "Heligoland Bight"),
     "France": ("FR-DD1", "English Channel", "Western Approaches"),
 }
