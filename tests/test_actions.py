@@ -171,3 +171,12 @@ def test_inputs_added_later_are_recorded_only_when_given_so_older_logs_re_refere
     adjust = ACTIONS["adjust"].validate({"reason": "agreed"})
     assert "enter" not in adjust
     assert ACTIONS["adjust"].validate({"reason": "agreed", "enter": ["Italy"]})["enter"] == ["Italy"]
+
+
+def test_ad1_an_owner_given_twice_for_one_territory_is_refused_not_the_last_taken() -> None:
+    from tracker.service.actions import build_adjustment
+
+    with pytest.raises(InputError) as info:
+        build_adjustment((), None, (), (), ("England=Germany", "england=France"), ())
+    assert str(info.value) == "--owner names 'england' twice: give each territory one new owner"
+    assert build_adjustment((), None, (), (), ("England=Germany",), ()).owners == {"England": "Germany"}

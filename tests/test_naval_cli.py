@@ -217,3 +217,18 @@ def test_rk3_start_auto_is_one_action_and_one_undo_takes_it_back(db: str, start:
     state = json.loads(run(db, "state", "--json"))
     assert state["phase"] == "naval_combat" and state["nation"] == "Germany"
     assert run(db, "verify").startswith("OK:")
+
+
+def test_a_choice_for_a_battle_that_is_not_there_or_waits_for_dice_says_so(db: str) -> None:
+    run(db, "new", "t", "--scenario", "north-sea-1914", "--dice", "manual")
+    run(db, "next", "--to", "combat_movement")
+    run(db, "move", "DE-BB1", "DE-BB2", "DE-CA1", "--path", "Central North Sea")
+    run(db, "next")
+    run(db, "battle", "start", "--zone", "Central North Sea")
+    for choice in (["targets", "7"], ["screen", "7"], ["casualties", "7"], ["decide", "7"]):
+        assert refused(db, 2, "battle", *choice) == "Error: no battle 7 in progress (active: 1 (naval))\n"
+    run(db, "battle", "targets", "1")
+    run(db, "battle", "screen", "1")
+    # Both sides roll now: a choice is refused with what the battle waits for, not "say which nation".
+    out = refused(db, 1, "battle", "casualties", "1")
+    assert out.startswith("Error: NC3: battle 1 is waiting for Germany and Britain to roll 8 dice"), out

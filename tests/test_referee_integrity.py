@@ -145,6 +145,27 @@ def test_ad1_an_adjustment_cannot_leave_impossible_values() -> None:
     refused(c, InputError, lambda: c.adjust(Adjustment(remove=("DE-SS99",)), "x"))
 
 
+def test_ad1_f7_air_units_added_at_sea_go_aboard_the_nations_carriers_with_room() -> None:
+    c = campaign()
+    err = refused(c, RuleViolation, lambda: c.adjust(Adjustment(add=(("Germany", "fighter", "Skagerrak", 1),)), "x"))
+    assert (err.rule, err.reason) == (
+        "F7",
+        "Germany's air units at sea in Skagerrak need room on its carriers there: 0 aboard and 1 added, room for 0",
+    )
+    # GB-CV1 carries two, GB-FT1 aboard already: one more fits, two do not.
+    too_many = Adjustment(add=(("Britain", "fighter", "Northern North Sea", 2),))
+    refused(c, RuleViolation, lambda: c.adjust(too_many, "x"), "F7")
+    c.adjust(Adjustment(add=(("Britain", "fighter", "Northern North Sea", 1),)), "a second squadron")
+
+
+def test_ad1_ntr_only_in_sea_zones_and_a_unit_removed_once() -> None:
+    c = campaign()
+    err = refused(c, RuleViolation, lambda: c.adjust(Adjustment(ntr=(("Germany", "England", 1),)), "x"), "AD1")
+    assert err.reason == "England is a land territory: NTR are markers in sea zones (F6)"
+    err = refused(c, InputError, lambda: c.adjust(Adjustment(remove=("DE-SS1", "DE-SS1")), "x"))
+    assert str(err) == "DE-SS1 is named twice in --remove"
+
+
 def test_ad1_a_changed_owner_decides_landing_and_ports() -> None:
     c = campaign()
     c.adjust(Adjustment(owners={"Northern France": "Germany"}), "the offensive takes Lille")

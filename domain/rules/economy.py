@@ -149,6 +149,21 @@ def check_entry(board: Board, nations: tuple[str, ...]) -> None:
             )
 
 
+def _require_carrier_room(board: Board, adj: Adjustment, nation: str, zone: str) -> None:
+    """F7: air units added at sea go aboard the nation's own carriers there, within their room
+    (what the scenario check asks of a starting board)."""
+    here = [u for u in board.units_at(zone) if u.nation == nation and u.id not in adj.remove]
+    room = sum(board.unit_type(u).carries for u in here)
+    aboard = sum(1 for u in here if board.unit_type(u).is_air)
+    added = sum(n for who, t, at, n in adj.add if who == nation and at == zone and board.ruleset.unit(t).is_air)
+    if aboard + added > room:
+        raise RuleViolation(
+            "F7",
+            f"{nation}'s air units at sea in {zone} need room on its carriers there: "
+            f"{aboard} aboard and {added} added, room for {room}",
+        )
+
+
 def check_adjustment(board: Board, adj: Adjustment, reason: str) -> None:
     """AD1: an adjustment changes only what exists, to values the board can hold, and says why."""
     if not reason.strip():
@@ -167,8 +182,11 @@ def check_adjustment(board: Board, adj: Adjustment, reason: str) -> None:
             raise RuleViolation("AD1", f"naval units cannot be added in {zone}, a land territory")
         if ut.is_air and game_map.is_land(zone) and board.enemies(nation, board.owners[zone]):
             raise RuleViolation("AD1", f"{nation}'s air units cannot be added in {zone}, held by {board.owners[zone]}")
-    if len(set(adj.remove)) != len(adj.remove):
-        raise InputError("a unit is named twice")
+        if ut.is_air and game_map.is_sea(zone):
+            _require_carrier_room(board, adj, nation, zone)
+    twice = next((u for u in adj.remove if adj.remove.count(u) > 1), None)
+    if twice is not None:
+        raise InputError(f"{twice} is named twice in --remove")
     for uid in adj.remove:
         if uid not in board.units:
             raise board.unknown_unit(uid)
@@ -183,6 +201,8 @@ def check_adjustment(board: Board, adj: Adjustment, reason: str) -> None:
         _nation(board, nation)
         if not game_map.knows(zone):
             raise InputError(f"unknown zone {zone!r}")
+        if not game_map.is_sea(zone):
+            raise RuleViolation("AD1", f"{zone} is a land territory: NTR are markers in sea zones (F6)")
         limit = board.scenario.nations[nation].ntr_max.get(zone, 0)
         present = board.ntr.get(nation, {}).get(zone, 0)
         if not 0 <= present + change <= limit:

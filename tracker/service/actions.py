@@ -18,7 +18,7 @@ from tracker.service.inputs import ACTIONS as ACTIONS
 from tracker.service.inputs import Action as Action
 from tracker.service.inputs import Field, action
 from tracker.service.inputs import get as get
-from tracker.service.names import Names, split_units
+from tracker.service.names import Names, fold, split_units
 
 if TYPE_CHECKING:
     from domain.campaign import Campaign
@@ -40,7 +40,13 @@ def _waiting(c: Campaign, battle: int, nation: str | None) -> str:
         return Names(c).nation(nation)
     c.require_not_ended(battle)  # CV7: an ended battle is refused, not asked about
     b = c.battles.get(str(battle))
-    waiting = b["waiting"] if b else []
+    if b is None:
+        active = ", ".join(f"{x['id']} ({x['kind']})" for x in c.battles.values()) or "none"
+        raise InputError(f"no battle {battle} in progress (active: {active})")
+    waiting = list(b["waiting"])
+    if len(waiting) > 1 and any(p.get("battle") == battle and p.get("dice") for p in c.pending()):
+        # Both sides roll: no choice is open, and the referee says what the battle waits for.
+        return str(waiting[0])
     if len(waiting) != 1:
         raise InputError(f"say which nation chooses with --nation (waiting for: {', '.join(waiting) or 'nobody'})")
     return str(waiting[0])
@@ -206,9 +212,11 @@ def build_adjustment(
     for text in ntr:
         nation, zone, change = _parse("--ntr", text, 3, "NATION:ZONE=CHANGE (e.g. 'Britain:Irish Sea=+1')")
         ntr_changes.append((nation, zone, _number("--ntr", change)))
-    owners = {}
+    owners: dict[str, str] = {}
     for text in owner:
         territory, nation = _parse("--owner", text, 2, "TERRITORY=NATION")
+        if any(fold(t) == fold(territory) for t in owners):
+            raise InputError(f"--owner names {territory.strip()!r} twice: give each territory one new owner")
         owners[territory] = nation
     levels = []
     for text in tech:
