@@ -369,8 +369,13 @@ def _name_form(data: dict[str, Any]) -> list[tuple[str, str]]:
     on one line is an error of its own."""
     meta = data.get("scenario")
     name = meta.get("name") if isinstance(meta, dict) else None
-    if not isinstance(name, str) or SCENARIO_NAME.fullmatch(name) or control_character(name) is not None:
-        return []  # missing, not a string, or with control characters: errors of their own
+    if (
+        not isinstance(name, str)
+        or not name.strip()
+        or SCENARIO_NAME.fullmatch(name)
+        or control_character(name) is not None
+    ):
+        return []  # missing, not a string, empty or with control characters: errors of their own
     form = "letters, digits, - and _ (at most 64, a letter or digit first)"
     return [("scenario.name", f"{name!r} is not of {form}, the form `tracker scenario new` gives")]
 

@@ -47,6 +47,11 @@ def _texts(data: dict[str, Any], source: str, report: Report) -> None:
         return  # the loader reports a missing or malformed table
     for key in ("name", "title"):
         value = meta.get(key)
+        if isinstance(value, str) and not value.strip():
+            report(
+                DataFileError(source, f"scenario.{key}", f"the {key} is empty (it names the board in logs and reports)")
+            )
+            continue
         bad = control_character(value) if isinstance(value, str) else None
         if bad is not None:
             problem = f"the {key} may not contain control characters such as {bad!r} (it is shown on one line)"

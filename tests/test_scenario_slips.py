@@ -499,6 +499,17 @@ def test_a_title_with_control_characters_is_an_error_and_never_drawn(tmp_path: P
     assert not (tmp_path / "map.svg").exists()
 
 
+@pytest.mark.parametrize("key, line", [("name", 'name = "ourbaltic"'), ("title", 'title = "Our Baltic board"')])
+def test_an_empty_scenario_name_or_title_is_an_error(tmp_path: Path, key: str, line: str) -> None:
+    text = edited(BOARD, line, f'{key} = "  "')
+    path = written(tmp_path, text)
+    at = line_with(text, f'{key} = "  "')
+    assert checked(path, 1) == [
+        f"{path}:{at}: error: scenario.{key}: the {key} is empty (it names the board in logs and reports)",
+        f"{path}: 1 error, 0 warnings (8 sea zones, 7 land territories, 3 nations, 5 unit groups)",
+    ]
+
+
 def test_a_side_name_with_a_control_character_is_an_error(tmp_path: Path) -> None:
     text = edited(BOARD, '"Entente" = ', '"Ent\\tente" = ')
     path = written(tmp_path, text)
