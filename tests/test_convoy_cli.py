@@ -60,8 +60,9 @@ def to_britain_collect(db: str) -> None:
 
 def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
     run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
-    run(db, "next")
-    run(db, "next")  # Germany's combat_movement: a third U-boat joins, it will not take part
+    # Germany's noncombat_movement: a third U-boat joins, it will not take part (moved in in
+    # combat_movement, it would make a naval battle due there, NC1).
+    run(db, "next", "--to", "noncombat_movement")
     run(db, "move", "DE-SS3", "--to", CNS)
     to_britain_collect(db)
     start = len(log(db))

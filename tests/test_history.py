@@ -45,7 +45,7 @@ def research(c: Campaign, d: DiceSource) -> None:
 
 
 def move_sub(c: Campaign, _d: DiceSource) -> None:
-    c.move("Germany", ["DE-SS3"], ["Southern North Sea"])
+    c.move("Germany", ["DE-SS3"], ["Skagerrak"])  # among allies: no battle due (NC1)
 
 
 # ----- projections -----

@@ -361,8 +361,9 @@ def _convoy_battle(demo: _Narrator) -> None:
         )
     demo.pending()
     demo.act(
-        "Britain sends a destroyer, the cruiser, the bomber from England and the carrier's fighter to search (CV3):",
-        ("convoy search", {"battle": battle, "units": ["GB-DD1", "GB-CA1", "GB-BM1", "GB-FT1"]}),
+        "Britain sends both destroyers and the carrier's fighter to search (CV3), each die in the order pending "
+        "lists them (CV4):",
+        ("convoy search", {"battle": battle, "units": ["GB-DD1", "GB-DD2", "GB-FT1"]}),
     )
     if demo.battle_state(battle).get("step") not in (None, "convoy_table"):
         demo.say("One round: the U-boats fire at detecting ships only, the detecting units at the U-boats (CV4, HA2):")
