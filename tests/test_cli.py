@@ -71,8 +71,8 @@ def test_sm1_refused_move_exits_1_with_one_line_and_records_nothing(db: str) -> 
     ("args", "message"),
     [
         (["move", "XX-SS9", "--to", "Dover Strait"], "T3"),  # wrong phase is checked first
-        (["state", "--bogus"], "No such option"),
-        (["bogus"], "No such command"),
+        (["state", "--bogus"], "state: no such option --bogus (see cli state --help)"),
+        (["bogus"], "no such command 'bogus' (see cli --help)"),
         (["move", "DE-SS1"], "exactly one of --to or --path"),
     ],
 )

@@ -23,6 +23,8 @@ from domain.ruleset import KNOWN_PHASES
 from domain.text import plural
 from projections.summary import rule_of, summary
 from tracker.cli.context import Context as Context
+from tracker.cli.params import MAX_INT as MAX_INT
+from tracker.cli.params import NATION, Dice, Whole, dice_problem
 from tracker.service.names import Names
 
 if TYPE_CHECKING:
@@ -33,9 +35,8 @@ if TYPE_CHECKING:
 
 # Every number a command takes fits a PostgreSQL INTEGER column (and so SQLite's): larger
 # ones are refused as bad usage (exit 2) before anything reaches the database.
-MAX_INT = 2**31 - 1
-POSITIVE = click.IntRange(1, MAX_INT)
-INTEGER = click.IntRange(-MAX_INT, MAX_INT)
+POSITIVE = Whole(1, MAX_INT)
+INTEGER = Whole(-MAX_INT, MAX_INT)
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 # A running count (`counting`) shows after this many seconds, redrawn at most this often.
@@ -148,19 +149,33 @@ def nations_option(values: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def override_options(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """--override, --reason and --agreed-by (RK3), for `what` the override allows."""
+    """--override, --reason and --agreed-by (RK3), for `what` the override allows; --reason or
+    --agreed-by without --override is bad usage, said before anything is rolled or recorded."""
 
     def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
-        f = click.option(
+        @functools.wraps(f)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            ctx = click.get_current_context()
+            if not kwargs["override"] and (_given(ctx, "reason") or _given(ctx, "agreed_by")):
+                # Without it they were dropped, and the action (an auto die) went on as if unsaid.
+                raise click.UsageError("--reason and --agreed-by go with --override")
+            return f(*args, **kwargs)
+
+        g = click.option(
             "--agreed-by",
             "agreed_by",
             multiple=True,
             help="A nation of the other side that agrees to the override (repeat, or comma-separate).",
-        )(f)
-        f = click.option("--reason", default="", help="Why the override: recorded, shown by verify and reports.")(f)
-        return click.option("--override", is_flag=True, help=f"{what} (RK3): needs --reason and --agreed-by.")(f)
+        )(checked)
+        g = click.option("--reason", default="", help="Why the override: recorded, shown by verify and reports.")(g)
+        return click.option("--override", is_flag=True, help=f"{what} (RK3): needs --reason and --agreed-by.")(g)
 
     return decorate
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    """Whether the option was typed (an empty --reason "" too), not left at its default."""
+    return ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
 
 
 def dice_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -169,6 +184,9 @@ def dice_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(f)
     def wrapper(*args: Any, override: bool, reason: str, agreed_by: tuple[str, ...], **kwargs: Any) -> Any:
+        if kwargs.get("reference") is not None and kwargs.get("dice_text") is None:
+            # A reference names typed dice: without them an auto die would be rolled and recorded.
+            raise click.UsageError("--ref goes with --dice")
         ctx = click.get_current_context().find_object(Context)
         if ctx is not None and override:
             if kwargs.get("dice_text") is None:
@@ -181,6 +199,7 @@ def dice_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--dice",
         "dice_text",
+        type=Dice(),
         help="Manual dice values in the order `pending` lists, e.g. '10,3' (required with manual dice).",
     )(g)
 
@@ -288,6 +307,20 @@ def console(file: Any = None) -> Console:
     return Console(file=file, highlight=False, soft_wrap=False)
 
 
+def quoted(name: str) -> str:
+    """A name a user chose (a campaign's, a player's) in quotes, as typed: in single quotes, or
+    in double quotes when it holds one, or in curly ones when it holds both; Python's repr
+    would print `'it\\'s "q"'`. One that holds a control character is shown as repr shows it,
+    escaped, so it cannot break the line or the terminal."""
+    if not name.isprintable():
+        return repr(name)
+    if "'" not in name:
+        return f"'{name}'"
+    if '"' not in name:
+        return f'"{name}"'
+    return f"\u201c{name}\u201d"
+
+
 def split_list(text: str | None) -> list[str] | None:
     """'A,B' as [A, B]; '' as []; no option at all as None (the default choice). For zone
     lists, whose names hold spaces; unit lists go through `names.split_units`."""
@@ -338,6 +371,10 @@ def ask_for_dice(what: str, count: int, faces: int) -> list[int]:
     """Ask for one roll's dice, as `pending` would name it, until the values fit (D1, D3)."""
     while True:
         text = click.prompt(f"Dice for {what} ({plural(count, 'die')}, D{faces}, in order)", prompt_suffix=": ")
+        problem = dice_problem(text)
+        if problem is not None:
+            click.echo(f"  {problem}", err=True)
+            continue
         try:
             values = parse_dice(text)
         except TrackerError as e:
@@ -385,7 +422,7 @@ def nation_option(
     """`--nation`, completed from the campaign's nations."""
     from tracker.cli.completion import complete_nations
 
-    return click.option("--nation", help=help_text, shell_complete=complete_nations)
+    return click.option("--nation", type=NATION, help=help_text, shell_complete=complete_nations)
 
 
 def battle_argument(f: Callable[..., Any]) -> Callable[..., Any]:

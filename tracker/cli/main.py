@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from domain.errors import TrackerError
+from tracker.cli.params import CAMPAIGN, DATABASE, SERVER, one_line
 from tracker.cli.startup import importing, settle_imports_from_now
 
 if TYPE_CHECKING:
@@ -295,6 +296,15 @@ class TrackerGroup(click.Group):
             return self.commands[name].get_short_help_str(limit)
         return short_help(name, limit)
 
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        # Bad usage of the global options, found before `invoke`: one line too.
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as e:
+            raise one_line(e) from None
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             with importing():
@@ -328,13 +338,8 @@ class TrackerGroup(click.Group):
         except TrackerError as e:
             _fail(str(e), e.exit_code)
         except click.UsageError as e:
-            # click's words for arguments left over: said as what they are, naming them.
-            for extra in ("Got unexpected extra arguments", "Got unexpected extra argument"):
-                if e.message.startswith(extra):
-                    raise click.UsageError(
-                        "more arguments than the command takes:" + e.message[len(extra) :], e.ctx
-                    ) from None
-            raise
+            # Bad usage anywhere below (a command's options, its own checks): one line.
+            raise one_line(e) from None
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, BrokenPipeError):
             raise
         except OverflowError as e:
@@ -356,11 +361,19 @@ def short_help(name: str, limit: int = 45) -> str:
 
 
 @click.group(cls=TrackerGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--db", envvar="TRACKER_DB", help="SQLite file path or SQLAlchemy URL (default ./campaign.db).")
-@click.option("--campaign", envvar="TRACKER_CAMPAIGN", help="Campaign name (needed when the database holds several).")
+@click.option(
+    "--db", envvar="TRACKER_DB", type=DATABASE, help="SQLite file path or SQLAlchemy URL (default ./campaign.db)."
+)
+@click.option(
+    "--campaign",
+    envvar="TRACKER_CAMPAIGN",
+    type=CAMPAIGN,
+    help="Campaign name (needed when the database holds several).",
+)
 @click.option(
     "--server",
     envvar="TRACKER_SERVER",
+    type=SERVER,
     help="Run the command on a league server (tracker serve) with the token in TRACKER_TOKEN or the config file.",
 )
 @click.version_option(package_name="twtea-naval-tracker")

@@ -15,6 +15,7 @@ import click
 
 from domain.errors import InputError, TrackerError
 from tracker.cli.client import ServerError, check_server_url, send, terminal, token_for
+from tracker.cli.params import PLAYER, Real
 
 if TYPE_CHECKING:
     from tracker.service.shapes import OwedItem
@@ -85,12 +86,13 @@ def wait_remote(server: str, campaign: str | None, args: list[str]) -> int:
     command = click.Command(
         "wait",
         params=[
-            click.Option(["--timeout"], type=click.FloatRange(0, 7 * 24 * 3600), default=None),
+            click.Option(["--timeout"], type=Real(0, 7 * 24 * 3600), default=None),
             click.Option(["--json", "as_json"], is_flag=True),
-            click.Option(["--player"], default=None),
+            click.Option(["--player"], type=PLAYER, default=None),
         ],
     )
-    params = command.make_context("wait", list(args)).params
+    # Under the main group's context, so a usage error names `tracker wait` as a local one does.
+    params = command.make_context("wait", list(args), parent=click.get_current_context(silent=True)).params
     if params["player"] is not None:
         raise click.UsageError("through --server the token says who you are: leave out --player")
     timeout = params["timeout"]

@@ -123,6 +123,18 @@ class Session:
             self.dispatch(line)
 
 
+def run_piped(session: Session) -> int:
+    """Run the lines piped in (a script: no prompt, no editing, the same commands), each to
+    the end as at the prompt; the exit status of the last line that failed (1 refused, 2 bad
+    usage), or 0, so a script sees that something went wrong."""
+    status = 0
+    for line in sys.stdin:
+        if line.strip() in EXIT_WORDS:
+            break
+        status = session.dispatch(line) or status
+    return status
+
+
 def _last_word(text: str) -> tuple[list[str], str, str]:
     """(complete words, the word being typed without quotes, that word as typed)."""
     from click.shell_completion import split_arg_string
@@ -344,11 +356,7 @@ def shell_remote(server: str, campaign: str | None, history: str | None, no_hist
     obj.load()  # the campaign must be one the token may read: said once, before any prompt
     session = RemoteSession(cli, obj)
     if not sys.stdin.isatty():
-        for line in sys.stdin:
-            if line.strip() in EXIT_WORDS:
-                break
-            session.dispatch(line)
-        return
+        click.get_current_context().exit(run_piped(session))
     path = None if no_history else Path(history) if history else history_file(base)
     prompt = prompt_session(cli, obj, path)
     session.run(prompt.prompt)
@@ -370,6 +378,9 @@ def shell_command(ctx: Context, history: str | None, no_history: bool) -> None:
     With --server, every line runs on the league server as `tracker --server URL LINE` would,
     and the prompt and completion read the campaign from the server.
 
+    Lines piped in (not a terminal) run one after another to the end, and the shell exits
+    with the status of the last line that failed (1 refused, 2 bad usage), 0 if none did.
+
     Example: tracker --campaign autumn shell
     """
     try:
@@ -387,11 +398,6 @@ def shell_command(ctx: Context, history: str | None, no_history: bool) -> None:
     session = Session(cli, ctx)
     path = None if no_history else Path(history) if history else history_file(t.safe_url)
     if not sys.stdin.isatty():
-        # Lines piped in (a script): no prompt, no editing, the same commands.
-        for line in sys.stdin:
-            if line.strip() in EXIT_WORDS:
-                break
-            session.dispatch(line)
-        return
+        click.get_current_context().exit(run_piped(session))
     prompt = prompt_session(cli, ctx, path)
     session.run(prompt.prompt)

@@ -35,6 +35,18 @@ def split_units(texts: str | Iterable[str] | None) -> list[str] | None:
     return [p for text in parts for p in _UNIT_SEPARATORS.split(text) if p]
 
 
+def once_each(unit_ids: Iterable[str], where: str = "") -> None:
+    """Refuse a list that names a unit twice (in any case: 'de-ss1' is DE-SS1), naming the
+    unit, before the referee's own check, which says only that one is ("a unit is named
+    twice"). `where` names the option, for a command that takes several lists."""
+    seen: set[str] = set()
+    for uid in unit_ids:
+        key = uid.strip().casefold()
+        if key in seen:
+            raise InputError(f"{uid.strip()} is named twice{' in ' + where if where else ''}")
+        seen.add(key)
+
+
 def unknown(what: str, text: str, known: Sequence[str]) -> InputError:
     """An error naming the closest matches (names it begins, then look-alikes) and every known name."""
     by_fold = {fold(k): k for k in known}

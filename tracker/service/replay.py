@@ -26,6 +26,7 @@ class Replay:
     def __init__(self, t: Tracker, cid: UUID, battle: int | None = None) -> None:
         self.t = t
         self.cid = cid
+        self.battle = battle
         self.frames = log_records(t, cid, battle=battle)
         self.position = 0
         self._boards: dict[int, BoardView] = {}
@@ -45,7 +46,20 @@ class Replay:
             if f["seq"] == seq:
                 self.position = i
                 return True
-        return False
+        return self._go_to_asked(seq)
+
+    def _go_to_asked(self, seq: int) -> bool:
+        """Stop at what was asked before an action (ActionAsked, RK1): stepping passes over it,
+        but `log --asked`, `explain` and `state --at` show it, so it is stopped at as they do,
+        with the board right after it (the board before its action), in its place in the log."""
+        if self.battle is not None:
+            return False  # what was asked is no event of a battle
+        found = log_records(self.t, self.cid, seq=seq)
+        if not found:
+            return False
+        self.position = sum(1 for f in self.frames if f["seq"] < seq)
+        self.frames.insert(self.position, found[0])
+        return True
 
     def step(self, delta: int, where: Callable[[LogRecord], bool] = lambda f: True) -> bool:
         i = self.position + delta

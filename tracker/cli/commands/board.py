@@ -14,6 +14,7 @@ from rich.text import Text
 from domain.campaign import Campaign
 from tracker.cli.common import Context, console, emit_json, json_option
 from tracker.cli.completion import complete_zones
+from tracker.cli.params import ZONE
 from tracker.reports.views import nation_text, units_text
 from tracker.service.names import Names
 
@@ -169,7 +170,7 @@ def _listing(out: Console, label: str, names: list[str]) -> None:
 
 
 @click.command(name="show")
-@click.argument("zone", shell_complete=complete_zones)
+@click.argument("zone", type=ZONE, shell_complete=complete_zones)
 @json_option
 @click.pass_obj
 def show_command(ctx: Context, zone: str, as_json: bool) -> None:

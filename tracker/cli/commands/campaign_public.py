@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from tracker.cli.commands.players import served_tracker
-from tracker.cli.common import Context, emit_json, json_option
+from tracker.cli.common import Context, emit_json, json_option, quoted
 
 
 @click.group(name="campaign")
@@ -35,7 +35,7 @@ def campaign_public(ctx: Context, setting: str | None, as_json: bool) -> None:
         served.require_referee(LEAGUE, "making a campaign public or private")
     cid = str(t.campaign_id(ctx.campaign))
     table = served.players if served is not None else Players(t.engine)
-    name = t.registry.name_of(cid) or ctx.campaign
+    name = t.registry.name_of(cid) or ctx.campaign or ""
     if setting is not None:
         t.require_writable()
         if served is not None:
@@ -47,8 +47,8 @@ def campaign_public(ctx: Context, setting: str | None, as_json: bool) -> None:
         emit_json({"campaign": name, "public": public})
         return
     if public:
-        click.echo(f"Campaign {name!r} is public: anyone who reaches the server reads it (no token needed).")
+        click.echo(f"Campaign {quoted(name)} is public: anyone who reaches the server reads it (no token needed).")
     else:
         click.echo(
-            f"Campaign {name!r} is private: only its players, referee and spectators read it, with their tokens."
+            f"Campaign {quoted(name)} is private: only its players, referee and spectators read it, with their tokens."
         )

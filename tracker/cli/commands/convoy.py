@@ -20,6 +20,7 @@ from tracker.cli.completion import (
     complete_units,
 )
 from tracker.cli.deciding import act_auto
+from tracker.cli.params import NATION, ZONE
 
 # ----- convoy battles -----
 
@@ -30,9 +31,15 @@ def convoy() -> None:
 
 
 @convoy.command(name="declare")
-@click.option("--by", "attacker", required=True, help="The attacking nation.", shell_complete=complete_nations)
 @click.option(
-    "--zone", required=True, help="Sea zone holding the phasing nation's NTR.", shell_complete=complete_sea_zones
+    "--by", "attacker", type=NATION, required=True, help="The attacking nation.", shell_complete=complete_nations
+)
+@click.option(
+    "--zone",
+    type=ZONE,
+    required=True,
+    help="Sea zone holding the phasing nation's NTR.",
+    shell_complete=complete_sea_zones,
 )
 @click.option(
     "--subs",
@@ -65,7 +72,7 @@ def convoy_declare(
 
 
 @convoy.command(name="pass")
-@click.option("--by", "nation", required=True, help="The enemy nation that passes.")
+@click.option("--by", "nation", type=NATION, required=True, help="The enemy nation that passes.")
 @record_json_option
 @seen_option
 @click.pass_obj

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import click
 
-from tracker.cli.common import Context, act, record_json_option, seen_option
+from tracker.cli.common import Context, act, record_json_option, seen_option, split_list
+from tracker.cli.params import NATION, ZONE, Whole
 from tracker.service.actions import build_adjustment
+from tracker.service.names import once_each
 
 
 @click.command()
 @click.argument("unit_type")
-@click.argument("count", type=click.IntRange(1, 1000), default=1)
-@click.option("--nation", help="Buying nation (default: the nation whose turn it is).")
+@click.argument("count", type=Whole(1, 1000), default=1)
+@click.option("--nation", type=NATION, help="Buying nation (default: the nation whose turn it is).")
 @record_json_option
 @seen_option
 @click.pass_obj
@@ -28,9 +30,11 @@ def buy(ctx: Context, unit_type: str, count: int, nation: str | None) -> None:
 
 @click.command()
 @click.argument("unit_type")
-@click.option("--at", "zone", required=True, help="Sea zone next to a port (ships), or a port or carrier zone (air).")
-@click.option("--count", type=click.IntRange(1, 1000), default=1, show_default=True, help="How many to place.")
-@click.option("--nation", help="Placing nation (default: the nation whose turn it is).")
+@click.option(
+    "--at", "zone", type=ZONE, required=True, help="Sea zone next to a port (ships), or a port or carrier zone (air)."
+)
+@click.option("--count", type=Whole(1, 1000), default=1, show_default=True, help="How many to place.")
+@click.option("--nation", type=NATION, help="Placing nation (default: the nation whose turn it is).")
 @record_json_option
 @seen_option
 @click.pass_obj
@@ -85,5 +89,6 @@ def adjust(
     if enter:
         inputs["enter"] = list(enter)
     # The forms are checked before the database is opened (bad usage, exit 2).
+    once_each(split_list(remove) or [], "--remove")
     build_adjustment(add, remove, resources, ntr, owner, tech)
     act(ctx, "adjust", inputs)

@@ -35,6 +35,7 @@ from tracker.cli.completion import (
     complete_nations,
     complete_zones,
 )
+from tracker.cli.params import NATION, ZONE
 from tracker.service.names import event_kind
 
 # ----- undo and redo -----
@@ -159,8 +160,8 @@ def redo(ctx: Context, every: bool) -> None:
 @click.command()
 @click.option("--turn", type=POSITIVE, help="Only events of this national turn.")
 @click.option("--phase", type=PHASES, help="Only events recorded in this phase.")
-@click.option("--nation", help="Only events involving this nation.", shell_complete=complete_nations)
-@click.option("--zone", help="Only events in or through this zone.", shell_complete=complete_zones)
+@click.option("--nation", type=NATION, help="Only events involving this nation.", shell_complete=complete_nations)
+@click.option("--zone", type=ZONE, help="Only events in or through this zone.", shell_complete=complete_zones)
 @click.option("--kind", help="Only events of this kind (e.g. DiceRolled).", shell_complete=complete_event_kinds)
 @click.option("--battle", type=POSITIVE, help="Only the events of this battle.", shell_complete=complete_battles)
 @click.option("--tail", type=POSITIVE, help="Only the last N events.")
@@ -269,7 +270,12 @@ def explain(ctx: Context, seq: int, as_json: bool) -> None:
 
 
 @click.command()
-@click.option("--to", "to", type=POSITIVE, help="Print the board after this event and stop.")
+@click.option(
+    "--to",
+    "to",
+    type=POSITIVE,
+    help="Print the board after this event and stop (any event `log --asked` lists, what was asked too).",
+)
 @click.option("--battle", type=POSITIVE, help="Print every event of this battle with the board beside it.")
 @click.option(
     "--json", "as_json", is_flag=True, help="With --to or --battle: print the frames (event and board) as JSON."
@@ -293,7 +299,8 @@ def replay(ctx: Context, to: int | None, battle: int | None, as_json: bool) -> N
     out = console()
     if to is not None:
         if not player.go_to_seq(to):
-            raise InputError(f"no event {to} in this campaign")
+            where = f"battle {battle}" if battle is not None else "this campaign"
+            raise InputError(f"no event {to} in {where}")
         if as_json:
             emit_json([{**player.frame, "board": player.board(to)}])
             return

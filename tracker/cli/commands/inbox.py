@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING
 import click
 
 from tracker.cli.common import Context, echo_prose, emit_json, json_option
+from tracker.cli.params import PLAYER, Real
 
 if TYPE_CHECKING:
     from tracker.service.shapes import OwedItem
 
 PLAYER_OPTION = click.option(
     "--player",
+    type=PLAYER,
     help="On a database: the player (as `players add` named them) whose nations count. Through "
     "--server the token says who you are.",
 )
@@ -54,7 +56,7 @@ def inbox(ctx: Context, player: str | None, as_json: bool) -> None:
 @PLAYER_OPTION
 @click.option(
     "--timeout",
-    type=click.FloatRange(0, 7 * 24 * 3600),
+    type=Real(0, 7 * 24 * 3600),
     default=None,
     help="Give up after this many seconds (exit 1); default: wait for as long as it takes.",
 )

@@ -21,6 +21,7 @@ from tracker.cli.completion import (
     complete_zones,
 )
 from tracker.cli.deciding import act_auto
+from tracker.cli.params import NATION, ZONE
 
 if TYPE_CHECKING:
     pass
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 def _nation_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--nation",
+        type=NATION,
         help="The nation choosing (default: the only one the battle waits for).",
         shell_complete=complete_nations,
     )(f)
@@ -36,7 +38,10 @@ def _nation_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def _acting_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
-        "--nation", help="Acting nation (default: the nation whose turn it is).", shell_complete=complete_nations
+        "--nation",
+        type=NATION,
+        help="Acting nation (default: the nation whose turn it is).",
+        shell_complete=complete_nations,
     )(f)
 
 
@@ -49,7 +54,7 @@ def _units_option(name: str, help_text: str) -> Callable[..., Any]:
 
 
 def _zone_option(name: str = "--zone", **kwargs: Any) -> Callable[..., Any]:
-    return click.option(name, shell_complete=complete_sea_zones, **kwargs)
+    return click.option(name, type=ZONE, shell_complete=complete_sea_zones, **kwargs)
 
 
 # ----- submarine movement: interceptions (SM2-SM5) -----
@@ -313,6 +318,7 @@ def battle_casualties(ctx: Context, battle: int, nation: str | None, units: str 
 @click.option(
     "--retreat-to",
     "retreat_to",
+    type=ZONE,
     shell_complete=complete_zones,
     help="Attacker only: retreat every remaining unit to this zone.",
 )

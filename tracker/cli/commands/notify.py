@@ -9,7 +9,8 @@ from typing import Any
 import click
 
 from domain.errors import InputError
-from tracker.cli.common import Context, emit_json, json_option, next_command
+from tracker.cli.common import POSITIVE, Context, emit_json, json_option, next_command, quoted
+from tracker.cli.params import PLAYER, Expected
 
 
 @click.group(name="notify")
@@ -68,15 +69,32 @@ def _scope(ctx: Context) -> Scope:
 
 
 DURATION = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+# A reminder at least once a minute (it is not a poll) and at most once a month: a longer
+# interval is a typo, and one of billions of seconds overflows the clock it is added to.
+REMIND_MIN = 60
+REMIND_MAX = 30 * 86400
 
 
 def parse_duration(text: str) -> float:
-    """Seconds from `12h`, `30m`, `90s` or `1d` (at least a minute: a reminder is not a poll)."""
+    """Seconds from `12h`, `30m`, `90s` or `1d`, from a minute to 30 days."""
     unit = DURATION.get(text[-1:].lower())
-    number = text[:-1]
-    if unit is None or not number.isdigit() or int(number) * unit < 60:
-        raise click.BadParameter(f"{text!r}: give a whole number and s, m, h or d, at least 60s (e.g. 12h)")
-    return float(int(number) * unit)
+    number = text[:-1].strip()
+    if unit is None or not (number.isascii() and number.isdigit()):
+        raise ValueError(f"give a whole number and s, m, h or d, e.g. 12h (got {text!r})")
+    seconds = int(number) * unit
+    if not REMIND_MIN <= seconds <= REMIND_MAX:
+        raise ValueError(f"give an interval from 60s to 30d (got {text!r})")
+    return float(seconds)
+
+
+class Every(click.types.StringParamType):
+    """`--remind EVERY`: refused as bad usage naming the option, as any other option's value."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return parse_duration(super().convert(value, param, ctx))
+        except ValueError as e:
+            raise Expected(str(e), ctx, param) from None
 
 
 def _every(seconds: float | None) -> str:
@@ -97,15 +115,17 @@ def _when(stamp: float | None) -> str:
 @notify.command(name="add")
 @click.argument("kind", type=click.Choice(["webhook", "email"]))
 @click.argument("target")
-@click.option("--player", help="Only the hand-offs owed by this player's nations (a player of `tracker players`).")
+@click.option(
+    "--player", type=PLAYER, help="Only the hand-offs owed by this player's nations (a player of `tracker players`)."
+)
 @click.option(
     "--format", "fmt", type=click.Choice(["json", "discord", "slack"]), default="json", show_default=True,
     help="The body posted: a JSON object, a Discord or a Slack message.",
 )  # fmt: skip
 @click.option("--mention", help="Put at the start of each message, e.g. <@123456> on Discord.")
 @click.option(
-    "--remind", metavar="EVERY",
-    help="Send the message again every EVERY (12h, 30m, 1d) while the same thing is still owed.",
+    "--remind", "every", metavar="EVERY", type=Every(),
+    help="Send the message again every EVERY (12h, 30m, 1d; at most 30d) while the same thing is still owed.",
 )  # fmt: skip
 @click.option(
     "--attach-export", is_flag=True,
@@ -115,7 +135,7 @@ def _when(stamp: float | None) -> str:
 @click.pass_obj
 def notify_add(
     ctx: Context, kind: str, target: str, player: str | None, fmt: str, mention: str | None,
-    remind: str | None, attach_export: bool, as_json: bool = False,
+    every: float | None, attach_export: bool, as_json: bool = False,
 ) -> None:  # fmt: skip
     """Add a webhook (its URL) or a player's e-mail channel (its address), shown masked from then on.
     Through the server (`tracker --server URL notify add ...`) a player adds their own channels,
@@ -127,7 +147,6 @@ def notify_add(
     from tracker.service.notify import mask
     from tracker.service.players import Forbidden, Players
 
-    every = parse_duration(remind) if remind is not None else None
     scope = _scope(ctx)
     outbox, cid = scope.outbox, scope.campaign_id
     if scope.player is not None:
@@ -145,7 +164,7 @@ def notify_add(
     elif not target.startswith(("http://", "https://")):
         raise InputError("a webhook is an http:// or https:// URL")
     if player is not None and Players(outbox.engine).player(cid, player) is None:
-        raise InputError(f"no player {player!r} in this campaign (see tracker players list)")
+        raise InputError(f"no player {quoted(player)} in this campaign (see tracker players list)")
     number = outbox.add(cid, kind, target, fmt, player, mention, every, attach_export)
     who = f"player {player}" if player else "the group"
     what = "e-mail to" if kind == "email" else f"{fmt} webhook"
@@ -199,7 +218,7 @@ def notify_list(ctx: Context, as_json: bool) -> None:
 
 
 @notify.command(name="remove")
-@click.argument("channel", type=int)
+@click.argument("channel", type=POSITIVE)
 @json_option
 @click.pass_obj
 def notify_remove(ctx: Context, channel: int, as_json: bool = False) -> None:
@@ -217,7 +236,7 @@ def notify_remove(ctx: Context, channel: int, as_json: bool = False) -> None:
 
 
 @notify.command(name="test")
-@click.argument("channel", type=int)
+@click.argument("channel", type=POSITIVE)
 @json_option
 @click.pass_obj
 def notify_test(ctx: Context, channel: int, as_json: bool = False) -> None:

@@ -11,6 +11,7 @@ from rich import box
 
 from domain.errors import InputError
 from tracker.cli.common import Context, console, counting, echo_prose, emit_json, fit_prose, json_option
+from tracker.cli.params import MAX_INT, NATION, ZONE, Real, Whole
 
 # A mixed 10 v 10 naval battle reaches some 3,500 positions with dice to roll and takes a few
 # seconds; time grows faster than the positions (each has more successors in a bigger battle).
@@ -38,7 +39,7 @@ class WithAdvice(click.Command):
 @click.option("--attacker", multiple=True, help="A force: NATION:TYPE=N[,TYPE=N...] (repeat for allies).")
 @click.option("--defender", multiple=True, help="A force of the other side, as --attacker.")
 @click.option("--tech", multiple=True, help="NATION:TECHNOLOGY[=LEVEL] (no level: acquired, TE2).")
-@click.option("--ntr", type=click.IntRange(0, 10_000), help="NTR in the zone (convoy battles, CV5).")
+@click.option("--ntr", type=Whole(0, 10_000), help="NTR in the zone (convoy battles, CV5).")
 @click.option("--stops-here", is_flag=True, help="Interception: the zone is the group's destination (SM5).")
 @click.option("--ruleset", default=None, help="Ruleset for a position given by hand (default: twtea-3e).")
 @click.option(
@@ -70,7 +71,7 @@ class WithAdvice(click.Command):
 )
 @click.option(
     "--max-positions",
-    type=click.IntRange(1, MAX_POSITIONS_CEILING),
+    type=Whole(1, MAX_POSITIONS_CEILING),
     default=MAX_POSITIONS,
     show_default=True,
     help="Stop with an error beyond this many positions with dice to roll (time and memory grow with them).",
@@ -157,10 +158,10 @@ def odds(
 
 
 @click.command(name="need")
-@click.option("--zone", required=True, help="The sea zone to take (or hold, with --hold).")
+@click.option("--zone", type=ZONE, required=True, help="The sea zone to take (or hold, with --hold).")
 @click.option(
     "--win",
-    type=click.FloatRange(0, 1, min_open=True),
+    type=Real(0, 1, min_open=True),
     default=0.9,
     show_default=True,
     help="The chance to meet: of winning the battle (the attacker left alone in the zone), or with --hold "
@@ -175,7 +176,7 @@ def odds(
 @click.option("--type", "types", multiple=True, help="Weigh only units of this type (repeatable).")
 @click.option(
     "--max-positions",
-    type=click.IntRange(1, MAX_POSITIONS_CEILING),
+    type=Whole(1, MAX_POSITIONS_CEILING),
     default=MAX_POSITIONS,
     show_default=True,
     help="Stop with an error when one battle weighed goes beyond this many positions with dice to roll.",
@@ -214,10 +215,10 @@ def need(
 
 
 @click.command(name="escorts")
-@click.option("--zone", required=True, help="A sea zone holding NTR of the nation whose turn it is.")
+@click.option("--zone", type=ZONE, required=True, help="A sea zone holding NTR of the nation whose turn it is.")
 @click.option(
     "--ntr-loss",
-    type=click.FloatRange(0),
+    type=Real(0),
     default=1.0,
     show_default=True,
     help="The most NTR the convoys in the zone may expect to lose at a window.",
@@ -225,7 +226,7 @@ def need(
 @click.option("--type", "types", multiple=True, help="Weigh only units of this type (repeatable).")
 @click.option(
     "--max-positions",
-    type=click.IntRange(1, MAX_POSITIONS_CEILING),
+    type=Whole(1, MAX_POSITIONS_CEILING),
     default=MAX_POSITIONS,
     show_default=True,
     help="Stop with an error when one convoy attack weighed goes beyond this many positions with dice to roll.",
@@ -263,13 +264,13 @@ def escorts(
 @click.command(name="buy")
 @click.option(
     "--budget",
-    type=click.IntRange(0),
+    type=Whole(0, MAX_INT),
     default=None,
     help="The resources to spend (default: all the nation has); types costing more are not weighed.",
 )
 @click.option(
     "--max-positions",
-    type=click.IntRange(1, MAX_POSITIONS_CEILING),
+    type=Whole(1, MAX_POSITIONS_CEILING),
     default=MAX_POSITIONS,
     show_default=True,
     help="The most positions with dice to roll a battle or convoy attack may reach; one beyond is named as "
@@ -354,7 +355,7 @@ LUCK_HEADERS = {
 
 
 @click.command(name="luck")
-@click.option("--nation", help="Only this nation (name or code).")
+@click.option("--nation", type=NATION, help="Only this nation (name or code).")
 @json_option
 @click.pass_obj
 def luck(ctx: Context, nation: str | None, as_json: bool) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from domain.errors import InputError
-from tracker.cli.common import Context, emit_json, json_option
+from tracker.cli.common import POSITIVE, Context, emit_json, json_option, quoted
 
 
 @click.group(name="players")
@@ -93,7 +93,7 @@ def players_add(
         role = "the league's referee" if referee else "the league's spectator"
         # Through a server, the database's URL is not the client's business.
         where = "the league" if served_tracker(ctx.tracker) else f"the league in {ctx.tracker.safe_url}"
-        click.echo(f"Player {name.strip()!r} ({role}) added to {where}. Token (shown once):")
+        click.echo(f"Player {quoted(name.strip())} ({role}) added to {where}. Token (shown once):")
         click.echo(token)
         return
     campaign = ctx.load()
@@ -110,7 +110,8 @@ def players_add(
         emit_json(data)
         return
     role = "referee" if referee else "spectator" if spectator else ", ".join(dict.fromkeys(given))
-    click.echo(f"Player {name.strip()!r} ({role}) added to {ctx.tracker.name_of(campaign)!r}. Token (shown once):")
+    campaign_name = quoted(ctx.tracker.name_of(campaign))
+    click.echo(f"Player {quoted(name.strip())} ({role}) added to {campaign_name}. Token (shown once):")
     click.echo(token)
 
 
@@ -151,11 +152,11 @@ def players_revoke(ctx: Context, name: str, league: bool, as_json: bool) -> None
     if as_json:
         emit_json({"player": name, "revoked": True, "league": league})
         return
-    click.echo(f"Token of {name!r} revoked.")
+    click.echo(f"Token of {quoted(name)} revoked.")
 
 
 @click.command(name="approve")
-@click.argument("request", type=click.IntRange(1, 2**31 - 1))
+@click.argument("request", type=POSITIVE)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: the events recorded and what the game waits for.")
 def approve(request: int, as_json: bool) -> None:
     """Approve override request REQUEST on a league server, as a player of the other side or the

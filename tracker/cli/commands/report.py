@@ -70,8 +70,10 @@ def report(ctx: Context, turn: int | None, whole: bool, fmt: str | None, output:
     """
     from tracker.reports.report import build_report, render, stream_report
 
-    if (turn is None) == (not whole):
-        raise click.UsageError("give --turn N or --all (not both)")
+    if turn is not None and whole:
+        raise click.UsageError("give --turn N or --all, not both")
+    if turn is None and not whole:
+        raise click.UsageError("give --turn N or --all")
     if as_json and fmt is not None and fmt.lower() != "json" and output in (None, "-"):
         raise click.UsageError(f"--json prints the report as JSON: leave out --format {fmt}, or write it with -o")
     if output is not None:

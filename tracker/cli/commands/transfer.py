@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from domain.errors import InputError
-from tracker.cli.common import Context, emit_json, json_option, progress
+from tracker.cli.common import Context, emit_json, json_option, progress, quoted
+from tracker.cli.params import CAMPAIGN, MAX_INT, Whole
 
 if TYPE_CHECKING:
     from tracker.interchange.pbem import Continued
@@ -29,7 +30,7 @@ DICE_NOTE = (
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
     "--since",
-    type=click.IntRange(0, 2**31 - 1),
+    type=Whole(0, MAX_INT),
     default=0,
     metavar="SEQ",
     help="Only the events after event SEQ (a continuation for PBEM by file; `import` fast-forwards with it).",
@@ -84,7 +85,7 @@ def export_command(ctx: Context, file: str, since: int, as_json: bool) -> None:
         else (f"{result.events} events")
     )
     click.echo(
-        f"Exported campaign {result.campaign!r}: {what} to {where} "
+        f"Exported campaign {quoted(result.campaign)}: {what} to {where} "
         f"(head {result.head_seq}:{result.last_hash}; check it later with `tracker verify --head`).",
         err=to_stdout,
     )
@@ -98,7 +99,13 @@ def export_command(ctx: Context, file: str, since: int, as_json: bool) -> None:
 
 @click.command(name="import")
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--as", "as_name", metavar="NAME", help="Campaign name in this database (default: the name in the file).")
+@click.option(
+    "--as",
+    "as_name",
+    type=CAMPAIGN,
+    metavar="NAME",
+    help="Campaign name in this database (default: the name in the file).",
+)
 @click.option(
     "--resolve",
     type=click.Choice(["theirs", "mine"]),
@@ -169,7 +176,7 @@ def import_command(
         )
         return
     click.echo(
-        f"Imported campaign {result.campaign!r}: {result.events} events into {t.safe_url}; "
+        f"Imported campaign {quoted(result.campaign)}: {result.events} events into {t.safe_url}; "
         f"hash chain intact, {result.rolls_checked} auto roll(s) re-derived from revealed seeds."
     )
     if result.rolls_unchecked:
@@ -226,12 +233,12 @@ def _continued(where: str, result: Continued, as_json: bool) -> None:
         return
     if not result.appended:
         click.echo(
-            f"Nothing to import: campaign {result.campaign!r} already holds every event of this file "
+            f"Nothing to import: campaign {quoted(result.campaign)} already holds every event of this file "
             f"(it was imported before); head {head}."
         )
         return
     click.echo(
-        f"Fast-forwarded campaign {result.campaign!r}: events {result.first_new}-{result.head_seq} appended "
+        f"Fast-forwarded campaign {quoted(result.campaign)}: events {result.first_new}-{result.head_seq} appended "
         f"after event {result.first_new - 1}; hash chain intact, {result.actions_refereed} action(s) re-refereed. "
         f"Head: {head}"
     )
@@ -252,9 +259,9 @@ def _mended(result: Any, as_json: bool) -> None:
         )
         return
     click.echo(
-        f"Mended the fork at event {result.fork}: campaign {result.campaign!r} goes on from the file's history "
+        f"Mended the fork at event {result.fork}: campaign {quoted(result.campaign)} goes on from the file's history "
         f"(hash chain intact, {result.actions_refereed} action(s) re-refereed; head {head}); this copy's "
-        f"{result.kept} event(s) after the fork are kept, with all before them, as campaign {result.archive!r}."
+        f"{result.kept} event(s) after the fork are kept, with all before them, as campaign {quoted(result.archive)}."
     )
 
 

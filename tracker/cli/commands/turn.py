@@ -37,7 +37,9 @@ from tracker.cli.completion import (
     complete_units,
     complete_zones,
 )
+from tracker.cli.params import ZONE
 from tracker.reports.views import board_now, heading, render_board
+from tracker.service.names import once_each, split_units
 
 if TYPE_CHECKING:
     from domain.campaign import Campaign
@@ -158,6 +160,7 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
 @click.option(
     "--to",
     "to",
+    type=ZONE,
     help="Destination zone (the shortest legal route is not guessed: use --path for more than one step).",
     shell_complete=complete_zones,
 )
@@ -180,7 +183,7 @@ def move(ctx: Context, units: tuple[str, ...], to: str | None, path: str | None,
     if bool(to) == bool(path):
         raise click.UsageError("give exactly one of --to or --path")
     steps = [to] if to else split_list(path) or []
-
+    once_each(split_units(units) or [])
     act(ctx, "move", {"units": list(units), "path": steps, "nation": nation})
 
 
@@ -190,7 +193,7 @@ def ntr() -> None:
 
 
 @ntr.command(name="place")
-@click.argument("zone", shell_complete=complete_sea_zones)
+@click.argument("zone", type=ZONE, shell_complete=complete_sea_zones)
 @click.argument("count", type=INTEGER, default=1)
 @nation_option()
 @record_json_option

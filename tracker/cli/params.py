@@ -1,0 +1,191 @@
+"""What the command line takes: the click parameter types of the numbers, names and dice a user
+types, and the one line a usage error prints.
+
+A value these types refuse is bad usage (exit 2), said before the command opens the database
+or records anything. The module imports click alone: the main group's global options use it,
+and `tracker --help` must stay as quick as importing click.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import click
+
+# Every number a command takes fits a PostgreSQL INTEGER column (and so SQLite's): larger
+# ones are refused as bad usage (exit 2) before anything reaches the database.
+MAX_INT = 2**31 - 1
+
+# Digits as a keyboard types them: Python's int() and float() also take other scripts' digits
+# ("٥" is 5) and underscores ("1_0"), which would go into the record as something not typed.
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+_REAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+class Expected(click.BadParameter):
+    """A value refused by saying what was expected: printed as `HINT: MESSAGE`, the option or
+    argument named first, without click's "invalid value for"."""
+
+
+def _bounds(low: float | None, high: float | None, low_open: bool = False, high_open: bool = False) -> str:
+    """A range in words: "of at least 1", "from 0 to 1000", "more than 0 and at most 1"."""
+    # The database's limits are not the option's: not worth saying.
+    low = None if low is not None and low <= -MAX_INT else low
+    high = None if high is not None and high >= MAX_INT else high
+    if low is not None and high is not None and not (low_open or high_open):
+        return f" from {low:g} to {high:g}"
+    words = []
+    if low is not None:
+        at_least = f"of at least {low:g}" if high is None else f"at least {low:g}"
+        words.append(f"more than {low:g}" if low_open else at_least)
+    if high is not None:
+        words.append(f"less than {high:g}" if high_open else f"at most {high:g}")
+    return " " + " and ".join(words) if words else ""
+
+
+class Whole(click.IntRange):
+    """A whole number in a range, in the digits 0-9; anything else is refused by saying so
+    (click says "'abc' is not a valid integer range"). The help reads as click's IntRange."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not _WHOLE.fullmatch(value.strip()):
+            words = _bounds(self.min, self.max)
+            raise Expected(f"give a whole number{words} (got {value!r})", ctx, param)
+        return super().convert(value, param, ctx)
+
+
+class Real(click.FloatRange):
+    """A finite number in a range, in the digits 0-9: NaN passes every comparison of a range
+    check, and an infinite bound or time means nothing to the commands that take one."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if (isinstance(value, str) and not _REAL.fullmatch(value.strip())) or (
+            isinstance(value, float) and not math.isfinite(value)
+        ):
+            words = _bounds(self.min, self.max, self.min_open, self.max_open)
+            raise Expected(f"give a number{words} (got {value!r})", ctx, param)
+        return super().convert(value, param, ctx)
+
+
+class Name(click.types.StringParamType):
+    """A name (a nation, zone, campaign, database, server): an empty one is refused instead of
+    being read as "no option given", which would act for the default nation or database."""
+
+    name = "text"  # the help's metavar, as for any text
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        text = super().convert(value, param, ctx)
+        if not text.strip():
+            raise Expected(f"give {self.what} (got an empty one)", ctx, param)
+        return text
+
+
+NATION = Name("a nation's name")
+ZONE = Name("a zone's name")
+CAMPAIGN = Name("a campaign's name")
+DATABASE = Name("a database file or URL")
+SERVER = Name("a server's URL")
+PLAYER = Name("a player's name")
+
+
+def dice_problem(text: str) -> str | None:
+    """What is wrong with typed dice ('10,3', '10 3'), or None. Only what the referee's reading
+    (D3) would let through is checked here: an empty value between commas, which it skips,
+    and digits of other scripts, which it reads as numbers."""
+    parts = text.split(",")
+    if len(parts) > 1:
+        for i, part in enumerate(parts):
+            if not part.strip():
+                where = "before the first comma" if i == 0 else "after the last comma" if i == len(parts) - 1 else ""
+                return f"empty value {where or 'between commas'}"
+    for word in text.replace(",", " ").split():
+        if not word.isascii():
+            return f"give each die in the digits 0-9 (got {word!r})"
+    return None
+
+
+class Dice(click.types.StringParamType):
+    """Typed dice, checked by `dice_problem` before any die is recorded."""
+
+    name = "text"  # the help's metavar, as for any text
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        text = super().convert(value, param, ctx)
+        problem = dice_problem(text)
+        if problem is not None:
+            raise Expected(problem, ctx, param)
+        return text
+
+
+# ----- the one line of a usage error -----
+
+# How click's own messages begin: said in lower case after "Error: ", as every other message.
+_CLICK_OPENINGS = ("Invalid value", "Missing ", "No such ", "Option ", "Got unexpected", "Argument ", "Error ")
+_EXTRA = re.compile(r"Got unexpected extra arguments?")
+# An option named in quotes by click ('--seen'): named bare, as the help names it.
+_QUOTED_OPTION = re.compile(r"'(--?[A-Za-z][\w-]*)'")
+
+
+def _hint(error: click.BadParameter) -> str | None:
+    """The option or argument click names in the error, as it quotes it ("'--nation'")."""
+    hint: Any = error.param_hint
+    if hint is None and error.param is not None:
+        hint = error.param.get_error_hint(error.ctx)
+    if hint is None or isinstance(hint, str):
+        return hint
+    return " / ".join(hint)
+
+
+def usage_line(error: click.UsageError) -> str:
+    """A usage error as one line: the command, what is wrong naming the option or argument, and
+    where its help is, e.g. `buy: invalid value for [COUNT]: 0 is not in the range 1<=x<=1000
+    (see tracker buy --help)`."""
+    hint = _hint(error) if isinstance(error, click.BadParameter) else None
+    if isinstance(error, Expected):
+        text = f"{hint}: {error.message}" if hint else error.message
+    else:
+        text = error.format_message()
+    if hint:
+        text = text.replace(hint, hint.replace("'", ""), 1)
+    # click's lists ("Choose from:\n\tauto,\n\tmanual") and second sentences, on the one line.
+    text = " ".join(text.split())
+    text = text.replace(". Choose from:", "; choose from").replace(". Did you mean", "; did you mean")
+    text = _QUOTED_OPTION.sub(r"\1", text)
+    text = _EXTRA.sub("more arguments than the command takes:", text)
+    if text.startswith(_CLICK_OPENINGS):
+        text = text[0].lower() + text[1:]
+    text = text.removesuffix(".")
+    ctx = error.ctx
+    if ctx is None:
+        return text
+    path = ctx.command_path
+    command = path.partition(" ")[2]  # without the program's own name
+    return f"{command + ': ' if command else ''}{text} (see {path} --help)"
+
+
+class OneLineUsage(click.UsageError):
+    """A usage error printed as `Error: ` and `usage_line`: one line on stderr, exit 2, where
+    click prints the usage, a hint and a blank line before it."""
+
+    def __init__(self, error: click.UsageError) -> None:
+        super().__init__(usage_line(error), error.ctx)
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"Error: {self.message}", file=file, err=file is None)
+
+
+# A group given no command prints its help (click 8.2 on; 8.1 printed it and exited).
+_HELP_INSTEAD: Any = getattr(click.exceptions, "NoArgsIsHelpError", OneLineUsage)
+
+
+def one_line(error: click.UsageError) -> click.UsageError:
+    """The error to raise for `error`: itself when it prints its own way already (one line,
+    or the help a group prints when given no command), else `OneLineUsage`."""
+    if isinstance(error, OneLineUsage | _HELP_INSTEAD):
+        return error
+    return OneLineUsage(error)
