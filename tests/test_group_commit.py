@@ -7,9 +7,11 @@ refused one records nothing while the others land."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import threading
 import uuid
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +59,8 @@ def test_one_flush_makes_every_commit_before_it_durable(tmp_path: Path, monkeypa
         assert len(flushes) == 1, "nothing committed since the last flush: no other one"
     finally:
         store.close()
-    with Tracker(str(tmp_path / "g.db")) as t, t.engine.connect() as conn:
-        assert [r[0] for r in conn.exec_driver_sql("SELECT x FROM t ORDER BY x")] == [0, 1, 2]
+    with closing(sqlite3.connect(tmp_path / "g.db")) as conn:
+        assert [r[0] for r in conn.execute("SELECT x FROM t ORDER BY x")] == [0, 1, 2]
 
 
 def test_without_group_commit_durable_flushes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -96,6 +96,65 @@ def test_a_repeated_command_with_its_key_is_answered_its_first_output(tmp_path: 
         assert kinds(db) == before and before.count("PhaseAdvanced") == 1
 
 
+def reused(first: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """The 422 a key sent again with another request gets, naming what `first` recorded."""
+    seqs = [e["seq"] for e in first["events"]] if "events" in first else []
+    span = f"{first['asked']}-{seqs[-1]}" if seqs else None
+    message = (
+        f"this Idempotency-Key was used for a different request (the one that recorded events {span}): "
+        "nothing was recorded; send a new key with a new request"
+    )
+    return 422, {"error": message, "rule": None}
+
+
+def adjust(amount: str) -> dict[str, Any]:
+    return {"action": "adjust", "inputs": {"resources": [f"Germany={amount}"], "reason": "a"}}
+
+
+def test_a_key_sent_again_with_a_different_body_is_refused_with_422_and_records_nothing(tmp_path: Path) -> None:
+    """The IETF draft on the Idempotency-Key header: a key reused with another payload is a
+    422; answering the first answer would say the second request was recorded."""
+    db, rita, _anna = new_league(tmp_path)
+    key = str(uuid.uuid4())
+    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
+        first = post(server.url, "/api/campaigns/autumn/actions", adjust("+1"), rita, key)
+        assert first[0] == 200, first
+        before = kinds(db)
+        for other in (adjust("+50"), {**adjust("+1"), "seen": first[1]["asked"]}, RESEARCH):
+            assert post(server.url, "/api/campaigns/autumn/actions", other, rita, key) == reused(first[1])
+        assert kinds(db) == before
+        # The same request with the key is still answered its first answer.
+        assert post(server.url, "/api/campaigns/autumn/actions", adjust("+1"), rita, key) == first
+        # The key on the command line's route is another request, too.
+        command = {"args": ["adjust", "--resources", "Germany=+1", "--reason", "a"], "campaign": "autumn"}
+        assert post(server.url, "/api/command", command, rita, key) == reused(first[1])
+        assert kinds(db) == before
+
+
+def test_a_command_key_sent_again_with_another_command_line_is_refused_with_422(tmp_path: Path) -> None:
+    db, rita, _anna = new_league(tmp_path)
+    key = str(uuid.uuid4())
+    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
+        body = {"args": ["next"], "campaign": "autumn"}
+        first = post(server.url, "/api/command", body, rita, key)
+        assert first[0] == 200 and first[1]["exit"] == 0, first
+        before = kinds(db)
+        with sqlite3.connect(db) as conn:
+            span = conn.execute("SELECT first_version, last_version FROM tracker_request_keys WHERE key = ?", (key,))
+            low, high = span.fetchone()
+        message = (
+            f"this Idempotency-Key was used for a different request (the one that recorded events {low}-{high}): "
+            "nothing was recorded; send a new key with a new request"
+        )
+        for args in (["next", "--to", "combat_movement"], ["adjust", "--resources", "Germany=5", "--reason", "x"]):
+            other = post(server.url, "/api/command", {"args": args, "campaign": "autumn"}, rita, key)
+            assert other == (422, {"error": message, "rule": None})
+        assert kinds(db) == before
+        # Another terminal is the same request: only what it asks tells requests apart.
+        again = post(server.url, "/api/command", {**body, "columns": 120, "color_system": "truecolor"}, rita, key)
+        assert again == first
+
+
 def test_another_players_equal_key_is_their_own_request(tmp_path: Path) -> None:
     db, rita, anna = new_league(tmp_path)
     key = str(uuid.uuid4())
@@ -278,6 +337,37 @@ def test_the_key_is_written_with_the_events_and_a_repeat_records_nothing(tmp_pat
         with pytest.raises(RepeatedRequest):
             t.with_key(again, lambda: t.perform(cid, "next"))
         assert answered_once(t, again, lambda: events_answer(t.perform(cid, "next"))) == first
+        assert t.load(cid).version == version
+
+
+def test_a_key_kept_before_fingerprints_answers_any_request_as_it_did(tmp_path: Path) -> None:
+    """A row written by an earlier release holds the answer alone: it cannot tell requests
+    apart, so it is answered as before; a row holding a fingerprint refuses another request."""
+    from sqlalchemy import insert
+
+    from tracker.service.application import Tracker
+    from tracker.service.idempotency import KeyedRequest, KeyReused, answered_once, events_answer, keys_table
+
+    with Tracker(str(tmp_path / "c.db")) as t:
+        cid = t.create("autumn", "north-sea-1914", dice="manual").id
+        old = {"exit": 0, "stdout": "old\n", "stderr": ""}
+        with t.engine.begin() as conn:
+            conn.execute(
+                insert(keys_table).values(
+                    campaign_id=str(cid), key="k0", player="anna", first_version=2, last_version=3,
+                    answer=json.dumps(old), complete=1, created_at=0.0,
+                )
+            )  # fmt: skip
+        request = KeyedRequest(t.request_keys, "k0", "anna", events_answer, "f" * 64)
+        assert answered_once(t, request, lambda: events_answer(t.perform(cid, "next"))) == old
+        first = KeyedRequest(t.request_keys, "k1", "anna", events_answer, "a" * 64)
+        done = answered_once(t, first, lambda: events_answer(t.perform(cid, "next")))
+        version = t.load(cid).version
+        same = KeyedRequest(t.request_keys, "k1", "anna", events_answer, "a" * 64)
+        assert answered_once(t, same, lambda: events_answer(t.perform(cid, "next"))) == done
+        other = KeyedRequest(t.request_keys, "k1", "anna", events_answer, "b" * 64)
+        with pytest.raises(KeyReused):
+            answered_once(t, other, lambda: events_answer(t.perform(cid, "next")))
         assert t.load(cid).version == version
 
 

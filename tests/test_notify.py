@@ -242,6 +242,23 @@ def test_a_message_names_campaign_round_phase_nation_who_and_the_commands() -> N
     assert body["text"] == text and body["newly_owing"] == ["Britain"] and body["test"] is False
 
 
+def test_a_message_with_nothing_pending_names_the_campaign_in_its_command_and_link() -> None:
+    """Every command a message gives runs as written, in a database of several campaigns: the
+    phase's end too (it said `tracker next`)."""
+    for name, named, segment in (("autumn", "autumn", "autumn"), ("north sea", "'north sea'", "north%20sea"),
+                                 ("..", "..", "..%20")):  # fmt: skip
+        payload = {
+            "campaign": name, "title": "The North Sea", "round": 1, "phase": "purchase", "nation": "Germany",
+            "reasons": ["turn"], "newly_owing": [], "pending": [],
+        }  # fmt: skip
+        lines = message_text(payload, next_command, "https://league.example").splitlines()
+        assert lines[-2:] == [
+            f"Nothing pending: the phase may end (tracker --campaign {named} next).",
+            # ".." would be folded away by a browser: the viewer reads "..%20" as "..".
+            f"https://league.example/campaigns/{segment}/board",
+        ]
+
+
 def test_urls_and_addresses_are_masked() -> None:
     assert mask("https://discord.com/api/webhooks/1/abc") == "https://discord.com/***"
     assert mask("http://user:pw@host:8080/x") == "http://host:8080/***"
@@ -254,9 +271,12 @@ def test_urls_and_addresses_are_masked() -> None:
 def test_a_refused_message_is_retried_with_backoff_and_delivered_once(tracker: Tracker) -> None:
     cid = tracker.campaign_id("c1")
     outbox = Outbox(tracker.engine)
+    britain_next(tracker, cid)
+    # One hand-off, the turn passing (a newer one to the channel would overtake a failed one).
     channel = outbox.add(str(cid), "webhook", "http://127.0.0.1:9/a", "json", None, None)
-    to_britain(tracker, cid)
+    tracker.perform(cid, "next", {})
     count = len(outbox.log(str(cid)))
+    assert count == 1
     sender = FakeSender(fail=3, only=channel)
     deadline = time.monotonic() + 30
     while any(r["status"] == "pending" for r in outbox.log(str(cid))):
@@ -302,6 +322,103 @@ def test_a_worker_killed_mid_send_leaves_the_message_to_the_next_once_its_lease_
     assert deliver_due(outbox, sender, next_command, QUICK) == 1
     assert deliver_due(outbox, sender, next_command, QUICK, now=time.time() + 3600) == 0
     assert len(sender.sent) == 1
+
+
+# ----- messages that no longer hold -----
+
+
+def hand_off(outbox: Outbox, t: Tracker, cid: Any, version: int, reasons: list[str], channel: int) -> None:
+    """An outbox row as an action writes it, for `version`, told to `channel`."""
+    payload = describe(t.load(cid), "c1", reasons=reasons)
+    with t.engine.begin() as conn:
+        outbox.write(conn, str(cid), version, payload, [{"id": channel}])
+
+
+@pytest.mark.parametrize(
+    ("reasons", "status"),
+    [(["turn"], "superseded"), (["owed"], "superseded"), (["seed"], "delivered"), (["turn", "approved"], "delivered")],
+)
+def test_a_failed_message_a_newer_one_overtook_is_not_retried(db: str, reasons: list[str], status: str) -> None:
+    """A channel that was down hears where the game stands now, not every turn it missed: a
+    message that failed is given up once a newer one to its channel tells the game as it is
+    (one that tells more, a seed revealed or an override approved, is still sent)."""
+    with Tracker(db) as t:
+        cid = t.campaign_id("c1")
+        outbox = Outbox(t.engine)
+        channel = outbox.add(str(cid), "webhook", "http://127.0.0.1:9/a", "json", None, None)
+        hand_off(outbox, t, cid, 5, reasons, channel)
+        sender = FakeSender(fail=1)
+        assert deliver_due(outbox, sender, next_command, QUICK) == 0
+        hand_off(outbox, t, cid, 9, ["owed"], channel)
+        deadline = time.monotonic() + 30
+        while due(outbox, cid):
+            assert time.monotonic() < deadline
+            deliver_due(outbox, sender, next_command, QUICK)
+            time.sleep(0.01)
+        first, newer = outbox.log(str(cid))
+    assert (newer["status"], newer["attempts"]) == ("delivered", 1)
+    assert (first["status"], first["attempts"]) == (status, 1 if status == "superseded" else 2)
+    if status == "superseded":
+        assert first["last_error"] == "superseded by a newer message to this channel"
+        assert [body["reasons"] for _, body in sender.sent] == [["owed"]]
+    else:
+        assert len(sender.sent) == 2
+
+
+def test_a_failed_test_message_is_retried_whatever_came_after(db: str) -> None:
+    with Tracker(db) as t:
+        cid = t.campaign_id("c1")
+        outbox = Outbox(t.engine)
+        channel = outbox.add(str(cid), "webhook", "http://127.0.0.1:9/a", "json", None, None)
+        outbox.enqueue_test(str(cid), channel, describe(t.load(cid), "c1"))
+        sender = FakeSender(fail=1)
+        deliver_due(outbox, sender, next_command, QUICK)
+        hand_off(outbox, t, cid, 9, ["turn"], channel)
+        wait_for(lambda: deliver_due(outbox, sender, next_command, QUICK) >= 0 and not due(outbox, cid))
+        assert [r["status"] for r in outbox.log(str(cid))] == ["delivered", "delivered"]
+
+
+def britain_next(t: Tracker, cid: UUID) -> None:
+    """Germany's turn up to its last phase with every convoy attack passed: the next `next`
+    hands the turn to Britain."""
+    while t.load(cid).phase != "collect_resources":
+        perform_advance(t, cid)
+    for nation in t.load(cid).convoy_attacks_open():
+        t.perform(cid, "convoy pass", {"by": nation})
+
+
+@pytest.mark.parametrize("fails", [0, 1])
+def test_a_message_whose_action_was_undone_is_never_sent(db: str, fails: int) -> None:
+    """Britain's player is told it is their turn; Germany undoes its `next`. The message, still
+    waiting to go (the channel was down, or the worker had not come to it yet), tells of a move
+    taken back: it is given up, though nothing newer is told to that channel (the turn went
+    back to Germany)."""
+    from tracker.server.delivery import DeliverySettings, Worker
+
+    with Tracker(db) as t:
+        cid = t.campaign_id("c1")
+        Players(t.engine).add(str(cid), "bert", ["Britain"], referee=False)
+        outbox = Outbox(t.engine)
+        britain_next(t, cid)
+        bert = outbox.add(str(cid), "webhook", "http://127.0.0.1:9/bert", "json", "bert", None)
+        t.perform(cid, "next", {})
+        (told,) = due(outbox, cid)
+        assert told["channel_id"] == bert and json.loads(told["payload"])["nation"] == "Britain"
+        sender = FakeSender(fail=fails)
+        worker = Worker(t.engine, DeliverySettings(sender=sender, backoff=QUICK))
+        try:
+            if fails:
+                assert worker.step() == 0
+            t.perform(cid, "undo", {})
+            assert t.load(cid).nation == "Germany"
+            wait_for(lambda: worker.step() >= 0 and not due(outbox, cid))
+        finally:
+            worker.close()
+        rows = [r for r in outbox.log(str(cid)) if r["channel_id"] == bert]
+    assert [(r["version"], r["status"], r["attempts"], r["last_error"]) for r in rows] == [
+        (told["version"], "superseded", fails, "superseded: its action was undone")
+    ]
+    assert sender.sent == []
 
 
 # ----- the command line, and a real server -----
@@ -541,8 +658,10 @@ def test_notify_add_takes_a_reminder_interval_and_an_export_for_e_mail(db: str) 
         out == "Channel 1: e-mail to b***@example.org for player bert, reminded every 12h, with the export attached.\n"
     )
     assert run(db, "notify", "list").splitlines() == ["1  e-mail  bert  b***@example.org every 12h with export"]
-    assert "at least 60s" in run(db, "notify", "add", "webhook", "http://x/y", "--remind", "5s", code=2)
-    assert "at least 60s" in run(db, "notify", "add", "webhook", "http://x/y", "--remind", "soon", code=2)
+    assert "from 60s to 30d (got '5s')" in run(db, "notify", "add", "webhook", "http://x/y", "--remind", "5s", code=2)
+    assert "s, m, h or d, e.g. 12h (got 'soon')" in run(
+        db, "notify", "add", "webhook", "http://x/y", "--remind", "soon", code=2
+    )
     assert "a webhook carries no file" in run(db, "notify", "add", "webhook", "http://x/y", "--attach-export", code=2)
     assert len(json.loads(run(db, "notify", "list", "--json"))) == 1
 

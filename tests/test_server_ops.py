@@ -319,6 +319,41 @@ def test_text_log_keeps_one_record_on_one_line_and_hides_secrets() -> None:
     assert hide_secrets("/api/campaigns/cafe1234/state") == "/api/campaigns/cafe1234/state"
 
 
+def test_a_request_line_shows_at_most_300_characters_of_its_path_and_cuts_no_secret_in_half(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A query of 50,000 characters made a log line of as many; the path and the campaign a
+    line shows are bounded, cut after secrets are hidden (a seed cut in half would no longer
+    look like one, and its first half would be printed)."""
+    from starlette.testclient import TestClient
+
+    from tracker.server.app import create_app
+
+    db = str(tmp_path / "league.db")
+    tracker(db, "new", "autumn", "--scenario", "north-sea-1914")
+    seed = "5eed" * 16
+    prefix = "/api/campaigns/autumn/log?kind="
+    asks = [
+        f"{prefix}{'k' * 50_000}",
+        # A seed-shaped run across the cut.
+        f"{prefix}{'k' * (300 - len(prefix) - 4)}{seed}{'k' * 1000}",
+        f"/api/campaigns/{'n' * 5000}/state",
+    ]
+    with (
+        TestClient(create_app(db, keys=str(tmp_path / "keys.db"))) as client,
+        caplog.at_level(logging.INFO, logger="tracker.requests"),
+    ):
+        for path in asks:
+            assert client.get(path).status_code in (400, 404)
+    lines = [r.fields for r in caplog.records if getattr(r, "fields", None)]
+    assert len(lines) == len(asks)
+    for line in lines:
+        assert len(line["path"]) <= 303 and line["path"].endswith("...")
+        assert seed[:4] not in line["path"]
+    assert lines[1]["path"].endswith("[hid...")
+    assert lines[2]["campaign"] == "n" * 200 + "..."
+
+
 def test_json_log_line_carries_the_request_fields() -> None:
     from tracker.server.logs import JsonFormatter
 

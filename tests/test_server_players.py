@@ -91,7 +91,7 @@ def test_pl2_players_add_prints_a_token_once_and_keeps_only_its_hash(league) -> 
 
 @pytest.mark.parametrize(
     "token_of, status",
-    [(None, 404), ("gone", 401), ("bad", 401), ("bob", 403), ("winter-ref", 404), ("watch", 403)],
+    [(None, 401), ("gone", 401), ("bad", 401), ("bob", 403), ("winter-ref", 404), ("watch", 403)],
 )
 def test_pl2_an_action_needs_a_live_token_of_the_acting_nation(league, token_of, status) -> None:
     server, _db, tokens = league
@@ -103,8 +103,13 @@ def test_pl2_an_action_needs_a_live_token_of_the_acting_nation(league, token_of,
         assert body["rule"] == "PL2"
         assert "not Germany" in body["error"] or "spectator" in body["error"]
     if status == 404:
-        # No token, or another campaign's: the campaign is not there for it (issue 24).
+        # Another campaign's token: the campaign is not there for it (issue 24).
         assert body["error"] == "no such campaign"
+    if token_of is None:
+        # No token: refused before the campaign is looked up, as POST .../actions refuses it.
+        assert (
+            body["error"] == "an action needs a player's token: Authorization: Bearer TOKEN (see tracker players add)"
+        )
     assert server.get("/api/campaigns/autumn/state")[1]["seq"] == before
 
 
@@ -114,6 +119,7 @@ def test_a_malformed_authorization_header_is_401(league) -> None:
     import urllib.request
 
     req = urllib.request.Request(server.url + "/api/command", data=b'{"args": ["next"]}', method="POST")
+    req.add_header("Content-Type", "application/json")
     req.add_header("Authorization", "Basic abc")
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(req, timeout=60)

@@ -61,6 +61,9 @@ class League:
         url = urllib.parse.urlsplit(self.server.url)
         conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=60)
         sent = dict(headers or {})
+        if body is not None:
+            # Every body the API reads is JSON, and said to be (a form or plain text is a 415).
+            sent.setdefault("Content-Type", "application/json")
         if token is not None:
             sent["Authorization"] = f"Bearer {token}"
         try:
@@ -248,6 +251,32 @@ def test_a_public_campaign_is_read_without_a_token_and_acted_on_with_one(league:
     assert status == 401, body
 
 
+NEEDS_TOKEN = "an action needs a player's token: Authorization: Bearer TOKEN (see tracker players add)"
+
+
+def test_an_action_without_a_token_is_401_through_either_route_whichever_campaign_it_names(league: League) -> None:
+    """The command line's route answered 404 "no such campaign" where the action route said
+    401: both now refuse before the campaign is looked up, the same words for every name, so
+    the 401 tells a stranger nothing of which campaigns exist."""
+    before = json.loads(league.fetch("GET", f"/api/campaigns/{ALPHA}/state", league.tokens["sam"])[2])["seq"]
+    for name in (ALPHA, NOBODY, OPEN):
+        for args in (["next"], ["move", "DE-SS3", "--to", "Skagerrak"], ["battle", "fire", "1"], ["undo"]):
+            status, body = league.command(None, name, *args)
+            assert (status, body) == (
+                401,
+                {"exit": 1, "stdout": "", "stderr": f"Error: {NEEDS_TOKEN}\n", "error": NEEDS_TOKEN, "rule": None},
+            ), (name, args)
+        status, _headers, answer = league.fetch("POST", f"/api/campaigns/{name}/actions", None, b'{"action": "next"}')
+        assert (status, json.loads(answer)) == (401, {"error": NEEDS_TOKEN, "rule": None})
+    # The command line says the same, as a refusal (exit 1), not as bad usage.
+    done = tracker("--server", league.server.url, "--campaign", ALPHA, "next", env={"TRACKER_CONFIG": "/nonexistent"})
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", f"Error: {NEEDS_TOKEN}\n")
+    # An action's help is read without a token.
+    status, body = league.command(None, ALPHA, "next", "--help")
+    assert status == 200 and body["stdout"].startswith("Usage: tracker next")
+    assert json.loads(league.fetch("GET", f"/api/campaigns/{ALPHA}/state", league.tokens["sam"])[2])["seq"] == before
+
+
 def test_the_referee_makes_a_campaign_public_through_the_server(league: League) -> None:
     env = {"TRACKER_CONFIG": "/nonexistent"}
 
@@ -322,8 +351,9 @@ def test_a_body_over_one_mib_is_413_whether_its_length_is_said_or_streamed(leagu
     conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=60)
     try:
         conn.request(
-            "POST", "/api/command", body=chunks(), headers={"Authorization": f"Bearer {anna}"}, encode_chunked=True
-        )
+            "POST", "/api/command", body=chunks(), encode_chunked=True,
+            headers={"Authorization": f"Bearer {anna}", "Content-Type": "application/json"},
+        )  # fmt: skip
         resp = conn.getresponse()
         assert resp.status == 413 and "1 MiB" in json.loads(resp.read())["error"]
     finally:
@@ -339,6 +369,78 @@ def test_json_nested_100000_deep_is_a_400_that_says_so(league: League, path: str
         status, _headers, body = league.fetch("POST", path, league.tokens["anna"], deep)
         assert status == 400 and json.loads(body)["error"] == "the request body nests JSON deeper than 64 levels"
     assert "RecursionError" not in league.server.log()
+
+
+def seq_of(league: League) -> int:
+    return int(json.loads(league.fetch("GET", f"/api/campaigns/{ALPHA}/state", league.tokens["ref"])[2])["seq"])
+
+
+BODIES = {"/api/command": {"args": ["next"], "campaign": ALPHA}, f"/api/campaigns/{ALPHA}/actions": {"action": "next"}}
+
+
+@pytest.mark.parametrize("path", list(BODIES))
+@pytest.mark.parametrize("kind", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; b=x"])
+def test_a_body_not_sent_as_json_is_415_and_records_nothing(league: League, path: str, kind: str) -> None:
+    """What a page on another site can make a browser post without asking first (a form, plain
+    text) is never read as an action, whatever it holds."""
+    before = seq_of(league)
+    body = json.dumps(BODIES[path]).encode()
+    status, headers, answer = league.fetch("POST", path, league.tokens["ref"], body, {"Content-Type": kind})
+    message = f"the request body must be JSON sent with Content-Type: application/json (got {kind!r})"
+    assert (status, json.loads(answer)) == (415, {"error": message, "rule": None})
+    assert headers["content-type"] == "application/json"
+    assert seq_of(league) == before
+
+
+def test_a_body_without_a_content_type_is_415_and_json_with_parameters_is_read(league: League) -> None:
+    url = urllib.parse.urlsplit(league.server.url)
+    conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=60)
+    try:
+        # http.client adds no Content-Type of its own.
+        body = json.dumps(BODIES["/api/command"]).encode()
+        conn.request("POST", "/api/command", body=body, headers={"Authorization": f"Bearer {league.tokens['ref']}"})
+        resp = conn.getresponse()
+        answer = (resp.status, json.loads(resp.read()))
+    finally:
+        conn.close()
+    message = "the request body must be JSON sent with Content-Type: application/json (got none)"
+    assert answer == (415, {"error": message, "rule": None})
+    read = json.dumps({"args": ["state", "--json"], "campaign": ALPHA}).encode()
+    for kind in ("application/json; charset=utf-8", "application/vnd.tracker+json"):
+        status, _headers, _body = league.fetch(
+            "POST", "/api/command", league.tokens["sam"], read, {"Content-Type": kind}
+        )
+        assert status == 200, kind
+
+
+def test_an_over_long_input_says_the_limit_and_errors_quote_at_most_60_characters(league: League) -> None:
+    """A unit name of 100,000 characters was answered "must be a list of strings, got [...]"
+    with the whole of it; an input over the limit says the limit, and a value a message quotes
+    is cut to 60 characters, whichever layer refused it."""
+    anna, path = league.tokens["anna"], f"/api/campaigns/{ALPHA}/actions"
+    before = seq_of(league)
+    where = "move: input 'units'"
+    cases = [
+        ({"units": ["X" * 100_000]}, f"{where} has an item longer than 10000 characters"),
+        ({"units": "X" * 100_000}, f"{where} is longer than 10000 characters"),
+        ({"units": [1] * 900}, f"{where} must be a list of strings, got {repr([1] * 900)[:60]}..."),
+    ]
+    for inputs, message in cases:
+        asked = json.dumps({"action": "move", "inputs": {**inputs, "path": ["Skagerrak"]}}).encode()
+        status, _headers, body = league.fetch("POST", path, anna, asked)
+        assert (status, json.loads(body)) == (400, {"error": message, "rule": None})
+    # An unknown zone, named by the layer that looks zones up: the name quoted, cut.
+    inputs = {"units": ["DE-SS3"], "path": ["Y" * 9000]}
+    status, _headers, body = league.fetch("POST", path, anna, json.dumps({"action": "move", "inputs": inputs}).encode())
+    error = json.loads(body)["error"]
+    assert status == 400 and f"'{'Y' * 60}...'" in error and "Y" * 61 not in error, error[:200]
+    assert len(body) < 2000 and "\n" not in error
+    status, _headers, body = league.fetch(
+        "POST", "/api/command", anna, json.dumps({"args": ["log", "--zone", "Z" * 1900], "campaign": ALPHA}).encode()
+    )
+    error = json.loads(body)["error"]
+    assert status == 400 and f"'{'Z' * 60}...'" in error and "Z" * 61 not in error, error[:200]
+    assert seq_of(league) == before
 
 
 def test_an_argument_that_is_not_utf8_is_bad_usage(league: League) -> None:

@@ -163,6 +163,9 @@ def test_the_charts_page_has_the_report_charts(server: Reader) -> None:
         ("/campaigns/demo/events/" + "9" * 40, 400, "event must be a whole number"),
         ("/campaigns/demo/events/-1", 400, "event must be a whole number"),
         ("/campaigns/demo/battles/999", 404, "no battle 999"),
+        # The timeline of a battle nobody fought: not there, as the battle's own page says.
+        ("/campaigns/demo/log?battle=999", 404, "no battle 999 in this campaign"),
+        ("/campaigns/demo/log?battle=999&turn=1", 404, "no battle 999 in this campaign"),
         ("/campaigns/demo/battles/x", 400, "battle must be a whole number"),
         ("/campaigns/demo/log?zone=Atlantis", 400, "unknown zone 'Atlantis'"),
         ("/campaigns/demo/log?nation=Narnia", 400, "unknown nation 'Narnia'"),
@@ -224,6 +227,49 @@ def test_names_typed_by_players_are_escaped(tmp_path: Path) -> None:
         assert status == 200 and "<b>bold</b>" not in html and "&lt;b&gt;bold&lt;/b&gt; &amp; co" in html
         status, html = anonymous_page(s.url, "/campaigns/" + urllib.parse.quote(name, safe="") + "/board")
         assert status == 200 and "<b>bold</b>" not in html
+
+
+def test_the_timeline_of_a_battle_fought_lists_its_events(server: Reader, demo_db: str) -> None:
+    status, html = page(server, "/campaigns/demo/log?battle=1")
+    args = ["--db", demo_db, "log", "--battle", "1", "--json"]
+    expected = [r["seq"] for r in json.loads(CliRunner().invoke(cli, args).stdout)]
+    assert status == 200 and [int(s) for s in re.findall(r'<tr data-seq="(\d+)"', html)] == expected and expected
+
+
+@pytest.mark.parametrize(("name", "segment"), [("..", "..%20"), (".", ".%20")])
+def test_a_campaign_named_as_a_dot_segment_is_reached_by_its_links_and_its_stream(
+    tmp_path: Path, name: str, segment: str
+) -> None:
+    """A browser folds "/campaigns/../board" into "/board" (and "%2E%2E" as well): such a name is
+    written with a trailing %20 in the viewer's links and scripts (no name ends in a space)."""
+    db = str(tmp_path / "dots.db")
+    with Tracker(db) as t:
+        t.create(name, "north-sea-1914")
+        Players(t.engine).set_public(str(t.campaign_id(name)), True)
+    with served(db, workdir=tmp_path) as s:
+        status, html = anonymous_page(s.url, "/")
+        assert status == 200 and f'href="/campaigns/{segment}/board"' in html
+        status, html = anonymous_page(s.url, f"/campaigns/{segment}/board")
+        assert status == 200 and f'href="/campaigns/{segment}/log"' in html
+        assert f'data-stream="/api/campaigns/{segment}/events/stream"' in html
+        assert f"/campaigns/{name}/" not in html
+        status, html = anonymous_page(s.url, f"/campaigns/{segment}/log")
+        assert status == 200 and f'href="/campaigns/{segment}/events/1"' in html
+        with urllib.request.urlopen(f"{s.url}/api/campaigns/{segment}/events/stream", timeout=60) as stream:
+            assert stream.headers["Content-Type"].startswith("text/event-stream")
+            assert stream.readline() == b"event: recorded\n"
+        assert s.get(f"/api/campaigns/{segment}/state")[1]["campaign"] == name
+        # The campaign's bare address sends the browser to its board, written the same way.
+        request = urllib.request.Request(f"{s.url}/campaigns/{segment}", method="HEAD")
+        opener = urllib.request.build_opener(NoRedirect)
+        with pytest.raises(urllib.error.HTTPError) as moved:
+            opener.open(request, timeout=60)
+        assert moved.value.headers["Location"] == f"/campaigns/{segment}/board"
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
 
 
 def test_a_large_map_opens_on_the_acting_fleet_or_the_open_battle(tmp_path: Path) -> None:

@@ -237,6 +237,26 @@ def test_the_board_follows_an_action_recorded_by_the_cli(browser: Any, tmp_path:
         assert "turn=1" in browser.current_url
 
 
+def test_a_campaign_named_dot_dot_is_reached_from_the_list_and_followed_live(browser: Any, tmp_path: Path) -> None:
+    """A browser folds "/campaigns/../board" into "/board", and "%2E%2E" too: the list's link and
+    the page's stream must still reach the campaign named ".."."""
+    from selenium.webdriver.common.by import By
+
+    db = str(tmp_path / "dots.db")
+    tracker(db, "new", "..", "--scenario", "north-sea-1914")
+    tracker(db, "campaign", "public", "on")
+    with served(db, workdir=tmp_path) as server:
+        browser.get(f"{server.url}/")
+        wait(browser, lambda d: d.find_elements(By.LINK_TEXT, ".."))
+        browser.find_element(By.LINK_TEXT, "..").click()
+        wait(browser, lambda d: d.current_url == f"{server.url}/campaigns/..%20/board")
+        assert not browser.find_elements(By.ID, "error")
+        wait(browser, lambda d: d.find_element(By.ID, "live").text == "live")
+        browser.find_element(By.LINK_TEXT, "Timeline").click()
+        wait(browser, lambda d: d.current_url == f"{server.url}/campaigns/..%20/log")
+        assert browser.find_elements(By.CSS_SELECTOR, "tr[data-seq]")
+
+
 def test_a_link_with_a_token_leaves_it_in_an_httponly_cookie_only(browser: Any, demo: tuple[str, Server]) -> None:
     from selenium.webdriver.common.by import By
 

@@ -32,7 +32,7 @@ from starlette.routing import BaseRoute, Mount, Route
 
 from domain.errors import TrackerError
 from tracker.server.access import Denied, FailedChecks, Gate
-from tracker.server.commands import check_args, check_terminal, run_command
+from tracker.server.commands import check_args, check_terminal, refused_without_token, run_command
 from tracker.server.delivery import delivering
 from tracker.server.keyed import once, request_key
 from tracker.server.limits import BodyLimit, TooLarge, is_text
@@ -269,9 +269,10 @@ class Api:
             raise tracker_error(e) from None
 
         def perform(t: ServedTracker, player: Player | None) -> dict[str, Any]:
-            # A repeat of the key is answered the first answer (stored with its events).
+            # A repeat of the key is answered the first answer (stored with its events); the
+            # key with another action or inputs is refused.
             act = lambda: perform_action(t, player, name, asked)  # noqa: E731
-            return once(t, player, key, act, action_answer, name)
+            return once(t, player, key, act, action_answer, name, {"route": "actions", **asked})
 
         return JsonResponse(await self._recorded_as(request, token, name, perform))
 
@@ -319,6 +320,9 @@ class Api:
             terminal, checked, key = check_terminal(body), check_args(body.get("args")), request_key(request)
         except TrackerError as e:
             raise tracker_error(e) from None
+        refusal = refused_without_token(checked) if token is None else None
+        if refusal is not None:
+            return command_response(refusal)
         if checked[0] in ("approve", "overrides"):
             result = await self._recorded_as(
                 request, token, name, lambda t, player: override_command(t, player, name, checked, terminal)
@@ -326,9 +330,10 @@ class Api:
         else:
 
             def command(t: ServedTracker, player: Player | None) -> dict[str, Any]:
-                # With a key, a repeat is answered the first command's output and records nothing.
+                # With a key, a repeat is answered the first command's output and records nothing;
+                # the key with another command line is refused (the terminal is not the request).
                 run = lambda: run_command(t, player, name, checked, terminal["columns"], terminal=terminal)  # noqa: E731
-                return once(t, player, key, run)
+                return once(t, player, key, run, asked={"route": "command", "args": checked, "campaign": name})
 
             result = await self._recorded_as(request, token, name, command)
         return command_response(result)

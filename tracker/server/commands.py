@@ -6,14 +6,17 @@ a file or a database on the server, nothing that needs the server's terminal.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from domain.errors import InputError
 from tracker.cli.client import check_utf8_args
 from tracker.cli.common import Context
-from tracker.server.served import ServedTracker
-from tracker.service.players import Player
+from tracker.server.odds_bounds import OddsTooLarge, check_odds, time_budget
+from tracker.server.served import NEEDS_TOKEN, ServedTracker
+from tracker.service.players import Player, Unauthenticated
 
 # Top-level commands a player may run through the server.
 REMOTE = frozenset(
@@ -24,6 +27,13 @@ REMOTE = frozenset(
         "next", "move", "ntr", "research", "buy", "place", "adjust", "convoy", "intercept", "asw", "battle",
         "undo", "redo", "dice", "approve", "overrides", "notify",
     }
+)  # fmt: skip
+# Commands that record an action (through `tracker.cli.common.perform`): without a token they
+# are refused before the campaign is looked up, as POST .../actions refuses them, so the answer
+# is 401 for every name (a stranger learns nothing of which campaigns exist).
+ACTING = frozenset(
+    {"adjust", "asw", "battle", "buy", "convoy", "dice", "intercept", "move", "next", "ntr", "place", "redo",
+     "research", "undo"}
 )  # fmt: skip
 # Options that would name a file on the server or another database.
 REFUSED_OPTIONS = ("-o", "--output", "--db")
@@ -61,7 +71,37 @@ def check_args(args: Any) -> list[str]:
             raise InputError("--max-positions cannot be given through a server: it keeps exact odds to its default")
         if a in REFUSED_OPTIONS or any(a.startswith(o + "=") for o in REFUSED_OPTIONS if o.startswith("--")):
             raise InputError(f"{a.split('=')[0]} cannot be given through a server: output goes to the terminal")
+    check_rulesets(args)
     return args
+
+
+def check_rulesets(args: Sequence[str]) -> None:
+    """InputError for a `--ruleset` that is not a built-in: a path would name a file on the
+    server, and its error (missing, not TOML, at line L) would tell what the server holds."""
+    from domain.ruleset import builtin_names
+
+    for i, a in enumerate(args):
+        if a == "--ruleset" and i + 1 < len(args):
+            given = args[i + 1]
+        elif a.startswith("--ruleset="):
+            given = a.partition("=")[2]
+        else:
+            continue
+        known = builtin_names("rulesets")
+        if given not in known:
+            raise InputError(
+                f"--ruleset {given[:60]!r}: through a server, one of the built-ins ({', '.join(known)}); "
+                "a file on your machine is not sent"
+            )
+
+
+def refused_without_token(args: Sequence[str]) -> dict[str, Any] | None:
+    """The answer to an action's command line sent without a token (401, as the API's action
+    route answers it), or None for anything else; `--help` is read without one."""
+    if args[0] not in ACTING or any(a in ("--help", "-h") for a in args):
+        return None
+    refusal = Unauthenticated(NEEDS_TOKEN)
+    return {"exit": refusal.exit_code, "stdout": "", "stderr": f"Error: {refusal}\n", "refused": refusal}
 
 
 COLOR_SYSTEMS = (None, "standard", "256", "truecolor", "windows")
@@ -107,8 +147,16 @@ def run_command(
 
     def invoke() -> int:
         ctx = ServedContext(tracker, campaign)
+        odds = args[0] == "odds"
         try:
-            cli.main(list(args), prog_name="tracker", obj=ctx, terminal_width=columns, standalone_mode=True)
+            if odds:
+                # Big battles are refused before they take the server's time (see odds_bounds).
+                check_odds(ctx, args[1:])
+            with time_budget() if odds else contextlib.nullcontext():
+                cli.main(list(args), prog_name="tracker", obj=ctx, terminal_width=columns, standalone_mode=True)
+        except OddsTooLarge as e:
+            print(f"Error: {e}", file=sys.stderr)
+            return e.exit_code
         except SystemExit as e:
             code = e.code
             return code if isinstance(code, int) else (0 if code is None else 1)

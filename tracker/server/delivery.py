@@ -92,7 +92,8 @@ class Worker:
         now = time.time()
         for row in self.outbox.due(now):
             started = time.perf_counter()
-            why = deliver(self.outbox, row, s.sender, next_command, s.backoff, s.public_url, self.extras)
+            sent = (s.sender, next_command, s.backoff, s.public_url, self.extras, self.taken_back)
+            why = deliver(self.outbox, row, *sent)
             delivered += why is None
             self._log(row, "delivered" if why is None else why, started, reminder=False)
         for row in self.outbox.reminders_due(now):
@@ -149,6 +150,12 @@ class Worker:
 
         campaign = self.tracker.load(UUID(row["campaign_id"]))
         return still_owed(payload, campaign, self.nations(row))
+
+    def taken_back(self, row: Mapping[str, Any]) -> bool:
+        """Whether the action a row's hand-off followed was undone since: the last event it
+        recorded (the row's version) is marked undone in the log."""
+        records = log_records(self.tracker, UUID(row["campaign_id"]), seq=int(row["version"]))
+        return bool(records and records[0]["undone_by"])
 
     def extras(self, row: Mapping[str, Any], payload: Mapping[str, Any]) -> Mapping[str, Any]:
         """A player's e-mail's additions: the summary of what happened since their nations last

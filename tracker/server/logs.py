@@ -140,13 +140,29 @@ def note(scope: Scope, **fields: Any) -> None:
         noted.update({k: v for k, v in fields.items() if v is not None})
 
 
+# The most characters of a path (with its query) and of a campaign's name a request line shows:
+# a line per request stays a line, whatever a client sends.
+SHOWN = 300
+
+
+def bounded(text: str, most: int = SHOWN) -> str:
+    return text if len(text) <= most else text[:most] + "..."
+
+
 def shown_path(scope: Scope) -> str:
-    """The path as asked, with its query string's tokens hidden."""
+    """The path as asked, with its query string's tokens hidden, at most SHOWN characters (cut
+    after hiding: a secret cut in half would no longer be recognised)."""
     path = str(scope.get("path", ""))
     query = scope.get("query_string", b"")
     if query:
         path += "?" + query.decode("latin-1")
-    return hide_secrets(path)
+    return bounded(hide_secrets(path))
+
+
+def _shown_name(name: Any) -> str | None:
+    # A name in a path that no campaign can have (over 200 characters) is refused; its line
+    # still shows what was asked, bounded.
+    return None if name is None else bounded(hide_secrets(str(name)), 200)
 
 
 class RequestLog:
@@ -185,7 +201,7 @@ class RequestLog:
                 "path": shown_path(scope),
                 "status": status,
                 "ms": ms,
-                "campaign": noted.get("campaign", path_params.get("name")),
+                "campaign": _shown_name(noted.get("campaign", path_params.get("name"))),
                 "player": noted.get("player"),
                 "client": client[0] if client else None,
             }

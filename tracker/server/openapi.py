@@ -31,11 +31,15 @@ ERRORS = {
     "404": "No such campaign (or one the token may not read), event or route.",
     "409": "Refused by a rule (the rule ID is given): nothing was recorded.",
     "413": "The request body is over 1 MiB.",
+    "415": "The request body is not sent as JSON (Content-Type: application/json).",
+    "422": "The Idempotency-Key was sent before with a different request: nothing was recorded.",
     "429": "Too many failed token checks from this address: retry after Retry-After seconds.",
 }
-# The errors of a read of a campaign, and of what records.
+# The errors of a read of a campaign, of what records, and of what records from a JSON body
+# with an idempotency key.
 READ_ERRORS = ("400", "401", "404", "429")
 WRITE_ERRORS = ("400", "401", "403", "404", "409", "413", "429")
+BODY_ERRORS = ("400", "401", "403", "404", "409", "413", "415", "422", "429")
 RULE_ID = re.compile(r"\b[A-Z]{1,3}\d{1,2}\b")
 
 
@@ -291,7 +295,8 @@ def write_paths() -> dict[str, Any]:
         "name": HEADER,
         "in": "header",
         "required": False,
-        "description": "A repeat of the request with the same key is answered the first answer and records nothing.",
+        "description": "A repeat of the request with the same key is answered the first answer and records "
+        "nothing; the key sent with a different request is refused (422).",
         "schema": {"type": "string", "pattern": "^[!-~]+$", "minLength": 1, "maxLength": MAX_KEY},
     }
     return {
@@ -300,7 +305,7 @@ def write_paths() -> dict[str, Any]:
                 "summary": "Perform one registered action (GET /api/actions lists them).",
                 "parameters": [NAME, key],
                 "requestBody": body,
-                "responses": answers({"$ref": REF + "ActionOutcome"}, WRITE_ERRORS),
+                "responses": answers({"$ref": REF + "ActionOutcome"}, BODY_ERRORS),
             }
         },
         "/campaigns/{name}/overrides/{number}/approve": {
@@ -315,7 +320,7 @@ def write_paths() -> dict[str, Any]:
                 "summary": "Run a command line as the token's player (`tracker --server URL ...`).",
                 "parameters": [key],
                 "requestBody": {"required": True, "content": json_content(command)},
-                "responses": answers(outcome, WRITE_ERRORS, "CommandOutcome"),
+                "responses": answers(outcome, BODY_ERRORS, "CommandOutcome"),
             }
         },
     }

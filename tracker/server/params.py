@@ -1,5 +1,5 @@
 """What a request asks, read and checked: query parameters, the JSON body, the campaign the
-URL names and a POSTed action's shape (400/404/413 as `ApiError` or `TooLarge` otherwise)."""
+URL names and a POSTed action's shape (400/404/413/415 as `ApiError` or `TooLarge` otherwise)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def str_param(request: Request, key: str) -> str | None:
 
 async def read_json(request: Request, text_only: bool = True) -> dict[str, Any]:
     """The request body as a JSON object, bounded in size and depth, its strings UTF-8 text
-    (unless not `text_only`); 400/413 otherwise."""
+    (unless not `text_only`); 400/413/415 otherwise."""
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
@@ -43,10 +43,29 @@ async def read_json(request: Request, text_only: bool = True) -> dict[str, Any]:
         size += len(chunk)
         if size > MAX_BODY:
             raise TooLarge()
+    body = b"".join(chunks)
+    if body.strip():
+        check_json_type(request.headers.get("content-type"))
     try:
-        return parse_json_object(b"".join(chunks), text_only)
+        return parse_json_object(body, text_only)
     except BadBody as e:
         raise ApiError(400, str(e)) from None
+
+
+def check_json_type(given: str | None) -> None:
+    """415 for a body not sent as JSON (application/json, or a `+json` type). A form or plain
+    text is what a page on another site can make a browser post without asking first; no
+    client of this API sends one, so none is read as an action."""
+    media = (given or "").split(";", 1)[0].strip().lower()
+    if media == "application/json" or (media.startswith("application/") and media.endswith("+json")):
+        return
+    shown = f"got {shorten(given)!r}" if given else "got none"
+    raise ApiError(415, f"the request body must be JSON sent with Content-Type: application/json ({shown})")
+
+
+def shorten(text: str, most: int = 60) -> str:
+    """`text` as an error message echoes it: its first `most` characters, then "..."."""
+    return text if len(text) <= most else text[:most] + "..."
 
 
 def campaign_name(request: Request) -> str:

@@ -9,18 +9,32 @@ from urllib.parse import quote, unquote, unquote_to_bytes
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+# Names that are a path's dot segments. A browser folds them away before it sends a URL
+# ("/campaigns/../board" asks for "/board"), and their percent-encoded forms (%2E, %2E%2E) as
+# well, so a page's link or script could never reach such a campaign. In a URL they carry a
+# trailing space instead ("..%20"), which no campaign name has (names are stored trimmed, see
+# `tracker.storage.store.check_campaign_name`), and which is taken off again here.
+DOT_NAMES = (".", "..")
+
+
+def name_segment(name: str) -> str:
+    """A campaign's name as one segment of a URL path (`CampaignName` reads it back)."""
+    quoted = quote(name, safe="")
+    return quoted + "%20" if name in DOT_NAMES else quoted
+
 
 class CampaignName(Convertor[str]):
     """`{name:campaign}`: one path segment, percent-decoded here (a name may hold "/", "%", "?"
-    or spaces: pages and clients send it quoted, as `quote(name, safe="")` does)."""
+    or spaces: pages and clients send it quoted, as `name_segment` does)."""
 
     regex = "[^/]+"
 
     def convert(self, value: str) -> str:
-        return unquote(value)
+        name = unquote(value)
+        return name[:-1] if name.endswith(" ") and name[:-1] in DOT_NAMES else name
 
     def to_string(self, value: str) -> str:
-        return quote(value, safe="")
+        return name_segment(value)
 
 
 register_url_convertor("campaign", CampaignName())

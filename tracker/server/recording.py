@@ -11,8 +11,8 @@ from starlette.responses import Response
 
 from domain.errors import InputError, RuleViolation, TrackerError
 from tracker.server.commands import run_command
-from tracker.server.responses import JsonResponse
-from tracker.server.served import NotFound, ServedTracker
+from tracker.server.responses import JsonResponse, shorten_echoes
+from tracker.server.served import NEEDS_TOKEN, NotFound, ServedTracker
 from tracker.service.performing import Outcome
 from tracker.service.players import Forbidden, Player, Unauthenticated
 
@@ -29,12 +29,14 @@ def command_response(result: dict[str, Any]) -> Response:
             body.update(error=str(refused), rule=None)
     elif refused is not None:
         status = 401 if isinstance(refused, Unauthenticated) else 403 if isinstance(refused, Forbidden) else 409
-        body.update(error=str(refused), rule=getattr(refused, "rule", None))
+        body.update(error=shorten_echoes(str(refused)), rule=getattr(refused, "rule", None))
     else:
         status = {0: 200, 2: 400}.get(result["exit"], 409)
         if status != 200:
+            # The error in one short line; stdout and stderr stay the command line's own output.
             message = (result["stderr"] or "").strip().splitlines()
-            body.update(error=message[-1].removeprefix("Error: ") if message else "refused", rule=None)
+            error = message[-1].removeprefix("Error: ") if message else "refused"
+            body.update(error=shorten_echoes(error), rule=None)
     return JsonResponse(body, status_code=status)
 
 
@@ -45,7 +47,7 @@ def perform_action(
     """Run one registered action as `player`: what it recorded and what the game waits for."""
     if player is None:
         # Said before the campaign is looked up: the same answer for every name.
-        raise Unauthenticated("an action needs a player's token: Authorization: Bearer TOKEN (see tracker players add)")
+        raise Unauthenticated(NEEDS_TOKEN)
     cid = t.campaign_id(name)
     done = t.acting_as(
         player,
@@ -58,7 +60,8 @@ def perform_action(
 
 
 def action_answer(done: Outcome) -> dict[str, Any]:
-    """The answer to a POSTed action: what it recorded and what the game waits for."""
+    """The answer to a POSTed action: what it recorded and what the game waits for, listed as
+    `pending --json` and GET .../pending list it (with nothing open, whose phase it is)."""
     from projections.summary import as_record
     from tracker.cli.common import next_command
 
@@ -66,7 +69,7 @@ def action_answer(done: Outcome) -> dict[str, Any]:
         "action": done.action,
         "asked": done.asked,
         "events": [as_record(e.originator_version, e) for e in done.events],
-        "pending": [{**item, "command": next_command(item)} for item in done.campaign.pending()],
+        "pending": [{**item, "command": next_command(item)} for item in done.campaign.pending(turn=True)],
     }
 
 

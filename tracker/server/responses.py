@@ -4,12 +4,14 @@ status a tracker error maps to."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from starlette.responses import JSONResponse
 
 from domain.errors import RuleViolation, TrackerError
 from tracker.server.served import NotFound
+from tracker.service.idempotency import KeyReused
 from tracker.service.players import Forbidden, Unauthenticated
 
 
@@ -33,6 +35,23 @@ class JsonResponse(JSONResponse):
         return json.dumps(content, ensure_ascii=False, default=str).encode("utf-8")
 
 
+# The most characters of a value an error message quotes: an error stays one short line, whatever
+# was sent and however the layer that refused it quoted it.
+ECHO = 60
+# A value quoted as Python's repr quotes it ('...' or "..."), not an apostrophe inside a word.
+_QUOTED = re.compile(r"""(?<!\w)(['"])((?:\\.|(?!\1)[^\\\n])*)\1(?!\w)""")
+
+
+def shorten_echoes(message: str) -> str:
+    """`message` with each quoted value longer than ECHO characters cut to ECHO and "..."."""
+
+    def cut(m: re.Match[str]) -> str:
+        quote, inside = m.group(1), m.group(2)
+        return m.group(0) if len(inside) <= ECHO else f"{quote}{inside[:ECHO]}...{quote}"
+
+    return _QUOTED.sub(cut, message)
+
+
 def error_response(
     status: int, message: str, rule: str | None = None, headers: dict[str, str] | None = None
 ) -> JSONResponse:
@@ -40,13 +59,17 @@ def error_response(
 
 
 def tracker_error(e: TrackerError) -> ApiError:
-    """A refused action (exit 1) is 409 with its rule; bad usage (exit 2) is 400."""
+    """A refused action (exit 1) is 409 with its rule; bad usage (exit 2) is 400; an idempotency
+    key sent before with another request is 422, as the IETF draft on the header asks."""
     rule = e.rule if isinstance(e, RuleViolation) else None
+    message = shorten_echoes(str(e))
     if isinstance(e, NotFound):
-        return ApiError(404, str(e))
+        return ApiError(404, message)
+    if isinstance(e, KeyReused):
+        return ApiError(422, message)
     if isinstance(e, Unauthenticated):
-        return ApiError(401, str(e))
+        return ApiError(401, message)
     if isinstance(e, Forbidden):
-        return ApiError(403, str(e), rule)
+        return ApiError(403, message, rule)
     status = 400 if e.exit_code == 2 else 409
-    return ApiError(status, str(e), rule)
+    return ApiError(status, message, rule)

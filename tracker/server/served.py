@@ -44,6 +44,11 @@ class NotFound(InputError):
 NO_SUCH_CAMPAIGN = "no such campaign"
 
 
+# All that is said to an action asked without a token, on every route, before any campaign is
+# looked up: the same answer for every name.
+NEEDS_TOKEN = "an action needs a player's token: Authorization: Bearer TOKEN (see tracker players add)"
+
+
 # Who records what the server does by itself (a seed reveal at the end of a round).
 SERVER = "tracker serve"
 
@@ -265,9 +270,7 @@ class ServedTracker(Tracker):
     ) -> T:
         player = self.player
         if player is None:
-            raise Unauthenticated(
-                "an action needs a player's token: Authorization: Bearer TOKEN (see tracker players add)"
-            )
+            raise Unauthenticated(NEEDS_TOKEN)
         if not player.plays_in(str(cid)):
             raise Forbidden(f"{player.name}'s token is for another campaign")
         if player.spectator:

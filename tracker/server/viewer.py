@@ -31,6 +31,8 @@ from starlette.routing import BaseRoute, Match, Route
 from domain.errors import InputError, TrackerError
 from domain.ruleset import KNOWN_PHASES
 from tracker.server.access import Denied, Gate, forget_cookie, sign_in
+from tracker.server.paths import name_segment
+from tracker.server.responses import shorten_echoes
 from tracker.server.served import NO_SUCH_CAMPAIGN, NotFound
 from tracker.server.zone_odds import zone_odds
 from tracker.service.application import Tracker
@@ -62,6 +64,8 @@ def _environment() -> jinja2.Environment:
 
     env = template_environment("tracker.server")
     env.filters["q"] = lambda text: quote(str(text), safe="")
+    # A campaign's name in a path: "." and ".." too, which browsers would fold away.
+    env.filters["segment"] = lambda name: name_segment(str(name))
     return env
 
 
@@ -81,6 +85,7 @@ def error_page(status: int, message: str, name: str | None = None) -> HTMLRespon
     }.get(status, "The campaign cannot be read")  # fmt: skip
     # A campaign that is not there (or not the reader's) gets no links of its own.
     name = None if message == NO_SUCH_CAMPAIGN else name
+    message = shorten_echoes(message)
     return render("viewer_error.html.j2", status=status, title=title, message=message, name=name, version=None)
 
 
@@ -189,7 +194,7 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
         # A phase of a played turn that was never entered (or only by undone events).
         raise PageError(404, str(e)) from None
     scenario, ruleset = campaign.scenario, campaign.ruleset
-    link = f"/campaigns/{quote(name, safe='')}/zones/{{zone}}"  # the zone's page, which links to its log
+    link = f"/campaigns/{name_segment(name)}/zones/{{zone}}"  # the zone's page, which links to its log
     open_battles = [
         {"id": b["id"], "kind": b["kind"], "zone": b["zone"], "step": b["step"]}
         for b in sorted(campaign.battles.values(), key=lambda b: b["id"])
@@ -244,6 +249,10 @@ def log_data(t: Tracker, name: str, filters: dict[str, Any]) -> dict[str, Any]:
         kind = event_kind(filters["kind"]) if filters["kind"] is not None else None
     except InputError as e:
         raise PageError(400, str(e)) from None
+    battle = filters["battle"]
+    if battle is not None and not log_records(t, cid, battle=battle, tail=1):
+        # As the battle's own page: a battle nobody fought is not there, not an empty timeline.
+        raise PageError(404, f"no battle {battle} in this campaign")
     records = log_records(
         t, cid, turn=filters["turn"], phase=filters["phase"], nation=nation, zone=zone, kind=kind,
         battle=filters["battle"], tail=TIMELINE_LIMIT,
@@ -486,7 +495,7 @@ def home_page(service: Service) -> Serve:
 
 
 async def campaign_home(request: Request, player: Player | None) -> Response:
-    return RedirectResponse(f"/campaigns/{quote(request.path_params['name'], safe='')}/board", status_code=307)
+    return RedirectResponse(f"/campaigns/{name_segment(request.path_params['name'])}/board", status_code=307)
 
 
 def not_found(pages: Sequence[BaseRoute]) -> Serve:

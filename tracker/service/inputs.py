@@ -59,49 +59,60 @@ class Field:
 
     def check(self, action: str, value: Any) -> Any:
         where = f"{action}: input {self.name!r}"
+
+        def shown(given: Any) -> str:
+            # A value as an error echoes it: its first 60 characters, so a message stays a line.
+            text = repr(given)
+            return text if len(text) <= 60 else text[:60] + "..."
+
         if value is None:
             if self.required:
                 raise InputError(f"{where} is required")
             return self.default
         if self.kind == "flag":
             if not isinstance(value, bool):
-                raise InputError(f"{where} must be true or false, got {value!r}")
+                raise InputError(f"{where} must be true or false, got {shown(value)}")
             return value
         if self.kind == "int":
             if isinstance(value, bool) or not isinstance(value, int):
-                raise InputError(f"{where} must be a whole number, got {value!r}")
+                raise InputError(f"{where} must be a whole number, got {shown(value)}")
             if not self.low <= value <= self.high:
-                raise InputError(f"{where} must be between {self.low} and {self.high}, got {value}")
+                raise InputError(f"{where} must be between {self.low} and {self.high}, got {shown(value)}")
             return value
         if self.kind == "dice":
             if isinstance(value, str):
+                if len(value) > MAX_TEXT:
+                    raise InputError(f"{where} is longer than {MAX_TEXT} characters")
                 try:
                     value = parse_dice(value)
-                except TrackerError as e:
-                    raise InputError(f"{where}: {e}") from None
+                except TrackerError:
+                    # Said here, not by parse_dice, which echoes the whole text.
+                    raise InputError(f"{where}: D3: dice must be whole numbers, got {shown(value)}") from None
             if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-                raise InputError(f"{where} must be a list of whole numbers, got {value!r}")
+                raise InputError(f"{where} must be a list of whole numbers, got {shown(value)}")
             if len(value) > MAX_ITEMS or any(not -MAX_INT <= v <= MAX_INT for v in value):
                 raise InputError(f"{where}: too many dice or a die out of range")
             return list(value)
         if self.kind == "text":
             if not isinstance(value, str):
-                raise InputError(f"{where} must be a string, got {value!r}")
+                raise InputError(f"{where} must be a string, got {shown(value)}")
             if len(value) > MAX_TEXT:
                 raise InputError(f"{where} is longer than {MAX_TEXT} characters")
             return value
         # units (one string "A,B" or a list), zones (a list, or one comma-separated string), texts
         if isinstance(value, str):
+            if len(value) > MAX_TEXT:
+                raise InputError(f"{where} is longer than {MAX_TEXT} characters")
             if self.kind == "zones":
                 value = [p.strip() for p in value.split(",") if p.strip()]
             elif self.kind == "texts":
                 value = [value]
         if isinstance(value, str):
-            if len(value) > MAX_TEXT:
-                raise InputError(f"{where} is longer than {MAX_TEXT} characters")
             return value
-        if not isinstance(value, list) or not all(isinstance(v, str) and len(v) <= MAX_TEXT for v in value):
-            raise InputError(f"{where} must be a list of strings, got {value!r}")
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise InputError(f"{where} must be a list of strings, got {shown(value)}")
+        if any(len(v) > MAX_TEXT for v in value):
+            raise InputError(f"{where} has an item longer than {MAX_TEXT} characters")
         if len(value) > MAX_ITEMS:
             raise InputError(f"{where} has more than {MAX_ITEMS} items")
         return list(value)

@@ -11,7 +11,7 @@ transports (webhook, SMTP) in `senders`, and delivery with its retries in `deliv
 import every name from this package.
 """
 
-from tracker.service.notify.delivery import Backoff, Owed, deliver, deliver_due, remind
+from tracker.service.notify.delivery import Backoff, Owed, TakenBack, deliver, deliver_due, remind, stale
 from tracker.service.notify.handoffs import (
     ITEM_KEYS,
     Before,
@@ -80,6 +80,7 @@ __all__ = [
     "Senders",
     "SmtpSender",
     "SmtpSettings",
+    "TakenBack",
     "approved",
     "attempts_table",
     "before",
@@ -100,6 +101,7 @@ __all__ = [
     "override_requested",
     "owed",
     "remind",
+    "stale",
     "still_owed",
     "webhook_body",
 ]

@@ -1,5 +1,6 @@
 """Delivery of the outbox: each due row sent once, failures tried again with exponential
-backoff until given up, and reminders while a hand-off is still owed."""
+backoff until given up, and reminders while a hand-off is still owed. A hand-off that tells of
+a state that no longer holds is given up unsent ("superseded", see `stale`)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,32 @@ class Backoff:
 
 # Whether a delivered row's hand-off is still owed (see `still_owed`), for its reminder.
 Owed = Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
+# Whether the action a row's hand-off followed was undone since (read from the log).
+TakenBack = Callable[[Mapping[str, Any]], bool]
+# The reasons of a hand-off that only tells where the game stands (who owes what, whose turn),
+# which a newer hand-off to the same channel tells again, as it stands then.
+STATE_ONLY = frozenset({"owed", "turn"})
+
+
+def stale(outbox: Outbox, row: Mapping[str, Any], taken_back: TakenBack | None = None) -> str | None:
+    """Why an undelivered hand-off is given up unsent, or None: its action was undone (it
+    tells of moves taken back), or, once an attempt failed, a newer hand-off was written for
+    its channel (it would arrive after the channel mends, telling of a turn long past). A test
+    message or an override request's (version below 1), or one that tells of more than where
+    the game stands (a seed revealed, an override approved), is not superseded by a newer one."""
+    if row["version"] <= 0:
+        return None
+    if taken_back is not None and taken_back(row):
+        return "superseded: its action was undone"
+    if not row["attempts"]:
+        return None
+    try:
+        reasons = set(json.loads(row["payload"])["reasons"])
+    except (ValueError, KeyError, TypeError):
+        return None  # an unreadable message is given up as such by `deliver`
+    if reasons <= STATE_ONLY and outbox.overtaken(row):
+        return "superseded by a newer message to this channel"
+    return None
 
 
 def deliver_due(
@@ -44,13 +71,14 @@ def deliver_due(
     now: float | None = None,
     extras: Extras | None = None,
     owed_still: Owed | None = None,
+    taken_back: TakenBack | None = None,
 ) -> int:
-    """One pass of delivery: every due row sent once, then (with `owed_still`) the reminders
-    due; returns how many were delivered (reminders not counted)."""
+    """One pass of delivery: every due row sent once (unless `stale`), then (with `owed_still`)
+    the reminders due; returns how many were delivered (reminders not counted)."""
     delivered = 0
     at = time.time() if now is None else now
     for row in outbox.due(at):
-        delivered += deliver(outbox, row, sender, command_for, backoff, public_url, extras) is None
+        delivered += deliver(outbox, row, sender, command_for, backoff, public_url, extras, taken_back) is None
     if owed_still is not None:
         for row in outbox.reminders_due(at):
             remind(outbox, row, sender, command_for, owed_still, public_url, at, extras)
@@ -99,10 +127,16 @@ def deliver(
     backoff: Backoff,
     public_url: str | None = None,
     extras: Extras | None = None,
+    taken_back: TakenBack | None = None,
 ) -> str | None:
-    """One attempt at one due row: None when it was delivered (and marked, once), else why not."""
+    """One attempt at one due row: None when it was delivered (and marked, once), else why not
+    (a `stale` row is marked superseded instead, never sent)."""
     if not outbox.claim(row, backoff.lease):
         return "taken by another worker"
+    why = stale(outbox, row, taken_back)
+    if why is not None:
+        outbox.superseded(row["id"], why)
+        return why
     try:
         body = message_body(row, json.loads(row["payload"]), command_for, public_url, extras)
     except (ValueError, KeyError, TypeError) as e:

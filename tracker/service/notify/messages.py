@@ -36,10 +36,17 @@ def message_text(payload: Mapping[str, Any], command_for: CommandFor, public_url
             named = re.sub(r"\btracker ", f"tracker --campaign {shlex.quote(payload['campaign'])} ", command)
             lines.append(f"  next: {named}")
     if not payload["pending"]:
-        lines.append("Nothing pending: the phase may end (tracker next).")
+        campaign = shlex.quote(payload["campaign"])
+        lines.append(f"Nothing pending: the phase may end (tracker --campaign {campaign} next).")
     if public_url:
-        lines.append(f"{public_url.rstrip('/')}/campaigns/{quote(payload['campaign'], safe='')}/board")
+        lines.append(f"{public_url.rstrip('/')}/campaigns/{_segment(payload['campaign'])}/board")
     return "\n".join(lines)
+
+
+def _segment(name: str) -> str:
+    """A campaign's name in the viewer's URL, as `tracker.server.paths.name_segment` writes it
+    (which this layer may not import): "." and ".." with a trailing %20, else percent-encoded."""
+    return quote(name, safe="") + ("%20" if name in (".", "..") else "")
 
 
 def override_lines(payload: Mapping[str, Any], public_url: str | None) -> list[str]:

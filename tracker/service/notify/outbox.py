@@ -266,6 +266,29 @@ class Outbox:
             conn.execute(insert(attempts_table).values(outbox_id=row_id, at=now, ok=int(ok), status=status))
             return bool(marked)
 
+    def overtaken(self, row: Mapping[str, Any]) -> bool:
+        """Whether a newer hand-off (a later version) was written for the row's channel and
+        campaign: it tells where the game stands now, which the row no longer does."""
+        query = select(outbox_table.c.id).where(
+            outbox_table.c.channel_id == row["channel_id"],
+            outbox_table.c.campaign_id == row["campaign_id"],
+            outbox_table.c.version > row["version"],
+        )
+        with self.engine.connect() as conn:
+            return conn.execute(query.limit(1)).first() is not None
+
+    def superseded(self, row_id: int, why: str) -> bool:
+        """Give up an undelivered row without sending it (status "superseded", `why` as its
+        last error); False when it was no longer pending."""
+        with self.engine.begin() as conn:
+            return bool(
+                conn.execute(
+                    update(outbox_table)
+                    .where(outbox_table.c.id == row_id, outbox_table.c.status == "pending")
+                    .values(status="superseded", last_error=why)
+                ).rowcount
+            )
+
     def reminders_due(self, now: float, limit: int = 20) -> list[Due]:
         """Delivered hand-offs of reminding channels whose interval has passed since they were
         sent or last reminded, each its channel's latest (an older one was overtaken)."""

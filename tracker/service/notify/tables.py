@@ -42,7 +42,8 @@ outbox_table = Table(
     Column("version", Integer, nullable=False),  # the campaign's version after the action
     Column("payload", Text, nullable=False),  # JSON: the hand-off, see `handoff`
     Column("created_at", Float, nullable=False),
-    Column("status", String(16), nullable=False, default="pending"),  # pending | delivered | failed
+    # pending | delivered | failed | superseded (never sent: see `notify.delivery.stale`)
+    Column("status", String(16), nullable=False, default="pending"),
     Column("attempts", Integer, nullable=False, default=0),
     Column("next_attempt_at", Float, nullable=False),
     Column("delivered_at", Float, nullable=True),
