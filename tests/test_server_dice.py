@@ -140,3 +140,37 @@ def test_d5_a_key_store_others_may_read_or_the_campaign_database_itself_is_refus
         )  # fmt: skip
         assert done.returncode == 2 and expected in done.stderr, done.stderr
     assert len(rows(db, "SELECT * FROM tracker_dice_seeds")) == 1
+
+
+def test_pl2_d3_typed_dice_of_a_nation_the_player_does_not_play_need_the_dice_servers_roll_id(
+    tmp_path: Path,
+) -> None:
+    """A volley both sides fire is rolled at once: Germany's player typing Britain's dice alone
+    would choose them. They are taken with the dice server's roll id (`--ref`), which Britain's
+    player can check against the roll, or from the referee; nothing is recorded otherwise."""
+    db = tmp_path / "typed.db"
+    made = tracker("--db", str(db), "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
+    assert made.returncode == 0, made.stderr
+    tokens = {}
+    for name, role in (("rita", "--referee"), ("anna", "--nations=Germany"), ("bert", "--nations=Britain")):
+        added = tracker("--db", str(db), "players", "add", name, role)
+        assert added.returncode == 0, added.stderr
+        tokens[name] = added.stdout.strip().splitlines()[-1]
+    with served(str(db), workdir=tmp_path) as server:
+        anna = tokens["anna"]
+        run(server, anna, "next", "--to", "combat_movement")
+        run(server, anna, "move", "DE-BB1", "DE-DD1", "--path", "Southern North Sea")
+        run(server, anna, "next")
+        run(server, anna, "battle", "start", "--zone", "Southern North Sea")
+        seen = len(server.get("/api/campaigns/autumn/log", token=anna)[1])
+        fire = ["battle", "fire", "1", "--dice", "1,1,10,10,10,10"]
+        status, body = server.post("/api/command", {"args": fire}, token=anna)
+        assert status == 403, body
+        assert body["error"] == (
+            "PL2: anna plays Germany, not Britain: Britain's dice need the dice server's roll id (--ref) "
+            "so its player can check them (D3), or the referee enters them"
+        )
+        assert len(server.get("/api/campaigns/autumn/log", token=anna)[1]) == seen, "a refused action records nothing"
+        run(server, anna, *fire, "--ref", "dice-server-roll-4711")
+        rolled = [r for r in server.get("/api/campaigns/autumn/log", token=anna)[1] if r["kind"] == "DiceRolled"]
+        assert {r["data"]["reference"] for r in rolled} == {"dice-server-roll-4711"}

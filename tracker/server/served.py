@@ -483,6 +483,7 @@ class ServedTracker(Tracker):
         if asked is not None and asked.nation != nation and player.name != SERVER:
             raise _ActsFor(nation)
         self._check_overrides(player, campaign, events)
+        _check_typed_dice(player, events)
 
     def _check_overrides(self, player: Player, campaign: Campaign, events: Sequence[Any]) -> None:
         """RK3: an override's agreement counts only when given through the server: by the
@@ -585,3 +586,20 @@ class ServedTracker(Tracker):
 
         head = Head.parse(head_text) if head_text is not None else None
         return verify_campaign(self, self.campaign_id(name), head).as_json()
+
+
+def _check_typed_dice(player: Player, events: Sequence[Any]) -> None:
+    """PL2, D3: a player types the dice of the nations they play. Dice of another nation (a
+    volley both sides fire, rolled at once) need the dice server's roll id (`--ref`), which that
+    nation's player can check against the roll; the referee may type any. Redone dice (RK4) were
+    typed when first recorded."""
+    if player.referee or any(type(e).__name__ == "ActionRedone" for e in events):
+        return
+    for e in events:
+        if type(e).__name__ != "DiceRolled" or e.source != "manual" or e.reference:
+            continue
+        if not player.may_act_for(e.roller):
+            raise Forbidden(
+                f"{player.name} plays {player.describe()}, not {e.roller}: {e.roller}'s dice need the dice "
+                f"server's roll id (--ref) so its player can check them (D3), or the referee enters them"
+            )
