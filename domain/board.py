@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain.errors import InputError, RuleViolation
+from domain.errors import InputError, RuleViolation, require_each_once
 from domain.ruleset import Ruleset, UnitType
 from domain.scenario import Scenario
 from domain.text import plural
@@ -103,8 +103,7 @@ class Board:
     def choose(self, eligible: list[Unit], chosen: list[str], why_not: Callable[[Unit], RuleViolation]) -> list[Unit]:
         """The units a player named, each of which must be among the eligible ones; `why_not`
         explains, with its rule, why a named unit is not."""
-        if len(set(chosen)) != len(chosen):
-            raise InputError("a unit is named twice")
+        require_each_once(chosen, "unit")
         by_id = {u.id: u for u in eligible}
         units = []
         for uid in chosen:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class TrackerError(Exception):
     """Base of every error a user can cause; the CLI prints it as one line."""
@@ -37,3 +39,13 @@ class DataFileError(InputError):
 
 class DiceError(TrackerError):
     """Manually entered dice have the wrong count or a value out of range (D3)."""
+
+
+def require_each_once(names: Iterable[str], what: str) -> None:
+    """The names a player listed (units to move, submarines to submerge) name each one once; the
+    first named twice is said, with `what` it is."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise InputError(f"{what} {name} is named twice")
+        seen.add(name)

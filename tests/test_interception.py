@@ -477,3 +477,11 @@ def test_rk2_commands_out_of_turn_or_step_are_refused_and_change_nothing() -> No
     refused(c, RuleViolation, lambda: c.choose_targets(b, "Germany", None), "SM4")  # nothing left to choose
     # A fire command that runs out of dice halfway records none of its rolls or hits.
     refused(c, DiceError, lambda: c.fire(b, dice(1)))
+
+
+def test_sm4_sm5_a_submarine_named_twice_is_named() -> None:
+    c = campaign()
+    b = intercepted(c)
+    c.intercept_search(b, [], dice())
+    err = refused(c, InputError, lambda: c.intercept_continue(b, ["DE-SS3", "DE-SS3"]))
+    assert str(err) == "submarine DE-SS3 is named twice"

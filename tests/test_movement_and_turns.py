@@ -175,7 +175,7 @@ def test_unknown_nation_unit_or_zone_is_an_input_error_recording_nothing(c: Camp
         c.move("Germany", ["DE-SS9"], ["Southern North Sea"])
     with pytest.raises(InputError, match="unknown zone 'Baltic'"):
         c.move("Germany", ["DE-SS3"], ["Baltic"])
-    with pytest.raises(InputError, match="named twice"):
+    with pytest.raises(InputError, match="^unit DE-SS3 is named twice$"):
         c.move("Germany", ["DE-SS3", "DE-SS3"], ["Southern North Sea"])
     assert state(c) == before
 

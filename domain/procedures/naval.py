@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from domain.board import Board
-from domain.errors import InputError, RuleViolation
+from domain.errors import RuleViolation, require_each_once
 from domain.procedures import volley
 from domain.procedures.base import (
     SIDES,
@@ -204,8 +204,7 @@ def decide(
     d = choice if isinstance(choice, NavalDecision) else _FIGHT_ON
     if d.submerge:
         subs = _subs(ctx, s.fight.side(side))
-        if len(set(d.submerge)) != len(d.submerge):
-            raise InputError("a submarine is named twice")
+        require_each_once(d.submerge, "submarine")
         for uid in d.submerge:
             if uid not in subs:
                 raise RuleViolation("NC4", f"{uid} is not one of {s.fight.nation(side)}'s submarines in this battle")

@@ -4,7 +4,7 @@ start it and take part, search and attack target numbers, and the submarines' re
 from __future__ import annotations
 
 from domain.board import Board, Unit
-from domain.errors import InputError, RuleViolation
+from domain.errors import InputError, RuleViolation, require_each_once
 from domain.rules.convoy import Roll
 
 
@@ -140,8 +140,7 @@ def return_fire_roll(board: Board, sub: Unit, moving: bool) -> Roll:
 
 def check_submerge(detected: list[str], chosen: list[str]) -> None:
     """AS5, NC4: only submarines still in the fight may submerge."""
-    if len(set(chosen)) != len(chosen):
-        raise InputError("a submarine is named twice")
+    require_each_once(chosen, "submarine")
     for uid in chosen:
         if uid not in detected:
             raise RuleViolation(

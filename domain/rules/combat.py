@@ -4,7 +4,7 @@ who can still hit whom, and where an attacker may retreat."""
 from __future__ import annotations
 
 from domain.board import Board, Unit
-from domain.errors import InputError, RuleViolation
+from domain.errors import InputError, RuleViolation, require_each_once
 from domain.rules import targets
 from domain.rules.convoy import Roll
 
@@ -128,8 +128,7 @@ def has_target(board: Board, unit: Unit, enemies: list[Unit]) -> bool:
 
 def check_submerge(nation: str, subs: list[str], chosen: list[str]) -> None:
     """NC4: a side's submarines still in the battle may submerge."""
-    if len(set(chosen)) != len(chosen):
-        raise InputError("a submarine is named twice")
+    require_each_once(chosen, "submarine")
     for uid in chosen:
         if uid not in subs:
             there = ", ".join(subs) or "none"

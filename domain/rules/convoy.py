@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from domain.board import Board, Unit
-from domain.errors import InputError, RuleViolation
+from domain.errors import InputError, RuleViolation, require_each_once
 from domain.ruleset import AppliedModifier
 
 
@@ -57,8 +57,7 @@ def check_declaration(board: Board, attacker: str, zone: str, submarines: list[s
             raise RuleViolation(
                 "CV1", f"{uid} is not a {attacker} submarine in {zone} (there: {', '.join(sorted(ids))})"
             )
-    if len(set(submarines)) != len(submarines):
-        raise InputError("a submarine is named twice")
+    require_each_once(submarines, "submarine")
     return defender
 
 

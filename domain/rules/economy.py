@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from domain.board import Board
-from domain.errors import InputError, RuleViolation
+from domain.errors import InputError, RuleViolation, require_each_once
 from domain.text import plural
 
 # Far beyond any table-top purchase, and small enough for every database integer.
@@ -137,8 +137,7 @@ def _nation(board: Board, nation: str) -> None:
 
 def check_entry(board: Board, nations: tuple[str, ...]) -> None:
     """F8, AD1: an entry is brought forward only for a nation neutral now, once."""
-    if len(set(nations)) != len(nations):
-        raise InputError("a nation is named twice")
+    require_each_once(nations, "nation")
     for nation in nations:
         _nation(board, nation)
         if nation not in board.neutral:

@@ -4,7 +4,7 @@ who may search, the search target numbers, and the moving player's choices after
 from __future__ import annotations
 
 from domain.board import Board, Unit
-from domain.errors import InputError, RuleViolation
+from domain.errors import RuleViolation, require_each_once
 from domain.rules.convoy import Roll
 
 
@@ -91,8 +91,7 @@ def search_roll(board: Board, unit: Unit, mover: str) -> Roll:
 
 def check_detected(subs: list[str], found: int, chosen: list[str]) -> list[str]:
     """SM3: each success detects one submarine of the group; the searching side names them."""
-    if len(set(chosen)) != len(chosen):
-        raise InputError("a submarine is named twice")
+    require_each_once(chosen, "submarine")
     for uid in chosen:
         if uid not in subs:
             raise RuleViolation("SM3", f"{uid} is not in the submarine group ({', '.join(subs)})")
@@ -116,16 +115,15 @@ def check_decisions(detected: list[str], submerge: list[str], retreat: list[str]
     both = set(submerge) & set(retreat)
     if both:
         raise RuleViolation("SM4", f"{', '.join(sorted(both))} cannot both submerge and retreat")
-    if len(set(submerge)) != len(submerge) or len(set(retreat)) != len(retreat):
-        raise InputError("a submarine is named twice")
+    require_each_once(submerge, "submarine")
+    require_each_once(retreat, "submarine")
     if retreat and retreat_zone is None:
         raise RuleViolation("SM4", "these submarines are where their move began: there is no zone to retreat to")
 
 
 def check_stops(free: list[str], stop: list[str]) -> None:
     """SM5: undetected submarines continue to their destination or stop in the zone."""
-    if len(set(stop)) != len(stop):
-        raise InputError("a submarine is named twice")
+    require_each_once(stop, "submarine")
     for uid in stop:
         if uid not in free:
             raise RuleViolation("SM5", f"{uid} is not free to go on or stop here (free: {', '.join(free) or 'none'})")

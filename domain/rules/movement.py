@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from domain.board import Board, Unit
-from domain.errors import InputError, RuleViolation
+from domain.errors import InputError, RuleViolation, require_each_once
 
 MOVE_PHASES = ("combat_movement", "noncombat_movement")
 
@@ -23,8 +23,7 @@ class PlannedMove:
 def resolve_units(board: Board, nation: str, unit_ids: list[str]) -> list[Unit]:
     if not unit_ids:
         raise InputError("name at least one unit to move")
-    if len(set(unit_ids)) != len(unit_ids):
-        raise InputError("a unit is named twice")
+    require_each_once(unit_ids, "unit")
     units = []
     for uid in unit_ids:
         unit = board.units.get(uid)
