@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -154,10 +155,14 @@ def clamp_target(target: int, faces: int) -> int:
     return max(0, min(faces, target))
 
 
+_TYPED_DIE = re.compile(r"[+-]?[0-9]+")
+
+
 def parse_dice(text: str) -> list[int]:
     """Dice typed as '3,7' or '3 7'."""
     parts = [p for p in text.replace(",", " ").split() if p]
-    try:
-        return [int(p) for p in parts]
-    except ValueError:
-        raise DiceError(f"D3: dice must be whole numbers, got {text!r}") from None
+    # Digits as a keyboard types them: int() also takes other scripts' digits ("٥" is 5) and
+    # underscores ("1_0"), which would be recorded as something not typed.
+    if not all(_TYPED_DIE.fullmatch(p) for p in parts):
+        raise DiceError(f"D3: dice must be whole numbers, got {text!r}")
+    return [int(p) for p in parts]

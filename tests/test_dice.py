@@ -164,7 +164,7 @@ def test_parse_dice_reads_commas_and_spaces(text: str, values: list[int]) -> Non
     assert parse_dice(text) == values
 
 
-@pytest.mark.parametrize("text", ["3 x", "3,7.5", "six"])
+@pytest.mark.parametrize("text", ["3 x", "3,7.5", "six", "\u0665", "1_0", "+-5"])
 def test_d3_parse_dice_refuses_non_numbers(text: str) -> None:
     with pytest.raises(DiceError, match="^D3: dice must be whole numbers"):
         parse_dice(text)

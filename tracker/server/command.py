@@ -15,9 +15,10 @@ import click
 
 from domain.errors import InputError, TrackerError
 from tracker.cli.common import Context
+from tracker.cli.params import Whole
 from tracker.storage.store import DEFAULT_DB
 
-PORT = click.IntRange(0, 65535)
+PORT = Whole(0, 65535)
 
 
 # The log's levels and formats (tracker.server.logs, not imported here: it needs the server extra).

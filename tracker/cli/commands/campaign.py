@@ -12,6 +12,7 @@ from tracker.cli.common import (
     emit_json,
     emit_recorded,
     json_option,
+    quoted,
 )
 from tracker.cli.startup import importing
 
@@ -46,7 +47,7 @@ def new(ctx: Context, name: str, scenario: str, ruleset: str | None, dice: str |
         emit_recorded(ctx, "new", events, campaign, **made)
         return
     click.echo(
-        f"Campaign {campaign.name!r} created: {campaign.scenario.title} with ruleset "
+        f"Campaign {quoted(campaign.name)} created: {campaign.scenario.title} with ruleset "
         f"{campaign.ruleset.name}, {campaign.dice_mode} dice."
     )
     click.echo(f"Round {campaign.round} · {campaign.nation} · {campaign.phase}")
