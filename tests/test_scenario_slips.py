@@ -22,6 +22,7 @@ from domain.ruleset import load_ruleset
 from domain.scenario import GameMap, scenario_from_dict, scenario_text
 from domain.scenario_layout import MAX_LAYOUT_ZONES, computed_positions
 from domain.scenario_slips import fold_name
+from tests.test_scenario_tools import edited, line_with
 from tracker.cli.main import cli
 from tracker.service.names import fold
 
@@ -140,18 +141,6 @@ RULES = load_ruleset("twtea-3e")[0]
 
 def invoke(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
-def edited(text: str, old: str, new: str) -> str:
-    """The text with `old` (which must be there, once) replaced."""
-    assert text.count(old) == 1, old
-    return text.replace(old, new)
-
-
-def line_with(text: str, fragment: str, after: str = "") -> int:
-    """The number of the first line holding `fragment` (after the line holding `after`)."""
-    start = text.index(after) if after else 0
-    return text.count("\n", 0, text.index(fragment, start)) + 1
 
 
 def written(tmp_path: Path, text: str, name: str = "board.toml") -> Path:
