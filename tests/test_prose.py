@@ -71,3 +71,39 @@ def test_the_demo_narrates_within_the_terminal(tmp_path: Path) -> None:
     # A word longer than the line (the database's path) is never cut either.
     assert len(lines) > 100 and all(len(line) <= 80 or len(line.split()) == 1 for line in lines), max(lines, key=len)
     assert any(line.startswith("      ") for line in lines)  # a long event line went on, indented
+
+
+def refused_at(db: str, args: list[str], columns: int | None) -> tuple[int, str]:
+    token = CLIENT_TERMINAL.set(
+        {"columns": columns, "color_system": None, "no_color": True, "tty": True} if columns else None
+    )
+    try:
+        result = CliRunner().invoke(cli, ["--db", db, *args])
+    finally:
+        CLIENT_TERMINAL.reset(token)
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+def test_an_error_fits_the_terminal_its_command_to_copy_on_a_line_of_its_own(tmp_path: Path, columns: int) -> None:
+    db = str(tmp_path / "c.db")
+    run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
+    run(db, "next", "--to", "combat_movement")
+    run(db, "move", "de-ss1", "de-ss2", "--to", "southern north sea")
+    run(db, "next")
+    code, piped = refused_at(db, ["next"], None)
+    assert code == 1 and piped.count("\n") == 1, "in a pipe, an error is one line"
+    code, shown = refused_at(db, ["next"], columns)
+    lines = shown.rstrip("\n").split("\n")
+    assert code == 1 and len(lines) > 1
+    assert lines[-1] == "    tracker battle start --zone 'Southern North Sea'"
+    assert all(len(line) <= columns for line in lines[:-1]), lines
+    assert " ".join(line.strip() for line in lines) == piped.strip(), "the same words"
+    code, usage = refused_at(db, ["buy", "submarine", "0"], columns)
+    assert code == 2 and all(len(line) <= columns for line in usage.splitlines()), usage
+
+
+def test_new_fits_the_terminal(tmp_path: Path) -> None:
+    out = run(str(tmp_path / "c.db"), "new", "autumn", "--scenario", "north-sea-1914", columns=60)
+    assert all(len(line) <= 60 for line in out.splitlines()), out
+    assert " ".join(out.split()).startswith("Campaign 'autumn' created: The North Sea, autumn 1914 with ruleset")

@@ -247,6 +247,30 @@ def prose_width() -> int | None:
 _COMMAND = re.compile(r"(next: )?tracker ")
 
 
+# The command to copy that ends an error ("...; to close it: tracker next").
+_TAIL_COMMAND = re.compile(r"(?<=: )tracker .*$")
+
+
+def fit_error(message: str) -> str:
+    """`Error: MESSAGE` as a terminal shows it: wrapped between words at its width, the next
+    lines indented, the command to copy that ends it on a line of its own; one line elsewhere
+    (a pipe, a file, a script reading stderr)."""
+    text = f"Error: {message}"
+    client = CLIENT_TERMINAL.get()
+    if client is not None:
+        width = int(client["columns"]) if client.get("tty") else None
+    else:
+        width = shutil.get_terminal_size().columns if sys.stderr.isatty() else None
+    if width is None or len(text) <= width:
+        return text
+    import textwrap
+
+    found = _TAIL_COMMAND.search(text)
+    head, command = (text[: found.start()].rstrip(), found.group()) if found else (text, "")
+    lines = textwrap.wrap(head, width, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)
+    return "\n".join([*lines, *(["    " + command] if command else [])])
+
+
 def echo_prose(text: str = "", hang: int | None = None) -> None:
     """`click.echo` of prose: `fit_prose` on a terminal."""
     click.echo(fit_prose(text, hang))

@@ -239,7 +239,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 
 def _fail(message: str, code: int) -> NoReturn:
-    click.echo(f"Error: {message}", err=True)
+    from tracker.cli.common import fit_error
+
+    click.echo(fit_error(message), err=True)
     sys.exit(code)
 
 

@@ -176,7 +176,10 @@ class OneLineUsage(click.UsageError):
         super().__init__(usage_line(error), error.ctx)
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"Error: {self.message}", file=file, err=file is None)
+        # Wrapped on a terminal as every error is (`fit_error`); loaded only when there is one.
+        from tracker.cli.common import fit_error
+
+        click.echo(fit_error(self.message), file=file, err=file is None)
 
 
 # A group given no command prints its help (click 8.2 on; 8.1 printed it and exited).

@@ -46,7 +46,7 @@ def new(ctx: Context, name: str, scenario: str, ruleset: str | None, dice: str |
         made = {"scenario": campaign.scenario.title, "ruleset": campaign.ruleset.name, "dice": campaign.dice_mode}
         emit_recorded(ctx, "new", events, campaign, **made)
         return
-    click.echo(
+    echo_prose(
         f"Campaign {quoted(campaign.name)} created: {campaign.scenario.title} with ruleset "
         f"{campaign.ruleset.name}, {campaign.dice_mode} dice."
     )
