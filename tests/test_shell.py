@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from tracker.cli.common import Context
 from tracker.cli.main import cli
-from tracker.cli.shell import Session, prompt_session
+from tracker.cli.shell import HELP, Session, prompt_session
 
 
 @pytest.fixture
@@ -224,6 +224,23 @@ def test_the_shell_in_a_real_terminal(db: str, tmp_path: Path, tmux: list[str]) 
     while time.monotonic() < deadline and "+exit" not in (history.read_text() if history.exists() else ""):
         time.sleep(0.1)
     assert "+next" in history.read_text() and "+exit" in history.read_text()
+
+
+def test_the_greeting_and_an_error_fit_a_narrow_terminal(db: str, tmp_path: Path, tmux: list[str]) -> None:
+    exe = shutil.which("tracker", path=str(Path(sys.executable).parent)) or "tracker"
+    # The terminal's own width (a COLUMNS left in the environment would stand for it).
+    command = f"env -u COLUMNS -u LINES {exe} --db {db} shell --history {tmp_path / 'history'}; sleep 30"
+    subprocess.run([*tmux, "new-session", "-d", "-s", "t", "-x", "60", "-y", "40", command], check=True)
+    screen = _wait_for(tmux, "autumn · round 1 · Germany · research>")
+    greeting = screen.split("autumn ·")[0]
+    assert " ".join(greeting.split()) == " ".join(HELP.split()), greeting
+    assert all(len(line.rstrip()) <= 60 for line in greeting.splitlines()), greeting.splitlines()
+    _keys(tmux, "buy submarine 0", "Enter")
+    screen = _wait_for(tmux, "tracker buy --help)")
+    error = screen[screen.index("Error: buy") : screen.index("--help)") + len("--help)")]
+    assert all(len(line.rstrip()) <= 60 for line in error.splitlines()), error
+    assert "see tracker buy --help)" in " ".join(error.split()), "no word cut by the terminal"
+    _keys(tmux, "exit", "Enter")
 
 
 def test_a_table_wider_than_the_terminal_is_paged_with_its_lines_cut_not_wrapped(

@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from domain.errors import InputError, TrackerError
-from tracker.cli.common import Context
+from tracker.cli.common import Context, echo_prose
 from tracker.cli.completion import completions
 
 EXIT_WORDS = ("exit", "quit")
@@ -110,7 +110,7 @@ class Session:
 
     def run(self, read_line: Callable[[str], str]) -> None:
         """Read and run lines until end of input or `exit`; Ctrl-C drops the line being typed."""
-        click.echo(HELP)
+        echo_prose(HELP)
         while True:
             try:
                 line = read_line(self.prompt_text())
