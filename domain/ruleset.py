@@ -343,6 +343,8 @@ def _phases(top: Reader) -> list[str]:
             raise turn.fail("phases", f"unknown phase {phase!r} (known: {', '.join(KNOWN_PHASES)})")
     if len(set(phases)) != len(phases):
         raise turn.fail("phases", "a phase is listed twice")
+    if not phases:
+        raise turn.fail("phases", "a turn needs at least one phase (T2)")
     turn.finish()
     return phases
 

@@ -406,6 +406,11 @@ def test_duplicate_phase_is_refused(raw: dict[str, Any]) -> None:
     refused(raw, "turn.phases", "a phase is listed twice")
 
 
+def test_t2_a_turn_without_phases_is_refused(raw: dict[str, Any]) -> None:
+    raw["turn"]["phases"] = []
+    refused(raw, "turn.phases", r"a turn needs at least one phase \(T2\)")
+
+
 def test_unknown_roll_kind_for_dice_faces_is_refused(raw: dict[str, Any]) -> None:
     raw["dice"]["faces"]["tiddlywinks"] = 6
     refused(raw, "dice.faces.tiddlywinks", "unknown roll kind")
