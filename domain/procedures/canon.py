@@ -35,7 +35,7 @@ class Canon:
             self.names.setdefault(self.kind_of[u], []).append(u)
         self.memo: dict[State, State] = {}
         self.sides: dict[tuple[Piece, ...], tuple[Piece, ...]] = {}
-        self.outside: dict[int, bool] = {}
+        self.outside: dict[int, tuple[State, bool]] = {}
         self.kinds_of: dict[int, tuple[tuple[Piece, ...], frozenset[tuple[str, str]]]] = {}
 
     def side(self, pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
@@ -51,11 +51,16 @@ class Canon:
         position without them) names no unit at all, and no kind of unit is on two sides."""
         if not self.active:
             return False
-        found = self.outside.get(id(context))
-        if found is None:
+        # By identity, the entry keeping the position alive: an id is another object's once
+        # the first is gone, and a position freed mid-enumeration would lend it its answer.
+        slot = self.outside.get(id(context))
+        if slot is not None and slot[0] is context:
+            found = slot[1]
+        else:
             seen: set[str] = set()
             _collect_ids(context, self.kind_of, seen)
-            found = self.outside[id(context)] = not seen
+            found = not seen
+            self.outside[id(context)] = (context, found)
         if not found:
             return False
         kinds = [self.kinds(pieces) for pieces in sides]
