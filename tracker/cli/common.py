@@ -11,7 +11,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -23,8 +22,10 @@ from domain.ruleset import KNOWN_PHASES
 from domain.text import plural
 from projections.summary import rule_of, summary
 from tracker.cli.context import Context as Context
+from tracker.cli.params import CLIENT_TERMINAL as CLIENT_TERMINAL
 from tracker.cli.params import MAX_INT as MAX_INT
 from tracker.cli.params import NATION, Dice, Whole, dice_problem
+from tracker.cli.params import fit_error as fit_error
 from tracker.service.names import Names
 
 if TYPE_CHECKING:
@@ -227,11 +228,6 @@ def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
-# A command run by a league server for a client: the client's terminal as its own Console saw
-# it (width, colour system or None, NO_COLOR), so the output is what the client would print.
-CLIENT_TERMINAL: ContextVar[dict[str, Any] | None] = ContextVar("client_terminal", default=None)
-
-
 def prose_width() -> int | None:
     """The width prose is wrapped at: the terminal's (the client's, through a server); None when
     the output is no terminal, where each line stays whole for whatever reads it next."""
@@ -245,30 +241,6 @@ def prose_width() -> int | None:
 
 # A command to copy, alone on its line or after "next:".
 _COMMAND = re.compile(r"(next: )?tracker ")
-
-
-# The command to copy that ends an error ("...; to close it: tracker next").
-_TAIL_COMMAND = re.compile(r"(?<=: )tracker .*$")
-
-
-def fit_error(message: str) -> str:
-    """`Error: MESSAGE` as a terminal shows it: wrapped between words at its width, the next
-    lines indented, the command to copy that ends it on a line of its own; one line elsewhere
-    (a pipe, a file, a script reading stderr)."""
-    text = f"Error: {message}"
-    client = CLIENT_TERMINAL.get()
-    if client is not None:
-        width = int(client["columns"]) if client.get("tty") else None
-    else:
-        width = shutil.get_terminal_size().columns if sys.stderr.isatty() else None
-    if width is None or len(text) <= width:
-        return text
-    import textwrap
-
-    found = _TAIL_COMMAND.search(text)
-    head, command = (text[: found.start()].rstrip(), found.group()) if found else (text, "")
-    lines = textwrap.wrap(head, width, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)
-    return "\n".join([*lines, *(["    " + command] if command else [])])
 
 
 def echo_prose(text: str = "", hang: int | None = None) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from domain.errors import TrackerError
-from tracker.cli.params import CAMPAIGN, DATABASE, SERVER, one_line
+from tracker.cli.params import CAMPAIGN, DATABASE, SERVER, fit_error, one_line
 from tracker.cli.startup import importing, settle_imports_from_now
 
 if TYPE_CHECKING:
@@ -239,8 +239,6 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 
 def _fail(message: str, code: int) -> NoReturn:
-    from tracker.cli.common import fit_error
-
     click.echo(fit_error(message), err=True)
     sys.exit(code)
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import math
 import re
+import shutil
+import sys
+from contextvars import ContextVar
 from typing import Any
 
 import click
@@ -168,6 +171,35 @@ def usage_line(error: click.UsageError) -> str:
     return f"{command + ': ' if command else ''}{text} (see {path} --help)"
 
 
+# A command run by a league server for a client: the client's terminal as its own Console saw
+# it (width, colour system or None, NO_COLOR), so the output is what the client would print.
+CLIENT_TERMINAL: ContextVar[dict[str, Any] | None] = ContextVar("client_terminal", default=None)
+
+
+# The command to copy that ends an error ("...; to close it: tracker next").
+_TAIL_COMMAND = re.compile(r"(?<=: )tracker .*$")
+
+
+def fit_error(message: str) -> str:
+    """`Error: MESSAGE` as a terminal shows it: wrapped between words at its width, the next
+    lines indented, the command to copy that ends it on a line of its own; one line elsewhere
+    (a pipe, a file, a script reading stderr)."""
+    text = f"Error: {message}"
+    client = CLIENT_TERMINAL.get()
+    if client is not None:
+        width = int(client["columns"]) if client.get("tty") else None
+    else:
+        width = shutil.get_terminal_size().columns if sys.stderr.isatty() else None
+    if width is None or len(text) <= width:
+        return text
+    import textwrap
+
+    found = _TAIL_COMMAND.search(text)
+    head, command = (text[: found.start()].rstrip(), found.group()) if found else (text, "")
+    lines = textwrap.wrap(head, width, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)
+    return "\n".join([*lines, *(["    " + command] if command else [])])
+
+
 class OneLineUsage(click.UsageError):
     """A usage error printed as `Error: ` and `usage_line`: one line on stderr, exit 2, where
     click prints the usage, a hint and a blank line before it."""
@@ -176,9 +208,6 @@ class OneLineUsage(click.UsageError):
         super().__init__(usage_line(error), error.ctx)
 
     def show(self, file: Any = None) -> None:
-        # Wrapped on a terminal as every error is (`fit_error`); loaded only when there is one.
-        from tracker.cli.common import fit_error
-
         click.echo(fit_error(self.message), file=file, err=file is None)
 
 
