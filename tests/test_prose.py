@@ -13,7 +13,8 @@ from tracker.cli.common import CLIENT_TERMINAL
 from tracker.cli.main import cli
 
 
-def run(db: str, *args: str, columns: int | None = None) -> str:
+def invoked_at(db: str, args: list[str], columns: int | None) -> tuple[int, str]:
+    """Exit status and output of a command at a terminal `columns` wide (None: a pipe)."""
     token = CLIENT_TERMINAL.set(
         {"columns": columns, "color_system": None, "no_color": True, "tty": True} if columns else None
     )
@@ -21,8 +22,13 @@ def run(db: str, *args: str, columns: int | None = None) -> str:
         result = CliRunner().invoke(cli, ["--db", db, *args])
     finally:
         CLIENT_TERMINAL.reset(token)
-    assert result.exit_code == 0, result.output
-    return result.output
+    return result.exit_code, result.output
+
+
+def run(db: str, *args: str, columns: int | None = None) -> str:
+    code, out = invoked_at(db, list(args), columns)
+    assert code == 0, out
+    return out
 
 
 @pytest.mark.parametrize("args", [["explain", "1"], ["explain", "3"], ["pending"], ["inbox"], ["log"], ["verify"]])
@@ -73,17 +79,6 @@ def test_the_demo_narrates_within_the_terminal(tmp_path: Path) -> None:
     assert any(line.startswith("      ") for line in lines)  # a long event line went on, indented
 
 
-def refused_at(db: str, args: list[str], columns: int | None) -> tuple[int, str]:
-    token = CLIENT_TERMINAL.set(
-        {"columns": columns, "color_system": None, "no_color": True, "tty": True} if columns else None
-    )
-    try:
-        result = CliRunner().invoke(cli, ["--db", db, *args])
-    finally:
-        CLIENT_TERMINAL.reset(token)
-    return result.exit_code, result.output
-
-
 @pytest.mark.parametrize("columns", [60, 80])
 def test_an_error_fits_the_terminal_its_command_to_copy_on_a_line_of_its_own(tmp_path: Path, columns: int) -> None:
     db = str(tmp_path / "c.db")
@@ -91,15 +86,15 @@ def test_an_error_fits_the_terminal_its_command_to_copy_on_a_line_of_its_own(tmp
     run(db, "next", "--to", "combat_movement")
     run(db, "move", "de-ss1", "de-ss2", "--to", "southern north sea")
     run(db, "next")
-    code, piped = refused_at(db, ["next"], None)
+    code, piped = invoked_at(db, ["next"], None)
     assert code == 1 and piped.count("\n") == 1, "in a pipe, an error is one line"
-    code, shown = refused_at(db, ["next"], columns)
+    code, shown = invoked_at(db, ["next"], columns)
     lines = shown.rstrip("\n").split("\n")
     assert code == 1 and len(lines) > 1
     assert lines[-1] == "    tracker battle start --zone 'Southern North Sea'"
     assert all(len(line) <= columns for line in lines[:-1]), lines
     assert " ".join(line.strip() for line in lines) == piped.strip(), "the same words"
-    code, usage = refused_at(db, ["buy", "submarine", "0"], columns)
+    code, usage = invoked_at(db, ["buy", "submarine", "0"], columns)
     assert code == 2 and all(len(line) <= columns for line in usage.splitlines()), usage
 
 
