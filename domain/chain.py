@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -53,16 +54,21 @@ def recorded_fields(attributes: dict[str, Any]) -> dict[str, Any]:
 
 
 # Set while recorded actions are run again only to compare their events (see `unhashed`).
-_UNHASHED: ContextVar[list[int] | None] = ContextVar("unhashed", default=None)
+_UNHASHED: ContextVar[bool] = ContextVar("unhashed", default=False)
+# One count for the whole process, not one per `unhashed` block: the referee keeps the state a
+# step left by the last event's hash (`domain.campaign.referee`), so a placeholder must name one
+# event only, in every campaign this process re-runs.
+_PLACEHOLDERS = itertools.count(1)
 
 
 @contextmanager
 def unhashed() -> Iterator[None]:
-    """Within it, `event_hash` gives a placeholder, distinct for every event, instead of a
-    hash: for re-running recorded actions whose events are compared with the log's without
-    their hashes (`verify`'s referee), so that each stored event is hashed once, by the check
-    of the chain (`chain_hash`). A placeholder never equals a hash (it is not hexadecimal)."""
-    token = _UNHASHED.set([0])
+    """Within it, `event_hash` gives a placeholder, distinct for every event this process
+    records, instead of a hash: for re-running recorded actions whose events are compared with
+    the log's without their hashes (`verify`'s referee), so that each stored event is hashed
+    once, by the check of the chain (`chain_hash`). A placeholder never equals a hash (it is
+    not hexadecimal)."""
+    token = _UNHASHED.set(True)
     try:
         yield
     finally:
@@ -71,10 +77,8 @@ def unhashed() -> Iterator[None]:
 
 def event_hash(prev_hash: str, kind: str, version: int, timestamp: datetime, content: dict[str, Any]) -> str:
     """The hash a new event records (`chain_hash`), or a placeholder within `unhashed`."""
-    skipped = _UNHASHED.get()
-    if skipped is not None:
-        skipped[0] += 1
-        return f"unhashed-{skipped[0]}"
+    if _UNHASHED.get():
+        return f"unhashed-{next(_PLACEHOLDERS)}"
     return chain_hash(prev_hash, kind, version, timestamp, content)
 
 
