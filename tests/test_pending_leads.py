@@ -194,6 +194,17 @@ def test_t4_next_refused_for_units_to_place_names_the_place_command() -> None:
     )
 
 
+def test_t4_next_refused_for_several_units_to_place_names_a_command_placing_them_all(db: str) -> None:
+    run(db, "next")
+    run(db, "buy", "submarine", "2")
+    run(db, "next", "--to", "placement")
+    out = run(db, "next", code=1)
+    assert out.endswith("; to close it: tracker place submarine --count 2 --at 'Dover Strait'\n")
+    # It closes what is open: the phase ends after it.
+    run(db, "place", "submarine", "--count", "2", "--at", "Dover Strait")
+    run(db, "next")
+
+
 def test_t4_next_refused_for_a_naval_battle_due_names_battle_start() -> None:
     c = campaign(phase="combat_movement")
     c.move("Germany", ["DE-CA1", "DE-BB1", "DE-BB2"], [CNS])

@@ -154,7 +154,10 @@ def _gate_command(item: Mapping[str, Any]) -> str | None:
             return None
         # A command that works as it stands: the first legal zone (the item's text lists them all).
         legal = item.get("legal") or []
-        return f"tracker place {item.get('unit_type')} --at {legal[0]!r}" if legal else None
+        # All of them: the command closes the phase only if it places every unit bought.
+        count = item.get("count", 1)
+        several = f" --count {count}" if count > 1 else ""
+        return f"tracker place {item.get('unit_type')}{several} --at {legal[0]!r}" if legal else None
     return {
         "turn": "tracker next",
         "naval_due": f"tracker battle start --zone {item['zone']!r}",
