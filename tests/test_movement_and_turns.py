@@ -198,22 +198,39 @@ def test_f4_move_records_path_and_units(c: Campaign) -> None:
 
 def test_f4_non_adjacent_step_is_refused(c: Campaign) -> None:
     advance_to(c, "Germany", "combat_movement")
-    refuse(
+    refused = refuse(
         c,
         lambda: c.move("Germany", ["DE-SS3"], ["Dover Strait"]),
         "F4",
         "Dover Strait is not adjacent to Heligoland Bight",
     )
+    # A destination alone: the refusal names a way there to give as --path (submarines may
+    # pass the hostile Southern North Sea, SM1), and that way is a move the referee takes.
+    assert str(refused).endswith("; a shortest route there: --path 'Southern North Sea,Dover Strait' (2 steps)")
+    c.move("Germany", ["DE-SS3"], ["Southern North Sea", "Dover Strait"])
+
+
+def test_f4_sm1_non_adjacent_destination_of_surface_ships_says_why_no_route_is_named(c: Campaign) -> None:
+    advance_to(c, "Germany", "combat_movement")
+    refused = refuse(
+        c,
+        lambda: c.move("Germany", ["DE-DD1", "DE-SS3"], ["Dover Strait"]),
+        "F4",
+        "Dover Strait is not adjacent to Heligoland Bight",
+    )
+    assert str(refused).endswith("; every way there passes a hostile zone, where surface ships must stop (SM1)")
 
 
 def test_f4_non_adjacent_step_later_in_the_path_is_refused(c: Campaign) -> None:
     advance_to(c, "Germany", "combat_movement")
-    refuse(
+    refused = refuse(
         c,
         lambda: c.move("Germany", ["DE-DD1"], ["Southern North Sea", "Bay of Biscay"]),
         "F4",
         "Bay of Biscay is not adjacent to Southern North Sea",
     )
+    # A path the player wrote is theirs to mend: no route is offered for it.
+    assert str(refused) == "F4: Bay of Biscay is not adjacent to Southern North Sea"
 
 
 def test_f4_submarine_path_longer_than_its_move_of_two_is_refused(c: Campaign) -> None:

@@ -109,6 +109,29 @@ def test_log_with_an_unknown_nation_exits_2_naming_the_known_ones(db: str) -> No
     assert "unknown zone 'North Sea' (did you mean" in out
 
 
+def test_an_unknown_zone_of_a_whole_war_map_names_the_likely_ones_and_the_command_listing_all(tmp_path: Path) -> None:
+    db = str(tmp_path / "war.db")
+    run(db, "new", "war", "--scenario", "great-war-1914")
+    run(db, "next", "--to", "combat_movement")
+    # A part of two names suggests both; the 148 names are not listed in one line.
+    out = run(db, "move", "DE-CA8", "--to", "red sea", code=2)
+    assert out == (
+        "Error: unknown zone 'red sea' (did you mean 'Northern Red Sea' or 'Southern Red Sea'? "
+        "148 known: `tracker map` lists them)\n"
+    )
+    # F4: a known zone further than one step: the refusal names a way there, taken as it is.
+    out = run(db, "move", "DE-SS1", "--to", "western approaches", code=1)
+    route = "Southern North Sea,Dover Strait,English Channel,Western Approaches"
+    assert out == (
+        "Error: F4: Western Approaches is not adjacent to Heligoland Bight; "
+        f"a shortest route there: --path '{route}' (4 steps, more than the 2 these units have left this turn)\n"
+    )
+    # Within reach, the route is a move the referee takes.
+    out = run(db, "move", "DE-SS1", "--to", "dover strait", code=1)
+    assert out.endswith("a shortest route there: --path 'Southern North Sea,Dover Strait' (2 steps)\n")
+    run(db, "move", "DE-SS1", "--path", "Southern North Sea,Dover Strait")
+
+
 @pytest.mark.parametrize(
     "units",
     [["DE-SS3,DE-SS4"], ["DE-SS3", "DE-SS4"], ["de-ss3 de-ss4"], ["de-ss3,", "de-ss4"]],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 from domain.board import Board, Unit
@@ -58,7 +59,9 @@ def plan_move(board: Board, nation: str, unit_ids: list[str], path: list[str]) -
     full = [start, *path]
     for a, b in zip(full, full[1:], strict=False):
         if not game_map.adjacent(a, b):
-            raise RuleViolation("F4", f"{b} is not adjacent to {a}")
+            # A destination alone (`--to`): on a large map the player may not know the way.
+            hint = _route_hint(board, nation, units, start, b) if len(path) == 1 else ""
+            raise RuleViolation("F4", f"{b} is not adjacent to {a}{hint}")
     check_neutral_territory(board, nation, path)
     types = {board.unit_type(u).category for u in units}
     if len(types) > 1:
@@ -94,6 +97,56 @@ def plan_move(board: Board, nation: str, unit_ids: list[str], path: list[str]) -
         _check_air_landing(board, nation, units, path[-1])
         carried = []
     return PlannedMove(tuple(u.id for u in units), tuple(full), tuple(hostile_passed), tuple(carried))
+
+
+def _route_hint(board: Board, nation: str, units: list[Unit], start: str, goal: str) -> str:
+    """The end of a refusal of a move to a zone that is not adjacent: a way there to try, or
+    why surface ships have none (SM1); nothing where there is no way at all."""
+    route = shortest_route(board, nation, units, start, goal)
+    if route is not None:
+        left = min(board.unit_type(u).move - u.moved for u in units)
+        beyond = f", more than the {left} these units have left this turn" if len(route) > left else ""
+        return f"; a shortest route there: --path {shlex.quote(','.join(route))} ({len(route)} steps{beyond})"
+    if shortest_route(board, nation, units, start, goal, stop_at_hostile=False) is not None:
+        return "; every way there passes a hostile zone, where surface ships must stop (SM1)"
+    return ""
+
+
+def shortest_route(
+    board: Board, nation: str, units: list[Unit], start: str, goal: str, stop_at_hostile: bool = True
+) -> list[str] | None:
+    """F4, SM1, F8: the zones after `start` of a shortest way to `goal` this group could take
+    (ships by sea, surface ships stopping at no hostile zone on the way, nobody through a
+    neutral's territory), the first in the map's order among equals; None without one. Only a
+    suggestion: what the units have left to move is checked when they move."""
+    game_map = board.scenario.game_map
+    naval = all(board.unit_type(u).is_naval for u in units)
+    stopped = stop_at_hostile and naval and any(not board.unit_type(u).is_submarine for u in units)
+
+    def enters(zone: str) -> bool:
+        owner = board.owners.get(zone)
+        if owner is not None and owner != nation and owner in board.neutral:
+            return False
+        return game_map.is_sea(zone) or not naval
+
+    came: dict[str, str] = {start: start}
+    frontier = [start]
+    while frontier and goal not in came:
+        following = []
+        for zone in frontier:
+            if zone != start and stopped and board.is_hostile_for(nation, zone):
+                continue  # SM1: surface ships go no further than a hostile zone
+            for near in sorted(game_map.adjacency[zone]):
+                if near not in came and enters(near):
+                    came[near] = zone
+                    following.append(near)
+        frontier = following
+    if goal not in came:
+        return None
+    route = [goal]
+    while came[route[-1]] != start:
+        route.append(came[route[-1]])
+    return route[::-1]
 
 
 def check_neutral_territory(board: Board, nation: str, path: list[str]) -> None:

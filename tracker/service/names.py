@@ -48,16 +48,28 @@ def once_each(unit_ids: Iterable[str], where: str = "") -> None:
 
 
 def unknown(what: str, text: str, known: Sequence[str]) -> InputError:
-    """An error naming the closest matches (names it begins, then look-alikes) and every known name."""
+    """An error naming the closest matches (names it begins, then names holding it, then
+    look-alikes) and every known name, or for a long list of zones the command listing them."""
     by_fold = {fold(k): k for k in known}
     typed = fold(text)
     starting = [k for f, k in by_fold.items() if typed and f.startswith(typed)]
+    # A part of a name ("Red Sea" for "Northern Red Sea", "Southern Red Sea").
+    holding = [k for f, k in by_fold.items() if len(typed) > 2 and typed in f]
     import difflib  # only on this error path: not paid by every command that names something
 
     alike = [by_fold[f] for f in difflib.get_close_matches(typed, list(by_fold), n=3, cutoff=0.6)]
-    suggestions = (starting or alike)[:3]
+    suggestions = (starting or holding or alike)[:3]
     hint = f"did you mean {' or '.join(repr(s) for s in suggestions)}? " if suggestions else ""
+    listed_by = _LISTED_BY.get(what)
+    if listed_by is not None and len(known) > _LISTED_AT_MOST:
+        # A whole war's map has 150 names: a line of them all hides the suggestion.
+        return InputError(f"unknown {what} {text!r} ({hint}{len(known)} known: {listed_by} lists them)")
     return InputError(f"unknown {what} {text!r} ({hint}known: {', '.join(known)})")
+
+
+# Kinds of name a command lists, for an error on a map too large to list in one line.
+_LISTED_BY = {"zone": "`tracker map`", "sea zone": "`tracker map`"}
+_LISTED_AT_MOST = 24
 
 
 class Resolver:

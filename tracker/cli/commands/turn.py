@@ -161,7 +161,7 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
     "--to",
     "to",
     type=ZONE,
-    help="Destination zone (the shortest legal route is not guessed: use --path for more than one step).",
+    help="Destination zone, one step away; further, the refusal names a shortest route to give as --path.",
     shell_complete=complete_zones,
 )
 @click.option(
