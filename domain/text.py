@@ -1,6 +1,9 @@
-"""Small helpers for the words in messages: counts with their noun in the right number."""
+"""Small helpers for the words in messages: counts with their noun in the right number, unit
+IDs in the order a player counts them."""
 
 from __future__ import annotations
+
+import re
 
 _IRREGULAR = {"die": "dice", "search": "searches", "battleship": "battleships", "aircraft_carrier": "aircraft carriers"}
 
@@ -13,3 +16,12 @@ def plural(n: int, noun: str) -> str:
         noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
     )
     return f"{n} {many.replace('_', ' ')}"
+
+
+_NUMBERS = re.compile(r"(\d+)")
+
+
+def unit_order(uid: str) -> tuple[str | int, ...]:
+    """A sort key putting GB-BB8 before GB-BB10, for a board shown to players. Dice and the
+    lists recorded in events keep the IDs' own order (`sorted`), which the referee rolls in."""
+    return tuple(int(part) if part.isdigit() else part for part in _NUMBERS.split(uid))

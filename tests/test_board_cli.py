@@ -107,6 +107,17 @@ def test_show_a_zone_in_any_case(db: str) -> None:
     assert "England: land territory of Britain" in run(db, "show", "england")
 
 
+def test_state_and_show_list_unit_ids_in_counting_order(tmp_path: Path) -> None:
+    """On the whole-war board Britain has fifteen battleships: GB-BB8, GB-BB9, GB-BB10, not
+    GB-BB10 first as their text sorts."""
+    world = str(tmp_path / "w.db")
+    run(world, "new", "war", "--scenario", "great-war-1914")
+    (row,) = [line for line in run(world, "state").splitlines() if "Central North Sea" in line]
+    assert row.split("│")[2].split() == ["GB-BB8", "GB-BB9", "GB-BB10", "GB-CA3"]
+    shown = json.loads(run(world, "show", "Central North Sea", "--json"))["units"]
+    assert [u["id"] for u in shown] == ["GB-BB8", "GB-BB9", "GB-BB10", "GB-CA3"]
+
+
 def test_show_wraps_a_long_list_of_neighbours_between_words_without_trailing_spaces(tmp_path: Path) -> None:
     world = str(tmp_path / "w.db")
     run(world, "new", "war", "--scenario", "great-war-1914")

@@ -21,6 +21,7 @@ from typing import Any
 from domain.ruleset import Ruleset
 from domain.scenario import GameMap, Scenario
 from domain.scenario_layout import computed_positions
+from domain.text import unit_order
 from tracker.reports.palette import PALETTE, colour_of, ink
 
 BOX_WIDTH = 184
@@ -289,7 +290,9 @@ def _zone_svg(
     name and owner, and a line per nation present and for its NTR."""
     # The units' IDs, one line per nation, for the pointer resting on the zone (a tooltip).
     ids = content.get("ids", {})
-    listed = "".join("\n" + ", ".join(sorted(ids[n])) for n in sorted(ids, key=lambda n: order.get(n, len(order))))
+    listed = "".join(
+        "\n" + ", ".join(sorted(ids[n], key=unit_order)) for n in sorted(ids, key=lambda n: order.get(n, len(order)))
+    )
     group = [frame.opening, f"<title>{frame.title}{escape(listed)}</title>", *frame.frame]
     line_y = frame.first_line
     for nation, label, text in _content_lines(content, code):

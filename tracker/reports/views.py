@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from domain.scenario import Scenario
+from domain.text import unit_order
 from projections.positions import turn_number
 from projections.views import BoardView
 
@@ -89,7 +90,8 @@ def render_board(out: Console, data: Mapping[str, Any], scenario: Scenario, titl
     table.add_column("Units")
     game_map = scenario.game_map
     for zone in sorted(by_zone, key=lambda z: (not game_map.is_sea(z), z)):
-        table.add_row(zone, units_text(scenario, by_zone[zone]))
+        here = sorted(by_zone[zone], key=lambda u: unit_order(u["id"]))
+        table.add_row(zone, units_text(scenario, here))
     out.print(table)
     # The nations' numbers in one table that fits 80 columns; their lists (NTR by zone,
     # technology), which grow with the board, each in a table of their own, a line per nation.

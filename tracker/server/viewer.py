@@ -30,6 +30,7 @@ from starlette.routing import BaseRoute, Match, Route
 
 from domain.errors import InputError, TrackerError
 from domain.ruleset import KNOWN_PHASES
+from domain.text import unit_order
 from tracker.server.access import Denied, Gate, forget_cookie, sign_in
 from tracker.server.paths import name_segment
 from tracker.server.responses import shorten_echoes
@@ -414,7 +415,7 @@ def zone_data(t: Tracker, name: str, zone_text: str) -> dict[str, Any]:
         raise PageError(404, str(e)) from None
     board = campaign.board()
     sea = board.scenario.game_map.is_sea(zone)
-    units = sorted(board.units_at(zone), key=lambda u: (u.nation, u.type, u.id))
+    units = sorted(board.units_at(zone), key=lambda u: (u.nation, u.type, unit_order(u.id)))
     return {
         "name": name,
         "position": _position(campaign),

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from domain.campaign import Campaign
+from domain.text import unit_order
 from tracker.cli.common import Context, console, emit_json, json_option
 from tracker.cli.completion import complete_zones
 from tracker.cli.params import ZONE
@@ -181,7 +182,7 @@ def show_command(ctx: Context, zone: str, as_json: bool) -> None:
     c = ctx.load()
     name = Names(c).zone(zone)
     data = zone_data(c, name)
-    here = [{"id": uid, **u} for uid, u in sorted(c.units.items()) if u["at"] == name]
+    here = [{"id": uid, **u} for uid, u in sorted(c.units.items(), key=lambda i: unit_order(i[0])) if u["at"] == name]
     data["units"] = [
         {"id": u["id"], "type": u["type"], "nation": u["nation"], "damage": u["damage"], "moved": u["moved"]}
         for u in here
