@@ -204,9 +204,11 @@ def test_f4_non_adjacent_step_is_refused(c: Campaign) -> None:
         "F4",
         "Dover Strait is not adjacent to Heligoland Bight",
     )
-    # A destination alone: the refusal names a way there to give as --path (submarines may
-    # pass the hostile Southern North Sea, SM1), and that way is a move the referee takes.
-    assert str(refused).endswith("; a shortest route there: --path 'Southern North Sea,Dover Strait' (2 steps)")
+    # A destination alone: the refusal ends with the move along a way there (submarines may
+    # pass the hostile Southern North Sea, SM1), a move the referee takes.
+    assert str(refused).endswith(
+        "; a shortest route there (2 steps): tracker move DE-SS3 --path 'Southern North Sea,Dover Strait'"
+    )
     c.move("Germany", ["DE-SS3"], ["Southern North Sea", "Dover Strait"])
 
 

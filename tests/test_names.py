@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from domain.errors import InputError
 from tracker.cli.main import cli
+from tracker.cli.params import CLIENT_TERMINAL, fit_error
 from tracker.service.application import Tracker
 from tracker.service.names import Names, event_kind, fold, split_units
 
@@ -119,17 +120,33 @@ def test_an_unknown_zone_of_a_whole_war_map_names_the_likely_ones_and_the_comman
         "Error: unknown zone 'red sea' (did you mean 'Northern Red Sea' or 'Southern Red Sea'? "
         "148 known: `tracker map` lists them)\n"
     )
-    # F4: a known zone further than one step: the refusal names a way there, taken as it is.
+    # F4: a known zone further than the units can go: the refusal ends with the move along
+    # the first steps of a shortest way there, which the referee takes.
     out = run(db, "move", "DE-SS1", "--to", "western approaches", code=1)
-    route = "Southern North Sea,Dover Strait,English Channel,Western Approaches"
     assert out == (
-        "Error: F4: Western Approaches is not adjacent to Heligoland Bight; "
-        f"a shortest route there: --path '{route}' (4 steps, more than the 2 these units have left this turn)\n"
+        "Error: F4: Western Approaches is not adjacent to Heligoland Bight; a shortest route there is 4 steps, "
+        "more than the 2 these units have left this turn; "
+        "its first 2: tracker move DE-SS1 --path 'Southern North Sea,Dover Strait'\n"
     )
-    # Within reach, the route is a move the referee takes.
-    out = run(db, "move", "DE-SS1", "--to", "dover strait", code=1)
-    assert out.endswith("a shortest route there: --path 'Southern North Sea,Dover Strait' (2 steps)\n")
-    run(db, "move", "DE-SS1", "--path", "Southern North Sea,Dover Strait")
+    # At a terminal the command is whole on a line of its own, to copy.
+    token = CLIENT_TERMINAL.set({"columns": 80, "tty": True})
+    try:
+        shown = fit_error(out.removeprefix("Error: ").rstrip("\n")).splitlines()
+    finally:
+        CLIENT_TERMINAL.reset(token)
+    assert shown[-1] == "    tracker move DE-SS1 --path 'Southern North Sea,Dover Strait'"
+    assert all(len(line) <= 80 for line in shown)
+    # With no move left, no command is offered.
+    run(db, "move", "DE-SS3", "--path", "Skagerrak,Norwegian Leads")
+    out = run(db, "move", "DE-SS3", "--to", "dogger bank", code=1)
+    assert out == (
+        "Error: F4: Dogger Bank is not adjacent to Norwegian Leads; "
+        "a shortest route there is 3 steps, and these units have no move left this turn\n"
+    )
+    # The command offered is a move the referee takes.
+    assert "Germany moves DE-SS1: Heligoland Bight -> Southern North Sea" in run(
+        db, "move", "DE-SS1", "--path", "Southern North Sea,Dover Strait"
+    )
 
 
 @pytest.mark.parametrize(

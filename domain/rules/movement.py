@@ -100,16 +100,25 @@ def plan_move(board: Board, nation: str, unit_ids: list[str], path: list[str]) -
 
 
 def _route_hint(board: Board, nation: str, units: list[Unit], start: str, goal: str) -> str:
-    """The end of a refusal of a move to a zone that is not adjacent: a way there to try, or
-    why surface ships have none (SM1); nothing where there is no way at all."""
+    """The end of a refusal of a move to a zone that is not adjacent: the command moving along
+    a shortest way there (its first steps, when the units have fewer left), or why surface
+    ships have none (SM1); nothing where there is no way at all. The command ends the message,
+    so a terminal shows it whole on a line of its own."""
     route = shortest_route(board, nation, units, start, goal)
-    if route is not None:
-        left = min(board.unit_type(u).move - u.moved for u in units)
-        beyond = f", more than the {left} these units have left this turn" if len(route) > left else ""
-        return f"; a shortest route there: --path {shlex.quote(','.join(route))} ({len(route)} steps{beyond})"
-    if shortest_route(board, nation, units, start, goal, stop_at_hostile=False) is not None:
-        return "; every way there passes a hostile zone, where surface ships must stop (SM1)"
-    return ""
+    if route is None:
+        if shortest_route(board, nation, units, start, goal, stop_at_hostile=False) is not None:
+            return "; every way there passes a hostile zone, where surface ships must stop (SM1)"
+        return ""
+    left = min(board.unit_type(u).move - u.moved for u in units)
+    if left <= 0:
+        return f"; a shortest route there is {len(route)} steps, and these units have no move left this turn"
+    command = f"tracker move {' '.join(u.id for u in units)} --path {shlex.quote(','.join(route[:left]))}"
+    if len(route) <= left:
+        return f"; a shortest route there ({len(route)} steps): {command}"
+    return (
+        f"; a shortest route there is {len(route)} steps, more than the {left} these units have left this turn; "
+        f"its first {left}: {command}"
+    )
 
 
 def shortest_route(

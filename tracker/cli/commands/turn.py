@@ -161,7 +161,7 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
     "--to",
     "to",
     type=ZONE,
-    help="Destination zone, one step away; further, the refusal names a shortest route to give as --path.",
+    help="Destination zone, one step away; further, the refusal names the move along a shortest route (--path).",
     shell_complete=complete_zones,
 )
 @click.option(
