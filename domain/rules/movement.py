@@ -133,10 +133,7 @@ def shortest_route(
     stopped = stop_at_hostile and naval and any(not board.unit_type(u).is_submarine for u in units)
 
     def enters(zone: str) -> bool:
-        owner = board.owners.get(zone)
-        if owner is not None and owner != nation and owner in board.neutral:
-            return False
-        return game_map.is_sea(zone) or not naval
+        return neutral_owner(board, nation, zone) is None and (game_map.is_sea(zone) or not naval)
 
     came: dict[str, str] = {start: start}
     frontier = [start]
@@ -158,11 +155,17 @@ def shortest_route(
     return route[::-1]
 
 
+def neutral_owner(board: Board, nation: str, zone: str) -> str | None:
+    """F8: the neutral nation (not `nation`) whose territory `zone` is, if any."""
+    owner = board.owners.get(zone)
+    return owner if owner is not None and owner != nation and owner in board.neutral else None
+
+
 def check_neutral_territory(board: Board, nation: str, path: list[str]) -> None:
     """F8: no unit of a belligerent enters (or flies over, or lands on) a neutral's territory."""
     for zone in path:
-        owner = board.owners.get(zone)
-        if owner is not None and owner != nation and owner in board.neutral:
+        owner = neutral_owner(board, nation, zone)
+        if owner is not None:
             raise RuleViolation("F8", f"{zone} is {owner}'s territory and {owner} is neutral: no unit may enter it")
 
 
