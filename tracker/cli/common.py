@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -24,7 +23,7 @@ from projections.summary import rule_of, summary
 from tracker.cli.context import Context as Context
 from tracker.cli.params import CLIENT_TERMINAL as CLIENT_TERMINAL
 from tracker.cli.params import MAX_INT as MAX_INT
-from tracker.cli.params import NATION, Dice, Whole, dice_problem
+from tracker.cli.params import NATION, Dice, Whole, dice_problem, terminal_width
 from tracker.cli.params import fit_error as fit_error
 from tracker.service.names import Names
 
@@ -231,12 +230,7 @@ def emit_json(data: Any) -> None:
 def prose_width() -> int | None:
     """The width prose is wrapped at: the terminal's (the client's, through a server); None when
     the output is no terminal, where each line stays whole for whatever reads it next."""
-    client = CLIENT_TERMINAL.get()
-    if client is not None:
-        return int(client["columns"]) if client.get("tty") else None
-    if not sys.stdout.isatty():
-        return None
-    return shutil.get_terminal_size().columns
+    return terminal_width(sys.stdout)
 
 
 # A command to copy, alone on its line or after "next:".

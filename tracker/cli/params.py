@@ -180,16 +180,21 @@ CLIENT_TERMINAL: ContextVar[dict[str, Any] | None] = ContextVar("client_terminal
 _TAIL_COMMAND = re.compile(r"(?<=: )tracker .*$")
 
 
+def terminal_width(stream: Any) -> int | None:
+    """The width of the terminal `stream` shows on (the client's, through a server); None when
+    it is no terminal, where each line stays whole for whatever reads it next."""
+    client = CLIENT_TERMINAL.get()
+    if client is not None:
+        return int(client["columns"]) if client.get("tty") else None
+    return shutil.get_terminal_size().columns if stream.isatty() else None
+
+
 def fit_error(message: str) -> str:
     """`Error: MESSAGE` as a terminal shows it: wrapped between words at its width, the next
     lines indented, the command to copy that ends it on a line of its own; one line elsewhere
     (a pipe, a file, a script reading stderr)."""
     text = f"Error: {message}"
-    client = CLIENT_TERMINAL.get()
-    if client is not None:
-        width = int(client["columns"]) if client.get("tty") else None
-    else:
-        width = shutil.get_terminal_size().columns if sys.stderr.isatty() else None
+    width = terminal_width(sys.stderr)
     if width is None or len(text) <= width:
         return text
     import textwrap
