@@ -14,7 +14,6 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
@@ -30,18 +29,17 @@ from eventsourcing.persistence import (
 
 from domain.campaign import Campaign, one_action
 from domain.dice import AutoDice, Dice, DiceSource, ManualDice, NoDice, Override, PromptDice, commitment, new_seed
-from domain.errors import DataFileError, InputError, RuleViolation
-from domain.ruleset import load_ruleset, ruleset_from_dict
-from domain.scenario import Scenario, read_scenario, scenario_from_dict
-from domain.schema import printable
+from domain.errors import InputError, RuleViolation
+from domain.scenario import Scenario
 from projections.board import BoardProjector
 from projections.schema import ADJUSTED, ensure_schema, event_index
 from projections.views import BoardView, Views, stopped_at
 from tracker.service.describe import install_describer
+from tracker.service.new_campaign import prepare_campaign
 from tracker.service.performing import ConflictError, Performing
 from tracker.storage.event_app import SNAPSHOT_INTERVAL, DamagedLogError, TrackerApplication, replay_checked
 from tracker.storage.recorder import LogDamaged, StaleCopy, TrackerRecorder
-from tracker.storage.store import Registry, check_campaign_name, database_url, read_only_copy
+from tracker.storage.store import Registry, database_url, read_only_copy
 
 if TYPE_CHECKING:
     # Imported when an action is recorded (`handoffs`): a command that only reads never needs it.
@@ -70,39 +68,6 @@ def board_in(v: Views, turn: int | None = None, phase: str | None = None, at: in
 
 
 MAX_ATTEMPTS = 30
-
-
-@dataclass(frozen=True)
-class NewCampaign:
-    """What `Tracker.create` records, read and checked before any database is touched."""
-
-    name: str
-    scenario_data: dict[str, Any]
-    ruleset_data: dict[str, Any]
-    dice_mode: str
-
-
-def prepare_campaign(name: str, scenario: str, ruleset: str | None = None, dice: str | None = None) -> NewCampaign:
-    """Read and check everything a new campaign is made of: its name, a scenario held to every
-    check of `tracker scenario check` (new_campaign), the ruleset, the dice. Nothing here opens a
-    database, so `tracker new` refuses a bad file before it would create one."""
-    name = check_campaign_name(name)
-    scenario_data, scenario_source = read_scenario(scenario)
-    # The scenario table may be no table at all: the loader below says so with its key path.
-    meta = scenario_data.get("scenario")
-    declared = meta.get("ruleset") if isinstance(meta, dict) else None
-    ruleset_obj, ruleset_data = load_ruleset(ruleset or (declared if isinstance(declared, str) else "twtea-3e"))
-    try:
-        parsed = scenario_from_dict(scenario_data, scenario_source, ruleset_obj, new_campaign=True)
-    except DataFileError as e:
-        # A key path names a table as written, control characters too: escaped, one line.
-        raise DataFileError(e.source, printable(e.key), e.problem) from None
-    dice_mode = dice or parsed.dice
-    if dice_mode not in ("auto", "manual"):
-        raise InputError(f"dice mode must be auto or manual, got {dice_mode!r}")
-    # Check the recorded copies parse the same way before anything is written.
-    ruleset_from_dict(ruleset_data, "ruleset")
-    return NewCampaign(name, scenario_data, ruleset_data, dice_mode)
 
 
 class MissingSeedDice:

@@ -35,7 +35,7 @@ def new(ctx: Context, name: str, scenario: str, ruleset: str | None, dice: str |
         # one, a shell's or a server's, exists already; through a server, only the server may
         # read a scenario, and its tracker refuses a file path before reading it.)
         with importing():
-            from tracker.service.application import prepare_campaign
+            from tracker.service.new_campaign import prepare_campaign
 
         prepare_campaign(name, scenario, ruleset, dice)
     ctx.may_create = True

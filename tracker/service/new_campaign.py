@@ -1,0 +1,46 @@
+"""What a new campaign is made of (its name, scenario, ruleset and dice), read and checked
+before any database is opened, so `tracker new` refuses a bad file without creating one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from domain.errors import DataFileError, InputError
+from domain.ruleset import load_ruleset, ruleset_from_dict
+from domain.scenario import read_scenario, scenario_from_dict
+from domain.schema import printable
+from tracker.storage.store import check_campaign_name
+
+
+@dataclass(frozen=True)
+class NewCampaign:
+    """What `Tracker.create` records, read and checked before any database is touched."""
+
+    name: str
+    scenario_data: dict[str, Any]
+    ruleset_data: dict[str, Any]
+    dice_mode: str
+
+
+def prepare_campaign(name: str, scenario: str, ruleset: str | None = None, dice: str | None = None) -> NewCampaign:
+    """Read and check everything a new campaign is made of: its name, a scenario held to every
+    check of `tracker scenario check` (new_campaign), the ruleset, the dice. Nothing here opens a
+    database, so `tracker new` refuses a bad file before it would create one."""
+    name = check_campaign_name(name)
+    scenario_data, scenario_source = read_scenario(scenario)
+    # The scenario table may be no table at all: the loader below says so with its key path.
+    meta = scenario_data.get("scenario")
+    declared = meta.get("ruleset") if isinstance(meta, dict) else None
+    ruleset_obj, ruleset_data = load_ruleset(ruleset or (declared if isinstance(declared, str) else "twtea-3e"))
+    try:
+        parsed = scenario_from_dict(scenario_data, scenario_source, ruleset_obj, new_campaign=True)
+    except DataFileError as e:
+        # A key path names a table as written, control characters too: escaped, one line.
+        raise DataFileError(e.source, printable(e.key), e.problem) from None
+    dice_mode = dice or parsed.dice
+    if dice_mode not in ("auto", "manual"):
+        raise InputError(f"dice mode must be auto or manual, got {dice_mode!r}")
+    # Check the recorded copies parse the same way before anything is written.
+    ruleset_from_dict(ruleset_data, "ruleset")
+    return NewCampaign(name, scenario_data, ruleset_data, dice_mode)
