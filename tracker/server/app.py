@@ -31,6 +31,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 
 from domain.errors import TrackerError
+from tracker.server import queries
 from tracker.server.access import Denied, FailedChecks, Gate
 from tracker.server.commands import check_args, check_terminal, refused_without_token, run_command
 from tracker.server.delivery import delivering
@@ -198,19 +199,21 @@ class Api:
             raise ApiError(400, "give turn or at, not both")
         player = await self.reader(request)
         return JsonResponse(
-            await self.service.run(lambda t: t.state_data(name, turn, phase, at), name=name, player=player)
+            await self.service.run(lambda t: queries.state_data(t, name, turn, phase, at), name=name, player=player)
         )
 
     async def pending(self, request: Request) -> Response:
         name = campaign_name(request)
         player = await self.reader(request)
-        return JsonResponse(await self.service.run(lambda t: t.pending_data(name), name=name, player=player))
+        return JsonResponse(await self.service.run(lambda t: queries.pending_data(t, name), name=name, player=player))
 
     async def log(self, request: Request) -> Response:
         name = campaign_name(request)
         filters = log_filters(request)
         player = await self.reader(request)
-        return JsonResponse(await self.service.run(lambda t: t.log_data(name, **filters), name=name, player=player))
+        return JsonResponse(
+            await self.service.run(lambda t: queries.log_data(t, name, **filters), name=name, player=player)
+        )
 
     async def explain(self, request: Request) -> Response:
         name = campaign_name(request)
@@ -218,19 +221,25 @@ class Api:
         if not 1 <= seq <= MAX_INT:
             raise ApiError(400, f"event number must be between 1 and {MAX_INT}")
         player = await self.reader(request)
-        return JsonResponse(await self.service.run(lambda t: t.explain_data(name, seq), name=name, player=player))
+        return JsonResponse(
+            await self.service.run(lambda t: queries.explain_data(t, name, seq), name=name, player=player)
+        )
 
     async def report(self, request: Request) -> Response:
         name = campaign_name(request)
         turn = int_param(request, "turn")
         player = await self.reader(request)
-        return JsonResponse(await self.service.run(lambda t: t.report_data(name, turn), name=name, player=player))
+        return JsonResponse(
+            await self.service.run(lambda t: queries.report_data(t, name, turn), name=name, player=player)
+        )
 
     async def verify(self, request: Request) -> Response:
         name = campaign_name(request)
         head = str_param(request, "head")
         player = await self.reader(request)
-        return JsonResponse(await self.service.run(lambda t: t.verify_data(name, head), name=name, player=player))
+        return JsonResponse(
+            await self.service.run(lambda t: queries.verify_data(t, name, head), name=name, player=player)
+        )
 
     async def overrides(self, request: Request) -> Response:
         name = campaign_name(request)

@@ -1,6 +1,6 @@
 """The application service as the league server uses it: every action checked against the
-player who asks (PL2) and overrides against approvals (RK3), the CLI's queries as JSON-able
-data, campaigns looked up by name. A campaign is read only with a token of its players,
+player who asks (PL2) and overrides against approvals (RK3), campaigns looked up by name (their
+JSON reads are `tracker.server.queries`). A campaign is read only with a token of its players,
 spectators or referee, or by anyone once it is public; to anyone else it does not exist:
 "no such campaign" (a 404), the same words as for a name nobody uses, so a stranger learns
 neither the names on the server nor where its database is."""
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
@@ -19,15 +19,11 @@ from domain.campaign.auto import NotTheirs
 from domain.dice import DiceSource
 from domain.errors import InputError, RuleViolation, TrackerError
 from domain.rules.record import UndoPlan, action_actor
-from domain.ruleset import KNOWN_PHASES
 from tracker.server.keys import KeyedRegistry, key_store_url
 from tracker.service import actions
 from tracker.service.application import Tracker
 from tracker.service.players import LEAGUE, Forbidden, Player, Players, Unauthenticated
-from tracker.service.shapes import Explanation, LogRecord, OverrideRequest
-
-if TYPE_CHECKING:
-    from tracker.service.verify_report import Verified
+from tracker.service.shapes import OverrideRequest
 
 T = TypeVar("T")
 
@@ -522,70 +518,6 @@ class ServedTracker(Tracker):
         if self.approving is None:
             return None
         return self.players.override_request(campaign_id, self.approving)
-
-    def state_data(self, name: str, turn: int | None, phase: str | None, at: int | None) -> dict[str, Any]:
-        from tracker.reports.views import board_now
-
-        if phase is not None and phase not in KNOWN_PHASES:
-            raise InputError(f"unknown phase {phase!r} (phases: {', '.join(KNOWN_PHASES)})")
-        cid = self.campaign_id(name)
-        campaign = self.load(cid)
-        data = self.board_at(cid, turn=turn, phase=phase, at=at) if turn or at else board_now(campaign)
-        return {"campaign": self.name_of(campaign), **data}
-
-    def pending_data(self, name: str) -> list[dict[str, Any]]:
-        from tracker.cli.common import next_command
-
-        campaign = self.load(self.campaign_id(name))
-        # As `pending --json` lists it: with nothing open, whom the game waits for (kind "turn").
-        return [{**item, "command": next_command(item)} for item in campaign.pending(turn=True)]
-
-    def log_data(
-        self,
-        name: str,
-        *,
-        turn: int | None = None,
-        phase: str | None = None,
-        nation: str | None = None,
-        zone: str | None = None,
-        kind: str | None = None,
-        battle: int | None = None,
-        tail: int | None = None,
-    ) -> list[LogRecord]:
-        from tracker.service.history import log_records
-        from tracker.service.names import Names, event_kind
-
-        if phase is not None and phase not in KNOWN_PHASES:
-            raise InputError(f"unknown phase {phase!r} (phases: {', '.join(KNOWN_PHASES)})")
-        cid = self.campaign_id(name)
-        if nation is not None or zone is not None:
-            n = Names(self.load(cid))
-            nation, zone = n.optional_nation(nation), n.optional_zone(zone)
-        kind = event_kind(kind) if kind is not None else None
-        return log_records(
-            self, cid, turn=turn, phase=phase, nation=nation, zone=zone, kind=kind, battle=battle,
-            with_data=True, tail=tail,
-        )  # fmt: skip
-
-    def explain_data(self, name: str, seq: int) -> Explanation:
-        from tracker.service.history import explain
-
-        cid = self.campaign_id(name)
-        try:
-            return explain(self, cid, seq)
-        except InputError as e:
-            raise NotFound(str(e)) from None
-
-    def report_data(self, name: str, turn: int | None) -> dict[str, Any]:
-        from tracker.reports.report import build_report
-
-        return build_report(self, self.campaign_id(name), turn, "json")
-
-    def verify_data(self, name: str, head_text: str | None) -> Verified:
-        from tracker.service.verify import Head, verify_campaign
-
-        head = Head.parse(head_text) if head_text is not None else None
-        return verify_campaign(self, self.campaign_id(name), head).as_json()
 
 
 def _check_typed_dice(player: Player, events: Sequence[Any]) -> None:
