@@ -24,23 +24,42 @@ class Unit:
 
 _UNIT_FIELDS = frozenset(("type", "nation", "at", "damage", "moved"))
 
+# The `Unit` last made for each unit id, with a copy of the fields it was made from: a unit is
+# its id and its fields, so one made from equal fields is the same value, whichever campaign
+# it came from. Most units stand still from one board to the next (a whole-war board holds
+# over 150), and comparing five fields costs a fifth of making the unit again.
+_MADE: dict[str, tuple[dict[str, Any], Unit]] = {}
+# Unit ids are the referee's own (nation, type, number), so the cache stays small; the bound
+# only keeps a process serving very many campaigns from holding every id it ever saw.
+_MADE_MOST = 50_000
+
 
 def units_of(state: dict[str, dict[str, Any]]) -> dict[str, Unit]:
     """The units of a campaign's state (unit id -> its fields) as `Unit`s. Every board the
-    referee reads makes them all, so a unit holding exactly the fields is made without the
-    frozen dataclass's `__init__` (its fields written straight into its `__dict__`, which
-    freezing leaves writable); the same `Unit`."""
+    referee reads makes them all: a unit whose fields equal those it was last made from is
+    that `Unit` again (`_MADE`); one holding exactly the fields is made without the frozen
+    dataclass's `__init__` (its fields written straight into its `__dict__`, which freezing
+    leaves writable); the same `Unit`."""
+    if len(_MADE) > _MADE_MOST:
+        _MADE.clear()
+    made = _MADE.get
     new = object.__new__
     units: dict[str, Unit] = {}
     for uid, fields in state.items():
+        found = made(uid)
+        if found is not None and found[0] == fields:
+            units[uid] = found[1]
+            continue
         if fields.keys() == _UNIT_FIELDS:
             unit = new(Unit)
             held = unit.__dict__
             held["id"] = uid
             held.update(fields)
-            units[uid] = unit
         else:
-            units[uid] = Unit(id=uid, **fields)
+            unit = Unit(id=uid, **fields)
+        # A copy: the campaign changes its own fields in place (a move, a hit).
+        _MADE[uid] = (dict(fields), unit)
+        units[uid] = unit
     return units
 
 
