@@ -323,3 +323,62 @@ def test_t3_tracker_loads_campaigns_with_the_trackers_words(db: str) -> None:
     with Tracker(db) as t:
         c = t.load(t.campaign_id(None))
     assert c.pending(turn=True)[0]["text"] == "waiting for Germany to finish research (tracker next) [T3]"
+
+
+# ----- NC1, AS1: what the phasing nation may start but need not -----
+
+
+def test_nc1_as1_pending_lists_the_battles_one_may_start_with_their_commands(db: str) -> None:
+    for _ in range(3):
+        run(db, "next")
+    assert run(db, "pending") == (
+        "waiting for Germany to finish naval_combat (tracker next) [T3]\n"
+        "Germany may start a naval battle in Central North Sea, or not (1 cruiser [Britain], 2 destroyers "
+        "[Britain], 2 submarines [Germany]) [NC1]\n"
+        "  next: tracker battle start --zone 'Central North Sea'\n"
+        "Germany may start ASW combat in Heligoland Bight against GB-SS1, GB-SS2, or not [AS1]\n"
+        "  next: tracker asw start --zone 'Heligoland Bight'\n"
+    )
+    turn, naval, asw = pending_json(db)
+    assert turn["kind"] == "turn"
+    # Nobody is waited for: the phase may end without them, and no inbox or hand-off names them.
+    assert (naval["kind"], naval["zone"], naval["rule"], naval["blocking"], naval["waiting"]) == (
+        "naval_may", CNS, "NC1", False, [],
+    )  # fmt: skip
+    assert (asw["kind"], asw["zone"], asw["rule"], asw["blocking"], asw["waiting"], asw["submarines"]) == (
+        "asw_may", HB, "AS1", False, [], ["GB-SS1", "GB-SS2"],
+    )  # fmt: skip
+
+
+def test_as1_the_command_pending_names_starts_the_asw_combat(db: str) -> None:
+    for _ in range(3):
+        run(db, "next")
+    asw = [i for i in pending_json(db) if i["kind"] == "asw_may"][0]
+    assert asw["command"] == "tracker asw start --zone 'Heligoland Bight'"
+    run(db, "asw", "start", "--zone", HB)
+    # A combat under way is what pending lists now; nothing optional until it ends.
+    kinds = [i["kind"] for i in pending_json(db)]
+    assert kinds == ["asw"] and "may start" not in run(db, "pending")
+
+
+def test_nc1_as1_optional_battles_never_hold_the_phase_nor_reach_hand_offs() -> None:
+    c = campaign(phase="naval_combat")
+    assert [i["kind"] for i in c.pending(turn=True)] == ["turn", "naval_may", "asw_may"]
+    assert c.pending() == []
+    c.asw_start("Germany", HB)
+    b = c.battle_count
+    c.asw_search(b, None, ManualDice([6] * 6))  # 3 searchers x 2 submarines, none detected: it ends (AS2)
+    # Fought once in this zone and phase (AS1): no longer offered; the naval battle still is.
+    assert [(i["kind"], i["zone"]) for i in c.pending(turn=True)] == [("turn", None), ("naval_may", CNS)]
+    c.advance()
+    assert c.phase == "land_combat"
+    assert [i["kind"] for i in c.pending(turn=True)] == ["turn"]
+
+
+def test_nc1_a_battle_due_is_listed_once_as_due_not_as_optional() -> None:
+    c = campaign(phase="combat_movement")
+    c.move("Germany", ["DE-DD1"], [SNS])
+    while c.phase != "naval_combat":
+        advance(c) if c.phase != "combat_movement" else c.advance()
+    kinds = [(i["kind"], i["zone"]) for i in c.pending(turn=True)]
+    assert ("naval_due", SNS) in kinds and ("naval_may", SNS) not in kinds

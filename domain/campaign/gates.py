@@ -9,7 +9,7 @@ from domain.campaign.base import CampaignBase
 from domain.campaign.events import AircraftLost, PhaseAdvanced, ResourcesCollected
 from domain.campaign.record import command
 from domain.errors import RuleViolation
-from domain.rules import combat, convoy, economy, trade
+from domain.rules import asw, combat, convoy, economy, trade
 
 
 class Gates(CampaignBase):
@@ -157,6 +157,52 @@ class Gates(CampaignBase):
             stranded = self.stranded_aircraft(board)
             if stranded:
                 item("air_landing", "F7", [self.nation], {}, units=stranded)
+        return items
+
+    def optional_combats(self, board: Board | None = None) -> list[dict[str, Any]]:
+        """NC1, AS1: what the phasing nation may start in its naval_combat phase but need not,
+        by zone: a naval battle where its units share a sea zone with enemy surface ships
+        without having moved in (a battle due is an open item), and ASW combat where enemy
+        submarines share a zone with its ships or aircraft that can search. Never blocking,
+        and waiting for nobody: the phase may end without them. None while a battle is under
+        way (one at a time), nor in another phase."""
+        if self.phase != "naval_combat" or self.battles:
+            return []
+        board = self.board() if board is None else board
+        nation, game_map, committed = self.nation, board.scenario.game_map, self._committed
+        due = set(self.due_naval_battles(board))
+        items: list[dict[str, Any]] = []
+
+        def item(kind: str, rule: str, zone: str, **facts: Any) -> None:
+            entry = {
+                "battle": None,
+                "kind": kind,
+                "zone": zone,
+                "step": "open",
+                "waiting": [],
+                "rule": rule,
+                "blocking": False,
+                "text": "",
+                "nation": nation,
+                **facts,
+            }
+            entry["text"] = self.describer.item({**entry, "phasing": nation, "phase": self.phase})
+            items.append(entry)
+
+        for zone in sorted({u.at for u in board.units.values() if u.nation == nation and game_map.is_sea(u.at)}):
+            if zone not in due:
+                try:
+                    _, defenders = combat.check_start(board, nation, zone, self.fought, committed)
+                except RuleViolation:
+                    defenders = []
+                ships = [u.id for u in defenders if board.unit_type(u).is_naval and not board.unit_type(u).is_submarine]
+                if ships:
+                    item("naval_may", "NC1", zone, holds=board.describe_zone(zone))
+            try:
+                subs = asw.check_start(board, nation, zone, self.fought, committed)
+            except RuleViolation:
+                continue
+            item("asw_may", "AS1", zone, submarines=[u.id for u in subs])
         return items
 
     def _checks_read_board(self) -> bool:

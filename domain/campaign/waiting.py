@@ -77,12 +77,18 @@ class Waiting(CampaignBase):
     def pending(self, turn: bool = False) -> list[dict[str, Any]]:
         """What the game waits for (see `open_items`). With `turn`, a phase that nothing keeps
         open lists first the phasing nation's own work (`turn_item`, kind "turn"), so a player
-        who owes nothing still reads whom the game waits for; hand-offs leave it out (`turn`
-        false), since the turn passing is a hand-off of its own."""
+        who owes nothing still reads whom the game waits for, and after every item the battles
+        the phasing nation may start but need not (`optional_combats`); hand-offs leave both
+        out (`turn` false), since the turn passing is a hand-off of its own."""
         items: list[dict[str, Any]] = self.open_items()
-        if turn and not any(i["blocking"] for i in items):
-            return [self.turn_item(), *items]
-        return items
+        if not turn:
+            return items
+        # NC1, AS1: what the phasing nation may also start (a player reads them; nobody is
+        # waited for, so no hand-off or inbox names them).
+        optional = self.optional_combats()
+        if not any(i["blocking"] for i in items):
+            return [self.turn_item(), *items, *optional]
+        return [*items, *optional]
 
     def procedure_asks(self, battle: int) -> Asked:
         """What the procedure of a battle in progress asks for at its step (see `Asked`)."""

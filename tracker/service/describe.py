@@ -136,6 +136,10 @@ def _gate(f: Mapping[str, Any]) -> str:
         return f"{phasing} has {units} bought and not placed (legal: {where})"
     if kind == "turn":
         return f"waiting for {f['nation']} to finish {f['phase']} (tracker next)"
+    if kind == "naval_may":
+        return f"{phasing} may start a naval battle in {f['zone']}, or not ({f['holds']})"
+    if kind == "asw_may":
+        return f"{phasing} may start ASW combat in {f['zone']} against {', '.join(f['submarines'])}, or not"
     if kind == "air_landing":
         return (
             f"{', '.join(f['units'])} cannot land when noncombat_movement ends (no territory of its side "
@@ -161,6 +165,8 @@ def _gate_command(item: Mapping[str, Any]) -> str | None:
     return {
         "turn": "tracker next",
         "naval_due": f"tracker battle start --zone {item['zone']!r}",
+        "naval_may": f"tracker battle start --zone {item['zone']!r}",
+        "asw_may": f"tracker asw start --zone {item['zone']!r}",
         "convoy_open": f"tracker convoy declare --by {nation} --zone {item['zone']!r}, "
         f"or tracker convoy pass --by {nation}",
         "air_landing": "tracker move UNIT --to ZONE, or tracker next --confirm-losses",

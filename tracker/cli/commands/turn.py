@@ -239,7 +239,8 @@ def research(ctx: Context, technology: str, nation: str | None, dice_text: str |
 def pending(ctx: Context, as_json: bool) -> None:
     """List what the game waits for: whose decision or roll, under which rule, and the command
     that answers it. When nothing keeps the phase open, the first item (kind "turn") names the
-    nation whose phase it is: the game waits for it to finish the phase (T3, T4).
+    nation whose phase it is: the game waits for it to finish the phase (T3, T4). In its
+    naval_combat phase, the battles it may start but need not follow (NC1, AS1).
 
     Example: tracker pending --json
     """
