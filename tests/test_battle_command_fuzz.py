@@ -2,7 +2,7 @@
 battle, an interception, ASW combat and a naval battle, each played to a random step by its own
 players, then any battle command (step, auto, targets, screen, fire, casualties, decide;
 convoy roll, search, casualties, auto; intercept search, detect, decide, continue, auto; asw
-search, submerge) asked by any player of the league server, with inputs of any kind. Each is
+search, submerge, auto) asked by any player of the league server, with inputs of any kind. Each is
 either recorded, with every choice in it made for a nation of the asking player (each side
 decides for itself), or refused with one line that records nothing; never another exception.
 
@@ -81,6 +81,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "intercept auto": (),
     "asw search": ("units",),
     "asw submerge": ("subs",),
+    "asw auto": (),
 }
 FIGURES: Counter[str] = Counter()
 

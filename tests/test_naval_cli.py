@@ -90,7 +90,7 @@ def test_every_naval_command_has_help_with_an_example() -> None:
         for full, command in _commands(group, f"tracker {group.name}"):
             assert command.help and "Example:" in command.help, f"{full} has no example in its help"
             names.append(full)
-    assert len(names) == 16
+    assert len(names) == 17
 
 
 def test_cli_interception_step_by_step_with_manual_dice(db: str) -> None:
@@ -218,6 +218,22 @@ def test_rk3_start_auto_is_one_action_and_one_undo_takes_it_back(db: str, start:
     state = json.loads(run(db, "state", "--json"))
     assert state["phase"] == "naval_combat" and state["nation"] == "Germany"
     assert run(db, "verify").startswith("OK:")
+
+
+def test_as2_as5_asw_auto_plays_an_asw_combat_out_as_battle_auto_does(db: str) -> None:
+    run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "auto")
+    to_phase(db, "Germany", "naval_combat")
+    run(db, "asw", "start", "--zone", HB)
+    before = log(db)
+    out = run(db, "asw", "auto", "1")
+    assert log(db)[-1]["kind"] == "BattleEnded" and "battle 1 ends" in out
+    with Tracker(db) as t:
+        asked = [e for e in t.events(t.campaign_id(None)) if e.originator_version > before[-1]["seq"]][0]
+    assert (type(asked).__name__, asked.name) == ("ActionAsked", "asw auto")
+    assert [i["kind"] for i in json.loads(run(db, "pending", "--json"))][0] == "turn"
+    assert run(db, "verify").startswith("OK:")
+    # As `battle auto`, it plays only a battle that is there.
+    assert "battle 1" in refused(db, 1, "asw", "auto", "1")
 
 
 def test_a_choice_for_a_battle_that_is_not_there_or_waits_for_dice_says_so(db: str) -> None:

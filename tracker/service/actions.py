@@ -316,7 +316,7 @@ def _battle_auto(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any
     return c.battle_auto(i["battle"], d, _deciding(c, i))
 
 
-for _name in ("intercept auto", "battle auto"):
+for _name in ("intercept auto", "asw auto", "battle auto"):
     action(_name, BATTLE, DECIDING, rolls=True)(_battle_auto)
 
 

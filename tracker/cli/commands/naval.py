@@ -206,6 +206,24 @@ def asw_submerge(ctx: Context, battle: int, subs: str | None) -> None:
     act(ctx, "asw submerge", {"battle": battle, "subs": subs})
 
 
+@asw_group.command(name="auto")
+@_battle_argument
+@dice_options
+@record_json_option
+@seen_option
+@click.pass_obj
+def asw_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
+    """Resolve an ASW combat's remaining steps with default choices.
+
+    With manual dice, --dice gives every die the remaining steps roll, in order. Through a
+    league server it takes your own nations' steps and stops where another player must choose
+    or roll, naming them and the command that answers (PL2).
+
+    Example: tracker asw auto 2
+    """
+    act_auto(ctx, "asw auto", {"battle": battle}, dice_text, reference)
+
+
 # ----- naval battles (NC1-NC5) and the steps every fight shares (HA1-HA7) -----
 
 
