@@ -14,6 +14,7 @@ import pytest
 from domain.campaign import Campaign
 from domain.campaign.events import Event
 from tracker.service.application import Tracker
+from tracker.storage.rows import plain_state
 
 
 def event_classes() -> list[type[Event]]:
@@ -104,5 +105,6 @@ def test_recorded_events_round_trip_through_the_store(tmp_path: Any) -> None:
         assert {"Created", "ActionAsked", "PhaseAdvanced"} <= {type(e).__name__ for e in decoded}
         for s, e in zip(stored, decoded, strict=True):
             again = t.app.mapper.to_stored_event(e)
-            assert again.topic == s.topic and again.state == s.state
+            # The database keeps a state over COMPRESS_OVER bytes (the first event's) compressed.
+            assert again.topic == s.topic and again.state == plain_state(s.state)
             assert t.decode(again) == e

@@ -40,6 +40,7 @@ from tracker.interchange.format import (
 )
 from tracker.service.application import Tracker
 from tracker.service.verify import verify_events
+from tracker.storage.mapper import uncompressed
 from tracker.storage.store import check_campaign_name
 
 if TYPE_CHECKING:
@@ -154,7 +155,8 @@ class _ExportWriter:
         if seq == self.since:
             self.since_hash = event.hash
         try:
-            state = s.state.decode("utf-8")
+            # An export holds each event's JSON, however the database keeps it (`COMPRESSED`).
+            state = uncompressed(s).state.decode("utf-8")
         except UnicodeDecodeError:
             raise ExportRefused(f"event {seq}: its stored state is not UTF-8 JSON (compressed or encrypted?)") from None
         if seq > self.since:

@@ -292,6 +292,20 @@ class Transaction:
                 self.lock = None
 
 
+# The page size of a new SQLite file, in bytes. A campaign database holds some thirty tables
+# and indexes, most of a few rows (names, seeds, players, channels), and each takes at least
+# one page; an event row is about 450 bytes with its index entries. Half SQLite's default
+# page spares about 60 KB of near-empty pages in every database (a third of a 2,000-event
+# campaign's overhead) for about 1% more pages in a long log.
+PAGE_SIZE = 2048
+
+
+def _small_pages(dbapi_connection: Any, _record: Any) -> None:
+    # SQLite applies it only to a file with no table yet (and never in WAL mode): on any other
+    # database it changes nothing, so it is said on every new connection.
+    dbapi_connection.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+
+
 class Datastore:
     """The engine of one database URL, and its transactions (eventsourcing-sqlalchemy's
     datastore, on Core connections): a SQLite file in WAL mode with one writer at a time in
@@ -324,6 +338,8 @@ class Datastore:
                 self.write_lock = Semaphore()
         self.engine: Engine = create_engine(url, echo=False, **engine_kwargs)
         self.is_sqlite_filedb = self.engine.dialect.name == "sqlite" and not self.is_sqlite_in_memory_db
+        if self.is_sqlite_filedb:
+            sqlalchemy.event.listen(self.engine, "connect", _small_pages)
 
     def init_sqlite_wal_mode(self) -> None:
         """Put a SQLite file in WAL mode (readers and the writer then do not block each other)."""

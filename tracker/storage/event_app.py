@@ -18,15 +18,15 @@ from domain.chain import GENESIS, chain_hash, event_content
 from domain.errors import InputError
 from tracker.storage.mapper import DamagedLogError as DamagedLogError
 from tracker.storage.mapper import TrackerMapper
+from tracker.storage.mapper import uncompressed as uncompressed
 from tracker.storage.recorder import CampaignSnapshot
+from tracker.storage.rows import COMPRESSED as COMPRESSED
 
 # A snapshot every this many events: loading replays at most this many.
 SNAPSHOT_INTERVAL = 200
-# A stored snapshot's state compressed (zlib) after this marker: a campaign's state is about
-# 19 KB of JSON on the great-war-1914 board, a seventh of a campaign's database at one snapshot
-# every 200 events, and a sixth of that compressed. A JSON state starts with "{", so a state
-# without the marker (every snapshot stored before) is read as it is.
-COMPRESSED = b"zlib:"
+# A stored snapshot's state is compressed (`COMPRESSED`): a campaign's state is about 19 KB of
+# JSON on the great-war-1914 board, a seventh of a campaign's database at one snapshot every
+# 200 events, and a sixth of that compressed.
 
 
 class CampaignRepository(Repository[UUID]):
@@ -64,7 +64,8 @@ class CampaignRepository(Repository[UUID]):
 
 class CampaignMapper(TrackerMapper):
     """The tracker's mapper, storing snapshots compressed (`COMPRESSED`); events are stored as
-    `TrackerMapper` stores them. Reads both, and snapshots stored uncompressed before."""
+    `TrackerMapper` stores them (the database keeps the rare one over `COMPRESS_OVER` bytes
+    compressed too). Reads both, and snapshots stored uncompressed before."""
 
     def to_stored_event(self, domain_event: Any) -> StoredEvent:
         stored = super().to_stored_event(domain_event)
@@ -81,26 +82,10 @@ class CampaignMapper(TrackerMapper):
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
         return super().to_domain_event(uncompressed(stored_event))
 
-    # A campaign's event read from the log: never a snapshot, so never compressed here, and
-    # decoded without looking for the marker. `TrackerMapper`'s own method itself: a log's reader
-    # (a rebuild, verify, export) calls it for every event.
+    # A campaign's event read from the log: never a snapshot. `TrackerMapper`'s own method
+    # itself (which reads a compressed event too): a log's reader (a rebuild, verify, export)
+    # calls it for every event.
     event_from_stored = TrackerMapper.to_domain_event
-
-
-def uncompressed(stored: StoredEvent) -> StoredEvent:
-    """A stored snapshot with its state as JSON (`COMPRESSED`); anything else as it is."""
-    if not stored.state.startswith(COMPRESSED):
-        return stored
-    try:
-        state = zlib.decompress(stored.state[len(COMPRESSED) :])
-    except zlib.error:
-        return stored  # a cipher's state that only begins alike: theirs to read
-    return StoredEvent(
-        originator_id=stored.originator_id,
-        originator_version=stored.originator_version,
-        topic=stored.topic,
-        state=state,
-    )
 
 
 class TrackerApplication(Application[UUID]):

@@ -12,7 +12,7 @@ from eventsourcing.persistence import Mapper, MapperDeserialisationError, Stored
 from eventsourcing.utils import get_topic, resolve_topic
 
 from domain.errors import TrackerError
-from tracker.storage.rows import made
+from tracker.storage.rows import COMPRESSED, made, plain_state
 
 # How the JSON transcoder writes every event's first field, its timestamp.
 _STAMPED = b'{"timestamp":{"_type_":"datetime_iso","_data_":"'
@@ -101,6 +101,10 @@ class TrackerMapper(Mapper[UUID]):
                         return domain_event
             except (ValueError, TypeError, KeyError, StopIteration):
                 pass  # eventsourcing's path below raises its own error, or decodes it its way
+        if state.startswith(COMPRESSED):
+            plain = uncompressed(stored_event)
+            if plain is not stored_event:
+                return self.to_domain_event(plain)
         try:
             return super().to_domain_event(stored_event)
         except Exception as e:  # noqa: BLE001 - whatever the library raises, the row is unreadable
@@ -115,3 +119,17 @@ class TrackerMapper(Mapper[UUID]):
         cls = resolve_topic(topic)
         found = self._classes[topic] = (cls, getattr(cls, "class_version", 1))
         return found
+
+
+def uncompressed(stored: StoredEvent) -> StoredEvent:
+    """A stored state as JSON (`COMPRESSED`); anything else as it is."""
+    state = plain_state(stored.state)
+    if state is stored.state:
+        return stored
+    return made(
+        StoredEvent,
+        originator_id=stored.originator_id,
+        originator_version=stored.originator_version,
+        topic=stored.topic,
+        state=state,
+    )

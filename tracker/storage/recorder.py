@@ -51,6 +51,7 @@ from tracker.storage.rows import (
     last_version_sql,
     made,
     notifications_of,
+    plain_state,
     row_of,
     stored_event,
     uuid_bytes,
@@ -472,7 +473,8 @@ def _log_ends(last: int | None, version: int) -> LogDamaged:
 
 def _check_hash(state: Any, version: int, expected_hash: str) -> None:
     try:
-        stored_hash = json.loads(bytes(state)).get("hash")
+        # A campaign's first event is stored compressed (`COMPRESS_OVER`).
+        stored_hash = json.loads(plain_state(bytes(state))).get("hash")
     except ValueError:
         stored_hash = None
     if stored_hash != expected_hash:
