@@ -127,22 +127,29 @@ def intercept_continue(ctx: Context, battle: int, stop: str | None) -> None:
     act(ctx, "intercept continue", {"battle": battle, "stop": stop})
 
 
-@intercept.command(name="auto")
-@_battle_argument
-@dice_options
-@record_json_option
-@seen_option
-@click.pass_obj
-def intercept_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
-    """Resolve an interception, and those the group meets further on, with default choices.
+def _auto_command(group: click.Group, action: str, summary: str, example: str) -> None:
+    """The group's `auto` command: the `action` that resolves a battle's remaining steps with
+    default choices (the same for every kind of battle: `battle auto`)."""
 
-    With manual dice, --dice gives every die the remaining steps roll, in order. Through a
-    league server it takes your own nations' steps and stops where another player must choose
-    or roll, naming them and the command that answers (PL2).
+    def auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
+        act_auto(ctx, action, {"battle": battle}, dice_text, reference)
 
-    Example: tracker intercept auto 1
-    """
-    act_auto(ctx, "intercept auto", {"battle": battle}, dice_text, reference)
+    auto.__doc__ = (
+        f"{summary}\n\n"
+        "With manual dice, --dice gives every die the remaining steps roll, in order. Through a\n"
+        "league server it takes your own nations' steps and stops where another player must choose\n"
+        "or roll, naming them and the command that answers (PL2).\n\n"
+        f"Example: tracker {example}\n"
+    )
+    group.command(name="auto")(_battle_argument(dice_options(record_json_option(seen_option(click.pass_obj(auto))))))
+
+
+_auto_command(
+    intercept,
+    "intercept auto",
+    "Resolve an interception, and those the group meets further on, with default choices.",
+    "intercept auto 1",
+)
 
 
 # ----- ASW combat (AS1-AS5) -----
@@ -206,22 +213,7 @@ def asw_submerge(ctx: Context, battle: int, subs: str | None) -> None:
     act(ctx, "asw submerge", {"battle": battle, "subs": subs})
 
 
-@asw_group.command(name="auto")
-@_battle_argument
-@dice_options
-@record_json_option
-@seen_option
-@click.pass_obj
-def asw_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
-    """Resolve an ASW combat's remaining steps with default choices.
-
-    With manual dice, --dice gives every die the remaining steps roll, in order. Through a
-    league server it takes your own nations' steps and stops where another player must choose
-    or roll, naming them and the command that answers (PL2).
-
-    Example: tracker asw auto 2
-    """
-    act_auto(ctx, "asw auto", {"battle": battle}, dice_text, reference)
+_auto_command(asw_group, "asw auto", "Resolve an ASW combat's remaining steps with default choices.", "asw auto 2")
 
 
 # ----- naval battles (NC1-NC5) and the steps every fight shares (HA1-HA7) -----
@@ -351,22 +343,9 @@ def battle_decide(ctx: Context, battle: int, nation: str | None, submerge: str |
     act(ctx, "battle decide", {"battle": battle, "nation": nation, "submerge": submerge, "retreat_to": retreat_to})
 
 
-@battle_group.command(name="auto")
-@_battle_argument
-@dice_options
-@record_json_option
-@seen_option
-@click.pass_obj
-def battle_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
-    """Resolve any battle's remaining steps with default choices.
-
-    With manual dice, --dice gives every die the remaining steps roll, in order. Through a
-    league server it takes your own nations' steps and stops where another player must choose
-    or roll, naming them and the command that answers (PL2).
-
-    Example: tracker battle auto 3
-    """
-    act_auto(ctx, "battle auto", {"battle": battle}, dice_text, reference)
+_auto_command(
+    battle_group, "battle auto", "Resolve any battle's remaining steps with default choices.", "battle auto 3"
+)
 
 
 @battle_group.command(name="step")
