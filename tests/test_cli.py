@@ -245,3 +245,36 @@ def test_demo_honours_the_global_db(tmp_path: Path) -> None:
     assert not (tmp_path / "other.db").exists()
     result = CliRunner().invoke(cli, ["demo", "--db", str(tmp_path / "no" / "such" / "dir.db")])
     assert result.exit_code == 2 and result.output.startswith("Error: cannot create the demo database ")
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["export", "a\x00.jsonl"], "export: FILE"),
+        (["import", "a\x00.jsonl"], "import: FILE"),
+        (["import", "a.jsonl", "--reply", "a\x00"], "import: --reply"),
+        (["report", "--turn", "1", "-o", "a\x00.md"], "report: -o / --output"),
+        (["stats", "-o", "a\x00.csv"], "stats: -o / --output"),
+        (["scenario", "check", "a\x00.toml"], "scenario check: FILE"),
+        (["scenario", "map", "north-sea-1914", "-o", "a\x00.svg"], "scenario map: -o / --output"),
+        (["scenario", "new", "x", "-o", "a\x00.toml"], "scenario new: -o / --output"),
+        (["demo", "--db", "a\x00.db"], "demo: --db"),
+        (["shell", "--history", "a\x00"], "shell: --history"),
+        (["--campaign", "a\x00", "state"], "--campaign"),
+        (["show", "Dover\x00"], "show: ZONE"),
+    ],
+)
+def test_a_file_or_name_holding_a_nul_character_is_bad_usage_naming_its_option(
+    tmp_path: Path, args: list[str], named: str
+) -> None:
+    db = str(tmp_path / "nul.db")
+    run(db, "new", "autumn", "--scenario", "north-sea-1914")
+    out = run(db, *args, code=2)
+    assert out.startswith(f"Error: {named}: give ") and "NUL character" in out and "unexpected" not in out
+    assert len(out.strip().splitlines()) == 1
+
+
+def test_a_database_named_with_a_nul_character_is_bad_usage_and_nothing_is_made(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "a\x00.db"), "new", "x", "--scenario", "north-sea-1914"])
+    assert result.exit_code == 2 and result.output.startswith("Error: --db: give a database file or URL")
+    assert list(tmp_path.iterdir()) == []

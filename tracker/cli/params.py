@@ -85,7 +85,20 @@ class Name(click.types.StringParamType):
         text = super().convert(value, param, ctx)
         if not text.strip():
             raise Expected(f"give {self.what} (got an empty one)", ctx, param)
+        if "\x00" in text:
+            # No name holds one, and a file name cannot.
+            raise Expected(f"give {self.what} (got one holding a NUL character: {text!r})", ctx, param)
         return text
+
+
+class FilePath(click.Path):
+    """A file's path: one holding a NUL character, which no file name can, is refused as bad
+    usage (the system refuses it with an error that names neither the file nor the option)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and "\x00" in value:
+            raise Expected(f"give a file name (got one holding a NUL character: {value!r})", ctx, param)
+        return super().convert(value, param, ctx)
 
 
 NATION = Name("a nation's name")

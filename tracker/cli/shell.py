@@ -25,6 +25,7 @@ import click
 from domain.errors import InputError, TrackerError
 from tracker.cli.common import Context, echo_prose
 from tracker.cli.completion import completions
+from tracker.cli.params import FilePath
 
 EXIT_WORDS = ("exit", "quit")
 HELP = (
@@ -366,7 +367,7 @@ def shell_remote(server: str, campaign: str | None, history: str | None, no_hist
 @click.option(
     "--history",
     "history",
-    type=click.Path(dir_okay=False),
+    type=FilePath(dir_okay=False),
     help="History file (default: one per database in the user's data folder, twtea-naval-tracker).",
 )
 @click.option("--no-history", is_flag=True, help="Keep no history file.")

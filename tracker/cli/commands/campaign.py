@@ -14,6 +14,7 @@ from tracker.cli.common import (
     json_option,
     quoted,
 )
+from tracker.cli.params import FilePath
 from tracker.cli.startup import importing
 
 
@@ -119,7 +120,7 @@ def rulesets(as_json: bool) -> None:
 @click.option(
     "--db",
     "demo_db",
-    type=click.Path(dir_okay=False),
+    type=FilePath(dir_okay=False),
     help="New SQLite file for the demo campaign, as the global --db (default demo-campaign.db; never replaced).",
 )
 @click.option(

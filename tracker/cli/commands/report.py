@@ -14,6 +14,7 @@ import click
 
 from domain.memory import collector_paused
 from tracker.cli.common import POSITIVE, Context, emit_json, progress
+from tracker.cli.params import FilePath
 
 
 def _write(
@@ -36,7 +37,7 @@ _output_option = click.option(
     "-o",
     "--output",
     "output",
-    type=click.Path(dir_okay=False),
+    type=FilePath(dir_okay=False),
     help="Write to this file instead of the terminal ('-' for the terminal).",
 )
 

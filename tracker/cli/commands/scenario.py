@@ -23,6 +23,7 @@ from domain.schema import printable
 from domain.text import plural
 from tracker.cli.common import emit_json, json_option
 from tracker.cli.output import check_output, write_output
+from tracker.cli.params import FilePath
 from tracker.reports.board_map import board_svg
 
 RULESET_HELP = "Check against this ruleset (a built-in name or a file) instead of the one the scenario names."
@@ -66,7 +67,7 @@ def _unreadable(file: str, problem: TrackerError) -> NoReturn:
 
 
 @scenario_group.command(name="check")
-@click.argument("file")
+@click.argument("file", type=FilePath(dir_okay=False, allow_dash=True))
 @click.option("--ruleset", help=RULESET_HELP)
 @json_option
 def check(file: str, ruleset: str | None, as_json: bool) -> None:
@@ -188,8 +189,13 @@ def _format(output: str) -> str:
 
 
 @scenario_group.command(name="map")
-@click.argument("file")
-@click.option("-o", "--output", help="The picture to write: FILE.svg, FILE.png (needs cairosvg) or '-' (SVG).")
+@click.argument("file", type=FilePath(dir_okay=False, allow_dash=True))
+@click.option(
+    "-o",
+    "--output",
+    type=FilePath(dir_okay=False, allow_dash=True),
+    help="The picture to write: FILE.svg, FILE.png (needs cairosvg) or '-' (SVG).",
+)
 @click.option(
     "--write-coordinates",
     is_flag=True,
@@ -393,7 +399,7 @@ def template(name: str) -> str:
 
 @scenario_group.command(name="new")
 @click.argument("name")
-@click.option("-o", "--output", help="The file to write (default NAME.toml).")
+@click.option("-o", "--output", type=FilePath(dir_okay=False), help="The file to write (default NAME.toml).")
 @click.option("--force", is_flag=True, help="Replace the file if it exists.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: the file written and the scenario's name.")
 def new_scenario(name: str, output: str | None, force: bool, as_json: bool) -> None:

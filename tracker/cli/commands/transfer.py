@@ -15,7 +15,7 @@ import click
 
 from domain.errors import InputError
 from tracker.cli.common import Context, emit_json, json_option, progress, quoted
-from tracker.cli.params import CAMPAIGN, MAX_INT, Whole
+from tracker.cli.params import CAMPAIGN, MAX_INT, FilePath, Whole
 
 if TYPE_CHECKING:
     from tracker.interchange.pbem import Continued
@@ -27,7 +27,7 @@ DICE_NOTE = (
 
 
 @click.command(name="export")
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", type=FilePath(dir_okay=False, allow_dash=True))
 @click.option(
     "--since",
     type=Whole(0, MAX_INT),
@@ -98,7 +98,7 @@ def export_command(ctx: Context, file: str, since: int, as_json: bool) -> None:
 
 
 @click.command(name="import")
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", type=FilePath(dir_okay=False, allow_dash=True))
 @click.option(
     "--as",
     "as_name",
@@ -115,7 +115,7 @@ def export_command(ctx: Context, file: str, since: int, as_json: bool) -> None:
 )
 @click.option(
     "--reply",
-    type=click.Path(dir_okay=False),
+    type=FilePath(dir_okay=False),
     help="With --resolve mine: where to write the other side's file (default NAME-since-SEQ.jsonl).",
 )
 @json_option
