@@ -79,12 +79,8 @@ class CampaignMapper(TrackerMapper):
             state=COMPRESSED + zlib.compress(stored.state),
         )
 
-    def to_domain_event(self, stored_event: StoredEvent) -> Any:
-        return super().to_domain_event(uncompressed(stored_event))
-
-    # A campaign's event read from the log: never a snapshot. `TrackerMapper`'s own method
-    # itself (which reads a compressed event too): a log's reader (a rebuild, verify, export)
-    # calls it for every event.
+    # Reading is `TrackerMapper`'s: it inflates a compressed state (a snapshot, a large event)
+    # itself. A log's reader (a rebuild, verify, export) calls it for every event.
     event_from_stored = TrackerMapper.to_domain_event
 
 
