@@ -85,19 +85,23 @@ class Name(click.types.StringParamType):
         text = super().convert(value, param, ctx)
         if not text.strip():
             raise Expected(f"give {self.what} (got an empty one)", ctx, param)
-        if "\x00" in text:
-            # No name holds one, and a file name cannot.
-            raise Expected(f"give {self.what} (got one holding a NUL character: {text!r})", ctx, param)
+        _refuse_nul(text, self.what, param, ctx)
         return text
 
 
+def _refuse_nul(text: str, what: str, param: click.Parameter | None, ctx: click.Context | None) -> None:
+    # No name holds a NUL character, and no file name can: the system refuses it with an error
+    # that names neither the value nor the option.
+    if "\x00" in text:
+        raise Expected(f"give {what} (got one holding a NUL character: {text!r})", ctx, param)
+
+
 class FilePath(click.Path):
-    """A file's path: one holding a NUL character, which no file name can, is refused as bad
-    usage (the system refuses it with an error that names neither the file nor the option)."""
+    """A file's path: one holding a NUL character is refused as bad usage (`_refuse_nul`)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and "\x00" in value:
-            raise Expected(f"give a file name (got one holding a NUL character: {value!r})", ctx, param)
+        if isinstance(value, str):
+            _refuse_nul(value, "a file name", param, ctx)
         return super().convert(value, param, ctx)
 
 
