@@ -103,6 +103,13 @@ def test_inbox_and_wait_through_a_server_know_the_player_by_token(
         # A token is one campaign's: Anna's autumn token shows what she owes in autumn.
         assert [(i["campaign"], i["nation"]) for i in mine] == [("autumn", "Germany")]
         assert remote(tokens["bert-autumn"], "--campaign", "autumn", "inbox").stdout.strip() == "Nothing waits for you."
+        # A public campaign is read by everyone, and played only by its own players (PL2): what
+        # winter waits for is no autumn player's, whatever their nations or role in autumn.
+        made_public = remote(tokens["rita-winter"], "--campaign", "winter", "campaign", "public", "on")
+        assert made_public.returncode == 0, made_public.stderr
+        for holder in ("anna-autumn", "rita-autumn"):
+            items = json.loads(remote(tokens[holder], "inbox", "--json").stdout)
+            assert {i["campaign"] for i in items} == {"autumn"}, holder
         env = {"TRACKER_CONFIG": "/nonexistent/config.toml", "TRACKER_TOKEN": tokens["bert-autumn"]}
         clean = {k: v for k, v in os.environ.items() if k not in ("TRACKER_TOKEN", "TRACKER_SERVER")}
         waiting = subprocess.Popen(

@@ -30,9 +30,14 @@ class Owed:
 
 
 def nations_of(t: Tracker, campaign_id: str, player_name: str | None) -> frozenset[str] | None:
-    """The nations the asking player acts for in this campaign: every nation (None) for a
-    referee or when nobody in particular asks, none for a spectator or a stranger."""
+    """The nations the asking player acts for in this campaign: every nation (None) for its
+    referee (or the league's) or when nobody in particular asks, none for a spectator or a
+    stranger (a player of another campaign reading this one because it is public)."""
     served: Player | None = getattr(t, "player", None)  # the token's player, on a server
+    if served is not None and not served.plays_in(campaign_id):
+        # A public campaign the token's player reads but does not play: nothing is theirs
+        # there, whichever nations or role they have in their own campaign (PL2).
+        return frozenset()
     player = served
     if player is None and player_name is not None:
         player = Players(t.engine).player(campaign_id, player_name)
