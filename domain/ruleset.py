@@ -34,6 +34,11 @@ RECORDED_SEARCH_ORDER = "named"  # a recorded ruleset without it: recorded befor
 # before the key had them lie there without one (`RECORDED_SUBMARINES_ARRIVING`).
 SUBMARINES_ARRIVING = True
 RECORDED_SUBMARINES_ARRIVING = False
+# RK3: whether every override undo needs a nation of the other side to agree, the undone actions
+# locked or not (the rule as written: "every override needs it"); a campaign recorded before the
+# key asked it only for locked actions (`RECORDED_EVERY_OVERRIDE_AGREED`).
+EVERY_OVERRIDE_AGREED = True
+RECORDED_EVERY_OVERRIDE_AGREED = False
 ROLL_KINDS = (
     "merchant_defence",
     "convoy_search",
@@ -166,6 +171,7 @@ class Ruleset:
     hit_placement: str = PLACEMENT  # HA7: PLACEMENTS
     search_order: str = SEARCH_ORDER  # CV4: SEARCH_ORDERS
     submarines_arriving_fight: bool = SUBMARINES_ARRIVING  # NC1
+    every_override_agreed: bool = EVERY_OVERRIDE_AGREED  # RK3
     content_hash: str = field(default="", compare=False)
 
     def unit(self, name: str) -> UnitType:
@@ -267,11 +273,13 @@ def ruleset_from_dict(
     placement: str = PLACEMENT,
     search_order: str = SEARCH_ORDER,
     submarines_arriving: bool = SUBMARINES_ARRIVING,
+    every_override_agreed: bool = EVERY_OVERRIDE_AGREED,
 ) -> Ruleset:
     """Validate a ruleset table; raise DataFileError naming the first problem found.
     `placement` is HA7's placement where the table does not say (PLACEMENTS), `search_order`
     CV4's order of a search's dice (SEARCH_ORDERS), `submarines_arriving` whether NC1 makes
-    a battle due where submarines moved in among enemy surface ships."""
+    a battle due where submarines moved in among enemy surface ships, `every_override_agreed`
+    whether RK3 asks the other side's agreement of an override undo of unlocked actions too."""
     # The sections are read in file order, so the first problem reported is the first a reader
     # of the file would meet.
     top = Reader(source, data)
@@ -293,6 +301,9 @@ def ruleset_from_dict(
     trade = top.table("trade", required=False)
     ntr_value = trade.integer("ntr_value", 0, 100, default=1)
     trade.finish()
+    record = top.table("record", required=False)
+    agreed = record.boolean("every_override_agreed", default=every_override_agreed)
+    record.finish()
     research = _research(top, faces.get("research", default_faces))
     modifiers = _modifiers(top, research["technologies"], units)
     top.finish()
@@ -311,6 +322,7 @@ def ruleset_from_dict(
         retreat_distance=retreat_distance,
         search_order=search_order,
         submarines_arriving_fight=arriving,
+        every_override_agreed=agreed,
         content_hash=content_hash(data),
         **hit_allocation,
         **convoy,
@@ -513,9 +525,10 @@ _parsed: dict[str, Ruleset] = {}
 
 def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     """A ruleset file and the data a new campaign records of it. A recorded ruleset that does not
-    say how HA7 places hits, in which order a search's dice are rolled (CV4), or whether
-    submarines moving in among enemy surface ships fight (NC1), was recorded
-    before the rule was amended and is refereed as then (`ruleset_from_recorded`), so the data
+    say how HA7 places hits, in which order a search's dice are rolled (CV4), whether
+    submarines moving in among enemy surface ships fight (NC1), or whether an override undo of
+    unlocked actions needs the other side's agreement (RK3), was recorded before the rule was
+    amended and is refereed as then (`ruleset_from_recorded`), so the data
     says it: the rule as it stands unless the file says."""
     data, source = read_builtin_or_file("rulesets", name_or_path)
     ha = data.get("hit_allocation")
@@ -527,6 +540,9 @@ def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     nc = data.get("naval_combat")
     if isinstance(nc, dict) and "submarines_arriving_fight" not in nc:
         data = {**data, "naval_combat": {**nc, "submarines_arriving_fight": SUBMARINES_ARRIVING}}
+    kept = data.get("record", {})
+    if isinstance(kept, dict) and "every_override_agreed" not in kept:
+        data = {**data, "record": {**kept, "every_override_agreed": EVERY_OVERRIDE_AGREED}}
     return ruleset_from_dict(data, source), data
 
 
@@ -542,7 +558,12 @@ def ruleset_from_recorded(data: dict[str, Any]) -> Ruleset:
     key = content_hash(data)
     if key not in _parsed:
         _parsed[key] = ruleset_from_dict(
-            data, "recorded ruleset", RECORDED_PLACEMENT, RECORDED_SEARCH_ORDER, RECORDED_SUBMARINES_ARRIVING
+            data,
+            "recorded ruleset",
+            RECORDED_PLACEMENT,
+            RECORDED_SEARCH_ORDER,
+            RECORDED_SUBMARINES_ARRIVING,
+            RECORDED_EVERY_OVERRIDE_AGREED,
         )
     # Holding `data` keeps its id from being reused while the entry lives.
     _recent[id(data)] = (data, _parsed[key])

@@ -246,8 +246,9 @@ def test_rk3_a_turn_undone_is_no_longer_played_for_turn_lookups(tracker: Tracker
     assert tracker.board_at(cid, turn=2)["nation"] == "Britain"
     tracker.execute(cid, advance)  # Britain: research -> purchase
     back_to = next(e.action for e in tracker.events(cid) if type(e).__name__ == "ResourcesCollected")
-    # Back into Germany's collect_resources phase: Britain has played since, so Britain agrees (RK3).
-    tracker.undo(cid, to=back_to - 1, override=True, reason="Germany forgot a convoy attack", agreed_by=["Britain"])
+    # Back into Germany's collect_resources phase. The actions taken back are Britain's (its
+    # convoy pass opens the first, its research phase the last), so Germany agrees (RK3).
+    tracker.undo(cid, to=back_to - 1, override=True, reason="Germany forgot a convoy attack", agreed_by=["Germany"])
     with pytest.raises(InputError, match="turn 2 has not been played"):
         tracker.board_at(cid, turn=2)
     assert tracker.board_at(cid, turn=1, phase="collect_resources")["phase"] == "collect_resources"

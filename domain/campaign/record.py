@@ -134,9 +134,13 @@ class Undoing(CampaignBase):
             if plan.locks:
                 raise RuleViolation("RK3", record.locked_message(plan))
         else:
-            agreed = record.check_override(
-                self.scenario, [lock.nation for lock in plan.locks], override, "an override undo"
-            )
+            concerned = [lock.nation for lock in plan.locks]
+            if not concerned and self.ruleset.every_override_agreed:
+                # RK3: "every override needs it": with nothing locked, the agreement is still of
+                # another side than the nation whose action the undo goes back to (a later action
+                # of the other side is taken back with that side's own agreement).
+                concerned = [plan.actions[0].nation]
+            agreed = record.check_override(self.scenario, concerned, override, "an override undo")
         self._record(
             ActionUndone,
             undone_from=undone_from,
