@@ -78,4 +78,3 @@ def test_rk3_a_log_recorded_before_the_key_imports_and_verifies(tmp_path: Path) 
         assert "record" not in c.ruleset_data
     # The campaign goes on under the rule it was recorded with.
     run(db, "undo", "--override", "--reason", "still ours", "--agreed-by", "austria-hungary")
-
