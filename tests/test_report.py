@@ -342,6 +342,23 @@ def move_sub(c: Campaign, _d: DiceSource) -> None:
     c.move("Germany", ["DE-SS3"], ["Southern North Sea"])
 
 
+def test_rk3_an_override_undo_without_dice_says_no_dice_roll_was_taken_back(tmp_path: Path) -> None:
+    db = str(tmp_path / "undo.db")
+    with Tracker(db) as t:
+        cid = t.create("undo", "north-sea-1914", dice="auto", seed=f"{9:064x}").id
+        t.execute(cid, advance)
+        t.undo(cid, override=True, reason="a slip", agreed_by=["Britain"])
+    (undo,) = report_json(db, "--turn", "1")["turns"][0]["undos"]
+    assert undo["override"] and undo["rolls"] == []
+    md = run(db, "report", "--turn", "1")
+    notice = "actions were taken back in this turn by agreement, no dice roll among them (see *Undos*)."
+    assert f"> **Override undo:** {notice}" in md
+    assert "dice rolls were taken back" not in md
+    page = run(db, "report", "--turn", "1", "--format", "html")
+    assert "<strong>Override undo:</strong> actions were taken back in this turn by agreement, no dice" in page
+    assert "dice rolls were taken back" not in page
+
+
 def test_override_undo_is_highlighted_with_its_reason_and_undone_events_are_struck(tmp_path: Path) -> None:
     db = str(tmp_path / "undo.db")
     with Tracker(db) as t:

@@ -86,6 +86,14 @@ def undo_text(u: dict[str, Any]) -> str:
     return text
 
 
+def override_notice(overrides: list[dict[str, Any]]) -> str:
+    """What a turn's override undos took back, for the notice above the turn (RK3): dice rolls
+    only where one of them did."""
+    if any(u["rolls"] for u in overrides):
+        return "dice rolls were taken back in this turn"
+    return "actions were taken back in this turn by agreement, no dice roll among them"
+
+
 def undone_listing(u: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
     """The events an undo took back, phase changes apart (only counted)."""
     events = [e for e in u["undone_events"] if e["kind"] != "PhaseAdvanced"]
