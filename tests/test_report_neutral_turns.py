@@ -59,6 +59,16 @@ def test_f8_one_turn_report_of_a_passed_over_turn_is_refused(campaign: tuple[Tra
         build_report(t, cid, turn=9, fmt="md")
 
 
+def test_f8_the_board_of_a_passed_over_turn_names_f8_and_the_turn_to_read(campaign: tuple[Tracker, Any]) -> None:
+    t, cid = campaign
+    with pytest.raises(InputError, match=r"turn 5 \(Ottoman Empire, round 1\) has no events.*F8.*--turn 4$"):
+        t.board_at(cid, turn=5)
+    assert t.board_at(cid, turn=4)["nation"] == "France"
+    # A turn not reached yet is still one to be played, neutral or not.
+    with pytest.raises(InputError, match="turn 21 has not been played"):
+        t.board_at(cid, turn=21)
+
+
 def test_f8_turn_after_a_passed_over_one_is_compared_with_the_last_played(campaign: tuple[Tracker, Any]) -> None:
     t, cid = campaign
     report = build_report(t, cid, turn=10, fmt="md")

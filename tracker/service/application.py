@@ -537,9 +537,34 @@ class Tracker(Performing):
     ) -> BoardView:
         """`board_at` on views a command already caught up (no second catch-up); `scenario`,
         the campaign's, when the caller holds it already."""
-        board = board_in(v, turn=turn, phase=phase, at=at)
+        try:
+            board = board_in(v, turn=turn, phase=phase, at=at)
+        except InputError:
+            if turn is not None:
+                self._refuse_passed_over(v.cid, turn)
+            raise
         board["owners"] = self.owners_at(v, board["seq"], scenario)
         return board
+
+    def _refuse_passed_over(self, cid: UUID, turn: int) -> None:
+        """F8: a national turn the campaign went past while its nation was neutral has no events
+        of its own (`next` passed it over): said as such, not as a turn still to be played."""
+        c = self.load(cid)
+        order = list(c.scenario.turn_order)
+        current = (c.round - 1) * len(order) + order.index(c.nation) + 1
+
+        def neutral(k: int) -> bool:
+            return not c.scenario.at_war(order[(k - 1) % len(order)], (k - 1) // len(order) + 1)
+
+        if 1 <= turn < current and neutral(turn):
+            played = turn - 1
+            while played > 1 and neutral(played):
+                played -= 1
+            round_, nation = (turn - 1) // len(order) + 1, order[(turn - 1) % len(order)]
+            raise InputError(
+                f"turn {turn} ({nation}, round {round_}) has no events in this campaign: a neutral nation's turn "
+                f"is passed over (F8); the board then is turn {played}'s: tracker state --turn {played}"
+            )
 
     def owners_at(self, v: Views, seq: int, scenario: Scenario | None = None) -> dict[str, str]:
         """AD1: every territory's owner after event `seq`, by territory: the scenario's, changed
