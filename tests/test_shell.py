@@ -156,6 +156,17 @@ def test_piped_lines_run_without_a_prompt(db: str) -> None:
     assert "Forces" not in result.output  # nothing after `exit`
 
 
+def test_a_shell_stays_on_its_campaign_when_a_line_makes_another(db: str) -> None:
+    lines = "new winter --scenario north-sea-1914 --dice manual\nnext\npending\n"
+    result = CliRunner().invoke(cli, ["--db", db, "shell"], input=lines)
+    assert result.exit_code == 0, result.output
+    assert "Campaign 'winter' created" in result.output
+    assert "pick one with --campaign" not in result.output
+    # `next` went on in autumn, where the shell started; winter is untouched.
+    assert "waiting for Germany to finish purchase" in result.output
+    assert "research" in CliRunner().invoke(cli, ["--db", db, "--campaign", "winter", "state"]).output
+
+
 def test_without_prompt_toolkit_the_shell_says_how_to_get_it(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "prompt_toolkit", None)
     result = CliRunner().invoke(cli, ["--db", db, "shell"])

@@ -354,7 +354,9 @@ def shell_remote(server: str, campaign: str | None, history: str | None, no_hist
 
     base = check_server_url(server)
     obj = RemoteContext(base, campaign)
-    obj.load()  # the campaign must be one the token may read: said once, before any prompt
+    # The campaign must be one the token may read: said once, before any prompt. The shell
+    # then stays on it by name, even when a line makes another one the token reads (`new`).
+    obj.campaign = obj.load().name
     session = RemoteSession(cli, obj)
     if not sys.stdin.isatty():
         click.get_current_context().exit(run_piped(session))
@@ -393,7 +395,9 @@ def shell_command(ctx: Context, history: str | None, no_history: bool) -> None:
         shell_remote(server, ctx.campaign, history, no_history)
         return
     t = ctx.tracker
-    t.campaign_id(ctx.campaign)  # a shell opens on a campaign that exists
+    # A shell opens on a campaign that exists, and stays on it by name: a line that makes
+    # another one in this database (`new`, `import`) leaves the session where it was.
+    ctx.campaign = t.name_of(t.load(t.campaign_id(ctx.campaign)))
     from tracker.cli.main import cli
 
     session = Session(cli, ctx)
