@@ -158,11 +158,16 @@ def clamp_target(target: int, faces: int) -> int:
 _TYPED_DIE = re.compile(r"[+-]?[0-9]+")
 
 
+def is_typed_die(word: str) -> bool:
+    """D3: one die as typed: a whole number in the digits a keyboard types. int() also takes
+    other scripts' digits ("٥" is 5) and underscores ("1_0"), which would be recorded as
+    something not typed."""
+    return _TYPED_DIE.fullmatch(word) is not None
+
+
 def parse_dice(text: str) -> list[int]:
     """Dice typed as '3,7' or '3 7'."""
     parts = [p for p in text.replace(",", " ").split() if p]
-    # Digits as a keyboard types them: int() also takes other scripts' digits ("٥" is 5) and
-    # underscores ("1_0"), which would be recorded as something not typed.
-    if not all(_TYPED_DIE.fullmatch(p) for p in parts):
+    if not all(is_typed_die(p) for p in parts):
         raise DiceError(f"D3: dice must be whole numbers, got {text!r}")
     return [int(p) for p in parts]

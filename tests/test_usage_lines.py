@@ -282,6 +282,10 @@ def test_a_campaign_name_with_both_quotes_reads_as_typed(tmp_path: Path) -> None
         ("1,", "empty value after the last comma"),
         ("٥", "give each die in the digits 0-9 (got '٥')"),
         ("1,２", "give each die in the digits 0-9 (got '２')"),
+        ("abc", "give each die as a whole number (got 'abc')"),
+        ("1.5", "give each die as a whole number (got '1.5')"),
+        ("7;", "give each die as a whole number (got '7;')"),
+        ("1_0", "give each die as a whole number (got '1_0')"),
     ],
 )
 def test_dice_with_an_empty_value_or_other_digits_are_refused(manual: str, dice: str, problem: str) -> None:
@@ -291,8 +295,9 @@ def test_dice_with_an_empty_value_or_other_digits_are_refused(manual: str, dice:
     assert dice_problem(dice) == problem
 
 
-def test_dice_the_referee_reads_pass_the_option() -> None:
-    assert [dice_problem(d) for d in ("10,3", "10 3", "10, 3", "", "x")] == [None] * 5
+def test_dice_typed_as_whole_numbers_pass_the_option_the_referee_judges_their_values() -> None:
+    # D1: a die the roll cannot show is the referee's to refuse (exit 1), not bad typing.
+    assert [dice_problem(d) for d in ("10,3", "10 3", "10, 3", "", "11", "-1", "0")] == [None] * 7
 
 
 # ----- 10. a piped shell's exit status -----

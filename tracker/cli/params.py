@@ -114,18 +114,22 @@ PLAYER = Name("a player's name")
 
 
 def dice_problem(text: str) -> str | None:
-    """What is wrong with typed dice ('10,3', '10 3'), or None. Only what the referee's reading
-    (D3) would let through is checked here: an empty value between commas, which it skips,
-    and digits of other scripts, which it reads as numbers."""
+    """What is wrong with typed dice ('10,3', '10 3') as typing, or None: an empty value between
+    commas, digits of other scripts, anything but a whole number. Whether each die is one the
+    roll may show is the referee's (D3)."""
     parts = text.split(",")
     if len(parts) > 1:
         for i, part in enumerate(parts):
             if not part.strip():
                 where = "before the first comma" if i == 0 else "after the last comma" if i == len(parts) - 1 else ""
                 return f"empty value {where or 'between commas'}"
+    from domain.dice import is_typed_die
+
     for word in text.replace(",", " ").split():
         if not word.isascii():
             return f"give each die in the digits 0-9 (got {word!r})"
+        if not is_typed_die(word):
+            return f"give each die as a whole number (got {word!r})"
     return None
 
 
