@@ -53,6 +53,27 @@ def test_every_registered_action_is_described_with_its_inputs_and_rule_ids() -> 
             assert rule in schema["description"]
 
 
+def test_the_state_route_documents_404_for_an_event_or_turn_not_there() -> None:
+    responses = openapi_document()["paths"]["/campaigns/{name}/state"]["get"]["responses"]
+    assert {"200", "400", "404"} <= set(responses)
+    assert "event" in responses["404"]["description"] and "turn" in responses["404"]["description"]
+
+
+def test_every_whole_number_input_is_documented_with_the_least_value_taken() -> None:
+    """No input advertises a minimum below what its action takes: a whole number counts or
+    numbers something (1 up), and a die shows 1 up (D1)."""
+    schemas = openapi_document()["components"]["schemas"]
+    mapping = schemas["ActionRequest"]["discriminator"]["mapping"]
+    minimums = {}
+    for name, ref in mapping.items():
+        for field, schema in schemas[ref.rsplit("/", 1)[1]]["properties"]["inputs"]["properties"].items():
+            text = json.dumps(schema)
+            minimums[(name, field)] = {int(m) for m in re.findall(r'"minimum": (-?\d+)', text)}
+    assert minimums[("ntr place", "count")] == {1}
+    assert minimums[("battle fire", "dice")] == {1}
+    assert set().union(*minimums.values()) == {1}
+
+
 def test_every_api_route_and_method_is_in_the_document_and_nothing_else() -> None:
     documented = {(path, method) for path, item in openapi_document()["paths"].items() for method in item}
     # The handlers are only looked up, never called: no service is needed to list them.

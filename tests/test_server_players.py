@@ -318,6 +318,18 @@ def test_the_action_registry_is_listed(league) -> None:
     assert status == 200 and {"next", "move", "undo", "convoy declare"} <= {a["action"] for a in listed}
 
 
+def test_the_action_registry_advertises_the_least_whole_number_each_input_takes(league) -> None:
+    server, _db, tokens = league
+    inputs = {(a["action"], i["name"]): i for a in server.get("/api/actions")[1] for i in a["inputs"]}
+    assert inputs[("ntr place", "count")]["min"] == 1
+    # Every whole number an action takes counts or numbers something: none takes less than 1.
+    assert {i["min"] for i in inputs.values() if i["kind"] == "int"} == {1}
+    # Below it, the input is refused as such, before any rule is looked at.
+    asked = {"action": "ntr place", "inputs": {"zone": "Central North Sea", "count": 0}}
+    got, answer = server.post("/api/campaigns/winter/actions", asked, token=tokens["winter-ref"])
+    assert got == 400 and "input 'count' must be between 1 and" in answer["error"], answer
+
+
 @pytest.mark.parametrize(
     "terminal",
     [

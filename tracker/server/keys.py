@@ -14,12 +14,13 @@ on disk (SQLite's secure_delete) and the write-ahead log is truncated after them
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from sqlalchemy import create_engine, delete, select
+from sqlalchemy import create_engine, delete, inspect, select, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import IntegrityError
 
@@ -28,6 +29,8 @@ from domain.errors import InputError
 from tracker.storage.store import Registry, database_url, seeds_table, served_table
 
 DEFAULT_KEYS = "tracker-keys.db"
+# The key of PostgreSQL's advisory lock held while a key store's table is made.
+PG_KEYS_LOCK = 0x74726B6B
 
 
 def key_store_url(keys: str | None, log_url: str) -> str:
@@ -42,7 +45,10 @@ def key_store_url(keys: str | None, log_url: str) -> str:
         if not path.exists():
             if not path.parent.resolve().is_dir():
                 raise InputError(f"key store {str(path)!r}: folder {str(path.parent)!r} does not exist")
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            # Another server process may make it between the look and the create: then it is
+            # that process's store, which the mode check below judges as any store found.
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
         mode = path.stat().st_mode
         if mode & (stat.S_IRWXG | stat.S_IRWXO):
             raise InputError(
@@ -65,7 +71,7 @@ class KeyedRegistry(Registry):
     def __init__(self, engine: Engine, keys_url: str, commitments: Callable[[str], list[str]]) -> None:
         super().__init__(engine)
         self.keys: Engine = create_engine(keys_url)
-        seeds_table.create(self.keys, checkfirst=True)
+        make_seeds_table(self.keys)
         self._commitments = commitments
 
     def seed(self, campaign_id: str, epoch: int, new_seed: str | None = None) -> str | None:
@@ -148,6 +154,24 @@ class KeyedRegistry(Registry):
 
     def close(self) -> None:
         self.keys.dispose()
+
+
+def make_seeds_table(keys: Engine) -> None:
+    """The key store's seeds table, made when missing. Several server processes may open one
+    new key store at once: one makes the table, the others find it made."""
+    with keys.connect() as conn:
+        if inspect(conn).has_table(seeds_table.name):
+            return
+    with keys.connect() as conn:
+        # Look again and make it under the store's write lock, so that no other process makes
+        # it between the look and the make.
+        if conn.dialect.name == "sqlite":
+            # pysqlite opens no transaction for DDL: open one that takes the write lock now.
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        elif conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": PG_KEYS_LOCK})
+        seeds_table.create(conn, checkfirst=True)
+        conn.commit()
 
 
 def overwrite_deleted(conn: Connection) -> None:

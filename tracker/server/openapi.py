@@ -64,7 +64,9 @@ def field_schema(field: Field) -> dict[str, Any]:
     elif field.kind == "text":
         schema = {"type": "string", "maxLength": MAX_TEXT}
     elif field.kind == "dice":
-        die = {"type": "integer", "minimum": -MAX_INT, "maximum": MAX_INT}
+        # No die is below 1 (D1): a lower one is read (so the refusal can name it) but never
+        # taken. The highest is the roll's number of faces, known only when it is rolled.
+        die = {"type": "integer", "minimum": 1, "maximum": MAX_INT}
         dice = {"type": "array", "items": die, "maxItems": MAX_ITEMS}
         schema = {"anyOf": [dice, {"type": "string", "description": "dice as typed, e.g. '3,5,6'"}]}
     else:
@@ -209,9 +211,12 @@ HEALTHY = {"type": "object", "properties": {"ok": {"const": True}}, "required": 
 LOOSE_LIST = {"type": "array", "items": {"type": "object"}}
 
 
-def read(summary: str, ok: dict[str, Any], *params: dict[str, Any]) -> dict[str, Any]:
-    """A GET of one campaign's data."""
-    return {"get": {"summary": summary, "parameters": [NAME, *params], "responses": answers(ok, READ_ERRORS)}}
+def read(summary: str, ok: dict[str, Any], *params: dict[str, Any], not_found: str | None = None) -> dict[str, Any]:
+    """A GET of one campaign's data; `not_found`, what its 404 means when more than ERRORS says."""
+    responses = answers(ok, READ_ERRORS)
+    if not_found is not None:
+        responses["404"]["description"] = not_found
+    return {"get": {"summary": summary, "parameters": [NAME, *params], "responses": responses}}
 
 
 def read_paths() -> dict[str, Any]:
@@ -225,6 +230,8 @@ def read_paths() -> dict[str, Any]:
             turn,
             phase,
             query("at", COUNT, "An event number (not with turn)."),
+            not_found="No such campaign (or one the token may not read), no such event, or a turn or phase "
+            "not played yet.",
         ),
         "/campaigns/{name}/pending": read("What the game waits for (`pending --json`).", LOOSE_LIST),
         "/campaigns/{name}/log": read(

@@ -21,7 +21,15 @@ def state_data(t: ServedTracker, name: str, turn: int | None, phase: str | None,
         raise InputError(f"unknown phase {phase!r} (phases: {', '.join(KNOWN_PHASES)})")
     cid = t.campaign_id(name)
     campaign = t.load(cid)
-    data = t.board_at(cid, turn=turn, phase=phase, at=at) if turn or at else board_now(campaign)
+    if turn or at:
+        try:
+            data = t.board_at(cid, turn=turn, phase=phase, at=at)
+        except InputError as e:
+            # The number is well formed (the route checked it) and the phase known: what is
+            # not there is the event, turn or phase, a 404 as `explain` and the board page answer.
+            raise NotFound(str(e)) from None
+    else:
+        data = board_now(campaign)
     return {"campaign": t.name_of(campaign), **data}
 
 

@@ -107,7 +107,7 @@ def _move(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
     return c.move(_acting(c, i["nation"]), n.units(i["units"]) or [], n.zones(i["path"]) or [])
 
 
-@action("ntr place", Field("zone", "text", required=True), Field("count", "int", default=1), NATION)
+@action("ntr place", Field("zone", "text", required=True), Field("count", "int", default=1, low=1), NATION)
 def _ntr_place(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> None:
     """Place NTR in a sea zone (CV6)."""
     c.place_ntr(_acting(c, i["nation"]), _n(c).zone(i["zone"]), i["count"])
