@@ -151,7 +151,7 @@ def test_pl2_battle_step_by_britain_while_germany_rolls_merchant_defence_is_refu
             assert refused.value.rule == "PL2", (name, refused.value)
             said[name] = str(refused.value)
         assert said["battle step"] == (
-            "PL2: bert plays Britain; battle 1 is waiting for Germany: tracker convoy roll 1 [--dice V,V]"
+            "PL2: bert plays Britain; battle 1 is waiting for Germany: tracker convoy roll 1"
         )
         assert said["convoy auto"] == said["battle auto"] == said["battle step"]
         assert said["convoy roll"] == "PL2: bert plays Britain, not Germany; this action is Germany's"
@@ -168,7 +168,7 @@ def test_pl2_battle_step_by_britain_while_germany_rolls_merchant_defence_is_refu
             "anna",
             ["convoy", "declare", "--by", "Germany", "--zone", "Central North Sea", "--auto"],
             "ConvoyAttackDeclared",
-            "Waiting for Britain: tracker convoy roll 1 [--dice V,V]   [PL2]",
+            "Waiting for Britain: tracker convoy roll 1   [PL2]",
         ),
         (
             "naval unstarted",

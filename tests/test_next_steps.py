@@ -66,7 +66,7 @@ def shows_what_the_procedure_asks(db: str) -> str:
         assert isinstance(roll, Roll)
         order = [f"{d.unit} vs {d.against}" if roll.kind == "asw_search" else d.unit for d in roll.dice]
         assert item["eligible"] == list(units)
-        assert item["dice"] == {"count": len(roll.dice), "faces": roll.groups[0].faces, "order": order}
+        assert item["dice"] == {"count": len(roll.dice), "faces": roll.groups[0].faces, "order": order, "typed": True}
         targets: dict[str, int] = {}
         for d in roll.dice:
             targets.setdefault(d.unit, d.spec.target)
@@ -75,7 +75,7 @@ def shows_what_the_procedure_asks(db: str) -> str:
     if step in ("fire", "opening_fire"):
         assert isinstance(need, Roll)
         order = [d.unit for d in need.dice]
-        assert item["dice"] == {"count": len(order), "faces": need.groups[0].faces, "order": order}
+        assert item["dice"] == {"count": len(order), "faces": need.groups[0].faces, "order": order, "typed": True}
         assert f"one per firing unit in this order: {', '.join(order)} [" in text
         return step
     assert item["eligible"] is None and item["dice"] is None
@@ -145,7 +145,8 @@ def test_pending_json_carries_the_command_the_dice_and_the_eligible_units(db: st
     run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS, "--subs", "DE-SS1")
     (item,) = json.loads(run(db, "pending", "--json"))
     assert item["command"] == "tracker convoy roll 1 [--dice V,V]"
-    assert item["dice"] == {"count": 2, "faces": 10, "order": ["merchant defence die 1", "merchant defence die 2"]}
+    order = ["merchant defence die 1", "merchant defence die 2"]
+    assert item["dice"] == {"count": 2, "faces": 10, "order": order, "typed": True}
     run(db, "convoy", "roll", "1", "--dice", "3,4")
     (item,) = json.loads(run(db, "pending", "--json"))
     assert item["step"] == "search" and "GB-DD1" in item["eligible"]

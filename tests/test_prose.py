@@ -4,6 +4,7 @@ indented, a command to copy kept whole; in a pipe every line is whole."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -65,7 +66,10 @@ def test_what_an_action_recorded_and_waits_for_fits_the_terminal(tmp_path: Path)
     out = run(db, "move", "DE-SS1", "--path", "Dogger Bank,Southern North Sea", columns=60)
     lines = out.splitlines()
     assert all(len(line) <= 60 for line in lines if not line.startswith("  next: ")), out
-    assert "  next: tracker intercept search 1 [--units U1,U2] [--dice V,...]" in lines
+    # D4: an auto-dice campaign rolls its own dice: the command offers no typed ones.
+    assert "  next: tracker intercept search 1 [--units U1,U2]" in lines
+    (item,) = json.loads(run(db, "pending", "--json"))
+    assert item["dice"]["typed"] is False and "--dice" not in item["command"]
     assert any(line.startswith("Waiting: battle 1 (interception, Dogger Bank)") for line in lines)
     assert any(line.startswith("    ") and "SM2" in line for line in lines)
 

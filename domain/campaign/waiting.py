@@ -145,7 +145,8 @@ class Waiting(CampaignBase):
         if b["step"] == "search":
             roll = self._search(b)[1]
             if roll is None:
-                return {"count": 0, "faces": self.ruleset.faces_for(_SEARCH_DICE[b["kind"]]), "order": []}
+                faces = self.ruleset.faces_for(_SEARCH_DICE[b["kind"]])
+                return {"count": 0, "faces": faces, "order": [], "typed": self.dice_mode == "manual"}
         else:
             roll = next(iter(self._asked(b).needs), None)
             if not isinstance(roll, Roll):
@@ -159,7 +160,9 @@ class Waiting(CampaignBase):
             order = [f"{die.unit} vs {die.against}" for die in roll.dice]
         else:
             order = [die.unit for die in roll.dice]
-        return {"count": len(order), "faces": self.ruleset.faces_for(roll.kind), "order": order}
+        # D4: whether the dice are typed in (manual dice) or rolled by the tracker (auto).
+        typed = self.dice_mode == "manual"
+        return {"count": len(order), "faces": self.ruleset.faces_for(roll.kind), "order": order, "typed": typed}
 
     def describe_waiting(self, b: Procedure) -> str:
         """What a procedure waits for, in words (see `Describer.waiting`)."""

@@ -7,6 +7,7 @@ application (`install_describer`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -203,7 +204,16 @@ def command(item: Mapping[str, Any]) -> str | None:
         "fire": f"tracker battle fire {n} [--dice V,...]",
         "opening_fire": f"tracker battle fire {n} [--dice V,...]",
     }
-    return table.get((kind, step)) or generic.get(step)
+    found = table.get((kind, step)) or generic.get(step)
+    dice = item.get("dice")
+    if found is not None and isinstance(dice, Mapping) and dice.get("typed") is False:
+        # D4: auto dice are rolled by the tracker; typing them takes an override, not a hint.
+        found = _TYPED_DICE.sub("", found)
+    return found
+
+
+# The typed-dice part of a command, left out where the campaign rolls its own dice.
+_TYPED_DICE = re.compile(r" \[--dice [^\]]*\]")
 
 
 class EnglishDescriber:
