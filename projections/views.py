@@ -55,6 +55,7 @@ class BoardView(_BoardViewFields, total=False):
     """The board after an event (`Views.board_at`); the service adds who owns each territory."""
 
     owners: dict[str, str]  # territory -> owning nation (AD1)
+    neutral: list[str]  # the nations not at war yet, in turn order (F8)
 
 
 def campaign_key(conn: Connection, cid: UUID) -> int | None:

@@ -195,6 +195,26 @@ def test_f8_entry_brought_forward_by_ad1_is_replayed_verified_and_undone(tmp_pat
     assert run(db, "verify").startswith("OK:")
 
 
+def test_f8_state_says_which_nations_are_neutral_and_until_when(tmp_path: Path) -> None:
+    db = str(tmp_path / "world.db")
+    run(db, "new", "world", "--scenario", "great-war-1914")
+    state = json.loads(run(db, "state", "--json"))
+    assert state["neutral"] == ["Ottoman Empire", "Italy", "United States"]
+    text = " ".join(run(db, "state").split())
+    assert "Neutral (F8): Ottoman Empire until round 2, Italy until round 4, United States until round 11" in text
+    run(db, "adjust", "--enter", "Italy", "--reason", "Italy joins the Entente at once")
+    assert json.loads(run(db, "state", "--json"))["neutral"] == ["Ottoman Empire", "United States"]
+    # A board of the past reads the entries brought forward by then: none at event 1.
+    assert json.loads(run(db, "state", "--at", "1", "--json"))["neutral"] == [
+        "Ottoman Empire",
+        "Italy",
+        "United States",
+    ]
+    (adjusted,) = [r["seq"] for r in json.loads(run(db, "log", "--json")) if r["kind"] == "Adjusted"]
+    assert "Italy" in json.loads(run(db, "state", "--at", str(adjusted - 1), "--json"))["neutral"]
+    assert "Italy" not in json.loads(run(db, "state", "--at", str(adjusted), "--json"))["neutral"]
+
+
 def test_f8_next_to_a_neutral_turn_is_refused(tmp_path: Path) -> None:
     db = str(tmp_path / "world.db")
     run(db, "new", "world", "--scenario", "great-war-1914")

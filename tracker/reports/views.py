@@ -45,6 +45,7 @@ def board_now(campaign: Campaign) -> CurrentBoard:
         "ntr_lost": dict(sorted(campaign.ntr_lost.items())),
         "tech": {n: dict(t) for n, t in sorted(campaign.tech.items())},
         "owners": dict(sorted(campaign.owners.items())),
+        "neutral": [n for n in campaign.scenario.turn_order if not campaign.at_war(n)],
         "unplaced": {n: dict(sorted(b.items())) for n, b in sorted(campaign.unplaced.items()) if b},
     }
 
@@ -118,6 +119,11 @@ def render_board(out: Console, data: Mapping[str, Any], scenario: Scenario, titl
         if tech:
             techs.append((nation, tech))
     out.print(nations)
+    neutral = data.get("neutral") or []
+    if neutral:
+        # F8: a neutral nation's side is the one it will join; until then it is nobody's enemy.
+        entries = ", ".join(f"{n} until round {scenario.nations[n].entry_round}" for n in neutral)
+        out.print(f"Neutral (F8): {entries}")
     for title, heading, rows in (("NTR at sea", "Zones", at_sea), ("Technology", "Levels", techs)):
         if rows:
             table = Table(title=title)

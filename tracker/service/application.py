@@ -543,7 +543,11 @@ class Tracker(Performing):
             if turn is not None:
                 self._refuse_passed_over(v.cid, turn)
             raise
-        board["owners"] = self.owners_at(v, board["seq"], scenario)
+        if scenario is None:
+            scenario = self.load(v.cid, version=1).scenario
+        board["owners"], entered = self.adjusted_at(v, board["seq"], scenario)
+        neutral = scenario.neutral(board["round"], entered)
+        board["neutral"] = [n for n in scenario.turn_order if n in neutral]
         return board
 
     def _refuse_passed_over(self, cid: UUID, turn: int) -> None:
@@ -567,7 +571,14 @@ class Tracker(Performing):
             )
 
     def owners_at(self, v: Views, seq: int, scenario: Scenario | None = None) -> dict[str, str]:
-        """AD1: every territory's owner after event `seq`, by territory: the scenario's, changed
+        """AD1: every territory's owner after event `seq`, by territory (see `adjusted_at`)."""
+        if scenario is None:
+            scenario = self.load(v.cid, version=1).scenario
+        return self.adjusted_at(v, seq, scenario)[0]
+
+    def adjusted_at(self, v: Views, seq: int, scenario: Scenario) -> tuple[dict[str, str], tuple[str, ...]]:
+        """AD1: every territory's owner after event `seq`, by territory, and the nations whose
+        entry into the war an adjustment brought forward by then (F8): the scenario's, changed
         only by adjustments (few), so folded from those recorded by then and not undone by then,
         found through the index of adjustments alone (never a scan of the whole log)."""
         # The kind written out, so that the partial index of adjustments answers (see its
@@ -580,13 +591,14 @@ class Tracker(Performing):
             .scalars()
             .all()
         )
-        if scenario is None:
-            scenario = self.load(v.cid, version=1).scenario
         owners = dict(scenario.game_map.land)
+        entered: list[str] = []
         for version in adjusted:
             for stored in self.app.recorder.select_events(v.cid, gt=version - 1, lte=version):
-                owners.update(getattr(self.decode(stored), "owners", {}))
-        return dict(sorted(owners.items()))
+                event = self.decode(stored)
+                owners.update(getattr(event, "owners", {}))
+                entered.extend(getattr(event, "enter", ()))
+        return dict(sorted(owners.items())), tuple(entered)
 
     def max_notification_id(self) -> int:
         return self.recorder.max_notification_id() or 0
