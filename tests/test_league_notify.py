@@ -81,19 +81,16 @@ def cli(db: str, *args: str) -> str:
     return done.stdout
 
 
-def owing(campaign: Any) -> tuple[set[tuple[str, str]], tuple[int, str]]:
-    """What each nation is waited for (nation, kind, battle, step), and whose turn it is."""
-    owed = {
-        (nation, f"{i['kind']}:{i['battle']}:{i['step']}:{i['zone']}")
-        for i in campaign.pending()
-        for nation in i["waiting"]
-    }
+def owing(campaign: Any) -> tuple[set[str], tuple[int, str]]:
+    """The nations the game waits for (a choice, a roll, a phase end: what `tracker pending`
+    lists for someone), and whose turn it is."""
+    owed = {nation for i in campaign.pending(turn=True) for nation in i["waiting"]}
     return owed, (campaign.round, campaign.nation)
 
 
 def told_now(before: Any, after: Any) -> set[str]:
     """The players the game now waits for that it did not wait for before the action."""
-    newly = {nation for nation, _ in after[0] - before[0]}
+    newly = after[0] - before[0]
     if after[1] != before[1]:
         newly.add(after[1][1])
     return {PLAYER_OF[n] for n in newly if n in PLAYER_OF}

@@ -19,7 +19,7 @@ from uuid import UUID
 import pytest
 from click.testing import CliRunner
 
-from tests.support import free_port, perform_advance, served
+from tests.support import free_port, perform_advance, perform_until, served
 from tracker.cli.common import next_command
 from tracker.cli.main import cli
 from tracker.service.application import Tracker
@@ -31,6 +31,7 @@ from tracker.service.notify import (
     describe,
     mask,
     message_text,
+    still_owed,
     webhook_body,
 )
 from tracker.service.players import Players
@@ -208,6 +209,106 @@ def test_a_hand_off_that_cannot_be_written_leaves_the_action_unrecorded(
         tracker.perform(cid, "next", {})
     with Tracker(tracker.url) as fresh:
         assert fresh.load(cid).version == version and fresh.load(cid).nation == "Germany"
+
+
+# ----- who is told: a nation that owed nothing and now owes (CV1, T3) -----
+
+
+class Table:
+    """A campaign played by anna (Germany) and bert (Britain), each with a channel of their own,
+    and a group channel: which of them each action tells."""
+
+    def __init__(self, t: Tracker, cid: UUID) -> None:
+        self.t, self.cid, self.outbox = t, cid, Outbox(t.engine)
+        players = Players(t.engine)
+        players.add(str(cid), "anna", ["Germany"], referee=False)
+        players.add(str(cid), "bert", ["Britain"], referee=False)
+        self.names = {
+            self.outbox.add(str(cid), "webhook", "http://127.0.0.1:9/group", "json", None, None): "group",
+            self.outbox.add(str(cid), "webhook", "http://127.0.0.1:9/anna", "json", "anna", None): "anna",
+            self.outbox.add(str(cid), "webhook", "http://127.0.0.1:9/bert", "json", "bert", None): "bert",
+        }
+
+    def act(self, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Records an action: the payload each channel was told of it, by the channel's name."""
+        self.t.perform(self.cid, name, inputs)
+        version = self.t.load(self.cid).version
+        rows = [r for r in due(self.outbox, self.cid) if r["version"] == version]
+        return {self.names[r["channel_id"]]: json.loads(r["payload"]) for r in rows}
+
+
+@pytest.fixture
+def manual(tmp_path: Path) -> Iterator[Table]:
+    """north-sea-1914 with dice typed in (each battle ends where the test says), at Britain's
+    collect_resources, Germany's convoy attack (CV1) still open; channels added only then."""
+    path = str(tmp_path / "m.db")
+    result = CliRunner().invoke(cli, ["--db", path, "new", "c1", "--scenario", "north-sea-1914", "--dice", "manual"])
+    assert result.exit_code == 0, result.output
+    with Tracker(path) as t:
+        cid = t.campaign_id("c1")
+        perform_until(t, cid, "Britain", "collect_resources")
+        assert list(t.load(cid).convoy_attacks_open()) == ["Germany"]
+        yield Table(t, cid)
+
+
+def test_cv1_an_enemys_pass_hands_the_phase_end_back_to_the_phasing_nation(db: str) -> None:
+    """Germany's collect_resources waits for Britain's CV1 answer; once Britain passes, the game
+    waits for Germany again (its phase end, T3): Germany's player is told, Britain's is not."""
+    with Tracker(db) as t:
+        cid = t.campaign_id("c1")
+        while t.load(cid).phase != "collect_resources":
+            perform_advance(t, cid)
+        assert [i["waiting"] for i in t.load(cid).pending(turn=True)] == [["Britain"]]
+        table = Table(t, cid)
+        told = table.act("convoy pass", {"by": "Britain"})
+        assert sorted(told) == ["anna", "group"]
+        payload = told["anna"]
+        assert (payload["reasons"], payload["newly_owing"]) == (["owed"], ["Germany"])
+        assert (payload["nation"], payload["phase"]) == ("Germany", "collect_resources")
+        assert message_text(payload, next_command, None).splitlines()[1:] == [
+            "Waiting for Germany to finish collect_resources (tracker next) [T3]",
+            "  next: tracker --campaign c1 next",
+        ]
+        # Reminded while that phase end is still owed, not once the phase is over.
+        assert still_owed(payload, t.load(cid), ["Germany"]) and not still_owed(payload, t.load(cid), ["Britain"])
+        t.perform(cid, "next", {})
+        assert not still_owed(payload, t.load(cid), ["Germany"])
+
+
+def test_cv1_a_convoy_battle_ended_by_the_attacker_hands_the_phase_end_back_to_the_defender(manual: Table) -> None:
+    """Germany's convoy attack in Britain's collect_resources (CV2-CV5, dice typed): each side
+    is told when the battle comes to it, and Britain once more when Germany's convoy-table
+    roll ends the battle (CV7) and the game waits for Britain's phase end; never of a step
+    its own action left it owing."""
+    zone = manual.t.load(manual.cid).convoy_attacks_open()["Germany"][0]
+    assert sorted(manual.act("convoy declare", {"by": "Germany", "zone": zone})) == ["bert", "group"]
+    (battle,) = manual.t.load(manual.cid).battles
+    # CV2: Britain's merchant defence sinks nothing; Britain owes its search next, as it owed the roll.
+    assert manual.act("convoy roll", {"battle": int(battle), "dice": [1, 1]}) == {}
+    # CV3: nobody searches; the convoy table (CV5) is Germany's.
+    told = manual.act("convoy search", {"battle": int(battle), "units": [], "dice": []})
+    assert sorted(told) == ["anna", "group"] and told["anna"]["newly_owing"] == ["Germany"]
+    told = manual.act("convoy roll", {"battle": int(battle), "dice": [1, 1]})
+    assert not manual.t.load(manual.cid).battles
+    assert sorted(told) == ["bert", "group"]
+    assert (told["bert"]["reasons"], told["bert"]["newly_owing"]) == (["owed"], ["Britain"])
+    assert [i["kind"] for i in told["bert"]["pending"]] == ["turn"]
+
+
+def test_pu1_a_player_is_not_told_what_their_own_purchase_left_them_owing(db: str) -> None:
+    """Germany owes its purchase phase's end; buying a submarine adds the unit to place (PU2),
+    which its player knows: nobody is told. Nor of the phases it then ends (still its own work),
+    nor of the placement its `next` opens, until the turn passes on."""
+    with Tracker(db) as t:
+        cid = t.campaign_id("c1")
+        perform_advance(t, cid)
+        assert (t.load(cid).nation, t.load(cid).phase) == ("Germany", "purchase")
+        table = Table(t, cid)
+        assert table.act("buy", {"unit_type": "submarine"}) == {}
+        while t.load(cid).phase != "placement":
+            assert table.act("next", {}) == {}
+        (item,) = t.load(cid).pending()
+        assert table.act("place", {"unit_type": "submarine", "zone": item["legal"][0]}) == {}
 
 
 # ----- messages -----
@@ -588,8 +689,6 @@ def test_a_channel_table_made_before_reminders_gains_their_columns_on_first_use(
 
 
 def test_a_reminder_repeats_while_the_same_turn_is_owed_and_stops_once_it_is_answered(tracker: Tracker) -> None:
-    from tracker.service.notify import still_owed
-
     cid = tracker.campaign_id("c1")
     Players(tracker.engine).add(str(cid), "bert", ["Britain"], referee=False)
     outbox = Outbox(tracker.engine)

@@ -78,8 +78,8 @@ class Waiting(CampaignBase):
         """What the game waits for (see `open_items`). With `turn`, a phase that nothing keeps
         open lists first the phasing nation's own work (`turn_item`, kind "turn"), so a player
         who owes nothing still reads whom the game waits for, and after every item the battles
-        the phasing nation may start but need not (`optional_combats`); hand-offs leave both
-        out (`turn` false), since the turn passing is a hand-off of its own."""
+        the phasing nation may start but need not (`optional_combats`); hand-offs take the
+        first but not the battles, which wait for nobody (`tracker.service.notify.waited`)."""
         items: list[dict[str, Any]] = self.open_items()
         if not turn:
             return items

@@ -26,6 +26,7 @@ from tracker.service.notify.handoffs import (
     override_requested,
     owed,
     still_owed,
+    waited,
 )
 from tracker.service.notify.messages import (
     SINCE,
@@ -103,5 +104,6 @@ __all__ = [
     "remind",
     "stale",
     "still_owed",
+    "waited",
     "webhook_body",
 ]

@@ -1,6 +1,7 @@
-"""Hand-offs: who owes what before and after an action (`Campaign.pending`), the outbox's
-payload when the game passes to someone, whom each channel tells, and `Handoffs`, the
-application service's hook that writes them with the action's events."""
+"""Hand-offs: who owes what before and after an action (`waited`: `Campaign.pending` with the
+phasing nation's phase end), the outbox's payload when the game passes to someone, whom each
+channel tells, and `Handoffs`, the application service's hook that writes them with the
+action's events."""
 
 from __future__ import annotations
 
@@ -53,19 +54,34 @@ def owed(items: Iterable[Mapping[str, Any]]) -> frozenset[tuple[str, str]]:
     return frozenset((nation, _key(item)) for item in items for nation in item.get("waiting", ()))
 
 
+def waited(campaign: Any) -> list[dict[str, Any]]:
+    """What the game waits for, as `tracker pending` lists it (`pending(turn=True)`) but for the
+    battles the phasing nation may start (they wait for nobody): every open item, after the
+    phasing nation's phase end (`turn_item`, T3) when nothing blocks it."""
+    items: list[dict[str, Any]] = campaign.pending()
+    # The phase end is owed too: without it the move coming back to the phasing nation (an
+    # enemy's CV1 answer, a battle ended by the other side) read as nobody owing anything.
+    # Built here rather than by `pending(turn=True)`, whose optional battles cost a board.
+    if any(item["blocking"] for item in items):
+        return items
+    return [campaign.turn_item(), *items]
+
+
 def before(campaign: Any) -> Before:
     """The state an action's hand-off is measured against."""
-    return Before(owed(campaign.pending()), campaign.round, campaign.nation)
+    return Before(owed(waited(campaign)), campaign.round, campaign.nation)
 
 
 def handoff(prior: Before, campaign: Any, events: Sequence[Any], name: str) -> HandoffPayload | None:
     """The hand-off an action made (see the module docstring), as the outbox's payload, or None.
 
-    A hand-off: a nation owes something it did not owe before, the turn passed to another
-    nation (or round), or a round's dice seed was revealed."""
-    items = campaign.pending()
-    now = owed(items)
-    newly = sorted({nation for nation, what in now - prior.owed})
+    A hand-off: a nation owes something (a choice, a roll, its phase end) and owed nothing
+    before, the turn passed to another nation (or round), or a round's dice seed was
+    revealed. A nation that owed something before and owes now is not told again: it was
+    waited for already (a unit it bought, the next step of its own battle)."""
+    items = waited(campaign)
+    owing = {nation for nation, _ in prior.owed}
+    newly = sorted({nation for nation, _ in owed(items)} - owing)
     reasons = []
     if newly:
         reasons.append("owed")
@@ -99,7 +115,7 @@ def describe(
         "nation": campaign.nation,
         "reasons": list(reasons),
         "newly_owing": list(newly),
-        "pending": [{k: item.get(k) for k in ITEM_KEYS} for item in (campaign.pending() if items is None else items)],
+        "pending": [{k: item.get(k) for k in ITEM_KEYS} for item in (waited(campaign) if items is None else items)],
     }
 
 
@@ -123,16 +139,19 @@ def approved(payload: HandoffPayload | None, campaign: Any, name: str, request: 
 def still_owed(payload: Mapping[str, Any], campaign: Any, nations: Sequence[str] | None) -> bool:
     """Whether what a hand-off told `nations` of (None: a group channel, every nation) is still
     what the game waits for from them: each item it listed for them pending still, and for
-    the turn, still their turn in that round and phase. A reminder is sent only then."""
+    the turn or a phase end it listed, still that round, phase and nation. A reminder is sent
+    only then."""
 
     def theirs(nation: str) -> bool:
         return nations is None or nation in nations
 
-    told = {(n, _key(item)) for item in payload["pending"] for n in item.get("waiting") or () if theirs(n)}
-    turn = "turn" in payload["reasons"] and theirs(payload["nation"])
+    mine = [item for item in payload["pending"] if any(theirs(n) for n in item.get("waiting") or ())]
+    told = {(n, _key(item)) for item in mine for n in item.get("waiting") or () if theirs(n)}
+    # A phase end's key names no phase: the position tells whether it is still the same one.
+    turn = ("turn" in payload["reasons"] and theirs(payload["nation"])) or any(i.get("kind") == "turn" for i in mine)
     if not told and not turn:
         return False
-    if not told <= owed(campaign.pending()):
+    if not told <= owed(waited(campaign)):
         return False
     where = (campaign.round, campaign.nation, campaign.phase)
     return not turn or where == (payload["round"], payload["nation"], payload["phase"])

@@ -29,7 +29,12 @@ def message_text(payload: Mapping[str, Any], command_for: CommandFor, public_url
         lines.append(f"It is now {payload['nation']}'s turn.")
     for item in payload["pending"]:
         who = ", ".join(item.get("waiting") or [])
-        lines.append(f"Waiting for {who}: {item['text']}" if who else str(item["text"]))
+        text = str(item["text"])
+        if item.get("kind") == "turn":
+            # A phase end's words name whom it waits for already ("waiting for Germany to ...").
+            lines.append(text[:1].upper() + text[1:])
+        else:
+            lines.append(f"Waiting for {who}: {text}" if who else text)
         command = command_for(item)
         if command:
             # The global option goes before each command: a database may hold several campaigns.
