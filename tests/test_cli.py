@@ -221,17 +221,23 @@ def test_readme_starts_with_the_two_setup_commands() -> None:
 
 
 def test_demo_refuses_to_replace_an_existing_database(tmp_path: Path) -> None:
+    # The file given is bad input, not a rule's refusal: exit 2, as `new` of a name taken.
     existing = tmp_path / "campaign.db"
     existing.write_bytes(b"343 events of a campaign")
     result = CliRunner().invoke(cli, ["demo", "--db", str(existing)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.output == (
         f"Error: {existing} already exists: the demo writes a new database and never replaces one; "
         "pick another --db or delete the file yourself\n"
     )
     assert existing.read_bytes() == b"343 events of a campaign"
     result = CliRunner().invoke(cli, ["--db", str(existing), "demo"])
-    assert result.exit_code == 1 and existing.read_bytes() == b"343 events of a campaign"
+    assert result.exit_code == 2 and existing.read_bytes() == b"343 events of a campaign"
+    taken = str(tmp_path / "taken.db")
+    assert CliRunner().invoke(cli, ["--db", taken, "new", "w", "--scenario", "north-sea-1914"]).exit_code == 0
+    again = CliRunner().invoke(cli, ["--db", taken, "new", "w", "--scenario", "north-sea-1914"])
+    assert again.exit_code == 2 and "already exists" in again.output
+    assert CliRunner().invoke(cli, ["--db", taken, "demo"]).exit_code == 2
 
 
 def test_demo_honours_the_global_db(tmp_path: Path) -> None:

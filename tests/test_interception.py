@@ -485,3 +485,31 @@ def test_sm4_sm5_a_submarine_named_twice_is_named() -> None:
     c.intercept_search(b, [], dice())
     err = refused(c, InputError, lambda: c.intercept_continue(b, ["DE-SS3", "DE-SS3"]))
     assert str(err) == "submarine DE-SS3 is named twice"
+
+
+def test_sm3_sm4_sm5_a_unit_the_board_does_not_hold_is_named_unknown() -> None:
+    """As every command names it (`board.unknown_unit`), not as a submarine outside the group,
+    the fight or the free ones; one of the board outside the choice still cites the rule."""
+    c = campaign()
+    b = intercepted(c)
+    c.intercept_search(b, [], dice())
+    err = refused(c, InputError, lambda: c.intercept_continue(b, ["DE-SS4", "DE-SS9"]))
+    assert str(err).startswith("unknown unit 'DE-SS9' (did you mean"), str(err)
+    refused(c, RuleViolation, lambda: c.intercept_continue(b, ["DE-SS1"]), "SM5")
+
+    c = campaign()
+    b = intercepted(c)
+    c.intercept_search(b, ["GB-DD3", "GB-DD4"], dice(1, 1))
+    err = refused(c, InputError, lambda: c.intercept_detect(b, ["DE-SS4", "DE-SS9"]))
+    assert str(err).startswith("unknown unit 'DE-SS9'"), str(err)
+    refused(c, RuleViolation, lambda: c.intercept_detect(b, ["DE-SS4", "GB-DD3"]), "SM3")
+    c.intercept_detect(b, ["DE-SS4", "DE-SS5"])
+    c.choose_targets(b, "Germany", None)
+    c.choose_targets(b, "Britain", None)
+    c.choose_screens(b, "Britain", None)
+    c.fire(b, dice(9, 9, 9, 9))
+    err = refused(c, InputError, lambda: c.intercept_decide(b, ["ZZ-1"], None))
+    assert str(err) == "unknown unit 'ZZ-1' (see `tracker state`)"
+    err = refused(c, InputError, lambda: c.intercept_decide(b, None, ["DE-SS9"]))
+    assert str(err).startswith("unknown unit 'DE-SS9'"), str(err)
+    refused(c, RuleViolation, lambda: c.intercept_decide(b, ["DE-SS3"], None), "SM4")

@@ -126,7 +126,8 @@ def test_the_luck_chart_counts_whole_national_turns(played: str) -> None:
     assert lines["Germany"][3] == lines["Germany"][2] and lines["France"] == [0.0] * 4
     luck_svg = {c["key"]: c["svg"] for c in chart_svgs(whole)}["luck"]
     assert x_tick_labels(luck_svg) == ["start", "1", "2", "3"]
-    assert "national turn (0 = start; each point: the end of a turn)" in luck_svg
+    # The walkthrough stops in turn 3: its point is that turn so far.
+    assert "national turn (0 = start; each point: the end of a turn, the last so far)" in luck_svg
     # One turn: from the turn before it (0, the start, for turn 1) to its end, whole turns only.
     assert luck_points(first)[0] == [0, 1] and luck_points(second)[0] == [1, 2]
     assert x_tick_labels({c["key"]: c["svg"] for c in chart_svgs(first)}["luck"]) == ["start", "1"]

@@ -129,8 +129,13 @@ def test_cli_interception_step_by_step_with_manual_dice(db: str) -> None:
     out = run(db, "battle", "fire", "1", "--dice", "1,9,9,2", "--ref", "table-roll-7")
     assert "battle 1: DE-SS4 hits GB-DD4, screening GB-DD3   [HA1]" in out
     assert "GB-DD4 sunk in battle 1   [SM4]" in out and "DE-SS5 sunk in battle 1   [SM4]" in out
+    # A unit the board does not hold is named as every command names it (exit 2), not as one
+    # outside the choice (SM4, SM5: exit 1).
+    assert "DE-SS5 was sunk in battle 1" in refused(db, 2, "intercept", "decide", "1", "--submerge", "DE-SS5")
     out = run(db, "intercept", "decide", "1", "--retreat", "DE-SS4")
     assert "battle 1: DE-SS4 retreats to Heligoland Bight   [SM4]" in out
+    assert refused(db, 2, "intercept", "continue", "1", "--stop", "de-ss9").startswith("Error: unknown unit 'de-ss9'")
+    assert refused(db, 1, "intercept", "continue", "1", "--stop", "DE-SS1").startswith("Error: SM5: DE-SS1 is not free")
     out = run(db, "intercept", "continue", "1")
     assert (
         "Germany moves DE-SS3: Southern North Sea -> Dover Strait (on through hostile Southern North Sea)   [SM1]"

@@ -98,3 +98,34 @@ def test_resolve_mine_writes_the_file_the_other_side_gives_way_with(forked: dict
     run(britain, "import", str(reply), "--resolve", "theirs")
     assert events(britain) == events(germany)
     assert "--reply goes with --resolve mine" in run(britain, "import", str(reply), "--reply", "x.jsonl", code=2)
+
+
+def test_the_guides_pbem_step_mends_a_fork_the_way_the_program_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/guide.md "PBEM by file" once said to undo on the copy that gives way and export
+    again: the undo of a rolled action is refused (RK3), and an undo appends events, so the
+    next import still forks. The step names `--resolve`, and the names it quotes are the ones
+    the program gives for the guide's own campaign `autumn` forked after its first event."""
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "guide.md").read_text()
+    step = guide[guide.index("## PBEM by file") : guide.index("## What `verify` proves")]
+    step = step[step.index("6. ") :]
+    assert "undo --to" not in step
+    for words in ("--resolve theirs", "--resolve mine", "--reply FILE", "autumn-fork-2", "autumn-since-1.jsonl"):
+        assert words in step, words
+    monkeypatch.chdir(tmp_path)
+    mine, theirs = str(tmp_path / "mine.db"), str(tmp_path / "theirs.db")
+    run(mine, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual", campaign="autumn")
+    run(mine, "export", "autumn.jsonl", campaign="autumn")
+    run(theirs, "import", "autumn.jsonl", campaign="autumn")
+    run(mine, "research", "advanced_asw", "--dice", "9", "--ref", "rolz#5521", campaign="autumn")
+    run(theirs, "next", campaign="autumn")
+    run(mine, "export", "--since", "1", "mine.jsonl", campaign="autumn")
+    run(theirs, "export", "--since", "1", "their.jsonl", campaign="autumn")
+    assert "RK3" in run(mine, "undo", "--to", "1", "--yes", code=1, campaign="autumn")
+    assert "fork at event 2: the copies went different ways after event 1: here " in run(
+        theirs, "import", "mine.jsonl", code=1, campaign="autumn"
+    )
+    assert "--resolve theirs" in run(mine, "import", "their.jsonl", "--resolve", "mine", campaign="autumn")
+    assert "'autumn-fork-2'" in run(theirs, "import", "autumn-since-1.jsonl", "--resolve", "theirs", campaign="autumn")
+    assert events(theirs, "autumn") == events(mine, "autumn")

@@ -562,6 +562,27 @@ def test_report_header_names_the_turn_it_reports(demo_db: str) -> None:
         assert f"Report of turn {turn} ({entry['nation']}, round {entry['round']})" in html
 
 
+def test_the_html_charts_say_the_last_point_is_the_turn_being_played(demo_db: str) -> None:
+    """The demo ends in the middle of a round: its last chart point is that turn so far, not the
+    end of a round, and a one-turn report's single point is the end of that turn."""
+    from tracker.reports.html import figure_chart, luck_chart
+    from tracker.reports.report import build_report
+
+    with Tracker(demo_db) as t:
+        cid = t.campaign_id(None)
+        whole = build_report(t, cid, None, fmt="html")
+        one = build_report(t, cid, BATTLE_TURN, fmt="html")
+    now = whole["position"]["turn"]
+    per_round = len(whole["campaign"]["turn_order"])
+    assert now % per_round, "the demo is expected to stop in the middle of a round"
+    chart = figure_chart(whole, "units", "Fleet strength (units)", "units")
+    assert chart.xs[-1] == now / per_round
+    assert chart.xlabel == f"round (0 = start; each point: the end of a round; the last: turn {now} so far)"
+    assert luck_chart(whole).xlabel == "national turn (0 = start; each point: the end of a turn, the last so far)"
+    single = figure_chart(one, "units", "Fleet strength (units)", "units")
+    assert single.xlabel == f"round (0 = start; the point: the end of turn {BATTLE_TURN})"
+
+
 def test_charts_count_rounds_and_keep_the_legend_off_the_lines(demo_db: str) -> None:
     import xml.etree.ElementTree as ET
 

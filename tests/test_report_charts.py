@@ -242,6 +242,42 @@ def test_report_charts_have_a_point_per_round_from_the_start() -> None:
     assert [line.dashed for line in built.lines] == [False, True, False]  # the first nation's side solid
 
 
+def test_the_round_charts_caption_says_what_each_point_is() -> None:
+    """A point is the end of a round (of every k-th round in a long campaign, see
+    `chart_turns`); the last is the turn reported, or the one being played so far, when that
+    does not end a round. Drawn from the series alone, a point is a national turn."""
+    nations = {"Germany": "Central Powers", "Britain": "Entente"}
+
+    def caption(turns: list[int], playing: bool = False, chart: bool = True) -> str:
+        report = report_with(0, nations)
+        entries = [
+            {**report["start"], "turn": k, "round": -(-k // 2), "complete": not (playing and k == turns[-1])}
+            for k in turns
+        ]
+        report["chart" if chart else "series"] = entries
+        return figure_chart(report, "units", "Fleet strength (units)", "units").xlabel
+
+    assert caption([2, 4, 6]) == "round (0 = start; each point: the end of a round)"
+    assert caption([2, 4, 5], playing=True) == (
+        "round (0 = start; each point: the end of a round; the last: turn 5 so far)"
+    )
+    assert caption([2, 4, 6], playing=True) == (
+        "round (0 = start; each point: the end of a round; the last: turn 6 so far)"
+    )
+    assert caption([2, 3]) == "round (0 = start; each point: the end of a round; the last: the end of turn 3)"
+    assert caption([3]) == "round (0 = start; the point: the end of turn 3)"
+    assert caption([4, 8, 9], playing=True) == (
+        "round (0 = start; each point: the end of every 2nd round; the last: turn 9 so far)"
+    )
+    assert caption([6, 12]) == "round (0 = start; each point: the end of every 3rd round)"
+    assert caption([4, 8, 10]) == (
+        "round (0 = start; each point: the end of every 2nd round; the last: the end of turn 10)"
+    )
+    assert caption([1, 2, 3], playing=True, chart=False) == (
+        "round (0 = start; each point: the end of a national turn; the last: turn 3 so far)"
+    )
+
+
 def test_charts_need_no_plotting_library(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
     report = report_with(2, {"Germany": "Central Powers", "Britain": "Entente"})

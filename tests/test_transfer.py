@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -349,6 +350,27 @@ def test_cli_export_import_verify(source: str, tmp_path: Path, unique_name: str)
     assert verified.exit_code == 0 and verified.output.startswith("OK:")
     state = json.loads(invoke(dest, "state", "--json").output)
     assert state["campaign"] == unique_name
+
+
+def test_an_imported_auto_campaign_is_told_the_switch_its_typed_dice_need(tmp_path: Path) -> None:
+    """The seed stayed behind, so typed dice are refused (D4) until a recorded switch: the
+    import's note gives that command, for this campaign, and it works as given."""
+    source, dest, file = str(tmp_path / "source.db"), str(tmp_path / "dest.db"), tmp_path / "autumn.jsonl"
+    assert invoke(source, "new", "autumn league", "--scenario", "north-sea-1914", "--dice", "auto").exit_code == 0
+    assert invoke(source, "export", str(file)).exit_code == 0
+    result = invoke(dest, "import", str(file))
+    assert result.exit_code == 0, result.output
+    typed = ("research", "advanced_asw", "--dice", "9")
+    refused = invoke(dest, *typed)
+    assert refused.exit_code == 1 and "D4" in refused.output, refused.output
+    note = result.output.splitlines()[-1]
+    assert "D4" in note and "--dice" in note, note
+    command = shlex.split(note.split("`")[1].replace("TEXT", "'the seed stayed behind'"))
+    assert command[:3] == ["tracker", "--campaign", "autumn league"], command
+    switched = invoke(dest, *command[1:])
+    assert switched.exit_code == 0, switched.output
+    typed_now = invoke(dest, *typed)
+    assert typed_now.exit_code == 0 and "[manual]" in typed_now.output, typed_now.output
 
 
 def _break_chain(lines: list[str]) -> None:

@@ -104,7 +104,9 @@ class Interceptions(Referee):
         default = submerge is None and retreat is None
         if not default:
             # The choices are checked against the submarines as detected, and named in that order.
-            interception.check_decisions(list(b["detected"]), list(submerge or []), list(retreat or []), back)
+            interception.check_decisions(
+                list(b["detected"]), list(submerge or []), list(retreat or []), back, self.board()
+            )
         # The procedure is imported with the first battle (see `domain.campaign.referee`).
         from domain.procedures.interception import InterceptionDecision
 
@@ -162,7 +164,7 @@ class Interceptions(Referee):
         b = self._procedure(battle, "interception")
         self._require_steps(b, ("continue",), "SM5")
         free = [u for u in b["undetected"] + b["detected"] if u in self.units]
-        interception.check_stops(free, list(stop or []))
+        interception.check_stops(free, list(stop or []), self.board())
         nation, route, index = b["attacker"], b["route"], b["index"]
         facts = self._decided(b, stop).facts
         going = next(f.units for f in facts if f.kind == "continued")

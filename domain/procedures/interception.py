@@ -156,7 +156,7 @@ def decide(
         return evolve(s, step=InterceptionStep.SEARCH, searchers=chosen), facts
     if s.step == InterceptionStep.DETECT:
         ids = [p.id for p in s.subs[: s.found]] if choice is None else as_ids(choice)
-        named = rules.check_detected([p.id for p in s.subs], s.found, ids)
+        named = rules.check_detected([p.id for p in s.subs], s.found, ids, board)
         return _detected(s, ctx, tuple(named), choice is None)
     if s.step == InterceptionStep.VOLLEY:
         assert s.fight is not None
@@ -166,7 +166,7 @@ def decide(
         detected = s.fight.attackers
         ids = [p.id for p in detected]
         d = choice if isinstance(choice, InterceptionDecision) else InterceptionDecision(tuple(ids))
-        rules.check_decisions(ids, list(d.submerge), list(d.retreat), "back" if s.can_retreat else None)
+        rules.check_decisions(ids, list(d.submerge), list(d.retreat), "back" if s.can_retreat else None, board)
         diving = tuple(p for p in detected if p.id in d.submerge)
         leaving = tuple(p for p in detected if p.id in d.retreat)
         fight = evolve(s.fight, attackers=tuple(p for p in detected if p not in diving and p not in leaving))
@@ -188,7 +188,7 @@ def decide(
     if s.step == InterceptionStep.CONTINUE:
         free = [p.id for p in _free(s)]
         stop = [] if choice is None else as_ids(choice)
-        rules.check_stops(free, stop)
+        rules.check_stops(free, stop, board)
         facts = (Fact("continued", "SM5", tuple(u for u in free if u not in stop), default=choice is None),)
         return _end(evolve(s, stopping=tuple(stop)), "SM5", facts)
     raise RuleViolation("SM5", "the interception has ended")

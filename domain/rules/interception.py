@@ -89,10 +89,18 @@ def search_roll(board: Board, unit: Unit, mover: str) -> Roll:
     return Roll(unit.id, base, target, tuple(mods))
 
 
-def check_detected(subs: list[str], found: int, chosen: list[str]) -> list[str]:
+def _unknown(board: Board | None, uid: str, among: list[str]) -> None:
+    """A unit named outside `among` that the board does not hold at all is named as unknown
+    (or as sunk, and where), as every command names it, not as one outside the choice."""
+    if board is not None and uid not in among and uid not in board.units:
+        raise board.unknown_unit(uid)
+
+
+def check_detected(subs: list[str], found: int, chosen: list[str], board: Board | None = None) -> list[str]:
     """SM3: each success detects one submarine of the group; the searching side names them."""
     require_each_once(chosen, "submarine")
     for uid in chosen:
+        _unknown(board, uid, subs)
         if uid not in subs:
             raise RuleViolation("SM3", f"{uid} is not in the submarine group ({', '.join(subs)})")
     if len(chosen) != found:
@@ -103,10 +111,13 @@ def check_detected(subs: list[str], found: int, chosen: list[str]) -> list[str]:
     return list(chosen)
 
 
-def check_decisions(detected: list[str], submerge: list[str], retreat: list[str], retreat_zone: str | None) -> None:
+def check_decisions(
+    detected: list[str], submerge: list[str], retreat: list[str], retreat_zone: str | None, board: Board | None = None
+) -> None:
     """SM4: after each round the moving player chooses, per surviving detected submarine,
     fight on (not named), submerge, or retreat to the zone it came from."""
     for uid in submerge + retreat:
+        _unknown(board, uid, detected)
         if uid not in detected:
             raise RuleViolation(
                 "SM4",
@@ -121,9 +132,10 @@ def check_decisions(detected: list[str], submerge: list[str], retreat: list[str]
         raise RuleViolation("SM4", "these submarines are where their move began: there is no zone to retreat to")
 
 
-def check_stops(free: list[str], stop: list[str]) -> None:
+def check_stops(free: list[str], stop: list[str], board: Board | None = None) -> None:
     """SM5: undetected submarines continue to their destination or stop in the zone."""
     require_each_once(stop, "submarine")
     for uid in stop:
+        _unknown(board, uid, free)
         if uid not in free:
             raise RuleViolation("SM5", f"{uid} is not free to go on or stop here (free: {', '.join(free) or 'none'})")

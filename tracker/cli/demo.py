@@ -43,8 +43,9 @@ NAME = "demo"
 DEMO_SEED = f"{184:064x}"
 
 
-class DemoRefused(TrackerError):
-    """The demo's database already exists: the demo never replaces one."""
+class DemoRefused(InputError):
+    """The demo's database already exists: the demo never replaces one. The file given is the
+    problem, not a rule: bad input (exit 2), as `new` of a campaign name taken."""
 
 
 def _claim_new_file(db: str) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-from tracker.reports.charts import FEW_POINTS, Line, LineChart, render_chart
+from tracker.reports.charts import Line, LineChart, render_chart
 from tracker.reports.palette import LINE_CONTRAST, colour_of, ink
 from tracker.reports.text import (
     BATTLE_RULES,
@@ -60,19 +60,54 @@ def _round_label(k: int) -> str:
     return f"R{k}" if k else "start"
 
 
+def _ordinal(k: int) -> str:
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
+
+
+def _so_far(entry: dict[str, Any]) -> str:
+    """A point of the turn reported: its end, or where it stands when it is still being played."""
+    return f"turn {entry['turn']} so far" if entry.get("complete") is False else f"the end of turn {entry['turn']}"
+
+
+def points_caption(report: dict[str, Any], per_round: int) -> str:
+    """What a point of the figure charts is, as `ReportContext.chart_turns` picks them: the end
+    of each round, of every k-th round in a long campaign, and last the turn reported (the
+    whole campaign: the turn being played, so far) unless that ends a round. A report without
+    `chart` points draws its series: a point per national turn."""
+    chart = report.get("chart")
+    if not chart:
+        series = report["series"]
+        last = f"; the last: {_so_far(series[-1])}" if series and series[-1].get("complete") is False else ""
+        return f"each point: the end of a national turn{last}"
+    *ends, last = chart
+    # Every point but the last ends a round: the first ends round k, k the rounds a point stands
+    # for (a long campaign's are grouped; a passed-over turn, F8, is charted as the last turn
+    # played before it). The last is the turn reported itself: one more of them if it ends a
+    # round k, k*2, ...
+    every = (ends[0].get("round") or -(-ends[0]["turn"] // per_round)) if ends else 1
+    turn = last["turn"]
+    if last.get("complete", True) and turn % per_round == 0 and turn // per_round % every == 0:
+        ends.append(last)
+    if not ends:
+        return f"the point: {_so_far(last)}"
+    points = "each point: the end of a round" if every == 1 else f"each point: the end of every {_ordinal(every)} round"
+    return points if ends[-1] is last else f"{points}; the last: {_so_far(last)}"
+
+
 def figure_chart(report: dict[str, Any], key: str, title: str, ylabel: str) -> LineChart:
     """One line chart of a per-nation figure at the end of each round: x is in rounds, so a
-    point per round, and a long campaign's rounds are grouped (the report's `chart` turns)."""
+    point per round, and a long campaign's rounds are grouped (the report's `chart` turns);
+    the caption says what the points are (`points_caption`)."""
     nations = report["campaign"]["turn_order"]
     per_round = max(1, len(nations))
     entries = report.get("chart") or report["series"]
     xs = [0.0] + [e["turn"] / per_round for e in entries]
     points = [report["start"]["nations"]] + [e["nations"] for e in entries]
-    few = len(xs) <= FEW_POINTS
     return LineChart(
         key=key,
         title=title,
-        xlabel="round (0 = start; each point: the end of a round)" if few else "round (0 = start)",
+        xlabel=f"round (0 = start; {points_caption(report, per_round)})",
         ylabel=ylabel,
         xs=xs,
         lines=[_line(report, n, [p[n][key] for p in points]) for n in nations],
@@ -98,10 +133,11 @@ def luck_chart(report: dict[str, Any]) -> LineChart:
     its rolls. x counts national turns in whole numbers, as the other charts count rounds."""
     xs, lines = luck_points(report)
     start = "0 = start; " if xs[0] == 0 else ""
+    playing = report["turns"][-1].get("complete") is False
     return LineChart(
         key="luck",
         title=LUCK_TITLE,
-        xlabel=f"national turn ({start}each point: the end of a turn)",
+        xlabel=f"national turn ({start}each point: the end of a turn{', the last so far' if playing else ''})",
         ylabel="successes above the odds",
         xs=xs,
         lines=[_line(report, nation, ys) for nation, ys in lines.items()],

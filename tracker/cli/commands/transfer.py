@@ -6,6 +6,7 @@ The file format is described in `tracker.export_format`.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from functools import partial
 from pathlib import Path
@@ -20,10 +21,17 @@ from tracker.cli.params import CAMPAIGN, MAX_INT, FilePath, Whole
 if TYPE_CHECKING:
     from tracker.interchange.pbem import Continued
 
-DICE_NOTE = (
-    "The secret dice seed stays in the source database: in the imported campaign, roll "
-    "physical dice and record them with --dice."
-)
+
+def dice_note(campaign: str) -> str:
+    """What an imported auto campaign needs before its next roll: its secret seed stayed in the
+    source database, so the tracker cannot roll here, and typed dice are refused until the
+    group records a switch (D4)."""
+    return (
+        "The secret dice seed stays in the source database, so this copy cannot roll the campaign's auto "
+        "dice (D4): to go on with physical dice, record the switch first, "
+        f"`tracker --campaign {shlex.quote(campaign)} dice switch manual --reason TEXT`, "
+        "then type each roll with --dice."
+    )
 
 
 @click.command(name="export")
@@ -182,7 +190,7 @@ def import_command(
     if result.rolls_unchecked:
         click.echo(f"{result.rolls_unchecked} auto roll(s) not re-derived: their seed was never revealed.")
     if result.dice_mode == "auto":
-        click.echo(DICE_NOTE)
+        click.echo(dice_note(result.campaign))
 
 
 def _import(ctx: Context, file: str, as_name: str | None, resolve: str | None = None) -> Any:
