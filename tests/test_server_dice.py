@@ -81,6 +81,20 @@ def test_d5_a_served_campaigns_seed_moves_to_a_private_key_store(tmp_path: Path)
     assert "key store" in local.stdout
 
 
+def test_d4_a_server_started_with_another_key_store_names_it_when_a_roll_is_refused(tmp_path: Path) -> None:
+    db, ref = new_league(tmp_path)
+    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as plain:
+        run(Reader(plain, ref), ref, "research", "advanced_submarine")
+    other = tmp_path / "other-keys.db"
+    with served(str(db), "--keys", str(other), workdir=tmp_path) as plain:
+        status, body = Reader(plain, ref).post("/api/command", {"args": ["research", "advanced_asw"]}, token=ref)
+    assert status == 409, body
+    error = body["error"]
+    # The mend is the server's own key store, not a switch to physical dice for nothing.
+    assert f"this server's key store (sqlite:///{other}) does not hold the campaign's dice seed" in error
+    assert "another --keys" in error
+
+
 def test_d5_reveal_each_round_lets_verify_re_derive_every_roll_of_the_rounds_played(tmp_path: Path) -> None:
     db, ref = new_league(tmp_path)
     with served(str(db), "--keys", str(tmp_path / "keys.db"), "--reveal", "each-round", workdir=tmp_path) as plain:

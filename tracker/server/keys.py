@@ -73,6 +73,7 @@ class KeyedRegistry(Registry):
         self.keys: Engine = create_engine(keys_url)
         make_seeds_table(self.keys)
         self._commitments = commitments
+        self.seeds_kept_in = f"this server's key store ({self.keys.url.render_as_string(hide_password=True)})"
 
     def seed(self, campaign_id: str, epoch: int, new_seed: str | None = None) -> str | None:
         if new_seed is not None:

@@ -78,12 +78,21 @@ class MissingSeedDice:
     source = "auto"
     override: Override | None = None
 
+    def __init__(self, kept_in: str = "this database") -> None:
+        self.kept_in = kept_in
+
     def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice:
+        # A server started with another key store than the one holding the seed is told so
+        # first: switching to physical dice would be the wrong mend there.
+        why = (
+            "(was the server started with another --keys? was the campaign imported?)"
+            if self.kept_in != "this database"
+            else "(was it imported?)"
+        )
         raise RuleViolation(
             "D4",
-            f"{what} needs {count} D{faces}, and this database does not hold the campaign's dice seed "
-            "(was it imported?); go on with physical dice after a recorded switch: "
-            "tracker dice switch manual --reason TEXT",
+            f"{what} needs {count} D{faces}, and {self.kept_in} does not hold the campaign's dice seed "
+            f"{why}; go on with physical dice after a recorded switch: tracker dice switch manual --reason TEXT",
         )
 
 
@@ -308,7 +317,7 @@ class Tracker(Performing):
         # A seed that does not match the log's commitment (left by a crashed creation whose
         # name was reused, say) must never roll: nobody could verify its dice.
         if seed is None or self._commitment(seed) != campaign.commitments[campaign.dice_epoch]:
-            return MissingSeedDice()
+            return MissingSeedDice(self.registry.seeds_kept_in)
         self._seeds[key] = seed
         return AutoDice(seed)
 

@@ -397,6 +397,9 @@ class Registry:
         assert existing is not None
         return existing
 
+    # Where the seeds are kept, as a refusal to roll names it (D5).
+    seeds_kept_in = "this database"
+
     def seed(self, campaign_id: str, epoch: int, new_seed: str | None = None) -> str | None:
         """The seed of a dice epoch; with `new_seed`, store it first unless one is there already.
 
