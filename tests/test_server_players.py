@@ -113,6 +113,18 @@ def test_pl2_an_action_needs_a_live_token_of_the_acting_nation(league, token_of,
     assert server.get("/api/campaigns/autumn/state")[1]["seq"] == before
 
 
+def test_pl2_an_action_named_for_another_players_nation_is_403_before_any_rule(league) -> None:
+    server, _db, tokens = league
+    before = server.get("/api/campaigns/autumn/state")[1]["seq"]
+    # Not Britain's placement phase (T3 would refuse it too): the player is told it is not theirs.
+    got, body = command(server, tokens["anna"], "ntr", "place", "Skagerrak", "--nation", "Britain")
+    assert got == 403, body
+    assert body["rule"] == "PL2" and body["error"] == "PL2: anna plays Germany, not Britain; this action is Britain's"
+    got, body = command(server, tokens["anna"], "convoy", "pass", "--by", "gb")
+    assert got == 403 and body["error"].endswith("this action is Britain's"), body
+    assert server.get("/api/campaigns/autumn/state")[1]["seq"] == before
+
+
 def test_a_malformed_authorization_header_is_401(league) -> None:
     server, _db, _tokens = league
     import urllib.error

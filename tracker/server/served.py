@@ -304,6 +304,13 @@ class ServedTracker(Tracker):
             kwargs["confirm"] = self._undo_checked(kwargs.get("confirm"))
         inputs = self._deciding(player, name, inputs)
         guess = kwargs.pop("nation", None) or self._nation_guess(cid, player, inputs or {})
+        named = isinstance(inputs, dict) and any(isinstance(inputs.get(k), str) for k in ("nation", "by"))
+        if named and guess is not None and not player.may_act_for(guess):
+            # PL2 before any rule: an action named for another player's nation is not this
+            # player's to ask, whether or not the rules would take it now.
+            raise self._refused(
+                Forbidden(f"{player.name} plays {player.describe()}, not {guess}; this action is {guess}'s")
+            )
         kwargs.pop("player", None)
         self._performing = True
         try:
