@@ -274,6 +274,28 @@ def test_a_link_with_a_token_leaves_it_in_an_httponly_cookie_only(browser: Any, 
     assert server.token not in server.log()
 
 
+def test_a_map_opens_with_no_name_cut_at_an_edge_and_its_tools_off_the_map(browser: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    db = str(tmp_path / "sea.db")
+    tracker(db, "new", "sea", "--scenario", "north-sea-1914")
+    token = spectator(db)
+    with served(db, workdir=tmp_path) as server:
+        browser.set_window_size(1280, 900)
+        sign_in(browser, server.url, token)
+        browser.get(f"{server.url}/campaigns/sea/board")
+        svg = wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#map svg.board-map"))
+        box = [float(v) for v in browser.execute_script("return arguments[0].getAttribute('viewBox');", svg).split()]
+        whole = [float(svg.get_dom_attribute(k)) for k in ("width", "height")]
+        # Wider than the map, the view shows all of it across, centred; not as tall, it stays
+        # within it: no name cut at an edge that could show (a west zone's, say).
+        assert box[0] <= 0.5 and box[0] + box[2] >= whole[0] - 0.5
+        assert box[1] >= -0.5 and box[1] + box[3] <= whole[1] + 0.5
+        tools = browser.find_element(By.ID, "map-tools").rect
+        drawn = svg.rect
+        assert tools["y"] + tools["height"] <= drawn["y"] + 1, "the zoom buttons stand over the map"
+
+
 def test_a_world_map_opens_legible_and_pans_and_zooms_by_its_viewbox(browser: Any, tmp_path: Path) -> None:
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
