@@ -130,6 +130,19 @@ def test_show_wraps_a_long_list_of_neighbours_between_words_without_trailing_spa
     assert listed == "Adjacent: " + ", ".join(neighbours)
 
 
+def test_show_gives_a_move_only_to_the_phasing_nations_units(db: str) -> None:
+    run(db, "next", "--to", "combat_movement")
+    run(db, "move", "DE-CA1", "--to", "Skagerrak")  # from the Heligoland Bight, no enemy there
+    row = next(line for line in run(db, "show", "skagerrak").splitlines() if "DE-CA1" in line)
+    assert "moved 1" in row
+    run(db, "next", "--to", "collect_resources")
+    run(db, "convoy", "pass", "--by", "Britain")
+    run(db, "next")
+    # Germany's turn is over: its count is last turn's, cleared when its next turn opens.
+    row = next(line for line in run(db, "show", "skagerrak").splitlines() if "DE-CA1" in line)
+    assert "moved" not in row
+
+
 def test_show_an_unknown_zone_names_the_closest(db: str) -> None:
     out = run(db, "show", "heligoland", code=2)
     assert out.startswith("Error: unknown zone 'heligoland' (did you mean 'Heligoland Bight'?")

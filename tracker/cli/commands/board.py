@@ -170,6 +170,18 @@ def _listing(out: Console, label: str, names: list[str]) -> None:
         out.print(line, soft_wrap=True, markup=False, highlight=False)
 
 
+def _movement(c: Campaign, u: dict[str, Any]) -> str:
+    """What a unit's movement this turn says to a player: only the phasing nation's units have
+    one (another nation's count is its last turn's, cleared when its next turn opens), and a
+    unit whose move an interception ended moves no further (SM4, SM5)."""
+    if u["nation"] != c.nation:
+        return ""
+    ended = c.movement_ended.get(u["id"])
+    if ended is not None:
+        return f"move ended ({ended})"
+    return f"moved {u['moved']}" if u["moved"] else ""
+
+
 @click.command(name="show")
 @click.argument("zone", type=ZONE, shell_complete=complete_zones)
 @json_option
@@ -211,9 +223,7 @@ def show_command(ctx: Context, zone: str, as_json: bool) -> None:
         for label in ("Unit", "Type", "Nation", "State"):
             table.add_column(label)
         for u in here:
-            state = ", ".join(
-                part for part in ("damaged" if u["damage"] else "", f"moved {u['moved']}" if u["moved"] else "") if part
-            )
+            state = ", ".join(part for part in ("damaged" if u["damage"] else "", _movement(c, u)) if part)
             table.add_row(
                 units_text(c.scenario, [u]),
                 u["type"].replace("_", " "),
