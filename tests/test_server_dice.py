@@ -91,8 +91,8 @@ def test_d4_a_server_started_with_another_key_store_names_it_when_a_roll_is_refu
     assert status == 409, body
     error = body["error"]
     # The mend is the server's own key store, not a switch to physical dice for nothing.
-    assert f"this server's key store (sqlite:///{other}) does not hold the campaign's dice seed" in error
-    assert "another --keys" in error
+    assert "this server's key store does not hold the campaign's dice seed" in error
+    assert "another --keys" in error and str(other) not in error and str(tmp_path) not in error
 
 
 def test_d5_reveal_each_round_lets_verify_re_derive_every_roll_of_the_rounds_played(tmp_path: Path) -> None:

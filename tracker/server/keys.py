@@ -73,7 +73,9 @@ class KeyedRegistry(Registry):
         self.keys: Engine = create_engine(keys_url)
         make_seeds_table(self.keys)
         self._commitments = commitments
-        self.seeds_kept_in = f"this server's key store ({self.keys.url.render_as_string(hide_password=True)})"
+        # Named without its path: a refusal reaches players, and where the server keeps its
+        # files is the operator's to know (they started it with --keys).
+        self.seeds_kept_in = "this server's key store"
 
     def seed(self, campaign_id: str, epoch: int, new_seed: str | None = None) -> str | None:
         if new_seed is not None:
