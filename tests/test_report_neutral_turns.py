@@ -4,13 +4,16 @@ together (`Views.boards_at`, `Views.tallies_at`) are those of the boards read on
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from domain.errors import InputError
+from tracker.cli.main import cli
 from tracker.reports.context import ReportContext
 from tracker.reports.report import build_report, render, stats_rows
 from tracker.service.application import Tracker
@@ -67,6 +70,18 @@ def test_f8_the_board_of_a_passed_over_turn_names_f8_and_the_turn_to_read(campai
     # A turn not reached yet is still one to be played, neutral or not.
     with pytest.raises(InputError, match="turn 21 has not been played"):
         t.board_at(cid, turn=21)
+
+
+def test_f8_the_log_of_a_passed_over_turn_says_where_its_record_is(campaign: tuple[Tracker, Any]) -> None:
+    t, _cid = campaign
+    result = CliRunner().invoke(cli, ["--db", t.url, "log", "--turn", "5"])
+    assert result.exit_code == 0 and result.stdout == ""
+    assert result.stderr == (
+        "turn 5 (Ottoman Empire, round 1) has no events in this campaign: a neutral nation's turn is passed over"
+        " (F8): its TurnPassedOver event is in the log of turn 4\n"
+    )
+    listed = CliRunner().invoke(cli, ["--db", t.url, "log", "--turn", "4", "--kind", "TurnPassedOver", "--json"])
+    assert [r["data"]["nation"] for r in json.loads(listed.stdout)] == ["Ottoman Empire"]
 
 
 def test_f8_turn_after_a_passed_over_one_is_compared_with_the_last_played(campaign: tuple[Tracker, Any]) -> None:

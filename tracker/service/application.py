@@ -70,6 +70,18 @@ def board_in(v: Views, turn: int | None = None, phase: str | None = None, at: in
 MAX_ATTEMPTS = 30
 
 
+class PassedOver(str):
+    """F8: what is said of a neutral nation's national turn passed over, and the turn played
+    last before it (`Tracker.passed_over`)."""
+
+    played: int
+
+    def __new__(cls, text: str, played: int) -> PassedOver:
+        said = super().__new__(cls, text)
+        said.played = played
+        return said
+
+
 class MissingSeedDice:
     """Auto dice whose seed this database does not hold (an imported campaign): an action
     that rolls nothing still runs; one that rolls is refused until the group switches the
@@ -560,8 +572,15 @@ class Tracker(Performing):
         return board
 
     def _refuse_passed_over(self, cid: UUID, turn: int) -> None:
+        """F8: the board of a national turn passed over is refused as such (`passed_over`)."""
+        said = self.passed_over(cid, turn)
+        if said is not None:
+            raise InputError(f"{said}; the board then is turn {said.played}'s: tracker state --turn {said.played}")
+
+    def passed_over(self, cid: UUID, turn: int) -> PassedOver | None:
         """F8: a national turn the campaign went past while its nation was neutral has no events
-        of its own (`next` passed it over): said as such, not as a turn still to be played."""
+        of its own (`next` passed it over, recording that in the turn before): said as such, not
+        as a turn still to be played; None for any other turn."""
         c = self.load(cid)
         order = list(c.scenario.turn_order)
         current = (c.round - 1) * len(order) + order.index(c.nation) + 1
@@ -569,15 +588,17 @@ class Tracker(Performing):
         def neutral(k: int) -> bool:
             return not c.scenario.at_war(order[(k - 1) % len(order)], (k - 1) // len(order) + 1)
 
-        if 1 <= turn < current and neutral(turn):
-            played = turn - 1
-            while played > 1 and neutral(played):
-                played -= 1
-            round_, nation = (turn - 1) // len(order) + 1, order[(turn - 1) % len(order)]
-            raise InputError(
-                f"turn {turn} ({nation}, round {round_}) has no events in this campaign: a neutral nation's turn "
-                f"is passed over (F8); the board then is turn {played}'s: tracker state --turn {played}"
-            )
+        if not (1 <= turn < current and neutral(turn)):
+            return None
+        played = turn - 1
+        while played > 1 and neutral(played):
+            played -= 1
+        round_, nation = (turn - 1) // len(order) + 1, order[(turn - 1) % len(order)]
+        return PassedOver(
+            f"turn {turn} ({nation}, round {round_}) has no events in this campaign: a neutral nation's turn "
+            "is passed over (F8)",
+            played,
+        )
 
     def owners_at(self, v: Views, seq: int, scenario: Scenario | None = None) -> dict[str, str]:
         """AD1: every territory's owner after event `seq`, by territory (see `adjusted_at`)."""

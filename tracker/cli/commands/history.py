@@ -209,6 +209,12 @@ def log(
     if as_json:
         emit_json(records)
         return
+    if not records and turn is not None:
+        # F8: a neutral's turn passed over has no events of its own; its TurnPassedOver is the
+        # turn before's. Said on stderr, so that the (empty) listing stays as it is.
+        said = t.passed_over(cid, turn)
+        if said is not None:
+            click.echo(f"{said}: its TurnPassedOver event is in the log of turn {said.played}", err=True)
     # On a terminal a long summary goes on under its own column; in a pipe the lines go as they
     # are, without asking at every line of a long log what the output is.
     wrap = prose_width() is not None
