@@ -134,6 +134,9 @@ def test_cli_interception_step_by_step_with_manual_dice(db: str) -> None:
     assert "DE-SS5 was sunk in battle 1" in refused(db, 2, "intercept", "decide", "1", "--submerge", "DE-SS5")
     out = run(db, "intercept", "decide", "1", "--retreat", "DE-SS4")
     assert "battle 1: DE-SS4 retreats to Heligoland Bight   [SM4]" in out
+    # Its move is over (SM4): `show` says so rather than a count of steps it may go on from.
+    row = next(line for line in run(db, "show", "heligoland bight").splitlines() if "DE-SS4" in line)
+    assert "move ended (SM4)" in row
     assert refused(db, 2, "intercept", "continue", "1", "--stop", "de-ss9").startswith("Error: unknown unit 'de-ss9'")
     assert refused(db, 1, "intercept", "continue", "1", "--stop", "DE-SS1").startswith("Error: SM5: DE-SS1 is not free")
     out = run(db, "intercept", "continue", "1")
