@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from domain.errors import DiceError
+from domain.errors import DiceError, RuleViolation
 from domain.text import plural
 
 SCHEME = "hmac-sha256/v1"
@@ -147,6 +147,32 @@ class NoDice:
     def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice:
         raise DiceError(
             f"D4: this campaign uses manual dice; {what} needs {count} D{faces}: roll them and pass them with --dice"
+        )
+
+
+class MissingSeedDice:
+    """Auto dice whose seed this database does not hold (an imported campaign): an action
+    that rolls nothing still runs; one that rolls is refused until the group switches the
+    campaign to manual dice (D4), so auto and typed dice never mix silently."""
+
+    source = "auto"
+    override: Override | None = None
+
+    def __init__(self, kept_in: str = "this database") -> None:
+        self.kept_in = kept_in
+
+    def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice:
+        # A server started with another key store than the one holding the seed is told so
+        # first: switching to physical dice would be the wrong mend there.
+        why = (
+            "(was the server started with another --keys? was the campaign imported?)"
+            if self.kept_in != "this database"
+            else "(was it imported?)"
+        )
+        raise RuleViolation(
+            "D4",
+            f"{what} needs {count} D{faces}, and {self.kept_in} does not hold the campaign's dice seed "
+            f"{why}; go on with physical dice after a recorded switch: tracker dice switch manual --reason TEXT",
         )
 
 

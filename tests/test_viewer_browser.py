@@ -16,6 +16,7 @@ import os
 import subprocess
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -274,18 +275,33 @@ def test_a_link_with_a_token_leaves_it_in_an_httponly_cookie_only(browser: Any, 
     assert server.token not in server.log()
 
 
-def test_a_map_opens_with_no_name_cut_at_an_edge_and_its_tools_off_the_map(browser: Any, tmp_path: Path) -> None:
+@contextmanager
+def board_page(browser: Any, tmp_path: Path, name: str, scenario: str) -> Iterator[Any]:
+    """A new campaign of `scenario` served and its board page open at 1280x900 for a
+    spectator: the map's <svg> element."""
     from selenium.webdriver.common.by import By
 
-    db = str(tmp_path / "sea.db")
-    tracker(db, "new", "sea", "--scenario", "north-sea-1914")
+    db = str(tmp_path / f"{name}.db")
+    tracker(db, "new", name, "--scenario", scenario)
     token = spectator(db)
     with served(db, workdir=tmp_path) as server:
         browser.set_window_size(1280, 900)
         sign_in(browser, server.url, token)
-        browser.get(f"{server.url}/campaigns/sea/board")
-        svg = wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#map svg.board-map"))
-        box = [float(v) for v in browser.execute_script("return arguments[0].getAttribute('viewBox');", svg).split()]
+        browser.get(f"{server.url}/campaigns/{name}/board")
+        yield wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#map svg.board-map"))
+
+
+def view_box(browser: Any, svg: Any) -> list[float]:
+    """The part of the map the page shows, as its viewBox: x, y, width, height in map units."""
+    box: str = browser.execute_script("return arguments[0].getAttribute('viewBox');", svg)
+    return [float(v) for v in box.split()]
+
+
+def test_a_map_opens_with_no_name_cut_at_an_edge_and_its_tools_off_the_map(browser: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    with board_page(browser, tmp_path, "sea", "north-sea-1914") as svg:
+        box = view_box(browser, svg)
         whole = [float(svg.get_dom_attribute(k)) for k in ("width", "height")]
         # Wider than the map, the view shows all of it across, centred; not as tall, it stays
         # within it: no name cut at an edge that could show (a west zone's, say).
@@ -301,19 +317,8 @@ def test_a_world_map_opens_legible_and_pans_and_zooms_by_its_viewbox(browser: An
     from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
     from selenium.webdriver.common.by import By
 
-    db = str(tmp_path / "war.db")
-    tracker(db, "new", "war", "--scenario", "great-war-1914")
-    token = spectator(db)
-    with served(db, workdir=tmp_path) as server:
-        browser.set_window_size(1280, 900)
-        sign_in(browser, server.url, token)
-        browser.get(f"{server.url}/campaigns/war/board")
-        svg = wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#map svg.board-map"))
+    with board_page(browser, tmp_path, "war", "great-war-1914") as svg:
         assert len(svg.find_elements(By.CSS_SELECTOR, "g[data-zone]")) == 148
-
-        def view_box() -> list[float]:
-            box: str = browser.execute_script("return arguments[0].getAttribute('viewBox');", svg)
-            return [float(v) for v in box.split()]
 
         def name_px() -> float:
             """The height on screen of the 11.5-unit zone names, as the view scales them."""
@@ -322,7 +327,7 @@ def test_a_world_map_opens_legible_and_pans_and_zooms_by_its_viewbox(browser: An
         # The whole map is the SVG's own size; the page opens on a part of it, names legible,
         # centred on the fleet of the nation whose turn it is (Germany's, in the Heligoland Bight).
         whole = [float(svg.get_dom_attribute(k)) for k in ("width", "height")]
-        opened = view_box()
+        opened = view_box(browser, svg)
         assert opened[2] < whole[0] and name_px() >= 9
         bight = svg.find_element(By.CSS_SELECTOR, 'g[data-zone="Heligoland Bight"] rect')
         x, y, w, h = (float(bight.get_dom_attribute(k)) for k in ("x", "y", "width", "height"))
@@ -330,7 +335,7 @@ def test_a_world_map_opens_legible_and_pans_and_zooms_by_its_viewbox(browser: An
         assert opened[1] + opened[3] / 2 == pytest.approx(y + h / 2, abs=1)
 
         browser.find_element(By.ID, "zoom-in").click()
-        closer = view_box()
+        closer = view_box(browser, svg)
         assert closer[2] == pytest.approx(opened[2] / 1.5, rel=0.01) and name_px() > 13
 
         # A drag that starts on a zone (a link to its events) moves the map and stays on the page.
@@ -345,20 +350,20 @@ def test_a_world_map_opens_legible_and_pans_and_zooms_by_its_viewbox(browser: An
         )
         assert zone is not None, "a whole zone in view"
         ActionChains(browser).drag_and_drop_by_offset(zone, 200, 80).perform()
-        moved = view_box()
+        moved = view_box(browser, svg)
         assert moved[0] < closer[0] and moved[1] < closer[1]
         assert browser.current_url.endswith("/campaigns/war/board"), "a drag is not a click on a zone"
 
         ActionChains(browser).scroll_from_origin(ScrollOrigin.from_element(svg), 0, 300).perform()
-        wait(browser, lambda d: view_box()[2] > moved[2])
+        wait(browser, lambda d: view_box(browser, svg)[2] > moved[2])
 
         browser.find_element(By.ID, "zoom-fit").click()
-        fitted = view_box()
+        fitted = view_box(browser, svg)
         assert fitted[2] >= whole[0] - 1 and fitted[3] >= whole[1] - 1
 
         # A reload (as when the campaign moves) keeps the view.
         browser.find_element(By.ID, "zoom-in").click()
-        kept = view_box()
+        kept = view_box(browser, svg)
         browser.refresh()
         svg = wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#map svg.board-map"))
-        assert view_box() == pytest.approx(kept, abs=0.2)
+        assert view_box(browser, svg) == pytest.approx(kept, abs=0.2)

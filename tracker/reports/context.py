@@ -12,7 +12,7 @@ from typing import Any
 from uuid import UUID
 
 from domain.errors import InputError
-from projections.positions import turn_number
+from projections.positions import turn_number, turn_position
 from projections.views import BoardView, UnitOnBoard, Views
 from tracker.reports.text import tech_name
 from tracker.service.application import Tracker
@@ -206,8 +206,7 @@ class ReportContext:
 
     def unplayed(self, turn: int) -> InputError:
         """The error for a one-turn report of a turn with no events."""
-        per_round = len(self.turn_order)
-        round_, nation = (turn - 1) // per_round + 1, self.turn_order[(turn - 1) % per_round]
+        round_, nation = turn_position(self.turn_order, turn)
         if not self.scenario.at_war(nation, round_):
             return InputError(
                 f"turn {turn} ({nation}, round {round_}) has no events in campaign {self.name!r}: "

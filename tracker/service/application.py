@@ -28,14 +28,25 @@ from eventsourcing.persistence import (
 )
 
 from domain.campaign import Campaign, one_action
-from domain.dice import AutoDice, Dice, DiceSource, ManualDice, NoDice, Override, PromptDice, commitment, new_seed
-from domain.errors import InputError, RuleViolation
+from domain.dice import (
+    AutoDice,
+    DiceSource,
+    ManualDice,
+    MissingSeedDice,
+    NoDice,
+    Override,
+    PromptDice,
+    commitment,
+    new_seed,
+)
+from domain.errors import InputError
 from domain.scenario import Scenario
 from projections.board import BoardProjector
 from projections.schema import ADJUSTED, ensure_schema, event_index
 from projections.views import BoardView, Views, stopped_at
 from tracker.service.describe import install_describer
 from tracker.service.new_campaign import prepare_campaign
+from tracker.service.passed_over import PassedOver, passed_over
 from tracker.service.performing import ConflictError, Performing
 from tracker.storage.event_app import SNAPSHOT_INTERVAL, DamagedLogError, TrackerApplication, replay_checked
 from tracker.storage.recorder import LogDamaged, StaleCopy, TrackerRecorder
@@ -68,44 +79,6 @@ def board_in(v: Views, turn: int | None = None, phase: str | None = None, at: in
 
 
 MAX_ATTEMPTS = 30
-
-
-class PassedOver(str):
-    """F8: what is said of a neutral nation's national turn passed over, and the turn played
-    last before it (`Tracker.passed_over`)."""
-
-    played: int
-
-    def __new__(cls, text: str, played: int) -> PassedOver:
-        said = super().__new__(cls, text)
-        said.played = played
-        return said
-
-
-class MissingSeedDice:
-    """Auto dice whose seed this database does not hold (an imported campaign): an action
-    that rolls nothing still runs; one that rolls is refused until the group switches the
-    campaign to manual dice (D4), so auto and typed dice never mix silently."""
-
-    source = "auto"
-    override: Override | None = None
-
-    def __init__(self, kept_in: str = "this database") -> None:
-        self.kept_in = kept_in
-
-    def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice:
-        # A server started with another key store than the one holding the seed is told so
-        # first: switching to physical dice would be the wrong mend there.
-        why = (
-            "(was the server started with another --keys? was the campaign imported?)"
-            if self.kept_in != "this database"
-            else "(was it imported?)"
-        )
-        raise RuleViolation(
-            "D4",
-            f"{what} needs {count} D{faces}, and {self.kept_in} does not hold the campaign's dice seed "
-            f"{why}; go on with physical dice after a recorded switch: tracker dice switch manual --reason TEXT",
-        )
 
 
 class Tracker(Performing):
@@ -578,27 +551,8 @@ class Tracker(Performing):
             raise InputError(f"{said}; the board then is turn {said.played}'s: tracker state --turn {said.played}")
 
     def passed_over(self, cid: UUID, turn: int) -> PassedOver | None:
-        """F8: a national turn the campaign went past while its nation was neutral has no events
-        of its own (`next` passed it over, recording that in the turn before): said as such, not
-        as a turn still to be played; None for any other turn."""
-        c = self.load(cid)
-        order = list(c.scenario.turn_order)
-        current = (c.round - 1) * len(order) + order.index(c.nation) + 1
-
-        def neutral(k: int) -> bool:
-            return not c.scenario.at_war(order[(k - 1) % len(order)], (k - 1) // len(order) + 1)
-
-        if not (1 <= turn < current and neutral(turn)):
-            return None
-        played = turn - 1
-        while played > 1 and neutral(played):
-            played -= 1
-        round_, nation = (turn - 1) // len(order) + 1, order[(turn - 1) % len(order)]
-        return PassedOver(
-            f"turn {turn} ({nation}, round {round_}) has no events in this campaign: a neutral nation's turn "
-            "is passed over (F8)",
-            played,
-        )
+        """F8: national turn `turn` if the campaign passed it over (see `passed_over`)."""
+        return passed_over(self.load(cid), turn)
 
     def owners_at(self, v: Views, seq: int, scenario: Scenario | None = None) -> dict[str, str]:
         """AD1: every territory's owner after event `seq`, by territory (see `adjusted_at`)."""
