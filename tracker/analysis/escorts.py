@@ -128,7 +128,12 @@ def convoy_question(board: Board, zone: str) -> Convoys:
     nation = board.nation
     ntr = board.ntr.get(nation, {}).get(zone, 0)
     if ntr <= 0:
-        raise RuleViolation("CV1", f"{zone} holds no {nation} NTR")
+        # The zones it could have meant: the nation's NTR at sea, where it is.
+        held = sorted(
+            (z, n) for z, n in board.ntr.get(nation, {}).items() if n > 0 and board.scenario.game_map.is_sea(z)
+        )
+        where = ", ".join(f"{z} {n}" for z, n in held) if held else "none at sea"
+        raise RuleViolation("CV1", f"{zone} holds no {nation} NTR ({nation}'s NTR: {where})")
     allied = [
         u
         for u in board.units_at(zone)
