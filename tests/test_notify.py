@@ -295,6 +295,25 @@ def test_cv1_a_convoy_battle_ended_by_the_attacker_hands_the_phase_end_back_to_t
     assert [i["kind"] for i in told["bert"]["pending"]] == ["turn"]
 
 
+def test_d4_an_auto_dice_campaigns_message_does_not_tell_a_player_to_type_dice(tracker: Tracker) -> None:
+    """The message's command is `pending`'s: where the tracker rolls the dice (D4) it has no
+    `[--dice V,...]` (it said so, as if typed dice were the way to answer)."""
+    cid = tracker.campaign_id("c1")
+    outbox = Outbox(tracker.engine)
+    outbox.add(str(cid), "webhook", "http://127.0.0.1:9/a", "json", None, None)
+    while tracker.load(cid).phase != "combat_movement":
+        perform_advance(tracker, cid)
+    tracker.perform(cid, "move", {"units": ["DE-SS3", "DE-SS4"], "path": ["Southern North Sea", "Dover Strait"]})
+    (item,) = tracker.load(cid).pending()
+    assert item["step"] == "search"
+    assert next_command(item) == f"tracker intercept search {item['battle']} [--units U1,U2]"
+    payload = json.loads(due(outbox, cid)[-1]["payload"])
+    text = message_text(payload, next_command, None)
+    command = f"  next: tracker --campaign {payload['campaign']} intercept search {item['battle']} [--units U1,U2]"
+    assert command in text.splitlines()
+    assert "--dice" not in text
+
+
 def test_pu1_a_player_is_not_told_what_their_own_purchase_left_them_owing(db: str) -> None:
     """Germany owes its purchase phase's end; buying a submarine adds the unit to place (PU2),
     which its player knows: nobody is told. Nor of the phases it then ends (still its own work),

@@ -134,7 +134,7 @@ def test_the_document_is_served_without_a_token(demo_server: tuple[Server, str])
         ("GET", "/api/", 404),
         ("DELETE", "/api/campaigns", 405),
         ("GET", "/api/campaigns/demo/actions", 405),
-        ("GET", "/api/campaigns/demo/explain/x", 404),
+        ("GET", "/api/campaigns/demo/explain/x", 400),
         ("GET", "/api/campaigns/nowhere/state", 404),
         ("GET", "/api/campaigns/nowhere/events/stream", 404),
         ("POST", "/api/command", 400),

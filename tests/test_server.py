@@ -125,6 +125,25 @@ def test_bad_urls_and_huge_numbers_are_4xx_with_a_json_error(league, path: str, 
     assert isinstance(body, dict) and body["error"]
 
 
+@pytest.mark.parametrize(
+    "path, status, message",
+    [
+        # An event number that is not a number is bad input, as on the event page: not "Not Found".
+        ("/api/campaigns/autumn/explain/abc", 400, "event number must be a whole number from 1 to 2147483647"),
+        ("/api/campaigns/autumn/explain/0", 400, "event number must be a whole number from 1 to 2147483647"),
+        # A turn not played yet is not found, as `/state?turn=` answers it.
+        ("/api/campaigns/autumn/report?turn=99", 404, "turn 99 has not been played in campaign 'autumn'"),
+        ("/api/nothing-here", 404, "no API route at /api/nothing-here (see /api/openapi.json)"),
+    ],
+)
+def test_a_bad_api_url_is_answered_with_what_is_wrong_with_it(league, path: str, status: int, message: str) -> None:
+    server, _db = league
+    got, body = server.get(path)
+    assert (got, body["error"][: len(message)]) == (status, message), body
+    got, body = server.request("POST", "/api/campaigns/autumn/overrides/first/approve", {}, token=server.token)
+    assert got == 400 and body["error"].startswith("override request number must be a whole number"), body
+
+
 def test_the_event_stream_tells_a_page_when_the_campaign_records_something(league) -> None:
     server, db = league
     with server.open("/api/campaigns/autumn/events/stream") as stream:

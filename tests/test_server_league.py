@@ -211,3 +211,20 @@ def test_a_tracker_db_left_in_the_environment_does_not_stop_server_commands(leag
     assert done.returncode == 0 and "old" in done.stdout.splitlines(), done.stderr
     given = tracker("--server", server.url, "--db", str(db), "campaigns", env=env)
     assert given.returncode == 2 and "leave out --db" in given.stderr
+
+
+def test_a_tracker_server_left_in_the_environment_names_itself_to_commands_that_never_run_on_one(
+    tmp_path: Path,
+) -> None:
+    """The league's admin restarts `tracker serve` in the shell where TRACKER_SERVER names that
+    (stopped) server: one line saying what to do, not "cannot reach the server" (exit 2)."""
+    from tests.support import free_port
+
+    env = {"TRACKER_SERVER": f"http://127.0.0.1:{free_port()}", "TRACKER_TOKEN": "trk_x"}
+    done = tracker("serve", "--db", str(tmp_path / "league.db"), "--port", str(free_port()), env=env)
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert done.stderr == "Error: 'serve' runs on a database, not through a server: unset TRACKER_SERVER for it\n"
+    given = tracker("--server", env["TRACKER_SERVER"], "import", "turn.jsonl", env={"TRACKER_TOKEN": "trk_x"})
+    assert given.returncode == 2 and "'import' runs on a database" in given.stderr
+    assert "leave out --server" in given.stderr
+    assert not (tmp_path / "league.db").exists()

@@ -257,6 +257,10 @@ def damaged_database(error: BaseException, obj: object) -> str | None:
     return None
 
 
+# Commands that work on a database (or a file) and never run through a league server.
+LOCAL_ONLY = frozenset({"db", "demo", "export", "import", "projections", "replay", "scenario", "serve"})
+
+
 class TrackerGroup(click.Group):
     """The main group: commands from the table, loaded on demand, and every error mapped to a
     one-line message and an exit status."""
@@ -324,6 +328,12 @@ class TrackerGroup(click.Group):
 
                 # The command line after the global options, as typed.
                 rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
+                if rest[:1] and rest[0] in LOCAL_ONLY:
+                    # Said here, not "cannot reach the server" (`serve` restarting the server a
+                    # referee's TRACKER_SERVER names) or the server's refusal of a command it never runs.
+                    given = ctx.get_parameter_source("server") == click.core.ParameterSource.COMMANDLINE
+                    where = "leave out --server" if given else "unset TRACKER_SERVER for it"
+                    raise click.UsageError(f"'{rest[0]}' runs on a database, not through a server: {where}")
                 if rest[:1] == ["shell"]:
                     # The shell's loop is the client's (each line runs on the server): the
                     # shell command itself, which knows --server.

@@ -38,7 +38,17 @@ from tracker.server.delivery import delivering
 from tracker.server.keyed import once, request_key
 from tracker.server.limits import BodyLimit, TooLarge, is_text
 from tracker.server.logs import RequestLog, note
-from tracker.server.params import MAX_INT, asked_action, campaign_name, int_param, log_filters, read_json, str_param
+from tracker.server.params import (
+    MAX_INT,
+    asked_action,
+    campaign_name,
+    int_param,
+    log_filters,
+    path_number,
+    read_json,
+    shorten,
+    str_param,
+)
 from tracker.server.paths import CampaignName, EncodedSlashes, routing_path
 from tracker.server.ready import READY_CHECKS, database_answers, keys_readable, readiness, schema_current
 from tracker.server.recording import (
@@ -172,14 +182,14 @@ class Api:
             Route("/campaigns/{name:campaign}/state", self.state),
             Route("/campaigns/{name:campaign}/pending", self.pending),
             Route("/campaigns/{name:campaign}/log", self.log),
-            Route("/campaigns/{name:campaign}/explain/{seq:int}", self.explain),
+            Route("/campaigns/{name:campaign}/explain/{seq}", self.explain),
             Route("/campaigns/{name:campaign}/report", self.report),
             Route("/campaigns/{name:campaign}/verify", self.verify),
             Route("/campaigns/{name:campaign}/events/stream", self.stream),
             Route("/campaigns/{name:campaign}/overrides", self.overrides),
             Route("/actions", action_list),
             Route("/campaigns/{name:campaign}/actions", self.act, methods=["POST"]),
-            Route("/campaigns/{name:campaign}/overrides/{number:int}/approve", self.approve, methods=["POST"]),
+            Route("/campaigns/{name:campaign}/overrides/{number}/approve", self.approve, methods=["POST"]),
             Route("/command", self.command, methods=["POST"]),
         ]
 
@@ -217,9 +227,7 @@ class Api:
 
     async def explain(self, request: Request) -> Response:
         name = campaign_name(request)
-        seq = request.path_params["seq"]
-        if not 1 <= seq <= MAX_INT:
-            raise ApiError(400, f"event number must be between 1 and {MAX_INT}")
+        seq = path_number(request, "seq", "event number")
         player = await self.reader(request)
         return JsonResponse(
             await self.service.run(lambda t: queries.explain_data(t, name, seq), name=name, player=player)
@@ -309,7 +317,7 @@ class Api:
     async def approve(self, request: Request) -> Response:
         player = await self.authenticate(request)
         name = campaign_name(request)
-        number = request.path_params["number"]
+        number = path_number(request, "number", "override request number")
         if player is None:
             raise ApiError(401, "approving an override needs a player's token: Authorization: Bearer TOKEN")
         result = await self.service.run(
@@ -421,7 +429,10 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if request.url.path.startswith("/api"):
         # With its headers: a 405's Allow names the methods the route takes.
-        return error_response(exc.status_code, str(exc.detail), headers=dict(exc.headers or {}))
+        message = str(exc.detail)
+        if exc.status_code == 404 and message == "Not Found":
+            message = f"no API route at {shorten(request.url.path)} (see /api/openapi.json)"
+        return error_response(exc.status_code, message, headers=dict(exc.headers or {}))
     return Response(str(exc.detail), status_code=exc.status_code, media_type="text/plain")
 
 

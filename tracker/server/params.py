@@ -26,6 +26,19 @@ def int_param(request: Request, key: str, low: int = 1) -> int | None:
     return value
 
 
+def path_number(request: Request, key: str, what: str) -> int:
+    """A number in the URL's path (an event, an override request): 400 naming `what` for
+    anything else, not the 404 of a route that does not match."""
+    text = request.path_params[key]
+    try:
+        value = int(text) if text.isascii() and text.isdigit() else -1
+    except ValueError:
+        value = -1
+    if not 1 <= value <= MAX_INT:
+        raise ApiError(400, f"{what} must be a whole number from 1 to {MAX_INT}, got {shorten(text)!r}")
+    return value
+
+
 def str_param(request: Request, key: str) -> str | None:
     value = request.query_params.get(key)
     if value is not None and len(value) > 200:

@@ -94,8 +94,11 @@ def handoff(prior: Before, campaign: Any, events: Sequence[Any], name: str) -> H
     return describe(campaign, name, items, reasons, newly)
 
 
-# What a message keeps of each `pending` item: its words and what `next_command` reads.
-ITEM_KEYS = ("text", "kind", "battle", "step", "waiting", "zone", "nation", "unit_type", "rule", "blocking", "legal")
+# What a message keeps of each `pending` item: its words and what `next_command` reads (`dice`
+# too: a campaign rolling its own dice is not told to type them, D4).
+ITEM_KEYS = (
+    "text", "kind", "battle", "step", "waiting", "zone", "nation", "unit_type", "rule", "blocking", "legal", "dice",
+)  # fmt: skip
 
 
 def describe(
