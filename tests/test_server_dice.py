@@ -243,3 +243,32 @@ def test_pl2_d3_typed_dice_of_a_nation_the_player_does_not_play_need_the_dice_se
         run(server, anna, *fire, "--ref", "dice-server-roll-4711")
         rolled = [r for r in server.get("/api/campaigns/autumn/log", token=anna)[1] if r["kind"] == "DiceRolled"]
         assert {r["data"]["reference"] for r in rolled} == {"dice-server-roll-4711"}
+
+
+def test_nc3_pl2_a_volley_both_sides_fire_is_rolled_by_the_player_of_either_side(tmp_path: Path) -> None:
+    """`pending` waits on Germany and Britain for a volley they fire together (NC3): Britain's
+    player asking for it is not refused as if the volley were Germany's alone (PL2), and the
+    action records Britain as the nation it was asked for (PL1)."""
+    db = tmp_path / "volley.db"
+    made = tracker("--db", str(db), "new", "autumn", "--scenario", "north-sea-1914", "--dice", "auto")
+    assert made.returncode == 0, made.stderr
+    tokens = {}
+    for name, role in (("anna", "--nations=Germany"), ("bert", "--nations=Britain")):
+        added = tracker("--db", str(db), "players", "add", name, role)
+        assert added.returncode == 0, added.stderr
+        tokens[name] = added.stdout.strip().splitlines()[-1]
+    with served(str(db), workdir=tmp_path) as server:
+        anna, bert = tokens["anna"], tokens["bert"]
+        run(server, anna, "next", "--to", "combat_movement")
+        run(server, anna, "move", "DE-BB1", "DE-DD1", "--path", "Southern North Sea")
+        run(server, anna, "next")
+        run(server, anna, "battle", "start", "--zone", "Southern North Sea")
+        (item,) = server.get("/api/campaigns/autumn/pending", token=bert)[1]
+        assert item["step"] == "fire" and set(item["waiting"]) == {"Germany", "Britain"}, item
+        run(server, bert, "battle", "fire", "1")
+        log = server.get("/api/campaigns/autumn/log", token=bert)[1]
+        rollers = {r["data"]["roller"] for r in log if r["kind"] == "DiceRolled"}
+        assert rollers == {"Germany", "Britain"}
+    ((state,),) = rows(db, "SELECT state FROM tracker_events WHERE topic LIKE '%ActionAsked' ORDER BY id DESC LIMIT 1")
+    asked = json.loads(state)
+    assert (asked["name"], asked["player"], asked["nation"]) == ("battle fire", "bert", "Britain")

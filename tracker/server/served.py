@@ -278,11 +278,12 @@ class ServedTracker(Tracker):
             battles: dict[str, tuple[str, str, str]] = {
                 str(k): (b["kind"], b["attacker"], b["defender"]) for k, b in campaign.battles.items()
             }
+            owed = {str(k): tuple(b["waiting"]) for k, b in campaign.battles.items()}
             result = command(campaign, dice)
             # Battles the action itself started are known from the state after it.
             for k, b in campaign.battles.items():
                 battles.setdefault(str(k), (b["kind"], b["attacker"], b["defender"]))
-            self._authorize(player, campaign, phasing, battles, campaign.pending_events[before:])
+            self._authorize(player, campaign, phasing, battles, campaign.pending_events[before:], owed)
             if self.reveal == "each-round" and campaign.round > round_before and campaign.dice_mode == "auto":
                 self._round_ended.add(cid)
             return result
@@ -463,7 +464,10 @@ class ServedTracker(Tracker):
         phasing: str,
         battles: dict[str, tuple[str, str, str]],
         events: Sequence[Any],
+        owed: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
+        """PL2 on an action's events: who it acts for (`action_actor`), checked against the
+        player; `owed` is each battle's waiting nations before the action."""
         if not events:
             return
         asked = next((e for e in events if type(e).__name__ == "ActionAsked"), None)
@@ -481,6 +485,8 @@ class ServedTracker(Tracker):
             nation = self._undoing or phasing
         else:
             nation = action_actor(events, phasing, battles)
+            if not player.may_act_for(nation):
+                nation = _volley_roller(player, events, owed or {}) or nation
             if not player.may_act_for(nation):
                 raise Forbidden(f"{player.name} plays {player.describe()}, not {nation}; this action is {nation}'s")
         if asked is not None and asked.nation != nation and player.name != SERVER:
@@ -525,6 +531,21 @@ class ServedTracker(Tracker):
         if self.approving is None:
             return None
         return self.players.override_request(campaign_id, self.approving)
+
+
+def _volley_roller(player: Player, events: Sequence[Any], owed: dict[str, tuple[str, ...]]) -> str | None:
+    """NC3, PL2: a volley several nations fire together is waited on from each of them (as
+    `pending` says), so the player of any of them may ask for it: the first of the player's
+    nations that the battle was waiting on and that rolls in it, or None when the action is not
+    such a volley. Typed dice of another nation still need a roll id (`_check_typed_dice`)."""
+    rolls = [e for e in events if type(e).__name__ == "DiceRolled"]
+    if not rolls or any(e.battle is None or e.battle != rolls[0].battle for e in rolls):
+        return None
+    waiting = owed.get(str(rolls[0].battle), ())
+    rollers = {e.roller for e in rolls}
+    if len(waiting) < 2 or not rollers <= set(waiting):
+        return None
+    return next((n for n in waiting if n in rollers and player.may_act_for(n)), None)
 
 
 def _check_typed_dice(player: Player, events: Sequence[Any]) -> None:
