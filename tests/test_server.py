@@ -142,6 +142,8 @@ def test_a_bad_api_url_is_answered_with_what_is_wrong_with_it(league, path: str,
     assert (got, body["error"][: len(message)]) == (status, message), body
     got, body = server.request("POST", "/api/campaigns/autumn/overrides/first/approve", {}, token=server.token)
     assert got == 400 and body["error"].startswith("override request number must be a whole number"), body
+    got, body = server.request("POST", "/api/campaigns/autumn/overrides/99/approve", {}, token=server.token)
+    assert (got, body["error"]) == (404, "no override request 99 in this campaign"), body
 
 
 def test_the_event_stream_tells_a_page_when_the_campaign_records_something(league) -> None:

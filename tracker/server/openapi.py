@@ -28,7 +28,7 @@ ERRORS = {
     "400": "Bad usage: a malformed body, parameter or input (exit status 2 of the command line).",
     "401": "No token where one is needed, or a token that is unknown, revoked or malformed.",
     "403": "The token's player may not do this (PL2).",
-    "404": "No such campaign (or one the token may not read), event or route.",
+    "404": "No such campaign (or one the token may not read), event, override request or route.",
     "409": "Refused by a rule (the rule ID is given): nothing was recorded.",
     "413": "The request body is over 1 MiB.",
     "415": "The request body is not sent as JSON (Content-Type: application/json).",

@@ -117,7 +117,10 @@ def approve_override(
     cid = str(t.campaign_id(name))
     if not approver.plays_in(cid):
         raise Forbidden(f"{approver.name}'s token is for another campaign")
-    request = t.players.override_request(cid, number)
+    try:
+        request = t.players.override_request(cid, number)
+    except InputError as e:
+        raise NotFound(str(e)) from None  # the URL names a request that is not there: 404
     t.players.check_approver(request, approver)
     asker = t.players.player(cid, request["requested_by"])
     if asker is None:
