@@ -61,6 +61,13 @@ def env_option(name: str, **kwargs: Any) -> Callable[[_F], _F]:
 @env_option("--smtp-starttls", is_flag=True, help="Encrypt the SMTP connection with STARTTLS.")
 @env_option("--smtp-user", help="SMTP login; the password is read from TRACKER_SMTP_PASSWORD.")
 @env_option(
+    "--webhook-hosts",
+    type=click.Choice(["public", "private", "any"]),
+    default="private",
+    help="Where webhooks may be posted: public addresses only (a league open to strangers); also private "
+    "networks and this machine (a group's own bot); or any, link-local addresses (cloud metadata) too.",
+)
+@env_option(
     "--log-level",
     type=click.Choice(LOG_LEVELS),
     default="info",
@@ -107,7 +114,7 @@ def missing_extra(e: ImportError) -> InputError:
 
 def build_app(
     db: str | None, where: str, keys: str | None, reveal: str, public_url: str | None, log_level: str,
-    log_format: str, **smtp: Any,
+    log_format: str, webhook_hosts: str = "private", **smtp: Any,
 ) -> Any:  # fmt: skip
     """The server's application as `tracker serve` (or the factory) runs it: its log set up,
     and the worker that sends turn notifications (`tracker notify`) started with it."""
@@ -118,6 +125,10 @@ def build_app(
     except ImportError as e:
         raise missing_extra(e) from None
     logs.configure(log_level, log_format)
+    from tracker.service.notify import senders as webhook_senders
+
+    # For every webhook this process posts: its delivery worker's and `notify test`'s.
+    webhook_senders.webhook_hosts = webhook_hosts
     app = create_app(db or DEFAULT_DB, keys=keys, reveal=reveal)
     app.state.delivery = DeliverySettings.from_env(public_url=public_url, sender=senders(**smtp))
     logging.getLogger("tracker.server").info("Serving %s%s (API under /api)", app.state.service.tracker.safe_url, where)
@@ -127,7 +138,7 @@ def build_app(
 def app_from_environment() -> Any:
     """The ASGI factory's application: `tracker serve`'s options read from the environment
     (TRACKER_DB, TRACKER_KEYS, TRACKER_REVEAL, TRACKER_PUBLIC_URL, TRACKER_SMTP_*,
-    TRACKER_LOG_LEVEL, TRACKER_LOG_FORMAT); the address and workers are the ASGI server's.
+    TRACKER_WEBHOOK_HOSTS, TRACKER_LOG_LEVEL, TRACKER_LOG_FORMAT); the address and workers are the ASGI server's.
     A bad setting prints one line naming it and exits with the status the command would."""
     try:
         with serve.make_context("serve", [], obj=None) as ctx:

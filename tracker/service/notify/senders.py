@@ -3,8 +3,10 @@ server, and `Senders`, which picks one by the channel's kind. Tests swap them fo
 
 from __future__ import annotations
 
+import ipaddress
 import json
-from collections.abc import Mapping
+import socket
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -19,17 +21,113 @@ class SendFailed(Exception):
     """A channel did not accept a message (its status, or the error's first line)."""
 
 
-class HttpSender:
-    """Posts webhooks with the standard library."""
+# Which addresses a webhook may be posted to (`tracker serve --webhook-hosts`): "public" ones
+# only; also "private" networks and this machine (a group's bot on its own network), the
+# default; or "any", link-local addresses too (where clouds answer with their machines'
+# credentials). A local command posts where its own user asks: "any" until a server sets it.
+WEBHOOK_HOSTS = ("public", "private", "any")
+webhook_hosts = "any"
 
-    def __init__(self, timeout: float = 10.0) -> None:
+
+# What http.client passes for "no timeout given" (the socket module's own default).
+_NO_TIMEOUT: Any = getattr(socket, "_GLOBAL_DEFAULT_TIMEOUT", None)
+
+
+class AddressRefused(OSError):
+    """A webhook's host is at an address the server does not post to (`webhook_hosts`)."""
+
+
+def address_refused(address: str, allowed: str) -> str | None:
+    """Why a webhook may not be posted to this IP address where `allowed` (see WEBHOOK_HOSTS)
+    holds, or None when it may."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if allowed == "any":
+        return None
+    if ip.is_link_local:
+        return "link-local"
+    if ip.is_loopback:  # before "reserved", which ::1 is too
+        return None if allowed == "private" else "this machine's"
+    if ip.is_unspecified or ip.is_multicast or ip.is_reserved:
+        return "not a single host's"
+    if allowed == "private" or ip.is_global:
+        return None
+    return "a private network's"
+
+
+def _checked_connection(allowed: str) -> Callable[..., socket.socket]:
+    """`socket.create_connection` connecting only to addresses `allowed` takes: every address
+    the host resolves to is checked, and the connection made to those checked (not to what a
+    second lookup might answer)."""
+
+    def create(address: tuple[str, int], timeout: Any = _NO_TIMEOUT, source: Any = None) -> socket.socket:
+        host, port = address
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        for *_, sockaddr in found:
+            why = address_refused(str(sockaddr[0]), allowed)
+            if why is not None:
+                wider = "private" if allowed == "public" and why != "link-local" and "host" not in why else "any"
+                raise AddressRefused(
+                    f"{host} is at {sockaddr[0]}, {why} address, where this server posts no webhook "
+                    f"(tracker serve --webhook-hosts {wider} would)"
+                )
+        error: OSError = OSError(f"{host} has no address")
+        for family, kind, proto, _name, sockaddr in found:
+            sock = socket.socket(family, kind, proto)
+            try:
+                if timeout is not _NO_TIMEOUT:
+                    sock.settimeout(timeout)
+                if source:
+                    sock.bind(source)
+                sock.connect(sockaddr)
+                return sock
+            except OSError as e:
+                sock.close()
+                error = e
+        raise error
+
+    return create
+
+
+class HttpSender:
+    """Posts webhooks with the standard library, to the addresses `allowed` takes (default:
+    `webhook_hosts` when the message is sent), never following a redirect (which would post, or
+    get, somewhere the channel does not name)."""
+
+    def __init__(self, timeout: float = 10.0, allowed: str | None = None) -> None:
         self.timeout = timeout
+        self.allowed = allowed
 
     def send(self, channel: Mapping[str, Any], body: Mapping[str, Any]) -> str:
         # Imported when a message is sent: recording an action never needs them.
+        import http.client
         import urllib.error
         import urllib.request
 
+        connect = _checked_connection(self.allowed or webhook_hosts)
+
+        def connection(kind: type[http.client.HTTPConnection]) -> Callable[..., http.client.HTTPConnection]:
+            def make(host: str, **kwargs: Any) -> http.client.HTTPConnection:
+                made = kind(host, **kwargs)
+                made._create_connection = connect  # type: ignore[attr-defined]
+                return made
+
+            return make
+
+        class Plain(urllib.request.HTTPHandler):
+            def http_open(self, req: Any) -> Any:
+                return self.do_open(connection(http.client.HTTPConnection), req)
+
+        class Tls(urllib.request.HTTPSHandler):
+            def https_open(self, req: Any) -> Any:
+                return self.do_open(connection(http.client.HTTPSConnection), req, context=self._context)  # type: ignore[attr-defined]
+
+        class NoRedirect(urllib.request.HTTPRedirectHandler):
+            def redirect_request(self, *args: Any) -> None:
+                return None
+
+        opener = urllib.request.build_opener(Plain, Tls, NoRedirect)
         request = urllib.request.Request(
             channel["target"],
             data=json.dumps(body).encode(),
@@ -37,12 +135,15 @@ class HttpSender:
             method="POST",
         )
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 (the channel's URL)
+            with opener.open(request, timeout=self.timeout) as response:
                 return f"HTTP {response.status}"
         except urllib.error.HTTPError as e:
-            raise SendFailed(f"HTTP {e.code}") from None
+            moved = " (a redirect, not followed)" if 300 <= e.code < 400 else ""
+            raise SendFailed(f"HTTP {e.code}{moved}") from None
         except (urllib.error.URLError, OSError) as e:
             reason = getattr(e, "reason", e)
+            if isinstance(reason, AddressRefused):
+                raise SendFailed(f"refused: {reason}") from None
             raise SendFailed(f"unreachable: {type(reason).__name__}") from None
 
 
