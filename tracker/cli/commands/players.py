@@ -99,6 +99,8 @@ def players_add(
     campaign = ctx.load()
     given = [Names(campaign).nation(n) for n in (nations or "").split(",") if n.strip()]
     token = table.add(cid, name, list(dict.fromkeys(given)), referee, spectator=spectator)
+    for note in _unusual_nations(table.listed(cid), name.strip(), given, campaign.scenario):
+        click.echo(f"Note: {note}", err=True)
     if as_json:
         data = {
             "player": name.strip(),
@@ -113,6 +115,24 @@ def players_add(
     campaign_name = quoted(ctx.tracker.name_of(campaign))
     click.echo(f"Player {quoted(name.strip())} ({role}) added to {campaign_name}. Token (shown once):")
     click.echo(token)
+
+
+def _unusual_nations(listed: list[Any], name: str, given: list[str], scenario: Any) -> list[str]:
+    """PL2: what a group may have meant otherwise, said and allowed (a nation played as a team,
+    one person playing a minor power of the other side): a nation another player with a live
+    token also plays, and nations of both sides in one player's hands."""
+    notes = []
+    for nation in dict.fromkeys(given):
+        others = [r["name"] for r in listed if r["name"] != name and not r["revoked"] and nation in r["nations"]]
+        if others:
+            notes.append(f"{nation} is also played by {', '.join(others)}: each of them may act for it (PL2)")
+    sides = {scenario.side_of(n) for n in given}
+    if len(sides) > 1:
+        notes.append(
+            f"{name} plays nations of both sides ({', '.join(dict.fromkeys(given))}); an override they ask for "
+            "still needs another player's approval (RK3)"
+        )
+    return notes
 
 
 @players.command(name="list")
