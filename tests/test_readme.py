@@ -42,3 +42,15 @@ def test_the_readme_walkthrough_runs_as_written(tmp_path: Path) -> None:
             assert f"Error: {error}" in result.output, command
     log = CliRunner().invoke(cli, ["--db", db, "log", "--kind", "NtrDestroyed"]).output
     assert "2 Britain NTR destroyed in Central North Sea" in log
+
+
+def test_the_readme_explain_line_shows_the_research_roll_te1(tmp_path: Path) -> None:
+    # The walkthrough's `explain` line promises the research roll: its rule, die and target (TE1, D3).
+    db = str(tmp_path / "campaign.db")
+    steps = [command for command, _, _ in walkthrough()]
+    explain = next(c for c in steps if c.startswith("tracker explain "))
+    for command in steps[: steps.index(explain)]:
+        CliRunner().invoke(cli, ["--db", db, *shlex.split(command)[1:]])
+    out = CliRunner().invoke(cli, ["--db", db, *shlex.split(explain)[1:]]).output
+    assert "DiceRolled" in out and "Rule TE1" in out
+    assert "Dice: roll 1 by Germany for TE1: D10 -> [9]" in out and "Target: 9 or more" in out

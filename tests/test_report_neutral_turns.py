@@ -56,6 +56,27 @@ def test_f8_report_all_reports_the_played_turns_only(campaign: tuple[Tracker, An
     assert "Turn 8" in render(build_report(t, cid, fmt="md"), "md")
 
 
+def test_f8_campaign_report_title_names_the_last_turn_not_the_count_of_turns_played(
+    campaign: tuple[Tracker, Any],
+) -> None:
+    # Turns 1-13 less the three passed over: 10 turn entries, but the report covers turns 1-13.
+    t, cid = campaign
+    for fmt in ("md", "bbcode", "html"):
+        text = render(build_report(t, cid, fmt=fmt), fmt)
+        assert "campaign report, turns 1-13" in text and "Report of turns 1-13 " in text
+        assert "turns 1-10" not in text
+
+
+def test_html_report_draws_a_board_wider_than_the_page_at_full_size_to_scroll(
+    campaign: tuple[Tracker, Any],
+) -> None:
+    # great-war-1914's map is 4258 px wide: fitted to the 1100 px page its labels cannot be read.
+    t, cid = campaign
+    page = render(build_report(t, cid, turn=12, fmt="html"), "html")
+    assert '<div class="map-scroll"><svg' in page and "scroll the map to see the whole board" in page
+    assert ".map .map-scroll svg { width: auto; max-width: none; }" in page
+
+
 def test_f8_one_turn_report_of_a_passed_over_turn_is_refused(campaign: tuple[Tracker, Any]) -> None:
     t, cid = campaign
     with pytest.raises(InputError, match=r"turn 9 \(United States, round 1\) has no events.*F8"):

@@ -209,6 +209,24 @@ def test_rk3_cli_reroll_in_verify_and_report(db: str) -> None:
     assert "agreed by Britain" in md
 
 
+def test_rk3_rk4_verify_marks_a_reroll_taken_back_by_a_later_undo(db: str) -> None:
+    # A reroll undone (override) and redone is one reroll in play: verify lists the undone
+    # record as undone, as the report strikes it through, and the redone one as it is.
+    run(db, "new", "a", "--scenario", "north-sea-1914", "--dice", "auto")
+    run(db, "research", "advanced_asw")
+    run(db, "undo", "--override", "--reason", "wrong tech", "--agreed-by", "Britain")
+    run(db, "research", "advanced_asw")
+    out = run(db, "undo", "--override", "--reason", "again", "--agreed-by", "Britain")
+    undo = next(r["seq"] for r in reversed(log(db)) if r["kind"] == "ActionUndone")
+    run(db, "redo")
+    rerolls = [(r["seq"], r["undone_by"]) for r in log(db) if r["kind"] == "DiceRerolled"]
+    assert len(rerolls) == 2 and rerolls[0][1] == undo and rerolls[1][1] is None, out
+    listed = json.loads(run(db, "verify", "--json"))["rerolls"]
+    assert [item["seq"] for item in listed] == [seq for seq, _ in rerolls]
+    assert listed[0]["text"].endswith(f"(undone by event {undo})")
+    assert "undone" not in listed[1]["text"]
+
+
 def test_rk3_undo_to_an_event_already_undone_is_refused(db: str) -> None:
     run(db, "new", "a", "--scenario", "north-sea-1914")
     run(db, "next")

@@ -4,6 +4,7 @@ the report dict of `tracker.reports.report.build_report`."""
 from __future__ import annotations
 
 import functools
+import re
 from typing import TYPE_CHECKING, Any
 
 from tracker.reports.charts import Line, LineChart, render_chart
@@ -13,6 +14,7 @@ from tracker.reports.text import (
     battle_declaration,
     battle_heading,
     battle_result,
+    campaign_turns,
     dice_text,
     fleet_rows,
     has_actions,
@@ -223,10 +225,21 @@ def _html_environment() -> jinja2.Environment:
         fleet_rows=fleet_rows,
         trade_rows=trade_rows,
         turn_title=turn_title,
+        campaign_turns=campaign_turns,
         has_actions=has_actions,
         report_meta=lambda r: report_meta(r, str),
     )
     return env
+
+
+# A map wider than this (px) is drawn at its own size in a frame that scrolls: fitted to the
+# page (1100 px) its 11 px labels would shrink below what can be read (great-war-1914: 4258 px).
+WIDE_MAP = 1600
+
+
+def _svg_width(svg: str) -> float:
+    match = re.search(r'<svg[^>]*?\swidth="([0-9.]+)"', svg)
+    return float(match.group(1)) if match else 0.0
 
 
 def render_html(report: dict[str, Any]) -> str:
@@ -237,6 +250,9 @@ def render_html(report: dict[str, Any]) -> str:
     charts = [{**c, "svg": Markup(c["svg"])} for c in chart_svgs(report)]
     palette = {n: colour_of(i) for i, n in enumerate(report["campaign"]["turn_order"])}
     # The map SVG is built by tracker.board_map, which escapes every name it draws.
-    board_map = {**report["map"], "svg": Markup(report["map"]["svg"])} if "map" in report else None
+    board_map = None
+    if "map" in report:
+        svg = report["map"]["svg"]
+        board_map = {**report["map"], "svg": Markup(svg), "wide": _svg_width(svg) > WIDE_MAP}
     template = env.get_template("report.html.j2")
     return template.render(report=report, charts=charts, palette=palette, board_map=board_map)

@@ -259,6 +259,13 @@ def turn_title(turn: dict[str, Any]) -> str:
     return f"Turn {turn['turn']}: {turn['nation']}, round {turn['round']}{status}"
 
 
+def campaign_turns(report: dict[str, Any]) -> str:
+    """The turns a campaign report covers, "1-N" with N the number of its last turn: a neutral
+    nation's turns are passed over and have no entry of their own (F8), so N is not the count."""
+    series = report.get("series") or []
+    return f"1-{series[-1]['turn'] if series else len(report['turns'])}"
+
+
 def report_meta(report: dict[str, Any], escape: Callable[[object], str]) -> str:
     """The line under a report's title: what the report covers first, then where the campaign is
     now; `escape` makes the names safe for the format (the Markdown or HTML report)."""
@@ -269,7 +276,7 @@ def report_meta(report: dict[str, Any], escape: Callable[[object], str]) -> str:
         if turn["first_seq"] is not None:
             covers += f", events {turn['first_seq']}-{turn['last_seq']}"
     else:
-        covers = f"turns 1-{len(report['turns'])}"
+        covers = f"turns {campaign_turns(report)}"
     now = f"turn {pos['turn']}, {pos['nation']}, {phase_name(pos['phase'])} (event {pos['seq']})"
     return (
         f"Report of {escape(covers)} · {escape(c['scenario_title'])} · ruleset {escape(c['ruleset'])} · "

@@ -90,6 +90,7 @@ class _LogWalk:
     typed_allowed: set[int] = field(default_factory=set)  # actions with a TypedDiceAccepted event
     redo_actions: set[int] = field(default_factory=set)
     seen_rolls: dict[int, tuple[int, list[int]]] = field(default_factory=dict)
+    listed_undone: set[int] = field(default_factory=set)  # rerolls and overrides listed as undone
     # The event before: when it was stamped, its action and kind.
     prev_time: datetime | None = None
     prev_action: Any = None
@@ -192,6 +193,15 @@ class _LogWalk:
 
     def action_undone(self, version: int, event: Any) -> None:
         self.mode = event.restored.get("dice_mode", self.mode)
+        # RK3, RK4: a reroll or typed-dice override taken back by this undo is no longer in play
+        # (a redo records it again): say so, as reports strike it through.
+        for item in (*self.report.rerolls, *self.report.overrides):
+            seq = item["seq"]
+            if item["kind"] != "ActionUndone" and seq not in self.listed_undone:
+                if not event.undone_from <= seq <= event.undone_to:
+                    continue
+                self.listed_undone.add(seq)
+                item["text"] += f" (undone by event {version})"
         if not event.override:
             return
         agreed = ", ".join(event.agreed_by) or "nobody recorded"
