@@ -48,7 +48,7 @@ from projections.rows import (
     with_tally,
     write_history,
 )
-from projections.schema import HISTORIES, NAME, SCHEMA, VIEWS, campaigns, ensure_schema, tracking
+from projections.schema import HISTORIES, NAME, VIEWS, campaigns, ensure_schema, insert_tracking_row, tracking
 
 __all__ = ["turn_number"]
 
@@ -190,7 +190,9 @@ class BoardProjector:
         # row: two processes catching up at once take turns instead of projecting twice.
         result = conn.execute(update(tracking).where(tracking.c.name == NAME).values(name=NAME))
         if result.rowcount == 0:
-            conn.execute(insert(tracking).values(name=NAME, notification_id=0, schema=SCHEMA))
+            # Made here, or by another process at the same moment: locked either way.
+            insert_tracking_row(conn)
+            conn.execute(update(tracking).where(tracking.c.name == NAME).values(name=NAME))
         return int(conn.execute(select(tracking.c.notification_id).where(tracking.c.name == NAME)).scalar_one())
 
     def _log_was_cut(self, position: int, end: int) -> None:

@@ -172,8 +172,24 @@ def ensure_schema(engine: Engine) -> None:
         # The tracking row says which schema the views have, so the next process that opens
         # the database reads it and returns above without writing (and without waiting for a
         # writer's lock).
-        if conn.execute(select(tracking.c.name).where(tracking.c.name == NAME)).first() is None:
-            conn.execute(insert(tracking).values(name=NAME, notification_id=0, schema=SCHEMA))
+        insert_tracking_row(conn)
+
+
+def insert_tracking_row(conn: Connection) -> None:
+    """The tracking row at position 0, unless there is one: another process may make it at
+    the same moment (a `projections rebuild` deletes it and makes it again; on PostgreSQL both
+    would see none and the second insert fail), so an existing row is left as it is."""
+    values = {"name": NAME, "notification_id": 0, "schema": SCHEMA}
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects import postgresql
+
+        conn.execute(postgresql.insert(tracking).values(**values).on_conflict_do_nothing())
+    elif conn.dialect.name == "sqlite":
+        from sqlalchemy.dialects import sqlite
+
+        conn.execute(sqlite.insert(tracking).values(**values).on_conflict_do_nothing())
+    elif conn.execute(select(tracking.c.name).where(tracking.c.name == NAME)).first() is None:
+        conn.execute(insert(tracking).values(**values))
 
 
 def _index_adjustments(conn: Connection) -> None:

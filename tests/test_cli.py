@@ -248,6 +248,15 @@ def test_demo_honours_the_global_db(tmp_path: Path) -> None:
     assert run(target, "verify").startswith("OK:")
     result = CliRunner().invoke(cli, ["--db", target, "demo", "--db", str(tmp_path / "other.db")])
     assert result.exit_code == 2 and "give --db once" in result.output
+
+
+def test_demo_names_a_database_url_as_given_so_its_commands_can_be_pasted(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'url.db'}"
+    result = CliRunner().invoke(cli, ["--db", url, "demo"])
+    assert result.exit_code == 0, result.output
+    assert f"Campaign 'demo' in {url}:" in result.output
+    assert f"Try: tracker --db {url} log" in result.output
+    assert run(url, "verify").startswith("OK:")
     assert not (tmp_path / "other.db").exists()
     result = CliRunner().invoke(cli, ["demo", "--db", str(tmp_path / "no" / "such" / "dir.db")])
     assert result.exit_code == 2 and result.output.startswith("Error: cannot create the demo database ")

@@ -197,3 +197,44 @@ def test_an_edited_event_row_is_one_line_naming_the_event(tmp_path: Path) -> Non
     for args in (["report", "--all"], ["export", str(tmp_path / "x.jsonl")]):
         code, out = invoke(str(db), *args)
         assert code == 1 and "event 3" in out and "unexpected" not in out, out
+
+
+@pytest.fixture
+def empty_pg(pg_url: str) -> Iterator[str]:
+    """A PostgreSQL database of its own with no table at all (a mistyped name that is another
+    database, or a new one); skipped with pg_url where no server answers."""
+    import uuid
+
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    name = f"tracker_test_{uuid.uuid4().hex[:12]}_empty"
+    admin = pg_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield make_url(pg_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _pg_tables(url: str) -> list[str]:
+    import psycopg
+
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://")) as conn:
+        return [r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
+
+
+@pytest.mark.parametrize("args", READERS, ids=lambda a: " ".join(a))
+def test_reading_a_postgresql_database_without_tracker_tables_says_so_and_creates_none(
+    empty_pg: str, args: list[str]
+) -> None:
+    code, out = invoke(empty_pg, *args)
+    assert code == 2, out
+    assert out.startswith("Error: no campaign in postgresql+psycopg://") and "has no tracker tables" in out
+    assert out.count("\n") == 1
+    assert _pg_tables(empty_pg) == []
+    # The commands that make a campaign still make the tables there.
+    assert invoke(empty_pg, "new", "autumn", "--scenario", "north-sea-1914")[0] == 0
+    assert invoke(empty_pg, *args)[0] == 0

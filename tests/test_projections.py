@@ -458,3 +458,39 @@ def test_each_nations_tally_at_any_event_is_the_sum_of_its_units_and_ntr(tmp_pat
                     assert sums[seq]["balance"][nation] == board["balances"][nation]
                 changed += seq > 1 and sums[seq]["units"] != sums[seq - 1]["units"]
     assert changed > 5
+
+
+def test_opening_a_database_while_a_rebuild_remakes_the_tracking_row_is_no_conflict(
+    pg_url: str, unique_name: str
+) -> None:
+    """`projections rebuild` deletes the tracking row and makes it again; a command opening the
+    database meanwhile (PostgreSQL: it sees no row yet) used to insert one too and fail with a
+    duplicate key, reported as a database it could not open."""
+    import threading
+
+    from sqlalchemy import delete, insert
+
+    from projections.schema import NAME, SCHEMA, ensure_schema, tracking
+
+    with Tracker(pg_url) as t:
+        t.create(unique_name, "north-sea-1914", dice="manual")
+        with t.engine.begin() as conn:
+            conn.execute(delete(tracking).where(tracking.c.name == NAME))
+        failures: list[BaseException] = []
+
+        def opening() -> None:
+            try:
+                ensure_schema(t.engine)
+            except BaseException as e:  # noqa: BLE001 - reported by the assertion below
+                failures.append(e)
+
+        with t.engine.connect() as rebuilding:
+            with rebuilding.begin():
+                rebuilding.execute(insert(tracking).values(name=NAME, notification_id=0, schema=SCHEMA))
+                other = threading.Thread(target=opening)
+                other.start()
+                other.join(timeout=1.0)  # it waits on the rebuild's uncommitted row
+            other.join(timeout=60)
+        assert not other.is_alive() and failures == []
+        with t.engine.connect() as conn:
+            assert conn.execute(select(tracking.c.schema).where(tracking.c.name == NAME)).scalar_one() == SCHEMA

@@ -371,3 +371,30 @@ def test_serve_refuses_an_unknown_log_format_as_usage(tmp_path: Path) -> None:
         [*TRACKER, "--db", db, "serve", "--log-format", "xml"], capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 2 and "--log-format" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_d5_serve_on_a_port_in_use_is_one_line_and_changes_nothing(tmp_path: Path) -> None:
+    """A server that cannot listen (the port taken, a host that is not this machine's) says so
+    in one line before it opens the database: it never moves a seed to a key store, nor
+    reveals one in the log, for a league it never served."""
+    import socket
+
+    db = str(tmp_path / "league.db")
+    tracker(db, "new", "autumn", "--scenario", "north-sea-1914")
+    keys = tmp_path / "keys.db"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for host, said in (
+            ("127.0.0.1", f"Error: cannot listen on 127.0.0.1:{port}: "),
+            ("999.1.1.1", "Error: --host "),
+        ):
+            done = subprocess.run(
+                [*TRACKER, "serve", "--db", db, "--host", host, "--port", str(port), "--keys", str(keys)],
+                capture_output=True, text=True, timeout=300, cwd=tmp_path,
+            )  # fmt: skip
+            assert done.returncode == 2 and done.stderr.startswith(said), done.stderr
+            assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert not keys.exists()
+    assert "SeedRevealed" not in tracker(db, "log")

@@ -33,6 +33,8 @@ def config_path() -> Path:
 def read_config(path: Path) -> dict[str, Any]:
     import tomllib
 
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory, not a config file (TRACKER_CONFIG names the file)")
     if not path.is_file():
         return {}
     try:
@@ -45,7 +47,7 @@ def token_for(server: str) -> str | None:
     """TRACKER_TOKEN, else the config file's token for this server, else its top-level one."""
     token = os.environ.get("TRACKER_TOKEN")
     if token:
-        return token.strip()
+        return _checked_token(token.strip(), "TRACKER_TOKEN")
     path = config_path()
     config = read_config(path)
     servers = config.get("servers", {})
@@ -54,7 +56,18 @@ def token_for(server: str) -> str | None:
     value = value if value is not None else config.get("token")
     if value is not None and not isinstance(value, str):
         raise InputError(f"{path}: token must be a string")
-    return value
+    return None if value is None else _checked_token(value, f"{path}: token")
+
+
+def _checked_token(token: str, source: str) -> str:
+    """A token goes in an HTTP header: printable ASCII (a token `players add` printed is);
+    anything else is a paste gone wrong, named by where it came from (exit 2)."""
+    if not (token.isascii() and token.isprintable()):
+        # Not echoed: it may be most of a real token.
+        raise InputError(
+            f"{source} is not a token: it holds characters other than printable ASCII (a token is trk_...)"
+        )
+    return token
 
 
 def check_utf8_args(args: list[str], label: str | None = None) -> None:

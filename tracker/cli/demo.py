@@ -84,7 +84,7 @@ class _Narrator:
     t: Tracker
     cid: UUID
     say: Say
-    path: Path
+    path: str
 
     def act(self, label: str, *steps: Step) -> None:
         self.say(label)
@@ -188,7 +188,8 @@ SCENARIOS = ("north-sea-1914", "great-war-1914")
 def run_demo(db_path: str, say: Say, seed: str = DEMO_SEED, scenario: str = SCENARIOS[0]) -> None:
     if scenario not in SCENARIOS:
         raise InputError(f"the demo plays {' or '.join(SCENARIOS)}, not {scenario!r}")
-    path = Path(db_path)
+    # As given: a URL through Path would lose a slash (sqlite:/x.db), which no command takes.
+    path = db_path
     _claim_new_file(db_path)
     with Tracker(db_path) as t:
         campaign = t.create(NAME, scenario, dice="auto", seed=seed)

@@ -98,11 +98,31 @@ def serve(ctx: Context, /, serve_db: str | None, host: str, port: int, **options
         import uvicorn
     except ImportError as e:
         raise missing_extra(e) from None
+    check_address(host, port)
     app = build_app(serve_db or ctx.db, f" on http://{host}:{port}/", **options)
     uvicorn.run(
         app, host=host, port=port, log_level=options["log_level"], server_header=False, log_config=None,
         access_log=False,
     )  # fmt: skip
+
+
+def check_address(host: str, port: int) -> None:
+    """One line naming the address when the server could not listen there (a port another
+    process holds, a host that is not this machine's), before the server opens the database:
+    starting changes it (seeds moved to the key store), which a server that never ran must not."""
+    import socket
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except (OSError, UnicodeError) as e:
+        raise InputError(f"--host {host!r}: {getattr(e, 'strerror', None) or e}") from None
+    with socket.socket(family, kind, proto) as probe:
+        # As uvicorn binds: a port left in TIME_WAIT by a server just stopped is free.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as e:
+            raise InputError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
 
 
 def missing_extra(e: ImportError) -> InputError:

@@ -38,6 +38,7 @@ from tracker.server.served import NO_SUCH_CAMPAIGN, NotFound
 from tracker.server.zone_odds import zone_odds
 from tracker.service.application import Tracker
 from tracker.service.players import Player
+from tracker.storage.mapper import DamagedLogError
 
 T = TypeVar("T")
 MAX_INT = 2**31 - 1
@@ -174,10 +175,16 @@ def waiting_data(t: Tracker, name: str, player: Player | None) -> dict[str, Any]
 
 
 def campaigns_data(t: Tracker) -> list[dict[str, Any]]:
-    rows = []
+    """Each readable campaign and where it stands; a campaign whose log was damaged outside the
+    tracker is listed with its problem (as `verify` names it), never hiding the others."""
+    rows: list[dict[str, Any]] = []
     for name in t.campaign_names():
-        campaign = t.load(t.campaign_id(name))
-        rows.append({"name": name, "title": campaign.scenario.title, **_position(campaign)})
+        try:
+            campaign = t.load(t.campaign_id(name))
+        except DamagedLogError as e:
+            rows.append({"name": name, "problem": str(e)})
+            continue
+        rows.append({"name": name, "problem": None, "title": campaign.scenario.title, **_position(campaign)})
     return rows
 
 

@@ -50,7 +50,7 @@ from tracker.service.passed_over import PassedOver, passed_over
 from tracker.service.performing import ConflictError, Performing
 from tracker.storage.event_app import SNAPSHOT_INTERVAL, DamagedLogError, TrackerApplication, replay_checked
 from tracker.storage.recorder import LogDamaged, StaleCopy, TrackerRecorder
-from tracker.storage.store import Registry, database_url, read_only_copy
+from tracker.storage.store import Registry, database_url, read_only_copy, require_tracker_tables
 
 if TYPE_CHECKING:
     # Imported when an action is recorded (`handoffs`): a command that only reads never needs it.
@@ -95,6 +95,8 @@ class Tracker(Performing):
             "CREATE_TABLE": "y",
         }
         try:
+            if not create and self.url.startswith("postgresql"):
+                require_tracker_tables(self.url)
             self.app = TrackerApplication(env=env)
             if self.read_only:
                 self.app.refuse_saves = f"database {self.safe_url} is read-only: it can be read, not recorded to"

@@ -12,6 +12,7 @@ from tracker.service.application import Tracker
 from tracker.service.describe import command
 from tracker.service.players import Player, Players
 from tracker.service.shapes import OwedItem
+from tracker.storage.mapper import DamagedLogError
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,13 @@ def owed(t: Tracker, player_name: str | None = None, campaign: str | None = None
         mine = nations_of(t, str(cid), player_name)
         if mine is not None and not mine:
             continue
-        out.extend(_owed_in(t, name, cid, mine))
+        try:
+            out.extend(_owed_in(t, name, cid, mine))
+        except DamagedLogError:
+            if campaign is not None:
+                raise
+            # Damaged outside the tracker: its own commands and `verify` say how; the
+            # player's other campaigns are still listed.
     return out
 
 

@@ -149,6 +149,27 @@ def _require_file(path: Path) -> None:
         )
 
 
+def require_tracker_tables(url: str) -> None:
+    """For a command that reads campaigns on PostgreSQL (see `_require_file` for SQLite): a
+    database without the tracker's tables (a mistyped name that is another database, a new
+    one) is refused as holding no campaign, instead of having some twenty tables made in it."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.pool import NullPool
+
+    engine = create_engine(url, poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            found = inspect(conn).has_table(campaigns_table.name)
+    finally:
+        engine.dispose()
+    if not found:
+        shown = make_url(url).render_as_string(hide_password=True)
+        raise InputError(
+            f"no campaign in {shown} (it has no tracker tables): create one with `tracker new NAME --scenario S` "
+            "or `tracker import FILE`, or name another with --db"
+        )
+
+
 # Tables SQLite makes by itself, which say nothing about whose database a file is.
 _FOREIGN_OK = frozenset({"sqlite_sequence", "sqlite_stat1", "sqlite_stat4"})
 
