@@ -293,3 +293,16 @@ def test_a_database_named_with_a_nul_character_is_bad_usage_and_nothing_is_made(
     result = CliRunner().invoke(cli, ["--db", str(tmp_path / "a\x00.db"), "new", "x", "--scenario", "north-sea-1914"])
     assert result.exit_code == 2 and result.output.startswith("Error: --db: give a database file or URL")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_error_quoting_a_huge_value_stays_a_short_line(db: str, tmp_path: Path) -> None:
+    """A value pasted wrong (100,000 characters) is quoted cut, as the server quotes it; a long
+    path is still shown whole."""
+    run(db, "new", "autumn", "--scenario", "north-sea-1914")
+    huge = "x" * 100_000
+    out = run(db, "log", "--nation", huge, code=2)
+    assert out.startswith("Error: unknown nation 'xxx") and len(out) < 700, len(out)
+    assert f"'{'x' * 300}...'" in out
+    far = tmp_path / ("d" * 100) / "missing.db"
+    out = run(str(far), "state", code=2)
+    assert str(far) in out

@@ -210,11 +210,30 @@ def terminal_width(stream: Any) -> int | None:
     return shutil.get_terminal_size().columns if stream.isatty() else None
 
 
+# The most characters of a value an error message quotes: an error stays one short line, whatever
+# was sent and however the layer that refused it quoted it. The server's answers quote less
+# than a terminal, where a long path is still shown whole.
+ECHO = 60
+TERMINAL_ECHO = 300
+# A value quoted as Python's repr quotes it ('...' or "..."), not an apostrophe inside a word.
+_QUOTED = re.compile(r"""(?<!\w)(['"])((?:\\.|(?!\1)[^\\\n])*)\1(?!\w)""")
+
+
+def shorten_echoes(message: str, most: int = ECHO) -> str:
+    """`message` with each quoted value longer than `most` characters cut to `most` and "..."."""
+
+    def cut(m: re.Match[str]) -> str:
+        quote, inside = m.group(1), m.group(2)
+        return m.group(0) if len(inside) <= most else f"{quote}{inside[:most]}...{quote}"
+
+    return _QUOTED.sub(cut, message)
+
+
 def fit_error(message: str) -> str:
     """`Error: MESSAGE` as a terminal shows it: wrapped between words at its width, the next
     lines indented, the command to copy that ends it on a line of its own; one line elsewhere
-    (a pipe, a file, a script reading stderr)."""
-    text = f"Error: {message}"
+    (a pipe, a file, a script reading stderr). A huge value it quotes is cut (TERMINAL_ECHO)."""
+    text = f"Error: {shorten_echoes(message, TERMINAL_ECHO)}"
     width = terminal_width(sys.stderr)
     if width is None or len(text) <= width:
         return text

@@ -10,8 +10,9 @@ from uuid import UUID
 from starlette.responses import Response
 
 from domain.errors import InputError, RuleViolation, TrackerError
+from tracker.cli.params import shorten_echoes
 from tracker.server.commands import run_command
-from tracker.server.responses import JsonResponse, shorten_echoes
+from tracker.server.responses import JsonResponse
 from tracker.server.served import NEEDS_TOKEN, NotFound, ServedTracker
 from tracker.service.performing import Outcome
 from tracker.service.players import Forbidden, Player, Unauthenticated

@@ -4,12 +4,12 @@ status a tracker error maps to."""
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from starlette.responses import JSONResponse
 
 from domain.errors import RuleViolation, TrackerError
+from tracker.cli.params import shorten_echoes
 from tracker.server.served import NotFound
 from tracker.service.idempotency import KeyReused
 from tracker.service.players import Forbidden, Unauthenticated
@@ -33,23 +33,6 @@ class JsonResponse(JSONResponse):
 
     def render(self, content: Any) -> bytes:
         return json.dumps(content, ensure_ascii=False, default=str).encode("utf-8")
-
-
-# The most characters of a value an error message quotes: an error stays one short line, whatever
-# was sent and however the layer that refused it quoted it.
-ECHO = 60
-# A value quoted as Python's repr quotes it ('...' or "..."), not an apostrophe inside a word.
-_QUOTED = re.compile(r"""(?<!\w)(['"])((?:\\.|(?!\1)[^\\\n])*)\1(?!\w)""")
-
-
-def shorten_echoes(message: str) -> str:
-    """`message` with each quoted value longer than ECHO characters cut to ECHO and "..."."""
-
-    def cut(m: re.Match[str]) -> str:
-        quote, inside = m.group(1), m.group(2)
-        return m.group(0) if len(inside) <= ECHO else f"{quote}{inside[:ECHO]}...{quote}"
-
-    return _QUOTED.sub(cut, message)
 
 
 def error_response(

@@ -31,9 +31,9 @@ from starlette.routing import BaseRoute, Match, Route
 from domain.errors import InputError, TrackerError
 from domain.ruleset import KNOWN_PHASES
 from domain.text import unit_order
+from tracker.cli.params import shorten_echoes
 from tracker.server.access import Denied, Gate, forget_cookie, sign_in
 from tracker.server.paths import name_segment
-from tracker.server.responses import shorten_echoes
 from tracker.server.served import NO_SUCH_CAMPAIGN, NotFound
 from tracker.server.zone_odds import zone_odds
 from tracker.service.application import Tracker
