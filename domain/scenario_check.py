@@ -147,7 +147,21 @@ class _ValueScanner:
 def key_lines(text: str) -> dict[KeyPath, KeyLine]:
     """Each key path the text writes (tables, keys, arrays of tables as `(name, index)`), with
     its line; implicit parent tables take the line of their first child."""
+    return _scan_keys(text)[0]
+
+
+def key_at(text: str, line: int) -> str:
+    """The key path a line writes (`nations.Britain.code`, `units[2]`), as the loader names it;
+    "" for a line that writes none. Read from the text alone, so it works where TOML refuses the
+    file (a key given twice is written on a line of its own)."""
+    path = _scan_keys(text)[1].get(line, ())
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" if n else p for n, p in enumerate(path))
+
+
+def _scan_keys(text: str) -> tuple[dict[KeyPath, KeyLine], dict[int, KeyPath]]:
+    """`key_lines`, and the key path each line writing a key or header writes."""
     found: dict[KeyPath, KeyLine] = {}
+    at_line: dict[int, KeyPath] = {}
     arrays: dict[KeyPath, int] = {}
     current: KeyPath = ()
     scanner = _ValueScanner()
@@ -183,20 +197,23 @@ def key_lines(text: str) -> dict[KeyPath, KeyLine]:
             arrays[base] = arrays.get(base, -1) + 1
             current = base + (arrays[base],)
             note(current, number, True)
+            at_line[number] = current
         elif stripped.startswith("["):
             parts, _ = _read_key(stripped, 1)
             current = resolve(parts)
             note(current, number, True)
+            at_line[number] = current
         else:
             parts, at = _read_key(stripped, 0)
             if not parts or not stripped[at:].startswith("="):
                 continue
             path = current + tuple(parts)
             note(path, number, False)
+            at_line[number] = path
             scanner.feed(stripped, at + 1)
             if scanner.open:
                 pending = (path, number)
-    return found
+    return found, at_line
 
 
 def key_parts(data: Any, key: str) -> KeyPath:
@@ -260,7 +277,10 @@ def check_scenario(text: str, source: str, ruleset: str | None = None) -> Scenar
     except tomllib.TOMLDecodeError as e:
         at = _TOML_ERROR_AT.search(str(e))
         message = _TOML_ERROR_AT.sub("", str(e))
-        broken = Finding("error", "", f"not valid TOML ({message})", int(at.group(1)) if at else None)
+        line = int(at.group(1)) if at else None
+        # The key path of the line, where it writes one (a key or table given twice above all).
+        key = key_at(text, line) if line is not None else ""
+        broken = Finding("error", key, f"not valid TOML ({message})", line)
         return ScenarioCheck(source, (broken,), None)
     lines = key_lines(text)
     text_lines = text.split("\n")

@@ -100,3 +100,21 @@ def test_t4_without_the_trackers_words_the_domain_names_the_facts(monkeypatch: p
         c.advance()
     assert refused.value.rule == "T4"
     assert f"battle {b} (asw, {HB}): waiting for Germany: search [AS2]" in str(refused.value)
+
+
+def test_f7_a_stranded_air_unit_is_told_to_land_in_range_not_that_it_cannot() -> None:
+    """DE-BM1 flew two of its six zones into the Heligoland Bight: it has no place to land where
+    it is, but one within its range; the gate must not say it cannot land (a player would
+    confirm a loss that a move avoids)."""
+    c = Campaign.create(uuid.uuid4(), "t", SCENARIO, RULESET, "manual", commitment(new_seed()))
+    while c.phase != "combat_movement":
+        advance(c)
+    c.move("Germany", ["DE-BM1"], ["Northern Germany", HB])
+    while c.phase != "noncombat_movement":
+        advance(c)
+    (item,) = [i for i in c.pending() if i["kind"] == "air_landing"]
+    assert item["text"] == (
+        "DE-BM1 must land by the end of noncombat_movement, on a territory of its side or a carrier with "
+        "room, and is not on one: move it there within the range left, or confirm the loss [F7]"
+    )
+    assert "cannot land" not in item["text"]

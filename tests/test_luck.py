@@ -39,7 +39,8 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def metric(data: dict[str, Any], nation: str, turn: int, name: str) -> dict[str, float]:
     row = next(r for r in data["nations"][nation]["turns"] if r["turn"] == turn)
-    return row["metrics"][name]
+    figures: dict[str, float] = row["metrics"][name]
+    return figures
 
 
 def test_searches_count_at_their_target_numbers_SM3(played: str) -> None:
@@ -121,8 +122,11 @@ def test_the_luck_chart_counts_whole_national_turns(played: str) -> None:
         whole, first, second = (build_report(t, cid, turn, fmt="html") for turn in (None, 1, 2))
     xs, lines = luck_points(whole)
     assert xs == [0, 1, 2, 3]
-    # Britain's turn 1: 0 of 0.4 searches, 0 of 0.1588 units sunk, 0 of 0.2929 lost.
-    assert lines["Britain"][:2] == [0.0, pytest.approx(-0.4 - 0.1588 + 0.2929)]
+    # Britain's turn 1: 0 of 0.4 searches; GB-DD3 and GB-DD4 alone search (AS2, SM2: the odds
+    # start from the searchers named), one finding a U-boat at 0.32, both at 0.04, and each
+    # finder fighting one round (SM4: hit at 2, hit by the U-boat at 4): 0 of 0.08 units sunk
+    # (0.32 x 0.2 + 0.04 x 0.4), 0 of 0.16 lost (0.32 x 0.4 + 0.04 x 0.8).
+    assert lines["Britain"][:2] == [0.0, pytest.approx(-0.4 - 0.08 + 0.16)]
     assert lines["Germany"][3] == lines["Germany"][2] and lines["France"] == [0.0] * 4
     luck_svg = {c["key"]: c["svg"] for c in chart_svgs(whole)}["luck"]
     assert x_tick_labels(luck_svg) == ["start", "1", "2", "3"]
@@ -171,3 +175,77 @@ def test_the_luck_table_fits_80_columns_with_every_figure_whole(played: str) -> 
     legend = " ".join(" ".join(lines).split())
     for words in data["metrics"].values():
         assert words in legend
+
+
+# A board of one sea zone: Britain's destroyer and bomber against a German U-boat.
+ASW_BOARD = """
+[scenario]
+name = "asw-by-air"
+title = "ASW by air"
+ruleset = "twtea-3e"
+dice = "manual"
+turn_order = ["Britain", "Germany"]
+
+[sides]
+"Central Powers" = ["Germany"]
+"Entente" = ["Britain"]
+
+[nations.Germany]
+code = "DE"
+resources = 10
+
+[nations.Britain]
+code = "GB"
+resources = 10
+
+[map.sea."North Sea"]
+adjacent = ["England", "Germany"]
+
+[map.land."England"]
+owner = "Britain"
+
+[map.land."Germany"]
+owner = "Germany"
+
+[[units]]
+nation = "Germany"
+type = "submarine"
+at = "North Sea"
+
+[[units]]
+nation = "Britain"
+type = "bomber"
+at = "England"
+"""
+
+
+def asw_by_air(tmp_path: Path, destroyer: bool) -> str:
+    """Britain flies GB-BM1 to the U-boat (F7) and starts ASW combat (AS1); GB-BM1 alone
+    searches and finds it with a 1 (AS2: bombers at 3), and, without TE4, nobody attacks."""
+    board = ASW_BOARD + ('\n[[units]]\nnation = "Britain"\ntype = "destroyer"\nat = "North Sea"\n' if destroyer else "")
+    (tmp_path / "asw.toml").write_text(board)
+    db = str(tmp_path / "asw.db")
+    run(db, "new", "asw", "--scenario", str(tmp_path / "asw.toml"))
+    run(db, "next", "--to", "combat_movement")
+    run(db, "move", "gb-bm1", "--to", "North Sea")
+    run(db, "next")
+    run(db, "asw", "start", "--zone", "North Sea")
+    run(db, "asw", "search", "1", "--units", "gb-bm1", "--dice", "1")
+    return db
+
+
+def test_an_asw_combat_searched_by_aircraft_alone_has_its_luck_AS2_F7(tmp_path: Path) -> None:
+    """Naming GB-BM1 commits it for the phase (F7): the battle's odds from its first roll (the
+    search) start from the searchers named, not from the units still free to search then."""
+    db = asw_by_air(tmp_path, destroyer=False)
+    (battle,) = json.loads(run(db, "luck", "--json"))["battles"]
+    assert battle["kind"] == "asw" and battle["expected"]["defender_units_lost"] == 0
+    assert "## Luck" in run(db, "report", "--turn", "1")
+
+
+def test_asw_luck_counts_only_the_searchers_named_AS2_AS3(tmp_path: Path) -> None:
+    """GB-DD1 could have searched and attacked (AS3) but was not named: the U-boat could not
+    be sunk, and the odds say so (they assumed every eligible unit searching)."""
+    db = asw_by_air(tmp_path, destroyer=True)
+    (battle,) = json.loads(run(db, "luck", "--json"))["battles"]
+    assert battle["expected"] == {"attacker_units_lost": 0.0, "defender_units_lost": 0.0, "ntr_destroyed": 0.0}

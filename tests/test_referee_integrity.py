@@ -204,7 +204,7 @@ def test_t4_f7_air_units_that_cannot_land_are_lost_only_when_confirmed() -> None
     c.move("Germany", ["DE-BM1"], ["Northern Germany", HB])
     to(c, "Germany", "noncombat_movement")
     err = refused(c, RuleViolation, c.advance, "T4")
-    assert "DE-BM1 cannot land" in err.reason and "[F7]" in err.reason
+    assert "DE-BM1 must land by the end of noncombat_movement" in err.reason and "[F7]" in err.reason
     c.advance(confirm_losses=True)
     lost = [e for e in c.pending_events if type(e).__name__ == "AircraftLost"][-1]
     assert lost.units == ["DE-BM1"] and "DE-BM1" not in c.units and c.phase == "placement"

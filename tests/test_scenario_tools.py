@@ -337,7 +337,25 @@ def test_check_names_the_line_of_a_toml_syntax_error(tmp_path: Path) -> None:
     path.write_text(text)
     out = run("scenario", "check", str(path), code=1)
     line = line_with(text, 'code = "GB')
-    assert out.startswith(f"{path}:{line}: error: not valid TOML (")
+    assert out.startswith(f"{path}:{line}: error: nations.Britain.code: not valid TOML (")
+
+
+def test_check_names_the_key_path_of_a_key_or_table_given_twice(tmp_path: Path) -> None:
+    """TOML refuses the whole file for a key or table written twice; the check still names the
+    key path of the line it points at, as for every other problem (`units[1]`: the second)."""
+    path = tmp_path / "twice.toml"
+    text = edited(NORTH_SEA, 'code = "GB"\n', 'code = "GB"\ncode = "UK"\n')
+    path.write_text(text)
+    out = run("scenario", "check", str(path), code=1)
+    line = line_with(text, 'code = "UK"')
+    assert out.startswith(f"{path}:{line}: error: nations.Britain.code: not valid TOML (")
+    second = 'at = "Heligoland Bight"\ncount = 3'
+    text = edited(NORTH_SEA, second, f'{second}\nat = "Skagerrak"')
+    path.write_text(text)
+    data = json.loads(run("scenario", "check", str(path), "--json", code=1))
+    (error,) = data["errors"]
+    assert error["line"] == line_with(text, 'at = "Skagerrak"') and error["key"] == "units[1].at"
+    assert error["message"].startswith("not valid TOML (")
 
 
 def test_check_of_a_missing_file_or_ruleset_is_one_line_of_usage(tmp_path: Path) -> None:

@@ -160,15 +160,26 @@ def _convoy(p: Position, step: str, zone: str) -> convoy.ConvoyBattle:
     return c
 
 
+def _searchers_named(p: Position, step: str) -> tuple[list[str], frozenset[str]]:
+    """AS2, SM2: the searchers already named at a search step whose dice are still to come (the
+    board just before the first roll, as luck reads it), and the units taking part in a search
+    or battle this phase as they were before they were named (F7: naming them commits the air
+    units among them, which were eligible all the same)."""
+    named = list(p.b.get("searchers") or ()) if step == "search" else []
+    return named, p.committed - frozenset(named)
+
+
 def _asw(p: Position, step: str, zone: str) -> asw.AswCombat:
     """An ASW combat's pure state at its recorded step (before its search, as it starts)."""
     b = p.b
     subs = p.pieces(b["subs"])
     if step in ("started", "search"):
+        named, committed = _searchers_named(p, step)
         eligible = tuple(
-            sorted(p.piece(u.id) for u in asw_rules.eligible_units(p.board, b["attacker"], zone, p.committed))
+            sorted(p.piece(u.id) for u in asw_rules.eligible_units(p.board, b["attacker"], zone, committed))
         )
-        return asw.start(p.ctx, b["attacker"], b["defender"], subs, eligible)
+        s = asw.start(p.ctx, b["attacker"], b["defender"], subs, eligible)
+        return asw.decide(s, p.ctx, named)[0] if named else s
     hunters, detected = p.pieces(b["hunters"]), p.pieces(b["detected"])
     return asw.AswCombat(
         asw.AswStep.DECIDE if step == "decide" else asw.AswStep.VOLLEY,
@@ -189,12 +200,13 @@ def _interception(p: Position, step: str, zone: str) -> interception.Interceptio
     board, b = p.board, p.b
     subs = tuple(p.piece(u) for u in b["subs"] if u in board.units)
     route, index = b["route"], b["index"]
+    named, committed = _searchers_named(p, step)
     eligible = tuple(
-        sorted(p.piece(u.id) for u in interception_rules.eligible_searchers(board, b["attacker"], zone, p.committed))
+        sorted(p.piece(u.id) for u in interception_rules.eligible_searchers(board, b["attacker"], zone, committed))
     )
     base = interception.start(p.ctx, b["attacker"], b["defender"], subs, eligible, index > 0, index < len(route) - 1)
     if step in ("started", "search"):
-        return base
+        return interception.decide(base, p.ctx, named)[0] if named else base
     hunters = p.pieces(b["hunters"])
     detected = p.pieces(b["detected"])
     return evolve(

@@ -142,9 +142,12 @@ def _gate(f: Mapping[str, Any]) -> str:
     if kind == "asw_may":
         return f"{phasing} may start ASW combat in {f['zone']} against {', '.join(f['submarines'])}, or not"
     if kind == "air_landing":
+        # Where they are now is no place to land; the range they have left may still reach one.
+        one = len(f["units"]) == 1
         return (
-            f"{', '.join(f['units'])} cannot land when noncombat_movement ends (no territory of its side "
-            "or carrier with room): move it, or confirm the loss"
+            f"{', '.join(f['units'])} must land by the end of noncombat_movement, on a territory of "
+            f"{'its' if one else 'their'} side or a carrier with room, and {'is' if one else 'are'} not on one: "
+            f"move {'it' if one else 'them'} there within the range left, or confirm the loss"
         )
     return str(kind).replace("_", " ")
 
