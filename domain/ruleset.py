@@ -39,6 +39,12 @@ RECORDED_SUBMARINES_ARRIVING = False
 # key asked it only for locked actions (`RECORDED_EVERY_OVERRIDE_AGREED`).
 EVERY_OVERRIDE_AGREED = True
 RECORDED_EVERY_OVERRIDE_AGREED = False
+# NC1: whether a zone holding only enemy submarines calls for ASW combat alone (the rule as
+# written), a naval battle there being one the nation's own submarines stopped to attack (SM5,
+# NC6); a campaign recorded before the key could start a naval battle on them
+# (`RECORDED_SUBMARINES_ALONE_CALL_FOR_ASW`).
+SUBMARINES_ALONE_CALL_FOR_ASW = True
+RECORDED_SUBMARINES_ALONE_CALL_FOR_ASW = False
 ROLL_KINDS = (
     "merchant_defence",
     "convoy_search",
@@ -172,6 +178,7 @@ class Ruleset:
     search_order: str = SEARCH_ORDER  # CV4: SEARCH_ORDERS
     submarines_arriving_fight: bool = SUBMARINES_ARRIVING  # NC1
     every_override_agreed: bool = EVERY_OVERRIDE_AGREED  # RK3
+    submarines_alone_call_for_asw: bool = SUBMARINES_ALONE_CALL_FOR_ASW  # NC1, AS1
     content_hash: str = field(default="", compare=False)
 
     def unit(self, name: str) -> UnitType:
@@ -274,12 +281,15 @@ def ruleset_from_dict(
     search_order: str = SEARCH_ORDER,
     submarines_arriving: bool = SUBMARINES_ARRIVING,
     every_override_agreed: bool = EVERY_OVERRIDE_AGREED,
+    submarines_alone_call_for_asw: bool = SUBMARINES_ALONE_CALL_FOR_ASW,
 ) -> Ruleset:
     """Validate a ruleset table; raise DataFileError naming the first problem found.
     `placement` is HA7's placement where the table does not say (PLACEMENTS), `search_order`
     CV4's order of a search's dice (SEARCH_ORDERS), `submarines_arriving` whether NC1 makes
     a battle due where submarines moved in among enemy surface ships, `every_override_agreed`
-    whether RK3 asks the other side's agreement of an override undo of unlocked actions too."""
+    whether RK3 asks the other side's agreement of an override undo of unlocked actions too,
+    `submarines_alone_call_for_asw` whether NC1 refuses a naval battle on enemy submarines alone
+    where the nation's own submarines did not stop to attack."""
     # The sections are read in file order, so the first problem reported is the first a reader
     # of the file would meet.
     top = Reader(source, data)
@@ -297,6 +307,7 @@ def ruleset_from_dict(
     cancel = nc.integer("opening_fire_cancelled_per_escort", 0, 10)
     retreat_distance = nc.integer("retreat_distance", 1, 10, default=1)
     arriving = nc.boolean("submarines_arriving_fight", default=submarines_arriving)
+    subs_alone = nc.boolean("submarines_alone_call_for_asw", default=submarines_alone_call_for_asw)
     nc.finish()
     trade = top.table("trade", required=False)
     ntr_value = trade.integer("ntr_value", 0, 100, default=1)
@@ -323,6 +334,7 @@ def ruleset_from_dict(
         search_order=search_order,
         submarines_arriving_fight=arriving,
         every_override_agreed=agreed,
+        submarines_alone_call_for_asw=subs_alone,
         content_hash=content_hash(data),
         **hit_allocation,
         **convoy,
@@ -526,7 +538,8 @@ _parsed: dict[str, Ruleset] = {}
 def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     """A ruleset file and the data a new campaign records of it. A recorded ruleset that does not
     say how HA7 places hits, in which order a search's dice are rolled (CV4), whether
-    submarines moving in among enemy surface ships fight (NC1), or whether an override undo of
+    submarines moving in among enemy surface ships fight (NC1), whether enemy submarines alone
+    call for ASW combat only (NC1, AS1), or whether an override undo of
     unlocked actions needs the other side's agreement (RK3), was recorded before the rule was
     amended and is refereed as then (`ruleset_from_recorded`), so the data
     says it: the rule as it stands unless the file says."""
@@ -540,6 +553,9 @@ def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     nc = data.get("naval_combat")
     if isinstance(nc, dict) and "submarines_arriving_fight" not in nc:
         data = {**data, "naval_combat": {**nc, "submarines_arriving_fight": SUBMARINES_ARRIVING}}
+    nc = data.get("naval_combat")
+    if isinstance(nc, dict) and "submarines_alone_call_for_asw" not in nc:
+        data = {**data, "naval_combat": {**nc, "submarines_alone_call_for_asw": SUBMARINES_ALONE_CALL_FOR_ASW}}
     kept = data.get("record", {})
     if isinstance(kept, dict) and "every_override_agreed" not in kept:
         data = {**data, "record": {**kept, "every_override_agreed": EVERY_OVERRIDE_AGREED}}
@@ -564,6 +580,7 @@ def ruleset_from_recorded(data: dict[str, Any]) -> Ruleset:
             RECORDED_SEARCH_ORDER,
             RECORDED_SUBMARINES_ARRIVING,
             RECORDED_EVERY_OVERRIDE_AGREED,
+            RECORDED_SUBMARINES_ALONE_CALL_FOR_ASW,
         )
     # Holding `data` keeps its id from being reused while the entry lives.
     _recent[id(data)] = (data, _parsed[key])

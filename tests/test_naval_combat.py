@@ -27,11 +27,15 @@ from tracker.service.verify import verify_events
 
 HB, SNS, CNS = "Heligoland Bight", "Southern North Sea", "Central North Sea"
 _, RULESET = load_ruleset("twtea-3e")
+# As recorded before NC1 said that enemy submarines alone call for ASW combat (AS1): a battle of
+# surface ships against submarines alone could start, and such a campaign still plays it.
+SUBS_ALONE_FOUGHT = copy.deepcopy(RULESET)
+del SUBS_ALONE_FOUGHT["naval_combat"]["submarines_alone_call_for_asw"]
 SCENARIO, _ = read_scenario("north-sea-1914")
 
 
-def campaign(phase: str = "naval_combat") -> Campaign:
-    c = Campaign.create(uuid.uuid4(), "t", SCENARIO, RULESET, "manual", commitment(new_seed()))
+def campaign(phase: str = "naval_combat", ruleset: dict[str, Any] | None = None) -> Campaign:
+    c = Campaign.create(uuid.uuid4(), "t", SCENARIO, ruleset or RULESET, "manual", commitment(new_seed()))
     while c.phase != phase:
         advance_passing(c)
     return c
@@ -175,6 +179,7 @@ def test_nc2_two_destroyers_cancel_the_opening_fire_of_two_of_three_submarines()
 def test_nc2_both_sides_submarines_open_fire_and_without_escorts_none_is_cancelled() -> None:
     c = campaign()
     place(c, "Skagerrak", "DE-DD1", "DE-DD2", "DE-CA1")  # direct setup: no German escort in the Bight
+    c.attack_zones.append(HB)  # direct setup: the U-boats stopped there to attack (SM5; NC1, NC6)
     b = c.naval_start("Germany", HB)
     assert [(e.side, e.firing, e.cancelled) for e in events(c, "OpeningFire")] == [
         ("attacker", ["DE-SS3", "DE-SS4", "DE-SS5"], []),
@@ -305,7 +310,7 @@ def test_nc4_submarines_submerge_and_the_battle_ends_when_every_attacker_left_is
 
 
 def test_nc4_the_defenders_submarines_may_submerge_too() -> None:
-    c = campaign()
+    c = campaign(ruleset=SUBS_ALONE_FOUGHT)
     place(c, "Skagerrak", "DE-DD1", "DE-DD2", "DE-CA1", "DE-SS3", "DE-SS4", "DE-SS5")  # direct setup
     b = c.naval_start("Germany", HB)
     to_fire(c, b)

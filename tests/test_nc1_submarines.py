@@ -124,3 +124,59 @@ def test_nc1_refused_without_the_battle_on_the_aggregate() -> None:
     with pytest.raises(RuleViolation) as info:
         advance_passing(c)
     assert info.value.rule == "T4"
+
+
+# ----- NC1, AS1: enemy submarines alone call for ASW combat -----
+
+
+def submarine_alone(ruleset: dict[str, Any] | None = None) -> Any:
+    """Germany's naval_combat with DE-DD1 beside GB-SS1, alone in the Southern North Sea."""
+    c = sm.campaign(ruleset)
+    for uid in [u for u, x in c.units.items() if x["at"] == SNS]:
+        c.units[uid]["at"] = "England"  # direct setup: the British ships leave
+    c.units["GB-SS1"]["at"] = SNS  # direct setup: a British submarine alone
+    c.units["DE-DD1"]["at"] = SNS  # direct setup: a German destroyer beside it
+    to_naval_combat(c)
+    return c
+
+
+def test_nc1_as1_a_naval_battle_on_enemy_submarines_alone_is_refused_for_asw_combat() -> None:
+    c = submarine_alone()
+    before = c.version, len(c.pending_events)
+    with pytest.raises(RuleViolation) as refused:
+        c.naval_start("Germany", SNS)
+    assert refused.value.rule == "NC1"
+    assert str(refused.value).endswith(
+        "Southern North Sea holds only enemy submarines (GB-SS1): that calls for ASW combat (AS1), not a naval "
+        "battle: tracker asw start --zone 'Southern North Sea'"
+    )
+    assert (c.version, len(c.pending_events)) == before, "a refused action records nothing"
+    c.asw_start("Germany", SNS)
+    assert c.battles["1"]["kind"] == "asw"
+
+
+def test_nc1_nc6_submarines_that_stopped_to_attack_fight_enemy_submarines_alone() -> None:
+    c = submarine_alone()
+    c.units["DE-SS1"]["at"] = SNS
+    c.attack_zones.append(SNS)  # direct setup: DE-SS1 stopped there to attack (SM5)
+    assert c.due_naval_battles() == [SNS]
+    c.naval_start("Germany", SNS)
+    assert c.battles["1"]["kind"] == "naval"
+
+
+def test_nc1_before_the_key_a_naval_battle_on_submarines_alone_could_start() -> None:
+    data = copy.deepcopy(RULESET)
+    del data["naval_combat"]["submarines_alone_call_for_asw"]
+    c = submarine_alone(data)
+    assert not c.ruleset.submarines_alone_call_for_asw
+    c.naval_start("Germany", SNS)
+    assert c.battles["1"]["kind"] == "naval"
+
+
+def test_nc1_a_ruleset_file_without_the_asw_key_plays_the_rule_as_written(tmp_path: Path) -> None:
+    source = tmp_path / "house.toml"
+    text = Path(__file__).parent.parent.joinpath("domain", "data", "rulesets", "twtea-3e.toml").read_text()
+    source.write_text(text.replace("submarines_alone_call_for_asw = true\n", ""))
+    assert "submarines_alone_call_for_asw" not in read_toml(source)["naval_combat"]
+    ruleset, data = load_ruleset(str(source))
+    assert ruleset.submarines_alone_call_for_asw and data["naval_combat"]["submarines_alone_call_for_asw"] is True

@@ -272,7 +272,11 @@ def test_sm5_a_submarine_that_stopped_cannot_move_on_and_a_battle_is_due() -> No
 
 
 def test_nc6_battleships_cannot_hit_submarines_and_roll_no_die() -> None:
-    c = campaign()
+    # Battleships against submarines alone: a battle only a campaign recorded before NC1 said
+    # that enemy submarines alone call for ASW combat (AS1) could start.
+    before = copy.deepcopy(RULESET)
+    del before["naval_combat"]["submarines_alone_call_for_asw"]
+    c = campaign(ruleset=before)
     to(c, "Germany", "combat_movement")
     for uid in ("DE-DD1", "DE-DD2", "DE-CA1", "DE-SS3", "DE-SS4", "DE-SS5"):
         c.units[uid]["at"] = "Skagerrak"  # direct setup: only the battleships face the British boats

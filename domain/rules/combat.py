@@ -3,6 +3,8 @@ who can still hit whom, and where an attacker may retreat."""
 
 from __future__ import annotations
 
+import shlex
+
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, require_each_once
 from domain.rules import targets
@@ -46,6 +48,21 @@ def check_start(
             "NC1", f"there are no enemy naval units of {nation} in {zone} (zone holds: {board.describe_zone(zone)})"
         )
     return attackers, defenders
+
+
+def check_not_submarines_alone(board: Board, zone: str, defenders: list[Unit], attacking: bool) -> None:
+    """NC1, AS1: a zone holding only enemy submarines calls for ASW combat, not a naval battle,
+    unless the nation's submarines stopped there to attack (`attacking`, SM5: submarine against
+    submarine, NC6). A campaign recorded before the ruleset said so could start one."""
+    if not board.ruleset.submarines_alone_call_for_asw or attacking:
+        return
+    if defenders and all(board.unit_type(u).is_submarine for u in defenders):
+        subs = ", ".join(u.id for u in defenders)
+        raise RuleViolation(
+            "NC1",
+            f"{zone} holds only enemy submarines ({subs}): that calls for ASW combat (AS1), not a naval "
+            f"battle: tracker asw start --zone {shlex.quote(zone)}",
+        )
 
 
 def due_zones(
