@@ -48,3 +48,22 @@ def test_a_config_path_that_is_a_folder_is_named(tmp_path: Path) -> None:
         done.returncode == 2
         and err == f"Error: {tmp_path}: is a directory, not a config file (TRACKER_CONFIG names the file)\n"
     )
+
+
+@pytest.mark.parametrize(
+    "url, says",
+    [
+        ("http://127.0.0.1:181011", "--server 'http://127.0.0.1:181011': the port must be a number from 1 to 65535"),
+        ("http://127.0.0.1:0", "--server 'http://127.0.0.1:0': the port must be a number from 1 to 65535"),
+        ("http://127.0.0.1:80a", "--server 'http://127.0.0.1:80a': the port must be a number from 1 to 65535"),
+        ("http://:8000", "--server 'http://:8000' names no host"),
+        ("http://[::1", "--server 'http://[::1' is not a URL (Invalid IPv6 URL)"),
+    ],
+)
+def test_a_server_url_that_names_no_reachable_place_is_bad_usage(tmp_path: Path, url: str, says: str) -> None:
+    """Said as what is wrong with the URL, exit 2, not "connection refused" (exit 1)."""
+    clean = {k: v for k, v in os.environ.items() if k not in ("TRACKER_TOKEN", "TRACKER_CONFIG", "TRACKER_SERVER")}
+    done = subprocess.run(
+        [*TRACKER, "--server", url, "state"], capture_output=True, text=True, timeout=120, env=clean, cwd=tmp_path
+    )
+    assert (done.returncode, done.stderr[: len("Error: " + says)]) == (2, "Error: " + says), done.stderr

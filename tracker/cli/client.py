@@ -95,8 +95,23 @@ def shown_bytes(arg: str) -> str:
 
 
 def check_server_url(server: str) -> str:
+    """The server's URL as requests are made to it, or bad usage naming what is wrong with it:
+    not http(s), no host, or a port that is not one (said here, not "connection refused")."""
+    from urllib.parse import urlsplit
+
     if not server.startswith(("http://", "https://")) or len(server) > 2000:
         raise InputError(f"--server needs an http:// or https:// URL, got {server[:100]!r}")
+    try:
+        parts = urlsplit(server)
+        host, port = parts.hostname, parts.port
+    except ValueError as e:
+        if "port" not in str(e).lower():
+            raise InputError(f"--server {server[:100]!r} is not a URL ({e})") from None
+        host, port = "?", -1
+    if not host:
+        raise InputError(f"--server {server[:100]!r} names no host")
+    if port is not None and not 1 <= port <= 65535:
+        raise InputError(f"--server {server[:100]!r}: the port must be a number from 1 to 65535")
     return server.rstrip("/")
 
 
