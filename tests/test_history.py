@@ -313,3 +313,17 @@ def test_projections_rebuild_command(demo_db: str) -> None:
     out = run(demo_db, "projections", "rebuild")
     assert "Rebuilt from" in out
     assert json.loads(run(demo_db, "state", "--turn", "1", "--json"))["balances"]["Germany"] == 17
+
+
+def test_as2_explain_says_nobody_chose_an_asw_combats_pooled_detections(tmp_path: Path) -> None:
+    """AS2 pools the searches: which submarines are detected is nobody's choice, so `explain`
+    names no one who decided it (an interception's searcher chooses, SM3, and is named)."""
+    db = str(tmp_path / "asw.db")
+    run(db, "new", "a", "--scenario", "north-sea-1914", "--dice", "auto")
+    run(db, "next", "--to", "naval_combat")
+    run(db, "asw", "start", "--zone", "Heligoland Bight", "--auto")
+    (detected,) = json.loads(run(db, "log", "--kind", "SubmarinesDetected", "--json"))
+    assert detected["rule"] == "AS2"
+    data = json.loads(run(db, "explain", str(detected["seq"]), "--json"))
+    assert data["choice"] is None
+    assert "Decided by" not in run(db, "explain", str(detected["seq"]))

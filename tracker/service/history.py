@@ -198,7 +198,9 @@ def explain(t: Tracker, cid: UUID, seq: int) -> Explanation:
         dice = _dice_explained(event, ruleset)
         rules.extend(m["rule"] for m in event.modifiers)
     choice: Choice | None = None
-    if kind in CHOICE_KINDS:
+    # AS2 pools an ASW search's detections (and CV3's convoy search): nobody picks which are
+    # found. Only an interception's searcher chooses among the submarines (SM3).
+    if kind in CHOICE_KINDS and not (kind == "SubmarinesDetected" and getattr(event, "rule", "") != "SM3"):
         who = getattr(event, "nation", None) or getattr(event, "attacker", None) or index and index["nation"]
         choice = {"by": who, "default": getattr(event, "default", False)}
     ordered = list(dict.fromkeys(rules))
