@@ -91,13 +91,14 @@ def test_nc1_before_the_key_submarines_lay_among_enemy_ships_without_a_battle() 
     assert c.phase == "land_combat"
 
 
-def test_nc1_a_ruleset_file_without_the_key_plays_the_rule_as_written(tmp_path: Path) -> None:
+@pytest.mark.parametrize("key", ["submarines_arriving_fight", "submarines_alone_call_for_asw"])
+def test_nc1_a_ruleset_file_without_the_key_plays_the_rule_as_written(tmp_path: Path, key: str) -> None:
     source = tmp_path / "house.toml"
     text = Path(__file__).parent.parent.joinpath("domain", "data", "rulesets", "twtea-3e.toml").read_text()
-    source.write_text(text.replace("submarines_arriving_fight = true\n", ""))
-    assert "submarines_arriving_fight" not in read_toml(source)["naval_combat"]
+    source.write_text(text.replace(f"{key} = true\n", ""))
+    assert key not in read_toml(source)["naval_combat"]
     ruleset, data = load_ruleset(str(source))
-    assert ruleset.submarines_arriving_fight and data["naval_combat"]["submarines_arriving_fight"] is True
+    assert getattr(ruleset, key) and data["naval_combat"][key] is True
 
 
 def test_nc1_a_log_recorded_before_the_key_imports_and_verifies(tmp_path: Path) -> None:
@@ -171,12 +172,3 @@ def test_nc1_before_the_key_a_naval_battle_on_submarines_alone_could_start() -> 
     assert not c.ruleset.submarines_alone_call_for_asw
     c.naval_start("Germany", SNS)
     assert c.battles["1"]["kind"] == "naval"
-
-
-def test_nc1_a_ruleset_file_without_the_asw_key_plays_the_rule_as_written(tmp_path: Path) -> None:
-    source = tmp_path / "house.toml"
-    text = Path(__file__).parent.parent.joinpath("domain", "data", "rulesets", "twtea-3e.toml").read_text()
-    source.write_text(text.replace("submarines_alone_call_for_asw = true\n", ""))
-    assert "submarines_alone_call_for_asw" not in read_toml(source)["naval_combat"]
-    ruleset, data = load_ruleset(str(source))
-    assert ruleset.submarines_alone_call_for_asw and data["naval_combat"]["submarines_alone_call_for_asw"] is True
