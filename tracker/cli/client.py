@@ -101,17 +101,18 @@ def check_server_url(server: str) -> str:
 
     if not server.startswith(("http://", "https://")) or len(server) > 2000:
         raise InputError(f"--server needs an http:// or https:// URL, got {server[:100]!r}")
+    shown = repr(server[:100])
+    bad_port = InputError(f"--server {shown}: the port must be a number from 1 to 65535")
     try:
         parts = urlsplit(server)
         host, port = parts.hostname, parts.port
     except ValueError as e:
-        if "port" not in str(e).lower():
-            raise InputError(f"--server {server[:100]!r} is not a URL ({e})") from None
-        host, port = "?", -1
+        # urllib says "Port out of range" or "Port could not be cast": the port, as above.
+        raise (bad_port if "port" in str(e).lower() else InputError(f"--server {shown} is not a URL ({e})")) from None
     if not host:
-        raise InputError(f"--server {server[:100]!r} names no host")
+        raise InputError(f"--server {shown} names no host")
     if port is not None and not 1 <= port <= 65535:
-        raise InputError(f"--server {server[:100]!r}: the port must be a number from 1 to 65535")
+        raise bad_port
     return server.rstrip("/")
 
 

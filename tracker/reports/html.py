@@ -4,7 +4,6 @@ the report dict of `tracker.reports.report.build_report`."""
 from __future__ import annotations
 
 import functools
-import re
 from typing import TYPE_CHECKING, Any
 
 from tracker.reports.charts import Line, LineChart, render_chart
@@ -237,11 +236,6 @@ def _html_environment() -> jinja2.Environment:
 WIDE_MAP = 1600
 
 
-def _svg_width(svg: str) -> float:
-    match = re.search(r'<svg[^>]*?\swidth="([0-9.]+)"', svg)
-    return float(match.group(1)) if match else 0.0
-
-
 def render_html(report: dict[str, Any]) -> str:
     from markupsafe import Markup
 
@@ -252,7 +246,6 @@ def render_html(report: dict[str, Any]) -> str:
     # The map SVG is built by tracker.board_map, which escapes every name it draws.
     board_map = None
     if "map" in report:
-        svg = report["map"]["svg"]
-        board_map = {**report["map"], "svg": Markup(svg), "wide": _svg_width(svg) > WIDE_MAP}
+        board_map = {**report["map"], "svg": Markup(report["map"]["svg"]), "wide": report["map"]["width"] > WIDE_MAP}
     template = env.get_template("report.html.j2")
     return template.render(report=report, charts=charts, palette=palette, board_map=board_map)

@@ -281,12 +281,13 @@ def stream_report(
 def _board_map(t: Tracker, v: Views, ctx: ReportContext, turns: list[dict[str, Any]]) -> dict[str, Any]:
     """The map of the board at the end of the (last) turn reported, as inline SVG, from the views
     the report already caught up."""
-    from tracker.reports.board_map import board_svg
+    from tracker.reports.board_map import board_svg, map_layout
 
     end = turns[-1]["end"]["seq"]
     board = ctx.boards[end] if end in ctx.boards else v.board_at(end)
     board = {**board, "owners": t.owners_at(v, end, ctx.scenario)}
-    return {"seq": end, "svg": board_svg(board, ctx.scenario, ctx.ruleset)}
+    svg = board_svg(board, ctx.scenario, ctx.ruleset)
+    return {"seq": end, "svg": svg, "width": map_layout(ctx.scenario).width}
 
 
 def build_report(
@@ -301,7 +302,7 @@ def build_report(
     For `fmt` "md" and "html" a one-turn report holds only the series entries it shows (the
     turn and the one before it), and HTML adds `chart`: the chart points (see `chart_turns`;
     series entries, those of a one-turn report besides the turns shown holding of each nation
-    only the figures the charts draw, see `ReportContext.chart_series`), and `map`: {seq, svg},
+    only the figures the charts draw, see `ReportContext.chart_series`), and `map`: {seq, svg, width},
     the board map after the last event of the last turn reported.
 
     `progress(total)`, when given, is a context manager (such as `tracker.cli_common.progress`

@@ -80,17 +80,17 @@ def explain_data(t: ServedTracker, name: str, seq: int) -> Explanation:
 
 
 def report_data(t: ServedTracker, name: str, turn: int | None) -> dict[str, Any]:
-    from projections.positions import turn_number
     from tracker.reports.report import build_report
 
     cid = t.campaign_id(name)
-    if turn is not None:
-        campaign = t.load(cid)
-        current = turn_number(campaign.scenario.turn_order, campaign.round, campaign.nation)
-        if turn > current:
-            # A turn not played yet is not there, a 404 as `/state?turn=` and the board page answer.
-            raise NotFound(f"turn {turn} has not been played in campaign {name!r} (the current turn is {current})")
-    return build_report(t, cid, turn, "json")
+    try:
+        return build_report(t, cid, turn, "json")
+    except InputError as e:
+        if turn is None:
+            raise
+        # The number is well formed (the route checked it): what is not there is the turn (not
+        # played yet, or passed over, F8), a 404 as `/state?turn=` and the board page answer.
+        raise NotFound(str(e)) from None
 
 
 def verify_data(t: ServedTracker, name: str, head_text: str | None) -> Verified:

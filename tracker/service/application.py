@@ -536,8 +536,11 @@ class Tracker(Performing):
         try:
             board = board_in(v, turn=turn, phase=phase, at=at)
         except InputError:
-            if turn is not None:
-                self._refuse_passed_over(v.cid, turn)
+            # F8: the board of a national turn passed over is refused as such (`passed_over`).
+            said = None if turn is None else self.passed_over(v.cid, turn)
+            if said is not None:
+                then = f"the board then is turn {said.played}'s: tracker state --turn {said.played}"
+                raise InputError(f"{said}; {then}") from None
             raise
         if scenario is None:
             scenario = self.load(v.cid, version=1).scenario
@@ -545,12 +548,6 @@ class Tracker(Performing):
         neutral = scenario.neutral(board["round"], entered)
         board["neutral"] = [n for n in scenario.turn_order if n in neutral]
         return board
-
-    def _refuse_passed_over(self, cid: UUID, turn: int) -> None:
-        """F8: the board of a national turn passed over is refused as such (`passed_over`)."""
-        said = self.passed_over(cid, turn)
-        if said is not None:
-            raise InputError(f"{said}; the board then is turn {said.played}'s: tracker state --turn {said.played}")
 
     def passed_over(self, cid: UUID, turn: int) -> PassedOver | None:
         """F8: national turn `turn` if the campaign passed it over (see `passed_over`)."""

@@ -197,9 +197,8 @@ class _LogWalk:
         # (a redo records it again): say so, as reports strike it through.
         for item in (*self.report.rerolls, *self.report.overrides):
             seq = item["seq"]
-            if item["kind"] != "ActionUndone" and seq not in self.listed_undone:
-                if not event.undone_from <= seq <= event.undone_to:
-                    continue
+            taken = event.undone_from <= seq <= event.undone_to and item["kind"] != "ActionUndone"
+            if taken and seq not in self.listed_undone:
                 self.listed_undone.add(seq)
                 item["text"] += f" (undone by event {version})"
         if not event.override:

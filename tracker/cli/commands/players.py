@@ -3,12 +3,15 @@ and nations (PL1, PL2), its spectators, and override requests on a league server
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from domain.errors import InputError
 from tracker.cli.common import POSITIVE, Context, emit_json, json_option, quoted
+
+if TYPE_CHECKING:
+    from domain.scenario import Scenario
 
 
 @click.group(name="players")
@@ -117,7 +120,7 @@ def players_add(
     click.echo(token)
 
 
-def _unusual_nations(listed: list[Any], name: str, given: list[str], scenario: Any) -> list[str]:
+def _unusual_nations(listed: list[Any], name: str, given: list[str], scenario: Scenario) -> list[str]:
     """PL2: what a group may have meant otherwise, said and allowed (a nation played as a team,
     one person playing a minor power of the other side): a nation another player with a live
     token also plays, and nations of both sides in one player's hands."""
