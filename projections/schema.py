@@ -20,14 +20,13 @@ from sqlalchemy import (
     event,
     insert,
     select,
-    update,
 )
 from sqlalchemy.engine import Connection, Engine
 
 NAME = "board"
-# Bumped whenever a view changes shape: older views are dropped and rebuilt from the log,
-# unless `_IN_PLACE` upgrades them (an index added to a view is built from its rows).
-SCHEMA = 5
+# Bumped whenever a view changes shape or what it holds (6: the wording of three summaries):
+# older views are dropped and rebuilt from the log.
+SCHEMA = 6
 # Adjustments (AD1) are the only events that change territory owners, and few: a partial index
 # of them lets the owners at any event be folded from them without scanning the whole index.
 ADJUSTED = "Adjusted"
@@ -152,11 +151,6 @@ def ensure_schema(engine: Engine) -> None:
         found = None
     from sqlalchemy import inspect
 
-    if found in _IN_PLACE:
-        with engine.begin() as conn:
-            _IN_PLACE[found](conn)
-            conn.execute(update(tracking).where(tracking.c.name == NAME).values(schema=SCHEMA))
-        return
     with engine.begin() as conn:
         existing = set(inspect(conn).get_table_names())
         stale = found is not None or (
@@ -190,16 +184,6 @@ def insert_tracking_row(conn: Connection) -> None:
         conn.execute(sqlite.insert(tracking).values(**values).on_conflict_do_nothing())
     elif conn.execute(select(tracking.c.name).where(tracking.c.name == NAME)).first() is None:
         conn.execute(insert(tracking).values(**values))
-
-
-def _index_adjustments(conn: Connection) -> None:
-    """Schema 3 to 4: the partial index of adjustments, built from the event index's rows (two
-    processes upgrading at once both succeed)."""
-    conn.execute(ADJUSTED_INDEX)
-
-
-# The views of these schemas are brought to SCHEMA as they are, not rebuilt.
-_IN_PLACE = {3: _index_adjustments}
 
 
 def _plan_hints(conn: Connection) -> None:

@@ -300,7 +300,8 @@ def _procedure_summary(kind: str, e: Any) -> str | None:
     if kind == "SearchesResolved":
         found = ", ".join(e.found_by) or "nobody"
         searches, subs = plural(len(e.found_by), "search"), plural(e.found, "submarine")
-        return f"battle {e.battle}: {searches} succeed ({found}): {subs} found"
+        succeed = "succeeds" if len(e.found_by) == 1 else "succeed"
+        return f"battle {e.battle}: {searches} {succeed} ({found}): {subs} found"
     if kind == "SubmarinesDetected":
         how = " (chosen)" if not e.default and e.rule == "SM3" else ""
         text = f"battle {e.battle}: detected {', '.join(e.detected) or 'none'}{how}"
@@ -310,7 +311,12 @@ def _procedure_summary(kind: str, e: Any) -> str | None:
     if kind == "OpeningFire":
         text = f"battle {e.battle}: opening fire for {', '.join(e.firing) or 'no submarine'} of {e.nation}"
         if e.cancelled:
-            text += f"; cancelled for {', '.join(e.cancelled)} by {', '.join(e.escorts)}"
+            # NC2: one escort cancels one submarine's opening fire; the event names every
+            # escort present, so a reader is told how many of them it took.
+            by = ", ".join(e.escorts)
+            if len(e.escorts) > len(e.cancelled):
+                by = f"{len(e.cancelled)} of the {plural(len(e.escorts), 'escort')} present ({by})"
+            text += f"; cancelled for {', '.join(e.cancelled)} by {by} (NC2: one escort for each submarine)"
         return text
     if kind == "TargetsChosen":
         how = "default" if e.default else "chosen"
@@ -340,7 +346,7 @@ def _procedure_summary(kind: str, e: Any) -> str | None:
         how = " (default)" if e.default else ""
         return f"battle {e.battle}: {'; '.join(parts) or 'nobody moves on'}{how}"
     if kind == "FireWithheld":
-        return f"battle {e.battle}: {_verb(e.units, 'has', 'have')} no target and roll no die"
+        return f"battle {e.battle}: {_verb(e.units, 'has no target and rolls', 'have no target and roll')} no die"
     if kind == "HitsLost":
         return f"battle {e.battle}: {plural(e.hits, 'hit')} on {e.nation} lost: no unit there may take them"
     if kind == "AttackerRetreated":

@@ -4,7 +4,6 @@ territory owners folded from the index of adjustments (upgraded in place on an o
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,6 @@ from uuid import UUID
 import pytest
 from click.testing import CliRunner
 
-from projections import schema as projection_schema
 from tests.support import perform_advance
 from tracker.cli.main import cli
 from tracker.reports import report as report_module
@@ -198,30 +196,3 @@ def test_report_all_through_the_cli_writes_what_it_prints(tmp_path: Path) -> Non
         expected = report_module.render(report_module.build_report(t, t.campaign_id("c"), None, "md"), "bbcode")
     assert out.read_text(encoding="utf-8") == expected
     assert f"({len(expected.encode()):,} bytes)" in written.output
-
-
-def test_views_of_schema_3_gain_the_index_of_adjustments_in_place(tmp_path: Path) -> None:
-    db = tmp_path / "old.db"
-    with Tracker(str(db)) as t:
-        cid = t.create("old", "north-sea-1914").id
-        t.perform(cid, "adjust", {"reason": "a raid", "owner": ["Flanders=France"]})
-        t.catch_up()
-    with sqlite3.connect(db) as conn:
-        conn.execute("DROP INDEX tracker_event_index_adjusted")
-        conn.execute("UPDATE tracker_projection_tracking SET schema = 3")
-        position = conn.execute("SELECT notification_id FROM tracker_projection_tracking").fetchone()
-        rows = conn.execute("SELECT count(*) FROM tracker_event_index").fetchone()
-    with Tracker(str(db)) as t:
-        # Opened: upgraded, not rebuilt (the views keep their rows and their position).
-        with sqlite3.connect(db) as conn:
-            assert conn.execute("SELECT schema, notification_id FROM tracker_projection_tracking").fetchone() == (
-                projection_schema.SCHEMA,
-                position[0],
-            )
-            assert conn.execute("SELECT count(*) FROM tracker_event_index").fetchone() == rows
-            plan = conn.execute(
-                "EXPLAIN QUERY PLAN SELECT seq FROM tracker_event_index WHERE c = 1 AND kind = 'Adjusted' AND seq <= 9"
-            ).fetchall()
-        assert any("tracker_event_index_adjusted" in str(step) for step in plan)
-        with t.views(cid) as v:
-            assert t.owners_at(v, t.load(cid).version)["Flanders"] == "France"
