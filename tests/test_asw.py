@@ -124,6 +124,22 @@ def test_as1_f7_an_air_unit_fights_on_its_own_turn_only_where_it_flew_in_combat_
     assert "where it flew in combat_movement" in err.reason
 
 
+def test_as1_f7_an_air_unit_aboard_its_carrier_takes_part_and_refusals_say_so() -> None:
+    c = Campaign.create(uuid.uuid4(), "t", SCENARIO, RULESET, "manual", commitment(new_seed()))
+    while (c.nation, c.phase) != ("Britain", "naval_combat"):
+        advance_passing(c)
+    nns = "Northern North Sea"
+    c.units["DE-SS1"]["at"] = nns  # direct setup: a U-boat beside GB-CV1, GB-FT1 aboard it
+    # Without TE4 a fighter cannot search (AS2): the refusal names both ways aboard air takes part.
+    err = refused(c, RuleViolation, lambda: c.asw_start("Britain", nns), "AS1")
+    assert "aboard its carriers" in err.reason and "Advanced ASW" in err.reason
+    c.tech["Britain"]["advanced_asw"] = 3  # direct setup
+    b = c.asw_start("Britain", nns)
+    assert "GB-FT1 at 4" in c.pending()[0]["text"]  # it never flew: it is aboard GB-CV1 (AS1, F7)
+    err = refused(c, RuleViolation, lambda: c.asw_search(b, ["GB-BM1"], dice(1)), "F7")
+    assert "or aboard its carriers" in err.reason
+
+
 def test_f7_an_air_unit_takes_part_in_at_most_one_search_or_battle_per_phase() -> None:
     c = campaign()
     b = c.asw_start("Germany", HB)

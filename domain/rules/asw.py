@@ -69,10 +69,12 @@ def check_start(
             f"there are no enemy submarines of {nation} in {zone} (zone holds: {board.describe_zone(zone)})",
         )
     if not eligible_units(board, nation, zone, committed):
+        # AS1 names both ways an air unit takes part on its own turn (F7): flown there, or aboard.
         raise RuleViolation(
             "AS1",
-            f"{nation} has no destroyer or cruiser in {zone} and no aircraft that flew there in combat_movement "
-            f"and can search (zone holds: {board.describe_zone(zone)})",
+            f"{nation} has no destroyer or cruiser in {zone} and no air unit there that can search, flown there "
+            "in combat_movement or aboard its carriers (AS2: bombers and transport planes; every air unit with "
+            f"Advanced ASW, TE4) (zone holds: {board.describe_zone(zone)})",
         )
     return subs
 
@@ -96,7 +98,8 @@ def check_searchers(
         if board.unit_type(unit).is_air:
             return RuleViolation(
                 "F7",
-                f"{unit.id} is in {unit.at}: on its own turn an air unit fights only where it flew in combat_movement",
+                f"{unit.id} is in {unit.at}: on its own turn an air unit fights only where it flew in combat_movement "
+                "or aboard its carriers in their zone",
             )
         return RuleViolation("AS1", f"{unit.id} is not in {zone} (it is in {unit.at})")
 
