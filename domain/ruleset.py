@@ -45,6 +45,12 @@ RECORDED_EVERY_OVERRIDE_AGREED = False
 # (`RECORDED_SUBMARINES_ALONE_CALL_FOR_ASW`).
 SUBMARINES_ALONE_CALL_FOR_ASW = True
 RECORDED_SUBMARINES_ALONE_CALL_FOR_ASW = False
+# F7, SM2: whether an air unit at sea that has not flown this turn takes part in a search or
+# battle only aboard a carrier of its side with room (the rule as written); a campaign recorded
+# before the key let one whose carrier was sunk fight and search there
+# (`RECORDED_AIRCRAFT_NEED_A_CARRIER`).
+AIRCRAFT_NEED_A_CARRIER = True
+RECORDED_AIRCRAFT_NEED_A_CARRIER = False
 ROLL_KINDS = (
     "merchant_defence",
     "convoy_search",
@@ -179,6 +185,7 @@ class Ruleset:
     submarines_arriving_fight: bool = SUBMARINES_ARRIVING  # NC1
     every_override_agreed: bool = EVERY_OVERRIDE_AGREED  # RK3
     submarines_alone_call_for_asw: bool = SUBMARINES_ALONE_CALL_FOR_ASW  # NC1, AS1
+    aircraft_need_a_carrier: bool = AIRCRAFT_NEED_A_CARRIER  # F7, SM2
     content_hash: str = field(default="", compare=False)
 
     def unit(self, name: str) -> UnitType:
@@ -282,6 +289,7 @@ def ruleset_from_dict(
     submarines_arriving: bool = SUBMARINES_ARRIVING,
     every_override_agreed: bool = EVERY_OVERRIDE_AGREED,
     submarines_alone_call_for_asw: bool = SUBMARINES_ALONE_CALL_FOR_ASW,
+    aircraft_need_a_carrier: bool = AIRCRAFT_NEED_A_CARRIER,
 ) -> Ruleset:
     """Validate a ruleset table; raise DataFileError naming the first problem found.
     `placement` is HA7's placement where the table does not say (PLACEMENTS), `search_order`
@@ -289,7 +297,8 @@ def ruleset_from_dict(
     a battle due where submarines moved in among enemy surface ships, `every_override_agreed`
     whether RK3 asks the other side's agreement of an override undo of unlocked actions too,
     `submarines_alone_call_for_asw` whether NC1 refuses a naval battle on enemy submarines alone
-    where the nation's own submarines did not stop to attack."""
+    where the nation's own submarines did not stop to attack, `aircraft_need_a_carrier` whether
+    an air unit at sea that has not flown this turn takes part only aboard a carrier (F7, SM2)."""
     # The sections are read in file order, so the first problem reported is the first a reader
     # of the file would meet.
     top = Reader(source, data)
@@ -308,6 +317,7 @@ def ruleset_from_dict(
     retreat_distance = nc.integer("retreat_distance", 1, 10, default=1)
     arriving = nc.boolean("submarines_arriving_fight", default=submarines_arriving)
     subs_alone = nc.boolean("submarines_alone_call_for_asw", default=submarines_alone_call_for_asw)
+    need_carrier = nc.boolean("aircraft_need_a_carrier", default=aircraft_need_a_carrier)
     nc.finish()
     trade = top.table("trade", required=False)
     ntr_value = trade.integer("ntr_value", 0, 100, default=1)
@@ -335,6 +345,7 @@ def ruleset_from_dict(
         submarines_arriving_fight=arriving,
         every_override_agreed=agreed,
         submarines_alone_call_for_asw=subs_alone,
+        aircraft_need_a_carrier=need_carrier,
         content_hash=content_hash(data),
         **hit_allocation,
         **convoy,
@@ -539,7 +550,8 @@ def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     """A ruleset file and the data a new campaign records of it. A recorded ruleset that does not
     say how HA7 places hits, in which order a search's dice are rolled (CV4), whether
     submarines moving in among enemy surface ships fight (NC1), whether enemy submarines alone
-    call for ASW combat only (NC1, AS1), or whether an override undo of
+    call for ASW combat only (NC1, AS1), whether aircraft at sea take part only aboard a carrier
+    (F7, SM2), or whether an override undo of
     unlocked actions needs the other side's agreement (RK3), was recorded before the rule was
     amended and is refereed as then (`ruleset_from_recorded`), so the data
     says it: the rule as it stands unless the file says."""
@@ -556,6 +568,9 @@ def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     nc = data.get("naval_combat")
     if isinstance(nc, dict) and "submarines_alone_call_for_asw" not in nc:
         data = {**data, "naval_combat": {**nc, "submarines_alone_call_for_asw": SUBMARINES_ALONE_CALL_FOR_ASW}}
+    nc = data.get("naval_combat")
+    if isinstance(nc, dict) and "aircraft_need_a_carrier" not in nc:
+        data = {**data, "naval_combat": {**nc, "aircraft_need_a_carrier": AIRCRAFT_NEED_A_CARRIER}}
     kept = data.get("record", {})
     if isinstance(kept, dict) and "every_override_agreed" not in kept:
         data = {**data, "record": {**kept, "every_override_agreed": EVERY_OVERRIDE_AGREED}}
@@ -581,6 +596,7 @@ def ruleset_from_recorded(data: dict[str, Any]) -> Ruleset:
             RECORDED_SUBMARINES_ARRIVING,
             RECORDED_EVERY_OVERRIDE_AGREED,
             RECORDED_SUBMARINES_ALONE_CALL_FOR_ASW,
+            RECORDED_AIRCRAFT_NEED_A_CARRIER,
         )
     # Holding `data` keeps its id from being reused while the entry lives.
     _recent[id(data)] = (data, _parsed[key])

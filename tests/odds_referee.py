@@ -93,7 +93,8 @@ class Table:
                         "nation": owner,
                         "at": start if owner == "Germany" else zone,
                         "damage": 0,
-                        "moved": 0,
+                        # F7: the phasing nation's air units flew there in combat_movement.
+                        "moved": int(owner == nation and RULESET_DATA["units"][unit_type]["category"] == "air"),
                     }
         for owner, levels in position.tech.items():
             c.tech[owner].update(levels)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, require_each_once
 from domain.rules.convoy import Roll
+from domain.rules.economy import takes_part_at_sea
 
 
 def enemy_submarines(board: Board, nation: str, zone: str) -> list[Unit]:
@@ -32,13 +33,16 @@ def can_attack(board: Board, unit: Unit) -> bool:
 
 def eligible_units(board: Board, nation: str, zone: str, committed: frozenset[str] = frozenset()) -> list[Unit]:
     """AS1, AS2, F7: the nation's own units in `zone` that may search: ships there, and air units
-    it flew there in combat_movement (or that sit on its carriers there), each air unit in at
-    most one search or battle per phase."""
+    it flew there in combat_movement (or that sit on its carriers there, `takes_part_at_sea`),
+    each air unit in at most one search or battle per phase."""
     return sorted(
         (
             u
             for u in board.units_at(zone)
-            if u.nation == nation and can_search(board, u) and not (board.unit_type(u).is_air and u.id in committed)
+            if u.nation == nation
+            and can_search(board, u)
+            and not (board.unit_type(u).is_air and u.id in committed)
+            and takes_part_at_sea(board, u)
         ),
         key=lambda u: u.id,
     )

@@ -9,6 +9,7 @@ from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, require_each_once
 from domain.rules import targets
 from domain.rules.convoy import Roll
+from domain.rules.economy import takes_part_at_sea
 
 
 def sides_in(
@@ -20,7 +21,9 @@ def sides_in(
         (u for u in board.units_at(zone) if not (board.unit_type(u).is_air and u.id in committed)),
         key=lambda u: u.id,
     )
-    return [u for u in here if u.nation == nation], [u for u in here if board.enemies(nation, u.nation)]
+    # F7: on its own turn an air unit fights where it flew, or aboard a carrier of its side.
+    own = [u for u in here if u.nation == nation and takes_part_at_sea(board, u)]
+    return own, [u for u in here if board.enemies(nation, u.nation)]
 
 
 def check_start(
@@ -36,6 +39,14 @@ def check_start(
         raise RuleViolation("NC1", f"{nation} has already fought a naval battle in {zone} this phase")
     attackers, defenders = sides_in(board, nation, zone, committed)
     if not attackers:
+        grounded = [u.id for u in board.units_at(zone) if u.nation == nation and not takes_part_at_sea(board, u)]
+        if grounded:
+            raise RuleViolation(
+                "F7",
+                f"{', '.join(grounded)} in {zone} flew nowhere this turn and no carrier of {nation}'s side there has "
+                "room for it: on its own turn an air unit fights only where it flew in combat_movement or aboard a "
+                "carrier of its side",
+            )
         raise RuleViolation("NC1", f"{nation} has no units in {zone} (zone holds: {board.describe_zone(zone)})")
     if not any(board.unit_type(u).is_naval for u in defenders):
         neutral = sorted({u.nation for u in board.units_at(zone) if u.nation in board.neutral})

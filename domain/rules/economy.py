@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from domain.board import Board
+from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, require_each_once
 from domain.text import plural
 
@@ -63,6 +63,28 @@ def carrier_room(board: Board, nation: str, zone: str) -> int:
     capacity = sum(board.unit_type(u).carries for u in here)
     aboard = sum(1 for u in here if board.unit_type(u).is_air)
     return max(0, capacity - aboard)
+
+
+def aboard(board: Board, nation: str, zone: str) -> frozenset[str]:
+    """F7: the air units of `nation`'s side in sea zone `zone` that sit on the side's carriers
+    there, as many as the carriers hold, by ID. The phasing nation's air units that flew this
+    turn are in the air, not aboard, and take no place (they land at the end of its turn)."""
+    here = [u for u in board.units_at(zone) if board.allies(nation, u.nation)]
+    room = sum(board.unit_type(u).carries for u in here)
+    resting = sorted(u.id for u in here if board.unit_type(u).is_air and not (u.nation == board.nation and u.moved > 0))
+    return frozenset(resting[:room])
+
+
+def takes_part_at_sea(board: Board, unit: Unit) -> bool:
+    """F7, SM2: whether an air unit at sea may take part in a search or battle there: one the
+    phasing nation flew there this turn, or one aboard a carrier of its side (an air unit whose
+    carrier was sunk sits out until it lands). Every other unit may; so may every unit of a
+    campaign recorded before the ruleset said so (`aircraft_need_a_carrier`)."""
+    if not board.ruleset.aircraft_need_a_carrier or not board.unit_type(unit).is_air:
+        return True
+    if unit.nation == board.nation and unit.moved > 0:
+        return True
+    return not board.scenario.game_map.is_sea(unit.at) or unit.id in aboard(board, unit.nation, unit.at)
 
 
 def placement_zones(board: Board, nation: str, unit_type: str) -> list[str]:

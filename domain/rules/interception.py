@@ -6,6 +6,7 @@ from __future__ import annotations
 from domain.board import Board, Unit
 from domain.errors import RuleViolation, require_each_once
 from domain.rules.convoy import Roll
+from domain.rules.economy import takes_part_at_sea
 
 
 def can_search(board: Board, unit: Unit) -> bool:
@@ -29,6 +30,7 @@ def eligible_searchers(board: Board, mover: str, zone: str, committed: frozenset
             if board.enemies(mover, u.nation)
             and can_search(board, u)
             and not (board.unit_type(u).is_air and u.id in committed)
+            and takes_part_at_sea(board, u)
         ),
         key=lambda u: u.id,
     )
