@@ -118,3 +118,24 @@ def test_f7_a_stranded_air_unit_is_told_to_land_in_range_not_that_it_cannot() ->
         "room, and is not on one: move it there within the range left, or confirm the loss [F7]"
     )
     assert "cannot land" not in item["text"]
+
+
+@pytest.mark.parametrize(
+    ("decision", "hint"),
+    [
+        (
+            {"submerge": ["DE-SS1"], "retreat": ["Skagerrak"]},
+            "tracker battle decide 4 [--submerge S1] [--retreat-to ZONE]",
+        ),
+        ({"submerge": ["GB-SS1"], "retreat": []}, "tracker battle decide 4 [--submerge S1]"),
+        ({"submerge": [], "retreat": ["Skagerrak"]}, "tracker battle decide 4 [--retreat-to ZONE]"),
+    ],
+)
+def test_nc4_nc1_battle_decide_offers_only_the_options_the_nation_has(
+    decision: dict[str, list[str]], hint: str
+) -> None:
+    # NC1: only the attacker may retreat; NC4: only a side with submarines there may submerge.
+    from tracker.service.describe import command
+
+    item = {"battle": 4, "step": "decide", "kind": "naval", "waiting": ["Britain"], "decisions": {"Britain": decision}}
+    assert command(item) == hint

@@ -177,6 +177,14 @@ def _gate_command(item: Mapping[str, Any]) -> str | None:
     }.get(kind)
 
 
+def _decide_options(item: Mapping[str, Any]) -> str:
+    """NC4, NC1: the options of `battle decide` the first nation it waits for has: submerging
+    where it has submarines there, retreating where it is the attacker with a zone to go to."""
+    decision = (item.get("decisions") or {}).get(item["waiting"][0], {}) if item["waiting"] else {}
+    options = " [--submerge S1]" if decision.get("submerge") else ""
+    return options + (" [--retreat-to ZONE]" if decision.get("retreat") else "")
+
+
 def command(item: Mapping[str, Any]) -> str | None:
     """The command that answers one item of `pending`: a procedure's step, what a phase still
     requires (T4), or the phasing nation's `next`; None when nothing answers it now."""
@@ -196,7 +204,7 @@ def command(item: Mapping[str, Any]) -> str | None:
         ("interception", "continue"): f"tracker intercept continue {n} [--stop S1]",
         ("asw", "search"): f"tracker asw search {n} [--units U1,U2] [--dice V,...]",
         ("asw", "decide"): f"tracker asw submerge {n} [--subs S1,S2]",
-        ("naval", "decide"): f"tracker battle decide {n}{who} [--submerge S1] [--retreat-to ZONE]",
+        ("naval", "decide"): f"tracker battle decide {n}{who}{_decide_options(item)}",
         ("naval", "casualties"): f"tracker battle casualties {n}{who} [--units U1,U2]",
     }
     generic = {
