@@ -134,14 +134,25 @@ class Board:
             units.append(by_id[uid])
         return units
 
+    def air_distance(self, unit: Unit, zone: str) -> int | None:
+        """F7, F8: the map steps an air unit flies to the zone, over no neutral's territory (None:
+        it cannot get there)."""
+        avoid = (
+            frozenset(t for t, owner in self.owners.items() if owner in self.neutral and owner != unit.nation)
+            if self.neutral
+            else frozenset()
+        )
+        return self.scenario.game_map.distance(unit.at, zone, avoid)
+
     def out_of_range(self, unit: Unit, zone: str) -> RuleViolation:
         """F7: an air unit too far from the zone for the range it has left this turn."""
-        dist = self.scenario.game_map.distance(unit.at, zone)
+        dist = self.air_distance(unit, zone)
         move = self.unit_type(unit).move
+        where = f"{dist} steps from {zone}" if dist is not None else f"cut off from {zone}"
+        over = " without flying over a neutral's territory (F8)" if self.neutral else ""
         return RuleViolation(
             "F7",
-            f"{unit.id} in {unit.at} is {dist} steps from {zone}, beyond the range it has left "
-            f"({move - unit.moved} of {move})",
+            f"{unit.id} in {unit.at} is {where}{over}, beyond the range it has left ({move - unit.moved} of {move})",
         )
 
     def describe_zone(self, zone: str) -> str:

@@ -82,11 +82,14 @@ class GameMap:
     def adjacent(self, a: str, b: str) -> bool:
         return b in self.adjacency.get(a, frozenset())
 
-    def distance(self, start: str, goal: str) -> int | None:
-        """Map steps between two places over sea and land (F7 air range)."""
+    def distance(self, start: str, goal: str, avoid: frozenset[str] = frozenset()) -> int | None:
+        """Map steps between two places over sea and land (F7 air range), passing through no
+        place of `avoid` (F8: a neutral's territory)."""
         if start == goal:
             return 0
-        seen = {start}
+        if goal in avoid:
+            return None
+        seen = {start, *avoid}
         queue = deque([(start, 0)])
         while queue:
             here, steps = queue.popleft()

@@ -5,6 +5,7 @@ by an adjustment (AD1), and a full round played through the CLI with auto dice."
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import uuid
 from pathlib import Path
@@ -329,3 +330,23 @@ def test_f8_a_board_whose_first_nation_enters_later_through_the_cli(tmp_path: Pa
     other = str(tmp_path / "other.db")
     run(other, "import", exported)
     assert run(other, "verify").startswith("OK:")
+
+
+def test_f8_f7_an_air_unit_reaches_a_convoy_battle_over_no_neutrals_territory() -> None:
+    c = new_world()
+    board = c.board()
+    (bomber,) = units_of(c, "Germany", "Northwest Germany", "bomber")
+    unit = board.units[bomber]
+    # Across the Alps the Northern Adriatic is six steps away, over neutral Italy (Venetia);
+    # around Italy it is farther than a bomber's range (CV3 through F7: from where it is).
+    move = board.unit_type(unit).move
+    assert board.scenario.game_map.distance(unit.at, "Northern Adriatic") <= move
+    around = board.air_distance(unit, "Northern Adriatic")
+    assert around is None or around > move
+    searchers = {u.id for u in convoy.eligible_searchers(board, "Austria-Hungary", "Northern Adriatic")}
+    assert bomber not in searchers
+    refusal = board.out_of_range(unit, "Northern Adriatic")
+    assert refusal.rule == "F7" and "without flying over a neutral's territory (F8)" in refusal.reason
+    # Once Italy is at war (its entry, or an adjustment's, AD1), the way over it is open.
+    at_war = dataclasses.replace(board, neutral=frozenset())
+    assert bomber in {u.id for u in convoy.eligible_searchers(at_war, "Austria-Hungary", "Northern Adriatic")}

@@ -63,10 +63,11 @@ def check_declaration(board: Board, attacker: str, zone: str, submarines: list[s
 
 def air_can_join(board: Board, unit: Unit, zone: str, committed: frozenset[str]) -> bool:
     """F7: outside combat movement an air unit joins from where it is, if the zone is within the
-    range it has left this turn and it has taken part in no search or battle this phase."""
+    range it has left this turn (flying over no neutral's territory, F8) and it has taken part
+    in no search or battle this phase."""
     if unit.id in committed:
         return False
-    distance = board.scenario.game_map.distance(unit.at, zone)
+    distance = board.air_distance(unit, zone)
     return distance is not None and distance <= board.unit_type(unit).move - unit.moved
 
 

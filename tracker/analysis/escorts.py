@@ -82,13 +82,14 @@ def searches(board: Board, unit: Unit) -> bool:
 
 
 def escort_or_aircraft(board: Board, unit: Unit) -> bool:
-    """The units sent to guard convoys: escorts (destroyers, cruisers) and aircraft that search."""
+    """The units sent to guard convoys: the ships and aircraft that search (CV3)."""
     return guards(board.unit_type(unit))
 
 
 def guards(ut: UnitType) -> bool:
-    """`escort_or_aircraft` of a unit type."""
-    return (ut.unit_class == "escort" or ut.is_air) and ut.search.get("convoy", 0) > 0
+    """`escort_or_aircraft` of a unit type: CV3 lets every ship and aircraft with a convoy search
+    value search, battleships (2) as well as escorts, so none of them is left out of the advice."""
+    return ut.search.get("convoy", 0) > 0
 
 
 def searchers(board: Board, nation: str, zone: str, next_turn: bool) -> list[reach.Reach]:
@@ -104,7 +105,7 @@ def searchers(board: Board, nation: str, zone: str, next_turn: bool) -> list[rea
             continue
         fresh = Unit(unit.id, unit.type, unit.nation, unit.at, unit.damage, 0) if next_turn else unit
         if air_can_join(board, fresh, zone, frozenset()):
-            out.append(reach.Reach(unit, board.scenario.game_map.distance(unit.at, zone) or 0))
+            out.append(reach.Reach(unit, board.air_distance(unit, zone) or 0))
     return out
 
 
@@ -300,7 +301,11 @@ def window_answer(
         return memo[c]
 
     costs = {t: q.board.ruleset.units[t].cost for t in order}
-    found = advise.cheapest(full, costs, chance, -bound)
+    # CV3-CV5: a searcher more only adds search and attack dice against the submarines (their
+    # fire falls on the searchers, never on the NTR), so the expected loss never grows with one:
+    # when all of them together miss the bound, no choice of them meets it.
+    everyone = tuple(full.values())
+    found = advise.cheapest(full, costs, chance, -bound) if chance(everyone) >= -bound else None
     c = found[0] if found else tuple(full.values())
     counts = {t: n for t, n in zip(order, c, strict=True) if n}
     return {
