@@ -51,6 +51,11 @@ RECORDED_SUBMARINES_ALONE_CALL_FOR_ASW = False
 # (`RECORDED_AIRCRAFT_NEED_A_CARRIER`).
 AIRCRAFT_NEED_A_CARRIER = True
 RECORDED_AIRCRAFT_NEED_A_CARRIER = False
+# F7, PU2: whether air units land on, are placed on and sit aboard any carrier of their side
+# with room ("a friendly carrier", the rule as written); a campaign recorded before the key
+# counted the nation's own carriers only (`RECORDED_FRIENDLY_CARRIERS`).
+FRIENDLY_CARRIERS = True
+RECORDED_FRIENDLY_CARRIERS = False
 ROLL_KINDS = (
     "merchant_defence",
     "convoy_search",
@@ -186,6 +191,7 @@ class Ruleset:
     every_override_agreed: bool = EVERY_OVERRIDE_AGREED  # RK3
     submarines_alone_call_for_asw: bool = SUBMARINES_ALONE_CALL_FOR_ASW  # NC1, AS1
     aircraft_need_a_carrier: bool = AIRCRAFT_NEED_A_CARRIER  # F7, SM2
+    friendly_carriers: bool = FRIENDLY_CARRIERS  # F7, PU2
     content_hash: str = field(default="", compare=False)
 
     def unit(self, name: str) -> UnitType:
@@ -290,6 +296,7 @@ def ruleset_from_dict(
     every_override_agreed: bool = EVERY_OVERRIDE_AGREED,
     submarines_alone_call_for_asw: bool = SUBMARINES_ALONE_CALL_FOR_ASW,
     aircraft_need_a_carrier: bool = AIRCRAFT_NEED_A_CARRIER,
+    friendly_carriers: bool = FRIENDLY_CARRIERS,
 ) -> Ruleset:
     """Validate a ruleset table; raise DataFileError naming the first problem found.
     `placement` is HA7's placement where the table does not say (PLACEMENTS), `search_order`
@@ -298,7 +305,9 @@ def ruleset_from_dict(
     whether RK3 asks the other side's agreement of an override undo of unlocked actions too,
     `submarines_alone_call_for_asw` whether NC1 refuses a naval battle on enemy submarines alone
     where the nation's own submarines did not stop to attack, `aircraft_need_a_carrier` whether
-    an air unit at sea that has not flown this turn takes part only aboard a carrier (F7, SM2)."""
+    an air unit at sea that has not flown this turn takes part only aboard a carrier (F7, SM2),
+    `friendly_carriers` whether air units use carriers of their side, not only their nation's
+    (F7, PU2)."""
     # The sections are read in file order, so the first problem reported is the first a reader
     # of the file would meet.
     top = Reader(source, data)
@@ -318,6 +327,7 @@ def ruleset_from_dict(
     arriving = nc.boolean("submarines_arriving_fight", default=submarines_arriving)
     subs_alone = nc.boolean("submarines_alone_call_for_asw", default=submarines_alone_call_for_asw)
     need_carrier = nc.boolean("aircraft_need_a_carrier", default=aircraft_need_a_carrier)
+    friendly = nc.boolean("friendly_carriers", default=friendly_carriers)
     nc.finish()
     trade = top.table("trade", required=False)
     ntr_value = trade.integer("ntr_value", 0, 100, default=1)
@@ -346,6 +356,7 @@ def ruleset_from_dict(
         every_override_agreed=agreed,
         submarines_alone_call_for_asw=subs_alone,
         aircraft_need_a_carrier=need_carrier,
+        friendly_carriers=friendly,
         content_hash=content_hash(data),
         **hit_allocation,
         **convoy,
@@ -551,7 +562,7 @@ def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     say how HA7 places hits, in which order a search's dice are rolled (CV4), whether
     submarines moving in among enemy surface ships fight (NC1), whether enemy submarines alone
     call for ASW combat only (NC1, AS1), whether aircraft at sea take part only aboard a carrier
-    (F7, SM2), or whether an override undo of
+    (F7, SM2), whether they use their allies' carriers (F7, PU2), or whether an override undo of
     unlocked actions needs the other side's agreement (RK3), was recorded before the rule was
     amended and is refereed as then (`ruleset_from_recorded`), so the data
     says it: the rule as it stands unless the file says."""
@@ -571,6 +582,9 @@ def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     nc = data.get("naval_combat")
     if isinstance(nc, dict) and "aircraft_need_a_carrier" not in nc:
         data = {**data, "naval_combat": {**nc, "aircraft_need_a_carrier": AIRCRAFT_NEED_A_CARRIER}}
+    nc = data.get("naval_combat")
+    if isinstance(nc, dict) and "friendly_carriers" not in nc:
+        data = {**data, "naval_combat": {**nc, "friendly_carriers": FRIENDLY_CARRIERS}}
     kept = data.get("record", {})
     if isinstance(kept, dict) and "every_override_agreed" not in kept:
         data = {**data, "record": {**kept, "every_override_agreed": EVERY_OVERRIDE_AGREED}}
@@ -597,6 +611,7 @@ def ruleset_from_recorded(data: dict[str, Any]) -> Ruleset:
             RECORDED_EVERY_OVERRIDE_AGREED,
             RECORDED_SUBMARINES_ALONE_CALL_FOR_ASW,
             RECORDED_AIRCRAFT_NEED_A_CARRIER,
+            RECORDED_FRIENDLY_CARRIERS,
         )
     # Holding `data` keeps its id from being reused while the entry lives.
     _recent[id(data)] = (data, _parsed[key])

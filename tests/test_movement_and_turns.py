@@ -451,7 +451,7 @@ def test_f7_air_landing_at_sea_without_carrier_is_refused_in_noncombat_movement(
         c,
         lambda: c.move("Germany", ["DE-FT1"], ["Heligoland Bight"]),
         "F7",
-        "air units ending at sea need a carrier: Germany carriers in Heligoland Bight hold 0",
+        "air units ending at sea need a carrier: friendly carriers in Heligoland Bight hold 0",
     )
 
 
@@ -470,18 +470,15 @@ def test_f7_air_landing_on_a_full_carrier_is_refused(c: Campaign) -> None:
         c,
         lambda: c.move("Britain", ["GB-TP1"], ["Northern North Sea"]),
         "F7",
-        "Britain carriers in Northern North Sea hold 2, 2 already aboard",
+        "friendly carriers in Northern North Sea hold 2, 2 already aboard",
     )
 
 
-def test_f7_air_landing_on_an_allied_carrier_is_refused(c: Campaign) -> None:
+def test_f7_air_landing_on_an_allied_carrier_with_room_is_allowed(c: Campaign) -> None:
+    # F7: "a friendly carrier with room" (GB-CV1 holds two, GB-FT1 aboard).
     advance_to(c, "France", "noncombat_movement")
-    refuse(
-        c,
-        lambda: c.move("France", ["FR-BM1"], ["Dover Strait", "England", "Central North Sea", "Northern North Sea"]),
-        "F7",
-        "France carriers in Northern North Sea hold 0",
-    )
+    c.move("France", ["FR-BM1"], ["Dover Strait", "England", "Central North Sea", "Northern North Sea"])
+    assert c.units["FR-BM1"]["at"] == "Northern North Sea" and c.stranded_aircraft() == []
 
 
 def test_f7_air_landing_in_enemy_territory_is_refused(c: Campaign) -> None:

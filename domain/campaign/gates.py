@@ -51,8 +51,12 @@ class Gates(CampaignBase):
                 if board.enemies(nation, board.owners[place]):
                     stranded += air
                 continue
-            room = sum(board.unit_type(u).carries for u in board.units_at(place) if u.nation == nation)
-            stranded += air[room:]
+            # F7: friendly carriers' places, less those of their side's other aircraft aboard.
+            friendly = [u for u in board.units_at(place) if economy.shares_carriers(board, nation, u.nation)]
+            room = sum(board.unit_type(u).carries for u in friendly) - sum(
+                1 for u in friendly if u.nation != nation and board.unit_type(u).is_air
+            )
+            stranded += air[max(0, room) :]
         return stranded
 
     def due_naval_battles(self, board: Board | None = None) -> list[str]:

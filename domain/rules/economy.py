@@ -57,9 +57,16 @@ def own_ports(board: Board, nation: str) -> list[str]:
     return sorted(t for t, owner in board.owners.items() if owner == nation and t in board.scenario.game_map.ports)
 
 
+def shares_carriers(board: Board, nation: str, other: str) -> bool:
+    """F7, PU2: whether `other`'s carriers hold `nation`'s air units (and its air units take
+    their places): a friendly carrier is any of the side's, at war (F8); a campaign recorded
+    before the ruleset said so counted the nation's own only (`friendly_carriers`)."""
+    return other == nation or (board.ruleset.friendly_carriers and board.allies(nation, other))
+
+
 def carrier_room(board: Board, nation: str, zone: str) -> int:
-    """F7: free places on the nation's carriers in a sea zone."""
-    here = [u for u in board.units_at(zone) if u.nation == nation]
+    """F7: free places on the friendly carriers in a sea zone, for the nation's air units."""
+    here = [u for u in board.units_at(zone) if shares_carriers(board, nation, u.nation)]
     capacity = sum(board.unit_type(u).carries for u in here)
     aboard = sum(1 for u in here if board.unit_type(u).is_air)
     return max(0, capacity - aboard)
@@ -69,7 +76,7 @@ def aboard(board: Board, nation: str, zone: str) -> frozenset[str]:
     """F7: the air units of `nation`'s side in sea zone `zone` that sit on the side's carriers
     there, as many as the carriers hold, by ID. The phasing nation's air units that flew this
     turn are in the air, not aboard, and take no place (they land at the end of its turn)."""
-    here = [u for u in board.units_at(zone) if board.allies(nation, u.nation)]
+    here = [u for u in board.units_at(zone) if shares_carriers(board, nation, u.nation)]
     room = sum(board.unit_type(u).carries for u in here)
     resting = sorted(u.id for u in here if board.unit_type(u).is_air and not (u.nation == board.nation and u.moved > 0))
     return frozenset(resting[:room])
@@ -89,12 +96,14 @@ def takes_part_at_sea(board: Board, unit: Unit) -> bool:
 
 def placement_zones(board: Board, nation: str, unit_type: str) -> list[str]:
     """PU2: naval units go to a sea zone next to one of the nation's ports; air units to one of
-    its ports or onto one of its carriers with room."""
+    its ports or onto a friendly carrier with room."""
     game_map = board.scenario.game_map
     ports = own_ports(board, nation)
     if board.ruleset.unit(unit_type).is_naval:
         return sorted({z for p in ports for z in game_map.adjacency[p] if game_map.is_sea(z)})
-    carriers = sorted({u.at for u in board.units.values() if u.nation == nation and board.unit_type(u).carries})
+    carriers = sorted(
+        {u.at for u in board.units.values() if board.unit_type(u).carries and shares_carriers(board, nation, u.nation)}
+    )
     return ports + [z for z in carriers if carrier_room(board, nation, z) > 0]
 
 
@@ -171,16 +180,22 @@ def check_entry(board: Board, nations: tuple[str, ...]) -> None:
 
 
 def _require_carrier_room(board: Board, adj: Adjustment, nation: str, zone: str) -> None:
-    """F7: air units added at sea go aboard the nation's own carriers there, within their room
-    (what the scenario check asks of a starting board)."""
-    here = [u for u in board.units_at(zone) if u.nation == nation and u.id not in adj.remove]
+    """F7: air units added at sea go aboard friendly carriers there, within their room (what the
+    scenario check asks of a starting board); carriers added with them count."""
+    here = [u for u in board.units_at(zone) if shares_carriers(board, nation, u.nation) and u.id not in adj.remove]
     room = sum(board.unit_type(u).carries for u in here)
     aboard = sum(1 for u in here if board.unit_type(u).is_air)
-    added = sum(n for who, t, at, n in adj.add if who == nation and at == zone and board.ruleset.unit(t).is_air)
+    added = 0
+    for who, unit_type, at, n in adj.add:
+        if at != zone or not shares_carriers(board, nation, who):
+            continue
+        ut = board.ruleset.unit(unit_type)
+        room += n * ut.carries
+        added += n if ut.is_air else 0
     if aboard + added > room:
         raise RuleViolation(
             "F7",
-            f"{nation}'s air units at sea in {zone} need room on its carriers there: "
+            f"{nation}'s air units at sea in {zone} need room on friendly carriers there: "
             f"{aboard} aboard and {added} added, room for {room}",
         )
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, require_each_once
+from domain.rules.economy import shares_carriers
 
 MOVE_PHASES = ("combat_movement", "noncombat_movement")
 
@@ -170,16 +171,17 @@ def check_neutral_territory(board: Board, nation: str, path: list[str]) -> None:
 
 
 def aircraft_aboard_leaving(board: Board, nation: str, moving: list[Unit]) -> list[str]:
-    """F7: aircraft at sea sit on their nation's carriers; when carriers sail, the aircraft
-    the carriers staying behind cannot hold sail with them (as many as the moving ones hold)."""
+    """F7: aircraft at sea sit on friendly carriers; when carriers sail, the aircraft the
+    carriers staying behind cannot hold sail with them (as many as the moving ones hold). An
+    ally's aircraft keep the places left behind first, so that the nation's own sail with it."""
     start = moving[0].at
     if not board.scenario.game_map.is_sea(start):
         return []
     moving_ids = {u.id for u in moving}
-    here = [u for u in board.units_at(start) if u.nation == nation]
+    here = [u for u in board.units_at(start) if shares_carriers(board, nation, u.nation)]
     staying_capacity = sum(board.unit_type(u).carries for u in here if u.id not in moving_ids)
     moving_capacity = sum(board.unit_type(u).carries for u in moving)
-    aircraft = sorted(u.id for u in here if board.unit_type(u).is_air)
+    aircraft = [u.id for u in sorted(here, key=lambda u: (u.nation == nation, u.id)) if board.unit_type(u).is_air]
     excess = aircraft[staying_capacity:]
     return excess[:moving_capacity]
 
@@ -194,15 +196,14 @@ def _check_air_landing(board: Board, nation: str, units: list[Unit], destination
         if board.enemies(nation, owner):
             raise RuleViolation("F7", f"air units cannot land in {destination}, held by {owner}")
         return
-    capacity = sum(board.unit_type(u).carries for u in board.units_at(destination) if u.nation == nation)
-    aboard = sum(
-        1
-        for u in board.units_at(destination)
-        if u.nation == nation and board.unit_type(u).is_air and u.id not in {m.id for m in units}
-    )
+    here = [u for u in board.units_at(destination) if shares_carriers(board, nation, u.nation)]
+    capacity = sum(board.unit_type(u).carries for u in here)
+    moving = {m.id for m in units}
+    aboard = sum(1 for u in here if board.unit_type(u).is_air and u.id not in moving)
     if aboard + len(units) > capacity:
+        whose = "friendly" if board.ruleset.friendly_carriers else nation
         raise RuleViolation(
             "F7",
-            f"air units ending at sea need a carrier: {nation} carriers in {destination} "
+            f"air units ending at sea need a carrier: {whose} carriers in {destination} "
             f"hold {capacity}, {aboard} already aboard",
         )
