@@ -150,7 +150,8 @@ def test_ad1_f7_air_units_added_at_sea_go_aboard_friendly_carriers_with_room() -
     err = refused(c, RuleViolation, lambda: c.adjust(Adjustment(add=(("Germany", "fighter", "Skagerrak", 1),)), "x"))
     assert (err.rule, err.reason) == (
         "F7",
-        "Germany's air units at sea in Skagerrak need room on friendly carriers there: 0 aboard and 1 added, room for 0",
+        "Germany's air units at sea in Skagerrak need room on friendly carriers there: "
+        "0 aboard and 1 added, room for 0",
     )
     # GB-CV1 carries two, GB-FT1 aboard already: one more fits, two do not.
     too_many = Adjustment(add=(("Britain", "fighter", "Northern North Sea", 2),))
