@@ -149,6 +149,8 @@ def cli_at_casualties(tmp_path: Path) -> str:
     run(db, "battle", "targets", "1", "--targets", "GB-SS3=DE-DD3")
     out = run(db, "battle", "fire", "1", "--dice", "1,1,9,9")
     assert "waiting for Britain to choose casualties: Britain places 2 hits among GB-CA1, GB-SS3" in out
+    # HA7: the default is named, not only said to be the cheapest.
+    assert "among GB-CA1, GB-SS3 (default: GB-CA1) (HA4-HA6 order; the default is the cheapest legal choice)" in out
     return db
 
 

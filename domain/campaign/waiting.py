@@ -15,7 +15,7 @@ used, so the domain works (and its refusals read) on its own.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
 from domain.campaign.base import CampaignBase
 from domain.campaign.procedure import Procedure
@@ -266,6 +266,8 @@ class Waiting(CampaignBase):
                 facts["casualties"][decision.chooser] = {
                     "hits": sum(g["hits"] for g in b["groups"] if g["side"] == side),
                     "units": list(units),
+                    # HA7: what the tracker takes if the owner does not choose (`--auto`).
+                    "default": list(cast(tuple[str, ...], decision.default)),
                 }
 
     def _decide_facts(self, facts: dict[str, Any], b: Procedure, decisions: list[Decision]) -> None:

@@ -95,9 +95,11 @@ def _procedure_step(f: Mapping[str, Any]) -> str:
         )
     if step == "casualties":
         parts = [
-            f"{n} places {plural(c['hits'], 'hit')} among {', '.join(c['units'])}" for n, c in f["casualties"].items()
+            f"{n} places {plural(c['hits'], 'hit')} among {', '.join(c['units'])}"
+            + (f" (default: {', '.join(c['default'])})" if c.get("default") else "")
+            for n, c in f["casualties"].items()
         ]
-        return f"to choose casualties: {'; '.join(parts)} (HA4-HA6 order; default: the cheapest legal choice)"
+        return f"to choose casualties: {'; '.join(parts)} (HA4-HA6 order; the default is the cheapest legal choice)"
     if step == "decide" and kind == "interception":
         retreat = f" or retreat to {f['back']}" if f["back"] else ""
         return f"to choose for {', '.join(f['detected'])}: fight on, submerge{retreat} (default: submerge)"
