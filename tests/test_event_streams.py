@@ -219,3 +219,32 @@ def test_a_quiet_stream_still_sends_its_keep_alive_comments(
         assert watches(app) == {}
 
     run(scenario)
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_a_stream_whose_token_is_revoked_ends_at_the_next_event(
+    league: tuple[Any, str, str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`players revoke` ends a token at once (PL1): a stream opened with it went on telling its
+    reader every version the campaign reached."""
+    app, db_url, name, token = league
+    monkeypatch.setattr(watch_module, "POLL_SECONDS", 0.05)
+
+    async def scenario() -> None:
+        stream = Stream(app, name, token)
+        await until("the first version", lambda: bool(stream.versions()))
+        for args in (["players", "revoke", "watcher"], ["next"]):
+            done = await asyncio.to_thread(
+                subprocess.run,
+                [*TRACKER, "--db", db_url, "--campaign", name, *args],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            assert done.returncode == 0, done.stderr
+        # The stream ends by itself, without the version recorded after the revocation.
+        await asyncio.wait_for(stream.task, 60)
+        assert len(stream.versions()) == 1
+        assert watches(app) == {}
+
+    run(scenario)

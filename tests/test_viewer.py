@@ -171,6 +171,8 @@ def test_the_charts_page_has_the_report_charts(server: Reader) -> None:
         ("/campaigns/demo/log?nation=Narnia", 400, "unknown nation 'Narnia'"),
         ("/campaigns/demo/log?kind=Nothing", 400, "unknown event kind 'Nothing'"),
         ("/campaigns/demo/log?turn=99999999999", 400, "turn must be a whole number"),
+        # The timeline of a turn not played yet: not there, as that turn's board says.
+        ("/campaigns/demo/log?turn=2147483647", 404, "turn 2147483647 has not been played"),
         ("/no/such/page", 404, "no page at /no/such/page"),
     ],
 )
@@ -227,6 +229,25 @@ def test_names_typed_by_players_are_escaped(tmp_path: Path) -> None:
         assert status == 200 and "<b>bold</b>" not in html and "&lt;b&gt;bold&lt;/b&gt; &amp; co" in html
         status, html = anonymous_page(s.url, "/campaigns/" + urllib.parse.quote(name, safe="") + "/board")
         assert status == 200 and "<b>bold</b>" not in html
+
+
+def test_the_timeline_of_a_campaign_of_one_event_says_one_event(tmp_path: Path) -> None:
+    """A campaign just created read "autumn, 1 events"."""
+    from starlette.testclient import TestClient
+
+    from tracker.server.app import create_app
+    from tracker.service.players import LEAGUE
+
+    db = str(tmp_path / "x.db")
+    with Tracker(db) as t:
+        rita = Players(t.engine).add(LEAGUE, "rita", [], True)
+    with TestClient(create_app(db, keys=str(tmp_path / "keys.db"))) as client:
+        # Created through the server, the campaign's seed is in the key store: one event.
+        asked = {"args": ["new", "autumn", "--scenario", "north-sea-1914"]}
+        assert client.post("/api/command", json=asked, headers={"Authorization": f"Bearer {rita}"}).status_code == 200
+        html = client.get("/campaigns/autumn/log", headers={"Authorization": f"Bearer {rita}"}).text
+    heading = re.search(r"<h1>Timeline <span[^>]*>(.*?)</span>", html)
+    assert heading and heading.group(1) == "autumn, 1 event"
 
 
 def test_the_timeline_of_a_battle_fought_lists_its_events(server: Reader, demo_db: str) -> None:

@@ -19,7 +19,7 @@ import contextlib
 import importlib.util
 import json
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio.to_thread
@@ -45,6 +45,7 @@ from tracker.server.params import (
     int_param,
     log_filters,
     path_number,
+    phase_param,
     read_json,
     shorten,
     str_param,
@@ -202,7 +203,7 @@ class Api:
     async def state(self, request: Request) -> Response:
         name = campaign_name(request)
         turn, at = int_param(request, "turn"), int_param(request, "at")
-        phase = str_param(request, "phase")
+        phase = phase_param(request)
         if phase and not turn:
             raise ApiError(400, "phase needs turn")
         if turn and at:
@@ -268,8 +269,19 @@ class Api:
         watcher = watcher_for(
             service, lambda: Watcher(service.last_version, channel_of(service.tracker.url, recorder.channel_name))
         )
+
+        async def still_reads() -> bool:
+            # A token revoked, or a campaign made private, ends the stream at its next event:
+            # revoking ends a token at once (PL1), streams too.
+            try:
+                again = await self.reader(request)
+                await self.service.run(lambda t: t.campaign_id(name), name=name, player=again)
+            except ApiError:
+                return False
+            return True
+
         return StreamingResponse(
-            event_stream(request, watcher, name),
+            event_stream(request, watcher, name, still_reads),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
@@ -386,16 +398,21 @@ def api_routes(service: Service, gate: Gate) -> list[BaseRoute]:
     return Api(service, gate).routes()
 
 
-async def event_stream(request: Request, watcher: Watcher, name: str) -> AsyncIterator[str]:
+async def event_stream(
+    request: Request, watcher: Watcher, name: str, still_reads: Callable[[], Awaitable[bool]]
+) -> AsyncIterator[str]:
     """Server-sent events: `recorded` with the campaign's last version, first at once and then
     whenever it changes (as the process's `watcher` learns it, so a write through any process
-    is seen), and a comment line when the stream has been quiet for KEEPALIVE_SECONDS."""
+    is seen), and a comment line when the stream has been quiet for KEEPALIVE_SECONDS. The
+    stream ends when a new version comes and `still_reads()` says its reader may no longer read."""
     seen = -1
     async with watcher.follow(name) as watch:
         while not await request.is_disconnected():
             version = await watch.next_version(seen, KEEPALIVE_SECONDS)
             if version is None:
                 yield ": keep-alive\n\n"
+            elif seen >= 0 and not await still_reads():
+                return
             else:
                 seen = version
                 yield f"event: recorded\ndata: {json.dumps({'version': version})}\n\n"

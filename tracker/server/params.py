@@ -46,6 +46,12 @@ def str_param(request: Request, key: str) -> str | None:
     return value or None
 
 
+def phase_param(request: Request) -> str | None:
+    """The `phase` of the query in any case, as the command line takes it: NAVAL_COMBAT too."""
+    phase = str_param(request, "phase")
+    return None if phase is None else phase.lower()
+
+
 async def read_json(request: Request, text_only: bool = True) -> dict[str, Any]:
     """The request body as a JSON object, bounded in size and depth, its strings UTF-8 text
     (unless not `text_only`); 400/413/415 otherwise."""
@@ -95,7 +101,7 @@ def log_filters(request: Request) -> dict[str, Any]:
         "turn": int_param(request, "turn"),
         "battle": int_param(request, "battle"),
         "tail": int_param(request, "tail"),
-        "phase": str_param(request, "phase"),
+        "phase": phase_param(request),
         "nation": str_param(request, "nation"),
         "zone": str_param(request, "zone"),
         "kind": str_param(request, "kind"),

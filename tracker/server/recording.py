@@ -12,7 +12,7 @@ from starlette.responses import Response
 from domain.errors import InputError, RuleViolation, TrackerError
 from tracker.cli.params import shorten_echoes
 from tracker.server.commands import run_command
-from tracker.server.responses import JsonResponse
+from tracker.server.responses import JsonResponse, cited_rule
 from tracker.server.served import NEEDS_TOKEN, NotFound, ServedTracker
 from tracker.service.performing import Outcome
 from tracker.service.players import Forbidden, Player, Unauthenticated
@@ -37,7 +37,7 @@ def command_response(result: dict[str, Any]) -> Response:
             # The error in one short line; stdout and stderr stay the command line's own output.
             message = (result["stderr"] or "").strip().splitlines()
             error = message[-1].removeprefix("Error: ") if message else "refused"
-            body.update(error=shorten_echoes(error), rule=None)
+            body.update(error=shorten_echoes(error), rule=cited_rule(error) if status == 409 else None)
     return JsonResponse(body, status_code=status)
 
 

@@ -4,6 +4,7 @@ status a tracker error maps to."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from starlette.responses import JSONResponse
@@ -41,11 +42,23 @@ def error_response(
     return JsonResponse({"error": message, "rule": rule}, status_code=status, headers=headers)
 
 
+# A refusal's message opens with the rule it cites, as the CLI prints it: "D1: die value ...".
+CITED_RULE = re.compile(r"([A-Z]{1,3}\d{1,2}): ")
+
+
+def cited_rule(message: str) -> str | None:
+    """The rule a refusal's message opens with, or None. Errors raised as no RuleViolation (dice
+    entered wrong, D1 and D3) and a command line's refusal (known by its output only) name their
+    rule there alone."""
+    found = CITED_RULE.match(message)
+    return found.group(1) if found else None
+
+
 def tracker_error(e: TrackerError) -> ApiError:
     """A refused action (exit 1) is 409 with its rule; bad usage (exit 2) is 400; an idempotency
     key sent before with another request is 422, as the IETF draft on the header asks."""
-    rule = e.rule if isinstance(e, RuleViolation) else None
     message = shorten_echoes(str(e))
+    rule = e.rule if isinstance(e, RuleViolation) else cited_rule(message) if e.exit_code == 1 else None
     if isinstance(e, NotFound):
         return ApiError(404, message)
     if isinstance(e, KeyReused):

@@ -109,9 +109,11 @@ def number(request: Request, key: str, text: str | None = None) -> int | None:
 
 
 def phase_param(request: Request) -> str | None:
-    phase = request.query_params.get("phase") or None
-    if phase is not None and phase not in KNOWN_PHASES:
-        raise PageError(400, f"unknown phase {phase[:40]!r} (phases: {', '.join(KNOWN_PHASES)})")
+    typed = request.query_params.get("phase") or None
+    # In any case, as the command line takes it.
+    phase = typed.lower() if typed is not None else None
+    if typed is not None and phase not in KNOWN_PHASES:
+        raise PageError(400, f"unknown phase {typed[:40]!r} (phases: {', '.join(KNOWN_PHASES)})")
     return phase
 
 
@@ -257,6 +259,8 @@ def log_data(t: Tracker, name: str, filters: dict[str, Any]) -> dict[str, Any]:
         kind = event_kind(filters["kind"]) if filters["kind"] is not None else None
     except InputError as e:
         raise PageError(400, str(e)) from None
+    # The timeline of a turn not played yet is not there (as that turn's board), not empty.
+    _check_turn(filters["turn"], position)
     battle = filters["battle"]
     if battle is not None and not log_records(t, cid, battle=battle, tail=1):
         # As the battle's own page: a battle nobody fought is not there, not an empty timeline.
