@@ -23,6 +23,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection, Engine
 
+from domain.errors import TrackerError
+
 NAME = "board"
 # Bumped whenever a view changes shape or what it holds (6: the wording of three summaries):
 # older views are dropped and rebuilt from the log.
@@ -139,19 +141,39 @@ HISTORIES = {"unit": unit_history, "ntr": ntr_history, "nation": nation_history,
 _RETIRED = ("tracker_phase_index", "tracker_projection_stopped")
 
 
+def _schema_found(conn: Connection) -> int | None:
+    """The schema of the views the tracking row names, or None (no tracking table yet, or one
+    of an earlier shape)."""
+    try:
+        found = conn.execute(select(tracking.c.schema).where(tracking.c.name == NAME)).scalar()
+    except Exception:  # noqa: BLE001 - no tracking table yet, or one of an earlier shape
+        return None
+    return None if found is None else int(found)
+
+
 def ensure_schema(engine: Engine) -> None:
     """Create the views, or drop and recreate views of an earlier schema (they are rebuilt
-    from the log on the next read)."""
-    try:
-        with engine.connect() as conn:
-            found = conn.execute(select(tracking.c.schema).where(tracking.c.name == NAME)).scalar()
-        if found == SCHEMA:
-            return
-    except Exception:  # noqa: BLE001 - no tracking table yet, or one of an earlier shape
-        found = None
+    from the log on the next read). Views of a later schema, made by a newer release, are
+    refused, not dropped: two releases on one database would otherwise rebuild them in turn."""
+    with engine.connect() as conn:
+        found = _schema_found(conn)
+    if found == SCHEMA:
+        return
+    if found is not None and found > SCHEMA:
+        raise TrackerError(
+            f"this database's read models were made by a newer release of the tracker (projections schema "
+            f"{found}; this release reads {SCHEMA}): upgrade the tracker to use it"
+        )
     from sqlalchemy import inspect
 
     with engine.begin() as conn:
+        if conn.dialect.name == "sqlite":
+            # pysqlite runs each DDL statement in a transaction of its own: one write transaction
+            # makes dropping and recreating the views one change, which no reader sees half done
+            # ("no such table"), and a second process upgrading at once waits, then finds them made.
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            if _schema_found(conn) == SCHEMA:
+                return
         existing = set(inspect(conn).get_table_names())
         stale = found is not None or (
             tracking.name in existing and "schema" not in {c["name"] for c in inspect(conn).get_columns(tracking.name)}

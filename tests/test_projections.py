@@ -494,3 +494,56 @@ def test_opening_a_database_while_a_rebuild_remakes_the_tracking_row_is_no_confl
         assert not other.is_alive() and failures == []
         with t.engine.connect() as conn:
             assert conn.execute(select(tracking.c.schema).where(tracking.c.name == NAME)).scalar_one() == SCHEMA
+
+
+def _old_views(tmp_path: Path, schema: int) -> str:
+    """A database whose views say they are of `schema`, its event index read already."""
+    from projections import schema as projection_schema
+
+    db = str(tmp_path / "views.db")
+    with Tracker(db) as t:
+        t.create("c", "north-sea-1914")
+        t.catch_up()
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"UPDATE {projection_schema.tracking.name} SET schema = ?", (schema,))
+    return db
+
+
+def test_views_of_a_newer_release_are_refused_not_dropped(tmp_path: Path) -> None:
+    """Two releases on one database would drop and rebuild each other's views in turn."""
+    from projections import schema as projection_schema
+
+    db = _old_views(tmp_path, projection_schema.SCHEMA + 1)
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT count(*) FROM tracker_event_index").fetchone()[0]
+    result = CliRunner().invoke(cli, ["--db", db, "log"])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines()[-1] == (
+        f"Error: this database's read models were made by a newer release of the tracker (projections schema "
+        f"{projection_schema.SCHEMA + 1}; this release reads {projection_schema.SCHEMA}): upgrade the tracker to use it"
+    )
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM tracker_event_index").fetchone()[0] == rows
+
+
+def test_upgrading_the_views_is_one_change_on_sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dropping the views of an earlier schema and making them again is one transaction: a
+    failure half-way leaves the old views (and a reader never finds a table missing)."""
+    from projections import schema as projection_schema
+
+    db = _old_views(tmp_path, projection_schema.SCHEMA - 1)
+
+    def fails(conn: Any) -> None:
+        raise RuntimeError("the disk is full")
+
+    monkeypatch.setattr(projection_schema, "_plan_hints", fails)
+    from sqlalchemy import create_engine
+
+    engine = create_engine(f"sqlite:///{db}")
+    with pytest.raises(RuntimeError):
+        projection_schema.ensure_schema(engine)
+    engine.dispose()
+    with sqlite3.connect(db) as conn:
+        found = conn.execute(f"SELECT schema FROM {projection_schema.tracking.name}").fetchone()
+        assert found == (projection_schema.SCHEMA - 1,)
+        assert conn.execute("SELECT count(*) FROM tracker_event_index").fetchone()[0] > 0
