@@ -134,7 +134,7 @@ def approve_override(
             "nothing was recorded; ask again",
         )
     if not t.players.mark_approved(number, approver, None):
-        raise InputError(f"override request {number} was approved already")
+        raise RuleViolation("RK3", f"override request {number} was approved already")
     agreed = tuple(request["agreed_by"])
     asked = request["command"]
     if "action" in asked:

@@ -376,7 +376,9 @@ class Players:
         if approver.spectator:
             raise Forbidden(f"{approver.name} is a spectator: their token reads, it approves nothing")
         if request["approved_by"] is not None:
-            raise InputError(f"override request {request['id']} was approved already by {request['approved_by']}")
+            raise RuleViolation(
+                "RK3", f"override request {request['id']} was approved already by {request['approved_by']}"
+            )
         if approver.name == request["requested_by"] and not approver.referee:
             raise RuleViolation("RK3", "an override needs another player's agreement, not the asker's own")
         missing = [n for n in request["agreed_by"] if not approver.may_act_for(n)]
