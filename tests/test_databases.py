@@ -176,6 +176,20 @@ def test_a_campaign_name_with_a_newline_or_control_character_is_refused(tmp_path
     assert json.loads(invoke(str(db), "campaigns", "--json")[1]) == ["fine"]
 
 
+def test_a_campaign_name_is_one_name_in_any_unicode_normal_form(tmp_path: Path) -> None:
+    """ "Nörd sea" typed with a combining diaeresis made a second campaign looking exactly like
+    the first, and `--campaign` typed the other way found neither."""
+    db = str(tmp_path / "c.db")
+    composed, decomposed = "N\u00f6rd sea", "No\u0308rd sea"
+    assert invoke(db, "new", decomposed, "--scenario", "north-sea-1914")[0] == 0
+    code, out = invoke(db, "new", composed, "--scenario", "north-sea-1914")
+    assert code == 2 and "already exists" in out, out
+    assert json.loads(invoke(db, "campaigns", "--json")[1]) == [composed]
+    for typed in (composed, decomposed):
+        code, out = invoke(db, "--campaign", typed, "state", "--json")
+        assert code == 0 and json.loads(out)["round"] == 1, out
+
+
 def test_an_edited_event_row_is_one_line_naming_the_event(tmp_path: Path) -> None:
     """A stored event cut in half outside the tracker: every command meeting it says which
     event, as `verify` does, never the library's "unexpected" error."""

@@ -251,7 +251,9 @@ def check_campaign_name(name: str) -> str:
     bad = next((ch for ch in name if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")), None)
     if bad is not None:
         raise InputError(f"a campaign name may not contain control characters such as {bad!r}: {name!r}")
-    return name
+    # One spelling for names that look alike: "ö" typed as one character or as "o" and a
+    # combining diaeresis (as some keyboards and file systems give it) names one campaign.
+    return unicodedata.normalize("NFC", name)
 
 
 def _check_sqlite_path(path: Path) -> None:
@@ -348,6 +350,14 @@ class Registry:
             return [(r[0], r[1]) for r in rows]
 
     def lookup(self, name: str) -> str | None:
+        """The campaign registered under `name`, spelled in any Unicode normal form (names are
+        stored composed, NFC, by `check_campaign_name`)."""
+        found = self._lookup(name)
+        if found is None and not unicodedata.is_normalized("NFC", name):
+            found = self._lookup(unicodedata.normalize("NFC", name))
+        return found
+
+    def _lookup(self, name: str) -> str | None:
         if self._read is not None:
             rows = self._read(_LOOKUP_SQL, (name,))
             return str(rows[0][0]) if rows else None
