@@ -180,3 +180,21 @@ def test_ad1_an_owner_given_twice_for_one_territory_is_refused_not_the_last_take
         build_adjustment((), None, (), (), ("England=Germany", "england=France"), ())
     assert str(info.value) == "--owner names 'england' twice: give each territory one new owner"
     assert build_adjustment((), None, (), (), ("England=Germany",), ()).owners == {"England": "Germany"}
+
+
+def test_a_stale_view_does_not_name_a_nation_for_a_dice_seed_revealed(tmp_path: Path) -> None:
+    """A seed revealed meanwhile (D4; a league server does it at a round's end) was counted as
+    the phasing nation's events: "Germany recorded 2 events meanwhile"."""
+    db = str(tmp_path / "a.db")
+    run(db, "new", "a", "--scenario", "north-sea-1914", "--dice", "auto")
+    seen = json.loads(run(db, "state", "--json")[1])["seq"]
+    assert run(db, "dice", "reveal")[0] == 0
+    code, out = run(db, "next", "--seen", str(seen))
+    assert code == 1
+    assert out.strip() == "Error: a dice seed was revealed (2 events, D4) meanwhile; look and run again", out
+    seen = json.loads(run(db, "state", "--json")[1])["seq"]
+    assert run(db, "next")[0] == 0 and run(db, "dice", "reveal")[0] == 0
+    code, out = run(db, "next", "--seen", str(seen))
+    assert out.strip() == (
+        "Error: Germany recorded 2 events and a dice seed was revealed (2 events, D4) meanwhile; look and run again"
+    ), out

@@ -174,18 +174,27 @@ class Performing:
         if seen > now:
             raise InputError(f"--seen {seen}: this campaign has only {now} events")
         who: list[str] = []
+        revealed = 0
         for e in _StoredLog(self, cid, None).between(seen, now):
+            kind = type(e).__name__
+            # A seed revealed (D4, the server's at a round's end) is nobody's move.
+            if kind == "SeedRevealed" or (kind == "ActionAsked" and e.name == "dice reveal"):
+                revealed += 1
+                continue
             # A phase change names the nation whose turn comes next, not who recorded it.
-            if type(e).__name__ == "PhaseAdvanced":
+            if kind == "PhaseAdvanced":
                 continue
             fields = (getattr(e, f, None) for f in ("nation", "attacker", "roller"))
             nation = next((v for v in fields if isinstance(v, str)), None)
             if nation and nation not in who:
                 who.append(nation)
-        if not who:
+        moved = now - seen - revealed
+        if moved and not who:
             who.append(self.load(cid, version=seen).nation)
-        names = " and ".join(who)
-        raise StaleView(f"{names} recorded {plural(now - seen, 'event')} meanwhile; look and run again")
+        parts = [f"{' and '.join(who)} recorded {plural(moved, 'event')}"] if moved else []
+        if revealed:
+            parts.append(f"a dice seed was revealed ({plural(revealed, 'event')}, D4)")
+        raise StaleView(f"{' and '.join(parts)} meanwhile; look and run again")
 
     # ----- undo (RK3) and redo (RK4) -----
 
