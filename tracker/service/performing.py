@@ -178,7 +178,7 @@ class Performing:
         for e in _StoredLog(self, cid, None).between(seen, now):
             kind = type(e).__name__
             # A seed revealed (D4, the server's at a round's end) is nobody's move.
-            if kind == "SeedRevealed" or (kind == "ActionAsked" and e.name == "dice reveal"):
+            if kind == "SeedRevealed" or (kind == "ActionAsked" and getattr(e, "name", None) == "dice reveal"):
                 revealed += 1
                 continue
             # A phase change names the nation whose turn comes next, not who recorded it.
