@@ -73,6 +73,18 @@ def test_battles_have_a_percentile_from_their_odds(played: str) -> None:
     assert "searches succeeded" in text and "battle 2 (convoy, Central North Sea), Germany against Britain" in text
 
 
+def test_a_convoy_battle_is_weighed_with_the_searchers_its_owner_picked_CV3(played: str) -> None:
+    """Britain searched with GB-BM1 and GB-DD1 only (CV3, after merchant defence): which units
+    search is its choice, not luck, so the battle's odds are those of `tracker odds convoy` with
+    those two, not of every eligible unit searching (0.71 German submarines lost expected)."""
+    battle = {b["battle"]: b for b in json.loads(run(played, "luck", "--json"))["battles"]}[2]
+    forces = ["--attacker", "Germany:submarine=2", "--defender", "Britain:bomber=1,destroyer=1", "--ntr", "3"]
+    odds = json.loads(run(played, "odds", "convoy", *forces, "--json"))["expected"]
+    for key in ("attacker_units_lost", "defender_units_lost", "ntr_destroyed"):
+        assert battle["expected"][key] == pytest.approx(odds[key], abs=1e-12), key
+    assert battle["percentile"] == pytest.approx(0.2717)
+
+
 def test_reports_carry_the_luck_of_their_rolls(played: str, tmp_path: Path) -> None:
     data = json.loads(run(played, "report", "--all", "--format", "json"))
     assert data["luck"]["nations"]["Britain"]["total"]["searches"]["expected"] == pytest.approx(1.0)

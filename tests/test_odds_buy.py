@@ -123,7 +123,7 @@ def brute_force(board: Board, budget: int) -> dict[tuple[str, str, str], Fractio
                     gains[t, "win", zone] = (p1 - p0) * sum(RULESET.units[u.type].cost for u in enemies)
                     gains[t, "trade", zone] = t1 - t0
                 ntr = board.ntr["Germany"].get(zone, 0)
-                searches = ut.search["convoy"] > 0 and (ut.unit_class == "escort" or ut.is_air)
+                searches = ut.search["convoy"] > 0  # CV3: battleships search too
                 threats = buy.escorts.submarines(board, "Germany", zone, True)
                 if ntr and threats and searches:
                     now = counts_of([r.unit for r in buy.escorts.searchers(board, "Germany", zone, True)])

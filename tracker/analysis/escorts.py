@@ -1,6 +1,7 @@
 """Escorts that advise (`tracker odds escorts`): for a zone holding the nation's NTR, the
-cheapest escorts and aircraft (by the ruleset's costs) that keep the expected NTR loss to the
-enemy submarines able to be there at or below a bound, at each of its next convoy windows.
+cheapest ships and aircraft that search (CV3: escorts, battleships, aircraft; by the ruleset's
+costs) that keep the expected NTR loss to the enemy submarines able to be there at or below a
+bound, at each of its next convoy windows.
 """
 
 from __future__ import annotations
@@ -325,7 +326,7 @@ def window_answer(
 def render(data: EscortsAnswer) -> str:
     """`tracker odds escorts` as text."""
     lines = [
-        f"{data['nation']}'s {data['ntr']} NTR in {data['zone']}: escorts and aircraft to keep the expected "
+        f"{data['nation']}'s {data['ntr']} NTR in {data['zone']}: searching ships and aircraft to keep the expected "
         f"loss at most {data['bound']:g} (CV1-CV7)"
     ]
     for w in data["windows"]:

@@ -3,8 +3,9 @@ read from the log (`tracker luck`, and the luck section of the reports).
 
 Each recorded roll counts at the odds of that moment: a search or a shot at its recorded
 target number (D2), the convoy table from its recorded modifiers with the NTR in the zone
-(CV5). Units sunk and lost are weighted by the exact odds of the battle from its first roll,
-which also gives the percentile of the battle's outcome for its attacker (0.5: as expected).
+(CV5). Units sunk and lost are weighted by the exact odds of the battle from its first roll
+(a convoy battle with the searchers its owner picked, CV3), which also gives the percentile of
+the battle's outcome for its attacker (0.5: as expected).
 Undone rolls do not count."""
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from domain.dice import clamp_target
 from domain.ruleset import Ruleset
 
 if TYPE_CHECKING:
-    from domain.procedures.odds import Number
+    from domain.procedures.base import Decision
+    from domain.procedures.odds import Number, Policy, State
 
 SEARCHES = frozenset({"CV3", "SM3", "AS2"})
 SHOTS = frozenset({"CV4", "SM4", "AS4", "NC2", "NC3"})
@@ -248,6 +250,25 @@ def _plain(cell: dict[str, list[Number]]) -> dict[str, Figures]:
     return {m: {"expected": round(float(e), 4), "actual": round(float(a), 4)} for m, (e, a) in cell.items()}
 
 
+def _searchers_chosen(t: Any, cid: UUID, b: dict[str, Any], rolls: list[dict[str, Any]]) -> Policy | None:
+    """CV3: a convoy battle's owner picks its searchers after its first roll (merchant defence,
+    CV2). Which of its units search is its choice, not luck: the battle's odds take the
+    searchers it picked (none: no search), where the default would have every eligible unit
+    search. None for other battles, and for a convoy battle ended by merchant defence."""
+    if b["kind"] != "convoy" or len(rolls) < 2:
+        return None
+    # Before the battle's last roll it is still in progress, its searchers chosen.
+    last = t.load(cid, version=max(r["seq"] for r in rolls) - 1).battles.get(str(b["battle"]))
+    if last is None or last.get("step") == "merchant_defence":
+        return None
+    picked = tuple(last.get("searchers") or ())
+
+    def choose(state: State, d: Decision) -> object | None:
+        return picked if d.kind == "searchers" else None
+
+    return choose
+
+
 def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) -> _BattleOdds | None:
     """The exact odds of one battle from its first roll, its actual result and percentile."""
     from domain.procedures.odds import TooManyPositions, exact_odds
@@ -269,7 +290,7 @@ def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) ->
         return None
     state, ctx, done = from_battle(board, state_b, frozenset(c.committed))
     try:
-        odds = exact_odds(state, ctx, None, done, exact=False, limit=MAX_ENUMERATED)
+        odds = exact_odds(state, ctx, _searchers_chosen(t, cid, b, rolls), done, exact=False, limit=MAX_ENUMERATED)
     except TooManyPositions:
         return None
     actual = {"attacker_units_lost": 0, "defender_units_lost": 0}

@@ -37,6 +37,15 @@ RESULT_WORDS = {
     "fought": "the fight stopped (nobody can hit)",
     "hunters_sunk": "every hunter sunk",
 }
+# The same result read in the words of another procedure: an ASW combat ends "submarines_sunk"
+# when every detected submarine is sunk (AS4, AS5); undetected ones may be left, and CV7 is a
+# convoy rule.
+PROCEDURE_RESULT_WORDS = {("asw", "submarines_sunk"): "the detected submarines sunk (AS4)"}
+
+
+def result_words(procedure: str, result: str) -> str:
+    """The words for an outcome's result in `procedure`."""
+    return PROCEDURE_RESULT_WORDS.get((procedure, result)) or RESULT_WORDS.get(result, result.replace("_", " "))
 
 
 class OddsOutcome(TypedDict):
@@ -83,9 +92,12 @@ class OddsSummary(TypedDict):
     choices: NotRequired[Choices]
 
 
-def parse_force(text: str, ruleset: Ruleset) -> tuple[str, dict[str, int]]:
-    """'Germany:submarine=3,destroyer=1' as (nation, {type: count})."""
+def parse_force(text: str, ruleset: Ruleset, empty: bool = False) -> tuple[str, dict[str, int]]:
+    """'Germany:submarine=3,destroyer=1' as (nation, {type: count}); with `empty`, 'Britain'
+    (or 'Britain:') too, a nation without units."""
     nation, sep, rest = text.partition(":")
+    if empty and nation.strip() and not rest.strip():
+        return nation.strip(), {}
     if not sep or not nation.strip() or not rest.strip():
         raise InputError(f"a force is NATION:TYPE=N[,TYPE=N...], got {text!r}")
     counts: dict[str, int] = {}
@@ -150,10 +162,16 @@ def hypothetical(
     stops_here: bool,
 ) -> tuple[State, Context, int]:
     """A position given on the command line: (state, context, rounds fought)."""
+    if procedure == "convoy" and attacker and not defender:
+        raise InputError(
+            "a convoy battle needs --defender NATION, the NTR owner, with its searching ships and aircraft if any "
+            "(NATION:TYPE=N,...; none: merchant defence alone, CV2)"
+        )
     if not attacker or not defender:
         raise InputError("give the forces of both sides with --attacker and --defender")
     att = [parse_force(t, ruleset) for t in attacker]
-    dfd = [parse_force(t, ruleset) for t in defender]
+    # CV2: the NTR owner defends its convoy whether or not it has ships there.
+    dfd = [parse_force(t, ruleset, empty=procedure == "convoy") for t in defender]
     for label, side in (("attacker", att), ("defender", dfd)):
         if sum(n for _, c in side for n in c.values()) > MAX_UNITS_PER_SIDE:
             raise InputError(f"at most {MAX_UNITS_PER_SIDE} units per side (the {label} has more)")
@@ -403,7 +421,7 @@ def render(data: OddsSummary, title: str, exact: bool, limit: int = 15) -> str:
         lines[1:1] = [f"Choices: {words}"]
     for r, p in sorted(data["p"].items(), key=lambda kv: -kv[1]):
         frac = f"  {data['p_exact'][r]}" if exact else ""
-        lines.append(f"  {p:8.2%}  {RESULT_WORDS.get(r, r.replace('_', ' '))}{frac}")
+        lines.append(f"  {p:8.2%}  {result_words(data['procedure'], r)}{frac}")
     lines.append("")
     lines.append("Expected (standard deviation):")
     for name, mean in data["expected"].items():
@@ -417,11 +435,12 @@ def render(data: OddsSummary, title: str, exact: bool, limit: int = 15) -> str:
         frac = f"  {o['exact']}" if exact else ""
         ntr = f"; {o['ntr_destroyed']} NTR destroyed" if data["procedure"] == "convoy" else ""
         lines.append(
-            f"  {o['probability']:8.3%}  {RESULT_WORDS.get(o['result'], o['result'])}: "
+            f"  {o['probability']:8.3%}  {result_words(data['procedure'], o['result'])}: "
             f"attacker left: {_left(o['attacker_left'])}; "
             f"defender left: {_left(o['defender_left'])}{ntr}{frac}"
         )
     if data["truncated"]:
         lines.append(f"\nProbability mass left in a loop nothing can leave (not counted): {data['truncated']:.3g}")
-    lines.append(f"\n{data['states']} positions enumerated; nothing truncated." if not data["truncated"] else "")
+    if not data["truncated"]:
+        lines.append(f"\n{plural(data['states'], 'position')} enumerated; nothing truncated.")
     return "\n".join(lines).rstrip() + "\n"
