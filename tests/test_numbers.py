@@ -108,3 +108,48 @@ def test_a_damaged_row_with_a_huge_number_gives_one_line_and_exit_1(db_url: str,
         # The PostgreSQL database is shared by the session: take the damaged campaign away.
         with Tracker(db_url) as t, t.engine.begin() as conn:
             conn.execute(table.delete().where(table.c.originator_id == cid))
+
+
+THOUSANDS = "9" * 5000  # beyond the 4300 digits Python reads as a number at all
+
+
+@pytest.mark.parametrize("dice", [THOUSANDS, f"1,{THOUSANDS}", str(10**30)])
+def test_a_die_of_thousands_of_digits_is_bad_usage(db: str, dice: str) -> None:
+    # It was "unexpected ValueError: Exceeds the limit (4300 digits)", exit 1.
+    before = run(db, "log", "--json")[1]
+    result = CliRunner().invoke(cli, ["--db", db, "research", "advanced_submarine", "--dice", dice])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("Error: research: --dice: no die shows '")
+    assert len(result.stderr.splitlines()) == 1 and "unexpected" not in result.stderr
+    assert run(db, "log", "--json")[1] == before
+
+
+def test_the_dice_input_refuses_a_die_of_thousands_of_digits_as_input() -> None:
+    # The same dice sent as JSON (a league server's API) go through the action's input check.
+    from domain.errors import InputError
+    from tracker.service.inputs import DICE_FIELDS
+
+    with pytest.raises(InputError, match="too many dice or a die out of range"):
+        DICE_FIELDS[0].check("research", f"1,{THOUSANDS}")
+
+
+def test_a_file_with_a_number_of_thousands_of_digits_is_bad_usage(db: str, tmp_path: Path) -> None:
+    # An export or a scenario holding such a number: one line, exit 2, never "unexpected".
+    export = tmp_path / "autumn.jsonl"
+    assert run(db, "export", str(export))[0] == 0
+    header, *events = export.read_text().splitlines()
+    header = header.replace('"version":1,', f'"version":{THOUSANDS},', 1)
+    export.write_text("\n".join([header, *events]) + "\n")
+    scenario = tmp_path / "board.toml"
+    assert run(db, "scenario", "new", "board", "-o", str(scenario))[0] == 0
+    scenario.write_text(scenario.read_text().replace("resources = 20", f"resources = {THOUSANDS}", 1))
+    for args in (
+        ["import", str(export), "--as", "copy"],
+        ["scenario", "check", str(scenario)],
+        ["new", "other", "--scenario", str(scenario)],
+    ):
+        result = CliRunner().invoke(cli, ["--db", db, *args])
+        assert result.exit_code == 2, (args, result.output)
+        assert result.stderr == (
+            "Error: a number in the input has more than 4300 digits: not a file the tracker wrote\n"
+        ), args

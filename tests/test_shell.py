@@ -276,3 +276,52 @@ def test_a_table_wider_than_the_terminal_is_paged_with_its_lines_cut_not_wrapped
     _wait_for(tmux, "Fleet cost")
     _keys(tmux, "q")
     _wait_for(tmux, "STATS-DONE")
+
+
+@pytest.mark.parametrize("target", ["database", "wal", "picture", "export", "missing folder"])
+def test_history_is_never_appended_to_a_file_of_another_kind(db: str, tmp_path: Path, target: str) -> None:
+    # The shell appends every line to --history: naming the database (or a picture, an export)
+    # by mistake appended text to it, and a missing folder was made without a word.
+    files = {
+        "database": Path(db),
+        "wal": Path(db + "-wal"),
+        "picture": tmp_path / "map.png",
+        "export": tmp_path / "autumn.jsonl",
+        "missing folder": tmp_path / "nowhere" / "history",
+    }
+    path = files[target]
+    if target == "picture":
+        path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    elif target == "export":
+        path.write_text('{"format": "twtea-naval-tracker/events"}\n')
+    before = path.read_bytes() if path.exists() else None
+    result = CliRunner().invoke(cli, ["--db", db, "shell", "--history", str(path)], input="pending\n")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"Error: {path}") or "does not exist" in result.stderr
+    assert len(result.stderr.splitlines()) == 1 and result.stdout == ""
+    assert (path.read_bytes() if path.exists() else None) == before
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_history_file_of_the_shell_is_taken(db: str, tmp_path: Path) -> None:
+    history = tmp_path / "history"
+    history.write_text("\n# 2026-12-06 04:31:41.799674\n+pending\n")
+    result = CliRunner().invoke(cli, ["--db", db, "shell", "--history", str(history)], input="pending\n")
+    assert result.exit_code == 0, result.output
+    assert "waiting for Germany" in result.stdout
+
+
+def test_tab_completes_unit_types_and_nations_of_buy_place_convoy_pass_and_luck(db: str) -> None:
+    # These options and arguments completed nothing: their completers were never attached.
+    obj = Context(db, None)
+    try:
+        obj.load()
+        assert _completions(obj, "buy sub") == ["submarine"]
+        assert _completions(obj, "buy submarine --nation Ge") == ["Germany"]
+        assert _completions(obj, "place b") == ["battleship", "bomber"]
+        assert _completions(obj, "place submarine --at 'Heli") == ["'Heligoland Bight'"]
+        assert _completions(obj, "place submarine --nation Fr") == ["France"]
+        assert _completions(obj, "convoy pass --by Au") == ["Austria-Hungary"]
+        assert _completions(obj, "luck --nation Br") == ["Britain"]
+    finally:
+        obj.close()

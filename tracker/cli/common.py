@@ -23,7 +23,7 @@ from projections.summary import rule_of, summary
 from tracker.cli.context import Context as Context
 from tracker.cli.params import CLIENT_TERMINAL as CLIENT_TERMINAL
 from tracker.cli.params import MAX_INT as MAX_INT
-from tracker.cli.params import NATION, Dice, Whole, dice_problem, terminal_width
+from tracker.cli.params import NATION, REASON, REFERENCE, Dice, Whole, dice_problem, terminal_width
 from tracker.cli.params import fit_error as fit_error
 from tracker.service.names import Names
 
@@ -167,7 +167,9 @@ def override_options(what: str) -> Callable[[Callable[..., Any]], Callable[..., 
             multiple=True,
             help="A nation of the other side that agrees to the override (repeat, or comma-separate).",
         )(checked)
-        g = click.option("--reason", default="", help="Why the override: recorded, shown by verify and reports.")(g)
+        g = click.option(
+            "--reason", type=REASON, default="", help="Why the override: recorded, shown by verify and reports."
+        )(g)
         return click.option("--override", is_flag=True, help=f"{what} (RK3): needs --reason and --agreed-by.")(g)
 
     return decorate
@@ -195,7 +197,9 @@ def dice_options(f: Callable[..., Any]) -> Callable[..., Any]:
         return f(*args, **kwargs)
 
     g: Callable[..., Any] = override_options("Typed dice in an auto-dice campaign")(wrapper)
-    g = click.option("--ref", "reference", help="External reference of manual dice (e.g. a dice-server roll id).")(g)
+    g = click.option(
+        "--ref", "reference", type=REFERENCE, help="External reference of manual dice (e.g. a dice-server roll id)."
+    )(g)
     return click.option(
         "--dice",
         "dice_text",
@@ -280,11 +284,22 @@ def fit_prose(text: str, hang: int | None = None) -> str:
     return "\n".join(out)
 
 
+class _Console(Console):
+    """rich's Console, but a reader that went away (`tracker state | head -1`) ends the command
+    as it ends one printing with click: quietly, with 0 (rich exits 1, a refused action's status)."""
+
+    def on_broken_pipe(self) -> None:
+        try:
+            super().on_broken_pipe()  # standard output now goes to the null device
+        except SystemExit:
+            raise BrokenPipeError from None
+
+
 def console(file: Any = None) -> Console:
     """Rich output as wide as the terminal (or COLUMNS), in colour only on a terminal."""
     client = CLIENT_TERMINAL.get()
     if client is not None:
-        return Console(
+        return _Console(
             file=file,
             highlight=False,
             soft_wrap=False,
@@ -294,7 +309,7 @@ def console(file: Any = None) -> Console:
             no_color=client["no_color"],
             legacy_windows=False,
         )
-    return Console(file=file, highlight=False, soft_wrap=False)
+    return _Console(file=file, highlight=False, soft_wrap=False)
 
 
 def quoted(name: str) -> str:

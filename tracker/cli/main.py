@@ -243,6 +243,17 @@ def _fail(message: str, code: int) -> NoReturn:
     sys.exit(code)
 
 
+def _quiet_stdout() -> None:
+    """Point standard output at the null device, so that flushing what is left of it after its
+    reader went away (`tracker log | head -1`) raises nothing more."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass  # not a file (a test's captured output): nothing is flushed to a closed pipe
+
+
 def damaged_database(error: BaseException, obj: object) -> str | None:
     """The one-line message for a database file found damaged while it was read, or None."""
     import sqlite3
@@ -255,6 +266,19 @@ def damaged_database(error: BaseException, obj: object) -> str | None:
             where = getattr(obj, "db", None) or os.environ.get("TRACKER_DB") or DEFAULT_DB
             return f"database {where!r} is damaged ({e}); restore it from a copy or an export"
     return None
+
+
+def _command_context(ctx: click.Context, words: list[str]) -> click.Context | None:
+    """The context of the (sub)command the words after the global options name, or None."""
+    found = None
+    command: click.Command = ctx.command
+    for word in words:
+        sub = command.get_command(found or ctx, word) if isinstance(command, click.Group) else None
+        if sub is None:
+            break
+        found = click.Context(sub, info_name=word, parent=found or ctx)
+        command = sub
+    return found
 
 
 # Commands that work on a database (or a file) and never run through a league server.
@@ -307,9 +331,13 @@ class TrackerGroup(click.Group):
         try:
             return super().make_context(info_name, args, parent=parent, **extra)
         except click.UsageError as e:
+            if e.ctx is None:  # "Option '--db' requires an argument": said with where the help is
+                e.ctx = click.Context(self, info_name=info_name, parent=parent)
             raise one_line(e) from None
 
     def invoke(self, ctx: click.Context) -> Any:
+        # The words after the global options, kept: click empties them as it runs the command.
+        words = [*getattr(ctx, "_protected_args", []), *ctx.args]
         try:
             with importing():
                 from tracker.cli.client import check_utf8_args
@@ -349,9 +377,18 @@ class TrackerGroup(click.Group):
             _fail(str(e), e.exit_code)
         except click.UsageError as e:
             # Bad usage anywhere below (a command's options, its own checks): one line.
+            if e.ctx is None:
+                # click says "Option '--to' requires an argument" without the command's context:
+                # found from the words typed, so the line names the command and its help too.
+                e.ctx = _command_context(ctx, words)
             raise one_line(e) from None
-        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, BrokenPipeError):
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
+        except BrokenPipeError:
+            # Output piped into `head` and the like: stop quietly with 0, as Unix tools do; click
+            # would exit 1, the status of a refused action. What is still buffered goes nowhere.
+            _quiet_stdout()
+            raise click.exceptions.Exit(0) from None
         except OverflowError as e:
             # Every number a user types is bounded; one this large came from a damaged record.
             _fail(f"a number is too large to handle ({e}): a damaged record? run `tracker verify`", 1)
@@ -359,6 +396,10 @@ class TrackerGroup(click.Group):
             damaged = damaged_database(e, ctx.obj)
             if damaged is not None:
                 _fail(damaged, 2)
+            if isinstance(e, ValueError) and "integer string conversion" in str(e):
+                # A number of thousands of digits in a file read (an export, a scenario, a
+                # ruleset): Python refuses to read it, and no count or die of the game has one.
+                _fail("a number in the input has more than 4300 digits: not a file the tracker wrote", 2)
             if os.environ.get("TRACKER_DEBUG"):
                 raise
             first = str(e).strip().splitlines()[0] if str(e).strip() else ""

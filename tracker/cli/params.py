@@ -89,6 +89,26 @@ class Name(click.types.StringParamType):
         return text
 
 
+class Line(click.types.StringParamType):
+    """Free text that is recorded and printed on one line (a reason, a dice reference): no line
+    break, tab, escape or other control character, which would split the log's one line per
+    event and reach the reports and the terminals that show them as typed."""
+
+    name = "text"  # the help's metavar, as for any text
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from domain.schema import control_character
+
+        text = super().convert(value, param, ctx)
+        bad = control_character(text)
+        if bad is not None:
+            raise Expected(f"{self.what} may not contain control characters such as {bad!r}", ctx, param)
+        return text
+
+
 def _refuse_nul(text: str, what: str, param: click.Parameter | None, ctx: click.Context | None) -> None:
     # No name holds a NUL character, and no file name can: the system refuses it with an error
     # that names neither the value nor the option.
@@ -101,6 +121,9 @@ class FilePath(click.Path):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str):
+            if not value:
+                # Not the current folder, which the error would otherwise name as ": is a directory".
+                raise Expected("give a file name (got an empty one)", ctx, param)
             _refuse_nul(value, "a file name", param, ctx)
         return super().convert(value, param, ctx)
 
@@ -111,6 +134,10 @@ CAMPAIGN = Name("a campaign's name")
 DATABASE = Name("a database file or URL")
 SERVER = Name("a server's URL")
 PLAYER = Name("a player's name")
+SCENARIO = Name("a scenario's name or file")
+RULESET = Name("a ruleset's name or file")
+REASON = Line("a reason")
+REFERENCE = Line("a dice reference")
 
 
 def dice_problem(text: str) -> str | None:
@@ -130,6 +157,10 @@ def dice_problem(text: str) -> str | None:
             return f"give each die in the digits 0-9 (got {word!r})"
         if not is_typed_die(word):
             return f"give each die as a whole number (got {word!r})"
+        if len(word.lstrip("+-0")) > 10:
+            # No die shows a number of 11 digits; one of thousands Python refuses to read at all.
+            shown = word if len(word) <= 20 else word[:20] + "..."
+            return f"no die shows {shown!r}: give each die as the number it shows"
     return None
 
 

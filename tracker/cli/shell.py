@@ -44,6 +44,24 @@ def history_file(db_url: str) -> Path:
     return data_dir() / f"shell-history-{digest}"
 
 
+def check_history(history: str, database: Path | None = None) -> Path:
+    """A --history file the shell may append its lines to: refused (exit 2) as any output file
+    is (the database or its side files, a directory, a device, a folder that does not exist),
+    and, when it has something in it, unless it reads as a history file (prompt_toolkit's
+    `# time` and `+line` lines): a file of another kind (an export, a picture, a database) is
+    never appended to."""
+    from tracker.cli.output import check_output
+
+    target = check_output(history, [database] if database is not None else [])
+    if target.is_file():
+        with target.open("rb") as f:
+            head = f.read(4096)
+        first = next((line.strip() for line in head.splitlines() if line.strip()), b"#")
+        if not first.startswith((b"#", b"+")):
+            raise InputError(f"{history}: not a shell history file; give another --history, or --no-history")
+    return target
+
+
 def split_line(line: str) -> list[str]:
     """A command line as a shell splits it; a leading `tracker` is allowed and dropped."""
     try:
@@ -358,9 +376,9 @@ def shell_remote(server: str, campaign: str | None, history: str | None, no_hist
     # then stays on it by name, even when a line makes another one the token reads (`new`).
     obj.campaign = obj.load().name
     session = RemoteSession(cli, obj)
+    path = None if no_history else check_history(history) if history else history_file(base)
     if not sys.stdin.isatty():
         click.get_current_context().exit(run_piped(session))
-    path = None if no_history else Path(history) if history else history_file(base)
     prompt = prompt_session(cli, obj, path)
     session.run(prompt.prompt)
 
@@ -401,7 +419,13 @@ def shell_command(ctx: Context, history: str | None, no_history: bool) -> None:
     from tracker.cli.main import cli
 
     session = Session(cli, ctx)
-    path = None if no_history else Path(history) if history else history_file(t.safe_url)
+    if history and not no_history:
+        # Checked before any line runs, piped or typed: the shell appends to it as it goes.
+        from tracker.storage.store import sqlite_file
+
+        path: Path | None = check_history(history, sqlite_file(t.url))
+    else:
+        path = None if no_history else history_file(t.safe_url)
     if not sys.stdin.isatty():
         click.get_current_context().exit(run_piped(session))
     prompt = prompt_session(cli, ctx, path)

@@ -88,6 +88,9 @@ class Field:
                 except TrackerError:
                     # Said here, not by parse_dice, which echoes the whole text.
                     raise InputError(f"{where}: D3: dice must be whole numbers, got {shown(value)}") from None
+                except ValueError:
+                    # A die of more than 4300 digits, which Python refuses to read as a number.
+                    raise InputError(f"{where}: too many dice or a die out of range") from None
             if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
                 raise InputError(f"{where} must be a list of whole numbers, got {shown(value)}")
             if len(value) > MAX_ITEMS or any(not -MAX_INT <= v <= MAX_INT for v in value):

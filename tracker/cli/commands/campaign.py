@@ -14,14 +14,14 @@ from tracker.cli.common import (
     json_option,
     quoted,
 )
-from tracker.cli.params import FilePath
+from tracker.cli.params import RULESET, SCENARIO, FilePath
 from tracker.cli.startup import importing
 
 
 @click.command()
 @click.argument("name")
-@click.option("--scenario", required=True, help="Built-in scenario name or a scenario TOML file.")
-@click.option("--ruleset", help="Built-in ruleset name or a ruleset TOML file (default: the scenario's).")
+@click.option("--scenario", type=SCENARIO, required=True, help="Built-in scenario name or a scenario TOML file.")
+@click.option("--ruleset", type=RULESET, help="Built-in ruleset name or a ruleset TOML file (default: the scenario's).")
 @click.option("--dice", type=click.Choice(["auto", "manual"]), help="Dice source (default: the scenario's).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: the events recorded and what the game waits for.")
 @click.pass_obj

@@ -72,7 +72,9 @@ def convoy_declare(
 
 
 @convoy.command(name="pass")
-@click.option("--by", "nation", type=NATION, required=True, help="The enemy nation that passes.")
+@click.option(
+    "--by", "nation", type=NATION, required=True, help="The enemy nation that passes.", shell_complete=complete_nations
+)
 @record_json_option
 @seen_option
 @click.pass_obj

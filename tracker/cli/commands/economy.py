@@ -7,15 +7,21 @@ from __future__ import annotations
 import click
 
 from tracker.cli.common import Context, act, record_json_option, seen_option, split_list
-from tracker.cli.params import NATION, ZONE, Whole
+from tracker.cli.completion import complete_nations, complete_unit_types, complete_zones
+from tracker.cli.params import NATION, REASON, ZONE, Whole
 from tracker.service.actions import build_adjustment
 from tracker.service.names import once_each
 
 
 @click.command()
-@click.argument("unit_type")
+@click.argument("unit_type", shell_complete=complete_unit_types)
 @click.argument("count", type=Whole(1, 1000), default=1)
-@click.option("--nation", type=NATION, help="Buying nation (default: the nation whose turn it is).")
+@click.option(
+    "--nation",
+    type=NATION,
+    help="Buying nation (default: the nation whose turn it is).",
+    shell_complete=complete_nations,
+)
 @record_json_option
 @seen_option
 @click.pass_obj
@@ -29,12 +35,22 @@ def buy(ctx: Context, unit_type: str, count: int, nation: str | None) -> None:
 
 
 @click.command()
-@click.argument("unit_type")
+@click.argument("unit_type", shell_complete=complete_unit_types)
 @click.option(
-    "--at", "zone", type=ZONE, required=True, help="Sea zone next to a port (ships), or a port or carrier zone (air)."
+    "--at",
+    "zone",
+    type=ZONE,
+    required=True,
+    help="Sea zone next to a port (ships), or a port or carrier zone (air).",
+    shell_complete=complete_zones,
 )
 @click.option("--count", type=Whole(1, 1000), default=1, show_default=True, help="How many to place.")
-@click.option("--nation", type=NATION, help="Placing nation (default: the nation whose turn it is).")
+@click.option(
+    "--nation",
+    type=NATION,
+    help="Placing nation (default: the nation whose turn it is).",
+    shell_complete=complete_nations,
+)
 @record_json_option
 @seen_option
 @click.pass_obj
@@ -47,7 +63,7 @@ def place(ctx: Context, unit_type: str, zone: str, count: int, nation: str | Non
 
 
 @click.command()
-@click.option("--reason", required=True, help="Why (required): shown in the log, explain and reports.")
+@click.option("--reason", type=REASON, required=True, help="Why (required): shown in the log, explain and reports.")
 @click.option("--add", multiple=True, help="Add units: NATION:TYPE:ZONE[:COUNT] (repeatable).")
 @click.option("--remove", help="Remove units, comma-separated IDs.")
 @click.option("--resources", multiple=True, help="Change resources: NATION=CHANGE, e.g. Germany=-5 (repeatable).")

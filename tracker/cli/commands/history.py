@@ -326,7 +326,11 @@ def replay(ctx: Context, to: int | None, battle: int | None, as_json: bool) -> N
         click.clear()
         player.render(out)
         out.print(KEYS, style="dim")
-        if not player.handle(click.getchar()):
+        try:
+            key = click.getchar()
+        except KeyboardInterrupt:
+            key = "\x03"  # Ctrl-C leaves as q does (click reads it as an interrupt, not a key)
+        if not player.handle(key):
             return
 
 

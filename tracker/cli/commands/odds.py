@@ -11,7 +11,8 @@ from rich import box
 
 from domain.errors import InputError
 from tracker.cli.common import Context, console, counting, echo_prose, emit_json, fit_prose, json_option
-from tracker.cli.params import MAX_INT, NATION, ZONE, Real, Whole
+from tracker.cli.completion import complete_nations
+from tracker.cli.params import MAX_INT, NATION, RULESET, ZONE, Real, Whole
 
 # A mixed 10 v 10 naval battle reaches some 3,500 positions with dice to roll and takes a few
 # seconds; time grows faster than the positions (each has more successors in a bigger battle).
@@ -41,7 +42,7 @@ class WithAdvice(click.Command):
 @click.option("--tech", multiple=True, help="NATION:TECHNOLOGY[=LEVEL] (no level: acquired, TE2).")
 @click.option("--ntr", type=Whole(0, 10_000), help="NTR in the zone (convoy battles, CV5).")
 @click.option("--stops-here", is_flag=True, help="Interception: the zone is the group's destination (SM5).")
-@click.option("--ruleset", default=None, help="Ruleset for a position given by hand (default: twtea-3e).")
+@click.option("--ruleset", type=RULESET, default=None, help="Ruleset for a position given by hand (default: twtea-3e).")
 @click.option(
     "--after-round",
     type=click.Choice(["default", "fight", "submerge"]),
@@ -236,7 +237,7 @@ def need(
 def escorts(
     ctx: Context, zone: str, ntr_loss: float, types: tuple[str, ...], max_positions: int, as_json: bool
 ) -> None:
-    """The cheapest escorts and aircraft that keep a zone's expected NTR loss under a bound.
+    """The cheapest searching ships and aircraft that keep a zone's expected NTR loss under a bound.
 
     For the NTR of the nation whose turn it is in ZONE, at each of its next two convoy windows
     (its collect_resources phase this turn, against the enemy submarines there now, and next
@@ -355,7 +356,7 @@ LUCK_HEADERS = {
 
 
 @click.command(name="luck")
-@click.option("--nation", type=NATION, help="Only this nation (name or code).")
+@click.option("--nation", type=NATION, help="Only this nation (name or code).", shell_complete=complete_nations)
 @json_option
 @click.pass_obj
 def luck(ctx: Context, nation: str | None, as_json: bool) -> None:

@@ -23,7 +23,7 @@ from domain.schema import printable
 from domain.text import plural
 from tracker.cli.common import emit_json, json_option
 from tracker.cli.output import check_output, write_output
-from tracker.cli.params import FilePath
+from tracker.cli.params import RULESET, FilePath
 from tracker.reports.board_map import board_svg
 
 RULESET_HELP = "Check against this ruleset (a built-in name or a file) instead of the one the scenario names."
@@ -68,7 +68,7 @@ def _unreadable(file: str, problem: TrackerError) -> NoReturn:
 
 @scenario_group.command(name="check")
 @click.argument("file", type=FilePath(dir_okay=False, allow_dash=True))
-@click.option("--ruleset", help=RULESET_HELP)
+@click.option("--ruleset", type=RULESET, help=RULESET_HELP)
 @json_option
 def check(file: str, ruleset: str | None, as_json: bool) -> None:
     """Check a scenario file, or a built-in scenario by name: every error and warning, each with
@@ -202,7 +202,7 @@ def _format(output: str) -> str:
     help="Write the computed layout into FILE as x and y under each zone's header (comments and order kept).",
 )
 @click.option("--force", is_flag=True, help="With --write-coordinates: replace coordinates the file already has.")
-@click.option("--ruleset", help=RULESET_HELP)
+@click.option("--ruleset", type=RULESET, help=RULESET_HELP)
 @click.option(
     "--json",
     "as_json",

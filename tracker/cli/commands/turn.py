@@ -10,7 +10,6 @@ import click
 from domain.errors import InputError, RuleViolation, TrackerError
 from projections.summary import rule_of, summary
 from tracker.cli.common import (
-    INTEGER,
     PHASES,
     POSITIVE,
     Context,
@@ -37,7 +36,7 @@ from tracker.cli.completion import (
     complete_units,
     complete_zones,
 )
-from tracker.cli.params import ZONE
+from tracker.cli.params import MAX_INT, REASON, ZONE, Whole
 from tracker.reports.views import board_now, heading, render_board
 from tracker.service.names import once_each, split_units
 
@@ -194,7 +193,7 @@ def ntr() -> None:
 
 @ntr.command(name="place")
 @click.argument("zone", type=ZONE, shell_complete=complete_sea_zones)
-@click.argument("count", type=INTEGER, default=1)
+@click.argument("count", type=Whole(1, MAX_INT), default=1)
 @nation_option()
 @record_json_option
 @seen_option
@@ -282,7 +281,7 @@ def dice_reveal(ctx: Context) -> None:
 
 @dice.command(name="switch")
 @click.argument("mode", type=click.Choice(["auto", "manual"]))
-@click.option("--reason", required=True, help="Why the dice source changes: shown by verify and reports.")
+@click.option("--reason", type=REASON, required=True, help="Why the dice source changes: shown by verify and reports.")
 @record_json_option
 @seen_option
 @click.pass_obj
