@@ -56,6 +56,11 @@ RECORDED_AIRCRAFT_NEED_A_CARRIER = False
 # counted the nation's own carriers only (`RECORDED_FRIENDLY_CARRIERS`).
 FRIENDLY_CARRIERS = True
 RECORDED_FRIENDLY_CARRIERS = False
+# SM1: whether a naval unit other than a submarine that entered a hostile zone this turn stays
+# there (it was stopped there, the rule as written); a campaign recorded before the key let it
+# move on with a second move command (`RECORDED_SHIPS_STOPPED_STAY`).
+SHIPS_STOPPED_STAY = True
+RECORDED_SHIPS_STOPPED_STAY = False
 ROLL_KINDS = (
     "merchant_defence",
     "convoy_search",
@@ -192,6 +197,7 @@ class Ruleset:
     submarines_alone_call_for_asw: bool = SUBMARINES_ALONE_CALL_FOR_ASW  # NC1, AS1
     aircraft_need_a_carrier: bool = AIRCRAFT_NEED_A_CARRIER  # F7, SM2
     friendly_carriers: bool = FRIENDLY_CARRIERS  # F7, PU2
+    ships_stopped_stay: bool = SHIPS_STOPPED_STAY  # SM1
     content_hash: str = field(default="", compare=False)
 
     def unit(self, name: str) -> UnitType:
@@ -297,6 +303,7 @@ def ruleset_from_dict(
     submarines_alone_call_for_asw: bool = SUBMARINES_ALONE_CALL_FOR_ASW,
     aircraft_need_a_carrier: bool = AIRCRAFT_NEED_A_CARRIER,
     friendly_carriers: bool = FRIENDLY_CARRIERS,
+    ships_stopped_stay: bool = SHIPS_STOPPED_STAY,
 ) -> Ruleset:
     """Validate a ruleset table; raise DataFileError naming the first problem found.
     `placement` is HA7's placement where the table does not say (PLACEMENTS), `search_order`
@@ -307,7 +314,8 @@ def ruleset_from_dict(
     where the nation's own submarines did not stop to attack, `aircraft_need_a_carrier` whether
     an air unit at sea that has not flown this turn takes part only aboard a carrier (F7, SM2),
     `friendly_carriers` whether air units use carriers of their side, not only their nation's
-    (F7, PU2)."""
+    (F7, PU2), `ships_stopped_stay` whether a ship that entered a hostile zone this turn stays
+    there (SM1)."""
     # The sections are read in file order, so the first problem reported is the first a reader
     # of the file would meet.
     top = Reader(source, data)
@@ -328,6 +336,7 @@ def ruleset_from_dict(
     subs_alone = nc.boolean("submarines_alone_call_for_asw", default=submarines_alone_call_for_asw)
     need_carrier = nc.boolean("aircraft_need_a_carrier", default=aircraft_need_a_carrier)
     friendly = nc.boolean("friendly_carriers", default=friendly_carriers)
+    stopped_stay = nc.boolean("ships_stopped_stay", default=ships_stopped_stay)
     nc.finish()
     trade = top.table("trade", required=False)
     ntr_value = trade.integer("ntr_value", 0, 100, default=1)
@@ -357,6 +366,7 @@ def ruleset_from_dict(
         submarines_alone_call_for_asw=subs_alone,
         aircraft_need_a_carrier=need_carrier,
         friendly_carriers=friendly,
+        ships_stopped_stay=stopped_stay,
         content_hash=content_hash(data),
         **hit_allocation,
         **convoy,
@@ -562,7 +572,8 @@ def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     say how HA7 places hits, in which order a search's dice are rolled (CV4), whether
     submarines moving in among enemy surface ships fight (NC1), whether enemy submarines alone
     call for ASW combat only (NC1, AS1), whether aircraft at sea take part only aboard a carrier
-    (F7, SM2), whether they use their allies' carriers (F7, PU2), or whether an override undo of
+    (F7, SM2), whether they use their allies' carriers (F7, PU2), whether
+    a ship stopped in a hostile zone stays there (SM1), or whether an override undo of
     unlocked actions needs the other side's agreement (RK3), was recorded before the rule was
     amended and is refereed as then (`ruleset_from_recorded`), so the data
     says it: the rule as it stands unless the file says."""
@@ -585,6 +596,9 @@ def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     nc = data.get("naval_combat")
     if isinstance(nc, dict) and "friendly_carriers" not in nc:
         data = {**data, "naval_combat": {**nc, "friendly_carriers": FRIENDLY_CARRIERS}}
+    nc = data.get("naval_combat")
+    if isinstance(nc, dict) and "ships_stopped_stay" not in nc:
+        data = {**data, "naval_combat": {**nc, "ships_stopped_stay": SHIPS_STOPPED_STAY}}
     kept = data.get("record", {})
     if isinstance(kept, dict) and "every_override_agreed" not in kept:
         data = {**data, "record": {**kept, "every_override_agreed": EVERY_OVERRIDE_AGREED}}
@@ -612,6 +626,7 @@ def ruleset_from_recorded(data: dict[str, Any]) -> Ruleset:
             RECORDED_SUBMARINES_ALONE_CALL_FOR_ASW,
             RECORDED_AIRCRAFT_NEED_A_CARRIER,
             RECORDED_FRIENDLY_CARRIERS,
+            RECORDED_SHIPS_STOPPED_STAY,
         )
     # Holding `data` keeps its id from being reused while the entry lives.
     _recent[id(data)] = (data, _parsed[key])

@@ -355,6 +355,39 @@ def test_sm1_destroyer_may_end_its_move_in_a_hostile_zone(c: Campaign) -> None:
     assert c.pending_events[-1].hostile_passed == []
 
 
+def test_sm1_a_ship_stopped_in_a_hostile_zone_does_not_move_on_with_a_second_move(c: Campaign) -> None:
+    """Two moves did what one may not: into the hostile Southern North Sea, then on."""
+    advance_to(c, "Germany", "combat_movement")
+    c.move("Germany", ["DE-DD1"], ["Southern North Sea"])
+    refuse(
+        c,
+        lambda: c.move("Germany", ["DE-DD1"], ["Dover Strait"]),
+        "SM1",
+        r"DE-DD1 \(destroyer\) entered Southern North Sea, a hostile zone .*, this turn and was stopped there",
+    )
+    # Submarines move on (SM1), as they move through.
+    c.move("Germany", ["DE-SS3"], ["Southern North Sea"])
+    c.move("Germany", ["DE-SS3"], ["Dover Strait"])
+    assert c.units["DE-SS3"]["at"] == "Dover Strait"
+
+
+def test_sm1_a_ship_in_a_hostile_zone_since_the_turn_began_may_leave(c: Campaign) -> None:
+    advance_to(c, "Germany", "combat_movement")
+    c.units["DE-DD1"]["at"] = "Southern North Sea"  # direct setup: there since the turn began
+    c.move("Germany", ["DE-DD1"], ["Dover Strait"])
+    assert c.units["DE-DD1"]["at"] == "Dover Strait"
+
+
+def test_sm1_before_the_key_a_second_move_took_a_stopped_ship_on() -> None:
+    ruleset = copy.deepcopy(RULESET_DATA)
+    del ruleset["naval_combat"]["ships_stopped_stay"]
+    c = Campaign.create(uuid.uuid4(), "t", copy.deepcopy(SCENARIO_DATA), ruleset, "manual", commitment(new_seed()))
+    advance_to(c, "Germany", "combat_movement")
+    c.move("Germany", ["DE-DD1"], ["Southern North Sea"])
+    c.move("Germany", ["DE-DD1"], ["Dover Strait"])
+    assert c.units["DE-DD1"]["at"] == "Dover Strait"
+
+
 def test_sm1_submarines_may_move_through_a_hostile_zone(c: Campaign) -> None:
     advance_to(c, "Germany", "combat_movement")
     plan = c.move("Germany", ["DE-SS3"], ["Southern North Sea", "Dover Strait"])

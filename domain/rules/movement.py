@@ -83,6 +83,8 @@ def plan_move(board: Board, nation: str, unit_ids: list[str], path: list[str]) -
         for zone in path:
             if not game_map.is_sea(zone):
                 raise RuleViolation("F4", f"naval units cannot enter {zone}, a land territory")
+        if board.ruleset.ships_stopped_stay:
+            _require_not_stopped(board, nation, units)
         for zone in path[:-1]:
             if board.is_hostile_for(nation, zone):
                 blockers = [u for u in units if not board.unit_type(u).is_submarine]
@@ -154,6 +156,18 @@ def shortest_route(
     while came[route[-1]] != start:
         route.append(came[route[-1]])
     return route[::-1]
+
+
+def _require_not_stopped(board: Board, nation: str, units: list[Unit]) -> None:
+    """SM1: a ship (not a submarine) that entered a hostile zone this turn was stopped there: a
+    second move does not take it on. One that has not moved this turn may leave the zone."""
+    for u in units:
+        if u.moved and not board.unit_type(u).is_submarine and board.is_hostile_for(nation, u.at):
+            raise RuleViolation(
+                "SM1",
+                f"{u.id} ({u.type}) entered {u.at}, a hostile zone ({board.describe_zone(u.at)}), this turn and was "
+                "stopped there; only submarines move on",
+            )
 
 
 def neutral_owner(board: Board, nation: str, zone: str) -> str | None:
