@@ -69,3 +69,22 @@ def test_a_phase_is_taken_in_any_case_as_the_command_line_takes_it(league: tuple
     assert log.status_code == 200 and [r["phase"] for r in log.json()] == ["purchase"]
     for path in ("/campaigns/autumn/board?turn=1&phase=Research", "/campaigns/autumn/log?phase=PURCHASE"):
         assert client.get(path, headers=headers).status_code == 200, path
+
+
+def test_serve_refused_for_its_smtp_options_records_nothing(tmp_path: Path) -> None:
+    """`serve --smtp-host` without `--smtp-from` was refused only once the application had
+    opened the database, which moved the seeds to the key store and revealed one (two events)."""
+    from click.testing import CliRunner
+
+    from tests.support import free_port
+    from tracker.cli.main import cli
+
+    db = str(tmp_path / "league.db")
+    tracker("--db", db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "auto")
+    before = tracker("--db", db, "log", "--json")
+    keys = tmp_path / "keys.db"
+    args = ["--db", db, "serve", "--port", str(free_port()), "--keys", str(keys), "--smtp-host", "127.0.0.1"]
+    refused = CliRunner().invoke(cli, args)
+    assert refused.exit_code == 2 and "--smtp-host needs --smtp-from" in refused.output, refused.output
+    assert tracker("--db", db, "log", "--json") == before
+    assert not keys.exists()

@@ -149,8 +149,11 @@ def build_app(
 
     # For every webhook this process posts: its delivery worker's and `notify test`'s.
     webhook_senders.webhook_hosts = webhook_hosts
+    # The options are checked before the application opens the database: making it moves the
+    # seeds into the key store and may reveal one, which a refused start must not do.
+    sender = senders(**smtp)
     app = create_app(db or DEFAULT_DB, keys=keys, reveal=reveal)
-    app.state.delivery = DeliverySettings.from_env(public_url=public_url, sender=senders(**smtp))
+    app.state.delivery = DeliverySettings.from_env(public_url=public_url, sender=sender)
     logging.getLogger("tracker.server").info("Serving %s%s (API under /api)", app.state.service.tracker.safe_url, where)
     return app
 
