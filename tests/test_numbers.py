@@ -144,7 +144,6 @@ def test_a_file_with_a_number_of_thousands_of_digits_is_bad_usage(db: str, tmp_p
     assert run(db, "scenario", "new", "board", "-o", str(scenario))[0] == 0
     scenario.write_text(scenario.read_text().replace("resources = 20", f"resources = {THOUSANDS}", 1))
     for args in (
-        ["import", str(export), "--as", "copy"],
         ["scenario", "check", str(scenario)],
         ["new", "other", "--scenario", str(scenario)],
     ):
@@ -153,3 +152,12 @@ def test_a_file_with_a_number_of_thousands_of_digits_is_bad_usage(db: str, tmp_p
         assert result.stderr == (
             "Error: a number in the input has more than 4300 digits: not a file the tracker wrote\n"
         ), args
+    # An export names the line, the header's or an event's.
+    result = CliRunner().invoke(cli, ["--db", db, "import", str(export), "--as", "copy"])
+    assert result.exit_code == 2
+    assert result.stderr == f"Error: {export}: line 1: a number there has more than 4300 digits\n"
+    events[1] = events[1].replace('"seq":2,', f'"seq":{THOUSANDS},', 1)
+    export.write_text("\n".join([header.replace(THOUSANDS, "1"), *events]) + "\n")
+    result = CliRunner().invoke(cli, ["--db", db, "import", str(export), "--as", "copy"])
+    assert result.exit_code == 2
+    assert result.stderr == f"Error: {export}: line 3: a number there has more than 4300 digits\n"

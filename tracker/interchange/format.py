@@ -228,6 +228,9 @@ def _json_object(source: str, number: int, raw: bytes) -> dict[str, Any]:
         raise _bad(source, number, f"not valid JSON ({where})") from None
     except RecursionError:
         raise _bad(source, number, "not valid JSON (nested too deeply)") from None
+    except ValueError:
+        # Python reads no integer of more than 4300 digits; no event of the tracker holds one.
+        raise _bad(source, number, "a number there has more than 4300 digits") from None
     if not isinstance(obj, dict):
         raise _bad(source, number, "not a JSON object")
     return obj
