@@ -163,6 +163,20 @@ def test_a_damaged_database_is_one_line_naming_the_file(tmp_path: Path) -> None:
         assert "unexpected" not in out
 
 
+def test_a_database_file_cut_short_is_damaged_not_empty(tmp_path: Path) -> None:
+    """Its first 5,000 bytes (a copy stopped half-way) read as "no campaign ... (an empty
+    database)"."""
+    db = tmp_path / "c.db"
+    invoke(str(db), "new", "autumn", "--scenario", "north-sea-1914")
+    cut = tmp_path / "cut.db"
+    cut.write_bytes(db.read_bytes()[:5000])
+    for args in (["state"], ["log"], ["new", "b", "--scenario", "north-sea-1914"]):
+        code, out = invoke(str(cut), *args)
+        assert code == 2, (args, out)
+        assert out.startswith(f"Error: database {str(cut)!r} is damaged (database disk image is malformed)"), out
+        assert out.count("\n") == 1
+
+
 @pytest.mark.parametrize("name", ["two\nlines", "tab\there", "bell\x07", "line\u2028sep"])
 def test_a_campaign_name_with_a_newline_or_control_character_is_refused(tmp_path: Path, name: str) -> None:
     db = tmp_path / "c.db"

@@ -189,8 +189,10 @@ def _table_names(path: Path) -> set[str]:
         return set()
     try:
         return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    except sqlite3.DatabaseError:
-        return set()
+    except sqlite3.OperationalError:
+        return set()  # locked, or unreadable for now: it cannot tell
+    # A sqlite3.DatabaseError itself ("database disk image is malformed", a file cut short) goes
+    # on: the file is damaged, not empty, and the command says so.
     finally:
         conn.close()
 
