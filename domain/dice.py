@@ -107,10 +107,16 @@ class ManualDice:
     def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice:
         remaining = self.values[self.used :]
         if len(remaining) < count:
-            raise DiceError(
-                f"D3: {what} needs {plural(count, 'die')} (D{faces}) but "
-                f"{len(remaining)} {'was' if len(remaining) == 1 else 'were'} entered"
-            )
+            left = len(remaining)
+            if self.used:
+                # The action's earlier rolls took the first dice typed: say so, not "0 were entered".
+                entered = (
+                    f"{plural(len(self.values), 'die')} {'was' if len(self.values) == 1 else 'were'} entered and "
+                    f"the rolls before it took {self.used}"
+                )
+            else:
+                entered = f"{left} {'was' if left == 1 else 'were'} entered"
+            raise DiceError(f"D3: {what} needs {plural(count, 'die')} (D{faces}) but {entered}")
         taken = remaining[:count]
         for v in taken:
             if not 1 <= v <= faces:

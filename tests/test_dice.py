@@ -133,6 +133,17 @@ def test_d3_manual_dice_too_few_values_is_refused() -> None:
     assert dice.used == 0
 
 
+def test_d3_dice_too_few_for_a_later_roll_say_how_many_were_entered() -> None:
+    """The first searcher took the one die typed: the second's refusal said "0 were entered"."""
+    dice = ManualDice([4])
+    dice.roll(1, 1, 10, "DE-DD1's search")
+    with pytest.raises(DiceError) as refused:
+        dice.roll(2, 1, 10, "DE-DD2's search")
+    assert str(refused.value) == (
+        "D3: DE-DD2's search needs 1 die (D10) but 1 die was entered and the rolls before it took 1"
+    )
+
+
 @pytest.mark.parametrize("value", [0, 11, -3])
 def test_d1_manual_die_value_out_of_range_is_refused(value: int) -> None:
     dice = ManualDice([5, value])
