@@ -60,3 +60,14 @@ def test_a_convoy_without_escorts_has_its_odds_CV2(tmp_path: Path) -> None:
     # Elsewhere a side without units is still refused in one line.
     out = run(db, "odds", "naval", "--attacker", "Germany:submarine=2", "--defender", "Britain", code=2)
     assert out.strip() == "Error: a force is NATION:TYPE=N[,TYPE=N...], got 'Britain'", out
+
+
+def test_need_counts_only_aircraft_that_can_land_after_the_battle_F7(tmp_path: Path) -> None:
+    """DE-FT1 (Northern Germany, range 4) reaches the Irish Sea in 4 moves and then has no range
+    left to land, so it is lost for certain (F7): the advice offered it as "1 fighter (cost 10):
+    100%". DE-BM1 (Flanders, range 6) flies 3 there and 3 back."""
+    db = str(tmp_path / "ns.db")
+    run(db, "new", "a", "--scenario", "north-sea-1914")
+    data = json.loads(run(db, "odds", "need", "--zone", "Irish Sea", "--win", "0.5", "--json"))
+    assert [(r["unit"], r["steps"]) for r in data["reachable"]] == [("DE-BM1", 3)]
+    assert data["force"]["counts"] == {"bomber": 1}

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation
+from domain.rules.economy import shares_carriers
 
 # Phases of a turn before its combat movement ends: a unit may still move to attack (F4, F7);
 # to hold a zone it may also move in non-combat movement.
@@ -77,6 +78,30 @@ def steps_to(board: Board, unit: Unit, zone: str, hostile: frozenset[str] | None
     return None
 
 
+def landing_steps(board: Board, nation: str, zone: str) -> int | None:
+    """F7, F8: the fewest map steps from `zone` to where an air unit of `nation` may end its
+    turn: a territory of its side (never through or on a neutral's), or none at all with a
+    friendly carrier in the zone; None when there is no such place."""
+    game_map = board.scenario.game_map
+    if any(board.unit_type(u).carries > 0 and shares_carriers(board, nation, u.nation) for u in board.units_at(zone)):
+        return 0
+    seen = {zone}
+    queue = deque([(zone, 0)])
+    while queue:
+        here, steps = queue.popleft()
+        for nxt in game_map.adjacency.get(here, ()):
+            if nxt in seen:
+                continue
+            seen.add(nxt)
+            owner = board.owners.get(nxt)
+            if owner is not None and owner != nation and owner in board.neutral:
+                continue  # F8
+            if owner is not None and game_map.is_land(nxt) and board.allies(nation, owner):
+                return steps + 1
+            queue.append((nxt, steps + 1))
+    return None
+
+
 def can_move(board: Board, nation: str, phases: tuple[str, ...] = BEFORE_COMBAT) -> bool:
     """T3, F4: the nation's units may still move this turn, in one of `phases`."""
     return board.nation == nation and board.phase in phases
@@ -90,6 +115,7 @@ def reach(
     already there otherwise; with `next_turn`, a full allowance (its next turn's reach)."""
     moving = next_turn or can_move(board, nation, phases)
     hostile = hostile_zones(board, nation) if moving else frozenset()
+    back: list[int | None] = []  # F7: the way from the zone to a landing place, found once
     out = []
     for unit in sorted(board.units.values(), key=lambda u: u.id):
         ut = board.unit_type(unit)
@@ -101,6 +127,13 @@ def reach(
             continue
         steps = steps_to(board, unit, zone, hostile)
         left = ut.move if next_turn else ut.move - unit.moved
+        if steps is not None and ut.is_air:
+            # F7: the range covers the way back too; an air unit that could not land after
+            # the battle is lost, so it is not one to count on (nor an enemy's to fear).
+            if not back:
+                back.append(landing_steps(board, nation, zone))
+            home = back[0]
+            steps = None if home is None or steps + home > left else steps
         if steps is not None and steps <= left:
             out.append(Reach(unit, steps))
     return out
