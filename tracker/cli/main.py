@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from domain.errors import TrackerError
+from domain.errors import InputError, TrackerError
 from tracker.cli.params import CAMPAIGN, DATABASE, SERVER, fit_error, one_line
 from tracker.cli.startup import importing, settle_imports_from_now
 
@@ -361,7 +361,8 @@ class TrackerGroup(click.Group):
                     # referee's TRACKER_SERVER names) or the server's refusal of a command it never runs.
                     given = ctx.get_parameter_source("server") == click.core.ParameterSource.COMMANDLINE
                     where = "leave out --server" if given else "unset TRACKER_SERVER for it"
-                    raise click.UsageError(f"'{rest[0]}' runs on a database, not through a server: {where}")
+                    # Bad usage of no one command (exit 2), said as it is: no command's help to name.
+                    raise InputError(f"'{rest[0]}' runs on a database, not through a server: {where}")
                 if rest[:1] == ["shell"]:
                     # The shell's loop is the client's (each line runs on the server): the
                     # shell command itself, which knows --server.
