@@ -116,7 +116,9 @@ def check_placement(board: Board, nation: str, unit_type: str, zone: str, count:
     waiting = unplaced.get(unit_type, 0)
     if waiting < count:
         bought = ", ".join(f"{n} {t}" for t, n in sorted(unplaced.items()) if n) or "nothing"
-        raise RuleViolation("PU2", f"{nation} has {waiting} {unit_type} to place, not {count} (to place: {bought})")
+        raise RuleViolation(
+            "PU2", f"{nation} has {plural(waiting, unit_type)} to place, not {count} (to place: {bought})"
+        )
     legal = placement_zones(board, nation, unit_type)
     if zone not in legal:
         where = ", ".join(legal) or "none"

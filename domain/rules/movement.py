@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, require_each_once
 from domain.rules.economy import shares_carriers
+from domain.text import plural
 
 MOVE_PHASES = ("combat_movement", "noncombat_movement")
 
@@ -76,7 +77,7 @@ def plan_move(board: Board, nation: str, unit_ids: list[str], path: list[str]) -
             what = "range" if ut.is_air else "movement"
             raise RuleViolation(
                 rule,
-                f"{u.id} ({u.type}) has {left} of {ut.move} {what} left this turn; the path is {steps} steps",
+                f"{u.id} ({u.type}) has {left} of {ut.move} {what} left this turn; the path is {plural(steps, 'step')}",
             )
     hostile_passed: list[str] = []
     if "naval" in types:
