@@ -52,6 +52,11 @@ def test_pl1_inbox_lists_what_each_player_owes_in_every_campaign(two_campaigns: 
         ("winter", "Germany", "research", ["Germany"]),
     ]
     assert all(i["command"] for i in items)
+    # Each command to copy names its campaign: there are two here.
+    text = tracker("--db", db, "inbox", "--player", "anna").stdout
+    assert [line.strip() for line in text.splitlines() if line.strip().startswith("next:")] == [
+        f"next: tracker --campaign {name} next" for name in ("autumn", "winter")
+    ], text
     text = tracker("--db", db, "inbox", "--player", "bert").stdout
     assert text.strip() == "Nothing waits for you."
     # A player of no campaign here owes nothing; nobody in particular sees everything.

@@ -23,11 +23,17 @@ PLAYER_OPTION = click.option(
 
 
 def show(items: list[OwedItem]) -> None:
-    """Each owed item on a line of its own, with the command that answers it."""
+    """Each owed item on a line of its own, with the command that answers it, naming its
+    campaign (the items come from every campaign you play, as a hand-off's message names it)."""
+    import shlex
+
     for item in items:
         echo_prose(f"{item['campaign']} · round {item['round']} · {item['nation']} · {item['phase']}: {item['text']}")
-        if item["command"] and item["command"] not in item["text"]:
-            click.echo(f"  next: {item['command']}")
+        command = item["command"]
+        if command and command.startswith("tracker "):
+            command = command.replace("tracker ", f"tracker --campaign {shlex.quote(item['campaign'])} ", 1)
+        if command and command not in item["text"]:
+            click.echo(f"  next: {command}")
 
 
 @click.command()
