@@ -199,7 +199,7 @@ def test_a_campaign_name_is_one_name_in_any_unicode_normal_form(tmp_path: Path) 
     code, out = invoke(db, "new", composed, "--scenario", "north-sea-1914")
     assert code == 2 and "already exists" in out, out
     assert json.loads(invoke(db, "campaigns", "--json")[1]) == [composed]
-    for typed in (composed, decomposed):
+    for typed in (composed, decomposed, f" {composed} "):
         code, out = invoke(db, "--campaign", typed, "state", "--json")
         assert code == 0 and json.loads(out)["round"] == 1, out
 

@@ -352,11 +352,13 @@ class Registry:
             return [(r[0], r[1]) for r in rows]
 
     def lookup(self, name: str) -> str | None:
-        """The campaign registered under `name`, spelled in any Unicode normal form (names are
-        stored composed, NFC, by `check_campaign_name`)."""
+        """The campaign registered under `name`, spelled in any Unicode normal form and with
+        spaces around it or not (names are stored trimmed and composed, NFC, by
+        `check_campaign_name`)."""
         found = self._lookup(name)
-        if found is None and not unicodedata.is_normalized("NFC", name):
-            found = self._lookup(unicodedata.normalize("NFC", name))
+        stored = unicodedata.normalize("NFC", name.strip())
+        if found is None and stored != name:
+            found = self._lookup(stored)
         return found
 
     def _lookup(self, name: str) -> str | None:
