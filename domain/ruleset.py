@@ -17,50 +17,44 @@ from domain.schema import Reader
 CATEGORIES = ("naval", "air")
 CLASSES = ("submarine", "escort", "capital", "transport", "air")
 SEARCH_CONTEXTS = ("convoy", "interception", "asw")
-# HA7: "owner-order" (as amended: hits placed one at a time in the owner's order, the default the
-# cheapest over every order) or "class-order" (as first written: each firing class's hits in the
-# ruleset's placing order, the default the cheapest under that order).
+# Rules amended after campaigns were recorded under them. Each key of a ruleset file, by name:
+# its table, the value it takes when a ruleset file leaves it out (the rule as it stands), and
+# the value it takes when a campaign's recorded ruleset leaves it out (recorded before the key
+# existed, so refereed as then; see `load_ruleset` and `ruleset_from_recorded`).
+AMENDED: dict[str, tuple[str, Any, Any]] = {
+    # HA7: "owner-order" (as amended: hits placed one at a time in the owner's order, the
+    # default the cheapest over every order) or "class-order" (as first written: each firing
+    # class's hits in the ruleset's placing order, the default the cheapest under that order).
+    "placement": ("hit_allocation", "owner-order", "class-order"),
+    # CV4 ("everywhere"): the order searchers named for a search roll their dice in: "pending"
+    # (as amended), the order `pending` lists them, by ID; "named" (as first refereed).
+    "search_order": ("dice", "pending", "named"),
+    # NC1: submarines moved in combat_movement among enemy surface ships make a naval battle
+    # due there, as any naval unit does; recorded before, they lay there without one.
+    "submarines_arriving_fight": ("naval_combat", True, False),
+    # NC1, AS1: a zone holding only enemy submarines calls for ASW combat, not a naval battle,
+    # unless the nation's own submarines stopped there to attack (SM5, NC6).
+    "submarines_alone_call_for_asw": ("naval_combat", True, False),
+    # F7, SM2: an air unit at sea that has not flown this turn takes part in a search or battle
+    # only aboard a carrier of its side with room; recorded before, one whose carrier was sunk
+    # fought and searched there.
+    "aircraft_need_a_carrier": ("naval_combat", True, False),
+    # F7, PU2: air units land on, are placed on and sit aboard any carrier of their side with
+    # room ("a friendly carrier"); recorded before, the nation's own carriers only.
+    "friendly_carriers": ("naval_combat", True, False),
+    # SM1: a ship (not a submarine) that entered a hostile zone this turn stays there; recorded
+    # before, a second move command took it on.
+    "ships_stopped_stay": ("naval_combat", True, False),
+    # RK3: every override undo needs a nation of the other side to agree, the undone actions
+    # locked or not; recorded before, only locked actions asked it.
+    "every_override_agreed": ("record", True, False),
+}
+AS_IT_STANDS: dict[str, Any] = {key: now for key, (_, now, _) in AMENDED.items()}
+AS_RECORDED_BEFORE: dict[str, Any] = {key: before for key, (_, _, before) in AMENDED.items()}
 PLACEMENTS = ("owner-order", "class-order")
-PLACEMENT = "owner-order"  # a ruleset file without the key: the rule as it stands
-RECORDED_PLACEMENT = "class-order"  # a recorded ruleset without it: recorded before the key
-# CV4 ("everywhere"): the order searchers named for a search roll their dice in. "pending" (the
-# rule as amended): the order `pending` lists them, by ID, whatever order they were named in;
-# "named" (as first refereed): the order they were named in.
+PLACEMENT = AS_IT_STANDS["placement"]
 SEARCH_ORDERS = ("pending", "named")
-SEARCH_ORDER = "pending"  # a ruleset file without the key: the rule as it stands
-RECORDED_SEARCH_ORDER = "named"  # a recorded ruleset without it: recorded before the key
-# NC1: whether submarines moved in combat_movement into a zone holding enemy surface ships make
-# a naval battle due there, as any naval unit does (the rule as written); a campaign recorded
-# before the key had them lie there without one (`RECORDED_SUBMARINES_ARRIVING`).
-SUBMARINES_ARRIVING = True
-RECORDED_SUBMARINES_ARRIVING = False
-# RK3: whether every override undo needs a nation of the other side to agree, the undone actions
-# locked or not (the rule as written: "every override needs it"); a campaign recorded before the
-# key asked it only for locked actions (`RECORDED_EVERY_OVERRIDE_AGREED`).
-EVERY_OVERRIDE_AGREED = True
-RECORDED_EVERY_OVERRIDE_AGREED = False
-# NC1: whether a zone holding only enemy submarines calls for ASW combat alone (the rule as
-# written), a naval battle there being one the nation's own submarines stopped to attack (SM5,
-# NC6); a campaign recorded before the key could start a naval battle on them
-# (`RECORDED_SUBMARINES_ALONE_CALL_FOR_ASW`).
-SUBMARINES_ALONE_CALL_FOR_ASW = True
-RECORDED_SUBMARINES_ALONE_CALL_FOR_ASW = False
-# F7, SM2: whether an air unit at sea that has not flown this turn takes part in a search or
-# battle only aboard a carrier of its side with room (the rule as written); a campaign recorded
-# before the key let one whose carrier was sunk fight and search there
-# (`RECORDED_AIRCRAFT_NEED_A_CARRIER`).
-AIRCRAFT_NEED_A_CARRIER = True
-RECORDED_AIRCRAFT_NEED_A_CARRIER = False
-# F7, PU2: whether air units land on, are placed on and sit aboard any carrier of their side
-# with room ("a friendly carrier", the rule as written); a campaign recorded before the key
-# counted the nation's own carriers only (`RECORDED_FRIENDLY_CARRIERS`).
-FRIENDLY_CARRIERS = True
-RECORDED_FRIENDLY_CARRIERS = False
-# SM1: whether a naval unit other than a submarine that entered a hostile zone this turn stays
-# there (it was stopped there, the rule as written); a campaign recorded before the key let it
-# move on with a second move command (`RECORDED_SHIPS_STOPPED_STAY`).
-SHIPS_STOPPED_STAY = True
-RECORDED_SHIPS_STOPPED_STAY = False
+SEARCH_ORDER = AS_IT_STANDS["search_order"]
 ROLL_KINDS = (
     "merchant_defence",
     "convoy_search",
@@ -190,14 +184,15 @@ class Ruleset:
     modifiers: tuple[Modifier, ...]
     ntr_value: int = 1  # F6: resources one NTR is worth at collection
     retreat_distance: int = 1  # NC1: how many sea zones an attacker may retreat
+    # The amended rules (AMENDED), as the ruleset plays them.
     hit_placement: str = PLACEMENT  # HA7: PLACEMENTS
     search_order: str = SEARCH_ORDER  # CV4: SEARCH_ORDERS
-    submarines_arriving_fight: bool = SUBMARINES_ARRIVING  # NC1
-    every_override_agreed: bool = EVERY_OVERRIDE_AGREED  # RK3
-    submarines_alone_call_for_asw: bool = SUBMARINES_ALONE_CALL_FOR_ASW  # NC1, AS1
-    aircraft_need_a_carrier: bool = AIRCRAFT_NEED_A_CARRIER  # F7, SM2
-    friendly_carriers: bool = FRIENDLY_CARRIERS  # F7, PU2
-    ships_stopped_stay: bool = SHIPS_STOPPED_STAY  # SM1
+    submarines_arriving_fight: bool = True  # NC1
+    every_override_agreed: bool = True  # RK3
+    submarines_alone_call_for_asw: bool = True  # NC1, AS1
+    aircraft_need_a_carrier: bool = True  # F7, SM2
+    friendly_carriers: bool = True  # F7, PU2
+    ships_stopped_stay: bool = True  # SM1
     content_hash: str = field(default="", compare=False)
 
     def unit(self, name: str) -> UnitType:
@@ -293,29 +288,11 @@ def _unit_type(name: str, r: Reader) -> UnitType:
     return unit
 
 
-def ruleset_from_dict(
-    data: dict[str, Any],
-    source: str,
-    placement: str = PLACEMENT,
-    search_order: str = SEARCH_ORDER,
-    submarines_arriving: bool = SUBMARINES_ARRIVING,
-    every_override_agreed: bool = EVERY_OVERRIDE_AGREED,
-    submarines_alone_call_for_asw: bool = SUBMARINES_ALONE_CALL_FOR_ASW,
-    aircraft_need_a_carrier: bool = AIRCRAFT_NEED_A_CARRIER,
-    friendly_carriers: bool = FRIENDLY_CARRIERS,
-    ships_stopped_stay: bool = SHIPS_STOPPED_STAY,
-) -> Ruleset:
+def ruleset_from_dict(data: dict[str, Any], source: str, amended: dict[str, Any] = AS_IT_STANDS) -> Ruleset:
     """Validate a ruleset table; raise DataFileError naming the first problem found.
-    `placement` is HA7's placement where the table does not say (PLACEMENTS), `search_order`
-    CV4's order of a search's dice (SEARCH_ORDERS), `submarines_arriving` whether NC1 makes
-    a battle due where submarines moved in among enemy surface ships, `every_override_agreed`
-    whether RK3 asks the other side's agreement of an override undo of unlocked actions too,
-    `submarines_alone_call_for_asw` whether NC1 refuses a naval battle on enemy submarines alone
-    where the nation's own submarines did not stop to attack, `aircraft_need_a_carrier` whether
-    an air unit at sea that has not flown this turn takes part only aboard a carrier (F7, SM2),
-    `friendly_carriers` whether air units use carriers of their side, not only their nation's
-    (F7, PU2), `ships_stopped_stay` whether a ship that entered a hostile zone this turn stays
-    there (SM1)."""
+    `amended`: the value of each amended rule's key (AMENDED) where the table does not say:
+    the rule as it stands (AS_IT_STANDS), or as refereed before it was amended
+    (AS_RECORDED_BEFORE, for a campaign's recorded ruleset)."""
     # The sections are read in file order, so the first problem reported is the first a reader
     # of the file would meet.
     top = Reader(source, data)
@@ -324,25 +301,23 @@ def ruleset_from_dict(
     title = meta.string("title", default=name)
     version = meta.integer("version", 1, default=1)
     meta.finish()
-    default_faces, faces, search_order = _dice(top, search_order)
+    default_faces, faces, search_order = _dice(top, amended["search_order"])
     phases = _phases(top)
     units = _units(top, source)
-    hit_allocation = _hit_allocation(top, placement)
+    hit_allocation = _hit_allocation(top, amended["placement"])
     convoy = _convoy(top, faces.get("convoy_table", default_faces))
     nc = top.table("naval_combat")
     cancel = nc.integer("opening_fire_cancelled_per_escort", 0, 10)
     retreat_distance = nc.integer("retreat_distance", 1, 10, default=1)
-    arriving = nc.boolean("submarines_arriving_fight", default=submarines_arriving)
-    subs_alone = nc.boolean("submarines_alone_call_for_asw", default=submarines_alone_call_for_asw)
-    need_carrier = nc.boolean("aircraft_need_a_carrier", default=aircraft_need_a_carrier)
-    friendly = nc.boolean("friendly_carriers", default=friendly_carriers)
-    stopped_stay = nc.boolean("ships_stopped_stay", default=ships_stopped_stay)
+    played: dict[str, Any] = {
+        key: nc.boolean(key, default=amended[key]) for key, (table, _, _) in AMENDED.items() if table == "naval_combat"
+    }
     nc.finish()
     trade = top.table("trade", required=False)
     ntr_value = trade.integer("ntr_value", 0, 100, default=1)
     trade.finish()
     record = top.table("record", required=False)
-    agreed = record.boolean("every_override_agreed", default=every_override_agreed)
+    agreed = record.boolean("every_override_agreed", default=amended["every_override_agreed"])
     record.finish()
     research = _research(top, faces.get("research", default_faces))
     modifiers = _modifiers(top, research["technologies"], units)
@@ -361,12 +336,8 @@ def ruleset_from_dict(
         ntr_value=ntr_value,
         retreat_distance=retreat_distance,
         search_order=search_order,
-        submarines_arriving_fight=arriving,
         every_override_agreed=agreed,
-        submarines_alone_call_for_asw=subs_alone,
-        aircraft_need_a_carrier=need_carrier,
-        friendly_carriers=friendly,
-        ships_stopped_stay=stopped_stay,
+        **played,
         content_hash=content_hash(data),
         **hit_allocation,
         **convoy,
@@ -568,40 +539,17 @@ _parsed: dict[str, Ruleset] = {}
 
 
 def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
-    """A ruleset file and the data a new campaign records of it. A recorded ruleset that does not
-    say how HA7 places hits, in which order a search's dice are rolled (CV4), whether
-    submarines moving in among enemy surface ships fight (NC1), whether enemy submarines alone
-    call for ASW combat only (NC1, AS1), whether aircraft at sea take part only aboard a carrier
-    (F7, SM2), whether they use their allies' carriers (F7, PU2), whether
-    a ship stopped in a hostile zone stays there (SM1), or whether an override undo of
-    unlocked actions needs the other side's agreement (RK3), was recorded before the rule was
-    amended and is refereed as then (`ruleset_from_recorded`), so the data
-    says it: the rule as it stands unless the file says."""
+    """A ruleset file and the data a new campaign records of it. A recorded ruleset that leaves
+    out a key of an amended rule (AMENDED: HA7's placement, CV4's search order, NC1's arriving
+    and lone submarines, F7's aircraft at sea and friendly carriers, SM1's stopped ships, RK3's
+    agreement) was recorded before the rule was amended and is refereed as then
+    (`ruleset_from_recorded`), so the data says each: the rule as it stands unless the file says."""
     data, source = read_builtin_or_file("rulesets", name_or_path)
-    ha = data.get("hit_allocation")
-    if isinstance(ha, dict) and "placement" not in ha:
-        data = {**data, "hit_allocation": {**ha, "placement": PLACEMENT}}
-    dice = data.get("dice")
-    if isinstance(dice, dict) and "search_order" not in dice:
-        data = {**data, "dice": {**dice, "search_order": SEARCH_ORDER}}
-    nc = data.get("naval_combat")
-    if isinstance(nc, dict) and "submarines_arriving_fight" not in nc:
-        data = {**data, "naval_combat": {**nc, "submarines_arriving_fight": SUBMARINES_ARRIVING}}
-    nc = data.get("naval_combat")
-    if isinstance(nc, dict) and "submarines_alone_call_for_asw" not in nc:
-        data = {**data, "naval_combat": {**nc, "submarines_alone_call_for_asw": SUBMARINES_ALONE_CALL_FOR_ASW}}
-    nc = data.get("naval_combat")
-    if isinstance(nc, dict) and "aircraft_need_a_carrier" not in nc:
-        data = {**data, "naval_combat": {**nc, "aircraft_need_a_carrier": AIRCRAFT_NEED_A_CARRIER}}
-    nc = data.get("naval_combat")
-    if isinstance(nc, dict) and "friendly_carriers" not in nc:
-        data = {**data, "naval_combat": {**nc, "friendly_carriers": FRIENDLY_CARRIERS}}
-    nc = data.get("naval_combat")
-    if isinstance(nc, dict) and "ships_stopped_stay" not in nc:
-        data = {**data, "naval_combat": {**nc, "ships_stopped_stay": SHIPS_STOPPED_STAY}}
-    kept = data.get("record", {})
-    if isinstance(kept, dict) and "every_override_agreed" not in kept:
-        data = {**data, "record": {**kept, "every_override_agreed": EVERY_OVERRIDE_AGREED}}
+    for key, (table, now, _) in AMENDED.items():
+        # `record` is a table a file may leave out; the others it must have (checked when read).
+        section = data.get(table, {} if table == "record" else None)
+        if isinstance(section, dict) and key not in section:
+            data = {**data, table: {**section, key: now}}
     return ruleset_from_dict(data, source), data
 
 
@@ -616,18 +564,7 @@ def ruleset_from_recorded(data: dict[str, Any]) -> Ruleset:
         return hit[1]
     key = content_hash(data)
     if key not in _parsed:
-        _parsed[key] = ruleset_from_dict(
-            data,
-            "recorded ruleset",
-            RECORDED_PLACEMENT,
-            RECORDED_SEARCH_ORDER,
-            RECORDED_SUBMARINES_ARRIVING,
-            RECORDED_EVERY_OVERRIDE_AGREED,
-            RECORDED_SUBMARINES_ALONE_CALL_FOR_ASW,
-            RECORDED_AIRCRAFT_NEED_A_CARRIER,
-            RECORDED_FRIENDLY_CARRIERS,
-            RECORDED_SHIPS_STOPPED_STAY,
-        )
+        _parsed[key] = ruleset_from_dict(data, "recorded ruleset", AS_RECORDED_BEFORE)
     # Holding `data` keeps its id from being reused while the entry lives.
     _recent[id(data)] = (data, _parsed[key])
     if len(_recent) > 256:
