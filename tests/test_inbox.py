@@ -134,5 +134,5 @@ def test_inbox_and_wait_through_a_server_know_the_player_by_token(
             waiting.kill()
         assert waiting.returncode == 0, err
         assert out.startswith("autumn · round 1 · Germany · collect_resources: ")
-        assert "tracker convoy pass --by Britain" in out
+        assert "or tracker --campaign autumn convoy pass --by Britain" in out  # each command names it
         assert "--player" in remote(tokens["bert-autumn"], "wait", "--player", "x").stderr

@@ -8,6 +8,7 @@ application (`install_describer`).
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -177,6 +178,13 @@ def _gate_command(item: Mapping[str, Any]) -> str | None:
         f"or tracker convoy pass --by {nation}",
         "air_landing": "tracker move UNIT --to ZONE, or tracker next --confirm-losses",
     }.get(kind)
+
+
+def naming_campaign(command: str, campaign: str) -> str:
+    """`command` (one or several `tracker ...` commands) with `--campaign NAME` after each
+    `tracker`: where a database or server holds several campaigns, the command to copy says
+    which (hand-off messages, `inbox`, `wait`)."""
+    return re.sub(r"\btracker ", f"tracker --campaign {shlex.quote(campaign)} ", command)
 
 
 def _decide_options(item: Mapping[str, Any]) -> str:

@@ -25,13 +25,11 @@ PLAYER_OPTION = click.option(
 def show(items: list[OwedItem]) -> None:
     """Each owed item on a line of its own, with the command that answers it, naming its
     campaign (the items come from every campaign you play, as a hand-off's message names it)."""
-    import shlex
+    from tracker.service.describe import naming_campaign
 
     for item in items:
         echo_prose(f"{item['campaign']} · round {item['round']} · {item['nation']} · {item['phase']}: {item['text']}")
-        command = item["command"]
-        if command and command.startswith("tracker "):
-            command = command.replace("tracker ", f"tracker --campaign {shlex.quote(item['campaign'])} ", 1)
+        command = naming_campaign(item["command"], item["campaign"]) if item["command"] else None
         if command and command not in item["text"]:
             click.echo(f"  next: {command}")
 

@@ -3,11 +3,12 @@ subject and parts, and what is sent for one outbox row."""
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict
 from urllib.parse import quote
+
+from tracker.service.describe import naming_campaign
 
 # The command that answers a `pending` item (the command line's `next_command`).
 CommandFor = Callable[[dict[str, Any]], str | None]
@@ -37,9 +38,7 @@ def message_text(payload: Mapping[str, Any], command_for: CommandFor, public_url
             lines.append(f"Waiting for {who}: {text}" if who else text)
         command = command_for(item)
         if command:
-            # The global option goes before each command: a database may hold several campaigns.
-            named = re.sub(r"\btracker ", f"tracker --campaign {shlex.quote(payload['campaign'])} ", command)
-            lines.append(f"  next: {named}")
+            lines.append(f"  next: {naming_campaign(command, payload['campaign'])}")
     if not payload["pending"]:
         campaign = shlex.quote(payload["campaign"])
         lines.append(f"Nothing pending: the phase may end (tracker --campaign {campaign} next).")
