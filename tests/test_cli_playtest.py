@@ -18,6 +18,14 @@ def run(db: str, *args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+def refused_as_usage(db: str, args: list[str], line: str) -> None:
+    """The command is bad usage (exit 2) told in this one line, and records nothing."""
+    before = run(db, "log", "--json")[1]
+    result = CliRunner().invoke(cli, ["--db", db, *args], prog_name="tracker")
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"Error: {line}\n")
+    assert run(db, "log", "--json")[1] == before
+
+
 @pytest.fixture
 def db(tmp_path: Path) -> str:
     path = str(tmp_path / "p.db")
@@ -93,10 +101,7 @@ def test_a_reason_in_any_script_is_recorded(db: str) -> None:
 )
 def test_an_empty_file_name_is_named_as_such(db: str, args: list[str], line: str) -> None:
     # It read as the current folder: "Error: : is a directory; give a file name".
-    before = run(db, "log", "--json")[1]
-    result = CliRunner().invoke(cli, ["--db", db, *args], prog_name="tracker")
-    assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"Error: {line}\n")
-    assert run(db, "log", "--json")[1] == before
+    refused_as_usage(db, args, line)
 
 
 @pytest.mark.parametrize("command", [["map"], ["log"]])
@@ -146,10 +151,7 @@ def test_output_piped_into_head_ends_quietly_with_0(tmp_path: Path, command: lis
     ],
 )
 def test_a_usage_error_names_the_command_and_where_its_help_is(db: str, args: list[str], line: str) -> None:
-    before = run(db, "log", "--json")[1]
-    result = CliRunner().invoke(cli, ["--db", db, *args], prog_name="tracker")
-    assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"Error: {line}\n")
-    assert run(db, "log", "--json")[1] == before
+    refused_as_usage(db, args, line)
 
 
 @pytest.mark.parametrize("option", ["--db", "--campaign", "--server"])
