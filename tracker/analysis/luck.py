@@ -250,18 +250,15 @@ def _plain(cell: dict[str, list[Number]]) -> dict[str, Figures]:
     return {m: {"expected": round(float(e), 4), "actual": round(float(a), 4)} for m, (e, a) in cell.items()}
 
 
-def _searchers_chosen(t: Any, cid: UUID, b: dict[str, Any], rolls: list[dict[str, Any]]) -> Policy | None:
+def _searchers_chosen(b: dict[str, Any], rolls: list[dict[str, Any]]) -> Policy | None:
     """CV3: a convoy battle's owner picks its searchers after its first roll (merchant defence,
     CV2). Which of its units search is its choice, not luck: the battle's odds take the
     searchers it picked (none: no search), where the default would have every eligible unit
-    search. None for other battles, and for a convoy battle ended by merchant defence."""
-    if b["kind"] != "convoy" or len(rolls) < 2:
+    search. None for other battles, and for a convoy battle ended by merchant defence. Each
+    searcher picked rolls one search die (CV3), in the order picked: the rolls name them."""
+    if b["kind"] != "convoy" or all(r["rule"] == "CV2" for r in rolls):
         return None
-    # Before the battle's last roll it is still in progress, its searchers chosen.
-    last = t.load(cid, version=max(r["seq"] for r in rolls) - 1).battles.get(str(b["battle"]))
-    if last is None or last.get("step") == "merchant_defence":
-        return None
-    picked = tuple(last.get("searchers") or ())
+    picked = tuple(r["unit"] for r in sorted(rolls, key=lambda r: r["seq"]) if r["rule"] == "CV3")
 
     def choose(state: State, d: Decision) -> object | None:
         return picked if d.kind == "searchers" else None
@@ -290,7 +287,7 @@ def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) ->
         return None
     state, ctx, done = from_battle(board, state_b, frozenset(c.committed))
     try:
-        odds = exact_odds(state, ctx, _searchers_chosen(t, cid, b, rolls), done, exact=False, limit=MAX_ENUMERATED)
+        odds = exact_odds(state, ctx, _searchers_chosen(b, rolls), done, exact=False, limit=MAX_ENUMERATED)
     except TooManyPositions:
         return None
     actual = {"attacker_units_lost": 0, "defender_units_lost": 0}
