@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import select
+from sqlalchemy import create_engine, select, text
+from sqlalchemy.pool import NullPool
 
 from projections.schema import VIEWS, campaigns
 from tests.support import TRACKER, perform_advance
@@ -58,7 +59,38 @@ def killed_at_random(db_url: str, args: list[str], cwd: Path, rng: random.Random
     time.sleep(rng.uniform(span * 0.5, span * 1.1))
     proc.send_signal(signal.SIGKILL)
     proc.wait(60)
+    settled(db_url)
     return proc.returncode == -signal.SIGKILL
+
+
+def settled(db_url: str, timeout: float = 60.0) -> None:
+    """Wait until the killed process's PostgreSQL backend has finished what it was doing.
+
+    A COMMIT the process sent just before the kill is still carried out by its backend after
+    the process is gone: read before that, the views are those before the commit, and the
+    commit (a rebuild emptying the views) lands under the reads that follow. A user's next
+    command sees one state or the other, whole; the test compares views, so it waits."""
+    if not db_url.startswith("postgresql"):
+        return
+    engine = create_engine(db_url, poolclass=NullPool)
+    try:
+        deadline = time.monotonic() + timeout
+        with engine.connect() as conn:
+            while True:
+                busy = conn.execute(
+                    text(
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                        "AND backend_type = 'client backend' AND pid <> pg_backend_pid() "
+                        "AND state IS DISTINCT FROM 'idle'"
+                    )
+                ).scalar_one()
+                conn.rollback()
+                if not busy:
+                    return
+                assert time.monotonic() < deadline, f"{busy} backend(s) still busy {timeout:.0f} s after the kill"
+                time.sleep(0.05)
+    finally:
+        engine.dispose()
 
 
 def timed(db_url: str, args: list[str], cwd: Path) -> float:
