@@ -21,8 +21,10 @@ from click.testing import CliRunner
 from domain.procedures import odds
 from domain.procedures.base import Context, Decision, Ended, Outcome
 from domain.procedures.canon import Canon
+from domain.procedures.engine import EXPANDED
 from tests.odds_positions import TOP, asw_combat, context, convoy_battle, interception_of, naval_battle
 from tests.support import advance as advance_passing
+from tracker.analysis import odds as analysis_odds
 from tracker.cli.main import cli
 from tracker.service.application import Tracker
 
@@ -346,6 +348,29 @@ def test_an_enumeration_stops_at_its_limit_of_positions_and_names_it() -> None:
     assert odds.exact_odds(state, ctx, exact=False, limit=full.states).outcomes == full.outcomes
 
 
+@pytest.mark.parametrize("exact", [False, True], ids=["floats", "fractions"])
+def test_a_battle_beyond_the_limit_is_refused_once_found_not_once_expanded(exact: bool) -> None:
+    """A big battle's positions take milliseconds each to expand, and the walk finds them far
+    faster: it is refused as soon as it has found more positions with a roll than the limit
+    (each would be expanded), so a refusal comes in a second rather than after minutes. The
+    limit itself is unchanged: a battle of exactly that many positions still runs."""
+    ctx = context()
+    state = convoy_battle(ctx, 6, {"destroyer": 6}, ntr=8)
+    expanded = 0
+
+    def count() -> None:
+        nonlocal expanded
+        expanded += 1
+
+    token = EXPANDED.set(count)
+    try:
+        with pytest.raises(odds.TooManyPositions, match="over 300 positions with dice to roll"):
+            odds.exact_odds(state, ctx, exact=exact, limit=300)
+    finally:
+        EXPANDED.reset(token)
+    assert expanded < 300 // 4, expanded
+
+
 def test_odds_beyond_max_positions_are_refused_in_one_line_exit_1(tmp_path: Path) -> None:
     forces = ["--attacker", "Germany:cruiser=2,destroyer=2", "--defender", "Britain:cruiser=2,destroyer=2"]
     out = run(str(tmp_path / "none.db"), "odds", "naval", *forces, "--max-positions", "3", code=1)
@@ -501,3 +526,23 @@ def test_a_command_to_copy_is_never_wrapped() -> None:
     assert out[-1] == command
     assert len(out) > 2 and all(len(line) <= 60 for line in out[:-1])
     assert out[1].startswith("      ") and " ".join(" ".join(out[:-1]).split()) == " ".join(prose.split())
+
+
+def test_exact_chances_of_thousands_of_digits_are_written_whole() -> None:
+    """A big battle's exact chances have denominators past the 4,300 digits Python's str()
+    writes: `--exact` printed "a number in the input has more than 4300 digits" instead."""
+    chance = Fraction(7**6000 + 1, 6**7000)
+    written = analysis_odds._fraction(chance)
+    numerator, denominator = written.split("/")
+    assert Fraction(int_of(numerator), int_of(denominator)) == chance
+    assert len(denominator) > 4300
+
+
+def int_of(digits: str) -> int:
+    """An int of any length from its decimal digits, read a chunk at a time as `_decimal`
+    writes them (int() refuses more than 4,300 digits too)."""
+    value = 0
+    for start in range(0, len(digits), 1000):
+        chunk = digits[start : start + 1000]
+        value = value * 10 ** len(chunk) + int(chunk)
+    return value

@@ -306,21 +306,15 @@ class Engine(Remains):
         """The roll states reachable from `root`, parents before children (self-loops aside).
         Every state here is interned (one object per position), so the walk keys on
         identities rather than hashing each state at every edge."""
+        self.expand_all(root)
         done: set[int] = set()
         on_path: set[int] = set()
         post: list[State] = []
         stack: list[tuple[State, Iterator[State]]] = []
-        expanded = EXPANDED.get()
 
         def children(s: State) -> Iterator[State]:
             if waits(s) == "ended":
                 return iter(())
-            if s not in self.edges:
-                if self.limit is not None and len(self.edges) >= self.limit:
-                    raise TooManyPositions(self.limit)
-                self.edges[s] = self.expand(s)
-                if expanded is not None:
-                    expanded()
             return iter([c for (c, _), _p in self.edges[s] if c is not s])
 
         on_path.add(id(root))
@@ -339,6 +333,32 @@ class Engine(Remains):
                 on_path.add(id(child))
                 stack.append((child, children(child)))
         return post[::-1]
+
+    def expand_all(self, root: State) -> None:
+        """Expand every position with a roll reachable from `root`, breadth first. Each one
+        found is expanded in turn, so beyond the limit the walk stops as soon as it has found
+        that many, not after expanding as many: a big battle's positions take milliseconds
+        each, and the walk finds them far faster than it expands them."""
+        expanded, limit = EXPANDED.get(), self.limit
+        found: set[int] = {id(root)}
+        queue = [root]
+        rolling = int(waits(root) != "ended")
+        for s in queue:
+            if waits(s) == "ended":
+                continue
+            edges = self.edges.get(s)
+            if edges is None:
+                edges = self.edges[s] = self.expand(s)
+                if expanded is not None:
+                    expanded()
+            for (c, _), _p in edges:
+                if id(c) not in found:
+                    found.add(id(c))
+                    queue.append(c)
+                    if waits(c) != "ended":
+                        rolling += 1
+                        if limit is not None and rolling > limit:
+                            raise TooManyPositions(limit)
 
 
 def _over(f: Fight, attackers: tuple[Piece, ...], defenders: tuple[Piece, ...], opening: tuple[str, ...]) -> Fight:

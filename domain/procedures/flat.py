@@ -233,20 +233,27 @@ def flowed(engine: Engine, root: State, start: int, procedure: str, known: Known
     walk = Walk(engine, known)
     walk.index_of(root)
     told = EXPANDED.get()
-    expanded = 0
+    limit = engine.limit
+    # Positions found with a roll, each to be expanded in turn: beyond the limit, the walk
+    # stops as soon as they are found rather than after expanding as many (a big battle's
+    # positions take milliseconds each, and it finds them far faster than it expands them).
+    found_rolling = scanned = 0
     fresh: list[int] = []
     k = 0
     while k < len(walk.positions):
         if waits(walk.positions[k]) != "ended":
-            if engine.limit is not None and expanded >= engine.limit:
-                raise TooManyPositions(engine.limit)
+            if limit is not None:
+                while scanned < len(walk.positions):
+                    found_rolling += waits(walk.positions[scanned]) != "ended"
+                    scanned += 1
+                if found_rolling > limit:
+                    raise TooManyPositions(limit)
             found = known.edges.get(id(walk.positions[k])) if known is not None else None
             if found is None:
                 walk.expand(k)
                 fresh.append(k)
             else:
                 walk.reuse(k, found)
-            expanded += 1
             if told is not None:
                 told()
         k += 1

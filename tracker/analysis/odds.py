@@ -297,7 +297,25 @@ def policy(
 
 def _fraction(p: Number) -> str:
     assert isinstance(p, Fraction)
-    return f"{p.numerator}/{p.denominator}"
+    return f"{_decimal(p.numerator)}/{_decimal(p.denominator)}"
+
+
+# Digits written at a time: below the 4,300 Python's str() of an int allows.
+_CHUNK = 1000
+
+
+def _decimal(n: int) -> str:
+    """`n` in decimal, however many digits: a big battle's exact chances have denominators of
+    thousands, past the 4,300 digits str() allows (a guard against reading huge numbers from
+    untrusted input, which writing one does not need), so they are written a chunk at a time."""
+    if n < 0:
+        return "-" + _decimal(-n)
+    chunks: list[int] = []
+    base = 10**_CHUNK
+    while n >= base:
+        n, rest = divmod(n, base)
+        chunks.append(rest)
+    return str(n) + "".join(f"{c:0{_CHUNK}d}" for c in reversed(chunks))
 
 
 def _sd(variance: Number) -> float:
