@@ -82,12 +82,14 @@ class Receiver:
         self.refuse = refuse
         self.posts: list[Any] = []
         self.accepted: list[Any] = []
+        self.headers: list[dict[str, str]] = []
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 receiver.posts.append(body)
+                receiver.headers.append(dict(self.headers))
                 ok = len(receiver.posts) > receiver.refuse
                 if ok:
                     receiver.accepted.append(body)
@@ -571,6 +573,30 @@ def test_notify_test_posts_to_a_local_receiver_and_the_log_shows_it(db: str) -> 
     assert line.endswith("channel 1  test  delivered  attempts 1") and "secret-part" not in line
 
 
+def test_a_webhook_url_with_a_user_and_password_posts_with_basic_authentication(db: str) -> None:
+    """A group's own receiver behind basic authentication: the URL's user and password go in
+    the Authorization header, not into the host name (which was looked up and not found)."""
+    with Receiver() as receiver:
+        url = receiver.url.replace("http://", "http://bot:s%40cret@")
+        run(db, "notify", "add", "webhook", url)
+        out = run(db, "notify", "test", "1")
+        assert "s%40cret" not in run(db, "notify", "list")
+    assert out == f"Test message delivered to channel 1 ({mask(url)}).\n"
+    (headers,) = receiver.headers
+    assert headers["Authorization"] == "Basic Ym90OnNAY3JldA=="  # bot:s@cret
+    assert not any("cret" in line for line in run(db, "notify", "log").splitlines())
+
+
+def test_an_e_mails_subject_names_the_campaign_beside_the_scenarios_title() -> None:
+    from tracker.service.notify import email_body
+
+    payload = {"title": "The North Sea, autumn 1914", "campaign": "autumn", "round": 2, "nation": "Britain"}
+    payload |= {"phase": "research", "reasons": ["turn"]}
+    assert email_body("...", payload)["subject"] == "[The North Sea, autumn 1914 (autumn)] round 2 · Britain · research"
+    # A campaign whose scenario has no title of its own goes by its name, once.
+    assert email_body("...", payload | {"title": "autumn"})["subject"].startswith("[autumn] round 2")
+
+
 def test_the_server_delivers_a_refused_hand_off_once_after_four_attempts(db: str, tmp_path: Path) -> None:
     pytest.importorskip("starlette", reason="tracker serve needs the server extra")
     from tracker.server.served import ServedTracker
@@ -638,7 +664,8 @@ def test_a_players_e_mail_reaches_a_local_smtp_server_with_text_and_html_parts(d
         controller.stop()
     recipients, message = received[-1]
     assert recipients == ["bert@example.org"] and message["From"] == "referee@example.org"
-    assert message["Subject"] == "[The North Sea, autumn 1914] round 1 · Britain · research"
+    # The campaign by name too (c1): the scenario's title alone is every campaign of it.
+    assert message["Subject"] == "[The North Sea, autumn 1914 (c1)] round 1 · Britain · research"
     text = message.get_body(preferencelist=("plain",)).get_content()
     page = message.get_body(preferencelist=("html",)).get_content()
     assert "It is now Britain's turn." in text and "<p>It is now Britain&#x27;s turn.</p>" in page

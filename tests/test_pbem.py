@@ -163,3 +163,77 @@ def test_a_tampered_continuation_is_refused_by_the_referee(table: dict[str, Any]
     assert f"event {moved.originator_version} (UnitsMoved, F4) is not what the referee records" in out, out
     assert len(out.strip().splitlines()) == 1
     assert count(table["britain"]) == before
+
+
+def test_a_fork_names_an_input_left_empty_where_the_other_copy_gave_it(table: dict[str, Any]) -> None:
+    """SM2: `--units ""` (nobody searches) is not the default (every unit searches): at a fork
+    the action of each copy shows it, or the two read as one with and one without units."""
+    germany, britain = table["germany"], table["britain"]
+    run(germany, "next")
+    run(germany, "next")
+    run(germany, "move", "DE-SS3", "--path", f"{SNS},Dover Strait")
+    run(britain, "import", str(continuation(table)))
+    seen = str(count(britain))
+    run(germany, "intercept", "search", "1", "--units", "", "--seen", seen)
+    run(britain, "intercept", "search", "1", "--units", "GB-DD3", "--dice", "7", "--seen", seen)
+    path = table["tmp"] / "search.jsonl"
+    run(germany, "export", "--since", seen, str(path))
+    out = run(britain, "import", str(path), code=1)
+    assert "here `intercept search (battle=1, units='GB-DD3', dice=[7])`, in the file " in out, out
+    assert "in the file `intercept search (battle=1, units='')`;" in out, out
+
+
+def test_a_second_fork_at_the_same_event_names_the_campaign_resolve_would_keep(table: dict[str, Any]) -> None:
+    """A copy that gave way at event N once keeps its history as NAME-fork-N; a later refusal at
+    event N (its own old file, say) names the name `--resolve theirs` would use then."""
+    germany, britain = table["germany"], table["britain"]
+    run(germany, "next")
+    run(britain, "next")
+    mine = table["tmp"] / "mine.jsonl"
+    run(britain, "export", "--since", str(table["base"]), str(mine))
+    fork = table["base"] + 1
+    assert f"as campaign 'pbem-fork-{fork}'" in run(britain, "import", str(continuation(table)), "--resolve", "theirs")
+    out = run(britain, "import", str(mine), code=1)
+    assert f"keeps this copy's events after the fork as campaign 'pbem-fork-{fork}-2'" in out, out
+    assert f"as campaign 'pbem-fork-{fork}-2'" in run(britain, "import", str(mine), "--resolve", "theirs")
+
+
+def test_a_continuation_cut_short_is_refused_naming_the_first_missing_event(table: dict[str, Any]) -> None:
+    run(table["germany"], "next")
+    run(table["germany"], "buy", "submarine")
+    path = continuation(table)
+    lines = path.read_text().splitlines()
+    cut = table["tmp"] / "cut.jsonl"
+    cut.write_text("\n".join(lines[:3]) + "\n")
+    before = count(table["britain"])
+    out = run(table["britain"], "import", str(cut), code=1)
+    first, declared = table["base"] + 1, len(lines) - 1
+    assert f"cut.jsonl: line 4: event {first + 2} missing: the file ends after event {first + 1} but its header " in out
+    assert f"declares {declared} events, {first}-{table['base'] + declared}; nothing was imported" in out, out
+    assert count(table["britain"]) == before
+    # A header claiming more events than the file holds is no continuation either.
+    header = json.loads(lines[0]) | {"events": declared + 5}
+    more = table["tmp"] / "more.jsonl"
+    more.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    assert f"event {table['base'] + declared + 1} missing" in run(table["britain"], "import", str(more), code=1)
+    assert count(table["britain"]) == before
+
+
+def test_a_fast_forward_says_what_the_game_now_waits_for_and_the_command(table: dict[str, Any]) -> None:
+    """By file no server tells the next player: the import that hands them the game does, as
+    `tracker inbox` would, naming the campaign, the nation and the command to run."""
+    germany, britain = table["germany"], table["britain"]
+    run(germany, "next")
+    run(germany, "next")
+    run(germany, "move", "DE-SS3", "--path", f"{SNS},Dover Strait")
+    out = run(britain, "import", str(continuation(table)))
+    lines = out.splitlines()
+    assert lines[0].startswith("Fast-forwarded campaign 'pbem'") and lines[1] == "Waiting now:", out
+    assert lines[2].startswith(
+        "pbem · round 1 · Germany · combat_movement: battle 1 (interception, Southern North Sea):"
+    )
+    assert "waiting for Britain to choose which units search" in lines[2]
+    assert lines[3].startswith("  next: tracker --campaign pbem intercept search 1 "), out
+    # Nothing new, nothing to tell; --json keeps its shape.
+    assert "Waiting now" not in run(britain, "import", str(continuation(table, "again.jsonl")))
+    assert "waiting" not in json.loads(run(britain, "import", str(continuation(table, "again.jsonl")), "--json"))

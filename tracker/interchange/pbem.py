@@ -110,7 +110,10 @@ def continue_campaign(
         theirs_rows = [row for row in rows if row.seq >= fork]
         theirs = [*local[: fork - 1], *_decode_rows(tracker, cid, source, theirs_rows, progress)]
         if resolve is None:
-            raise _fork_refusal(source, name, fork, local, theirs, theirs_rows[0].line)
+            # The name `--resolve theirs` would keep this copy under: a fork mended here before
+            # may have taken the plain one.
+            archive = _free_name(tracker, archive_name(name, fork))
+            raise _fork_refusal(source, archive, fork, local, theirs, theirs_rows[0].line)
         if resolve == "mine":
             return KeptMine(name, cid, fork)
         return give_way(tracker, cid, name, source, fork, theirs_rows, theirs)
@@ -241,6 +244,17 @@ def _check_rows(source: str, header: dict[str, Any], rows: list[Row], since: int
     for i, row in enumerate(rows):
         if row.seq != since + 1 + i:
             raise ImportRefused(source, row.line, f"event {row.seq} is out of order: expected event {since + 1 + i}")
+    declared = header["events"]
+    if declared > len(rows):
+        # A file cut short (a mail client's limit, a copy that stopped): said as a full
+        # export's import says it, rather than as a header that does not match its events.
+        last = since + len(rows)
+        raise ImportRefused(
+            source,
+            rows[-1].line + 1,
+            f"event {last + 1} missing: the file ends after event {last} but its header (line 1) declares "
+            f"{declared} events, {since + 1}-{since + declared}; nothing was imported",
+        )
     if header["last_hash"] != rows[-1].hash:
         raise ImportRefused(
             source, 1, f"the header's last_hash is not the hash of the last event (line {rows[-1].line})"
@@ -262,27 +276,35 @@ def _asked_at(events: list[Any], seq: int) -> Any | None:
     return None
 
 
-def _action_words(asked: Any | None) -> str:
-    """An action as a player typed it, and who asked: `move (units=['DE-SS3'], ...)` asked by anna."""
+def _action_words(asked: Any | None, other: Any | None = None) -> str:
+    """An action as a player typed it, and who asked: `move (units=['DE-SS3'], ...)` asked by anna.
+    An input left empty is shown where the `other` copy's action gave it otherwise: `--units ""`
+    (nobody searches) is not the default (all search), and the fork is that difference."""
     if asked is None:
         return "no action (the campaign's first events)"
-    given = ", ".join(f"{k}={v!r}" for k, v in asked.inputs.items() if v not in (None, False, [], ""))
+    theirs = other.inputs if other is not None and other.name == asked.name else {}
+    given = ", ".join(
+        f"{k}={v!r}"
+        for k, v in asked.inputs.items()
+        if v not in (None, False, [], "") or (v is not None and k in theirs and theirs[k] != v)
+    )
     # Who asked: the player on a server (PL1), or the nation it was asked for; at one table, nobody.
     who = asked.player or asked.nation
     return f"`{asked.name}" + (f" ({given})" if given else "") + "`" + (f" asked by {who}" if who else "")
 
 
-def _fork_refusal(source: str, name: str, fork: int, mine: list[Any], theirs: list[Any], line: int) -> ImportRefused:
+def _fork_refusal(source: str, archive: str, fork: int, mine: list[Any], theirs: list[Any], line: int) -> ImportRefused:
     """The fork, as the players must see it to agree: each copy's first differing action, and
-    the two ways to mend it."""
-    here = _action_words(_asked_at(mine, fork))
-    there = _action_words(_asked_at(theirs, fork))
+    the two ways to mend it (`archive`: the name this copy's history would be kept under)."""
+    mine_asked, theirs_asked = _asked_at(mine, fork), _asked_at(theirs, fork)
+    here = _action_words(mine_asked, theirs_asked)
+    there = _action_words(theirs_asked, mine_asked)
     return ImportRefused(
         source,
         line,
         f"fork at event {fork}: the copies went different ways after event {fork - 1}: here {here}, in the file "
         f"{there}; nothing was imported. To mend it, agree which history goes on: `tracker import FILE --resolve "
-        f"theirs` here keeps this copy's events after the fork as campaign {archive_name(name, fork)!r} and goes on "
+        f"theirs` here keeps this copy's events after the fork as campaign {archive!r} and goes on "
         "from the file's; `--resolve mine` keeps this copy's and writes the file the other side imports with "
         "--resolve theirs",
     )

@@ -162,9 +162,13 @@ def import_command(
 
     if isinstance(result, Continued):
         _continued(t.safe_url, result, as_json)
+        if result.appended and not as_json:
+            _waiting_now(ctx, result.campaign)
         return
     if isinstance(result, Mended):
         _mended(result, as_json)
+        if not as_json:
+            _waiting_now(ctx, result.campaign)
         return
     if isinstance(result, KeptMine):
         _kept_mine(ctx, result, reply, as_json)
@@ -242,7 +246,7 @@ def _continued(where: str, result: Continued, as_json: bool) -> None:
     if not result.appended:
         click.echo(
             f"Nothing to import: campaign {quoted(result.campaign)} already holds every event of this file "
-            f"(it was imported before); head {head}."
+            f"(it was exported from here, or imported before); head {head}."
         )
         return
     click.echo(
@@ -250,6 +254,20 @@ def _continued(where: str, result: Continued, as_json: bool) -> None:
         f"after event {result.first_new - 1}; hash chain intact, {result.actions_refereed} action(s) re-refereed. "
         f"Head: {head}"
     )
+
+
+def _waiting_now(ctx: Context, campaign: str) -> None:
+    """After a fast-forward, what the game now waits for and the command that answers it, as
+    `tracker inbox` lists it: by file, the player who imports the turn is the one it hands
+    the game to, and no server tells them."""
+    from tracker.cli.commands.inbox import show
+    from tracker.service.inbox import as_json as inbox_json
+    from tracker.service.inbox import owed
+
+    items = inbox_json(owed(ctx.tracker, None, campaign))
+    if items:
+        click.echo("Waiting now:")
+        show(items)
 
 
 def _mended(result: Any, as_json: bool) -> None:

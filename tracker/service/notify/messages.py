@@ -105,7 +105,11 @@ def email_body(text: str, payload: Mapping[str, Any], since: Sequence[str] = ())
     what happened since the player last acted (`since`, see `tracker.server.delivery`) in both."""
     import html
 
-    subject = f"[{payload['title']}] round {payload['round']} · {payload['nation']} · {payload['phase']}"
+    # The campaign's name too: two campaigns of one scenario share its title, and a mailbox
+    # lists (and threads) by subject.
+    title, campaign = payload["title"], payload.get("campaign", payload["title"])
+    where = title if title == campaign else f"{title} ({campaign})"
+    subject = f"[{where}] round {payload['round']} · {payload['nation']} · {payload['phase']}"
     if payload.get("test"):
         subject = f"Test: {subject}"
     if payload.get("reminder"):

@@ -128,10 +128,11 @@ class HttpSender:
                 return None
 
         opener = urllib.request.build_opener(Plain, Tls, NoRedirect)
+        url, headers = _without_userinfo(channel["target"])
         request = urllib.request.Request(
-            channel["target"],
+            url,
             data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json", "User-Agent": "twtea-naval-tracker"},
+            headers={"Content-Type": "application/json", "User-Agent": "twtea-naval-tracker", **headers},
             method="POST",
         )
         try:
@@ -145,6 +146,22 @@ class HttpSender:
             if isinstance(reason, AddressRefused):
                 raise SendFailed(f"refused: {reason}") from None
             raise SendFailed(f"unreachable: {type(reason).__name__}") from None
+
+
+def _without_userinfo(url: str) -> tuple[str, dict[str, str]]:
+    """A webhook URL that names a user (`https://bot:secret@host/hook`, a group's own receiver
+    behind basic authentication) as the URL without them and the Authorization header: urllib
+    would take `bot:secret@host` for the host name and fail to look it up."""
+    import base64
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, {}
+    userinfo, host = parts.netloc.rsplit("@", 1)
+    user, _, password = userinfo.partition(":")
+    credentials = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+    return parts._replace(netloc=host).geturl(), {"Authorization": f"Basic {credentials}"}
 
 
 @dataclass(frozen=True)
