@@ -25,10 +25,11 @@ class Scope:
     """The channels a command may see and change: all of the campaign's (on the database, or
     the referee through the server), or through the server a player's own (`player`)."""
 
-    def __init__(self, outbox: Any, campaign_id: str, player: str | None) -> None:
+    def __init__(self, outbox: Any, campaign_id: str, player: str | None, served: bool = True) -> None:
         self.outbox = outbox
         self.campaign_id = campaign_id
         self.player = player
+        self.served = served
 
     def channels(self) -> list[dict[str, Any]]:
         return [c for c in self.outbox.channels(self.campaign_id) if self.player in (None, c["player"])]
@@ -53,7 +54,7 @@ def _scope(ctx: Context) -> Scope:
     t.require_writable()
     served = served_tracker(t)
     if served is None:
-        return Scope(Outbox(t.engine), str(t.campaign_id(ctx.campaign)), None)
+        return Scope(Outbox(t.engine), str(t.campaign_id(ctx.campaign)), None, served=False)
     player = served.player
     refusal: Exception | None = None
     if player is None:
@@ -179,6 +180,13 @@ def notify_add(
         )  # fmt: skip
         return
     click.echo(f"Channel {number}: {what} {mask(target)} for {who}{more}.")
+    if not scope.served:
+        # Added on the database itself: the messages wait in it until a server sends them, and
+        # a group playing by file, with no server, would otherwise wait for them in vain.
+        click.echo(
+            f"Messages are sent while `tracker serve` runs on this database; `tracker notify test {number}` "
+            "sends one now."
+        )
 
 
 @notify.command(name="list")
