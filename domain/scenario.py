@@ -5,6 +5,7 @@ reads on and collects them all."""
 from __future__ import annotations
 
 import re
+import stat
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +22,6 @@ from domain.schema import Reader, SameNameTwice, did_you_mean, unknown_key
 # campaign's balances and counts stay within database integers for thousands of turns.
 MAX_RESOURCES = 1_000_000
 MAX_NTR = 10_000
-MAX_LEVEL = 100
 # Map coordinates are drawing positions only (no rule reads them); any unit, this range.
 MAX_COORDINATE = 100_000
 # F8: a nation entering the war later than this has no war to enter in any real campaign.
@@ -264,13 +264,13 @@ def _build(data: dict[str, Any], source: str, ruleset: Ruleset, report: Report, 
     ruleset_name = _attempt(report, "twtea-3e", meta.string, "ruleset", default="twtea-3e")
     dice = _attempt(report, "auto", meta.string, "dice", default="auto", choices=("auto", "manual"))
     turn_order = _attempt(report, None, meta.strings, "turn_order")
-    side_of = _sides(top, report)
+    side_of, sides_read = _sides(top, report)
     raw_nations: Any = _attempt(report, {}, top.raw, "nations")
     if not isinstance(raw_nations, dict):
         report(top.fail("nations", "expected a table"))
         raw_nations = {}
     game_map = _read_map(top, raw_nations, report)
-    nations = _nations(top, side_of, ruleset, game_map, report)
+    nations = _nations(top, side_of, sides_read, ruleset, game_map, report)
     if turn_order is not None:
         _check_turn_order(meta, turn_order, nations, report)
     _finish(meta, report)
@@ -305,30 +305,38 @@ def _check_turn_order(meta: Reader, turn_order: list[str], nations: dict[str, Na
     report(meta.fail("turn_order", f"must list every nation exactly once ({'; '.join(details)})"))
 
 
-def _sides(top: Reader, report: Report) -> dict[str, str]:
-    """Each nation's side; a nation is on one side only, and there are at least two sides."""
+def _sides(top: Reader, report: Report) -> tuple[dict[str, str], bool]:
+    """Each nation's side; a nation is on one side only, and there are at least two sides. The
+    flag says whether every side's list could be read (if not, a nation missing from them may
+    be on the unread one)."""
     sides_reader = _attempt(report, None, top.table, "sides")
     if sides_reader is None:
-        return {}
+        return {}, False
     side_of: dict[str, str] = {}
+    complete = True
     for side in list(sides_reader.data):
-        for nation in _attempt(report, list[str](), sides_reader.strings, side):
+        listed = _attempt(report, None, sides_reader.strings, side)
+        if listed is None:
+            complete = False
+            continue
+        for nation in listed:
             if nation in side_of:
                 report(sides_reader.fail(side, f"nation {nation!r} is on two sides"))
             else:
                 side_of[nation] = side
     if len(sides_reader.data) < 2:
         report(top.fail("sides", "at least two sides are required"))
-    return side_of
+    return side_of, complete
 
 
 def _nations(
-    top: Reader, side_of: dict[str, str], ruleset: Ruleset, game_map: GameMap, report: Report
+    top: Reader, side_of: dict[str, str], sides_read: bool, ruleset: Ruleset, game_map: GameMap, report: Report
 ) -> dict[str, Nation]:
-    """Every nation on a side, each with a table of its own and a code no other nation has."""
+    """Every nation on a side, each with a table of its own and a code no other nation has
+    (a nation on no side is not reported when [sides] could not be read whole: it says why)."""
     nations: dict[str, Nation] = {}
     for nname, r in _subtables(top, "nations", report):
-        if nname not in side_of:
+        if nname not in side_of and sides_read:
             report(top.fail(f"nations.{nname}", "nation is on no side (see [sides])"))
         nations[nname] = _nation(nname, r, side_of.get(nname, ""), ruleset, game_map, report)
     for nation in side_of:
@@ -346,13 +354,24 @@ def _nations(
 
 
 def _tech(r: Reader, ruleset: Ruleset, report: Report) -> dict[str, int]:
-    """Head starts in known technologies, within TE2."""
-    tech = _attempt(report, dict[str, int](), r.int_map, "tech", maximum=MAX_LEVEL)
-    for t, level in tech.items():
+    """Head starts in known technologies, within TE2; each level is checked against the TE2
+    maximum itself, however large (a bound of the reader's would name a maximum no rule sets)."""
+    table = _attempt(report, None, r.table, "tech", False)
+    if table is None:
+        return {}
+    tech: dict[str, int] = {}
+    for t in list(table.data):
+        table.used.add(t)
         if t not in ruleset.technologies:
             report(r.fail(f"tech.{t}", f"unknown technology (known: {', '.join(ruleset.technologies)})"))
-        elif level > ruleset.max_head_start:
-            report(r.fail(f"tech.{t}", f"head start {level} is above the maximum {ruleset.max_head_start} (TE2)"))
+            continue
+        value = table.data[t]
+        if isinstance(value, int) and not isinstance(value, bool) and value > ruleset.max_head_start:
+            report(r.fail(f"tech.{t}", f"head start {value} is above the maximum {ruleset.max_head_start} (TE2)"))
+            continue
+        level = _attempt(report, None, table.integer, t, 0)
+        if level is not None:
+            tech[t] = level
     return tech
 
 
@@ -513,9 +532,10 @@ def scenario_text(name_or_path: str) -> tuple[str, str]:
         return ref.read_text(encoding="utf-8"), name_or_path
     path = Path(name_or_path)
     try:
-        # Line endings as they are: a tool that edits the file must not rewrite every line.
-        with path.open(encoding="utf-8", newline="") as f:
-            return f.read().removeprefix("\ufeff"), str(path)
+        if stat.S_ISCHR(path.stat().st_mode) or stat.S_ISBLK(path.stat().st_mode):
+            # /dev/zero would be read for ever; a pipe (`<(...)`) ends and is read.
+            raise InputError(f"{name_or_path}: is a device, not a TOML file")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise InputError(
             f"unknown scenario {name_or_path!r}: not a built-in ({', '.join(builtin_names('scenarios'))}) "
@@ -523,17 +543,22 @@ def scenario_text(name_or_path: str) -> tuple[str, str]:
         ) from None
     except IsADirectoryError:
         raise InputError(f"{name_or_path}: is a directory, not a TOML file") from None
-    except UnicodeDecodeError:
-        raise DataFileError(str(path), "", "not a UTF-8 text file" + _utf16_hint(path)) from None
     except OSError as e:
         raise InputError(f"cannot read {name_or_path}: {e.strerror or e}") from None
+    return decoded_scenario(raw, str(path)), str(path)
 
 
-def _utf16_hint(path: Path) -> str:
-    """What to do with a file some editors save as UTF-16 by default (its byte-order mark says)."""
+def decoded_scenario(raw: bytes, source: str) -> str:
+    """A scenario file's bytes as text, its line endings as they are (a tool that edits the file
+    must not rewrite every line) and without a UTF-8 byte-order mark; not UTF-8 is refused
+    naming the line of the first byte that is not (a file saved as Latin-1 or Windows-1252)."""
     try:
-        with path.open("rb") as f:
-            start = f.read(2)
-    except OSError:
-        return ""
-    return " (it is UTF-16: save it as UTF-8)" if start in (b"\xff\xfe", b"\xfe\xff") else ""
+        return raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as e:
+        if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            raise DataFileError(source, "", "not a UTF-8 text file (it is UTF-16: save it as UTF-8)") from None
+        line = raw.count(b"\n", 0, e.start) + 1
+        byte = raw[e.start : e.start + 1].hex()
+        raise DataFileError(
+            source, "", f"not a UTF-8 text file (line {line}: byte 0x{byte} is not UTF-8): save it as UTF-8"
+        ) from None

@@ -25,6 +25,8 @@ _TOML_ERROR_AT = re.compile(r"\s*\(at line (\d+), column \d+\)")
 # A problem about one named thing quotes it ('Foo' or "Foo's"); a multi-line array is searched
 # for that name so the line shown is the element's own.
 _QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"")
+# `key = Some words`: text without its quotes (not true, false, inf or nan, which TOML knows).
+_UNQUOTED = re.compile(r"[^=#]*=\s*(?!(?:true|false|inf|nan)\b)[A-Za-z]")
 
 
 @dataclass(frozen=True)
@@ -147,21 +149,35 @@ class _ValueScanner:
 def key_lines(text: str) -> dict[KeyPath, KeyLine]:
     """Each key path the text writes (tables, keys, arrays of tables as `(name, index)`), with
     its line; implicit parent tables take the line of their first child."""
-    return _scan_keys(text)[0]
+    return _scan_keys(text).found
 
 
 def key_at(text: str, line: int) -> str:
     """The key path a line writes (`nations.Britain.code`, `units[2]`), as the loader names it;
     "" for a line that writes none. Read from the text alone, so it works where TOML refuses the
     file (a key given twice is written on a line of its own)."""
-    path = _scan_keys(text)[1].get(line, ())
+    return _key_name(_scan_keys(text).at_line.get(line, ()))
+
+
+def _key_name(path: KeyPath) -> str:
+    """A key path as the loader names it (`nations.Britain.code`, `units[2]`)."""
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" if n else p for n, p in enumerate(path))
 
 
-def _scan_keys(text: str) -> tuple[dict[KeyPath, KeyLine], dict[int, KeyPath]]:
-    """`key_lines`, and the key path each line writing a key or header writes."""
+@dataclass(frozen=True)
+class _Scan:
+    found: dict[KeyPath, KeyLine]  # `key_lines`
+    at_line: dict[int, KeyPath]  # the key path each line writing a key or header writes
+    # The multi-line value each later line of it belongs to: (its key path, its first line);
+    # under 0, one the text leaves open at its end.
+    within: dict[int, tuple[KeyPath, int]]
+
+
+def _scan_keys(text: str) -> _Scan:
+    """Where the text writes each key path, and which lines belong to a value begun above."""
     found: dict[KeyPath, KeyLine] = {}
     at_line: dict[int, KeyPath] = {}
+    within: dict[int, tuple[KeyPath, int]] = {}
     arrays: dict[KeyPath, int] = {}
     current: KeyPath = ()
     scanner = _ValueScanner()
@@ -183,6 +199,8 @@ def _scan_keys(text: str) -> tuple[dict[KeyPath, KeyLine], dict[int, KeyPath]]:
     # Only "\n" ends a line in TOML (str.splitlines would also split at form feeds and the like).
     for number, line in enumerate(text.split("\n"), start=1):
         if scanner.open:
+            if pending is not None:
+                within[number] = pending
             scanner.feed(line)
             if not scanner.open and pending is not None:
                 found[pending[0]] = KeyLine(pending[1], number, False)
@@ -213,7 +231,9 @@ def _scan_keys(text: str) -> tuple[dict[KeyPath, KeyLine], dict[int, KeyPath]]:
             scanner.feed(stripped, at + 1)
             if scanner.open:
                 pending = (path, number)
-    return found, at_line
+    if pending is not None:
+        within[0] = pending
+    return _Scan(found, at_line, within)
 
 
 def key_parts(data: Any, key: str) -> KeyPath:
@@ -275,13 +295,11 @@ def check_scenario(text: str, source: str, ruleset: str | None = None) -> Scenar
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        at = _TOML_ERROR_AT.search(str(e))
-        message = _TOML_ERROR_AT.sub("", str(e))
-        line = int(at.group(1)) if at else None
-        # The key path of the line, where it writes one (a key or table given twice above all).
-        key = key_at(text, line) if line is not None else ""
-        broken = Finding("error", key, f"not valid TOML ({message})", line)
-        return ScenarioCheck(source, (broken,), None)
+        return ScenarioCheck(source, (_not_toml(text, str(e)),), None)
+    if not data:
+        # Nothing but blanks and comments: one finding, not one per missing table.
+        empty = "no scenario in the file: it is empty (`tracker scenario new NAME` writes one to start from)"
+        return ScenarioCheck(source, (Finding("error", "", empty, None),), None)
     lines = key_lines(text)
     text_lines = text.split("\n")
 
@@ -307,6 +325,38 @@ def check_scenario(text: str, source: str, ruleset: str | None = None) -> Scenar
     warnings = [finding("warning", key, message) for key, message in scenario_warnings(data, scenario)]
     order = sorted(errors, key=_by_line) + sorted(warnings, key=_by_line)
     return ScenarioCheck(source, tuple(order), scenario, rules, written)
+
+
+def _not_toml(text: str, error: str) -> Finding:
+    """TOML's refusal at its line, with the key path of that line: a key or table given twice
+    names the line of the first; a line inside a value begun above (an array left unclosed)
+    names that value and the line it begins on."""
+    at = _TOML_ERROR_AT.search(error)
+    message = _TOML_ERROR_AT.sub("", error)
+    line = int(at.group(1)) if at else None
+    scan = _scan_keys(text)
+    opened = scan.within.get(line if line is not None else 0)
+    if opened is not None and opened[1] != line:
+        path, start = opened
+        where = "here" if line is not None else "at the end of the file"
+        problem = f"not valid TOML ({message}; the value begun at line {start} is still open {where})"
+        return Finding("error", _key_name(path), problem, line if line is not None else start)
+    if line is None:
+        return Finding("error", "", f"not valid TOML ({message})", None)
+    path = scan.at_line.get(line, ())
+    row = text.split("\n")[line - 1].rstrip("\r")
+    earlier = [n for n, p in scan.at_line.items() if path and p == path and n < line]
+    stray = next((ch for ch in row if ch != "\t" and control_character(ch)), None)
+    if earlier:
+        message = f"{message}: also at line {earlier[0]}"
+    elif stray is not None and "Illegal character" not in message:
+        # Invisible in an editor: say what TOML stumbled on.
+        message = f"{message}: the line holds the control character {stray!r}, column {row.index(stray) + 1}"
+    elif message == "Illegal character '\\n'":
+        message = f"{message}: a string is still open at the end of the line: a closing quote is missing"
+    elif message == "Invalid value" and _UNQUOTED.match(row):
+        message = f'{message}: text needs quotes, as name = "North Sea"'
+    return Finding("error", _key_name(path), f"not valid TOML ({message})", line)
 
 
 def _written(data: dict[str, Any]) -> Written:
@@ -364,14 +414,33 @@ def _without_echoes(problems: list[DataFileError]) -> list[DataFileError]:
 
 def scenario_warnings(data: dict[str, Any], scenario: Scenario) -> list[tuple[str, str]]:
     """(key path, message) for zones nobody can reach, ports without a sea, a side with nobody
-    on it or nobody at war in round 1 (F8), and a name not of the template's form."""
+    on it or nobody at war in round 1 (F8), a nation with no unit and no port (PU2), and a name not of
+    the template's form."""
     game_map = scenario.game_map
     return [
         *_unreachable(game_map),
         *_inland_ports(data, game_map),
         *_empty_sides(data),
         *_sides_at_peace(scenario),
+        *_portless(scenario),
         *_name_form(data),
+    ]
+
+
+def _portless(scenario: Scenario) -> list[tuple[str, str]]:
+    """PU2: a nation that starts with no unit and holds no port can never have one (a nation
+    whose ports are off the board, with units on it, is a board's own choice)."""
+    game_map = scenario.game_map
+    holds = {game_map.land[t] for t in game_map.ports if t in game_map.land}
+    armed = {group.nation for group in scenario.units}
+    return [
+        (
+            f"nations.{name}",
+            "starts with no unit and holds no port, so it can never place one (PU2): "
+            "give it [[units]] or a territory with a port",
+        )
+        for name in scenario.nations
+        if name not in holds and name not in armed
     ]
 
 

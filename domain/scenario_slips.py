@@ -35,7 +35,7 @@ def check_new_campaign(
     """Every check of this module; `placed` pairs each starting group with its key (`units[3]`)."""
     _texts(data, source, report)
     _zone_names(scenario, source, report)
-    _nation_names(scenario, source, report)
+    _nation_names(data, scenario, source, report)
     _side_names(data, source, report)
     _start_in_neutral_territory(scenario, placed, source, report)
 
@@ -75,10 +75,11 @@ def _zone_names(scenario: Scenario, source: str, report: Report) -> None:
     _alike("zones", typable, source, report, "commands that name a zone could not tell them apart")
 
 
-def _nation_names(scenario: Scenario, source: str, report: Report) -> None:
+def _nation_names(data: dict[str, Any], scenario: Scenario, source: str, report: Report) -> None:
     """Nation names and codes a player can type: lists of nations are split at commas, codes
     make unit IDs, and both are found whatever their case."""
     names = {name: f"nations.{name}" for name in scenario.nations}
+    tables = data.get("nations")
     typable = {}
     for name, key in names.items():
         problem = name_problem("nation", name, "lists of nations in commands are split at commas")
@@ -87,6 +88,9 @@ def _nation_names(scenario: Scenario, source: str, report: Report) -> None:
         else:
             typable[name] = key
         code = scenario.nations[name].code
+        table = tables.get(name) if isinstance(tables, dict) else None
+        if not isinstance(table, dict) or not isinstance(table.get("code"), str):
+            continue  # missing or not a string: the loader reports it, and '' here would say it twice
         if not NATION_CODE.fullmatch(code):
             report(
                 DataFileError(

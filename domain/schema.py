@@ -19,7 +19,7 @@ def _type_name(value: object) -> str:
     return {
         bool: "a boolean",
         int: "an integer",
-        float: "a number",
+        float: "a decimal number",  # an integer is a number too: say which kind
         str: "a string",
         list: "a list",
         dict: "a table",
@@ -160,8 +160,11 @@ class Reader:
 
     def strings(self, name: str, default: Any = _MISSING) -> list[str]:
         value = self.raw(name, default)
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.fail(name, "expected a list of strings")
+        if not isinstance(value, list):
+            raise self.fail(name, f"expected a list of strings, got {_type_name(value)}")
+        stranger = next((v for v in value if not isinstance(v, str)), _MISSING)
+        if stranger is not _MISSING:
+            raise self.fail(name, f"expected a list of strings, got a list holding {_type_name(stranger)}")
         return list(value)
 
     def int_map(

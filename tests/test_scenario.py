@@ -371,7 +371,6 @@ def test_negative_resources_are_refused(raw: dict[str, Any], rs: Ruleset) -> Non
         (("nations", "Germany", "income"), 2**31, "1000000"),
         (("nations", "Britain", "ntr", "Central North Sea"), 10**6, "10000"),
         (("nations", "Britain", "ntr_max", "Central North Sea"), 2**40, "10000"),
-        (("nations", "Germany", "tech", "advanced_asw"), 10**20, "100"),
     ],
 )
 def test_scenario_numbers_are_bounded_to_sane_maxima_naming_the_key(
@@ -385,3 +384,18 @@ def test_scenario_numbers_are_bounded_to_sane_maxima_naming_the_key(
         scenario_from_dict(raw, "my.toml", rs)
     assert info.value.key == ".".join(path)
     assert str(info.value) == f"my.toml: {'.'.join(path)}: value {value} is out of range (maximum {maximum})"
+
+
+@pytest.mark.parametrize("value", [3, 100, 101, 10**20])
+def test_te2_a_head_start_of_any_size_names_the_te2_maximum_not_a_readers_bound(
+    raw: dict[str, Any], rs: Ruleset, value: int
+) -> None:
+    """A level of 101 was refused as "out of range (maximum 100)", a bound no rule sets, while
+    100 was refused as above TE2's maximum: every level above TE2's is refused as such."""
+    raw["nations"]["Germany"]["tech"] = {"advanced_asw": value}
+    refused(
+        raw,
+        rs,
+        "nations.Germany.tech.advanced_asw",
+        rf"head start {value} is above the maximum {rs.max_head_start} \(TE2\)",
+    )

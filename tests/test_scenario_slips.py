@@ -559,10 +559,15 @@ def test_a_byte_order_mark_before_the_toml_is_let_pass(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe", "not a UTF-8 text file"),
+        # The line of the first byte that is not UTF-8 (a Latin-1 "å" on line 30 is found there).
+        (
+            b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe",
+            "not a UTF-8 text file (line 1: byte 0x89 is not UTF-8): save it as UTF-8",
+        ),
+        (b"[scenario]\n# Sk\xe5ne\n", "not a UTF-8 text file (line 2: byte 0xe5 is not UTF-8): save it as UTF-8"),
         ("\ufeff[scenario]\n".encode("utf-16-le"), "not a UTF-8 text file (it is UTF-16: save it as UTF-8)"),
     ],
-    ids=["binary", "UTF-16"],
+    ids=["binary", "Latin-1", "UTF-16"],
 )
 def test_check_json_of_a_file_that_is_no_text_is_a_json_error_exit_2(
     tmp_path: Path, content: bytes, message: str

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import subprocess
 import sys
 import tomllib
 import xml.etree.ElementTree as ET
@@ -598,3 +599,168 @@ def test_the_readme_loop_runs_as_written(tmp_path: Path, monkeypatch: pytest.Mon
     for command in commands:
         run("--db", str(tmp_path / "c.db"), *shlex.split(command)[1:])
     assert (tmp_path / "map.svg").exists()
+
+
+# ----- check: a group's slips, each reported once, at its line and key -----
+
+
+def austria_with_no_unit(t: str) -> str:
+    """Austria-Hungary holds no territory on this board; without its two groups it has nothing."""
+    for group in ('type = "submarine"\nat = "Skagerrak"\ncount = 2', 'type = "destroyer"\nat = "Skagerrak"\ncount = 1'):
+        t = edited(t, f'[[units]]\nnation = "Austria-Hungary"\n{group}\n\n', "")
+    return t
+
+
+SLIPS = [
+    mistake(
+        "nation code that is no string",
+        lambda t: edited(t, 'code = "GB"', "code = 44"),
+        "error",
+        "nations.Britain.code",
+        "expected a string, got an integer",
+        "code = 44",
+    ),
+    mistake(
+        "nation without a code",
+        lambda t: edited(t, 'code = "GB"\n', ""),
+        "error",
+        "nations.Britain.code",
+        "missing required key",
+        "[nations.Britain]",
+    ),
+    mistake(
+        "F5 a side written as one name, not a list",
+        lambda t: edited(t, '"Entente" = ["Britain", "France"]', '"Entente" = "Britain"'),
+        "error",
+        "sides.Entente",
+        "expected a list of strings, got a string",
+        '"Entente" = ',
+    ),
+    mistake(
+        "adjacency written as one name, not a list",
+        lambda t: edited(t, 'adjacent = ["Heligoland Bight"]\n', 'adjacent = "Heligoland Bight"\n'),
+        "error",
+        "map.sea.Skagerrak.adjacent",
+        "expected a list of strings, got a string",
+        'adjacent = "Heligoland Bight"',
+    ),
+    mistake(
+        "a count with a fraction",
+        lambda t: edited(t, 'at = "Skagerrak"\ncount = 2', 'at = "Skagerrak"\ncount = 2.5'),
+        "error",
+        "units[8].count",
+        "expected an integer, got a decimal number",
+        "count = 2.5",
+    ),
+    mistake(
+        "PU2 a nation with no unit and no port",
+        austria_with_no_unit,
+        "warning",
+        "nations.Austria-Hungary",
+        "starts with no unit and holds no port, so it can never place one (PU2)",
+        "[nations.Austria-Hungary]",
+    ),
+]
+
+
+@pytest.mark.parametrize(("broken", "level", "key", "message", "where"), SLIPS)
+def test_check_reports_each_slip_once_with_its_key_path_and_line(
+    tmp_path: Path, broken: Callable[[str], str], level: str, key: str, message: str, where: tuple[str, ...]
+) -> None:
+    """A code of the wrong type or missing was also reported as the code '' ; a side that is no
+    list made every nation on it "on no side" too; a fraction or a lone name did not say what
+    it was; a nation that can never have a unit passed unremarked."""
+    test_check_reports_each_seeded_mistake_with_its_key_path_and_line(tmp_path, broken, level, key, message, where)
+
+
+def check_text(tmp_path: Path, text: str | bytes, code: int = 1) -> list[dict[str, Any]]:
+    path = tmp_path / "board.toml"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    data = json.loads(run("scenario", "check", str(path), "--json", code=code))
+    return list(data["errors"])
+
+
+def test_check_of_an_unclosed_array_names_its_key_and_the_line_it_begins(tmp_path: Path) -> None:
+    text = edited(NORTH_SEA, 'adjacent = ["Heligoland Bight"]\n', 'adjacent = ["Heligoland Bight"\n')
+    (error,) = check_text(tmp_path, text)
+    begins = line_with(text, 'adjacent = ["Heligoland Bight"\n')
+    assert error["key"] == "map.sea.Skagerrak.adjacent" and error["line"] > begins
+    assert error["message"] == (f"not valid TOML (Unclosed array; the value begun at line {begins} is still open here)")
+    # Left open at the end of the file: TOML names no line, the check names the array's.
+    text = NORTH_SEA.rstrip("\n") + '\n\n[[units]]\nnation = "France"\ntype = "cruiser"\nat = ["Bay of Biscay",\n'
+    (error,) = check_text(tmp_path, text)
+    assert error["line"] == line_with(text, 'at = ["Bay of Biscay"') and error["key"] == "units[24].at"
+    assert "is still open at the end of the file" in error["message"]
+
+
+def test_check_of_a_table_given_twice_names_the_line_of_the_first(tmp_path: Path) -> None:
+    text = edited(NORTH_SEA, '[map.land."Brittany"]', '[map.land."Flanders"]')
+    (error,) = check_text(tmp_path, text)
+    first = line_with(text, '[map.land."Flanders"]')
+    second = text.count("\n", 0, text.rindex('[map.land."Flanders"]')) + 1
+    assert (error["line"], error["key"]) == (second, "map.land.Flanders") and second > first
+    assert error["message"].endswith(f"twice: also at line {first})")
+
+
+def test_check_says_what_toml_stumbled_on_where_its_own_words_do_not(tmp_path: Path) -> None:
+    text = edited(NORTH_SEA, 'title = "The North Sea, autumn 1914"', "title = The North Sea")
+    (error,) = check_text(tmp_path, text)
+    assert error["key"] == "scenario.title"
+    assert error["message"] == 'not valid TOML (Invalid value: text needs quotes, as name = "North Sea")'
+    text = edited(NORTH_SEA, 'title = "The North Sea, autumn 1914"', 'title = "The North Sea')
+    (error,) = check_text(tmp_path, text)
+    assert "a string is still open at the end of the line: a closing quote is missing" in error["message"]
+    text = edited(NORTH_SEA, '"Entente" = ["Britain", "France"]', '"Entente" = ["Britain", "France"\x00]')
+    (error,) = check_text(tmp_path, text)
+    assert error["key"] == "sides.Entente" and error["line"] == line_with(text, '"Entente"')
+    assert "the line holds the control character '\\x00', column 33" in error["message"]
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# my board, to do\n"], ids=["empty", "blank", "comments"])
+def test_check_of_an_empty_file_is_one_error_not_one_per_table(tmp_path: Path, text: str) -> None:
+    (error,) = check_text(tmp_path, text)
+    assert error["message"].startswith("no scenario in the file: it is empty")
+    assert "tracker scenario new NAME" in error["message"]
+
+
+def test_check_of_a_directory_with_json_is_a_json_error_exit_2(tmp_path: Path) -> None:
+    """The directory was refused by the argument's parser, before --json could answer."""
+    folder = tmp_path / "board.toml"
+    folder.mkdir()
+    result = CliRunner().invoke(cli, ["scenario", "check", str(folder), "--json"])
+    assert result.exit_code == 2
+    message = f"{folder}: is a directory, not a TOML file"
+    error = {"level": "error", "file": str(folder), "line": None, "key": "", "message": message}
+    assert json.loads(result.stdout) == {"file": str(folder), "ok": False, "errors": [error], "warnings": []}
+    assert result.stderr == f"Error: {message}\n"
+
+
+def test_check_and_map_read_a_scenario_from_stdin_given_as_a_dash(tmp_path: Path) -> None:
+    text = edited(NORTH_SEA, 'adjacent = ["Heligoland Bight"]\n', 'adjacent = ["Heligoland Bite"]\n')
+    result = CliRunner().invoke(cli, ["scenario", "check", "-"], input=text.encode())
+    assert result.exit_code == 1
+    assert result.output.startswith(f"<stdin>:{line_with(text, 'Heligoland Bite')}: error: map.sea.Skagerrak.adjacent")
+    result = CliRunner().invoke(cli, ["scenario", "map", "-", "-o", "-"], input=NORTH_SEA.encode())
+    assert result.exit_code == 0 and result.output.startswith("<svg")
+    result = CliRunner().invoke(cli, ["scenario", "map", "-", "--write-coordinates"], input=NORTH_SEA.encode())
+    assert result.exit_code == 2 and "give its name, not '-'" in result.output
+
+
+def test_map_json_says_a_layout_written_with_write_coordinates_was_computed(tmp_path: Path) -> None:
+    path = tmp_path / "bare.toml"
+    path.write_text(without_coordinates(NORTH_SEA))
+    data = json.loads(run("scenario", "map", str(path), "--write-coordinates", "--json"))
+    assert data["coordinates_written"] is True and data["layout"] == "computed"
+    data = json.loads(run("scenario", "map", str(path), "-o", str(tmp_path / "m.svg"), "--json"))
+    assert data["layout"] == "file"
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+def test_check_refuses_a_device_rather_than_reading_it_for_ever() -> None:
+    # In a process of its own: read for ever, it would hang the suite rather than fail.
+    command = [sys.executable, "-m", "tracker", "scenario", "check", "/dev/zero"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert (result.returncode, result.stderr) == (2, "Error: /dev/zero: is a device, not a TOML file\n")

@@ -16,7 +16,7 @@ import click
 
 from domain.errors import DataFileError, InputError, TrackerError
 from domain.ruleset import Ruleset, builtin_names
-from domain.scenario import SCENARIO_NAME, Scenario, scenario_text
+from domain.scenario import SCENARIO_NAME, Scenario, decoded_scenario, scenario_text
 from domain.scenario_check import Finding, ScenarioCheck, check_scenario
 from domain.scenario_layout import computed_positions, with_positions
 from domain.schema import printable
@@ -57,9 +57,21 @@ def _summary(result: ScenarioCheck) -> str:
     return f"{result.source}: {counts} ({board})"
 
 
+# The label findings give a scenario read from stdin (`-`), as editors' linters name it.
+STDIN = "<stdin>"
+
+
+def _text(file: str) -> tuple[str, str]:
+    """The text and source label of a scenario file, a built-in by name, or stdin for '-'."""
+    if file == "-":
+        return decoded_scenario(sys.stdin.buffer.read(), STDIN), STDIN
+    return scenario_text(file)
+
+
 def _unreadable(file: str, problem: TrackerError) -> NoReturn:
     """--json's answer for a file that cannot be read: the error as a finding, exit 2 as without."""
     message = problem.problem if isinstance(problem, DataFileError) else str(problem)
+    file = STDIN if file == "-" else file
     error = {"level": "error", "file": file, "line": None, "key": "", "message": message}
     emit_json({"file": file, "ok": False, "errors": [error], "warnings": []})
     click.echo(f"Error: {problem}", err=True)
@@ -67,19 +79,20 @@ def _unreadable(file: str, problem: TrackerError) -> NoReturn:
 
 
 @scenario_group.command(name="check")
-@click.argument("file", type=FilePath(dir_okay=False, allow_dash=True))
+# A directory is the reader's to refuse: with --json, as a JSON document like any unreadable file.
+@click.argument("file", type=FilePath(allow_dash=True))
 @click.option("--ruleset", type=RULESET, help=RULESET_HELP)
 @json_option
 def check(file: str, ruleset: str | None, as_json: bool) -> None:
-    """Check a scenario file, or a built-in scenario by name: every error and warning, each with
-    its line and key path. Exit status 0 when there is no error (warnings alone pass), 1 when
-    the file has errors, 2 when it cannot be read (no such file, not UTF-8 text) or --ruleset
-    names none; with --json, a JSON document in each case.
+    """Check a scenario file, a built-in scenario by name, or '-' for stdin: every error and
+    warning, each with its line and key path. Exit status 0 when there is no error (warnings
+    alone pass), 1 when the file has errors, 2 when it cannot be read (no such file, not UTF-8
+    text) or --ruleset names none; with --json, a JSON document in each case.
 
     Example: tracker scenario check my-board.toml
     """
     try:
-        text, source = scenario_text(file)
+        text, source = _text(file)
         result = check_scenario(text, source, ruleset)
     except TrackerError as e:
         if not as_json:
@@ -121,7 +134,7 @@ def opening_board(scenario: Scenario) -> dict[str, Any]:
 def _loaded(file: str, ruleset: str | None) -> tuple[str, str, Scenario, Ruleset]:
     """The text, source label, scenario and ruleset of a file that loads; otherwise its first
     error, with its line, as one line (exit 2)."""
-    text, source = scenario_text(file)
+    text, source = _text(file)
     result = check_scenario(text, source, ruleset)
     if result.errors or result.scenario is None or result.ruleset is None:
         first = _finding_line(source, result.errors[0]).replace(": error: ", ": ", 1)
@@ -147,6 +160,8 @@ def _write_coordinates(
     """Compute a layout and write it into the file (refused over coordinates it has, unless forced)."""
     if file in builtin_names("scenarios"):
         raise InputError(f"{file} is a built-in scenario: copy it to a file of your own to change it")
+    if file == "-":
+        raise InputError("--write-coordinates writes into the scenario file: give its name, not '-'")
     given = _has_coordinates(text)
     if given and not force:
         raise InputError(
@@ -189,7 +204,7 @@ def _format(output: str) -> str:
 
 
 @scenario_group.command(name="map")
-@click.argument("file", type=FilePath(dir_okay=False, allow_dash=True))
+@click.argument("file", type=FilePath(allow_dash=True))
 @click.option(
     "-o",
     "--output",
@@ -212,9 +227,10 @@ def _format(output: str) -> str:
 def map_command(
     file: str, output: str | None, write_coordinates: bool, force: bool, ruleset: str | None, as_json: bool
 ) -> None:
-    """Draw a scenario's map as the viewer does, with its starting forces and NTR, before any
-    campaign exists. Where the file gives no coordinates, the zones are laid out from their
-    adjacency (a force-directed layout); --write-coordinates keeps that layout in the file.
+    """Draw a scenario's map (a file, a built-in by name, or '-' for stdin) as the viewer does,
+    with its starting forces and NTR, before any campaign exists. Where the file gives no
+    coordinates, the zones are laid out from their adjacency (a force-directed layout);
+    --write-coordinates keeps that layout in the file.
 
     Example: tracker scenario map my-board.toml -o map.svg --write-coordinates
     """
@@ -237,7 +253,8 @@ def map_command(
         "picture": output,
         "format": picture,
         "zones": len(positions),
-        "layout": "computed" if origin.startswith("laid out") else "file",
+        # Computed this time, whether kept in the file (--write-coordinates) or not.
+        "layout": "file" if origin.startswith("coordinates from") else "computed",
     }
     if output is None:
         if as_json:
