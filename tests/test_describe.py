@@ -120,6 +120,33 @@ def test_f7_a_stranded_air_unit_is_told_to_land_in_range_not_that_it_cannot() ->
     assert "cannot land" not in item["text"]
 
 
+def test_f7_the_landing_command_names_the_one_stranded_air_unit() -> None:
+    # It was "tracker move UNIT --to ZONE" with the unit's ID known and one alone to move.
+    from tracker.service.describe import command
+
+    item = {"battle": None, "kind": "air_landing", "step": "", "zone": None, "units": ["DE-BM1"]}
+    assert command(item) == "tracker move DE-BM1 --to ZONE, or tracker next --confirm-losses"
+    several = {**item, "units": ["DE-BM1", "DE-FT1"]}
+    assert command(several) == "tracker move UNIT --to ZONE, or tracker next --confirm-losses"
+
+
+def test_sm2_the_interception_search_says_the_enemy_may_choose_no_searcher() -> None:
+    # It said "default: all; none may search", which reads as a prohibition.
+    facts = {
+        "kind": "interception",
+        "step": "search",
+        "waiting": ["Britain"],
+        "rule": "SM2",
+        "attacker": "Germany",
+        "submarines": ["DE-SS4"],
+        "searchers": [{"unit": "GB-DD6", "target": 2}],
+    }
+    assert EnglishDescriber().waiting(facts) == (
+        "waiting for Britain to choose which units search for Germany's DE-SS4 passing through "
+        "(eligible: GB-DD6 at 2; default: all, or none at all) [SM2]"
+    )
+
+
 @pytest.mark.parametrize(
     ("decision", "hint"),
     [

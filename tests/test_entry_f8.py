@@ -140,6 +140,16 @@ def test_f8_no_belligerent_enters_neutral_land() -> None:
     c.move("Austria-Hungary", fighter, ["Northern Adriatic"])
 
 
+def test_f8_a_neutral_territory_further_than_one_step_is_refused_as_neutral() -> None:
+    # It was "F4: Apulia is not adjacent to Istria", with no way there offered and F8 unsaid.
+    c = new_world()
+    advance_to(c, "Austria-Hungary", "combat_movement")
+    fighter = units_of(c, "Austria-Hungary", "Istria", "fighter")
+    text = refused(c, "F8", c.move, "Austria-Hungary", fighter, ["Apulia"])
+    assert text == "F8: Apulia is Italy's territory and Italy is neutral: no unit may enter it"
+    refused(c, "F8", c.move, "Austria-Hungary", fighter, ["Northern Adriatic", "Apulia"])
+
+
 def test_f8_entry_brought_forward_by_ad1() -> None:
     c = new_world()
     refused(c, "F8", c.adjust, Adjustment(enter=("Germany",)), "already at war")

@@ -58,13 +58,15 @@ def plan_move(board: Board, nation: str, unit_ids: list[str], path: list[str]) -
         ashore = next((z for z in path if game_map.is_land(z)), None)
         if ashore is not None:
             raise RuleViolation("F4", f"naval units cannot enter {ashore}, a land territory")
+    # F8 before adjacency: a neutral's territory named beyond the first step would otherwise
+    # be refused as "not adjacent", with no way there offered and the real reason unsaid.
+    check_neutral_territory(board, nation, path)
     full = [start, *path]
     for a, b in zip(full, full[1:], strict=False):
         if not game_map.adjacent(a, b):
             # A destination alone (`--to`): on a large map the player may not know the way.
             hint = _route_hint(board, nation, units, start, b) if len(path) == 1 else ""
             raise RuleViolation("F4", f"{b} is not adjacent to {a}{hint}")
-    check_neutral_territory(board, nation, path)
     types = {board.unit_type(u).category for u in units}
     if len(types) > 1:
         raise RuleViolation("F4", "move naval and air units separately")

@@ -60,7 +60,8 @@ def _procedure_step(f: Mapping[str, Any]) -> str:
     if step == "search" and kind == "interception":
         return (
             f"to choose which units search for {f['attacker']}'s {', '.join(f['submarines'])} passing through "
-            f"(eligible: {_units_at(f['searchers'])}; default: all; none may search)"
+            # SM2: "none may search" read as a prohibition; the enemy may choose that nobody searches.
+            f"(eligible: {_units_at(f['searchers'])}; default: all, or none at all)"
         )
     if step == "search":
         dice = plural(f["dice"]["count"], "die")
@@ -176,8 +177,15 @@ def _gate_command(item: Mapping[str, Any]) -> str | None:
         "asw_may": f"tracker asw start --zone {item['zone']!r}",
         "convoy_open": f"tracker convoy declare --by {nation} --zone {item['zone']!r}, "
         f"or tracker convoy pass --by {nation}",
-        "air_landing": "tracker move UNIT --to ZONE, or tracker next --confirm-losses",
+        "air_landing": f"tracker move {_stranded(item)} --to ZONE, or tracker next --confirm-losses",
     }.get(kind)
+
+
+def _stranded(item: Mapping[str, Any]) -> str:
+    """F7: the air unit a landing move names, when one alone must land (several may be in
+    different zones, and a move takes units that start together)."""
+    units = item.get("units") or []
+    return units[0] if len(units) == 1 else "UNIT"
 
 
 def naming_campaign(command: str, campaign: str) -> str:
