@@ -712,3 +712,54 @@ def test_more_event_lines_than_the_header_declares_stop_at_the_first_extra(expor
     with Tracker(str(tmp_path / "d.db")) as t, pytest.raises(ImportRefused, match="beyond the"):
         import_campaign(t, stream, "endless")  # type: ignore[arg-type]
     assert stream.served <= len(head) + len(lines[-1]) + 1
+
+
+def test_a_file_saved_with_a_byte_order_mark_imports(export_file: Path, tmp_path: Path) -> None:
+    """A Windows editor that opens the file and saves it unchanged puts a BOM in front of it;
+    the events are as exported, so the import goes ahead (it named the BOM a missing header)."""
+    export_file.write_bytes(b"\xef\xbb\xbf" + export_file.read_bytes())
+    dest = str(tmp_path / "d.db")
+    result = invoke(dest, "import", str(export_file))
+    assert result.exit_code == 0, result.output
+    assert invoke(dest, "verify").output.startswith("OK: ")
+
+
+@pytest.mark.parametrize(("name", "problem"), [("", "1 to 200 characters"), ("a\x00b", "control characters")])
+def test_a_header_campaign_name_that_cannot_be_used_names_the_file_and_as(
+    export_file: Path, tmp_path: Path, name: str, problem: str
+) -> None:
+    lines = lines_of(export_file)
+    header = json.loads(lines[0])
+    header["campaign"] = name
+    export_file.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    dest = str(tmp_path / "d.db")
+    result = invoke(dest, "import", str(export_file))
+    assert result.exit_code == 2, result.output
+    assert f"{export_file}: line 1: the header's campaign name cannot be used: " in result.output
+    assert problem in result.output and result.output.rstrip().endswith("name it with --as NAME")
+    assert invoke(dest, "import", str(export_file), "--as", "renamed").exit_code == 0
+
+
+def test_importing_an_export_back_into_its_own_database_changes_nothing(
+    export_file: Path, source: str, unique_name: str
+) -> None:
+    """The campaign was never imported here: the message said "it was imported before"."""
+    before = invoke(source, "log", "--json").output
+    result = invoke(source, "import", str(export_file))
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"Nothing to import: campaign {unique_name!r} already holds every event")
+    assert "(it was exported from here, or imported before)" in result.output
+    assert invoke(source, "log", "--json").output == before
+
+
+def test_a_campaign_database_given_to_import_is_named_as_one(source: str, tmp_path: Path) -> None:
+    """The database file where its export belongs read "line 1: not UTF-8 text"."""
+    dest = str(tmp_path / "d.db")
+    result = invoke(dest, "import", source, "--as", "copy")
+    assert result.exit_code == 2, result.output
+    assert result.output == (
+        f"Error: {source} is a SQLite database, not a campaign export: use it with --db {source}, "
+        f"or write its export with `tracker --db {source} export FILE`\n"
+    )
+    with Tracker(dest) as t:
+        assert t.campaign_names() == []

@@ -422,3 +422,23 @@ def test_rk3_the_domain_refuses_an_undo_with_nothing_live(tracker: Tracker, uniq
         c.undo(9, [], c.game_state())
     with pytest.raises(InputError, match="--to must name an event between 1 and 1, got 5"):
         tracker.undo(cid, to=5)
+
+
+def test_rk4_d5_a_seed_reveal_an_undo_took_back_is_not_redone(db: str) -> None:
+    """The reveal stays in effect after an undo: a redo once recorded it again, naming an epoch
+    already revealed, which broke verify and every later reveal."""
+    run(db, "new", "n", "--scenario", "north-sea-1914", "--dice", "auto")
+    run(db, "dice", "reveal")
+    run(db, "undo")
+    out = refused(db, 1, "redo")
+    assert "RK4: nothing to redo: undo event 5 took back only a dice seed reveal, which stays in effect" in out
+    # An undo across a reveal: the actions on either side come back, the reveal is not repeated.
+    run(db, "next")
+    run(db, "dice", "reveal")
+    run(db, "next")
+    run(db, "undo", "--to", "5", "--yes")
+    out = run(db, "redo", "--all")
+    assert out.count("redo of action") == 2 and "seed" not in out, out
+    assert run(db, "verify").startswith("OK: ")
+    run(db, "dice", "reveal")
+    assert run(db, "verify").startswith("OK: ")

@@ -49,6 +49,18 @@ def test_verify_prints_the_head_and_checks_it_later(db: Path) -> None:
         assert code == 0 and f"Matches the posted head: event {seq}" in out, out
 
 
+@pytest.mark.parametrize(("ahead", "missing"), [(1, "event {} was deleted"), (3, "events {}-{} were deleted")])
+def test_a_posted_head_past_the_log_names_the_missing_events_in_good_grammar(
+    db: Path, ahead: int, missing: str
+) -> None:
+    """One missing event read "event 8 were deleted"."""
+    last = json.loads(run(db, "verify", "--json")[1])["head"]["seq"]
+    code, out = run(db, "verify", "--head", f"{last + ahead}:{'a' * 16}")
+    assert code == 1, out
+    expected = missing.format(last + 1, last + ahead) if ahead > 1 else missing.format(last + 1)
+    assert f"the posted head is event {last + ahead}: {expected}" in out, out
+
+
 @pytest.mark.parametrize("bad", ["42", "x:abc", "3:xyz0123456789abcdef", "3:abc", f"{2**63}:{'a' * 64}"])
 def test_a_malformed_head_is_bad_usage(db: Path, bad: str) -> None:
     code, out = run(db, "verify", "--head", bad)

@@ -47,6 +47,7 @@ campaign records further rolls with manual dice (``--dice``).
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 from collections.abc import Callable, Iterator, Sequence
@@ -191,6 +192,11 @@ def _json_type(kind: type) -> str:
     return {str: "string", int: "integer", dict: "object"}.get(kind, kind.__name__)
 
 
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+# The source name of an export read from standard input (`import -`).
+STDIN = "<stdin>"
+
+
 def _lines(stream: BinaryIO, source: str) -> Iterator[tuple[int, bytes]]:
     """The file's lines with their numbers, one at a time, each at most MAX_LINE_BYTES long;
     blank lines only at the end."""
@@ -201,6 +207,13 @@ def _lines(stream: BinaryIO, source: str) -> Iterator[tuple[int, bytes]]:
         if not raw:
             return
         number += 1
+        if number == 1 and raw.startswith(_SQLITE_MAGIC):
+            # A campaign database given where its export belongs: say so, not "not UTF-8 text".
+            path = "DATABASE" if source == STDIN else source
+            raise InputError(
+                f"{source} is a SQLite database, not a campaign export: use it with --db {path}, "
+                f"or write its export with `tracker --db {path} export FILE`"
+            )
         if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
             raise _bad(source, number, f"longer than {MAX_LINE_BYTES:,} bytes: not a line of a campaign export")
         if not raw.strip():
@@ -247,7 +260,8 @@ def parse_export(data: bytes | BinaryIO, source: str) -> ParsedExport:
     first = next(lines, None)
     if first is None:
         raise InputError(f"{source}: the file is empty, not a campaign export")
-    header = _json_object(source, *first)
+    # A file opened and saved again in some Windows editors begins with a byte order mark.
+    header = _json_object(source, first[0], first[1].removeprefix(codecs.BOM_UTF8))
     if header.get("format") != FORMAT:
         raise _bad(source, 1, f"not a campaign export (its header must have format {FORMAT!r})")
     version = header.get("version")

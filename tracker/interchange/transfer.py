@@ -258,8 +258,17 @@ def _has_events(tracker: Tracker, cid: UUID) -> bool:
     return bool(tracker.app.recorder.select_events(cid, limit=1))
 
 
-def _check_name(name: str) -> str:
-    return check_campaign_name(name)
+def _check_name(name: str, source: str, from_file: bool) -> str:
+    """The campaign name to import under: `--as`, or else the name in the file's header, whose
+    refusal names the file and the way around it."""
+    try:
+        return check_campaign_name(name)
+    except InputError as e:
+        if from_file:
+            raise InputError(
+                f"{source}: line 1: the header's campaign name cannot be used: {e}; name it with --as NAME"
+            ) from None
+        raise InputError(f"--as: {e}") from None
 
 
 def import_campaign(
@@ -276,7 +285,7 @@ def import_campaign(
     `progress` (see `Progress`) gets the event count the header declares and a tick per event
     line checked; they are then written in one transaction."""
     parsed = parse_export(data, source)
-    name = _check_name(as_name if as_name is not None else parsed.header["campaign"])
+    name = _check_name(as_name if as_name is not None else parsed.header["campaign"], source, as_name is None)
     taken = f"campaign {name!r} already exists in {tracker.safe_url}; import under another name with --as NAME"
     registered = tracker.registry.lookup(name)
     since = parsed.header.get("since", 0)

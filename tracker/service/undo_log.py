@@ -121,8 +121,12 @@ def redo_stack(log: Log, version: int) -> list[tuple[int, list[int]]]:
     for group in redo_tail(log, version):
         head = _head(group)
         if _kind(head) == UNDO:
-            if head.actions:
-                stack.append((head.originator_version, list(head.actions)))
+            # A seed reveal stays in effect after an undo (the seed is public, and the dice go
+            # on from the next epoch, D5): a redo has nothing of it to put back, and recording
+            # the reveal again would name an epoch already revealed.
+            actions = [a for a in head.actions if not _reveals_seed(log, a)]
+            if actions:
+                stack.append((head.originator_version, actions))
         elif _kind(head) == REDO and stack and stack[-1][1][:1] == [head.original]:
             stack[-1][1].pop(0)
             if not stack[-1][1]:
@@ -130,9 +134,21 @@ def redo_stack(log: Log, version: int) -> list[tuple[int, list[int]]]:
     return stack
 
 
+def _reveals_seed(log: Log, action: int) -> bool:
+    """D5: whether `action` revealed a dice seed (its first event, or the one after what was
+    asked)."""
+    return any(e.action == action and _kind(e) == "SeedRevealed" for e in log.between(action - 1, action + 1))
+
+
 def nothing_to_redo(log: Log, version: int) -> str:
     tail = redo_tail(log, version)
-    if any(_kind(_head(g)) == UNDO for g in tail):
+    undos = [_head(g) for g in tail if _kind(_head(g)) == UNDO]
+    if undos and undos[-1].actions and all(_reveals_seed(log, a) for a in undos[-1].actions):
+        return (
+            f"nothing to redo: undo event {undos[-1].originator_version} took back only a dice seed "
+            "reveal, which stays in effect (a revealed seed stays public, D5)"
+        )
+    if undos:
         return "nothing to redo: every action of the last undo was redone"
     return (
         f"nothing to redo: event {version} is not an undo; redo puts back what an undo took, "

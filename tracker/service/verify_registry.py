@@ -68,11 +68,12 @@ def check_head(report: VerifyReport, seen: Seen, head: Head | None) -> None:
     if head is None:
         return
     if head.seq > report.head_seq:
-        missing = f"event {head.seq}" if head.seq == report.head_seq + 1 else f"events {report.head_seq + 1}-{head.seq}"
+        one = head.seq == report.head_seq + 1
+        missing = f"event {head.seq} was" if one else f"events {report.head_seq + 1}-{head.seq} were"
         fail(
             report,
             report.head_seq + 1,
-            f"the log ends at event {report.head_seq}, but the posted head is event {head.seq}: {missing} were deleted",
+            f"the log ends at event {report.head_seq}, but the posted head is event {head.seq}: {missing} deleted",
         )
         return
     actual = seen.hash_of(head.seq) or ""

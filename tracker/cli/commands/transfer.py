@@ -198,6 +198,7 @@ def import_command(
 
 
 def _import(ctx: Context, file: str, as_name: str | None, resolve: str | None = None) -> Any:
+    from tracker.interchange.format import STDIN
     from tracker.interchange.transfer import import_campaign
 
     ctx.may_create = True
@@ -205,7 +206,7 @@ def _import(ctx: Context, file: str, as_name: str | None, resolve: str | None = 
     t.require_writable()
     bar = partial(progress, label="Checking events")
     if file == "-":
-        return import_campaign(t, sys.stdin.buffer, "<stdin>", as_name, bar, resolve)
+        return import_campaign(t, sys.stdin.buffer, STDIN, as_name, bar, resolve)
     try:
         stream = open(file, "rb")  # noqa: SIM115 - closed below, after the import read it
     except OSError as e:
