@@ -229,3 +229,27 @@ def test_long_work_shows_a_progress_bar_on_a_terminal(db: str, monkeypatch: pyte
     with progress(10, "Verifying") as tick:
         tick(10)
     assert "Verifying" in err.getvalue() and "100%" in err.getvalue()
+
+
+def test_ad1_map_and_show_name_the_owner_now_not_the_scenarios(db: str) -> None:
+    """They showed the scenario's owner after `adjust --owner` had changed it (AD1: owners are
+    part of the board)."""
+    run(db, "adjust", "--owner", "Flanders=Germany", "--reason", "the Germans took Flanders")
+    zones = {z["zone"]: z for z in json.loads(run(db, "map", "--json"))["zones"]}
+    assert zones["Flanders"]["owner"] == "Germany"
+    assert json.loads(run(db, "show", "Flanders", "--json"))["owner"] == "Germany"
+    assert run(db, "show", "Flanders").startswith("Flanders: land territory of Germany")
+
+
+def test_pu2_map_and_show_name_ports_as_the_scenario_marks_them(tmp_path: Path) -> None:
+    """A sea zone's ports were every territory beside it, and a territory's every sea beside
+    it, though a scenario may mark only some territories as ports (PU2)."""
+    db = str(tmp_path / "w.db")
+    run(db, "new", "world", "--scenario", "great-war-1914")
+    zones = {z["zone"]: z for z in json.loads(run(db, "map", "--json"))["zones"]}
+    anatolia, constantinople = zones["Western Anatolia"], zones["Constantinople"]
+    assert anatolia["port"] is False and anatolia["ports"] == []
+    assert constantinople["port"] is True and "Aegean Sea" in constantinople["ports"]
+    assert zones["Aegean Sea"]["ports"] == ["Constantinople"] and zones["Aegean Sea"]["port"] is None
+    assert "Constantinople (OT, port)" in run(db, "map", columns=200)
+    assert "a port (PU2)" not in run(db, "show", "Western Anatolia")

@@ -38,13 +38,18 @@ def zone_data(c: Campaign, zone: str) -> dict[str, Any]:
     """One zone: what it is, what it touches, who is there, NTR, battles open there."""
     game_map = c.scenario.game_map
     adjacent = sorted(game_map.adjacency[zone], key=lambda z: (not game_map.is_sea(z), z))
+    sea = game_map.is_sea(zone)
     return {
         "zone": zone,
-        "kind": "sea" if game_map.is_sea(zone) else "land",
-        "owner": game_map.land.get(zone),
+        "kind": "sea" if sea else "land",
+        # AD1: the owner now, as adjusted (it decides ports and landing), not the scenario's.
+        "owner": None if sea else c.owners.get(zone),
+        # PU2: a territory the scenario marks as a port (every one, where it marks none).
+        "port": None if sea else zone in game_map.ports,
         "adjacent": adjacent,
-        # The land a sea zone touches are its ports; a territory's ports are the seas it touches.
-        "ports": [z for z in adjacent if game_map.is_sea(z) != game_map.is_sea(zone)],
+        # PU2: a sea zone's ports are the port territories beside it, where new ships are
+        # placed from; a port's are the sea zones beside it (a territory that is none has none).
+        "ports": [z for z in adjacent if game_map.is_sea(z) != sea and (z if sea else zone) in game_map.ports],
         "forces": _forces(c, zone),
         "ntr": _ntr(c, zone),
         "ntr_max": {n: nat.ntr_max[zone] for n, nat in c.scenario.nations.items() if nat.ntr_max.get(zone)},
@@ -67,7 +72,8 @@ def _forces_text(c: Campaign, forces: dict[str, dict[str, int]]) -> Text:
 @json_option
 @click.pass_obj
 def map_command(ctx: Context, as_json: bool) -> None:
-    """Show the campaign's map: every zone, what it touches, its ports, who is there and the NTR.
+    """Show the campaign's map: every zone, what it touches, its owner now and whether it is a
+    port, who is there and the NTR.
 
     Example: tracker map --json
     """
@@ -90,7 +96,7 @@ def map_command(ctx: Context, as_json: bool) -> None:
         if z["owner"]:
             zone.append(" (")
             zone.append_text(nation_text(c.scenario, z["owner"], c.scenario.nations[z["owner"]].code))
-            zone.append(")")
+            zone.append(", port)" if z["port"] else ")")
         ntr = Text()
         for j, (nation, count) in enumerate(z["ntr"].items()):
             ntr.append(", " if j else "")
@@ -209,9 +215,11 @@ def show_command(ctx: Context, zone: str, as_json: bool) -> None:
         return
     out = console()
     title = Text(f"{name}: ")
-    if data["owner"]:
+    if data["kind"] == "land":
         title.append("land territory of ")
         title.append_text(nation_text(c.scenario, data["owner"]))
+        if data["port"]:
+            title.append(", a port (PU2)")
     else:
         title.append("sea zone")
     out.print(title)
