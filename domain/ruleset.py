@@ -45,6 +45,13 @@ AMENDED: dict[str, tuple[str, Any, Any]] = {
     # SM1: a ship (not a submarine) that entered a hostile zone this turn stays there; recorded
     # before, a second move command took it on.
     "ships_stopped_stay": ("naval_combat", True, False),
+    # PU1, PU2: a unit is bought only if the nation has somewhere to place it now (a unit
+    # bought with nowhere to go held placement open for good, T4); recorded before, any was.
+    "purchases_need_a_place": ("naval_combat", True, False),
+    # F8, AD1, F7: no unit but a neutral's own stands on its territory: an adjustment neither
+    # adds one there nor hands a neutral a territory holding one, and an air unit there must
+    # leave by the end of noncombat_movement; recorded before, only an enemy's territory counted.
+    "neutral_land_closed": ("naval_combat", True, False),
     # RK3: every override undo needs a nation of the other side to agree, the undone actions
     # locked or not; recorded before, only locked actions asked it.
     "every_override_agreed": ("record", True, False),
@@ -193,6 +200,8 @@ class Ruleset:
     aircraft_need_a_carrier: bool = True  # F7, SM2
     friendly_carriers: bool = True  # F7, PU2
     ships_stopped_stay: bool = True  # SM1
+    purchases_need_a_place: bool = True  # PU1, PU2
+    neutral_land_closed: bool = True  # F8, AD1, F7
     content_hash: str = field(default="", compare=False)
 
     def unit(self, name: str) -> UnitType:
@@ -541,9 +550,10 @@ _parsed: dict[str, Ruleset] = {}
 def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     """A ruleset file and the data a new campaign records of it. A recorded ruleset that leaves
     out a key of an amended rule (AMENDED: HA7's placement, CV4's search order, NC1's arriving
-    and lone submarines, F7's aircraft at sea and friendly carriers, SM1's stopped ships, RK3's
-    agreement) was recorded before the rule was amended and is refereed as then
-    (`ruleset_from_recorded`), so the data says each: the rule as it stands unless the file says."""
+    and lone submarines, F7's aircraft at sea and friendly carriers, SM1's stopped ships, PU2's
+    purchases with a place, F8's neutral land, RK3's agreement) was recorded before the rule was
+    amended and is refereed as then (`ruleset_from_recorded`), so the data says each: the rule
+    as it stands unless the file says."""
     data, source = read_builtin_or_file("rulesets", name_or_path)
     for key, (table, now, _) in AMENDED.items():
         # `record` is a table a file may leave out; the others it must have (checked when read).

@@ -40,7 +40,9 @@ class Gates(CampaignBase):
 
     def stranded_aircraft(self, board: Board | None = None) -> list[str]:
         """F7: the phasing nation's air units that would end noncombat_movement with nowhere to
-        land: at sea beyond its carriers' room, or in a territory now held by the enemy."""
+        land: at sea beyond its carriers' room, or in a territory not of its side (now held by
+        the enemy, or by a neutral, F8). A campaign recorded before the ruleset said so left an
+        air unit on a neutral's territory where it was (`neutral_land_closed`)."""
         board = self.board() if board is None else board
         nation = self.nation
         stranded: list[str] = []
@@ -48,7 +50,10 @@ class Gates(CampaignBase):
         for place in places:
             air = sorted(u.id for u in board.units_at(place) if u.nation == nation and board.unit_type(u).is_air)
             if board.scenario.game_map.is_land(place):
-                if board.enemies(nation, board.owners[place]):
+                owner = board.owners[place]
+                if board.enemies(nation, owner) or (
+                    board.ruleset.neutral_land_closed and not board.allies(nation, owner)
+                ):
                     stranded += air
                 continue
             # F7: friendly carriers' places, less those of their side's other aircraft aboard.

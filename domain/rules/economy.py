@@ -28,10 +28,12 @@ def unit_cap(board: Board, nation: str, unit_type: str) -> int | None:
 
 
 def check_purchase(board: Board, nation: str, unit_type: str, count: int, unplaced: dict[str, int]) -> int:
-    """PU1, PU3: the cost of `count` units of a type, paid from the nation's resources (never
-    below 0), within the caps. Returns the cost."""
+    """PU1, PU2, PU3: the cost of `count` units of a type, paid from the nation's resources
+    (never below 0), within the caps, for a nation with somewhere to place them. Returns the cost."""
     ut = board.ruleset.unit(unit_type)
     _count(count, "the number of units bought")
+    if board.ruleset.purchases_need_a_place:
+        _require_a_place(board, nation, unit_type, count)
     cost = ut.cost * count
     balance = board.balances[nation]
     if cost > balance:
@@ -50,6 +52,21 @@ def check_purchase(board: Board, nation: str, unit_type: str, count: int, unplac
                 f"cannot buy {count} more",
             )
     return cost
+
+
+def _require_a_place(board: Board, nation: str, unit_type: str, count: int) -> None:
+    """PU2: a unit is bought only if the nation could place it now: a unit with nowhere to go
+    would hold its placement phase open for good (T4). A campaign recorded before the ruleset
+    said so bought it all the same (`purchases_need_a_place`)."""
+    if placement_zones(board, nation, unit_type):
+        return
+    ports = own_ports(board, nation)
+    if board.ruleset.unit(unit_type).is_air:
+        rule, lacks = "air units go in a port it holds or on a friendly carrier with room", "it has neither"
+    else:
+        rule = "naval units go in a sea zone beside a port it holds"
+        lacks = f"no port it holds ({', '.join(ports)}) is beside a sea zone" if ports else "it holds no port"
+    raise RuleViolation("PU2", f"{nation} has nowhere to place {plural(count, unit_type)}: new {rule}, and {lacks}")
 
 
 def own_ports(board: Board, nation: str) -> list[str]:
@@ -259,3 +276,29 @@ def check_adjustment(board: Board, adj: Adjustment, reason: str) -> None:
             raise InputError(f"unknown technology {technology!r} (known: {', '.join(board.ruleset.technologies)})")
         if not 0 <= level <= board.ruleset.research_levels:
             raise RuleViolation("AD1", f"technology levels go from 0 to {board.ruleset.research_levels}, got {level}")
+    if board.ruleset.neutral_land_closed:
+        _require_neutral_land_clear(board, adj)
+
+
+def _require_neutral_land_clear(board: Board, adj: Adjustment) -> None:
+    """F8: no unit of another nation stands on a neutral's territory, as the board is after the
+    adjustment (its owners, its entries brought forward): none is added there, and no territory
+    passes to a neutral with another nation's units on it. A campaign recorded before the
+    ruleset said so refused only an air unit added on an enemy's territory (`neutral_land_closed`)."""
+    neutral = board.neutral - set(adj.enter)
+    for nation, unit_type, zone, _ in adj.add:
+        owner = adj.owners.get(zone, board.owners.get(zone))
+        if owner in neutral and owner != nation:
+            raise RuleViolation(
+                "F8",
+                f"{zone} is {owner}'s territory and {owner} is neutral in round {board.round}: "
+                f"{nation}'s {unit_type.replace('_', ' ')} cannot be added there",
+            )
+    for territory, owner in adj.owners.items():
+        others = sorted(u.id for u in board.units_at(territory) if u.nation != owner and u.id not in adj.remove)
+        if owner in neutral and others:
+            raise RuleViolation(
+                "F8",
+                f"{territory} cannot pass to {owner}, neutral in round {board.round}, with {', '.join(others)} on it: "
+                "no other nation's unit may stand on a neutral's territory (move it off first, or --remove it)",
+            )
