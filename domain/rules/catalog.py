@@ -24,8 +24,8 @@ RULES: dict[str, str] = {
     "fights only where it flew in combat movement, or aboard a carrier of its side in the carrier's zone, and must "
     "end noncombat movement on its side's territory or a friendly carrier with room, or is lost.",
     "F8": "Before its entry round a nation is neutral: its turns are passed over, it buys, moves, fights and "
-    "collects nothing, is nobody's enemy or ally, and no belligerent enters its land; an adjustment (AD1) may "
-    "bring the entry forward.",
+    "collects nothing, is nobody's enemy or ally, and no other nation's unit enters or stands on its land; an "
+    "adjustment (AD1) may bring the entry forward.",
     "T1": "A round gives every nation one turn, in the scenario's turn order.",
     "T2": "A turn's phases: research, purchase, combat_movement, naval_combat, land_combat, noncombat_movement, "
     "placement, collect_resources.",
@@ -88,7 +88,8 @@ RULES: dict[str, str] = {
     "declared or passed, units placed, air units landed.",
     "PU1": "In its purchase phase a nation buys units at their cost from its resources (never below 0).",
     "PU2": "In its placement phase the nation places every unit bought this turn: ships next to its ports, air "
-    "units in its ports or on its carriers with room; new units get the next unused ID.",
+    "units in its ports or on a friendly carrier with room; a unit it could place nowhere is not bought; new "
+    "units get the next unused ID.",
     "PU3": "Unit caps set by the scenario or the ruleset are checked at purchase.",
     "AD1": "What the tracker does not model enters the record only as an explicit adjustment with a reason.",
     "D5": "No player can know an auto die before it is recorded; the seed is kept where players cannot read it.",
