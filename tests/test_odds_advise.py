@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from domain.board import Board
 from domain.campaign import Campaign
 from domain.dice import commitment
+from domain.errors import RuleViolation
 from domain.procedures import naval
 from domain.procedures.base import Context, Piece, hypothetical_scenario
 from domain.procedures.odds import Shared, exact_odds
@@ -139,6 +140,27 @@ def test_units_that_can_reach_a_zone_follow_the_movement_rules_F4_F7_SM1() -> No
     }
     # On the next turn every unit has its full allowance.
     assert "DE-DD12" in {r.unit.id for r in reach.reach(board, "Germany", CNS, next_turn=True)}
+
+
+def test_a_ship_stopped_in_a_hostile_zone_and_a_submarine_whose_move_ended_reach_nothing_more_SM1_SM4() -> None:
+    # DE-DD1 entered the hostile Southern North Sea this turn: it stays there (SM1), though it
+    # has moves left; DE-DD2 has not moved and may leave it. DE-SS3 submerged (SM4).
+    units: list[Placed] = [
+        ("Germany", "destroyer", "Southern North Sea", 1),
+        ("Germany", "destroyer", "Southern North Sea", 0),
+        ("Germany", "submarine", "Southern North Sea", 1),
+        ("Britain", "destroyer", "Southern North Sea", 0),
+        ("Britain", "destroyer", DOVER, 0),
+    ]
+    board = board_of(units)
+    assert {r.unit.id for r in reach.reach(board, "Germany", DOVER)} == {"DE-DD2", "DE-SS3"}
+    assert {r.unit.id for r in reach.reach(board, "Germany", DOVER, ended={"DE-SS3"})} == {"DE-DD2"}
+    stopped = {r.unit.id: r.steps for r in reach.reach(board, "Germany", "Southern North Sea", ended={"DE-SS3"})}
+    assert stopped == {"DE-DD1": 0, "DE-DD2": 0, "DE-SS3": 0}  # the units there stay there
+    q = reach.attack_question(board, "Germany", DOVER, ended={"DE-SS3"})
+    assert [r.unit.id for r in q.pool] == ["DE-DD2"]
+    # Next turn every unit moves again.
+    assert len(reach.reach(board, "Germany", DOVER, next_turn=True, ended={"DE-SS3"})) == 3
 
 
 MIXED: list[Placed] = [
@@ -447,3 +469,42 @@ def test_battles_enumerated_together_give_the_odds_each_gives_alone_NC1() -> Non
         assert together.states == alone.states
         walked += alone.states
     assert len(shared.known.edges) < walked / 2, "most positions are met in an earlier battle"
+
+
+def test_a_nation_entering_the_war_next_round_threatens_the_next_turns_convoys_F8_CV1() -> None:
+    # Round 3, Austria-Hungary: Italy (entry round 4) is neutral now, so its submarines in the
+    # Adriatic attack nothing this turn; at round 4's window it is at war (F8) and they may.
+    _, data = load_ruleset("twtea-3e")
+    scenario, _ = read_scenario("great-war-1914")
+    c = Campaign.create(uuid.uuid4(), "entry", scenario, data, "auto", commitment("00" * 32))
+    while (c.round, c.nation, c.phase) != (3, "Austria-Hungary", "combat_movement"):
+        advance(c, True)
+    board = c.board()
+    assert "Italy" in board.neutral
+    now, later = escorts.convoy_question(board, "Southern Adriatic").windows
+    assert now.threats == {}
+    assert later.label == "round 4, Austria-Hungary's collect resources"
+    italian = sum(1 for u in board.units.values() if u.nation == "Italy" and u.type == "submarine")
+    assert later.threats == {"Italy": italian} and italian > 0
+    assert reach.next_round(board).neutral == board.neutral - {"Italy"}
+
+
+def test_a_zone_holding_only_a_neutrals_ships_names_the_neutral_and_its_entry_round_F8_NC1() -> None:
+    _, data = load_ruleset("twtea-3e")
+    scenario, _ = read_scenario("great-war-1914")
+    c = Campaign.create(uuid.uuid4(), "neutral", scenario, data, "auto", commitment("00" * 32))
+    board = c.board()  # round 1, Germany: Italy enters in round 4
+    with pytest.raises(RuleViolation, match=r"; neutral, so nobody's enemy \(F8\): Italy until round 4$"):
+        reach.attack_question(board, "Germany", "Tyrrhenian Sea")
+    with pytest.raises(RuleViolation) as refused:
+        reach.attack_question(board, "Germany", "Gulf of Bothnia")
+    assert "neutral" not in str(refused.value)
+
+
+def test_odds_need_counts_its_units_in_words_one_unit_or_none() -> None:
+    q = reach.attack_question(
+        board_of([("Germany", "destroyer", HB, 0), ("Britain", "battleship", CNS, 0)]), "Germany", CNS
+    )
+    text = advise.render(advise.answer(q, 0.9, 20_000))
+    assert "no force of the 1 unit that can be there does" in text
+    assert "of the 1 unit that can be there." in text and "1 units" not in text

@@ -445,11 +445,12 @@ def render(data: NeedAnswer) -> str:
         f"{data['nation']} to {goal} {data['zone']} with a chance of at least {data['bound']:.0%} "
         f"(round {data['round']}, {data['phase'].replace('_', ' ')}):"
     ]
-    if not data["found"]:
-        lines.append(
-            f"  no force of the {len(data['reachable'])} units that can be there does: all of them give "
-            f"{force['chance']:.2%}"
-        )
+    can = plural(len(data["reachable"]), "unit")
+    if not data["found"] and not data["reachable"]:
+        # `--hold` with allies there and no unit of the nation able to join them.
+        lines.append(f"  no unit of {data['nation']} can be there; the allies there alone give {force['chance']:.2%}")
+    elif not data["found"]:
+        lines.append(f"  no force of the {can} that can be there does: all of them give {force['chance']:.2%}")
     elif not force["counts"]:
         lines.append(
             "  nothing needs to be there: " + ("no enemy can reach it" if not data["enemies"] else "the allies hold it")
@@ -479,7 +480,7 @@ def render(data: NeedAnswer) -> str:
         lines += [f"  {b['command']}" for b in checks]
     lines.append("")
     weighed = plural(data["weighed"], "force")
-    lines.append(f"{weighed} weighed exactly, of the {len(data['reachable'])} units that can be there.")
+    lines.append(f"{weighed} weighed exactly, of the {can} that can be there.")
     return "\n".join(lines) + "\n"
 
 

@@ -142,13 +142,14 @@ def convoy_question(board: Board, zone: str) -> Convoys:
         if u.nation != nation and board.allies(nation, u.nation) and board.unit_type(u).is_naval and searches(board, u)
     ]
     allies = reach.by_nation(allied)
+    # F8: at the next turn's window, a nation entering the war next round is an enemy.
     windows = [
         Window(
             f"round {r}, {nation}'s collect resources",
-            searchers(board, nation, zone, later),
-            submarines(board, nation, zone, later),
+            searchers(then, nation, zone, later),
+            submarines(then, nation, zone, later),
         )
-        for r, later in ((board.round, False), (board.round + 1, True))
+        for r, later, then in ((board.round, False, board), (board.round + 1, True, reach.next_round(board)))
     ]
     return Convoys(board, zone, nation, ntr, allies, windows)
 

@@ -4,8 +4,8 @@ nation's units can reach a sea zone in time (F4, F7, F8, SM1), and who fights wh
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
 
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation
@@ -102,17 +102,48 @@ def landing_steps(board: Board, nation: str, zone: str) -> int | None:
     return None
 
 
+def next_round(board: Board) -> Board:
+    """F8: the board as the next round finds it at war: a nation whose entry round it is is
+    neutral no more (its units and NTR can be attacked, its territory entered), the units where
+    they are now. Advice about the nation's next turn weighs that board."""
+    neutral = frozenset(n for n in board.neutral if board.scenario.nations[n].entry_round > board.round + 1)
+    return board if neutral == board.neutral else replace(board, neutral=neutral)
+
+
 def can_move(board: Board, nation: str, phases: tuple[str, ...] = BEFORE_COMBAT) -> bool:
     """T3, F4: the nation's units may still move this turn, in one of `phases`."""
     return board.nation == nation and board.phase in phases
 
 
+def stays(board: Board, unit: Unit, hostile: frozenset[str], ended: Collection[str] = ()) -> bool:
+    """SM1, SM4, SM5: the unit may not move again this turn: a ship (not a submarine) that
+    entered a hostile zone this turn was stopped there (under `ships_stopped_stay`, as the
+    referee applies it), and a submarine that submerged, retreated or stopped to attack has
+    ended its movement (`ended`: the campaign's `movement_ended`)."""
+    if unit.id in ended:
+        return True
+    ut = board.unit_type(unit)
+    return (
+        board.ruleset.ships_stopped_stay
+        and unit.moved > 0
+        and ut.is_naval
+        and not ut.is_submarine
+        and unit.at in hostile
+    )
+
+
 def reach(
-    board: Board, nation: str, zone: str, next_turn: bool = False, phases: tuple[str, ...] = BEFORE_COMBAT
+    board: Board,
+    nation: str,
+    zone: str,
+    next_turn: bool = False,
+    phases: tuple[str, ...] = BEFORE_COMBAT,
+    ended: Collection[str] = (),
 ) -> list[Reach]:
     """F4, F7, SM1: the nation's naval and air units that can be in `zone` when it next fights
     or is attacked: with the moves left this turn while it is in one of `phases`, the units
-    already there otherwise; with `next_turn`, a full allowance (its next turn's reach)."""
+    already there otherwise; with `next_turn`, a full allowance (its next turn's reach).
+    `ended`: units whose movement has ended this turn (SM4, SM5; see `stays`)."""
     moving = next_turn or can_move(board, nation, phases)
     hostile = hostile_zones(board, nation) if moving else frozenset()
     back: list[int | None] = []  # F7: the way from the zone to a landing place, found once
@@ -121,7 +152,7 @@ def reach(
         ut = board.unit_type(unit)
         if unit.nation != nation or not (ut.is_naval or ut.is_air):
             continue
-        if not moving:
+        if not moving or (not next_turn and stays(board, unit, hostile, ended)):
             if unit.at == zone:
                 out.append(Reach(unit, 0))
             continue
@@ -147,15 +178,28 @@ def require_sea_zone(board: Board, zone: str) -> None:
         raise RuleViolation("NC1", f"{zone} is a land territory, not a sea zone")
 
 
-def attack_question(board: Board, nation: str, zone: str) -> Question:
-    """NC1: `nation` attacks every enemy unit in `zone` with units that can get there."""
+def neutrals_there(board: Board, nation: str, zone: str) -> str:
+    """F8: why units of another side in `zone` are nobody's to attack: '; Italy is neutral until
+    round 4 (F8)', or '' when none is neutral."""
+    other = sorted({u.nation for u in board.units_at(zone) if u.nation in board.neutral and u.nation != nation})
+    if not other:
+        return ""
+    until = ", ".join(f"{n} until round {board.scenario.nations[n].entry_round}" for n in other)
+    return f"; neutral, so nobody's enemy (F8): {until}"
+
+
+def attack_question(board: Board, nation: str, zone: str, ended: Collection[str] = ()) -> Question:
+    """NC1: `nation` attacks every enemy unit in `zone` with units that can get there
+    (`ended`: units whose movement has ended this turn, `reach`)."""
     require_sea_zone(board, zone)
     enemies = [u for u in board.units_at(zone) if board.enemies(nation, u.nation)]
     if not any(board.unit_type(u).is_naval for u in enemies):
         raise RuleViolation(
-            "NC1", f"there are no enemy naval units of {nation} in {zone} (zone holds: {board.describe_zone(zone)})"
+            "NC1",
+            f"there are no enemy naval units of {nation} in {zone} (zone holds: {board.describe_zone(zone)})"
+            + neutrals_there(board, nation, zone),
         )
-    pool = reach(board, nation, zone)
+    pool = reach(board, nation, zone, ended=ended)
     if not pool:
         raise RuleViolation("F4", f"no unit of {nation} can reach {zone} this phase")
     others: dict[str, list[Unit]] = {}
@@ -164,13 +208,14 @@ def attack_question(board: Board, nation: str, zone: str) -> Question:
     return Question(board, zone, nation, False, pool, others, fixed=not can_move(board, nation))
 
 
-def hold_question(board: Board, nation: str, zone: str) -> Question:
+def hold_question(board: Board, nation: str, zone: str, ended: Collection[str] = ()) -> Question:
     """NC1: which of `nation`'s units that can be in `zone` at the end of this phase must be
     there to hold it against each enemy nation's units within a full move of it (one nation
     attacks a zone at a time); allied units already there defend too. Ships only: aircraft
-    must land by the end of the turn (F7), so none is counted on to stay."""
+    must land by the end of the turn (F7), so none is counted on to stay. `ended`: as for
+    `attack_question`."""
     require_sea_zone(board, zone)
-    pool = [r for r in reach(board, nation, zone, phases=TO_HOLD) if board.unit_type(r.unit).is_naval]
+    pool = [r for r in reach(board, nation, zone, phases=TO_HOLD, ended=ended) if board.unit_type(r.unit).is_naval]
     allies = [u for u in board.units_at(zone) if u.nation != nation and board.allies(nation, u.nation)]
     allies = [u for u in allies if board.unit_type(u).is_naval or board.unit_type(u).is_air]
     if not pool and not allies:

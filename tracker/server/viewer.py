@@ -435,7 +435,8 @@ def zone_data(t: Tracker, name: str, zone_text: str) -> dict[str, Any]:
         "owner": None if sea else board.owners.get(zone),
         "units": [{"id": u.id, "type": u.type, "nation": u.nation, "damage": u.damage} for u in units],
         "ntr": {n: zones[zone] for n, zones in sorted(board.ntr.items()) if zones.get(zone)},
-        "odds": zone_odds(board, zone) if sea else [],
+        # SM4, SM5: submarines whose movement ended stay, as `tracker odds need` weighs them.
+        "odds": zone_odds(board, zone, frozenset(campaign.movement_ended)) if sea else [],
     }
 
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from domain.errors import InputError, TrackerError
@@ -17,16 +17,19 @@ PAGE_UNITS = 10
 TOO_LARGE = "too large to weigh here: `tracker {command}` weighs it, taking longer"
 
 
-def zone_odds(board: Any, zone: str) -> list[dict[str, str]]:
+def zone_odds(board: Any, zone: str, ended: Collection[str] = ()) -> list[dict[str, str]]:
     """The panel: `odds need` for the nation whose turn it is to take the zone and to hold it,
-    and `odds escorts` if it holds that nation's NTR, each as its command prints it, or why not."""
+    and `odds escorts` if it holds that nation's NTR, each as its command prints it, or why not.
+    `ended`: the units whose movement has ended this turn (the campaign's `movement_ended`,
+    SM4, SM5), as `tracker odds need` weighs them."""
     from tracker.analysis import escorts, reach
 
     nation, quoted = board.nation, f'"{zone}"' if " " in zone else zone
     panels = []
+    take, hold = f"odds need --zone {quoted} --win 0.9", f"odds need --zone {quoted} --hold --win 0.9"
     asks = [
-        ("take", f"odds need --zone {quoted} --win 0.9", lambda: reach.attack_question(board, nation, zone)),
-        ("hold", f"odds need --zone {quoted} --hold --win 0.9", lambda: reach.hold_question(board, nation, zone)),
+        ("take", take, lambda: reach.attack_question(board, nation, zone, ended)),
+        ("hold", hold, lambda: reach.hold_question(board, nation, zone, ended)),
     ]
     for title, command, ask in asks:
         panels.append({"title": f"{nation} to {title} {zone}", "command": command, **_weighed(ask, _need_text)})

@@ -206,7 +206,9 @@ def need(
     names = Names(c)
     board = c.board()
     ask = reach.hold_question if hold else reach.attack_question
-    question = reach.only_types(ask(board, board.nation, names.sea(zone)), tuple(names.unit_type(t) for t in types))
+    # SM4, SM5: submarines whose movement has ended this turn stay where they are.
+    asked = ask(board, board.nation, names.sea(zone), frozenset(c.movement_ended))
+    question = reach.only_types(asked, tuple(names.unit_type(t) for t in types))
     with counting("Positions enumerated"):
         data = advise.answer(question, win, max_positions)
     if as_json:
