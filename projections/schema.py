@@ -26,9 +26,10 @@ from sqlalchemy.engine import Connection, Engine
 from domain.errors import TrackerError
 
 NAME = "board"
-# Bumped whenever a view changes shape or what it holds (6: the wording of three summaries):
-# older views are dropped and rebuilt from the log.
-SCHEMA = 6
+# Bumped whenever a view changes shape or what it holds (6: the wording of three summaries;
+# 7: what an interception or ASW combat leaves, BattleEnded): older views are dropped and
+# rebuilt from the log.
+SCHEMA = 7
 # Adjustments (AD1) are the only events that change territory owners, and few: a partial index
 # of them lets the owners at any event be folded from them without scanning the whole index.
 ADJUSTED = "Adjusted"

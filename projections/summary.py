@@ -163,12 +163,19 @@ def _battle_ended(e: Any) -> str:
         return f"battle {e.battle} ends: {reason or 'no taking-part submarine is left'}"
     if e.rule == "CV7":
         return f"battle {e.battle} ends after one round; surviving submarines stay: {left}"
+    why = reason or _ENDINGS.get(e.rule, e.rule)
     if e.rule == "SM5" and not e.survivors:
         # SM5: with none left in the zone, every free submarine went on; the event does not
         # name where (the move recorded next does), and "still there: none" read as lost.
-        why = reason or _ENDINGS.get(e.rule, e.rule)
         return f"battle {e.battle} ends ({why}); none stayed: the free submarines went on (the move follows)"
-    return f"battle {e.battle} ends ({reason or _ENDINGS.get(e.rule, e.rule)}); still there: {left}"
+    if e.rule != "NC1":
+        # SM4, SM5, AS2-AS5: an interception's or ASW combat's survivors are only the hunted
+        # submarines left in the zone; the hunters stay too, so a bare "still there: none"
+        # (after a retreat, say) read as if every unit was gone.
+        return f"battle {e.battle} ends ({why}); " + (
+            f"submarines still there: {left}" if e.survivors else "no submarine is still there"
+        )
+    return f"battle {e.battle} ends ({why}); still there: {left}"
 
 
 def _undone(e: Any) -> str:

@@ -208,7 +208,7 @@ def test_report_has_json_markdown_bbcode_and_html() -> None:
 
 def test_long_work_is_quiet_in_scripts(db: str) -> None:
     result = CliRunner().invoke(cli, ["--db", db, "projections", "rebuild"])
-    assert result.exit_code == 0 and result.output.startswith("Rebuilt from ")
+    assert result.exit_code == 0 and result.output.startswith("Rebuilt the projections of ")
     assert "Rebuilding" not in result.output
     result = CliRunner().invoke(cli, ["--db", db, "verify"])
     assert result.output.startswith("OK: ") and "Verifying" not in result.output

@@ -4,6 +4,7 @@ undo (RK3) and replay."""
 from __future__ import annotations
 
 import json
+import shutil
 from functools import partial
 from pathlib import Path
 
@@ -311,8 +312,55 @@ def test_replay_prints_a_battle_and_a_point_without_a_terminal(demo_db: str) -> 
 
 def test_projections_rebuild_command(demo_db: str) -> None:
     out = run(demo_db, "projections", "rebuild")
-    assert "Rebuilt from" in out
+    assert out.startswith("Rebuilt the projections of the only campaign in the database from ")
     assert json.loads(run(demo_db, "state", "--turn", "1", "--json"))["balances"]["Germany"] == 17
+
+
+def test_projections_rebuild_with_campaign_says_it_rebuilt_every_campaign(demo_db: str, tmp_path: Path) -> None:
+    """One set of views serves every campaign, so a rebuild is of all of them, --campaign or
+    not (TRACKER_CAMPAIGN sets it for every command: it is not refused). It said "Rebuilt from
+    N events", N the whole database's, as if only the campaign named was."""
+    db = str(tmp_path / "two.db")
+    shutil.copy(demo_db, db)  # the demo is shared by this module's tests: a copy gets the second
+    run(db, "new", "second", "--scenario", "north-sea-1914")
+    events = json.loads(run(db, "projections", "rebuild", "--json"))["events"]
+    out = run(db, "--campaign", "second", "projections", "rebuild")
+    assert out == (
+        "Rebuilt the projections of both campaigns in the database (not only 'second': the views are "
+        f"shared) from {events} events.\n"
+    )
+    assert run(db, "projections", "rebuild") == (
+        f"Rebuilt the projections of both campaigns in the database from {events} events.\n"
+    )
+
+
+def test_log_of_a_turn_not_played_or_a_battle_never_had_is_refused(demo_db: str) -> None:
+    """`log --turn 99` and `log --battle 99` printed nothing and exited 0, as if the turn or
+    battle had no events; they are bad inputs, refused (exit 2) as `report --turn` refuses."""
+    state = json.loads(run(demo_db, "state", "--json"))
+    result = CliRunner().invoke(cli, ["--db", demo_db, "log", "--turn", "99"])
+    assert (result.exit_code, result.output) == (
+        2,
+        f"Error: turn 99 has not been played in campaign 'demo' (the current turn is {state['turn']})\n",
+    )
+    last = max(r["battle"] or 0 for r in json.loads(run(demo_db, "log", "--json")))
+    result = CliRunner().invoke(cli, ["--db", demo_db, "log", "--battle", "99", "--json"])
+    assert (result.exit_code, result.output) == (
+        2,
+        f"Error: no battle 99 in campaign 'demo' (the last is battle {last})\n",
+    )
+    # A turn and a battle there are, filtered to nothing, still list nothing.
+    assert run(demo_db, "log", "--turn", "1", "--battle", "1", "--kind", "Adjusted") == ""
+
+
+def test_replay_to_an_event_not_in_the_battle_names_its_events(demo_db: str) -> None:
+    frames = json.loads(run(demo_db, "log", "--battle", "1", "--json"))
+    result = CliRunner().invoke(cli, ["--db", demo_db, "replay", "--battle", "1", "--to", "9999"])
+    assert (result.exit_code, result.output) == (
+        2,
+        f"Error: no event 9999 in battle 1 (its events run from {frames[0]['seq']} to {frames[-1]['seq']}: "
+        "tracker log --battle 1 lists them)\n",
+    )
 
 
 def test_as2_explain_says_nobody_chose_an_asw_combats_pooled_detections(tmp_path: Path) -> None:

@@ -315,7 +315,48 @@ def test_sm5_an_interception_with_a_submarine_left_names_it_still_there() -> Non
     c.intercept_search(b, [], ManualDice([]))
     c.intercept_continue(b, ["DE-SS4"])
     (ended,) = events(c, "BattleEnded")
-    assert summary(ended).endswith("; still there: DE-SS4")
+    # The survivors named are the submarines alone: the searchers are still there too.
+    assert summary(ended).endswith("; submarines still there: DE-SS4")
+
+
+def test_sm4_an_interception_whose_submarine_retreated_does_not_say_none_is_still_there() -> None:
+    """DE-SS4 is detected, survives a round and goes back; GB-DD3, which found it, stays: the
+    end names no submarine left, not "still there: none" (which read as if all were sunk)."""
+    c = campaign(phase="combat_movement")
+    c.move("Germany", ["DE-SS4"], [SNS, "Dover Strait"])
+    b = c.battle_count
+    c.intercept_search(b, ["GB-DD3"], ManualDice([1]))
+    c.fire(b, ManualDice([9, 9]))
+    c.intercept_decide(b, None, ["DE-SS4"])
+    (ended,) = events(c, "BattleEnded")
+    assert (ended.rule, ended.survivors) == ("SM4", [])
+    assert c.units["GB-DD3"]["at"] == SNS
+    text = summary(ended)
+    assert "still there: none" not in text
+    assert text.endswith("; no submarine is still there")
+
+
+def test_as5_asw_combat_that_sank_every_submarine_names_no_submarine_left() -> None:
+    """The hunters of ASW combat stay in the zone: with both British submarines sunk, the end
+    says no submarine is left, not that nothing is."""
+    c = campaign(phase="naval_combat")
+    b = c.asw_start("Germany", HB)
+    c.asw_search(b, None, ManualDice([1, 1, 9, 9, 9, 9]))
+    c.battle_auto(b, ManualDice([1, 1, 1, 9, 9]))
+    (ended,) = events(c, "BattleEnded")
+    assert ended.survivors == []
+    assert summary(ended).endswith("; no submarine is still there")
+
+
+def test_nc1_a_naval_battle_the_attacker_left_names_the_defenders_still_there() -> None:
+    c = campaign(phase="combat_movement")
+    c.move("Germany", ["DE-BB1", "DE-CA1", "DE-DD1"], [SNS])
+    advance_to(c, "naval_combat")
+    b = c.naval_start("Germany", SNS)
+    c.fire(b, ManualDice([9] * 7))
+    c.naval_decide(b, "Germany", None, HB)
+    (ended,) = events(c, "BattleEnded")
+    assert summary(ended).endswith("; still there: GB-CA2, GB-DD3, GB-DD4, GB-DD5")
 
 
 def test_t3_tracker_loads_campaigns_with_the_trackers_words(db: str) -> None:

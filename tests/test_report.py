@@ -322,9 +322,24 @@ def test_a_turn_not_yet_played_exits_2_with_one_line(demo_db: str) -> None:
     played = current_turn(demo_db)
     result = invoke(demo_db, "report", "--turn", str(played + 1), code=2)
     assert result.output == f"Error: turn {played + 1} has not been played in campaign 'demo' " + (
-        f"(played: 1-{played}; the current turn is {played})\n"
+        f"(played: turns 1-{played}; the current turn is {played})\n"
     )
     invoke(demo_db, "report", "--turn", "0", code=2)
+
+
+def test_a_campaign_of_one_turn_is_reported_as_turn_1_not_turns_1_1(tmp_path: Path) -> None:
+    """A one-number span is no range: "turn 1", "event 1"; "turns 1-1" read as a typo."""
+    db = str(tmp_path / "one.db")
+    run(db, "new", "one", "--scenario", "north-sea-1914", "--dice", "auto")
+    md = run(db, "report", "--all")
+    assert md.startswith("# one: campaign report, turn 1\n")
+    assert "Report of turn 1 · " in md and "1-1" not in md
+    assert "<title>one: campaign report, turn 1</title>" in run(db, "report", "--all", "--format", "html")
+    bb = run(db, "report", "--all", "--format", "bbcode")
+    assert "campaign report, turn 1" in bb and "1-1" not in bb
+    assert "Report of turn 1 (Germany, round 1), event 1 · " in run(db, "report", "--turn", "1")
+    out = invoke(db, "report", "--turn", "2", code=2).output
+    assert out == "Error: turn 2 has not been played in campaign 'one' (played: turn 1; the current turn is 1)\n"
 
 
 # ----- undo -----
@@ -549,7 +564,27 @@ def test_an_interception_whose_submarines_went_on_says_where_they_went_SM5(tmp_p
 def test_an_interception_result_names_those_still_there_and_those_gone_on(demo_db: str) -> None:
     """The demo's interception: DE-SS4 submerged and stays, DE-SS3 went on undetected."""
     md = run(demo_db, "report", "--turn", "1")
-    assert "**Result:** sunk: GB-DD3; still there: DE-SS4; went on to Dover Strait: DE-SS3\n" in md
+    assert "**Result:** sunk: GB-DD3; submarines still there: DE-SS4; went on to Dover Strait: DE-SS3\n" in md
+
+
+def test_sm4_an_interception_whose_submarine_retreated_says_no_submarine_is_still_there(tmp_path: Path) -> None:
+    """DE-SS4 is found by GB-DD3, survives a round and goes back to the Heligoland Bight; the
+    British searchers stay. The result said "still there: none", which read as if all were sunk."""
+    db = str(tmp_path / "retreat.db")
+    for args in (
+        ("new", "r", "--scenario", "north-sea-1914", "--dice", "manual"),
+        ("next",),
+        ("next",),
+        ("move", "DE-SS4", "--path", "Southern North Sea,Dover Strait"),
+        ("intercept", "search", "1", "--units", "GB-DD3", "--dice", "1"),
+        ("battle", "fire", "1", "--dice", "9,9"),
+        ("intercept", "decide", "1", "--retreat", "de-ss4"),
+    ):
+        out = run(db, *args)
+    assert out.splitlines()[-1].endswith("; no submarine is still there   [SM4]")
+    md = run(db, "report", "--turn", "1")
+    assert "**Result:** nothing sunk; no submarine is still there\n" in md
+    assert "still there: none" not in md + run(db, "log")
 
 
 def test_report_header_names_the_turn_it_reports(demo_db: str) -> None:

@@ -763,3 +763,21 @@ def test_a_campaign_database_given_to_import_is_named_as_one(source: str, tmp_pa
     )
     with Tracker(dest) as t:
         assert t.campaign_names() == []
+
+
+def test_export_says_1_event_and_one_event_after_since(tmp_path: Path) -> None:
+    """A count of one and a span of one read as words do: "1 event", "event 2" (it said
+    "1 events" and "events 2-2")."""
+    db = str(tmp_path / "one.db")
+
+    def said(*args: str) -> str:
+        result = CliRunner().invoke(cli, ["--db", db, *args])
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    said("new", "one", "--scenario", "north-sea-1914", "--dice", "auto")
+    out = said("export", str(tmp_path / "full.json"))
+    assert out.startswith(f"Exported campaign 'one': 1 event to {tmp_path / 'full.json'} (head 1:")
+    said("next")
+    out = said("export", "--since", "2", str(tmp_path / "tail.json"))
+    assert out.startswith(f"Exported campaign 'one': event 3, after event 2, to {tmp_path / 'tail.json'} (head 3:")

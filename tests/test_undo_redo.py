@@ -424,6 +424,32 @@ def test_rk3_the_domain_refuses_an_undo_with_nothing_live(tracker: Tracker, uniq
         tracker.undo(cid, to=5)
 
 
+def test_rk3_d5_an_undo_of_a_seed_reveal_says_the_reveal_stays_in_effect(db: str) -> None:
+    """The undo of `dice reveal` is recorded like any other, but the seed stays public and the
+    dice go on from the next epoch: the undo, log, explain and replay say so, instead of
+    reading as if the reveal were taken back."""
+    run(db, "new", "n", "--scenario", "north-sea-1914", "--dice", "auto")
+    run(db, "dice", "reveal")
+    (revealed,) = [r for r in log(db) if r["kind"] == "SeedRevealed"]
+    seq = revealed["seq"]
+    out = run(db, "undo")
+    note = "the reveal stays in effect: the seed stays public and the dice go on from the next epoch (D5)"
+    assert f"  event {seq}: {note}\n" in out
+    (line,) = [x for x in run(db, "log").splitlines() if "SeedRevealed" in x]
+    assert line.endswith("(undone by 5, but the reveal stays in effect, D5)")
+    assert f"  Undone by event 5, but {note}\n" in run(db, "explain", str(seq))
+    assert "(undone by 5, but the reveal stays in effect, D5)" in " ".join(run(db, "replay", "--to", str(seq)).split())
+    # What is recorded is unchanged: the undo names the reveal's events as any undo would.
+    assert [r["undone_by"] for r in log(db) if r["seq"] == seq] == [5]
+
+
+def test_rk3_an_undo_of_other_actions_says_nothing_stays_in_effect(db: str) -> None:
+    run(db, "new", "n", "--scenario", "north-sea-1914", "--dice", "auto")
+    run(db, "next")
+    out = run(db, "undo")
+    assert "stays in effect" not in out and "stays in effect" not in run(db, "log")
+
+
 def test_rk4_d5_a_seed_reveal_an_undo_took_back_is_not_redone(db: str) -> None:
     """The reveal stays in effect after an undo: a redo once recorded it again, naming an epoch
     already revealed, which broke verify and every later reveal."""

@@ -181,7 +181,8 @@ def test_replay_stops_at_what_was_asked_before_an_action(auto: str) -> None:
     assert "Board after event 2" in out
     (frame,) = json.loads(ok(auto, "replay", "--to", "2", "--json"))
     assert (frame["seq"], frame["kind"], frame["board"]["phase"]) == (2, "ActionAsked", "research")
-    assert refused(auto, "replay", "--to", "4") == "Error: no event 4 in this campaign\n"
+    # The refusal names the last event there is (it named none: a user had to look it up).
+    assert refused(auto, "replay", "--to", "4") == "Error: no event 4 in this campaign (the last is event 3)\n"
 
 
 # ----- 5. NaN and infinity -----

@@ -69,9 +69,10 @@ class ReportContext:
         # Turns after the current one may still have stale rows in the phase index after an
         # undo back into an earlier turn: the campaign's own position decides what was played.
         if turn < 1 or turn > self.current:
+            played = "turn 1" if self.current == 1 else f"turns 1-{self.current}"
             raise InputError(
                 f"turn {turn} has not been played in campaign {self.name!r} "
-                f"(played: 1-{self.current}; the current turn is {self.current})"
+                f"(played: {played}; the current turn is {self.current})"
             )
 
     def figures(self, board: BoardView) -> dict[str, dict[str, Any]]:

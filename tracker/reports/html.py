@@ -18,6 +18,7 @@ from tracker.reports.text import (
     fleet_rows,
     has_actions,
     move_text,
+    numbered_span,
     override_notice,
     phase_name,
     report_meta,
@@ -225,6 +226,7 @@ def _html_environment() -> jinja2.Environment:
         trade_rows=trade_rows,
         turn_title=turn_title,
         campaign_turns=campaign_turns,
+        numbered_span=numbered_span,
         has_actions=has_actions,
         report_meta=lambda r: report_meta(r, str),
     )

@@ -146,6 +146,16 @@ def battle_declaration(b: dict[str, Any]) -> str:
     )
 
 
+def survivors_text(b: dict[str, Any]) -> str:
+    """Who an ended battle left in its zone. An interception's or ASW combat's survivors are
+    only the hunted submarines (SM4, SM5, AS2-AS5): its hunters stay too, so "still there:
+    none" (after a retreat, say) would read as if every unit was gone."""
+    left = ", ".join(b["survivors"])
+    if b["kind"] == "naval":
+        return f"still there: {left or 'none'}"
+    return f"submarines still there: {left}" if left else "no submarine is still there"
+
+
 def battle_result(b: dict[str, Any]) -> str:
     sunk = [c["unit"] for c in b["casualties"] if c["result"] == "sunk" and not c["undone_by"]]
     damaged = [c["unit"] for c in b["casualties"] if c["result"] == "damaged" and not c["undone_by"]]
@@ -158,7 +168,7 @@ def battle_result(b: dict[str, Any]) -> str:
         went_on = b.get("went_on", [])
         # SM5: submarines that went on are no longer there; saying "none" alone would hide them.
         if b["survivors"] or not went_on:
-            parts.append(f"still there: {', '.join(b['survivors']) or 'none'}")
+            parts.append(survivors_text(b))
         parts += [f"went on to {w['zone']}: {', '.join(w['units'])}" for w in went_on]
         return "; ".join(parts)
     parts.append(f"{b['ntr_destroyed']} NTR destroyed")
@@ -259,11 +269,17 @@ def turn_title(turn: dict[str, Any]) -> str:
     return f"Turn {turn['turn']}: {turn['nation']}, round {turn['round']}{status}"
 
 
+def numbered_span(noun: str, first: int, last: int) -> str:
+    """'turn 1', 'turns 1-4', 'event 7', 'events 7-12': one number alone is not a range."""
+    return f"{noun} {first}" if first == last else f"{noun}s {first}-{last}"
+
+
 def campaign_turns(report: dict[str, Any]) -> str:
-    """The turns a campaign report covers, "1-N" with N the number of its last turn: a neutral
-    nation's turns are passed over and have no entry of their own (F8), so N is not the count."""
+    """The turns a campaign report covers, "turns 1-N" with N the number of its last turn
+    ("turn 1" alone): a neutral nation's turns are passed over and have no entry of their own
+    (F8), so N is not the count."""
     series = report.get("series") or []
-    return f"1-{series[-1]['turn'] if series else len(report['turns'])}"
+    return numbered_span("turn", 1, series[-1]["turn"] if series else len(report["turns"]))
 
 
 def report_meta(report: dict[str, Any], escape: Callable[[object], str]) -> str:
@@ -274,9 +290,9 @@ def report_meta(report: dict[str, Any], escape: Callable[[object], str]) -> str:
         turn = report["turns"][0]
         covers = f"turn {turn['turn']} ({turn['nation']}, round {turn['round']})"
         if turn["first_seq"] is not None:
-            covers += f", events {turn['first_seq']}-{turn['last_seq']}"
+            covers += f", {numbered_span('event', turn['first_seq'], turn['last_seq'])}"
     else:
-        covers = f"turns {campaign_turns(report)}"
+        covers = campaign_turns(report)
     now = f"turn {pos['turn']}, {pos['nation']}, {phase_name(pos['phase'])} (event {pos['seq']})"
     return (
         f"Report of {escape(covers)} · {escape(c['scenario_title'])} · ruleset {escape(c['ruleset'])} · "

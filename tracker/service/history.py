@@ -138,7 +138,7 @@ def _add_data(t: Tracker, cid: UUID, records: list[LogRecord]) -> None:
 def event_at(t: Tracker, cid: UUID, seq: int) -> Any:
     stored = t.app.recorder.select_events(cid, gt=seq - 1, lte=seq)
     if not stored:
-        raise InputError(f"no event {seq} in this campaign")
+        raise InputError(f"no event {seq} in this campaign (the last is event {t.recorder.last_version(cid)})")
     return t.decode(stored[0])
 
 

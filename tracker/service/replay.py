@@ -13,6 +13,7 @@ from projections.views import BoardView, board_at
 from tracker.service.application import Tracker
 from tracker.service.history import log_records
 from tracker.service.shapes import LogRecord
+from tracker.service.undo_log import undone_mark
 
 KEYS = (
     "n/space next event · p previous · r next roll · R previous roll · "
@@ -107,7 +108,7 @@ class Replay:
     def render(self, out: Console, zone_only: bool = False) -> None:
         f = self.frame
         board = self.board(f["seq"])
-        mark = f"  (undone by {f['undone_by']})" if f["undone_by"] else ""
+        mark = f"  {undone_mark(f['kind'], f['undone_by'])}" if f["undone_by"] else ""
         out.print(
             f"[bold]Event {f['seq']}[/bold] ({self.position + 1}/{len(self.frames)}) · turn {f['turn']} · "
             f"{f['nation']} · {f['phase']} · {f['kind']} [{f['rule']}]{mark}"

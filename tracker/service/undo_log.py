@@ -140,6 +140,29 @@ def _reveals_seed(log: Log, action: int) -> bool:
     return any(e.action == action and _kind(e) == "SeedRevealed" for e in log.between(action - 1, action + 1))
 
 
+# D5: what an undo takes back but cannot unmake. The undo is recorded over a seed reveal like
+# over any action, yet the seed is public for good and the dice go on from the next epoch.
+_STAYS_IN_EFFECT = {
+    "SeedRevealed": ("the reveal stays in effect", "the seed stays public and the dice go on from the next epoch", "D5")
+}
+
+
+def stays_in_effect(kind: str) -> tuple[str, str, str] | None:
+    """D5: for an event of `kind` that an undo took back but that still holds, (what stays,
+    why, the rule); None when the undo took it back entirely."""
+    return _STAYS_IN_EFFECT.get(kind)
+
+
+def undone_mark(kind: str, undone_by: int) -> str:
+    """The short note on an undone event in a listing (`log`, `replay`): by which undo, and
+    what stays in effect all the same (D5)."""
+    stays = stays_in_effect(kind)
+    if stays is None:
+        return f"(undone by {undone_by})"
+    what, _why, rule = stays
+    return f"(undone by {undone_by}, but {what}, {rule})"
+
+
 def nothing_to_redo(log: Log, version: int) -> str:
     tail = redo_tail(log, version)
     undos = [_head(g) for g in tail if _kind(_head(g)) == UNDO]

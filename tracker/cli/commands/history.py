@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+from uuid import UUID
 
 import click
 
 from domain.errors import InputError
 from domain.rules.record import UndoPlan
+from domain.text import plural
 from projections.summary import rule_of, summary
 from tracker.cli.common import (
     PHASES,
@@ -37,6 +40,10 @@ from tracker.cli.completion import (
 )
 from tracker.cli.params import NATION, ZONE
 from tracker.service.names import event_kind
+from tracker.service.undo_log import stays_in_effect, undone_mark
+
+if TYPE_CHECKING:
+    from tracker.service.application import Tracker
 
 # ----- undo and redo -----
 
@@ -59,6 +66,11 @@ def _plan_lines(plan: UndoPlan) -> list[str]:
             for e in action.events
             if type(e).__name__ != "ActionAsked"
         ]
+        # D5: an event the undo cannot unmake is said so, not left to read as taken back.
+        for e in action.events:
+            stays = stays_in_effect(type(e).__name__)
+            if stays is not None:
+                lines.append(f"  event {e.originator_version}: {stays[0]}: {stays[1]} ({stays[2]})")
     if plan.rolls:
         lines.append(f"  dice taken back: roll {', '.join(map(str, plan.rolls))}")
     return lines
@@ -206,6 +218,8 @@ def log(
         tail=tail,
         asked=asked,
     )
+    if not records:
+        _refuse_unknown_turn_or_battle(t, cid, turn, battle)
     if as_json:
         emit_json(records)
         return
@@ -220,12 +234,31 @@ def log(
     wrap = prose_width() is not None
     for r in records:
         rule = f"[{r['rule']}]" if r["rule"] else ""
-        mark = f"  (undone by {r['undone_by']})" if r["undone_by"] else ""
+        mark = f"  {undone_mark(r['kind'], r['undone_by'])}" if r["undone_by"] else ""
         line = f"{r['seq']:>5}  {r['kind']:<19} {rule:<6} {r['summary']}{mark}"
         if wrap:
             echo_prose(line, hang=LOG_SUMMARY_COLUMN)
         else:
             click.echo(line)
+
+
+def _refuse_unknown_turn_or_battle(t: Tracker, cid: UUID, turn: int | None, battle: int | None) -> None:
+    """An empty listing of a turn not played yet, or of a battle the campaign never had, is a
+    bad input (refused as `report --turn` and `replay --battle` refuse theirs), not a filter
+    that happened to match nothing. Undone events still count: their turn or battle was."""
+    from projections.positions import turn_number
+    from tracker.service.history import log_records
+
+    campaign = t.load(cid)
+    name = t.name_of(campaign)
+    if turn is not None:
+        current = turn_number(campaign.scenario.turn_order, campaign.round, campaign.nation)
+        if turn > current and not log_records(t, cid, turn=turn, tail=1, asked=True):
+            raise InputError(f"turn {turn} has not been played in campaign {name!r} (the current turn is {current})")
+    if battle is not None and not log_records(t, cid, battle=battle, tail=1):
+        last = campaign.battle_count
+        had = f"the last is battle {last}" if last else "it has had no battle yet"
+        raise InputError(f"no battle {battle} in campaign {name!r} ({had})")
 
 
 @click.command()
@@ -271,7 +304,9 @@ def explain(ctx: Context, seq: int, as_json: bool) -> None:
     for line in data["changes"]:
         echo_prose(f"  Changed: {line}")
     if data["undone_by"]:
-        echo_prose(f"  Undone by event {data['undone_by']}")
+        stays = stays_in_effect(data["kind"])
+        but = f", but {stays[0]}: {stays[1]} ({stays[2]})" if stays else ""
+        echo_prose(f"  Undone by event {data['undone_by']}{but}")
     echo_prose(f"  Hash: {data['hash']} (previous {data['prev_hash'][:16]}...)")
 
 
@@ -305,8 +340,14 @@ def replay(ctx: Context, to: int | None, battle: int | None, as_json: bool) -> N
     out = console()
     if to is not None:
         if not player.go_to_seq(to):
-            where = f"battle {battle}" if battle is not None else "this campaign"
-            raise InputError(f"no event {to} in {where}")
+            # Name what there is: the span of the log, or of the battle's events.
+            if battle is not None:
+                first, last = player.frames[0]["seq"], player.frames[-1]["seq"]
+                raise InputError(
+                    f"no event {to} in battle {battle} (its events run from {first} to {last}: "
+                    f"tracker log --battle {battle} lists them)"
+                )
+            raise InputError(f"no event {to} in this campaign (the last is event {t.recorder.last_version(cid)})")
         if as_json:
             emit_json([{**player.frame, "board": player.board(to)}])
             return
@@ -343,7 +384,9 @@ def projections() -> None:
 @json_option
 @click.pass_obj
 def projections_rebuild(ctx: Context, as_json: bool) -> None:
-    """Drop the projections and rebuild them from the whole log, with a progress bar.
+    """Drop every campaign's projections and rebuild them from the log, with a progress bar.
+
+    One set of views serves all the campaigns of the database: --campaign does not narrow it.
 
     Example: tracker projections rebuild
     """
@@ -355,7 +398,13 @@ def projections_rebuild(ctx: Context, as_json: bool) -> None:
     if as_json:
         emit_json({"rebuilt": True, "events": done})
         return
-    click.echo(f"Rebuilt from {done} events.")
+    # The views are one over the whole database (one position in its log), so a rebuild is of
+    # every campaign. --campaign is not refused (TRACKER_CAMPAIGN sets it for every command),
+    # but the message says what was rebuilt, not just a count that looks like the campaign's.
+    count = len(t.campaign_names())
+    scope = {0: "no campaign", 1: "the only campaign", 2: "both campaigns"}.get(count, f"all {count} campaigns")
+    named = f" (not only {ctx.campaign!r}: the views are shared)" if ctx.campaign and count > 1 else ""
+    click.echo(f"Rebuilt the projections of {scope} in the database{named} from {plural(done, 'event')}.")
 
 
 @click.command()

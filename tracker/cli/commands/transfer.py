@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from domain.errors import InputError
+from domain.text import plural
 from tracker.cli.common import Context, emit_json, json_option, progress, quoted
 from tracker.cli.params import CAMPAIGN, MAX_INT, FilePath, Whole
 
@@ -87,11 +88,9 @@ def export_command(ctx: Context, file: str, since: int, as_json: bool) -> None:
             emit_json(data)
         return
     where = "stdout" if to_stdout else file
-    what = (
-        f"events {result.since + 1}-{result.head_seq}, after event {result.since},"
-        if result.since
-        else (f"{result.events} events")
-    )
+    first = result.since + 1
+    span = f"event {first}" if first == result.head_seq else f"events {first}-{result.head_seq}"
+    what = f"{span}, after event {result.since}," if result.since else plural(result.events, "event")
     click.echo(
         f"Exported campaign {quoted(result.campaign)}: {what} to {where} "
         f"(head {result.head_seq}:{result.last_hash}; check it later with `tracker verify --head`).",
