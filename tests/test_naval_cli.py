@@ -257,3 +257,10 @@ def test_a_choice_for_a_battle_that_is_not_there_or_waits_for_dice_says_so(db: s
     # Both sides roll now: a choice is refused with what the battle waits for, not "say which nation".
     out = refused(db, 1, "battle", "casualties", "1")
     assert out.startswith("Error: NC3: battle 1 is waiting for Germany and Britain to roll 8 dice"), out
+
+
+def test_a_battle_of_any_kind_that_is_not_there_is_named_as_a_battle(db: str) -> None:
+    # It read "no interception or asw or naval or convoy battle 99 in progress".
+    run(db, "new", "t", "--scenario", "north-sea-1914")
+    for command in (["battle", "auto", "99"], ["battle", "fire", "99"]):
+        assert refused(db, 2, *command) == "Error: no battle 99 in progress (active: none)\n"

@@ -3,12 +3,12 @@ and the ruleset it reads, and finding a procedure in progress."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from domain.board import Board, units_of
 from domain.campaign.battle_events import BattleAdvanced, BattleEnded
 from domain.campaign.events import Event, PhaseAdvanced, TurnPassedOver
-from domain.campaign.procedure import Procedure, Step
+from domain.campaign.procedure import Kind, Procedure, Step
 from domain.campaign.state import LATER_STATE, scenario_from_recorded
 from domain.chain import event_content, event_hash
 from domain.errors import InputError, RuleViolation
@@ -178,7 +178,9 @@ class CampaignBase:
                 ", ".join(f"{x['id']} ({x['kind']})" for x in sorted(self.battles.values(), key=lambda x: x["id"]))
                 or "none"
             )
-            raise InputError(f"no {' or '.join(kinds)} battle {battle} in progress (active: {active})")
+            # Every kind a command takes (`battle fire` takes any) is no battle of a kind at all.
+            what = "battle" if set(kinds) == set(get_args(Kind)) else f"{' or '.join(kinds)} battle"
+            raise InputError(f"no {what} {battle} in progress (active: {active})")
         return b
 
     def _require_step(self, b: Procedure, step: Step, rule: str) -> None:
