@@ -259,6 +259,80 @@ def test_ready_says_timed_out_for_a_database_that_does_not_answer(app, monkeypat
         answer.set()
 
 
+def test_an_action_on_a_full_disk_is_503_in_one_line_and_records_nothing(
+    app: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    import httpx
+
+    from tracker.service.application import Tracker
+
+    made, db, _keys = app
+    token = tracker(str(db), "--campaign", "autumn", "players", "add", "rita", "--referee").strip().splitlines()[-1]
+    # The file may grow by a few pages more, then fills as on a full disk: SQLite's "database or
+    # disk is full".
+    with Tracker(str(db)) as t:
+        before = len(t.stored_events(t.campaign_id("autumn")))
+    raw = made.state.service.tracker.app.factory.datastore.writer().connection.driver_connection
+    raw.execute(f"PRAGMA max_page_count = {raw.execute('PRAGMA page_count').fetchone()[0] + 3}")
+    recorded = []
+
+    async def fill() -> httpx.Response:
+        transport = httpx.ASGITransport(app=made)
+        async with httpx.AsyncClient(transport=transport, base_url="http://league") as client:
+            for n in range(200):  # each adds a row; a page fills within a few
+                body = {
+                    "action": "adjust",
+                    "inputs": {"reason": f"supplies {n} " + "x" * 500, "resources": ["Germany=+1"]},
+                }
+                answer = await client.post(
+                    "/api/campaigns/autumn/actions", json=body, headers={"Authorization": f"Bearer {token}"}
+                )
+                if answer.status_code != 200:
+                    return answer
+                recorded.append(answer.json()["events"])
+        raise AssertionError("the file never filled")
+
+    with caplog.at_level(logging.ERROR, logger="tracker"):
+        answer = asyncio.run(fill())
+    # The server's trouble, not the request's: 503 and what happened, not "unexpected
+    # OperationalError" (500) with a traceback in the log for every request.
+    assert answer.status_code == 503
+    assert answer.json()["error"].startswith("the database is full (database or disk is full): nothing was recorded")
+    assert "the database is full" in caplog.text and "Traceback" not in caplog.text
+    made.state.service.close()
+    with Tracker(str(db)) as t:
+        stored = t.stored_events(t.campaign_id("autumn"))
+    # Every action answered whole (what was asked and its adjustment), the refused one not at all.
+    assert recorded and len(stored) == before + 2 * len(recorded)
+
+
+def test_sigterm_stops_the_server_while_a_page_follows_a_campaign(tmp_path: Path) -> None:
+    """uvicorn waits for every response to end before it stops, and an event stream (an open
+    viewer page) never ends by itself: the server ends its streams when it shuts down."""
+    import signal
+
+    db = str(tmp_path / "league.db")
+    token = league(db, "autumn")["anna"]
+    with served(db, "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
+        stream = urllib.request.urlopen(
+            urllib.request.Request(
+                server.url + "/api/campaigns/autumn/events/stream", headers={"Authorization": f"Bearer {token}"}
+            ),
+            timeout=30,
+        )
+        with stream:
+            assert stream.readline() == b"event: recorded\n"
+            server.proc.send_signal(signal.SIGTERM)
+            try:
+                server.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"tracker serve was still up 10 s after SIGTERM:\n{server.log()}")
+            # uvicorn raises the signal again once it has shut down, as a process stopped by it.
+            assert server.proc.returncode in (0, -signal.SIGTERM)
+            assert "Application shutdown complete" in server.log()
+            stream.read()  # the stream ended with the server
+
+
 # ----- the log -----
 
 

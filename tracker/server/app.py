@@ -62,7 +62,7 @@ from tracker.server.recording import (
 from tracker.server.responses import ApiError, JsonResponse, error_response, tracker_error
 from tracker.server.served import ServedTracker
 from tracker.server.slots import READERS, WRITERS, Service, Slot, as_player
-from tracker.server.watch import Watcher, channel_of, watcher_for
+from tracker.server.watch import Watcher, channel_of, watcher_for, watching
 from tracker.service.players import Player
 
 T = TypeVar("T")
@@ -89,6 +89,7 @@ __all__ = [
     "as_player",
     "asked_action",
     "campaign_name",
+    "close_streams",
     "command_response",
     "create_app",
     "database_answers",
@@ -407,8 +408,10 @@ async def event_stream(
     stream ends when a new version comes and `still_reads()` says its reader may no longer read."""
     seen = -1
     async with watcher.follow(name) as watch:
-        while not await request.is_disconnected():
+        while not watcher.closed and not await request.is_disconnected():
             version = await watch.next_version(seen, KEEPALIVE_SECONDS)
+            if watcher.closed:
+                return  # the server is shutting down (`close_streams`); the page connects again
             if version is None:
                 yield ": keep-alive\n\n"
             elif seen >= 0 and not await still_reads():
@@ -416,6 +419,14 @@ async def event_stream(
             else:
                 seen = version
                 yield f"event: recorded\ndata: {json.dumps({'version': version})}\n\n"
+
+
+def close_streams(app: Starlette) -> None:
+    """End the application's open event streams (run in its event loop): the server shuts
+    down, and waits for every response to end first."""
+    watcher = watching(app.state.service)
+    if watcher is not None:
+        watcher.close()
 
 
 def viewer_routes(service: Service, gate: Gate) -> list[BaseRoute]:

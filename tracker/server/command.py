@@ -100,10 +100,25 @@ def serve(ctx: Context, /, serve_db: str | None, host: str, port: int, **options
         raise missing_extra(e) from None
     check_address(host, port)
     app = build_app(serve_db or ctx.db, f" on http://{host}:{port}/", **options)
-    uvicorn.run(
+    config = uvicorn.Config(
         app, host=host, port=port, log_level=options["log_level"], server_header=False, log_config=None,
         access_log=False,
     )  # fmt: skip
+    closing(uvicorn.Server)(config).run()
+
+
+def closing(server: type[Any]) -> type[Any]:
+    """uvicorn's server, ending the application's event streams when it shuts down (SIGTERM,
+    Ctrl+C): it waits for every response to end, and a stream (an open viewer page) never
+    does. Actions in progress still end and answer first."""
+    from tracker.server.app import close_streams
+
+    class Closing(server):  # type: ignore[misc]
+        async def shutdown(self, sockets: Any = None) -> None:
+            close_streams(self.config.app)
+            await super().shutdown(sockets)
+
+    return Closing
 
 
 def check_address(host: str, port: int) -> None:

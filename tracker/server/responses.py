@@ -4,6 +4,7 @@ status a tracker error maps to."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 from typing import Any
 
@@ -14,6 +15,9 @@ from tracker.cli.params import shorten_echoes
 from tracker.server.served import NotFound
 from tracker.service.idempotency import KeyReused
 from tracker.service.players import Forbidden, Unauthenticated
+from tracker.storage.datastore import DatabaseFull
+
+log = logging.getLogger("tracker.server")
 
 
 class ApiError(Exception):
@@ -56,7 +60,8 @@ def cited_rule(message: str) -> str | None:
 
 def tracker_error(e: TrackerError) -> ApiError:
     """A refused action (exit 1) is 409 with its rule; bad usage (exit 2) is 400; an idempotency
-    key sent before with another request is 422, as the IETF draft on the header asks."""
+    key sent before with another request is 422, as the IETF draft on the header asks; a full
+    database is 503."""
     message = shorten_echoes(str(e))
     rule = e.rule if isinstance(e, RuleViolation) else cited_rule(message) if e.exit_code == 1 else None
     if isinstance(e, NotFound):
@@ -67,5 +72,10 @@ def tracker_error(e: TrackerError) -> ApiError:
         return ApiError(401, message)
     if isinstance(e, Forbidden):
         return ApiError(403, message, rule)
+    if isinstance(e, DatabaseFull):
+        # The server's trouble, not the request's: 503 (the request may be sent again once
+        # there is space), and the operator reads why in the log.
+        log.error("%s", message)
+        return ApiError(503, message)
     status = 400 if e.exit_code == 2 else 409
     return ApiError(status, message, rule)

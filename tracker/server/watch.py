@@ -84,6 +84,16 @@ class Watcher:
         self.channel = channel
         self.watches: dict[str, Watch] = {}
         self.listener: asyncio.Task[None] | None = None
+        self.closed = False
+
+    def close(self) -> None:
+        """End every stream following a campaign here: the server is shutting down. A stream
+        never ends by itself, and the ASGI server waits for every response to end before it
+        stops, so without this one open page would keep a stopped server up for ever."""
+        self.closed = True
+        for watch in self.watches.values():
+            told, watch.changed = watch.changed, asyncio.Event()
+            told.set()
 
     @contextlib.asynccontextmanager
     async def follow(self, name: str) -> AsyncIterator[Watch]:

@@ -52,6 +52,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.pool import StaticPool
 
+from domain.errors import TrackerError
+
 # Integers as the library declares them: BIGINT, but SQLite's INTEGER (a rowid alias for ids).
 _BIG = BigInteger().with_variant(Integer(), "sqlite")
 
@@ -179,10 +181,39 @@ _ERRORS: tuple[tuple[type[sqlalchemy.exc.SQLAlchemyError], type[PersistenceError
 )
 
 
+class DatabaseFull(OperationalError, TrackerError):
+    """The database could not grow: its disk (or PostgreSQL's) is full. The transaction was
+    rolled back, so nothing was recorded; said in one line, as any refusal is, instead of as an
+    unexpected error (a traceback in the server's log for every request until space is freed)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(
+            f"the database is full ({_first_line(error)}): nothing was recorded; free space on its disk and try again"
+        )
+
+
+def _first_line(error: BaseException) -> str:
+    cause = getattr(error, "orig", None) or error
+    return (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+
+
+def _is_full(error: BaseException) -> bool:
+    """SQLite's SQLITE_FULL ("database or disk is full"), PostgreSQL's disk_full (53100)."""
+    cause = getattr(error, "orig", None) or error
+    if isinstance(cause, sqlite3.Error):
+        return getattr(cause, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(cause)
+    return getattr(cause, "sqlstate", None) == "53100"
+
+
+def operational_error(error: BaseException) -> OperationalError:
+    """eventsourcing's OperationalError for a driver's or SQLAlchemy's; DatabaseFull for a full disk."""
+    return DatabaseFull(error) if _is_full(error) else OperationalError(error)
+
+
 def persistence_error(error: sqlalchemy.exc.SQLAlchemyError) -> PersistenceError:
     for theirs, ours in _ERRORS:
         if isinstance(error, theirs):
-            return ours(error)
+            return operational_error(error) if ours is OperationalError else ours(error)
     return PersistenceError(error)
 
 
@@ -200,7 +231,7 @@ def writing(lock: Semaphore | None) -> Iterator[None]:
     except sqlite3.IntegrityError as e:
         raise IntegrityError(e) from e
     except sqlite3.OperationalError as e:
-        raise OperationalError(e) from e
+        raise operational_error(e) from e
     except sqlite3.Error as e:
         raise PersistenceError(e) from e
     finally:

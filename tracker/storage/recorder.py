@@ -27,7 +27,6 @@ from eventsourcing.persistence import (
     InfrastructureFactory,
     IntegrityError,
     Notification,
-    OperationalError,
     PersistenceError,
     ProcessRecorder,
     StoredEvent,
@@ -41,7 +40,15 @@ from sqlalchemy.sql.sqltypes import NullType
 
 from domain.errors import TrackerError
 from projections.schema import NAME
-from tracker.storage.datastore import Datastore, Transaction, create_tables, event_table, record_class, writing
+from tracker.storage.datastore import (
+    Datastore,
+    Transaction,
+    create_tables,
+    event_table,
+    operational_error,
+    record_class,
+    writing,
+)
 from tracker.storage.rows import (
     WriteStatements,
     campaign_uuid,
@@ -335,7 +342,7 @@ class TrackerRecorder(TrackerAggregateRecorder, ApplicationRecorder):
             except sqlite3.IntegrityError as e:
                 raise IntegrityError(e) from e
             except sqlite3.OperationalError as e:
-                raise OperationalError(e) from e
+                raise operational_error(e) from e
         self._lock_table(session)
         # Insert first: on SQLite that takes the write lock, so the checks below read what no
         # other writer can change before this transaction ends. The statements are built once

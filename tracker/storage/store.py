@@ -9,6 +9,7 @@ keeps each campaign's secret dice seeds, which the log holds only as commitments
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import stat
 import tempfile
@@ -27,6 +28,10 @@ from domain.errors import InputError
 from tracker.storage.migrations import ensure
 
 DEFAULT_DB = "campaign.db"
+
+# A URL's password (`scheme://user:password@host`), up to the last "@" before the path: a
+# password holding an unencoded "@" is hidden whole.
+_URL_PASSWORD = re.compile(r"(?<=://)([^:/@\s]*):[^/\s]*@")
 
 metadata = MetaData()
 # The revisions (`tracker.storage.migrations`) make these tables; a small keyed table is made
@@ -100,13 +105,18 @@ def database_url(db: str | None, create: bool = True) -> str:
     """
     db = db or os.environ.get("TRACKER_DB") or DEFAULT_DB
     if "://" in db:
+        # A URL SQLAlchemy cannot read is quoted as typed, but never with its password.
+        shown = _URL_PASSWORD.sub(r"\1:***@", db)
         try:
             url = make_url(db)
         except ArgumentError:
-            raise InputError(f"bad database URL {db!r}") from None
+            raise InputError(f"bad database URL {shown!r}") from None
+        except ValueError:
+            # SQLAlchemy reads the port as int(...) and says no more than that.
+            raise InputError(f"bad database URL {shown!r}: its port is not a number") from None
         if url.get_backend_name() not in ("sqlite", "postgresql"):
             raise InputError(
-                f"unsupported database {url.get_backend_name()!r} in {db!r} (use a file path, "
+                f"unsupported database {url.get_backend_name()!r} in {shown!r} (use a file path, "
                 "sqlite:///FILE or postgresql+psycopg://USER@HOST/DB)"
             )
         if url.get_backend_name() == "postgresql" and url.get_driver_name() != "psycopg":
