@@ -461,3 +461,20 @@ def test_db_commands_name_a_database_that_does_not_answer_in_one_line() -> None:
         assert lines[0].startswith(
             f"Error: cannot {doing} the tables of postgresql+psycopg://postgres@127.0.0.1:9/nowhere"
         )
+
+
+def test_an_upgrade_refused_by_a_read_only_file_says_so_not_in_the_drivers_words() -> None:
+    """`db upgrade` of a file its user may not write said "(sqlite3.OperationalError) attempt
+    to write a readonly database"."""
+    import sqlite3
+
+    from sqlalchemy.exc import OperationalError as Refused
+
+    from tracker.cli.commands.db import _failed
+
+    error = Refused("UPDATE x", {}, sqlite3.OperationalError("attempt to write a readonly database"))
+    message = str(_failed("upgrade", "sqlite:////srv/league.db", error))
+    assert message == (
+        "cannot upgrade the tables of sqlite:////srv/league.db: the database is read-only to this user "
+        "(its file or its folder): nothing was changed"
+    )

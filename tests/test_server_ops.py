@@ -371,6 +371,8 @@ def test_json_log_has_a_line_per_request_and_no_token_seed_or_webhook_url(tmp_pa
     assert all(isinstance(line["ms"], float) and line["ms"] >= 0 for line in requests)
     jobs = [line for line in lines(log) if line.get("job") == "delivery"]
     assert jobs and jobs[0]["kind"] == "webhook" and jobs[0]["outcome"].startswith("unreachable")
+    # The campaign by name, as the request lines name it (it was its id alone).
+    assert jobs[0]["campaign"] == "autumn" and jobs[0]["campaign_id"] != "autumn"
 
 
 def test_text_log_keeps_one_record_on_one_line_and_hides_secrets() -> None:

@@ -203,6 +203,11 @@ def test_replay_stops_at_what_was_asked_before_an_action(auto: str) -> None:
             ["odds", "escorts", "--zone", "Skagerrak", "--ntr-loss", "inf"],
             "odds escorts: --ntr-loss: give a number of at least 0 (got 'inf') (see tracker odds escorts --help)",
         ),
+        (
+            # Digits alone, beyond any float: it was taken for infinity.
+            ["odds", "escorts", "--zone", "Skagerrak", "--ntr-loss", "1e400"],
+            "odds escorts: --ntr-loss: give a number of at least 0 (got '1e400') (see tracker odds escorts --help)",
+        ),
     ],
 )
 def test_nan_and_infinity_are_no_numbers_for_an_option(auto: str, args: list[str], line: str) -> None:

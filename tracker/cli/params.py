@@ -69,7 +69,12 @@ class Real(click.FloatRange):
         ):
             words = _bounds(self.min, self.max, self.min_open, self.max_open)
             raise Expected(f"give a number{words} (got {value!r})", ctx, param)
-        return super().convert(value, param, ctx)
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            # Digits alone can be infinite too: 1e400 is beyond any float.
+            words = _bounds(self.min, self.max, self.min_open, self.max_open)
+            raise Expected(f"give a number{words} (got {value!r})", ctx, param)
+        return number
 
 
 class Name(click.types.StringParamType):

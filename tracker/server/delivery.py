@@ -113,7 +113,10 @@ class Worker:
             "outcome": outcome,
             "reminder": reminder,
             "ms": round((time.perf_counter() - started) * 1000, 1),
-            "campaign": row["campaign_id"],
+            # By name, as the request lines name it (an operator follows one campaign through
+            # both); its id too, which stays when a campaign is renamed.
+            "campaign": self.tracker.registry.name_of(row["campaign_id"]) or row["campaign_id"],
+            "campaign_id": row["campaign_id"],
             "player": row.get("player"),
         }
         what = "reminder" if reminder else "notification"

@@ -3,6 +3,7 @@ whether it is this tracker's head; `db upgrade` brings it there (a no-op when it
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -41,7 +42,11 @@ def opened(ctx: Context) -> Iterator[tuple[Engine, str]]:
 
 
 def _failed(doing: str, where: str, error: Exception) -> InputError:
-    reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    cause = getattr(error, "orig", None) or error
+    reason = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+    if isinstance(cause, sqlite3.OperationalError) and "readonly" in reason:
+        # The driver's words name neither the file nor what to do about it.
+        reason = "the database is read-only to this user (its file or its folder): nothing was changed"
     return InputError(f"cannot {doing} the tables of {where}: {reason}")
 
 
