@@ -508,3 +508,21 @@ def test_odds_need_counts_its_units_in_words_one_unit_or_none() -> None:
     text = advise.render(advise.answer(q, 0.9, 20_000))
     assert "no force of the 1 unit that can be there does" in text
     assert "of the 1 unit that can be there." in text and "1 units" not in text
+
+
+def test_a_zone_holding_only_enemy_submarines_is_no_naval_battle_to_weigh_NC1_AS1() -> None:
+    # It was weighed as a naval battle the referee refuses (NC1: submarines alone call for ASW
+    # combat, AS1).
+    board = board_of([("Germany", "destroyer", HB, 0), ("Britain", "submarine", CNS, 0)])
+    with pytest.raises(RuleViolation, match=r"only enemy submarines \(GB-SS2\) and no submarine of Germany"):
+        reach.attack_question(board, "Germany", CNS)
+    # A German submarine that can move in and stop to attack may fight it (SM5, NC6).
+    board = board_of(
+        [("Germany", "destroyer", HB, 0), ("Germany", "submarine", HB, 0), ("Britain", "submarine", CNS, 0)]
+    )
+    assert {r.unit.id for r in reach.attack_question(board, "Germany", CNS).pool} == {"DE-DD1", "DE-SS2"}
+    # Beside an enemy surface ship, the submarine is in a naval battle like any other unit.
+    board = board_of(
+        [("Germany", "destroyer", HB, 0), ("Britain", "submarine", CNS, 0), ("Britain", "cruiser", CNS, 0)]
+    )
+    assert [r.unit.id for r in reach.attack_question(board, "Germany", CNS).pool] == ["DE-DD1"]

@@ -202,6 +202,20 @@ def attack_question(board: Board, nation: str, zone: str, ended: Collection[str]
     pool = reach(board, nation, zone, ended=ended)
     if not pool:
         raise RuleViolation("F4", f"no unit of {nation} can reach {zone} this phase")
+    if (
+        board.ruleset.submarines_alone_call_for_asw
+        and all(board.unit_type(u).is_submarine for u in enemies)
+        and not any(board.unit_type(r.unit).is_submarine for r in pool)
+    ):
+        # NC1, AS1: against submarines alone the referee starts a naval battle only for the
+        # nation's own submarines stopping there to attack (SM5, NC6); with none that can, no
+        # force of it may fight one.
+        subs = ", ".join(u.id for u in enemies)
+        raise RuleViolation(
+            "NC1",
+            f"{zone} holds only enemy submarines ({subs}) and no submarine of {nation} can be there: that calls "
+            "for ASW combat (AS1), not a naval battle; tracker odds asw weighs one",
+        )
     others: dict[str, list[Unit]] = {}
     for u in enemies:
         others.setdefault(u.nation, []).append(u)
