@@ -235,6 +235,17 @@ def test_ready_fails_keys_when_the_key_store_is_gone_and_health_still_answers(ap
     assert get(made, "/health") == (200, {"status": "ok"})
 
 
+def test_ready_fails_database_when_the_server_may_only_read_it(app) -> None:
+    """A database this server may not write (its file's permissions, after a restore) is read
+    from a private copy: every action is refused, so the server is not ready (it said so)."""
+    made, _db, _keys = app
+    assert get(made, "/ready")[0] == 200
+    made.state.service.tracker.app.refuse_saves = "database league.db is read-only"
+    status, body = get(made, "/ready")
+    assert status == 503 and body["failed"] == ["database"]
+    assert get(made, "/health") == (200, {"status": "ok"})
+
+
 def test_ready_says_timed_out_for_a_database_that_does_not_answer(app, monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 

@@ -141,8 +141,9 @@ def ready_route(service: Service) -> Route:
                 running.release()
 
     async def ready(request: Request) -> Response:
-        """`/ready`: 200 when the database answers, the key store is readable and the schema is
-        current; 503 naming the checks that failed or did not end within READY_SECONDS."""
+        """`/ready`: 200 when the database answers and may be written, the key store is readable
+        and the schema is current; 503 naming the checks that failed or did not end within
+        READY_SECONDS."""
         outcome: dict[str, str] = {}
         with anyio.move_on_after(READY_SECONDS):
             await anyio.to_thread.run_sync(checked, outcome, abandon_on_cancel=True)

@@ -1,5 +1,5 @@
-"""The checks `/ready` runs: the database answers, the key store is readable and the schema is
-current."""
+"""The checks `/ready` runs: the database answers and may be written, the key store is readable
+and the schema is current."""
 
 from __future__ import annotations
 
@@ -16,8 +16,14 @@ log = logging.getLogger("tracker.server")
 
 
 def database_answers(t: ServedTracker) -> bool:
+    """The database answers, and this server may record to it: one it may only read (a file
+    whose permissions a restore changed, say) is read from a private copy, and every action
+    would be refused."""
     with t.engine.connect() as conn:
         conn.execute(select(literal(1))).scalar()
+    if t.app.refuse_saves is not None:
+        log.warning("ready check database failed: the database is read-only to this server")
+        return False
     return True
 
 
