@@ -144,15 +144,25 @@ class Board:
         )
         return self.scenario.game_map.distance(unit.at, zone, avoid)
 
+    def range_left(self, unit: Unit) -> int:
+        """F7: the map steps an air unit may still fly this turn. A unit's moves start afresh
+        only when its own nation's turn begins, and it flies only in that turn, so another
+        nation's air unit has its whole range; a campaign recorded before the ruleset said so
+        took off what it flew in its own nation's last turn (`others_fly_afresh`)."""
+        move = self.unit_type(unit).move
+        if unit.nation != self.nation and self.ruleset.others_fly_afresh:
+            return move
+        return move - unit.moved
+
     def out_of_range(self, unit: Unit, zone: str) -> RuleViolation:
         """F7: an air unit too far from the zone for the range it has left this turn."""
         dist = self.air_distance(unit, zone)
         move = self.unit_type(unit).move
         where = f"{dist} steps from {zone}" if dist is not None else f"cut off from {zone}"
         over = " without flying over a neutral's territory (F8)" if self.neutral else ""
+        left = self.range_left(unit)
         return RuleViolation(
-            "F7",
-            f"{unit.id} in {unit.at} is {where}{over}, beyond the range it has left ({move - unit.moved} of {move})",
+            "F7", f"{unit.id} in {unit.at} is {where}{over}, beyond the range it has left ({left} of {move})"
         )
 
     def describe_zone(self, zone: str) -> str:

@@ -52,6 +52,10 @@ AMENDED: dict[str, tuple[str, Any, Any]] = {
     # adds one there nor hands a neutral a territory holding one, and an air unit there must
     # leave by the end of noncombat_movement; recorded before, only an enemy's territory counted.
     "neutral_land_closed": ("naval_combat", True, False),
+    # F7, CV3: an air unit of a nation other than the phasing one joins a convoy battle with its
+    # whole range (it flies only in its own nation's turn); recorded before, what it flew in
+    # its own nation's last turn was taken off the range it had left.
+    "others_fly_afresh": ("naval_combat", True, False),
     # RK3: every override undo needs a nation of the other side to agree, the undone actions
     # locked or not; recorded before, only locked actions asked it.
     "every_override_agreed": ("record", True, False),
@@ -202,6 +206,7 @@ class Ruleset:
     ships_stopped_stay: bool = True  # SM1
     purchases_need_a_place: bool = True  # PU1, PU2
     neutral_land_closed: bool = True  # F8, AD1, F7
+    others_fly_afresh: bool = True  # F7, CV3
     content_hash: str = field(default="", compare=False)
 
     def unit(self, name: str) -> UnitType:
@@ -550,10 +555,10 @@ _parsed: dict[str, Ruleset] = {}
 def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     """A ruleset file and the data a new campaign records of it. A recorded ruleset that leaves
     out a key of an amended rule (AMENDED: HA7's placement, CV4's search order, NC1's arriving
-    and lone submarines, F7's aircraft at sea and friendly carriers, SM1's stopped ships, PU2's
-    purchases with a place, F8's neutral land, RK3's agreement) was recorded before the rule was
-    amended and is refereed as then (`ruleset_from_recorded`), so the data says each: the rule
-    as it stands unless the file says."""
+    and lone submarines, F7's aircraft at sea, friendly carriers and other nations' range,
+    SM1's stopped ships, PU2's purchases with a place, F8's neutral land, RK3's agreement) was
+    recorded before the rule was amended and is refereed as then (`ruleset_from_recorded`), so
+    the data says each: the rule as it stands unless the file says."""
     data, source = read_builtin_or_file("rulesets", name_or_path)
     for key, (table, now, _) in AMENDED.items():
         # `record` is a table a file may leave out; the others it must have (checked when read).

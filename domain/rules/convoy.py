@@ -68,7 +68,7 @@ def air_can_join(board: Board, unit: Unit, zone: str, committed: frozenset[str])
     if unit.id in committed:
         return False
     distance = board.air_distance(unit, zone)
-    return distance is not None and distance <= board.unit_type(unit).move - unit.moved
+    return distance is not None and distance <= board.range_left(unit)
 
 
 def eligible_searchers(board: Board, defender: str, zone: str, committed: frozenset[str] = frozenset()) -> list[Unit]:

@@ -143,7 +143,9 @@ def check_placement(board: Board, nation: str, unit_type: str, zone: str, count:
     if board.ruleset.unit(unit_type).is_air and board.scenario.game_map.is_sea(zone):
         room = carrier_room(board, nation, zone)
         if count > room:
-            raise RuleViolation("F7", f"{nation}'s carriers in {zone} have room for {plural(room, 'more air unit')}")
+            # The room counted is on every carrier of the side (an ally's too), not the nation's own.
+            whose = "the friendly" if board.ruleset.friendly_carriers else f"{nation}'s"
+            raise RuleViolation("F7", f"{whose} carriers in {zone} have room for {plural(room, 'more air unit')}")
 
 
 def new_unit_ids(board: Board, numbers: dict[str, int], nation: str, unit_type: str, count: int) -> list[str]:
