@@ -253,3 +253,15 @@ def test_pu2_map_and_show_name_ports_as_the_scenario_marks_them(tmp_path: Path) 
     assert zones["Aegean Sea"]["ports"] == ["Constantinople"] and zones["Aegean Sea"]["port"] is None
     assert "Constantinople (OT, port)" in run(db, "map", columns=200)
     assert "a port (PU2)" not in run(db, "show", "Western Anatolia")
+
+
+def test_the_world_maps_adjacent_zones_take_most_of_a_narrow_terminal(tmp_path: Path) -> None:
+    # At 80 columns every column was narrowed to the same 21 characters, the adjacent zones'
+    # lists as the mostly empty units column: 576 lines for 148 zones.
+    world = str(tmp_path / "w.db")
+    run(world, "new", "war", "--scenario", "great-war-1914")
+    out = run(world, "map", columns=80)
+    header = next(line for line in out.splitlines() if line.startswith("┃ Zone"))
+    zone, adjacent, units, ntr = (len(cell) for cell in header.strip("┃").split("┃"))
+    assert adjacent > 1.5 * units and adjacent > zone, header
+    assert len(out.splitlines()) < 450

@@ -117,6 +117,31 @@ def test_t3_pending_names_no_command_for_units_that_cannot_be_placed_yet(db: str
     assert unplaced["legal"] == PORTS.split(", ")
 
 
+def test_pu2_t3_units_bought_are_named_in_one_line_after_each_action_until_placement(db: str) -> None:
+    # Each type bought printed its own line with every zone it may go to (27 for Britain's
+    # ships on the whole war's map), after every purchase and move: what the action did was
+    # buried. `pending` keeps the zones.
+    run(db, "next")
+    run(db, "buy", "submarine")
+    out = run(db, "buy", "destroyer")
+    assert out.splitlines()[1:] == [
+        "Waiting: Germany has 1 destroyer, 1 submarine bought this turn, to place in placement "
+        "(where: tracker pending) [PU2]"
+    ]
+    run(db, "next")
+    out = run(db, "move", "de-dd1", "--to", "skagerrak")
+    assert out.splitlines()[1:] == [
+        "Waiting: Germany has 1 destroyer, 1 submarine bought this turn, to place in placement "
+        "(where: tracker pending) [PU2]"
+    ]
+    assert f"(legal now: {PORTS})" in run(db, "pending")
+    # In placement the items block `next`, each with its zones and the command that places it.
+    run(db, "next", "--to", "placement")
+    out = run(db, "place", "submarine", "--at", "dover strait")
+    assert f"Waiting: Germany has 1 destroyer bought and not placed (legal: {PORTS}) [PU2]" in out
+    assert "next: tracker place destroyer --at 'Dover Strait'" in out
+
+
 # ----- T3: the idle player reads whom the game waits for -----
 
 

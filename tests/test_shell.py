@@ -325,3 +325,88 @@ def test_tab_completes_unit_types_and_nations_of_buy_place_convoy_pass_and_luck(
         assert _completions(obj, "luck --nation Br") == ["Britain"]
     finally:
         obj.close()
+
+
+def test_tab_completes_only_the_units_a_line_may_name(db: str) -> None:
+    # T3: every unit of every nation was offered (GB-BB1 for Germany's move), in the IDs' own
+    # order (GB-BB10 before GB-BB2): a move offers the acting nation's units, a battle's
+    # command the units of the battle.
+    obj = Context(db, None)
+    try:
+        obj.load()
+        assert _completions(obj, "move GB-") == []
+        assert _completions(obj, "move --nation gb GB-DD") == ["GB-DD1", "GB-DD2", "GB-DD3", "GB-DD4", "GB-DD5"]
+        assert _completions(obj, "convoy declare --by de --zone 'Central North Sea' --subs ") == ["DE-SS1", "DE-SS2"]
+        for line in ("next", "buy submarine", "next"):
+            assert Session(cli, obj).dispatch(line) == 0
+        assert Session(cli, obj).dispatch("move de-ss3 --path 'southern north sea, dover strait'") == 0
+        # SM2: the interception in Southern North Sea: its searchers and the submarine passing.
+        assert _completions(obj, "intercept search 1 --units ") == ["DE-SS3", "GB-CA2", "GB-DD3", "GB-DD4", "GB-DD5"]
+        assert _completions(obj, "intercept search 1 --units GB-CA2,GB-D") == [
+            "GB-CA2,GB-DD3",
+            "GB-CA2,GB-DD4",
+            "GB-CA2,GB-DD5",
+        ]
+    finally:
+        obj.close()
+
+
+# PU2: the sea zones beside Germany's ports.
+PORTS = ["'Dover Strait'", "'Heligoland Bight'", "'Southern North Sea'"]
+
+
+def test_pu2_tab_completes_place_at_with_the_zones_where_the_type_may_go(db: str) -> None:
+    obj = Context(db, None)
+    try:
+        obj.load()
+        assert _completions(obj, "place submarine --at ") == PORTS
+        assert _completions(obj, "place fighter --nation gb --at ") == ["England", "Scotland", "'Northern North Sea'"]
+        # A type the ruleset does not know: every zone, as before.
+        assert len(_completions(obj, "place sub --at ")) == len(_completions(obj, "show "))
+    finally:
+        obj.close()
+
+
+def test_f8_tab_completes_move_with_no_neutral_territory_and_only_sea_for_ships(tmp_path: Path) -> None:
+    # F8: no unit of a belligerent enters a neutral's territory (Italy's in 1914); a ship goes
+    # to sea zones only.
+    path = str(tmp_path / "war.db")
+    result = CliRunner().invoke(cli, ["--db", path, "new", "war", "--scenario", "great-war-1914", "--dice", "manual"])
+    assert result.exit_code == 0, result.output
+    obj = Context(path, None)
+    try:
+        obj.load()
+        assert _completions(obj, "move DE-BM1 --to Ven") == []
+        assert _completions(obj, "move DE-BM1 --to Flan") == ["Flanders"]
+        assert _completions(obj, "move DE-BB1 --to Flan") == []
+        assert _completions(obj, "move DE-BB1 --path 'Dogger Bank,Flan") == []
+        assert _completions(obj, "move DE-BB1 --to Dog") == ["'Dogger Bank'"]
+    finally:
+        obj.close()
+
+
+def test_enter_on_a_completion_chosen_in_the_menu_takes_it_and_runs_nothing(
+    db: str, tmp_path: Path, tmux: list[str]
+) -> None:
+    # Choosing the first zone of a path from the menu with Enter ran the line: a move recorded
+    # with half its path.
+    exe = shutil.which("tracker", path=str(Path(sys.executable).parent)) or "tracker"
+    command = f"{exe} --db {db} shell --history {tmp_path / 'history'}; sleep 30"
+    subprocess.run([*tmux, "new-session", "-d", "-s", "t", "-x", "100", "-y", "40", command], check=True)
+    _wait_for(tmux, "autumn · round 1 · Germany · research>")
+    _keys(tmux, "next", "Enter")
+    _keys(tmux, "next", "Enter")
+    _wait_for(tmux, "autumn · round 1 · Germany · combat_movement>")
+    _keys(tmux, "C-l")
+    _keys(tmux, "move DE-SS3 --path s", "Tab")
+    _wait_for(tmux, "Skagerrak")
+    _keys(tmux, "Down", "Down")
+    _wait_for(tmux, "--path 'Southern North Sea'")
+    _keys(tmux, "Enter")
+    time.sleep(1)
+    _keys(tmux, ",'Dover Strait'", "Enter")
+    screen = _wait_for(tmux, "battle 1")
+    # One line ran, with the whole path.
+    assert screen.count("combat_movement> move") == 1, screen
+    assert "combat_movement> move DE-SS3 --path 'Southern North Sea','Dover Strait'" in screen, screen
+    _keys(tmux, "exit", "Enter")

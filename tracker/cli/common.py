@@ -414,11 +414,27 @@ def act(
         return
     for e in done.events:
         echo_prose(f"{summary(e)}   [{rule_of(e)}]")
-    for item in done.campaign.pending():
+    items = done.campaign.pending()
+    later = [i for i in items if i["kind"] == "unplaced" and not i["blocking"]]
+    for item in items:
+        if item in later:
+            continue
         echo_prose(f"Waiting: {item['text']}")
         answer = next_command(item)
         if answer:
             click.echo(f"  next: {answer}")
+    if later:
+        echo_prose(placed_later(later))
+
+
+def placed_later(items: list[dict[str, Any]]) -> str:
+    """PU2, T3: the units bought this turn, placed only in placement, in one line after each
+    action before then. Each item's text lists every zone where its type may go (27 for
+    Britain's ships on the whole war's map): repeated for every type after every purchase and
+    move, they buried what the action did; `pending` lists them."""
+    units = ", ".join(plural(i["count"], i["unit_type"].replace("_", " ")) for i in items)
+    nation = items[0]["waiting"][0]
+    return f"Waiting: {nation} has {units} bought this turn, to place in placement (where: tracker pending) [PU2]"
 
 
 def nation_option(

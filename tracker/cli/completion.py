@@ -10,7 +10,7 @@ fail: a completion must never print an error into the middle of a command line.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -18,6 +18,7 @@ import click
 from click.shell_completion import CompletionItem
 
 from domain.campaign import Campaign
+from domain.text import unit_order
 
 Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
 
@@ -80,8 +81,87 @@ def _completer(source: Callable[[Campaign], list[tuple[str, str]]]) -> Completer
     return complete
 
 
-def _units(c: Campaign) -> list[tuple[str, str]]:
-    return [(uid, f"{u['type']} in {u['at']}") for uid, u in sorted(c.units.items())]
+def _unit_items(c: Campaign, ids: list[str]) -> list[tuple[str, str]]:
+    return [(uid, f"{c.units[uid]['type']} in {c.units[uid]['at']}") for uid in sorted(ids, key=unit_order)]
+
+
+def _typed(c: Campaign, params: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The nation (`--nation`, `--by`) and zone (`--zone`) the command line names so far, as
+    the campaign spells them; None for what it does not name, or names wrongly."""
+    from tracker.service.names import Names
+
+    names = Names(c)
+    nation = params.get("nation") or params.get("attacker")
+    zone = params.get("zone")
+    return (
+        names.nation.get(nation) if isinstance(nation, str) else None,
+        names.zone.get(zone) if isinstance(zone, str) else None,
+    )
+
+
+def _acting_units(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """The units a command line may name: in a battle's command, the battle's (in its zone, and
+    the eligible ones from further away, as aircraft in range; every unit while the line names
+    no open battle), of `--nation` if it names one;
+    elsewhere the acting nation's (`--nation`, `--by`, or the nation whose turn it is, T3), in
+    `--zone` if it names one. Another nation's units would only be refused."""
+    nation, zone = _typed(c, params)
+    if "battle" in params:
+        battle = c.battles.get(str(params["battle"]))
+        # A battle not open (not yet typed): every unit, as the command names no battle yet.
+        eligible = _eligible(c, battle) if battle is not None else []
+        ids = [uid for uid, u in c.units.items() if battle is None or u["at"] == battle["zone"] or uid in eligible]
+        return _unit_items(c, [uid for uid in ids if nation is None or c.units[uid]["nation"] == nation])
+    if nation is None and not (params.get("nation") or params.get("attacker")):
+        nation = c.nation
+    return _unit_items(
+        c,
+        [
+            uid
+            for uid, u in c.units.items()
+            if (nation is None or u["nation"] == nation) and (zone is None or u["at"] == zone)
+        ],
+    )
+
+
+def _eligible(c: Campaign, battle: Mapping[str, Any]) -> list[str]:
+    """The units a battle's step may take that `pending` lists (searchers, aircraft in range)."""
+    if "eligible" in battle:
+        # A league server's campaign (`shell.RemoteCampaign`) keeps them from its `pending`.
+        return list(battle["eligible"] or [])
+    return next((list(i.get("eligible") or []) for i in c.open_items() if i["battle"] == battle["id"]), [])
+
+
+def _placement_zones(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """PU2: where the placing nation (`--nation`, or the nation whose turn it is) may place
+    the unit type named; every zone when the line names no type the ruleset knows."""
+    from domain.rules.economy import placement_zones
+    from tracker.service.names import Names
+
+    if not isinstance(c, Campaign):
+        return _zones(c)  # a league server's campaign (`shell.RemoteCampaign`): no board here
+    names = Names(c)
+    unit_type = names.unit_type.get(str(params.get("unit_type") or ""))
+    nation = names.nation.get(str(params.get("nation") or "")) or c.nation
+    if unit_type is None:
+        return _zones(c)
+    kinds = dict(_zones(c))
+    return [(z, kinds.get(z, "")) for z in placement_zones(c.board(), nation, unit_type)]
+
+
+def _move_zones(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """Where a move may go: sea zones, and the territories no neutral holds (F8: no unit of a
+    belligerent enters them); sea zones only when every unit named is a ship (F4)."""
+    from tracker.service.names import Names, split_units
+
+    if not isinstance(c, Campaign):
+        return _zones(c)  # a league server's campaign (`shell.RemoteCampaign`): no scenario here
+    names = Names(c)
+    typed = [names.unit(u) for u in split_units(params.get("units") or ()) or []]
+    types = [c.units[u]["type"] for u in typed if u in c.units]
+    ships = bool(types) and all(c.ruleset.units[t].is_naval for t in types)
+    neutral = c.scenario.neutral(c.round, c.entered)
+    return [(z, kind) for z, kind in _zones(c) if kind == "sea" or not ships and c.owners.get(z) not in neutral]
 
 
 def _nations(c: Campaign) -> list[tuple[str, str]]:
@@ -91,7 +171,9 @@ def _nations(c: Campaign) -> list[tuple[str, str]]:
 
 def _zones(c: Campaign) -> list[tuple[str, str]]:
     m = c.scenario.game_map
-    return [(z, "sea") for z in sorted(m.sea)] + [(z, f"land, {m.land[z]}") for z in sorted(m.land)]
+    # AD1: a territory's owner now, as adjusted (`owners`), not the scenario's.
+    owners = c.owners if isinstance(c, Campaign) else m.land
+    return [(z, "sea") for z in sorted(m.sea)] + [(z, f"land, {owners.get(z, m.land[z])}") for z in sorted(m.land)]
 
 
 def _sea_zones(c: Campaign) -> list[tuple[str, str]]:
@@ -113,7 +195,38 @@ def _battles(c: Campaign) -> list[tuple[str, str]]:
     ]
 
 
-complete_units = _completer(_units)
+def _line_params(ctx: click.Context) -> dict[str, Any]:
+    """What the command line names so far. Click reads no argument of a line that ends with an
+    option still waiting for its value, the one being completed (`move DE-SS1 --to `): they
+    are left in `ctx.args`, and read again here."""
+    params = dict(ctx.params)
+    if ctx.args:
+        try:
+            again = ctx.command.make_context(ctx.info_name, list(ctx.args), parent=ctx.parent, resilient_parsing=True)
+        except Exception:  # noqa: BLE001 - what was read already
+            return params
+        params.update({k: v for k, v in again.params.items() if v is not None and params.get(k) is None})
+    return params
+
+
+def _context_completer(source: Callable[[Campaign, dict[str, Any]], list[tuple[str, str]]]) -> Completer:
+    """A completer whose candidates depend on what the command line names so far (`ctx.params`)."""
+
+    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+        with _campaign(ctx) as campaign:
+            if campaign is None:
+                return []
+            try:
+                return _matching(source(campaign, _line_params(ctx)), incomplete)
+            except Exception:  # noqa: BLE001
+                return []
+
+    return complete
+
+
+complete_units = _context_completer(_acting_units)
+complete_placement_zones = _context_completer(_placement_zones)
+complete_move_zones = _context_completer(_move_zones)
 complete_nations = _completer(_nations)
 complete_zones = _completer(_zones)
 complete_sea_zones = _completer(_sea_zones)
@@ -124,7 +237,7 @@ complete_battles = _completer(_battles)
 
 def complete_path(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Zones of a comma-separated path."""
-    return complete_zones(ctx, param, incomplete)
+    return complete_move_zones(ctx, param, incomplete)
 
 
 def completions(group: click.Group, args: list[str], incomplete: str, obj: Any = None) -> list[CompletionItem]:

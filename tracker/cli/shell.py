@@ -192,6 +192,29 @@ def completer(group: click.Group, obj: Context) -> Any:
     return ClickCompleter()
 
 
+def key_bindings() -> Any:
+    """Enter on a completion chosen among several in the menu takes the completion and closes
+    the menu; it does not run the line. A path is chosen zone by zone from the menu: running
+    the line at the first zone recorded a move the player had not finished typing. The only
+    completion, which Tab puts in the line, is the line as typed: Enter runs it."""
+    from prompt_toolkit.application import get_app
+    from prompt_toolkit.filters import Condition, completion_is_selected
+    from prompt_toolkit.key_binding import KeyBindings
+
+    @Condition
+    def chosen_among_several() -> bool:
+        state = get_app().current_buffer.complete_state
+        return state is not None and len(state.completions) > 1
+
+    bindings = KeyBindings()
+
+    @bindings.add("enter", filter=completion_is_selected & chosen_among_several)
+    def _take_completion(event: Any) -> None:
+        event.current_buffer.complete_state = None
+
+    return bindings
+
+
 def prompt_session(group: click.Group, obj: Context, history: Path | None, **kwargs: Any) -> Any:
     """A prompt_toolkit session with file history and the campaign's completion."""
     from prompt_toolkit import PromptSession
@@ -203,6 +226,7 @@ def prompt_session(group: click.Group, obj: Context, history: Path | None, **kwa
         history=FileHistory(str(history)) if history is not None else InMemoryHistory(),
         completer=completer(group, obj),
         complete_while_typing=False,
+        key_bindings=key_bindings(),
         **kwargs,
     )
 
@@ -287,7 +311,13 @@ def fetch_campaign(base: str, campaign: str | None, static: dict[str, Any]) -> R
     zones = static["map"]["zones"]
     nations = list(state["balances"])
     battles = {
-        str(i["battle"]): {"id": i["battle"], "kind": i["kind"], "zone": i["zone"], "waiting": i["waiting"]}
+        str(i["battle"]): {
+            "id": i["battle"],
+            "kind": i["kind"],
+            "zone": i["zone"],
+            "waiting": i["waiting"],
+            "eligible": i.get("eligible"),
+        }
         for i in pending
         if i.get("battle") is not None
     }

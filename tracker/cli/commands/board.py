@@ -104,6 +104,14 @@ def map_command(ctx: Context, as_json: bool) -> None:
         last_sea = z["kind"] == "sea" and i + 1 < len(data) and data[i + 1]["kind"] != "sea"
         table.add_row(zone, ", ".join(z["adjacent"]), _forces_text(c, z["forces"]), ntr, end_section=last_sea)
     out = console()
+    if out.measure(table, options=out.options.update_width(10**6)).maximum > out.width * 5 // 4:
+        # Far too wide for the terminal: its width shared by weight, the adjacent zones' long
+        # lists taking the most. Rich narrows the widest columns to the width of the next,
+        # which left the lists a quarter of an 80-column terminal (most zones hold no units),
+        # over 40% more lines. A little too wide, that narrowing takes only from the lists.
+        table.expand = True
+        for column, ratio in zip(table.columns, (3, 6, 3, 2), strict=True):
+            column.ratio = ratio
     out.print(table)
     codes = ", ".join(f"{n.code} {name}" for name, n in c.scenario.nations.items())
     out.print(f"Units by nation code and type abbreviation ({codes}); `tracker show ZONE` for one zone.")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import click
 
 from tracker.cli.common import Context, act, record_json_option, seen_option, split_list
-from tracker.cli.completion import complete_nations, complete_unit_types, complete_zones
+from tracker.cli.completion import complete_nations, complete_placement_zones, complete_unit_types
 from tracker.cli.params import NATION, REASON, ZONE, Whole
 from tracker.service.actions import build_adjustment
 from tracker.service.names import once_each
@@ -42,7 +42,7 @@ def buy(ctx: Context, unit_type: str, count: int, nation: str | None) -> None:
     type=ZONE,
     required=True,
     help="Sea zone next to a port (ships), or a port or carrier zone (air).",
-    shell_complete=complete_zones,
+    shell_complete=complete_placement_zones,
 )
 @click.option("--count", type=Whole(1, 1000), default=1, show_default=True, help="How many to place.")
 @click.option(

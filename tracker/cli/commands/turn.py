@@ -30,11 +30,11 @@ from tracker.cli.common import (
     wants_json,
 )
 from tracker.cli.completion import (
+    complete_move_zones,
     complete_path,
     complete_sea_zones,
     complete_technologies,
     complete_units,
-    complete_zones,
 )
 from tracker.cli.params import MAX_INT, REASON, ZONE, Whole
 from tracker.reports.views import board_now, heading, render_board
@@ -161,7 +161,7 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
     "to",
     type=ZONE,
     help="Destination zone, one step away; further, the refusal names the move along a shortest route (--path).",
-    shell_complete=complete_zones,
+    shell_complete=complete_move_zones,
 )
 @click.option(
     "--path",
