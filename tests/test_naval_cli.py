@@ -264,3 +264,19 @@ def test_a_battle_of_any_kind_that_is_not_there_is_named_as_a_battle(db: str) ->
     run(db, "new", "t", "--scenario", "north-sea-1914")
     for command in (["battle", "auto", "99"], ["battle", "fire", "99"]):
         assert refused(db, 2, *command) == "Error: no battle 99 in progress (active: none)\n"
+
+
+def test_nc4_nc1_pending_names_the_options_of_battle_decide_the_nation_has(db: str) -> None:
+    # The hint never named them: the options were worked out, but not passed to it.
+    run(db, "new", "t", "--scenario", "north-sea-1914", "--dice", "manual")
+    run(db, "next", "--to", "combat_movement")
+    run(db, "move", "DE-BB1", "DE-BB2", "DE-CA1", "--path", "Central North Sea")
+    run(db, "next")
+    run(db, "battle", "start", "--zone", "Central North Sea")
+    run(db, "battle", "targets", "1")
+    run(db, "battle", "screen", "1")
+    run(db, "battle", "fire", "1", "--dice", ",".join(["10"] * 8))
+    out = run(db, "pending")
+    assert "next: tracker battle decide 1 [--submerge S1] [--retreat-to ZONE]" in out, out
+    item = json.loads(run(db, "pending", "--json"))[0]
+    assert item["decisions"]["Germany"]["retreat"] == ["Heligoland Bight", "Skagerrak"]

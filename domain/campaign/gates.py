@@ -116,6 +116,9 @@ class Gates(CampaignBase):
                     "text": self.describer.item(facts),
                     "eligible": self._eligible(b),
                     "dice": self._dice_needed(b),
+                    # NC4, NC1: at a naval battle's decide step, each waiting side's options
+                    # (submarines to submerge, zones to retreat to), which the hint names.
+                    **({"decisions": facts["decisions"]} if "decisions" in facts else {}),
                 }
             )
         if items:
