@@ -331,3 +331,32 @@ def test_the_viewer_on_postgresql_draws_the_board_and_refuses_bad_urls(
         assert status == 200 and len(re.findall(r'<tr data-seq="', html)) == 1
         assert page(s, f"/campaigns/{unique_name}/board?turn={10**30}")[0] == 400
         assert page(s, f"/campaigns/{unique_name}/events/{2**31 - 1}")[0] == 404
+
+
+def test_f8_the_board_steps_over_a_neutral_nations_turn_passed_over(tmp_path: Path) -> None:
+    """great-war-1914, round 1: the Ottoman Empire (turn 5) and Italy (turn 7) are neutral, their
+    turns passed over, each board a 404. The previous and next turn links go to the turns
+    played around them, and the turn selector offers them disabled."""
+    db = str(tmp_path / "w.db")
+    with Tracker(db) as t:
+        t.create("war", "great-war-1914", dice="auto")
+    while state(db)["turn"] < 8:
+        result = CliRunner().invoke(cli, ["--db", db, "next"])
+        assert result.exit_code == 0, result.output
+    with served(db, "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as plain:
+        s = Reader(plain, spectator_token(db, "war"))
+        assert page(s, "/campaigns/war/board?turn=5")[0] == 404
+        status, html = page(s, "/campaigns/war/board?turn=6")
+        assert status == 200
+        prev = re.search(r'id="prev-turn" href="([^"]+)"', html)
+        after = re.search(r'id="next-turn" href="([^"]+)"', html)
+        assert prev and prev.group(1) == "/campaigns/war/board?turn=4"
+        assert after and after.group(1) == "/campaigns/war/board?turn=8"
+        assert '<option value="5" disabled>5 (passed over)</option>' in html
+        assert '<option value="7" disabled>7 (passed over)</option>' in html
+        for link in (prev.group(1), after.group(1)):
+            assert page(s, link)[0] == 200
+        # Now (turn 8, Japan): the previous turn played is 6.
+        status, html = page(s, "/campaigns/war/board")
+        prev = re.search(r'id="prev-turn" href="([^"]+)"', html)
+        assert prev and prev.group(1) == "/campaigns/war/board?turn=6"

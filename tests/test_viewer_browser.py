@@ -367,3 +367,70 @@ def test_a_world_map_opens_legible_and_pans_and_zooms_by_its_viewbox(browser: An
         browser.refresh()
         svg = wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#map svg.board-map"))
         assert view_box(browser, svg) == pytest.approx(kept, abs=0.2)
+
+
+def test_every_zone_name_of_the_world_map_stays_inside_its_box(browser: Any, tmp_path: Path) -> None:
+    """Measured by the browser in its own font: "German South West Africa DE" ran 16 units
+    past its box's edge at the names' full size."""
+    with board_page(browser, tmp_path, "war", "great-war-1914") as svg:
+        outside = browser.execute_script(
+            "return [...arguments[0].querySelectorAll('g[data-zone]')].flatMap(g => {"
+            "  const r = g.querySelector('rect'), right = +r.getAttribute('x') + +r.getAttribute('width');"
+            "  return [...g.querySelectorAll('text')]"
+            "    .filter(t => { const b = t.getBBox(); return b.x + b.width > right - 2; })"
+            "    .map(t => t.textContent);"
+            "});",
+            svg,
+        )
+        assert outside == []
+
+
+def test_a_zone_page_with_a_long_odds_line_does_not_scroll_sideways(browser: Any, demo: tuple[str, Server]) -> None:
+    """The odds panel's long lines (a `tracker odds` command) scroll in their own block."""
+    from selenium.webdriver.common.by import By
+
+    _, server = demo
+    sign_in(browser, server.url, server.token)  # type: ignore[attr-defined]
+    browser.set_window_size(800, 900)
+    try:
+        browser.get(f"{server.url}/campaigns/demo/zones/Heligoland%20Bight")
+        wait(browser, lambda d: d.find_element(By.ID, "odds"))
+        odds = browser.execute_script(
+            "return Math.max(...[...document.querySelectorAll('pre.odds')].map(p => p.scrollWidth));"
+        )
+        page, window = browser.execute_script(
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth];"
+        )
+        assert odds > window, "the test needs an odds line wider than the window"
+        assert page <= window
+    finally:
+        browser.set_window_size(1280, 1000)
+
+
+def test_a_zone_reached_with_the_tab_key_is_brought_into_the_maps_view(browser: Any, tmp_path: Path) -> None:
+    """The world map opens on a part of itself; Tab goes through every zone's link, and each
+    one, once it has the focus, is inside the view (the viewBox), not focused out of sight."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    with board_page(browser, tmp_path, "war", "great-war-1914") as svg:
+        browser.find_element(By.ID, "zoom-in").click()
+        browser.find_element(By.ID, "zoom-in").click()
+        zones = len(svg.find_elements(By.CSS_SELECTOR, "a g[data-zone]"))
+        browser.execute_script("document.getElementById('zoom-fit').focus();")
+        out_of_view = []
+        for _ in range(zones):
+            ActionChains(browser).send_keys(Keys.TAB).perform()
+            zone, inside = browser.execute_script(
+                "const a = document.activeElement, r = a.querySelector && a.querySelector('rect');"
+                "if (!r) { return [a.tagName, false]; }"
+                "const [x, y, w, h] = ['x', 'y', 'width', 'height'].map(k => +r.getAttribute(k));"
+                "const [vx, vy, vw, vh] = arguments[0].getAttribute('viewBox').split(' ').map(Number);"
+                "return [a.querySelector('g').dataset.zone,"
+                "        x >= vx - 0.5 && y >= vy - 0.5 && x + w <= vx + vw + 0.5 && y + h <= vy + vh + 0.5];",
+                svg,
+            )
+            if not inside:
+                out_of_view.append(zone)
+        assert out_of_view == []

@@ -6,8 +6,11 @@ each zone to it, and it links to the zone's timeline."""
 from __future__ import annotations
 
 import re
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from html import unescape
+from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
@@ -105,3 +108,38 @@ def test_the_board_map_links_each_zone_to_its_page(site: tuple[str, Reader]) -> 
     links = set(re.findall(r'<a href="(/campaigns/autumn/zones/[^"]+)"', html))
     assert "/campaigns/autumn/zones/Heligoland%20Bight" in links and len(links) > 10
     assert "log?zone=" not in html.split('class="board-map"', 1)[1].split("</svg>", 1)[0]
+
+
+def test_a_zone_named_with_a_slash_a_percent_sign_or_unicode_opens_from_the_boards_link(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The board's link quotes "/" as %2F and "%" as %25, which the server routes on still
+    encoded (a zone is one segment): the zone page reads them back as the zone's name."""
+    from domain.scenario import scenario_text
+
+    work = tmp_path_factory.mktemp("odd-zones")
+    text, _ = scenario_text("north-sea-1914")
+    text = text.replace('"Skagerrak"', '"Skagerrak/Kattegat 100%"').replace('"Dover Strait"', '"Straße von Dover ⚓"')
+    (work / "odd.toml").write_text(text, encoding="utf-8")
+    db = str(work / "c.db")
+    run(db, "new", "odd", "--scenario", str(work / "odd.toml"), "--dice", "manual")
+    run(db, "campaign", "public", "on")
+    with served(db, workdir=work) as server:
+
+        def page(path: str) -> tuple[int, str]:  # a public campaign: read without a token
+            try:
+                with urllib.request.urlopen(server.url + path, timeout=60) as resp:
+                    return resp.status, resp.read().decode()
+            except urllib.error.HTTPError as e:
+                return e.code, e.read().decode()
+
+        _, html = page("/campaigns/odd/board")
+        links = set(re.findall(r'<a href="(/campaigns/odd/zones/[^"]+)"', html))
+        for zone in ("Skagerrak/Kattegat 100%", "Straße von Dover ⚓"):
+            link = f"/campaigns/odd/zones/{quote(zone, safe='')}"
+            assert link in links
+            status, text = page(link)
+            assert status == 200, unescape(text)
+            assert f"<h1>{zone} " in unescape(text)
+        status, text = page("/campaigns/odd/zones/Skagerrak%2FNowhere")
+        assert status == 404 and "unknown zone 'Skagerrak/Nowhere'" in unescape(text)

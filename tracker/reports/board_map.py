@@ -13,6 +13,7 @@ shows it and the HTML turn report inlines it.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from html import escape
@@ -34,6 +35,10 @@ CANVAS = 900.0
 FULL_SCALE_SPAN = 1500.0
 LINE = 13
 CHAR_WIDTH = 6.1  # an average glyph of the 11px sans-serif the labels use, for line wrapping
+# A zone's name, bold, and its owner's code: their size, and a glyph's width at that size (a
+# wide font's: DejaVu Sans, chromium's sans-serif on Linux), for fitting them to the box.
+NAME_SIZE = 11.5
+NAME_CHAR_WIDTH = 7.1
 SEA_FILL = "#e3f0fb"
 LAND_FILL = "#f3ead7"
 # Each colour's shade for letters on a box.
@@ -256,6 +261,11 @@ def _zone_frame(
     border = colour.get(owner, "#7d8b99") if owner else "#6f9fc8"
     kind = "sea" if sea else "land"
     title = zone if sea else f"{zone} ({owner})" if owner else zone
+    # A name too long for the box ("German South West Africa DE") is set smaller, not left
+    # running over the box's edge into its neighbour's.
+    label = (len(zone) + (len(code.get(owner, owner)) + 1 if owner else 0)) * NAME_CHAR_WIDTH
+    room = BOX_WIDTH - 16
+    size = NAME_SIZE if label <= room else math.floor(NAME_SIZE * room / label * 10) / 10
     return _ZoneFrame(
         opening=f'<g class="zone {kind}" id="zone-{_slug(zone)}" data-zone="{escape(zone)}"'
         + (f' data-owner="{escape(owner)}"' if owner else "")
@@ -265,7 +275,7 @@ def _zone_frame(
             f'<rect x="{x - half_w}" y="{y - half_h}" width="{BOX_WIDTH}" height="{BOX_HEIGHT}" '
             f'rx="{14 if sea else 4}" fill="{SEA_FILL if sea else LAND_FILL}" stroke="{border}" '
             f'stroke-width="{1.4 if sea else 2.4}"/>',
-            f'<text x="{x - half_w + 8}" y="{y - half_h + 15}" font-weight="700" font-size="11.5">{escape(zone)}'
+            f'<text x="{x - half_w + 8}" y="{y - half_h + 15}" font-weight="700" font-size="{size}">{escape(zone)}'
             + (
                 f' <tspan font-weight="400" fill="{INK.get(border, border)}">{escape(code.get(owner, owner))}</tspan>'
                 if owner

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote, urlencode
 
 import jinja2
 from markupsafe import Markup
@@ -193,6 +193,7 @@ def campaigns_data(t: Tracker) -> list[dict[str, Any]]:
 def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: int | None) -> dict[str, Any]:
     from tracker.reports.board_map import board_svg, map_focus
     from tracker.reports.views import board_now
+    from tracker.service.passed_over import passed_over
 
     cid, campaign = _campaign(t, name)
     position = _position(campaign)
@@ -225,11 +226,24 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
                 "tech": board["tech"].get(nation, {}),
             }
         )
+    # F8: a neutral nation's turn passed over has no board of its own (its page is a 404), so
+    # the previous and next turn links step over it, and the turn selector offers it disabled.
+    # Only the rounds before the last entry round hold such turns: a long campaign's thousands
+    # of turns after them are not looked at.
+    entries = [n.entry_round for n in scenario.nations.values()]
+    last_neutral = (max(entries, default=1) - 1) * len(scenario.turn_order)
+    skipped = {k for k in range(1, min(position["turn"], last_neutral + 1)) if passed_over(campaign, k) is not None}
+    shown = turn or board["turn"]
+    previous = next((k for k in range(shown - 1, 0, -1) if k not in skipped), None)
+    following = next((k for k in range(shown + 1, position["turn"] + 1) if k not in skipped), None) if turn else None
     return {
         "name": name,
         "title": scenario.title,
         "position": position,
         "board": board,
+        "passed_over": skipped,
+        "previous_turn": previous,
+        "next_turn": following,
         "pinned": bool(turn or at),
         "turn": turn,
         "phase": phase,
@@ -441,7 +455,9 @@ def zone_data(t: Tracker, name: str, zone_text: str) -> dict[str, Any]:
 
 
 def zone_read(request: Request) -> Read:
-    name, zone = request.path_params["name"], request.path_params["zone"]
+    # The server routes on the path with %2F and %25 still encoded (`tracker.server.paths`), so
+    # that a zone holding "/" stays one segment: they are decoded here, as a campaign's name is.
+    name, zone = request.path_params["name"], unquote(request.path_params["zone"])
     if len(zone) > 200:
         raise PageError(404, f"unknown zone {zone[:40]!r}")
     return lambda t: zone_data(t, name, zone)
