@@ -360,3 +360,42 @@ def test_f8_the_board_steps_over_a_neutral_nations_turn_passed_over(tmp_path: Pa
         status, html = page(s, "/campaigns/war/board")
         prev = re.search(r'id="prev-turn" href="([^"]+)"', html)
         assert prev and prev.group(1) == "/campaigns/war/board?turn=6"
+
+
+def test_a_long_campaigns_turn_pickers_are_number_fields(
+    demo_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A menu of every turn of a long league (9,595 on a campaign of 200,000 events) made most
+    of the board page's bytes and is scrolled through, not read: past `TURN_MENU` turns the
+    board's and the timeline's turn pickers are number fields."""
+    import asyncio
+
+    import httpx
+
+    from tracker.server import create_app, viewer
+
+    with Tracker(demo_db) as t:
+        token = Players(t.engine).add(str(t.campaign_id("demo")), "long-reader", [], False, spectator=True)
+    app = create_app(demo_db, keys=str(tmp_path / "keys.db"))
+
+    def fetch(path: str) -> str:
+        async def go() -> httpx.Response:
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://league") as client:
+                return await client.get(path, headers={"Authorization": f"Bearer {token}"})
+
+        response = asyncio.run(go())
+        assert response.status_code == 200, response.text
+        return response.text
+
+    try:
+        assert '<select name="turn" id="turn-select">' in fetch("/campaigns/demo/board")
+        assert '<select name="turn" id="filter-turn">' in fetch("/campaigns/demo/log")
+        monkeypatch.setattr(viewer, "TURN_MENU", 2)
+        board = fetch("/campaigns/demo/board?turn=2")
+        assert '<input type="number" name="turn" id="turn-select" min="1"' in board and 'value="2"' in board
+        assert '<option value="1"' not in board
+        log = fetch("/campaigns/demo/log")
+        assert '<input type="number" name="turn" id="filter-turn" min="1"' in log
+    finally:
+        app.state.service.close()

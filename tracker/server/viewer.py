@@ -94,6 +94,12 @@ def error_page(status: int, message: str, name: str | None = None) -> HTMLRespon
 # ----- reading the URL -----
 
 
+# The most turns a turn picker lists one by one; a longer campaign's is a number field. A
+# menu of every turn of a long league (thousands) made most of the board page's bytes, and
+# is scrolled through, not read.
+TURN_MENU = 200
+
+
 def number(request: Request, key: str, text: str | None = None) -> int | None:
     """A positive whole number from the query (or `text`), None when absent; 400 otherwise."""
     value = request.query_params.get(key) if text is None else text
@@ -242,6 +248,7 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
         "position": position,
         "board": board,
         "passed_over": skipped,
+        "turn_menu": position["turn"] <= TURN_MENU,
         "previous_turn": previous,
         "next_turn": following,
         "pinned": bool(turn or at),
@@ -291,7 +298,7 @@ def log_data(t: Tracker, name: str, filters: dict[str, Any]) -> dict[str, Any]:
         "limit": TIMELINE_LIMIT,
         "filters": {**filters, "nation": nation, "zone": zone, "kind": kind},
         "choices": {
-            "turn": list(range(1, position["turn"] + 1)),
+            "turn": list(range(1, position["turn"] + 1)) if position["turn"] <= TURN_MENU else None,
             "phase": list(KNOWN_PHASES),
             "nation": list(campaign.scenario.turn_order),
             "zone": list(campaign.scenario.game_map.adjacency),
