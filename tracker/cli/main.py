@@ -111,7 +111,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "map": (
         "cli.commands.board",
         "map_command",
-        "Show the campaign's map: every zone, what it touches, its ports, who is there and the NTR.",
+        "Show the campaign's map: every zone, what it touches, its owner now and whether it is a port, who "
+        "is there and the NTR.",
     ),
     "move": (
         "cli.commands.turn",
