@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import uuid
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,7 +24,7 @@ from domain.campaign import Campaign
 from domain.dice import ManualDice, commitment, new_seed
 from domain.errors import RuleViolation
 from domain.rules.economy import Adjustment
-from domain.ruleset import load_ruleset, read_toml
+from domain.ruleset import load_ruleset
 from domain.scenario import read_scenario
 from tests.support import advance
 
@@ -97,15 +96,6 @@ def test_cv3_f7_the_phasing_nations_own_aircraft_still_count_what_they_flew_this
         "FR-FT1 in Brittany is 1 steps from Bay of Biscay without flying over a neutral's territory (F8), "
         "beyond the range it has left (0 of 4)"
     )
-
-
-def test_cv3_f7_a_ruleset_file_without_the_key_plays_the_rule_as_it_stands(tmp_path: Path) -> None:
-    source = tmp_path / "house.toml"
-    text = Path(__file__).parent.parent.joinpath("domain", "data", "rulesets", "twtea-3e.toml").read_text()
-    source.write_text(text.replace(f"{KEY} = true\n", ""))
-    assert KEY not in read_toml(source)["naval_combat"]
-    ruleset, data = load_ruleset(str(source))
-    assert ruleset.others_fly_afresh and data["naval_combat"][KEY] is True
 
 
 def test_pu2_f7_placing_on_an_allys_carrier_beyond_its_room_names_the_friendly_carriers() -> None:

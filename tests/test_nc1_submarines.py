@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from domain.errors import RuleViolation
-from domain.ruleset import load_ruleset, read_toml
+from domain.ruleset import load_ruleset
 from tests import test_interception as sm
 from tests.support import advance as advance_passing
 from tracker.cli.main import cli
@@ -89,16 +89,6 @@ def test_nc1_before_the_key_submarines_lay_among_enemy_ships_without_a_battle() 
     assert c.due_naval_battles() == []
     advance_passing(c)  # T4 does not hold the phase open
     assert c.phase == "land_combat"
-
-
-@pytest.mark.parametrize("key", ["submarines_arriving_fight", "submarines_alone_call_for_asw"])
-def test_nc1_a_ruleset_file_without_the_key_plays_the_rule_as_written(tmp_path: Path, key: str) -> None:
-    source = tmp_path / "house.toml"
-    text = Path(__file__).parent.parent.joinpath("domain", "data", "rulesets", "twtea-3e.toml").read_text()
-    source.write_text(text.replace(f"{key} = true\n", ""))
-    assert key not in read_toml(source)["naval_combat"]
-    ruleset, data = load_ruleset(str(source))
-    assert getattr(ruleset, key) and data["naval_combat"][key] is True
 
 
 def test_nc1_a_log_recorded_before_the_key_imports_and_verifies(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from domain.campaign import Campaign
 from domain.dice import commitment, new_seed
 from domain.errors import RuleViolation
 from domain.rules.economy import Adjustment
-from domain.ruleset import load_ruleset, read_toml
+from domain.ruleset import load_ruleset
 from domain.scenario import read_scenario
 from tests.support import advance
 from tracker.cli.main import cli
@@ -86,16 +86,6 @@ def imported(tmp_path: Path, fixture: str) -> str:
     db = str(tmp_path / "old.db")
     run(db, "import", str(export))
     return db
-
-
-@pytest.mark.parametrize("key", ["purchases_need_a_place", "neutral_land_closed"])
-def test_pu2_f8_a_ruleset_file_without_the_key_plays_the_rule_as_it_stands(tmp_path: Path, key: str) -> None:
-    source = tmp_path / "house.toml"
-    text = Path(__file__).parent.parent.joinpath("domain", "data", "rulesets", "twtea-3e.toml").read_text()
-    source.write_text(text.replace(f"{key} = true\n", ""))
-    assert key not in read_toml(source)["naval_combat"]
-    ruleset, data = load_ruleset(str(source))
-    assert getattr(ruleset, key) and data["naval_combat"][key] is True
 
 
 # ----- PU2: a unit is bought only with somewhere to place it -----

@@ -5,12 +5,13 @@ from __future__ import annotations
 import copy
 import re
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from domain.errors import DataFileError, InputError
-from domain.ruleset import Ruleset, load_ruleset, read_builtin_or_file, read_toml, ruleset_from_dict
+from domain.ruleset import AMENDED, Ruleset, load_ruleset, read_builtin_or_file, read_toml, ruleset_from_dict
 
 ADV_SUB = frozenset({"advanced_submarine"})
 ADV_ASW = frozenset({"advanced_asw"})
@@ -467,3 +468,15 @@ def test_every_ruleset_integer_fits_a_database_integer_naming_the_key() -> None:
     with pytest.raises(DataFileError) as info:
         ruleset_from_dict(data, "house.toml")
     assert str(info.value) == f"house.toml: ruleset.version: value {2**63} is out of range (maximum {2**31 - 1})"
+
+
+@pytest.mark.parametrize("key", [k for k, (table, _, _) in AMENDED.items() if table == "naval_combat"])
+def test_a_ruleset_file_without_an_amended_key_plays_the_rule_as_it_stands(tmp_path: Path, key: str) -> None:
+    """NC1, F7, SM1, PU2, F8, CV3: a house ruleset written before a rule was amended (without
+    its key) plays the rule as it stands, and a new campaign records the key so."""
+    source = tmp_path / "house.toml"
+    text = Path(__file__).parent.parent.joinpath("domain", "data", "rulesets", "twtea-3e.toml").read_text()
+    source.write_text(text.replace(f"{key} = true\n", ""))
+    assert key not in read_toml(source)["naval_combat"]
+    ruleset, data = load_ruleset(str(source))
+    assert getattr(ruleset, key) and data["naval_combat"][key] is True
