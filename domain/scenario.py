@@ -532,7 +532,8 @@ def scenario_text(name_or_path: str) -> tuple[str, str]:
         return ref.read_text(encoding="utf-8"), name_or_path
     path = Path(name_or_path)
     try:
-        if stat.S_ISCHR(path.stat().st_mode) or stat.S_ISBLK(path.stat().st_mode):
+        mode = path.stat().st_mode
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
             # /dev/zero would be read for ever; a pipe (`<(...)`) ends and is read.
             raise InputError(f"{name_or_path}: is a device, not a TOML file")
         raw = path.read_bytes()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Container
 from dataclasses import dataclass
 
 from domain.board import Board, Unit
@@ -86,8 +87,7 @@ def plan_move(board: Board, nation: str, unit_ids: list[str], path: list[str]) -
         for zone in path:
             if not game_map.is_sea(zone):
                 raise RuleViolation("F4", f"naval units cannot enter {zone}, a land territory")
-        if board.ruleset.ships_stopped_stay:
-            _require_not_stopped(board, nation, units)
+        _require_not_stopped(board, units)
         for zone in path[:-1]:
             if board.is_hostile_for(nation, zone):
                 blockers = [u for u in units if not board.unit_type(u).is_submarine]
@@ -161,11 +161,21 @@ def shortest_route(
     return route[::-1]
 
 
-def _require_not_stopped(board: Board, nation: str, units: list[Unit]) -> None:
+def stopped_in_hostile_zone(board: Board, unit: Unit, hostile: Container[str] | None = None) -> bool:
     """SM1: a ship (not a submarine) that entered a hostile zone this turn was stopped there: a
-    second move does not take it on. One that has not moved this turn may leave the zone."""
+    second move does not take it on. One that has not moved this turn may leave the zone. A
+    campaign recorded before the ruleset said so let it go on (`ships_stopped_stay`).
+    `hostile`: the zones hostile for the unit's nation, where the caller has them."""
+    ut = board.unit_type(unit)
+    if not (board.ruleset.ships_stopped_stay and unit.moved and ut.is_naval and not ut.is_submarine):
+        return False
+    return unit.at in hostile if hostile is not None else board.is_hostile_for(unit.nation, unit.at)
+
+
+def _require_not_stopped(board: Board, units: list[Unit]) -> None:
+    """SM1: refuses a move of a ship stopped in a hostile zone (`stopped_in_hostile_zone`)."""
     for u in units:
-        if u.moved and not board.unit_type(u).is_submarine and board.is_hostile_for(nation, u.at):
+        if stopped_in_hostile_zone(board, u):
             raise RuleViolation(
                 "SM1",
                 f"{u.id} ({u.type}) entered {u.at}, a hostile zone ({board.describe_zone(u.at)}), this turn and was "

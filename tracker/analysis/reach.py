@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation
 from domain.rules.economy import shares_carriers
+from domain.rules.movement import stopped_in_hostile_zone
 
 # Phases of a turn before its combat movement ends: a unit may still move to attack (F4, F7);
 # to hold a zone it may also move in non-combat movement.
@@ -117,19 +118,10 @@ def can_move(board: Board, nation: str, phases: tuple[str, ...] = BEFORE_COMBAT)
 
 def stays(board: Board, unit: Unit, hostile: frozenset[str], ended: Collection[str] = ()) -> bool:
     """SM1, SM4, SM5: the unit may not move again this turn: a ship (not a submarine) that
-    entered a hostile zone this turn was stopped there (under `ships_stopped_stay`, as the
-    referee applies it), and a submarine that submerged, retreated or stopped to attack has
+    entered a hostile zone this turn was stopped there (the referee's own test,
+    `stopped_in_hostile_zone`), and a submarine that submerged, retreated or stopped to attack has
     ended its movement (`ended`: the campaign's `movement_ended`)."""
-    if unit.id in ended:
-        return True
-    ut = board.unit_type(unit)
-    return (
-        board.ruleset.ships_stopped_stay
-        and unit.moved > 0
-        and ut.is_naval
-        and not ut.is_submarine
-        and unit.at in hostile
-    )
+    return unit.id in ended or stopped_in_hostile_zone(board, unit, hostile)
 
 
 def reach(
