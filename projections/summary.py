@@ -28,6 +28,7 @@ _RULES = {
     "NtrDestroyed": "CV5",
     "UnitsPurchased": "PU1",
     "UnitsPlaced": "PU2",
+    "PurchasesForfeited": "PU2",
     "Adjusted": "AD1",
     "ConvoyPassed": "CV1",
 }
@@ -211,6 +212,11 @@ _SUMMARIES: dict[str, Callable[[Any], str]] = {
         f"{e.nation} passes on convoy attacks against {e.defender} this phase ({', '.join(e.zones)})"
     ),
     "AircraftLost": lambda e: f"{_verb(e.units, 'is', 'are')} lost: no place to land when noncombat_movement ends",
+    "PurchasesForfeited": lambda e: (
+        f"{e.nation} gives up "
+        + ", ".join(plural(n, t) for t, n in sorted(e.units.items()))
+        + " bought this turn: no place to put them when placement ends"
+    ),
     "DiceRolled": lambda e: _dice_text(e),
     "ResearchPaid": lambda e: f"{e.nation} pays {e.cost} for a research roll on {e.technology}",
     "TechnologyAdvanced": lambda e: (

@@ -84,6 +84,7 @@ class Campaign(
     Adjusted = events.Adjusted
     ConvoyPassed = events.ConvoyPassed
     AircraftLost = events.AircraftLost
+    PurchasesForfeited = events.PurchasesForfeited
     DiceRolled = events.DiceRolled
     ResearchPaid = events.ResearchPaid
     TechnologyAdvanced = events.TechnologyAdvanced

@@ -341,6 +341,27 @@ class AircraftLost(Event):
             agg.lost[uid] = "lost when it could not land (F7)"
 
 
+class PurchasesForfeited(Event):
+    """PU2, T4: units bought this turn that had nowhere to be placed when placement ended (the
+    nation lost its last port, or its last territory, after buying them), given up when the
+    player confirmed it. What they cost stays spent."""
+
+    nation: str
+    units: dict[str, int]
+    rule: str
+
+    def apply(self, agg: Campaign) -> None:
+        bought = agg.unplaced.get(self.nation, {})
+        for unit_type, count in self.units.items():
+            left = bought.get(unit_type, 0) - count
+            if left > 0:
+                bought[unit_type] = left
+            else:
+                bought.pop(unit_type, None)
+        if not bought:
+            agg.unplaced.pop(self.nation, None)
+
+
 class ResearchPaid(Event):
     nation: str
     technology: str

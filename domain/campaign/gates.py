@@ -6,7 +6,7 @@ from typing import Any
 
 from domain.board import Board
 from domain.campaign.base import CampaignBase
-from domain.campaign.events import AircraftLost, PhaseAdvanced, ResourcesCollected
+from domain.campaign.events import AircraftLost, PhaseAdvanced, PurchasesForfeited, ResourcesCollected
 from domain.campaign.record import command
 from domain.errors import RuleViolation
 from domain.rules import asw, combat, convoy, economy, trade
@@ -236,13 +236,20 @@ class Gates(CampaignBase):
     @command
     def advance(self, confirm_losses: bool = False) -> None:
         """T1, T2, T4: close the current phase, if nothing it requires is left open, and open the
-        next; collect resources when due. Air units that cannot land are lost only when the
-        player confirms it (F7)."""
+        next; collect resources when due. Air units that cannot land (F7), and units bought with
+        nowhere to be placed (PU2), are lost only when the player confirms it."""
         board = self.board() if self._checks_read_board() else None
         gates = [i for i in self.open_items(board) if i["blocking"]]
         if confirm_losses and gates and all(i["kind"] == "air_landing" for i in gates):
             self._record(AircraftLost, nation=self.nation, units=self.stranded_aircraft(board), rule="F7")
             board = self.board()  # the lost aircraft are off the board now
+            gates = []
+        if confirm_losses and gates and all(i["kind"] == "unplaced" and not i["legal"] for i in gates):
+            # PU2, T4: nothing moves in placement, so a unit bought with nowhere to go now (its
+            # nation's last port was taken by an adjustment after the purchase) never will;
+            # the player gives it up rather than the turn staying stuck.
+            lost = {i["unit_type"]: i["count"] for i in gates}
+            self._record(PurchasesForfeited, nation=self.nation, units=lost, rule="PU2")
             gates = []
         if gates:
             raise RuleViolation("T4", self._still_open(gates))

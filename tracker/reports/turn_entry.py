@@ -223,7 +223,7 @@ class _TurnFiler:
             section["resources"].append(_collected(r))
         elif kind == "ActionUndone":
             section["undos"].append(undo_entry(r))
-        elif kind in ("UnitsPurchased", "UnitsPlaced"):
+        elif kind in ("UnitsPurchased", "UnitsPlaced", "PurchasesForfeited"):
             self.purchase(r)
         elif kind == "Adjusted":
             section["adjustments"].append({**_step(r), "reason": d["reason"]})
@@ -258,6 +258,11 @@ class _TurnFiler:
         self.section["purchases"].append(_step(r))
         if not r["undone_by"]:
             waiting = self.section["unplaced"].setdefault(d["nation"], {})
+            if r["kind"] == "PurchasesForfeited":
+                # PU2: given up with nowhere to go; they wait no longer.
+                for unit_type, count in d["units"].items():
+                    waiting[unit_type] = waiting.get(unit_type, 0) - count
+                return
             change = d["count"] if r["kind"] == "UnitsPurchased" else -len(d["units"])
             waiting[d["unit_type"]] = waiting.get(d["unit_type"], 0) + change
 

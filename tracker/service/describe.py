@@ -138,6 +138,10 @@ def _gate(f: Mapping[str, Any]) -> str:
         if f.get("phase", "placement") != "placement":
             # T3: placing is legal only in placement; say when, not a command refused now.
             return f"{phasing} has {units} bought this turn, to place in placement (legal now: {where})"
+        if "legal" in f and not f["legal"]:
+            # Nothing moves in placement: with no port of its own left, the units never can be placed.
+            them = "it" if f["count"] == 1 else "them"
+            return f"{phasing} has {units} bought and not placed, and no place to put {them} (no port of its own)"
         return f"{phasing} has {units} bought and not placed (legal: {where})"
     if kind == "turn":
         return f"waiting for {f['nation']} to finish {f['phase']} (tracker next)"
@@ -169,7 +173,11 @@ def _gate_command(item: Mapping[str, Any]) -> str | None:
         # All of them: the command closes the phase only if it places every unit bought.
         count = item.get("count", 1)
         several = f" --count {count}" if count > 1 else ""
-        return f"tracker place {item.get('unit_type')}{several} --at {legal[0]!r}" if legal else None
+        if legal:
+            return f"tracker place {item.get('unit_type')}{several} --at {legal[0]!r}"
+        # T4: with nowhere to go (and the list known: a hand-off message may leave it out), the
+        # units are given up, or an adjustment (AD1) gives the nation a port back.
+        return "tracker next --confirm-losses" if "legal" in item else None
     return {
         "turn": "tracker next",
         "naval_due": f"tracker battle start --zone {item['zone']!r}",

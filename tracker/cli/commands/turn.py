@@ -91,7 +91,10 @@ def state(ctx: Context, turn: int | None, phase: str | None, at: int | None, as_
 @click.option(
     "--confirm-losses",
     is_flag=True,
-    help="End noncombat_movement even though air units cannot land: they are lost (F7).",
+    help=(
+        "End noncombat_movement even though air units cannot land: they are lost (F7); end placement "
+        "even though units bought have no place to go: they are given up (PU2)."
+    ),
 )
 @record_json_option
 @seen_option
