@@ -59,8 +59,10 @@ def test_pl1_inbox_lists_what_each_player_owes_in_every_campaign(two_campaigns: 
     ], text
     text = tracker("--db", db, "inbox", "--player", "bert").stdout
     assert text.strip() == "Nothing waits for you."
-    # A player of no campaign here owes nothing; nobody in particular sees everything.
-    assert json.loads(tracker("--db", db, "inbox", "--player", "nobody", "--json").stdout) == []
+    # A player of no campaign here is refused (a typo would otherwise owe nothing for ever);
+    # nobody in particular sees everything.
+    stranger = tracker("--db", db, "inbox", "--player", "nobody", "--json")
+    assert stranger.returncode == 2 and "does not play in any campaign" in stranger.stderr
     assert len(json.loads(tracker("--db", db, "inbox", "--json").stdout)) == 2
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from uuid import UUID
 
+from domain.errors import InputError
 from tracker.service.application import Tracker
 from tracker.service.describe import command
 from tracker.service.players import Player, Players
@@ -47,6 +48,24 @@ def nations_of(t: Tracker, campaign_id: str, player_name: str | None) -> frozens
     if player is None or player.referee:
         return None
     return frozenset(player.nations)
+
+
+def check_player(t: Tracker, player_name: str | None, campaign: str | None = None) -> None:
+    """PL1: on a database, a `--player` that plays in none of the campaigns asked about (a typo,
+    a revoked token) is refused, naming who does play there, rather than owing nothing for ever."""
+    if player_name is None or getattr(t, "player", None) is not None:
+        return
+    players = Players(t.engine)
+    names = [campaign] if campaign is not None else t.campaign_names()
+    known: set[str] = set()
+    for name in names:
+        cid = str(t.campaign_id(name))
+        if players.player(cid, player_name) is not None:
+            return
+        known.update(p["name"] for p in players.listed(cid) if not p["revoked"])
+    where = f"campaign {campaign!r}" if campaign is not None else "any campaign of this database"
+    who = f"players: {', '.join(sorted(known))}" if known else "no players are set up: `tracker players add`"
+    raise InputError(f"--player {player_name!r} does not play in {where} ({who})")
 
 
 def owed(t: Tracker, player_name: str | None = None, campaign: str | None = None) -> list[Owed]:

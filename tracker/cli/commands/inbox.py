@@ -45,8 +45,9 @@ def inbox(ctx: Context, player: str | None, as_json: bool) -> None:
     Example: tracker --server https://league.example inbox --json
     """
     from tracker.service.inbox import as_json as inbox_json
-    from tracker.service.inbox import owed
+    from tracker.service.inbox import check_player, owed
 
+    check_player(ctx.tracker, player, ctx.campaign)
     items = inbox_json(owed(ctx.tracker, player, ctx.campaign))
     if as_json:
         emit_json(items)
@@ -76,9 +77,10 @@ def wait(ctx: Context, player: str | None, timeout: float | None, as_json: bool)
     """
     from domain.errors import TrackerError
     from tracker.service.inbox import as_json as inbox_json
-    from tracker.service.inbox import owed
+    from tracker.service.inbox import check_player, owed
 
     t = ctx.tracker
+    check_player(t, player, ctx.campaign)
     deadline = None if timeout is None else time.monotonic() + timeout
     seen: dict[str, int] | None = None
     pause = 0.2
