@@ -577,6 +577,14 @@ def test_notify_test_posts_to_a_local_receiver_and_the_log_shows_it(db: str) -> 
     assert line.endswith("channel 1  test  delivered  attempts 1") and "secret-part" not in line
 
 
+def test_notify_test_a_receiver_that_answers_500_exits_1_as_a_failure_not_a_usage_error(db: str) -> None:
+    with Receiver(refuse=1) as receiver:
+        run(db, "notify", "add", "webhook", receiver.url)
+        out = run(db, "notify", "test", "1", code=1)
+    assert "channel 1" in out and "did not take the test message" in out and "500" in out
+    assert len(out.strip().splitlines()) == 1
+
+
 def test_a_webhook_url_with_a_user_and_password_posts_with_basic_authentication(db: str) -> None:
     """A group's own receiver behind basic authentication: the URL's user and password go in
     the Authorization header, not into the host name (which was looked up and not found)."""

@@ -117,8 +117,8 @@ def test_tracker_serve_webhook_hosts_public_keeps_a_players_channel_off_this_mac
             return answer
 
         assert send("notify", "add", "webhook", receiver.url)["exit"] == 0
-        tested = send("notify", "test", "1", status=400)
-        assert tested["exit"] == 2, tested
+        tested = send("notify", "test", "1", status=409)
+        assert tested["exit"] == 1, tested
         assert "refused: 127.0.0.1 is at 127.0.0.1, this machine's address" in tested["stderr"]
         assert receiver.posts == []
     assert "--webhook-hosts" in cli("serve", "--help")

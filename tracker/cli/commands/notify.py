@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from domain.errors import InputError
+from domain.errors import InputError, TrackerError
 from tracker.cli.common import POSITIVE, Context, emit_json, json_option, next_command, quoted
 from tracker.cli.params import PLAYER, Expected
 
@@ -273,7 +273,9 @@ def notify_test(ctx: Context, channel: int, as_json: bool = False) -> None:
         return
     failed = deliver(outbox, row, HttpSender(), next_command, Backoff())
     if failed is not None:
-        raise InputError(f"channel {channel} ({target}) did not take the test message: {failed}")
+        # Tried and failed (the receiver's answer, or an address the server may not post to):
+        # not a mistake in the command line, so exit 1, not 2.
+        raise TrackerError(f"channel {channel} ({target}) did not take the test message: {failed}")
     if as_json:
         emit_json({"id": channel, "target": target, "message": number, "status": "delivered"})
         return
