@@ -66,8 +66,9 @@ TURN:
     undos       undos recorded in this turn or undoing events of it: {seq, turn, undone_from,
                 undone_to, override, reason, rolls (roll numbers taken back), agreed_by (the
                 nations that agreed to an override, RK3), summary, undone_by,
-                undone_events: [{seq, turn, phase, kind, rule, summary}] (every event taken back,
-                in whichever turn it was)}.
+                undone_events: [{seq, turn, phase, kind, rule, summary, stays}] (every event
+                taken back, in whichever turn it was; `stays` says what holds all the same, as
+                a dice seed revealed stays public (D5), else null)}.
     purchases   units bought and placed (PU1, PU2): {seq, kind, rule, summary, undone_by}.
     unplaced    units bought in the turn and not placed (yet): {nation: {type: count}}.
     adjustments adjustments (AD1): {seq, kind, rule, summary, reason, undone_by}.
@@ -101,6 +102,7 @@ from tracker.reports.stats import STAT_FIELDS, stats_csv, stats_rows
 from tracker.reports.turn_entry import file_turn, undo_entry
 from tracker.service.application import Tracker
 from tracker.service.history import log_records
+from tracker.service.undo_log import stays_in_effect
 
 __all__ = [
     "FORMATS",
@@ -125,9 +127,23 @@ def _events_between(v: Views, first: int, last: int) -> list[dict[str, Any]]:
     """The index rows of events first..last: what an undo took back, whichever turn they were in."""
     rows = v.index_rows([event_index.c.seq >= first, event_index.c.seq <= last])
     return [
-        {"seq": r.seq, "turn": r.turn, "phase": r.phase, "kind": r.kind, "rule": r.rule or "", "summary": r.summary}
+        {
+            "seq": r.seq,
+            "turn": r.turn,
+            "phase": r.phase,
+            "kind": r.kind,
+            "rule": r.rule or "",
+            "summary": r.summary,
+            # D5: what the undo took back but could not unmake, or None.
+            "stays": _stays(r.kind),
+        }
         for r in rows
     ]
+
+
+def _stays(kind: str) -> str | None:
+    stays = stays_in_effect(kind)
+    return None if stays is None else f"{stays[0]}, {stays[2]}"
 
 
 def _turn_records(t: Tracker, cid: UUID, v: Views, ctx: ReportContext, turn: int | None) -> list[dict[str, Any]]:

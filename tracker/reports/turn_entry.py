@@ -9,6 +9,7 @@ from typing import Any
 
 from tracker.reports.context import ReportContext
 from tracker.reports.text import BATTLE_STARTS, DICE_RECORD
+from tracker.service.undo_log import stays_in_effect
 
 
 def _roll(r: dict[str, Any]) -> dict[str, Any]:
@@ -36,7 +37,13 @@ def _roll(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def _step(r: dict[str, Any]) -> dict[str, Any]:
-    return {"seq": r["seq"], "kind": r["kind"], "rule": r["rule"], "summary": r["summary"], "undone_by": r["undone_by"]}
+    summary, undone_by = r["summary"], r["undone_by"]
+    stays = stays_in_effect(r["kind"]) if undone_by else None
+    if stays is not None:
+        # D5: an undo took the event back yet it holds (a seed revealed stays public): said as
+        # `log` says it, not struck through as if it were gone.
+        summary, undone_by = f"{summary} (undone by event {undone_by}, but {stays[0]}, {stays[2]})", None
+    return {"seq": r["seq"], "kind": r["kind"], "rule": r["rule"], "summary": summary, "undone_by": undone_by}
 
 
 def undo_entry(r: Mapping[str, Any]) -> dict[str, Any]:
