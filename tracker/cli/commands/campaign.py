@@ -20,16 +20,26 @@ from tracker.cli.startup import importing
 
 @click.command()
 @click.argument("name")
-@click.option("--scenario", type=SCENARIO, required=True, help="Built-in scenario name or a scenario TOML file.")
+@click.option(
+    "--scenario",
+    type=SCENARIO,
+    help="Built-in scenario name (north-sea-1914, great-war-1914) or a scenario TOML file (required).",
+)
 @click.option("--ruleset", type=RULESET, help="Built-in ruleset name or a ruleset TOML file (default: the scenario's).")
 @click.option("--dice", type=click.Choice(["auto", "manual"]), help="Dice source (default: the scenario's).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: the events recorded and what the game waits for.")
 @click.pass_obj
-def new(ctx: Context, name: str, scenario: str, ruleset: str | None, dice: str | None, as_json: bool) -> None:
+def new(ctx: Context, name: str, scenario: str | None, ruleset: str | None, dice: str | None, as_json: bool) -> None:
     """Create a campaign.
 
     Example: tracker new autumn --scenario north-sea-1914 --dice auto
     """
+    if scenario is None:
+        # Required, and said with the boards to choose from: a newcomer knows none by name.
+        from domain.ruleset import builtin_names
+
+        shipped = ", ".join(builtin_names("scenarios"))
+        raise click.UsageError(f"missing option --scenario: a built-in scenario ({shipped}) or a scenario TOML file")
     if not ctx.has_tracker:
         # Everything the campaign is made of is checked before the database is opened: opening
         # creates a new SQLite file, which a refused command must not leave behind. (An open

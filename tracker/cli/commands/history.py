@@ -438,7 +438,7 @@ def verify(ctx: Context, head_text: str | None, check_views: bool, as_json: bool
         emit_json(report.as_json())
     elif report.ok:
         echo_prose(
-            f"OK: {report.events} events, hash chain intact; "
+            f"OK: {plural(report.events, 'event')}, hash chain intact; "
             f"{report.rolls_checked} auto roll(s) re-derived from the seed; "
             f"{report.snapshots_checked} snapshot(s) match the log."
         )

@@ -187,7 +187,7 @@ def import_command(
         )
         return
     click.echo(
-        f"Imported campaign {quoted(result.campaign)}: {result.events} events into {t.safe_url}; "
+        f"Imported campaign {quoted(result.campaign)}: {plural(result.events, 'event')} into {t.safe_url}; "
         f"hash chain intact, {result.rolls_checked} auto roll(s) re-derived from revealed seeds."
     )
     if result.rolls_unchecked:
