@@ -33,7 +33,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from domain.errors import TrackerError
 from tracker.server import queries
 from tracker.server.access import Denied, FailedChecks, Gate
-from tracker.server.commands import check_args, check_terminal, refused_without_token, run_command
+from tracker.server.commands import COMMAND_FIELDS, check_args, check_terminal, refused_without_token, run_command
 from tracker.server.delivery import delivering
 from tracker.server.keyed import once, request_key
 from tracker.server.limits import BodyLimit, TooLarge, is_text
@@ -49,6 +49,7 @@ from tracker.server.params import (
     read_json,
     shorten,
     str_param,
+    unknown_fields,
 )
 from tracker.server.paths import CampaignName, EncodedSlashes, routing_path
 from tracker.server.ready import READY_CHECKS, database_answers, keys_readable, readiness, schema_current
@@ -343,6 +344,7 @@ class Api:
         token = self._token(request)
         # Arguments that are not UTF-8 text are named by check_args, as the local CLI names them.
         body = await read_json(request, text_only=False)
+        unknown_fields(body, COMMAND_FIELDS)
         name = body.get("campaign")
         if name is not None and (not isinstance(name, str) or len(name) > 200 or not is_text(name)):
             raise ApiError(400, "campaign must be a name (UTF-8 text)")
@@ -461,6 +463,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         message = str(exc.detail)
         if exc.status_code == 404 and message == "Not Found":
             message = f"no API route at {shorten(request.url.path)} (see /api/openapi.json)"
+        elif exc.status_code == 405 and exc.headers and "Allow" in exc.headers:
+            # "Method Not Allowed" named neither the method nor what the route takes.
+            message = f"{shorten(request.url.path)} takes {exc.headers['Allow']}, not {shorten(request.method)}"
         return error_response(exc.status_code, message, headers=dict(exc.headers or {}))
     return Response(str(exc.detail), status_code=exc.status_code, media_type="text/plain")
 

@@ -37,6 +37,8 @@ ACTING = frozenset(
 )  # fmt: skip
 # Options that would name a file on the server or another database.
 REFUSED_OPTIONS = ("-o", "--output", "--db")
+# The fields of a POSTed command's body: the command line, the campaign and the terminal.
+COMMAND_FIELDS = ("args", "campaign", "columns", "color_system", "no_color", "tty")
 MAX_ARGS = 100
 MAX_ARG = 2000
 

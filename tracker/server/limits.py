@@ -105,14 +105,19 @@ def parse_json_object(body: bytes, text_only: bool = True) -> dict[str, Any]:
 
 def check_json(data: Any, text_only: bool = True) -> None:
     """BadBody for JSON nested deeper than MAX_DEPTH, or holding a string that is not Unicode
-    text (a lone surrogate, "\\udcff", which is what an argument that is not UTF-8 becomes):
-    walked without recursion, so no depth can exhaust the stack."""
+    text (a lone surrogate, "\\udcff", which is what an argument that is not UTF-8 becomes;
+    unless not `text_only`), or one holding a NUL character: walked without recursion, so no
+    depth can exhaust the stack."""
     stack: list[tuple[Any, int]] = [(data, 1)]
     while stack:
         value, depth = stack.pop()
         if isinstance(value, str):
             if text_only and not is_text(value):
                 raise BadBody(f"the request body holds a string that is not UTF-8 text: {ascii(value)[:80]}")
+            if "\x00" in value:
+                # No input holds one (a command line cannot), and PostgreSQL stores none: a NUL
+                # recorded in a reason or a dice reference left the campaign's log unreadable.
+                raise BadBody(f"the request body holds a string with a NUL character: {ascii(value)[:80]}")
             continue
         if not isinstance(value, (dict, list)):
             continue

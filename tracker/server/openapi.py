@@ -107,6 +107,7 @@ def action_schema(action: Action) -> dict[str, Any]:
             | {"description": "The last event the asker saw: refused if the campaign moved on since."},
         },
         "required": ["action", "inputs"] if required else ["action"],
+        "additionalProperties": False,
     }
 
 
@@ -296,6 +297,7 @@ def write_paths() -> dict[str, Any]:
             "tty": {"type": "boolean"},
         },
         "required": ["args"],
+        "additionalProperties": False,
     }
     outcome = {"$ref": REF + "CommandOutcome"}
     key = {

@@ -7,6 +7,7 @@ from typing import Any
 
 from starlette.requests import Request
 
+from domain.schema import control_character
 from tracker.server.limits import MAX_BODY, BadBody, TooLarge, parse_json_object
 from tracker.server.responses import ApiError
 
@@ -108,13 +109,39 @@ def log_filters(request: Request) -> dict[str, Any]:
     }
 
 
+# The fields of a POSTed action's body.
+ACTION_FIELDS = ("action", "inputs", "seen")
+
+
+def unknown_fields(body: dict[str, Any], known: tuple[str, ...]) -> None:
+    """400 naming a field of the body the route does not take: a misspelt `seen` was let
+    through silently, and the action recorded without the check it asked for."""
+    unknown = sorted(key for key in body if key not in known)
+    if unknown:
+        raise ApiError(400, f"unknown field {shorten(unknown[0])!r} in the request body (fields: {', '.join(known)})")
+
+
 def asked_action(name: str, body: dict[str, Any]) -> dict[str, Any]:
     """What a POSTed action asks (action, inputs, seen, campaign), checked in shape; 400 otherwise."""
+    unknown_fields(body, ACTION_FIELDS)
     action, inputs, seen = body.get("action"), body.get("inputs", {}), body.get("seen")
     if not isinstance(action, str) or len(action) > 100:
         raise ApiError(400, "action must be the name of an action (GET /api/actions lists them)")
     if not isinstance(inputs, dict):
         raise ApiError(400, "inputs must be an object of named values")
+    check_lines(action, inputs)
     if seen is not None and (not isinstance(seen, int) or isinstance(seen, bool) or not 1 <= seen <= MAX_INT):
         raise ApiError(400, f"seen must be an event number from 1 to {MAX_INT}")
     return {"action": action, "inputs": inputs, "seen": seen, "campaign": name}
+
+
+def check_lines(action: str, inputs: dict[str, Any]) -> None:
+    """400 for an input's text holding a line break, tab, escape or other control character,
+    as the command line refuses it (`tracker.cli.params.Line`): a dice reference or a reason
+    holding a line break forged a line of every player's `tracker log`."""
+    for key, value in inputs.items():
+        for text in value if isinstance(value, list) else [value]:
+            bad = control_character(text) if isinstance(text, str) else None
+            if bad is not None:
+                said = f"{shorten(action)}: input {shorten(str(key))!r}"
+                raise ApiError(400, f"{said} may not contain control characters such as {bad!r}")

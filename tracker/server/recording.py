@@ -37,7 +37,12 @@ def command_response(result: dict[str, Any]) -> Response:
             # The error in one short line; stdout and stderr stay the command line's own output.
             message = (result["stderr"] or "").strip().splitlines()
             error = message[-1].removeprefix("Error: ") if message else "refused"
-            body.update(error=shorten_echoes(error), rule=cited_rule(error) if status == 409 else None)
+            rule = cited_rule(error) if status == 409 else None
+            if rule == "PL2":
+                # A right the command itself checks (`notify add --player` of another player):
+                # 403, as every other PL2 refusal is answered.
+                status = 403
+            body.update(error=shorten_echoes(error), rule=rule)
     return JsonResponse(body, status_code=status)
 
 

@@ -185,6 +185,10 @@ class ServedTracker(Tracker):
         "no such campaign", whether it exists or not."""
         try:
             if name:
+                if "\x00" in name:
+                    # No campaign's name holds one (`tracker.storage.store.check_campaign_name`), and
+                    # PostgreSQL refuses one in a query: a URL's %00 was a 500.
+                    raise NotFound(NO_SUCH_CAMPAIGN)
                 # Looked up on every request: a PBEM fork mended by `import --resolve theirs`
                 # gives a name another campaign, whichever process did it.
                 cid = self.registry.lookup(name)
