@@ -9,7 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from eventsourcing.persistence import Mapper, MapperDeserialisationError, StoredEvent
-from eventsourcing.utils import get_topic, resolve_topic
+from eventsourcing.utils import TopicError, get_topic, resolve_topic
 
 from domain.errors import TrackerError
 from tracker.storage.rows import COMPRESSED, made, plain_state
@@ -99,8 +99,10 @@ class TrackerMapper(Mapper[UUID]):
                         domain_event = _new(found[0])
                         _set(domain_event, "__dict__", event_state)
                         return domain_event
-            except (ValueError, TypeError, KeyError, StopIteration):
-                pass  # eventsourcing's path below raises its own error, or decodes it its way
+            except (ValueError, TypeError, KeyError, StopIteration, TopicError):
+                # eventsourcing's path below raises its own error (an unknown topic, a row
+                # edited by hand, is said as an unreadable event), or decodes it its way.
+                pass
         if state.startswith(COMPRESSED):
             plain = uncompressed(stored_event)
             if plain is not stored_event:
