@@ -27,7 +27,8 @@ def test_an_event_of_an_unknown_type_hurts_its_campaign_only(tmp_path: Path) -> 
     assert run("--campaign", "a", "next")[0] == 0
     with closing(sqlite3.connect(db)) as conn:
         conn.execute(
-            "UPDATE tracker_events SET topic = 'domain.campaign:Campaign.Bogus' WHERE id = (SELECT max(id) FROM tracker_events)"
+            "UPDATE tracker_events SET topic = 'domain.campaign:Campaign.Bogus'"
+            " WHERE id = (SELECT max(id) FROM tracker_events)"
         )
         conn.commit()
     code, out = run("--campaign", "a", "log")
