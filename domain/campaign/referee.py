@@ -33,7 +33,9 @@ from domain.campaign.battle_events import (
 from domain.campaign.procedure import Procedure
 from domain.campaign.procedure import Step as StepName
 from domain.dice import DiceSource
+from domain.errors import DiceError
 from domain.rules import convoy as convoy_rules
+from domain.text import plural
 
 if TYPE_CHECKING:
     from domain.procedures.base import Context, Die, Fact, Facts, Need, Roll, Side
@@ -238,6 +240,7 @@ class Referee(CampaignBase):
         procedure = pure(b["kind"])
         need = procedure.need(state, ctx)
         assert isinstance(need, Roll)
+        _enough_typed(b, need, dice)
         counts = [[0] * len(g.values) for g in need.groups]
         values: list[int] = []
         if need.kind == "merchant_defence":
@@ -519,3 +522,30 @@ class Referee(CampaignBase):
         # choice's rule (SM2, not the dice's SM3) until it is rolled.
         rule = _SEARCH_RULES[kind] if step == "search" else asked.rule
         return step, list(asked.nations), rule
+
+
+def _enough_typed(b: Procedure, need: Roll, dice: DiceSource) -> None:
+    """D3: typed dice too few for the whole roll step are refused before any is taken, saying
+    how many the step rolls and in which order: a step is one roll of every die it needs (a
+    volley, one die per firing unit), so "DE-CA1 needs 1 die but the rolls before it took 2"
+    named the wrong unit of the problem."""
+    from domain.dice import ManualDice, PromptDice
+
+    if not isinstance(dice, ManualDice) or isinstance(dice, PromptDice):
+        return
+    count = len(need.dice) + sum(g.dice for g in need.groups if need.kind == "merchant_defence")
+    left = len(dice.values) - dice.used
+    if left >= count:
+        return
+    if need.kind == "merchant_defence":
+        order = "merchant defence dice"
+    else:
+        units = [die.unit for die in need.dice]
+        order = ", ".join(units[:12]) + (f" and {len(units) - 12} more" if len(units) > 12 else "")
+    typed = f"{left} {'was' if left == 1 else 'were'} typed for it"
+    if dice.used:
+        typed = f"{plural(len(dice.values), 'die')} typed, the steps before it took {dice.used}, {left} left"
+    raise DiceError(
+        f"D3: battle {b['id']} ({b['kind']}, {b['zone']}) rolls {plural(count, 'die')} at its {b['step']} step, "
+        f"in the order `tracker pending` lists ({order}); {typed}"
+    )
