@@ -193,6 +193,24 @@ class Players:
                 raise InputError(
                     f"player {name!r} already has a token; revoke it first: tracker players revoke {name!r}"
                 )
+            # PL1: the record names who acted by name alone, so a campaign's player and the
+            # league's may not share one (the league's players act in every campaign).
+            other = (
+                players_table.c.campaign_id != LEAGUE
+                if campaign_id == LEAGUE
+                else players_table.c.campaign_id == LEAGUE
+            )
+            clash = conn.execute(
+                select(players_table.c.campaign_id).where(
+                    other, players_table.c.name == name, players_table.c.revoked_at.is_(None)
+                )
+            ).first()
+            if clash is not None:
+                whose = "the league" if clash[0] == LEAGUE else "a campaign of this league"
+                raise InputError(
+                    f"a player named {name!r} already plays in {whose}: the log names players by name, "
+                    "so give this one another name"
+                )
             try:
                 if existing is None:
                     conn.execute(players_table.insert().values(campaign_id=campaign_id, name=name, **row))

@@ -1,0 +1,33 @@
+"""PL1: the log names who acted by the player's name, and the league's players act in every
+campaign of the database: a campaign's player and a league player may not share a name (two
+people both recorded as "rita" could not be told apart)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from tracker.cli.main import cli
+
+
+def test_pl1_a_campaign_player_and_a_league_player_may_not_share_a_name(tmp_path: Path) -> None:
+    runner = CliRunner()
+    base = ["--db", str(tmp_path / "c.db")]
+
+    def run(*args: str, code: int = 0) -> str:
+        result = runner.invoke(cli, [*base, *args])
+        assert result.exit_code == code, result.output
+        return result.output
+
+    run("players", "add", "rita", "--referee", "--league")
+    run("new", "a", "--scenario", "north-sea-1914")
+    said = run("--campaign", "a", "players", "add", "rita", "--nations", "Germany", code=2)
+    assert "a player named 'rita' already plays in the league" in said
+    run("--campaign", "a", "players", "add", "anna", "--nations", "Germany")
+    said = run("players", "add", "anna", "--spectator", "--league", code=2)
+    assert "a player named 'anna' already plays in a campaign of this league" in said
+    # A name given up (its token revoked) may be taken.
+    run("--campaign", "a", "players", "revoke", "anna")
+    run("players", "add", "anna", "--spectator", "--league")
+    assert "rita" not in run("--campaign", "a", "players", "list")
