@@ -171,4 +171,8 @@ class Board:
             counts[(u.nation, u.type)] = counts.get((u.nation, u.type), 0) + 1
         if not counts:
             return "empty"
-        return ", ".join(f"{plural(n, t)} [{nat}]" for (nat, t), n in sorted(counts.items()))
+        # Each nation once, its units after it: "Britain: 1 cruiser, 2 destroyers; Germany: ...".
+        by_nation: dict[str, list[str]] = {}
+        for (nat, t), n in sorted(counts.items()):
+            by_nation.setdefault(nat, []).append(plural(n, t))
+        return "; ".join(f"{nat}: {', '.join(units)}" for nat, units in by_nation.items())
