@@ -152,7 +152,10 @@ def test_pu2_before_the_key_a_unit_with_nowhere_to_go_was_bought() -> None:
     to(c, "Austria-Hungary", "placement")
     with pytest.raises(RuleViolation) as refusal:
         advance(c)
-    assert refusal.value.rule == "T4" and "(legal: none) [PU2]" in refusal.value.reason
+    assert refusal.value.rule == "T4" and "no place to put it (no port of its own) [PU2]" in refusal.value.reason
+    # T4: no longer stuck for good; the player gives the destroyer up.
+    c.advance(confirm_losses=True)
+    assert c.unplaced == {} and c.phase == "collect_resources"
 
 
 def test_pu2_a_log_recorded_before_the_key_imports_and_verifies(tmp_path: Path) -> None:
