@@ -56,6 +56,10 @@ AMENDED: dict[str, tuple[str, Any, Any]] = {
     # whole range (it flies only in its own nation's turn); recorded before, what it flew in
     # its own nation's last turn was taken off the range it had left.
     "others_fly_afresh": ("naval_combat", True, False),
+    # AD1, F7: an adjustment's owner changes come first: an air unit it adds on a territory is
+    # checked against the territory's owner after the adjustment; recorded before, the owner
+    # before it.
+    "owners_change_first": ("naval_combat", True, False),
     # RK3: every override undo needs a nation of the other side to agree, the undone actions
     # locked or not; recorded before, only locked actions asked it.
     "every_override_agreed": ("record", True, False),
@@ -207,6 +211,7 @@ class Ruleset:
     purchases_need_a_place: bool = True  # PU1, PU2
     neutral_land_closed: bool = True  # F8, AD1, F7
     others_fly_afresh: bool = True  # F7, CV3
+    owners_change_first: bool = True  # AD1, F7
     content_hash: str = field(default="", compare=False)
 
     def unit(self, name: str) -> UnitType:

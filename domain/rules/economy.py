@@ -237,8 +237,15 @@ def check_adjustment(board: Board, adj: Adjustment, reason: str) -> None:
             raise InputError(f"unknown zone {zone!r}")
         if ut.is_naval and not game_map.is_sea(zone):
             raise RuleViolation("AD1", f"naval units cannot be added in {zone}, a land territory")
-        if ut.is_air and game_map.is_land(zone) and board.enemies(nation, board.owners[zone]):
-            raise RuleViolation("AD1", f"{nation}'s air units cannot be added in {zone}, held by {board.owners[zone]}")
+        # AD1: the territory's owner as the adjustment leaves it (`owners_change_first`).
+        owner = (
+            adj.owners.get(zone, board.owners.get(zone))
+            if board.ruleset.owners_change_first
+            else board.owners.get(zone)
+        )
+        if ut.is_air and game_map.is_land(zone) and owner is not None and board.enemies(nation, owner):
+            now = " after this adjustment" if zone in adj.owners and board.ruleset.owners_change_first else ""
+            raise RuleViolation("AD1", f"{nation}'s air units cannot be added in {zone}, held by {owner}{now}")
         if ut.is_air and game_map.is_sea(zone):
             _require_carrier_room(board, adj, nation, zone)
     twice = next((u for u in adj.remove if adj.remove.count(u) > 1), None)
