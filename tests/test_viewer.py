@@ -345,7 +345,10 @@ def test_f8_the_board_steps_over_a_neutral_nations_turn_passed_over(tmp_path: Pa
         assert result.exit_code == 0, result.output
     with served(db, "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as plain:
         s = Reader(plain, spectator_token(db, "war"))
-        assert page(s, "/campaigns/war/board?turn=5")[0] == 404
+        status, html = page(s, "/campaigns/war/board?turn=5")
+        # The 404 page links to the board then (turn 4's), not a command to type.
+        assert status == 404 and '<a href="/campaigns/war/board?turn=4">the board then: turn 4</a>' in html
+        assert "tracker state" not in html
         status, html = page(s, "/campaigns/war/board?turn=6")
         assert status == 200
         prev = re.search(r'id="prev-turn" href="([^"]+)"', html)

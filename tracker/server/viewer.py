@@ -55,10 +55,12 @@ class Service(Protocol):
 class PageError(Exception):
     """A request the viewer answers with an error page: 400 (bad input) or 404 (no such thing)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, link: tuple[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        # (href, text): where the reader goes instead, beside the page's usual links.
+        self.link = link
 
 
 def _environment() -> jinja2.Environment:
@@ -81,14 +83,16 @@ def render(template: str, status: int = 200, **context: Any) -> HTMLResponse:
     return HTMLResponse(_ENV.get_template(template).render(**context), status_code=status)
 
 
-def error_page(status: int, message: str, name: str | None = None) -> HTMLResponse:
+def error_page(status: int, message: str, name: str | None = None, link: tuple[str, str] | None = None) -> HTMLResponse:
     title = {
         400: "Bad request", 401: "Token refused", 404: "Not found", 429: "Too many tries",
     }.get(status, "The campaign cannot be read")  # fmt: skip
     # A campaign that is not there (or not the reader's) gets no links of its own.
     name = None if message == NO_SUCH_CAMPAIGN else name
     message = shorten_echoes(message)
-    return render("viewer_error.html.j2", status=status, title=title, message=message, name=name, version=None)
+    return render(
+        "viewer_error.html.j2", status=status, title=title, message=message, name=name, link=link, version=None
+    )
 
 
 # ----- reading the URL -----
@@ -205,6 +209,11 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
     position = _position(campaign)
     _check_turn(turn, position)
     _check_seq(at, position)
+    said = passed_over(campaign, turn) if turn else None
+    if said is not None:
+        # F8: the board then is the last played turn's; a link to it, not a command to type.
+        board_of = f"/campaigns/{name_segment(name)}/board?turn={said.played}"
+        raise PageError(404, f"{said}", (board_of, f"the board then: turn {said.played}"))
     try:
         board = t.board_at(cid, turn=turn, phase=phase, at=at) if turn or at else board_now(campaign)
     except InputError as e:
@@ -509,7 +518,7 @@ def page(service: Service, template: str, read: Callable[[Request], Read]) -> Se
             fn = read(request)
             data = await service.call(lambda t: {**fn(t), "waiting": waiting_data(t, str(name), player)}, name, player)
         except PageError as e:
-            return error_page(e.status, e.message, name)
+            return error_page(e.status, e.message, name, e.link)
         except TrackerError as e:
             # Bad input the reads refuse is a 400; a damaged log (exit 1 on the CLI) is the
             # server's problem, told in one line as `verify` would name it.
