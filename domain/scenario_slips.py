@@ -6,6 +6,7 @@ without them, since it cannot be changed and must stay readable."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -21,12 +22,27 @@ Report = Callable[[DataFileError], None]
 # and reports read the code back as the letters before the first '-'.
 NATION_CODE = re.compile(r"[A-Za-z]{1,8}")
 _FOLD = re.compile(r"[\s_\-]+")
+# The longest zone name (see `_unaddressable`).
+MAX_ZONE_NAME = 100
+# Characters that commands split a value at, so that a name holding one could not be typed
+# there, by what splits at it (a comma is `name_problem`'s). '|' keeps names apart in the log's
+# index of events, where "A|B" would be the zones A and B.
+_ZONE_SEPARATORS = {
+    ":": "`adjust --add NATION:TYPE:ZONE`, `--ntr` and `--owner` split their values at it",
+    "|": "the log's index of events separates zones with it, so `log --zone` would mistake it for two",
+}
+_NATION_SEPARATORS = {
+    ":": "`adjust --add NATION:TYPE:ZONE`, `--ntr`, `--tech` and `odds --attacker` split their values at it",
+    "=": "`adjust --resources NATION=CHANGE` and `--owner TERRITORY=NATION` split their values at it",
+    "|": "the log's index of events separates nations with it, so `log --nation` would mistake it for two",
+}
 
 
 def fold_name(text: str) -> str:
     """A name as the commands compare what a player types (`tracker.service.names.fold`): case,
-    surrounding spaces, and runs of spaces, '-' and '_' inside do not count."""
-    return _FOLD.sub(" ", text.strip()).casefold()
+    surrounding spaces, runs of spaces, '-' and '_' inside, and the Unicode form (NFKC) do not
+    count."""
+    return unicodedata.normalize("NFKC", _FOLD.sub(" ", unicodedata.normalize("NFKC", text).strip()).casefold())
 
 
 def check_new_campaign(
@@ -66,7 +82,9 @@ def _zone_names(scenario: Scenario, source: str, report: Report) -> None:
     keys = {zone: f"map.{'sea' if game_map.is_sea(zone) else 'land'}.{zone}" for zone in game_map.adjacency}
     typable = {}
     for zone, key in keys.items():
-        problem = name_problem("zone", zone, "`move --path` separates zones with commas")
+        problem = name_problem("zone", zone, "`move --path` separates zones with commas") or _unaddressable(
+            "zone", zone, _ZONE_SEPARATORS
+        )
         if problem is not None:
             report(DataFileError(source, key, problem))
         else:
@@ -82,7 +100,9 @@ def _nation_names(data: dict[str, Any], scenario: Scenario, source: str, report:
     tables = data.get("nations")
     typable = {}
     for name, key in names.items():
-        problem = name_problem("nation", name, "lists of nations in commands are split at commas")
+        problem = name_problem("nation", name, "lists of nations in commands are split at commas") or _unaddressable(
+            "nation", name, _NATION_SEPARATORS
+        )
         if problem is not None:
             report(DataFileError(source, key, problem))
         else:
@@ -115,6 +135,19 @@ def _side_names(data: dict[str, Any], source: str, report: Report) -> None:
             report(DataFileError(source, f"sides.{side}", problem))
 
 
+def _unaddressable(what: str, name: str, separators: dict[str, str]) -> str | None:
+    """Why a name holding a character some command splits its value at could not be typed
+    there, or one too long for the viewer's page of it, or None."""
+    if what == "zone" and len(name) > MAX_ZONE_NAME:
+        # The viewer answers a zone's page only for a name of at most 200 characters (a bound
+        # on what a URL makes it look up): well under that, a board's names stay readable.
+        return f"{name[:40]!r}...: a {what} name has at most {MAX_ZONE_NAME} characters (this one {len(name)})"
+    for ch, why in separators.items():
+        if ch in name:
+            return f"{name!r}: a {what} name may not contain {ch!r} ({why})"
+    return None
+
+
 def _alike(what: str, keys: dict[str, str], source: str, report: Report, why: str) -> None:
     """Names that differ only in what `fold_name` leaves out, each pair once (exact repeats are
     the loader's to report)."""
@@ -125,8 +158,22 @@ def _alike(what: str, keys: dict[str, str], source: str, report: Report, why: st
             first[folded] = name
             continue
         other = first[folded]
-        problem = f"{what} {other!r} and {name!r} differ only in case, spaces, '-' or '_': {why}"
+        if _FOLD.sub(" ", other.strip()).casefold() == _FOLD.sub(" ", name.strip()).casefold():
+            problem = f"{what} {other!r} and {name!r} differ only in case, spaces, '-' or '_': {why}"
+        else:
+            # Alike on screen: one writes a letter with its accent as one character, the other as
+            # a letter and a combining accent (or a full-width letter, a ligature).
+            problem = (
+                f"{what} {other!r} and {name!r} look alike and differ only in how their letters are "
+                f"encoded in Unicode ({_escaped(other)} and {_escaped(name)}): {why}"
+            )
         report(SameNameTwice(source, (keys[name], keys[other]), problem))
+
+
+def _escaped(name: str) -> str:
+    """A name with every character outside ASCII as its code point, to show what sets two
+    look-alike names apart ('Cre\\u0300te')."""
+    return "".join(ch if ch.isascii() else f"\\u{ord(ch):04x}" for ch in name)
 
 
 def _start_in_neutral_territory(

@@ -5,6 +5,7 @@ it (`--hold`), meets a bound. Every answer is a position `tracker odds naval` co
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import product
@@ -381,10 +382,12 @@ def _require_exact_sizes(q: Question, pool: int) -> None:
 
 def command(battle: OddsBattle) -> str:
     """The `tracker odds` line that computes one battle of an answer."""
+    # Quoted for the shell where a nation's name holds a space or a letter outside ASCII
+    # ('Deutsches Reich:submarine=2'); "Germany:battleship=1,destroyer=2" stays as it is.
     words = ["tracker odds naval"]
-    words += [f"--attacker {f}" for f in battle["attacker"]]
-    words += [f"--defender {f}" for f in battle["defender"]]
-    words += [f"--tech {t}" for t in battle["tech"]]
+    words += [f"--attacker {shlex.quote(f)}" for f in battle["attacker"]]
+    words += [f"--defender {shlex.quote(f)}" for f in battle["defender"]]
+    words += [f"--tech {shlex.quote(t)}" for t in battle["tech"]]
     return " ".join(words)
 
 

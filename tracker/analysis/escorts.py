@@ -6,6 +6,7 @@ bound, at each of its next convoy windows.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -239,10 +240,11 @@ def by_hand(q: Convoys, w: Window, counts: Mapping[str, int]) -> list[str]:
         return []
     lines = []
     for enemy, subs in sorted(w.threats.items()):
-        words = [f"tracker odds convoy --attacker {enemy}:submarine={subs}"]
-        words += [f"--defender {advise.force_text(n, c)}" for n, c in sorted(defenders.items())]
+        # Quoted for the shell as `advise.command` quotes them ('Deutsches Reich:submarine=2').
+        words = [f"tracker odds convoy --attacker {shlex.quote(f'{enemy}:submarine={subs}')}"]
+        words += [f"--defender {shlex.quote(advise.force_text(n, c))}" for n, c in sorted(defenders.items())]
         words += [f"--ntr {q.ntr}"]
-        words += [f"--tech {t}" for t in advise.tech_texts(q.board, {enemy, *defenders})]
+        words += [f"--tech {shlex.quote(t)}" for t in advise.tech_texts(q.board, {enemy, *defenders})]
         lines.append(" ".join(words))
     return lines
 

@@ -10,6 +10,7 @@ fail: a completion must never print an error into the middle of a command line.
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -56,16 +57,22 @@ def _campaign(ctx: click.Context) -> Iterator[Campaign | None]:
 
 
 def _matching(candidates: list[tuple[str, str]], incomplete: str) -> list[CompletionItem]:
-    """Candidates (value, help) starting with what was typed, case-insensitively. The last word
-    of a comma list is completed, keeping what comes before it."""
+    """Candidates (value, help) starting with what was typed, case-insensitively
+    (`completion_key`). The last word of a comma list is completed, keeping what comes before it."""
     head, sep, last = incomplete.rpartition(",")
     prefix = head + sep
-    typed = last.casefold()
+    typed = completion_key(last)
     return [
         CompletionItem(prefix + value, help=help_text or None)
         for value, help_text in candidates
-        if value.casefold().startswith(typed)
+        if completion_key(value).startswith(typed)
     ]
+
+
+def completion_key(text: str) -> str:
+    """Text as completion compares it: case aside, and in one Unicode form ('Ö' typed as 'O'
+    and a combining diaeresis, as some systems send it, completes 'Öresund')."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
 
 
 def _completer(source: Callable[[Campaign], list[tuple[str, str]]]) -> Completer:

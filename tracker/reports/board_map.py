@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from html import escape
@@ -39,6 +40,8 @@ CHAR_WIDTH = 6.1  # an average glyph of the 11px sans-serif the labels use, for 
 # wide font's: DejaVu Sans, chromium's sans-serif on Linux), for fitting them to the box.
 NAME_SIZE = 11.5
 NAME_CHAR_WIDTH = 7.1
+# The smallest a zone's name is set (a longer one is cut, with its whole name on hover).
+MIN_NAME_SIZE = 7.0
 SEA_FILL = "#e3f0fb"
 LAND_FILL = "#f3ead7"
 # Each colour's shade for letters on a box.
@@ -196,6 +199,20 @@ def _wrap(text: str, first_width: float, width: float) -> list[str]:
     return lines
 
 
+def _glyphs(text: str) -> int:
+    """How many average glyphs wide a text is set: a wide character (CJK, most emoji) counts
+    twice, a combining accent not at all."""
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _cut(text: str, glyphs: float) -> str:
+    """The longest start of `text` at most `glyphs` wide (`_glyphs`)."""
+    for end in range(len(text), 0, -1):
+        if _glyphs(text[:end]) <= glyphs:
+            return text[:end].rstrip()
+    return ""
+
+
 def _slug(zone: str) -> str:
     return "".join(ch if ch.isalnum() else "-" for ch in zone.lower())
 
@@ -263,9 +280,17 @@ def _zone_frame(
     title = zone if sea else f"{zone} ({owner})" if owner else zone
     # A name too long for the box ("German South West Africa DE") is set smaller, not left
     # running over the box's edge into its neighbour's.
-    label = (len(zone) + (len(code.get(owner, owner)) + 1 if owner else 0)) * NAME_CHAR_WIDTH
+    owner_width = _glyphs(code.get(owner, owner)) + 1 if owner else 0
+    label = (_glyphs(zone) + owner_width) * NAME_CHAR_WIDTH
     room = BOX_WIDTH - 16
     size = NAME_SIZE if label <= room else math.floor(NAME_SIZE * room / label * 10) / 10
+    shown = zone
+    if size < MIN_NAME_SIZE:
+        # Set smaller still, a name of a hundred letters would be a thin line: it is cut to
+        # what fits at the smallest legible size, and the box's title (on hover) gives it whole.
+        size = MIN_NAME_SIZE
+        fits = room / (NAME_CHAR_WIDTH * MIN_NAME_SIZE / NAME_SIZE) - owner_width - 1
+        shown = _cut(zone, fits) + "\u2026"
     return _ZoneFrame(
         opening=f'<g class="zone {kind}" id="zone-{_slug(zone)}" data-zone="{escape(zone)}"'
         + (f' data-owner="{escape(owner)}"' if owner else "")
@@ -275,7 +300,7 @@ def _zone_frame(
             f'<rect x="{x - half_w}" y="{y - half_h}" width="{BOX_WIDTH}" height="{BOX_HEIGHT}" '
             f'rx="{14 if sea else 4}" fill="{SEA_FILL if sea else LAND_FILL}" stroke="{border}" '
             f'stroke-width="{1.4 if sea else 2.4}"/>',
-            f'<text x="{x - half_w + 8}" y="{y - half_h + 15}" font-weight="700" font-size="{size}">{escape(zone)}'
+            f'<text x="{x - half_w + 8}" y="{y - half_h + 15}" font-weight="700" font-size="{size}">{escape(shown)}'
             + (
                 f' <tspan font-weight="400" fill="{INK.get(border, border)}">{escape(code.get(owner, owner))}</tspan>'
                 if owner
@@ -388,9 +413,12 @@ def map_svg(
 
 
 def _quote(zone: str) -> str:
+    """A zone's name as one segment of its page's URL. A zone named "." or ".." gets a trailing
+    %20 (which the page trims, as it trims what is typed): a browser would otherwise read the
+    segment as "this folder" or "the folder above", as it does %2E too."""
     from urllib.parse import quote
 
-    return quote(zone, safe="")
+    return quote(zone, safe="") + ("%20" if zone in (".", "..") else "")
 
 
 def board_svg(board: Mapping[str, Any], scenario: Scenario, ruleset: Ruleset, link: str | None = None) -> str:

@@ -160,6 +160,20 @@ def _gate(f: Mapping[str, Any]) -> str:
     return str(kind).replace("_", " ")
 
 
+def quoted(name: object) -> str:
+    """A zone or nation as a command to copy writes it, for a POSIX shell: in single quotes
+    ('Dover Strait'); one holding a "'" in double quotes ("St. George's Channel") unless it also
+    holds what a shell reads inside them; else as `shlex.quote` writes it. (The table of
+    `_gate_command` is built for every item, so this also sees the None of an item without a
+    zone.)"""
+    text = str(name)
+    if "'" not in text:
+        return f"'{text}'"
+    if not any(ch in text for ch in '"$`\\!'):
+        return f'"{text}"'
+    return shlex.quote(text)
+
+
 def _gate_command(item: Mapping[str, Any]) -> str | None:
     """T4: the command that closes what a phase still requires, or the turn item's `next`."""
     kind, nation = item["kind"], item.get("nation")
@@ -174,17 +188,17 @@ def _gate_command(item: Mapping[str, Any]) -> str | None:
         count = item.get("count", 1)
         several = f" --count {count}" if count > 1 else ""
         if legal:
-            return f"tracker place {item.get('unit_type')}{several} --at {legal[0]!r}"
+            return f"tracker place {item.get('unit_type')}{several} --at {quoted(legal[0])}"
         # T4: with nowhere to go (and the list known: a hand-off message may leave it out), the
         # units are given up, or an adjustment (AD1) gives the nation a port back.
         return "tracker next --confirm-losses" if "legal" in item else None
     return {
         "turn": "tracker next",
-        "naval_due": f"tracker battle start --zone {item['zone']!r}",
-        "naval_may": f"tracker battle start --zone {item['zone']!r}",
-        "asw_may": f"tracker asw start --zone {item['zone']!r}",
-        "convoy_open": f"tracker convoy declare --by {nation} --zone {item['zone']!r}, "
-        f"or tracker convoy pass --by {nation}",
+        "naval_due": f"tracker battle start --zone {quoted(item['zone'])}",
+        "naval_may": f"tracker battle start --zone {quoted(item['zone'])}",
+        "asw_may": f"tracker asw start --zone {quoted(item['zone'])}",
+        "convoy_open": f"tracker convoy declare --by {shlex.quote(str(nation))} --zone {quoted(item['zone'])}, "
+        f"or tracker convoy pass --by {shlex.quote(str(nation))}",
         "air_landing": f"tracker move {_stranded(item)} --to ZONE, or tracker next --confirm-losses",
     }.get(kind)
 
@@ -217,7 +231,7 @@ def command(item: Mapping[str, Any]) -> str | None:
     n, step, kind = item["battle"], item["step"], item["kind"]
     if n is None:
         return _gate_command(item)
-    who = f" --nation {item['waiting'][0]!r}" if len(item["waiting"]) > 1 else ""
+    who = f" --nation {quoted(item['waiting'][0])}" if len(item["waiting"]) > 1 else ""
     table = {
         ("convoy", "merchant_defence"): f"tracker convoy roll {n} [--dice V,V]",
         ("convoy", "merchant_casualty"): f"tracker convoy casualties {n} [--units S1]",

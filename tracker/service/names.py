@@ -10,6 +10,7 @@ canonical names. Unit lists accept commas and spaces alike.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 
 from domain.campaign import Campaign
@@ -22,8 +23,10 @@ _UNIT_SEPARATORS = re.compile(r"[,\s]+")
 
 
 def fold(text: str) -> str:
-    """The key names are compared by: case, runs of spaces, '-' and '_' do not count."""
-    return _FOLD.sub(" ", text.strip()).casefold()
+    """The key names are compared by: case, runs of spaces, '-' and '_' do not count, nor the
+    Unicode form ('è' typed as one character or as 'e' and a combining accent, as some
+    keyboards and systems send it; a full-width 'Ａ' from an input method is 'A')."""
+    return unicodedata.normalize("NFKC", _FOLD.sub(" ", unicodedata.normalize("NFKC", text).strip()).casefold())
 
 
 def split_units(texts: str | Iterable[str] | None) -> list[str] | None:

@@ -21,6 +21,7 @@ import hashlib
 import hmac
 import json
 import secrets
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -150,7 +151,9 @@ def _scrypt(secret: str, salt: str) -> str:
 
 
 def check_player_name(name: str) -> str:
-    name = name.strip()
+    # NFC: a name typed with combining accents ('u' and U+0308, as some systems send it) is
+    # the same name as with 'ü', and its accents are no "letters" of their own to refuse.
+    name = unicodedata.normalize("NFC", name.strip())
     if not name or len(name) > MAX_NAME or not all(ch.isalnum() or ch in "-_. " for ch in name):
         raise InputError(f"a player name has 1 to {MAX_NAME} letters, digits, spaces or -_. (got {name[:120]!r})")
     return name

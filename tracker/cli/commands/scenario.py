@@ -332,7 +332,8 @@ ntr = {{ "North Sea" = 2, "Western Approaches" = 3 }}
 ntr_max = {{ "North Sea" = 3, "Western Approaches" = 4 }}
 
 # The map: one table per sea zone ([map.sea."..."]) and per land territory ([map.land."..."]),
-# named as on your board (no commas, and no two names alike but for case: commands type them).
+# named as on your board (no ',', ':' or '|', and no two names alike but for case: commands
+# type them).
 # adjacent: the zones it borders. List each border once: it holds both ways.
 # x, y: where the map draws the zone (x to the right, y downwards), for every zone or none;
 # `tracker scenario map {name}.toml --write-coordinates` computes them for you.

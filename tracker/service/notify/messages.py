@@ -73,6 +73,10 @@ def override_lines(payload: Mapping[str, Any], public_url: str | None) -> list[s
 def webhook_body(fmt: str, text: str, payload: Mapping[str, Any], mention: str | None) -> dict[str, Any]:
     """The JSON a webhook posts. `json`: {"text", "campaign", "title", "round", "phase",
     "nation", "reasons", "newly_owing", "pending"} (the hand-off and its words)."""
+    if fmt == "slack":
+        # Slack reads "<...>" as a link or a ping (<!channel>) and "&" as an entity: a zone or
+        # nation named so must show as written (its API asks for these three escaped).
+        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     if mention:
         text = f"{mention} {text}"
     if fmt == "discord":
