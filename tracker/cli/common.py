@@ -296,12 +296,16 @@ class _Console(Console):
 
 
 def console(file: Any = None) -> Console:
-    """Rich output as wide as the terminal (or COLUMNS), in colour only on a terminal."""
+    """Rich output as wide as the terminal (or COLUMNS), in colour only on a terminal. Strings
+    print as written: never read as rich markup or emoji codes, for they hold names a scenario
+    or ruleset file chose ("Skagerrak [north]", a title with "[/b]"), which would vanish or fail."""
     client = CLIENT_TERMINAL.get()
     if client is not None:
         return _Console(
             file=file,
             highlight=False,
+            markup=False,
+            emoji=False,
             soft_wrap=False,
             width=client["columns"],
             force_terminal=client["color_system"] is not None,
@@ -309,7 +313,7 @@ def console(file: Any = None) -> Console:
             no_color=client["no_color"],
             legacy_windows=False,
         )
-    return _Console(file=file, highlight=False, soft_wrap=False)
+    return _Console(file=file, highlight=False, markup=False, emoji=False, soft_wrap=False)
 
 
 def quoted(name: str) -> str:

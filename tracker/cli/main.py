@@ -269,6 +269,39 @@ def damaged_database(error: BaseException, obj: object) -> str | None:
     return None
 
 
+def unusable_file(error: OSError) -> tuple[str, int] | None:
+    """The one-line message and exit status for a file the user named that cannot be opened,
+    read or written (a name too long for the file system, no permission, a device that
+    fails), or for output that cannot be written (a full disk); None for any other OSError."""
+    import errno
+
+    if error.filename is not None:
+        # Quoted, so a name of thousands of characters is cut (fit_error).
+        return f"cannot use {str(error.filename)!r}: {error.strerror or error}", 2
+    if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        # Standard output on a full disk (files the tracker writes say so themselves): an
+        # action printing its result was recorded all the same, only its words are lost.
+        return f"cannot write the output: {error.strerror} (anything recorded stays recorded: tracker log)", 1
+    if error.errno == errno.EIO:
+        return f"a device failed to read or write: {error.strerror}", 1
+    return None
+
+
+def unopenable_database(error: BaseException, obj: object) -> str | None:
+    """The one-line message for a database file SQLite cannot open (no permission to read it,
+    or to read its folder), or None."""
+    import sqlite3
+
+    cause = getattr(error, "orig", None) or error.__cause__ or error.__context__
+    for e in (error, cause):
+        if isinstance(e, sqlite3.OperationalError) and "unable to open database file" in str(e):
+            from tracker.storage.store import DEFAULT_DB
+
+            where = getattr(obj, "db", None) or os.environ.get("TRACKER_DB") or DEFAULT_DB
+            return f"cannot open database {where!r}: {e} (may this user read it and its folder?)"
+    return None
+
+
 def _command_context(ctx: click.Context, words: list[str]) -> click.Context | None:
     """The context of the (sub)command the words after the global options name, or None."""
     found = None
@@ -303,6 +336,14 @@ class TrackerGroup(click.Group):
         with importing():
             command: click.Command = getattr(importlib.import_module(f"tracker.{module}"), attribute)
         return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = click.utils.make_str(args[0])
+        if not ctx.resilient_parsing and not name.startswith("-") and self.get_command(ctx, name) is None:
+            raise no_such_command(ctx, name, self.list_commands(ctx))
+        return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # The listing from the table, so `--help` imports no command's module.
@@ -357,6 +398,11 @@ class TrackerGroup(click.Group):
 
                 # The command line after the global options, as typed.
                 rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
+                names = self.list_commands(ctx)
+                if rest[:1] and not rest[0].startswith("-") and rest[0] not in names:
+                    # Said here, with the commands it is close to: the server would call a
+                    # typo a command it does not run.
+                    raise no_such_command(ctx, rest[0], names)
                 if rest[:1] and rest[0] in LOCAL_ONLY:
                     # Said here, not "cannot reach the server" (`serve` restarting the server a
                     # referee's TRACKER_SERVER names) or the server's refusal of a command it never runs.
@@ -395,9 +441,25 @@ class TrackerGroup(click.Group):
             # Every number a user types is bounded; one this large came from a damaged record.
             _fail(f"a number is too large to handle ({e}): a damaged record? run `tracker verify`", 1)
         except Exception as e:  # noqa: BLE001 - the promise is: never a traceback
-            damaged = damaged_database(e, ctx.obj)
+            said = unusable_file(e) if isinstance(e, OSError) else None
+            if said is not None:
+                _fail(*said)
+            damaged = damaged_database(e, ctx.obj) or unopenable_database(e, ctx.obj)
             if damaged is not None:
                 _fail(damaged, 2)
+            if isinstance(e, UnicodeEncodeError):
+                bad = e.object[e.start : e.end]
+                if e.encoding.lower().replace("-", "") != "utf8":
+                    # Output to a terminal or pipe whose encoding (PYTHONIOENCODING=ascii, a
+                    # Latin-1 locale) lacks a character the tracker prints (·, →, an accent).
+                    _fail(
+                        f"the output's encoding ({e.encoding}) cannot show {bad!r}: "
+                        "set a UTF-8 locale or PYTHONIOENCODING=utf-8",
+                        2,
+                    )
+                # Only UTF-8 itself left: a lone surrogate, which a file's JSON escape ("\ud800")
+                # gives (the command line's are refused before): half a character, no text.
+                _fail(f"the input holds {bad!r}, half of a UTF-16 pair and no character: not text to keep", 2)
             if isinstance(e, ValueError) and "integer string conversion" in str(e):
                 # A number of thousands of digits in a file read (an export, a scenario, a
                 # ruleset): Python refuses to read it, and no count or die of the game has one.
@@ -406,6 +468,22 @@ class TrackerGroup(click.Group):
                 raise
             first = str(e).strip().splitlines()[0] if str(e).strip() else ""
             _fail(f"unexpected {type(e).__name__}: {first} (set TRACKER_DEBUG=1 for details)", 1)
+
+
+def no_such_command(ctx: click.Context, name: str, names: list[str]) -> click.UsageError:
+    """The error for a word that is none of the command `names`, naming those it is close to
+    ("tracker pendng": did you mean 'pending'?). click suggests from the commands a group holds,
+    and the main group holds none until one runs (they load on demand)."""
+    import difflib
+
+    # `tracker help` is close to `shell` by its letters; what it asks for is the help.
+    close = ["--help"] if name == "help" else sorted(difflib.get_close_matches(name, names))
+    message = f"No such command {name!r}."
+    if len(close) == 1:
+        message += f" Did you mean {close[0]!r}?"
+    elif close:
+        message += f" (Did you mean one of: {', '.join(repr(c) for c in close)}?)"
+    return click.UsageError(message, ctx)
 
 
 def short_help(name: str, limit: int = 45) -> str:

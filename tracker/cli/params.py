@@ -189,6 +189,9 @@ _CLICK_OPENINGS = ("Invalid value", "Missing ", "No such ", "Option ", "Got unex
 _EXTRA = re.compile(r"Got unexpected extra arguments?")
 # An option named in quotes by click ('--seen'): named bare, as the help names it.
 _QUOTED_OPTION = re.compile(r"'(--?[A-Za-z][\w-]*)'")
+# click's suggestions when several names are close: "--too. (Did you mean one of: --nation,
+# --to?)", or "(Possible options: ...)" in click before 8.2; one sentence, as one suggestion is.
+_SEVERAL = re.compile(r"\. \((?:Did you mean one of|Possible options): ([^)]*?)\??\)")
 
 
 def _hint(error: click.BadParameter) -> str | None:
@@ -215,6 +218,7 @@ def usage_line(error: click.UsageError) -> str:
     # click's lists ("Choose from:\n\tauto,\n\tmanual") and second sentences, on the one line.
     text = " ".join(text.split())
     text = text.replace(". Choose from:", "; choose from").replace(". Did you mean", "; did you mean")
+    text = _SEVERAL.sub(r"; did you mean one of: \1?", text)
     text = _QUOTED_OPTION.sub(r"\1", text)
     text = _EXTRA.sub("more arguments than the command takes:", text)
     if text.startswith(_CLICK_OPENINGS):

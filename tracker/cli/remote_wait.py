@@ -15,7 +15,6 @@ import click
 
 from domain.errors import InputError, TrackerError
 from tracker.cli.client import ServerError, check_server_url, send, terminal, token_for
-from tracker.cli.params import PLAYER, Real
 
 if TYPE_CHECKING:
     from tracker.service.shapes import OwedItem
@@ -81,17 +80,12 @@ def _next_recorded(base: str, campaign: str, seen: int | None, seconds: float) -
 def wait_remote(server: str, campaign: str | None, args: list[str]) -> int:
     """Run `tracker wait` against a server (see the module); its exit status."""
     from tracker.cli.commands.inbox import show
+    from tracker.cli.commands.inbox import wait as command
 
     base = check_server_url(server)
-    command = click.Command(
-        "wait",
-        params=[
-            click.Option(["--timeout"], type=Real(0, 7 * 24 * 3600), default=None),
-            click.Option(["--json", "as_json"], is_flag=True),
-            click.Option(["--player"], type=PLAYER, default=None),
-        ],
-    )
-    # Under the main group's context, so a usage error names `tracker wait` as a local one does.
+    # The local command's options, read here (its callback does not run): its --help is the
+    # command's own. Under the main group's context, so a usage error names `tracker wait` as a
+    # local one does.
     params = command.make_context("wait", list(args), parent=click.get_current_context(silent=True)).params
     if params["player"] is not None:
         raise click.UsageError("through --server the token says who you are: leave out --player")

@@ -24,7 +24,7 @@ import click
 
 from domain.errors import InputError, TrackerError
 from tracker.cli.common import Context, echo_prose
-from tracker.cli.completion import completions
+from tracker.cli.completion import completion_key, completions
 from tracker.cli.params import FilePath
 
 EXIT_WORDS = ("exit", "quit")
@@ -182,9 +182,10 @@ def completer(group: click.Group, obj: Context) -> Any:
             words, incomplete, raw = _last_word(document.text_before_cursor)
             if words and words[0] == "tracker":
                 words = words[1:]
+            typed = completion_key(incomplete)  # case and Unicode form aside
             for item in completions(group, words, incomplete, obj):
                 value = str(item.value)
-                if not value.startswith(incomplete) and not value.casefold().startswith(incomplete.casefold()):
+                if not value.startswith(incomplete) and not completion_key(value).startswith(typed):
                     continue
                 text = shlex.quote(value) if any(c.isspace() for c in value) or raw[:1] in "'\"" and raw else value
                 yield Completion(text, start_position=-len(raw), display_meta=item.help or "")
@@ -384,6 +385,16 @@ class RemoteSession(Session):
         """Run one command line, checked by `dispatch`, on the server."""
         self.obj.changed()
         from tracker.cli.client import run_remote
+
+        names = self.group.list_commands(click.Context(self.group))
+        if not args[0].startswith("-") and args[0] not in names:
+            # Said here, as at the local prompt: the server would call a typo a command it
+            # does not run.
+            from tracker.cli.main import no_such_command
+            from tracker.cli.params import one_line
+
+            one_line(no_such_command(click.Context(self.group, info_name="tracker"), args[0], names)).show()
+            return 2
 
         try:
             return run_remote(self.obj.base, self.obj.campaign, args)

@@ -8,6 +8,7 @@ from uuid import UUID
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from projections.views import BoardView, board_at
 from tracker.service.application import Tracker
@@ -109,9 +110,13 @@ class Replay:
         f = self.frame
         board = self.board(f["seq"])
         mark = f"  {undone_mark(f['kind'], f['undone_by'])}" if f["undone_by"] else ""
+        # A Text, not markup: the nation's name is the scenario's, printed as written.
         out.print(
-            f"[bold]Event {f['seq']}[/bold] ({self.position + 1}/{len(self.frames)}) · turn {f['turn']} · "
-            f"{f['nation']} · {f['phase']} · {f['kind']} [{f['rule']}]{mark}"
+            Text.assemble(
+                (f"Event {f['seq']}", "bold"),
+                f" ({self.position + 1}/{len(self.frames)}) · turn {f['turn']} · "
+                f"{f['nation']} · {f['phase']} · {f['kind']} [{f['rule']}]{mark}",
+            )
         )
         out.print(f"  {f['summary']}", markup=False)
         if zone_only and f["zones"]:

@@ -52,6 +52,9 @@ def _kind(e: Any) -> str:
 def undo_span(log: Log, version: int, to: int | None) -> tuple[int, list[Any]]:
     """(first event undone, every event from it to `version`) for an undo after event `version`."""
     if to is not None:
+        if version <= 1:
+            # Only the creation is recorded: "between 1 and 0" would name no event at all.
+            raise RuleViolation("RK3", "there is no action to undo: the campaign holds only its creation")
         if to < 1 or to >= version:
             raise InputError(f"--to must name an event between 1 and {version - 1}, got {to}")
         first = to + 1

@@ -162,8 +162,18 @@ def stats(ctx: Context, as_csv: bool, as_json: bool, output: str | None) -> None
         table.add_row(*cells, end_section=last_of_turn)
     buffer = io.StringIO()
     # Drawn at its own width, whatever the terminal's: a column per figure, never squeezed.
-    width = Console(file=io.StringIO(), width=1000).measure(table).maximum
-    out = Console(file=buffer, width=width, highlight=False, soft_wrap=False, force_terminal=False, color_system=None)
+    # Names (nations, technologies) as written, never read as markup: see common.console.
+    width = Console(file=io.StringIO(), width=1000, markup=False, emoji=False).measure(table).maximum
+    out = Console(
+        file=buffer,
+        width=width,
+        highlight=False,
+        markup=False,
+        emoji=False,
+        soft_wrap=False,
+        force_terminal=False,
+        color_system=None,
+    )
     out.print(table)
     if rows and not rows[-1]["complete"]:
         out.print("* the current turn, still being played: its figures so far.")

@@ -6,6 +6,7 @@ The file format is described in `tracker.export_format`.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from functools import partial
@@ -170,7 +171,7 @@ def import_command(
             _waiting_now(ctx, result.campaign)
         return
     if isinstance(result, KeptMine):
-        _kept_mine(ctx, result, reply, as_json)
+        _kept_mine(ctx, result, reply, as_json, file)
         return
     if as_json:
         emit_json(
@@ -291,12 +292,16 @@ def _mended(result: Any, as_json: bool) -> None:
     )
 
 
-def _kept_mine(ctx: Context, result: Any, reply: str | None, as_json: bool) -> None:
+def _kept_mine(ctx: Context, result: Any, reply: str | None, as_json: bool, read: str = "-") -> None:
     """--resolve mine: this copy goes on; the other side gets its events after the fork."""
     from tracker.interchange.transfer import export_campaign
 
     path = reply or f"{result.campaign}-since-{result.since}.jsonl"
     ctx.check_output(path)
+    if read != "-" and _same_file(path, read):
+        # Both sides name their replies NAME-since-SEQ.jsonl: the file just imported would be
+        # replaced by this copy's (nothing has changed here yet).
+        raise InputError(f"{path}: is the file being imported; give the reply another name with --reply FILE")
     exported = export_campaign(ctx.tracker, result.campaign_id, None, result.since)
     ctx.write(path, exported.chunks())
     head = f"{exported.head_seq}:{exported.last_hash}"
@@ -308,6 +313,13 @@ def _kept_mine(ctx: Context, result: Any, reply: str | None, as_json: bool) -> N
         f"{result.since + 1}-{exported.head_seq}, head {head}): the other side runs "
         f"`tracker import {path} --resolve theirs`."
     )
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False  # the reply does not exist yet
 
 
 def _compact(data: dict[str, object]) -> str:
