@@ -63,6 +63,10 @@ AMENDED: dict[str, tuple[str, Any, Any]] = {
     # RK3: every override undo needs a nation of the other side to agree, the undone actions
     # locked or not; recorded before, only locked actions asked it.
     "every_override_agreed": ("record", True, False),
+    # RK3: an undo is no answer of the other side (it answers no choice, search, target or
+    # screen); recorded before, an undo recorded after `next` opened the other side's turn
+    # locked the action before it as answered.
+    "undos_answer_nothing": ("record", True, False),
 }
 AS_IT_STANDS: dict[str, Any] = {key: now for key, (_, now, _) in AMENDED.items()}
 AS_RECORDED_BEFORE: dict[str, Any] = {key: before for key, (_, _, before) in AMENDED.items()}
@@ -204,6 +208,7 @@ class Ruleset:
     search_order: str = SEARCH_ORDER  # CV4: SEARCH_ORDERS
     submarines_arriving_fight: bool = True  # NC1
     every_override_agreed: bool = True  # RK3
+    undos_answer_nothing: bool = True  # RK3
     submarines_alone_call_for_asw: bool = True  # NC1, AS1
     aircraft_need_a_carrier: bool = True  # F7, SM2
     friendly_carriers: bool = True  # F7, PU2
@@ -336,7 +341,9 @@ def ruleset_from_dict(data: dict[str, Any], source: str, amended: dict[str, Any]
     ntr_value = trade.integer("ntr_value", 0, 100, default=1)
     trade.finish()
     record = top.table("record", required=False)
-    agreed = record.boolean("every_override_agreed", default=amended["every_override_agreed"])
+    kept: dict[str, Any] = {
+        key: record.boolean(key, default=amended[key]) for key, (table, _, _) in AMENDED.items() if table == "record"
+    }
     record.finish()
     research = _research(top, faces.get("research", default_faces))
     modifiers = _modifiers(top, research["technologies"], units)
@@ -355,7 +362,7 @@ def ruleset_from_dict(data: dict[str, Any], source: str, amended: dict[str, Any]
         ntr_value=ntr_value,
         retreat_distance=retreat_distance,
         search_order=search_order,
-        every_override_agreed=agreed,
+        **kept,
         **played,
         content_hash=content_hash(data),
         **hit_allocation,

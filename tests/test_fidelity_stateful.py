@@ -9,23 +9,33 @@ asks for, and `pending` with its dice order. Every roll's dice go to the units i
 action re-run by the referee.
 
 Each game starts from the north-sea-1914 scenario in a generated position (units added
-anywhere, AD1) at a phase where something happens. The default size finds a divergence of
-the CV4 kind from a clean start; `TRACKER_RELIABILITY=heavy` (the CI's heavy run) plays more
-and longer games.
+anywhere, AD1) at a phase where something happens. `TRACKER_RELIABILITY=heavy` (the CI's
+heavy run) plays more and longer games.
+
+`WorldFidelity` plays the same on the world map, great-war-1914: sides of several nations,
+nations entering the war later (F8, also brought forward by AD1), carriers with aircraft of
+their side aboard (F7). Its generated positions put ships of several allies beside several
+enemies in one zone where the phasing nation trades or sails (convoy battles with allied
+escorts, CV3; interceptions, SM2; ASW combat, AS1; battles whose hits fall on several owners'
+units, HA1-HA7), and it checks T4 besides: the command a refused `next` names is accepted.
+Both are derandomized unless a run names its seed (`--hypothesis-seed=N`), which they then play.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule, run_state_machine_as_test
 
 from domain.campaign import Campaign
 from domain.campaign.referee import afresh
@@ -131,16 +141,16 @@ def some(data: st.DataObject, units: list[str]) -> str | None:
     return ",".join(chosen[: len(chosen) - data.draw(st.integers(0, len(chosen)), label="fewer")])
 
 
-def start_at(folder: Path, stop: tuple[str, str]) -> Path:
+def start_at(folder: Path, scenario: str, stop: tuple[int, str, str]) -> Path:
     """A database holding a new campaign of the scenario with `next` recorded (convoy attacks
-    passed) up to `stop` in the first round: made once per test run, copied by every game that
-    starts there (a walk of up to 30 actions is most of what a short game costs)."""
-    path = folder / f"{stop[0]}-{stop[1]}.db"
+    passed) up to `stop` (round, nation, phase): made once per test run, copied by every game
+    that starts there (a walk of up to 30 actions is most of what a short game costs)."""
+    path = folder / f"{scenario}-{stop[0]}-{stop[1]}-{stop[2]}.db"
     if not path.exists():
         with Tracker(str(path)) as t:
-            cid = t.create("fidelity", SCENARIO, dice="manual").id
+            cid = t.create("fidelity", scenario, dice="manual").id
             c = t.load(cid)
-            while (c.nation, c.phase) != stop:
+            while (c.round, c.nation, c.phase) != stop:
                 for nation in c.convoy_attacks_open():
                     t.perform(cid, "convoy pass", {"by": nation})
                 c = t.perform(cid, "next", {}).campaign
@@ -153,31 +163,22 @@ class Fidelity(RuleBasedStateMachine):
 
     # Where each game starts: a copy of a database walked there once (see `start_at`).
     starts: Path
+    # The scenario played and its nations (those a generated unit, technology or agreement names).
+    scenario = SCENARIO
+    nations = NATIONS
 
     @initialize(data=st.data(), start=st.sampled_from(STOPS))
     def open(self, data: st.DataObject, start: tuple[str, str]) -> None:
         """A campaign of the scenario at a phase where battles, purchases or placement happen,
         in a generated position: some units added anywhere (AD1), and where trade lies among
         enemy submarines, a convoy attack declared (CV1) more often than not."""
-        Fidelity.examples += 1
-        self.folder = Path(tempfile.mkdtemp(prefix="tracker-fidelity-"))
-        db = self.folder / "fidelity.db"
-        shutil.copyfile(start_at(self.starts, start), db)
-        self.t = Tracker(str(db))
-        # A second tracker on the same database: it reads the stored log and nothing else.
-        self.fresh = Tracker(str(db))
-        self.rebuilt: Campaign | None = None
-        self.last = ""  # the last action recorded
-        self.cid = self.t.campaign_id(None)
-        self.live = self.t.load(self.cid)
-        self.compare()
-        assert self.rebuilt is not None
+        self.begin((1, *start))
         added = data.draw(st.lists(self.unit_anywhere(), max_size=4), label="added")
         nation, phase = start
         if phase == "collect_resources" and data.draw(st.booleans(), label="raider"):
             # CV1: an enemy submarine among the phasing nation's trade (alone there, often).
             scenario = self.c.scenario
-            enemies = [n for n in NATIONS if scenario.are_enemies(n, nation)]
+            enemies = [n for n in self.nations if scenario.are_enemies(n, nation)]
             zones = sorted(z for z, count in self.c.ntr.get(nation, {}).items() if count)
             raider = data.draw(st.sampled_from(enemies), label="enemy")
             added.append(f"{raider}:submarine:{data.draw(st.sampled_from(zones), label='among trade')}")
@@ -186,13 +187,31 @@ class Fidelity(RuleBasedStateMachine):
         if self.c.convoy_attacks_open() and not now_and_then(data, 4, "no convoy battle"):
             self.declare_convoy(data)
 
+    def begin(self, start: tuple[int, str, str]) -> None:
+        """A copy of the campaign walked to `start`, held by this process and read back by a
+        fresh tracker."""
+        type(self).examples += 1
+        self.folder = Path(tempfile.mkdtemp(prefix="tracker-fidelity-"))
+        db = self.folder / "fidelity.db"
+        shutil.copyfile(start_at(self.starts, self.scenario, start), db)
+        self.t = Tracker(str(db))
+        # A second tracker on the same database: it reads the stored log and nothing else.
+        self.fresh = Tracker(str(db))
+        self.rebuilt: Campaign | None = None
+        self.last = ""  # the last action recorded
+        self.refusal = ""  # why the last action was refused, if it was
+        self.cid = self.t.campaign_id(None)
+        self.live = self.t.load(self.cid)
+        self.compare()
+        assert self.rebuilt is not None
+
     def unit_anywhere(self) -> st.SearchStrategy[str]:
         """NATION:TYPE:ZONE, a unit for an adjustment to add (AD1): a ship in a sea zone, an
         aircraft in a territory."""
         game_map = self.c.scenario.game_map
         naval = st.tuples(st.sampled_from(NAVAL), st.sampled_from(sorted(game_map.sea)))
         air = st.tuples(st.sampled_from(AIR), st.sampled_from(sorted(game_map.land)))
-        return st.builds(lambda n, where: f"{n}:{where[0]}:{where[1]}", st.sampled_from(NATIONS), naval | air)
+        return st.builds(lambda n, where: f"{n}:{where[0]}:{where[1]}", st.sampled_from(self.nations), naval | air)
 
     @property
     def c(self) -> Campaign:
@@ -206,7 +225,7 @@ class Fidelity(RuleBasedStateMachine):
     def act(self, name: str, inputs: dict[str, Any], data: st.DataObject | None = None) -> list[Any] | None:
         """Perform an action as a player asks for it (dice drawn as the rolls ask for them),
         then compare; a refusal records nothing. Returns the events recorded, None when refused."""
-        Fidelity.actions += 1
+        type(self).actions += 1
         try:
             done = self.t.perform(self.cid, name, inputs, ask=None if data is None else self.dice(data))
         except TrackerError as e:
@@ -215,7 +234,9 @@ class Fidelity(RuleBasedStateMachine):
             assert after == self.c.version, f"a refused {name} recorded {after - self.c.version} event(s): {e}"
             # The tracker drops the copy a refused action ran on (the next command loads): what
             # this process kept was compared after the last action.
+            self.refusal = str(e)
             return None
+        self.refusal = ""
         self.live = done.campaign
         self.last = name
         self.compare()
@@ -289,7 +310,7 @@ class Fidelity(RuleBasedStateMachine):
         """AD1: a unit added anywhere (fleets, aircraft and submarines meet where the scenario
         never puts them), or a technology acquired (TE3, TE4)."""
         if now_and_then(data, 5, "technology"):
-            nation = data.draw(st.sampled_from(NATIONS), label="nation")
+            nation = data.draw(st.sampled_from(self.nations), label="nation")
             tech = data.draw(st.sampled_from(TECHS), label="which")
             self.act("adjust", {"reason": "a breakthrough", "tech": [f"{nation}:{tech}=3"]})
         else:
@@ -449,15 +470,250 @@ class Fidelity(RuleBasedStateMachine):
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def test_the_state_a_command_leaves_is_the_state_the_log_rebuilds(tmp_path: Path) -> None:
+WORLD = "great-war-1914"
+WORLD_NATIONS = [
+    "Germany", "Britain", "Austria-Hungary", "France", "Ottoman Empire", "Russia", "Italy", "Japan", "United States",
+]  # fmt: skip
+# Where a world game starts. Trade of several nations among U-boats (convoy battles with allied
+# escorts, CV3), fleets of several nations meeting (NC1, AS1, HA7), submarines moving past
+# enemy escorts (SM2), aircraft coming home (F7), and Japan's turn, the last of round 1 but
+# the United States' passed-over one: `next` from there opens round 2, the Ottoman entry (F8).
+WORLD_STOPS = [
+    *[(1, "Britain", "collect_resources")] * 3,
+    (1, "France", "collect_resources"),
+    (1, "Russia", "collect_resources"),
+    (1, "Germany", "collect_resources"),
+    (1, "Japan", "collect_resources"),
+    (1, "Japan", "noncombat_movement"),
+    (1, "Germany", "combat_movement"),
+    (1, "Britain", "combat_movement"),
+    (1, "Russia", "combat_movement"),
+    (1, "Germany", "naval_combat"),
+    (1, "Britain", "naval_combat"),
+    (1, "France", "naval_combat"),
+    (1, "Austria-Hungary", "naval_combat"),
+    (1, "Japan", "naval_combat"),
+    (1, "Britain", "noncombat_movement"),
+    (1, "Germany", "purchase"),
+    (2, "Ottoman Empire", "combat_movement"),
+    (2, "Ottoman Empire", "naval_combat"),
+]
+SHIPS = ["submarine", "destroyer", "cruiser", "battleship"]
+RAIDERS = ["submarine", "submarine", "cruiser", "destroyer", "battleship"]
+
+
+class WorldFidelity(Fidelity):
+    """The same game on the world map: sides of several nations, nations entering the war later
+    (F8), carriers with aircraft aboard (F7), and generated positions where several nations of
+    one side meet the other's in one zone."""
+
+    scenario = WORLD
+    nations = WORLD_NATIONS
+
+    @initialize(data=st.data(), start=st.sampled_from(WORLD_STOPS))
+    def open(self, data: st.DataObject, start: tuple[int, str, str]) -> None:
+        """A campaign of the world map in a generated position: now and then a neutral's entry
+        brought forward (F8, AD1), then a clash where the phasing nation's trade or fleets lie,
+        and a unit or two anywhere (AD1)."""
+        self.begin(start)
+        neutral = sorted(self.c.board().neutral)
+        if neutral and now_and_then(data, 4, "entry brought forward"):
+            entering = data.draw(st.sampled_from(neutral), label="entering")
+            self.act("adjust", {"reason": "an entry brought forward", "enter": [entering]})
+        added = self.clash(data) + data.draw(st.lists(self.unit_anywhere(), max_size=2), label="added")
+        self.act("adjust", {"reason": "a generated position", "add": added})
+        # The clash fought more often than not: a convoy attack, a submarine run, a battle.
+        if now_and_then(data, 4, "no battle at once"):
+            return
+        if self.c.convoy_attacks_open():
+            self.declare_convoy(data)
+        elif self.c.phase == "combat_movement":
+            self.raid(data)
+        elif self.c.phase == "naval_combat":
+            self.start_battle(data)
+
+    def clash(self, data: st.DataObject) -> list[str]:
+        """NATION:TYPE:ZONE for an adjustment (AD1): in one sea zone where the phasing nation
+        trades or sails (now and then anywhere), units of several of its enemies (at least one
+        submarine among its trade, CV1), ships of several of its allies (escorts, CV3; defenders
+        beside each other, HA7), now and then a carrier with aircraft of its side aboard (F7,
+        AS1), a neutral's ship (F8), the phasing nation's submarines next door (to pass the
+        zone, SM2) and aircraft of its side on a territory nearby (CV3, F7)."""
+        board = self.c.board()
+        nation, phase = self.c.nation, self.c.phase
+        game_map = self.c.scenario.game_map
+        at_war = [n for n in WORLD_NATIONS if n not in board.neutral]
+        friends = [n for n in at_war if board.allies(nation, n)]
+        foes = [n for n in at_war if board.enemies(nation, n)]
+        trade = sorted(z for z, count in self.c.ntr.get(nation, {}).items() if count)
+        fleets = sorted({x["at"] for x in self.c.units.values() if x["nation"] == nation and game_map.is_sea(x["at"])})
+        places = (trade if phase == "collect_resources" else fleets) or sorted(game_map.sea)
+        if now_and_then(data, 5, "anywhere"):
+            places = sorted(game_map.sea)
+        zone = data.draw(st.sampled_from(places), label="zone")
+        units = [(data.draw(st.sampled_from(foes), label="enemy"), "submarine" if zone in trade else "cruiser")]
+        units += data.draw(
+            st.lists(st.tuples(st.sampled_from(foes), st.sampled_from(RAIDERS)), max_size=3), label="enemies"
+        )
+        units += data.draw(
+            st.lists(st.tuples(st.sampled_from(friends), st.sampled_from(SHIPS)), max_size=3), label="allies"
+        )
+        if now_and_then(data, 3, "carrier"):
+            side = data.draw(st.sampled_from([friends, foes]), label="whose carrier")
+            units.append((data.draw(st.sampled_from(side), label="carrier"), "aircraft_carrier"))
+            units += data.draw(st.lists(st.tuples(st.sampled_from(side), st.sampled_from(AIR)), min_size=1, max_size=2))
+        neutral = sorted(board.neutral)
+        if neutral and now_and_then(data, 4, "a neutral there"):
+            units.append((data.draw(st.sampled_from(neutral), label="neutral"), data.draw(st.sampled_from(SHIPS))))
+        added = [f"{n}:{t}:{zone}" for n, t in units]
+        seas = sorted(z for z in game_map.adjacency[zone] if game_map.is_sea(z))
+        if data.draw(st.booleans(), label="submarines next door") and seas:
+            beside = data.draw(st.sampled_from(seas), label="next door")
+            added += [f"{nation}:submarine:{beside}"] * data.draw(st.integers(1, 2), label="how many")
+        coast = sorted(z for z in game_map.adjacency[zone] if board.owners.get(z) in friends)
+        if coast and now_and_then(data, 3, "aircraft nearby"):
+            airfield = data.draw(st.sampled_from(coast), label="airfield")
+            added.append(f"{board.owners[airfield]}:{data.draw(st.sampled_from(AIR))}:{airfield}")
+        return added
+
+    @precondition(lambda self: self.c.phase == "combat_movement" and not self.c.battles)
+    @rule(data=st.data())
+    def raid(self, data: st.DataObject) -> None:
+        """SM1, SM2: the phasing nation's submarines of one zone pass a hostile zone next door
+        on their way on (the enemy may search them there), then the interception played on."""
+        board = self.c.board()
+        nation = self.c.nation
+        game_map = self.c.scenario.game_map
+        subs = sorted(u for u, x in self.c.units.items() if x["nation"] == nation and x["type"] == "submarine")
+        routes = [
+            (here, through, beyond)
+            for here in sorted({self.c.units[u]["at"] for u in subs})
+            for through in sorted(game_map.adjacency[here])
+            if game_map.is_sea(through) and board.is_hostile_for(nation, through)
+            for beyond in sorted(game_map.adjacency[through])
+            if game_map.is_sea(beyond) and beyond != here
+        ]
+        if not routes:
+            return
+        here, through, beyond = data.draw(st.sampled_from(routes), label="route")
+        group = [u for u in subs if self.c.units[u]["at"] == here]
+        moving = data.draw(st.lists(st.sampled_from(group), unique=True, min_size=1), label="group")
+        self.act("move", {"units": moving, "path": [through, beyond]})
+        self.fight(data)
+
+    @precondition(lambda self: not self.c.battles)
+    @rule(data=st.data(), confirm=st.booleans())
+    def advance(self, data: st.DataObject, confirm: bool) -> None:
+        """T4 as in `Fidelity.advance`, and: a `next` refused for what the phase still requires
+        names a command that closes it, and that command is accepted."""
+        super().advance(data, confirm)
+        # `next`, the last action `advance` asks for, refused; a convoy battle declared on the
+        # way and left waiting is what `fight` plays on.
+        if self.refusal.startswith("T4") and not self.c.battles:
+            self.close_as_named(data)
+
+    def close_as_named(self, data: st.DataObject) -> None:
+        """T4: the command a refused `next` names ("to close it: tracker ..."), performed."""
+        assert "; to close it: tracker " in self.refusal, f"T4 names no command: {self.refusal}"
+        named = self.refusal.split("; to close it: ", 1)[1].split(" (and ", 1)[0]
+        name: str
+        inputs: dict[str, Any]
+        placing = re.fullmatch(r"tracker place (\S+)(?: --count (\d+))? --at ('.*')", named)
+        starting = re.fullmatch(r"tracker battle start --zone ('.*')", named)
+        passing = re.search(r"tracker convoy pass --by (.+)$", named)
+        if placing:
+            name, inputs = "place", {"unit_type": placing[1], "zone": ast.literal_eval(placing[3])}
+            inputs["count"] = int(placing[2] or 1)
+        elif named.endswith("tracker next --confirm-losses"):
+            name, inputs = "next", {"confirm_losses": True}
+        elif starting:
+            name, inputs = "battle start", {"zone": ast.literal_eval(starting[1])}
+        elif passing:
+            name, inputs = "convoy pass", {"by": passing[1]}
+        else:
+            raise AssertionError(f"T4 names a command this machine does not know: {named}")
+        refused_next = self.refusal
+        assert self.act(name, inputs, data) is not None, f"{refused_next}: but {named} is refused: {self.refusal}"
+        self.fight(data)
+
+    @precondition(lambda self: self.c.phase == "naval_combat" and not self.c.battles)
+    @rule(data=st.data())
+    def start_battle(self, data: st.DataObject) -> None:
+        """NC1 (a battle due first), AS1: where the phasing nation meets enemies (the world has
+        too many zones of its own for a zone drawn at random to hold one), a naval battle
+        where enemy surface ships are and ASW combat where only enemy submarines are, mostly,
+        then played on."""
+        due = [i["zone"] for i in self.c.pending() if i["kind"] == "naval_due"]
+        board = self.c.board()
+        nation = self.c.nation
+        mine = {x["at"] for x in self.c.units.values() if x["nation"] == nation}
+        contested = [
+            z
+            for z in sorted(mine)
+            if self.c.scenario.game_map.is_sea(z) and any(board.enemies(nation, u.nation) for u in board.units_at(z))
+        ]
+        zones = due or contested
+        if not zones:
+            return
+        zone = data.draw(st.sampled_from(zones), label="zone")
+        surface = any(
+            board.enemies(nation, u.nation) and not board.unit_type(u).is_submarine for u in board.units_at(zone)
+        )
+        fitting, other = ("battle start", "asw start") if surface else ("asw start", "battle start")
+        name = "battle start" if due else (other if now_and_then(data, 5, "the other kind") else fitting)
+        self.act(name, {"zone": zone, "auto": now_and_then(data, 5, "auto")}, data)
+        self.fight(data)
+
+    @precondition(lambda self: not self.c.battles)
+    @rule(data=st.data())
+    def change_hands(self, data: st.DataObject) -> None:
+        """AD1: a territory of the phasing nation's passes to a nation at war (a port lost with
+        units still to place, PU2; a landing place lost, F7: T4 must still close)."""
+        game_map = self.c.scenario.game_map
+        board = self.c.board()
+        own = sorted(t for t in game_map.land if board.owners.get(t) == self.c.nation)
+        if not own:
+            return
+        territory = data.draw(st.sampled_from(own), label="territory")
+        to = data.draw(st.sampled_from([n for n in WORLD_NATIONS if n not in board.neutral]), label="new owner")
+        self.act("adjust", {"reason": "the front moves", "owner": [f"{territory}={to}"]})
+
+    @rule(override=st.booleans(), agreed=st.sampled_from(WORLD_NATIONS))
+    def undo(self, override: bool, agreed: str) -> None:
+        super().undo(override, agreed)
+
+
+def test_the_state_a_command_leaves_is_the_state_the_log_rebuilds(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     Fidelity.examples = Fidelity.actions = 0
     Fidelity.starts = tmp_path
-    test = Fidelity.TestCase()
-    test.settings = settings(
-        max_examples=size(40, 200),
-        stateful_step_count=size(20, 40),
-        deadline=None,
-        derandomize=True,
-        suppress_health_check=list(HealthCheck),
+    run_state_machine_as_test(
+        Fidelity,
+        settings=settings(
+            max_examples=size(40, 200),
+            stateful_step_count=size(20, 40),
+            deadline=None,
+            # Derandomized, unless a run names its seed (`--hypothesis-seed=N`), which it then plays.
+            derandomize=request.config.getoption("--hypothesis-seed") is None,
+            suppress_health_check=list(HealthCheck),
+        ),
     )
-    test.runTest()
+
+
+def test_on_the_world_map_the_state_a_command_leaves_is_the_state_the_log_rebuilds(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The same on great-war-1914: battles with several nations a side, entries (F8), carriers."""
+    WorldFidelity.examples = WorldFidelity.actions = 0
+    WorldFidelity.starts = tmp_path
+    run_state_machine_as_test(
+        WorldFidelity,
+        settings=settings(
+            max_examples=size(80, 200),
+            stateful_step_count=size(20, 40),
+            deadline=None,
+            derandomize=request.config.getoption("--hypothesis-seed") is None,
+            suppress_health_check=list(HealthCheck),
+        ),
+    )

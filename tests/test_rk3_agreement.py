@@ -56,10 +56,13 @@ def test_rk3_a_plain_undo_of_an_unlocked_action_needs_no_agreement(tmp_path: Pat
 def test_rk3_a_ruleset_file_without_the_key_plays_the_rule_as_written(tmp_path: Path) -> None:
     source = tmp_path / "house.toml"
     text = Path(__file__).parent.parent.joinpath("domain", "data", "rulesets", "twtea-3e.toml").read_text()
-    source.write_text(text.replace("[record]\nevery_override_agreed = true\n", ""))
+    # The whole [record] table (its keys up to the blank line that ends it) left out.
+    start = text.index("[record]\n")
+    source.write_text(text[:start] + text[text.index("\n\n", start) + 2 :])
     assert "record" not in read_toml(source)
     ruleset, data = load_ruleset(str(source))
     assert ruleset.every_override_agreed and data["record"]["every_override_agreed"] is True
+    assert ruleset.undos_answer_nothing and data["record"]["undos_answer_nothing"] is True
 
 
 def test_rk3_a_log_recorded_before_the_key_imports_and_verifies(tmp_path: Path) -> None:

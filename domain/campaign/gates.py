@@ -152,9 +152,16 @@ class Gates(CampaignBase):
             item("naval_due", "NC1", [self.nation], {"holds": board.describe_zone(zone)}, zone)
         for nation, zones in self.convoy_attacks_open(board).items():
             item("convoy_open", "CV1", [nation], {}, zones[0], zones=zones, nation=nation)
-        for unit_type, count in sorted(self.unplaced.get(self.nation, {}).items()):
+        bought = sorted(self.unplaced.get(self.nation, {}).items())
+        places: dict[str, list[str]] = {}
+        if bought:
             board = self.board() if board is None else board
-            legal = economy.placement_zones(board, self.nation, unit_type)
+            places = {unit_type: economy.placement_zones(board, self.nation, unit_type) for unit_type, _ in bought}
+        # T4, PU2: the units that have a place first. `next --confirm-losses` gives up the units
+        # with none only once nothing else waits, so the command the first item names (what a
+        # refused `next` says closes the phase) is one that is accepted now.
+        for unit_type, count in sorted(bought, key=lambda b: (not places[b[0]], b[0])):
+            legal = places[unit_type]
             item(
                 "unplaced",
                 "PU2",

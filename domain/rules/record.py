@@ -71,12 +71,17 @@ def _kind(event: Any) -> str:
     return type(event).__name__
 
 
-def plan_undo(events: Sequence[Any], before: dict[str, Any], scenario: Scenario) -> UndoPlan:
+def plan_undo(
+    events: Sequence[Any], before: dict[str, Any], scenario: Scenario, undos_answer_nothing: bool = True
+) -> UndoPlan:
     """RK3: the live actions among `events` (every event from the first one undone to the last
-    recorded) and the locks on them. `before` is the game state just before the first event."""
+    recorded) and the locks on them. `before` is the game state just before the first event.
+    `undos_answer_nothing` (the ruleset's key): an undo is no answer of the side whose turn it
+    was recorded in; a campaign recorded before the key counted it as one."""
     position = (before["round"], before["nation"], before["phase"])
     battles = {str(k): (b["kind"], b["attacker"], b["defender"]) for k, b in before.get("battles", {}).items()}
     undone: set[int] = set()
+    undos: set[int] = set()  # the actions that are undos
     groups: dict[int, list[Any]] = {}
     positions: dict[int, tuple[int, str, str]] = {}
     for e in events:
@@ -85,6 +90,7 @@ def plan_undo(events: Sequence[Any], before: dict[str, Any], scenario: Scenario)
         if kind == UNDO:
             undone.update(range(e.undone_from, e.undone_to + 1))
             undone.update(range(e.action, version + 1))
+            undos.add(e.action)
             restored = e.restored
             position = (
                 restored.get("round", position[0]),
@@ -114,7 +120,11 @@ def plan_undo(events: Sequence[Any], before: dict[str, Any], scenario: Scenario)
         rolls = [e for e in evts if _kind(e) == "DiceRolled"]
         if rolls:
             next_roll = rolls[0]
-        first_of_side[scenario.side_of(nation)] = (nation, evts[0].originator_version)
+        if start not in undos or not undos_answer_nothing:
+            # An undo answers nothing (RK3 lists choices, searches, targets, screens): one recorded
+            # after `next` opened another side's turn is the phasing nation's, and taking the
+            # undone action's own turn back further must not need that side's agreement.
+            first_of_side[scenario.side_of(nation)] = (nation, evts[0].originator_version)
     locks.reverse()
     actions = tuple(PlannedAction(s, actors[s], tuple(groups[s])) for s in sorted(live))
     undone_rolls = tuple(
