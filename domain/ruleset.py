@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from domain.errors import DataFileError, InputError
-from domain.schema import Reader
+from domain.schema import Reader, control_character
 
 CATEGORIES = ("naval", "air")
 CLASSES = ("submarine", "escort", "capital", "transport", "air")
@@ -572,12 +572,26 @@ def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     recorded before the rule was amended and is refereed as then (`ruleset_from_recorded`), so
     the data says each: the rule as it stands unless the file says."""
     data, source = read_builtin_or_file("rulesets", name_or_path)
+    _one_line_texts(data, source)
     for key, (table, now, _) in AMENDED.items():
         # `record` is a table a file may leave out; the others it must have (checked when read).
         section = data.get(table, {} if table == "record" else None)
         if isinstance(section, dict) and key not in section:
             data = {**data, table: {**section, key: now}}
     return ruleset_from_dict(data, source), data
+
+
+def _one_line_texts(data: dict[str, Any], source: str) -> None:
+    """A new campaign's ruleset name and title are printed on one line (`units`, reports): a
+    control character (an escape sequence) would reach the terminal of whoever reads them. A
+    ruleset a campaign recorded is read as recorded."""
+    meta = data.get("ruleset")
+    for key in ("name", "title"):
+        value = meta.get(key) if isinstance(meta, dict) else None
+        bad = control_character(value) if isinstance(value, str) else None
+        if bad is not None:
+            problem = f"the {key} may not contain control characters such as {bad!r} (it is shown on one line)"
+            raise DataFileError(source, f"ruleset.{key}", problem)
 
 
 _recent: OrderedDict[int, tuple[dict[str, Any], Ruleset]] = OrderedDict()

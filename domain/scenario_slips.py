@@ -53,7 +53,18 @@ def check_new_campaign(
     _zone_names(scenario, source, report)
     _nation_names(data, scenario, source, report)
     _side_names(data, source, report)
+    _owners(scenario, source, report)
     _start_in_neutral_territory(scenario, placed, source, report)
+
+
+def _owners(scenario: Scenario, source: str, report: Report) -> None:
+    """A territory's owner is a nation: an empty name passed for "no owner" and failed at the
+    first check of who is whose enemy there (a campaign's `next` into collect_resources)."""
+    nations = ", ".join(scenario.nations)
+    for zone, owner in scenario.game_map.land.items():
+        if owner == "":
+            problem = f"is empty: a territory's owner is one of the nations ({nations})"
+            report(DataFileError(source, f"map.land.{zone}.owner", problem))
 
 
 def _texts(data: dict[str, Any], source: str, report: Report) -> None:

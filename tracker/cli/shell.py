@@ -105,6 +105,10 @@ class Session:
         if args[0] == "shell":
             click.echo("Error: already in a tracker shell", err=True)
             return 2
+        if args[0] == "serve" and "--help" not in args and "-h" not in args:
+            # A server runs until stopped: inside the shell it would hold the prompt for good.
+            click.echo("Error: tracker serve runs on its own, in another terminal, not in the shell", err=True)
+            return 2
         if args[0].split("=")[0] in self.STAYS:
             click.echo(f"Error: {self.STAYS_WHY}", err=True)
             return 2

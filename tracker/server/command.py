@@ -140,6 +140,23 @@ def check_address(host: str, port: int) -> None:
             raise InputError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
 
 
+def _check_public_url(url: str | None) -> None:
+    """--public-url (TRACKER_PUBLIC_URL) is the http(s) address every notification links
+    players to: refused at start, not found in the players' messages ("not a url/campaigns/...",
+    or a javascript: link)."""
+    if url is None:
+        return
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - read for its check: a port beyond 65535 raises ValueError
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or not url.isprintable():
+        raise InputError(f"--public-url must be an http:// or https:// address with a host, got {url[:200]!r}")
+
+
 def missing_extra(e: ImportError) -> InputError:
     return InputError(
         f"tracker serve needs the server extra ({e.name} is missing): pip install 'twtea-naval-tracker[server]', "
@@ -167,6 +184,7 @@ def build_app(
     # The options are checked before the application opens the database: making it moves the
     # seeds into the key store and may reveal one, which a refused start must not do.
     sender = senders(**smtp)
+    _check_public_url(public_url)
     app = create_app(db or DEFAULT_DB, keys=keys, reveal=reveal)
     app.state.delivery = DeliverySettings.from_env(public_url=public_url, sender=sender)
     logging.getLogger("tracker.server").info("Serving %s%s (API under /api)", app.state.service.tracker.safe_url, where)
