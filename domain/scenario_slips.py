@@ -53,16 +53,20 @@ def check_new_campaign(
     _zone_names(scenario, source, report)
     _nation_names(data, scenario, source, report)
     _side_names(data, source, report)
-    _owners(scenario, source, report)
+    _owners(data, scenario, source, report)
     _start_in_neutral_territory(scenario, placed, source, report)
 
 
-def _owners(scenario: Scenario, source: str, report: Report) -> None:
+def _owners(data: dict[str, Any], scenario: Scenario, source: str, report: Report) -> None:
     """A territory's owner is a nation: an empty name passed for "no owner" and failed at the
-    first check of who is whose enemy there (a campaign's `next` into collect_resources)."""
+    first check of who is whose enemy there (a campaign's `next` into collect_resources). A
+    missing owner is the loader's to report."""
+    land = data.get("map", {}).get("land") if isinstance(data.get("map"), dict) else None
+    if not isinstance(land, dict):
+        return
     nations = ", ".join(scenario.nations)
-    for zone, owner in scenario.game_map.land.items():
-        if owner == "":
+    for zone, table in land.items():
+        if isinstance(table, dict) and table.get("owner") == "":
             problem = f"is empty: a territory's owner is one of the nations ({nations})"
             report(DataFileError(source, f"map.land.{zone}.owner", problem))
 
