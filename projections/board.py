@@ -351,8 +351,11 @@ class BoardProjector:
                         f"event {seq} does not follow the projected event {seq - 1} (its previous hash "
                         "differs): the log was cut and rewritten, or edited",
                     )
-                agg = event.mutate(agg)
                 kind = kinds.get(event.__class__) or kind_of(event.__class__)
+                if kind.adjusted and agg is not None:
+                    # AD1: the owners before, for the nations a territory handed over names.
+                    f.owners_before = dict(agg.owners)
+                agg = event.mutate(agg)
                 if kind.plain:
                     round_, nation = agg.round, agg.nation
                     if round_ != last_round or nation != last_nation:

@@ -162,6 +162,7 @@ class _Kind:
         "plain",
         "index_rule",
         "named_in",
+        "adjusted",
     )
 
     def __init__(self, cls: type) -> None:
@@ -176,6 +177,8 @@ class _Kind:
         )
         self.battle = "battle" in fields
         self.unit = "unit" in fields
+        # AD1: an adjustment names its places in the parts it changes (`_adjusted_places`).
+        self.adjusted = name == "Adjusted"
         # Most events (asked actions, phases, collections) name no place but their nation, and
         # neither battle nor unit: their index row needs no sets of names.
         self.by_nation = not self.battle and not self.unit and self.places == (("nation", _NATION),)
@@ -226,6 +229,8 @@ class Followed:
     battle_zone: dict[int, str] = field(default_factory=dict)
     # National turn numbers by (round, nation), worked out once each.
     turns: dict[tuple[int, str], int] = field(default_factory=dict)
+    # AD1: the territory owners just before the adjustment being projected.
+    owners_before: dict[str, str] = field(default_factory=dict)
 
 
 def turn_of(f: Followed, agg: Any) -> int:
@@ -303,6 +308,8 @@ def _places(f: Followed, agg: Any, event: Any, data: dict[str, Any], kind: _Kind
                 zones = {f.battle_zone[battle]}
             else:
                 zones.add(f.battle_zone[battle])
+    if kind.adjusted:
+        zones, nations = _adjusted_places(f, data, zones or set(), nations or set())
     if kind.unit:
         unit = data.get("unit")
         if unit.__class__ is str:
@@ -314,6 +321,35 @@ def _places(f: Followed, agg: Any, event: Any, data: dict[str, Any], kind: _Kind
                 else:
                     nations.add(owner)
     return battle, "" if zones is None else _bars(zones), "" if nations is None else _bars(nations)
+
+
+def _adjusted_places(f: Followed, data: dict[str, Any], zones: set[str], nations: set[str]) -> tuple[Any, Any]:
+    """AD1: the zones and nations an adjustment changes, so that `log --zone` and `--nation`
+    find it: where units are added or removed and whose they are, the NTR changed, the
+    resources and technology of whom, the territories handed over with their old and new
+    owners, and the nations whose entry it brings forward (F8)."""
+    before = f.rows["unit"]
+    for u in data.get("added") or ():
+        zones.add(u["at"])
+        nations.add(u["nation"])
+    for uid in data.get("removed") or ():
+        row = before.get(uid)
+        if row is not None:
+            nations.add(row[1])
+            zones.add(row[2])
+    nations.update(data.get("resources") or {})
+    for n in data.get("ntr") or ():
+        zones.add(n["zone"])
+        nations.add(n["nation"])
+    for territory, owner in (data.get("owners") or {}).items():
+        zones.add(territory)
+        nations.add(owner)
+        if f.owners_before.get(territory):
+            nations.add(f.owners_before[territory])
+    for t in data.get("tech") or ():
+        nations.add(t["nation"])
+    nations.update(data.get("enter") or ())
+    return zones or None, nations or None
 
 
 # One name as the index stores it, made once per name: most events name one nation or zone.

@@ -27,9 +27,9 @@ from domain.errors import TrackerError
 
 NAME = "board"
 # Bumped whenever a view changes shape or what it holds (6: the wording of three summaries;
-# 7: what an interception or ASW combat leaves, BattleEnded): older views are dropped and
-# rebuilt from the log.
-SCHEMA = 7
+# 7: what an interception or ASW combat leaves, BattleEnded; 8: the zones and nations an
+# adjustment names): older views are dropped and rebuilt from the log.
+SCHEMA = 8
 # Adjustments (AD1) are the only events that change territory owners, and few: a partial index
 # of them lets the owners at any event be folded from them without scanning the whole index.
 ADJUSTED = "Adjusted"
