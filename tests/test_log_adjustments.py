@@ -54,3 +54,13 @@ def test_ad1_log_filters_find_an_adjustment_by_what_it_changes(db: str, where: l
 def test_ad1_an_adjustment_is_not_found_where_it_changes_nothing(db: str) -> None:
     result = CliRunner().invoke(cli, ["--db", db, "log", "--zone", "Skagerrak", "--kind", "Adjusted"])
     assert result.exit_code == 0 and "an agreed change" not in result.output
+
+
+def test_ad1_explain_names_the_territory_handed_over_and_how_a_unit_left(db: str) -> None:
+    """`explain` listed the units and resources an adjustment changed, but not the territory
+    it handed over, and called a unit it removed "sunk"."""
+    result = CliRunner().invoke(cli, ["--db", db, "explain", "5"])
+    assert result.exit_code == 0, result.output
+    assert "Changed: Flanders: held by Germany -> France" in result.output
+    assert "Changed: DE-SS3 removed by the adjustment from Heligoland Bight" in result.output
+    assert "sunk" not in result.output

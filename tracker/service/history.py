@@ -142,15 +142,24 @@ def event_at(t: Tracker, cid: UUID, seq: int) -> Any:
     return t.decode(stored[0])
 
 
-def board_changes(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -> list[str]:
-    """What an event changed on the board, as readable lines."""
+# How a unit leaves the board, by the kind of event that took it off (any other: a casualty).
+_GONE = {
+    "Adjusted": "removed by the adjustment",
+    "AircraftLost": "lost (no place to land)",
+    "ActionUndone": "taken back",
+}
+
+
+def board_changes(before: Mapping[str, Any] | None, after: Mapping[str, Any], kind: str = "") -> list[str]:
+    """What an event of `kind` changed on the board, as readable lines."""
+    gone = _GONE.get(kind, "sunk")
     lines: list[str] = []
     old_units = {u["id"]: u for u in (before or {"units": []})["units"]}
     new_units = {u["id"]: u for u in after["units"]}
     for uid in sorted(set(old_units) | set(new_units)):
         o, n = old_units.get(uid), new_units.get(uid)
         if o and not n:
-            lines.append(f"{uid} removed (sunk) from {o['at']}")
+            lines.append(f"{uid} {gone} from {o['at']}")
         elif n and not o:
             lines.append(f"{uid} appears in {n['at']}")
         elif o and n:
@@ -186,13 +195,18 @@ def explain(t: Tracker, cid: UUID, seq: int) -> Explanation:
     event = event_at(t, cid, seq)
     ruleset = t.load(cid).ruleset
     record = as_record(seq, event)
+    kind = type(event).__name__
     with t.views(cid) as v:
         found = log_records(t, cid, seq=seq, views=v)
         after = v.board_at(seq)
         before = v.board_at(seq - 1) if seq > 1 else None
+        changes = board_changes(before, after, kind)
+        if kind == "Adjusted" and event.owners:
+            # AD1: territory owners are no part of the board rows compared above.
+            held, _ = t.adjusted_at(v, seq - 1, t.load(cid, version=1).scenario)
+            changes += [f"{zone}: held by {held.get(zone)} -> {owner}" for zone, owner in sorted(event.owners.items())]
     index = found[0] if found else None
     rules = [r for r in {record["rule"], getattr(event, "rule", "")} if r]
-    kind = type(event).__name__
     dice: DiceExplained | None = None
     if kind == "DiceRolled":
         dice = _dice_explained(event, ruleset)
@@ -215,7 +229,7 @@ def explain(t: Tracker, cid: UUID, seq: int) -> Explanation:
         "rules": [{"id": r, "statement": statement(r, ruleset)} for r in ordered],
         "dice": dice,
         "choice": choice,
-        "changes": board_changes(before, after),
+        "changes": changes,
         "undone_by": index["undone_by"] if index else None,
         "hash": event.hash,
         "prev_hash": event.prev_hash,
