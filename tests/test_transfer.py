@@ -630,12 +630,14 @@ def test_a_cut_line_names_what_the_json_lacks_and_where(
     assert " at at " not in result.output
 
 
-def test_parse_rejects_an_unknown_format_version(export_file: Path) -> None:
+@pytest.mark.parametrize("version", [2, True, 1.5, "1"])
+def test_parse_rejects_an_unknown_format_version(export_file: Path, version: object) -> None:
+    """`true` among them: Python reads it as 1."""
     lines = lines_of(export_file)
     header = json.loads(lines[0])
-    header["version"] = 2
+    header["version"] = version
     data = "\n".join([json.dumps(header), *lines[1:]]).encode()
-    with pytest.raises(InputError, match="line 1: export format version 2 is not supported"):
+    with pytest.raises(InputError, match=f"line 1: export format version {version!r} is not supported"):
         parse_export(data, "future.jsonl")
 
 

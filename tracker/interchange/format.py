@@ -265,7 +265,8 @@ def parse_export(data: bytes | BinaryIO, source: str) -> ParsedExport:
     if header.get("format") != FORMAT:
         raise _bad(source, 1, f"not a campaign export (its header must have format {FORMAT!r})")
     version = header.get("version")
-    if version != FORMAT_VERSION:
+    # `true == 1` in Python: a version is a whole number, not a truth value.
+    if version != FORMAT_VERSION or isinstance(version, bool):
         raise _bad(
             source, 1, f"export format version {version!r} is not supported (this tracker reads {FORMAT_VERSION})"
         )
