@@ -9,6 +9,7 @@ re-refereed. A bad input is an InputError (exit 2) naming the action and the inp
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from domain.errors import InputError, RuleViolation
@@ -463,7 +464,12 @@ def _dice_switch(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Non
     c.switch_dice(i["mode"], i["reason"])
 
 
-@action("dice reveal")
+def _current_epoch(c: Campaign, i: dict[str, Any]) -> int:
+    """D3: the seed a reveal publishes is the current epoch's."""
+    return c.dice_epoch
+
+
+@action("dice reveal", depends=_current_epoch)
 def _dice_reveal(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> str:
     """Publish the current dice seed and commit to a fresh one (D3)."""
     seed = log.seed(c.dice_epoch)
@@ -476,3 +482,30 @@ def _dice_reveal(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> str
 def action_start(c: Campaign) -> int:
     """The version of the first event of the action running on `c` (what was asked)."""
     return int(c.__dict__.get("_action", c.version + 1))
+
+
+def _step_answered(c: Campaign, i: dict[str, Any]) -> Any:
+    """The step of the battle an action answers: which step it takes (whose choice, which
+    volley or roll, whose casualties by default) rests on it. Only the nations the action
+    answers for count among those the step waits for (the one named with --nation, or those
+    `deciding`): the other side answering its part of the same step changes nothing here."""
+    b = c.battles.get(str(i["battle"]))
+    if b is None:
+        return None
+    named = [i["nation"]] if i.get("nation") is not None else i.get("deciding")
+    if named is None:
+        return (b["step"], b["round"], tuple(b["waiting"]))
+    mine = set()
+    for given in named:
+        try:
+            mine.add(_n(c).nation(given))
+        except InputError:
+            mine.add(given)  # the action refuses the name itself
+    return (b["step"], b["round"], tuple(n for n in b["waiting"] if n in mine))
+
+
+# Every action on a battle means what it means at the step the battle waits for: two players
+# both answering one step (two `battle step`, two `convoy roll`) must not take two steps.
+for _name, _action in list(ACTIONS.items()):
+    if _action.depends is None and any(f.name == "battle" for f in _action.fields):
+        ACTIONS[_name] = replace(_action, depends=_step_answered)

@@ -39,7 +39,7 @@ from domain.dice import (
     commitment,
     new_seed,
 )
-from domain.errors import InputError
+from domain.errors import InputError, TrackerError
 from domain.scenario import Scenario
 from projections.board import BoardProjector
 from projections.schema import ADJUSTED, ensure_schema, event_index
@@ -47,7 +47,7 @@ from projections.views import BoardView, Views, stopped_at
 from tracker.service.describe import install_describer
 from tracker.service.new_campaign import prepare_campaign
 from tracker.service.passed_over import PassedOver, passed_over
-from tracker.service.performing import ConflictError, Performing
+from tracker.service.performing import ConflictError, Performing, UndoCancelled
 from tracker.storage.event_app import SNAPSHOT_INTERVAL, DamagedLogError, TrackerApplication, replay_checked
 from tracker.storage.recorder import LogDamaged, StaleCopy, TrackerRecorder
 from tracker.storage.store import Registry, database_url, read_only_copy, require_tracker_tables
@@ -229,7 +229,8 @@ class Tracker(Performing):
         """The campaign as last saved by this process, or loaded from its latest snapshot.
 
         No query checks the kept copy: if another writer recorded meanwhile, saving on it
-        conflicts with their version and the action runs again on a fresh load."""
+        conflicts with their version, and an action refused on it finds it behind the log
+        (see `execute`); either way the action runs again on a fresh load."""
         cached = self._working.pop(cid, None)
         return cached if cached is not None else self.load(cid)
 
@@ -355,21 +356,31 @@ class Tracker(Performing):
         for attempt in range(MAX_ATTEMPTS):
             # The working copy is taken out of the cache: if anything below fails it is simply
             # dropped, and the next action starts from the stored log again.
+            kept = cid in self._working
             campaign = self._working_copy(cid)
             if self.keyed is not None:
                 self.keyed.pending = None  # an earlier attempt's action is not this one's
             follows = (campaign.version, campaign.last_hash)
-            handoffs = self.handoffs.start(cid, campaign)
-            dice = self.dice_for(campaign, dice_values, reference, override, ask)
-            # However many aggregate commands the callback runs, they are one action. A failed
-            # one leaves this copy behind (it is not put back in the cache), so the aggregate
-            # keeps no copy to roll back to: that copy was a sixth of an action's CPU.
-            with one_action(campaign, rollback=False):
-                result = command(campaign, dice)
-            if isinstance(dice, ManualDice):
-                dice.check_all_used()
-            with one_action(campaign, rollback=False):
-                self.follow_up(campaign, dice)
+            try:
+                handoffs = self.handoffs.start(cid, campaign)
+                dice = self.dice_for(campaign, dice_values, reference, override, ask)
+                # However many aggregate commands the callback runs, they are one action. A
+                # failed one leaves this copy behind (it is not put back in the cache), so the
+                # aggregate keeps no copy to roll back to: that copy was a sixth of an action's CPU.
+                with one_action(campaign, rollback=False):
+                    result = command(campaign, dice)
+                if isinstance(dice, ManualDice):
+                    dice.check_all_used()
+                with one_action(campaign, rollback=False):
+                    self.follow_up(campaign, dice)
+            except TrackerError as refused:
+                # A refusal reaches no save, so no conflict tells that a kept copy was behind
+                # the log: asked here, on the refusal's path alone, so that an action is never
+                # refused on a state another writer moved past (a move "in the purchase phase"
+                # while the shell's prompt says combat_movement); it runs on the log instead.
+                if not kept or isinstance(refused, UndoCancelled) or self.recorder.last_version(cid) == follows[0]:
+                    raise
+                continue
             if not campaign.pending_events:
                 self._working[cid] = campaign
                 return result

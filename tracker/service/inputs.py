@@ -140,6 +140,10 @@ class Action:
     perform: Callable[[Campaign, DiceSource, dict[str, Any], Log], Any]
     rolls: bool = False
     doc: str = ""
+    # The part of the state the action's meaning rests on (which step of a battle it takes,
+    # which seed it reveals): after a conflict with another writer, the action is run again
+    # on the newer state only if that part is as the first attempt found it.
+    depends: Callable[[Campaign, dict[str, Any]], Any] | None = None
 
     def describe(self) -> ActionDescribed:
         """The action and its inputs as JSON (for an API listing what can be asked)."""
@@ -162,12 +166,18 @@ class Action:
 ACTIONS: dict[str, Action] = {}
 
 
-def action(name: str, *fields: Field, rolls: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register `perform(campaign, dice, inputs, log)` as the action `name`."""
+def action(
+    name: str,
+    *fields: Field,
+    rolls: bool = False,
+    depends: Callable[[Campaign, dict[str, Any]], Any] | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register `perform(campaign, dice, inputs, log)` as the action `name`; `depends`, the
+    part of the state its meaning rests on (see `Action.depends`)."""
 
     def register(perform: Callable[..., Any]) -> Callable[..., Any]:
         all_fields = fields + (DICE_FIELDS if rolls else ())
-        ACTIONS[name] = Action(name, all_fields, perform, rolls, (perform.__doc__ or "").strip())
+        ACTIONS[name] = Action(name, all_fields, perform, rolls, (perform.__doc__ or "").strip(), depends)
         return perform
 
     return register

@@ -5,6 +5,7 @@ when another writer came first."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -97,6 +98,10 @@ class Performing:
         # What the user saw: given, or for an action whose meaning depends on it (undo, redo,
         # next), the state the first attempt ran on; a retry after a conflict is then refused.
         saw: list[int] = [] if seen is None else [seen]
+        # What the action's meaning rests on (a battle's step, the seed epoch) as its first
+        # attempt found it, with that attempt's version: a retry on a state where it changed
+        # would do something else than was asked (a second step of the battle), so it is refused.
+        found: list[tuple[int, Any]] = []
 
         # A request with an idempotency key writes it with the first action it records.
         keyed = self.keyed if self.keyed is not None and self.keyed.open else None
@@ -110,6 +115,12 @@ class Performing:
                 saw.append(start)
             if saw and saw[0] != start:
                 self._refuse_stale(cid, saw[0], start)
+            if action.depends is not None:
+                now = copy.deepcopy(action.depends(campaign, clean))
+                if not found:
+                    found.append((start, now))
+                elif found[0][1] != now:
+                    self._refuse_stale(cid, found[0][0], start)
             done = self.record_action(campaign, dice, name, clean, saw[0] if saw else start, player, nation, confirm)
             if keyed is not None:
                 keyed.pending = done
