@@ -63,3 +63,19 @@ def test_serve_typed_in_the_shell_is_refused_rather_than_holding_the_prompt(tmp_
         assert Session(cli, obj).dispatch("serve --port 8000") == 2
     finally:
         obj.close()
+
+
+def test_serve_refuses_a_sender_address_an_smtp_server_would_refuse(tmp_path: Path) -> None:
+    pytest.importorskip("uvicorn", reason="the server extra is not installed")
+    args = ["--db", str(tmp_path / "c.db"), "serve", "--port", "1", "--smtp-host", "localhost"]
+    said = run(*args, "--smtp-from", "nobody", code=2)
+    assert "--smtp-from must be one e-mail address, e.g. tracker@league.example, got 'nobody'" in said
+
+
+def test_serve_on_port_0_names_the_port_it_listens_on() -> None:
+    """`--port 0` asks the system for a free port: the log line "Serving ... on
+    http://127.0.0.1:0/" named none a player could reach."""
+    from tracker.server.command import check_address
+
+    port = check_address("127.0.0.1", 0)
+    assert 1024 <= port <= 65535

@@ -98,7 +98,7 @@ def serve(ctx: Context, /, serve_db: str | None, host: str, port: int, **options
         import uvicorn
     except ImportError as e:
         raise missing_extra(e) from None
-    check_address(host, port)
+    port = check_address(host, port)
     app = build_app(serve_db or ctx.db, f" on http://{host}:{port}/", **options)
     config = uvicorn.Config(
         app, host=host, port=port, log_level=options["log_level"], server_header=False, log_config=None,
@@ -121,10 +121,12 @@ def closing(server: type[Any]) -> type[Any]:
     return Closing
 
 
-def check_address(host: str, port: int) -> None:
+def check_address(host: str, port: int) -> int:
     """One line naming the address when the server could not listen there (a port another
     process holds, a host that is not this machine's), before the server opens the database:
-    starting changes it (seeds moved to the key store), which a server that never ran must not."""
+    starting changes it (seeds moved to the key store), which a server that never ran must not.
+    Returns the port: for --port 0, the free one the system gave the probe (so that the log
+    names the address the server listens on, not port 0)."""
     import socket
 
     try:
@@ -138,6 +140,7 @@ def check_address(host: str, port: int) -> None:
             probe.bind(address)
         except OSError as e:
             raise InputError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+        return int(probe.getsockname()[1])
 
 
 def _check_public_url(url: str | None) -> None:
@@ -222,6 +225,13 @@ def senders(
         return Senders()
     if not smtp_from:
         raise click.UsageError("--smtp-host needs --smtp-from ADDRESS (the notifications' sender)")
+    from tracker.cli.commands.notify import is_address
+
+    if not is_address(smtp_from):
+        # The SMTP server refuses it at the first message, in the delivery log, not at start.
+        raise click.UsageError(
+            f"--smtp-from must be one e-mail address, e.g. tracker@league.example, got {smtp_from[:200]!r}"
+        )
     settings = SmtpSettings(
         smtp_host, smtp_port, smtp_from, smtp_starttls, smtp_user, os.environ.get("TRACKER_SMTP_PASSWORD")
     )

@@ -159,7 +159,7 @@ def notify_add(
     if kind == "email":
         if player is None:
             raise InputError("an e-mail channel is a player's: give --player NAME")
-        if not _is_address(target):
+        if not is_address(target):
             raise InputError("an e-mail channel needs one address, e.g. anna@example.org")
         fmt = "email"
     else:
@@ -192,7 +192,7 @@ def notify_add(
         )
 
 
-def _is_address(target: str) -> bool:
+def is_address(target: str) -> bool:
     """One e-mail address: a name and a domain around one @, nothing that would make it several
     (a comma, angle brackets) or break a mail header (spaces, line breaks, control characters)."""
     name, at, domain = target.partition("@")
