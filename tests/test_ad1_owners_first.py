@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from domain.errors import RuleViolation
 from domain.rules.economy import Adjustment
 from tests.test_pu2_f8_amended import NORTH_SEA, before_the_key, campaign, imported, refused, run, to
 from tracker.service.application import Tracker
