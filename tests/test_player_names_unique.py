@@ -31,3 +31,23 @@ def test_pl1_a_campaign_player_and_a_league_player_may_not_share_a_name(tmp_path
     run("--campaign", "a", "players", "revoke", "anna")
     run("players", "add", "anna", "--spectator", "--league")
     assert "rita" not in run("--campaign", "a", "players", "list")
+
+
+def test_pl1_a_player_is_found_however_the_accents_of_the_name_are_typed(tmp_path: Path) -> None:
+    """A name is stored in one Unicode form ('ü' one character); typed with a combining accent
+    (as some systems send it), `notify add --player`, `players revoke` and `inbox --player`
+    did not find it ("no player 'Jürgen'")."""
+    runner = CliRunner()
+    base = ["--db", str(tmp_path / "c.db")]
+
+    def run(*args: str, code: int = 0) -> str:
+        result = runner.invoke(cli, [*base, *args])
+        assert result.exit_code == code, result.output
+        return result.output
+
+    run("new", "a", "--scenario", "north-sea-1914")
+    run("--campaign", "a", "players", "add", "J\u00fcrgen", "--nations", "Germany")
+    typed = "Ju\u0308rgen"
+    assert "a · round 1 · Germany · research" in run("inbox", "--player", typed)
+    run("--campaign", "a", "notify", "add", "email", "j@example.org", "--player", typed)
+    run("--campaign", "a", "players", "revoke", typed)

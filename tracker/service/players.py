@@ -246,6 +246,7 @@ class Players:
         ]
 
     def revoke(self, campaign_id: str, name: str) -> None:
+        name = unicodedata.normalize("NFC", name.strip())  # as `check_player_name` stores it
         with self.engine.begin() as conn:
             done = conn.execute(
                 update(players_table)
@@ -410,7 +411,9 @@ class Players:
             )
 
     def player(self, campaign_id: str, name: str) -> Player | None:
-        """A player with a live token, by name."""
+        """A player with a live token, by name (typed with combining accents or not: names are
+        stored in one Unicode form, `check_player_name`)."""
+        name = unicodedata.normalize("NFC", name.strip())
         with self.engine.connect() as conn:
             row = conn.execute(
                 select(players_table).where(
