@@ -10,23 +10,21 @@ canonical names. Unit lists accept commas and spaces alike.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 
 from domain.campaign import Campaign
 from domain.errors import InputError
 from domain.ruleset import Ruleset
 from domain.scenario import Scenario
+from domain.scenario_slips import fold_name
 
-_FOLD = re.compile(r"[\s_\-]+")
 _UNIT_SEPARATORS = re.compile(r"[,\s]+")
 
-
-def fold(text: str) -> str:
-    """The key names are compared by: case, runs of spaces, '-' and '_' do not count, nor the
-    Unicode form ('è' typed as one character or as 'e' and a combining accent, as some
-    keyboards and systems send it; a full-width 'Ａ' from an input method is 'A')."""
-    return unicodedata.normalize("NFKC", _FOLD.sub(" ", unicodedata.normalize("NFKC", text).strip()).casefold())
+# The key names are compared by: case, runs of spaces, '-' and '_' do not count, nor the
+# Unicode form ('è' typed as one character or as 'e' and a combining accent, as some keyboards
+# and systems send it; a full-width 'Ａ' from an input method is 'A'). One function with the
+# scenario check's, which refuses two names of a board that fold alike.
+fold = fold_name
 
 
 def split_units(texts: str | Iterable[str] | None) -> list[str] | None:
