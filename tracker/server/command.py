@@ -147,16 +147,9 @@ def _check_public_url(url: str | None) -> None:
     """--public-url (TRACKER_PUBLIC_URL) is the http(s) address every notification links
     players to: refused at start, not found in the players' messages ("not a url/campaigns/...",
     or a javascript: link)."""
-    if url is None:
-        return
-    from urllib.parse import urlsplit
+    from tracker.service.notify import url_problem
 
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - read for its check: a port beyond 65535 raises ValueError
-    except ValueError:
-        parts = None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or not url.isprintable():
+    if url is not None and url_problem(url) is not None:
         raise InputError(f"--public-url must be an http:// or https:// address with a host, got {url[:200]!r}")
 
 
@@ -225,7 +218,7 @@ def senders(
         return Senders()
     if not smtp_from:
         raise click.UsageError("--smtp-host needs --smtp-from ADDRESS (the notifications' sender)")
-    from tracker.cli.commands.notify import is_address
+    from tracker.service.notify import is_address
 
     if not is_address(smtp_from):
         # The SMTP server refuses it at the first message, in the delivery log, not at start.

@@ -145,7 +145,7 @@ def notify_add(
     Example: tracker notify add webhook https://discord.com/api/webhooks/1/abc --format discord \\
     --player anna --mention "<@123>" --remind 12h
     """
-    from tracker.service.notify import mask
+    from tracker.service.notify import is_address, mask, url_problem
     from tracker.service.players import Forbidden, Players
 
     scope = _scope(ctx)
@@ -163,7 +163,7 @@ def notify_add(
             raise InputError("an e-mail channel needs one address, e.g. anna@example.org")
         fmt = "email"
     else:
-        problem = _webhook_problem(target)
+        problem = url_problem(target)
         if problem is not None:
             # Not quoted: a webhook's URL holds its secret (shown masked everywhere else).
             raise InputError(f"a webhook is an http:// or https:// URL: this one {problem}")
@@ -190,34 +190,6 @@ def notify_add(
             f"Messages are sent while `tracker serve` runs on this database; `tracker notify test {number}` "
             "sends one now."
         )
-
-
-def is_address(target: str) -> bool:
-    """One e-mail address: a name and a domain around one @, nothing that would make it several
-    (a comma, angle brackets) or break a mail header (spaces, line breaks, control characters)."""
-    name, at, domain = target.partition("@")
-    if not (name and at and domain) or "@" in domain:
-        return False
-    return target.isprintable() and not any(c in target for c in " <>,;")
-
-
-def _webhook_problem(target: str) -> str | None:
-    """Why `target` can never take a message (checked when added, not found at the first
-    delivery): not http(s), no host, a port out of range, spaces or control characters."""
-    from urllib.parse import urlsplit
-
-    if not target.startswith(("http://", "https://")):
-        return "has another scheme"
-    if not target.isprintable() or any(c.isspace() for c in target):
-        return "holds a space or a control character"
-    try:
-        parts = urlsplit(target)
-        parts.port  # noqa: B018 - read for its check: a port beyond 65535 raises ValueError
-    except ValueError as e:
-        return f"cannot be read ({e})"
-    if not parts.hostname:
-        return "names no host"
-    return None
 
 
 @notify.command(name="list")

@@ -40,7 +40,16 @@ from tracker.service.notify.messages import (
     webhook_body,
 )
 from tracker.service.notify.outbox import Channel, Due, Outbox, Sent, Try
-from tracker.service.notify.senders import HttpSender, Sender, Senders, SendFailed, SmtpSender, SmtpSettings
+from tracker.service.notify.senders import (
+    HttpSender,
+    Sender,
+    Senders,
+    SendFailed,
+    SmtpSender,
+    SmtpSettings,
+    is_address,
+    url_problem,
+)
 from tracker.service.notify.tables import (
     ADDED_CHANNEL_COLUMNS,
     FORMATS,
@@ -81,6 +90,8 @@ __all__ = [
     "Senders",
     "SmtpSender",
     "SmtpSettings",
+    "is_address",
+    "url_problem",
     "TakenBack",
     "approved",
     "attempts_table",

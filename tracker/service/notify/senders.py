@@ -224,3 +224,32 @@ class Senders:
                 raise SendFailed("no SMTP server: tracker serve --smtp-host")
             return self.email.send(channel, body)
         return self.webhook.send(channel, body)
+
+
+def is_address(target: str) -> bool:
+    """One e-mail address: a name and a domain around one @, nothing that would make it several
+    (a comma, angle brackets) or break a mail header (spaces, line breaks, control characters)."""
+    name, at, domain = target.partition("@")
+    if not (name and at and domain) or "@" in domain:
+        return False
+    return target.isprintable() and not any(c in target for c in " <>,;")
+
+
+def url_problem(target: str) -> str | None:
+    """Why `target` is no http(s) URL anyone could post to or follow (a webhook checked when it
+    is added, a server's public URL at start): another scheme, no host, a port out of range,
+    spaces or control characters; None when it is one."""
+    from urllib.parse import urlsplit
+
+    if not target.startswith(("http://", "https://")):
+        return "has another scheme"
+    if not target.isprintable() or any(c.isspace() for c in target):
+        return "holds a space or a control character"
+    try:
+        parts = urlsplit(target)
+        parts.port  # noqa: B018 - read for its check: a port beyond 65535 raises ValueError
+    except ValueError as e:
+        return f"cannot be read ({e})"
+    if not parts.hostname:
+        return "names no host"
+    return None
