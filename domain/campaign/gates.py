@@ -152,16 +152,7 @@ class Gates(CampaignBase):
             item("naval_due", "NC1", [self.nation], {"holds": board.describe_zone(zone)}, zone)
         for nation, zones in self.convoy_attacks_open(board).items():
             item("convoy_open", "CV1", [nation], {}, zones[0], zones=zones, nation=nation)
-        bought = sorted(self.unplaced.get(self.nation, {}).items())
-        places: dict[str, list[str]] = {}
-        if bought:
-            board = self.board() if board is None else board
-            places = {unit_type: economy.placement_zones(board, self.nation, unit_type) for unit_type, _ in bought}
-        # T4, PU2: the units that have a place first. `next --confirm-losses` gives up the units
-        # with none only once nothing else waits, so the command the first item names (what a
-        # refused `next` says closes the phase) is one that is accepted now.
-        for unit_type, count in sorted(bought, key=lambda b: (not places[b[0]], b[0])):
-            legal = places[unit_type]
+        for unit_type, count, legal in self._bought_with_places(board):
             item(
                 "unplaced",
                 "PU2",
@@ -177,6 +168,18 @@ class Gates(CampaignBase):
             if stranded:
                 item("air_landing", "F7", [self.nation], {}, units=stranded)
         return items
+
+    def _bought_with_places(self, board: Board | None) -> list[tuple[str, int, list[str]]]:
+        """PU2: the phasing nation's units bought this turn, (type, count, where it may place
+        them now), those with a place first (T4): `next --confirm-losses` gives up the units
+        with none only once nothing else waits, so the command the first item names (what a
+        refused `next` says closes the phase) is one that is accepted now."""
+        bought = self.unplaced.get(self.nation, {})
+        if not bought:
+            return []
+        board = self.board() if board is None else board
+        found = [(t, n, economy.placement_zones(board, self.nation, t)) for t, n in sorted(bought.items())]
+        return sorted(found, key=lambda b: (not b[2], b[0]))
 
     def optional_combats(self, board: Board | None = None) -> list[dict[str, Any]]:
         """NC1, AS1: what the phasing nation may start in its naval_combat phase but need not,
