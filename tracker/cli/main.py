@@ -377,6 +377,39 @@ class TrackerGroup(click.Group):
                 e.ctx = click.Context(self, info_name=info_name, parent=parent)
             raise one_line(e) from None
 
+    def _through_server(self, ctx: click.Context, server: str) -> Any:
+        """Run the command line on the server `--server` names (TRACKER_SERVER), but for what
+        the client does itself (`shell`'s loop, `wait`) and what is refused here."""
+        # A TRACKER_DB left in the environment for local work does not stand in the way.
+        if ctx.get_parameter_source("db") == click.core.ParameterSource.COMMANDLINE:
+            raise click.UsageError("--server runs commands on the server's database: leave out --db")
+        from tracker.cli.client import run_remote
+
+        # The command line after the global options, as typed.
+        rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
+        names = self.list_commands(ctx)
+        if rest[:1] and not rest[0].startswith("-") and rest[0] not in names:
+            # Said here, with the commands it is close to: the server would call a
+            # typo a command it does not run.
+            raise no_such_command(ctx, rest[0], names)
+        if rest[:1] and rest[0] in LOCAL_ONLY:
+            # Said here, not "cannot reach the server" (`serve` restarting the server a
+            # referee's TRACKER_SERVER names) or the server's refusal of a command it never runs.
+            given = ctx.get_parameter_source("server") == click.core.ParameterSource.COMMANDLINE
+            where = "leave out --server" if given else "unset TRACKER_SERVER for it"
+            # Bad usage of no one command (exit 2), said as it is: no command's help to name.
+            raise InputError(f"'{rest[0]}' runs on a database, not through a server: {where}")
+        if rest[:1] == ["shell"]:
+            # The shell's loop is the client's (each line runs on the server): the
+            # shell command itself, which knows --server.
+            return super().invoke(ctx)
+        if rest[:1] == ["wait"]:
+            # Waiting is the client's: no server thread is held for it.
+            from tracker.cli.remote_wait import wait_remote
+
+            ctx.exit(wait_remote(server, ctx.params.get("campaign"), rest[1:]))
+        ctx.exit(run_remote(server, ctx.params.get("campaign"), rest))
+
     def invoke(self, ctx: click.Context) -> Any:
         # The words after the global options, kept: click empties them as it runs the command.
         words = [*getattr(ctx, "_protected_args", []), *ctx.args]
@@ -391,35 +424,7 @@ class TrackerGroup(click.Group):
             check_utf8_args([*getattr(ctx, "_protected_args", []), *ctx.args])
             server = ctx.params.get("server")
             if server and not isinstance(ctx.obj, Context):
-                # A TRACKER_DB left in the environment for local work does not stand in the way.
-                if ctx.get_parameter_source("db") == click.core.ParameterSource.COMMANDLINE:
-                    raise click.UsageError("--server runs commands on the server's database: leave out --db")
-                from tracker.cli.client import run_remote
-
-                # The command line after the global options, as typed.
-                rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
-                names = self.list_commands(ctx)
-                if rest[:1] and not rest[0].startswith("-") and rest[0] not in names:
-                    # Said here, with the commands it is close to: the server would call a
-                    # typo a command it does not run.
-                    raise no_such_command(ctx, rest[0], names)
-                if rest[:1] and rest[0] in LOCAL_ONLY:
-                    # Said here, not "cannot reach the server" (`serve` restarting the server a
-                    # referee's TRACKER_SERVER names) or the server's refusal of a command it never runs.
-                    given = ctx.get_parameter_source("server") == click.core.ParameterSource.COMMANDLINE
-                    where = "leave out --server" if given else "unset TRACKER_SERVER for it"
-                    # Bad usage of no one command (exit 2), said as it is: no command's help to name.
-                    raise InputError(f"'{rest[0]}' runs on a database, not through a server: {where}")
-                if rest[:1] == ["shell"]:
-                    # The shell's loop is the client's (each line runs on the server): the
-                    # shell command itself, which knows --server.
-                    return super().invoke(ctx)
-                if rest[:1] == ["wait"]:
-                    # Waiting is the client's: no server thread is held for it.
-                    from tracker.cli.remote_wait import wait_remote
-
-                    ctx.exit(wait_remote(server, ctx.params.get("campaign"), rest[1:]))
-                ctx.exit(run_remote(server, ctx.params.get("campaign"), rest))
+                return self._through_server(ctx, server)
             return super().invoke(ctx)
         except TrackerError as e:
             _fail(str(e), e.exit_code)
