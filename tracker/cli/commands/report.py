@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterable
 from contextlib import nullcontext
 from functools import partial
+from typing import Any
 
 import click
 
@@ -113,7 +114,6 @@ def stats(ctx: Context, as_csv: bool, as_json: bool, output: str | None) -> None
     Example: tracker stats --csv -o stats.csv
     """
     from tracker.reports.report import STAT_FIELDS, stats_csv, stats_rows
-    from tracker.reports.text import tech_name
 
     if as_csv and as_json:
         raise click.UsageError("give --csv or --json, not both")
@@ -129,28 +129,50 @@ def stats(ctx: Context, as_csv: bool, as_json: bool, output: str | None) -> None
         rows_text = json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
         _write(ctx, rows_text, output, "the statistics (JSON)", "json", as_json=True)
         return
+    drawn, width = _stats_table(rows, [c for c in STAT_FIELDS if c in _STAT_LABELS] + tech_columns)
+    if output in (None, "-") and _wider_than_the_terminal(width):
+        # The terminal would wrap every line into the next: page it with long lines cut
+        # instead (less -S; the arrow keys scroll sideways), unless the player set LESS. Set
+        # for the pager alone: a shell's process goes on after this command.
+        chosen = "LESS" in os.environ
+        os.environ.setdefault("LESS", "-FRSX")
+        try:
+            click.echo_via_pager(drawn)
+        finally:
+            if not chosen:
+                del os.environ["LESS"]
+        return
+    _write(ctx, drawn, output, "the statistics table", "text")
+
+
+# The statistics table's column headings; technologies are named by `tech_name`.
+_STAT_LABELS = {
+    "turn": "Turn",
+    "round": "Round",
+    "turn_nation": "Phasing",
+    "nation": "Nation",
+    "balance": "Resources",
+    "ntr_at_sea": "NTR at sea",
+    "ntr_lost": "NTR lost (total)",
+    "units": "Units",
+    "damaged": "Damaged",
+    "fleet_cost": "Fleet cost",
+}
+
+
+def _stats_table(rows: list[dict[str, Any]], columns: list[str]) -> tuple[str, int]:
+    """`stats` as a table, drawn at its own width, and that width."""
     import io
 
     from rich.console import Console
     from rich.table import Table
 
+    from tracker.reports.text import tech_name
+
     table = Table(title="Figures at the end of each national turn", title_justify="left")
-    labels = {
-        "turn": "Turn",
-        "round": "Round",
-        "turn_nation": "Phasing",
-        "nation": "Nation",
-        "balance": "Resources",
-        "ntr_at_sea": "NTR at sea",
-        "ntr_lost": "NTR lost (total)",
-        "units": "Units",
-        "damaged": "Damaged",
-        "fleet_cost": "Fleet cost",
-    }
-    columns = [c for c in STAT_FIELDS if c in labels] + tech_columns
     for c in columns:
         text = c in ("turn_nation", "nation")
-        label = labels.get(c) or tech_name(c.removeprefix("tech_"))
+        label = _STAT_LABELS.get(c) or tech_name(c.removeprefix("tech_"))
         table.add_column(label, justify="left" if text else "right", no_wrap=text)
     for i, row in enumerate(rows):
         cells = [str(row[c]) for c in columns]
@@ -177,20 +199,7 @@ def stats(ctx: Context, as_csv: bool, as_json: bool, output: str | None) -> None
     out.print(table)
     if rows and not rows[-1]["complete"]:
         out.print("* the current turn, still being played: its figures so far.")
-    drawn = buffer.getvalue()
-    if output in (None, "-") and _wider_than_the_terminal(width):
-        # The terminal would wrap every line into the next: page it with long lines cut
-        # instead (less -S; the arrow keys scroll sideways), unless the player set LESS. Set
-        # for the pager alone: a shell's process goes on after this command.
-        chosen = "LESS" in os.environ
-        os.environ.setdefault("LESS", "-FRSX")
-        try:
-            click.echo_via_pager(drawn)
-        finally:
-            if not chosen:
-                del os.environ["LESS"]
-        return
-    _write(ctx, drawn, output, "the statistics table", "text")
+    return buffer.getvalue(), width
 
 
 def _wider_than_the_terminal(width: int) -> bool:
