@@ -1,5 +1,5 @@
-"""Helpers the test suites share: getting a campaign to the position a test needs, and a
-real `tracker serve` process on a free port."""
+"""Helpers the test suites share: getting a campaign to the position a test needs, the CLI
+on one database, and a real `tracker serve` process on a free port."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,6 +69,23 @@ class Server:
 
     def post(self, path: str, body: Any = None, token: str | None = None) -> tuple[int, Any]:
         return self.request("POST", path, body if body is not None else {}, token=token)
+
+
+def cli_on(db: str | Path) -> Callable[..., str]:
+    """The CLI on database `db`, as `run(*args, code=0)`: a command's output, its exit status
+    asserted."""
+    from click.testing import CliRunner
+
+    from tracker.cli.main import cli
+
+    runner = CliRunner()
+
+    def run(*args: str, code: int = 0) -> str:
+        result = runner.invoke(cli, ["--db", str(db), *args])
+        assert result.exit_code == code, result.output
+        return result.output
+
+    return run
 
 
 def free_port() -> int:

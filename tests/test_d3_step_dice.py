@@ -8,21 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from tracker.cli.main import cli
+from tests.support import cli_on
 
 ORDER = "DE-BB1, DE-BB2, DE-CA1, DE-DD1, DE-DD2, DE-SS1, DE-SS2, GB-CA1, GB-DD1, GB-DD2"
 
 
 def test_d3_too_few_dice_for_a_volley_say_the_steps_count_and_order(tmp_path: Path) -> None:
-    runner = CliRunner()
-    base = ["--db", str(tmp_path / "c.db")]
-
-    def run(*args: str, code: int = 0) -> str:
-        result = runner.invoke(cli, [*base, *args])
-        assert result.exit_code == code, result.output
-        return result.output
+    run = cli_on(tmp_path / "c.db")
 
     run("new", "a", "--scenario", "north-sea-1914", "--dice", "manual")
     run("next", "--to", "combat_movement")

@@ -6,19 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from tracker.cli.main import cli
+from tests.support import cli_on
 
 
 def test_pl1_a_campaign_player_and_a_league_player_may_not_share_a_name(tmp_path: Path) -> None:
-    runner = CliRunner()
-    base = ["--db", str(tmp_path / "c.db")]
-
-    def run(*args: str, code: int = 0) -> str:
-        result = runner.invoke(cli, [*base, *args])
-        assert result.exit_code == code, result.output
-        return result.output
+    run = cli_on(tmp_path / "c.db")
 
     run("players", "add", "rita", "--referee", "--league")
     run("new", "a", "--scenario", "north-sea-1914")
@@ -37,13 +29,7 @@ def test_pl1_a_player_is_found_however_the_accents_of_the_name_are_typed(tmp_pat
     """A name is stored in one Unicode form ('ü' one character); typed with a combining accent
     (as some systems send it), `notify add --player`, `players revoke` and `inbox --player`
     did not find it ("no player 'Jürgen'")."""
-    runner = CliRunner()
-    base = ["--db", str(tmp_path / "c.db")]
-
-    def run(*args: str, code: int = 0) -> str:
-        result = runner.invoke(cli, [*base, *args])
-        assert result.exit_code == code, result.output
-        return result.output
+    run = cli_on(tmp_path / "c.db")
 
     run("new", "a", "--scenario", "north-sea-1914")
     run("--campaign", "a", "players", "add", "J\u00fcrgen", "--nations", "Germany")

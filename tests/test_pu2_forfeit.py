@@ -10,13 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from click.testing import CliRunner
-
 from domain.campaign import Campaign
 from domain.errors import RuleViolation
 from domain.rules.economy import Adjustment
+from tests.support import cli_on
 from tests.test_referee_integrity import campaign, refused, to
-from tracker.cli.main import cli
 
 # Germany's territories on north-sea-1914 (Austria-Hungary holds none).
 LOST = {"Northern Germany": "Britain", "Flanders": "France"}
@@ -58,13 +56,7 @@ def test_pu2_t4_confirming_does_not_give_up_units_that_have_a_place() -> None:
 
 
 def test_pu2_t4_given_up_purchases_in_pending_log_report_undo_and_verify(tmp_path: Path) -> None:
-    runner = CliRunner()
-    base = ["--db", str(tmp_path / "c.db")]
-
-    def run(*args: str, code: int = 0) -> str:
-        result = runner.invoke(cli, [*base, *args])
-        assert result.exit_code == code, result.output
-        return result.output
+    run = cli_on(tmp_path / "c.db")
 
     run("new", "w", "--scenario", "north-sea-1914", "--dice", "auto")
     run("next", "--to", "purchase")
