@@ -1,0 +1,62 @@
+"""The rules amended after campaigns were recorded under them, and the ruleset key that says
+which reading a campaign is refereed by: a new campaign plays the rule as it stands, a
+campaign recorded before the key keeps the reading it was refereed by, so its log verifies
+(`domain.ruleset.load_ruleset`, `ruleset_from_recorded`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Rules amended after campaigns were recorded under them. Each key of a ruleset file, by name:
+# its table, the value it takes when a ruleset file leaves it out (the rule as it stands), and
+# the value it takes when a campaign's recorded ruleset leaves it out (recorded before the key
+# existed, so refereed as then; see `load_ruleset` and `ruleset_from_recorded`).
+AMENDED: dict[str, tuple[str, Any, Any]] = {
+    # HA7: "owner-order" (as amended: hits placed one at a time in the owner's order, the
+    # default the cheapest over every order) or "class-order" (as first written: each firing
+    # class's hits in the ruleset's placing order, the default the cheapest under that order).
+    "placement": ("hit_allocation", "owner-order", "class-order"),
+    # CV4 ("everywhere"): the order searchers named for a search roll their dice in: "pending"
+    # (as amended), the order `pending` lists them, by ID; "named" (as first refereed).
+    "search_order": ("dice", "pending", "named"),
+    # NC1: submarines moved in combat_movement among enemy surface ships make a naval battle
+    # due there, as any naval unit does; recorded before, they lay there without one.
+    "submarines_arriving_fight": ("naval_combat", True, False),
+    # NC1, AS1: a zone holding only enemy submarines calls for ASW combat, not a naval battle,
+    # unless the nation's own submarines stopped there to attack (SM5, NC6).
+    "submarines_alone_call_for_asw": ("naval_combat", True, False),
+    # F7, SM2: an air unit at sea that has not flown this turn takes part in a search or battle
+    # only aboard a carrier of its side with room; recorded before, one whose carrier was sunk
+    # fought and searched there.
+    "aircraft_need_a_carrier": ("naval_combat", True, False),
+    # F7, PU2: air units land on, are placed on and sit aboard any carrier of their side with
+    # room ("a friendly carrier"); recorded before, the nation's own carriers only.
+    "friendly_carriers": ("naval_combat", True, False),
+    # SM1: a ship (not a submarine) that entered a hostile zone this turn stays there; recorded
+    # before, a second move command took it on.
+    "ships_stopped_stay": ("naval_combat", True, False),
+    # PU1, PU2: a unit is bought only if the nation has somewhere to place it now (a unit
+    # bought with nowhere to go held placement open for good, T4); recorded before, any was.
+    "purchases_need_a_place": ("naval_combat", True, False),
+    # F8, AD1, F7: no unit but a neutral's own stands on its territory: an adjustment neither
+    # adds one there nor hands a neutral a territory holding one, and an air unit there must
+    # leave by the end of noncombat_movement; recorded before, only an enemy's territory counted.
+    "neutral_land_closed": ("naval_combat", True, False),
+    # F7, CV3: an air unit of a nation other than the phasing one joins a convoy battle with its
+    # whole range (it flies only in its own nation's turn); recorded before, what it flew in
+    # its own nation's last turn was taken off the range it had left.
+    "others_fly_afresh": ("naval_combat", True, False),
+    # AD1, F7: an adjustment's owner changes come first: an air unit it adds on a territory is
+    # checked against the territory's owner after the adjustment; recorded before, the owner
+    # before it.
+    "owners_change_first": ("naval_combat", True, False),
+    # RK3: every override undo needs a nation of the other side to agree, the undone actions
+    # locked or not; recorded before, only locked actions asked it.
+    "every_override_agreed": ("record", True, False),
+    # RK3: an undo is no answer of the other side (it answers no choice, search, target or
+    # screen); recorded before, an undo recorded after `next` opened the other side's turn
+    # locked the action before it as answered.
+    "undos_answer_nothing": ("record", True, False),
+}
+AS_IT_STANDS: dict[str, Any] = {key: now for key, (_, now, _) in AMENDED.items()}
+AS_RECORDED_BEFORE: dict[str, Any] = {key: before for key, (_, _, before) in AMENDED.items()}
