@@ -203,7 +203,7 @@ def explain(t: Tracker, cid: UUID, seq: int) -> Explanation:
         changes = board_changes(before, after, kind)
         if kind == "Adjusted" and event.owners:
             # AD1: territory owners are no part of the board rows compared above.
-            held, _ = t.adjusted_at(v, seq - 1, t.load(cid, version=1).scenario)
+            held = t.owners_at(v, seq - 1)
             changes += [f"{zone}: held by {held.get(zone)} -> {owner}" for zone, owner in sorted(event.owners.items())]
     index = found[0] if found else None
     rules = [r for r in {record["rule"], getattr(event, "rule", "")} if r]
