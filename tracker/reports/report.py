@@ -99,10 +99,9 @@ from projections.schema import event_index
 from projections.views import Views
 from tracker.reports.context import ReportContext
 from tracker.reports.stats import STAT_FIELDS, stats_csv, stats_rows
-from tracker.reports.turn_entry import file_turn, undo_entry
+from tracker.reports.turn_entry import file_turn, stays_note, undo_entry
 from tracker.service.application import Tracker
 from tracker.service.history import log_records
-from tracker.service.undo_log import stays_in_effect
 
 __all__ = [
     "FORMATS",
@@ -135,15 +134,10 @@ def _events_between(v: Views, first: int, last: int) -> list[dict[str, Any]]:
             "rule": r.rule or "",
             "summary": r.summary,
             # D5: what the undo took back but could not unmake, or None.
-            "stays": _stays(r.kind),
+            "stays": stays_note(r.kind),
         }
         for r in rows
     ]
-
-
-def _stays(kind: str) -> str | None:
-    stays = stays_in_effect(kind)
-    return None if stays is None else f"{stays[0]}, {stays[2]}"
 
 
 def _turn_records(t: Tracker, cid: UUID, v: Views, ctx: ReportContext, turn: int | None) -> list[dict[str, Any]]:

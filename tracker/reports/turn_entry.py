@@ -36,13 +36,20 @@ def _roll(r: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def stays_note(kind: str) -> str | None:
+    """D5: what an undo of an event of `kind` left in effect, with its rule ("the reveal stays
+    in effect, D5"), or None."""
+    stays = stays_in_effect(kind)
+    return None if stays is None else f"{stays[0]}, {stays[2]}"
+
+
 def _step(r: dict[str, Any]) -> dict[str, Any]:
     summary, undone_by = r["summary"], r["undone_by"]
-    stays = stays_in_effect(r["kind"]) if undone_by else None
+    stays = stays_note(r["kind"]) if undone_by else None
     if stays is not None:
         # D5: an undo took the event back yet it holds (a seed revealed stays public): said as
         # `log` says it, not struck through as if it were gone.
-        summary, undone_by = f"{summary} (undone by event {undone_by}, but {stays[0]}, {stays[2]})", None
+        summary, undone_by = f"{summary} (undone by event {undone_by}, but {stays})", None
     return {"seq": r["seq"], "kind": r["kind"], "rule": r["rule"], "summary": summary, "undone_by": undone_by}
 
 
