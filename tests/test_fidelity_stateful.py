@@ -683,37 +683,31 @@ class WorldFidelity(Fidelity):
         super().undo(override, agreed)
 
 
-def test_the_state_a_command_leaves_is_the_state_the_log_rebuilds(
-    tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    Fidelity.examples = Fidelity.actions = 0
-    Fidelity.starts = tmp_path
+def play(machine: type[Fidelity], games: int, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Run `machine` for `games` games (more and longer in the heavy run): derandomized,
+    unless a run names its seed (`--hypothesis-seed=N`), which it then plays."""
+    machine.examples = machine.actions = 0
+    machine.starts = tmp_path
     run_state_machine_as_test(
-        Fidelity,
+        machine,
         settings=settings(
-            max_examples=size(40, 200),
+            max_examples=size(games, 200),
             stateful_step_count=size(20, 40),
             deadline=None,
-            # Derandomized, unless a run names its seed (`--hypothesis-seed=N`), which it then plays.
             derandomize=request.config.getoption("--hypothesis-seed") is None,
             suppress_health_check=list(HealthCheck),
         ),
     )
+
+
+def test_the_state_a_command_leaves_is_the_state_the_log_rebuilds(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    play(Fidelity, 40, tmp_path, request)
 
 
 def test_on_the_world_map_the_state_a_command_leaves_is_the_state_the_log_rebuilds(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """The same on great-war-1914: battles with several nations a side, entries (F8), carriers."""
-    WorldFidelity.examples = WorldFidelity.actions = 0
-    WorldFidelity.starts = tmp_path
-    run_state_machine_as_test(
-        WorldFidelity,
-        settings=settings(
-            max_examples=size(80, 200),
-            stateful_step_count=size(20, 40),
-            deadline=None,
-            derandomize=request.config.getoption("--hypothesis-seed") is None,
-            suppress_health_check=list(HealthCheck),
-        ),
-    )
+    play(WorldFidelity, 80, tmp_path, request)
