@@ -26,6 +26,7 @@ from tracker.interchange.format import (
     Row,
     decode_row,
     event_topics,
+    plain_content,
     referee_events,
     ticking,
 )
@@ -106,6 +107,8 @@ def continue_campaign(
     _check_continues(source, name, header, since, local)
     rows = parsed.read_all()
     fork = _check_rows(source, header, rows, since, local)
+    held = [row for row in rows if row.seq <= end and (fork is None or row.seq < fork)]
+    _check_held(tracker, cid, source, held, local)
     if fork is not None:
         theirs_rows = [row for row in rows if row.seq >= fork]
         theirs = [*local[: fork - 1], *_decode_rows(tracker, cid, source, theirs_rows, progress)]
@@ -191,7 +194,8 @@ def _move_names(
 ) -> None:
     """One transaction: the old log registered as `archive` (its mark naming that name and
     its head, so `verify` knows the tracker gave it), the new log under `name` with its mark,
-    and the dice seeds the old log held given to the new one too (the same commitments)."""
+    the dice seeds the old log held given to the new one too (the same commitments), and the
+    campaign's players and notification channels moved to the new log (`_follow_name`)."""
     from sqlalchemy import select
 
     from tracker.storage.store import campaigns_table, imported_table, mark_imported, seeds_table
@@ -213,7 +217,18 @@ def _move_names(
         ).all()
         for epoch, seed in seeds:
             session.execute(seeds_table.insert().values(campaign_id=str(new), epoch=epoch, seed=seed))
+        _follow_name(session, old, new)
         recorder.insert_events(stored, session=session)
+
+
+def _follow_name(session: Any, old: UUID, new: UUID) -> None:
+    """The players and notification channels of the campaign the group plays go on with its
+    name: left on the archive, the hand-offs of the game going on would reach nobody."""
+    from tracker.service.notify import channels_table
+    from tracker.service.players import players_table, public_table
+
+    for table in (players_table, channels_table, public_table):
+        session.execute(table.update().where(table.c.campaign_id == str(old)).values(campaign_id=str(new)))
 
 
 def _check_continues(source: str, name: str, header: dict[str, Any], since: int, local: list[Any]) -> None:
@@ -266,6 +281,23 @@ def _check_rows(source: str, header: dict[str, Any], rows: list[Row], since: int
         if row.hash != local[row.seq - 1].hash:
             return row.seq
     return None
+
+
+def _check_held(tracker: Tracker, cid: UUID, source: str, held: list[Row], local: list[Any]) -> None:
+    """The file's events this copy holds already (`local`: its log, decoded) are in it as they
+    are here: a line edited by hand that kept its hash would otherwise pass for this copy's
+    event (`Nothing to import`)."""
+    # Each line says beside its state what the state says (as for new events) ...
+    decoded = _decode_rows(tracker, cid, source, held, None)
+    for row, theirs in zip(held, decoded, strict=True):
+        # ... and the state says what this copy's event says (its stored bytes may differ).
+        if plain_content(theirs) != plain_content(local[row.seq - 1]):
+            raise ImportRefused(
+                source,
+                row.line,
+                f"event {row.seq} ({row.kind}): the line is not event {row.seq} as held here, though its hash "
+                "is: the line was edited; nothing was imported",
+            )
 
 
 def _asked_at(events: list[Any], seq: int) -> Any | None:

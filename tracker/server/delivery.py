@@ -25,6 +25,8 @@ from tracker.service.notify import Backoff, Outbox, Sender, Senders, deliver, re
 log = logging.getLogger("tracker.delivery")
 # At most this many lines of summary in one e-mail: the attached export holds them all.
 SINCE_LINES = 60
+# Actions asked for no nation's turn of their own (see `last_acted`).
+NOBODYS = frozenset({"undo", "redo"})
 
 
 @dataclass(frozen=True)
@@ -55,10 +57,12 @@ def last_acted(tracker: Any, campaign_id: Any, nations: Sequence[str], version: 
     """The last event of the last action of `nations` up to event `version` (0: none yet): the
     one before the next action's record (ActionAsked, PL1), so what they did is not news."""
     # The record's own nation (the one the action was for), not the index's phasing nation.
+    # An undo or redo is nobody's turn: the phasing nation when it was asked is often the one
+    # the turn had just passed to, whose copy then lacks the events the undo took back.
     asked = [
         (r["seq"], (r.get("data") or {}).get("nation") or r["nation"])
         for r in log_records(tracker, campaign_id, kind="ActionAsked", asked=True, with_data=True)
-        if r["seq"] <= version
+        if r["seq"] <= version and (r.get("data") or {}).get("name") not in NOBODYS
     ]
     mine = [seq for seq, nation in asked if nation in nations]
     if not mine:

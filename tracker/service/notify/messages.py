@@ -150,6 +150,12 @@ def message_body(
     if row["kind"] != "email":
         return webhook_body(row["format"], text, payload, row["mention"])
     more = extras(row, payload) if extras is not None else {}
+    if more.get("attachment"):
+        # By file, the command that answers acts on the player's own copy: run on a copy without
+        # the attached events, it records a fork.
+        first, _, rest = text.partition("\n")
+        name = shlex.quote(more["attachment"][0])
+        text = f"{first}\nImport the attached file first: tracker import {name}" + (f"\n{rest}" if rest else "")
     body = email_body(text, payload, more.get("since", ()))
     if more.get("attachment"):
         body["attachment"] = more["attachment"]
