@@ -27,7 +27,9 @@ class NavalBattles(Referee):
         turn.require_turn(board, nation, ("naval_combat",), "a naval battle")
         self._require_no_procedure()
         attackers, defenders = combat.check_start(board, nation, zone, self.fought, self._committed)
-        combat.check_not_submarines_alone(board, zone, defenders, zone in self.attack_zones)
+        combat.check_not_submarines_alone(
+            board, nation, zone, defenders, zone in self.attack_zones, self.fought, self._committed
+        )
         number = self.battle_count + 1
         defender = interception.deciding_nation(board, defenders)
         self._record(

@@ -7,7 +7,7 @@ import shlex
 
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, require_each_once
-from domain.rules import targets
+from domain.rules import asw, targets
 from domain.rules.convoy import Roll
 from domain.rules.economy import takes_part_at_sea
 
@@ -61,10 +61,19 @@ def check_start(
     return attackers, defenders
 
 
-def check_not_submarines_alone(board: Board, zone: str, defenders: list[Unit], attacking: bool) -> None:
+def check_not_submarines_alone(
+    board: Board,
+    nation: str,
+    zone: str,
+    defenders: list[Unit],
+    attacking: bool,
+    fought: list[list[str]],
+    committed: frozenset[str] = frozenset(),
+) -> None:
     """NC1, AS1: a zone holding only enemy submarines calls for ASW combat, not a naval battle,
     unless the nation's submarines stopped there to attack (`attacking`, SM5: submarine against
-    submarine, NC6). A campaign recorded before the ruleset said so could start one."""
+    submarine, NC6). A campaign recorded before the ruleset said so could start one. The
+    refusal names `asw start` only where the nation may start it (AS1)."""
     if not board.ruleset.submarines_alone_call_for_asw or attacking:
         return
     if defenders and all(board.unit_type(u).is_submarine for u in defenders):
@@ -72,8 +81,21 @@ def check_not_submarines_alone(board: Board, zone: str, defenders: list[Unit], a
         raise RuleViolation(
             "NC1",
             f"{zone} holds only enemy submarines ({subs}): that calls for ASW combat (AS1), not a naval "
-            f"battle: tracker asw start --zone {shlex.quote(zone)}",
+            f"battle{_asw_way(board, nation, zone, fought, committed)}",
         )
+
+
+def _asw_way(board: Board, nation: str, zone: str, fought: list[list[str]], committed: frozenset[str]) -> str:
+    """AS1: the command that starts ASW combat in the zone, or why the nation cannot (a hint to
+    a command that would be refused in turn is no way forward)."""
+    if ["asw", zone] in fought:
+        return f", and {nation} has already fought ASW combat there this phase (AS1)"
+    if not asw.eligible_units(board, nation, zone, committed):
+        return (
+            f", and {nation} has nothing there that may start it (AS1: a destroyer or cruiser, or an air unit "
+            "that can search, flown there in combat_movement or aboard a carrier of its side)"
+        )
+    return f": tracker asw start --zone {shlex.quote(zone)}"
 
 
 def due_zones(

@@ -81,6 +81,20 @@ def shares_carriers(board: Board, nation: str, other: str) -> bool:
     return other == nation or (board.ruleset.friendly_carriers and board.allies(nation, other))
 
 
+def neutral_carriers(board: Board, nation: str, zone: str) -> str:
+    """F8: a note naming the carriers in the zone of a nation still neutral, which are nobody's
+    friendly carriers, for a refusal that counts none there; empty where there are none."""
+    ids = sorted(
+        u.id
+        for u in board.units_at(zone)
+        if u.nation != nation and u.nation in board.neutral and board.unit_type(u).carries
+    )
+    if not ids:
+        return ""
+    who = " and ".join(sorted({board.units[i].nation for i in ids}))
+    return f"; {', '.join(ids)} of {who}, neutral in round {board.round}, carry no other nation's aircraft (F8)"
+
+
 def carrier_room(board: Board, nation: str, zone: str) -> int:
     """F7: free places on the friendly carriers in a sea zone, for the nation's air units."""
     here = [u for u in board.units_at(zone) if shares_carriers(board, nation, u.nation)]
@@ -139,7 +153,8 @@ def check_placement(board: Board, nation: str, unit_type: str, zone: str, count:
     legal = placement_zones(board, nation, unit_type)
     if zone not in legal:
         where = ", ".join(legal) or "none"
-        raise RuleViolation("PU2", f"{nation} cannot place {unit_type} in {zone} (legal: {where})")
+        note = neutral_carriers(board, nation, zone) if board.ruleset.unit(unit_type).is_air else ""
+        raise RuleViolation("PU2", f"{nation} cannot place {unit_type} in {zone} (legal: {where}){note}")
     if board.ruleset.unit(unit_type).is_air and board.scenario.game_map.is_sea(zone):
         room = carrier_room(board, nation, zone)
         if count > room:

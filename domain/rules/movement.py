@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, require_each_once
-from domain.rules.economy import shares_carriers
+from domain.rules.economy import neutral_carriers, shares_carriers
 from domain.text import plural
 
 MOVE_PHASES = ("combat_movement", "noncombat_movement")
@@ -232,5 +232,5 @@ def _check_air_landing(board: Board, nation: str, units: list[Unit], destination
         raise RuleViolation(
             "F7",
             f"air units ending at sea need a carrier: {whose} carriers in {destination} "
-            f"hold {capacity}, {aboard} already aboard",
+            f"hold {capacity}, {aboard} already aboard{neutral_carriers(board, nation, destination)}",
         )
