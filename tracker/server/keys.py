@@ -22,24 +22,23 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, delete, inspect, select, text
 from sqlalchemy.engine import Connection, Engine, make_url
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from domain.dice import commitment
 from domain.errors import InputError
-from tracker.storage.store import Registry, database_url, seeds_table, served_table
+from tracker.storage.store import Registry, campaigns_table, database_url, seeds_table, served_table
 
 DEFAULT_KEYS = "tracker-keys.db"
 # The key of PostgreSQL's advisory lock held while a key store's table is made.
 PG_KEYS_LOCK = 0x74726B6B
+_SAME_DATABASE = "--keys must name another database than the campaigns' (D5: seeds never sit in the log database)"
 
 
 def key_store_url(keys: str | None, log_url: str) -> str:
     """The key store's URL: a URL as given, or a private SQLite file (made 0600 if new)."""
     keys = keys or DEFAULT_KEYS
     if _same_database(database_url(keys), log_url):
-        raise InputError(
-            "--keys must name another database than the campaigns' (D5: seeds never sit in the log database)"
-        )
+        raise InputError(_SAME_DATABASE)
     if "://" not in keys:
         path = Path(keys).expanduser()
         if not path.exists():
@@ -70,8 +69,7 @@ class KeyedRegistry(Registry):
 
     def __init__(self, engine: Engine, keys_url: str, commitments: Callable[[str], list[str]]) -> None:
         super().__init__(engine)
-        self.keys: Engine = create_engine(keys_url)
-        make_seeds_table(self.keys)
+        self.keys: Engine = open_key_store(keys_url)
         self._commitments = commitments
         # Named without its path: a refusal reaches players, and where the server keeps its
         # files is the operator's to know (they started it with --keys).
@@ -157,6 +155,37 @@ class KeyedRegistry(Registry):
 
     def close(self) -> None:
         self.keys.dispose()
+
+
+def open_key_store(keys_url: str) -> Engine:
+    """The key store's engine, its seeds table made; one line (InputError) for a store that
+    cannot be opened (a database that does not exist, a wrong password) or that holds a
+    campaign log."""
+    # Pre-pinged on PostgreSQL, as the campaign database's pool is (see `Datastore`): the
+    # server outlives a restart of the key store's database too.
+    keys = create_engine(keys_url, pool_pre_ping=keys_url.startswith("postgresql"))
+    try:
+        refuse_log_database(keys)
+        make_seeds_table(keys)
+    except SQLAlchemyError as e:
+        keys.dispose()
+        cause = getattr(e, "orig", None) or e
+        reason = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+        shown = keys.url.render_as_string(hide_password=True)
+        raise InputError(f"cannot open the key store {shown}: {reason}") from None
+    except InputError:
+        keys.dispose()
+        raise
+    return keys
+
+
+def refuse_log_database(keys: Engine) -> None:
+    """Refuse a key store that holds a campaign log: the campaigns' own database named another
+    way (`localhost` for `127.0.0.1`, the default port spelled out, a second link to the file),
+    which `key_store_url` cannot tell from its URL, or another league's."""
+    with keys.connect() as conn:
+        if inspect(conn).has_table(campaigns_table.name):
+            raise InputError(_SAME_DATABASE)
 
 
 def make_seeds_table(keys: Engine) -> None:

@@ -367,6 +367,11 @@ class Datastore:
                 self.access_lock = Semaphore()
             else:
                 self.write_lock = Semaphore()
+        elif url.startswith("postgresql"):
+            # A pooled connection outlives a restart of PostgreSQL (an upgrade, a failover):
+            # tested as it is taken from the pool, so that a long-running server's first
+            # requests afterwards are answered instead of failing on a dead connection.
+            engine_kwargs.setdefault("pool_pre_ping", True)
         self.engine: Engine = create_engine(url, echo=False, **engine_kwargs)
         self.is_sqlite_filedb = self.engine.dialect.name == "sqlite" and not self.is_sqlite_in_memory_db
         if self.is_sqlite_filedb:

@@ -93,11 +93,22 @@ def recorded(conn: Connection) -> str | None:
     """The revision the database records, None when it records none (no version table)."""
     try:
         return conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar()
-    except DBAPIError:
+    except DBAPIError as e:
+        if not _no_such_table(e):
+            # An account that may not read the table (say), is not a database without it:
+            # told as such, never as one needing an upgrade.
+            raise
         # No version table: a new database, or one made before versioned upgrades. A failed
         # statement leaves a PostgreSQL transaction unusable: start again.
         conn.rollback()
         return None
+
+
+def _no_such_table(error: DBAPIError) -> bool:
+    """Whether the statement failed for want of its table (PostgreSQL's undefined_table, 42P01;
+    SQLite's "no such table"), rather than for a lack of rights or a lost connection."""
+    cause = error.orig
+    return getattr(cause, "sqlstate", None) == "42P01" or "no such table" in str(cause)
 
 
 def ensure(engine: Engine) -> None:
