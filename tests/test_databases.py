@@ -261,6 +261,8 @@ def test_reading_a_postgresql_database_without_tracker_tables_says_so_and_create
     code, out = invoke(empty_pg, *args)
     assert code == 2, out
     assert out.startswith("Error: no campaign in postgresql+psycopg://") and "has no tracker tables" in out
+    # A league's database starts with its referee, not with a campaign.
+    assert "tracker players add NAME --referee --league" in out
     assert out.count("\n") == 1
     assert _pg_tables(empty_pg) == []
     # The commands that make a campaign still make the tables there.

@@ -45,7 +45,7 @@ def found_in_files(db: Path, seed: str) -> list[str]:
 
 
 def test_d5_first_serve_reveals_the_seed_the_campaign_database_held_and_commits_to_a_fresh_one(
-    tmp_path: Path,
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     from tracker.server.served import SERVER, ServedTracker
 
@@ -55,7 +55,10 @@ def test_d5_first_serve_reveals_the_seed_the_campaign_database_held_and_commits_
     [(epoch, old)] = seeds(db)
     assert epoch == 0
 
-    served = ServedTracker(str(db), keys=str(keys))
+    with caplog.at_level("INFO", logger="tracker.server"):
+        served = ServedTracker(str(db), keys=str(keys))
+    # Said in the server's log: a copy played by file must send these events on, or forks.
+    assert "Campaign 'autumn': the dice seed its database held is revealed in its log (D5, events 5-6)" in caplog.text
     try:
         cid = UUID(served.registry.lookup("autumn"))
         campaign = served.load(cid)

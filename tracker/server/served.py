@@ -7,6 +7,7 @@ neither the names on the server nor where its database is."""
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -425,6 +426,15 @@ class ServedTracker(Tracker):
                 # The version seen: another server process that revealed first makes this a
                 # refusal, never a second reveal of the fresh seed.
                 Tracker.perform(self, cid, "dice reveal", {}, seen=campaign.version, player=SERVER)
+                # Said, since starting a server changed the log: a copy played by file that
+                # started it must send these events on, or the next one acting elsewhere forks.
+                logging.getLogger("tracker.server").info(
+                    "Campaign %r: the dice seed its database held is revealed in its log (D5, events %d-%d); "
+                    "copies of it played by file need these events: send them an export",
+                    self.name_of(campaign),
+                    campaign.version + 1,
+                    self.load(cid).version,
+                )
             except TrackerError:
                 # Another server process revealed it first, or took the seed meanwhile: this
                 # campaign is tried again at the next start, and no other one waits for it.

@@ -176,7 +176,8 @@ def require_tracker_tables(url: str) -> None:
         shown = make_url(url).render_as_string(hide_password=True)
         raise InputError(
             f"no campaign in {shown} (it has no tracker tables): create one with `tracker new NAME --scenario S` "
-            "or `tracker import FILE`, or name another with --db"
+            "or `tracker import FILE`, start a league with `tracker players add NAME --referee --league`, "
+            "or name another with --db"
         )
 
 

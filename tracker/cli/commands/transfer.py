@@ -26,11 +26,12 @@ if TYPE_CHECKING:
 
 def dice_note(campaign: str) -> str:
     """What an imported auto campaign needs before its next roll: its secret seed stayed in the
-    source database, so the tracker cannot roll here, and typed dice are refused until the
-    group records a switch (D4)."""
+    source database (or its server's key store), so the tracker cannot roll here, and typed
+    dice are refused until the group records a switch (D4)."""
     return (
-        "The secret dice seed stays in the source database, so this copy cannot roll the campaign's auto "
-        "dice (D4): to go on with physical dice, record the switch first, "
+        "The secret dice seed stays where the campaign was exported from (its database, or its "
+        "server's key store), so this copy cannot roll the campaign's auto dice (D4): to go on with "
+        "physical dice, record the switch first, "
         f"`tracker --campaign {shlex.quote(campaign)} dice switch manual --reason TEXT`, "
         "then type each roll with --dice."
     )
