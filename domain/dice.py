@@ -103,6 +103,9 @@ class ManualDice:
         # Typed dice in an auto-dice campaign need an override (D4, RK3).
         self.override = override
         self.used = 0
+        # D3, CV4: what each roll took, in the order taken (first die, count, what for), for
+        # the refusal of dice left over; a roll a step gave back (`used` set back) is dropped.
+        self.taken: list[tuple[int, int, str]] = []
 
     def roll(self, roll_number: int, count: int, faces: int, what: str) -> Dice:
         remaining = self.values[self.used :]
@@ -121,12 +124,26 @@ class ManualDice:
         for v in taken:
             if not 1 <= v <= faces:
                 raise DiceError(f"D1: die value {v} for {what} is out of range 1..{faces}")
+        while self.taken and self.taken[-1][0] >= self.used:
+            self.taken.pop()
+        self.taken.append((self.used, count, what))
         self.used += count
         return Dice(tuple(taken), "manual", self.reference)
 
     def check_all_used(self) -> None:
         if self.used != len(self.values):
-            raise DiceError(f"D3: {len(self.values)} dice entered but the action rolled {self.used}")
+            raise DiceError(f"D3: {len(self.values)} dice entered but the action rolled {self.used}{self._taken()}")
+
+    def _taken(self) -> str:
+        """D3, CV4: which dice the action took for what, in the order taken (the order `tracker
+        pending` lists a step's dice), and the ones left over."""
+        taken = [t for t in self.taken if t[0] < self.used]
+        parts = [f"{', '.join(map(str, self.values[i : i + n]))} for {what}" for i, n, what in taken[:12]]
+        if len(taken) > 12:
+            parts.append(f"and {plural(len(taken) - 12, 'more roll')}")
+        order = " in the order `tracker pending` lists" if len(taken) > 1 else ""
+        used = f", taken{order}: {'; '.join(parts)}" if parts else ""
+        return f"{used}; left over: {', '.join(map(str, self.values[self.used :]))}"
 
 
 class PromptDice(ManualDice):

@@ -150,7 +150,7 @@ def cli_at_casualties(tmp_path: Path) -> str:
     out = run(db, "battle", "fire", "1", "--dice", "1,1,9,9")
     assert "waiting for Britain to choose casualties: Britain places 2 hits among GB-CA1, GB-SS3" in out
     # HA7: the default is named, not only said to be the cheapest.
-    assert "among GB-CA1, GB-SS3 (default: GB-CA1) (HA4-HA6 order; the default is the cheapest legal choice)" in out
+    assert "among GB-CA1, GB-SS3 (default: GB-CA1) (HA7, the owner's order: hits placed one at a time" in out
     return db
 
 

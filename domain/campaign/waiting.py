@@ -259,6 +259,8 @@ class Waiting(CampaignBase):
             # Each die is its unit's nation's (D3), an ally's too: a shared volley says who rolls which.
             facts["rollers"] = {die.unit: self.units[die.unit]["nation"] for die in first.dice}
         else:
+            # HA7: which reading places the hits (the owner's order, or each class's in turn).
+            facts["placement"] = self.ruleset.hit_placement
             facts["casualties"] = {}
             for decision in decisions:
                 side = "attacker" if decision.chooser == b["attacker"] else "defender"

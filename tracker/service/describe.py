@@ -34,8 +34,13 @@ def _convoy_step(f: Mapping[str, Any]) -> str:
     if step == "merchant_casualty":
         return f"to choose the submarine sunk by merchant defence among {', '.join(f['submarines'])}"
     if step == "search":
-        options = _units_at(f["searchers"])
-        return f"to choose which ships and aircraft search (eligible: {options or 'none'}; default: all)"
+        if not f["searchers"]:
+            # CV3: units that could search when the battle opened may have searched since (F7).
+            return (
+                "to choose which ships and aircraft search (eligible: none, so nobody searches: "
+                f"`tracker convoy search {f['battle']}` goes on to the convoy table)"
+            )
+        return f"to choose which ships and aircraft search (eligible: {_units_at(f['searchers'])}; default: all)"
     return (
         f"to roll the convoy table, 1D{f['faces']} for each taking-part submarine "
         f"in this order: {', '.join(f['submarines'])}"
@@ -50,6 +55,17 @@ def _shared_volley(order: list[str], rollers: Mapping[str, str], waiting: list[s
         return ""
     dice = [f"{n} rolls {', '.join(u for u in order if rollers.get(u, '') == n)}" for n in nations]
     return f" ({'; '.join(dice)})"
+
+
+def _placing(placement: str | None) -> str:
+    """HA7: how the hits of a casualties step are placed, under the campaign's reading of it."""
+    if placement == "owner-order":
+        return (
+            "HA7, the owner's order: hits placed one at a time in any order you like, each on the highest "
+            "tier its firer's rule (HA4-HA6, NC6) still finds, one with none left lost; the default is the "
+            "cheapest legal choice over every order"
+        )
+    return "HA4-HA6 order; the default is the cheapest legal choice"
 
 
 def _procedure_step(f: Mapping[str, Any]) -> str:
@@ -101,7 +117,7 @@ def _procedure_step(f: Mapping[str, Any]) -> str:
             + (f" (default: {', '.join(c['default'])})" if c.get("default") else "")
             for n, c in f["casualties"].items()
         ]
-        return f"to choose casualties: {'; '.join(parts)} (HA4-HA6 order; the default is the cheapest legal choice)"
+        return f"to choose casualties: {'; '.join(parts)} ({_placing(f.get('placement'))})"
     if step == "decide" and kind == "interception":
         retreat = f" or retreat to {f['back']}" if f["back"] else ""
         return f"to choose for {', '.join(f['detected'])}: fight on, submerge{retreat} (default: submerge)"
@@ -256,6 +272,8 @@ def command(item: Mapping[str, Any]) -> str | None:
         "opening_fire": f"tracker battle fire {n} [--dice V,...]",
     }
     found = table.get((kind, step)) or generic.get(step)
+    if (kind, step) == ("convoy", "search") and item.get("eligible") == []:
+        found = f"tracker convoy search {n}"  # CV3: no unit may search, no die is rolled
     dice = item.get("dice")
     if found is not None and isinstance(dice, Mapping) and dice.get("typed") is False:
         # D4: auto dice are rolled by the tracker; typing them takes an override, not a hint.

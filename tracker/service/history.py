@@ -207,6 +207,8 @@ def explain(t: Tracker, cid: UUID, seq: int) -> Explanation:
             changes += [f"{zone}: held by {held.get(zone)} -> {owner}" for zone, owner in sorted(event.owners.items())]
     index = found[0] if found else None
     rules = [r for r in {record["rule"], getattr(event, "rule", "")} if r]
+    if kind == "Adjusted" and event.enter:
+        rules.append("F8")  # AD1 brought a neutral nation's entry into the war forward
     dice: DiceExplained | None = None
     if kind == "DiceRolled":
         dice = _dice_explained(event, ruleset)
