@@ -73,6 +73,10 @@ def check_args(args: Any) -> list[str]:
             raise InputError("--max-positions cannot be given through a server: it keeps exact odds to its default")
         if a in REFUSED_OPTIONS or any(a.startswith(o + "=") for o in REFUSED_OPTIONS if o.startswith("--")):
             raise InputError(f"{a.split('=')[0]} cannot be given through a server: output goes to the terminal")
+    if args[0] == "verify" and "--all" in args:
+        # Every campaign of the server's database, one after another: an operator's check, run
+        # on the database's own machine, not a request holding a server's thread that long.
+        raise InputError("verify --all cannot be run through a server: verify each campaign with --campaign NAME")
     check_rulesets(args)
     return args
 

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import click
 
-from domain.errors import InputError
+from domain.errors import InputError, TrackerError
 from domain.rules.record import UndoPlan
 from domain.text import plural
 from projections.summary import rule_of, summary
@@ -417,9 +417,15 @@ def projections_rebuild(ctx: Context, as_json: bool) -> None:
 @click.option(
     "--projections", "check_views", is_flag=True, help="Also compare every view row with a rebuild of the log."
 )
+@click.option(
+    "--all",
+    "every",
+    is_flag=True,
+    help="Verify every campaign of the database, a line each (after a restore, say); exit 1 if any fails.",
+)
 @json_option
 @click.pass_obj
-def verify(ctx: Context, head_text: str | None, check_views: bool, as_json: bool) -> None:
+def verify(ctx: Context, head_text: str | None, check_views: bool, every: bool, as_json: bool) -> None:
     """Check the hash chain, re-derive every auto die whose seed is available, check every
     snapshot against the log, the dice seed against its commitment and rows beyond the last
     event; print the head (last event and hash) to post, or check one posted earlier.
@@ -428,6 +434,11 @@ def verify(ctx: Context, head_text: str | None, check_views: bool, as_json: bool
     """
     from tracker.service.verify import Head, verify_campaign
 
+    if every:
+        if head_text is not None:
+            raise click.UsageError("--head is one campaign's: give it with --campaign NAME, not with --all")
+        verify_every(ctx, check_views, as_json)
+        return
     head = Head.parse(head_text) if head_text is not None else None
     t = ctx.tracker
     cid = t.campaign_id(ctx.campaign)
@@ -470,4 +481,43 @@ def verify(ctx: Context, head_text: str | None, check_views: bool, as_json: bool
         if not as_json:
             for problem in [report.problem] if report.problem else report.dice_problems:
                 click.echo(f"FAILED: {problem}", err=True)
+        sys.exit(1)
+
+
+def verify_every(ctx: Context, check_views: bool, as_json: bool) -> None:
+    """`verify --all`: each campaign of the database checked as `verify` checks one, a line
+    each (or a JSON list of `verify --json`'s objects, each with its campaign's name). A
+    campaign that cannot be read at all is reported failed, and the others are checked still."""
+    from tracker.service.verify import verify_campaign
+
+    t = ctx.tracker
+    names = t.campaign_names()
+    results: list[dict[str, Any]] = []
+    failed = 0
+    for name in names:
+        try:
+            cid = t.campaign_id(name)
+            with progress(t.recorder.last_version(cid), f"Verifying {name}") as tick:
+                report = verify_campaign(t, cid, None, check_views, tick)
+            result: dict[str, Any] = {"campaign": name, **report.as_json()}
+        except TrackerError as e:
+            result = {"campaign": name, "ok": False, "problem": str(e)}
+        problem = result["problem"] or "; ".join(result.get("dice_problems", []))
+        failed += not result["ok"]
+        results.append(result)
+        if as_json:
+            continue
+        if result["ok"]:
+            head = result["head"]
+            echo_prose(f"{name}: OK, {plural(result['events'], 'event')}, head {head['seq']}:{head['hash']}")
+        else:
+            # On standard output with the others: the list is the command's answer.
+            click.echo(f"{name}: FAILED: {problem}")
+    if as_json:
+        emit_json(results)
+    elif not names:
+        click.echo("No campaigns to verify.")
+    else:
+        click.echo(f"{plural(len(names), 'campaign')} verified: {len(names) - failed} OK, {failed} failed.")
+    if failed:
         sys.exit(1)
