@@ -226,6 +226,8 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
         for b in sorted(campaign.battles.values(), key=lambda b: b["id"])
     ]
     nations = []
+    # F8: a neutral nation's side is the one it will join; the board says so, as `state` does.
+    neutral = set(board.get("neutral") or ())
     for nation in scenario.turn_order:
         units = [u for u in board["units"] if u["nation"] == nation]
         nations.append(
@@ -233,6 +235,7 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
                 "name": nation,
                 "code": scenario.nations[nation].code,
                 "side": scenario.nations[nation].side,
+                "neutral_until": scenario.nations[nation].entry_round if nation in neutral else None,
                 "units": len(units),
                 "damaged": sum(1 for u in units if u["damage"]),
                 "ntr": sum(board["ntr"].get(nation, {}).values()),
