@@ -543,6 +543,38 @@ def test_a_message_whose_action_was_undone_is_never_sent(db: str, fails: int) ->
     assert sender.sent == []
 
 
+def test_rk3_a_player_told_of_a_turn_an_undo_took_back_is_told_it_no_longer_waits_for_them(db: str) -> None:
+    """Britain's player was sent "it is now Britain's turn"; Germany undoes its `next`. Bert
+    is told that the game no longer waits for Britain (he would otherwise answer a move taken
+    back), and Germany's player that it is Germany's turn again."""
+    from tracker.server.delivery import DeliverySettings, Worker
+
+    with Tracker(db) as t:
+        cid = t.campaign_id("c1")
+        players = Players(t.engine)
+        players.add(str(cid), "anna", ["Germany"], referee=False)
+        players.add(str(cid), "bert", ["Britain"], referee=False)
+        outbox = Outbox(t.engine)
+        britain_next(t, cid)
+        bert = outbox.add(str(cid), "webhook", "http://127.0.0.1:9/bert", "json", "bert", None)
+        anna = outbox.add(str(cid), "webhook", "http://127.0.0.1:9/anna", "json", "anna", None)
+        t.perform(cid, "next", {})
+        sender = FakeSender()
+        worker = Worker(t.engine, DeliverySettings(sender=sender, backoff=QUICK))
+        try:
+            wait_for(lambda: worker.step() >= 0 and not due(outbox, cid))
+            assert [channel for channel, _ in sender.sent] == [bert]
+            t.perform(cid, "undo", {})
+            told = {r["channel_id"]: json.loads(r["payload"]) for r in due(outbox, cid)}
+        finally:
+            worker.close()
+    assert set(told) == {anna, bert}
+    assert told[bert]["relieved"] == ["Britain"] and "undone" in told[bert]["reasons"]
+    text = message_text(told[bert], next_command, None)
+    assert "An undo took back what was waited for from Britain: nothing now." in text
+    assert "It is now Germany's turn." in text
+
+
 # ----- the command line, and a real server -----
 
 

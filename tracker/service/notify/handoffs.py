@@ -22,7 +22,7 @@ class _Where(TypedDict):
     round: int
     phase: str
     nation: str
-    reasons: list[str]  # owed, turn, seed, override, approved
+    reasons: list[str]  # owed, turn, seed, override, approved, undone
     newly_owing: list[str]
     pending: list[dict[str, Any]]  # each `pending` item, cut to `ITEM_KEYS`
 
@@ -34,6 +34,10 @@ class HandoffPayload(_Where, total=False):
 
     # An override request (RK3) asked for or approved: see `override_requested` and `approved`.
     override: dict[str, Any]
+    # An undo: the nations waited for before it and for nothing after (see `handoff`), and the
+    # events it took back (first, last).
+    relieved: list[str]
+    undone: list[int]
 
 
 @dataclass(frozen=True)
@@ -89,9 +93,20 @@ def handoff(prior: Before, campaign: Any, events: Sequence[Any], name: str) -> H
         reasons.append("turn")
     if any(type(e).__name__ == "SeedRevealed" for e in events):
         reasons.append("seed")
+    # An undo that took back the action passing the game to someone: told they owed
+    # something, they are told that they no longer do (else they answer a move undone).
+    undo = next((e for e in events if type(e).__name__ == "ActionUndone"), None)
+    relieved = sorted(owing - {nation for nation, _ in owed(items)}) if undo is not None else []
+    if relieved:
+        reasons.append("undone")
     if not reasons:
         return None
-    return describe(campaign, name, items, reasons, newly)
+    payload = describe(campaign, name, items, reasons, newly)
+    if relieved:
+        assert undo is not None
+        payload["relieved"] = relieved
+        payload["undone"] = [undo.undone_from, undo.undone_to]
+    return payload
 
 
 # What a message keeps of each `pending` item: its words and what `next_command` reads (`dice`
@@ -161,13 +176,22 @@ def still_owed(payload: Mapping[str, Any], campaign: Any, nations: Sequence[str]
 
 
 def concerns(payload: Mapping[str, Any], nations: Sequence[str], player: str | None = None) -> bool:
-    """Whether a player of `nations` is told of this hand-off: they newly owe something, or the
-    turn passed to one of their nations, or (`player`) an override they asked for was approved."""
-    if set(payload["newly_owing"]) & set(nations):
+    """Whether a player of `nations` is told of this hand-off: they newly owe something, or owe
+    nothing since an undo (`relieved`), or the turn passed to one of their nations, or
+    (`player`) an override they asked for was approved."""
+    if set(payload["newly_owing"]) & set(nations) or set(payload.get("relieved", ())) & set(nations):
         return True
     if "approved" in payload["reasons"] and payload["override"]["requested_by"] == player:
         return True
     return "turn" in payload["reasons"] and payload["nation"] in nations
+
+
+def _only_relieved(payload: Mapping[str, Any], nations: Sequence[str], player: str | None) -> bool:
+    """Whether a player of `nations` is told of a hand-off only as relieved by an undo."""
+    if not set(payload.get("relieved", ())) & set(nations):
+        return False
+    rest = {**payload, "relieved": []}
+    return not concerns(rest, nations, player)
 
 
 # What a campaign's channels are, told in one row: how many, the highest id and the latest
@@ -253,12 +277,21 @@ class Handoffs:
         self, campaign_id: str, payload: Mapping[str, Any], channels: Sequence[Channel] | None = None
     ) -> list[Channel]:
         """The campaign's channels (or those given) told of a hand-off: the group's, and those
-        of the players it concerns."""
-        return [
-            c
-            for c in (self.channels(campaign_id) if channels is None else channels)
-            if c["player"] is None or concerns(payload, self.nations_of(campaign_id, c["player"]), c["player"])
-        ]
+        of the players it concerns. A player concerned only as relieved by an undo is told so
+        only where their channel was sent word of an action it took back: a message still
+        unsent is given up instead (`stale`), and its player never hears of either."""
+        told = []
+        for c in self.channels(campaign_id) if channels is None else channels:
+            if c["player"] is not None:
+                nations = self.nations_of(campaign_id, c["player"])
+                if not concerns(payload, nations, c["player"]):
+                    continue
+                if _only_relieved(payload, nations, c["player"]) and not self.outbox.delivered_between(
+                    c["id"], campaign_id, *payload["undone"]
+                ):
+                    continue
+            told.append(c)
+        return told
 
     def override_request(
         self, campaign_id: str, campaign: Any, request: Mapping[str, Any]

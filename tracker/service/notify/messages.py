@@ -28,6 +28,8 @@ def message_text(payload: Mapping[str, Any], command_for: CommandFor, public_url
         lines.append("The round's dice seed was revealed.")
     if "turn" in payload["reasons"]:
         lines.append(f"It is now {payload['nation']}'s turn.")
+    if payload.get("relieved"):
+        lines.append(f"An undo took back what was waited for from {', '.join(payload['relieved'])}: nothing now.")
     for item in payload["pending"]:
         who = ", ".join(item.get("waiting") or [])
         text = str(item["text"])

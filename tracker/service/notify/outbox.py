@@ -277,6 +277,19 @@ class Outbox:
         with self.engine.connect() as conn:
             return conn.execute(query.limit(1)).first() is not None
 
+    def delivered_between(self, channel_id: int, campaign_id: str, first: int, last: int) -> bool:
+        """Whether the channel was sent a hand-off of the campaign made by one of its events
+        `first` to `last` (an undo's range: what it told of is taken back)."""
+        query = select(outbox_table.c.id).where(
+            outbox_table.c.channel_id == channel_id,
+            outbox_table.c.campaign_id == campaign_id,
+            outbox_table.c.version >= first,
+            outbox_table.c.version <= last,
+            outbox_table.c.status == "delivered",
+        )
+        with self.engine.connect() as conn:
+            return conn.execute(query.limit(1)).first() is not None
+
     def superseded(self, row_id: int, why: str) -> bool:
         """Give up an undelivered row without sending it (status "superseded", `why` as its
         last error); False when it was no longer pending."""
