@@ -20,8 +20,8 @@ from click.testing import CliRunner
 
 from tests.support import Server, served
 from tests.test_viewer_browser import browser as browser  # noqa: F401  (the fixture)
+from tests.test_viewer_browser import demo as demo  # noqa: F401  (the demo campaign served, module-scoped)
 from tests.test_viewer_browser import sign_in, spectator, tracker, view_box, wait
-from tracker.cli.demo import run_demo
 from tracker.cli.main import cli
 from tracker.service.application import Tracker
 from tracker.service.players import Players
@@ -79,17 +79,6 @@ def test_a_page_read_without_its_script_does_not_say_it_is_connecting(tmp_path: 
 
 
 # ----- in the browser -----
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Server]]:
-    """The demo campaign (the learning board, with its battles) served, and a spectator's token."""
-    db = str(tmp_path_factory.mktemp("world") / "demo.db")
-    run_demo(db, lambda line: None)
-    token = spectator(db)
-    with served(db, workdir=tmp_path_factory.mktemp("served")) as server:
-        server.token = token  # type: ignore[attr-defined]
-        yield db, server
 
 
 PAGES = ("board", "board?turn=2", "log", "battles", "battles/1", "events/1", "charts", "zones/Heligoland%20Bight")
