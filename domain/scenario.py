@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import stat
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -177,6 +177,34 @@ def _position(r: Reader, report: Report) -> tuple[int, int] | None:
     return None if x is None or y is None else (x, y)
 
 
+def _meant(text: str, known: Collection[str]) -> str:
+    """`did_you_mean`, and for a name followed by '#' and more inside its quotes (a comment put
+    before the closing quote, where TOML keeps it as text), that name and why."""
+    before = text.partition("#")[0].strip()
+    if "#" in text and before in known:
+        return f" (did you mean {before!r}? a '#' inside the quotes is part of the text, not a comment)"
+    return did_you_mean(text, known)
+
+
+def _some_positions(top: Reader, names: list[str], sea_names: set[str], placing: set[str], report: Report) -> None:
+    """The error of a map where some zones have x and y and others not, at the first without:
+    naming the fewer of the two kinds, so that either can be made whole."""
+    lacking = [n for n in names if n not in placing]
+    where = f"map.{'sea' if lacking[0] in sea_names else 'land'}.{lacking[0]}"
+    have = f"({len(placing)} of {len(names)} have one)"
+    given = [n for n in names if n in placing]
+    fewer = f"given for {_some_of(given)}" if len(given) <= len(lacking) else f"missing for {_some_of(lacking)}"
+    # The way out a newcomer who typed a few by hand is looking for.
+    way = "give every zone x and y, or none, or let `tracker scenario map FILE --write-coordinates --force` compute"
+    problem = f"no x and y: once one zone has a map position, every zone needs one {have}: {fewer}; {way} them all"
+    report(top.fail(where, problem))
+
+
+def _some_of(names: list[str], most: int = 3) -> str:
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
+
+
 def _read_map(top: Reader, nations: dict[str, Any], report: Report) -> GameMap:
     m = _attempt(report, None, top.table, "map")
     if m is None:
@@ -206,12 +234,12 @@ def _read_map(top: Reader, nations: dict[str, Any], report: Report) -> GameMap:
             # An unknown or missing owner is reported; the territory stays land meanwhile.
             land[name] = _attempt(report, "", r.string, "owner")
             if land[name] and land[name] not in nations:
-                report(r.fail("owner", f"unknown nation {land[name]!r}{did_you_mean(land[name], nations)}"))
+                report(r.fail("owner", f"unknown nation {land[name]!r}{_meant(land[name], nations)}"))
             if r.has("port"):
                 marked[name] = _attempt(report, False, r.boolean, "port")
         for other in _attempt(report, list[str](), r.strings, "adjacent", default=[]):
             if other not in adjacency:
-                hint = did_you_mean(other, adjacency)
+                hint = _meant(other, adjacency)
                 report(r.fail("adjacent", f"unknown zone {other!r} in adjacency list{hint}"))
             elif other == name:
                 report(r.fail("adjacent", "a zone cannot be adjacent to itself"))
@@ -220,10 +248,7 @@ def _read_map(top: Reader, nations: dict[str, Any], report: Report) -> GameMap:
                 adjacency[other].add(name)
         _finish(r, report)
     if placing and len(placing) < len(names):
-        missing = next(n for n in names if n not in placing)
-        where = f"map.{'sea' if missing in sea_names else 'land'}.{missing}"
-        have = f"({len(placing)} of {len(names)} have one)"
-        report(top.fail(where, f"no x and y: once one zone has a map position, every zone needs one {have}"))
+        _some_positions(top, names, sea_names, placing, report)
     return GameMap(
         sea=frozenset(sea_names),
         land=land,
@@ -341,7 +366,9 @@ def _nations(
         nations[nname] = _nation(nname, r, side_of.get(nname, ""), ruleset, game_map, report)
     for nation in side_of:
         if nation not in nations:
-            report(top.fail("sides", f"nation {nation!r} has no [nations.{nation}] table"))
+            # At the side that names it, with the table it may have meant (a name spelt two ways).
+            problem = f"nation {nation!r} has no [nations.{nation}] table{did_you_mean(nation, nations)}"
+            report(top.fail(f"sides.{side_of[nation]}", problem))
     holders: dict[str, list[str]] = {}
     for n in nations.values():
         if n.code:
@@ -483,19 +510,19 @@ def _unit_group(
     count = _attempt(report, None, ur.integer, "count", 1, 1000, default=1)
     _finish(ur, report)
     if nation is not None and nation not in nations:
-        report(ur.fail("nation", f"unknown nation {nation!r}{did_you_mean(nation, nations)}"))
+        report(ur.fail("nation", f"unknown nation {nation!r}{_meant(nation, nations)}"))
         nation = None
     if unit_type is not None and unit_type not in ruleset.units:
         known = ", ".join(ruleset.units)
         report(
             ur.fail(
                 "type",
-                f"reference to unknown unit {unit_type!r}{did_you_mean(unit_type, ruleset.units)} (known: {known})",
+                f"reference to unknown unit {unit_type!r}{_meant(unit_type, ruleset.units)} (known: {known})",
             )
         )
         unit_type = None
     if at is not None and not game_map.knows(at):
-        report(ur.fail("at", f"unknown zone {at!r}{did_you_mean(at, game_map.adjacency)}"))
+        report(ur.fail("at", f"unknown zone {at!r}{_meant(at, game_map.adjacency)}"))
         at = None
     if nation is None or unit_type is None or at is None or count is None:
         return None

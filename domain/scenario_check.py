@@ -21,7 +21,7 @@ from domain.schema import SameNameTwice, control_character
 
 KeyPath = tuple[str | int, ...]
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-_TOML_ERROR_AT = re.compile(r"\s*\(at line (\d+), column \d+\)")
+_TOML_ERROR_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)")
 # A problem about one named thing quotes it ('Foo' or "Foo's"); a multi-line array is searched
 # for that name so the line shown is the element's own.
 _QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"")
@@ -287,15 +287,18 @@ def line_of(lines: dict[KeyPath, KeyLine], text_lines: list[str], path: KeyPath,
 # ----- the check -----
 
 
-def check_scenario(text: str, source: str, ruleset: str | None = None) -> ScenarioCheck:
+def check_scenario(text: str, source: str, ruleset: str | None = None, *, positions: bool = True) -> ScenarioCheck:
     """Every error the loader finds and every warning below, in the order of the file. `ruleset`
-    (a name or a file) replaces the one the scenario names, as `tracker new --ruleset` does."""
+    (a name or a file) replaces the one the scenario names, as `tracker new --ruleset` does.
+    Without `positions`, the zones' x and y are left unread (a layout is about to replace them)."""
     # A byte-order mark some editors write first: TOML has no place for it, nothing is lost.
     text = text.removeprefix("\ufeff")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         return ScenarioCheck(source, (_not_toml(text, str(e)),), None)
+    if not positions:
+        _drop_positions(data)
     if not data:
         # Nothing but blanks and comments: one finding, not one per missing table.
         empty = "no scenario in the file: it is empty (`tracker scenario new NAME` writes one to start from)"
@@ -327,6 +330,19 @@ def check_scenario(text: str, source: str, ruleset: str | None = None) -> Scenar
     return ScenarioCheck(source, tuple(order), scenario, rules, written)
 
 
+def _drop_positions(data: dict[str, Any]) -> None:
+    """`data` without any zone's x and y."""
+    game_map = data.get("map")
+    if not isinstance(game_map, dict):
+        return  # the loader reports it
+    for kind in ("sea", "land"):
+        tables = game_map.get(kind)
+        for table in tables.values() if isinstance(tables, dict) else ():
+            if isinstance(table, dict):
+                table.pop("x", None)
+                table.pop("y", None)
+
+
 def _not_toml(text: str, error: str) -> Finding:
     """TOML's refusal at its line, with the key path of that line: a key or table given twice
     names the line of the first; a line inside a value begun above (an array left unclosed)
@@ -352,11 +368,29 @@ def _not_toml(text: str, error: str) -> Finding:
     elif stray is not None and "Illegal character" not in message:
         # Invisible in an editor: say what TOML stumbled on.
         message = f"{message}: the line holds the control character {stray!r}, column {row.index(stray) + 1}"
+    elif message == "Invalid initial character for a key part" and at is not None and "{" in row:
+        message = f"{message}: {_inline_table_slip(row, int(at.group(2)))}"
     elif message == "Illegal character '\\n'":
         message = f"{message}: a string is still open at the end of the line: a closing quote is missing"
     elif message == "Invalid value" and _UNQUOTED.match(row):
         message = f'{message}: text needs quotes, as name = "North Sea"'
     return Finding("error", _key_name(path), f"not valid TOML ({message})", line)
+
+
+def _inline_table_slip(row: str, column: int) -> str:
+    """What TOML's "Invalid initial character for a key part" means inside `{ ... }`, by the
+    character it stopped at: written like an array, over lines, with a comment or a last comma."""
+    stopped = row[column - 1] if column <= len(row.rstrip("\r")) else "\n"
+    if stopped == "#":
+        return "a comment cannot go inside { ... }, written on one line: put the comment on the line above"
+    if stopped == "}":
+        return "no comma after the last entry of { ... }"
+    if stopped == "\n":
+        return (
+            "an inline table { ... } ends on the line it begins: close it with } on this line, "
+            "or write it as a [table] of its own"
+        )
+    return "inside { ... } each entry is a key = value, separated by commas"
 
 
 def _written(data: dict[str, Any]) -> Written:

@@ -34,6 +34,9 @@ MARGIN = 12
 CANVAS = 900.0
 # A map whose coordinates span more than this is drawn at their own scale (see `_scale`).
 FULL_SCALE_SPAN = 1500.0
+# The room a map needs per zone, in boxes (each with its gap): spread thinner than this, the
+# boxes are pushed apart so far that neighbours end up across the map.
+ROOM_PER_ZONE = 2.0
 LINE = 13
 CHAR_WIDTH = 6.1  # an average glyph of the 11px sans-serif the labels use, for line wrapping
 # A zone's name, bold, and its owner's code: their size, and a glyph's width at that size (a
@@ -118,7 +121,7 @@ def _laid_out(
         game_map = GameMap(sea=sea, land={}, adjacency=dict(zip(zones, map(frozenset, edges), strict=True)))
         raw = {z: (float(x), float(y)) for z, (x, y) in computed_positions(game_map).items()}
     xs, ys = [p[0] for p in raw.values()], [p[1] for p in raw.values()]
-    scale = _scale(max(max(xs) - min(xs), max(ys) - min(ys), 1e-9))
+    scale = _scale(max(xs) - min(xs), max(ys) - min(ys), len(zones))
     placed = _separate({z: ((raw[z][0] - min(xs)) * scale, (raw[z][1] - min(ys)) * scale) for z in zones})
     left = min(p[0] for p in placed.values()) - BOX_WIDTH / 2 - MARGIN
     top = min(p[1] for p in placed.values()) - BOX_HEIGHT / 2 - MARGIN
@@ -128,12 +131,19 @@ def _laid_out(
     return MapLayout(positions, round(width, 1), round(height, 1))
 
 
-def _scale(span: float) -> float:
+def _scale(width: float, height: float, zones: int) -> float:
     """Map units per coordinate unit. A small map is fitted to CANVAS, so a hand-made board
     fills the page; a large one keeps its own scale, where its author set the boxes apart:
     shrinking a world map to a page would pile its boxes up, and pushing them apart again
-    would scramble it. The viewer's pan and zoom show a large map's parts."""
-    return 1.0 if span > FULL_SCALE_SPAN else CANVAS / span
+    would scramble it. Either is spread further when its zones would not fit the area it
+    covers (ROOM_PER_ZONE), as forty zones laid out over a page would not. The viewer's pan
+    and zoom show a large map's parts."""
+    span = max(width, height, 1e-9)
+    fitted = 1.0 if span > FULL_SCALE_SPAN else CANVAS / span
+    # A map in one row or column still needs its boxes' room across.
+    area = max(width, span / 4) * max(height, span / 4)
+    needed = zones * (BOX_WIDTH + GAP) * (BOX_HEIGHT + GAP) * ROOM_PER_ZONE
+    return max(fitted, math.sqrt(needed / area))
 
 
 # A mapping, not a `Board`: a scenario's opening (`tracker scenario map`) is drawn too.

@@ -131,11 +131,11 @@ def opening_board(scenario: Scenario) -> dict[str, Any]:
     }
 
 
-def _loaded(file: str, ruleset: str | None) -> tuple[str, str, Scenario, Ruleset]:
-    """The text, source label, scenario and ruleset of a file that loads; otherwise its first
-    error, with its line, as one line (exit 2)."""
+def _loaded(file: str, ruleset: str | None, positions: bool = True) -> tuple[str, str, Scenario, Ruleset]:
+    """The text, source label, scenario and ruleset of a file that loads (without its zones' x
+    and y unless `positions`); otherwise its first error, with its line, as one line (exit 2)."""
     text, source = _text(file)
-    result = check_scenario(text, source, ruleset)
+    result = check_scenario(text, source, ruleset, positions=positions)
     if result.errors or result.scenario is None or result.ruleset is None:
         first = _finding_line(source, result.errors[0]).replace(": error: ", ": ", 1)
         more = f" (and {len(result.errors) - 1} more)" if len(result.errors) > 1 else ""
@@ -237,7 +237,9 @@ def map_command(
     if output is None and not write_coordinates:
         raise click.UsageError("give -o FILE for the picture, or --write-coordinates, or both")
     picture = _format(output) if output is not None else None
-    text, source, scenario, rules = _loaded(file, ruleset)
+    # Coordinates about to be computed are not read: typed for some zones only, or an x without
+    # its y, they are what --force replaces, not an error that stops it.
+    text, source, scenario, rules = _loaded(file, ruleset, positions=not write_coordinates)
     origin = "coordinates from the file"
     if write_coordinates:
         positions = _write_coordinates(file, text, source, scenario, force, quiet=as_json)
