@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import shlex
+
 import click
 
-from domain.errors import InputError
+from domain.errors import DataFileError, InputError
 from domain.ruleset import builtin_names, load_ruleset, read_builtin_or_file
 from tracker.cli.common import (
     Context,
@@ -48,7 +50,15 @@ def new(ctx: Context, name: str, scenario: str | None, ruleset: str | None, dice
         with importing():
             from tracker.service.new_campaign import prepare_campaign
 
-        prepare_campaign(name, scenario, ruleset, dice)
+        try:
+            prepare_campaign(name, scenario, ruleset, dice)
+        except DataFileError as e:
+            if e.source != scenario:
+                raise
+            # The first problem only: the check of the file lists every one, with its line.
+            raise DataFileError(
+                e.source, e.key, f"{e.problem} (`tracker scenario check {shlex.quote(scenario)}` lists every problem)"
+            ) from None
     ctx.may_create = True
     t = ctx.tracker
     campaign = t.create(name, scenario, ruleset, dice)
