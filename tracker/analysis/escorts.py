@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from domain.board import Board, Unit
-from domain.errors import RuleViolation
+from domain.errors import InputError, RuleViolation
 from domain.procedures import convoy
 from domain.procedures.base import Context, Piece, hypothetical_scenario
 from domain.procedures.odds import Odds, State, TooManyPositions, exact_odds
@@ -21,6 +21,7 @@ from domain.rules.convoy import air_can_join
 from domain.ruleset import UnitType
 from domain.text import plural
 from tracker.analysis import advise, reach
+from tracker.analysis import odds as view
 
 
 class Searcher(TypedDict):
@@ -290,9 +291,12 @@ def window_answer(
             known[key] = loss(q, w, counts, limit, together)
         return known[key]
 
+    allied = sum(n for counts in q.allies.values() for n in counts.values())
+
     def chance(c: advise.Composition) -> float:
         if c not in memo:
             advise.too_many(len(memo), most_choices)
+            require_few_searchers(q, w, sum(c) + allied)
             lost, positions = weighed(dict(zip(order, c, strict=True)), shared)
             memo[c] = -lost
             spent[0] += positions
@@ -308,8 +312,11 @@ def window_answer(
     # CV3-CV5: a searcher more only adds search and attack dice against the submarines (their
     # fire falls on the searchers, never on the NTR), so the expected loss never grows with one:
     # when all of them together miss the bound, no choice of them meets it.
+    # Past MAX_CONVOY_SEARCHERS all of them cannot be weighed (`require_few_searchers`): the
+    # search by cost goes on without that proof and stops at the first choice too big.
     everyone = tuple(full.values())
-    found = advise.cheapest(full, costs, chance, -bound) if chance(everyone) >= -bound else None
+    proof = sum(everyone) + allied > view.MAX_CONVOY_SEARCHERS or chance(everyone) >= -bound
+    found = advise.cheapest(full, costs, chance, -bound) if proof else None
     c = found[0] if found else tuple(full.values())
     counts = {t: n for t, n in zip(order, c, strict=True) if n}
     return {
@@ -324,6 +331,17 @@ def window_answer(
         "commands": by_hand(q, w, counts),
         "weighed": found[2] if found else len(memo),
     }
+
+
+def require_few_searchers(q: Convoys, w: Window, searching: int) -> None:
+    """Refuse, in one line, to weigh a choice of more searchers than exact odds take (CV3,
+    `view.MAX_CONVOY_SEARCHERS`): each rolls on its own, 2**N results to work out."""
+    most = view.MAX_CONVOY_SEARCHERS
+    if searching > most:
+        raise InputError(
+            f"{w.label}: the search for the cheapest escorts in {q.zone} came to {searching} searchers without "
+            f"an answer; exact odds take at most {most} (CV3, each searcher rolls on its own): name fewer with --type"
+        )
 
 
 def render(data: EscortsAnswer) -> str:
@@ -343,5 +361,7 @@ def render(data: EscortsAnswer) -> str:
             lines.append(f"  {what} (cost {w['cost']}): expected NTR lost {w['expected_ntr_lost']:.3f}")
         if w["units"]:
             lines.append(f"  units: {', '.join(w['units'])}")
-        lines += [f"  by hand: {c}" for c in w["commands"]]
+        if w["commands"]:
+            # Each line alone, so that a terminal keeps it whole to copy (`fit_prose`).
+            lines += ["  by hand:", *(f"    {c}" for c in w["commands"])]
     return "\n".join(lines) + "\n"

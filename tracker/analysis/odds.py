@@ -21,6 +21,10 @@ PROCEDURES = ("convoy", "intercept", "asw", "naval")
 AFTER_ROUND = ("default", "fight", "submerge")
 # Bigger forces make the enumeration slow (the states grow with every unit type present).
 MAX_UNITS_PER_SIDE = 20
+# CV3: the engine rolls each searcher's die on its own, so a convoy search has 2**N results
+# to work out before the first position is counted against --max-positions: 12 searchers take
+# a few seconds, 16 some twenty and 200 MiB more, 20 ran for minutes into gigabytes.
+MAX_CONVOY_SEARCHERS = 12
 RESULT_WORDS = {
     "attacker_wins": "attacker wins",
     "defender_wins": "defender wins",
@@ -227,6 +231,23 @@ def hypothetical(
         raise InputError("a naval battle needs enemy naval units (NC1)")
     state, facts = naval.start(ctx, a_nations[0], d_nations[0], a, d)
     return state, ctx, sum(1 for f in facts if f.kind == "round")
+
+
+def require_small_search(state: State) -> None:
+    """Refuse (one line) a convoy battle whose search has more than MAX_CONVOY_SEARCHERS
+    ships and aircraft still to roll (CV3): its odds would run for minutes before any limit of
+    positions is met."""
+    if not isinstance(state, convoy.ConvoyBattle):
+        return
+    early = (convoy.ConvoyStep.MERCHANT_DEFENCE, convoy.ConvoyStep.MERCHANT_CASUALTY, convoy.ConvoyStep.SEARCHERS)
+    # Before the owner picks, every unit that may search is counted (the default: all search).
+    searching = state.searchers if state.step == convoy.ConvoyStep.SEARCH else ()
+    rolling = state.eligible if state.step in early else searching
+    if len(rolling) > MAX_CONVOY_SEARCHERS:
+        raise InputError(
+            f"{len(rolling)} ships and aircraft search in this convoy battle (CV3); exact odds take at most "
+            f"{MAX_CONVOY_SEARCHERS} searchers"
+        )
 
 
 SIDE_NAMES: tuple[Side, Side] = ("attacker", "defender")

@@ -142,6 +142,7 @@ def odds(
             f"give a battle number or one of {', '.join(view.PROCEDURES)}, got {what!r} "
             f"(or {' or '.join(WithAdvice.advice)} for advice)"
         )
+    view.require_small_search(state)
     aims = view.parse_choices("--targets", targets, policies.TARGETS, pctx.ruleset)
     losses = view.parse_choices("--casualties", casualties, policies.CASUALTIES, None)
     chosen = view.policy(after_round, aims, losses, pctx)
