@@ -63,11 +63,39 @@ class BBCodeDialect(Dialect):
             cells = [plain(self.cell(c)) for c in row.cells]
             if row.undone_by:
                 cells[-1] += f" (undone by event {row.undone_by})"
-            table.append(cells)
+            table.extend(_wrapped(cells))
         widths = [max(len(r[i]) if i < len(r) else 0 for r in table) for i in range(max(map(len, table)))]
         lines = ["  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in table]
         lines.insert(1, "  ".join("-" * w for w in widths))
         return "\n".join(["[code]", *lines, "[/code]"]) + "\n"
+
+
+# A [code] block does not wrap: a cell longer than this (a nation's NTR zone by zone) goes on
+# over the lines below its row, rather than widening every line of the table past the post.
+CELL_WIDTH = 60
+
+
+def _wrapped(cells: list[str]) -> list[list[str]]:
+    """A row of a fixed-width table as lines: each long cell cut after its commas into pieces of
+    at most `CELL_WIDTH` characters where it can be, the other cells blank below the first."""
+    pieces = [_cell_lines(c) for c in cells]
+    depth = max(map(len, pieces), default=1)
+    return [[p[k] if k < len(p) else "" for p in pieces] for k in range(depth)]
+
+
+def _cell_lines(text: str) -> list[str]:
+    if len(text) <= CELL_WIDTH:
+        return [text]
+    lines, line = [], ""
+    for part in text.split(", "):
+        joined = f"{line}, {part}" if line else part
+        # The comma left at the end of a line counts in its width.
+        if line and len(joined) + 1 > CELL_WIDTH:
+            lines.append(line + ",")
+            line = part
+        else:
+            line = joined
+    return [*lines, line]
 
 
 BBCODE = BBCodeDialect()

@@ -53,9 +53,11 @@ TURN:
     ntr_placed  {seq, nation, zone, count, undone_by}.
     research    {seq, nation, technology, cost, roll: ROLL | null, success, level (after a
                 success, else null), acquired, undone_by}.
-    battles     {battle, kind, zone, attacker, defender, submarines, ntr (NTR present when
-                declared), seq, undone_by, rolls: [ROLL], steps: [{seq, kind, rule, summary,
-                undone_by}], casualties: [CASUALTY], ntr_destroyed, ended, survivors,
+    battles     {battle, kind, zone, attacker, defender, defending_nations (`defender` first,
+                then the other nations of a naval battle's units attacked; empty for a convoy
+                battle), submarines, ntr (NTR present when declared), seq, undone_by, rolls:
+                [ROLL], steps: [{seq, kind, rule, summary, undone_by}], casualties:
+                [CASUALTY], ntr_destroyed, ended, survivors,
                 went_on: [{units, zone, seq}] (an interception's submarines that went on, SM5:
                 the zone their move of event seq reached; empty for other battles)}.
     rolls       every dice roll of the turn (battle and research rolls included): ROLL.

@@ -139,7 +139,8 @@ def battle_declaration(b: dict[str, Any]) -> str:
     if b["kind"] == "asw":
         return f"{b['attacker']} hunts {b['defender']}'s {', '.join(b['submarines'])}"
     if b["kind"] == "naval":
-        return f"{b['attacker']} attacks {b['defender']}"
+        defenders = b.get("defending_nations") or [b["defender"]]
+        return f"{b['attacker']} attacks {' and '.join(defenders)}"
     return (
         f"{b['attacker']} attacks {b['defender']}'s {b['ntr']} NTR with {len(b['submarines'])} submarine(s): "
         f"{', '.join(b['submarines'])}"
@@ -158,7 +159,10 @@ def survivors_text(b: dict[str, Any]) -> str:
 
 def battle_result(b: dict[str, Any]) -> str:
     sunk = [c["unit"] for c in b["casualties"] if c["result"] == "sunk" and not c["undone_by"]]
-    damaged = [c["unit"] for c in b["casualties"] if c["result"] == "damaged" and not c["undone_by"]]
+    # A capital ship damaged in one round and sunk in a later one is sunk, not still damaged.
+    damaged = [
+        c["unit"] for c in b["casualties"] if c["result"] == "damaged" and not c["undone_by"] and c["unit"] not in sunk
+    ]
     parts = [f"sunk: {', '.join(sunk)}" if sunk else "nothing sunk"]
     if damaged:
         parts.append(f"damaged: {', '.join(damaged)}")

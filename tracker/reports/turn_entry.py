@@ -149,6 +149,7 @@ def _battle(r: dict[str, Any]) -> dict[str, Any]:
         "zone": r["zones"][0] if r["zones"] else None,
         "attacker": None,
         "defender": None,
+        "defending_nations": [],
         "submarines": [],
         "ntr": None,
         "seq": r["seq"],
@@ -305,6 +306,10 @@ class _TurnFiler:
                 seq=r["seq"],
                 undone_by=r["undone_by"],
             )
+            # NC1: the defence is every enemy naval unit in the zone, of whichever nation; the
+            # event names one nation for them all.
+            owners = [self.ctx.unit(u)[1] for u in d.get("defenders", [])]
+            b["defending_nations"] = list(dict.fromkeys([d["defender"], *(n for n in owners if n != "?")]))
         if kind != "BattleAdvanced":
             b["steps"].append(_step(r))
         if kind == "UnitHit":
