@@ -52,6 +52,19 @@ def test_writing_over_the_open_database_is_refused(db: Path, command: str) -> No
 
 
 @pytest.mark.parametrize("command", sorted(WRITERS))
+def test_another_database_is_never_written_over(db: Path, tmp_path: Path, command: str) -> None:
+    # `report -o league.db` meant for another file: another campaign's database stays whole.
+    other = tmp_path / "league.db"
+    assert run(other, "new", "spring", "--scenario", "north-sea-1914")[0] == 0
+    before = digest(other)
+    code, out = run(db, *WRITERS[command](str(other)))
+    assert code == 2, out
+    assert out == f"Error: {other}: is a SQLite database; write to another file\n"
+    assert digest(other) == before
+    assert run(other, "verify")[0] == 0
+
+
+@pytest.mark.parametrize("command", sorted(WRITERS))
 def test_a_directory_or_a_device_is_refused(db: Path, tmp_path: Path, command: str) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)

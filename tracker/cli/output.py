@@ -18,6 +18,8 @@ from domain.errors import InputError
 
 # The files SQLite keeps beside a database: writing over any of them damages it.
 _SQLITE_SIDE_FILES = ("", "-wal", "-shm", "-journal")
+# The first bytes of every SQLite database file.
+_SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def check_output(path: str, protected: Iterable[Path] = ()) -> Path:
@@ -43,9 +45,21 @@ def check_output(path: str, protected: Iterable[Path] = ()) -> Path:
             raise InputError(
                 f"{path}: is not a regular file (a device or a pipe?); give a file name, or '-' for stdout"
             )
+        if _is_sqlite(target):
+            # Another campaign's database (or any program's) is never written over by a report
+            # or an export named after it by a slip of the keyboard.
+            raise InputError(f"{path}: is a SQLite database; write to another file")
     if not target.parent.is_dir():
         raise InputError(f"cannot write {path}: folder {str(target.parent)!r} does not exist")
     return target
+
+
+def _is_sqlite(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            return f.read(len(_SQLITE_HEADER)) == _SQLITE_HEADER
+    except OSError:
+        return False  # unreadable: writing it says why
 
 
 def _same_file(a: Path, b: Path) -> bool:
