@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from tests.support import cli_on
 from tests.test_viewer_browser import browser as browser  # noqa: F401  (the fixture)
 from tracker.cli.demo import run_demo
 from tracker.cli.main import cli
@@ -133,3 +134,16 @@ def test_html_chart_captions_say_what_a_point_is_as_the_axis_does(world: str) ->
     assert len(charts) == 5
     # The figure charts have a point per round, the luck chart one per national turn.
     assert not any("at the end of every national turn" in c for c in charts)
+
+
+def test_rk3_an_undone_request_is_named_by_its_command_not_by_pythons_words(tmp_path: Path) -> None:
+    # The log's index keeps what was asked as Python writes it (units=['DE-DD1']); a report
+    # posted to the group names the command, and the moves it recorded say the rest.
+    run = cli_on(tmp_path / "c.db")
+    run("new", "r", "--scenario", "north-sea-1914")
+    run("next", "--to", "combat_movement")
+    run("move", "DE-DD1", "--path", "Central North Sea")
+    run("undo")
+    for fmt in ("md", "bbcode", "html"):
+        out = run("report", "--turn", "1", "--format", fmt)
+        assert "asked: move" in out and "units=" not in out and "['DE-DD1']" not in out, fmt

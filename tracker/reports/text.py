@@ -95,9 +95,21 @@ def override_notice(overrides: list[dict[str, Any]]) -> str:
 
 
 def undone_listing(u: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
-    """The events an undo took back, phase changes apart (only counted)."""
-    events = [e for e in u["undone_events"] if e["kind"] != "PhaseAdvanced"]
+    """The events an undo took back, phase changes apart (only counted). What was asked is
+    named by its command alone: its inputs, as the log's index keeps them (Python's words,
+    `units=['DE-DD2']`), are told by the events it recorded, listed beside it."""
+    events = [
+        {**e, "summary": _asked_only(e["summary"])} if e["kind"] == "ActionAsked" else e
+        for e in u["undone_events"]
+        if e["kind"] != "PhaseAdvanced"
+    ]
     return events, len(u["undone_events"]) - len(events)
+
+
+def _asked_only(summary: str) -> str:
+    """'asked by anna: move (units=[...], ...)' -> 'asked by anna: move'."""
+    who, sep, rest = summary.partition(": ")
+    return who + sep + rest.split(" (", 1)[0] if sep else summary
 
 
 # Listed apart, so a group sees every exception to its dice (D4, RK3).
