@@ -153,6 +153,8 @@ def override_options(what: str) -> Callable[[Callable[..., Any]], Callable[..., 
     --agreed-by without --override is bad usage, said before anything is rolled or recorded."""
 
     def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        from tracker.cli.completion import complete_nations
+
         @functools.wraps(f)
         def checked(*args: Any, **kwargs: Any) -> Any:
             ctx = click.get_current_context()
@@ -166,6 +168,7 @@ def override_options(what: str) -> Callable[[Callable[..., Any]], Callable[..., 
             "agreed_by",
             multiple=True,
             help="A nation of the other side that agrees to the override (repeat, or comma-separate).",
+            shell_complete=complete_nations,
         )(checked)
         g = click.option(
             "--reason", type=REASON, default="", help="Why the override: recorded, shown by verify and reports."

@@ -242,6 +242,21 @@ complete_unit_types = _completer(_unit_types)
 complete_battles = _completer(_battles)
 
 
+def complete_battles_or(words: Mapping[str, str]) -> Completer:
+    """Open battle numbers, then `words` (value: help): `tracker odds BATTLE|convoy|...|need`,
+    whose words complete without a campaign too."""
+
+    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+        with _campaign(ctx) as campaign:
+            try:
+                battles = _battles(campaign) if campaign is not None else []
+            except Exception:  # noqa: BLE001
+                battles = []
+        return _matching([*battles, *words.items()], incomplete)
+
+    return complete
+
+
 def complete_path(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Zones of a comma-separated path."""
     return complete_move_zones(ctx, param, incomplete)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from tracker.cli.completion import completion_key, completions
 from tracker.cli.params import FilePath
 
 EXIT_WORDS = ("exit", "quit")
+FALLBACK_PROMPT = "tracker> "
 HELP = (
     "Type any tracker command without `tracker` (e.g. `state`, `pending`, `move de-ss1 --to skagerrak`); "
     "TAB completes, `help` lists the commands, `exit` or Ctrl-D leaves."
@@ -84,8 +86,28 @@ class Session:
         try:
             c = self.obj.load()
         except Exception:  # noqa: BLE001 - the prompt must always come back
-            return "tracker> "
+            return FALLBACK_PROMPT
         return f"{self.obj.tracker.name_of(c)} · round {c.round} · {c.nation} · {c.phase}> "
+
+    # How old the prompt may get, in seconds, while a line is being typed (`prompt_session`
+    # redraws it as often).
+    REFRESH = 1.0
+
+    def live_prompt(self) -> Callable[[], str]:
+        """The prompt as a message prompt_toolkit asks for at each redraw: read again once it
+        is REFRESH seconds old, so a second shell's (or player's) `next` on the same database
+        shows while this one waits, instead of the round, nation and phase it had at the last
+        line. A failed read keeps what was shown."""
+        read_at, shown = time.monotonic(), self.prompt_text()
+
+        def message() -> str:
+            nonlocal read_at, shown
+            if time.monotonic() - read_at >= self.REFRESH:
+                read_at, text = time.monotonic(), self.prompt_text()
+                shown = shown if text == FALLBACK_PROMPT else text
+            return shown
+
+        return message
 
     # Global options a line may not give: the shell stays where it was started.
     STAYS: tuple[str, ...] = ("--db", "--campaign")
@@ -131,12 +153,12 @@ class Session:
             return e.exit_code
         return result if isinstance(result, int) else 0
 
-    def run(self, read_line: Callable[[str], str]) -> None:
+    def run(self, read_line: Callable[[Callable[[], str]], str]) -> None:
         """Read and run lines until end of input or `exit`; Ctrl-C drops the line being typed."""
         echo_prose(HELP)
         while True:
             try:
-                line = read_line(self.prompt_text())
+                line = read_line(self.live_prompt())
             except KeyboardInterrupt:
                 continue
             except EOFError:
@@ -164,8 +186,14 @@ def _last_word(text: str) -> tuple[list[str], str, str]:
 
     quote = None
     start = 0
+    escaped = False
     for i, ch in enumerate(text):
-        if quote:
+        if escaped:
+            # `Gulf\ of\ R`, as bash users type a space: part of the word, as shlex reads it.
+            escaped = False
+        elif ch == "\\" and quote != "'":
+            escaped = True
+        elif quote:
             if ch == quote:
                 quote = None
         elif ch in "'\"":
@@ -232,6 +260,7 @@ def prompt_session(group: click.Group, obj: Context, history: Path | None, **kwa
         completer=completer(group, obj),
         complete_while_typing=False,
         key_bindings=key_bindings(),
+        refresh_interval=Session.REFRESH,
         **kwargs,
     )
 
@@ -379,7 +408,7 @@ class RemoteSession(Session):
         try:
             c = self.obj.load()
         except Exception:  # noqa: BLE001 - the prompt must always come back
-            return "tracker> "
+            return FALLBACK_PROMPT
         return f"{c.name} · round {c.round} · {c.nation} · {c.phase}> "
 
     STAYS = ("--db", "--campaign", "--server")

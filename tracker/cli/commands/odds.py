@@ -11,7 +11,7 @@ from rich import box
 
 from domain.errors import InputError
 from tracker.cli.common import Context, console, counting, echo_prose, emit_json, fit_prose, json_option
-from tracker.cli.completion import complete_nations
+from tracker.cli.completion import complete_battles_or, complete_nations, complete_sea_zones, complete_unit_types
 from tracker.cli.params import MAX_INT, NATION, RULESET, ZONE, Real, Whole
 
 # A mixed 10 v 10 naval battle reaches some 3,500 positions with dice to roll and takes a few
@@ -36,7 +36,21 @@ class WithAdvice(click.Command):
 
 
 @click.command(name="odds", cls=WithAdvice)
-@click.argument("what", metavar="BATTLE|convoy|intercept|asw|naval")
+@click.argument(
+    "what",
+    metavar="BATTLE|convoy|intercept|asw|naval",
+    shell_complete=complete_battles_or(
+        {
+            "convoy": "a convoy battle given by hand",
+            "intercept": "an interception given by hand",
+            "asw": "ASW combat given by hand",
+            "naval": "a naval battle given by hand",
+            "need": "the cheapest force that takes or holds a zone",
+            "escorts": "the cheapest escorts for a zone's NTR",
+            "buy": "what one more unit of each type is worth",
+        }
+    ),
+)
 @click.option("--attacker", multiple=True, help="A force: NATION:TYPE=N[,TYPE=N...] (repeat for allies).")
 @click.option("--defender", multiple=True, help="A force of the other side, as --attacker.")
 @click.option("--tech", multiple=True, help="NATION:TECHNOLOGY[=LEVEL] (no level: acquired, TE2).")
@@ -160,7 +174,13 @@ def odds(
 
 
 @click.command(name="need")
-@click.option("--zone", type=ZONE, required=True, help="The sea zone to take (or hold, with --hold).")
+@click.option(
+    "--zone",
+    type=ZONE,
+    required=True,
+    help="The sea zone to take (or hold, with --hold).",
+    shell_complete=complete_sea_zones,
+)
 @click.option(
     "--win",
     type=Real(0, 1, min_open=True),
@@ -175,7 +195,13 @@ def odds(
     help="The defender's view: which units must be in the zone at the end of this phase to hold it against "
     "each enemy nation's units within a full move of it.",
 )
-@click.option("--type", "types", multiple=True, help="Weigh only units of this type (repeatable).")
+@click.option(
+    "--type",
+    "types",
+    multiple=True,
+    help="Weigh only units of this type (repeatable).",
+    shell_complete=complete_unit_types,
+)
 @click.option(
     "--max-positions",
     type=Whole(1, MAX_POSITIONS_CEILING),
@@ -219,7 +245,13 @@ def need(
 
 
 @click.command(name="escorts")
-@click.option("--zone", type=ZONE, required=True, help="A sea zone holding NTR of the nation whose turn it is.")
+@click.option(
+    "--zone",
+    type=ZONE,
+    required=True,
+    help="A sea zone holding NTR of the nation whose turn it is.",
+    shell_complete=complete_sea_zones,
+)
 @click.option(
     "--ntr-loss",
     type=Real(0),
@@ -227,7 +259,13 @@ def need(
     show_default=True,
     help="The most NTR the convoys in the zone may expect to lose at a window.",
 )
-@click.option("--type", "types", multiple=True, help="Weigh only units of this type (repeatable).")
+@click.option(
+    "--type",
+    "types",
+    multiple=True,
+    help="Weigh only units of this type (repeatable).",
+    shell_complete=complete_unit_types,
+)
 @click.option(
     "--max-positions",
     type=Whole(1, MAX_POSITIONS_CEILING),
