@@ -114,3 +114,18 @@ def test_t3_the_prompt_in_a_terminal_changes_when_another_player_acts(
     # No key pressed: the prompt is redrawn with the new phase, the half-typed line kept.
     _wait_for(tmux, "war · round 1 · Germany · purchase> pending")
     _keys(tmux, "C-u", "exit", "Enter")
+
+
+def test_rk3_undo_output_wraps_between_words_on_a_narrow_terminal(world: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A shell at 60 columns: what an undo took back was left to the terminal, which cut it
+    # mid-word ("Heligoland Bi|ght"); it is wrapped between words, as `pending` is.
+    from tracker.cli import common
+
+    runner = CliRunner()
+    for args in (["next", "--to", "combat_movement"], ["move", "DE-SS1", "DE-SS2", "DE-SS3", "--path", "Dogger Bank"]):
+        assert runner.invoke(cli, ["--db", world, *args]).exit_code == 0
+    monkeypatch.setattr(common, "prose_width", lambda: 60)
+    lines = runner.invoke(cli, ["--db", world, "undo"]).output.splitlines()
+    assert all(len(line) <= 60 for line in lines), lines
+    words = " ".join(line.strip() for line in lines)
+    assert "Germany moves DE-SS1, DE-SS2, DE-SS3: Heligoland Bight -> Dogger Bank [F4]" in words.replace("   [", " [")

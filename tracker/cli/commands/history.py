@@ -122,9 +122,9 @@ def undo(ctx: Context, to: int | None, override: bool, reason: str, agreed_by: t
         if wants_json():
             # The listing and the question would break the JSON: a script says --yes.
             raise click.UsageError("undo --to with --json asks nothing: add --yes")
-        click.echo(f"undo --to {to} takes back {_plan_heading(plan)}:")
+        echo_prose(f"undo --to {to} takes back {_plan_heading(plan)}:")
         for line in _plan_lines(plan):
-            click.echo(line)
+            echo_prose(line)
         if not _interactive():
             raise InputError(f"undo --to {to} asks before it undoes anything; without a terminal, add --yes")
         return click.confirm(f"Undo these {len(plan.actions)} action(s)?", default=False)
@@ -135,10 +135,11 @@ def undo(ctx: Context, to: int | None, override: bool, reason: str, agreed_by: t
     if wants_json():
         emit_recorded(ctx, "undo", done.events, done.campaign, undone=_plan_json(plan))
         return
-    click.echo(f"{summary(event)}   [RK3]")
-    click.echo(f"Undone: {_plan_heading(plan)}")
+    # Wrapped between words on a narrow terminal, as `pending` is (a shell at 60 columns).
+    echo_prose(f"{summary(event)}   [RK3]")
+    echo_prose(f"Undone: {_plan_heading(plan)}")
     for line in _plan_lines(plan):
-        click.echo(line)
+        echo_prose(line)
     campaign = t.load(t.campaign_id(ctx.campaign))
     click.echo(f"Now: round {campaign.round} · {campaign.nation} · {campaign.phase}")
 
