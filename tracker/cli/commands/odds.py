@@ -173,6 +173,16 @@ def odds(
         click.echo(fit_prose(view.render(data, title, exact)), nl=False)
 
 
+# `odds need` and `odds escorts`: the unit types their searches weigh.
+weigh_types = click.option(
+    "--type",
+    "types",
+    multiple=True,
+    help="Weigh only units of this type (repeatable).",
+    shell_complete=complete_unit_types,
+)
+
+
 @click.command(name="need")
 @click.option(
     "--zone",
@@ -195,13 +205,7 @@ def odds(
     help="The defender's view: which units must be in the zone at the end of this phase to hold it against "
     "each enemy nation's units within a full move of it.",
 )
-@click.option(
-    "--type",
-    "types",
-    multiple=True,
-    help="Weigh only units of this type (repeatable).",
-    shell_complete=complete_unit_types,
-)
+@weigh_types
 @click.option(
     "--max-positions",
     type=Whole(1, MAX_POSITIONS_CEILING),
@@ -259,13 +263,7 @@ def need(
     show_default=True,
     help="The most NTR the convoys in the zone may expect to lose at a window.",
 )
-@click.option(
-    "--type",
-    "types",
-    multiple=True,
-    help="Weigh only units of this type (repeatable).",
-    shell_complete=complete_unit_types,
-)
+@weigh_types
 @click.option(
     "--max-positions",
     type=Whole(1, MAX_POSITIONS_CEILING),
