@@ -266,22 +266,11 @@ def _searchers_chosen(b: dict[str, Any], rolls: list[dict[str, Any]]) -> Policy 
     return choose
 
 
-def _searching(state: Any, rolls: list[dict[str, Any]]) -> int:
-    """CV3: how many units a convoy battle's odds roll search dice for: those picked (their
-    rolls name them), or before the pick every eligible one (the default); 0 for others."""
-    from domain.procedures.convoy import ConvoyBattle
-
-    if not isinstance(state, ConvoyBattle):
-        return 0
-    picked = sum(1 for r in rolls if r["rule"] == "CV3")
-    return picked or len(state.searchers) or len(state.eligible)
-
-
 def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) -> _BattleOdds | None:
     """The exact odds of one battle from its first roll, its actual result and percentile."""
     from domain.procedures.odds import TooManyPositions, exact_odds
     from domain.procedures.position import from_battle
-    from tracker.analysis.odds import MAX_CONVOY_SEARCHERS
+    from tracker.analysis.odds import MAX_CONVOY_SEARCHERS, searchers_ahead
 
     rolls = [r for r in b["rolls"] if not r.get("undone_by")]
     if b.get("undone_by") or not rolls or b["kind"] not in ("convoy", "naval", "asw", "interception"):
@@ -301,7 +290,9 @@ def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) ->
     # CV3: each searcher rolls its own die, 2**N results of a search worked out before any
     # position counts against the limit: a battle searched by more is skipped, as one of too
     # many units is (its odds would run for minutes into gigabytes).
-    if _searching(state, rolls) > MAX_CONVOY_SEARCHERS:
+    # The searchers picked are those whose rolls name them (the odds take that pick).
+    picked = sum(1 for r in rolls if r["rule"] == "CV3")
+    if (picked or searchers_ahead(state)) > MAX_CONVOY_SEARCHERS:
         return None
     try:
         odds = exact_odds(state, ctx, _searchers_chosen(b, rolls), done, exact=False, limit=MAX_ENUMERATED)

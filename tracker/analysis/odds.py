@@ -233,19 +233,26 @@ def hypothetical(
     return state, ctx, sum(1 for f in facts if f.kind == "round")
 
 
+def searchers_ahead(state: State) -> int:
+    """CV3: how many ships and aircraft a convoy battle's odds still roll search dice for:
+    before the owner picks, every unit that may search (the default: all search); at the
+    search, those picked; 0 past it, or for another battle."""
+    if not isinstance(state, convoy.ConvoyBattle):
+        return 0
+    early = (convoy.ConvoyStep.MERCHANT_DEFENCE, convoy.ConvoyStep.MERCHANT_CASUALTY, convoy.ConvoyStep.SEARCHERS)
+    if state.step in early:
+        return len(state.eligible)
+    return len(state.searchers) if state.step == convoy.ConvoyStep.SEARCH else 0
+
+
 def require_small_search(state: State) -> None:
     """Refuse (one line) a convoy battle whose search has more than MAX_CONVOY_SEARCHERS
     ships and aircraft still to roll (CV3): its odds would run for minutes before any limit of
     positions is met."""
-    if not isinstance(state, convoy.ConvoyBattle):
-        return
-    early = (convoy.ConvoyStep.MERCHANT_DEFENCE, convoy.ConvoyStep.MERCHANT_CASUALTY, convoy.ConvoyStep.SEARCHERS)
-    # Before the owner picks, every unit that may search is counted (the default: all search).
-    searching = state.searchers if state.step == convoy.ConvoyStep.SEARCH else ()
-    rolling = state.eligible if state.step in early else searching
-    if len(rolling) > MAX_CONVOY_SEARCHERS:
+    rolling = searchers_ahead(state)
+    if rolling > MAX_CONVOY_SEARCHERS:
         raise InputError(
-            f"{len(rolling)} ships and aircraft search in this convoy battle (CV3); exact odds take at most "
+            f"{rolling} ships and aircraft search in this convoy battle (CV3); exact odds take at most "
             f"{MAX_CONVOY_SEARCHERS} searchers"
         )
 
