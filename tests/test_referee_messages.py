@@ -20,7 +20,7 @@ from domain.dice import ManualDice, commitment, new_seed
 from domain.errors import DiceError
 from domain.ruleset import load_ruleset
 from domain.scenario import read_scenario
-from tests.support import advance
+from tests.support import advance, cli_on
 from tracker.cli.main import cli
 from tracker.service.describe import EnglishDescriber, command, install_describer
 
@@ -32,26 +32,20 @@ def db(tmp_path: Path) -> str:
     return str(tmp_path / "c.db")
 
 
-def run(db: str, *args: str, code: int = 0) -> str:
-    result = CliRunner().invoke(cli, ["--db", db, *args])
-    assert result.exit_code == code, result.output
-    return result.output
-
-
 def at_fire(db: str) -> None:
     """north-sea-1914, round 1: DE-CA1 and DE-DD1 attack Britain's cruiser and three destroyers
     in the Southern North Sea; battle 1 waits for its six dice (NC3)."""
-    run(db, "new", "m", "--scenario", "north-sea-1914", "--dice", "manual")
-    run(db, "next")
-    run(db, "next")
-    run(db, "move", "DE-CA1,DE-DD1", "--to", SNS)
-    run(db, "next")
-    run(db, "battle", "start", "--zone", SNS)
+    cli_on(db)("new", "m", "--scenario", "north-sea-1914", "--dice", "manual")
+    cli_on(db)("next")
+    cli_on(db)("next")
+    cli_on(db)("move", "DE-CA1,DE-DD1", "--to", SNS)
+    cli_on(db)("next")
+    cli_on(db)("battle", "start", "--zone", SNS)
 
 
 def test_ha7_the_casualties_prompt_cites_the_owners_order_where_the_ruleset_plays_it(db: str) -> None:
     at_fire(db)
-    out = run(db, "battle", "fire", "1", "--dice", "1,1,1,1,9,9")
+    out = cli_on(db)("battle", "fire", "1", "--dice", "1,1,1,1,9,9")
     (line,) = [line for line in out.splitlines() if line.startswith("Waiting:")]
     assert "Britain places 2 hits among GB-CA2, GB-DD3, GB-DD4, GB-DD5 (default: GB-DD3, GB-DD4) (HA7, " in line
     assert "hits placed one at a time in any order you like" in line and "over every order) [HA7]" in line
@@ -78,7 +72,7 @@ def test_ha7_the_casualties_prompt_under_class_order_keeps_the_order_of_the_firi
 
 def test_d3_dice_left_over_are_refused_naming_what_each_die_was_taken_for(db: str) -> None:
     at_fire(db)
-    before = json.loads(run(db, "log", "--json"))
+    before = json.loads(cli_on(db)("log", "--json"))
     result = CliRunner().invoke(cli, ["--db", db, "battle", "fire", "1", "--dice", "1,2,3,9,9,8,4"])
     assert result.exit_code == 1
     assert result.output == (
@@ -88,7 +82,7 @@ def test_d3_dice_left_over_are_refused_naming_what_each_die_was_taken_for(db: st
         "9 for GB-DD4 (destroyer) fires at Germany's units; 8 for GB-DD5 (destroyer) fires at Germany's units; "
         "left over: 4\n"
     )
-    assert json.loads(run(db, "log", "--json")) == before
+    assert json.loads(cli_on(db)("log", "--json")) == before
 
 
 def test_d3_a_roll_a_step_gave_back_is_not_named_among_the_dice_taken() -> None:
@@ -106,14 +100,14 @@ def test_d3_a_roll_a_step_gave_back_is_not_named_among_the_dice_taken() -> None:
 
 
 def test_ad1_f8_explain_of_an_adjustment_bringing_an_entry_forward_cites_f8(db: str) -> None:
-    run(db, "new", "gw", "--scenario", "great-war-1914", "--dice", "manual")
-    run(db, "adjust", "--enter", "Italy", "--reason", "Italy joins early")
-    run(db, "adjust", "--resources", "Germany=1", "--reason", "a windfall")
-    entered, other = (r["seq"] for r in json.loads(run(db, "log", "--json", "--kind", "Adjusted")))
-    rules = [r["id"] for r in json.loads(run(db, "explain", str(entered), "--json"))["rules"]]
+    cli_on(db)("new", "gw", "--scenario", "great-war-1914", "--dice", "manual")
+    cli_on(db)("adjust", "--enter", "Italy", "--reason", "Italy joins early")
+    cli_on(db)("adjust", "--resources", "Germany=1", "--reason", "a windfall")
+    entered, other = (r["seq"] for r in json.loads(cli_on(db)("log", "--json", "--kind", "Adjusted")))
+    rules = [r["id"] for r in json.loads(cli_on(db)("explain", str(entered), "--json"))["rules"]]
     assert rules == ["AD1", "F8"]
-    assert [r["id"] for r in json.loads(run(db, "explain", str(other), "--json"))["rules"]] == ["AD1"]
-    assert "Rule F8: Before its entry round a nation is neutral" in run(db, "explain", str(entered))
+    assert [r["id"] for r in json.loads(cli_on(db)("explain", str(other), "--json"))["rules"]] == ["AD1"]
+    assert "Rule F8: Before its entry round a nation is neutral" in cli_on(db)("explain", str(entered))
 
 
 def test_cv3_a_search_nobody_may_make_offers_no_default_of_all() -> None:
