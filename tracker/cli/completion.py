@@ -13,13 +13,16 @@ import os
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.shell_completion import CompletionItem
 
 from domain.campaign import Campaign
 from domain.text import unit_order
+
+if TYPE_CHECKING:
+    from domain.board import Board
 
 Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
 
@@ -171,6 +174,174 @@ def _move_zones(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
     return [(z, kind) for z, kind in _zones(c) if kind == "sea" or not ships and c.owners.get(z) not in neutral]
 
 
+def _starting_nation(c: Campaign, params: dict[str, Any]) -> str | None:
+    """The nation a `battle start` or `asw start` line starts for: `--nation` as the campaign
+    spells it, or the nation whose turn it is; None when `--nation` names no nation."""
+    nation, _ = _typed(c, params)
+    return nation if nation is not None or params.get("nation") else c.nation
+
+
+def _may_start(c: Campaign, board: Board, nation: str, action: str) -> bool:
+    """T3, and one procedure at a time: what `naval_start` and `asw_start` check before the
+    zone (`turn.require_turn`, and `_require_no_procedure`'s open battles)."""
+    from domain.errors import TrackerError
+    from domain.rules import turn
+
+    try:
+        turn.require_turn(board, nation, ("naval_combat",), action)
+    except TrackerError:
+        return False
+    return not c.battles
+
+
+def _remote_starts(c: Any, params: dict[str, Any], kinds: tuple[str, ...]) -> list[tuple[str, str]]:
+    """A league server's campaign (`shell.RemoteCampaign`), which has no board here: the zones
+    of the battles its `pending` says the phasing nation may start (NC1, AS1, by the server's
+    referee); every sea zone when the line names another nation than the phasing one, as the
+    server may take its name or code."""
+    nation = params.get("nation")
+    if isinstance(nation, str) and completion_key(nation) != completion_key(c.nation):
+        return _sea_zones(c)
+    starts = {
+        i["zone"]: i.get("holds") or f"enemy submarines {', '.join(i.get('submarines') or [])}"
+        for i in c.starts
+        if i["kind"] in kinds
+    }
+    return [(z, starts[z]) for z, _ in _sea_zones(c) if z in starts]
+
+
+def _naval_start_zones(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """NC1: the sea zones where the nation (`--nation`, or the nation whose turn it is) may start
+    a naval battle now, by the referee's own checks (`NavalBattles.naval_start`: its units and
+    enemy naval units there, not fought there this phase, not enemy submarines alone unless its
+    submarines came to attack them). None outside its naval_combat phase or while a battle is
+    open; every sea zone when the line names a nation the campaign does not know."""
+    from domain.errors import TrackerError
+    from domain.rules import combat
+
+    if not isinstance(c, Campaign):
+        return _remote_starts(c, params, ("naval_due", "naval_may"))
+    nation = _starting_nation(c, params)
+    if nation is None:
+        return _sea_zones(c)
+    board = c.board()
+    if not _may_start(c, board, nation, "a naval battle"):
+        return []
+    committed = frozenset(c.committed)
+    zones = []
+    for zone, _ in _sea_zones(c):
+        try:
+            _, defenders = combat.check_start(board, nation, zone, c.fought, committed)
+            attacking = zone in c.attack_zones
+            combat.check_not_submarines_alone(board, nation, zone, defenders, attacking, c.fought, committed)
+        except TrackerError:
+            continue
+        zones.append((zone, board.describe_zone(zone)))
+    return zones
+
+
+def _asw_start_zones(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """AS1: the sea zones where the nation (`--nation`, or the nation whose turn it is) may start
+    ASW combat now, by the referee's own check (`AswCombat.asw_start`: enemy submarines there,
+    and its units there that may search, not fought there this phase). None outside its
+    naval_combat phase or while a battle is open; every sea zone when the line names a nation
+    the campaign does not know."""
+    from domain.errors import TrackerError
+    from domain.rules import asw
+
+    if not isinstance(c, Campaign):
+        return _remote_starts(c, params, ("asw_may",))
+    nation = _starting_nation(c, params)
+    if nation is None:
+        return _sea_zones(c)
+    board = c.board()
+    if not _may_start(c, board, nation, "ASW combat"):
+        return []
+    committed = frozenset(c.committed)
+    zones = []
+    for zone, _ in _sea_zones(c):
+        try:
+            subs = asw.check_start(board, nation, zone, c.fought, committed)
+        except TrackerError:
+            continue
+        zones.append((zone, f"enemy submarines {', '.join(u.id for u in subs)}"))
+    return zones
+
+
+def _step_facts(c: Campaign, params: dict[str, Any]) -> dict[str, Any]:
+    """What the open battle the line names waits for, as `pending` reads it (`waiting_facts`);
+    nothing for a battle not open, or a league server's campaign (its `pending` names no
+    targets or screens)."""
+    battle = c.battles.get(str(params.get("battle")))
+    if battle is None or not isinstance(c, Campaign):
+        return {}
+    return c.waiting_facts(battle)
+
+
+def _choosers(c: Campaign, params: dict[str, Any], facts: Mapping[str, Any], key: str) -> list[str]:
+    """The nations whose choices (`facts[key]`) a line may give: `--nation`, or every nation the
+    step waits for when the line names none the campaign knows."""
+    nation, _ = _typed(c, params)
+    choices = facts.get(key) or {}
+    if nation is None:
+        return list(choices)
+    return [nation] if nation in choices else []
+
+
+def _target_pairs(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """HA1-HA3, AS3, SM4: the FIRER=TARGET pairs of the open battle's selective shots: each
+    firer of the nation choosing with each of its legal targets, as `pending` lists them."""
+    facts = _step_facts(c, params)
+    units = c.units
+    return [
+        (f"{shot['unit']}={target}", f"{units[shot['unit']]['type']} at {units[target]['type']}")
+        for nation in _choosers(c, params, facts, "targets")
+        for shot in facts["targets"][nation]
+        for target in shot["legal"]
+    ]
+
+
+def _screen_pairs(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """HA1, HA3: the FIRER=ESCORT pairs of the open battle's screening step: each shot at the
+    choosing nation's ships with each escort that may take it, as `pending` lists them."""
+    facts = _step_facts(c, params)
+    units = c.units
+    return [
+        (f"{screen['firer']}={escort}", f"{units[escort]['type']} takes the shot at {screen['target']}")
+        for nation in _choosers(c, params, facts, "screens")
+        for screen in facts["screens"][nation]
+        for escort in screen["options"]
+    ]
+
+
+def _pairs_completer(source: Callable[[Campaign, dict[str, Any]], list[tuple[str, str]]]) -> Completer:
+    """A completer of a comma list of FIRER=UNIT pairs: a firer named earlier in the list is
+    not offered again (each firer takes one pair)."""
+
+    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+        with _campaign(ctx) as campaign:
+            if campaign is None:
+                return []
+            try:
+                named = {completion_key(p.partition("=")[0].strip()) for p in incomplete.split(",")[:-1]}
+                pairs = source(campaign, _line_params(ctx))
+                return _matching([p for p in pairs if completion_key(p[0].partition("=")[0]) not in named], incomplete)
+            except Exception:  # noqa: BLE001
+                return []
+
+    return complete
+
+
+def _waiting_nations(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """The `--nation` of a battle's choice: the nations its step waits for (another nation's
+    choice is refused); every nation while the line names no open battle."""
+    battle = c.battles.get(str(params.get("battle")))
+    nations = _nations(c)
+    if battle is None:
+        return nations
+    return [(n, help_text) for n, help_text in nations if n in battle["waiting"]]
+
+
 def _nations(c: Campaign) -> list[tuple[str, str]]:
     sc = c.scenario
     return [(n, f"{sc.nations[n].code}, {sc.nations[n].side}") for n in sc.turn_order]
@@ -234,7 +405,12 @@ def _context_completer(source: Callable[[Campaign, dict[str, Any]], list[tuple[s
 complete_units = _context_completer(_acting_units)
 complete_placement_zones = _context_completer(_placement_zones)
 complete_move_zones = _context_completer(_move_zones)
+complete_naval_start_zones = _context_completer(_naval_start_zones)
+complete_asw_start_zones = _context_completer(_asw_start_zones)
+complete_targets = _pairs_completer(_target_pairs)
+complete_screens = _pairs_completer(_screen_pairs)
 complete_nations = _completer(_nations)
+complete_waiting_nations = _context_completer(_waiting_nations)
 complete_zones = _completer(_zones)
 complete_sea_zones = _completer(_sea_zones)
 complete_technologies = _completer(_technologies)

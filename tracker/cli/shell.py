@@ -332,6 +332,8 @@ class RemoteCampaign:
     battles: dict[str, dict[str, Any]]
     scenario: _Scenario
     ruleset: _Ruleset
+    # NC1, AS1: the battles the phasing nation may start, as `pending` lists them (no board here).
+    starts: list[dict[str, Any]] = field(default_factory=list)
 
 
 def fetch_campaign(base: str, campaign: str | None, static: dict[str, Any]) -> RemoteCampaign:
@@ -374,6 +376,7 @@ def fetch_campaign(base: str, campaign: str | None, static: dict[str, Any]) -> R
             sorted({t for levels in state["tech"].values() for t in levels}),
             {u["type"]: _Named(abbr=u["abbr"]) for u in static["units"]["units"]},
         ),
+        starts=[i for i in pending if i.get("battle") is None and i["kind"] in ("naval_due", "naval_may", "asw_may")],
     )
 
 

@@ -14,10 +14,15 @@ import click
 
 from tracker.cli.common import POSITIVE, Context, act, dice_options, record_json_option, seen_option
 from tracker.cli.completion import (
+    Completer,
+    complete_asw_start_zones,
     complete_battles,
     complete_nations,
-    complete_sea_zones,
+    complete_naval_start_zones,
+    complete_screens,
+    complete_targets,
     complete_units,
+    complete_waiting_nations,
     complete_zones,
 )
 from tracker.cli.deciding import act_auto
@@ -32,7 +37,7 @@ def _nation_option(f: Callable[..., Any]) -> Callable[..., Any]:
         "--nation",
         type=NATION,
         help="The nation choosing (default: the only one the battle waits for).",
-        shell_complete=complete_nations,
+        shell_complete=complete_waiting_nations,
     )(f)
 
 
@@ -53,8 +58,8 @@ def _units_option(name: str, help_text: str) -> Callable[..., Any]:
     return click.option(name, help=help_text, shell_complete=complete_units)
 
 
-def _zone_option(name: str = "--zone", **kwargs: Any) -> Callable[..., Any]:
-    return click.option(name, type=ZONE, shell_complete=complete_sea_zones, **kwargs)
+def _zone_option(complete: Completer, **kwargs: Any) -> Callable[..., Any]:
+    return click.option("--zone", type=ZONE, shell_complete=complete, **kwargs)
 
 
 # ----- submarine movement: interceptions (SM2-SM5) -----
@@ -161,7 +166,7 @@ def asw_group() -> None:
 
 
 @asw_group.command(name="start")
-@_zone_option(required=True, help="Sea zone with enemy submarines.")
+@_zone_option(complete_asw_start_zones, required=True, help="Sea zone with enemy submarines.")
 @_acting_option
 @click.option(
     "--auto", "auto", is_flag=True, help="Resolve every step with default choices (and --dice, or auto dice)."
@@ -225,7 +230,9 @@ def battle_group() -> None:
 
 
 @battle_group.command(name="start")
-@_zone_option(required=True, help="Sea zone where the phasing nation meets enemy naval units.")
+@_zone_option(
+    complete_naval_start_zones, required=True, help="Sea zone where the phasing nation meets enemy naval units."
+)
 @_acting_option
 @click.option(
     "--auto", "auto", is_flag=True, help="Resolve every step with default choices (and --dice, or auto dice)."
@@ -249,7 +256,11 @@ def battle_start(
 @battle_group.command(name="targets")
 @_battle_argument
 @_nation_option
-@click.option("--targets", help="FIRER=TARGET pairs for every unit of the nation that picks (default: spread).")
+@click.option(
+    "--targets",
+    help="FIRER=TARGET pairs for every unit of the nation that picks (default: spread).",
+    shell_complete=complete_targets,
+)
 @record_json_option
 @seen_option
 @click.pass_obj
@@ -265,7 +276,9 @@ def battle_targets(ctx: Context, battle: int, nation: str | None, targets: str |
 @_battle_argument
 @_nation_option
 @click.option(
-    "--screens", help="FIRER=ESCORT pairs: the escort takes that shot's hit; '' for none (default: cheapest)."
+    "--screens",
+    help="FIRER=ESCORT pairs: the escort takes that shot's hit; '' for none (default: cheapest).",
+    shell_complete=complete_screens,
 )
 @record_json_option
 @seen_option
