@@ -83,14 +83,15 @@ def event_hash(prev_hash: str, kind: str, version: int, timestamp: datetime, con
 
 
 def chain_hash(prev_hash: str, kind: str, version: int, timestamp: datetime, content: dict[str, Any]) -> str:
-    """SHA-256 over the previous hash and the event's kind, position, time and content."""
+    """SHA-256 over the previous hash and the event's kind, position, time and content, given
+    in its plain form (`event_content`'s, or decoded JSON)."""
     canonical = json.dumps(
         {
             "prev": prev_hash,
             "kind": kind,
             "version": version,
             "timestamp": timestamp.isoformat(),
-            "content": _plain(content),
+            "content": content,
         },
         sort_keys=True,
         separators=(",", ":"),

@@ -34,9 +34,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from tracker.storage import datastore
 from tracker.storage.event_app import TrackerApplication
-from tracker.storage.mapper import _STAMPED, TrackerMapper
+from tracker.storage.mapper import TrackerMapper
 from tracker.storage.recorder import TrackerFactory, TrackerRecorder
-from tracker.storage.rows import made
+from tracker.storage.rows import STAMPED, made
 
 # (owner, name, the parameters the tracker calls or overrides it with), as docs/storage.md lists them.
 SIGNATURES: list[tuple[Any, str, list[str]]] = [
@@ -109,8 +109,8 @@ def test_the_mapper_and_transcoder_hold_what_the_tracker_mapper_reads() -> None:
     # mapper writes and reads without a Python call per typed value.
     stamp = datetime(1914, 8, 4, 23, 0, tzinfo=UTC)
     encoded = transcoder.encode({"timestamp": stamp, "hash": "x"})
-    assert encoded.startswith(_STAMPED), encoded
-    assert encoded == _STAMPED + stamp.isoformat().encode() + b'"},"hash":"x"}'
+    assert encoded.startswith(STAMPED), encoded
+    assert encoded == STAMPED + stamp.isoformat().encode() + b'"},"hash":"x"}'
     assert transcoder.decode(encoded) == {"timestamp": stamp, "hash": "x"}
     assert issubclass(TrackerMapper, Mapper)
 

@@ -158,3 +158,60 @@ def test_the_mapper_writes_the_bytes_eventsourcing_writes(tmp_path: Path) -> Non
             )
             if not isinstance(o, CampaignSnapshot):
                 assert t.decode(ours).__dict__ == o.__dict__
+
+
+# ----- the write check's reading of the hash an event recorded -----
+
+
+def test_the_write_check_reads_each_stored_event_hash_as_its_json_says(tmp_path: Path) -> None:
+    """`recorded_hash` reads the hash where the tracker writes it, without decoding the state:
+    for every event of a played campaign (the first one compressed) it is what the decoded JSON
+    says."""
+    import sqlite3
+
+    from tests.support import advance
+    from tracker.service.application import Tracker
+    from tracker.storage.rows import COMPRESSED, plain_state, recorded_hash
+
+    db = tmp_path / "c.db"
+    with Tracker(str(db)) as t:
+        cid = t.create("hashes", "north-sea-1914").id
+        for _ in range(12):
+            t.execute(cid, lambda c, _d: advance(c))
+    with sqlite3.connect(db) as conn:
+        states = [bytes(s) for (s,) in conn.execute("SELECT state FROM tracker_events ORDER BY id")]
+    assert states[0].startswith(COMPRESSED)
+    assert len(states) > 12
+    for state in states:
+        assert recorded_hash(state) == json.loads(plain_state(state))["hash"]
+
+
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [
+        # Not the tracker's layout: decoded (the last of two "hash" keys, as JSON reads it).
+        (b'{"hash":"' + b"a" * 64 + b'","x":1,"hash":"' + b"b" * 64 + b'"}', "b" * 64),
+        # The layout, with the hash edited to hold a quote or an escape: decoded.
+        (
+            b'{"timestamp":{"_type_":"datetime_iso","_data_":"2026-01-01T00:00:00+00:00"},"prev_hash":"'
+            + b"0" * 64
+            + b'","hash":"'
+            + b"\\u0061" * 10
+            + b"a" * 4
+            + b'"}',
+            "a" * 14,
+        ),
+        # A hash cut short: its closing quote is not where a hash's is, so it is decoded.
+        (
+            b'{"timestamp":{"_type_":"datetime_iso","_data_":"t"},"prev_hash":"' + b"0" * 64 + b'","hash":"abc"}',
+            "abc",
+        ),
+        (b"[1, 2]", None),
+        (b"not json", None),
+        (b'{"hash": 5}', None),
+    ],
+)
+def test_the_write_check_decodes_a_state_written_otherwise(state: bytes, expected: str | None) -> None:
+    from tracker.storage.rows import recorded_hash
+
+    assert recorded_hash(state) == expected

@@ -42,7 +42,7 @@ from domain.campaign.record import Undoing, one_action
 from domain.campaign.rolls import Rolling
 from domain.campaign.volley import Volleys
 from domain.campaign.waiting import Waiting
-from domain.chain import GENESIS, event_hash
+from domain.chain import GENESIS, event_content, event_hash
 from domain.dice import SCHEME
 from domain.errors import InputError
 
@@ -148,7 +148,7 @@ class Campaign(
             "action": cls.INITIAL_VERSION,
         }
         timestamp = cls.Created.create_timestamp()
-        digest = event_hash(GENESIS, "Created", cls.INITIAL_VERSION, timestamp, fields)
+        digest = event_hash(GENESIS, "Created", cls.INITIAL_VERSION, timestamp, event_content(fields))
         campaign = cls._create(
             cls.Created, id=campaign_id, timestamp=timestamp, prev_hash=GENESIS, hash=digest, **fields
         )

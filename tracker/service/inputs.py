@@ -3,6 +3,7 @@ the same way whether typed at the command line, sent as JSON or read back from t
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,12 @@ if TYPE_CHECKING:
 MAX_INT = 2**31 - 1
 MAX_TEXT = 10_000
 MAX_ITEMS = 1_000
+
+
+def shown(given: Any) -> str:
+    """A value as an error echoes it: its first 60 characters, so a message stays a line."""
+    text = repr(given)
+    return text if len(text) <= 60 else text[:60] + "..."
 
 
 @dataclass(frozen=True)
@@ -58,17 +65,13 @@ class Field:
         }
 
     def check(self, action: str, value: Any) -> Any:
-        where = f"{action}: input {self.name!r}"
-
-        def shown(given: Any) -> str:
-            # A value as an error echoes it: its first 60 characters, so a message stays a line.
-            text = repr(given)
-            return text if len(text) <= 60 else text[:60] + "..."
-
         if value is None:
             if self.required:
-                raise InputError(f"{where} is required")
+                raise InputError(f"{action}: input {self.name!r} is required")
             return self.default
+        # Only an error says it; worked out here for the checks below (an absent input, the
+        # usual case, returns above without it).
+        where = f"{action}: input {self.name!r}"
         if self.kind == "flag":
             if not isinstance(value, bool):
                 raise InputError(f"{where} must be true or false, got {shown(value)}")
@@ -153,14 +156,23 @@ class Action:
         """The inputs checked and completed with defaults, in the order the fields are declared."""
         if not isinstance(inputs, Mapping):
             raise InputError(f"{self.name}: inputs must be an object of named values")
-        known = {f.name for f in self.fields}
+        known = self.known
         unknown = sorted(str(k) for k in inputs if k not in known)
         if unknown:
             raise InputError(
                 f"{self.name}: unknown input {unknown[0]!r} (inputs: {', '.join(sorted(known)) or 'none'})"
             )
-        checked = {f.name: f.check(self.name, inputs.get(f.name)) for f in self.fields}
-        return {f.name: checked[f.name] for f in self.fields if not (f.added and checked[f.name] == f.default)}
+        checked = {}
+        for f in self.fields:
+            value = f.check(self.name, inputs.get(f.name))
+            if not (f.added and value == f.default):
+                checked[f.name] = value
+        return checked
+
+    @functools.cached_property
+    def known(self) -> frozenset[str]:
+        """The names of the action's inputs (asked for every action validated)."""
+        return frozenset(f.name for f in self.fields)
 
 
 ACTIONS: dict[str, Action] = {}

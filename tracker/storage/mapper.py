@@ -12,10 +12,8 @@ from eventsourcing.persistence import Mapper, MapperDeserialisationError, Stored
 from eventsourcing.utils import TopicError, get_topic, resolve_topic
 
 from domain.errors import TrackerError
-from tracker.storage.rows import COMPRESSED, made, plain_state
+from tracker.storage.rows import COMPRESSED, STAMPED, made, plain_state
 
-# How the JSON transcoder writes every event's first field, its timestamp.
-_STAMPED = b'{"timestamp":{"_type_":"datetime_iso","_data_":"'
 _scan_json: Any = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 # Looked up once, not on every event decoded.
 _new = object.__new__
@@ -80,7 +78,7 @@ class TrackerMapper(Mapper[UUID]):
         if (
             self._plain
             and type(stored_event.originator_id) is UUID
-            and state.startswith(_STAMPED)
+            and state.startswith(STAMPED)
             and state.count(b'"_type_"') == 1
             # A lone byte is found by memchr; the escape itself only looked for where there is one.
             and (b"\\" not in state or b"\\u" not in state)

@@ -14,7 +14,6 @@ refused with a one-line error, and nothing is recorded.
 from __future__ import annotations
 
 import functools
-import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -58,7 +57,7 @@ from tracker.storage.rows import (
     last_version_sql,
     made,
     notifications_of,
-    plain_state,
+    recorded_hash,
     row_of,
     stored_event,
     uuid_bytes,
@@ -479,12 +478,7 @@ def _log_ends(last: int | None, version: int) -> LogDamaged:
 
 
 def _check_hash(state: Any, version: int, expected_hash: str) -> None:
-    try:
-        # A campaign's first event is stored compressed (`COMPRESS_OVER`).
-        stored_hash = json.loads(plain_state(bytes(state))).get("hash")
-    except ValueError:
-        stored_hash = None
-    if stored_hash != expected_hash:
+    if recorded_hash(bytes(state)) != expected_hash:
         raise StaleCopy(version)
 
 

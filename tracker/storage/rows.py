@@ -4,6 +4,7 @@ and check with (see `tracker.storage.recorder`)."""
 
 from __future__ import annotations
 
+import json
 import zlib
 from typing import Any, TypeVar
 from uuid import UUID
@@ -96,6 +97,34 @@ def plain_state(state: bytes) -> bytes:
         return zlib.decompress(state[len(COMPRESSED) :])
     except zlib.error:
         return state
+
+
+# How the JSON transcoder writes every event's first field, its timestamp; the event's hashes
+# follow it (the aggregate sets them first, `Campaign._record`).
+STAMPED = b'{"timestamp":{"_type_":"datetime_iso","_data_":"'
+_PREV_HASH = b'"},"prev_hash":"'
+_HASH = b'","hash":"'
+
+
+def recorded_hash(state: bytes) -> str | None:
+    """The hash an event's stored state records: read where the tracker writes it, right after
+    the timestamp and the previous hash, without decoding the state (the write check of every
+    action asks it); any other layout (compressed, written otherwise, edited) decoded."""
+    if state.startswith(STAMPED):
+        # The time holds no quote: the first one after it closes it.
+        at = state.find(b'"', len(STAMPED))
+        if state.startswith(_PREV_HASH, at):
+            at += len(_PREV_HASH) + 64
+            if state.startswith(_HASH, at) and state[at + len(_HASH) + 64 : at + len(_HASH) + 65] == b'"':
+                found = state[at + len(_HASH) : at + len(_HASH) + 64]
+                if b'"' not in found and b"\\" not in found:
+                    return found.decode("ascii", "replace")
+    try:
+        stored = json.loads(plain_state(state))
+    except ValueError:
+        return None
+    value = stored.get("hash") if isinstance(stored, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def row_of(e: StoredEvent) -> dict[str, Any]:
