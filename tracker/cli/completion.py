@@ -23,6 +23,7 @@ from domain.text import unit_order
 
 if TYPE_CHECKING:
     from domain.board import Board
+    from tracker.service.shapes import PlayerListed
 
 Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
 
@@ -416,6 +417,80 @@ complete_sea_zones = _completer(_sea_zones)
 complete_technologies = _completer(_technologies)
 complete_unit_types = _completer(_unit_types)
 complete_battles = _completer(_battles)
+
+
+def _phasing_nation(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """T3: the `--nation` of `battle start` and `asw start`: the nation whose turn it is, the only
+    one that may start a battle, while it may (its naval_combat phase, no battle open)."""
+    if isinstance(c, Campaign):
+        may = _may_start(c, c.board(), c.nation, "a battle")
+    else:
+        may = c.phase == "naval_combat" and not c.battles  # a league server's campaign: no board here
+    return [(n, help_text) for n, help_text in _nations(c) if n == c.nation] if may else []
+
+
+complete_phasing_nation = _context_completer(_phasing_nation)
+
+
+@contextmanager
+def _players_listed(ctx: click.Context, every_campaign: bool) -> Iterator[list[PlayerListed]]:
+    """The players the command line's campaign lists (`--league`: the league's; `every_campaign`
+    without `--campaign`: those of every campaign), through the players service as `tracker
+    players list` reads them; none on a league server, whose players only its referee reads."""
+    import sys
+
+    from tracker.cli.context import Context
+    from tracker.service.application import Tracker
+    from tracker.service.players import LEAGUE, Players
+
+    root = ctx.find_root()
+    obj = root.obj
+    shell = sys.modules.get("tracker.cli.shell")
+    if shell is not None and isinstance(obj, shell.RemoteContext):
+        yield []
+        return
+    session = isinstance(obj, Context) and obj.has_tracker
+    name = obj.campaign if isinstance(obj, Context) else None
+    if not session:
+        name = root.params.get("campaign") or os.environ.get("TRACKER_CAMPAIGN")
+    t: Tracker | None = None
+    try:
+        t = obj.tracker if session else Tracker(root.params.get("db") or os.environ.get("TRACKER_DB"), create=False)
+        if _line_params(ctx).get("league"):
+            ids = [LEAGUE]
+        elif name is None and every_campaign:
+            ids = [str(t.campaign_id(n)) for n in t.campaign_names()]
+        else:
+            ids = [str(t.campaign_id(name))]
+        players = Players(t.engine)
+        listed = [p for cid in ids for p in players.listed(cid)]
+    except Exception:  # noqa: BLE001 - no completion rather than an error
+        listed = []
+    try:
+        yield listed
+    finally:
+        if t is not None and not session:
+            t.close()
+
+
+def _players_completer(every_campaign: bool) -> Completer:
+    """PL1: the names of the players with a live token, as `players add` registered them."""
+
+    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+        with _players_listed(ctx, every_campaign) as listed:
+            found: dict[str, str] = {}
+            for p in listed:
+                if not p["revoked"]:
+                    role = "referee" if p["referee"] else "spectator" if p["spectator"] else ", ".join(p["nations"])
+                    found[p["name"]] = f"{found[p['name']]}; {role}" if p["name"] in found else role
+            return _matching(sorted(found.items()), incomplete)
+
+    return complete
+
+
+complete_players = _players_completer(every_campaign=False)
+# `inbox --player`, `wait --player`: without --campaign, the players of every campaign.
+complete_players_anywhere = _players_completer(every_campaign=True)
 
 
 def complete_battles_or(words: Mapping[str, str]) -> Completer:

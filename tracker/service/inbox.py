@@ -1,7 +1,7 @@
 """What a player owes, across every campaign they may read (`tracker inbox`, `tracker wait`):
 the items of `pending` that wait for one of their nations, each with the command that answers
 it. Who the player is: the token's player on a server, `--player NAME` on a database (looked up
-in each campaign's players), or nobody in particular (every campaign, whoever is waited for)."""
+in each campaign's players, whatever its case), or nobody in particular (every campaign, whoever is waited for)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def nations_of(t: Tracker, campaign_id: str, player_name: str | None) -> frozens
         return frozenset()
     player = served
     if player is None and player_name is not None:
-        player = Players(t.engine).player(campaign_id, player_name)
+        player = Players(t.engine).named(campaign_id, player_name)
         if player is None:
             return frozenset()  # the named player does not play in this campaign
     if player is None or player.referee:
@@ -60,7 +60,7 @@ def check_player(t: Tracker, player_name: str | None, campaign: str | None = Non
     known: set[str] = set()
     for name in names:
         cid = str(t.campaign_id(name))
-        if players.player(cid, player_name) is not None:
+        if players.named(cid, player_name) is not None:
             return
         known.update(p["name"] for p in players.listed(cid) if not p["revoked"])
     where = f"campaign {campaign!r}" if campaign is not None else "any campaign of this database"

@@ -159,6 +159,28 @@ def check_player_name(name: str) -> str:
     return name
 
 
+def name_key(name: str) -> str:
+    """A player's name as lookups compare it (PL1): spaces around it, its Unicode form and its
+    case aside, so `alice` typed at a table finds `Alice` as `players add` registered her."""
+    return unicodedata.normalize("NFC", name.strip()).casefold()
+
+
+def pick_name(typed: str, names: Sequence[str]) -> str | None:
+    """Which of `names` (registered spellings) a name as typed means (PL1): the one spelled so,
+    else the one that differs from it only by case; None when none does. Two that differ from
+    it only by case are refused, naming both."""
+    exact = unicodedata.normalize("NFC", typed.strip())
+    if exact in names:
+        return exact
+    found = sorted({n for n in names if name_key(n) == name_key(typed)})
+    if len(found) > 1:
+        raise InputError(
+            f"player name {exact!r} could be {' or '.join(map(repr, found))}, which differ only by case: "
+            "type it as `tracker players list` shows it"
+        )
+    return found[0] if found else None
+
+
 class Players:
     """The players of the campaigns in one database."""
 
@@ -196,22 +218,33 @@ class Players:
                 raise InputError(
                     f"player {name!r} already has a token; revoke it first: tracker players revoke {name!r}"
                 )
-            # PL1: the record names who acted by name alone, so a campaign's player and the
-            # league's may not share one (the league's players act in every campaign).
-            other = (
-                players_table.c.campaign_id != LEAGUE
-                if campaign_id == LEAGUE
-                else players_table.c.campaign_id == LEAGUE
+            # PL1: the record names who acted by name alone, and a name is looked up whatever
+            # its case (`pick_name`): a name that differs from a live player's only by case
+            # would be that player's.
+            key = name_key(name)
+            live_rows = select(players_table.c.campaign_id, players_table.c.name).where(
+                players_table.c.revoked_at.is_(None)
             )
-            clash = conn.execute(
-                select(players_table.c.campaign_id).where(
-                    other, players_table.c.name == name, players_table.c.revoked_at.is_(None)
-                )
-            ).first()
-            if clash is not None:
-                whose = "the league" if clash[0] == LEAGUE else "a campaign of this league"
+            if campaign_id != LEAGUE:
+                # A league's player is checked against every campaign's, a campaign's against its own and the league's.
+                live_rows = live_rows.where(players_table.c.campaign_id.in_([campaign_id, LEAGUE]))
+            live = conn.execute(live_rows).all()
+            twin = next((r.name for r in live if r.campaign_id == campaign_id and name_key(r.name) == key), None)
+            if twin is not None:
                 raise InputError(
-                    f"a player named {name!r} already plays in {whose}: the log names players by name, "
+                    f"player {twin!r} already has a token and {name!r} differs from it only by case: "
+                    f"give another name, or revoke it first: tracker players revoke {twin!r}"
+                )
+            # A campaign's player and the league's may not share one either (the league's
+            # players act in every campaign).
+            clash = next(
+                (r for r in live if (r.campaign_id == LEAGUE) != (campaign_id == LEAGUE) and name_key(r.name) == key),
+                None,
+            )
+            if clash is not None:
+                whose = "the league" if clash.campaign_id == LEAGUE else "a campaign of this league"
+                raise InputError(
+                    f"a player named {clash.name!r} already plays in {whose}: the log names players by name, "
                     "so give this one another name"
                 )
             try:
@@ -245,9 +278,11 @@ class Players:
             for r in rows
         ]
 
-    def revoke(self, campaign_id: str, name: str) -> None:
-        name = unicodedata.normalize("NFC", name.strip())  # as `check_player_name` stores it
+    def revoke(self, campaign_id: str, name: str) -> str:
+        """Revoke the token of the live player a name as typed means (`pick_name`); the name
+        as registered."""
         with self.engine.begin() as conn:
+            name = pick_name(name, self._live_names(conn, campaign_id)) or unicodedata.normalize("NFC", name.strip())
             done = conn.execute(
                 update(players_table)
                 .where(
@@ -259,6 +294,17 @@ class Players:
             ).rowcount
         if not done:
             raise InputError(f"no player {name!r} with a live token in this campaign")
+        return name
+
+    @staticmethod
+    def _live_names(conn: Connection, campaign_id: str) -> list[str]:
+        return list(
+            conn.execute(
+                select(players_table.c.name).where(
+                    players_table.c.campaign_id == campaign_id, players_table.c.revoked_at.is_(None)
+                )
+            ).scalars()
+        )
 
     def authenticate(self, token: str) -> Player | None:
         """The player a token belongs to, or None (unknown, malformed or revoked): never says which."""
@@ -410,9 +456,18 @@ class Players:
                 f"{approver.name} plays {approver.describe()}",
             )
 
+    def named(self, campaign_id: str, typed: str) -> Player | None:
+        """The player with a live token a name typed by a user means (`--player`): spelled as
+        registered, or differing from it only by case (`pick_name`: refused when it could be
+        two). A name read back from the database (a channel's, a request's asker) is looked up
+        with `player`, as registered."""
+        with self.engine.connect() as conn:
+            found = pick_name(typed, self._live_names(conn, campaign_id))
+        return None if found is None else self.player(campaign_id, found)
+
     def player(self, campaign_id: str, name: str) -> Player | None:
-        """A player with a live token, by name (typed with combining accents or not: names are
-        stored in one Unicode form, `check_player_name`)."""
+        """A player with a live token, by name as registered (typed with combining accents or
+        not: names are stored in one Unicode form, `check_player_name`)."""
         name = unicodedata.normalize("NFC", name.strip())
         with self.engine.connect() as conn:
             row = conn.execute(

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from tracker.cli.common import Context, echo_prose, emit_json, json_option
+from tracker.cli.completion import complete_players_anywhere
 from tracker.cli.params import PLAYER, Real
 
 if TYPE_CHECKING:
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 PLAYER_OPTION = click.option(
     "--player",
     type=PLAYER,
+    shell_complete=complete_players_anywhere,
     help="On a database: the player (as `players add` named them) whose nations count. Through "
     "--server the token says who you are.",
 )

@@ -17,8 +17,8 @@ from tracker.cli.completion import (
     Completer,
     complete_asw_start_zones,
     complete_battles,
-    complete_nations,
     complete_naval_start_zones,
+    complete_phasing_nation,
     complete_screens,
     complete_targets,
     complete_units,
@@ -46,7 +46,7 @@ def _acting_option(f: Callable[..., Any]) -> Callable[..., Any]:
         "--nation",
         type=NATION,
         help="Acting nation (default: the nation whose turn it is).",
-        shell_complete=complete_nations,
+        shell_complete=complete_phasing_nation,
     )(f)
 
 

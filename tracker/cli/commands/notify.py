@@ -10,6 +10,7 @@ import click
 
 from domain.errors import InputError, TrackerError
 from tracker.cli.common import POSITIVE, Context, emit_json, json_option, next_command, quoted
+from tracker.cli.completion import complete_players
 from tracker.cli.params import PLAYER, Expected
 
 
@@ -117,7 +118,10 @@ def _when(stamp: float | None) -> str:
 @click.argument("kind", type=click.Choice(["webhook", "email"]))
 @click.argument("target")
 @click.option(
-    "--player", type=PLAYER, help="Only the hand-offs owed by this player's nations (a player of `tracker players`)."
+    "--player",
+    type=PLAYER,
+    shell_complete=complete_players,
+    help="Only the hand-offs owed by this player's nations (a player of `tracker players`).",
 )
 @click.option(
     "--format", "fmt", type=click.Choice(["json", "discord", "slack"]), default="json", show_default=True,
@@ -146,12 +150,12 @@ def notify_add(
     --player anna --mention "<@123>" --remind 12h
     """
     from tracker.service.notify import is_address, mask, url_problem
-    from tracker.service.players import Forbidden, Players
+    from tracker.service.players import Forbidden, Players, pick_name
 
     scope = _scope(ctx)
     outbox, cid = scope.outbox, scope.campaign_id
     if scope.player is not None:
-        if player not in (None, scope.player):
+        if player is not None and pick_name(player, [scope.player]) is None:
             raise Forbidden(f"{scope.player} adds channels for themselves only: leave out --player {player}")
         player = scope.player
     if attach_export and kind != "email":
@@ -167,8 +171,13 @@ def notify_add(
         if problem is not None:
             # Not quoted: a webhook's URL holds its secret (shown masked everywhere else).
             raise InputError(f"a webhook is an http:// or https:// URL: this one {problem}")
-    if player is not None and Players(outbox.engine).player(cid, player) is None:
-        raise InputError(f"no player {quoted(player)} in this campaign (see tracker players list)")
+    if player is not None:
+        found = Players(outbox.engine).named(cid, player)
+        if found is None:
+            raise InputError(f"no player {quoted(player)} in this campaign (see tracker players list)")
+        # PL1: the channel keeps the name as registered (`anna` typed for `Anna`), by which
+        # its hand-offs find the player's nations.
+        player = found.name
     number = outbox.add(cid, kind, target, fmt, player, mention, every, attach_export)
     who = f"player {player}" if player else "the group"
     what = "e-mail to" if kind == "email" else f"{fmt} webhook"

@@ -9,6 +9,7 @@ import click
 
 from domain.errors import InputError
 from tracker.cli.common import POSITIVE, Context, emit_json, json_option, quoted
+from tracker.cli.completion import complete_nations, complete_players
 
 if TYPE_CHECKING:
     from domain.scenario import Scenario
@@ -55,7 +56,7 @@ def served_tracker(t: Any) -> Any:
 
 @players.command(name="add")
 @click.argument("name")
-@click.option("--nations", help="The nations this player acts for, comma-separated.")
+@click.option("--nations", help="The nations this player acts for, comma-separated.", shell_complete=complete_nations)
 @click.option(
     "--referee", is_flag=True, help="The campaign's referee: acts for any nation, adjusts, approves overrides."
 )
@@ -161,7 +162,7 @@ def players_list(ctx: Context, league: bool, as_json: bool) -> None:
 
 
 @players.command(name="revoke")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_players)
 @LEAGUE_OPTION
 @json_option
 @click.pass_obj
@@ -171,7 +172,8 @@ def players_revoke(ctx: Context, name: str, league: bool, as_json: bool) -> None
     Example: tracker players revoke anna
     """
     table, cid = _players(ctx, league)
-    table.revoke(cid, name)
+    # PL1: `alice` revokes `Alice`: the name as registered is the one printed.
+    name = table.revoke(cid, name)
     if as_json:
         emit_json({"player": name, "revoked": True, "league": league})
         return
