@@ -1,7 +1,7 @@
-"""The odds a player of great-war-1914 asks in big positions: a convoy search by more ships and
-aircraft than exact odds can weigh is refused in one line (or, for the escorts' advice, left
-unweighed while a cheaper answer exists), and the advice's `tracker odds` lines stay whole on a
-terminal, to copy."""
+"""The odds a player of great-war-1914 asks in big positions: a convoy search with more results
+(how many of each kind of searcher detect) than exact odds can weigh is refused in one line (or,
+for the escorts' advice, left unweighed while a cheaper answer exists), and the advice's
+`tracker odds` lines stay whole on a terminal, to copy."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from tracker.cli.main import cli
 RULESET, RULESET_DATA = load_ruleset("twtea-3e")
 SCENARIO, _ = read_scenario("great-war-1914")
 WA, IRISH = "Western Approaches", "Irish Sea"
-MOST = 12  # view.MAX_CONVOY_SEARCHERS
-TOO_MANY = MOST + 1
+MOST = 4096  # view.MAX_SEARCH_RESULTS
+KINDS = "destroyer=2,cruiser=2,battleship=2,bomber=2,fighter=2"  # 3**5 results of a search
 
 
 def britain_guarding(units: list[tuple[str, str, str]], ntr: int = 4) -> Board:
@@ -51,34 +51,42 @@ def britain_guarding(units: list[tuple[str, str, str]], ntr: int = 4) -> Board:
     return c.board()
 
 
-def test_a_convoy_search_by_more_searchers_than_exact_odds_take_is_refused_in_one_line_CV3() -> None:
-    # One die per searcher, 2**N results of a search: refused before any is worked out.
+def test_a_convoy_search_with_more_results_than_exact_odds_take_is_refused_in_one_line_CV3() -> None:
+    # Ten kinds of searchers, two of each: 3**10 results of a search (how many of each kind
+    # detect), refused before any is worked out.
     result = CliRunner().invoke(
         cli,
-        ["odds", "convoy", "--attacker", "Germany:submarine=1", "--defender", f"Britain:destroyer={TOO_MANY}"]
-        + ["--ntr", "2"],
+        ["odds", "convoy", "--attacker", "Germany:submarine=1", "--defender", f"Britain:{KINDS}"]
+        + ["--defender", f"France:{KINDS}", "--ntr", "2"],
     )
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and "CV3" in lines[0] and f"{TOO_MANY} ships and aircraft search" in lines[0]
+    assert len(lines) == 1 and "CV3" in lines[0] and "20 ships and aircraft search" in lines[0], lines
+    assert "59,049 results" in lines[0] and f"at most {MOST:,}" in lines[0]
     assert "Traceback" not in result.output
 
 
-def test_as_many_searchers_as_exact_odds_take_are_still_weighed_CV3() -> None:
-    assert view.MAX_CONVOY_SEARCHERS == MOST
+def test_a_search_by_many_alike_searchers_is_weighed_by_how_many_detect_CV3() -> None:
+    # Twenty destroyers and cruisers: 11 * 11 results, where each rolling on its own made 2**20.
+    assert view.MAX_SEARCH_RESULTS == MOST
     state, _, _ = view.hypothetical(
-        "convoy", RULESET, ("Germany:submarine=1",), (f"Britain:destroyer={TOO_MANY - 1}",), (), 2, False
+        "convoy", RULESET, ("Germany:submarine=1",), ("Britain:destroyer=10,cruiser=10",), (), 2, False
     )
+    assert view.search_results(state) == 11 * 11
     view.require_small_search(state)  # nothing refused
+    state, _, _ = view.hypothetical("convoy", RULESET, ("Germany:submarine=1",), (f"Britain:{KINDS}",), (), 2, False)
+    assert view.search_results(state) == 3**5
 
 
 def test_escorts_answer_from_a_pool_larger_than_exact_odds_take_weighing_no_choice_beyond_it_CV3(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # One U-boat in the Western Approaches, more British destroyers in the Irish Sea than a
-    # search can weigh together: the cheapest escort is one of them, and no choice of more
-    # searchers than exact odds take is enumerated on the way (it would run for minutes).
-    board = britain_guarding([("Germany", "submarine", WA)] + [("Britain", "destroyer", IRISH)] * TOO_MANY)
+    # search can weigh together (a bound of 4 results for speed: 3 destroyers, 4 results): the
+    # cheapest escort is one of them, and no choice of more searchers than exact odds take is
+    # enumerated on the way (it would run for minutes).
+    monkeypatch.setattr(view, "MAX_SEARCH_RESULTS", 4)
+    board = britain_guarding([("Germany", "submarine", WA)] + [("Britain", "destroyer", IRISH)] * 4)
     sizes: list[int] = []
     weigh = escorts.loss
 
@@ -89,19 +97,19 @@ def test_escorts_answer_from_a_pool_larger_than_exact_odds_take_weighing_no_choi
     monkeypatch.setattr(escorts, "loss", counting)
     data = escorts.answer(escorts.convoy_question(board, WA), 1.2, 20_000)
     now = data["windows"][0]
-    assert now["threats"] == {"Germany": 1} and len(now["reachable"]) == TOO_MANY
+    assert now["threats"] == {"Germany": 1} and len(now["reachable"]) == 4
     assert now["found"] and now["counts"] == {"destroyer": 1}
-    assert sizes and max(sizes) <= MOST
+    assert sizes and max(sizes) <= 3
 
 
 def test_escorts_refuse_in_one_line_when_the_answer_needs_more_searchers_than_exact_odds_take_CV3(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Fewer searchers than the real bound, for speed: the choices of at most two miss the bound,
-    # and the search stops at the first of three instead of enumerating it.
-    monkeypatch.setattr(view, "MAX_CONVOY_SEARCHERS", 2)
+    # Fewer results than the real bound, for speed: the choices of at most two destroyers (3
+    # results) miss the bound, and the search stops at the first of three instead of enumerating it.
+    monkeypatch.setattr(view, "MAX_SEARCH_RESULTS", 3)
     board = britain_guarding([("Germany", "submarine", WA)] + [("Britain", "destroyer", IRISH)] * 3)
-    with pytest.raises(escorts.InputError, match=r"came to 3 searchers.*at most 2 \(CV3.*--type"):
+    with pytest.raises(escorts.InputError, match=r"came to 3 searchers.*4 results.*at most 3 \(CV3.*--type"):
         escorts.answer(escorts.convoy_question(board, WA), 0.0, 20_000)
 
 
@@ -116,20 +124,26 @@ def test_escorts_lines_to_copy_stay_whole_on_a_terminal_CV3(monkeypatch: pytest.
         assert c in (line.strip() for line in shown), shown
 
 
-def test_luck_skips_a_convoy_battle_searched_by_more_than_exact_odds_take_CV3(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("most,weighed", [(MOST, True), (4, False)], ids=["weighed", "too-many-results"])
+def test_luck_weighs_a_convoy_battle_searched_by_many_and_skips_one_of_too_many_results_CV3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, most: int, weighed: bool
 ) -> None:
     # Every turn report carries the battles' luck: a convoy battle with 18 ships and aircraft
-    # that may search ran the odds of its search for minutes into gigabytes. It is skipped, as
-    # a battle of too many units is, and the rest of the luck is counted.
+    # that may search ran the odds of its search (2**18 results) for minutes into gigabytes.
+    # Weighed by how many of each kind detect, it is counted; a search with more results than
+    # exact odds take (a bound of 4 here) is skipped, as a battle of too many units is, and
+    # the rest of the luck is counted.
     from domain.procedures import odds as engine
     from domain.procedures.convoy import ConvoyBattle
 
+    monkeypatch.setattr(view, "MAX_SEARCH_RESULTS", most)
     weigh = engine.exact_odds
+    sizes: list[int] = []
 
     def bounded(state: Any, *args: Any, **kwargs: Any) -> Any:
         if isinstance(state, ConvoyBattle):
-            assert len(state.searchers or state.eligible) <= MOST, "a search too big to weigh was weighed"
+            sizes.append(len(state.searchers or state.eligible))
+            assert view.search_results(state) <= most, "a search too big to weigh was weighed"
         return weigh(state, *args, **kwargs)
 
     monkeypatch.setattr(engine, "exact_odds", bounded)
@@ -147,5 +161,6 @@ def test_luck_skips_a_convoy_battle_searched_by_more_than_exact_odds_take_CV3(
     run("convoy", "roll", "1")
     assert "eligible: FR-BM1 at 2, GB-BM1 at 2" in run("pending")  # 18 may search
     luck = json.loads(run("luck", "--json"))
-    assert luck["battles"] == []
+    assert [b["kind"] for b in luck["battles"]] == (["convoy"] if weighed else [])
+    assert sizes == ([18] if weighed else [])
     assert "Germany" in luck["nations"]

@@ -3,6 +3,7 @@ one round against the detecting units (the shared volley) and the convoy table."
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -128,6 +129,29 @@ def _search_dice(s: ConvoyBattle, ctx: Context) -> tuple[tuple[DieGroup, ...], t
     return searcher_dice(
         ctx, "convoy_search", s.attacker, s.searchers, s.zone_subs, convoy_rules.search_roll, "detects"
     )
+
+
+def alike_runs(searchers: tuple[Piece, ...], named: Iterable[str]) -> list[list[int]]:
+    """For the odds only (`domain.procedures.engine`): the places in `searchers` in runs of
+    units alike (equal but for their IDs: nation, type, damage) whose IDs follow one another
+    among `named` (every ID the position names), each run in the order of its IDs.
+
+    CV3, CV4: which units of a run detect changes nothing but their names. After the search a
+    unit that failed is read only in the outcome's count of units left by type (`outcome`),
+    and the detecting ones are compared by ID only among themselves and with the submarines;
+    no unit of another run has an ID between two of a run. So any k of a run detecting lead,
+    renamed, to the same battle, and the odds may take its first k for all of them."""
+    place = {u: i for i, u in enumerate(sorted(set(named)))}
+    runs: list[list[int]] = []
+    for i in sorted(range(len(searchers)), key=lambda i: place[searchers[i].id]):
+        if runs:
+            last = searchers[runs[-1][-1]]
+            p = searchers[i]
+            if place[p.id] == place[last.id] + 1 and p._replace(id="") == last._replace(id=""):
+                runs[-1].append(i)
+                continue
+        runs.append([i])
+    return runs
 
 
 def _merchant_default(s: ConvoyBattle, ctx: Context) -> list[str]:

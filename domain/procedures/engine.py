@@ -3,9 +3,10 @@ with every decision taken by a policy (the tracker's defaults unless given) up t
 and the positions each roll leads to with their chances. A volley is worked out side by side
 (`domain.procedures.remains`): each side's losses depend only on the hits on it (HA7) and the
 hits are taken together (F3, NC3), so what may be left of each side is worked out once and the
-results are the pairs of those. Positions that differ only in which unit of a type is which
-are one state (`Canon`); each position is one object (interned), so the walks key on
-identities."""
+results are the pairs of those. A convoy search is worked out by how many of each run of alike
+searchers detect (CV3, `Engine.searched`), not by which. Positions that differ only in which
+unit of a type is which are one state (`Canon`); each position is one object (interned), so the
+walks key on identities."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from fractions import Fraction
-from math import lcm
+from itertools import product
+from math import comb, lcm
 from types import ModuleType
 from typing import Any
 
@@ -31,7 +33,7 @@ from domain.procedures.base import (
     Side,
     evolve,
 )
-from domain.procedures.canon import Canon
+from domain.procedures.canon import Canon, pieces_in
 from domain.procedures.chances import Number
 from domain.procedures.fight import Fight
 from domain.procedures.remains import Policy as Policy
@@ -175,6 +177,10 @@ class Engine(Remains):
         self.canon: Canon | None = None
         self.limit: int | None = None
 
+    # CV3: a convoy search enumerated by how many alike searchers detect (`searched`); off,
+    # every searcher's die on its own (2**N results), as a check of the counts.
+    count_searchers = True
+
     def settle(self, state: State, named: bool = False) -> tuple[State, int]:
         """Take every decision up to the next roll (or the end); the rounds started on the way.
         `named`: `state` is named canonically already, and decisions name no new unit, so the
@@ -216,12 +222,54 @@ class Engine(Remains):
         if split:
             return self.expand_volley(state, n.groups, split)
         out: dict[tuple[State, int], Number] = {}
-        for counts, p in self.chances(n.groups):
+        results = self.searched(state, n.groups) if self.count_searchers else None
+        for counts, p in self.chances(n.groups) if results is None else results:
             child, facts = roll(state, self.ctx, counts)
             settled, more = self.settle(child)
             key = (settled, rounds_in(facts) + more)
             out[key] = out.get(key, 0) + p
         return list(out.items())
+
+    def searched(
+        self, state: State, groups: tuple[DieGroup, ...]
+    ) -> list[tuple[tuple[tuple[int, ...], ...], Number]] | None:
+        """CV3: a convoy search's results by how many of each run of alike searchers detect
+        (`convoy.alike_runs`: which ones changes nothing but names), the first of the run
+        detecting, with the binomial chance of that many: N + 1 results for N alike searchers
+        rather than 2**N. None for any other roll, or dice not one per searcher."""
+        if not isinstance(state, convoy.ConvoyBattle) or state.step is not convoy.ConvoyStep.SEARCH:
+            return None
+        searchers = state.searchers
+        if len(groups) != len(searchers) or any(
+            g.effect != ("detects", u.id) or g.count != 1 or g.kind != "at_most"
+            for g, u in zip(groups, searchers, strict=True)
+        ):
+            return None
+        one: Number = Fraction(1) if self.exact else 1.0
+        axes: list[list[tuple[list[int], int, Number]]] = []
+        for run in convoy.alike_runs(searchers, pieces_in(state)):
+            # Alike units roll alike (CV3 reads nation and type); split where a die does not.
+            parts: list[list[int]] = []
+            for i in run:
+                if parts and _same_die(groups[parts[-1][-1]], groups[i]):
+                    parts[-1].append(i)
+                else:
+                    parts.append([i])
+            for part in parts:
+                n, hit_chance = len(part), groups[part[0]].chances[1] * one
+                chances = (comb(n, k) * hit_chance**k * (1 - hit_chance) ** (n - k) for k in range(n + 1))
+                axes.append([(part, k, q) for k, q in enumerate(chances) if q])
+        miss, hit = (1, 0), (0, 1)
+        results: list[tuple[tuple[tuple[int, ...], ...], Number]] = []
+        for combo in product(*axes):
+            counts = [miss] * len(groups)
+            p = one
+            for part, k, q in combo:
+                for i in part[:k]:
+                    counts[i] = hit
+                p *= q
+            results.append((tuple(counts), p))
+        return results
 
     def expand_volley(
         self, state: State, groups: tuple[DieGroup, ...], split: list[tuple[Side, list[int]]]
@@ -359,6 +407,11 @@ class Engine(Remains):
                         rolling += 1
                         if limit is not None and rolling > limit:
                             raise TooManyPositions(limit)
+
+
+def _same_die(a: DieGroup, b: DieGroup) -> bool:
+    """Two groups whose dice have the same chances (all but what they decide)."""
+    return (a.faces, a.kind, a.target, a.dice, a.table, a.cap) == (b.faces, b.kind, b.target, b.dice, b.table, b.cap)
 
 
 def _over(f: Fight, attackers: tuple[Piece, ...], defenders: tuple[Piece, ...], opening: tuple[str, ...]) -> Fight:

@@ -291,12 +291,12 @@ def window_answer(
             known[key] = loss(q, w, counts, limit, together)
         return known[key]
 
-    allied = sum(n for counts in q.allies.values() for n in counts.values())
+    allied = [n for counts in q.allies.values() for n in counts.values()]
 
     def chance(c: advise.Composition) -> float:
         if c not in memo:
             advise.too_many(len(memo), most_choices)
-            require_few_searchers(q, w, sum(c) + allied)
+            require_few_searchers(q, w, sum(c) + sum(allied), view.results_of((*c, *allied)))
             lost, positions = weighed(dict(zip(order, c, strict=True)), shared)
             memo[c] = -lost
             spent[0] += positions
@@ -312,10 +312,10 @@ def window_answer(
     # CV3-CV5: a searcher more only adds search and attack dice against the submarines (their
     # fire falls on the searchers, never on the NTR), so the expected loss never grows with one:
     # when all of them together miss the bound, no choice of them meets it.
-    # Past MAX_CONVOY_SEARCHERS all of them cannot be weighed (`require_few_searchers`): the
+    # Past MAX_SEARCH_RESULTS all of them cannot be weighed (`require_few_searchers`): the
     # search by cost goes on without that proof and stops at the first choice too big.
     everyone = tuple(full.values())
-    proof = sum(everyone) + allied > view.MAX_CONVOY_SEARCHERS or chance(everyone) >= -bound
+    proof = view.results_of((*everyone, *allied)) > view.MAX_SEARCH_RESULTS or chance(everyone) >= -bound
     found = advise.cheapest(full, costs, chance, -bound) if proof else None
     c = found[0] if found else tuple(full.values())
     counts = {t: n for t, n in zip(order, c, strict=True) if n}
@@ -333,14 +333,16 @@ def window_answer(
     }
 
 
-def require_few_searchers(q: Convoys, w: Window, searching: int) -> None:
-    """Refuse, in one line, to weigh a choice of more searchers than exact odds take (CV3,
-    `view.MAX_CONVOY_SEARCHERS`): each rolls on its own, 2**N results to work out."""
-    most = view.MAX_CONVOY_SEARCHERS
-    if searching > most:
+def require_few_searchers(q: Convoys, w: Window, searching: int, results: int) -> None:
+    """Refuse, in one line, to weigh a choice of `searching` searchers whose search has more
+    `results` than exact odds take (CV3, `view.MAX_SEARCH_RESULTS`: how many of each kind
+    detect, all worked out at once)."""
+    most = view.MAX_SEARCH_RESULTS
+    if results > most:
         raise InputError(
             f"{w.label}: the search for the cheapest escorts in {q.zone} came to {searching} searchers without "
-            f"an answer; exact odds take at most {most} (CV3, each searcher rolls on its own): name fewer with --type"
+            f"an answer, {results:,} results of their search; exact odds take at most {most:,} (CV3, how many of "
+            "each kind detect): name fewer with --type"
         )
 
 

@@ -270,7 +270,7 @@ def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) ->
     """The exact odds of one battle from its first roll, its actual result and percentile."""
     from domain.procedures.odds import TooManyPositions, exact_odds
     from domain.procedures.position import from_battle
-    from tracker.analysis.odds import MAX_CONVOY_SEARCHERS, searchers_ahead
+    from tracker.analysis.odds import MAX_SEARCH_RESULTS, search_results
 
     rolls = [r for r in b["rolls"] if not r.get("undone_by")]
     if b.get("undone_by") or not rolls or b["kind"] not in ("convoy", "naval", "asw", "interception"):
@@ -287,12 +287,12 @@ def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) ->
     if positions(board.ruleset, here) > MAX_POSITIONS:
         return None
     state, ctx, done = from_battle(board, state_b, frozenset(c.committed))
-    # CV3: each searcher rolls its own die, 2**N results of a search worked out before any
-    # position counts against the limit: a battle searched by more is skipped, as one of too
-    # many units is (its odds would run for minutes into gigabytes).
+    # CV3: a search's results (how many of each kind of searcher detect) are all worked out
+    # before any position counts against the limit: a battle whose search has too many is
+    # skipped, as one of too many units is.
     # The searchers picked are those whose rolls name them (the odds take that pick).
-    picked = sum(1 for r in rolls if r["rule"] == "CV3")
-    if (picked or searchers_ahead(state)) > MAX_CONVOY_SEARCHERS:
+    picked = {r["unit"] for r in rolls if r["rule"] == "CV3"}
+    if search_results(state, picked or None) > MAX_SEARCH_RESULTS:
         return None
     try:
         odds = exact_odds(state, ctx, _searchers_chosen(b, rolls), done, exact=False, limit=MAX_ENUMERATED)

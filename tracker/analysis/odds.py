@@ -4,13 +4,14 @@ distribution of outcomes as text and JSON (`tracker odds`)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from fractions import Fraction
 from typing import NotRequired, TypedDict, cast
 
 from domain.errors import InputError
 from domain.procedures import asw, convoy, interception, naval, policies
 from domain.procedures.base import Context, Decision, Outcome, Piece, Side, hypothetical_scenario
+from domain.procedures.canon import pieces_in
 from domain.procedures.interception import InterceptionDecision
 from domain.procedures.naval import NavalDecision
 from domain.procedures.odds import Number, Odds, Policy, State
@@ -21,10 +22,11 @@ PROCEDURES = ("convoy", "intercept", "asw", "naval")
 AFTER_ROUND = ("default", "fight", "submerge")
 # Bigger forces make the enumeration slow (the states grow with every unit type present).
 MAX_UNITS_PER_SIDE = 20
-# CV3: the engine rolls each searcher's die on its own, so a convoy search has 2**N results
-# to work out before the first position is counted against --max-positions: 12 searchers take
-# a few seconds, 16 some twenty and 200 MiB more, 20 ran for minutes into gigabytes.
-MAX_CONVOY_SEARCHERS = 12
+# CV3: a convoy search's results are how many of each kind of searcher (one nation, type and
+# damage: `convoy.alike_runs`) detect, N + 1 for N alike, multiplied across kinds. All are
+# worked out before the first position counts against --max-positions: 4,096 (what twelve
+# searchers rolling each on its own made) take a second or two; 24 destroyers and cruisers, 169.
+MAX_SEARCH_RESULTS = 4096
 RESULT_WORDS = {
     "attacker_wins": "attacker wins",
     "defender_wins": "defender wins",
@@ -233,27 +235,44 @@ def hypothetical(
     return state, ctx, sum(1 for f in facts if f.kind == "round")
 
 
-def searchers_ahead(state: State) -> int:
-    """CV3: how many ships and aircraft a convoy battle's odds still roll search dice for:
-    before the owner picks, every unit that may search (the default: all search); at the
-    search, those picked; 0 past it, or for another battle."""
+def searchers_ahead(state: State) -> tuple[Piece, ...]:
+    """CV3: the ships and aircraft a convoy battle's odds still roll search dice for: before
+    the owner picks, every unit that may search (the default: all search); at the search, those
+    picked; none past it, or for another battle."""
     if not isinstance(state, convoy.ConvoyBattle):
-        return 0
+        return ()
     early = (convoy.ConvoyStep.MERCHANT_DEFENCE, convoy.ConvoyStep.MERCHANT_CASUALTY, convoy.ConvoyStep.SEARCHERS)
     if state.step in early:
-        return len(state.eligible)
-    return len(state.searchers) if state.step == convoy.ConvoyStep.SEARCH else 0
+        return state.eligible
+    return state.searchers if state.step == convoy.ConvoyStep.SEARCH else ()
+
+
+def search_results(state: State, picked: Collection[str] | None = None) -> int:
+    """CV3: the results of a convoy search the odds work out in one step (1 with no search
+    ahead): the product, over the runs of alike searchers (`convoy.alike_runs`), of one more
+    than their number. `picked`: the units that search, if not the default (`searchers_ahead`)."""
+    ahead = searchers_ahead(state)
+    if picked is not None:
+        ahead = tuple(p for p in state.eligible if p.id in picked)
+    if not ahead:
+        return 1
+    return math.prod(len(run) + 1 for run in convoy.alike_runs(ahead, pieces_in(state)))
+
+
+def results_of(counts: Iterable[int]) -> int:
+    """CV3: the results of a search by these numbers of alike searchers (`search_results`)."""
+    return math.prod(n + 1 for n in counts)
 
 
 def require_small_search(state: State) -> None:
-    """Refuse (one line) a convoy battle whose search has more than MAX_CONVOY_SEARCHERS
-    ships and aircraft still to roll (CV3): its odds would run for minutes before any limit of
-    positions is met."""
-    rolling = searchers_ahead(state)
-    if rolling > MAX_CONVOY_SEARCHERS:
+    """Refuse (one line) a convoy battle whose search has more than MAX_SEARCH_RESULTS results
+    (CV3): they would all be worked out before any limit of positions is met."""
+    results = search_results(state)
+    if results > MAX_SEARCH_RESULTS:
         raise InputError(
-            f"{rolling} ships and aircraft search in this convoy battle (CV3); exact odds take at most "
-            f"{MAX_CONVOY_SEARCHERS} searchers"
+            f"{len(searchers_ahead(state))} ships and aircraft search in this convoy battle (CV3), "
+            f"{results:,} results of how many of each kind detect; exact odds take at most "
+            f"{MAX_SEARCH_RESULTS:,}: fewer searchers, of fewer kinds"
         )
 
 
