@@ -18,6 +18,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from html import escape
+from operator import itemgetter
 from typing import Any
 
 from domain.ruleset import Ruleset
@@ -61,7 +62,7 @@ class MapLayout:
     # What `map_svg` draws the same on every board of this layout (the links, an empty zone's
     # box), kept with it: a layout is made once per map (`_laid_out`), and a long-running
     # process draws its map again on every page.
-    drawn: dict[Any, list[str]] = field(default_factory=dict, compare=False, repr=False)
+    drawn: dict[Any, str] = field(default_factory=dict, compare=False, repr=False)
     frames: dict[Any, _ZoneFrame] = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -95,15 +96,28 @@ def _separate(positions: dict[str, tuple[float, float]]) -> dict[str, tuple[floa
     return {z: (p[0], p[1]) for z, p in pos.items()}
 
 
+# The layout of each map drawn lately, by the map itself (kept, so that its id is not reused): a
+# campaign's scenario is loaded once a process, and the key of `_laid_out` (every zone's
+# neighbours, sorted) costs a tenth of drawing a map of 148 zones.
+_LAYOUTS: dict[int, tuple[GameMap, MapLayout]] = {}
+
+
 def map_layout(scenario: Scenario) -> MapLayout:
     """The scenario's own coordinates when it gives them, else the layout `tracker scenario map`
     computes (so both draw the same map); scaled (see `_scale`), boxes kept apart, shifted so
     the drawing starts at the margin. The same map is laid out once per process."""
     game_map = scenario.game_map
+    known = _LAYOUTS.get(id(game_map))
+    if known is not None and known[0] is game_map:
+        return known[1]
     zones = tuple(game_map.adjacency)
     edges = tuple(tuple(sorted(game_map.adjacency[z])) for z in zones)
     positions = tuple(game_map.positions.get(z, (0, 0)) for z in zones) if game_map.positions else None
-    return _laid_out(zones, edges, positions, frozenset(game_map.sea))
+    layout = _laid_out(zones, edges, positions, frozenset(game_map.sea))
+    if len(_LAYOUTS) >= 16:
+        _LAYOUTS.clear()
+    _LAYOUTS[id(game_map)] = (game_map, layout)
+    return layout
 
 
 @functools.lru_cache(maxsize=16)
@@ -148,39 +162,48 @@ def _scale(width: float, height: float, zones: int) -> float:
 
 # A mapping, not a `Board`: a scenario's opening (`tracker scenario map`) is drawn too.
 def zone_contents(board: Mapping[str, Any], scenario: Scenario, ruleset: Ruleset) -> dict[str, dict[str, Any]]:
-    """Per zone: units by nation as (count, type, damaged) in the ruleset's order, NTR by
-    nation, and the units' IDs by nation (shown on hover); the board is the shape `state
-    --json` prints."""
+    """Per zone holding anything (a zone left out holds nothing): units by nation as (count,
+    type, damaged) in the ruleset's order, NTR by nation, and the units' IDs by nation (shown on
+    hover); the board is the shape `state --json` prints."""
+    zones = scenario.game_map.adjacency
     type_order = {name: i for i, name in enumerate(ruleset.units)}
-    contents: dict[str, dict[str, Any]] = {z: {"units": {}, "ntr": {}, "ids": {}} for z in scenario.game_map.adjacency}
-    counts: dict[tuple[str, str, str], list[int]] = {}
-    for u in board["units"]:
-        zone, nation = u["at"], u["nation"]
-        if zone in contents and u.get("id"):  # a scenario's starting forces have no IDs yet
-            contents[zone]["ids"].setdefault(nation, []).append(u["id"])
-        entry = counts.get((zone, nation, u["type"]))
-        if entry is None:
-            entry = counts[zone, nation, u["type"]] = [0, 0]
-        entry[0] += 1
-        if u["damage"]:
-            entry[1] += 1
     nation_order = {n: i for i, n in enumerate(scenario.turn_order)}
+    contents: dict[str, dict[str, Any]] = {}
 
-    def shown_order(item: tuple[tuple[str, str, str], list[int]]) -> tuple[int, int]:
-        _zone, nation, unit_type = item[0]
-        return nation_order.get(nation, len(nation_order)), type_order.get(unit_type, len(type_order))
+    def content_of(zone: str) -> dict[str, Any]:
+        content = contents.get(zone)
+        if content is None:
+            content = contents[zone] = {"units": {}, "ntr": {}, "ids": {}}
+        return content
 
-    for (zone, nation, unit_type), (count, damaged) in sorted(counts.items(), key=shown_order):
-        if zone not in contents:
+    # Per (zone, nation, type): [where it is shown, count, damaged, zone, nation, type]; shown
+    # by nation in turn order, then by type in the ruleset's order, then as first seen on the
+    # board, written as one number (numbers sort several times faster than tuples).
+    counts: dict[tuple[str, str, str], list[Any]] = {}
+    nations, types, seen = len(nation_order) + 1, len(type_order) + 1, len(board["units"]) + 1
+    for u in board["units"]:
+        zone, nation, unit_type = u["at"], u["nation"], u["type"]
+        if zone not in zones:
             continue
-        abbr = ruleset.units[unit_type].abbr if unit_type in ruleset.units else unit_type
-        contents[zone]["units"].setdefault(nation, []).append(
+        if u.get("id"):  # a scenario's starting forces have no IDs yet
+            content_of(zone)["ids"].setdefault(nation, []).append(u["id"])
+        entry = counts.get((zone, nation, unit_type))
+        if entry is None:
+            place = nation_order.get(nation, nations - 1) * types + type_order.get(unit_type, types - 1)
+            entry = counts[zone, nation, unit_type] = [place * seen + len(counts), 0, 0, zone, nation, unit_type]
+        entry[1] += 1
+        if u["damage"]:
+            entry[2] += 1
+    units = ruleset.units
+    for _shown, count, damaged, zone, nation, unit_type in sorted(counts.values(), key=itemgetter(0)):
+        abbr = units[unit_type].abbr if unit_type in units else unit_type
+        content_of(zone)["units"].setdefault(nation, []).append(
             {"type": unit_type, "abbr": abbr, "count": count, "damaged": damaged}
         )
     for nation in sorted(board["ntr"], key=lambda n: nation_order.get(n, 99)):
         for zone, count in board["ntr"][nation].items():
-            if count and zone in contents:
-                contents[zone]["ntr"][nation] = count
+            if count and zone in zones:
+                content_of(zone)["ntr"][nation] = count
     return contents
 
 
@@ -194,6 +217,8 @@ def _units_text(groups: list[dict[str, Any]]) -> str:
 
 def _wrap(text: str, first_width: float, width: float) -> list[str]:
     """Split a label at ', ' so each line fits the box (a single long part is kept whole)."""
+    if text and len(text) * CHAR_WIDTH <= first_width:
+        return [text]  # the whole label fits the first line, so every start of it does
     lines: list[str] = []
     current = ""
     for part in text.split(", "):
@@ -244,7 +269,7 @@ def _links_svg(scenario: Scenario, pos: dict[str, tuple[float, float]]) -> list[
     return out
 
 
-def _content_lines(content: dict[str, Any], code: dict[str, str]) -> list[tuple[str | None, str, str]]:
+def _content_lines(content: Mapping[str, Any], code: dict[str, str]) -> list[tuple[str | None, str, str]]:
     """The lines of a zone's box under its name, as (nation, label, text): each nation's units,
     wrapped, then the NTR; cut to what the box holds, the last line saying how many are left out."""
     lines: list[tuple[str | None, str, str]] = []
@@ -324,19 +349,22 @@ def _zone_frame(
     )
 
 
+# What an empty zone holds (`zone_contents` leaves it out).
+_NOTHING: Mapping[str, Any] = {"units": {}, "ntr": {}}
 # Nations and their codes, escaped once: every zone's lines name them again.
 _name = functools.lru_cache(maxsize=1024)(escape)
 
 
 def _zone_svg(
-    frame: _ZoneFrame, content: dict[str, Any], colour: dict[str, str], code: dict[str, str], order: dict[str, int]
+    frame: _ZoneFrame, content: Mapping[str, Any], colour: dict[str, str], code: dict[str, str], order: dict[str, int]
 ) -> list[str]:
     """One zone's box as a <g>: its frame (sea or land, a land border in its owner's colour), its
     name and owner, and a line per nation present and for its NTR."""
     # The units' IDs, one line per nation, for the pointer resting on the zone (a tooltip).
     ids = content.get("ids", {})
     listed = "".join(
-        "\n" + ", ".join(sorted(ids[n], key=unit_order)) for n in sorted(ids, key=lambda n: order.get(n, len(order)))
+        "\n" + ", ".join(sorted(ids[n], key=unit_order) if len(ids[n]) > 1 else ids[n])
+        for n in (sorted(ids, key=lambda n: order.get(n, len(order))) if len(ids) > 1 else ids)
     )
     group = [frame.opening, f"<title>{frame.title}{escape(listed)}</title>", *frame.frame]
     line_y = frame.first_line
@@ -396,24 +424,26 @@ def map_svg(
     # The links, each box's frame and the empty boxes depend on the map alone (the layout's
     # key), and on the owner, its colour and code for a land box.
     drawn, frames = layout.drawn, layout.frames
+    # Kept as the lines they are joined into (the SVG's lines are joined by "\n").
     if "links" not in drawn:
-        drawn["links"] = _links_svg(scenario, layout.positions)
-    out.extend(drawn["links"])
+        drawn["links"] = "\n".join(_links_svg(scenario, layout.positions))
+    out.append(drawn["links"])
     order = {n: i for i, n in enumerate(code)}
+    sea = scenario.game_map.sea
     for zone in scenario.game_map.adjacency:
-        owner = None if scenario.game_map.is_sea(zone) else owners.get(zone)
-        content = contents.get(zone, {"units": {}, "ntr": {}})
+        owner = None if zone in sea else owners.get(zone)
+        content = contents.get(zone)
         key = (zone, owner, colour.get(owner or ""), code.get(owner or ""))
         frame = frames.get(key)
         if frame is None:
             frame = frames[key] = _zone_frame(zone, scenario, layout.positions[zone], owner, colour, code)
-        if content["units"] or content["ntr"] or content.get("ids"):
+        if content is not None and (content["units"] or content["ntr"] or content.get("ids")):
             group = _zone_svg(frame, content, colour, code, order)
         else:
             empty = drawn.get(key)
             if empty is None:
-                empty = drawn[key] = _zone_svg(frame, content, colour, code, order)
-            group = empty
+                empty = drawn[key] = "\n".join(_zone_svg(frame, _NOTHING, colour, code, order))
+            group = [empty]
         if link is not None:
             href = escape(link.format(zone=_quote(zone)))
             group = [f'<a href="{href}">', *group, "</a>"]

@@ -4,10 +4,10 @@ escaped."""
 
 from __future__ import annotations
 
+import functools
 import math
-import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,10 +96,11 @@ def element_id(key: str) -> str:
     return "chart-" + re.sub(r"[^A-Za-z0-9_-]", "-", key)
 
 
-def _y_axis(chart: LineChart) -> list[float]:
+def _y_axis(chart: LineChart, values: Collection[float]) -> list[float]:
+    """The y ticks of a chart whose lines take `values`."""
     # 0 always shows: counts start from it, and a running difference is read against it.
-    lo = min([0.0, *(min(line.ys) for line in chart.lines if line.ys)])
-    hi = max([0.0, *(max(line.ys) for line in chart.lines if line.ys)])
+    lo = min(0.0, min(values)) if values else 0.0
+    hi = max(0.0, max(values)) if values else 0.0
     return nice_ticks(lo, hi, MOST_Y_TICKS, chart.integer_y)
 
 
@@ -117,7 +118,9 @@ def _x_ticks(chart: LineChart, x0: float, x1: float, width: float) -> list[int]:
 def layout(chart: LineChart) -> dict[str, Any]:
     """Every position of the chart, in SVG user units: the plot frame, the ticks and grid, the
     lines' point lists and the legend beside the plot (never over a line)."""
-    y_ticks = _y_axis(chart)
+    # Each distinct y is placed and written once (below), and bounds the axis.
+    distinct = {y for line in chart.lines for y in line.ys}
+    y_ticks = _y_axis(chart, distinct)
     y_step = y_ticks[1] - y_ticks[0] if len(y_ticks) > 1 else 1.0
     y_labels = [tick_text(v, y_step) for v in y_ticks]
     legend_width = 34 + CHAR * max([len(chart.legend_title), *(len(line.label) for line in chart.lines)])
@@ -138,19 +141,21 @@ def layout(chart: LineChart) -> dict[str, Any]:
     few = len(chart.xs) <= FEW_POINTS
     prefix = element_id(chart.key)
     # Every line has a point at each x, and a figure keeps its value for many points: each x
-    # and each distinct y is placed and written once, and a line's points are joined from them.
-    # `px` and `py` written out, the same arithmetic: a chart of balances has hundreds of
-    # distinct ys.
+    # and each distinct y is placed and written once, and a line's points are filled in from
+    # them. `px` and `py` written out, the same arithmetic, and the numbers written by one
+    # %-format: a chart of balances has hundreds of distinct ys.
     x_span, plot_width = x1 - x0 + 2 * pad, right - left
-    xs = [f"{left + (x - x0 + pad) / x_span * plot_width:.1f}," for x in chart.xs]
+    xs = _one_decimal([left + (x - x0 + pad) / x_span * plot_width for x in chart.xs])
     y0, y_span, plot_height = y_ticks[0], y_ticks[-1] - y_ticks[0], bottom - top
-    distinct = {y for line in chart.lines for y in line.ys}
-    ys = {y: f"{bottom - (y - y0) / y_span * plot_height:.1f}" for y in distinct}
+    ordered = list(distinct)
+    ys = dict(zip(ordered, _one_decimal([bottom - (y - y0) / y_span * plot_height for y in ordered]), strict=True))
+    # A line's points: each x with a slot for its y.
+    slots = " ".join(f"{x},%s" for x in xs)
 
     def points(values: Sequence[float]) -> str:
         if len(values) != len(xs):
             raise ValueError(f"a line of {len(values)} values on a chart of {len(xs)} points")
-        return " ".join(map(operator.add, xs, map(ys.__getitem__, values)))
+        return slots % tuple(map(ys.__getitem__, values))
 
     lines = [
         {
@@ -182,6 +187,16 @@ def layout(chart: LineChart) -> dict[str, Any]:
     }
 
 
+def _one_decimal(values: list[float]) -> list[str]:
+    """Each number written to one decimal, as f"{value:.1f}" writes it."""
+    return ("%.1f\n" * len(values) % tuple(values)).split("\n")[:-1]
+
+
+# The nations' names and colours, escaped once a process: every chart of a page draws them.
+# Typed: a name already escaped (Markup) equals, as a key, the plain text it reads as.
+_escaped = functools.lru_cache(maxsize=1024, typed=True)(escape)
+
+
 def render_chart(chart: LineChart) -> str:
     """The chart as one `<svg>` element, to put inline in a page (no XML prologue)."""
     return "\n".join(_svg_lines(layout(chart)))
@@ -193,7 +208,7 @@ def _svg_lines(c: dict[str, Any]) -> list[str]:
     # Written straight out (a page holds five charts of up to CHART_POINTS points a line, and
     # a template drew them several times slower).
     e = escape
-    key, font, p = e(c["id"]), c["font"], c["plot"]
+    key, font, p = c["id"], c["font"], c["plot"]  # the ID needs no escaping (`element_id`)
     left, right = p["left"], p["right"]
     width, height = c["width"], c["height"]
     title = e(c["title"])
@@ -208,8 +223,8 @@ def _svg_lines(c: dict[str, Any]) -> list[str]:
     if lines and lines[0]["marker"]:
         out.append("<defs>")
         out.extend(
-            f'<marker id="{e(line["marker"])}" markerUnits="userSpaceOnUse" markerWidth="7" markerHeight="7" '
-            f'refX="3.5" refY="3.5"><circle cx="3.5" cy="3.5" r="2.4" fill="{e(line["color"])}"/></marker>'
+            f'<marker id="{line["marker"]}" markerUnits="userSpaceOnUse" markerWidth="7" markerHeight="7" '
+            f'refX="3.5" refY="3.5"><circle cx="3.5" cy="3.5" r="2.4" fill="{_escaped(line["color"])}"/></marker>'
             for line in lines
         )
         out.append("</defs>")
@@ -226,36 +241,32 @@ def _svg_lines(c: dict[str, Any]) -> list[str]:
 def _svg_axes(c: dict[str, Any]) -> list[str]:
     """A chart's axes with their grid, ticks and labels, its zero line and its frame."""
     e = escape
-    key, font, p = e(c["id"]), c["font"], c["plot"]
+    key, font, p = c["id"], c["font"], c["plot"]  # the ID needs no escaping (`element_id`)
     left, right, top, bottom = p["left"], p["right"], p["top"], p["bottom"]
     height = c["height"]
     out: list[str] = []
     out.append(f'<g id="{key}-y-axis" class="axis">')
+    # What every tick repeats, written once.
+    grid = f'<line class="grid" x1="{left:.1f}" x2="{right:.1f}" y1="'
+    label = f'<text class="tick" x="{left - 5:.1f}" y="'
     for t in c["y_ticks"]:
-        out.append(
-            f'<line class="grid" x1="{left:.1f}" x2="{right:.1f}" y1="{t["y"]:.1f}" y2="{t["y"]:.1f}" '
-            'stroke="#dddddd" stroke-width="0.8"/>'
-        )
-        out.append(
-            f'<text class="tick" x="{left - 5:.1f}" y="{t["y"] + font * 0.35:.1f}" text-anchor="end">'
-            f"{e(t['label'])}</text>"
-        )
+        y = f"{t['y']:.1f}"
+        out.append(f'{grid}{y}" y2="{y}" stroke="#dddddd" stroke-width="0.8"/>')
+        out.append(f'{label}{t["y"] + font * 0.35:.1f}" text-anchor="end">{e(t["label"])}</text>')
     out.append(
         f'<text class="axis-label" transform="translate(12 {(top + bottom) / 2:.1f}) rotate(-90)" '
         f'text-anchor="middle">{e(c["ylabel"])}</text>'
     )
     out.append("</g>")
     out.append(f'<g id="{key}-x-axis" class="axis">')
+    grid = f'" y1="{top:.1f}" y2="{bottom:.1f}" stroke="#dddddd" stroke-width="0.8"/>'
+    mark = f'" y1="{bottom:.1f}" y2="{bottom + 4:.1f}" stroke="#444444"/>'
+    label = f'" y="{bottom + 6 + font:.1f}" text-anchor="middle">'
     for t in c["x_ticks"]:
-        x = t["x"]
-        out.append(
-            f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{top:.1f}" y2="{bottom:.1f}" stroke="#dddddd" '
-            'stroke-width="0.8"/>'
-        )
-        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{bottom:.1f}" y2="{bottom + 4:.1f}" stroke="#444444"/>')
-        out.append(
-            f'<text class="tick" x="{x:.1f}" y="{bottom + 6 + font:.1f}" text-anchor="middle">{e(t["label"])}</text>'
-        )
+        x = f"{t['x']:.1f}"
+        out.append(f'<line class="grid" x1="{x}" x2="{x}{grid}')
+        out.append(f'<line x1="{x}" x2="{x}{mark}')
+        out.append(f'<text class="tick" x="{x}{label}{e(t["label"])}</text>')
     out.append(
         f'<text class="axis-label" x="{(left + right) / 2:.1f}" y="{height - 8}" text-anchor="middle">'
         f"{e(c['xlabel'])}</text>"
@@ -275,8 +286,9 @@ def _svg_axes(c: dict[str, Any]) -> list[str]:
 
 def _svg_series(c: dict[str, Any]) -> list[str]:
     """A chart's lines, then its legend: each name and colour escaped once for both."""
-    e = escape
-    key, font, top = e(c["id"]), c["font"], c["plot"]["top"]
+    # IDs (`element_id`, markers) and points (numbers) hold no character to escape.
+    e = _escaped
+    key, font, top = c["id"], c["font"], c["plot"]["top"]
     lines = c["lines"]
     out = [f'<g id="{key}-lines" fill="none" stroke-width="{c["line_width"]}" stroke-linejoin="round">']
     legend_x = c["legend"]["x"]
@@ -285,25 +297,25 @@ def _svg_series(c: dict[str, Any]) -> list[str]:
         f'<g id="{key}-legend" class="legend">',
         f'<text x="{legend_x:.1f}" y="{top + 8:.1f}" font-weight="bold">{e(c["legend"]["title"])}</text>',
     ]
+    # What every entry of the legend repeats, written once.
+    swatch = f'<line x1="{legend_x:.1f}" x2="{legend_x + 22:.1f}" y1="'
+    name = f'<text x="{legend_x + 28:.1f}" y="'
     for line in lines:
         dash = ' stroke-dasharray="5 3"' if line["dashed"] else ""
         marker = line["marker"]
         label, color = e(line["label"]), e(line["color"])
         if marker:
-            url = f"url(#{e(marker)})"
+            url = f"url(#{marker})"
             marks = f' marker-start="{url}" marker-mid="{url}" marker-end="{url}"'
         else:
             marks = ""
         out.append(
-            f'<polyline id="{e(line["id"])}" data-nation="{label}" stroke="{color}"{dash}'
-            f'{marks} points="{e(line["points"])}"/>'
+            f'<polyline id="{line["id"]}" data-nation="{label}" stroke="{color}"{dash}'
+            f'{marks} points="{line["points"]}"/>'
         )
-        y = line["legend_y"]
-        legend.append(
-            f'<line x1="{legend_x:.1f}" x2="{legend_x + 22:.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{color}" '
-            f'stroke-width="1.6"{dash}/>'
-        )
-        legend.append(f'<text x="{legend_x + 28:.1f}" y="{y + font * 0.35:.1f}">{label}</text>')
+        y = f"{line['legend_y']:.1f}"
+        legend.append(f'{swatch}{y}" y2="{y}" stroke="{color}" stroke-width="1.6"{dash}/>')
+        legend.append(f'{name}{line["legend_y"] + font * 0.35:.1f}">{label}</text>')
     out.append("</g>")
     out.extend(legend)
     out.append("</g>")

@@ -4,6 +4,7 @@ the report dict of `tracker.reports.report.build_report`."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from tracker.reports.charts import Line, LineChart, render_chart
@@ -48,13 +49,15 @@ LUCK_TITLE = "Luck: actual minus expected, cumulative"
 # ----- HTML -----
 
 
-def _line(report: dict[str, Any], nation: str, ys: list[float]) -> Line:
-    """A nation's line in every chart: its colour, solid for the first nation's side, dashed
-    for its enemies."""
+def _line_styles(report: dict[str, Any]) -> dict[str, tuple[str, bool]]:
+    """Each nation's line in every chart: its colour, and whether it is dashed (solid for the
+    first nation's side, dashed for its enemies)."""
     nations = report["campaign"]["turn_order"]
     sides = report["campaign"]["sides"]
-    colour = ink(colour_of(nations.index(nation)), ("#ffffff",), LINE_CONTRAST)
-    return Line(nation, colour, ys, dashed=sides[nation] != sides[nations[0]])
+    return {
+        nation: (ink(colour_of(i), ("#ffffff",), LINE_CONTRAST), sides[nation] != sides[nations[0]])
+        for i, nation in enumerate(nations)
+    }
 
 
 def _round_label(k: int) -> str:
@@ -101,20 +104,33 @@ def figure_chart(report: dict[str, Any], key: str, title: str, ylabel: str) -> L
     """One line chart of a per-nation figure at the end of each round: x is in rounds, so a
     point per round, and a long campaign's rounds are grouped (the report's `chart` turns);
     the caption says what the points are (`points_caption`)."""
+    return figure_charts(report, [(key, title, ylabel)])[0]
+
+
+def figure_charts(report: dict[str, Any], charts: Iterable[tuple[str, str, str]] = CHARTS) -> list[LineChart]:
+    """The `figure_chart` of each (key, title, y label), their points, caption and lines' styles
+    worked out once for all."""
     nations = report["campaign"]["turn_order"]
     per_round = max(1, len(nations))
     entries = report.get("chart") or report["series"]
     xs = [0.0] + [e["turn"] / per_round for e in entries]
+    xlabel = f"round (0 = start; {points_caption(report, per_round)})"
     points = [report["start"]["nations"]] + [e["nations"] for e in entries]
-    return LineChart(
-        key=key,
-        title=title,
-        xlabel=f"round (0 = start; {points_caption(report, per_round)})",
-        ylabel=ylabel,
-        xs=xs,
-        lines=[_line(report, n, [p[n][key] for p in points]) for n in nations],
-        x_tick_label=_round_label,
-    )
+    # Each nation's figures at every point, read once for every chart.
+    figures = {n: [p[n] for p in points] for n in nations}
+    styles = _line_styles(report)
+    return [
+        LineChart(
+            key=key,
+            title=title,
+            xlabel=xlabel,
+            ylabel=ylabel,
+            xs=xs,
+            lines=[Line(n, styles[n][0], [f[key] for f in figures[n]], dashed=styles[n][1]) for n in nations],
+            x_tick_label=_round_label,
+        )
+        for key, title, ylabel in charts
+    ]
 
 
 def luck_points(report: dict[str, Any]) -> tuple[list[int], dict[str, list[float]]]:
@@ -134,6 +150,7 @@ def luck_chart(report: dict[str, Any]) -> LineChart:
     less NTR lost) at the end of each national turn reported: above 0, luckier than the odds of
     its rolls. x counts national turns in whole numbers, as the other charts count rounds."""
     xs, lines = luck_points(report)
+    styles = _line_styles(report)
     start = "0 = start; " if xs[0] == 0 else ""
     playing = report["turns"][-1].get("complete") is False
     return LineChart(
@@ -142,7 +159,7 @@ def luck_chart(report: dict[str, Any]) -> LineChart:
         xlabel=f"national turn ({start}each point: the end of a turn{', the last so far' if playing else ''})",
         ylabel="successes above the odds",
         xs=xs,
-        lines=[_line(report, nation, ys) for nation, ys in lines.items()],
+        lines=[Line(nation, styles[nation][0], ys, dashed=styles[nation][1]) for nation, ys in lines.items()],
         # Whole national turns only (a fraction of a turn means nothing), the start named as in
         # the other charts.
         x_tick_label=lambda k: str(k) if k else "start",
@@ -154,7 +171,7 @@ def luck_chart(report: dict[str, Any]) -> LineChart:
 def chart_svgs(report: dict[str, Any]) -> list[dict[str, str]]:
     """The charts as inline SVG elements (every text escaped, no XML prologue), each with its
     key and title."""
-    charts = [figure_chart(report, key, title, ylabel) for key, title, ylabel in CHARTS]
+    charts = figure_charts(report)
     if report.get("luck"):
         charts.append(luck_chart(report))
     return [{"key": c.key, "title": c.title, "svg": render_chart(c)} for c in charts]
@@ -202,6 +219,33 @@ def _outcome(text: str | None) -> Markup:
     return escape(text or "-")
 
 
+# A figures table's column of text, not numbers (left-aligned, as its header).
+_TEXT_COLUMNS = ("NTR by zone",)
+
+
+def _simple_table(header: list[str], rows: list[list[Any]], palette: dict[str, str]) -> Markup:
+    """A figures table (`fleet_rows`, `trade_rows`): a row per nation, its name with its colour
+    first, numbers right-aligned. Written here rather than as a template macro: a template
+    draws its cells several times slower, and a turn's page holds two tables of every nation."""
+    from markupsafe import Markup, escape
+
+    heads = "".join(
+        f'<th class="num">{escape(h)}</th>' if i and h not in _TEXT_COLUMNS else f"<th>{escape(h)}</th>"
+        for i, h in enumerate(header)
+    )
+    out = [f"<table>\n  <thead><tr>{heads}</tr></thead>\n  <tbody>\n"]
+    for row in rows:
+        first, *rest = row
+        cells = "".join(
+            f"<td>{escape(cell)}</td>" if header[i] in _TEXT_COLUMNS else f'<td class="num">{escape(cell)}</td>'
+            for i, cell in enumerate(rest, 1)
+        )
+        swatch = f'<span class="swatch" style="background: {escape(palette.get(first, "#999"))}"></span>'
+        out.append(f"    <tr><th>{swatch}{escape(first)}</th>{cells}</tr>\n")
+    out.append("  </tbody>\n</table>\n")
+    return Markup("".join(out))
+
+
 @functools.cache
 def _html_environment() -> jinja2.Environment:
     """The page template's environment, made once a process: a template compiles the first time
@@ -209,7 +253,7 @@ def _html_environment() -> jinja2.Environment:
     env = template_environment()
     # Drawn on every row of the page: Python functions, several times cheaper to call than
     # template macros.
-    env.globals.update(undone_badge=_undone_badge, row_class=_row_class, outcome=_outcome)
+    env.globals.update(undone_badge=_undone_badge, row_class=_row_class, outcome=_outcome, simple_table=_simple_table)
     env.globals.update(
         target_text=lambda r: target_text(r, ascii_only=False),
         dice_text=dice_text,
