@@ -89,7 +89,8 @@ add}], outcome, source ("auto" or "manual"), reference, battle, undone_by}.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+import statistics
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, cast
 from uuid import UUID
@@ -299,7 +300,33 @@ def _board_map(t: Tracker, v: Views, ctx: ReportContext, turns: list[dict[str, A
     board = ctx.boards[end] if end in ctx.boards else v.board_at(end)
     board = {**board, "owners": t.owners_at(v, end, ctx.scenario)}
     svg = board_svg(board, ctx.scenario, ctx.ruleset)
-    return {"seq": end, "svg": svg, "width": map_layout(ctx.scenario).width}
+    layout = map_layout(ctx.scenario)
+    return {"seq": end, "svg": svg, "width": layout.width, "focus": map_focus(layout.positions, turns, board)}
+
+
+def map_focus(
+    positions: Mapping[str, tuple[float, float]], turns: list[dict[str, Any]], board: Mapping[str, Any]
+) -> list[float] | None:
+    """Where a map too wide for the page opens (its centre, in the map's units): amid the zones
+    of the last turn reported's moves, battles and NTR placed or lost (none undone), or else
+    the zones holding its nation's units, where most of them are; None when there are none."""
+    turn = turns[-1]
+    zones: list[str] = []
+    for move in turn.get("moves") or ():
+        if not move.get("undone_by") and move.get("path"):
+            zones += [move["path"][0], move["path"][-1]]
+    for key in ("battles", "ntr_placed", "ntr_lost"):
+        zones += [e["zone"] for e in turn.get(key) or () if not e.get("undone_by") and e.get("zone")]
+    if not zones:
+        units = board.get("units") or {}
+        found = units.values() if isinstance(units, Mapping) else units
+        zones = [u["at"] for u in found if u.get("nation") == turn.get("nation") and u.get("at")]
+    points = [positions[z] for z in zones if z in positions]
+    if not points:
+        return None
+    # The median, a zone counted once for each thing there: the main fleet, not the middle of
+    # the sea between it and a lone cruiser on the far side of the world.
+    return [statistics.median_low(p[0] for p in points), statistics.median_low(p[1] for p in points)]
 
 
 def build_report(
