@@ -10,10 +10,12 @@ nothing else of theirs is markup in BBCode.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tracker.reports.post import Dialect, Marked, Row, plain, render_post
+from tracker.reports.split import CLOSE, HEADING, MORE, OPEN, TEXT, Construct, Cut, Line
 
 HEADINGS = {1: ("[size=150][b]", "[/b][/size]"), 2: ("[size=120][b]", "[/b][/size]")}
 
@@ -68,6 +70,86 @@ class BBCodeDialect(Dialect):
         lines = ["  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in table]
         lines.insert(1, "  ".join("-" * w for w in widths))
         return "\n".join(["[code]", *lines, "[/code]"]) + "\n"
+
+    # ----- cutting a post into parts (`tracker.reports.split`) -----
+
+    def lines(self, text: str) -> list[Line]:
+        """The post's lines: a block tag alone on its line ([list], [code], [quote], [table])
+        opens a construct, closed by its closing tag alone on a line; a fixed-width table's
+        header (a [code] block's first line over a line of dashes) opens it with the tag, and a
+        row's wrapped lines (a blank first cell) are the row's."""
+        raw = text.splitlines(keepends=True)
+        out: list[Line] = []
+        stack: list[tuple[str, Construct]] = []
+        k = 0
+        while k < len(raw):
+            line = raw[k]
+            inside = tuple(c for _, c in stack)
+            opened = _BLOCK_OPEN.fullmatch(line)
+            closed = _BLOCK_CLOSE.fullmatch(line)
+            if closed and stack and stack[-1][0] == closed.group(1).lower():
+                out.append(Line(line, inside, CLOSE))
+                stack.pop()
+            elif stack and stack[-1][0] == "code":
+                # Nothing is a tag inside a code block but its end.
+                wrapped = line.startswith(" ") and out[-1].role in (TEXT, MORE)
+                out.append(Line(line, inside, MORE if wrapped else TEXT))
+            elif opened:
+                name = opened.group(1).lower()
+                tag = _line(line)
+                opening = [line]
+                if name == "code" and k + 2 < len(raw) and _DASHES.fullmatch(raw[k + 2]):
+                    opening += raw[k + 1 : k + 3]
+                construct = Construct("".join(map(_line, opening)), f"[/{name}]\n", tag, literal=name == "code")
+                # The tag opens the block: the header's lines are in it.
+                out.extend(Line(o, inside if n == 0 else (*inside, construct), OPEN) for n, o in enumerate(opening))
+                stack.append((name, construct))
+                k += len(opening) - 1
+            else:
+                out.append(Line(line, inside, HEADING if _HEADING.fullmatch(line) else TEXT))
+            k += 1
+        return out
+
+    def cuts(self, text: str, literal: bool) -> Iterator[Cut]:
+        """Where a line may be cut: between characters, never in a tag or between a `[` and
+        the zero-width space that keeps it from being one; the tags open there are closed and
+        opened again ([*] needs no closing)."""
+        if literal:
+            yield from (Cut(at) for at in range(1, len(text)) if text[at] != "\u200b")
+            return
+        open_: list[tuple[str, str]] = []  # (name, opening tag)
+        at = 0
+        while at < len(text):
+            tag = _TAG.match(text, at)
+            if tag is None or (open_ and open_[-1][0] == "code" and tag.group(0).lower() != "[/code]"):
+                at += 2 if text.startswith("[\u200b", at) else 1
+            else:
+                name = tag.group(2).lower()
+                if tag.group(1):
+                    names = [n for n, _ in open_]
+                    if name in names:
+                        del open_[len(names) - 1 - names[::-1].index(name) :]
+                elif name != "*":
+                    open_.append((name, tag.group(0)))
+                at = tag.end()
+            if at < len(text):
+                closing = "".join(f"[/{n}]" for n, _ in reversed(open_))
+                yield Cut(at, closing, "".join(t for _, t in open_))
+
+    def part_label(self, number: int, total: int) -> str:
+        return f"[b]({number}/{total})[/b]\n\n"
+
+
+_BLOCK_OPEN = re.compile(r"\[(list|code|quote|table)(=[^\]]*)?\]\s*", re.IGNORECASE)
+_BLOCK_CLOSE = re.compile(r"\[/(list|code|quote|table)\]\s*", re.IGNORECASE)
+_TAG = re.compile(r"\[(/?)([a-z]+|\*)(=[^\]]*)?\]", re.IGNORECASE)
+_DASHES = re.compile(r"-+( +-+)*\s*")
+# A heading as `BBCodeDialect.heading` writes it, alone on its line.
+_HEADING = re.compile(r"(\[size=\d+\])?\[b\](?:(?!\[/b\]).)*\[/b\](\[/size\])?\s*")
+
+
+def _line(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"
 
 
 # A [code] block does not wrap: a cell longer than this (a nation's NTR zone by zone) goes on

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tracker.reports.post import Dialect, Marked, Row, plain, render_post
+from tracker.reports.split import CLOSE, HEADING, OPEN, TEXT, Construct, Cut, Line
 
 # Characters that could start emphasis, code, links, strikethrough, a table cell or (a "<"
 # before a letter, "/", "!" or "?") raw HTML and autolinks.
@@ -63,6 +64,92 @@ class MarkdownDialect(Dialect):
                 cells[-1] = Marked(f"{cells[-1]} {self.italic(f'(undone by event {row.undone_by})')}")
             lines.append("|" + "".join(f" {c} |" for c in cells))
         return "\n".join(lines) + "\n"
+
+    # ----- cutting a post into parts (`tracker.reports.split`) -----
+
+    def lines(self, text: str) -> list[Line]:
+        """The post's lines: a code fence and a pipe table (its header and delimiter row
+        opening it, as a part cut inside it opens it again) are constructs; lists and quotes
+        are lines of their own, whole where cut between them."""
+        raw = text.splitlines(keepends=True)
+        out: list[Line] = []
+        fence: tuple[Construct, str] | None = None  # the open fence and its marker
+        table: Construct | None = None
+        k = 0
+        while k < len(raw):
+            line = raw[k]
+            if fence is not None:
+                construct, marker = fence
+                closing = re.fullmatch(rf" {{0,3}}{marker[0]}{{{len(marker)},}}\s*", line)
+                out.append(Line(line, (construct,), CLOSE if closing else TEXT))
+                fence = None if closing else fence
+                k += 1
+                continue
+            if table is not None:
+                if line.lstrip(" ").startswith("|"):
+                    out.append(Line(line, (table,)))
+                    k += 1
+                    continue
+                table = None  # a table ends at the first line that is no row
+            opened = _FENCE.match(line)
+            if opened:
+                marker = opened.group(1)
+                fence = (Construct(_line(line), marker + "\n", _line(line), literal=True), marker)
+                out.append(Line(line, (), OPEN))
+            elif line.lstrip(" ").startswith("|") and k + 1 < len(raw) and _DELIMITER_ROW.fullmatch(raw[k + 1] or ""):
+                header = _line(line) + _line(raw[k + 1])
+                columns = raw[k + 1].strip().strip("|").count("|") + 1
+                # A header of blank cells, when the header and a row are longer than a part:
+                # the rows stay a table.
+                bare = "|" + " |" * columns + "\n|" + "-|" * columns + "\n"
+                table = Construct(header, "", bare)
+                out.extend([Line(line, (), OPEN), Line(raw[k + 1], (table,), OPEN)])
+                k += 1
+            else:
+                out.append(Line(line, (), HEADING if _HEADING.match(line) else TEXT))
+            k += 1
+        return out
+
+    def cuts(self, text: str, literal: bool) -> Iterator[Cut]:
+        """Where a line may be cut: between characters, never in an escape or a `**`/`~~`
+        marker; emphasis, struck text and code open there are closed and opened again, and the
+        rest of a table's row starts with a pipe."""
+        if literal:
+            yield from (Cut(at) for at in range(1, len(text)))
+            return
+        # The rest of a table's row is a row of the table as well, with a pipe in front.
+        row = "| " if text.startswith("|") else ""
+        open_, at = list[str](), 0
+        while at < len(text):
+            if open_ and open_[-1] == "`":
+                marker = "`" if text[at] == "`" else ""
+            elif text[at] == "\\":
+                marker = text[at : at + 2]
+                at += len(marker)
+                yield Cut(at, "".join(reversed(open_)), row + "".join(open_))
+                continue
+            else:
+                marker = next((m for m in ("**", "~~", "*", "`") if text.startswith(m, at)), "")
+            if marker:
+                if marker in open_:
+                    del open_[len(open_) - 1 - open_[::-1].index(marker) :]
+                else:
+                    open_.append(marker)
+            at += len(marker) or 1
+            yield Cut(at, "".join(reversed(open_)), row + "".join(open_))
+
+    def part_label(self, number: int, total: int) -> str:
+        return f"**({number}/{total})**\n\n"
+
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+# A table's delimiter row, with a pipe at least (a line of dashes alone is a rule).
+_DELIMITER_ROW = re.compile(r" {0,3}(\|\s*:?-+:?\s*)+\|?\s*|\s*:?-+:?\s*(\|\s*:?-+:?\s*)+\|?\s*")
+_HEADING = re.compile(r" {0,3}#{1,6}(\s|$)")
+
+
+def _line(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"
 
 
 MARKDOWN = MarkdownDialect()

@@ -14,6 +14,10 @@ the template's environment, says how its markup writes it:
   line), `bullets` (a list, `nested=True` inside an item), and `table(header)`, whose body
   adds its rows with `row(cells, undone_by)` (or `table(header, rows)` for rows at hand).
   A table needs all its rows at once: a column's width in a fixed-width block depends on them.
+
+A dialect whose posts can be cut into parts (`tracker report --split`) also reads its own markup
+back, as `tracker.reports.split.Markup` says: its lines and constructs, where a line may be cut,
+and how a part is numbered.
 """
 
 from __future__ import annotations

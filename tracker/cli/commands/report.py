@@ -13,9 +13,11 @@ from typing import Any
 
 import click
 
+from domain.errors import InputError
 from domain.memory import collector_paused
 from tracker.cli.common import POSITIVE, Context, emit_json, progress
-from tracker.cli.params import FilePath
+from tracker.cli.params import Expected, FilePath
+from tracker.reports.split import LARGEST, PRESETS, SMALLEST
 
 
 def _write(
@@ -32,6 +34,27 @@ def _write(
         emit_json({"file": output, "format": fmt, "bytes": size, "what": what})
         return
     click.echo(f"Wrote {what} to {output} ({size:,} bytes).")
+
+
+class _PostLength(click.ParamType[int, Any]):
+    """A post's length in characters: a whole number in range, or a forum named in `PRESETS`."""
+
+    name = "length"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        if text in PRESETS:
+            return PRESETS[text]
+        # The digits' length first: int() refuses thousands of them with a traceback.
+        if text.isascii() and text.isdigit() and len(text.lstrip("0")) <= 9 and SMALLEST <= int(text) <= LARGEST:
+            return int(text)
+        # Digits alone, as they are typed: "2,000" would be refused.
+        named = " or ".join(f"{k} ({v})" for k, v in PRESETS.items())
+        raise Expected(
+            f"give a number of characters from {SMALLEST} to {LARGEST}, or {named} (got {value!r})", ctx, param
+        )
 
 
 _output_option = click.option(
@@ -53,20 +76,34 @@ _output_option = click.option(
     help="Markdown for a forum post, BBCode for phpBB or BoardGameGeek, a self-contained HTML page "
     "with charts, or JSON.  [default: md; json with --json]",
 )
+@click.option(
+    "--split",
+    "limit",
+    type=_PostLength(),
+    metavar="N|" + "|".join(PRESETS),
+    help="Cut an md or bbcode report into numbered posts of at most N characters (Unicode code points, "
+    f"as Discord counts them): {', '.join(f'{k} = {v}' for k, v in PRESETS.items())}. "
+    "With -o: FILE-1.md, FILE-2.md...",
+)
 @_output_option
 @click.option(
     "--json",
     "as_json",
     is_flag=True,
-    help="Print JSON: the report (as --format json), or with -o what was written to the file.",
+    help="Print JSON: the report (as --format json; with --split, its parts), or with -o what was written.",
 )
 @click.pass_obj
-def report(ctx: Context, turn: int | None, whole: bool, fmt: str | None, output: str | None, as_json: bool) -> None:
+def report(
+    ctx: Context, turn: int | None, whole: bool, fmt: str | None, limit: int | None, output: str | None, as_json: bool
+) -> None:
     """A turn report: moves, battles with every die, casualties, NTR lost, resources, research,
     undos (undone events struck through) and the fleet and trade tables at the end of the turn.
 
     Give --turn N for one national turn or --all for the whole campaign (--campaign NAME
     picks the campaign, as for every command).
+
+    --split cuts it into posts that each render alone (a table cut in two repeats its header);
+    printed, each part follows a line "%%%% part 2 of 5: 1,987 characters %%%%".
 
     Example: tracker report --turn 2 --format html -o turn2.html
     """
@@ -76,6 +113,9 @@ def report(ctx: Context, turn: int | None, whole: bool, fmt: str | None, output:
         raise click.UsageError("give --turn N or --all, not both")
     if turn is None and not whole:
         raise click.UsageError("give --turn N or --all")
+    if limit is not None:
+        _split(ctx, turn, (fmt or "md").lower(), limit, output, as_json)
+        return
     if as_json and fmt is not None and fmt.lower() != "json" and output in (None, "-"):
         raise click.UsageError(f"--json prints the report as JSON: leave out --format {fmt}, or write it with -o")
     if output is not None:
@@ -96,6 +136,64 @@ def report(ctx: Context, turn: int | None, whole: bool, fmt: str | None, output:
         data = build_report(t, t.campaign_id(ctx.campaign), turn, "md" if fmt == "bbcode" else fmt, bar)
         text = render(data, fmt)
     _write(ctx, text, output, what, fmt, as_json)
+
+
+def _split(ctx: Context, turn: int | None, fmt: str, limit: int, output: str | None, as_json: bool) -> None:
+    """`report --split`: the post cut into parts, printed after separator lines, as JSON, or
+    written to numbered files."""
+    from pathlib import Path
+
+    from tracker.reports.bbcode import BBCODE
+    from tracker.reports.markdown import MARKDOWN
+    from tracker.reports.report import build_report, render, stream_report
+    from tracker.reports.split import Markup, SplitError, split_post
+
+    if fmt not in ("md", "bbcode"):
+        raise click.UsageError(f"--split cuts a forum post: give --format md or bbcode, not {fmt}")
+    markup: Markup = MARKDOWN if fmt == "md" else BBCODE
+    if output is not None:
+        ctx.check_output(output)
+    t = ctx.tracker
+    cid = t.campaign_id(ctx.campaign)
+    if turn is None:
+        # Held whole, unlike the report printed as it is drawn: the parts are numbered "of N".
+        text = "".join(stream_report(t, cid, fmt, partial(progress, label="Building the report")))
+    else:
+        with collector_paused():
+            text = render(build_report(t, cid, turn, "md"), fmt)
+    try:
+        cut = split_post(text, markup, limit)
+    except SplitError as e:
+        raise InputError(str(e)) from None
+    for warning in cut.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    parts, total = cut.parts, len(cut.parts)
+    if output is None or output == "-":
+        if as_json:
+            emit_json([{"part": k, "of": total, "characters": len(p), "text": p} for k, p in enumerate(parts, 1)])
+            return
+        for k, p in enumerate(parts, 1):
+            if k > 1:
+                click.echo()  # a blank line after the part before, for the eye
+            # Neither Markdown nor BBCode: no forum reads it as markup, should it be pasted.
+            click.echo(f"%%%% part {k} of {total}: {len(p):,} characters %%%%")
+            click.echo(p, nl=False)
+        return
+    # FILE-1.md, FILE-2.md...: numbered before the suffix, so each part keeps the file's type,
+    # with as many digits for each that the files sort in order of their parts.
+    path = Path(output)
+    names = [str(path.with_name(f"{path.stem}-{k:0{len(str(total))}d}{path.suffix}")) for k in range(1, total + 1)]
+    for name in names:
+        ctx.check_output(name)
+    written = []
+    for k, (name, p) in enumerate(zip(names, parts, strict=True), 1):
+        size = ctx.write(name, p)
+        written.append({"file": name, "format": fmt, "bytes": size, "characters": len(p), "part": k, "of": total})
+    if as_json:
+        emit_json(written)
+        return
+    for w in written:
+        click.echo(f"Wrote part {w['part']} of {total} to {w['file']} ({w['characters']:,} characters).")
 
 
 @click.command(name="stats")
