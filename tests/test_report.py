@@ -537,6 +537,28 @@ def test_bbcode_strikes_undone_events_and_escapes_what_players_typed(tmp_path: P
     assert "[s]Germany moves DE-SS3: Heligoland Bight -> Southern North Sea[/s]" in bb
 
 
+def test_bbcode_leaves_no_less_than_sign_boardgamegeek_would_strip_the_post_from(tmp_path: Path) -> None:
+    """BoardGameGeek drops the rest of a post from a "<" followed by anything but a space: every
+    die's "(<=5)" and a reason typed with "<3" would cut the report off. In BBCode the
+    comparisons are written as their signs and any other "<" is spaced; Markdown keeps them."""
+    import re
+
+    from tracker.reports.bbcode import bbcode
+
+    db = str(tmp_path / "x.db")
+    with Tracker(db) as t:
+        cid = t.create("lt", "north-sea-1914", dice="auto", seed=f"{5:064x}").id
+        t.execute(cid, lambda c, d: c.advance())
+        t.execute(cid, lambda c, d: c.advance())
+        t.execute(cid, lambda c, d: c.move("Germany", ["DE-SS3"], ["Southern North Sea"]))
+        t.undo(cid, reason="<3 sorry, <b>misclick</b>")
+    bb = run(db, "report", "--turn", "1", "--format", "bbcode")
+    assert re.search(r"<\S", bb) is None, re.search(r".{20}<\S.{20}", bb)
+    assert "< 3 sorry, < b>misclick< /b>" in bb
+    assert "<3 sorry" in run(db, "report", "--turn", "1")
+    assert bbcode("4 (<=5), 6 (>=5)") == "4 (\u22645), 6 (\u22655)"
+
+
 def test_an_interception_whose_submarines_went_on_says_where_they_went_SM5(tmp_path: Path) -> None:
     """Britain lets three U-boats pass the Southern North Sea unsearched; they go on to the Dover
     Strait (the move after the interception), so none is still there, and the result says where

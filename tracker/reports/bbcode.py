@@ -20,9 +20,19 @@ from tracker.reports.split import CLOSE, HEADING, MORE, OPEN, TEXT, Construct, C
 HEADINGS = {1: ("[size=150][b]", "[/b][/size]"), 2: ("[size=120][b]", "[/b][/size]")}
 
 
+# BoardGameGeek drops the rest of a post from a "<" followed by anything but a space (its
+# "HTML stripping", which the preview does not show): a die's "(<=5)" would cut a report off at
+# its first battle. The comparisons are written as their own signs, any other "<" spaced.
+_LESS = re.compile(r"<(?=\S)")
+
+
 def bbcode(text: object) -> str:
-    """Text safe in BBCode: no tag can start in it, one line."""
-    return " ".join(str(text).split()).replace("[", "[\u200b")
+    """Text safe in BBCode: no tag can start in it, no "<" starts what a forum strips as HTML
+    (BoardGameGeek), one line."""
+    line = " ".join(str(text).split()).replace("[", "[\u200b")
+    if "<" in line or ">=" in line:
+        line = _LESS.sub("< ", line.replace("<=", "\u2264").replace(">=", "\u2265"))
+    return line
 
 
 class BBCodeDialect(Dialect):
