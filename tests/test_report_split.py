@@ -342,8 +342,8 @@ def test_split_with_output_writes_numbered_files(great_war: str, tmp_path: Path)
         (["--split", "9" * 5000], "from 200 to 1000000"),
         (["--split", "-5"], "from 200 to 1000000"),
         (["--split", "twitter"], "discord (2000) or phpbb (60000)"),
-        (["--split", "discord", "--format", "html"], "give --format md or bbcode, not html"),
-        (["--split", "discord", "--format", "json"], "give --format md or bbcode, not json"),
+        (["--split", "discord", "--format", "html"], "give --format md, discord or bbcode, not html"),
+        (["--split", "discord", "--format", "json"], "give --format md, discord or bbcode, not json"),
     ],
 )
 def test_split_refuses_a_limit_out_of_range_and_formats_that_are_no_post(

@@ -16,7 +16,8 @@ from tests.support import cli_on
 from tests.test_viewer_browser import browser as browser  # noqa: F401  (the fixture)
 from tracker.cli.demo import run_demo
 from tracker.cli.main import cli
-from tracker.reports.bbcode import BBCODE, CELL_WIDTH
+from tracker.reports.bbcode import BBCODE
+from tracker.reports.post import CELL_WIDTH
 from tracker.reports.text import battle_result
 
 

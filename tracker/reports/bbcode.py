@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tracker.reports.post import Dialect, Marked, Row, plain, render_post
+from tracker.reports.post import Dialect, Marked, Row, fixed_width, plain, render_post
 from tracker.reports.split import CLOSE, HEADING, MORE, OPEN, TEXT, Construct, Cut, Line
 
 HEADINGS = {1: ("[size=150][b]", "[/b][/size]"), 2: ("[size=120][b]", "[/b][/size]")}
@@ -70,15 +70,7 @@ class BBCodeDialect(Dialect):
         return f"[list]\n{body}[/list]\n" if body.strip() else body
 
     def layout(self, header: list[Marked], rows: list[Row]) -> str:
-        table = [[plain(h) for h in header]]
-        for row in rows:
-            cells = [plain(self.cell(c)) for c in row.cells]
-            if row.undone_by:
-                cells[-1] += f" (undone by event {row.undone_by})"
-            table.extend(_wrapped(cells))
-        widths = [max(len(r[i]) if i < len(r) else 0 for r in table) for i in range(max(map(len, table)))]
-        lines = ["  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in table]
-        lines.insert(1, "  ".join("-" * w for w in widths))
+        lines = fixed_width(header, rows, lambda c: plain(self.cell(c)))
         return "\n".join(["[code]", *lines, "[/code]"]) + "\n"
 
     # ----- cutting a post into parts (`tracker.reports.split`) -----
@@ -160,34 +152,6 @@ _HEADING = re.compile(r"(\[size=\d+\])?\[b\](?:(?!\[/b\]).)*\[/b\](\[/size\])?\s
 
 def _line(text: str) -> str:
     return text if text.endswith("\n") else text + "\n"
-
-
-# A [code] block does not wrap: a cell longer than this (a nation's NTR zone by zone) goes on
-# over the lines below its row, rather than widening every line of the table past the post.
-CELL_WIDTH = 60
-
-
-def _wrapped(cells: list[str]) -> list[list[str]]:
-    """A row of a fixed-width table as lines: each long cell cut after its commas into pieces of
-    at most `CELL_WIDTH` characters where it can be, the other cells blank below the first."""
-    pieces = [_cell_lines(c) for c in cells]
-    depth = max(map(len, pieces), default=1)
-    return [[p[k] if k < len(p) else "" for p in pieces] for k in range(depth)]
-
-
-def _cell_lines(text: str) -> list[str]:
-    if len(text) <= CELL_WIDTH:
-        return [text]
-    lines, line = [], ""
-    for part in text.split(", "):
-        joined = f"{line}, {part}" if line else part
-        # The comma left at the end of a line counts in its width.
-        if line and len(joined) + 1 > CELL_WIDTH:
-            lines.append(line + ",")
-            line = part
-        else:
-            line = joined
-    return [*lines, line]
 
 
 BBCODE = BBCodeDialect()

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tracker.reports.post import Dialect, Marked, Row, plain, render_post
+from tracker.reports.post import Dialect, Marked, Row, fixed_width, plain, render_post
 from tracker.reports.split import CLOSE, HEADING, OPEN, TEXT, Construct, Cut, Line
 
 # Characters that could start emphasis, code, links, strikethrough, a table cell or (a "<"
@@ -21,7 +21,7 @@ def md(text: object) -> str:
 
 
 class MarkdownDialect(Dialect):
-    """Markdown as GitHub, Discourse and Discord read it: pipe tables, `~~` for struck text."""
+    """Markdown as GitHub and Discourse read it: pipe tables, `~~` for struck text."""
 
     def escape(self, text: object) -> Marked:
         return text if isinstance(text, Marked) else Marked(md(text), " ".join(str(text).split()))
@@ -152,9 +152,26 @@ def _line(text: str) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
+class DiscordDialect(MarkdownDialect):
+    """Markdown as Discord reads it: the same, but Discord draws no pipe table, so a table is a
+    fixed-width code block (as BBCode's), which a Discord message shows aligned."""
+
+    def layout(self, header: list[Marked], rows: list[Row]) -> str:
+        # Nothing is markup inside the block but a fence: a run of backticks a player typed is
+        # broken up so that it cannot close the block.
+        lines = fixed_width(header, rows, lambda c: plain(self.cell(c)).replace("`", "\u02cb"))
+        return "\n".join(["```", *lines, "```"]) + "\n"
+
+
 MARKDOWN = MarkdownDialect()
+DISCORD = DiscordDialect()
 
 
 def render_markdown(report: dict[str, Any]) -> str:
     """The report (`tracker.reports.report.build_report`) in Markdown."""
     return render_post(report, MARKDOWN)
+
+
+def render_discord(report: dict[str, Any]) -> str:
+    """The report in Markdown for Discord (tables as code blocks)."""
+    return render_post(report, DISCORD)

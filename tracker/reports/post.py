@@ -85,6 +85,51 @@ class Row:
     undone_by: int | None = None
 
 
+# A code block does not wrap: a cell longer than this (a nation's NTR zone by zone) goes on
+# over the lines below its row, rather than widening every line of the table past the post.
+CELL_WIDTH = 60
+
+
+def fixed_width(header: list[Marked], rows: list[Row], text: Callable[[Any], str]) -> list[str]:
+    """A table as the lines of a fixed-width block (a dialect without tables writes it in its
+    code block): columns aligned, a line of dashes under the header, long cells wrapped after
+    their commas (`CELL_WIDTH`), a row taken back saying which undo took it (in words: nothing
+    is struck in a code block). `text` gives a cell's text as the block shows it."""
+    table = [[plain(h) for h in header]]
+    for row in rows:
+        cells = [text(c) for c in row.cells]
+        if row.undone_by:
+            cells[-1] += f" (undone by event {row.undone_by})"
+        table.extend(_wrapped(cells))
+    widths = [max(len(r[i]) if i < len(r) else 0 for r in table) for i in range(max(map(len, table)))]
+    lines = ["  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in table]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines
+
+
+def _wrapped(cells: list[str]) -> list[list[str]]:
+    """A row of a fixed-width table as lines: each long cell cut after its commas into pieces of
+    at most `CELL_WIDTH` characters where it can be, the other cells blank below the first."""
+    pieces = [_cell_lines(c) for c in cells]
+    depth = max(map(len, pieces), default=1)
+    return [[p[k] if k < len(p) else "" for p in pieces] for k in range(depth)]
+
+
+def _cell_lines(text: str) -> list[str]:
+    if len(text) <= CELL_WIDTH:
+        return [text]
+    lines, line = [], ""
+    for part in text.split(", "):
+        joined = f"{line}, {part}" if line else part
+        # The comma left at the end of a line counts in its width.
+        if line and len(joined) + 1 > CELL_WIDTH:
+            lines.append(line + ",")
+            line = part
+        else:
+            line = joined
+    return [*lines, line]
+
+
 class Dialect(ABC):
     """A markup for the forum-post template: each construct the template names, written."""
 

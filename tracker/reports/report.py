@@ -119,7 +119,7 @@ __all__ = [
 ]
 
 SCHEMA = 1
-FORMATS = ("md", "bbcode", "html", "json")
+FORMATS = ("md", "discord", "bbcode", "html", "json")
 
 
 # ----- reading the turns -----
@@ -249,19 +249,19 @@ def stream_report(
     fmt: str = "md",
     progress: Callable[[int], AbstractContextManager[Callable[[int], None]]] | None = None,
 ) -> Iterator[str]:
-    """The whole campaign's report in Markdown or BBCode (`fmt` "md" or "bbcode") as pieces of
+    """The whole campaign's report in Markdown, Discord's or BBCode (`fmt` "md", "discord" or "bbcode") as pieces of
     text, each turn read, filed, drawn and let go in turn: memory holds the figures at every
     turn's end and the luck, never the records or the text of every turn (a long log's report
     is written as it is drawn). Joined, the pieces are `render(build_report(t, cid, None, "md"),
     fmt)`; `progress` as for `build_report`."""
     from tracker.analysis.luck import LuckTally
     from tracker.reports.bbcode import BBCODE
-    from tracker.reports.markdown import MARKDOWN
+    from tracker.reports.markdown import DISCORD, MARKDOWN
     from tracker.reports.post import stream_post
 
-    dialect = {"md": MARKDOWN, "bbcode": BBCODE}.get(fmt)
+    dialect = {"md": MARKDOWN, "discord": DISCORD, "bbcode": BBCODE}.get(fmt)
     if dialect is None:
-        raise InputError(f"a campaign report is drawn piece by piece in md or bbcode, not {fmt!r}")
+        raise InputError(f"a campaign report is drawn piece by piece in md, discord or bbcode, not {fmt!r}")
     ctx = ReportContext(t, cid)
     with t.views(cid) as v:
         ends = ctx.played(v, ctx.current)
@@ -414,6 +414,10 @@ def render(report: dict[str, Any], fmt: str) -> str:
         from tracker.reports.bbcode import render_bbcode
 
         return render_bbcode(report)
+    if fmt == "discord":
+        from tracker.reports.markdown import render_discord
+
+        return render_discord(report)
     if fmt == "html":
         return render_html(report)
     if fmt == "json":

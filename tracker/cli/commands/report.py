@@ -72,16 +72,17 @@ _output_option = click.option(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["md", "bbcode", "html", "json"], case_sensitive=False),
-    help="Markdown for a forum post, BBCode for phpBB or BoardGameGeek, a self-contained HTML page "
-    "with charts, or JSON.  [default: md; json with --json]",
+    type=click.Choice(["md", "discord", "bbcode", "html", "json"], case_sensitive=False),
+    help="Markdown for a forum post; discord: Markdown as Discord shows it (tables as code blocks), cut "
+    "into messages of 2000 characters unless --split says otherwise; BBCode for phpBB or BoardGameGeek; "
+    "a self-contained HTML page with charts; or JSON.  [default: md; json with --json]",
 )
 @click.option(
     "--split",
     "limit",
     type=_PostLength(),
     metavar="N|" + "|".join(PRESETS),
-    help="Cut an md or bbcode report into numbered posts of at most N characters (Unicode code points, "
+    help="Cut an md, discord or bbcode report into numbered posts of at most N characters (Unicode code points, "
     f"as Discord counts them): {', '.join(f'{k} = {v}' for k, v in PRESETS.items())}. "
     "With -o: FILE-1.md, FILE-2.md...",
 )
@@ -113,6 +114,9 @@ def report(
         raise click.UsageError("give --turn N or --all, not both")
     if turn is None and not whole:
         raise click.UsageError("give --turn N or --all")
+    if fmt is not None and fmt.lower() == "discord" and limit is None:
+        # A Discord message holds 2000 characters: a report longer is no message.
+        limit = PRESETS["discord"]
     if limit is not None:
         _split(ctx, turn, (fmt or "md").lower(), limit, output, as_json)
         return
@@ -122,10 +126,10 @@ def report(
         ctx.check_output(output)
     t = ctx.tracker
     fmt = (fmt or ("json" if as_json else "md")).lower()
-    # BBCode is rendered from the Markdown report, so it needs what Markdown needs.
+    # BBCode and Discord's Markdown are rendered from the Markdown report: they need what it needs.
     bar = partial(progress, label="Building the report") if whole else None
     what = f"the {fmt} report of turn {turn}" if turn is not None else f"the {fmt} campaign report"
-    if whole and fmt in ("md", "bbcode"):
+    if whole and fmt in ("md", "discord", "bbcode"):
         # Drawn and written a turn at a time: a long campaign's report is never held whole.
         _write(ctx, stream_report(t, t.campaign_id(ctx.campaign), fmt, bar), output, what, fmt, as_json)
         return
@@ -133,7 +137,7 @@ def report(
     # counts: no cyclic collection walks the process's objects while it is built (a third of
     # an HTML report's time went to them). A whole campaign's is built with collections on.
     with nullcontext() if whole else collector_paused():
-        data = build_report(t, t.campaign_id(ctx.campaign), turn, "md" if fmt == "bbcode" else fmt, bar)
+        data = build_report(t, t.campaign_id(ctx.campaign), turn, "md" if fmt in ("bbcode", "discord") else fmt, bar)
         text = render(data, fmt)
     _write(ctx, text, output, what, fmt, as_json)
 
@@ -144,13 +148,14 @@ def _split(ctx: Context, turn: int | None, fmt: str, limit: int, output: str | N
     from pathlib import Path
 
     from tracker.reports.bbcode import BBCODE
-    from tracker.reports.markdown import MARKDOWN
+    from tracker.reports.markdown import DISCORD, MARKDOWN
     from tracker.reports.report import build_report, render, stream_report
     from tracker.reports.split import Markup, SplitError, split_post
 
-    if fmt not in ("md", "bbcode"):
-        raise click.UsageError(f"--split cuts a forum post: give --format md or bbcode, not {fmt}")
-    markup: Markup = MARKDOWN if fmt == "md" else BBCODE
+    markups: dict[str, Markup] = {"md": MARKDOWN, "discord": DISCORD, "bbcode": BBCODE}
+    if fmt not in markups:
+        raise click.UsageError(f"--split cuts a forum post: give --format md, discord or bbcode, not {fmt}")
+    markup = markups[fmt]
     if output is not None:
         ctx.check_output(output)
     t = ctx.tracker
