@@ -170,3 +170,17 @@ def test_nc1_as1_a_shell_on_a_server_offers_the_zones_its_pending_lists(
     remote = shell.RemoteContext("http://league.example", "g")
     assert _completions(remote, "battle start --zone ") == _quoted(NAVAL_MAY)
     assert _completions(remote, "asw start --zone ") == _quoted(ASW_MAY)
+
+
+def test_ha7_battle_casualties_tab_offers_the_units_the_owner_places_its_hits_among(world: Context) -> None:
+    # HA7: `--units` offered every unit in the battle's zone, the attacker's too. Japan places
+    # the hit Germany's destroyer scored on its own units: those are offered.
+    _run(world, "next --to naval_combat", "battle start --zone 'Yellow Sea'", "battle fire 1 --dice 1,1,1,1,1,1")
+    c = world.load()
+    (item,) = [i for i in c.pending() if i.get("battle") == 1]
+    assert "casualties" in str(item)
+    japan = ["JP-BB3", "JP-BM1", "JP-CA2", "JP-CV1", "JP-DD2", "JP-TR1"]
+    assert _completions(world, "battle casualties 1 --units ") == japan
+    assert _completions(world, "battle casualties 1 --units JP-DD2,JP-C") == ["JP-DD2,JP-CA2", "JP-DD2,JP-CV1"]
+    # Germany places no hit here: nothing it could give.
+    assert _completions(world, "battle casualties 1 --nation Germany --units ") == []

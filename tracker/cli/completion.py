@@ -333,6 +333,17 @@ def _pairs_completer(source: Callable[[Campaign, dict[str, Any]], list[tuple[str
     return complete
 
 
+def _casualty_units(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """HA4-HA7: the `--units` of `battle casualties`: the units the open battle's step lets
+    the nation placing its hits choose among (`--nation`, or each nation it waits for), as
+    `pending` lists them; the battle's units (`_acting_units`) at another step."""
+    facts = _step_facts(c, params)
+    if not facts.get("casualties"):
+        return _acting_units(c, params)
+    ids = [u for nation in _choosers(c, params, facts, "casualties") for u in facts["casualties"][nation]["units"]]
+    return _unit_items(c, list(dict.fromkeys(ids)))
+
+
 def _waiting_nations(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
     """The `--nation` of a battle's choice: the nations its step waits for (another nation's
     choice is refused); every nation while the line names no open battle."""
@@ -404,6 +415,7 @@ def _context_completer(source: Callable[[Campaign, dict[str, Any]], list[tuple[s
 
 
 complete_units = _context_completer(_acting_units)
+complete_casualty_units = _context_completer(_casualty_units)
 complete_placement_zones = _context_completer(_placement_zones)
 complete_move_zones = _context_completer(_move_zones)
 complete_naval_start_zones = _context_completer(_naval_start_zones)

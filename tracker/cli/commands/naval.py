@@ -17,6 +17,7 @@ from tracker.cli.completion import (
     Completer,
     complete_asw_start_zones,
     complete_battles,
+    complete_casualty_units,
     complete_naval_start_zones,
     complete_phasing_nation,
     complete_screens,
@@ -54,8 +55,8 @@ def _battle_argument(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.argument("battle", type=POSITIVE, shell_complete=complete_battles)(f)
 
 
-def _units_option(name: str, help_text: str) -> Callable[..., Any]:
-    return click.option(name, help=help_text, shell_complete=complete_units)
+def _units_option(name: str, help_text: str, complete: Completer = complete_units) -> Callable[..., Any]:
+    return click.option(name, help=help_text, shell_complete=complete)
 
 
 def _zone_option(complete: Completer, **kwargs: Any) -> Callable[..., Any]:
@@ -312,6 +313,7 @@ def battle_fire(ctx: Context, battle: int, dice_text: str | None, reference: str
     "--units",
     "Units taking the hits, one entry per hit taken (a capital ship twice to sink it), in any order; "
     "leave a lost hit out (default: the cheapest legal choice).",
+    complete_casualty_units,
 )
 @record_json_option
 @seen_option
