@@ -114,6 +114,41 @@ def rounds_in(facts: Facts) -> int:
     return n
 
 
+class Edges:
+    """The edges of a position with a roll, as the walks keep them: the positions reached
+    (settled, with the rounds started on the way; one may come more than once) and their
+    chances. With fractions each chance is kept as an integer over the position's common
+    `denominator` (one fraction an edge, with its two integers, was most of the memory of an
+    exact enumeration: a big battle has hundreds of edges a position); with floats
+    (`denominator` 0) the chances are the probabilities. Iterated, (reached, chance) pairs."""
+
+    __slots__ = ("chances", "denominator", "reached")
+
+    def __init__(self, reached: tuple[tuple[State, int], ...], chances: tuple[Any, ...], denominator: int) -> None:
+        self.reached = reached
+        self.chances = chances
+        self.denominator = denominator
+
+    @classmethod
+    def of(cls, pairs: list[tuple[tuple[State, int], Number]], exact: bool) -> Edges:
+        """The edges `expand` gives, kept so (fractions, with `exact`, over their lcm)."""
+        reached = tuple(x for x, _ in pairs)
+        if not exact:
+            return cls(reached, tuple(p for _, p in pairs), 0)
+        chances = [Fraction(p) for _, p in pairs]
+        denominator = lcm(*(p.denominator for p in chances))
+        return cls(reached, tuple(p.numerator * (denominator // p.denominator) for p in chances), denominator)
+
+    def __len__(self) -> int:
+        return len(self.reached)
+
+    def __iter__(self) -> Iterator[tuple[tuple[State, int], Number]]:
+        d = self.denominator
+        if not d:
+            return zip(self.reached, self.chances, strict=True)
+        return ((x, Fraction(n, d)) for x, n in zip(self.reached, self.chances, strict=True))
+
+
 @dataclass
 class Odds:
     """The distribution of a procedure's outcomes, with the moments of the rounds fought.
@@ -157,7 +192,7 @@ class Engine(Remains):
         self.policy = policy
         self.exact = exact
         self.settled: dict[State, tuple[State, int]] = {}
-        self.edges: dict[State, list[tuple[tuple[State, int], Number]]] = {}
+        self.edges: dict[State, Edges] = {}
         self.sides: dict[Any, tuple[Piece, ...]] = {}
         self.remains: dict[Any, list[tuple[tuple[Piece, ...], Number]]] = {}
         self.scored: dict[Any, tuple[Piece, ...]] = {}
@@ -176,6 +211,33 @@ class Engine(Remains):
         self.branched: dict[tuple[Any, ...], list[tuple[tuple[tuple[int, ...], ...], Number]]] = {}
         self.canon: Canon | None = None
         self.limit: int | None = None
+
+    def forget(self) -> None:
+        """Let go of what working out the positions remembered (positions settled, each side's
+        remains, what follows each volley, the interning, the rules' memo of this context):
+        once every position's edges are found, the walk reads none of it. Only for an
+        engine and context of one enumeration (`Shared` goes on using its tables)."""
+        for table in (
+            self.settled,
+            self.sides,
+            self.remains,
+            self.scored,
+            self.placed,
+            self.steps,
+            self.rows,
+            self.tables,
+            self.joint,
+            self.pooled_of,
+            self.followed,
+            self.interned,
+            self.names,
+            self.by_identity,
+            self.branched,
+        ):
+            table.clear()
+        if self.canon is not None:
+            self.canon.forget()
+        self.ctx.memo.clear()
 
     # CV3: a convoy search enumerated by how many alike searchers detect (`searched`); off,
     # every searcher's die on its own (2**N results), as a check of the counts.
@@ -220,10 +282,24 @@ class Engine(Remains):
         assert isinstance(n, Roll)
         split = volley_split(state, n.groups)
         if split:
+            return list(self.expand_volley(state, n.groups, split))
+        return self.rolled(state, n.groups)
+
+    def expanded(self, state: State) -> Edges:
+        """`expand`, kept as the walks keep it (`Edges`: each chance an integer over the
+        position's common denominator with fractions)."""
+        n = need(state, self.ctx)
+        assert isinstance(n, Roll)
+        split = volley_split(state, n.groups)
+        if split:
             return self.expand_volley(state, n.groups, split)
+        return Edges.of(self.rolled(state, n.groups), self.exact)
+
+    def rolled(self, state: State, groups: tuple[DieGroup, ...]) -> list[tuple[tuple[State, int], Number]]:
+        """`expand` for any roll but a volley's: each result rolled and settled."""
         out: dict[tuple[State, int], Number] = {}
-        results = self.searched(state, n.groups) if self.count_searchers else None
-        for counts, p in self.chances(n.groups) if results is None else results:
+        results = self.searched(state, groups) if self.count_searchers else None
+        for counts, p in self.chances(groups) if results is None else results:
             child, facts = roll(state, self.ctx, counts)
             settled, more = self.settle(child)
             key = (settled, rounds_in(facts) + more)
@@ -271,9 +347,7 @@ class Engine(Remains):
             results.append((tuple(counts), p))
         return results
 
-    def expand_volley(
-        self, state: State, groups: tuple[DieGroup, ...], split: list[tuple[Side, list[int]]]
-    ) -> list[tuple[tuple[State, int], Number]]:
+    def expand_volley(self, state: State, groups: tuple[DieGroup, ...], split: list[tuple[Side, list[int]]]) -> Edges:
         """A volley's roll by what is left of each side: HA7, each side's losses depend only on
         the hits on it, and F3, NC3, the volley's hits are taken together. So the results are
         the pairs of each side's possible remains, each worked out once."""
@@ -303,13 +377,14 @@ class Engine(Remains):
         if not denominator:
             # Floats: pairs reaching the same position (rare: each side's remains are
             # distinct) are added up by the walk itself.
-            return edges
-        # Fractions: the pairs reaching one position are added up first, as integers, so that
-        # each edge makes one fraction.
+            return Edges(tuple(found for found, _ in edges), tuple(p for _, p in edges), 0)
+        # Fractions: the pairs reaching one position are added up first, as integers, and
+        # kept so (`Edges`): no fraction per edge.
         acc: dict[int, list[Any]] = {}
         for found, n in edges:
             add_chance(acc, found, n)
-        return [(found, Fraction(n, denominator)) for found, n in acc.values()]
+        slots = acc.values()
+        return Edges(tuple(found for found, _ in slots), tuple(n for _, n in slots), denominator)
 
     def volley_sides(
         self, state: State, groups: tuple[DieGroup, ...], split: list[tuple[Side, list[int]]]
@@ -363,7 +438,7 @@ class Engine(Remains):
         def children(s: State) -> Iterator[State]:
             if waits(s) == "ended":
                 return iter(())
-            return iter([c for (c, _), _p in self.edges[s] if c is not s])
+            return iter([c for c, _ in self.edges[s].reached if c is not s])
 
         on_path.add(id(root))
         stack.append((root, children(root)))
@@ -396,10 +471,10 @@ class Engine(Remains):
                 continue
             edges = self.edges.get(s)
             if edges is None:
-                edges = self.edges[s] = self.expand(s)
+                edges = self.edges[s] = self.expanded(s)
                 if expanded is not None:
                     expanded()
-            for (c, _), _p in edges:
+            for c, _ in edges.reached:
                 if id(c) not in found:
                     found.add(id(c))
                     queue.append(c)

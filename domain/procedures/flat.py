@@ -3,24 +3,25 @@ expanded once, then the mass is pushed through them as arrays (`domain.procedure
 
 A volley's edges are the pairs of what it may leave of each side (`Engine.volley_sides`). Each
 position keeps its pairs as the rows and columns of a grid per rest of the position (`Grid`),
-and the edges of every position are made into arrays at once at the end; only the pairs met
-for the first time are worked out (`Engine.follow`), one at a time.
+and the edges are made into arrays from those a run of positions at a time, as the flow asks
+for them (`Walk.edges_of`); only the pairs met for the first time are worked out
+(`Engine.follow`), one at a time.
 
 Walks that share an engine may share their positions' edges too (`Known`): a position another
 walk expanded takes its edges from there (`domain.procedures.odds.Shared`)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+import numpy.typing as npt
 
 from domain.procedures.base import Ended, Piece, Roll
 from domain.procedures.engine import EXPANDED, Engine, Odds, State, TooManyPositions, need, volley_split, waits
 from domain.procedures.flow import Floats, Ints, flow
 
+Small = npt.NDArray[np.int8]  # the rounds an edge starts (a few at most)
 # The positions reached, their identities, the chances and the rounds started on the way.
-Edges = tuple[tuple[State, ...], list[int], Floats, Ints]
+Edges = tuple[tuple[State, ...], list[int], Floats, Small]
 
 
 class Known:
@@ -46,7 +47,8 @@ class Grid:
         self.columns: dict[int, int] = {}
         self.filled: list[int] = []
         self.child: Ints = np.zeros((8, 8), dtype=np.int64)
-        self.rounds: Ints = np.zeros((8, 8), dtype=np.int64)
+        # 8 bits, as the edges keep them: a Python int beyond raises, rather than wrap.
+        self.rounds: Small = np.zeros((8, 8), dtype=np.int8)
 
     def row(self, attackers: tuple[Piece, ...]) -> int:
         r = self.rows.get(id(attackers))
@@ -66,7 +68,7 @@ class Grid:
             return
         grown = tuple(n if wanted <= n else max(2 * n, wanted) for n, wanted in zip(shape, need, strict=True))
         child = np.zeros(grown, dtype=np.int64)
-        rounds = np.zeros(grown, dtype=np.int64)
+        rounds = np.zeros(grown, dtype=np.int8)
         child[: shape[0], : shape[1]] = self.child
         rounds[: shape[0], : shape[1]] = self.rounds
         self.child, self.rounds = child, rounds
@@ -95,7 +97,7 @@ class Walk:
         self.chances: list[float] = []
         self.started: list[int] = []
         # Edges known from earlier walks: source, positions reached, chances, rounds started.
-        self.known: list[tuple[int, Ints, Floats, Ints]] = []
+        self.known: list[tuple[int, Ints, Floats, Small]] = []
 
     def index_of(self, state: State) -> int:
         """The index of an interned position, a new one first met at the end."""
@@ -166,70 +168,116 @@ class Walk:
             found = [self.index_of(c) if j is None else j for c, j in zip(edges[0], found, strict=True)]
         self.known.append((k, np.array(found, dtype=np.int64), edges[2], edges[3]))
 
-    def edges(self) -> tuple[Ints, Ints, Any, Ints]:
-        """Every edge found: source, position reached, chance, rounds started on the way. A
-        volley's are its rows by its columns, the attackers' remains outer (as found)."""
-        if self.volleys:
-            source, grid, na, nd = (np.array(x, dtype=np.int64) for x in zip(*self.volleys, strict=True))
-            sizes = na * nd
-            # Each of a position's rows once per column, then its columns once per row.
-            width = np.repeat(nd, na)
-            rows = np.repeat(np.array(self.rows, dtype=np.int64), width)
-            chances = np.repeat(np.array(self.row_chances), width)
-            first = np.repeat(np.repeat(np.cumsum(nd) - nd, na), width)  # where the row's columns start
-            within = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(width) - width, width)
-            at = first + within
-            columns = np.array(self.columns, dtype=np.int64)[at]
-            chances *= np.array(self.column_chances)[at]
-            on = np.repeat(grid, sizes)
-            children = np.empty(len(rows), dtype=np.int64)
-            started = np.empty(len(rows), dtype=np.int64)
-            for g, table in enumerate(self.grid_order):
-                here = on == g if len(self.grid_order) > 1 else slice(None)
-                children[here] = table.child[rows[here], columns[here]]
-                started[here] = table.rounds[rows[here], columns[here]]
-            sources = np.repeat(source, sizes)
-        else:
-            sources = children = started = np.zeros(0, dtype=np.int64)
-            chances = np.zeros(0)
-        if self.known:
-            ks = np.array([k for k, c, _, _ in self.known], dtype=np.int64)
-            sizes = np.array([len(c) for _, c, _, _ in self.known], dtype=np.int64)
-            sources = np.concatenate([sources, np.repeat(ks, sizes)])
-            children = np.concatenate([children, *(c for _, c, _, _ in self.known)])
-            chances = np.concatenate([chances, *(p for _, _, p, _ in self.known)])
-            started = np.concatenate([started, *(r for _, _, _, r in self.known)])
-        if not self.sources:
-            return sources, children, chances, started
-        return (
-            np.concatenate([sources, np.array(self.sources, dtype=np.int64)]),
-            np.concatenate([children, np.array(self.children, dtype=np.int64)]),
-            np.concatenate([chances, np.array(self.chances)]),
-            np.concatenate([started, np.array(self.started, dtype=np.int64)]),
-        )
+    def ready(self) -> Ints:
+        """Once every position is expanded: the edges kept as arrays, as `edges_of` reads them,
+        and the number of edges leaving each position (loops included). A volley's edges
+        stay its rows and columns in its grid: they are made only a run of positions at a
+        time (`edges_of`), never all at once (a big battle has millions)."""
+        n = len(self.positions)
+        volleys = np.array(self.volleys, dtype=np.int64).reshape(-1, 4)
+        source, self.grid_of, self.na, self.nd = volleys.T
+        self.volley_of = np.full(n, -1, dtype=np.int64)
+        self.volley_of[source] = np.arange(len(source))
+        self.row_at = np.cumsum(self.na) - self.na  # where each volley's rows start
+        self.column_at = np.cumsum(self.nd) - self.nd
+        self.all_rows = np.array(self.rows, dtype=np.int64)
+        self.all_columns = np.array(self.columns, dtype=np.int64)
+        self.all_row_chances = np.array(self.row_chances)
+        self.all_column_chances = np.array(self.column_chances)
+        self.rows, self.columns, self.row_chances, self.column_chances = [], [], [], []
+        # Any other roll's edges: each position's one after another, positions in order.
+        others = np.array(self.sources, dtype=np.int64)
+        self.other_count = np.bincount(others, minlength=n)
+        self.other_at = np.searchsorted(others, np.arange(n))
+        self.other_children = np.array(self.children, dtype=np.int64)
+        self.other_chances = np.array(self.chances)
+        self.other_started = np.array(self.started, dtype=np.int8)
+        self.sources, self.children, self.chances, self.started = [], [], [], []
+        self.known_of = {k: (c, p, r) for k, c, p, r in self.known}
+        size = self.other_count.copy()
+        size[source] += self.na * self.nd
+        for k, (c, _, _) in self.known_of.items():
+            size[k] += len(c)
+        self.size = size
+        return size
 
-    def keep(self, known: Known, fresh: list[int], edges: tuple[Ints, Ints, Any, Ints]) -> None:
+    def edges_of(self, run: Ints) -> tuple[Ints, Floats, Small]:
+        """The edges of the positions `run` (in increasing order), each position's in the
+        order found, one after another: the position reached, the chance, the rounds started
+        on the way (`ready` first). A volley's are its rows by its columns, the attackers'
+        remains outer."""
+        sizes = self.size[run]
+        offsets = np.cumsum(sizes) - sizes
+        total = int(sizes.sum())
+        children = np.empty(total, dtype=np.int64)
+        chances = np.empty(total)
+        started = np.empty(total, dtype=np.int8)
+        v = self.volley_of[run]
+        on_volley = v >= 0
+        if on_volley.any():
+            vs = v[on_volley]
+            na, nd = self.na[vs], self.nd[vs]
+            # Each of a volley's rows once per column, then its columns once per row.
+            width = np.repeat(nd, na)
+            row_index = _ranges(self.row_at[vs], na)
+            rows = np.repeat(self.all_rows[row_index], width)
+            p = np.repeat(self.all_row_chances[row_index], width)
+            column_index = _ranges(np.repeat(self.column_at[vs], na), width)
+            columns = self.all_columns[column_index]
+            p *= self.all_column_chances[column_index]
+            at = _ranges(offsets[on_volley], na * nd)
+            chances[at] = p
+            on = np.repeat(self.grid_of[vs], na * nd)
+            for g in np.unique(on).tolist():
+                table = self.grid_order[g]
+                here = on == g
+                children[at[here]] = table.child[rows[here], columns[here]]
+                started[at[here]] = table.rounds[rows[here], columns[here]]
+        count = self.other_count[run]
+        on_other = count > 0
+        if on_other.any():
+            index = _ranges(self.other_at[run[on_other]], count[on_other])
+            at = _ranges(offsets[on_other], count[on_other])
+            children[at] = self.other_children[index]
+            chances[at] = self.other_chances[index]
+            started[at] = self.other_started[index]
+        if self.known_of:
+            for i, k in enumerate(run.tolist()):
+                found = self.known_of.get(k)
+                if found is not None:
+                    c, p, r = found
+                    at0 = int(offsets[i])
+                    children[at0 : at0 + len(c)] = c
+                    chances[at0 : at0 + len(c)] = p
+                    started[at0 : at0 + len(c)] = r
+        return children, chances, started
+
+    def keep(self, known: Known, fresh: list[int]) -> None:
         """Put the edges of the positions this walk expanded (`fresh`) in `known`."""
         kept = known.edges
-        sources, children, chances, started = edges
-        mine = np.zeros(len(self.positions), dtype=bool)
-        mine[fresh] = True
-        at = np.flatnonzero(mine[sources])
-        at = at[np.argsort(sources[at], kind="stable")]
-        ks, first = np.unique(sources[at], return_index=True)
-        ends = [*first[1:].tolist(), len(at)]
         positions = self.positions
-        for k, a, b in zip(ks.tolist(), first.tolist(), ends, strict=True):
-            here = at[a:b]
-            reached = tuple(positions[i] for i in children[here].tolist())
-            kept[id(positions[k])] = (reached, [id(c) for c in reached], chances[here], started[here])
+        bounds = np.cumsum(self.size[fresh])
+        children, chances, started = self.edges_of(np.array(fresh, dtype=np.int64))
+        lo = 0
+        for k, hi in zip(fresh, bounds.tolist(), strict=True):
+            reached = tuple(positions[i] for i in children[lo:hi].tolist())
+            kept[id(positions[k])] = (reached, [id(c) for c in reached], chances[lo:hi], started[lo:hi])
+            lo = hi
 
 
-def flowed(engine: Engine, root: State, start: int, procedure: str, known: Known | None = None) -> Odds:
+def _ranges(starts: Ints, counts: Ints) -> Ints:
+    """The integers of the ranges [starts[i], starts[i] + counts[i]), one range after another."""
+    return np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()), dtype=np.int64)
+
+
+def flowed(
+    engine: Engine, root: State, start: int, procedure: str, known: Known | None = None, forget: bool = False
+) -> Odds:
     """The enumeration in floats from the settled `root` (reached with `start` rounds fought):
     every position reached expanded once (the engine's limit counting those with a roll),
     then the mass pushed through them. `known`: edges of earlier walks of the same engine,
-    taken from there, and this walk's added to it."""
+    taken from there, and this walk's added to it. `forget`: the engine is this walk's
+    alone, and lets go of its tables once every position is expanded (`Engine.forget`)."""
     walk = Walk(engine, known)
     walk.index_of(root)
     told = EXPANDED.get()
@@ -257,10 +305,13 @@ def flowed(engine: Engine, root: State, start: int, procedure: str, known: Known
             if told is not None:
                 told()
         k += 1
-    edges = walk.edges()
+    if forget:
+        # Before the edges' arrays are made: the tables are as big as the arrays.
+        engine.forget()
+    size = walk.ready()
     if known is not None and fresh:
-        walk.keep(known, fresh, edges)
-    moved = flow(len(walk.positions), *edges, start)
+        walk.keep(known, fresh)
+    moved = flow(len(walk.positions), size, walk.edges_of, start)
     result = Odds(procedure=procedure, truncated=moved.truncated, states=len(walk.positions))
     for k, s in enumerate(walk.positions):
         if waits(s) != "ended":

@@ -164,7 +164,7 @@ def _enumerated(
     root, more = engine.settle(state)
     start = rounds + more
     if not exact:
-        return flowed(engine, root, start, module_of(state).__name__.rsplit(".", 1)[-1])
+        return flowed(engine, root, start, module_of(state).__name__.rsplit(".", 1)[-1], forget=True)
     one: Number = Fraction(1)
     # The moments of the rounds (for their mean and deviation) are floats, which keeps the
     # fractions to one per edge. Keyed by identity: the states of the walk are interned
@@ -172,6 +172,8 @@ def _enumerated(
     mass: dict[int, list[Any]] = {id(root): [one, float(start), float(start * start)]}
     result = Odds(procedure=module_of(state).__name__.rsplit(".", 1)[-1], truncated=one - one)
     order = engine.order(root)
+    # Every position's edges are found: the walk reads nothing else of the engine's.
+    engine.forget()
     result.states = len(order)
     for s in order:
         m0, m1, m2 = mass.pop(id(s))
@@ -181,37 +183,45 @@ def _enumerated(
             old = result.outcomes.get(n.outcome, (one - one, 0.0, 0.0))
             result.outcomes[n.outcome] = (old[0] + m0, old[1] + m1, old[2] + m2)
             continue
-        edges = engine.edges[s]
-        q: Number = one - one
+        # Released once pushed: nothing reads a position's edges after its mass has gone on.
+        edges = engine.edges.pop(s)
+        reached, numerators, denominator = edges.reached, edges.chances, edges.denominator
+        # Each chance is an integer over the position's denominator (`Edges`); as a float,
+        # that quotient is the fraction's own (both correctly rounded).
+        looped = 0
         a = b = 0.0
         leaves = False
-        for (child, d), p in edges:
+        for (child, d), n in zip(reached, numerators, strict=True):
             if child is s:
-                q += p
-                a += float(p) * d
-                b += float(p) * d * d
+                looped += n
+                pf = n / denominator
+                a += pf * d
+                b += pf * d * d
             else:
                 leaves = True
         if not leaves:
             result.truncated += m0  # a loop nothing can leave
             continue
-        if q:
+        if looped:
             # The loop back to this state, summed over any number of passes (I - T)^-1.
-            r = 1 / (1 - q)
+            r = 1 / (1 - Fraction(looped, denominator))
             m0 = m0 * r
             rf, m0f = float(r), float(m0)
             m1 = (m1 + a * m0f) * rf
             m2 = (m2 + 2 * a * m1 + b * m0f) * rf
         m0f = float(m0)
-        for (child, d), p in edges:
+        # p * m0 for every edge as n * (m0 / denominator): one division a position.
+        unit = m0 / denominator
+        for (child, d), n in zip(reached, numerators, strict=True):
             if child is s:
                 continue
-            pf = float(p)
+            pf = n / denominator
+            pm = unit * n
             acc = mass.get(id(child))
             if acc is None:
-                mass[id(child)] = [p * m0, pf * (m1 + d * m0f), pf * (m2 + 2 * d * m1 + d * d * m0f)]
+                mass[id(child)] = [pm, pf * (m1 + d * m0f), pf * (m2 + 2 * d * m1 + d * d * m0f)]
             else:
-                acc[0] += p * m0
+                acc[0] += pm
                 acc[1] += pf * (m1 + d * m0f)
                 acc[2] += pf * (m2 + 2 * d * m1 + d * d * m0f)
     return result
