@@ -523,14 +523,19 @@ def test_bbcode_tells_the_markdown_story_in_forum_tags(demo_db: str) -> None:
     assert md.count("(CV3)") == bb.count("(CV3)") > 0
 
 
-def test_bbcode_strikes_undone_events_and_escapes_what_players_typed(tmp_path: Path) -> None:
-    db = str(tmp_path / "x.db")
+def _move_undone(db: str, name: str, reason: str) -> None:
+    """A campaign `name` whose first turn moved a submarine and took the move back, saying why."""
     with Tracker(db) as t:
-        cid = t.create("[b]loud[/b] *name*", "north-sea-1914", dice="auto", seed=f"{5:064x}").id
+        cid = t.create(name, "north-sea-1914", dice="auto", seed=f"{5:064x}").id
         t.execute(cid, lambda c, d: c.advance())
         t.execute(cid, lambda c, d: c.advance())
         t.execute(cid, lambda c, d: c.move("Germany", ["DE-SS3"], ["Southern North Sea"]))
-        t.undo(cid, reason="[url=http://x]click[/url]")
+        t.undo(cid, reason=reason)
+
+
+def test_bbcode_strikes_undone_events_and_escapes_what_players_typed(tmp_path: Path) -> None:
+    db = str(tmp_path / "x.db")
+    _move_undone(db, "[b]loud[/b] *name*", "[url=http://x]click[/url]")
     bb = run(db, "report", "--turn", "1", "--format", "bbcode")
     assert "[\u200bb]loud[\u200b/b] *name*" in bb
     assert "[url=" not in bb and "[\u200burl=http://x]click" in bb
@@ -546,12 +551,7 @@ def test_bbcode_leaves_no_less_than_sign_boardgamegeek_would_strip_the_post_from
     from tracker.reports.bbcode import bbcode
 
     db = str(tmp_path / "x.db")
-    with Tracker(db) as t:
-        cid = t.create("lt", "north-sea-1914", dice="auto", seed=f"{5:064x}").id
-        t.execute(cid, lambda c, d: c.advance())
-        t.execute(cid, lambda c, d: c.advance())
-        t.execute(cid, lambda c, d: c.move("Germany", ["DE-SS3"], ["Southern North Sea"]))
-        t.undo(cid, reason="<3 sorry, <b>misclick</b>")
+    _move_undone(db, "lt", "<3 sorry, <b>misclick</b>")
     bb = run(db, "report", "--turn", "1", "--format", "bbcode")
     assert re.search(r"<\S", bb) is None, re.search(r".{20}<\S.{20}", bb)
     assert "< 3 sorry, < b>misclick< /b>" in bb

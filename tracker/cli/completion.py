@@ -211,62 +211,64 @@ def _remote_starts(c: Any, params: dict[str, Any], kinds: tuple[str, ...]) -> li
     return [(z, starts[z]) for z, _ in _sea_zones(c) if z in starts]
 
 
-def _naval_start_zones(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
-    """NC1: the sea zones where the nation (`--nation`, or the nation whose turn it is) may start
-    a naval battle now, by the referee's own checks (`NavalBattles.naval_start`: its units and
-    enemy naval units there, not fought there this phase, not enemy submarines alone unless its
-    submarines came to attack them). None outside its naval_combat phase or while a battle is
-    open; every sea zone when the line names a nation the campaign does not know."""
+def _start_zones(
+    c: Campaign,
+    params: dict[str, Any],
+    kinds: tuple[str, ...],
+    action: str,
+    check: Callable[[Board, str, str, frozenset[str]], str],
+) -> list[tuple[str, str]]:
+    """The sea zones where the nation (`--nation`, or the nation whose turn it is) may start a
+    battle now: those `check(board, nation, zone, committed)` passes, described as it says.
+    None outside its naval_combat phase or while a battle is open; every sea zone when the line
+    names a nation the campaign does not know; on a league server's campaign, the zones of
+    the `kinds` of battle its `pending` lists."""
     from domain.errors import TrackerError
-    from domain.rules import combat
 
     if not isinstance(c, Campaign):
-        return _remote_starts(c, params, ("naval_due", "naval_may"))
+        return _remote_starts(c, params, kinds)
     nation = _starting_nation(c, params)
     if nation is None:
         return _sea_zones(c)
     board = c.board()
-    if not _may_start(c, board, nation, "a naval battle"):
+    if not _may_start(c, board, nation, action):
         return []
     committed = frozenset(c.committed)
     zones = []
     for zone, _ in _sea_zones(c):
         try:
-            _, defenders = combat.check_start(board, nation, zone, c.fought, committed)
-            attacking = zone in c.attack_zones
-            combat.check_not_submarines_alone(board, nation, zone, defenders, attacking, c.fought, committed)
+            zones.append((zone, check(board, nation, zone, committed)))
         except TrackerError:
             continue
-        zones.append((zone, board.describe_zone(zone)))
     return zones
+
+
+def _naval_start_zones(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """NC1: the zones where a naval battle may start, by the referee's own checks
+    (`NavalBattles.naval_start`: the nation's units and enemy naval units there, not fought
+    there this phase, not enemy submarines alone unless its submarines came to attack them)."""
+    from domain.rules import combat
+
+    def check(board: Board, nation: str, zone: str, committed: frozenset[str]) -> str:
+        _, defenders = combat.check_start(board, nation, zone, c.fought, committed)
+        attacking = zone in c.attack_zones
+        combat.check_not_submarines_alone(board, nation, zone, defenders, attacking, c.fought, committed)
+        return board.describe_zone(zone)
+
+    return _start_zones(c, params, ("naval_due", "naval_may"), "a naval battle", check)
 
 
 def _asw_start_zones(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
-    """AS1: the sea zones where the nation (`--nation`, or the nation whose turn it is) may start
-    ASW combat now, by the referee's own check (`AswCombat.asw_start`: enemy submarines there,
-    and its units there that may search, not fought there this phase). None outside its
-    naval_combat phase or while a battle is open; every sea zone when the line names a nation
-    the campaign does not know."""
-    from domain.errors import TrackerError
+    """AS1: the zones where ASW combat may start, by the referee's own check
+    (`AswCombat.asw_start`: enemy submarines there, and the nation's units there that may
+    search, not fought there this phase)."""
     from domain.rules import asw
 
-    if not isinstance(c, Campaign):
-        return _remote_starts(c, params, ("asw_may",))
-    nation = _starting_nation(c, params)
-    if nation is None:
-        return _sea_zones(c)
-    board = c.board()
-    if not _may_start(c, board, nation, "ASW combat"):
-        return []
-    committed = frozenset(c.committed)
-    zones = []
-    for zone, _ in _sea_zones(c):
-        try:
-            subs = asw.check_start(board, nation, zone, c.fought, committed)
-        except TrackerError:
-            continue
-        zones.append((zone, f"enemy submarines {', '.join(u.id for u in subs)}"))
-    return zones
+    def check(board: Board, nation: str, zone: str, committed: frozenset[str]) -> str:
+        subs = asw.check_start(board, nation, zone, c.fought, committed)
+        return f"enemy submarines {', '.join(u.id for u in subs)}"
+
+    return _start_zones(c, params, ("asw_may",), "ASW combat", check)
 
 
 def _step_facts(c: Campaign, params: dict[str, Any]) -> dict[str, Any]:
