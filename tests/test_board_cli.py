@@ -201,9 +201,9 @@ def test_every_command_that_shows_data_has_json(name: str) -> None:
     assert "--json" in {opt for p in command.params for opt in getattr(p, "opts", [])}
 
 
-def test_report_has_json_markdown_bbcode_and_html() -> None:
+def test_report_has_json_markdown_discord_bbcode_and_html() -> None:
     fmt = next(p for p in cli.get_command(click.Context(cli), "report").params if p.name == "fmt")
-    assert set(fmt.type.choices) == {"md", "bbcode", "html", "json"}  # type: ignore[attr-defined]
+    assert set(fmt.type.choices) == {"md", "discord", "bbcode", "html", "json"}  # type: ignore[attr-defined]
 
 
 def test_long_work_is_quiet_in_scripts(db: str) -> None:

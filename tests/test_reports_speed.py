@@ -147,10 +147,10 @@ def test_the_ends_of_a_few_turns_are_those_of_all_turns(adjusted: tuple[Tracker,
 
 def test_report_all_streamed_is_the_report_built_whole(adjusted: tuple[Tracker, UUID]) -> None:
     t, cid = adjusted
-    for fmt in ("md", "bbcode"):
+    for fmt in ("md", "discord", "bbcode"):
         whole = report_module.render(report_module.build_report(t, cid, None, "md"), fmt)
         assert "".join(report_module.stream_report(t, cid, fmt)) == whole, fmt
-    with pytest.raises(Exception, match="md or bbcode"):
+    with pytest.raises(Exception, match="md, discord or bbcode"):
         next(report_module.stream_report(t, cid, "html"))
 
 
