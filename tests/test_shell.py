@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.support import cli_on
 from tracker.cli.common import Context
 from tracker.cli.main import cli
 from tracker.cli.shell import HELP, Session, prompt_session
@@ -24,9 +25,7 @@ from tracker.cli.shell import HELP, Session, prompt_session
 @pytest.fixture
 def db(tmp_path: Path) -> str:
     path = str(tmp_path / "c.db")
-    args = ["--db", path, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual"]
-    result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 0, result.output
+    cli_on(path)("new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
     return path
 
 

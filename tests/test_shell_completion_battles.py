@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from tests.support import cli_on
 from tracker.cli.common import Context
 from tracker.cli.main import cli
 from tracker.cli.shell import Session, completer
 
 
 def _new(path: str, scenario: str) -> str:
-    result = CliRunner().invoke(cli, ["--db", path, "new", "g", "--scenario", scenario, "--dice", "manual"])
-    assert result.exit_code == 0, result.output
+    cli_on(path)("new", "g", "--scenario", scenario, "--dice", "manual")
     return path
 
 

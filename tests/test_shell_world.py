@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.support import cli_on
 from tests.test_shell import _keys, _wait_for, tmux  # noqa: F401 - tmux is a fixture
 from tracker.cli.common import Context
 from tracker.cli.main import cli
@@ -24,9 +25,7 @@ from tracker.cli.shell import Session, completer
 @pytest.fixture
 def world(tmp_path: Path) -> str:
     path = str(tmp_path / "war.db")
-    args = ["--db", path, "new", "war", "--scenario", "great-war-1914", "--dice", "manual"]
-    result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 0, result.output
+    cli_on(path)("new", "war", "--scenario", "great-war-1914", "--dice", "manual")
     return path
 
 
