@@ -37,6 +37,7 @@ from sqlalchemy import (
     Text,
     func,
     select,
+    text,
     update,
 )
 from sqlalchemy.engine import Connection, Engine
@@ -95,6 +96,8 @@ SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
 MAX_NAME = 100
 # The campaign id of a league referee's row: the referee of every campaign in the database.
 LEAGUE = "*"
+# The key of PostgreSQL's advisory lock held while a player is added (`Players.add`).
+PG_PLAYERS_LOCK = 0x74726B70
 
 
 class Unauthenticated(TrackerError):
@@ -209,6 +212,13 @@ class Players:
             "revoked_at": None,
         }
         with self.engine.begin() as conn:
+            # The checks below read every live name, then one is written: two adds at once
+            # with names that differ only by case would both pass them (the table's key is the
+            # exact name). Adds are rare, so they simply wait for each other.
+            if conn.dialect.name == "sqlite":
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+            elif conn.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": PG_PLAYERS_LOCK})
             existing = conn.execute(
                 select(players_table.c.revoked_at).where(
                     players_table.c.campaign_id == campaign_id, players_table.c.name == name
