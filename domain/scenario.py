@@ -4,6 +4,7 @@ reads on and collects them all."""
 
 from __future__ import annotations
 
+import json
 import re
 import stat
 from collections import deque
@@ -128,6 +129,19 @@ class Scenario:
     def neutral(self, round_: int, entered: frozenset[str] | tuple[str, ...] = ()) -> frozenset[str]:
         """F8: the nations still neutral in this round."""
         return frozenset(n for n in self.nations if not self.at_war(n, round_, entered))
+
+
+# A key TOML reads without quotes; any other name is written in them.
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def toml_key(name: str) -> str:
+    """A name as a TOML header or dotted key writes it: bare when it may be, else quoted
+    (`Italy`, `"Austria.Hungary"`, `"Low Countries"`), so that a header a message shows is one
+    that can be copied into the file."""
+    if _BARE_KEY.fullmatch(name):
+        return name
+    return json.dumps(name, ensure_ascii=False)
 
 
 def _stop(problem: DataFileError) -> None:
@@ -367,7 +381,7 @@ def _nations(
     for nation in side_of:
         if nation not in nations:
             # At the side that names it, with the table it may have meant (a name spelt two ways).
-            problem = f"nation {nation!r} has no [nations.{nation}] table{did_you_mean(nation, nations)}"
+            problem = f"nation {nation!r} has no [nations.{toml_key(nation)}] table{did_you_mean(nation, nations)}"
             report(top.fail(f"sides.{side_of[nation]}", problem))
     holders: dict[str, list[str]] = {}
     for n in nations.values():

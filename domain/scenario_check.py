@@ -159,6 +159,39 @@ def key_at(text: str, line: int) -> str:
     return _key_name(_scan_keys(text).at_line.get(line, ()))
 
 
+def value_span(row: str) -> tuple[int, int] | None:
+    """Where the value of a `key = value` line begins and where it ends on that line, before
+    any comment and the spaces ahead of it (a value running on over lines ends with the line);
+    None for a line that writes no key."""
+    parts, at = _read_key(row, 0)
+    if not parts or not row.startswith("=", at):
+        return None
+    start = at + 1
+    while start < len(row) and row[start] in " \t":
+        start += 1
+    end = _comment_start(row, start)
+    end = len(row.rstrip("\r")) if end is None else end
+    while end > start and row[end - 1] in " \t":
+        end -= 1
+    return start, end
+
+
+def _comment_start(s: str, i: int) -> int | None:
+    """The '#' that begins a comment at or after s[i], passing over quoted strings, or None."""
+    while i < len(s):
+        ch = s[i]
+        if ch == "#":
+            return i
+        if ch in "\"'":
+            j = i + 1
+            while j < len(s) and s[j] != ch:
+                j += 2 if ch == '"' and s[j] == "\\" else 1
+            i = j + 1
+        else:
+            i += 1
+    return None
+
+
 def _key_name(path: KeyPath) -> str:
     """A key path as the loader names it (`nations.Britain.code`, `units[2]`)."""
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" if n else p for n, p in enumerate(path))
@@ -429,15 +462,19 @@ def _ruleset(data: dict[str, Any], override: str | None) -> Ruleset | str:
 
 
 def _without_echoes(problems: list[DataFileError]) -> list[DataFileError]:
-    """Each problem once; nothing reported inside a table already reported missing."""
+    """Each problem once; nothing reported inside a table already reported missing or not a
+    table (`scenario = "x"` is one slip, not one per key the table should hold), and no zone
+    called unknown when the file has no map to know it by."""
     seen: set[tuple[str, str]] = set()
     missing: list[str] = []
     kept = []
     for p in problems:
         if (p.key, p.problem) in seen or any(p.key.startswith(m + ".") for m in missing):
             continue
+        if "map" in missing and p.problem.startswith("unknown zone"):
+            continue
         seen.add((p.key, p.problem))
-        if p.problem == "missing required key":
+        if p.problem == "missing required key" or p.problem.startswith("expected a table,"):
             missing.append(p.key)
         kept.append(p)
     return kept
@@ -456,17 +493,20 @@ def scenario_warnings(data: dict[str, Any], scenario: Scenario) -> list[tuple[st
         *_inland_ports(data, game_map),
         *_empty_sides(data),
         *_sides_at_peace(scenario),
-        *_portless(scenario),
+        *_portless(data, scenario),
         *_name_form(data),
     ]
 
 
-def _portless(scenario: Scenario) -> list[tuple[str, str]]:
+def _portless(data: dict[str, Any], scenario: Scenario) -> list[tuple[str, str]]:
     """PU2: a nation that starts with no unit and holds no port can never have one (a nation
-    whose ports are off the board, with units on it, is a board's own choice)."""
+    whose ports are off the board, with units on it, is a board's own choice). Units the file
+    gives it count, placed or not: a group with an error is reported at its own key."""
     game_map = scenario.game_map
     holds = {game_map.land[t] for t in game_map.ports if t in game_map.land}
-    armed = {group.nation for group in scenario.units}
+    groups = data.get("units")
+    written = [g.get("nation") for g in groups if isinstance(g, dict)] if isinstance(groups, list) else []
+    armed = {group.nation for group in scenario.units} | {n for n in written if isinstance(n, str)}
     return [
         (
             f"nations.{name}",

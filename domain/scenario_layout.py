@@ -4,12 +4,12 @@ table header, leaving its comments and order alone."""
 
 from __future__ import annotations
 
-import re
+import json
 import tomllib
 
 from domain.errors import InputError
 from domain.scenario import GameMap
-from domain.scenario_check import key_lines
+from domain.scenario_check import key_lines, value_span
 
 # A fixed seed: the same map always gets the same layout.
 LAYOUT_SEED = 1914
@@ -78,12 +78,14 @@ def with_positions(text: str, source: str, game_map: GameMap, positions: dict[st
     cr = "\r" if any(row.endswith("\r") for row in rows) else ""
     replace: dict[int, str] = {}
     insert: dict[int, list[str]] = {}
+    dropped: set[int] = set()
     for zone, (x, y) in positions.items():
         kind = "sea" if game_map.is_sea(zone) else "land"
         header = lines.get(("map", kind, zone))
         if header is None or not header.header:
+            header_written = f"[map.{kind}.{json.dumps(zone, ensure_ascii=False)}]"
             raise InputError(
-                f'{source}: map.{kind}.{zone}: not a [map.{kind}."{zone}"] table of its own; '
+                f"{source}: map.{kind}.{zone}: not a {header_written} table of its own; "
                 "give its x and y by hand, or write it as one"
             )
         header_row = rows[header.line - 1]
@@ -93,12 +95,22 @@ def with_positions(text: str, source: str, game_map: GameMap, positions: dict[st
             if existing is None:
                 insert.setdefault(header.line, []).append(f"{indent}{key} = {value}{cr}")
                 continue
-            new, count = re.subn(rf"^(\s*{key}\s*=\s*)[-+0-9_]+", rf"\g<1>{value}", rows[existing.line - 1])
-            if count != 1:
-                raise InputError(f"{source}:{existing.line}: map.{kind}.{zone}.{key}: not a plain number to replace")
-            replace[existing.line] = new
+            # Whatever was typed there (1.5, "840", nan, a list over lines) is what --force
+            # replaces: the whole value, keeping the key as written and a comment after it.
+            row = rows[existing.line - 1]
+            span = value_span(row)
+            if span is None:
+                raise InputError(f"{source}:{existing.line}: map.{kind}.{zone}.{key}: not a value to replace")
+            start, end = span
+            if existing.end > existing.line:
+                replace[existing.line] = f"{row[:start]}{value}{cr}"
+                dropped.update(range(existing.line + 1, existing.end + 1))
+            else:
+                replace[existing.line] = f"{row[:start]}{value}{row[end:]}"
     out: list[str] = []
     for number, row in enumerate(rows, start=1):
+        if number in dropped:
+            continue
         out.append(replace.get(number, row))
         out.extend(insert.get(number, []))
     result = "\n".join(out)
@@ -110,9 +122,13 @@ def _check_written(text: str, source: str, game_map: GameMap, positions: dict[st
     """Read the edited text back: every zone has the coordinates meant for it, or nothing is written."""
     try:
         data = tomllib.loads(text)
-        for zone, (x, y) in positions.items():
-            table = data["map"]["sea" if game_map.is_sea(zone) else "land"][zone]
-            if (table.get("x"), table.get("y")) != (x, y):
-                raise KeyError(zone)
-    except (tomllib.TOMLDecodeError, KeyError, TypeError) as e:
+    except tomllib.TOMLDecodeError as e:
         raise InputError(f"{source}: could not write the coordinates safely ({e}); the file is unchanged") from None
+    for zone, (x, y) in positions.items():
+        kind = "sea" if game_map.is_sea(zone) else "land"
+        table = data.get("map", {}).get(kind, {}).get(zone)
+        if not isinstance(table, dict) or (table.get("x"), table.get("y")) != (x, y):
+            raise InputError(
+                f"{source}: could not write the coordinates safely (map.{kind}.{zone} would not read "
+                f"back as x = {x}, y = {y}); the file is unchanged"
+            )

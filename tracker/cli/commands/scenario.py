@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import tempfile
 import tomllib
@@ -48,7 +49,7 @@ def _finding_line(source: str, f: Finding) -> str:
 def _summary(result: ScenarioCheck) -> str:
     counts = f"{plural(len(result.errors), 'error')}, {plural(len(result.warnings), 'warning')}"
     written = result.written
-    if result.scenario is None or written is None:
+    if written is None:
         return f"{result.source}: {counts}"
     board = (
         f"{plural(written.sea, 'sea zone')}, {plural(written.land, 'land territory')}"
@@ -139,7 +140,7 @@ def _loaded(file: str, ruleset: str | None, positions: bool = True) -> tuple[str
     if result.errors or result.scenario is None or result.ruleset is None:
         first = _finding_line(source, result.errors[0]).replace(": error: ", ": ", 1)
         more = f" (and {len(result.errors) - 1} more)" if len(result.errors) > 1 else ""
-        raise InputError(f"{first}{more}; `tracker scenario check {file}` lists every problem")
+        raise InputError(f"{first}{more}; `tracker scenario check {shlex.quote(file)}` lists every problem")
     return text, source, result.scenario, result.ruleset
 
 
@@ -174,15 +175,20 @@ def _write_coordinates(
     return positions
 
 
-def _write_png(output: str, svg: str) -> None:
+def _cairosvg(output: str) -> Any:
+    """The optional package that writes PNG, or the refusal naming it."""
     try:
         import cairosvg
     except (ImportError, OSError):
         raise InputError(
             f"{output}: writing PNG needs the optional package cairosvg (pip install cairosvg); or write .svg"
         ) from None
+    return cairosvg
+
+
+def _write_png(output: str, svg: str) -> None:
     target = check_output(output)
-    data = cairosvg.svg2png(bytestring=svg.encode("utf-8"))
+    data = _cairosvg(output).svg2png(bytestring=svg.encode("utf-8"))
     # Whole or not at all, as every file the tracker writes.
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     try:
@@ -237,6 +243,12 @@ def map_command(
     if output is None and not write_coordinates:
         raise click.UsageError("give -o FILE for the picture, or --write-coordinates, or both")
     picture = _format(output) if output is not None else None
+    # A picture that cannot be written is refused before anything is: --write-coordinates must
+    # not change the scenario file of a command that then fails.
+    if output is not None and output != "-":
+        check_output(output)
+        if picture == "png":
+            _cairosvg(output)
     # Coordinates about to be computed are not read: typed for some zones only, or an x without
     # its y, they are what --force replaces, not an error that stops it.
     text, source, scenario, rules = _loaded(file, ruleset, positions=not write_coordinates)
@@ -419,7 +431,12 @@ def template(name: str) -> str:
 
 @scenario_group.command(name="new")
 @click.argument("name")
-@click.option("-o", "--output", type=FilePath(dir_okay=False), help="The file to write (default NAME.toml).")
+@click.option(
+    "-o",
+    "--output",
+    type=FilePath(dir_okay=False, allow_dash=True),
+    help="The file to write (default NAME.toml), or - for standard output.",
+)
 @click.option("--force", is_flag=True, help="Replace the file if it exists.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: the file written and the scenario's name.")
 def new_scenario(name: str, output: str | None, force: bool, as_json: bool) -> None:
@@ -429,6 +446,13 @@ def new_scenario(name: str, output: str | None, force: bool, as_json: bool) -> N
     """
     if not SCENARIO_NAME.fullmatch(name):
         raise InputError(f"scenario name {name!r}: letters, digits, - and _ (at most 64), a letter or digit first")
+    if output == "-":
+        # To stdout, as `map -o -` writes its picture: a file named "-" would be one that
+        # `scenario check -` does not read.
+        click.echo(template(name), nl=False)
+        if as_json:
+            click.echo(json.dumps({"file": "-", "scenario": name}, ensure_ascii=False), err=True)
+        return
     target = output or f"{name}.toml"
     if Path(target).exists() and not force:
         raise InputError(f"{target}: exists; --force replaces it, or give another file with -o")
@@ -437,4 +461,6 @@ def new_scenario(name: str, output: str | None, force: bool, as_json: bool) -> N
         emit_json({"file": target, "scenario": name})
         return
     click.echo(f"Wrote {target}: 2 sides, 2 nations, 4 sea zones, 3 land territories, 7 unit groups.")
-    click.echo(f"Next: tracker scenario check {target}  and  tracker scenario map {target} -o map.svg")
+    # Commands to paste: a file name with a space or a quote in it is quoted as a shell reads it.
+    quoted = shlex.quote(target)
+    click.echo(f"Next: tracker scenario check {quoted}  and  tracker scenario map {quoted} -o map.svg")
