@@ -529,12 +529,13 @@ def _enough_typed(b: Procedure, need: Roll, dice: DiceSource) -> None:
     how many the step rolls and in which order: a step is one roll of every die it needs (a
     volley, one die per firing unit), so "DE-CA1 needs 1 die but the rolls before it took 2"
     named the wrong unit of the problem."""
-    from domain.dice import ManualDice, PromptDice
+    from domain.dice import ManualDice, NoDice, PromptDice
 
-    if not isinstance(dice, ManualDice) or isinstance(dice, PromptDice):
+    typing = isinstance(dice, ManualDice) and not isinstance(dice, PromptDice)
+    if not typing and not isinstance(dice, NoDice):
         return
     count = len(need.dice) + sum(g.dice for g in need.groups if need.kind == "merchant_defence")
-    left = len(dice.values) - dice.used
+    left = len(dice.values) - dice.used if isinstance(dice, ManualDice) else 0
     if left >= count:
         return
     if need.kind == "merchant_defence":
@@ -542,10 +543,16 @@ def _enough_typed(b: Procedure, need: Roll, dice: DiceSource) -> None:
     else:
         units = [die.unit for die in need.dice]
         order = ", ".join(units[:12]) + (f" and {len(units) - 12} more" if len(units) > 12 else "")
+    step = (
+        f"battle {b['id']} ({b['kind']}, {b['zone']}) rolls {plural(count, 'die')} at its {b['step']} step, "
+        f"in the order `tracker pending` lists ({order})"
+    )
+    if isinstance(dice, NoDice):
+        # No --dice at all: the whole step's count, not the first die's ("DE-BB1 ... needs 1
+        # D10" for a volley of ten read as if one die would do).
+        raise DiceError(f"D4: this campaign uses manual dice; {step}: roll them and pass them with --dice")
+    assert isinstance(dice, ManualDice)
     typed = f"{left} {'was' if left == 1 else 'were'} typed for it"
     if dice.used:
         typed = f"{plural(len(dice.values), 'die')} typed, the steps before it took {dice.used}, {left} left"
-    raise DiceError(
-        f"D3: battle {b['id']} ({b['kind']}, {b['zone']}) rolls {plural(count, 'die')} at its {b['step']} step, "
-        f"in the order `tracker pending` lists ({order}); {typed}"
-    )
+    raise DiceError(f"D3: {step}; {typed}")
