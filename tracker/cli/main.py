@@ -413,6 +413,8 @@ class TrackerGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         # The words after the global options, kept: click empties them as it runs the command.
         words = [*getattr(ctx, "_protected_args", []), *ctx.args]
+        # A line of `tracker shell` comes with the session's context; the command line without.
+        shell_line = ctx.obj is not None
         try:
             with importing():
                 from tracker.cli.client import check_utf8_args
@@ -434,7 +436,7 @@ class TrackerGroup(click.Group):
                 # click says "Option '--to' requires an argument" without the command's context:
                 # found from the words typed, so the line names the command and its help too.
                 e.ctx = _command_context(ctx, words)
-            raise one_line(e) from None
+            raise one_line(e if shell_line else _global_option_after(e)) from None
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
         except BrokenPipeError:
@@ -473,6 +475,25 @@ class TrackerGroup(click.Group):
                 raise
             first = str(e).strip().splitlines()[0] if str(e).strip() else ""
             _fail(f"unexpected {type(e).__name__}: {first} (set TRACKER_DEBUG=1 for details)", 1)
+
+
+def _global_option_after(error: click.UsageError) -> click.UsageError:
+    """`tracker new w --db x.db` said "no such option --db; did you mean --dice?": an option of
+    tracker itself typed after the command is said as that, with where it goes (not in the
+    shell, whose lines take no global option at all)."""
+    if not isinstance(error, click.NoSuchOption):
+        return error
+    option = error.option_name.split("=", 1)[0]
+    if option not in ("--db", "--campaign", "--server") or error.ctx is None:
+        return error
+    path = error.ctx.command_path.split(" ", 1)
+    command = path[1] if len(path) > 1 else ""
+    value = {"--db": "PATH", "--campaign": "NAME", "--server": "URL"}[option]
+    return click.UsageError(
+        f"{option} is an option of tracker itself: give it before the command, "
+        f"as in `tracker {option} {value} {command} ...`",
+        error.ctx,
+    )
 
 
 def no_such_command(ctx: click.Context, name: str, names: list[str]) -> click.UsageError:

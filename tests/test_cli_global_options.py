@@ -1,0 +1,40 @@
+"""The options of tracker itself (--db, --campaign, --server) go before the command; typed
+after it they were refused as any unknown option, with a guess among the command's own
+("no such option --db; did you mean --dice?"), which sent a newcomer the wrong way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.support import cli_on
+from tracker.cli.main import cli
+
+
+@pytest.mark.parametrize(
+    ("words", "said"),
+    [
+        (
+            ["new", "w", "--scenario", "north-sea-1914", "--db", "x.db"],
+            "new: --db is an option of tracker itself: give it before the command, as in `tracker --db PATH new ...`",
+        ),
+        (["state", "--campaign=w"], "state: --campaign is an option of tracker itself"),
+        (["battle", "start", "--server", "http://x"], "`tracker --server URL battle start ...`"),
+    ],
+)
+def test_a_global_option_after_the_command_is_said_to_go_before_it(tmp_path: Path, words: list[str], said: str) -> None:
+    result = CliRunner().invoke(cli, words, env={"TRACKER_DB": str(tmp_path / "c.db")})
+    assert result.exit_code == 2, result.output
+    assert said in result.output
+    assert "did you mean" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_any_other_unknown_option_is_said_as_before(tmp_path: Path) -> None:
+    run = cli_on(tmp_path / "c.db")
+    run("new", "w", "--scenario", "north-sea-1914")
+    said = run("state", "--dbx", "1", code=2)
+    assert "no such option --dbx" in said
