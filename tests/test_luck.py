@@ -261,3 +261,25 @@ def test_asw_luck_counts_only_the_searchers_named_AS2_AS3(tmp_path: Path) -> Non
     db = asw_by_air(tmp_path, destroyer=True)
     (battle,) = json.loads(run(db, "luck", "--json"))["battles"]
     assert battle["expected"] == {"attacker_units_lost": 0.0, "defender_units_lost": 0.0, "ntr_destroyed": 0.0}
+
+
+def test_a_battle_still_being_fought_has_no_luck_until_it_ends_AS4(tmp_path: Path) -> None:
+    """GB-DD1 finds the U-boat (AS2) and the fire (AS4) is still to come: nobody is sunk yet,
+    which is no outcome of the battle to weigh (a percentile of 51% said it was one)."""
+    board = ASW_BOARD + '\n[[units]]\nnation = "Britain"\ntype = "destroyer"\nat = "North Sea"\n'
+    (tmp_path / "asw.toml").write_text(board)
+    db = str(tmp_path / "asw.db")
+    run(db, "new", "asw", "--scenario", str(tmp_path / "asw.toml"))
+    run(db, "next", "--to", "naval_combat")
+    run(db, "asw", "start", "--zone", "North Sea")
+    run(db, "asw", "search", "1", "--units", "gb-dd1", "--dice", "1")
+    data = json.loads(run(db, "luck", "--json"))
+    assert data["battles"] == []
+    assert metric(data, "Britain", 1, "units_sunk") == {"expected": 0.0, "actual": 0.0}
+    assert metric(data, "Britain", 1, "searches") == {"expected": 0.2, "actual": 1.0}
+    assert "| 1 (asw) |" not in run(db, "report", "--turn", "1")
+
+    # Once it ends, it counts: GB-DD1 sinks DE-SS1 with a 1, DE-SS1 misses with a 10.
+    run(db, "battle", "fire", "1", "--dice", "1,10")
+    (battle,) = json.loads(run(db, "luck", "--json"))["battles"]
+    assert battle["actual"] == {"attacker_units_lost": 0, "defender_units_lost": 1, "ntr_destroyed": 0}

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from tests.test_report_split import SEPARATOR, great_war, invoke, md_problems, north_sea
 from tracker.reports.markdown import DISCORD
-from tracker.reports.post import Marked, Row
+from tracker.reports.post import Marked, Row, plain
 
 __all__ = ["great_war", "north_sea"]  # the module-scoped demo campaigns, as fixtures
 
@@ -54,3 +55,18 @@ def test_backticks_typed_by_a_player_cannot_close_a_tables_code_block() -> None:
     lines = text.splitlines()
     assert lines[0] == "```" and lines[-1] == "```"
     assert not any(re.search("`", line) for line in lines[1:-1])
+
+
+def test_a_mention_typed_by_a_player_pings_nobody_when_the_report_is_pasted(tmp_path: Path) -> None:
+    # Discord reads @everyone, @here and <@id> (a user), <@&id> (a role) in a pasted message as
+    # pings; players' text in a report (a reason, a name) is only to be read.
+    escaped = str(DISCORD.escape("@everyone @here <@123> <@!45> <@&678> anna@example.org"))
+    assert not re.search(r"@(everyone|here)|<@[!&]?\d", escaped), escaped
+    assert plain(DISCORD.escape("@everyone")) == "@everyone"
+
+    db = str(tmp_path / "ping.db")
+    invoke(db, "new", "ping", "--scenario", "north-sea-1914")
+    invoke(db, "adjust", "--resources", "Germany=-1", "--reason", "@everyone look, <@123> and @here")
+    printed = invoke(db, "report", "--turn", "1", "--format", "discord").stdout
+    assert "look" in printed
+    assert not re.search(r"@(everyone|here)|<@[!&]?\d", printed), printed

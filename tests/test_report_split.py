@@ -333,6 +333,29 @@ def test_split_with_output_writes_numbered_files(great_war: str, tmp_path: Path)
     assert [w["file"] for w in written] == [str(f) for f in files] and written[0]["of"] == 3
 
 
+def test_split_warns_of_parts_an_earlier_cut_left_beside_the_new_ones(great_war: str, tmp_path: Path) -> None:
+    """A scribe posting turn1-*.md after cutting again into fewer parts would post the old
+    ones too: the command names them (it removes no file it did not write this time)."""
+    target = tmp_path / "turn1.md"
+    invoke(great_war, "report", "--turn", "1", "--split", "200", "-o", str(target))
+    many = sorted(tmp_path.glob("turn1-*.md"))
+    assert len(many) > 9
+    result = CliRunner().invoke(
+        cli, ["--db", great_war, "report", "--turn", "1", "--split", "discord", "-o", str(target)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "Wrote part 3 of 3" in result.stdout and "Warning" not in result.stdout
+    (warning,) = result.stderr.splitlines()
+    assert warning.startswith(f"Warning: {len(many)} files of an earlier --split are left beside these parts")
+    assert many[0].name in warning and "turn1-1.md" not in warning
+    assert all(f.exists() for f in many)
+    # Cut again the same way: nothing is left over.
+    again = CliRunner().invoke(
+        cli, ["--db", great_war, "report", "--turn", "1", "--split", "discord", "-o", str(tmp_path / "t.md")]
+    )
+    assert again.exit_code == 0 and again.stderr == ""
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [

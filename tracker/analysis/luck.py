@@ -5,7 +5,7 @@ Each recorded roll counts at the odds of that moment: a search or a shot at its 
 target number (D2), the convoy table from its recorded modifiers with the NTR in the zone
 (CV5). Units sunk and lost are weighted by the exact odds of the battle from its first roll
 (a convoy battle with the searchers its owner picked, CV3), which also gives the percentile of
-the battle's outcome for its attacker (0.5: as expected).
+the battle's outcome for its attacker (0.5: as expected); a battle counts once it has ended.
 Undone rolls do not count."""
 
 from __future__ import annotations
@@ -274,6 +274,10 @@ def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) ->
 
     rolls = [r for r in b["rolls"] if not r.get("undone_by")]
     if b.get("undone_by") or not rolls or b["kind"] not in ("convoy", "naval", "asw", "interception"):
+        return None
+    # A battle still being fought has no outcome yet: its losses so far set against the whole
+    # battle's odds would read as luck that its next rolls may undo. It counts once it ends.
+    if b.get("ended") is False:
         return None
     first = min(r["seq"] for r in rolls)
     c = t.load(cid, version=first - 1)

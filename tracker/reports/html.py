@@ -146,9 +146,10 @@ def luck_points(report: dict[str, Any]) -> tuple[list[int], dict[str, list[float
 
 
 def luck_chart(report: dict[str, Any]) -> LineChart:
-    """Per nation, the running sum of actual minus expected (hits, searches, NTR destroyed,
-    less NTR lost) at the end of each national turn reported: above 0, luckier than the odds of
-    its rolls. x counts national turns in whole numbers, as the other charts count rounds."""
+    """Per nation, the running sum of actual minus expected (hits, searches, NTR destroyed and
+    enemy units sunk, less NTR and units lost) at the end of each national turn reported:
+    above 0, luckier than the odds of its rolls. x counts national turns in whole numbers, as
+    the other charts count rounds."""
     xs, lines = luck_points(report)
     styles = _line_styles(report)
     start = "0 = start; " if xs[0] == 0 else ""

@@ -156,6 +156,15 @@ class DiscordDialect(MarkdownDialect):
     """Markdown as Discord reads it: the same, but Discord draws no pipe table, so a table is a
     fixed-width code block (as BBCode's), which a Discord message shows aligned."""
 
+    def escape(self, text: object) -> Marked:
+        if isinstance(text, Marked):
+            return text
+        escaped = MarkdownDialect.escape(self, text)
+        # Pasted, a message pings whom its @everyone, @here, <@id> or <@&id> names; a zero-width
+        # space after each "@" keeps what a player typed from pinging anyone (no mention is
+        # read inside a code block, so a table's cells keep theirs).
+        return Marked(escaped.replace("@", "@\u200b"), escaped.plain)
+
     def layout(self, header: list[Marked], rows: list[Row]) -> str:
         # Nothing is markup inside the block but a fence: a run of backticks a player typed is
         # broken up so that it cannot close the block.

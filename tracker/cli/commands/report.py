@@ -194,11 +194,32 @@ def _split(ctx: Context, turn: int | None, fmt: str, limit: int, output: str | N
     for k, (name, p) in enumerate(zip(names, parts, strict=True), 1):
         size = ctx.write(name, p)
         written.append({"file": name, "format": fmt, "bytes": size, "characters": len(p), "part": k, "of": total})
+    _warn_of_older_parts(path, {Path(n).name for n in names})
     if as_json:
         emit_json(written)
         return
     for w in written:
         click.echo(f"Wrote part {w['part']} of {total} to {w['file']} ({w['characters']:,} characters).")
+
+
+def _warn_of_older_parts(path: Any, written: set[str]) -> None:
+    """Name the files beside the parts just written that an earlier cut of the same FILE into
+    more parts (or numbered with more digits) left: posted with them, they would tell an old
+    story. They are the player's files: named, never removed."""
+    import re
+
+    numbered = re.compile(rf"{re.escape(path.stem)}-\d+{re.escape(path.suffix)}")
+    try:
+        left = sorted(f.name for f in path.parent.iterdir() if numbered.fullmatch(f.name) and f.name not in written)
+    except OSError:
+        return
+    if left:
+        shown = ", ".join(left[:5]) + (", ..." if len(left) > 5 else "")
+        click.echo(
+            f"Warning: {len(left)} files of an earlier --split are left beside these parts in "
+            f"{path.parent}: {shown}; they are not part of this report",
+            err=True,
+        )
 
 
 @click.command(name="stats")
