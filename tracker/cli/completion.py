@@ -60,16 +60,21 @@ def _campaign(ctx: click.Context) -> Iterator[Campaign | None]:
         t.close()
 
 
-def _matching(candidates: list[tuple[str, str]], incomplete: str) -> list[CompletionItem]:
+def _matching(candidates: list[tuple[str, str]], incomplete: str, again: bool = False) -> list[CompletionItem]:
     """Candidates (value, help) starting with what was typed, case-insensitively
-    (`completion_key`). The last word of a comma list is completed, keeping what comes before it."""
+    (`completion_key`). The last word of a comma list is completed, keeping what comes before it;
+    a name the list gives already is not offered again (`gb-dd3,GB-DD3`: a unit searches or
+    moves once, a nation agrees once), unless `again` (a path may pass a zone twice), and then
+    not the zone just named (a step goes to another zone)."""
     head, sep, last = incomplete.rpartition(",")
     prefix = head + sep
     typed = completion_key(last)
+    named = [completion_key(n.strip()) for n in head.split(",")] if sep else []
+    given = set(named[-1:] if again else named)
     return [
         CompletionItem(prefix + value, help=help_text or None)
         for value, help_text in candidates
-        if completion_key(value).startswith(typed)
+        if completion_key(value).startswith(typed) and completion_key(value) not in given
     ]
 
 
@@ -523,8 +528,14 @@ def complete_battles_or(words: Mapping[str, str]) -> Completer:
 
 
 def complete_path(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-    """Zones of a comma-separated path."""
-    return complete_move_zones(ctx, param, incomplete)
+    """Zones of a comma-separated path: each zone but the one just named."""
+    with _campaign(ctx) as campaign:
+        if campaign is None:
+            return []
+        try:
+            return _matching(_move_zones(campaign, _line_params(ctx)), incomplete, again=True)
+        except Exception:  # noqa: BLE001
+            return []
 
 
 def completions(group: click.Group, args: list[str], incomplete: str, obj: Any = None) -> list[CompletionItem]:

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from projections.summary import rule_of, summary
-from tracker.cli.common import Context, echo_prose, emit_recorded, next_command, perform, wants_json
+from tracker.cli.common import Context, echo_prose, emit_recorded, next_command, perform, placed_later, wants_json
 
 
 def act_auto(
@@ -36,11 +36,18 @@ def act_auto(
         echo_prose(f"{summary(e)}   [{rule_of(e)}]")
     for nation, answer in others:
         click.echo(f"Waiting for {nation}{': ' + answer if answer else ''}   [PL2]")
+    # The units bought this turn in one line, as after any other action (`act`): their items
+    # list every zone where each type may go, and buried what the command did.
+    later = [i for i in pending if i["kind"] == "unplaced" and not i["blocking"]]
     for item in pending:
+        if item in later:
+            continue
         echo_prose(f"Waiting: {item['text']}")
         answer = next_command(item)
         if answer:
             click.echo(f"  next: {answer}")
+    if later:
+        echo_prose(placed_later(later))
 
 
 def _recorded_deciding(ctx: Context, cid: Any, asked: int) -> list[str] | None:

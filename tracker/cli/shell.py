@@ -75,19 +75,97 @@ def split_line(line: str) -> list[str]:
     return args
 
 
+def fit_prompt(name: str, c: Any, columns: int | None) -> str:
+    """The prompt, `name · round R · Nation · phase> `, shortened on a terminal too narrow to
+    leave PROMPT_ROOM columns after it (the campaign's name dropped first, then the nation
+    given by its code): a prompt wider than the terminal wrapped mid-word, with the line
+    typed on the next row."""
+    code = getattr(c.scenario.nations.get(c.nation), "code", "") or c.nation
+    candidates = [
+        f"{name} · round {c.round} · {c.nation} · {c.phase}> ",
+        f"round {c.round} · {c.nation} · {c.phase}> ",
+        f"round {c.round} · {code} · {c.phase}> ",
+        f"{code} · {c.phase}> ",
+    ]
+    if columns is None:
+        return candidates[0]
+    from prompt_toolkit.utils import get_cwidth
+
+    return next((p for p in candidates if get_cwidth(p) + PROMPT_ROOM <= columns), candidates[-1])
+
+
+# The columns a prompt leaves at least for the line typed after it.
+PROMPT_ROOM = 10
+# The most events another writer recorded that the shell lists one by one (`news`).
+NEWS = 8
+
+
+def terminal_columns() -> int | None:
+    """The width of the terminal the prompt is drawn on; None outside a prompt."""
+    from prompt_toolkit.application import get_app_or_none
+
+    app = get_app_or_none()
+    if app is None or not app.is_running:
+        return None
+    try:
+        return app.output.get_size().columns
+    except Exception:  # noqa: BLE001 - the full prompt, as before
+        return None
+
+
 class Session:
     """One campaign on one open database; `dispatch` runs one command line."""
 
     def __init__(self, group: click.Group, obj: Context) -> None:
         self.group = group
         self.obj = obj
+        # The last event the player was shown, at a terminal (`run`): their own lines', and
+        # another writer's on the same database, said as it comes (`news`). None in a script.
+        self.seen: int | None = None
 
     def prompt_text(self) -> str:
         try:
             c = self.obj.load()
         except Exception:  # noqa: BLE001 - the prompt must always come back
             return FALLBACK_PROMPT
-        return f"{self.obj.tracker.name_of(c)} · round {c.round} · {c.nation} · {c.phase}> "
+        return fit_prompt(self.obj.tracker.name_of(c), c, terminal_columns())
+
+    def _version(self) -> int:
+        """The campaign's last event in the database (another writer's too)."""
+        t = self.obj.tracker
+        return t.recorder.last_version(t.campaign_id(self.obj.campaign))
+
+    def news(self) -> list[str]:
+        """What another writer (a second shell, a player through a server) recorded on the
+        campaign since the player last looked, one line per event as `log` says it (the last
+        NEWS of them); `seen` then moves past it. Nothing in a script."""
+        if self.seen is None:
+            return []
+        from projections.summary import rule_of, summary
+
+        t = self.obj.tracker
+        cid = t.campaign_id(self.obj.campaign)
+        now = t.recorder.last_version(cid)
+        if now <= self.seen:
+            return []
+        stored = t.recorder.select_events(cid, gt=self.seen, lte=now)
+        self.seen = now
+        events = [e for e in map(t.decode, stored) if type(e).__name__ != "ActionAsked"]
+        lines = [f"Meanwhile: {summary(e)}   [{rule_of(e)}]" for e in events[-NEWS:]]
+        if len(events) > NEWS:
+            lines.insert(
+                0, f"Meanwhile, {len(events)} events were recorded (tracker log --tail {len(events)}); the last:"
+            )
+        return lines
+
+    def catch_up(self) -> None:
+        """Drop the copy of the campaign the tracker kept from this shell's last action when
+        another writer recorded since: the next action runs on the campaign as it stands. On
+        the kept copy, `next`, `undo` and `redo` (whose meaning rests on the state seen) were
+        refused as stale ("Germany recorded 4 events meanwhile") though the prompt already
+        showed the other writer's phase."""
+        t = self.obj.tracker
+        t.forget_if_behind(t.campaign_id(self.obj.campaign))
 
     # How old the prompt may get, in seconds, while a line is being typed (`prompt_session`
     # redraws it as often).
@@ -97,17 +175,39 @@ class Session:
         """The prompt as a message prompt_toolkit asks for at each redraw: read again once it
         is REFRESH seconds old, so a second shell's (or player's) `next` on the same database
         shows while this one waits, instead of the round, nation and phase it had at the last
-        line. A failed read keeps what was shown."""
-        read_at, shown = time.monotonic(), self.prompt_text()
+        line. A failed read keeps what was shown. It is first read at the first redraw, inside
+        the prompt, which knows the terminal's width (`fit_prompt`)."""
+        read_at, shown = time.monotonic(), ""
 
         def message() -> str:
             nonlocal read_at, shown
-            if time.monotonic() - read_at >= self.REFRESH:
+            if not shown:
+                read_at, shown = time.monotonic(), self.prompt_text()
+            elif time.monotonic() - read_at >= self.REFRESH:
                 read_at, text = time.monotonic(), self.prompt_text()
                 shown = shown if text == FALLBACK_PROMPT else text
+                self.say_news()
             return shown
 
         return message
+
+    def say_news(self) -> None:
+        """`news`, printed above the prompt as it comes (the line being typed stays)."""
+        try:
+            lines = self.news()
+        except Exception:  # noqa: BLE001 - said with the next line instead
+            return
+        if lines:
+            from prompt_toolkit.application import get_app_or_none, run_in_terminal
+
+            if get_app_or_none() is None:
+                return
+
+            def say() -> None:
+                for line in lines:
+                    echo_prose(line)
+
+            run_in_terminal(say)
 
     # Global options a line may not give: the shell stays where it was started.
     STAYS: tuple[str, ...] = ("--db", "--campaign")
@@ -137,7 +237,29 @@ class Session:
         return self.run_line(args)
 
     def run_line(self, args: list[str]) -> int:
-        """Run one command line, checked by `dispatch`, in this process."""
+        """Run one command line, checked by `dispatch`, in this process: on the campaign as it
+        stands, another writer's events said first. `next`, `undo` and `redo` given just after
+        events the player had not been shown are refused as stale (T2, RK3, RK4: they would end
+        another phase, or undo another's action, than the one looked at); run again, they run."""
+        seen = self.seen
+        try:
+            news = self.news()
+            self.catch_up()
+        except Exception:  # noqa: BLE001 - the line itself says what is wrong with the database
+            news = []
+        for line in news:
+            echo_prose(line)
+        if news and args[0] in ("next", "undo", "redo") and not any(a.split("=")[0] == "--seen" for a in args):
+            args = [args[0], "--seen", str(seen), *args[1:]]
+        status = self.run_command(args)
+        if status == 0 and self.seen is not None:
+            # The player saw what the line printed; after a refusal (which records nothing)
+            # the events that caused it (another writer's step taken meanwhile) are still said.
+            self.start_looking()
+        return status
+
+    def run_command(self, args: list[str]) -> int:
+        """Run one command line as `tracker` would, its errors printed as `tracker` prints them."""
         self.obj.may_create = False
         try:
             result = self.group.main(args, prog_name="tracker", obj=self.obj, standalone_mode=False)
@@ -156,16 +278,27 @@ class Session:
     def run(self, read_line: Callable[[Callable[[], str]], str]) -> None:
         """Read and run lines until end of input or `exit`; Ctrl-C drops the line being typed."""
         echo_prose(HELP)
+        self.start_looking()
         while True:
             try:
-                line = read_line(self.live_prompt())
+                text = read_line(self.live_prompt())
             except KeyboardInterrupt:
                 continue
             except EOFError:
                 return
-            if line.strip() in EXIT_WORDS:
-                return
-            self.dispatch(line)
+            # Several lines pasted at once run one after another, as piped lines do: read as
+            # one, they ran as a single command with the others' words as its arguments.
+            for line in text.splitlines() or [""]:
+                if line.strip() in EXIT_WORDS:
+                    return
+                self.dispatch(line)
+
+    def start_looking(self) -> None:
+        """From now on, another writer's events are said (`news`)."""
+        try:
+            self.seen = self._version()
+        except Exception:  # noqa: BLE001 - the lines' own errors say what is wrong
+            self.seen = None
 
 
 def run_piped(session: Session) -> int:
@@ -214,12 +347,17 @@ def completer(group: click.Group, obj: Context) -> Any:
             words, incomplete, raw = _last_word(document.text_before_cursor)
             if words and words[0] == "tracker":
                 words = words[1:]
-            typed = completion_key(incomplete)  # case and Unicode form aside
+            # `--nation=Ge`: click completes the value after the `=`, which is kept in the line.
+            option = incomplete.partition("=")[0] + "=" if incomplete.startswith("-") and "=" in incomplete else ""
+            wanted = incomplete[len(option) :]
+            quoting = raw[len(option) :] if raw.startswith(option) else raw
+            typed = completion_key(wanted)  # case and Unicode form aside
             for item in completions(group, words, incomplete, obj):
                 value = str(item.value)
-                if not value.startswith(incomplete) and not completion_key(value).startswith(typed):
+                if not value.startswith(wanted) and not completion_key(value).startswith(typed):
                     continue
-                text = shlex.quote(value) if any(c.isspace() for c in value) or raw[:1] in "'\"" and raw else value
+                quote = any(c.isspace() for c in value) or quoting[:1] in "'\"" and quoting
+                text = option + (shlex.quote(value) if quote else value)
                 yield Completion(text, start_position=-len(raw), display_meta=item.help or "")
 
     return ClickCompleter()
@@ -412,7 +550,10 @@ class RemoteSession(Session):
             c = self.obj.load()
         except Exception:  # noqa: BLE001 - the prompt must always come back
             return FALLBACK_PROMPT
-        return f"{c.name} · round {c.round} · {c.nation} · {c.phase}> "
+        return fit_prompt(c.name, c, terminal_columns())
+
+    def start_looking(self) -> None:
+        """Nothing: the server's campaign is read again after each line (`changed`)."""
 
     STAYS = ("--db", "--campaign", "--server")
     STAYS_WHY = "a shell stays on one campaign: start another for another --campaign"

@@ -234,6 +234,15 @@ class Tracker(Performing):
         cached = self._working.pop(cid, None)
         return cached if cached is not None else self.load(cid)
 
+    def forget_if_behind(self, cid: UUID) -> None:
+        """Drop the copy of the campaign this process kept from its last action when another
+        writer recorded since (one query): for a long-lived process (the shell) that shows the
+        campaign as it stands and then acts on what it showed, so its next action runs on that
+        state, not on the copy behind it (where a `next` is refused as stale)."""
+        kept = self._working.get(cid)
+        if kept is not None and kept.version != self.recorder.last_version(cid):
+            self._working.pop(cid, None)
+
     def advanced(self, campaign: Campaign) -> Campaign:
         """`campaign`, changed in place, with the events recorded after its version applied,
         each checked against the hash chain as `load` checks them."""
