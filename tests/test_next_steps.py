@@ -158,8 +158,17 @@ def test_a_player_at_a_terminal_is_asked_for_manual_dice(db: str, monkeypatch: p
     monkeypatch.setattr("tracker.cli.common.interactive", lambda: True)
     out = run(db, "research", "advanced_submarine", stdin="12\n9\n")
     assert "Dice for Germany research roll for advanced_submarine (1 die, D10, in order)" in out
-    assert "give 1 die, each 1 to 10" in out  # 12 is no D10 face: asked again
+    assert "12 is no face of a D10: give 1 die, each 1 to 10" in out  # asked again
     assert "D10 x1 = 9" in out and "[manual]" in out
+
+
+def test_too_many_dice_typed_at_the_prompt_are_said_to_be_too_many(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ "9,9" for a roll of one die was answered "give 1 die, each 1 to 10", as if a value were
+    out of range."""
+    monkeypatch.setattr("tracker.cli.common.interactive", lambda: True)
+    out = run(db, "research", "advanced_submarine", stdin="9,9\n9\n")
+    assert "2 dice were typed: give 1 die, each 1 to 10" in out
+    assert "D10 x1 = 9" in out
 
 
 def test_scripts_without_dice_are_refused_not_asked(db: str) -> None:
@@ -204,3 +213,11 @@ def test_nc1_a_battles_end_says_the_actual_reason(db: str) -> None:
     ended = json.loads(run(db, "log", "--json", "--kind", "BattleEnded"))[-1]
     assert ended["data"]["reason"] == "Britain has no unit left in the battle"
     assert "battle 1 ends (Britain has no unit left in the battle)" in out
+
+
+def test_te1_research_names_its_rules_as_every_action_does(db: str) -> None:
+    """`research` (and `ntr place`) printed their events without the rule ID every other action
+    prints after them."""
+    out = run(db, "research", "advanced_submarine", "--dice", "9")
+    assert "Germany pays 10 for a research roll on advanced_submarine   [TE1]" in out
+    assert "advances advanced_submarine to level 2   [TE2]" in out

@@ -394,7 +394,14 @@ def ask_for_dice(what: str, count: int, faces: int) -> list[int]:
             continue
         if len(values) == count and all(1 <= v <= faces for v in values):
             return values
-        click.echo(f"  give {plural(count, 'die')}, each 1 to {faces}", err=True)
+        # Say which was wrong: "give 1 die, each 1 to 10" after "9,9" read as a range problem.
+        wrong = [v for v in values if not 1 <= v <= faces]
+        typed = (
+            f"{wrong[0]} is no face of a D{faces}"
+            if wrong
+            else f"{plural(len(values), 'die')} {'was' if len(values) == 1 else 'were'} typed"
+        )
+        click.echo(f"  {typed}: give {plural(count, 'die')}, each 1 to {faces}", err=True)
 
 
 def next_command(item: dict[str, Any]) -> str | None:

@@ -211,7 +211,9 @@ def ntr_place(ctx: Context, zone: str, count: int, nation: str | None) -> None:
     if wants_json():
         emit_recorded(ctx, "ntr place", done.events, done.campaign)
         return
-    click.echo(summary(done.events[-1]))
+    # With its rule and fitted to the terminal, as every other action's line (`act`).
+    e = done.events[-1]
+    echo_prose(f"{summary(e)}   [{rule_of(e)}]")
 
 
 @click.command()
@@ -232,7 +234,7 @@ def research(ctx: Context, technology: str, nation: str | None, dice_text: str |
         emit_recorded(ctx, "research", done.events, done.campaign)
         return
     for e in done.events:
-        click.echo(summary(e))
+        echo_prose(f"{summary(e)}   [{rule_of(e)}]")
 
 
 @click.command()
@@ -297,4 +299,4 @@ def dice_switch(ctx: Context, mode: str, reason: str) -> None:
     if wants_json():
         emit_recorded(ctx, "dice switch", done.events, done.campaign)
         return
-    click.echo(f"{summary(done.events[-1])}   [D4]")
+    echo_prose(f"{summary(done.events[-1])}   [D4]")
