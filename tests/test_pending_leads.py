@@ -448,3 +448,16 @@ def test_nc1_a_battle_due_is_listed_once_as_due_not_as_optional() -> None:
         advance(c) if c.phase != "combat_movement" else c.advance()
     kinds = [(i["kind"], i["zone"]) for i in c.pending(turn=True)]
     assert ("naval_due", SNS) in kinds and ("naval_may", SNS) not in kinds
+
+
+def test_pu2_place_takes_its_count_as_a_word_as_buy_does(db: str) -> None:
+    """`buy submarine 2` takes the count as a word; `place submarine 2 --at ...` was refused
+    ("got unexpected extra argument") and needed --count."""
+    run(db, "next")
+    run(db, "buy", "submarine", "2")
+    run(db, "next", "--to", "placement")
+    out = run(db, "place", "submarine", "2", "--count", "1", "--at", "Dover Strait", code=2)
+    assert "COUNT 2 and --count 1 disagree" in out
+    out = run(db, "place", "submarine", "2", "--at", "Dover Strait")
+    assert "places DE-SS" in out and "DE-SS" in out.split("places", 1)[1].split(",", 1)[1]
+    run(db, "next")

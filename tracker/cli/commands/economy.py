@@ -36,6 +36,8 @@ def buy(ctx: Context, unit_type: str, count: int, nation: str | None) -> None:
 
 @click.command()
 @click.argument("unit_type", shell_complete=complete_unit_types)
+# `buy destroyer 2` takes its count as a word: `place destroyer 2 --at ...` does too.
+@click.argument("number", type=Whole(1, 1000), required=False, metavar="[COUNT]")
 @click.option(
     "--at",
     "zone",
@@ -44,7 +46,7 @@ def buy(ctx: Context, unit_type: str, count: int, nation: str | None) -> None:
     help="Sea zone next to a port (ships), or a port or carrier zone (air).",
     shell_complete=complete_placement_zones,
 )
-@click.option("--count", type=Whole(1, 1000), default=1, show_default=True, help="How many to place.")
+@click.option("--count", type=Whole(1, 1000), default=None, help="How many to place (or COUNT; default 1).")
 @click.option(
     "--nation",
     type=NATION,
@@ -54,12 +56,15 @@ def buy(ctx: Context, unit_type: str, count: int, nation: str | None) -> None:
 @record_json_option
 @seen_option
 @click.pass_obj
-def place(ctx: Context, unit_type: str, zone: str, count: int, nation: str | None) -> None:
+def place(ctx: Context, unit_type: str, number: int | None, zone: str, count: int | None, nation: str | None) -> None:
     """Place units bought this turn in the placement phase (PU2); they get the next unused IDs.
 
-    Example: tracker place submarine --at "Heligoland Bight"
+    Example: tracker place submarine 2 --at "Heligoland Bight"
     """
-    act(ctx, "place", {"unit_type": unit_type, "zone": zone, "count": count, "nation": nation})
+    if number is not None and count is not None and number != count:
+        raise click.UsageError(f"COUNT {number} and --count {count} disagree: give one of them")
+    how_many = number if number is not None else count if count is not None else 1
+    act(ctx, "place", {"unit_type": unit_type, "zone": zone, "count": how_many, "nation": nation})
 
 
 @click.command()
