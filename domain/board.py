@@ -84,6 +84,16 @@ class Board:
             return False
         return self.scenario.are_enemies(nation, other)
 
+    def still_neutral(self, nations: list[str]) -> tuple[str, str]:
+        """F8: `nations` (neutral now) said in a refusal, with the round each enters the war,
+        and the pronoun for their units: ("Italy is neutral in round 1 (at war from round
+        3)", "its")."""
+        if len(nations) == 1:
+            entry = self.scenario.nations[nations[0]].entry_round
+            return f"{nations[0]} is neutral in round {self.round} (at war from round {entry})", "its"
+        entries = [f"{n} (at war from round {self.scenario.nations[n].entry_round})" for n in nations]
+        return f"{' and '.join(entries)} are neutral in round {self.round}", "their"
+
     def allies(self, nation: str, other: str) -> bool:
         """F5, F8: the same nation, or nations of one side both at war (a neutral is nobody's ally)."""
         if nation == other:

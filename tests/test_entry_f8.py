@@ -102,7 +102,7 @@ def test_f8_neutral_is_nobodys_enemy_until_entry() -> None:
     advance_to(c, "Germany", "naval_combat")
     assert c.due_naval_battles() == []
     text = refused(c, "F8", c.naval_start, "Germany", "Ionian Sea")
-    assert text == "F8: Italy is neutral in round 1: their units in Ionian Sea cannot be attacked"
+    assert text == "F8: Italy is neutral in round 1 (at war from round 4): its units in Ionian Sea cannot be attacked"
     advance_to(c, "Germany", "noncombat_movement")
     goeben = units_of(c, "Germany", "Ionian Sea", "cruiser")
     c.move("Germany", goeben, ["Tyrrhenian Sea", "Central Mediterranean"])
@@ -113,7 +113,9 @@ def test_f8_neutral_is_nobodys_enemy_until_entry() -> None:
     # may not hunt it; nor attack the Italian cruiser there (NC1).
     advance_to(c, "Austria-Hungary", "naval_combat")
     text = refused(c, "F8", c.asw_start, "Austria-Hungary", "Northern Adriatic")
-    assert text == "F8: Italy is neutral in round 1: their submarines in Northern Adriatic cannot be searched"
+    assert text == (
+        "F8: Italy is neutral in round 1 (at war from round 4): its submarines in Northern Adriatic cannot be searched"
+    )
     refused(c, "F8", c.naval_start, "Austria-Hungary", "Northern Adriatic")
     advance_to(c, "Austria-Hungary", "collect_resources")
     assert units_of(c, "Italy", "Northern Adriatic", "submarine") and c.ntr["Austria-Hungary"]["Northern Adriatic"]
@@ -121,7 +123,7 @@ def test_f8_neutral_is_nobodys_enemy_until_entry() -> None:
     text = refused(
         c, "F8", c.declare_convoy_attack, "Italy", "Northern Adriatic", units_of(c, "Italy", "Northern Adriatic")
     )
-    assert text == "F8: Italy is neutral in round 1: no convoy attack by or on it"
+    assert text == "F8: Italy is neutral in round 1 (at war from round 4): no convoy attack by or on it"
     advance_to(c, "Germany", "research", 2)
     board = c.board()
     assert board.neutral == {"Italy", "United States"}
@@ -266,9 +268,9 @@ def test_demo_plays_the_world_scenario_and_verifies(tmp_path: Path) -> None:
     out = run(db, "demo", "--scenario", "great-war-1914")
     assert "Campaign 'demo' in " in out and "9 nations" in out
     for line in (
-        "refused: F8: Italy is neutral in round 1: their units in Ionian Sea cannot be attacked",
+        "refused: F8: Italy is neutral in round 1 (at war from round 4): its units in Ionian Sea cannot be attacked",
         "refused: F8: Venetia is Italy's territory and Italy is neutral: no unit may enter it",
-        "refused: F8: Italy is neutral in round 1: no convoy attack by or on it",
+        "refused: F8: Italy is neutral in round 1 (at war from round 4): no convoy attack by or on it",
         "[F8] round 1, Ottoman Empire: turn passed over",
         "[F8] round 1, United States: turn passed over",
         "[AD1] ADJUSTMENT: Italy enters the war now (F8)",

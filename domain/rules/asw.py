@@ -63,10 +63,8 @@ def check_start(
         {u.nation for u in board.units_at(zone) if u.nation in board.neutral and board.unit_type(u).is_submarine}
     )
     if not subs and neutral:
-        who, verb = " and ".join(neutral), "is" if len(neutral) == 1 else "are"
-        raise RuleViolation(
-            "F8", f"{who} {verb} neutral in round {board.round}: their submarines in {zone} cannot be searched"
-        )
+        who, whose = board.still_neutral(neutral)
+        raise RuleViolation("F8", f"{who}: {whose} submarines in {zone} cannot be searched")
     if not subs:
         raise RuleViolation(
             "AS1",

@@ -51,10 +51,8 @@ def check_start(
     if not any(board.unit_type(u).is_naval for u in defenders):
         neutral = sorted({u.nation for u in board.units_at(zone) if u.nation in board.neutral})
         if neutral:
-            who, verb = " and ".join(neutral), "is" if len(neutral) == 1 else "are"
-            raise RuleViolation(
-                "F8", f"{who} {verb} neutral in round {board.round}: their units in {zone} cannot be attacked"
-            )
+            who, whose = board.still_neutral(neutral)
+            raise RuleViolation("F8", f"{who}: {whose} units in {zone} cannot be attacked")
         raise RuleViolation(
             "NC1", f"there are no enemy naval units of {nation} in {zone} (zone holds: {board.describe_zone(zone)})"
         )

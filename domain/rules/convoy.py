@@ -38,7 +38,7 @@ def check_declaration(board: Board, attacker: str, zone: str, submarines: list[s
         )
     neutral = next((n for n in (attacker, defender) if n in board.neutral), None)
     if neutral is not None:
-        raise RuleViolation("F8", f"{neutral} is neutral in round {board.round}: no convoy attack by or on it")
+        raise RuleViolation("F8", f"{board.still_neutral([neutral])[0]}: no convoy attack by or on it")
     if not board.enemies(attacker, defender):
         raise RuleViolation("CV1", f"{attacker} is not an enemy of {defender}")
     ntr = board.ntr.get(defender, {}).get(zone, 0)
