@@ -88,7 +88,8 @@ def test_as2_pending_reads_the_trackers_sentence_for_those_facts() -> None:
     assert item["text"] == (
         f"battle {b} (asw, {HB}): waiting for Germany to choose the units searching for GB-SS1, GB-SS2, each "
         "rolling once per submarine (eligible: DE-CA1 at 2, DE-DD1 at 2, DE-DD2 at 2; default: all, 6 dice in "
-        "the order listed, each unit against each submarine) [AS2]"
+        "the order listed, a unit's die against each submarine before the next unit's: DE-CA1 v GB-SS1, "
+        "DE-CA1 v GB-SS2, DE-DD1 v GB-SS1, ...) [AS2]"
     )
 
 

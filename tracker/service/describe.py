@@ -81,10 +81,15 @@ def _procedure_step(f: Mapping[str, Any]) -> str:
         )
     if step == "search":
         dice = plural(f["dice"]["count"], "die")
+        # CV4: the order the dice are read in, shown by its first pairs ("each unit against
+        # each submarine" left open whether a unit's dice or a submarine's come first).
+        subs, units = f["submarines"], [s["unit"] for s in f["searchers"]]
+        pairs = [f"{u} v {s}" for u in units for s in subs]
+        shown = ", ".join(pairs[:3]) + (", ..." if len(pairs) > 3 else "")
         return (
-            f"to choose the units searching for {', '.join(f['submarines'])}, each rolling once per submarine "
-            f"(eligible: {_units_at(f['searchers'])}; default: all, {dice} in the order listed, each unit against "
-            "each submarine)"
+            f"to choose the units searching for {', '.join(subs)}, each rolling once per submarine "
+            f"(eligible: {_units_at(f['searchers'])}; default: all, {dice} in the order listed, a unit's die "
+            f"against each submarine before the next unit's: {shown})"
         )
     if step == "detect":
         subs, found = f["submarines"], f["found"]
