@@ -169,16 +169,25 @@ def require_tracker_tables(url: str) -> None:
     engine = create_engine(url, poolclass=NullPool)
     try:
         with engine.connect() as conn:
-            found = inspect(conn).has_table(campaigns_table.name)
+            found = has_tracker_tables(conn)
     finally:
         engine.dispose()
     if not found:
-        shown = make_url(url).render_as_string(hide_password=True)
-        raise InputError(
-            f"no campaign in {shown} (it has no tracker tables): create one with `tracker new NAME --scenario S` "
-            "or `tracker import FILE`, start a league with `tracker players add NAME --referee --league`, "
-            "or name another with --db"
-        )
+        raise no_tracker_tables(make_url(url).render_as_string(hide_password=True))
+
+
+def has_tracker_tables(conn: Connection) -> bool:
+    """Whether a database holds the tracker's tables (its campaign names')."""
+    return bool(inspect(conn).has_table(campaigns_table.name))
+
+
+def no_tracker_tables(shown: str) -> InputError:
+    """The refusal of a database without the tracker's tables, named by `shown` (no password)."""
+    return InputError(
+        f"no campaign in {shown} (it has no tracker tables): create one with `tracker new NAME --scenario S` "
+        "or `tracker import FILE`, start a league with `tracker players add NAME --referee --league`, "
+        "or name another with --db"
+    )
 
 
 # Tables SQLite makes by itself, which say nothing about whose database a file is.

@@ -50,6 +50,19 @@ def _failed(doing: str, where: str, error: Exception) -> InputError:
     return InputError(f"cannot {doing} the tables of {where}: {reason}")
 
 
+def _require_tracker(engine: Engine, where: str) -> None:
+    """A PostgreSQL database without the tracker's tables (a mistyped name, another program's
+    database) is refused as every other command refuses it, and gets no tables made in it (a
+    SQLite file was refused when its path was read)."""
+    from tracker.storage.store import has_tracker_tables, no_tracker_tables
+
+    if engine.dialect.name != "postgresql":
+        return
+    with engine.connect() as conn:
+        if not has_tracker_tables(conn):
+            raise no_tracker_tables(where)
+
+
 def _named(steps: list[Step]) -> str:
     return "".join(f"\n  {s.revision} {s.title}" for s in steps)
 
@@ -69,6 +82,7 @@ def db_current(ctx: Context, as_json: bool) -> None:
 
     with opened(ctx) as (engine, where):
         try:
+            _require_tracker(engine, where)
             schema = migrations.current(engine)
         except SQLAlchemyError as e:
             raise _failed("read", where, e) from None
@@ -109,6 +123,7 @@ def db_upgrade(ctx: Context, as_json: bool) -> None:
 
     with opened(ctx) as (engine, where):
         try:
+            _require_tracker(engine, where)
             done = migrations.upgrade(engine)
         except SQLAlchemyError as e:
             raise _failed("upgrade", where, e) from None

@@ -45,14 +45,17 @@ class Scope:
         return found
 
 
-def _scope(ctx: Context) -> Scope:
-    """PL2 through the server: the referee manages every channel, a player only their own."""
+def _scope(ctx: Context, writing: bool = True) -> Scope:
+    """PL2 through the server: the referee manages every channel, a player only their own.
+    `writing` False: a command that only reads (`list`, `log`), which a read-only database
+    (a shared copy, a backup) answers as it answers `state`."""
     from tracker.cli.commands.players import served_tracker
     from tracker.service.notify import Outbox
     from tracker.service.players import Forbidden, Unauthenticated
 
     t = ctx.tracker
-    t.require_writable()
+    if writing:
+        t.require_writable()
     served = served_tracker(t)
     if served is None:
         return Scope(Outbox(t.engine), str(t.campaign_id(ctx.campaign)), None, served=False)
@@ -69,6 +72,9 @@ def _scope(ctx: Context) -> Scope:
     cid = str(served.campaign_id(ctx.campaign))
     return Scope(Outbox(served.engine), cid, None if player.referee else player.name)
 
+
+# The widest mention the channel table keeps.
+MENTION_MAX = 200
 
 DURATION = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 # A reminder at least once a minute (it is not a poll) and at most once a month: a longer
@@ -158,6 +164,10 @@ def notify_add(
         if player is not None and pick_name(player, [scope.player]) is None:
             raise Forbidden(f"{scope.player} adds channels for themselves only: leave out --player {player}")
         player = scope.player
+    if mention is not None and (len(mention) > MENTION_MAX or not mention.isprintable()):
+        # Stored in a column of this width (PostgreSQL refuses a longer one), and shown on one
+        # line of `notify list`.
+        raise InputError(f"--mention is one line of at most {MENTION_MAX} characters, e.g. <@123456>")
     if attach_export and kind != "email":
         raise InputError("--attach-export is for e-mail channels: a webhook carries no file")
     if kind == "email":
@@ -222,7 +232,7 @@ def notify_list(ctx: Context, as_json: bool) -> None:
             "remind": c["remind"],
             "attach_export": bool(c["attach_export"]),
         }
-        for c in _scope(ctx).channels()
+        for c in _scope(ctx, writing=False).channels()
     ]
     if as_json:
         emit_json(rows)
@@ -268,12 +278,16 @@ def notify_test(ctx: Context, channel: int, as_json: bool = False) -> None:
     from tracker.service.notify import Backoff, HttpSender, deliver, describe, mask
 
     scope = _scope(ctx)
-    scope.channel(channel)
+    found = scope.channel(channel)
     outbox, cid = scope.outbox, scope.campaign_id
     t = ctx.tracker
     campaign = t.load(t.campaign_id(ctx.campaign))
     payload = describe(campaign, t.name_of(campaign))
-    number = outbox.enqueue_test(cid, channel, payload)
+    backoff = Backoff()
+    # A webhook's test is sent here and now: held from the server's worker, which would
+    # otherwise take it first and leave this command reporting it "taken by another worker".
+    hold = 0.0 if found["kind"] == "email" else backoff.lease
+    number = outbox.enqueue_test(cid, channel, payload, hold)
     (row,) = outbox.due(float("inf"), row_id=number)
     target = mask(row["target"])
     if row["kind"] == "email":
@@ -283,7 +297,7 @@ def notify_test(ctx: Context, channel: int, as_json: bool = False) -> None:
             return
         click.echo(f"Test message queued for channel {channel} ({target}): `tracker serve` sends it.")
         return
-    failed = deliver(outbox, row, HttpSender(), next_command, Backoff())
+    failed = deliver(outbox, row, HttpSender(), next_command, backoff)
     if failed is not None:
         # Tried and failed (the receiver's answer, or an address the server may not post to):
         # not a mistake in the command line, so exit 1, not 2.
@@ -313,7 +327,7 @@ def notify_log(ctx: Context, as_json: bool) -> None:
 
     Example: tracker notify log
     """
-    scope = _scope(ctx)
+    scope = _scope(ctx, writing=False)
     mine = {c["id"] for c in scope.channels()}
     rows = [r for r in scope.outbox.log(scope.campaign_id) if scope.player is None or r["channel_id"] in mine]
     if as_json:

@@ -3,6 +3,7 @@ subject and parts, and what is sent for one outbox row."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict
@@ -82,12 +83,24 @@ def webhook_body(fmt: str, text: str, payload: Mapping[str, Any], mention: str |
     if mention:
         text = f"{mention} {text}"
     if fmt == "discord":
-        # Only the channel's own mention pings: a name in a unit's text never does.
-        users = [m.strip("<@!>") for m in (mention or "").split() if m.startswith("<@") and not m.startswith("<@&")]
-        return {"content": text[:2000], "allowed_mentions": {"parse": [], "users": users}}
+        return {"content": text[:2000], "allowed_mentions": _discord_mentions(mention or "")}
     if fmt == "slack":
         return {"text": text}
     return {"text": text, **{k: v for k, v in payload.items() if k != "test"}, "test": bool(payload.get("test"))}
+
+
+def _discord_mentions(mention: str) -> dict[str, Any]:
+    """Discord's `allowed_mentions`: only the channel's own mention pings (its users, its roles,
+    @everyone or @here), never a name in a unit's text; each id as Discord writes it, digits
+    only (anything else makes Discord refuse every message)."""
+    allowed: dict[str, Any] = {
+        "parse": ["everyone"] if re.search(r"@(everyone|here)\b", mention) else [],
+        "users": re.findall(r"<@!?(\d+)>", mention),
+    }
+    roles = re.findall(r"<@&(\d+)>", mention)
+    if roles:
+        allowed["roles"] = roles
+    return allowed
 
 
 SINCE = "Since you last acted:"

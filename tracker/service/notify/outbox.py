@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, cast
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 
 from tracker.service.notify.tables import (
@@ -84,6 +84,17 @@ class Sent(TypedDict):
     tries: list[Try]
 
 
+def _unused_channel_id() -> Any:
+    """A new channel's id past every channel's and every message's: SQLite hands the highest
+    id out again once its row is removed, and the removed channel's messages, which stay in
+    the log, would become the new channel's (its log, its reminders, in any campaign). One
+    statement with the insert, so two processes adding at once cannot take the same id."""
+    highest_channel = select(func.coalesce(func.max(channels_table.c.id), 0)).scalar_subquery()
+    highest_told = select(func.coalesce(func.max(outbox_table.c.channel_id), 0)).scalar_subquery()
+    # SQLite's max() of two arguments is the greater of them.
+    return select(func.max(highest_channel, highest_told) + 1).scalar_subquery()
+
+
 def _with_channel() -> Any:
     """Outbox rows with what their channel says of where and how they go."""
     c = channels_table.c
@@ -130,9 +141,13 @@ class Outbox:
         attach_export: bool = False,
     ) -> int:
         self.ready()
+        numbered: dict[str, Any] = {}
+        if self.engine.dialect.name == "sqlite":
+            numbered["id"] = _unused_channel_id()
         with self.engine.begin() as conn:
             result = conn.execute(
                 insert(channels_table).values(
+                    **numbered,
                     campaign_id=campaign_id,
                     kind=kind,
                     target=target,
@@ -150,7 +165,13 @@ class Outbox:
 
     def remove(self, campaign_id: str, channel_id: int) -> None:
         self.channel(campaign_id, channel_id)
+        unsent = select(outbox_table.c.id).where(
+            outbox_table.c.channel_id == channel_id, outbox_table.c.status == "pending"
+        )
         with self.engine.begin() as conn:
+            # Their attempts too: SQLite numbers the next message as a deleted one was, and it
+            # would list them as its own.
+            conn.execute(delete(attempts_table).where(attempts_table.c.outbox_id.in_(unsent)))
             conn.execute(
                 delete(outbox_table).where(outbox_table.c.channel_id == channel_id, outbox_table.c.status == "pending")
             )
@@ -183,8 +204,10 @@ class Outbox:
             conn.execute(insert(outbox_table), rows)
         return len(rows)
 
-    def enqueue_test(self, campaign_id: str, channel_id: int, payload: Mapping[str, Any]) -> int:
-        """A test message for one channel, delivered like any other (`tracker notify test`)."""
+    def enqueue_test(self, campaign_id: str, channel_id: int, payload: Mapping[str, Any], hold: float = 0.0) -> int:
+        """A test message for one channel, delivered like any other (`tracker notify test`).
+        `hold`: seconds no worker takes it, for the caller's own attempt (then it is due, as a
+        row whose worker died mid-send is)."""
         self.channel(campaign_id, channel_id)
         with self.engine.begin() as conn:
             # A test has no version of its own: a negative one never meets an action's.
@@ -208,7 +231,7 @@ class Outbox:
                     created_at=now,
                     status="pending",
                     attempts=0,
-                    next_attempt_at=now,
+                    next_attempt_at=now + hold,
                 )
             )
             key = result.inserted_primary_key

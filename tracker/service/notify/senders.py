@@ -226,11 +226,18 @@ class Senders:
         return self.webhook.send(channel, body)
 
 
+# The longest address an SMTP server takes (RFC 5321: a path of 256 with its angle brackets).
+ADDRESS_MAX = 254
+
+
 def is_address(target: str) -> bool:
     """One e-mail address: a name and a domain around one @, nothing that would make it several
     (a comma, angle brackets) or break a mail header (spaces, line breaks, control characters)."""
     name, at, domain = target.partition("@")
     if not (name and at and domain) or "@" in domain:
+        return False
+    if len(target) > ADDRESS_MAX or len(name) > 64:
+        # Longer than SMTP carries (RFC 5321): every server refuses it, attempt after attempt.
         return False
     return target.isprintable() and not any(c in target for c in " <>,;")
 
@@ -252,4 +259,6 @@ def url_problem(target: str) -> str | None:
         return f"cannot be read ({e})"
     if not parts.hostname:
         return "names no host"
+    if parts.port == 0:
+        return "names port 0, where nothing answers"
     return None

@@ -3,6 +3,7 @@ hand-offs and the log of delivery attempts; made when missing, and a channel's t
 
 from __future__ import annotations
 
+import re
 import time
 
 from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, UniqueConstraint
@@ -125,6 +126,15 @@ def mask(target: str) -> str:
     if "@" in target and "://" not in target:
         user, _, host = target.partition("@")
         return f"{user[:1]}***@{host}"
+    from urllib.parse import urlsplit
+
     scheme, _, rest = target.partition("://")
-    host = rest.split("/", 1)[0].rsplit("@", 1)[-1]
+    # The host as the sender reads it: it ends where the path, the query or the fragment
+    # begins (a webhook whose secret is its query, `https://hooks.example?token=...`, has no
+    # path), after any user and password.
+    try:
+        netloc = urlsplit(target).netloc
+    except ValueError:
+        netloc = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    host = re.split(r"[\\\s]", netloc.rsplit("@", 1)[-1], maxsplit=1)[0]
     return f"{scheme}://{host}/***" if rest else "***"
