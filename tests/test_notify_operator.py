@@ -227,3 +227,29 @@ def test_a_read_only_database_lists_its_channels_and_log_and_refuses_a_new_chann
     finally:
         db.chmod(stat.S_IRUSR | stat.S_IWUSR)
     assert db.read_bytes() == before and not os.path.exists(f"{db}-wal")
+
+
+def test_an_address_whose_domain_is_not_ascii_is_sent_as_the_mail_system_writes_it() -> None:
+    """`bert@münchen.example` was accepted, then refused by every SMTP server without SMTPUTF8
+    (SMTPNotSupportedError), attempt after attempt until given up: the domain goes as IDNA."""
+    smtpd = pytest.importorskip("aiosmtpd.controller", reason="the test extra's aiosmtpd")
+    from tests.support import free_port
+    from tracker.service.notify.senders import SmtpSender, SmtpSettings
+
+    received: list[Any] = []
+
+    class Handler:
+        async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 - aiosmtpd's name
+            received.append(envelope.rcpt_tos)
+            return "250 OK"
+
+    port = free_port()
+    controller = smtpd.Controller(Handler(), hostname="127.0.0.1", port=port, enable_SMTPUTF8=False)
+    controller.start()
+    try:
+        sender = SmtpSender(SmtpSettings("127.0.0.1", port, "referee@example.org", timeout=5))
+        body = {"subject": "round 1", "text": "It is your turn.", "html": "<p>It is your turn.</p>"}
+        assert sender.send({"target": "bert@m\u00fcnchen.example"}, body) == "SMTP 250"
+    finally:
+        controller.stop()
+    assert received == [["bert@xn--mnchen-3ya.example"]]

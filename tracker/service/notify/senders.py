@@ -191,7 +191,7 @@ class SmtpSender:
         message = EmailMessage()
         message["Subject"] = body["subject"]
         message["From"] = s.sender
-        message["To"] = channel["target"]
+        message["To"] = ascii_domain(channel["target"])
         message.set_content(body["text"])
         message.add_alternative(body["html"], subtype="html")
         if body.get("attachment"):
@@ -209,6 +209,19 @@ class SmtpSender:
         except (smtplib.SMTPException, OSError) as e:
             raise SendFailed(f"SMTP: {type(e).__name__}") from None
         return "SMTP 250"
+
+
+def ascii_domain(address: str) -> str:
+    """An address with its domain as the mail system carries it (IDNA, `münchen.example` as
+    `xn--mnchen-3ya.example`): a server without SMTPUTF8 refuses any other character, every
+    attempt. A name that is not ASCII still needs a server that takes it."""
+    name, at, domain = address.rpartition("@")
+    if not at or domain.isascii():
+        return address
+    try:
+        return f"{name}@{domain.encode('idna').decode('ascii')}"
+    except UnicodeError:
+        return address  # not a domain IDNA writes: sent as typed, and the server answers
 
 
 class Senders:
