@@ -97,7 +97,8 @@ def test_a_fork_is_refused_naming_the_first_differing_event(table: dict[str, Any
     first = table["base"] + 1
     assert f"line 2: fork at event {first}: the copies went different ways after event {first - 1}" in out, out
     # Each copy's first differing action, as typed and by whom, and the two ways to mend it.
-    assert "here `next`, in the file `next`;" in out, out
+    # The same words on both sides: the refusal says they are the same action, timed apart.
+    assert "here `next`, in the file `next`: the same action, recorded on each copy at its own time" in out, out
     assert "--resolve theirs" in out and "--resolve mine" in out
     assert len(out.strip().splitlines()) == 1
     assert count(table["britain"]) == before

@@ -265,15 +265,28 @@ def parse_export(data: bytes | BinaryIO, source: str) -> ParsedExport:
     if header.get("format") != FORMAT:
         raise _bad(source, 1, f"not a campaign export (its header must have format {FORMAT!r})")
     version = header.get("version")
-    # `true == 1` in Python: a version is a whole number, not a truth value.
-    if version != FORMAT_VERSION or isinstance(version, bool):
+    # `true == 1` and `1.0 == 1` in Python: a version is a whole number, neither of those.
+    if version != FORMAT_VERSION or type(version) is not int:
         raise _bad(
             source, 1, f"export format version {version!r} is not supported (this tracker reads {FORMAT_VERSION})"
         )
     _check_fields(source, 1, header, _HEADER_FIELDS)
     if not 1 <= header["events"] <= MAX_EVENTS:
         raise _bad(source, 1, f"field 'events' must be between 1 and {MAX_EVENTS:,}")
+    _check_since(source, header)
     return ParsedExport(source, header, lines)
+
+
+def _check_since(source: str, header: dict[str, Any]) -> None:
+    """A continuation's `since` (the event it follows) and `since_hash`, checked before either
+    is quoted back, whichever database the file is imported into."""
+    if "since" not in header:
+        return
+    since = header["since"]
+    if type(since) is not int or not 0 <= since <= MAX_EVENTS:
+        raise _bad(source, 1, f"field 'since' must be an event number, 0 to {MAX_EVENTS:,}")
+    if since and not isinstance(header.get("since_hash"), str):
+        raise _bad(source, 1, "field 'since_hash' must be a JSON string (the hash of event 'since')")
 
 
 # ----- verifying it -----

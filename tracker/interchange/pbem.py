@@ -9,7 +9,9 @@ already holds (importing the same file twice says so).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 from typing import Any, cast
 from uuid import UUID
@@ -105,13 +107,17 @@ def continue_campaign(
     local = [tracker.decode(s) for s in tracker.stored_events(cid)]
     end = len(local)
     _check_continues(source, name, header, since, local)
-    rows = parsed.read_all()
+    rows = _read_in_order(parsed, since)
     fork = _check_rows(source, header, rows, since, local)
     held = [row for row in rows if row.seq <= end and (fork is None or row.seq < fork)]
     _check_held(tracker, cid, source, held, local)
     if fork is not None:
         theirs_rows = [row for row in rows if row.seq >= fork]
         theirs = [*local[: fork - 1], *_decode_rows(tracker, cid, source, theirs_rows, progress)]
+        # The file's history is checked before it is called a fork: an edited file is refused
+        # for what is wrong with it, not offered to `--resolve`, and the fork's words
+        # describe actions the referee records.
+        report = _verified(tracker, cid, source, theirs, theirs_rows)
         if resolve is None:
             # The name `--resolve theirs` would keep this copy under: a fork mended here before
             # may have taken the plain one.
@@ -119,7 +125,7 @@ def continue_campaign(
             raise _fork_refusal(source, archive, fork, local, theirs, theirs_rows[0].line)
         if resolve == "mine":
             return KeptMine(name, cid, fork)
-        return give_way(tracker, cid, name, source, fork, theirs_rows, theirs)
+        return give_way(tracker, cid, name, source, fork, theirs_rows, theirs, report.actions_refereed)
     new_rows = [row for row in rows if row.seq > end]
     if not new_rows:
         return Continued(name, since, end + 1, 0, end, local[-1].hash, 0)
@@ -138,9 +144,21 @@ def _verified(tracker: Tracker, cid: UUID, source: str, events: list[Any], new_r
     """The chain, the dice and every action of `events` checked, the new ones re-refereed on
     the state before them; the report, or ImportRefused naming the file's line."""
     line_of = {row.seq: row.line for row in new_rows}
-    report = verify_events(
-        ((e.originator_version, partial(_same, e)) for e in events), lambda epoch: tracker.seed_for(cid, epoch)
-    )
+    at = [0]
+
+    def walk() -> Iterator[tuple[int, Callable[[], Any]]]:
+        for e in events:
+            at[0] = e.originator_version
+            yield e.originator_version, partial(_same, e)
+
+    try:
+        report = verify_events(walk(), lambda epoch: tracker.seed_for(cid, epoch))
+    except Exception as e:  # noqa: BLE001 - hashed but impossible content (a die that is not a number)
+        raise ImportRefused(
+            source,
+            line_of.get(at[0], new_rows[0].line),
+            f"event {at[0]} cannot be checked ({type(e).__name__}: {e}); nothing was imported",
+        ) from None
     if not report.ok:
         raise ImportRefused(source, line_of.get(report.bad_version or 0, 1), f"{report.problem}")
     referee_events(source, new_rows, events, report)
@@ -148,13 +166,20 @@ def _verified(tracker: Tracker, cid: UUID, source: str, events: list[Any], new_r
 
 
 def give_way(
-    tracker: Tracker, cid: UUID, name: str, source: str, fork: int, theirs_rows: list[Row], theirs: list[Any]
+    tracker: Tracker,
+    cid: UUID,
+    name: str,
+    source: str,
+    fork: int,
+    theirs_rows: list[Row],
+    theirs: list[Any],
+    actions_refereed: int,
 ) -> Mended:
-    """`--resolve theirs` at a fork: the file's history, checked from the first event, goes on
-    under the campaign's name (a new log: the events before the fork copied, then the file's);
-    this copy's log, every event of it, is kept as campaign `NAME-fork-SEQ`. Nothing is
-    deleted: the names move and the new log is written in one transaction."""
-    report = _verified(tracker, cid, source, theirs, theirs_rows)
+    """`--resolve theirs` at a fork: the file's history (`theirs`, checked from the first
+    event already) goes on under the campaign's name (a new log: the events before the fork
+    copied, then the file's); this copy's log, every event of it, is kept as campaign
+    `NAME-fork-SEQ`. Nothing is deleted: the names move and the new log is written in one
+    transaction."""
     archive = _free_name(tracker, archive_name(name, fork))
     new_cid = uuid.uuid4()
     shared = tracker.stored_events(cid)[: fork - 1]
@@ -170,7 +195,7 @@ def give_way(
     tracker.catch_up()
     return Mended(
         name, archive, fork, mine_head.originator_version - fork + 1, theirs[-1].originator_version, theirs[-1].hash,
-        report.actions_refereed,
+        actions_refereed,
     )  # fmt: skip
 
 
@@ -251,14 +276,31 @@ def _check_continues(source: str, name: str, header: dict[str, Any], since: int,
         )
 
 
+def _read_in_order(parsed: ParsedExport, since: int) -> list[Row]:
+    """The file's event lines, each checked as it is read to be the next event and to name
+    the one before it: a file that repeats or skips an event, or goes on for ever, is refused
+    where it goes wrong, not once it has all been read."""
+    rows: list[Row] = []
+    for row in parsed.iter_rows():
+        expected = since + 1 + len(rows)
+        if row.seq != expected:
+            raise ImportRefused(parsed.source, row.line, f"event {row.seq} is out of order: expected event {expected}")
+        if rows and row.prev_hash != rows[-1].hash:
+            raise ImportRefused(
+                parsed.source,
+                row.line,
+                f"event {row.seq}: its prev_hash is not the hash of event {rows[-1].seq} (line {rows[-1].line}): "
+                "the hash chain is broken",
+            )
+        rows.append(row)
+    return rows
+
+
 def _check_rows(source: str, header: dict[str, Any], rows: list[Row], since: int, local: list[Any]) -> int | None:
-    """The file's events follow on in order and end at the header's last hash; the first
+    """The file's events (in order: `_read_in_order`) end at the header's last hash; the first
     event both copies hold that differs (the fork), or None when they agree."""
     if not rows:
         raise ImportRefused(source, 2, "the file has no events")
-    for i, row in enumerate(rows):
-        if row.seq != since + 1 + i:
-            raise ImportRefused(source, row.line, f"event {row.seq} is out of order: expected event {since + 1 + i}")
     declared = header["events"]
     if declared > len(rows):
         # A file cut short (a mail client's limit, a copy that stopped): said as a full
@@ -331,15 +373,40 @@ def _fork_refusal(source: str, archive: str, fork: int, mine: list[Any], theirs:
     mine_asked, theirs_asked = _asked_at(mine, fork), _asked_at(theirs, fork)
     here = _action_words(mine_asked, theirs_asked)
     there = _action_words(theirs_asked, mine_asked)
+    ways = f"the copies went different ways after event {fork - 1}: here {here}, in the file {there}"
+    if here == there and mine_asked is not None and theirs_asked is not None:
+        # Two players who typed the same thing at once (both closed the phase, both entered
+        # the dice server's roll): the words alone would read as no difference at all.
+        differing = _differing(mine_asked, theirs_asked)
+        if differing:
+            ways += f" (the same words; the two differ in {', '.join(differing)})"
+        else:
+            mine_at, theirs_at = _when(mine_asked.timestamp, theirs_asked.timestamp)
+            ways += (
+                f": the same action, recorded on each copy at its own time (here {mine_at}, in the file "
+                f"{theirs_at}), so their events differ"
+            )
     return ImportRefused(
         source,
         line,
-        f"fork at event {fork}: the copies went different ways after event {fork - 1}: here {here}, in the file "
-        f"{there}; nothing was imported. To mend it, agree which history goes on: `tracker import FILE --resolve "
-        f"theirs` here keeps this copy's events after the fork as campaign {archive!r} and goes on "
+        f"fork at event {fork}: {ways}; nothing was imported. To mend it, agree which history goes on: "
+        f"`tracker import FILE --resolve theirs` here keeps this copy's events after the fork as campaign {archive!r} "
+        "and goes on "
         "from the file's; `--resolve mine` keeps this copy's and writes the file the other side imports with "
         "--resolve theirs",
     )
+
+
+def _when(mine: datetime, theirs: datetime) -> tuple[str, str]:
+    """Two times to tell apart: to the second, or to the microsecond when the seconds agree."""
+    spec = "seconds" if mine.replace(microsecond=0) != theirs.replace(microsecond=0) else "microseconds"
+    return mine.isoformat(timespec=spec), theirs.isoformat(timespec=spec)
+
+
+def _differing(mine: Any, theirs: Any) -> list[str]:
+    """What two actions asked with the same words differ in (the fields of their ActionAsked)."""
+    a, b = plain_content(mine), plain_content(theirs)
+    return sorted(k for k in set(a) | set(b) if k != "action" and a.get(k, ...) != b.get(k, ...))
 
 
 def archive_name(name: str, fork: int) -> str:

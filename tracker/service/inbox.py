@@ -5,8 +5,10 @@ in each campaign's players, whatever its case), or nobody in particular (every c
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection
 from dataclasses import dataclass
-from uuid import UUID
+from typing import TYPE_CHECKING
 
 from domain.errors import InputError
 from tracker.service.application import Tracker
@@ -14,6 +16,9 @@ from tracker.service.describe import command
 from tracker.service.players import Player, Players
 from tracker.service.shapes import OwedItem
 from tracker.storage.mapper import DamagedLogError
+
+if TYPE_CHECKING:
+    from domain.campaign import Campaign
 
 
 @dataclass(frozen=True)
@@ -68,9 +73,26 @@ def check_player(t: Tracker, player_name: str | None, campaign: str | None = Non
     raise InputError(f"--player {player_name!r} does not play in {where} ({who})")
 
 
+# How `import --resolve theirs` names the history a copy keeps aside when it gives way at a
+# PBEM fork: NAME-fork-SEQ, with -2, -3, ... when that name is taken.
+_KEPT_AT_FORK = re.compile(r"-fork-\d+(-\d+)?")
+
+
+def kept_at_fork(name: str, created: str, names: Collection[str]) -> bool:
+    """Whether campaign `name`, whose log was created as `created`, is a history kept aside at
+    a fork while the campaign `created` of the same database goes on: nobody plays it."""
+    return (
+        name != created
+        and created in names
+        and name.startswith(created)
+        and _KEPT_AT_FORK.fullmatch(name[len(created) :]) is not None
+    )
+
+
 def owed(t: Tracker, player_name: str | None = None, campaign: str | None = None) -> list[Owed]:
     """Everything owed by the asking player (see the module), campaign by campaign in the
-    order the database lists them; only `campaign` when it is named."""
+    order the database lists them; only `campaign` when it is named. A history kept aside at a
+    PBEM fork is listed only when named: left where it stopped, it waits for ever."""
     names = [campaign] if campaign is not None else t.campaign_names()
     out: list[Owed] = []
     for name in names:
@@ -79,7 +101,10 @@ def owed(t: Tracker, player_name: str | None = None, campaign: str | None = None
         if mine is not None and not mine:
             continue
         try:
-            out.extend(_owed_in(t, name, cid, mine))
+            c = t.load(cid)
+            if campaign is None and kept_at_fork(name, c.name, names):
+                continue
+            out.extend(_owed_in(t, name, c, mine))
         except DamagedLogError:
             if campaign is not None:
                 raise
@@ -88,8 +113,7 @@ def owed(t: Tracker, player_name: str | None = None, campaign: str | None = None
     return out
 
 
-def _owed_in(t: Tracker, name: str, cid: UUID, mine: frozenset[str] | None) -> list[Owed]:
-    c = t.load(cid)
+def _owed_in(t: Tracker, name: str, c: Campaign, mine: frozenset[str] | None) -> list[Owed]:
     found = []
     for item in c.pending(turn=True):
         waiting = list(item.get("waiting") or [])
