@@ -138,8 +138,8 @@ def test_the_same_action_on_both_copies_is_said_to_be_the_same(tmp_path: Path) -
     out = run(britain, "import", str(turn), code=1)
     assert "here `next`, in the file `next`: the same action, recorded on each copy at its own time (here 20" in out
     assert heads(britain) == before
-    # A forger's `seen` (the words typed are the same) is named as the difference.
-    forge(turn, 2, lambda e: e.update(seen=10**20))
+    # Another `seen` (the words typed are the same) is named as the difference.
+    forge(turn, 2, lambda e: e.update(seen=0))
     out = run(britain, "import", str(turn), code=1)
     assert "here `next`, in the file `next` (the same words; the two differ in seen);" in out, out
 
@@ -234,3 +234,26 @@ def test_an_endless_continuation_is_refused_where_it_goes_wrong(tmp_path: Path) 
         import_campaign(t, io.BufferedReader(stream), "turn.jsonl")
     assert stream.lines < 10
     assert heads(other)[0][1] == 1
+
+
+@pytest.mark.parametrize("seen", [10**20, 2, -1, "5"])
+def test_rk4_a_forged_seen_past_the_action_is_refused(tmp_path: Path, seen: Any) -> None:
+    """What the player saw is an event before the action; a re-hashed `seen` of 10**20 (or of
+    the action's own event) imported and verified, since the referee copies it into the
+    action it runs again."""
+    germany, britain = str(tmp_path / "germany.db"), str(tmp_path / "britain.db")
+    run(germany, "new", "pbem", "--scenario", "north-sea-1914", "--dice", "manual")
+    full = tmp_path / "full.jsonl"
+    run(germany, "export", str(full))
+    run(britain, "import", str(full))
+    run(germany, "research", "advanced_submarine", "--dice", "4", "--ref", "rolz#1")
+    turn = tmp_path / "turn.jsonl"
+    run(germany, "export", "--since", "1", str(turn))
+    asked = seq_of(turn, "ActionAsked")
+    assert asked == 2
+    forge(turn, asked, lambda e: e.update(seen=seen))
+    before = heads(britain)
+    out = run(britain, "import", str(turn), code=1)
+    assert f"event {asked} (ActionAsked): seen {seen!r} is not an event before it" in out, out
+    assert len(out.strip().splitlines()) == 1
+    assert heads(britain) == before

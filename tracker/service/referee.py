@@ -321,6 +321,14 @@ def _check_span(
         inputs = action.validate(asked.inputs)
     except InputError as e:
         raise Mismatch(asked.originator_version, f"event {asked.originator_version} (ActionAsked): {e}") from None
+    seen = asked.seen
+    if type(seen) is not int or not 0 <= seen < asked.originator_version:
+        # RK4, T2: what the player saw is an event before the action; the referee copies it
+        # into the action it re-runs, so only this looks at it.
+        raise Mismatch(
+            asked.originator_version,
+            f"event {asked.originator_version} (ActionAsked): seen {seen!r} is not an event before it",
+        )
     dice = _dice_for(action, inputs, span)
     log = _MemoryLog(history, states, span)
     rerun = _rerun_in_place if keep else _rerun_rolled_back
