@@ -257,3 +257,21 @@ def test_rk4_a_forged_seen_past_the_action_is_refused(tmp_path: Path, seen: Any)
     assert f"event {asked} (ActionAsked): seen {seen!r} is not an event before it" in out, out
     assert len(out.strip().splitlines()) == 1
     assert heads(britain) == before
+
+
+def test_campaign_option_names_the_campaign_an_import_goes_to(tmp_path: Path) -> None:
+    """`tracker --campaign mine import turn.jsonl` was taken as the file's own name without a
+    word: a player whose copy was imported `--as mine` was told there is no campaign 'autumn'."""
+    germany, britain = str(tmp_path / "germany.db"), str(tmp_path / "britain.db")
+    run(germany, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
+    full = tmp_path / "full.jsonl"
+    run(germany, "export", str(full))
+    run(britain, "import", str(full), "--as", "mine")
+    run(germany, "research", "advanced_submarine", "--dice", "4", "--ref", "rolz#1")
+    turn = tmp_path / "turn.jsonl"
+    run(germany, "export", "--since", "1", str(turn))
+    out = run(britain, "--campaign", "mine", "import", str(turn), "--as", "other", code=2)
+    assert "--campaign 'mine' and --as 'other' name two campaigns" in out
+    out = run(britain, "--campaign", "mine", "import", str(turn))
+    assert out.startswith("Fast-forwarded campaign 'mine': events 2-4 appended after event 1")
+    assert heads(britain)[0][:2] == ("mine", 4)

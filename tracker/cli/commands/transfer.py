@@ -146,6 +146,14 @@ def import_command(
     """
     if reply is not None and resolve != "mine":
         raise click.UsageError("--reply goes with --resolve mine")
+    root = click.get_current_context().find_root()
+    if ctx.campaign is not None and root.get_parameter_source("campaign") == click.core.ParameterSource.COMMANDLINE:
+        # `tracker --campaign mine import turn.jsonl` was taken as the file's own name without a
+        # word (continuing another campaign, or importing a second copy): the name typed is
+        # the one meant, as --as names it.
+        if as_name is not None and as_name != ctx.campaign:
+            raise click.UsageError(f"--campaign {ctx.campaign!r} and --as {as_name!r} name two campaigns: give one")
+        as_name = ctx.campaign
     from tracker.storage.store import database_url, sqlite_file
 
     # A SQLite file this command brings into being is removed again if the import is refused.
