@@ -113,7 +113,7 @@ def export_command(ctx: Context, file: str, since: int, as_json: bool) -> None:
     "as_name",
     type=CAMPAIGN,
     metavar="NAME",
-    help="Campaign name in this database (default: the name in the file).",
+    help="Campaign name in this database (default: --campaign when given, else the name in the file).",
 )
 @click.option(
     "--resolve",
