@@ -7,6 +7,7 @@ tests/test_server_strangers.py."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 import urllib.error
@@ -112,6 +113,12 @@ def test_serve_binds_loopback_by_default(league) -> None:
         ("/api/campaigns/autumn/state?at=x", 400),
         ("/api/campaigns/autumn/state?at=100000000000000000000000000000", 400),
         ("/api/campaigns/autumn/state?phase=bogus&turn=1", 400),
+        # Another script's digits (Arabic-Indic three) and digit separators are not a number
+        # here, as the event number in a path is not.
+        ("/api/campaigns/autumn/state?turn=%D9%A3", 400),
+        ("/api/campaigns/autumn/state?at=1_0", 400),
+        ("/api/campaigns/autumn/log?tail=%D9%A1", 400),
+        ("/api/campaigns/autumn/report?turn=%C2%B2", 400),
         ("/api/campaigns/autumn/log?kind=NoSuchKind", 400),
         ("/api/campaigns/autumn/log?nation=Atlantis", 400),
         ("/api/campaigns/" + "x" * 5000 + "/state", 404),
@@ -134,6 +141,11 @@ def test_bad_urls_and_huge_numbers_are_4xx_with_a_json_error(league, path: str, 
         # A turn not played yet is not found, as `/state?turn=` answers it.
         ("/api/campaigns/autumn/report?turn=99", 404, "turn 99 has not been played in campaign 'autumn'"),
         ("/api/nothing-here", 404, "no API route at /api/nothing-here (see /api/openapi.json)"),
+        # The log of a turn not played yet, or of a battle never fought, is not there (as `log
+        # --json` refuses it and the timeline page answers 404), not an empty list.
+        ("/api/campaigns/autumn/log?turn=99", 404, "turn 99 has not been played in campaign 'autumn'"),
+        ("/api/campaigns/autumn/log?battle=7", 404, "no battle 7 in campaign 'autumn'"),
+        ("/api/campaigns/autumn/log?battle=7&turn=1", 404, "no battle 7 in campaign 'autumn'"),
     ],
 )
 def test_a_bad_api_url_is_answered_with_what_is_wrong_with_it(league, path: str, status: int, message: str) -> None:
@@ -144,6 +156,30 @@ def test_a_bad_api_url_is_answered_with_what_is_wrong_with_it(league, path: str,
     assert got == 400 and body["error"].startswith("override request number must be a whole number"), body
     got, body = server.request("POST", "/api/campaigns/autumn/overrides/99/approve", {}, token=server.token)
     assert (got, body["error"]) == (404, "no override request 99 in this campaign"), body
+
+
+@pytest.mark.parametrize(
+    "content_type, body, status, message",
+    [
+        ("text/plain", b"approve it", 415, "the request body must be JSON sent with Content-Type: application/json"),
+        ("application/json", b'{"reason": "why not"}', 400, "unknown field 'reason' in the request body"),
+        ("application/json", b"{not json", 400, "the request body is not JSON"),
+    ],
+)
+def test_an_approval_with_a_body_it_does_not_take_is_refused(
+    league, content_type: str, body: bytes, status: int, message: str
+) -> None:
+    """The approval route read no body at all: a form or text post, or a field it does not take
+    (a reason, say, which it would have dropped), was answered as if nothing had been sent."""
+    server, _db = league
+    req = urllib.request.Request(
+        server.url + "/api/campaigns/autumn/overrides/99/approve", data=body, method="POST",
+        headers={"Content-Type": content_type, "Authorization": f"Bearer {server.token}"},
+    )  # fmt: skip
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(req, timeout=60)
+    answer = json.loads(refused.value.read())
+    assert (refused.value.code, answer["error"][: len(message)]) == (status, message), answer
 
 
 def test_the_event_stream_tells_a_page_when_the_campaign_records_something(league) -> None:

@@ -89,3 +89,31 @@ def test_pl2_an_action_refused_to_its_player_is_403_and_its_request_line_names_t
     assert seq(db) > before
     lines = [r.fields for r in caplog.records if getattr(r, "fields", {}).get("route", "").endswith("/actions")]
     assert [(line["status"], line["player"]) for line in lines] == [(403, "bob"), (200, "anna")]
+
+
+def test_pl2_next_out_of_turn_is_403_even_when_the_rules_would_refuse_it_too(league, tmp_path: Path) -> None:
+    """`next` is the phasing nation's (PL2): Britain's player sending it on Germany's turn was
+    answered 409 with the rule that kept the phase open (T4: a naval battle due) and the
+    command that would close it, as though it were theirs to do; through either route."""
+    db, tokens = league
+    anna, bob = ({"Authorization": f"Bearer {tokens[name]}"} for name in ("anna", "bob"))
+    with TestClient(create_app(db, keys=str(tmp_path / "keys.db"))) as client:
+        for asked in (
+            {"action": "next"},
+            {"action": "next"},
+            {"action": "move", "inputs": {"units": ["DE-SS4"], "path": ["Central North Sea"]}},
+            {"action": "next"},
+        ):
+            done = client.post(ACTIONS, json=asked, headers=anna)
+            assert done.status_code == 200, done.json()
+        before = seq(db)
+        # Germany's naval combat, its battle due: the phase cannot end, and not by Britain.
+        refused = client.post(ACTIONS, json={"action": "next"}, headers=bob)
+        assert (refused.status_code, refused.json()["rule"]) == (403, "PL2"), refused.json()
+        assert "bob plays Britain, not Germany" in refused.json()["error"]
+        command = client.post("/api/command", json={"args": ["next"], "campaign": "autumn"}, headers=bob)
+        assert (command.status_code, command.json()["rule"]) == (403, "PL2"), command.json()
+        # Germany's own player is told the rule.
+        ruled = client.post(ACTIONS, json={"action": "next"}, headers=anna)
+        assert (ruled.status_code, ruled.json()["rule"]) == (409, "T4"), ruled.json()
+        assert seq(db) == before

@@ -334,6 +334,24 @@ def test_a_link_with_a_token_sets_an_httponly_strict_cookie_and_drops_the_token(
     assert all(t.split("_", 2)[2] not in log for t in league.tokens.values())
 
 
+def test_pages_read_with_a_cookie_are_kept_by_no_shared_cache(league: League) -> None:
+    """A page read with the viewer's cookie is that reader's: a caching proxy in front of the
+    server (which keys on the URL, not the cookie) must not hand it to the next stranger, nor
+    a stranger's "no such campaign" to the campaign's players. The API's reads come with an
+    Authorization header, which no shared cache keeps."""
+    sent = {"Cookie": f"tracker_token={league.tokens['anna']}"}
+    for path, who, status in (
+        (f"/campaigns/{ALPHA}/board", sent, 200),
+        (f"/campaigns/{ALPHA}/log", sent, 200),
+        ("/", sent, 200),
+        (f"/campaigns/{ALPHA}/board", {}, 404),
+        ("/", {}, 200),
+    ):
+        got, headers, _body = league.fetch("GET", path, headers=who)
+        assert got == status, path
+        assert "private" in headers.get("cache-control", ""), (path, headers)
+
+
 # ----- request limits -----
 
 

@@ -171,6 +171,14 @@ def test_the_charts_page_has_the_report_charts(server: Reader) -> None:
         ("/campaigns/demo/log?nation=Narnia", 400, "unknown nation 'Narnia'"),
         ("/campaigns/demo/log?kind=Nothing", 400, "unknown event kind 'Nothing'"),
         ("/campaigns/demo/log?turn=99999999999", 400, "turn must be a whole number"),
+        # Digits Python's str.isdigit() takes and int() does not (a superscript two) were a
+        # 500; other scripts' digits (Arabic-Indic three) were read as a number.
+        ("/campaigns/demo/board?turn=%C2%B2", 400, "turn must be a whole number"),
+        ("/campaigns/demo/board?turn=%D9%A3", 400, "turn must be a whole number"),
+        ("/campaigns/demo/events/%C2%B2", 400, "event must be a whole number"),
+        ("/campaigns/demo/battles/%C2%B9", 400, "battle must be a whole number"),
+        ("/campaigns/demo/battles/%D9%A1", 400, "battle must be a whole number"),
+        ("/campaigns/demo/log?battle=%C2%B2", 400, "battle must be a whole number"),
         # The timeline of a turn not played yet: not there, as that turn's board says.
         ("/campaigns/demo/log?turn=2147483647", 404, "turn 2147483647 has not been played"),
         ("/no/such/page", 404, "no page at /no/such/page"),

@@ -335,6 +335,9 @@ class Api:
         number = path_number(request, "number", "override request number")
         if player is None:
             raise ApiError(401, "approving an override needs a player's token: Authorization: Bearer TOKEN")
+        # The request names all it approves: a body may be left out, or be an empty JSON
+        # object, and anything else is refused as every route refuses what it does not take.
+        unknown_fields(await read_json(request), ())
         result = await self.service.run(
             lambda t: approve_override(t, player, name, number), write=True, name=name, player=player
         )

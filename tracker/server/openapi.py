@@ -38,7 +38,7 @@ ERRORS = {
 # The errors of a read of a campaign, of what records, and of what records from a JSON body
 # with an idempotency key.
 READ_ERRORS = ("400", "401", "404", "429")
-WRITE_ERRORS = ("400", "401", "403", "404", "409", "413", "429")
+APPROVE_ERRORS = ("400", "401", "403", "404", "409", "413", "415", "429")
 BODY_ERRORS = ("400", "401", "403", "404", "409", "413", "415", "422", "429")
 RULE_ID = re.compile(r"\b[A-Z]{1,3}\d{1,2}\b")
 
@@ -245,6 +245,8 @@ def read_paths() -> dict[str, Any]:
             query("nation", TEXT, "A nation."),
             query("zone", TEXT, "A zone."),
             query("kind", TEXT, "An event kind."),
+            not_found="No such campaign (or one the token may not read), a turn not played yet, or a battle "
+            "the campaign never had.",
         ),
         "/campaigns/{name}/explain/{seq}": {
             "get": {
@@ -321,7 +323,12 @@ def write_paths() -> dict[str, Any]:
             "post": {
                 "summary": "Approve override request NUMBER and run what it asked (RK3).",
                 "parameters": [NAME, {"name": "number", "in": "path", "required": True, "schema": COUNT}],
-                "responses": answers(outcome, WRITE_ERRORS, "CommandOutcome"),
+                # No body, or an empty JSON object: the path names all it approves.
+                "requestBody": {
+                    "required": False,
+                    "content": json_content({"type": "object", "additionalProperties": False}),
+                },
+                "responses": answers(outcome, APPROVE_ERRORS, "CommandOutcome"),
             }
         },
         "/command": {

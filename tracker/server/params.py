@@ -18,13 +18,21 @@ def int_param(request: Request, key: str, low: int = 1) -> int | None:
     text = request.query_params.get(key)
     if text is None or text == "":
         return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise ApiError(400, f"{key} must be a whole number, got {text[:40]!r}") from None
+    value = signed_number(text)
+    if value is None:
+        raise ApiError(400, f"{key} must be a whole number, got {text[:40]!r}")
     if not low <= value <= MAX_INT:
         raise ApiError(400, f"{key} must be between {low} and {MAX_INT}, got {text[:40]}")
     return value
+
+
+def signed_number(text: str) -> int | None:
+    """`text` as a whole number written in ASCII digits (a sign and surrounding spaces allowed),
+    else None: `int()` also takes other scripts' digits and `1_000`, which no URL means."""
+    digits = text.strip().removeprefix("-").removeprefix("+") if text.isascii() else ""
+    if not digits.isdigit() or len(digits) > 40:
+        return None
+    return int(text)
 
 
 def path_number(request: Request, key: str, what: str) -> int:
@@ -118,7 +126,8 @@ def unknown_fields(body: dict[str, Any], known: tuple[str, ...]) -> None:
     through silently, and the action recorded without the check it asked for."""
     unknown = sorted(key for key in body if key not in known)
     if unknown:
-        raise ApiError(400, f"unknown field {shorten(unknown[0])!r} in the request body (fields: {', '.join(known)})")
+        takes = f"fields: {', '.join(known)}" if known else "this route takes none"
+        raise ApiError(400, f"unknown field {shorten(unknown[0])!r} in the request body ({takes})")
 
 
 def asked_action(name: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -46,6 +46,11 @@ NO_SUCH_CAMPAIGN = "no such campaign"
 NEEDS_TOKEN = "an action needs a player's token: Authorization: Bearer TOKEN (see tracker players add)"
 
 
+# The actions always the phasing nation's (PL2): refused to any other player before the rules
+# are asked, where `next` out of turn was answered with the rule that kept the phase open.
+PHASING_ONLY = frozenset({"next"})
+
+
 # Who records what the server does by itself (a seed reveal at the end of a round).
 SERVER = "tracker serve"
 
@@ -108,6 +113,8 @@ class ServedTracker(Tracker):
         self.refusals: list[Exception] | None = None
         self._round_ended: set[UUID] = set()
         self._performing = False
+        # The action being performed (by name), while it runs.
+        self._asking: str | None = None
         self._undoing: str | None = None
         if not reads_only:
             try:
@@ -284,7 +291,17 @@ class ServedTracker(Tracker):
                 str(k): (b["kind"], b["attacker"], b["defender"]) for k, b in campaign.battles.items()
             }
             owed = {str(k): tuple(b["waiting"]) for k, b in campaign.battles.items()}
-            result = command(campaign, dice)
+            try:
+                result = command(campaign, dice)
+            except RuleViolation:
+                if self._asking in PHASING_ONLY and not player.may_act_for(phasing):
+                    # PL2 before the rule that refused it: whose action this is was known before
+                    # it ran, and the rule (with the command that would answer it) is not for a
+                    # player who may not take it.
+                    raise Forbidden(
+                        f"{player.name} plays {player.describe()}, not {phasing}; this action is {phasing}'s"
+                    ) from None
+                raise
             # Battles the action itself started are known from the state after it.
             for k, b in campaign.battles.items():
                 battles.setdefault(str(k), (b["kind"], b["attacker"], b["defender"]))
@@ -318,7 +335,7 @@ class ServedTracker(Tracker):
                 Forbidden(f"{player.name} plays {player.describe()}, not {guess}; this action is {guess}'s")
             )
         kwargs.pop("player", None)
-        self._performing = True
+        self._performing, self._asking = True, name
         try:
             for _ in range(3):
                 try:
@@ -331,7 +348,7 @@ class ServedTracker(Tracker):
                     raise self._refused(self._not_theirs(cid, player, e)) from None
             raise AssertionError("the acting nation did not settle")  # pragma: no cover
         finally:
-            self._performing = False
+            self._performing, self._asking = False, None
 
     def _deciding(self, player: Player, name: str, inputs: Any) -> Any:
         """PL2: an action that takes the defaults of several steps (auto, step) takes those of

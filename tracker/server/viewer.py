@@ -110,7 +110,8 @@ def number(request: Request, key: str, text: str | None = None) -> int | None:
     if value is None or value.strip() == "":
         return None
     value = value.strip()
-    if len(value) > 20 or not value.isdigit():
+    # ASCII digits only: str.isdigit() also takes a superscript two, which int() refuses (a 500).
+    if len(value) > 20 or not (value.isascii() and value.isdigit()):
         raise PageError(400, f"{key} must be a whole number from 1 to {MAX_INT}, got {value[:40]!r}")
     result = int(value)
     if not 1 <= result <= MAX_INT:
@@ -496,6 +497,13 @@ def signed(gate: Gate, serve: Serve) -> Endpoint:
     401 page that drops the cookie, too many bad ones a 429 page); none: an anonymous reader."""
 
     async def endpoint(request: Request) -> Response:
+        response = await answer(request)
+        # What a page says depends on the cookie (a campaign's board, or "no such campaign"),
+        # which a caching proxy keyed on the URL does not see: no shared cache may keep it.
+        response.headers.setdefault("Cache-Control", "private")
+        return response
+
+    async def answer(request: Request) -> Response:
         link = "token" in request.query_params
         try:
             if link:
