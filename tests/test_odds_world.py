@@ -160,6 +160,8 @@ def test_luck_weighs_a_convoy_battle_searched_by_many_and_skips_one_of_too_many_
     run("convoy", "declare", "--by", "Germany", "--zone", "Central North Sea")
     run("convoy", "roll", "1")
     assert "eligible: FR-BM1 at 2, GB-BM1 at 2" in run("pending")  # 18 may search
+    # Luck counts a battle once it has ended: fought to its end with the defaults.
+    run("convoy", "auto", "1")
     luck = json.loads(run("luck", "--json"))
     assert [b["kind"] for b in luck["battles"]] == (["convoy"] if weighed else [])
     assert sizes == ([18] if weighed else [])
