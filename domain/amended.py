@@ -57,6 +57,12 @@ AMENDED: dict[str, tuple[str, Any, Any]] = {
     # screen); recorded before, an undo recorded after `next` opened the other side's turn
     # locked the action before it as answered.
     "undos_answer_nothing": ("record", True, False),
+    # RK3, D5: a seed reveal a league server records by itself (at a round's end, or on its
+    # first serve of a campaign) is nobody's action: it answers nothing, and a plain `undo`
+    # passes over it to the last player's action; recorded before, it was the phasing
+    # nation's, locking the action before it as answered, and `undo` took back the reveal
+    # alone (which stays in effect).
+    "reveals_answer_nothing": ("record", True, False),
 }
 AS_IT_STANDS: dict[str, Any] = {key: now for key, (_, now, _) in AMENDED.items()}
 AS_RECORDED_BEFORE: dict[str, Any] = {key: before for key, (_, _, before) in AMENDED.items()}

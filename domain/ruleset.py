@@ -157,6 +157,7 @@ class Ruleset:
     submarines_arriving_fight: bool = True  # NC1
     every_override_agreed: bool = True  # RK3
     undos_answer_nothing: bool = True  # RK3
+    reveals_answer_nothing: bool = True  # RK3, D5
     submarines_alone_call_for_asw: bool = True  # NC1, AS1
     aircraft_need_a_carrier: bool = True  # F7, SM2
     friendly_carriers: bool = True  # F7, PU2

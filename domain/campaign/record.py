@@ -126,7 +126,10 @@ class Undoing(CampaignBase):
         agreed by a nation of the other side, with a reason."""
         if undone_from <= 1 or undone_from > self.version:
             raise RuleViolation("RK3", f"nothing to undo at event {undone_from}")
-        plan = record.plan_undo(events, restored, self.scenario, self.ruleset.undos_answer_nothing)
+        rules = self.ruleset
+        plan = record.plan_undo(
+            events, restored, self.scenario, rules.undos_answer_nothing, rules.reveals_answer_nothing
+        )
         if not plan.actions:
             raise RuleViolation("RK3", f"nothing to undo after event {undone_from - 1}: it was all undone already")
         agreed: tuple[str, ...] = ()

@@ -19,6 +19,9 @@ from domain.scenario import Scenario
 
 UNDO = "ActionUndone"
 REDO = "ActionRedone"
+# Who records what a league server does by itself (a seed reveal at a round's end, or on its
+# first serve of a campaign), as the player of its actions.
+AUTOMATIC = "tracker serve"
 
 # Choices recorded without a nation field: who made them follows from the battle.
 _SEARCHER_CHOOSES = frozenset({"SearchersChosen", "SubmarinesDetected"})
@@ -71,13 +74,28 @@ def _kind(event: Any) -> str:
     return type(event).__name__
 
 
+def automatic_reveal(events: Sequence[Any]) -> bool:
+    """D5: whether an action's events (what was asked first) are a seed reveal the server
+    recorded by itself: nobody's action."""
+    if not events or _kind(events[0]) != "ActionAsked":
+        return False
+    asked = events[0]
+    return getattr(asked, "name", None) == "dice reveal" and getattr(asked, "player", None) == AUTOMATIC
+
+
 def plan_undo(
-    events: Sequence[Any], before: dict[str, Any], scenario: Scenario, undos_answer_nothing: bool = True
+    events: Sequence[Any],
+    before: dict[str, Any],
+    scenario: Scenario,
+    undos_answer_nothing: bool = True,
+    reveals_answer_nothing: bool = True,
 ) -> UndoPlan:
     """RK3: the live actions among `events` (every event from the first one undone to the last
     recorded) and the locks on them. `before` is the game state just before the first event.
     `undos_answer_nothing` (the ruleset's key): an undo is no answer of the side whose turn it
-    was recorded in; a campaign recorded before the key counted it as one."""
+    was recorded in; a campaign recorded before the key counted it as one.
+    `reveals_answer_nothing` (the ruleset's key): nor is a seed reveal the server recorded by
+    itself (D5); a campaign recorded before the key counted it as the phasing nation's."""
     position = (before["round"], before["nation"], before["phase"])
     battles = {str(k): (b["kind"], b["attacker"], b["defender"]) for k, b in before.get("battles", {}).items()}
     undone: set[int] = set()
@@ -120,7 +138,12 @@ def plan_undo(
         rolls = [e for e in evts if _kind(e) == "DiceRolled"]
         if rolls:
             next_roll = rolls[0]
-        if start not in undos or not undos_answer_nothing:
+        answers = start not in undos or not undos_answer_nothing
+        if answers and reveals_answer_nothing and automatic_reveal(evts):
+            # The server's reveal at a round's end: the round's last `next` is not answered by
+            # the nation whose turn the reveal was recorded in (it did nothing).
+            answers = False
+        if answers:
             # An undo answers nothing (RK3 lists choices, searches, targets, screens): one recorded
             # after `next` opened another side's turn is the phasing nation's, and taking the
             # undone action's own turn back further must not need that side's agreement.

@@ -19,7 +19,7 @@ from domain.campaign import Campaign
 from domain.campaign.auto import NotTheirs
 from domain.dice import DiceSource
 from domain.errors import InputError, RuleViolation, TrackerError
-from domain.rules.record import UndoPlan, action_actor
+from domain.rules.record import AUTOMATIC, UndoPlan, action_actor, automatic_reveal
 from tracker.server.keys import KeyedRegistry, key_store_url
 from tracker.service import actions
 from tracker.service.application import Tracker
@@ -52,7 +52,7 @@ PHASING_ONLY = frozenset({"next"})
 
 
 # Who records what the server does by itself (a seed reveal at the end of a round).
-SERVER = "tracker serve"
+SERVER = AUTOMATIC
 
 
 class _ActsFor(Exception):  # noqa: N818 - a signal, not an error: run again naming this nation
@@ -477,7 +477,15 @@ class ServedTracker(Tracker):
         def checked(plan: UndoPlan) -> bool:
             player = self.player
             if player is not None:
-                others = sorted({a.nation for a in plan.actions if not player.may_act_for(a.nation)})
+                # The server's own seed reveals (D5) are nobody's: a player's undo of the round's
+                # last `next` takes the reveal after it back too, and it stays in effect.
+                others = sorted(
+                    {
+                        a.nation
+                        for a in plan.actions
+                        if not player.may_act_for(a.nation) and not automatic_reveal(a.events)
+                    }
+                )
                 if others:
                     raise Forbidden(
                         f"the undo takes back actions of {', '.join(others)}: {player.name} plays {player.describe()}"

@@ -422,7 +422,7 @@ def _undo(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> Any:
     from domain.dice import Override
 
     top = action_start(c) - 1
-    first, events = undo_log.undo_span(log, top, i["to"])
+    first, events = undo_log.undo_span(log, top, i["to"], c.ruleset.reveals_answer_nothing)
     restored = log.state_before(first)
     given = Override(i["reason"], tuple(i["agreed_by"])) if i["override"] else None
     plan = c.undo(first, events, restored, given, i["reason"])

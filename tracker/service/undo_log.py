@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from domain.errors import InputError, RuleViolation
-from domain.rules.record import REDO, UNDO
+from domain.rules.record import REDO, UNDO, automatic_reveal
 
 ASKED = "ActionAsked"
 # The action number of a campaign's Created event and of what its creation records with it.
@@ -49,8 +49,9 @@ def _kind(e: Any) -> str:
     return type(e).__name__
 
 
-def undo_span(log: Log, version: int, to: int | None) -> tuple[int, list[Any]]:
-    """(first event undone, every event from it to `version`) for an undo after event `version`."""
+def undo_span(log: Log, version: int, to: int | None, pass_over_reveals: bool = True) -> tuple[int, list[Any]]:
+    """(first event undone, every event from it to `version`) for an undo after event `version`;
+    without `to`, from the last live action (`last_undoable_action`)."""
     if to is not None:
         if version <= 1:
             # Only the creation is recorded: "between 1 and 0" would name no event at all.
@@ -59,7 +60,7 @@ def undo_span(log: Log, version: int, to: int | None) -> tuple[int, list[Any]]:
             raise InputError(f"--to must name an event between 1 and {version - 1}, got {to}")
         first = to + 1
     else:
-        first = last_undoable_action(log, version)
+        first = last_undoable_action(log, version, pass_over_reveals)
     after = list(log.between(first - 1, version))
     if after and after[0].action == CREATION:
         made = max(e.originator_version for e in after if e.action == CREATION)
@@ -84,9 +85,13 @@ def undo_span(log: Log, version: int, to: int | None) -> tuple[int, list[Any]]:
     return first, after
 
 
-def last_undoable_action(log: Log, version: int) -> int:
-    """Walk back past undo events and what they undid to the most recent live action."""
+def last_undoable_action(log: Log, version: int, pass_over_reveals: bool = True) -> int:
+    """Walk back past undo events and what they undid to the most recent live action; with
+    `pass_over_reveals` (RK3, D5, the ruleset's key), past a seed reveal the server recorded
+    by itself too: nobody's action, which stays in effect whatever is undone, so a player's
+    `undo` after the round's last `next` takes that `next` back (with the reveal after it)."""
     undone: set[int] = set()
+    automatic: dict[int, bool] = {}
     for e in log.desc(version):
         v = e.originator_version
         if _kind(e) == UNDO:
@@ -95,9 +100,15 @@ def last_undoable_action(log: Log, version: int) -> int:
             continue
         if v in undone:
             continue
-        if _kind(e) == "Created" or int(e.action) == CREATION:
+        action = int(e.action)
+        if _kind(e) == "Created" or action == CREATION:
             break  # the creation, and what it passed over (F8), is no action to undo
-        return int(e.action)
+        if pass_over_reveals:
+            if action not in automatic:
+                automatic[action] = automatic_reveal(list(log.between(action - 1, action)))
+            if automatic[action]:
+                continue
+        return action
     raise RuleViolation("RK3", "there is no action to undo")
 
 
