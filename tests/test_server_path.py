@@ -146,6 +146,8 @@ def test_the_next_that_ends_a_round_and_reveals_its_seed_reads_the_key_store_onc
     keys = tmp_path / "keys.db"
     counted, answer = served_action(league_db, keys, token, {"action": "next"}, "each-round")
     assert any(e["kind"] == "PhaseAdvanced" and e["data"]["round"] == 2 for e in answer["events"]), answer
+    # The reveal saved with it is in the answer too (it stopped at the `next`'s own events).
+    assert answer["events"][-1]["kind"] == "SeedRevealed", answer
     # One read (the round's seed, which the reveal publishes) and one write (the next round's
     # seed, stored before the log commits to it); the `next` and the reveal in one transaction.
     assert (counted.key_statements, counted.commits) == (["SELECT", "INSERT"], 1)
@@ -153,5 +155,6 @@ def test_the_next_that_ends_a_round_and_reveals_its_seed_reads_the_key_store_onc
         cid = t.campaign_id("autumn")
         kinds = [type(e).__name__ for e in t.events(cid)]
         assert kinds[-1] == "SeedRevealed"
+        assert answer["events"][-1]["seq"] == t.events(cid)[-1].originator_version
         # Epoch 0 revealed on first serve, epoch 1 at the end of the round.
         assert t.load(cid).dice_epoch == 2

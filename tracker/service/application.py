@@ -47,7 +47,7 @@ from projections.views import BoardView, Views, stopped_at
 from tracker.service.describe import install_describer
 from tracker.service.new_campaign import prepare_campaign
 from tracker.service.passed_over import PassedOver, passed_over
-from tracker.service.performing import ConflictError, Performing, UndoCancelled
+from tracker.service.performing import ConflictError, Outcome, Performing, UndoCancelled
 from tracker.storage.event_app import SNAPSHOT_INTERVAL, DamagedLogError, TrackerApplication, replay_checked
 from tracker.storage.recorder import LogDamaged, StaleCopy, TrackerRecorder
 from tracker.storage.store import Registry, database_url, read_only_copy, require_tracker_tables
@@ -381,7 +381,14 @@ class Tracker(Performing):
                 if isinstance(dice, ManualDice):
                     dice.check_all_used()
                 with one_action(campaign, rollback=False):
+                    before = len(campaign.pending_events)
                     self.follow_up(campaign, dice)
+                    if isinstance(result, Outcome):
+                        # What the service recorded after it (a server's seed reveal at a round's
+                        # end) is told with the action, as it is saved with it.
+                        result.events.extend(
+                            e for e in campaign.pending_events[before:] if type(e).__name__ != "ActionAsked"
+                        )
             except TrackerError as refused:
                 # A refusal reaches no save, so no conflict tells that a kept copy was behind
                 # the log: asked here, on the refusal's path alone, so that an action is never
