@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from uuid import UUID
 
 import sqlalchemy.exc
@@ -387,7 +387,9 @@ class Tracker(Performing):
                         # What the service recorded after it (a server's seed reveal at a round's
                         # end) is told with the action, as it is saved with it.
                         result.events.extend(
-                            e for e in campaign.pending_events[before:] if type(e).__name__ != "ActionAsked"
+                            cast(Campaign.Event, e)
+                            for e in campaign.pending_events[before:]
+                            if type(e).__name__ != "ActionAsked"
                         )
             except TrackerError as refused:
                 # A refusal reaches no save, so no conflict tells that a kept copy was behind
