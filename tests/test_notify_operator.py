@@ -253,3 +253,26 @@ def test_an_address_whose_domain_is_not_ascii_is_sent_as_the_mail_system_writes_
     finally:
         controller.stop()
     assert received == [["bert@xn--mnchen-3ya.example"]]
+
+
+@pytest.mark.parametrize(
+    "environ",
+    [
+        {"TRACKER_NOTIFY_BACKOFF": "abc"},
+        {"TRACKER_NOTIFY_BACKOFF": "1,2"},
+        {"TRACKER_NOTIFY_BACKOFF": "-1,5,3"},
+        {"TRACKER_NOTIFY_BACKOFF": "5,1,3"},
+        {"TRACKER_NOTIFY_BACKOFF": "1,5,2.5"},
+        {"TRACKER_NOTIFY_POLL": "nan"},
+        {"TRACKER_NOTIFY_POLL": "-1"},
+    ],
+)
+def test_the_delivery_settings_from_the_environment_are_checked(environ: dict[str, str]) -> None:
+    """`TRACKER_NOTIFY_BACKOFF=abc` stopped `tracker serve` with "unexpected ValueError: not
+    enough values to unpack"; a negative value retried at once, or gave up at once."""
+    from domain.errors import InputError
+    from tracker.server.delivery import DeliverySettings
+
+    with pytest.raises(InputError, match="TRACKER_NOTIFY_"):
+        DeliverySettings.from_env(environ)
+    assert DeliverySettings.from_env({"TRACKER_NOTIFY_BACKOFF": "0.05,0.2,8", "TRACKER_NOTIFY_POLL": "0.5"}).poll == 0.5

@@ -181,8 +181,9 @@ def build_app(
     # seeds into the key store and may reveal one, which a refused start must not do.
     sender = senders(**smtp)
     _check_public_url(public_url)
+    delivery = DeliverySettings.from_env(public_url=public_url, sender=sender)
     app = create_app(db or DEFAULT_DB, keys=keys, reveal=reveal)
-    app.state.delivery = DeliverySettings.from_env(public_url=public_url, sender=sender)
+    app.state.delivery = delivery
     logging.getLogger("tracker.server").info("Serving %s%s (API under /api)", app.state.service.tracker.safe_url, where)
     return app
 

@@ -18,6 +18,7 @@ from uuid import UUID
 
 from sqlalchemy.engine import Engine
 
+from domain.errors import InputError
 from tracker.cli.common import next_command
 from tracker.service.history import log_records
 from tracker.service.notify import Backoff, Outbox, Sender, Senders, deliver, remind
@@ -45,12 +46,32 @@ class DeliverySettings:
         seconds) and the polling from TRACKER_NOTIFY_POLL when they are set."""
         backoff = environ.get("TRACKER_NOTIFY_BACKOFF")
         if backoff:
-            first, cap, limit = backoff.split(",")
-            kwargs.setdefault("backoff", Backoff(float(first), float(cap), int(limit), lease=max(float(cap), 1.0)))
+            # A bad value stopped the server with "not enough values to unpack", and a negative
+            # one retried at once for ever: each is a positive number, said in one line.
+            parts = backoff.split(",")
+            numbers = [n for n in map(_positive, parts) if n is not None]
+            if len(numbers) != 3 or len(parts) != 3 or not numbers[2].is_integer() or numbers[0] > numbers[1]:
+                raise InputError(
+                    f"TRACKER_NOTIFY_BACKOFF must be FIRST,CAP,ATTEMPTS: seconds before the first retry, the "
+                    f"longest wait (at least FIRST) and how many attempts, each above 0; got {backoff[:60]!r}"
+                )
+            first, cap, limit = numbers
+            kwargs.setdefault("backoff", Backoff(first, cap, int(limit), lease=max(cap, 1.0)))
         poll = environ.get("TRACKER_NOTIFY_POLL")
         if poll:
+            if _positive(poll) is None:
+                raise InputError(f"TRACKER_NOTIFY_POLL must be seconds above 0, got {poll[:60]!r}")
             kwargs.setdefault("poll", float(poll))
         return cls(**kwargs)
+
+
+def _positive(text: str) -> float | None:
+    """`text` as a number of seconds above 0 and at most a year, else None."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if 0 < value <= 86_400 * 365 else None
 
 
 def last_acted(tracker: Any, campaign_id: Any, nations: Sequence[str], version: int) -> int:
