@@ -276,3 +276,47 @@ def test_the_delivery_settings_from_the_environment_are_checked(environ: dict[st
     with pytest.raises(InputError, match="TRACKER_NOTIFY_"):
         DeliverySettings.from_env(environ)
     assert DeliverySettings.from_env({"TRACKER_NOTIFY_BACKOFF": "0.05,0.2,8", "TRACKER_NOTIFY_POLL": "0.5"}).poll == 0.5
+
+
+def test_a_receiver_that_hangs_holds_up_its_own_channel_alone(tmp_path: Path) -> None:
+    """The worker sent one message at a time, each waiting for its receiver up to the timeout:
+    one webhook that hung held up every other channel, of every campaign. Channels are now sent
+    to side by side (each one's messages in order)."""
+    import threading
+
+    from tests.test_notify import QUICK, SendFailed, britain_next, due
+    from tracker.server.delivery import DeliverySettings, Worker
+    from tracker.service.application import Tracker
+
+    db = str(tmp_path / "c.db")
+    others_told = threading.Event()
+
+    class Receivers:
+        sent: list[int] = []
+
+        def send(self, channel: Any, body: Any) -> str:
+            if channel["channel_id"] == hanging:
+                # The hanging receiver answers only once the other channel was told; sent one
+                # after the other, it gave up first (as a real one times out).
+                if not others_told.wait(timeout=3):
+                    raise SendFailed("timed out")
+            else:
+                others_told.set()
+            self.sent.append(channel["channel_id"])
+            return "HTTP 200"
+
+    with Tracker(db) as t:
+        cid = t.create("c1", "north-sea-1914").id
+        outbox = Outbox(t.engine)
+        britain_next(t, cid)
+        hanging = outbox.add(str(cid), "webhook", "http://127.0.0.1:9/hangs", "json", None, None)
+        quick = outbox.add(str(cid), "webhook", "http://127.0.0.1:9/quick", "json", None, None)
+        t.perform(cid, "next", {})
+        assert {r["channel_id"] for r in due(outbox, cid)} == {hanging, quick}
+        sender = Receivers()
+        worker = Worker(t.engine, DeliverySettings(sender=sender, backoff=QUICK))
+        try:
+            assert worker.step() == 2
+        finally:
+            worker.close()
+    assert sorted(sender.sent) == sorted([hanging, quick])

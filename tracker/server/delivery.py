@@ -12,6 +12,7 @@ import logging
 import os
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -21,13 +22,16 @@ from sqlalchemy.engine import Engine
 from domain.errors import InputError
 from tracker.cli.common import next_command
 from tracker.service.history import log_records
-from tracker.service.notify import Backoff, Outbox, Sender, Senders, deliver, remind
+from tracker.service.notify import Backoff, Outbox, Sender, Senders, remind
+from tracker.service.notify.delivery import prepare, send_prepared
 
 log = logging.getLogger("tracker.delivery")
 # At most this many lines of summary in one e-mail: the attached export holds them all.
 SINCE_LINES = 60
 # Actions asked for no nation's turn of their own (see `last_acted`).
 NOBODYS = frozenset({"undo", "redo"})
+# At most this many channels are sent to at once in one pass over the outbox.
+SENDERS = 8
 
 
 @dataclass(frozen=True)
@@ -113,18 +117,39 @@ class Worker:
         """One pass over the due messages and reminders, a log line for each attempt (as
         `deliver_due` does it, logged); how many hand-offs were delivered."""
         s = self.settings
-        delivered = 0
         now = time.time()
+        # Each message is made here, on this thread (it reads campaigns), then the channels are
+        # sent to side by side, each one's messages in order: a receiver that hangs until the
+        # timeout holds up its own channel, not every other channel of every campaign.
+        by_channel: dict[Any, list[tuple[Any, Mapping[str, Any], float]]] = {}
+        delivered = 0
         for row in self.outbox.due(now):
             started = time.perf_counter()
-            sent = (s.sender, next_command, s.backoff, s.public_url, self.extras, self.taken_back)
-            why = deliver(self.outbox, row, *sent)
-            delivered += why is None
-            self._log(row, "delivered" if why is None else why, started, reminder=False)
+            why, body = prepare(self.outbox, row, next_command, s.backoff, s.public_url, self.extras, self.taken_back)
+            if body is None:
+                self._log(row, str(why), started, reminder=False)
+            else:
+                by_channel.setdefault(row["channel_id"], []).append((row, body, started))
+        if by_channel:
+            with ThreadPoolExecutor(max_workers=min(SENDERS, len(by_channel))) as pool:
+                delivered = sum(pool.map(self._send_in_order, by_channel.values()))
         for row in self.outbox.reminders_due(now):
             started = time.perf_counter()
             why = remind(self.outbox, row, s.sender, next_command, self.owed_still, s.public_url, now, self.extras)
             self._log(row, "reminded" if why is None else why, started, reminder=True)
+        return delivered
+
+    def _send_in_order(self, messages: list[tuple[Any, Mapping[str, Any], float]]) -> int:
+        """One channel's messages, sent in order until one fails (the rest wait for their
+        lease to run out, and are tried again then); how many were delivered."""
+        s = self.settings
+        delivered = 0
+        for row, body, started in messages:
+            why = send_prepared(self.outbox, row, body, s.sender, s.backoff)
+            self._log(row, "delivered" if why is None else why, started, reminder=False)
+            if why is not None:
+                break
+            delivered += 1
         return delivered
 
     def _log(self, row: Mapping[str, Any], outcome: str, started: float, reminder: bool) -> None:

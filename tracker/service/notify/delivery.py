@@ -131,18 +131,41 @@ def deliver(
 ) -> str | None:
     """One attempt at one due row: None when it was delivered (and marked, once), else why not
     (a `stale` row is marked superseded instead, never sent)."""
+    why, body = prepare(outbox, row, command_for, backoff, public_url, extras, taken_back)
+    if body is None:
+        return why
+    return send_prepared(outbox, row, body, sender, backoff)
+
+
+def prepare(
+    outbox: Outbox,
+    row: Mapping[str, Any],
+    command_for: CommandFor,
+    backoff: Backoff,
+    public_url: str | None = None,
+    extras: Extras | None = None,
+    taken_back: TakenBack | None = None,
+) -> tuple[str | None, Mapping[str, Any] | None]:
+    """`deliver`'s first half, which reads the database: the row taken for an attempt and its
+    message made, (None, body); or (why not, None) when it is not to be sent."""
     if not outbox.claim(row, backoff.lease):
-        return "taken by another worker"
+        return "taken by another worker", None
     why = stale(outbox, row, taken_back)
     if why is not None:
         outbox.superseded(row["id"], why)
-        return why
+        return why, None
     try:
-        body = message_body(row, json.loads(row["payload"]), command_for, public_url, extras)
+        return None, message_body(row, json.loads(row["payload"]), command_for, public_url, extras)
     except (ValueError, KeyError, TypeError) as e:
         # A row no message can be made of never blocks the ones behind it.
         outbox.attempted(row["id"], False, f"unreadable message: {type(e).__name__}", None)
-        return "unreadable message"
+        return "unreadable message", None
+
+
+def send_prepared(
+    outbox: Outbox, row: Mapping[str, Any], body: Mapping[str, Any], sender: Sender, backoff: Backoff
+) -> str | None:
+    """`deliver`'s second half: the message sent and the attempt marked; None when delivered."""
     try:
         status = sender.send(row, body)
     except SendFailed as e:
