@@ -38,3 +38,12 @@ def test_any_other_unknown_option_is_said_as_before(tmp_path: Path) -> None:
     run("new", "w", "--scenario", "north-sea-1914")
     said = run("state", "--dbx", "1", code=2)
     assert "no such option --dbx" in said
+
+
+def test_serve_with_a_server_in_the_environment_is_said_to_run_on_a_database(tmp_path: Path) -> None:
+    """With TRACKER_SERVER set, `tracker --db X serve` said "leave out --db", which was not the
+    problem: serve runs on a database, never through a server."""
+    env = {"TRACKER_SERVER": "http://127.0.0.1:9", "TRACKER_DB": ""}
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "serve"], env=env)
+    assert result.exit_code == 2, result.output
+    assert "'serve' runs on a database, not through a server: unset TRACKER_SERVER for it" in result.output

@@ -380,13 +380,15 @@ class TrackerGroup(click.Group):
     def _through_server(self, ctx: click.Context, server: str) -> Any:
         """Run the command line on the server `--server` names (TRACKER_SERVER), but for what
         the client does itself (`shell`'s loop, `wait`) and what is refused here."""
-        # A TRACKER_DB left in the environment for local work does not stand in the way.
-        if ctx.get_parameter_source("db") == click.core.ParameterSource.COMMANDLINE:
+        # The command line after the global options, as typed.
+        rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
+        # A TRACKER_DB left in the environment for local work does not stand in the way; a
+        # command that runs on a database (`serve`) is said as such below, with its --db.
+        local = bool(rest[:1]) and rest[0] in LOCAL_ONLY
+        if ctx.get_parameter_source("db") == click.core.ParameterSource.COMMANDLINE and not local:
             raise click.UsageError("--server runs commands on the server's database: leave out --db")
         from tracker.cli.client import run_remote
 
-        # The command line after the global options, as typed.
-        rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
         names = self.list_commands(ctx)
         if rest[:1] and not rest[0].startswith("-") and rest[0] not in names:
             # Said here, with the commands it is close to: the server would call a
