@@ -184,3 +184,19 @@ def test_write_coordinates_leaves_the_file_alone_when_the_picture_cannot_be_writ
     out = run("scenario", "map", str(path), "--write-coordinates", "-o", str(tmp_path / picture), code=2)
     assert out.startswith("Error: ") and out.count("\n") == 1
     assert path.read_text() == before
+
+
+def test_new_on_a_broken_scenario_file_names_the_line_of_its_first_problem(tmp_path: Path) -> None:
+    """`tracker new --scenario FILE` named the key of the first problem but not its line, which
+    `scenario check` gives (an editor jumps there)."""
+    path = tmp_path / "mine.toml"
+    CliRunner().invoke(cli, ["scenario", "new", "mine", "-o", str(path)])
+    lines = path.read_text(encoding="utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("resources = "))
+    lines[at] = "resources = 99999999999"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    db = tmp_path / "c.db"
+    result = CliRunner().invoke(cli, ["--db", str(db), "new", "x", "--scenario", str(path)])
+    assert result.exit_code == 2, result.output
+    assert f"{path}:{at + 1}: nations.Germany.resources: value 99999999999" in result.output
+    assert "lists every problem" in result.output and not db.exists()

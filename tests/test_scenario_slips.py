@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shlex
 import sys
 import tomllib
@@ -167,7 +168,16 @@ def refused_by_new(tmp_path: Path, path: Path) -> str:
     # The first problem, and the check that lists every one (said apart from the problem).
     hint = f" (`tracker scenario check {shlex.quote(str(path))}` lists every problem)"
     assert result.output.strip().endswith(hint), result.output
-    return result.output.strip().removesuffix(hint)
+    said = result.output.strip().removesuffix(hint)
+    # With the line `scenario check` gives the problem's key on, where it finds one there:
+    # returned without it, as the problem reads in the file.
+    at = re.match(rf"Error: {re.escape(str(path))}:(\d+): ([^:]+): ", said)
+    if at is None:
+        return said
+    line, key = at.groups()
+    found = invoke("scenario", "check", str(path)).output.splitlines()
+    assert any(f.startswith(f"{path}:{line}: error: {key}: ") for f in found), (said, found)
+    return said[: at.start(1) - 1] + said[at.end(1) :]
 
 
 def test_the_board_is_clean_and_starts_a_campaign(tmp_path: Path) -> None:

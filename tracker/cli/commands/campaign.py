@@ -55,9 +55,15 @@ def new(ctx: Context, name: str, scenario: str | None, ruleset: str | None, dice
         except DataFileError as e:
             if e.source != scenario:
                 raise
-            # The first problem only: the check of the file lists every one, with its line.
+            # The first problem only, with its line where `scenario check` finds it (an editor
+            # jumps there): the check of the file lists every one.
+            from tracker.cli.commands.scenario import line_of
+
+            line = line_of(scenario, ruleset, e.key)
             raise DataFileError(
-                e.source, e.key, f"{e.problem} (`tracker scenario check {shlex.quote(scenario)}` lists every problem)"
+                e.source if line is None else f"{e.source}:{line}",
+                e.key,
+                f"{e.problem} (`tracker scenario check {shlex.quote(scenario)}` lists every problem)",
             ) from None
     ctx.may_create = True
     t = ctx.tracker

@@ -132,6 +132,17 @@ def opening_board(scenario: Scenario) -> dict[str, Any]:
     }
 
 
+def line_of(file: str, ruleset: str | None, key: str) -> int | None:
+    """The line `scenario check` finds an error at key path `key` of a scenario file on (`new
+    --scenario FILE` says it with the loader's first problem); None when it finds none there."""
+    try:
+        text, source = _text(file)
+        result = check_scenario(text, source, ruleset)
+    except TrackerError:
+        return None
+    return next((f.line for f in result.errors if f.key == key and f.line is not None), None)
+
+
 def _loaded(file: str, ruleset: str | None, positions: bool = True) -> tuple[str, str, Scenario, Ruleset]:
     """The text, source label, scenario and ruleset of a file that loads (without its zones' x
     and y unless `positions`); otherwise its first error, with its line, as one line (exit 2)."""
