@@ -320,3 +320,23 @@ def test_a_receiver_that_hangs_holds_up_its_own_channel_alone(tmp_path: Path) ->
         finally:
             worker.close()
     assert sorted(sender.sent) == sorted([hanging, quick])
+
+
+def test_a_read_only_database_lists_its_players_and_refuses_a_new_one(tmp_path: Path) -> None:
+    """`players list` was refused on a read-only copy ("it can be read, not recorded to"),
+    though it records nothing."""
+    import stat
+
+    db = tmp_path / "c.db"
+    CliRunner().invoke(cli, ["--db", str(db), "new", "c1", "--scenario", "north-sea-1914"])
+    run(str(db), "c1", "players", "add", "anna", "--nations", "Germany")
+    listed = run(str(db), "c1", "players", "list")
+    before = db.read_bytes()
+    db.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    try:
+        assert run(str(db), "c1", "players", "list") == listed == "anna: Germany\n"
+        refused = run(str(db), "c1", "players", "add", "bert", "--nations", "Britain", code=2)
+        assert "read-only" in refused
+    finally:
+        db.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    assert db.read_bytes() == before

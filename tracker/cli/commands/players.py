@@ -30,11 +30,14 @@ LEAGUE_OPTION = click.option(
 )
 
 
-def _players(ctx: Context, league: bool) -> tuple[Any, str]:
+def _players(ctx: Context, league: bool, writing: bool = True) -> tuple[Any, str]:
+    """The players' table and whose players (a campaign's, or the league's); `writing` False
+    for `list`, which a read-only database (a shared copy, a backup) answers too."""
     from tracker.service.players import LEAGUE, Players
 
     t = ctx.tracker
-    t.require_writable()
+    if writing:
+        t.require_writable()
     served = served_tracker(t)
     if served is not None and served.player is None:
         # Refused before the campaign is looked up: the same answer for every name.
@@ -149,7 +152,7 @@ def players_list(ctx: Context, league: bool, as_json: bool) -> None:
 
     Example: tracker players list --json
     """
-    table, cid = _players(ctx, league)
+    table, cid = _players(ctx, league, writing=False)
     rows = table.listed(cid)
     if as_json:
         emit_json(rows)
