@@ -47,3 +47,13 @@ def test_serve_with_a_server_in_the_environment_is_said_to_run_on_a_database(tmp
     result = CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "serve"], env=env)
     assert result.exit_code == 2, result.output
     assert "'serve' runs on a database, not through a server: unset TRACKER_SERVER for it" in result.output
+
+
+def test_a_suggested_command_pasted_with_its_optional_parts_says_what_the_brackets_mean(tmp_path: Path) -> None:
+    """`pending` writes optional parts in brackets (`[--units U1,U2]`); pasted as they stand,
+    the command was refused as "more arguments than the command takes" without a word on why."""
+    run = cli_on(tmp_path / "c.db")
+    run("new", "w", "--scenario", "north-sea-1914")
+    said = run("convoy", "search", "1", "[--units", "U1,U2]", "[--dice", "V,...]", code=2)
+    assert "the parts of a suggested command in [brackets] are optional" in said
+    assert len(said.strip().splitlines()) == 1

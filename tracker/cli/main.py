@@ -438,6 +438,7 @@ class TrackerGroup(click.Group):
                 # click says "Option '--to' requires an argument" without the command's context:
                 # found from the words typed, so the line names the command and its help too.
                 e.ctx = _command_context(ctx, words)
+            e = _bracketed(e, words)
             raise one_line(e if shell_line else _global_option_after(e)) from None
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
@@ -477,6 +478,18 @@ class TrackerGroup(click.Group):
                 raise
             first = str(e).strip().splitlines()[0] if str(e).strip() else ""
             _fail(f"unexpected {type(e).__name__}: {first} (set TRACKER_DEBUG=1 for details)", 1)
+
+
+def _bracketed(error: click.UsageError, words: list[str]) -> click.UsageError:
+    """A command `pending` suggested, pasted with its optional parts in brackets (`[--units
+    U1,U2]`), was refused as "more arguments than the command takes" without a word on why."""
+    if not any(w.startswith("[-") for w in words):
+        return error
+    hint = (
+        "; the parts of a suggested command in [brackets] are optional: leave them out, or type them "
+        "without the brackets"
+    )
+    return click.UsageError(f"{error.message}{hint}", error.ctx)
 
 
 def _global_option_after(error: click.UsageError) -> click.UsageError:
