@@ -146,6 +146,9 @@ def test_bad_urls_and_huge_numbers_are_4xx_with_a_json_error(league, path: str, 
         ("/api/campaigns/autumn/log?turn=99", 404, "turn 99 has not been played in campaign 'autumn'"),
         ("/api/campaigns/autumn/log?battle=7", 404, "no battle 7 in campaign 'autumn'"),
         ("/api/campaigns/autumn/log?battle=7&turn=1", 404, "no battle 7 in campaign 'autumn'"),
+        # A parameter the route does not take was ignored: `?trun=2` answered the board now.
+        ("/api/campaigns/autumn/state?trun=2", 400, "unknown query parameter 'trun' (it takes turn, phase, at)"),
+        ("/api/campaigns/autumn/pending?turn=2", 400, "unknown query parameter 'turn' (it takes none)"),
     ],
 )
 def test_a_bad_api_url_is_answered_with_what_is_wrong_with_it(league, path: str, status: int, message: str) -> None:

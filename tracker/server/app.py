@@ -16,8 +16,10 @@ processes on one PostgreSQL database each see every write.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import json
+import re
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
@@ -156,6 +158,32 @@ def ready_route(service: Service) -> Route:
         return JsonResponse(body, status_code=503 if failed else 200)
 
     return Route("/ready", ready)
+
+
+def known_query(request: Request) -> None:
+    """400 for a query parameter the route's OpenAPI entry does not list: `?trun=2` was ignored
+    without a word, and the answer read as the board now instead of at turn 2."""
+    route = request.scope.get("route")
+    if route is None or not request.query_params:
+        return
+    path = re.sub(r"\{(\w+):\w+\}", r"{\1}", route.path)
+    takes = _query_names().get(path, ())
+    unknown = sorted(k for k in request.query_params if k not in takes)
+    if unknown:
+        listed = f"it takes {', '.join(takes)}" if takes else "it takes none"
+        raise ApiError(400, f"unknown query parameter {unknown[0][:40]!r} ({listed})")
+
+
+@functools.cache
+def _query_names() -> dict[str, tuple[str, ...]]:
+    """Each route's query parameters, by its path as the OpenAPI document writes it."""
+    from tracker.server.openapi import openapi_document
+
+    names: dict[str, tuple[str, ...]] = {}
+    for path, methods in openapi_document()["paths"].items():
+        get = methods.get("get") or {}
+        names[path] = tuple(p["name"] for p in get.get("parameters", ()) if p.get("in") == "query")
+    return names
 
 
 async def action_list(request: Request) -> Response:
@@ -382,7 +410,9 @@ class Api:
 
     async def reader(self, request: Request) -> Player | None:
         """Who reads: the Authorization header's token, else the viewer's cookie (the page's
-        event stream sends it); None for neither."""
+        event stream sends it); None for neither. A query parameter the route does not take
+        is refused first."""
+        known_query(request)
         return await self._player(request, cookie=True)
 
     def _token(self, request: Request) -> str | None:
