@@ -50,6 +50,9 @@ AMENDED: dict[str, tuple[str, Any, Any]] = {
     # checked against the territory's owner after the adjustment; recorded before, the owner
     # before it.
     "owners_change_first": ("naval_combat", True, False),
+    # HA7: a hit with no legal target left is lost, cited as HA7 (NC6 where the side hit holds
+    # only submarines); recorded before, it cited NC3 (the round's casualty removal).
+    "hits_lost_by_ha7": ("naval_combat", True, False),
     # RK3: every override undo needs a nation of the other side to agree, the undone actions
     # locked or not; recorded before, only locked actions asked it.
     "every_override_agreed": ("record", True, False),

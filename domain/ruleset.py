@@ -166,6 +166,7 @@ class Ruleset:
     neutral_land_closed: bool = True  # F8, AD1, F7
     others_fly_afresh: bool = True  # F7, CV3
     owners_change_first: bool = True  # AD1, F7
+    hits_lost_by_ha7: bool = True  # HA7
     content_hash: str = field(default="", compare=False)
 
     def unit(self, name: str) -> UnitType:

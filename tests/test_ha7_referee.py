@@ -34,10 +34,10 @@ TYPES = {"SS": "submarine", "DD": "destroyer", "CA": "cruiser", "BB": "battleshi
 TYPES |= {"FT": "fighter", "BM": "bomber"}
 
 
-def campaign(*here: str) -> Campaign:
+def campaign(*here: str, ruleset: dict[str, Any] = RULESET) -> Campaign:
     """Germany's naval_combat phase with exactly the units `here` in the Central North Sea (direct
     setup: the scenario's units there leave for other zones, the others are placed or made)."""
-    c = Campaign.create(uuid.uuid4(), "t", SCENARIO, RULESET, "manual", commitment(new_seed()))
+    c = Campaign.create(uuid.uuid4(), "t", SCENARIO, ruleset, "manual", commitment(new_seed()))
     while c.phase != "naval_combat":
         advance_passing(c)
     for uid, unit in c.units.items():
@@ -251,3 +251,23 @@ def test_nc6_a_submarine_targets_a_submarine_once_the_other_side_has_no_other_na
     c.fire(b, ManualDice([1, 9]))
     assert [(e.firer, e.unit) for e in events(c, "TargetHit", before)] == [("DE-SS1", "GB-SS1")]
     assert "GB-SS1" not in c.units
+
+
+@pytest.mark.parametrize(("cites_ha7", "rule"), [(True, "HA7"), (False, "NC3")])
+def test_ha7_a_hit_with_no_target_left_is_lost_citing_ha7(cites_ha7: bool, rule: str) -> None:
+    """Two hits on a side of one cruiser: the second finds no target left and is lost, which HA7
+    says; it cited NC3 (the round's casualty removal). A campaign recorded before keeps NC3
+    (`[naval_combat] hits_lost_by_ha7`), so its log verifies."""
+    data = copy.deepcopy(RULESET)
+    if not cites_ha7:
+        # As a campaign recorded before the key was: its recorded ruleset lacks it.
+        del data["naval_combat"]["hits_lost_by_ha7"]
+    c = campaign("DE-BB1", "DE-BB2", "GB-CA1", ruleset=data)
+    assert c.ruleset.hits_lost_by_ha7 is cites_ha7
+    b = c.naval_start("Germany", CNS)
+    before = c.version
+    c.fire(b, ManualDice([1, 1, 9]))  # both battleships hit; GB-CA1 misses
+    while c.battles.get(str(b), {}).get("step") == "casualties":
+        c.choose_casualties(b, "Britain", None)
+    (lost,) = events(c, "HitsLost", before)
+    assert (lost.nation, lost.hits, lost.rule) == ("Britain", 1, rule)

@@ -380,11 +380,14 @@ def _struck(p: Piece, n: int, ctx: Context) -> Piece | None:
 
 
 def _lost_rule(f: Fight, ctx: Context, side: Side) -> str:
-    """CV4 in a convoy round; NC6 where the hits could only fall on submarines, NC3 otherwise."""
+    """CV4 in a convoy round; NC6 where the hits could only fall on submarines; else HA7 (a hit
+    with no legal target left is lost), NC3 in a campaign recorded before that was cited."""
     if f.kind == "convoy":
         return "CV4"
     board = ctx.board(f.pieces)
-    return "NC6" if any(board.unit_type(board.units[p.id]).is_submarine for p in f.side(side)) else "NC3"
+    if any(board.unit_type(board.units[p.id]).is_submarine for p in f.side(side)):
+        return "NC6"
+    return "HA7" if ctx.ruleset.hits_lost_by_ha7 else "NC3"
 
 
 def decide(
