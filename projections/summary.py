@@ -361,7 +361,8 @@ def _procedure_summary(kind: str, e: Any) -> str | None:
     if kind == "FireWithheld":
         return f"battle {e.battle}: {_verb(e.units, 'has no target and rolls', 'have no target and roll')} no die"
     if kind == "HitsLost":
-        return f"battle {e.battle}: {plural(e.hits, 'hit')} on {e.nation} lost: no unit there may take them"
+        them = "it" if e.hits == 1 else "them"
+        return f"battle {e.battle}: {plural(e.hits, 'hit')} on {e.nation} lost: no unit there may take {them}"
     if kind == "AttackerRetreated":
         return f"battle {e.battle}: {e.nation} retreats {', '.join(e.units)} to {e.zone}"
     return None

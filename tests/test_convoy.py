@@ -186,7 +186,7 @@ def test_cv1_declaration_refused_in_a_zone_without_the_owners_ntr() -> None:
     c.units["DE-SS4"]["at"] = "Southern North Sea"
     for zone in ("Bay of Biscay", "Southern North Sea"):
         err = refused(c, RuleViolation, lambda zone=zone: c.declare_convoy_attack("Germany", zone, None), "CV1")
-        assert "no Britain NTR" in err.reason
+        assert "holds no NTR of Britain" in err.reason
 
 
 def test_cv1_declaration_refused_naming_a_submarine_not_in_the_zone() -> None:

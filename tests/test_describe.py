@@ -167,3 +167,18 @@ def test_nc4_nc1_battle_decide_offers_only_the_options_the_nation_has(
 
     item = {"battle": 4, "step": "decide", "kind": "naval", "waiting": ["Britain"], "decisions": {"Britain": decision}}
     assert command(item) == hint
+
+
+@pytest.mark.parametrize(
+    ("free", "said"),
+    [
+        (["DE-SS1"], "whether DE-SS1 goes on to Dover Strait or stops in Southern North Sea"),
+        (["DE-SS1", "DE-SS2"], "whether DE-SS1, DE-SS2 go on to Dover Strait or stop in Southern North Sea"),
+    ],
+)
+def test_sm5_the_continue_step_agrees_with_how_many_submarines_go_on(free: list[str], said: str) -> None:
+    """One submarine read "whether DE-SS1 go on to ...": the verb follows the count."""
+    from tracker.service.describe import _procedure_step
+
+    facts = {"step": "continue", "kind": "interception", "free": free, "destination": "Dover Strait"}
+    assert said in _procedure_step({**facts, "zone": "Southern North Sea"})

@@ -421,7 +421,7 @@ def test_odds_escorts_answers_per_window_as_tracker_odds_convoy_computes_CV1_CV5
         and "round 2, Germany's collect resources: 2 submarines [Britain]" in text
     )
     out = run(north_sea, "odds", "escorts", "--zone", "Dover Strait", code=1)
-    assert out == "Error: CV1: Dover Strait holds no Germany NTR (Germany's NTR: Heligoland Bight 2, Skagerrak 1)\n"
+    assert out == "Error: CV1: Dover Strait holds no NTR of Germany (Germany's NTR: Heligoland Bight 2, Skagerrak 1)\n"
 
 
 def test_units_in_the_zone_left_out_of_the_force_must_leave_it_NC1(north_sea: str) -> None:

@@ -43,7 +43,7 @@ def check_declaration(board: Board, attacker: str, zone: str, submarines: list[s
         raise RuleViolation("CV1", f"{attacker} is not an enemy of {defender}")
     ntr = board.ntr.get(defender, {}).get(zone, 0)
     if ntr <= 0:
-        raise RuleViolation("CV1", f"{zone} holds no {defender} NTR")
+        raise RuleViolation("CV1", f"{zone} holds no NTR of {defender}")
     subs = submarines_of(board, attacker, zone)
     if not subs:
         raise RuleViolation("CV1", f"{attacker} has no submarines in {zone} (zone holds: {board.describe_zone(zone)})")

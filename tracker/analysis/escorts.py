@@ -137,7 +137,7 @@ def convoy_question(board: Board, zone: str) -> Convoys:
             (z, n) for z, n in board.ntr.get(nation, {}).items() if n > 0 and board.scenario.game_map.is_sea(z)
         )
         where = ", ".join(f"{z} {n}" for z, n in held) if held else "none at sea"
-        raise RuleViolation("CV1", f"{zone} holds no {nation} NTR ({nation}'s NTR: {where})")
+        raise RuleViolation("CV1", f"{zone} holds no NTR of {nation} ({nation}'s NTR: {where})")
     allied = [
         u
         for u in board.units_at(zone)

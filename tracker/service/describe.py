@@ -138,7 +138,8 @@ def _procedure_step(f: Mapping[str, Any]) -> str:
         return f"to decide: {'; '.join(parts)} (default: fight on)"
     if step == "continue":
         return (
-            f"to choose whether {', '.join(f['free'])} go on to {f['destination']} or stop in {f['zone']} "
+            f"to choose whether {', '.join(f['free'])} {'goes' if len(f['free']) == 1 else 'go'} on to "
+            f"{f['destination']} or stop{'s' if len(f['free']) == 1 else ''} in {f['zone']} "
             "(default: go on)"
         )
     return str(step).replace("_", " ")
