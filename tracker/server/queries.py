@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-from uuid import UUID
 
 from domain.errors import InputError
 from domain.ruleset import KNOWN_PHASES
@@ -64,30 +63,19 @@ def log_data(
         n = Names(t.load(cid))
         nation, zone = n.optional_nation(nation), n.optional_zone(zone)
     kind = event_kind(kind) if kind is not None else None
-    played(t, cid, turn, battle)
-    return log_records(
+    records = log_records(
         t, cid, turn=turn, phase=phase, nation=nation, zone=zone, kind=kind, battle=battle,
         with_data=True, tail=tail,
     )  # fmt: skip
+    if not records:
+        # 404 for the log of a turn not played yet, or of a battle the campaign never had (as
+        # `log --json` refuses it and the timeline page answers), not an empty list.
+        from tracker.service.history import unplayed
 
-
-def played(t: ServedTracker, cid: UUID, turn: int | None, battle: int | None) -> None:
-    """404 for the log of a turn not played yet, or of a battle the campaign never had: not
-    there (as `log --json` refuses it and the timeline page answers), not an empty list.
-    Undone events still count: their turn or battle was."""
-    from projections.positions import turn_number
-    from tracker.service.history import log_records
-
-    campaign = t.load(cid)
-    name = t.name_of(campaign)
-    if turn is not None:
-        current = turn_number(campaign.scenario.turn_order, campaign.round, campaign.nation)
-        if turn > current and not log_records(t, cid, turn=turn, tail=1, asked=True):
-            raise NotFound(f"turn {turn} has not been played in campaign {name!r} (the current turn is {current})")
-    if battle is not None and not log_records(t, cid, battle=battle, tail=1):
-        last = campaign.battle_count
-        had = f"the last is battle {last}" if last else "it has had no battle yet"
-        raise NotFound(f"no battle {battle} in campaign {name!r} ({had})")
+        why = unplayed(t, cid, turn, battle)
+        if why is not None:
+            raise NotFound(why)
+    return records
 
 
 def explain_data(t: ServedTracker, name: str, seq: int) -> Explanation:

@@ -38,6 +38,25 @@ CHOICE_KINDS = frozenset(
 )
 
 
+def unplayed(t: Tracker, cid: UUID, turn: int | None, battle: int | None) -> str | None:
+    """Why a listing of `turn` or `battle` names nothing there is (a turn not played yet, a
+    battle the campaign never had), or None: an empty listing of one is a bad input, not a
+    filter that happened to match nothing. Undone events still count: their turn or battle was."""
+    from projections.positions import turn_number
+
+    campaign = t.load(cid)
+    name = t.name_of(campaign)
+    if turn is not None:
+        current = turn_number(campaign.scenario.turn_order, campaign.round, campaign.nation)
+        if turn > current and not log_records(t, cid, turn=turn, tail=1, asked=True):
+            return f"turn {turn} has not been played in campaign {name!r} (the current turn is {current})"
+    if battle is not None and not log_records(t, cid, battle=battle, tail=1):
+        last = campaign.battle_count
+        had = f"the last is battle {last}" if last else "it has had no battle yet"
+        return f"no battle {battle} in campaign {name!r} ({had})"
+    return None
+
+
 def log_records(
     t: Tracker,
     cid: UUID,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 from typing import TYPE_CHECKING, Any
-from uuid import UUID
 
 import click
 
@@ -43,7 +42,7 @@ from tracker.service.names import event_kind
 from tracker.service.undo_log import stays_in_effect, undone_mark
 
 if TYPE_CHECKING:
-    from tracker.service.application import Tracker
+    pass
 
 # ----- undo and redo -----
 
@@ -220,7 +219,12 @@ def log(
         asked=asked,
     )
     if not records:
-        _refuse_unknown_turn_or_battle(t, cid, turn, battle)
+        # Refused as `report --turn` and `replay --battle` refuse theirs.
+        from tracker.service.history import unplayed
+
+        why = unplayed(t, cid, turn, battle)
+        if why is not None:
+            raise InputError(why)
     if as_json:
         emit_json(records)
         return
@@ -241,25 +245,6 @@ def log(
             echo_prose(line, hang=LOG_SUMMARY_COLUMN)
         else:
             click.echo(line)
-
-
-def _refuse_unknown_turn_or_battle(t: Tracker, cid: UUID, turn: int | None, battle: int | None) -> None:
-    """An empty listing of a turn not played yet, or of a battle the campaign never had, is a
-    bad input (refused as `report --turn` and `replay --battle` refuse theirs), not a filter
-    that happened to match nothing. Undone events still count: their turn or battle was."""
-    from projections.positions import turn_number
-    from tracker.service.history import log_records
-
-    campaign = t.load(cid)
-    name = t.name_of(campaign)
-    if turn is not None:
-        current = turn_number(campaign.scenario.turn_order, campaign.round, campaign.nation)
-        if turn > current and not log_records(t, cid, turn=turn, tail=1, asked=True):
-            raise InputError(f"turn {turn} has not been played in campaign {name!r} (the current turn is {current})")
-    if battle is not None and not log_records(t, cid, battle=battle, tail=1):
-        last = campaign.battle_count
-        had = f"the last is battle {last}" if last else "it has had no battle yet"
-        raise InputError(f"no battle {battle} in campaign {name!r} ({had})")
 
 
 @click.command()
