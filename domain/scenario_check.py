@@ -137,10 +137,7 @@ class _ValueScanner:
             if s.startswith('"""', i) or s.startswith("'''", i):
                 self.string, i = s[i : i + 3], i + 3
             elif ch in "\"'":
-                j = i + 1
-                while j < len(s) and s[j] != ch:
-                    j += 2 if ch == '"' and s[j] == "\\" else 1
-                i = j + 1
+                i = _past_string(s, i)
             else:
                 self.depth += 1 if ch in "[{" else -1 if ch in "]}" else 0
                 i += 1
@@ -182,14 +179,18 @@ def _comment_start(s: str, i: int) -> int | None:
         ch = s[i]
         if ch == "#":
             return i
-        if ch in "\"'":
-            j = i + 1
-            while j < len(s) and s[j] != ch:
-                j += 2 if ch == '"' and s[j] == "\\" else 1
-            i = j + 1
-        else:
-            i += 1
+        i = _past_string(s, i) if ch in "\"'" else i + 1
     return None
+
+
+def _past_string(s: str, i: int) -> int:
+    """Past the one-line string that s[i] (a quote) opens: a basic string's escapes are passed
+    over, a literal string (') has none."""
+    quote = s[i]
+    j = i + 1
+    while j < len(s) and s[j] != quote:
+        j += 2 if quote == '"' and s[j] == "\\" else 1
+    return j + 1
 
 
 def _key_name(path: KeyPath) -> str:
