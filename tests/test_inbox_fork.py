@@ -9,6 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from tests.test_pbem_hostile import germanys_turn
 from tracker.cli.main import cli
 from tracker.service.inbox import kept_at_fork
 
@@ -20,16 +21,8 @@ def run(db: str, *args: str, code: int = 0) -> str:
 
 
 def test_inbox_leaves_out_the_history_kept_at_a_fork(tmp_path: Path) -> None:
-    germany, britain = str(tmp_path / "germany.db"), str(tmp_path / "britain.db")
-    run(germany, "new", "pbem", "--scenario", "north-sea-1914", "--dice", "manual")
-    full = tmp_path / "full.jsonl"
-    run(germany, "export", str(full))
-    run(britain, "import", str(full))
     # Germany rolls for research while Britain closes Germany's research phase: a fork.
-    run(germany, "research", "advanced_submarine", "--dice", "4", "--ref", "rolz#1")
-    run(britain, "next")
-    turn = tmp_path / "turn.jsonl"
-    run(germany, "export", "--since", "1", str(turn))
+    _, britain, turn = germanys_turn(tmp_path, True)
     run(britain, "import", str(turn), "--resolve", "theirs")
     assert json.loads(run(britain, "campaigns", "--json"))  # two campaigns now
     items = json.loads(run(britain, "inbox", "--json"))

@@ -62,19 +62,28 @@ def seq_of(path: Path, kind: str) -> int:
     return int(next(row["seq"] for row in rows if row["kind"] == kind))
 
 
-@pytest.fixture
-def forked(tmp_path: Path) -> dict[str, Any]:
-    """Germany's copy rolled for research while Britain's closed the phase: two copies forked
-    after event 1, and Germany's file of its turn."""
+def germanys_turn(tmp_path: Path, fork: bool = False, *imported_as: str) -> tuple[str, str, Path]:
+    """Two copies of one manual-dice campaign (Britain's imported, `--as NAME` with
+    `imported_as`): Germany's rolls for research and writes the file of its turn; with `fork`,
+    Britain's closes the research phase meanwhile, so the copies fork after event 1."""
     germany, britain = str(tmp_path / "germany.db"), str(tmp_path / "britain.db")
     run(germany, "new", "pbem", "--scenario", "north-sea-1914", "--dice", "manual")
     full = tmp_path / "full.jsonl"
     run(germany, "export", str(full))
-    run(britain, "import", str(full))
+    run(britain, "import", str(full), *(("--as", *imported_as) if imported_as else ()))
     run(germany, "research", "advanced_submarine", "--dice", "4", "--ref", "rolz#1")
-    run(britain, "next")
+    if fork:
+        run(britain, "next")
     turn = tmp_path / "turn.jsonl"
     run(germany, "export", "--since", "1", str(turn))
+    return germany, britain, turn
+
+
+@pytest.fixture
+def forked(tmp_path: Path) -> dict[str, Any]:
+    """Germany's copy rolled for research while Britain's closed the phase: two copies forked
+    after event 1, and Germany's file of its turn."""
+    germany, britain, turn = germanys_turn(tmp_path, True)
     return {"germany": germany, "britain": britain, "turn": turn, "tmp": tmp_path}
 
 
@@ -104,14 +113,7 @@ def test_a_forked_file_whose_inputs_are_not_an_object_is_one_line(forked: dict[s
 
 def test_a_continuation_with_a_die_that_is_not_a_number_names_its_line(tmp_path: Path) -> None:
     """A continuation (no fork) whose re-hashed die is a string: it was "unexpected TypeError"."""
-    germany, britain = str(tmp_path / "germany.db"), str(tmp_path / "britain.db")
-    run(germany, "new", "pbem", "--scenario", "north-sea-1914", "--dice", "manual")
-    full = tmp_path / "full.jsonl"
-    run(germany, "export", str(full))
-    run(britain, "import", str(full))
-    run(germany, "research", "advanced_submarine", "--dice", "4", "--ref", "rolz#1")
-    turn = tmp_path / "turn.jsonl"
-    run(germany, "export", "--since", "1", str(turn))
+    _, britain, turn = germanys_turn(tmp_path)
     rolled = seq_of(turn, "DiceRolled")
     forge(turn, rolled, lambda e: e.update(values="x"))
     before = heads(britain)
@@ -241,14 +243,7 @@ def test_rk4_a_forged_seen_past_the_action_is_refused(tmp_path: Path, seen: Any)
     """What the player saw is an event before the action; a re-hashed `seen` of 10**20 (or of
     the action's own event) imported and verified, since the referee copies it into the
     action it runs again."""
-    germany, britain = str(tmp_path / "germany.db"), str(tmp_path / "britain.db")
-    run(germany, "new", "pbem", "--scenario", "north-sea-1914", "--dice", "manual")
-    full = tmp_path / "full.jsonl"
-    run(germany, "export", str(full))
-    run(britain, "import", str(full))
-    run(germany, "research", "advanced_submarine", "--dice", "4", "--ref", "rolz#1")
-    turn = tmp_path / "turn.jsonl"
-    run(germany, "export", "--since", "1", str(turn))
+    _, britain, turn = germanys_turn(tmp_path)
     asked = seq_of(turn, "ActionAsked")
     assert asked == 2
     forge(turn, asked, lambda e: e.update(seen=seen))
@@ -261,15 +256,8 @@ def test_rk4_a_forged_seen_past_the_action_is_refused(tmp_path: Path, seen: Any)
 
 def test_campaign_option_names_the_campaign_an_import_goes_to(tmp_path: Path) -> None:
     """`tracker --campaign mine import turn.jsonl` was taken as the file's own name without a
-    word: a player whose copy was imported `--as mine` was told there is no campaign 'autumn'."""
-    germany, britain = str(tmp_path / "germany.db"), str(tmp_path / "britain.db")
-    run(germany, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
-    full = tmp_path / "full.jsonl"
-    run(germany, "export", str(full))
-    run(britain, "import", str(full), "--as", "mine")
-    run(germany, "research", "advanced_submarine", "--dice", "4", "--ref", "rolz#1")
-    turn = tmp_path / "turn.jsonl"
-    run(germany, "export", "--since", "1", str(turn))
+    word: a player whose copy was imported `--as mine` was told there is no campaign 'pbem'."""
+    _, britain, turn = germanys_turn(tmp_path, False, "mine")
     out = run(britain, "--campaign", "mine", "import", str(turn), "--as", "other", code=2)
     assert "--campaign 'mine' and --as 'other' name two campaigns" in out
     out = run(britain, "--campaign", "mine", "import", str(turn))
