@@ -15,21 +15,11 @@ import pytest
 from click.testing import CliRunner
 
 from domain.scenario import scenario_text
+from tests.test_scenario_tools import edited, run
 from tracker.cli.main import cli
 
 NORTH_SEA = scenario_text("north-sea-1914")[0]
 SKAGERRAK = '[map.sea."Skagerrak"]\nx = 840\n'
-
-
-def run(*args: str, code: int = 0) -> str:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    assert result.exit_code == code, result.output
-    return result.output
-
-
-def edited(text: str, old: str, new: str) -> str:
-    assert text.count(old) == 1, old
-    return text.replace(old, new)
 
 
 def checked(tmp_path: Path, text: str, code: int = 1) -> str:
