@@ -124,7 +124,40 @@ def plan_undo(
         groups.setdefault(e.action, []).append(e)
     actors = {start: _actor(evts, positions[evts[0].originator_version][1], battles) for start, evts in groups.items()}
     live = {start for start in groups if start not in undone}
-    # Walk back once: the first roll after each action, and the first action of each side after it.
+    locks = _locks(groups, actors, live, undos, scenario, undos_answer_nothing, reveals_answer_nothing)
+    actions = tuple(PlannedAction(s, actors[s], tuple(groups[s])) for s in sorted(live))
+    undone_rolls = tuple(
+        {
+            "roll": e.roll,
+            "roller": e.roller,
+            "rule": e.rule,
+            "kind": e.kind,
+            "unit": e.unit,
+            "round": positions[e.originator_version][0],
+            "nation": positions[e.originator_version][1],
+            "phase": positions[e.originator_version][2],
+        }
+        for a in actions
+        for e in a.events
+        if _kind(e) == "DiceRolled"
+    )
+    last = events[-1].originator_version if events else 0
+    first = events[0].originator_version if events else 0
+    return UndoPlan(first, last, actions, tuple(locks), undone_rolls)
+
+
+def _locks(
+    groups: dict[int, list[Any]],
+    actors: dict[int, str],
+    live: set[int],
+    undos: set[int],
+    scenario: Scenario,
+    undos_answer_nothing: bool,
+    reveals_answer_nothing: bool,
+) -> list[Lock]:
+    """RK3: the locks on the live actions, oldest first, found walking back once: the first
+    roll after each action, and the first action of each side after it (an undo, and the
+    server's own seed reveal, answering nothing where the ruleset says so)."""
     locks: list[Lock] = []
     next_roll: Any = None
     first_of_side: dict[str, tuple[str, int]] = {}
@@ -149,25 +182,7 @@ def plan_undo(
             # undone action's own turn back further must not need that side's agreement.
             first_of_side[scenario.side_of(nation)] = (nation, evts[0].originator_version)
     locks.reverse()
-    actions = tuple(PlannedAction(s, actors[s], tuple(groups[s])) for s in sorted(live))
-    undone_rolls = tuple(
-        {
-            "roll": e.roll,
-            "roller": e.roller,
-            "rule": e.rule,
-            "kind": e.kind,
-            "unit": e.unit,
-            "round": positions[e.originator_version][0],
-            "nation": positions[e.originator_version][1],
-            "phase": positions[e.originator_version][2],
-        }
-        for a in actions
-        for e in a.events
-        if _kind(e) == "DiceRolled"
-    )
-    last = events[-1].originator_version if events else 0
-    first = events[0].originator_version if events else 0
-    return UndoPlan(first, last, actions, tuple(locks), undone_rolls)
+    return locks
 
 
 def _lock(

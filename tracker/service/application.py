@@ -380,17 +380,7 @@ class Tracker(Performing):
                     result = command(campaign, dice)
                 if isinstance(dice, ManualDice):
                     dice.check_all_used()
-                with one_action(campaign, rollback=False):
-                    before = len(campaign.pending_events)
-                    self.follow_up(campaign, dice)
-                    if isinstance(result, Outcome):
-                        # What the service recorded after it (a server's seed reveal at a round's
-                        # end) is told with the action, as it is saved with it.
-                        result.events.extend(
-                            cast(Campaign.Event, e)
-                            for e in campaign.pending_events[before:]
-                            if type(e).__name__ != "ActionAsked"
-                        )
+                self._follow_up(campaign, dice, result)
             except TrackerError as refused:
                 # A refusal reaches no save, so no conflict tells that a kept copy was behind
                 # the log: asked here, on the refusal's path alone, so that an action is never
@@ -461,6 +451,19 @@ class Tracker(Performing):
             self.app.save(campaign, follows=follows, session=session)
             for write in written:
                 write(session)
+
+    def _follow_up(self, campaign: Campaign, dice: DiceSource, result: Any) -> None:
+        """`follow_up` as an action of its own; what it records (a server's seed reveal at a
+        round's end) is told with the action's `Outcome`, as it is saved with it."""
+        with one_action(campaign, rollback=False):
+            before = len(campaign.pending_events)
+            self.follow_up(campaign, dice)
+            if isinstance(result, Outcome):
+                result.events.extend(
+                    cast(Campaign.Event, e)
+                    for e in campaign.pending_events[before:]
+                    if type(e).__name__ != "ActionAsked"
+                )
 
     def follow_up(self, campaign: Campaign, dice: DiceSource) -> None:
         """What the service records by itself after an action, as an action of its own saved
