@@ -146,6 +146,16 @@ def test_the_same_action_on_both_copies_is_said_to_be_the_same(tmp_path: Path) -
     assert "here `next`, in the file `next` (the same words; the two differ in seen);" in out, out
 
 
+def a_continuation(tmp_path: Path) -> tuple[str, Path]:
+    """A campaign's copy and the file of its events after event 1 (`export --since 1`)."""
+    db = str(tmp_path / "germany.db")
+    run(db, "new", "pbem", "--scenario", "north-sea-1914", "--dice", "manual")
+    run(db, "next")
+    turn = tmp_path / "turn.jsonl"
+    run(db, "export", "--since", "1", str(turn))
+    return db, turn
+
+
 @pytest.mark.parametrize(
     ("since", "said"),
     [
@@ -158,11 +168,7 @@ def test_the_same_action_on_both_copies_is_said_to_be_the_same(tmp_path: Path) -
 def test_a_header_since_is_checked_wherever_the_file_goes(tmp_path: Path, since: str, said: str) -> None:
     """On a database without the campaign, a `since` of "5" or -3 was quoted back ("continues
     campaign 'pbem' after event -3 ... import the campaign's full export first", exit 1)."""
-    db = str(tmp_path / "germany.db")
-    run(db, "new", "pbem", "--scenario", "north-sea-1914", "--dice", "manual")
-    run(db, "next")
-    turn = tmp_path / "turn.jsonl"
-    run(db, "export", "--since", "1", str(turn))
+    db, turn = a_continuation(tmp_path)
     lines = turn.read_text().splitlines(keepends=True)
     header = json.loads(lines[0])
     lines[0] = json.dumps(header).replace('"since": 1,', f'"since": {since},') + "\n"
@@ -175,11 +181,7 @@ def test_a_header_since_is_checked_wherever_the_file_goes(tmp_path: Path, since:
 
 
 def test_a_since_hash_that_is_not_a_string_is_refused(tmp_path: Path) -> None:
-    db = str(tmp_path / "germany.db")
-    run(db, "new", "pbem", "--scenario", "north-sea-1914", "--dice", "manual")
-    run(db, "next")
-    turn = tmp_path / "turn.jsonl"
-    run(db, "export", "--since", "1", str(turn))
+    db, turn = a_continuation(tmp_path)
     lines = turn.read_text().splitlines(keepends=True)
     header = json.loads(lines[0]) | {"since_hash": 5}
     turn.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
