@@ -327,7 +327,7 @@ def _check_span(
         # into the action it re-runs, so only this looks at it.
         raise Mismatch(
             asked.originator_version,
-            f"event {asked.originator_version} (ActionAsked): seen {seen!r} is not an event before it",
+            f"event {asked.originator_version} (ActionAsked): seen {seen!r} is not an event before it (RK4)",
         )
     dice = _dice_for(action, inputs, span)
     log = _MemoryLog(history, states, span)
