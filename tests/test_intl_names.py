@@ -124,7 +124,7 @@ def test_tab_completes_a_zone_typed_with_a_combining_accent(campaign: list[str])
     from prompt_toolkit.document import Document
 
     from tracker.cli.context import Context
-    from tracker.cli.shell import completer
+    from tracker.cli.shell_prompt import completer
 
     obj = Context(campaign[1], None)
     try:

@@ -20,7 +20,7 @@ from tests.support import cli_on
 from tracker.cli.common import Context
 from tracker.cli.completion import completions
 from tracker.cli.main import cli
-from tracker.cli.shell import completer
+from tracker.cli.shell_prompt import completer
 
 
 @pytest.fixture

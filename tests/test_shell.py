@@ -19,7 +19,8 @@ from click.testing import CliRunner
 from tests.support import cli_on
 from tracker.cli.common import Context
 from tracker.cli.main import cli
-from tracker.cli.shell import HELP, Session, prompt_session
+from tracker.cli.shell import HELP, Session
+from tracker.cli.shell_prompt import prompt_session
 
 
 @pytest.fixture
@@ -128,7 +129,7 @@ def test_lines_typed_at_the_prompt_run_in_order_and_go_to_the_history(db: str, t
 def _completions(obj: Context, text: str) -> list[str]:
     from prompt_toolkit.document import Document
 
-    from tracker.cli.shell import completer
+    from tracker.cli.shell_prompt import completer
 
     return [c.text for c in completer(cli, obj).get_completions(Document(text), None)]
 

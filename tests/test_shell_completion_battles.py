@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from tests.support import cli_on
 from tracker.cli.common import Context
 from tracker.cli.main import cli
-from tracker.cli.shell import Session, completer
+from tracker.cli.shell import Session
+from tracker.cli.shell_prompt import completer
 
 
 def _new(path: str, scenario: str) -> str:

@@ -63,7 +63,8 @@ def test_a_shell_on_a_server_prints_what_each_remote_command_prints(tmp_path: Pa
 
 def test_completion_and_the_prompt_read_the_served_campaign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tracker.cli.main import cli
-    from tracker.cli.shell import RemoteContext, RemoteSession, completer
+    from tracker.cli.shell import RemoteContext, RemoteSession
+    from tracker.cli.shell_prompt import completer
 
     db = str(tmp_path / "c.db")
     assert tracker("--db", db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual").returncode == 0

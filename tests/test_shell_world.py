@@ -19,7 +19,8 @@ from tests.support import cli_on
 from tests.test_shell import _keys, _wait_for, tmux  # noqa: F401 - tmux is a fixture
 from tracker.cli.common import Context
 from tracker.cli.main import cli
-from tracker.cli.shell import Session, completer
+from tracker.cli.shell import Session
+from tracker.cli.shell_prompt import completer
 
 
 @pytest.fixture

@@ -4,7 +4,9 @@ Each command loads the campaign (from its latest snapshot), lets the aggregate c
 record, and saves all new events in one transaction. If another writer recorded first, the
 unique (campaign, version) key refuses the save; the command is then re-run on the fresh
 state, so its legality is checked again and nothing is recorded twice. Actions by name, and
-undo, redo and the dice source through them, are `tracker.performing`'s, mixed into `Tracker`.
+undo, redo and the dice source through them, are `tracker.performing`'s, mixed into `Tracker`;
+the reads answered from the projections (catching them up, the board at a point) are
+`tracker.service.read_models`' functions, which `Tracker`'s methods call.
 """
 
 from __future__ import annotations
@@ -42,8 +44,9 @@ from domain.dice import (
 from domain.errors import InputError, TrackerError
 from domain.scenario import Scenario
 from projections.board import BoardProjector
-from projections.schema import ADJUSTED, ensure_schema, event_index
-from projections.views import BoardView, Views, stopped_at
+from projections.schema import ensure_schema
+from projections.views import BoardView, Views
+from tracker.service import read_models
 from tracker.service.describe import install_describer
 from tracker.service.new_campaign import prepare_campaign
 from tracker.service.passed_over import PassedOver, passed_over
@@ -60,22 +63,6 @@ T = TypeVar("T")
 
 # Every campaign the tracker loads speaks its words: pending, the gates of `next`, refusals.
 install_describer()
-
-
-def board_in(v: Views, turn: int | None = None, phase: str | None = None, at: int | None = None) -> BoardView:
-    """The board at the end of a national turn (or one of its phases), or after an event."""
-    if turn is not None:
-        seq = v.seq_at_end_of(turn, phase)
-        if seq is None:
-            what = f"phase {phase} of turn {turn}" if phase else f"turn {turn}"
-            raise InputError(f"{what} has not been played in this campaign")
-    else:
-        assert at is not None
-        seq = at
-    try:
-        return v.board_at(seq)
-    except LookupError:
-        raise InputError(f"no event {seq} in this campaign") from None
 
 
 MAX_ATTEMPTS = 30
@@ -519,26 +506,8 @@ class Tracker(Performing):
 
     def catch_up(self, cid: UUID | None = None) -> None:
         """Bring the projections up to the end of the log before anything is read from them;
-        with `cid`, refuse when that campaign's projections stopped (naming where and why)."""
-        try:
-            self.projector.catch_up(last_id=self.max_notification_id)
-        except (OverflowError, sqlalchemy.exc.DataError, sqlalchemy.exc.StatementError) as e:
-            # A damaged row holding a number no column can take (2^63 on SQLite, 2^31 on
-            # PostgreSQL): the log itself is wrong, and `verify` names the event.
-            reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise DamagedLogError(
-                f"the projections cannot be brought up to date: a stored event holds a value the views "
-                f"cannot take ({type(e).__name__}: {reason[:200]}); run `tracker verify`"
-            ) from None
-        if cid is not None:
-            with self.engine.connect() as conn:
-                problem = stopped_at(conn, cid)
-            if problem is not None:
-                # Damaged data, not bad usage: exit 1, as a failed verify.
-                raise DamagedLogError(
-                    f"the history of this campaign cannot be read past event {problem[0]} ({problem[1]}); "
-                    "run `tracker verify`"
-                )
+        with `cid`, refuse when that campaign's projections stopped (see `read_models`)."""
+        read_models.catch_up(self, cid)
 
     @contextmanager
     def views(self, cid: UUID) -> Iterator[Views]:
@@ -565,21 +534,7 @@ class Tracker(Performing):
     ) -> BoardView:
         """`board_at` on views a command already caught up (no second catch-up); `scenario`,
         the campaign's, when the caller holds it already."""
-        try:
-            board = board_in(v, turn=turn, phase=phase, at=at)
-        except InputError:
-            # F8: the board of a national turn passed over is refused as such (`passed_over`).
-            said = None if turn is None else self.passed_over(v.cid, turn)
-            if said is not None:
-                then = f"the board then is turn {said.played}'s: tracker state --turn {said.played}"
-                raise InputError(f"{said}; {then}") from None
-            raise
-        if scenario is None:
-            scenario = self.load(v.cid, version=1).scenario
-        board["owners"], entered = self.adjusted_at(v, board["seq"], scenario)
-        neutral = scenario.neutral(board["round"], entered)
-        board["neutral"] = [n for n in scenario.turn_order if n in neutral]
-        return board
+        return read_models.board_from(self, v, turn=turn, phase=phase, at=at, scenario=scenario)
 
     def passed_over(self, cid: UUID, turn: int) -> PassedOver | None:
         """F8: national turn `turn` if the campaign passed it over (see `passed_over`)."""
@@ -593,27 +548,8 @@ class Tracker(Performing):
 
     def adjusted_at(self, v: Views, seq: int, scenario: Scenario) -> tuple[dict[str, str], tuple[str, ...]]:
         """AD1: every territory's owner after event `seq`, by territory, and the nations whose
-        entry into the war an adjustment brought forward by then (F8): the scenario's, changed
-        only by adjustments (few), so folded from those recorded by then and not undone by then,
-        found through the index of adjustments alone (never a scan of the whole log)."""
-        # The kind written out, so that the partial index of adjustments answers (see its
-        # schema); the numbers too, so that the statement needs no compiling.
-        adjusted = (
-            v.conn.exec_driver_sql(
-                f"SELECT seq FROM {event_index.name} WHERE c = {int(v.key):d} AND kind = '{ADJUSTED}'"
-                f" AND seq <= {int(seq):d} AND (undone_by IS NULL OR undone_by > {int(seq):d}) ORDER BY seq"
-            )
-            .scalars()
-            .all()
-        )
-        owners = dict(scenario.game_map.land)
-        entered: list[str] = []
-        for version in adjusted:
-            for stored in self.app.recorder.select_events(v.cid, gt=version - 1, lte=version):
-                event = self.decode(stored)
-                owners.update(getattr(event, "owners", {}))
-                entered.extend(getattr(event, "enter", ()))
-        return dict(sorted(owners.items())), tuple(entered)
+        entry into the war an adjustment brought forward by then (F8; see `read_models`)."""
+        return read_models.adjusted_at(self, v, seq, scenario)
 
     def max_notification_id(self) -> int:
         return self.recorder.max_notification_id() or 0

@@ -1,0 +1,115 @@
+"""What the tracker answers from the projections rather than from the log: the projections
+brought up to its end (refused, naming where, when they stopped on damaged data), and the board
+at a point of a campaign's history (a national turn, one of its phases, or an event) with the
+territories' owners as adjustments left them (AD1) and the nations neutral then (F8).
+
+The functions of `Tracker.catch_up`, `board_from` and `adjusted_at`, which call them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from uuid import UUID
+
+import sqlalchemy.exc
+
+from domain.errors import InputError
+from domain.scenario import Scenario
+from projections.schema import ADJUSTED, event_index
+from projections.views import BoardView, Views, stopped_at
+from tracker.storage.event_app import DamagedLogError
+
+if TYPE_CHECKING:
+    from tracker.service.application import Tracker
+
+
+def catch_up(t: Tracker, cid: UUID | None = None) -> None:
+    """Bring the projections up to the end of the log before anything is read from them;
+    with `cid`, refuse when that campaign's projections stopped (naming where and why)."""
+    try:
+        t.projector.catch_up(last_id=t.max_notification_id)
+    except (OverflowError, sqlalchemy.exc.DataError, sqlalchemy.exc.StatementError) as e:
+        # A damaged row holding a number no column can take (2^63 on SQLite, 2^31 on
+        # PostgreSQL): the log itself is wrong, and `verify` names the event.
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise DamagedLogError(
+            f"the projections cannot be brought up to date: a stored event holds a value the views "
+            f"cannot take ({type(e).__name__}: {reason[:200]}); run `tracker verify`"
+        ) from None
+    if cid is not None:
+        with t.engine.connect() as conn:
+            problem = stopped_at(conn, cid)
+        if problem is not None:
+            # Damaged data, not bad usage: exit 1, as a failed verify.
+            raise DamagedLogError(
+                f"the history of this campaign cannot be read past event {problem[0]} ({problem[1]}); "
+                "run `tracker verify`"
+            )
+
+
+def board_in(v: Views, turn: int | None = None, phase: str | None = None, at: int | None = None) -> BoardView:
+    """The board at the end of a national turn (or one of its phases), or after an event."""
+    if turn is not None:
+        seq = v.seq_at_end_of(turn, phase)
+        if seq is None:
+            what = f"phase {phase} of turn {turn}" if phase else f"turn {turn}"
+            raise InputError(f"{what} has not been played in this campaign")
+    else:
+        assert at is not None
+        seq = at
+    try:
+        return v.board_at(seq)
+    except LookupError:
+        raise InputError(f"no event {seq} in this campaign") from None
+
+
+def board_from(
+    t: Tracker,
+    v: Views,
+    turn: int | None = None,
+    phase: str | None = None,
+    at: int | None = None,
+    scenario: Scenario | None = None,
+) -> BoardView:
+    """`board_in` with the owners and the neutral nations of that point (`adjusted_at`), on
+    views a command already caught up; `scenario`, the campaign's, when the caller holds it."""
+    try:
+        board = board_in(v, turn=turn, phase=phase, at=at)
+    except InputError:
+        # F8: the board of a national turn passed over is refused as such (`passed_over`).
+        said = None if turn is None else t.passed_over(v.cid, turn)
+        if said is not None:
+            then = f"the board then is turn {said.played}'s: tracker state --turn {said.played}"
+            raise InputError(f"{said}; {then}") from None
+        raise
+    if scenario is None:
+        scenario = t.load(v.cid, version=1).scenario
+    board["owners"], entered = adjusted_at(t, v, board["seq"], scenario)
+    neutral = scenario.neutral(board["round"], entered)
+    board["neutral"] = [n for n in scenario.turn_order if n in neutral]
+    return board
+
+
+def adjusted_at(t: Tracker, v: Views, seq: int, scenario: Scenario) -> tuple[dict[str, str], tuple[str, ...]]:
+    """AD1: every territory's owner after event `seq`, by territory, and the nations whose
+    entry into the war an adjustment brought forward by then (F8): the scenario's, changed
+    only by adjustments (few), so folded from those recorded by then and not undone by then,
+    found through the index of adjustments alone (never a scan of the whole log)."""
+    # The kind written out, so that the partial index of adjustments answers (see its
+    # schema); the numbers too, so that the statement needs no compiling.
+    adjusted = (
+        v.conn.exec_driver_sql(
+            f"SELECT seq FROM {event_index.name} WHERE c = {int(v.key):d} AND kind = '{ADJUSTED}'"
+            f" AND seq <= {int(seq):d} AND (undone_by IS NULL OR undone_by > {int(seq):d}) ORDER BY seq"
+        )
+        .scalars()
+        .all()
+    )
+    owners = dict(scenario.game_map.land)
+    entered: list[str] = []
+    for version in adjusted:
+        for stored in t.app.recorder.select_events(v.cid, gt=version - 1, lte=version):
+            event = t.decode(stored)
+            owners.update(getattr(event, "owners", {}))
+            entered.extend(getattr(event, "enter", ()))
+    return dict(sorted(owners.items())), tuple(entered)
