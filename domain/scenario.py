@@ -4,20 +4,30 @@ reads on and collects them all."""
 
 from __future__ import annotations
 
-import json
 import re
 import stat
 from collections import deque
-from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from domain.errors import DataFileError, InputError
 from domain.ruleset import Ruleset, builtin_names
+from domain.scenario_reading import (
+    NationNames,
+    Report,
+    attempt,
+    finish,
+    meant,
+    nation_names,
+    stop,
+    strays_lifted,
+    subtables,
+    toml_key,
+)
 from domain.scenario_slips import check_new_campaign
-from domain.schema import Reader, SameNameTwice, did_you_mean, unknown_key
+from domain.schema import Reader, SameNameTwice, did_you_mean
 
 # Sane maxima for a scenario's numbers: far above any real game, and low enough that a
 # campaign's balances and counts stay within database integers for thousands of turns.
@@ -30,11 +40,6 @@ MAX_ENTRY_ROUND = 10_000
 # The form of a scenario's `name` that `tracker scenario new` writes (nothing looks a scenario
 # up by it: campaigns show it in reports and --json).
 SCENARIO_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
-
-T = TypeVar("T")
-# Where the readers below send a problem: the loader raises the first one, the authoring
-# check (`scenario check`) collects them all and reads on past each.
-Report = Callable[[DataFileError], None]
 
 
 @dataclass(frozen=True)
@@ -131,54 +136,6 @@ class Scenario:
         return frozenset(n for n in self.nations if not self.at_war(n, round_, entered))
 
 
-# A key TOML reads without quotes; any other name is written in them.
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def toml_key(name: str) -> str:
-    """A name as a TOML header or dotted key writes it: bare when it may be, else quoted
-    (`Italy`, `"Austria.Hungary"`, `"Low Countries"`), so that a header a message shows is one
-    that can be copied into the file."""
-    if _BARE_KEY.fullmatch(name):
-        return name
-    return json.dumps(name, ensure_ascii=False)
-
-
-def _stop(problem: DataFileError) -> None:
-    raise problem
-
-
-def _attempt(report: Report, fallback: T, read: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """One reader call; a problem is reported and the reading goes on with `fallback`."""
-    try:
-        return read(*args, **kwargs)
-    except DataFileError as problem:
-        report(problem)
-        return fallback
-
-
-def _finish(r: Reader, report: Report) -> None:
-    """Report every key nobody asked for: a typo must not silently fall back to a default."""
-    for name in r.data:
-        if name not in r.used:
-            report(unknown_key(r, name))
-
-
-def _subtables(r: Reader, name: str, report: Report, required: bool = True) -> list[tuple[str, Reader]]:
-    """The sub-tables of a table as (name, reader) pairs; an entry that is no table is reported."""
-    outer = _attempt(report, None, r.table, name, required)
-    if outer is None:
-        return []
-    found = []
-    for sub in outer.data:
-        outer.used.add(sub)
-        try:
-            found.append((sub, Reader(outer.source, outer.data[sub], outer.key(sub))))
-        except DataFileError as problem:
-            report(problem)
-    return found
-
-
 def _position(r: Reader, report: Report) -> tuple[int, int] | None:
     if not (r.has("x") or r.has("y")):
         return None
@@ -186,18 +143,9 @@ def _position(r: Reader, report: Report) -> tuple[int, int] | None:
         r.used.update(("x", "y"))
         report(r.fail("y" if r.has("x") else "x", "missing: a map position needs both x and y"))
         return None
-    x = _attempt(report, None, r.integer, "x", -MAX_COORDINATE, MAX_COORDINATE)
-    y = _attempt(report, None, r.integer, "y", -MAX_COORDINATE, MAX_COORDINATE)
+    x = attempt(report, None, r.integer, "x", -MAX_COORDINATE, MAX_COORDINATE)
+    y = attempt(report, None, r.integer, "y", -MAX_COORDINATE, MAX_COORDINATE)
     return None if x is None or y is None else (x, y)
-
-
-def _meant(text: str, known: Collection[str]) -> str:
-    """`did_you_mean`, and for a name followed by '#' and more inside its quotes (a comment put
-    before the closing quote, where TOML keeps it as text), that name and why."""
-    before = text.partition("#")[0].strip()
-    if "#" in text and before in known:
-        return f" (did you mean {before!r}? a '#' inside the quotes is part of the text, not a comment)"
-    return did_you_mean(text, known)
 
 
 def _some_positions(top: Reader, names: list[str], sea_names: set[str], placing: set[str], report: Report) -> None:
@@ -219,13 +167,13 @@ def _some_of(names: list[str], most: int = 3) -> str:
     return ", ".join(names[:most]) + more
 
 
-def _read_map(top: Reader, nations: dict[str, Any], report: Report) -> GameMap:
-    m = _attempt(report, None, top.table, "map")
+def _read_map(top: Reader, owners: NationNames, report: Report) -> GameMap:
+    m = attempt(report, None, top.table, "map")
     if m is None:
         return GameMap(sea=frozenset(), land={}, adjacency={})
-    sea_entries = _subtables(m, "sea", report)
-    land_entries = _subtables(m, "land", report, required=False)
-    _finish(m, report)
+    sea_entries = subtables(m, "sea", report)
+    land_entries = subtables(m, "land", report, required=False)
+    finish(m, report)
     if m.has("sea") and not sea_entries:
         report(top.fail("map.sea", "at least one sea zone is required"))
     sea_names = {n for n, _ in sea_entries}
@@ -246,21 +194,21 @@ def _read_map(top: Reader, nations: dict[str, Any], report: Report) -> GameMap:
             positions[name] = position
         if name not in sea_names:
             # An unknown or missing owner is reported; the territory stays land meanwhile.
-            land[name] = _attempt(report, "", r.string, "owner")
-            if land[name] and land[name] not in nations:
-                report(r.fail("owner", f"unknown nation {land[name]!r}{_meant(land[name], nations)}"))
+            land[name] = owners.resolve(attempt(report, "", r.string, "owner"))
+            if land[name] and owners.unknown(land[name]):
+                report(r.fail("owner", f"unknown nation {land[name]!r}{meant(land[name], owners.declared)}"))
             if r.has("port"):
-                marked[name] = _attempt(report, False, r.boolean, "port")
-        for other in _attempt(report, list[str](), r.strings, "adjacent", default=[]):
+                marked[name] = attempt(report, False, r.boolean, "port")
+        for other in attempt(report, list[str](), r.strings, "adjacent", default=[]):
             if other not in adjacency:
-                hint = _meant(other, adjacency)
+                hint = meant(other, adjacency)
                 report(r.fail("adjacent", f"unknown zone {other!r} in adjacency list{hint}"))
             elif other == name:
                 report(r.fail("adjacent", "a zone cannot be adjacent to itself"))
             else:
                 adjacency[name].add(other)
                 adjacency[other].add(name)
-        _finish(r, report)
+        finish(r, report)
     if placing and len(placing) < len(names):
         _some_positions(top, names, sea_names, placing, report)
     return GameMap(
@@ -284,7 +232,7 @@ def scenario_from_dict(data: dict[str, Any], source: str, ruleset: Ruleset, *, n
     """Validate a scenario against the ruleset it will be played with; the first problem is
     raised as a DataFileError naming the file and the key path. `new_campaign` adds the checks
     of `domain.scenario_slips`, which a recorded campaign's scenario is read without."""
-    return _build(data, source, ruleset, _stop, new_campaign)
+    return _build(data, source, ruleset, stop, new_campaign)
 
 
 def scenario_with_problems(data: dict[str, Any], source: str, ruleset: Ruleset) -> tuple[Scenario, list[DataFileError]]:
@@ -297,24 +245,25 @@ def scenario_with_problems(data: dict[str, Any], source: str, ruleset: Ruleset) 
 
 def _build(data: dict[str, Any], source: str, ruleset: Ruleset, report: Report, new_campaign: bool) -> Scenario:
     top = Reader(source, data)
-    meta = _attempt(report, Reader(source, {}, "scenario"), top.table, "scenario")
-    name = _attempt(report, "", meta.string, "name")
-    title = _attempt(report, name, meta.string, "title", default=name)
-    ruleset_name = _attempt(report, "twtea-3e", meta.string, "ruleset", default="twtea-3e")
-    dice = _attempt(report, "auto", meta.string, "dice", default="auto", choices=("auto", "manual"))
-    turn_order = _attempt(report, None, meta.strings, "turn_order")
+    meta = attempt(report, Reader(source, {}, "scenario"), top.table, "scenario")
+    name = attempt(report, "", meta.string, "name")
+    title = attempt(report, name, meta.string, "title", default=name)
+    ruleset_name = attempt(report, "twtea-3e", meta.string, "ruleset", default="twtea-3e")
+    dice = attempt(report, "auto", meta.string, "dice", default="auto", choices=("auto", "manual"))
+    turn_order = attempt(report, None, meta.strings, "turn_order")
     side_of, sides_read = _sides(top, report)
-    raw_nations: Any = _attempt(report, {}, top.raw, "nations")
-    if not isinstance(raw_nations, dict):
+    raw_nations: Any = attempt(report, None, top.raw, "nations")
+    if raw_nations is not None and not isinstance(raw_nations, dict):
         report(top.fail("nations", "expected a table"))
-        raw_nations = {}
-    game_map = _read_map(top, raw_nations, report)
-    nations = _nations(top, side_of, sides_read, ruleset, game_map, report)
+    names = nation_names(raw_nations, side_of, sides_read)
+    game_map = _read_map(top, names, report)
+    nations = _nations(top, side_of, sides_read, names, ruleset, game_map, report)
     if turn_order is not None:
-        _check_turn_order(meta, turn_order, nations, report)
-    _finish(meta, report)
-    placed = _unit_groups(top, nations, ruleset, game_map, report)
-    _finish(top, report)
+        turn_order = [names.resolve(n) for n in turn_order]
+        _check_turn_order(meta, turn_order, nations, names, report)
+    finish(meta, report)
+    placed = _unit_groups(top, nations, names, ruleset, game_map, report)
+    finish(top, report)
     scenario = Scenario(
         name=name,
         title=title,
@@ -330,31 +279,34 @@ def _build(data: dict[str, Any], source: str, ruleset: Ruleset, report: Report, 
     return scenario
 
 
-def _check_turn_order(meta: Reader, turn_order: list[str], nations: dict[str, Nation], report: Report) -> None:
-    if sorted(turn_order) == sorted(nations):
-        return
+def _check_turn_order(
+    meta: Reader, turn_order: list[str], nations: dict[str, Nation], names: NationNames, report: Report
+) -> None:
+    """T1: every nation once. A nation the file names whose table could not be read is not
+    called missing or unknown here: its own problem is reported where it is."""
     missing = [n for n in nations if n not in turn_order]
     twice = sorted({n for n in turn_order if turn_order.count(n) > 1})
-    strangers = [n for n in turn_order if n not in nations]
+    strangers = [n for n in turn_order if n not in nations and names.unknown(n)]
     details = [
-        f"{what}: {', '.join(names)}"
-        for what, names in (("missing", missing), ("twice", twice), ("no such nation", strangers))
-        if names
+        f"{what}: {', '.join(listed)}"
+        for what, listed in (("missing", missing), ("twice", twice), ("no such nation", strangers))
+        if listed
     ]
-    report(meta.fail("turn_order", f"must list every nation exactly once ({'; '.join(details)})"))
+    if details:
+        report(meta.fail("turn_order", f"must list every nation exactly once ({'; '.join(details)})"))
 
 
 def _sides(top: Reader, report: Report) -> tuple[dict[str, str], bool]:
     """Each nation's side; a nation is on one side only, and there are at least two sides. The
     flag says whether every side's list could be read (if not, a nation missing from them may
     be on the unread one)."""
-    sides_reader = _attempt(report, None, top.table, "sides")
+    sides_reader = attempt(report, None, top.table, "sides")
     if sides_reader is None:
         return {}, False
     side_of: dict[str, str] = {}
     complete = True
     for side in list(sides_reader.data):
-        listed = _attempt(report, None, sides_reader.strings, side)
+        listed = attempt(report, None, sides_reader.strings, side)
         if listed is None:
             complete = False
             continue
@@ -369,35 +321,44 @@ def _sides(top: Reader, report: Report) -> tuple[dict[str, str], bool]:
 
 
 def _nations(
-    top: Reader, side_of: dict[str, str], sides_read: bool, ruleset: Ruleset, game_map: GameMap, report: Report
+    top: Reader,
+    side_of: dict[str, str],
+    sides_read: bool,
+    names: NationNames,
+    ruleset: Ruleset,
+    game_map: GameMap,
+    report: Report,
 ) -> dict[str, Nation]:
     """Every nation on a side, each with a table of its own and a code no other nation has
     (a nation on no side is not reported when [sides] could not be read whole: it says why)."""
     nations: dict[str, Nation] = {}
-    for nname, r in _subtables(top, "nations", report):
-        if nname not in side_of and sides_read:
+    spelt = {table: listed for listed, table in names.aliases.items()}
+    for nname, r in subtables(top, "nations", report):
+        if nname not in side_of and nname not in spelt and sides_read:
             report(top.fail(f"nations.{nname}", "nation is on no side (see [sides])"))
-        nations[nname] = _nation(nname, r, side_of.get(nname, ""), ruleset, game_map, report)
+        side = side_of.get(nname, side_of.get(spelt.get(nname, ""), ""))
+        nations[nname] = _nation(nname, r, side, ruleset, game_map, report)
     for nation in side_of:
-        if nation not in nations:
-            # At the side that names it, with the table it may have meant (a name spelt two ways).
+        if nation not in nations and names.tableless(nation, top):
+            # At the side that names it, with the table it may have meant (a name spelt two ways:
+            # the one slip the two spellings make, reported here only).
             problem = f"nation {nation!r} has no [nations.{toml_key(nation)}] table{did_you_mean(nation, nations)}"
             report(top.fail(f"sides.{side_of[nation]}", problem))
     holders: dict[str, list[str]] = {}
     for n in nations.values():
         if n.code:
             holders.setdefault(n.code, []).append(n.name)
-    for code, names in holders.items():
-        if len(names) > 1:
-            keys = (top.key(f"nations.{names[-1]}.code"), top.key(f"nations.{names[0]}.code"))
-            report(SameNameTwice(top.source, keys, f"two nations share a code ({code!r}: {', '.join(names)})"))
+    for code, sharing in holders.items():
+        if len(sharing) > 1:
+            keys = (top.key(f"nations.{sharing[-1]}.code"), top.key(f"nations.{sharing[0]}.code"))
+            report(SameNameTwice(top.source, keys, f"two nations share a code ({code!r}: {', '.join(sharing)})"))
     return nations
 
 
 def _tech(r: Reader, ruleset: Ruleset, report: Report) -> dict[str, int]:
     """Head starts in known technologies, within TE2; each level is checked against the TE2
     maximum itself, however large (a bound of the reader's would name a maximum no rule sets)."""
-    table = _attempt(report, None, r.table, "tech", False)
+    table = attempt(report, None, r.table, "tech", False)
     if table is None:
         return {}
     tech: dict[str, int] = {}
@@ -410,7 +371,7 @@ def _tech(r: Reader, ruleset: Ruleset, report: Report) -> dict[str, int]:
         if isinstance(value, int) and not isinstance(value, bool) and value > ruleset.max_head_start:
             report(r.fail(f"tech.{t}", f"head start {value} is above the maximum {ruleset.max_head_start} (TE2)"))
             continue
-        level = _attempt(report, None, table.integer, t, 0)
+        level = attempt(report, None, table.integer, t, 0)
         if level is not None:
             tech[t] = level
     return tech
@@ -418,8 +379,8 @@ def _tech(r: Reader, ruleset: Ruleset, report: Report) -> dict[str, int]:
 
 def _trade(r: Reader, game_map: GameMap, report: Report) -> tuple[dict[str, int], dict[str, int]]:
     """Starting NTR and their maxima, in sea zones only (F6)."""
-    ntr = _attempt(report, dict[str, int](), r.int_map, "ntr", maximum=MAX_NTR)
-    ntr_max = _attempt(report, dict[str, int](), r.int_map, "ntr_max", maximum=MAX_NTR)
+    ntr = attempt(report, dict[str, int](), r.int_map, "ntr", maximum=MAX_NTR)
+    ntr_max = attempt(report, dict[str, int](), r.int_map, "ntr_max", maximum=MAX_NTR)
     for key, table in (("ntr", ntr), ("ntr_max", ntr_max)):
         for zone in table:
             if not game_map.knows(zone):
@@ -439,36 +400,40 @@ def _entry_round(r: Reader, report: Report) -> int:
         problem = f"entry round {value} is before round 1 (F8; leave it out to be at war from the start)"
         report(r.fail("entry_round", problem))
         return 1
-    return _attempt(report, 1, r.integer, "entry_round", 1, MAX_ENTRY_ROUND, default=1)
+    return attempt(report, 1, r.integer, "entry_round", 1, MAX_ENTRY_ROUND, default=1)
 
 
 def _nation(nname: str, r: Reader, side: str, ruleset: Ruleset, game_map: GameMap, report: Report) -> Nation:
     """One nation's table: head starts within TE2, NTR in sea zones (F6), caps of known types,
     the round it enters the war (F8)."""
+    zones = game_map.adjacency
+    r = strays_lifted(
+        nname, r, {"tech": ruleset.technologies, "ntr": zones, "ntr_max": zones, "caps": ruleset.units}, report
+    )
     tech = _tech(r, ruleset, report)
     ntr, ntr_max = _trade(r, game_map, report)
-    caps = _attempt(report, dict[str, int](), r.int_map, "caps")
+    caps = attempt(report, dict[str, int](), r.int_map, "caps")
     for unit_type in caps:
         if unit_type not in ruleset.units:
             report(r.fail(f"caps.{unit_type}", f"unknown unit type (known: {', '.join(ruleset.units)})"))
     nation = Nation(
         name=nname,
-        code=_attempt(report, "", r.string, "code"),
+        code=attempt(report, "", r.string, "code"),
         side=side,
-        resources=_attempt(report, 0, r.integer, "resources", 0, MAX_RESOURCES),
-        income=_attempt(report, 0, r.integer, "income", 0, MAX_RESOURCES, default=0),
+        resources=attempt(report, 0, r.integer, "resources", 0, MAX_RESOURCES),
+        income=attempt(report, 0, r.integer, "income", 0, MAX_RESOURCES, default=0),
         tech=tech,
         ntr=ntr,
         ntr_max=ntr_max,
         caps=caps,
         entry_round=_entry_round(r, report),
     )
-    _finish(r, report)
+    finish(r, report)
     return nation
 
 
 def _group_readers(top: Reader, report: Report) -> list[Reader]:
-    value: Any = _attempt(report, [], top.raw, "units")
+    value: Any = attempt(report, [], top.raw, "units")
     if not isinstance(value, list):
         report(top.fail("units", "expected a list of tables ([[units]])"))
         return []
@@ -482,13 +447,13 @@ def _group_readers(top: Reader, report: Report) -> list[Reader]:
 
 
 def _unit_groups(
-    top: Reader, nations: dict[str, Nation], ruleset: Ruleset, game_map: GameMap, report: Report
+    top: Reader, nations: dict[str, Nation], names: NationNames, ruleset: Ruleset, game_map: GameMap, report: Report
 ) -> list[tuple[str, UnitGroup]]:
     """The starting forces, each group where it may start, with its key path (`units[3]`); air
     units at sea fit on their nation's carriers there (F7)."""
     placed = []
     for ur in _group_readers(top, report):
-        group = _unit_group(ur, nations, ruleset, game_map, report)
+        group = _unit_group(ur, nations, names, ruleset, game_map, report)
         if group is not None:
             placed.append((ur.path, group))
     capacity: dict[tuple[str, str], int] = {}
@@ -515,28 +480,31 @@ def _unit_groups(
 
 
 def _unit_group(
-    ur: Reader, nations: dict[str, Nation], ruleset: Ruleset, game_map: GameMap, report: Report
+    ur: Reader, nations: dict[str, Nation], names: NationNames, ruleset: Ruleset, game_map: GameMap, report: Report
 ) -> UnitGroup | None:
-    """One starting group, or None when it cannot be placed (each reason reported)."""
-    nation = _attempt(report, None, ur.string, "nation")
-    unit_type = _attempt(report, None, ur.string, "type")
-    at = _attempt(report, None, ur.string, "at")
-    count = _attempt(report, None, ur.integer, "count", 1, 1000, default=1)
-    _finish(ur, report)
+    """One starting group, or None when it cannot be placed (each reason reported; a nation
+    whose own table has a problem is not reported again at each of its groups)."""
+    nation = attempt(report, None, ur.string, "nation")
+    unit_type = attempt(report, None, ur.string, "type")
+    at = attempt(report, None, ur.string, "at")
+    count = attempt(report, None, ur.integer, "count", 1, 1000, default=1)
+    finish(ur, report)
+    nation = names.resolve(nation) if nation is not None else None
     if nation is not None and nation not in nations:
-        report(ur.fail("nation", f"unknown nation {nation!r}{_meant(nation, nations)}"))
+        if names.unknown(nation):
+            report(ur.fail("nation", f"unknown nation {nation!r}{meant(nation, names.declared)}"))
         nation = None
     if unit_type is not None and unit_type not in ruleset.units:
         known = ", ".join(ruleset.units)
         report(
             ur.fail(
                 "type",
-                f"reference to unknown unit {unit_type!r}{_meant(unit_type, ruleset.units)} (known: {known})",
+                f"reference to unknown unit {unit_type!r}{meant(unit_type, ruleset.units)} (known: {known})",
             )
         )
         unit_type = None
     if at is not None and not game_map.knows(at):
-        report(ur.fail("at", f"unknown zone {at!r}{_meant(at, game_map.adjacency)}"))
+        report(ur.fail("at", f"unknown zone {at!r}{meant(at, game_map.adjacency)}"))
         at = None
     if nation is None or unit_type is None or at is None or count is None:
         return None

@@ -1,41 +1,32 @@
 """`scenario check`: every problem of a scenario file at once, each with its line and key path,
 as errors (what the loader refuses) and warnings (what it accepts but a board rarely means).
 
-Line numbers come from the file's text: a small scanner of TOML lines maps each key path to the
-line that writes it (table headers, keys, dotted keys, arrays of tables); a problem whose key
-the file lacks points at the nearest table that holds it.
+Line numbers come from the file's text (`domain.toml_lines`): each problem at the line that
+writes its key, or at the nearest table that holds a key the file lacks (line 1 for a table the
+file lacks altogether).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from domain.errors import DataFileError, InputError
 from domain.ruleset import Ruleset, load_ruleset
 from domain.scenario import SCENARIO_NAME, GameMap, Scenario, scenario_with_problems
+from domain.scenario_reading import TOP_LEVEL
 from domain.schema import SameNameTwice, control_character
+from domain.toml_lines import key_lines, key_name, key_parts, line_of, scan_keys, value_span
 
-KeyPath = tuple[str | int, ...]
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+# key_lines and value_span: where `domain.scenario_layout` found them before the scanner had a
+# module of its own.
+__all__ = ["Finding", "ScenarioCheck", "check_scenario", "key_lines", "scenario_warnings", "value_span"]
+
 _TOML_ERROR_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)")
-# A problem about one named thing quotes it ('Foo' or "Foo's"); a multi-line array is searched
-# for that name so the line shown is the element's own.
-_QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"")
 # `key = Some words`: text without its quotes (not true, false, inf or nan, which TOML knows).
 _UNQUOTED = re.compile(r"[^=#]*=\s*(?!(?:true|false|inf|nan)\b)[A-Za-z]")
-
-
-@dataclass(frozen=True)
-class KeyLine:
-    """Where the text writes one key: its first line, and the last line of its value."""
-
-    line: int
-    end: int
-    header: bool  # a [table] or [[array]] header rather than a `key = value` line
 
 
 @dataclass(frozen=True)
@@ -67,6 +58,10 @@ class ScenarioCheck:
     scenario: Scenario | None  # as far as it could be read; None when the file is no TOML
     ruleset: Ruleset | None = None  # the one it was checked against, when it could be read
     written: Written | None = None  # None when the file is no TOML
+    # The line of each error left out as one a reported error stands for (a key called missing
+    # beside the misspelt key that means it), by key path: where `tracker new`, which stops at
+    # the loader's first problem, points for it.
+    reported_at: dict[str, int] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Finding]:
@@ -75,247 +70,6 @@ class ScenarioCheck:
     @property
     def warnings(self) -> list[Finding]:
         return [f for f in self.findings if f.level == "warning"]
-
-
-# ----- key paths and their lines -----
-
-
-def _read_key(s: str, i: int) -> tuple[list[str], int]:
-    """A dotted TOML key starting at s[i]: its parts, and where the text after it starts."""
-    parts: list[str] = []
-    while True:
-        while i < len(s) and s[i] in " \t":
-            i += 1
-        if i < len(s) and s[i] in "\"'":
-            quote = s[i]
-            j = i + 1
-            while j < len(s) and s[j] != quote:
-                j += 2 if quote == '"' and s[j] == "\\" else 1
-            raw = s[i : j + 1]
-            try:
-                parts.append(json.loads(raw) if quote == '"' else raw[1:-1])
-            except ValueError:
-                parts.append(raw[1:-1])
-            i = j + 1
-        else:
-            match = _BARE_KEY.match(s, i)
-            if match is None:
-                return parts, i
-            parts.append(match.group())
-            i = match.end()
-        while i < len(s) and s[i] in " \t":
-            i += 1
-        if i < len(s) and s[i] == ".":
-            i += 1
-            continue
-        return parts, i
-
-
-class _ValueScanner:
-    """Follows brackets and strings across lines, so that the lines of a multi-line array or
-    string are not read as keys."""
-
-    def __init__(self) -> None:
-        self.depth = 0
-        self.string: str | None = None  # the delimiter of a multi-line string left open
-
-    @property
-    def open(self) -> bool:
-        return self.depth > 0 or self.string is not None
-
-    def feed(self, s: str, i: int = 0) -> None:
-        while i < len(s):
-            if self.string is not None:
-                end = s.find(self.string, i)
-                if end < 0:
-                    return
-                self.string, i = None, end + 3
-                continue
-            ch = s[i]
-            if ch == "#":
-                return
-            if s.startswith('"""', i) or s.startswith("'''", i):
-                self.string, i = s[i : i + 3], i + 3
-            elif ch in "\"'":
-                i = _past_string(s, i)
-            else:
-                self.depth += 1 if ch in "[{" else -1 if ch in "]}" else 0
-                i += 1
-
-
-def key_lines(text: str) -> dict[KeyPath, KeyLine]:
-    """Each key path the text writes (tables, keys, arrays of tables as `(name, index)`), with
-    its line; implicit parent tables take the line of their first child."""
-    return _scan_keys(text).found
-
-
-def key_at(text: str, line: int) -> str:
-    """The key path a line writes (`nations.Britain.code`, `units[2]`), as the loader names it;
-    "" for a line that writes none. Read from the text alone, so it works where TOML refuses the
-    file (a key given twice is written on a line of its own)."""
-    return _key_name(_scan_keys(text).at_line.get(line, ()))
-
-
-def value_span(row: str) -> tuple[int, int] | None:
-    """Where the value of a `key = value` line begins and where it ends on that line, before
-    any comment and the spaces ahead of it (a value running on over lines ends with the line);
-    None for a line that writes no key."""
-    parts, at = _read_key(row, 0)
-    if not parts or not row.startswith("=", at):
-        return None
-    start = at + 1
-    while start < len(row) and row[start] in " \t":
-        start += 1
-    end = _comment_start(row, start)
-    end = len(row.rstrip("\r")) if end is None else end
-    while end > start and row[end - 1] in " \t":
-        end -= 1
-    return start, end
-
-
-def _comment_start(s: str, i: int) -> int | None:
-    """The '#' that begins a comment at or after s[i], passing over quoted strings, or None."""
-    while i < len(s):
-        ch = s[i]
-        if ch == "#":
-            return i
-        i = _past_string(s, i) if ch in "\"'" else i + 1
-    return None
-
-
-def _past_string(s: str, i: int) -> int:
-    """Past the one-line string that s[i] (a quote) opens: a basic string's escapes are passed
-    over, a literal string (') has none."""
-    quote = s[i]
-    j = i + 1
-    while j < len(s) and s[j] != quote:
-        j += 2 if quote == '"' and s[j] == "\\" else 1
-    return j + 1
-
-
-def _key_name(path: KeyPath) -> str:
-    """A key path as the loader names it (`nations.Britain.code`, `units[2]`)."""
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" if n else p for n, p in enumerate(path))
-
-
-@dataclass(frozen=True)
-class _Scan:
-    found: dict[KeyPath, KeyLine]  # `key_lines`
-    at_line: dict[int, KeyPath]  # the key path each line writing a key or header writes
-    # The multi-line value each later line of it belongs to: (its key path, its first line);
-    # under 0, one the text leaves open at its end.
-    within: dict[int, tuple[KeyPath, int]]
-
-
-def _scan_keys(text: str) -> _Scan:
-    """Where the text writes each key path, and which lines belong to a value begun above."""
-    found: dict[KeyPath, KeyLine] = {}
-    at_line: dict[int, KeyPath] = {}
-    within: dict[int, tuple[KeyPath, int]] = {}
-    arrays: dict[KeyPath, int] = {}
-    current: KeyPath = ()
-    scanner = _ValueScanner()
-    pending: tuple[KeyPath, int] | None = None
-
-    def resolve(parts: list[str]) -> KeyPath:
-        path: KeyPath = ()
-        for part in parts:
-            path = path + (part,)
-            if path in arrays:
-                path = path + (arrays[path],)
-        return path
-
-    def note(path: KeyPath, line: int, header: bool) -> None:
-        for n in range(1, len(path)):
-            found.setdefault(path[:n], KeyLine(line, line, False))
-        found.setdefault(path, KeyLine(line, line, header))
-
-    # Only "\n" ends a line in TOML (str.splitlines would also split at form feeds and the like).
-    for number, line in enumerate(text.split("\n"), start=1):
-        if scanner.open:
-            if pending is not None:
-                within[number] = pending
-            scanner.feed(line)
-            if not scanner.open and pending is not None:
-                found[pending[0]] = KeyLine(pending[1], number, False)
-                pending = None
-            continue
-        stripped = line.lstrip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        if stripped.startswith("[["):
-            parts, _ = _read_key(stripped, 2)
-            base = resolve(parts[:-1]) + tuple(parts[-1:])
-            arrays[base] = arrays.get(base, -1) + 1
-            current = base + (arrays[base],)
-            note(current, number, True)
-            at_line[number] = current
-        elif stripped.startswith("["):
-            parts, _ = _read_key(stripped, 1)
-            current = resolve(parts)
-            note(current, number, True)
-            at_line[number] = current
-        else:
-            parts, at = _read_key(stripped, 0)
-            if not parts or not stripped[at:].startswith("="):
-                continue
-            path = current + tuple(parts)
-            note(path, number, False)
-            at_line[number] = path
-            scanner.feed(stripped, at + 1)
-            if scanner.open:
-                pending = (path, number)
-    if pending is not None:
-        within[0] = pending
-    return _Scan(found, at_line, within)
-
-
-def key_parts(data: Any, key: str) -> KeyPath:
-    """A key path as the loader names it (`map.sea.St. George's Channel.adjacent`, `units[3].at`)
-    split into its parts by the data itself, so names holding dots stay whole."""
-    parts: list[str | int] = []
-    node = data
-    rest = key
-    while rest:
-        if isinstance(node, dict):
-            names = [k for k in node if rest == k or rest.startswith(k + ".") or rest.startswith(k + "[")]
-            if not names:
-                # A key the file lacks (a missing required key): the rest names it.
-                parts.append(rest)
-                break
-            name = max(names, key=len)
-            parts.append(name)
-            node, rest = node[name], rest[len(name) :]
-            if rest == "." and isinstance(node, dict) and "" in node:
-                # The path ends in a table named "" (`[map.sea.""]`): a key of its own.
-                parts.append("")
-                break
-        elif isinstance(node, list) and (index := re.match(r"\[(\d+)\]", rest)):
-            parts.append(int(index.group(1)))
-            position = int(index.group(1))
-            node, rest = node[position] if position < len(node) else None, rest[index.end() :]
-        else:
-            parts.append(rest)
-            break
-        rest = rest[1:] if rest.startswith(".") else rest
-    return tuple(parts)
-
-
-def line_of(lines: dict[KeyPath, KeyLine], text_lines: list[str], path: KeyPath, message: str = "") -> int | None:
-    """The line of a key path, or of the nearest table holding it; within a multi-line array,
-    the line of the element the message quotes."""
-    for n in range(len(path), 0, -1):
-        entry = lines.get(path[:n])
-        if entry is None:
-            continue
-        quoted = _QUOTED.search(message)
-        if quoted and entry.end > entry.line and n == len(path):
-            name = json.dumps(quoted.group(1) or quoted.group(2), ensure_ascii=False)
-            for number in range(entry.line, entry.end + 1):
-                if name in text_lines[number - 1]:
-                    return number
-        return entry.line
-    return None
 
 
 # ----- the check -----
@@ -336,12 +90,20 @@ def check_scenario(text: str, source: str, ruleset: str | None = None, *, positi
     if not data:
         # Nothing but blanks and comments: one finding, not one per missing table.
         empty = "no scenario in the file: it is empty (`tracker scenario new NAME` writes one to start from)"
-        return ScenarioCheck(source, (Finding("error", "", empty, None),), None)
+        return ScenarioCheck(source, (Finding("error", "", empty, 1),), None)
     lines = key_lines(text)
     text_lines = text.split("\n")
 
     def finding(level: str, key: str, message: str) -> Finding:
-        return Finding(level, key, message, line_of(lines, text_lines, key_parts(data, key), message))
+        line = line_of(lines, text_lines, key_parts(data, key), message)
+        if line is None:
+            # A table the file lacks altogether: the top level that should hold it begins at
+            # line 1, as a key a table lacks is shown at that table's header.
+            line = 1
+            if key in TOP_LEVEL and message == "missing required key":
+                header = "[[units]]" if key == "units" else f"[{key}]"
+                message = f"{message}: the file has no {header} table"
+        return Finding(level, key, message, line)
 
     def error(problem: DataFileError) -> Finding:
         """The problem at its key; a name given twice at the later of its two places (the
@@ -358,10 +120,13 @@ def check_scenario(text: str, source: str, ruleset: str | None = None, *, positi
     if isinstance(rules, str):
         return ScenarioCheck(source, (finding("error", "scenario.ruleset", rules),), None, written=written)
     scenario, problems = scenario_with_problems(data, source, rules)
-    errors = [error(p) for p in _without_echoes(problems)]
-    warnings = [finding("warning", key, message) for key, message in scenario_warnings(data, scenario)]
+    kept, stood_for = _without_echoes(problems)
+    errors = [error(p) for p in kept]
+    reported_at = {echo.key: line for echo, root in stood_for if (line := error(root).line) is not None}
+    borders_read = not any(_about_borders(p) for p in kept)
+    warnings = [finding("warning", key, message) for key, message in scenario_warnings(data, scenario, borders_read)]
     order = sorted(errors, key=_by_line) + sorted(warnings, key=_by_line)
-    return ScenarioCheck(source, tuple(order), scenario, rules, written)
+    return ScenarioCheck(source, tuple(order), scenario, rules, written, reported_at)
 
 
 def _drop_positions(data: dict[str, Any]) -> None:
@@ -384,13 +149,13 @@ def _not_toml(text: str, error: str) -> Finding:
     at = _TOML_ERROR_AT.search(error)
     message = _TOML_ERROR_AT.sub("", error)
     line = int(at.group(1)) if at else None
-    scan = _scan_keys(text)
+    scan = scan_keys(text)
     opened = scan.within.get(line if line is not None else 0)
     if opened is not None and opened[1] != line:
         path, start = opened
         where = "here" if line is not None else "at the end of the file"
         problem = f"not valid TOML ({message}; the value begun at line {start} is still open {where})"
-        return Finding("error", _key_name(path), problem, line if line is not None else start)
+        return Finding("error", key_name(path), problem, line if line is not None else start)
     if line is None:
         return Finding("error", "", f"not valid TOML ({message})", None)
     path = scan.at_line.get(line, ())
@@ -399,6 +164,10 @@ def _not_toml(text: str, error: str) -> Finding:
     stray = next((ch for ch in row if ch != "\t" and control_character(ch)), None)
     if earlier:
         message = f"{message}: also at line {earlier[0]}"
+        if path == ("units",) and row.lstrip().startswith("[units]"):
+            message = f"{message}; each group of starting forces is a [[units]] table, with double brackets"
+    elif message == "Expected ']' at the end of a table declaration" and (quoted := _quoted_header(row)):
+        message = f"{message}: a name with spaces is written in quotes, as {quoted}"
     elif stray is not None and "Illegal character" not in message:
         # Invisible in an editor: say what TOML stumbled on.
         message = f"{message}: the line holds the control character {stray!r}, column {row.index(stray) + 1}"
@@ -408,7 +177,18 @@ def _not_toml(text: str, error: str) -> Finding:
         message = f"{message}: a string is still open at the end of the line: a closing quote is missing"
     elif message == "Invalid value" and _UNQUOTED.match(row):
         message = f'{message}: text needs quotes, as name = "North Sea"'
-    return Finding("error", _key_name(path), f"not valid TOML ({message})", line)
+    return Finding("error", key_name(path), f"not valid TOML ({message})", line)
+
+
+def _quoted_header(row: str) -> str | None:
+    """A table header whose names hold spaces (`[nations.Ottoman Empire]`) as TOML reads it,
+    each such name in quotes; None for a row that is no such header."""
+    header = re.fullmatch(r"\s*(\[\[?)([^\]\"'#]*)(\]\]?)\s*(#.*)?", row)
+    if header is None or " " not in header.group(2).strip():
+        return None
+    parts = [part.strip() for part in header.group(2).split(".")]
+    quoted = ".".join(f'"{part}"' if " " in part else part for part in parts)
+    return f"{header.group(1)}{quoted}{header.group(3)}"
 
 
 def _inline_table_slip(row: str, column: int) -> str:
@@ -462,15 +242,29 @@ def _ruleset(data: dict[str, Any], override: str | None) -> Ruleset | str:
         return f"the ruleset cannot be read, so nothing else was checked: {e}"
 
 
-def _without_echoes(problems: list[DataFileError]) -> list[DataFileError]:
+# A key the loader did not ask for, spelt like one it did: `unknown key (did you mean 'code'?)`.
+_MISSPELT = re.compile(r"unknown key \(did you mean '(.+)'\?\)")
+
+
+def _without_echoes(
+    problems: list[DataFileError],
+) -> tuple[list[DataFileError], list[tuple[DataFileError, DataFileError]]]:
     """Each problem once; nothing reported inside a table already reported missing or not a
-    table (`scenario = "x"` is one slip, not one per key the table should hold), and no zone
-    called unknown when the file has no map to know it by."""
+    table (`scenario = "x"` is one slip, not one per key the table should hold), no zone
+    called unknown when the file has no map to know it by, and no key called missing that a
+    misspelt key beside it is reported as meaning (`cod = "DE"` is one slip, at its own line).
+    Those kept, and each key left out as missing with the misspelt key that stands for it."""
     seen: set[tuple[str, str]] = set()
     missing: list[str] = []
     kept = []
+    misspelt = [(p, meant.group(1)) for p in problems if (meant := _MISSPELT.fullmatch(p.problem))]
+    stood_for = []
     for p in problems:
         if (p.key, p.problem) in seen or any(p.key.startswith(m + ".") for m in missing):
+            continue
+        root = next((u for u, meant in misspelt if _spelt_for(p.key, u.key, meant)), None)
+        if p.problem == "missing required key" and root is not None:
+            stood_for.append((p, root))
             continue
         if "map" in missing and p.problem.startswith("unknown zone"):
             continue
@@ -478,20 +272,43 @@ def _without_echoes(problems: list[DataFileError]) -> list[DataFileError]:
         if p.problem == "missing required key" or p.problem.startswith("expected a table,"):
             missing.append(p.key)
         kept.append(p)
-    return kept
+    return kept, stood_for
+
+
+def _about_borders(problem: DataFileError) -> bool:
+    """An error that leaves a border of the map unread: in an `adjacent` list, a key misspelt
+    for one, or a zone's entry that is no table."""
+    return (
+        problem.key.endswith(".adjacent")
+        or problem.problem == "unknown key (did you mean 'adjacent'?)"
+        # A zone written [[...]] is read all the same (see `subtables`).
+        or (
+            problem.key.startswith("map.")
+            and bool(re.match(r"expected a table, got (?!a list of tables)", problem.problem))
+        )
+    )
+
+
+def _spelt_for(missing: str, unknown: str, meant: str) -> bool:
+    """The key `missing` is the one the unknown key `unknown` of the same table is said to mean."""
+    if missing != meant and not missing.endswith("." + meant):
+        return False
+    table = missing[: len(missing) - len(meant)]
+    return unknown.startswith(table) and unknown != missing
 
 
 # ----- warnings: what the loader accepts but a board rarely means -----
 
 
-def scenario_warnings(data: dict[str, Any], scenario: Scenario) -> list[tuple[str, str]]:
+def scenario_warnings(data: dict[str, Any], scenario: Scenario, borders_read: bool = True) -> list[tuple[str, str]]:
     """(key path, message) for zones nobody can reach, ports without a sea, a side with nobody
     on it or nobody at war in round 1 (F8), a nation with no unit and no port (PU2), and a name not of
-    the template's form."""
+    the template's form. Without `borders_read` (an error in the map's adjacency), no zone is
+    called cut off or port inland: the border left out would be why."""
     game_map = scenario.game_map
     return [
-        *_unreachable(game_map),
-        *_inland_ports(data, game_map),
+        *(_unreachable(game_map) if borders_read else ()),
+        *(_inland_ports(data, game_map) if borders_read else ()),
         *_empty_sides(data),
         *_sides_at_peace(scenario),
         *_portless(data, scenario),

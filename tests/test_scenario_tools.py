@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from domain.errors import DataFileError
 from domain.ruleset import load_ruleset
 from domain.scenario import scenario_from_dict, scenario_text, scenario_with_problems
-from domain.scenario_check import key_lines, key_parts
+from domain.toml_lines import key_lines, key_parts
 from tracker.cli.main import cli
 from tracker.service.application import Tracker
 

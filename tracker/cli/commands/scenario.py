@@ -140,7 +140,8 @@ def line_of(file: str, ruleset: str | None, key: str) -> int | None:
         result = check_scenario(text, source, ruleset)
     except TrackerError:
         return None
-    return next((f.line for f in result.errors if f.key == key and f.line is not None), None)
+    found = next((f.line for f in result.errors if f.key == key and f.line is not None), None)
+    return found if found is not None else result.reported_at.get(key)
 
 
 def _loaded(file: str, ruleset: str | None, positions: bool = True) -> tuple[str, str, Scenario, Ruleset]:

@@ -1,0 +1,177 @@
+"""How the scenario loader reads a file's tables: each reader call's problem reported and the
+reading gone on past it (`attempt`), keys nobody asked for (`finish`), the TOML slips it reads
+through rather than report again at everything that follows from them (`[[...]]` for a
+`[...]` table, a nation's own keys written below its sub-table's header), and the names the
+file gives nations, by which the references to them are read."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from domain.errors import DataFileError
+from domain.schema import Reader, did_you_mean, unknown_key
+
+T = TypeVar("T")
+# Where the readers below send a problem: the loader raises the first one, the authoring
+# check (`scenario check`) collects them all and reads on past each.
+Report = Callable[[DataFileError], None]
+
+
+# The tables a scenario file is made of, in the order `tracker scenario new` writes them.
+TOP_LEVEL = ("scenario", "sides", "nations", "map", "units")
+# A key TOML reads without quotes; any other name is written in them.
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def toml_key(name: str) -> str:
+    """A name as a TOML header or dotted key writes it: bare when it may be, else quoted
+    (`Italy`, `"Austria.Hungary"`, `"Low Countries"`), so that a header a message shows is one
+    that can be copied into the file."""
+    if _BARE_KEY.fullmatch(name):
+        return name
+    return json.dumps(name, ensure_ascii=False)
+
+
+def stop(problem: DataFileError) -> None:
+    raise problem
+
+
+def attempt(report: Report, fallback: T, read: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """One reader call; a problem is reported and the reading goes on with `fallback`."""
+    try:
+        return read(*args, **kwargs)
+    except DataFileError as problem:
+        report(problem)
+        return fallback
+
+
+def finish(r: Reader, report: Report) -> None:
+    """Report every key nobody asked for: a typo must not silently fall back to a default."""
+    for name in r.data:
+        if name not in r.used:
+            report(unknown_key(r, name))
+
+
+def subtables(r: Reader, name: str, report: Report, required: bool = True) -> list[tuple[str, Reader]]:
+    """The sub-tables of a table as (name, reader) pairs; an entry that is no table is reported."""
+    outer = attempt(report, None, r.table, name, required)
+    if outer is None:
+        return []
+    found = []
+    for sub in outer.data:
+        outer.used.add(sub)
+        value = outer.data[sub]
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            # `[[nations.Germany]]` for `[nations.Germany]`: one slip, reported once; its first
+            # entry is read as the table, so that the units, owners and adjacencies naming it
+            # are not each reported unknown.
+            header = f"[{outer.path}.{toml_key(sub)}]"
+            problem = f"expected a table, got a list of tables: write the header {header}, with single brackets"
+            report(outer.fail(sub, f"{problem} ([[...]] begins an entry of a list, as [[units]] does)"))
+            found.append((sub, Reader(outer.source, value[0], f"{outer.key(sub)}[0]")))
+            continue
+        try:
+            found.append((sub, Reader(outer.source, value, outer.key(sub))))
+        except DataFileError as problem:
+            report(problem)
+    return found
+
+
+def meant(text: str, known: Collection[str]) -> str:
+    """`did_you_mean`, and for a name followed by '#' and more inside its quotes (a comment put
+    before the closing quote, where TOML keeps it as text), that name and why."""
+    before = text.partition("#")[0].strip()
+    if "#" in text and before in known:
+        return f" (did you mean {before!r}? a '#' inside the quotes is part of the text, not a comment)"
+    return did_you_mean(text, known)
+
+
+@dataclass(frozen=True)
+class NationNames:
+    """The names the file gives nations, to read the references to them by (turn order, owners,
+    units). A name [sides] lists or [nations] holds is `declared` even when its table cannot be
+    read: that one problem is reported where it is, not again at every reference. With
+    [nations] missing or no table, nothing is known (`complete` False) and no reference is
+    called unknown. `aliases`: a name [sides] lists with no table, for the table on no side
+    spelt like it (one slip, reported at the side)."""
+
+    tables: frozenset[str]  # the names [nations] holds, tables or not
+    declared: frozenset[str]
+    aliases: dict[str, str]
+    complete: bool
+
+    def resolve(self, name: str) -> str:
+        return self.aliases.get(name, name)
+
+    def unknown(self, name: str) -> bool:
+        """A reference to no nation the file declares: reported where it is."""
+        return self.complete and name not in self.declared
+
+    def tableless(self, name: str, top: Reader) -> bool:
+        """[sides] lists the name, and no table of [nations] or of a misspelt top-level key
+        (`[nation.Germany]`, reported as unknown) was written for it."""
+        if not self.complete or name in self.tables:
+            return False
+        strays = (v for k, v in top.data.items() if k not in TOP_LEVEL)
+        return not any(isinstance(table, dict) and name in table for table in strays)
+
+
+def nation_names(raw: Any, side_of: dict[str, str], sides_read: bool) -> NationNames:
+    """The names of `raw` (the [nations] table as written) and of [sides] (`side_of`, whole
+    when `sides_read`), each side's name with no table paired with a table on no side spelt
+    like it."""
+    tables = list(raw) if isinstance(raw, dict) else []
+    aliases: dict[str, str] = {}
+    if sides_read:
+        unsided = [t for t in tables if t not in side_of]
+        for listed in side_of:
+            if listed in tables:
+                continue
+            close = _closest(listed, [t for t in unsided if t not in aliases.values()])
+            if close is not None:
+                aliases[listed] = close
+    return NationNames(frozenset(tables), frozenset(tables) | frozenset(side_of), aliases, isinstance(raw, dict))
+
+
+def _closest(text: str, known: list[str]) -> str | None:
+    """The known name `did_you_mean` would name for `text`, or None."""
+    import difflib  # only for a file with a problem
+
+    by_fold = {k.casefold(): k for k in known}
+    close = difflib.get_close_matches(text.casefold(), sorted(by_fold), n=1, cutoff=0.75)
+    return by_fold[close[0]] if close else None
+
+
+# A nation's keys, and those of them that are tables of its own (`[nations.Germany.tech]`).
+NATION_KEYS = ("code", "resources", "income", "tech", "ntr", "ntr_max", "caps", "entry_round")
+_NATION_TABLES = ("tech", "ntr", "ntr_max", "caps")
+
+
+def strays_lifted(nname: str, r: Reader, known: dict[str, Collection[str]], report: Report) -> Reader:
+    """The nation's table with its own keys taken back out of a sub-table they were written
+    under (`resources = 30` below a `[nations.Germany.tech]` header belongs to that table in
+    TOML): the slip reported once, not as a missing key and an unknown technology each. A key
+    the sub-table may hold (`known`: a zone called "income" in `ntr`) is left where it is."""
+    for sub in _NATION_TABLES:
+        table = r.data.get(sub)
+        if not isinstance(table, dict):
+            continue
+        mine = known.get(sub, ())
+        strays = [k for k in table if k in NATION_KEYS and k != sub and k not in r.data and k not in mine]
+        if not strays:
+            continue
+        header = f"[nations.{toml_key(nname)}.{sub}]"
+        problem = (
+            f"{', '.join(strays)}: the nation's own {'keys' if len(strays) > 1 else 'key'}, written below the "
+            f"header {header}, so TOML puts {'them' if len(strays) > 1 else 'it'} in that table: "
+            f"move {header} and its lines after the nation's own keys"
+        )
+        report(r.fail(f"{sub}.{strays[0]}", problem))
+        data = {**r.data, sub: {k: v for k, v in table.items() if k not in strays}}
+        data.update((k, table[k]) for k in strays)
+        r = Reader(r.source, data, r.path)
+    return r
