@@ -18,11 +18,7 @@ from domain.ruleset import Ruleset, load_ruleset
 from domain.scenario import SCENARIO_NAME, GameMap, Scenario, scenario_with_problems
 from domain.scenario_reading import TOP_LEVEL
 from domain.schema import SameNameTwice, control_character
-from domain.toml_lines import key_lines, key_name, key_parts, line_of, scan_keys, value_span
-
-# key_lines and value_span: where `domain.scenario_layout` found them before the scanner had a
-# module of its own.
-__all__ = ["Finding", "ScenarioCheck", "check_scenario", "key_lines", "scenario_warnings", "value_span"]
+from domain.toml_lines import key_lines, key_name, key_parts, line_of, scan_keys
 
 _TOML_ERROR_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)")
 # `key = Some words`: text without its quotes (not true, false, inf or nan, which TOML knows).

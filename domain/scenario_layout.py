@@ -9,7 +9,7 @@ import tomllib
 
 from domain.errors import InputError
 from domain.scenario import GameMap
-from domain.scenario_check import key_lines, value_span
+from domain.toml_lines import key_lines, value_span
 
 # A fixed seed: the same map always gets the same layout.
 LAYOUT_SEED = 1914
