@@ -66,6 +66,11 @@ AMENDED: dict[str, tuple[str, Any, Any]] = {
     # nation's, locking the action before it as answered, and `undo` took back the reveal
     # alone (which stays in effect).
     "reveals_answer_nothing": ("record", True, False),
+    # F8: the record tells a neutral's entry into the war: a turn passed over names the round
+    # its nation enters (TurnPassedOver's `enters`), and the start of that round records the
+    # entry (WarEntered); recorded before, a turn passed over said only "until its entry" and
+    # no event marked the entry.
+    "entries_recorded": ("record", True, False),
 }
 AS_IT_STANDS: dict[str, Any] = {key: now for key, (_, now, _) in AMENDED.items()}
 AS_RECORDED_BEFORE: dict[str, Any] = {key: before for key, (_, _, before) in AMENDED.items()}

@@ -115,6 +115,13 @@ def _created(e: Any) -> str:
     )
 
 
+def _passed_over(e: Any) -> str:
+    # F8: the entry round is recorded under the ruleset's `entries_recorded` (None before it).
+    enters = getattr(e, "enters", None)
+    until = "its entry into the war" if enters is None else f"it enters the war in round {enters}"
+    return f"round {e.round}, {e.nation}: turn passed over, neutral until {until}"
+
+
 def _moved(e: Any) -> str:
     text = f"{e.nation} moves {', '.join(e.units)}: {' -> '.join(e.path)}"
     if e.hostile_passed and e.path[0] in e.hostile_passed:
@@ -201,7 +208,8 @@ def _redone(e: Any) -> str:
 _SUMMARIES: dict[str, Callable[[Any], str]] = {
     "ActionAsked": _asked,
     "PhaseAdvanced": lambda e: f"round {e.round}, {e.nation}: {e.phase}",
-    "TurnPassedOver": lambda e: f"round {e.round}, {e.nation}: turn passed over, neutral until its entry into the war",
+    "TurnPassedOver": _passed_over,
+    "WarEntered": lambda e: f"round {e.round}, {e.nation}: enters the war at its entry round",
     "Created": _created,
     "UnitsMoved": _moved,
     "NtrPlaced": lambda e: f"{e.nation} places {e.count} NTR in {e.zone}",

@@ -77,6 +77,7 @@ class Campaign(
         Created = events.Created
     PhaseAdvanced = events.PhaseAdvanced
     TurnPassedOver = events.TurnPassedOver
+    WarEntered = events.WarEntered
     UnitsMoved = events.UnitsMoved
     NtrPlaced = events.NtrPlaced
     UnitsPurchased = events.UnitsPurchased

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from domain.board import Board, units_of
 from domain.campaign.battle_events import BattleAdvanced, BattleEnded
-from domain.campaign.events import Event, PhaseAdvanced, TurnPassedOver
+from domain.campaign.events import Event, PhaseAdvanced, TurnPassedOver, WarEntered
 from domain.campaign.procedure import Kind, Procedure, Step
 from domain.campaign.state import LATER_STATE, scenario_from_recorded
 from domain.chain import event_content, event_hash
@@ -113,9 +113,34 @@ class CampaignBase:
         position, passed = turn.next_turn_f8(
             self.scenario.turn_order, self.ruleset.phases, self.round, self.nation, self.phase, self.at_war
         )
-        for rnd, nation in passed:
-            self._record(TurnPassedOver, round=rnd, nation=nation, rule="F8")
+        self._record_passed_over(self.round, passed, position[0])
         return position
+
+    def _record_passed_over(self, round_: int, passed: list[tuple[int, str]], to_round: int) -> None:
+        """F8: the turns passed over on the way from `round_` to a turn of `to_round`, in order,
+        each naming the round its nation enters the war; and at the start of each new round on
+        the way, the nations whose entry round it is (WarEntered). A ruleset recorded before
+        `entries_recorded` passes the turns over naming no entry round, and records no entry."""
+        told = self.ruleset.entries_recorded
+        for passed_round, nation in passed:
+            if told:
+                self._record_entries(round_, passed_round)
+            round_ = passed_round
+            enters = self.scenario.nations[nation].entry_round if told else None
+            self._record(TurnPassedOver, round=passed_round, nation=nation, rule="F8", enters=enters)
+        if told:
+            self._record_entries(round_, to_round)
+
+    def _record_entries(self, after: int, until: int) -> None:
+        """F8: at the start of each round after `after` up to `until`, the nations (in turn
+        order) that enter the war then, by their scenario's entry round. A nation at war from
+        round 1 never entered; one whose entry an adjustment brought forward entered by it
+        (AD1: the adjustment's line says so), so neither is recorded again."""
+        nations = self.scenario.nations
+        for rnd in range(max(after + 1, 2), until + 1):
+            for nation in self.scenario.turn_order:
+                if nations[nation].entry_round == rnd and nation not in self.entered:
+                    self._record(WarEntered, round=rnd, nation=nation, rule="F8")
 
     def open_first_turn(self) -> None:
         """F8: a campaign whose first nation is still neutral in round 1 opens on the first turn
@@ -129,8 +154,7 @@ class CampaignBase:
         (rnd, nation, phase), passed = turn.next_turn_f8(order, phases, 0, order[-1], phases[-1], self.at_war)
         self.__dict__["_action"] = self.version
         try:
-            for passed_round, passed_nation in passed:
-                self._record(TurnPassedOver, round=passed_round, nation=passed_nation, rule="F8")
+            self._record_passed_over(0, passed, rnd)
             self._record(PhaseAdvanced, round=rnd, nation=nation, phase=phase)
         finally:
             self.__dict__.pop("_action", None)

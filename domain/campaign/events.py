@@ -200,7 +200,32 @@ class PhaseAdvanced(Event):
 
 class TurnPassedOver(Event):
     """F8: a neutral nation's turn in this round is passed over: it buys, moves, fights and
-    collects nothing (the turn sequence goes on to the next nation at war)."""
+    collects nothing (the turn sequence goes on to the next nation at war). `enters`: the round
+    it enters the war, as its scenario has it (None where the ruleset does not record entries,
+    `entries_recorded`, and in logs recorded before the field)."""
+
+    class_version = 2
+
+    round: int
+    nation: str
+    rule: str
+    enters: int | None
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        # Turns passed over before entries were recorded named no entry round.
+        state["enters"] = None
+        state[UPCAST_ADDED] = ["enters"]
+
+    def apply(self, agg: Campaign) -> None:
+        pass
+
+
+class WarEntered(Event):
+    """F8: a nation neutral until this round enters the war at the round's start, by its
+    scenario's entry round (an entry an adjustment brought forward is the adjustment's, AD1).
+    Nothing to fold: whether a nation is at war is read from the round and the entries
+    brought forward."""
 
     round: int
     nation: str
