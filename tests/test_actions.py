@@ -198,3 +198,26 @@ def test_a_stale_view_does_not_name_a_nation_for_a_dice_seed_revealed(tmp_path: 
     assert out.strip() == (
         "Error: Germany recorded 2 events and a dice seed was revealed (2 events, D4) meanwhile; look and run again"
     ), out
+
+
+def test_f8_a_stale_view_does_not_name_a_neutral_whose_turn_was_passed_over(tmp_path: Path) -> None:
+    """France's `next` out of its last phase passes the Ottoman Empire's turn over (F8) and, at
+    a round's end, records the entries into the war: only France recorded them, though those
+    events name the neutrals ("France and Ottoman Empire recorded 4 events")."""
+    db = str(tmp_path / "a.db")
+    run(db, "new", "a", "--scenario", "great-war-1914", "--dice", "auto")
+    for _ in range(80):
+        state = json.loads(run(db, "state", "--json")[1])
+        if (state["nation"], state["phase"]) == ("France", "collect_resources"):
+            break
+        assert run(db, "next")[0] == 0
+    seen = state["seq"]
+    assert run(db, "next")[0] == 0
+    code, out = run(db, "next", "--seen", str(seen))
+    assert code == 1
+    assert out.strip() == "Error: France recorded 4 events meanwhile; look and run again", out
+    while json.loads(run(db, "state", "--json")[1])["round"] == 1:
+        seen = json.loads(run(db, "state", "--json")[1])["seq"]
+        assert run(db, "next")[0] == 0
+    code, out = run(db, "next", "--seen", str(seen))
+    assert "Ottoman Empire" not in out and out.startswith("Error: Japan recorded"), out

@@ -192,8 +192,9 @@ class Performing:
             if kind == "SeedRevealed" or (kind == "ActionAsked" and getattr(e, "name", None) == "dice reveal"):
                 revealed += 1
                 continue
-            # A phase change names the nation whose turn comes next, not who recorded it.
-            if kind == "PhaseAdvanced":
+            # A phase change names the nation whose turn comes next, and a turn passed over or
+            # an entry into the war (F8) a neutral's, not who recorded it.
+            if kind in ("PhaseAdvanced", "TurnPassedOver", "WarEntered"):
                 continue
             fields = (getattr(e, f, None) for f in ("nation", "attacker", "roller"))
             nation = next((v for v in fields if isinstance(v, str)), None)
