@@ -37,6 +37,8 @@ BOARD_UNCHANGED = frozenset(
         "BattleEnded",
         "ActionAsked",
         "ConvoyPassed",
+        "TurnPassedOver",
+        "WarEntered",
     }
 )
 # Events that change one part of the board only (their apply touches nothing else the rows

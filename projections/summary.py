@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from domain.chain import UPCAST_ADDED
 from domain.text import plural
 
 # The rule each kind of event is recorded under (a kind not here names its own `rule`).
@@ -381,7 +382,7 @@ def as_record(version: int, event: Any) -> dict[str, Any]:
     data = {
         k: v
         for k, v in vars(event).items()
-        if k not in ("originator_id", "originator_version", "timestamp", "originator_topic")
+        if k not in ("originator_id", "originator_version", "timestamp", "originator_topic", UPCAST_ADDED)
     }
     if type(event).__name__ == "Created":
         data["scenario"] = data["scenario"].get("scenario", {}).get("name")

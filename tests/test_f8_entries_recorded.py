@@ -149,6 +149,9 @@ def test_f8_a_log_recorded_before_the_key_imports_verifies_and_plays_on(tmp_path
     records = json.loads(run(db, "log", "--json"))
     assert [r["kind"] for r in records].count("WarEntered") == 0
     lines = [r["summary"] for r in records if r["kind"] == "TurnPassedOver"]
+    # The reading's own marker of a field an old event lacked is no recorded field.
+    first = next(r["data"] for r in records if r["kind"] == "TurnPassedOver")
+    assert sorted(first) == ["action", "enters", "hash", "nation", "prev_hash", "round", "rule"]
     assert lines == [
         f"round 1, {n}: turn passed over, neutral until its entry into the war"
         for n in ("Ottoman Empire", "Italy", "United States")
