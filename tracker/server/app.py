@@ -38,7 +38,7 @@ from tracker.server.access import Denied, FailedChecks, Gate
 from tracker.server.commands import COMMAND_FIELDS, check_args, check_terminal, refused_without_token, run_command
 from tracker.server.delivery import delivering
 from tracker.server.keyed import once, request_key
-from tracker.server.limits import BodyLimit, TooLarge, is_text
+from tracker.server.limits import BodyLimit, TooLarge, answers_json, is_text
 from tracker.server.logs import RequestLog, note
 from tracker.server.params import (
     MAX_INT,
@@ -478,34 +478,49 @@ def viewer_routes(service: Service, gate: Gate) -> list[BaseRoute]:
     return routes
 
 
+def _page_error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    """An error on a viewer page's address: the viewer's error page (the message and the way
+    back), where a browser showed the API's JSON or a bare line of text."""
+    from tracker.server.viewer import error_page
+
+    response = error_page(status, message)
+    response.headers.update(headers or {})
+    return response
+
+
 async def _api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
+    if not answers_json(request.url.path):
+        return _page_error(exc.status, exc.message, exc.headers)
     return error_response(exc.status, exc.message, exc.rule, exc.headers)
 
 
 async def _too_large(request: Request, exc: Exception) -> Response:
-    if request.url.path.startswith("/api"):
+    if answers_json(request.url.path):
         return error_response(413, str(exc))
-    return Response(str(exc), status_code=413, media_type="text/plain")
+    return _page_error(413, str(exc))
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    if request.url.path.startswith("/api"):
-        # With its headers: a 405's Allow names the methods the route takes.
-        message = str(exc.detail)
-        if exc.status_code == 404 and message == "Not Found":
-            message = f"no API route at {shorten(request.url.path)} (see /api/openapi.json)"
-        elif exc.status_code == 405 and exc.headers and "Allow" in exc.headers:
-            # "Method Not Allowed" named neither the method nor what the route takes.
-            message = f"{shorten(request.url.path)} takes {exc.headers['Allow']}, not {shorten(request.method)}"
+    message = str(exc.detail)
+    api = answers_json(request.url.path)
+    if exc.status_code == 404 and message == "Not Found":
+        where = shorten(request.url.path)
+        message = f"no API route at {where} (see /api/openapi.json)" if api else f"no page at {where}"
+    elif exc.status_code == 405 and exc.headers and "Allow" in exc.headers:
+        # "Method Not Allowed" named neither the method nor what the route takes.
+        message = f"{shorten(request.url.path)} takes {exc.headers['Allow']}, not {shorten(request.method)}"
+    # With its headers: a 405's Allow names the methods the route takes.
+    if api:
         return error_response(exc.status_code, message, headers=dict(exc.headers or {}))
-    return Response(str(exc.detail), status_code=exc.status_code, media_type="text/plain")
+    return _page_error(exc.status_code, message, dict(exc.headers or {}))
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
     # Never a traceback to a client; the server's own log names the kind of failure.
-    return error_response(500, f"unexpected {type(exc).__name__} (see the server's log)")
+    message = f"unexpected {type(exc).__name__} (see the server's log)"
+    return error_response(500, message) if answers_json(request.url.path) else _page_error(500, message)
 
 
 class NotingGate(Gate):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 # Largest request body read: actions and command lines are a few hundred bytes.
@@ -33,11 +33,20 @@ class BadBody(Exception):
     """A request body that is not the JSON object asked for (HTTP 400)."""
 
 
+def answers_json(path: str) -> bool:
+    """Whether an error at this address is answered as JSON: the API's, and the probes'; every
+    other address is a viewer page's, whose errors are pages too."""
+    return path == "/api" or path.startswith("/api/") or path in ("/health", "/ready")
+
+
 def too_large_response(path: str) -> Response:
+    """The 413: the API's JSON error, or a viewer page's error page."""
     message = str(TooLarge())
-    if path.startswith("/api"):
+    if answers_json(path):
         return JSONResponse({"error": message, "rule": None}, status_code=413)
-    return PlainTextResponse(message, status_code=413)
+    from tracker.server.viewer import error_page
+
+    return error_page(413, message)
 
 
 async def drain(receive: Receive, seen: int = 0) -> None:

@@ -21,16 +21,13 @@ from domain.dice import DiceSource
 from domain.errors import InputError, RuleViolation, TrackerError
 from domain.rules.record import AUTOMATIC, UndoPlan, action_actor, automatic_reveal
 from tracker.server.keys import KeyedRegistry, key_store_url
+from tracker.server.rights import REFEREE_ACTIONS, REFEREE_ONLY, check_typed_dice, out_of_turn, volley_roller
 from tracker.service import actions
 from tracker.service.application import Tracker
 from tracker.service.players import LEAGUE, Forbidden, Player, Players, Unauthenticated
 from tracker.service.shapes import OverrideRequest
 
 T = TypeVar("T")
-
-# What only the referee records (PL2): adjustments (AD1) and the dice source and seeds (D4, D5).
-REFEREE_ONLY = {"Adjusted": "adjustments (AD1)", "DiceSourceSwitched": "dice source switches (D4)",
-                "SeedRevealed": "dice seed reveals (D5)"}  # fmt: skip
 
 
 class NotFound(InputError):
@@ -44,11 +41,6 @@ NO_SUCH_CAMPAIGN = "no such campaign"
 # All that is said to an action asked without a token, on every route, before any campaign is
 # looked up: the same answer for every name.
 NEEDS_TOKEN = "an action needs a player's token: Authorization: Bearer TOKEN (see tracker players add)"
-
-
-# The actions always the phasing nation's (PL2): refused to any other player before the rules
-# are asked, where `next` out of turn was answered with the rule that kept the phase open.
-PHASING_ONLY = frozenset({"next"})
 
 
 # Who records what the server does by itself (a seed reveal at the end of a round).
@@ -283,6 +275,10 @@ class ServedTracker(Tracker):
             raise Forbidden(f"{player.name}'s token is for another campaign")
         if player.spectator:
             raise Forbidden(f"{player.name} is a spectator: their token reads, it records nothing")
+        what = REFEREE_ACTIONS.get(self._asking or "")
+        if what is not None and not player.referee:
+            # PL2 before the action runs: nothing of it, not even the next seed, is stored.
+            raise Forbidden(f"only the referee records {what}: {player.name} plays {player.describe()}")
 
         def guarded(campaign: Campaign, dice: DiceSource) -> T:
             phasing, before, round_before = campaign.nation, len(campaign.pending_events), campaign.round
@@ -291,16 +287,17 @@ class ServedTracker(Tracker):
                 str(k): (b["kind"], b["attacker"], b["defender"]) for k, b in campaign.battles.items()
             }
             owed = {str(k): tuple(b["waiting"]) for k, b in campaign.battles.items()}
+            # Known before the action runs, which may change the campaign before a rule refuses it.
+            not_now = out_of_turn(player, campaign, owed, self._asking)
             try:
                 result = command(campaign, dice)
+            except NotTheirs:
+                raise  # a battle's step another nation takes: `perform` names it and its command
             except RuleViolation:
-                if self._asking in PHASING_ONLY and not player.may_act_for(phasing):
-                    # PL2 before the rule that refused it: whose action this is was known before
-                    # it ran, and the rule (with the command that would answer it) is not for a
-                    # player who may not take it.
-                    raise Forbidden(
-                        f"{player.name} plays {player.describe()}, not {phasing}; this action is {phasing}'s"
-                    ) from None
+                if not_now is not None:
+                    # PL2 before the rule that refused it: the rule (with the command that would
+                    # answer it) is not for a player who may take no action now.
+                    raise not_now from None
                 raise
             # Battles the action itself started are known from the state after it.
             for k, b in campaign.battles.items():
@@ -525,13 +522,13 @@ class ServedTracker(Tracker):
         else:
             nation = action_actor(events, phasing, battles)
             if not player.may_act_for(nation):
-                nation = _volley_roller(player, events, owed or {}) or nation
+                nation = volley_roller(player, events, owed or {}) or nation
             if not player.may_act_for(nation):
                 raise Forbidden(f"{player.name} plays {player.describe()}, not {nation}; this action is {nation}'s")
         if asked is not None and asked.nation != nation and player.name != SERVER:
             raise _ActsFor(nation)
         self._check_overrides(player, campaign, events)
-        _check_typed_dice(player, events)
+        check_typed_dice(player, events)
 
     def _check_overrides(self, player: Player, campaign: Campaign, events: Sequence[Any]) -> None:
         """RK3: an override's agreement counts only when given through the server: by the
@@ -570,35 +567,3 @@ class ServedTracker(Tracker):
         if self.approving is None:
             return None
         return self.players.override_request(campaign_id, self.approving)
-
-
-def _volley_roller(player: Player, events: Sequence[Any], owed: dict[str, tuple[str, ...]]) -> str | None:
-    """NC3, PL2: a volley several nations fire together is waited on from each of them (as
-    `pending` says), so the player of any of them may ask for it: the first of the player's
-    nations that the battle was waiting on and that rolls in it, or None when the action is not
-    such a volley. Typed dice of another nation still need a roll id (`_check_typed_dice`)."""
-    rolls = [e for e in events if type(e).__name__ == "DiceRolled"]
-    if not rolls or any(e.battle is None or e.battle != rolls[0].battle for e in rolls):
-        return None
-    waiting = owed.get(str(rolls[0].battle), ())
-    rollers = {e.roller for e in rolls}
-    if len(waiting) < 2 or not rollers <= set(waiting):
-        return None
-    return next((n for n in waiting if n in rollers and player.may_act_for(n)), None)
-
-
-def _check_typed_dice(player: Player, events: Sequence[Any]) -> None:
-    """PL2, D3: a player types the dice of the nations they play. Dice of another nation (a
-    volley both sides fire, rolled at once) need the dice server's roll id (`--ref`), which that
-    nation's player can check against the roll; the referee may type any. Redone dice (RK4) were
-    typed when first recorded."""
-    if player.referee or any(type(e).__name__ == "ActionRedone" for e in events):
-        return
-    for e in events:
-        if type(e).__name__ != "DiceRolled" or e.source != "manual" or e.reference:
-            continue
-        if not player.may_act_for(e.roller):
-            raise Forbidden(
-                f"{player.name} plays {player.describe()}, not {e.roller}: {e.roller}'s dice need the dice "
-                f"server's roll id (--ref) so its player can check them (D3), or the referee enters them"
-            )

@@ -85,7 +85,8 @@ def render(template: str, status: int = 200, **context: Any) -> HTMLResponse:
 
 def error_page(status: int, message: str, name: str | None = None, link: tuple[str, str] | None = None) -> HTMLResponse:
     title = {
-        400: "Bad request", 401: "Token refused", 404: "Not found", 429: "Too many tries",
+        400: "Bad request", 401: "Token refused", 404: "Not found", 405: "Not a page to send to",
+        413: "Request too large", 429: "Too many tries",
     }.get(status, "The campaign cannot be read")  # fmt: skip
     # A campaign that is not there (or not the reader's) gets no links of its own.
     name = None if message == NO_SUCH_CAMPAIGN else name

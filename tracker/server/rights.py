@@ -1,0 +1,91 @@
+"""Who may take which action through the server (PL2), told from the campaign before an action
+runs and from the events it recorded: the referee's own actions, the nations that could take
+an action now, and who rolls a volley several nations fire or types another nation's dice."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from tracker.service import actions
+from tracker.service.players import Forbidden, Player
+
+if TYPE_CHECKING:
+    from domain.campaign import Campaign
+
+# What only the referee records (PL2): adjustments (AD1) and the dice source and seeds (D4, D5).
+REFEREE_ONLY = {"Adjusted": "adjustments (AD1)", "DiceSourceSwitched": "dice source switches (D4)",
+                "SeedRevealed": "dice seed reveals (D5)"}  # fmt: skip
+
+# The actions that record them, refused to any other player before they run: a reveal stores
+# the next epoch's seed in the key store, and a switch to auto dice may move the seed there,
+# while the action runs, and a refused action changes nothing.
+REFEREE_ACTIONS = {"adjust": REFEREE_ONLY["Adjusted"], "dice switch": REFEREE_ONLY["DiceSourceSwitched"],
+                   "dice reveal": REFEREE_ONLY["SeedRevealed"]}  # fmt: skip
+
+# The actions besides a battle's steps that another nation than the phasing one takes (T3, CV1).
+ENEMY_ACTIONS = frozenset({"convoy declare", "convoy pass"})
+
+# The actions whose nation is whose actions they take back (or re-record), not who may act now:
+# a rule's refusal of them stays the rule's.
+TAKING_BACK = frozenset({"undo", "redo"})
+
+
+def out_of_turn(
+    player: Player, campaign: Campaign, owed: dict[str, tuple[str, ...]], asking: str | None
+) -> Forbidden | None:
+    """PL2: the refusal a player gets instead of a rule's when they may act for none of the
+    nations that could take the action `asking` now: the phasing nation (T3), and for a
+    battle's step or a convoy declaration the nations a battle (`owed`: each battle's waiting
+    nations) or else the phase (T4) waits for. None when they may, for the referee, and for an
+    undo or redo (whose nation is whose actions it takes back)."""
+    phasing = campaign.nation
+    if player.referee or asking is None or asking in TAKING_BACK or player.may_act_for(phasing):
+        return None
+    waited: list[str] = []
+    if asking in ENEMY_ACTIONS or any(f.name == "battle" for f in actions.get(asking).fields):
+        waited = [n for nations in owed.values() for n in nations]
+        if not owed:
+            # No battle: what the phase still waits for (an enemy that may declare a convoy
+            # attack), asked only of a player out of turn.
+            waited = [n for item in campaign.open_items() for n in item["waiting"]]
+        if any(player.may_act_for(n) for n in waited):
+            return None
+    could = list(dict.fromkeys([phasing, *waited]))
+    others = [n for n in could if n != phasing]
+    waits = f" and the game waits for {', '.join(others)}" if others else ""
+    return Forbidden(
+        f"{player.name} plays {player.describe()}, not {' or '.join(could)}; it is {phasing}'s turn{waits}"
+    )
+
+
+def volley_roller(player: Player, events: Sequence[Any], owed: dict[str, tuple[str, ...]]) -> str | None:
+    """NC3, PL2: a volley several nations fire together is waited on from each of them (as
+    `pending` says), so the player of any of them may ask for it: the first of the player's
+    nations that the battle was waiting on and that rolls in it, or None when the action is not
+    such a volley. Typed dice of another nation still need a roll id (`check_typed_dice`)."""
+    rolls = [e for e in events if type(e).__name__ == "DiceRolled"]
+    if not rolls or any(e.battle is None or e.battle != rolls[0].battle for e in rolls):
+        return None
+    waiting = owed.get(str(rolls[0].battle), ())
+    rollers = {e.roller for e in rolls}
+    if len(waiting) < 2 or not rollers <= set(waiting):
+        return None
+    return next((n for n in waiting if n in rollers and player.may_act_for(n)), None)
+
+
+def check_typed_dice(player: Player, events: Sequence[Any]) -> None:
+    """PL2, D3: a player types the dice of the nations they play. Dice of another nation (a
+    volley both sides fire, rolled at once) need the dice server's roll id (`--ref`), which that
+    nation's player can check against the roll; the referee may type any. Redone dice (RK4) were
+    typed when first recorded."""
+    if player.referee or any(type(e).__name__ == "ActionRedone" for e in events):
+        return
+    for e in events:
+        if type(e).__name__ != "DiceRolled" or e.source != "manual" or e.reference:
+            continue
+        if not player.may_act_for(e.roller):
+            raise Forbidden(
+                f"{player.name} plays {player.describe()}, not {e.roller}: {e.roller}'s dice need the dice "
+                f"server's roll id (--ref) so its player can check them (D3), or the referee enters them"
+            )
