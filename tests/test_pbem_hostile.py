@@ -106,19 +106,25 @@ def test_a_forked_file_whose_inputs_are_not_an_object_is_one_line(forked: dict[s
     forge(turn, seq_of(turn, "ActionAsked"), lambda e: e.update(inputs=[]))
     before = heads(britain)
     out = run(britain, "import", str(turn), code=1)
-    assert f"{turn}: line 2: event 2 (ActionAsked): research: inputs must be an object of named values" in out
+    # Named by the event's shape, before the referee reads it.
+    assert f"{turn}: line 2: event 2 (ActionAsked): field 'inputs' must be an object, got a list" in out
     assert "unexpected" not in out
     assert heads(britain) == before
 
 
 def test_a_continuation_with_a_die_that_is_not_a_number_names_its_line(tmp_path: Path) -> None:
-    """A continuation (no fork) whose re-hashed die is a string: it was "unexpected TypeError"."""
+    """A continuation (no fork) whose re-hashed die is a string: it was "unexpected TypeError",
+    then "cannot be checked (TypeError: ...)" in the interpreter's words."""
     _, britain, turn = germanys_turn(tmp_path)
     rolled = seq_of(turn, "DiceRolled")
     forge(turn, rolled, lambda e: e.update(values="x"))
     before = heads(britain)
     out = run(britain, "import", str(turn), code=1)
-    assert f"{turn}: line {rolled}: event {rolled} cannot be checked" in out, out
+    said = (
+        f"{turn}: line {rolled}: event {rolled} (DiceRolled): field 'values' must be a list of integers, got a string"
+    )
+    assert said in out, out
+    assert "TypeError" not in out
     assert "unexpected" not in out and len(out.strip().splitlines()) == 1
     assert heads(britain) == before
     assert "OK" in run(britain, "verify")
@@ -251,7 +257,11 @@ def test_rk4_a_forged_seen_past_the_action_is_refused(tmp_path: Path, seen: Any)
     forge(turn, asked, lambda e: e.update(seen=seen))
     before = heads(britain)
     out = run(britain, "import", str(turn), code=1)
-    assert f"event {asked} (ActionAsked): seen {seen!r} is not an event before it" in out, out
+    if isinstance(seen, str):
+        # Not a number at all: refused for its type, naming the field.
+        assert f"event {asked} (ActionAsked): field 'seen' must be an integer, got a string" in out, out
+    else:
+        assert f"event {asked} (ActionAsked): seen {seen!r} is not an event before it" in out, out
     assert len(out.strip().splitlines()) == 1
     assert heads(britain) == before
 

@@ -103,6 +103,22 @@ def test_odds_within_the_bound_are_weighed_and_the_command_line_keeps_its_own_li
     assert odds(server, token, *big) == refused(too_many(11))
 
 
+def test_a_force_given_by_hand_names_a_nation_of_the_scenarios_on_the_server_too(
+    league: tuple[Server, str, Path],
+) -> None:
+    """The server runs the command line's check of the forces: a nation no scenario has is
+    refused naming it (exit 2), even with more units than the server weighs; codes and
+    abbreviations are read as on the command line."""
+    server, token, _db = league
+    for units in (1, 20):
+        args = ("naval", "--attacker", f"Atlantis:battleship={units}", "--defender", "Britain:cruiser=1")
+        status, body = odds(server, token, *args)
+        assert status == 400 and body["exit"] == 2
+        assert body["error"].startswith(f"unknown nation 'Atlantis' in 'Atlantis:battleship={units}' (known, by name")
+    status, body = odds(server, token, "naval", "--attacker", "de:BB=2", "--defender", "GB:ca=2")
+    assert status == 200 and "attacker wins" in body["stdout"]
+
+
 def test_every_odds_command_stops_at_its_budget_of_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`need`, `escorts` and `buy` are bounded by budgets of positions, not of time: the
     server's budget stops them as it stops a battle's odds (a budget of 0 s here, so the first

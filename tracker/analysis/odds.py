@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping
 from fractions import Fraction
+from functools import cache
 from typing import NotRequired, TypedDict, cast
 
 from domain.errors import InputError
@@ -16,6 +17,7 @@ from domain.procedures.interception import InterceptionDecision
 from domain.procedures.naval import NavalDecision
 from domain.procedures.odds import Number, Odds, Policy, State
 from domain.ruleset import Ruleset
+from domain.scenario_slips import fold_name
 from domain.text import plural
 
 PROCEDURES = ("convoy", "intercept", "asw", "naval")
@@ -95,26 +97,85 @@ class OddsSummary(TypedDict):
     states: int
     expected_exact: NotRequired[dict[str, str]]
     p_exact: NotRequired[dict[str, str]]
+    holder_exact: NotRequired[dict[str, str]]
+    truncated_exact: NotRequired[str]
     choices: NotRequired[Choices]
 
 
-def parse_force(text: str, ruleset: Ruleset, empty: bool = False) -> tuple[str, dict[str, int]]:
+# A nation typed in a position given by hand, and the force or technology it is typed in, as
+# the nation's own name; refused (InputError) when no scenario at hand has it.
+NationOf = Callable[[str, str], str]
+
+
+def parse_force(
+    text: str, ruleset: Ruleset, empty: bool = False, nation_of: NationOf | None = None
+) -> tuple[str, dict[str, int]]:
     """'Germany:submarine=3,destroyer=1' as (nation, {type: count}); with `empty`, 'Britain'
-    (or 'Britain:') too, a nation without units."""
+    (or 'Britain:') too, a nation without units. A unit type by its name or abbreviation in
+    any case ('DE:bb=2'); with `nation_of`, the nation by its name or code (`nations`)."""
     nation, sep, rest = text.partition(":")
+    types = unit_types(ruleset)
+    if nation_of is not None and not sep and fold_name(nation) in types:
+        # `--defender destroyer`: a force without its nation, not a nation called "destroyer".
+        raise InputError(f"{text!r} is a unit type, not a force: a force is NATION:TYPE=N[,TYPE=N...]")
     if empty and nation.strip() and not rest.strip():
-        return nation.strip(), {}
+        return nation_of(nation.strip(), text) if nation_of else nation.strip(), {}
     if not sep or not nation.strip() or not rest.strip():
         raise InputError(f"a force is NATION:TYPE=N[,TYPE=N...], got {text!r}")
+    named = nation_of(nation.strip(), text) if nation_of else nation.strip()
     counts: dict[str, int] = {}
     for part in rest.split(","):
-        name, eq, number = part.strip().partition("=")
-        name = name.strip()
-        if name not in ruleset.units:
-            raise InputError(f"unknown unit type {name!r} in {text!r} (known: {', '.join(ruleset.units)})")
+        typed, eq, number = part.strip().partition("=")
+        name = types.get(fold_name(typed))
+        if name is None:
+            raise InputError(f"unknown unit type {typed.strip()!r} in {text!r} (known: {', '.join(ruleset.units)})")
         n = _count(number if eq else "1", text)
         counts[name] = counts.get(name, 0) + n
-    return nation.strip(), counts
+    return named, counts
+
+
+def unit_types(ruleset: Ruleset) -> dict[str, str]:
+    """The ruleset's unit types by name and abbreviation as typed (folded: `fold_name`), as
+    the campaign's commands take them."""
+    types = {fold_name(u.abbr): name for name, u in ruleset.units.items()}
+    return types | {fold_name(name): name for name in ruleset.units}
+
+
+@cache
+def builtin_nations() -> dict[str, str]:
+    """Every nation of the built-in scenarios, name to code, in their turn order."""
+    from domain.ruleset import builtin_names, read_builtin_or_file
+
+    found: dict[str, str] = {}
+    for scenario in builtin_names("scenarios"):
+        data, _ = read_builtin_or_file("scenarios", scenario)
+        for name, nation in data.get("nations", {}).items():
+            found.setdefault(name, str(nation.get("code", "")))
+    return found
+
+
+def nations(known: Mapping[str, str], more: Callable[[], Mapping[str, str]] | None = None) -> NationOf:
+    """A position's nations by name or code (name to code: `known`), in any case, as their
+    own names; one that is not there is looked for in `more` (read once, when first needed:
+    the selected campaign's), else refused naming it and every nation taken."""
+    extra: list[Mapping[str, str]] = []
+
+    def keys(table: Mapping[str, str]) -> dict[str, str]:
+        by_code = {fold_name(code): name for name, code in table.items() if code}
+        return by_code | {fold_name(name): name for name in table}
+
+    def nation_of(typed: str, text: str) -> str:
+        found = keys(known).get(fold_name(typed))
+        if found is None and more is not None:
+            if not extra:
+                extra.append(more())
+            found = keys(extra[0]).get(fold_name(typed))
+        if found is not None:
+            return found
+        taken = list(dict.fromkeys([*known, *(extra[0] if extra else {})]))
+        raise InputError(f"unknown nation {typed!r} in {text!r} (known, by name or code: {', '.join(taken)})")
+
+    return nation_of
 
 
 def _count(number: str, text: str) -> int:
@@ -127,13 +188,17 @@ def _count(number: str, text: str) -> int:
     return n
 
 
-def parse_tech(texts: tuple[str, ...], ruleset: Ruleset) -> dict[str, dict[str, int]]:
+def parse_tech(
+    texts: tuple[str, ...], ruleset: Ruleset, nation_of: NationOf | None = None
+) -> dict[str, dict[str, int]]:
     """'Germany:advanced_submarine=3' (a level; no level: acquired, TE2)."""
     tech: dict[str, dict[str, int]] = {}
     for text in texts:
         nation, sep, rest = text.partition(":")
         if not sep or not rest.strip():
             raise InputError(f"a technology is NATION:TECHNOLOGY[=LEVEL], got {text!r}")
+        if nation_of is not None:
+            nation = nation_of(nation.strip(), text)
         for part in rest.split(","):
             name, eq, level = part.strip().partition("=")
             name = name.strip()
@@ -166,8 +231,11 @@ def hypothetical(
     tech: tuple[str, ...],
     ntr: int | None,
     stops_here: bool,
+    nation_of: NationOf | None = None,
 ) -> tuple[State, Context, int]:
-    """A position given on the command line: (state, context, rounds fought)."""
+    """A position given on the command line: (state, context, rounds fought). `nation_of`:
+    the nations the forces may name (`nations`); None takes them as given (the advice's own
+    positions, named from the campaign)."""
     if procedure == "convoy" and attacker and not defender:
         raise InputError(
             "a convoy battle needs --defender NATION, the NTR owner, with its searching ships and aircraft if any "
@@ -175,9 +243,9 @@ def hypothetical(
         )
     if not attacker or not defender:
         raise InputError("give the forces of both sides with --attacker and --defender")
-    att = [parse_force(t, ruleset) for t in attacker]
+    att = [parse_force(t, ruleset, nation_of=nation_of) for t in attacker]
     # CV2: the NTR owner defends its convoy whether or not it has ships there.
-    dfd = [parse_force(t, ruleset, empty=procedure == "convoy") for t in defender]
+    dfd = [parse_force(t, ruleset, empty=procedure == "convoy", nation_of=nation_of) for t in defender]
     for label, side in (("attacker", att), ("defender", dfd)):
         if sum(n for _, c in side for n in c.values()) > MAX_UNITS_PER_SIDE:
             raise InputError(f"at most {MAX_UNITS_PER_SIDE} units per side (the {label} has more)")
@@ -187,7 +255,7 @@ def hypothetical(
     if both:
         raise InputError(f"{', '.join(sorted(both))} cannot be on both sides")
     sides = {n: "attacking side" for n in a_nations} | {n: "defending side" for n in d_nations}
-    levels = parse_tech(tech, ruleset)
+    levels = parse_tech(tech, ruleset, nation_of)
     unknown = sorted(set(levels) - set(sides))
     if unknown:
         raise InputError(f"--tech names {unknown[0]}, which has no units here")
@@ -400,7 +468,9 @@ def _outcome(o: Outcome, probability: Number, exact: bool) -> OddsOutcome:
 
 def summary(odds: Odds) -> OddsSummary:
     """The JSON shape of `tracker odds --json`; the fractions (`exact`, `p_exact`,
-    `expected_exact`) only when the odds were computed exactly (`--exact`)."""
+    `holder_exact`, `truncated_exact`, `expected_exact`) only when the odds were computed
+    exactly (`--exact`). The rounds' mean and every standard deviation are decimals even then:
+    the enumeration counts rounds in floats, and a deviation is a square root."""
     outcomes = sorted(odds.outcomes.items(), key=lambda kv: -kv[1][0])
     measures: dict[str, Callable[[Outcome], int]] = {
         "ntr_destroyed": lambda o: o.ntr_destroyed,
@@ -434,6 +504,8 @@ def summary(odds: Odds) -> OddsSummary:
     if odds.exact:
         data["expected_exact"] = exact
         data["p_exact"] = {r: _fraction(v) for r, v in p.items()}
+        data["holder_exact"] = {h: _fraction(v) for h, v in hold.items()}
+        data["truncated_exact"] = _fraction(odds.truncated)
     return data
 
 
@@ -488,7 +560,11 @@ def render(data: OddsSummary, title: str, exact: bool, limit: int = 15) -> str:
         frac = f"  {data['p_exact'][r]}" if exact else ""
         lines.append(f"  {p:8.2%}  {result_words(data['procedure'], r)}{frac}")
     lines.append("")
-    lines.append("Expected (standard deviation):")
+    # Only the chances and the expected losses are fractions: the rounds are counted in
+    # floats, and a standard deviation is a square root.
+    lines.append(
+        "Expected (standard deviation; exact where a fraction follows):" if exact else "Expected (standard deviation):"
+    )
     for name, mean in data["expected"].items():
         if name == "ntr_destroyed" and data["procedure"] != "convoy":
             continue
@@ -505,7 +581,8 @@ def render(data: OddsSummary, title: str, exact: bool, limit: int = 15) -> str:
             f"defender left: {_left(o['defender_left'])}{ntr}{frac}"
         )
     if data["truncated"]:
-        lines.append(f"\nProbability mass left in a loop nothing can leave (not counted): {data['truncated']:.3g}")
+        left = data["truncated_exact"] if exact and "truncated_exact" in data else f"{data['truncated']:.3g}"
+        lines.append(f"\nProbability mass left in a loop nothing can leave (not counted): {left}")
     if not data["truncated"]:
         lines.append(f"\n{plural(data['states'], 'position')} enumerated; nothing truncated.")
     return "\n".join(lines).rstrip() + "\n"

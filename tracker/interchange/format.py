@@ -63,6 +63,7 @@ from eventsourcing.utils import get_topic
 from domain.campaign import Campaign
 from domain.chain import event_content, unhashed
 from domain.errors import InputError, TrackerError
+from tracker.interchange.shape import shape_problem
 from tracker.service.verify import VerifyReport, verify_events
 
 # Long work reports its progress through an optional `progress(total)`: a context manager
@@ -81,6 +82,10 @@ FORMAT = "twtea-naval-tracker/events"
 FORMAT_VERSION = 1
 
 _HEADER_FIELDS: dict[str, type] = {"campaign": str, "events": int, "last_hash": str}
+# What else a header may hold (checked in `parse_export` and `_check_since`): a field beyond
+# these is refused, not ignored, as a field beyond `_EVENT_FIELDS` on an event's line is.
+_HEADER_OPTIONAL: dict[str, type] = {"exported_at": str, "exported_by": str}
+_HEADER_KNOWN = frozenset({"format", "version", "since", "since_hash", *_HEADER_FIELDS, *_HEADER_OPTIONAL})
 _EVENT_FIELDS: dict[str, type] = {
     "seq": int,
     "kind": str,
@@ -178,7 +183,10 @@ def _bad(source: str, line: int, problem: str) -> InputError:
     return InputError(f"{source}: line {line}: {problem}")
 
 
-def _check_fields(source: str, line: int, obj: dict[str, Any], fields: dict[str, type]) -> None:
+def _check_fields(
+    source: str, line: int, obj: dict[str, Any], fields: dict[str, type], known: frozenset[str] | None = None
+) -> None:
+    """Each of `fields` there, of its JSON type; no field beyond `known` (default: `fields`)."""
     for key, kind in fields.items():
         if key not in obj:
             raise _bad(source, line, f"field {key!r} is missing")
@@ -186,6 +194,11 @@ def _check_fields(source: str, line: int, obj: dict[str, Any], fields: dict[str,
         # bool is an int to Python, never to this format.
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             raise _bad(source, line, f"field {key!r} must be a JSON {_json_type(kind)}")
+    for key in obj:
+        if key not in (fields if known is None else known):
+            # Nothing reads it: taken silently, it would look recorded and be lost.
+            what = "a header" if line == 1 else "an event's line"
+            raise _bad(source, line, f"field {str(key)[:60]!r} is not a field of {what} in this format")
 
 
 def _json_type(kind: type) -> str:
@@ -270,7 +283,10 @@ def parse_export(data: bytes | BinaryIO, source: str) -> ParsedExport:
         raise _bad(
             source, 1, f"export format version {version!r} is not supported (this tracker reads {FORMAT_VERSION})"
         )
-    _check_fields(source, 1, header, _HEADER_FIELDS)
+    _check_fields(source, 1, header, _HEADER_FIELDS, _HEADER_KNOWN)
+    for key, kind in _HEADER_OPTIONAL.items():
+        if key in header and not isinstance(header[key], kind):
+            raise _bad(source, 1, f"field {key!r} must be a JSON {_json_type(kind)}")
     if not 1 <= header["events"] <= MAX_EVENTS:
         raise _bad(source, 1, f"field 'events' must be between 1 and {MAX_EVENTS:,}")
     _check_since(source, header)
@@ -367,6 +383,10 @@ def decode_row_content(
         raise LineProblem(
             f"{what}: the line's {', '.join(differing)} {verb} not match its stored state: the line was edited"
         )
+    # Line and state agree: what they say is checked before anything reads it.
+    problem = shape_problem(event)
+    if problem is not None:
+        raise LineProblem(f"{what}: {problem}")
     return event, content if same else None
 
 
@@ -498,8 +518,10 @@ def referee_events(source: str, rows: Sequence[Row], decoded: list[Any], report:
     except Exception as e:  # noqa: BLE001 - the import must never record what cannot be loaded
         seq = result.at or 1
         kind = type(decoded[seq - 1]).__name__ if seq <= len(decoded) else "?"
+        # The tracker's own refusal (a recorded scenario that does not load) says what is wrong.
+        why = f": {e}" if isinstance(e, TrackerError) else f" ({type(e).__name__}: {e})"
         raise ImportRefused(
-            source, line_of.get(seq, rows[-1].line), f"event {seq} ({kind}) cannot be applied ({type(e).__name__}: {e})"
+            source, line_of.get(seq, rows[-1].line), f"event {seq} ({kind}) cannot be applied{why}"
         ) from None
     report.actions_refereed = result.actions_checked
     report.actions_unasked = result.unasked_actions

@@ -22,7 +22,7 @@ from sqlalchemy.engine import Engine
 from domain.errors import InputError
 from tracker.cli.common import next_command
 from tracker.service.history import log_records
-from tracker.service.notify import Backoff, Outbox, Sender, Senders, remind
+from tracker.service.notify import Backoff, Outbox, Sender, Senders, normal_url, remind
 from tracker.service.notify.delivery import prepare, send_prepared
 
 log = logging.getLogger("tracker.delivery")
@@ -43,6 +43,12 @@ class DeliverySettings:
     backoff: Backoff = field(default_factory=Backoff)
     poll: float = 2.0
     sender: Sender = field(default_factory=Senders)
+
+    def __post_init__(self) -> None:
+        # `HTTPS://host` is taken as `https://host` (a scheme's case means nothing, RFC 3986
+        # 3.1): the links the messages carry say it as every other link does.
+        if self.public_url is not None:
+            object.__setattr__(self, "public_url", normal_url(self.public_url))
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ, **kwargs: Any) -> DeliverySettings:

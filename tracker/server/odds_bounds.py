@@ -75,6 +75,7 @@ def _sides(ctx: Context, params: dict[str, Any]) -> Counter[str]:
     from domain.procedures.canon import pieces_in
     from domain.ruleset import builtin_names, load_ruleset
     from tracker.analysis import odds as view
+    from tracker.cli.commands.odds import hand_nations
 
     what = str(params["what"])
     if what.isdigit():
@@ -91,7 +92,9 @@ def _sides(ctx: Context, params: dict[str, Any]) -> Counter[str]:
             return Counter()  # not a built-in: the command says what it makes of it
         rs, _ = load_ruleset(ruleset)
         given = (params["attacker"], params["defender"], params["tech"], params["ntr"], params["stops_here"])
-        state, pctx, _rounds = view.hypothetical(what, rs, *given)
+        # The forces read as the command reads them: a nation it refuses is refused as such,
+        # not counted as a side of its own.
+        state, pctx, _rounds = view.hypothetical(what, rs, *given, hand_nations(ctx))
     else:
         return Counter()
     nations = pctx.scenario.nations

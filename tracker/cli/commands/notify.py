@@ -131,9 +131,9 @@ def _when(stamp: float | None) -> str:
 )
 @click.option(
     "--format", "fmt", type=click.Choice(["json", "discord", "slack"]), default="json", show_default=True,
-    help="The body posted: a JSON object, a Discord or a Slack message.",
+    help="Webhooks only: the body posted, a JSON object, a Discord or a Slack message.",
 )  # fmt: skip
-@click.option("--mention", help="Put at the start of each message, e.g. <@123456> on Discord.")
+@click.option("--mention", help="Webhooks only: put at the start of each message, e.g. <@123456> on Discord.")
 @click.option(
     "--remind", "every", metavar="EVERY", type=Every(),
     help="Send the message again every EVERY (12h, 30m, 1d; at most 30d) while the same thing is still owed.",
@@ -155,9 +155,11 @@ def notify_add(
     Example: tracker notify add webhook https://discord.com/api/webhooks/1/abc --format discord \\
     --player anna --mention "<@123>" --remind 12h
     """
-    from tracker.service.notify import is_address, mask, url_problem
+    from tracker.service.notify import is_address, mask, normal_url, url_problem
     from tracker.service.players import Forbidden, Players, pick_name
 
+    if kind == "email":
+        _webhook_only(click.get_current_context())
     scope = _scope(ctx)
     outbox, cid = scope.outbox, scope.campaign_id
     if scope.player is not None:
@@ -181,6 +183,7 @@ def notify_add(
         if problem is not None:
             # Not quoted: a webhook's URL holds its secret (shown masked everywhere else).
             raise InputError(f"a webhook is an http:// or https:// URL: this one {problem}")
+        target = normal_url(target)
     if player is not None:
         found = Players(outbox.engine).named(cid, player)
         if found is None:
@@ -209,6 +212,20 @@ def notify_add(
             f"Messages are sent while `tracker serve` runs on this database; `tracker notify test {number}` "
             "sends one now."
         )
+
+
+def _webhook_only(command: click.Context) -> None:
+    """Refuse an e-mail channel's `--format` or `--mention` as given: an e-mail is always the
+    same text and HTML parts, and nobody is mentioned in it; taking them without a word would
+    let the player think they take effect."""
+    from click.core import ParameterSource
+
+    for name, option, why in (
+        ("fmt", "--format", "an e-mail is always sent as text and HTML parts"),
+        ("mention", "--mention", "an e-mail is the player's own and mentions nobody"),
+    ):
+        if command.get_parameter_source(name) not in (None, ParameterSource.DEFAULT):
+            raise InputError(f"{option} is for webhooks only ({why}): leave it out for an e-mail channel")
 
 
 @notify.command(name="list")

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich import box
@@ -13,6 +13,9 @@ from domain.errors import InputError
 from tracker.cli.common import Context, console, counting, echo_prose, emit_json, fit_prose, json_option
 from tracker.cli.completion import complete_battles_or, complete_nations, complete_sea_zones, complete_unit_types
 from tracker.cli.params import MAX_INT, NATION, RULESET, ZONE, Real, Whole
+
+if TYPE_CHECKING:
+    from tracker.analysis.odds import NationOf
 
 # A mixed 10 v 10 naval battle reaches some 3,500 positions with dice to roll and takes a few
 # seconds; time grows faster than the positions (each has more successors in a bigger battle).
@@ -82,7 +85,10 @@ class WithAdvice(click.Command):
     "damage a capital ship first), costliest, or firepower (the weakest guns first); SIDE as for --targets.",
 )
 @click.option(
-    "--exact", is_flag=True, help="Compute in fractions (slower on big battles); print them and every outcome."
+    "--exact",
+    is_flag=True,
+    help="Compute in fractions (slower on big battles): print every outcome, and each chance and expected loss "
+    "as a fraction beside its decimal; the rounds' mean and the standard deviations stay decimals.",
 )
 @click.option(
     "--max-positions",
@@ -148,7 +154,8 @@ def odds(
         title = f"Odds of battle {battle} ({b['kind']} in {b['zone']}), from its step {b['step']}:"
     elif what in view.PROCEDURES:
         rs, _ = load_ruleset(ruleset or "twtea-3e")
-        state, pctx, rounds = view.hypothetical(what, rs, attacker, defender, tech, ntr, stops_here)
+        named = hand_nations(ctx)
+        state, pctx, rounds = view.hypothetical(what, rs, attacker, defender, tech, ntr, stops_here, named)
         article = "an" if what[0] in "aeiou" else "a"
         title = f"Odds of {article} {what} position: attacker {' + '.join(attacker)}; defender {' + '.join(defender)}:"
     else:
@@ -171,6 +178,23 @@ def odds(
         emit_json(data)
     else:
         click.echo(fit_prose(view.render(data, title, exact)), nl=False)
+
+
+def hand_nations(ctx: Context) -> NationOf:
+    """The nations a position given by hand may name: those of the built-in scenarios, and
+    those of the selected campaign (read only for a nation that is none of them, so that a
+    position of the usual nations needs no database)."""
+    from domain.errors import TrackerError
+    from tracker.analysis import odds as view
+
+    def campaign_nations() -> dict[str, str]:
+        try:
+            scenario = ctx.load().scenario
+        except TrackerError:
+            return {}  # no database, or no campaign chosen in it: the built-in nations only
+        return {name: n.code for name, n in scenario.nations.items()}
+
+    return view.nations(view.builtin_nations(), campaign_nations)
 
 
 # `odds need` and `odds escorts`: the unit types their searches weigh.

@@ -48,6 +48,8 @@ from tracker.service.notify.senders import (
     SmtpSender,
     SmtpSettings,
     is_address,
+    is_http,
+    normal_url,
     url_problem,
 )
 from tracker.service.notify.tables import (
@@ -91,6 +93,8 @@ __all__ = [
     "SmtpSender",
     "SmtpSettings",
     "is_address",
+    "is_http",
+    "normal_url",
     "url_problem",
     "TakenBack",
     "approved",

@@ -10,6 +10,7 @@ from typing import Any, TypedDict
 from urllib.parse import quote
 
 from tracker.service.describe import naming_campaign
+from tracker.service.notify.senders import is_http
 
 # The command that answers a `pending` item (the command line's `next_command`).
 CommandFor = Callable[[dict[str, Any]], str | None]
@@ -137,7 +138,7 @@ def email_body(text: str, payload: Mapping[str, Any], since: Sequence[str] = ())
     for line in text.splitlines():
         if line.startswith("  next: "):
             paragraphs.append(f"<p>next: <code>{html.escape(line[len('  next: ') :])}</code></p>")
-        elif line.startswith(("http://", "https://")):
+        elif is_http(line):
             paragraphs.append(f'<p><a href="{html.escape(line)}">{html.escape(line)}</a></p>')
         else:
             paragraphs.append(f"<p>{html.escape(line)}</p>")

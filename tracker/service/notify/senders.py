@@ -255,13 +255,28 @@ def is_address(target: str) -> bool:
     return target.isprintable() and not any(c in target for c in " <>,;")
 
 
+def is_http(target: str) -> bool:
+    """Whether `target` begins with the http:// or https:// scheme, in any case: a scheme is
+    case-insensitive (RFC 3986 3.1), so `HTTPS://host/hook` is a webhook like any other."""
+    return target[:8].lower().startswith(("http://", "https://"))
+
+
+def normal_url(target: str) -> str:
+    """An http(s) URL with its scheme in lower case (the canonical form, RFC 3986 3.1), as it
+    is stored and shown; anything else as given."""
+    if not is_http(target):
+        return target
+    scheme, sep, rest = target.partition("://")
+    return f"{scheme.lower()}{sep}{rest}"
+
+
 def url_problem(target: str) -> str | None:
     """Why `target` is no http(s) URL anyone could post to or follow (a webhook checked when it
     is added, a server's public URL at start): another scheme, no host, a port out of range,
     spaces or control characters; None when it is one."""
     from urllib.parse import urlsplit
 
-    if not target.startswith(("http://", "https://")):
+    if not is_http(target):
         return "has another scheme"
     if not target.isprintable() or any(c.isspace() for c in target):
         return "holds a space or a control character"
