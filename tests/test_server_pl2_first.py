@@ -144,3 +144,15 @@ def test_pl2_a_refused_seed_reveal_leaves_the_key_store_as_it_was(league: League
     assert league.act("rex", "dice reveal")[0] == 200
     verified = tracker("--db", league.db, "verify")
     assert verified.returncode == 0 and verified.stdout.startswith("OK"), verified.stdout + verified.stderr
+
+
+def test_pl2_an_enemy_of_the_phasing_nation_is_told_the_convoy_rule(league: League) -> None:
+    """CV1: a convoy attack is declared (or passed) by an enemy of the phasing nation, in its
+    turn: Britain's and France's players (both at war with Germany) passing when nothing waits
+    for them (at research, or after passing once) were told that it is Germany's turn (PL2);
+    they are told the convoy rule."""
+    before = league.last_event()
+    for who in ("bob", "fay"):
+        status, body = league.act(who, "convoy pass", by="Britain" if who == "bob" else "France")
+        assert status == 409 and body["rule"] != "PL2", body
+    assert league.last_event() == before

@@ -43,6 +43,10 @@ def out_of_turn(
     if player.referee or asking is None or asking in TAKING_BACK or player.may_act_for(phasing):
         return None
     waited: list[str] = []
+    if asking in ENEMY_ACTIONS and any(player.may_act_for(n) for n in _enemies(campaign, phasing)):
+        # CV1: a convoy attack is an enemy's to declare or pass in this turn, waited for or
+        # not (passed already, or not its phase): the convoy rule says why not now.
+        return None
     if asking in ENEMY_ACTIONS or any(f.name == "battle" for f in actions.get(asking).fields):
         waited = [n for nations in owed.values() for n in nations]
         if not owed:
@@ -57,6 +61,13 @@ def out_of_turn(
     return Forbidden(
         f"{player.name} plays {player.describe()}, not {' or '.join(could)}; it is {phasing}'s turn{waits}"
     )
+
+
+def _enemies(campaign: Campaign, phasing: str) -> list[str]:
+    """The nations at war with the phasing nation's side now (F8: a neutral is no one's enemy)."""
+    scenario = campaign.scenario
+    side = scenario.side_of(phasing)
+    return [n for n in scenario.turn_order if scenario.side_of(n) != side and campaign.at_war(n)]
 
 
 def volley_roller(player: Player, events: Sequence[Any], owed: dict[str, tuple[str, ...]]) -> str | None:
