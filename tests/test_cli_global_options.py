@@ -57,3 +57,16 @@ def test_a_suggested_command_pasted_with_its_optional_parts_says_what_the_bracke
     said = run("convoy", "search", "1", "[--units", "U1,U2]", "[--dice", "V,...]", code=2)
     assert "the parts of a suggested command in [brackets] are optional" in said
     assert len(said.strip().splitlines()) == 1
+
+
+def test_scenario_tools_run_here_with_a_server_in_the_environment(tmp_path: Path) -> None:
+    """`scenario check/new/map` read and write files alone: with TRACKER_SERVER exported (as the
+    README sets it for a league) they were refused as running "on a database", and a group
+    writing its board had to unset it."""
+    env = {"TRACKER_SERVER": "http://127.0.0.1:9", "TRACKER_DB": ""}
+    board = tmp_path / "board.toml"
+    made = CliRunner().invoke(cli, ["scenario", "new", "board", "-o", str(board)], env=env)
+    assert made.exit_code == 0, made.output
+    checked = CliRunner().invoke(cli, ["scenario", "check", str(board)], env=env)
+    assert checked.exit_code == 0, checked.output
+    assert "not through a server" not in checked.output

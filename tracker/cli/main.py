@@ -317,6 +317,9 @@ def _command_context(ctx: click.Context, words: list[str]) -> click.Context | No
 
 # Commands that work on a database (or a file) and never run through a league server.
 LOCAL_ONLY = frozenset({"db", "demo", "export", "import", "projections", "replay", "scenario", "serve"})
+# Of them, what reads and writes files alone (a board being written): run here whatever server
+# the environment names, which a player who exported TRACKER_SERVER had to unset for it.
+NO_DATABASE = frozenset({"scenario"})
 
 
 class TrackerGroup(click.Group):
@@ -394,6 +397,8 @@ class TrackerGroup(click.Group):
             # Said here, with the commands it is close to: the server would call a
             # typo a command it does not run.
             raise no_such_command(ctx, rest[0], names)
+        if rest[:1] and rest[0] in NO_DATABASE:
+            return super().invoke(ctx)
         if rest[:1] and rest[0] in LOCAL_ONLY:
             # Said here, not "cannot reach the server" (`serve` restarting the server a
             # referee's TRACKER_SERVER names) or the server's refusal of a command it never runs.
