@@ -55,6 +55,14 @@ class Reachable(TypedDict):
     steps: int
 
 
+class Intercepted(TypedDict):
+    """A submarine not counted on: its way passes `zone`, where the enemy may intercept it (SM2)."""
+
+    unit: str
+    at: str
+    zone: str
+
+
 class ForceUnit(TypedDict):
     unit: str
     at: str
@@ -91,6 +99,7 @@ class NeedAnswer(TypedDict):
     round: int
     phase: str
     reachable: list[Reachable]
+    intercepted: list[Intercepted]
     allies: list[str]
     enemies: dict[str, list[str]]
     found: bool
@@ -431,6 +440,7 @@ def answer(q: Question, bound: float, limit: int, most_forces: int | None = None
         "round": q.board.round,
         "phase": q.board.phase,
         "reachable": [{"unit": r.unit.id, "type": r.unit.type, "at": r.unit.at, "steps": r.steps} for r in q.pool],
+        "intercepted": [{"unit": u.id, "at": u.at, "zone": z} for u, z in q.intercepted],
         "allies": [u.id for u in q.allies],
         "enemies": {n: [u.id for u in us] for n, us in sorted(q.others.items())},
         "found": found is not None,
@@ -469,6 +479,9 @@ def render(data: NeedAnswer) -> str:
         lost = force["expected_lost"]
         ours = "ours and our allies'" if data["allies"] else "ours"
         lines.append(f"  expected units lost: {ours} {lost['own']:.2f}, the enemy's {lost['enemy']:.2f}")
+    if data["intercepted"]:
+        ways = ", ".join(f"{u['unit']} ({u['at']}, through {u['zone']})" for u in data["intercepted"])
+        lines.append(f"  not counted on, the enemy may intercept them on the way (SM2-SM4): {ways}")
     if force["damaged"]:
         lines.append(f"  counted undamaged (as `tracker odds` counts them): {', '.join(force['damaged'])}")
     checks = [b for b in data["battles"] if b["attacker"] and b["defender"]]

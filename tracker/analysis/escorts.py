@@ -191,7 +191,10 @@ def convoy_odds(
             return shared.odds(state, 0, limit)
         return exact_odds(state, ctx, None, 0, exact=False, limit=limit)
     except TooManyPositions as e:
-        raise TooManyPositions(e.limit, "weigh fewer types (--type) or raise --max-positions") from None
+        # The refusal names the convoy attack, of the several a search weighs, that was too large.
+        searchers = " + ".join(advise.force_text(n, c) for n, c in sorted(defenders.items()))
+        attack = f"{attacker}:submarine={subs} against {searchers or 'no searcher'} on {ntr} NTR"
+        raise TooManyPositions(e.limit, f"{attack}; weigh fewer types (--type) or raise --max-positions") from None
 
 
 class Shared:

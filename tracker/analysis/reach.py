@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation
 from domain.rules.economy import shares_carriers
+from domain.rules.interception import eligible_searchers
 from domain.rules.movement import stopped_in_hostile_zone
 
 # Phases of a turn before its combat movement ends: a unit may still move to attack (F4, F7);
@@ -38,6 +39,9 @@ class Question:
     others: dict[str, list[Unit]]  # the other side's units by nation (all of them fight)
     allies: list[Unit] = field(default_factory=list)  # `--hold`: allied units in the zone, defending too
     fixed: bool = False  # no unit may move any more: the force is the pool, all of it
+    # SM2-SM4: submarines left out of the pool, each with the zone on its way where the enemy
+    # may intercept it (a detected submarine never reaches its destination).
+    intercepted: list[tuple[Unit, str]] = field(default_factory=list)
 
 
 def hostile_zones(board: Board, nation: str) -> frozenset[str]:
@@ -48,16 +52,29 @@ def hostile_zones(board: Board, nation: str) -> frozenset[str]:
     )
 
 
-def steps_to(board: Board, unit: Unit, zone: str, hostile: frozenset[str] | None = None) -> int | None:
+def searched_zones(board: Board, nation: str, hostile: frozenset[str]) -> frozenset[str]:
+    """SM2: the hostile zones where a submarine group of `nation` passing through would pause
+    for the enemy's interception search (the referee's own test, `eligible_searchers`)."""
+    return frozenset(z for z in hostile if eligible_searchers(board, nation, z))
+
+
+def steps_to(
+    board: Board,
+    unit: Unit,
+    zone: str,
+    hostile: frozenset[str] | None = None,
+    searched: frozenset[str] = frozenset(),
+) -> int | None:
     """F4, F7, F8, SM1: the fewest moves for a unit from where it is to `zone`, None when there
     is no path: ships over sea zones, stopping at no hostile zone on the way unless submarines;
     aircraft over land and sea; no unit through a neutral's territory. `hostile`: the
-    `hostile_zones` of the unit's nation, when known."""
+    `hostile_zones` of the unit's nation, when known; `searched`: zones a submarine may not
+    pass (`searched_zones`: it could be detected there and stopped, SM2-SM4)."""
     game_map = board.scenario.game_map
     if unit.at == zone:
         return 0
     ut = board.unit_type(unit)
-    blocked: frozenset[str] = frozenset()
+    blocked: frozenset[str] = searched if ut.is_submarine else frozenset()
     if ut.is_naval and not ut.is_submarine:
         blocked = hostile if hostile is not None else hostile_zones(board, unit.nation)
     seen = {unit.at}
@@ -131,13 +148,18 @@ def reach(
     next_turn: bool = False,
     phases: tuple[str, ...] = BEFORE_COMBAT,
     ended: Collection[str] = (),
+    intercepted: list[tuple[Unit, str]] | None = None,
 ) -> list[Reach]:
     """F4, F7, SM1: the nation's naval and air units that can be in `zone` when it next fights
     or is attacked: with the moves left this turn while it is in one of `phases`, the units
     already there otherwise; with `next_turn`, a full allowance (its next turn's reach).
-    `ended`: units whose movement has ended this turn (SM4, SM5; see `stays`)."""
+    `ended`: units whose movement has ended this turn (SM4, SM5; see `stays`). `intercepted`:
+    a list to take the submarines that could get there only through a zone where the enemy may
+    intercept them (SM2-SM4), each with that zone; they are then left out, not being ones to
+    count on (a detected submarine fights, submerges or retreats, and goes no further)."""
     moving = next_turn or can_move(board, nation, phases)
     hostile = hostile_zones(board, nation) if moving else frozenset()
+    searched = searched_zones(board, nation, hostile) if intercepted is not None and moving else frozenset()
     back: list[int | None] = []  # F7: the way from the zone to a landing place, found once
     out = []
     for unit in sorted(board.units.values(), key=lambda u: u.id):
@@ -150,6 +172,13 @@ def reach(
             continue
         steps = steps_to(board, unit, zone, hostile)
         left = ut.move if next_turn else ut.move - unit.moved
+        if ut.is_submarine and searched and steps is not None and steps <= left:
+            safe = steps_to(board, unit, zone, hostile, searched)
+            if safe is None or safe > left:
+                assert intercepted is not None  # `searched` is only found for it
+                intercepted.append((unit, searched_on_way(board, unit, zone, searched, left)))
+                continue
+            steps = safe
         if steps is not None and ut.is_air:
             # F7: the range covers the way back too; an air unit that could not land after
             # the battle is lost, so it is not one to count on (nor an enemy's to fear).
@@ -160,6 +189,17 @@ def reach(
         if steps is not None and steps <= left:
             out.append(Reach(unit, steps))
     return out
+
+
+def searched_on_way(board: Board, unit: Unit, zone: str, searched: frozenset[str], left: int) -> str:
+    """SM2: the first zone where the enemy may intercept a submarine on a way of at most
+    `left` moves to `zone` that passes one (`reach` knows there is such a way)."""
+    for z in sorted(searched - {unit.at, zone}):
+        there = steps_to(board, unit, z, None, searched - {z})
+        on = steps_to(board, replace(unit, at=z), zone)
+        if there is not None and on is not None and there + on <= left:
+            return z
+    return min(searched - {unit.at, zone}, default=zone)
 
 
 def require_sea_zone(board: Board, zone: str) -> None:
@@ -191,9 +231,10 @@ def attack_question(board: Board, nation: str, zone: str, ended: Collection[str]
             f"there are no enemy naval units of {nation} in {zone} (zone holds: {board.describe_zone(zone)})"
             + neutrals_there(board, nation, zone),
         )
-    pool = reach(board, nation, zone, ended=ended)
+    intercepted: list[tuple[Unit, str]] = []
+    pool = reach(board, nation, zone, ended=ended, intercepted=intercepted)
     if not pool:
-        raise RuleViolation("F4", f"no unit of {nation} can reach {zone} this phase")
+        raise RuleViolation("F4", f"no unit of {nation} can reach {zone} this phase" + _unless(intercepted))
     if (
         board.ruleset.submarines_alone_call_for_asw
         and all(board.unit_type(u).is_submarine for u in enemies)
@@ -211,7 +252,18 @@ def attack_question(board: Board, nation: str, zone: str, ended: Collection[str]
     others: dict[str, list[Unit]] = {}
     for u in enemies:
         others.setdefault(u.nation, []).append(u)
-    return Question(board, zone, nation, False, pool, others, fixed=not can_move(board, nation))
+    return Question(
+        board, zone, nation, False, pool, others, fixed=not can_move(board, nation), intercepted=intercepted
+    )
+
+
+def _unless(intercepted: list[tuple[Unit, str]]) -> str:
+    """SM2: why the submarines that could get there are not counted on: ' without passing a
+    zone where the enemy may intercept it (SM2: DE-SS1 through Southern North Sea)'."""
+    if not intercepted:
+        return ""
+    ways = ", ".join(f"{u.id} through {z}" for u, z in intercepted)
+    return f" without passing a zone where the enemy may intercept it (SM2: {ways})"
 
 
 def hold_question(board: Board, nation: str, zone: str, ended: Collection[str] = ()) -> Question:
@@ -221,18 +273,23 @@ def hold_question(board: Board, nation: str, zone: str, ended: Collection[str] =
     must land by the end of the turn (F7), so none is counted on to stay. `ended`: as for
     `attack_question`."""
     require_sea_zone(board, zone)
-    pool = [r for r in reach(board, nation, zone, phases=TO_HOLD, ended=ended) if board.unit_type(r.unit).is_naval]
+    intercepted: list[tuple[Unit, str]] = []
+    pool = reach(board, nation, zone, phases=TO_HOLD, ended=ended, intercepted=intercepted)
+    pool = [r for r in pool if board.unit_type(r.unit).is_naval]
     allies = [u for u in board.units_at(zone) if u.nation != nation and board.allies(nation, u.nation)]
     allies = [u for u in allies if board.unit_type(u).is_naval or board.unit_type(u).is_air]
     if not pool and not allies:
-        raise RuleViolation("F4", f"no unit of {nation} can be in {zone} at the end of this phase")
+        raise RuleViolation(
+            "F4", f"no unit of {nation} can be in {zone} at the end of this phase" + _unless(intercepted)
+        )
     others: dict[str, list[Unit]] = {}
     for enemy in board.scenario.nations:
         if board.enemies(nation, enemy):
             threat = [r.unit for r in reach(board, enemy, zone, next_turn=True)]
             if threat:
                 others[enemy] = threat
-    return Question(board, zone, nation, True, pool, others, allies, fixed=not can_move(board, nation, TO_HOLD))
+    fixed = not can_move(board, nation, TO_HOLD)
+    return Question(board, zone, nation, True, pool, others, allies, fixed=fixed, intercepted=intercepted)
 
 
 def types_of(pool: list[Reach]) -> list[str]:
@@ -278,4 +335,6 @@ def only_types(q: Question, names: tuple[str, ...]) -> Question:
     unknown = [n for n in names if n not in q.board.ruleset.units]
     if unknown:
         raise InputError(f"unknown unit type {unknown[0]!r} (known: {', '.join(q.board.ruleset.units)})")
-    return Question(q.board, q.zone, q.nation, q.hold, [r for r in q.pool if r.unit.type in names], q.others, q.allies)
+    pool = [r for r in q.pool if r.unit.type in names]
+    intercepted = [(u, z) for u, z in q.intercepted if u.type in names]
+    return Question(q.board, q.zone, q.nation, q.hold, pool, q.others, q.allies, intercepted=intercepted)
