@@ -182,6 +182,9 @@ def test_rk3_an_override_is_recorded_only_once_the_other_side_approves_it(league
     assert log_after[-1]["kind"] == "ActionUndone" and len(log_after) == len(log_before) + 1
     approved = server.get("/api/campaigns/autumn/overrides")[1][-1]
     assert approved["approved_by"] == "bob" and approved["recorded_at_event"] == log_after[-1]["seq"]
+    # The list as a player reads it says where the override was recorded, as --json does.
+    listed = command(server, tokens["anna"], "overrides")[1]["stdout"]
+    assert listed.rstrip().endswith(f"- approved by bob, recorded at event {log_after[-1]['seq']}"), listed
     # Approved once: approving again is refused (RK3), not bad usage.
     got, body = command(server, tokens["bob"], "approve", str(number))
     assert got == 409 and body["rule"] == "RK3" and "was approved already by bob" in body["error"]

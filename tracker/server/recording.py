@@ -79,6 +79,12 @@ def action_answer(done: Outcome) -> dict[str, Any]:
     }
 
 
+def _recorded_at(request: dict[str, Any]) -> str:
+    """Where an approved override was recorded: the event `log` and `explain` find it by."""
+    event = request.get("recorded_at_event")
+    return f", recorded at event {event}" if event is not None else ""
+
+
 def override_command(
     t: ServedTracker, player: Player | None, name: str | None, args: list[str], terminal: dict[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -94,7 +100,7 @@ def override_command(
             lines = [
                 f"{r['id']}: {r['requested_by']} asks: tracker {' '.join(r['command'].get('args', []))} "
                 f"(agreement of {', '.join(r['agreed_by'])}; reason: {r['reason']}) - "
-                + (f"approved by {r['approved_by']}" if r["approved_by"] else "waiting")
+                + (f"approved by {r['approved_by']}{_recorded_at(r)}" if r["approved_by"] else "waiting")
                 for r in rows
             ]
             text = "".join(line + "\n" for line in lines) or "No override requests.\n"
