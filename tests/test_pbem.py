@@ -238,3 +238,21 @@ def test_a_fast_forward_says_what_the_game_now_waits_for_and_the_command(table: 
     # Nothing new, nothing to tell; --json keeps its shape.
     assert "Waiting now" not in run(britain, "import", str(continuation(table, "again.jsonl")))
     assert "waiting" not in json.loads(run(britain, "import", str(continuation(table, "again.jsonl")), "--json"))
+
+
+def test_a_continuation_for_a_copy_imported_under_another_name_names_that_copy(
+    table: dict[str, Any], tmp_path: Path
+) -> None:
+    # Britain's player imported the full export `--as autumn`; the next file names 'pbem'.
+    renamed = str(tmp_path / "renamed.db")
+    CliRunner().invoke(cli, ["--db", renamed, "import", str(table["tmp"] / "full.jsonl"), "--as", "autumn"])
+    run(table["germany"], "next")
+    path = continuation(table)
+    result = CliRunner().invoke(cli, ["--db", renamed, "import", str(path)])
+    assert result.exit_code == 1, result.output
+    assert result.output.endswith(
+        f"has no campaign 'pbem': campaign 'autumn' here holds event {table['base']} it continues: "
+        "name it with --as autumn\n"
+    )
+    done = CliRunner().invoke(cli, ["--db", renamed, "import", str(path), "--as", "autumn"])
+    assert done.exit_code == 0 and "Fast-forwarded campaign 'autumn'" in done.output

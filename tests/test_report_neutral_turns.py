@@ -87,6 +87,23 @@ def test_f8_one_turn_report_of_a_passed_over_turn_is_refused(campaign: tuple[Tra
         build_report(t, cid, turn=9, fmt="md")
 
 
+def test_f8_one_turn_report_of_a_passed_over_turn_names_the_report_that_tells_it(
+    campaign: tuple[Tracker, Any],
+) -> None:
+    # Turn 9 (the United States) follows Japan's turn 8, turn 7 (Italy) Russia's turn 6: the
+    # TurnPassedOver of each is in the report of the turn played before it.
+    t, _cid = campaign
+    for passed, told in ((9, 8), (7, 6), (5, 4)):
+        result = CliRunner().invoke(cli, ["--db", t.url, "report", "--turn", str(passed)])
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        assert result.stderr.endswith(
+            f"a neutral nation's turn is passed over (F8); the report of turn {told} tells it "
+            f"(tracker report --turn {told})\n"
+        )
+        shown = CliRunner().invoke(cli, ["--db", t.url, "report", "--turn", str(told)])
+        assert shown.exit_code == 0 and "turn passed over, neutral until it enters the war" in shown.stdout
+
+
 def test_f8_the_board_of_a_passed_over_turn_names_f8_and_the_turn_to_read(campaign: tuple[Tracker, Any]) -> None:
     t, cid = campaign
     with pytest.raises(InputError, match=r"turn 5 \(Ottoman Empire, round 1\) has no events.*F8.*--turn 4$"):

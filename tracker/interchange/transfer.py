@@ -258,6 +258,17 @@ def _has_events(tracker: Tracker, cid: UUID) -> bool:
     return bool(tracker.app.recorder.select_events(cid, limit=1))
 
 
+def _holding(tracker: Tracker, since: int, since_hash: object) -> list[str]:
+    """The campaigns here whose event `since` has hash `since_hash` (a continuation's header):
+    the copies a file continues, whatever name they were imported under."""
+    found = []
+    for name, cid in tracker.registry.names():
+        at = tracker.app.recorder.select_events(UUID(cid), gt=since - 1, lte=since)
+        if at and tracker.decode(at[0]).hash == since_hash:
+            found.append(name)
+    return found
+
+
 def _check_name(name: str, source: str, from_file: bool) -> str:
     """The campaign name to import under: `--as`, or else the name in the file's header, whose
     refusal names the file and the way around it."""
@@ -299,11 +310,18 @@ def import_campaign(
 
         return continue_campaign(tracker, existing, name, parsed, progress, resolve)
     if since:
+        holders = _holding(tracker, since, parsed.header.get("since_hash"))
+        # A copy imported under another name (`--as`) is found by the event the file continues.
+        hint = (
+            f"campaign {holders[0]!r} here holds event {since} it continues: name it with --as {holders[0]}"
+            if len(holders) == 1
+            else "import the campaign's full export first (or name it with --as)"
+        )
         raise ImportRefused(
             source,
             1,
             f"this file continues campaign {name!r} after event {since}, and {tracker.safe_url} has no campaign "
-            f"{name!r}: import the campaign's full export first (or name it with --as)",
+            f"{name!r}: {hint}",
         )
     # A name left registered by a creation that crashed before its first event is reused,
     # as `tracker new` does.
