@@ -16,6 +16,7 @@ from tracker.server.responses import JsonResponse, cited_rule
 from tracker.server.served import NEEDS_TOKEN, NotFound, ServedTracker
 from tracker.service.performing import Outcome
 from tracker.service.players import Forbidden, Player, Unauthenticated
+from tracker.service.shapes import OverrideRequest
 
 
 def command_response(result: dict[str, Any]) -> Response:
@@ -79,9 +80,9 @@ def action_answer(done: Outcome) -> dict[str, Any]:
     }
 
 
-def _recorded_at(request: dict[str, Any]) -> str:
+def _recorded_at(request: OverrideRequest) -> str:
     """Where an approved override was recorded: the event `log` and `explain` find it by."""
-    event = request.get("recorded_at_event")
+    event = request["recorded_at_event"]
     return f", recorded at event {event}" if event is not None else ""
 
 
