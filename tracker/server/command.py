@@ -184,8 +184,26 @@ def build_app(
     delivery = DeliverySettings.from_env(public_url=public_url, sender=sender)
     app = create_app(db or DEFAULT_DB, keys=keys, reveal=reveal)
     app.state.delivery = delivery
-    logging.getLogger("tracker.server").info("Serving %s%s (API under /api)", app.state.service.tracker.safe_url, where)
+    log = logging.getLogger("tracker.server")
+    log.info("Serving %s%s (API under /api)", app.state.service.tracker.safe_url, where)
+    warn_foreign_keys(app.state.service.tracker, log)
     return app
+
+
+def warn_foreign_keys(tracker: Any, log: logging.Logger) -> None:
+    """Say at start, naming it, that the key store is not the league's (`/ready` then fails
+    `keys`): the server still serves reads and manual dice, so it starts."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from tracker.server.ready import foreign_keys
+
+    try:
+        problem = foreign_keys(tracker)
+    except SQLAlchemyError:
+        return  # the database or the store stopped answering: `/ready` says so
+    if problem is not None:
+        keys = tracker.registry.keys.url.render_as_string(hide_password=True)
+        log.warning("--keys %s: %s", keys, problem)
 
 
 def app_from_environment() -> Any:

@@ -10,6 +10,7 @@ it hides anything shaped as a seed, whatever its source.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -63,7 +64,7 @@ class JsonFormatter(logging.Formatter):
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "message": hide_secrets(record.getMessage()),
+            "message": hide_secrets(record.getMessage().rstrip()),
         }
         for key, value in _fields(record).items():
             line[key] = hide_secrets(value) if isinstance(value, str) else value
@@ -78,7 +79,8 @@ class TextFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         stamp = datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
-        parts = [stamp, record.levelname, hide_secrets(record.getMessage())]
+        # rstrip: uvicorn's messages may end in a line break, which would print as "\n".
+        parts = [stamp, record.levelname, hide_secrets(record.getMessage().rstrip())]
         for key, value in _fields(record).items():
             if value is None or (record.name == requests.name and key in ("method", "path", "status", "ms")):
                 continue  # a request's method, path, status and duration are its message
@@ -108,6 +110,7 @@ def configure(level: str = "info", fmt: str = "text") -> None:
         raise ValueError(f"log level must be one of {', '.join(LEVELS)}, got {level!r}")
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(formatter(fmt))
+    handler.addFilter(LoggedOnce())
     for name in ("tracker", "uvicorn", "uvicorn.error"):
         logger = logging.getLogger(name)
         logger.handlers = [handler] if name != "uvicorn.error" else []
@@ -119,6 +122,19 @@ def configure(level: str = "info", fmt: str = "text") -> None:
     access.handlers = []
     access.propagate = False
     access.disabled = True
+
+
+# Set on an exception whose traceback a request line carries (see `RequestLog`).
+_LOGGED = "_tracker_logged"
+
+
+class LoggedOnce(logging.Filter):
+    """Drops a record whose exception a request line printed already: uvicorn logs each failure
+    again ("Exception in ASGI application"), on a line that names no request."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return record.name == requests.name or not getattr(error, _LOGGED, False)
 
 
 def route_template(scope: Scope) -> str | None:
@@ -167,8 +183,10 @@ def _shown_name(name: Any) -> str | None:
 
 class RequestLog:
     """ASGI middleware: one line on `tracker.requests` per HTTP request, when its response ends
-    (an event stream: when it closes), with the fields handlers `note`d. Set outermost, so a
-    413 answered before routing and a 500 are logged too; it must see the scope the router
+    (an event stream: when it closes), with the fields handlers `note`d (campaign, player, an
+    action's or command's name, the rule that refused it, a command's exit status). Set
+    outermost, so a 413 answered before routing and a 500 are logged too, a 500 with its
+    traceback under the line of the request that failed; it must see the scope the router
     fills in (the route), so nothing between it and the router copies the scope."""
 
     def __init__(self, app: ASGIApp) -> None:
@@ -189,8 +207,12 @@ class RequestLog:
                 status = int(message["status"])
             await send(message)
 
+        failure: Exception | None = None
         try:
             await self.app(scope, receive, sent)
+        except Exception as e:
+            failure = e
+            raise
         finally:
             ms = round((time.perf_counter() - started) * 1000, 1)
             client = scope.get("client")
@@ -203,12 +225,22 @@ class RequestLog:
                 "ms": ms,
                 "campaign": _shown_name(noted.get("campaign", path_params.get("name"))),
                 "player": noted.get("player"),
+                # What a handler noted of an action or a command line: its name (never its
+                # inputs, which may hold a webhook URL), the rule that refused it, and a
+                # command's exit status (a refused command line is answered 200).
+                "action": noted.get("action"),
+                "rule": noted.get("rule"),
+                "exit": noted.get("exit"),
                 "client": client[0] if client else None,
             }
             level = logging.ERROR if status >= 500 else logging.INFO
             if fields["route"] in PROBES and status == 200:
                 # A load balancer asks every few seconds: its answers would drown the log.
                 level = logging.DEBUG
+            if failure is not None:
+                with contextlib.suppress(AttributeError):
+                    setattr(failure, _LOGGED, True)
             requests.log(
-                level, "%s %s %s %.1f ms", fields["method"], fields["path"], status, ms, extra={"fields": fields}
-            )
+                level, "%s %s %s %.1f ms", fields["method"], fields["path"], status, ms, extra={"fields": fields},
+                exc_info=failure,
+            )  # fmt: skip

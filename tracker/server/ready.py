@@ -1,12 +1,13 @@
 """The checks `/ready` runs: the database answers and may be written, the key store is readable
-and the schema is current."""
+and is the league's, and the schema is current."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 
-from sqlalchemy import inspect, literal, select
+from sqlalchemy import func, inspect, literal, select
+from sqlalchemy.exc import SQLAlchemyError
 
 from tracker.server.keys import KeyedRegistry
 from tracker.server.served import ServedTracker
@@ -28,8 +29,8 @@ def database_answers(t: ServedTracker) -> bool:
 
 
 def keys_readable(t: ServedTracker) -> bool:
-    """The key store is there and its seeds can be read (a SQLite file deleted under a running
-    server is not made again, empty, by the check)."""
+    """The key store is there, its seeds can be read (a SQLite file deleted under a running
+    server is not made again, empty, by the check), and it is the league's (`foreign_keys`)."""
     registry = t.registry
     if not isinstance(registry, KeyedRegistry):
         return False
@@ -38,7 +39,54 @@ def keys_readable(t: ServedTracker) -> bool:
         return False
     with registry.keys.connect() as conn:
         conn.execute(select(seeds_table.c.epoch).limit(1)).all()
+    problem = foreign_keys(t)
+    if problem is not None:
+        log.warning("ready check keys failed: %s", problem)
+        return False
     return True
+
+
+# How many of the campaigns served first, and of those served last, `foreign_keys` looks for
+# in the key store: enough to tell the league's store (an older copy of it too) from another,
+# and the check stays as cheap in a league of thousands.
+LOOKED_FOR = 50
+
+
+def foreign_keys(t: ServedTracker) -> str | None:
+    """Why the key store is not the league's, or None: campaigns of the database were served
+    (their seeds went into a server's key store) and this one holds the seeds of none of them,
+    as a store made empty by a server started from another folder (the default
+    `tracker-keys.db` is the folder's) or on another host with a file for `--keys`. Its
+    server would refuse every auto die of those campaigns (D4). A store holding some of them
+    is the league's: one restored from an older copy lacks the newest campaigns' seeds, which
+    no check can give back, and refusing the whole server for them would stop every other
+    campaign too."""
+    registry = t.registry
+    if not isinstance(registry, KeyedRegistry):
+        return None
+    try:
+        with t.engine.connect() as conn:
+            served = conn.execute(select(func.count()).select_from(served_table)).scalar() or 0
+            looked_for = {
+                campaign_id
+                for order in (served_table.c.since.asc(), served_table.c.since.desc())
+                for campaign_id in conn.execute(
+                    select(served_table.c.campaign_id).order_by(order).limit(LOOKED_FOR)
+                ).scalars()
+            }
+    except SQLAlchemyError:
+        return None  # the campaign database does not answer: its own check says so, not the keys'
+    if not looked_for:
+        return None
+    with registry.keys.connect() as conn:
+        held = conn.execute(select(seeds_table.c.campaign_id).where(seeds_table.c.campaign_id.in_(looked_for)).limit(1))
+        if held.first() is not None:
+            return None
+    return (
+        f"the key store holds the dice seeds of none of the {served} campaign(s) served from this database: "
+        "it is not the league's (was the server started with another --keys, or from another folder, whose "
+        "tracker-keys.db is a new one?); the auto dice of the league's campaigns cannot be rolled here (D4, D5)"
+    )
 
 
 def schema_current(t: ServedTracker) -> bool:

@@ -33,6 +33,12 @@ HEAD = "0005"
 VERSION_TABLE = "alembic_version"
 # The key of PostgreSQL's advisory lock held while the side tables are upgraded.
 PG_LOCK = 0x74726B72
+# How long a revision waits for a table another session holds (a backup by pg_dump, a server's
+# transaction) before the upgrade gives up. While it waits, every other query on that table
+# waits behind it: the league would stand still for as long as the backup runs.
+LOCK_WAIT_SECONDS = 10
+# PostgreSQL's lock_not_available: a lock not granted within lock_timeout.
+_LOCK_NOT_AVAILABLE = "55P03"
 FOLDER = Path(__file__).resolve().parent
 
 
@@ -162,10 +168,24 @@ def _run(engine: Engine, automatic: bool) -> Upgrade:
                 "upgrade them with `tracker db upgrade` (stop the servers of the earlier release first)"
             )
         config = _config(conn)
-        if stamped is not None:
-            command.stamp(config, stamped)
-        applied = _steps_after(script, before or stamped)
-        command.upgrade(config, "head")
+        if conn.dialect.name == "postgresql":
+            # For the revisions' statements only: the advisory lock above waits for another
+            # upgrade as long as it takes.
+            conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{LOCK_WAIT_SECONDS}s'")
+        try:
+            if stamped is not None:
+                command.stamp(config, stamped)
+            applied = _steps_after(script, before or stamped)
+            command.upgrade(config, "head")
+        except DBAPIError as e:
+            if getattr(e.orig, "sqlstate", None) != _LOCK_NOT_AVAILABLE:
+                raise
+            conn.rollback()
+            raise InputError(
+                f"cannot upgrade the tables of {where}: another session held them for over {LOCK_WAIT_SECONDS} s "
+                "(a backup by pg_dump, a server's long transaction: see pg_stat_activity); nothing was changed: "
+                "run `tracker db upgrade` again once it has ended"
+            ) from None
         conn.commit()
     return Upgrade(before, stamped, applied)
 
