@@ -35,13 +35,13 @@ from tracker.cli.params import shorten_echoes
 from tracker.server.access import Denied, Gate, forget_cookie, sign_in
 from tracker.server.paths import name_segment
 from tracker.server.served import NO_SUCH_CAMPAIGN, NotFound
+from tracker.server.viewer_params import PageError, number, phase_param, text_param
 from tracker.server.zone_odds import zone_odds
 from tracker.service.application import Tracker
 from tracker.service.players import Player
 from tracker.storage.mapper import DamagedLogError
 
 T = TypeVar("T")
-MAX_INT = 2**31 - 1
 # The timeline shows at most this many of the matching events (the latest); filters narrow it.
 TIMELINE_LIMIT = 500
 
@@ -50,17 +50,6 @@ class Service(Protocol):
     """What the pages need from the server: a call on its tracker, one request at a time."""
 
     def call(self, fn: Callable[[Any], T], name: str | None = None, player: Player | None = None) -> Awaitable[T]: ...
-
-
-class PageError(Exception):
-    """A request the viewer answers with an error page: 400 (bad input) or 404 (no such thing)."""
-
-    def __init__(self, status: int, message: str, link: tuple[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        # (href, text): where the reader goes instead, beside the page's usual links.
-        self.link = link
 
 
 def _environment() -> jinja2.Environment:
@@ -96,44 +85,13 @@ def error_page(status: int, message: str, name: str | None = None, link: tuple[s
     )
 
 
-# ----- reading the URL -----
+# ----- reading the URL (its parameters: `tracker.server.viewer_params`) -----
 
 
 # The most turns a turn picker lists one by one; a longer campaign's is a number field. A
 # menu of every turn of a long league (thousands) made most of the board page's bytes, and
 # is scrolled through, not read.
 TURN_MENU = 200
-
-
-def number(request: Request, key: str, text: str | None = None) -> int | None:
-    """A positive whole number from the query (or `text`), None when absent; 400 otherwise."""
-    value = request.query_params.get(key) if text is None else text
-    if value is None or value.strip() == "":
-        return None
-    value = value.strip()
-    # ASCII digits only: str.isdigit() also takes a superscript two, which int() refuses (a 500).
-    if len(value) > 20 or not (value.isascii() and value.isdigit()):
-        raise PageError(400, f"{key} must be a whole number from 1 to {MAX_INT}, got {value[:40]!r}")
-    result = int(value)
-    if not 1 <= result <= MAX_INT:
-        raise PageError(400, f"{key} must be a whole number from 1 to {MAX_INT}, got {value[:40]}")
-    return result
-
-
-def phase_param(request: Request) -> str | None:
-    typed = request.query_params.get("phase") or None
-    # In any case, as the command line takes it.
-    phase = typed.lower() if typed is not None else None
-    if typed is not None and phase not in KNOWN_PHASES:
-        raise PageError(400, f"unknown phase {typed[:40]!r} (phases: {', '.join(KNOWN_PHASES)})")
-    return phase
-
-
-def text_param(request: Request, key: str) -> str | None:
-    value = request.query_params.get(key) or None
-    if value is not None and len(value) > 200:
-        raise PageError(400, f"{key} is too long ({len(value)} characters)")
-    return value
 
 
 # ----- what the pages read (run on the server's tracker, one request at a time) -----
@@ -205,13 +163,13 @@ def campaigns_data(t: Tracker) -> list[dict[str, Any]]:
 def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: int | None) -> dict[str, Any]:
     from tracker.reports.board_map import board_svg, map_focus
     from tracker.reports.views import board_now
-    from tracker.service.passed_over import passed_over
+    from tracker.server.viewer_neutral import passed_over_turns, turn_passed_over, war_entries
 
     cid, campaign = _campaign(t, name)
     position = _position(campaign)
     _check_turn(turn, position)
     _check_seq(at, position)
-    said = passed_over(campaign, turn) if turn else None
+    said = turn_passed_over(t, cid, campaign, turn, position["turn"]) if turn else None
     if said is not None:
         # F8: the board then is the last played turn's; a link to it, not a command to type.
         board_of = f"/campaigns/{name_segment(name)}/board?turn={said.played}"
@@ -230,6 +188,7 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
     nations = []
     # F8: a neutral nation's side is the one it will join; the board says so, as `state` does.
     neutral = set(board.get("neutral") or ())
+    entries = war_entries(t, cid, campaign, board["seq"])
     for nation in scenario.turn_order:
         units = [u for u in board["units"] if u["nation"] == nation]
         nations.append(
@@ -238,6 +197,7 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
                 "code": scenario.nations[nation].code,
                 "side": scenario.nations[nation].side,
                 "neutral_until": scenario.nations[nation].entry_round if nation in neutral else None,
+                "entered": next((e for e in entries if e["nation"] == nation), None),
                 "units": len(units),
                 "damaged": sum(1 for u in units if u["damage"]),
                 "ntr": sum(board["ntr"].get(nation, {}).values()),
@@ -248,11 +208,7 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
         )
     # F8: a neutral nation's turn passed over has no board of its own (its page is a 404), so
     # the previous and next turn links step over it, and the turn selector offers it disabled.
-    # Only the rounds before the last entry round hold such turns: a long campaign's thousands
-    # of turns after them are not looked at.
-    entries = [n.entry_round for n in scenario.nations.values()]
-    last_neutral = (max(entries, default=1) - 1) * len(scenario.turn_order)
-    skipped = {k for k in range(1, min(position["turn"], last_neutral + 1)) if passed_over(campaign, k) is not None}
+    skipped = passed_over_turns(t, cid, campaign, position["turn"])
     shown = turn or board["turn"]
     previous = next((k for k in range(shown - 1, 0, -1) if k not in skipped), None)
     following = next((k for k in range(shown + 1, position["turn"] + 1) if k not in skipped), None) if turn else None
@@ -271,6 +227,9 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
         "at": at,
         "phases": list(KNOWN_PHASES),
         "nations": nations,
+        # F8: who is neutral at this moment and until when (as `state` says), who entered later.
+        "neutral": [(n, scenario.nations[n].entry_round) for n in scenario.turn_order if n in neutral],
+        "entries": entries,
         "technologies": list(ruleset.technologies),
         # The game now, beside a board of any moment: what is open and what waits to be placed.
         "open_battles": open_battles,
@@ -282,6 +241,7 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
 
 
 def log_data(t: Tracker, name: str, filters: dict[str, Any]) -> dict[str, Any]:
+    from tracker.server.viewer_neutral import passed_over_turns, turn_passed_over
     from tracker.service.history import log_records
     from tracker.service.names import Names, event_kind, event_kinds
 
@@ -304,9 +264,14 @@ def log_data(t: Tracker, name: str, filters: dict[str, Any]) -> dict[str, Any]:
         t, cid, turn=filters["turn"], phase=filters["phase"], nation=nation, zone=zone, kind=kind,
         battle=filters["battle"], tail=TIMELINE_LIMIT,
     )  # fmt: skip
+    # F8: a turn passed over has no events; the page says why and where its TurnPassedOver is.
+    skipped = passed_over_turns(t, cid, campaign, position["turn"])
+    turn = filters["turn"]
     return {
         "name": name,
         "position": position,
+        "passed_over": skipped,
+        "said": turn_passed_over(t, cid, campaign, turn, position["turn"]) if turn in skipped else None,
         "records": records,
         "limited": len(records) == TIMELINE_LIMIT,
         "limit": TIMELINE_LIMIT,

@@ -1,0 +1,90 @@
+"""F8 on the viewer's pages: the national turns passed over while their nation was neutral
+(which have no events, so no board or timeline of their own), and the nations that entered the
+war after round 1, at their entry round or brought forward by an adjustment (AD1), each with
+the event that says so."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import select
+
+from domain.campaign.events import Adjusted, WarEntered
+from projections.schema import event_index
+from tracker.service.application import Tracker
+from tracker.service.passed_over import PassedOver, passed_over
+
+
+def _last_neutral_turn(campaign: Any) -> int:
+    """The last national turn that may have been passed over: the one before the last entry
+    round. A long campaign's thousands of turns after it are never looked at."""
+    scenario = campaign.scenario
+    entries = [n.entry_round for n in scenario.nations.values()]
+    return (max(entries, default=1) - 1) * len(scenario.turn_order)
+
+
+def _turns_with_events(t: Tracker, cid: UUID, first: int, last: int) -> set[int]:
+    with t.views(cid) as v:
+        query = (
+            select(event_index.c.turn)
+            .distinct()
+            .where(event_index.c.c == v.key, event_index.c.turn >= first, event_index.c.turn <= last)
+        )
+        return {row.turn for row in v.conn.execute(query)}
+
+
+def passed_over_turns(t: Tracker, cid: UUID, campaign: Any, current: int) -> set[int]:
+    """F8: the national turns before `current` that were passed over. A turn its scenario gives
+    a neutral nation was played all the same when an adjustment brought the entry forward
+    (AD1): it has events, so it is not one of them (`passed_over` reads the scenario alone)."""
+    last = min(current - 1, _last_neutral_turn(campaign))
+    neutral = {k for k in range(1, last + 1) if passed_over(campaign, k) is not None}
+    if not neutral:
+        return set()
+    return neutral - _turns_with_events(t, cid, min(neutral), max(neutral))
+
+
+def turn_passed_over(t: Tracker, cid: UUID, campaign: Any, turn: int, current: int) -> PassedOver | None:
+    """F8: national turn `turn` if it was passed over, with the turn played last before it
+    (whose events hold its TurnPassedOver and whose board stands after it); None otherwise."""
+    said = passed_over(campaign, turn)
+    if said is None:
+        return None
+    skipped = passed_over_turns(t, cid, campaign, current)
+    if turn not in skipped:
+        return None
+    played = next((k for k in range(turn - 1, 0, -1) if k not in skipped), 0)
+    return replace(said, played=played)
+
+
+def war_entries(t: Tracker, cid: UUID, campaign: Any, seq: int) -> list[dict[str, Any]]:
+    """F8, AD1: the nations that entered the war by event `seq`, in the order they did: each
+    with its round, the event recording it and whether an adjustment brought it forward. Both
+    kinds of event come before the last entry round, so only those rounds' events are read."""
+    scenario = campaign.scenario
+    last_turn = _last_neutral_turn(campaign) + len(scenario.turn_order)
+    if last_turn <= len(scenario.turn_order):
+        return []  # every nation is at war from round 1
+    filters = [
+        event_index.c.turn <= last_turn,
+        event_index.c.seq <= seq,
+        event_index.c.kind.in_(("WarEntered", "Adjusted")),
+        (event_index.c.undone_by.is_(None)) | (event_index.c.undone_by > seq),
+    ]
+    entries: list[dict[str, Any]] = []
+    with t.views(cid) as v:
+        rows = v.index_rows(filters)
+    for row in rows:
+        for stored in t.app.recorder.select_events(cid, gt=row.seq - 1, lte=row.seq):
+            event = t.decode(stored)
+            # A WarEntered is recorded as the round before ends; it names the round it opens.
+            if isinstance(event, WarEntered):
+                entered, round_, forward = [event.nation], event.round, False
+            elif isinstance(event, Adjusted):
+                entered, round_, forward = list(event.enter), row.round, True
+            else:
+                continue
+            entries += [{"nation": n, "round": round_, "seq": row.seq, "forward": forward} for n in entered]
+    return entries
