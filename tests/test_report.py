@@ -68,7 +68,7 @@ def current_turn(db: str) -> int:
 
 def test_the_battle_turn_in_json_matches_the_log_and_the_board(demo_db: str) -> None:
     data = report_json(demo_db, "--turn", str(BATTLE_TURN))
-    assert set(data) == {"schema", "scope", "campaign", "position", "start", "series", "turns", "luck"}
+    assert set(data) == {"schema", "scope", "campaign", "position", "neutral", "start", "series", "turns", "luck"}
     assert data["schema"] == 1 and data["scope"] == "turn"
     assert data["campaign"]["name"] == "demo"
     assert [s["turn"] for s in data["series"]] == [1, 2]
@@ -76,7 +76,7 @@ def test_the_battle_turn_in_json_matches_the_log_and_the_board(demo_db: str) -> 
     assert set(turn) == {
         "turn", "round", "nation", "complete", "first_seq", "last_seq", "events", "moves", "ntr_placed",
         "research", "battles", "rolls", "casualties", "ntr_lost", "resources", "undos", "dice_record", "other",
-        "end", "purchases", "unplaced", "adjustments",
+        "end", "purchases", "unplaced", "adjustments", "neutrality", "war_entries",
     }  # fmt: skip
     assert (turn["turn"], turn["round"], turn["nation"], turn["complete"]) == (2, 1, "Britain", True)
 

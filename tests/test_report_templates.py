@@ -153,7 +153,9 @@ def a_turn() -> dict[str, Any]:
         "unplaced": {},
         "adjustments": [{**step(11, "Britain resources -3", "AD1"), "reason": "a land battle"}],
         "dice_record": [],
+        "neutrality": [],
         "other": [step(1, "campaign created", "T1")],
+        "war_entries": [],
         "end": {
             "seq": 12,
             "phase": "purchase",
@@ -180,6 +182,7 @@ def a_report() -> dict[str, Any]:
             "unit_types": {"submarine": {"abbr": "SS", "category": "naval", "cost": 6}},
         },
         "position": {"seq": 12, "turn": 1, "round": 1, "nation": "Germany", "phase": "purchase"},
+        "neutral": {"turn": 1, "seq": 12, "nations": []},
         "start": {"seq": 1, "nations": {"Germany": figures(17, {"Skagerrak": 2}, 2), "Britain": figures(30, {}, 2)}},
         "series": [],
         "turns": [a_turn()],

@@ -16,11 +16,14 @@ from tracker.reports.text import (
     battle_result,
     campaign_turns,
     dice_text,
+    entries_line,
     fleet_rows,
     has_actions,
     move_text,
+    neutral_line,
     numbered_span,
     override_notice,
+    passed_over_turns,
     phase_name,
     report_meta,
     research_result,
@@ -274,6 +277,9 @@ def _html_environment() -> jinja2.Environment:
         numbered_span=numbered_span,
         has_actions=has_actions,
         report_meta=lambda r: report_meta(r, str),
+        neutral_line=neutral_line,
+        entries_line=entries_line,
+        passed_over_turns=passed_over_turns,
     )
     return env
 

@@ -25,6 +25,9 @@ Top level:
                  sides: {nation: side}, technologies: [id], tech_names: {id: name},
                  unit_types: {type: {abbr, category, cost}}}
     position    the campaign now: {seq, turn, round, nation, phase}.
+    neutral     the nations neutral at the end of the last turn reported (F8), as `tracker state
+                --turn` lists them (entries brought forward by adjustments counted): {turn, seq,
+                nations: [{nation, until (its scenario's entry round)}]}.
     start       the opening figures, after event 1: {seq, nations: {nation: FIGURES}}.
     series      one entry per played turn from 1 to the last turn reported (the Markdown and
                 HTML renderings of one turn build only the turns they show):
@@ -76,8 +79,14 @@ TURN:
     adjustments adjustments (AD1): {seq, kind, rule, summary, reason, undone_by}.
     dice_record dice source switches, typed-dice overrides and rerolls (D4, RK3): {seq, kind, rule,
                 summary, undone_by}.
+    neutrality  neutral nations' turns passed over and entries into the war recorded in this turn
+                (TurnPassedOver, WarEntered; F8): {seq, kind, rule, summary, undone_by}.
     other       events of no section above (creation, seed reveals): {seq, kind, rule,
                 summary, undone_by}.
+    war_entries on the first turn played in a round, the nations at war from that round by their
+                entry round (F8), wherever the log recorded the entry (in the turn played
+                before): [{nation, round, seq}], seq the WarEntered event, or null in a log
+                recorded before entries were (the scenario's entry round tells them); else [].
     end         the figures at the end of the turn: {seq, phase, nations: {nation: FIGURES}, hash (the
                 log's hash after event seq, or null when that event is outside the report)}.
 
@@ -101,6 +110,7 @@ from domain.errors import InputError
 from projections.schema import event_index
 from projections.views import Views
 from tracker.reports.context import ReportContext
+from tracker.reports.neutral import neutral_at, war_entries
 from tracker.reports.stats import STAT_FIELDS, stats_csv, stats_rows
 from tracker.reports.turn_entry import file_turn, stays_note, undo_entry
 from tracker.service.application import Tracker
@@ -211,15 +221,21 @@ def _turns(
     by_turn: dict[int, list[dict[str, Any]]],
     undos: dict[int, dict[str, Any]],
     by_number: dict[int, dict[str, Any]],
+    ends: dict[int, tuple[int, int, str, str]],
     tick: Callable[[int], None],
 ) -> Iterator[dict[str, Any]]:
     """The TURN entries of the turns `wanted`, built one at a time: the records of a turn not
-    in `by_turn` are read when its entry is asked for, and let go once it is filed."""
+    in `by_turn` are read when its entry is asked for, and let go once it is filed; `ends` as
+    `ReportContext.played` read them (the turn played before each among them)."""
     for k in wanted:
         records = by_turn[k] if k in by_turn else _turn_records(t, cid, v, ctx, k)
         elsewhere = [undos[s] for s in sorted({r["undone_by"] for r in records if r["undone_by"] in undos})]
         entry = file_turn(ctx, k, records, elsewhere, by_number[k])
         del records
+        # F8: the first turn played in a round tells who is at war from it, wherever the log
+        # recorded the entry (in the turn played before).
+        before = ctx.latest_played(ends, k - 1)
+        entry["war_entries"] = war_entries(ctx, v, ends[k][1], None if before is None else (before, ends[before][0]))
         tick(1)
         yield entry
 
@@ -274,6 +290,7 @@ def stream_report(
             "scope": "campaign",
             "campaign": ctx.campaign,
             "position": ctx.position,
+            "neutral": _neutral(ctx, v, wanted, ends),
             "start": {"seq": 1, "nations": figures[1]},
             "series": series,
         }
@@ -281,7 +298,7 @@ def stream_report(
         with ticking as tick:
 
             def entries() -> Iterator[dict[str, Any]]:
-                for entry in _turns(t, cid, v, ctx, wanted, {}, undos, by_number, tick):
+                for entry in _turns(t, cid, v, ctx, wanted, {}, undos, by_number, ends, tick):
                     # What each undo took back, turn by turn (`_add_undone_events` on the lot).
                     _add_undone_events(v, [entry])
                     yield entry
@@ -289,6 +306,16 @@ def stream_report(
             tally = LuckTally(t, cid, ctx.campaign, ruleset=ctx.ruleset)
             report["turns"] = _TurnsAsBuilt(len(wanted), entries(), report, tally)
             yield from stream_post(report, dialect)
+
+
+def _neutral(
+    ctx: ReportContext, v: Views, wanted: list[int], ends: dict[int, tuple[int, int, str, str]]
+) -> dict[str, Any]:
+    """F8: the nations neutral at the end of the last turn reported, as `tracker state --turn`
+    lists them."""
+    last = wanted[-1]
+    seq, round_ = ends[last][0], ends[last][1]
+    return {"turn": last, "seq": seq, "nations": neutral_at(ctx, v, seq, round_)}
 
 
 def _board_map(t: Tracker, v: Views, ctx: ReportContext, turns: list[dict[str, Any]]) -> dict[str, Any]:
@@ -376,14 +403,16 @@ def build_report(
             by_turn, undos = {}, _undos_outside_the_log(t, cid, v, ctx)
         ticking = nullcontext(lambda _n: None) if progress is None else progress(len(wanted))
         with ticking as tick:
-            turns = list(_turns(t, cid, v, ctx, wanted, by_turn, undos, by_number, tick))
+            turns = list(_turns(t, cid, v, ctx, wanted, by_turn, undos, by_number, ends, tick))
         _add_undone_events(v, turns)
         report_map = _board_map(t, v, ctx, turns) if fmt == "html" else None
+        neutral = _neutral(ctx, v, wanted, ends)
     report: dict[str, Any] = {
         "schema": SCHEMA,
         "scope": "turn" if turn is not None else "campaign",
         "campaign": ctx.campaign,
         "position": ctx.position,
+        "neutral": neutral,
         "start": {"seq": 1, "nations": figures[1]},
         "series": [by_number[k] for k in shown],
         "turns": turns,

@@ -3,12 +3,17 @@ names, dice and targets, moves, undos, battle headings and results, table rows."
 
 from __future__ import annotations
 
+import heapq
 import re
 from bisect import bisect_left
 from collections.abc import Callable
 from typing import Any
 
+from projections.positions import turn_position
 from tracker.service.history import TECH_NAMES
+
+# F8: how `tracker state` and the reports name the nations still neutral.
+NEUTRAL_LABEL = "Neutral (F8)"
 
 # ----- names -----
 
@@ -114,6 +119,10 @@ def _asked_only(summary: str) -> str:
 
 # Listed apart, so a group sees every exception to its dice (D4, RK3).
 DICE_RECORD = frozenset({"DiceSourceSwitched", "TypedDiceAccepted", "DiceRerolled"})
+
+# F8: the turns of neutral nations passed over and their entries into the war, listed apart
+# (an entry brought forward by an adjustment is the adjustment's, AD1).
+NEUTRALITY = frozenset({"TurnPassedOver", "WarEntered"})
 
 # The first event of each kind of battle besides convoy battles (SM2, AS1, NC1).
 BATTLE_STARTS = {"InterceptionStarted": "interception", "AswCombatStarted": "asw", "NavalBattleStarted": "naval"}
@@ -268,16 +277,62 @@ def trade_rows(report: dict[str, Any], turn: dict[str, Any]) -> tuple[list[str],
     return header, rows
 
 
+def passed_over_turns(report: dict[str, Any]) -> list[tuple[int, int, str]]:
+    """F8: the national turns a campaign report covers that no nation played, (turn, round,
+    nation) in order: a neutral nation's turns are passed over with no events, so they are the
+    turns up to the last reported missing from its series (which holds every played turn)."""
+    order, series = report["campaign"]["turn_order"], report["series"]
+    played = {e["turn"] for e in series}
+    last = series[-1]["turn"] if series else 0
+    return [(k, *turn_position(order, k)) for k in range(1, last + 1) if k not in played]
+
+
+PASSED_OVER = "passed over (F8)"
+
+
 def progress_rows(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """A campaign report's progress: per turn, each nation's resources / NTR at sea / units at
-    the end of the turn."""
+    the end of the turn; a turn passed over (F8) in its place, said so, with no figures."""
     nations = report["campaign"]["turn_order"]
     rows = [
-        [str(e["turn"]), str(e["round"]), e["nation"]]
-        + [f"{f['balance']} / {f['ntr_at_sea']} / {f['units']}" for f in (e["nations"][n] for n in nations)]
+        (e["turn"], [str(e["turn"]), str(e["round"]), e["nation"]] + [_figures_cell(e["nations"][n]) for n in nations])
         for e in report["series"]
     ]
-    return ["Turn", "Round", "Phasing", *nations], rows
+    passed = [
+        (k, [str(k), str(round_), f"{nation}: {PASSED_OVER}", *("-" for _ in nations)])
+        for k, round_, nation in passed_over_turns(report)
+    ]
+    if passed:
+        # Both lists are in turn order: merged, not sorted again.
+        rows = list(heapq.merge(rows, passed, key=lambda entry: entry[0]))
+    return ["Turn", "Round", "Phasing", *nations], [row for _, row in rows]
+
+
+def _figures_cell(f: dict[str, Any]) -> str:
+    return f"{f['balance']} / {f['ntr_at_sea']} / {f['units']}"
+
+
+def neutral_line(report: dict[str, Any]) -> str:
+    """F8: 'Neutral (F8) at the end of turn 10: Italy until round 4, ...', as `tracker state`
+    lists them, or '' when no nation is neutral then."""
+    neutral = report.get("neutral") or {}
+    if not neutral.get("nations"):
+        return ""
+    listed = ", ".join(f"{n['nation']} until round {n['until']}" for n in neutral["nations"])
+    return f"{NEUTRAL_LABEL} at the end of turn {neutral['turn']}: {listed}"
+
+
+def entries_line(turn: dict[str, Any]) -> str:
+    """F8: the nations at war from the turn's round (on the first turn played in it), each with
+    the event that recorded its entry, or the scenario's entry round where the log records none;
+    '' for another turn."""
+    entries = turn.get("war_entries") or []
+    return ", ".join(
+        f"{e['nation']} (event {e['seq']})"
+        if e["seq"] is not None
+        else f"{e['nation']} (its entry round in the scenario)"
+        for e in entries
+    )
 
 
 def turn_title(turn: dict[str, Any]) -> str:
@@ -329,6 +384,7 @@ def has_actions(turn: dict[str, Any]) -> bool:
         "resources",
         "undos",
         "dice_record",
+        "neutrality",
         "other",
     )
-    return any(turn[k] for k in keys)
+    return any(turn.get(k) for k in keys)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tracker.reports.context import ReportContext
-from tracker.reports.text import BATTLE_STARTS, DICE_RECORD
+from tracker.reports.text import BATTLE_STARTS, DICE_RECORD, NEUTRALITY
 from tracker.service.undo_log import stays_in_effect
 
 
@@ -188,7 +188,10 @@ def _empty_turn(ctx: ReportContext, number: int, records: list[dict[str, Any]], 
         "unplaced": {},
         "adjustments": [],
         "dice_record": [],
+        "neutrality": [],
         "other": [],
+        # F8: filled in by the report, which reads the turn played before (`war_entries`).
+        "war_entries": [],
         "end": {
             "seq": end["seq"],
             "phase": end["phase"],
@@ -217,6 +220,8 @@ class _TurnFiler:
             return
         if kind in DICE_RECORD:
             section["dice_record"].append(_step(r))
+        elif kind in NEUTRALITY:
+            section["neutrality"].append(_step(r))
         elif kind == "DiceRolled":
             self.roll(r)
         elif kind == "UnitsMoved":

@@ -13,6 +13,7 @@ from domain.scenario import Scenario
 from domain.text import unit_order
 from projections.positions import turn_number
 from projections.views import BoardView
+from tracker.reports.text import NEUTRAL_LABEL
 
 if TYPE_CHECKING:
     from domain.campaign import Campaign
@@ -123,7 +124,7 @@ def render_board(out: Console, data: Mapping[str, Any], scenario: Scenario, titl
     if neutral:
         # F8: a neutral nation's side is the one it will join; until then it is nobody's enemy.
         entries = ", ".join(f"{n} until round {scenario.nations[n].entry_round}" for n in neutral)
-        out.print(f"Neutral (F8): {entries}")
+        out.print(f"{NEUTRAL_LABEL}: {entries}")
     for title, heading, rows in (("NTR at sea", "Zones", at_sea), ("Technology", "Levels", techs)):
         if rows:
             table = Table(title=title)

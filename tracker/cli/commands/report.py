@@ -99,6 +99,8 @@ def report(
 ) -> None:
     """A turn report: moves, battles with every die, casualties, NTR lost, resources, research,
     undos (undone events struck through) and the fleet and trade tables at the end of the turn.
+    It names the nations still neutral then (F8), as `state` does; the first turn played in a
+    round names the nations at war from that round.
 
     Give --turn N for one national turn or --all for the whole campaign (--campaign NAME
     picks the campaign, as for every command).
