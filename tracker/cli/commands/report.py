@@ -84,7 +84,7 @@ _output_option = click.option(
     metavar="N|" + "|".join(PRESETS),
     help="Cut an md, discord or bbcode report into numbered posts of at most N characters (Unicode code points, "
     f"as Discord counts them): {', '.join(f'{k} = {v}' for k, v in PRESETS.items())}. "
-    "With -o: FILE-1.md, FILE-2.md...",
+    "With -o posts.md: posts-1.md, posts-2.md... (the part number goes before the file's extension).",
 )
 @_output_option
 @click.option(
