@@ -16,17 +16,19 @@ from typing import Any
 from projections.positions import turn_position
 from projections.views import Views
 from tracker.reports.context import ReportContext
+from tracker.service import read_models
 from tracker.service.history import log_records
 
 
 def neutral_at(ctx: ReportContext, v: Views, seq: int, round_: int) -> list[dict[str, Any]]:
     """F8: the nations neutral after event `seq` of round `round_`, in turn order, each with the
     round its scenario has it enter the war: {nation, until}. The entries brought forward by
-    adjustments by then are those `state --turn` counts (`Tracker.adjusted_at`)."""
+    adjustments by then are those `state --turn` counts (`read_models.neutral_at`)."""
     scenario = ctx.scenario
-    entered = ctx.t.adjusted_at(v, seq, scenario)[1]
-    neutral = scenario.neutral(round_, entered)
-    return [{"nation": n, "until": scenario.nations[n].entry_round} for n in ctx.turn_order if n in neutral]
+    return [
+        {"nation": n, "until": scenario.nations[n].entry_round}
+        for n in read_models.neutral_at(ctx.t, v, seq, scenario, round_)
+    ]
 
 
 def war_entries(

@@ -68,6 +68,18 @@ install_describer()
 MAX_ATTEMPTS = 30
 
 
+def driver_reason(error: BaseException) -> str:
+    """The first line of the driver's own words for a failed open, as `tracker db current` says
+    it: SQLAlchemy's text prefixes the driver's class name ("(psycopg.OperationalError) ...")
+    and eventsourcing's errors wrap SQLAlchemy's, neither of which a user can act on."""
+    cause = error
+    if isinstance(cause, PersistenceError) and cause.__cause__ is not None:
+        cause = cause.__cause__
+    cause = getattr(cause, "orig", None) or cause
+    text = str(cause).strip()
+    return text.splitlines()[0] if text else "the driver gave no reason"
+
+
 class Tracker(Performing):
     """Campaigns in one database: create, select, load, act, read the stored log."""
 
@@ -106,8 +118,7 @@ class Tracker(Performing):
         except (PersistenceError, sqlalchemy.exc.SQLAlchemyError) as e:
             if self._scratch is not None:
                 self._scratch.cleanup()
-            reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise InputError(f"cannot open database {self.safe_url}: {reason}") from None
+            raise InputError(f"cannot open database {self.safe_url}: {driver_reason(e)}") from None
 
     def _opened_url(self) -> str:
         if self._scratch is None:
@@ -536,9 +547,17 @@ class Tracker(Performing):
         the campaign's, when the caller holds it already."""
         return read_models.board_from(self, v, turn=turn, phase=phase, at=at, scenario=scenario)
 
-    def passed_over(self, cid: UUID, turn: int) -> PassedOver | None:
-        """F8: national turn `turn` if the campaign passed it over (see `passed_over`)."""
-        return passed_over(self.load(cid), turn)
+    def passed_over(self, cid: UUID, turn: int, v: Views | None = None) -> PassedOver | None:
+        """F8: national turn `turn` if the campaign passed it over (see `passed_over`), the
+        entries adjustments brought forward counted from the turn each was recorded in (AD1);
+        `v`, the views a command already holds."""
+        campaign = self.load(cid)
+        if not campaign.entered:
+            return passed_over(campaign, turn, {})
+        if v is None:
+            with self.views(cid) as opened:
+                return passed_over(campaign, turn, read_models.entries_brought_forward(self, opened))
+        return passed_over(campaign, turn, read_models.entries_brought_forward(self, v))
 
     def owners_at(self, v: Views, seq: int, scenario: Scenario | None = None) -> dict[str, str]:
         """AD1: every territory's owner after event `seq`, by territory (see `adjusted_at`)."""

@@ -184,6 +184,12 @@ def pick_name(typed: str, names: Sequence[str]) -> str | None:
     return found[0] if found else None
 
 
+def revoking(campaign_id: str, name: str) -> str:
+    """The command that revokes a player's token: a league's player is found only with `--league`."""
+    league = " --league" if campaign_id == LEAGUE else ""
+    return f"tracker players revoke{league} {name!r}"
+
+
 class Players:
     """The players of the campaigns in one database."""
 
@@ -225,9 +231,7 @@ class Players:
                 )
             ).first()
             if existing is not None and existing[0] is None:
-                raise InputError(
-                    f"player {name!r} already has a token; revoke it first: tracker players revoke {name!r}"
-                )
+                raise InputError(f"player {name!r} already has a token; revoke it first: {revoking(campaign_id, name)}")
             # PL1: the record names who acted by name alone, and a name is looked up whatever
             # its case (`pick_name`): a name that differs from a live player's only by case
             # would be that player's.
@@ -243,7 +247,7 @@ class Players:
             if twin is not None:
                 raise InputError(
                     f"player {twin!r} already has a token and {name!r} differs from it only by case: "
-                    f"give another name, or revoke it first: tracker players revoke {twin!r}"
+                    f"give another name, or revoke it first: {revoking(campaign_id, twin)}"
                 )
             # A campaign's player and the league's may not share one either (the league's
             # players act in every campaign).
@@ -303,7 +307,8 @@ class Players:
                 .values(revoked_at=func.now())
             ).rowcount
         if not done:
-            raise InputError(f"no player {name!r} with a live token in this campaign")
+            where = "the league" if campaign_id == LEAGUE else "this campaign"
+            raise InputError(f"no player {name!r} with a live token in {where}")
         return name
 
     @staticmethod

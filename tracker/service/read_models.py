@@ -3,7 +3,8 @@ brought up to its end (refused, naming where, when they stopped on damaged data)
 at a point of a campaign's history (a national turn, one of its phases, or an event) with the
 territories' owners as adjustments left them (AD1) and the nations neutral then (F8).
 
-The functions of `Tracker.catch_up`, `board_from` and `adjusted_at`, which call them.
+The functions of `Tracker.catch_up`, `board_from`, `adjusted_at` and `passed_over`, which call
+them, and of the reports' neutral nations (`neutral_at`).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def board_from(
         board = board_in(v, turn=turn, phase=phase, at=at)
     except InputError:
         # F8: the board of a national turn passed over is refused as such (`passed_over`).
-        said = None if turn is None else t.passed_over(v.cid, turn)
+        said = None if turn is None else t.passed_over(v.cid, turn, v)
         if said is not None:
             then = f"the board then is turn {said.played}'s: tracker state --turn {said.played}"
             raise InputError(f"{said}; {then}") from None
@@ -85,9 +86,20 @@ def board_from(
     if scenario is None:
         scenario = t.load(v.cid, version=1).scenario
     board["owners"], entered = adjusted_at(t, v, board["seq"], scenario)
-    neutral = scenario.neutral(board["round"], entered)
-    board["neutral"] = [n for n in scenario.turn_order if n in neutral]
+    board["neutral"] = _neutral_in(scenario, board["round"], entered)
     return board
+
+
+def neutral_at(t: Tracker, v: Views, seq: int, scenario: Scenario, round_: int) -> list[str]:
+    """F8: the nations neutral after event `seq` of round `round_`, in turn order: by their
+    scenario's entry rounds, less the entries adjustments brought forward by then (AD1), as
+    `state --turn` says them (`board_from`)."""
+    return _neutral_in(scenario, round_, adjusted_at(t, v, seq, scenario)[1])
+
+
+def _neutral_in(scenario: Scenario, round_: int, entered: tuple[str, ...]) -> list[str]:
+    neutral = scenario.neutral(round_, entered)
+    return [n for n in scenario.turn_order if n in neutral]
 
 
 def adjusted_at(t: Tracker, v: Views, seq: int, scenario: Scenario) -> tuple[dict[str, str], tuple[str, ...]]:
@@ -95,21 +107,41 @@ def adjusted_at(t: Tracker, v: Views, seq: int, scenario: Scenario) -> tuple[dic
     entry into the war an adjustment brought forward by then (F8): the scenario's, changed
     only by adjustments (few), so folded from those recorded by then and not undone by then,
     found through the index of adjustments alone (never a scan of the whole log)."""
-    # The kind written out, so that the partial index of adjustments answers (see its
-    # schema); the numbers too, so that the statement needs no compiling.
-    adjusted = (
-        v.conn.exec_driver_sql(
-            f"SELECT seq FROM {event_index.name} WHERE c = {int(v.key):d} AND kind = '{ADJUSTED}'"
-            f" AND seq <= {int(seq):d} AND (undone_by IS NULL OR undone_by > {int(seq):d}) ORDER BY seq"
-        )
-        .scalars()
-        .all()
-    )
     owners = dict(scenario.game_map.land)
     entered: list[str] = []
-    for version in adjusted:
-        for stored in t.app.recorder.select_events(v.cid, gt=version - 1, lte=version):
-            event = t.decode(stored)
-            owners.update(getattr(event, "owners", {}))
-            entered.extend(getattr(event, "enter", ()))
+    for _turn, event in _adjustments(t, v, seq):
+        owners.update(getattr(event, "owners", {}))
+        entered.extend(getattr(event, "enter", ()))
     return dict(sorted(owners.items())), tuple(entered)
+
+
+def entries_brought_forward(t: Tracker, v: Views) -> dict[str, int]:
+    """F8, AD1: each nation whose entry into the war a standing adjustment brought forward, with
+    the national turn that adjustment was recorded in: its turns after that one were played
+    (`passed_over`), its turns before it passed over while its scenario has it neutral."""
+    forward: dict[str, int] = {}
+    for turn, event in _adjustments(t, v, None):
+        for nation in getattr(event, "enter", ()):
+            forward.setdefault(nation, turn)
+    return forward
+
+
+def _adjustments(t: Tracker, v: Views, seq: int | None) -> list[tuple[int, object]]:
+    """The adjustments recorded by event `seq` and not undone by then (every one standing now
+    for None), in order, each with the national turn it was recorded in."""
+    # The kind written out, so that the partial index of adjustments answers (see its
+    # schema); the numbers too, so that the statement needs no compiling.
+    by = (
+        "undone_by IS NULL"
+        if seq is None
+        else f"seq <= {int(seq):d} AND (undone_by IS NULL OR undone_by > {int(seq):d})"
+    )
+    rows = v.conn.exec_driver_sql(
+        f"SELECT seq, turn FROM {event_index.name} WHERE c = {int(v.key):d} AND kind = '{ADJUSTED}'"
+        f" AND {by} ORDER BY seq"
+    ).all()
+    found: list[tuple[int, object]] = []
+    for version, turn in rows:
+        for stored in t.app.recorder.select_events(v.cid, gt=version - 1, lte=version):
+            found.append((turn, t.decode(stored)))
+    return found
