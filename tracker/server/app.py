@@ -40,6 +40,7 @@ from tracker.server.delivery import delivering
 from tracker.server.keyed import once, request_key
 from tracker.server.limits import BodyLimit, TooLarge, answers_json, is_text
 from tracker.server.logs import RequestLog, note
+from tracker.server.noted import command_answer, command_name
 from tracker.server.params import (
     MAX_INT,
     asked_action,
@@ -62,7 +63,16 @@ from tracker.server.recording import (
     override_command,
     perform_action,
 )
-from tracker.server.responses import ApiError, JsonResponse, error_response, tracker_error
+from tracker.server.responses import (
+    OUTAGE,
+    RETRY_SECONDS,
+    ApiError,
+    JsonResponse,
+    error_response,
+    outage,
+    outage_errors,
+    tracker_error,
+)
 from tracker.server.served import ServedTracker
 from tracker.server.slots import READERS, WRITERS, Service, Slot, as_player
 from tracker.server.watch import Watcher, channel_of, watcher_for, watching
@@ -323,6 +333,7 @@ class Api:
         token = self._token(request)
         name = campaign_name(request)
         asked = asked_action(name, await read_json(request))
+        note(request.scope, action=asked["action"])
         try:
             key = request_key(request)
         except TrackerError as e:
@@ -369,7 +380,7 @@ class Api:
         result = await self.service.run(
             lambda t: approve_override(t, player, name, number), write=True, name=name, player=player
         )
-        return command_response(result)
+        return command_answer(request.scope, ["approve"], result)
 
     async def command(self, request: Request) -> Response:
         token = self._token(request)
@@ -384,9 +395,11 @@ class Api:
             terminal, checked, key = check_terminal(body), check_args(body.get("args")), request_key(request)
         except TrackerError as e:
             raise tracker_error(e) from None
+        # Its name only: an argument may be a webhook URL or a password.
+        note(request.scope, action=command_name(checked))
         refusal = refused_without_token(checked) if token is None else None
         if refusal is not None:
-            return command_response(refusal)
+            return command_answer(request.scope, checked, refusal)
         if checked[0] in ("approve", "overrides"):
             result = await self._recorded_as(
                 request, token, name, lambda t, player: override_command(t, player, name, checked, terminal)
@@ -400,7 +413,7 @@ class Api:
                 return once(t, player, key, run, asked={"route": "command", "args": checked, "campaign": name})
 
             result = await self._recorded_as(request, token, name, command)
-        return command_response(result)
+        return command_answer(request.scope, checked, result)
 
     async def authenticate(self, request: Request) -> Player | None:
         """The player whose token the request's Authorization header carries (never a cookie:
@@ -490,6 +503,8 @@ def _page_error(status: int, message: str, headers: dict[str, str] | None = None
 
 async def _api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
+    # A 409's or 403's line says which rule refused it.
+    note(request.scope, rule=exc.rule)
     if not answers_json(request.url.path):
         return _page_error(exc.status, exc.message, exc.headers)
     return error_response(exc.status, exc.message, exc.rule, exc.headers)
@@ -515,6 +530,19 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if api:
         return error_response(exc.status_code, message, headers=dict(exc.headers or {}))
     return _page_error(exc.status_code, message, dict(exc.headers or {}))
+
+
+async def _database_down(request: Request, exc: Exception) -> Response:
+    """503 while the database does not answer (PostgreSQL stopped, a file that cannot be
+    opened): its reason on the request's line, not a traceback per request, and the next request
+    tries the database again."""
+    if isinstance(exc, TrackerError):  # a full disk (DatabaseFull) that no route answered
+        return await _api_error(request, tracker_error(exc))
+    reason = outage(exc)
+    if reason is None:
+        raise exc  # the schema's or the code's fault: a 500, with its traceback
+    note(request.scope, reason=reason)
+    return await _api_error(request, ApiError(503, OUTAGE, headers={"Retry-After": str(RETRY_SECONDS)}))
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
@@ -557,6 +585,7 @@ def create_app(
             ApiError: _api_error,
             TooLarge: _too_large,
             HTTPException: _http_error,
+            **dict.fromkeys(outage_errors(), _database_down),
             Exception: _unexpected,
         },
         middleware=[Middleware(RequestLog), Middleware(BodyLimit), Middleware(EncodedSlashes)],

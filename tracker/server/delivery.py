@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +23,7 @@ from sqlalchemy.engine import Engine
 from domain.errors import InputError
 from tracker.cli.common import next_command
 from tracker.service.history import log_records
-from tracker.service.notify import Backoff, Outbox, Sender, Senders, normal_url, remind
+from tracker.service.notify import Backoff, Outbox, Sender, Senders, mask, normal_url, remind
 from tracker.service.notify.delivery import prepare, send_prepared
 
 log = logging.getLogger("tracker.delivery")
@@ -32,6 +33,21 @@ SINCE_LINES = 60
 NOBODYS = frozenset({"undo", "redo"})
 # At most this many channels are sent to at once in one pass over the outbox.
 SENDERS = 8
+# A URL or an e-mail address in an error's message (a database quotes the value it refused):
+# a channel's target, shown masked as `notify list` shows it.
+_TARGET = re.compile(r"""[A-Za-z][\w+.-]*://[^\s'"<>]+|[^\s'"<>(),;:@]+@[^\s'"<>(),;:@]+""")
+# The most characters of an error's message a failed pass's line shows.
+SHOWN = 200
+
+
+def failure(e: BaseException) -> str:
+    """An error that stopped a pass over the outbox, for the log: its kind and the first line
+    of its message (a database's reason: `no such column`, `connection refused`), at most
+    SHOWN characters, with any URL or address in it masked."""
+    line = (str(e).strip().splitlines() or [""])[0]
+    line = _TARGET.sub(lambda m: mask(m.group()), line)
+    line = line if len(line) <= SHOWN else line[:SHOWN] + "..."
+    return f"{type(e).__name__}: {line}" if line else type(e).__name__
 
 
 @dataclass(frozen=True)
@@ -244,8 +260,8 @@ class Worker:
                 try:
                     await asyncio.to_thread(self.step)
                 except Exception as e:  # noqa: BLE001 - the worker outlives a database hiccup
-                    # The kind only: a message could carry a channel's URL.
-                    log.warning("notification delivery failed: %s", type(e).__name__)
+                    # Its reason, but no channel's URL (see `failure`).
+                    log.warning("notification delivery failed: %s", failure(e))
                 await asyncio.sleep(self.settings.poll)
         finally:
             self.close()

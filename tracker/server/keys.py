@@ -34,27 +34,42 @@ PG_KEYS_LOCK = 0x74726B6B
 _SAME_DATABASE = "--keys must name another database than the campaigns' (D5: seeds never sit in the log database)"
 
 
+# What a refusal of `--keys` (or TRACKER_KEYS) adds: the option names a store few remember.
+_WHAT = "the key store of the dice seeds, D5"
+
+
 def key_store_url(keys: str | None, log_url: str) -> str:
     """The key store's URL: a URL as given, or a private SQLite file (made 0600 if new)."""
     keys = keys or DEFAULT_KEYS
-    if _same_database(database_url(keys), log_url):
+    path = None if "://" in keys else Path(keys).expanduser()
+    if path is not None:
+        # Said of --keys: the campaign database's checks below name a "database path".
+        if path.is_dir():
+            raise InputError(f"--keys {path}: a folder, not a file ({_WHAT})")
+        if not path.exists() and not path.parent.resolve().is_dir():
+            raise InputError(f"--keys {path}: folder {path.parent} does not exist ({_WHAT})")
+    try:
+        url = database_url(keys)
+    except InputError as e:
+        raise InputError(f"--keys: {e} ({_WHAT})") from None
+    if _same_database(url, log_url):
         raise InputError(_SAME_DATABASE)
-    if "://" not in keys:
-        path = Path(keys).expanduser()
+    if path is not None:
         if not path.exists():
-            if not path.parent.resolve().is_dir():
-                raise InputError(f"key store {str(path)!r}: folder {str(path.parent)!r} does not exist")
             # Another server process may make it between the look and the create: then it is
             # that process's store, which the mode check below judges as any store found.
-            with contextlib.suppress(FileExistsError):
-                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            try:
+                with contextlib.suppress(FileExistsError):
+                    os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            except OSError as e:
+                raise InputError(f"--keys {path}: cannot create it: {e.strerror} ({_WHAT})") from None
         mode = path.stat().st_mode
         if mode & (stat.S_IRWXG | stat.S_IRWXO):
             raise InputError(
                 f"key store {str(path)!r} may be read by others (mode {stat.filemode(mode)}): "
                 f"it holds the dice seeds; chmod 600 {str(path)!r}"
             )
-    return database_url(keys)
+    return url
 
 
 def _same_database(a: str, b: str) -> bool:

@@ -231,6 +231,8 @@ class RequestLog:
                 "action": noted.get("action"),
                 "rule": noted.get("rule"),
                 "exit": noted.get("exit"),
+                # Why a 503 was answered: the database's error, in a line (see `outage`).
+                "reason": noted.get("reason"),
                 "client": client[0] if client else None,
             }
             level = logging.ERROR if status >= 500 else logging.INFO

@@ -3,11 +3,15 @@ status a tracker error maps to."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
+import sqlite3
 from typing import Any
 
+import sqlalchemy.exc
+from eventsourcing.persistence import OperationalError
 from starlette.responses import JSONResponse
 
 from domain.errors import RuleViolation, TrackerError
@@ -79,3 +83,41 @@ def tracker_error(e: TrackerError) -> ApiError:
         return ApiError(503, message)
     status = 400 if e.exit_code == 2 else 409
     return ApiError(status, message, rule)
+
+
+# What a client is told while the database does not answer, and how long it is asked to wait.
+OUTAGE = "the database does not answer; try again shortly"
+RETRY_SECONDS = 5
+# A SQLite error that says a table or a column is missing or a statement is wrong: the schema's
+# or the code's fault, not an outage, answered 500 with its traceback in the log.
+_NOT_AN_OUTAGE = ("no such table", "no such column", "has no column", "syntax error")
+
+
+def outage_errors() -> tuple[type[Exception], ...]:
+    """The errors of a database that does not answer (PostgreSQL stopped or out of reach, a
+    SQLite file that cannot be opened or stays locked), as each layer raises them."""
+    found: list[type[Exception]] = [sqlalchemy.exc.OperationalError, OperationalError, sqlite3.OperationalError]
+    with contextlib.suppress(ImportError):
+        import psycopg
+
+        found.append(psycopg.OperationalError)
+    return tuple(found)
+
+
+def outage(e: Exception) -> str | None:
+    """Why the database does not answer, as its driver says it in a line (the server's log
+    shows it, with any password hidden), when `e` is an outage; None for any other error."""
+    if not isinstance(e, outage_errors()):
+        return None
+    cause: BaseException = e
+    # eventsourcing's error holds SQLAlchemy's (or is raised from it), which wraps the driver's.
+    for _ in range(5):
+        held = cause.args[0] if cause.args else None
+        inner = getattr(cause, "orig", None) or cause.__cause__ or held
+        if not isinstance(inner, BaseException) or inner is cause:
+            break
+        cause = inner
+    line = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+    if isinstance(cause, sqlite3.Error) and any(said in line for said in _NOT_AN_OUTAGE):
+        return None
+    return line[:200]
