@@ -219,3 +219,15 @@ def test_too_many_failed_token_checks_is_an_error_object_with_retry_after(tmp_pa
     assert [a.status_code for a in answers] == [401, 429]
     assert all(set(a.json()) == ERROR_KEYS for a in answers)
     assert answers[1].headers["Retry-After"].isdigit()
+
+
+def test_an_outage_is_documented_on_every_route_that_reads_or_records() -> None:
+    """A database that does not answer is a 503 with Retry-After on every route that touches
+    it; the document listed 429 as the only answer to wait on."""
+    document = openapi_document()
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            responses = operation["responses"]
+            if "401" in responses and "404" in responses:
+                assert "503" in responses, (method, path)
+                assert "Retry-After" in responses["503"]["headers"], (method, path)

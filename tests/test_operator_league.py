@@ -117,9 +117,10 @@ def test_d5_ready_passes_with_an_older_copy_of_the_leagues_key_store(
 
 
 def test_ready_fails_database_not_keys_while_the_campaign_database_does_not_answer(
-    served_league: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    served_league: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """The key store answers: its check must not fail for the campaign database's outage."""
+    """The key store answers: its check must not fail for the campaign database's outage. The
+    log says why the database failed, in the driver's words, not only "OperationalError"."""
     from sqlalchemy import create_engine
 
     from tracker.server import create_app
@@ -131,6 +132,8 @@ def test_ready_fails_database_not_keys_while_the_campaign_database_does_not_answ
         monkeypatch.setattr(app.state.service.tracker, "engine", gone)
         status, body = get(app, "/ready")
         assert status == 503 and body["checks"]["database"] == "failed" and body["checks"]["keys"] == "ok", body
+        said = [r.getMessage() for r in caplog.records if "ready check database failed" in r.getMessage()]
+        assert said and "unable to open database file" in said[-1], said
     finally:
         monkeypatch.undo()
         app.state.service.close()

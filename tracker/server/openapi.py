@@ -34,12 +34,13 @@ ERRORS = {
     "415": "The request body is not sent as JSON (Content-Type: application/json).",
     "422": "The Idempotency-Key was sent before with a different request: nothing was recorded.",
     "429": "Too many failed token checks from this address: retry after Retry-After seconds.",
+    "503": "The database does not answer (retry after Retry-After seconds) or has no room left: nothing was recorded.",
 }
 # The errors of a read of a campaign, of what records, and of what records from a JSON body
 # with an idempotency key.
-READ_ERRORS = ("400", "401", "404", "429")
-APPROVE_ERRORS = ("400", "401", "403", "404", "409", "413", "415", "429")
-BODY_ERRORS = ("400", "401", "403", "404", "409", "413", "415", "422", "429")
+READ_ERRORS = ("400", "401", "404", "429", "503")
+APPROVE_ERRORS = ("400", "401", "403", "404", "409", "413", "415", "429", "503")
+BODY_ERRORS = ("400", "401", "403", "404", "409", "413", "415", "422", "429", "503")
 RULE_ID = re.compile(r"\b[A-Z]{1,3}\d{1,2}\b")
 
 
@@ -190,7 +191,7 @@ def answers(ok: dict[str, Any], errors: tuple[str, ...], error_schema: str = "Er
     out: dict[str, Any] = {"200": {"description": "Done.", "content": json_content(ok)}}
     for status in errors:
         out[status] = {"description": ERRORS[status], "content": json_content({"$ref": REF + error_schema})}
-        if status == "429":
+        if status in ("429", "503"):
             out[status]["headers"] = {"Retry-After": {"schema": {"type": "string"}}}
     return out
 

@@ -10,6 +10,7 @@ from sqlalchemy import func, inspect, literal, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from tracker.server.keys import KeyedRegistry
+from tracker.server.responses import outage
 from tracker.server.served import ServedTracker
 from tracker.storage.store import campaigns_table, seeds_table, served_table, sqlite_file
 
@@ -123,5 +124,7 @@ def readiness(t: ServedTracker, outcome: dict[str, str]) -> None:
         try:
             outcome[name] = "ok" if check(t) else "failed"
         except Exception as e:  # noqa: BLE001 - a check that cannot run has failed
-            log.warning("ready check %s failed: %s", name, type(e).__name__)
+            # The database's own reason when it does not answer (the operator's first
+            # question); for any other error its kind alone, as its text may hold a URL.
+            log.warning("ready check %s failed: %s", name, outage(e) or type(e).__name__)
             outcome[name] = "failed"
