@@ -12,7 +12,7 @@ from typing import Any
 from uuid import UUID
 
 from domain.errors import InputError
-from projections.positions import turn_number, turn_position
+from projections.positions import turn_number
 from projections.views import BoardView, UnitOnBoard, Views
 from tracker.reports.text import tech_name
 from tracker.service.application import Tracker
@@ -205,24 +205,16 @@ class ReportContext:
         window = range(turn, max(0, turn - len(self.turn_order)), -1)
         return next((k for k in window if k in ends), None)
 
-    def _at_war(self, turn: int) -> bool:
-        """F8: the nation of national turn `turn` is at war by its scenario entry round."""
-        round_, nation = turn_position(self.turn_order, turn)
-        return self.scenario.at_war(nation, round_)
-
     def unplayed(self, turn: int) -> InputError:
         """The error for a one-turn report of a turn with no events."""
-        round_, nation = turn_position(self.turn_order, turn)
-        if not self._at_war(turn):
+        said = self.t.passed_over(self.cid, turn)
+        if said is not None:
             # Its TurnPassedOver is recorded by the `next` that ended the turn played last
             # before it, so that turn's report tells it (as `log --turn` and `state --turn` say).
-            played = turn - 1
-            while played > 1 and not self._at_war(played):
-                played -= 1
             return InputError(
-                f"turn {turn} ({nation}, round {round_}) has no events in campaign {self.name!r}: "
-                f"a neutral nation's turn is passed over (F8); the report of turn {played} tells it "
-                f"(tracker report --turn {played})"
+                f"turn {turn} ({said.nation}, round {said.round}) has no events in campaign {self.name!r}: "
+                f"a neutral nation's turn is passed over (F8); the report of turn {said.played} tells it "
+                f"(tracker report --turn {said.played})"
             )
         return InputError(f"turn {turn} has not been played in campaign {self.name!r}")
 
