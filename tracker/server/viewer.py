@@ -169,7 +169,7 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
     position = _position(campaign)
     _check_turn(turn, position)
     _check_seq(at, position)
-    said = turn_passed_over(t, cid, campaign, turn, position["turn"]) if turn else None
+    said = turn_passed_over(t, cid, campaign, turn) if turn else None
     if said is not None:
         # F8: the board then is the last played turn's; a link to it, not a command to type.
         board_of = f"/campaigns/{name_segment(name)}/board?turn={said.played}"
@@ -208,7 +208,7 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
         )
     # F8: a neutral nation's turn passed over has no board of its own (its page is a 404), so
     # the previous and next turn links step over it, and the turn selector offers it disabled.
-    skipped = passed_over_turns(t, cid, campaign, position["turn"])
+    skipped = passed_over_turns(t, cid, campaign)
     shown = turn or board["turn"]
     previous = next((k for k in range(shown - 1, 0, -1) if k not in skipped), None)
     following = next((k for k in range(shown + 1, position["turn"] + 1) if k not in skipped), None) if turn else None
@@ -265,13 +265,13 @@ def log_data(t: Tracker, name: str, filters: dict[str, Any]) -> dict[str, Any]:
         battle=filters["battle"], tail=TIMELINE_LIMIT,
     )  # fmt: skip
     # F8: a turn passed over has no events; the page says why and where its TurnPassedOver is.
-    skipped = passed_over_turns(t, cid, campaign, position["turn"])
+    skipped = passed_over_turns(t, cid, campaign)
     turn = filters["turn"]
     return {
         "name": name,
         "position": position,
         "passed_over": skipped,
-        "said": turn_passed_over(t, cid, campaign, turn, position["turn"]) if turn in skipped else None,
+        "said": turn_passed_over(t, cid, campaign, turn) if turn in skipped else None,
         "records": records,
         "limited": len(records) == TIMELINE_LIMIT,
         "limit": TIMELINE_LIMIT,

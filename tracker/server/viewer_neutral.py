@@ -5,14 +5,12 @@ the event that says so."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import select
-
 from domain.campaign.events import Adjusted, WarEntered
 from projections.schema import event_index
+from tracker.service import read_models
 from tracker.service.application import Tracker
 from tracker.service.passed_over import PassedOver, passed_over
 
@@ -25,38 +23,26 @@ def _last_neutral_turn(campaign: Any) -> int:
     return (max(entries, default=1) - 1) * len(scenario.turn_order)
 
 
-def _turns_with_events(t: Tracker, cid: UUID, first: int, last: int) -> set[int]:
+def _brought_forward(t: Tracker, cid: UUID, campaign: Any) -> dict[str, int]:
+    """AD1: each nation whose entry an adjustment brought forward, with the turn it was recorded
+    in (`read_models.entries_brought_forward`); read only when the campaign has one."""
+    if not campaign.entered:
+        return {}
     with t.views(cid) as v:
-        query = (
-            select(event_index.c.turn)
-            .distinct()
-            .where(event_index.c.c == v.key, event_index.c.turn >= first, event_index.c.turn <= last)
-        )
-        return {row.turn for row in v.conn.execute(query)}
+        return read_models.entries_brought_forward(t, v)
 
 
-def passed_over_turns(t: Tracker, cid: UUID, campaign: Any, current: int) -> set[int]:
-    """F8: the national turns before `current` that were passed over. A turn its scenario gives
-    a neutral nation was played all the same when an adjustment brought the entry forward
-    (AD1): it has events, so it is not one of them (`passed_over` reads the scenario alone)."""
-    last = min(current - 1, _last_neutral_turn(campaign))
-    neutral = {k for k in range(1, last + 1) if passed_over(campaign, k) is not None}
-    if not neutral:
-        return set()
-    return neutral - _turns_with_events(t, cid, min(neutral), max(neutral))
+def passed_over_turns(t: Tracker, cid: UUID, campaign: Any) -> set[int]:
+    """F8: the national turns the campaign passed over, an entry an adjustment brought forward
+    counted from the turn it was recorded in (AD1: that nation's later turns were played)."""
+    forward = _brought_forward(t, cid, campaign)
+    return {k for k in range(1, _last_neutral_turn(campaign) + 1) if passed_over(campaign, k, forward) is not None}
 
 
-def turn_passed_over(t: Tracker, cid: UUID, campaign: Any, turn: int, current: int) -> PassedOver | None:
+def turn_passed_over(t: Tracker, cid: UUID, campaign: Any, turn: int) -> PassedOver | None:
     """F8: national turn `turn` if it was passed over, with the turn played last before it
     (whose events hold its TurnPassedOver and whose board stands after it); None otherwise."""
-    said = passed_over(campaign, turn)
-    if said is None:
-        return None
-    skipped = passed_over_turns(t, cid, campaign, current)
-    if turn not in skipped:
-        return None
-    played = next((k for k in range(turn - 1, 0, -1) if k not in skipped), 0)
-    return replace(said, played=played)
+    return passed_over(campaign, turn, _brought_forward(t, cid, campaign))
 
 
 def war_entries(t: Tracker, cid: UUID, campaign: Any, seq: int) -> list[dict[str, Any]]:
