@@ -18,7 +18,8 @@ from tracker.service.application import Tracker
 PG_URL = os.environ.get("TRACKER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 
-def _pg_problem() -> str | None:
+def pg_problem() -> str | None:
+    """Why no PostgreSQL server answers at PG_URL, or None when one does."""
     try:
         import psycopg
 
@@ -30,11 +31,10 @@ def _pg_problem() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
-    """A database of its own for this test session, dropped at the end, so no run sees
-    campaigns left by another."""
-    problem = _pg_problem()
+def fresh_pg_database(prefix: str) -> Iterator[str]:
+    """A PostgreSQL database of its own (named `prefix` and a random tail), dropped afterwards;
+    skipped with the reason where no server answers, an error in CI."""
+    problem = pg_problem()
     if problem:
         message = f"no PostgreSQL server answers at {PG_URL} ({problem})"
         if os.environ.get("CI"):
@@ -43,7 +43,7 @@ def pg_url() -> Iterator[str]:
     import psycopg
     from sqlalchemy.engine import make_url
 
-    name = f"tracker_test_{uuid.uuid4().hex[:12]}"
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     admin = PG_URL.replace("postgresql+psycopg://", "postgresql://")
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
@@ -52,6 +52,19 @@ def pg_url() -> Iterator[str]:
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A database of its own for this test session, dropped at the end, so no run sees
+    campaigns left by another."""
+    yield from fresh_pg_database("tracker_test")
+
+
+@pytest.fixture
+def own_pg() -> Iterator[str]:
+    """A PostgreSQL database of this test's own (its side tables may be dropped and made again)."""
+    yield from fresh_pg_database("tracker_own")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

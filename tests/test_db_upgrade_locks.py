@@ -5,46 +5,25 @@ queued behind it."""
 
 from __future__ import annotations
 
-import os
-import uuid
-from collections.abc import Iterator
-
 import pytest
 from click.testing import CliRunner
 from sqlalchemy.engine import make_url
 
-from tests.conftest import PG_URL
-from tests.test_migrations import pg_problem
 from tracker.cli.main import cli
 from tracker.storage import migrations
 
 
 @pytest.fixture
-def league_at_0004() -> Iterator[str]:
+def league_at_0004(own_pg: str) -> str:
     """A league's PostgreSQL database of its own, its side tables as revision 0004 left them."""
-    problem = pg_problem()
-    if problem:
-        message = f"no PostgreSQL server answers at {PG_URL} ({problem})"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message}; CI must run the PostgreSQL tests")
-        pytest.skip(message)
     import psycopg
 
-    name = f"tracker_locks_{uuid.uuid4().hex[:12]}"
-    admin = PG_URL.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
-    try:
-        done = CliRunner().invoke(cli, ["--db", url, "new", "autumn", "--scenario", "north-sea-1914"])
-        assert done.exit_code == 0, done.output
-        with psycopg.connect(make_url(url).set(drivername="postgresql").render_as_string(False)) as conn:
-            conn.execute("ALTER TABLE tracker_notify_channels DROP COLUMN remind, DROP COLUMN attach_export")
-            conn.execute("UPDATE alembic_version SET version_num = '0004'")
-        yield url
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    done = CliRunner().invoke(cli, ["--db", own_pg, "new", "autumn", "--scenario", "north-sea-1914"])
+    assert done.exit_code == 0, done.output
+    with psycopg.connect(make_url(own_pg).set(drivername="postgresql").render_as_string(False)) as conn:
+        conn.execute("ALTER TABLE tracker_notify_channels DROP COLUMN remind, DROP COLUMN attach_export")
+        conn.execute("UPDATE alembic_version SET version_num = '0004'")
+    return own_pg
 
 
 def test_db_upgrade_gives_up_in_one_line_while_a_backup_holds_a_table(

@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import subprocess
 import sys
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +28,8 @@ from sqlalchemy import (
     inspect,
     select,
 )
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Engine
 
-from tests.conftest import PG_URL
 from tracker.cli.main import cli
 from tracker.storage import migrations
 
@@ -129,40 +125,6 @@ def ok(url: str, *args: str) -> str:
     code, out = run(url, *args)
     assert code == 0, out
     return out
-
-
-def pg_problem() -> str | None:
-    """Why no PostgreSQL server answers at PG_URL, or None when one does."""
-    try:
-        import psycopg
-
-        with psycopg.connect(PG_URL.replace("postgresql+psycopg://", "postgresql://"), connect_timeout=3) as conn:
-            conn.execute("SELECT 1")
-    except Exception as e:  # noqa: BLE001 - any failure means no usable server
-        return f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
-    return None
-
-
-@pytest.fixture
-def own_pg() -> Iterator[str]:
-    """A PostgreSQL database of this test's own (its side tables are dropped and made again)."""
-    problem = pg_problem()
-    if problem:
-        message = f"no PostgreSQL server answers at {PG_URL} ({problem})"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message}; CI must run the PostgreSQL tests")
-        pytest.skip(message)
-    import psycopg
-
-    name = f"tracker_migrations_{uuid.uuid4().hex[:12]}"
-    admin = PG_URL.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
