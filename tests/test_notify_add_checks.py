@@ -8,17 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from tracker.cli.main import cli
+from tests.test_notify import run
 from tracker.server.delivery import DeliverySettings
 from tracker.service.notify import email_body, mask, normal_url, url_problem
-
-
-def run(db: str, *args: str, code: int = 0) -> str:
-    result = CliRunner().invoke(cli, ["--db", db, "--campaign", "c1", *args])
-    assert result.exit_code == code, result.output
-    return result.output
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.support import TRACKER
+from tests.test_server_ops import get
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
 
@@ -24,18 +25,6 @@ def tracker(db: str, *args: str) -> str:
     done = subprocess.run([*TRACKER, "--db", db, *args], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     return done.stdout
-
-
-def get(app: Any, path: str) -> tuple[int, Any]:
-    import httpx
-
-    async def fetch() -> httpx.Response:
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://league") as client:
-            return await client.get(path)
-
-    response = asyncio.run(fetch())
-    return response.status_code, response.json()
 
 
 @pytest.fixture
