@@ -25,6 +25,7 @@ from domain.scenario_reading import (
     strays_lifted,
     subtables,
     toml_key,
+    zones_read_through,
 )
 from domain.scenario_slips import check_new_campaign
 from domain.schema import Reader, SameNameTwice, did_you_mean
@@ -173,6 +174,7 @@ def _read_map(top: Reader, owners: NationNames, report: Report) -> GameMap:
         return GameMap(sea=frozenset(), land={}, adjacency={})
     sea_entries = subtables(m, "sea", report)
     land_entries = subtables(m, "land", report, required=False)
+    sea_entries, land_entries = zones_read_through(top, m, sea_entries, land_entries, report)
     finish(m, report)
     if m.has("sea") and not sea_entries:
         report(top.fail("map.sea", "at least one sea zone is required"))

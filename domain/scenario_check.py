@@ -16,7 +16,7 @@ from typing import Any
 from domain.errors import DataFileError, InputError
 from domain.ruleset import Ruleset, load_ruleset
 from domain.scenario import SCENARIO_NAME, GameMap, Scenario, scenario_with_problems
-from domain.scenario_reading import TOP_LEVEL
+from domain.scenario_reading import TOP_LEVEL, ReferredTo, misplaced_zones
 from domain.schema import SameNameTwice, control_character
 from domain.toml_lines import key_lines, key_name, key_parts, line_of, scan_keys
 
@@ -103,7 +103,13 @@ def check_scenario(text: str, source: str, ruleset: str | None = None, *, positi
 
     def error(problem: DataFileError) -> Finding:
         """The problem at its key; a name given twice at the later of its two places (the
-        duplicate, where an editor's "defined twice" points), naming the other's line too."""
+        duplicate, where an editor's "defined twice" points), naming the other's line too; a
+        slip in a zone's table with the lines that name the zone."""
+        if isinstance(problem, ReferredTo):
+            at = finding("error", problem.key, problem.problem)
+            # Each line once, and not the slip's own (a reference whose key falls back to it).
+            named = {finding("error", key, repr(name)).line for key, name in problem.refs} - {at.line}
+            return replace(at, message=problem.told(sorted(n for n in named if n is not None)))
         if not isinstance(problem, SameNameTwice):
             return finding("error", problem.key, problem.problem)
         first, later = sorted((finding("error", key, problem.problem) for key in problem.keys), key=_by_line)
@@ -126,16 +132,17 @@ def check_scenario(text: str, source: str, ruleset: str | None = None, *, positi
 
 
 def _drop_positions(data: dict[str, Any]) -> None:
-    """`data` without any zone's x and y."""
+    """`data` without any zone's x and y, those of a zone written under a misspelt header (read
+    as a zone all the same) too."""
     game_map = data.get("map")
     if not isinstance(game_map, dict):
         return  # the loader reports it
-    for kind in ("sea", "land"):
-        tables = game_map.get(kind)
-        for table in tables.values() if isinstance(tables, dict) else ():
-            if isinstance(table, dict):
-                table.pop("x", None)
-                table.pop("y", None)
+    tables = [t for kind in ("sea", "land") if isinstance(game_map.get(kind), dict) for t in game_map[kind].values()]
+    tables += [table for _, _, misplaced in misplaced_zones(data) for _, _, table in misplaced]
+    for table in tables:
+        if isinstance(table, dict):
+            table.pop("x", None)
+            table.pop("y", None)
 
 
 def _not_toml(text: str, error: str) -> Finding:

@@ -1,8 +1,9 @@
 """How the scenario loader reads a file's tables: each reader call's problem reported and the
 reading gone on past it (`attempt`), keys nobody asked for (`finish`), the TOML slips it reads
 through rather than report again at everything that follows from them (`[[...]]` for a
-`[...]` table, a nation's own keys written below its sub-table's header), and the names the
-file gives nations, by which the references to them are read."""
+`[...]` table, a nation's own keys written below its sub-table's header, a zone's table
+misspelt or written under a misspelt header), and the names the file gives nations, by which
+the references to them are read."""
 
 from __future__ import annotations
 
@@ -175,3 +176,136 @@ def strays_lifted(nname: str, r: Reader, known: dict[str, Collection[str]], repo
         data.update((k, table[k]) for k in strays)
         r = Reader(r.source, data, r.path)
     return r
+
+
+# ----- a zone's table written with a slip -----
+
+# The keys of a zone's table: a table holding any of them under a key no zone belongs under is
+# taken for a zone written there by a slip of its header.
+_ZONE_KEYS = frozenset(("adjacent", "owner", "port", "x", "y"))
+# Lines naming an unknown zone that make a zone table named by no line the slip, not them: one
+# line alone may as well be the slip itself (and is one error at its own line anyway).
+_NAMED_BY_MOST = 2
+
+
+class ReferredTo(DataFileError):
+    """A slip in a zone's table (its name, or the header it is written under) reported once at
+    that table, in place of an unknown zone at every line that names the zone: `refs` are those
+    lines' keys with the name each writes, for a tool that knows the file's lines to list them."""
+
+    def __init__(self, source: str, key: str, lead: str, refs: list[tuple[str, str]]) -> None:
+        self.lead = lead
+        self.refs = tuple(refs)
+        super().__init__(source, key, self.told(None))
+
+    def told(self, lines: list[int] | None) -> str:
+        """The problem, with the lines that name the zone when they are known."""
+        count = len(lines) if lines is not None else len(self.refs)
+        if count == 0:
+            return f"{self.lead}?)"
+        by = f"referred to by {count} other line{'s' if count != 1 else ''}"
+        if lines:
+            shown = ", ".join(str(n) for n in lines[:10])
+            by = f"{by}: {shown}{f' and {len(lines) - 10} more' if len(lines) > 10 else ''}"
+        return f"{self.lead}? {by})"
+
+
+def zone_references(data: dict[str, Any]) -> dict[str, list[str]]:
+    """The key paths that name each zone (adjacency lists, NTR and their maxima, starting
+    forces), from the tables as written: whatever is wrong with them is the loader's to report."""
+    refs: dict[str, list[str]] = {}
+
+    def named(name: Any, key: str) -> None:
+        if isinstance(name, str):
+            refs.setdefault(name, []).append(key)
+
+    game_map = data.get("map")
+    for kind in ("sea", "land"):
+        tables = game_map.get(kind) if isinstance(game_map, dict) else None
+        for zone, table in tables.items() if isinstance(tables, dict) else ():
+            adjacent = table.get("adjacent") if isinstance(table, dict) else None
+            for other in adjacent if isinstance(adjacent, list) else ():
+                named(other, f"map.{kind}.{zone}.adjacent")
+    nations = data.get("nations")
+    for nation, table in nations.items() if isinstance(nations, dict) else ():
+        for sub in ("ntr", "ntr_max"):
+            trade = table.get(sub) if isinstance(table, dict) else None
+            for zone in trade if isinstance(trade, dict) else ():
+                named(zone, f"nations.{nation}.{sub}.{zone}")
+    units = data.get("units")
+    for i, group in enumerate(units if isinstance(units, list) else ()):
+        named(group.get("at") if isinstance(group, dict) else None, f"units[{i}].at")
+    return refs
+
+
+def _zone_like(value: Any) -> bool:
+    return isinstance(value, dict) and bool(_ZONE_KEYS & set(value))
+
+
+def _zone_tables(value: Any, path: str, depth: int) -> list[tuple[str, str, dict[str, Any]]]:
+    """(name, key path, table) of the tables like a zone's within `depth` levels below `value`."""
+    if depth == 0 or not isinstance(value, dict):
+        return []
+    found: list[tuple[str, str, dict[str, Any]]] = []
+    for name, table in value.items():
+        key = f"{path}.{name}"
+        found.extend([(name, key, table)] if _zone_like(table) else _zone_tables(table, key, depth - 1))
+    return found
+
+
+def misplaced_zones(data: dict[str, Any]) -> list[tuple[bool, str, list[tuple[str, str, dict[str, Any]]]]]:
+    """The tables like a zone's under each key of the map other than sea and land (`[map.see.X]`,
+    `[map.X]`) and each top-level key the file has no use for (`[mpa.sea.X]`): whether the
+    key is the map's, the key, and (name, key path, table) of each such table."""
+    game_map = data.get("map")
+    found = [
+        (True, k, [(k, f"map.{k}", v)] if _zone_like(v) else _zone_tables(v, f"map.{k}", 1))
+        for k, v in (game_map.items() if isinstance(game_map, dict) else ())
+        if k not in ("sea", "land")
+    ]
+    found += [(False, k, _zone_tables(v, k, 2)) for k, v in data.items() if k not in TOP_LEVEL]
+    return [(in_map, k, tables) for in_map, k, tables in found if tables]
+
+
+Entries = list[tuple[str, Reader]]
+
+
+def zones_read_through(top: Reader, m: Reader, sea: Entries, land: Entries, report: Report) -> tuple[Entries, Entries]:
+    """The map's sea and land zones, each slip of a zone's table read through and reported
+    once at that table rather than as an unknown zone at every line that names it: a table
+    written under a misspelt header (`[map.see."Skagerrak"]`, `[mpa.sea."Skagerrak"]`) is read
+    as a zone all the same, and a table whose name no line writes, spelt like an unknown name
+    that lines do, is read under that name."""
+    refs = zone_references(top.data)
+    names = {n for n, _ in sea + land}
+    for in_map, key, tables in misplaced_zones(top.data):
+        outer = m if in_map else top
+        if any(name in names for name, _, _ in tables):
+            continue  # a zone twice: the unknown key alone is reported, as before
+        outer.used.add(key)
+        kinds = []
+        for name, path, table in tables:
+            kinds.append("land" if "owner" in table or "port" in table else "sea")
+            (land if kinds[-1] == "land" else sea).append((name, Reader(top.source, table, path)))
+            names.add(name)
+        header = f"[map.{kinds[0]}.{toml_key(tables[0][0])}]"
+        more = f", and {len(tables) - 1} more zone tables below it" if len(tables) > 1 else ""
+        named = [(k, n) for n, _, _ in tables for k in refs.get(n, ())]
+        report(ReferredTo(top.source, outer.key(key), f"unknown key (did you mean {header}{more}", named))
+    # Sorted: the same file reports the same way every time.
+    unnamed = sorted(n for n in names if n not in refs)
+    renamed: dict[str, str] = {}
+    for name, keys in refs.items():
+        if name in names or len(keys) < _NAMED_BY_MOST:
+            continue
+        spelt = _closest(name, [n for n in unnamed if n not in renamed])
+        if spelt is not None:
+            renamed[spelt] = name
+    for entries in (sea, land):
+        for i, (name, r) in enumerate(entries):
+            if name in renamed:
+                meant = renamed[name]
+                lead = f"zone {name!r} is named by no other line (did you mean {meant!r}"
+                report(ReferredTo(top.source, r.path, lead, [(k, meant) for k in refs[meant]]))
+                entries[i] = (meant, r)
+    return sea, land

@@ -22,6 +22,7 @@ from tracker.storage.event_app import DamagedLogError
 
 if TYPE_CHECKING:
     from tracker.service.application import Tracker
+    from tracker.service.passed_over import PassedOver
 
 
 def catch_up(t: Tracker, cid: UUID | None = None) -> None:
@@ -74,20 +75,47 @@ def board_from(
 ) -> BoardView:
     """`board_in` with the owners and the neutral nations of that point (`adjusted_at`), on
     views a command already caught up; `scenario`, the campaign's, when the caller holds it."""
+    if turn == 1:
+        scenario = scenario or t.load(v.cid, version=1).scenario
+        # F8: the first nation neutral in round 1. Its turn holds the events of `new` (the
+        # campaign's creation, this TurnPassedOver) but was never played: refused as any
+        # other turn passed over, not shown as a research phase the nation never had.
+        neutral = scenario.nations[scenario.turn_order[0]].entry_round > 1
+        if neutral and (said := t.passed_over(v.cid, 1, v)) is not None:
+            raise _passed_over_refusal(t, v, said)
     try:
         board = board_in(v, turn=turn, phase=phase, at=at)
     except InputError:
         # F8: the board of a national turn passed over is refused as such (`passed_over`).
         said = None if turn is None else t.passed_over(v.cid, turn, v)
         if said is not None:
-            then = f"the board then is turn {said.played}'s: tracker state --turn {said.played}"
-            raise InputError(f"{said}; {then}") from None
+            raise _passed_over_refusal(t, v, said) from None
         raise
     if scenario is None:
         scenario = t.load(v.cid, version=1).scenario
     board["owners"], entered = adjusted_at(t, v, board["seq"], scenario)
     board["neutral"] = _neutral_in(scenario, board["round"], entered)
     return board
+
+
+def _passed_over_refusal(t: Tracker, v: Views, said: PassedOver) -> InputError:
+    """F8: the refusal of the board of a turn passed over, naming the board that stood then:
+    the turn played last before it, or, when none was (the first nations in turn order neutral
+    in round 1, passed over as the campaign was created), the board it opened with, as the first
+    turn played began (its position is that turn's, not a neutral's)."""
+    played = said.played
+    if played == 1 and t.passed_over(v.cid, 1, v) is not None:
+        played = 0
+    if played >= 1:
+        return InputError(f"{said}; the board then is turn {played}'s: tracker state --turn {played}")
+    # Turn 1 holds the events `new` recorded for it; the next one opens the first turn played.
+    opened = (v.seq_at_end_of(1) or 0) + 1
+    what = f"turn {said.turn} ({said.nation}, round {said.round})"
+    has = "has no events of its own" if said.turn == 1 else "has no events in this campaign"
+    return InputError(
+        f"{what} {has}: a neutral nation's turn is passed over (F8); no turn was played before it, so "
+        f"the board then is the one the campaign opened with: tracker state --at {opened}"
+    )
 
 
 def neutral_at(t: Tracker, v: Views, seq: int, scenario: Scenario, round_: int) -> list[str]:
