@@ -50,7 +50,7 @@ from __future__ import annotations
 import codecs
 import io
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from functools import partial
@@ -63,7 +63,7 @@ from eventsourcing.utils import get_topic
 from domain.campaign import Campaign
 from domain.chain import event_content, unhashed
 from domain.errors import InputError, TrackerError
-from tracker.interchange.shape import shape_problem
+from tracker.interchange.shape import names_problem, shape_problem
 from tracker.service.verify import VerifyReport, verify_events
 
 # Long work reports its progress through an optional `progress(total)`: a context manager
@@ -506,6 +506,7 @@ def referee_events(source: str, rows: Sequence[Row], decoded: list[Any], report:
     from tracker.service.referee import Mismatch, RefereeResult, referee_log
 
     line_of = {row.seq: row.line for row in rows}
+    _check_unasked_names(source, line_of, decoded)
     result = RefereeResult()
     try:
         # The chain check hashed every event already: the actions run again record events
@@ -527,3 +528,42 @@ def referee_events(source: str, rows: Sequence[Row], decoded: list[Any], report:
     report.actions_unasked = result.unasked_actions
     assert isinstance(result.campaign, Campaign)
     return result.campaign
+
+
+def _check_unasked_names(source: str, line_of: dict[int, int], decoded: list[Any]) -> None:
+    """The names held by the events the referee applies as recorded, running no action again
+    (those of an action recorded before the log recorded what was asked, or written so by a
+    script): each a nation, zone, technology, unit type or phase of the campaign, or the line is
+    refused naming the field. A log that records what was asked from its creation on has none
+    of these events, and costs nothing here."""
+    from domain.campaign.state import scenario_from_recorded
+    from domain.ruleset import ruleset_from_recorded
+
+    unasked = []
+    for event in decoded[1:]:
+        if type(event).__name__ == "ActionAsked":
+            break  # from here on every event is an action's, which the referee runs again
+        # Not the creation's own (F8), which the referee works out again; nor one this database
+        # recorded already (a continuation's), which is checked as it is.
+        if event.action != 1 and event.originator_version in line_of:
+            unasked.append(event)
+    if not unasked:
+        return
+    created = decoded[0]
+    try:
+        ruleset = ruleset_from_recorded(created.ruleset)
+        scenario = scenario_from_recorded(created.scenario, ruleset)
+    except Exception:  # noqa: BLE001 - the referee refuses the campaign's creation itself
+        return
+    known: dict[str, Container[str]] = {
+        "nation": scenario.nations,
+        "zone": scenario.game_map.adjacency,
+        "technology": ruleset.technologies,
+        "unit type": ruleset.units,
+        "phase": ruleset.phases,
+    }
+    for event in unasked:
+        problem = names_problem(event, known)
+        if problem is not None:
+            seq = event.originator_version
+            raise ImportRefused(source, line_of[seq], f"event {seq} ({type(event).__name__}): {problem}")

@@ -6,15 +6,20 @@ script, or edited and hashed again), may still hold a string where the event rec
 number, a list where it records an object, null, or a field missing or more: without this
 check the import stopped wherever the replay first tripped on it, with the interpreter's own
 words ("'<=' not supported between instances of 'int' and 'NoneType'") instead of the line
-and the field."""
+and the field. Of its type, a value may still mean nothing (a dice mode the tracker does not
+know, a negative cost, a die of 0): those known without the campaign's state are checked
+here too (`_MEANINGS`), and the names an event holds where the referee runs no action again
+by `names_problem`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Container, Iterator
 from functools import cache
 from typing import Any
 
 from domain.chain import UPCAST_ADDED
+from domain.dice import SCHEME
 
 # Kept by every stored event beside its fields: what eventsourcing adds, and which fields an
 # upcaster gave an event recorded before them (see `domain.chain`).
@@ -45,10 +50,75 @@ def shape_problem(event: Any) -> str | None:
     for name, annotation, fits in checks:
         if name in attrs and not fits(attrs[name]):
             return f"field {name!r} must be {_words(annotation)}, got {_json_name(attrs[name])}"
+    # Of its type: what the value means, where the tracker knows it whatever the log holds.
+    for name, (means, words) in _MEANINGS.get(cls.__name__, {}).items():
+        if name in attrs and not means(attrs[name]):
+            return f"field {name!r} must be {words}, got {_shown(attrs[name])}"
     return None
 
 
 Check = Callable[[Any], bool]
+# A value's meaning: its test, and what the value must be in words (with the rule's ID).
+Meaning = tuple[Check, str]
+
+
+def _one_of(rule: str, *allowed: str) -> Meaning:
+    words = " or ".join(repr(a) for a in allowed)
+    return (lambda value: value in allowed), f"{words} ({rule})"
+
+
+def _at_least(least: int, what: str = "") -> Meaning:
+    return (lambda value: value >= least), f"{least} or more{what}"
+
+
+def _each_at_least(least: int, what: str) -> Meaning:
+    return (lambda value: all(v >= least for v in value)), what
+
+
+def _matching(pattern: str, words: str) -> Meaning:
+    compiled = re.compile(pattern)
+    return (lambda value: compiled.fullmatch(value) is not None), words
+
+
+_DICE_SOURCE = _one_of("D4", "auto", "manual")
+_COUNT = _at_least(0)
+_SHA256 = _matching("[0-9a-f]{64}", "64 lowercase hexadecimal digits (a SHA-256 commitment, D5)")
+# Values of the right type that mean nothing, which a file written by a script or edited and
+# hashed again may hold, by event class, then field: those the referee never judges (the
+# campaign's creation, and the events of an action recorded before the log recorded what was
+# asked, are applied as recorded) or would stop on in the interpreter's words. Known without
+# the campaign's state, so checked for every event, cheaply; whether a value is the one an
+# action records is the referee's to say, running the action again.
+_MEANINGS: dict[str, dict[str, Meaning]] = {
+    "Created": {
+        "dice_mode": _DICE_SOURCE,
+        # The only scheme rolls are derived with (D5): another would be checked as this one.
+        "dice_scheme": _one_of("D5", SCHEME),
+        "seed_commitment": _SHA256,
+    },
+    "DiceSourceSwitched": {"mode": _DICE_SOURCE, "previous": _DICE_SOURCE},
+    "DiceRolled": {
+        "roll": _at_least(1, " (D3: rolls are numbered from 1)"),
+        "epoch": _at_least(0),
+        "faces": _at_least(1, " (D1)"),
+        "values": _each_at_least(1, "a list of dice of 1 or more (D1)"),
+        "source": _DICE_SOURCE,
+        "success_when": _one_of("D2", "at_most", "at_least", "total"),
+    },
+    "SeedRevealed": {
+        "epoch": _at_least(0),
+        "seed": _matching("(?:[0-9a-fA-F]{2})+", "hexadecimal digits, two a byte (D5)"),
+        "next_commitment": _SHA256,
+    },
+    "ResearchPaid": {"cost": _COUNT},
+    "UnitsPurchased": {"count": _COUNT, "cost": _COUNT},
+    "NtrPlaced": {"count": _COUNT},
+    "NtrDestroyed": {"count": _COUNT},
+    "ConvoyAttackDeclared": {"ntr": _COUNT},
+    "HitsScored": {"hits": _COUNT},
+    "NavalHitsScored": {"hits": _COUNT},
+    "HitsLost": {"hits": _COUNT},
+}
 
 
 @cache
@@ -65,6 +135,41 @@ def _checks(cls: type) -> tuple[frozenset[str], list[tuple[str, str, Check]]] | 
         if name not in _NOT_CHECKED and name in annotations
     ]
     return frozenset(fields), checks
+
+
+# The fields that name something of the campaign's scenario or ruleset, by field name: a
+# string, or a list of them.
+_NAMED = {
+    "nation": "nation",
+    "roller": "nation",
+    "attacker": "nation",
+    "defender": "nation",
+    "zone": "zone",
+    "path": "zone",
+    "zones": "zone",
+    "route": "zone",
+    "technology": "technology",
+    "unit_type": "unit type",
+    "phase": "phase",
+}
+
+
+def names_problem(event: Any, known: dict[str, Container[str]]) -> str | None:
+    """Why an event of the right shape names what the campaign does not have (a nation, zone,
+    technology, unit type or phase not in `known`, by `_NAMED`'s words), or None. For the
+    events no action is run again for (the referee names what an action records itself)."""
+    for name, what in _named_fields(event.__class__):
+        value = getattr(event, name, None)
+        for v in value if isinstance(value, list | tuple) else (value,):
+            if v is not None and v not in known[what]:
+                return f"field {name!r} names {_shown(v)}, which is no {what} of the campaign"
+    return None
+
+
+@cache
+def _named_fields(cls: type) -> tuple[tuple[str, str], ...]:
+    fields: tuple[str, ...] = getattr(cls, "__event_fields__", ())
+    return tuple((name, _NAMED[name]) for name in fields if name in _NAMED)
 
 
 def _annotations(cls: type) -> dict[str, str]:
@@ -148,6 +253,12 @@ def _word(annotation: str) -> str:
 def _plural(annotation: str) -> str:
     word = _words(annotation)
     return {"an integer": "integers", "a string": "strings", "an object": "objects"}.get(word, word)
+
+
+def _shown(value: Any) -> str:
+    """A value as the refusal quotes it, cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _json_name(value: Any) -> str:

@@ -89,7 +89,19 @@ class _ReplayDice:
             raise Mismatch(0, f"{what} rolls dice that the log does not record")
         r = self.rolls[self.used]
         self.used += 1
+        if r.faces != faces or len(r.values) != count:
+            # D1, D3: the action reads exactly the dice it rolls; other recorded dice (none, a
+            # forged file's `[]`) would stop it in the interpreter's words, or be taken as rolled.
+            raise Mismatch(
+                r.originator_version,
+                f"event {r.originator_version} (DiceRolled, roll {r.roll}) records {_dice(len(r.values), r.faces)} "
+                f"where {what} rolls {_dice(count, faces)} (D1, D3)",
+            )
         return Dice(tuple(r.values), str(r.source), r.reference)
+
+
+def _dice(count: int, faces: int) -> str:
+    return f"{count} D{faces}" if count else f"no D{faces}"
 
 
 class History(Protocol):
@@ -329,13 +341,21 @@ def _check_span(
             asked.originator_version,
             f"event {asked.originator_version} (ActionAsked): seen {seen!r} is not an event before it (RK4)",
         )
+    if asked.nation is not None and asked.nation not in agg.scenario.nations:
+        # PL1: the nation acted for is one of the campaign's; the re-run copies it as it is.
+        raise Mismatch(
+            asked.originator_version,
+            f"event {asked.originator_version} (ActionAsked): nation {_short(asked.nation)} is no nation of the "
+            "campaign (PL1)",
+        )
     dice = _dice_for(action, inputs, span)
     log = _MemoryLog(history, states, span)
     rerun = _rerun_in_place if keep else _rerun_rolled_back
     try:
         replayed = rerun(agg, asked, action, inputs, dice, log)
     except Mismatch as e:
-        raise Mismatch(asked.originator_version, f"{where}: {e}") from None
+        # Named at the event it found wrong, when it names one (a recorded roll).
+        raise Mismatch(e.version or asked.originator_version, f"{where}: {e}") from None
     except TrackerError as e:
         # The referee refuses the action as recorded: name the rule it breaks.
         raise Mismatch(
