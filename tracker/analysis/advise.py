@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from itertools import product
 from typing import NotRequired, TypedDict
 
-from domain.board import Board
+from domain.board import Board, Unit
 from domain.errors import InputError, TrackerError
 from domain.memory import collector_paused
 from domain.procedures.base import Context
@@ -19,7 +19,7 @@ from domain.procedures.odds import Odds, State, TooManyPositions, exact_odds
 from domain.procedures.odds import Shared as OneContext
 from domain.text import plural
 from tracker.analysis import odds as view
-from tracker.analysis.reach import Question, by_nation, full_force, full_force_of, pick
+from tracker.analysis.reach import Question, Reach, full_force, full_force_of, pick, pick_from
 
 # The most compositions of the reachable units a search may weigh: each is an exact enumeration.
 MAX_CHOICES = 4096
@@ -126,18 +126,41 @@ def force_text(nation: str, counts: Mapping[str, int]) -> str:
 
 def battles(q: Question, counts: Mapping[str, int]) -> list[OddsBattle]:
     """The positions a composition stands for, as `tracker odds naval` arguments: one battle
-    (`need`), or one per enemy nation that can strike (`--hold`)."""
-    chosen = {q.nation: dict(counts)} if any(counts.values()) else {}
+    (`need`), or one per enemy nation that can strike (`--hold`). A damaged capital ship
+    fights as one, one hit from sinking (F3, NC5: "battleship (damaged)")."""
+    chosen = {q.nation: as_fought(q.pool, counts)} if any(counts.values()) else {}
     if not q.hold:
-        attackers, defenders_by = chosen, {n: by_nation(us)[n] for n, us in q.others.items()}
+        attackers, defenders_by = chosen, {n: fought_by_nation(us)[n] for n, us in q.others.items()}
         return [{"attacker": _texts(attackers), "defender": _texts(defenders_by), "against": None}]
-    defending = by_nation(q.allies)
+    defending = fought_by_nation(q.allies)
     for t, n in chosen.get(q.nation, {}).items():
         defending.setdefault(q.nation, {})[t] = n
     return [
-        {"attacker": _texts(by_nation(us)), "defender": _texts(defending), "against": enemy}
+        {"attacker": _texts(fought_by_nation(us)), "defender": _texts(defending), "against": enemy}
         for enemy, us in sorted(q.others.items())
     ]
+
+
+def as_fought(pool: list[Reach], counts: Mapping[str, int]) -> dict[str, int]:
+    """F3, NC5: the counts with the damaged capital ships among the units standing for them
+    (`pick_from`) counted apart, as "battleship (damaged)"; units beyond the pool (a unit
+    imagined bought) are undamaged."""
+    out = dict(counts)
+    for r in pick_from(pool, counts):
+        if r.unit.damage:
+            out[r.unit.type] -= 1
+            out[r.unit.type + view.DAMAGED] = out.get(r.unit.type + view.DAMAGED, 0) + 1
+    return {t: n for t, n in out.items() if n}
+
+
+def fought_by_nation(units: list[Unit]) -> dict[str, dict[str, int]]:
+    """Units by nation and type, the damaged capital ships apart (F3, NC5: `as_fought`)."""
+    out: dict[str, dict[str, int]] = {}
+    for u in units:
+        key = u.type + view.DAMAGED if u.damage else u.type
+        counts = out.setdefault(u.nation, {})
+        counts[key] = counts.get(key, 0) + 1
+    return out
 
 
 def _texts(forces: Mapping[str, Mapping[str, int]]) -> tuple[str, ...]:
@@ -483,7 +506,7 @@ def render(data: NeedAnswer) -> str:
         ways = ", ".join(f"{u['unit']} ({u['at']}, through {u['zone']})" for u in data["intercepted"])
         lines.append(f"  not counted on, the enemy may intercept them on the way (SM2-SM4): {ways}")
     if force["damaged"]:
-        lines.append(f"  counted undamaged (as `tracker odds` counts them): {', '.join(force['damaged'])}")
+        lines.append(f"  damaged, counted one hit from sinking (F3, NC5): {', '.join(force['damaged'])}")
     checks = [b for b in data["battles"] if b["attacker"] and b["defender"]]
     if checks:
         lines.append("")

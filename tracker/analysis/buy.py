@@ -9,9 +9,11 @@ full move. Its worth is the best gain, in resources, over three measures:
   (SM1), the expected NTR lost (CV1-CV7) with the searchers able to be there next turn
   (`tracker odds escorts`' second window), less the same with one more unit of the type (a
   searcher, CV3, that can be there from a zone it may be placed in);
-- win: in each sea zone holding enemy naval units, the chance that the nation's naval and air
-  units able to reach it next turn win the battle against every enemy unit there (NC1), with
-  and without one more unit of the type, the difference times the cost of the enemy force;
+- win: in each sea zone holding enemy naval units (not submarines alone: ASW combat, AS1), the
+  chance that the nation's naval and air units able to reach it next turn win the battle
+  against every enemy unit there (NC1), with and without one more unit of the type, the
+  difference times the cost of the enemy force; a damaged capital ship fights one hit from
+  sinking (F3, NC5);
 - trade: in the same battles, the expected cost of the enemy units sunk less the expected cost
   of the nation's own units lost, with and without it.
 
@@ -253,11 +255,13 @@ class Target:
 
 def attack_targets(board: Board, nation: str) -> list[Target]:
     """NC1: every sea zone holding enemy naval units, against the nation's naval and air units
-    that can reach it next turn (F4, F7, SM1)."""
+    that can reach it next turn (F4, F7, SM1); not enemy submarines alone: they call for ASW
+    combat (AS1), the referee starts no naval battle there (no zone of them is hostile, SM1,
+    so no submarine of the nation is ever stopped there to attack, SM5)."""
     out = []
     for zone in sorted(board.scenario.game_map.sea):
         enemies = [u for u in board.units_at(zone) if board.enemies(nation, u.nation)]
-        if not any(board.unit_type(u).is_naval for u in enemies):
+        if not any(board.unit_type(u).is_naval for u in enemies) or submarines_alone(board, enemies):
             continue
         others: dict[str, list[Unit]] = {}
         for u in enemies:
@@ -267,6 +271,11 @@ def attack_targets(board: Board, nation: str) -> list[Target]:
         value = sum(board.unit_type(u).cost for u in enemies)
         out.append(Target("attack", zone, max(len(pool) + 1, len(enemies)), q, reach.full_force_of(pool), value))
     return out
+
+
+def submarines_alone(board: Board, enemies: list[Unit]) -> bool:
+    """NC1, AS1: the enemy units of a zone are submarines alone, which call for ASW combat."""
+    return board.ruleset.submarines_alone_call_for_asw and all(board.unit_type(u).is_submarine for u in enemies)
 
 
 def convoy_targets(board: Board, nation: str) -> list[Target]:

@@ -17,7 +17,7 @@ from domain.procedures import convoy
 from domain.procedures.base import Context, Piece, hypothetical_scenario
 from domain.procedures.odds import Odds, State, TooManyPositions, exact_odds
 from domain.procedures.odds import Shared as OneContext
-from domain.rules.convoy import air_can_join
+from domain.rules.convoy import air_can_join, eligible_searchers
 from domain.ruleset import UnitType
 from domain.text import plural
 from tracker.analysis import advise, reach
@@ -75,7 +75,7 @@ class Convoys:
     zone: str
     nation: str
     ntr: int
-    allies: dict[str, dict[str, int]]  # CV3: allied searchers in the zone, searching too
+    allies: dict[str, dict[str, int]]  # CV3: allied ships in the zone and aircraft in range, searching too
     windows: list[Window]
 
 
@@ -138,11 +138,10 @@ def convoy_question(board: Board, zone: str) -> Convoys:
         )
         where = ", ".join(f"{z} {n}" for z, n in held) if held else "none at sea"
         raise RuleViolation("CV1", f"{zone} holds no NTR of {nation} ({nation}'s NTR: {where})")
-    allied = [
-        u
-        for u in board.units_at(zone)
-        if u.nation != nation and board.allies(nation, u.nation) and board.unit_type(u).is_naval and searches(board, u)
-    ]
+    # CV3, F7: the allies' ships in the zone search too, and so do their aircraft that can reach
+    # it from where they are (on another nation's turn an air unit has its whole range): the
+    # referee's own list of searchers (`eligible_searchers`), the nation's own units apart.
+    allied = [u for u in eligible_searchers(board, nation, zone) if u.nation != nation]
     allies = reach.by_nation(allied)
     # F8: at the next turn's window, a nation entering the war next round is an enemy.
     windows = [
@@ -214,7 +213,7 @@ class Shared:
 
 
 def _defenders(q: Convoys, counts: Mapping[str, int]) -> dict[str, dict[str, int]]:
-    """CV3: the allies' searchers in the zone and the nation's `counts`."""
+    """CV3: the allies' searchers (ships in the zone, aircraft in range) and the nation's `counts`."""
     defenders = {n: dict(c) for n, c in q.allies.items()}
     if any(counts.values()):
         defenders[q.nation] = {t: n for t, n in counts.items() if n}

@@ -21,6 +21,7 @@ from domain.scenario_slips import fold_name
 from domain.text import plural
 
 PROCEDURES = ("convoy", "intercept", "asw", "naval")
+DAMAGED = " (damaged)"  # a capital ship one hit from sinking (F3, NC5), in counts and outcomes
 AFTER_ROUND = ("default", "fight", "submerge")
 # Bigger forces make the enumeration slow (the states grow with every unit type present).
 MAX_UNITS_PER_SIDE = 20
@@ -112,7 +113,8 @@ def parse_force(
 ) -> tuple[str, dict[str, int]]:
     """'Germany:submarine=3,destroyer=1' as (nation, {type: count}); with `empty`, 'Britain'
     (or 'Britain:') too, a nation without units. A unit type by its name or abbreviation in
-    any case ('DE:bb=2'); with `nation_of`, the nation by its name or code (`nations`)."""
+    any case ('DE:bb=2'), "battleship (damaged)" a damaged one (F3, NC5; its key in the
+    counts); with `nation_of`, the nation by its name or code (`nations`)."""
     nation, sep, rest = text.partition(":")
     types = unit_types(ruleset)
     if nation_of is not None and not sep and fold_name(nation) in types:
@@ -126,11 +128,16 @@ def parse_force(
     counts: dict[str, int] = {}
     for part in rest.split(","):
         typed, eq, number = part.strip().partition("=")
-        name = types.get(fold_name(typed))
+        folded = fold_name(typed)
+        damaged = folded.endswith(DAMAGED)
+        name = types.get(folded.removesuffix(DAMAGED).strip())
         if name is None:
             raise InputError(f"unknown unit type {typed.strip()!r} in {text!r} (known: {', '.join(ruleset.units)})")
+        if damaged and ruleset.units[name].hits < 2:
+            raise InputError(f"{typed.strip()!r} in {text!r}: only a capital ship fights on damaged (F3, NC5)")
         n = _count(number if eq else "1", text)
-        counts[name] = counts.get(name, 0) + n
+        key = name + DAMAGED if damaged else name
+        counts[key] = counts.get(key, 0) + n
     return named, counts
 
 
@@ -215,11 +222,16 @@ def parse_tech(
 
 
 def _pieces(ruleset: Ruleset, forces: list[tuple[str, dict[str, int]]], codes: dict[str, str]) -> tuple[Piece, ...]:
+    """The forces' units numbered by nation and type, the undamaged first (F3: "battleship (damaged)")."""
     out = []
+    numbered: dict[tuple[str, str], int] = {}
     for nation, counts in forces:
-        for unit_type, n in counts.items():
+        for key in sorted(counts, key=lambda k: k.endswith(DAMAGED)):
+            unit_type = key.removesuffix(DAMAGED)
             abbr = ruleset.units[unit_type].abbr
-            out += [Piece(f"{codes[nation]}-{abbr}{i + 1}", unit_type, nation) for i in range(n)]
+            for _ in range(counts[key]):
+                i = numbered[nation, unit_type] = numbered.get((nation, unit_type), 0) + 1
+                out.append(Piece(f"{codes[nation]}-{abbr}{i}", unit_type, nation, int(key != unit_type)))
     return tuple(out)
 
 
@@ -514,8 +526,8 @@ def _left(left: dict[str, int]) -> str:
     damaged capital ship "battleship (damaged)")."""
     words = []
     for t, n in left.items():
-        unit_type, damaged, _ = t.partition(" (damaged)")
-        words.append(plural(n, unit_type) + (" (damaged)" if damaged else ""))
+        unit_type, damaged, _ = t.partition(DAMAGED)
+        words.append(plural(n, unit_type) + damaged)
     return ", ".join(words) or "none"
 
 

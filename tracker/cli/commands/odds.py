@@ -54,7 +54,12 @@ class WithAdvice(click.Command):
         }
     ),
 )
-@click.option("--attacker", multiple=True, help="A force: NATION:TYPE=N[,TYPE=N...] (repeat for allies).")
+@click.option(
+    "--attacker",
+    multiple=True,
+    help="A force: NATION:TYPE=N[,TYPE=N...] (repeat for allies); 'battleship (damaged)=1': a capital ship "
+    "one hit from sinking (F3).",
+)
 @click.option("--defender", multiple=True, help="A force of the other side, as --attacker.")
 @click.option("--tech", multiple=True, help="NATION:TECHNOLOGY[=LEVEL] (no level: acquired, TE2).")
 @click.option("--ntr", type=Whole(0, 10_000), help="NTR in the zone (convoy battles, CV5).")
@@ -306,8 +311,9 @@ def escorts(
     (its collect_resources phase this turn, against the enemy submarines there now, and next
     turn, against those within a full move, CV1, SM1): the searchers of the lowest cost (PU1),
     of its ships that can be there and its aircraft in range (CV3, F7), that keep the expected
-    NTR destroyed (CV5), the attacks of each enemy nation added up, at or below --ntr-loss;
-    with the `tracker odds convoy` lines that compute the same odds.
+    NTR destroyed (CV5), the attacks of each enemy nation added up, at or below --ntr-loss,
+    its allies' ships in the zone and aircraft in range searching too (CV3); with the
+    `tracker odds convoy` lines that compute the same odds.
 
     Example: tracker odds escorts --zone "Western Approaches" --ntr-loss 0.5
     """
@@ -355,7 +361,7 @@ def buy(ctx: Context, budget: int | None, max_positions: int, as_json: bool) -> 
               same with one more (a searcher, CV3);
       win     the chance that its naval and air units able to reach a zone holding enemy
               naval units next turn win there (NC1), gained with one more, times the cost of
-              the enemy force;
+              the enemy force (not against submarines alone: ASW combat, AS1, not weighed);
       trade   in the same battles, the expected cost of enemy units sunk less that of its own
               units lost, gained with one more.
 
