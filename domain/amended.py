@@ -71,6 +71,11 @@ AMENDED: dict[str, tuple[str, Any, Any]] = {
     # entry (WarEntered); recorded before, a turn passed over said only "until its entry" and
     # no event marked the entry.
     "entries_recorded": ("record", True, False),
+    # PL2, RK3, F8: a turn passed over and an entry into the war name a nation that did not
+    # act: the `next` that records them is the phasing nation's; recorded before, a `next`
+    # whose first event naming a nation was one of them (a turn's end in a ruleset without
+    # collect_resources) was that neutral's, answering the actions before it for its side.
+    "neutrals_do_not_act": ("record", True, False),
 }
 AS_IT_STANDS: dict[str, Any] = {key: now for key, (_, now, _) in AMENDED.items()}
 AS_RECORDED_BEFORE: dict[str, Any] = {key: before for key, (_, _, before) in AMENDED.items()}

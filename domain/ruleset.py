@@ -159,6 +159,7 @@ class Ruleset:
     undos_answer_nothing: bool = True  # RK3
     reveals_answer_nothing: bool = True  # RK3, D5
     entries_recorded: bool = True  # F8
+    neutrals_do_not_act: bool = True  # PL2, RK3, F8
     submarines_alone_call_for_asw: bool = True  # NC1, AS1
     aircraft_need_a_carrier: bool = True  # F7, SM2
     friendly_carriers: bool = True  # F7, PU2

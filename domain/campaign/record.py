@@ -128,7 +128,12 @@ class Undoing(CampaignBase):
             raise RuleViolation("RK3", f"nothing to undo at event {undone_from}")
         rules = self.ruleset
         plan = record.plan_undo(
-            events, restored, self.scenario, rules.undos_answer_nothing, rules.reveals_answer_nothing
+            events,
+            restored,
+            self.scenario,
+            rules.undos_answer_nothing,
+            rules.reveals_answer_nothing,
+            rules.neutrals_do_not_act,
         )
         if not plan.actions:
             raise RuleViolation("RK3", f"nothing to undo after event {undone_from - 1}: it was all undone already")

@@ -23,6 +23,10 @@ REDO = "ActionRedone"
 # first serve of a campaign), as the player of its actions.
 AUTOMATIC = "tracker serve"
 
+# Kinds of event that name a nation which did not act: a phase change names the nation whose
+# turn comes next, a turn passed over or an entry into the war (F8) a neutral's. Who recorded
+# one is the phasing nation (PL2, RK3), and it is nobody's move in the stale-view message.
+NAMES_NOT_THE_ACTOR = frozenset({"PhaseAdvanced", "TurnPassedOver", "WarEntered"})
 # Choices recorded without a nation field: who made them follows from the battle.
 _SEARCHER_CHOOSES = frozenset({"SearchersChosen", "SubmarinesDetected"})
 _NATION_FIELDS = ("nation", "attacker", "roller")
@@ -89,13 +93,16 @@ def plan_undo(
     scenario: Scenario,
     undos_answer_nothing: bool = True,
     reveals_answer_nothing: bool = True,
+    neutrals_do_not_act: bool = True,
 ) -> UndoPlan:
     """RK3: the live actions among `events` (every event from the first one undone to the last
     recorded) and the locks on them. `before` is the game state just before the first event.
     `undos_answer_nothing` (the ruleset's key): an undo is no answer of the side whose turn it
     was recorded in; a campaign recorded before the key counted it as one.
     `reveals_answer_nothing` (the ruleset's key): nor is a seed reveal the server recorded by
-    itself (D5); a campaign recorded before the key counted it as the phasing nation's."""
+    itself (D5); a campaign recorded before the key counted it as the phasing nation's.
+    `neutrals_do_not_act` (the ruleset's key): an action is never the neutral's whose turn it
+    passed over (F8); see `_actor`."""
     position = (before["round"], before["nation"], before["phase"])
     battles = {str(k): (b["kind"], b["attacker"], b["defender"]) for k, b in before.get("battles", {}).items()}
     undone: set[int] = set()
@@ -122,7 +129,10 @@ def plan_undo(
         if kind == "PhaseAdvanced":
             position = (e.round, e.nation, e.phase)
         groups.setdefault(e.action, []).append(e)
-    actors = {start: _actor(evts, positions[evts[0].originator_version][1], battles) for start, evts in groups.items()}
+    actors = {
+        start: _actor(evts, positions[evts[0].originator_version][1], battles, neutrals_do_not_act)
+        for start, evts in groups.items()
+    }
     live = {start for start in groups if start not in undone}
     locks = _locks(groups, actors, live, undos, scenario, undos_answer_nothing, reveals_answer_nothing)
     actions = tuple(PlannedAction(s, actors[s], tuple(groups[s])) for s in sorted(live))
@@ -213,12 +223,18 @@ def _lock(
     return None
 
 
-def _actor(events: Sequence[Any], phasing: str, battles: dict[str, tuple[str, str, str]]) -> str:
+def _actor(
+    events: Sequence[Any], phasing: str, battles: dict[str, tuple[str, str, str]], neutrals_do_not_act: bool = True
+) -> str:
     """Whose action it is: the nation that moved, chose, declared or rolled first in it; a phase
-    change is the phasing nation's."""
+    change, or a turn passed over or an entry into the war on the way to one (F8), is the phasing
+    nation's. `neutrals_do_not_act` (the ruleset's key): recorded before it, an action whose
+    first event naming a nation was a turn passed over or an entry was that neutral's (a `next`
+    ending a turn of a ruleset without collect_resources)."""
+    not_the_actor = NAMES_NOT_THE_ACTOR if neutrals_do_not_act else {"PhaseAdvanced"}
     for e in events:
         kind = _kind(e)
-        if kind == "PhaseAdvanced":
+        if kind in not_the_actor:
             return phasing
         if kind in _SEARCHER_CHOOSES and str(e.battle) in battles:
             battle_kind, attacker, defender = battles[str(e.battle)]
@@ -232,7 +248,9 @@ def _actor(events: Sequence[Any], phasing: str, battles: dict[str, tuple[str, st
 
 
 def action_actor(events: Sequence[Any], phasing: str, battles: dict[str, tuple[str, str, str]]) -> str:
-    """PL2: the nation an action acts for (see `_actor`); `battles` maps each battle number to
+    """PL2: the nation an action acts for (see `_actor`), as the rule stands: checked only when
+    the action is recorded (verify re-runs the recorded ask), so in every campaign a `next` that
+    passes a neutral's turn over is the phasing nation's. `battles` maps each battle number to
     (kind, attacker, defender)."""
     return _actor(events, phasing, battles)
 

@@ -16,7 +16,7 @@ from eventsourcing.persistence import IntegrityError
 from domain.campaign import Campaign
 from domain.dice import DiceSource, Override, commitment
 from domain.errors import InputError, TrackerError
-from domain.rules.record import UndoPlan
+from domain.rules.record import NAMES_NOT_THE_ACTOR, UndoPlan
 from domain.text import plural
 from tracker.service import actions
 from tracker.service.idempotency import KeyedRequest, RequestKeys
@@ -194,7 +194,7 @@ class Performing:
                 continue
             # A phase change names the nation whose turn comes next, and a turn passed over or
             # an entry into the war (F8) a neutral's, not who recorded it.
-            if kind in ("PhaseAdvanced", "TurnPassedOver", "WarEntered"):
+            if kind in NAMES_NOT_THE_ACTOR:
                 continue
             fields = (getattr(e, f, None) for f in ("nation", "attacker", "roller"))
             nation = next((v for v in fields if isinstance(v, str)), None)
