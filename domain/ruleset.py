@@ -521,9 +521,9 @@ def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     out a key of an amended rule (AMENDED: HA7's placement, CV4's search order, NC1's arriving
     and lone submarines, F7's aircraft at sea, friendly carriers and other nations' range,
     SM1's stopped ships, PU2's purchases with a place, F8's neutral land and recorded entries,
-    RK3's agreement) was recorded before the rule was amended and is refereed as then
-    (`ruleset_from_recorded`), so the data says each: the rule as it stands unless the file
-    says."""
+    RK3's agreement, PL2 and RK3's neutrals that do not act) was recorded before the rule was
+    amended and is refereed as then (`ruleset_from_recorded`), so the data says each: the rule
+    as it stands unless the file says."""
     data, source = read_builtin_or_file("rulesets", name_or_path)
     _one_line_texts(data, source)
     for key, (table, now, _) in AMENDED.items():

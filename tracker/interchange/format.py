@@ -5,7 +5,8 @@ stored state and compared with its line, the chain, the dice and every asked act
 File format ``twtea-naval-tracker/events``, version 1
 -----------------------------------------------------
 
-UTF-8 text, one JSON object per line ("JSON lines"), lines separated by ``\\n``.
+UTF-8 text, one JSON object per line ("JSON lines"), lines separated by ``\\n``; the file
+may be gzip-compressed as a whole (import knows it by its first bytes).
 
 Line 1 is the header::
 
@@ -63,6 +64,7 @@ from eventsourcing.utils import get_topic
 from domain.campaign import Campaign
 from domain.chain import event_content, unhashed
 from domain.errors import InputError, TrackerError
+from tracker.interchange.compression import DAMAGED, damage, decompressing
 from tracker.interchange.shape import names_problem, shape_problem
 from tracker.service.verify import VerifyReport, verify_events
 
@@ -216,7 +218,11 @@ def _lines(stream: BinaryIO, source: str) -> Iterator[tuple[int, bytes]]:
     number = 0
     blanks: list[int] = []
     while True:
-        raw = stream.readline(MAX_LINE_BYTES + 1)
+        try:
+            raw = stream.readline(MAX_LINE_BYTES + 1)
+        except DAMAGED as e:
+            # Found as the file is read: its events are checked, not written, until its end.
+            raise InputError(f"{source}: {damage(e, number)}") from None
         if not raw:
             return
         number += 1
@@ -266,9 +272,10 @@ def parse_export(data: bytes | BinaryIO, source: str) -> ParsedExport:
     """Read the header line and get ready to read the events one by one (`ParsedExport.row`).
 
     A line that is not what the format says is an input error (exit 2) naming the line; the
-    event lines are checked as they are read.
+    event lines are checked as they are read. A gzip-compressed file is read as it is
+    (`tracker.interchange.compression`).
     """
-    stream: BinaryIO = io.BytesIO(data) if isinstance(data, bytes) else data
+    stream = decompressing(io.BytesIO(data) if isinstance(data, bytes) else data, source)
     lines = _lines(stream, source)
     first = next(lines, None)
     if first is None:

@@ -51,11 +51,13 @@ def dice_note(campaign: str) -> str:
 def export_command(ctx: Context, file: str, since: int, as_json: bool) -> None:
     """Write the campaign's events with their hashes to FILE as JSON lines ('-' for stdout).
 
+    A FILE ending in .gz is written gzip-compressed (stdout stays plain).
     Secret dice seeds are not exported; seeds revealed with `tracker dice reveal` are in the log.
     With --since SEQ, only the events after SEQ, with the hash of event SEQ they continue.
 
     Example: tracker --campaign autumn export autumn.jsonl
     """
+    from tracker.interchange.compression import for_file
     from tracker.interchange.format import FORMAT, FORMAT_VERSION
     from tracker.interchange.transfer import export_campaign
 
@@ -70,7 +72,7 @@ def export_command(ctx: Context, file: str, since: int, as_json: bool) -> None:
             sys.stdout.buffer.write(chunk)
         sys.stdout.buffer.flush()
     else:
-        ctx.write(file, result.chunks())
+        ctx.write(file, for_file(file, result.chunks()))
     if as_json:
         data = {
             "campaign": result.campaign,
@@ -125,7 +127,8 @@ def export_command(ctx: Context, file: str, since: int, as_json: bool) -> None:
 @click.option(
     "--reply",
     type=FilePath(dir_okay=False),
-    help="With --resolve mine: where to write the other side's file (default NAME-since-SEQ.jsonl).",
+    help="With --resolve mine: where to write the other side's file (default NAME-since-SEQ.jsonl, "
+    "or .jsonl.gz when FILE's name ends in .gz; a name ending in .gz is written gzip-compressed).",
 )
 @json_option
 @click.pass_obj
@@ -134,6 +137,7 @@ def import_command(
 ) -> None:
     """Verify an export FILE ('-' for stdin) and record it as a new campaign in this database;
     a file for a campaign already here (a full export, or `export --since`) continues it.
+    A gzip-compressed FILE is read as it is, whatever its name.
 
     Refuses a file whose events, hash chain or actions (re-run by the referee) do not verify,
     naming the line; writes all events in one transaction. Continuing: fast-forwards when the
@@ -303,16 +307,19 @@ def _mended(result: Any, as_json: bool) -> None:
 
 def _kept_mine(ctx: Context, result: Any, reply: str | None, as_json: bool, read: str = "-") -> None:
     """--resolve mine: this copy goes on; the other side gets its events after the fork."""
+    from tracker.interchange.compression import for_file
     from tracker.interchange.transfer import export_campaign
 
-    path = reply or f"{result.campaign}-since-{result.since}.jsonl"
+    # A group that mails its files gzipped gets its reply the same way.
+    packed = ".gz" if read.lower().endswith(".gz") else ""
+    path = reply or f"{result.campaign}-since-{result.since}.jsonl{packed}"
     ctx.check_output(path)
     if read != "-" and _same_file(path, read):
         # Both sides name their replies NAME-since-SEQ.jsonl: the file just imported would be
         # replaced by this copy's (nothing has changed here yet).
         raise InputError(f"{path}: is the file being imported; give the reply another name with --reply FILE")
     exported = export_campaign(ctx.tracker, result.campaign_id, None, result.since)
-    ctx.write(path, exported.chunks())
+    ctx.write(path, for_file(path, exported.chunks()))
     head = f"{exported.head_seq}:{exported.last_hash}"
     if as_json:
         emit_json({"campaign": result.campaign, "fork": result.fork, "reply": path, "head": head})
