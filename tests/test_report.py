@@ -76,7 +76,7 @@ def test_the_battle_turn_in_json_matches_the_log_and_the_board(demo_db: str) -> 
     assert set(turn) == {
         "turn", "round", "nation", "complete", "first_seq", "last_seq", "events", "moves", "ntr_placed",
         "research", "battles", "rolls", "casualties", "ntr_lost", "resources", "undos", "dice_record", "other",
-        "end", "purchases", "unplaced", "adjustments", "neutrality", "war_entries",
+        "end", "purchases", "unplaced", "adjustments", "neutrality", "war_entries", "passed_over",
     }  # fmt: skip
     assert (turn["turn"], turn["round"], turn["nation"], turn["complete"]) == (2, 1, "Britain", True)
 

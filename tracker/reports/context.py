@@ -16,6 +16,7 @@ from projections.positions import turn_number
 from projections.views import BoardView, UnitOnBoard, Views
 from tracker.reports.text import tech_name
 from tracker.service.application import Tracker
+from tracker.service.passed_over import passed_over
 
 # At most this many points per chart line: a long campaign's rounds are grouped.
 CHART_POINTS = 60
@@ -40,6 +41,9 @@ class ReportContext:
         self.abbr = {u.abbr: name for name, u in ruleset.units.items()}
         self.code = {n.code: name for name, n in scenario.nations.items()}
         self.current = turn_number(self.turn_order, campaign.round, campaign.nation)
+        # F8: turn 1 passed over as the campaign was created (its nation neutral in round 1):
+        # its events are the creation's, reported as such, not as a turn that nation played.
+        self.first_passed_over = passed_over(campaign, 1) is not None
         self.unit_info: dict[str, tuple[str, str]] = {}
         # Whole boards read for the figures (`figures_at`), by event: the map reuses them.
         self.boards: dict[int, BoardView] = {}
@@ -213,8 +217,8 @@ class ReportContext:
             # before it, so that turn's report tells it (as `log --turn` and `state --turn` say).
             return InputError(
                 f"turn {turn} ({said.nation}, round {said.round}) has no events in campaign {self.name!r}: "
-                f"a neutral nation's turn is passed over (F8); the report of turn {said.played} tells it "
-                f"(tracker report --turn {said.played})"
+                f"a neutral nation's turn is passed over (F8); the report of turn {said.logged} tells it "
+                f"(tracker report --turn {said.logged})"
             )
         return InputError(f"turn {turn} has not been played in campaign {self.name!r}")
 
@@ -246,6 +250,7 @@ class ReportContext:
             "nation": nation,
             "seq": seq,
             "complete": turn < self.current,
+            "passed_over": turn == 1 and self.first_passed_over,
             "phase": phase,
             "nations": nations,
         }

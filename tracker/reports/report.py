@@ -31,9 +31,10 @@ Top level:
     start       the opening figures, after event 1: {seq, nations: {nation: FIGURES}}.
     series      one entry per played turn from 1 to the last turn reported (the Markdown and
                 HTML renderings of one turn build only the turns they show):
-                {turn, round, nation, seq, phase, complete, nations: {nation: FIGURES}}, where
-                seq is the last event of the turn (phase: its phase) and complete is false for
-                the turn still being played.
+                {turn, round, nation, seq, phase, complete, passed_over, nations: {nation:
+                FIGURES}}, where seq is the last event of the turn (phase: its phase), complete
+                is false for the turn still being played and passed_over (as in TURN) true for
+                turn 1 alone, when it was passed over as the campaign was created.
     turns       the turns reported, oldest first (one entry for `--turn N`): TURN.
     luck        the reported turns' rolls and battles against their odds (as `tracker luck`,
                 see `tracker.luck.build_luck`): {metrics: {id: words}, nations: {nation:
@@ -50,6 +51,10 @@ by_type: {type: count}, tech: {technology: level}}.
 TURN:
     turn, round, nation     the national turn and the phasing nation.
     complete                false while the turn is still being played.
+    passed_over             true for turn 1 when its nation was neutral in round 1 (F8): passed
+                            over as the campaign was created, its events are the creation's, not
+                            that nation's; false for every other turn reported (the others
+                            passed over have no events, so no entry).
     first_seq, last_seq     the span of its events.
     events      every event: {seq, phase, kind, rule, summary, undone_by}.
     moves       {seq, phase, nation, units, path, hostile_passed, carried, undone_by}.

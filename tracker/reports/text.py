@@ -294,8 +294,14 @@ def progress_rows(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """A campaign report's progress: per turn, each nation's resources / NTR at sea / units at
     the end of the turn; a turn passed over (F8) in its place, said so, with no figures."""
     nations = report["campaign"]["turn_order"]
+    # Turn 1 passed over as the campaign was created has events, the creation's, and the
+    # opening figures: said so, with them.
     rows = [
-        (e["turn"], [str(e["turn"]), str(e["round"]), e["nation"]] + [_figures_cell(e["nations"][n]) for n in nations])
+        (
+            e["turn"],
+            [str(e["turn"]), str(e["round"]), f"{e['nation']}: {PASSED_OVER}" if e.get("passed_over") else e["nation"]]
+            + [_figures_cell(e["nations"][n]) for n in nations],
+        )
         for e in report["series"]
     ]
     passed = [
@@ -336,7 +342,7 @@ def entries_line(turn: dict[str, Any]) -> str:
 
 
 def turn_title(turn: dict[str, Any]) -> str:
-    status = "" if turn["complete"] else " (in progress)"
+    status = f", {PASSED_OVER}" if turn.get("passed_over") else "" if turn["complete"] else " (in progress)"
     return f"Turn {turn['turn']}: {turn['nation']}, round {turn['round']}{status}"
 
 
@@ -360,6 +366,8 @@ def report_meta(report: dict[str, Any], escape: Callable[[object], str]) -> str:
     if report["scope"] == "turn":
         turn = report["turns"][0]
         covers = f"turn {turn['turn']} ({turn['nation']}, round {turn['round']})"
+        if turn.get("passed_over"):
+            covers += f", {PASSED_OVER}"
         if turn["first_seq"] is not None:
             covers += f", {numbered_span('event', turn['first_seq'], turn['last_seq'])}"
     else:

@@ -163,7 +163,7 @@ def campaigns_data(t: Tracker) -> list[dict[str, Any]]:
 def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: int | None) -> dict[str, Any]:
     from tracker.reports.board_map import board_svg, map_focus
     from tracker.reports.views import board_now
-    from tracker.server.viewer_neutral import passed_over_turns, turn_passed_over, war_entries
+    from tracker.server.viewer_neutral import board_then, passed_over_turns, turn_passed_over, war_entries
 
     cid, campaign = _campaign(t, name)
     position = _position(campaign)
@@ -171,9 +171,10 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
     _check_seq(at, position)
     said = turn_passed_over(t, cid, campaign, turn) if turn else None
     if said is not None:
-        # F8: the board then is the last played turn's; a link to it, not a command to type.
-        board_of = f"/campaigns/{name_segment(name)}/board?turn={said.played}"
-        raise PageError(404, f"{said}", (board_of, f"the board then: turn {said.played}"))
+        # F8: the board then is the last played turn's, or the opening one when no turn was
+        # played before it (as `state --turn` says); a link to it, not a command to type.
+        query, then = board_then(t, cid, said)
+        raise PageError(404, f"{said}", (f"/campaigns/{name_segment(name)}/board?{query}", f"the board then: {then}"))
     try:
         board = t.board_at(cid, turn=turn, phase=phase, at=at) if turn or at else board_now(campaign)
     except InputError as e:
@@ -241,7 +242,7 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
 
 
 def log_data(t: Tracker, name: str, filters: dict[str, Any]) -> dict[str, Any]:
-    from tracker.server.viewer_neutral import passed_over_turns, turn_passed_over
+    from tracker.server.viewer_neutral import board_then, opening_board, passed_over_turns, turn_passed_over
     from tracker.service.history import log_records
     from tracker.service.names import Names, event_kind, event_kinds
 
@@ -267,11 +268,17 @@ def log_data(t: Tracker, name: str, filters: dict[str, Any]) -> dict[str, Any]:
     # F8: a turn passed over has no events; the page says why and where its TurnPassedOver is.
     skipped = passed_over_turns(t, cid, campaign)
     turn = filters["turn"]
+    said = turn_passed_over(t, cid, campaign, turn) if turn in skipped else None
     return {
         "name": name,
         "position": position,
         "passed_over": skipped,
-        "said": turn_passed_over(t, cid, campaign, turn) if turn in skipped else None,
+        "said": said,
+        # The board page's query and name of the board standing then (`board_then`).
+        "board_then": board_then(t, cid, said) if said is not None else None,
+        # F8: the query of the board the campaign opened with, when its turn 1 was passed over:
+        # that turn's events (the creation's) link there, not to a board it never had.
+        "opening": opening_board(t, cid, campaign) if 1 in skipped else None,
         "records": records,
         "limited": len(records) == TIMELINE_LIMIT,
         "limit": TIMELINE_LIMIT,

@@ -41,8 +41,28 @@ def passed_over_turns(t: Tracker, cid: UUID, campaign: Any) -> set[int]:
 
 def turn_passed_over(t: Tracker, cid: UUID, campaign: Any, turn: int) -> PassedOver | None:
     """F8: national turn `turn` if it was passed over, with the turn played last before it
-    (whose events hold its TurnPassedOver and whose board stands after it); None otherwise."""
+    (whose events hold its TurnPassedOver and whose board stands after it; 0 when none was, see
+    `board_then`); None otherwise."""
     return passed_over(campaign, turn, _brought_forward(t, cid, campaign))
+
+
+def board_then(t: Tracker, cid: UUID, said: PassedOver) -> tuple[str, str]:
+    """F8: the board standing when turn `said.turn` was passed over, as the board page's query
+    and its name: the turn played last before it, or, when none was (the first nations in turn
+    order neutral in round 1), the board the campaign opened with, after the events of turn 1
+    (the creation's), as `state --turn` names it."""
+    if said.played:
+        return f"turn={said.played}", f"turn {said.played}"
+    with t.views(cid) as v:
+        opened = read_models.opening_seq(v)
+    return f"at={opened}", f"the one the campaign opened with (after event {opened})"
+
+
+def opening_board(t: Tracker, cid: UUID, campaign: Any) -> str | None:
+    """F8: the board page's query of the board the campaign opened with when its turn 1 was
+    passed over (`board_then`), else None."""
+    said = turn_passed_over(t, cid, campaign, 1)
+    return None if said is None else board_then(t, cid, said)[0]
 
 
 def war_entries(t: Tracker, cid: UUID, campaign: Any, seq: int) -> list[dict[str, Any]]:

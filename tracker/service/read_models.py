@@ -104,18 +104,22 @@ def _passed_over_refusal(t: Tracker, v: Views, said: PassedOver) -> InputError:
     in round 1, passed over as the campaign was created), the board it opened with, as the first
     turn played began (its position is that turn's, not a neutral's)."""
     played = said.played
-    if played == 1 and t.passed_over(v.cid, 1, v) is not None:
-        played = 0
     if played >= 1:
         return InputError(f"{said}; the board then is turn {played}'s: tracker state --turn {played}")
-    # Turn 1 holds the events `new` recorded for it; the next one opens the first turn played.
-    opened = (v.seq_at_end_of(1) or 0) + 1
+    opened = opening_seq(v)
     what = f"turn {said.turn} ({said.nation}, round {said.round})"
     has = "has no events of its own" if said.turn == 1 else "has no events in this campaign"
     return InputError(
         f"{what} {has}: a neutral nation's turn is passed over (F8); no turn was played before it, so "
         f"the board then is the one the campaign opened with: tracker state --at {opened}"
     )
+
+
+def opening_seq(v: Views) -> int:
+    """F8: the event after which stands the board a campaign opened with when the first nations
+    in turn order were neutral in round 1 (`PassedOver.played` 0): turn 1 holds the events `new`
+    recorded for it, the next one opens the first turn played."""
+    return (v.seq_at_end_of(1) or 0) + 1
 
 
 def neutral_at(t: Tracker, v: Views, seq: int, scenario: Scenario, round_: int) -> list[str]:

@@ -233,7 +233,7 @@ def log(
         # turn before's. Said on stderr, so that the (empty) listing stays as it is.
         said = t.passed_over(cid, turn)
         if said is not None:
-            click.echo(f"{said}: its TurnPassedOver event is in the log of turn {said.played}", err=True)
+            click.echo(f"{said}: its TurnPassedOver event is in the log of turn {said.logged}", err=True)
     # On a terminal a long summary goes on under its own column; in a pipe the lines go as they
     # are, without asking at every line of a long log what the output is.
     wrap = prose_width() is not None
