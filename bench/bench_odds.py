@@ -45,7 +45,8 @@ ADVICE_UNITS = 10  # the most units a side in the answers timed
 ADVICE_CHANCE = 0.9
 # For information: the north-sea zones where the fleets meet, 13 German units able to reach each.
 ADVICE_FLEETS = {
-    "north-sea-1914": ("Central North Sea", "Heligoland Bight", "Southern North Sea", "Northern North Sea")
+    # Not Heligoland Bight: British submarines alone there are no naval battle to weigh (NC1, AS1).
+    "north-sea-1914": ("Central North Sea", "Southern North Sea", "Northern North Sea")
 }
 BIG = {
     "naval 10 v 10 DD": ({"destroyer": 10}, {"destroyer": 10}),

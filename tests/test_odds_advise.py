@@ -424,14 +424,22 @@ def test_odds_escorts_answers_per_window_as_tracker_odds_convoy_computes_CV1_CV5
     assert out == "Error: CV1: Dover Strait holds no NTR of Germany (Germany's NTR: Heligoland Bight 2, Skagerrak 1)\n"
 
 
-def test_units_in_the_zone_left_out_of_the_force_must_leave_it_NC1(north_sea: str) -> None:
+def test_units_in_the_zone_left_out_of_the_force_must_leave_it_NC1() -> None:
     """All of the attacker's units in the zone fight, so a force without some of them means
-    moving those out, the ones --type leaves out too."""
-    data = json.loads(
-        run(north_sea, "odds", "need", "--zone", "Heligoland Bight", "--win", "0.95", "--type", "SS", "--json")
-    )
+    moving those out, the ones --type leaves out too. (It was the campaign's Heligoland Bight,
+    where British submarines alone are no naval battle to weigh, NC1, AS1.)"""
+    units: list[Placed] = [
+        ("Germany", "battleship", CNS, 0),
+        ("Germany", "cruiser", CNS, 0),
+        ("Germany", "destroyer", CNS, 0),
+        ("Germany", "submarine", HB, 0),
+        ("Germany", "submarine", HB, 0),
+        ("Britain", "destroyer", CNS, 0),
+    ]
+    q = reach.only_types(reach.attack_question(board_of(units), "Germany", CNS), ("submarine",))
+    data = advise.answer(q, 0.5, 20_000)
     assert set(data["force"]["counts"]) == {"submarine"}
-    assert data["force"]["leave"] == ["DE-BB1", "DE-BB2", "DE-CA1", "DE-DD1", "DE-DD2"]
+    assert data["force"]["leave"] == ["DE-BB1", "DE-CA2", "DE-DD3"]
 
 
 def test_a_zone_no_enemy_can_reach_needs_nobody_to_hold_it_NC1() -> None:
@@ -514,13 +522,18 @@ def test_a_zone_holding_only_enemy_submarines_is_no_naval_battle_to_weigh_NC1_AS
     # It was weighed as a naval battle the referee refuses (NC1: submarines alone call for ASW
     # combat, AS1).
     board = board_of([("Germany", "destroyer", HB, 0), ("Britain", "submarine", CNS, 0)])
-    with pytest.raises(RuleViolation, match=r"only enemy submarines \(GB-SS2\) and no submarine of Germany"):
+    with pytest.raises(RuleViolation, match=r"only enemy submarines \(GB-SS2\): that calls for ASW combat \(AS1\)"):
         reach.attack_question(board, "Germany", CNS)
-    # A German submarine that can move in and stop to attack may fight it (SM5, NC6).
+    # A German submarine moving in does not stop there to attack (SM5 happens only where the
+    # enemy may intercept it): the referee refuses that battle too (tests/test_odds_enemy_types.py).
+    # Where one stopped to attack this turn (`attack_zones`), it may be fought (SM5, NC6).
     board = board_of(
         [("Germany", "destroyer", HB, 0), ("Germany", "submarine", HB, 0), ("Britain", "submarine", CNS, 0)]
     )
-    assert {r.unit.id for r in reach.attack_question(board, "Germany", CNS).pool} == {"DE-DD1", "DE-SS2"}
+    with pytest.raises(RuleViolation, match="NC1: .*ASW combat"):
+        reach.attack_question(board, "Germany", CNS)
+    pool = reach.attack_question(board, "Germany", CNS, attacking=[CNS]).pool
+    assert {r.unit.id for r in pool} == {"DE-DD1", "DE-SS2"}
     # Beside an enemy surface ship, the submarine is in a naval battle like any other unit.
     board = board_of(
         [("Germany", "destroyer", HB, 0), ("Britain", "submarine", CNS, 0), ("Britain", "cruiser", CNS, 0)]

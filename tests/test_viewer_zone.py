@@ -73,11 +73,13 @@ def test_nc1_cv1_a_zone_page_shows_its_units_ntr_and_the_odds_tracker_odds_gives
     limit = str(PAGE_POSITIONS)
     guard = run(db, "odds", "escorts", "--zone", "Heligoland Bight", "--ntr-loss", "1", "--max-positions", limit)
     assert shown["Escorts for Germany's NTR in Heligoland Bight"] == ("answer", guard)
-    # Thirteen German ships can be there, more than a page weighs: the command that does is named.
+    # British submarines alone there: no naval battle to take it (NC1, AS1), its one-line refusal.
     kind, text = shown["Germany to take Heligoland Bight"]
+    assert kind == "refused" and text.startswith("NC1: Heligoland Bight holds only enemy submarines")
+    # Thirteen German ships can be there, more than a page weighs: the command that does is named.
+    kind, text = shown["Germany to hold Heligoland Bight"]
     assert kind == "too large" and text.startswith("too large to weigh here")
-    assert 'tracker odds need --zone "Heligoland Bight" --win 0.9' in text
-    assert shown["Germany to hold Heligoland Bight"][0] == "too large"
+    assert 'tracker odds need --zone "Heligoland Bight" --hold --win 0.9' in text
 
 
 def test_nc1_f4_a_question_that_does_not_arise_is_its_one_line_refusal(site: tuple[str, Reader]) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from itertools import product
 from typing import NotRequired, TypedDict
 
-from domain.board import Board, Unit
+from domain.board import Unit
 from domain.errors import InputError, TrackerError
 from domain.memory import collector_paused
 from domain.procedures.base import Context
@@ -19,7 +19,16 @@ from domain.procedures.odds import Odds, State, TooManyPositions, exact_odds
 from domain.procedures.odds import Shared as OneContext
 from domain.text import plural
 from tracker.analysis import odds as view
-from tracker.analysis.reach import Question, Reach, full_force, full_force_of, pick, pick_from
+from tracker.analysis.reach import (
+    Question,
+    Reach,
+    force_text,
+    full_force,
+    full_force_of,
+    pick,
+    pick_from,
+    tech_texts,
+)
 
 # The most compositions of the reachable units a search may weigh: each is an exact enumeration.
 MAX_CHOICES = 4096
@@ -102,6 +111,9 @@ class NeedAnswer(TypedDict):
     intercepted: list[Intercepted]
     allies: list[str]
     enemies: dict[str, list[str]]
+    whole_enemy: bool  # false with --enemy-type: only part of the enemy is weighed
+    enemy_types: list[str]  # --enemy-type: the enemy types weighed (empty: all)
+    enemies_left_out: dict[str, list[str]]  # the enemy units not weighed, by nation
     found: bool
     force: Force
     weighed: int
@@ -117,11 +129,6 @@ class Found:
     chance: float
     odds: Odds | None  # None: no battle to fight (no enemy can reach the zone to hold)
     weighed: int  # compositions whose odds were enumerated
-
-
-def force_text(nation: str, counts: Mapping[str, int]) -> str:
-    """A force as `tracker odds` reads it: 'Germany:battleship=1,destroyer=2'."""
-    return f"{nation}:" + ",".join(f"{t}={n}" for t, n in sorted(counts.items()) if n)
 
 
 def battles(q: Question, counts: Mapping[str, int]) -> list[OddsBattle]:
@@ -165,16 +172,6 @@ def fought_by_nation(units: list[Unit]) -> dict[str, dict[str, int]]:
 
 def _texts(forces: Mapping[str, Mapping[str, int]]) -> tuple[str, ...]:
     return tuple(force_text(n, c) for n, c in sorted(forces.items()) if any(c.values()))
-
-
-def tech_texts(board: Board, nations: set[str]) -> tuple[str, ...]:
-    """The technology levels of the nations in a battle, as `tracker odds --tech` reads them."""
-    out = []
-    for nation in sorted(nations):
-        levels = {t: v for t, v in sorted(board.tech.get(nation, {}).items()) if v}
-        if levels:
-            out.append(f"{nation}:" + ",".join(f"{t}={v}" for t, v in levels.items()))
-    return tuple(out)
 
 
 def took(odds: Odds, hold: bool) -> float:
@@ -237,7 +234,9 @@ def enumerated(
         return exact_odds(state, ctx, None, rounds, exact=False, limit=limit)
     except TooManyPositions as e:
         against = " + ".join(battle["attacker"]) + " against " + " + ".join(battle["defender"])
-        raise TooManyPositions(e.limit, f"{against}; weigh fewer types (--type) or raise --max-positions") from None
+        raise TooManyPositions(
+            e.limit, f"{against}; weigh fewer types (--type, --enemy-type) or raise --max-positions"
+        ) from None
 
 
 class Shared:
@@ -360,7 +359,7 @@ def search(
                 raise SearchTooLong(
                     f"the search for the cheapest force weighed {len(memo)} forces ({spent[0]:,} positions) "
                     f"without an answer, over its budget of {BUDGET_BATTLES * limit:,} positions: weigh fewer "
-                    "types (--type) or raise --max-positions"
+                    "types (--type, --enemy-type) or raise --max-positions"
                 )
         return memo[c][0]
 
@@ -409,7 +408,26 @@ def _require_exact_sizes(q: Question, pool: int) -> None:
     for nation, units in sorted(q.others.items()):
         if len(units) > most:
             where = "within a full move of" if q.hold else "in"
-            raise InputError(f"{nation} has {len(units)} units {where} {q.zone}; exact odds take at most {most} a side")
+            raise InputError(
+                f"{nation} has {len(units)} units {where} {q.zone}; exact odds take at most {most} a side"
+                + _fewer_enemy_types(q, units)
+            )
+
+
+def _fewer_enemy_types(q: Question, units: list[Unit]) -> str:
+    """The way out of an enemy too large to weigh: weigh fewer of its types (`--enemy-type`),
+    with its costliest type of at most `view.MAX_UNITS_PER_SIDE` units as the example."""
+    if q.enemy_types:
+        return f"; weigh fewer of its types with --enemy-type (now {', '.join(q.enemy_types)})"
+    counts: dict[str, int] = {}
+    for u in units:
+        counts[u.type] = counts.get(u.type, 0) + 1
+    fits = [t for t, n in counts.items() if n <= view.MAX_UNITS_PER_SIDE]
+    if not fits:
+        return ""  # every one of its types alone is too many: no part of it is weighed exactly
+    costs = q.board.ruleset.units
+    example = max(fits, key=lambda t: (costs[t].cost, counts[t], t))
+    return f"; weigh fewer of its types with --enemy-type, e.g. --enemy-type {example}"
 
 
 def command(battle: OddsBattle) -> str:
@@ -466,6 +484,9 @@ def answer(q: Question, bound: float, limit: int, most_forces: int | None = None
         "intercepted": [{"unit": u.id, "at": u.at, "zone": z} for u, z in q.intercepted],
         "allies": [u.id for u in q.allies],
         "enemies": {n: [u.id for u in us] for n, us in sorted(q.others.items())},
+        "whole_enemy": not q.enemy_types,
+        "enemy_types": list(q.enemy_types),
+        "enemies_left_out": {n: [u.id for u in us] for n, us in sorted(q.left_out.items())},
         "found": found is not None,
         "force": force,
         "weighed": found.weighed if found is not None else 1,
@@ -481,6 +502,8 @@ def render(data: NeedAnswer) -> str:
         f"{data['nation']} to {goal} {data['zone']} with a chance of at least {data['bound']:.0%} "
         f"(round {data['round']}, {data['phase'].replace('_', ' ')}):"
     ]
+    if not data["whole_enemy"]:
+        lines.append(_part_of_enemy(data))
     can = plural(len(data["reachable"]), "unit")
     if not data["found"] and not data["reachable"]:
         # `--hold` with allies there and no unit of the nation able to join them.
@@ -521,6 +544,21 @@ def render(data: NeedAnswer) -> str:
     weighed = plural(data["weighed"], "force")
     lines.append(f"{weighed} weighed exactly, of the {can} that can be there.")
     return "\n".join(lines) + "\n"
+
+
+def _part_of_enemy(data: NeedAnswer) -> str:
+    """`--enemy-type`: the answer weighs only part of the enemy, said before any chance."""
+    weighed = {n: len(us) for n, us in data["enemies"].items()}
+    left = {n: len(us) for n, us in data["enemies_left_out"].items()}
+    parts = []
+    for nation in sorted(set(weighed) | set(left)):
+        k, total = weighed.get(nation, 0), weighed.get(nation, 0) + left.get(nation, 0)
+        parts.append(f"{k} of {nation}'s {total}")
+    return (
+        f"  only part of the enemy weighed (--enemy-type {', '.join(data['enemy_types'])}): "
+        f"{', '.join(parts)} units; the {plural(sum(left.values()), 'unit')} left out fight too, "
+        "so against the whole enemy the chance may well be lower"
+    )
 
 
 def _unit_words(u: ForceUnit) -> str:

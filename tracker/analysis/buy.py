@@ -350,7 +350,7 @@ def by_hand(q: reach.Question, counts: Mapping[str, int]) -> list[str]:
     for battle in advise.battles(q, counts):
         if battle["attacker"] and battle["defender"]:
             nations = {f.partition(":")[0] for f in battle["attacker"] + battle["defender"]}
-            lines.append(advise.command({**battle, "tech": advise.tech_texts(q.board, nations)}))
+            lines.append(advise.command({**battle, "tech": reach.tech_texts(q.board, nations)}))
     return lines
 
 

@@ -47,6 +47,7 @@ class WindowAnswer(TypedDict):
     units: list[str]
     commands: list[str]
     weighed: int
+    attacks_summed: bool  # several enemy nations: their attacks weighed alone and added up (`loss`)
 
 
 class EscortsAnswer(TypedDict):
@@ -191,7 +192,7 @@ def convoy_odds(
         return exact_odds(state, ctx, None, 0, exact=False, limit=limit)
     except TooManyPositions as e:
         # The refusal names the convoy attack, of the several a search weighs, that was too large.
-        searchers = " + ".join(advise.force_text(n, c) for n, c in sorted(defenders.items()))
+        searchers = " + ".join(reach.force_text(n, c) for n, c in sorted(defenders.items()))
         attack = f"{attacker}:submarine={subs} against {searchers or 'no searcher'} on {ntr} NTR"
         raise TooManyPositions(e.limit, f"{attack}; weigh fewer types (--type) or raise --max-positions") from None
 
@@ -224,8 +225,12 @@ def loss(
     q: Convoys, w: Window, counts: Mapping[str, int], limit: int, shared: Shared | None = None
 ) -> tuple[float, int]:
     """The expected NTR lost in a window, and the positions enumerated: each enemy nation's
-    attack counted against the whole NTR (CV1: each attacks on its own), summed, so never
-    below the truth. `shared`: the attacks of the search, enumerated together."""
+    attack (CV1: each attacks on its own) weighed alone against the whole NTR and every
+    searcher, the losses added up. Not a bound on the truth either way: the referee's attacks
+    come one after the other, the NTR destroyed in one not there for the next (CV5: the sum
+    can be higher), an aircraft that searched in one not searching in the next (F7) and a
+    ship sunk in one gone (the sum can be lower). `shared`: the attacks of the search,
+    enumerated together."""
     defenders = _defenders(q, counts)
     total, positions = 0.0, 0
     for enemy, subs in sorted(w.threats.items()):
@@ -245,9 +250,9 @@ def by_hand(q: Convoys, w: Window, counts: Mapping[str, int]) -> list[str]:
     for enemy, subs in sorted(w.threats.items()):
         # Quoted for the shell as `advise.command` quotes them ('Deutsches Reich:submarine=2').
         words = [f"tracker odds convoy --attacker {shlex.quote(f'{enemy}:submarine={subs}')}"]
-        words += [f"--defender {shlex.quote(advise.force_text(n, c))}" for n, c in sorted(defenders.items())]
+        words += [f"--defender {shlex.quote(reach.force_text(n, c))}" for n, c in sorted(defenders.items())]
         words += [f"--ntr {q.ntr}"]
-        words += [f"--tech {shlex.quote(t)}" for t in advise.tech_texts(q.board, {enemy, *defenders})]
+        words += [f"--tech {shlex.quote(t)}" for t in reach.tech_texts(q.board, {enemy, *defenders})]
         lines.append(" ".join(words))
     return lines
 
@@ -332,6 +337,7 @@ def window_answer(
         "units": [r.unit.id for r in reach.pick_from(pool, counts)],
         "commands": by_hand(q, w, counts),
         "weighed": found[2] if found else len(memo),
+        "attacks_summed": len(w.threats) > 1,
     }
 
 
@@ -346,6 +352,14 @@ def require_few_searchers(q: Convoys, w: Window, searching: int, results: int) -
             f"an answer, {results:,} results of their search; exact odds take at most {most:,} (CV3, how many of "
             "each kind detect): name fewer with --type"
         )
+
+
+# What a window's figure is against several enemies (`loss`), said beside it.
+SUMMED = (
+    "  each enemy's attack weighed alone against all the NTR and searchers, added up: one after the other the "
+    "loss can be higher (an aircraft searches once a phase, F7; a ship sunk in one attack misses the next) or "
+    "lower (NTR destroyed in one are not there for the next, CV5)"
+)
 
 
 def render(data: EscortsAnswer) -> str:
@@ -363,6 +377,8 @@ def render(data: EscortsAnswer) -> str:
             lines.append(f"  no choice of the {n} searchers does: all of them leave {lost:.3f}")
         else:
             lines.append(f"  {what} (cost {w['cost']}): expected NTR lost {w['expected_ntr_lost']:.3f}")
+        if w["attacks_summed"]:
+            lines.append(SUMMED)
         if w["units"]:
             lines.append(f"  units: {', '.join(w['units'])}")
         if w["commands"]:

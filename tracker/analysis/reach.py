@@ -3,12 +3,14 @@ nation's units can reach a sea zone in time (F4, F7, F8, SM1), and who fights wh
 
 from __future__ import annotations
 
+import shlex
 from collections import deque
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation
+from domain.rules import asw
 from domain.rules.economy import shares_carriers
 from domain.rules.interception import eligible_searchers
 from domain.rules.movement import stopped_in_hostile_zone
@@ -42,6 +44,10 @@ class Question:
     # SM2-SM4: submarines left out of the pool, each with the zone on its way where the enemy
     # may intercept it (a detected submarine never reaches its destination).
     intercepted: list[tuple[Unit, str]] = field(default_factory=list)
+    # `--enemy-type`: the enemy types weighed (empty: every enemy unit), and the enemy units
+    # that fight but are not weighed, by nation.
+    enemy_types: tuple[str, ...] = ()
+    left_out: dict[str, list[Unit]] = field(default_factory=dict)
 
 
 def hostile_zones(board: Board, nation: str) -> frozenset[str]:
@@ -220,9 +226,12 @@ def neutrals_there(board: Board, nation: str, zone: str) -> str:
     return f"; neutral, so nobody's enemy (F8): {until}"
 
 
-def attack_question(board: Board, nation: str, zone: str, ended: Collection[str] = ()) -> Question:
+def attack_question(
+    board: Board, nation: str, zone: str, ended: Collection[str] = (), attacking: Collection[str] = ()
+) -> Question:
     """NC1: `nation` attacks every enemy unit in `zone` with units that can get there
-    (`ended`: units whose movement has ended this turn, `reach`)."""
+    (`ended`: units whose movement has ended this turn, `reach`; `attacking`: the zones where
+    its submarines stopped to attack this turn, the campaign's `attack_zones`, SM5)."""
     require_sea_zone(board, zone)
     enemies = [u for u in board.units_at(zone) if board.enemies(nation, u.nation)]
     if not any(board.unit_type(u).is_naval for u in enemies):
@@ -235,26 +244,65 @@ def attack_question(board: Board, nation: str, zone: str, ended: Collection[str]
     pool = reach(board, nation, zone, ended=ended, intercepted=intercepted)
     if not pool:
         raise RuleViolation("F4", f"no unit of {nation} can reach {zone} this phase" + _unless(intercepted))
-    if (
-        board.ruleset.submarines_alone_call_for_asw
-        and all(board.unit_type(u).is_submarine for u in enemies)
-        and not any(board.unit_type(r.unit).is_submarine for r in pool)
-    ):
-        # NC1, AS1: against submarines alone the referee starts a naval battle only for the
-        # nation's own submarines stopping there to attack (SM5, NC6); with none that can, no
-        # force of it may fight one.
-        subs = ", ".join(u.id for u in enemies)
-        raise RuleViolation(
-            "NC1",
-            f"{zone} holds only enemy submarines ({subs}) and no submarine of {nation} can be there: that calls "
-            "for ASW combat (AS1), not a naval battle; tracker odds asw weighs one",
-        )
+    if submarines_alone(board, enemies) and zone not in attacking:
+        raise RuleViolation("NC1", asw_instead(board, nation, zone, enemies, pool))
     others: dict[str, list[Unit]] = {}
     for u in enemies:
         others.setdefault(u.nation, []).append(u)
     return Question(
         board, zone, nation, False, pool, others, fixed=not can_move(board, nation), intercepted=intercepted
     )
+
+
+def submarines_alone(board: Board, enemies: list[Unit]) -> bool:
+    """NC1, AS1: enemy submarines alone call for ASW combat, not a naval battle (a ruleset
+    may say otherwise, `submarines_alone_call_for_asw`)."""
+    return board.ruleset.submarines_alone_call_for_asw and all(board.unit_type(u).is_submarine for u in enemies)
+
+
+def asw_instead(board: Board, nation: str, zone: str, enemies: list[Unit], pool: list[Reach]) -> str:
+    """NC1, AS1, SM5: why no naval battle against submarines alone is weighed, and the
+    `tracker odds asw` line of the ASW combat the units that can be there may fight instead.
+    The referee refuses that battle unless the nation's submarines stopped there to attack
+    (SM5), which they do only where the enemy may intercept them: never in a zone of enemy
+    submarines alone, so moving in does not make one."""
+    subs = ", ".join(u.id for u in enemies)
+    why = (
+        f"{zone} holds only enemy submarines ({subs}): that calls for ASW combat (AS1), not a naval battle, "
+        "whoever moves in (SM5: submarines stop to attack only where the enemy may intercept them)"
+    )
+    hunters = [r.unit for r in pool if asw.can_search(board, r.unit)]
+    if not hunters:
+        return f"{why}, and no unit of {nation} that can be there may start it (AS1)"
+    attacker = force_text(nation, counted(hunters))
+    defenders = [force_text(n, c) for n, c in sorted(by_nation(enemies).items())]
+    words = ["tracker odds asw", f"--attacker {shlex.quote(attacker)}"]
+    words += [f"--defender {shlex.quote(d)}" for d in defenders]
+    words += [f"--tech {shlex.quote(t)}" for t in tech_texts(board, {nation, *(u.nation for u in enemies)})]
+    return f"{why}; its odds with every unit of {nation} that can be there and search: {' '.join(words)}"
+
+
+def counted(units: list[Unit]) -> dict[str, int]:
+    """Units as counts by type."""
+    out: dict[str, int] = {}
+    for u in units:
+        out[u.type] = out.get(u.type, 0) + 1
+    return out
+
+
+def force_text(nation: str, counts: Mapping[str, int]) -> str:
+    """A force as `tracker odds` reads it: 'Germany:battleship=1,destroyer=2'."""
+    return f"{nation}:" + ",".join(f"{t}={n}" for t, n in sorted(counts.items()) if n)
+
+
+def tech_texts(board: Board, nations: set[str]) -> tuple[str, ...]:
+    """The technology levels of the nations in a battle, as `tracker odds --tech` reads them."""
+    out = []
+    for nation in sorted(nations):
+        levels = {t: v for t, v in sorted(board.tech.get(nation, {}).items()) if v}
+        if levels:
+            out.append(f"{nation}:" + ",".join(f"{t}={v}" for t, v in levels.items()))
+    return tuple(out)
 
 
 def _unless(intercepted: list[tuple[Unit, str]]) -> str:
@@ -332,9 +380,37 @@ def only_types(q: Question, names: tuple[str, ...]) -> Question:
         return q
     if q.fixed:
         raise InputError(f"no unit may move now, so every unit in {q.zone} fights (NC1): --type does not apply")
-    unknown = [n for n in names if n not in q.board.ruleset.units]
-    if unknown:
-        raise InputError(f"unknown unit type {unknown[0]!r} (known: {', '.join(q.board.ruleset.units)})")
+    _require_known(q.board, names)
     pool = [r for r in q.pool if r.unit.type in names]
     intercepted = [(u, z) for u, z in q.intercepted if u.type in names]
-    return Question(q.board, q.zone, q.nation, q.hold, pool, q.others, q.allies, intercepted=intercepted)
+    return replace(q, pool=pool, intercepted=intercepted)
+
+
+def only_enemy_types(q: Question, names: tuple[str, ...]) -> Question:
+    """The question with the enemy cut to the named unit types (`--enemy-type`): only part of
+    the enemy is weighed, and the answer says so (`left_out`), for the whole enemy fights."""
+    if not names:
+        return q
+    _require_known(q.board, names)
+    kept = {n: [u for u in us if u.type in names] for n, us in q.others.items()}
+    left_out = {n: [u for u in us if u.type not in names] for n, us in q.others.items()}
+    where = "within a full move of" if q.hold else "in"
+    if not any(kept.values()):
+        there = ", ".join(
+            f"{n} {', '.join(f'{k} {t}' for t, k in sorted(counted(us).items()))}" for n, us in sorted(q.others.items())
+        )
+        raise InputError(
+            f"--enemy-type {', '.join(names)}: no enemy unit of that type {where} {q.zone} (enemy: {there})"
+        )
+    if not q.hold and not any(q.board.unit_type(u).is_naval for us in kept.values() for u in us):
+        raise RuleViolation(
+            "NC1", f"--enemy-type {', '.join(names)} leaves no enemy naval unit in {q.zone}: a naval battle needs one"
+        )
+    others = {n: us for n, us in kept.items() if us}
+    return replace(q, others=others, enemy_types=tuple(names), left_out={n: us for n, us in left_out.items() if us})
+
+
+def _require_known(board: Board, names: tuple[str, ...]) -> None:
+    unknown = [n for n in names if n not in board.ruleset.units]
+    if unknown:
+        raise InputError(f"unknown unit type {unknown[0]!r} (known: {', '.join(board.ruleset.units)})")

@@ -236,6 +236,14 @@ weigh_types = click.option(
 )
 @weigh_types
 @click.option(
+    "--enemy-type",
+    "enemy_types",
+    multiple=True,
+    help="Weigh only enemy units of this type (repeatable): for an enemy too large to weigh whole; the answer "
+    "then weighs only part of the enemy and says so.",
+    shell_complete=complete_unit_types,
+)
+@click.option(
     "--max-positions",
     type=Whole(1, MAX_POSITIONS_CEILING),
     default=MAX_POSITIONS,
@@ -245,7 +253,14 @@ weigh_types = click.option(
 @json_option
 @click.pass_obj
 def need(
-    ctx: Context, zone: str, win: float, hold: bool, types: tuple[str, ...], max_positions: int, as_json: bool
+    ctx: Context,
+    zone: str,
+    win: float,
+    hold: bool,
+    types: tuple[str, ...],
+    enemy_types: tuple[str, ...],
+    max_positions: int,
+    as_json: bool,
 ) -> None:
     """The cheapest force of the nation whose turn it is that takes a sea zone with a chance.
 
@@ -255,7 +270,10 @@ def need(
     against every enemy unit there is at least --win, with its expected losses and the
     `tracker odds naval` line that computes the same odds. With --hold: the cheapest force
     to be there so that the zone is still held (own or allied units left) after an attack
-    by any one enemy nation with all its units within a full move.
+    by any one enemy nation with all its units within a full move. Against enemy submarines
+    alone there is no naval battle but ASW combat (NC1, AS1): refused, with the `tracker odds
+    asw` line to weigh instead. --enemy-type weighs only part of an enemy too large to weigh
+    whole (more than 20 units a side); the answer says so.
 
     Example: tracker odds need --zone "Central North Sea" --win 0.9
     """
@@ -265,10 +283,15 @@ def need(
     c = ctx.load()
     names = Names(c)
     board = c.board()
-    ask = reach.hold_question if hold else reach.attack_question
-    # SM4, SM5: submarines whose movement has ended this turn stay where they are.
-    asked = ask(board, board.nation, names.sea(zone), frozenset(c.movement_ended))
+    sea, ended = names.sea(zone), frozenset(c.movement_ended)
+    # SM4, SM5: submarines whose movement has ended this turn stay where they are; where they
+    # stopped to attack, a naval battle against submarines alone is due (NC1).
+    if hold:
+        asked = reach.hold_question(board, board.nation, sea, ended)
+    else:
+        asked = reach.attack_question(board, board.nation, sea, ended, frozenset(c.attack_zones))
     question = reach.only_types(asked, tuple(names.unit_type(t) for t in types))
+    question = reach.only_enemy_types(question, tuple(names.unit_type(t) for t in enemy_types))
     with counting("Positions enumerated"):
         data = advise.answer(question, win, max_positions)
     if as_json:
@@ -313,7 +336,10 @@ def escorts(
     of its ships that can be there and its aircraft in range (CV3, F7), that keep the expected
     NTR destroyed (CV5), the attacks of each enemy nation added up, at or below --ntr-loss,
     its allies' ships in the zone and aircraft in range searching too (CV3); with the
-    `tracker odds convoy` lines that compute the same odds.
+    `tracker odds convoy` lines that compute the same odds. Each enemy's attack is weighed
+    alone against all the NTR and searchers: the referee's attacks one after the other can
+    lose more (an aircraft searches once a phase, F7; a ship sunk misses the next) or less
+    (NTR destroyed in one are gone for the next, CV5).
 
     Example: tracker odds escorts --zone "Western Approaches" --ntr-loss 0.5
     """
