@@ -30,13 +30,17 @@ STAT_FIELDS = (
 
 def stats_rows(t: Tracker, cid: UUID) -> tuple[list[dict[str, Any]], list[str]]:
     """One row per nation per played turn (the figures at the end of the turn), and the
-    technology columns (`tech_<id>`)."""
+    technology columns (`tech_<id>`). A turn passed over (F8) has none."""
     ctx = ReportContext(t, cid)
     tech_columns = [f"tech_{tech}" for tech in ctx.techs]
     rows = []
     with t.views(cid) as v:
         ends = ctx.played(v, ctx.current)
-        series, _ = ctx.series(v, sorted(ends), sweep=True, ends=ends)
+        # F8: turn 1 passed over as the campaign was created has events, the creation's, but
+        # its nation played none of them: left out like every other turn passed over (which
+        # has no events), not listed as a turn that neutral played.
+        turns = [k for k in sorted(ends) if not (k == 1 and ctx.first_passed_over)]
+        series, _ = ctx.series(v, turns, sweep=True, ends=ends)
     for entry in series:
         for nation, f in entry["nations"].items():
             rows.append(

@@ -434,6 +434,9 @@ def zone_data(t: Tracker, name: str, zone_text: str) -> dict[str, Any]:
     board = campaign.board()
     sea = board.scenario.game_map.is_sea(zone)
     units = sorted(board.units_at(zone), key=lambda u: (u.nation, u.type, unit_order(u.id)))
+    # SM4, SM5: submarines whose movement ended stay, and where they stopped to attack a naval
+    # battle on submarines alone is due (NC1), as `tracker odds need` weighs them.
+    ended, attacking = frozenset(campaign.movement_ended), frozenset(campaign.attack_zones)
     return {
         "name": name,
         "position": _position(campaign),
@@ -442,8 +445,7 @@ def zone_data(t: Tracker, name: str, zone_text: str) -> dict[str, Any]:
         "owner": None if sea else board.owners.get(zone),
         "units": [{"id": u.id, "type": u.type, "nation": u.nation, "damage": u.damage} for u in units],
         "ntr": {n: zones[zone] for n, zones in sorted(board.ntr.items()) if zones.get(zone)},
-        # SM4, SM5: submarines whose movement ended stay, as `tracker odds need` weighs them.
-        "odds": zone_odds(board, zone, frozenset(campaign.movement_ended)) if sea else [],
+        "odds": zone_odds(board, zone, ended, attacking) if sea else [],
     }
 
 

@@ -17,18 +17,21 @@ PAGE_UNITS = 10
 TOO_LARGE = "too large to weigh here: `tracker {command}` weighs it, taking longer"
 
 
-def zone_odds(board: Any, zone: str, ended: Collection[str] = ()) -> list[dict[str, str]]:
+def zone_odds(
+    board: Any, zone: str, ended: Collection[str] = (), attacking: Collection[str] = ()
+) -> list[dict[str, str]]:
     """The panel: `odds need` for the nation whose turn it is to take the zone and to hold it,
     and `odds escorts` if it holds that nation's NTR, each as its command prints it, or why not.
     `ended`: the units whose movement has ended this turn (the campaign's `movement_ended`,
-    SM4, SM5), as `tracker odds need` weighs them."""
+    SM4, SM5); `attacking`: the zones where its submarines stopped to attack this turn (the
+    campaign's `attack_zones`, SM5), as `tracker odds need` weighs them."""
     from tracker.analysis import escorts, reach
 
     nation, quoted = board.nation, f'"{zone}"' if " " in zone else zone
     panels = []
     take, hold = f"odds need --zone {quoted} --win 0.9", f"odds need --zone {quoted} --hold --win 0.9"
     asks = [
-        ("take", take, lambda: reach.attack_question(board, nation, zone, ended)),
+        ("take", take, lambda: reach.attack_question(board, nation, zone, ended, attacking)),
         ("hold", hold, lambda: reach.hold_question(board, nation, zone, ended)),
     ]
     for title, command, ask in asks:
