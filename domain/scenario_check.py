@@ -18,6 +18,7 @@ from domain.ruleset import Ruleset, load_ruleset
 from domain.scenario import SCENARIO_NAME, GameMap, Scenario, scenario_with_problems
 from domain.scenario_reading import TOP_LEVEL, ReferredTo, misplaced_zones
 from domain.schema import SameNameTwice, control_character
+from domain.text import plural
 from domain.toml_lines import key_lines, key_name, key_parts, line_of, scan_keys
 
 _TOML_ERROR_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)")
@@ -305,9 +306,10 @@ def _spelt_for(missing: str, unknown: str, meant: str) -> bool:
 
 def scenario_warnings(data: dict[str, Any], scenario: Scenario, borders_read: bool = True) -> list[tuple[str, str]]:
     """(key path, message) for zones nobody can reach, ports without a sea, a side with nobody
-    on it or nobody at war in round 1 (F8), a nation with no unit and no port (PU2), and a name not of
-    the template's form. Without `borders_read` (an error in the map's adjacency), no zone is
-    called cut off or port inland: the border left out would be why."""
+    on it or nobody at war in round 1 (F8), a nation with no unit and no port (PU2), a cap below
+    the units a nation starts with (PU3), and a name not of the template's form. Without
+    `borders_read` (an error in the map's adjacency), no zone is called cut off or port inland:
+    the border left out would be why."""
     game_map = scenario.game_map
     return [
         *(_unreachable(game_map) if borders_read else ()),
@@ -315,8 +317,28 @@ def scenario_warnings(data: dict[str, Any], scenario: Scenario, borders_read: bo
         *_empty_sides(data),
         *_sides_at_peace(scenario),
         *_portless(data, scenario),
+        *_caps_below_the_start(scenario),
         *_name_form(data),
     ]
+
+
+def _caps_below_the_start(scenario: Scenario) -> list[tuple[str, str]]:
+    """PU3: a cap is the most units of a type the nation may have, so one below what it starts
+    with contradicts the file's own forces (the nation could buy none until its losses bring it
+    under). Only the scenario's caps: a ruleset's are not the scenario author's to change."""
+    found = []
+    for name, nation in scenario.nations.items():
+        for unit_type, cap in nation.caps.items():
+            have = sum(g.count for g in scenario.units if g.nation == name and g.type == unit_type)
+            if have > cap:
+                found.append(
+                    (
+                        f"nations.{name}.caps.{unit_type}",
+                        f"{name} starts with {plural(have, unit_type)}, more than its cap of {cap} (PU3: the most "
+                        f"it may have): raise the cap to at least {have}, or start it with fewer",
+                    )
+                )
+    return found
 
 
 def _portless(data: dict[str, Any], scenario: Scenario) -> list[tuple[str, str]]:
@@ -430,7 +452,13 @@ def _inland_ports(data: dict[str, Any], game_map: GameMap) -> list[tuple[str, st
         if any(game_map.is_sea(z) for z in game_map.adjacency[territory]):
             continue
         if any_marked:
-            found.append((f"map.land.{territory}.port", "a port with no sea zone beside it (PU2)"))
+            found.append(
+                (
+                    f"map.land.{territory}.port",
+                    "a port with no sea zone beside it (PU2): no new ship can be placed beside it, only "
+                    "new aircraft on it; leave `port = true` out unless it is meant as an airfield",
+                )
+            )
         else:
             found.append(
                 (

@@ -376,8 +376,9 @@ adjacent = ["Western Approaches", "England"]
 adjacent = ["Scotland"]
 
 # owner: the nation holding the territory at the start.
-# port: new ships may be placed in the sea zones beside it (PU2). With no territory marked,
-# every territory is a port; once one says `port = true`, only the marked ones are.
+# port: new ships may be placed in the sea zones beside it, and new aircraft on it (PU2). With
+# no territory marked, every territory is a port; once one says `port = true`, only the marked
+# ones are.
 [map.land."Scotland"]
 owner = "Britain"
 adjacent = ["England"]
@@ -393,8 +394,9 @@ port = true
 # Starting forces: one [[units]] table per group.
 # nation; type: a unit type of the ruleset (twtea-3e: submarine, destroyer, cruiser,
 # battleship, aircraft_carrier, transport, fighter, bomber, transport_plane); at: a zone;
-# count: how many (default 1). Ships start at sea; aircraft in a territory of their side,
-# or at sea on a carrier of their own nation; none in a territory of a nation still neutral (F8).
+# count: how many (default 1). Ships start at sea; aircraft in a territory of their side, or
+# aboard carriers of their own nation (at = the carriers' sea zone; twtea-3e's carry 2 each);
+# none in a territory of a nation still neutral (F8).
 [[units]]
 nation = "Germany"
 type = "submarine"
