@@ -340,8 +340,8 @@ def test_tab_completes_only_the_units_a_line_may_name(db: str) -> None:
         for line in ("next", "buy submarine", "next"):
             assert Session(cli, obj).dispatch(line) == 0
         assert Session(cli, obj).dispatch("move de-ss3 --path 'southern north sea, dover strait'") == 0
-        # SM2: the interception in Southern North Sea: its searchers and the submarine passing.
-        assert _completions(obj, "intercept search 1 --units ") == ["DE-SS3", "GB-CA2", "GB-DD3", "GB-DD4", "GB-DD5"]
+        # SM2: the interception in Southern North Sea: its searchers (not the submarine passing).
+        assert _completions(obj, "intercept search 1 --units ") == ["GB-CA2", "GB-DD3", "GB-DD4", "GB-DD5"]
         assert _completions(obj, "intercept search 1 --units GB-CA2,GB-D") == [
             "GB-CA2,GB-DD3",
             "GB-CA2,GB-DD4",

@@ -116,17 +116,23 @@ def _typed(c: Campaign, params: dict[str, Any]) -> tuple[str | None, str | None]
 
 
 def _acting_units(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
-    """The units a command line may name: in a battle's command, the battle's (in its zone, and
-    the eligible ones from further away, as aircraft in range; every unit while the line names
-    no open battle), of `--nation` if it names one;
+    """The units a command line may name: in a battle's command, the battle's (in its zone;
+    at a search step, CV3, SM2, AS2, only the units that may search, as `pending` lists them,
+    aircraft in range included; every unit while the line names no open battle), of `--nation`
+    if it names one;
     elsewhere the acting nation's (`--nation`, `--by`, or the nation whose turn it is, T3), in
     `--zone` if it names one. Another nation's units would only be refused."""
     nation, zone = _typed(c, params)
     if "battle" in params:
         battle = c.battles.get(str(params["battle"]))
         # A battle not open (not yet typed): every unit, as the command names no battle yet.
-        eligible = _eligible(c, battle) if battle is not None else []
-        ids = [uid for uid, u in c.units.items() if battle is None or u["at"] == battle["zone"] or uid in eligible]
+        searchers = _eligible(c, battle) if battle is not None else None
+        if searchers is not None:
+            # The submarines searched for, and the searcher's other units there, were offered
+            # as searchers too: each only refused.
+            ids = searchers
+        else:
+            ids = [uid for uid, u in c.units.items() if battle is None or u["at"] == battle["zone"]]
         return _unit_items(c, [uid for uid in ids if nation is None or c.units[uid]["nation"] == nation])
     if nation is None and not (params.get("nation") or params.get("attacker")):
         nation = c.nation
@@ -140,12 +146,15 @@ def _acting_units(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
     )
 
 
-def _eligible(c: Campaign, battle: Mapping[str, Any]) -> list[str]:
-    """The units a battle's step may take that `pending` lists (searchers, aircraft in range)."""
+def _eligible(c: Campaign, battle: Mapping[str, Any]) -> list[str] | None:
+    """The units a battle's search step may take (searchers, aircraft in range), as `pending`
+    lists them; None at a step that lists none (not a search)."""
     if "eligible" in battle:
         # A league server's campaign (`shell.RemoteCampaign`) keeps them from its `pending`.
-        return list(battle["eligible"] or [])
-    return next((list(i.get("eligible") or []) for i in c.open_items() if i["battle"] == battle["id"]), [])
+        found = battle["eligible"]
+    else:
+        found = next((i.get("eligible") for i in c.open_items() if i["battle"] == battle["id"]), None)
+    return None if found is None else list(found)
 
 
 def _placement_zones(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
@@ -527,13 +536,37 @@ def complete_battles_or(words: Mapping[str, str]) -> Completer:
     return complete
 
 
+def _step_from(c: Campaign, params: dict[str, Any], incomplete: str) -> str | None:
+    """The zone the next step of a path being typed leaves from: the zone named last, or, for
+    the first step, the zone of the units the line names when they are all in one; None when
+    the line does not tell (or on a league server's campaign, which has no adjacency here)."""
+    from tracker.service.names import Names, split_units
+
+    if not isinstance(c, Campaign):
+        return None
+    names = Names(c)
+    head, sep, _ = incomplete.rpartition(",")
+    if sep:
+        return names.zone.get(head.rpartition(",")[2].strip())
+    starts = {c.units[u]["at"] for u in map(names.unit, split_units(params.get("units") or ()) or []) if u in c.units}
+    return starts.pop() if len(starts) == 1 else None
+
+
 def complete_path(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-    """Zones of a comma-separated path: each zone but the one just named."""
+    """Zones of a comma-separated path of adjacent zones (F4): each a neighbour of the zone
+    before it (the units' zone for the first), never the one just named."""
     with _campaign(ctx) as campaign:
         if campaign is None:
             return []
         try:
-            return _matching(_move_zones(campaign, _line_params(ctx)), incomplete, again=True)
+            params = _line_params(ctx)
+            zones = _move_zones(campaign, params)
+            before = _step_from(campaign, params, incomplete)
+            if before is not None:
+                # Every zone of the map was offered after each step: all but a few refused.
+                near = campaign.scenario.game_map.adjacency.get(before, frozenset())
+                zones = [(z, kind) for z, kind in zones if z in near]
+            return _matching(zones, incomplete, again=True)
         except Exception:  # noqa: BLE001
             return []
 
@@ -547,7 +580,13 @@ def completions(group: click.Group, args: list[str], incomplete: str, obj: Any =
     try:
         ctx = _resolve_context(group, ctx_args, "tracker", list(args))
         command, incomplete = _resolve_incomplete(ctx, list(args), incomplete)
-        return command.shell_complete(ctx, incomplete)
+        found = command.shell_complete(ctx, incomplete)
+        if not found and not incomplete and command is ctx.command and not isinstance(command, click.Group):
+            # Nothing waits for a value (every argument given, no option open): the options
+            # left. Click offers them only once a dash is typed, and Tab after `convoy declare `,
+            # whose options are all it takes, offered nothing.
+            found = command.shell_complete(ctx, "--")
+        return found
     except Exception:  # noqa: BLE001 - no completion rather than an error
         return []
 

@@ -96,13 +96,18 @@ def completer(group: click.Group, obj: Context) -> Any:
             wanted = incomplete[len(option) :]
             quoting = raw[len(option) :] if raw.startswith(option) else raw
             typed = completion_key(wanted)  # case and Unicode form aside
+            # A comma list's items named already (`--targets A=B,C=D,`): the menu shows only the
+            # item being completed. With the whole list in each entry, a narrow terminal cut the
+            # entries before the one part that tells them apart.
+            listed = wanted.rpartition(",")[0] + "," if "," in wanted else ""
             for item in completions(group, words, incomplete, obj):
                 value = str(item.value)
                 if not value.startswith(wanted) and not completion_key(value).startswith(typed):
                     continue
                 quote = any(c.isspace() for c in value) or quoting[:1] in "'\"" and quoting
                 text = option + (shlex.quote(value) if quote else value)
-                yield Completion(text, start_position=-len(raw), display_meta=item.help or "")
+                shown = value[len(listed) :] if listed and value.startswith(listed) else text
+                yield Completion(text, start_position=-len(raw), display=shown, display_meta=item.help or "")
 
     return ClickCompleter()
 
