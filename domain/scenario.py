@@ -14,6 +14,7 @@ from typing import Any
 
 from domain.errors import DataFileError, InputError
 from domain.ruleset import Ruleset, builtin_names
+from domain.scenario_carriers import overfull_carriers
 from domain.scenario_reading import (
     NationNames,
     Report,
@@ -158,8 +159,8 @@ def _some_positions(top: Reader, names: list[str], sea_names: set[str], placing:
     given = [n for n in names if n in placing]
     fewer = f"given for {_some_of(given)}" if len(given) <= len(lacking) else f"missing for {_some_of(lacking)}"
     # The way out a newcomer who typed a few by hand is looking for.
-    way = "give every zone x and y, or none, or let `tracker scenario map FILE --write-coordinates --force` compute"
-    problem = f"no x and y: once one zone has a map position, every zone needs one {have}: {fewer}; {way} them all"
+    way = "give every zone x and y, or none, or let `tracker scenario map FILE --write-coordinates` lay out"
+    problem = f"no x and y: once one zone has a map position, every zone needs one {have}: {fewer}; {way} the rest"
     report(top.fail(where, problem))
 
 
@@ -452,32 +453,15 @@ def _unit_groups(
     top: Reader, nations: dict[str, Nation], names: NationNames, ruleset: Ruleset, game_map: GameMap, report: Report
 ) -> list[tuple[str, UnitGroup]]:
     """The starting forces, each group where it may start, with its key path (`units[3]`); air
-    units at sea fit on their nation's carriers there (F7)."""
+    units at sea fit on the carriers of their side there (F7; their nation's own while it is
+    neutral, F8, or under a ruleset without `friendly_carriers`)."""
     placed = []
     for ur in _group_readers(top, report):
         group = _unit_group(ur, nations, names, ruleset, game_map, report)
         if group is not None:
             placed.append((ur.path, group))
-    capacity: dict[tuple[str, str], int] = {}
-    for _, group in placed:
-        carries = ruleset.units[group.type].carries
-        if carries:
-            place = (group.nation, group.at)
-            capacity[place] = capacity.get(place, 0) + carries * group.count
-    air_at_sea = [(path, g) for path, g in placed if ruleset.units[g.type].is_air and game_map.is_sea(g.at)]
-    totals: dict[tuple[str, str], int] = {}
-    for _, g in air_at_sea:
-        totals[(g.nation, g.at)] = totals.get((g.nation, g.at), 0) + g.count
-    # Reported at the group that overflows the carriers: its own lines, not the first group's.
-    so_far: dict[tuple[str, str], int] = {}
-    for path, g in air_at_sea:
-        place = (g.nation, g.at)
-        held = capacity.get(place, 0)
-        before = so_far.get(place, 0)
-        so_far[place] = before + g.count
-        if before <= held < so_far[place]:
-            message = f"{totals[place]} {g.nation} air unit(s) at sea in {g.at} but carriers there hold {held} (F7)"
-            report(DataFileError(top.source, f"{path}.at", message))
+    for path, message in overfull_carriers(placed, nations, ruleset, game_map):
+        report(DataFileError(top.source, f"{path}.at", message))
     return placed
 
 

@@ -85,11 +85,12 @@ def test_a_sixty_zone_board_without_coordinates_is_drawn_with_neighbours_side_by
 
 
 def test_a_board_with_its_own_coordinates_is_drawn_as_before() -> None:
-    # The built-in boards are spread as their authors set them: nothing changes for them.
+    # The built-in boards are spread as their authors set them: nothing changes for them (the
+    # height includes the legend's band below the zones: two rows on the small map, one here).
     out = run("scenario", "map", "north-sea-1914", "-o", "-")
-    assert 'viewBox="0 0 1110.1 928.5"' in out
+    assert 'viewBox="0 0 1110.1 984.5"' in out
     out = run("scenario", "map", "great-war-1914", "-o", "-")
-    assert 'viewBox="0 0 4258.0 2202.0"' in out
+    assert 'viewBox="0 0 4258.0 2240.0"' in out
 
 
 # ----- coordinates typed for a few zones -----
@@ -102,7 +103,7 @@ def test_check_says_which_zones_have_coordinates_and_how_to_get_the_rest(tmp_pat
     assert (
         "no x and y: once one zone has a map position, every zone needs one (1 of 17 have one): "
         "given for Skagerrak; give every zone x and y, or none, or let "
-        "`tracker scenario map FILE --write-coordinates --force` compute them all"
+        "`tracker scenario map FILE --write-coordinates` lay out the rest"
     ) in out
 
 
@@ -113,13 +114,19 @@ def test_check_names_the_zones_still_without_coordinates_when_most_have_them(tmp
     assert "(16 of 17 have one): missing for Bay of Biscay; give every zone x and y" in out
 
 
-def test_write_coordinates_on_a_board_with_some_refuses_naming_force(tmp_path: Path) -> None:
+def test_write_coordinates_on_a_board_with_some_lays_out_the_rest_around_them(tmp_path: Path) -> None:
     board = tmp_path / "board.toml"
     text = with_coordinates_for(without_coordinates(NORTH_SEA), {"Skagerrak": (840, 170), "Irish Sea": (9, 9)})
     board.write_text(text)
-    out = run("scenario", "map", str(board), "--write-coordinates", code=2)
-    assert "already has coordinates (2 zones); --force replaces them with a computed layout" in out
-    assert board.read_text() == text
+    out = run("scenario", "map", str(board), "--write-coordinates")
+    assert out == f"Wrote x and y for 15 zones into {board} (kept the 2 zones typed by hand).\n"
+    sea = tomllib.loads(board.read_text())["map"]["sea"]
+    assert (sea["Skagerrak"]["x"], sea["Skagerrak"]["y"], sea["Irish Sea"]["x"], sea["Irish Sea"]["y"]) == (
+        840,
+        170,
+        9,
+        9,
+    )
 
 
 def test_write_coordinates_force_computes_every_zone_of_a_board_with_some(tmp_path: Path) -> None:

@@ -7,7 +7,9 @@ A large map keeps its own scale and font, so names stay legible; the viewer pans
 it by its viewBox. Boxes have one
 size for a whole map, so a zone stays in its place from turn to turn and only its contents
 change. The SVG is self-contained (no script, no external reference): the browser viewer
-shows it and the HTML turn report inlines it.
+shows it and the HTML turn report inlines it. Besides units and NTR it marks what reading the
+board needs: ports (PU2), aircraft aboard carriers (F7) and neutral nations (F8), with a legend
+below the map.
 """
 
 from __future__ import annotations
@@ -25,7 +27,20 @@ from domain.ruleset import Ruleset
 from domain.scenario import GameMap, Scenario
 from domain.scenario_layout import computed_positions
 from domain.text import unit_order
-from tracker.reports.palette import PALETTE, colour_of, ink
+from tracker.reports.board_marks import (
+    CHAR_WIDTH,
+    DEFS,
+    NEUTRAL_HATCH,
+    NEUTRAL_INK,
+    PORT_MARK,
+    aboard,
+    legend_height,
+    legend_svg,
+    mark_aboard,
+    neutral_note,
+    neutral_until,
+)
+from tracker.reports.palette import LAND_FILL, NEUTRAL_STRIPE, PALETTE, SEA_FILL, colour_of, ink
 
 BOX_WIDTH = 184
 BOX_HEIGHT = 88
@@ -39,17 +54,14 @@ FULL_SCALE_SPAN = 1500.0
 # boxes are pushed apart so far that neighbours end up across the map.
 ROOM_PER_ZONE = 2.0
 LINE = 13
-CHAR_WIDTH = 6.1  # an average glyph of the 11px sans-serif the labels use, for line wrapping
 # A zone's name, bold, and its owner's code: their size, and a glyph's width at that size (a
 # wide font's: DejaVu Sans, chromium's sans-serif on Linux), for fitting them to the box.
 NAME_SIZE = 11.5
 NAME_CHAR_WIDTH = 7.1
 # The smallest a zone's name is set (a longer one is cut, with its whole name on hover).
 MIN_NAME_SIZE = 7.0
-SEA_FILL = "#e3f0fb"
-LAND_FILL = "#f3ead7"
-# Each colour's shade for letters on a box.
-INK = {c: ink(c, (SEA_FILL, LAND_FILL)) for c in PALETTE}
+# Each colour's shade for letters on a box (a neutral's hatched one too).
+INK = {c: ink(c, (SEA_FILL, LAND_FILL, NEUTRAL_STRIPE)) for c in PALETTE}
 
 
 @dataclass(frozen=True)
@@ -59,6 +71,8 @@ class MapLayout:
     positions: dict[str, tuple[float, float]]
     width: float
     height: float
+    # Where the legend's band below the zones starts (the drawing's height includes it).
+    legend_y: float = 0.0
     # What `map_svg` draws the same on every board of this layout (the links, an empty zone's
     # box), kept with it: a layout is made once per map (`_laid_out`), and a long-running
     # process draws its map again on every page.
@@ -141,8 +155,9 @@ def _laid_out(
     top = min(p[1] for p in placed.values()) - BOX_HEIGHT / 2 - MARGIN
     positions = {z: (round(x - left, 1), round(y - top, 1)) for z, (x, y) in placed.items()}
     width = max(p[0] for p in positions.values()) + BOX_WIDTH / 2 + MARGIN
-    height = max(p[1] for p in positions.values()) + BOX_HEIGHT / 2 + MARGIN
-    return MapLayout(positions, round(width, 1), round(height, 1))
+    legend_y = max(p[1] for p in positions.values()) + BOX_HEIGHT / 2 + MARGIN
+    height = legend_y + legend_height(width, MARGIN) + MARGIN
+    return MapLayout(positions, round(width, 1), round(height, 1), round(legend_y, 1))
 
 
 def _scale(width: float, height: float, zones: int) -> float:
@@ -204,24 +219,38 @@ def zone_contents(board: Mapping[str, Any], scenario: Scenario, ruleset: Ruleset
         for zone, count in board["ntr"][nation].items():
             if count and zone in zones:
                 content_of(zone)["ntr"][nation] = count
+    neutral = neutral_until(board, scenario)
+    for zone in scenario.game_map.sea:
+        if zone in contents:
+            aboard(contents[zone]["units"], scenario, ruleset, neutral)
     return contents
 
 
-def _units_text(groups: list[dict[str, Any]]) -> str:
+def _units_text(groups: list[dict[str, Any]]) -> list[str]:
+    """A nation's units in a zone as the parts of its line: "2 DD", "1 BB (1 dmg)"; a carrier
+    with the air units aboard it in brackets, "1 CV [1 FT, 1 BM]"; air units aboard an ally's
+    carriers on their own, "[1 FT]" (F7)."""
     parts = []
     for g in groups:
-        hurt = f" ({g['damaged']} dmg)" if g["damaged"] else ""
-        parts.append(f"{g['count']} {g['abbr']}{hurt}")
-    return ", ".join(parts)
+        shown = g["count"] - g.get("aboard", 0) - g.get("aboard_ally", 0)
+        if shown:
+            hurt = f" ({g['damaged']} dmg)" if g["damaged"] else ""
+            carrying = f" [{g['carrying']}]" if g.get("carrying") else ""
+            parts.append(f"{shown} {g['abbr']}{hurt}{carrying}")
+        if g.get("aboard_ally"):
+            parts.append(f"[{g['aboard_ally']} {g['abbr']}]")
+    return parts
 
 
-def _wrap(text: str, first_width: float, width: float) -> list[str]:
-    """Split a label at ', ' so each line fits the box (a single long part is kept whole)."""
+def _wrap(parts: list[str], first_width: float, width: float) -> list[str]:
+    """Join the parts of a label with ', ', a line each time the box is full (a part is never
+    split: a carrier stays with what it carries)."""
+    text = ", ".join(parts)
     if text and len(text) * CHAR_WIDTH <= first_width:
         return [text]  # the whole label fits the first line, so every start of it does
     lines: list[str] = []
     current = ""
-    for part in text.split(", "):
+    for part in parts:
         candidate = f"{current}, {part}" if current else part
         limit = first_width if not lines else width
         if current and len(candidate) * CHAR_WIDTH > limit:
@@ -293,10 +322,11 @@ class _ZoneFrame:
 
     opening: str
     title: str
-    frame: tuple[str, str]
+    frame: tuple[str, ...]
     left: str  # a line's x, written out
     text_left: str  # the x of a line's text after its label
     first_line: float  # the first line's y
+    noted: str | None = None  # the neutral owner its title already names (F8)
 
 
 def _zone_frame(
@@ -306,13 +336,25 @@ def _zone_frame(
     owner: str | None,
     colour: dict[str, str],
     code: dict[str, str],
+    until: int | None = None,
 ) -> _ZoneFrame:
+    """`until`: the round the territory's owner enters the war, while it is neutral (F8)."""
     x, y = at
     half_w, half_h = BOX_WIDTH / 2, BOX_HEIGHT / 2
     sea = scenario.game_map.is_sea(zone)
     border = colour.get(owner, "#7d8b99") if owner else "#6f9fc8"
-    kind = "sea" if sea else "land"
+    kind = "sea" if sea else "land neutral" if until is not None else "land"
     title = zone if sea else f"{zone} ({owner})" if owner else zone
+    if until is not None:
+        title += f"\n{owner}: {neutral_note(until)}"
+    fill = SEA_FILL if sea else f"url(#{NEUTRAL_HATCH})" if until is not None else LAND_FILL
+    # PU2: a port's anchor sits on the box's top right corner, clear of its name.
+    port = (
+        f'<use class="port" href="#{PORT_MARK}" x="{x + half_w - 8}" y="{y - half_h - 8}" width="16" height="16">'
+        "<title>Port (PU2): new ships are placed beside it, new aircraft on it</title></use>"
+        if zone in scenario.game_map.ports
+        else ""
+    )
     # A name too long for the box ("German South West Africa DE") is set smaller, not left
     # running over the box's edge into its neighbour's.
     owner_width = _glyphs(code.get(owner, owner)) + 1 if owner else 0
@@ -333,7 +375,7 @@ def _zone_frame(
         title=escape(title),
         frame=(
             f'<rect x="{x - half_w}" y="{y - half_h}" width="{BOX_WIDTH}" height="{BOX_HEIGHT}" '
-            f'rx="{14 if sea else 4}" fill="{SEA_FILL if sea else LAND_FILL}" stroke="{border}" '
+            f'rx="{14 if sea else 4}" fill="{fill}" stroke="{border}" '
             f'stroke-width="{1.4 if sea else 2.4}"/>',
             f'<text x="{x - half_w + 8}" y="{y - half_h + 15}" font-weight="700" font-size="{size}">{escape(shown)}'
             + (
@@ -342,10 +384,12 @@ def _zone_frame(
                 else ""
             )
             + "</text>",
+            *((port,) if port else ()),
         ),
         left=f"{x - half_w + 8}",
         text_left=f"{x - half_w + 38}",
         first_line=y - half_h + 15 + LINE + 2,
+        noted=owner if until is not None else None,
     )
 
 
@@ -356,25 +400,37 @@ _name = functools.lru_cache(maxsize=1024)(escape)
 
 
 def _zone_svg(
-    frame: _ZoneFrame, content: Mapping[str, Any], colour: dict[str, str], code: dict[str, str], order: dict[str, int]
+    frame: _ZoneFrame,
+    content: Mapping[str, Any],
+    colour: dict[str, str],
+    code: dict[str, str],
+    order: dict[str, int],
+    neutral: Mapping[str, int],
 ) -> list[str]:
     """One zone's box as a <g>: its frame (sea or land, a land border in its owner's colour), its
-    name and owner, and a line per nation present and for its NTR."""
+    name and owner, and a line per nation present and for its NTR; a neutral's line in grey
+    italics, its entry round on hover (F8)."""
     # The units' IDs, one line per nation, for the pointer resting on the zone (a tooltip).
     ids = content.get("ids", {})
     listed = "".join(
         "\n" + ", ".join(sorted(ids[n], key=unit_order) if len(ids[n]) > 1 else ids[n])
         for n in (sorted(ids, key=lambda n: order.get(n, len(order))) if len(ids) > 1 else ids)
     )
+    if neutral:
+        present = [n for n in neutral if n in content["units"] or n in content["ntr"]]
+        listed += "".join(f"\n{n}: {neutral_note(neutral[n])}" for n in present if n != frame.noted)
     group = [frame.opening, f"<title>{frame.title}{escape(listed)}</title>", *frame.frame]
     line_y = frame.first_line
     for nation, label, text in _content_lines(content, code):
         fill = INK.get(colour.get(nation, ""), "#1b1f24") if nation else "#1b1f24"
         attr = f' data-nation="{_name(nation)}"' if nation else ' class="ntr"' if label == "NTR" else ""
+        body = mark_aboard(escape(text))
+        if nation in neutral:
+            attr += f' class="neutral" font-style="italic" fill="{NEUTRAL_INK}"'
         group.append(
             f'<text x="{frame.left}" y="{line_y}"{attr}>'
             f'<tspan font-weight="700" fill="{fill}">{_name(label)}</tspan>'
-            f'<tspan x="{frame.text_left}">{escape(text)}</tspan></text>'
+            f'<tspan x="{frame.text_left}">{body}</tspan></text>'
         )
         line_y += LINE
     group.append("</g>")
@@ -405,12 +461,15 @@ def map_svg(
     contents: dict[str, dict[str, Any]],
     owners: dict[str, str] | None = None,
     link: str | None = None,
+    neutral: Mapping[str, int] | None = None,
 ) -> str:
     """The map as one <svg> element: adjacency lines, then a box per zone with its name, a
-    line per nation present (its code and units) and its NTR. `owners` (territory -> nation)
-    colours land borders; `link`, a format string with `{zone}`, makes each box a link.
-    Every zone's box is a <g> with `data-zone` (and each nation line `data-nation`), so a
-    page or a test can find what is drawn where."""
+    line per nation present (its code and units) and its NTR, a port's anchor; the legend
+    below. `owners` (territory -> nation) colours land borders; `link`, a format string with
+    `{zone}`, makes each box a link; `neutral` (nation -> entry round, F8) hatches those
+    nations' territories and greys their units. Every zone's box is a <g> with `data-zone`
+    (and each nation line `data-nation`), so a page or a test can find what is drawn where."""
+    neutral = neutral or {}
     nations = list(scenario.turn_order)
     colour = {n: colour_of(i) for i, n in enumerate(nations)}
     code = {n: scenario.nations[n].code for n in nations}
@@ -420,6 +479,7 @@ def map_svg(
         f'width="{layout.width}" height="{layout.height}" role="img" '
         f'aria-label="Map of {escape(scenario.title)}" font-family="system-ui, sans-serif" font-size="11">',
         f"<title>{escape(scenario.title)}</title>",
+        DEFS,
     ]
     # The links, each box's frame and the empty boxes depend on the map alone (the layout's
     # key), and on the owner, its colour and code for a land box.
@@ -433,21 +493,25 @@ def map_svg(
     for zone in scenario.game_map.adjacency:
         owner = None if zone in sea else owners.get(zone)
         content = contents.get(zone)
-        key = (zone, owner, colour.get(owner or ""), code.get(owner or ""))
+        until = neutral.get(owner or "")
+        key = (zone, owner, colour.get(owner or ""), code.get(owner or ""), until)
         frame = frames.get(key)
         if frame is None:
-            frame = frames[key] = _zone_frame(zone, scenario, layout.positions[zone], owner, colour, code)
+            frame = frames[key] = _zone_frame(zone, scenario, layout.positions[zone], owner, colour, code, until)
         if content is not None and (content["units"] or content["ntr"] or content.get("ids")):
-            group = _zone_svg(frame, content, colour, code, order)
+            group = _zone_svg(frame, content, colour, code, order, neutral)
         else:
             empty = drawn.get(key)
             if empty is None:
-                empty = drawn[key] = "\n".join(_zone_svg(frame, _NOTHING, colour, code, order))
+                empty = drawn[key] = "\n".join(_zone_svg(frame, _NOTHING, colour, code, order, neutral))
             group = [empty]
         if link is not None:
             href = escape(link.format(zone=_quote(zone)))
             group = [f'<a href="{href}">', *group, "</a>"]
         out.extend(group)
+    if "legend" not in drawn:
+        drawn["legend"] = legend_svg(layout.width, MARGIN, layout.legend_y)
+    out.append(drawn["legend"])
     out.append("</svg>")
     return "\n".join(out)
 
@@ -469,4 +533,5 @@ def board_svg(board: Mapping[str, Any], scenario: Scenario, ruleset: Ruleset, li
         zone_contents(board, scenario, ruleset),
         owners=board.get("owners"),
         link=link,
+        neutral=neutral_until(board, scenario),
     )

@@ -21,6 +21,11 @@ PALETTE = (
     "#332288",
     "#999933",
 )
+# The board map's boxes: a sea zone's fill, a territory's, and the stripes that hatch a neutral
+# nation's territory (F8) over the land fill; the map's letters read on all three.
+SEA_FILL = "#e3f0fb"
+LAND_FILL = "#f3ead7"
+NEUTRAL_STRIPE = "#e6dcc3"
 # Letters read at this contrast or more on their background (WCAG AA for normal text), and
 # lines of a chart at this one (WCAG's for graphics).
 TEXT_CONTRAST = 4.5

@@ -8,7 +8,6 @@ import os
 import shlex
 import sys
 import tempfile
-import tomllib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
@@ -19,7 +18,7 @@ from domain.errors import DataFileError, InputError, TrackerError
 from domain.ruleset import Ruleset, builtin_names
 from domain.scenario import SCENARIO_NAME, Scenario, decoded_scenario, scenario_text
 from domain.scenario_check import Finding, ScenarioCheck, check_scenario
-from domain.scenario_layout import computed_positions, with_positions
+from domain.scenario_layout import computed_positions, typed_positions, with_positions
 from domain.schema import printable
 from domain.text import plural
 from tracker.cli.common import emit_json, json_option
@@ -156,34 +155,29 @@ def _loaded(file: str, ruleset: str | None, positions: bool = True) -> tuple[str
     return text, source, result.scenario, result.ruleset
 
 
-def _has_coordinates(text: str) -> int:
-    """How many zones of the file give x or y."""
-    tables = tomllib.loads(text).get("map", {})
-    return sum(
-        1
-        for kind in ("sea", "land")
-        for table in (tables.get(kind) or {}).values()
-        if isinstance(table, dict) and ("x" in table or "y" in table)
-    )
-
-
 def _write_coordinates(
     file: str, text: str, source: str, scenario: Scenario, force: bool, quiet: bool = False
 ) -> dict[str, tuple[int, int]]:
-    """Compute a layout and write it into the file (refused over coordinates it has, unless forced)."""
+    """Compute a layout and write it into the file: around the zones that have x and y, which
+    keep them; every zone's with `force` (a file whose every zone has them is refused without)."""
     if file in builtin_names("scenarios"):
         raise InputError(f"{file} is a built-in scenario: copy it to a file of your own to change it")
     if file == "-":
         raise InputError("--write-coordinates writes into the scenario file: give its name, not '-'")
-    given = _has_coordinates(text)
-    if given and not force:
+    game_map = scenario.game_map
+    typed = {} if force else typed_positions(text, source, game_map)
+    if typed and len(typed) == len(game_map.adjacency):
         raise InputError(
-            f"{source}: already has coordinates ({plural(given, 'zone')}); --force replaces them with a computed layout"
+            f"{source}: already has coordinates ({plural(len(typed), 'zone')}); "
+            "--force replaces them with a computed layout"
         )
-    positions = computed_positions(scenario.game_map, source)
-    write_output(file, with_positions(text, source, scenario.game_map, positions))
+    positions = computed_positions(game_map, source, typed)
+    # The typed zones' lines are left as they were typed (a comment, `+40`): only the others are written.
+    computed = {zone: at for zone, at in positions.items() if zone not in typed}
+    write_output(file, with_positions(text, source, game_map, computed))
     if not quiet:
-        click.echo(f"Wrote x and y for {plural(len(positions), 'zone')} into {source}.")
+        kept = f" (kept the {plural(len(typed), 'zone')} typed by hand)" if typed else ""
+        click.echo(f"Wrote x and y for {plural(len(computed), 'zone')} into {source}{kept}.")
     return positions
 
 
@@ -232,9 +226,14 @@ def _format(output: str) -> str:
 @click.option(
     "--write-coordinates",
     is_flag=True,
-    help="Write the computed layout into FILE as x and y under each zone's header (comments and order kept).",
+    help="Write the computed layout into FILE as x and y under each zone's header (comments and order kept); "
+    "zones that have x and y keep them, and the others are laid out around them.",
 )
-@click.option("--force", is_flag=True, help="With --write-coordinates: replace coordinates the file already has.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="With --write-coordinates: lay out every zone afresh, replacing the coordinates the file has.",
+)
 @click.option("--ruleset", type=RULESET, help=RULESET_HELP)
 @click.option(
     "--json",
@@ -248,7 +247,8 @@ def map_command(
     """Draw a scenario's map (a file, a built-in by name, or '-' for stdin) as the viewer does,
     with its starting forces and NTR, before any campaign exists. Where the file gives no
     coordinates, the zones are laid out from their adjacency (a force-directed layout);
-    --write-coordinates keeps that layout in the file.
+    --write-coordinates keeps that layout in the file. Type x and y for the zones you care
+    about first and --write-coordinates places the rest around them; --force recomputes all.
 
     Example: tracker scenario map my-board.toml -o map.svg --write-coordinates
     """
@@ -261,8 +261,8 @@ def map_command(
         check_output(output)
         if picture == "png":
             _cairosvg(output)
-    # Coordinates about to be computed are not read: typed for some zones only, or an x without
-    # its y, they are what --force replaces, not an error that stops it.
+    # Coordinates about to be computed are not read here: typed for some zones only, they are
+    # what --write-coordinates lays the others out around (or --force replaces), not an error.
     text, source, scenario, rules = _loaded(file, ruleset, positions=not write_coordinates)
     origin = "coordinates from the file"
     if write_coordinates:
@@ -362,7 +362,8 @@ ntr_max = {{ "North Sea" = 3, "Western Approaches" = 4 }}
 # type them).
 # adjacent: the zones it borders. List each border once: it holds both ways.
 # x, y: where the map draws the zone (x to the right, y downwards), for every zone or none;
-# `tracker scenario map {name}.toml --write-coordinates` computes them for you.
+# `tracker scenario map {name}.toml --write-coordinates` computes them for you (those you
+# have not typed, around those you have).
 [map.sea."North Sea"]
 adjacent = ["Heligoland Bight", "English Channel", "Scotland", "England"]
 
@@ -395,8 +396,8 @@ port = true
 # nation; type: a unit type of the ruleset (twtea-3e: submarine, destroyer, cruiser,
 # battleship, aircraft_carrier, transport, fighter, bomber, transport_plane); at: a zone;
 # count: how many (default 1). Ships start at sea; aircraft in a territory of their side, or
-# aboard carriers of their own nation (at = the carriers' sea zone; twtea-3e's carry 2 each);
-# none in a territory of a nation still neutral (F8).
+# aboard carriers of their side (at = the carriers' sea zone; twtea-3e's carry 2 each; a
+# nation still neutral shares none, F8); none in a territory of a nation still neutral (F8).
 [[units]]
 nation = "Germany"
 type = "submarine"
