@@ -20,7 +20,7 @@ from typing import Any
 from projections.batch import Batch
 from projections.positions import turn_number
 from projections.schema import HISTORIES
-from projections.summary import rule_of, rule_of_kind, summary_of_kind
+from projections.summary import SIDED, rule_of, rule_of_kind, summary, summary_of_kind
 
 # Events that never change units, NTR or a nation's figures: no need to compare boards.
 BOARD_UNCHANGED = frozenset(
@@ -272,7 +272,8 @@ def index_row(f: Followed, agg: Any, event: Any, data: dict[str, Any], kind: _Ki
         battle,
         zones,
         nations,
-        kind.summary(event),
+        # NC1: a naval battle's side by the nations of its units, as the scenario codes them.
+        summary(event, agg.scenario) if kind.name in SIDED else kind.summary(event),
         None,
     ]
 

@@ -264,9 +264,37 @@ _SUMMARIES: dict[str, Callable[[Any], str]] = {
 }
 
 
-def summary(event: Any) -> str:
-    """The event in one line, as `log` and the reports print it."""
-    return summary_of_kind(type(event).__name__)(event)
+def summary(event: Any, scenario: Any = None) -> str:
+    """The event in one line, as `log` and the reports print it. With the campaign's scenario,
+    a side of a naval battle is named by the nations of its units (`SIDED`)."""
+    kind = type(event).__name__
+    if scenario is not None and kind in SIDED:
+        return _sided(kind, event, {n.code: name for name, n in scenario.nations.items()})
+    return summary_of_kind(kind)(event)
+
+
+# The kinds whose summary names a side of a naval battle: one nation decides for the side and
+# is recorded (NC1, F5), but the side's units may be an ally's too; their nations are read from
+# the units' IDs (the nation's code begins them, DE-SS1) with the scenario's codes.
+SIDED = frozenset({"NavalBattleStarted", "OpeningFire"})
+
+
+def _side(units: list[str], deciding: str, codes: dict[str, str]) -> str:
+    """'Britain and France': the nations of these units, the deciding nation first."""
+    found = [codes.get(u.split("-", 1)[0], deciding) for u in units]
+    names = list(dict.fromkeys([deciding, *found] if deciding in found or not found else found))
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _sided(kind: str, e: Any, codes: dict[str, str]) -> str:
+    if kind == "NavalBattleStarted":
+        return (
+            f"battle {e.battle}: naval battle in {e.zone}: {_side(e.attackers, e.nation, codes)} "
+            f"({', '.join(e.attackers)}) attacks {_side(e.defenders, e.defender, codes)} ({', '.join(e.defenders)})"
+        )
+    # OpeningFire: the submarines' nations, those whose fire was cancelled when none fire.
+    whose = _side(e.firing or e.cancelled, e.nation, codes)
+    return _opening_fire(e, whose)
 
 
 def summary_of_kind(kind: str) -> Callable[[Any], str]:
@@ -331,15 +359,7 @@ def _procedure_summary(kind: str, e: Any) -> str | None:
     if kind == "RoundStarted":
         return f"battle {e.battle}: round {e.round}"
     if kind == "OpeningFire":
-        text = f"battle {e.battle}: opening fire for {', '.join(e.firing) or 'no submarine'} of {e.nation}"
-        if e.cancelled:
-            # NC2: one escort cancels one submarine's opening fire; the event names every
-            # escort present, so a reader is told how many of them it took.
-            by = ", ".join(e.escorts)
-            if len(e.escorts) > len(e.cancelled):
-                by = f"{len(e.cancelled)} of the {plural(len(e.escorts), 'escort')} present ({by})"
-            text += f"; cancelled for {', '.join(e.cancelled)} by {by} (NC2: one escort for each submarine)"
-        return text
+        return _opening_fire(e, e.nation)
     if kind == "TargetsChosen":
         how = "default" if e.default else "chosen"
         return f"battle {e.battle}: {e.nation} targets {_pairs(e.targets)} ({how})"
@@ -377,8 +397,21 @@ def _procedure_summary(kind: str, e: Any) -> str | None:
     return None
 
 
-def as_record(version: int, event: Any) -> dict[str, Any]:
-    """A JSON-ready dict of an event: position, kind, rule, summary and its recorded fields."""
+def _opening_fire(e: Any, whose: str) -> str:
+    text = f"battle {e.battle}: opening fire for {', '.join(e.firing) or 'no submarine'} of {whose}"
+    if e.cancelled:
+        # NC2: one escort cancels one submarine's opening fire; the event names every
+        # escort present, so a reader is told how many of them it took.
+        by = ", ".join(e.escorts)
+        if len(e.escorts) > len(e.cancelled):
+            by = f"{len(e.cancelled)} of the {plural(len(e.escorts), 'escort')} present ({by})"
+        text += f"; cancelled for {', '.join(e.cancelled)} by {by} (NC2: one escort for each submarine)"
+    return text
+
+
+def as_record(version: int, event: Any, scenario: Any = None) -> dict[str, Any]:
+    """A JSON-ready dict of an event: position, kind, rule, summary (`summary`, with the
+    scenario if given) and its recorded fields."""
     data = {
         k: v
         for k, v in vars(event).items()
@@ -392,6 +425,6 @@ def as_record(version: int, event: Any) -> dict[str, Any]:
         "kind": type(event).__name__,
         "timestamp": event.timestamp.isoformat(),
         "rule": rule_of(event),
-        "summary": summary(event),
+        "summary": summary(event, scenario),
         "data": data,
     }

@@ -148,9 +148,13 @@ def cli_at_casualties(tmp_path: Path) -> str:
     run(db, "battle", "start", "--zone", CNS)
     run(db, "battle", "targets", "1", "--targets", "GB-SS3=DE-DD3")
     out = run(db, "battle", "fire", "1", "--dice", "1,1,9,9")
-    assert "waiting for Britain to choose casualties: Britain places 2 hits among GB-CA1, GB-SS3" in out
+    # HA5, HA6: each class's hits and the choices the referee takes, as its refusals name them.
+    assert (
+        "waiting for Britain to choose casualties: Britain places 1 hit from battleships and carriers and 1 from "
+        "cruisers and destroyers, legal: GB-CA1 (1 hit lost) | GB-CA1, GB-SS3"
+    ) in out
     # HA7: the default is named, not only said to be the cheapest.
-    assert "among GB-CA1, GB-SS3 (default: GB-CA1) (HA7, the owner's order: hits placed one at a time" in out
+    assert "GB-CA1, GB-SS3 (default: GB-CA1) (HA7, the owner's order: hits placed one at a time" in out
     return db
 
 

@@ -12,8 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from domain.procedures import asw, convoy, interception, naval
-from domain.procedures.base import Context, Decision, Roll
+from domain.procedures.base import Context, Decision, Roll, Side
 from domain.procedures.position import from_battle
+from domain.procedures.volley import casualty_choices
 from tracker.cli.main import cli
 from tracker.service.application import Tracker
 
@@ -93,8 +94,11 @@ def shows_what_the_procedure_asks(db: str) -> str:
             for firer, escorts in d.options:
                 assert f"{firer}'s shot at {aimed[firer]} may be taken by {'/'.join(escorts)}" in text
         elif d.kind == "casualties":
-            ((_, units),) = d.options
-            assert f"{d.chooser} places " in text and f" among {', '.join(units)}" in text
+            # HA4-HA7, NC6: the units the referee lets the hits fall on, not every unit there.
+            side: Side = "attacker" if d.chooser == state.fight.nation("attacker") else "defender"
+            words, legal, hit = casualty_choices(state.fight, ctx, side)
+            assert f"{d.chooser} places " in text
+            assert f" among {', '.join(hit)}" in text or f"{words}, legal: {' | '.join(legal)}" in text
         else:
             options = dict(d.options)
             parts = [f"submerge {'/'.join(options['submerge'])}"] if options["submerge"] else []

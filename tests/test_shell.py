@@ -318,10 +318,12 @@ def test_tab_completes_unit_types_and_nations_of_buy_place_convoy_pass_and_luck(
         obj.load()
         assert _completions(obj, "buy sub") == ["submarine"]
         assert _completions(obj, "buy submarine --nation Ge") == ["Germany"]
-        assert _completions(obj, "place b") == ["battleship", "bomber"]
+        # PU2: only the types bought and not placed (none yet); CV1: only an enemy that may
+        # declare a convoy attack now (none outside collect_resources). test_shell_completion_round2.
+        assert _completions(obj, "place b") == []
         assert _completions(obj, "place submarine --at 'Heli") == ["'Heligoland Bight'"]
         assert _completions(obj, "place submarine --nation Fr") == ["France"]
-        assert _completions(obj, "convoy pass --by Au") == ["Austria-Hungary"]
+        assert _completions(obj, "convoy pass --by Au") == []
         assert _completions(obj, "luck --nation Br") == ["Britain"]
     finally:
         obj.close()

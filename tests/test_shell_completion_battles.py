@@ -175,13 +175,14 @@ def test_nc1_as1_a_shell_on_a_server_offers_the_zones_its_pending_lists(
 
 def test_ha7_battle_casualties_tab_offers_the_units_the_owner_places_its_hits_among(world: Context) -> None:
     # HA7: `--units` offered every unit in the battle's zone, the attacker's too. Japan places
-    # the hit Germany's destroyer scored on its own units: those are offered.
+    # the hit Germany's destroyer scored on its own units: those it may fall on are offered
+    # (HA6: cruisers and destroyers first), as `pending` lists them.
     _run(world, "next --to naval_combat", "battle start --zone 'Yellow Sea'", "battle fire 1 --dice 1,1,1,1,1,1")
     c = world.load()
     (item,) = [i for i in c.pending() if i.get("battle") == 1]
     assert "casualties" in str(item)
-    japan = ["JP-BB3", "JP-BM1", "JP-CA2", "JP-CV1", "JP-DD2", "JP-TR1"]
-    assert _completions(world, "battle casualties 1 --units ") == japan
-    assert _completions(world, "battle casualties 1 --units JP-DD2,JP-C") == ["JP-DD2,JP-CA2", "JP-DD2,JP-CV1"]
+    assert "Japan places 1 hit among JP-CA2, JP-DD2" in item["text"]
+    assert _completions(world, "battle casualties 1 --units ") == ["JP-CA2", "JP-DD2"]
+    assert _completions(world, "battle casualties 1 --units JP-DD2,JP-C") == ["JP-DD2,JP-CA2"]
     # Germany places no hit here: nothing it could give.
     assert _completions(world, "battle casualties 1 --nation Germany --units ") == []

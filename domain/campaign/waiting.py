@@ -22,7 +22,7 @@ from domain.campaign.procedure import Procedure
 from domain.campaign.referee import Asked, pure
 
 if TYPE_CHECKING:
-    from domain.procedures.base import Decision, Need, Roll
+    from domain.procedures.base import Decision, Need, Roll, Side
 
 # The dice of each procedure's search (CV3, SM3, AS2), for a search no unit may make: the
 # procedure then asks for no roll to read them from.
@@ -259,15 +259,23 @@ class Waiting(CampaignBase):
             # Each die is its unit's nation's (D3), an ally's too: a shared volley says who rolls which.
             facts["rollers"] = {die.unit: self.units[die.unit]["nation"] for die in first.dice}
         else:
+            from domain.procedures.volley import casualty_choices
+
             # HA7: which reading places the hits (the owner's order, or each class's in turn).
             facts["placement"] = self.ruleset.hit_placement
             facts["casualties"] = {}
+            state, ctx = self._pure(b)
             for decision in decisions:
-                side = "attacker" if decision.chooser == b["attacker"] else "defender"
-                ((_, units),) = decision.options
+                side: Side = "attacker" if decision.chooser == b["attacker"] else "defender"
+                # HA4-HA6, NC6: the choices the referee takes (`Placing.check`), not every unit
+                # of the side (the decision's options).
+                words, legal, units = casualty_choices(state.fight, ctx, side)
                 facts["casualties"][decision.chooser] = {
                     "hits": sum(g["hits"] for g in b["groups"] if g["side"] == side),
-                    "units": list(units),
+                    "units": units,
+                    "legal": legal,
+                    # HA5, HA6: the hits per firing class, whose rules set where each may fall.
+                    "from": words,
                     # HA7: what the tracker takes if the owner does not choose (`--auto`).
                     "default": list(cast(tuple[str, ...], decision.default)),
                 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from itertools import groupby
 from typing import Literal, TypeVar
 
 from domain.board import Board, Unit
@@ -58,6 +59,7 @@ from domain.procedures.fight import (
 from domain.rules import combat
 from domain.rules import hits as hits_rules
 from domain.rules import targets as targets_rules
+from domain.text import plural
 
 _S = TypeVar("_S")
 
@@ -130,6 +132,25 @@ def _allocation(f: Fight, ctx: Context, side: Side) -> hits_rules.Placing:
     hit = _hits_on(f, side)
     own, groups, landed = hit if hit is not None else (f.side(side), (), ())
     return _placing(f, ctx, own, groups, landed)
+
+
+def casualty_choices(f: Fight, ctx: Context, side: Side) -> tuple[str, list[str], list[str]]:
+    """HA4-HA7, NC6: what the side's owner may answer at the casualties step, from the placing
+    the referee checks the answer against, in the words of its refusals: the hits per firing
+    class (`Placing.words`), the legal choices (`Placing.legal`), and the units some legal
+    choice puts a hit on."""
+    placing = _allocation(f, ctx, side)
+    by_class = placing.by_class
+    if by_class is None:
+        outcomes = placing.outcomes()
+        units = sorted({u for a in outcomes for p, n in enumerate(a) if n for u in placing.pools[p]})
+        return placing.words(), placing.legal(), units
+    # HA7 as first written: each class's hits on the first tier with hits left, any unit of it.
+    seen: hits_rules.Placed = []
+    by_class.place(by_class.key, seen=seen)
+    runs = [(c, units, len(list(hits))) for (c, units), hits in groupby(seen)]
+    legal = "; ".join(f"{plural(n, 'hit')} from {c} ships among {'/'.join(units)}" for c, units, n in runs)
+    return placing.words(), [legal], sorted({u for _, units in seen for u in units})
 
 
 def _placing(

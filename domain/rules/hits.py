@@ -129,6 +129,7 @@ def _class_words(firing_class: str) -> str:
 Key = Callable[[str, int], tuple[object, ...]]  # (unit, hits it can still take) -> rank: the lowest takes a hit
 Score = Callable[[Counter[str]], tuple[object, ...]]  # hits per unit -> rank of a choice: the lowest is picked
 Layout = tuple[tuple[tuple[int, ...], ...], ...]  # per firing class, its tiers as pools
+Placed = list[tuple[str, tuple[str, ...]]]  # per hit: its firing class, the units of its tier with hits left
 
 
 def cheapest_key(board: Board) -> Key:
@@ -328,6 +329,11 @@ class Placing:
         text = ", ".join(sorted(named) + parts) or "nothing"
         return f"{text} ({plural(lost, 'hit')} lost)" if lost else text
 
+    def legal(self) -> list[str]:
+        """HA7: what `check` takes, in the words of `describe` (the first 8 outcomes, then "...")."""
+        outcomes = self.outcomes()
+        return [self.describe(a) for a in outcomes[:8]] + (["..."] if len(outcomes) > 8 else [])
+
     def check(self, owner: str, chosen: list[str], board: Board) -> list[str]:
         """HA7: the owner's choice (one entry per hit taken, in any order; a hit lost is left
         out) must be what some order of placing the hits leads to. `board` names units
@@ -359,8 +365,7 @@ class Placing:
                     "HA7", f"{uid} can take {plural(self.remaining[uid], 'more hit')}, assigned {n} ({shown})"
                 )
         outcomes = list(self.outcomes())
-        options = " | ".join(self.describe(a) for a in outcomes[:8]) + (" | ..." if len(outcomes) > 8 else "")
-        tail = f"legal: {options}; default: {','.join(self.default()) or 'none'}"
+        tail = f"legal: {' | '.join(self.legal())}; default: {','.join(self.default()) or 'none'}"
         for uid in counts:
             if uid not in self.pool_of:
                 raise RuleViolation(
@@ -417,8 +422,9 @@ class ClassOrder:
         self.tiers = tiers
         self.taken: dict[tuple[int, ...], Counter[str]] = {}
 
-    def place(self, key: Key, groups: list[tuple[str, int]] | None = None) -> list[str]:
-        """The hits, class by class, each on the unit of the first tier afloat `key` ranks lowest."""
+    def place(self, key: Key, groups: list[tuple[str, int]] | None = None, seen: Placed | None = None) -> list[str]:
+        """The hits, class by class, each on the unit of the first tier afloat `key` ranks lowest
+        (and in `seen`, what `check` lets each hit fall on, as `Placed`)."""
         remaining = dict(self.remaining)
         placed: list[str] = []
         for firing_class, n in self.groups if groups is None else groups:
@@ -426,6 +432,8 @@ class ClassOrder:
                 tier = next((t for t in self.tiers[firing_class] if any(remaining[u.id] for u in t)), None)
                 if tier is None:
                     break  # every unit is already sunk: the hit is lost
+                if seen is not None:
+                    seen.append((firing_class, tuple(u.id for u in tier if self.remaining[u.id])))
                 pick = min((u.id for u in tier if remaining[u.id]), key=lambda uid: key(uid, remaining[uid]))
                 remaining[pick] -= 1
                 placed.append(pick)

@@ -70,7 +70,7 @@ def plan_move(board: Board, nation: str, unit_ids: list[str], path: list[str]) -
             raise RuleViolation("F4", f"{b} is not adjacent to {a}{hint}")
     types = {board.unit_type(u).category for u in units}
     if len(types) > 1:
-        raise RuleViolation("F4", "move naval and air units separately")
+        raise RuleViolation("F4", _mixed_move(board, nation, units, path))
     steps = len(path)
     for u in units:
         ut = board.unit_type(u)
@@ -103,6 +103,31 @@ def plan_move(board: Board, nation: str, unit_ids: list[str], path: list[str]) -
         _check_air_landing(board, nation, units, path[-1])
         carried = []
     return PlannedMove(tuple(u.id for u in units), tuple(full), tuple(hostile_passed), tuple(carried))
+
+
+def _mixed_move(board: Board, nation: str, units: list[Unit], path: list[str]) -> str:
+    """F4, F7: why naval and air units do not move together. Aircraft named with the carriers
+    they sit on sail with those carriers anyway (`aircraft_aboard_leaving`), as moving the
+    carriers alone says: where the ships alone may make the move, the refusal says so and ends
+    with the command without the aircraft."""
+    ships = [u for u in units if board.unit_type(u).is_naval]
+    planes = [u.id for u in units if not board.unit_type(u).is_naval]
+    carried = aircraft_aboard_leaving(board, nation, ships) if ships else []
+    if not carried or any(p not in carried for p in planes):
+        return "move naval and air units separately"
+    try:
+        plan_move(board, nation, [u.id for u in ships], path)
+    except RuleViolation:
+        # Where the ships may not go (ashore, say), the aircraft may have been meant to fly.
+        return "move naval and air units separately"
+    carriers = [u.id for u in ships if board.unit_type(u).carries]
+    where = f"--to {shlex.quote(path[0])}" if len(path) == 1 else f"--path {shlex.quote(','.join(path))}"
+    command = f"tracker move {' '.join(u.id for u in ships)} {where}"
+    goes = "goes" if len(planes) == 1 else "go"
+    return (
+        f"{', '.join(planes)} {'is' if len(planes) == 1 else 'are'} aboard {', '.join(carriers)} and {goes} "
+        f"with {'it' if len(carriers) == 1 else 'them'} without being named: {command}"
+    )
 
 
 def _route_hint(board: Board, nation: str, units: list[Unit], start: str, goal: str) -> str:

@@ -130,7 +130,7 @@ def recorded_json(ctx: Context, action: str, events: list[Any], campaign: Campai
 
     return {
         "action": action,
-        "events": [as_record(e.originator_version, e) for e in events],
+        "events": [as_record(e.originator_version, e, campaign.scenario) for e in events],
         "pending": [{**item, "command": next_command(item)} for item in campaign.pending(turn=True)],
         "campaign": ctx.tracker.name_of(campaign),
         "version": campaign.version,
@@ -427,8 +427,19 @@ def act(
         emit_recorded(ctx, name, done.events, done.campaign)
         return
     for e in done.events:
-        echo_prose(f"{summary(e)}   [{rule_of(e)}]")
-    items = done.campaign.pending()
+        echo_prose(f"{summary(e, done.campaign.scenario)}   [{rule_of(e)}]")
+    echo_waiting(done.events, done.campaign.pending())
+
+
+# The events that change the units bought this turn and not yet placed (PU1, PU2, T4).
+_PURCHASES = frozenset({"UnitsPurchased", "UnitsPlaced", "PurchasesForfeited"})
+
+
+def echo_waiting(events: list[Any], items: list[dict[str, Any]]) -> None:
+    """After an action that recorded `events`: each item of `pending` with the command that
+    answers it. The units bought this turn, placed only in placement (PU2, T3), block nothing
+    before then: their one line (`placed_later`) follows only an action that bought, placed or
+    gave up units, not every move and battle step of the turn, where it told nothing new."""
     later = [i for i in items if i["kind"] == "unplaced" and not i["blocking"]]
     for item in items:
         if item in later:
@@ -437,7 +448,7 @@ def act(
         answer = next_command(item)
         if answer:
             click.echo(f"  next: {answer}")
-    if later:
+    if later and any(type(e).__name__ in _PURCHASES for e in events):
         echo_prose(placed_later(later))
 
 

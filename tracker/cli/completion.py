@@ -22,14 +22,13 @@ from domain.campaign import Campaign
 from domain.text import unit_order
 
 if TYPE_CHECKING:
-    from domain.board import Board
     from tracker.service.shapes import PlayerListed
 
 Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
 
 
 @contextmanager
-def _campaign(ctx: click.Context) -> Iterator[Campaign | None]:
+def campaign_of(ctx: click.Context) -> Iterator[Campaign | None]:
     """The campaign the command line selects: from the open session when there is one
     (`tracker shell`), else from a database opened only for this completion."""
     from tracker.cli.context import Context
@@ -60,7 +59,7 @@ def _campaign(ctx: click.Context) -> Iterator[Campaign | None]:
         t.close()
 
 
-def _matching(candidates: list[tuple[str, str]], incomplete: str, again: bool = False) -> list[CompletionItem]:
+def matching(candidates: list[tuple[str, str]], incomplete: str, again: bool = False) -> list[CompletionItem]:
     """Candidates (value, help) starting with what was typed, case-insensitively
     (`completion_key`). The last word of a comma list is completed, keeping what comes before it;
     a name the list gives already is not offered again (`gb-dd3,GB-DD3`: a unit searches or
@@ -86,22 +85,22 @@ def completion_key(text: str) -> str:
 
 def _completer(source: Callable[[Campaign], list[tuple[str, str]]]) -> Completer:
     def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-        with _campaign(ctx) as campaign:
+        with campaign_of(ctx) as campaign:
             if campaign is None:
                 return []
             try:
-                return _matching(source(campaign), incomplete)
+                return matching(source(campaign), incomplete)
             except Exception:  # noqa: BLE001
                 return []
 
     return complete
 
 
-def _unit_items(c: Campaign, ids: list[str]) -> list[tuple[str, str]]:
+def unit_items(c: Campaign, ids: list[str]) -> list[tuple[str, str]]:
     return [(uid, f"{c.units[uid]['type']} in {c.units[uid]['at']}") for uid in sorted(ids, key=unit_order)]
 
 
-def _typed(c: Campaign, params: dict[str, Any]) -> tuple[str | None, str | None]:
+def typed_names(c: Campaign, params: dict[str, Any]) -> tuple[str | None, str | None]:
     """The nation (`--nation`, `--by`) and zone (`--zone`) the command line names so far, as
     the campaign spells them; None for what it does not name, or names wrongly."""
     from tracker.service.names import Names
@@ -115,14 +114,14 @@ def _typed(c: Campaign, params: dict[str, Any]) -> tuple[str | None, str | None]
     )
 
 
-def _acting_units(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
+def acting_units(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
     """The units a command line may name: in a battle's command, the battle's (in its zone;
     at a search step, CV3, SM2, AS2, only the units that may search, as `pending` lists them,
     aircraft in range included; every unit while the line names no open battle), of `--nation`
     if it names one;
     elsewhere the acting nation's (`--nation`, `--by`, or the nation whose turn it is, T3), in
     `--zone` if it names one. Another nation's units would only be refused."""
-    nation, zone = _typed(c, params)
+    nation, zone = typed_names(c, params)
     if "battle" in params:
         battle = c.battles.get(str(params["battle"]))
         # A battle not open (not yet typed): every unit, as the command names no battle yet.
@@ -133,10 +132,10 @@ def _acting_units(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
             ids = searchers
         else:
             ids = [uid for uid, u in c.units.items() if battle is None or u["at"] == battle["zone"]]
-        return _unit_items(c, [uid for uid in ids if nation is None or c.units[uid]["nation"] == nation])
+        return unit_items(c, [uid for uid in ids if nation is None or c.units[uid]["nation"] == nation])
     if nation is None and not (params.get("nation") or params.get("attacker")):
         nation = c.nation
-    return _unit_items(
+    return unit_items(
         c,
         [
             uid
@@ -164,13 +163,13 @@ def _placement_zones(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str
     from tracker.service.names import Names
 
     if not isinstance(c, Campaign):
-        return _zones(c)  # a league server's campaign (`shell.RemoteCampaign`): no board here
+        return zone_items(c)  # a league server's campaign (`shell.RemoteCampaign`): no board here
     names = Names(c)
     unit_type = names.unit_type.get(str(params.get("unit_type") or ""))
     nation = names.nation.get(str(params.get("nation") or "")) or c.nation
     if unit_type is None:
-        return _zones(c)
-    kinds = dict(_zones(c))
+        return zone_items(c)
+    kinds = dict(zone_items(c))
     return [(z, kinds.get(z, "")) for z in placement_zones(c.board(), nation, unit_type)]
 
 
@@ -180,209 +179,28 @@ def _move_zones(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
     from tracker.service.names import Names, split_units
 
     if not isinstance(c, Campaign):
-        return _zones(c)  # a league server's campaign (`shell.RemoteCampaign`): no scenario here
+        return zone_items(c)  # a league server's campaign (`shell.RemoteCampaign`): no scenario here
     names = Names(c)
     typed = [names.unit(u) for u in split_units(params.get("units") or ()) or []]
     types = [c.units[u]["type"] for u in typed if u in c.units]
     ships = bool(types) and all(c.ruleset.units[t].is_naval for t in types)
     neutral = c.scenario.neutral(c.round, c.entered)
-    return [(z, kind) for z, kind in _zones(c) if kind == "sea" or not ships and c.owners.get(z) not in neutral]
+    return [(z, kind) for z, kind in zone_items(c) if kind == "sea" or not ships and c.owners.get(z) not in neutral]
 
 
-def _starting_nation(c: Campaign, params: dict[str, Any]) -> str | None:
-    """The nation a `battle start` or `asw start` line starts for: `--nation` as the campaign
-    spells it, or the nation whose turn it is; None when `--nation` names no nation."""
-    nation, _ = _typed(c, params)
-    return nation if nation is not None or params.get("nation") else c.nation
-
-
-def _may_start(c: Campaign, board: Board, nation: str, action: str) -> bool:
-    """T3, and one procedure at a time: what `naval_start` and `asw_start` check before the
-    zone (`turn.require_turn`, and `_require_no_procedure`'s open battles)."""
-    from domain.errors import TrackerError
-    from domain.rules import turn
-
-    try:
-        turn.require_turn(board, nation, ("naval_combat",), action)
-    except TrackerError:
-        return False
-    return not c.battles
-
-
-def _remote_starts(c: Any, params: dict[str, Any], kinds: tuple[str, ...]) -> list[tuple[str, str]]:
-    """A league server's campaign (`shell.RemoteCampaign`), which has no board here: the zones
-    of the battles its `pending` says the phasing nation may start (NC1, AS1, by the server's
-    referee); every sea zone when the line names another nation than the phasing one, as the
-    server may take its name or code."""
-    nation = params.get("nation")
-    if isinstance(nation, str) and completion_key(nation) != completion_key(c.nation):
-        return _sea_zones(c)
-    starts = {
-        i["zone"]: i.get("holds") or f"enemy submarines {', '.join(i.get('submarines') or [])}"
-        for i in c.starts
-        if i["kind"] in kinds
-    }
-    return [(z, starts[z]) for z, _ in _sea_zones(c) if z in starts]
-
-
-def _start_zones(
-    c: Campaign,
-    params: dict[str, Any],
-    kinds: tuple[str, ...],
-    action: str,
-    check: Callable[[Board, str, str, frozenset[str]], str],
-) -> list[tuple[str, str]]:
-    """The sea zones where the nation (`--nation`, or the nation whose turn it is) may start a
-    battle now: those `check(board, nation, zone, committed)` passes, described as it says.
-    None outside its naval_combat phase or while a battle is open; every sea zone when the line
-    names a nation the campaign does not know; on a league server's campaign, the zones of
-    the `kinds` of battle its `pending` lists."""
-    from domain.errors import TrackerError
-
-    if not isinstance(c, Campaign):
-        return _remote_starts(c, params, kinds)
-    nation = _starting_nation(c, params)
-    if nation is None:
-        return _sea_zones(c)
-    board = c.board()
-    if not _may_start(c, board, nation, action):
-        return []
-    committed = frozenset(c.committed)
-    zones = []
-    for zone, _ in _sea_zones(c):
-        try:
-            zones.append((zone, check(board, nation, zone, committed)))
-        except TrackerError:
-            continue
-    return zones
-
-
-def _naval_start_zones(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
-    """NC1: the zones where a naval battle may start, by the referee's own checks
-    (`NavalBattles.naval_start`: the nation's units and enemy naval units there, not fought
-    there this phase, not enemy submarines alone unless its submarines came to attack them)."""
-    from domain.rules import combat
-
-    def check(board: Board, nation: str, zone: str, committed: frozenset[str]) -> str:
-        _, defenders = combat.check_start(board, nation, zone, c.fought, committed)
-        attacking = zone in c.attack_zones
-        combat.check_not_submarines_alone(board, nation, zone, defenders, attacking, c.fought, committed)
-        return board.describe_zone(zone)
-
-    return _start_zones(c, params, ("naval_due", "naval_may"), "a naval battle", check)
-
-
-def _asw_start_zones(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
-    """AS1: the zones where ASW combat may start, by the referee's own check
-    (`AswCombat.asw_start`: enemy submarines there, and the nation's units there that may
-    search, not fought there this phase)."""
-    from domain.rules import asw
-
-    def check(board: Board, nation: str, zone: str, committed: frozenset[str]) -> str:
-        subs = asw.check_start(board, nation, zone, c.fought, committed)
-        return f"enemy submarines {', '.join(u.id for u in subs)}"
-
-    return _start_zones(c, params, ("asw_may",), "ASW combat", check)
-
-
-def _step_facts(c: Campaign, params: dict[str, Any]) -> dict[str, Any]:
-    """What the open battle the line names waits for, as `pending` reads it (`waiting_facts`);
-    nothing for a battle not open, or a league server's campaign (its `pending` names no
-    targets or screens)."""
-    battle = c.battles.get(str(params.get("battle")))
-    if battle is None or not isinstance(c, Campaign):
-        return {}
-    return c.waiting_facts(battle)
-
-
-def _choosers(c: Campaign, params: dict[str, Any], facts: Mapping[str, Any], key: str) -> list[str]:
-    """The nations whose choices (`facts[key]`) a line may give: `--nation`, or every nation the
-    step waits for when the line names none the campaign knows."""
-    nation, _ = _typed(c, params)
-    choices = facts.get(key) or {}
-    if nation is None:
-        return list(choices)
-    return [nation] if nation in choices else []
-
-
-def _target_pairs(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
-    """HA1-HA3, AS3, SM4: the FIRER=TARGET pairs of the open battle's selective shots: each
-    firer of the nation choosing with each of its legal targets, as `pending` lists them."""
-    facts = _step_facts(c, params)
-    units = c.units
-    return [
-        (f"{shot['unit']}={target}", f"{units[shot['unit']]['type']} at {units[target]['type']}")
-        for nation in _choosers(c, params, facts, "targets")
-        for shot in facts["targets"][nation]
-        for target in shot["legal"]
-    ]
-
-
-def _screen_pairs(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
-    """HA1, HA3: the FIRER=ESCORT pairs of the open battle's screening step: each shot at the
-    choosing nation's ships with each escort that may take it, as `pending` lists them."""
-    facts = _step_facts(c, params)
-    units = c.units
-    return [
-        (f"{screen['firer']}={escort}", f"{units[escort]['type']} takes the shot at {screen['target']}")
-        for nation in _choosers(c, params, facts, "screens")
-        for screen in facts["screens"][nation]
-        for escort in screen["options"]
-    ]
-
-
-def _pairs_completer(source: Callable[[Campaign, dict[str, Any]], list[tuple[str, str]]]) -> Completer:
-    """A completer of a comma list of FIRER=UNIT pairs: a firer named earlier in the list is
-    not offered again (each firer takes one pair)."""
-
-    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-        with _campaign(ctx) as campaign:
-            if campaign is None:
-                return []
-            try:
-                named = {completion_key(p.partition("=")[0].strip()) for p in incomplete.split(",")[:-1]}
-                pairs = source(campaign, _line_params(ctx))
-                return _matching([p for p in pairs if completion_key(p[0].partition("=")[0]) not in named], incomplete)
-            except Exception:  # noqa: BLE001
-                return []
-
-    return complete
-
-
-def _casualty_units(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
-    """HA4-HA7: the `--units` of `battle casualties`: the units the open battle's step lets
-    the nation placing its hits choose among (`--nation`, or each nation it waits for), as
-    `pending` lists them; the battle's units (`_acting_units`) at another step."""
-    facts = _step_facts(c, params)
-    if not facts.get("casualties"):
-        return _acting_units(c, params)
-    ids = [u for nation in _choosers(c, params, facts, "casualties") for u in facts["casualties"][nation]["units"]]
-    return _unit_items(c, list(dict.fromkeys(ids)))
-
-
-def _waiting_nations(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
-    """The `--nation` of a battle's choice: the nations its step waits for (another nation's
-    choice is refused); every nation while the line names no open battle."""
-    battle = c.battles.get(str(params.get("battle")))
-    nations = _nations(c)
-    if battle is None:
-        return nations
-    return [(n, help_text) for n, help_text in nations if n in battle["waiting"]]
-
-
-def _nations(c: Campaign) -> list[tuple[str, str]]:
+def nation_items(c: Campaign) -> list[tuple[str, str]]:
     sc = c.scenario
     return [(n, f"{sc.nations[n].code}, {sc.nations[n].side}") for n in sc.turn_order]
 
 
-def _zones(c: Campaign) -> list[tuple[str, str]]:
+def zone_items(c: Campaign) -> list[tuple[str, str]]:
     m = c.scenario.game_map
     # AD1: a territory's owner now, as adjusted (`owners`), not the scenario's.
     owners = c.owners if isinstance(c, Campaign) else m.land
     return [(z, "sea") for z in sorted(m.sea)] + [(z, f"land, {owners.get(z, m.land[z])}") for z in sorted(m.land)]
 
 
-def _sea_zones(c: Campaign) -> list[tuple[str, str]]:
+def sea_zone_items(c: Campaign) -> list[tuple[str, str]]:
     return [(z, "sea") for z in sorted(c.scenario.game_map.sea)]
 
 
@@ -394,6 +212,17 @@ def _unit_types(c: Campaign) -> list[tuple[str, str]]:
     return [(name, u.abbr) for name, u in c.ruleset.units.items()]
 
 
+def _unplaced_types(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """PU2: the `UNIT_TYPE` of `place`: the types the placing nation (`--nation`, or the
+    nation whose turn it is) bought this turn and has not placed, with how many; every type on
+    a league server's campaign (its state is not read here)."""
+    if not isinstance(c, Campaign):
+        return _unit_types(c)
+    nation, _ = typed_names(c, params)
+    bought = c.unplaced.get(nation or c.nation, {})
+    return [(name, f"{bought[name]} to place") for name, _ in _unit_types(c) if bought.get(name)]
+
+
 def _battles(c: Campaign) -> list[tuple[str, str]]:
     return [
         (str(b["id"]), f"{b['kind']} in {b['zone']}, waiting for {', '.join(b['waiting']) or 'nobody'}")
@@ -401,7 +230,7 @@ def _battles(c: Campaign) -> list[tuple[str, str]]:
     ]
 
 
-def _line_params(ctx: click.Context) -> dict[str, Any]:
+def line_params(ctx: click.Context) -> dict[str, Any]:
     """What the command line names so far. Click reads no argument of a line that ends with an
     option still waiting for its value, the one being completed (`move DE-SS1 --to `): they
     are left in `ctx.args`, and read again here."""
@@ -415,49 +244,31 @@ def _line_params(ctx: click.Context) -> dict[str, Any]:
     return params
 
 
-def _context_completer(source: Callable[[Campaign, dict[str, Any]], list[tuple[str, str]]]) -> Completer:
+def context_completer(source: Callable[[Campaign, dict[str, Any]], list[tuple[str, str]]]) -> Completer:
     """A completer whose candidates depend on what the command line names so far (`ctx.params`)."""
 
     def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-        with _campaign(ctx) as campaign:
+        with campaign_of(ctx) as campaign:
             if campaign is None:
                 return []
             try:
-                return _matching(source(campaign, _line_params(ctx)), incomplete)
+                return matching(source(campaign, line_params(ctx)), incomplete)
             except Exception:  # noqa: BLE001
                 return []
 
     return complete
 
 
-complete_units = _context_completer(_acting_units)
-complete_casualty_units = _context_completer(_casualty_units)
-complete_placement_zones = _context_completer(_placement_zones)
-complete_move_zones = _context_completer(_move_zones)
-complete_naval_start_zones = _context_completer(_naval_start_zones)
-complete_asw_start_zones = _context_completer(_asw_start_zones)
-complete_targets = _pairs_completer(_target_pairs)
-complete_screens = _pairs_completer(_screen_pairs)
-complete_nations = _completer(_nations)
-complete_waiting_nations = _context_completer(_waiting_nations)
-complete_zones = _completer(_zones)
-complete_sea_zones = _completer(_sea_zones)
+complete_units = context_completer(acting_units)
+complete_placement_zones = context_completer(_placement_zones)
+complete_move_zones = context_completer(_move_zones)
+complete_nations = _completer(nation_items)
+complete_zones = _completer(zone_items)
+complete_sea_zones = _completer(sea_zone_items)
 complete_technologies = _completer(_technologies)
 complete_unit_types = _completer(_unit_types)
 complete_battles = _completer(_battles)
-
-
-def _phasing_nation(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
-    """T3: the `--nation` of `battle start` and `asw start`: the nation whose turn it is, the only
-    one that may start a battle, while it may (its naval_combat phase, no battle open)."""
-    if isinstance(c, Campaign):
-        may = _may_start(c, c.board(), c.nation, "a battle")
-    else:
-        may = c.phase == "naval_combat" and not c.battles  # a league server's campaign: no board here
-    return [(n, help_text) for n, help_text in _nations(c) if n == c.nation] if may else []
-
-
-complete_phasing_nation = _context_completer(_phasing_nation)
+complete_unplaced_types = context_completer(_unplaced_types)
 
 
 @contextmanager
@@ -484,7 +295,7 @@ def _players_listed(ctx: click.Context, every_campaign: bool) -> Iterator[list[P
     t: Tracker | None = None
     try:
         t = obj.tracker if session else Tracker(root.params.get("db") or os.environ.get("TRACKER_DB"), create=False)
-        if _line_params(ctx).get("league"):
+        if line_params(ctx).get("league"):
             ids = [LEAGUE]
         elif name is None and every_campaign:
             ids = [str(t.campaign_id(n)) for n in t.campaign_names()]
@@ -511,7 +322,7 @@ def _players_completer(every_campaign: bool) -> Completer:
                 if not p["revoked"]:
                     role = "referee" if p["referee"] else "spectator" if p["spectator"] else ", ".join(p["nations"])
                     found[p["name"]] = f"{found[p['name']]}; {role}" if p["name"] in found else role
-            return _matching(sorted(found.items()), incomplete)
+            return matching(sorted(found.items()), incomplete)
 
     return complete
 
@@ -526,12 +337,12 @@ def complete_battles_or(words: Mapping[str, str]) -> Completer:
     whose words complete without a campaign too."""
 
     def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-        with _campaign(ctx) as campaign:
+        with campaign_of(ctx) as campaign:
             try:
                 battles = _battles(campaign) if campaign is not None else []
             except Exception:  # noqa: BLE001
                 battles = []
-        return _matching([*battles, *words.items()], incomplete)
+        return matching([*battles, *words.items()], incomplete)
 
     return complete
 
@@ -555,18 +366,18 @@ def _step_from(c: Campaign, params: dict[str, Any], incomplete: str) -> str | No
 def complete_path(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Zones of a comma-separated path of adjacent zones (F4): each a neighbour of the zone
     before it (the units' zone for the first), never the one just named."""
-    with _campaign(ctx) as campaign:
+    with campaign_of(ctx) as campaign:
         if campaign is None:
             return []
         try:
-            params = _line_params(ctx)
+            params = line_params(ctx)
             zones = _move_zones(campaign, params)
             before = _step_from(campaign, params, incomplete)
             if before is not None:
                 # Every zone of the map was offered after each step: all but a few refused.
                 near = campaign.scenario.game_map.adjacency.get(before, frozenset())
                 zones = [(z, kind) for z, kind in zones if z in near]
-            return _matching(zones, incomplete, again=True)
+            return matching(zones, incomplete, again=True)
         except Exception:  # noqa: BLE001
             return []
 
@@ -591,7 +402,60 @@ def completions(group: click.Group, args: list[str], incomplete: str, obj: Any =
         return []
 
 
+def _played_turns(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """T1: the `--turn` of `state`, `report` and `log`: the national turns played so far, the
+    one under way last, each with its nation and round; a neutral nation's turn passed over
+    (F8) left out, as it has no events or board of its own. Every turn is kept once an
+    adjustment brought an entry forward (AD1): the campaign alone does not say from when.
+    None on a league server's campaign (its turn count is not read here)."""
+    from projections.positions import turn_number, turn_position
+    from tracker.service.passed_over import passed_over
+
+    if not isinstance(c, Campaign):
+        return []
+    order = c.scenario.turn_order
+    now = turn_number(order, c.round, c.nation)
+    found = []
+    for k in range(1, now + 1):
+        if not c.entered and passed_over(c, k) is not None:
+            continue
+        rnd, nation = turn_position(order, k)
+        found.append((str(k), f"{nation}, round {rnd}" + (", under way" if k == now else "")))
+    return found
+
+
+complete_turns = context_completer(_played_turns)
+
+# How many of the last events `explain` offers.
+RECENT_EVENTS = 20
+
+
+def complete_recent_events(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """The SEQ of `explain`: the campaign's last RECENT_EVENTS events, newest first, each
+    with what `log` says of it; in `tracker shell` only (its database is open), none in a
+    league server's shell or the shell's own completion."""
+    import sys
+
+    from projections.summary import summary
+    from tracker.cli.context import Context
+
+    obj = ctx.find_root().obj
+    shell = sys.modules.get("tracker.cli.shell")
+    if not isinstance(obj, Context) or not obj.has_tracker or shell and isinstance(obj, shell.RemoteContext):
+        return []
+    try:
+        t = obj.tracker
+        cid = t.campaign_id(obj.campaign)
+        # What was asked before each action (ActionAsked) is left out, as `log` leaves it out.
+        stored = t.recorder.select_events(cid, desc=True, limit=4 * RECENT_EVENTS)
+        events = [(s.originator_version, t.decode(s)) for s in stored]
+        found = [(str(seq), summary(e)) for seq, e in events if type(e).__name__ != "ActionAsked"]
+        return matching(found[:RECENT_EVENTS], incomplete)
+    except Exception:  # noqa: BLE001 - no completion rather than an error
+        return []
+
+
 def complete_event_kinds(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     from tracker.service.names import event_kinds
 
-    return _matching([(k, "") for k in event_kinds()], incomplete)
+    return matching([(k, "") for k in event_kinds()], incomplete)

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from projections.summary import rule_of, summary
-from tracker.cli.common import Context, echo_prose, emit_recorded, next_command, perform, placed_later, wants_json
+from tracker.cli.common import Context, echo_prose, echo_waiting, emit_recorded, next_command, perform, wants_json
 
 
 def act_auto(
@@ -33,21 +33,10 @@ def act_auto(
         emit_recorded(ctx, name, done.events, done.campaign, waiting_for=stopped)
         return
     for e in done.events:
-        echo_prose(f"{summary(e)}   [{rule_of(e)}]")
+        echo_prose(f"{summary(e, done.campaign.scenario)}   [{rule_of(e)}]")
     for nation, answer in others:
         click.echo(f"Waiting for {nation}{': ' + answer if answer else ''}   [PL2]")
-    # The units bought this turn in one line, as after any other action (`act`): their items
-    # list every zone where each type may go, and buried what the command did.
-    later = [i for i in pending if i["kind"] == "unplaced" and not i["blocking"]]
-    for item in pending:
-        if item in later:
-            continue
-        echo_prose(f"Waiting: {item['text']}")
-        answer = next_command(item)
-        if answer:
-            click.echo(f"  next: {answer}")
-    if later:
-        echo_prose(placed_later(later))
+    echo_waiting(done.events, pending)
 
 
 def _recorded_deciding(ctx: Context, cid: Any, asked: int) -> list[str] | None:

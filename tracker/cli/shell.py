@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+import textwrap
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,8 +28,8 @@ import click
 from domain.errors import InputError, TrackerError
 from tracker.cli.common import Context, echo_prose
 from tracker.cli.params import FilePath
+from tracker.cli.shell_prompt import NOT_IN_SHELL, fit_prompt, help_width, prompt_session, terminal_columns
 from tracker.cli.shell_prompt import REFRESH as PROMPT_REFRESH
-from tracker.cli.shell_prompt import fit_prompt, prompt_session, terminal_columns
 
 EXIT_WORDS = ("exit", "quit")
 FALLBACK_PROMPT = "tracker> "
@@ -190,8 +191,11 @@ class Session:
             return 2
         if not args:
             return 0
+        if args in (["help"], ["--help"], ["-h"]):
+            click.echo(self.help_text(), nl=False)
+            return 0
         if args[0] == "help":
-            args = [*args[1:], "--help"] if len(args) > 1 else ["--help"]
+            args = [*args[1:], "--help"]
         if args[0] == "shell":
             click.echo("Error: already in a tracker shell", err=True)
             return 2
@@ -203,6 +207,25 @@ class Session:
             click.echo(f"Error: {self.STAYS_WHY}", err=True)
             return 2
         return self.run_line(args)
+
+    def help_text(self) -> str:
+        """The shell's `help`: how lines are typed, then the commands it runs with their short
+        help as wide as the terminal; not the global options a line may not give (STAYS), nor
+        the commands it refuses (`shell_prompt.NOT_IN_SHELL`)."""
+        width = help_width()
+        ctx = click.Context(self.group, info_name="tracker", terminal_width=width - 2, max_content_width=width)
+        formatter = ctx.make_formatter()
+        for text in (HELP, "`help COMMAND` (or `COMMAND --help`) says what a command takes."):
+            # Not at a hyphen: `move de-ss1` cut in two reads as two words.
+            formatter.write(textwrap.fill(text, formatter.width, break_on_hyphens=False, break_long_words=False))
+            formatter.write("\n")
+        names = [n for n in self.group.list_commands(ctx) if n not in NOT_IN_SHELL]
+        limit = formatter.width - 6 - max(map(len, names))
+        listed = getattr(self.group, "listed_help", None)
+        rows = [(n, listed(n, limit) if listed else "") for n in names]
+        with formatter.section("Commands of the shell"):
+            formatter.write_dl(rows)
+        return formatter.getvalue()
 
     def run_line(self, args: list[str]) -> int:
         """Run one command line, checked by `dispatch`, in this process: on the campaign as it
@@ -230,18 +253,61 @@ class Session:
         """Run one command line as `tracker` would, its errors printed as `tracker` prints them."""
         self.obj.may_create = False
         try:
-            result = self.group.main(args, prog_name="tracker", obj=self.obj, standalone_mode=False)
+            # A command's --help as wide as the terminal (click's default stops at 80 columns);
+            # click leaves two columns free, as it does on its own.
+            width = help_width()
+            result = self.group.main(
+                args,
+                prog_name="tracker",
+                obj=self.obj,
+                standalone_mode=False,
+                terminal_width=width - 2,
+                max_content_width=width,
+            )
         except SystemExit as e:
             return e.code if isinstance(e.code, int) else 1
         except click.exceptions.Abort:
             click.echo("Aborted!", err=True)
             return 1
+        except click.UsageError as e:
+            hint = self.quoting_hint(args) if "more arguments than the command takes" in e.message else None
+            if not hint:
+                e.show()
+                return e.exit_code
+            from tracker.cli.params import fit_error
+
+            # Before the closing "(see tracker show --help)".
+            head, sep, tail = e.message.removeprefix("Error: ").rpartition(" (see ")
+            click.echo(fit_error(f"{head}; {hint}{sep}{tail}" if sep else f"{tail}; {hint}"), err=True)
+            return e.exit_code
         except click.ClickException as e:
             e.show()
             return e.exit_code
         except click.exceptions.Exit as e:
             return e.exit_code
         return result if isinstance(result, int) else 0
+
+    def quoting_hint(self, args: list[str]) -> str | None:
+        """A line refused for more words than its command takes, whose words after the command
+        name a zone or nation once joined (`show Central North Sea`): how to quote the name.
+        None when no such words are there (or the campaign cannot be read)."""
+        from tracker.service.names import Names
+
+        try:
+            names = Names(self.obj.load())
+        except Exception:  # noqa: BLE001 - the error as it is, without the hint
+            return None
+        for i in range(1, len(args)):
+            # The longest run first: `Central North Sea`, not `North Sea` alone.
+            for j in range(min(len(args), i + 6), i + 1, -1):
+                words = args[i:j]
+                if any(w.startswith("-") for w in words):
+                    continue
+                joined = " ".join(words)
+                found = names.zone.get(joined) or names.nation.get(joined)
+                if found:
+                    return f"a name with spaces is one word when quoted: {shlex.quote(found)}"
+        return None
 
     def run(self, read_line: Callable[[Callable[[], str]], str]) -> None:
         """Read and run lines until end of input or `exit`; Ctrl-C drops the line being typed."""
@@ -348,7 +414,8 @@ class RemoteCampaign:
     battles: dict[str, dict[str, Any]]
     scenario: _Scenario
     ruleset: _Ruleset
-    # NC1, AS1: the battles the phasing nation may start, as `pending` lists them (no board here).
+    # NC1, AS1, CV1: the battles the phasing nation (or, a convoy attack, an enemy) may start,
+    # as `pending` lists them (no board here).
     starts: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -369,6 +436,7 @@ def fetch_campaign(base: str, campaign: str | None, static: dict[str, Any]) -> R
             "zone": i["zone"],
             "waiting": i["waiting"],
             "eligible": i.get("eligible"),
+            "decisions": i.get("decisions"),
         }
         for i in pending
         if i.get("battle") is not None
@@ -392,7 +460,11 @@ def fetch_campaign(base: str, campaign: str | None, static: dict[str, Any]) -> R
             sorted({t for levels in state["tech"].values() for t in levels}),
             {u["type"]: _Named(abbr=u["abbr"]) for u in static["units"]["units"]},
         ),
-        starts=[i for i in pending if i.get("battle") is None and i["kind"] in ("naval_due", "naval_may", "asw_may")],
+        starts=[
+            i
+            for i in pending
+            if i.get("battle") is None and i["kind"] in ("naval_due", "naval_may", "asw_may", "convoy_open")
+        ],
     )
 
 

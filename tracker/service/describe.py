@@ -68,6 +68,20 @@ def _placing(placement: str | None) -> str:
     return "HA4-HA6 order; the default is the cheapest legal choice"
 
 
+def _casualties(nation: str, c: Mapping[str, Any], placement: str | None) -> str:
+    """HA4-HA7, NC6: the hits a nation places and where they may fall, as the referee checks
+    them (`legal`, the words of its refusals): "1 hit among A, B" where every hit may fall on
+    any of the units listed, else the hits per firing class and each legal outcome."""
+    hits, units, legal = c["hits"], c["units"], c.get("legal")
+    default = f" (default: {', '.join(c['default'])})" if c.get("default") else ""
+    if legal is None or legal == [f"{plural(hits, 'hit')} among {'/'.join(units)}"]:
+        return f"{nation} places {plural(hits, 'hit')} among {', '.join(units)}{default}"
+    if placement == "class-order":
+        return f"{nation} places {legal[0]}{default}"
+    # HA5, HA6: hits of different firing classes may fall on different units.
+    return f"{nation} places {c.get('from') or plural(hits, 'hit')}, legal: {' | '.join(legal)}{default}"
+
+
 def _procedure_step(f: Mapping[str, Any]) -> str:
     """What an interception, ASW combat, naval battle or a convoy battle's round waits for, with
     what a player needs to answer: the eligible units and their target numbers, the legal
@@ -117,11 +131,7 @@ def _procedure_step(f: Mapping[str, Any]) -> str:
             + _shared_volley(order, f.get("rollers", {}), f["waiting"])
         )
     if step == "casualties":
-        parts = [
-            f"{n} places {plural(c['hits'], 'hit')} among {', '.join(c['units'])}"
-            + (f" (default: {', '.join(c['default'])})" if c.get("default") else "")
-            for n, c in f["casualties"].items()
-        ]
+        parts = [_casualties(n, c, f.get("placement")) for n, c in f["casualties"].items()]
         return f"to choose casualties: {'; '.join(parts)} ({_placing(f.get('placement'))})"
     if step == "decide" and kind == "interception":
         retreat = f" or retreat to {f['back']}" if f["back"] else ""

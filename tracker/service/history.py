@@ -212,8 +212,9 @@ def board_changes(before: Mapping[str, Any] | None, after: Mapping[str, Any], ki
 def explain(t: Tracker, cid: UUID, seq: int) -> Explanation:
     """Everything about one event: rule(s), dice, choices, what it changed, undo status."""
     event = event_at(t, cid, seq)
-    ruleset = t.load(cid).ruleset
-    record = as_record(seq, event)
+    campaign = t.load(cid)
+    ruleset = campaign.ruleset
+    record = as_record(seq, event, campaign.scenario)
     kind = type(event).__name__
     with t.views(cid) as v:
         found = log_records(t, cid, seq=seq, views=v)

@@ -14,11 +14,8 @@ from tracker.cli.common import (
     record_json_option,
     seen_option,
 )
-from tracker.cli.completion import (
-    complete_nations,
-    complete_sea_zones,
-    complete_units,
-)
+from tracker.cli.completion import complete_units
+from tracker.cli.completion_battles import complete_convoy_nations, complete_convoy_zones
 from tracker.cli.deciding import act_auto
 from tracker.cli.params import NATION, ZONE
 
@@ -32,14 +29,14 @@ def convoy() -> None:
 
 @convoy.command(name="declare")
 @click.option(
-    "--by", "attacker", type=NATION, required=True, help="The attacking nation.", shell_complete=complete_nations
+    "--by", "attacker", type=NATION, required=True, help="The attacking nation.", shell_complete=complete_convoy_nations
 )
 @click.option(
     "--zone",
     type=ZONE,
     required=True,
     help="Sea zone holding the phasing nation's NTR.",
-    shell_complete=complete_sea_zones,
+    shell_complete=complete_convoy_zones,
 )
 @click.option(
     "--subs",
@@ -73,7 +70,12 @@ def convoy_declare(
 
 @convoy.command(name="pass")
 @click.option(
-    "--by", "nation", type=NATION, required=True, help="The enemy nation that passes.", shell_complete=complete_nations
+    "--by",
+    "nation",
+    type=NATION,
+    required=True,
+    help="The enemy nation that passes.",
+    shell_complete=complete_convoy_nations,
 )
 @record_json_option
 @seen_option

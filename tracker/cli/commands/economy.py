@@ -7,7 +7,12 @@ from __future__ import annotations
 import click
 
 from tracker.cli.common import Context, act, record_json_option, seen_option, split_list
-from tracker.cli.completion import complete_nations, complete_placement_zones, complete_unit_types
+from tracker.cli.completion import (
+    complete_nations,
+    complete_placement_zones,
+    complete_unit_types,
+    complete_unplaced_types,
+)
 from tracker.cli.params import NATION, REASON, ZONE, Whole
 from tracker.service.actions import build_adjustment
 from tracker.service.names import once_each
@@ -35,7 +40,7 @@ def buy(ctx: Context, unit_type: str, count: int, nation: str | None) -> None:
 
 
 @click.command()
-@click.argument("unit_type", shell_complete=complete_unit_types)
+@click.argument("unit_type", shell_complete=complete_unplaced_types)
 # `buy destroyer 2` takes its count as a word: `place destroyer 2 --at ...` does too.
 @click.argument("number", type=Whole(1, 1000), required=False, metavar="[COUNT]")
 @click.option(

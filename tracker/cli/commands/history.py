@@ -35,6 +35,8 @@ from tracker.cli.completion import (
     complete_battles,
     complete_event_kinds,
     complete_nations,
+    complete_recent_events,
+    complete_turns,
     complete_zones,
 )
 from tracker.cli.params import NATION, ZONE
@@ -170,7 +172,7 @@ def redo(ctx: Context, every: bool) -> None:
 
 
 @click.command()
-@click.option("--turn", type=POSITIVE, help="Only events of this national turn.")
+@click.option("--turn", type=POSITIVE, help="Only events of this national turn.", shell_complete=complete_turns)
 @click.option("--phase", type=PHASES, help="Only events recorded in this phase.")
 @click.option("--nation", type=NATION, help="Only events involving this nation.", shell_complete=complete_nations)
 @click.option("--zone", type=ZONE, help="Only events in or through this zone.", shell_complete=complete_zones)
@@ -248,7 +250,7 @@ def log(
 
 
 @click.command()
-@click.argument("seq", type=POSITIVE)
+@click.argument("seq", type=POSITIVE, shell_complete=complete_recent_events)
 @json_option
 @click.pass_obj
 def explain(ctx: Context, seq: int, as_json: bool) -> None:

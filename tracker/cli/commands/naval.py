@@ -12,22 +12,37 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tracker.cli.common import POSITIVE, Context, act, dice_options, record_json_option, seen_option
-from tracker.cli.completion import (
-    Completer,
+from projections.summary import rule_of, summary
+from tracker.cli.common import (
+    POSITIVE,
+    Context,
+    act,
+    dice_options,
+    echo_prose,
+    echo_waiting,
+    perform,
+    record_json_option,
+    seen_option,
+    wants_json,
+)
+from tracker.cli.completion import Completer, complete_battles, complete_units
+from tracker.cli.completion_battles import (
     complete_asw_start_zones,
-    complete_battles,
     complete_casualty_units,
+    complete_detected,
+    complete_going_on,
     complete_naval_start_zones,
+    complete_naval_submerging,
     complete_phasing_nation,
+    complete_retreat_zones,
+    complete_retreating,
     complete_screens,
     complete_targets,
-    complete_units,
     complete_waiting_nations,
-    complete_zones,
 )
 from tracker.cli.deciding import act_auto
 from tracker.cli.params import NATION, ZONE
+from tracker.service.names import Names
 
 if TYPE_CHECKING:
     pass
@@ -104,8 +119,10 @@ def intercept_detect(ctx: Context, battle: int, subs: str | None) -> None:
 
 @intercept.command(name="decide")
 @_battle_argument
-@_units_option("--submerge", "Detected submarines that submerge (stay in the zone, their move ends).")
-@_units_option("--retreat", "Detected submarines that go back to the zone they came from.")
+@_units_option(
+    "--submerge", "Detected submarines that submerge (stay in the zone, their move ends).", complete_detected
+)
+@_units_option("--retreat", "Detected submarines that go back to the zone they came from.", complete_retreating)
 @record_json_option
 @seen_option
 @click.pass_obj
@@ -121,7 +138,7 @@ def intercept_decide(ctx: Context, battle: int, submerge: str | None, retreat: s
 
 @intercept.command(name="continue")
 @_battle_argument
-@_units_option("--stop", "Undetected submarines that stop in the zone (default: all go on).")
+@_units_option("--stop", "Undetected submarines that stop in the zone (default: all go on).", complete_going_on)
 @record_json_option
 @seen_option
 @click.pass_obj
@@ -207,7 +224,9 @@ def asw_search(ctx: Context, battle: int, units: str | None, dice_text: str | No
 
 @asw_group.command(name="submerge")
 @_battle_argument
-@_units_option("--subs", "Detected submarines that submerge (default: all); '' for none (all fight on).")
+@_units_option(
+    "--subs", "Detected submarines that submerge (default: all); '' for none (all fight on).", complete_detected
+)
 @record_json_option
 @seen_option
 @click.pass_obj
@@ -339,12 +358,12 @@ def battle_casualties(ctx: Context, battle: int, nation: str | None, units: str 
 @battle_group.command(name="decide")
 @_battle_argument
 @_nation_option
-@_units_option("--submerge", "Submarines of the nation that submerge and leave the battle.")
+@_units_option("--submerge", "Submarines of the nation that submerge and leave the battle.", complete_naval_submerging)
 @click.option(
     "--retreat-to",
     "retreat_to",
     type=ZONE,
-    shell_complete=complete_zones,
+    shell_complete=complete_retreat_zones,
     help="Attacker only: retreat every remaining unit to this zone.",
 )
 @record_json_option
@@ -355,7 +374,22 @@ def battle_decide(ctx: Context, battle: int, nation: str | None, submerge: str |
 
     Example: tracker battle decide 3 --nation Germany --retreat-to "Skagerrak"
     """
-    act(ctx, "battle decide", {"battle": battle, "nation": nation, "submerge": submerge, "retreat_to": retreat_to})
+    inputs = {"battle": battle, "nation": nation, "submerge": submerge, "retreat_to": retreat_to}
+    if submerge or retreat_to is not None or wants_json():
+        act(ctx, "battle decide", inputs)
+        return
+    # NC4: fighting on records no event of its own (RK1 records a retreat or a submerge), so
+    # this line tells it, before what follows it: the other side's decision or the next round.
+    t = ctx.tracker
+    # Who decides without --nation: the one the battle waited for (read before the action).
+    b = t.load(t.campaign_id(ctx.campaign)).battles.get(str(battle))
+    waiting = list(b["waiting"]) if b is not None else []
+    done = perform(ctx, "battle decide", inputs)
+    who = Names(done.campaign).nation(nation) if nation else waiting[0]
+    echo_prose(f"battle {battle}: {who} fights on   [NC4]")
+    for e in done.events:
+        echo_prose(f"{summary(e, done.campaign.scenario)}   [{rule_of(e)}]")
+    echo_waiting(done.events, done.campaign.pending())
 
 
 _auto_command(

@@ -16,6 +16,7 @@ import click
 from domain.errors import InputError
 from domain.memory import collector_paused
 from tracker.cli.common import POSITIVE, Context, emit_json, progress
+from tracker.cli.completion import complete_turns
 from tracker.cli.params import Expected, FilePath
 from tracker.reports.split import LARGEST, PRESETS, SMALLEST
 
@@ -67,7 +68,12 @@ _output_option = click.option(
 
 
 @click.command(name="report")
-@click.option("--turn", type=POSITIVE, help="Report this national turn (1 = round 1's first nation).")
+@click.option(
+    "--turn",
+    type=POSITIVE,
+    help="Report this national turn (1 = round 1's first nation).",
+    shell_complete=complete_turns,
+)
 @click.option("--all", "whole", is_flag=True, help="Report the whole campaign, turn by turn.")
 @click.option(
     "--format",

@@ -34,10 +34,12 @@ from tracker.cli.completion import (
     complete_path,
     complete_sea_zones,
     complete_technologies,
+    complete_turns,
     complete_units,
 )
 from tracker.cli.params import MAX_INT, REASON, ZONE, Whole
 from tracker.reports.views import board_now, heading, render_board
+from tracker.service.describe import quoted
 from tracker.service.names import once_each, split_units
 
 if TYPE_CHECKING:
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
     "--turn",
     type=POSITIVE,
     help="The board at the end of this national turn (1 = round 1's first nation).",
+    shell_complete=complete_turns,
 )
 @click.option(
     "--phase",
@@ -102,7 +105,8 @@ def state(ctx: Context, turn: int | None, phase: str | None, at: int | None, as_
 def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_losses: bool) -> None:
     """Close the current phase and open the next (collecting resources at the end of a turn);
     refused while the phase still requires something (T4: `tracker pending` lists it). With --to,
-    step phase by phase (each step its own action, under the same gates) until that position.
+    step phase by phase (each step its own action, under the same gates) until that position:
+    later this round, or in the next round's first turn (never past another nation's turn of it).
 
     Example: tracker next --to collect_resources --nation Britain
     """
@@ -137,8 +141,11 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
     if not campaign.at_war(target) and not campaign.at_war(target, campaign.round + 1):
         entry = campaign.scenario.nations[target].entry_round
         raise RuleViolation("F8", f"{target} is neutral until round {entry}: its turns are passed over")
-    # One full round at most: every nation's every phase (two: a nation entering the war next
-    # round, F8, is reached after the turns of this round that are left).
+    beyond = past_next_round_opening(campaign, target, to_phase)
+    if beyond is not None:
+        raise beyond
+    # One full round at most: every nation's every phase (two: the next round's first nation
+    # at war is reached after the turns of this round that are left).
     now = campaign
     try:
         for _ in range(2 * len(campaign.ruleset.phases) * len(campaign.scenario.turn_order)):
@@ -155,6 +162,40 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
         raise
     if wants_json():
         emit_recorded(ctx, "next", recorded, now)
+
+
+def past_next_round_opening(campaign: Campaign, target: str, to_phase: str) -> RuleViolation | None:
+    """T4, F8: the refusal of a `next --to` target reached only after a whole turn of another
+    nation in the next round (a nation neutral this round, or a position behind this one, whose
+    turn in the next round comes after other nations'); None when the target lies in this round
+    or in the next round's first turn."""
+    order, phases, round_ = campaign.scenario.turn_order, campaign.ruleset.phases, campaign.round
+    here = (order.index(campaign.nation), phases.index(campaign.phase))
+    there = (order.index(target), phases.index(to_phase))
+    if campaign.at_war(target) and there > here:
+        return None
+    nxt = round_ + 1
+    before = [n for n in order[: there[0]] if campaign.at_war(n, nxt)]
+    if not before:
+        return None
+    owners = [f"{n}'s" for n in before]
+    turns = " and ".join([", ".join(owners[:-1]), owners[-1]] if len(owners) > 1 else owners)
+    # The round's end as far as `--to` goes: the next round's first turn; from the current
+    # position itself (already there) the last phase of this round's last turn at war.
+    opening = (before[0], phases[0])
+    if opening == (campaign.nation, campaign.phase):
+        last = [n for n in order if campaign.at_war(n)][-1]
+        stop = f"`tracker next --to {phases[-1]} --nation {quoted(last)}` ends round {round_}"
+    else:
+        stop = f"`tracker next --to {opening[1]} --nation {quoted(opening[0])}` opens round {nxt}"
+    then = f"from {before[-1]}'s round-{nxt} turn, `tracker next --to {to_phase} --nation {quoted(target)}` reaches it"
+    where = (
+        f"its {to_phase} comes after {turns} round-{nxt} turn{'s' if len(before) > 1 else ''}; "
+        f"`next --to` stops at the round's end: {stop}; {then}"
+    )
+    if campaign.at_war(target):
+        return RuleViolation("T4", f"{target}'s {to_phase} is in round {nxt}: {where}")
+    return RuleViolation("F8", f"{target} is neutral in round {round_} (at war from round {nxt}): {where}")
 
 
 @click.command()
