@@ -273,10 +273,22 @@ def summary(event: Any, scenario: Any = None) -> str:
     return summary_of_kind(kind)(event)
 
 
-# The kinds whose summary names a side of a naval battle: one nation decides for the side and
-# is recorded (NC1, F5), but the side's units may be an ally's too; their nations are read from
-# the units' IDs (the nation's code begins them, DE-SS1) with the scenario's codes.
-SIDED = frozenset({"NavalBattleStarted", "OpeningFire"})
+# The kinds whose summary names a side of a battle, or the units the nation deciding for it
+# chose: one nation decides for the side and is recorded (NC1, F5), but the side's units may be
+# an ally's too; their nations are read from the units' IDs (the nation's code begins them,
+# DE-SS1) with the scenario's codes. NavalHitsScored and HitsLost name no unit: they say
+# "Britain's side" whatever the scenario.
+SIDED = frozenset(
+    {
+        "NavalBattleStarted",
+        "OpeningFire",
+        "HitsScored",
+        "CasualtiesChosen",
+        "HuntersChosen",
+        "TargetsChosen",
+        "ScreeningChosen",
+    }
+)
 
 
 def _side(units: list[str], deciding: str, codes: dict[str, str]) -> str:
@@ -292,9 +304,34 @@ def _sided(kind: str, e: Any, codes: dict[str, str]) -> str:
             f"battle {e.battle}: naval battle in {e.zone}: {_side(e.attackers, e.nation, codes)} "
             f"({', '.join(e.attackers)}) attacks {_side(e.defenders, e.defender, codes)} ({', '.join(e.defenders)})"
         )
-    # OpeningFire: the submarines' nations, those whose fire was cancelled when none fire.
-    whose = _side(e.firing or e.cancelled, e.nation, codes)
-    return _opening_fire(e, whose)
+    if kind == "OpeningFire":
+        # The submarines' nations, those whose fire was cancelled when none fire.
+        return _opening_fire(e, _side(e.firing or e.cancelled, e.nation, codes))
+    if kind == "HitsScored":
+        # CV2: the hit falls on the side whose units are its candidates.
+        side = _side(e.candidates, e.nation, codes)
+        return f"battle {e.battle}: {plural(e.hits, 'hit')} on {side} (can fall on {', '.join(e.candidates)})"
+    # A choice the deciding nation made for its side (NC1, F5: the ruling stands): it keeps
+    # the line's subject, and the ally whose units it chose for is named.
+    if kind == "TargetsChosen":
+        units = list(e.targets)  # the firers
+    elif kind == "ScreeningChosen":
+        units = list(e.screens.values())  # the escorts
+    else:
+        units = e.units
+    whose = _side(units, e.nation, codes)
+    if whose == e.nation:
+        return summary_of_kind(kind)(e)
+    how = "default" if e.default else "chosen"
+    if kind == "CasualtiesChosen":
+        how = "default, cheapest legal" if e.default else "chosen"
+        return f"battle {e.battle}: {e.nation} places the side's hits on {', '.join(units)} of {whose} ({how})"
+    if kind == "HuntersChosen":
+        how = " (default: every eligible unit)" if e.default else ""
+        return f"battle {e.battle}: {e.nation} searches with {', '.join(units)} of {whose}{how}"
+    if kind == "TargetsChosen":
+        return f"battle {e.battle}: {e.nation} targets for {whose}: {_pairs(e.targets)} ({how})"
+    return f"battle {e.battle}: {e.nation} screens for {whose}: the shot of {_pairs(e.screens, 'falls on')} ({how})"
 
 
 def summary_of_kind(kind: str) -> Callable[[Any], str]:
@@ -373,7 +410,9 @@ def _procedure_summary(kind: str, e: Any) -> str | None:
             return f"battle {e.battle}: {e.firer} hits {e.unit}, screening {e.target}"
         return f"battle {e.battle}: {e.firer} hits {e.unit}"
     if kind == "NavalHitsScored":
-        return f"battle {e.battle}: {plural(e.hits, 'hit')} from {e.firing_class} ships on {e.nation}"
+        # The event names the deciding nation, not the side's units, which may be an ally's too
+        # (NC1, F5): "on Britain" read as if France's ships in the battle were not hit.
+        return f"battle {e.battle}: {plural(e.hits, 'hit')} from {e.firing_class} ships on {e.nation}'s side"
     if kind == "SubmarinesSubmerged":
         how = " (default)" if e.default else ""
         return f"battle {e.battle}: {_verb(e.units, 'submerges and stays', 'submerge and stay')}{how}"
@@ -391,7 +430,7 @@ def _procedure_summary(kind: str, e: Any) -> str | None:
         return f"battle {e.battle}: {_verb(e.units, 'has no target and rolls', 'have no target and roll')} no die"
     if kind == "HitsLost":
         them = "it" if e.hits == 1 else "them"
-        return f"battle {e.battle}: {plural(e.hits, 'hit')} on {e.nation} lost: no unit there may take {them}"
+        return f"battle {e.battle}: {plural(e.hits, 'hit')} on {e.nation}'s side lost: no unit there may take {them}"
     if kind == "AttackerRetreated":
         return f"battle {e.battle}: {e.nation} retreats {', '.join(e.units)} to {e.zone}"
     return None

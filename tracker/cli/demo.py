@@ -89,8 +89,9 @@ class _Narrator:
     def act(self, label: str, *steps: Step) -> None:
         self.say(label)
         for name, inputs in steps:
-            for e in self.t.perform(self.cid, name, inputs).events:
-                self.say(f"  [{rule_of(e) or '-'}] {summary(e)}")
+            done = self.t.perform(self.cid, name, inputs)
+            for e in done.events:
+                self.say(f"  [{rule_of(e) or '-'}] {summary(e, done.campaign.scenario)}")
 
     def refused(self, label: str, name: str, inputs: dict[str, Any]) -> None:
         self.say(label)

@@ -105,9 +105,8 @@ class Session:
         return t.recorder.last_version(t.campaign_id(self.obj.campaign))
 
     def news(self) -> list[str]:
-        """What another writer (a second shell, a player through a server) recorded on the
-        campaign since the player last looked, one line per event as `log` says it (the last
-        NEWS of them); `seen` then moves past it. Nothing in a script."""
+        """What another writer (a second shell, a server's player) recorded since the player last
+        looked, a line per event as `log` says it (the last NEWS); `seen` moves past it. None in a script."""
         if self.seen is None:
             return []
         from projections.summary import rule_of, summary
@@ -120,7 +119,8 @@ class Session:
         stored = t.recorder.select_events(cid, gt=self.seen, lte=now)
         self.seen = now
         events = [e for e in map(t.decode, stored) if type(e).__name__ != "ActionAsked"]
-        lines = [f"Meanwhile: {summary(e)}   [{rule_of(e)}]" for e in events[-NEWS:]]
+        scenario = t.load(cid).scenario  # as `log` names a battle's side: by its units' nations (NC1)
+        lines = [f"Meanwhile: {summary(e, scenario)}   [{rule_of(e)}]" for e in events[-NEWS:]]
         if len(events) > NEWS:
             lines.insert(
                 0, f"Meanwhile, {len(events)} events were recorded (tracker log --tail {len(events)}); the last:"

@@ -44,7 +44,7 @@ from tracker.service.names import event_kind
 from tracker.service.undo_log import stays_in_effect, undone_mark
 
 if TYPE_CHECKING:
-    pass
+    from domain.scenario import Scenario
 
 # ----- undo and redo -----
 
@@ -57,13 +57,14 @@ def _interactive() -> bool:
     return sys.stdin.isatty()
 
 
-def _plan_lines(plan: UndoPlan) -> list[str]:
-    """What an undo takes back: each action with its events, and the dice among them."""
+def _plan_lines(plan: UndoPlan, scenario: Scenario) -> list[str]:
+    """What an undo takes back: each action with its events, and the dice among them (the
+    sides of a battle named by `scenario`'s nations)."""
     lines = []
     for action in plan.actions:
         lines.append(f"  action {action.start} by {action.nation}:")
         lines += [
-            f"    {e.originator_version}  {summary(e)}   [{rule_of(e)}]"
+            f"    {e.originator_version}  {summary(e, scenario)}   [{rule_of(e)}]"
             for e in action.events
             if type(e).__name__ != "ActionAsked"
         ]
@@ -124,7 +125,7 @@ def undo(ctx: Context, to: int | None, override: bool, reason: str, agreed_by: t
             # The listing and the question would break the JSON: a script says --yes.
             raise click.UsageError("undo --to with --json asks nothing: add --yes")
         echo_prose(f"undo --to {to} takes back {_plan_heading(plan)}:")
-        for line in _plan_lines(plan):
+        for line in _plan_lines(plan, t.load(t.campaign_id(ctx.campaign)).scenario):
             echo_prose(line)
         if not _interactive():
             raise InputError(f"undo --to {to} asks before it undoes anything; without a terminal, add --yes")
@@ -137,9 +138,9 @@ def undo(ctx: Context, to: int | None, override: bool, reason: str, agreed_by: t
         emit_recorded(ctx, "undo", done.events, done.campaign, undone=_plan_json(plan))
         return
     # Wrapped between words on a narrow terminal, as `pending` is (a shell at 60 columns).
-    echo_prose(f"{summary(event)}   [RK3]")
+    echo_prose(f"{summary(event, done.campaign.scenario)}   [RK3]")
     echo_prose(f"Undone: {_plan_heading(plan)}")
-    for line in _plan_lines(plan):
+    for line in _plan_lines(plan, done.campaign.scenario):
         echo_prose(line)
     campaign = t.load(t.campaign_id(ctx.campaign))
     click.echo(f"Now: round {campaign.round} · {campaign.nation} · {campaign.phase}")
@@ -163,7 +164,7 @@ def redo(ctx: Context, every: bool) -> None:
         return
     for events in done.value:
         for e in events:
-            echo_prose(f"{summary(e)}   [{rule_of(e)}]")
+            echo_prose(f"{summary(e, done.campaign.scenario)}   [{rule_of(e)}]")
     campaign = t.load(cid)
     click.echo(f"Now: round {campaign.round} · {campaign.nation} · {campaign.phase}")
 
