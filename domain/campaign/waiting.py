@@ -198,6 +198,11 @@ class Waiting(CampaignBase):
             self._decide_facts(facts, b, decisions)
         return facts
 
+    def _nations(self, units: list[str]) -> dict[str, str]:
+        """NC1, F5: the nation of each unit a step names, where one nation decides for a side
+        its allies' units fight on too (the words say whose units it decides for)."""
+        return {u: self.units[u]["nation"] for u in units if u in self.units}
+
     def _convoy_facts(self, facts: dict[str, Any], b: Procedure, first: Need | None, decisions: list[Decision]) -> None:
         """Adds what a convoy battle's own steps wait for (CV2-CV5) to `facts`."""
         from domain.procedures.base import Roll
@@ -243,6 +248,7 @@ class Waiting(CampaignBase):
             facts["targets"] = {
                 d.chooser: [{"unit": firer, "legal": list(legal)} for firer, legal in d.options] for d in decisions
             }
+            facts["nations"] = self._nations([firer for d in decisions for firer, _ in d.options])
         elif step in ("screening", "opening_screening"):
             facts["screens"] = {
                 d.chooser: [
@@ -251,6 +257,10 @@ class Waiting(CampaignBase):
                 ]
                 for d in decisions
             }
+            escorts = [
+                e for d in decisions for firer, options in d.options for e in (b["shots"][firer]["target"], *options)
+            ]
+            facts["nations"] = self._nations(escorts)
         elif step in ("fire", "opening_fire"):
             from domain.procedures.base import Roll
 
@@ -279,6 +289,7 @@ class Waiting(CampaignBase):
                     # HA7: what the tracker takes if the owner does not choose (`--auto`).
                     "default": list(cast(tuple[str, ...], decision.default)),
                 }
+            facts["nations"] = self._nations([u for c in facts["casualties"].values() for u in c["units"]])
 
     def _decide_facts(self, facts: dict[str, Any], b: Procedure, decisions: list[Decision]) -> None:
         """Adds what a battle's decision step waits for, or where an interception's submarines
@@ -297,6 +308,7 @@ class Waiting(CampaignBase):
                     "submerge": list(options["submerge"]),
                     "retreat": list(options["retreat"]),
                 }
+            facts["nations"] = self._nations([u for d in facts["decisions"].values() for u in d["submerge"]])
         else:
             facts["free"] = [u for u in b["undetected"] + b["detected"] if u in self.units]
             facts["destination"] = b["route"][-1]

@@ -57,6 +57,18 @@ def _shared_volley(order: list[str], rollers: Mapping[str, str], waiting: list[s
     return f" ({'; '.join(dice)})"
 
 
+def _deciding(nation: str, units: list[str], nations: Mapping[str, str]) -> str:
+    """NC1, F5: who a nation decides for, as the battle lines say it ("Britain targets for
+    France"): "Britain, for France" where the units it names are an ally's, "Britain, for
+    Britain and France" where they are both; the nation alone where they are all its own (or
+    their nations are not known)."""
+    found = list(dict.fromkeys(nations.get(u, nation) for u in units))
+    if not found or found == [nation]:
+        return nation
+    names = list(dict.fromkeys([nation, *found])) if nation in found else found
+    return f"{nation}, for {', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else f"{nation}, for {names[0]}"
+
+
 def _placing(placement: str | None) -> str:
     """HA7: how the hits of a casualties step are placed, under the campaign's reading of it."""
     if placement == "owner-order":
@@ -68,11 +80,14 @@ def _placing(placement: str | None) -> str:
     return "HA4-HA6 order; the default is the cheapest legal choice"
 
 
-def _casualties(nation: str, c: Mapping[str, Any], placement: str | None) -> str:
+def _casualties(nation: str, c: Mapping[str, Any], placement: str | None, nations: Mapping[str, str]) -> str:
     """HA4-HA7, NC6: the hits a nation places and where they may fall, as the referee checks
     them (`legal`, the words of its refusals): "1 hit among A, B" where every hit may fall on
     any of the units listed, else the hits per firing class and each legal outcome."""
     hits, units, legal = c["hits"], c["units"], c.get("legal")
+    # NC1, F5: the side's hits may fall on an ally's units, placed by the nation deciding.
+    who = _deciding(nation, units, nations)
+    nation = nation if who == nation else f"{who},"
     default = f" (default: {', '.join(c['default'])})" if c.get("default") else ""
     if legal is None or legal == [f"{plural(hits, 'hit')} among {'/'.join(units)}"]:
         return f"{nation} places {plural(hits, 'hit')} among {', '.join(units)}{default}"
@@ -80,6 +95,13 @@ def _casualties(nation: str, c: Mapping[str, Any], placement: str | None) -> str
         return f"{nation} places {legal[0]}{default}"
     # HA5, HA6: hits of different firing classes may fall on different units.
     return f"{nation} places {c.get('from') or plural(hits, 'hit')}, legal: {' | '.join(legal)}{default}"
+
+
+def _screening(nation: str, shot: Mapping[str, Any], nations: Mapping[str, str]) -> str:
+    """NC1, F5: "Britain, for France: " before a shot at an ally's unit or one its escorts may
+    take, which the deciding nation screens; nothing where every unit is its own."""
+    who = _deciding(nation, [shot["target"], *shot["options"]], nations)
+    return "" if who == nation else f"{who}: "
 
 
 def _procedure_step(f: Mapping[str, Any]) -> str:
@@ -112,14 +134,19 @@ def _procedure_step(f: Mapping[str, Any]) -> str:
             f"(default: {', '.join(subs[:found])})"
         )
     if step in ("targets", "opening_targets"):
+        nations = f.get("nations", {})
         per = {
             n: ", ".join(f"{t['unit']} at {'/'.join(t['legal'])}" for t in shots) for n, shots in f["targets"].items()
         }
-        choices = "; ".join(f"{n}: {per[n]}" for n in f["waiting"] if n in per)
+        # NC1, F5: the firers may be an ally's, whose targets the deciding nation chooses.
+        choices = "; ".join(
+            f"{_deciding(n, [t['unit'] for t in f['targets'][n]], nations)}: {per[n]}" for n in f["waiting"] if n in per
+        )
         return f"to choose targets: {choices} (default: spread, most valuable first)"
     if step in ("screening", "opening_screening"):
         parts = [
-            f"{s['firer']}'s shot at {s['target']} may be taken by {'/'.join(s['options'])}"
+            f"{_screening(n, s, f.get('nations', {}))}{s['firer']}'s shot at {s['target']} may be taken by "
+            f"{'/'.join(s['options'])}"
             for n in f["waiting"]
             for s in f["screens"].get(n, [])
         ]
@@ -131,7 +158,7 @@ def _procedure_step(f: Mapping[str, Any]) -> str:
             + _shared_volley(order, f.get("rollers", {}), f["waiting"])
         )
     if step == "casualties":
-        parts = [_casualties(n, c, f.get("placement")) for n, c in f["casualties"].items()]
+        parts = [_casualties(n, c, f.get("placement"), f.get("nations", {})) for n, c in f["casualties"].items()]
         return f"to choose casualties: {'; '.join(parts)} ({_placing(f.get('placement'))})"
     if step == "decide" and kind == "interception":
         retreat = f" or retreat to {f['back']}" if f["back"] else ""
@@ -144,7 +171,7 @@ def _procedure_step(f: Mapping[str, Any]) -> str:
             options = [f"submerge {'/'.join(d['submerge'])}"] if d["submerge"] else []
             if d["retreat"]:
                 options.append(f"retreat to {'/'.join(d['retreat'])}")
-            parts.append(f"{n}: {' or '.join(options)}")
+            parts.append(f"{_deciding(n, d['submerge'], f.get('nations', {}))}: {' or '.join(options)}")
         return f"to decide: {'; '.join(parts)} (default: fight on)"
     if step == "continue":
         return (

@@ -259,6 +259,31 @@ def explain(t: Tracker, cid: UUID, seq: int) -> Explanation:
     }
 
 
+def roll_events(t: Tracker, cid: UUID, roll: int) -> list[int]:
+    """The events that recorded roll number `roll` (D3: the campaign's dice, numbered from 1;
+    not an event number), oldest first: a redo (RK4) records a roll again under its number.
+    Refused (one line) for a roll the campaign has not made yet."""
+    campaign = t.load(cid)
+    if roll > campaign.roll_count:
+        last = f"the last is roll {campaign.roll_count}" if campaign.roll_count else "no die has been rolled yet"
+        raise InputError(f"roll {roll} has not been rolled in campaign {t.name_of(campaign)!r} ({last}) [D3]")
+    with t.views(cid) as v:
+        # The index row's summary opens with the roll's number (`_dice_text`): it narrows the
+        # rows read; the number each event records decides.
+        prefix = event_index.c.summary.startswith(f"roll {roll}:", autoescape=True)
+        rows = v.index_rows([event_index.c.kind == "DiceRolled", prefix])
+    found = [r.seq for r in rows if event_at(t, cid, r.seq).roll == roll]
+    if not found:
+        # A summary written otherwise (an index projected by an older version): every roll's data.
+        rolled = log_records(t, cid, kind="DiceRolled", with_data=True)
+        found = [r["seq"] for r in rolled if r["data"].get("roll") == roll]
+    if not found:
+        raise InputError(
+            f"no event records roll {roll} in campaign {t.name_of(campaign)!r} (tracker verify checks the log)"
+        )
+    return found
+
+
 def _dice_explained(event: Any, ruleset: Ruleset) -> DiceExplained:
     """A roll as `explain` shows it: the dice, the target and each modifier with its cause."""
     return {

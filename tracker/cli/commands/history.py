@@ -251,23 +251,47 @@ def log(
 
 
 @click.command()
-@click.argument("seq", type=POSITIVE, shell_complete=complete_recent_events)
+# Named SEQ, not [SEQ]: an event or --roll is required, one of them (the usage error says which).
+@click.argument("seq", type=POSITIVE, required=False, metavar="SEQ", shell_complete=complete_recent_events)
+@click.option(
+    "--roll",
+    "roll",
+    type=POSITIVE,
+    help="Explain the event of this roll (D3: the campaign's dice, numbered from 1, as in 'roll 16: ...').",
+)
 @json_option
 @click.pass_obj
-def explain(ctx: Context, seq: int, as_json: bool) -> None:
+def explain(ctx: Context, seq: int | None, roll: int | None, as_json: bool) -> None:
     """Explain one event: its rules, dice and target numbers, choices, what it changed, undo status.
+    SEQ is the event's number in the log; a battle line's "roll 16" is a roll number: --roll 16.
 
-    Example: tracker explain 27
+    Example: tracker explain 27; tracker explain --roll 16
     """
 
     t = ctx.tracker
     from tracker.service.history import explain as explain_event
+    from tracker.service.history import roll_events
 
-    data = explain_event(t, t.campaign_id(ctx.campaign), seq)
+    if (seq is None) == (roll is None):
+        raise click.UsageError("give an event number (SEQ) or --roll N, one of them")
+    cid = t.campaign_id(ctx.campaign)
+    also: list[int] = []
+    if roll is not None:
+        # The last event that recorded the roll: a redo's (RK4) when the first was undone.
+        *also, seq = roll_events(t, cid, roll)
+    assert seq is not None
+    data = explain_event(t, cid, seq)
     if as_json:
         emit_json(data)
         return
-    echo_prose(f"Event {data['seq']}: {data['kind']} (turn {data['turn']}, {data['phase']}, {data['timestamp']})")
+    # D3: a roll's number is no event number: both are said, so neither is taken for the other.
+    number = f" (roll {data['dice']['roll']})" if data["dice"] else ""
+    echo_prose(
+        f"Event {data['seq']}{number}: {data['kind']} (turn {data['turn']}, {data['phase']}, {data['timestamp']})"
+    )
+    if also:
+        before = f"event{'s' if len(also) > 1 else ''} {', '.join(map(str, also))}"
+        echo_prose(f"  Roll {roll} was recorded before by {before}, undone and redone since (RK4)")
     echo_prose(f"  {data['summary']}")
     for rule in data["rules"]:
         echo_prose(f"  Rule {rule['id']}: {rule['statement']}")

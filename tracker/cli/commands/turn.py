@@ -18,6 +18,7 @@ from tracker.cli.common import (
     console,
     dice_options,
     echo_prose,
+    echo_waiting,
     emit_json,
     emit_recorded,
     json_option,
@@ -127,6 +128,10 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
         now = step()
         if wants_json():
             emit_recorded(ctx, "next", recorded, now)
+            return
+        # T4: what the phase just opened waits for (a battle due, a convoy attack that may be
+        # declared), as after any other action.
+        echo_waiting(recorded, now.pending())
         return
     t = ctx.tracker
     cid = t.campaign_id(ctx.campaign)
@@ -162,6 +167,9 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
         raise
     if wants_json():
         emit_recorded(ctx, "next", recorded, now)
+        return
+    # Only where the steps stopped: the phases passed through were closed by the next step.
+    echo_waiting(recorded, now.pending())
 
 
 def past_next_round_opening(campaign: Campaign, target: str, to_phase: str) -> RuleViolation | None:
@@ -227,7 +235,36 @@ def move(ctx: Context, units: tuple[str, ...], to: str | None, path: str | None,
         raise click.UsageError("give exactly one of --to or --path")
     steps = [to] if to else split_list(path) or []
     once_each(split_units(units) or [])
-    act(ctx, "move", {"units": list(units), "path": steps, "nation": nation})
+    try:
+        act(ctx, "move", {"units": list(units), "path": steps, "nation": nation})
+    except InputError as e:
+        hint = _quoting_hint(ctx, str(to or path), units, path=bool(path))
+        if hint is None:
+            raise
+        raise click.UsageError(f"{e}; {hint}") from None
+
+
+def _quoting_hint(ctx: Context, given: str, units: tuple[str, ...], path: bool) -> str | None:
+    """`move GB-DD1 --to Central North Sea`: the zone's words after the first taken for units.
+    How to quote the name, when the option's value and a run of those words name a zone (every
+    step of it, for --path); None otherwise (or when the campaign cannot be read)."""
+    import shlex
+
+    from tracker.service.names import Names
+
+    try:
+        zones = Names(ctx.load()).zone
+    except Exception:  # noqa: BLE001 - the error as it is, without the hint
+        return None
+    # The longest run first: `Central North Sea`, not `Central North` (as the shell's hint).
+    runs = sorted(((i, j) for i in range(len(units)) for j in range(i + 1, len(units) + 1)), key=lambda r: r[0] - r[1])
+    for i, j in runs:
+        joined = " ".join([given, *units[i:j]])
+        steps = (split_list(joined) or []) if path else [joined]
+        found = [zones.get(step) for step in steps]
+        if steps and all(found):
+            return f"a name with spaces is one word when quoted: {shlex.quote(','.join(str(z) for z in found))}"
+    return None
 
 
 @click.group()
