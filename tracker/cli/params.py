@@ -239,6 +239,14 @@ CLIENT_TERMINAL: ContextVar[dict[str, Any] | None] = ContextVar("client_terminal
 
 # The command to copy that ends an error ("...; to close it: tracker next").
 _TAIL_COMMAND = re.compile(r"(?<=: )tracker .*$")
+# Characters that would break an error's one line or drive the terminal: the tracker's own
+# words hold none, so they come from what the user gave (a file name with a newline in it).
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _escaped(text: str) -> str:
+    """`text` with each control character shown as Python escapes it (a newline as `\\n`)."""
+    return _CONTROLS.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def terminal_width(stream: Any) -> int | None:
@@ -273,7 +281,7 @@ def fit_error(message: str) -> str:
     """`Error: MESSAGE` as a terminal shows it: wrapped between words at its width, the next
     lines indented, the command to copy that ends it on a line of its own; one line elsewhere
     (a pipe, a file, a script reading stderr). A huge value it quotes is cut (TERMINAL_ECHO)."""
-    text = f"Error: {shorten_echoes(message, TERMINAL_ECHO)}"
+    text = f"Error: {_escaped(shorten_echoes(message, TERMINAL_ECHO))}"
     width = terminal_width(sys.stderr)
     if width is None or len(text) <= width:
         return text
