@@ -27,11 +27,16 @@ LAYOUT_ASPECT = 1.6
 SPRING_LAYOUT_MOST = 499
 # Both layouts compare every pair of zones at each step: beyond this, minutes and gigabytes.
 MAX_LAYOUT_ZONES = 2000
-# A zone's box with the gap around it, the page a small map is fitted to, a map spanning more
-# than FULL_SCALE drawn at its own scale, and the room a zone needs in boxes, as the map drawing
-# has them (tracker/reports/board_map.py): zones laid out around typed ones are kept this far
-# apart, so that the drawing need not push boxes (typed ones too) apart.
-DRAWN_BOX = (198.0, 102.0)
+# The map drawing's measures (tracker/reports/board_map.py draws with these): a zone's box and
+# the gap around it; the width a small map is spread over before boxes are pushed apart; a map
+# whose coordinates span more than FULL_SCALE drawn at its own scale; the room a map needs per
+# zone, in boxes (each with its gap): spread thinner, the boxes are pushed apart so far that
+# neighbours end up across the map. Zones laid out around typed ones are kept a box apart, so
+# that the drawing need not push boxes (typed ones too) apart.
+BOX_WIDTH = 184
+BOX_HEIGHT = 88
+GAP = 14
+DRAWN_BOX = (float(BOX_WIDTH + GAP), float(BOX_HEIGHT + GAP))
 DRAWN_PAGE = 900.0
 FULL_SCALE = 1500.0
 ROOM_PER_ZONE = 2.0

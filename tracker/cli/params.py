@@ -277,6 +277,13 @@ def shorten_echoes(message: str, most: int = ECHO) -> str:
     return _QUOTED.sub(cut, message)
 
 
+def quote_hint(name: str) -> str:
+    """The end of a refusal of a name with spaces typed unquoted (`Central North Sea`)."""
+    import shlex
+
+    return f"a name with spaces is one word when quoted: {shlex.quote(name)}"
+
+
 def fit_error(message: str) -> str:
     """`Error: MESSAGE` as a terminal shows it: wrapped between words at its width, the next
     lines indented, the command to copy that ends it on a line of its own; one line elsewhere

@@ -27,7 +27,7 @@ import click
 
 from domain.errors import InputError, TrackerError
 from tracker.cli.common import Context, echo_prose
-from tracker.cli.params import FilePath
+from tracker.cli.params import FilePath, quote_hint
 from tracker.cli.shell_prompt import NOT_IN_SHELL, fit_prompt, help_width, prompt_session, terminal_columns
 from tracker.cli.shell_prompt import REFRESH as PROMPT_REFRESH
 
@@ -306,7 +306,7 @@ class Session:
                 joined = " ".join(words)
                 found = names.zone.get(joined) or names.nation.get(joined)
                 if found:
-                    return f"a name with spaces is one word when quoted: {shlex.quote(found)}"
+                    return quote_hint(found)
         return None
 
     def run(self, read_line: Callable[[Callable[[], str]], str]) -> None:

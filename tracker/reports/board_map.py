@@ -25,7 +25,7 @@ from typing import Any
 
 from domain.ruleset import Ruleset
 from domain.scenario import GameMap, Scenario
-from domain.scenario_layout import computed_positions
+from domain.scenario_layout import BOX_HEIGHT, BOX_WIDTH, DRAWN_PAGE, FULL_SCALE, GAP, ROOM_PER_ZONE, computed_positions
 from domain.text import unit_order
 from tracker.reports.board_marks import (
     CHAR_WIDTH,
@@ -42,17 +42,11 @@ from tracker.reports.board_marks import (
 )
 from tracker.reports.palette import LAND_FILL, NEUTRAL_STRIPE, PALETTE, SEA_FILL, colour_of, ink
 
-BOX_WIDTH = 184
-BOX_HEIGHT = 88
-GAP = 14
 MARGIN = 12
-# The width a small map is spread over before boxes are pushed apart.
-CANVAS = 900.0
-# A map whose coordinates span more than this is drawn at their own scale (see `_scale`).
-FULL_SCALE_SPAN = 1500.0
-# The room a map needs per zone, in boxes (each with its gap): spread thinner than this, the
-# boxes are pushed apart so far that neighbours end up across the map.
-ROOM_PER_ZONE = 2.0
+# The box, the gap, the page a small map is spread over, the span drawn at its own scale (see
+# `_scale`) and the room per zone: the scenario layout's, which places zones to fit them.
+CANVAS = DRAWN_PAGE
+FULL_SCALE_SPAN = FULL_SCALE
 LINE = 13
 # A zone's name, bold, and its owner's code: their size, and a glyph's width at that size (a
 # wide font's: DejaVu Sans, chromium's sans-serif on Linux), for fitting them to the box.

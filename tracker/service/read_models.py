@@ -106,12 +106,9 @@ def _passed_over_refusal(t: Tracker, v: Views, said: PassedOver) -> InputError:
     played = said.played
     if played >= 1:
         return InputError(f"{said}; the board then is turn {played}'s: tracker state --turn {played}")
-    opened = opening_seq(v)
-    what = f"turn {said.turn} ({said.nation}, round {said.round})"
-    has = "has no events of its own" if said.turn == 1 else "has no events in this campaign"
     return InputError(
-        f"{what} {has}: a neutral nation's turn is passed over (F8); no turn was played before it, so "
-        f"the board then is the one the campaign opened with: tracker state --at {opened}"
+        f"{said}; no turn was played before it, so the board then is the one the campaign opened with: "
+        f"tracker state --at {opening_seq(v)}"
     )
 
 

@@ -38,7 +38,7 @@ from tracker.cli.completion import (
     complete_turns,
     complete_units,
 )
-from tracker.cli.params import MAX_INT, REASON, ZONE, Whole
+from tracker.cli.params import MAX_INT, REASON, ZONE, Whole, quote_hint
 from tracker.reports.views import board_now, heading, render_board
 from tracker.service.describe import quoted
 from tracker.service.names import once_each, split_units
@@ -248,8 +248,6 @@ def _quoting_hint(ctx: Context, given: str, units: tuple[str, ...], path: bool) 
     """`move GB-DD1 --to Central North Sea`: the zone's words after the first taken for units.
     How to quote the name, when the option's value and a run of those words name a zone (every
     step of it, for --path); None otherwise (or when the campaign cannot be read)."""
-    import shlex
-
     from tracker.service.names import Names
 
     try:
@@ -263,7 +261,7 @@ def _quoting_hint(ctx: Context, given: str, units: tuple[str, ...], path: bool) 
         steps = (split_list(joined) or []) if path else [joined]
         found = [zones.get(step) for step in steps]
         if steps and all(found):
-            return f"a name with spaces is one word when quoted: {shlex.quote(','.join(str(z) for z in found))}"
+            return quote_hint(",".join(str(z) for z in found))
     return None
 
 
