@@ -1,5 +1,6 @@
 """Campaign files compressed with gzip: read whatever their name, when their first bytes say
-so, a line at a time; written when the file's name ends in `.gz`.
+so, a line at a time; written when the file's name ends in `.gz`; and what a file damaged on
+its way (cut short, wrapped by a mail program) says of itself.
 
 Groups mail and post long exports gzipped; the tracker reads them as they are, without
 unpacking them first, and writes them so with `export FILE.jsonl.gz`.
@@ -94,6 +95,21 @@ def damage(error: BaseException, lines: int) -> str:
     if isinstance(error, EOFError):
         return f"the gzip data ends too soon, {where}: the file was cut short (in the copy, the upload or the mail?)"
     return f"the gzip data is damaged, {where} ({error})"
+
+
+def broken_line(ends_in_newline: bool) -> str:
+    """What a line whose JSON runs on past its end says of the file: without its newline, the
+    file was cut short (a mail's size limit, a copy that stopped); with it, the line was broken
+    in two (the file pasted into a mail's body, wrapped at its width)."""
+    if not ends_in_newline:
+        return (
+            "the file ends inside this line, so it was cut short (in the copy, the upload or the mail?); "
+            "ask for it again, as an attachment or gzipped"
+        )
+    return (
+        "the line breaks off before its JSON ends, as when a mail program wraps long lines; "
+        "send the file as an attachment (or gzipped), not pasted into the mail"
+    )
 
 
 def compressed(chunks: Iterable[bytes]) -> Iterator[bytes]:

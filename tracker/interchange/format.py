@@ -64,7 +64,7 @@ from eventsourcing.utils import get_topic
 from domain.campaign import Campaign
 from domain.chain import event_content, unhashed
 from domain.errors import InputError, TrackerError
-from tracker.interchange.compression import DAMAGED, damage, decompressing
+from tracker.interchange.compression import DAMAGED, broken_line, damage, decompressing
 from tracker.interchange.shape import names_problem, shape_problem
 from tracker.service.verify import VerifyReport, verify_events
 
@@ -156,7 +156,16 @@ class ParsedExport:
             except StopIteration:
                 self._done = True
                 break
-            obj = _json_object(self.source, number, raw)
+            try:
+                obj = _json_object(self.source, number, raw)
+            except InputError as e:
+                if len(self.rows) < self.header["events"]:
+                    raise
+                # Text after the last event: a mail's signature or footer, to remove.
+                raise InputError(
+                    f"{e}, after the {self.header['events']} events its header (line 1) declares: text was added "
+                    "after the file's end (a mail signature or footer?); remove it, or send the file as an attachment"
+                ) from None
             _check_fields(self.source, number, obj, _EVENT_FIELDS)
             if len(self.rows) >= self.header["events"]:
                 raise ImportRefused(
@@ -255,9 +264,10 @@ def _json_object(source: str, number: int, raw: bytes) -> dict[str, Any]:
     except json.JSONDecodeError as e:
         # Some of the parser's messages end in "at" ("Unterminated string starting at").
         where = f"{e.msg.removesuffix(' at')} at column {e.colno}"
+        why = _broken_off(text, raw, e)
         if number == 1:
-            raise _bad(source, 1, f"not a campaign export: no JSON header ({where})") from None
-        raise _bad(source, number, f"not valid JSON ({where})") from None
+            raise _bad(source, 1, f"not a campaign export: no JSON header ({where}){why}") from None
+        raise _bad(source, number, f"not valid JSON ({where}){why}") from None
     except RecursionError:
         raise _bad(source, number, "not valid JSON (nested too deeply)") from None
     except ValueError:
@@ -266,6 +276,14 @@ def _json_object(source: str, number: int, raw: bytes) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise _bad(source, number, "not a JSON object")
     return obj
+
+
+def _broken_off(text: str, raw: bytes, error: json.JSONDecodeError) -> str:
+    """What a line whose JSON runs on past its end says of the file (`broken_line`); an error
+    inside the line says nothing more."""
+    if error.pos < len(text.rstrip("\r\n")) and not error.msg.startswith("Unterminated string"):
+        return ""
+    return ": " + broken_line(raw.endswith(b"\n"))
 
 
 def parse_export(data: bytes | BinaryIO, source: str) -> ParsedExport:

@@ -8,6 +8,7 @@ already holds (importing the same file twice says so).
 
 from __future__ import annotations
 
+import shlex
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from eventsourcing.persistence import IntegrityError, StoredEvent
 
 from domain.errors import InputError
 from tracker.interchange.format import (
+    STDIN,
     ImportRefused,
     LineProblem,
     ParsedExport,
@@ -259,20 +261,28 @@ def _follow_name(session: Any, old: UUID, new: UUID) -> None:
 def _check_continues(source: str, name: str, header: dict[str, Any], since: int, local: list[Any]) -> None:
     """The file continues this campaign: the event it follows is here, with the hash it names."""
     end = len(local)
+    # Imported into a campaign of another name (`--campaign`, `--as`): perhaps the wrong one.
+    other = header["campaign"] != name
+    theirs = f" of campaign {header['campaign']!r}" if other else ""
     if since > end:
+        missing = f"event {end + 1}" if since == end + 1 else f"events {end + 1}-{since}"
+        # The sender may have given `--since` too high (no file in between exists): the export
+        # that fills the gap is named, so the player knows what to ask for.
         raise ImportRefused(
             source,
             1,
-            f"this file continues campaign {name!r} after event {since}, but the campaign here ends at event "
-            f"{end}: import the files in between first",
+            f"this file{theirs} continues campaign {name!r} after event {since}, but the campaign here ends at "
+            f"event {end}: import the files in between first ({missing}, missing here), or ask the sender for "
+            f"the events after {end}: `tracker --campaign {shlex.quote(header['campaign'])} export --since {end} "
+            "FILE`; nothing was imported",
         )
     if since > 0 and header.get("since_hash") != local[since - 1].hash:
         raise ImportRefused(
             source,
             1,
-            f"this file continues event {since} with hash {_short(str(header.get('since_hash')))}, but event "
-            f"{since} of campaign {name!r} here has hash {_short(local[since - 1].hash)}: it continues another "
-            "campaign, or another history of this one; nothing was imported",
+            f"this file{theirs} continues event {since} with hash {_short(str(header.get('since_hash')))}, but "
+            f"event {since} of campaign {name!r} here has hash {_short(local[since - 1].hash)}: it continues "
+            "another campaign, or another history of this one; nothing was imported",
         )
 
 
@@ -386,14 +396,15 @@ def _fork_refusal(source: str, archive: str, fork: int, mine: list[Any], theirs:
                 f": the same action, recorded on each copy at its own time (here {mine_at}, in the file "
                 f"{theirs_at}), so their events differ"
             )
+    # The file named as the player gave it, to copy; from stdin, they pipe it again.
+    file = "FILE" if source == STDIN else shlex.quote(source)
     return ImportRefused(
         source,
         line,
         f"fork at event {fork}: {ways}; nothing was imported. To mend it, agree which history goes on: "
-        f"`tracker import FILE --resolve theirs` here keeps this copy's events after the fork as campaign {archive!r} "
-        "and goes on "
-        "from the file's; `--resolve mine` keeps this copy's and writes the file the other side imports with "
-        "--resolve theirs",
+        f"`tracker import {file} --resolve theirs` here keeps this copy's events after the fork as campaign "
+        f"{archive!r} and goes on from the file's; `--resolve mine` keeps this copy's and writes the file the "
+        "other side imports with --resolve theirs",
     )
 
 

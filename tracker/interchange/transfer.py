@@ -315,7 +315,8 @@ def import_campaign(
         hint = (
             f"campaign {holders[0]!r} here holds event {since} it continues: name it with --as {holders[0]}"
             if len(holders) == 1
-            else "import the campaign's full export first (or name it with --as)"
+            else "import the campaign's full export first (or name it with --as); or is your copy in another "
+            "database? name it with --db FILE"
         )
         raise ImportRefused(
             source,

@@ -100,6 +100,12 @@ def export_command(ctx: Context, file: str, since: int, as_json: bool) -> None:
         f"(head {result.head_seq}:{result.last_hash}; check it later with `tracker verify --head`).",
         err=to_stdout,
     )
+    if result.since and not to_stdout:
+        # PBEM by file: what the sender does with the file, and what the others check.
+        click.echo(
+            f"Send {file} to the other players: each runs `tracker import {shlex.quote(file)}`, which must end "
+            f"at Head: {result.head_seq}:{result.last_hash}."
+        )
     if result.rolls_unrevealed:
         click.echo(
             f"{result.rolls_unrevealed} auto roll(s) used a seed not yet revealed: an importer can check "
@@ -176,12 +182,12 @@ def import_command(
     if isinstance(result, Continued):
         _continued(t.safe_url, result, as_json)
         if result.appended and not as_json:
-            _waiting_now(ctx, result.campaign)
+            _waiting_now(ctx, result.campaign, result.head_seq)
         return
     if isinstance(result, Mended):
         _mended(result, as_json)
         if not as_json:
-            _waiting_now(ctx, result.campaign)
+            _waiting_now(ctx, result.campaign, result.head_seq)
         return
     if isinstance(result, KeptMine):
         _kept_mine(ctx, result, reply, as_json, file)
@@ -270,10 +276,11 @@ def _continued(where: str, result: Continued, as_json: bool) -> None:
     )
 
 
-def _waiting_now(ctx: Context, campaign: str) -> None:
+def _waiting_now(ctx: Context, campaign: str, head: int) -> None:
     """After a fast-forward, what the game now waits for and the command that answers it, as
     `tracker inbox` lists it: by file, the player who imports the turn is the one it hands
-    the game to, and no server tells them."""
+    the game to, and no server tells them. Then the export that sends what they record next:
+    a `--since` past the others' head would be refused by every copy."""
     from tracker.cli.commands.inbox import show
     from tracker.service.inbox import as_json as inbox_json
     from tracker.service.inbox import owed
@@ -282,6 +289,10 @@ def _waiting_now(ctx: Context, campaign: str) -> None:
     if items:
         click.echo("Waiting now:")
         show(items)
+    click.echo(
+        f"When you have recorded your part, send it to the others: `tracker --campaign {shlex.quote(campaign)} "
+        f"export --since {head} FILE`."
+    )
 
 
 def _mended(result: Any, as_json: bool) -> None:
