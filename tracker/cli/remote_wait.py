@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 ASK_EVERY = 10.0
 # A stream is left and taken up again this often, so a dropped connection is noticed.
 STREAM_SECONDS = 60.0
+# While the server does not answer (it restarts), it is asked again this often.
+UNREACHABLE_SECONDS = 3.0
 
 
 def _headers(base: str) -> dict[str, str]:
@@ -77,6 +79,15 @@ def _next_recorded(base: str, campaign: str, seen: int | None, seconds: float) -
     return version
 
 
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() >= deadline
+
+
+def _within(deadline: float | None, seconds: float) -> float:
+    """`seconds`, or what is left before `deadline` when that is less."""
+    return seconds if deadline is None else max(0.0, min(seconds, deadline - time.monotonic()))
+
+
 def wait_remote(server: str, campaign: str | None, args: list[str]) -> int:
     """Run `tracker wait` against a server (see the module); its exit status."""
     from tracker.cli.commands.inbox import show
@@ -92,8 +103,23 @@ def wait_remote(server: str, campaign: str | None, args: list[str]) -> int:
     timeout = params["timeout"]
     deadline = None if timeout is None else time.monotonic() + timeout
     seen: int | None = None
+    answered = lost = False
     while True:
-        items = _owed(base, campaign)
+        try:
+            items = _owed(base, campaign)
+        except ServerError:
+            # The first answer shows the URL and the token are right; after it, a server that
+            # restarts (a few seconds without an answer) ended every player's wait.
+            if not answered or _past(deadline):
+                raise
+            if not lost:
+                click.echo(f"tracker wait: the server at {base} does not answer; still waiting", err=True)
+            lost = True
+            time.sleep(_within(deadline, UNREACHABLE_SECONDS))
+            continue
+        if lost:
+            click.echo(f"tracker wait: the server at {base} answers again", err=True)
+        answered, lost = True, False
         if items:
             if params["as_json"]:
                 click.echo(json.dumps(items, indent=2))
@@ -107,4 +133,9 @@ def wait_remote(server: str, campaign: str | None, args: list[str]) -> int:
         if campaign is None:
             time.sleep(min(ASK_EVERY, span))
         else:
+            began, before = time.monotonic(), seen
             seen = _next_recorded(base, campaign, seen, span)
+            if seen == before and time.monotonic() - began < 1.0:
+                # The stream ended at once with no news (a server shutting down, a proxy that
+                # refuses it): not asked again at once, over and over.
+                time.sleep(_within(deadline, 1.0))

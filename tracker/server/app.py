@@ -45,6 +45,7 @@ from tracker.server.params import (
     MAX_INT,
     asked_action,
     campaign_name,
+    given_once,
     int_param,
     log_filters,
     path_number,
@@ -182,6 +183,7 @@ def known_query(request: Request) -> None:
     if unknown:
         listed = f"it takes {', '.join(takes)}" if takes else "it takes none"
         raise ApiError(400, f"unknown query parameter {unknown[0][:40]!r} ({listed})")
+    given_once(request)
 
 
 @functools.cache

@@ -101,7 +101,7 @@ def parse_json_object(body: bytes, text_only: bool = True) -> dict[str, Any]:
     `text_only=False` lets strings that are not UTF-8 text through, for a caller that names
     the one at fault itself (a command line's argument)."""
     try:
-        data = json.loads(body or b"{}")
+        data = json.loads(body or b"{}", object_pairs_hook=_object, parse_constant=_no_constant)
     except RecursionError:
         raise BadBody(f"the request body nests JSON deeper than {MAX_DEPTH} levels") from None
     except (ValueError, UnicodeDecodeError) as e:
@@ -110,6 +110,22 @@ def parse_json_object(body: bytes, text_only: bool = True) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise BadBody("the request body must be a JSON object")
     return data
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose names are each given once: `{"action": "move", ..., "action": "next"}`
+    was read as its last `action` without a word, the request meaning what no client sent."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise BadBody(f"the request body gives {ascii(key)[:60]} twice in one object")
+        data[key] = value
+    return data
+
+
+def _no_constant(name: str) -> Any:
+    """NaN and Infinity are no JSON (RFC 8259), though Python's reader takes them."""
+    raise BadBody(f"the request body is not JSON: {name} is not a number JSON writes")
 
 
 def check_json(data: Any, text_only: bool = True) -> None:

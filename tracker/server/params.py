@@ -26,6 +26,15 @@ def int_param(request: Request, key: str, low: int = 1) -> int | None:
     return value
 
 
+def given_once(request: Request) -> None:
+    """400 for a query parameter given more than once: `?at=5&at=6` answered the board at
+    event 6 without a word, and which one was meant is not for the server to guess."""
+    given = [key for key, _ in request.query_params.multi_items()]
+    twice = sorted({key for key in given if given.count(key) > 1})
+    if twice:
+        raise ApiError(400, f"query parameter {twice[0][:40]!r} is given more than once")
+
+
 def signed_number(text: str) -> int | None:
     """`text` as a whole number written in ASCII digits (a sign and surrounding spaces allowed),
     else None: `int()` also takes other scripts' digits and `1_000`, which no URL means."""

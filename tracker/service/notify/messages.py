@@ -118,6 +118,7 @@ class EmailBody(_EmailParts, total=False):
     """An e-mail's subject and parts (`email_body`), and the file `message_body` attaches."""
 
     attachment: tuple[str, bytes]  # (file name, bytes): see `Extras`
+    key: str  # names the message in its Message-ID: see `message_key`
 
 
 def email_body(text: str, payload: Mapping[str, Any], since: Sequence[str] = ()) -> EmailBody:
@@ -175,4 +176,18 @@ def message_body(
     body = email_body(text, payload, more.get("since", ()))
     if more.get("attachment"):
         body["attachment"] = more["attachment"]
+    body["key"] = message_key(row, payload)
     return body
+
+
+def message_key(row: Mapping[str, Any], payload: Mapping[str, Any]) -> str:
+    """What names one row's e-mail, the same at every attempt (a server killed after the SMTP
+    server took a message, before it was marked delivered, sends it again: mailboxes then see
+    one message, not two) and another for each reminder; it tells nothing of the campaign."""
+    import hashlib
+
+    parts = [str(row.get("campaign_id")), str(row.get("id")), repr(row.get("created_at"))]
+    if payload.get("reminder"):
+        # A reminder's row holds when the one before it went (or the hand-off itself).
+        parts.append(repr(row.get("next_attempt_at")))
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]

@@ -186,12 +186,17 @@ class SmtpSender:
     def send(self, channel: Mapping[str, Any], body: Mapping[str, Any]) -> str:
         import smtplib
         from email.message import EmailMessage
+        from email.utils import formatdate
 
         s = self.settings
         message = EmailMessage()
         message["Subject"] = body["subject"]
         message["From"] = s.sender
         message["To"] = ascii_domain(channel["target"])
+        # Neither is added by smtplib, and a message without them breaks RFC 5322 (Date is
+        # required): some mail systems refuse it (Gmail: "missing a valid Message-ID header").
+        message["Date"] = formatdate(usegmt=True)
+        message["Message-ID"] = message_id(body.get("key"), s.sender)
         message.set_content(body["text"])
         message.add_alternative(body["html"], subtype="html")
         if body.get("attachment"):
@@ -209,6 +214,17 @@ class SmtpSender:
         except (smtplib.SMTPException, OSError) as e:
             raise SendFailed(f"SMTP: {type(e).__name__}") from None
         return "SMTP 250"
+
+
+def message_id(key: str | None, sender: str) -> str:
+    """A Message-ID at the sender's domain: `<KEY@domain>` for a message named by `key` (the
+    same at every attempt, see `messages.message_key`), else a fresh one."""
+    from email.utils import make_msgid, parseaddr
+
+    domain = ascii_domain(parseaddr(sender)[1]).rpartition("@")[2]
+    if not (domain.isascii() and domain.replace(".", "").replace("-", "").isalnum()):
+        domain = "localhost"  # not a plain domain: not to be copied into a header
+    return f"<{key}@{domain}>" if key else make_msgid(domain=domain)
 
 
 def ascii_domain(address: str) -> str:
