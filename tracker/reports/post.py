@@ -204,13 +204,21 @@ class Dialect(ABC):
 
 def luck_tables(report: dict[str, Any]) -> tuple[list[list[str]], list[dict[str, Any]]]:
     """The rows of the luck table (nation and turn, then expected / actual per metric), leaving
-    out the rows with nothing expected and nothing happened, and the battles of the report."""
+    out the rows with nothing expected and nothing happened and the total of a nation with one
+    turn, and the battles of the report."""
     from tracker.analysis.luck import rows_for
 
     luck = report.get("luck")
     if not luck:
         return [], []
-    rows = [r for r in rows_for(luck) if any(not c.startswith("0.00 / 0") for c in r[2:])]
+    # A nation's total over a single turn repeats that turn's row under a name that reads as the
+    # whole campaign's: left out (a one-turn report has one row per nation).
+    single = {n for n, data in luck["nations"].items() if len(data["turns"]) <= 1}
+    rows = [
+        r
+        for r in rows_for(luck)
+        if any(not c.startswith("0.00 / 0") for c in r[2:]) and not (r[1] == "total" and r[0] in single)
+    ]
     return rows, luck.get("battles", [])
 
 

@@ -247,7 +247,8 @@ def fleet_rows(report: dict[str, Any], turn: dict[str, Any]) -> tuple[list[str],
                 nation,
                 *[_change(f["by_type"].get(t, 0), b.get("by_type", {}).get(t, 0) if b else None) for t in types],
                 _change(f["units"], b.get("units")),
-                str(f["damaged"]),
+                # A ship damaged (or repaired, or sunk once damaged) this turn shows as the others.
+                _change(f["damaged"], b.get("damaged")),
                 _change(f["fleet_cost"], b.get("fleet_cost")),
             ]
         )

@@ -225,6 +225,10 @@ def explain(t: Tracker, cid: UUID, seq: int) -> Explanation:
             # AD1: territory owners are no part of the board rows compared above.
             held = t.owners_at(v, seq - 1)
             changes += [f"{zone}: held by {held.get(zone)} -> {owner}" for zone, owner in sorted(event.owners.items())]
+        if kind == "Adjusted" and event.enter:
+            # F8: nor is neutrality: an entry brought forward would otherwise show no change.
+            changes += [f"{nation}: neutral -> at war (F8)" for nation in event.enter]
+        rerolls = _rerolls(t, cid, v, event.roll) if kind == "DiceRolled" else (None, None)
     index = found[0] if found else None
     rules = [r for r in {record["rule"], getattr(event, "rule", "")} if r]
     if kind == "Adjusted" and event.enter:
@@ -232,6 +236,7 @@ def explain(t: Tracker, cid: UUID, seq: int) -> Explanation:
     dice: DiceExplained | None = None
     if kind == "DiceRolled":
         dice = _dice_explained(event, ruleset)
+        dice["reroll_of"], dice["rerolled_as"] = rerolls
         rules.extend(m["rule"] for m in event.modifiers)
     choice: Choice | None = None
     # AS2 pools an ASW search's detections (and CV3's convoy search): nobody picks which are
@@ -299,6 +304,8 @@ def _dice_explained(event: Any, ruleset: Ruleset) -> DiceExplained:
         "target": event.target,
         "success_when": event.success_when,
         "outcome": event.outcome,
+        "reroll_of": None,
+        "rerolled_as": None,
         "modifiers": [
             {
                 **m,
@@ -309,3 +316,19 @@ def _dice_explained(event: Any, ruleset: Ruleset) -> DiceExplained:
             for m in event.modifiers
         ],
     }
+
+
+def _rerolls(t: Tracker, cid: UUID, v: Views, roll: int) -> tuple[dict[str, int] | None, dict[str, int] | None]:
+    """RK3: the roll that `roll` makes again after an override undo, and the roll that made
+    `roll` again, each as {roll, event, undo} (or None): what a dispute over a reroll asks
+    first. Rerolls are few (one per die of an override undo made again), so every one is read;
+    one standing is preferred to one undone since (a redo records it again)."""
+    found: dict[str, tuple[bool, dict[str, int]]] = {}
+    for row in v.index_rows([event_index.c.kind == "DiceRerolled"]):
+        event = event_at(t, cid, row.seq)
+        standing = row.undone_by is None
+        for key, mine, other in (("reroll_of", event.roll, event.rerolls), ("rerolled_as", event.rerolls, event.roll)):
+            if mine == roll and (key not in found or standing or not found[key][0]):
+                found[key] = (standing, {"roll": other, "event": row.seq, "undo": event.undo})
+    of, made = found.get("reroll_of"), found.get("rerolled_as")
+    return (of[1] if of else None), (made[1] if made else None)

@@ -85,17 +85,27 @@ def board_from(
             raise _passed_over_refusal(t, v, said)
     try:
         board = board_in(v, turn=turn, phase=phase, at=at)
-    except InputError:
+    except InputError as refused:
         # F8: the board of a national turn passed over is refused as such (`passed_over`).
         said = None if turn is None else t.passed_over(v.cid, turn, v)
         if said is not None:
             raise _passed_over_refusal(t, v, said) from None
-        raise
+        raise InputError(f"{refused} ({_where_now(t, v)})") from None
     if scenario is None:
         scenario = t.load(v.cid, version=1).scenario
     board["owners"], entered = adjusted_at(t, v, board["seq"], scenario)
     board["neutral"] = _neutral_in(scenario, board["round"], entered)
     return board
+
+
+def _where_now(t: Tracker, v: Views) -> str:
+    """Where the campaign is, for the refusal of a point it has not reached: the last event and
+    its turn and phase, as `log --turn` and `explain` name them."""
+    last = t.recorder.last_version(v.cid)
+    now = v.position(last)
+    if now is None:
+        return f"the last is event {last}"
+    return f"the last is event {last}, in turn {now.turn}, {now.phase}"
 
 
 def _passed_over_refusal(t: Tracker, v: Views, said: PassedOver) -> InputError:

@@ -56,6 +56,10 @@ class DiceExplained(TypedDict):
     success_when: str
     outcome: Any
     modifiers: list[dict[str, Any]]
+    # RK3: the roll this one makes again after an override undo, and the roll that made this
+    # one again: each {roll, event (the DiceRerolled), undo}, or None.
+    reroll_of: dict[str, int] | None
+    rerolled_as: dict[str, int] | None
 
 
 class Explanation(TypedDict):

@@ -173,8 +173,14 @@ def check_projections(t: Tracker, cid: UUID, report: VerifyReport) -> None:
     """Compare this campaign's view rows with a rebuild into a scratch in-memory database, up
     to the position the views have reached; the user's database is only read."""
     existing = set(inspect(t.engine).get_table_names())
-    if schema.tracking.name not in existing:
+    followed = views_followed(t, cid)
+    if schema.tracking.name not in existing or followed is None:
+        # Not "0 view rows match": nothing was compared, and a reader should know why.
         report.projection_rows_checked = 0
+        report.notes.append(
+            "Projections: not built yet for this campaign (the first `tracker log`, `state --turn` or "
+            "report builds them), so there is nothing to compare with a rebuild."
+        )
         return
     with t.engine.connect() as conn:
         position = conn.execute(
@@ -213,6 +219,13 @@ def check_projections(t: Tracker, cid: UUID, report: VerifyReport) -> None:
     finally:
         scratch.dispose()
     report.projection_rows_checked = sum(len(rows) for rows in mine.values())
+    last = t.recorder.last_version(cid)
+    if followed[1] < last:
+        # The views catch up on the next read: the rows compared are those up to where they are.
+        report.notes.append(
+            f"Projections: the views have read the log up to event {followed[1]} of {last}; the rows "
+            "up to there were compared (the next `tracker log` or `state --turn` brings them up to date)."
+        )
     first: tuple[int, str, str] | None = None
     for name in mine:
         stored_only = sorted(set(mine[name]) - set(rebuilt[name]), key=lambda r: (r[0], repr(r)))

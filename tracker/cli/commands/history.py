@@ -311,6 +311,19 @@ def explain(ctx: Context, seq: int | None, roll: int | None, as_json: bool) -> N
             echo_prose(f"  Modifier {m['rule']}: {change}, from {m['cause']}")
         if dice["outcome"]:
             echo_prose(f"  Outcome: {dice['outcome']}")
+        # RK3: a reroll and the roll it replaced name each other, as the reports list them.
+        if dice["reroll_of"]:
+            was = dice["reroll_of"]
+            echo_prose(
+                f"  Reroll (RK3): makes again roll {was['roll']}, taken back by override undo event "
+                f"{was['undo']} (event {was['event']})"
+            )
+        if dice["rerolled_as"]:
+            again = dice["rerolled_as"]
+            echo_prose(
+                f"  Rerolled (RK3): taken back by override undo event {again['undo']} and made again as "
+                f"roll {again['roll']} (event {again['event']})"
+            )
     if data["choice"]:
         how = "default (cheapest legal)" if data["choice"]["default"] else "chosen"
         echo_prose(f"  Decided by: {data['choice']['by']} ({how})")
@@ -347,7 +360,11 @@ def replay(ctx: Context, to: int | None, battle: int | None, as_json: bool) -> N
     cid = t.campaign_id(ctx.campaign)
     player = Replay(t, cid, battle=battle)
     if not player.frames:
-        raise InputError(f"no events for battle {battle}" if battle is not None else "the log is empty")
+        # Worded as `log --battle` refuses it: the battles there are.
+        from tracker.service.history import unplayed
+
+        why = unplayed(t, cid, None, battle) if battle is not None else None
+        raise InputError(why or (f"no events for battle {battle}" if battle is not None else "the log is empty"))
     if as_json and to is None and battle is None:
         raise click.UsageError("replay --json prints chosen frames: give --to SEQ or --battle ID")
     out = console()
@@ -476,7 +493,8 @@ def verify(ctx: Context, head_text: str | None, check_views: bool, every: bool, 
                 else "."
             )
         )
-        if report.projection_rows_checked is not None:
+        # None: not asked; 0: none built yet, which a note says.
+        if report.projection_rows_checked:
             echo_prose(f"Projections: {report.projection_rows_checked} view rows match a rebuild of the log.")
         for note in report.notes:
             echo_prose(note)
