@@ -276,8 +276,8 @@ def summary(event: Any, scenario: Any = None) -> str:
 # The kinds whose summary names a side of a battle, or the units the nation deciding for it
 # chose: one nation decides for the side and is recorded (NC1, F5), but the side's units may be
 # an ally's too; their nations are read from the units' IDs (the nation's code begins them,
-# DE-SS1) with the scenario's codes. NavalHitsScored and HitsLost name no unit: they say
-# "Britain's side" whatever the scenario.
+# DE-SS1) with the scenario's codes. NavalHitsScored and HitsLost name no unit: they name the
+# nation that places the side's hits (HA7), "for Britain to place", whoever else is on its side.
 SIDED = frozenset(
     {
         "NavalBattleStarted",
@@ -410,9 +410,10 @@ def _procedure_summary(kind: str, e: Any) -> str | None:
             return f"battle {e.battle}: {e.firer} hits {e.unit}, screening {e.target}"
         return f"battle {e.battle}: {e.firer} hits {e.unit}"
     if kind == "NavalHitsScored":
-        # The event names the deciding nation, not the side's units, which may be an ally's too
-        # (NC1, F5): "on Britain" read as if France's ships in the battle were not hit.
-        return f"battle {e.battle}: {plural(e.hits, 'hit')} from {e.firing_class} ships on {e.nation}'s side"
+        # The event names the nation deciding for the side (HA7), not the side's units, which may
+        # be an ally's too (NC1, F5): "on Britain" read as if France's ships in the battle were not
+        # hit, and "on Germany's side" as if Germany had allies there when it fights alone.
+        return f"battle {e.battle}: {plural(e.hits, 'hit')} from {e.firing_class} ships for {e.nation} to place"
     if kind == "SubmarinesSubmerged":
         how = " (default)" if e.default else ""
         return f"battle {e.battle}: {_verb(e.units, 'submerges and stays', 'submerge and stay')}{how}"
@@ -430,7 +431,7 @@ def _procedure_summary(kind: str, e: Any) -> str | None:
         return f"battle {e.battle}: {_verb(e.units, 'has no target and rolls', 'have no target and roll')} no die"
     if kind == "HitsLost":
         them = "it" if e.hits == 1 else "them"
-        return f"battle {e.battle}: {plural(e.hits, 'hit')} on {e.nation}'s side lost: no unit there may take {them}"
+        return f"battle {e.battle}: {plural(e.hits, 'hit')} lost: {e.nation} may place {them} on no unit there"
     if kind == "AttackerRetreated":
         return f"battle {e.battle}: {e.nation} retreats {', '.join(e.units)} to {e.zone}"
     return None

@@ -1,6 +1,6 @@
 """The other lines of a naval battle whose side is Britain's and France's (NC1, F5): Britain
 decides for the side, but "2 hits from escort ships on Britain" and "Britain takes hits on
-FR-CA2, GB-CA6" credited France's ships to Britain. The hits now fall on "Britain's side" (the
+FR-CA2, GB-CA6" credited France's ships to Britain. The hits are now "for Britain to place" (the
 event names no unit), and a choice Britain made for France's units names France, in the printed
 lines, `log`, `log --json` and the shell's news of another writer's events."""
 
@@ -17,7 +17,7 @@ from tracker.cli.main import cli
 from tracker.cli.shell import Session
 
 EC = "English Channel"
-HITS = "battle 1: 2 hits from escort ships on Britain's side"
+HITS = "battle 1: 2 hits from escort ships for Britain to place"
 TARGETS = "battle 1: Britain targets for France: FR-SS2 -> DE-CA12 (default)"
 CASUALTIES = "battle 1: Britain places the side's hits on FR-CA2, GB-CA6 of Britain and France (chosen)"
 # DE-CA12 and DE-CA13 hit; every British and French die misses.

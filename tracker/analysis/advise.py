@@ -22,6 +22,7 @@ from tracker.analysis import odds as view
 from tracker.analysis.reach import (
     Question,
     Reach,
+    counted,
     force_text,
     full_force,
     full_force_of,
@@ -398,36 +399,48 @@ def require_few_choices(pool: Mapping[str, int], zone: str) -> None:
 
 
 def _require_exact_sizes(q: Question, pool: int) -> None:
-    """Exact odds take at most `view.MAX_UNITS_PER_SIDE` units a side."""
+    """Exact odds take at most `view.MAX_UNITS_PER_SIDE` units a side: the nation's force with
+    its allies, and the enemy's, all its nations together (NC1) or with --hold each alone."""
     most = view.MAX_UNITS_PER_SIDE
     if pool + len(q.allies) > most:
         raise InputError(
             f"{pool + len(q.allies)} units of {q.nation} and its allies can be in {q.zone}; exact odds take at most "
             f"{most} a side: weigh fewer types (--type)"
         )
-    for nation, units in sorted(q.others.items()):
-        if len(units) > most:
+    for side in _enemy_sides(q):
+        if len(side) > most:
+            nations = sorted({u.nation for u in side})
+            who = f"{nations[0]} has" if len(nations) == 1 else f"{', '.join(nations[:-1])} and {nations[-1]} have"
             where = "within a full move of" if q.hold else "in"
             raise InputError(
-                f"{nation} has {len(units)} units {where} {q.zone}; exact odds take at most {most} a side"
-                + _fewer_enemy_types(q, units)
+                f"{who} {len(side)} units {where} {q.zone}; exact odds take at most {most} a side"
+                + _fewer_enemy_types(q, len(nations) > 1)
             )
 
 
-def _fewer_enemy_types(q: Question, units: list[Unit]) -> str:
+def _enemy_sides(q: Question) -> list[list[Unit]]:
+    """The enemy side of each battle an answer weighs (`battles`)."""
+    if q.hold:
+        return [units for _, units in sorted(q.others.items())]
+    return [[u for _, units in sorted(q.others.items()) for u in units]]
+
+
+def _fewer_enemy_types(q: Question, several: bool) -> str:
     """The way out of an enemy too large to weigh: weigh fewer of its types (`--enemy-type`),
-    with its costliest type of at most `view.MAX_UNITS_PER_SIDE` units as the example."""
+    with its costliest type that leaves every enemy side at most `view.MAX_UNITS_PER_SIDE`
+    units as the example (`several`: the enemy side is of several nations)."""
+    its = "their" if several else "its"
     if q.enemy_types:
-        return f"; weigh fewer of its types with --enemy-type (now {', '.join(q.enemy_types)})"
-    counts: dict[str, int] = {}
-    for u in units:
-        counts[u.type] = counts.get(u.type, 0) + 1
-    fits = [t for t, n in counts.items() if n <= view.MAX_UNITS_PER_SIDE]
+        return f"; weigh fewer of {its} types with --enemy-type (now {', '.join(q.enemy_types)})"
+    sides = _enemy_sides(q)
+    counts = [counted(side) for side in sides]
+    types = {t for c in counts for t in c}
+    fits = [t for t in types if all(c.get(t, 0) <= view.MAX_UNITS_PER_SIDE for c in counts)]
     if not fits:
         return ""  # every one of its types alone is too many: no part of it is weighed exactly
     costs = q.board.ruleset.units
-    example = max(fits, key=lambda t: (costs[t].cost, counts[t], t))
-    return f"; weigh fewer of its types with --enemy-type, e.g. --enemy-type {example}"
+    example = max(fits, key=lambda t: (costs[t].cost, sum(c.get(t, 0) for c in counts), t))
+    return f"; weigh fewer of {its} types with --enemy-type, e.g. --enemy-type {shlex.quote(example)}"
 
 
 def command(battle: OddsBattle) -> str:

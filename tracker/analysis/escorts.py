@@ -46,6 +46,8 @@ class WindowAnswer(TypedDict):
     expected_ntr_lost: float
     units: list[str]
     commands: list[str]
+    # The enemies whose attack has no command: more than `tracker odds` takes a side.
+    too_large_by_hand: list[str]
     weighed: int
     attacks_summed: bool  # several enemy nations: their attacks weighed alone and added up (`loss`)
 
@@ -248,6 +250,8 @@ def by_hand(q: Convoys, w: Window, counts: Mapping[str, int]) -> list[str]:
         return []
     lines = []
     for enemy, subs in sorted(w.threats.items()):
+        if not fits_by_hand(subs, defenders):
+            continue  # a line `tracker odds` refuses is no line to give (`too_large_by_hand`)
         # Quoted for the shell as `advise.command` quotes them ('Deutsches Reich:submarine=2').
         words = [f"tracker odds convoy --attacker {shlex.quote(f'{enemy}:submarine={subs}')}"]
         words += [f"--defender {shlex.quote(reach.force_text(n, c))}" for n, c in sorted(defenders.items())]
@@ -255,6 +259,19 @@ def by_hand(q: Convoys, w: Window, counts: Mapping[str, int]) -> list[str]:
         words += [f"--tech {shlex.quote(t)}" for t in reach.tech_texts(q.board, {enemy, *defenders})]
         lines.append(" ".join(words))
     return lines
+
+
+def fits_by_hand(subs: int, defenders: Mapping[str, Mapping[str, int]]) -> bool:
+    """Whether `tracker odds convoy` takes an attack of `subs` submarines on `defenders`: at
+    most `view.MAX_UNITS_PER_SIDE` units a side (weighed here all the same)."""
+    searchers = sum(n for counts in defenders.values() for n in counts.values())
+    return max(subs, searchers) <= view.MAX_UNITS_PER_SIDE
+
+
+def too_large_by_hand(q: Convoys, w: Window, counts: Mapping[str, int]) -> list[str]:
+    """The enemies of a window whose attack `by_hand` gives no line for (none without searchers)."""
+    defenders = _defenders(q, counts)
+    return [e for e, subs in sorted(w.threats.items()) if defenders and not fits_by_hand(subs, defenders)]
 
 
 def answer(
@@ -336,6 +353,7 @@ def window_answer(
         "expected_ntr_lost": weighed(counts, None)[0],
         "units": [r.unit.id for r in reach.pick_from(pool, counts)],
         "commands": by_hand(q, w, counts),
+        "too_large_by_hand": too_large_by_hand(q, w, counts),
         "weighed": found[2] if found else len(memo),
         "attacks_summed": len(w.threats) > 1,
     }
@@ -384,4 +402,8 @@ def render(data: EscortsAnswer) -> str:
         if w["commands"]:
             # Each line alone, so that a terminal keeps it whole to copy (`fit_prose`).
             lines += ["  by hand:", *(f"    {c}" for c in w["commands"])]
+        if w["too_large_by_hand"]:
+            whose = " and ".join(f"{e}'s" for e in w["too_large_by_hand"])
+            most = f"more than the {view.MAX_UNITS_PER_SIDE} units a side `tracker odds convoy` takes"
+            lines.append(f"  by hand: none for {whose} attack, {most}")
     return "\n".join(lines) + "\n"

@@ -14,6 +14,7 @@ from domain.rules import asw
 from domain.rules.economy import shares_carriers
 from domain.rules.interception import eligible_searchers
 from domain.rules.movement import stopped_in_hostile_zone
+from tracker.analysis.odds import MAX_UNITS_PER_SIDE
 
 # Phases of a turn before its combat movement ends: a unit may still move to attack (F4, F7);
 # to hold a zone it may also move in non-combat movement.
@@ -274,12 +275,31 @@ def asw_instead(board: Board, nation: str, zone: str, enemies: list[Unit], pool:
     hunters = [r.unit for r in pool if asw.can_search(board, r.unit)]
     if not hunters:
         return f"{why}, and no unit of {nation} that can be there may start it (AS1)"
+    if len(enemies) > MAX_UNITS_PER_SIDE:
+        # `tracker odds asw` refuses them all, and weighing some of them is another combat.
+        return f"{why}; {len(enemies)} submarines are more than exact odds weigh ({MAX_UNITS_PER_SIDE} a side)"
+    with_whom = f"every unit of {nation} that can be there and search"
+    if len(hunters) > MAX_UNITS_PER_SIDE:
+        # As many as `tracker odds asw` takes: those whose dice need least, against these submarines.
+        with_whom = f"the {MAX_UNITS_PER_SIDE} units of {nation} that can be there and search best (of {len(hunters)})"
+        hunters = best_hunters(board, hunters, enemies[0])
     attacker = force_text(nation, counted(hunters))
     defenders = [force_text(n, c) for n, c in sorted(by_nation(enemies).items())]
     words = ["tracker odds asw", f"--attacker {shlex.quote(attacker)}"]
     words += [f"--defender {shlex.quote(d)}" for d in defenders]
     words += [f"--tech {shlex.quote(t)}" for t in tech_texts(board, {nation, *(u.nation for u in enemies)})]
-    return f"{why}; its odds with every unit of {nation} that can be there and search: {' '.join(words)}"
+    return f"{why}; its odds with {with_whom}: {' '.join(words)}"
+
+
+def best_hunters(board: Board, hunters: list[Unit], sub: Unit) -> list[Unit]:
+    """The `MAX_UNITS_PER_SIDE` hunters whose search dice (AS2), then attack dice (AS4), hit
+    most often against `sub`; of those alike, the cheapest (PU1)."""
+
+    def key(u: Unit) -> tuple[int, int, int, str]:
+        search, attack = asw.search_roll(board, u, sub).target, asw.attack_roll(board, u, sub).target
+        return (-search, -attack, board.unit_type(u).cost, u.id)
+
+    return sorted(hunters, key=key)[:MAX_UNITS_PER_SIDE]
 
 
 def counted(units: list[Unit]) -> dict[str, int]:

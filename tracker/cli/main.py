@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from domain.errors import InputError, TrackerError
-from tracker.cli.params import CAMPAIGN, DATABASE, SERVER, fit_error, one_line
+from tracker.cli.params import CAMPAIGN, DATABASE, SERVER, fit_error, one_line, unquoted_hint, with_unquoted_hint
 from tracker.cli.startup import importing, settle_imports_from_now
 
 if TYPE_CHECKING:
@@ -436,7 +436,9 @@ class TrackerGroup(click.Group):
                 return self._through_server(ctx, server)
             return super().invoke(ctx)
         except TrackerError as e:
-            _fail(str(e), e.exit_code)
+            # A name typed unquoted (`move GB-DD1 --to Central North Sea`): "unknown zone 'Central'".
+            hint = unquoted_hint(words, ctx.obj) if e.exit_code == 2 else None
+            _fail(f"{e}; {hint}" if hint else str(e), e.exit_code)
         except click.UsageError as e:
             # Bad usage anywhere below (a command's options, its own checks): one line.
             if e.ctx is None:
@@ -444,7 +446,8 @@ class TrackerGroup(click.Group):
                 # found from the words typed, so the line names the command and its help too.
                 e.ctx = _command_context(ctx, words)
             e = _bracketed(e, words)
-            raise one_line(e if shell_line else _global_option_after(e)) from None
+            e = with_unquoted_hint(e if shell_line else _global_option_after(e), words, ctx.obj)
+            raise one_line(e) from None
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
         except BrokenPipeError:

@@ -12,6 +12,7 @@ import math
 import re
 import shutil
 import sys
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -284,6 +285,88 @@ def quote_hint(name: str) -> str:
     return f"a name with spaces is one word when quoted: {shlex.quote(name)}"
 
 
+# What may join a name to the rest of one value: `--path A,B`, `--ntr Germany:ZONE=1`.
+_VALUE_SEPARATORS = re.compile(r"[,:=]")
+# The most words a name typed unquoted spans that is looked for (`Central North Atlantic`).
+_NAME_WORDS = 6
+
+
+def _word_runs(words: Sequence[str]) -> list[list[str]]:
+    """The runs of two or more words, none an option, that one value typed unquoted may have
+    become: the longest first, then from the left. An option's value given after `=`
+    (`--zone=Central North Sea`) begins a run."""
+    stretches: list[list[str]] = [[]]
+    for word in words:
+        if word.startswith("-"):
+            _, sep, value = word.partition("=")
+            stretches.append([value] if sep and value else [])
+        else:
+            stretches[-1].append(word)
+    runs = [
+        stretch[i:j]
+        for stretch in stretches
+        for i in range(len(stretch))
+        for j in range(i + 2, min(len(stretch), i + _NAME_WORDS) + 1)
+    ]
+    return sorted(runs, key=len, reverse=True)
+
+
+def unquoted_name(words: Sequence[str], known: Callable[[str], str | None]) -> str | None:
+    """The value to quote when `words` (a command line) hold a name with spaces typed unquoted,
+    split into several words: a run of words whose parts holding a space (between commas, `:`
+    and `=`) are each a name `known` gives. None when there is none."""
+    for run in _word_runs(words):
+        joined = " ".join(run)
+        spaced = [part.strip() for part in _VALUE_SEPARATORS.split(joined) if " " in part.strip()]
+        if spaced and all(known(part) for part in spaced):
+            return joined
+    return None
+
+
+def unquoted_hint(words: Sequence[str], obj: Any) -> str | None:
+    """How to quote a name with spaces (a zone, nation, unit type or technology of the campaign
+    `obj` selects) the command line `words` gave unquoted, for the end of the error it caused;
+    None when it gave none (or the campaign cannot be read)."""
+    if not _word_runs(words):
+        return None  # nothing to look for: the campaign is not read
+    from tracker.service.names import Names, Resolver
+
+    resolvers: tuple[Resolver, ...]
+    try:
+        # Only a database that is there is read: a refused `import` or `new` removed the file
+        # it would have made, and the hint must not make it again.
+        from tracker.storage.store import database_url, sqlite_file
+
+        file = sqlite_file(obj.tracker.url if obj.has_tracker else database_url(obj.db))
+        if file is not None and not file.is_file():
+            raise FileNotFoundError(file)
+        names = Names(obj.load())
+        resolvers = (names.zone, names.nation, names.unit_type, names.technology)
+    except Exception:  # noqa: BLE001 - no campaign: the default ruleset's names (`odds naval`)
+        try:
+            from domain.ruleset import load_ruleset
+
+            ruleset, _ = load_ruleset("twtea-3e")  # the ruleset `odds` weighs by default
+        except Exception:  # noqa: BLE001 - the error as it is, without the hint
+            return None
+        resolvers = (Resolver("unit type", ruleset.units), Resolver("technology", ruleset.technologies))
+    found = unquoted_name(words, lambda text: next((r.get(text) for r in resolvers if r.get(text)), None))
+    return None if found is None else quote_hint(found)
+
+
+def with_unquoted_hint(error: click.UsageError, words: Sequence[str], obj: Any) -> click.UsageError:
+    """`error` ending with how to quote the name with spaces the command line typed unquoted,
+    if it did; click's "more arguments than the command takes: (North Sea)" said as what it is."""
+    # An error already made one line (`OneLineUsage`) has been through here: it stays as it is.
+    hint = None if isinstance(error, OneLineUsage) else unquoted_hint(words, obj)
+    if hint is None:
+        return error
+    if error.message.startswith("Got unexpected extra argument"):
+        # The words it lists are the name's last: confusing, where the name is said whole.
+        error = click.UsageError("more words than the command takes", error.ctx)
+    return OneLineUsage(error, hint)
+
+
 def fit_error(message: str) -> str:
     """`Error: MESSAGE` as a terminal shows it: wrapped between words at its width, the next
     lines indented, the command to copy that ends it on a line of its own; one line elsewhere
@@ -304,8 +387,13 @@ class OneLineUsage(click.UsageError):
     """A usage error printed as `Error: ` and `usage_line`: one line on stderr, exit 2, where
     click prints the usage, a hint and a blank line before it."""
 
-    def __init__(self, error: click.UsageError) -> None:
-        super().__init__(usage_line(error), error.ctx)
+    def __init__(self, error: click.UsageError, hint: str | None = None) -> None:
+        line = usage_line(error)
+        if hint:
+            # Before the closing "(see tracker show --help)".
+            head, sep, tail = line.rpartition(" (see ")
+            line = f"{head}; {hint}{sep}{tail}" if sep else f"{line}; {hint}"
+        super().__init__(line, error.ctx)
 
     def show(self, file: Any = None) -> None:
         click.echo(fit_error(self.message), file=file, err=file is None)

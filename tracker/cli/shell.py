@@ -27,7 +27,7 @@ import click
 
 from domain.errors import InputError, TrackerError
 from tracker.cli.common import Context, echo_prose
-from tracker.cli.params import FilePath, quote_hint
+from tracker.cli.params import FilePath
 from tracker.cli.shell_prompt import NOT_IN_SHELL, fit_prompt, help_width, prompt_session, terminal_columns
 from tracker.cli.shell_prompt import REFRESH as PROMPT_REFRESH
 
@@ -269,45 +269,12 @@ class Session:
         except click.exceptions.Abort:
             click.echo("Aborted!", err=True)
             return 1
-        except click.UsageError as e:
-            hint = self.quoting_hint(args) if "more arguments than the command takes" in e.message else None
-            if not hint:
-                e.show()
-                return e.exit_code
-            from tracker.cli.params import fit_error
-
-            # Before the closing "(see tracker show --help)".
-            head, sep, tail = e.message.removeprefix("Error: ").rpartition(" (see ")
-            click.echo(fit_error(f"{head}; {hint}{sep}{tail}" if sep else f"{tail}; {hint}"), err=True)
-            return e.exit_code
         except click.ClickException as e:
             e.show()
             return e.exit_code
         except click.exceptions.Exit as e:
             return e.exit_code
         return result if isinstance(result, int) else 0
-
-    def quoting_hint(self, args: list[str]) -> str | None:
-        """A line refused for more words than its command takes, whose words after the command
-        name a zone or nation once joined (`show Central North Sea`): how to quote the name.
-        None when no such words are there (or the campaign cannot be read)."""
-        from tracker.service.names import Names
-
-        try:
-            names = Names(self.obj.load())
-        except Exception:  # noqa: BLE001 - the error as it is, without the hint
-            return None
-        for i in range(1, len(args)):
-            # The longest run first: `Central North Sea`, not `North Sea` alone.
-            for j in range(min(len(args), i + 6), i + 1, -1):
-                words = args[i:j]
-                if any(w.startswith("-") for w in words):
-                    continue
-                joined = " ".join(words)
-                found = names.zone.get(joined) or names.nation.get(joined)
-                if found:
-                    return quote_hint(found)
-        return None
 
     def run(self, read_line: Callable[[Callable[[], str]], str]) -> None:
         """Read and run lines until end of input or `exit`; Ctrl-C drops the line being typed."""

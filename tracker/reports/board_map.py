@@ -37,6 +37,7 @@ from tracker.reports.board_marks import (
     legend_height,
     legend_svg,
     mark_aboard,
+    marks_shown,
     neutral_note,
     neutral_until,
 )
@@ -503,9 +504,12 @@ def map_svg(
             href = escape(link.format(zone=_quote(zone)))
             group = [f'<a href="{href}">', *group, "</a>"]
         out.extend(group)
-    if "legend" not in drawn:
-        drawn["legend"] = legend_svg(layout.width, MARGIN, layout.legend_y)
-    out.append(drawn["legend"])
+    # The legend names the marks this map draws alone (no neutral's hatching on a map without one).
+    shown = marks_shown(scenario, contents, owners, neutral)
+    legend = drawn.get(("legend", shown))
+    if legend is None:
+        legend = drawn[("legend", shown)] = legend_svg(layout.width, MARGIN, layout.legend_y, shown)
+    out.append(legend)
     out.append("</svg>")
     return "\n".join(out)
 

@@ -9,7 +9,7 @@ a zone's carriers hold, who is neutral, and the legend in the band below the zon
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from html import escape
 from typing import Any
 
@@ -41,16 +41,18 @@ DEFS = (
 )
 # F7: what a carrier holds, in brackets on its nation's line ("1 CV [1 FT, 1 BM]").
 _ABOARD = re.compile(r"\[[^\]]*\]")
-# The legend's entries: what its sample draws (a kind, or text set in bold), and what it says.
+# The legend's entries: the mark (`marks_shown`), what its sample draws (a kind, or text set in
+# bold), and what it says.
 _LEGEND = (
-    ("line", "sea zone to sea zone"),
-    ("dash", "coast or land border"),
-    ("port", "port: new ships beside it, new aircraft on it (PU2)"),
-    ("1 CV [1 FT]", "air units aboard the carrier (F7)"),
-    ("neutral", "a neutral's territory; its units in grey italics (F8)"),
-    ("1 BB (1 dmg)", "damaged"),
-    ("NTR", "naval trade resources (F6)"),
+    ("line", "line", "sea zone to sea zone"),
+    ("dash", "dash", "coast or land border"),
+    ("port", "port", "port: new ships beside it, new aircraft on it (PU2)"),
+    ("aboard", "1 CV [1 FT]", "air units aboard the carrier (F7)"),
+    ("neutral", "neutral", "a neutral's territory; its units in grey italics (F8)"),
+    ("damaged", "1 BB (1 dmg)", "damaged"),
+    ("NTR", "NTR", "naval trade resources (F6)"),
 )
+MARKS = frozenset(mark for mark, _, _ in _LEGEND)
 _SAMPLE_WIDTH = {"line": 22.0, "dash": 22.0, "port": 14.0, "neutral": 22.0, "NTR": 26.0}
 
 
@@ -117,15 +119,50 @@ def aboard(
                     g["aboard_ally"] = g.get("aboard_ally", 0) + on
 
 
+def marks_shown(
+    scenario: Scenario,
+    contents: Mapping[str, Mapping[str, Any]],
+    owners: Mapping[str, str],
+    neutral: Mapping[str, int],
+) -> frozenset[str]:
+    """The marks of `MARKS` a map draws, for its legend to name those alone: the links of its
+    two kinds, ports (PU2), air units in brackets aboard a carrier (F7), a neutral's hatched
+    territory or grey units (F8), damage and NTR, from the zones' `contents` (`zone_contents`),
+    the land's `owners` and the `neutral` nations."""
+    game_map = scenario.game_map
+    shown: set[str] = set()
+    for zone, near in game_map.adjacency.items():
+        for other in near:
+            shown.add("line" if game_map.is_sea(zone) and game_map.is_sea(other) else "dash")
+    if game_map.ports:
+        shown.add("port")
+    if any(owners.get(zone) in neutral for zone in game_map.adjacency if not game_map.is_sea(zone)):
+        shown.add("neutral")
+    for content in contents.values():
+        if content["ntr"]:
+            shown.add("NTR")
+        for nation, groups in content["units"].items():
+            if nation in neutral:
+                shown.add("neutral")
+            for g in groups:
+                if g.get("carrying") or g.get("aboard_ally"):
+                    shown.add("aboard")
+                if g["damaged"]:
+                    shown.add("damaged")
+    return frozenset(shown)
+
+
 def _entry_width(sample: str, text: str) -> float:
     return _SAMPLE_WIDTH.get(sample, len(sample) * BOLD_CHAR_WIDTH) + 5 + len(text) * CHAR_WIDTH
 
 
-def _legend_rows(room: float) -> list[list[tuple[str, str]]]:
-    """The legend's entries in rows no wider than `room`."""
+def _legend_rows(room: float, shown: Collection[str]) -> list[list[tuple[str, str]]]:
+    """The legend's entries of the marks `shown` in rows no wider than `room`."""
     rows: list[list[tuple[str, str]]] = [[]]
     used = 0.0
-    for sample, text in _LEGEND:
+    for mark, sample, text in _LEGEND:
+        if mark not in shown:
+            continue
         need = _entry_width(sample, text)
         if rows[-1] and used + LEGEND_GAP + need > room:
             rows.append([])
@@ -135,15 +172,19 @@ def _legend_rows(room: float) -> list[list[tuple[str, str]]]:
     return rows
 
 
-def legend_height(width: float, margin: float) -> float:
-    """The height of the legend of a map this wide, with this margin either side."""
-    return LEGEND_LINE * len(_legend_rows(width - 2 * margin - 16)) + 8
+def legend_height(width: float, margin: float, shown: Collection[str] = MARKS) -> float:
+    """The height of the legend of a map this wide, with this margin either side, naming the
+    marks `shown` (the band a map keeps for it: every mark it may come to show)."""
+    return LEGEND_LINE * len(_legend_rows(width - 2 * margin - 16, shown)) + 8
 
 
-def legend_svg(width: float, margin: float, top: float) -> str:
-    """The legend, a box in the band below the zones (from `top`): the links' two styles, a
-    port's anchor, a carrier's brackets, a neutral's hatching, damage and NTR."""
-    rows = _legend_rows(width - 2 * margin - 16)
+def legend_svg(width: float, margin: float, top: float, shown: Collection[str] = MARKS) -> str:
+    """The legend, a box in the band below the zones (from `top`) naming the marks `shown`
+    (`marks_shown`: those the map draws): the links' two styles, a port's anchor, a carrier's
+    brackets, a neutral's hatching, damage and NTR. No box when it shows none of them."""
+    rows = [row for row in _legend_rows(width - 2 * margin - 16, shown) if row]
+    if not rows:
+        return ""
     out: list[str] = []
     widest = 0.0
     for r, row in enumerate(rows):

@@ -38,7 +38,7 @@ from tracker.cli.completion import (
     complete_turns,
     complete_units,
 )
-from tracker.cli.params import MAX_INT, REASON, ZONE, Whole, quote_hint
+from tracker.cli.params import MAX_INT, REASON, ZONE, Whole
 from tracker.reports.views import board_now, heading, render_board
 from tracker.service.describe import quoted
 from tracker.service.names import once_each, split_units
@@ -235,34 +235,8 @@ def move(ctx: Context, units: tuple[str, ...], to: str | None, path: str | None,
         raise click.UsageError("give exactly one of --to or --path")
     steps = [to] if to else split_list(path) or []
     once_each(split_units(units) or [])
-    try:
-        act(ctx, "move", {"units": list(units), "path": steps, "nation": nation})
-    except InputError as e:
-        hint = _quoting_hint(ctx, str(to or path), units, path=bool(path))
-        if hint is None:
-            raise
-        raise click.UsageError(f"{e}; {hint}") from None
-
-
-def _quoting_hint(ctx: Context, given: str, units: tuple[str, ...], path: bool) -> str | None:
-    """`move GB-DD1 --to Central North Sea`: the zone's words after the first taken for units.
-    How to quote the name, when the option's value and a run of those words name a zone (every
-    step of it, for --path); None otherwise (or when the campaign cannot be read)."""
-    from tracker.service.names import Names
-
-    try:
-        zones = Names(ctx.load()).zone
-    except Exception:  # noqa: BLE001 - the error as it is, without the hint
-        return None
-    # The longest run first: `Central North Sea`, not `Central North` (as the shell's hint).
-    runs = sorted(((i, j) for i in range(len(units)) for j in range(i + 1, len(units) + 1)), key=lambda r: r[0] - r[1])
-    for i, j in runs:
-        joined = " ".join([given, *units[i:j]])
-        steps = (split_list(joined) or []) if path else [joined]
-        found = [zones.get(step) for step in steps]
-        if steps and all(found):
-            return quote_hint(",".join(str(z) for z in found))
-    return None
+    # A zone typed unquoted (`--to Central North Sea`) is said how to quote by the main group.
+    act(ctx, "move", {"units": list(units), "path": steps, "nation": nation})
 
 
 @click.group()
