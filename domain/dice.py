@@ -131,8 +131,20 @@ class ManualDice:
         return Dice(tuple(taken), "manual", self.reference)
 
     def check_all_used(self) -> None:
-        if self.used != len(self.values):
-            raise DiceError(f"D3: {len(self.values)} dice entered but the action rolled {self.used}{self._taken()}")
+        """D3: refuse dice left over, saying how many the action rolled (none, or "N dice", not
+        "rolled 1", which reads as a one rolled) and what to type instead."""
+        if self.used == len(self.values):
+            return
+        entered = plural(len(self.values), "die")
+        if not self.used:
+            raise DiceError(
+                f"D3: {entered} entered ({', '.join(map(str, self.values))}) but the action rolled none: "
+                "run it without --dice"
+            )
+        raise DiceError(
+            f"D3: {entered} entered but the action rolled {plural(self.used, 'die')}{self._taken()}; "
+            f"give --dice exactly {plural(self.used, 'value')}"
+        )
 
     def _taken(self) -> str:
         """D3, CV4: which dice the action took for what, in the order taken (the order `tracker

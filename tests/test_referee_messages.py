@@ -76,11 +76,11 @@ def test_d3_dice_left_over_are_refused_naming_what_each_die_was_taken_for(db: st
     result = CliRunner().invoke(cli, ["--db", db, "battle", "fire", "1", "--dice", "1,2,3,9,9,8,4"])
     assert result.exit_code == 1
     assert result.output == (
-        "Error: D3: 7 dice entered but the action rolled 6, taken in the order `tracker pending` lists: "
+        "Error: D3: 7 dice entered but the action rolled 6 dice, taken in the order `tracker pending` lists: "
         "1 for DE-CA1 (cruiser) fires at Britain's units; 2 for DE-DD1 (destroyer) fires at Britain's units; "
         "3 for GB-CA2 (cruiser) fires at Germany's units; 9 for GB-DD3 (destroyer) fires at Germany's units; "
         "9 for GB-DD4 (destroyer) fires at Germany's units; 8 for GB-DD5 (destroyer) fires at Germany's units; "
-        "left over: 4\n"
+        "left over: 4; give --dice exactly 6 values\n"
     )
     assert json.loads(cli_on(db)("log", "--json")) == before
 
@@ -94,8 +94,8 @@ def test_d3_a_roll_a_step_gave_back_is_not_named_among_the_dice_taken() -> None:
     with pytest.raises(DiceError) as info:
         dice.check_all_used()
     assert str(info.value) == (
-        "D3: 4 dice entered but the action rolled 2, taken in the order `tracker pending` lists: "
-        "3 for first; 7 for second; left over: 9, 2"
+        "D3: 4 dice entered but the action rolled 2 dice, taken in the order `tracker pending` lists: "
+        "3 for first; 7 for second; left over: 9, 2; give --dice exactly 2 values"
     )
 
 

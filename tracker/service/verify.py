@@ -251,6 +251,8 @@ class _LogWalk:
             self.seen_rolls[event.roll] = (event.epoch, list(event.values))
             if event.source == "auto":
                 self.rolls.append((version, _Roll(event.epoch, event.roll, tuple(event.values), event.faces)))
+            else:
+                self.report.rolls_typed += 1
         if event.source != self.mode and not (event.source == "manual" and event.action in self.typed_allowed):
             self.report.dice_problems.append(
                 f"D4: event {version} (roll {event.roll}) has {event.source} dice in a campaign of {self.mode} dice, "
@@ -329,6 +331,7 @@ def verify_events(
 def _finish(walk: _LogWalk, local_seed: Callable[[int], str | None]) -> VerifyReport:
     """The end of a walk over a whole log: the dice re-derived, and what the report notes."""
     report = walk.report
+    report.dice_mode = walk.mode
     report.commitments = list(walk.commitments)
     report.seeds_revealed = len(walk.revealed)
     try:

@@ -43,6 +43,10 @@ class VerifyReport:
     events: int = 0
     rolls_checked: int = 0
     rolls_unchecked: int = 0
+    # Typed rolls (manual dice, or typed under an override): checked for order and range, with
+    # no seed to re-derive them from; and the dice source in force at the log's end (D4).
+    rolls_typed: int = 0
+    dice_mode: str = "auto"
     problem: str | None = None
     bad_version: int | None = None
     notes: list[str] = field(default_factory=list)
@@ -70,6 +74,22 @@ class VerifyReport:
     def ok(self) -> bool:
         """The log is intact: chain, order, dice derivation (D4 problems are listed apart)."""
         return self.problem is None
+
+    def dice_checked(self) -> str:
+        """What the walk checked of the dice, for `tracker verify`'s first line: auto rolls
+        re-derived from their seed, typed rolls (which no seed derives) checked for order and
+        range, or both where the campaign switched its dice source (D4)."""
+        parts = []
+        if self.rolls_checked or self.rolls_unchecked or self.dice_mode == "auto":
+            parts.append(f"{self.rolls_checked} auto roll(s) re-derived from the seed")
+        if self.rolls_typed:
+            parts.append(
+                f"{self.rolls_typed} typed roll(s) checked for order and range "
+                "(dice typed by players have no seed to re-derive)"
+            )
+        elif self.dice_mode == "manual":
+            parts.append("no typed roll yet (manual dice have no seed to re-derive)")
+        return " and ".join(parts)
 
     def as_json(self) -> Verified:
         """What `tracker verify --json` prints (and the server's /verify answers)."""

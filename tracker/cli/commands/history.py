@@ -250,8 +250,16 @@ def log(
             click.echo(line)
 
 
-@click.command()
-# Named SEQ, not [SEQ]: an event or --roll is required, one of them (the usage error says which).
+class _EventOrRoll(click.Command):
+    """`explain`, whose usage says what it takes: an event (SEQ) or --roll N, one of them. Its
+    SEQ is optional to click, which would show it bare (as if required even with --roll) or in
+    brackets (as if neither were)."""
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return ["[OPTIONS]", "(SEQ | --roll N)"]
+
+
+@click.command(cls=_EventOrRoll)
 @click.argument("seq", type=POSITIVE, required=False, metavar="SEQ", shell_complete=complete_recent_events)
 @click.option(
     "--roll",
@@ -480,7 +488,7 @@ def verify(ctx: Context, head_text: str | None, check_views: bool, every: bool, 
     elif report.ok:
         echo_prose(
             f"OK: {plural(report.events, 'event')}, hash chain intact; "
-            f"{report.rolls_checked} auto roll(s) re-derived from the seed; "
+            f"{report.dice_checked()}; "
             f"{report.snapshots_checked} snapshot(s) match the log."
         )
         echo_prose(
