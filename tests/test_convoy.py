@@ -1538,7 +1538,7 @@ def test_convoy_battle_step_by_step_is_stored_and_verifies(tracker: Tracker, uni
     with pytest.raises(RuleViolation) as info:
         t.execute(cid, lambda c, d: advance_passing(c))
     assert info.value.rule == "T4" and info.value.reason.endswith(
-        f"[CV3]; to close it: tracker convoy search {b} [--units U1,U2] [--dice V,...]"
+        f"[CV3]; to close it: tracker convoy search {b} [--units U1,U2] --dice V,..."
     )
     searchers = ["GB-CA1", "GB-DD1", "GB-DD2"]
     with pytest.raises(DiceError):  # one die too many: nothing is stored

@@ -148,7 +148,7 @@ def test_pending_json_carries_the_command_the_dice_and_the_eligible_units(db: st
     to_britain_collect(db)
     run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS, "--subs", "DE-SS1")
     (item,) = json.loads(run(db, "pending", "--json"))
-    assert item["command"] == "tracker convoy roll 1 [--dice V,V]"
+    assert item["command"] == "tracker convoy roll 1 --dice V,V"
     order = ["merchant defence die 1", "merchant defence die 2"]
     assert item["dice"] == {"count": 2, "faces": 10, "order": order, "typed": True}
     run(db, "convoy", "roll", "1", "--dice", "3,4")

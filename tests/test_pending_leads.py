@@ -249,7 +249,7 @@ def test_t4_next_refused_for_a_convoy_attack_open_names_declare_or_pass() -> Non
 def test_t4_next_refused_during_a_procedure_names_the_command_of_its_step() -> None:
     c = campaign("Britain", "collect_resources")
     b = c.declare_convoy_attack("Germany", CNS, None)
-    assert next_refused(c).endswith(f"[CV2]; to close it: tracker convoy roll {b} [--dice V,V]")
+    assert next_refused(c).endswith(f"[CV2]; to close it: tracker convoy roll {b} --dice V,V")
 
 
 def test_t4_next_refused_on_the_command_line_names_the_command(db: str) -> None:

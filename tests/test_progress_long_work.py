@@ -137,9 +137,14 @@ def test_import_prints_the_same_lines_and_nothing_on_stderr(
     url = f"sqlite:///{dest}"
     result = invoke(dest, "import", str(export_file))
     assert result.exit_code == 0
+    # PBEM by file: then whose move it is, as `inbox` lists it, and how to send it on.
+    waiting = invoke(dest, "inbox").stdout
     assert result.stdout == (
         f"Imported campaign 'c': {events} events into {url}; "
         "hash chain intact, 0 auto roll(s) re-derived from revealed seeds.\n"
+        f"Waiting now:\n{waiting}"
+        "When you have recorded your part, send it to the others: "
+        f"`tracker --campaign c export --since {events} FILE`.\n"
     )
     assert result.stderr == ""
 

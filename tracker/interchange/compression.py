@@ -59,6 +59,61 @@ class _Rejoined:
     read = readline
 
 
+class _CarriageReturnLines:
+    """A file whose lines end in a carriage return alone (as the classic Mac OS saved text, and
+    some mail programs still convert it), read with `readline` as if each ended in "\n"; an
+    "\n" or "\r\n" also ends a line. Safe: JSON writes no raw carriage return inside a value
+    (a string escapes it as "\\r"; UTF-8 holds no 0x0D byte inside a character), so a CR is
+    a line's end or whitespace the parser skips, and every event's hash is checked on its
+    parsed content, not on the bytes of its line."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._buffer = bytearray(head)
+        self._rest = rest
+        self._ended = False
+
+    def _more(self) -> bool:
+        # `readline` with a size is all a stream of lines must have (`_Rejoined`): with no
+        # "\n" in the file, it reads up to the size, as `read` would.
+        chunk = b"" if self._ended else self._rest.readline(1 << 16)
+        self._ended = not chunk
+        self._buffer += chunk
+        return bool(chunk)
+
+    def readline(self, limit: int = -1) -> bytes:
+        scanned = 0
+        while True:
+            ends = [i for i in (self._buffer.find(b"\r", scanned), self._buffer.find(b"\n", scanned)) if i != -1]
+            if not ends:
+                scanned = len(self._buffer)
+                if 0 <= limit <= scanned or not self._more():
+                    return self._take(scanned if limit < 0 else min(limit, scanned))
+                continue
+            end = min(ends)
+            if end == len(self._buffer) - 1 and self._buffer[end] == 13 and self._more():
+                continue  # a CR last in the buffer: an "\n" may follow it in what comes next
+            if 0 <= limit <= end:
+                return self._take(limit)
+            line = self._take(end) + b"\n"
+            del self._buffer[: 2 if self._buffer[:2] == b"\r\n" else 1]
+            return line
+
+    def _take(self, size: int) -> bytes:
+        line = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return line
+
+
+def old_mac_lines(first: bytes, rest: BinaryIO) -> BinaryIO | None:
+    """The file read line by line when its first line, as `readline` found it (`first`), says
+    its lines end in a carriage return alone: a CR inside it, with no "\n" at all, that is not
+    the last of the whitespace at its end. None for any other file (a line ending in "\r\n",
+    or "\r\r\n" from a mail relay converting it twice, is read as it always was)."""
+    if b"\n" in first or b"\r" not in first.rstrip(b"\r\t "):
+        return None
+    return cast(BinaryIO, _CarriageReturnLines(first, rest))
+
+
 def _first_bytes(stream: BinaryIO) -> tuple[bytes, BinaryIO]:
     """The stream's first bytes, and the stream to read from the start."""
     peek = getattr(stream, "peek", None)

@@ -5,8 +5,8 @@ stored state and compared with its line, the chain, the dice and every asked act
 File format ``twtea-naval-tracker/events``, version 1
 -----------------------------------------------------
 
-UTF-8 text, one JSON object per line ("JSON lines"), lines separated by ``\\n``; the file
-may be gzip-compressed as a whole (import knows it by its first bytes).
+UTF-8 text, one JSON object per line ("JSON lines"), lines separated by ``\\n`` (import also
+reads ``\\r\\n``, and ``\\r`` alone); the file may be gzip-compressed as a whole.
 
 Line 1 is the header::
 
@@ -64,7 +64,7 @@ from eventsourcing.utils import get_topic
 from domain.campaign import Campaign
 from domain.chain import event_content, unhashed
 from domain.errors import InputError, TrackerError
-from tracker.interchange.compression import DAMAGED, broken_line, damage, decompressing
+from tracker.interchange.compression import DAMAGED, broken_line, damage, decompressing, old_mac_lines
 from tracker.interchange.shape import names_problem, shape_problem
 from tracker.service.verify import VerifyReport, verify_events
 
@@ -229,6 +229,8 @@ def _lines(stream: BinaryIO, source: str) -> Iterator[tuple[int, bytes]]:
     while True:
         try:
             raw = stream.readline(MAX_LINE_BYTES + 1)
+            if not number and (cr := old_mac_lines(raw, stream)) is not None:
+                stream, raw = cr, cr.readline(MAX_LINE_BYTES + 1)
         except DAMAGED as e:
             # Found as the file is read: its events are checked, not written, until its end.
             raise InputError(f"{source}: {damage(e, number)}") from None

@@ -51,7 +51,10 @@ class Continued:
     appended: int
     head_seq: int
     head_hash: str
+    # Every action of the log, from the campaign's creation on, is re-refereed (each one's
+    # state is the fold of all before it); `file_actions` of them came in the file.
     actions_refereed: int
+    file_actions: int = 0
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,8 @@ class Mended:
     kept: int
     head_seq: int
     head_hash: str
-    actions_refereed: int
+    actions_refereed: int  # the whole log's, as `Continued`'s
+    file_actions: int = 0
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,11 @@ class KeptMine:
 
 def _same(event: Any) -> Any:
     return event
+
+
+def actions_in(events: list[Any]) -> int:
+    """The actions that begin among `events` (each recorded from an ActionAsked event on)."""
+    return sum(type(e).__name__ == "ActionAsked" for e in events)
 
 
 def _short(digest: str) -> str:
@@ -127,7 +136,8 @@ def continue_campaign(
             raise _fork_refusal(source, archive, fork, local, theirs, theirs_rows[0].line)
         if resolve == "mine":
             return KeptMine(name, cid, fork)
-        return give_way(tracker, cid, name, source, fork, theirs_rows, theirs, report.actions_refereed)
+        brought = actions_in(theirs[fork - 1 :])
+        return give_way(tracker, cid, name, source, fork, theirs_rows, theirs, report.actions_refereed, brought)
     new_rows = [row for row in rows if row.seq > end]
     if not new_rows:
         return Continued(name, since, end + 1, 0, end, local[-1].hash, 0)
@@ -139,7 +149,9 @@ def continue_campaign(
     head = new_rows[-1]
     if head.seq // SNAPSHOT_INTERVAL > end // SNAPSHOT_INTERVAL:
         tracker.app.take_snapshot(cid, version=head.seq - head.seq % SNAPSHOT_INTERVAL)
-    return Continued(name, since, end + 1, len(new_rows), head.seq, head.hash, report.actions_refereed)
+    return Continued(
+        name, since, end + 1, len(new_rows), head.seq, head.hash, report.actions_refereed, actions_in(decoded)
+    )
 
 
 def _verified(tracker: Tracker, cid: UUID, source: str, events: list[Any], new_rows: list[Row]) -> Any:
@@ -176,6 +188,7 @@ def give_way(
     theirs_rows: list[Row],
     theirs: list[Any],
     actions_refereed: int,
+    file_actions: int = 0,
 ) -> Mended:
     """`--resolve theirs` at a fork: the file's history (`theirs`, checked from the first
     event already) goes on under the campaign's name (a new log: the events before the fork
@@ -197,7 +210,7 @@ def give_way(
     tracker.catch_up()
     return Mended(
         name, archive, fork, mine_head.originator_version - fork + 1, theirs[-1].originator_version, theirs[-1].hash,
-        actions_refereed,
+        actions_refereed, file_actions,
     )  # fmt: skip
 
 

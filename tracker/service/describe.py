@@ -317,15 +317,28 @@ def command(item: Mapping[str, Any]) -> str | None:
     found = table.get((kind, step)) or generic.get(step)
     if (kind, step) == ("convoy", "search") and item.get("eligible") == []:
         found = f"tracker convoy search {n}"  # CV3: no unit may search, no die is rolled
-    dice = item.get("dice")
-    if found is not None and isinstance(dice, Mapping) and dice.get("typed") is False:
-        # D4: auto dice are rolled by the tracker; typing them takes an override, not a hint.
-        found = _TYPED_DICE.sub("", found)
+    return _with_dice(found, item.get("dice"))
+
+
+# The typed-dice part of a command: bracketed (optional) until the dice mode is known.
+_TYPED_DICE = re.compile(r" \[(--dice [^\]]*)\]")
+
+
+def _with_dice(found: str | None, dice: object) -> str | None:
+    """D4: the command's --dice as the campaign's dice mode has it (the item's `dice`, as
+    `pending --json` gives it). Auto dice are rolled by the tracker: typing them takes an
+    override, not a hint, so the option is left out. Manual dice must be given: a command run
+    without them is refused (a person at a terminal is asked for each roll instead), so the
+    option is shown as part of the command, not as optional. An item without `dice` (a hand-off
+    message queued before messages kept it) keeps the option bracketed; a step that rolls no
+    die has none."""
+    if found is None or not isinstance(dice, Mapping):
+        return found
+    if dice.get("typed") is False or dice.get("count") == 0:
+        return _TYPED_DICE.sub("", found)
+    if dice.get("typed") is True:
+        return _TYPED_DICE.sub(r" \1", found)
     return found
-
-
-# The typed-dice part of a command, left out where the campaign rolls its own dice.
-_TYPED_DICE = re.compile(r" \[--dice [^\]]*\]")
 
 
 class EnglishDescriber:

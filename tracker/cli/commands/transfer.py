@@ -21,7 +21,7 @@ from tracker.cli.common import Context, emit_json, json_option, progress, quoted
 from tracker.cli.params import CAMPAIGN, MAX_INT, FilePath, Whole
 
 if TYPE_CHECKING:
-    from tracker.interchange.pbem import Continued
+    from tracker.interchange.pbem import Continued, Mended
 
 
 def dice_note(campaign: str) -> str:
@@ -212,6 +212,11 @@ def import_command(
     )
     if result.rolls_unchecked:
         click.echo(f"{result.rolls_unchecked} auto roll(s) not re-derived: their seed was never revealed.")
+    # PBEM by file: the player a full export was mailed to learns whose move it is, as from a
+    # continuation. Where to send what they record goes with manual dice, the mode for play by
+    # file; an auto campaign's copy cannot roll (its note says what to do first, and comes
+    # last, beside the commands it changes).
+    _waiting_now(ctx, result.campaign, result.events, send=result.dice_mode == "manual")
     if result.dice_mode == "auto":
         click.echo(dice_note(result.campaign))
 
@@ -271,16 +276,24 @@ def _continued(where: str, result: Continued, as_json: bool) -> None:
         return
     click.echo(
         f"Fast-forwarded campaign {quoted(result.campaign)}: events {result.first_new}-{result.head_seq} appended "
-        f"after event {result.first_new - 1}; hash chain intact, {result.actions_refereed} action(s) re-refereed. "
-        f"Head: {head}"
+        f"after event {result.first_new - 1}; hash chain intact, {_refereed(result)}. Head: {head}"
     )
 
 
-def _waiting_now(ctx: Context, campaign: str, head: int) -> None:
-    """After a fast-forward, what the game now waits for and the command that answers it, as
-    `tracker inbox` lists it: by file, the player who imports the turn is the one it hands
-    the game to, and no server tells them. Then the export that sends what they record next:
-    a `--since` past the others' head would be refused by every copy."""
+def _refereed(result: Continued | Mended) -> str:
+    """What an import into an existing campaign re-refereed: every action of the log from the
+    campaign's creation on (each runs on the state all before it fold to), of which the file
+    brought `file_actions`; the count alone read as the file's."""
+    total, brought = result.actions_refereed, result.file_actions
+    return f"the whole log's {total} action(s) re-refereed, {brought} of them from this file"
+
+
+def _waiting_now(ctx: Context, campaign: str, head: int, send: bool = True) -> None:
+    """After an import, what the game now waits for and the command that answers it, as
+    `tracker inbox` lists it: by file, the player who imports the turn (or the campaign's
+    full export) is the one it hands the game to, and no server tells them. Then, with
+    `send`, the export that sends what they record next: a `--since` past the others' head
+    would be refused by every copy."""
     from tracker.cli.commands.inbox import show
     from tracker.service.inbox import as_json as inbox_json
     from tracker.service.inbox import owed
@@ -289,10 +302,11 @@ def _waiting_now(ctx: Context, campaign: str, head: int) -> None:
     if items:
         click.echo("Waiting now:")
         show(items)
-    click.echo(
-        f"When you have recorded your part, send it to the others: `tracker --campaign {shlex.quote(campaign)} "
-        f"export --since {head} FILE`."
-    )
+    if send:
+        click.echo(
+            f"When you have recorded your part, send it to the others: `tracker --campaign {shlex.quote(campaign)} "
+            f"export --since {head} FILE`."
+        )
 
 
 def _mended(result: Any, as_json: bool) -> None:
@@ -311,7 +325,7 @@ def _mended(result: Any, as_json: bool) -> None:
         return
     click.echo(
         f"Mended the fork at event {result.fork}: campaign {quoted(result.campaign)} goes on from the file's history "
-        f"(hash chain intact, {result.actions_refereed} action(s) re-refereed; head {head}); this copy's "
+        f"(hash chain intact, {_refereed(result)}; head {head}); this copy's "
         f"{result.kept} event(s) after the fork are kept, with all before them, as campaign {quoted(result.archive)}."
     )
 
