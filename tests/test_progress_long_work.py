@@ -141,7 +141,8 @@ def test_import_prints_the_same_lines_and_nothing_on_stderr(
     waiting = invoke(dest, "inbox").stdout
     assert result.stdout == (
         f"Imported campaign 'c': {events} events into {url}; "
-        "hash chain intact, 0 auto roll(s) re-derived from revealed seeds.\n"
+        # A manual-dice campaign: its dice are typed, with no seed to re-derive them from (D4).
+        "hash chain intact, no typed roll yet (manual dice have no seed to re-derive).\n"
         f"Waiting now:\n{waiting}"
         "When you have recorded your part, send it to the others: "
         f"`tracker --campaign c export --since {events} FILE`.\n"

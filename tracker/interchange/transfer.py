@@ -252,6 +252,9 @@ class ImportResult:
     dice_mode: str
     rolls_checked: int
     rolls_unchecked: int
+    # What was checked of the dice, as `tracker verify` says it (auto rolls re-derived, typed
+    # rolls checked for order and range).
+    dice_checked: str
 
 
 def _has_events(tracker: Tracker, cid: UUID) -> bool:
@@ -345,4 +348,5 @@ def import_campaign(
         dice_mode=verified.campaign.dice_mode,
         rolls_checked=verified.report.rolls_checked,
         rolls_unchecked=verified.report.rolls_unchecked,
+        dice_checked=verified.report.dice_checked(),
     )

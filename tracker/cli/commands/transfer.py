@@ -208,7 +208,7 @@ def import_command(
         return
     click.echo(
         f"Imported campaign {quoted(result.campaign)}: {plural(result.events, 'event')} into {t.safe_url}; "
-        f"hash chain intact, {result.rolls_checked} auto roll(s) re-derived from revealed seeds."
+        f"hash chain intact, {result.dice_checked}."
     )
     if result.rolls_unchecked:
         click.echo(f"{result.rolls_unchecked} auto roll(s) not re-derived: their seed was never revealed.")
