@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from domain.ruleset import Ruleset
+from domain.text import possessive
 
 if TYPE_CHECKING:
     from domain.scenario import GameMap, Nation, UnitGroup
@@ -70,7 +71,7 @@ def _refusal(
     if list(flying) == [g.nation]:
         who = f"{total} {g.nation} air unit(s) at sea in {g.at}"
     else:
-        who = f"{total} air unit(s) of {g.nation}'s side at sea in {g.at} ({_by_nation(flying)})"
+        who = f"{total} air unit(s) of {possessive(g.nation)} side at sea in {g.at} ({_by_nation(flying)})"
     whose = "its own carriers" if own else "carriers of its side"
     named = f" ({_by_nation(held)})" if held and list(held) != [g.nation] else ""
     message = f"{who} but {whose} there hold {sum(held.values())}{named} (F7)"
@@ -90,7 +91,7 @@ def _refusal(
         # Of one side, in different pools: the group's nation is neutral, or they are.
         neutral = [g.nation] if own else others
         why = " and ".join(f"{n} is neutral until round {nations[n].entry_round}" for n in neutral) + " (F8)"
-    carrying = " and ".join(f"{n}'s" for n in others)
+    carrying = " and ".join(possessive(n) for n in others)
     return f"{message}; {carrying} carry none of them: {why}"
 
 

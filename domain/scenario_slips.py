@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from domain.errors import DataFileError
 from domain.schema import SameNameTwice, control_character, name_problem
+from domain.text import possessive
 
 if TYPE_CHECKING:
     from domain.scenario import Scenario, UnitGroup
@@ -209,7 +210,7 @@ def _start_in_neutral_territory(
             DataFileError(
                 source,
                 f"{key}.at",
-                f"{group.nation} ({at_war}) cannot start in {group.at}, {owner}'s territory: {owner} is "
+                f"{group.nation} ({at_war}) cannot start in {group.at}, {possessive(owner)} territory: {owner} is "
                 f"neutral until round {owner_enters} and no unit of a belligerent may be there (F8)",
             )
         )

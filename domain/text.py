@@ -1,5 +1,5 @@
-"""Small helpers for the words in messages: counts with their noun in the right number, unit
-IDs in the order a player counts them."""
+"""Small helpers for the words in messages: counts with their noun in the right number, a
+nation's possessive, unit IDs in the order a player counts them."""
 
 from __future__ import annotations
 
@@ -16,6 +16,13 @@ def plural(n: int, noun: str) -> str:
         noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
     )
     return f"{n} {many.replace('_', ' ')}"
+
+
+def possessive(name: str) -> str:
+    """A name's possessive for a message: "Britain's", and "United States'" for a name ending in
+    "s" (a plural name; the possessive of a singular one in "s" may take either form). Texts
+    recorded in events keep the form they were recorded with (`verify` compares them exactly)."""
+    return f"{name}'" if name.endswith(("s", "S")) else f"{name}'s"
 
 
 _NUMBERS = re.compile(r"(\d+)")

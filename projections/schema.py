@@ -31,8 +31,8 @@ NAME = "board"
 # adjustment names; 9: "1 hit ... lost: no unit there may take it"; 10: a naval battle's side
 # named by its units' nations, "attacks Britain and France", an ally's units a choice names, "of
 # France", and the hits of a class or lost named by the nation placing them, "for Britain to
-# place", "Britain may place them on no unit there"): older views are dropped and rebuilt from
-# the log.
+# place", "Britain may place them on no unit there", and "United States' NTR" for a name
+# ending in s): older views are dropped and rebuilt from the log.
 SCHEMA = 10
 # Adjustments (AD1) are the only events that change territory owners, and few: a partial index
 # of them lets the owners at any event be folded from them without scanning the whole index.

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from domain.chain import UPCAST_ADDED
-from domain.text import plural
+from domain.text import plural, possessive
 
 # The rule each kind of event is recorded under (a kind not here names its own `rule`).
 _RULES = {
@@ -146,7 +146,7 @@ def _collected(e: Any) -> str:
 def _convoy_declared(e: Any) -> str:
     return (
         f"convoy battle {e.battle} in {e.zone}: {e.attacker} ({plural(len(e.submarines), 'submarine')}: "
-        f"{', '.join(e.submarines)}) against {e.defender}'s {e.ntr} NTR"
+        f"{', '.join(e.submarines)}) against {possessive(e.defender)} {e.ntr} NTR"
     )
 
 
@@ -371,7 +371,7 @@ def _procedure_summary(kind: str, e: Any) -> str | None:
     if kind == "InterceptionStarted":
         what = "retreating into" if e.retreat else "passing through"
         return (
-            f"battle {e.battle}: interception in {e.zone}: {e.nation}'s {', '.join(e.submarines)} {what} "
+            f"battle {e.battle}: interception in {e.zone}: {possessive(e.nation)} {', '.join(e.submarines)} {what} "
             f"a hostile zone, on the way {' -> '.join(e.route)}; {e.defender} may search"
         )
     if kind == "AswCombatStarted":

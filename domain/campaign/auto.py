@@ -11,6 +11,7 @@ from domain.campaign.procedure import Procedure
 from domain.campaign.record import command, restore, savepoint
 from domain.dice import DiceSource, ManualDice, PromptDice
 from domain.errors import DiceError, RuleViolation
+from domain.text import possessive
 
 # The nations whose steps a command takes; None: every nation's (PL2: no players set up, or the
 # referee). A player's command takes the steps of their own nations and stops at another's.
@@ -32,7 +33,7 @@ class NotTheirs(RuleViolation):
     def __init__(self, battle: int, nation: str, waiting: str, deciding: Collection[str]) -> None:
         super().__init__(
             "PL2",
-            f"battle {battle} is {waiting}: that step is {nation}'s, and this command decides for "
+            f"battle {battle} is {waiting}: that step is {possessive(nation)}, and this command decides for "
             f"{', '.join(sorted(deciding)) or 'no nation'} alone",
         )
         self.battle = battle

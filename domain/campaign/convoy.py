@@ -20,6 +20,7 @@ from domain.campaign.referee import Referee
 from domain.dice import DiceSource
 from domain.errors import InputError, RuleViolation
 from domain.rules import convoy
+from domain.text import possessive
 
 if TYPE_CHECKING:
     from domain.procedures.base import Fact
@@ -65,14 +66,16 @@ class ConvoyBattles(Referee):
         if self.phase != "collect_resources":
             raise RuleViolation(
                 "CV1",
-                f"convoy attacks (and passes) belong to a collect_resources phase; it is {self.nation}'s {self.phase}",
+                "convoy attacks (and passes) belong to a collect_resources phase; "
+                f"it is {possessive(self.nation)} {self.phase}",
             )
         if nation in self.convoy_passed:
             raise RuleViolation("CV1", f"{nation} has already passed in this phase")
         zones: list[str] | None = self.convoy_attacks_open().get(nation)
         if not zones:
             raise RuleViolation(
-                "CV1", f"{nation} has no convoy attack to declare or pass on {self.nation}'s NTR in this phase"
+                "CV1",
+                f"{nation} has no convoy attack to declare or pass on {possessive(self.nation)} NTR in this phase",
             )
         self._record(ConvoyPassed, nation=nation, defender=self.nation, zones=zones)
         return zones

@@ -26,6 +26,7 @@ from domain.procedures.base import (
 )
 from domain.procedures.fight import Fight, VolleyStep, goes_on
 from domain.rules import combat
+from domain.text import possessive
 
 
 class NavalStep(Enum):
@@ -207,7 +208,9 @@ def decide(
         require_each_once(d.submerge, "submarine")
         for uid in d.submerge:
             if uid not in subs:
-                raise RuleViolation("NC4", f"{uid} is not one of {s.fight.nation(side)}'s submarines in this battle")
+                raise RuleViolation(
+                    "NC4", f"{uid} is not one of {possessive(s.fight.nation(side))} submarines in this battle"
+                )
     if d.retreat_to is not None and (side != "attacker" or d.retreat_to not in s.retreat_zones):
         raise RuleViolation("NC1", f"no retreat to {d.retreat_to}")
     f = s.fight

@@ -7,6 +7,7 @@ from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, require_each_once
 from domain.rules.convoy import Roll
 from domain.rules.economy import takes_part_at_sea
+from domain.text import possessive
 
 
 def enemy_submarines(board: Board, nation: str, zone: str) -> list[Unit]:
@@ -88,7 +89,9 @@ def check_searchers(
 
     def why_not(unit: Unit) -> RuleViolation:
         if unit.nation != nation:
-            return RuleViolation("AS1", f"{unit.id} belongs to {unit.nation}; only {nation}'s own units take part")
+            return RuleViolation(
+                "AS1", f"{unit.id} belongs to {unit.nation}; only {possessive(nation)} own units take part"
+            )
         if not can_search(board, unit):
             return RuleViolation(
                 "AS2",

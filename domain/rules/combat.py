@@ -10,6 +10,7 @@ from domain.errors import InputError, RuleViolation, require_each_once
 from domain.rules import asw, targets
 from domain.rules.convoy import Roll
 from domain.rules.economy import takes_part_at_sea
+from domain.text import possessive
 
 
 def sides_in(
@@ -43,9 +44,9 @@ def check_start(
         if grounded:
             raise RuleViolation(
                 "F7",
-                f"{', '.join(grounded)} in {zone} flew nowhere this turn and no carrier of {nation}'s side there has "
-                "room for it: on its own turn an air unit fights only where it flew in combat_movement or aboard a "
-                "carrier of its side",
+                f"{', '.join(grounded)} in {zone} flew nowhere this turn and no carrier of {possessive(nation)} side "
+                "there has room for it: on its own turn an air unit fights only where it flew in combat_movement or "
+                "aboard a carrier of its side",
             )
         raise RuleViolation("NC1", f"{nation} has no units in {zone} (zone holds: {board.describe_zone(zone)})")
     if not any(board.unit_type(u).is_naval for u in defenders):
@@ -180,7 +181,9 @@ def check_submerge(nation: str, subs: list[str], chosen: list[str]) -> None:
     for uid in chosen:
         if uid not in subs:
             there = ", ".join(subs) or "none"
-            raise RuleViolation("NC4", f"{uid} is not one of {nation}'s submarines in this battle (there: {there})")
+            raise RuleViolation(
+                "NC4", f"{uid} is not one of {possessive(nation)} submarines in this battle (there: {there})"
+            )
 
 
 def retreat_zones(board: Board, nation: str, zone: str) -> list[str]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, require_each_once
 from domain.ruleset import AppliedModifier
+from domain.text import possessive
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,8 @@ def check_declaration(board: Board, attacker: str, zone: str, submarines: list[s
     if board.phase != "collect_resources":
         raise RuleViolation(
             "CV1",
-            f"convoy attacks happen in the NTR owner's collect_resources phase; it is {defender}'s {board.phase}",
+            "convoy attacks happen in the NTR owner's collect_resources phase; "
+            f"it is {possessive(defender)} {board.phase}",
         )
     neutral = next((n for n in (attacker, defender) if n in board.neutral), None)
     if neutral is not None:
@@ -94,7 +96,7 @@ def check_searchers(
         if unit.nation in board.neutral:
             return RuleViolation("F8", f"{unit.id} belongs to {unit.nation}, neutral in round {board.round}")
         if not board.allies(defender, unit.nation):
-            return RuleViolation("CV3", f"{unit.id} is not {defender}'s or an ally's")
+            return RuleViolation("CV3", f"{unit.id} is not {possessive(defender)} or an ally's")
         if ut.search.get("convoy", 0) <= 0:
             return RuleViolation("CV3", f"{unit.id} ({unit.type}) cannot search for submarines")
         if ut.is_air:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, require_each_once
-from domain.text import plural
+from domain.text import plural, possessive
 
 # Far beyond any table-top purchase, and small enough for every database integer.
 MAX_COUNT = 1000
@@ -159,7 +159,7 @@ def check_placement(board: Board, nation: str, unit_type: str, zone: str, count:
         room = carrier_room(board, nation, zone)
         if count > room:
             # The room counted is on every carrier of the side (an ally's too), not the nation's own.
-            whose = "the friendly" if board.ruleset.friendly_carriers else f"{nation}'s"
+            whose = "the friendly" if board.ruleset.friendly_carriers else possessive(nation)
             raise RuleViolation("F7", f"{whose} carriers in {zone} have room for {plural(room, 'more air unit')}")
 
 
@@ -231,7 +231,7 @@ def _require_carrier_room(board: Board, adj: Adjustment, nation: str, zone: str)
     if aboard + added > room:
         raise RuleViolation(
             "F7",
-            f"{nation}'s air units at sea in {zone} need room on friendly carriers there: "
+            f"{possessive(nation)} air units at sea in {zone} need room on friendly carriers there: "
             f"{aboard} aboard and {added} added, room for {room}",
         )
 
@@ -260,7 +260,9 @@ def check_adjustment(board: Board, adj: Adjustment, reason: str) -> None:
         )
         if ut.is_air and game_map.is_land(zone) and owner is not None and board.enemies(nation, owner):
             now = " after this adjustment" if zone in adj.owners and board.ruleset.owners_change_first else ""
-            raise RuleViolation("AD1", f"{nation}'s air units cannot be added in {zone}, held by {owner}{now}")
+            raise RuleViolation(
+                "AD1", f"{possessive(nation)} air units cannot be added in {zone}, held by {owner}{now}"
+            )
         if ut.is_air and game_map.is_sea(zone):
             _require_carrier_room(board, adj, nation, zone)
     twice = next((u for u in adj.remove if adj.remove.count(u) > 1), None)
@@ -315,8 +317,8 @@ def _require_neutral_land_clear(board: Board, adj: Adjustment) -> None:
         if owner in neutral and owner != nation:
             raise RuleViolation(
                 "F8",
-                f"{zone} is {owner}'s territory and {owner} is neutral in round {board.round}: "
-                f"{nation}'s {unit_type.replace('_', ' ')} cannot be added there",
+                f"{zone} is {possessive(owner)} territory and {owner} is neutral in round {board.round}: "
+                f"{possessive(nation)} {unit_type.replace('_', ' ')} cannot be added there",
             )
     for territory, owner in adj.owners.items():
         others = sorted(u.id for u in board.units_at(territory) if u.nation != owner and u.id not in adj.remove)

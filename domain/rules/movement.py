@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, require_each_once
 from domain.rules.economy import neutral_carriers, shares_carriers
-from domain.text import plural
+from domain.text import plural, possessive
 
 MOVE_PHASES = ("combat_movement", "noncombat_movement")
 
@@ -219,7 +219,9 @@ def check_neutral_territory(board: Board, nation: str, path: list[str]) -> None:
     for zone in path:
         owner = neutral_owner(board, nation, zone)
         if owner is not None:
-            raise RuleViolation("F8", f"{zone} is {owner}'s territory and {owner} is neutral: no unit may enter it")
+            raise RuleViolation(
+                "F8", f"{zone} is {possessive(owner)} territory and {owner} is neutral: no unit may enter it"
+            )
 
 
 def aircraft_aboard_leaving(board: Board, nation: str, moving: list[Unit]) -> list[str]:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from domain.board import Board, Unit
 from domain.errors import RuleViolation
 from domain.rules.hits import hits_to_sink, unit_cost
+from domain.text import possessive
 
 
 def is_selective(board: Board, unit: Unit) -> bool:
@@ -161,7 +162,7 @@ def check_screens(
     for firer, escort in chosen.items():
         if firer not in shots:
             aimed = ", ".join(f"{f}->{t}" for f, t in sorted(shots.items())) or "none"
-            raise RuleViolation(rule, f"{firer} fires no selective shot at {owner}'s units (shots: {aimed})")
+            raise RuleViolation(rule, f"{firer} fires no selective shot at {possessive(owner)} units (shots: {aimed})")
         target = by_id[shots[firer]]
         options = [u.id for u in screen_options(board, target, side)]
         if escort == target.id:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from domain.board import Board
 from domain.errors import RuleViolation
 from domain.scenario import MAX_ENTRY_ROUND
+from domain.text import possessive
 
 
 def next_position(
@@ -53,10 +54,12 @@ def require_turn(board: Board, nation: str, phases: tuple[str, ...], action: str
         raise InputError(f"unknown nation {nation!r} (known: {', '.join(board.scenario.nations)})")
     if nation != board.nation:
         raise RuleViolation(
-            "T3", f"{action} is for the nation whose turn it is: it is {board.nation}'s turn, not {nation}'s"
+            "T3",
+            f"{action} is for the nation whose turn it is: it is {possessive(board.nation)} turn, "
+            f"not {possessive(nation)}",
         )
     if board.phase not in phases:
         raise RuleViolation(
             "T3",
-            f"{action} is legal in {' or '.join(phases)}; it is {board.nation}'s {board.phase} phase",
+            f"{action} is legal in {' or '.join(phases)}; it is {possessive(board.nation)} {board.phase} phase",
         )

@@ -17,7 +17,7 @@ from domain.memory import collector_paused
 from domain.procedures.base import Context
 from domain.procedures.odds import Odds, State, TooManyPositions, exact_odds
 from domain.procedures.odds import Shared as OneContext
-from domain.text import plural
+from domain.text import plural, possessive
 from tracker.analysis import odds as view
 from tracker.analysis.reach import (
     Question,
@@ -566,7 +566,7 @@ def _part_of_enemy(data: NeedAnswer) -> str:
     parts = []
     for nation in sorted(set(weighed) | set(left)):
         k, total = weighed.get(nation, 0), weighed.get(nation, 0) + left.get(nation, 0)
-        parts.append(f"{k} of {nation}'s {total}")
+        parts.append(f"{k} of {possessive(nation)} {total}")
     return (
         f"  only part of the enemy weighed (--enemy-type {', '.join(data['enemy_types'])}): "
         f"{', '.join(parts)} units; the {plural(sum(left.values()), 'unit')} left out fight too, "

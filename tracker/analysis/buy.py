@@ -34,7 +34,7 @@ from domain.errors import RuleViolation
 from domain.procedures.odds import Odds, TooManyPositions
 from domain.rules.convoy import air_can_join
 from domain.rules.economy import placement_zones, unit_cap
-from domain.text import plural
+from domain.text import plural, possessive
 from tracker.analysis import advise, escorts, reach
 
 # The most units a side in a battle weighed: the sizes the bench times under a second.
@@ -464,7 +464,7 @@ HEADER = ("type", "cost", "value", "gain", "measure", "zone", "before", "after",
 def title(data: BuyAnswer) -> str:
     """`tracker odds buy`'s first line; its table is `table_rows` under HEADER, then `notes`."""
     return (
-        f"{data['nation']}'s purchases with {data['budget']} resources (round {data['round']}, "
+        f"{possessive(data['nation'])} purchases with {data['budget']} resources (round {data['round']}, "
         f"{data['phase'].replace('_', ' ')}): what one more unit is worth next turn, per resource"
     )
 

@@ -19,7 +19,7 @@ from domain.procedures.odds import Odds, State, TooManyPositions, exact_odds
 from domain.procedures.odds import Shared as OneContext
 from domain.rules.convoy import air_can_join, eligible_searchers
 from domain.ruleset import UnitType
-from domain.text import plural
+from domain.text import plural, possessive
 from tracker.analysis import advise, reach
 from tracker.analysis import odds as view
 
@@ -140,7 +140,7 @@ def convoy_question(board: Board, zone: str) -> Convoys:
             (z, n) for z, n in board.ntr.get(nation, {}).items() if n > 0 and board.scenario.game_map.is_sea(z)
         )
         where = ", ".join(f"{z} {n}" for z, n in held) if held else "none at sea"
-        raise RuleViolation("CV1", f"{zone} holds no NTR of {nation} ({nation}'s NTR: {where})")
+        raise RuleViolation("CV1", f"{zone} holds no NTR of {nation} ({possessive(nation)} NTR: {where})")
     # CV3, F7: the allies' ships in the zone search too, and so do their aircraft that can reach
     # it from where they are (on another nation's turn an air unit has its whole range): the
     # referee's own list of searchers (`eligible_searchers`), the nation's own units apart.
@@ -149,7 +149,7 @@ def convoy_question(board: Board, zone: str) -> Convoys:
     # F8: at the next turn's window, a nation entering the war next round is an enemy.
     windows = [
         Window(
-            f"round {r}, {nation}'s collect resources",
+            f"round {r}, {possessive(nation)} collect resources",
             searchers(then, nation, zone, later),
             submarines(then, nation, zone, later),
         )
@@ -383,8 +383,8 @@ SUMMED = (
 def render(data: EscortsAnswer) -> str:
     """`tracker odds escorts` as text."""
     lines = [
-        f"{data['nation']}'s {data['ntr']} NTR in {data['zone']}: searching ships and aircraft to keep the expected "
-        f"loss at most {data['bound']:g} (CV1-CV7)"
+        f"{possessive(data['nation'])} {data['ntr']} NTR in {data['zone']}: searching ships and aircraft to keep "
+        f"the expected loss at most {data['bound']:g} (CV1-CV7)"
     ]
     for w in data["windows"]:
         threat = ", ".join(f"{plural(n, 'submarine')} [{nation}]" for nation, n in sorted(w["threats"].items()))
@@ -403,7 +403,7 @@ def render(data: EscortsAnswer) -> str:
             # Each line alone, so that a terminal keeps it whole to copy (`fit_prose`).
             lines += ["  by hand:", *(f"    {c}" for c in w["commands"])]
         if w["too_large_by_hand"]:
-            whose = " and ".join(f"{e}'s" for e in w["too_large_by_hand"])
+            whose = " and ".join(possessive(e) for e in w["too_large_by_hand"])
             most = f"more than the {view.MAX_UNITS_PER_SIDE} units a side `tracker odds convoy` takes"
             lines.append(f"  by hand: none for {whose} attack, {most}")
     return "\n".join(lines) + "\n"

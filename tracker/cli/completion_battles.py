@@ -17,6 +17,7 @@ import click
 from click.shell_completion import CompletionItem
 
 from domain.campaign import Campaign
+from domain.text import possessive
 from tracker.cli.completion import (
     Completer,
     acting_units,
@@ -322,7 +323,7 @@ def _convoy_zones(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
     nation, _ = typed_names(c, params)
     nations = [nation] if nation is not None else list(found)
     zones = dict.fromkeys(z for n in nations for z in found.get(n, []))
-    return [(z, f"{c.nation}'s NTR") for z in zones]
+    return [(z, f"{possessive(c.nation)} NTR") for z in zones]
 
 
 complete_convoy_nations = context_completer(_convoy_nations)

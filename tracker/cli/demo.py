@@ -25,6 +25,7 @@ from sqlalchemy.engine import make_url
 
 from domain.errors import InputError, TrackerError
 from domain.ruleset import Ruleset
+from domain.text import possessive
 from projections.summary import rule_of, summary
 from tracker.service.application import Tracker
 from tracker.service.verify import verify_events
@@ -131,7 +132,7 @@ class _Narrator:
                 if not turns_only:
                     self.say(f"  [T2] {c.nation} ends {ended}; now round {e.round}, {e.nation}: {e.phase}")
                 elif e.nation != c.nation:
-                    self.say(f"  [T1] {c.nation}'s turn ends; now round {e.round}, {e.nation}: {e.phase}")
+                    self.say(f"  [T1] {possessive(c.nation)} turn ends; now round {e.round}, {e.nation}: {e.phase}")
 
     def units_of(self, nation: str, zone: str, unit_type: str) -> list[str]:
         """The nation's units of a type in a zone, by ID."""

@@ -9,6 +9,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from typing import Any
 
+from domain.text import possessive
 from projections.positions import turn_position
 from tracker.service.history import TECH_NAMES
 
@@ -156,14 +157,14 @@ def battle_declaration(b: dict[str, Any]) -> str:
     if b["attacker"] is None:
         return "declaration not in this turn"
     if b["kind"] == "interception":
-        return f"{b['defender']} may search {b['attacker']}'s {', '.join(b['submarines'])} passing through"
+        return f"{b['defender']} may search {possessive(b['attacker'])} {', '.join(b['submarines'])} passing through"
     if b["kind"] == "asw":
-        return f"{b['attacker']} hunts {b['defender']}'s {', '.join(b['submarines'])}"
+        return f"{b['attacker']} hunts {possessive(b['defender'])} {', '.join(b['submarines'])}"
     if b["kind"] == "naval":
         defenders = b.get("defending_nations") or [b["defender"]]
         return f"{b['attacker']} attacks {' and '.join(defenders)}"
     return (
-        f"{b['attacker']} attacks {b['defender']}'s {b['ntr']} NTR with {len(b['submarines'])} submarine(s): "
+        f"{b['attacker']} attacks {possessive(b['defender'])} {b['ntr']} NTR with {len(b['submarines'])} submarine(s): "
         f"{', '.join(b['submarines'])}"
     )
 

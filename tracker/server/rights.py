@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from domain.text import possessive
 from tracker.service import actions
 from tracker.service.players import Forbidden, Player
 
@@ -59,7 +60,7 @@ def out_of_turn(
     others = [n for n in could if n != phasing]
     waits = f" and the game waits for {', '.join(others)}" if others else ""
     return Forbidden(
-        f"{player.name} plays {player.describe()}, not {' or '.join(could)}; it is {phasing}'s turn{waits}"
+        f"{player.name} plays {player.describe()}, not {' or '.join(could)}; it is {possessive(phasing)} turn{waits}"
     )
 
 
@@ -97,6 +98,6 @@ def check_typed_dice(player: Player, events: Sequence[Any]) -> None:
             continue
         if not player.may_act_for(e.roller):
             raise Forbidden(
-                f"{player.name} plays {player.describe()}, not {e.roller}: {e.roller}'s dice need the dice "
+                f"{player.name} plays {player.describe()}, not {e.roller}: {possessive(e.roller)} dice need the dice "
                 f"server's roll id (--ref) so its player can check them (D3), or the referee enters them"
             )

@@ -20,6 +20,7 @@ from domain.campaign.auto import NotTheirs
 from domain.dice import DiceSource
 from domain.errors import InputError, RuleViolation, TrackerError
 from domain.rules.record import AUTOMATIC, UndoPlan, action_actor, automatic_reveal
+from domain.text import possessive
 from tracker.server.keys import KeyedRegistry, key_store_url
 from tracker.server.rights import REFEREE_ACTIONS, REFEREE_ONLY, check_typed_dice, out_of_turn, volley_roller
 from tracker.service import actions
@@ -329,7 +330,7 @@ class ServedTracker(Tracker):
             # PL2 before any rule: an action named for another player's nation is not this
             # player's to ask, whether or not the rules would take it now.
             raise self._refused(
-                Forbidden(f"{player.name} plays {player.describe()}, not {guess}; this action is {guess}'s")
+                Forbidden(f"{player.name} plays {player.describe()}, not {guess}; this action is {possessive(guess)}")
             )
         kwargs.pop("player", None)
         self._performing, self._asking = True, name
@@ -524,7 +525,9 @@ class ServedTracker(Tracker):
             if not player.may_act_for(nation):
                 nation = volley_roller(player, events, owed or {}) or nation
             if not player.may_act_for(nation):
-                raise Forbidden(f"{player.name} plays {player.describe()}, not {nation}; this action is {nation}'s")
+                raise Forbidden(
+                    f"{player.name} plays {player.describe()}, not {nation}; this action is {possessive(nation)}"
+                )
         if asked is not None and asked.nation != nation and player.name != SERVER:
             raise _ActsFor(nation)
         self._check_overrides(player, campaign, events)

@@ -30,7 +30,7 @@ from starlette.routing import BaseRoute, Match, Route
 
 from domain.errors import InputError, TrackerError
 from domain.ruleset import KNOWN_PHASES
-from domain.text import unit_order
+from domain.text import possessive, unit_order
 from tracker.cli.params import shorten_echoes
 from tracker.server.access import Denied, Gate, forget_cookie, sign_in
 from tracker.server.paths import name_segment
@@ -59,6 +59,7 @@ def _environment() -> jinja2.Environment:
     env.filters["q"] = lambda text: quote(str(text), safe="")
     # A campaign's name in a path: "." and ".." too, which browsers would fold away.
     env.filters["segment"] = lambda name: name_segment(str(name))
+    env.filters["possessive"] = lambda name: possessive(str(name))
     return env
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from domain.errors import InputError, TrackerError
+from domain.text import possessive
 
 # The zone page weighs its odds within these bounds, so that a page takes about a second at
 # most: positions a battle or convoy attack may reach (a search twice that in all), and forces
@@ -40,7 +41,7 @@ def zone_odds(
         command = f"odds escorts --zone {quoted} --ntr-loss 1"
         panels.append(
             {
-                "title": f"Escorts for {nation}'s NTR in {zone}",
+                "title": f"Escorts for {possessive(nation)} NTR in {zone}",
                 "command": command,
                 **_weighed(lambda: escorts.convoy_question(board, zone), _escorts_text),
             }

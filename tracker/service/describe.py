@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from domain.campaign import Campaign
-from domain.text import plural
+from domain.text import plural, possessive
 
 _CONVOY_STEPS = ("merchant_defence", "merchant_casualty", "search", "convoy_table")
 
@@ -111,7 +111,8 @@ def _procedure_step(f: Mapping[str, Any]) -> str:
     step, kind = f["step"], f["kind"]
     if step == "search" and kind == "interception":
         return (
-            f"to choose which units search for {f['attacker']}'s {', '.join(f['submarines'])} passing through "
+            f"to choose which units search for {possessive(f['attacker'])} {', '.join(f['submarines'])} "
+            "passing through "
             # SM2: "none may search" read as a prohibition; the enemy may choose that nobody searches.
             f"(eligible: {_units_at(f['searchers'])}; default: all, or none at all)"
         )
@@ -190,7 +191,8 @@ def _gate(f: Mapping[str, Any]) -> str:
             f"naval battle due in {f['zone']}: {phasing} moved units in or stopped submarines to attack ({f['holds']})"
         )
     if kind == "convoy_open":
-        return f"{f['nation']} may declare a convoy attack on {phasing}'s NTR in {', '.join(f['zones'])}, or pass"
+        zones = ", ".join(f["zones"])
+        return f"{f['nation']} may declare a convoy attack on {possessive(phasing)} NTR in {zones}, or pass"
     if kind == "unplaced":
         where = ", ".join(f["legal"]) or "none"
         units = plural(f["count"], f["unit_type"])

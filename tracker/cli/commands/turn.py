@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from domain.errors import InputError, RuleViolation, TrackerError
+from domain.text import possessive
 from projections.summary import rule_of, summary
 from tracker.cli.common import (
     PHASES,
@@ -141,7 +142,8 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
         raise InputError(f"phase {to_phase!r} is not in this campaign's ruleset")
     if (campaign.nation, campaign.phase) == (target, to_phase):
         raise InputError(
-            f"already there: it is {target}'s {to_phase} phase (round {campaign.round}); plain `tracker next` ends it"
+            f"already there: it is {possessive(target)} {to_phase} phase (round {campaign.round}); "
+            "plain `tracker next` ends it"
         )
     if not campaign.at_war(target) and not campaign.at_war(target, campaign.round + 1):
         entry = campaign.scenario.nations[target].entry_round
@@ -186,7 +188,7 @@ def past_next_round_opening(campaign: Campaign, target: str, to_phase: str) -> R
     before = [n for n in order[: there[0]] if campaign.at_war(n, nxt)]
     if not before:
         return None
-    owners = [f"{n}'s" for n in before]
+    owners = [possessive(n) for n in before]
     turns = " and ".join([", ".join(owners[:-1]), owners[-1]] if len(owners) > 1 else owners)
     # The round's end as far as `--to` goes: the next round's first turn; from the current
     # position itself (already there) the last phase of this round's last turn at war.
@@ -196,13 +198,16 @@ def past_next_round_opening(campaign: Campaign, target: str, to_phase: str) -> R
         stop = f"`tracker next --to {phases[-1]} --nation {quoted(last)}` ends round {round_}"
     else:
         stop = f"`tracker next --to {opening[1]} --nation {quoted(opening[0])}` opens round {nxt}"
-    then = f"from {before[-1]}'s round-{nxt} turn, `tracker next --to {to_phase} --nation {quoted(target)}` reaches it"
+    then = (
+        f"from {possessive(before[-1])} round-{nxt} turn, "
+        f"`tracker next --to {to_phase} --nation {quoted(target)}` reaches it"
+    )
     where = (
         f"its {to_phase} comes after {turns} round-{nxt} turn{'s' if len(before) > 1 else ''}; "
         f"`next --to` stops at the round's end: {stop}; {then}"
     )
     if campaign.at_war(target):
-        return RuleViolation("T4", f"{target}'s {to_phase} is in round {nxt}: {where}")
+        return RuleViolation("T4", f"{possessive(target)} {to_phase} is in round {nxt}: {where}")
     return RuleViolation("F8", f"{target} is neutral in round {round_} (at war from round {nxt}): {where}")
 
 

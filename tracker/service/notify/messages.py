@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict
 from urllib.parse import quote
 
+from domain.text import possessive
 from tracker.service.describe import naming_campaign
 from tracker.service.notify.senders import is_http
 
@@ -29,7 +30,7 @@ def message_text(payload: Mapping[str, Any], command_for: CommandFor, public_url
     if "seed" in payload["reasons"]:
         lines.append("The round's dice seed was revealed.")
     if "turn" in payload["reasons"]:
-        lines.append(f"It is now {payload['nation']}'s turn.")
+        lines.append(f"It is now {possessive(payload['nation'])} turn.")
     if payload.get("relieved"):
         lines.append(f"An undo took back what was waited for from {', '.join(payload['relieved'])}: nothing now.")
     for item in payload["pending"]:
