@@ -9,13 +9,14 @@ from itertools import chain
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import bindparam, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.engine import Connection
 
 from projections.schema import HISTORIES, event_index
 
 _INDEX_COLUMNS = tuple(c.name for c in event_index.columns)
 assert _INDEX_COLUMNS[1] == "seq" and _INDEX_COLUMNS[-1] == "undone_by"
+_KIND, _BATTLE = _INDEX_COLUMNS.index("kind"), _INDEX_COLUMNS.index("battle")
 _HISTORY_COLUMNS = {name: tuple(c.name for c in table.columns) for name, table in HISTORIES.items()}
 # A history row is a list of its values in the order of its table's columns, to_seq last (set
 # when a later event of the page closes it): no dict made and unpacked again per row.
@@ -57,6 +58,11 @@ class Batch:
         # the page, in the order of the events (consecutive, so an event's row is found by its number).
         self.index_rows: list[list[Any]] = []
         self.undone: list[dict[str, Any]] = []
+        # Index rows that take their battle from rows of an earlier page (`borrow_battle`,
+        # `lend_battle`): set by UPDATE once this page's rows are in, in the order of the events.
+        self.lent: list[dict[str, Any]] = []
+        self.borrowed: list[dict[str, Any]] = []
+        self.borrowing: list[int] = []
         self.new_rows: dict[str, list[list[Any]]] = {name: [] for name in HISTORIES}
         # The rows opened in this page and still open, by table and key: a key has one open
         # row at a time, so its key alone finds it.
@@ -71,6 +77,33 @@ class Batch:
                 if first <= row[1] <= last and row[-1] is None:
                     row[-1] = by
         self.undone.append({"k": self.key, "first": first, "last": last, "by": by})
+
+    def borrow_battle(self, seq: int, first: int, last: int) -> None:
+        """Event `seq` (this page's last row so far) takes the battle of the first of events
+        `first`-`last` that has one, if any does: found among this page's rows when they are all
+        here and settled, else by the database once the page is written."""
+        rows = self.index_rows
+        base = rows[0][1]
+        if first >= base and not any(first <= s <= last for s in self.borrowing):
+            row = rows[seq - base]
+            for earlier in rows[first - base : last - base + 1]:
+                if earlier[_BATTLE] is not None:
+                    row[_BATTLE] = earlier[_BATTLE]
+                    return
+            return
+        self.borrowing.append(seq)
+        self.borrowed.append({"k": self.key, "by": seq, "first": first, "last": last})
+
+    def lend_battle(self, seq: int, battle: int, kind: str) -> None:
+        """Event `seq`, if it is of `kind` and has no battle, takes `battle`."""
+        rows = self.index_rows
+        base = rows[0][1]
+        if seq >= base:
+            row = rows[seq - base]
+            if row[_KIND] == kind and row[_BATTLE] is None:
+                row[_BATTLE] = battle
+            return
+        self.lent.append({"k": self.key, "at": seq, "battle": battle, "of": kind})
 
     def open(self, name: str, k: Any, value: tuple[Any, ...], seq: int) -> None:
         row = _history_row(name, self.key, k, value, seq)
@@ -128,6 +161,21 @@ class Batch:
             )
         if self.index_rows:
             _insert(conn, event_index.name, _INDEX_COLUMNS, self.index_rows)
+        if self.lent:
+            conn.execute(
+                update(event_index)
+                .where(
+                    event_index.c.c == bindparam("k"),
+                    event_index.c.seq == bindparam("at"),
+                    event_index.c.kind == bindparam("of"),
+                    event_index.c.battle.is_(None),
+                )
+                .values(battle=bindparam("battle")),
+                self.lent,
+            )
+        # One at a time, in order: a row may borrow from one that borrowed before it.
+        for borrowed in self.borrowed:
+            conn.execute(_BORROW, borrowed)
         for name, table in HISTORIES.items():
             if self.closes[name]:
                 match = [table.c.c == bindparam("k"), table.c.from_seq == bindparam("f")]
@@ -141,6 +189,25 @@ class Batch:
             if self.new_rows[name]:
                 _insert(conn, table.name, _HISTORY_COLUMNS[name], self.new_rows[name])
 
+
+_EARLIER = event_index.alias("earlier")
+# An index row's battle from the first of a range of rows that has one (`Batch.borrow_battle`).
+_BORROW = (
+    update(event_index)
+    .where(event_index.c.c == bindparam("k"), event_index.c.seq == bindparam("by"))
+    .values(
+        battle=select(_EARLIER.c.battle)
+        .where(
+            _EARLIER.c.c == bindparam("k"),
+            _EARLIER.c.seq >= bindparam("first"),
+            _EARLIER.c.seq <= bindparam("last"),
+            _EARLIER.c.battle.is_not(None),
+        )
+        .order_by(_EARLIER.c.seq)
+        .limit(1)
+        .scalar_subquery()
+    )
+)
 
 # Rows per INSERT on SQLite: one statement step for many rows costs a quarter less than one
 # step per row (and stays far below SQLite's limit of bound values).

@@ -41,6 +41,7 @@ from projections.rows import (
     bar,
     index_row,
     kind_of,
+    link_battle,
     named_nation_rows,
     named_unit_rows,
     rows_of,
@@ -391,6 +392,8 @@ class BoardProjector:
             except Exception as e:  # noqa: BLE001 - an unreadable or inapplicable event stops this campaign only
                 raise _Stop(seq, _describe(e)) from None
             add_row(row)
+            if kind.links:
+                link_battle(batch, kind, data, seq)
             if kind.undo:
                 batch.mark_undone(event.undone_from, event.undone_to, seq)
             checkpoint = not seq % every

@@ -56,6 +56,44 @@ UNITS_NAMED = {"UnitsMoved": ("units", "carried")}
 # technology) and nothing else the rows hold: only that nation's row is built again and compared.
 NATION_NAMED = {"ResourcesCollected": "nation", "ResearchPaid": "nation", "TechnologyAdvanced": "nation"}
 _BATTLE_STARTS = frozenset({"ConvoyAttackDeclared", "InterceptionStarted", "AswCombatStarted", "NavalBattleStarted"})
+# How a field of an event names units: a list of them, a mapping's keys or values, one unit, or
+# the escorts present when they cancelled some fire (NC2; present alone, they did nothing).
+_LIST, _KEYS, _VALUES, _ONE, _CANCELLING = 0, 1, 2, 3, 4
+# The fields of battle events naming units whose nations `log --nation` finds the event by: one
+# nation is recorded deciding for a side (NC1, F5, HA7), but the units it names may be an ally's,
+# which only their IDs say (CV3, AS2: a pooled search). Named are the units acting (searchers,
+# firers, the escorts screening or cancelling fire, units retreating, submerging or going on,
+# each side of a battle as it starts) and the side the hits fall on (its candidates, the units
+# chosen to take them), as the nation hit is found by HitsScored and the unit's owner by
+# UnitHit. Not the units shot at or detected (the target side is no nation of those choices) nor
+# the survivors a battle ends with.
+UNIT_FIELDS: dict[str, tuple[tuple[str, int], ...]] = {
+    "ConvoyAttackDeclared": (("submarines", _LIST),),
+    "InterceptionStarted": (("submarines", _LIST),),
+    "AswCombatStarted": (("submarines", _LIST),),
+    "NavalBattleStarted": (("attackers", _LIST), ("defenders", _LIST)),
+    "SearchersChosen": (("units", _LIST),),
+    "DetectionsRecorded": (("detected", _LIST), ("failed", _LIST)),
+    "HuntersChosen": (("units", _LIST),),
+    "SearchesResolved": (("found_by", _LIST), ("failed", _LIST)),
+    "HitsScored": (("candidates", _LIST),),
+    "CasualtiesChosen": (("units", _LIST),),
+    "OpeningFire": (("firing", _LIST), ("cancelled", _LIST), ("escorts", _CANCELLING)),
+    "TargetsChosen": (("targets", _KEYS),),
+    "ScreeningChosen": (("screens", _VALUES),),
+    "TargetHit": (("firer", _ONE),),
+    "FireWithheld": (("units", _LIST),),
+    "SubmarinesSubmerged": (("units", _LIST),),
+    "SubmarinesRetreated": (("units", _LIST),),
+    "SubmarinesContinued": (("continuing", _LIST), ("stopping", _LIST)),
+    "AttackerRetreated": (("units", _LIST),),
+}
+# Events recorded with no battle that belong to one (see `link_battle`): a reroll (RK3) to the
+# battle of the roll it follows, an undo (RK3) or a redo (RK4) to that of the events it takes
+# back or records again; and a roll of a battle lends its battle to the typed dice it follows
+# (D4, RK3: accepted once an action, just before its first roll).
+_REROLL, _UNDO, _REDO, _ROLLED = 1, 2, 3, 4
+_LINKS = {"DiceRerolled": _REROLL, "ActionUndone": _UNDO, "ActionRedone": _REDO, "DiceRolled": _ROLLED}
 # The columns that name a history row's unit, NTR or nation.
 KEY_COLUMNS = {"unit": ("unit_id",), "ntr": ("nation", "zone"), "nation": ("nation",), "tally": ("nation",)}
 
@@ -165,6 +203,8 @@ class _Kind:
         "index_rule",
         "named_in",
         "adjusted",
+        "units",
+        "links",
     )
 
     def __init__(self, cls: type) -> None:
@@ -181,9 +221,11 @@ class _Kind:
         self.unit = "unit" in fields
         # AD1: an adjustment names its places in the parts it changes (`_adjusted_places`).
         self.adjusted = name == "Adjusted"
+        self.units = UNIT_FIELDS.get(name, ())
+        self.links = _LINKS.get(name, 0)
         # Most events (asked actions, phases, collections) name no place but their nation, and
         # neither battle nor unit: their index row needs no sets of names.
-        self.by_nation = not self.battle and not self.unit and self.places == (("nation", _NATION),)
+        self.by_nation = not self.battle and not self.unit and not self.units and self.places == (("nation", _NATION),)
         self.starts_battle = name in _BATTLE_STARTS
         self.undo = name == "ActionUndone"
         self.parts: frozenset[str] = frozenset()
@@ -203,7 +245,9 @@ class _Kind:
         # Most events of a log (asked actions, phases): the same rule for every event of the
         # kind, no place but their nation, no row of the board changed. The projector makes
         # their index row itself (see `projections.board`), as `index_row` would.
-        self.plain = self.by_nation and self.rule is not None and self.board == UNCHANGED and not self.undo
+        self.plain = (
+            self.by_nation and self.rule is not None and self.board == UNCHANGED and not self.undo and not self.links
+        )
         self.index_rule = self.rule or None
 
 
@@ -323,7 +367,67 @@ def _places(f: Followed, agg: Any, event: Any, data: dict[str, Any], kind: _Kind
                     nations = {owner}
                 else:
                     nations.add(owner)
+    if kind.units:
+        owners = _owners(f, agg, data, kind.units)
+        if owners:
+            nations = owners if nations is None else nations | owners
     return battle, "" if zones is None else _bars(zones), "" if nations is None else _bars(nations)
+
+
+def _owners(f: Followed, agg: Any, data: dict[str, Any], fields: tuple[tuple[str, int], ...]) -> set[str]:
+    """The nations of the units these fields of an event name (`UNIT_FIELDS`)."""
+    units: list[Any] = []
+    for key, how in fields:
+        value = data.get(key)
+        if not value:
+            continue
+        if how == _ONE:
+            units.append(value)
+        elif how == _KEYS:
+            units.extend(value)
+        elif how == _VALUES:
+            units.extend(value.values())
+        elif how == _LIST or data.get("cancelled"):
+            units.extend(value)
+    owners: set[str] = set()
+    before = f.rows["unit"]
+    codes: dict[str, str] | None = None
+    for uid in units:
+        if uid.__class__ is not str:
+            continue
+        u = agg.units.get(uid)
+        if u is not None:
+            owners.add(u["nation"])
+        elif uid in before:
+            owners.add(before[uid][1])
+        else:
+            # Gone from the board before the event (and so from the rows): its ID begins with
+            # its nation's code (DE-SS1), as the summaries read it.
+            if codes is None:
+                codes = {n.code: name for name, n in agg.scenario.nations.items() if n.code}
+            found = codes.get(uid.split("-", 1)[0])
+            if found is not None:
+                owners.add(found)
+    return owners
+
+
+def link_battle(batch: Batch, kind: _Kind, data: dict[str, Any], seq: int) -> None:
+    """Give event `seq`'s index row the battle it belongs to though it records none (`_LINKS`),
+    or a roll's battle to the typed dice accepted for it just before. An undo or a redo takes
+    the battle of the first event it takes back or records again that has one: the board goes
+    back to that battle (the events of a later one it took back are marked undone by it)."""
+    how = kind.links
+    if how == _ROLLED:
+        battle = data.get("battle")
+        if battle is not None:
+            batch.lend_battle(seq - 1, battle, "TypedDiceAccepted")
+    elif how == _REROLL:
+        # RK3: a reroll is recorded right after the roll it flags (`Rolling.roll`).
+        batch.borrow_battle(seq, seq - 1, seq - 1)
+    elif how == _UNDO:
+        batch.borrow_battle(seq, data["undone_from"], data["undone_to"])
+    elif how == _REDO and data.get("events"):
+        batch.borrow_battle(seq, min(data["events"]), max(data["events"]))
 
 
 def _adjusted_places(f: Followed, data: dict[str, Any], zones: set[str], nations: set[str]) -> tuple[Any, Any]:
