@@ -55,7 +55,7 @@ def test_f8_the_page_of_turn_1_passed_over_links_to_the_opening_board(tmp_path: 
     assert status == 200
     assert "turn <strong>2</strong> · <strong>Britain</strong> · <strong>research</strong>" in opening
     # The turn menu offers turn 1 disabled, and turn 2 has no link back to it.
-    assert '<option value="1" disabled>1 (passed over)</option>' in opening
+    assert '<option value="1" disabled>1 (Germany, round 1, passed over)</option>' in opening
 
 
 def test_f8_a_turn_passed_over_after_turn_1_passed_over_links_to_the_opening_board_not_turn_1(

@@ -363,8 +363,8 @@ def test_f8_the_board_steps_over_a_neutral_nations_turn_passed_over(tmp_path: Pa
         after = re.search(r'id="next-turn" href="([^"]+)"', html)
         assert prev and prev.group(1) == "/campaigns/war/board?turn=4"
         assert after and after.group(1) == "/campaigns/war/board?turn=8"
-        assert '<option value="5" disabled>5 (passed over)</option>' in html
-        assert '<option value="7" disabled>7 (passed over)</option>' in html
+        assert '<option value="5" disabled>5 (Ottoman Empire, round 1, passed over)</option>' in html
+        assert '<option value="7" disabled>7 (Italy, round 1, passed over)</option>' in html
         for link in (prev.group(1), after.group(1)):
             assert page(s, link)[0] == 200
         # Now (turn 8, Japan): the previous turn played is 6.

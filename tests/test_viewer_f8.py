@@ -125,7 +125,7 @@ def test_f8_the_timeline_of_a_turn_passed_over_says_why_it_is_empty_and_where_it
     notice = text(html, "passed-over")
     assert notice.startswith("Turn 7 (Italy, round 1) was passed over: Italy was neutral then (F8)")
     assert '<a href="/campaigns/demo/log?turn=6&amp;kind=TurnPassedOver">the events of turn 6</a>' in html
-    assert '<option value="7" selected>7 (passed over)</option>' in html
+    assert '<option value="7" selected>7 (Italy, round 1, passed over)</option>' in html
     # The link finds it, with its rule.
     status, html = got["/campaigns/demo/log?turn=6&kind=TurnPassedOver"]
     rows = re.findall(r"<td>TurnPassedOver</td><td>(\w+)</td><td>([^<]*)</td>", html)
@@ -152,11 +152,11 @@ def test_f8_a_turn_played_after_an_adjustment_brought_the_entry_forward_is_not_p
     status, html = got["/campaigns/demo/board?turn=16"]
     assert status == 200, html
     assert "Board at the end of turn 16" in html
-    assert '<option value="16" selected>16</option>' in html
+    assert '<option value="16" selected>16 (Italy, round 2)</option>' in html
     status, html = got["/campaigns/demo/board?turn=15"]
     following = re.search(r'id="next-turn" href="([^"]+)"', html)
     assert following and following.group(1) == "/campaigns/demo/board?turn=16"
-    assert '<option value="7" disabled>7 (passed over)</option>' in html
+    assert '<option value="7" disabled>7 (Italy, round 1, passed over)</option>' in html
     status, html = got["/campaigns/demo/log?turn=16"]
     assert 'id="passed-over"' not in html and "Italy collects" in html
 

@@ -98,6 +98,17 @@ TURN_MENU = 200
 # ----- what the pages read (run on the server's tracker, one request at a time) -----
 
 
+def turn_menu(campaign: Any, last: int) -> dict[int, str] | None:
+    """The turn picker's entries up to turn `last`, each named by its nation and round (T1), as
+    the pages' own messages name a turn; None when there are too many to list (`TURN_MENU`)."""
+    from projections.positions import turn_position
+
+    if last > TURN_MENU:
+        return None
+    order = campaign.scenario.turn_order
+    return {k: "{1}, round {0}".format(*turn_position(order, k)) for k in range(1, last + 1)}
+
+
 def _campaign(t: Tracker, name: str) -> tuple[Any, Any]:
     """(campaign id, campaign) of a campaign named in the URL; 404 when there is none, or when
     the reader may not read it (the server's tracker checks)."""
@@ -220,7 +231,7 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
         "position": position,
         "board": board,
         "passed_over": skipped,
-        "turn_menu": position["turn"] <= TURN_MENU,
+        "turn_menu": turn_menu(campaign, position["turn"]),
         "previous_turn": previous,
         "next_turn": following,
         "pinned": bool(turn or at),
@@ -285,7 +296,7 @@ def log_data(t: Tracker, name: str, filters: dict[str, Any]) -> dict[str, Any]:
         "limit": TIMELINE_LIMIT,
         "filters": {**filters, "nation": nation, "zone": zone, "kind": kind},
         "choices": {
-            "turn": list(range(1, position["turn"] + 1)) if position["turn"] <= TURN_MENU else None,
+            "turn": turn_menu(campaign, position["turn"]),
             "phase": list(KNOWN_PHASES),
             "nation": list(campaign.scenario.turn_order),
             "zone": list(campaign.scenario.game_map.adjacency),
@@ -308,8 +319,11 @@ def battles_data(t: Tracker, name: str) -> dict[str, Any]:
                  "rolls": 0, "last": r.summary, "undone_by": r.undone_by},
             )  # fmt: skip
             b["events"] += 1
-            b["rolls"] += 1 if r.kind == "DiceRolled" else 0
-            b["last"] = r.summary
+            # RK3: a roll or step an undo took back is struck through on the battle's page;
+            # the list counts and ends on what stands (a battle undone whole keeps its own).
+            if r.undone_by is None or b["undone_by"] is not None:
+                b["rolls"] += 1 if r.kind == "DiceRolled" else 0
+                b["last"] = r.summary
     return {"name": name, "position": _position(campaign), "battles": [battles[k] for k in sorted(battles)]}
 
 
