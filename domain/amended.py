@@ -76,6 +76,11 @@ AMENDED: dict[str, tuple[str, Any, Any]] = {
     # whose first event naming a nation was one of them (a turn's end in a ruleset without
     # collect_resources) was that neutral's, answering the actions before it for its side.
     "neutrals_do_not_act": ("record", True, False),
+    # NC1, F5: the words a battle records name a side by the nations of its units: a die fires
+    # at "Britain's and France's units" (at "United States' units"), and "Britain and France
+    # have no unit left in the battle"; recorded before, by the nation deciding for the side
+    # alone ("Britain's units", "United States's units", "Britain has no unit left").
+    "sides_named_whole": ("record", True, False),
 }
 AS_IT_STANDS: dict[str, Any] = {key: now for key, (_, now, _) in AMENDED.items()}
 AS_RECORDED_BEFORE: dict[str, Any] = {key: before for key, (_, _, before) in AMENDED.items()}

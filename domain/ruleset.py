@@ -160,6 +160,7 @@ class Ruleset:
     reveals_answer_nothing: bool = True  # RK3, D5
     entries_recorded: bool = True  # F8
     neutrals_do_not_act: bool = True  # PL2, RK3, F8
+    sides_named_whole: bool = True  # NC1, F5
     submarines_alone_call_for_asw: bool = True  # NC1, AS1
     aircraft_need_a_carrier: bool = True  # F7, SM2
     friendly_carriers: bool = True  # F7, PU2
@@ -521,9 +522,9 @@ def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     out a key of an amended rule (AMENDED: HA7's placement, CV4's search order, NC1's arriving
     and lone submarines, F7's aircraft at sea, friendly carriers and other nations' range,
     SM1's stopped ships, PU2's purchases with a place, F8's neutral land and recorded entries,
-    RK3's agreement, PL2 and RK3's neutrals that do not act) was recorded before the rule was
-    amended and is refereed as then (`ruleset_from_recorded`), so the data says each: the rule
-    as it stands unless the file says."""
+    RK3's agreement, PL2 and RK3's neutrals that do not act, NC1 and F5's sides named whole) was
+    recorded before the rule was amended and is refereed as then (`ruleset_from_recorded`), so
+    the data says each: the rule as it stands unless the file says."""
     data, source = read_builtin_or_file("rulesets", name_or_path)
     _one_line_texts(data, source)
     for key, (table, now, _) in AMENDED.items():

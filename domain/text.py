@@ -1,9 +1,11 @@
 """Small helpers for the words in messages: counts with their noun in the right number, a
-nation's possessive, unit IDs in the order a player counts them."""
+nation's possessive, names listed, a side's nations in the order they are named, unit IDs in the
+order a player counts them."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 
 _IRREGULAR = {"die": "dice", "search": "searches", "battleship": "battleships", "aircraft_carrier": "aircraft carriers"}
 
@@ -23,6 +25,20 @@ def possessive(name: str) -> str:
     "s" (a plural name; the possessive of a singular one in "s" may take either form). Texts
     recorded in events keep the form they were recorded with (`verify` compares them exactly)."""
     return f"{name}'" if name.endswith(("s", "S")) else f"{name}'s"
+
+
+def listed(names: Sequence[str]) -> str:
+    """'Britain', 'Britain and France', 'Britain, France and Russia'."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def side_nations(nations: Iterable[str], deciding: str, turn_order: Sequence[str]) -> list[str]:
+    """NC1, F5: a side's nations as its words name them: the nation deciding for the side first
+    when it is among them (the battle names it for the side), then the others in the scenario's
+    turn order, the order `deciding_nation` breaks ties by; none given, the deciding one."""
+    found = set(nations)
+    rest = sorted(found - {deciding}, key=lambda n: (turn_order.index(n) if n in turn_order else len(turn_order), n))
+    return ([deciding] if deciding in found or not found else []) + rest
 
 
 _NUMBERS = re.compile(r"(\d+)")

@@ -29,12 +29,13 @@ NAME = "board"
 # Bumped whenever a view changes shape or what it holds (6: the wording of three summaries;
 # 7: what an interception or ASW combat leaves, BattleEnded; 8: the zones and nations an
 # adjustment names; 9: "1 hit ... lost: no unit there may take it"; 10: a naval battle's side
-# named by its units' nations, "attacks Britain and France", an ally's units a choice names, "of
-# France", and the hits of a class or lost named by the nation placing them, "for Britain to
-# place", "Britain may place them on no unit there", and "United States' NTR" for a name
-# ending in s; the battle of a reroll, undo, redo or typed dice, and the nations of an ally's
-# units a battle event names, in the event index): older views are dropped and rebuilt from
-# the log.
+# named by its units' nations, "attacks Britain and France" (the deciding nation first, then
+# the others in turn order, as a battle's recorded words name a side), an ally's units a choice
+# names, "of France", and the hits of a class or lost named by the nation placing them, "for
+# Britain to place", "Britain may place them on no unit there", and "United States' NTR" for a
+# name ending in s; the battle of a reroll, undo, redo or typed dice, and the nations of an
+# ally's units a battle event names, in the event index): older views are dropped and rebuilt
+# from the log.
 SCHEMA = 10
 # Adjustments (AD1) are the only events that change territory owners, and few: a partial index
 # of them lets the owners at any event be folded from them without scanning the whole index.

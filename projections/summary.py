@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from domain.chain import UPCAST_ADDED
-from domain.text import plural, possessive
+from domain.text import listed, plural, possessive, side_nations
 
 # The rule each kind of event is recorded under (a kind not here names its own `rule`).
 _RULES = {
@@ -269,7 +269,7 @@ def summary(event: Any, scenario: Any = None) -> str:
     a side of a naval battle is named by the nations of its units (`SIDED`)."""
     kind = type(event).__name__
     if scenario is not None and kind in SIDED:
-        return _sided(kind, event, {n.code: name for name, n in scenario.nations.items()})
+        return _sided(kind, event, {n.code: name for name, n in scenario.nations.items()}, scenario.turn_order)
     return summary_of_kind(kind)(event)
 
 
@@ -291,25 +291,25 @@ SIDED = frozenset(
 )
 
 
-def _side(units: list[str], deciding: str, codes: dict[str, str]) -> str:
-    """'Britain and France': the nations of these units, the deciding nation first."""
-    found = [codes.get(u.split("-", 1)[0], deciding) for u in units]
-    names = list(dict.fromkeys([deciding, *found] if deciding in found or not found else found))
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+def _side(units: list[str], deciding: str, codes: dict[str, str], order: Sequence[str]) -> str:
+    """'Britain and France': the nations of these units, the deciding nation first, then the
+    others in turn order (as the words a battle records name a side, `side_nations`)."""
+    return listed(side_nations([codes.get(u.split("-", 1)[0], deciding) for u in units], deciding, order))
 
 
-def _sided(kind: str, e: Any, codes: dict[str, str]) -> str:
+def _sided(kind: str, e: Any, codes: dict[str, str], order: Sequence[str]) -> str:
     if kind == "NavalBattleStarted":
+        attacking, defending = _side(e.attackers, e.nation, codes, order), _side(e.defenders, e.defender, codes, order)
         return (
-            f"battle {e.battle}: naval battle in {e.zone}: {_side(e.attackers, e.nation, codes)} "
-            f"({', '.join(e.attackers)}) attacks {_side(e.defenders, e.defender, codes)} ({', '.join(e.defenders)})"
+            f"battle {e.battle}: naval battle in {e.zone}: {attacking} ({', '.join(e.attackers)}) "
+            f"attacks {defending} ({', '.join(e.defenders)})"
         )
     if kind == "OpeningFire":
         # The submarines' nations, those whose fire was cancelled when none fire.
-        return _opening_fire(e, _side(e.firing or e.cancelled, e.nation, codes))
+        return _opening_fire(e, _side(e.firing or e.cancelled, e.nation, codes, order))
     if kind == "HitsScored":
         # CV2: the hit falls on the side whose units are its candidates.
-        side = _side(e.candidates, e.nation, codes)
+        side = _side(e.candidates, e.nation, codes, order)
         return f"battle {e.battle}: {plural(e.hits, 'hit')} on {side} (can fall on {', '.join(e.candidates)})"
     # A choice the deciding nation made for its side (NC1, F5: the ruling stands): it keeps
     # the line's subject, and the ally whose units it chose for is named.
@@ -319,7 +319,7 @@ def _sided(kind: str, e: Any, codes: dict[str, str]) -> str:
         units = list(e.screens.values())  # the escorts
     else:
         units = e.units
-    whose = _side(units, e.nation, codes)
+    whose = _side(units, e.nation, codes, order)
     if whose == e.nation:
         return summary_of_kind(kind)(e)
     how = "default" if e.default else "chosen"

@@ -35,7 +35,7 @@ from domain.campaign.procedure import Step as StepName
 from domain.dice import DiceSource
 from domain.errors import DiceError
 from domain.rules import convoy as convoy_rules
-from domain.text import plural
+from domain.text import listed, plural, possessive, side_nations
 
 if TYPE_CHECKING:
     from domain.procedures.base import Context, Die, Fact, Facts, Need, Roll, Side
@@ -250,13 +250,15 @@ class Referee(CampaignBase):
             counts[0][1 if sum(rolled) >= group.target else 0] += 1
             values += rolled
         board = self.board()
+        # Whose units a volley's dice fire at (a search's dice and the convoy table's fire at none).
+        fired_at = self._fired_at(b) if need.dice and not need.kind.endswith(("search", "table")) else {}
         for die in need.dice:
             if need.kind == "convoy_table":
                 value = self._roll_convoy_table(b, board, die, dice)
                 group = need.groups[die.group]
                 counts[die.group][group.values.index(group.table[value - 1])] += 1
             else:
-                value, hit = self._roll_die(b, need, board.units[die.unit], die, dice)
+                value, hit = self._roll_die(b, need, board.units[die.unit], die, dice, fired_at)
                 counts[die.group][1 if hit else 0] += 1
             values.append(value)
         state, facts = procedure.roll(state, ctx, tuple(tuple(c) for c in counts))
@@ -300,7 +302,25 @@ class Referee(CampaignBase):
         )
         return int(value)
 
-    def _roll_die(self, b: Procedure, need: Roll, unit: Unit, die: Die, dice: DiceSource) -> tuple[int, bool]:
+    def _fired_at(self, b: Procedure) -> dict[str, str]:
+        """NC1, F5: whose units the dice of each unit fighting fire at, where they hit no chosen
+        target: the other side's, named by the nations of its units still fighting, "Britain's
+        and France's units" (`sides_named_whole`). Recorded before the key: none here, and the
+        die names the nation deciding for the other side alone."""
+        if not self.ruleset.sides_named_whole:
+            return {}
+        fighting = {side: self._active(b, side) for side in ("attacker", "defender")}
+        order = self.scenario.turn_order
+        fired_at: dict[str, str] = {}
+        for side, other in (("attacker", "defender"), ("defender", "attacker")):
+            nations = side_nations([u.nation for u in fighting[other]], self._nation(b, other), order)
+            units = f"{listed([possessive(n) for n in nations])} units"
+            fired_at.update(dict.fromkeys((u.id for u in fighting[side]), units))
+        return fired_at
+
+    def _roll_die(
+        self, b: Procedure, need: Roll, unit: Unit, die: Die, dice: DiceSource, fired_at: dict[str, str]
+    ) -> tuple[int, bool]:
         if need.kind == "asw_search":
             purpose = f"{unit.id} ({unit.type}) searches for {die.against} in {b['zone']}"
         elif need.kind == "interception_search":
@@ -312,7 +332,8 @@ class Referee(CampaignBase):
             purpose = f"{unit.id} ({unit.type}) fires at {die.against}{screen}"
         else:
             enemy = b["defender"] if unit.nation == b["attacker"] else b["attacker"]
-            purpose = f"{unit.id} ({unit.type}) fires at {enemy}'s units"
+            units = fired_at.get(unit.id) or f"{enemy}'s units"
+            purpose = f"{unit.id} ({unit.type}) fires at {units}"
         value, hit = self._roll_one(
             dice, unit, die.spec, rule=need.rule, purpose=purpose, kind=need.kind, battle=b["id"]
         )

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 from domain.campaign.base import CampaignBase
 from domain.campaign.procedure import Procedure
 from domain.campaign.referee import Asked, pure
+from domain.text import listed, side_nations
 
 if TYPE_CHECKING:
     from domain.procedures.base import Decision, Need, Roll, Side
@@ -313,6 +314,28 @@ class Waiting(CampaignBase):
             facts["free"] = [u for u in b["undetected"] + b["detected"] if u in self.units]
             facts["destination"] = b["route"][-1]
 
+    def _side_named(self, b: Procedure, side: Side) -> str:
+        """NC1, F5: a naval battle's side as its ending names it, with its verb: "Britain and
+        France have" (`sides_named_whole`), by the nations of the units that fought on it; recorded
+        before the key, "Britain has", the nation deciding for the side alone."""
+        deciding = b["attacker"] if side == "attacker" else b["defender"]
+        if not self.ruleset.sides_named_whole:
+            return f"{deciding} has"
+        nations = side_nations(self._fought_on(b, side), deciding, self.scenario.turn_order)
+        return f"{listed(nations)} {'has' if len(nations) == 1 else 'have'}"
+
+    def _fought_on(self, b: Procedure, side: Side) -> list[str]:
+        """NC1: the nations of the units that fought on a side of a naval battle: those still in
+        it, submerged or retreated, and those sunk in it (gone from `units`, so a sunk unit's
+        nation is read from its ID, whose code names it: GB-CA6). The attacking side is the
+        moving nation's units alone (NC1), the defending side every other nation's there."""
+        here = b.get("attackers", []) + b.get("defenders", []) + b["submerged"] + b.get("retreated", [])
+        nations = [self.units[u]["nation"] for u in here if u in self.units]
+        codes = {n.code: name for name, n in self.scenario.nations.items() if n.code}
+        sunk = f"sunk in battle {b['id']}"  # why `UnitHit` says a unit sunk in this battle is lost
+        nations += [codes.get(u.split("-", 1)[0], "") for u, why in self.lost.items() if why == sunk]
+        return [n for n in nations if n and (n == b["attacker"]) == (side == "attacker")]
+
     def _ending_reason(self, b: Procedure, rule: str) -> str:
         """Why a procedure ends, in the words a player would use (the summary of BattleEnded).
         Unlike the descriptions of what the game waits for, these words are recorded in the
@@ -333,10 +356,8 @@ class Waiting(CampaignBase):
                 and any(self.units.get(u, {}).get("nation") == b["attacker"] for u in b["submerged"])
             ):
                 return f"every submarine of {b['attacker']} left in the battle submerged"
-            if not attackers:
-                return f"{b['attacker']} has no unit left in the battle"
-            if not defenders:
-                return f"{b['defender']} has no unit left in the battle"
+            if not attackers or not defenders:
+                return f"{self._side_named(b, 'defender' if attackers else 'attacker')} no unit left in the battle"
             return "no unit left can hit an enemy (NC6)"
         if rule == "SM5":
             return "the submarines not detected went on or stayed; the interception is over"
