@@ -20,7 +20,9 @@ def invoked_at(db: str, args: list[str], columns: int | None) -> tuple[int, str]
         {"columns": columns, "color_system": None, "no_color": True, "tty": True} if columns else None
     )
     try:
-        result = CliRunner().invoke(cli, ["--db", db, *args])
+        # The database from the environment: a --db typed would be repeated in each command to
+        # copy at a terminal (tests/test_suggested_commands_globals.py), not in a pipe.
+        result = CliRunner().invoke(cli, args, env={"TRACKER_DB": db})
     finally:
         CLIENT_TERMINAL.reset(token)
     return result.exit_code, result.output

@@ -164,8 +164,10 @@ def run_remote(server: str, campaign: str | None, args: list[str]) -> int:
         # bad token, a body too large or too many failed tokens are refusals (exit 1).
         error = str(answer.get("error", "refused by the server"))
         raise InputError(error) if status in (400, 404) else TrackerError(error)
-    sys.stdout.write(str(answer.get("stdout") or ""))
-    sys.stderr.write(str(answer.get("stderr") or ""))
+    from tracker.cli.suggest import from_server
+
+    sys.stdout.write(from_server(str(answer.get("stdout") or "")))
+    sys.stderr.write(from_server(str(answer.get("stderr") or ""), err=True))
     sys.stdout.flush()
     return int(answer["exit"])
 

@@ -25,6 +25,8 @@ from tracker.cli.params import CLIENT_TERMINAL as CLIENT_TERMINAL
 from tracker.cli.params import MAX_INT as MAX_INT
 from tracker.cli.params import NATION, REASON, REFERENCE, Dice, Whole, dice_problem, terminal_width
 from tracker.cli.params import fit_error as fit_error
+from tracker.cli.suggest import glued, unglued
+from tracker.cli.suggest import suggested as suggested
 from tracker.service.names import Names
 
 if TYPE_CHECKING:
@@ -251,8 +253,10 @@ def echo_prose(text: str = "", hang: int | None = None) -> None:
 
 def fit_prose(text: str, hang: int | None = None) -> str:
     """Each line longer than the terminal wrapped between words, its next lines indented (by
-    `hang` columns when given); a command to copy (`tracker ...`, `next: tracker ...`) kept
-    whole, as is every line in a pipe."""
+    `hang` columns when given); a command to copy (a line `tracker ...`, `next: tracker ...`,
+    one in backquotes) kept whole, as is every line in a pipe. Each command to
+    copy says the global options typed (`suggest`)."""
+    text = suggested(text)
     width = prose_width()
     if width is None:
         return text
@@ -275,13 +279,15 @@ def fit_prose(text: str, hang: int | None = None) -> str:
         else:
             under = indent + "    "
         out.append(
-            textwrap.fill(
-                words,
-                max(20, width),
-                initial_indent=indent,
-                subsequent_indent=under,
-                break_long_words=False,
-                break_on_hyphens=False,
+            unglued(
+                textwrap.fill(
+                    glued(words),
+                    max(20, width),
+                    initial_indent=indent,
+                    subsequent_indent=under,
+                    break_long_words=False,
+                    break_on_hyphens=False,
+                )
             )
         )
     return "\n".join(out)
@@ -447,7 +453,7 @@ def echo_waiting(events: list[Any], items: list[dict[str, Any]]) -> None:
         echo_prose(f"Waiting: {item['text']}")
         answer = next_command(item)
         if answer:
-            click.echo(f"  next: {answer}")
+            click.echo(f"  next: {suggested(answer)}")
     if later and any(type(e).__name__ in _PURCHASES for e in events):
         echo_prose(placed_later(later))
 

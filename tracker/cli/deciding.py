@@ -9,7 +9,16 @@ from typing import Any
 import click
 
 from projections.summary import rule_of, summary
-from tracker.cli.common import Context, echo_prose, echo_waiting, emit_recorded, next_command, perform, wants_json
+from tracker.cli.common import (
+    Context,
+    echo_prose,
+    echo_waiting,
+    emit_recorded,
+    next_command,
+    perform,
+    suggested,
+    wants_json,
+)
 
 
 def act_auto(
@@ -35,7 +44,7 @@ def act_auto(
     for e in done.events:
         echo_prose(f"{summary(e, done.campaign.scenario)}   [{rule_of(e)}]")
     for nation, answer in others:
-        click.echo(f"Waiting for {nation}{': ' + answer if answer else ''}   [PL2]")
+        click.echo(f"Waiting for {nation}{': ' + suggested(answer) if answer else ''}   [PL2]")
     echo_waiting(done.events, pending)
 
 

@@ -410,6 +410,10 @@ class TrackerGroup(click.Group):
             # The shell's loop is the client's (each line runs on the server): the
             # shell command itself, which knows --server.
             return super().invoke(ctx)
+        from tracker.cli.suggest import remember
+
+        # The commands it prints to copy repeat the --server (and --campaign) typed.
+        remember(ctx, server=True)
         if rest[:1] == ["wait"]:
             # Waiting is the client's: no server thread is held for it.
             from tracker.cli.remote_wait import wait_remote
@@ -569,6 +573,12 @@ def cli(ctx: click.Context, db: str | None, campaign: str | None, server: str | 
         return  # a line of `tracker shell`: the session's open database and campaign
     obj = Context(db, campaign)
     ctx.obj = obj
+    if ctx.invoked_subcommand != "shell":
+        # The commands it suggests repeat the --db and --campaign typed; a shell's lines take
+        # neither, and say their commands as they are typed there.
+        from tracker.cli.suggest import remember
+
+        remember(ctx)
     ctx.call_on_close(obj.close)
 
 

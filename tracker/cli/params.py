@@ -371,7 +371,9 @@ def fit_error(message: str) -> str:
     """`Error: MESSAGE` as a terminal shows it: wrapped between words at its width, the next
     lines indented, the command to copy that ends it on a line of its own; one line elsewhere
     (a pipe, a file, a script reading stderr). A huge value it quotes is cut (TERMINAL_ECHO)."""
-    text = f"Error: {_escaped(shorten_echoes(message, TERMINAL_ECHO))}"
+    from tracker.cli.suggest import suggested
+
+    text = f"Error: {_escaped(shorten_echoes(suggested(message, err=True), TERMINAL_ECHO))}"
     width = terminal_width(sys.stderr)
     if width is None or len(text) <= width:
         return text
@@ -379,8 +381,10 @@ def fit_error(message: str) -> str:
 
     found = _TAIL_COMMAND.search(text)
     head, command = (text[: found.start()].rstrip(), found.group()) if found else (text, "")
-    lines = textwrap.wrap(head, width, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)
-    return "\n".join([*lines, *(["    " + command] if command else [])])
+    from tracker.cli.suggest import glued, unglued
+
+    lines = textwrap.wrap(glued(head), width, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)
+    return "\n".join([*map(unglued, lines), *(["    " + command] if command else [])])
 
 
 class OneLineUsage(click.UsageError):

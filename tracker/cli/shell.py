@@ -203,6 +203,8 @@ class Session:
             # A server runs until stopped: inside the shell it would hold the prompt for good.
             click.echo("Error: tracker serve runs on its own, in another terminal, not in the shell", err=True)
             return 2
+        if args[:2] == ["--campaign", self.obj.campaign] and args[2:]:
+            args = args[2:]  # a command `inbox` printed, naming this campaign
         if args[0].split("=")[0] in self.STAYS:
             click.echo(f"Error: {self.STAYS_WHY}", err=True)
             return 2

@@ -102,7 +102,7 @@ def log_records(
         for r in rows
     ]
     if with_data and records:
-        _add_data(t, cid, records)
+        add_data(t, cid, records)
     return records
 
 
@@ -139,8 +139,9 @@ def _index_filters(
     return filters
 
 
-def _add_data(t: Tracker, cid: UUID, records: list[LogRecord]) -> None:
-    """Each record's timestamp and recorded data, read from the log in one range."""
+def add_data(t: Tracker, cid: UUID, records: list[LogRecord]) -> None:
+    """Each record's timestamp and recorded data, read from the log in one range: the records
+    (oldest first) become the events as `log --json` lists them (`replay --json` too)."""
     first, last = records[0]["seq"], records[-1]["seq"]
     wanted = {r["seq"] for r in records}
     data = {

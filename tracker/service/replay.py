@@ -3,7 +3,8 @@ with the board beside each event, both ways; or print chosen frames without a te
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 from uuid import UUID
 
 from rich.console import Console
@@ -12,7 +13,7 @@ from rich.text import Text
 
 from projections.views import BoardView, board_at
 from tracker.service.application import Tracker
-from tracker.service.history import log_records
+from tracker.service.history import add_data, log_records
 from tracker.service.shapes import LogRecord
 from tracker.service.undo_log import undone_mark
 
@@ -42,6 +43,19 @@ class Replay:
     @property
     def frame(self) -> LogRecord:
         return self.frames[self.position]
+
+    def listed(self, frames: Sequence[LogRecord]) -> list[dict[str, Any]]:
+        """`frames` as `replay --json` prints them: each event as `log --json` lists it, with the
+        board after it as `state --at` prints it (owners and neutral nations too, AD1, F8). The
+        timestamp and data are read for these frames only: the cursor holds the index rows,
+        which stepping needs, not every event of the log decoded."""
+        records = [f.copy() for f in frames]
+        if not records:
+            return []
+        add_data(self.t, self.cid, records)
+        scenario = self.t.load(self.cid, version=1).scenario
+        with self.t.views(self.cid) as v:
+            return [{**r, "board": self.t.board_from(v, at=r["seq"], scenario=scenario)} for r in records]
 
     def go_to_seq(self, seq: int) -> bool:
         for i, f in enumerate(self.frames):

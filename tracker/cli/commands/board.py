@@ -13,7 +13,7 @@ from rich.text import Text
 
 from domain.campaign import Campaign
 from domain.text import unit_order
-from tracker.cli.common import Context, console, emit_json, json_option
+from tracker.cli.common import Context, console, emit_json, json_option, suggested
 from tracker.cli.completion import complete_zones
 from tracker.cli.params import ZONE
 from tracker.reports.views import nation_text, units_text
@@ -114,7 +114,7 @@ def map_command(ctx: Context, as_json: bool) -> None:
             column.ratio = ratio
     out.print(table)
     codes = ", ".join(f"{n.code} {name}" for name, n in c.scenario.nations.items())
-    out.print(f"Units by nation code and type abbreviation ({codes}); `tracker show ZONE` for one zone.")
+    out.print(f"Units by nation code and type abbreviation ({codes}); `{suggested('tracker show ZONE')}` for one zone.")
 
 
 def unit_type_rows(c: Campaign) -> list[dict[str, Any]]:

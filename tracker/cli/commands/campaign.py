@@ -15,6 +15,7 @@ from tracker.cli.common import (
     emit_recorded,
     json_option,
     quoted,
+    suggested,
 )
 from tracker.cli.params import RULESET, SCENARIO, FilePath
 from tracker.cli.startup import importing
@@ -93,7 +94,7 @@ def campaigns(ctx: Context, as_json: bool) -> None:
         emit_json(names)
         return
     if not names:
-        click.echo("No campaigns yet: tracker new NAME --scenario north-sea-1914")
+        click.echo(f"No campaigns yet: {suggested('tracker new NAME --scenario north-sea-1914')}")
     for name in names:
         click.echo(name)
 

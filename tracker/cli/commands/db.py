@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from domain.errors import InputError
-from tracker.cli.common import Context, emit_json, json_option
+from tracker.cli.common import Context, emit_json, json_option, suggested
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -98,11 +98,12 @@ def db_current(ctx: Context, as_json: bool) -> None:
         click.echo(f"Revision {schema.current}: the head of this tracker.")
     elif schema.current is None:
         held = f" (tables made before versioned upgrades, holding revision {schema.matches})" if schema.matches else ""
-        click.echo(f"No revision recorded{held}; head {schema.head}. `tracker db upgrade` runs:{_named(schema.ahead)}")
+        upgrade = suggested("`tracker db upgrade`")
+        click.echo(f"No revision recorded{held}; head {schema.head}. {upgrade} runs:{_named(schema.ahead)}")
     else:
         click.echo(
             f"Revision {schema.current}, behind this tracker's head {schema.head}. "
-            f"`tracker db upgrade` runs:{_named(schema.ahead)}"
+            f"{suggested('`tracker db upgrade`')} runs:{_named(schema.ahead)}"
         )
 
 

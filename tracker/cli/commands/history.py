@@ -387,13 +387,13 @@ def replay(ctx: Context, to: int | None, battle: int | None, as_json: bool) -> N
                 )
             raise InputError(f"no event {to} in this campaign (the last is event {t.recorder.last_version(cid)})")
         if as_json:
-            emit_json([{**player.frame, "board": player.board(to)}])
+            emit_json(player.listed([player.frame]))
             return
         player.render(out)
         return
     if battle is not None:
         if as_json:
-            emit_json([{**f, "board": player.board(f["seq"])} for f in player.frames])
+            emit_json(player.listed(player.frames))
             return
         for i in range(len(player.frames)):
             player.position = i

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tracker.cli.common import Context, echo_prose, emit_json, json_option
+from tracker.cli.common import Context, echo_prose, emit_json, json_option, suggested
 from tracker.cli.completion import complete_players_anywhere
 from tracker.cli.params import PLAYER, Real
 
@@ -27,11 +27,10 @@ PLAYER_OPTION = click.option(
 def show(items: list[OwedItem]) -> None:
     """Each owed item on a line of its own, with the command that answers it, naming its
     campaign (the items come from every campaign you play, as a hand-off's message names it)."""
-    from tracker.service.describe import naming_campaign
-
     for item in items:
         echo_prose(f"{item['campaign']} · round {item['round']} · {item['nation']} · {item['phase']}: {item['text']}")
-        command = naming_campaign(item["command"], item["campaign"]) if item["command"] else None
+        # With --campaign NAME (as a hand-off's message names it), and the --db or --server typed.
+        command = suggested(item["command"], item["campaign"]) if item["command"] else None
         if command and command not in item["text"]:
             click.echo(f"  next: {command}")
 

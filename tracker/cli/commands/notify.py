@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from domain.errors import InputError, TrackerError
-from tracker.cli.common import POSITIVE, Context, emit_json, json_option, next_command, quoted
+from tracker.cli.common import POSITIVE, Context, emit_json, json_option, next_command, quoted, suggested
 from tracker.cli.completion import complete_players
 from tracker.cli.params import PLAYER, Expected
 
@@ -209,8 +209,10 @@ def notify_add(
         # Added on the database itself: the messages wait in it until a server sends them, and
         # a group playing by file, with no server, would otherwise wait for them in vain.
         click.echo(
-            f"Messages are sent while `tracker serve` runs on this database; `tracker notify test {number}` "
-            "sends one now."
+            suggested(
+                f"Messages are sent while `tracker serve` runs on this database; `tracker notify test {number}` "
+                "sends one now."
+            )
         )
 
 
@@ -255,7 +257,7 @@ def notify_list(ctx: Context, as_json: bool) -> None:
         emit_json(rows)
         return
     if not rows:
-        click.echo("No channels: tracker notify add webhook URL")
+        click.echo(suggested("No channels: tracker notify add webhook URL"))
     for r in rows:
         mention = f" mention {r['mention']}" if r["mention"] else ""
         mention += f" every {_every(r['remind'])}" if r["remind"] else ""
@@ -312,7 +314,7 @@ def notify_test(ctx: Context, channel: int, as_json: bool = False) -> None:
         if as_json:
             emit_json({"id": channel, "target": target, "message": number, "status": "queued"})
             return
-        click.echo(f"Test message queued for channel {channel} ({target}): `tracker serve` sends it.")
+        click.echo(suggested(f"Test message queued for channel {channel} ({target}): `tracker serve` sends it."))
         return
     failed = deliver(outbox, row, HttpSender(), next_command, backoff)
     if failed is not None:
@@ -340,7 +342,9 @@ def _what(version: int) -> str:
 @json_option
 @click.pass_obj
 def notify_log(ctx: Context, as_json: bool) -> None:
-    """Every message of the campaign: when, to which channel, status, attempts.
+    """The campaign's messages: when, to which channel, status, attempts. Through the server
+    (`tracker --server URL notify log`) a player sees only their own channels' messages, the
+    referee every one.
 
     Example: tracker notify log
     """

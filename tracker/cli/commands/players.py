@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from domain.errors import InputError
-from tracker.cli.common import POSITIVE, Context, emit_json, json_option, quoted
+from tracker.cli.common import POSITIVE, Context, emit_json, json_option, quoted, suggested
 from tracker.cli.completion import complete_nations, complete_players
 
 if TYPE_CHECKING:
@@ -158,7 +158,8 @@ def players_list(ctx: Context, league: bool, as_json: bool) -> None:
         emit_json(rows)
         return
     if not rows:
-        click.echo("No players yet: tracker players add NAME " + ("--referee --league" if league else "--nations A,B"))
+        add = "tracker players add NAME " + ("--referee --league" if league else "--nations A,B")
+        click.echo(f"No players yet: {suggested(add)}")
     for r in rows:
         role = "referee" if r["referee"] else "spectator" if r["spectator"] else ", ".join(r["nations"])
         click.echo(f"{r['name']}: {role}{' (revoked)' if r['revoked'] else ''}")

@@ -17,7 +17,7 @@ import click
 
 from domain.errors import InputError
 from domain.text import plural
-from tracker.cli.common import Context, emit_json, json_option, progress, quoted
+from tracker.cli.common import Context, emit_json, json_option, progress, quoted, suggested
 from tracker.cli.params import CAMPAIGN, MAX_INT, FilePath, Whole
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def dice_note(campaign: str) -> str:
         "The secret dice seed stays where the campaign was exported from (its database, or its "
         "server's key store), so this copy cannot roll the campaign's auto dice (D4): to go on with "
         "physical dice, record the switch first, "
-        f"`tracker --campaign {shlex.quote(campaign)} dice switch manual --reason TEXT`, "
+        f"`{suggested('tracker dice switch manual --reason TEXT', campaign)}`, "
         "then type each roll with --dice."
     )
 
@@ -97,7 +97,7 @@ def export_command(ctx: Context, file: str, since: int, as_json: bool) -> None:
     what = f"{span}, after event {result.since}," if result.since else plural(result.events, "event")
     click.echo(
         f"Exported campaign {quoted(result.campaign)}: {what} to {where} "
-        f"(head {result.head_seq}:{result.last_hash}; check it later with `tracker verify --head`).",
+        f"(head {result.head_seq}:{result.last_hash}; check it later with `{suggested('tracker verify --head')}`).",
         err=to_stdout,
     )
     if result.since and not to_stdout:
@@ -109,7 +109,7 @@ def export_command(ctx: Context, file: str, since: int, as_json: bool) -> None:
     if result.rolls_unrevealed:
         click.echo(
             f"{result.rolls_unrevealed} auto roll(s) used a seed not yet revealed: an importer can check "
-            "them by the hash chain only (`tracker dice reveal` first to let anyone re-derive them).",
+            f"them by the hash chain only (`{suggested('tracker dice reveal')}` first to let anyone re-derive them).",
             err=to_stdout,
         )
 
@@ -304,8 +304,8 @@ def _waiting_now(ctx: Context, campaign: str, head: int, send: bool = True) -> N
         show(items)
     if send:
         click.echo(
-            f"When you have recorded your part, send it to the others: `tracker --campaign {shlex.quote(campaign)} "
-            f"export --since {head} FILE`."
+            "When you have recorded your part, send it to the others: "
+            f"`{suggested(f'tracker export --since {head} FILE', campaign)}`."
         )
 
 

@@ -29,6 +29,7 @@ from tracker.cli.common import (
     record_json_option,
     seen_option,
     split_list,
+    suggested,
     wants_json,
 )
 from tracker.cli.completion import (
@@ -313,7 +314,7 @@ def pending(ctx: Context, as_json: bool) -> None:
         echo_prose(item["text"])
         # The turn item's words name its command already.
         if item["command"] and item["command"] not in item["text"]:
-            click.echo(f"  next: {item['command']}")
+            click.echo(f"  next: {suggested(item['command'])}")
 
 
 @click.group()
