@@ -101,7 +101,9 @@ def check_server_url(server: str) -> str:
 
     if not server.startswith(("http://", "https://")) or len(server) > 2000:
         raise InputError(f"--server needs an http:// or https:// URL, got {server[:100]!r}")
-    shown = repr(server[:100])
+    from tracker.cli.suggest import shown_url
+
+    shown = repr(shown_url(server)[:100])
     bad_port = InputError(f"--server {shown}: the port must be a number from 1 to 65535")
     try:
         parts = urlsplit(server)
@@ -195,6 +197,8 @@ def send(request: Any, base: str) -> tuple[int, bytes]:
             reason = getattr(e, "reason", None) or e
             # A timeout is not retried: the server may still be working on the first request.
             if attempt == 2 or isinstance(reason, TimeoutError):
-                raise ServerError(f"cannot reach the server at {base}: {reason}") from None
+                from tracker.cli.suggest import shown_url
+
+                raise ServerError(f"cannot reach the server at {shown_url(base)}: {reason}") from None
             time.sleep(RETRY_SECONDS)
     raise AssertionError("unreachable")  # pragma: no cover

@@ -69,7 +69,7 @@ def _pattern() -> re.Pattern[str]:
     return _PATTERN
 
 
-def _shown(value: str) -> str:
+def shown_url(value: str) -> str:
     """A URL's password as ***: a suggested command is printed, posted and pasted."""
     if "://" not in value or "@" not in value:
         return value
@@ -133,7 +133,7 @@ def with_globals(
         if "--campaign" in named and campaign is None and not through_server:
             return m.group()
         said = [
-            f"{option} {shlex.quote(_shown(value))}"
+            f"{option} {shlex.quote(shown_url(value))}"
             for option, value in options
             if option not in named and not (option == "--campaign" and word in _NO_CAMPAIGN)
         ]
