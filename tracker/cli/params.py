@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import math
 import re
-import shutil
 import sys
 from collections.abc import Callable, Sequence
-from contextvars import ContextVar
 from typing import Any
 
 import click
+
+from tracker.cli.terminal import CLIENT_TERMINAL as CLIENT_TERMINAL
+from tracker.cli.terminal import terminal_width as terminal_width
 
 # Every number a command takes fits a PostgreSQL INTEGER column (and so SQLite's): larger
 # ones are refused as bad usage (exit 2) before anything reaches the database.
@@ -233,11 +234,6 @@ def usage_line(error: click.UsageError) -> str:
     return f"{command + ': ' if command else ''}{text} (see {path} --help)"
 
 
-# A command run by a league server for a client: the client's terminal as its own Console saw
-# it (width, colour system or None, NO_COLOR), so the output is what the client would print.
-CLIENT_TERMINAL: ContextVar[dict[str, Any] | None] = ContextVar("client_terminal", default=None)
-
-
 # The command to copy that ends an error ("...; to close it: tracker next").
 _TAIL_COMMAND = re.compile(r"(?<=: )tracker .*$")
 # Characters that would break an error's one line or drive the terminal: the tracker's own
@@ -248,15 +244,6 @@ _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 def _escaped(text: str) -> str:
     """`text` with each control character shown as Python escapes it (a newline as `\\n`)."""
     return _CONTROLS.sub(lambda m: repr(m.group())[1:-1], text)
-
-
-def terminal_width(stream: Any) -> int | None:
-    """The width of the terminal `stream` shows on (the client's, through a server); None when
-    it is no terminal, where each line stays whole for whatever reads it next."""
-    client = CLIENT_TERMINAL.get()
-    if client is not None:
-        return int(client["columns"]) if client.get("tty") else None
-    return shutil.get_terminal_size().columns if stream.isatty() else None
 
 
 # The most characters of a value an error message quotes: an error stays one short line, whatever

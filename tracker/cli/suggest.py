@@ -46,7 +46,7 @@ _GIVEN = re.compile(r"""(--db|--campaign|--server)(?:=|\s+)(?:'[^']*'|"[^"]*"|[^
 
 
 def _commands() -> str:
-    from tracker.cli.main import COMMANDS
+    from tracker.cli.catalog import COMMANDS
 
     return "|".join(sorted(map(re.escape, COMMANDS), key=len, reverse=True))
 
@@ -146,7 +146,7 @@ def at_terminal(err: bool = False) -> bool:
     """Whether standard output (`err`: standard error) is a terminal, where a person copies
     what the tracker suggests; a pipe or a file is read by a script, which gets the lines as
     they always were (as --json keeps its fields)."""
-    from tracker.cli.params import terminal_width
+    from tracker.cli.terminal import terminal_width
 
     return terminal_width(sys.stderr if err else sys.stdout) is not None
 
