@@ -39,6 +39,7 @@ from projections.rows import (
     UNCHANGED,
     Followed,
     bar,
+    battle_zones,
     index_row,
     kind_of,
     link_battle,
@@ -321,7 +322,7 @@ class BoardProjector:
                     version, "the views do not match the log before this event: run `tracker projections rebuild`"
                 )
         f = Followed(key, agg, rows_now, since, list(agg.scenario.turn_order), agg.last_hash)
-        f.battle_zone = {b["id"]: b["zone"] for b in agg.battles.values()}
+        f.battle_zone = battle_zones(agg)
         return f
 
     def _project_all(self, batch: Batch, f: Followed, items: list[Any]) -> None:
@@ -396,6 +397,8 @@ class BoardProjector:
                 link_battle(batch, kind, data, seq)
             if kind.undo:
                 batch.mark_undone(event.undone_from, event.undone_to, seq)
+                # RK3: the battles of the state put back, a battle taken back in part among them.
+                f.battle_zone = battle_zones(agg)
             checkpoint = not seq % every
             if new_rows is not f.rows or checkpoint:
                 write_history(batch, f, new_rows, seq, checkpoint, named, kind.named_in)

@@ -195,6 +195,7 @@ class _Kind:
         "battle",
         "unit",
         "starts_battle",
+        "ends_battle",
         "undo",
         "board",
         "parts",
@@ -227,6 +228,7 @@ class _Kind:
         # neither battle nor unit: their index row needs no sets of names.
         self.by_nation = not self.battle and not self.unit and not self.units and self.places == (("nation", _NATION),)
         self.starts_battle = name in _BATTLE_STARTS
+        self.ends_battle = name == "BattleEnded"
         self.undo = name == "ActionUndone"
         self.parts: frozenset[str] = frozenset()
         self.named: tuple[str, ...] = ()
@@ -272,6 +274,11 @@ class Followed:
     since: dict[str, dict[Any, int]]
     turn_order: list[str]
     last_hash: str
+    # The zone of each battle the state holds open (`battle_zones`), which a battle's events are
+    # indexed under. Kept as the state keeps its battles (set at a start, dropped at the end, put
+    # back as an undo restores them), never as a memory of every battle seen: a projector that
+    # starts following in the middle of the log (each command line process does) must hold what
+    # one following from the first event holds, or its rows differ from a rebuild's.
     battle_zone: dict[int, str] = field(default_factory=dict)
     # National turn numbers by (round, nation), worked out once each.
     turns: dict[tuple[int, str], int] = field(default_factory=dict)
@@ -355,6 +362,8 @@ def _places(f: Followed, agg: Any, event: Any, data: dict[str, Any], kind: _Kind
                 zones = {f.battle_zone[battle]}
             else:
                 zones.add(f.battle_zone[battle])
+            if kind.ends_battle:
+                del f.battle_zone[battle]
     if kind.adjusted:
         zones, nations = _adjusted_places(f, data, zones or set(), nations or set())
     if kind.unit:
@@ -409,6 +418,11 @@ def _owners(f: Followed, agg: Any, data: dict[str, Any], fields: tuple[tuple[str
             if found is not None:
                 owners.add(found)
     return owners
+
+
+def battle_zones(agg: Any) -> dict[int, str]:
+    """The zone of each battle open in the state (`Followed.battle_zone`)."""
+    return {b["id"]: b["zone"] for b in agg.battles.values()}
 
 
 def link_battle(batch: Batch, kind: _Kind, data: dict[str, Any], seq: int) -> None:

@@ -16,7 +16,8 @@ _RULES = {
     "ResearchPaid": "TE1",
     "TechnologyAdvanced": "TE2",
     "ResourcesCollected": "F6",
-    "SeedRevealed": "D3",
+    # D5: rolls are revealed for checking; D3 is the record of each die, not its reveal.
+    "SeedRevealed": "D5",
     "ActionAsked": "RK1",
     "ActionUndone": "RK3",
     "ActionRedone": "RK4",
@@ -50,11 +51,23 @@ def rule_of_kind(kind: str) -> str | None:
     return None if kind == "UnitsMoved" else _RULES.get(kind)
 
 
+def _type_name(unit_type: str) -> str:
+    """A unit type as a summary shows it, "aircraft carrier" (events record "aircraft_carrier")."""
+    return unit_type.replace("_", " ")
+
+
+def _placed(units: list[str], unit_type: str) -> str:
+    """PU2: the type of the units placed, "destroyer" for one, "2 aircraft carriers" for more."""
+    return _type_name(unit_type) if len(units) == 1 else plural(len(units), unit_type)
+
+
 def _adjustment_text(e: Any) -> str:
     """AD1: every part an adjustment changed, then its reason."""
     parts = []
     if e.added:
-        parts.append("adds " + ", ".join(f"{u['id']} ({u['type']}, {u['nation']}) in {u['at']}" for u in e.added))
+        parts.append(
+            "adds " + ", ".join(f"{u['id']} ({_type_name(u['type'])}, {u['nation']}) in {u['at']}" for u in e.added)
+        )
     if e.removed:
         parts.append("removes " + ", ".join(e.removed))
     for nation, change in e.resources.items():
@@ -215,7 +228,7 @@ _SUMMARIES: dict[str, Callable[[Any], str]] = {
     "UnitsMoved": _moved,
     "NtrPlaced": lambda e: f"{e.nation} places {e.count} NTR in {e.zone}",
     "UnitsPurchased": lambda e: f"{e.nation} buys {plural(e.count, e.unit_type)} for {e.cost}",
-    "UnitsPlaced": lambda e: f"{e.nation} places {', '.join(e.units)} ({e.unit_type}) in {e.zone}",
+    "UnitsPlaced": lambda e: f"{e.nation} places {', '.join(e.units)} ({_placed(e.units, e.unit_type)}) in {e.zone}",
     "Adjusted": lambda e: _adjustment_text(e),
     "ConvoyPassed": lambda e: (
         f"{e.nation} passes on convoy attacks against {e.defender} this phase ({', '.join(e.zones)})"

@@ -92,7 +92,8 @@ RULES: dict[str, str] = {
     "units get the next unused ID.",
     "PU3": "Unit caps set by the scenario or the ruleset are checked at purchase.",
     "AD1": "What the tracker does not model enters the record only as an explicit adjustment with a reason.",
-    "D5": "No player can know an auto die before it is recorded; the seed is kept where players cannot read it.",
+    "D5": "No player can know an auto die before it is recorded: the seed is kept where players cannot read it, "
+    "and revealed for checking (`dice reveal`) at the latest when the group asks.",
     "NC6": "In a naval battle only destroyers and cruisers (and air units with Advanced ASW) hit submarines, as "
     "their last target tier, and enemy submarines once the target's side has no other naval unit left in the "
     "battle; a unit with no legal target rolls no die.",

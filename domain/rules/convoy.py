@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, require_each_once
+from domain.rules.economy import takes_part_at_sea
 from domain.ruleset import AppliedModifier
 from domain.text import possessive
 
@@ -66,8 +67,9 @@ def check_declaration(board: Board, attacker: str, zone: str, submarines: list[s
 def air_can_join(board: Board, unit: Unit, zone: str, committed: frozenset[str]) -> bool:
     """F7: outside combat movement an air unit joins from where it is, if the zone is within the
     range it has left this turn (flying over no neutral's territory, F8) and it has taken part
-    in no search or battle this phase."""
-    if unit.id in committed:
+    in no search or battle this phase; one at sea only from aboard a carrier of its side (an
+    air unit whose carrier was sunk sits out until it lands, `takes_part_at_sea`)."""
+    if unit.id in committed or not takes_part_at_sea(board, unit):
         return False
     distance = board.air_distance(unit, zone)
     return distance is not None and distance <= board.range_left(unit)
@@ -102,6 +104,12 @@ def check_searchers(
         if ut.is_air:
             if unit.id in committed:
                 return RuleViolation("F7", f"{unit.id} has already taken part in a search or battle this phase")
+            if not takes_part_at_sea(board, unit):
+                return RuleViolation(
+                    "F7",
+                    f"{unit.id} is at sea in {unit.at} and no carrier of {possessive(unit.nation)} side there has "
+                    "room for it: an air unit whose carrier was sunk sits out until it lands",
+                )
             return board.out_of_range(unit, zone)
         return RuleViolation("CV3", f"{unit.id} is in {unit.at}, not in {zone}")
 

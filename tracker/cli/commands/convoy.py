@@ -8,7 +8,6 @@ import click
 from tracker.cli.common import (
     Context,
     act,
-    battle_argument,
     dice_options,
     nation_option,
     record_json_option,
@@ -16,7 +15,7 @@ from tracker.cli.common import (
 )
 from tracker.cli.completion import complete_units
 from tracker.cli.completion_battles import complete_convoy_nations, complete_convoy_zones
-from tracker.cli.deciding import act_auto
+from tracker.cli.deciding import act_auto, act_on, optional_battle, which_battle
 from tracker.cli.params import NATION, ZONE
 
 # ----- convoy battles -----
@@ -24,7 +23,10 @@ from tracker.cli.params import NATION, ZONE
 
 @click.group()
 def convoy() -> None:
-    """Convoy battles in the NTR owner's collect_resources phase (CV1-CV7)."""
+    """Convoy battles in the NTR owner's collect_resources phase (CV1-CV7).
+
+    BATTLE may be left out while one convoy battle is in progress, but not with --dice.
+    """
 
 
 @convoy.command(name="declare")
@@ -89,22 +91,22 @@ def convoy_pass(ctx: Context, nation: str) -> None:
 
 
 @convoy.command(name="roll")
-@battle_argument
+@optional_battle
 @dice_options
 @record_json_option
 @seen_option
 @click.pass_obj
-def convoy_roll(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
+def convoy_roll(ctx: Context, battle: int | None, dice_text: str | None, reference: str | None) -> None:
     """Roll what the battle waits for: merchant defence (CV2), the round (CV4) or the convoy table (CV5).
 
     Example: tracker convoy roll 1 --dice 10,10
     """
 
-    act(ctx, "convoy roll", {"battle": battle}, dice_text, reference)
+    act_on(ctx, "convoy roll", battle, {}, ("convoy",), dice_text, reference)
 
 
 @convoy.command(name="search")
-@battle_argument
+@optional_battle
 @click.option(
     "--units",
     help="Searching units, comma-separated (default: every eligible unit); '' for none.",
@@ -114,17 +116,19 @@ def convoy_roll(ctx: Context, battle: int, dice_text: str | None, reference: str
 @record_json_option
 @seen_option
 @click.pass_obj
-def convoy_search(ctx: Context, battle: int, units: str | None, dice_text: str | None, reference: str | None) -> None:
+def convoy_search(
+    ctx: Context, battle: int | None, units: str | None, dice_text: str | None, reference: str | None
+) -> None:
     """Choose the ships and aircraft that search, and roll their searches (CV3).
 
     Example: tracker convoy search 1 --units GB-BM1,GB-DD1 --dice 2,3
     """
 
-    act(ctx, "convoy search", {"battle": battle, "units": units}, dice_text, reference)
+    act_on(ctx, "convoy search", battle, {"units": units}, ("convoy",), dice_text, reference)
 
 
 @convoy.command(name="casualties")
-@battle_argument
+@optional_battle
 @nation_option("The nation choosing (default: the only one the battle waits for).")
 @click.option(
     "--units",
@@ -134,28 +138,30 @@ def convoy_search(ctx: Context, battle: int, units: str | None, dice_text: str |
 @record_json_option
 @seen_option
 @click.pass_obj
-def convoy_casualties(ctx: Context, battle: int, nation: str | None, units: str | None) -> None:
+def convoy_casualties(ctx: Context, battle: int | None, nation: str | None, units: str | None) -> None:
     """Choose which units take the hits (CV2, CV4, HA7).
 
     Example: tracker convoy casualties 1 --nation Germany --units DE-SS2
     """
 
-    act(ctx, "convoy casualties", {"battle": battle, "nation": nation, "units": units})
+    act_on(ctx, "convoy casualties", battle, {"nation": nation, "units": units}, ("convoy",))
 
 
 @convoy.command(name="auto")
-@battle_argument
+@optional_battle
 @dice_options
 @record_json_option
 @seen_option
 @click.pass_obj
-def convoy_auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
+def convoy_auto(ctx: Context, battle: int | None, dice_text: str | None, reference: str | None) -> None:
     """Resolve a battle's remaining steps with default choices: auto dice, or the --dice given
     (fewer than the battle needs: it stops where they run out and says what comes next).
+    Without BATTLE: the one convoy battle in progress (typed dice name their battle).
     Through a league server it takes your own nations' steps and stops where another player
     must choose or roll, naming them and the command that answers (PL2).
 
     Example: tracker convoy auto 1 --dice 7,4,2
     """
 
-    act_auto(ctx, "convoy auto", {"battle": battle}, dice_text, reference)
+    number, note = which_battle(ctx, battle, ("convoy",), dice_text)
+    act_auto(ctx, "convoy auto", {"battle": number}, dice_text, reference, note)

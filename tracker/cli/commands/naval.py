@@ -14,7 +14,6 @@ import click
 
 from projections.summary import rule_of, summary
 from tracker.cli.common import (
-    POSITIVE,
     Context,
     act,
     dice_options,
@@ -25,7 +24,7 @@ from tracker.cli.common import (
     seen_option,
     wants_json,
 )
-from tracker.cli.completion import Completer, complete_battles, complete_units
+from tracker.cli.completion import Completer, complete_units
 from tracker.cli.completion_battles import (
     complete_asw_start_zones,
     complete_casualty_units,
@@ -40,7 +39,7 @@ from tracker.cli.completion_battles import (
     complete_targets,
     complete_waiting_nations,
 )
-from tracker.cli.deciding import act_auto
+from tracker.cli.deciding import ANY_BATTLE, act_auto, act_on, optional_battle, which_battle
 from tracker.cli.params import NATION, ZONE
 from tracker.service.names import Names
 
@@ -66,10 +65,6 @@ def _acting_option(f: Callable[..., Any]) -> Callable[..., Any]:
     )(f)
 
 
-def _battle_argument(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.argument("battle", type=POSITIVE, shell_complete=complete_battles)(f)
-
-
 def _units_option(name: str, help_text: str, complete: Completer = complete_units) -> Callable[..., Any]:
     return click.option(name, help=help_text, shell_complete=complete)
 
@@ -83,42 +78,45 @@ def _zone_option(complete: Completer, **kwargs: Any) -> Callable[..., Any]:
 
 @click.group(name="intercept")
 def intercept() -> None:
-    """Interceptions of submarine groups passing hostile zones (SM2-SM5); `tracker move` starts them."""
+    """Interceptions of submarine groups passing hostile zones (SM2-SM5); `tracker move` starts them.
+
+    BATTLE may be left out while one interception is in progress, but not with --dice.
+    """
 
 
 @intercept.command(name="search")
-@_battle_argument
+@optional_battle
 @_units_option("--units", "Searching destroyers/cruisers (TE4: aircraft on carriers), comma-separated; '' for none.")
 @dice_options
 @record_json_option
 @seen_option
 @click.pass_obj
 def intercept_search(
-    ctx: Context, battle: int, units: str | None, dice_text: str | None, reference: str | None
+    ctx: Context, battle: int | None, units: str | None, dice_text: str | None, reference: str | None
 ) -> None:
     """The enemy chooses which units search and rolls one die each; each success finds one submarine (SM2, SM3).
 
     Example: tracker intercept search 1 --units GB-DD3,GB-DD4,GB-DD5 --dice 1,2,7
     """
-    act(ctx, "intercept search", {"battle": battle, "units": units}, dice_text, reference)
+    act_on(ctx, "intercept search", battle, {"units": units}, ("interception",), dice_text, reference)
 
 
 @intercept.command(name="detect")
-@_battle_argument
+@optional_battle
 @_units_option("--subs", "The submarines found, as many as searches succeeded (default: the first of the group).")
 @record_json_option
 @seen_option
 @click.pass_obj
-def intercept_detect(ctx: Context, battle: int, subs: str | None) -> None:
+def intercept_detect(ctx: Context, battle: int | None, subs: str | None) -> None:
     """Name the submarines the successful searches found (SM3).
 
     Example: tracker intercept detect 1 --subs DE-SS4,DE-SS5
     """
-    act(ctx, "intercept detect", {"battle": battle, "subs": subs})
+    act_on(ctx, "intercept detect", battle, {"subs": subs}, ("interception",))
 
 
 @intercept.command(name="decide")
-@_battle_argument
+@optional_battle
 @_units_option(
     "--submerge", "Detected submarines that submerge (stay in the zone, their move ends).", complete_detected
 )
@@ -126,45 +124,48 @@ def intercept_detect(ctx: Context, battle: int, subs: str | None) -> None:
 @record_json_option
 @seen_option
 @click.pass_obj
-def intercept_decide(ctx: Context, battle: int, submerge: str | None, retreat: str | None) -> None:
+def intercept_decide(ctx: Context, battle: int | None, submerge: str | None, retreat: str | None) -> None:
     """After an ASW round: per detected submarine fight on (not named), submerge or retreat (SM4).
 
     With neither option every detected submarine submerges; name '' to have them all fight on.
 
     Example: tracker intercept decide 1 --submerge DE-SS4 --retreat DE-SS5
     """
-    act(ctx, "intercept decide", {"battle": battle, "submerge": submerge, "retreat": retreat})
+    act_on(ctx, "intercept decide", battle, {"submerge": submerge, "retreat": retreat}, ("interception",))
 
 
 @intercept.command(name="continue")
-@_battle_argument
+@optional_battle
 @_units_option("--stop", "Undetected submarines that stop in the zone (default: all go on).", complete_going_on)
 @record_json_option
 @seen_option
 @click.pass_obj
-def intercept_continue(ctx: Context, battle: int, stop: str | None) -> None:
+def intercept_continue(ctx: Context, battle: int | None, stop: str | None) -> None:
     """Undetected submarines go on to their destination or stop in the zone (SM5).
 
     Example: tracker intercept continue 1 --stop DE-SS5
     """
-    act(ctx, "intercept continue", {"battle": battle, "stop": stop})
+    act_on(ctx, "intercept continue", battle, {"stop": stop}, ("interception",))
 
 
-def _auto_command(group: click.Group, action: str, summary: str, example: str) -> None:
+def _auto_command(group: click.Group, action: str, summary: str, example: str, kinds: tuple[str, ...]) -> None:
     """The group's `auto` command: the `action` that resolves a battle's remaining steps with
-    default choices (the same for every kind of battle: `battle auto`)."""
+    default choices (the same for every kind of battle: `battle auto`); without BATTLE, the one
+    battle of `kinds` in progress."""
 
-    def auto(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
-        act_auto(ctx, action, {"battle": battle}, dice_text, reference)
+    def auto(ctx: Context, battle: int | None, dice_text: str | None, reference: str | None) -> None:
+        number, note = which_battle(ctx, battle, kinds, dice_text)
+        act_auto(ctx, action, {"battle": number}, dice_text, reference, note)
 
     auto.__doc__ = (
         f"{summary}\n\n"
-        "With manual dice, --dice gives every die the remaining steps roll, in order. Through a\n"
+        "Without BATTLE: the one battle in progress (typed dice name their battle). With manual\n"
+        "dice, --dice gives every die the remaining steps roll, in order. Through a\n"
         "league server it takes your own nations' steps and stops where another player must choose\n"
         "or roll, naming them and the command that answers (PL2).\n\n"
         f"Example: tracker {example}\n"
     )
-    group.command(name="auto")(_battle_argument(dice_options(record_json_option(seen_option(click.pass_obj(auto))))))
+    group.command(name="auto")(optional_battle(dice_options(record_json_option(seen_option(click.pass_obj(auto))))))
 
 
 _auto_command(
@@ -172,6 +173,7 @@ _auto_command(
     "intercept auto",
     "Resolve an interception, and those the group meets further on, with default choices.",
     "intercept auto 1",
+    ("interception",),
 )
 
 
@@ -180,7 +182,10 @@ _auto_command(
 
 @click.group(name="asw")
 def asw_group() -> None:
-    """ASW combat against enemy submarines in one's own naval_combat phase (AS1-AS5)."""
+    """ASW combat against enemy submarines in one's own naval_combat phase (AS1-AS5).
+
+    BATTLE may be left out while one ASW combat is in progress, but not with --dice.
+    """
 
 
 @asw_group.command(name="start")
@@ -206,39 +211,43 @@ def asw_start(
 
 
 @asw_group.command(name="search")
-@_battle_argument
+@optional_battle
 @_units_option("--units", "Escorts in the zone and aircraft in range taking part (default: every eligible one).")
 @dice_options
 @record_json_option
 @seen_option
 @click.pass_obj
-def asw_search(ctx: Context, battle: int, units: str | None, dice_text: str | None, reference: str | None) -> None:
+def asw_search(
+    ctx: Context, battle: int | None, units: str | None, dice_text: str | None, reference: str | None
+) -> None:
     """Each unit taking part rolls one search die per enemy submarine; detections are pooled (AS2).
 
     Dice go unit by unit, and for each unit submarine by submarine.
 
     Example: tracker asw search 2 --units DE-DD1,DE-DD2 --dice 2,9,8,1
     """
-    act(ctx, "asw search", {"battle": battle, "units": units}, dice_text, reference)
+    act_on(ctx, "asw search", battle, {"units": units}, ("asw",), dice_text, reference)
 
 
 @asw_group.command(name="submerge")
-@_battle_argument
+@optional_battle
 @_units_option(
     "--subs", "Detected submarines that submerge (default: all); '' for none (all fight on).", complete_detected
 )
 @record_json_option
 @seen_option
 @click.pass_obj
-def asw_submerge(ctx: Context, battle: int, subs: str | None) -> None:
+def asw_submerge(ctx: Context, battle: int | None, subs: str | None) -> None:
     """After an ASW round the submarines' owner submerges some or all of them; the rest fight on (AS5).
 
     Example: tracker asw submerge 2 --subs GB-SS1
     """
-    act(ctx, "asw submerge", {"battle": battle, "subs": subs})
+    act_on(ctx, "asw submerge", battle, {"subs": subs}, ("asw",))
 
 
-_auto_command(asw_group, "asw auto", "Resolve an ASW combat's remaining steps with default choices.", "asw auto 2")
+_auto_command(
+    asw_group, "asw auto", "Resolve an ASW combat's remaining steps with default choices.", "asw auto 2", ("asw",)
+)
 
 
 # ----- naval battles (NC1-NC5) and the steps every fight shares (HA1-HA7) -----
@@ -246,7 +255,11 @@ _auto_command(asw_group, "asw auto", "Resolve an ASW combat's remaining steps wi
 
 @click.group(name="battle")
 def battle_group() -> None:
-    """Naval battles (NC1-NC5), and the targets, screens, dice and casualties of every fight (HA1-HA7)."""
+    """Naval battles (NC1-NC5), and the targets, screens, dice and casualties of every fight (HA1-HA7).
+
+    BATTLE may be left out while one battle is in progress, but not with --dice: dice rolled at
+    the table name the battle they were rolled for.
+    """
 
 
 @battle_group.command(name="start")
@@ -274,7 +287,7 @@ def battle_start(
 
 
 @battle_group.command(name="targets")
-@_battle_argument
+@optional_battle
 @_nation_option
 @click.option(
     "--targets",
@@ -284,16 +297,16 @@ def battle_start(
 @record_json_option
 @seen_option
 @click.pass_obj
-def battle_targets(ctx: Context, battle: int, nation: str | None, targets: str | None) -> None:
+def battle_targets(ctx: Context, battle: int | None, nation: str | None, targets: str | None) -> None:
     """Pick the targets of submarines, aircraft and ASW units before any die is rolled (HA1-HA3, AS3, SM4).
 
     Example: tracker battle targets 3 --nation Germany --targets DE-SS1=GB-BB1,DE-SS2=GB-CA1
     """
-    act(ctx, "battle targets", {"battle": battle, "nation": nation, "targets": targets})
+    act_on(ctx, "battle targets", battle, {"nation": nation, "targets": targets})
 
 
 @battle_group.command(name="screen")
-@_battle_argument
+@optional_battle
 @_nation_option
 @click.option(
     "--screens",
@@ -303,30 +316,30 @@ def battle_targets(ctx: Context, battle: int, nation: str | None, targets: str |
 @record_json_option
 @seen_option
 @click.pass_obj
-def battle_screen(ctx: Context, battle: int, nation: str | None, screens: str | None) -> None:
+def battle_screen(ctx: Context, battle: int | None, nation: str | None, screens: str | None) -> None:
     """Let escorts take the shots aimed at other ships of their side (HA1, HA3).
 
     Example: tracker battle screen 3 --nation Britain --screens DE-SS1=GB-DD2
     """
-    act(ctx, "battle screen", {"battle": battle, "nation": nation, "screens": screens})
+    act_on(ctx, "battle screen", battle, {"nation": nation, "screens": screens})
 
 
 @battle_group.command(name="fire")
-@_battle_argument
+@optional_battle
 @dice_options
 @record_json_option
 @seen_option
 @click.pass_obj
-def battle_fire(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
+def battle_fire(ctx: Context, battle: int | None, dice_text: str | None, reference: str | None) -> None:
     """Roll the volley the fight waits for: one die per firing unit, in the order `pending` lists (SM4, AS4, NC2, NC3).
 
     Example: tracker battle fire 3 --dice 4,9,1,7,2
     """
-    act(ctx, "battle fire", {"battle": battle}, dice_text, reference)
+    act_on(ctx, "battle fire", battle, {}, ANY_BATTLE, dice_text, reference)
 
 
 @battle_group.command(name="casualties")
-@_battle_argument
+@optional_battle
 @_nation_option
 @_units_option(
     "--units",
@@ -337,7 +350,7 @@ def battle_fire(ctx: Context, battle: int, dice_text: str | None, reference: str
 @record_json_option
 @seen_option
 @click.pass_obj
-def battle_casualties(ctx: Context, battle: int, nation: str | None, units: str | None) -> None:
+def battle_casualties(ctx: Context, battle: int | None, nation: str | None, units: str | None) -> None:
     """Place the hits of battleships, carriers and escorts on one's units (HA4-HA7).
 
     The hits go one at a time in the order you like, each to a unit of the highest tier its
@@ -352,11 +365,11 @@ def battle_casualties(ctx: Context, battle: int, nation: str | None, units: str 
     it takes the cruiser, the battleship's finds nothing left (NC6) and is lost:
       tracker battle casualties 3 --nation Britain --units GB-CA1
     """
-    act(ctx, "battle casualties", {"battle": battle, "nation": nation, "units": units})
+    act_on(ctx, "battle casualties", battle, {"nation": nation, "units": units}, ("naval", "convoy"))
 
 
 @battle_group.command(name="decide")
-@_battle_argument
+@optional_battle
 @_nation_option
 @_units_option("--submerge", "Submarines of the nation that submerge and leave the battle.", complete_naval_submerging)
 @click.option(
@@ -369,15 +382,20 @@ def battle_casualties(ctx: Context, battle: int, nation: str | None, units: str 
 @record_json_option
 @seen_option
 @click.pass_obj
-def battle_decide(ctx: Context, battle: int, nation: str | None, submerge: str | None, retreat_to: str | None) -> None:
+def battle_decide(
+    ctx: Context, battle: int | None, nation: str | None, submerge: str | None, retreat_to: str | None
+) -> None:
     """At the end of a round: submerge submarines (NC4), or, for the attacker, retreat (NC1); default: fight on.
 
     Example: tracker battle decide 3 --nation Germany --retreat-to "Skagerrak"
     """
-    inputs = {"battle": battle, "nation": nation, "submerge": submerge, "retreat_to": retreat_to}
     if submerge or retreat_to is not None or wants_json():
-        act(ctx, "battle decide", inputs)
+        act_on(
+            ctx, "battle decide", battle, {"nation": nation, "submerge": submerge, "retreat_to": retreat_to}, ("naval",)
+        )
         return
+    battle, note = which_battle(ctx, battle, ("naval",))
+    inputs = {"battle": battle, "nation": nation, "submerge": submerge, "retreat_to": retreat_to}
     # NC4: fighting on records no event of its own (RK1 records a retreat or a submerge), so
     # this line tells it, before what follows it: the other side's decision or the next round.
     t = ctx.tracker
@@ -386,6 +404,8 @@ def battle_decide(ctx: Context, battle: int, nation: str | None, submerge: str |
     waiting = list(b["waiting"]) if b is not None else []
     done = perform(ctx, "battle decide", inputs)
     who = Names(done.campaign).nation(nation) if nation else waiting[0]
+    if note:
+        echo_prose(note)
     echo_prose(f"battle {battle}: {who} fights on   [NC4]")
     for e in done.events:
         echo_prose(f"{summary(e, done.campaign.scenario)}   [{rule_of(e)}]")
@@ -393,21 +413,25 @@ def battle_decide(ctx: Context, battle: int, nation: str | None, submerge: str |
 
 
 _auto_command(
-    battle_group, "battle auto", "Resolve any battle's remaining steps with default choices.", "battle auto 3"
+    battle_group,
+    "battle auto",
+    "Resolve any battle's remaining steps with default choices.",
+    "battle auto 3",
+    ANY_BATTLE,
 )
 
 
 @battle_group.command(name="step")
-@_battle_argument
+@optional_battle
 @dice_options
 @record_json_option
 @seen_option
 @click.pass_obj
-def battle_step(ctx: Context, battle: int, dice_text: str | None, reference: str | None) -> None:
+def battle_step(ctx: Context, battle: int | None, dice_text: str | None, reference: str | None) -> None:
     """Take the default for the one step any battle waits for (a choice, or its roll), then stop.
 
     Through a league server, only a step of your own nations (PL2).
 
     Example: tracker battle step 3
     """
-    act(ctx, "battle step", {"battle": battle}, dice_text, reference)
+    act_on(ctx, "battle step", battle, {}, ANY_BATTLE, dice_text, reference)

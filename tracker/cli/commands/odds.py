@@ -41,7 +41,8 @@ class WithAdvice(click.Command):
 @click.command(name="odds", cls=WithAdvice)
 @click.argument(
     "what",
-    metavar="BATTLE|convoy|intercept|asw|naval",
+    required=False,
+    metavar="[BATTLE|convoy|intercept|asw|naval]",
     shell_complete=complete_battles_or(
         {
             "convoy": "a convoy battle given by hand",
@@ -106,7 +107,7 @@ class WithAdvice(click.Command):
 @click.pass_obj
 def odds(
     ctx: Context,
-    what: str,
+    what: str | None,
     attacker: tuple[str, ...],
     defender: tuple[str, ...],
     tech: tuple[str, ...],
@@ -123,10 +124,10 @@ def odds(
     """Exact odds: every outcome with its probability, expected values and standard deviations.
 
     `tracker odds BATTLE` works from the current step of a procedure in progress in the
-    selected campaign; `tracker odds convoy|intercept|asw|naval` from a position given on the
-    command line, without any database. Remaining choices take the tracker's defaults
-    (targets spread, cheapest casualties) unless --targets or --casualties name a policy, with
-    --after-round for the choice after a round.
+    selected campaign (left out: the one in progress); `tracker odds convoy|intercept|asw|naval`
+    from a position given on the command line, without any database. Remaining choices take
+    the tracker's defaults (targets spread, cheapest casualties) unless --targets or
+    --casualties name a policy, with --after-round for the choice after a round.
 
     `tracker odds need --zone ZONE` finds the cheapest force that takes a zone (or holds it)
     with a given chance, `tracker odds escorts --zone ZONE` the cheapest escorts that keep its
@@ -140,6 +141,13 @@ def odds(
     from domain.ruleset import load_ruleset
     from tracker.analysis import odds as view
 
+    if what is None:
+        # Read-only: the one battle in progress is the only one it can mean (none or several:
+        # a usage error naming them).
+        from tracker.cli.deciding import which_battle
+
+        # The title names the battle: no line of its own.
+        what = str(which_battle(ctx, None, label="BATTLE|convoy|intercept|asw|naval")[0])
     if what.isdigit():
         if attacker or defender or tech or ntr is not None or ruleset or stops_here:
             raise InputError(
