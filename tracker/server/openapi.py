@@ -242,6 +242,8 @@ def read_paths() -> dict[str, Any]:
             turn,
             query("battle", COUNT, "A battle number."),
             query("tail", COUNT, "Only the last N events."),
+            query("before", COUNT, "Only events numbered below SEQ (with tail: a page back)."),
+            query("after", COUNT, "Only events numbered above SEQ."),
             phase,
             query("nation", TEXT, "A nation."),
             query("zone", TEXT, "A zone."),

@@ -119,6 +119,9 @@ def log_filters(request: Request) -> dict[str, Any]:
         "turn": int_param(request, "turn"),
         "battle": int_param(request, "battle"),
         "tail": int_param(request, "tail"),
+        # A page of a long log, keyed on the event number (with `tail`, a page back).
+        "before": int_param(request, "before"),
+        "after": int_param(request, "after"),
         "phase": phase_param(request),
         "nation": str_param(request, "nation"),
         "zone": str_param(request, "zone"),

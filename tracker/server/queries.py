@@ -52,7 +52,12 @@ def log_data(
     kind: str | None = None,
     battle: int | None = None,
     tail: int | None = None,
+    before: int | None = None,
+    after: int | None = None,
 ) -> list[LogRecord]:
+    """The events that match, as `log --json` lists them; `before` / `after` keep those numbered
+    below / above an event (with `tail`, a page back from `before`: keyed on the event number,
+    never counted through the log)."""
     from tracker.service.history import log_records
     from tracker.service.names import Names, event_kind
 
@@ -65,7 +70,7 @@ def log_data(
     kind = event_kind(kind) if kind is not None else None
     records = log_records(
         t, cid, turn=turn, phase=phase, nation=nation, zone=zone, kind=kind, battle=battle,
-        with_data=True, tail=tail,
+        with_data=True, tail=tail, before=before, after=after,
     )  # fmt: skip
     if not records:
         # 404 for the log of a turn not played yet, or of a battle the campaign never had (as

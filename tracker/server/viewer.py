@@ -33,16 +33,17 @@ from domain.ruleset import KNOWN_PHASES
 from domain.text import possessive, unit_order
 from tracker.cli.params import shorten_echoes
 from tracker.server.access import Denied, Gate, forget_cookie, sign_in
+from tracker.server.log_pages import timeline_page
 from tracker.server.paths import name_segment
 from tracker.server.served import NO_SUCH_CAMPAIGN, NotFound
-from tracker.server.viewer_params import PageError, number, phase_param, text_param
+from tracker.server.viewer_params import PageError, number, page_bounds, phase_param, text_param
 from tracker.server.zone_odds import zone_odds
 from tracker.service.application import Tracker
 from tracker.service.players import Player
 from tracker.storage.mapper import DamagedLogError
 
 T = TypeVar("T")
-# The timeline shows at most this many of the matching events (the latest); filters narrow it.
+# The events of one page of the timeline (the latest, or those before or after an event).
 TIMELINE_LIMIT = 500
 
 
@@ -273,10 +274,9 @@ def log_data(t: Tracker, name: str, filters: dict[str, Any]) -> dict[str, Any]:
     if battle is not None and not log_records(t, cid, battle=battle, tail=1):
         # As the battle's own page: a battle nobody fought is not there, not an empty timeline.
         raise PageError(404, f"no battle {battle} in this campaign")
-    records = log_records(
-        t, cid, turn=filters["turn"], phase=filters["phase"], nation=nation, zone=zone, kind=kind,
-        battle=filters["battle"], tail=TIMELINE_LIMIT,
-    )  # fmt: skip
+    before, after = filters["bounds"]
+    filters = {**filters, "nation": nation, "zone": zone, "kind": kind}
+    shown = timeline_page(t, cid, filters, position["seq"], TIMELINE_LIMIT, before, after)
     # F8: a turn passed over has no events; the page says why and where its TurnPassedOver is.
     skipped = passed_over_turns(t, cid, campaign)
     turn = filters["turn"]
@@ -291,10 +291,10 @@ def log_data(t: Tracker, name: str, filters: dict[str, Any]) -> dict[str, Any]:
         # F8: the query of the board the campaign opened with, when its turn 1 was passed over:
         # that turn's events (the creation's) link there, not to a board it never had.
         "opening": opening_board(t, cid, campaign) if 1 in skipped else None,
-        "records": records,
-        "limited": len(records) == TIMELINE_LIMIT,
-        "limit": TIMELINE_LIMIT,
-        "filters": {**filters, "nation": nation, "zone": zone, "kind": kind},
+        **shown,
+        # A page of older events (or a full page of newer ones) stays as it is when news comes.
+        "pinned": shown["before"] is not None or (shown["after"] is not None and shown["newer"] is not None),
+        "filters": filters,
         "choices": {
             "turn": turn_menu(campaign, position["turn"]),
             "phase": list(KNOWN_PHASES),
@@ -396,6 +396,9 @@ def board_read(request: Request) -> Read:
 
 def log_read(request: Request) -> Read:
     name = request.path_params["name"]
+    order = text_param(request, "order")
+    if order not in (None, "newest", "oldest"):
+        raise PageError(400, f"order must be newest or oldest, not {order[:40]!r}")
     filters = {
         "turn": number(request, "turn"),
         "battle": number(request, "battle"),
@@ -403,10 +406,9 @@ def log_read(request: Request) -> Read:
         "nation": text_param(request, "nation"),
         "zone": text_param(request, "zone"),
         "kind": text_param(request, "kind"),
+        "order": order,
+        "bounds": page_bounds(request),
     }
-    order = text_param(request, "order")
-    if order not in (None, "newest", "oldest"):
-        raise PageError(400, f"order must be newest or oldest, not {order[:40]!r}")
     return lambda t: {**log_data(t, name, filters), "newest_first": order == "newest"}
 
 

@@ -50,3 +50,11 @@ def text_param(request: Request, key: str) -> str | None:
     if value is not None and len(value) > 200:
         raise PageError(400, f"{key} is too long ({len(value)} characters)")
     return value
+
+
+def page_bounds(request: Request) -> tuple[int | None, int | None]:
+    """The timeline's `before` and `after` event numbers (one page reads one way: not both)."""
+    before, after = number(request, "before"), number(request, "after")
+    if before is not None and after is not None:
+        raise PageError(400, "give before or after, not both")
+    return before, after

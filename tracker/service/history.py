@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
+from sqlalchemy import select
+
 from domain.errors import InputError
 from domain.rules.catalog import statement
 from domain.ruleset import Ruleset
@@ -72,19 +74,32 @@ def log_records(
     tail: int | None = None,
     views: Views | None = None,
     asked: bool = False,
+    before: int | None = None,
+    after: int | None = None,
+    head: int | None = None,
 ) -> list[LogRecord]:
     """Index rows matching every filter given, oldest first (from the projections; `views`
     when the caller caught up already); with `tail`, only the last that many (read from the
-    end, not the whole log). What was asked (ActionAsked) is listed only with `asked`, when
-    that kind is named, or for one event by `seq`."""
+    end, not the whole log), with `head` only the first that many. `before` and `after` keep
+    the events numbered below or above them: a page of a long log is read by its primary key
+    from there, never counted through from the start. What was asked (ActionAsked) is listed
+    only with `asked`, when that kind is named, or for one event by `seq`."""
     if views is None:
         with t.views(cid) as v:
             return log_records(
                 t, cid, turn=turn, phase=phase, nation=nation, zone=zone, kind=kind, battle=battle, seq=seq,
-                with_data=with_data, tail=tail, views=v, asked=asked,
+                with_data=with_data, tail=tail, views=v, asked=asked, before=before, after=after, head=head,
             )  # fmt: skip
     filters = _index_filters(turn, phase, nation, zone, kind, battle, seq, asked)
-    rows = views.index_rows(filters, tail)
+    if before is not None:
+        filters.append(event_index.c.seq < before)
+    if after is not None:
+        filters.append(event_index.c.seq > after)
+    if head is None:
+        rows = views.index_rows(filters, tail)
+    else:
+        query = select(event_index).where(event_index.c.c == views.key, *filters)
+        rows = list(views.conn.execute(query.order_by(event_index.c.seq).limit(head)))
     records: list[LogRecord] = [
         {
             "seq": r.seq,
