@@ -1496,7 +1496,7 @@ def test_rk2_actions_out_of_step_are_refused_with_the_rule_of_the_step() -> None
     # CV4: every target is chosen before any die of the round is rolled.
     refused(c, RuleViolation, lambda: c.fire(b, ManualDice([1, 1, 1, 1])), "CV4")
     err = refused(c, RuleViolation, lambda: c.convoy_roll(b, ManualDice([1, 1, 1, 1])), "CV4")
-    assert err.reason.endswith("not a roll")
+    assert ", not a roll; to answer it: tracker battle targets 1 " in err.reason
     refused(c, RuleViolation, lambda: c.convoy_search(b, None, ManualDice([1] * 6)), "CV3")
     refused(c, RuleViolation, lambda: c.convoy_table(b, ManualDice([1, 1])), "CV5")
     refused(c, RuleViolation, lambda: c.choose_screens(b, "Britain", None), "CV4")

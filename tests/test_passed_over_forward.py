@@ -45,7 +45,7 @@ def test_f8_ad1_a_turn_passed_over_after_an_early_entrants_turn_points_to_it(tmp
     assert "TurnPassedOver" in kinds and "PhaseAdvanced" in kinds
     refused = run("state", "--turn", "4", code=2)
     assert "the board then is turn 3's: tracker state --turn 3" in refused, refused
-    assert run("state", "--turn", "3").startswith("late · Round 1 · turn 3 · Austria-Hungary")
+    assert run("state", "--turn", "3").startswith("late · Round 1 · end of turn 3 · Austria-Hungary")
 
 
 def test_f8_ad1_great_war_italys_turn_after_its_adjusted_entry_is_not_passed_over(tmp_path: Path) -> None:
@@ -62,6 +62,6 @@ def test_f8_ad1_great_war_italys_turn_after_its_adjusted_entry_is_not_passed_ove
         # Italy's turn of round 1, before the adjustment, was passed over all the same.
         said = t.passed_over(cid, 7)
         assert said is not None and (said.nation, said.played) == ("Italy", 6)
-    assert run("state", "--turn", "16").startswith("demo · Round 2 · turn 16 · Italy")
+    assert run("state", "--turn", "16").startswith("demo · Round 2 · end of turn 16 · Italy")
     assert "Italy collects" in run("log", "--turn", "16")
     assert run("report", "--turn", "16").startswith("# demo: Turn 16: Italy, round 2")

@@ -71,4 +71,4 @@ def test_f8_a_turn_passed_over_after_turn_1_passed_over_points_to_the_opening_bo
 
 def test_f8_turn_1_of_a_first_nation_at_war_is_its_board(tmp_path: Path) -> None:
     run = campaign(tmp_path, "Britain")
-    assert run("state", "--turn", "1").startswith("late · Round 1 · turn 1 · Germany · research")
+    assert run("state", "--turn", "1").startswith("late · Round 1 · turn 1 in progress · Germany · research")

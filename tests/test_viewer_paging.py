@@ -158,11 +158,12 @@ def test_a_bad_page_bound_is_a_one_line_error_page(server: Reader, query: str, s
     assert "Traceback" not in html
 
 
-def test_the_api_log_reads_a_page_back_from_an_event(long_db: str) -> None:
+def test_the_api_log_reads_a_page_back_from_an_event(server: Reader, long_db: str, tmp_path: Path) -> None:
+    # `server` adds the watcher; the key store is the test's own, never the working folder's.
     every = expected(long_db)
     with Tracker(long_db) as plain:
         reader = Players(plain.engine).player(str(plain.campaign_id(NAME)), "watcher")
-    with ServedTracker(long_db) as t:
+    with ServedTracker(long_db, keys=str(tmp_path / "keys.db")) as t:
         page = t.acting_as(reader, lambda: queries.log_data(t, NAME, tail=10, before=every[-10]))
         later = t.acting_as(reader, lambda: queries.log_data(t, NAME, after=every[-3]))
     assert [r["seq"] for r in page] == every[-20:-10] and all("data" in r for r in page)

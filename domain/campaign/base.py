@@ -209,17 +209,18 @@ class CampaignBase:
 
     def _require_step(self, b: Procedure, step: Step, rule: str) -> None:
         if b["step"] != step:
-            raise RuleViolation(rule, f"battle {b['id']} is {self.describe_waiting(b)}")
+            raise RuleViolation(rule, self.step_refused(b, rule))
 
     def _require_steps(self, b: Procedure, steps: tuple[Step, ...], rule: str) -> None:
         if b["step"] not in steps:
-            raise RuleViolation(b["rule"] or rule, f"battle {b['id']} is {self.describe_waiting(b)}")
+            raise RuleViolation(b["rule"] or rule, self.step_refused(b, b["rule"] or rule))
 
     def _require_waiting(self, b: Procedure, nation: str) -> None:
         if nation not in self.scenario.nations:
             raise InputError(f"unknown nation {nation!r}")
         if nation not in b["waiting"]:
-            raise RuleViolation(b["rule"], f"battle {b['id']} is {self.describe_waiting(b)}, not for {nation}")
+            waiting = self.describe_waiting(b, b["rule"])
+            raise RuleViolation(b["rule"], f"battle {b['id']} is {waiting}, not for {nation}")
 
     def _advance_battle(self, b: Procedure, step: Step, waiting: list[str], rule: str) -> None:
         self._record(BattleAdvanced, battle=b["id"], step=step, waiting=waiting, rule=rule)
@@ -229,6 +230,5 @@ class CampaignBase:
         game no longer waits for anyone (a paused submarine move included)."""
         if self.battles:
             b = min(self.battles.values(), key=lambda b: b["id"])
-            raise RuleViolation(
-                b["rule"], f"battle {b['id']} in {b['zone']} is not finished: {self.describe_waiting(b)}"
-            )
+            waiting = f"{self.describe_waiting(b, b['rule'])}{self.answering(b)}"
+            raise RuleViolation(b["rule"], f"battle {b['id']} in {b['zone']} is not finished: {waiting}")

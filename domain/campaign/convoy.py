@@ -95,7 +95,7 @@ class ConvoyBattles(Referee):
             chosen: list[str] = self.choose_casualties(battle, nation, units)
             return chosen
         if b["step"] != "merchant_casualty":
-            raise RuleViolation("HA7", f"battle {battle} is {self.describe_waiting(b)}")
+            raise RuleViolation("HA7", self.step_refused(b, "HA7"))
         board = self.board()
         if nation not in board.scenario.nations:
             raise InputError(f"unknown nation {nation!r}")
@@ -185,5 +185,5 @@ class ConvoyBattles(Referee):
         elif step == "convoy_table":
             self.convoy_table(battle, dice)
         else:
-            raise RuleViolation(b["rule"], f"battle {battle} is {self.describe_waiting(b)}, not a roll")
+            raise RuleViolation(b["rule"], self.step_refused(b, b["rule"], ", not a roll"))
         return step

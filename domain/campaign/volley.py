@@ -54,7 +54,7 @@ class Volleys(Referee):
             raise RuleViolation(
                 "HA1",
                 f"too late to screen in battle {battle}: screens are chosen before the dice, and this volley's "
-                f"targets and screens are set; it is {self.describe_waiting(b)}",
+                f"targets and screens are set; {self.step_refused(b, 'HA1')}",
             )
         self._require_steps(b, ("screening", "opening_screening"), "HA1")
         self._require_waiting(b, nation)

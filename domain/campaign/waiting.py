@@ -38,8 +38,9 @@ _VOLLEY_STEPS = ("targets", "opening_targets", "screening", "opening_screening",
 class Describer(Protocol):
     """Turns the facts of what the game waits for into words."""
 
-    def waiting(self, facts: Mapping[str, Any]) -> str:
-        """What a procedure waits for (`Campaign.waiting_facts`), e.g. in a refusal."""
+    def waiting(self, facts: Mapping[str, Any], cite: bool = True) -> str:
+        """What a procedure waits for (`Campaign.waiting_facts`), e.g. in a refusal; with its
+        rule in brackets unless not `cite` (a refusal under that rule names it already)."""
         ...
 
     def item(self, facts: Mapping[str, Any]) -> str:
@@ -56,9 +57,10 @@ class Describer(Protocol):
 class PlainDescriber:
     """The facts named, without the tracker's sentences."""
 
-    def waiting(self, facts: Mapping[str, Any]) -> str:
+    def waiting(self, facts: Mapping[str, Any], cite: bool = True) -> str:
         who = " and ".join(facts["waiting"]) or "nobody"
-        return f"waiting for {who}: {facts['step']} [{facts['rule']}]"
+        rule = f" [{facts['rule']}]" if cite else ""
+        return f"waiting for {who}: {facts['step']}{rule}"
 
     def item(self, facts: Mapping[str, Any]) -> str:
         if facts.get("battle") is not None:
@@ -165,9 +167,25 @@ class Waiting(CampaignBase):
         typed = self.dice_mode == "manual"
         return {"count": len(order), "faces": self.ruleset.faces_for(roll.kind), "order": order, "typed": typed}
 
-    def describe_waiting(self, b: Procedure) -> str:
-        """What a procedure waits for, in words (see `Describer.waiting`)."""
-        return self.describer.waiting(self.waiting_facts(b))
+    def describe_waiting(self, b: Procedure, cited: str | None = None) -> str:
+        """What a procedure waits for, in words (see `Describer.waiting`), with the rule of its
+        step unless that is `cited`, the rule the refusal quoting it names already."""
+        facts = self.waiting_facts(b)
+        return self.describer.waiting(facts, cite=facts["rule"] != cited)
+
+    def step_refused(self, b: Procedure, rule: str, but: str = "") -> str:
+        """Why a command that does not answer the step battle `b` waits at is refused under
+        `rule`: what the battle waits for (`describe_waiting`; `but` follows it), then the
+        command that answers the step (`answering`)."""
+        return f"battle {b['id']} is {self.describe_waiting(b, rule)}{but}{self.answering(b)}"
+
+    def answering(self, b: Procedure) -> str:
+        """The end of a refusal naming the command that answers the step battle `b` waits at,
+        the one `pending` suggests ("; to answer it: COMMAND"), so the player reads what to
+        type instead; empty where the describer names none."""
+        item = next((i for i in self.open_items() if i["battle"] == b["id"]), None)
+        answer = self.describer.command(item) if item is not None else None
+        return f"; to answer it: {answer}" if answer else ""
 
     def waiting_facts(self, b: Procedure) -> dict[str, Any]:
         """What a procedure waits for, as facts without words: its step, the nations it waits

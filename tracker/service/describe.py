@@ -346,13 +346,14 @@ def _with_dice(found: str | None, dice: object) -> str | None:
 class EnglishDescriber:
     """The tracker's sentences for what the game waits for."""
 
-    def waiting(self, facts: Mapping[str, Any]) -> str:
+    def waiting(self, facts: Mapping[str, Any], cite: bool = True) -> str:
         who = " and ".join(facts["waiting"]) or "nobody"
         if facts["kind"] == "convoy" and facts["step"] in _CONVOY_STEPS:
             what = _convoy_step(facts)
         else:
             what = _procedure_step(facts)
-        return f"waiting for {who} {what} [{facts['rule']}]"
+        rule = f" [{facts['rule']}]" if cite else ""
+        return f"waiting for {who} {what}{rule}"
 
     def item(self, facts: Mapping[str, Any]) -> str:
         if facts.get("battle") is not None:

@@ -4,6 +4,7 @@ and one zone, read from the campaign's own scenario and ruleset (house rules inc
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -13,11 +14,34 @@ from rich.text import Text
 
 from domain.campaign import Campaign
 from domain.text import unit_order
+from projections.positions import turn_number
 from tracker.cli.common import Context, console, emit_json, json_option, suggested
 from tracker.cli.completion import complete_zones
 from tracker.cli.params import ZONE
 from tracker.reports.views import nation_text, units_text
 from tracker.service.names import Names
+
+
+def played_now(c: Campaign, turn: int, phase: str | None) -> tuple[bool, bool]:
+    """T1: whether national turn `turn` is the one being played, and whether `phase` of it (if
+    given) is the phase open now: what `state --turn` shows of them is then the board now,
+    not the board at their end."""
+    now = turn == turn_number(c.scenario.turn_order, c.round, c.nation)
+    return now, now and phase == c.phase
+
+
+def turn_heading(name: str, board: Mapping[str, Any], turn_now: bool, phase_now: bool, phase: str | None) -> str:
+    """`state --turn`'s heading: the position as `state` heads it, saying whether the board is
+    the end of the turn (or of `phase`) asked for, or the board now of a turn or phase still
+    being played ("end of turn 4", "turn 5 in progress", "naval_combat in progress")."""
+    if phase is None:
+        played = f"turn {board['turn']} in progress" if turn_now else f"end of turn {board['turn']}"
+        stage = str(board["phase"])
+    else:
+        played = f"turn {board['turn']}" + (" in progress" if turn_now and not phase_now else "")
+        stage = f"{board['phase']} in progress" if phase_now else f"end of {board['phase']}"
+    position = f"Round {board['round']} · {played} · {board['nation']} · {stage}"
+    return f"{name} · {position}  (after event {board['seq']})"
 
 
 def _forces(c: Campaign, zone: str) -> dict[str, dict[str, int]]:

@@ -10,6 +10,7 @@ import click
 from domain.errors import InputError, RuleViolation, TrackerError
 from domain.text import possessive
 from projections.summary import rule_of, summary
+from tracker.cli.commands.board import played_now, turn_heading
 from tracker.cli.common import (
     PHASES,
     POSITIVE,
@@ -80,11 +81,14 @@ def state(ctx: Context, turn: int | None, phase: str | None, at: int | None, as_
         raise click.UsageError("give --turn or --at, not both")
     board = t.board_at(cid, turn=turn, phase=phase, at=at) if turn or at else board_now(campaign)
     name = t.name_of(campaign)
+    # T1: the turn (or phase) asked for may still be played: its board is then the board now.
+    turn_now, phase_now = played_now(campaign, turn, phase) if turn else (False, False)
     if as_json:
-        emit_json({"campaign": name, **board})
+        played = {"in_progress": phase_now if phase else turn_now} if turn else {}
+        emit_json({"campaign": name, **board, **played})
         return
     out = console()
-    out.print(heading(name, board))
+    out.print(turn_heading(name, board, turn_now, phase_now, phase) if turn else heading(name, board))
     render_board(out, board, campaign.scenario)
 
 

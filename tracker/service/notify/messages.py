@@ -75,9 +75,14 @@ def override_lines(payload: Mapping[str, Any], public_url: str | None) -> list[s
     ]
 
 
-def webhook_body(fmt: str, text: str, payload: Mapping[str, Any], mention: str | None) -> dict[str, Any]:
-    """The JSON a webhook posts. `json`: {"text", "campaign", "title", "round", "phase",
-    "nation", "reasons", "newly_owing", "pending"} (the hand-off and its words)."""
+def webhook_body(
+    fmt: str, text: str, payload: Mapping[str, Any], mention: str | None, key: str | None = None
+) -> dict[str, Any]:
+    """The JSON a webhook posts. `json`: {"text", "message_id", "campaign", "title", "round",
+    "phase", "nation", "reasons", "newly_owing", "pending", "test"} (the hand-off and its words;
+    `message_id`, the row's `key`, see `message_key`, where one is given). Discord's and
+    Slack's bodies carry the words alone: neither webhook takes an id that would make it
+    drop a message posted twice."""
     if fmt == "slack":
         # Slack reads "<...>" as a link or a ping (<!channel>) and "&" as an entity: a zone or
         # nation named so must show as written (its API asks for these three escaped).
@@ -88,7 +93,9 @@ def webhook_body(fmt: str, text: str, payload: Mapping[str, Any], mention: str |
         return {"content": text[:2000], "allowed_mentions": _discord_mentions(mention or "")}
     if fmt == "slack":
         return {"text": text}
-    return {"text": text, **{k: v for k, v in payload.items() if k != "test"}, "test": bool(payload.get("test"))}
+    named = {"message_id": key} if key else {}
+    told = {k: v for k, v in payload.items() if k != "test"}
+    return {"text": text, **named, **told, "test": bool(payload.get("test"))}
 
 
 def _discord_mentions(mention: str) -> dict[str, Any]:
@@ -166,7 +173,7 @@ def message_body(
     """What is sent for one row: a webhook's JSON, or an e-mail's parts (with `extras`)."""
     text = message_text(payload, command_for, public_url)
     if row["kind"] != "email":
-        return webhook_body(row["format"], text, payload, row["mention"])
+        return webhook_body(row["format"], text, payload, row["mention"], message_key(row, payload))
     more = extras(row, payload) if extras is not None else {}
     if more.get("attachment"):
         # By file, the command that answers acts on the player's own copy: run on a copy without
@@ -182,9 +189,11 @@ def message_body(
 
 
 def message_key(row: Mapping[str, Any], payload: Mapping[str, Any]) -> str:
-    """What names one row's e-mail, the same at every attempt (a server killed after the SMTP
-    server took a message, before it was marked delivered, sends it again: mailboxes then see
-    one message, not two) and another for each reminder; it tells nothing of the campaign."""
+    """What names one row's message (an e-mail's Message-ID, a `json` webhook's `message_id`),
+    the same at every attempt (a server killed after the SMTP server or the webhook took a
+    message, before it was marked delivered, sends it again: mailboxes then see one message,
+    not two, and a bot can drop the second) and another for each reminder; it tells nothing
+    of the campaign."""
     import hashlib
 
     parts = [str(row.get("campaign_id")), str(row.get("id")), repr(row.get("created_at"))]
