@@ -228,7 +228,19 @@ def read_paths() -> dict[str, Any]:
     return {
         "/campaigns/{name}/state": read(
             "The board (`state --json`), now or at a turn, phase or event.",
-            {"type": "object", "properties": {"campaign": {"type": "string"}}, "required": ["campaign"]},
+            {
+                "type": "object",
+                "properties": {
+                    "campaign": {"type": "string"},
+                    # T1: as `state --turn --json` (docs/json.md), with turn only.
+                    "in_progress": {
+                        "type": "boolean",
+                        "description": "With turn only: true when that turn (with phase: that phase) is still "
+                        "being played, so the board is the board now; false when it shows its end.",
+                    },
+                },
+                "required": ["campaign"],
+            },
             turn,
             phase,
             query("at", COUNT, "An event number (not with turn)."),

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 def state_data(t: ServedTracker, name: str, turn: int | None, phase: str | None, at: int | None) -> dict[str, Any]:
     from tracker.reports.views import board_now
+    from tracker.service.turn_played import in_progress
 
     if phase is not None and phase not in KNOWN_PHASES:
         raise InputError(f"unknown phase {phase!r} (phases: {', '.join(KNOWN_PHASES)})")
@@ -30,7 +31,8 @@ def state_data(t: ServedTracker, name: str, turn: int | None, phase: str | None,
             raise NotFound(str(e)) from None
     else:
         data = board_now(campaign)
-    return {"campaign": t.name_of(campaign), **data}
+    # T1: as `state --turn --json`, whether the turn (or phase) asked for is still being played.
+    return {"campaign": t.name_of(campaign), **data, **in_progress(campaign, turn, phase)}
 
 
 def pending_data(t: ServedTracker, name: str) -> list[dict[str, Any]]:

@@ -177,6 +177,7 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
     from tracker.reports.board_map import board_svg, map_focus
     from tracker.reports.views import board_now
     from tracker.server.viewer_neutral import board_then, passed_over_turns, turn_passed_over, war_entries
+    from tracker.service.turn_played import played_now
 
     cid, campaign = _campaign(t, name)
     position = _position(campaign)
@@ -236,6 +237,8 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
         "previous_turn": previous,
         "next_turn": following,
         "pinned": bool(turn or at),
+        # T1: whether the turn (and phase) asked for is still being played, as `state --turn` says.
+        "played_now": played_now(campaign, turn, phase) if turn else (False, False),
         "turn": turn,
         "phase": phase,
         "at": at,

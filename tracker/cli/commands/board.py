@@ -14,20 +14,11 @@ from rich.text import Text
 
 from domain.campaign import Campaign
 from domain.text import unit_order
-from projections.positions import turn_number
 from tracker.cli.common import Context, console, emit_json, json_option, suggested
 from tracker.cli.completion import complete_zones
 from tracker.cli.params import ZONE
 from tracker.reports.views import nation_text, units_text
 from tracker.service.names import Names
-
-
-def played_now(c: Campaign, turn: int, phase: str | None) -> tuple[bool, bool]:
-    """T1: whether national turn `turn` is the one being played, and whether `phase` of it (if
-    given) is the phase open now: what `state --turn` shows of them is then the board now,
-    not the board at their end."""
-    now = turn == turn_number(c.scenario.turn_order, c.round, c.nation)
-    return now, now and phase == c.phase
 
 
 def turn_heading(name: str, board: Mapping[str, Any], turn_now: bool, phase_now: bool, phase: str | None) -> str:

@@ -10,7 +10,7 @@ import click
 from domain.errors import InputError, RuleViolation, TrackerError
 from domain.text import possessive
 from projections.summary import rule_of, summary
-from tracker.cli.commands.board import played_now, turn_heading
+from tracker.cli.commands.board import turn_heading
 from tracker.cli.common import (
     PHASES,
     POSITIVE,
@@ -45,6 +45,7 @@ from tracker.cli.params import MAX_INT, REASON, ZONE, Whole
 from tracker.reports.views import board_now, heading, render_board
 from tracker.service.describe import quoted
 from tracker.service.names import once_each, split_units
+from tracker.service.turn_played import in_progress, played_now
 
 if TYPE_CHECKING:
     from domain.campaign import Campaign
@@ -84,8 +85,7 @@ def state(ctx: Context, turn: int | None, phase: str | None, at: int | None, as_
     # T1: the turn (or phase) asked for may still be played: its board is then the board now.
     turn_now, phase_now = played_now(campaign, turn, phase) if turn else (False, False)
     if as_json:
-        played = {"in_progress": phase_now if phase else turn_now} if turn else {}
-        emit_json({"campaign": name, **board, **played})
+        emit_json({"campaign": name, **board, **in_progress(campaign, turn, phase)})
         return
     out = console()
     out.print(turn_heading(name, board, turn_now, phase_now, phase) if turn else heading(name, board))
