@@ -130,13 +130,15 @@ class Rolling(CampaignBase):
         )
         return value, value <= clamp_target(spec.target, self.ruleset.faces_for(kind))
 
-    def reveal_seed(self, seed_hex: str, next_commitment: str) -> None:
-        """Publish the current dice seed (checked against its commitment) and commit to the next."""
+    def reveal_seed(self, seed_hex: str, next_commitment: Callable[[], str]) -> None:
+        """Publish the current dice seed (checked against its commitment) and commit to the next,
+        whose commitment `next_commitment()` gives. It is asked for only once the seed passed
+        its check, because it stores the next epoch's seed: a refused reveal stores nothing."""
         from domain.dice import commitment
 
         if commitment(seed_hex) != self.commitments[-1]:
             raise RuleViolation("D3", "the seed does not match the commitment recorded for it")
-        self._record(SeedRevealed, epoch=self.dice_epoch, seed=seed_hex, next_commitment=next_commitment)
+        self._record(SeedRevealed, epoch=self.dice_epoch, seed=seed_hex, next_commitment=next_commitment())
 
     @command
     def switch_dice(self, mode: str, reason: str) -> None:

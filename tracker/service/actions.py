@@ -475,7 +475,8 @@ def _dice_reveal(c: Campaign, d: DiceSource, i: dict[str, Any], log: Log) -> str
     seed = log.seed(c.dice_epoch)
     if seed is None:
         raise InputError("this database does not hold the campaign's dice seed")
-    c.reveal_seed(seed, log.next_commitment(c.dice_epoch + 1))
+    epoch = c.dice_epoch + 1
+    c.reveal_seed(seed, lambda: log.next_commitment(epoch))
     return seed
 
 

@@ -37,7 +37,10 @@ class Log(Protocol):
     def seed(self, epoch: int) -> str | None: ...
 
     def next_commitment(self, epoch: int) -> str:
-        """The commitment to a fresh seed for dice epoch `epoch` (D3)."""
+        """The commitment to a fresh seed for dice epoch `epoch` (D3), stored before the event
+        that commits to it is saved. A seed stored by an attempt that saved nothing (a crash, a
+        lost conflict) is never deleted, since another writer may have committed to it: first
+        writer wins, so it is the one every later reveal of that epoch commits to."""
         ...
 
     def confirm(self, plan: Any) -> None:
