@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from domain.ruleset import Ruleset
-from domain.text import possessive
+from domain.text import plural, possessive
 
 if TYPE_CHECKING:
     from domain.scenario import GameMap, Nation, UnitGroup
@@ -69,9 +69,9 @@ def _refusal(
     held = carriers.get((pool[g.nation], g.at), {})
     total = sum(flying.values())
     if list(flying) == [g.nation]:
-        who = f"{total} {g.nation} air unit(s) at sea in {g.at}"
+        who = f"{plural(total, g.nation + ' air unit')} at sea in {g.at}"
     else:
-        who = f"{total} air unit(s) of {possessive(g.nation)} side at sea in {g.at} ({_by_nation(flying)})"
+        who = f"{plural(total, 'air unit')} of {possessive(g.nation)} side at sea in {g.at} ({_by_nation(flying)})"
     whose = "its own carriers" if own else "carriers of its side"
     named = f" ({_by_nation(held)})" if held and list(held) != [g.nation] else ""
     message = f"{who} but {whose} there hold {sum(held.values())}{named} (F7)"

@@ -35,10 +35,10 @@ NAME = "board"
 # Britain to place", "Britain may place them on no unit there", and "United States' NTR" for a
 # name ending in s; the battle of a reroll, undo, redo or typed dice, and the nations of an
 # ally's units a battle event names, in the event index; a unit type as words, "aircraft
-# carrier", "2 destroyers" placed; a seed reveal's rule D5; a battle's events indexed under the
-# zone of the battle as the state holds it open, an undo's battles put back, not of every battle
-# seen, so that views resumed by a later process hold what a rebuild holds): older views are
-# dropped and rebuilt from the log.
+# carrier", "2 destroyers" placed, and a technology as words, "Advanced ASW"; a seed reveal's
+# rule D5; a battle's events indexed under the zone of the battle as the state holds it open,
+# an undo's battles put back, not of every battle seen, so that views resumed by a later process
+# hold what a rebuild holds): older views are dropped and rebuilt from the log.
 SCHEMA = 10
 # Adjustments (AD1) are the only events that change territory owners, and few: a partial index
 # of them lets the owners at any event be folded from them without scanning the whole index.

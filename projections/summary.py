@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from domain.chain import UPCAST_ADDED
+from domain.rules.tech import technology_name
 from domain.text import listed, plural, possessive, side_nations
 
 # The rule each kind of event is recorded under (a kind not here names its own `rule`).
@@ -77,7 +78,7 @@ def _adjustment_text(e: Any) -> str:
     for territory, nation in e.owners.items():
         parts.append(f"{territory} now held by {nation}")
     for t in e.tech:
-        parts.append(f"{t['nation']} {t['technology']} set to level {t['level']}")
+        parts.append(f"{t['nation']} {technology_name(t['technology'])} set to level {t['level']}")
     for nation in getattr(e, "enter", ()):
         parts.append(f"{nation} enters the war now (F8)")
     return f"ADJUSTMENT: {'; '.join(parts)} (reason: {e.reason})"
@@ -93,7 +94,7 @@ def _dice_text(e: Any) -> str:
             parts = []
             for m in e.modifiers:
                 parts.append(
-                    f"{m['rule']} {m['technology']} "
+                    f"{m['rule']} {technology_name(m['technology'])} "
                     + (f"set {m['set']}" if m["set"] is not None else f"{m['add']:+d}")
                 )
             mods = f" (base {e.base_target}; {'; '.join(parts)})"
@@ -101,7 +102,8 @@ def _dice_text(e: Any) -> str:
     elif e.outcome:
         mods = ""
         if e.modifiers:
-            mods = " (" + "; ".join(f"{m['rule']} {m['technology']} {m['add']:+d}" for m in e.modifiers) + ")"
+            changes = "; ".join(f"{m['rule']} {technology_name(m['technology'])} {m['add']:+d}" for m in e.modifiers)
+            mods = f" ({changes})"
         text += f"{mods}: {e.outcome}"
     if e.source == "manual":
         text += " [manual" + (f", ref {e.reference}" if e.reference else "") + "]"
@@ -240,9 +242,10 @@ _SUMMARIES: dict[str, Callable[[Any], str]] = {
         + " bought this turn: no place to put them when placement ends"
     ),
     "DiceRolled": lambda e: _dice_text(e),
-    "ResearchPaid": lambda e: f"{e.nation} pays {e.cost} for a research roll on {e.technology}",
+    "ResearchPaid": lambda e: f"{e.nation} pays {e.cost} for a research roll on {technology_name(e.technology)}",
     "TechnologyAdvanced": lambda e: (
-        f"{e.nation} advances {e.technology} to level {e.level}" + (" (acquired)" if e.acquired else "")
+        f"{e.nation} advances {technology_name(e.technology)} to level {e.level}"
+        + (" (acquired)" if e.acquired else "")
     ),
     "ResourcesCollected": _collected,
     "ConvoyAttackDeclared": _convoy_declared,

@@ -174,7 +174,7 @@ def test_pu2_the_template_and_the_guide_say_new_aircraft_are_placed_on_ports_as_
     run(*db, "next")
     run(*db, "buy", "fighter")
     run(*db, "next", "--to", "placement")
-    assert "PU2: Germany cannot place fighter in Bavaria (legal: Northern Germany)" in run(
+    assert "PU2: Germany cannot place 1 fighter in Bavaria (legal: Northern Germany)" in run(
         *db, "place", "fighter", "--at", "Bavaria", code=1
     )
     said = template("ports").split("# port: ", 1)[1].split("\n[", 1)[0]

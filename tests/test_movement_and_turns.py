@@ -702,7 +702,7 @@ def test_te2_acquired_technology_cannot_be_researched_again() -> None:
         c,
         lambda: c.research("Germany", "advanced_submarine", ManualDice([9])),
         "TE2",
-        "Germany has already acquired advanced_submarine",
+        "Germany has already acquired Advanced Submarine",
     )
 
 

@@ -223,5 +223,5 @@ def test_te1_research_names_its_rules_as_every_action_does(db: str) -> None:
     """`research` (and `ntr place`) printed their events without the rule ID every other action
     prints after them."""
     out = run(db, "research", "advanced_submarine", "--dice", "9")
-    assert "Germany pays 10 for a research roll on advanced_submarine   [TE1]" in out
-    assert "advances advanced_submarine to level 2   [TE2]" in out
+    assert "Germany pays 10 for a research roll on Advanced Submarine   [TE1]" in out
+    assert "advances Advanced Submarine to level 2   [TE2]" in out

@@ -401,7 +401,7 @@ def test_override_undo_is_highlighted_with_its_reason_and_undone_events_are_stru
 
     md = run(db, "report", "--turn", "1")
     assert "> **Override undo:**" in md
-    undid = f"event {override} undid events 2-3, taking back dice roll(s) 1, agreed by Britain. "
+    undid = f"event {override} undid events 2-3, taking back dice roll 1, agreed by Britain. "
     assert f"**OVERRIDE undo**: {undid}" in md
     assert "Reason: *rolled for the wrong technology*" in md
     assert f"- Undo: event {plain} undid event {plain - 2}" in md  # the event before it holds what was asked

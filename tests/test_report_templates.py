@@ -221,7 +221,7 @@ the campaign is now at turn 1, Germany, purchase (event 12)
 
 ## Undos
 
-- **OVERRIDE undo**: event 4 undid events 2-3, taking back dice roll(s) 2, agreed by Britain. \
+- **OVERRIDE undo**: event 4 undid events 2-3, taking back dice roll 2, agreed by Britain. \
 Reason: *rolled for the \\*wrong\\* technology*
   - ~~paid~~ (turn 1, TE1, event 2)
   - ~~1 phase change(s)~~

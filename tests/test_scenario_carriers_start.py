@@ -72,7 +72,7 @@ def test_f7_the_sides_carriers_are_counted_together_and_the_message_says_so(raw:
         raw,
         rs,
         f"units[{i}].at",
-        "3 air unit(s) of Germany's side at sea in Ionian Sea (Austria-Hungary 1, Germany 2) "
+        "3 air units of Germany's side at sea in Ionian Sea (Austria-Hungary 1, Germany 2) "
         "but carriers of its side there hold 2 (Austria-Hungary 2) (F7)",
     )
 
@@ -83,7 +83,7 @@ def test_f7_no_carrier_at_all_is_counted_as_the_sides(raw: dict[str, Any], rs: R
         raw,
         rs,
         f"units[{i}].at",
-        "1 Germany air unit(s) at sea in Ionian Sea but carriers of its side there hold 0 (F7)",
+        "1 Germany air unit at sea in Ionian Sea but carriers of its side there hold 0 (F7)",
     )
 
 
@@ -95,7 +95,7 @@ def test_f8_a_neutral_fighter_does_not_start_aboard_an_allys_carrier(raw: dict[s
         raw,
         rs,
         f"units[{i}].at",
-        "1 Ottoman Empire air unit(s) at sea in Ionian Sea but its own carriers there hold 0 (F7); "
+        "1 Ottoman Empire air unit at sea in Ionian Sea but its own carriers there hold 0 (F7); "
         "Austria-Hungary's carry none of them: Ottoman Empire is neutral until round 2 (F8)",
     )
 
@@ -108,7 +108,7 @@ def test_f8_a_neutrals_carrier_carries_no_belligerents_aircraft(raw: dict[str, A
         raw,
         rs,
         f"units[{i}].at",
-        "1 Britain air unit(s) at sea in Ionian Sea but carriers of its side there hold 0 (F7); "
+        "1 Britain air unit at sea in Ionian Sea but carriers of its side there hold 0 (F7); "
         "Italy's carry none of them: Italy is neutral until round 4 (F8)",
     )
 
@@ -128,7 +128,7 @@ def test_f7_without_friendly_carriers_only_the_nations_own_carry_it(raw: dict[st
         raw,
         own_only,
         f"units[{i}].at",
-        "1 Germany air unit(s) at sea in Ionian Sea but its own carriers there hold 0 (F7); "
+        "1 Germany air unit at sea in Ionian Sea but its own carriers there hold 0 (F7); "
         "Austria-Hungary's carry none of them: the ruleset says friendly_carriers = false",
     )
     add(raw, "Germany", "aircraft_carrier", "Ionian Sea")

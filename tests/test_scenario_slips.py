@@ -471,7 +471,7 @@ def test_f7_air_units_at_sea_without_carriers_are_reported_at_their_own_group(tm
     path = written(tmp_path, text)
     line = line_with(text, 'at = "Gulf of Riga"')
     assert checked(path, 1)[0] == (
-        f"{path}:{line}: error: units[5].at: 1 Russia air unit(s) at sea in Gulf of Riga "
+        f"{path}:{line}: error: units[5].at: 1 Russia air unit at sea in Gulf of Riga "
         "but carriers of its side there hold 0 (F7)"
     )
 

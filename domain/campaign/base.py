@@ -16,6 +16,16 @@ from domain.rules import turn
 from domain.ruleset import Ruleset, ruleset_from_recorded
 from domain.scenario import Scenario
 
+# A battle of each kind as a refusal names it (the reports' words), and the command family
+# that answers it.
+_KIND_NOUNS = {"convoy": "convoy battle", "interception": "interception", "asw": "ASW combat", "naval": "naval battle"}
+_KIND_WORDS = {
+    "convoy": "a convoy battle: tracker convoy ...",
+    "interception": "an interception: tracker intercept ...",
+    "asw": "an ASW combat: tracker asw ...",
+    "naval": "a naval battle: tracker battle ...",
+}
+
 
 class CampaignBase:
     """The aggregate's state and the helpers every command uses (mixed into `Campaign`)."""
@@ -187,12 +197,7 @@ class CampaignBase:
             )
 
     def _battle(self, battle: int, kind: str = "convoy") -> Procedure:
-        self.require_not_ended(battle)
-        b = self.battles.get(str(battle))
-        if b is None or b["kind"] != kind:
-            active = ", ".join(str(x["id"]) for x in self.battles.values()) or "none"
-            raise InputError(f"no {kind} battle {battle} in progress (active: {active})")
-        return b
+        return self._procedure(battle, kind)
 
     def _procedure(self, battle: int, *kinds: str) -> Procedure:
         self.require_not_ended(battle)
@@ -203,8 +208,10 @@ class CampaignBase:
                 or "none"
             )
             # Every kind a command takes (`battle fire` takes any) is no battle of a kind at all.
-            what = "battle" if set(kinds) == set(get_args(Kind)) else f"{' or '.join(kinds)} battle"
-            raise InputError(f"no {what} {battle} in progress (active: {active})")
+            what = "battle" if set(kinds) == set(get_args(Kind)) else " or ".join(_KIND_NOUNS[k] for k in kinds)
+            # A battle of another kind is answered by another command family: say which.
+            other = f"; battle {battle} is {_KIND_WORDS[b['kind']]}" if b is not None else ""
+            raise InputError(f"no {what} {battle} in progress (active: {active}){other}")
         return b
 
     def _require_step(self, b: Procedure, step: Step, rule: str) -> None:

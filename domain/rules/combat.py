@@ -10,7 +10,7 @@ from domain.errors import InputError, RuleViolation, require_each_once
 from domain.rules import asw, targets
 from domain.rules.convoy import Roll
 from domain.rules.economy import takes_part_at_sea
-from domain.text import possessive
+from domain.text import plural, possessive
 
 
 def sides_in(
@@ -215,7 +215,8 @@ def check_retreat(board: Board, nation: str, zone: str, to: str) -> None:
         elif board.is_hostile_for(nation, to):
             why = f"hostile ({board.describe_zone(to)})"
         else:
-            why = f"not within {board.ruleset.retreat_distance} sea zone(s) over waters without enemy warships"
+            within = plural(board.ruleset.retreat_distance, "sea zone")
+            why = f"not within {within} over waters without enemy warships"
         raise RuleViolation(
             "NC1",
             f"{nation} cannot retreat from {zone} to {to}: {why} (retreat to a sea zone without enemy "

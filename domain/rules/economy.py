@@ -39,7 +39,8 @@ def check_purchase(board: Board, nation: str, unit_type: str, count: int, unplac
     if cost > balance:
         raise RuleViolation(
             "PU1",
-            f"{count} {unit_type} cost {cost} ({ut.cost} each) and {nation} has {balance} resources",
+            f"{plural(count, unit_type)} {'costs' if count == 1 else 'cost'} {cost} ({ut.cost} each) and {nation} "
+            f"has {balance} resources",
         )
     cap = unit_cap(board, nation, unit_type)
     if cap is not None:
@@ -48,7 +49,7 @@ def check_purchase(board: Board, nation: str, unit_type: str, count: int, unplac
         if have + waiting + count > cap:
             raise RuleViolation(
                 "PU3",
-                f"{nation} may have at most {cap} {unit_type}: {have} in play and {waiting} bought, "
+                f"{nation} may have at most {plural(cap, unit_type)}: {have} in play and {waiting} bought, "
                 f"cannot buy {count} more",
             )
     return cost
@@ -146,7 +147,7 @@ def check_placement(board: Board, nation: str, unit_type: str, zone: str, count:
         raise InputError(f"unknown zone {zone!r}")
     waiting = unplaced.get(unit_type, 0)
     if waiting < count:
-        bought = ", ".join(f"{n} {t}" for t, n in sorted(unplaced.items()) if n) or "nothing"
+        bought = ", ".join(plural(n, t) for t, n in sorted(unplaced.items()) if n) or "nothing"
         raise RuleViolation(
             "PU2", f"{nation} has {plural(waiting, unit_type)} to place, not {count} (to place: {bought})"
         )
@@ -154,7 +155,8 @@ def check_placement(board: Board, nation: str, unit_type: str, zone: str, count:
     if zone not in legal:
         where = ", ".join(legal) or "none"
         note = neutral_carriers(board, nation, zone) if board.ruleset.unit(unit_type).is_air else ""
-        raise RuleViolation("PU2", f"{nation} cannot place {unit_type} in {zone} (legal: {where}){note}")
+        what = plural(count, unit_type)
+        raise RuleViolation("PU2", f"{nation} cannot place {what} in {zone} (legal: {where}){note}")
     if board.ruleset.unit(unit_type).is_air and board.scenario.game_map.is_sea(zone):
         room = carrier_room(board, nation, zone)
         if count > room:

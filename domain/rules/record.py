@@ -16,6 +16,7 @@ from typing import Any
 from domain.dice import Override
 from domain.errors import InputError, RuleViolation
 from domain.scenario import Scenario
+from domain.text import plural
 
 UNDO = "ActionUndone"
 REDO = "ActionRedone"
@@ -257,7 +258,7 @@ def action_actor(events: Sequence[Any], phasing: str, battles: dict[str, tuple[s
 
 def locked_message(plan: UndoPlan) -> str:
     lock = plan.locks[0]
-    more = f" (and {len(plan.locks) - 1} more locked action(s))" if len(plan.locks) > 1 else ""
+    more = f" (and {plural(len(plan.locks) - 1, 'more locked action')})" if len(plan.locks) > 1 else ""
     return (
         f"{lock.because}{more}; undo it only with --override --reason TEXT --agreed-by NATION "
         f"(a nation of another side than {lock.nation})"

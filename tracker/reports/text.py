@@ -9,7 +9,8 @@ from bisect import bisect_left
 from collections.abc import Callable
 from typing import Any
 
-from domain.text import possessive
+from domain.rules.tech import technology_name
+from domain.text import plural, possessive
 from projections.positions import turn_position
 from tracker.service.history import TECH_NAMES
 
@@ -20,7 +21,7 @@ NEUTRAL_LABEL = "Neutral (F8)"
 
 
 def tech_name(tech: str) -> str:
-    return TECH_NAMES.get(tech, tech.replace("_", " ").title())
+    return TECH_NAMES.get(tech) or technology_name(tech)
 
 
 def phase_name(phase: str) -> str:
@@ -86,7 +87,8 @@ def undo_text(u: dict[str, Any]) -> str:
     )
     text = f"event {u['seq']} undid {span}"
     if u["rolls"]:
-        text += f", taking back dice roll(s) {', '.join(map(str, u['rolls']))}"
+        rolls = "dice roll" if len(u["rolls"]) == 1 else "dice rolls"
+        text += f", taking back {rolls} {', '.join(map(str, u['rolls']))}"
     if u.get("agreed_by"):
         text += f", agreed by {', '.join(u['agreed_by'])}"
     return text
@@ -164,7 +166,8 @@ def battle_declaration(b: dict[str, Any]) -> str:
         defenders = b.get("defending_nations") or [b["defender"]]
         return f"{b['attacker']} attacks {' and '.join(defenders)}"
     return (
-        f"{b['attacker']} attacks {possessive(b['defender'])} {b['ntr']} NTR with {len(b['submarines'])} submarine(s): "
+        f"{b['attacker']} attacks {possessive(b['defender'])} {b['ntr']} NTR with "
+        f"{plural(len(b['submarines']), 'submarine')}: "
         f"{', '.join(b['submarines'])}"
     )
 
