@@ -94,3 +94,27 @@ def test_d5_a_refused_reveal_before_first_serve_brings_no_second_reveal_later(tm
     # The first serve reveals the seed the campaign database held; a second start finds no
     # seed left there (a next seed the refused reveal had stored would look like one).
     assert reveals == [1, 1]
+
+
+def test_d5_a_seed_stored_for_an_epoch_the_log_never_committed_brings_no_reveal(tmp_path: Path) -> None:
+    """A next seed stored in the campaign database without its reveal recorded (a crash after
+    the seed was made, before the event that commits to it was saved): the server's first start
+    reveals the seed the log committed to, and no later start takes the stray one for a seed
+    held here, to reveal the key store's seed early for it."""
+    pytest.importorskip("starlette", reason="the server's tracker needs the server extra")
+    from tracker.server.served import ServedTracker
+
+    db, keys = tmp_path / "c.db", tmp_path / "keys.db"
+    with Tracker(f"sqlite:///{db}") as t:
+        cid = t.create("autumn", "north-sea-1914", dice="auto").id
+        with t.engine.begin() as conn:
+            conn.execute(seeds_table.insert().values(campaign_id=str(cid), epoch=1, seed="ab" * 32))
+
+    reveals = []
+    for _start in range(3):
+        served = ServedTracker(str(db), keys=str(keys))
+        try:
+            reveals.append(len(served.load(cid).commitments) - 1)
+        finally:
+            served.close()
+    assert reveals == [1, 1, 1]

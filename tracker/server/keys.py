@@ -160,13 +160,15 @@ class KeyedRegistry(Registry):
         with self.engine.connect() as conn:
             return sorted(set(conn.execute(select(seeds_table.c.campaign_id)).scalars()))
 
-    def held_here(self, campaign_id: str, epoch: int) -> bool:
-        """Whether the campaign database holds the seed of this epoch."""
+    def held_here(self, campaign_id: str, epoch: int, committed: str) -> bool:
+        """Whether the campaign database holds the seed of this epoch that the log `committed`
+        to (its hash): a seed stored for an epoch whose reveal was never recorded (a crash, a
+        lost conflict) is no seed of the log's, and no reason to reveal anything."""
         with self.engine.connect() as conn:
             found = conn.execute(
                 select(seeds_table.c.seed).where(seeds_table.c.campaign_id == campaign_id, seeds_table.c.epoch == epoch)
             ).scalar()
-        return found is not None
+        return found is not None and commitment(found) == committed
 
     def close(self) -> None:
         self.keys.dispose()
