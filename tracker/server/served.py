@@ -433,7 +433,8 @@ class ServedTracker(Tracker):
                 # server serves every other campaign, and this one's seed stays where it is.
                 print(f"campaign {campaign_id}: not revealed on first serve: {type(e).__name__}", file=sys.stderr)
                 continue
-            if not registry.held_here(campaign_id, campaign.dice_epoch, campaign.commitments[-1] if campaign.commitments else ""):
+            committed = campaign.commitments[-1] if campaign.commitments else ""
+            if not registry.held_here(campaign_id, campaign.dice_epoch, committed):
                 continue  # revealed before, or served already: its seed lives in the key store
             saved = self.player
             self.player = Player(campaign_id, SERVER, (), True)
