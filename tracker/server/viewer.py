@@ -8,7 +8,7 @@ follows the campaign's event stream (`/api/campaigns/{name}/events/stream`) and 
 something is recorded, so a table watching the board sees each action as it happens.
 
 A bad URL (unknown campaign, event or battle, a turn not played, a number beyond 2^31 - 1, an
-unknown phase, nation, zone or kind) is a 400 or 404 page with one line saying why.
+unknown phase, nation, zone, kind or query parameter) is a 400 or 404 page: one line says why.
 
 Who reads: the token of the viewer's cookie, set once by a link carrying it (`?token=`, see
 `tracker.server.access`), or an `Authorization: Bearer` header. The list shows the campaigns
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
-from urllib.parse import quote, unquote, urlencode
+from urllib.parse import quote, unquote
 
 import jinja2
 from markupsafe import Markup
@@ -36,7 +36,7 @@ from tracker.server.access import Denied, Gate, forget_cookie, sign_in
 from tracker.server.log_pages import timeline_page
 from tracker.server.paths import name_segment
 from tracker.server.served import NO_SUCH_CAMPAIGN, NotFound
-from tracker.server.viewer_params import PageError, number, page_bounds, phase_param, text_param
+from tracker.server.viewer_params import PageError, known_query, number, page_bounds, phase_param, text_param
 from tracker.server.zone_odds import zone_odds
 from tracker.service.application import Tracker
 from tracker.service.players import Player
@@ -486,10 +486,12 @@ Endpoint = Callable[[Request], Awaitable[Response]]
 Serve = Callable[[Request, Player | None], Awaitable[Response]]
 
 
-def signed(gate: Gate, serve: Serve) -> Endpoint:
+def signed(gate: Gate, serve: Serve, takes: str | None) -> Endpoint:
     """A page's endpoint that knows its reader: a URL with `?token=` sets the cookie and sends
     the browser on without it; otherwise the header's or the cookie's token (a bad one is a
-    401 page that drops the cookie, too many bad ones a 429 page); none: an anonymous reader."""
+    401 page that drops the cookie, too many bad ones a 429 page); none: an anonymous reader.
+    First, a 400 page for a query parameter the page `takes` not (`PAGE_QUERIES`; None: the
+    address of no page, whose query is not read)."""
 
     async def endpoint(request: Request) -> Response:
         response = await answer(request)
@@ -501,9 +503,13 @@ def signed(gate: Gate, serve: Serve) -> Endpoint:
     async def answer(request: Request) -> Response:
         link = "token" in request.query_params
         try:
+            if takes is not None:
+                known_query(request, takes)
             if link:
                 return await sign_in(gate, request)
             player = await gate.player(request)
+        except PageError as e:
+            return error_page(e.status, e.message, request.path_params.get("name"))
         except Denied as e:
             response = error_page(e.status, e.message)
             response.headers.update(e.headers)
@@ -570,25 +576,25 @@ def not_found(pages: Sequence[BaseRoute]) -> Serve:
 def routes(service: Service, gate: Gate) -> list[BaseRoute]:
     """The viewer's pages, mounted at / by the server, each knowing its reader (see `signed`)."""
 
-    def route(path: str, serve: Serve) -> Route:
-        return Route(path, signed(gate, serve))
+    def route(path: str, serve: Serve, takes: str | None) -> Route:
+        return Route(path, signed(gate, serve, takes))
+
+    def view(path: str, key: str, read: Callable[[Request], Read]) -> Route:
+        """Page `key` (of `PAGE_QUERIES`), drawn by its template `viewer_{key}.html.j2`."""
+        return route("/campaigns/{name:campaign}" + path, page(service, f"viewer_{key}.html.j2", read), key)
 
     # `{name:campaign}` (tracker.server.app.CampaignName): one segment, so a name holding "/"
     # (sent as %2F) or ending like a page ("x/board") is never read as another page's URL.
     pages = [
-        route("/", home_page(service)),
-        route("/campaigns/{name:campaign}/board", page(service, "viewer_board.html.j2", board_read)),
-        route("/campaigns/{name:campaign}/log", page(service, "viewer_log.html.j2", log_read)),
-        route("/campaigns/{name:campaign}/battles", page(service, "viewer_battles.html.j2", battles_read)),
-        route("/campaigns/{name:campaign}/battles/{number}", page(service, "viewer_battle.html.j2", battle_read)),
-        route("/campaigns/{name:campaign}/events/{seq}", page(service, "viewer_event.html.j2", event_read)),
-        route("/campaigns/{name:campaign}/charts", page(service, "viewer_charts.html.j2", charts_read)),
-        route("/campaigns/{name:campaign}/zones/{zone}", page(service, "viewer_zone.html.j2", zone_read)),
-        route("/campaigns/{name:campaign}", campaign_home),
+        route("/", home_page(service), "home"),
+        view("/board", "board", board_read),
+        view("/log", "log", log_read),
+        view("/battles", "battles", battles_read),
+        view("/battles/{number}", "battle", battle_read),
+        view("/events/{seq}", "event", event_read),
+        view("/charts", "charts", charts_read),
+        view("/zones/{zone}", "zone", zone_read),
+        route("/campaigns/{name:campaign}", campaign_home, "campaign"),
     ]
-    return [*pages, route("/{path:path}", not_found(pages))]
-
-
-def query(**params: Any) -> str:
-    """A query string of the parameters that are set."""
-    return urlencode({k: v for k, v in params.items() if v not in (None, "")})
+    # No page: a 404, or (with a slash after it) on to the page, which reads the query.
+    return [*pages, route("/{path:path}", not_found(pages), None)]

@@ -1,5 +1,6 @@
-"""The viewer's reading of a page's URL: the numbers, phase and texts of its query, each
-refused with a 400 page (`PageError`) saying why, never a 500."""
+"""The viewer's reading of a page's URL: the parameters each page takes (`PAGE_QUERIES`), and
+the numbers, phase and texts of its query, each refused with a 400 page (`PageError`) saying
+why, never a 500."""
 
 from __future__ import annotations
 
@@ -8,6 +9,23 @@ from starlette.requests import Request
 from domain.ruleset import KNOWN_PHASES
 
 MAX_INT = 2**31 - 1
+
+# The query parameters of each page, the one list of them: what its links, forms and scripts
+# send (the board's map keeps its zoom in the browser, not in the URL). Any other is a 400
+# naming it (`known_query`): `board?trun=2` showed the board now without a word, not turn 2.
+PAGE_QUERIES: dict[str, tuple[str, ...]] = {
+    "home": (),
+    "campaign": (),  # sends the browser on to the board
+    "board": ("turn", "phase", "at"),
+    "log": ("turn", "phase", "nation", "zone", "kind", "battle", "order", "before", "after"),
+    "battles": (),
+    "battle": (),
+    "event": (),
+    "charts": (),
+    "zone": (),
+}
+# Every page also takes a sign-in link's token (`tracker.server.access.sign_in`).
+SIGN_IN = "token"
 
 
 class PageError(Exception):
@@ -19,6 +37,20 @@ class PageError(Exception):
         self.message = message
         # (href, text): where the reader goes instead, beside the page's usual links.
         self.link = link
+
+
+def known_query(request: Request, page: str) -> None:
+    """400 for a query parameter `page` does not take (`PAGE_QUERIES`), or one given more than
+    once (`?turn=2&turn=3`: which one was meant is not for the viewer to guess), as the API."""
+    takes = PAGE_QUERIES[page]
+    given = [key for key, _ in request.query_params.multi_items()]
+    unknown = next((key for key in given if key not in (*takes, SIGN_IN)), None)
+    if unknown is not None:
+        listed = f"{', '.join(takes)}, and {SIGN_IN}" if takes else f"only {SIGN_IN},"
+        raise PageError(400, f"unknown query parameter {unknown[:40]!r} (this page takes {listed} to sign in)")
+    twice = next((key for key in given if given.count(key) > 1), None)
+    if twice is not None:
+        raise PageError(400, f"query parameter {twice[:40]!r} is given more than once")
 
 
 def number(request: Request, key: str, text: str | None = None) -> int | None:
