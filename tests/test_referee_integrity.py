@@ -56,7 +56,7 @@ def test_pu1_buying_pays_the_cost_and_never_goes_below_zero() -> None:
     assert c.buy("Germany", "submarine", 2) == 12
     assert c.balances["Germany"] == 18 and c.unplaced == {"Germany": {"submarine": 2}}
     err = refused(c, RuleViolation, lambda: c.buy("Germany", "battleship"), "PU1")
-    assert "cost 20" in err.reason and "has 18" in err.reason
+    assert "costs 20" in err.reason and "has 18" in err.reason
     refused(c, InputError, lambda: c.buy("Germany", "zeppelin"))
     refused(c, InputError, lambda: c.buy("Germany", "submarine", 0))
 

@@ -190,7 +190,7 @@ def test_air_unit_in_an_allied_territory_is_accepted(raw: dict[str, Any], rs: Ru
 def test_f7_air_units_at_sea_without_a_carrier_are_refused(raw: dict[str, Any], rs: Ruleset) -> None:
     i = group_index(raw, "Germany", "fighter")
     raw["units"][i]["at"] = "Heligoland Bight"
-    at_sea = r"1 Germany air unit\(s\) at sea in Heligoland Bight but carriers of its side there hold 0 \(F7\)"
+    at_sea = r"1 Germany air unit at sea in Heligoland Bight but carriers of its side there hold 0 \(F7\)"
     refused(raw, rs, f"units[{i}].at", at_sea)
 
 
@@ -199,7 +199,7 @@ def test_f7_air_units_at_sea_beyond_carrier_capacity_are_refused(raw: dict[str, 
     raw["units"][i]["count"] = 2  # the carrier holds 2: accepted
     scenario_from_dict(copy.deepcopy(raw), "sc.toml", rs)
     raw["units"][i]["count"] = 3
-    at_sea = r"3 Britain air unit\(s\) at sea in Northern North Sea but carriers of its side there hold 2"
+    at_sea = r"3 Britain air units at sea in Northern North Sea but carriers of its side there hold 2"
     refused(raw, rs, f"units[{i}].at", at_sea)
 
 
@@ -208,7 +208,7 @@ def test_f7_an_allied_carrier_carries_another_nations_aircraft(raw: dict[str, An
     raw["units"][i]["at"] = "Northern North Sea"  # beside the British carrier, with room for one
     scenario_from_dict(copy.deepcopy(raw), "sc.toml", rs)
     raw["units"][i]["count"] = 2
-    over = r"3 air unit\(s\) of France's side at sea in Northern North Sea \(Britain 1, France 2\) but carriers"
+    over = r"3 air units of France's side at sea in Northern North Sea \(Britain 1, France 2\) but carriers"
     refused(raw, rs, f"units[{i}].at", over)
 
 
