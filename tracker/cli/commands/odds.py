@@ -154,17 +154,7 @@ def odds(
                 "a battle in progress takes its forces from the campaign: no --attacker, "
                 "--defender, --tech, --ntr, --ruleset or --stops-here"
             )
-        from domain.procedures.position import from_battle
-
-        c = ctx.load()
-        battle = int(what)
-        b = c.battles.get(str(battle))
-        if b is None:
-            c.require_not_ended(battle)
-            active = ", ".join(f"{x['id']} ({x['kind']})" for x in c.battles.values()) or "none"
-            raise InputError(f"no battle {battle} in progress (active: {active})")
-        state, pctx, rounds = from_battle(c.board(), b, frozenset(c.committed))
-        title = f"Odds of battle {battle} ({b['kind']} in {b['zone']}), from its step {b['step']}:"
+        state, pctx, rounds, title = _in_progress(ctx, int(what))
     elif what in view.PROCEDURES:
         rs, _ = load_ruleset(ruleset or "twtea-3e")
         named = hand_nations(ctx)
@@ -191,6 +181,21 @@ def odds(
         emit_json(data)
     else:
         click.echo(fit_prose(view.render(data, title, exact)), nl=False)
+
+
+def _in_progress(ctx: Context, battle: int) -> tuple[Any, Any, Any, str]:
+    """The position of battle `battle` in progress in the selected campaign, from its current
+    step, and the title that names it."""
+    from domain.procedures.position import from_battle
+
+    c = ctx.load()
+    b = c.battles.get(str(battle))
+    if b is None:
+        c.require_not_ended(battle)
+        active = ", ".join(f"{x['id']} ({x['kind']})" for x in c.battles.values()) or "none"
+        raise InputError(f"no battle {battle} in progress (active: {active})")
+    state, pctx, rounds = from_battle(c.board(), b, frozenset(c.committed))
+    return state, pctx, rounds, f"Odds of battle {battle} ({b['kind']} in {b['zone']}), from its step {b['step']}:"
 
 
 def hand_nations(ctx: Context) -> NationOf:

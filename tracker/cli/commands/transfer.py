@@ -192,6 +192,13 @@ def import_command(
     if isinstance(result, KeptMine):
         _kept_mine(ctx, result, reply, as_json, file)
         return
+    _imported(ctx, result, as_json)
+
+
+def _imported(ctx: Context, result: Any, as_json: bool) -> None:
+    """What a first import of a campaign says: what it recorded and checked, then whose move it
+    is (`_waiting_now`)."""
+    t = ctx.tracker
     if as_json:
         emit_json(
             {
