@@ -17,7 +17,7 @@ from domain.memory import collector_paused
 from domain.procedures.base import Context
 from domain.procedures.odds import Odds, State, TooManyPositions, exact_odds
 from domain.procedures.odds import Shared as OneContext
-from domain.text import plural, possessive
+from domain.text import listed, plural, possessive
 from tracker.analysis import odds as view
 from tracker.analysis.reach import (
     Question,
@@ -410,7 +410,7 @@ def _require_exact_sizes(q: Question, pool: int) -> None:
     for side in _enemy_sides(q):
         if len(side) > most:
             nations = sorted({u.nation for u in side})
-            who = f"{nations[0]} has" if len(nations) == 1 else f"{', '.join(nations[:-1])} and {nations[-1]} have"
+            who = f"{listed(nations)} {'has' if len(nations) == 1 else 'have'}"
             where = "within a full move of" if q.hold else "in"
             raise InputError(
                 f"{who} {len(side)} units {where} {q.zone}; exact odds take at most {most} a side"

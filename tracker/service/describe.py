@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from domain.campaign import Campaign
-from domain.text import plural, possessive
+from domain.text import listed, plural, possessive
 
 _CONVOY_STEPS = ("merchant_defence", "merchant_casualty", "search", "convoy_table")
 
@@ -66,7 +66,7 @@ def _deciding(nation: str, units: list[str], nations: Mapping[str, str]) -> str:
     if not found or found == [nation]:
         return nation
     names = list(dict.fromkeys([nation, *found])) if nation in found else found
-    return f"{nation}, for {', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else f"{nation}, for {names[0]}"
+    return f"{nation}, for {listed(names)}"
 
 
 def _placing(placement: str | None) -> str:
