@@ -108,7 +108,7 @@ def test_verify_re_referees_undo_redo_and_dice_switches(db: str) -> None:
         assert code == 0, (step, out)
     code, out = run(db, "verify")
     assert code == 0, out
-    assert f"Re-refereed: {len(steps)} action(s) run again" in out, out
+    assert f"Re-refereed: {len(steps)} actions run again" in out, out
 
 
 def test_verify_re_referees_auto_dice_and_a_revealed_seed(tmp_path: Path) -> None:
@@ -118,7 +118,7 @@ def test_verify_re_referees_auto_dice_and_a_revealed_seed(tmp_path: Path) -> Non
         code, out = run(db, *step)
         assert code == 0, (step, out)
     code, out = run(db, "verify")
-    assert code == 0 and "Re-refereed: 4 action(s)" in out, out
+    assert code == 0 and "Re-refereed: 4 actions" in out, out
 
 
 def test_an_older_log_without_recorded_inputs_is_checked_by_hash_only(db: str) -> None:
@@ -128,8 +128,8 @@ def test_an_older_log_without_recorded_inputs_is_checked_by_hash_only(db: str) -
         t.execute(cid, lambda c, d: advance(c))
     code, out = run(db, "verify")
     assert code == 0, out
-    assert "Re-refereed: 0 action(s)" in out
-    assert "2 action(s) recorded without their inputs (by an earlier tracker or a script) checked by hash only" in out
+    assert "Re-refereed: 0 actions" in out
+    assert "2 actions recorded without their inputs (by an earlier tracker or a script) checked by hash only" in out
 
 
 def test_a_retried_undo_is_refused_when_another_writer_recorded_meanwhile(db: str) -> None:

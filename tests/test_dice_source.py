@@ -214,7 +214,7 @@ def test_d4_switch_back_to_auto_needs_the_seed_in_this_database(db: str, monkeyp
     rolled = [r for r in log(db) if r["kind"] == "DiceRolled"]
     assert [r["data"]["source"] for r in rolled] == ["auto"]  # type: ignore[index]
     out = run(db, "verify")
-    assert out.startswith("OK: ") and "1 auto roll(s) re-derived" in out
+    assert out.startswith("OK: ") and "1 auto roll re-derived" in out
 
 
 def test_d4_verify_fails_on_typed_dice_without_a_switch_or_override(db: str) -> None:

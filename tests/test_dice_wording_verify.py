@@ -28,7 +28,7 @@ def test_d4_verify_of_a_manual_campaign_counts_its_typed_rolls_not_auto_ones(db:
     run("research", "advanced_asw", "--dice", "3")
     line = first_line(db)
     assert "auto roll" not in line
-    assert "; 1 typed roll(s) checked for order and range (dice typed by players have no seed to re-derive); " in line
+    assert "; 1 typed roll checked for order and range (dice typed by players have no seed to re-derive); " in line
     data = json.loads(run("verify", "--json"))
     assert (data["rolls_checked"], data["rolls_unchecked"]) == (0, 0)
 
@@ -38,10 +38,10 @@ def test_d4_verify_after_a_switch_names_both_the_auto_and_the_typed_rolls(db: st
     run("new", "m", "--scenario", "north-sea-1914", "--dice", "manual")
     run("research", "advanced_asw", "--dice", "3")
     run("dice", "switch", "auto", "--reason", "the seed is back")
-    assert "; 0 auto roll(s) re-derived from the seed and 1 typed roll(s) checked" in first_line(db)
+    assert "; 0 auto rolls re-derived from the seed and 1 typed roll checked" in first_line(db)
     run("research", "advanced_submarine")
     run("dice", "switch", "manual", "--reason", "physical dice again")
-    assert "; 1 auto roll(s) re-derived from the seed and 1 typed roll(s) checked" in first_line(db)
+    assert "; 1 auto roll re-derived from the seed and 1 typed roll checked" in first_line(db)
     data = json.loads(run("verify", "--json"))
     assert data["ok"] and (data["rolls_checked"], data["rolls_unchecked"]) == (1, 0)
     assert "rolls_typed" not in data  # the JSON keys stay those docs/json.md lists
@@ -52,11 +52,11 @@ def test_d4_verify_of_an_auto_campaign_still_says_only_auto_rolls(db: str) -> No
     run("new", "a", "--scenario", "north-sea-1914")
     run("research", "advanced_asw")
     line = first_line(db)
-    assert "; 1 auto roll(s) re-derived from the seed; " in line and "typed" not in line
+    assert "; 1 auto roll re-derived from the seed; " in line and "typed" not in line
 
 
 def test_d4_typed_dice_under_an_override_are_counted_as_typed(db: str) -> None:
     run = cli_on(db)
     run("new", "a", "--scenario", "north-sea-1914")
     run("research", "advanced_asw", "--dice", "3", "--override", "--reason", "dice server", "--agreed-by", "Britain")
-    assert "; 0 auto roll(s) re-derived from the seed and 1 typed roll(s) checked" in first_line(db)
+    assert "; 0 auto rolls re-derived from the seed and 1 typed roll checked" in first_line(db)

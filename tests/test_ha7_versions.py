@@ -60,7 +60,7 @@ def imported(tmp_path: Path) -> str:
 def test_a_campaign_recorded_before_the_key_imports_and_verifies_HA7(tmp_path: Path) -> None:
     db = imported(tmp_path)
     out = run(db, "verify")
-    assert out.startswith("OK: 60 events") and "Re-refereed: 14 action(s)" in out, out
+    assert out.startswith("OK: 60 events") and "Re-refereed: 14 actions" in out, out
     with Tracker(db) as t:
         c = t.load(t.campaign_id(None))
         assert c.ruleset.hit_placement == "class-order"

@@ -157,7 +157,7 @@ def test_a_continuation_says_the_whole_log_was_re_refereed_and_how_much_of_it_th
     brought, total = _actions(turn), _actions(whole)
     assert 0 < brought < total
     out = run(theirs, "import", str(turn))
-    assert f"the whole log's {total} action(s) re-refereed, {brought} of them from this file." in out, out
+    assert f"the whole log's {total} actions re-refereed, {brought} of them from this file." in out, out
 
 
 def test_a_mended_fork_says_the_whole_log_was_re_refereed_and_how_much_of_it_the_file_brought(
@@ -181,7 +181,7 @@ def test_a_mended_fork_says_the_whole_log_was_re_refereed_and_how_much_of_it_the
     assert 0 < brought < total
     out = run(theirs, "import", str(turn), "--resolve", "theirs")
     assert f"Mended the fork at event {base + 1}" in out, out
-    assert f"the whole log's {total} action(s) re-refereed, {brought} of them from this file;" in out, out
+    assert f"the whole log's {total} actions re-refereed, {brought} of them from this file;" in out, out
 
 
 # ----- line endings -----

@@ -64,7 +64,7 @@ def test_a_continuation_fast_forwards_the_other_copy_after_re_refereeing(table: 
     assert header["since"] == table["base"] and header["events"] == count(germany) - table["base"]
     out = run(britain, "import", str(path))
     assert f"Fast-forwarded campaign 'pbem': events {table['base'] + 1}-{count(germany)} appended" in out
-    assert "4 action(s) re-refereed" in out
+    assert "4 actions re-refereed" in out
     assert head(britain) == head(germany)
     # Britain answers on its copy and sends its own continuation back.
     run(britain, "intercept", "search", "1", "--units", "", "--seen", str(count(britain)))

@@ -224,7 +224,7 @@ the campaign is now at turn 1, Germany, purchase (event 12)
 - **OVERRIDE undo**: event 4 undid events 2-3, taking back dice roll 2, agreed by Britain. \
 Reason: *rolled for the \\*wrong\\* technology*
   - ~~paid~~ (turn 1, TE1, event 2)
-  - ~~1 phase change(s)~~
+  - ~~1 phase change~~
 - Undo: event 9 undid event 8
   - ~~move~~ (turn 1, UnitsMoved, event 8)
 
@@ -279,7 +279,7 @@ def test_bbcode_tells_the_same_turn_in_forum_tags() -> None:
     )
     assert "[quote][b]Override undo:[/b] dice rolls were taken back in this turn (see [i]Undos[/i]).[/quote]" in bb
     assert "[size=120][b]Undos[/b][/size]\n\n[list]\n[*][b]OVERRIDE undo[/b]: event 4 undid" in bb
-    assert "[list]\n[*][s]paid[/s] (turn 1, TE1, event 2)\n[*][s]1 phase change(s)[/s]\n[/list]\n" in bb
+    assert "[list]\n[*][s]paid[/s] (turn 1, TE1, event 2)\n[*][s]1 phase change[/s]\n[/list]\n" in bb
     assert "[code]\nUnit    Type       Nation   Result  Rule  Event\n" in bb
     assert "Germany  Advanced Submarine  10    D10: 4  \u22659      failure           2 (undone by event 4)\n" in bb
     assert "Log head after event 12: 12:ab12 (check with tracker verify --head 12:ab12)\n" in bb
@@ -352,7 +352,7 @@ def test_the_post_template_writes_no_markup_of_its_own() -> None:
     assert "<h1>Autumn <b>1914</b> & *co*: campaign report, turn 1</h1>" in text
     assert "<q><b>Override undo:</b> dice rolls were taken back in this turn (see <i>Undos</i>).</q>" in text
     assert "<li><b>OVERRIDE undo</b>: event 4 undid events 2-3" in text
-    assert "<ul>\n<li><s>paid</s> (turn 1, TE1, event 2)</li>\n<li><s>1 phase change(s)</s></li>\n</ul>\n" in text
+    assert "<ul>\n<li><s>paid</s> (turn 1, TE1, event 2)</li>\n<li><s>1 phase change</s></li>\n</ul>\n" in text
     assert "<tr undone='4'><td>Germany</td><td>Advanced Submarine</td>" in text
     assert "<tr undone=''><td>1</td><td>1</td><td>Germany</td><td>7 / 2 / 3</td><td>30 / 0 / 2</td></tr>" in text
     assert "Log head after event 12: <code>12:ab12</code>" in text

@@ -127,7 +127,7 @@ def test_snapshots_stored_before_load_the_same_state_as_the_log(tmp_path: Path) 
             assert dict(vars(loaded)) | {"_pending_events": []} == states[version]
         assert t.load(cid, 155).battles, "a battle is in progress after the snapshot at 150"
     verified = invoke(db, "verify")
-    assert verified.exit_code == 0 and "2 snapshot(s) match the log" in verified.output, verified.output
+    assert verified.exit_code == 0 and "2 snapshots match the log" in verified.output, verified.output
 
 
 def test_the_tracker_mapper_decodes_every_stored_event_and_snapshot_as_eventsourcing_does(tmp_path: Path) -> None:

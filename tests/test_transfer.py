@@ -215,7 +215,7 @@ def test_rolls_with_a_secret_seed_are_noted_not_failed(tmp_path: Path, unique_na
     dest = str(tmp_path / "d.db")
     result = invoke(dest, "import", str(export_file))
     assert result.exit_code == 0, result.output
-    assert "1 auto roll(s) not re-derived" in result.output
+    assert "1 auto roll not re-derived" in result.output
     with Tracker(dest) as t:
         cid = t.campaign_id(unique_name)
         report = verify(t, cid)

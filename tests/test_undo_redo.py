@@ -161,7 +161,7 @@ def test_rk3_a_phase_change_is_the_phasing_nations_action() -> None:
 def test_rk3_screens_answered_lock_the_targets_plain_undo_refused(db: str) -> None:
     naval_battle_at_screens(db)
     out = run(db, "undo")
-    assert out.startswith("undo of events 13-15   [RK3]\nUndone: 1 action(s) in events 13-15")
+    assert out.startswith("undo of events 13-15   [RK3]\nUndone: 1 action in events 13-15")
     assert "  action 13 by Britain:\n    14  battle 1: Britain screens nothing (chosen)   [HA1]\n" in out
     # Britain has seen Germany's targets and answered: Germany cannot take them back alone.
     assert refused(db, 1, "undo") == (
@@ -299,7 +299,7 @@ def test_rk4_redo_all_puts_back_every_action_of_the_last_undo_in_order(db: str) 
         run(db, "next")
     before = board(db)
     out = run(db, "undo", "--to", "1", "--yes")
-    assert "Undone: 3 action(s) in events 2-7 (3 event(s) in play)" in out
+    assert "Undone: 3 actions in events 2-7 (3 events in play)" in out
     out = run(db, "redo")
     assert out.startswith("redo of action 2 (undone by event 9)   [RK4]\nround 1, Germany: purchase   [T2]")
     out = run(db, "redo", "--all")
@@ -336,7 +336,7 @@ def test_undo_to_lists_what_it_takes_back_and_needs_yes_without_a_terminal(db: s
     )
     assert result.exit_code == 2
     assert result.output == (
-        "undo --to 1 takes back 2 action(s) in events 2-6 (3 event(s) in play, 1 dice roll(s)):\n"
+        "undo --to 1 takes back 2 actions in events 2-6 (3 events in play, 1 dice roll):\n"
         "  action 2 by Germany:\n"
         "    3  Germany pays 10 for a research roll on Advanced ASW   [TE1]\n"
         "    4  roll 1: Germany research roll for advanced_asw: D10 x1 = 3 vs >=9: failure [manual]   [TE1]\n"
@@ -355,10 +355,10 @@ def test_undo_to_asks_on_a_terminal(db: str, monkeypatch: pytest.MonkeyPatch) ->
     run(db, "next")
     before = log(db)
     out = run(db, "undo", "--to", "1", code=1, input="n\n")
-    assert "Undo these 2 action(s)? [y/N]: n\nError: undo cancelled: nothing was recorded\n" in out
+    assert "Undo these 2 actions? [y/N]: n\nError: undo cancelled: nothing was recorded\n" in out
     assert log(db) == before
     out = run(db, "undo", "--to", "1", input="y\n")
-    assert "Undone: 2 action(s) in events 2-5" in out and "Now: round 1 · Germany · research" in out
+    assert "Undone: 2 actions in events 2-5" in out and "Now: round 1 · Germany · research" in out
 
 
 def test_plain_undo_names_the_action_it_undid(db: str) -> None:
@@ -369,7 +369,7 @@ def test_plain_undo_names_the_action_it_undid(db: str) -> None:
     out = run(db, "undo")
     assert out == (
         "undo of events 4-5   [RK3]\n"
-        "Undone: 1 action(s) in events 4-5 (1 event(s) in play)\n"
+        "Undone: 1 action in events 4-5 (1 event in play)\n"
         "  action 4 by Germany:\n"
         f"    5  Germany moves DE-SS3: {HB} -> {SNS}   [F4]\n"
         "Now: round 1 · Germany · combat_movement\n"

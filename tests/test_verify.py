@@ -84,7 +84,7 @@ def test_snapshots_and_views_of_an_honest_campaign_match(tmp_path: Path, unique_
         t.catch_up(cid)
     code, out = run(path, "verify", "--projections")
     assert code == 0, out
-    assert "2 snapshot(s) match the log" in out and "view rows match a rebuild of the log" in out
+    assert "2 snapshots match the log" in out and "view rows match a rebuild of the log" in out
 
 
 def test_an_imported_auto_campaign_verifies_without_its_seed(db: Path, tmp_path: Path) -> None:

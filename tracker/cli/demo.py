@@ -25,7 +25,7 @@ from sqlalchemy.engine import make_url
 
 from domain.errors import InputError, TrackerError
 from domain.ruleset import Ruleset
-from domain.text import possessive
+from domain.text import plural, possessive
 from projections.summary import rule_of, summary
 from tracker.service.application import Tracker
 from tracker.service.verify import verify_events
@@ -498,5 +498,5 @@ def _closing_verdict(demo: _Narrator) -> None:
     stored = t.stored_events(cid)
     report = verify_events(((s.originator_version, partial(t.decode, s)) for s in stored), lambda e: t.seed_for(cid, e))
     verdict = "intact" if report.ok else f"BROKEN: {report.problem}"
-    say(f"Verify: hash chain {verdict}; {report.rolls_checked} auto roll(s) re-derived from the seed.")
+    say(f"Verify: hash chain {verdict}; {plural(report.rolls_checked, 'auto roll')} re-derived from the seed.")
     say(f"\nTry: tracker --db {path} log    ·    tracker --db {path} state    ·    tracker --db {path} verify")

@@ -306,7 +306,7 @@ def _content_lines(content: Mapping[str, Any], code: dict[str, str]) -> list[tup
     room = int((BOX_HEIGHT - 22) // LINE)
     if len(lines) > room:
         hidden = len(lines) - room + 1
-        lines = lines[: room - 1] + [(None, "", f"... {hidden} more line(s)")]
+        lines = lines[: room - 1] + [(None, "", f"... {hidden} more lines")]
     return lines
 
 

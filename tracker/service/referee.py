@@ -21,6 +21,7 @@ from domain.campaign.record import restore, savepoint
 from domain.chain import UPCAST_ADDED
 from domain.dice import Dice, ManualDice, Override
 from domain.errors import InputError, TrackerError
+from domain.text import plural
 from projections.summary import rule_of
 from tracker.service import actions
 from tracker.service.undo_log import ASKED, CREATION
@@ -441,8 +442,8 @@ def _compare(span: Sequence[Any], replayed: Sequence[Any], where: str) -> None:
         extra = span[len(replayed)]
         raise Mismatch(
             extra.originator_version,
-            f"{_describe(extra)} was recorded by no action: the referee records {len(replayed) - 1} "
-            f"event(s) for {where}",
+            f"{_describe(extra)} was recorded by no action: the referee records "
+            f"{plural(len(replayed) - 1, 'event')} for {where}",
         )
     if len(replayed) > len(span):
         missing = replayed[len(span)]

@@ -46,6 +46,7 @@ from uuid import UUID
 from domain.chain import GENESIS, chain_hash, event_content
 from domain.dice import commitment, derive_roll
 from domain.errors import TrackerError
+from domain.text import plural
 from tracker.service.verify_referee import referee_and_snapshots
 from tracker.service.verify_registry import Head, Seen, check_head, check_registry, check_seed
 from tracker.service.verify_report import Broken, VerifyReport, fail
@@ -204,7 +205,8 @@ class _LogWalk:
         if not event.override:
             return
         agreed = ", ".join(event.agreed_by) or "nobody recorded"
-        taken = f", taking back roll(s) {', '.join(map(str, event.rolls))}" if event.rolls else ""
+        rolls = "roll" if len(event.rolls) == 1 else "rolls"
+        taken = f", taking back {rolls} {', '.join(map(str, event.rolls))}" if event.rolls else ""
         self.report.overrides.append(
             {
                 "seq": version,
@@ -340,11 +342,12 @@ def _finish(walk: _LogWalk, local_seed: Callable[[int], str | None]) -> VerifyRe
         return fail(report, broken.version, broken.problem)
     if report.rolls_unchecked:
         report.notes.append(
-            f"{report.rolls_unchecked} auto roll(s) not re-derived: their seed is neither revealed nor held here"
+            f"{plural(report.rolls_unchecked, 'auto roll')} not re-derived: their seed is neither revealed "
+            "nor held here"
         )
     if report.stamped_back:
         report.notes.append(
-            f"{len(report.stamped_back)} event(s) stamped before the event they follow, the first event "
+            f"{plural(len(report.stamped_back), 'event')} stamped before the event they follow, the first event "
             f"{report.stamped_back[0]}: recorded on machines whose clocks disagree, or a time was edited"
         )
     return report

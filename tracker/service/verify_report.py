@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from domain.chain import GENESIS
+from domain.text import plural
 
 
 class HeadAt(TypedDict):
@@ -81,10 +82,10 @@ class VerifyReport:
         range, or both where the campaign switched its dice source (D4)."""
         parts = []
         if self.rolls_checked or self.rolls_unchecked or self.dice_mode == "auto":
-            parts.append(f"{self.rolls_checked} auto roll(s) re-derived from the seed")
+            parts.append(f"{plural(self.rolls_checked, 'auto roll')} re-derived from the seed")
         if self.rolls_typed:
             parts.append(
-                f"{self.rolls_typed} typed roll(s) checked for order and range "
+                f"{plural(self.rolls_typed, 'typed roll')} checked for order and range "
                 "(dice typed by players have no seed to re-derive)"
             )
         elif self.dice_mode == "manual":

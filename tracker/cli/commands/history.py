@@ -100,8 +100,8 @@ def _plan_heading(plan: UndoPlan) -> str:
     count = len(plan.actions)
     events = sum(1 for a in plan.actions for e in a.events if type(e).__name__ != "ActionAsked")
     span = f"event {plan.first}" if plan.first == plan.last else f"events {plan.first}-{plan.last}"
-    dice = f", {len(plan.rolls)} dice roll(s)" if plan.rolls else ""
-    return f"{count} action(s) in {span} ({events} event(s) in play{dice})"
+    dice = f", {plural(len(plan.rolls), 'dice roll')}" if plan.rolls else ""
+    return f"{plural(count, 'action')} in {span} ({plural(events, 'event')} in play{dice})"
 
 
 @click.command()
@@ -129,7 +129,8 @@ def undo(ctx: Context, to: int | None, override: bool, reason: str, agreed_by: t
             echo_prose(line)
         if not _interactive():
             raise InputError(f"undo --to {to} asks before it undoes anything; without a terminal, add --yes")
-        return click.confirm(f"Undo these {len(plan.actions)} action(s)?", default=False)
+        these = "this action" if len(plan.actions) == 1 else f"these {len(plan.actions)} actions"
+        return click.confirm(f"Undo {these}?", default=False)
 
     inputs = {"to": to, "override": override, "reason": reason, "agreed_by": list(nations_option(agreed_by))}
     done = perform(ctx, "undo", inputs, confirm=confirm)
@@ -489,13 +490,14 @@ def verify(ctx: Context, head_text: str | None, check_views: bool, every: bool, 
         echo_prose(
             f"OK: {plural(report.events, 'event')}, hash chain intact; "
             f"{report.dice_checked()}; "
-            f"{report.snapshots_checked} snapshot(s) match the log."
+            f"{plural(report.snapshots_checked, 'snapshot')} {'matches' if report.snapshots_checked == 1 else 'match'}"
+            " the log."
         )
         echo_prose(
-            f"Re-refereed: {report.actions_refereed} action(s) run again with their recorded inputs and dice "
+            f"Re-refereed: {plural(report.actions_refereed, 'action')} run again with their recorded inputs and dice "
             "record exactly the logged events"
             + (
-                f"; {report.actions_unasked} action(s) recorded without their inputs "
+                f"; {plural(report.actions_unasked, 'action')} recorded without their inputs "
                 "(by an earlier tracker or a script) checked by hash only."
                 if report.actions_unasked
                 else "."

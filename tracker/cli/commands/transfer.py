@@ -108,7 +108,7 @@ def export_command(ctx: Context, file: str, since: int, as_json: bool) -> None:
         )
     if result.rolls_unrevealed:
         click.echo(
-            f"{result.rolls_unrevealed} auto roll(s) used a seed not yet revealed: an importer can check "
+            f"{plural(result.rolls_unrevealed, 'auto roll')} used a seed not yet revealed: an importer can check "
             f"them by the hash chain only (`{suggested('tracker dice reveal')}` first to let anyone re-derive them).",
             err=to_stdout,
         )
@@ -218,7 +218,7 @@ def _imported(ctx: Context, result: Any, as_json: bool) -> None:
         f"hash chain intact, {result.dice_checked}."
     )
     if result.rolls_unchecked:
-        click.echo(f"{result.rolls_unchecked} auto roll(s) not re-derived: their seed was never revealed.")
+        click.echo(f"{plural(result.rolls_unchecked, 'auto roll')} not re-derived: their seed was never revealed.")
     # PBEM by file: the player a full export was mailed to learns whose move it is, as from a
     # continuation. Where to send what they record goes with manual dice, the mode for play by
     # file; an auto campaign's copy cannot roll (its note says what to do first, and comes
@@ -292,7 +292,7 @@ def _refereed(result: Continued | Mended) -> str:
     campaign's creation on (each runs on the state all before it fold to), of which the file
     brought `file_actions`; the count alone read as the file's."""
     total, brought = result.actions_refereed, result.file_actions
-    return f"the whole log's {total} action(s) re-refereed, {brought} of them from this file"
+    return f"the whole log's {plural(total, 'action')} re-refereed, {brought} of them from this file"
 
 
 def _waiting_now(ctx: Context, campaign: str, head: int, send: bool = True) -> None:
@@ -333,7 +333,8 @@ def _mended(result: Any, as_json: bool) -> None:
     click.echo(
         f"Mended the fork at event {result.fork}: campaign {quoted(result.campaign)} goes on from the file's history "
         f"(hash chain intact, {_refereed(result)}; head {head}); this copy's "
-        f"{result.kept} event(s) after the fork are kept, with all before them, as campaign {quoted(result.archive)}."
+        f"{plural(result.kept, 'event')} after the fork {'is' if result.kept == 1 else 'are'} kept, with all before "
+        f"them, as campaign {quoted(result.archive)}."
     )
 
 
