@@ -156,7 +156,7 @@ def test_the_charts_page_has_the_report_charts(server: Reader) -> None:
         ("/campaigns/demo/board?turn=0", 400, "turn must be a whole number"),
         ("/campaigns/demo/board?turn=two", 400, "turn must be a whole number"),
         ("/campaigns/demo/board?turn=2&phase=lunch", 400, "unknown phase 'lunch'"),
-        ("/campaigns/demo/board?phase=research", 400, "a phase needs a turn"),
+        ("/campaigns/demo/board?phase=research&at=3", 400, "a phase goes with a turn, not an event"),
         ("/campaigns/demo/board?turn=1&at=3", 400, "give a turn or an event, not both"),
         ("/campaigns/demo/board?at=999999", 404, "no event 999999"),
         ("/campaigns/demo/events/999999", 404, "no event 999999"),
@@ -410,3 +410,15 @@ def test_a_long_campaigns_turn_pickers_are_number_fields(
         assert '<input type="number" name="turn" id="filter-turn" min="1"' in log
     finally:
         app.state.service.close()
+
+
+def test_a_phase_with_the_turn_left_at_now_is_that_phase_of_the_turn_now(server: Reader, demo_db: str) -> None:
+    # The board's form defaults its turn to "now": a phase chosen with it was a 400.
+    now = state(demo_db)["turn"]
+    status, html = page(server, "/campaigns/demo/board?turn=&phase=research")
+    assert status == 200, html[-400:]
+    same_status, same = page(server, f"/campaigns/demo/board?turn={now}&phase=research")
+    assert same_status == 200
+    assert svg_of(html) == svg_of(same)
+    heading = re.search(r"Board [^:]*:", html)
+    assert heading and f"turn {now}" in heading.group(0) and "research" in heading.group(0).lower(), heading

@@ -175,11 +175,6 @@ def test_a_crawl_of_every_link_and_form_of_the_demo_meets_no_400(site: Reader) -
             continue
         seen.add(url)
         status, html = site.page(url)
-        if status == 400 and re.search(r"/board\?turn=&phase=\w", url):
-            # The board's form with a phase chosen and its turn left at "now": the reader's
-            # choice that the page refuses, not a parameter it sends unasked.
-            assert error_of(html) == "a phase needs a turn"
-            continue
         if status == 404 and not linked:
             continue  # a phase the turn chosen has not reached: the form offers every phase
         assert status == 200, (url, status, html[-600:])

@@ -181,6 +181,8 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
 
     cid, campaign = _campaign(t, name)
     position = _position(campaign)
+    # A phase with the turn left at "now" (the form's default) is that phase of the turn now.
+    turn = turn or (position["turn"] if phase and not at else None)
     _check_turn(turn, position)
     _check_seq(at, position)
     said = turn_passed_over(t, cid, campaign, turn) if turn else None
@@ -390,10 +392,8 @@ Read = Callable[[Tracker], dict[str, Any]]
 def board_read(request: Request) -> Read:
     name = request.path_params["name"]
     turn, at, phase = number(request, "turn"), number(request, "at"), phase_param(request)
-    if phase and not turn:
-        raise PageError(400, "a phase needs a turn")
-    if turn and at:
-        raise PageError(400, "give a turn or an event, not both")
+    if at and (turn or phase):
+        raise PageError(400, "give a turn or an event, not both" if turn else "a phase goes with a turn, not an event")
     return lambda t: board_data(t, name, turn, phase, at)
 
 
