@@ -9,14 +9,14 @@ from itertools import chain
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, case, func, select, update
 from sqlalchemy.engine import Connection
 
 from projections.schema import HISTORIES, event_index
 
 _INDEX_COLUMNS = tuple(c.name for c in event_index.columns)
 assert _INDEX_COLUMNS[1] == "seq" and _INDEX_COLUMNS[-1] == "undone_by"
-_KIND, _BATTLE = _INDEX_COLUMNS.index("kind"), _INDEX_COLUMNS.index("battle")
+_KIND, _BATTLE, _ZONES = (_INDEX_COLUMNS.index(c) for c in ("kind", "battle", "zones"))
 _HISTORY_COLUMNS = {name: tuple(c.name for c in table.columns) for name, table in HISTORIES.items()}
 # A history row is a list of its values in the order of its table's columns, to_seq last (set
 # when a later event of the page closes it): no dict made and unpacked again per row.
@@ -80,8 +80,9 @@ class Batch:
 
     def borrow_battle(self, seq: int, first: int, last: int) -> None:
         """Event `seq` (this page's last row so far) takes the battle of the first of events
-        `first`-`last` that has one, if any does: found among this page's rows when they are all
-        here and settled, else by the database once the page is written."""
+        `first`-`last` that has one, if any does, and its zones when it names none (so that
+        `log --zone` finds a battle's reroll or undo): found among this page's rows when they
+        are all here and settled, else by the database once the page is written."""
         rows = self.index_rows
         base = rows[0][1]
         if first >= base and not any(first <= s <= last for s in self.borrowing):
@@ -89,21 +90,24 @@ class Batch:
             for earlier in rows[first - base : last - base + 1]:
                 if earlier[_BATTLE] is not None:
                     row[_BATTLE] = earlier[_BATTLE]
+                    row[_ZONES] = row[_ZONES] or earlier[_ZONES]
                     return
             return
         self.borrowing.append(seq)
         self.borrowed.append({"k": self.key, "by": seq, "first": first, "last": last})
 
     def lend_battle(self, seq: int, battle: int, kind: str) -> None:
-        """Event `seq`, if it is of `kind` and has no battle, takes `battle`."""
+        """Event `seq`, if it is of `kind` and has no battle, takes `battle` and the zones of
+        this page's last row (the lender's) when it names none."""
         rows = self.index_rows
-        base = rows[0][1]
+        base, zones = rows[0][1], rows[-1][_ZONES]
         if seq >= base:
             row = rows[seq - base]
             if row[_KIND] == kind and row[_BATTLE] is None:
                 row[_BATTLE] = battle
+                row[_ZONES] = row[_ZONES] or zones
             return
-        self.lent.append({"k": self.key, "at": seq, "battle": battle, "of": kind})
+        self.lent.append({"k": self.key, "at": seq, "battle": battle, "of": kind, "zones_lent": zones})
 
     def open(self, name: str, k: Any, value: tuple[Any, ...], seq: int) -> None:
         row = _history_row(name, self.key, k, value, seq)
@@ -170,7 +174,10 @@ class Batch:
                     event_index.c.kind == bindparam("of"),
                     event_index.c.battle.is_(None),
                 )
-                .values(battle=bindparam("battle")),
+                .values(
+                    battle=bindparam("battle"),
+                    zones=case((event_index.c.zones == "", bindparam("zones_lent")), else_=event_index.c.zones),
+                ),
                 self.lent,
             )
         # One at a time, in order: a row may borrow from one that borrowed before it.
@@ -191,12 +198,12 @@ class Batch:
 
 
 _EARLIER = event_index.alias("earlier")
-# An index row's battle from the first of a range of rows that has one (`Batch.borrow_battle`).
-_BORROW = (
-    update(event_index)
-    .where(event_index.c.c == bindparam("k"), event_index.c.seq == bindparam("by"))
-    .values(
-        battle=select(_EARLIER.c.battle)
+
+
+def _first_with_battle(column: Any) -> Any:
+    """`column` of the first of a range of index rows that has a battle (`Batch.borrow_battle`)."""
+    return (
+        select(column)
         .where(
             _EARLIER.c.c == bindparam("k"),
             _EARLIER.c.seq >= bindparam("first"),
@@ -206,6 +213,20 @@ _BORROW = (
         .order_by(_EARLIER.c.seq)
         .limit(1)
         .scalar_subquery()
+    )
+
+
+# An index row's battle from the first of a range of rows that has one, and its zones when the
+# row names none.
+_BORROW = (
+    update(event_index)
+    .where(event_index.c.c == bindparam("k"), event_index.c.seq == bindparam("by"))
+    .values(
+        battle=_first_with_battle(_EARLIER.c.battle),
+        zones=case(
+            (event_index.c.zones == "", func.coalesce(_first_with_battle(_EARLIER.c.zones), "")),
+            else_=event_index.c.zones,
+        ),
     )
 )
 

@@ -33,7 +33,7 @@ NAME = "board"
 # the others in turn order, as a battle's recorded words name a side), an ally's units a choice
 # names, "of France", and the hits of a class or lost named by the nation placing them, "for
 # Britain to place", "Britain may place them on no unit there", and "United States' NTR" for a
-# name ending in s; the battle of a reroll, undo, redo or typed dice, and the nations of an
+# name ending in s; the battle of a reroll, undo, redo or typed dice (and its zone), and the nations of an
 # ally's units a battle event names, in the event index; a unit type as words, "aircraft
 # carrier", "2 destroyers" placed, and a technology as words, "Advanced ASW"; a seed reveal's
 # rule D5; a battle's events indexed under the zone of the battle as the state holds it open,

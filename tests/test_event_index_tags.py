@@ -105,6 +105,7 @@ def test_rk3_an_undo_of_no_battle_event_has_no_battle(tmp_path: Path) -> None:
     run(db, "research", "advanced_asw")
     found = {r["kind"]: r for r in log(db)}
     assert found["DiceRerolled"]["battle"] is None and found["ActionUndone"]["battle"] is None
+    assert not found["DiceRerolled"]["zones"] and not found["ActionUndone"]["zones"]
 
 
 def test_rk3_verify_projections_stays_ok_with_rerolls(rerolled: str) -> None:
@@ -151,6 +152,18 @@ def test_rk3_d4_the_battle_is_the_same_however_the_log_is_paged(rerolled: str) -
     linked = {"DiceRerolled", "ActionUndone", "ActionRedone", "TypedDiceAccepted"}
     assert {r[kind] for r in whole if r[battle] == 1} >= linked
     assert all(r[battle] == 1 for r in whole if r[kind] in linked)
+    # And the battle's zone, read from memory or from the database alike.
+    zones = event_index.c.keys().index("zones") - 1
+    assert {r[zones] for r in whole if r[kind] in linked} == {f"|{CNS}|"}
+
+
+def test_rk3_rk4_d4_log_zone_finds_a_battles_reroll_undo_redo_and_typed_dice(rerolled: str) -> None:
+    # They named no zone: `log --zone` and the viewer's zone filter missed them.
+    run(rerolled, "undo", "--override", "--reason", "again", "--agreed-by", "Germany")
+    run(rerolled, "convoy", "search", "1", "--dice", "2,2,2,2,2,2", "--override", "--reason", "r",
+        "--agreed-by", "Germany")  # fmt: skip
+    found = {k for _, k in kinds(rerolled, "--zone", CNS)}
+    assert {"DiceRerolled", "ActionUndone", "ActionRedone", "TypedDiceAccepted"} <= found
 
 
 @pytest.fixture
