@@ -47,4 +47,4 @@ _NUMBERS = re.compile(r"(\d+)")
 def unit_order(uid: str) -> tuple[str | int, ...]:
     """A sort key putting GB-BB8 before GB-BB10, for a board shown to players. Dice and the
     lists recorded in events keep the IDs' own order (`sorted`), which the referee rolls in."""
-    return tuple(int(part) if part.isdigit() else part for part in _NUMBERS.split(uid))
+    return tuple(int(part) if part.isdecimal() else part for part in _NUMBERS.split(uid))

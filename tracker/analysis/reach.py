@@ -14,7 +14,7 @@ from domain.rules import asw
 from domain.rules.economy import shares_carriers
 from domain.rules.interception import eligible_searchers
 from domain.rules.movement import stopped_in_hostile_zone
-from tracker.analysis.odds import MAX_UNITS_PER_SIDE
+from tracker.analysis.hand import MAX_UNITS_PER_SIDE
 
 # Phases of a turn before its combat movement ends: a unit may still move to attack (F4, F7);
 # to hold a zone it may also move in non-combat movement.

@@ -78,7 +78,7 @@ def _sides(ctx: Context, params: dict[str, Any]) -> Counter[str]:
     from tracker.cli.commands.odds import hand_nations
 
     what = str(params["what"])
-    if what.isdigit():
+    if what.isascii() and what.isdigit():
         from domain.procedures.position import from_battle
 
         c = ctx.load()

@@ -108,7 +108,8 @@ def override_command(
             return {"exit": 0, "stdout": text, "stderr": ""}
         as_json = "--json" in args[1:]
         numbers = [a for a in args[1:] if a != "--json"]
-        if len(numbers) != 1 or not numbers[0].isdigit() or not 1 <= int(numbers[0]) <= 2**31 - 1:
+        number = numbers[0] if len(numbers) == 1 else ""
+        if not (number.isascii() and number.isdigit()) or not 1 <= int(number) <= 2**31 - 1:
             raise InputError("usage: approve REQUEST [--json] (the number `overrides` lists)")
         if player is None:
             raise Unauthenticated("approving an override needs a player's token: set TRACKER_TOKEN")

@@ -28,7 +28,7 @@ class Head:
     def parse(cls, text: str) -> Head:
         seq, sep, digest = text.strip().partition(":")
         digest = digest.strip().lower()
-        if not sep or not seq.strip().isdigit() or not 16 <= len(digest) <= 64:
+        if not sep or not (seq.isascii() and seq.strip().isdigit()) or not 16 <= len(digest) <= 64:
             raise InputError(f"--head {text!r}: expected SEQ:HASH, e.g. 42:3f9a... (at least 16 hex digits)")
         if any(c not in "0123456789abcdef" for c in digest):
             raise InputError(f"--head {text!r}: the hash must be hexadecimal")

@@ -15,7 +15,7 @@ from tracker.cli.completion import complete_battles_or, complete_nations, comple
 from tracker.cli.params import MAX_INT, NATION, RULESET, ZONE, Real, Whole
 
 if TYPE_CHECKING:
-    from tracker.analysis.odds import NationOf
+    from tracker.analysis.hand import NationOf
 
 # A mixed 10 v 10 naval battle reaches some 3,500 positions with dice to roll and takes a few
 # seconds; time grows faster than the positions (each has more successors in a bigger battle).
@@ -124,8 +124,9 @@ def odds(
     """Exact odds: every outcome with its probability, expected values and standard deviations.
 
     `tracker odds BATTLE` works from the current step of a procedure in progress in the
-    selected campaign (left out: the one in progress); `tracker odds convoy|intercept|asw|naval`
-    from a position given on the command line, without any database. Remaining choices take
+    selected campaign (left out: the one in progress), counting the losses from that step on
+    and the rounds from the first; `tracker odds convoy|intercept|asw|naval` from a position
+    given on the command line, without any database. Remaining choices take
     the tracker's defaults (targets spread, cheapest casualties) unless --targets or
     --casualties name a policy, with --after-round for the choice after a round.
 
@@ -148,7 +149,8 @@ def odds(
 
         # The title names the battle: no line of its own.
         what = str(which_battle(ctx, None, label="BATTLE|convoy|intercept|asw|naval")[0])
-    if what.isdigit():
+    # ASCII digits: str.isdigit() also takes a superscript two, which int() refuses.
+    if what.isascii() and what.isdigit():
         if attacker or defender or tech or ntr is not None or ruleset or stops_here:
             raise InputError(
                 "a battle in progress takes its forces from the campaign: no --attacker, "
@@ -177,10 +179,13 @@ def odds(
         raise TooManyPositions(e.limit, "fewer units, or a higher --max-positions") from None
     data = view.summary(result)
     data["choices"] = view.choices(aims, losses, after_round)
+    in_progress = what.isascii() and what.isdigit()
+    if in_progress:
+        data["round"] = rounds
     if as_json:
         emit_json(data)
     else:
-        click.echo(fit_prose(view.render(data, title, exact)), nl=False)
+        click.echo(fit_prose(view.render(data, title, exact, in_progress=in_progress)), nl=False)
 
 
 def _in_progress(ctx: Context, battle: int) -> tuple[Any, Any, Any, str]:
