@@ -81,13 +81,12 @@ def check_scenario(text: str, source: str, ruleset: str | None = None, *, positi
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        return ScenarioCheck(source, (_not_toml(text, str(e)),), None)
+        return ScenarioCheck(source, (not_toml(text, str(e)),), None)
     if not positions:
         _drop_positions(data)
     if not data:
         # Nothing but blanks and comments: one finding, not one per missing table.
-        empty = "no scenario in the file: it is empty (`tracker scenario new NAME` writes one to start from)"
-        return ScenarioCheck(source, (Finding("error", "", empty, 1),), None)
+        return ScenarioCheck(source, (Finding("error", "", EMPTY, 1),), None)
     lines = key_lines(text)
     text_lines = text.split("\n")
 
@@ -146,10 +145,17 @@ def _drop_positions(data: dict[str, Any]) -> None:
             table.pop("y", None)
 
 
-def _not_toml(text: str, error: str) -> Finding:
+# A file of nothing but blanks and comments, as `scenario check` and `tracker new` say it.
+EMPTY = "no scenario in the file: it is empty (`tracker scenario new NAME` writes one to start from)"
+
+
+_UNITS_TWICE = "each group of starting forces is a [[units]] table, with double brackets"
+
+
+def not_toml(text: str, error: str) -> Finding:
     """TOML's refusal at its line, with the key path of that line: a key or table given twice
     names the line of the first; a line inside a value begun above (an array left unclosed)
-    names that value and the line it begins on."""
+    names that value and the line it begins on. `tracker new` says it in the same words."""
     at = _TOML_ERROR_AT.search(error)
     message = _TOML_ERROR_AT.sub("", error)
     line = int(at.group(1)) if at else None
@@ -163,13 +169,19 @@ def _not_toml(text: str, error: str) -> Finding:
     if line is None:
         return Finding("error", "", f"not valid TOML ({message})", None)
     path = scan.at_line.get(line, ())
-    row = text.split("\n")[line - 1].rstrip("\r")
+    rows = text.split("\n")
+    row = rows[line - 1].rstrip("\r")
     earlier = [n for n, p in scan.at_line.items() if path and p == path and n < line]
     stray = next((ch for ch in row if ch != "\t" and control_character(ch)), None)
+    single = [n for n in range(1, line) if rows[n - 1].lstrip().startswith("[units]")]
+    if single and row.lstrip().startswith("[[units]]"):
+        # `[units]` first and `[[units]]` after: TOML stops at the second, the slip is the first.
+        problem = f"not valid TOML ({message} at line {line}: {_UNITS_TWICE})"
+        return Finding("error", "units", problem, single[0])
     if earlier:
         message = f"{message}: also at line {earlier[0]}"
-        if path == ("units",) and row.lstrip().startswith("[units]"):
-            message = f"{message}; each group of starting forces is a [[units]] table, with double brackets"
+        if path[:1] == ("units",) and row.lstrip().startswith("[units]"):
+            message = f"{message}; {_UNITS_TWICE}"
     elif message == "Expected ']' at the end of a table declaration" and (quoted := _quoted_header(row)):
         message = f"{message}: a name with spaces is written in quotes, as {quoted}"
     elif stray is not None and "Illegal character" not in message:
@@ -223,7 +235,8 @@ def _written(data: dict[str, Any]) -> Written:
         sea=count(tables.get("sea")),
         land=count(tables.get("land")),
         nations=count(data.get("nations")),
-        unit_groups=count(data.get("units")),
+        # A lone [units] table (for [[units]]) writes one group, whatever keys it holds.
+        unit_groups=1 if isinstance(data.get("units"), dict) else count(data.get("units")),
     )
 
 

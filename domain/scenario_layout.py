@@ -79,7 +79,7 @@ def computed_positions(
     span_x = max(max(xs) - min(xs), 1e-9)
     span_y = max(max(ys) - min(ys), 1e-9)
     height = LAYOUT_WIDTH / LAYOUT_ASPECT
-    return {
+    laid = {
         zone: (
             round((float(p[0]) - min(xs)) / span_x * LAYOUT_WIDTH),
             # The layout's y grows upwards; the map's grows downwards.
@@ -87,6 +87,30 @@ def computed_positions(
         )
         for zone, p in raw.items()
     }
+    return _apart(laid, height)
+
+
+def _apart(laid: dict[str, tuple[int, int]], height: float) -> dict[str, tuple[int, int]]:
+    """A layout whose boxes would overlap where the map draws them, moved onto the grid of
+    `_on_grid`; one whose boxes are apart, as it is. A force-directed layout of a few hundred
+    zones piles them up in places, and the drawing, left to push them apart pair by pair, took
+    half a minute on a map of a thousand and still left boxes on top of each other."""
+    import numpy as np
+
+    box_w, box_h = _box(LAYOUT_WIDTH, height, len(laid))
+    at = np.array(list(laid.values()), dtype=float)
+    # Row by row, not every pair at once: a map of 2,000 zones would need 4 million at a time.
+    for i in range(len(at) - 1):
+        near = np.abs(at[i + 1 :] - at[i])
+        if bool(((near[:, 0] < box_w) & (near[:, 1] < box_h)).any()):
+            break
+    else:
+        return laid
+    placed = {z: (float(x), float(y)) for z, (x, y) in laid.items()}
+    # Cells a whole unit wider than a box: rounded to whole numbers, no two boxes overlap still.
+    cell = (math.ceil(box_w) + 1, math.ceil(box_h) + 1)
+    gridded = _on_grid(placed, {}, (0.0, 0.0, float(LAYOUT_WIDTH), height), cell)
+    return {z: (round(gridded[z][0]), round(gridded[z][1])) for z in laid}
 
 
 def around_typed(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -84,10 +84,19 @@ def subtables(r: Reader, name: str, report: Report, required: bool = True) -> li
 
 def meant(text: str, known: Collection[str]) -> str:
     """`did_you_mean`, and for a name followed by '#' and more inside its quotes (a comment put
-    before the closing quote, where TOML keeps it as text), that name and why."""
+    before the closing quote, where TOML keeps it as text), that name and why. Among a
+    ruleset's unit types (a mapping to them), one typed as its abbreviation, as the map and
+    the IDs show it (`DD`, `ss`), is named too."""
     before = text.partition("#")[0].strip()
     if "#" in text and before in known:
         return f" (did you mean {before!r}? a '#' inside the quotes is part of the text, not a comment)"
+    if isinstance(known, Mapping):
+        abbrs = {
+            t.abbr.casefold(): (name, t.abbr) for name, t in known.items() if isinstance(getattr(t, "abbr", None), str)
+        }
+        found = abbrs.get(text.strip().casefold())
+        if found is not None:
+            return f" (did you mean {found[0]!r}? {found[1]} is its abbreviation on the map)"
     return did_you_mean(text, known)
 
 

@@ -139,7 +139,11 @@ def line_of(file: str, ruleset: str | None, key: str) -> int | None:
         result = check_scenario(text, source, ruleset)
     except TrackerError:
         return None
-    found = next((f.line for f in result.errors if f.key == key and f.line is not None), None)
+    # `tracker new` names a key path with its control characters escaped, as findings show it.
+    found = next((f.line for f in result.errors if key in (f.key, printable(f.key)) and f.line is not None), None)
+    if found is None and result.written is None and result.errors:
+        # No TOML, or nothing in it: the one finding is the loader's refusal.
+        found = result.errors[0].line
     return found if found is not None else result.reported_at.get(key)
 
 
