@@ -21,6 +21,7 @@ from domain.scenario_check import Finding, ScenarioCheck, check_scenario
 from domain.scenario_layout import computed_positions, typed_positions, with_positions
 from domain.schema import printable
 from domain.text import plural
+from domain.toml_lines import key_lines
 from tracker.cli.common import emit_json, json_option
 from tracker.cli.output import check_output, write_output
 from tracker.cli.params import RULESET, FilePath
@@ -448,7 +449,19 @@ def template(name: str) -> str:
     return TEMPLATE.format(name=name)
 
 
-@scenario_group.command(name="new")
+def builtin_copy(builtin: str, name: str) -> str:
+    """The text of built-in scenario `builtin`, its comments and sources kept, named `name`:
+    a pip install keeps the built-in files deep in the Python environment."""
+    text, _ = scenario_text(builtin)
+    line = key_lines(text)[("scenario", "name")].line
+    rows = text.split("\n")
+    rows[line - 1] = f"name = {json.dumps(name)}"
+    return "\n".join(rows)
+
+
+@scenario_group.command(
+    name="new", short_help="Write a small, complete scenario with a comment on every key, to start a board from."
+)
 @click.argument("name")
 @click.option(
     "-o",
@@ -456,30 +469,41 @@ def template(name: str) -> str:
     type=FilePath(dir_okay=False, allow_dash=True),
     help="The file to write (default NAME.toml), or - for standard output.",
 )
+@click.option(
+    "--from",
+    "builtin",
+    type=click.Choice(builtin_names("scenarios")),
+    help="Start from a copy of this built-in scenario (its comments and sources kept) instead of the small template.",
+)
 @click.option("--force", is_flag=True, help="Replace the file if it exists.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: the file written and the scenario's name.")
-def new_scenario(name: str, output: str | None, force: bool, as_json: bool) -> None:
-    """Write a small, complete scenario with a comment on every key, to start a board from.
+def new_scenario(name: str, output: str | None, builtin: str | None, force: bool, as_json: bool) -> None:
+    """Write a small, complete scenario with a comment on every key, to start a board from;
+    with --from, a copy of a built-in one.
 
     Example: tracker scenario new my-board && tracker scenario check my-board.toml
     """
     if not SCENARIO_NAME.fullmatch(name):
         raise InputError(f"scenario name {name!r}: letters, digits, - and _ (at most 64), a letter or digit first")
+    text = template(name) if builtin is None else builtin_copy(builtin, name)
     if output == "-":
         # To stdout, as `map -o -` writes its picture: a file named "-" would be one that
         # `scenario check -` does not read.
-        click.echo(template(name), nl=False)
+        click.echo(text, nl=False)
         if as_json:
             click.echo(json.dumps({"file": "-", "scenario": name}, ensure_ascii=False), err=True)
         return
     target = output or f"{name}.toml"
     if Path(target).exists() and not force:
         raise InputError(f"{target}: exists; --force replaces it, or give another file with -o")
-    write_output(target, template(name))
+    write_output(target, text)
     if as_json:
         emit_json({"file": target, "scenario": name})
         return
-    click.echo(f"Wrote {target}: 2 sides, 2 nations, 4 sea zones, 3 land territories, 7 unit groups.")
+    if builtin is None:
+        click.echo(f"Wrote {target}: 2 sides, 2 nations, 4 sea zones, 3 land territories, 7 unit groups.")
+    else:
+        click.echo(f"Wrote {target}: a copy of {builtin}, named {name}.")
     # Commands to paste: a file name with a space or a quote in it is quoted as a shell reads it.
     quoted = shlex.quote(target)
     click.echo(f"Next: tracker scenario check {quoted}  and  tracker scenario map {quoted} -o map.svg")
