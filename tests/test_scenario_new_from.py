@@ -44,3 +44,18 @@ def test_from_an_unknown_builtin_is_a_usage_error(tmp_path: Path) -> None:
 def test_from_to_standard_output(tmp_path: Path) -> None:
     out = run("scenario", "new", "mine", "--from", "north-sea-1914", "-o", "-")
     assert tomllib.loads(out)["scenario"]["name"] == "mine"
+
+
+def test_new_names_the_line_of_an_unknown_ruleset_the_scenario_names(tmp_path: Path) -> None:
+    # It said "unknown ruleset 'twtea-3': ..." with no file, line or key, where `check` names them.
+    target = tmp_path / "mine.toml"
+    run("scenario", "new", "mine", "--from", "north-sea-1914", "-o", str(target))
+    text = target.read_text(encoding="utf-8").replace('ruleset = "twtea-3e"', 'ruleset = "twtea-3"', 1)
+    target.write_text(text, encoding="utf-8")
+    line = text.split("\n").index('ruleset = "twtea-3"') + 1
+    out = run("--db", str(tmp_path / "c.db"), "new", "c", "--scenario", str(target), code=2)
+    assert f"{target}:{line}: scenario.ruleset: unknown ruleset 'twtea-3'" in out
+    assert not (tmp_path / "c.db").exists()
+    # A ruleset typed on the command line is named as typed.
+    out = run("--db", str(tmp_path / "c.db"), "new", "c", "--scenario", "north-sea-1914", "--ruleset", "nope", code=2)
+    assert "unknown ruleset 'nope'" in out and "scenario.ruleset" not in out

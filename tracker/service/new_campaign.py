@@ -32,7 +32,15 @@ def prepare_campaign(name: str, scenario: str, ruleset: str | None = None, dice:
     # The scenario table may be no table at all: the loader below says so with its key path.
     meta = scenario_data.get("scenario")
     declared = meta.get("ruleset") if isinstance(meta, dict) else None
-    ruleset_obj, ruleset_data = load_ruleset(ruleset or (declared if isinstance(declared, str) else "twtea-3e"))
+    try:
+        ruleset_obj, ruleset_data = load_ruleset(ruleset or (declared if isinstance(declared, str) else "twtea-3e"))
+    except DataFileError:
+        raise  # the ruleset file's own problem, named in it
+    except InputError as e:
+        if ruleset is not None:
+            raise
+        # The scenario names a ruleset there is none of: said at its line, as `scenario check` does.
+        raise DataFileError(scenario_source, "scenario.ruleset", str(e)) from None
     try:
         parsed = scenario_from_dict(scenario_data, scenario_source, ruleset_obj, new_campaign=True)
     except DataFileError as e:
