@@ -20,6 +20,7 @@ from collections.abc import MutableMapping
 from datetime import UTC, datetime
 from typing import Any
 
+from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tracker.server.access import hide_tokens
@@ -142,7 +143,9 @@ def route_template(scope: Scope) -> str | None:
     mounts' prefixes; None when no route matched (a 404 for an unknown path)."""
     route = scope.get("route")
     path = getattr(route, "path", None)
-    if not isinstance(path, str):
+    if not isinstance(path, str) or isinstance(route, Mount):
+        # A mount none of whose routes matched (`/api/nothing`): its prefix is in root_path
+        # already, and the line read `route=/api/api`.
         return None
     # A Mount adds what it matched to root_path; the application's own root_path comes first.
     mounted = str(scope.get("root_path", ""))[len(str(scope.get("app_root_path", ""))) :]

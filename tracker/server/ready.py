@@ -11,7 +11,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from tracker.server.keys import KeyedRegistry
 from tracker.server.responses import outage
-from tracker.server.served import ServedTracker
+from tracker.server.served import ServedTracker, file_identity
 from tracker.storage.store import campaigns_table, seeds_table, served_table, sqlite_file
 
 log = logging.getLogger("tracker.server")
@@ -26,7 +26,29 @@ def database_answers(t: ServedTracker) -> bool:
     if t.app.refuse_saves is not None:
         log.warning("ready check database failed: the database is read-only to this server")
         return False
+    problem = file_replaced(t)
+    if problem is not None:
+        log.warning("ready check database failed: %s", problem)
+        return False
     return True
+
+
+def file_replaced(t: ServedTracker) -> str | None:
+    """Why the SQLite file at the server's path is no longer the one it opened (a restore that
+    moved a copy into its place, a file deleted), or None. The server's connections keep the
+    file they opened: every action is answered and recorded there, in a file nobody will read
+    again, while readers that connect afresh read the new one."""
+    opened = getattr(t, "opened_file", None)
+    if opened is None:
+        return None
+    now = file_identity(t.url)
+    if now == opened:
+        return None
+    what = "removed" if now is None else "replaced by another file"
+    return (
+        f"the database file {t.safe_url} was {what} while this server had it open (a restore?): "
+        "what the server records goes to the file it opened; restart the server (restore with it stopped)"
+    )
 
 
 def keys_readable(t: ServedTracker) -> bool:

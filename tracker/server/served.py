@@ -27,6 +27,7 @@ from tracker.service import actions
 from tracker.service.application import Tracker
 from tracker.service.players import LEAGUE, Forbidden, Player, Players, Unauthenticated
 from tracker.service.shapes import OverrideRequest
+from tracker.storage.store import sqlite_file
 
 T = TypeVar("T")
 
@@ -42,6 +43,10 @@ NO_SUCH_CAMPAIGN = "no such campaign"
 # All that is said to an action asked without a token, on every route, before any campaign is
 # looked up: the same answer for every name.
 NEEDS_TOKEN = "an action needs a player's token: Authorization: Bearer TOKEN (see tracker players add)"
+
+
+# What a player is told of an action while the server may only read its database.
+READ_ONLY = "the server's database is read-only: campaigns can be read, nothing can be recorded; tell its operator"
 
 
 # Who records what the server does by itself (a seed reveal at the end of a round).
@@ -69,6 +74,16 @@ class NeedsApproval(RuleViolation):
         self.request = request
 
 
+def file_identity(url: str) -> tuple[int, int] | None:
+    """The device and inode of the SQLite file a URL names (None for PostgreSQL, or no file)."""
+    path = sqlite_file(url)
+    try:
+        found = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino) if found is not None else None
+
+
 class ServedTracker(Tracker):
     """A `Tracker` with the queries the API answers, each returning what `--json` prints."""
 
@@ -81,6 +96,18 @@ class ServedTracker(Tracker):
         self._reads: dict[UUID, Campaign] | None = {} if reads_only else None
         # A server never brings a database into being: a mistyped path is refused.
         super().__init__(db, create=False)
+        # The SQLite file as opened, told from one put in its place later (see `tracker.server.ready`).
+        self.opened_file = file_identity(self.url)
+        if self.read_only:
+            # Said to players without the server's path (see NO_SUCH_CAMPAIGN), and to the
+            # operator once, at start (the recording tracker is made then): `/ready` fails too.
+            self.app.refuse_saves = READ_ONLY
+            if not reads_only:
+                logging.getLogger("tracker.server").warning(
+                    "%s is read-only to this server: campaigns are served for reading, every action is "
+                    "refused and /ready fails until it may be written (its file and its folder)",
+                    self.safe_url,
+                )
         if reveal not in ("on-request", "each-round"):
             raise InputError(f"--reveal must be on-request or each-round, got {reveal!r}")
         self.reveal = reveal

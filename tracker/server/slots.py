@@ -12,7 +12,7 @@ import anyio.to_thread
 from sqlalchemy import func, select
 
 from domain.errors import TrackerError
-from tracker.server.responses import tracker_error
+from tracker.server.responses import outage, tracker_error
 from tracker.server.served import ServedTracker
 from tracker.service.players import Player
 
@@ -47,7 +47,7 @@ class Slot:
     def run(self, fn: Callable[[ServedTracker], T]) -> T:
         with self.lock:
             if self.tracker is None:
-                self.tracker = self.make()
+                self.tracker = self._made()
                 if self.grouped:
                     self.tracker.commit_in_groups()
             tracker = self.tracker
@@ -64,6 +64,20 @@ class Slot:
         if error is not None:
             raise error
         return result
+
+    def _made(self) -> ServedTracker:
+        """A tracker made on a request's first use of this slot, while the server runs. A
+        database that does not answer then is an outage, as for any request (503 with
+        Retry-After, the driver's reason in the log), not the client's usage error (400) that
+        opening a database says at a command line, naming where the database is."""
+        try:
+            return self.make()
+        except TrackerError as e:
+            # `Tracker` raises its one line from None: the driver's error is its context.
+            cause = e.__context__
+            if isinstance(cause, Exception) and outage(cause) is not None:
+                raise cause from None
+            raise
 
     def close(self) -> None:
         with self.lock:

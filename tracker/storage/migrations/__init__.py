@@ -165,7 +165,9 @@ def _run(engine: Engine, automatic: bool) -> Upgrade:
             at = before or f"{stamped or 'none'} (made before versioned upgrades)"
             raise InputError(
                 f"the side tables of {where} are at revision {at} and this tracker needs {HEAD}: "
-                "upgrade them with `tracker db upgrade` (stop the servers of the earlier release first)"
+                # Named with the database: a server given --db, or TRACKER_DB in one service's
+                # environment, left `tracker db upgrade` on ./campaign.db in the operator's shell.
+                f"upgrade them with `tracker --db {where} db upgrade` (stop the servers of the earlier release first)"
             )
         config = _config(conn)
         if conn.dialect.name == "postgresql":
