@@ -185,3 +185,46 @@ def test_ready_fails_database_once_the_file_it_opened_was_replaced_by_a_restore(
         assert "was removed while this server had it open" in caplog.text
     finally:
         app.state.service.close()
+
+
+def test_a_database_host_that_never_answers_is_one_line_after_the_connect_timeout() -> None:
+    """libpq waits for ever on a host that takes the connection and says nothing (a stuck
+    proxy): the tracker gives every PostgreSQL connection CONNECT_TIMEOUT seconds unless the
+    URL or PGCONNECT_TIMEOUT says otherwise. A command hung for good."""
+    import socket
+    import threading
+    import time
+
+    pytest.importorskip("psycopg", reason="PostgreSQL needs the postgres extra")
+    from tracker.storage.store import CONNECT_TIMEOUT
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    taken: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                taken.append(silent.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    env = {k: v for k, v in os.environ.items() if k not in ("PGCONNECT_TIMEOUT", "TRACKER_DB", "TRACKER_SERVER")}
+    url = f"postgresql://postgres@127.0.0.1:{silent.getsockname()[1]}/league"
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            [*TRACKER, "--db", url, "campaigns"], capture_output=True, text=True, timeout=120, env=env
+        )
+    finally:
+        silent.close()
+        for conn in taken:
+            conn.close()
+    took = time.monotonic() - started
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"Error: cannot open database postgresql+psycopg://postgres@{url.split('@')[1]}: connection timeout expired"
+    ]
+    assert int(CONNECT_TIMEOUT) <= took < int(CONNECT_TIMEOUT) + 20, took

@@ -85,9 +85,17 @@ served_table = Table(
 )
 
 
+# Seconds a PostgreSQL connection may take to open, unless the URL (`?connect_timeout=`) or the
+# environment (PGCONNECT_TIMEOUT) says otherwise: libpq's own default is to wait for ever, and a
+# database host that takes the connection and never answers (a stuck proxy, a failover under
+# way) held a command, or a server's start, with no word.
+CONNECT_TIMEOUT = "10"
+
+
 def require_postgres_driver() -> None:
     """PostgreSQL is an optional part (the `postgres` extra): said in one line, exit 2, when
-    its driver is not installed."""
+    its driver is not installed. Every connection libpq opens from here on gives up after
+    CONNECT_TIMEOUT seconds unless told otherwise."""
     import importlib.util
 
     if importlib.util.find_spec("psycopg") is None:
@@ -95,6 +103,7 @@ def require_postgres_driver() -> None:
             "PostgreSQL needs the postgres extra (psycopg is not installed): "
             "pip install 'twtea-naval-tracker[postgres]', or pip install '.[postgres]' in a checkout"
         )
+    os.environ.setdefault("PGCONNECT_TIMEOUT", CONNECT_TIMEOUT)
 
 
 def database_url(db: str | None, create: bool = True) -> str:
