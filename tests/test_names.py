@@ -194,7 +194,7 @@ def _complete(db: str, line: str) -> list[str]:
 
 def test_shell_completion_offers_units_zones_nations_technologies_and_battles(db: str) -> None:
     assert _complete(db, "move DE-SS") == [f"DE-SS{i}" for i in range(1, 6)]
-    assert _complete(db, "move de-ss1 --to dov") == ["Dover Strait"]
+    assert _complete(db, "move de-ss1 --to sou") == ["Southern North Sea"]  # F4: one step away
     assert _complete(db, "move de-ss1 --path 'Southern North Sea,Dov'") == ["Southern North Sea,Dover Strait"]
     assert _complete(db, "log --nation Au") == ["Austria-Hungary"]
     assert _complete(db, "research adv") == ["advanced_submarine", "advanced_asw"]

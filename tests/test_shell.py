@@ -142,8 +142,8 @@ def test_tab_completes_commands_options_and_names_from_the_campaign(db: str) -> 
         obj.load()
         assert _completions(obj, "pen") == ["pending"]
         assert _completions(obj, "move DE-SS") == [f"DE-SS{i}" for i in range(1, 6)]
-        assert _completions(obj, "move de-ss1 --to dov") == ["'Dover Strait'"]
-        assert _completions(obj, "move de-ss1 --to 'Dov") == ["'Dover Strait'"]
+        assert _completions(obj, "move de-ss1 --to sou") == ["'Southern North Sea'"]
+        assert _completions(obj, "move de-ss1 --to 'Sou") == ["'Southern North Sea'"]
         assert _completions(obj, "log --nation Au") == ["Austria-Hungary"]
         assert "--tail" in _completions(obj, "log --t")
         assert _completions(obj, "research advanced_a") == ["advanced_asw"]

@@ -64,7 +64,7 @@ def test_nc1_battle_start_tab_offers_only_the_zones_where_a_naval_battle_may_sta
     assert _completions(world, "battle start --nation de --zone 'Ye") == ["'Yellow Sea'"]
     assert _completions(world, "battle start --zone Heli") == []
     # A nation the campaign does not know: the referee cannot tell, so every sea zone, as before.
-    sea = _completions(world, "move DE-BB1 --to ")
+    sea = _completions(world, "ntr place ")
     assert len(sea) == 79
     assert _completions(world, "battle start --nation Atlantis --zone ") == sea
 

@@ -109,8 +109,8 @@ def test_pu2_place_offers_the_types_bought_and_not_placed(war: Context) -> None:
     assert [c.display_meta_text for c in _menu(war, "place ")] == ["2 to place", "1 to place"]
     _run(war, "next --to placement", "place destroyer --at 'Heligoland Bight'")
     assert _completions(war, "place ") == ["submarine"]
-    # `buy` still offers every type.
-    assert len(_completions(war, "buy ")) == 9
+    # `buy` offers every type Germany can still pay one of (PU1: 10 left).
+    assert _completions(war, "buy ") == ["submarine", "destroyer", "transport", "fighter", "transport_plane"]
 
 
 def test_t1_f8_turn_options_offer_the_turns_played_with_nation_and_round(war: Context) -> None:

@@ -128,7 +128,7 @@ def test_tab_completes_the_value_of_an_option_given_with_equals(db: str) -> None
     try:
         obj.load()
         assert _completions(obj, "log --nation=Ge") == ["--nation=Germany"]
-        assert _completions(obj, "move de-ss1 --to=dov") == ["--to='Dover Strait'"]
+        assert _completions(obj, "move de-ss1 --to=sou") == ["--to='Southern North Sea'"]
         assert _completions(obj, "move de-ss1 --to='Heli") == ["--to='Heligoland Bight'"]
     finally:
         obj.close()

@@ -48,7 +48,7 @@ def test_tab_completes_a_zone_whose_spaces_are_typed_with_backslashes(obj: Conte
     # `Gulf\ of\ R`, as bash users type a space, completed nothing: the word was cut at the
     # escaped space, though the line `show Gulf\ of\ Riga` runs.
     assert _completions(obj, r"show gulf\ of\ r") == ["'Gulf of Riga'"]
-    assert _completions(obj, r"move DE-CA4 --to Western\ A") == ["'Western Approaches'"]
+    assert _completions(obj, r"move DE-CA4 --to Central\ B") == ["'Central Baltic'"]
     assert _completions(obj, r"move DE-CA4 --path Western\ Baltic,Central\ B") == ["'Western Baltic,Central Baltic'"]
     assert Session(cli, obj).dispatch(r"show Gulf\ of\ Riga --json") == 0
 

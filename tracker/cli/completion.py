@@ -188,6 +188,18 @@ def _move_zones(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
     return [(z, kind) for z, kind in zone_items(c) if kind == "sea" or not ships and c.owners.get(z) not in neutral]
 
 
+def _one_step(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """F4: the `--to` of `move`, one step away: the zones beside the units' zone (when the line
+    names units all in one). Every zone of the map was offered, all but a few refused ("not
+    adjacent"); a destination further away is typed, and its refusal names the route."""
+    zones = _move_zones(c, params)
+    start = _step_from(c, params, "")
+    if start is None:
+        return zones
+    near = c.scenario.game_map.adjacency.get(start, frozenset())
+    return [(z, kind) for z, kind in zones if z in near]
+
+
 def nation_items(c: Campaign) -> list[tuple[str, str]]:
     sc = c.scenario
     return [(n, f"{sc.nations[n].code}, {sc.nations[n].side}") for n in sc.turn_order]
@@ -210,6 +222,37 @@ def _technologies(c: Campaign) -> list[tuple[str, str]]:
 
 def _unit_types(c: Campaign) -> list[tuple[str, str]]:
     return [(name, u.abbr) for name, u in c.ruleset.units.items()]
+
+
+def _researchable(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """TE1, TE2: the `TECHNOLOGY` of `research`: those the researching nation (`--nation`, or
+    the nation whose turn it is) may roll for now, each with its level; every one on a league
+    server's campaign. A technology rolled for this turn, or acquired, or a roll the nation
+    cannot pay, was offered, and refused."""
+    from domain.errors import TrackerError
+    from domain.rules.tech import check_research
+
+    if not isinstance(c, Campaign):
+        return _technologies(c)
+    nation = typed_names(c, params)[0] or c.nation
+    board, found = c.board(), []
+    for name in c.ruleset.technologies:
+        try:
+            check_research(board, nation, name, c.research_rolls.get(name, 0) if nation == c.nation else 0)
+        except TrackerError:
+            continue
+        found.append((name, f"level {board.tech.get(nation, {}).get(name, 0)} of {c.ruleset.research_levels}"))
+    return found
+
+
+def _purchasable(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """PU1: the `UNIT_TYPE` of `buy`: the types the buying nation (`--nation`, or the nation
+    whose turn it is) can pay one of, each with its cost; every type on a league server's
+    campaign. A battleship was offered to a nation with 10 resources, and refused."""
+    if not isinstance(c, Campaign):
+        return _unit_types(c)
+    balance = c.balances.get(typed_names(c, params)[0] or c.nation, 0)
+    return [(name, f"{u.abbr}, {u.cost} each") for name, u in c.ruleset.units.items() if u.cost <= balance]
 
 
 def _unplaced_types(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
@@ -261,11 +304,12 @@ def context_completer(source: Callable[[Campaign, dict[str, Any]], list[tuple[st
 
 complete_units = context_completer(acting_units)
 complete_placement_zones = context_completer(_placement_zones)
-complete_move_zones = context_completer(_move_zones)
+complete_move_zones = context_completer(_one_step)
 complete_nations = _completer(nation_items)
 complete_zones = _completer(zone_items)
 complete_sea_zones = _completer(sea_zone_items)
-complete_technologies = _completer(_technologies)
+complete_technologies = context_completer(_researchable)
+complete_purchases = context_completer(_purchasable)
 complete_unit_types = _completer(_unit_types)
 complete_battles = _completer(_battles)
 complete_unplaced_types = context_completer(_unplaced_types)

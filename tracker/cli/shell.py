@@ -244,12 +244,23 @@ class Session:
             echo_prose(line)
         if news and args[0] in ("next", "undo", "redo") and not any(a.split("=")[0] == "--seen" for a in args):
             args = [args[0], "--seen", str(seen), *args[1:]]
+        before = self.seen
         status = self.run_command(args)
-        if status == 0 and self.seen is not None:
-            # The player saw what the line printed; after a refusal (which records nothing)
-            # the events that caused it (another writer's step taken meanwhile) are still said.
+        if self.seen is not None and (status == 0 or self._recorded_since(before)):
+            # The player saw what the line printed. A refusal records nothing, and the events
+            # that caused it (another writer's step taken meanwhile) are still said; but a
+            # `next --to` refused part way printed the phases it closed before the refusal,
+            # which were said again as another writer's ("Meanwhile: round 2, France: ...").
             self.start_looking()
         return status
+
+    def _recorded_since(self, version: int | None) -> bool:
+        """Whether the campaign moved past `version` while the line ran: then the line itself
+        recorded (and printed) those events before it was refused."""
+        try:
+            return version is not None and self._version() > version
+        except Exception:  # noqa: BLE001 - the next line says what is wrong with the database
+            return False
 
     def run_command(self, args: list[str]) -> int:
         """Run one command line as `tracker` would, its errors printed as `tracker` prints them."""

@@ -248,7 +248,9 @@ def show_command(ctx: Context, zone: str, as_json: bool) -> None:
     out.print(title)
     _listing(out, "Adjacent", data["adjacent"])
     if data["ports"]:
-        _listing(out, "Coast" if data["kind"] == "sea" else "Sea zones", data["ports"])
+        # PU2: "Coast: Crimea" beside a sea zone that also touches Northern Anatolia read as the
+        # whole coast; it lists the ports only, where ships bought are placed from.
+        _listing(out, "Ports (PU2)" if data["kind"] == "sea" else "Ships placed in (PU2)", data["ports"])
     if here:
         table = Table()
         for label in ("Unit", "Type", "Nation", "State"):

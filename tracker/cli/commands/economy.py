@@ -10,7 +10,7 @@ from tracker.cli.common import Context, act, record_json_option, seen_option, sp
 from tracker.cli.completion import (
     complete_nations,
     complete_placement_zones,
-    complete_unit_types,
+    complete_purchases,
     complete_unplaced_types,
 )
 from tracker.cli.params import NATION, REASON, ZONE, Whole
@@ -19,7 +19,7 @@ from tracker.service.names import once_each
 
 
 @click.command()
-@click.argument("unit_type", shell_complete=complete_unit_types)
+@click.argument("unit_type", shell_complete=complete_purchases)
 @click.argument("count", type=Whole(1, 1000), default=1)
 @click.option(
     "--nation",
