@@ -33,7 +33,8 @@ def dice_note(campaign: str) -> str:
         "server's key store), so this copy cannot roll the campaign's auto dice (D4): to go on with "
         "physical dice, record the switch first, "
         f"`{suggested('tracker dice switch manual --reason TEXT', campaign)}`, "
-        "then type each roll with --dice."
+        "then type each roll with --dice; or, where that database is at hand, bring the seed over: "
+        f"`{suggested('tracker dice adopt --from DB', campaign)}`."
     )
 
 

@@ -361,3 +361,47 @@ def dice_switch(ctx: Context, mode: str, reason: str) -> None:
         emit_recorded(ctx, "dice switch", done.events, done.campaign)
         return
     echo_prose(f"{summary(done.events[-1])}   [D4]")
+
+
+@dice.command(name="adopt", short_help="Bring a moved campaign's secret dice seed over from the database it left (D5).")
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    metavar="DB",
+    help="The database (a SQLite file or a URL) the campaign was exported from, which holds its seed.",
+)
+@click.option(
+    "--keys",
+    metavar="KEYS",
+    help="Read the seed from this league server's key store (the server that served the campaign there).",
+)
+@json_option
+@click.pass_obj
+def dice_adopt(ctx: Context, source: str, keys: str | None, as_json: bool) -> None:
+    """Bring the campaign's secret dice seed over from the database it was exported from, so an
+    imported or moved campaign rolls its auto dice again (D4, D5). The seed is checked against
+    the commitment this log holds; nothing is written in the other database.
+
+    Example: tracker --db postgresql://league@db/league dice adopt --from campaign.db
+    """
+    from tracker.service.seed_adopt import adopt_seed
+
+    t = ctx.tracker
+    cid = t.campaign_id(ctx.campaign)
+    done = adopt_seed(t, cid, source, keys)
+    mode = t.load(cid).dice_mode
+    if as_json:
+        emit_json({"epoch": done.epoch, "from": done.source, "already_here": done.already, "dice": mode})
+        return
+    if done.already:
+        click.echo(f"This database holds the dice seed of epoch {done.epoch} already: nothing to adopt.")
+    else:
+        click.echo(f"Adopted the dice seed of epoch {done.epoch} from {done.source}: it matches the log's commitment.")
+    if mode == "auto":
+        click.echo("The campaign rolls its auto dice here again (D5).")
+    else:
+        click.echo(
+            f"The campaign rolls {mode} dice: to roll the tracker's again, "
+            f"`{suggested('tracker dice switch auto --reason TEXT', ctx.campaign)}` (D4)."
+        )
