@@ -8,7 +8,7 @@ from typing import Any
 
 from domain.errors import DataFileError, InputError
 from domain.ruleset import load_ruleset, ruleset_from_dict
-from domain.scenario import read_scenario, scenario_from_dict
+from domain.scenario import scenario_from_dict, scenario_text
 from domain.schema import printable
 from tracker.storage.store import check_campaign_name
 
@@ -23,12 +23,31 @@ class NewCampaign:
     dice_mode: str
 
 
+def _read(scenario: str) -> tuple[dict[str, Any], str]:
+    """The scenario's tables, refused as `scenario check` says it: TOML's refusal with the key
+    path of its line (by which `tracker new` shows the line), an empty file as empty."""
+    # Only making a campaign reads a scenario file: a cold `tracker state` imports neither.
+    import tomllib
+
+    from domain.scenario_check import EMPTY, not_toml
+
+    text, source = scenario_text(scenario)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        refused = not_toml(text, str(e))
+        raise DataFileError(source, refused.key, refused.message) from None
+    if not data:
+        raise DataFileError(source, "", EMPTY)
+    return data, source
+
+
 def prepare_campaign(name: str, scenario: str, ruleset: str | None = None, dice: str | None = None) -> NewCampaign:
     """Read and check everything a new campaign is made of: its name, a scenario held to every
     check of `tracker scenario check` (new_campaign), the ruleset, the dice. Nothing here opens a
     database, so `tracker new` refuses a bad file before it would create one."""
     name = check_campaign_name(name)
-    scenario_data, scenario_source = read_scenario(scenario)
+    scenario_data, scenario_source = _read(scenario)
     # The scenario table may be no table at all: the loader below says so with its key path.
     meta = scenario_data.get("scenario")
     declared = meta.get("ruleset") if isinstance(meta, dict) else None
