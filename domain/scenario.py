@@ -199,7 +199,7 @@ def _read_map(top: Reader, owners: NationNames, report: Report) -> GameMap:
             # An unknown or missing owner is reported; the territory stays land meanwhile.
             land[name] = owners.resolve(attempt(report, "", r.string, "owner"))
             if land[name] and owners.unknown(land[name]):
-                report(r.fail("owner", f"unknown nation {land[name]!r}{meant(land[name], owners.declared)}"))
+                report(r.fail("owner", f"unknown nation {land[name]!r}{owners.meant(land[name])}"))
             if r.has("port"):
                 marked[name] = attempt(report, False, r.boolean, "port")
         for other in attempt(report, list[str](), r.strings, "adjacent", default=[]):
@@ -289,7 +289,7 @@ def _check_turn_order(
     called missing or unknown here: its own problem is reported where it is."""
     missing = [n for n in nations if n not in turn_order]
     twice = sorted({n for n in turn_order if turn_order.count(n) > 1})
-    strangers = [n for n in turn_order if n not in nations and names.unknown(n)]
+    strangers = [f"{n}{names.meant(n, nations)}" for n in turn_order if n not in nations and names.unknown(n)]
     details = [
         f"{what}: {', '.join(listed)}"
         for what, listed in (("missing", missing), ("twice", twice), ("no such nation", strangers))
@@ -345,7 +345,7 @@ def _nations(
         if nation not in nations and names.tableless(nation, top):
             # At the side that names it, with the table it may have meant (a name spelt two ways:
             # the one slip the two spellings make, reported here only).
-            problem = f"nation {nation!r} has no [nations.{toml_key(nation)}] table{did_you_mean(nation, nations)}"
+            problem = f"nation {nation!r} has no [nations.{toml_key(nation)}] table{names.meant(nation, nations)}"
             report(top.fail(f"sides.{side_of[nation]}", problem))
     holders: dict[str, list[str]] = {}
     for n in nations.values():
@@ -478,7 +478,7 @@ def _unit_group(
     nation = names.resolve(nation) if nation is not None else None
     if nation is not None and nation not in nations:
         if names.unknown(nation):
-            report(ur.fail("nation", f"unknown nation {nation!r}{meant(nation, names.declared)}"))
+            report(ur.fail("nation", f"unknown nation {nation!r}{names.meant(nation)}"))
         nation = None
     if unit_type is not None and unit_type not in ruleset.units:
         known = ", ".join(ruleset.units)
@@ -555,6 +555,14 @@ def decoded_scenario(raw: bytes, source: str) -> str:
             raise DataFileError(source, "", "not a UTF-8 text file (it is UTF-16: save it as UTF-8)") from None
         line = raw.count(b"\n", 0, e.start) + 1
         byte = raw[e.start : e.start + 1].hex()
-        raise DataFileError(
-            source, "", f"not a UTF-8 text file (line {line}: byte 0x{byte} is not UTF-8): save it as UTF-8"
-        ) from None
+        problem = f"not a UTF-8 text file (line {line}: byte 0x{byte} is not UTF-8): save it as UTF-8"
+        raise NotUtf8(source, problem, line) from None
+
+
+class NotUtf8(DataFileError):
+    """A scenario file that is not UTF-8 text, with the line of its first byte that is not:
+    `scenario check --json` gives it as the finding's line, as an editor jumps to it."""
+
+    def __init__(self, source: str, problem: str, line: int) -> None:
+        super().__init__(source, "", problem)
+        self.line = line

@@ -320,7 +320,8 @@ def _spelt_for(missing: str, unknown: str, meant: str) -> bool:
 def scenario_warnings(data: dict[str, Any], scenario: Scenario, borders_read: bool = True) -> list[tuple[str, str]]:
     """(key path, message) for zones nobody can reach, ports without a sea, a side with nobody
     on it or nobody at war in round 1 (F8), a nation with no unit and no port (PU2), a cap below
-    the units a nation starts with (PU3), and a name not of the template's form. Without
+    the units a nation starts with (PU3), a name not of the template's form, a title too long
+    to head a page, and a zone listed twice in one `adjacent` list. Without
     `borders_read` (an error in the map's adjacency), no zone is called cut off or port inland:
     the border left out would be why."""
     game_map = scenario.game_map
@@ -332,6 +333,8 @@ def scenario_warnings(data: dict[str, Any], scenario: Scenario, borders_read: bo
         *_portless(data, scenario),
         *_caps_below_the_start(scenario),
         *_name_form(data),
+        *_long_title(data),
+        *_listed_twice(data, game_map),
     ]
 
 
@@ -397,6 +400,51 @@ def _name_form(data: dict[str, Any]) -> list[tuple[str, str]]:
         return []  # missing, not a string, empty or with control characters: errors of their own
     form = "letters, digits, - and _ (at most 64, a letter or digit first)"
     return [("scenario.name", f"{name!r} is not of {form}, the form `tracker scenario new` gives")]
+
+
+# The longest title not warned about: it heads every report (the line under its heading), the
+# viewer's board page (beside the campaign's name) and `tracker map`'s table, and stands in the
+# viewer's list of campaigns; past a line's width it wraps on each, or stretches that list. A
+# board game's scenario title is rarely half as long.
+MAX_TITLE = 120
+
+
+def _long_title(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """A title longer than MAX_TITLE characters (one that cannot be shown on one line is an
+    error of its own)."""
+    meta = data.get("scenario")
+    title = meta.get("title") if isinstance(meta, dict) else None
+    if not isinstance(title, str) or len(title) <= MAX_TITLE or control_character(title) is not None:
+        return []
+    return [
+        (
+            "scenario.title",
+            f"the title is {len(title)} characters long: it heads every report and the viewer's board page, "
+            f"where one of more than {MAX_TITLE} wraps over lines; shorten it (a comment can keep the rest)",
+        )
+    ]
+
+
+def _listed_twice(data: dict[str, Any], game_map: GameMap) -> list[tuple[str, str]]:
+    """A zone an `adjacent` list names twice: a border is one however often it is listed, so the
+    second is a slip (often for a zone meant and not listed). A name the map does not know is
+    an error of its own, reported at each place."""
+    found = []
+    tables = data.get("map")
+    if not isinstance(tables, dict):
+        return []  # the loader reports it
+    for kind in ("sea", "land"):
+        zones = tables.get(kind)
+        for zone, table in zones.items() if isinstance(zones, dict) else ():
+            listed = table.get("adjacent") if isinstance(table, dict) else None
+            if not isinstance(listed, list):
+                continue
+            twice = [n for i, n in enumerate(listed) if isinstance(n, str) and n in listed[:i]]
+            for name in dict.fromkeys(n for n in twice if game_map.knows(n)):
+                times = "twice" if listed.count(name) == 2 else f"{listed.count(name)} times"
+                problem = f"{name!r} is listed {times} in this list: a border is one, list it once"
+                found.append((f"map.{kind}.{zone}.adjacent", problem))
+    return found
 
 
 def _zone_key(game_map: GameMap, zone: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from domain.errors import DataFileError
@@ -113,9 +113,20 @@ class NationNames:
     declared: frozenset[str]
     aliases: dict[str, str]
     complete: bool
+    # Each nation's code, folded, with the nation and the code as written: a nation typed as
+    # its code (`GB`, as the map and the unit IDs show it) is named for it.
+    codes: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     def resolve(self, name: str) -> str:
         return self.aliases.get(name, name)
+
+    def meant(self, text: str, known: Collection[str] | None = None) -> str:
+        """`meant` among `known` (the declared names when not given), and for a nation's code
+        the nation it is the code of."""
+        found = self.codes.get(text.strip().casefold())
+        if found is not None and found[0] != text:
+            return f" (did you mean {found[0]!r}? {found[1]} is its code on the map)"
+        return meant(text, self.declared if known is None else known)
 
     def unknown(self, name: str) -> bool:
         """A reference to no nation the file declares: reported where it is."""
@@ -135,16 +146,29 @@ def nation_names(raw: Any, side_of: dict[str, str], sides_read: bool) -> NationN
     when `sides_read`), each side's name with no table paired with a table on no side spelt
     like it."""
     tables = list(raw) if isinstance(raw, dict) else []
+    codes: dict[str, tuple[str, str]] = {}
+    for table in tables:
+        code = raw[table].get("code") if isinstance(raw[table], dict) else None
+        if isinstance(code, str) and code.strip():
+            codes.setdefault(code.strip().casefold(), (table, code.strip()))
     aliases: dict[str, str] = {}
     if sides_read:
         unsided = [t for t in tables if t not in side_of]
         for listed in side_of:
             if listed in tables:
                 continue
-            close = _closest(listed, [t for t in unsided if t not in aliases.values()])
+            free = [t for t in unsided if t not in aliases.values()]
+            close = _by_code(listed, codes, free) or _closest(listed, free)
             if close is not None:
                 aliases[listed] = close
-    return NationNames(frozenset(tables), frozenset(tables) | frozenset(side_of), aliases, isinstance(raw, dict))
+    declared = frozenset(tables) | frozenset(side_of)
+    return NationNames(frozenset(tables), declared, aliases, isinstance(raw, dict), codes)
+
+
+def _by_code(listed: str, codes: Mapping[str, tuple[str, str]], free: list[str]) -> str | None:
+    """The table on no side whose code [sides] lists in its place (`"Entente" = ["GB"]`)."""
+    found = codes.get(listed.strip().casefold())
+    return found[0] if found is not None and found[0] in free else None
 
 
 def _closest(text: str, known: list[str]) -> str | None:

@@ -572,26 +572,28 @@ def test_a_byte_order_mark_before_the_toml_is_let_pass(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("content", "message"),
+    ("content", "message", "line"),
     [
         # The line of the first byte that is not UTF-8 (a Latin-1 "å" on line 30 is found there).
         (
             b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe",
             "not a UTF-8 text file (line 1: byte 0x89 is not UTF-8): save it as UTF-8",
+            1,
         ),
-        (b"[scenario]\n# Sk\xe5ne\n", "not a UTF-8 text file (line 2: byte 0xe5 is not UTF-8): save it as UTF-8"),
-        ("\ufeff[scenario]\n".encode("utf-16-le"), "not a UTF-8 text file (it is UTF-16: save it as UTF-8)"),
+        (b"[scenario]\n# Sk\xe5ne\n", "not a UTF-8 text file (line 2: byte 0xe5 is not UTF-8): save it as UTF-8", 2),
+        ("\ufeff[scenario]\n".encode("utf-16-le"), "not a UTF-8 text file (it is UTF-16: save it as UTF-8)", None),
     ],
     ids=["binary", "Latin-1", "UTF-16"],
 )
 def test_check_json_of_a_file_that_is_no_text_is_a_json_error_exit_2(
-    tmp_path: Path, content: bytes, message: str
+    tmp_path: Path, content: bytes, message: str, line: int | None
 ) -> None:
     path = tmp_path / "board.toml"
     path.write_bytes(content)
     result = invoke("scenario", "check", str(path), "--json")
     assert result.exit_code == 2
-    error = {"level": "error", "file": str(path), "line": None, "key": "", "message": message}
+    # The line the message names, as a finding of a file that reads gives it.
+    error = {"level": "error", "file": str(path), "line": line, "key": "", "message": message}
     assert json.loads(result.stdout) == {"file": str(path), "ok": False, "errors": [error], "warnings": []}
     assert result.stderr == f"Error: {path}: {message}\n"
     plain = invoke("scenario", "check", str(path))

@@ -16,7 +16,7 @@ import click
 
 from domain.errors import DataFileError, InputError, TrackerError
 from domain.ruleset import Ruleset, builtin_names
-from domain.scenario import SCENARIO_NAME, Scenario, decoded_scenario, scenario_text
+from domain.scenario import SCENARIO_NAME, NotUtf8, Scenario, decoded_scenario, scenario_text
 from domain.scenario_check import Finding, ScenarioCheck, check_scenario
 from domain.scenario_layout import computed_positions, typed_positions, with_positions
 from domain.schema import printable
@@ -73,7 +73,9 @@ def _unreadable(file: str, problem: TrackerError) -> NoReturn:
     """--json's answer for a file that cannot be read: the error as a finding, exit 2 as without."""
     message = problem.problem if isinstance(problem, DataFileError) else str(problem)
     file = STDIN if file == "-" else file
-    error = {"level": "error", "file": file, "line": None, "key": "", "message": message}
+    # The line the message names, for a file that is not UTF-8 at one.
+    line = problem.line if isinstance(problem, NotUtf8) else None
+    error = {"level": "error", "file": file, "line": line, "key": "", "message": message}
     emit_json({"file": file, "ok": False, "errors": [error], "warnings": []})
     click.echo(f"Error: {problem}", err=True)
     sys.exit(problem.exit_code)
@@ -322,7 +324,7 @@ TEMPLATE = """\
 [scenario]
 # name: how campaigns and `tracker scenarios` call it (letters, digits, - and _).
 name = "{name}"
-# title: shown above the map and in reports.
+# title: shown at the top of the viewer's board page and of every report (on the map: its tooltip).
 title = "{name}: a new board"
 # ruleset: the unit types, combat values and tables it is played with; `tracker rulesets`
 # lists the built-in ones, and a path to a ruleset file of your own works too.
