@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -498,6 +498,18 @@ def read_toml(path: Path | str, source: str | None = None) -> dict[str, Any]:
 def builtin_names(kind: str) -> list[str]:
     folder = resources.files("domain.data").joinpath(kind)
     return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+@cache
+def builtin_nations() -> dict[str, str]:
+    """Every nation of the built-in scenarios, name to code, in their turn order: what a position
+    given by hand may name without a campaign (`tracker odds naval --attacker "United States:..."`)."""
+    found: dict[str, str] = {}
+    for scenario in builtin_names("scenarios"):
+        data, _ = read_builtin_or_file("scenarios", scenario)
+        for name, nation in data.get("nations", {}).items():
+            found.setdefault(name, str(nation.get("code", "")))
+    return found
 
 
 def read_builtin_or_file(kind: str, name_or_path: str) -> tuple[dict[str, Any], str]:

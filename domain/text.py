@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 _IRREGULAR = {"die": "dice", "search": "searches", "battleship": "battleships", "aircraft_carrier": "aircraft carriers"}
 
@@ -44,6 +45,8 @@ def side_nations(nations: Iterable[str], deciding: str, turn_order: Sequence[str
 _NUMBERS = re.compile(r"(\d+)")
 
 
+# A campaign has a few hundred unit IDs, each sorted again on every event the views summarise.
+@lru_cache(maxsize=8192)
 def unit_order(uid: str) -> tuple[str | int, ...]:
     """A sort key putting GB-BB8 before GB-BB10, for a board shown to players. Dice and the
     lists recorded in events keep the IDs' own order (`sorted`), which the referee rolls in."""

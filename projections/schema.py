@@ -32,13 +32,16 @@ NAME = "board"
 # named by its units' nations, "attacks Britain and France" (the deciding nation first, then
 # the others in turn order, as a battle's recorded words name a side), an ally's units a choice
 # names, "of France", and the hits of a class or lost named by the nation placing them, "for
-# Britain to place", "Britain may place them on no unit there", and "United States' NTR" for a
-# name ending in s; the battle of a reroll, undo, redo or typed dice (and its zone), and the nations of an
-# ally's units a battle event names, in the event index; a unit type as words, "aircraft
+# Britain to place", and "United States' NTR" for a name ending in s; the battle of a reroll,
+# undo, redo or typed dice (and its zone), and the nations of an ally's units a battle event
+# names, in the event index; a unit type as words, "aircraft
 # carrier", "2 destroyers" placed, and a technology as words, "Advanced ASW"; a seed reveal's
 # rule D5; a battle's events indexed under the zone of the battle as the state holds it open,
 # an undo's battles put back, not of every battle seen, so that views resumed by a later process
-# hold what a rebuild holds): older views are dropped and rebuilt from the log.
+# hold what a rebuild holds; and in its words, hits lost "2 hits for Britain to place are lost:
+# no unit there may take them", "no opening fire by the submarines of Germany", "2 of
+# Britain's NTR destroyed", an aircraft "shot down", not sunk, and unit IDs in the order a
+# player counts them, GB-BB8 before GB-BB10): older views are dropped and rebuilt from the log.
 SCHEMA = 10
 # Adjustments (AD1) are the only events that change territory owners, and few: a partial index
 # of them lets the owners at any event be folded from them without scanning the whole index.

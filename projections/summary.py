@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import cache
 from typing import Any
 
 from domain.chain import UPCAST_ADDED
 from domain.rules.tech import technology_name
-from domain.text import listed, plural, possessive, side_nations
+from domain.text import listed, plural, possessive, side_nations, unit_order
 
 # The rule each kind of event is recorded under (a kind not here names its own `rule`).
 _RULES = {
@@ -57,6 +58,39 @@ def _type_name(unit_type: str) -> str:
     return unit_type.replace("_", " ")
 
 
+def _ids(units: Sequence[str]) -> str:
+    """Unit IDs as a player counts them, GB-BB8 before GB-BB10: events keep the order they were
+    recorded in (`sorted`, the order dice are rolled in), and each die's line names its unit."""
+    if len(units) < 2:
+        return ", ".join(units)
+    return ", ".join(sorted(units, key=unit_order))
+
+
+def _in_order(units: Iterable[str]) -> str:
+    """Unit IDs whose order is a rule's, shown as recorded: the order searchers roll in (CV4)
+    and the owner's order of placing hits one at a time (HA7), which decides what is lost."""
+    return ", ".join(units)
+
+
+@cache
+def _air_abbreviations() -> frozenset[str]:
+    """The abbreviations of the built-in rulesets' air unit types (FT, BM, TP), read once: a
+    unit's ID holds its type's (GB-FT1), and an event names the unit alone."""
+    from domain.ruleset import builtin_names, load_ruleset
+
+    found: set[str] = set()
+    for name in builtin_names("rulesets"):
+        found |= {t.abbr for t in load_ruleset(name)[0].units.values() if t.is_air}
+    return frozenset(found)
+
+
+def _unit_hit(e: Any) -> str:
+    """F3, NC5: a ship hit is sunk or damaged; an aircraft is shot down, not "sunk"."""
+    abbr = e.unit.partition("-")[2].rstrip("0123456789")
+    lost = "shot down" if abbr in _air_abbreviations() else "sunk"
+    return f"{e.unit} " + (lost if e.sunk else "damaged") + (f" in battle {e.battle}" if e.battle else "")
+
+
 def _placed(units: list[str], unit_type: str) -> str:
     """PU2: the type of the units placed, "destroyer" for one, "2 aircraft carriers" for more."""
     return _type_name(unit_type) if len(units) == 1 else plural(len(units), unit_type)
@@ -67,10 +101,14 @@ def _adjustment_text(e: Any) -> str:
     parts = []
     if e.added:
         parts.append(
-            "adds " + ", ".join(f"{u['id']} ({_type_name(u['type'])}, {u['nation']}) in {u['at']}" for u in e.added)
+            "adds "
+            + ", ".join(
+                f"{u['id']} ({_type_name(u['type'])}, {u['nation']}) in {u['at']}"
+                for u in sorted(e.added, key=lambda u: unit_order(u["id"]))
+            )
         )
     if e.removed:
-        parts.append("removes " + ", ".join(e.removed))
+        parts.append("removes " + _ids(e.removed))
     for nation, change in e.resources.items():
         parts.append(f"{nation} resources {change:+d}")
     for n in e.ntr:
@@ -139,14 +177,14 @@ def _passed_over(e: Any) -> str:
 
 
 def _moved(e: Any) -> str:
-    text = f"{e.nation} moves {', '.join(e.units)}: {' -> '.join(e.path)}"
+    text = f"{e.nation} moves {_ids(e.units)}: {' -> '.join(e.path)}"
     if e.hostile_passed and e.path[0] in e.hostile_passed:
         # A submarine group going on after an interception (SM5) from the zone it paused in.
         text += f" (on through hostile {', '.join(e.hostile_passed)})"
     elif e.hostile_passed:
         text += f" (through hostile {', '.join(e.hostile_passed)})"
     if e.carried:
-        text += f", carrying {', '.join(e.carried)}"
+        text += f", carrying {_ids(e.carried)}"
     return text
 
 
@@ -161,27 +199,27 @@ def _collected(e: Any) -> str:
 def _convoy_declared(e: Any) -> str:
     return (
         f"convoy battle {e.battle} in {e.zone}: {e.attacker} ({plural(len(e.submarines), 'submarine')}: "
-        f"{', '.join(e.submarines)}) against {possessive(e.defender)} {e.ntr} NTR"
+        f"{_ids(e.submarines)}) against {possessive(e.defender)} {e.ntr} NTR"
     )
 
 
 def _detections(e: Any) -> str:
-    found = ", ".join(e.detected) or "nobody"
-    return f"battle {e.battle}: detected by {found}" + (f"; failed: {', '.join(e.failed)}" if e.failed else "")
+    found = _ids(e.detected) or "nobody"
+    return f"battle {e.battle}: detected by {found}" + (f"; failed: {_ids(e.failed)}" if e.failed else "")
 
 
 def _casualties(e: Any) -> str:
     how = "default, cheapest legal" if e.default else "chosen"
-    return f"battle {e.battle}: {e.nation} takes hits on {', '.join(e.units)} ({how})"
+    return f"battle {e.battle}: {e.nation} takes hits on {_in_order(e.units)} ({how})"
 
 
 def _ntr_destroyed(e: Any) -> str:
     capped = f" (rolled {e.rolled}, capped at the NTR present)" if e.rolled > e.count else ""
-    return f"battle {e.battle}: {e.count} {e.nation} NTR destroyed in {e.zone}{capped}"
+    return f"battle {e.battle}: {e.count} of {possessive(e.nation)} NTR destroyed in {e.zone}{capped}"
 
 
 def _battle_ended(e: Any) -> str:
-    left = ", ".join(e.survivors) or "none"
+    left = _ids(e.survivors) or "none"
     reason = getattr(e, "reason", "")
     if e.rule == "CV7" and not e.survivors:
         return f"battle {e.battle} ends: {reason or 'no taking-part submarine is left'}"
@@ -230,7 +268,7 @@ _SUMMARIES: dict[str, Callable[[Any], str]] = {
     "UnitsMoved": _moved,
     "NtrPlaced": lambda e: f"{e.nation} places {e.count} NTR in {e.zone}",
     "UnitsPurchased": lambda e: f"{e.nation} buys {plural(e.count, e.unit_type)} for {e.cost}",
-    "UnitsPlaced": lambda e: f"{e.nation} places {', '.join(e.units)} ({_placed(e.units, e.unit_type)}) in {e.zone}",
+    "UnitsPlaced": lambda e: f"{e.nation} places {_ids(e.units)} ({_placed(e.units, e.unit_type)}) in {e.zone}",
     "Adjusted": lambda e: _adjustment_text(e),
     "ConvoyPassed": lambda e: (
         f"{e.nation} passes on convoy attacks against {e.defender} this phase ({', '.join(e.zones)})"
@@ -252,15 +290,13 @@ _SUMMARIES: dict[str, Callable[[Any], str]] = {
     "BattleAdvanced": lambda e: (
         f"battle {e.battle}: next {e.step.replace('_', ' ')}, waiting for {' and '.join(e.waiting) or 'nobody'}"
     ),
-    "SearchersChosen": lambda e: f"battle {e.battle}: searchers {', '.join(e.units) or 'none'}",
+    "SearchersChosen": lambda e: f"battle {e.battle}: searchers {_in_order(e.units) or 'none'}",
     "DetectionsRecorded": _detections,
     "HitsScored": lambda e: (
-        f"battle {e.battle}: {plural(e.hits, 'hit')} on {e.nation} (can fall on {', '.join(e.candidates)})"
+        f"battle {e.battle}: {plural(e.hits, 'hit')} on {e.nation} (can fall on {_ids(e.candidates)})"
     ),
     "CasualtiesChosen": _casualties,
-    "UnitHit": lambda e: (
-        f"{e.unit} " + ("sunk" if e.sunk else "damaged") + (f" in battle {e.battle}" if e.battle else "")
-    ),
+    "UnitHit": _unit_hit,
     "NtrDestroyed": _ntr_destroyed,
     "BattleEnded": _battle_ended,
     "ActionUndone": _undone,
@@ -317,8 +353,8 @@ def _sided(kind: str, e: Any, codes: dict[str, str], order: Sequence[str]) -> st
     if kind == "NavalBattleStarted":
         attacking, defending = _side(e.attackers, e.nation, codes, order), _side(e.defenders, e.defender, codes, order)
         return (
-            f"battle {e.battle}: naval battle in {e.zone}: {attacking} ({', '.join(e.attackers)}) "
-            f"attacks {defending} ({', '.join(e.defenders)})"
+            f"battle {e.battle}: naval battle in {e.zone}: {attacking} ({_ids(e.attackers)}) "
+            f"attacks {defending} ({_ids(e.defenders)})"
         )
     if kind == "OpeningFire":
         # The submarines' nations, those whose fire was cancelled when none fire.
@@ -326,7 +362,7 @@ def _sided(kind: str, e: Any, codes: dict[str, str], order: Sequence[str]) -> st
     if kind == "HitsScored":
         # CV2: the hit falls on the side whose units are its candidates.
         side = _side(e.candidates, e.nation, codes, order)
-        return f"battle {e.battle}: {plural(e.hits, 'hit')} on {side} (can fall on {', '.join(e.candidates)})"
+        return f"battle {e.battle}: {plural(e.hits, 'hit')} on {side} (can fall on {_ids(e.candidates)})"
     # A choice the deciding nation made for its side (NC1, F5: the ruling stands): it keeps
     # the line's subject, and the ally whose units it chose for is named.
     if kind == "TargetsChosen":
@@ -341,10 +377,10 @@ def _sided(kind: str, e: Any, codes: dict[str, str], order: Sequence[str]) -> st
     how = "default" if e.default else "chosen"
     if kind == "CasualtiesChosen":
         how = "default, cheapest legal" if e.default else "chosen"
-        return f"battle {e.battle}: {e.nation} places the side's hits on {', '.join(units)} of {whose} ({how})"
+        return f"battle {e.battle}: {e.nation} places the side's hits on {_in_order(units)} of {whose} ({how})"
     if kind == "HuntersChosen":
         how = " (default: every eligible unit)" if e.default else ""
-        return f"battle {e.battle}: {e.nation} searches with {', '.join(units)} of {whose}{how}"
+        return f"battle {e.battle}: {e.nation} searches with {_in_order(units)} of {whose}{how}"
     if kind == "TargetsChosen":
         return f"battle {e.battle}: {e.nation} targets for {whose}: {_pairs(e.targets)} ({how})"
     return f"battle {e.battle}: {e.nation} screens for {whose}: the shot of {_pairs(e.screens, 'falls on')} ({how})"
@@ -375,11 +411,11 @@ _ENDINGS = {
 
 
 def _verb(units: list[str], one: str, many: str) -> str:
-    return f"{', '.join(units)} {one if len(units) == 1 else many}"
+    return f"{_ids(units)} {one if len(units) == 1 else many}"
 
 
 def _pairs(mapping: dict[str, str], arrow: str = "->") -> str:
-    return ", ".join(f"{k} {arrow} {v}" for k, v in mapping.items()) or "none"
+    return ", ".join(f"{k} {arrow} {mapping[k]}" for k in sorted(mapping, key=unit_order)) or "none"
 
 
 def _procedure_summary(kind: str, e: Any) -> str | None:
@@ -387,28 +423,28 @@ def _procedure_summary(kind: str, e: Any) -> str | None:
     if kind == "InterceptionStarted":
         what = "retreating into" if e.retreat else "passing through"
         return (
-            f"battle {e.battle}: interception in {e.zone}: {possessive(e.nation)} {', '.join(e.submarines)} {what} "
+            f"battle {e.battle}: interception in {e.zone}: {possessive(e.nation)} {_ids(e.submarines)} {what} "
             f"a hostile zone, on the way {' -> '.join(e.route)}; {e.defender} may search"
         )
     if kind == "AswCombatStarted":
-        return f"battle {e.battle}: {e.nation} starts ASW combat in {e.zone} against {', '.join(e.submarines)}"
+        return f"battle {e.battle}: {e.nation} starts ASW combat in {e.zone} against {_ids(e.submarines)}"
     if kind == "NavalBattleStarted":
         return (
-            f"battle {e.battle}: naval battle in {e.zone}: {e.nation} ({', '.join(e.attackers)}) attacks "
-            f"{e.defender} ({', '.join(e.defenders)})"
+            f"battle {e.battle}: naval battle in {e.zone}: {e.nation} ({_ids(e.attackers)}) attacks "
+            f"{e.defender} ({_ids(e.defenders)})"
         )
     if kind == "HuntersChosen":
         how = " (default: every eligible unit)" if e.default else ""
-        return f"battle {e.battle}: {e.nation} searches with {', '.join(e.units) or 'nobody'}{how}"
+        return f"battle {e.battle}: {e.nation} searches with {_in_order(e.units) or 'nobody'}{how}"
     if kind == "SearchesResolved":
-        found = ", ".join(e.found_by) or "nobody"
+        found = _ids(e.found_by) or "nobody"
         searches, subs = plural(len(e.found_by), "search"), plural(e.found, "submarine")
         succeed = "succeeds" if len(e.found_by) == 1 else "succeed"
         return f"battle {e.battle}: {searches} {succeed} ({found}): {subs} found"
     if kind == "SubmarinesDetected":
         how = " (chosen)" if not e.default and e.rule == "SM3" else ""
-        text = f"battle {e.battle}: detected {', '.join(e.detected) or 'none'}{how}"
-        return text + (f"; undetected {', '.join(e.undetected)}" if e.undetected else "")
+        text = f"battle {e.battle}: detected {_ids(e.detected) or 'none'}{how}"
+        return text + (f"; undetected {_ids(e.undetected)}" if e.undetected else "")
     if kind == "RoundStarted":
         return f"battle {e.battle}: round {e.round}"
     if kind == "OpeningFire":
@@ -446,22 +482,28 @@ def _procedure_summary(kind: str, e: Any) -> str | None:
     if kind == "FireWithheld":
         return f"battle {e.battle}: {_verb(e.units, 'has no target and rolls', 'have no target and roll')} no die"
     if kind == "HitsLost":
-        them = "it" if e.hits == 1 else "them"
-        return f"battle {e.battle}: {plural(e.hits, 'hit')} lost: {e.nation} may place {them} on no unit there"
+        # HA7: named, as NavalHitsScored is, by the nation placing the side's hits: "Britain
+        # may place them on no unit there" read as a choice Britain made.
+        are, them = ("is", "it") if e.hits == 1 else ("are", "them")
+        lost = f"{plural(e.hits, 'hit')} for {e.nation} to place {are} lost"
+        return f"battle {e.battle}: {lost}: no unit there may take {them}"
     if kind == "AttackerRetreated":
-        return f"battle {e.battle}: {e.nation} retreats {', '.join(e.units)} to {e.zone}"
+        return f"battle {e.battle}: {e.nation} retreats {_ids(e.units)} to {e.zone}"
     return None
 
 
 def _opening_fire(e: Any, whose: str) -> str:
-    text = f"battle {e.battle}: opening fire for {', '.join(e.firing) or 'no submarine'} of {whose}"
+    if e.firing:
+        text = f"battle {e.battle}: opening fire for {_ids(e.firing)} of {whose}"
+    else:
+        text = f"battle {e.battle}: no opening fire by the submarines of {whose}"
     if e.cancelled:
         # NC2: one escort cancels one submarine's opening fire; the event names every
         # escort present, so a reader is told how many of them it took.
-        by = ", ".join(e.escorts)
+        by = _ids(e.escorts)
         if len(e.escorts) > len(e.cancelled):
             by = f"{len(e.cancelled)} of the {plural(len(e.escorts), 'escort')} present ({by})"
-        text += f"; cancelled for {', '.join(e.cancelled)} by {by} (NC2: one escort for each submarine)"
+        text += f"; cancelled for {_ids(e.cancelled)} by {by} (NC2: one escort for each submarine)"
     return text
 
 

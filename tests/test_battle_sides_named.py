@@ -48,7 +48,7 @@ def test_nc1_the_battle_line_names_every_nation_of_the_defence_and_the_submarine
     assert f"{ATTACKS}   [NC1]" in out
     assert f"{OPENING}   [NC2]" in out
     # The attacker's own line keeps its nation: DE-SS4's fire is cancelled.
-    assert "battle 2: opening fire for no submarine of Germany; cancelled for DE-SS4" in out
+    assert "battle 2: no opening fire by the submarines of Germany; cancelled for DE-SS4" in out
     records = json.loads(run(db, "log", "--json", "--battle", "2"))
     summaries = [e["summary"] for e in records]
     assert ATTACKS in summaries and OPENING in summaries

@@ -28,8 +28,8 @@ def test_ha5_ha6_the_hits_of_a_class_name_the_nation_that_places_them() -> None:
 
 def test_ha7_hits_lost_name_the_nation_that_could_not_place_them() -> None:
     lost = summary_of_kind("HitsLost")
-    assert lost(hits("Britain")) == "battle 4: 2 hits lost: Britain may place them on no unit there"
-    assert lost(hits("Germany", 1)) == "battle 4: 1 hit lost: Germany may place it on no unit there"
+    assert lost(hits("Britain")) == "battle 4: 2 hits for Britain to place are lost: no unit there may take them"
+    assert lost(hits("Germany", 1)) == "battle 4: 1 hit for Germany to place is lost: no unit there may take it"
 
 
 def test_the_demo_battle_reads_without_a_side_of_one_nation(tmp_path: Path) -> None:

@@ -116,7 +116,7 @@ def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
     assert "belongs to Britain" in refused(db, 1, "convoy", "casualties", "1", "--units", "GB-DD2")
     run(db, "convoy", "casualties", "1", "--units", "DE-SS3")
     out = run(db, "convoy", "roll", "1", "--dice", "7")
-    assert "2 Britain NTR destroyed in Central North Sea" in out
+    assert "2 of Britain's NTR destroyed in Central North Sea" in out
     assert "ends after one round; surviving submarines stay: DE-SS2" in out
     assert [i["kind"] for i in json.loads(run(db, "pending", "--json"))] == ["turn"]  # nothing open
     assert "lost to convoy attacks" in run(db, "next")

@@ -165,7 +165,7 @@ def test_battle_casualties_accepts_every_legal_choice_a_lost_hit_left_out_HA7(
     db = cli_at_casualties(tmp_path)
     out = run(db, "battle", "casualties", "1", "--units", units)
     assert f"battle 1: Britain takes hits on {units.replace(',', ', ')} (chosen)   [HA7]" in out
-    assert ("1 hit lost: Britain may place it on no unit there" in out) == bool(lost)
+    assert ("1 hit for Britain to place is lost: no unit there may take it" in out) == bool(lost)
     assert "GB-CA1 sunk in battle 1" in out
     assert run(db, "verify").startswith("OK:")
 

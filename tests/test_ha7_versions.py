@@ -75,7 +75,7 @@ def test_the_old_casualties_are_the_ones_recorded_HA7_NC6(tmp_path: Path) -> Non
     # Battle 1: the default, both ships, placed at the roll (asking nobody).
     assert "battle 1: Britain takes hits on GB-CA1, GB-SS1 (default, cheapest legal)" in text
     # Battle 2: the hit lost at the roll, then Britain's three units as the rule then asked.
-    assert "battle 2: 1 hit lost: Britain may place it on no unit there" in text
+    assert "battle 2: 1 hit for Britain to place is lost: no unit there may take it" in text
     assert "battle 2: Britain takes hits on GB-SS3, GB-DD1, GB-SS2 (chosen)" in text
     kinds = [e["kind"] for e in json.loads(run(db, "log", "--json"))]
     # One hit lost, recorded with the roll, before Britain's choice (not with it).

@@ -159,7 +159,7 @@ def test_cli_asw_and_naval_battle_with_auto(db: str) -> None:
     assert "AS1: Germany has already fought ASW combat" in refused(db, 1, "asw", "start", "--zone", HB)
     out = run(db, "battle", "start", "--zone", CNS)
     assert "naval battle in Central North Sea: Germany (DE-SS1, DE-SS2) attacks Britain" in out
-    assert "opening fire for no submarine of Germany; cancelled for DE-SS1, DE-SS2" in out
+    assert "no opening fire by the submarines of Germany; cancelled for DE-SS1, DE-SS2" in out
     # One step with the defaults (the opening targets, HA1), and the battle waits for the next.
     out = run(db, "battle", "step", "2")
     assert "battle 2: Germany targets DE-SS1 -> GB-CA1, DE-SS2 -> GB-DD1 (default)   [HA1]" in out

@@ -98,7 +98,7 @@ def test_nc1_a_naval_battle_is_started_by_the_phasing_nation_in_its_naval_combat
     err = refused(c, RuleViolation, lambda: c.naval_start("Germany", SNS), "NC1")
     assert err.reason.startswith("Germany has no units in Southern North Sea")
     err = refused(c, RuleViolation, lambda: c.naval_start("Germany", "Skagerrak"), "NC1")
-    assert "no enemy naval units" in err.reason
+    assert "no naval units of Germany's enemies" in err.reason
     refused(c, RuleViolation, lambda: c.naval_start("Germany", "Flanders"), "NC1")
     refused(c, InputError, lambda: c.naval_start("Germany", "Atlantis"))
     b = c.naval_start("Germany", CNS)

@@ -251,7 +251,7 @@ def test_a_zone_without_enemy_ships_or_out_of_reach_is_refused_naming_the_rule_N
     from domain.errors import RuleViolation
 
     board = board_of(SMALL)
-    with pytest.raises(RuleViolation, match="NC1: there are no enemy naval units of Germany in Skagerrak"):
+    with pytest.raises(RuleViolation, match="NC1: there are no naval units of Germany's enemies in Skagerrak"):
         reach.attack_question(board, "Germany", SKAG)
     with pytest.raises(RuleViolation, match="NC1: England is a land territory"):
         reach.attack_question(board, "Germany", "England")
@@ -379,7 +379,7 @@ def test_odds_need_hold_answers_and_odds_still_takes_positions(north_sea: str) -
     [
         (["--zone", "England"], 2, "England is a land territory, not a sea zone"),
         (["--zone", "Atlantis"], 2, "unknown sea zone 'Atlantis'"),
-        (["--zone", "Dover Strait"], 1, "NC1: there are no enemy naval units of Germany in Dover Strait"),
+        (["--zone", "Dover Strait"], 1, "NC1: there are no naval units of Germany's enemies in Dover Strait"),
         (["--zone", "Central North Sea", "--win", "0"], 2, "--win"),
         (["--zone", "Central North Sea", "--type", "zeppelin"], 2, "unknown unit type 'zeppelin'"),
     ],

@@ -41,7 +41,7 @@ def test_the_readme_walkthrough_runs_as_written(tmp_path: Path) -> None:
         if error:
             assert f"Error: {error}" in result.output, command
     log = CliRunner().invoke(cli, ["--db", db, "log", "--kind", "NtrDestroyed"]).output
-    assert "2 Britain NTR destroyed in Central North Sea" in log
+    assert "2 of Britain's NTR destroyed in Central North Sea" in log
 
 
 def test_the_readme_explain_line_shows_the_research_roll_te1(tmp_path: Path) -> None:

@@ -53,7 +53,7 @@ def test_nc2_opening_fire_says_how_many_of_the_escorts_present_cancel() -> None:
     )
     assert text == (
         "battle 1: opening fire for DE-SS2 of Germany; cancelled for DE-SS1 by 1 of the 3 escorts present "
-        "(GB-DD1, GB-DD2, GB-CA1) (NC2: one escort for each submarine)"
+        "(GB-CA1, GB-DD1, GB-DD2) (NC2: one escort for each submarine)"
     )
     one_each = said("OpeningFire", battle=1, nation="Germany", firing=[], cancelled=["DE-SS1"], escorts=["GB-DD1"])
     assert one_each.endswith("cancelled for DE-SS1 by GB-DD1 (NC2: one escort for each submarine)")

@@ -55,7 +55,9 @@ def check_start(
             who, whose = board.still_neutral(neutral)
             raise RuleViolation("F8", f"{who}: {whose} units in {zone} cannot be attacked")
         raise RuleViolation(
-            "NC1", f"there are no enemy naval units of {nation} in {zone} (zone holds: {board.describe_zone(zone)})"
+            "NC1",
+            f"there are no naval units of {possessive(nation)} enemies in {zone} "
+            f"(zone holds: {board.describe_zone(zone)})",
         )
     return attackers, defenders
 

@@ -58,7 +58,8 @@ def check_declaration(board: Board, attacker: str, zone: str, submarines: list[s
     for uid in submarines:
         if uid not in ids:
             raise RuleViolation(
-                "CV1", f"{uid} is not a {attacker} submarine in {zone} (there: {', '.join(sorted(ids))})"
+                "CV1",
+                f"{uid} is not one of {possessive(attacker)} submarines in {zone} (there: {', '.join(sorted(ids))})",
             )
     require_each_once(submarines, "submarine")
     return defender

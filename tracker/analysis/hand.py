@@ -4,7 +4,6 @@ technology typed on the command line, read as the referee would start that proce
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from functools import cache
 
 from domain.errors import InputError
 from domain.procedures import asw, convoy, interception, naval
@@ -69,19 +68,6 @@ def unit_types(ruleset: Ruleset) -> dict[str, str]:
     the campaign's commands take them."""
     types = {fold_name(u.abbr): name for name, u in ruleset.units.items()}
     return types | {fold_name(name): name for name in ruleset.units}
-
-
-@cache
-def builtin_nations() -> dict[str, str]:
-    """Every nation of the built-in scenarios, name to code, in their turn order."""
-    from domain.ruleset import builtin_names, read_builtin_or_file
-
-    found: dict[str, str] = {}
-    for scenario in builtin_names("scenarios"):
-        data, _ = read_builtin_or_file("scenarios", scenario)
-        for name, nation in data.get("nations", {}).items():
-            found.setdefault(name, str(nation.get("code", "")))
-    return found
 
 
 def nations(known: Mapping[str, str], more: Callable[[], Mapping[str, str]] | None = None) -> NationOf:
@@ -217,6 +203,10 @@ def hypothetical(
     if procedure == "convoy":
         if ntr is None:
             raise InputError("a convoy battle needs --ntr N (the NTR in the zone, CV5)")
+        if ntr == 0:
+            raise InputError(
+                "--ntr 0 leaves nothing to attack: a convoy attack is made where the defender has NTR (CV1)"
+            )
         searchers = tuple(p for p in d if ruleset.units[p.type].search.get("convoy", 0) > 0)
         state: State = convoy.start(ctx, a_nations[0], d_nations[0], tuple(p.id for p in a), a, searchers, ntr)
         return state, ctx, 0

@@ -23,7 +23,6 @@ from tracker.analysis.hand import DAMAGED as DAMAGED
 from tracker.analysis.hand import MAX_UNITS_PER_SIDE as MAX_UNITS_PER_SIDE
 from tracker.analysis.hand import PROCEDURES as PROCEDURES
 from tracker.analysis.hand import NationOf as NationOf
-from tracker.analysis.hand import builtin_nations as builtin_nations
 from tracker.analysis.hand import hypothetical as hypothetical
 from tracker.analysis.hand import nations as nations
 from tracker.analysis.hand import parse_force as parse_force

@@ -14,6 +14,7 @@ from domain.rules import asw
 from domain.rules.economy import shares_carriers
 from domain.rules.interception import eligible_searchers
 from domain.rules.movement import stopped_in_hostile_zone
+from domain.text import possessive
 from tracker.analysis.hand import MAX_UNITS_PER_SIDE
 
 # Phases of a turn before its combat movement ends: a unit may still move to attack (F4, F7);
@@ -238,8 +239,8 @@ def attack_question(
     if not any(board.unit_type(u).is_naval for u in enemies):
         raise RuleViolation(
             "NC1",
-            f"there are no enemy naval units of {nation} in {zone} (zone holds: {board.describe_zone(zone)})"
-            + neutrals_there(board, nation, zone),
+            f"there are no naval units of {possessive(nation)} enemies in {zone} "
+            f"(zone holds: {board.describe_zone(zone)})" + neutrals_there(board, nation, zone),
         )
     intercepted: list[tuple[Unit, str]] = []
     pool = reach(board, nation, zone, ended=ended, intercepted=intercepted)

@@ -312,8 +312,9 @@ def unquoted_name(words: Sequence[str], known: Callable[[str], str | None]) -> s
 
 def unquoted_hint(words: Sequence[str], obj: Any) -> str | None:
     """How to quote a name with spaces (a zone, nation, unit type or technology of the campaign
-    `obj` selects) the command line `words` gave unquoted, for the end of the error it caused;
-    None when it gave none (or the campaign cannot be read)."""
+    `obj` selects; without one, a built-in scenario's nation or the default ruleset's names) the
+    command line `words` gave unquoted, for the end of the error it caused; None when it gave
+    none."""
     if not _word_runs(words):
         return None  # nothing to look for: the campaign is not read
     from tracker.service.names import Names, Resolver
@@ -329,14 +330,19 @@ def unquoted_hint(words: Sequence[str], obj: Any) -> str | None:
             raise FileNotFoundError(file)
         names = Names(obj.load())
         resolvers = (names.zone, names.nation, names.unit_type, names.technology)
-    except Exception:  # noqa: BLE001 - no campaign: the default ruleset's names (`odds naval`)
+    except Exception:  # noqa: BLE001 - no campaign: the names `odds naval` takes without one
         try:
-            from domain.ruleset import load_ruleset
+            from domain.ruleset import builtin_nations, load_ruleset
 
             ruleset, _ = load_ruleset("twtea-3e")  # the ruleset `odds` weighs by default
+            nations = list(builtin_nations())
         except Exception:  # noqa: BLE001 - the error as it is, without the hint
             return None
-        resolvers = (Resolver("unit type", ruleset.units), Resolver("technology", ruleset.technologies))
+        resolvers = (
+            Resolver("nation", nations),
+            Resolver("unit type", ruleset.units),
+            Resolver("technology", ruleset.technologies),
+        )
     found = unquoted_name(words, lambda text: next((r.get(text) for r in resolvers if r.get(text)), None))
     return None if found is None else quote_hint(found)
 

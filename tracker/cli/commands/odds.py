@@ -208,6 +208,7 @@ def hand_nations(ctx: Context) -> NationOf:
     those of the selected campaign (read only for a nation that is none of them, so that a
     position of the usual nations needs no database)."""
     from domain.errors import TrackerError
+    from domain.ruleset import builtin_nations
     from tracker.analysis import odds as view
 
     def campaign_nations() -> dict[str, str]:
@@ -217,7 +218,7 @@ def hand_nations(ctx: Context) -> NationOf:
             return {}  # no database, or no campaign chosen in it: the built-in nations only
         return {name: n.code for name, n in scenario.nations.items()}
 
-    return view.nations(view.builtin_nations(), campaign_nations)
+    return view.nations(builtin_nations(), campaign_nations)
 
 
 # `odds need` and `odds escorts`: the unit types their searches weigh.
