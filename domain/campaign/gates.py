@@ -8,8 +8,8 @@ from domain.board import Board
 from domain.campaign.base import CampaignBase
 from domain.campaign.events import AircraftLost, PhaseAdvanced, PurchasesForfeited, ResourcesCollected
 from domain.campaign.record import command
-from domain.errors import RuleViolation
-from domain.rules import asw, combat, convoy, economy, trade
+from domain.errors import RuleViolation, TrackerError
+from domain.rules import asw, combat, convoy, economy, movement, trade
 
 
 class Gates(CampaignBase):
@@ -63,6 +63,32 @@ class Gates(CampaignBase):
             )
             stranded += air[max(0, room) :]
         return stranded
+
+    def landing_flight(self, board: Board, unit_id: str) -> list[str] | None:
+        """F7: the zones after its own of a shortest flight of air unit `unit_id` to a place where
+        it may end noncombat_movement (a territory of its side, a friendly carrier with room),
+        within the range it has left, as `move` checks it; None where it reaches none."""
+        unit = board.units[unit_id]
+        adjacency = board.scenario.game_map.adjacency
+        came: dict[str, str] = {unit.at: unit.at}
+        frontier = [unit.at]
+        for _ in range(board.unit_type(unit).move - unit.moved):
+            following = []
+            for zone in frontier:
+                for near in sorted(adjacency[zone] - came.keys()):
+                    came[near] = zone
+                    following.append(near)
+            frontier = following
+            for zone in frontier:  # the nearest first
+                path = [zone]
+                while came[path[-1]] != unit.at:
+                    path.append(came[path[-1]])
+                try:
+                    movement.plan_move(board, unit.nation, [unit_id], path[::-1])
+                except TrackerError:
+                    continue
+                return path[::-1]
+        return None
 
     def due_naval_battles(self, board: Board | None = None) -> list[str]:
         """NC1: zones where a naval battle is due this naval_combat phase (T4: `next` waits)."""
@@ -166,7 +192,11 @@ class Gates(CampaignBase):
         if self.phase == "noncombat_movement":
             stranded = self.stranded_aircraft(board)
             if stranded:
-                item("air_landing", "F7", [self.nation], {}, units=stranded)
+                # F7: the first unit's flight to a place to land, for the move that answers the
+                # item wherever it is printed (`pending`, after a move, a refused `next`).
+                path = self.landing_flight(self.board() if board is None else board, stranded[0])
+                landing: dict[str, Any] = {"landing": {"unit": stranded[0], "path": path}} if path else {}
+                item("air_landing", "F7", [self.nation], {}, units=stranded, **landing)
         return items
 
     def _bought_with_places(self, board: Board | None) -> list[tuple[str, int, list[str]]]:

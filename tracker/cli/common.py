@@ -7,6 +7,7 @@ import functools
 import json
 import re
 import sys
+import textwrap
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -254,14 +255,13 @@ def echo_prose(text: str = "", hang: int | None = None) -> None:
 def fit_prose(text: str, hang: int | None = None) -> str:
     """Each line longer than the terminal wrapped between words, its next lines indented (by
     `hang` columns when given); a command to copy (a line `tracker ...`, `next: tracker ...`,
-    one in backquotes) kept whole, as is every line in a pipe. Each command to
+    one in backquotes) kept whole, as is every line in a pipe; a name of several words kept
+    whole where it is one of a list or quoted in a command (`_names_kept`). Each command to
     copy says the global options typed (`suggest`)."""
     text = suggested(text)
     width = prose_width()
     if width is None:
         return text
-    import textwrap
-
     out = []
     for line in text.split("\n"):
         words = line.lstrip()
@@ -278,19 +278,62 @@ def fit_prose(text: str, hang: int | None = None) -> str:
             under = " " * column.end()
         else:
             under = indent + "    "
-        out.append(
-            unglued(
-                textwrap.fill(
-                    glued(words),
-                    max(20, width),
-                    initial_indent=indent,
-                    subsequent_indent=under,
-                    break_long_words=False,
-                    break_on_hyphens=False,
-                )
-            )
+        wrapper = _Wrapper(
+            max(20, width),
+            initial_indent=indent,
+            subsequent_indent=under,
+            break_long_words=False,
+            break_on_hyphens=False,
         )
+        fitted = wrapper.fill(glued(_names_kept(words, max(20, width) - len(under))))
+        if any(len(row) > max(20, width) for row in fitted.split("\n")):
+            # A list of names with no room to break between them: broken between words instead.
+            fitted = wrapper.fill(glued(words))
+        out.append(unglued(fitted).replace(_NAME_GLUE, " "))
     return "\n".join(out)
+
+
+# A zone's (or a nation's) name of several words: capitalised words, with the small words that
+# join them ("Central South Atlantic", "Bay of Biscay", "Canaries and Cape Verde").
+_WORD = r"[A-Z][\w.'&-]*"
+_NAME = rf"{_WORD}(?: (?:(?:of|and|the|de|la|del|du) )*{_WORD})+"
+# Such a name in a list: after or before a "/" ("retreat to North Sea/Bay of Biscay") or a
+# comma ("legal: Northern Anatolia, Crimea"; "--path 'Dogger Bank,Heligoland Bight'").
+_LISTED = re.compile(rf"(?:(?<=/)|(?<=,)|(?<=, )){_NAME}|{_NAME}(?=[/,])")
+# A quoted name or list of them in a command to copy (--path 'Heligoland Bight,Dogger Bank').
+_QUOTED = re.compile(r"""(?<![\w'"])(?:'[^'\n]+'|"[^"\n]+")(?!\w)""")
+# Stands for a space inside such a name while a line is wrapped (as `glued` does for commands).
+_NAME_GLUE = "\ue001"
+# Where a list of names may break after its "/" (before the next name's capital).
+_AFTER_SLASH = re.compile(r"(?<=[\w)]/)(?=[A-Z])")
+
+
+def _names_kept(text: str, room: int) -> str:
+    """`text` with the spaces of each name of several words in a list, and of each quoted span
+    of a command, made part of one word, so wrapping never ends a line inside one ("Central
+    South / Atlantic"); only where the name fits on a line of its own (`room` columns), so that
+    no line grows past the terminal."""
+
+    def keep(m: re.Match[str]) -> str:
+        found = m.group()
+        return found.replace(" ", _NAME_GLUE) if len(found) <= room else found
+
+    def fits(word: str) -> bool:
+        return all(len(piece) <= room for piece in _AFTER_SLASH.split(word))
+
+    kept = _LISTED.sub(keep, _QUOTED.sub(keep, text)).split(" ")
+    # A word made of several names with no break between them ('A B,C D'), too long for a
+    # line, goes back to breaking between its words.
+    return " ".join(w if fits(w) else w.replace(_NAME_GLUE, " ") for w in kept)
+
+
+class _Wrapper(textwrap.TextWrapper):
+    """textwrap's, which may also end a line after the "/" of a list of names ("North Sea/" and
+    "Bay of Biscay" on the next), as its names are kept whole; never inside a command to copy."""
+
+    def _split(self, text: str) -> list[str]:
+        chunks = super()._split(text)
+        return [piece for chunk in chunks for piece in ([chunk] if "`" in chunk else _AFTER_SLASH.split(chunk))]
 
 
 class _Console(Console):
@@ -432,9 +475,70 @@ def act(
     if wants_json():
         emit_recorded(ctx, name, done.events, done.campaign)
         return
-    for e in done.events:
-        echo_prose(f"{summary(e, done.campaign.scenario)}   [{rule_of(e)}]")
+    echo_events(ctx, done)
     echo_waiting(done.events, done.campaign.pending())
+
+
+def echo_events(ctx: Context, done: Outcome) -> None:
+    """Each event an action recorded, with its rule ID; and before the event that follows it,
+    "battle 3: Britain fights on" for each decision after a round of a naval battle that was to
+    fight on (NC4), which records no event of its own (RK1 records a submerge or a retreat):
+    said by `battle auto` and `battle step`, which take it by default, as `battle decide` says it."""
+    events: list[Any] = done.events
+    fought_on = fighting_on(events, _deciding_before(ctx, done))
+    for i, e in enumerate(events):
+        for nation in fought_on.get(i, []):
+            echo_prose(f"battle {e.battle}: {nation} fights on   [NC4]")
+        echo_prose(f"{summary(e, done.campaign.scenario)}   [{rule_of(e)}]")
+
+
+# What follows a naval battle's decision after a round: the next nation's turn to decide, the
+# next round, or the battle's end; and the events of a decision that is not to fight on.
+_AFTER_DECIDING = frozenset({"BattleAdvanced", "RoundStarted", "BattleEnded"})
+_DECIDED = frozenset({"SubmarinesSubmerged", "AttackerRetreated"})
+
+
+def _naval_decide(e: Any) -> bool:
+    """NC4: the event that opens a naval battle's decide step (an interception's cites SM4)."""
+    return type(e).__name__ == "BattleAdvanced" and e.step == "decide" and e.rule == "NC4"
+
+
+def fighting_on(events: list[Any], deciding: dict[int, list[str]]) -> dict[int, list[str]]:
+    """NC4: by the index of the event that follows each, the nations whose decision after a round
+    of a naval battle, among `events`, was to fight on; `deciding` holds the naval battles at
+    their decide step before the first event, with the nations they wait for. A decision is one
+    nation's: the one the next decide step no longer waits for, or the last one waited for
+    before the next round or the end; one that submerged or retreated did not fight on."""
+    waiting = dict(deciding)
+    acted: dict[int, bool] = dict.fromkeys(waiting, False)
+    said: dict[int, list[str]] = {}
+    for i, e in enumerate(events):
+        kind, battle = type(e).__name__, getattr(e, "battle", None)
+        if battle in waiting and kind in _DECIDED:
+            acted[battle] = True
+        elif battle in waiting and kind in _AFTER_DECIDING:
+            before = waiting.pop(battle)
+            decided = [n for n in before if n not in e.waiting] if _naval_decide(e) else before
+            if len(decided) == 1 and not acted[battle]:
+                said[i] = decided
+        if _naval_decide(e):
+            waiting[e.battle], acted[e.battle] = list(e.waiting), False
+    return said
+
+
+def _deciding_before(ctx: Context, done: Outcome) -> dict[int, list[str]]:
+    """NC4: the naval battle the action's first battle event is of, with the nations it waited
+    for, when that event follows a decision after a round (`fighting_on`); read from the battle's
+    last step recorded before the action, only then."""
+    first: Any = next((e for e in done.events if getattr(e, "battle", None) is not None), None)
+    if first is None or not (_naval_decide(first) or type(first).__name__ in ("RoundStarted", "BattleEnded")):
+        return {}
+    t = ctx.tracker
+    for stored in t.recorder.select_events(done.campaign.id, lte=done.asked - 1, desc=True, limit=20):
+        e: Any = t.decode(stored)
+        if type(e).__name__ == "BattleAdvanced" and e.battle == first.battle:
+            return {e.battle: list(e.waiting)} if _naval_decide(e) else {}
+    return {}
 
 
 # The events that change the units bought this turn and not yet placed (PU1, PU2, T4).

@@ -10,9 +10,9 @@ from typing import Any
 
 import click
 
-from projections.summary import rule_of, summary
 from tracker.cli.common import (
     Context,
+    echo_events,
     echo_prose,
     echo_waiting,
     emit_recorded,
@@ -51,8 +51,7 @@ def act_auto(
         return
     if note:
         echo_prose(note)
-    for e in done.events:
-        echo_prose(f"{summary(e, done.campaign.scenario)}   [{rule_of(e)}]")
+    echo_events(ctx, done)
     for nation, answer in others:
         click.echo(f"Waiting for {nation}{': ' + suggested(answer) if answer else ''}   [PL2]")
     echo_waiting(done.events, pending)
@@ -132,6 +131,5 @@ def act_on(
         return
     if note:
         echo_prose(note)
-    for e in done.events:
-        echo_prose(f"{summary(e, done.campaign.scenario)}   [{rule_of(e)}]")
+    echo_events(ctx, done)
     echo_waiting(done.events, done.campaign.pending())

@@ -272,60 +272,15 @@ def _stranded(item: Mapping[str, Any]) -> str:
 
 
 def _landing_move(item: Mapping[str, Any]) -> str:
-    """F7: the move that lands the first stranded air unit where `landing` (`with_landing`)
-    found it a place, else the move's form with ZONE to fill in: typed as it stands, "ZONE"
-    was refused as an unknown zone (did you mean 'Panama Canal Zone'?)."""
+    """F7: the move that lands the first stranded air unit where its `landing` (the item's,
+    `Campaign.landing_flight`) found it a place, else the move's form with ZONE to fill in:
+    typed as it stands, "ZONE" was refused as an unknown zone (did you mean 'Panama Canal Zone'?)."""
     landing = item.get("landing")
     if not landing:
         return f"tracker move {_stranded(item)} --to ZONE"
     unit, path = landing["unit"], landing["path"]
     where = f"--to {quoted(path[0])}" if len(path) == 1 else f"--path {quoted(','.join(path))}"
     return f"tracker move {unit} {where}"
-
-
-def with_landing(campaign: Campaign, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`items` (of `pending`), each F7 item of air units that must land given `landing`: the
-    first unit and the zones of a shortest flight to a place where it may land, within the
-    range it has left (`{"unit": ..., "path": [...]}`), when there is one; the others as they are."""
-    found = []
-    for item in items:
-        units = item.get("units") or []
-        if item["kind"] == "air_landing" and units:
-            path = landing_path(campaign, units[0])
-            item = {**item, "landing": {"unit": units[0], "path": path}} if path else item
-        found.append(item)
-    return found
-
-
-def landing_path(campaign: Campaign, unit_id: str) -> list[str] | None:
-    """F7: the zones after its own of a shortest flight of air unit `unit_id` to a place where
-    it may end noncombat_movement (a territory of its side, a friendly carrier with room),
-    within the range it has left, as `move` checks it; None where it reaches none."""
-    from domain.errors import TrackerError
-    from domain.rules.movement import plan_move
-
-    board = campaign.board()
-    unit = board.units[unit_id]
-    adjacency = board.scenario.game_map.adjacency
-    came: dict[str, str] = {unit.at: unit.at}
-    frontier = [unit.at]
-    for _ in range(board.unit_type(unit).move - unit.moved):
-        following = []
-        for zone in frontier:
-            for near in sorted(adjacency[zone] - came.keys()):
-                came[near] = zone
-                following.append(near)
-        frontier = following
-        for zone in frontier:  # the nearest first
-            path = [zone]
-            while came[path[-1]] != unit.at:
-                path.append(came[path[-1]])
-            try:
-                plan_move(board, unit.nation, [unit_id], path[::-1])
-            except TrackerError:
-                continue
-            return path[::-1]
-    return None
 
 
 def naming_campaign(command: str, campaign: str) -> str:

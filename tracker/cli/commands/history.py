@@ -259,6 +259,20 @@ class _EventOrRoll(click.Command):
     def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
         return ["[OPTIONS]", "(SEQ | --roll N)"]
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """`explain roll 16` as `explain --roll 16`: a battle line says "roll 16: ...", and the
+        words copied from it were refused as an event number ("give a whole number (got 'roll')")."""
+        taken = list(args)
+        for i, word in enumerate(taken):
+            if word == "--":
+                break
+            if word.lower() == "roll" and (i == 0 or taken[i - 1] != "--roll"):
+                if i == len(taken) - 1:
+                    raise click.UsageError("give the roll's number after roll: tracker explain roll N", ctx)
+                taken[i] = "--roll"
+                break
+        return super().parse_args(ctx, taken)
+
 
 @click.command(cls=_EventOrRoll)
 @click.argument("seq", type=POSITIVE, required=False, metavar="SEQ", shell_complete=complete_recent_events)
@@ -272,9 +286,9 @@ class _EventOrRoll(click.Command):
 @click.pass_obj
 def explain(ctx: Context, seq: int | None, roll: int | None, as_json: bool) -> None:
     """Explain one event: its rules, dice and target numbers, choices, what it changed, undo status.
-    SEQ is the event's number in the log; a battle line's "roll 16" is a roll number: --roll 16.
+    SEQ is the event's number in the log; a battle line's "roll 16" is a roll number: roll 16.
 
-    Example: tracker explain 27; tracker explain --roll 16
+    Example: tracker explain 27; tracker explain --roll 16; tracker explain roll 16
     """
 
     t = ctx.tracker

@@ -12,17 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from projections.summary import rule_of, summary
 from tracker.cli.common import (
     Context,
     act,
     dice_options,
-    echo_prose,
-    echo_waiting,
-    perform,
     record_json_option,
     seen_option,
-    wants_json,
 )
 from tracker.cli.completion import Completer, complete_units
 from tracker.cli.completion_battles import (
@@ -41,7 +36,6 @@ from tracker.cli.completion_battles import (
 )
 from tracker.cli.deciding import ANY_BATTLE, act_auto, act_on, optional_battle, which_battle
 from tracker.cli.params import NATION, ZONE
-from tracker.service.names import Names
 
 if TYPE_CHECKING:
     pass
@@ -389,27 +383,9 @@ def battle_decide(
 
     Example: tracker battle decide 3 --nation Germany --retreat-to "Skagerrak"
     """
-    if submerge or retreat_to is not None or wants_json():
-        act_on(
-            ctx, "battle decide", battle, {"nation": nation, "submerge": submerge, "retreat_to": retreat_to}, ("naval",)
-        )
-        return
-    battle, note = which_battle(ctx, battle, ("naval",))
-    inputs = {"battle": battle, "nation": nation, "submerge": submerge, "retreat_to": retreat_to}
-    # NC4: fighting on records no event of its own (RK1 records a retreat or a submerge), so
-    # this line tells it, before what follows it: the other side's decision or the next round.
-    t = ctx.tracker
-    # Who decides without --nation: the one the battle waited for (read before the action).
-    b = t.load(t.campaign_id(ctx.campaign)).battles.get(str(battle))
-    waiting = list(b["waiting"]) if b is not None else []
-    done = perform(ctx, "battle decide", inputs)
-    who = Names(done.campaign).nation(nation) if nation else waiting[0]
-    if note:
-        echo_prose(note)
-    echo_prose(f"battle {battle}: {who} fights on   [NC4]")
-    for e in done.events:
-        echo_prose(f"{summary(e, done.campaign.scenario)}   [{rule_of(e)}]")
-    echo_waiting(done.events, done.campaign.pending())
+    # NC4: fighting on records no event of its own; `echo_events` says it ("Britain fights on"),
+    # before what follows it: the other side's decision or the next round.
+    act_on(ctx, "battle decide", battle, {"nation": nation, "submerge": submerge, "retreat_to": retreat_to}, ("naval",))
 
 
 _auto_command(

@@ -43,7 +43,7 @@ from tracker.cli.completion import (
 )
 from tracker.cli.params import MAX_INT, REASON, ZONE, Whole
 from tracker.reports.views import board_now, heading, render_board
-from tracker.service.describe import quoted, with_landing
+from tracker.service.describe import quoted
 from tracker.service.names import once_each, split_units
 from tracker.service.turn_played import in_progress, played_now
 
@@ -137,7 +137,7 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
             return
         # T4: what the phase just opened waits for (a battle due, a convoy attack that may be
         # declared, aircraft to land where they may, F7), as after any other action.
-        echo_waiting(recorded, with_landing(now, now.pending()))
+        echo_waiting(recorded, now.pending())
         return
     t = ctx.tracker
     cid = t.campaign_id(ctx.campaign)
@@ -176,7 +176,7 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
         emit_recorded(ctx, "next", recorded, now)
         return
     # Only where the steps stopped: the phases passed through were closed by the next step.
-    echo_waiting(recorded, with_landing(now, now.pending()))
+    echo_waiting(recorded, now.pending())
 
 
 def past_next_round_opening(campaign: Campaign, target: str, to_phase: str) -> RuleViolation | None:
@@ -310,8 +310,8 @@ def pending(ctx: Context, as_json: bool) -> None:
     """
     t = ctx.tracker
     campaign = t.load(t.campaign_id(ctx.campaign))
-    # F7: aircraft that must land are given the flight to a place they may land.
-    items = [{**item, "command": next_command(item)} for item in with_landing(campaign, campaign.pending(turn=True))]
+    # F7: an item of aircraft that must land carries the flight that lands them (`landing`).
+    items = [{**item, "command": next_command(item)} for item in campaign.pending(turn=True)]
     if as_json:
         emit_json(items)
         return
