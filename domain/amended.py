@@ -53,6 +53,10 @@ AMENDED: dict[str, tuple[str, Any, Any]] = {
     # HA7: a hit with no legal target left is lost, cited as HA7 (NC6 where the side hit holds
     # only submarines); recorded before, it cited NC3 (the round's casualty removal).
     "hits_lost_by_ha7": ("naval_combat", True, False),
+    # NC1, NC4: a naval battle ends once a side has no unit left in it, though a nation still
+    # waits to decide after the round (a side's last submarine submerged, the other not yet
+    # decided); recorded before, that nation still decided, and an attacker's retreat was taken.
+    "gone_side_ends_battle": ("naval_combat", True, False),
     # RK3: every override undo needs a nation of the other side to agree, the undone actions
     # locked or not; recorded before, only locked actions asked it.
     "every_override_agreed": ("record", True, False),

@@ -170,6 +170,7 @@ class Ruleset:
     others_fly_afresh: bool = True  # F7, CV3
     owners_change_first: bool = True  # AD1, F7
     hits_lost_by_ha7: bool = True  # HA7
+    gone_side_ends_battle: bool = True  # NC1, NC4
     content_hash: str = field(default="", compare=False)
 
     def unit(self, name: str) -> UnitType:
@@ -534,7 +535,8 @@ def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     out a key of an amended rule (AMENDED: HA7's placement, CV4's search order, NC1's arriving
     and lone submarines, F7's aircraft at sea, friendly carriers and other nations' range,
     SM1's stopped ships, PU2's purchases with a place, F8's neutral land and recorded entries,
-    RK3's agreement, PL2 and RK3's neutrals that do not act, NC1 and F5's sides named whole) was
+    RK3's agreement, PL2 and RK3's neutrals that do not act, NC1 and F5's sides named whole, NC1's
+    battle over once a side is gone) was
     recorded before the rule was amended and is refereed as then (`ruleset_from_recorded`), so
     the data says each: the rule as it stands unless the file says."""
     data, source = read_builtin_or_file("rulesets", name_or_path)

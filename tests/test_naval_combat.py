@@ -321,9 +321,10 @@ def test_nc4_the_defenders_submarines_may_submerge_too() -> None:
     assert step(c, b) == ("decide", ["Germany", "Britain"], "NC4")
     refused(c, RuleViolation, lambda: c.naval_decide(b, "Britain", None, "Skagerrak"), "NC1")
     c.naval_decide(b, "Britain", ["GB-SS1", "GB-SS2"], None)
-    assert step(c, b) == ("decide", ["Germany"], "NC4")
-    c.naval_decide(b, "Germany", None, None)
-    assert events(c, "BattleEnded")[-1].rule == "NC1"  # every defender left is submerged
+    # NC1: every defender left is submerged, so the battle is over: Germany is not asked to
+    # fight on against nobody (`gone_side_ends_battle`; before the key it still decided).
+    assert events(c, "BattleEnded")[-1].rule == "NC1"
+    assert str(b) not in c.battles
 
 
 def test_nc1_the_attacker_may_retreat_to_an_adjacent_sea_zone_without_enemy_warships() -> None:

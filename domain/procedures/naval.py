@@ -227,8 +227,9 @@ def decide(
         noted.append(Fact("retreated", "NC1", tuple(p.id for p in f.attackers), side="attacker", lists=lists))
         s = evolve(s, fight=evolve(f, attackers=()), retreated=f.attackers)
         return _close(s, tuple(noted))
-    if s.waiting:
+    if s.waiting and (f.attackers and f.defenders or not ctx.ruleset.gone_side_ends_battle):
         return s, tuple(noted)
+    # NC1: a side gone (its last submarine submerged) ends the battle; nobody decides further.
     if f.attackers and f.defenders and goes_on(f, ctx):
         ns, more = _next_round(s, ctx)
         return ns, tuple(noted) + more
