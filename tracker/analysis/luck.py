@@ -304,7 +304,7 @@ def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) ->
         return None
     actual = {"attacker_units_lost": 0, "defender_units_lost": 0}
     for cas in b["casualties"]:
-        if cas.get("undone_by") or cas["result"] != "sunk" or cas["seq"] < first:
+        if cas.get("undone_by") or cas["result"] not in ("sunk", "shot down") or cas["seq"] < first:
             continue
         actual[f"{_side(sides, b, cas['nation'])}_units_lost"] += 1
     ntr = int(b.get("ntr_destroyed") or 0)

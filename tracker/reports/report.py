@@ -69,7 +69,7 @@ TURN:
                 went_on: [{units, zone, seq}] (an interception's submarines that went on, SM5:
                 the zone their move of event seq reached; empty for other battles)}.
     rolls       every dice roll of the turn (battle and research rolls included): ROLL.
-    casualties  CASUALTY: {seq, unit, type, nation, result ("sunk" or "damaged"), battle,
+    casualties  CASUALTY: {seq, unit, type, nation, result ("sunk", "shot down" for an air unit, or "damaged"), battle,
                 rule, undone_by}.
     ntr_lost    {seq, nation, zone, count, rolled, battle, undone_by}.
     resources   {seq, nation, ntr_value, income, lost, collected, balance, undone_by}.

@@ -184,11 +184,14 @@ def survivors_text(b: dict[str, Any]) -> str:
 
 def battle_result(b: dict[str, Any]) -> str:
     sunk = [c["unit"] for c in b["casualties"] if c["result"] == "sunk" and not c["undone_by"]]
+    downed = [c["unit"] for c in b["casualties"] if c["result"] == "shot down" and not c["undone_by"]]
     # A capital ship damaged in one round and sunk in a later one is sunk, not still damaged.
     damaged = [
         c["unit"] for c in b["casualties"] if c["result"] == "damaged" and not c["undone_by"] and c["unit"] not in sunk
     ]
     parts = [f"sunk: {', '.join(sunk)}" if sunk else "nothing sunk"]
+    if downed:
+        parts.append(f"shot down: {', '.join(downed)}")
     if damaged:
         parts.append(f"damaged: {', '.join(damaged)}")
     if b["kind"] != "convoy":

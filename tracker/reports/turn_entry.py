@@ -75,12 +75,14 @@ def undo_entry(r: Mapping[str, Any]) -> dict[str, Any]:
 def _casualty(ctx: ReportContext, r: dict[str, Any]) -> dict[str, Any]:
     d = r["data"]
     unit_type, nation = ctx.unit(d["unit"])
+    # An aircraft lost is shot down, a ship sunk (F3, NC5: a capital ship may be damaged first).
+    air = unit_type in ctx.ruleset.units and ctx.ruleset.units[unit_type].is_air
     return {
         "seq": r["seq"],
         "unit": d["unit"],
         "type": unit_type,
         "nation": nation,
-        "result": "sunk" if d["sunk"] else "damaged",
+        "result": ("shot down" if air else "sunk") if d["sunk"] else "damaged",
         "battle": d.get("battle"),
         "rule": d.get("rule", r["rule"]),
         "undone_by": r["undone_by"],

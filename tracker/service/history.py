@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from typing import Any
 from uuid import UUID
 
@@ -185,16 +185,19 @@ _GONE = {
 }
 
 
-def board_changes(before: Mapping[str, Any] | None, after: Mapping[str, Any], kind: str = "") -> list[str]:
-    """What an event of `kind` changed on the board, as readable lines."""
-    gone = _GONE.get(kind, "sunk")
+def board_changes(
+    before: Mapping[str, Any] | None, after: Mapping[str, Any], kind: str = "", air: Container[str] = ()
+) -> list[str]:
+    """What an event of `kind` changed on the board, as readable lines; a unit of a type in
+    `air` lost to a casualty is shot down, a ship sunk."""
+    gone = _GONE.get(kind)
     lines: list[str] = []
     old_units = {u["id"]: u for u in (before or {"units": []})["units"]}
     new_units = {u["id"]: u for u in after["units"]}
     for uid in sorted(set(old_units) | set(new_units)):
         o, n = old_units.get(uid), new_units.get(uid)
         if o and not n:
-            lines.append(f"{uid} {gone} from {o['at']}")
+            lines.append(f"{uid} {gone or ('shot down' if o['type'] in air else 'sunk')} from {o['at']}")
         elif n and not o:
             lines.append(f"{uid} appears in {n['at']}")
         elif o and n:
@@ -236,7 +239,8 @@ def explain(t: Tracker, cid: UUID, seq: int) -> Explanation:
         found = log_records(t, cid, seq=seq, views=v)
         after = v.board_at(seq)
         before = v.board_at(seq - 1) if seq > 1 else None
-        changes = board_changes(before, after, kind)
+        air = {name for name, u in ruleset.units.items() if u.is_air}
+        changes = board_changes(before, after, kind, air)
         if kind == "Adjusted" and event.owners:
             # AD1: territory owners are no part of the board rows compared above.
             held = t.owners_at(v, seq - 1)
