@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from domain.errors import InputError, TrackerError
 from tracker.cli.common import Context
@@ -28,9 +30,14 @@ LOG_FORMATS = ("text", "json")
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
+def env_name(option: str) -> str:
+    """The environment variable an option is also read from: --smtp-host, TRACKER_SMTP_HOST."""
+    return "TRACKER_" + option.lstrip("-").replace("-", "_").upper()
+
+
 def env_option(name: str, **kwargs: Any) -> Callable[[_F], _F]:
     """An option also read from TRACKER_<NAME> (the ASGI factory reads all of them there)."""
-    envvar = "TRACKER_" + name.lstrip("-").replace("-", "_").upper()
+    envvar = env_name(name)
     if "default" in kwargs and not kwargs.get("is_flag"):
         kwargs["show_default"] = True
     return click.option(name, envvar=envvar, show_envvar=True, **kwargs)
@@ -98,8 +105,9 @@ def serve(ctx: Context, /, serve_db: str | None, host: str, port: int, **options
         import uvicorn
     except ImportError as e:
         raise missing_extra(e) from None
+    names = setting_names(click.get_current_context(), db_given=serve_db is not None)
     port = check_address(host, port)
-    app = build_app(serve_db or ctx.db, f" on http://{host}:{port}/", **options)
+    app = build_app(serve_db or ctx.db, f" on http://{host}:{port}/", names=names, **options)
     config = uvicorn.Config(
         app, host=host, port=port, log_level=options["log_level"], server_header=False, log_config=None,
         access_log=False,
@@ -143,14 +151,49 @@ def check_address(host: str, port: int) -> int:
         return int(probe.getsockname()[1])
 
 
-def _check_public_url(url: str | None) -> None:
+def setting_names(ctx: click.Context, db_given: bool = False, factory: bool = False) -> dict[str, str]:
+    """Each of `serve`'s options as the operator gave it, for the errors and warnings that name
+    it: the option when typed, its environment variable when read from there (under the ASGI
+    factory, which takes no options, always). An option given neither way keeps its name."""
+    names: dict[str, str] = {}
+    for param in ctx.command.params:
+        if isinstance(param, click.Option) and param.name and isinstance(param.envvar, str):
+            from_env = factory or ctx.get_parameter_source(param.name) is ParameterSource.ENVIRONMENT
+            names[param.opts[0]] = param.envvar if from_env else param.opts[0]
+    # The database: serve's own --db, else the global --db or TRACKER_DB (the factory's).
+    db_from_env = not db_given and ctx.find_root().get_parameter_source("db") is ParameterSource.ENVIRONMENT
+    names["--db"] = "TRACKER_DB" if factory or db_from_env else "--db"
+    return names
+
+
+def said_as(text: str, names: Mapping[str, str]) -> str:
+    """`text` with each option it names said as the operator gave it (`setting_names`)."""
+    for option, name in names.items():
+        if name != option:
+            text = re.sub(rf"(?<![\w-]){re.escape(option)}(?![\w-])", name, text)
+    return text
+
+
+def named_as(e: InputError, names: Mapping[str, str]) -> InputError:
+    """`e` said as `said_as` says: the key store's and the database's checks say `--keys ...`
+    and `name another with --db` whichever way they were given."""
+    message = said_as(str(e), names)
+    if message == str(e):
+        return e
+    renamed = InputError(message)
+    renamed.exit_code = e.exit_code
+    return renamed
+
+
+def _check_public_url(url: str | None, names: Mapping[str, str]) -> None:
     """--public-url (TRACKER_PUBLIC_URL) is the http(s) address every notification links
     players to: refused at start, not found in the players' messages ("not a url/campaigns/...",
     or a javascript: link)."""
     from tracker.service.notify import url_problem
 
     if url is not None and url_problem(url) is not None:
-        raise InputError(f"--public-url must be an http:// or https:// address with a host, got {url[:200]!r}")
+        name = names.get("--public-url", "--public-url")
+        raise InputError(f"{name} must be an http:// or https:// address with a host, got {url[:200]!r}")
 
 
 def missing_extra(e: ImportError) -> InputError:
@@ -162,10 +205,12 @@ def missing_extra(e: ImportError) -> InputError:
 
 def build_app(
     db: str | None, where: str, keys: str | None, reveal: str, public_url: str | None, log_level: str,
-    log_format: str, webhook_hosts: str = "private", **smtp: Any,
+    log_format: str, webhook_hosts: str = "private", names: Mapping[str, str] | None = None, **smtp: Any,
 ) -> Any:  # fmt: skip
     """The server's application as `tracker serve` (or the factory) runs it: its log set up,
-    and the worker that sends turn notifications (`tracker notify`) started with it."""
+    and the worker that sends turn notifications (`tracker notify`) started with it. `names`:
+    the options as the operator gave them (`setting_names`), for the errors that name them."""
+    names = names or {}
     try:
         from tracker.server import logs
         from tracker.server.app import create_app
@@ -179,20 +224,37 @@ def build_app(
     webhook_senders.webhook_hosts = webhook_hosts
     # The options are checked before the application opens the database: making it moves the
     # seeds into the key store and may reveal one, which a refused start must not do.
-    sender = senders(**smtp)
-    _check_public_url(public_url)
+    sender = senders(**smtp, names=names)
+    _check_public_url(public_url, names)
     delivery = DeliverySettings.from_env(public_url=public_url, sender=sender)
-    app = create_app(db or DEFAULT_DB, keys=keys, reveal=reveal)
+    try:
+        app = create_app(db or DEFAULT_DB, keys=keys, reveal=reveal)
+    except InputError as e:
+        raise named_as(e, names) from None
     app.state.delivery = delivery
     log = logging.getLogger("tracker.server")
-    log.info("Serving %s%s (API under /api)", app.state.service.tracker.safe_url, where)
-    warn_foreign_keys(app.state.service.tracker, log)
+    tracker = app.state.service.tracker
+    # The key store too: a server started from another folder, whose default store is a new
+    # one, rolls no auto die of the league's; the operator checks which store it opened here.
+    log.info("Serving %s%s (API under /api), dice seeds in %s", tracker.safe_url, where, key_store(tracker))
+    warn_foreign_keys(tracker, log, names)
     return app
 
 
-def warn_foreign_keys(tracker: Any, log: logging.Logger) -> None:
-    """Say at start, naming it, that the key store is not the league's (`/ready` then fails
-    `keys`): the server still serves reads and manual dice, so it starts."""
+def key_store(tracker: Any) -> str:
+    """The key store a tracker opened, as the operator names it: a SQLite file by its path, a
+    database by its URL (its password hidden)."""
+    from tracker.storage.store import sqlite_file
+
+    url = tracker.registry.keys.url
+    path = sqlite_file(url.render_as_string(hide_password=False))
+    return str(path) if path is not None else str(url.render_as_string(hide_password=True))
+
+
+def warn_foreign_keys(tracker: Any, log: logging.Logger, names: Mapping[str, str] | None = None) -> None:
+    """Say at start, naming it (as --keys or TRACKER_KEYS, as it was given: `names`), that the
+    key store is not the league's (`/ready` then fails `keys`): the server still serves reads
+    and manual dice, so it starts."""
     from sqlalchemy.exc import SQLAlchemyError
 
     from tracker.server.ready import foreign_keys
@@ -202,8 +264,7 @@ def warn_foreign_keys(tracker: Any, log: logging.Logger) -> None:
     except SQLAlchemyError:
         return  # the database or the store stopped answering: `/ready` says so
     if problem is not None:
-        keys = tracker.registry.keys.url.render_as_string(hide_password=True)
-        log.warning("--keys %s: %s", keys, problem)
+        log.warning("%s", said_as(f"--keys {key_store(tracker)}: {problem}", names or {}))
 
 
 def app_from_environment() -> Any:
@@ -214,9 +275,10 @@ def app_from_environment() -> Any:
     try:
         with serve.make_context("serve", [], obj=None) as ctx:
             options = dict(ctx.params)
+            names = setting_names(ctx, factory=True)
         for key in ("serve_db", "host", "port"):
             options.pop(key)
-        return build_app(os.environ.get("TRACKER_DB"), "", **options)
+        return build_app(os.environ.get("TRACKER_DB"), "", names=names, **options)
     except click.ClickException as e:
         # Named by the variable that was read, not by the option it stands for.
         envvar = getattr(getattr(e, "param", None), "envvar", None)
@@ -228,21 +290,26 @@ def app_from_environment() -> Any:
 
 
 def senders(
-    smtp_host: str | None, smtp_port: int, smtp_from: str | None, smtp_starttls: bool, smtp_user: str | None
-) -> Any:
-    """The notifications' senders: webhooks, and e-mail when an SMTP server is given."""
+    smtp_host: str | None, smtp_port: int, smtp_from: str | None, smtp_starttls: bool, smtp_user: str | None,
+    names: Mapping[str, str] | None = None,
+) -> Any:  # fmt: skip
+    """The notifications' senders: webhooks, and e-mail when an SMTP server is given (each
+    setting named in a refusal as `names` says the operator gave it)."""
     from tracker.service.notify import Senders, SmtpSender, SmtpSettings
 
     if smtp_host is None:
         return Senders()
+    host, sender = (names or {}).get("--smtp-host", "--smtp-host"), (names or {}).get("--smtp-from", "--smtp-from")
     if not smtp_from:
-        raise click.UsageError("--smtp-host needs --smtp-from ADDRESS (the notifications' sender)")
+        # The missing one said the way its partner was given: an environment sets both.
+        missing = f"{env_name('--smtp-from')}=ADDRESS" if host.startswith("TRACKER_") else f"{sender} ADDRESS"
+        raise click.UsageError(f"{host} needs {missing} (the notifications' sender)")
     from tracker.service.notify import is_address
 
     if not is_address(smtp_from):
         # The SMTP server refuses it at the first message, in the delivery log, not at start.
         raise click.UsageError(
-            f"--smtp-from must be one e-mail address, e.g. tracker@league.example, got {smtp_from[:200]!r}"
+            f"{sender} must be one e-mail address, e.g. tracker@league.example, got {smtp_from[:200]!r}"
         )
     settings = SmtpSettings(
         smtp_host, smtp_port, smtp_from, smtp_starttls, smtp_user, os.environ.get("TRACKER_SMTP_PASSWORD")

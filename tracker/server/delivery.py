@@ -18,12 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
+from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 
 from domain.errors import InputError
 from tracker.cli.common import next_command
 from tracker.service.history import log_records
-from tracker.service.notify import Backoff, Outbox, Sender, Senders, mask, normal_url, remind
+from tracker.service.notify import Backoff, Outbox, Sender, Senders, mask, normal_url, outbox_table, remind
 from tracker.service.notify.delivery import prepare, send_prepared
 
 log = logging.getLogger("tracker.delivery")
@@ -134,6 +136,11 @@ class Worker:
         self.outbox = Outbox(engine)
         self.settings = settings
         self._tracker: Any = None
+        # While passes fail (the database down): the reason last logged, when the first failed
+        # and how many have; one line each time the reason changes, one when delivery resumes.
+        self._failing: str | None = None
+        self._failing_since = 0.0
+        self._failed_passes = 0
 
     def step(self) -> int:
         """One pass over the due messages and reminders, a log line for each attempt (as
@@ -168,13 +175,24 @@ class Worker:
         delivered = 0
         for row, body, started in messages:
             why = send_prepared(self.outbox, row, body, s.sender, s.backoff)
-            self._log(row, "delivered" if why is None else why, started, reminder=False)
+            self._log(row, "delivered" if why is None else why, started, reminder=False, failed=why is not None)
             if why is not None:
                 break
             delivered += 1
         return delivered
 
-    def _log(self, row: Mapping[str, Any], outcome: str, started: float, reminder: bool) -> None:
+    def _attempt(self, row: Mapping[str, Any]) -> tuple[str, bool]:
+        """Which attempt a failed one was and what follows it, for its line, and whether it
+        was the last: each failure read the same ("unreachable") and nothing said that the
+        last of them gave the message up."""
+        backoff = self.settings.backoff
+        attempt = int(row["attempts"]) + 1
+        retry = backoff.retry_at(attempt, 0.0)
+        if retry is None:
+            return f"attempt {attempt} of {backoff.limit}: given up, see tracker notify log", True
+        return f"attempt {attempt} of {backoff.limit}, next in {retry:g} s", False
+
+    def _log(self, row: Mapping[str, Any], outcome: str, started: float, reminder: bool, failed: bool = False) -> None:
         # The channel by number and kind only: its target is a webhook URL or an address.
         fields = {
             "job": "delivery",
@@ -193,7 +211,13 @@ class Worker:
         }
         what = "reminder" if reminder else "notification"
         message = f"{what} %s to channel %s: %s"
-        log.info(message, row["id"], row["channel_id"], outcome, extra={"fields": fields})
+        level, args = logging.INFO, [row["id"], row["channel_id"], outcome]
+        if failed:
+            attempt, last = self._attempt(row)
+            fields["attempt"] = int(row["attempts"]) + 1
+            message, level = message + " (%s)", logging.WARNING if last else logging.INFO
+            args.append(attempt)
+        log.log(level, message, *args, extra={"fields": fields})
 
     @property
     def tracker(self) -> Any:
@@ -254,14 +278,58 @@ class Worker:
             more["attachment"] = (f"{name}-since-{since}.jsonl", b"".join(result.chunks()))
         return more
 
+    def _pass(self) -> int | None:
+        """One pass (`step`); while passes are failing, how many messages wait (counted first:
+        the line that says delivery resumed tells how many it takes up)."""
+        waiting = None
+        if self._failing is not None:
+            # Not counted is no failure of its own: the pass says why, with its own error.
+            with contextlib.suppress(SQLAlchemyError):
+                waiting = self.outbox_waiting()
+        self.step()
+        return waiting
+
+    def outbox_waiting(self) -> int:
+        """How many messages wait to be sent (pending, due now or later)."""
+        with self.outbox.engine.connect() as conn:
+            query = select(func.count()).select_from(outbox_table).where(outbox_table.c.status == "pending")
+            return int(conn.execute(query).scalar() or 0)
+
+    def failed(self, reason: str) -> None:
+        """A pass that failed: said once, and again only when its reason changes (a database
+        down for an hour was about 1,800 lines of the same words). Passes go on at each poll."""
+        self._failed_passes += 1
+        if self._failing == reason:
+            return
+        if self._failing is None:
+            self._failing_since = time.monotonic()
+        self._failing = reason
+        log.warning(
+            "notification delivery failed: %s; retried every %g s, said again if the reason changes and when "
+            "delivery resumes",
+            reason,
+            self.settings.poll,
+        )
+
+    def resumed(self, waiting: int | None) -> None:
+        """A pass that worked after failed ones: one line, with how long and how many waited."""
+        if self._failing is None:
+            return
+        took = time.monotonic() - self._failing_since
+        counted = "" if waiting is None else f": {waiting} message{'' if waiting == 1 else 's'} waiting"
+        log.info("notification delivery resumed after %.0f s (%d failed passes)%s", took, self._failed_passes, counted)
+        self._failing, self._failed_passes = None, 0
+
     async def run(self) -> None:
         try:
             while True:
                 try:
-                    await asyncio.to_thread(self.step)
+                    waiting = await asyncio.to_thread(self._pass)
                 except Exception as e:  # noqa: BLE001 - the worker outlives a database hiccup
                     # Its reason, but no channel's URL (see `failure`).
-                    log.warning("notification delivery failed: %s", failure(e))
+                    self.failed(failure(e))
+                else:
+                    self.resumed(waiting)
                 await asyncio.sleep(self.settings.poll)
         finally:
             self.close()

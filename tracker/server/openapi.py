@@ -34,7 +34,8 @@ ERRORS = {
     "415": "The request body is not sent as JSON (Content-Type: application/json).",
     "422": "The Idempotency-Key was sent before with a different request: nothing was recorded.",
     "429": "Too many failed token checks from this address: retry after Retry-After seconds.",
-    "503": "The database does not answer (retry after Retry-After seconds) or has no room left: nothing was recorded.",
+    "503": "The database does not answer (retry after Retry-After seconds), has no room left, or is read-only to "
+    "the server (no Retry-After: its operator must make it writable): nothing was recorded.",
 }
 # The errors of a read of a campaign, of what records, and of what records from a JSON body
 # with an idempotency key.

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse
 
 from domain.errors import RuleViolation, TrackerError
 from tracker.cli.params import shorten_echoes
-from tracker.server.served import NotFound
+from tracker.server.served import READ_ONLY, NotFound
 from tracker.service.idempotency import KeyReused
 from tracker.service.players import Forbidden, Unauthenticated
 from tracker.storage.datastore import DatabaseFull
@@ -65,7 +65,7 @@ def cited_rule(message: str) -> str | None:
 def tracker_error(e: TrackerError) -> ApiError:
     """A refused action (exit 1) is 409 with its rule; bad usage (exit 2) is 400; an idempotency
     key sent before with another request is 422, as the IETF draft on the header asks; a full
-    database is 503."""
+    or read-only database is 503."""
     message = shorten_echoes(str(e))
     rule = e.rule if isinstance(e, RuleViolation) else cited_rule(message) if e.exit_code == 1 else None
     if isinstance(e, NotFound):
@@ -80,6 +80,11 @@ def tracker_error(e: TrackerError) -> ApiError:
         # The server's trouble, not the request's: 503 (the request may be sent again once
         # there is space), and the operator reads why in the log.
         log.error("%s", message)
+        return ApiError(503, message)
+    if str(e) == READ_ONLY:
+        # The server's state, not the client's fault (it was 400): 503, counted with the
+        # server's errors where an operator watches them. No Retry-After: a file's mode does
+        # not mend by itself, and a client told to retry in seconds would only ask again.
         return ApiError(503, message)
     status = 400 if e.exit_code == 2 else 409
     return ApiError(status, message, rule)

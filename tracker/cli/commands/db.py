@@ -19,7 +19,35 @@ if TYPE_CHECKING:
     from tracker.storage.migrations import Step
 
 
-@click.group(name="db")
+# The words other tools use for these commands (alembic's, a package manager's), which
+# click's spelling suggestions do not reach: `tracker db status` said no more than "no such
+# command". Each is suggested, not run: `db current` and `db upgrade` stay the only names.
+GUESSED = {
+    "status": "current",
+    "version": "current",
+    "revision": "current",
+    "heads": "current",
+    "show": "current",
+    "info": "current",
+    "migrate": "upgrade",
+    "update": "upgrade",
+}
+
+
+class DbGroup(click.Group):
+    """`tracker db`, naming the command an operator's guess stands for."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = click.utils.make_str(args[0]) if args else ""
+        meant = GUESSED.get(name.lower())
+        if meant is not None and self.get_command(ctx, name) is None and not ctx.resilient_parsing:
+            raise click.UsageError(f"No such command {name!r}. Did you mean {meant!r}?", ctx)
+        return super().resolve_command(ctx, args)
+
+
+@click.group(name="db", cls=DbGroup)
 def db_group() -> None:
     """The database's side tables: which revision they are at, and upgrading them to this tracker's."""
 
