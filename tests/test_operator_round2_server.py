@@ -281,6 +281,15 @@ def test_an_action_on_a_read_only_database_is_503_without_retry_after(
     assert answer.status_code == 503, answer.text
     assert "retry-after" not in answer.headers
     assert answer.json() == {"error": READ_ONLY, "rule": None}
+    # And through the command route a `tracker --server URL next` takes (it was 400: exit 2).
+    app = create_app(str(db), keys=str(tmp_path / "keys.db"))
+    try:
+        with TestClient(app) as client:
+            typed = client.post("/api/command", json={"args": ["next"], "campaign": "autumn"}, headers=headers)
+    finally:
+        app.state.service.close()
+    assert typed.status_code == 503, typed.text
+    assert typed.json()["error"] == READ_ONLY and typed.json()["rule"] is None
     documented = spec["paths"]["/campaigns/{name}/actions"]["post"]["responses"]["503"]["description"]
     assert "read-only" in documented and "no Retry-After" in documented
 

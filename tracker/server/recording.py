@@ -13,15 +13,16 @@ from domain.errors import InputError, RuleViolation, TrackerError
 from tracker.cli.params import shorten_echoes
 from tracker.server.commands import run_command
 from tracker.server.responses import JsonResponse, cited_rule
-from tracker.server.served import NEEDS_TOKEN, NotFound, ServedTracker
+from tracker.server.served import NEEDS_TOKEN, READ_ONLY, NotFound, ServedTracker
 from tracker.service.performing import Outcome
 from tracker.service.players import Forbidden, Player, Unauthenticated
 from tracker.service.shapes import OverrideRequest
 
 
 def command_response(result: dict[str, Any]) -> Response:
-    """A command's outcome: 200 done, 400 bad usage, 409 refused; 401/403 for want of a token
-    or a right, 409 for an override waiting for approval (each with its error and rule)."""
+    """A command's outcome: 200 done, 400 bad usage, 409 refused, 503 on a read-only database;
+    401/403 for want of a token or a right, 409 for an override waiting for approval (each with
+    its error and rule)."""
     refused = result.pop("refused", None)
     body = dict(result)
     if isinstance(refused, NotFound):
@@ -39,7 +40,10 @@ def command_response(result: dict[str, Any]) -> Response:
             message = (result["stderr"] or "").strip().splitlines()
             error = message[-1].removeprefix("Error: ") if message else "refused"
             rule = cited_rule(error) if status == 409 else None
-            if rule == "PL2":
+            if error == READ_ONLY:
+                # The server's state, not the client's usage (`responses.tracker_error`).
+                status, rule = 503, None
+            elif rule == "PL2":
                 # A right the command itself checks (`notify add --player` of another player):
                 # 403, as every other PL2 refusal is answered.
                 status = 403
