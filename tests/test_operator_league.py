@@ -128,6 +128,35 @@ def test_ready_fails_database_not_keys_while_the_campaign_database_does_not_answ
         app.state.service.close()
 
 
+def test_a_ready_probe_through_an_outage_logs_its_failure_once_and_its_end_once(
+    served_league: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A probe every 10 s through an outage logged "ready check database failed" each time,
+    some 360 lines an hour: once now, and once when the check passes again."""
+    from sqlalchemy import create_engine
+
+    from tracker.server import create_app
+
+    caplog.set_level(logging.INFO, logger="tracker.server")
+    db, keys = served_league
+    app = create_app(db, keys=str(keys))
+    try:
+        answering = app.state.service.tracker.engine
+        gone = create_engine(f"sqlite:///{tmp_path / 'no-such-folder' / 'league.db'}")
+        monkeypatch.setattr(app.state.service.tracker, "engine", gone)
+        for _ in range(3):
+            assert get(app, "/ready")[0] == 503
+        monkeypatch.setattr(app.state.service.tracker, "engine", answering)
+        for _ in range(2):
+            assert get(app, "/ready")[0] == 200
+    finally:
+        monkeypatch.undo()
+        app.state.service.close()
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("ready check database")]
+    assert len(said) == 2, said
+    assert "failed: unable to open database file" in said[0] and said[1] == "ready check database passes again"
+
+
 def test_d5_serve_warns_at_start_when_the_key_store_holds_none_of_the_leagues_seeds(
     served_league: tuple[str, Path], tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:

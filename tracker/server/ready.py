@@ -15,6 +15,22 @@ from tracker.server.served import ServedTracker, file_identity
 from tracker.storage.store import campaigns_table, seeds_table, served_table, sqlite_file
 
 log = logging.getLogger("tracker.server")
+# The reason each check of each database last failed for, as logged: a probe every few seconds
+# through an outage said the same line each time (hundreds an hour); it is said once, again when
+# the reason changes, and once when the check passes again.
+_failing: dict[tuple[str, str], str] = {}
+
+
+def _failed(t: ServedTracker, check: str, reason: str) -> None:
+    key = (t.safe_url, check)
+    if _failing.get(key) != reason:
+        _failing[key] = reason
+        log.warning("ready check %s failed: %s (said again only if the reason changes)", check, reason)
+
+
+def _passed(t: ServedTracker, check: str) -> None:
+    if _failing.pop((t.safe_url, check), None) is not None:
+        log.info("ready check %s passes again", check)
 
 
 def database_answers(t: ServedTracker) -> bool:
@@ -24,11 +40,11 @@ def database_answers(t: ServedTracker) -> bool:
     with t.engine.connect() as conn:
         conn.execute(select(literal(1))).scalar()
     if t.app.refuse_saves is not None:
-        log.warning("ready check database failed: the database is read-only to this server")
+        _failed(t, "database", "the database is read-only to this server")
         return False
     problem = file_replaced(t)
     if problem is not None:
-        log.warning("ready check database failed: %s", problem)
+        _failed(t, "database", problem)
         return False
     return True
 
@@ -64,7 +80,7 @@ def keys_readable(t: ServedTracker) -> bool:
         conn.execute(select(seeds_table.c.epoch).limit(1)).all()
     problem = foreign_keys(t)
     if problem is not None:
-        log.warning("ready check keys failed: %s", problem)
+        _failed(t, "keys", problem)
         return False
     return True
 
@@ -127,7 +143,7 @@ def schema_current(t: ServedTracker) -> bool:
         found = conn.execute(select(views.tracking.c.schema).where(views.tracking.c.name == views.NAME)).scalar()
         revision = recorded(conn)
     if revision != HEAD:
-        log.warning("ready check schema failed: schema not at head (side tables at %s, head %s)", revision, HEAD)
+        _failed(t, "schema", f"schema not at head (side tables at {revision}, head {HEAD})")
         return False
     return bool(found == views.SCHEMA)
 
@@ -148,5 +164,7 @@ def readiness(t: ServedTracker, outcome: dict[str, str]) -> None:
         except Exception as e:  # noqa: BLE001 - a check that cannot run has failed
             # The database's own reason when it does not answer (the operator's first
             # question); for any other error its kind alone, as its text may hold a URL.
-            log.warning("ready check %s failed: %s", name, outage(e) or type(e).__name__)
+            _failed(t, name, outage(e) or type(e).__name__)
             outcome[name] = "failed"
+        if outcome[name] == "ok":
+            _passed(t, name)
