@@ -97,10 +97,12 @@ def free_port() -> int:
 TRACKER = [sys.executable, "-c", "from tracker.cli.main import main; main()"]
 
 
-@contextmanager
-def served(db: str, *args: str, workdir: Path, env: dict[str, str] | None = None) -> Iterator[Server]:
-    """Start `tracker serve` on a free 127.0.0.1 port over `db`, wait until it answers, and
-    stop it by its PID afterwards. `workdir` holds its output file (and its default key store)."""
+# Starts of a server whose free port another process took in between (a parallel run of the
+# suite on the same machine): each is started again on another port, as many times as this.
+PORT_TAKEN_RETRIES = 3
+
+
+def _start(db: str, args: tuple[str, ...], workdir: Path, env: dict[str, str] | None) -> Server:
     port = free_port()
     output = secretscan.keep_log(workdir / f"server-{port}.log")
     with output.open("wb") as out:
@@ -111,11 +113,26 @@ def served(db: str, *args: str, workdir: Path, env: dict[str, str] | None = None
             cwd=workdir,
             env={**os.environ, **(env or {})},
         )
-    server = Server(f"http://127.0.0.1:{port}", proc, output)
+    return Server(f"http://127.0.0.1:{port}", proc, output)
+
+
+@contextmanager
+def served(db: str, *args: str, workdir: Path, env: dict[str, str] | None = None) -> Iterator[Server]:
+    """Start `tracker serve` on a free 127.0.0.1 port over `db`, wait until it answers, and
+    stop it by its PID afterwards. `workdir` holds its output file (and its default key store).
+    The port is free when chosen, not reserved: one taken before the server binds it is left
+    for another (`PORT_TAKEN_RETRIES`)."""
+    server = _start(db, args, workdir, env)
     try:
         deadline = time.monotonic() + 120
+        retries = PORT_TAKEN_RETRIES
         while True:
+            proc = server.proc
             if proc.poll() is not None:
+                if retries and "address already in use" in server.log().lower():
+                    retries -= 1
+                    server = _start(db, args, workdir, env)
+                    continue
                 raise RuntimeError(f"tracker serve exited with {proc.returncode}:\n{server.log()}")
             try:
                 with urllib.request.urlopen(server.url + "/api/health", timeout=5) as resp:
@@ -128,7 +145,7 @@ def served(db: str, *args: str, workdir: Path, env: dict[str, str] | None = None
             time.sleep(0.1)
         yield server
     finally:
-        stop(proc)
+        stop(server.proc)
         secretscan.harvest(db, secretscan.option(args, "--keys"), env, workdir)
 
 
