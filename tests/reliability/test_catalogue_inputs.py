@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import string
 from pathlib import Path
 from typing import Any
@@ -112,10 +113,18 @@ def random_args(rng: random.Random, command: click.Command) -> list[str]:
     return args
 
 
+# The last line of `scenario check`'s report on a file: what it found, exit 1 when any is an error.
+_CHECK_SUMMARY = re.compile(r": \d+ errors?, \d+ warnings?( \(.*\))?$")
+
+
 def one_line(result: Any, args: list[str]) -> bool:
     """A refusal is one line; with --json, a JSON document holding the error may go to stdout
-    beside it, for tools (`scenario check --json` of a file it cannot read)."""
+    beside it, for tools (`scenario check --json` of a file it cannot read). A check's report of
+    what it found in a file (`scenario check` of an empty or broken one, exit 1) is its output,
+    a line a finding and its summary, or that JSON document, and no refusal."""
     if len(result.output.strip().splitlines()) == 1:
+        return True
+    if "check" in args and "scenario" in args and _check_report(result):
         return True
     if "--json" not in args:
         return False
@@ -124,6 +133,17 @@ def one_line(result: Any, args: list[str]) -> bool:
     except ValueError:
         return False
     return len(result.stderr.strip().splitlines()) == 1
+
+
+def _check_report(result: Any) -> bool:
+    lines = result.stdout.strip().splitlines()
+    if lines and _CHECK_SUMMARY.search(lines[-1]):
+        return not result.stderr.strip()
+    try:
+        document = json.loads(result.stdout)
+    except ValueError:
+        return False
+    return isinstance(document, dict) and document.get("ok") is False and bool(document.get("errors"))
 
 
 def test_bad_input_on_every_command_is_refused_in_one_line(tmp_path: Path, figures: Any, monkeypatch: Any) -> None:
