@@ -144,6 +144,37 @@ def _pieces(ruleset: Ruleset, forces: list[tuple[str, dict[str, int]]], codes: d
     return tuple(out)
 
 
+def _codes(sides: Mapping[str, str]) -> dict[str, str]:
+    """A two-letter code for each nation of a position given by hand, unique among them."""
+    codes: dict[str, str] = {}
+    for n in sides:
+        code = n[:2].upper()
+        while code in codes.values():
+            code += "X"
+        codes[n] = code
+    return codes
+
+
+def _check_options(procedure: str, a_nations: list[str], ntr: int | None, stops_here: bool) -> None:
+    """What a position's procedure takes: one attacking nation, --stops-here for an
+    interception alone, --ntr (at least 1) for a convoy battle alone."""
+    if any(n != a_nations[0] for n in a_nations):
+        # The referee's procedures have one attacking nation: it declares the convoy attack
+        # with its submarines (CV1), moves the group (SM2), hunts with its own units (AS1), or
+        # moves into the zone (NC1); allies attack one after another.
+        words, rule = ONE_ATTACKER[procedure]
+        raise InputError(f"in {words} the attacker is one nation ({rule})")
+    if stops_here and procedure != "intercept":
+        raise InputError("--stops-here belongs to interceptions (SM5)")
+    if procedure != "convoy":
+        if ntr is not None:
+            raise InputError("--ntr belongs to convoy battles")
+    elif ntr is None:
+        raise InputError("a convoy battle needs --ntr N (the NTR in the zone, CV5)")
+    elif ntr == 0:
+        raise InputError("--ntr 0 leaves nothing to attack: a convoy attack is made where the defender has NTR (CV1)")
+
+
 def hypothetical(
     procedure: str,
     ruleset: Ruleset,
@@ -180,38 +211,19 @@ def hypothetical(
     unknown = sorted(set(levels) - set(sides))
     if unknown:
         raise InputError(f"--tech names {unknown[0]}, which has no units here")
-    codes: dict[str, str] = {}
-    for n in sides:
-        code = n[:2].upper()
-        while code in codes.values():
-            code += "X"
-        codes[n] = code
+    codes = _codes(sides)
     ctx = Context(ruleset, hypothetical_scenario(sides), levels)
     a, d = _pieces(ruleset, att, codes), _pieces(ruleset, dfd, codes)
     subs_only = {"convoy": a, "intercept": a, "asw": d}
     if procedure in subs_only and any(not ruleset.units[p.type].is_submarine for p in subs_only[procedure]):
         who = "defender" if procedure == "asw" else "attacker"
         raise InputError(f"in {procedure} the {who} has submarines only")
-    if any(n != a_nations[0] for n in a_nations):
-        # The referee's procedures have one attacking nation: it declares the convoy attack
-        # with its submarines (CV1), moves the group (SM2), hunts with its own units (AS1), or
-        # moves into the zone (NC1); allies attack one after another.
-        words, rule = ONE_ATTACKER[procedure]
-        raise InputError(f"in {words} the attacker is one nation ({rule})")
-    if stops_here and procedure != "intercept":
-        raise InputError("--stops-here belongs to interceptions (SM5)")
+    _check_options(procedure, a_nations, ntr, stops_here)
     if procedure == "convoy":
-        if ntr is None:
-            raise InputError("a convoy battle needs --ntr N (the NTR in the zone, CV5)")
-        if ntr == 0:
-            raise InputError(
-                "--ntr 0 leaves nothing to attack: a convoy attack is made where the defender has NTR (CV1)"
-            )
+        assert ntr is not None
         searchers = tuple(p for p in d if ruleset.units[p.type].search.get("convoy", 0) > 0)
         state: State = convoy.start(ctx, a_nations[0], d_nations[0], tuple(p.id for p in a), a, searchers, ntr)
         return state, ctx, 0
-    if ntr is not None:
-        raise InputError("--ntr belongs to convoy battles")
     if procedure == "intercept":
         board = ctx.board(a + d)
         from domain.rules import interception as rules
