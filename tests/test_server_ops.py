@@ -171,6 +171,31 @@ def test_a_bad_setting_in_the_environment_is_one_line_naming_it(tmp_path: Path) 
     assert "Traceback" not in done.stderr
 
 
+def test_a_bad_setting_under_uvicorn_workers_stops_uvicorn_instead_of_restarting_its_workers(tmp_path: Path) -> None:
+    """Each worker of `uvicorn --workers 2` refused the setting and exited 2; uvicorn's
+    supervisor started each again, at once and for good, printing the refusal every time. A
+    worker that cannot start exits with uvicorn's startup failure, which stops uvicorn."""
+    port = free_port()
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("TRACKER_")}
+    env = {**clean, "TRACKER_DB": str(tmp_path / "league.db"), "TRACKER_PUBLIC_URL": "javascript:alert(1)"}
+    command = [sys.executable, "-m", "uvicorn", "--factory", "tracker.server:create_app", "--workers", "2"]
+    proc = subprocess.Popen(
+        [*command, "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    try:
+        output, _ = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        stop(proc)
+        pytest.fail(f"uvicorn kept starting workers that refused the setting:\n{proc.communicate()[0][-2000:]}")
+    refusals = [line for line in output.splitlines() if line.startswith("Error: ")]
+    assert refusals and set(refusals) == {
+        "Error: TRACKER_PUBLIC_URL must be an http:// or https:// address with a host, got 'javascript:alert(1)'"
+    }, output
+    # One refusal a worker, then uvicorn stops (its parent's own exit status is uvicorn's: 0).
+    assert len(refusals) <= 2 and "Traceback" not in output, output
+
+
 def test_importing_tracker_server_loads_no_web_framework() -> None:
     code = "import sys, tracker.server; print(sorted(m for m in sys.modules if m.startswith(('starlette', 'uvicorn'))))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

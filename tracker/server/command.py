@@ -271,7 +271,9 @@ def app_from_environment() -> Any:
     """The ASGI factory's application: `tracker serve`'s options read from the environment
     (TRACKER_DB, TRACKER_KEYS, TRACKER_REVEAL, TRACKER_PUBLIC_URL, TRACKER_SMTP_*,
     TRACKER_WEBHOOK_HOSTS, TRACKER_LOG_LEVEL, TRACKER_LOG_FORMAT); the address and workers are the ASGI server's.
-    A bad setting prints one line naming it and exits with the status the command would."""
+    A bad setting prints one line naming it and exits with the status the command would, or,
+    in a worker of `uvicorn --workers`, with uvicorn's status of a worker that cannot start, so
+    that its supervisor stops instead of starting the worker again for good."""
     try:
         with serve.make_context("serve", [], obj=None) as ctx:
             options = dict(ctx.params)
@@ -283,10 +285,23 @@ def app_from_environment() -> Any:
         # Named by the variable that was read, not by the option it stands for.
         envvar = getattr(getattr(e, "param", None), "envvar", None)
         click.echo(f"Error: {f'{envvar}: {e.message}' if isinstance(envvar, str) else e.format_message()}", err=True)
-        raise SystemExit(e.exit_code) from None
+        raise SystemExit(startup_failure(e.exit_code)) from None
     except TrackerError as e:
         click.echo(f"Error: {e}", err=True)
-        raise SystemExit(e.exit_code) from None
+        raise SystemExit(startup_failure(e.exit_code)) from None
+
+
+# uvicorn's exit status of a worker that failed before it served (uvicorn >= 0.50): its
+# supervisor stops on it, where it starts a worker that exited otherwise again, at once.
+UVICORN_STARTUP_FAILURE = 3
+
+
+def startup_failure(status: int) -> int:
+    """The factory's exit status: `status` in a process of its own; in a worker process (the
+    ASGI server's child), uvicorn's startup failure, since every worker would fail alike."""
+    import multiprocessing
+
+    return UVICORN_STARTUP_FAILURE if multiprocessing.parent_process() is not None else status
 
 
 def senders(
