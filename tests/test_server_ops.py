@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from tests import secretscan
-from tests.support import TRACKER, Server, free_port, served, stop
+from tests.support import PORT_TAKEN_RETRIES, TRACKER, Server, free_port, served, stop
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
 
@@ -96,28 +96,58 @@ def answers(url: str) -> bool:
 def factory(workdir: Path, env: dict[str, str], workers: int = 2) -> Iterator[Server]:
     """`uvicorn --factory tracker.server:create_app` on a free port, `env` its settings; stopped
     by its PID (the parent stops its workers)."""
-    port = free_port()
-    output = secretscan.keep_log(workdir / f"uvicorn-{port}.log")
     clean = {k: v for k, v in os.environ.items() if not k.startswith("TRACKER_")}
     command = [sys.executable, "-m", "uvicorn", "--factory", "tracker.server:create_app"]
-    with output.open("wb") as out:
-        proc = subprocess.Popen(
-            [*command, "--workers", str(workers), "--host", "127.0.0.1", "--port", str(port)],
-            stdout=out, stderr=subprocess.STDOUT, cwd=workdir, env={**clean, **env},
-        )  # fmt: skip
-    server = Server(f"http://127.0.0.1:{port}", proc, output)
+
+    def start() -> Server:
+        port = free_port()
+        output = secretscan.keep_log(workdir / f"uvicorn-{port}.log")
+        with output.open("wb") as out:
+            proc = subprocess.Popen(
+                [*command, "--workers", str(workers), "--host", "127.0.0.1", "--port", str(port)],
+                stdout=out, stderr=subprocess.STDOUT, cwd=workdir, env={**clean, **env},
+            )  # fmt: skip
+        return Server(f"http://127.0.0.1:{port}", proc, output)
+
+    server = start()
+    retries = PORT_TAKEN_RETRIES
     try:
         deadline = time.monotonic() + 120
         while not answers(server.url + "/health"):
-            if proc.poll() is not None:
-                raise RuntimeError(f"uvicorn exited with {proc.returncode}:\n{server.log()}")
+            if server.proc.poll() is not None:
+                # The free port chosen was taken before uvicorn bound it: another one.
+                if retries and "address already in use" in server.log().lower():
+                    retries -= 1
+                    server = start()
+                    continue
+                raise RuntimeError(f"uvicorn exited with {server.proc.returncode}:\n{server.log()}")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"uvicorn did not answer within 120 s:\n{server.log()}")
             time.sleep(0.2)
         yield server
     finally:
-        stop(proc)
+        stop(server.proc)
         secretscan.harvest(None, None, env, workdir)
+
+
+def test_the_factory_is_started_again_on_another_port_when_its_free_port_was_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The port is free when chosen, not reserved: a parallel run on the machine may take it
+    before uvicorn binds it, and uvicorn then exits; the test starts it on another."""
+    import socket
+
+    import tests.test_server_ops as here
+
+    db = str(tmp_path / "league.db")
+    tracker(db, "new", "autumn", "--scenario", "north-sea-1914")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        ports = iter([taken.getsockname()[1]])
+        monkeypatch.setattr(here, "free_port", lambda: next(ports, None) or free_port())
+        with factory(tmp_path, {"TRACKER_DB": db, "TRACKER_KEYS": str(tmp_path / "keys.db")}) as server:
+            assert answers(server.url + "/health") and not server.url.endswith(f":{taken.getsockname()[1]}")
 
 
 def test_the_asgi_factory_serves_one_league_from_the_environment_with_two_workers(db_url: str, tmp_path: Path) -> None:
