@@ -33,6 +33,8 @@ Targets:
  8. with --odds: the exact odds (``bench_odds.py``) at least 10x faster than a Monte Carlo
     through the referee on every reference position (10,000 battles each; --quick: 1,000),
     and a 10 v 10 naval battle, destroyers or mixed forces, under 1 s of CPU.
+ 9. the viewer's board page of the largest campaign, served by a real `tracker serve` on a
+    copy of it (``bench_viewer.py``): the first page after the server starts under 1 s.
 
 Commands are timed in this process through click's CliRunner, each with a new Tracker as the
 CLI makes (imports are paid once, not per call): the median of --runs calls after a warm-up.
@@ -75,7 +77,7 @@ SIZES = (2_000, 20_000, 200_000)
 # What any command reading the database must import: SQLAlchemy's ORM and eventsourcing's
 # application (the tracker's own modules, the storage adapter and the command are on top).
 STORAGE_IMPORT = "import sqlalchemy.orm, eventsourcing.application"
-SECTIONS = range(1, 9)
+SECTIONS = range(1, 10)
 
 
 class Table:
@@ -617,6 +619,25 @@ def measure(
         for row in bench_odds.table_rows(bench_odds.measure(runs)):
             table.add(f"8 {row[0]}", *row[1:])
 
+    # 9. the viewer's board page
+    if 9 in only:
+        import bench_viewer
+
+        log(f"{large:,}: the viewer's board page, served ...")
+        page = bench_viewer.measure(dbs[large], campaign_name(large), scratch, args.runs)
+        table.add(
+            f"9 viewer board page @{large // 1000}k, first",
+            f"{page['first_s'] * 1000:.0f} ms",
+            "",
+            None,
+            "< 1 s",
+            page["first_s"] < 1,
+        )
+        notes.append(
+            f"viewer board page: {page['bytes'] / 1e3:.0f} kB; then the median of {page['runs']}: now "
+            f"{page['now_s'] * 1000:.0f} ms, turn {page['turn']} {page['then_s'] * 1000:.0f} ms"
+        )
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -655,7 +676,7 @@ def main() -> None:
         needed.update(sizes)
     if only & {2, 3}:
         needed.update(lin)
-    if 4 in only:
+    if only & {4, 9}:
         needed.add(large)
     if 5 in only:
         needed.add(small)
