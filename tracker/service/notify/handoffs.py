@@ -109,10 +109,14 @@ def handoff(prior: Before, campaign: Any, events: Sequence[Any], name: str) -> H
     return payload
 
 
-# What a message keeps of each `pending` item: its words and what `next_command` reads (`dice`
-# too: a campaign rolling its own dice is not told to type them, D4).
+# What a message keeps of each `pending` item: its words and everything `next_command` reads, so
+# the command a message names is the one `tracker pending` names: `dice` (a campaign rolling its
+# own dice is not told to type them, D4), `count` (PU2: placing fewer than were bought leaves the
+# phase open), `units` and `landing` (F7: the flight that lands a stranded air unit, not "move
+# UNIT --to ZONE"), `decisions` (NC4: submerge, retreat) and `eligible` (CV3: nobody may search).
 ITEM_KEYS = (
     "text", "kind", "battle", "step", "waiting", "zone", "nation", "unit_type", "rule", "blocking", "legal", "dice",
+    "count", "units", "landing", "decisions", "eligible",
 )  # fmt: skip
 
 
