@@ -13,11 +13,16 @@ from typing import Any
 
 from domain.amended import AMENDED, AS_IT_STANDS, AS_RECORDED_BEFORE
 from domain.errors import DataFileError, InputError
-from domain.schema import Reader, control_character
+from domain.schema import Reader, control_character, did_you_mean
 
 CATEGORIES = ("naval", "air")
 CLASSES = ("submarine", "escort", "capital", "transport", "air")
 SEARCH_CONTEXTS = ("convoy", "interception", "asw")
+# The keys of a unit type's table (F1-F4, PU3).
+UNIT_KEYS = (
+    "category", "class", "abbr", "attack", "defense", "move", "hits", "cost",
+    "hostile", "screens", "carries", "search", "asw_attack", "cap",
+)  # fmt: skip
 PLACEMENTS = ("owner-order", "class-order")
 PLACEMENT = AS_IT_STANDS["placement"]
 SEARCH_ORDERS = ("pending", "named")
@@ -237,6 +242,10 @@ class Ruleset:
 
 
 def _unit_type(name: str, r: Reader) -> UnitType:
+    for key in r.data:
+        if key not in UNIT_KEYS:
+            # Before any key is read: `atack = 2` is said as itself, not as a missing `attack`.
+            raise r.fail(key, "unknown key" + did_you_mean(key, UNIT_KEYS))
     category = r.string("category", choices=CATEGORIES)
     search_reader = r.table("search", required=False)
     search = {ctx: search_reader.integer(ctx, 0, 100, default=0) for ctx in SEARCH_CONTEXTS}
@@ -360,9 +369,12 @@ def _units(top: Reader, source: str) -> dict[str, UnitType]:
     units = {uname: _unit_type(uname, ur) for uname, ur in top.tables("units")}
     if not units:
         raise top.fail("units", "at least one unit type is required")
-    abbrs = [u.abbr for u in units.values()]
-    if len(set(abbrs)) != len(abbrs):
-        raise top.fail("units", "two unit types share an abbr")
+    first: dict[str, str] = {}
+    for unit in units.values():
+        if (other := first.setdefault(unit.abbr, unit.name)) != unit.name:
+            # Unit IDs are made of it (DE-SS1): named, with the type that has it already.
+            problem = f"{unit.abbr!r} is {other}'s abbr too: each type needs its own (unit IDs are made of it)"
+            raise DataFileError(source, f"units.{unit.name}.abbr", problem)
     for unit in units.values():
         if unit.category == "naval" and unit.unit_class == "air":
             raise DataFileError(source, f"units.{unit.name}.class", "naval units cannot be of class 'air'")

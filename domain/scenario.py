@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from domain.errors import DataFileError, InputError
-from domain.ruleset import Ruleset, builtin_names
+from domain.ruleset import Ruleset, builtin_names, load_ruleset
 from domain.scenario_carriers import overfull_carriers
 from domain.scenario_reading import (
     NationNames,
@@ -503,6 +503,25 @@ def _unit_group(
         report(ur.fail("at", f"air unit cannot start in {at}, a territory of the other side"))
         return None
     return UnitGroup(nation=nation, type=unit_type, at=at, count=count)
+
+
+def load_named_ruleset(named: str, scenario_source: str) -> tuple[Ruleset, dict[str, Any]]:
+    """The ruleset a scenario file names, as `load_ruleset` reads it: a built-in by its name, a
+    file by a path relative to the folder of the scenario naming it (a board and its house
+    ruleset are kept and moved together), whatever folder the command runs in. A built-in
+    scenario (read by name) and stdin have no folder: the path is the command's, as one typed
+    with --ruleset is."""
+    path = Path(named)
+    if named in builtin_names("rulesets") or path.is_absolute():
+        return load_ruleset(named)
+    beside = Path(scenario_source).parent / path
+    if str(beside) != named and not beside.exists():
+        # The path as read, not only as written: the folder it was looked for in is the point.
+        raise InputError(
+            f"unknown ruleset {named!r}: not a built-in ({', '.join(builtin_names('rulesets'))}) and no file "
+            f"{beside} (a ruleset file a scenario names is read from the scenario's folder)"
+        )
+    return load_ruleset(str(beside))
 
 
 def read_scenario(name_or_path: str) -> tuple[dict[str, Any], str]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from domain.errors import DataFileError, InputError
 from domain.ruleset import Ruleset, load_ruleset
-from domain.scenario import SCENARIO_NAME, GameMap, Scenario, scenario_with_problems
+from domain.scenario import SCENARIO_NAME, GameMap, Scenario, load_named_ruleset, scenario_with_problems
 from domain.scenario_reading import TOP_LEVEL, ReferredTo, misplaced_zones
 from domain.schema import SameNameTwice, control_character
 from domain.text import plural
@@ -118,7 +118,7 @@ def check_scenario(text: str, source: str, ruleset: str | None = None, *, positi
         return replace(later, message=f"{later.message} (also at line {first.line})")
 
     written = _written(data)
-    rules = _ruleset(data, ruleset)
+    rules = _ruleset(data, source, ruleset)
     if isinstance(rules, str):
         return ScenarioCheck(source, (finding("error", "scenario.ruleset", rules),), None, written=written)
     scenario, problems = scenario_with_problems(data, source, rules)
@@ -244,9 +244,10 @@ def _by_line(f: Finding) -> int:
     return f.line if f.line is not None else 0
 
 
-def _ruleset(data: dict[str, Any], override: str | None) -> Ruleset | str:
+def _ruleset(data: dict[str, Any], source: str, override: str | None) -> Ruleset | str:
     """The ruleset to check against, or why the scenario's own cannot be read (without it no
-    unit type or technology can be checked, so the check stops there)."""
+    unit type or technology can be checked, so the check stops there). A file the scenario
+    names is found beside it (`load_named_ruleset`), as `tracker new` finds it."""
     meta = data.get("scenario")
     named = meta.get("ruleset", "twtea-3e") if isinstance(meta, dict) else "twtea-3e"
     if override is not None:
@@ -254,7 +255,7 @@ def _ruleset(data: dict[str, Any], override: str | None) -> Ruleset | str:
     if not isinstance(named, str):
         named = "twtea-3e"  # the loader reports the bad value itself
     try:
-        return load_ruleset(named)[0]
+        return load_named_ruleset(named, source)[0]
     except (DataFileError, InputError) as e:
         return f"the ruleset cannot be read, so nothing else was checked: {e}"
 

@@ -424,7 +424,8 @@ def test_head_start_at_or_above_levels_is_refused(raw: dict[str, Any]) -> None:
 
 def test_two_unit_types_sharing_an_abbreviation_are_refused(raw: dict[str, Any]) -> None:
     raw["units"]["cruiser"]["abbr"] = "DD"
-    refused(raw, "units", "two unit types share an abbr")
+    # The type whose abbr repeats another's is named, with the other: "units" alone named neither.
+    refused(raw, "units.cruiser.abbr", re.escape("'DD' is destroyer's abbr too: each type needs its own"))
 
 
 def test_air_unit_of_a_naval_class_is_refused(raw: dict[str, Any]) -> None:

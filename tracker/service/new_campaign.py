@@ -8,7 +8,7 @@ from typing import Any
 
 from domain.errors import DataFileError, InputError
 from domain.ruleset import load_ruleset, ruleset_from_dict
-from domain.scenario import scenario_from_dict, scenario_text
+from domain.scenario import load_named_ruleset, scenario_from_dict, scenario_text
 from domain.schema import printable
 from tracker.storage.store import check_campaign_name
 
@@ -51,8 +51,13 @@ def prepare_campaign(name: str, scenario: str, ruleset: str | None = None, dice:
     # The scenario table may be no table at all: the loader below says so with its key path.
     meta = scenario_data.get("scenario")
     declared = meta.get("ruleset") if isinstance(meta, dict) else None
+    named = declared if isinstance(declared, str) else "twtea-3e"
     try:
-        ruleset_obj, ruleset_data = load_ruleset(ruleset or (declared if isinstance(declared, str) else "twtea-3e"))
+        # One typed with --ruleset is the command's path; one the scenario names is the file's.
+        if ruleset:
+            ruleset_obj, ruleset_data = load_ruleset(ruleset)
+        else:
+            ruleset_obj, ruleset_data = load_named_ruleset(named, scenario_source)
     except DataFileError:
         raise  # the ruleset file's own problem, named in it
     except InputError as e:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 
 import click
 
 from domain.errors import DataFileError, InputError
 from domain.ruleset import builtin_names, load_ruleset, read_builtin_or_file
+from domain.schema import control_character, printable
+from domain.toml_lines import key_lines
 from tracker.cli.common import (
     Context,
     echo_prose,
@@ -126,12 +129,31 @@ def scenarios(as_json: bool) -> None:
 
 
 @click.command()
+@click.option(
+    "--copy",
+    "builtin",
+    type=click.Choice(builtin_names("rulesets")),
+    help="Write a copy of this built-in ruleset (its comments kept) to edit into house rules; needs -o.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=FilePath(dir_okay=False, allow_dash=True),
+    help="With --copy: the file to write, its ruleset named after it (house.toml: house), or - for standard output.",
+)
+@click.option("--force", is_flag=True, help="With --copy: replace the file if it exists.")
 @json_option
-def rulesets(as_json: bool) -> None:
+def rulesets(builtin: str | None, output: str | None, force: bool, as_json: bool) -> None:
     """List the built-in rulesets.
 
-    Example: tracker rulesets
+    With --copy, write a copy of one to edit into your group's house rules (a pip install keeps
+    the built-in files deep in the Python environment).
+
+    Example: tracker rulesets --copy twtea-3e -o house.toml
     """
+    if builtin is not None or output is not None or force:
+        _copy_ruleset(builtin, output, force, as_json)
+        return
     rows = []
     for name in builtin_names("rulesets"):
         rs, _ = load_ruleset(name)
@@ -141,6 +163,44 @@ def rulesets(as_json: bool) -> None:
         return
     for r in rows:
         echo_prose(f"{r['name']}: {r['title']} (version {r['version']})")
+
+
+def _copy_ruleset(builtin: str | None, output: str | None, force: bool, as_json: bool) -> None:
+    """`rulesets --copy BUILTIN -o FILE`: the built-in file's text, named after FILE."""
+    if builtin is None or output is None:
+        raise click.UsageError("give --copy RULESET and -o FILE together (-o - for standard output)")
+    from importlib import resources
+    from pathlib import Path
+
+    from tracker.cli.output import write_output
+
+    text = resources.files("domain.data").joinpath("rulesets", f"{builtin}.toml").read_text(encoding="utf-8")
+    if output == "-":
+        click.echo(text, nl=False)
+        return
+    # A copy keeping the built-in's name would be announced as it (`new`, `units`, reports)
+    # while its values are the group's own: it takes the file's.
+    name = Path(output).stem
+    if control_character(name) is not None:
+        raise InputError(
+            f"{printable(output)}: the ruleset is named after the file, and its name may not hold control characters"
+        )
+    line = key_lines(text)[("ruleset", "name")].line
+    rows = text.split("\n")
+    rows[line - 1] = f"name = {json.dumps(name, ensure_ascii=False)}"
+    if Path(output).exists() and not force:
+        raise InputError(f"{output}: exists; --force replaces it, or give another file with -o")
+    write_output(output, "\n".join(rows))
+    if as_json:
+        emit_json({"file": output, "ruleset": name, "from": builtin})
+        return
+    echo_prose(f"Wrote {output}: a copy of {builtin}, named {name}.")
+    quoted_path = shlex.quote(output)
+    echo_prose(
+        f"Next: edit it, then tracker new NAME --scenario SCENARIO --ruleset {quoted_path}, or name it in "
+        f"the scenario file (ruleset = {json.dumps(Path(output).name, ensure_ascii=False)}, read from the "
+        "scenario's folder)."
+    )
 
 
 @click.command()

@@ -15,7 +15,11 @@ from tracker.cli.completion import complete_battles_or, complete_nations, comple
 from tracker.cli.params import MAX_INT, NATION, RULESET, ZONE, Real, Whole
 
 if TYPE_CHECKING:
+    from domain.ruleset import Ruleset
     from tracker.analysis.hand import NationOf
+
+# The ruleset a position given by hand is weighed by where no campaign says another.
+DEFAULT_RULESET = "twtea-3e"
 
 # A mixed 10 v 10 naval battle reaches some 3,500 positions with dice to roll and takes a few
 # seconds; time grows faster than the positions (each has more successors in a bigger battle).
@@ -65,7 +69,12 @@ class WithAdvice(click.Command):
 @click.option("--tech", multiple=True, help="NATION:TECHNOLOGY[=LEVEL] (no level: acquired, TE2).")
 @click.option("--ntr", type=Whole(0, 10_000), help="NTR in the zone (convoy battles, CV5).")
 @click.option("--stops-here", is_flag=True, help="Interception: the zone is the group's destination (SM5).")
-@click.option("--ruleset", type=RULESET, default=None, help="Ruleset for a position given by hand (default: twtea-3e).")
+@click.option(
+    "--ruleset",
+    type=RULESET,
+    default=None,
+    help="Ruleset for a position given by hand (default: the selected campaign's; twtea-3e without one).",
+)
 @click.option(
     "--after-round",
     type=click.Choice(["default", "fight", "submerge"]),
@@ -126,7 +135,8 @@ def odds(
     `tracker odds BATTLE` works from the current step of a procedure in progress in the
     selected campaign (left out: the one in progress), counting the losses from that step on
     and the rounds from the first; `tracker odds convoy|intercept|asw|naval` from a position
-    given on the command line, without any database. Remaining choices take
+    given on the command line, with no database needed (weighed by --ruleset, else by the
+    selected campaign's ruleset where there is one, else by twtea-3e). Remaining choices take
     the tracker's defaults (targets spread, cheapest casualties) unless --targets or
     --casualties name a policy, with --after-round for the choice after a round.
 
@@ -139,7 +149,6 @@ def odds(
     """
     from domain.procedures import policies
     from domain.procedures.odds import TooManyPositions, exact_odds
-    from domain.ruleset import load_ruleset
     from tracker.analysis import odds as view
 
     if what is None:
@@ -158,11 +167,14 @@ def odds(
             )
         state, pctx, rounds, title = _in_progress(ctx, int(what))
     elif what in view.PROCEDURES:
-        rs, _ = load_ruleset(ruleset or "twtea-3e")
+        rs = hand_ruleset(ctx, ruleset)
         named = hand_nations(ctx)
         state, pctx, rounds = view.hypothetical(what, rs, attacker, defender, tech, ntr, stops_here, named)
         article = "an" if what[0] in "aeiou" else "a"
-        title = f"Odds of {article} {what} position: attacker {' + '.join(attacker)}; defender {' + '.join(defender)}:"
+        # Other values than the usual ones are said: the same forces weigh differently.
+        played = f" (ruleset {rs.name})" if rs.name != DEFAULT_RULESET else ""
+        forces = f"attacker {' + '.join(attacker)}; defender {' + '.join(defender)}"
+        title = f"Odds of {article} {what} position: {forces}{played}:"
     else:
         raise InputError(
             f"give a battle number or one of {', '.join(view.PROCEDURES)}, got {what!r} "
@@ -201,6 +213,21 @@ def _in_progress(ctx: Context, battle: int) -> tuple[Any, Any, Any, str]:
         raise InputError(f"no battle {battle} in progress (active: {active})")
     state, pctx, rounds = from_battle(c.board(), b, frozenset(c.committed))
     return state, pctx, rounds, f"Odds of battle {battle} ({b['kind']} in {b['zone']}), from its step {b['step']}:"
+
+
+def hand_ruleset(ctx: Context, given: str | None) -> Ruleset:
+    """The ruleset a position given by hand is weighed by: --ruleset's; else the selected
+    campaign's (a group playing house values asks about its own cruisers); else, with no
+    campaign to select, the built-in one."""
+    from domain.errors import TrackerError
+    from domain.ruleset import load_ruleset
+
+    if given:
+        return load_ruleset(given)[0]
+    try:
+        return ctx.load().ruleset
+    except TrackerError:
+        return load_ruleset(DEFAULT_RULESET)[0]  # no database, or no campaign chosen in it
 
 
 def hand_nations(ctx: Context) -> NationOf:

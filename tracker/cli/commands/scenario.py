@@ -327,7 +327,8 @@ name = "{name}"
 # title: shown at the top of the viewer's board page and of every report (on the map: its tooltip).
 title = "{name}: a new board"
 # ruleset: the unit types, combat values and tables it is played with; `tracker rulesets`
-# lists the built-in ones, and a path to a ruleset file of your own works too.
+# lists the built-in ones. A path to a ruleset file of your own works too, read from this
+# file's folder (`tracker rulesets --copy twtea-3e -o house.toml` writes one to edit).
 ruleset = "twtea-3e"
 # dice: "auto" (the tracker rolls, verifiably) or "manual" (players type in real rolls).
 dice = "auto"
