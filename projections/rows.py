@@ -20,7 +20,7 @@ from typing import Any
 from projections.batch import Batch
 from projections.positions import turn_number
 from projections.schema import HISTORIES
-from projections.summary import SIDED, rule_of, rule_of_kind, summary, summary_of_kind
+from projections.summary import RULED, SIDED, rule_of, rule_of_kind, summary, summary_of_kind
 
 # Events that never change units, NTR or a nation's figures: no need to compare boards.
 BOARD_UNCHANGED = frozenset(
@@ -190,6 +190,8 @@ class _Kind:
         "name",
         "rule",
         "summary",
+        "sided",
+        "ruled",
         "places",
         "by_nation",
         "battle",
@@ -214,6 +216,9 @@ class _Kind:
         # A constant rule, or None when it depends on the event (`rule_of` then decides).
         self.rule: str | None = rule_of_kind(name)
         self.summary = summary_of_kind(name)
+        # Whose summary reads the campaign: its scenario (`SIDED`) or its ruleset (`RULED`).
+        self.sided = name in SIDED
+        self.ruled = name in RULED
         self.places: tuple[tuple[str, int], ...] = tuple(
             (key, _NATION if key in _NATION_KEYS else _ZONE if key == "zone" else _ZONES)
             for key in sorted(_PLACE_KEYS & fields)
@@ -311,6 +316,14 @@ def index_row(f: Followed, agg: Any, event: Any, data: dict[str, Any], kind: _Ki
         battle, zones, nations = None, "", bar(named) if named.__class__ is str else ""
     else:
         battle, zones, nations = _places(f, agg, event, data, kind)
+    if kind.sided:
+        # NC1: a naval battle's side by the nations of its units, as the scenario codes them.
+        text = summary(event, agg.scenario)
+    elif kind.ruled:
+        # F3, NC5: a unit by its type in the campaign's own ruleset (a house one's abbreviations).
+        text = summary(event, None, agg.ruleset)
+    else:
+        text = kind.summary(event)
     return [
         f.key,
         seq,
@@ -323,8 +336,7 @@ def index_row(f: Followed, agg: Any, event: Any, data: dict[str, Any], kind: _Ki
         battle,
         zones,
         nations,
-        # NC1: a naval battle's side by the nations of its units, as the scenario codes them.
-        summary(event, agg.scenario) if kind.name in SIDED else kind.summary(event),
+        text,
         None,
     ]
 

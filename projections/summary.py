@@ -74,20 +74,31 @@ def _in_order(units: Iterable[str]) -> str:
 
 @cache
 def _air_abbreviations() -> frozenset[str]:
-    """The abbreviations of the built-in rulesets' air unit types (FT, BM, TP), read once: a
-    unit's ID holds its type's (GB-FT1), and an event names the unit alone."""
+    """The abbreviations of the built-in rulesets' air unit types (FT, BM, TP), read once: what
+    a summary goes by where no campaign is at hand (`summary` without its ruleset)."""
     from domain.ruleset import builtin_names, load_ruleset
 
     found: set[str] = set()
     for name in builtin_names("rulesets"):
-        found |= {t.abbr for t in load_ruleset(name)[0].units.values() if t.is_air}
+        found |= _air_of(load_ruleset(name)[0])
     return frozenset(found)
 
 
-def _unit_hit(e: Any) -> str:
-    """F3, NC5: a ship hit is sunk or damaged; an aircraft is shot down, not "sunk"."""
-    abbr = e.unit.partition("-")[2].rstrip("0123456789")
-    lost = "shot down" if abbr in _air_abbreviations() else "sunk"
+def _air_of(ruleset: Any) -> frozenset[str]:
+    """The abbreviations of a ruleset's air unit types: a unit's ID holds its type's (GB-FT1),
+    and an event names the unit alone."""
+    return frozenset(t.abbr for t in ruleset.units.values() if t.is_air)
+
+
+def _unit_hit(e: Any, air: frozenset[str] | None = None) -> str:
+    """F3, NC5: a ship hit is sunk or damaged; an aircraft is shot down, not "sunk". Its type is
+    read from the abbreviation its ID holds (GB-FT1), by the campaign's ruleset's `air`
+    abbreviations when given: a house ruleset may call its fighters anything."""
+    rest = e.unit.partition("-")[2]
+    known = _air_abbreviations() if air is None else air
+    # An abbreviation may end with a digit ("F2"), so the ID's number is what follows it.
+    shot = any(rest.startswith(a) and rest[len(a) :].isdigit() for a in known)
+    lost = "shot down" if shot else "sunk"
     return f"{e.unit} " + (lost if e.sunk else "damaged") + (f" in battle {e.battle}" if e.battle else "")
 
 
@@ -316,13 +327,21 @@ _SUMMARIES: dict[str, Callable[[Any], str]] = {
 }
 
 
-def summary(event: Any, scenario: Any = None) -> str:
+def summary(event: Any, scenario: Any = None, ruleset: Any = None) -> str:
     """The event in one line, as `log` and the reports print it. With the campaign's scenario,
-    a side of a naval battle is named by the nations of its units (`SIDED`)."""
+    a side of a naval battle is named by the nations of its units (`SIDED`); with its ruleset,
+    a unit by its type in that ruleset (`RULED`), else in the built-in ones."""
     kind = type(event).__name__
     if scenario is not None and kind in SIDED:
         return _sided(kind, event, {n.code: name for name, n in scenario.nations.items()}, scenario.turn_order)
+    if ruleset is not None and kind in RULED:
+        return _unit_hit(event, _air_of(ruleset))
     return summary_of_kind(kind)(event)
+
+
+# The kinds whose summary says what a unit's type is (an aircraft shot down, a ship sunk: F3,
+# NC5), read from the campaign's ruleset by the abbreviation the unit's ID holds.
+RULED = frozenset({"UnitHit"})
 
 
 # The kinds whose summary names a side of a battle, or the units the nation deciding for it
@@ -507,9 +526,9 @@ def _opening_fire(e: Any, whose: str) -> str:
     return text
 
 
-def as_record(version: int, event: Any, scenario: Any = None) -> dict[str, Any]:
+def as_record(version: int, event: Any, scenario: Any = None, ruleset: Any = None) -> dict[str, Any]:
     """A JSON-ready dict of an event: position, kind, rule, summary (`summary`, with the
-    scenario if given) and its recorded fields."""
+    campaign's scenario and ruleset if given) and its recorded fields."""
     data = {
         k: v
         for k, v in vars(event).items()
@@ -523,6 +542,6 @@ def as_record(version: int, event: Any, scenario: Any = None) -> dict[str, Any]:
         "kind": type(event).__name__,
         "timestamp": event.timestamp.isoformat(),
         "rule": rule_of(event),
-        "summary": summary(event, scenario),
+        "summary": summary(event, scenario, ruleset),
         "data": data,
     }

@@ -374,4 +374,4 @@ def test_as2_explain_says_nobody_chose_an_asw_combats_pooled_detections(tmp_path
     assert detected["rule"] == "AS2"
     data = json.loads(run(db, "explain", str(detected["seq"]), "--json"))
     assert data["choice"] is None
-    assert "Decided by" not in run(db, "explain", str(detected["seq"]))
+    assert "Decided" not in run(db, "explain", str(detected["seq"]))

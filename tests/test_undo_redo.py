@@ -290,7 +290,9 @@ def test_rk4_redo_is_refused_once_something_new_was_recorded(db: str) -> None:
     run(db, "next")
     run(db, "undo")
     run(db, "next")
-    assert refused(db, 1, "redo").startswith("Error: RK4: nothing to redo: event 7 is not an undo")
+    assert refused(db, 1, "redo").startswith(
+        "Error: RK4: nothing to redo: the last action, next at event 6, is not an undo; redo puts back"
+    )
 
 
 def test_rk4_redo_all_puts_back_every_action_of_the_last_undo_in_order(db: str) -> None:

@@ -7,7 +7,6 @@ import functools
 import json
 import re
 import sys
-import textwrap
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -26,8 +25,8 @@ from tracker.cli.params import CLIENT_TERMINAL as CLIENT_TERMINAL
 from tracker.cli.params import MAX_INT as MAX_INT
 from tracker.cli.params import NATION, REASON, REFERENCE, Dice, Whole, dice_problem, terminal_width
 from tracker.cli.params import fit_error as fit_error
-from tracker.cli.suggest import glued, unglued
 from tracker.cli.suggest import suggested as suggested
+from tracker.cli.wrapping import wrapped_keeping_names
 from tracker.service.names import Names
 
 if TYPE_CHECKING:
@@ -133,7 +132,7 @@ def recorded_json(ctx: Context, action: str, events: list[Any], campaign: Campai
 
     return {
         "action": action,
-        "events": [as_record(e.originator_version, e, campaign.scenario) for e in events],
+        "events": [as_record(e.originator_version, e, campaign.scenario, campaign.ruleset) for e in events],
         "pending": [{**item, "command": next_command(item)} for item in campaign.pending(turn=True)],
         "campaign": ctx.tracker.name_of(campaign),
         "version": campaign.version,
@@ -256,8 +255,8 @@ def fit_prose(text: str, hang: int | None = None) -> str:
     """Each line longer than the terminal wrapped between words, its next lines indented (by
     `hang` columns when given); a command to copy (a line `tracker ...`, `next: tracker ...`,
     one in backquotes) kept whole, as is every line in a pipe; a name of several words kept
-    whole where it is one of a list or quoted in a command (`_names_kept`). Each command to
-    copy says the global options typed (`suggest`)."""
+    whole where it is one of a list or quoted in a command (`wrapped_keeping_names`). Each
+    command to copy says the global options typed (`suggest`)."""
     text = suggested(text)
     width = prose_width()
     if width is None:
@@ -278,62 +277,8 @@ def fit_prose(text: str, hang: int | None = None) -> str:
             under = " " * column.end()
         else:
             under = indent + "    "
-        wrapper = _Wrapper(
-            max(20, width),
-            initial_indent=indent,
-            subsequent_indent=under,
-            break_long_words=False,
-            break_on_hyphens=False,
-        )
-        fitted = wrapper.fill(glued(_names_kept(words, max(20, width) - len(under))))
-        if any(len(row) > max(20, width) for row in fitted.split("\n")):
-            # A list of names with no room to break between them: broken between words instead.
-            fitted = wrapper.fill(glued(words))
-        out.append(unglued(fitted).replace(_NAME_GLUE, " "))
+        out.append("\n".join(wrapped_keeping_names(words, max(20, width), indent, under)))
     return "\n".join(out)
-
-
-# A zone's (or a nation's) name of several words: capitalised words, with the small words that
-# join them ("Central South Atlantic", "Bay of Biscay", "Canaries and Cape Verde").
-_WORD = r"[A-Z][\w.'&-]*"
-_NAME = rf"{_WORD}(?: (?:(?:of|and|the|de|la|del|du) )*{_WORD})+"
-# Such a name in a list: after or before a "/" ("retreat to North Sea/Bay of Biscay") or a
-# comma ("legal: Northern Anatolia, Crimea"; "--path 'Dogger Bank,Heligoland Bight'").
-_LISTED = re.compile(rf"(?:(?<=/)|(?<=,)|(?<=, )){_NAME}|{_NAME}(?=[/,])")
-# A quoted name or list of them in a command to copy (--path 'Heligoland Bight,Dogger Bank').
-_QUOTED = re.compile(r"""(?<![\w'"])(?:'[^'\n]+'|"[^"\n]+")(?!\w)""")
-# Stands for a space inside such a name while a line is wrapped (as `glued` does for commands).
-_NAME_GLUE = "\ue001"
-# Where a list of names may break after its "/" (before the next name's capital).
-_AFTER_SLASH = re.compile(r"(?<=[\w)]/)(?=[A-Z])")
-
-
-def _names_kept(text: str, room: int) -> str:
-    """`text` with the spaces of each name of several words in a list, and of each quoted span
-    of a command, made part of one word, so wrapping never ends a line inside one ("Central
-    South / Atlantic"); only where the name fits on a line of its own (`room` columns), so that
-    no line grows past the terminal."""
-
-    def keep(m: re.Match[str]) -> str:
-        found = m.group()
-        return found.replace(" ", _NAME_GLUE) if len(found) <= room else found
-
-    def fits(word: str) -> bool:
-        return all(len(piece) <= room for piece in _AFTER_SLASH.split(word))
-
-    kept = _LISTED.sub(keep, _QUOTED.sub(keep, text)).split(" ")
-    # A word made of several names with no break between them ('A B,C D'), too long for a
-    # line, goes back to breaking between its words.
-    return " ".join(w if fits(w) else w.replace(_NAME_GLUE, " ") for w in kept)
-
-
-class _Wrapper(textwrap.TextWrapper):
-    """textwrap's, which may also end a line after the "/" of a list of names ("North Sea/" and
-    "Bay of Biscay" on the next), as its names are kept whole; never inside a command to copy."""
-
-    def _split(self, text: str) -> list[str]:
-        chunks = super()._split(text)
-        return [piece for chunk in chunks for piece in ([chunk] if "`" in chunk else _AFTER_SLASH.split(chunk))]
 
 
 class _Console(Console):
@@ -486,10 +431,11 @@ def echo_events(ctx: Context, done: Outcome) -> None:
     said by `battle auto` and `battle step`, which take it by default, as `battle decide` says it."""
     events: list[Any] = done.events
     fought_on = fighting_on(events, _deciding_before(ctx, done))
+    scenario, ruleset = done.campaign.scenario, done.campaign.ruleset
     for i, e in enumerate(events):
         for nation in fought_on.get(i, []):
             echo_prose(f"battle {e.battle}: {nation} fights on   [NC4]")
-        echo_prose(f"{summary(e, done.campaign.scenario)}   [{rule_of(e)}]")
+        echo_prose(f"{summary(e, scenario, ruleset)}   [{rule_of(e)}]")
 
 
 # What follows a naval battle's decision after a round: the next nation's turn to decide, the

@@ -493,7 +493,9 @@ def complete_recent_events(ctx: click.Context, param: click.Parameter, incomplet
         # What was asked before each action (ActionAsked) is left out, as `log` leaves it out.
         stored = t.recorder.select_events(cid, desc=True, limit=4 * RECENT_EVENTS)
         events = [(s.originator_version, t.decode(s)) for s in stored]
-        found = [(str(seq), summary(e)) for seq, e in events if type(e).__name__ != "ActionAsked"]
+        campaign = t.load(cid)  # as `log` says them: a unit by its type in the campaign's ruleset
+        scenario, ruleset = campaign.scenario, campaign.ruleset
+        found = [(str(seq), summary(e, scenario, ruleset)) for seq, e in events if type(e).__name__ != "ActionAsked"]
         return matching(found[:RECENT_EVENTS], incomplete)
     except Exception:  # noqa: BLE001 - no completion rather than an error
         return []

@@ -24,9 +24,11 @@ from uuid import UUID
 from sqlalchemy.engine import make_url
 
 from domain.errors import InputError, TrackerError
+from domain.rules.tech import technology_name
 from domain.ruleset import Ruleset
 from domain.text import plural, possessive
 from projections.summary import rule_of, summary
+from tracker.reports.text import phase_name
 from tracker.service.application import Tracker
 from tracker.service.verify import verify_events
 from tracker.storage.store import database_url
@@ -92,7 +94,7 @@ class _Narrator:
         for name, inputs in steps:
             done = self.t.perform(self.cid, name, inputs)
             for e in done.events:
-                self.say(f"  [{rule_of(e) or '-'}] {summary(e, done.campaign.scenario)}")
+                self.say(f"  [{rule_of(e) or '-'}] {summary(e, done.campaign.scenario, done.campaign.ruleset)}")
 
     def refused(self, label: str, name: str, inputs: dict[str, Any]) -> None:
         self.say(label)
@@ -123,16 +125,18 @@ class _Narrator:
                 return
             self.passes(c.nation)
             ended = c.phase
-            events: list[Any] = self.t.perform(self.cid, "next").events
+            done = self.t.perform(self.cid, "next")
+            events: list[Any] = done.events
             for e in events:
                 if type(e).__name__ != "PhaseAdvanced":
-                    self.say(f"  [{rule_of(e)}] {summary(e)}")
+                    self.say(f"  [{rule_of(e)}] {summary(e, done.campaign.scenario, done.campaign.ruleset)}")
             if events and type(events[-1]).__name__ == "PhaseAdvanced":
-                e = events[-1]
+                # The story names a phase in words, as the reports do ("combat movement").
+                e, now = events[-1], phase_name(events[-1].phase)
                 if not turns_only:
-                    self.say(f"  [T2] {c.nation} ends {ended}; now round {e.round}, {e.nation}: {e.phase}")
+                    self.say(f"  [T2] {c.nation} ends {phase_name(ended)}; now round {e.round}, {e.nation}: {now}")
                 elif e.nation != c.nation:
-                    self.say(f"  [T1] {possessive(c.nation)} turn ends; now round {e.round}, {e.nation}: {e.phase}")
+                    self.say(f"  [T1] {possessive(c.nation)} turn ends; now round {e.round}, {e.nation}: {now}")
 
     def units_of(self, nation: str, zone: str, unit_type: str) -> list[str]:
         """The nation's units of a type in a zone, by ID."""
@@ -345,7 +349,7 @@ def _britain_round_one(demo: _Narrator) -> None:
 
 
 def _convoy_battle(demo: _Narrator) -> None:
-    demo.say("\n-- Convoy battle in the Central North Sea (Britain's collect_resources phase) --")
+    demo.say("\n-- Convoy battle in the Central North Sea (Britain's collect resources phase) --")
     demo.refused(
         "Austria-Hungary tries to attack the same convoys with no U-boat there:",
         "convoy declare",
@@ -487,14 +491,18 @@ def _closing_verdict(demo: _Narrator) -> None:
     t, cid, say, path = demo.t, demo.cid, demo.say, demo.path
     final = t.load(cid)
     say(
-        f"\nNow: round {final.round}, {final.nation}, {final.phase}; "
+        f"\nNow: round {final.round}, {final.nation}, {phase_name(final.phase)}; "
         f"{final.version} events, {final.roll_count} dice rolled."
     )
     say("Balances: " + ", ".join(f"{n} {b}" for n, b in final.balances.items()))
-    say(
-        "Technology: "
-        + ", ".join(f"{n} {tech} {lvl}" for n, techs in final.tech.items() for tech, lvl in techs.items() if lvl)
-    )
+    # Named as the log names them ("Advanced ASW"), not by the IDs commands take.
+    levels = [
+        f"{n} {technology_name(tech)} level {lvl}"
+        for n, techs in final.tech.items()
+        for tech, lvl in techs.items()
+        if lvl
+    ]
+    say("Technology: " + (", ".join(levels) or "none researched yet"))
     stored = t.stored_events(cid)
     report = verify_events(((s.originator_version, partial(t.decode, s)) for s in stored), lambda e: t.seed_for(cid, e))
     verdict = "intact" if report.ok else f"BROKEN: {report.problem}"

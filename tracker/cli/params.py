@@ -361,23 +361,24 @@ def with_unquoted_hint(error: click.UsageError, words: Sequence[str], obj: Any) 
 
 
 def fit_error(message: str) -> str:
-    """`Error: MESSAGE` as a terminal shows it: wrapped between words at its width, the next
-    lines indented, the command to copy that ends it on a line of its own; one line elsewhere
-    (a pipe, a file, a script reading stderr). A huge value it quotes is cut (TERMINAL_ECHO)."""
+    """`Error: MESSAGE` as a terminal shows it: wrapped between words at its width (never inside
+    a name of several words in a list), the next lines indented, the command to copy that ends
+    it on a line of its own; one line elsewhere (a pipe, a file, a script reading stderr). A
+    huge value it quotes is cut (TERMINAL_ECHO)."""
     from tracker.cli.suggest import suggested
 
     text = f"Error: {_escaped(shorten_echoes(suggested(message, err=True), TERMINAL_ECHO))}"
     width = terminal_width(sys.stderr)
     if width is None or len(text) <= width:
         return text
-    import textwrap
+    from tracker.cli.wrapping import wrapped_keeping_names
 
     found = _TAIL_COMMAND.search(text)
     head, command = (text[: found.start()].rstrip(), found.group()) if found else (text, "")
-    from tracker.cli.suggest import glued, unglued
-
-    lines = textwrap.wrap(glued(head), width, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)
-    return "\n".join([*map(unglued, lines), *(["    " + command] if command else [])])
+    # A zone's name of several words in a list (legal: North Sea, Bay of Biscay) kept whole, as
+    # prose keeps it.
+    lines = wrapped_keeping_names(head, width, under="    ")
+    return "\n".join([*lines, *(["    " + command] if command else [])])
 
 
 class OneLineUsage(click.UsageError):

@@ -119,8 +119,11 @@ class Session:
         stored = t.recorder.select_events(cid, gt=self.seen, lte=now)
         self.seen = now
         events = [e for e in map(t.decode, stored) if type(e).__name__ != "ActionAsked"]
-        scenario = t.load(cid).scenario  # as `log` names a battle's side: by its units' nations (NC1)
-        lines = [f"Meanwhile: {summary(e, scenario)}   [{rule_of(e)}]" for e in events[-NEWS:]]
+        # As `log` says them: a battle's side by its units' nations (NC1), a unit by its type in
+        # the campaign's ruleset (F3).
+        campaign = t.load(cid)
+        scenario, ruleset = campaign.scenario, campaign.ruleset
+        lines = [f"Meanwhile: {summary(e, scenario, ruleset)}   [{rule_of(e)}]" for e in events[-NEWS:]]
         if len(events) > NEWS:
             lines.insert(
                 0, f"Meanwhile, {len(events)} events were recorded (tracker log --tail {len(events)}); the last:"

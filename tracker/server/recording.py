@@ -79,7 +79,9 @@ def action_answer(done: Outcome) -> dict[str, Any]:
     return {
         "action": done.action,
         "asked": done.asked,
-        "events": [as_record(e.originator_version, e, done.campaign.scenario) for e in done.events],
+        "events": [
+            as_record(e.originator_version, e, done.campaign.scenario, done.campaign.ruleset) for e in done.events
+        ],
         "pending": [{**item, "command": next_command(item)} for item in done.campaign.pending(turn=True)],
     }
 

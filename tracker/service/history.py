@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping
+from collections.abc import Container, Iterator, Mapping
 from typing import Any
 from uuid import UUID
 
 from sqlalchemy import select
 
+from domain.dice import derive_roll
 from domain.errors import InputError
 from domain.rules.catalog import statement
 from domain.ruleset import Ruleset
@@ -15,7 +16,7 @@ from projections.schema import event_index
 from projections.summary import as_record
 from projections.views import Views
 from tracker.service.application import Tracker
-from tracker.service.shapes import Choice, DiceExplained, Explanation, LogRecord
+from tracker.service.shapes import Choice, DiceExplained, Explanation, LogRecord, SeedExplained
 
 TECH_NAMES = {"advanced_submarine": "Advanced Submarine", "advanced_asw": "Advanced ASW"}
 
@@ -233,7 +234,7 @@ def explain(t: Tracker, cid: UUID, seq: int) -> Explanation:
     event = event_at(t, cid, seq)
     campaign = t.load(cid)
     ruleset = campaign.ruleset
-    record = as_record(seq, event, campaign.scenario)
+    record = as_record(seq, event, campaign.scenario, ruleset)
     kind = type(event).__name__
     with t.views(cid) as v:
         found = log_records(t, cid, seq=seq, views=v)
@@ -249,6 +250,8 @@ def explain(t: Tracker, cid: UUID, seq: int) -> Explanation:
             # F8: nor is neutrality: an entry brought forward would otherwise show no change.
             changes += [f"{nation}: neutral -> at war (F8)" for nation in event.enter]
         rerolls = _rerolls(t, cid, v, event.roll) if kind == "DiceRolled" else (None, None)
+        seed = _seed_explained(t, cid, v, event, campaign) if kind == "DiceRolled" else None
+    volley = _volley(t, cid, event) if kind == "DiceRolled" else []
     index = found[0] if found else None
     rules = [r for r in {record["rule"], getattr(event, "rule", "")} if r]
     if kind == "Adjusted" and event.enter:
@@ -257,13 +260,17 @@ def explain(t: Tracker, cid: UUID, seq: int) -> Explanation:
     if kind == "DiceRolled":
         dice = _dice_explained(event, ruleset)
         dice["reroll_of"], dice["rerolled_as"] = rerolls
+        dice["seed"], dice["volley"] = seed, volley
         rules.extend(m["rule"] for m in event.modifiers)
+    if kind == "CasualtiesChosen":
+        rules.append("HA7")  # within the tier rule cited, the owner of the units hit chooses
     choice: Choice | None = None
     # AS2 pools an ASW search's detections (and CV3's convoy search): nobody picks which are
     # found. Only an interception's searcher chooses among the submarines (SM3).
     if kind in CHOICE_KINDS and not (kind == "SubmarinesDetected" and getattr(event, "rule", "") != "SM3"):
         who = getattr(event, "nation", None) or getattr(event, "attacker", None) or index and index["nation"]
-        choice = {"by": who, "default": getattr(event, "default", False)}
+        hits = _hits_placed(t, cid, event) if kind == "CasualtiesChosen" else []
+        choice = {"by": who, "default": getattr(event, "default", False), "hits": hits}
     ordered = list(dict.fromkeys(rules))
     return {
         "seq": seq,
@@ -326,6 +333,8 @@ def _dice_explained(event: Any, ruleset: Ruleset) -> DiceExplained:
         "outcome": event.outcome,
         "reroll_of": None,
         "rerolled_as": None,
+        "seed": None,
+        "volley": [],
         "modifiers": [
             {
                 **m,
@@ -352,3 +361,117 @@ def _rerolls(t: Tracker, cid: UUID, v: Views, roll: int) -> tuple[dict[str, int]
                 found[key] = (standing, {"roll": other, "event": row.seq, "undo": event.undo})
     of, made = found.get("reroll_of"), found.get("rerolled_as")
     return (of[1] if of else None), (made[1] if made else None)
+
+
+def _seed_explained(t: Tracker, cid: UUID, v: Views, event: Any, campaign: Any) -> SeedExplained | None:
+    """D5: an auto roll's seed as a dispute checks it: its epoch, the event that committed to
+    it (the creation, or the reveal of the epoch before) and the one that revealed it, and the
+    roll re-derived from the revealed seed, as anyone holding the log can. Only a revealed seed
+    is used: a seed still secret proves nothing to the players. None for typed dice."""
+    if event.source != "auto":
+        return None
+    epoch = int(getattr(event, "epoch", 0))
+    commitments, revealed = campaign.commitments, campaign.revealed_seeds
+    reveals = _reveal_events(t, cid, v, tuple(e for e in (epoch - 1, epoch) if 0 <= e < len(revealed)))
+    seed = revealed[epoch] if epoch < len(revealed) else None
+    derived = derive_roll(seed, event.roll, len(event.values), event.faces) if seed is not None else None
+    return {
+        "epoch": epoch,
+        "commitment": commitments[epoch] if epoch < len(commitments) else None,
+        "committed_at": 1 if epoch == 0 else reveals.get(epoch - 1),
+        "revealed_at": reveals.get(epoch),
+        "derived": derived,
+        "matches": None if derived is None else derived == list(event.values),
+    }
+
+
+def _reveal_events(t: Tracker, cid: UUID, v: Views, epochs: tuple[int, ...]) -> dict[int, int]:
+    """The events that revealed the seeds of `epochs`, all revealed (D5), by epoch. Reveals are few, one per
+    epoch, and stay in effect when undone; their index summary names the epoch first, which
+    narrows the rows read, and the event read decides."""
+    found: dict[int, int] = {}
+    rows = v.index_rows([event_index.c.kind == "SeedRevealed"])
+    named = [r for r in rows if any(r.summary.startswith(f"dice seed of epoch {e} ") for e in epochs)]
+    # A summary worded otherwise (an index projected by another version): every reveal is read.
+    for row in named if len(named) >= len(epochs) else rows:
+        epoch = event_at(t, cid, row.seq).epoch
+        if epoch in epochs:
+            found.setdefault(epoch, row.seq)
+    return found
+
+
+# How far around a roll its volley is looked for: a volley is one action's rolls of one step,
+# recorded one after another (a naval round's fire, a convoy search).
+_VOLLEY_REACH = 64
+
+
+def _volley(t: Tracker, cid: UUID, event: Any) -> list[dict[str, Any]]:
+    """CV4: the rolls recorded together with `event` (the same action, rule and battle, one
+    after another, with the hits of selective shots among them), in the order they were
+    rolled, which is the order `pending` listed them; empty for a roll made alone."""
+    seq = event.originator_version
+    stored = t.app.recorder.select_events(cid, gt=max(seq - _VOLLEY_REACH, 0), lte=seq + _VOLLEY_REACH)
+    events: dict[int, Any] = {s.originator_version: t.decode(s) for s in stored}
+
+    def step(e: Any) -> tuple[Any, ...]:
+        return (e.action, e.rule, getattr(e, "battle", None))
+
+    def same(n: int) -> bool:
+        # A selective shot's hit is recorded as its die shows it (TargetHit): the volley goes on.
+        e = events.get(n)
+        return e is not None and type(e).__name__ in ("DiceRolled", "TargetHit") and step(e)[::2] == step(event)[::2]
+
+    first = last = seq
+    while same(first - 1):
+        first -= 1
+    while same(last + 1):
+        last += 1
+    rolls = [(n, events[n]) for n in range(first, last + 1) if type(events[n]).__name__ == "DiceRolled"]
+    rolls = [(n, e) for n, e in rolls if e.rule == event.rule]
+    if len(rolls) < 2:
+        return []
+    return [{"roll": e.roll, "event": n, "unit": getattr(e, "unit", None), "purpose": e.purpose} for n, e in rolls]
+
+
+# The events of a battle that score the hits a casualty choice places (HA4-HA7).
+_SCORED = ("HitsScored", "NavalHitsScored", "HitsLost")
+# How far back from a casualty choice its hits are looked for (a round's events, and the
+# actions recorded while the choice waited).
+_HITS_REACH = 512
+
+
+def _hits_placed(t: Tracker, cid: UUID, event: Any) -> list[dict[str, Any]]:
+    """HA7: the hits a casualty choice placed, as recorded: each event since the battle's last
+    casualty choice (or round) that scored hits for the same side to take or lose."""
+    seq = event.originator_version
+    found: list[dict[str, Any]] = []
+    for e in _StepBack(t, cid, seq - 1, seq - _HITS_REACH):
+        kind = type(e).__name__
+        # An undo or a redo between them: what came before it is another telling of the step.
+        if kind in ("ActionUndone", "ActionRedone"):
+            break
+        if getattr(e, "battle", None) != event.battle:
+            continue  # what was asked, or another battle's step meanwhile
+        if kind == "RoundStarted" or (kind == "CasualtiesChosen" and e.side == event.side):
+            break
+        if kind in _SCORED and e.side == event.side:
+            found.append({"seq": e.originator_version, "summary": as_record(e.originator_version, e)["summary"]})
+    return found[::-1]
+
+
+class _StepBack:
+    """The events of a campaign from `top` down to `bottom` (excluded), newest first, read a
+    page at a time."""
+
+    def __init__(self, t: Tracker, cid: UUID, top: int, bottom: int) -> None:
+        self.t, self.cid, self.top, self.bottom = t, cid, top, max(bottom, 0)
+
+    def __iter__(self) -> Iterator[Any]:
+        top = self.top
+        while top > self.bottom:
+            page = self.t.app.recorder.select_events(self.cid, gt=self.bottom, lte=top, desc=True, limit=32)
+            if not page:
+                return
+            for stored in page:
+                yield self.t.decode(stored)
+            top = page[-1].originator_version - 1

@@ -238,7 +238,8 @@ def events_answer(done: Outcome) -> CommandAnswer:
     them): what a repeat is answered when the server stopped before it rendered the output."""
     from projections.summary import as_record
 
-    records = [as_record(e.originator_version, e, done.campaign.scenario) for e in done.events]
+    campaign = done.campaign
+    records = [as_record(e.originator_version, e, campaign.scenario, campaign.ruleset) for e in done.events]
     text = "".join(f"{r['summary']}   [{r['rule']}]\n" for r in records)
     return {"exit": 0, "stdout": text, "stderr": ""}
 

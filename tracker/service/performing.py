@@ -186,8 +186,16 @@ class Performing:
             raise InputError(f"--seen {seen}: this campaign has only {now} events")
         who: list[str] = []
         revealed = 0
+        # RK3, RK4: an undo or a redo meanwhile changed what the board was, not only added to
+        # it; the player whose command raced it is told which, or reads it as a plain move.
+        undone: list[str] = []
+        e: Any
         for e in _StoredLog(self, cid, None).between(seen, now):
             kind = type(e).__name__
+            if kind == "ActionUndone":
+                undone.append(f"undo event {e.originator_version} took back events {e.undone_from}-{e.undone_to}")
+            elif kind == "ActionRedone":
+                undone.append(f"redo event {e.originator_version} put back action {e.original}")
             # A seed revealed (D4, the server's at a round's end) is nobody's move.
             if kind == "SeedRevealed" or (kind == "ActionAsked" and getattr(e, "name", None) == "dice reveal"):
                 revealed += 1
@@ -206,7 +214,8 @@ class Performing:
         parts = [f"{' and '.join(who)} recorded {plural(moved, 'event')}"] if moved else []
         if revealed:
             parts.append(f"a dice seed was revealed ({plural(revealed, 'event')}, D4)")
-        raise StaleView(f"{' and '.join(parts)} meanwhile; look and run again")
+        among = f" ({'; '.join(undone)})" if undone else ""
+        raise StaleView(f"{' and '.join(parts)} meanwhile{among}; look and run again")
 
     # ----- undo (RK3) and redo (RK4) -----
 

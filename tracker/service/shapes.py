@@ -38,6 +38,22 @@ class RuleCited(TypedDict):
 class Choice(TypedDict):
     by: str | None
     default: bool
+    # HA7: for a casualty choice, the recorded hits it placed (and those no unit could take),
+    # each {seq, summary}: what a dispute over a hit placement reads first.
+    hits: list[dict[str, Any]]
+
+
+class SeedExplained(TypedDict):
+    """D5: where an auto roll's seed stands: the epoch, the events that committed to it and
+    revealed it (None: not yet), and the roll re-derived from the revealed seed (None: not
+    revealed), with whether it matches the recorded values."""
+
+    epoch: int
+    commitment: str | None
+    committed_at: int | None
+    revealed_at: int | None
+    derived: list[int] | None
+    matches: bool | None
 
 
 class DiceExplained(TypedDict):
@@ -60,6 +76,11 @@ class DiceExplained(TypedDict):
     # one again: each {roll, event (the DiceRerolled), undo}, or None.
     reroll_of: dict[str, int] | None
     rerolled_as: dict[str, int] | None
+    # D5: the seed of an auto roll (None for typed dice).
+    seed: SeedExplained | None
+    # CV4: the rolls of the same volley in the order they were rolled, each {roll, event,
+    # unit, purpose} (one roll alone: empty).
+    volley: list[dict[str, Any]]
 
 
 class Explanation(TypedDict):

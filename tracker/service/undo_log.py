@@ -190,8 +190,16 @@ def nothing_to_redo(log: Log, version: int) -> str:
         )
     if undos:
         return "nothing to redo: every action of the last undo was redone"
+    # Named by what was asked: "event 5031 is not an undo" left the player to look up what
+    # event 5031 was, when it is the action that ended the chance to redo.
+    last = next(log.desc(version), None)
+    asked = next(iter(log.between(last.action - 1, last.action)), None) if last is not None else None
+    if asked is not None and _kind(asked) == ASKED:
+        what = f"the last action, {asked.name} at event {asked.originator_version},"
+    else:
+        what = f"event {version}"
     return (
-        f"nothing to redo: event {version} is not an undo; redo puts back what an undo took, "
+        f"nothing to redo: {what} is not an undo; redo puts back what an undo took, "
         "only while nothing new was recorded since"
     )
 

@@ -17,6 +17,7 @@ from domain.text import unit_order
 from tracker.cli.common import Context, console, emit_json, json_option, suggested
 from tracker.cli.completion import complete_zones
 from tracker.cli.params import ZONE
+from tracker.cli.wrapping import wrapped_keeping_names
 from tracker.reports.views import nation_text, units_text
 from tracker.service.names import Names
 
@@ -191,11 +192,9 @@ def units_command(ctx: Context, as_json: bool) -> None:
 
 def _listing(out: Console, label: str, names: list[str]) -> None:
     """`Label: a, b, c`, wrapped between words to the terminal with the later lines indented
-    (rich's own wrapping leaves a space at the end of each broken line)."""
-    import textwrap
-
-    text = f"{label}: {', '.join(names)}"
-    for line in textwrap.wrap(text, width=out.width, subsequent_indent="  ", break_on_hyphens=False):
+    (rich's own wrapping leaves a space at the end of each broken line), never inside a name of
+    several words ("North / Sea"), as prose is wrapped."""
+    for line in wrapped_keeping_names(f"{label}: {', '.join(names)}", out.width, under="  "):
         out.print(line, soft_wrap=True, markup=False, highlight=False)
 
 

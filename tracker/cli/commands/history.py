@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -20,6 +20,7 @@ from tracker.cli.common import (
     echo_prose,
     emit_json,
     emit_recorded,
+    fit_prose,
     json_option,
     names,
     nations_option,
@@ -42,9 +43,7 @@ from tracker.cli.completion import (
 from tracker.cli.params import NATION, ZONE
 from tracker.service.names import event_kind
 from tracker.service.undo_log import stays_in_effect, undone_mark
-
-if TYPE_CHECKING:
-    from domain.scenario import Scenario
+from tracker.service.undo_text import plan_heading, plan_json, plan_lines
 
 # ----- undo and redo -----
 
@@ -55,53 +54,6 @@ LOG_SUMMARY_COLUMN = len(f"{'':>5}  {'':<19} {'':<6} ")
 def _interactive() -> bool:
     """A person at a terminal, who can answer a confirmation prompt."""
     return sys.stdin.isatty()
-
-
-def _plan_lines(plan: UndoPlan, scenario: Scenario) -> list[str]:
-    """What an undo takes back: each action with its events, and the dice among them (the
-    sides of a battle named by `scenario`'s nations)."""
-    lines = []
-    for action in plan.actions:
-        lines.append(f"  action {action.start} by {action.nation}:")
-        lines += [
-            f"    {e.originator_version}  {summary(e, scenario)}   [{rule_of(e)}]"
-            for e in action.events
-            if type(e).__name__ != "ActionAsked"
-        ]
-        # D5: an event the undo cannot unmake is said so, not left to read as taken back.
-        for e in action.events:
-            stays = stays_in_effect(type(e).__name__)
-            if stays is not None:
-                lines.append(f"  event {e.originator_version}: {stays[0]}: {stays[1]} ({stays[2]})")
-    if plan.rolls:
-        lines.append(f"  dice taken back: roll {', '.join(map(str, plan.rolls))}")
-    return lines
-
-
-def _plan_json(plan: UndoPlan) -> dict[str, object]:
-    """What an undo took back, for --json: the span of events, each action with its events'
-    seqs, and the dice rolls among them."""
-    return {
-        "first": plan.first,
-        "last": plan.last,
-        "actions": [
-            {
-                "start": a.start,
-                "nation": a.nation,
-                "events": [e.originator_version for e in a.events if type(e).__name__ != "ActionAsked"],
-            }
-            for a in plan.actions
-        ],
-        "rolls": plan.rolls,
-    }
-
-
-def _plan_heading(plan: UndoPlan) -> str:
-    count = len(plan.actions)
-    events = sum(1 for a in plan.actions for e in a.events if type(e).__name__ != "ActionAsked")
-    span = f"event {plan.first}" if plan.first == plan.last else f"events {plan.first}-{plan.last}"
-    dice = f", {plural(len(plan.rolls), 'dice roll')}" if plan.rolls else ""
-    return f"{plural(count, 'action')} in {span} ({plural(events, 'event')} in play{dice})"
 
 
 @click.command()
@@ -124,24 +76,28 @@ def undo(ctx: Context, to: int | None, override: bool, reason: str, agreed_by: t
         if wants_json():
             # The listing and the question would break the JSON: a script says --yes.
             raise click.UsageError("undo --to with --json asks nothing: add --yes")
-        echo_prose(f"undo --to {to} takes back {_plan_heading(plan)}:")
-        for line in _plan_lines(plan, t.load(t.campaign_id(ctx.campaign)).scenario):
-            echo_prose(line)
+        # Asked at a terminal with the output piped (`undo --to 9 | less`), the listing and the
+        # question went down the pipe while the command waited for an answer: they go to the
+        # terminal (standard error) instead, and the pipe gets what the undo did.
+        aside = _interactive() and not sys.stdout.isatty()
+        click.echo(fit_prose(f"undo --to {to} takes back {plan_heading(plan)}:"), err=aside)
+        for line in plan_lines(plan, t.load(t.campaign_id(ctx.campaign))):
+            click.echo(fit_prose(line), err=aside)
         if not _interactive():
             raise InputError(f"undo --to {to} asks before it undoes anything; without a terminal, add --yes")
         these = "this action" if len(plan.actions) == 1 else f"these {len(plan.actions)} actions"
-        return click.confirm(f"Undo {these}?", default=False)
+        return click.confirm(f"Undo {these}?", default=False, err=aside)
 
     inputs = {"to": to, "override": override, "reason": reason, "agreed_by": list(nations_option(agreed_by))}
     done = perform(ctx, "undo", inputs, confirm=confirm)
     event, plan = done.events[-1], done.value
     if wants_json():
-        emit_recorded(ctx, "undo", done.events, done.campaign, undone=_plan_json(plan))
+        emit_recorded(ctx, "undo", done.events, done.campaign, undone=plan_json(plan))
         return
     # Wrapped between words on a narrow terminal, as `pending` is (a shell at 60 columns).
-    echo_prose(f"{summary(event, done.campaign.scenario)}   [RK3]")
-    echo_prose(f"Undone: {_plan_heading(plan)}")
-    for line in _plan_lines(plan, done.campaign.scenario):
+    echo_prose(f"{summary(event, done.campaign.scenario, done.campaign.ruleset)}   [RK3]")
+    echo_prose(f"Undone: {plan_heading(plan)}")
+    for line in plan_lines(plan, done.campaign):
         echo_prose(line)
     campaign = t.load(t.campaign_id(ctx.campaign))
     click.echo(f"Now: round {campaign.round} · {campaign.nation} · {campaign.phase}")
@@ -163,9 +119,10 @@ def redo(ctx: Context, every: bool) -> None:
     if wants_json():
         emit_recorded(ctx, "redo", [e for events in done.value for e in events], done.campaign)
         return
+    scenario, ruleset = done.campaign.scenario, done.campaign.ruleset
     for events in done.value:
         for e in events:
-            echo_prose(f"{summary(e, done.campaign.scenario)}   [{rule_of(e)}]")
+            echo_prose(f"{summary(e, scenario, ruleset)}   [{rule_of(e)}]")
     campaign = t.load(cid)
     click.echo(f"Now: round {campaign.round} · {campaign.nation} · {campaign.phase}")
 
@@ -347,9 +304,16 @@ def explain(ctx: Context, seq: int | None, roll: int | None, as_json: bool) -> N
                 f"  Rerolled (RK3): taken back by override undo event {again['undo']} and made again as "
                 f"roll {again['roll']} (event {again['event']})"
             )
-    if data["choice"]:
-        how = "default (cheapest legal)" if data["choice"]["default"] else "chosen"
-        echo_prose(f"  Decided by: {data['choice']['by']} ({how})")
+        _echo_seed_and_volley(dice, data["seq"])
+    choice = data["choice"]
+    if choice:
+        # Only a casualty choice's default is the cheapest legal one (HA7); a target's or a
+        # submarine's default follows its own rule, which the event's rule line states.
+        cheapest = ", the cheapest legal choice (HA7)" if data["kind"] == "CasualtiesChosen" else ""
+        how = f"{choice['by']} took the default{cheapest}" if choice["default"] else f"chosen by {choice['by']}"
+        echo_prose(f"  Decided: {how}")
+        for hit in choice["hits"]:
+            echo_prose(f"  Placing: event {hit['seq']}: {hit['summary']}")
     for line in data["changes"]:
         echo_prose(f"  Changed: {line}")
     if data["undone_by"]:
@@ -357,6 +321,29 @@ def explain(ctx: Context, seq: int | None, roll: int | None, as_json: bool) -> N
         but = f", but {stays[0]}: {stays[1]} ({stays[2]})" if stays else ""
         echo_prose(f"  Undone by event {data['undone_by']}{but}")
     echo_prose(f"  Hash: {data['hash']} (previous {data['prev_hash'][:16]}...)")
+
+
+def _echo_seed_and_volley(dice: Any, seq: int) -> None:
+    """D5, CV4: where an auto roll's seed stands and what it re-derives, and the rolls of its
+    volley in the order rolled: what a dispute over a roll checks."""
+    seed = dice["seed"]
+    if seed is not None:
+        made = f"committed at event {seed['committed_at']}" if seed["committed_at"] else "committed"
+        if seed["revealed_at"] is None:
+            state = "not revealed yet: once `tracker dice reveal` publishes it, `tracker verify` re-derives this roll"
+        elif seed["matches"]:
+            state = f"revealed at event {seed['revealed_at']}: it re-derives {seed['derived']}, as recorded"
+        else:
+            state = (
+                f"revealed at event {seed['revealed_at']}: it re-derives {seed['derived']}, NOT what was recorded "
+                "(run `tracker verify`)"
+            )
+        echo_prose(f"  Seed (D5): epoch {seed['epoch']}, {made}, {state}")
+    volley = dice["volley"]
+    if volley:
+        place = next(i for i, r in enumerate(volley, 1) if r["event"] == seq)
+        order = ", ".join(f"{r['unit'] or r['purpose']} (roll {r['roll']})" for r in volley)
+        echo_prose(f"  Order (CV4): die {place} of {len(volley)} rolled together, in this order: {order}")
 
 
 @click.command()

@@ -125,7 +125,7 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
         recorded.extend(done.events)
         if not wants_json():
             for e in done.events:
-                echo_prose(f"{summary(e, done.campaign.scenario)}   [{rule_of(e)}]")
+                echo_prose(f"{summary(e, done.campaign.scenario, done.campaign.ruleset)}   [{rule_of(e)}]")
         return done.campaign
 
     if to_phase is None:
