@@ -661,7 +661,9 @@ def test_cv4_detecting_units_fire_at_attack_value_and_submarines_fire_back_at_de
     assert step(c, b) == ("fire", ["Britain", "Germany"], "CV4")
     # CV4: the detecting units by ID (not in the order they were named to search), then the
     # submarines by ID; the dice are consumed in the order `pending` lists.
-    assert c.pending()[0]["text"].endswith("in this order: GB-BM1, GB-CA1, GB-DD1, DE-SS1, DE-SS2 [CV4]")
+    assert c.pending()[0]["text"].endswith(
+        "in this order: GB-BM1, GB-CA1, GB-DD1, DE-SS1, DE-SS2; Britain records them, Germany's too [CV4]"
+    )
     since = c.version
     assert c.fire(b, ManualDice([6, 6, 3, 3, 4])) == 3
     fire = rolls(c, "CV4")
@@ -1538,7 +1540,7 @@ def test_convoy_battle_step_by_step_is_stored_and_verifies(tracker: Tracker, uni
     with pytest.raises(RuleViolation) as info:
         t.execute(cid, lambda c, d: advance_passing(c))
     assert info.value.rule == "T4" and info.value.reason.endswith(
-        f"[CV3]; to close it: tracker convoy search {b} [--units U1,U2] --dice V,..."
+        f"[CV3]; to close it: tracker convoy search {b} [--units U1,U2] --dice V,... [--ref ROLL_ID]"
     )
     searchers = ["GB-CA1", "GB-DD1", "GB-DD2"]
     with pytest.raises(DiceError):  # one die too many: nothing is stored

@@ -75,7 +75,8 @@ def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
     )
     assert f"Waiting: {merchant}" in out
     assert refused(db, 1, "next") == (
-        f"Error: T4: collect_resources cannot end yet: {merchant}; to close it: tracker convoy roll 1 --dice V,V\n"
+        f"Error: T4: collect_resources cannot end yet: {merchant}; to close it: "
+        "tracker convoy roll 1 --dice V,V [--ref ROLL_ID]\n"
     )
     assert "France is not an enemy of Britain" in refused(db, 1, "convoy", "declare", "--by", "France", "--zone", CNS)
     assert "D3" in refused(db, 1, "convoy", "roll", "1", "--dice", "10")  # merchant defence is 2D10

@@ -88,7 +88,10 @@ def test_cv4_a_shell_session_and_separate_processes_print_the_same(
     # CV4 as amended: the detecting units by ID, then the submarine; the dice went so (the
     # first die, a 5, was the bomber's: a hit that sank DE-SS1).
     searched = SCRIPT.index(SEARCH)
-    assert "3 dice, one per firing unit in this order: GB-BM1, GB-DD1, DE-SS1 [CV4]" in session[searched][1]
+    assert (
+        "3 dice, one per firing unit in this order: GB-BM1, GB-DD1, DE-SS1; Britain records them, Germany's too [CV4]"
+        in session[searched][1]
+    )
     (item,) = json.loads(session[searched + 1][1])
     assert item["dice"]["order"] == ["GB-BM1", "GB-DD1", "DE-SS1"]
     state = json.loads(session[-1][1])

@@ -93,7 +93,9 @@ def refused(tmp_path: Path, lines: Lines) -> str:
     assert not any(word in out for word in ("ValueError", "KeyError", "TypeError", "Traceback", "unexpected")), out
     # Nothing imported: no database left behind, or one without a campaign.
     assert not db.exists() or "No campaigns" in run(db, "campaigns")
-    return out.removeprefix(f"Error: {path}: ").strip()
+    said = out.removeprefix(f"Error: {path}: ").strip()
+    assert said.endswith("; nothing was imported"), said
+    return said.removesuffix("; nothing was imported")
 
 
 def imports(tmp_path: Path, lines: Lines) -> str:

@@ -46,7 +46,11 @@ def refused(tmp_path: Path, lines: list[dict[str, Any]], code: int = 1) -> str:
     assert not any(word in out for word in ("TypeError", "KeyError", "NoneType", "object has", "unexpected"))
     # Nothing imported: no database left behind, or one without a campaign.
     assert not db.exists() or "No campaigns" in run(db, "campaigns")
-    return out.removeprefix(f"Error: {path}: ").strip()
+    said = out.removeprefix(f"Error: {path}: ").strip()
+    if code == 1:
+        # A refusal says so, whatever it refused (bad input, exit 2, did nothing at all).
+        assert said.endswith("; nothing was imported"), said
+    return said.removesuffix("; nothing was imported")
 
 
 def rehashed(lines: list[dict[str, Any]], index: int, field: str, value: Any) -> list[dict[str, Any]]:

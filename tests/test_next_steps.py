@@ -77,7 +77,10 @@ def shows_what_the_procedure_asks(db: str) -> str:
         assert isinstance(need, Roll)
         order = [d.unit for d in need.dice]
         assert item["dice"] == {"count": len(order), "faces": need.groups[0].faces, "order": order, "typed": True}
-        assert f"one per firing unit in this order: {', '.join(order)} [" in text
+        # NC3: a volley several nations fire is recorded by the first waited for.
+        others = [f"{n}'s" for n in item["waiting"][1:]]
+        records = f"; {item['waiting'][0]} records them, {' and '.join(others)} too" if others else ""
+        assert f"one per firing unit in this order: {', '.join(order)}{records} [" in text
         return step
     assert item["eligible"] is None and item["dice"] is None
     aimed = {s.firer: s.target for s in state.fight.shots}
@@ -148,7 +151,7 @@ def test_pending_json_carries_the_command_the_dice_and_the_eligible_units(db: st
     to_britain_collect(db)
     run(db, "convoy", "declare", "--by", "Germany", "--zone", CNS, "--subs", "DE-SS1")
     (item,) = json.loads(run(db, "pending", "--json"))
-    assert item["command"] == "tracker convoy roll 1 --dice V,V"
+    assert item["command"] == "tracker convoy roll 1 --dice V,V [--ref ROLL_ID]"
     order = ["merchant defence die 1", "merchant defence die 2"]
     assert item["dice"] == {"count": 2, "faces": 10, "order": order, "typed": True}
     run(db, "convoy", "roll", "1", "--dice", "3,4")

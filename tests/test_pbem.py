@@ -252,7 +252,7 @@ def test_a_continuation_for_a_copy_imported_under_another_name_names_that_copy(
     assert result.exit_code == 1, result.output
     assert result.output.endswith(
         f"has no campaign 'pbem': campaign 'autumn' here holds event {table['base']} it continues: "
-        "name it with --as autumn\n"
+        "name it with --as autumn; nothing was imported\n"
     )
     done = CliRunner().invoke(cli, ["--db", renamed, "import", str(path), "--as", "autumn"])
     assert done.exit_code == 0 and "Fast-forwarded campaign 'autumn'" in done.output

@@ -249,7 +249,7 @@ def test_t4_next_refused_for_a_convoy_attack_open_names_declare_or_pass() -> Non
 def test_t4_next_refused_during_a_procedure_names_the_command_of_its_step() -> None:
     c = campaign("Britain", "collect_resources")
     b = c.declare_convoy_attack("Germany", CNS, None)
-    assert next_refused(c).endswith(f"[CV2]; to close it: tracker convoy roll {b} --dice V,V")
+    assert next_refused(c).endswith(f"[CV2]; to close it: tracker convoy roll {b} --dice V,V [--ref ROLL_ID]")
 
 
 def test_t4_next_refused_on_the_command_line_names_the_command(db: str) -> None:
@@ -288,7 +288,7 @@ def test_d3_a_volley_shared_by_allies_says_who_rolls_which_dice() -> None:
     assert (item["step"], item["waiting"]) == ("fire", ["Britain", "Germany"])
     assert item["text"].endswith(
         "in this order: FR-BM1, FR-CA1, FR-DD1, DE-SS1, DE-SS2 "
-        "(France rolls FR-BM1, FR-CA1, FR-DD1; Germany rolls DE-SS1, DE-SS2) [CV4]"
+        "(France rolls FR-BM1, FR-CA1, FR-DD1; Germany rolls DE-SS1, DE-SS2); Britain records them, Germany's too [CV4]"
     )
     assert item["dice"]["order"] == ["FR-BM1", "FR-CA1", "FR-DD1", "DE-SS1", "DE-SS2"]
     c.fire(b, ManualDice([10, 10, 10, 1, 10]))

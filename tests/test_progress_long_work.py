@@ -163,7 +163,7 @@ def test_a_refused_import_keeps_its_exit_code_and_its_one_line_error(
     result = invoke(str(tmp_path / "dest.db"), "import", str(bad))
     assert result.exit_code == 1
     assert result.stdout == ""
-    assert result.stderr == f"Error: {bad}: line 3: event 2 missing: the log jumps to event 3\n"
+    assert result.stderr == f"Error: {bad}: line 3: event 2 missing: the log jumps to event 3; nothing was imported\n"
 
 
 @pytest.mark.parametrize("fmt", ["md", "bbcode", "html", "json"])

@@ -171,7 +171,7 @@ def test_rk2_a_step_refusal_under_another_rule_cites_the_steps_rule_once() -> No
         c.convoy_search(b, None, ManualDice([1]))
     assert str(refused.value) == (
         f"CV3: battle {b} is waiting for Britain to roll merchant defence (2D10; a total of 20 sinks one "
-        f"submarine) [CV2]; to answer it: tracker convoy roll {b} --dice V,V"
+        f"submarine) [CV2]; to answer it: tracker convoy roll {b} --dice V,V [--ref ROLL_ID]"
     )
 
 
@@ -228,16 +228,20 @@ def test_cv2_cv3_cv5_battle_fire_and_convoy_roll_out_of_step_name_the_command_pe
     assert "next: tracker convoy roll 1 --dice V,V" in run(db, "pending")
     assert refused(db, "battle", "fire", "1") == (
         "Error: CV2: battle 1 is waiting for Britain to roll merchant defence (2D10; a total of 20 sinks one "
-        "submarine); to answer it: tracker convoy roll 1 --dice V,V\n"
+        "submarine); to answer it: tracker convoy roll 1 --dice V,V [--ref ROLL_ID]\n"
     )
     run(db, "convoy", "roll", "1", "--dice", "1,1")
     assert "next: tracker convoy search 1 [--units U1,U2] --dice V,..." in run(db, "pending")
     out = refused(db, "convoy", "roll", "1", "--dice", "1")
     assert out.startswith("Error: CV3: battle 1 is waiting for Britain to choose which ships and aircraft search")
-    assert out.endswith("), not a roll; to answer it: tracker convoy search 1 [--units U1,U2] --dice V,...\n")
+    assert out.endswith(
+        "), not a roll; to answer it: tracker convoy search 1 [--units U1,U2] --dice V,... [--ref ROLL_ID]\n"
+    )
     assert out.count("CV3") == 1
     run(db, "convoy", "search", "1", "--units", "")
-    assert "next: tracker convoy roll 1 --dice V,...\n" in run(db, "pending")
+    assert "next: tracker convoy roll 1 --dice V,... [--ref ROLL_ID]\n" in run(db, "pending")
     out = refused(db, "battle", "fire", "1", "--dice", "1,1")
     assert out.startswith("Error: CV5: battle 1 is waiting for Germany to roll the convoy table")
-    assert out.endswith("; to answer it: tracker convoy roll 1 --dice V,...\n") and out.count("CV5") == 1
+    assert (
+        out.endswith("; to answer it: tracker convoy roll 1 --dice V,... [--ref ROLL_ID]\n") and out.count("CV5") == 1
+    )

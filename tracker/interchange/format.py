@@ -101,9 +101,11 @@ _EVENT_FIELDS: dict[str, type] = {
 
 
 class ImportRefused(TrackerError):
-    """A well-formed export that does not verify: an edited, missing or reordered event (exit 1)."""
+    """A well-formed export that does not verify: an edited, missing or reordered event (exit 1),
+    saying that nothing was imported (where the problem does not say it already)."""
 
     def __init__(self, source: str, line: int, problem: str) -> None:
+        problem = problem if "nothing was imported" in problem else f"{problem}; nothing was imported"
         super().__init__(f"{source}: line {line}: {problem}")
         self.source = source
         self.line = line

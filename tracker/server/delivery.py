@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import re
@@ -154,7 +155,9 @@ class Worker:
         delivered = 0
         for row in self.outbox.due(now):
             started = time.perf_counter()
-            why, body = prepare(self.outbox, row, next_command, s.backoff, s.public_url, self.extras, self.taken_back)
+            why, body = prepare(
+                self.outbox, row, next_command, s.backoff, s.public_url, self.extras, self.taken_back, self.told
+            )
             if body is None:
                 self._log(row, str(why), started, reminder=False)
             else:
@@ -249,6 +252,17 @@ class Worker:
 
         campaign = self.tracker.load(UUID(row["campaign_id"]))
         return still_owed(payload, campaign, self.nations(row))
+
+    def told(self, row: Mapping[str, Any]) -> str | None:
+        """What a hand-off about to be delivered still tells its channel (see `told_now`); None
+        for a message that cannot be read (given up as such when it is made)."""
+        from tracker.service.notify import told_now
+
+        campaign = self.tracker.load(UUID(row["campaign_id"]))
+        try:
+            return told_now(json.loads(row["payload"]), campaign, self.nations(row))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
 
     def taken_back(self, row: Mapping[str, Any]) -> bool:
         """Whether the action a row's hand-off followed was undone since: the last event it

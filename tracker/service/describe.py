@@ -57,6 +57,32 @@ def _shared_volley(order: list[str], rollers: Mapping[str, str], waiting: list[s
     return f" ({'; '.join(dice)})"
 
 
+# The steps that are one roll of the dice of every side whose units fire (NC2, NC3: a volley).
+_VOLLEYS = ("fire", "opening_fire")
+
+
+def recorder(item: Mapping[str, Any]) -> str | None:
+    """NC3, D3: the nation that records a volley several nations are waited for (each side's
+    units fire), one command rolling or typing every side's dice: the first waited for, whose
+    step the referee takes the roll as (`battle auto`, PL2). Played by file, copies on which
+    each side recorded it fork; so one is told to type it, the others what is awaited. None
+    for a step that one nation answers."""
+    waiting = item.get("waiting") or []
+    if item.get("step") not in _VOLLEYS or len(waiting) < 2:
+        return None
+    return str(waiting[0])
+
+
+def _recorded_by(f: Mapping[str, Any]) -> str:
+    """NC3: who records a volley of several nations (`recorder`), e.g. "; Germany records them,
+    Britain's too"; empty where one nation is waited for."""
+    first = recorder(f)
+    if first is None:
+        return ""
+    others = [possessive(n) for n in dict.fromkeys(f["waiting"]) if n != first]
+    return f"; {first} records them, {listed(others)} too"
+
+
 def _deciding(nation: str, units: list[str], nations: Mapping[str, str]) -> str:
     """NC1, F5: who a nation decides for, as the battle lines say it ("Britain targets for
     France"): "Britain, for France" where the units it names are an ally's, "Britain, for
@@ -157,6 +183,7 @@ def _procedure_step(f: Mapping[str, Any]) -> str:
         return (
             f"to roll {plural(len(order), 'die')}, one per firing unit in this order: {', '.join(order)}"
             + _shared_volley(order, f.get("rollers", {}), f["waiting"])
+            + _recorded_by(f)
         )
     if step == "casualties":
         parts = [_casualties(n, c, f.get("placement"), f.get("nations", {})) for n, c in f["casualties"].items()]
@@ -343,15 +370,16 @@ def _with_dice(found: str | None, dice: object) -> str | None:
     `pending --json` gives it). Auto dice are rolled by the tracker: typing them takes an
     override, not a hint, so the option is left out. Manual dice must be given: a command run
     without them is refused (a person at a terminal is asked for each roll instead), so the
-    option is shown as part of the command, not as optional. An item without `dice` (a hand-off
-    message queued before messages kept it) keeps the option bracketed; a step that rolls no
-    die has none."""
+    option is shown as part of the command, not as optional, followed by the dice server's
+    roll id (D3: `--ref`, optional; through a server a player typing another nation's dice
+    must give it). An item without `dice` (a hand-off message queued before messages kept
+    it) keeps the option bracketed; a step that rolls no die has none."""
     if found is None or not isinstance(dice, Mapping):
         return found
     if dice.get("typed") is False or dice.get("count") == 0:
         return _TYPED_DICE.sub("", found)
     if dice.get("typed") is True:
-        return _TYPED_DICE.sub(r" \1", found)
+        return _TYPED_DICE.sub(r" \1 [--ref ROLL_ID]", found)
     return found
 
 

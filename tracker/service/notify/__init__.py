@@ -11,7 +11,16 @@ transports (webhook, SMTP) in `senders`, and delivery with its retries in `deliv
 import every name from this package.
 """
 
-from tracker.service.notify.delivery import Backoff, Owed, TakenBack, deliver, deliver_due, remind, stale
+from tracker.service.notify.delivery import (
+    Backoff,
+    Outdated,
+    Owed,
+    TakenBack,
+    deliver,
+    deliver_due,
+    remind,
+    stale,
+)
 from tracker.service.notify.handoffs import (
     ITEM_KEYS,
     Before,
@@ -26,6 +35,7 @@ from tracker.service.notify.handoffs import (
     override_requested,
     owed,
     still_owed,
+    told_now,
     waited,
 )
 from tracker.service.notify.messages import (
@@ -85,6 +95,7 @@ __all__ = [
     "HttpSender",
     "NotifyError",
     "Outbox",
+    "Outdated",
     "Owed",
     "PendingHandoff",
     "SendFailed",
@@ -119,6 +130,7 @@ __all__ = [
     "remind",
     "stale",
     "still_owed",
+    "told_now",
     "waited",
     "webhook_body",
 ]

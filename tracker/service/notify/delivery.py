@@ -1,6 +1,7 @@
 """Delivery of the outbox: each due row sent once, failures tried again with exponential
 backoff until given up, and reminders while a hand-off is still owed. A hand-off that tells of
-a state that no longer holds is given up unsent ("superseded", see `stale`)."""
+a state that no longer holds is given up unsent ("superseded", see `stale`), and one the game
+has moved on from since is sent marked so (`moved_on`)."""
 
 from __future__ import annotations
 
@@ -36,29 +37,42 @@ class Backoff:
 Owed = Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
 # Whether the action a row's hand-off followed was undone since (read from the log).
 TakenBack = Callable[[Mapping[str, Any]], bool]
+# What a hand-off still tells its channel when it is delivered (see `told_now`): "owed",
+# "waiting" or "past"; None where it is not known.
+Outdated = Callable[[Mapping[str, Any]], str | None]
 # The reasons of a hand-off that only tells where the game stands (who owes what, whose turn),
 # which a newer hand-off to the same channel tells again, as it stands then.
 STATE_ONLY = frozenset({"owed", "turn"})
+NOTHING_OWED = "superseded: nothing it told of is owed any more"
+OVERTAKEN = "superseded by a newer message to this channel"
 
 
-def stale(outbox: Outbox, row: Mapping[str, Any], taken_back: TakenBack | None = None) -> str | None:
+def stale(
+    outbox: Outbox, row: Mapping[str, Any], taken_back: TakenBack | None = None, told: Outdated | None = None
+) -> str | None:
     """Why an undelivered hand-off is given up unsent, or None: its action was undone (it
-    tells of moves taken back), or, once an attempt failed, a newer hand-off was written for
-    its channel (it would arrive after the channel mends, telling of a turn long past). A test
-    message or an override request's (version below 1), or one that tells of more than where
-    the game stands (a seed revealed, an override approved), is not superseded by a newer one."""
+    tells of moves taken back); nothing it told its channel of is owed any more (`told`
+    "past": played by file, the worker ran after the game moved on); or a newer hand-off was
+    written for its channel once an attempt failed (it would arrive after the channel mends,
+    telling of a turn long past) or once what it told of is no longer owed (`told`
+    "waiting": the newer one tells of the game as it went on). A test message or an override
+    request's (version below 1), or one that tells of more than where the game stands (a seed
+    revealed, an override approved, an undo), is never given up as outdated."""
     if row["version"] <= 0:
         return None
     if taken_back is not None and taken_back(row):
         return "superseded: its action was undone"
-    if not row["attempts"]:
-        return None
     try:
         reasons = set(json.loads(row["payload"])["reasons"])
     except (ValueError, KeyError, TypeError):
         return None  # an unreadable message is given up as such by `deliver`
-    if reasons <= STATE_ONLY and outbox.overtaken(row):
-        return "superseded by a newer message to this channel"
+    if not reasons <= STATE_ONLY:
+        return None
+    now = told(row) if told is not None else None
+    if now == "past":
+        return NOTHING_OWED
+    if (row["attempts"] or now == "waiting") and outbox.overtaken(row):
+        return OVERTAKEN
     return None
 
 
@@ -72,13 +86,15 @@ def deliver_due(
     extras: Extras | None = None,
     owed_still: Owed | None = None,
     taken_back: TakenBack | None = None,
+    told: Outdated | None = None,
 ) -> int:
     """One pass of delivery: every due row sent once (unless `stale`), then (with `owed_still`)
     the reminders due; returns how many were delivered (reminders not counted)."""
     delivered = 0
     at = time.time() if now is None else now
     for row in outbox.due(at):
-        delivered += deliver(outbox, row, sender, command_for, backoff, public_url, extras, taken_back) is None
+        why = deliver(outbox, row, sender, command_for, backoff, public_url, extras, taken_back, told)
+        delivered += why is None
     if owed_still is not None:
         for row in outbox.reminders_due(at):
             remind(outbox, row, sender, command_for, owed_still, public_url, at, extras)
@@ -128,10 +144,11 @@ def deliver(
     public_url: str | None = None,
     extras: Extras | None = None,
     taken_back: TakenBack | None = None,
+    told: Outdated | None = None,
 ) -> str | None:
     """One attempt at one due row: None when it was delivered (and marked, once), else why not
     (a `stale` row is marked superseded instead, never sent)."""
-    why, body = prepare(outbox, row, command_for, backoff, public_url, extras, taken_back)
+    why, body = prepare(outbox, row, command_for, backoff, public_url, extras, taken_back, told)
     if body is None:
         return why
     return send_prepared(outbox, row, body, sender, backoff)
@@ -145,17 +162,31 @@ def prepare(
     public_url: str | None = None,
     extras: Extras | None = None,
     taken_back: TakenBack | None = None,
+    told: Outdated | None = None,
 ) -> tuple[str | None, Mapping[str, Any] | None]:
     """`deliver`'s first half, which reads the database: the row taken for an attempt and its
-    message made, (None, body); or (why not, None) when it is not to be sent."""
+    message made, (None, body); or (why not, None) when it is not to be sent. A message the
+    game has moved on from, sent as the only word its channel gets of a nation still waited
+    for (`told` "waiting"), says so (`moved_on`)."""
     if not outbox.claim(row, backoff.lease):
         return "taken by another worker", None
-    why = stale(outbox, row, taken_back)
+    found: list[str | None] = []
+
+    def told_once(r: Mapping[str, Any]) -> str | None:
+        # Asked by `stale`, and again for the mark: it loads the campaign.
+        if not found:
+            found.append(told(r) if told is not None else None)
+        return found[0]
+
+    why = stale(outbox, row, taken_back, told_once)
     if why is not None:
         outbox.superseded(row["id"], why)
         return why, None
     try:
-        return None, message_body(row, json.loads(row["payload"]), command_for, public_url, extras)
+        payload = json.loads(row["payload"])
+        if found == ["waiting"]:
+            payload = {**payload, "moved_on": True}
+        return None, message_body(row, payload, command_for, public_url, extras)
     except (ValueError, KeyError, TypeError) as e:
         # A row no message can be made of never blocks the ones behind it.
         outbox.attempted(row["id"], False, f"unreadable message: {type(e).__name__}", None)

@@ -179,6 +179,29 @@ def still_owed(payload: Mapping[str, Any], campaign: Any, nations: Sequence[str]
     return not turn or where == (payload["round"], payload["nation"], payload["phase"])
 
 
+def told_now(payload: Mapping[str, Any], campaign: Any, nations: Sequence[str] | None) -> str:
+    """What a hand-off about to be delivered still tells `nations` (None: a group channel, every
+    nation) of where the game stands: "owed" while an item it listed for them is still owed,
+    or the turn it told of is still that nation's in that round (or it told them nothing to
+    check); "waiting" when none is, but a nation it told of is still waited for, for something
+    else (a nation is told once while it goes on owing: this may be the only word it gets);
+    "past" when none of them is waited for any more. Delivered late (played by file, the
+    worker run after more was recorded), "roll battle 1" went out after battle 1 ended."""
+
+    def theirs(nation: str) -> bool:
+        return nations is None or nation in nations
+
+    told = {(n, _key(item)) for item in payload["pending"] for n in item.get("waiting") or () if theirs(n)}
+    turn = "turn" in payload["reasons"] and theirs(payload["nation"])
+    if not told and not turn:
+        return "owed"
+    now = owed(waited(campaign))
+    if told & now or (turn and (campaign.round, campaign.nation) == (payload["round"], payload["nation"])):
+        return "owed"
+    named = {n for n, _ in told} | ({payload["nation"]} if turn else set())
+    return "waiting" if any(n in named for n, _ in now) else "past"
+
+
 def concerns(payload: Mapping[str, Any], nations: Sequence[str], player: str | None = None) -> bool:
     """Whether a player of `nations` is told of this hand-off: they newly owe something, or owe
     nothing since an undo (`relieved`), or the turn passed to one of their nations, or

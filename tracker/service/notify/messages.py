@@ -10,7 +10,7 @@ from typing import Any, TypedDict
 from urllib.parse import quote
 
 from domain.text import possessive
-from tracker.service.describe import naming_campaign
+from tracker.service.describe import naming_campaign, recorder
 from tracker.service.notify.senders import is_http
 
 # The command that answers a `pending` item (the command line's `next_command`).
@@ -26,6 +26,10 @@ def message_text(payload: Mapping[str, Any], command_for: CommandFor, public_url
     if payload.get("reminder"):
         head = f"Reminder: {head}"
     lines = [f"{head}: round {payload['round']} · {payload['nation']} · {payload['phase']}"]
+    if payload.get("moved_on"):
+        # Sent late (see `tracker.service.notify.delivery.prepare`): what it lists was owed then.
+        pending = f"tracker --campaign {shlex.quote(payload['campaign'])} pending"
+        lines.append(f"The game has moved on since this was written: `{pending}` says what it waits for now.")
     lines += override_lines(payload, public_url)
     if "seed" in payload["reasons"]:
         lines.append("The round's dice seed was revealed.")
@@ -43,7 +47,11 @@ def message_text(payload: Mapping[str, Any], command_for: CommandFor, public_url
             lines.append(f"Waiting for {who}: {text}" if who else text)
         command = command_for(item)
         if command:
-            lines.append(f"  next: {naming_campaign(command, payload['campaign'])}")
+            # NC3: a volley several nations are waited for is recorded once, by one of them; told
+            # to each player, each typed it on their own copy, and the copies forked.
+            records = recorder(item)
+            label = f"next ({records})" if records else "next"
+            lines.append(f"  {label}: {naming_campaign(command, payload['campaign'])}")
     if not payload["pending"]:
         campaign = shlex.quote(payload["campaign"])
         lines.append(f"Nothing pending: the phase may end (tracker --campaign {campaign} next).")
@@ -79,7 +87,8 @@ def webhook_body(
     fmt: str, text: str, payload: Mapping[str, Any], mention: str | None, key: str | None = None
 ) -> dict[str, Any]:
     """The JSON a webhook posts. `json`: {"text", "message_id", "campaign", "title", "round",
-    "phase", "nation", "reasons", "newly_owing", "pending", "test"} (the hand-off and its words;
+    "phase", "nation", "reasons", "newly_owing", "pending", "test"}, with "reminder" or
+    "moved_on" (sent late, see `message_text`) where they are true (the hand-off and its words;
     `message_id`, the row's `key`, see `message_key`, where one is given). Discord's and
     Slack's bodies carry the words alone: neither webhook takes an id that would make it
     drop a message posted twice."""
@@ -113,6 +122,9 @@ def _discord_mentions(mention: str) -> dict[str, Any]:
 
 
 SINCE = "Since you last acted:"
+# A command line of a message: "  next: COMMAND", or "  next (Germany): COMMAND" where one of
+# the nations waited for records it (a nation's name holds no ":").
+_NEXT = re.compile(r"  (next(?: \([^:]*\))?): (.*)")
 
 
 class _EmailParts(TypedDict):
@@ -145,8 +157,10 @@ def email_body(text: str, payload: Mapping[str, Any], since: Sequence[str] = ())
         subject = f"Reminder: {subject}"
     paragraphs = []
     for line in text.splitlines():
-        if line.startswith("  next: "):
-            paragraphs.append(f"<p>next: <code>{html.escape(line[len('  next: ') :])}</code></p>")
+        command = _NEXT.fullmatch(line)
+        if command:
+            label, typed = command.groups()
+            paragraphs.append(f"<p>{html.escape(label)}: <code>{html.escape(typed)}</code></p>")
         elif is_http(line):
             paragraphs.append(f'<p><a href="{html.escape(line)}">{html.escape(line)}</a></p>')
         else:
