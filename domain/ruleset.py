@@ -6,14 +6,17 @@ import hashlib
 import json
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import cache, cached_property
-from importlib import resources
-from pathlib import Path
+from functools import cached_property
 from typing import Any
 
 from domain.amended import AMENDED, AS_IT_STANDS, AS_RECORDED_BEFORE
 from domain.errors import DataFileError, InputError
-from domain.schema import Reader, control_character, did_you_mean
+from domain.ruleset_files import at_line, check_new_ruleset, ruleset_file
+from domain.ruleset_files import builtin_names as builtin_names
+from domain.ruleset_files import builtin_nations as builtin_nations
+from domain.ruleset_files import read_builtin_or_file as read_builtin_or_file
+from domain.ruleset_files import read_toml as read_toml
+from domain.schema import Reader, did_you_mean
 
 CATEGORIES = ("naval", "air")
 CLASSES = ("submarine", "escort", "capital", "transport", "air")
@@ -489,89 +492,31 @@ def content_hash(data: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
-def read_toml(path: Path | str, source: str | None = None) -> dict[str, Any]:
-    # Imported here: a campaign carries its ruleset and scenario as recorded, so a command
-    # that only reads one never parses TOML.
-    import tomllib
-
-    source = source or str(path)
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        raise InputError(f"{source}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{source}: is a directory, not a TOML file") from None
-    except tomllib.TOMLDecodeError as e:
-        raise DataFileError(source, "", f"not valid TOML ({e})") from None
-    except UnicodeDecodeError:
-        raise DataFileError(source, "", "not a UTF-8 text file") from None
-
-
-def builtin_names(kind: str) -> list[str]:
-    folder = resources.files("domain.data").joinpath(kind)
-    return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
-
-
-@cache
-def builtin_nations() -> dict[str, str]:
-    """Every nation of the built-in scenarios, name to code, in their turn order: what a position
-    given by hand may name without a campaign (`tracker odds naval --attacker "United States:..."`)."""
-    found: dict[str, str] = {}
-    for scenario in builtin_names("scenarios"):
-        data, _ = read_builtin_or_file("scenarios", scenario)
-        for name, nation in data.get("nations", {}).items():
-            found.setdefault(name, str(nation.get("code", "")))
-    return found
-
-
-def read_builtin_or_file(kind: str, name_or_path: str) -> tuple[dict[str, Any], str]:
-    """Raw TOML of a built-in (by name) or of a user's file (by path), and its source label."""
-    if name_or_path in builtin_names(kind):
-        ref = resources.files("domain.data").joinpath(kind).joinpath(f"{name_or_path}.toml")
-        with resources.as_file(ref) as path:
-            return read_toml(path, f"{kind[:-1]} {name_or_path}"), name_or_path
-    path = Path(name_or_path)
-    if not path.exists():
-        raise InputError(
-            f"unknown {kind[:-1]} {name_or_path!r}: not a built-in ({', '.join(builtin_names(kind))}) and no such file"
-        )
-    return read_toml(path), str(path)
-
-
 _parsed: dict[str, Ruleset] = {}
 
 
 def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
-    """A ruleset file and the data a new campaign records of it. A recorded ruleset that leaves
-    out a key of an amended rule (AMENDED: HA7's placement, CV4's search order, NC1's arriving
-    and lone submarines, F7's aircraft at sea, friendly carriers and other nations' range,
-    SM1's stopped ships, PU2's purchases with a place, F8's neutral land and recorded entries,
-    RK3's agreement, PL2 and RK3's neutrals that do not act, NC1 and F5's sides named whole, NC1's
-    battle over once a side is gone) was
-    recorded before the rule was amended and is refereed as then (`ruleset_from_recorded`), so
-    the data says each: the rule as it stands unless the file says."""
-    data, source = read_builtin_or_file("rulesets", name_or_path)
-    _one_line_texts(data, source)
-    for key, (table, now, _) in AMENDED.items():
-        # `record` is a table a file may leave out; the others it must have (checked when read).
-        section = data.get(table, {} if table == "record" else None)
-        if isinstance(section, dict) and key not in section:
-            data = {**data, table: {**section, key: now}}
-    return ruleset_from_dict(data, source), data
-
-
-def _one_line_texts(data: dict[str, Any], source: str) -> None:
-    """A new campaign's ruleset name and title are printed on one line (`units`, reports): a
-    control character (an escape sequence) would reach the terminal of whoever reads them. A
-    ruleset a campaign recorded is read as recorded."""
-    meta = data.get("ruleset")
-    for key in ("name", "title"):
-        value = meta.get(key) if isinstance(meta, dict) else None
-        bad = control_character(value) if isinstance(value, str) else None
-        if bad is not None:
-            problem = f"the {key} may not contain control characters such as {bad!r} (it is shown on one line)"
-            raise DataFileError(source, f"ruleset.{key}", problem)
+    """A ruleset file and the data a new campaign records of it, held to what a new campaign's
+    must also get right (`check_new_ruleset`: unit type names a player can type back), each
+    problem said at its line of the file. A recorded ruleset that leaves out a key of an amended
+    rule (AMENDED: HA7's placement, CV4's search order, NC1's arriving and lone submarines, F7's
+    aircraft at sea, friendly carriers and other nations' range, SM1's stopped ships, PU2's
+    purchases with a place, F8's neutral land and recorded entries, RK3's agreement, PL2 and
+    RK3's neutrals that do not act, NC1 and F5's sides named whole, NC1's battle over once a
+    side is gone) was recorded before the rule was amended and is refereed as then
+    (`ruleset_from_recorded`), so the data says each: the rule as it stands unless the file says."""
+    read, source, text = ruleset_file(name_or_path)
+    data = read
+    try:
+        check_new_ruleset(data, source)
+        for key, (table, now, _) in AMENDED.items():
+            # `record` is a table a file may leave out; the others it must have (checked when read).
+            section = data.get(table, {} if table == "record" else None)
+            if isinstance(section, dict) and key not in section:
+                data = {**data, table: {**section, key: now}}
+        return ruleset_from_dict(data, source), data
+    except DataFileError as e:
+        raise at_line(e, read, text) from None
 
 
 _recent: OrderedDict[int, tuple[dict[str, Any], Ruleset]] = OrderedDict()

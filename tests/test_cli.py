@@ -101,7 +101,7 @@ def test_bad_inputs_exit_2_naming_the_input(db: str, tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[ruleset\n")
     result = CliRunner().invoke(cli, ["--db", db, "new", "x", "--scenario", "north-sea-1914", "--ruleset", str(bad)])
-    assert result.exit_code == 2 and "bad.toml: not valid TOML" in result.output
+    assert result.exit_code == 2 and "bad.toml:1: ruleset: not valid TOML" in result.output
 
 
 def test_a_user_ruleset_file_is_validated_and_recorded(db: str, tmp_path: Path) -> None:
@@ -111,7 +111,8 @@ def test_a_user_ruleset_file_is_validated_and_recorded(db: str, tmp_path: Path) 
     result = CliRunner().invoke(cli, ["--db", db, "new", "x", "--scenario", "north-sea-1914", "--ruleset", str(typo)])
     assert result.exit_code == 2
     # The misspelt key itself, not the one it was meant to be as missing.
-    assert "house.toml: units.destroyer.atack: unknown key (did you mean 'attack'?)" in result.output
+    line = raw[: raw.index("attack = 3\n")].count("\n") + 1
+    assert f"house.toml:{line}: units.destroyer.atack: unknown key (did you mean 'attack'?)" in result.output
     house = tmp_path / "house2.toml"
     house.write_text(raw.replace("cost = 10\nsuccess_min = 9", "cost = 5\nsuccess_min = 9"))
     run(db, "new", "house", "--scenario", "north-sea-1914", "--ruleset", str(house))

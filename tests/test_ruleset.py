@@ -452,7 +452,8 @@ def test_user_ruleset_file_errors_name_the_file_path(tmp_path) -> None:
     text = resources.files("domain.data").joinpath("rulesets/twtea-3e.toml").read_text(encoding="utf-8")
     house = tmp_path / "house.toml"
     house.write_text(text.replace("default_faces = 10", "default_faces = 10\nfaecs = 6"), encoding="utf-8")
-    with pytest.raises(DataFileError, match=re.escape(f"{house}: dice.faecs: unknown key")):
+    line = text[: text.index("default_faces = 10")].count("\n") + 2
+    with pytest.raises(DataFileError, match=re.escape(f"{house}:{line}: dice.faecs: unknown key")):
         load_ruleset(str(house))
 
 

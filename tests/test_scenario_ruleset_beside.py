@@ -93,9 +93,12 @@ def test_a_broken_ruleset_beside_the_scenario_is_named_by_its_path(
 ) -> None:
     monkeypatch.chdir(house_board(tmp_path))
     house = tmp_path / "boards" / "house.toml"
-    house.write_text(house.read_text(encoding="utf-8").replace("attack = 4", "attack = -1", 1), encoding="utf-8")
+    text = house.read_text(encoding="utf-8")
+    house.write_text(text.replace("attack = 4", "attack = -1", 1), encoding="utf-8")
     out = run("--db", "c.db", "new", "c", "--scenario", "../boards/my.toml", code=2)
-    assert f"{Path('..', 'boards', 'house.toml')}: units.submarine.attack: value -1" in out
+    # At the line of the key, as a scenario's problem is said.
+    line = text[: text.index("attack = 4")].count("\n") + 1
+    assert f"{Path('..', 'boards', 'house.toml')}:{line}: units.submarine.attack: value -1" in out
 
 
 def test_a_ruleset_typed_on_the_command_line_is_the_commands_path(

@@ -212,7 +212,10 @@ def battle_result(b: dict[str, Any]) -> str:
 
 
 def unit_type_columns(report: dict[str, Any], turn: dict[str, Any]) -> list[str]:
+    """The unit types of a turn's fleet table: those any nation has at its end, and those any had
+    at its start, so that the last cruisers lost in the turn are shown going to 0 (-2)."""
     present = {t for f in turn["end"]["nations"].values() for t in f["by_type"]}
+    present |= {t for f in _previous(report, turn).values() for t in f.get("by_type", {})}
     return [t for t in report["campaign"]["unit_types"] if t in present]
 
 

@@ -5,11 +5,13 @@ from every other request. Big battles are weighed on the player's own machine in
 Two bounds, both refused in one line (exit 1, HTTP 409) naming `tracker odds` run locally:
 
 - Before anything is enumerated, the units a side of a position given by hand (`odds naval`,
-  `convoy`, `intercept`, `asw`) or of a battle in progress (`odds BATTLE`), as the viewer's
-  zone page bounds its own (PAGE_UNITS): a mixed 10 v 10 naval battle takes a few seconds, 20 v
-  20 (the command line's most) a minute, 20 seconds of it expanding the first position alone,
-  where no check between positions could stop it. `--exact` sums fractions after the
-  enumeration, where no budget reaches either: fewer units then.
+  `convoy`, `intercept`, `asw`: read with the unit types of the ruleset the command weighs by,
+  the campaign's the request names unless --ruleset names a built-in) or of a battle in
+  progress (`odds BATTLE`), as the viewer's zone page bounds its own (PAGE_UNITS): a mixed 10 v
+  10 naval battle takes a few seconds, 20 v 20 (the command line's most) a minute, 20 seconds
+  of it expanding the first position alone, where no check between positions could stop it.
+  `--exact` sums fractions after the enumeration, where no budget reaches either: fewer units
+  then.
 - While it runs, every `odds` command (also `need`, `escorts` and `buy`, whose searches are
   bounded by budgets of positions, not of time) is stopped once it has taken ODDS_SECONDS,
   checked at each position the engines expand.
@@ -73,9 +75,9 @@ def check_odds(ctx: Context, args: Sequence[str]) -> None:
 def _sides(ctx: Context, params: dict[str, Any]) -> Counter[str]:
     """The units of each side of the position `tracker odds` would weigh (as it builds it)."""
     from domain.procedures.canon import pieces_in
-    from domain.ruleset import builtin_names, load_ruleset
+    from domain.ruleset import builtin_names
     from tracker.analysis import odds as view
-    from tracker.cli.commands.odds import hand_nations
+    from tracker.cli.commands.odds import hand_nations, hand_ruleset
 
     what = str(params["what"])
     if what.isascii() and what.isdigit():
@@ -87,10 +89,12 @@ def _sides(ctx: Context, params: dict[str, Any]) -> Counter[str]:
             return Counter()
         state, pctx, _rounds = from_battle(c.board(), battle, frozenset(c.committed))
     elif what in view.PROCEDURES:
-        ruleset = params["ruleset"] or "twtea-3e"
-        if ruleset not in builtin_names("rulesets"):
+        ruleset = params["ruleset"]
+        if ruleset and ruleset not in builtin_names("rulesets"):
             return Counter()  # not a built-in: the command says what it makes of it
-        rs, _ = load_ruleset(ruleset)
+        # Weighed by the ruleset the command weighs by: --ruleset's, else that of the campaign
+        # the request names (a league on house rules counts its own unit types), else twtea-3e.
+        rs = hand_ruleset(ctx, ruleset)
         given = (params["attacker"], params["defender"], params["tech"], params["ntr"], params["stops_here"])
         # The forces read as the command reads them: a nation it refuses is refused as such,
         # not counted as a side of its own.

@@ -308,7 +308,13 @@ def write_paths() -> dict[str, Any]:
                 "minItems": 1,
                 "maxItems": 100,
             },
-            "campaign": {"type": ["string", "null"], "maxLength": 200},
+            "campaign": {
+                "type": ["string", "null"],
+                "maxLength": 200,
+                "description": "The campaign the command line is about, as `--campaign NAME` names it; `odds` of a "
+                "position given by hand weighs it by this campaign's ruleset (its unit types and values) unless "
+                "`--ruleset` names a built-in one.",
+            },
             "columns": {"type": "integer", "minimum": 20, "maximum": 1000},
             "color_system": {"enum": ["standard", "256", "truecolor", "windows", None]},
             "no_color": {"type": "boolean"},
