@@ -251,11 +251,24 @@ def _battle_ended(e: Any) -> str:
     return f"battle {e.battle} ends ({why}); still there: {left}"
 
 
+def spans(numbers: list[int]) -> str:
+    """Numbers as runs: [1, 2, 3, 7, 9, 10] -> "1-3, 7, 9-10". A long undo takes back thousands
+    of consecutive rolls, which listed one by one fill a screen (and a log row)."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
 def _undone(e: Any) -> str:
     span = f"event {e.undone_from}" if e.undone_from == e.undone_to else f"events {e.undone_from}-{e.undone_to}"
     text = f"undo of {span}"
     if e.override:
-        rolls = f"dice rolls {', '.join(map(str, e.rolls))} undone" if e.rolls else "no dice undone"
+        dice = "dice roll" if len(e.rolls) == 1 else "dice rolls"
+        rolls = f"{dice} {spans(list(e.rolls))} undone" if e.rolls else "no dice undone"
         agreed = f"agreed by {', '.join(e.agreed_by)}; " if getattr(e, "agreed_by", None) else ""
         text += f" OVERRIDE ({rolls}; {agreed}reason: {e.reason})"
     elif e.reason:

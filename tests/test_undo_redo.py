@@ -163,9 +163,11 @@ def test_rk3_screens_answered_lock_the_targets_plain_undo_refused(db: str) -> No
     out = run(db, "undo")
     assert out.startswith("undo of events 13-15   [RK3]\nUndone: 1 action in events 13-15")
     assert "  action 13 by Britain:\n    14  battle 1: Britain screens nothing (chosen)   [HA1]\n" in out
-    # Britain has seen Germany's targets and answered: Germany cannot take them back alone.
+    # Britain has seen Germany's targets and answered: Germany cannot take them back alone,
+    # though Britain's answer was taken back since.
     assert refused(db, 1, "undo") == (
-        "Error: RK3: action 10 by Germany was answered by Britain at event 13; undo it only with --override "
+        "Error: RK3: action 10 by Germany was answered by Britain at event 13; Britain's answer was undone since "
+        "by event 17, but it was seen: it still locks; undo it only with --override "
         "--reason TEXT --agreed-by NATION (a nation of another side than Germany)\n"
     )
     assert "needs --reason" in refused(db, 2, "undo", "--override", "--agreed-by", "Britain")

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from domain.rules.record import locked_message
+from domain.rules.record import Lock, UndoPlan, locked_message
 from domain.rules.tech import technology_name
 from projections.summary import summary_of_kind
 from tracker.cli.main import cli
@@ -124,11 +124,9 @@ def test_rk3_an_override_undo_names_one_roll_taken_back_as_one() -> None:
 
 
 def test_rk3_more_locked_actions_are_counted_in_words() -> None:
-    lock = SimpleNamespace(because="event 5 is locked (RK3)", nation="Germany")
-    plan: Any = SimpleNamespace(locks=[lock, lock])
-    assert "(and 1 more locked action);" in locked_message(plan)
-    plan.locks.append(lock)
-    assert "(and 2 more locked actions);" in locked_message(plan)
+    lock = Lock(5, "Germany", "event 5 is locked (RK3)")
+    assert "(and 1 more locked action);" in locked_message(UndoPlan(5, 9, (), (lock, lock), ()))
+    assert "(and 2 more locked actions);" in locked_message(UndoPlan(5, 9, (), (lock, lock, lock), ()))
 
 
 def test_a_command_for_a_battle_of_another_kind_names_its_kind_and_commands(db: str) -> None:

@@ -9,6 +9,7 @@ fields only, so this module needs nothing from the aggregate.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from domain.dice import Override
 from domain.errors import InputError, RuleViolation
 from domain.scenario import Scenario
-from domain.text import plural
+from domain.text import listed, plural, possessive
 
 UNDO = "ActionUndone"
 REDO = "ActionRedone"
@@ -58,7 +59,11 @@ class Lock:
 
     action: int
     nation: str
+    # As the undo event records it (verify compares what a re-run records: never reworded).
     because: str
+    # Said after `because` in a refusal, not recorded: that the roll or answer which locks was
+    # itself undone since, and why it locks all the same.
+    since: str = ""
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,8 @@ class UndoPlan:
     locks: tuple[Lock, ...]
     # The rolls taken back, with where and by whom they were made (to flag a reroll later).
     undone_rolls: tuple[dict[str, Any], ...]
+    # Whose agreement an override needs is read from its sides (F5): not part of the plan.
+    scenario: Scenario | None = dataclasses.field(default=None, compare=False, repr=False)
 
     @property
     def rolls(self) -> list[int]:
@@ -107,6 +114,8 @@ def plan_undo(
     position = (before["round"], before["nation"], before["phase"])
     battles = {str(k): (b["kind"], b["attacker"], b["defender"]) for k, b in before.get("battles", {}).items()}
     undone: set[int] = set()
+    # The undo event that took each event back (the first one, an undo may be undone in turn).
+    undone_by: dict[int, int] = {}
     undos: set[int] = set()  # the actions that are undos
     groups: dict[int, list[Any]] = {}
     positions: dict[int, tuple[int, str, str]] = {}
@@ -116,6 +125,8 @@ def plan_undo(
         if kind == UNDO:
             undone.update(range(e.undone_from, e.undone_to + 1))
             undone.update(range(e.action, version + 1))
+            for v in range(e.undone_from, e.undone_to + 1):
+                undone_by.setdefault(v, version)
             undos.add(e.action)
             restored = e.restored
             position = (
@@ -135,7 +146,7 @@ def plan_undo(
         for start, evts in groups.items()
     }
     live = {start for start in groups if start not in undone}
-    locks = _locks(groups, actors, live, undos, scenario, undos_answer_nothing, reveals_answer_nothing)
+    locks = _locks(groups, actors, live, undos, undone_by, scenario, undos_answer_nothing, reveals_answer_nothing)
     actions = tuple(PlannedAction(s, actors[s], tuple(groups[s])) for s in sorted(live))
     undone_rolls = tuple(
         {
@@ -154,7 +165,7 @@ def plan_undo(
     )
     last = events[-1].originator_version if events else 0
     first = events[0].originator_version if events else 0
-    return UndoPlan(first, last, actions, tuple(locks), undone_rolls)
+    return UndoPlan(first, last, actions, tuple(locks), undone_rolls, scenario)
 
 
 def _locks(
@@ -162,6 +173,7 @@ def _locks(
     actors: dict[int, str],
     live: set[int],
     undos: set[int],
+    undone_by: dict[int, int],
     scenario: Scenario,
     undos_answer_nothing: bool,
     reveals_answer_nothing: bool,
@@ -176,7 +188,7 @@ def _locks(
         evts = groups[start]
         nation = actors[start]
         if start in live:
-            lock = _lock(start, nation, evts, next_roll, first_of_side, scenario)
+            lock = _lock(start, nation, evts, next_roll, first_of_side, scenario, undone_by)
             if lock is not None:
                 locks.append(lock)
         rolls = [e for e in evts if _kind(e) == "DiceRolled"]
@@ -203,24 +215,37 @@ def _lock(
     next_roll: Any,
     first_of_side: dict[str, tuple[str, int]],
     scenario: Scenario,
+    undone_by: dict[int, int],
 ) -> Lock | None:
     """RK3: the action is locked if it rolled dice, if dice were rolled after it, or if a nation
-    of another side acted after it (the earliest such answer is named)."""
+    of another side acted after it (the earliest such answer is named). A roll or an answer
+    undone since still locks (the other side saw it): the refusal says so, since the log marks
+    it undone."""
     own = [e.roll for e in events if _kind(e) == "DiceRolled"]
     if own:
         return Lock(start, nation, f"action {start} by {nation} rolled dice (roll {', '.join(map(str, own))})")
     if next_roll is not None:
+        undo = undone_by.get(next_roll.originator_version)
+        since = f"roll {next_roll.roll} was undone since by event {undo}, but its dice were seen: they still lock"
         return Lock(
             start,
             nation,
             f"action {start} by {nation} is followed by dice (roll {next_roll.roll} at event "
             f"{next_roll.originator_version})",
+            since if undo is not None else "",
         )
     side = scenario.side_of(nation)
     answers = [answer for other, answer in first_of_side.items() if other != side]
     if answers:
         by, at = min(answers, key=lambda a: a[1])
-        return Lock(start, nation, f"action {start} by {nation} was answered by {by} at event {at}")
+        undo = undone_by.get(at)
+        since = f"{possessive(by)} answer was undone since by event {undo}, but it was seen: it still locks"
+        return Lock(
+            start,
+            nation,
+            f"action {start} by {nation} was answered by {by} at event {at}",
+            since if undo is not None else "",
+        )
     return None
 
 
@@ -257,12 +282,44 @@ def action_actor(events: Sequence[Any], phasing: str, battles: dict[str, tuple[s
 
 
 def locked_message(plan: UndoPlan) -> str:
+    """RK3: why a plain undo is refused (the oldest lock, and whether the roll or answer behind
+    it was undone since) and the override that would take it back, with whose agreement."""
     lock = plan.locks[0]
+    since = f"; {lock.since}" if lock.since else ""
     more = f" (and {plural(len(plan.locks) - 1, 'more locked action')})" if len(plan.locks) > 1 else ""
-    return (
-        f"{lock.because}{more}; undo it only with --override --reason TEXT --agreed-by NATION "
-        f"(a nation of another side than {lock.nation})"
-    )
+    nations = list(dict.fromkeys(lock.nation for lock in plan.locks))
+    scenario = plan.scenario
+    if scenario is None or len(_by_side(scenario, nations)) < 2:
+        whom = f"NATION (a nation of another side than {lock.nation})"
+    else:
+        whose = listed([possessive(n) for n in nations])
+        whom = f"NATIONS (the locked actions are {whose}, so {_each_side_agrees(scenario, nations)})"
+    return f"{lock.because}{since}{more}; undo it only with --override --reason TEXT --agreed-by {whom}"
+
+
+def _by_side(scenario: Scenario, nations: Iterable[str]) -> dict[str, list[str]]:
+    """F5: `nations` grouped by their side, in the order given."""
+    sides: dict[str, list[str]] = {}
+    for nation in nations:
+        sides.setdefault(scenario.side_of(nation), []).append(nation)
+    return sides
+
+
+def _others(scenario: Scenario, nations: Sequence[str]) -> list[str]:
+    """RK3: the nations that may agree for all of `nations` (one side's): those of another side."""
+    return [n for n in scenario.nations if all(scenario.are_enemies(nation, n) for nation in nations)]
+
+
+def _each_side_agrees(scenario: Scenario, nations: Sequence[str]) -> str:
+    """RK3 for an override concerning nations of more than one side, in words: each one's
+    actions need a nation of another side than its own, so no nation agrees for all of them."""
+    return f"{_every(scenario)}: {_one_of_each(scenario, nations)}"
+
+
+def _one_of_each(scenario: Scenario, nations: Sequence[str]) -> str:
+    """'one of Britain, France for Germany and one of Germany, Austria-Hungary for Britain'."""
+    groups = _by_side(scenario, nations).values()
+    return " and ".join(f"one of {', '.join(_others(scenario, g))} for {listed(g)}" for g in groups)
 
 
 def _nation_named(scenario: Scenario, text: str) -> str:
@@ -277,21 +334,57 @@ def _nation_named(scenario: Scenario, text: str) -> str:
 
 def check_override(scenario: Scenario, nations: Iterable[str], override: Override, what: str) -> tuple[str, ...]:
     """RK3: an override names a reason and, for each nation whose locked action or typed roll it
-    concerns, a nation of another side that agreed. Returns the agreeing nations, checked."""
+    concerns, a nation of another side that agreed. Returns the agreeing nations, checked. An
+    override concerning nations of more than one side needs a nation of another side for each:
+    the refusal names every one still missing, not only the first."""
     if not override.reason.strip():
         raise InputError(f"{what} needs --reason TEXT, shown in reports")
     needed = list(dict.fromkeys(nations))
     agreed = tuple(dict.fromkeys(_nation_named(scenario, n.strip()) for n in override.agreed_by if n.strip()))
+    several = len(_by_side(scenario, needed)) > 1
     if not agreed:
+        if several:
+            raise InputError(
+                f"{what} needs --agreed-by NATIONS: it concerns {listed(needed)}, nations of different sides, "
+                f"so {_each_side_agrees(scenario, needed)} (e.g. --agreed-by {_example(scenario, needed, ())}; RK3)"
+            )
         others = ", ".join(dict.fromkeys(n for n in scenario.nations if needed and scenario.are_enemies(needed[0], n)))
         whom = f" ({others})" if others else ""
         raise InputError(f"{what} needs --agreed-by NATION: a nation of another side{whom} that agrees (RK3)")
-    for nation in needed:
-        if not any(scenario.are_enemies(nation, a) for a in agreed):
-            others = ", ".join(n for n in scenario.nations if scenario.are_enemies(nation, n))
-            raise RuleViolation(
-                "RK3",
-                f"{what} concerns {nation}: it needs the agreement of a nation of another side "
-                f"({others}), not {', '.join(agreed)}",
-            )
+    missing = [nation for nation in needed if not any(scenario.are_enemies(nation, a) for a in agreed)]
+    if missing and several:
+        covered = [n for n in needed if n not in missing]
+        verb = "agrees" if len(agreed) == 1 else "agree"
+        agrees = f"{listed(agreed)} {verb} for {listed(covered)} only; " if covered else ""
+        raise RuleViolation(
+            "RK3",
+            f"{what} concerns {listed(needed)}, nations of different sides: each needs the agreement of "
+            f"a nation of another side than its own, so {_every(scenario)}; {agrees}still needed: "
+            f"{_one_of_each(scenario, missing)} (e.g. --agreed-by {_example(scenario, needed, agreed)})",
+        )
+    if missing:
+        nation = missing[0]
+        others = ", ".join(n for n in scenario.nations if scenario.are_enemies(nation, n))
+        raise RuleViolation(
+            "RK3",
+            f"{what} concerns {nation}: it needs the agreement of a nation of another side "
+            f"({others}), not {', '.join(agreed)}",
+        )
     return agreed
+
+
+def _every(scenario: Scenario) -> str:
+    """Who must agree to an override concerning nations of different sides."""
+    if len({n.side for n in scenario.nations.values()}) == 2:
+        return "both sides must agree"
+    return "a nation of another side must agree for each"
+
+
+def _example(scenario: Scenario, needed: Sequence[str], agreed: Sequence[str]) -> str:
+    """An `--agreed-by` that would do: the nations named, and the first nation that agrees for
+    each nation still missing one."""
+    chosen = list(agreed)
+    for nation in needed:
+        if not any(scenario.are_enemies(nation, a) for a in chosen):
+            chosen.append(next(n for n in scenario.nations if scenario.are_enemies(nation, n)))
+    return ",".join(chosen)

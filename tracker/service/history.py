@@ -16,7 +16,7 @@ from projections.schema import event_index
 from projections.summary import as_record
 from projections.views import Views
 from tracker.service.application import Tracker
-from tracker.service.shapes import Choice, DiceExplained, Explanation, LogRecord, SeedExplained
+from tracker.service.shapes import Choice, DiceExplained, Explanation, LogRecord, SeedExplained, ValueExplained
 
 TECH_NAMES = {"advanced_submarine": "Advanced Submarine", "advanced_asw": "Advanced ASW"}
 
@@ -251,6 +251,7 @@ def explain(t: Tracker, cid: UUID, seq: int) -> Explanation:
             changes += [f"{nation}: neutral -> at war (F8)" for nation in event.enter]
         rerolls = _rerolls(t, cid, v, event.roll) if kind == "DiceRolled" else (None, None)
         seed = _seed_explained(t, cid, v, event, campaign) if kind == "DiceRolled" else None
+        value = _value_explained(t, cid, v, event, campaign, before) if kind == "DiceRolled" else None
     volley = _volley(t, cid, event) if kind == "DiceRolled" else []
     index = found[0] if found else None
     rules = [r for r in {record["rule"], getattr(event, "rule", "")} if r]
@@ -260,7 +261,7 @@ def explain(t: Tracker, cid: UUID, seq: int) -> Explanation:
     if kind == "DiceRolled":
         dice = _dice_explained(event, ruleset)
         dice["reroll_of"], dice["rerolled_as"] = rerolls
-        dice["seed"], dice["volley"] = seed, volley
+        dice["seed"], dice["volley"], dice["value"] = seed, volley, value
         rules.extend(m["rule"] for m in event.modifiers)
     if kind == "CasualtiesChosen":
         rules.append("HA7")  # within the tier rule cited, the owner of the units hit chooses
@@ -335,6 +336,7 @@ def _dice_explained(event: Any, ruleset: Ruleset) -> DiceExplained:
         "rerolled_as": None,
         "seed": None,
         "volley": [],
+        "value": None,
         "modifiers": [
             {
                 **m,
@@ -345,6 +347,83 @@ def _dice_explained(event: Any, ruleset: Ruleset) -> DiceExplained:
             for m in event.modifiers
         ],
     }
+
+
+# The battles' first events, naming who attacks: the kind of battle, and the attacking nation's field.
+_BATTLE_STARTS = {
+    "NavalBattleStarted": ("naval", "nation"),
+    "ConvoyAttackDeclared": ("convoy", "attacker"),
+    "AswCombatStarted": ("asw", "nation"),
+    "InterceptionStarted": ("interception", "nation"),
+}
+# A search die's value (CV3, AS2, SM3), by the roll's kind: the unit type's search key, in words.
+_SEARCHES = {
+    "convoy_search": ("convoy", "convoy search", "CV3"),
+    "asw_search": ("asw", "ASW search", "AS2"),
+    "interception_search": ("interception", "interception search", "SM3"),
+}
+
+
+def _value_explained(
+    t: Tracker, cid: UUID, v: Views, event: Any, campaign: Any, board: Mapping[str, Any] | None
+) -> ValueExplained | None:
+    """F4, NC1, CV3, CV4, AS2, AS4, SM3, SM4: which of the rolling unit's values its base target
+    is, and why that one: a unit fires at its attack value on the attacking side of a naval
+    battle and at its defense value on the defending side; a convoy's detecting units at their
+    attack value and its submarines back at their defense value; hunters at their ASW attack
+    value. None for a roll of no unit (research, merchant defence, the convoy table), or where
+    the unit's value in the campaign's ruleset is not the base recorded."""
+    unit = next((u for u in (board or {"units": []})["units"] if u["id"] == event.unit), None)
+    if unit is None or event.battle is None or event.base_target is None:
+        return None
+    ut = campaign.ruleset.units.get(unit["type"])
+    if ut is None:
+        return None
+    side: str | None = None
+    if event.kind in _SEARCHES:
+        key, value, rule = _SEARCHES[event.kind]
+        base, why = ut.search.get(key, 0), f"a searching unit rolls at its {value} value ({rule})"
+    else:
+        started = log_records(t, cid, battle=event.battle, head=1, views=v)
+        first = event_at(t, cid, started[0]["seq"]) if started else None
+        if first is None or type(first).__name__ not in _BATTLE_STARTS:
+            return None
+        battle, field = _BATTLE_STARTS[type(first).__name__]
+        attacking = not campaign.scenario.are_enemies(unit["nation"], getattr(first, field))
+        side = "attacker" if attacking else "defender"
+        value, base, why = _fire_value(battle, attacking, ut, unit["nation"], event.battle)
+    if base != event.base_target:
+        return None
+    return {
+        "unit": unit["id"],
+        "type": unit["type"],
+        "value": value,
+        "base": base,
+        "side": side,
+        "why": why,
+    }
+
+
+def _fire_value(battle: str, attacking: bool, ut: Any, nation: str, number: int) -> tuple[str, int, str]:
+    """(which value, the unit type's value, why) of a unit firing in a battle of kind `battle`
+    on the attacking side or not (see `_value_explained`)."""
+    if battle == "naval":
+        if attacking:
+            why = f"{nation} attacks in battle {number} (NC1), and an attacking unit fires at its attack value (F4)"
+            return "attack", ut.attack, why
+        why = f"{nation} defends in battle {number} (NC1), and a defending unit fires at its defense value (F4)"
+        return "defense", ut.defense, why
+    if battle == "convoy":
+        if attacking:
+            return "defense", ut.defense, "a submarine attacking a convoy fires back at its defense value (CV4)"
+        return "attack", ut.attack, "a unit that detected the submarines fires at its attack value (CV4)"
+    hunting = attacking == (battle == "asw")  # the ASW nation attacks (AS1); interceptors defend (SM2)
+    rule = "AS4" if battle == "asw" else "SM4, AS4"
+    if hunting:
+        return "ASW attack", ut.asw_attack, f"a detecting unit attacks its submarine at its ASW attack value ({rule})"
+    if battle == "asw":
+        return "defense", ut.defense, "a detected submarine fires back at its defense value (AS4)"
+    return "attack", ut.attack, "a detected submarine that is moving fires at its attack value (SM4)"
 
 
 def _rerolls(t: Tracker, cid: UUID, v: Views, roll: int) -> tuple[dict[str, int] | None, dict[str, int] | None]:

@@ -56,6 +56,21 @@ class SeedExplained(TypedDict):
     matches: bool | None
 
 
+class ValueExplained(TypedDict):
+    """F4: which of the rolling unit's values a roll's base target is, and why that one (its side
+    in the battle, or the rule that names the value)."""
+
+    unit: str
+    type: str
+    # "attack", "defense", "ASW attack", or a search's: "convoy search", "ASW search",
+    # "interception search".
+    value: str
+    base: int
+    # The unit's side in the battle: "attacker" or "defender" (a search: None).
+    side: str | None
+    why: str
+
+
 class DiceExplained(TypedDict):
     """A roll as `explain` shows it: the dice, the target and each modifier with its cause."""
 
@@ -81,6 +96,8 @@ class DiceExplained(TypedDict):
     # CV4: the rolls of the same volley in the order they were rolled, each {roll, event,
     # unit, purpose} (one roll alone: empty).
     volley: list[dict[str, Any]]
+    # F4: which of the unit's values the base target is, and why (a roll of no unit: None).
+    value: ValueExplained | None
 
 
 class Explanation(TypedDict):

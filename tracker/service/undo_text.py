@@ -7,23 +7,14 @@ from typing import TYPE_CHECKING
 
 from domain.rules.record import UndoPlan
 from domain.text import plural
-from projections.summary import rule_of, summary
+from projections.summary import rule_of, spans, summary
 from tracker.service.undo_log import stays_in_effect
 
 if TYPE_CHECKING:
     from domain.campaign import Campaign
 
-
-def spans(numbers: list[int]) -> str:
-    """Numbers as runs: [1, 2, 3, 7, 9, 10] -> "1-3, 7, 9-10". A long undo takes back thousands
-    of consecutive rolls, which listed one by one fill a screen."""
-    runs: list[list[int]] = []
-    for n in numbers:
-        if runs and n == runs[-1][1] + 1:
-            runs[-1][1] = n
-        else:
-            runs.append([n, n])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+# `spans` is the summary's (`log` lists an undo's rolls as runs too), offered here with the rest.
+__all__ = ["plan_heading", "plan_json", "plan_lines", "spans"]
 
 
 def plan_lines(plan: UndoPlan, campaign: Campaign) -> list[str]:

@@ -286,6 +286,11 @@ def explain(ctx: Context, seq: int | None, roll: int | None, as_json: bool) -> N
             op = "or less" if dice["success_when"] == "at_most" else "or more"
             base = f" (base {dice['base_target']})" if dice["base_target"] is not None else ""
             echo_prose(f"  Target: {dice['target']} {op}{base}")
+        value = dice["value"]
+        if value:
+            # F4: a base alone ("base 2") leaves the dispute to look up which value it is, and why.
+            kind = value["type"].replace("_", " ")
+            echo_prose(f"  Value: {value['unit']}'s {value['value']} {value['base']} ({kind}): {value['why']}")
         for m in dice["modifiers"]:
             change = f"set to {m['set']}" if m["set"] is not None else f"{m['add']:+d}"
             echo_prose(f"  Modifier {m['rule']}: {change}, from {m['cause']}")
