@@ -172,6 +172,15 @@ def test_rk3_an_override_undos_summary_lists_its_rolls_as_runs(battle_undone: st
     assert "view rows match a rebuild of the log" in run(battle_undone, "verify", "--projections")
 
 
+def test_rk3_verify_and_the_report_name_an_override_undos_rolls_as_runs(battle_undone: str, tmp_path: Path) -> None:
+    """`verify`'s list of overrides and the turn report's line said every roll taken back, one
+    by one: thousands of numbers for a long undo."""
+    assert "taking back rolls 33-41, agreed by Britain, Germany: wrong zone" in run(battle_undone, "verify")
+    report = tmp_path / "all.md"
+    run(battle_undone, "report", "--all", "-o", str(report))
+    assert "taking back dice rolls 33-41" in report.read_text()
+
+
 # ----- F4: which value a roll's base is, and why -----
 
 

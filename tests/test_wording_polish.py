@@ -120,7 +120,9 @@ def test_cv1_a_convoy_declaration_counts_its_submarines_in_words(subs: list[str]
 def test_rk3_an_override_undo_names_one_roll_taken_back_as_one() -> None:
     undo = {"seq": 4, "undone_from": 2, "undone_to": 3, "agreed_by": []}
     assert undo_text({**undo, "rolls": [2]}) == "event 4 undid events 2-3, taking back dice roll 2"
-    assert undo_text({**undo, "rolls": [2, 3]}) == "event 4 undid events 2-3, taking back dice rolls 2, 3"
+    assert undo_text({**undo, "rolls": [2, 4]}) == "event 4 undid events 2-3, taking back dice rolls 2, 4"
+    # A long override undo takes back thousands of rolls: as runs, not one by one.
+    assert undo_text({**undo, "rolls": [2, 3, 4, 9]}) == "event 4 undid events 2-3, taking back dice rolls 2-4, 9"
 
 
 def test_rk3_more_locked_actions_are_counted_in_words() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 from domain.rules.tech import technology_name
 from domain.text import plural, possessive
 from projections.positions import turn_position
+from projections.summary import spans
 from tracker.service.history import TECH_NAMES
 
 # F8: how `tracker state` and the reports name the nations still neutral.
@@ -88,7 +89,7 @@ def undo_text(u: dict[str, Any]) -> str:
     text = f"event {u['seq']} undid {span}"
     if u["rolls"]:
         rolls = "dice roll" if len(u["rolls"]) == 1 else "dice rolls"
-        text += f", taking back {rolls} {', '.join(map(str, u['rolls']))}"
+        text += f", taking back {rolls} {spans(u['rolls'])}"
     if u.get("agreed_by"):
         text += f", agreed by {', '.join(u['agreed_by'])}"
     return text

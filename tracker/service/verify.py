@@ -206,7 +206,10 @@ class _LogWalk:
             return
         agreed = ", ".join(event.agreed_by) or "nobody recorded"
         rolls = "roll" if len(event.rolls) == 1 else "rolls"
-        taken = f", taking back {rolls} {', '.join(map(str, event.rolls))}" if event.rolls else ""
+        from projections.summary import spans
+
+        # As runs ("rolls 59-470"): a long override undo takes back thousands of rolls.
+        taken = f", taking back {rolls} {spans(list(event.rolls))}" if event.rolls else ""
         self.report.overrides.append(
             {
                 "seq": version,
