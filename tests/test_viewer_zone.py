@@ -66,7 +66,7 @@ def test_nc1_cv1_a_zone_page_shows_its_units_ntr_and_the_odds_tracker_odds_gives
     db, reader = site
     status, html = reader.page("/campaigns/autumn/zones/Heligoland%20Bight")
     assert status == 200
-    assert re.search(r"<td>DE-BB1</td><td>battleship</td><td>Germany</td>", html)
+    assert re.search(r"<td class=\"id\">DE-BB1</td><td>battleship</td><td>Germany</td>", html)
     assert "<li>Germany: 2</li>" in html
     assert 'href="/campaigns/autumn/log?zone=Heligoland%20Bight"' in html
     shown = panels(html)

@@ -3,9 +3,9 @@
 Pages: the campaign list; the board (now, at the end of any national turn or phase, or after
 any event) drawn as a map; the timeline with the filters of `tracker log`; the battles, each
 roll by roll; `explain` for any event; charts of the figures across the rounds; a zone, with
-the odds of taking, holding and guarding it. Every page
-follows the campaign's event stream (`/api/campaigns/{name}/events/stream`) and reloads when
-something is recorded, so a table watching the board sees each action as it happens.
+the odds of taking, holding and guarding it. Every page follows the campaign's event stream
+(`/api/campaigns/{name}/events/stream`) and reloads when something is recorded, so a table
+watching the board sees each action as it happens.
 
 A bad URL (unknown campaign, event or battle, a turn not played, a number beyond 2^31 - 1, an
 unknown phase, nation, zone, kind or query parameter) is a 400 or 404 page: one line says why.
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 import jinja2
 from markupsafe import Markup
@@ -30,8 +30,9 @@ from starlette.routing import BaseRoute, Match, Route
 
 from domain.errors import InputError, TrackerError
 from domain.ruleset import KNOWN_PHASES
-from domain.text import possessive, unit_order
+from domain.text import unit_order
 from tracker.cli.params import shorten_echoes
+from tracker.server import viewer_words
 from tracker.server.access import Denied, Gate, forget_cookie, sign_in
 from tracker.server.log_pages import timeline_page
 from tracker.server.paths import name_segment
@@ -57,10 +58,7 @@ def _environment() -> jinja2.Environment:
     from tracker.reports.html import template_environment
 
     env = template_environment("tracker.server")
-    env.filters["q"] = lambda text: quote(str(text), safe="")
-    # A campaign's name in a path: "." and ".." too, which browsers would fold away.
-    env.filters["segment"] = lambda name: name_segment(str(name))
-    env.filters["possessive"] = lambda name: possessive(str(name))
+    viewer_words.install(env)
     return env
 
 
@@ -147,16 +145,8 @@ def _check_seq(seq: int | None, position: dict[str, Any]) -> None:
 def waiting_data(t: Tracker, name: str, player: Player | None) -> dict[str, Any]:
     """What the game waits for now and from whom, shown on every page of the campaign, and
     whether it waits for the reader ("your move": a player one of whose nations is waited for)."""
-    from tracker.service.describe import command
-
     _, campaign = _campaign(t, name)
-    mine = set(player.nations) if player is not None else set()
-    items = []
-    for item in campaign.pending(turn=True):
-        waiting = list(item.get("waiting") or [])
-        yours = bool(mine & set(waiting))
-        items.append({"text": item["text"], "waiting": waiting, "command": command(item), "yours": yours})
-    return {"items": items, "your_move": any(i["yours"] for i in items)}
+    return viewer_words.waiting_rows(campaign, set(player.nations) if player is not None else set())
 
 
 def campaigns_data(t: Tracker) -> list[dict[str, Any]]:
@@ -225,10 +215,12 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
         )
     # F8: a neutral nation's turn passed over has no board of its own (its page is a 404), so
     # the previous and next turn links step over it, and the turn selector offers it disabled.
+    # After an event (`at`), the next turn's board is the end of the turn that event is in.
     skipped = passed_over_turns(t, cid, campaign)
     shown = turn or board["turn"]
     previous = next((k for k in range(shown - 1, 0, -1) if k not in skipped), None)
-    following = next((k for k in range(shown + 1, position["turn"] + 1) if k not in skipped), None) if turn else None
+    after = shown + 1 if turn else shown if at else position["turn"] + 1
+    following = next((k for k in range(after, position["turn"] + 1) if k not in skipped), None)
     return {
         "name": name,
         "title": scenario.title,
@@ -254,7 +246,7 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
         "open_battles": open_battles,
         # A board of an earlier moment opens on its own acting nation, not on today's battles.
         "focus": map_focus(board, scenario, [] if turn or at else open_battles),
-        "unplaced": {n: dict(sorted(types.items())) for n, types in campaign.unplaced.items() if any(types.values())},
+        "unplaced": viewer_words.unplaced_counts(campaign.unplaced),
         "svg": Markup(board_svg(board, scenario, ruleset, link=link)),  # names escaped by board_map
     }
 

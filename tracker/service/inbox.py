@@ -135,6 +135,21 @@ def _owed_in(t: Tracker, name: str, c: Campaign, mine: frozenset[str] | None) ->
     return found
 
 
+# The command of a volley (NC2, NC3), as `tracker.service.describe.command` writes it.
+_VOLLEY = re.compile(r"tracker battle fire \d+\b")
+
+
+def recorder_of(item: OwedItem) -> str | None:
+    """NC3: the nation that records a volley several nations are waited for, as
+    `tracker.service.describe.recorder` names it for a pending item, known from what an item of
+    `inbox --json` keeps (a server's too): its command rolls a volley, and the first nation
+    waited for records it. None where one nation answers."""
+    waiting = item["waiting"]
+    if len(waiting) < 2 or not _VOLLEY.match(item["command"] or ""):
+        return None
+    return str(waiting[0])
+
+
 def as_json(items: list[Owed]) -> list[OwedItem]:
     """The items as `tracker inbox --json` prints them, their keys in the order of `Owed`'s fields."""
     return [

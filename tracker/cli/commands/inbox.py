@@ -27,12 +27,17 @@ PLAYER_OPTION = click.option(
 def show(items: list[OwedItem]) -> None:
     """Each owed item on a line of its own, with the command that answers it, naming its
     campaign (the items come from every campaign you play, as a hand-off's message names it)."""
+    from tracker.service.inbox import recorder_of
+
     for item in items:
         echo_prose(f"{item['campaign']} · round {item['round']} · {item['nation']} · {item['phase']}: {item['text']}")
         # With --campaign NAME (as a hand-off's message names it), and the --db or --server typed.
         command = suggested(item["command"], item["campaign"]) if item["command"] else None
         if command and command not in item["text"]:
-            click.echo(f"  next: {command}")
+            # NC3: a volley several nations are waited for is recorded once, by the nation named
+            # (as the hand-off messages label it): the others' copies would fork on it.
+            records = recorder_of(item)
+            click.echo(f"  next ({records}): {command}" if records else f"  next: {command}")
 
 
 @click.command()
