@@ -26,6 +26,20 @@ _TYPE_SEPARATORS = {
     ":": "`odds --attacker NATION:TYPE=N` and `adjust --add NATION:TYPE:ZONE` split their values at it",
     "=": "`odds --attacker NATION:TYPE=N` splits a type from its count at it",
 }
+# How a force typed by hand names a damaged capital ship (F3, NC5: `odds --attacker
+# "Germany:battleship (damaged)=1"`), and odds' outcomes count one: a type whose name ends so
+# would be read as a damaged unit of the type named before it.
+_DAMAGED = " (damaged)"
+
+
+class RulesetFileError(DataFileError):
+    """A ruleset file's problem with its file and line apart, said as `house.toml:80: key:
+    problem`: `scenario check --json` gives them as its finding's, where an editor jumps to."""
+
+    def __init__(self, file: str, line: int | None, key: str, problem: str) -> None:
+        super().__init__(f"{file}:{line}" if line is not None else file, key, problem)
+        self.file = file
+        self.line = line
 
 
 def _file_text(path: Path | str, source: str) -> str:
@@ -111,13 +125,13 @@ def ruleset_file(name_or_path: str) -> tuple[dict[str, Any], str, str]:
 
         at = _TOML_ERROR_AT.search(str(e))
         if at is None:
-            raise DataFileError(source, "", f"not valid TOML ({e})") from None
+            raise RulesetFileError(source, None, "", f"not valid TOML ({e})") from None
         line = int(at.group(1))
         message = _TOML_ERROR_AT.sub("", str(e))
-        raise DataFileError(f"{source}:{line}", printable(key_at(text, line)), f"not valid TOML ({message})") from None
+        raise RulesetFileError(source, line, printable(key_at(text, line)), f"not valid TOML ({message})") from None
 
 
-def at_line(problem: DataFileError, data: dict[str, Any], text: str) -> DataFileError:
+def at_line(problem: DataFileError, data: dict[str, Any], text: str) -> RulesetFileError:
     """The problem a ruleset file has, with the line of the key it names after its source
     (`house.toml:12: units.cruiser.attack: ...`), as `tracker new` and `scenario check` say a
     scenario's; a name given twice at the later of its two places. The key path with its
@@ -130,9 +144,9 @@ def at_line(problem: DataFileError, data: dict[str, Any], text: str) -> DataFile
     found = [line_of(lines, rows, key_parts(data, key), problem.problem) if key else None for key in keys]
     numbers = sorted({n for n in found if n is not None})
     if not numbers:
-        return DataFileError(problem.source, printable(problem.key), problem.problem)
+        return RulesetFileError(problem.source, None, printable(problem.key), problem.problem)
     also = f" (also at line {numbers[0]})" if len(numbers) > 1 else ""
-    return DataFileError(f"{problem.source}:{numbers[-1]}", printable(problem.key), problem.problem + also)
+    return RulesetFileError(problem.source, numbers[-1], printable(problem.key), problem.problem + also)
 
 
 def check_new_ruleset(data: dict[str, Any], source: str) -> None:
@@ -158,8 +172,9 @@ def _one_line_texts(data: dict[str, Any], source: str) -> None:
 def _unit_type_names(data: dict[str, Any], source: str) -> None:
     """Unit type names a player can type: `buy TYPE`, `odds --attacker NATION:TYPE=N,TYPE=N` and
     `adjust --add NATION:TYPE:ZONE` take them, trimmed and whatever their case, so a type named
-    with a character they split at, or alike another but for case, could not be named there (a
-    campaign already recorded keeps its names: it is read as recorded)."""
+    with a character they split at, ending in " (damaged)" (a damaged capital ship there), or
+    alike another but for case, could not be named there (a campaign already recorded keeps its
+    names: it is read as recorded)."""
     from domain.scenario_slips import fold_name
 
     units = data.get("units")
@@ -171,6 +186,11 @@ def _unit_type_names(data: dict[str, Any], source: str) -> None:
         for ch, why in _TYPE_SEPARATORS.items():
             if problem is None and ch in name:
                 problem = f"{name!r}: a unit type name may not contain {ch!r} ({why})"
+        if problem is None and fold_name(name).endswith(_DAMAGED):
+            problem = (
+                f"{name!r}: a unit type name may not end in {_DAMAGED.strip()!r} (`odds --attacker "
+                "NATION:TYPE (damaged)=N` names a damaged capital ship of TYPE so, F3, NC5)"
+            )
         if problem is not None:
             raise DataFileError(source, f"units.{name}", problem)
         other = first.setdefault(fold_name(name), name)

@@ -42,7 +42,8 @@ NAME = "board"
 # no unit there may take them", "no opening fire by the submarines of Germany", "2 of
 # Britain's NTR destroyed", an aircraft "shot down", not sunk (by its type in the campaign's
 # own ruleset, a house one's abbreviations too), and unit IDs in the order a player counts them,
-# GB-BB8 before GB-BB10, and an override undo's dice rolls as runs, "dice rolls 59-470 undone"):
+# GB-BB8 before GB-BB10, and an override undo's dice rolls as runs, "dice rolls 59-470 undone";
+# the NTR a collection lost to convoy attacks said as NTR, "2 NTR lost to convoy attacks"):
 # older views are dropped and rebuilt from the log.
 SCHEMA = 10
 # Adjustments (AD1) are the only events that change territory owners, and few: a partial index

@@ -200,9 +200,11 @@ def _moved(e: Any) -> str:
 
 
 def _collected(e: Any) -> str:
+    # `lost` counts NTR destroyed this phase (CV6), not resources: a house ruleset's NTR may
+    # be worth more than one each (`ntr_value`), so the count is said as NTR.
     return (
         f"{e.nation} collects {e.collected} ({e.ntr_value} from NTR, {e.income} other income"
-        + (f", {e.lost} lost to convoy attacks" if e.lost else "")
+        + (f", {e.lost} NTR lost to convoy attacks" if e.lost else "")
         + f"); balance {e.balance}"
     )
 

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from tracker.cli.main import cli
+from tracker.reports.text import tech_name
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,7 +73,8 @@ def test_state_tables_fit_80_columns_and_break_no_word(tmp_path: Path, scenario:
     tokens = set(out.split())
     state = json.loads(run(path, "state", "--json"))
     listed = [zone for ntr in state["ntr"].values() for zone in ntr]
-    listed += [tech for techs in state["tech"].values() for tech, level in techs.items() if level]
+    # A technology by its name in words ("Advanced ASW"), as the log names it.
+    listed += [tech_name(tech) for techs in state["tech"].values() for tech, level in techs.items() if level]
     assert listed
     for name in listed:
         for word in name.split():

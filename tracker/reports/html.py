@@ -7,6 +7,7 @@ import functools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from domain.text import plural
 from tracker.reports.charts import Line, LineChart, render_chart
 from tracker.reports.palette import LINE_CONTRAST, colour_of, ink
 from tracker.reports.text import (
@@ -195,7 +196,8 @@ def template_environment(package: str = "tracker.reports") -> jinja2.Environment
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.globals.update(phase_name=phase_name, tech_name=tech_name, type_name=type_name)
+    # `plural` says a unit type in words too: "2 aircraft carriers", as the log's summaries do.
+    env.globals.update(phase_name=phase_name, tech_name=tech_name, type_name=type_name, plural=plural)
     return env
 
 

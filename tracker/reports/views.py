@@ -10,10 +10,10 @@ from rich.table import Table
 from rich.text import Text
 
 from domain.scenario import Scenario
-from domain.text import unit_order
+from domain.text import plural, unit_order
 from projections.positions import turn_number
 from projections.views import BoardView
-from tracker.reports.text import NEUTRAL_LABEL
+from tracker.reports.text import NEUTRAL_LABEL, tech_name
 
 if TYPE_CHECKING:
     from domain.campaign import Campaign
@@ -116,7 +116,7 @@ def render_board(out: Console, data: Mapping[str, Any], scenario: Scenario, titl
         )
         if ntr:
             at_sea.append((nation, ", ".join(f"{z} {c}" for z, c in sorted(ntr.items()))))
-        tech = ", ".join(f"{t} {lvl}" for t, lvl in data["tech"].get(nation, {}).items() if lvl)
+        tech = ", ".join(f"{tech_name(t)} {lvl}" for t, lvl in data["tech"].get(nation, {}).items() if lvl)
         if tech:
             techs.append((nation, tech))
     out.print(nations)
@@ -141,5 +141,5 @@ def render_board(out: Console, data: Mapping[str, Any], scenario: Scenario, titl
             "Territories changed hands: " + ", ".join(f"{t} {start[t]} -> {n}" for t, n in sorted(changed.items()))
         )
     for nation, bought in data.get("unplaced", {}).items():
-        what = ", ".join(f"{c} {t}" for t, c in bought.items())
+        what = ", ".join(plural(c, t) for t, c in bought.items())
         out.print(f"Bought by {nation}, not yet placed (PU2): {what}")

@@ -11,6 +11,7 @@ from sqlalchemy import select
 from domain.dice import derive_roll
 from domain.errors import InputError
 from domain.rules.catalog import statement
+from domain.rules.tech import technology_name
 from domain.ruleset import Ruleset
 from projections.schema import event_index
 from projections.summary import as_record
@@ -223,7 +224,8 @@ def board_changes(
         for tech, level in techs.items():
             was = old_tech.get(nation, {}).get(tech, level if before else 0)
             if was != level:
-                lines.append(f"{nation} {tech}: level {was} -> {level}")
+                # In words, as the log's summary of the advance says it ("Advanced Submarine").
+                lines.append(f"{nation} {TECH_NAMES.get(tech) or technology_name(tech)}: level {was} -> {level}")
     if before and (before["turn"], before["phase"]) != (after["turn"], after["phase"]):
         lines.append(f"turn position: {before['nation']} {before['phase']} -> {after['nation']} {after['phase']}")
     return lines

@@ -16,6 +16,7 @@ import click
 
 from domain.errors import DataFileError, InputError, TrackerError
 from domain.ruleset import Ruleset, builtin_names
+from domain.ruleset_files import RulesetFileError
 from domain.scenario import SCENARIO_NAME, NotUtf8, Scenario, decoded_scenario, scenario_text
 from domain.scenario_check import Finding, ScenarioCheck, check_scenario
 from domain.scenario_layout import computed_positions, typed_positions, with_positions
@@ -69,13 +70,21 @@ def _text(file: str) -> tuple[str, str]:
     return scenario_text(file)
 
 
-def _unreadable(file: str, problem: TrackerError) -> NoReturn:
-    """--json's answer for a file that cannot be read: the error as a finding, exit 2 as without."""
+def _unreadable(file: str, problem: TrackerError, ruleset: str | None = None) -> NoReturn:
+    """--json's answer for a file that cannot be read: the error as a finding, exit 2 as without.
+    With `ruleset` (the --ruleset typed), the scenario was read and that ruleset could not be:
+    the finding is the ruleset file's, at its line and key as the text says them."""
     message = problem.problem if isinstance(problem, DataFileError) else str(problem)
     file = STDIN if file == "-" else file
     # The line the message names, for a file that is not UTF-8 at one.
-    line = problem.line if isinstance(problem, NotUtf8) else None
-    error = {"level": "error", "file": file, "line": line, "key": "", "message": message}
+    line = problem.line if isinstance(problem, NotUtf8 | RulesetFileError) else None
+    at, key = file, ""
+    if ruleset is not None:
+        if isinstance(problem, DataFileError):
+            at, key = problem.file if isinstance(problem, RulesetFileError) else problem.source, problem.key
+        else:
+            at = ruleset  # one that is no file, or no file that can be read: as typed
+    error = {"level": "error", "file": at, "line": line, "key": key, "message": message}
     emit_json({"file": file, "ok": False, "errors": [error], "warnings": []})
     click.echo(f"Error: {problem}", err=True)
     sys.exit(problem.exit_code)
@@ -96,11 +105,17 @@ def check(file: str, ruleset: str | None, as_json: bool) -> None:
     """
     try:
         text, source = _text(file)
-        result = check_scenario(text, source, ruleset)
     except TrackerError as e:
         if not as_json:
             raise
         _unreadable(file, e)
+    try:
+        result = check_scenario(text, source, ruleset)
+    except TrackerError as e:
+        # Only the --ruleset typed is refused so: one the scenario names is a finding of its own.
+        if not as_json or ruleset is None:
+            raise
+        _unreadable(source, e, ruleset)
     if as_json:
         emit_json(
             {
