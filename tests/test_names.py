@@ -194,11 +194,12 @@ def _complete(db: str, line: str) -> list[str]:
 
 def test_shell_completion_offers_units_zones_nations_technologies_and_battles(db: str) -> None:
     assert _complete(db, "move DE-SS") == [f"DE-SS{i}" for i in range(1, 6)]
-    assert _complete(db, "move de-ss1 --to sou") == ["Southern North Sea"]  # F4: one step away
-    assert _complete(db, "move de-ss1 --path 'Southern North Sea,Dov'") == ["Southern North Sea,Dover Strait"]
+    # A name of several words goes on bash's line escaped, as one word (tests/test_bash_completion.py).
+    assert _complete(db, "move de-ss1 --to sou") == ["Southern\\ North\\ Sea"]  # F4: one step away
+    assert _complete(db, "move de-ss1 --path 'Southern North Sea,Dov'") == ["Southern\\ North\\ Sea,Dover\\ Strait"]
     assert _complete(db, "log --nation Au") == ["Austria-Hungary"]
     assert _complete(db, "research adv") == ["advanced_submarine", "advanced_asw"]
-    assert _complete(db, "ntr place Eng") == ["English Channel"]  # sea zones only
+    assert _complete(db, "ntr place Eng") == ["English\\ Channel"]  # sea zones only
     assert "GB-DD1" in _complete(db, "convoy search 1 --units GB-DD")
     assert _complete(db, "battle fire ") == []  # no battle open
     run(db, "next")

@@ -534,5 +534,23 @@ def battle_argument(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.argument("battle", type=POSITIVE, shell_complete=complete_battles)(f)
 
 
-# A phase named on the command line, case-insensitive.
-PHASES = click.Choice(list(KNOWN_PHASES), case_sensitive=False)
+class PhaseChoice(click.Choice):  # type: ignore[type-arg]  # generic from click 8.2 on
+    """A phase named on the command line, in any case and as the tracker's prose says it too:
+    `combat movement` (the demo and the reports print it so), `Combat-Movement` and
+    `combat_movement` are one phase. A refused name that begins a phase's name (`--to combat
+    movement` unquoted gives `combat`) says which phase it may have meant."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            value = "_".join(value.replace("-", " ").split())
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as e:
+            typed = value.casefold() if isinstance(value, str) else ""
+            close = [str(p) for p in self.choices if typed and str(p).startswith(typed)]
+            if not close:
+                raise
+            self.fail(f"{e.message.rstrip('.')}; did you mean {' or '.join(map(repr, close))}?", param, ctx)
+
+
+PHASES = PhaseChoice(list(KNOWN_PHASES), case_sensitive=False)

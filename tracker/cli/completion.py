@@ -10,13 +10,14 @@ fail: a completion must never print an error into the middle of a command line.
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
-from click.shell_completion import CompletionItem
+from click.shell_completion import BashComplete, CompletionItem, add_completion_class
 
 from domain.campaign import Campaign
 from domain.text import unit_order
@@ -505,3 +506,81 @@ def complete_event_kinds(ctx: click.Context, param: click.Parameter, incomplete:
     from tracker.service.names import event_kinds
 
     return matching([(k, "") for k in event_kinds()], incomplete)
+
+
+# click's bash script, but for `read -r`: a name's escapes reach the line as they are written.
+_BASH_SOURCE = """\
+%(complete_func)s() {
+    local IFS=$'\\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD %(complete_var)s=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read -r type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+%(complete_func)s_setup() {
+    complete -o nosort -F %(complete_func)s %(prog_name)s
+}
+
+%(complete_func)s_setup;
+"""
+
+
+class WholeNamesBash(BashComplete):
+    """Bash completion that keeps a name of several words one word on the line. click hands bash
+    `Heligoland Bight` as it is, and bash put it there unquoted: `tracker show Heligoland Bight`,
+    two words, refused. A name completed after an opening quote (`--path "Cen`) is left as it is,
+    and bash closes the quote; anywhere else its spaces and quotes are escaped with `\\`, which
+    the script reads as they are (`read -r`: click's reads `\\ ` as a space)."""
+
+    source_template = _BASH_SOURCE
+
+    def get_completion_args(self) -> tuple[list[str], str]:
+        self.in_quotes = open_quote(os.environ.get("COMP_WORDS", ""))
+        return super().get_completion_args()
+
+    def format_completion(self, item: CompletionItem) -> str:
+        value = str(item.value)
+        if item.type == "plain" and not getattr(self, "in_quotes", False):
+            value = _SHELL_SPECIAL.sub(r"\\\g<0>", value)
+        return f"{item.type},{value}"
+
+
+# What bash would split or expand in a name: anything but letters, digits and `-_.,:=+@%/`.
+_SHELL_SPECIAL = re.compile(r"[^\w\-.,:=+@%/]")
+
+
+def open_quote(line: str) -> bool:
+    """Whether `line`, as the shell has it so far, ends inside a quote it opened."""
+    quote = ""
+    escaped = False
+    for char in line:
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+    return bool(quote)
+
+
+def keep_names_whole_in_bash() -> None:
+    """Complete for bash with `WholeNamesBash` instead of click's own."""
+    add_completion_class(WholeNamesBash, "bash")

@@ -20,7 +20,16 @@ import click
 
 from domain.errors import InputError, TrackerError
 from tracker.cli.catalog import COMMANDS as COMMANDS
-from tracker.cli.params import CAMPAIGN, DATABASE, SERVER, fit_error, one_line, unquoted_hint, with_unquoted_hint
+from tracker.cli.params import (
+    CAMPAIGN,
+    DATABASE,
+    SERVER,
+    OneLineUsage,
+    fit_error,
+    one_line,
+    unquoted_hint,
+    with_unquoted_hint,
+)
 from tracker.cli.startup import importing, settle_imports_from_now
 
 if TYPE_CHECKING:
@@ -136,6 +145,14 @@ class TrackerGroup(click.Group):
             raise no_such_command(ctx, name, self.list_commands(ctx))
         return super().resolve_command(ctx, args)
 
+    def _main_shell_completion(self, ctx_args: Any, prog_name: str, complete_var: str | None = None) -> None:
+        # Asked by bash for completions: a zone of several words goes on the line as one word.
+        if os.environ.get(complete_var or "_TRACKER_COMPLETE", "").startswith("bash"):
+            from tracker.cli.completion import keep_names_whole_in_bash
+
+            keep_names_whole_in_bash()
+        super()._main_shell_completion(ctx_args, prog_name, complete_var)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # The listing from the table, so `--help` imports no command's module.
         names = self.list_commands(ctx)
@@ -237,7 +254,7 @@ class TrackerGroup(click.Group):
                 # click says "Option '--to' requires an argument" without the command's context:
                 # found from the words typed, so the line names the command and its help too.
                 e.ctx = _command_context(ctx, words)
-            e = _bracketed(e, words)
+            e = _phase_as_word(_bracketed(e, words), words)
             e = with_unquoted_hint(e if shell_line else _global_option_after(e), words, ctx.obj)
             raise one_line(e) from None
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
@@ -290,6 +307,23 @@ def _bracketed(error: click.UsageError, words: list[str]) -> click.UsageError:
         "without the brackets"
     )
     return click.UsageError(f"{error.message}{hint}", error.ctx)
+
+
+def _phase_as_word(error: click.UsageError, words: list[str]) -> click.UsageError:
+    """`tracker next combat_movement` (or `next combat movement`, as the demo says a phase) was
+    refused as "more arguments than the command takes", without a word on where `next` takes a
+    phase: after --to."""
+    if words[:1] != ["next"] or "--to" in words or not error.message.startswith("Got unexpected extra argument"):
+        return error
+    from domain.ruleset import KNOWN_PHASES
+
+    # click lists the words left over in brackets: "Got unexpected extra arguments (combat movement)".
+    extra = error.message[error.message.find("(") + 1 : error.message.rfind(")")]
+    typed = "_".join(extra.replace("-", " ").split()).casefold()
+    close = [p for p in KNOWN_PHASES if typed and p.startswith(typed)]
+    if not close:
+        return error
+    return OneLineUsage(error, f"a phase goes after --to: `tracker next --to {close[0]}`")
 
 
 def _global_option_after(error: click.UsageError) -> click.UsageError:
