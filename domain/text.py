@@ -1,6 +1,6 @@
 """Small helpers for the words in messages: counts with their noun in the right number, a
-nation's possessive, names listed, a side's nations in the order they are named, unit IDs in the
-order a player counts them."""
+nation's possessive, a phase's name, names listed, a side's nations in the order they are named,
+unit IDs in the order a player counts them."""
 
 from __future__ import annotations
 
@@ -26,6 +26,12 @@ def possessive(name: str) -> str:
     "s" (a plural name; the possessive of a singular one in "s" may take either form). Texts
     recorded in events keep the form they were recorded with (`verify` compares them exactly)."""
     return f"{name}'" if name.endswith(("s", "S")) else f"{name}'s"
+
+
+def phase_name(phase: str) -> str:
+    """A phase as a person reads it ("naval combat"); its ID (`naval_combat`) is what a command
+    takes (`tracker next --to naval_combat`) and what JSON gives."""
+    return phase.replace("_", " ")
 
 
 def listed(names: Sequence[str]) -> str:

@@ -178,7 +178,7 @@ def test_cli_cv1_t4_next_is_refused_until_every_enemy_declared_or_passed(db: str
     assert (passed["kind"], passed["data"]["nation"], passed["data"]["zones"]) == ("ConvoyPassed", "Germany", [CNS])
     assert "passed on convoy attacks" in refused(db, 1, "convoy", "declare", "--by", "Germany", "--zone", CNS)
     assert "already passed" in refused(db, 1, "convoy", "pass", "--by", "Germany")
-    assert run(db, "pending") == "waiting for Britain to finish collect_resources (tracker next) [T3]\n"
+    assert run(db, "pending") == "waiting for Britain to finish collect resources (tracker next) [T3]\n"
     assert "Britain collects" in run(db, "next")
 
 
@@ -189,7 +189,7 @@ def test_cv7_a_command_for_an_ended_battle_is_refused_citing_cv7(db: str) -> Non
     out = run(db, "convoy", "roll", "1", "--dice", "10,10")
     # Merchant defence sank the only taking-part U-boat: its loss was chosen without asking.
     assert "DE-SS1 sunk in battle 1" in out and "battle 1 ends" in out
-    assert run(db, "pending") == "waiting for Britain to finish collect_resources (tracker next) [T3]\n"
+    assert run(db, "pending") == "waiting for Britain to finish collect resources (tracker next) [T3]\n"
     ended = "Error: CV7: battle 1 (convoy) has ended; nothing more can be done in it\n"
     for command in (
         ("convoy", "roll", "1", "--dice", "1"),
@@ -275,7 +275,7 @@ def test_cli_convoy_auto_finishes_a_declared_battle(db: str) -> None:
     assert "battle 1 (convoy, Central North Sea): waiting for Britain to roll merchant defence" in run(db, "pending")
     out = run(db, "convoy", "auto", "1")
     assert "battle 1 ends" in out and "[CV7]" in out
-    assert run(db, "pending") == "waiting for Britain to finish collect_resources (tracker next) [T3]\n"
+    assert run(db, "pending") == "waiting for Britain to finish collect resources (tracker next) [T3]\n"
     refused(db, 1, "convoy", "declare", "--by", "Germany", "--zone", CNS)  # CV1: once per phase
 
 

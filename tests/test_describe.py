@@ -115,7 +115,7 @@ def test_f7_a_stranded_air_unit_is_told_to_land_in_range_not_that_it_cannot() ->
         advance(c)
     (item,) = [i for i in c.pending() if i["kind"] == "air_landing"]
     assert item["text"] == (
-        "DE-BM1 must land by the end of noncombat_movement, on a territory of its side or a carrier with "
+        "DE-BM1 must land by the end of noncombat movement, on a territory of its side or a carrier with "
         "room, and is not on one: move it there within the range left, or confirm the loss [F7]"
     )
     assert "cannot land" not in item["text"]

@@ -23,9 +23,9 @@ Both are derandomized unless a run names its seed (`--hypothesis-seed=N`), which
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import re
+import shlex
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -618,18 +618,19 @@ class WorldFidelity(Fidelity):
         named = self.refusal.split("; to close it: ", 1)[1].split(" (and ", 1)[0]
         name: str
         inputs: dict[str, Any]
-        placing = re.fullmatch(r"tracker place (\S+)(?: --count (\d+))? --at ('.*')", named)
-        starting = re.fullmatch(r"tracker battle start --zone ('.*')", named)
+        # A name is quoted only where the shell needs it: read as the shell reads it.
+        placing = re.fullmatch(r"tracker place (\S+)(?: --count (\d+))? --at (.+)", named)
+        starting = re.fullmatch(r"tracker battle start --zone (.+)", named)
         passing = re.search(r"tracker convoy pass --by (.+)$", named)
         if placing:
-            name, inputs = "place", {"unit_type": placing[1], "zone": ast.literal_eval(placing[3])}
+            name, inputs = "place", {"unit_type": placing[1], "zone": shlex.split(placing[3])[0]}
             inputs["count"] = int(placing[2] or 1)
         elif named.endswith("tracker next --confirm-losses"):
             name, inputs = "next", {"confirm_losses": True}
         elif starting:
-            name, inputs = "battle start", {"zone": ast.literal_eval(starting[1])}
+            name, inputs = "battle start", {"zone": shlex.split(starting[1])[0]}
         elif passing:
-            name, inputs = "convoy pass", {"by": passing[1]}
+            name, inputs = "convoy pass", {"by": shlex.split(passing[1])[0]}
         else:
             raise AssertionError(f"T4 names a command this machine does not know: {named}")
         refused_next = self.refusal

@@ -135,6 +135,6 @@ def test_inbox_and_wait_through_a_server_know_the_player_by_token(
         finally:
             waiting.kill()
         assert waiting.returncode == 0, err
-        assert out.startswith("autumn · round 1 · Germany · collect_resources: ")
+        assert out.startswith("autumn · round 1 · Germany · collect resources: ")
         assert "or tracker --campaign autumn convoy pass --by Britain" in out  # each command names it
         assert "--player" in remote(tokens["bert-autumn"], "wait", "--player", "x").stderr

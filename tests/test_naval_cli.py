@@ -116,7 +116,7 @@ def test_cli_interception_step_by_step_with_manual_dice(db: str) -> None:
     assert "next: tracker intercept detect 1" in out
     out = run(db, "intercept", "detect", "1", "--subs", "DE-SS4,DE-SS5")
     assert "detected DE-SS4, DE-SS5 (chosen); undetected DE-SS3" in out
-    assert "next: tracker battle targets 1 --nation 'Germany'" in out
+    assert "next: tracker battle targets 1 --nation Germany" in out
     assert "--nation" in refused(db, 2, "battle", "targets", "1")
     assert "UNIT=UNIT" in refused(db, 2, "battle", "targets", "1", "--nation", "Germany", "--targets", "DE-SS4")
     out = refused(db, 1, "battle", "targets", "1", "--nation", "Germany", "--targets", "DE-SS4=GB-DD5,DE-SS5=GB-DD3")
@@ -144,7 +144,7 @@ def test_cli_interception_step_by_step_with_manual_dice(db: str) -> None:
         "Germany moves DE-SS3: Southern North Sea -> Dover Strait (on through hostile Southern North Sea)   [SM1]"
         in out
     )
-    assert run(db, "pending").startswith("waiting for Germany to finish combat_movement (tracker next) [T3]")
+    assert run(db, "pending").startswith("waiting for Germany to finish combat movement (tracker next) [T3]")
     fire = next(r for r in log(db) if r["kind"] == "DiceRolled" and r["data"]["unit"] == "DE-SS4")
     assert fire["data"]["reference"] == "table-roll-7" and fire["battle"] == 1
 

@@ -37,7 +37,7 @@ def test_f8_a_nation_neutral_this_round_reached_only_after_next_rounds_turns_is_
     assert len(out.strip().splitlines()) == 1, out
     assert "F8: Ottoman Empire is neutral in round 1 (at war from round 2)" in out
     assert "after Germany's, Britain's, Austria-Hungary's and France's round-2 turns" in out
-    assert "`tracker next --to research --nation 'Germany'` opens round 2" in out
+    assert "`tracker next --to research --nation Germany` opens round 2" in out
     assert "`tracker next --to research --nation 'Ottoman Empire'`" in out
     assert "Traceback" not in out
     assert last_seq(db) == before
@@ -83,5 +83,5 @@ def test_f8_from_the_next_rounds_opening_position_the_way_given_is_the_rounds_en
     path = str(tmp_path / "w.db")
     run(path, "new", "war", "--scenario", "great-war-1914")
     out = run(path, "next", "--to", "research", "--nation", "Ottoman Empire", code=1)
-    assert "`tracker next --to collect_resources --nation 'Japan'` ends round 1" in out
+    assert "`tracker next --to collect_resources --nation Japan` ends round 1" in out
     assert last_seq(path) == 1

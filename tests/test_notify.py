@@ -268,7 +268,7 @@ def test_cv1_an_enemys_pass_hands_the_phase_end_back_to_the_phasing_nation(db: s
         assert (payload["reasons"], payload["newly_owing"]) == (["owed"], ["Germany"])
         assert (payload["nation"], payload["phase"]) == ("Germany", "collect_resources")
         assert message_text(payload, next_command, None).splitlines()[1:] == [
-            "Waiting for Germany to finish collect_resources (tracker next) [T3]",
+            "Waiting for Germany to finish collect resources (tracker next) [T3]",
             "  next: tracker --campaign c1 next",
         ]
         # Reminded while that phase end is still owed, not once the phase is over.
@@ -351,7 +351,7 @@ def test_a_message_names_campaign_round_phase_nation_who_and_the_commands() -> N
     }  # fmt: skip
     text = message_text(payload, next_command, "https://league.example/")
     assert text.splitlines() == [
-        "The North Sea, autumn 1914 (autumn): round 2 · Germany · naval_combat",
+        "The North Sea, autumn 1914 (autumn): round 2 · Germany · naval combat",
         "Waiting for Britain: convoy battle 7: merchant defence",
         "  next: tracker --campaign autumn convoy roll 7 [--dice V,V]",
         "https://league.example/campaigns/autumn/board",

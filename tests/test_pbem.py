@@ -231,7 +231,7 @@ def test_a_fast_forward_says_what_the_game_now_waits_for_and_the_command(table: 
     lines = out.splitlines()
     assert lines[0].startswith("Fast-forwarded campaign 'pbem'") and lines[1] == "Waiting now:", out
     assert lines[2].startswith(
-        "pbem · round 1 · Germany · combat_movement: battle 1 (interception, Southern North Sea):"
+        "pbem · round 1 · Germany · combat movement: battle 1 (interception, Southern North Sea):"
     )
     assert "waiting for Britain to choose which units search" in lines[2]
     assert lines[3].startswith("  next: tracker --campaign pbem intercept search 1 "), out

@@ -146,7 +146,7 @@ def test_pu2_t3_units_bought_are_named_in_one_line_after_a_purchase_until_placem
 def test_t3_pending_with_nothing_open_waits_for_the_phasing_nation_to_finish_its_phase(db: str) -> None:
     run(db, "next")
     run(db, "next")
-    assert run(db, "pending") == "waiting for Germany to finish combat_movement (tracker next) [T3]\n"
+    assert run(db, "pending") == "waiting for Germany to finish combat movement (tracker next) [T3]\n"
     assert pending_json(db) == [
         {
             "battle": None,
@@ -156,7 +156,7 @@ def test_t3_pending_with_nothing_open_waits_for_the_phasing_nation_to_finish_its
             "waiting": ["Germany"],
             "rule": "T3",
             "blocking": False,
-            "text": "waiting for Germany to finish combat_movement (tracker next) [T3]",
+            "text": "waiting for Germany to finish combat movement (tracker next) [T3]",
             "nation": "Germany",
             "phase": "combat_movement",
             "round": 1,
@@ -180,7 +180,7 @@ def test_t3_no_turn_item_while_something_keeps_the_phase_open() -> None:
     c.convoy_pass("Germany")
     (turn,) = c.pending(turn=True)
     assert (turn["kind"], turn["waiting"], turn["phase"]) == ("turn", ["Britain"], "collect_resources")
-    assert turn["text"] == "waiting for Britain to finish collect_resources (tracker next) [T3]"
+    assert turn["text"] == "waiting for Britain to finish collect resources (tracker next) [T3]"
 
 
 def test_t3_a_player_whose_nations_owe_nothing_reads_whom_the_game_waits_for_through_the_server(
@@ -396,7 +396,7 @@ def test_nc1_as1_pending_lists_the_battles_one_may_start_with_their_commands(db:
     for _ in range(3):
         run(db, "next")
     assert run(db, "pending") == (
-        "waiting for Germany to finish naval_combat (tracker next) [T3]\n"
+        "waiting for Germany to finish naval combat (tracker next) [T3]\n"
         "Germany may start a naval battle in Central North Sea, or not (Britain: 1 cruiser, 2 destroyers; "
         "Germany: 2 submarines) [NC1]\n"
         "  next: tracker battle start --zone 'Central North Sea'\n"

@@ -205,7 +205,7 @@ def test_t4_f7_air_units_that_cannot_land_are_lost_only_when_confirmed() -> None
     c.move("Germany", ["DE-BM1"], ["Northern Germany", HB])
     to(c, "Germany", "noncombat_movement")
     err = refused(c, RuleViolation, c.advance, "T4")
-    assert "DE-BM1 must land by the end of noncombat_movement" in err.reason and "[F7]" in err.reason
+    assert "DE-BM1 must land by the end of noncombat movement" in err.reason and "[F7]" in err.reason
     c.advance(confirm_losses=True)
     lost = [e for e in c.pending_events if type(e).__name__ == "AircraftLost"][-1]
     assert lost.units == ["DE-BM1"] and "DE-BM1" not in c.units and c.phase == "placement"
@@ -358,12 +358,12 @@ def test_pu2_ad1_reports_show_purchases_waiting_units_and_adjustments(tmp_path: 
     run("adjust", "--resources", "Britain=-3", "--reason", "the Yser")
     state = json.loads(run("state", "--json"))
     assert state["unplaced"] == {"Germany": {"submarine": 2}}
-    assert "Bought by Germany, not yet placed (PU2): 2 submarine" in run("state")
+    assert "Bought by Germany, not yet placed (PU2): 2 submarines" in run("state")
     turn = json.loads(run("report", "--turn", "1", "--format", "json"))["turns"][0]
     assert turn["unplaced"] == {"Germany": {"submarine": 2}}
     assert [a["reason"] for a in turn["adjustments"]] == ["the Yser"]
     markdown = run("report", "--turn", "1")
-    assert "Bought by Germany and not yet placed: 2 submarine (PU2)" in markdown
+    assert "Bought by Germany and not yet placed: 2 submarines (PU2)" in markdown
     assert "ADJUSTMENT: Britain resources -3 (reason: the Yser)" in markdown
     assert "ADJUSTMENT" in run("log", "--kind", "Adjusted")
 

@@ -14,6 +14,7 @@ import pytest
 from domain.campaign import Campaign
 from domain.errors import RuleViolation
 from tracker.service.application import Tracker
+from tracker.service.describe import quoted
 from tracker.service.verify import verify_campaign
 
 WORLD = "great-war-1914"
@@ -89,7 +90,7 @@ def test_t4_pu2_the_command_a_refused_next_names_in_placement_is_accepted(tmp_pa
             t.perform(cid, "next", {"confirm_losses": True})
         assert refused.value.rule == "T4"
         named = str(refused.value).split("to close it: ")[1]
-        assert named.startswith(f"tracker place fighter --at '{first['legal'][0]}'"), named
+        assert named.startswith(f"tracker place fighter --at {quoted(first['legal'][0])}"), named
         t.perform(cid, "place", {"unit_type": "fighter", "zone": first["legal"][0]})
         c = t.perform(cid, "next", {"confirm_losses": True}).campaign  # the destroyer given up
         assert (c.nation, c.phase) == ("Japan", "collect_resources")

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from domain.rules.tech import technology_name
+from domain.text import phase_name as phase_name
 from domain.text import plural, possessive
 from projections.positions import turn_position
 from projections.summary import spans
@@ -23,10 +24,6 @@ NEUTRAL_LABEL = "Neutral (F8)"
 
 def tech_name(tech: str) -> str:
     return TECH_NAMES.get(tech) or technology_name(tech)
-
-
-def phase_name(phase: str) -> str:
-    return phase.replace("_", " ")
 
 
 def type_name(unit_type: str) -> str:

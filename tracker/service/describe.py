@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from domain.campaign import Campaign
-from domain.text import listed, plural, possessive
+from domain.text import listed, phase_name, plural, possessive
 
 _CONVOY_STEPS = ("merchant_defence", "merchant_casualty", "search", "convoy_table")
 
@@ -232,7 +232,7 @@ def _gate(f: Mapping[str, Any]) -> str:
             return f"{phasing} has {units} bought and not placed, and no place to put {them} (no port of its own)"
         return f"{phasing} has {units} bought and not placed (legal: {where})"
     if kind == "turn":
-        return f"waiting for {f['nation']} to finish {f['phase']} (tracker next)"
+        return f"waiting for {f['nation']} to finish {phase_name(f['phase'])} (tracker next)"
     if kind == "naval_may":
         return f"{phasing} may start a naval battle in {f['zone']}, or not ({f['holds']})"
     if kind == "asw_may":
@@ -241,7 +241,7 @@ def _gate(f: Mapping[str, Any]) -> str:
         # Where they are now is no place to land; the range they have left may still reach one.
         one = len(f["units"]) == 1
         return (
-            f"{', '.join(f['units'])} must land by the end of noncombat_movement, on a territory of "
+            f"{', '.join(f['units'])} must land by the end of noncombat movement, on a territory of "
             f"{'its' if one else 'their'} side or a carrier with room, and {'is' if one else 'are'} not on one: "
             f"move {'it' if one else 'them'} there within the range left, or confirm the loss"
         )
@@ -249,12 +249,15 @@ def _gate(f: Mapping[str, Any]) -> str:
 
 
 def quoted(name: object) -> str:
-    """A zone or nation as a command to copy writes it, for a POSIX shell: in single quotes
-    ('Dover Strait'); one holding a "'" in double quotes ("St. George's Channel") unless it also
-    holds what a shell reads inside them; else as `shlex.quote` writes it. (The table of
-    `_gate_command` is built for every item, so this also sees the None of an item without a
-    zone.)"""
+    """A zone or nation as a command to copy writes it, for a POSIX shell, quoted only where the
+    shell needs it: bare where `shlex.quote` leaves it bare (Germany, GB-DD1, 'A,B' of words
+    without spaces); else in single quotes ('Dover Strait'); one holding a "'" in double quotes
+    ("St. George's Channel") unless it also holds what a shell reads inside them; else as
+    `shlex.quote` writes it. (The table of `_gate_command` is built for every item, so this also
+    sees the None of an item without a zone.)"""
     text = str(name)
+    if shlex.quote(text) == text:
+        return text
     if "'" not in text:
         return f"'{text}'"
     if not any(ch in text for ch in '"$`\\!'):
@@ -276,7 +279,7 @@ def _gate_command(item: Mapping[str, Any]) -> str | None:
         count = item.get("count", 1)
         several = f" --count {count}" if count > 1 else ""
         if legal:
-            return f"tracker place {item.get('unit_type')}{several} --at {quoted(legal[0])}"
+            return f"tracker place {quoted(item.get('unit_type'))}{several} --at {quoted(legal[0])}"
         # T4: with nowhere to go (and the list known: a hand-off message may leave it out), the
         # units are given up, or an adjustment (AD1) gives the nation a port back.
         return "tracker next --confirm-losses" if "legal" in item else None
@@ -285,8 +288,8 @@ def _gate_command(item: Mapping[str, Any]) -> str | None:
         "naval_due": f"tracker battle start --zone {quoted(item['zone'])}",
         "naval_may": f"tracker battle start --zone {quoted(item['zone'])}",
         "asw_may": f"tracker asw start --zone {quoted(item['zone'])}",
-        "convoy_open": f"tracker convoy declare --by {shlex.quote(str(nation))} --zone {quoted(item['zone'])}, "
-        f"or tracker convoy pass --by {shlex.quote(str(nation))}",
+        "convoy_open": f"tracker convoy declare --by {quoted(nation)} --zone {quoted(item['zone'])}, "
+        f"or tracker convoy pass --by {quoted(nation)}",
         "air_landing": f"{_landing_move(item)}, or tracker next --confirm-losses",
     }.get(kind)
 
@@ -314,7 +317,9 @@ def naming_campaign(command: str, campaign: str) -> str:
     """`command` (one or several `tracker ...` commands) with `--campaign NAME` after each
     `tracker`: where a database or server holds several campaigns, the command to copy says
     which (hand-off messages, `inbox`, `wait`)."""
-    return re.sub(r"\btracker ", f"tracker --campaign {shlex.quote(campaign)} ", command)
+    named = f"tracker --campaign {shlex.quote(campaign)} "
+    # A function, not a template: a name's backslash (a\q) is no escape of `re.sub`'s.
+    return re.sub(r"\btracker ", lambda _: named, command)
 
 
 def _decide_options(item: Mapping[str, Any]) -> str:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from domain.text import phase_name
 from tracker.cli.common import Context, echo_prose, emit_json, json_option, suggested
 from tracker.cli.completion import complete_players_anywhere
 from tracker.cli.params import PLAYER, Real
@@ -30,7 +31,8 @@ def show(items: list[OwedItem]) -> None:
     from tracker.service.inbox import recorder_of
 
     for item in items:
-        echo_prose(f"{item['campaign']} · round {item['round']} · {item['nation']} · {item['phase']}: {item['text']}")
+        where = f"round {item['round']} · {item['nation']} · {phase_name(item['phase'])}"
+        echo_prose(f"{item['campaign']} · {where}: {item['text']}")
         # With --campaign NAME (as a hand-off's message names it), and the --db or --server typed.
         command = suggested(item["command"], item["campaign"]) if item["command"] else None
         if command and command not in item["text"]:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict
 from urllib.parse import quote
 
-from domain.text import possessive
+from domain.text import phase_name, possessive
 from tracker.service.describe import naming_campaign, recorder
 from tracker.service.notify.senders import is_http
 
@@ -25,7 +25,7 @@ def message_text(payload: Mapping[str, Any], command_for: CommandFor, public_url
         head = f"Test message from {head}"
     if payload.get("reminder"):
         head = f"Reminder: {head}"
-    lines = [f"{head}: round {payload['round']} · {payload['nation']} · {payload['phase']}"]
+    lines = [f"{head}: round {payload['round']} · {payload['nation']} · {phase_name(payload['phase'])}"]
     if payload.get("moved_on"):
         # Sent late (see `tracker.service.notify.delivery.prepare`): what it lists was owed then.
         pending = f"tracker --campaign {shlex.quote(payload['campaign'])} pending"
@@ -150,7 +150,7 @@ def email_body(text: str, payload: Mapping[str, Any], since: Sequence[str] = ())
     # lists (and threads) by subject.
     title, campaign = payload["title"], payload.get("campaign", payload["title"])
     where = title if title == campaign else f"{title} ({campaign})"
-    subject = f"[{where}] round {payload['round']} · {payload['nation']} · {payload['phase']}"
+    subject = f"[{where}] round {payload['round']} · {payload['nation']} · {phase_name(payload['phase'])}"
     if payload.get("test"):
         subject = f"Test: {subject}"
     if payload.get("reminder"):
