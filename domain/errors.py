@@ -26,6 +26,11 @@ class InputError(TrackerError):
     exit_code = 2
 
 
+class Unavailable(InputError):
+    """A database or key store, named right, that does not answer now (a server stopped or out
+    of reach, a file locked): the same command may work once it answers."""
+
+
 class DataFileError(InputError):
     """A ruleset or scenario file is invalid: names the file, the key path and the problem."""
 

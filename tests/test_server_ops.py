@@ -226,6 +226,37 @@ def test_a_bad_setting_under_uvicorn_workers_stops_uvicorn_instead_of_restarting
     assert len(refusals) <= 2 and "Traceback" not in output, output
 
 
+def _factory_in_a_worker(env: dict[str, str]) -> None:
+    """A worker process of an ASGI server calling the factory (`multiprocessing`'s child)."""
+    os.environ.update(env)
+    from tracker.server import create_app
+
+    create_app()
+
+
+@pytest.mark.parametrize(
+    ("env", "status"),
+    [
+        # A bad setting: every worker would fail alike, so uvicorn is told to stop (3).
+        ({"TRACKER_PUBLIC_URL": "javascript:alert(1)"}, 3),
+        # A database out of reach may answer again: the worker's own status, so that uvicorn
+        # starts it again (its startup failure would stop the whole league server for good).
+        ({"TRACKER_DB": "postgresql+psycopg://nobody@127.0.0.1:1/none"}, 2),
+    ],
+)
+def test_a_worker_stops_uvicorn_for_a_bad_setting_not_for_a_database_out_of_reach(
+    tmp_path: Path, env: dict[str, str], status: int
+) -> None:
+    import multiprocessing
+
+    pytest.importorskip("psycopg", reason="the postgres extra's driver")
+    settings = {"TRACKER_DB": str(tmp_path / "league.db"), "TRACKER_KEYS": str(tmp_path / "keys.db"), **env}
+    worker = multiprocessing.get_context("spawn").Process(target=_factory_in_a_worker, args=(settings,))
+    worker.start()
+    worker.join(timeout=120)
+    assert worker.exitcode == status
+
+
 def test_importing_tracker_server_loads_no_web_framework() -> None:
     code = "import sys, tracker.server; print(sorted(m for m in sys.modules if m.startswith(('starlette', 'uvicorn'))))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

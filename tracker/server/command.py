@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import click
 from click.core import ParameterSource
 
-from domain.errors import InputError, TrackerError
+from domain.errors import InputError, TrackerError, Unavailable
 from tracker.cli.common import Context
 from tracker.cli.params import Whole
 from tracker.storage.store import DEFAULT_DB
@@ -286,6 +286,11 @@ def app_from_environment() -> Any:
         envvar = getattr(getattr(e, "param", None), "envvar", None)
         click.echo(f"Error: {f'{envvar}: {e.message}' if isinstance(envvar, str) else e.format_message()}", err=True)
         raise SystemExit(startup_failure(e.exit_code)) from None
+    except Unavailable as e:
+        # A database or key store out of reach may answer again: uvicorn starts the worker
+        # again (its supervisor would stop the whole server on a startup failure, for good).
+        click.echo(f"Error: {e}", err=True)
+        raise SystemExit(e.exit_code) from None
     except TrackerError as e:
         click.echo(f"Error: {e}", err=True)
         raise SystemExit(startup_failure(e.exit_code)) from None
@@ -297,8 +302,9 @@ UVICORN_STARTUP_FAILURE = 3
 
 
 def startup_failure(status: int) -> int:
-    """The factory's exit status: `status` in a process of its own; in a worker process (the
-    ASGI server's child), uvicorn's startup failure, since every worker would fail alike."""
+    """The factory's exit status for a bad setting: `status` in a process of its own; in a
+    worker process (the ASGI server's child), uvicorn's startup failure, since every worker
+    would fail alike. (A database that does not answer is no bad setting: `Unavailable`.)"""
     import multiprocessing
 
     return UVICORN_STARTUP_FAILURE if multiprocessing.parent_process() is not None else status

@@ -22,10 +22,10 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, delete, inspect, select, text
 from sqlalchemy.engine import Connection, Engine, make_url
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 
 from domain.dice import commitment
-from domain.errors import InputError
+from domain.errors import InputError, Unavailable
 from tracker.storage.store import Registry, campaigns_table, database_url, seeds_table, served_table
 
 DEFAULT_KEYS = "tracker-keys.db"
@@ -189,7 +189,9 @@ def open_key_store(keys_url: str) -> Engine:
         cause = getattr(e, "orig", None) or e
         reason = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
         shown = keys.url.render_as_string(hide_password=True)
-        raise InputError(f"cannot open the key store {shown}: {reason}") from None
+        # A key store that does not answer (OperationalError) may answer later: said as such.
+        gone = isinstance(e, OperationalError)
+        raise (Unavailable if gone else InputError)(f"cannot open the key store {shown}: {reason}") from None
     except InputError:
         keys.dispose()
         raise

@@ -41,7 +41,7 @@ from domain.dice import (
     commitment,
     new_seed,
 )
-from domain.errors import InputError, TrackerError
+from domain.errors import InputError, TrackerError, Unavailable
 from domain.scenario import Scenario
 from projections.board import BoardProjector
 from projections.schema import ensure_schema
@@ -118,7 +118,11 @@ class Tracker(Performing):
         except (PersistenceError, sqlalchemy.exc.SQLAlchemyError) as e:
             if self._scratch is not None:
                 self._scratch.cleanup()
-            raise InputError(f"cannot open database {self.safe_url}: {driver_reason(e)}") from None
+            # A database that does not answer (OperationalError) may answer later: said as such.
+            gone = isinstance(e, (sqlalchemy.exc.OperationalError, OperationalError))
+            raise (Unavailable if gone else InputError)(
+                f"cannot open database {self.safe_url}: {driver_reason(e)}"
+            ) from None
 
     def _opened_url(self) -> str:
         if self._scratch is None:
