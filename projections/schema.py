@@ -40,12 +40,13 @@ NAME = "board"
 # an undo's battles put back, not of every battle seen, so that views resumed by a later process
 # hold what a rebuild holds; and in its words, hits lost "2 hits for Britain to place are lost:
 # no unit there may take them", "no opening fire by the submarines of Germany", "2 of
-# Britain's NTR destroyed", an aircraft "shot down", not sunk (by its type in the campaign's
-# own ruleset, a house one's abbreviations too), and unit IDs in the order a player counts them,
-# GB-BB8 before GB-BB10, and an override undo's dice rolls as runs, "dice rolls 59-470 undone";
-# the NTR a collection lost to convoy attacks said as NTR, "2 NTR lost to convoy attacks"):
-# older views are dropped and rebuilt from the log.
-SCHEMA = 10
+# Britain's NTR destroyed", an aircraft "shot down", not sunk, and unit IDs in the order a
+# player counts them, GB-BB8 before GB-BB10; 11: an aircraft "shot down" by its type in the
+# campaign's own ruleset (a house one's abbreviations too), an override undo's dice rolls as
+# runs, "dice rolls 59-470 undone", and the NTR a collection lost to convoy attacks said as NTR,
+# "2 NTR lost to convoy attacks"): older views are dropped and rebuilt from the log, so a
+# database whose views an earlier build wrote verifies against a rebuild.
+SCHEMA = 11
 # Adjustments (AD1) are the only events that change territory owners, and few: a partial index
 # of them lets the owners at any event be folded from them without scanning the whole index.
 ADJUSTED = "Adjusted"
