@@ -79,3 +79,27 @@ def test_odds_of_a_hand_position_weigh_the_selected_campaigns_ruleset(tmp_path: 
     nodb = json.loads(run("--db", str(tmp_path / "none.db"), *args, "--json"))
     assert nodb["holder"] == built_in["holder"]
     assert not (tmp_path / "none.db").exists()
+
+
+def test_odds_of_a_hand_position_with_no_campaign_at_hand_opens_no_database(tmp_path: Path) -> None:
+    """With no database named and none here, `odds naval` weighs by the built-in ruleset without
+    looking for a campaign: no database library imported, nothing opened (it was 0.2 s a call)."""
+    import os
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "sys.argv = ['tracker', 'odds', 'naval', '--attacker', 'Germany:destroyer=1',\n"
+        "            '--defender', 'Britain:destroyer=1']\n"
+        "from tracker.cli.main import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "storage = ('sqlalchemy', 'eventsourcing.persistence', 'eventsourcing.application',\n"
+        "           'eventsourcing_sqlalchemy')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(storage)), file=sys.stderr)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TRACKER_DB"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert "attacker wins" in done.stdout, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -324,7 +324,7 @@ def north_sea(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A north-sea-1914 campaign at Germany's first combat movement."""
     db = str(tmp_path_factory.mktemp("advise") / "north-sea.db")
     run(db, "new", "autumn", "--scenario", "north-sea-1914")
-    while "combat_movement" not in run(db, "pending"):
+    while "combat movement" not in run(db, "pending"):
         run(db, "next")
     return db
 

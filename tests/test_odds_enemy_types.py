@@ -167,7 +167,7 @@ def test_odds_need_on_a_zone_of_enemy_submarines_alone_is_refused_in_one_line(tm
     # north-sea-1914: British submarines alone in the Heligoland Bight, the German fleet there.
     run = cli_on(tmp_path / "north-sea.db")
     run("new", "autumn", "--scenario", "north-sea-1914")
-    while "combat_movement" not in run("pending"):
+    while "combat movement" not in run("pending"):
         run("next")
     out = run("odds", "need", "--zone", "Heligoland Bight", code=1)
     assert out.count("\n") == 1

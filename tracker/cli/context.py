@@ -45,6 +45,16 @@ class Context:
         return self._tracker
 
     @property
+    def names_a_database(self) -> bool:
+        """Whether a database is named (--db, TRACKER_DB) or a campaign, or the default file is
+        here: known without opening anything, nor importing a database library."""
+        from pathlib import Path
+
+        from tracker.storage import DEFAULT_DB
+
+        return bool(self.db or self.campaign) or Path(DEFAULT_DB).exists()
+
+    @property
     def has_tracker(self) -> bool:
         return self._tracker is not None
 

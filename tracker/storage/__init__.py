@@ -4,3 +4,7 @@ and saves a campaign; the side tables' versioned upgrades (`migrations`).
 
 May import: projections, domain.
 """
+
+# The database a command opens when none is named (--db, TRACKER_DB): here, not in `store`,
+# so that a command that only needs to know whether it exists imports no database library.
+DEFAULT_DB = "campaign.db"

@@ -25,9 +25,8 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 
 from domain.errors import InputError
+from tracker.storage import DEFAULT_DB as DEFAULT_DB
 from tracker.storage.migrations import ensure
-
-DEFAULT_DB = "campaign.db"
 
 # A URL's password (`scheme://user:password@host`), up to the last "@" before the path: a
 # password holding an unencoded "@" is hidden whole.

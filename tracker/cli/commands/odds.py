@@ -224,6 +224,9 @@ def hand_ruleset(ctx: Context, given: str | None) -> Ruleset:
 
     if given:
         return load_ruleset(given)[0]
+    if not ctx.names_a_database:
+        # No campaign at hand: the database is not looked for (nor its library imported).
+        return load_ruleset(DEFAULT_RULESET)[0]
     try:
         return ctx.load().ruleset
     except TrackerError:
