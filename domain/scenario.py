@@ -509,12 +509,15 @@ def load_named_ruleset(named: str, scenario_source: str) -> tuple[Ruleset, dict[
     """The ruleset a scenario file names, as `load_ruleset` reads it: a built-in by its name, a
     file by a path relative to the folder of the scenario naming it (a board and its house
     ruleset are kept and moved together), whatever folder the command runs in. A built-in
-    scenario (read by name) and stdin have no folder: the path is the command's, as one typed
-    with --ruleset is."""
+    scenario (read by name), stdin and a stream (`/dev/stdin`, `<(...)`) have no folder: the
+    path is the command's, as one typed with --ruleset is."""
     path = Path(named)
     if named in builtin_names("rulesets") or path.is_absolute():
         return load_ruleset(named)
-    beside = Path(scenario_source).parent / path
+    source = Path(scenario_source)
+    if not source.is_file() or scenario_source.startswith(("/dev/", "/proc/")):
+        return load_ruleset(named)
+    beside = source.parent / path
     if str(beside) != named and not beside.exists():
         # The path as read, not only as written: the folder it was looked for in is the point.
         raise InputError(

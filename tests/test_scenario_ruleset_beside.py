@@ -119,3 +119,17 @@ def test_a_builtin_name_stays_a_name(tmp_path: Path, monkeypatch: pytest.MonkeyP
     text, _ = scenario_text("north-sea-1914")
     (tmp_path / "my.toml").write_text(text, encoding="utf-8")
     assert "with ruleset twtea-3e" in run("--db", "c.db", "new", "c", "--scenario", "my.toml")
+
+
+def test_a_scenario_piped_through_dev_stdin_reads_the_ruleset_where_the_command_runs(tmp_path: Path) -> None:
+    """`cat my.toml | tracker scenario check /dev/stdin` (or `<(...)`): a stream has no folder,
+    as `-` has none; the ruleset was looked for in /dev, "no file /dev/house.toml"."""
+    import subprocess
+    import sys
+
+    house_board(tmp_path)
+    boards = tmp_path / "boards"
+    text = (boards / "my.toml").read_text(encoding="utf-8")
+    check = [sys.executable, "-m", "tracker", "scenario", "check", "/dev/stdin"]
+    done = subprocess.run(check, input=text, capture_output=True, text=True, cwd=boards)
+    assert "0 errors" in done.stdout and "/dev/house.toml" not in done.stdout + done.stderr, done.stdout + done.stderr
