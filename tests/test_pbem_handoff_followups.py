@@ -221,3 +221,38 @@ class _Overtaken:
 def test_stale_gives_up_only_what_no_longer_holds(reasons: list[str], told: str, newer: bool, why: str | None) -> None:
     row = {"version": 12, "attempts": 0, "payload": json.dumps({"reasons": reasons})}
     assert stale(cast(Any, _Overtaken(newer)), row, None, lambda r: told) == why
+
+
+def test_t3_a_phase_end_told_of_is_not_owed_once_the_phase_has_passed(tmp_path: Path) -> None:
+    """A phase end's key names no phase: a message telling Germany to finish its research read
+    as still owed three phases on (its key matched the phase end owed now), so it went out as
+    if current instead of marked as moved on."""
+    from tracker.service.notify import describe, told_now
+
+    db, run = _war(tmp_path, "auto")
+    with Tracker(str(db)) as t:
+        campaign = t.load(t.campaign_id("war"))
+        payload = describe(campaign, "war", reasons=["owed"])
+        assert any(item["kind"] == "turn" for item in payload["pending"])
+        assert told_now(payload, campaign, None) == "owed"
+    for _ in range(3):
+        run("next")
+    with Tracker(str(db)) as t:
+        later = t.load(t.campaign_id("war"))
+        assert (later.round, later.nation) == (payload["round"], payload["nation"]) and later.phase != payload["phase"]
+        assert told_now(payload, later, None) == "waiting"
+
+
+def test_a_campaign_that_cannot_be_loaded_does_not_stop_the_delivery_pass(tmp_path: Path) -> None:
+    """Asking whether a late message still holds loads its campaign: a log damaged outside the
+    tracker raised out of the worker's pass, and every campaign's messages waited behind it."""
+    import sqlite3
+
+    db, run = _war(tmp_path, "auto")
+    run("--campaign", "war", "battle", "start", "--zone", "East African Coast")
+    assert _told(db)
+    with sqlite3.connect(db) as conn:
+        # An event edited outside the tracker: the hash chain no longer holds (`verify` says so).
+        conn.execute("UPDATE tracker_events SET state = replace(state, 'naval_combat', 'land_combat') WHERE id = 3")
+    _, statuses = _deliver(db)
+    assert statuses and all(status != "pending" for status, _ in statuses), statuses

@@ -23,7 +23,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from domain.errors import InputError
+from domain.errors import InputError, TrackerError
 from tracker.cli.common import next_command
 from tracker.service.history import log_records
 from tracker.service.notify import Backoff, Outbox, Sender, Senders, mask, normal_url, outbox_table, remind
@@ -258,10 +258,12 @@ class Worker:
         for a message that cannot be read (given up as such when it is made)."""
         from tracker.service.notify import told_now
 
-        campaign = self.tracker.load(UUID(row["campaign_id"]))
         try:
+            # A campaign that cannot be loaded now (its log damaged, the database out of reach)
+            # leaves the message as it was written; one campaign never stops the others' pass.
+            campaign = self.tracker.load(UUID(row["campaign_id"]))
             return told_now(json.loads(row["payload"]), campaign, self.nations(row))
-        except (ValueError, KeyError, TypeError, AttributeError):
+        except (TrackerError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
     def taken_back(self, row: Mapping[str, Any]) -> bool:

@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from domain.chain import unhashed
 from tracker.service.verify_report import Broken, VerifyReport
+from tracker.storage.rows import state_bytes
 
 if TYPE_CHECKING:
     from tracker.service.application import Tracker
@@ -110,7 +111,7 @@ def _undone_from(t: Tracker, cid: UUID) -> set[int]:
     for version, topic, state in rows:
         try:
             event: Any = t.decode(
-                StoredEvent(originator_id=cid, originator_version=version, topic=topic, state=bytes(state))
+                StoredEvent(originator_id=cid, originator_version=version, topic=topic, state=state_bytes(state))
             )
         except Exception:  # noqa: BLE001 - an unreadable row: the walk names it
             continue

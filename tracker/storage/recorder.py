@@ -59,6 +59,7 @@ from tracker.storage.rows import (
     notifications_of,
     recorded_hash,
     row_of,
+    state_bytes,
     stored_event,
     uuid_bytes,
 )
@@ -139,7 +140,13 @@ class TrackerAggregateRecorder(AggregateRecorder):
         with self.transaction(commit=False) as session:
             rows = connection_of(session).execute(query).all()
         return [
-            made(StoredEvent, originator_id=campaign_uuid(r[0]), originator_version=r[1], topic=r[2], state=bytes(r[3]))
+            made(
+                StoredEvent,
+                originator_id=campaign_uuid(r[0]),
+                originator_version=r[1],
+                topic=r[2],
+                state=state_bytes(r[3]),
+            )
             for r in rows
         ]
 
@@ -424,7 +431,7 @@ class TrackerRecorder(TrackerAggregateRecorder, ApplicationRecorder):
                 originator_id=campaign_uuid(r[1]),
                 originator_version=r[2],
                 topic=r[3],
-                state=bytes(r[4]),
+                state=state_bytes(r[4]),
             )
             for r in rows
         ]
@@ -478,7 +485,7 @@ def _log_ends(last: int | None, version: int) -> LogDamaged:
 
 
 def _check_hash(state: Any, version: int, expected_hash: str) -> None:
-    if recorded_hash(bytes(state)) != expected_hash:
+    if recorded_hash(state_bytes(state)) != expected_hash:
         raise StaleCopy(version)
 
 

@@ -28,6 +28,15 @@ def made(cls: type[T], **fields: Any) -> T:
     return record
 
 
+def state_bytes(state: Any) -> bytes:
+    """A stored state as bytes, however the row holds it: a row edited by hand may hold it as
+    text (the sqlite3 shell's `replace()` makes one), read as its UTF-8 bytes, so that the hash
+    chain finds the edit and names the event, where `bytes(text)` raised a TypeError."""
+    if state.__class__ is bytes:
+        return state
+    return state.encode("utf-8", "surrogateescape") if isinstance(state, str) else bytes(state)
+
+
 def stored_event(oid: UUID, version: int, topic: str, state: Any) -> StoredEvent:
     """A `made` stored event of a row already known to be campaign `oid`'s."""
     return made(
@@ -35,7 +44,7 @@ def stored_event(oid: UUID, version: int, topic: str, state: Any) -> StoredEvent
         originator_id=oid,
         originator_version=version,
         topic=topic,
-        state=state if state.__class__ is bytes else bytes(state),
+        state=state if state.__class__ is bytes else state_bytes(state),
     )
 
 
@@ -52,7 +61,7 @@ def notifications_of(rows: list[Any]) -> list[Notification]:
         if raw_id != last_raw:
             last_raw, last_id = raw_id, campaign_uuid(raw_id)
         if state.__class__ is not bytes:
-            state = bytes(state)  # a row edited by hand: what `made` of other reads makes of it
+            state = state_bytes(state)  # a row edited by hand: what `made` of other reads makes of it
         record = new(Notification)
         fields = {"id": nid, "originator_id": last_id, "originator_version": version, "topic": topic, "state": state}
         set_dict(record, "__dict__", fields)

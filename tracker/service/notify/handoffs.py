@@ -191,14 +191,20 @@ def told_now(payload: Mapping[str, Any], campaign: Any, nations: Sequence[str] |
     def theirs(nation: str) -> bool:
         return nations is None or nation in nations
 
-    told = {(n, _key(item)) for item in payload["pending"] for n in item.get("waiting") or () if theirs(n)}
+    items = payload["pending"]
+    told = {(n, _key(i)) for i in items if i.get("kind") != "turn" for n in i.get("waiting") or () if theirs(n)}
+    # A phase end's key names no phase (T3): it is the one told of only in that round, phase and
+    # nation, as `still_owed` reads it.
+    ends = {n for i in items if i.get("kind") == "turn" for n in i.get("waiting") or () if theirs(n)}
     turn = "turn" in payload["reasons"] and theirs(payload["nation"])
-    if not told and not turn:
+    if not told and not ends and not turn:
         return "owed"
     now = owed(waited(campaign))
-    if told & now or (turn and (campaign.round, campaign.nation) == (payload["round"], payload["nation"])):
+    told_of = (payload["round"], payload["nation"], payload["phase"])
+    same_phase = ends and (campaign.round, campaign.nation, campaign.phase) == told_of
+    if told & now or same_phase or (turn and (campaign.round, campaign.nation) == told_of[:2]):
         return "owed"
-    named = {n for n, _ in told} | ({payload["nation"]} if turn else set())
+    named = {n for n, _ in told} | ends | ({payload["nation"]} if turn else set())
     return "waiting" if any(n in named for n, _ in now) else "past"
 
 
