@@ -67,3 +67,16 @@ def test_a_refusal_keeps_each_places_name_whole(columns: int) -> None:
     assert len(lines) > 1 and all(len(line) <= columns for line in lines), lines
     assert cut(lines, PLACES) == []
     assert " ".join(" ".join(lines).split()) == f"Error: {REFUSED}"  # every word, in order
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/home/Anna/Games/Boards/house.toml:66:", "./Boards/My/house.toml", "https://Example.org/Some/Page"],
+)
+def test_a_path_or_a_url_is_never_broken_at_its_slashes(path: str) -> None:
+    """A list of names may break after its "/" ("North Sea/" then "Bay of Biscay"); a file's
+    path or a URL may not: "/home/Anna/Games/" and "Boards/house.toml" could not be copied."""
+    from tracker.cli.wrapping import wrapped_keeping_names
+
+    lines = wrapped_keeping_names(f"Error: {path} units.destroyer.attack: value -1 is out of range", 40)
+    assert any(path in line for line in lines), lines

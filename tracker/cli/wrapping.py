@@ -22,6 +22,14 @@ _QUOTED = re.compile(r"""(?<![\w'"])(?:'[^'\n]+'|"[^"\n]+")(?!\w)""")
 _NAME_GLUE = "\ue001"
 # Where a list of names may break after its "/" (before the next name's capital).
 _AFTER_SLASH = re.compile(r"(?<=[\w)]/)(?=[A-Z])")
+# A file's path or a URL (/home/Anna/house.toml, ./Boards/my.toml, https://...): its "/" is no
+# list's, and a path broken across lines cannot be copied.
+_PATH = re.compile(r"""^['"(]?(?:/|~|\.{1,2}/|[\w+.-]+://)""")
+
+
+def _at_slashes(chunk: str) -> list[str]:
+    """`chunk` split where a list of names may break after a "/", unless it is a path or a URL."""
+    return [chunk] if _PATH.match(chunk) else _AFTER_SLASH.split(chunk)
 
 
 def wrapped_keeping_names(text: str, width: int, indent: str = "", under: str = "") -> list[str]:
@@ -50,7 +58,7 @@ def _names_kept(text: str, room: int) -> str:
         return found.replace(" ", _NAME_GLUE) if len(found) <= room else found
 
     def fits(word: str) -> bool:
-        return all(len(piece) <= room for piece in _AFTER_SLASH.split(word))
+        return all(len(piece) <= room for piece in _at_slashes(word))
 
     kept = _LISTED.sub(keep, _QUOTED.sub(keep, text)).split(" ")
     # A word made of several names with no break between them ('A B,C D'), too long for a
@@ -64,4 +72,4 @@ class _Wrapper(textwrap.TextWrapper):
 
     def _split(self, text: str) -> list[str]:
         chunks = super()._split(text)
-        return [piece for chunk in chunks for piece in ([chunk] if "`" in chunk else _AFTER_SLASH.split(chunk))]
+        return [piece for chunk in chunks for piece in ([chunk] if "`" in chunk else _at_slashes(chunk))]
