@@ -285,3 +285,25 @@ def test_f4_a_defending_bomber_and_carrier_fire_at_their_defense_values(tmp_path
         ) in run(db, "explain", "--roll", str(first[unit]))
     data = json.loads(run(db, "explain", "--roll", str(first["DE-BB3"]), "--json"))["dice"]["value"]
     assert (data["value"], data["base"], data["side"]) == ("attack", 7, "attacker")
+
+
+def test_cv4_a_volley_longer_than_the_events_read_at_first_is_listed_whole(
+    demo: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The volley was looked for among the 64 events either side of the roll: a bigger one was
+    cut short without a word, "die N of M" wrong. Read as far as the volley goes."""
+    import tracker.service.history as history
+
+    whole = json.loads(run(demo, "explain", "roll", "37", "--json"))["dice"]["volley"]
+    assert len(whole) > 3
+    monkeypatch.setattr(history, "_VOLLEY_REACH", 1)
+    assert json.loads(run(demo, "explain", "roll", "37", "--json"))["dice"]["volley"] == whole
+
+
+def test_ha7_the_hits_a_casualty_choice_placed_read_as_the_log_reads_them(demo: str) -> None:
+    """`explain` of a casualty choice listed the hits it placed in words of their own ("on
+    Britain"), where `log` names the side by its units' nations, as the campaign's scenario says."""
+    logged = {r["seq"]: r["summary"] for r in json.loads(run(demo, "log", "--json"))}
+    chosen = [r["seq"] for r in json.loads(run(demo, "log", "--kind", "CasualtiesChosen", "--json"))]
+    placed = [h for seq in chosen for h in json.loads(run(demo, "explain", str(seq), "--json"))["choice"]["hits"]]
+    assert placed and all(h["summary"] == logged[h["seq"]] for h in placed), placed

@@ -272,7 +272,7 @@ def explain(t: Tracker, cid: UUID, seq: int) -> Explanation:
     # found. Only an interception's searcher chooses among the submarines (SM3).
     if kind in CHOICE_KINDS and not (kind == "SubmarinesDetected" and getattr(event, "rule", "") != "SM3"):
         who = getattr(event, "nation", None) or getattr(event, "attacker", None) or index and index["nation"]
-        hits = _hits_placed(t, cid, event) if kind == "CasualtiesChosen" else []
+        hits = _hits_placed(t, cid, event, campaign) if kind == "CasualtiesChosen" else []
         choice = {"by": who, "default": getattr(event, "default", False), "hits": hits}
     ordered = list(dict.fromkeys(rules))
     return {
@@ -491,8 +491,7 @@ def _volley(t: Tracker, cid: UUID, event: Any) -> list[dict[str, Any]]:
     after another, with the hits of selective shots among them), in the order they were
     rolled, which is the order `pending` listed them; empty for a roll made alone."""
     seq = event.originator_version
-    stored = t.app.recorder.select_events(cid, gt=max(seq - _VOLLEY_REACH, 0), lte=seq + _VOLLEY_REACH)
-    events: dict[int, Any] = {s.originator_version: t.decode(s) for s in stored}
+    events: dict[int, Any] = {}
 
     def step(e: Any) -> tuple[Any, ...]:
         return (e.action, e.rule, getattr(e, "battle", None))
@@ -502,11 +501,20 @@ def _volley(t: Tracker, cid: UUID, event: Any) -> list[dict[str, Any]]:
         e = events.get(n)
         return e is not None and type(e).__name__ in ("DiceRolled", "TargetHit") and step(e)[::2] == step(event)[::2]
 
-    first = last = seq
-    while same(first - 1):
-        first -= 1
-    while same(last + 1):
-        last += 1
+    reach = _VOLLEY_REACH
+    while True:
+        low, high = max(seq - reach, 0), seq + reach
+        stored = t.app.recorder.select_events(cid, gt=low, lte=high)
+        events = {s.originator_version: t.decode(s) for s in stored}
+        first = last = seq
+        while same(first - 1):
+            first -= 1
+        while same(last + 1):
+            last += 1
+        # A volley reaching the edge of the events read may go on beyond it: read further.
+        if (first > low + 1 or low == 0) and (last < high or high not in events):
+            break
+        reach *= 4
     rolls = [(n, events[n]) for n in range(first, last + 1) if type(events[n]).__name__ == "DiceRolled"]
     rolls = [(n, e) for n, e in rolls if e.rule == event.rule]
     if len(rolls) < 2:
@@ -521,9 +529,10 @@ _SCORED = ("HitsScored", "NavalHitsScored", "HitsLost")
 _HITS_REACH = 512
 
 
-def _hits_placed(t: Tracker, cid: UUID, event: Any) -> list[dict[str, Any]]:
+def _hits_placed(t: Tracker, cid: UUID, event: Any, campaign: Any) -> list[dict[str, Any]]:
     """HA7: the hits a casualty choice placed, as recorded: each event since the battle's last
-    casualty choice (or round) that scored hits for the same side to take or lose."""
+    casualty choice (or round) that scored hits for the same side to take or lose, in the words
+    `log` gives it (the sides by the campaign's nations)."""
     seq = event.originator_version
     found: list[dict[str, Any]] = []
     for e in _StepBack(t, cid, seq - 1, seq - _HITS_REACH):
@@ -536,7 +545,8 @@ def _hits_placed(t: Tracker, cid: UUID, event: Any) -> list[dict[str, Any]]:
         if kind == "RoundStarted" or (kind == "CasualtiesChosen" and e.side == event.side):
             break
         if kind in _SCORED and e.side == event.side:
-            found.append({"seq": e.originator_version, "summary": as_record(e.originator_version, e)["summary"]})
+            record = as_record(e.originator_version, e, campaign.scenario, campaign.ruleset)
+            found.append({"seq": e.originator_version, "summary": record["summary"]})
     return found[::-1]
 
 
