@@ -17,6 +17,7 @@ from domain.ruleset_files import builtin_nations as builtin_nations
 from domain.ruleset_files import read_builtin_or_file as read_builtin_or_file
 from domain.ruleset_files import read_toml as read_toml
 from domain.schema import Reader, did_you_mean
+from domain.text import possessive
 
 CATEGORIES = ("naval", "air")
 CLASSES = ("submarine", "escort", "capital", "transport", "air")
@@ -376,7 +377,9 @@ def _units(top: Reader, source: str) -> dict[str, UnitType]:
     for unit in units.values():
         if (other := first.setdefault(unit.abbr, unit.name)) != unit.name:
             # Unit IDs are made of it (DE-SS1): named, with the type that has it already.
-            problem = f"{unit.abbr!r} is {other}'s abbr too: each type needs its own (unit IDs are made of it)"
+            problem = (
+                f"{unit.abbr!r} is {possessive(other)} abbr too: each type needs its own (unit IDs are made of it)"
+            )
             raise DataFileError(source, f"units.{unit.name}.abbr", problem)
     for unit in units.values():
         if unit.category == "naval" and unit.unit_class == "air":

@@ -36,8 +36,18 @@ def test_copy_writes_the_builtin_ruleset_named_after_the_file(tmp_path: Path, mo
     assert "with ruleset house" in created
 
 
-def test_copy_to_standard_output_is_the_builtin_file() -> None:
-    assert run("rulesets", "--copy", "twtea-3e", "-o", "-") == BUILTIN
+def test_copy_to_standard_output_is_the_builtin_file_named_as_a_copy() -> None:
+    """Written to standard output (`> house.toml`), the copy kept the built-in's name, and a
+    campaign on it was announced as played by twtea-3e: it is named as a copy of it."""
+    copied = run("rulesets", "--copy", "twtea-3e", "-o", "-")
+    assert tomllib.loads(copied)["ruleset"]["name"] == "twtea-3e-copy"
+    assert copied == BUILTIN.replace('name = "twtea-3e"', 'name = "twtea-3e-copy"', 1)
+
+
+def test_a_copy_written_to_a_file_named_as_the_builtin_is_named_as_a_copy(tmp_path: Path) -> None:
+    target = tmp_path / "twtea-3e.toml"
+    run("rulesets", "--copy", "twtea-3e", "-o", str(target))
+    assert tomllib.loads(target.read_text(encoding="utf-8"))["ruleset"]["name"] == "twtea-3e-copy"
 
 
 def test_copy_replaces_a_file_only_with_force(tmp_path: Path) -> None:

@@ -175,19 +175,24 @@ def _copy_ruleset(builtin: str | None, output: str | None, force: bool, as_json:
     from tracker.cli.output import write_output
 
     text = resources.files("domain.data").joinpath("rulesets", f"{builtin}.toml").read_text(encoding="utf-8")
-    if output == "-":
-        click.echo(text, nl=False)
-        return
     # A copy keeping the built-in's name would be announced as it (`new`, `units`, reports)
-    # while its values are the group's own: it takes the file's.
+    # while its values are the group's own: it takes the file's, or, written to standard
+    # output or to a file named as a built-in, the built-in's with "-copy".
     name = Path(output).stem
+    if output == "-" or name in builtin_names("rulesets"):
+        name = f"{builtin if output == '-' else name}-copy"
     if control_character(name) is not None:
         raise InputError(
             f"{printable(output)}: the ruleset is named after the file, and its name may not hold control characters"
         )
     line = key_lines(text)[("ruleset", "name")].line
     rows = text.split("\n")
-    rows[line - 1] = f"name = {json.dumps(name, ensure_ascii=False)}"
+    # The name's own line: a comment after its value goes with it, said again after the new one.
+    comment = rows[line - 1].partition("#")[2] if "#" in rows[line - 1] else ""
+    rows[line - 1] = f"name = {json.dumps(name, ensure_ascii=False)}" + (f"  #{comment}" if comment else "")
+    if output == "-":
+        click.echo("\n".join(rows), nl=False)  # the file itself: no --json about it
+        return
     if Path(output).exists() and not force:
         raise InputError(f"{output}: exists; --force replaces it, or give another file with -o")
     write_output(output, "\n".join(rows))
