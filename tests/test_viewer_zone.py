@@ -37,7 +37,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Reader
     work = tmp_path_factory.mktemp("zone")
     db = str(work / "c.db")
     run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
-    while "combat_movement" not in run(db, "pending"):
+    while "combat movement" not in run(db, "pending"):
         run(db, "next")
     with Tracker(db) as t:
         token = Players(t.engine).add(str(t.campaign_id("autumn")), "anna", ["Germany"], False)

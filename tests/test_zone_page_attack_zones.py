@@ -44,7 +44,7 @@ def stopped_to_attack(tmp_path: Path) -> tuple[str, Callable[..., str]]:
     db = str(tmp_path / "c.db")
     run = cli_on(db)
     run("new", "autumn", "--scenario", str(path), "--dice", "manual")
-    while "combat_movement" not in run("pending"):
+    while "combat movement" not in run("pending"):
         run("next")
     run("move", "DE-SS3", "DE-SS4", "DE-SS5", "--path", f"{SNS},Dover Strait")
     run("intercept", "search", "1", "--units", "GB-DD3", "--dice", "1")
