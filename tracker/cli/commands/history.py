@@ -275,41 +275,8 @@ def explain(ctx: Context, seq: int | None, roll: int | None, as_json: bool) -> N
     echo_prose(f"  {data['summary']}")
     for rule in data["rules"]:
         echo_prose(f"  Rule {rule['id']}: {rule['statement']}")
-    dice = data["dice"]
-    if dice:
-        source = dice["source"] + (f", ref {dice['reference']}" if dice["reference"] else "")
-        echo_prose(
-            f"  Dice: roll {dice['roll']} by {dice['roller']} for {dice['reason']}: "
-            f"D{dice['faces']} -> {dice['values']} ({source})"
-        )
-        if dice["target"] is not None:
-            op = "or less" if dice["success_when"] == "at_most" else "or more"
-            base = f" (base {dice['base_target']})" if dice["base_target"] is not None else ""
-            echo_prose(f"  Target: {dice['target']} {op}{base}")
-        value = dice["value"]
-        if value:
-            # F4: a base alone ("base 2") leaves the dispute to look up which value it is, and why.
-            kind = value["type"].replace("_", " ")
-            echo_prose(f"  Value: {value['unit']}'s {value['value']} {value['base']} ({kind}): {value['why']}")
-        for m in dice["modifiers"]:
-            change = f"set to {m['set']}" if m["set"] is not None else f"{m['add']:+d}"
-            echo_prose(f"  Modifier {m['rule']}: {change}, from {m['cause']}")
-        if dice["outcome"]:
-            echo_prose(f"  Outcome: {dice['outcome']}")
-        # RK3: a reroll and the roll it replaced name each other, as the reports list them.
-        if dice["reroll_of"]:
-            was = dice["reroll_of"]
-            echo_prose(
-                f"  Reroll (RK3): makes again roll {was['roll']}, taken back by override undo event "
-                f"{was['undo']} (event {was['event']})"
-            )
-        if dice["rerolled_as"]:
-            again = dice["rerolled_as"]
-            echo_prose(
-                f"  Rerolled (RK3): taken back by override undo event {again['undo']} and made again as "
-                f"roll {again['roll']} (event {again['event']})"
-            )
-        _echo_seed_and_volley(dice, data["seq"])
+    if data["dice"]:
+        _echo_dice(data["dice"], data["seq"])
     choice = data["choice"]
     if choice:
         # Only a casualty choice's default is the cheapest legal one (HA7); a target's or a
@@ -326,6 +293,44 @@ def explain(ctx: Context, seq: int | None, roll: int | None, as_json: bool) -> N
         but = f", but {stays[0]}: {stays[1]} ({stays[2]})" if stays else ""
         echo_prose(f"  Undone by event {data['undone_by']}{but}")
     echo_prose(f"  Hash: {data['hash']} (previous {data['prev_hash'][:16]}...)")
+
+
+def _echo_dice(dice: Any, seq: int) -> None:
+    """`explain`'s lines of a roll: its dice, target, the unit value it was made at (F4), its
+    modifiers and outcome, a reroll (RK3), its seed and volley (D5, CV4)."""
+    source = dice["source"] + (f", ref {dice['reference']}" if dice["reference"] else "")
+    echo_prose(
+        f"  Dice: roll {dice['roll']} by {dice['roller']} for {dice['reason']}: "
+        f"D{dice['faces']} -> {dice['values']} ({source})"
+    )
+    if dice["target"] is not None:
+        op = "or less" if dice["success_when"] == "at_most" else "or more"
+        base = f" (base {dice['base_target']})" if dice["base_target"] is not None else ""
+        echo_prose(f"  Target: {dice['target']} {op}{base}")
+    value = dice["value"]
+    if value:
+        # F4: a base alone ("base 2") leaves the dispute to look up which value it is, and why.
+        kind = value["type"].replace("_", " ")
+        echo_prose(f"  Value: {value['unit']}'s {value['value']} {value['base']} ({kind}): {value['why']}")
+    for m in dice["modifiers"]:
+        change = f"set to {m['set']}" if m["set"] is not None else f"{m['add']:+d}"
+        echo_prose(f"  Modifier {m['rule']}: {change}, from {m['cause']}")
+    if dice["outcome"]:
+        echo_prose(f"  Outcome: {dice['outcome']}")
+    # RK3: a reroll and the roll it replaced name each other, as the reports list them.
+    if dice["reroll_of"]:
+        was = dice["reroll_of"]
+        echo_prose(
+            f"  Reroll (RK3): makes again roll {was['roll']}, taken back by override undo event "
+            f"{was['undo']} (event {was['event']})"
+        )
+    if dice["rerolled_as"]:
+        again = dice["rerolled_as"]
+        echo_prose(
+            f"  Rerolled (RK3): taken back by override undo event {again['undo']} and made again as "
+            f"roll {again['roll']} (event {again['event']})"
+        )
+    _echo_seed_and_volley(dice, seq)
 
 
 def _echo_seed_and_volley(dice: Any, seq: int) -> None:
