@@ -167,14 +167,7 @@ def odds(
             )
         state, pctx, rounds, title = _in_progress(ctx, int(what))
     elif what in view.PROCEDURES:
-        rs = hand_ruleset(ctx, ruleset)
-        named = hand_nations(ctx)
-        state, pctx, rounds = view.hypothetical(what, rs, attacker, defender, tech, ntr, stops_here, named)
-        article = "an" if what[0] in "aeiou" else "a"
-        # Other values than the usual ones are said: the same forces weigh differently.
-        played = f" (ruleset {rs.name})" if rs.name != DEFAULT_RULESET else ""
-        forces = f"attacker {' + '.join(attacker)}; defender {' + '.join(defender)}"
-        title = f"Odds of {article} {what} position: {forces}{played}:"
+        state, pctx, rounds, title = _by_hand(ctx, what, ruleset, attacker, defender, (tech, ntr, stops_here))
     else:
         raise InputError(
             f"give a battle number or one of {', '.join(view.PROCEDURES)}, got {what!r} "
@@ -198,6 +191,27 @@ def odds(
         emit_json(data)
     else:
         click.echo(fit_prose(view.render(data, title, exact, in_progress=in_progress)), nl=False)
+
+
+def _by_hand(
+    ctx: Context,
+    what: str,
+    ruleset: str | None,
+    attacker: tuple[str, ...],
+    defender: tuple[str, ...],
+    rest: tuple[tuple[str, ...], int | None, bool],
+) -> tuple[Any, Any, Any, str]:
+    """The position of a `what` procedure given on the command line (`rest`: --tech, --ntr,
+    --stops-here), weighed by `hand_ruleset`, and the title that names it."""
+    from tracker.analysis import odds as view
+
+    rs = hand_ruleset(ctx, ruleset)
+    state, pctx, rounds = view.hypothetical(what, rs, attacker, defender, *rest, hand_nations(ctx))
+    article = "an" if what[0] in "aeiou" else "a"
+    # Other values than the usual ones are said: the same forces weigh differently.
+    played = f" (ruleset {rs.name})" if rs.name != DEFAULT_RULESET else ""
+    forces = f"attacker {' + '.join(attacker)}; defender {' + '.join(defender)}"
+    return state, pctx, rounds, f"Odds of {article} {what} position: {forces}{played}:"
 
 
 def _in_progress(ctx: Context, battle: int) -> tuple[Any, Any, Any, str]:
