@@ -192,27 +192,10 @@ def board_data(t: Tracker, name: str, turn: int | None, phase: str | None, at: i
         {"id": b["id"], "kind": b["kind"], "zone": b["zone"], "step": b["step"]}
         for b in sorted(campaign.battles.values(), key=lambda b: b["id"])
     ]
-    nations = []
     # F8: a neutral nation's side is the one it will join; the board says so, as `state` does.
     neutral = set(board.get("neutral") or ())
     entries = war_entries(t, cid, campaign, board["seq"])
-    for nation in scenario.turn_order:
-        units = [u for u in board["units"] if u["nation"] == nation]
-        nations.append(
-            {
-                "name": nation,
-                "code": scenario.nations[nation].code,
-                "side": scenario.nations[nation].side,
-                "neutral_until": scenario.nations[nation].entry_round if nation in neutral else None,
-                "entered": next((e for e in entries if e["nation"] == nation), None),
-                "units": len(units),
-                "damaged": sum(1 for u in units if u["damage"]),
-                "ntr": sum(board["ntr"].get(nation, {}).values()),
-                "ntr_lost": board["ntr_lost"].get(nation, 0),
-                "balance": board["balances"].get(nation, 0),
-                "tech": board["tech"].get(nation, {}),
-            }
-        )
+    nations = viewer_words.nation_rows(board, scenario, neutral, entries)
     # F8: a neutral nation's turn passed over has no board of its own (its page is a 404), so
     # the previous and next turn links step over it, and the turn selector offers it disabled.
     # After an event (`at`), the next turn's board is the end of the turn that event is in.

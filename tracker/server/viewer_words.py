@@ -56,6 +56,32 @@ def waiting_rows(campaign: Any, mine: set[str]) -> dict[str, Any]:
     return {"items": items, "your_move": any(i["yours"] for i in items)}
 
 
+def nation_rows(
+    board: Mapping[str, Any], scenario: Any, neutral: set[str], entries: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The board page's row of each nation, in turn order: its side, whether it is neutral and
+    until when or when it entered (F8), its units, NTR, resources and technology."""
+    rows = []
+    for nation in scenario.turn_order:
+        units = [u for u in board["units"] if u["nation"] == nation]
+        rows.append(
+            {
+                "name": nation,
+                "code": scenario.nations[nation].code,
+                "side": scenario.nations[nation].side,
+                "neutral_until": scenario.nations[nation].entry_round if nation in neutral else None,
+                "entered": next((e for e in entries if e["nation"] == nation), None),
+                "units": len(units),
+                "damaged": sum(1 for u in units if u["damage"]),
+                "ntr": sum(board["ntr"].get(nation, {}).values()),
+                "ntr_lost": board["ntr_lost"].get(nation, 0),
+                "balance": board["balances"].get(nation, 0),
+                "tech": board["tech"].get(nation, {}),
+            }
+        )
+    return rows
+
+
 def install(env: jinja2.Environment) -> None:
     """The viewer's filters and globals, beside the reports' (`template_environment`)."""
     env.filters["q"] = lambda text: quote(str(text), safe="")
