@@ -17,13 +17,10 @@ from domain.errors import DataFileError, InputError
 from domain.ruleset import Ruleset, load_ruleset
 from domain.scenario import SCENARIO_NAME, GameMap, Scenario, load_named_ruleset, scenario_with_problems
 from domain.scenario_reading import TOP_LEVEL, ReferredTo, misplaced_zones
+from domain.scenario_toml import toml_refusal
 from domain.schema import SameNameTwice, control_character
 from domain.text import plural
-from domain.toml_lines import key_lines, key_name, key_parts, line_of, scan_keys
-
-_TOML_ERROR_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)")
-# `key = Some words`: text without its quotes (not true, false, inf or nan, which TOML knows).
-_UNQUOTED = re.compile(r"[^=#]*=\s*(?!(?:true|false|inf|nan)\b)[A-Za-z]")
+from domain.toml_lines import key_lines, key_parts, line_of
 
 
 @dataclass(frozen=True)
@@ -149,78 +146,11 @@ def _drop_positions(data: dict[str, Any]) -> None:
 EMPTY = "no scenario in the file: it is empty (`tracker scenario new NAME` writes one to start from)"
 
 
-_UNITS_TWICE = "each group of starting forces is a [[units]] table, with double brackets"
-
-
 def not_toml(text: str, error: str) -> Finding:
-    """TOML's refusal at its line, with the key path of that line: a key or table given twice
-    names the line of the first; a line inside a value begun above (an array left unclosed)
-    names that value and the line it begins on. `tracker new` says it in the same words."""
-    at = _TOML_ERROR_AT.search(error)
-    message = _TOML_ERROR_AT.sub("", error)
-    line = int(at.group(1)) if at else None
-    scan = scan_keys(text)
-    opened = scan.within.get(line if line is not None else 0)
-    if opened is not None and opened[1] != line:
-        path, start = opened
-        where = "here" if line is not None else "at the end of the file"
-        problem = f"not valid TOML ({message}; the value begun at line {start} is still open {where})"
-        return Finding("error", key_name(path), problem, line if line is not None else start)
-    if line is None:
-        return Finding("error", "", f"not valid TOML ({message})", None)
-    path = scan.at_line.get(line, ())
-    rows = text.split("\n")
-    row = rows[line - 1].rstrip("\r")
-    earlier = [n for n, p in scan.at_line.items() if path and p == path and n < line]
-    stray = next((ch for ch in row if ch != "\t" and control_character(ch)), None)
-    single = [n for n in range(1, line) if rows[n - 1].lstrip().startswith("[units]")]
-    if single and row.lstrip().startswith("[[units]]"):
-        # `[units]` first and `[[units]]` after: TOML stops at the second, the slip is the first.
-        problem = f"not valid TOML ({message} at line {line}: {_UNITS_TWICE})"
-        return Finding("error", "units", problem, single[0])
-    if earlier:
-        message = f"{message}: also at line {earlier[0]}"
-        if path[:1] == ("units",) and row.lstrip().startswith("[units]"):
-            message = f"{message}; {_UNITS_TWICE}"
-    elif message == "Expected ']' at the end of a table declaration" and (quoted := _quoted_header(row)):
-        message = f"{message}: a name with spaces is written in quotes, as {quoted}"
-    elif stray is not None and "Illegal character" not in message:
-        # Invisible in an editor: say what TOML stumbled on.
-        message = f"{message}: the line holds the control character {stray!r}, column {row.index(stray) + 1}"
-    elif message == "Invalid initial character for a key part" and at is not None and "{" in row:
-        message = f"{message}: {_inline_table_slip(row, int(at.group(2)))}"
-    elif message == "Illegal character '\\n'":
-        message = f"{message}: a string is still open at the end of the line: a closing quote is missing"
-    elif message == "Invalid value" and _UNQUOTED.match(row):
-        message = f'{message}: text needs quotes, as name = "North Sea"'
-    return Finding("error", key_name(path), f"not valid TOML ({message})", line)
-
-
-def _quoted_header(row: str) -> str | None:
-    """A table header whose names hold spaces (`[nations.Ottoman Empire]`) as TOML reads it,
-    each such name in quotes; None for a row that is no such header."""
-    header = re.fullmatch(r"\s*(\[\[?)([^\]\"'#]*)(\]\]?)\s*(#.*)?", row)
-    if header is None or " " not in header.group(2).strip():
-        return None
-    parts = [part.strip() for part in header.group(2).split(".")]
-    quoted = ".".join(f'"{part}"' if " " in part else part for part in parts)
-    return f"{header.group(1)}{quoted}{header.group(3)}"
-
-
-def _inline_table_slip(row: str, column: int) -> str:
-    """What TOML's "Invalid initial character for a key part" means inside `{ ... }`, by the
-    character it stopped at: written like an array, over lines, with a comment or a last comma."""
-    stopped = row[column - 1] if column <= len(row.rstrip("\r")) else "\n"
-    if stopped == "#":
-        return "a comment cannot go inside { ... }, written on one line: put the comment on the line above"
-    if stopped == "}":
-        return "no comma after the last entry of { ... }"
-    if stopped == "\n":
-        return (
-            "an inline table { ... } ends on the line it begins: close it with } on this line, "
-            "or write it as a [table] of its own"
-        )
-    return "inside { ... } each entry is a key = value, separated by commas"
+    """TOML's refusal at its line, with the key path of that line and, for a slip of typing, what
+    to write instead (`domain.scenario_toml`). `tracker new` says it in the same words."""
+    key, problem, line = toml_refusal(text, error)
+    return Finding("error", key, problem, line)
 
 
 def _written(data: dict[str, Any]) -> Written:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from domain.errors import DataFileError
-from domain.schema import Reader, did_you_mean, unknown_key
+from domain.schema import ENCODED_OTHERWISE, Reader, did_you_mean, same_but_for_form, unknown_key
 
 T = TypeVar("T")
 # Where the readers below send a problem: the loader raises the first one, the authoring
@@ -226,21 +226,23 @@ class ReferredTo(DataFileError):
     that table, in place of an unknown zone at every line that names the zone: `refs` are those
     lines' keys with the name each writes, for a tool that knows the file's lines to list them."""
 
-    def __init__(self, source: str, key: str, lead: str, refs: list[tuple[str, str]]) -> None:
+    def __init__(self, source: str, key: str, lead: str, refs: list[tuple[str, str]], aside: str = "") -> None:
         self.lead = lead
         self.refs = tuple(refs)
+        self.aside = aside  # said after the question, before the lines
         super().__init__(source, key, self.told(None))
 
     def told(self, lines: list[int] | None) -> str:
         """The problem, with the lines that name the zone when they are known."""
         count = len(lines) if lines is not None else len(self.refs)
+        aside = f" {self.aside}" if self.aside else ""
         if count == 0:
-            return f"{self.lead}?)"
+            return f"{self.lead}?{aside})"
         by = f"referred to by {count} other line{'s' if count != 1 else ''}"
         if lines:
             shown = ", ".join(str(n) for n in lines[:10])
             by = f"{by}: {shown}{f' and {len(lines) - 10} more' if len(lines) > 10 else ''}"
-        return f"{self.lead}? {by})"
+        return f"{self.lead}?{aside}{';' if aside else ''} {by})"
 
 
 def zone_references(data: dict[str, Any]) -> dict[str, list[str]]:
@@ -339,6 +341,7 @@ def zones_read_through(top: Reader, m: Reader, sea: Entries, land: Entries, repo
             if name in renamed:
                 meant = renamed[name]
                 lead = f"zone {name!r} is named by no other line (did you mean {meant!r}"
-                report(ReferredTo(top.source, r.path, lead, [(k, meant) for k in refs[meant]]))
+                aside = ENCODED_OTHERWISE if same_but_for_form(name, [meant]) else ""
+                report(ReferredTo(top.source, r.path, lead, [(k, meant) for k in refs[meant]], aside))
                 entries[i] = (meant, r)
     return sea, land

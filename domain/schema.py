@@ -70,11 +70,29 @@ class SameNameTwice(DataFileError):
         self.keys = keys
 
 
+# A name that differs from a known one only in its Unicode form ('Ö' one character, or 'O' and
+# a combining accent, as text pasted from some PDFs or macOS file names has it) looks the same:
+# the suggestion alone would read as nonsense.
+ENCODED_OTHERWISE = (
+    "it looks the same, but an accented letter is encoded another way (Unicode NFC and NFD): type the name again"
+)
+
+
+def same_but_for_form(text: str, known: Iterable[str]) -> str | None:
+    """The known name `text` differs from in its Unicode form alone, or None."""
+    composed = unicodedata.normalize("NFC", text)
+    return next((k for k in known if k != text and unicodedata.normalize("NFC", k) == composed), None)
+
+
 def did_you_mean(text: str, known: Iterable[str]) -> str:
     """' (did you mean 'X'?)' naming the known name closest to a mistyped one (case aside), or ''
-    when none is close: on a board of a hundred zones, the list of them all helps nobody."""
+    when none is close: on a board of a hundred zones, the list of them all helps nobody. A name
+    that looks the same, encoded otherwise, is said to be."""
     import difflib  # only on this error path: reading a good file never needs it
 
+    known = list(known)
+    if (same := same_but_for_form(text, known)) is not None:
+        return f" (did you mean {same!r}? {ENCODED_OTHERWISE})"
     by_fold = {k.casefold(): k for k in known}
     close = difflib.get_close_matches(text.casefold(), sorted(by_fold), n=1, cutoff=0.75)
     return f" (did you mean {by_fold[close[0]]!r}?)" if close else ""
