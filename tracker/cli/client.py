@@ -178,15 +178,20 @@ def run_remote(server: str, campaign: str | None, args: list[str]) -> int:
 RETRY_SECONDS = 1.0
 
 
-def send(request: Any, base: str) -> tuple[int, bytes]:
+def send(request: Any, base: str, reading: bool = False) -> tuple[int, bytes]:
     """POST `request`: the status and body of the answer. A connection that fails (refused,
     reset, closed before the answer) is tried once more with the same request, idempotency key
-    included; ServerError when that fails too."""
+    included; ServerError when that fails too, saying, unless the request is only `reading`,
+    whether the command had been sent (the server may then have recorded it). Something that
+    answers, but not in HTTP, is no tracker server."""
     import http.client
     import time
     import urllib.error
     import urllib.request
 
+    from tracker.cli.suggest import shown_url
+
+    sent = False
     for attempt in (1, 2):
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
@@ -194,11 +199,21 @@ def send(request: Any, base: str) -> tuple[int, bytes]:
         except urllib.error.HTTPError as e:
             return e.code, e.read()
         except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
+            if isinstance(e, http.client.BadStatusLine) and not isinstance(e, http.client.RemoteDisconnected):
+                # A mail server's or another service's port: its greeting is no answer to quote.
+                raise ServerError(f"the server at {shown_url(base)} did not answer as a tracker server") from None
             reason = getattr(e, "reason", None) or e
+            # urllib wraps in URLError what fails before the request is sent (connecting): any
+            # other failure came after, and the server may have run the command.
+            sent = sent or not (reading or isinstance(e, urllib.error.URLError))
             # A timeout is not retried: the server may still be working on the first request.
             if attempt == 2 or isinstance(reason, TimeoutError):
-                from tracker.cli.suggest import shown_url
-
-                raise ServerError(f"cannot reach the server at {shown_url(base)}: {reason}") from None
+                lost = (
+                    "; the command was sent before the connection was lost, so it may have been "
+                    "recorded: `tracker log --tail 5` says, once the server answers"
+                    if sent
+                    else ""
+                )
+                raise ServerError(f"cannot reach the server at {shown_url(base)}: {reason}{lost}") from None
             time.sleep(RETRY_SECONDS)
     raise AssertionError("unreachable")  # pragma: no cover

@@ -41,7 +41,7 @@ def _owed(base: str, campaign: str | None) -> list[OwedItem]:
     request = urllib.request.Request(
         base + "/api/command", data=json.dumps(body).encode(), method="POST", headers=_headers(base)
     )
-    status, text = send(request, base)
+    status, text = send(request, base, reading=True)
     try:
         answer = json.loads(text)
     except ValueError:

@@ -348,7 +348,7 @@ def remote_json(base: str, campaign: str | None, args: list[str]) -> Any:
     request = urllib.request.Request(
         base + "/api/command", data=json.dumps(body).encode(), method="POST", headers=headers
     )
-    status, text = send(request, base)
+    status, text = send(request, base, reading=True)
     try:
         answer = json.loads(text)
     except ValueError:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from domain.rules.record import action_actor
 from domain.text import possessive
 from tracker.service import actions
 from tracker.service.players import Forbidden, Player
@@ -71,19 +72,58 @@ def _enemies(campaign: Campaign, phasing: str) -> list[str]:
     return [n for n in scenario.turn_order if scenario.side_of(n) != side and campaign.at_war(n)]
 
 
-def volley_roller(player: Player, events: Sequence[Any], owed: dict[str, tuple[str, ...]]) -> str | None:
+def volley_roller(
+    player: Player, campaign: Campaign, events: Sequence[Any], owed: dict[str, tuple[str, ...]]
+) -> str | None:
     """NC3, PL2: a volley several nations fire together is waited on from each of them (as
     `pending` says), so the player of any of them may ask for it: the first of the player's
-    nations that the battle was waiting on and that rolls in it, or None when the action is not
-    such a volley. Typed dice of another nation still need a roll id (`check_typed_dice`)."""
+    nations that the battle was waiting on and whose side rolls in it, or None when the action
+    is not such a volley. An ally's units fire in it under the nation the battle waits for on
+    their side (CV3, CV4: "France rolls FR-BM1; ... Britain records them"). Typed dice of
+    another nation still need a roll id (`check_typed_dice`)."""
     rolls = [e for e in events if type(e).__name__ == "DiceRolled"]
     if not rolls or any(e.battle is None or e.battle != rolls[0].battle for e in rolls):
         return None
     waiting = owed.get(str(rolls[0].battle), ())
-    rollers = {e.roller for e in rolls}
-    if len(waiting) < 2 or not rollers <= set(waiting):
+    side_of = campaign.scenario.side_of
+    rolling = {side_of(e.roller) for e in rolls}
+    if len(waiting) < 2 or not rolling <= {side_of(n) for n in waiting}:
         return None
-    return next((n for n in waiting if n in rollers and player.may_act_for(n)), None)
+    return next((n for n in waiting if side_of(n) in rolling and player.may_act_for(n)), None)
+
+
+def acting_nation(
+    player: Player,
+    campaign: Campaign,
+    events: Sequence[Any],
+    phasing: str,
+    battles: dict[str, tuple[str, str, str]],
+    owed: dict[str, tuple[str, ...]],
+) -> str:
+    """PL2: the nation an action's `events` are for: as `action_actor` tells it, the `player`'s
+    nation in a volley several nations fire together (`volley_roller`), or the nation whose
+    decision after a round of a naval battle was to fight on (`fought_on`)."""
+    nation = fought_on(events, owed) or action_actor(events, phasing, battles)
+    return nation if player.may_act_for(nation) else volley_roller(player, campaign, events, owed) or nation
+
+
+def fought_on(events: Sequence[Any], owed: dict[str, tuple[str, ...]]) -> str | None:
+    """NC4: the nation whose decision after a round of a naval battle, the first thing an action
+    did, was to fight on; `owed` holds each battle's waiting nations before the action. Fighting
+    on records no event of its own (RK1 records a submerge or a retreat): the action's first
+    event is what follows it, the decide step waiting for fewer nations, or the next round, and
+    names another nation (the next round's forced choices) or none."""
+    first = events[0]
+    kind = type(first).__name__
+    if kind == "BattleAdvanced" and first.step == "decide" and first.rule == "NC4":
+        still = tuple(first.waiting)
+    elif kind == "RoundStarted" and first.rule == "NC3":
+        # NC3: another round, which only a decide step's last decision starts as its first event.
+        still = ()
+    else:
+        return None
+    decided = [n for n in owed.get(str(first.battle), ()) if n not in still]
+    return decided[0] if len(decided) == 1 else None
 
 
 def check_typed_dice(player: Player, events: Sequence[Any]) -> None:

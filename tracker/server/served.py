@@ -19,10 +19,10 @@ from domain.campaign import Campaign
 from domain.campaign.auto import NotTheirs
 from domain.dice import DiceSource
 from domain.errors import InputError, RuleViolation, TrackerError
-from domain.rules.record import AUTOMATIC, UndoPlan, action_actor, automatic_reveal
+from domain.rules.record import AUTOMATIC, UndoPlan, automatic_reveal
 from domain.text import possessive
 from tracker.server.keys import KeyedRegistry, key_store_url
-from tracker.server.rights import REFEREE_ACTIONS, REFEREE_ONLY, check_typed_dice, out_of_turn, volley_roller
+from tracker.server.rights import REFEREE_ACTIONS, REFEREE_ONLY, acting_nation, check_typed_dice, out_of_turn
 from tracker.service import actions
 from tracker.service.application import Tracker
 from tracker.service.players import LEAGUE, Forbidden, Player, Players, Unauthenticated
@@ -531,7 +531,7 @@ class ServedTracker(Tracker):
         events: Sequence[Any],
         owed: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
-        """PL2 on an action's events: who it acts for (`action_actor`), checked against the
+        """PL2 on an action's events: who it acts for (`acting_nation`), checked against the
         player; `owed` is each battle's waiting nations before the action."""
         if not events:
             return
@@ -549,9 +549,7 @@ class ServedTracker(Tracker):
         if "ActionUndone" in kinds:
             nation = self._undoing or phasing
         else:
-            nation = action_actor(events, phasing, battles)
-            if not player.may_act_for(nation):
-                nation = volley_roller(player, events, owed or {}) or nation
+            nation = acting_nation(player, campaign, events, phasing, battles, owed or {})
             if not player.may_act_for(nation):
                 raise Forbidden(
                     f"{player.name} plays {player.describe()}, not {nation}; this action is {possessive(nation)}"
