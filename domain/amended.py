@@ -85,6 +85,11 @@ AMENDED: dict[str, tuple[str, Any, Any]] = {
     # have no unit left in the battle"; recorded before, by the nation deciding for the side
     # alone ("Britain's units", "United States's units", "Britain has no unit left").
     "sides_named_whole": ("record", True, False),
+    # RK3, NC4: a decision after a battle's round to go on (fight on, submerge nothing), which
+    # records no event of its own, is the deciding nation's action; recorded before, it was the
+    # nation the battle's next events named (the next round's first chooser, or the phasing
+    # nation), so an undo over it asked no override of the decider's side.
+    "deciders_decide": ("record", True, False),
 }
 AS_IT_STANDS: dict[str, Any] = {key: now for key, (_, now, _) in AMENDED.items()}
 AS_RECORDED_BEFORE: dict[str, Any] = {key: before for key, (_, _, before) in AMENDED.items()}

@@ -170,6 +170,7 @@ class Ruleset:
     entries_recorded: bool = True  # F8
     neutrals_do_not_act: bool = True  # PL2, RK3, F8
     sides_named_whole: bool = True  # NC1, F5
+    deciders_decide: bool = True  # RK3, NC4
     submarines_alone_call_for_asw: bool = True  # NC1, AS1
     aircraft_need_a_carrier: bool = True  # F7, SM2
     friendly_carriers: bool = True  # F7, PU2

@@ -134,6 +134,7 @@ class Undoing(CampaignBase):
             rules.undos_answer_nothing,
             rules.reveals_answer_nothing,
             rules.neutrals_do_not_act,
+            rules.deciders_decide,
         )
         if not plan.actions:
             raise RuleViolation("RK3", f"nothing to undo after event {undone_from - 1}: it was all undone already")

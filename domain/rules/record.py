@@ -32,6 +32,10 @@ NAMES_NOT_THE_ACTOR = frozenset({"PhaseAdvanced", "TurnPassedOver", "WarEntered"
 # Choices recorded without a nation field: who made them follows from the battle.
 _SEARCHER_CHOOSES = frozenset({"SearchersChosen", "SubmarinesDetected"})
 _NATION_FIELDS = ("nation", "attacker", "roller")
+# A battle's steps that wait on a decision which, when it is to go on (fight on, submerge
+# nothing, go on), records no event of its own: the action's first event is the battle moving on.
+_DECISIONS = frozenset({"decide", "continue"})
+_MOVING_ON = frozenset({"BattleAdvanced", "RoundStarted"})
 _BATTLE_STARTS = {
     "ConvoyAttackDeclared": "convoy",
     "InterceptionStarted": "interception",
@@ -102,6 +106,7 @@ def plan_undo(
     undos_answer_nothing: bool = True,
     reveals_answer_nothing: bool = True,
     neutrals_do_not_act: bool = True,
+    deciders_decide: bool = True,
 ) -> UndoPlan:
     """RK3: the live actions among `events` (every event from the first one undone to the last
     recorded) and the locks on them. `before` is the game state just before the first event.
@@ -110,9 +115,14 @@ def plan_undo(
     `reveals_answer_nothing` (the ruleset's key): nor is a seed reveal the server recorded by
     itself (D5); a campaign recorded before the key counted it as the phasing nation's.
     `neutrals_do_not_act` (the ruleset's key): an action is never the neutral's whose turn it
-    passed over (F8); see `_actor`."""
+    passed over (F8); see `_actor`.
+    `deciders_decide` (the ruleset's key): a decision that records no event of its own (to
+    fight on, NC4) is the deciding nation's; see `_decider`."""
     position = (before["round"], before["nation"], before["phase"])
     battles = {str(k): (b["kind"], b["attacker"], b["defender"]) for k, b in before.get("battles", {}).items()}
+    # Each battle's step and the nations it waits for, as the log goes: what an action found.
+    steps = _steps(before.get("battles", {}))
+    found: dict[int, dict[str, tuple[str, tuple[str, ...]]]] = {}
     undone: set[int] = set()
     # The undo event that took each event back (the first one, an undo may be undone in turn).
     undone_by: dict[int, int] = {}
@@ -129,6 +139,7 @@ def plan_undo(
                 undone_by.setdefault(v, version)
             undos.add(e.action)
             restored = e.restored
+            steps = _steps(restored.get("battles", {}))
             position = (
                 restored.get("round", position[0]),
                 restored.get("nation", position[1]),
@@ -140,9 +151,14 @@ def plan_undo(
             battles[str(e.battle)] = (_BATTLE_STARTS[kind], attacker, e.defender)
         if kind == "PhaseAdvanced":
             position = (e.round, e.nation, e.phase)
+        if e.action not in groups:
+            found[e.action] = dict(steps)
+        if kind == "BattleAdvanced":
+            steps[str(e.battle)] = (e.step, tuple(e.waiting))
         groups.setdefault(e.action, []).append(e)
     actors = {
-        start: _actor(evts, positions[evts[0].originator_version][1], battles, neutrals_do_not_act)
+        start: (_decider(evts, found[start]) if deciders_decide else None)
+        or _actor(evts, positions[evts[0].originator_version][1], battles, neutrals_do_not_act)
         for start, evts in groups.items()
     }
     live = {start for start in groups if start not in undone}
@@ -247,6 +263,29 @@ def _lock(
             since if undo is not None else "",
         )
     return None
+
+
+def _steps(battles: dict[str, Any]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    return {str(k): (str(b.get("step")), tuple(b.get("waiting", ()))) for k, b in battles.items()}
+
+
+def _decider(events: Sequence[Any], steps: dict[str, tuple[str, tuple[str, ...]]]) -> str | None:
+    """NC4, SM4, AS5, SM5: the nation whose decision after a battle's round was to go on (fight
+    on, submerge nothing, go on), which records no event of its own, or None when the action is
+    no such decision. Its first event (after what was asked) is the battle moving on: the same
+    step waiting for one nation fewer, which is the decider, or the next step or round, after
+    the one nation the step still waited for. `steps` are each battle's step and waiting
+    nations before the action."""
+    first = next((e for e in events if _kind(e) != "ActionAsked"), None)
+    if first is None or _kind(first) not in _MOVING_ON:
+        return None
+    step, waiting = steps.get(str(first.battle), ("", ()))
+    if step not in _DECISIONS:
+        return None
+    if _kind(first) == "BattleAdvanced" and first.step == step:
+        gone = [n for n in waiting if n not in first.waiting]
+        return gone[0] if len(gone) == 1 else None
+    return waiting[0] if len(waiting) == 1 else None
 
 
 def _actor(
