@@ -168,8 +168,16 @@ def run_remote(server: str, campaign: str | None, args: list[str]) -> int:
         raise InputError(error) if status in (400, 404) else TrackerError(error)
     from tracker.cli.suggest import from_server
 
+    stderr = str(answer.get("stderr") or "")
+    if status == 404 and not token and str(answer.get("error", "")).startswith("no such campaign"):
+        # The server says the same of a campaign that exists but is private (PL2): that the
+        # request carried no token is the client's to tell, and tells nothing of the server's.
+        stderr = stderr.rstrip("\n") + (
+            " (no token was sent: set TRACKER_TOKEN to the token `tracker players add` gave you,"
+            f' or write it as token = "trk_..." in {config_path()})\n'
+        )
     sys.stdout.write(from_server(str(answer.get("stdout") or "")))
-    sys.stderr.write(from_server(str(answer.get("stderr") or ""), err=True))
+    sys.stderr.write(from_server(stderr, err=True))
     sys.stdout.flush()
     return int(answer["exit"])
 
