@@ -5,7 +5,6 @@ A ruleset a campaign recorded is read as recorded, without these (`ruleset_from_
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -17,8 +16,6 @@ from domain.schema import SameNameTwice, control_character, name_problem, printa
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
-# Where TOML's refusal says it stopped: said as the line of the file, as a key's is.
-_TOML_ERROR_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)")
 # Characters a command splits a value naming a unit type at, so that a type named with one could
 # not be typed there, with what splits at it.
 _TYPE_COMMA = "`odds --attacker NATION:TYPE=N,TYPE=N` separates types with commas"
@@ -121,14 +118,11 @@ def ruleset_file(name_or_path: str) -> tuple[dict[str, Any], str, str]:
     try:
         return tomllib.loads(text), source, text
     except tomllib.TOMLDecodeError as e:
-        from domain.toml_lines import key_at
+        # Said as a scenario file's slips are: at the line, with what to write instead.
+        from domain.scenario_toml import toml_refusal
 
-        at = _TOML_ERROR_AT.search(str(e))
-        if at is None:
-            raise RulesetFileError(source, None, "", f"not valid TOML ({e})") from None
-        line = int(at.group(1))
-        message = _TOML_ERROR_AT.sub("", str(e))
-        raise RulesetFileError(source, line, printable(key_at(text, line)), f"not valid TOML ({message})") from None
+        key, problem, line = toml_refusal(text, str(e), scenario=False)
+        raise RulesetFileError(source, line, printable(key), problem) from None
 
 
 def at_line(problem: DataFileError, data: dict[str, Any], text: str) -> RulesetFileError:

@@ -27,10 +27,11 @@ _QUOTED_KEY = re.compile(r"(\"[^\"]*\"|'[^']*')\s*=")
 _QUOTED_ENTRY = re.compile(r"\"[^\"]*\"|'[^']*'")
 
 
-def toml_refusal(text: str, error: str) -> tuple[str, str, int | None]:
+def toml_refusal(text: str, error: str, scenario: bool = True) -> tuple[str, str, int | None]:
     """(key path, problem, line) for TOML's `error` on `text`: a key or table given twice names
     the line of the first; a line inside a value begun above (an array left unclosed) names
-    that value and the line it begins on."""
+    that value and the line it begins on. A ruleset file (not a `scenario`) has no [[units]]
+    tables of starting forces, and is told nothing of them."""
     at = _TOML_ERROR_AT.search(error)
     message = _TOML_ERROR_AT.sub("", error)
     line = int(at.group(1)) if at else None
@@ -55,13 +56,13 @@ def toml_refusal(text: str, error: str) -> tuple[str, str, int | None]:
     earlier = [n for n, p in scan.at_line.items() if path and p == path and n < line]
     stray = next((ch for ch in row if ch != "\t" and control_character(ch)), None)
     single = [n for n in range(1, line) if rows[n - 1].lstrip().startswith("[units]")]
-    if single and row.lstrip().startswith("[[units]]"):
+    if scenario and single and row.lstrip().startswith("[[units]]"):
         # `[units]` first and `[[units]]` after: TOML stops at the second, the slip is the first.
         problem = f"not valid TOML ({message} at line {line}: {_UNITS_TWICE})"
         return "units", problem, single[0]
     if earlier:
         message = f"{message}: also at line {earlier[0]}"
-        if path[:1] == ("units",) and row.lstrip().startswith("[units]"):
+        if scenario and path[:1] == ("units",) and row.lstrip().startswith("[units]"):
             message = f"{message}; {_UNITS_TWICE}"
     elif slip is not None:
         message = f"{message}: {slip}"
