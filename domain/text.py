@@ -1,6 +1,6 @@
 """Small helpers for the words in messages: counts with their noun in the right number, a
-nation's possessive, a phase's name, names listed, a side's nations in the order they are named,
-unit IDs in the order a player counts them."""
+nation's possessive, a phase's and a unit type's names, names listed, a side's nations in the
+order they are named, unit IDs in the order a player counts them."""
 
 from __future__ import annotations
 
@@ -32,6 +32,12 @@ def phase_name(phase: str) -> str:
     """A phase as a person reads it ("naval combat"); its ID (`naval_combat`) is what a command
     takes (`tracker next --to naval_combat`) and what JSON gives."""
     return phase.replace("_", " ")
+
+
+def type_name(unit_type: str) -> str:
+    """A unit type as a person reads it ("aircraft carrier"); its ID in the ruleset
+    (`aircraft_carrier`) is what a command takes, what JSON gives and what events record."""
+    return unit_type.replace("_", " ")
 
 
 def listed(names: Sequence[str]) -> str:

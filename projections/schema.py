@@ -44,9 +44,10 @@ NAME = "board"
 # player counts them, GB-BB8 before GB-BB10; 11: an aircraft "shot down" by its type in the
 # campaign's own ruleset (a house one's abbreviations too), an override undo's dice rolls as
 # runs, "dice rolls 59-470 undone", and the NTR a collection lost to convoy attacks said as NTR,
-# "2 NTR lost to convoy attacks"): older views are dropped and rebuilt from the log, so a
-# database whose views an earlier build wrote verifies against a rebuild.
-SCHEMA = 11
+# "2 NTR lost to convoy attacks"; 12: a phase in words, "round 1, Germany: combat movement",
+# "no place to land when noncombat movement ends"): older views are dropped and rebuilt from
+# the log, so a database whose views an earlier build wrote verifies against a rebuild.
+SCHEMA = 12
 # Adjustments (AD1) are the only events that change territory owners, and few: a partial index
 # of them lets the owners at any event be folded from them without scanning the whole index.
 ADJUSTED = "Adjusted"

@@ -8,7 +8,7 @@ from typing import Any
 
 from domain.chain import UPCAST_ADDED
 from domain.rules.tech import technology_name
-from domain.text import listed, plural, possessive, side_nations, unit_order
+from domain.text import listed, phase_name, plural, possessive, side_nations, type_name, unit_order
 
 # The rule each kind of event is recorded under (a kind not here names its own `rule`).
 _RULES = {
@@ -51,11 +51,6 @@ def rule_of_kind(kind: str) -> str | None:
     """The rule every event of this kind is recorded under, or None when each event says
     (`rule_of` reads it then)."""
     return None if kind == "UnitsMoved" else _RULES.get(kind)
-
-
-def _type_name(unit_type: str) -> str:
-    """A unit type as a summary shows it, "aircraft carrier" (events record "aircraft_carrier")."""
-    return unit_type.replace("_", " ")
 
 
 def _ids(units: Sequence[str]) -> str:
@@ -104,7 +99,7 @@ def _unit_hit(e: Any, air: frozenset[str] | None = None) -> str:
 
 def _placed(units: list[str], unit_type: str) -> str:
     """PU2: the type of the units placed, "destroyer" for one, "2 aircraft carriers" for more."""
-    return _type_name(unit_type) if len(units) == 1 else plural(len(units), unit_type)
+    return type_name(unit_type) if len(units) == 1 else plural(len(units), unit_type)
 
 
 def _adjustment_text(e: Any) -> str:
@@ -114,7 +109,7 @@ def _adjustment_text(e: Any) -> str:
         parts.append(
             "adds "
             + ", ".join(
-                f"{u['id']} ({_type_name(u['type'])}, {u['nation']}) in {u['at']}"
+                f"{u['id']} ({type_name(u['type'])}, {u['nation']}) in {u['at']}"
                 for u in sorted(e.added, key=lambda u: unit_order(u["id"]))
             )
         )
@@ -287,7 +282,7 @@ def _redone(e: Any) -> str:
 # summarised by `_procedure_summary`, and a kind known to neither by its name.
 _SUMMARIES: dict[str, Callable[[Any], str]] = {
     "ActionAsked": _asked,
-    "PhaseAdvanced": lambda e: f"round {e.round}, {e.nation}: {e.phase}",
+    "PhaseAdvanced": lambda e: f"round {e.round}, {e.nation}: {phase_name(e.phase)}",
     "TurnPassedOver": _passed_over,
     "WarEntered": lambda e: f"round {e.round}, {e.nation}: enters the war at its entry round",
     "Created": _created,
@@ -299,7 +294,7 @@ _SUMMARIES: dict[str, Callable[[Any], str]] = {
     "ConvoyPassed": lambda e: (
         f"{e.nation} passes on convoy attacks against {e.defender} this phase ({', '.join(e.zones)})"
     ),
-    "AircraftLost": lambda e: f"{_verb(e.units, 'is', 'are')} lost: no place to land when noncombat_movement ends",
+    "AircraftLost": lambda e: f"{_verb(e.units, 'is', 'are')} lost: no place to land when noncombat movement ends",
     "PurchasesForfeited": lambda e: (
         f"{e.nation} gives up "
         + ", ".join(plural(n, t) for t, n in sorted(e.units.items()))

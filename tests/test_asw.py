@@ -96,7 +96,8 @@ def test_as1_asw_combat_is_started_in_ones_own_naval_combat_phase() -> None:
     while c.phase != "combat_movement":
         advance_passing(c)
     err = refused(c, RuleViolation, lambda: c.asw_start("Germany", HB), "T3")
-    assert "naval_combat" in err.reason
+    # The phases in words, as `pending` says them; `next --to naval_combat` takes the ID.
+    assert err.reason == "ASW combat is legal in naval combat; it is Germany's combat movement phase"
     c.move("Germany", ["DE-BM1"], ["Northern Germany", HB])
     advance_passing(c)
     refused(c, RuleViolation, lambda: c.asw_start("Britain", CNS), "T3")
@@ -121,7 +122,7 @@ def test_as1_f7_an_air_unit_fights_on_its_own_turn_only_where_it_flew_in_combat_
     b = c.asw_start("Germany", HB)
     assert "DE-BM1" not in c.pending()[0]["text"]  # it stayed in Flanders
     err = refused(c, RuleViolation, lambda: c.asw_search(b, ["DE-BM1"], dice(1, 1)), "F7")
-    assert "where it flew in combat_movement" in err.reason
+    assert "where it flew in combat movement" in err.reason
 
 
 def test_as1_f7_an_air_unit_aboard_its_carrier_takes_part_and_refusals_say_so() -> None:
@@ -219,9 +220,17 @@ def test_as2_searchers_are_own_escorts_in_the_zone_and_own_aircraft_in_range() -
     refused(c, RuleViolation, lambda: c.asw_search(b, [], dice()), "AS2")
     c.units["GB-BM1"]["at"] = "Irish Sea"  # direct setup: it never flew to the Central North Sea
     err = refused(c, RuleViolation, lambda: c.asw_search(b, ["GB-BM1"], dice(1, 1)), "F7")
-    assert "fights only where it flew in combat_movement" in err.reason
+    assert "fights only where it flew in combat movement" in err.reason
     c.asw_search(b, ["GB-TP1"], dice(3, 4))  # a transport plane in Scotland searches at 3
     assert [r.target for r in rolls(c)] == [3, 3]
+
+
+def test_as2_a_refused_searcher_is_named_by_its_type_in_words() -> None:
+    c = campaign("Britain")
+    c.units["GB-CV1"]["at"] = CNS  # direct setup: a carrier where the U-boats are
+    b = c.asw_start("Britain", CNS)
+    err = refused(c, RuleViolation, lambda: c.asw_search(b, ["GB-CV1"], dice(1, 1)), "AS2")
+    assert err.reason.startswith("GB-CV1 (aircraft carrier) cannot search for submarines: ")
 
 
 def test_as2_te4_every_air_unit_searches_at_4_escorts_at_3_te3_one_less() -> None:

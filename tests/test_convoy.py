@@ -158,7 +158,7 @@ def test_cv1_declaration_refused_outside_the_owners_collect_resources_phase() ->
     while not (c.nation == "Britain" and c.phase == "placement"):
         advance_passing(c)
     err = refused(c, RuleViolation, lambda: c.declare_convoy_attack("Germany", CNS, None), "CV1")
-    assert "collect_resources" in err.reason
+    assert "collect resources phase; it is Britain's placement" in err.reason
     # In another nation's collect phase, Britain's NTR are not the ones being collected.
     advance_to(c, "Austria-Hungary", "collect_resources")
     refused(c, RuleViolation, lambda: c.declare_convoy_attack("Germany", CNS, None), "CV1")
@@ -287,7 +287,7 @@ def test_cv1_t4_collect_resources_cannot_end_until_every_enemy_declared_or_passe
     ]
     err = refused(c, RuleViolation, c.advance, "T4")
     assert err.reason == (
-        f"collect_resources cannot end yet: Germany may declare a convoy attack on Britain's NTR in {CNS}, "
+        f"collect resources cannot end yet: Germany may declare a convoy attack on Britain's NTR in {CNS}, "
         f"Western Approaches, or pass [CV1]; to close it: tracker convoy declare --by Germany --zone '{CNS}', "
         "or tracker convoy pass --by Germany (and 1 more: see `tracker pending`)"
     )
@@ -302,7 +302,7 @@ def test_cv1_t4_collect_resources_cannot_end_until_every_enemy_declared_or_passe
     assert fields(passed, "nation", "defender", "zones") == ("Austria-Hungary", "Britain", [CNS])
     err = refused(c, RuleViolation, c.advance, "T4")
     assert err.reason == (
-        "collect_resources cannot end yet: Germany may declare a convoy attack on Britain's NTR in "
+        "collect resources cannot end yet: Germany may declare a convoy attack on Britain's NTR in "
         "Western Approaches, or pass [CV1]; to close it: tracker convoy declare --by Germany "
         "--zone 'Western Approaches', or tracker convoy pass --by Germany"
     )
@@ -594,6 +594,15 @@ def test_cv3_transport_plane_cannot_search_refused_under_cv3() -> None:
     assert c.scenario.game_map.distance("Scotland", CNS) == 1  # well within GB-TP1's range 6
     err = refused(c, RuleViolation, lambda: c.convoy_search(b, ["GB-TP1"], ManualDice([1])))
     assert (err.rule, "cannot search" in err.reason) == ("CV3", True), str(err)
+
+
+def test_cv3_a_refused_searcher_is_named_by_its_type_in_words() -> None:
+    c = campaign()
+    c.units["GB-CV1"]["at"] = CNS  # direct setup: a carrier with the convoy
+    b = at_search(c)
+    for unit, words in (("GB-CV1", "aircraft carrier"), ("GB-TP1", "transport plane")):
+        err = refused(c, RuleViolation, lambda unit=unit: c.convoy_search(b, [unit], ManualDice([1])), "CV3")
+        assert err.reason == f"{unit} ({words}) cannot search for submarines"
 
 
 def test_cv3_allied_ships_and_aircraft_may_search() -> None:
@@ -1260,7 +1269,7 @@ def test_cv7_advance_is_refused_while_a_battle_is_unfinished() -> None:
     def advance_refused(expected: tuple[str, list[str], str]) -> None:
         assert step(c, b) == expected
         err = refused(c, RuleViolation, c.advance, "T4")
-        assert err.reason.startswith(f"collect_resources cannot end yet: battle {b} (convoy, {CNS}): waiting for ")
+        assert err.reason.startswith(f"collect resources cannot end yet: battle {b} (convoy, {CNS}): waiting for ")
         # T4: the refusal names the command that closes the step.
         assert f" [{expected[2]}]; to close it: tracker " in err.reason
 

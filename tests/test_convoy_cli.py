@@ -75,7 +75,7 @@ def test_cli_convoy_battle_step_by_step_with_manual_dice(db: str) -> None:
     )
     assert f"Waiting: {merchant}" in out
     assert refused(db, 1, "next") == (
-        f"Error: T4: collect_resources cannot end yet: {merchant}; to close it: "
+        f"Error: T4: collect resources cannot end yet: {merchant}; to close it: "
         "tracker convoy roll 1 --dice V,V [--ref ROLL_ID]\n"
     )
     assert "France is not an enemy of Britain" in refused(db, 1, "convoy", "declare", "--by", "France", "--zone", CNS)
@@ -166,7 +166,7 @@ def test_cli_cv1_t4_next_is_refused_until_every_enemy_declared_or_passed(db: str
     run(db, "new", "autumn", "--scenario", "north-sea-1914", "--dice", "manual")
     to_britain_collect(db)
     assert refused(db, 1, "next") == (
-        f"Error: T4: collect_resources cannot end yet: Germany may declare a convoy attack on Britain's NTR "
+        f"Error: T4: collect resources cannot end yet: Germany may declare a convoy attack on Britain's NTR "
         f"in {CNS}, or pass [CV1]; to close it: tracker convoy declare --by Germany --zone '{CNS}', "
         "or tracker convoy pass --by Germany\n"
     )

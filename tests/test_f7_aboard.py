@@ -64,7 +64,7 @@ def test_f7_as1_an_air_unit_whose_carrier_was_sunk_does_not_search() -> None:
     with pytest.raises(RuleViolation) as refused:
         c.asw_start("Britain", NNS)
     assert refused.value.rule == "AS1"
-    assert "flown there in combat_movement or aboard its carriers" in refused.value.reason
+    assert "flown there in combat movement or aboard its carriers" in refused.value.reason
     assert (c.version, len(c.pending_events)) == before, "a refused action records nothing"
 
 

@@ -174,6 +174,16 @@ def test_sm2_the_searchers_must_be_enemy_destroyers_or_cruisers_in_the_zone() ->
     refused(c, InputError, lambda: c.intercept_search(b + 1, None, dice()))
 
 
+def test_sm2_a_refused_searcher_is_named_by_its_type_in_words() -> None:
+    """A unit's type in a refusal as a player reads it ("aircraft carrier"), not its ID in the
+    ruleset ("aircraft_carrier"), which commands and JSON keep."""
+    c = campaign()
+    c.units["GB-CV1"]["at"] = SNS  # direct setup: a carrier in the searchers' zone
+    b = intercepted(c)
+    err = refused(c, RuleViolation, lambda: c.intercept_search(b, ["GB-CV1"], dice(1)), "SM2")
+    assert err.reason.startswith("GB-CV1 (aircraft carrier) cannot search for submarines passing through")
+
+
 def test_sm2_the_enemy_may_let_the_group_pass_unsearched() -> None:
     c = campaign()
     b = intercepted(c)

@@ -134,14 +134,19 @@ def test_t1_a_round_gives_every_nation_a_turn_in_turn_order(c: Campaign) -> None
 
 def test_t3_move_is_refused_in_the_research_phase(c: Campaign) -> None:
     refuse(
-        c, lambda: c.move("Germany", ["DE-SS3"], ["Southern North Sea"]), "T3", "combat_movement or noncombat_movement"
+        c, lambda: c.move("Germany", ["DE-SS3"], ["Southern North Sea"]), "T3", "combat movement or noncombat movement"
     )
 
 
 @pytest.mark.parametrize("phase", ["purchase", "naval_combat", "land_combat", "placement", "collect_resources"])
 def test_t3_move_is_refused_outside_movement_phases(c: Campaign, phase: str) -> None:
     advance_to(c, "Germany", phase)
-    refuse(c, lambda: c.move("Germany", ["DE-SS3"], ["Southern North Sea"]), "T3", f"Germany's {phase} phase")
+    refuse(
+        c,
+        lambda: c.move("Germany", ["DE-SS3"], ["Southern North Sea"]),
+        "T3",
+        f"Germany's {phase.replace('_', ' ')} phase",
+    )
 
 
 @pytest.mark.parametrize("phase", ["combat_movement", "noncombat_movement"])
@@ -549,7 +554,10 @@ def test_cv6_ntr_placement_is_recorded_in_the_placement_phase(c: Campaign) -> No
 def test_cv6_ntr_placement_is_refused_outside_the_placement_phase(c: Campaign, phase: str) -> None:
     advance_to(c, "Britain", phase)
     refuse(
-        c, lambda: c.place_ntr("Britain", "Central North Sea", 1), "T3", f"legal in placement; it is Britain's {phase}"
+        c,
+        lambda: c.place_ntr("Britain", "Central North Sea", 1),
+        "T3",
+        f"legal in placement; it is Britain's {phase.replace('_', ' ')}",
     )
 
 

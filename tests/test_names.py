@@ -171,7 +171,7 @@ def test_options_take_unit_lists_with_spaces_and_nations_by_code(db: str) -> Non
     run(db, "next", "--to", "COLLECT_RESOURCES", "--nation", "de")
     run(db, "convoy", "pass", "--by", "gb")  # CV1: Britain's U-boats could attack German trade
     out = run(db, "next", "--to", "COLLECT_RESOURCES", "--nation", "gb")
-    assert "Britain: collect_resources" in out
+    assert "Britain: collect resources" in out
 
 
 def test_research_takes_a_technology_in_plain_words(db: str) -> None:

@@ -57,7 +57,7 @@ def test_nc1_submarines_moved_in_among_enemy_surface_ships_make_a_battle_due(tmp
     assert "naval battle due in Southern North Sea" in run(db, "pending")
     events = len(run(db, "log").splitlines())
     out = run(db, "next", code=1)
-    assert out.startswith("Error: T4: naval_combat cannot end yet: naval battle due in Southern North Sea"), out
+    assert out.startswith("Error: T4: naval combat cannot end yet: naval battle due in Southern North Sea"), out
     assert len(run(db, "log").splitlines()) == events, "a refused action records nothing"
     run(db, "battle", "start", "--zone", SNS)
     assert "Re-refereed" in run(db, "verify")

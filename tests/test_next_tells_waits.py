@@ -44,7 +44,7 @@ def test_t4_nc1_next_into_naval_combat_says_the_battle_due_and_its_command(db: s
     run(db, "next", "--to", "combat_movement")
     run(db, "move", "DE-SS3", "--to", SNS)
     out = run(db, "next").splitlines()
-    assert out[0] == "round 1, Germany: naval_combat   [T2]"
+    assert out[0] == "round 1, Germany: naval combat   [T2]"
     assert out[1].startswith(f"Waiting: naval battle due in {SNS}: ") and out[1].endswith("[NC1]")
     assert out[2] == f"  next: tracker battle start --zone '{SNS}'"
     assert out[1:] == waiting_lines(db)
@@ -53,7 +53,7 @@ def test_t4_nc1_next_into_naval_combat_says_the_battle_due_and_its_command(db: s
 def test_t4_cv1_next_into_collect_resources_says_the_enemy_may_declare_a_convoy_attack(db: str) -> None:
     run(db, "next", "--to", "placement")
     out = run(db, "next").splitlines()
-    assert out[0] == "round 1, Germany: collect_resources   [T2]"
+    assert out[0] == "round 1, Germany: collect resources   [T2]"
     assert out[1] == (
         "Waiting: Britain may declare a convoy attack on Germany's NTR in Heligoland Bight, or pass [CV1]"
     )
@@ -64,7 +64,8 @@ def test_t4_cv1_next_into_collect_resources_says_the_enemy_may_declare_a_convoy_
 def test_t4_next_to_says_what_waits_only_where_it_stopped(db: str) -> None:
     out = run(db, "next", "--to", "collect_resources").splitlines()
     phases = ["purchase", "combat_movement", "naval_combat", "land_combat", "noncombat_movement", "placement"]
-    steps = [f"round 1, Germany: {p}   [T2]" for p in [*phases, "collect_resources"]]
+    # The phases in words, as the log says them; `--to` took the ID.
+    steps = [f"round 1, Germany: {p.replace('_', ' ')}   [T2]" for p in [*phases, "collect_resources"]]
     assert out == steps + waiting_lines(db)
     assert sum(line.startswith("Waiting:") for line in out) == 1
 

@@ -150,13 +150,17 @@ def test_luck_weighs_a_convoy_battle_searched_by_many_and_skips_one_of_too_many_
     run = cli_on(tmp_path / "c.db")
     run("new", "w", "--scenario", "north-sea-1914", "--dice", "auto")
     run("adjust", "--add", "Britain:destroyer:Central North Sea:12", "--reason", "a big escort")
-    while "Britain · collect_resources" not in run("state").splitlines()[0]:
+    for _ in range(100):  # bounded: a heading worded otherwise fails here, not hangs
+        if "Britain · collect resources" in run("state").splitlines()[0]:
+            break
         for line in run("pending").splitlines():
             if "convoy pass --by" in line:
                 run("convoy", "pass", "--by", line.split("convoy pass --by ")[1].split()[0])
                 break
         else:
             run("next")
+    else:
+        pytest.fail("never reached Britain's collect resources phase")
     run("convoy", "declare", "--by", "Germany", "--zone", "Central North Sea")
     run("convoy", "roll", "1")
     assert "eligible: FR-BM1 at 2, GB-BM1 at 2" in run("pending")  # 18 may search

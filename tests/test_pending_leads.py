@@ -233,14 +233,14 @@ def test_t4_next_refused_for_a_naval_battle_due_names_battle_start() -> None:
     c.move("Germany", ["DE-CA1", "DE-BB1", "DE-BB2"], [CNS])
     advance(c)
     reason = next_refused(c)
-    assert reason.startswith(f"naval_combat cannot end yet: naval battle due in {CNS}")
+    assert reason.startswith(f"naval combat cannot end yet: naval battle due in {CNS}")
     assert reason.endswith(f"[NC1]; to close it: tracker battle start --zone '{CNS}'")
 
 
 def test_t4_next_refused_for_a_convoy_attack_open_names_declare_or_pass() -> None:
     c = campaign("Britain", "collect_resources")
     assert next_refused(c) == (
-        f"collect_resources cannot end yet: Germany may declare a convoy attack on Britain's NTR in {CNS}, "
+        f"collect resources cannot end yet: Germany may declare a convoy attack on Britain's NTR in {CNS}, "
         f"or pass [CV1]; to close it: tracker convoy declare --by Germany --zone '{CNS}', "
         "or tracker convoy pass --by Germany"
     )
@@ -267,7 +267,7 @@ def test_t4_next_refused_on_the_command_line_names_the_command(db: str) -> None:
 def test_t4_without_the_trackers_words_the_refusal_names_no_command(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Campaign, "describer", PlainDescriber())
     c = campaign("Britain", "collect_resources")
-    assert next_refused(c) == "collect_resources cannot end yet: convoy_open for Germany [CV1]"
+    assert next_refused(c) == "collect resources cannot end yet: convoy_open for Germany [CV1]"
 
 
 # ----- D3: a volley shared by allies says who rolls which dice -----

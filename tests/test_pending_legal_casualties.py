@@ -40,12 +40,13 @@ def to_austria_hungary_combat_movement(db: str, *adjust: str) -> None:
     run = cli_on(db)
     run("new", "m", "--scenario", "north-sea-1914", "--dice", "manual")
     run("adjust", "--add", "Austria-Hungary:bomber:Northern Germany", *adjust, "--reason", "a bomber to test with")
-    while True:
+    for _ in range(100):  # bounded: a line worded otherwise fails here, not hangs
         result = CliRunner().invoke(cli, ["--db", db, "next"])
         if result.exit_code:  # CV1: an enemy may attack the convoys; it passes
             run("convoy", "pass", "--by", result.output.split("tracker convoy pass --by ")[1].split()[0])
-        elif "round 1, Austria-Hungary: combat_movement" in result.output:
+        elif "round 1, Austria-Hungary: combat movement" in result.output:
             return
+    pytest.fail("never reached Austria-Hungary's combat movement phase")
 
 
 def casualties_line(out: str) -> str:

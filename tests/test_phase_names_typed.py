@@ -26,10 +26,10 @@ def db(tmp_path: Path) -> str:
 def test_a_phase_with_a_space_or_a_hyphen_is_the_phase(db: str, typed: str) -> None:
     result = invoke(db, "next", "--to", typed)
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[-1] == "round 1, Germany: combat_movement   [T2]"
+    assert result.stdout.splitlines()[-1] == "round 1, Germany: combat movement   [T2]"
     state = invoke(db, "state", "--turn", "1", "--phase", typed)
     assert state.exit_code == 0, state.output
-    assert "combat_movement in progress" in state.stdout.splitlines()[0]
+    assert "combat movement in progress" in state.stdout.splitlines()[0]
 
 
 def test_the_first_word_of_a_phase_typed_unquoted_says_the_phase_it_begins(db: str) -> None:

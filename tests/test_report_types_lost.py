@@ -88,7 +88,7 @@ def test_a_type_no_nation_has_at_the_start_of_a_turn_or_its_end_has_no_column(su
     for suffix in ("", "-wal", "-shm"):
         if Path(sunk + suffix).exists():
             shutil.copy(sunk + suffix, db + suffix)
-    assert "round 1, Britain: collect_resources" in run(db, "next", "--to", "purchase")
+    assert "round 1, Britain: collect resources" in run(db, "next", "--to", "purchase")
     report = run(db, "report", "--turn", "2", "--format", "md")
     assert "Britain" in report.split("\n")[0]
     table = fleet_table(report)

@@ -400,7 +400,7 @@ def test_enter_on_a_completion_chosen_in_the_menu_takes_it_and_runs_nothing(
     _wait_for(tmux, "autumn · round 1 · Germany · research>")
     _keys(tmux, "next", "Enter")
     _keys(tmux, "next", "Enter")
-    _wait_for(tmux, "autumn · round 1 · Germany · combat_movement>")
+    _wait_for(tmux, "autumn · round 1 · Germany · combat movement>")
     _keys(tmux, "C-l")
     _keys(tmux, "move DE-SS3 --path s", "Tab")
     _wait_for(tmux, "Skagerrak")
@@ -411,6 +411,6 @@ def test_enter_on_a_completion_chosen_in_the_menu_takes_it_and_runs_nothing(
     _keys(tmux, ",'Dover Strait'", "Enter")
     screen = _wait_for(tmux, "battle 1")
     # One line ran, with the whole path.
-    assert screen.count("combat_movement> move") == 1, screen
-    assert "combat_movement> move DE-SS3 --path 'Southern North Sea','Dover Strait'" in screen, screen
+    assert screen.count("combat movement> move") == 1, screen
+    assert "combat movement> move DE-SS3 --path 'Southern North Sea','Dover Strait'" in screen, screen
     _keys(tmux, "exit", "Enter")

@@ -134,7 +134,7 @@ def test_explain_offers_the_last_events_newest_first(war: Context) -> None:
     _run(war, "next", "next")
     menu = _menu(war, "explain ")
     assert [c.text for c in menu][:2] == [str(war.load().version), str(war.load().version - 2)]
-    assert menu[0].display_meta_text == "round 1, Germany: combat_movement"
+    assert menu[0].display_meta_text == "round 1, Germany: combat movement"
     assert all(c.text.startswith("1") for c in _menu(war, "explain 1"))
 
 

@@ -76,7 +76,7 @@ def test_another_writers_events_are_said_and_a_next_typed_before_them_is_refused
     assert captured.err == "Error: Germany recorded 4 events meanwhile; look and run again\n"
     # Seen now: run again, it runs, and nothing more is said.
     assert first.dispatch("next") == 0
-    assert capsys.readouterr().out.startswith("round 1, Germany: combat_movement")
+    assert capsys.readouterr().out.startswith("round 1, Germany: combat movement")
     assert first.news() == []
 
 
@@ -180,11 +180,11 @@ def test_two_terminals_on_one_database(db: str, tmp_path: Path, tmux: list[str])
     finally:
         other.close()
     _keys(tmux, "nex")
-    screen = _wait_for(tmux, "Meanwhile: round 1, Germany: combat_movement   [T2]")
+    screen = _wait_for(tmux, "Meanwhile: round 1, Germany: combat movement   [T2]")
     assert "Meanwhile: Germany buys 1 submarine for 6   [PU1]" in screen
-    _wait_for(tmux, "autumn · round 1 · Germany · combat_movement> nex")
+    _wait_for(tmux, "autumn · round 1 · Germany · combat movement> nex")
     _keys(tmux, "t", "Enter")
-    screen = _wait_for(tmux, "autumn · round 1 · Germany · naval_combat>")
+    screen = _wait_for(tmux, "autumn · round 1 · Germany · naval combat>")
     assert "Error" not in screen, screen
     _keys(tmux, "exit", "Enter")
 

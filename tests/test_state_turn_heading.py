@@ -37,9 +37,9 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def test_t1_state_turn_of_a_finished_turn_says_it_shows_its_end(db: str) -> None:
     end = json.loads(run(db, "state", "--turn", "1", "--json"))
-    assert end["in_progress"] is False
+    assert (end["in_progress"], end["phase"]) == (False, "collect_resources")  # JSON keeps the ID
     assert first_line(db, "--turn", "1") == (
-        f"heading · Round 1 · end of turn 1 · Germany · {end['phase']}  (after event {end['seq']})"
+        f"heading · Round 1 · end of turn 1 · Germany · collect resources  (after event {end['seq']})"
     )
 
 
@@ -51,10 +51,10 @@ def test_t1_state_turn_of_the_turn_being_played_says_it_is_in_progress(db: str) 
     assert shown.pop("in_progress") is True
     assert shown["seq"] == now["seq"] and shown["units"] == now["units"]
     assert first_line(db, "--turn", "2") == (
-        f"heading · Round 1 · turn 2 in progress · Britain · combat_movement  (after event {now['seq']})"
+        f"heading · Round 1 · turn 2 in progress · Britain · combat movement  (after event {now['seq']})"
     )
     # `state` itself heads the board now as it did.
-    assert first_line(db) == f"heading · Round 1 · turn 2 · Britain · combat_movement  (after event {now['seq']})"
+    assert first_line(db) == f"heading · Round 1 · turn 2 · Britain · combat movement  (after event {now['seq']})"
 
 
 def test_t1_state_turn_phase_says_whether_the_phase_is_over_or_being_played(db: str) -> None:
@@ -70,7 +70,7 @@ def test_t1_state_turn_phase_says_whether_the_phase_is_over_or_being_played(db: 
     now = json.loads(run(db, "state", "--turn", "2", "--phase", "combat_movement", "--json"))
     assert now["in_progress"] is True
     assert first_line(db, "--turn", "2", "--phase", "combat_movement") == (
-        f"heading · Round 1 · turn 2 · Britain · combat_movement in progress  (after event {now['seq']})"
+        f"heading · Round 1 · turn 2 · Britain · combat movement in progress  (after event {now['seq']})"
     )
 
 

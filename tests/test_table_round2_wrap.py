@@ -19,7 +19,7 @@ DECIDE = (
     f"retreat to {'/'.join(ZONES)}; Germany: submerge DE-SS5 (default: fight on) [NC4]"
 )
 REFUSED = (
-    "T4: naval_combat cannot end yet: DE-BM1 must land; to close it: tracker move DE-BM1 --path "
+    "T4: naval combat cannot end yet: DE-BM1 must land; to close it: tracker move DE-BM1 --path "
     "'Central South Atlantic,Gulf of Guinea', or tracker battle start --zone 'Bay of Biscay'"
 )
 PLACES = (

@@ -376,7 +376,7 @@ def test_plain_undo_names_the_action_it_undid(db: str) -> None:
         "Undone: 1 action in events 4-5 (1 event in play)\n"
         "  action 4 by Germany:\n"
         f"    5  Germany moves DE-SS3: {HB} -> {SNS}   [F4]\n"
-        "Now: round 1 · Germany · combat_movement\n"
+        "Now: round 1 · Germany · combat movement\n"
     )
 
 

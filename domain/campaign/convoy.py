@@ -20,7 +20,7 @@ from domain.campaign.referee import Referee
 from domain.dice import DiceSource
 from domain.errors import InputError, RuleViolation
 from domain.rules import convoy
-from domain.text import possessive
+from domain.text import phase_name, possessive
 
 if TYPE_CHECKING:
     from domain.procedures.base import Fact
@@ -66,8 +66,8 @@ class ConvoyBattles(Referee):
         if self.phase != "collect_resources":
             raise RuleViolation(
                 "CV1",
-                "convoy attacks (and passes) belong to a collect_resources phase; "
-                f"it is {possessive(self.nation)} {self.phase}",
+                "convoy attacks (and passes) belong to a collect resources phase; "
+                f"it is {possessive(self.nation)} {phase_name(self.phase)}",
             )
         if nation in self.convoy_passed:
             raise RuleViolation("CV1", f"{nation} has already passed in this phase")

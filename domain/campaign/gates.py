@@ -10,6 +10,7 @@ from domain.campaign.events import AircraftLost, PhaseAdvanced, PurchasesForfeit
 from domain.campaign.record import command
 from domain.errors import RuleViolation, TrackerError
 from domain.rules import asw, combat, convoy, economy, movement, trade
+from domain.text import phase_name
 
 
 class Gates(CampaignBase):
@@ -271,7 +272,7 @@ class Gates(CampaignBase):
         close = self.describer.command(gates[0])
         how = f"; to close it: {close}" if close else ""
         more = f" (and {len(gates) - 1} more: see `tracker pending`)" if len(gates) > 1 else ""
-        return f"{self.phase} cannot end yet: {gates[0]['text']}{how}{more}"
+        return f"{phase_name(self.phase)} cannot end yet: {gates[0]['text']}{how}{more}"
 
     @command
     def advance(self, confirm_losses: bool = False) -> None:

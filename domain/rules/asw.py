@@ -7,7 +7,7 @@ from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, require_each_once
 from domain.rules.convoy import Roll
 from domain.rules.economy import takes_part_at_sea
-from domain.text import possessive
+from domain.text import possessive, type_name
 
 
 def enemy_submarines(board: Board, nation: str, zone: str) -> list[Unit]:
@@ -76,7 +76,7 @@ def check_start(
         raise RuleViolation(
             "AS1",
             f"{nation} has no destroyer or cruiser in {zone} and no air unit there that can search, flown there "
-            "in combat_movement or aboard its carriers (AS2: bombers and transport planes; every air unit with "
+            "in combat movement or aboard its carriers (AS2: bombers and transport planes; every air unit with "
             f"Advanced ASW, TE4) (zone holds: {board.describe_zone(zone)})",
         )
     return subs
@@ -95,15 +95,15 @@ def check_searchers(
         if not can_search(board, unit):
             return RuleViolation(
                 "AS2",
-                f"{unit.id} ({unit.type}) cannot search for submarines: destroyers and cruisers, bombers and "
-                "transport planes (every air unit with Advanced ASW, TE4)",
+                f"{unit.id} ({type_name(unit.type)}) cannot search for submarines: destroyers and cruisers, "
+                "bombers and transport planes (every air unit with Advanced ASW, TE4)",
             )
         if board.unit_type(unit).is_air and unit.at == zone:
             return RuleViolation("F7", f"{unit.id} has already taken part in a search or battle this phase")
         if board.unit_type(unit).is_air:
             return RuleViolation(
                 "F7",
-                f"{unit.id} is in {unit.at}: on its own turn an air unit fights only where it flew in combat_movement "
+                f"{unit.id} is in {unit.at}: on its own turn an air unit fights only where it flew in combat movement "
                 "or aboard its carriers in their zone",
             )
         return RuleViolation("AS1", f"{unit.id} is not in {zone} (it is in {unit.at})")

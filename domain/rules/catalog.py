@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from domain.ruleset import Ruleset
+from domain.text import type_name
 
 RULES: dict[str, str] = {
     "D1": "Every roll is a D10 (faces 1..10) unless the ruleset says otherwise for that roll.",
@@ -103,7 +104,7 @@ RULES: dict[str, str] = {
 
 
 def _values(rs: Ruleset, value: Callable[[str], int]) -> str:
-    return ", ".join(f"{name} {value(name)}" for name in rs.units if value(name) > 0) or "none"
+    return ", ".join(f"{type_name(name)} {value(name)}" for name in rs.units if value(name) > 0) or "none"
 
 
 def _numbered(rs: Ruleset) -> dict[str, str]:
@@ -117,7 +118,7 @@ def _numbered(rs: Ruleset) -> dict[str, str]:
         "D1": f"Every roll is a D{rs.default_faces} (faces 1..{rs.default_faces}) unless the ruleset says otherwise "
         "for that roll.",
         "F3": (
-            f"{', '.join(f'{n} ({units[n].hits} hits)' for n in two_hit)} take more than one hit to sink "
+            f"{', '.join(f'{type_name(n)} ({units[n].hits} hits)' for n in two_hit)} take more than one hit to sink "
             "(the first damages them); other units take 1."
             if two_hit
             else "Every unit sinks at its first hit."

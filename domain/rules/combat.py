@@ -45,7 +45,7 @@ def check_start(
             raise RuleViolation(
                 "F7",
                 f"{', '.join(grounded)} in {zone} flew nowhere this turn and no carrier of {possessive(nation)} side "
-                "there has room for it: on its own turn an air unit fights only where it flew in combat_movement or "
+                "there has room for it: on its own turn an air unit fights only where it flew in combat movement or "
                 "aboard a carrier of its side",
             )
         raise RuleViolation("NC1", f"{nation} has no units in {zone} (zone holds: {board.describe_zone(zone)})")
@@ -94,7 +94,7 @@ def _asw_way(board: Board, nation: str, zone: str, fought: list[list[str]], comm
     if not asw.eligible_units(board, nation, zone, committed):
         return (
             f", and {nation} has nothing there that may start it (AS1: a destroyer or cruiser, or an air unit "
-            "that can search, flown there in combat_movement or aboard a carrier of its side)"
+            "that can search, flown there in combat movement or aboard a carrier of its side)"
         )
     return f": tracker asw start --zone {shlex.quote(zone)}"
 

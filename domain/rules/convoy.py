@@ -8,7 +8,7 @@ from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, require_each_once
 from domain.rules.economy import takes_part_at_sea
 from domain.ruleset import AppliedModifier
-from domain.text import possessive
+from domain.text import phase_name, possessive, type_name
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,8 @@ def check_declaration(board: Board, attacker: str, zone: str, submarines: list[s
     if board.phase != "collect_resources":
         raise RuleViolation(
             "CV1",
-            "convoy attacks happen in the NTR owner's collect_resources phase; "
-            f"it is {possessive(defender)} {board.phase}",
+            "convoy attacks happen in the NTR owner's collect resources phase; "
+            f"it is {possessive(defender)} {phase_name(board.phase)}",
         )
     neutral = next((n for n in (attacker, defender) if n in board.neutral), None)
     if neutral is not None:
@@ -101,7 +101,7 @@ def check_searchers(
         if not board.allies(defender, unit.nation):
             return RuleViolation("CV3", f"{unit.id} is not {possessive(defender)} or an ally's")
         if ut.search.get("convoy", 0) <= 0:
-            return RuleViolation("CV3", f"{unit.id} ({unit.type}) cannot search for submarines")
+            return RuleViolation("CV3", f"{unit.id} ({type_name(unit.type)}) cannot search for submarines")
         if ut.is_air:
             if unit.id in committed:
                 return RuleViolation("F7", f"{unit.id} has already taken part in a search or battle this phase")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, require_each_once
-from domain.text import plural, possessive
+from domain.text import plural, possessive, type_name
 
 # Far beyond any table-top purchase, and small enough for every database integer.
 MAX_COUNT = 1000
@@ -320,7 +320,7 @@ def _require_neutral_land_clear(board: Board, adj: Adjustment) -> None:
             raise RuleViolation(
                 "F8",
                 f"{zone} is {possessive(owner)} territory and {owner} is neutral in round {board.round}: "
-                f"{possessive(nation)} {unit_type.replace('_', ' ')} cannot be added there",
+                f"{possessive(nation)} {type_name(unit_type)} cannot be added there",
             )
     for territory, owner in adj.owners.items():
         others = sorted(u.id for u in board.units_at(territory) if u.nation != owner and u.id not in adj.remove)

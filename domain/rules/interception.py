@@ -7,6 +7,7 @@ from domain.board import Board, Unit
 from domain.errors import RuleViolation, require_each_once
 from domain.rules.convoy import Roll
 from domain.rules.economy import takes_part_at_sea
+from domain.text import type_name
 
 
 def can_search(board: Board, unit: Unit) -> bool:
@@ -75,8 +76,8 @@ def check_searchers(
             return RuleViolation("F7", f"{unit.id} has already taken part in a search or battle this phase")
         return RuleViolation(
             "SM2",
-            f"{unit.id} ({unit.type}) cannot search for submarines passing through: only destroyers and cruisers, "
-            f"and aircraft on carriers with Advanced ASW (TE4) (eligible: {names})",
+            f"{unit.id} ({type_name(unit.type)}) cannot search for submarines passing through: only destroyers "
+            f"and cruisers, and aircraft on carriers with Advanced ASW (TE4) (eligible: {names})",
         )
 
     return board.choose(eligible, chosen, why_not)

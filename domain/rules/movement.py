@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from domain.board import Board, Unit
 from domain.errors import InputError, RuleViolation, require_each_once
 from domain.rules.economy import neutral_carriers, shares_carriers
-from domain.text import plural, possessive
+from domain.text import plural, possessive, type_name
 
 MOVE_PHASES = ("combat_movement", "noncombat_movement")
 
@@ -80,7 +80,8 @@ def plan_move(board: Board, nation: str, unit_ids: list[str], path: list[str]) -
             what = "range" if ut.is_air else "movement"
             raise RuleViolation(
                 rule,
-                f"{u.id} ({u.type}) has {left} of {ut.move} {what} left this turn; the path is {plural(steps, 'step')}",
+                f"{u.id} ({type_name(u.type)}) has {left} of {ut.move} {what} left this turn; "
+                f"the path is {plural(steps, 'step')}",
             )
     hostile_passed: list[str] = []
     if "naval" in types:
@@ -94,7 +95,7 @@ def plan_move(board: Board, nation: str, unit_ids: list[str], path: list[str]) -
                 if blockers:
                     raise RuleViolation(
                         "SM1",
-                        f"{blockers[0].id} ({blockers[0].type}) must stop in {zone}, a hostile zone "
+                        f"{blockers[0].id} ({type_name(blockers[0].type)}) must stop in {zone}, a hostile zone "
                         f"({board.describe_zone(zone)}); only submarines may move through",
                     )
                 hostile_passed.append(zone)
@@ -203,8 +204,8 @@ def _require_not_stopped(board: Board, units: list[Unit]) -> None:
         if stopped_in_hostile_zone(board, u):
             raise RuleViolation(
                 "SM1",
-                f"{u.id} ({u.type}) entered {u.at}, a hostile zone ({board.describe_zone(u.at)}), this turn and was "
-                "stopped there; only submarines move on",
+                f"{u.id} ({type_name(u.type)}) entered {u.at}, a hostile zone ({board.describe_zone(u.at)}), "
+                "this turn and was stopped there; only submarines move on",
             )
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from domain.board import Board
 from domain.errors import RuleViolation
 from domain.scenario import MAX_ENTRY_ROUND
-from domain.text import possessive
+from domain.text import phase_name, possessive
 
 
 def next_position(
@@ -61,5 +61,6 @@ def require_turn(board: Board, nation: str, phases: tuple[str, ...], action: str
     if board.phase not in phases:
         raise RuleViolation(
             "T3",
-            f"{action} is legal in {' or '.join(phases)}; it is {possessive(board.nation)} {board.phase} phase",
+            f"{action} is legal in {' or '.join(map(phase_name, phases))}; "
+            f"it is {possessive(board.nation)} {phase_name(board.phase)} phase",
         )

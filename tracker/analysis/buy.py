@@ -34,7 +34,7 @@ from domain.errors import RuleViolation
 from domain.procedures.odds import Odds, TooManyPositions
 from domain.rules.convoy import air_can_join
 from domain.rules.economy import placement_zones, unit_cap
-from domain.text import plural, possessive
+from domain.text import phase_name, plural, possessive, type_name
 from tracker.analysis import advise, escorts, reach
 
 # The most units a side in a battle weighed: the sizes the bench times under a second.
@@ -385,7 +385,7 @@ def require_purchase(board: Board) -> None:
     if "purchase" in phases and phases.index(board.phase) > phases.index("purchase"):
         raise RuleViolation(
             "PU1",
-            f"{board.nation} buys in its purchase phase and it is at {board.phase.replace('_', ' ')}: "
+            f"{board.nation} buys in its purchase phase and it is at {phase_name(board.phase)}: "
             "what it buys now would not be placed this turn",
         )
 
@@ -397,7 +397,7 @@ def nothing_to_buy(board: Board, spend: int, not_weighed: Mapping[str, str]) -> 
     rule = not_weighed[cheapest].rpartition("(")[2].rstrip(")")
     return RuleViolation(
         rule,
-        f"{board.nation} can buy and place no naval or air unit with {spend} resources: {cheapest} "
+        f"{board.nation} can buy and place no naval or air unit with {spend} resources: {type_name(cheapest)} "
         f"{not_weighed[cheapest].rpartition(' (')[0]}",
     )
 
@@ -465,7 +465,7 @@ def title(data: BuyAnswer) -> str:
     """`tracker odds buy`'s first line; its table is `table_rows` under HEADER, then `notes`."""
     return (
         f"{possessive(data['nation'])} purchases with {data['budget']} resources (round {data['round']}, "
-        f"{data['phase'].replace('_', ' ')}): what one more unit is worth next turn, per resource"
+        f"{phase_name(data['phase'])}): what one more unit is worth next turn, per resource"
     )
 
 
@@ -475,11 +475,13 @@ def table_rows(data: BuyAnswer) -> list[tuple[str, ...]]:
     for r in data["ranking"]:
         b = r["best"]
         if b is None:
-            rows.append((r["type"], str(r["cost"]), "0", "0", "-", "no gain against the threats now", "", "", ""))
+            rows.append(
+                (type_name(r["type"]), str(r["cost"]), "0", "0", "-", "no gain against the threats now", "", "", "")
+            )
             continue
         rows.append(
             (
-                r["type"],
+                type_name(r["type"]),
                 str(r["cost"]),
                 f"{r['value']:.3f}",
                 f"{r['gain']:.2f}",
@@ -503,7 +505,7 @@ def notes(data: BuyAnswer) -> list[str]:
         zones = ", ".join(f"{z} ({why})" for z, why in data["too_large"].items())
         lines += ["", f"Too large to weigh here (at most {MOST_PER_SIDE} units a side, a budget of positions): {zones}"]
     if data["not_weighed"]:
-        lines += ["", "Not weighed: " + "; ".join(f"{t} {why}" for t, why in data["not_weighed"].items())]
+        lines += ["", "Not weighed: " + "; ".join(f"{type_name(t)} {why}" for t, why in data["not_weighed"].items())]
     weighed = plural(len(data["candidates"]), "figure")
     lines += ["", f"{weighed} weighed exactly ({data['positions']:,} positions)."]
     return lines
@@ -523,7 +525,7 @@ def by_hand_lines(data: BuyAnswer) -> list[str]:
                 lines += [f"  {best['zone']}, as it is:", f"    {c}"]
         for c in best["commands"]["after"]:
             # The command on a line of its own: copied whole, never wrapped.
-            lines += [f"  {best['zone']}, one {unit_type} more:", f"    {c}"]
+            lines += [f"  {best['zone']}, one {type_name(unit_type)} more:", f"    {c}"]
     return lines
 
 

@@ -22,7 +22,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "asw": (
         "cli.commands.naval",
         "asw_group",
-        "ASW combat against enemy submarines in one's own naval_combat phase (AS1-AS5).",
+        "ASW combat against enemy submarines in one's own naval combat phase (AS1-AS5).",
     ),
     "battle": (
         "cli.commands.naval",
@@ -41,7 +41,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Settings of a served campaign: whether anyone may read it without a token.",
     ),
     "campaigns": ("cli.commands.campaign", "campaigns", "List the campaigns in the database."),
-    "convoy": ("cli.commands.convoy", "convoy", "Convoy battles in the NTR owner's collect_resources phase (CV1-CV7)."),
+    "convoy": ("cli.commands.convoy", "convoy", "Convoy battles in the NTR owner's collect resources phase (CV1-CV7)."),
     "db": (
         "cli.commands.db",
         "db_group",

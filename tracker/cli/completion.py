@@ -20,7 +20,7 @@ import click
 from click.shell_completion import BashComplete, CompletionItem, add_completion_class
 
 from domain.campaign import Campaign
-from domain.text import unit_order
+from domain.text import type_name, unit_order
 
 if TYPE_CHECKING:
     from tracker.service.shapes import PlayerListed
@@ -98,7 +98,9 @@ def _completer(source: Callable[[Campaign], list[tuple[str, str]]]) -> Completer
 
 
 def unit_items(c: Campaign, ids: list[str]) -> list[tuple[str, str]]:
-    return [(uid, f"{c.units[uid]['type']} in {c.units[uid]['at']}") for uid in sorted(ids, key=unit_order)]
+    """Unit IDs to complete, each with its type in words and where it is ("aircraft carrier in
+    Northern North Sea")."""
+    return [(uid, f"{type_name(c.units[uid]['type'])} in {c.units[uid]['at']}") for uid in sorted(ids, key=unit_order)]
 
 
 def typed_names(c: Campaign, params: dict[str, Any]) -> tuple[str | None, str | None]:

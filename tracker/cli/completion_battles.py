@@ -17,7 +17,7 @@ import click
 from click.shell_completion import CompletionItem
 
 from domain.campaign import Campaign
-from domain.text import possessive
+from domain.text import possessive, type_name
 from tracker.cli.completion import (
     Completer,
     acting_units,
@@ -158,7 +158,7 @@ def _target_pairs(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
     facts = _step_facts(c, params)
     units = c.units
     return [
-        (f"{shot['unit']}={target}", f"{units[shot['unit']]['type']} at {units[target]['type']}")
+        (f"{shot['unit']}={target}", f"{type_name(units[shot['unit']]['type'])} at {type_name(units[target]['type'])}")
         for nation in _choosers(c, params, facts, "targets")
         for shot in facts["targets"][nation]
         for target in shot["legal"]
@@ -171,7 +171,7 @@ def _screen_pairs(c: Campaign, params: dict[str, Any]) -> list[tuple[str, str]]:
     facts = _step_facts(c, params)
     units = c.units
     return [
-        (f"{screen['firer']}={escort}", f"{units[escort]['type']} takes the shot at {screen['target']}")
+        (f"{screen['firer']}={escort}", f"{type_name(units[escort]['type'])} takes the shot at {screen['target']}")
         for nation in _choosers(c, params, facts, "screens")
         for screen in facts["screens"][nation]
         for escort in screen["options"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from domain.text import phase_name
 from tracker.cli.common import Context
 from tracker.cli.completion import completion_key, completions
 
@@ -30,16 +31,17 @@ REFRESH = 1.0
 
 
 def fit_prompt(name: str, c: Any, columns: int | None) -> str:
-    """The prompt, `name · round R · Nation · phase> `, shortened on a terminal too narrow to
-    leave PROMPT_ROOM columns after it (the campaign's name dropped first, then the nation
-    given by its code): a prompt wider than the terminal wrapped mid-word, with the line
-    typed on the next row."""
+    """The prompt, `name · round R · Nation · phase> ` (the phase in words, "combat movement"),
+    shortened on a terminal too narrow to leave PROMPT_ROOM columns after it (the campaign's
+    name dropped first, then the nation given by its code): a prompt wider than the terminal
+    wrapped mid-word, with the line typed on the next row."""
     code = getattr(c.scenario.nations.get(c.nation), "code", "") or c.nation
+    phase = phase_name(c.phase)
     candidates = [
-        f"{name} · round {c.round} · {c.nation} · {c.phase}> ",
-        f"round {c.round} · {c.nation} · {c.phase}> ",
-        f"round {c.round} · {code} · {c.phase}> ",
-        f"{code} · {c.phase}> ",
+        f"{name} · round {c.round} · {c.nation} · {phase}> ",
+        f"round {c.round} · {c.nation} · {phase}> ",
+        f"round {c.round} · {code} · {phase}> ",
+        f"{code} · {phase}> ",
     ]
     if columns is None:
         return candidates[0]

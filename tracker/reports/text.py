@@ -12,6 +12,7 @@ from typing import Any
 from domain.rules.tech import technology_name
 from domain.text import phase_name as phase_name
 from domain.text import plural, possessive
+from domain.text import type_name as type_name
 from projections.positions import turn_position
 from projections.summary import spans
 from tracker.service.history import TECH_NAMES
@@ -24,10 +25,6 @@ NEUTRAL_LABEL = "Neutral (F8)"
 
 def tech_name(tech: str) -> str:
     return TECH_NAMES.get(tech) or technology_name(tech)
-
-
-def type_name(unit_type: str) -> str:
-    return unit_type.replace("_", " ")
 
 
 # ----- shared wording -----

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from domain.scenario import Scenario
-from domain.text import plural, unit_order
+from domain.text import phase_name, plural, unit_order
 from projections.positions import turn_number
 from projections.views import BoardView
 from tracker.reports.text import NEUTRAL_LABEL, tech_name
@@ -78,7 +78,8 @@ def units_text(scenario: Scenario, units: Sequence[Mapping[str, Any]]) -> Text:
 
 
 def heading(name: str, data: BoardView) -> str:
-    position = f"Round {data['round']} · turn {data['turn']} · {data['nation']} · {data['phase']}"
+    """`state`'s heading: the campaign, its position (the phase in words) and the last event."""
+    position = f"Round {data['round']} · turn {data['turn']} · {data['nation']} · {phase_name(data['phase'])}"
     return f"{name} · {position}  (after event {data['seq']})"
 
 

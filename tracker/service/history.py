@@ -13,6 +13,7 @@ from domain.errors import InputError
 from domain.rules.catalog import statement
 from domain.rules.tech import technology_name
 from domain.ruleset import Ruleset
+from domain.text import phase_name
 from projections.schema import event_index
 from projections.summary import as_record
 from projections.views import Views
@@ -227,7 +228,8 @@ def board_changes(
                 # In words, as the log's summary of the advance says it ("Advanced Submarine").
                 lines.append(f"{nation} {TECH_NAMES.get(tech) or technology_name(tech)}: level {was} -> {level}")
     if before and (before["turn"], before["phase"]) != (after["turn"], after["phase"]):
-        lines.append(f"turn position: {before['nation']} {before['phase']} -> {after['nation']} {after['phase']}")
+        start, end = phase_name(before["phase"]), phase_name(after["phase"])
+        lines.append(f"turn position: {before['nation']} {start} -> {after['nation']} {end}")
     return lines
 
 

@@ -16,6 +16,7 @@ import sqlalchemy.exc
 
 from domain.errors import InputError
 from domain.scenario import Scenario
+from domain.text import phase_name
 from projections.schema import ADJUSTED, event_index
 from projections.views import BoardView, Views, stopped_at
 from tracker.storage.event_app import DamagedLogError
@@ -54,7 +55,7 @@ def board_in(v: Views, turn: int | None = None, phase: str | None = None, at: in
     if turn is not None:
         seq = v.seq_at_end_of(turn, phase)
         if seq is None:
-            what = f"phase {phase} of turn {turn}" if phase else f"turn {turn}"
+            what = f"phase {phase_name(phase)} of turn {turn}" if phase else f"turn {turn}"
             raise InputError(f"{what} has not been played in this campaign")
     else:
         assert at is not None
@@ -105,7 +106,7 @@ def _where_now(t: Tracker, v: Views) -> str:
     now = v.position(last)
     if now is None:
         return f"the last is event {last}"
-    return f"the last is event {last}, in turn {now.turn}, {now.phase}"
+    return f"the last is event {last}, in turn {now.turn}, {phase_name(now.phase)}"
 
 
 def _passed_over_refusal(t: Tracker, v: Views, said: PassedOver) -> InputError:

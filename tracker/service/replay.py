@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from domain.text import phase_name
 from projections.views import BoardView, board_at
 from tracker.service.application import Tracker
 from tracker.service.history import add_data, log_records
@@ -129,7 +130,7 @@ class Replay:
             Text.assemble(
                 (f"Event {f['seq']}", "bold"),
                 f" ({self.position + 1}/{len(self.frames)}) · turn {f['turn']} · "
-                f"{f['nation']} · {f['phase']} · {f['kind']} [{f['rule']}]{mark}",
+                f"{f['nation']} · {phase_name(f['phase'])} · {f['kind']} [{f['rule']}]{mark}",
             )
         )
         out.print(f"  {f['summary']}", markup=False)

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from domain.campaign import Campaign
-from domain.text import unit_order
+from domain.text import phase_name, unit_order
 from tracker.cli.common import Context, console, emit_json, json_option, suggested
 from tracker.cli.completion import complete_zones
 from tracker.cli.params import ZONE
@@ -25,13 +25,14 @@ from tracker.service.names import Names
 def turn_heading(name: str, board: Mapping[str, Any], turn_now: bool, phase_now: bool, phase: str | None) -> str:
     """`state --turn`'s heading: the position as `state` heads it, saying whether the board is
     the end of the turn (or of `phase`) asked for, or the board now of a turn or phase still
-    being played ("end of turn 4", "turn 5 in progress", "naval_combat in progress")."""
+    being played ("end of turn 4", "turn 5 in progress", "naval combat in progress")."""
+    words = phase_name(str(board["phase"]))
     if phase is None:
         played = f"turn {board['turn']} in progress" if turn_now else f"end of turn {board['turn']}"
-        stage = str(board["phase"])
+        stage = words
     else:
         played = f"turn {board['turn']}" + (" in progress" if turn_now and not phase_now else "")
-        stage = f"{board['phase']} in progress" if phase_now else f"end of {board['phase']}"
+        stage = f"{words} in progress" if phase_now else f"end of {words}"
     position = f"Round {board['round']} · {played} · {board['nation']} · {stage}"
     return f"{name} · {position}  (after event {board['seq']})"
 

@@ -10,6 +10,7 @@ import click
 from domain.errors import DataFileError, InputError
 from domain.ruleset import builtin_names, load_ruleset, read_builtin_or_file
 from domain.schema import control_character, printable
+from domain.text import phase_name
 from domain.toml_lines import key_lines
 from tracker.cli.common import (
     Context,
@@ -81,7 +82,7 @@ def new(ctx: Context, name: str, scenario: str | None, ruleset: str | None, dice
         f"Campaign {quoted(campaign.name)} created: {campaign.scenario.title} with ruleset "
         f"{campaign.ruleset.name}, {campaign.dice_mode} dice."
     )
-    click.echo(f"Round {campaign.round} · {campaign.nation} · {campaign.phase}")
+    click.echo(f"Round {campaign.round} · {campaign.nation} · {phase_name(campaign.phase)}")
 
 
 @click.command()

@@ -1,4 +1,4 @@
-"""`tracker convoy`: convoy battles in the NTR owner's collect_resources phase (CV1-CV7), declared,
+"""`tracker convoy`: convoy battles in the NTR owner's collect resources phase (CV1-CV7), declared,
 searched, rolled and resolved step by step or automatically."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from tracker.cli.params import NATION, ZONE
 
 @click.group()
 def convoy() -> None:
-    """Convoy battles in the NTR owner's collect_resources phase (CV1-CV7).
+    """Convoy battles in the NTR owner's collect resources phase (CV1-CV7).
 
     BATTLE may be left out while one convoy battle is in progress, but not with --dice.
     """
@@ -83,7 +83,7 @@ def convoy_declare(
 @seen_option
 @click.pass_obj
 def convoy_pass(ctx: Context, nation: str) -> None:
-    """Record that an enemy declares no (more) convoy attacks in this collect_resources phase (CV1, T4).
+    """Record that an enemy declares no (more) convoy attacks in this collect resources phase (CV1, T4).
 
     Example: tracker convoy pass --by Austria-Hungary
     """

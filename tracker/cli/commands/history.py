@@ -10,7 +10,7 @@ import click
 
 from domain.errors import InputError, TrackerError
 from domain.rules.record import UndoPlan
-from domain.text import plural
+from domain.text import phase_name, plural, type_name
 from projections.summary import rule_of, summary
 from tracker.cli.common import (
     PHASES,
@@ -100,7 +100,7 @@ def undo(ctx: Context, to: int | None, override: bool, reason: str, agreed_by: t
     for line in plan_lines(plan, done.campaign):
         echo_prose(line)
     campaign = t.load(t.campaign_id(ctx.campaign))
-    click.echo(f"Now: round {campaign.round} · {campaign.nation} · {campaign.phase}")
+    click.echo(f"Now: round {campaign.round} · {campaign.nation} · {phase_name(campaign.phase)}")
 
 
 @click.command()
@@ -124,7 +124,7 @@ def redo(ctx: Context, every: bool) -> None:
         for e in events:
             echo_prose(f"{summary(e, scenario, ruleset)}   [{rule_of(e)}]")
     campaign = t.load(cid)
-    click.echo(f"Now: round {campaign.round} · {campaign.nation} · {campaign.phase}")
+    click.echo(f"Now: round {campaign.round} · {campaign.nation} · {phase_name(campaign.phase)}")
 
 
 # ----- the log -----
@@ -266,9 +266,8 @@ def explain(ctx: Context, seq: int | None, roll: int | None, as_json: bool) -> N
         return
     # D3: a roll's number is no event number: both are said, so neither is taken for the other.
     number = f" (roll {data['dice']['roll']})" if data["dice"] else ""
-    echo_prose(
-        f"Event {data['seq']}{number}: {data['kind']} (turn {data['turn']}, {data['phase']}, {data['timestamp']})"
-    )
+    where = f"turn {data['turn']}, {phase_name(str(data['phase']))}, {data['timestamp']}"
+    echo_prose(f"Event {data['seq']}{number}: {data['kind']} ({where})")
     if also:
         before = f"event{'s' if len(also) > 1 else ''} {', '.join(map(str, also))}"
         echo_prose(f"  Roll {roll} was recorded before by {before}, undone and redone since (RK4)")
@@ -310,7 +309,7 @@ def _echo_dice(dice: Any, seq: int) -> None:
     value = dice["value"]
     if value:
         # F4: a base alone ("base 2") leaves the dispute to look up which value it is, and why.
-        kind = value["type"].replace("_", " ")
+        kind = type_name(value["type"])
         echo_prose(f"  Value: {value['unit']}'s {value['value']} {value['base']} ({kind}): {value['why']}")
     for m in dice["modifiers"]:
         change = f"set to {m['set']}" if m["set"] is not None else f"{m['add']:+d}"

@@ -176,7 +176,7 @@ _auto_command(
 
 @click.group(name="asw")
 def asw_group() -> None:
-    """ASW combat against enemy submarines in one's own naval_combat phase (AS1-AS5).
+    """ASW combat against enemy submarines in one's own naval combat phase (AS1-AS5).
 
     BATTLE may be left out while one ASW combat is in progress, but not with --dice.
     """

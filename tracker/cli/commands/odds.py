@@ -394,7 +394,7 @@ def escorts(
     """The cheapest searching ships and aircraft that keep a zone's expected NTR loss under a bound.
 
     For the NTR of the nation whose turn it is in ZONE, at each of its next two convoy windows
-    (its collect_resources phase this turn, against the enemy submarines there now, and next
+    (its collect resources phase this turn, against the enemy submarines there now, and next
     turn, against those within a full move, CV1, SM1): the searchers of the lowest cost (PU1),
     of its ships that can be there and its aircraft in range (CV3, F7), that keep the expected
     NTR destroyed (CV5), the attacks of each enemy nation added up, at or below --ntr-loss,

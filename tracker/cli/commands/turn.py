@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from domain.errors import InputError, RuleViolation, TrackerError
-from domain.text import possessive
+from domain.text import phase_name, possessive
 from projections.summary import rule_of, summary
 from tracker.cli.commands.board import turn_heading
 from tracker.cli.common import (
@@ -102,7 +102,7 @@ def state(ctx: Context, turn: int | None, phase: str | None, at: int | None, as_
     "--confirm-losses",
     is_flag=True,
     help=(
-        "End noncombat_movement even though air units cannot land: they are lost (F7); end placement "
+        "End noncombat movement even though air units cannot land: they are lost (F7); end placement "
         "even though units bought have no place to go: they are given up (PU2)."
     ),
 )
@@ -147,7 +147,7 @@ def next_phase(ctx: Context, to_phase: str | None, nation: str | None, confirm_l
         raise InputError(f"phase {to_phase!r} is not in this campaign's ruleset")
     if (campaign.nation, campaign.phase) == (target, to_phase):
         raise InputError(
-            f"already there: it is {possessive(target)} {to_phase} phase (round {campaign.round}); "
+            f"already there: it is {possessive(target)} {phase_name(to_phase)} phase (round {campaign.round}); "
             "plain `tracker next` ends it"
         )
     if not campaign.at_war(target) and not campaign.at_war(target, campaign.round + 1):
@@ -208,11 +208,11 @@ def past_next_round_opening(campaign: Campaign, target: str, to_phase: str) -> R
         f"`tracker next --to {to_phase} --nation {quoted(target)}` reaches it"
     )
     where = (
-        f"its {to_phase} comes after {turns} round-{nxt} turn{'s' if len(before) > 1 else ''}; "
+        f"its {phase_name(to_phase)} comes after {turns} round-{nxt} turn{'s' if len(before) > 1 else ''}; "
         f"`next --to` stops at the round's end: {stop}; {then}"
     )
     if campaign.at_war(target):
-        return RuleViolation("T4", f"{possessive(target)} {to_phase} is in round {nxt}: {where}")
+        return RuleViolation("T4", f"{possessive(target)} {phase_name(to_phase)} is in round {nxt}: {where}")
     return RuleViolation("F8", f"{target} is neutral in round {round_} (at war from round {nxt}): {where}")
 
 
@@ -304,7 +304,7 @@ def pending(ctx: Context, as_json: bool) -> None:
     """List what the game waits for: whose decision or roll, under which rule, and the command
     that answers it. When nothing keeps the phase open, the first item (kind "turn") names the
     nation whose phase it is: the game waits for it to finish the phase (T3, T4). In its
-    naval_combat phase, the battles it may start but need not follow (NC1, AS1).
+    naval combat phase, the battles it may start but need not follow (NC1, AS1).
 
     Example: tracker pending --json
     """
