@@ -215,7 +215,12 @@ def test_a_404_says_no_such_campaign_and_nothing_more(league: League) -> None:
         error = re.search(rb'<p class="error" id="error">(.*?)</p>', page)
         assert status == 404 and error and error.group(1) == b"no such campaign"
     done = tracker("--server", league.server.url, "--campaign", NOBODY, "state", env={"TRACKER_CONFIG": "/nonexistent"})
-    assert (done.returncode, done.stderr) == (2, "Error: no such campaign\n")
+    # The client adds that it sent no token, which it knows without the server: nothing more.
+    assert (done.returncode, done.stderr) == (
+        2,
+        "Error: no such campaign (no token was sent: set TRACKER_TOKEN to the token `tracker players add` gave you, "
+        'or write it as token = "trk_..." in /nonexistent)\n',
+    )
 
 
 # ----- who reads, who acts -----
