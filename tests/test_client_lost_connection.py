@@ -35,6 +35,16 @@ def answering(reply: bytes | None) -> Iterator[str]:
             listener.close()  # before the answer: the retry is refused
             if reply is not None:
                 conn.sendall(reply)
+                # Then end the answer and read the request out until the client closes: a socket
+                # closed with unread data resets the connection, which the client would see
+                # as a connection lost (and try again) before it read the answer.
+                conn.shutdown(socket.SHUT_WR)
+                conn.settimeout(10)
+                try:
+                    while conn.recv(65536):
+                        pass
+                except OSError:
+                    pass
 
     worker = threading.Thread(target=serve, daemon=True)
     worker.start()
