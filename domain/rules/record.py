@@ -164,7 +164,17 @@ def plan_undo(
     live = {start for start in groups if start not in undone}
     locks = _locks(groups, actors, live, undos, undone_by, scenario, undos_answer_nothing, reveals_answer_nothing)
     actions = tuple(PlannedAction(s, actors[s], tuple(groups[s])) for s in sorted(live))
-    undone_rolls = tuple(
+    undone_rolls = _undone_rolls(actions, positions)
+    last = events[-1].originator_version if events else 0
+    first = events[0].originator_version if events else 0
+    return UndoPlan(first, last, actions, tuple(locks), undone_rolls, scenario)
+
+
+def _undone_rolls(
+    actions: Sequence[PlannedAction], positions: dict[int, tuple[int, str, str]]
+) -> tuple[dict[str, Any], ...]:
+    """The dice rolls among the actions an undo takes back, each with its turn position."""
+    return tuple(
         {
             "roll": e.roll,
             "roller": e.roller,
@@ -179,9 +189,6 @@ def plan_undo(
         for e in a.events
         if _kind(e) == "DiceRolled"
     )
-    last = events[-1].originator_version if events else 0
-    first = events[0].originator_version if events else 0
-    return UndoPlan(first, last, actions, tuple(locks), undone_rolls, scenario)
 
 
 def _locks(
