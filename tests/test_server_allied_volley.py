@@ -28,7 +28,7 @@ class Convoy:
     North Sea (CV1), FR-BM1 and GB-CA1 find them (CV3, typed dice), and the round's volley is
     owed, rolled by the server (auto dice from here, D4)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, searched: bool = True) -> None:
         Tracker(str(folder / "league.db")).close()
         self.served = ServedTracker(str(folder / "league.db"), keys=str(folder / "keys.db"))
         self.cid: UUID = self.served.acting_as(
@@ -41,6 +41,8 @@ class Convoy:
             campaign = self.referee("next", {}).campaign
         self.referee("convoy declare", {"by": "Germany", "zone": "Central North Sea"})
         self.referee("convoy roll", {"battle": 1, "dice": "1,1"})
+        if not searched:
+            return
         self.referee("convoy search", {"battle": 1, "units": "FR-BM1,GB-CA1", "dice": "1,1"})
         while self.battle()["step"] != "fire":
             self.referee("battle step", {"battle": 1})
@@ -53,8 +55,11 @@ class Convoy:
         return self.served.load(self.cid).battles["1"]
 
     def fire(self, who: str, *nations: str) -> list[Any]:
+        return self.act(who, nations, "battle fire", {"battle": 1})
+
+    def act(self, who: str, nations: tuple[str, ...], name: str, inputs: dict[str, Any]) -> list[Any]:
         player = Player(str(self.cid), who, nations, False)
-        return self.served.acting_as(player, lambda: self.served.perform(self.cid, "battle fire", {"battle": 1})).events
+        return self.served.acting_as(player, lambda: self.served.perform(self.cid, name, inputs)).events
 
 
 @pytest.fixture
@@ -86,3 +91,38 @@ def test_pl2_a_player_of_neither_side_waited_for_may_not_roll_it(convoy: Convoy)
     with pytest.raises(Forbidden, match="PL2"):
         convoy.fire("carl", "Austria-Hungary")
     assert convoy.served.load(convoy.cid).version == version
+
+
+def test_cv3_pl2_d3_britains_player_types_the_search_die_of_a_french_bomber_searching_for_britain(
+    tmp_path: Path,
+) -> None:
+    """Manual dice: the escort search waits for Britain alone (CV3), and FR-BM1 searches under it;
+    Britain's player types its die as they type GB-CA1's, with no dice server's roll id (D3 asks
+    one for an enemy's dice, which its player would check)."""
+    game = Convoy(tmp_path, searched=False)
+    try:
+        assert game.battle()["waiting"] == ["Britain"]
+        events = game.act("bert", ("Britain",), "convoy search", {"battle": 1, "units": "FR-BM1,GB-CA1", "dice": "1,1"})
+        assert rollers(events) == ["France", "Britain"]
+        assert [e.source for e in events if type(e).__name__ == "DiceRolled"] == ["manual", "manual"]
+    finally:
+        game.served.close()
+
+
+def test_d3_pl2_typing_the_whole_volley_still_needs_a_roll_id_for_the_enemys_dice(tmp_path: Path) -> None:
+    """Manual dice, the round's volley: Britain's player may type France's die beside Britain's,
+    not Germany's without the dice server's roll id; the refusal names Germany's dice and records
+    nothing."""
+    game = Convoy(tmp_path, searched=False)
+    try:
+        game.referee("convoy search", {"battle": 1, "units": "FR-BM1,GB-CA1", "dice": "1,1"})
+        while game.battle()["step"] != "fire":
+            game.referee("battle step", {"battle": 1})
+        version = game.served.load(game.cid).version
+        with pytest.raises(Forbidden, match=r"^PL2: bert plays Britain, not Germany: Germany's dice need"):
+            game.act("bert", ("Britain",), "battle fire", {"battle": 1, "dice": "10,10,10,10"})
+        assert game.served.load(game.cid).version == version
+        events = game.act("bert", ("Britain",), "battle fire", {"battle": 1, "dice": "10,10,10,10", "ref": "roll-77"})
+        assert rollers(events) == ["France", "Britain", "Germany", "Germany"]
+    finally:
+        game.served.close()

@@ -80,7 +80,7 @@ def volley_roller(
     nations that the battle was waiting on and whose side rolls in it, or None when the action
     is not such a volley. An ally's units fire in it under the nation the battle waits for on
     their side (CV3, CV4: "France rolls FR-BM1; ... Britain records them"). Typed dice of
-    another nation still need a roll id (`check_typed_dice`)."""
+    an enemy still need a roll id (`check_typed_dice`)."""
     rolls = [e for e in events if type(e).__name__ == "DiceRolled"]
     if not rolls or any(e.battle is None or e.battle != rolls[0].battle for e in rolls):
         return None
@@ -126,18 +126,32 @@ def fought_on(events: Sequence[Any], owed: dict[str, tuple[str, ...]]) -> str | 
     return decided[0] if len(decided) == 1 else None
 
 
-def check_typed_dice(player: Player, events: Sequence[Any]) -> None:
-    """PL2, D3: a player types the dice of the nations they play. Dice of another nation (a
-    volley both sides fire, rolled at once) need the dice server's roll id (`--ref`), which that
-    nation's player can check against the roll; the referee may type any. Redone dice (RK4) were
-    typed when first recorded."""
+def check_typed_dice(
+    player: Player, campaign: Campaign, events: Sequence[Any], owed: dict[str, tuple[str, ...]]
+) -> None:
+    """PL2, D3: a player types the dice of the nations they play, and of an ally whose units fire
+    under one of them in a battle step waiting for it and not for the ally (CV3, CV4: "France
+    rolls FR-BM1; ... Britain records them"): that nation's player would type its own units'
+    dice as freely. Dice of another nation (a volley both sides fire, rolled at once) need the
+    dice server's roll id (`--ref`), which that nation's player can check against the roll; the
+    referee may type any. Redone dice (RK4) were typed when first recorded."""
     if player.referee or any(type(e).__name__ == "ActionRedone" for e in events):
         return
     for e in events:
         if type(e).__name__ != "DiceRolled" or e.source != "manual" or e.reference:
             continue
-        if not player.may_act_for(e.roller):
+        if not player.may_act_for(e.roller) and not _fires_under(player, campaign, e, owed):
             raise Forbidden(
                 f"{player.name} plays {player.describe()}, not {e.roller}: {possessive(e.roller)} dice need the dice "
                 f"server's roll id (--ref) so its player can check them (D3), or the referee enters them"
             )
+
+
+def _fires_under(player: Player, campaign: Campaign, die: Any, owed: dict[str, tuple[str, ...]]) -> bool:
+    """CV3, CV4, NC3: whether the die `die` is an ally's, rolled in a battle step that waited for
+    a nation of the player's on the ally's side and not for the ally itself."""
+    waiting = owed.get(str(die.battle), ()) if die.battle is not None else ()
+    if die.roller in waiting:
+        return False
+    side_of = campaign.scenario.side_of
+    return any(player.may_act_for(n) and side_of(n) == side_of(die.roller) for n in waiting)

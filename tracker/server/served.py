@@ -557,7 +557,7 @@ class ServedTracker(Tracker):
         if asked is not None and asked.nation != nation and player.name != SERVER:
             raise _ActsFor(nation)
         self._check_overrides(player, campaign, events)
-        check_typed_dice(player, events)
+        check_typed_dice(player, campaign, events, owed or {})
 
     def _check_overrides(self, player: Player, campaign: Campaign, events: Sequence[Any]) -> None:
         """RK3: an override's agreement counts only when given through the server: by the
