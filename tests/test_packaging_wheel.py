@@ -194,7 +194,7 @@ def test_the_wheel_with_its_extras_serves(wheel: Path, tmp_path: Path) -> None:
         )  # fmt: skip
     try:
         health = wait_for(f"http://127.0.0.1:{port}/health", proc, log)
-        assert json.loads(health) == {"status": "ok"}, health
+        assert json.loads(health) == {"status": "ok", "ok": True}, health
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as resp:
             page = resp.read().decode()
         # The viewer's page, made from the templates the wheel carries.

@@ -448,6 +448,16 @@ def test_nc1_a_battle_due_is_listed_once_as_due_not_as_optional() -> None:
     assert ("naval_due", SNS) in kinds and ("naval_may", SNS) not in kinds
 
 
+def test_pu1_buy_takes_its_count_as_a_word_or_as_count_as_place_does(db: str) -> None:
+    """`place submarine --count 2 --at ...` is how `pending` writes a placement; `buy submarine
+    --count 2` was answered "no such option --count; did you mean --json?"."""
+    run(db, "next")
+    assert "Germany buys 2 submarines" in run(db, "buy", "submarine", "--count", "2")
+    out = run(db, "buy", "destroyer", "1", "--count", "2", code=2)
+    assert "COUNT 1 and --count 2 disagree" in out
+    assert "Germany buys 1 destroyer" in run(db, "buy", "destroyer", "--count", "1", "1")
+
+
 def test_pu2_place_takes_its_count_as_a_word_as_buy_does(db: str) -> None:
     """`buy submarine 2` takes the count as a word; `place submarine 2 --at ...` was refused
     ("got unexpected extra argument") and needed --count."""

@@ -17,7 +17,7 @@ from domain.memory import collector_paused
 from domain.procedures.base import Context
 from domain.procedures.odds import Odds, State, TooManyPositions, exact_odds
 from domain.procedures.odds import Shared as OneContext
-from domain.text import listed, plural, possessive
+from domain.text import listed, phase_name, plural, possessive
 from tracker.analysis import odds as view
 from tracker.analysis.reach import (
     Question,
@@ -513,7 +513,7 @@ def render(data: NeedAnswer) -> str:
     force = data["force"]
     lines = [
         f"{data['nation']} to {goal} {data['zone']} with a chance of at least {data['bound']:.0%} "
-        f"(round {data['round']}, {data['phase'].replace('_', ' ')}):"
+        f"(round {data['round']}, {phase_name(data['phase'])}):"
     ]
     if not data["whole_enemy"]:
         lines.append(_part_of_enemy(data))

@@ -513,7 +513,7 @@ def placed_later(items: list[dict[str, Any]]) -> str:
     action before then. Each item's text lists every zone where its type may go (27 for
     Britain's ships on the whole war's map): repeated for every type after every purchase and
     move, they buried what the action did; `pending` lists them."""
-    units = ", ".join(plural(i["count"], i["unit_type"].replace("_", " ")) for i in items)
+    units = ", ".join(plural(i["count"], i["unit_type"]) for i in items)
     nation = items[0]["waiting"][0]
     return f"Waiting: {nation} has {units} bought this turn, to place in placement (where: tracker pending) [PU2]"
 

@@ -210,7 +210,11 @@ NAME = {
 }
 COUNT = {"type": "integer", "minimum": 1, "maximum": MAX_INT}
 TEXT = {"type": "string", "maxLength": 200}
-HEALTHY = {"type": "object", "properties": {"ok": {"const": True}}, "required": ["ok"]}
+HEALTHY = {
+    "type": "object",
+    "properties": {"status": {"const": "ok"}, "ok": {"const": True}},
+    "required": ["status", "ok"],
+}
 LOOSE_LIST = {"type": "array", "items": {"type": "object"}}
 
 

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from domain.campaign import Campaign
-from domain.text import phase_name, unit_order
+from domain.text import phase_name, type_name, unit_order
 from tracker.cli.common import Context, console, emit_json, json_option, suggested
 from tracker.cli.completion import complete_zones
 from tracker.cli.params import ZONE
@@ -176,7 +176,7 @@ def units_command(ctx: Context, as_json: bool) -> None:
         if r["asw_attack"]:
             searches += (", " if searches else "") + f"ASW attack {r['asw_attack']}"
         table.add_row(
-            r["type"].replace("_", " "),
+            type_name(r["type"]),
             r["abbr"],
             r["category"],
             str(r["attack"]),
@@ -259,7 +259,7 @@ def show_command(ctx: Context, zone: str, as_json: bool) -> None:
             state = ", ".join(part for part in ("damaged" if u["damage"] else "", _movement(c, u)) if part)
             table.add_row(
                 units_text(c.scenario, [u]),
-                u["type"].replace("_", " "),
+                type_name(u["type"]),
                 nation_text(c.scenario, u["nation"]),
                 state or "-",
             )

@@ -17,10 +17,23 @@ from tracker.cli.params import NATION, REASON, ZONE, Whole
 from tracker.service.actions import build_adjustment
 from tracker.service.names import once_each
 
+# `place` took its count as a word and as --count, `buy` as a word alone: `buy submarine
+# --count 2` was answered "did you mean --json?". Both take both.
+COUNT_OPTION = click.option("--count", type=Whole(1, 1000), default=None, help="How many (or COUNT; default 1).")
+
+
+def how_many(number: int | None, count: int | None) -> int:
+    """The count given as the COUNT word or as --count (default 1); a usage error where both are
+    given and differ."""
+    if number is not None and count is not None and number != count:
+        raise click.UsageError(f"COUNT {number} and --count {count} disagree: give one of them")
+    return number if number is not None else count if count is not None else 1
+
 
 @click.command()
 @click.argument("unit_type", shell_complete=complete_purchases)
-@click.argument("count", type=Whole(1, 1000), default=1)
+@click.argument("number", type=Whole(1, 1000), required=False, metavar="[COUNT]")
+@COUNT_OPTION
 @click.option(
     "--nation",
     type=NATION,
@@ -30,13 +43,13 @@ from tracker.service.names import once_each
 @record_json_option
 @seen_option
 @click.pass_obj
-def buy(ctx: Context, unit_type: str, count: int, nation: str | None) -> None:
+def buy(ctx: Context, unit_type: str, number: int | None, count: int | None, nation: str | None) -> None:
     """Buy units in the purchase phase at the ruleset's cost (PU1, PU3); undo takes a purchase back
     until the phase ends.
 
     Example: tracker buy submarine 2
     """
-    act(ctx, "buy", {"unit_type": unit_type, "count": count, "nation": nation})
+    act(ctx, "buy", {"unit_type": unit_type, "count": how_many(number, count), "nation": nation})
 
 
 @click.command()
@@ -51,7 +64,7 @@ def buy(ctx: Context, unit_type: str, count: int, nation: str | None) -> None:
     help="Sea zone next to a port (ships), or a port or carrier zone (air).",
     shell_complete=complete_placement_zones,
 )
-@click.option("--count", type=Whole(1, 1000), default=None, help="How many to place (or COUNT; default 1).")
+@COUNT_OPTION
 @click.option(
     "--nation",
     type=NATION,
@@ -66,10 +79,7 @@ def place(ctx: Context, unit_type: str, number: int | None, zone: str, count: in
 
     Example: tracker place submarine 2 --at "Heligoland Bight"
     """
-    if number is not None and count is not None and number != count:
-        raise click.UsageError(f"COUNT {number} and --count {count} disagree: give one of them")
-    how_many = number if number is not None else count if count is not None else 1
-    act(ctx, "place", {"unit_type": unit_type, "zone": zone, "count": how_many, "nation": nation})
+    act(ctx, "place", {"unit_type": unit_type, "zone": zone, "count": how_many(number, count), "nation": nation})
 
 
 @click.command()
