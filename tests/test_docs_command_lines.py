@@ -89,6 +89,6 @@ def test_a_renamed_option_or_command_is_caught() -> None:
     # The check itself: what it must refuse, so the test above cannot pass by finding nothing.
     assert unknown_in("tracker buy submarine --seen 3") is None
     assert unknown_in("tracker --db x.db odds need --zone Skagerrak --win 0.9") is None
-    assert unknown_in("tracker buy submarine --count 2") == "option --count of `tracker buy`"
+    assert unknown_in("tracker buy submarine --amount 2") == "option --amount of `tracker buy`"
     assert unknown_in("tracker odds need --area Skagerrak") == "option --area of `tracker odds need`"
     assert unknown_in("tracker notify add-channel webhook URL") == "command 'add-channel'"
