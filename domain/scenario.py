@@ -150,6 +150,11 @@ def _position(r: Reader, report: Report) -> tuple[int, int] | None:
     return None if x is None or y is None else (x, y)
 
 
+# The lead of the error of a map giving some zones x and y and not others: `scenario map` draws
+# it all the same, the others laid out around those, and says it as a warning.
+SOME_POSITIONS = "no x and y: once one zone has a map position, every zone needs one"
+
+
 def _some_positions(top: Reader, names: list[str], sea_names: set[str], placing: set[str], report: Report) -> None:
     """The error of a map where some zones have x and y and others not, at the first without:
     naming the fewer of the two kinds, so that either can be made whole."""
@@ -160,7 +165,7 @@ def _some_positions(top: Reader, names: list[str], sea_names: set[str], placing:
     fewer = f"given for {_some_of(given)}" if len(given) <= len(lacking) else f"missing for {_some_of(lacking)}"
     # The way out a newcomer who typed a few by hand is looking for.
     way = "give every zone x and y, or none, or let `tracker scenario map FILE --write-coordinates` lay out"
-    problem = f"no x and y: once one zone has a map position, every zone needs one {have}: {fewer}; {way} the rest"
+    problem = f"{SOME_POSITIONS} {have}: {fewer}; {way} the rest"
     report(top.fail(where, problem))
 
 

@@ -122,8 +122,8 @@ def check_scenario(text: str, source: str, ruleset: str | None = None, *, positi
     kept, stood_for = _without_echoes(problems)
     errors = [error(p) for p in kept]
     reported_at = {echo.key: line for echo, root in stood_for if (line := error(root).line) is not None}
-    borders_read = not any(_about_borders(p) for p in kept)
-    warnings = [finding("warning", key, message) for key, message in scenario_warnings(data, scenario, borders_read)]
+    unsure = _unsure_zones(data, scenario.game_map, [p for p in kept if _about_borders(p)])
+    warnings = [finding("warning", key, message) for key, message in scenario_warnings(data, scenario, unsure)]
     order = sorted(errors, key=_by_line) + sorted(warnings, key=_by_line)
     return ScenarioCheck(source, tuple(order), scenario, rules, written, reported_at)
 
@@ -237,6 +237,41 @@ def _about_borders(problem: DataFileError) -> bool:
     )
 
 
+def _unsure_zones(data: dict[str, Any], game_map: GameMap, unread: list[DataFileError]) -> frozenset[str]:
+    """The zones a border left unread by one of the `unread` errors may join to the map: the
+    zone whose list it is in, the zone its error suggests (`did you mean 'Riga'?`) and every
+    zone that list, or a key misspelt for it, names. Whether those are cut off, or a port
+    inland, waits on the error; every other zone's warnings are told all the same."""
+    zones = sorted(game_map.adjacency, key=len, reverse=True)  # the longest name first: "A.B" before "B"
+    unsure: set[str] = set()
+    for problem in unread:
+        unsure.update(z for z in zones if f"did you mean {z!r}" in problem.problem)
+        # The zone's table is the key's last part off (`.adjacent`, `.adjacant`), read as its
+        # first entry when written [[...]]. A zone whose own entry is no table is no zone of the
+        # map: each list naming it is an error of its own, at the zone that holds that list.
+        table = problem.key.rpartition(".")[0].removesuffix("[0]")
+        holder = next((z for z in zones if table.endswith(f".{z}")), None)
+        if holder is not None:
+            unsure.add(holder)
+            unsure.update(n for n in _names_written(data, holder) if game_map.knows(n))
+    return frozenset(unsure)
+
+
+def _names_written(data: dict[str, Any], zone: str) -> set[str]:
+    """Every text a zone's table holds, in a list or alone, wherever in the file it is written."""
+    game_map = data.get("map")
+    tables = [game_map.get(kind) for kind in ("sea", "land")] if isinstance(game_map, dict) else []
+    found = [t.get(zone) for t in tables if isinstance(t, dict)]
+    found += [table for _, _, misplaced in misplaced_zones(data) for name, _, table in misplaced if name == zone]
+    names: set[str] = set()
+    for table in found:
+        table = table[0] if isinstance(table, list) and table else table
+        for value in table.values() if isinstance(table, dict) else ():
+            values = value if isinstance(value, list) else [value]
+            names.update(v for v in values if isinstance(v, str))
+    return names
+
+
 def _spelt_for(missing: str, unknown: str, meant: str) -> bool:
     """The key `missing` is the one the unknown key `unknown` of the same table is said to mean."""
     if missing != meant and not missing.endswith("." + meant):
@@ -248,17 +283,19 @@ def _spelt_for(missing: str, unknown: str, meant: str) -> bool:
 # ----- warnings: what the loader accepts but a board rarely means -----
 
 
-def scenario_warnings(data: dict[str, Any], scenario: Scenario, borders_read: bool = True) -> list[tuple[str, str]]:
+def scenario_warnings(
+    data: dict[str, Any], scenario: Scenario, unsure: frozenset[str] = frozenset()
+) -> list[tuple[str, str]]:
     """(key path, message) for zones nobody can reach, ports without a sea, a side with nobody
     on it or nobody at war in round 1 (F8), a nation with no unit and no port (PU2), a cap below
     the units a nation starts with (PU3), a name not of the template's form, a title too long
-    to head a page, and a zone listed twice in one `adjacent` list. Without
-    `borders_read` (an error in the map's adjacency), no zone is called cut off or port inland:
-    the border left out would be why."""
+    to head a page, and a zone listed twice in one `adjacent` list. A zone `unsure` (one a
+    border left unread by an error may join) is called neither cut off, nor a port inland,
+    nor is any zone joined to it over the borders read: the border left out may be why."""
     game_map = scenario.game_map
     return [
-        *(_unreachable(game_map) if borders_read else ()),
-        *(_inland_ports(data, game_map) if borders_read else ()),
+        *_unreachable(game_map, unsure),
+        *_inland_ports(data, game_map, unsure),
         *_empty_sides(data),
         *_sides_at_peace(scenario),
         *_portless(data, scenario),
@@ -408,13 +445,18 @@ def _names(zones: list[str] | set[str] | frozenset[str], most: int = 4) -> str:
     return ", ".join(listed[:most]) + more
 
 
-def _unreachable(game_map: GameMap) -> list[tuple[str, str]]:
+def _unreachable(game_map: GameMap, unsure: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
     """Zones cut off from the rest of the map, and sea zones no ship can sail to from the
-    main sea (joined to it over land only)."""
+    main sea (joined to it over land only); none in a part of the map (or of the sea) that
+    holds an `unsure` zone."""
     zones = list(game_map.adjacency)
     found = []
     cut_off: set[str] = set()
     for part in _components(zones, game_map.adjacency)[1:]:
+        if unsure.intersection(part):
+            # Whether it is cut off waits on the error: the border left unread may join it.
+            cut_off.update(part)
+            continue
         for zone in part:
             cut_off.add(zone)
             near = game_map.adjacency[zone]
@@ -423,6 +465,8 @@ def _unreachable(game_map: GameMap) -> list[tuple[str, str]]:
     seas = [z for z in zones if game_map.is_sea(z)]
     sea_near = {z: frozenset(n for n in game_map.adjacency[z] if game_map.is_sea(n)) for z in seas}
     for part in _components(seas, sea_near)[1:]:
+        if unsure.intersection(part):
+            continue
         for zone in part:
             if zone not in cut_off:
                 found.append(
@@ -435,13 +479,18 @@ def _unreachable(game_map: GameMap) -> list[tuple[str, str]]:
     return found
 
 
-def _inland_ports(data: dict[str, Any], game_map: GameMap) -> list[tuple[str, str]]:
-    """PU2: ports that touch no sea zone, where no new ship could ever be placed."""
-    land_tables = data.get("map", {}).get("land", {})
-    any_marked = any(isinstance(t, dict) and t.get("port") is True for t in land_tables.values())
+def _inland_ports(
+    data: dict[str, Any], game_map: GameMap, unsure: frozenset[str] = frozenset()
+) -> list[tuple[str, str]]:
+    """PU2: ports that touch no sea zone, where no new ship could ever be placed (an `unsure`
+    one may, over the border an error left unread)."""
+    tables = data.get("map")
+    land_tables = tables.get("land") if isinstance(tables, dict) else None
+    written = land_tables.values() if isinstance(land_tables, dict) else ()
+    any_marked = any(isinstance(t, dict) and t.get("port") is True for t in written)
     found = []
     for territory in sorted(game_map.ports, key=list(game_map.adjacency).index):
-        if any(game_map.is_sea(z) for z in game_map.adjacency[territory]):
+        if territory in unsure or any(game_map.is_sea(z) for z in game_map.adjacency[territory]):
             continue
         if any_marked:
             found.append(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import random
 import tomllib
 from typing import Any
 
@@ -40,6 +39,8 @@ DRAWN_BOX = (float(BOX_WIDTH + GAP), float(BOX_HEIGHT + GAP))
 DRAWN_PAGE = 900.0
 FULL_SCALE = 1500.0
 ROOM_PER_ZONE = 2.0
+# The least a layout is shrunk to fit typed zones (`_fitted`), of the size it is laid out at.
+MIN_FIT_SCALE = 0.25
 
 
 def computed_positions(
@@ -51,6 +52,12 @@ def computed_positions(
     laid out around them (`around_typed`). A map too large to lay out is refused, naming `source`."""
     if typed:
         return around_typed(game_map, typed, source)
+    return _apart(_spread(game_map, source), LAYOUT_WIDTH / LAYOUT_ASPECT)
+
+
+def _spread(game_map: GameMap, source: str) -> dict[str, tuple[int, int]]:
+    """The force-directed layout of `computed_positions` spanning LAYOUT_WIDTH, boxes apart or
+    not."""
     zones = len(game_map.adjacency)
     if zones > MAX_LAYOUT_ZONES:
         raise InputError(
@@ -87,7 +94,7 @@ def computed_positions(
         )
         for zone, p in raw.items()
     }
-    return _apart(laid, height)
+    return laid
 
 
 def _apart(laid: dict[str, tuple[int, int]], height: float) -> dict[str, tuple[int, int]]:
@@ -116,11 +123,13 @@ def _apart(laid: dict[str, tuple[int, int]], height: float) -> dict[str, tuple[i
 def around_typed(
     game_map: GameMap, typed: dict[str, tuple[int, int]], source: str = "the map"
 ) -> dict[str, tuple[int, int]]:
-    """Every zone's x and y: the `typed` zones' as they are, the others laid out around them
-    (networkx's spring layout with the typed zones fixed, seeded), within the drawing area
-    (LAYOUT_WIDTH by LAYOUT_WIDTH / LAYOUT_ASPECT from 0, 0, grown to hold the typed zones), on
-    a grid of cells the drawing's boxes fit in (`_on_grid`). A zone is started beside its typed
-    neighbours, so that the map grows out from what its author placed."""
+    """Every zone's x and y: the `typed` zones' as they are, the others laid out around them:
+    the map laid out as if none were typed (`computed_positions`' layout), turned, scaled and
+    moved as a whole to fit the typed zones (`_fitted`), each zone then drawn along with the
+    typed ones near it by what is left to fit (`_drawn_along`), on a grid of cells the
+    drawing's boxes fit in (`_on_grid`). As tidy as a layout with none typed: a spring layout
+    pinned at a typed zone, started around it, stayed in a tangle, and coordinates kept within
+    the drawing area squeezed the map against its edge (the drawing scales any coordinates)."""
     zones = list(game_map.adjacency)
     if len(zones) > SPRING_LAYOUT_MOST:
         raise InputError(
@@ -130,74 +139,74 @@ def around_typed(
     free = [z for z in zones if z not in typed]
     if not free:
         return {z: typed[z] for z in zones}
-    # Imported here: only drawing a map without coordinates needs the graph library.
-    import networkx as nx
-
-    x0, y0, width, height = _frame(typed)
-    # The layout's own units: the frame's width is 1 (the spring layout's forces are tuned to a
-    # unit square); the same scale both ways, so that the typed zones keep their shape.
-    pos = {z: ((x - x0) / width, (y - y0) / width) for z, (x, y) in typed.items()}
-    pos.update(_started(game_map, pos, free, height / width))
-    graph = nx.Graph()
-    graph.add_nodes_from(zones)
-    graph.add_edges_from((a, b) for a, near in game_map.adjacency.items() for b in sorted(near) if a < b)
-    raw = nx.spring_layout(
-        graph, k=_spacing(graph, height / width), pos=pos, fixed=list(typed), iterations=300, seed=LAYOUT_SEED
-    )
-    placed = {z: (x0 + float(raw[z][0]) * width, y0 + float(raw[z][1]) * width) for z in free}
+    shape = _fitted({z: (float(x), float(y)) for z, (x, y) in _spread(game_map, source).items()}, typed)
+    placed = _drawn_along(shape, typed, free, game_map)
+    x0, y0, width, height = _frame(typed, placed)
     placed = _on_grid(placed, typed, (x0, y0, width, height), _box(width, height, len(zones)))
     return {z: typed[z] if z in typed else (round(placed[z][0]), round(placed[z][1])) for z in zones}
 
 
-def _spacing(graph: Any, depth: float) -> float:
-    """The spring layout's distance between zones (its `k`) for the map to fill a frame of
-    width 1 and height `depth`: a layout's size grows with `k` in proportion, so the map laid
-    out freely once, at networkx's own `k`, says how far to shrink or grow it."""
-    import networkx as nx
-
-    k = 1.0 / math.sqrt(len(graph))
-    free = nx.spring_layout(graph, k=k, seed=LAYOUT_SEED, iterations=300, scale=None)
-    xs = [float(p[0]) for p in free.values()]
-    ys = [float(p[1]) for p in free.values()]
-    area = max(max(xs) - min(xs), k) * max(max(ys) - min(ys), k)
-    return k * math.sqrt(depth / area)
+def _frame(
+    typed: dict[str, tuple[int, int]], placed: dict[str, tuple[float, float]]
+) -> tuple[float, float, float, float]:
+    """The drawing area the zones are laid out in, as left, top, width and height: the one
+    every zone, typed or placed, spans."""
+    xs = [x for x, _ in typed.values()] + [x for x, _ in placed.values()]
+    ys = [y for _, y in typed.values()] + [y for _, y in placed.values()]
+    return float(min(xs)), float(min(ys)), float(max(max(xs) - min(xs), 1)), float(max(max(ys) - min(ys), 1))
 
 
-def _frame(typed: dict[str, tuple[int, int]]) -> tuple[float, float, float, float]:
-    """The drawing area the zones are laid out in, as left, top, width and height: the one a
-    computed layout spans, grown to hold every typed zone."""
-    xs = [x for x, _ in typed.values()]
-    ys = [y for _, y in typed.values()]
-    left, top = min(0, *xs), min(0, *ys)
-    right = max(LAYOUT_WIDTH, *xs)
-    bottom = max(LAYOUT_WIDTH / LAYOUT_ASPECT, *ys)
-    return float(left), float(top), float(right - left), float(bottom - top)
+def _fitted(shape: dict[str, tuple[float, float]], typed: dict[str, tuple[int, int]]) -> dict[str, tuple[float, float]]:
+    """`shape` turned (or turned over), scaled and moved as a whole to put the typed zones as
+    near where they were typed as it can (least squares); for one typed zone, moved alone,
+    turned over whichever way puts it nearest."""
+    import numpy as np
+
+    names = list(shape)
+    at = np.array([shape[z] for z in names])
+    source = np.array([shape[z] for z in typed])
+    target = np.array([typed[z] for z in typed], dtype=float)
+    if len(typed) == 1:
+        middle = at.mean(axis=0)
+        flips = [np.array(f) for f in ((1.0, 1.0), (-1.0, 1.0), (1.0, -1.0), (-1.0, -1.0))]
+        flip = min(flips, key=lambda f: float(np.linalg.norm(middle + f * (source[0] - middle) - target[0])))
+        moved = target[0] + flip * (at - source[0])
+    else:
+        s_mid, t_mid = source.mean(axis=0), target.mean(axis=0)
+        s_off, t_off = source - s_mid, target - t_mid
+        u, sv, vt = np.linalg.svd(s_off.T @ t_off)
+        turn = u @ vt  # may turn over too: a map may be drawn mirrored
+        spread = float((s_off**2).sum())
+        # Typed zones crowded together that the layout spreads far apart would shrink the map
+        # to a heap: it keeps a quarter of its size at least.
+        scale = max(float(sv.sum()) / spread if spread > 0 else 1.0, MIN_FIT_SCALE)
+        moved = t_mid + scale * (at - s_mid) @ turn
+    return {z: (float(x), float(y)) for z, (x, y) in zip(names, moved.tolist(), strict=True)}
 
 
-def _started(
-    game_map: GameMap, pos: dict[str, tuple[float, float]], free: list[str], depth: float
+def _drawn_along(
+    shape: dict[str, tuple[float, float]], typed: dict[str, tuple[int, int]], free: list[str], game_map: GameMap
 ) -> dict[str, tuple[float, float]]:
-    """Where each free zone starts (layout units): beside the zones placed before it, outwards
-    from the typed ones in breadth-first order; a zone with no path to a typed one anywhere in
-    the frame (a width of 1, `depth` high). Jittered, seeded: two zones never start as one."""
-    rng = random.Random(LAYOUT_SEED)
-    step = (depth / (len(free) + len(pos))) ** 0.5
-    started = dict(pos)
-    todo = list(free)
-    while todo:
-        reached = [z for z in todo if any(n in started for n in sorted(game_map.adjacency[z]))]
-        if not reached:
-            # Zones out of reach of any typed one: anywhere in the frame, where forces sort them.
-            for z in todo:
-                started[z] = (rng.random(), rng.random() * depth)
-            break
-        for z in reached:
-            near = [started[n] for n in sorted(game_map.adjacency[z]) if n in started]
-            x = sum(p[0] for p in near) / len(near)
-            y = sum(p[1] for p in near) / len(near)
-            started[z] = (x + rng.uniform(-step, step), y + rng.uniform(-step, step))
-        todo = [z for z in todo if z not in started]
-    return {z: started[z] for z in free}
+    """Each free zone moved by the typed zones' moves from where `shape` puts them to where they
+    were typed, each weighing less with the distance (a bell curve at least as wide as the
+    move: a zone beside a typed one goes almost as far, one beyond it is not overtaken), all
+    together at most one whole move."""
+    links = [math.dist(shape[a], shape[b]) for a, near in game_map.adjacency.items() for b in near]
+    reach = sum(links) / len(links) if links else 1.0
+    moves = [(shape[t], (x - shape[t][0], y - shape[t][1])) for t, (x, y) in typed.items()]
+    placed = {}
+    for z in free:
+        x, y = shape[z]
+        weights = []
+        for (tx, ty), (dx, dy) in moves:
+            width = max(math.hypot(dx, dy), reach)
+            weights.append(math.exp(-((x - tx) ** 2 + (y - ty) ** 2) / (2 * width * width)))
+        total = max(1.0, sum(weights))
+        placed[z] = (
+            x + sum(w * m[1][0] for w, m in zip(weights, moves, strict=True)) / total,
+            y + sum(w * m[1][1] for w, m in zip(weights, moves, strict=True)) / total,
+        )
+    return placed
 
 
 def _box(width: float, height: float, zones: int) -> tuple[float, float]:

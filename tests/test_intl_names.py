@@ -110,6 +110,24 @@ def test_a_zone_typed_with_a_combining_accent_is_the_zone_written_with_one(campa
     assert f"\u00d6resund -> {NFC}" in moved
 
 
+def test_a_zone_typed_without_its_accents_is_the_zone_and_is_recorded_as_written(campaign: list[str]) -> None:
+    assert run(*campaign, "show", "oresund").startswith("\u00d6resund: sea zone")
+    for _ in range(2):
+        run(*campaign, "next")
+    assert "\u00d6resund -> Cr\u00e8te" in run(*campaign, "move", "de-ss1", "--to", "CRETE")
+    assert "\u00d6resund -> Cr\u00e8te" in run(*campaign, "log")
+
+
+def test_a_zone_typed_without_accents_that_two_zones_have_is_refused_naming_both(tmp_path: Path) -> None:
+    path = tmp_path / "weltkrieg.toml"
+    path.write_text(board() + '\n[map.sea."Cr\u00eate"]\nadjacent = ["ZONE_B"]\n'.replace("ZONE_B", NFC))
+    db = ["--db", str(tmp_path / "c.db")]
+    run(*db, "new", "k", "--scenario", str(path))
+    out = run(*db, "show", "crete", code=2)
+    assert out == "Error: zone 'crete' could be 'Cr\u00e8te' or 'Cr\u00eate': type it with its accents\n"
+    assert run(*db, "show", "cr\u00eate").startswith("Cr\u00eate: sea zone")
+
+
 def test_scenario_check_refuses_zones_alike_but_for_their_unicode_form(tmp_path: Path) -> None:
     text = board() + f'\n[map.sea."{NFD}"]\nadjacent = ["{NFC}"]\n'
     found = check_scenario(text, "b.toml")

@@ -2,7 +2,8 @@
 
 Nations, zones, unit types, technologies, event kinds and unit IDs match case-insensitively
 (and with `-`, `_` and spaces alike: "advanced asw", "aircraft-carrier"); nations also match
-their scenario code (`gb`, `DE`), unit types their abbreviation (`dd`). An unknown name is
+their scenario code (`gb`, `DE`), unit types their abbreviation (`dd`); a name typed without
+its accents ("oresund" for "Öresund") matches when no other name is spelt so. An unknown name is
 refused naming the closest matches and the full list, so the domain only ever sees
 canonical names. Unit lists accept commas and spaces alike.
 """
@@ -10,6 +11,7 @@ canonical names. Unit lists accept commas and spaces alike.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 
 from domain.campaign import Campaign
@@ -73,8 +75,15 @@ _LISTED_BY = {"zone": "`tracker map`", "sea zone": "`tracker map`"}
 _LISTED_AT_MOST = 24
 
 
+def bare(text: str) -> str:
+    """`fold`, and without accents: 'oresund' for 'Öresund' (NFKD, combining marks dropped), as
+    a player types a name on a keyboard without them."""
+    return "".join(c for c in unicodedata.normalize("NFKD", fold(text)) if not unicodedata.combining(c))
+
+
 class Resolver:
-    """One kind of name: canonical names and the aliases that also lead to them."""
+    """One kind of name: canonical names and the aliases that also lead to them; a name typed
+    without its accents leads to it too, when it leads to no other."""
 
     def __init__(self, what: str, names: Iterable[str], aliases: Mapping[str, str] | None = None) -> None:
         self.what = what
@@ -82,15 +91,30 @@ class Resolver:
         self._keys = {fold(n): n for n in self.names}
         for alias, name in (aliases or {}).items():
             self._keys.setdefault(fold(alias), name)
+        self._bare: dict[str, list[str]] = {}
+        for key, name in self._keys.items():
+            alike = self._bare.setdefault(bare(key), [])
+            if name not in alike:
+                alike.append(name)
 
     def __call__(self, text: str) -> str:
         found = self._keys.get(fold(text))
-        if found is None:
+        if found is not None:
+            return found
+        alike = self._bare.get(bare(text), [])
+        if len(alike) > 1:
+            # 'Oresund' beside 'Öresund': the accents are the only difference, so the player's to type.
+            named = " or ".join(repr(n) for n in sorted(alike))
+            raise InputError(f"{self.what} {text!r} could be {named}: type it with its accents")
+        if not alike:
             raise unknown(self.what, text, self.names)
-        return found
+        return alike[0]
 
     def get(self, text: str) -> str | None:
-        return self._keys.get(fold(text))
+        """The name `text` leads to, or None (for one it leads to several by, too)."""
+        found = self._keys.get(fold(text))
+        alike = self._bare.get(bare(text), []) if found is None else [found]
+        return alike[0] if len(alike) == 1 else None
 
 
 # The resolvers of a scenario and ruleset, by their identity: both are parsed once per process

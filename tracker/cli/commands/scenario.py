@@ -17,7 +17,7 @@ import click
 from domain.errors import DataFileError, InputError, TrackerError
 from domain.ruleset import Ruleset, builtin_names
 from domain.ruleset_files import RulesetFileError
-from domain.scenario import SCENARIO_NAME, NotUtf8, Scenario, decoded_scenario, scenario_text
+from domain.scenario import SCENARIO_NAME, SOME_POSITIONS, NotUtf8, Scenario, decoded_scenario, scenario_text
 from domain.scenario_check import Finding, ScenarioCheck, check_scenario
 from domain.scenario_layout import computed_positions, typed_positions, with_positions
 from domain.schema import printable
@@ -165,16 +165,24 @@ def line_of(file: str, ruleset: str | None, key: str) -> int | None:
     return found if found is not None else result.reported_at.get(key)
 
 
-def _loaded(file: str, ruleset: str | None, positions: bool = True) -> tuple[str, str, Scenario, Ruleset]:
+def _loaded(
+    file: str, ruleset: str | None, positions: bool = True
+) -> tuple[str, str, Scenario, Ruleset, Finding | None]:
     """The text, source label, scenario and ruleset of a file that loads (without its zones' x
-    and y unless `positions`); otherwise its first error, with its line, as one line (exit 2)."""
+    and y unless `positions`), and the error of x and y given for some zones only, as a warning
+    (a map can be drawn around them); otherwise its first other error, with its line, as one
+    line (exit 2)."""
     text, source = _text(file)
     result = check_scenario(text, source, ruleset, positions=positions)
-    if result.errors or result.scenario is None or result.ruleset is None:
-        first = _finding_line(source, result.errors[0]).replace(": error: ", ": ", 1)
-        more = f" (and {len(result.errors) - 1} more)" if len(result.errors) > 1 else ""
+    partly = next((f for f in result.errors if f.message.startswith(SOME_POSITIONS)), None)
+    errors = [f for f in result.errors if f is not partly]
+    if errors or result.scenario is None or result.ruleset is None:
+        errors = errors or result.errors
+        first = _finding_line(source, errors[0]).replace(": error: ", ": ", 1)
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise InputError(f"{first}{more}; `tracker scenario check {shlex.quote(file)}` lists every problem")
-    return text, source, result.scenario, result.ruleset
+    warning = replace(partly, level="warning") if partly is not None else None
+    return text, source, result.scenario, result.ruleset, warning
 
 
 def _write_coordinates(
@@ -270,7 +278,8 @@ def map_command(
     with its starting forces and NTR, before any campaign exists. Where the file gives no
     coordinates, the zones are laid out from their adjacency (a force-directed layout);
     --write-coordinates keeps that layout in the file. Type x and y for the zones you care
-    about first and --write-coordinates places the rest around them; --force recomputes all.
+    about first: the map lays out the rest around them (with a warning that the others have
+    none yet) and --write-coordinates writes theirs; --force recomputes all.
 
     Example: tracker scenario map my-board.toml -o map.svg --write-coordinates
     """
@@ -285,11 +294,20 @@ def map_command(
             _cairosvg(output)
     # Coordinates about to be computed are not read here: typed for some zones only, they are
     # what --write-coordinates lays the others out around (or --force replaces), not an error.
-    text, source, scenario, rules = _loaded(file, ruleset, positions=not write_coordinates)
+    text, source, scenario, rules, partly = _loaded(file, ruleset, positions=not write_coordinates)
     origin = "coordinates from the file"
     if write_coordinates:
         positions = _write_coordinates(file, text, source, scenario, force, quiet=as_json)
         origin = "coordinates just written"
+    elif partly is not None:
+        # Halfway through typing coordinates: the map as --write-coordinates would complete it.
+        click.echo(_finding_line(source, partly), err=True)
+        typed = typed_positions(text, source, scenario.game_map)
+        positions = computed_positions(scenario.game_map, source, typed)
+        origin = (
+            f"{len(typed)} from the file, the other {len(positions) - len(typed)} laid out around them "
+            "(--write-coordinates writes those into the file)"
+        )
     elif not scenario.game_map.positions:
         positions = computed_positions(scenario.game_map, source)
         origin = "laid out from the adjacency: no coordinates in the file (--write-coordinates keeps this layout)"
@@ -302,7 +320,7 @@ def map_command(
         "format": picture,
         "zones": len(positions),
         # Computed this time, whether kept in the file (--write-coordinates) or not.
-        "layout": "file" if origin.startswith("coordinates from") else "computed",
+        "layout": "file" if origin.startswith("coordinates from") else "computed",  # around typed ones too
     }
     if output is None:
         if as_json:
