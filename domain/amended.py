@@ -90,6 +90,12 @@ AMENDED: dict[str, tuple[str, Any, Any]] = {
     # nation the battle's next events named (the next round's first chooser, or the phasing
     # nation), so an undo over it asked no override of the decider's side.
     "deciders_decide": ("record", True, False),
+    # D3, TE1, NC1: the words the referee records read as a person reads them: a die is for
+    # "GB-CV1 (aircraft carrier) fires at ..." and a "research roll for Advanced ASW", and a
+    # naval battle in which both sides lost their last units at once ends as "neither side has a
+    # unit left in the battle"; recorded before, by the IDs ("(aircraft_carrier)", "research
+    # roll for advanced_asw"), and the attacking side alone ("Germany has no unit left").
+    "purposes_in_words": ("record", True, False),
 }
 AS_IT_STANDS: dict[str, Any] = {key: now for key, (_, now, _) in AMENDED.items()}
 AS_RECORDED_BEFORE: dict[str, Any] = {key: before for key, (_, _, before) in AMENDED.items()}

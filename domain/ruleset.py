@@ -171,6 +171,7 @@ class Ruleset:
     neutrals_do_not_act: bool = True  # PL2, RK3, F8
     sides_named_whole: bool = True  # NC1, F5
     deciders_decide: bool = True  # RK3, NC4
+    purposes_in_words: bool = True  # D3, TE1, NC1
     submarines_alone_call_for_asw: bool = True  # NC1, AS1
     aircraft_need_a_carrier: bool = True  # F7, SM2
     friendly_carriers: bool = True  # F7, PU2
@@ -507,8 +508,9 @@ def load_ruleset(name_or_path: str) -> tuple[Ruleset, dict[str, Any]]:
     aircraft at sea, friendly carriers and other nations' range, SM1's stopped ships, PU2's
     purchases with a place, F8's neutral land and recorded entries, RK3's agreement, PL2 and
     RK3's neutrals that do not act, NC1 and F5's sides named whole, NC1's battle over once a
-    side is gone) was recorded before the rule was amended and is refereed as then
-    (`ruleset_from_recorded`), so the data says each: the rule as it stands unless the file says."""
+    side is gone, RK3's decider of a fight on, D3's purposes in words) was recorded before the
+    rule was amended and is refereed as then (`ruleset_from_recorded`), so the data says each:
+    the rule as it stands unless the file says."""
     read, source, text = ruleset_file(name_or_path)
     data = read
     try:

@@ -47,7 +47,7 @@ def test_d5_an_adopted_seed_rolls_the_moved_campaigns_auto_dice_again(tmp_path: 
     assert f"Adopted the dice seed of epoch 0 from sqlite:///{Path(source).resolve()}" in out
     assert "rolls its auto dice here again (D5)" in out
     assert Path(source).read_bytes() == before  # nothing written there
-    assert "roll 2: Britain research roll for advanced_asw" in run(target, "research", "advanced_asw")
+    assert "roll 2: Britain research roll for Advanced ASW" in run(target, "research", "advanced_asw")
     verified = run(target, "verify")
     assert verified.startswith("OK:") and "2 auto rolls re-derived from the seed" in verified
     again = json.loads(run(target, "dice", "adopt", "--from", source, "--json"))

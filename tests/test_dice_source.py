@@ -128,7 +128,7 @@ def test_d4_cli_auto_campaign_refuses_typed_research_and_battle_dice(db: str) ->
     run(db, "new", "a", "--scenario", "north-sea-1914", "--dice", "auto")
     out = refused(db, 1, "research", "--dice", "10", "advanced_asw")
     assert out == (
-        "Error: D4: this campaign uses auto dice, so the tracker rolls Germany research roll for advanced_asw; "
+        "Error: D4: this campaign uses auto dice, so the tracker rolls Germany research roll for Advanced ASW; "
         "typed dice need --override --reason TEXT --agreed-by NATION (a nation of another side than Germany, RK3), "
         "or a recorded switch: tracker dice switch manual --reason TEXT\n"
     )
@@ -171,7 +171,7 @@ def test_d4_cli_manual_campaign_without_dice_cites_d4(db: str) -> None:
     run(db, "new", "m", "--scenario", "north-sea-1914", "--dice", "manual")
     out = refused(db, 1, "research", "advanced_asw")
     assert out == (
-        "Error: D4: this campaign uses manual dice; Germany research roll for advanced_asw needs 1 D10: "
+        "Error: D4: this campaign uses manual dice; Germany research roll for Advanced ASW needs 1 D10: "
         "roll them and pass them with --dice\n"
     )
     assert "need no --override" in refused(

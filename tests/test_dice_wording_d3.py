@@ -63,6 +63,6 @@ def test_d3_research_with_a_die_too_many_says_it_rolled_one_die(db: str) -> None
     out = run("research", "advanced_asw", "--dice", "9,4", code=1)
     assert out == (
         "Error: D3: 2 dice entered but the action rolled 1 die, taken: 9 for Germany research roll for "
-        "advanced_asw; left over: 4; give --dice exactly 1 value\n"
+        "Advanced ASW; left over: 4; give --dice exactly 1 value\n"
     )
     assert json.loads(run("log", "--json")) == before

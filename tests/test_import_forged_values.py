@@ -130,7 +130,7 @@ def test_d3_a_roll_recording_other_dice_than_the_action_rolls_is_refused(
     said = refused(tmp_path, rehashed(researched, setting(4, values=values, faces=faces)))
     assert said == (
         "line 5: the action asked at event 2 (research): event 4 (DiceRolled, roll 1) records "
-        f"{recorded} where Germany research roll for advanced_submarine rolls 1 D10 (D1, D3)"
+        f"{recorded} where Germany research roll for Advanced Submarine rolls 1 D10 (D1, D3)"
     )
 
 

@@ -164,7 +164,7 @@ def test_pending_json_carries_the_command_the_dice_and_the_eligible_units(db: st
 def test_a_player_at_a_terminal_is_asked_for_manual_dice(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("tracker.cli.common.interactive", lambda: True)
     out = run(db, "research", "advanced_submarine", stdin="12\n9\n")
-    assert "Dice for Germany research roll for advanced_submarine (1 die, D10, in order)" in out
+    assert "Dice for Germany research roll for Advanced Submarine (1 die, D10, in order)" in out
     assert "12 is no face of a D10: give 1 die, each 1 to 10" in out  # asked again
     assert "D10 x1 = 9" in out and "[manual]" in out
 

@@ -343,7 +343,7 @@ def test_undo_to_lists_what_it_takes_back_and_needs_yes_without_a_terminal(db: s
         "undo --to 1 takes back 2 actions in events 2-6 (3 events in play, 1 dice roll):\n"
         "  action 2 by Germany:\n"
         "    3  Germany pays 10 for a research roll on Advanced ASW   [TE1]\n"
-        "    4  roll 1: Germany research roll for advanced_asw: D10 x1 = 3 vs >=9: failure [manual]   [TE1]\n"
+        "    4  roll 1: Germany research roll for Advanced ASW: D10 x1 = 3 vs >=9: failure [manual]   [TE1]\n"
         "  action 5 by Germany:\n"
         "    6  round 1, Germany: purchase   [T2]\n"
         "  dice taken back: roll 1\n"

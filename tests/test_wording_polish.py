@@ -62,7 +62,7 @@ def test_te1_te2_research_refusals_and_summaries_name_the_technology(db: str) ->
     out = run(db, "research", "advanced_asw", "--dice", "3")
     assert "Germany pays 10 for a research roll on Advanced ASW   [TE1]" in out, out
     # The roll's purpose is stored in the event as the referee wrote it: it keeps the ID.
-    assert "Germany research roll for advanced_asw" in out, out
+    assert "Germany research roll for Advanced ASW" in out, out
     assert refused(db, 1, "research", "advanced_asw", "--dice", "9") == (
         "Error: TE1: Germany has already made 1 research roll for Advanced ASW this turn\n"
     )

@@ -110,11 +110,14 @@ class Economy(CampaignBase):
         tech.check_research(board, nation, technology, self.research_rolls.get(technology, 0))
         rs = self.ruleset
         self._record(ResearchPaid, nation=nation, technology=technology, cost=rs.research_cost)
+        # D3, TE1: the technology by its name ("Advanced ASW", `purposes_in_words`); recorded
+        # before the key, by its ID, which `verify` compares exactly.
+        named = tech.technology_name(technology) if rs.purposes_in_words else technology
         (value,) = self.roll(
             dice,
             roller=nation,
             rule="TE1",
-            purpose=f"{nation} research roll for {technology}",
+            purpose=f"{nation} research roll for {named}",
             kind="research",
             target=rs.research_success_min,
             success_when="at_least",

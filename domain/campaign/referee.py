@@ -35,7 +35,7 @@ from domain.campaign.procedure import Step as StepName
 from domain.dice import DiceSource
 from domain.errors import DiceError
 from domain.rules import convoy as convoy_rules
-from domain.text import listed, plural, possessive, side_nations
+from domain.text import listed, plural, possessive, side_nations, type_name
 
 if TYPE_CHECKING:
     from domain.procedures.base import Context, Die, Fact, Facts, Need, Roll, Side
@@ -321,19 +321,22 @@ class Referee(CampaignBase):
     def _roll_die(
         self, b: Procedure, need: Roll, unit: Unit, die: Die, dice: DiceSource, fired_at: dict[str, str]
     ) -> tuple[int, bool]:
+        # D3: the die's unit by its type in words ("aircraft carrier", `purposes_in_words`);
+        # recorded before the key, by its ID, which `verify` compares exactly.
+        named = f"{unit.id} ({type_name(unit.type) if self.ruleset.purposes_in_words else unit.type})"
         if need.kind == "asw_search":
-            purpose = f"{unit.id} ({unit.type}) searches for {die.against} in {b['zone']}"
+            purpose = f"{named} searches for {die.against} in {b['zone']}"
         elif need.kind == "interception_search":
-            purpose = f"{unit.id} ({unit.type}) interception search in {b['zone']}"
+            purpose = f"{named} interception search in {b['zone']}"
         elif need.kind == "convoy_search":
-            purpose = f"{unit.id} ({unit.type}) convoy search in {b['zone']}"
+            purpose = f"{named} convoy search in {b['zone']}"
         elif die.against:
             screen = f", screened by {die.screen}" if die.screen else ""
-            purpose = f"{unit.id} ({unit.type}) fires at {die.against}{screen}"
+            purpose = f"{named} fires at {die.against}{screen}"
         else:
             enemy = b["defender"] if unit.nation == b["attacker"] else b["attacker"]
             units = fired_at.get(unit.id) or f"{enemy}'s units"
-            purpose = f"{unit.id} ({unit.type}) fires at {units}"
+            purpose = f"{named} fires at {units}"
         value, hit = self._roll_one(
             dice, unit, die.spec, rule=need.rule, purpose=purpose, kind=need.kind, battle=b["id"]
         )

@@ -374,6 +374,10 @@ class Waiting(CampaignBase):
                 and any(self.units.get(u, {}).get("nation") == b["attacker"] for u in b["submerged"])
             ):
                 return f"every submarine of {b['attacker']} left in the battle submerged"
+            if not attackers and not defenders and self.ruleset.purposes_in_words:
+                # NC1: both sides' last units sunk at once; recorded before the key, the
+                # attacking side alone was named (`purposes_in_words`).
+                return "neither side has a unit left in the battle"
             if not attackers or not defenders:
                 return f"{self._side_named(b, 'defender' if attackers else 'attacker')} no unit left in the battle"
             return "no unit left can hit an enemy (NC6)"

@@ -117,12 +117,9 @@ def plan_undo(
     `neutrals_do_not_act` (the ruleset's key): an action is never the neutral's whose turn it
     passed over (F8); see `_actor`.
     `deciders_decide` (the ruleset's key): a decision that records no event of its own (to
-    fight on, NC4) is the deciding nation's; see `_decider`."""
+    fight on, NC4) is the deciding nation's; see `deciders`."""
     position = (before["round"], before["nation"], before["phase"])
     battles = {str(k): (b["kind"], b["attacker"], b["defender"]) for k, b in before.get("battles", {}).items()}
-    # Each battle's step and the nations it waits for, as the log goes: what an action found.
-    steps = _steps(before.get("battles", {}))
-    found: dict[int, dict[str, tuple[str, tuple[str, ...]]]] = {}
     undone: set[int] = set()
     # The undo event that took each event back (the first one, an undo may be undone in turn).
     undone_by: dict[int, int] = {}
@@ -139,7 +136,6 @@ def plan_undo(
                 undone_by.setdefault(v, version)
             undos.add(e.action)
             restored = e.restored
-            steps = _steps(restored.get("battles", {}))
             position = (
                 restored.get("round", position[0]),
                 restored.get("nation", position[1]),
@@ -151,14 +147,11 @@ def plan_undo(
             battles[str(e.battle)] = (_BATTLE_STARTS[kind], attacker, e.defender)
         if kind == "PhaseAdvanced":
             position = (e.round, e.nation, e.phase)
-        if e.action not in groups:
-            found[e.action] = dict(steps)
-        if kind == "BattleAdvanced":
-            steps[str(e.battle)] = (e.step, tuple(e.waiting))
         groups.setdefault(e.action, []).append(e)
+    decided = deciders(events, before.get("battles", {})) if deciders_decide else {}
+    phasing = {start: positions[evts[0].originator_version][1] for start, evts in groups.items()}
     actors = {
-        start: (_decider(evts, found[start]) if deciders_decide else None)
-        or _actor(evts, positions[evts[0].originator_version][1], battles, neutrals_do_not_act)
+        start: decided.get(start) or _actor(evts, phasing[start], battles, neutrals_do_not_act)
         for start, evts in groups.items()
     }
     live = {start for start in groups if start not in undone}
@@ -274,6 +267,29 @@ def _lock(
 
 def _steps(battles: dict[str, Any]) -> dict[str, tuple[str, tuple[str, ...]]]:
     return {str(k): (str(b.get("step")), tuple(b.get("waiting", ()))) for k, b in battles.items()}
+
+
+def deciders(events: Sequence[Any], battles: dict[str, Any]) -> dict[int, str]:
+    """NC4, SM4, AS5, SM5: the nation that made each action among `events` (by the action's
+    first event) which is a decision after a battle's round to go on, recording no event of its
+    own (see `_decider`). `battles` are the battles (each with its step and waiting nations)
+    before the first event; an undo among the events puts back those it restored."""
+    # Each battle's step and the nations it waits for, as the log goes: what an action found.
+    steps = _steps(battles)
+    found: dict[int, dict[str, tuple[str, tuple[str, ...]]]] = {}
+    groups: dict[int, list[Any]] = {}
+    for e in events:
+        kind = _kind(e)
+        if kind == UNDO:
+            steps = _steps(e.restored.get("battles", {}))
+            continue
+        if e.action not in groups:
+            found[e.action] = dict(steps)
+        if kind == "BattleAdvanced":
+            steps[str(e.battle)] = (e.step, tuple(e.waiting))
+        groups.setdefault(e.action, []).append(e)
+    made = {start: _decider(evts, found[start]) for start, evts in groups.items()}
+    return {start: nation for start, nation in made.items() if nation is not None}
 
 
 def _decider(events: Sequence[Any], steps: dict[str, tuple[str, tuple[str, ...]]]) -> str | None:

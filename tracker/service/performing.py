@@ -16,7 +16,7 @@ from eventsourcing.persistence import IntegrityError
 from domain.campaign import Campaign
 from domain.dice import DiceSource, Override, commitment
 from domain.errors import InputError, TrackerError
-from domain.rules.record import NAMES_NOT_THE_ACTOR, UndoPlan
+from domain.rules.record import NAMES_NOT_THE_ACTOR, UndoPlan, deciders
 from domain.text import plural
 from tracker.service import actions
 from tracker.service.idempotency import KeyedRequest, RequestKeys
@@ -189,8 +189,11 @@ class Performing:
         # RK3, RK4: an undo or a redo meanwhile changed what the board was, not only added to
         # it; the player whose command raced it is told which, or reads it as a plain move.
         undone: list[str] = []
-        e: Any
-        for e in _StoredLog(self, cid, None).between(seen, now):
+        events: list[Any] = list(_StoredLog(self, cid, None).between(seen, now))
+        # RK3, NC4: a decision to go on (fight on) records no event of its own: its events name
+        # the next round's choosers or none, but the action is the deciding nation's.
+        decided = deciders(events, self.load(cid, version=seen).battles) if events else {}
+        for e in events:
             kind = type(e).__name__
             if kind == "ActionUndone":
                 undone.append(f"undo event {e.originator_version} took back events {e.undone_from}-{e.undone_to}")
@@ -205,7 +208,7 @@ class Performing:
             if kind in NAMES_NOT_THE_ACTOR:
                 continue
             fields = (getattr(e, f, None) for f in ("nation", "attacker", "roller"))
-            nation = next((v for v in fields if isinstance(v, str)), None)
+            nation = decided.get(e.action) or next((v for v in fields if isinstance(v, str)), None)
             if nation and nation not in who:
                 who.append(nation)
         moved = now - seen - revealed
