@@ -185,3 +185,23 @@ def contrast(ink: str, paper: str) -> float:
 
     light, dark = sorted((luminance(ink), luminance(paper)), reverse=True)
     return (light + 0.05) / (dark + 0.05)
+
+
+def recorded_before(monkeypatch: Any, key: str) -> None:
+    """New campaigns record their ruleset without the amended rule's `key` (domain/amended.py),
+    as a release before the amendment did: they are refereed by the rule as it was then."""
+    import dataclasses
+
+    from domain.amended import AMENDED
+    from tracker.service import application
+    from tracker.service.new_campaign import NewCampaign, prepare_campaign
+
+    table, now, before = AMENDED[key]
+    assert now != before, f"{key} was recorded the same before"
+
+    def prepare(*args: Any) -> NewCampaign:
+        new = prepare_campaign(*args)
+        kept = {k: v for k, v in new.ruleset_data[table].items() if k != key}
+        return dataclasses.replace(new, ruleset_data={**new.ruleset_data, table: kept})
+
+    monkeypatch.setattr(application, "prepare_campaign", prepare)

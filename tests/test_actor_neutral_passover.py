@@ -13,20 +13,17 @@ it was refereed by: an override undo records the locks it lifted, and `verify` r
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import pytest
 
-from domain.amended import AS_RECORDED_BEFORE
 from domain.errors import RuleViolation
-from domain.ruleset import load_ruleset, read_toml
+from domain.ruleset import read_toml
+from tests.support import recorded_before
 from tracker.server.served import ServedTracker
-from tracker.service import application
 from tracker.service.application import Tracker
-from tracker.service.new_campaign import NewCampaign, prepare_campaign
 from tracker.service.players import Player
 from tracker.service.verify import verify_campaign
 
@@ -121,14 +118,7 @@ def test_rk3_f8_a_campaign_recorded_before_the_key_keeps_the_neutrals_credit_and
     """The recorded ruleset lacks the key, as a release before it recorded it: the `next` is
     the Ottoman Empire's, so France's move before it is locked as answered; the override undo
     records that lock, and `verify` re-runs it to the same events."""
-    assert AS_RECORDED_BEFORE[KEY] is False
-
-    def before_the_key(*args: Any) -> NewCampaign:
-        new = prepare_campaign(*args)
-        record = {k: v for k, v in new.ruleset_data["record"].items() if k != KEY}
-        return dataclasses.replace(new, ruleset_data={**new.ruleset_data, "record": record})
-
-    monkeypatch.setattr(application, "prepare_campaign", before_the_key)
+    recorded_before(monkeypatch, KEY)
     with Tracker(str(tmp_path / "old.db")) as t:
         cid = t.create("world", "great-war-1914", ruleset=house_ruleset(tmp_path), dice="auto").id
         assert not t.load(cid).ruleset.neutrals_do_not_act and KEY not in t.load(cid).ruleset_data["record"]
@@ -142,13 +132,3 @@ def test_rk3_f8_a_campaign_recorded_before_the_key_keeps_the_neutrals_credit_and
         undo: Any = t.undo(cid, to=before, override=True, reason="misclick", agreed_by=["Germany"])
         assert answered in [lock["because"] for lock in undo.locks]
         assert verify_campaign(t, cid).ok
-
-
-def test_f8_a_ruleset_file_without_the_key_plays_it_as_it_stands(tmp_path: Path) -> None:
-    source = tmp_path / "house.toml"
-    text = TWTEA.read_text()
-    assert text.count(f"{KEY} = true\n") == 1
-    source.write_text(text.replace(f"{KEY} = true\n", ""))
-    assert KEY not in read_toml(source)["record"]
-    ruleset, data = load_ruleset(str(source))
-    assert ruleset.neutrals_do_not_act and data["record"][KEY] is True

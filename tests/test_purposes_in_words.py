@@ -10,7 +10,6 @@ keeps the IDs and the one side, and its log verifies as recorded."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,12 +17,9 @@ from uuid import UUID
 
 import pytest
 
-from domain.amended import AS_RECORDED_BEFORE
-from domain.ruleset import load_ruleset, read_toml
 from projections.summary import summary
-from tracker.service import application
+from tests.support import recorded_before
 from tracker.service.application import Tracker
-from tracker.service.new_campaign import NewCampaign, prepare_campaign
 from tracker.service.verify import verify_campaign
 
 TWTEA = Path(__file__).parent.parent / "domain" / "data" / "rulesets" / "twtea-3e.toml"
@@ -34,14 +30,7 @@ NNS, WA = "Northern North Sea", "Western Approaches"
 @pytest.fixture
 def before_the_key(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """New campaigns record a ruleset without the key, as a release before it did."""
-    assert AS_RECORDED_BEFORE[KEY] is False
-
-    def prepare(*args: Any) -> NewCampaign:
-        new = prepare_campaign(*args)
-        record = {k: v for k, v in new.ruleset_data["record"].items() if k != KEY}
-        return dataclasses.replace(new, ruleset_data={**new.ruleset_data, "record": record})
-
-    monkeypatch.setattr(application, "prepare_campaign", prepare)
+    recorded_before(monkeypatch, KEY)
     yield
 
 
@@ -128,13 +117,3 @@ def test_d3_te1_nc1_a_campaign_recorded_before_the_key_keeps_its_words_and_verif
         battle(t, other, NNS, [f"Germany:cruiser:{NNS}"])
         assert "GB-CV1 (aircraft_carrier) fires at Germany's units" in purposes(t, other)
         assert verify_campaign(t, other).ok
-
-
-def test_d3_a_ruleset_file_without_the_key_plays_it_as_it_stands(tmp_path: Path) -> None:
-    source = tmp_path / "house.toml"
-    text = TWTEA.read_text()
-    assert text.count(f"{KEY} = true\n") == 1
-    source.write_text(text.replace(f"{KEY} = true\n", ""))
-    assert KEY not in read_toml(source)["record"]
-    ruleset, data = load_ruleset(str(source))
-    assert ruleset.purposes_in_words and data["record"][KEY] is True

@@ -10,19 +10,15 @@ it was refereed by, so its undo verifies as recorded."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import pytest
 
-from domain.amended import AS_RECORDED_BEFORE
 from domain.errors import RuleViolation
-from domain.ruleset import load_ruleset, read_toml
-from tracker.service import application
+from tests.support import recorded_before
 from tracker.service.application import Tracker
-from tracker.service.new_campaign import NewCampaign, prepare_campaign
 from tracker.service.verify import verify_campaign
 
 TWTEA = Path(__file__).parent.parent / "domain" / "data" / "rulesets" / "twtea-3e.toml"
@@ -98,14 +94,7 @@ def test_rk3_nc4_a_campaign_recorded_before_the_key_keeps_the_old_credit_and_ver
     """The recorded ruleset lacks the key, as a release before it recorded it: Britain's
     decision counts as the action of the nation the next round's events name, and the plain
     undo over both decisions goes through as it did; `verify` re-runs it to the same events."""
-    assert AS_RECORDED_BEFORE[KEY] is False
-
-    def before_the_key(*args: Any) -> NewCampaign:
-        new = prepare_campaign(*args)
-        record = {k: v for k, v in new.ruleset_data["record"].items() if k != KEY}
-        return dataclasses.replace(new, ruleset_data={**new.ruleset_data, "record": record})
-
-    monkeypatch.setattr(application, "prepare_campaign", before_the_key)
+    recorded_before(monkeypatch, KEY)
     with Tracker(str(tmp_path / "old.db")) as t:
         cid = t.create("fight", "north-sea-1914", dice="manual").id
         assert not t.load(cid).ruleset.deciders_decide and KEY not in t.load(cid).ruleset_data["record"]
@@ -115,13 +104,3 @@ def test_rk3_nc4_a_campaign_recorded_before_the_key_keeps_the_old_credit_and_ver
         undo, plan = t.undo_with_plan(cid, to=decide)
         assert [a.nation for a in plan.actions] == ["Germany", "Germany"] and plan.locks == ()
         assert verify_campaign(t, cid).ok
-
-
-def test_rk3_a_ruleset_file_without_the_key_plays_it_as_it_stands(tmp_path: Path) -> None:
-    source = tmp_path / "house.toml"
-    text = TWTEA.read_text()
-    assert text.count(f"{KEY} = true\n") == 1
-    source.write_text(text.replace(f"{KEY} = true\n", ""))
-    assert KEY not in read_toml(source)["record"]
-    ruleset, data = load_ruleset(str(source))
-    assert ruleset.deciders_decide and data["record"][KEY] is True

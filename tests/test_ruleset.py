@@ -472,13 +472,18 @@ def test_every_ruleset_integer_fits_a_database_integer_naming_the_key() -> None:
     assert str(info.value) == f"house.toml: ruleset.version: value {2**63} is out of range (maximum {2**31 - 1})"
 
 
-@pytest.mark.parametrize("key", [k for k, (table, _, _) in AMENDED.items() if table == "naval_combat"])
+@pytest.mark.parametrize("key", list(AMENDED))
 def test_a_ruleset_file_without_an_amended_key_plays_the_rule_as_it_stands(tmp_path: Path, key: str) -> None:
-    """NC1, F7, SM1, PU2, F8, CV3: a house ruleset written before a rule was amended (without
-    its key) plays the rule as it stands, and a new campaign records the key so."""
+    """HA7, CV4, NC1, F7, SM1, PU2, F8, CV3, RK3, PL2, F5, NC4, D3: a house ruleset written before
+    a rule was amended (without its key) plays the rule as it stands, and a new campaign records
+    the key so (a campaign recorded before keeps the rule it was refereed by)."""
+    table, now, _ = AMENDED[key]
     source = tmp_path / "house.toml"
     text = Path(__file__).parent.parent.joinpath("domain", "data", "rulesets", "twtea-3e.toml").read_text()
-    source.write_text(text.replace(f"{key} = true\n", ""))
-    assert key not in read_toml(source)["naval_combat"]
+    line = re.compile(rf"^{key} = .*\n", re.MULTILINE)
+    assert len(line.findall(text)) == 1, f"{key} is written once in the built-in ruleset"
+    source.write_text(line.sub("", text))
+    assert key not in read_toml(source)[table]
     ruleset, data = load_ruleset(str(source))
-    assert getattr(ruleset, key) and data["naval_combat"][key] is True
+    field = "hit_placement" if key == "placement" else key  # HA7's field is named for its table
+    assert getattr(ruleset, field) == now and data[table][key] == now

@@ -11,19 +11,14 @@ it recorded: `verify` re-runs its actions and compares the events exactly."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from domain.amended import AS_RECORDED_BEFORE
-from domain.ruleset import load_ruleset, read_toml
+from tests.support import recorded_before
 from tracker.cli.main import cli
-from tracker.service import application
-from tracker.service.new_campaign import NewCampaign, prepare_campaign
 
 TWTEA = Path(__file__).parent.parent / "domain" / "data" / "rulesets" / "twtea-3e.toml"
 KEY = "sides_named_whole"
@@ -74,14 +69,7 @@ def verified(db: str) -> bool:
 @pytest.fixture
 def before_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
     """New campaigns record their ruleset without the key, as a release before it did."""
-    assert AS_RECORDED_BEFORE[KEY] is False
-
-    def prepare(*args: Any) -> NewCampaign:
-        new = prepare_campaign(*args)
-        record = {k: v for k, v in new.ruleset_data["record"].items() if k != KEY}
-        return dataclasses.replace(new, ruleset_data={**new.ruleset_data, "record": record})
-
-    monkeypatch.setattr(application, "prepare_campaign", prepare)
+    recorded_before(monkeypatch, KEY)
 
 
 def test_nc1_f5_a_side_of_britain_and_france_is_named_whole(tmp_path: Path) -> None:
@@ -155,13 +143,3 @@ def test_nc1_a_campaign_recorded_before_the_key_keeps_united_states_s(tmp_path: 
     purposes, _ = recorded(db)
     assert purposes[0] == "DE-CA12 (cruiser) fires at United States's units"
     assert verified(db)
-
-
-def test_nc1_f5_a_ruleset_file_without_the_key_plays_it_as_it_stands(tmp_path: Path) -> None:
-    source = tmp_path / "house.toml"
-    text = TWTEA.read_text()
-    assert text.count(f"{KEY} = true\n") == 1
-    source.write_text(text.replace(f"{KEY} = true\n", ""))
-    assert KEY not in read_toml(source)["record"]
-    ruleset, data = load_ruleset(str(source))
-    assert ruleset.sides_named_whole and data["record"][KEY] is True
