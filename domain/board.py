@@ -176,13 +176,20 @@ class Board:
         )
 
     def describe_zone(self, zone: str) -> str:
+        """What a zone holds, in a message: each nation once, in the scenario's turn order (as
+        `state` lists them), its units after it in the ruleset's order of unit types: "Germany:
+        1 submarine; Britain: 2 destroyers, 1 cruiser"; "empty"."""
         counts: dict[tuple[str, str], int] = {}
         for u in self.units_at(zone):
             counts[(u.nation, u.type)] = counts.get((u.nation, u.type), 0) + 1
         if not counts:
             return "empty"
-        # Each nation once, its units after it: "Britain: 1 cruiser, 2 destroyers; Germany: ...".
+        nations = {n: i for i, n in enumerate(self.scenario.turn_order)}
+        types = {t: i for i, t in enumerate(self.ruleset.units)}
         by_nation: dict[str, list[str]] = {}
-        for (nat, t), n in sorted(counts.items()):
+        ordered = sorted(
+            counts.items(), key=lambda c: (nations.get(c[0][0], len(nations)), c[0][0], types.get(c[0][1], len(types)))
+        )
+        for (nat, t), n in ordered:
             by_nation.setdefault(nat, []).append(plural(n, t))
         return "; ".join(f"{nat}: {', '.join(units)}" for nat, units in by_nation.items())

@@ -397,8 +397,8 @@ def test_nc1_as1_pending_lists_the_battles_one_may_start_with_their_commands(db:
         run(db, "next")
     assert run(db, "pending") == (
         "waiting for Germany to finish naval combat (tracker next) [T3]\n"
-        "Germany may start a naval battle in Central North Sea, or not (Britain: 1 cruiser, 2 destroyers; "
-        "Germany: 2 submarines) [NC1]\n"
+        "Germany may start a naval battle in Central North Sea, or not (Germany: 2 submarines; "
+        "Britain: 2 destroyers, 1 cruiser) [NC1]\n"
         "  next: tracker battle start --zone 'Central North Sea'\n"
         "Germany may start ASW combat in Heligoland Bight against GB-SS1, GB-SS2, or not [AS1]\n"
         "  next: tracker asw start --zone 'Heligoland Bight'\n"
