@@ -37,17 +37,20 @@ from projections.rows import (
     PARTS,
     ROWS,
     UNCHANGED,
+    Change,
     Followed,
     bar,
     battle_zones,
     index_row,
     kind_of,
     link_battle,
-    named_nation_rows,
-    named_unit_rows,
+    named_nation_changes,
+    named_unit_changes,
     rows_of,
     turn_of,
     with_tally,
+    with_unit_changes,
+    write_changes,
     write_history,
 )
 from projections.schema import HISTORIES, NAME, VIEWS, campaigns, ensure_schema, insert_tracking_row, tracking
@@ -384,10 +387,10 @@ class BoardProjector:
                         last_hash = data.get("hash", "")
                         continue
                     new_rows = f.rows
-                    named: list[Any] | None = None
+                    changes: list[Change] | None = None
                 else:
                     row = index_row(f, agg, event, data, kind, seq)
-                    new_rows, named = _board_rows(f, agg, data, kind)
+                    changes, new_rows = _board_rows(f, agg, data, kind)
             except _Stop:
                 raise
             except Exception as e:  # noqa: BLE001 - an unreadable or inapplicable event stops this campaign only
@@ -399,9 +402,11 @@ class BoardProjector:
                 batch.mark_undone(event.undone_from, event.undone_to, seq)
                 # RK3: the battles of the state put back, a battle taken back in part among them.
                 f.battle_zone = battle_zones(agg)
+            if changes:
+                write_changes(batch, f, kind.named_in, changes, seq)
             checkpoint = not seq % every
             if new_rows is not f.rows or checkpoint:
-                write_history(batch, f, new_rows, seq, checkpoint, named, kind.named_in)
+                write_history(batch, f, new_rows, seq, checkpoint)
                 f.rows = new_rows
             last_hash = data.get("hash", "")
         # Only a page projected whole moves the campaign on: after a stop the projector drops
@@ -410,16 +415,19 @@ class BoardProjector:
         f.last_hash = last_hash
 
 
-def _board_rows(f: Followed, agg: Any, data: dict[str, Any], kind: Any) -> tuple[dict[str, Any], list[Any] | None]:
-    """The board's rows after an event of `kind` (the same object as before when it changes
-    none), and the keys it names when only their rows can have changed (`kind.named_in`)."""
+def _board_rows(f: Followed, agg: Any, data: dict[str, Any], kind: Any) -> tuple[list[Change] | None, dict[str, Any]]:
+    """What an event of `kind` changes of the board: the rows it changes of the table its
+    named fields name (`kind.named_in`), when only those can have changed (none when no row
+    of that table did), and the board's rows after it otherwise (the same object as before
+    when the event changes none, or changes only those rows and not the totals)."""
     board = kind.board
     if board == UNCHANGED:
-        return f.rows, None
+        return None, f.rows
     if board == NAMED:
-        return named_unit_rows(f.rows, agg, data, kind.named)
+        changes = named_unit_changes(f.rows["unit"], agg, data, kind.named)
+        return changes, with_unit_changes(agg, f.rows, changes) if changes else f.rows
     if board == NATION:
-        return named_nation_rows(f.rows, agg, data, kind.named[0])
+        return named_nation_changes(f.rows["nation"], agg, data, kind.named[0]), f.rows
     if board == PARTS:
         parts = kind.parts
         new_rows = {name: rows(agg) if name in parts else f.rows[name] for name, rows in ROWS.items()}
@@ -427,8 +435,8 @@ def _board_rows(f: Followed, agg: Any, data: dict[str, Any], kind: Any) -> tuple
         new_rows["tally"] = f.rows["tally"]
         if "unit" in parts or "ntr" in parts:
             with_tally(agg, new_rows)
-        return new_rows, None
-    return rows_of(agg), None
+        return None, new_rows
+    return None, rows_of(agg)
 
 
 def _campaign_rows(conn: Connection, cids: Iterable[UUID]) -> dict[str, Any]:

@@ -507,66 +507,71 @@ def _bars(values: set[str]) -> str:
     return "|" + "|".join(sorted(values)) + "|" if values else ""
 
 
-def named_unit_rows(
-    rows: dict[str, dict[Any, tuple[Any, ...]]], agg: Any, data: dict[str, Any], fields: tuple[str, ...]
-) -> tuple[dict[str, dict[Any, tuple[Any, ...]]], list[Any]]:
-    """The board's rows after an event that changes only the units it names (`UNITS_NAMED`),
-    and those units (the keys of the only unit rows that can have changed)."""
-    units = dict(rows["unit"])
-    named: list[Any] = []
+# A row of the board an event changed: its key, its values before and after (None: no row).
+Change = tuple[Any, tuple[Any, ...] | None, tuple[Any, ...] | None]
+
+
+def named_unit_changes(units: Rows, agg: Any, data: dict[str, Any], fields: tuple[str, ...]) -> list[Change]:
+    """The unit rows changed by an event that changes only the units it names (`UNITS_NAMED`),
+    read from those units alone: a move touches a few rows of a board of hundreds."""
+    after: dict[Any, tuple[Any, ...] | None] = {}
+    now = agg.units
     for key in fields:
         for uid in data.get(key) or ():
-            u = agg.units.get(uid)
-            if u is None:
-                units.pop(uid, None)
-            else:
-                units[uid] = _unit_values(u)
-            named.append(uid)
-    new = {"unit": units, "ntr": rows["ntr"], "nation": rows["nation"], "tally": rows["tally"]}
-    old = rows["unit"]
-    # A move changes where units are: their nation's totals change only if one is gone, new,
-    # or of another type or nation than it was.
-    if any(uid not in old or uid not in units or old[uid][:2] != units[uid][:2] for uid in named):
-        with_tally(agg, new)
-    return new, named
+            u = now.get(uid)
+            after[uid] = None if u is None else _unit_values(u)
+    return [(uid, units.get(uid), new) for uid, new in after.items() if units.get(uid) != new]
 
 
-def named_nation_rows(
-    rows: dict[str, dict[Any, tuple[Any, ...]]], agg: Any, data: dict[str, Any], field: str
-) -> tuple[dict[str, dict[Any, tuple[Any, ...]]], list[Any]]:
-    """The board's rows after an event that changes only the nation it names (`NATION_NAMED`),
-    and that nation (the key of the only nation row that can have changed)."""
+def with_unit_changes(agg: Any, rows: dict[str, Rows], changes: list[Change]) -> dict[str, Rows]:
+    """`rows`, or a copy with the nations' totals worked out again when `changes` can change
+    them: a unit gone, new, or of another type or nation than it was (a move changes none)."""
+    if all(old is not None and new is not None and old[:2] == new[:2] for _, old, new in changes):
+        return rows
+    units = dict(rows["unit"])
+    for uid, _, new in changes:
+        if new is None:
+            del units[uid]
+        else:
+            units[uid] = new
+    return {**rows, "tally": _tally_rows(agg, units, rows["ntr"])}
+
+
+def named_nation_changes(nations: Rows, agg: Any, data: dict[str, Any], field: str) -> list[Change]:
+    """The nation row changed by an event that changes only the nation it names (`NATION_NAMED`)."""
     nation = data.get(field)
-    nations = dict(rows["nation"])
-    nations[nation] = _nation_row(agg, nation)
-    return {"unit": rows["unit"], "ntr": rows["ntr"], "nation": nations, "tally": rows["tally"]}, [nation]
+    old, new = nations.get(nation), _nation_row(agg, nation)
+    return [] if old == new else [(nation, old, new)]
 
 
-def write_history(
-    batch: Batch,
-    f: Followed,
-    new_rows: dict[str, dict[Any, tuple[Any, ...]]],
-    seq: int,
-    checkpoint: bool,
-    named: list[Any] | None = None,
-    named_in: str = "unit",
-) -> None:
-    """Close the history rows that changed at event `seq` and open their new values (only the
-    rows of the `named` keys of table `named_in` can have changed, when given); at a
+def write_changes(batch: Batch, f: Followed, name: str, changes: list[Change], seq: int) -> None:
+    """Close the rows of table `name` that `changes` (at event `seq`) replace or remove, open
+    their new values, and keep them in `f.rows` in place (no copy of the whole board)."""
+    rows, since = f.rows[name], f.since[name]
+    for k, old, new in changes:
+        if old is not None:
+            batch.close(name, k, since.pop(k), seq)
+        if new is None:
+            del rows[k]
+        else:
+            rows[k] = new
+            batch.open(name, k, new, seq)
+            since[k] = seq
+
+
+def write_history(batch: Batch, f: Followed, new_rows: dict[str, Rows], seq: int, checkpoint: bool) -> None:
+    """Close the history rows that changed at event `seq` and open their new values; at a
     checkpoint, re-open every row that began before it (see `projections.board`)."""
     for name in HISTORIES:
         old, new = f.rows[name], new_rows[name]
         since = f.since[name]
-        keys = dict.fromkeys(named) if named is not None and name == named_in else None
-        if old is not new and (keys is not None or old != new):
+        if old is not new and old != new:
             # Key by key: a change touches a few of the board's rows, and comparing each row
             # with its own costs less than hashing every row into sets.
-            before = old.items() if keys is None else [(k, old[k]) for k in keys if k in old]
-            after = new.items() if keys is None else [(k, new[k]) for k in keys if k in new]
-            for k, value in before:
+            for k, value in old.items():
                 if new.get(k) != value:
                     batch.close(name, k, since.pop(k), seq)
-            for k, value in after:
+            for k, value in new.items():
                 if old.get(k) != value:
                     batch.open(name, k, value, seq)
                     since[k] = seq

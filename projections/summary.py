@@ -161,9 +161,13 @@ _UNSHOWN: tuple[Any, ...] = (None, False, [], "")
 def _asked(e: Any) -> str:
     # `verify` compares this line with the event index that databases already hold (who asked
     # is the point): keep its words as they are.
-    given = ", ".join([f"{k}={v!r}" for k, v in e.inputs.items() if v not in _UNSHOWN])
-    who = f" by {e.player}" if e.player else ""
-    return f"asked{who}: {e.name}" + (f" ({given})" if given else "")
+    given = []
+    for k, v in e.inputs.items():
+        # No value `_UNSHOWN` holds is truthy: most inputs are shown without comparing them.
+        if v or v not in _UNSHOWN:
+            given.append(f"{k}={v!r}")
+    text = f"asked by {e.player}: {e.name}" if e.player else f"asked: {e.name}"
+    return f"{text} ({', '.join(given)})" if given else text
 
 
 def _created(e: Any) -> str:
