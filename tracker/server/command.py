@@ -196,7 +196,16 @@ def _check_public_url(url: str | None, names: Mapping[str, str]) -> None:
         raise InputError(f"{name} must be an http:// or https:// address with a host, got {url[:200]!r}")
 
 
+# The tracker's own packages: an import of one of them failing is no missing extra.
+OWN_PACKAGES = ("domain", "projections", "tracker")
+
+
 def missing_extra(e: ImportError) -> InputError:
+    """The one-line error for the server's imports failing: the server extra to install, or,
+    where the module that failed is the tracker's own (a broken or half-upgraded install), that
+    module and its error: installing the extra would not mend it."""
+    if (e.name or "").split(".")[0] in OWN_PACKAGES:
+        return InputError(f"tracker serve could not load the tracker's own {e.name} ({e}): reinstall the tracker")
     return InputError(
         f"tracker serve needs the server extra ({e.name} is missing): pip install 'twtea-naval-tracker[server]', "
         "or pip install '.[server]' in a checkout"
