@@ -131,11 +131,6 @@ def around_typed(
     pinned at a typed zone, started around it, stayed in a tangle, and coordinates kept within
     the drawing area squeezed the map against its edge (the drawing scales any coordinates)."""
     zones = list(game_map.adjacency)
-    if len(zones) > SPRING_LAYOUT_MOST:
-        raise InputError(
-            f"{source}: {len(zones)} zones: the others are laid out around typed coordinates on a map "
-            f"of at most {SPRING_LAYOUT_MOST}; give every zone x and y, or --force lays out every zone"
-        )
     free = [z for z in zones if z not in typed]
     if not free:
         return {z: typed[z] for z in zones}

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from domain.errors import InputError
 from domain.ruleset import load_ruleset
 from domain.scenario import GameMap, read_scenario, scenario_from_dict, scenario_text
-from domain.scenario_layout import LAYOUT_ASPECT, LAYOUT_WIDTH, SPRING_LAYOUT_MOST, computed_positions
+from domain.scenario_layout import LAYOUT_ASPECT, LAYOUT_WIDTH, MAX_LAYOUT_ZONES, SPRING_LAYOUT_MOST, computed_positions
 from tracker.cli.main import cli
 from tracker.reports.board_map import map_layout
 
@@ -173,8 +173,18 @@ def test_typed_zones_are_kept_by_the_layout_itself() -> None:
     assert computed_positions(game_map, "chain.toml", typed) == positions
 
 
-def test_a_map_too_large_to_lay_out_around_typed_zones_is_refused() -> None:
+def test_a_map_of_more_than_499_zones_is_laid_out_around_a_typed_zone_as_without_one() -> None:
+    # The layout around typed zones is the free one fitted to them: it lays out what the free
+    # one does (ForceAtlas2 from 500 zones on), where it was refused from 500.
     zones = [f"Zone {i}" for i in range(SPRING_LAYOUT_MOST + 1)]
+    near = {z: frozenset(zones[max(i - 1, 0) : i + 2]) - {z} for i, z in enumerate(zones)}
+    game_map = GameMap(sea=frozenset(zones), land={}, adjacency=near)
+    positions = computed_positions(game_map, "chain.toml", {"Zone 0": (0, 0)})
+    assert positions["Zone 0"] == (0, 0) and len(set(positions.values())) == len(zones)
+
+
+def test_a_map_too_large_to_lay_out_around_typed_zones_is_refused() -> None:
+    zones = [f"Zone {i}" for i in range(MAX_LAYOUT_ZONES + 1)]
     game_map = GameMap(sea=frozenset(zones), land={}, adjacency={z: frozenset() for z in zones})
-    with pytest.raises(InputError, match=f"chain.toml: {SPRING_LAYOUT_MOST + 1} zones: the others are laid out"):
+    with pytest.raises(InputError, match=f"^chain.toml: {MAX_LAYOUT_ZONES + 1} zones without coordinates"):
         computed_positions(game_map, "chain.toml", {"Zone 0": (0, 0)})
