@@ -216,7 +216,7 @@ def test_d3_research_roll_records_who_why_target_and_result() -> None:
     assert event.source == "manual"
     assert event.reference == "table photo 1"
     assert event.outcome == "failure"
-    assert "advanced_submarine" in event.purpose
+    assert event.purpose == "Germany research roll for Advanced Submarine"  # TE1, D3: its name (purposes_in_words)
     assert c.roll_count == 1
 
 
