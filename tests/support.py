@@ -205,3 +205,25 @@ def recorded_before(monkeypatch: Any, key: str) -> None:
         return dataclasses.replace(new, ruleset_data={**new.ruleset_data, table: kept})
 
     monkeypatch.setattr(application, "prepare_campaign", prepare)
+
+
+def to_the_decide_step(t: Any, cid: UUID) -> int:
+    """Germany's two submarines attack Britain's ships in the Central North Sea (a British
+    submarine added there), every die a miss, to the decide step after round 1 (NC4), waiting
+    for both nations. Returns the version there."""
+    t.perform(cid, "adjust", {"reason": "the fleets meet", "add": ["Britain:submarine:Central North Sea"]})
+    for _ in range(3):
+        t.perform(cid, "next")
+    assert t.load(cid).phase == "naval_combat"
+    t.perform(cid, "battle start", {"zone": "Central North Sea"})
+    for _ in range(20):
+        b = t.load(cid).battles["1"]
+        if b["step"] == "decide":
+            break
+        if b["step"].endswith("fire"):
+            t.perform(cid, "battle fire", {"battle": 1}, ask=lambda _purpose, n, _sides: [9] * n)
+        else:
+            t.perform(cid, "battle step", {"battle": 1})
+    b = t.load(cid).battles["1"]
+    assert (b["step"], b["waiting"]) == ("decide", ["Germany", "Britain"])
+    return t.load(cid).version

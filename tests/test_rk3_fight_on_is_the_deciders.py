@@ -17,34 +17,12 @@ from uuid import UUID
 import pytest
 
 from domain.errors import RuleViolation
-from tests.support import recorded_before
+from tests.support import recorded_before, to_the_decide_step
 from tracker.service.application import Tracker
 from tracker.service.verify import verify_campaign
 
 TWTEA = Path(__file__).parent.parent / "domain" / "data" / "rulesets" / "twtea-3e.toml"
 KEY = "deciders_decide"
-
-
-def to_the_decide_step(t: Tracker, cid: UUID) -> int:
-    """Germany's two submarines attack Britain's ships in the Central North Sea (a British
-    submarine added there), every die a miss, to the decide step after round 1 (NC4), waiting
-    for both nations. Returns the version there."""
-    t.perform(cid, "adjust", {"reason": "the fleets meet", "add": ["Britain:submarine:Central North Sea"]})
-    for _ in range(3):
-        t.perform(cid, "next")
-    assert t.load(cid).phase == "naval_combat"
-    t.perform(cid, "battle start", {"zone": "Central North Sea"})
-    for _ in range(20):
-        b = t.load(cid).battles["1"]
-        if b["step"] == "decide":
-            break
-        if b["step"].endswith("fire"):
-            t.perform(cid, "battle fire", {"battle": 1}, ask=lambda _purpose, n, _sides: [9] * n)
-        else:
-            t.perform(cid, "battle step", {"battle": 1})
-    b = t.load(cid).battles["1"]
-    assert (b["step"], b["waiting"]) == ("decide", ["Germany", "Britain"])
-    return t.load(cid).version
 
 
 def both_fight_on(t: Tracker, cid: UUID) -> tuple[int, int]:

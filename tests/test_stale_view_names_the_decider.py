@@ -7,33 +7,12 @@ the deciding nation, as the undo rule credits the action (`deciders`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from uuid import UUID
 
 import pytest
 
+from tests.support import to_the_decide_step
 from tracker.service.application import Tracker
 from tracker.service.performing import StaleView
-
-CNS = "Central North Sea"
-
-
-def to_the_decide_step(t: Tracker, cid: UUID) -> None:
-    """Germany's two submarines attack Britain's ships in the Central North Sea (a British
-    submarine added there), every die a miss, to the decide step after round 1 (NC4)."""
-    t.perform(cid, "adjust", {"reason": "the fleets meet", "add": [f"Britain:submarine:{CNS}"]})
-    while t.load(cid).phase != "naval_combat":
-        t.perform(cid, "next")
-    t.perform(cid, "battle start", {"zone": CNS})
-    for _ in range(20):
-        b = t.load(cid).battles["1"]
-        if b["step"] == "decide":
-            break
-        if b["step"].endswith("fire"):
-            t.perform(cid, "battle fire", {"battle": 1}, ask=lambda _purpose, n, _sides: [9] * n)
-        else:
-            t.perform(cid, "battle step", {"battle": 1})
-    b = t.load(cid).battles["1"]
-    assert (b["step"], b["waiting"]) == ("decide", ["Germany", "Britain"])
 
 
 def test_rk3_nc4_a_stale_command_names_the_nation_that_decided_to_fight_on(tmp_path: Path) -> None:

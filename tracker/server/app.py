@@ -109,7 +109,6 @@ __all__ = [
     "database_answers",
     "error_response",
     "event_stream",
-    "health",
     "keys_readable",
     "log_filters",
     "openapi_json",
@@ -129,19 +128,11 @@ __all__ = [
 KEEPALIVE_SECONDS = 15.0
 
 
-# What `/health` and `/api/health` answer alike: "status" as `/ready` words it, and "ok", which
-# `/api/health` answered alone before and a probe written for it may still read.
-HEALTH = {"status": "ok", "ok": True}
-
-
-async def health(request: Request) -> Response:
-    """`/api/health`: the API answers (as `/health`)."""
-    return JsonResponse(HEALTH)
-
-
 async def up(request: Request) -> Response:
-    """`/health`: the process is up and answers (nothing else is looked at)."""
-    return JsonResponse(HEALTH)
+    """`/health` and `/api/health`: the process is up and answers (nothing else is looked at).
+    "status" as `/ready` words it, and "ok", which `/api/health` answered alone before and a
+    probe written for it may still read."""
+    return JsonResponse({"status": "ok", "ok": True})
 
 
 # How long `/ready` waits for its checks: a database that does not answer by then is not ready.
@@ -226,7 +217,7 @@ class Api:
 
     def routes(self) -> list[BaseRoute]:
         return [
-            Route("/health", health),
+            Route("/health", up),
             Route("/openapi.json", openapi_json),
             Route("/campaigns", self.campaigns),
             Route("/campaigns/{name:campaign}/state", self.state),
