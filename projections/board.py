@@ -402,17 +402,25 @@ class BoardProjector:
                 batch.mark_undone(event.undone_from, event.undone_to, seq)
                 # RK3: the battles of the state put back, a battle taken back in part among them.
                 f.battle_zone = battle_zones(agg)
-            if changes:
-                write_changes(batch, f, kind.named_in, changes, seq)
-            checkpoint = not seq % every
-            if new_rows is not f.rows or checkpoint:
-                write_history(batch, f, new_rows, seq, checkpoint)
-                f.rows = new_rows
+            _write_rows(batch, f, kind.named_in, changes, new_rows, seq, not seq % every)
             last_hash = data.get("hash", "")
         # Only a page projected whole moves the campaign on: after a stop the projector drops
         # what it follows and starts again from the database.
         f.agg = agg
         f.last_hash = last_hash
+
+
+def _write_rows(
+    batch: Any, f: Followed, named_in: str, changes: list[Change] | None, new_rows: dict[str, Any], seq: int,
+    checkpoint: bool,
+) -> None:  # fmt: skip
+    """An event's board rows into the history: the named rows it `changes` in place, and the
+    rows of every table that differs from `f.rows` (or all of them, at a `checkpoint`)."""
+    if changes:
+        write_changes(batch, f, named_in, changes, seq)
+    if new_rows is not f.rows or checkpoint:
+        write_history(batch, f, new_rows, seq, checkpoint)
+        f.rows = new_rows
 
 
 def _board_rows(f: Followed, agg: Any, data: dict[str, Any], kind: Any) -> tuple[list[Change] | None, dict[str, Any]]:
