@@ -232,8 +232,8 @@ class Fidelity(RuleBasedStateMachine):
             assert "\n" not in str(e), e
             after = self.stored_version()
             assert after == self.c.version, f"a refused {name} recorded {after - self.c.version} event(s): {e}"
-            # The tracker drops the copy a refused action ran on (the next command loads): what
-            # this process kept was compared after the last action.
+            # The tracker keeps the copy a refused action ran on only when the refusal took
+            # back all it recorded (what was asked): the next success is compared with the log.
             self.refusal = str(e)
             return None
         self.refusal = ""

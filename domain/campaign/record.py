@@ -54,6 +54,7 @@ def one_action(campaign: Campaign, rollback: bool = True) -> Iterator[None]:
         yield
         return
     saved = savepoint(campaign) if rollback else None
+    before = (campaign.version, campaign.last_hash, campaign.__dict__.get("_modified_on"))
     campaign.__dict__["_in_command"] = True
     campaign.__dict__["_action"] = campaign.version + 1
     try:
@@ -61,10 +62,27 @@ def one_action(campaign: Campaign, rollback: bool = True) -> Iterator[None]:
     except BaseException:
         if saved is not None:
             restore(campaign, saved)
+        else:
+            _take_back_asked(campaign, *before)
         raise
     finally:
         campaign.__dict__.pop("_in_command", None)
         campaign.__dict__.pop("_action", None)
+
+
+def _take_back_asked(campaign: Campaign, version: int, last_hash: str, modified_on: Any) -> None:
+    """Without a savepoint, an action refused before it recorded anything but what was asked
+    (most refusals: a rule checked before any dice or change) is taken back all the same, so
+    that the caller may keep the copy: ActionAsked changes nothing but the version, the time
+    and the hash chain (its `apply` does nothing). Anything more recorded, and the copy is
+    left as the failure made it, for the caller to throw away."""
+    pending = campaign.pending_events
+    if len(pending) != 1 or type(pending[0]) is not ActionAsked or pending[0].originator_version != version + 1:
+        return
+    pending.clear()
+    campaign.__dict__["_version"] = version
+    campaign.__dict__["_modified_on"] = modified_on
+    campaign.last_hash = last_hash
 
 
 def savepoint(campaign: object) -> dict[str, Any]:

@@ -376,8 +376,9 @@ class Tracker(Performing):
                 handoffs = self.handoffs.start(cid, campaign)
                 dice = self.dice_for(campaign, dice_values, reference, override, ask)
                 # However many aggregate commands the callback runs, they are one action. A
-                # failed one leaves this copy behind (it is not put back in the cache), so the
-                # aggregate keeps no copy to roll back to: that copy was a sixth of an action's CPU.
+                # failed one that recorded more than what was asked leaves this copy behind (it
+                # is not put back in the cache), so the aggregate keeps no copy to roll back to:
+                # that copy was a sixth of an action's CPU.
                 with one_action(campaign, rollback=False):
                     result = command(campaign, dice)
                 if isinstance(dice, ManualDice):
@@ -389,6 +390,10 @@ class Tracker(Performing):
                 # refused on a state another writer moved past (a move "in the purchase phase"
                 # while the shell's prompt says combat_movement); it runs on the log instead.
                 if not kept or isinstance(refused, UndoCancelled) or self.recorder.last_version(cid) == follows[0]:
+                    if (campaign.version, campaign.last_hash) == follows and not campaign.pending_events:
+                        # Refused before it recorded more than what was asked (taken back): the
+                        # copy is as it was, and the next action need not load the log again.
+                        self._working[cid] = campaign
                     raise
                 continue
             if not campaign.pending_events:
