@@ -243,8 +243,7 @@ class Fidelity(RuleBasedStateMachine):
         return done.events
 
     def stored_version(self) -> int:
-        last = self.fresh.app.recorder.select_events(self.cid, desc=True, limit=1)
-        return last[0].originator_version if last else 0
+        return self.fresh.recorder.last_version(self.cid)
 
     @staticmethod
     def dice(data: st.DataObject) -> Callable[[str, int, int], list[int]]:
