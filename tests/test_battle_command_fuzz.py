@@ -25,6 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from domain.campaign import Campaign
 from domain.errors import TrackerError
 from tests.reliability.conftest import size
 from tracker.service.application import Tracker
@@ -171,14 +172,23 @@ class Game:
         shutil.copyfile(keys, folder / "keys.db")
         os.chmod(folder / "keys.db", 0o600)
         self.served = ServedTracker(str(folder / "game.db"), keys=str(folder / "keys.db"))
+        # What the players look at is read as the server reads it for them: a reading tracker
+        # keeps the campaign and takes only the events recorded since it last read.
+        self.reader = ServedTracker(str(folder / "game.db"), keys=str(folder / "keys.db"), reads_only=True)
         found = self.served.registry.lookup("fuzz")
         assert found is not None
         self.cid = UUID(found)
         self.players = {name: Player(str(self.cid), name, nations, not nations) for name, nations in PLAYERS.items()}
 
     def stored_version(self) -> int:
-        last = self.served.recorder.select_events(self.cid, desc=True, limit=1)
-        return last[0].originator_version
+        return self.served.recorder.last_version(self.cid)
+
+    def campaign(self) -> Campaign:
+        return self.reader.load(self.cid)
+
+    def close(self) -> None:
+        self.reader.close()
+        self.served.close()
 
     def ask(self, who: str, name: str, inputs: dict[str, Any], cli: bool = False) -> list[Any] | None:
         """Run the action as `who` asks for it (`cli`: as the command line the server runs for
@@ -186,7 +196,7 @@ class Game:
         anything else than a TrackerError (an "unexpected" error on the command line) fails."""
         player = self.players[who]
         before = self.stored_version()
-        battles = self.served.load(self.cid).battles
+        battles = self.campaign().battles
         waits = {int(n): (b["step"], list(b["waiting"])) for n, b in battles.items()}
         TAKEN.clear()
         asked = f"{who}: {name} {inputs}"
@@ -267,7 +277,7 @@ def steps_taken(monkeypatch: pytest.MonkeyPatch) -> None:
 def inputs_for(data: st.DataObject, game: Game, name: str) -> dict[str, Any]:
     """Inputs of any kind for one command: the battle in progress (or another number), nations,
     units of the zone, of the board or unknown, pairs of them, zones."""
-    c = game.served.load(game.cid)
+    c = game.campaign()
     open_ = sorted(int(b) for b in c.battles) or [1]
     battle = data.draw(st.sampled_from([*open_, *open_, *open_, 1, 2, 9]), label="battle")
     units = sorted(c.units)
@@ -322,7 +332,7 @@ def test_pl2_every_battle_command_by_every_player_is_recorded_or_refused_in_one_
     try:
         # The battle played to a random step by its own players: each takes their own step.
         for _ in range(data.draw(st.integers(0, 12), label="steps played")):
-            c = game.served.load(game.cid)
+            c = game.campaign()
             if not c.battles:
                 break
             battle = min(int(b) for b in c.battles)
@@ -336,4 +346,4 @@ def test_pl2_every_battle_command_by_every_player_is_recorded_or_refused_in_one_
             game.ask(who, name, inputs_for(data, game, name), cli)
             FIGURES[name] += 1
     finally:
-        game.served.close()
+        game.close()
