@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import socket
 import sqlite3
 import subprocess
@@ -18,31 +17,80 @@ import urllib.request
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support import TRACKER, served
+from tests.support import Server, in_process, served
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
 
 
 def tracker(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if k not in ("TRACKER_TOKEN", "TRACKER_SERVER", "TRACKER_CAMPAIGN")}
-    return subprocess.run([*TRACKER, *args], capture_output=True, text=True, timeout=300, env={**clean, **(env or {})})
+    """The command line, run in this process: these tests are about the requests it sends and
+    the server's answers, not about its process."""
+    return in_process(*args, env=env)
 
 
-def new_league(work: Path) -> tuple[Path, str, str]:
-    """A campaign with auto dice, its referee's token and a German player's."""
+@dataclass(frozen=True)
+class League:
+    """A campaign of this test's own with auto dice, on the module's server: its name, its
+    referee's token and a German player's."""
+
+    server: Server
+    db: Path
+    name: str
+    rita: str
+    anna: str
+
+    @property
+    def actions(self) -> str:
+        return f"/api/campaigns/{self.name}/actions"
+
+    def kinds(self) -> list[str]:
+        """The kinds of this campaign's events, in order (read from the log's own rows)."""
+        with sqlite3.connect(self.db) as conn:
+            (cid,) = conn.execute("SELECT campaign_id FROM tracker_campaigns WHERE name = ?", (self.name,)).fetchone()
+            rows = conn.execute(
+                "SELECT topic FROM tracker_events WHERE originator_id = ? ORDER BY originator_version",
+                (uuid.UUID(cid).bytes,),
+            )
+            topics = [r[0] for r in rows]
+        return [topic.rsplit(".", 1)[-1] for topic in topics]
+
+
+@pytest.fixture(scope="module")
+def leagues(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Iterator[League]]:
+    """One `tracker serve` for the module over a campaign for each test that asks for one
+    (`league`), each with auto dice, a referee and a German player. The campaigns are made
+    locally before the server first serves them, as each test's own server once found its
+    campaign; each test has one of its own, so none sees what another recorded."""
+    work = tmp_path_factory.mktemp("idempotency")
     db = work / "league.db"
-    assert tracker("--db", str(db), "new", "autumn", "--scenario", "north-sea-1914", "--dice", "auto").returncode == 0
-    tokens = []
-    for args in (["rita", "--referee"], ["anna", "--nations", "Germany"]):
-        added = tracker("--db", str(db), "players", "add", *args)
-        assert added.returncode == 0, added.stderr
-        tokens.append(added.stdout.strip().splitlines()[-1])
-    return db, tokens[0], tokens[1]
+    here = [item for item in request.session.items if getattr(item, "module", None) is request.module]
+    made: list[tuple[str, str, str]] = []
+    for n in range(sum("league" in getattr(item, "fixturenames", ()) for item in here)):
+        name = f"autumn-{n}"
+        done = tracker("--db", str(db), "new", name, "--scenario", "north-sea-1914", "--dice", "auto")
+        assert done.returncode == 0, done.stderr
+        tokens = []
+        for args in (["rita", "--referee"], ["anna", "--nations", "Germany"]):
+            added = tracker("--db", str(db), "--campaign", name, "players", "add", *args)
+            assert added.returncode == 0, added.stderr
+            tokens.append(added.stdout.strip().splitlines()[-1])
+        made.append((name, tokens[0], tokens[1]))
+    with served(str(db), "--keys", str(work / "keys.db"), workdir=work) as server:
+        yield iter(League(server, db, *campaign) for campaign in made)
+
+
+@pytest.fixture
+def league(leagues: Iterator[League]) -> League:
+    """This test's own campaign on the module's server."""
+    given = next(leagues, None)
+    assert given is not None, "more tests asked for a campaign than the module's server was given"
+    return given
 
 
 def post(url: str, path: str, body: Any, token: str, key: str | None) -> tuple[int, Any]:
@@ -57,43 +105,34 @@ def post(url: str, path: str, body: Any, token: str, key: str | None) -> tuple[i
         return e.code, json.loads(e.read())
 
 
-def kinds(db: Path) -> list[str]:
-    """The kinds of the campaign's events, in order (read from the log's own rows)."""
-    with sqlite3.connect(db) as conn:
-        topics = [r[0] for r in conn.execute("SELECT topic FROM tracker_events ORDER BY originator_version")]
-    return [topic.rsplit(".", 1)[-1] for topic in topics]
-
-
 RESEARCH = {"action": "research", "inputs": {"technology": "advanced_submarine"}}
 
 
-def test_a_repeated_key_is_answered_the_first_answer_and_records_nothing(tmp_path: Path) -> None:
-    db, _rita, anna = new_league(tmp_path)
+def test_a_repeated_key_is_answered_the_first_answer_and_records_nothing(league: League) -> None:
+    server, anna = league.server, league.anna
     key = str(uuid.uuid4())
-    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
-        first = post(server.url, "/api/campaigns/autumn/actions", RESEARCH, anna, key)
-        assert first[0] == 200, first
-        before = kinds(db)
-        again = post(server.url, "/api/campaigns/autumn/actions", RESEARCH, anna, key)
-        assert again == first
-        assert kinds(db) == before
-        assert before.count("ResearchPaid") == 1
-        # A fresh key is a new request: it runs, and the referee refuses a second research roll.
-        third = post(server.url, "/api/campaigns/autumn/actions", RESEARCH, anna, str(uuid.uuid4()))
-        assert third[0] == 409 and third[1]["rule"], third
-        assert kinds(db) == before
+    first = post(server.url, league.actions, RESEARCH, anna, key)
+    assert first[0] == 200, first
+    before = league.kinds()
+    again = post(server.url, league.actions, RESEARCH, anna, key)
+    assert again == first
+    assert league.kinds() == before
+    assert before.count("ResearchPaid") == 1
+    # A fresh key is a new request: it runs, and the referee refuses a second research roll.
+    third = post(server.url, league.actions, RESEARCH, anna, str(uuid.uuid4()))
+    assert third[0] == 409 and third[1]["rule"], third
+    assert league.kinds() == before
 
 
-def test_a_repeated_command_with_its_key_is_answered_its_first_output(tmp_path: Path) -> None:
-    db, rita, _anna = new_league(tmp_path)
+def test_a_repeated_command_with_its_key_is_answered_its_first_output(league: League) -> None:
+    server, rita = league.server, league.rita
     key = str(uuid.uuid4())
-    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
-        body = {"args": ["next"], "campaign": "autumn"}
-        first = post(server.url, "/api/command", body, rita, key)
-        assert first[0] == 200 and first[1]["exit"] == 0, first
-        before = kinds(db)
-        assert post(server.url, "/api/command", body, rita, key) == first
-        assert kinds(db) == before and before.count("PhaseAdvanced") == 1
+    body = {"args": ["next"], "campaign": league.name}
+    first = post(server.url, "/api/command", body, rita, key)
+    assert first[0] == 200 and first[1]["exit"] == 0, first
+    before = league.kinds()
+    assert post(server.url, "/api/command", body, rita, key) == first
+    assert league.kinds() == before and before.count("PhaseAdvanced") == 1
 
 
 def reused(first: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -111,81 +150,76 @@ def adjust(amount: str) -> dict[str, Any]:
     return {"action": "adjust", "inputs": {"resources": [f"Germany={amount}"], "reason": "a"}}
 
 
-def test_a_key_sent_again_with_a_different_body_is_refused_with_422_and_records_nothing(tmp_path: Path) -> None:
+def test_a_key_sent_again_with_a_different_body_is_refused_with_422_and_records_nothing(league: League) -> None:
     """The IETF draft on the Idempotency-Key header: a key reused with another payload is a
     422; answering the first answer would say the second request was recorded."""
-    db, rita, _anna = new_league(tmp_path)
+    server, rita = league.server, league.rita
     key = str(uuid.uuid4())
-    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
-        first = post(server.url, "/api/campaigns/autumn/actions", adjust("+1"), rita, key)
-        assert first[0] == 200, first
-        before = kinds(db)
-        for other in (adjust("+50"), {**adjust("+1"), "seen": first[1]["asked"]}, RESEARCH):
-            assert post(server.url, "/api/campaigns/autumn/actions", other, rita, key) == reused(first[1])
-        assert kinds(db) == before
-        # The same request with the key is still answered its first answer.
-        assert post(server.url, "/api/campaigns/autumn/actions", adjust("+1"), rita, key) == first
-        # The key on the command line's route is another request, too.
-        command = {"args": ["adjust", "--resources", "Germany=+1", "--reason", "a"], "campaign": "autumn"}
-        assert post(server.url, "/api/command", command, rita, key) == reused(first[1])
-        assert kinds(db) == before
+    first = post(server.url, league.actions, adjust("+1"), rita, key)
+    assert first[0] == 200, first
+    before = league.kinds()
+    for other in (adjust("+50"), {**adjust("+1"), "seen": first[1]["asked"]}, RESEARCH):
+        assert post(server.url, league.actions, other, rita, key) == reused(first[1])
+    assert league.kinds() == before
+    # The same request with the key is still answered its first answer.
+    assert post(server.url, league.actions, adjust("+1"), rita, key) == first
+    # The key on the command line's route is another request, too.
+    command = {"args": ["adjust", "--resources", "Germany=+1", "--reason", "a"], "campaign": league.name}
+    assert post(server.url, "/api/command", command, rita, key) == reused(first[1])
+    assert league.kinds() == before
 
 
-def test_a_command_key_sent_again_with_another_command_line_is_refused_with_422(tmp_path: Path) -> None:
-    db, rita, _anna = new_league(tmp_path)
+def test_a_command_key_sent_again_with_another_command_line_is_refused_with_422(league: League) -> None:
+    server, rita = league.server, league.rita
     key = str(uuid.uuid4())
-    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
-        body = {"args": ["next"], "campaign": "autumn"}
-        first = post(server.url, "/api/command", body, rita, key)
-        assert first[0] == 200 and first[1]["exit"] == 0, first
-        before = kinds(db)
-        with sqlite3.connect(db) as conn:
-            span = conn.execute("SELECT first_version, last_version FROM tracker_request_keys WHERE key = ?", (key,))
-            low, high = span.fetchone()
-        message = (
-            f"this Idempotency-Key was used for a different request (the one that recorded events {low}-{high}): "
-            "nothing was recorded; send a new key with a new request"
-        )
-        for args in (["next", "--to", "combat_movement"], ["adjust", "--resources", "Germany=5", "--reason", "x"]):
-            other = post(server.url, "/api/command", {"args": args, "campaign": "autumn"}, rita, key)
-            assert other == (422, {"error": message, "rule": None})
-        assert kinds(db) == before
-        # Another terminal is the same request: only what it asks tells requests apart.
-        again = post(server.url, "/api/command", {**body, "columns": 120, "color_system": "truecolor"}, rita, key)
-        assert again == first
+    body = {"args": ["next"], "campaign": league.name}
+    first = post(server.url, "/api/command", body, rita, key)
+    assert first[0] == 200 and first[1]["exit"] == 0, first
+    before = league.kinds()
+    with sqlite3.connect(league.db) as conn:
+        span = conn.execute("SELECT first_version, last_version FROM tracker_request_keys WHERE key = ?", (key,))
+        low, high = span.fetchone()
+    message = (
+        f"this Idempotency-Key was used for a different request (the one that recorded events {low}-{high}): "
+        "nothing was recorded; send a new key with a new request"
+    )
+    for args in (["next", "--to", "combat_movement"], ["adjust", "--resources", "Germany=5", "--reason", "x"]):
+        other = post(server.url, "/api/command", {"args": args, "campaign": league.name}, rita, key)
+        assert other == (422, {"error": message, "rule": None})
+    assert league.kinds() == before
+    # Another terminal is the same request: only what it asks tells requests apart.
+    again = post(server.url, "/api/command", {**body, "columns": 120, "color_system": "truecolor"}, rita, key)
+    assert again == first
 
 
-def test_another_players_equal_key_is_their_own_request(tmp_path: Path) -> None:
-    db, rita, anna = new_league(tmp_path)
+def test_another_players_equal_key_is_their_own_request(league: League) -> None:
+    server, rita, anna = league.server, league.rita, league.anna
     key = str(uuid.uuid4())
-    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
-        first = post(server.url, "/api/campaigns/autumn/actions", {"action": "next"}, anna, key)
-        other = post(server.url, "/api/campaigns/autumn/actions", {"action": "next"}, rita, key)
-        assert first[0] == other[0] == 200, (first, other)
-        assert other[1]["asked"] > first[1]["asked"]
-        assert kinds(db).count("PhaseAdvanced") == 2
+    first = post(server.url, league.actions, {"action": "next"}, anna, key)
+    other = post(server.url, league.actions, {"action": "next"}, rita, key)
+    assert first[0] == other[0] == 200, (first, other)
+    assert other[1]["asked"] > first[1]["asked"]
+    assert league.kinds().count("PhaseAdvanced") == 2
 
 
-def test_a_refused_action_leaves_its_key_free(tmp_path: Path) -> None:
-    db, _rita, anna = new_league(tmp_path)
+def test_a_refused_action_leaves_its_key_free(league: League) -> None:
+    server, anna = league.server, league.anna
     key = str(uuid.uuid4())
-    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
-        refused = post(server.url, "/api/campaigns/autumn/actions", {"action": "research", "inputs": {}}, anna, key)
-        assert refused[0] == 400, refused
-        done = post(server.url, "/api/campaigns/autumn/actions", RESEARCH, anna, key)
-        assert done[0] == 200 and kinds(db).count("ResearchPaid") == 1
+    refused = post(server.url, league.actions, {"action": "research", "inputs": {}}, anna, key)
+    assert refused[0] == 400, refused
+    done = post(server.url, league.actions, RESEARCH, anna, key)
+    assert done[0] == 200 and league.kinds().count("ResearchPaid") == 1
 
 
 @pytest.mark.parametrize("key", ["", "has space", "x" * 101, "ключ"])
-def test_a_malformed_key_is_bad_usage(tmp_path: Path, key: str) -> None:
-    db, _rita, anna = new_league(tmp_path)
-    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
-        before = kinds(db)
-        # urllib refuses to send a non-ASCII header: that one goes as its UTF-8 bytes.
-        answer = raw_post(server.url, "/api/campaigns/autumn/actions", RESEARCH, anna, key.encode())
-        assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
-        assert b"Idempotency-Key must be" in answer
-        assert kinds(db) == before
+def test_a_malformed_key_is_bad_usage(league: League, key: str) -> None:
+    server, anna = league.server, league.anna
+    before = league.kinds()
+    # urllib refuses to send a non-ASCII header: that one goes as its UTF-8 bytes.
+    answer = raw_post(server.url, league.actions, RESEARCH, anna, key.encode())
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert b"Idempotency-Key must be" in answer
+    assert league.kinds() == before
 
 
 def raw_post(url: str, path: str, body: Any, token: str, key: bytes) -> bytes:
@@ -204,24 +238,23 @@ def raw_post(url: str, path: str, body: Any, token: str, key: bytes) -> bytes:
     return b"".join(chunks)
 
 
-def test_a_connection_dropped_after_the_commit_is_retried_safely(tmp_path: Path) -> None:
-    db, _rita, anna = new_league(tmp_path)
+def test_a_connection_dropped_after_the_commit_is_retried_safely(league: League) -> None:
+    server, anna = league.server, league.anna
     key = str(uuid.uuid4())
-    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
-        before = kinds(db)
-        with losing_proxy(server.url) as (url, seen):
-            # The server records and answers; the connection is closed before the answer comes.
-            with pytest.raises((ConnectionError, http.client.HTTPException)):
-                post(url, "/api/campaigns/autumn/actions", RESEARCH, anna, key)
-            recorded = kinds(db)
-            assert recorded.count("ResearchPaid") == before.count("ResearchPaid") + 1
-            status, answer = post(url, "/api/campaigns/autumn/actions", RESEARCH, anna, key)
-        assert len(seen) == 2
-        assert status == 200, answer
-        assert kinds(db) == recorded
-        # The answer names the events the one action recorded after what was asked.
-        assert [e["kind"] for e in answer["events"]] == recorded[answer["asked"] :]
-        assert post(server.url, "/api/campaigns/autumn/actions", RESEARCH, anna, key) == (status, answer)
+    before = league.kinds()
+    with losing_proxy(server.url) as (url, seen):
+        # The server records and answers; the connection is closed before the answer comes.
+        with pytest.raises((ConnectionError, http.client.HTTPException)):
+            post(url, league.actions, RESEARCH, anna, key)
+        recorded = league.kinds()
+        assert recorded.count("ResearchPaid") == before.count("ResearchPaid") + 1
+        status, answer = post(url, league.actions, RESEARCH, anna, key)
+    assert len(seen) == 2
+    assert status == 200, answer
+    assert league.kinds() == recorded
+    # The answer names the events the one action recorded after what was asked.
+    assert [e["kind"] for e in answer["events"]] == recorded[answer["asked"] :]
+    assert post(server.url, league.actions, RESEARCH, anna, key) == (status, answer)
 
 
 @contextmanager
@@ -281,30 +314,28 @@ def idempotency_key(request: bytes) -> bytes:
     )
 
 
-def test_the_client_retries_a_lost_answer_once_with_the_same_key(tmp_path: Path) -> None:
-    db, _rita, anna = new_league(tmp_path)
-    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
-        before = kinds(db)
-        with losing_proxy(server.url) as (url, seen):
-            env = {"TRACKER_CONFIG": "/nonexistent/config.toml", "TRACKER_TOKEN": anna}
-            done = tracker("--server", url, "--campaign", "autumn", "research", "advanced_submarine", env=env)
-        assert done.returncode == 0, done.stderr
-        assert "roll 1:" in done.stdout
-        assert len(seen) == 2 and idempotency_key(seen[0]) == idempotency_key(seen[1])
-        uuid.UUID(idempotency_key(seen[0]).decode())
-        assert kinds(db).count("ResearchPaid") == before.count("ResearchPaid") + 1
+def test_the_client_retries_a_lost_answer_once_with_the_same_key(league: League) -> None:
+    server, anna = league.server, league.anna
+    before = league.kinds()
+    with losing_proxy(server.url) as (url, seen):
+        env = {"TRACKER_CONFIG": "/nonexistent/config.toml", "TRACKER_TOKEN": anna}
+        done = tracker("--server", url, "--campaign", league.name, "research", "advanced_submarine", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "roll 1:" in done.stdout
+    assert len(seen) == 2 and idempotency_key(seen[0]) == idempotency_key(seen[1])
+    uuid.UUID(idempotency_key(seen[0]).decode())
+    assert league.kinds().count("ResearchPaid") == before.count("ResearchPaid") + 1
 
 
-def test_the_client_sends_a_fresh_key_with_every_command(tmp_path: Path) -> None:
-    db, rita, _anna = new_league(tmp_path)
-    with served(str(db), "--keys", str(tmp_path / "keys.db"), workdir=tmp_path) as server:
-        with losing_proxy(server.url) as (url, seen):
-            env = {"TRACKER_CONFIG": "/nonexistent/config.toml", "TRACKER_TOKEN": rita}
-            for _ in range(2):
-                assert tracker("--server", url, "--campaign", "autumn", "next", env=env).returncode == 0
-        keys = [idempotency_key(r) for r in seen]
-        assert len(keys) == 3 and keys[0] == keys[1] != keys[2]
-        assert kinds(db).count("PhaseAdvanced") == 2
+def test_the_client_sends_a_fresh_key_with_every_command(league: League) -> None:
+    server, rita = league.server, league.rita
+    with losing_proxy(server.url) as (url, seen):
+        env = {"TRACKER_CONFIG": "/nonexistent/config.toml", "TRACKER_TOKEN": rita}
+        for _ in range(2):
+            assert tracker("--server", url, "--campaign", league.name, "next", env=env).returncode == 0
+    keys = [idempotency_key(r) for r in seen]
+    assert len(keys) == 3 and keys[0] == keys[1] != keys[2]
+    assert league.kinds().count("PhaseAdvanced") == 2
 
 
 def test_the_client_says_so_when_the_retry_fails_too(tmp_path: Path) -> None:

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import TRACKER, served
+from tests.support import TRACKER, in_process, served
 
 
 def tracker(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if k not in ("TRACKER_TOKEN", "TRACKER_SERVER", "TRACKER_CAMPAIGN")}
-    return subprocess.run([*TRACKER, *args], capture_output=True, text=True, timeout=120, env={**clean, **(env or {})})
+    """A command run in this process; the `wait` that must keep waiting is a process of its own."""
+    return in_process(*args, env=env)
 
 
 def token_of(done: subprocess.CompletedProcess[str]) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import make_url
 
-from tests.support import TRACKER
+from tests.support import TRACKER, in_process
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
 
@@ -26,8 +26,8 @@ DOWN_PORT = 5439
 
 
 def tracker(db: str, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in ("TRACKER_TOKEN", "TRACKER_SERVER", "TRACKER_DB")}
-    done = subprocess.run([*TRACKER, "--db", db, *args], capture_output=True, text=True, timeout=300, env=env)
+    """A command that sets up a league, run in this process."""
+    done = in_process("--db", db, *args)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -148,12 +148,13 @@ def test_a_shared_database_behind_the_head_names_itself_in_the_upgrade_it_asks_f
         conn.execute(text("ALTER TABLE tracker_notify_channels DROP COLUMN remind, DROP COLUMN attach_export"))
         conn.execute(text("UPDATE alembic_version SET version_num = '0004'"))
     engine.dispose()
-    env = {k: v for k, v in os.environ.items() if k not in ("TRACKER_TOKEN", "TRACKER_SERVER", "TRACKER_DB")}
-    done = subprocess.run([*TRACKER, "--db", own_pg, "campaigns"], capture_output=True, text=True, env=env)
+    done = in_process("--db", own_pg, "campaigns")
     shown = make_url(own_pg).render_as_string(hide_password=True)
     assert done.returncode == 2 and f"`tracker --db {shown} db upgrade`" in done.stderr, done.stderr
     upgrade = done.stderr.split("`")[1].split()
-    assert subprocess.run([*TRACKER, *upgrade[1:]], capture_output=True, text=True, env=env).returncode == 0
+    assert upgrade[0] == "tracker"
+    upgraded = in_process(*upgrade[1:])
+    assert upgraded.returncode == 0, upgraded.stderr
 
 
 def test_ready_fails_database_once_the_file_it_opened_was_replaced_by_a_restore(

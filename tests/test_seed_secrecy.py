@@ -18,13 +18,14 @@ from uuid import UUID
 
 import pytest
 
-from tests.support import TRACKER, served
+from tests.support import in_process, served
 
 pytest.importorskip("starlette", reason="the server's tracker needs the server extra")
 
 
 def tracker(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TRACKER, *args], capture_output=True, text=True, timeout=300)
+    """A command on a campaign database, run in this process; the servers run as processes."""
+    return in_process(*args)
 
 
 def seeds(path: Path) -> list[tuple[int, str]]:

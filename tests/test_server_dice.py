@@ -15,14 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import TRACKER, served
+from tests.support import TRACKER, in_process, served
 from tests.test_server import Reader
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
 
 
 def tracker(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TRACKER, *args], capture_output=True, text=True, timeout=300)
+    """A command on a campaign database, run in this process; the servers run as processes."""
+    return in_process(*args)
 
 
 def new_league(work: Path) -> tuple[Path, str]:

@@ -15,17 +15,22 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import TRACKER, served
+from tests.support import TRACKER, in_process, served
 from tests.test_server import Reader
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
 
 
-def tracker(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def tracker(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A command run in this process, locally or as the `--server` client."""
+    return in_process(*args, env=env)
+
+
+def process(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A command run as a process of its own (one that might serve, if refused wrongly, would hang
+    this one)."""
     clean = {k: v for k, v in os.environ.items() if k not in ("TRACKER_TOKEN", "TRACKER_SERVER", "TRACKER_CAMPAIGN")}
-    return subprocess.run(
-        [*TRACKER, *args], capture_output=True, text=True, timeout=300, env={**clean, **(env or {})}, cwd=cwd
-    )
+    return subprocess.run([*TRACKER, *args], capture_output=True, text=True, timeout=300, env={**clean, **(env or {})})
 
 
 def token_of(done: subprocess.CompletedProcess[str]) -> str:
@@ -221,7 +226,7 @@ def test_a_tracker_server_left_in_the_environment_names_itself_to_commands_that_
     from tests.support import free_port
 
     env = {"TRACKER_SERVER": f"http://127.0.0.1:{free_port()}", "TRACKER_TOKEN": "trk_x"}
-    done = tracker("serve", "--db", str(tmp_path / "league.db"), "--port", str(free_port()), env=env)
+    done = process("serve", "--db", str(tmp_path / "league.db"), "--port", str(free_port()), env=env)
     assert done.returncode == 2 and done.stdout == "", done.stderr
     assert done.stderr == "Error: 'serve' runs on a database, not through a server: unset TRACKER_SERVER for it\n"
     given = tracker("--server", env["TRACKER_SERVER"], "import", "turn.jsonl", env={"TRACKER_TOKEN": "trk_x"})

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from tests import secretscan
-from tests.support import PORT_TAKEN_RETRIES, TRACKER, Server, free_port, served, stop
+from tests.support import PORT_TAKEN_RETRIES, TRACKER, Server, free_port, in_process, served, stop
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
 
@@ -32,8 +32,9 @@ REQUEST_FIELDS = {"time", "method", "route", "status", "ms", "campaign", "player
 
 
 def tracker(db: str, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in ("TRACKER_TOKEN", "TRACKER_SERVER", "TRACKER_DB")}
-    done = subprocess.run([*TRACKER, "--db", db, *args], capture_output=True, text=True, timeout=300, env=env)
+    """A command that sets up or reads a league, run in this process; the server, and what is
+    said of its process's start and exit, run as processes."""
+    done = in_process("--db", db, *args)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

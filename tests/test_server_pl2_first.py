@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import TRACKER
+from tests.support import in_process
 
 pytest.importorskip("starlette", reason="the server needs the server extra")
 
@@ -28,7 +28,8 @@ COMMAND = "/api/command"
 
 
 def tracker(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TRACKER, *args], capture_output=True, text=True, timeout=300)
+    """A command on the league's database, run in this process."""
+    return in_process(*args)
 
 
 class League:

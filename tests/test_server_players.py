@@ -15,15 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import TRACKER, served
+from tests.support import TRACKER, in_process, served
 from tests.test_server import Reader
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
 
 
 def tracker(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if k not in ("TRACKER_TOKEN", "TRACKER_SERVER")}
-    return subprocess.run([*TRACKER, *args], capture_output=True, text=True, timeout=300, env={**clean, **(env or {})})
+    """A command run in this process, locally or as the `--server` client; what a real terminal
+    or pipe makes of its output is a process's own (the colours' test runs processes)."""
+    return in_process(*args, env=env)
 
 
 def add_player(db: Path, name: str, *role: str, campaign: str = "autumn") -> str:
