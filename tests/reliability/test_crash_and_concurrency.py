@@ -82,9 +82,9 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
-def _actions(t: Tracker, cid: Any) -> dict[int, list[str]]:
+def _actions(events: list[Any]) -> dict[int, list[str]]:
     groups: dict[int, list[str]] = defaultdict(list)
-    for e in t.events(cid):
+    for e in events:
         groups[e.action].append(type(e).__name__)
     return groups
 
@@ -92,8 +92,8 @@ def _actions(t: Tracker, cid: Any) -> dict[int, list[str]]:
 def _check_whole_actions(t: Tracker, cid: Any) -> int:
     """Every action is whole: a declared convoy battle ends in the same action, a research
     roll is paid for, and every action's events are contiguous from its first."""
-    events = t.events(cid)
-    groups = _actions(t, cid)
+    events = t.events(cid)  # the log read and decoded once, for both checks
+    groups = _actions(events)
     seen: list[int] = []
     for e in events:
         if not seen or seen[-1] != e.action:
