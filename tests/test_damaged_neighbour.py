@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import TRACKER, served
+from tests.support import in_process, served
 
 DAMAGE = "event 1 cannot be read (MapperDeserialisationError): the stored row was edited"
 
 
 def tracker(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TRACKER, "--db", str(db), *args], capture_output=True, text=True, timeout=300)
+    """A command on `db`, run in this process."""
+    return in_process("--db", str(db), *args)
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from domain.errors import RuleViolation
-from tests.support import TRACKER, served
+from tests.support import in_process, served
 from tests.test_battle_command_fuzz import CHOICES, Game, template
 from tests.test_server import Reader
 from tracker.service.application import Tracker
@@ -212,8 +212,10 @@ def test_pl2_autos_stopped_at_each_sides_steps_verify(naval: Game) -> None:
 
 
 def tracker(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("TRACKER_")}
-    return subprocess.run([*TRACKER, *args], capture_output=True, text=True, timeout=300, env={**clean, **(env or {})})
+    """The `--server` client run in this process, with no TRACKER_ setting of this environment
+    but those `env` gives."""
+    unset: dict[str, Any] = dict.fromkeys(k for k in os.environ if k.startswith("TRACKER_"))
+    return in_process(*args, env={**unset, **(env or {})})
 
 
 @pytest.fixture

@@ -8,8 +8,6 @@ The clients only send actions: nobody asks the server what is pending."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -19,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import TRACKER, free_port, perform_until, served
+from tests.support import free_port, in_process, perform_until, served
 from tests.test_notify import Receiver
 from tracker.service.application import Tracker
 from tracker.service.notify import Outbox
@@ -75,8 +73,8 @@ class Mailbox:
 
 
 def cli(db: str, *args: str) -> str:
-    clean = {k: v for k, v in os.environ.items() if k not in ("TRACKER_TOKEN", "TRACKER_SERVER")}
-    done = subprocess.run([*TRACKER, "--db", db, *args], capture_output=True, text=True, timeout=300, env=clean)
+    """A command on the database, run in this process (the server is the one real process)."""
+    done = in_process("--db", db, *args)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

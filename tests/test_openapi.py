@@ -23,7 +23,7 @@ from openapi_spec_validator import validate  # noqa: E402
 from schemathesis import GenerationMode, checks  # noqa: E402
 
 from tests.reliability.conftest import size  # noqa: E402
-from tests.support import TRACKER, Server, served  # noqa: E402
+from tests.support import Server, in_process, served  # noqa: E402
 from tracker.cli.demo import NAME as DEMO  # noqa: E402
 from tracker.cli.demo import run_demo  # noqa: E402
 from tracker.server.app import api_routes  # noqa: E402
@@ -110,8 +110,7 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serv
     work = tmp_path_factory.mktemp("openapi")
     db = work / "demo.db"
     run_demo(str(db), lambda line: None)
-    added = [*TRACKER, "--db", str(db), "players", "add", "rita", "--referee"]
-    token = token_of(subprocess.run(added, capture_output=True, text=True, timeout=300))
+    token = token_of(in_process("--db", str(db), "players", "add", "rita", "--referee"))
     with served(str(db), workdir=work) as server:
         yield server, token
 
@@ -211,7 +210,7 @@ def test_too_many_failed_token_checks_is_an_error_object_with_retry_after(tmp_pa
     from tracker.server.app import create_app
 
     db = str(tmp_path / "league.db")
-    made = subprocess.run([*TRACKER, "--db", db, "new", "autumn", "--scenario", "north-sea-1914"], capture_output=True)
+    made = in_process("--db", db, "new", "autumn", "--scenario", "north-sea-1914")
     assert made.returncode == 0, made.stderr
     app = create_app(db, keys=str(tmp_path / "keys.db"), failures=FailedChecks(limit=1))
     with TestClient(app) as client:

@@ -5,24 +5,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import sqlite3
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support import TRACKER
+from tests.support import in_process
 from tests.test_server_ops import get
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
 
 
 def tracker(db: str, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in ("TRACKER_TOKEN", "TRACKER_SERVER", "TRACKER_DB")}
-    done = subprocess.run([*TRACKER, "--db", db, *args], capture_output=True, text=True, timeout=300, env=env)
+    """A set-up command on `db`, run in this process."""
+    done = in_process("--db", db, *args)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

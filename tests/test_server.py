@@ -18,13 +18,14 @@ from typing import Any
 
 import pytest
 
-from tests.support import TRACKER, Server, served
+from tests.support import TRACKER, Server, in_process, served
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
 
 
 def tracker(db: Path | str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TRACKER, "--db", str(db), *args], capture_output=True, text=True, timeout=300)
+    """A command on `db` run in this process (the server is another process all the same)."""
+    return in_process("--db", str(db), *args)
 
 
 class Reader:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import TRACKER
+from tests.support import in_process
 
 pytest.importorskip("starlette", reason="the server needs the server extra")
 
@@ -26,7 +26,8 @@ ACTIONS = "/api/campaigns/autumn/actions"
 
 
 def tracker(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TRACKER, *args], capture_output=True, text=True, timeout=300)
+    """A command set up in this process: these tests are about the server's app, not the CLI's."""
+    return in_process(*args)
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ odds` locally (exit 1, HTTP 409); the command line on a database weighs what it 
 
 from __future__ import annotations
 
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import TRACKER, Server, served
+from tests.support import Server, in_process, served
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
 
@@ -23,7 +22,8 @@ FORCE = "battleship=5,cruiser=5,destroyer=5,submarine=5"
 
 
 def tracker(db: Path, *args: str) -> str:
-    done = subprocess.run([*TRACKER, "--db", str(db), *args], capture_output=True, text=True, timeout=300)
+    """A command on the database, run in this process."""
+    done = in_process("--db", str(db), *args)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import TRACKER
+from tests.support import TRACKER, in_process
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
 
@@ -27,6 +27,12 @@ WEBHOOK = f"https://hooks.example.com/{SECRET}?key=k3y-{SECRET}"
 
 
 def tracker(*args: str) -> subprocess.CompletedProcess[str]:
+    """A command that sets up or reads, run in this process."""
+    return in_process(*args)
+
+
+def process(*args: str) -> subprocess.CompletedProcess[str]:
+    """A command run as a real process: `serve`, which would not return here if it wrongly started."""
     env = {k: v for k, v in os.environ.items() if k not in ("TRACKER_TOKEN", "TRACKER_SERVER", "TRACKER_DB")}
     return subprocess.run([*TRACKER, *args], capture_output=True, text=True, timeout=300, env=env)
 
@@ -245,10 +251,10 @@ def test_d5_serve_keys_in_a_missing_folder_is_refused_naming_keys(tmp_path: Path
     db = str(tmp_path / "league.db")
     assert tracker("--db", db, "new", "autumn", "--scenario", "north-sea-1914").returncode == 0
     missing = tmp_path / "nodir" / "k.db"
-    done = tracker("--db", db, "serve", "--keys", str(missing), "--port", "1")
+    done = process("--db", db, "serve", "--keys", str(missing), "--port", "1")
     assert done.returncode == 2, done.stderr
     assert done.stderr == (
         f"Error: --keys {missing}: folder {missing.parent} does not exist (the key store of the dice seeds, D5)\n"
     )
-    folder = tracker("--db", db, "serve", "--keys", str(tmp_path), "--port", "1")
+    folder = process("--db", db, "serve", "--keys", str(tmp_path), "--port", "1")
     assert folder.returncode == 2 and folder.stderr.startswith(f"Error: --keys {tmp_path}: a folder"), folder.stderr

@@ -4,14 +4,13 @@ route refused it and whichever error the referee raised."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support import TRACKER
+from tests.support import in_process
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
 
@@ -21,7 +20,8 @@ from tracker.server.app import create_app  # noqa: E402
 
 
 def tracker(*args: str) -> str:
-    done = subprocess.run([*TRACKER, *args], capture_output=True, text=True, timeout=300)
+    """A command that sets up or reads, run in this process."""
+    done = in_process(*args)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

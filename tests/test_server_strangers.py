@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import TRACKER, Server, served
+from tests.support import TRACKER, Server, in_process, served
 
 pytest.importorskip("starlette", reason="tracker serve needs the server extra")
 
@@ -35,8 +35,11 @@ ALPHA, BETA, OPEN, NOBODY = "hidden-alpha", "hidden-beta", "open-house", "no-suc
 
 
 def tracker(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("TRACKER_")}
-    return subprocess.run([*TRACKER, *args], capture_output=True, text=True, timeout=300, env={**clean, **(env or {})})
+    """A command run in this process, locally or as the `--server` client, with no TRACKER_
+    setting of this environment but those `env` gives (an argument that is not UTF-8 comes
+    from a real process's command line, and is sent by one)."""
+    unset: dict[str, Any] = dict.fromkeys(k for k in os.environ if k.startswith("TRACKER_"))
+    return in_process(*args, env={**unset, **(env or {})})
 
 
 def token_of(done: subprocess.CompletedProcess[str]) -> str:
