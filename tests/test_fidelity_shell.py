@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from tests.support import TRACKER
+from tests.support import TRACKER, cli_on
 from tracker.cli.common import Context
 from tracker.cli.main import cli
 from tracker.cli.shell import Session
@@ -42,11 +43,9 @@ SCRIPT = [
 
 
 def new_campaign(db: Path) -> None:
-    subprocess.run(
-        [*TRACKER, "--db", str(db), "new", "cv4", "--scenario", "north-sea-1914", "--dice", "manual"],
-        check=True,
-        capture_output=True,
-    )
+    """The campaign the script plays, made before it (by the CLI, in this process: no
+    interpreter to start)."""
+    cli_on(db)("new", "cv4", "--scenario", "north-sea-1914", "--dice", "manual")
 
 
 def in_processes(db: Path) -> list[tuple[int, str]]:
@@ -80,8 +79,11 @@ def test_cv4_a_shell_session_and_separate_processes_print_the_same(
     apart, together = tmp_path / "apart.db", tmp_path / "together.db"
     new_campaign(apart)
     new_campaign(together)
-    separate = in_processes(apart)
-    session = in_one_session(together, capsys)
+    # The processes run one after another while this one plays the session on its own database.
+    with ThreadPoolExecutor(max_workers=1) as processes:
+        running = processes.submit(in_processes, apart)
+        session = in_one_session(together, capsys)
+        separate = running.result()
     for line, (code, out), (code_in_shell, out_in_shell) in zip(SCRIPT, separate, session, strict=True):
         assert code == code_in_shell == 0, f"{line}: {out} | {out_in_shell}"
         assert out_in_shell == out, f"`{line}` prints otherwise in a shell than in a process of its own"

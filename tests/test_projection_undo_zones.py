@@ -73,12 +73,12 @@ def projected_to(db: str) -> int:
         return int(conn.execute("SELECT notification_id FROM tracker_projection_tracking").fetchone()[0])
 
 
-@pytest.fixture
-def fought_again(tmp_path: Path) -> str:
+@pytest.fixture(scope="module")
+def fought_again_once(tmp_path_factory: pytest.TempPathFactory) -> str:
     """Germany's naval battle in the Central North Sea fought to its end, the views read after
     it; an override undo takes back its later steps (RK3) and it is fought again, the views read
-    only at the end (a log, in a later process)."""
-    db = str(tmp_path / "z.db")
+    only at the end (a log, in a later process). Played once for the module: `fought_again`."""
+    db = str(tmp_path_factory.mktemp("fought") / "z.db")
     with Tracker(db) as t:
         cid = t.create("z", "north-sea-1914", dice="auto", seed=SEED).id
         perform_until(t, cid, "Germany", "naval_combat")
@@ -95,6 +95,20 @@ def fought_again(tmp_path: Path) -> str:
     assert battle_open(db)
     fight(db)
     assert projected_to(db) == ended["seq"], "the views are read only now, from where they stopped"
+    return db
+
+
+@pytest.fixture
+def fought_again(fought_again_once: str, tmp_path: Path) -> str:
+    """`fought_again_once`, a copy of the test's own (tests read its views, rebuild them or
+    change a row): SQLite's backup of the file as it stands, its write-ahead log included."""
+    db = str(tmp_path / "z.db")
+    source, copy = sqlite3.connect(fought_again_once), sqlite3.connect(db)
+    try:
+        source.backup(copy)
+    finally:
+        copy.close()
+        source.close()
     return db
 
 

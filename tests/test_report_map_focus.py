@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.test_viewer_browser import browser as browser  # noqa: F401  (the fixture)
-from tests.test_viewer_browser import tracker, wait
+from tests.test_viewer_browser import cli, wait
 from tracker.reports.report import map_focus
 
 POSITIONS = {"A": (100.0, 100.0), "B": (300.0, 100.0), "C": (300.0, 500.0), "Far": (4000.0, 2000.0)}
@@ -50,9 +50,9 @@ def test_the_world_map_opens_on_the_nations_fleet_in_a_browser(browser: Any, tmp
     from selenium.webdriver.common.by import By
 
     db = str(tmp_path / "w.db")
-    tracker(db, "demo", "--scenario", "great-war-1914")
+    cli(db, "demo", "--scenario", "great-war-1914")
     page = tmp_path / "t3.html"
-    tracker(db, "report", "--turn", "3", "--format", "html", "-o", str(page))
+    cli(db, "report", "--turn", "3", "--format", "html", "-o", str(page))
     browser.set_window_size(1280, 900)
     browser.get(page.as_uri())
     wait(browser, lambda d: d.execute_script("return document.readyState") == "complete")

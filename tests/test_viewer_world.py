@@ -3,7 +3,9 @@ page on a phone without scrolling sideways, no error in the browser's console, t
 keyed and tapped as well as dragged, and no "connecting" where no script runs.
 
 The browser tests drive Debian's headless chromium as tests/test_viewer_browser.py does (its
-`browser` fixture): without chromium, chromedriver or selenium they are skipped with the reason.
+`tab` fixture, a fresh window of one chromium for the module; `browser`, a chromium of the test's
+own, where what a test counts is the browser's since it started): without chromium, chromedriver
+or selenium they are skipped with the reason.
 """
 
 from __future__ import annotations
@@ -11,17 +13,19 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from tests.support import Server, served
-from tests.test_viewer_browser import browser as browser  # noqa: F401  (the fixture)
+from tests.support import Server
+from tests.test_viewer_browser import browser as browser  # noqa: F401  (the fixture: a chromium of the test's own)
+from tests.test_viewer_browser import chromium as chromium  # noqa: F401  (the module's chromium)
 from tests.test_viewer_browser import demo as demo  # noqa: F401  (the demo campaign served, module-scoped)
-from tests.test_viewer_browser import sign_in, spectator, tracker, view_box, wait
+from tests.test_viewer_browser import sign_in, view_box, wait
+from tests.test_viewer_browser import tab as tab  # noqa: F401  (a fresh window of the module's chromium)
+from tests.test_viewer_browser import war as war  # noqa: F401  (a great-war-1914 campaign served, module-scoped)
 from tracker.cli.main import cli
 from tracker.service.application import Tracker
 from tracker.service.players import Players
@@ -84,29 +88,30 @@ def test_a_page_read_without_its_script_does_not_say_it_is_connecting(tmp_path: 
 PAGES = ("board", "board?turn=2", "log", "battles", "battles/1", "events/1", "charts", "zones/Heligoland%20Bight")
 
 
-def test_no_page_scrolls_sideways_on_a_phone(browser: Any, demo: tuple[str, Server]) -> None:  # noqa: F811
+def test_no_page_scrolls_sideways_on_a_phone(tab: Any, demo: tuple[str, Server]) -> None:  # noqa: F811
     """At 390x844 the timeline's table was 1,145 pixels wide, the nations', rolls' and battles'
     tables, the charts and an event's hash wider than the phone: the whole page scrolled
     sideways. A wide table scrolls in its own box; the rest fits."""
     _, server = demo
-    sign_in(browser, server.url, server.token)  # type: ignore[attr-defined]
-    browser.set_window_size(390, 844)
+    sign_in(tab, server.url, server.token)  # type: ignore[attr-defined]
+    tab.set_window_size(390, 844)
     try:
         wide = {}
         for path in PAGES:
-            browser.get(f"{server.url}/campaigns/demo/{path}")
-            page, window = browser.execute_script(
+            tab.get(f"{server.url}/campaigns/demo/{path}")
+            page, window = tab.execute_script(
                 "return [document.documentElement.scrollWidth, document.documentElement.clientWidth];"
             )
             if page > window:
                 wide[path] = page
         assert wide == {}
     finally:
-        browser.set_window_size(1280, 1000)
+        tab.set_window_size(1280, 1000)
 
 
 def test_the_pages_leave_no_error_in_the_console(browser: Any, demo: tuple[str, Server]) -> None:  # noqa: F811
     """Every page asked for /favicon.ico, and its 404 was an error in the browser's console."""
+    # A chromium of its own: one that has been to this server already may not ask for the icon.
     _, server = demo
     # From the first page on: chromium asks a server for its icon once.
     sign_in(browser, server.url, server.token)  # type: ignore[attr-defined]
@@ -119,17 +124,15 @@ def test_the_pages_leave_no_error_in_the_console(browser: Any, demo: tuple[str, 
 
 
 @pytest.fixture
-def world_board(browser: Any, tmp_path: Path) -> Iterator[Any]:  # noqa: F811
-    """A new great-war-1914 campaign served, its board open: the map's <svg> element."""
+def world_board(tab: Any, war: tuple[str, str]) -> Any:  # noqa: F811
+    """A new great-war-1914 campaign served (the module's: these tests only look at it), its
+    board open in a fresh window: the map's <svg> element."""
     from selenium.webdriver.common.by import By
 
-    db = str(tmp_path / "war.db")
-    tracker(db, "new", "war", "--scenario", WORLD)
-    token = spectator(db)
-    with served(db, workdir=tmp_path) as server:
-        sign_in(browser, server.url, token)
-        browser.get(f"{server.url}/campaigns/war/board")
-        yield wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#map svg.board-map"))
+    url, token = war
+    sign_in(tab, url, token)
+    tab.get(f"{url}/campaigns/war/board")
+    return wait(tab, lambda d: d.find_element(By.CSS_SELECTOR, "#map svg.board-map"))
 
 
 def touch(browser: Any, kind: str, *points: tuple[float, float]) -> None:
@@ -139,60 +142,60 @@ def touch(browser: Any, kind: str, *points: tuple[float, float]) -> None:
     )
 
 
-def test_two_fingers_spread_on_the_map_zoom_it_in(browser: Any, world_board: Any) -> None:  # noqa: F811
+def test_two_fingers_spread_on_the_map_zoom_it_in(tab: Any, world_board: Any) -> None:  # noqa: F811
     """A pinch, the phone's zoom, moved the map sideways as a one-finger drag (the map takes
     every touch, so the page did not zoom either)."""
     svg = world_board
-    before = view_box(browser, svg)
-    box = browser.execute_script(
+    before = view_box(tab, svg)
+    box = tab.execute_script(
         "const r = arguments[0].getBoundingClientRect(); return [r.x, r.y, r.width, r.height];", svg
     )
     x, y = box[0] + box[2] / 2, box[1] + box[3] / 2
-    touch(browser, "touchStart", (x - 20, y), (x + 20, y))
+    touch(tab, "touchStart", (x - 20, y), (x + 20, y))
     for step in range(1, 9):
-        touch(browser, "touchMove", (x - 20 - 10 * step, y), (x + 20 + 10 * step, y))
-    touch(browser, "touchEnd")
-    after = view_box(browser, svg)
+        touch(tab, "touchMove", (x - 20 - 10 * step, y), (x + 20 + 10 * step, y))
+    touch(tab, "touchEnd")
+    after = view_box(tab, svg)
     # The fingers ended 200 pixels apart, from 40: the view shows a fifth as much, about the same middle.
     assert after[2] == pytest.approx(before[2] / 5, rel=0.02)
     assert after[0] + after[2] / 2 == pytest.approx(before[0] + before[2] / 2, abs=before[2] / 50)
-    assert browser.current_url.endswith("/campaigns/war/board"), "a pinch is not a tap on a zone"
+    assert tab.current_url.endswith("/campaigns/war/board"), "a pinch is not a tap on a zone"
 
 
-def test_the_maps_buttons_are_a_fingers_size_on_a_touch_screen(browser: Any, world_board: Any) -> None:  # noqa: F811
+def test_the_maps_buttons_are_a_fingers_size_on_a_touch_screen(tab: Any, world_board: Any) -> None:  # noqa: F811
     """+, - and fit were 33 by 28 pixels on a phone: 44 is a finger's size (WCAG 2.5.5)."""
     from selenium.webdriver.common.by import By
 
-    browser.execute_cdp_cmd(
+    tab.execute_cdp_cmd(
         "Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
     )
-    browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
-    browser.refresh()
-    buttons = wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#map-tools button"))
-    assert browser.execute_script("return matchMedia('(pointer: coarse)').matches")
+    tab.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+    tab.refresh()
+    buttons = wait(tab, lambda d: d.find_elements(By.CSS_SELECTOR, "#map-tools button"))
+    assert tab.execute_script("return matchMedia('(pointer: coarse)').matches")
     assert [(b.rect["width"] >= 44, b.rect["height"] >= 44) for b in buttons] == [(True, True)] * 3
 
 
-def test_the_arrow_keys_move_the_map_and_plus_minus_and_0_zoom_it(browser: Any, world_board: Any) -> None:  # noqa: F811
+def test_the_arrow_keys_move_the_map_and_plus_minus_and_0_zoom_it(tab: Any, world_board: Any) -> None:  # noqa: F811
     """Without a mouse the map could be zoomed by its buttons but moved only by tabbing from
     zone to zone: with a zone or a map button focused, the arrows move it a fifth of the view."""
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
 
     svg = world_board
-    browser.execute_script("document.getElementById('zoom-in').focus();")
-    opened = view_box(browser, svg)
-    ActionChains(browser).send_keys(Keys.ARROW_RIGHT).perform()
-    moved = view_box(browser, svg)
+    tab.execute_script("document.getElementById('zoom-in').focus();")
+    opened = view_box(tab, svg)
+    ActionChains(tab).send_keys(Keys.ARROW_RIGHT).perform()
+    moved = view_box(tab, svg)
     assert moved[0] == pytest.approx(opened[0] + opened[2] / 5, abs=0.5) and moved[1:] == opened[1:]
-    ActionChains(browser).send_keys(Keys.TAB, Keys.ARROW_DOWN).perform()  # a zone has the focus
-    down = view_box(browser, svg)
+    ActionChains(tab).send_keys(Keys.TAB, Keys.ARROW_DOWN).perform()  # a zone has the focus
+    down = view_box(tab, svg)
     assert down[1] > moved[1] and down[2] == moved[2]
-    ActionChains(browser).send_keys("+").perform()
-    assert view_box(browser, svg)[2] == pytest.approx(down[2] / 1.5, rel=0.01)
-    ActionChains(browser).send_keys("0").perform()
+    ActionChains(tab).send_keys("+").perform()
+    assert view_box(tab, svg)[2] == pytest.approx(down[2] / 1.5, rel=0.01)
+    ActionChains(tab).send_keys("0").perform()
     whole = [float(svg.get_dom_attribute(k)) for k in ("width", "height")]
-    fitted = view_box(browser, svg)
+    fitted = view_box(tab, svg)
     assert fitted[2] >= whole[0] - 1 and fitted[3] >= whole[1] - 1
 
 
@@ -206,6 +209,7 @@ def test_pages_left_behind_close_their_streams(browser: Any, demo: tuple[str, Se
     """Chromium kept each page left (back-forward cache) with its event stream open: after six
     pages every connection it allows one server was held, and the seventh page clicked waited
     about a minute. A page closes its stream when it is left."""
+    # A chromium of its own: one that has been to this server keeps idle connections to it.
     from urllib.parse import urlparse
 
     _, server = demo
