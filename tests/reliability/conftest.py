@@ -2,8 +2,9 @@
 tampering, on SQLite and PostgreSQL. Its figures are printed at the end of the run.
 
 The default sizes keep the whole test run short; `TRACKER_RELIABILITY=heavy` (set by
-`.ci/run`) runs the full sizes: 40 kills per backend, 4 x 200 concurrent actions, 2,000+
-state-machine steps, 3,000 data-file mutants.
+`.ci/run`) runs the full sizes: per backend 40 kills of a writer, of a rebuild and of an export
+and 100 of the server under 20 clients, 4 x 200 concurrent actions; 2,000+ state-machine steps,
+3,000 mutants of each data file (6,000).
 """
 
 from __future__ import annotations
