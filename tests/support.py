@@ -88,27 +88,24 @@ def cli_on(db: str | Path) -> Callable[..., str]:
     return run
 
 
-# What a test's environment may hold for the tracker, unset for a command run in the test's
-# process unless the command is given it (`in_process`), as the subprocess helpers unset it.
-TRACKER_SETTINGS = ("TRACKER_TOKEN", "TRACKER_SERVER", "TRACKER_CAMPAIGN", "TRACKER_DB")
-
-
 def in_process(
     *args: str, env: dict[str, str] | None = None, cwd: str | Path | None = None, prog_name: str = "tracker"
 ) -> subprocess.CompletedProcess[str]:
     """`tracker ARGS` run in this process (click's CliRunner), answered as `subprocess.run`
-    would answer a `[*TRACKER, ...]` run: its exit status and its stdout and stderr apart.
-    TRACKER_TOKEN, TRACKER_SERVER, TRACKER_CAMPAIGN and TRACKER_DB are unset unless `env` gives
-    them; `cwd` is the directory it runs in. For a test that is not about the process itself
-    (its start, signals, a real terminal): it saves the interpreter's start and imports. An
-    exception the command line let through (a traceback, in a process) is raised here."""
+    would answer a `[*TRACKER, ...]` run: its exit status and its stdout and stderr apart. No
+    TRACKER_ setting of the test's environment (a token, server, campaign, database or config
+    a developer has set) reaches it but those `env` gives; `cwd` is the directory it runs in.
+    For a test that is not about the process itself (its start, signals, a real terminal): it
+    saves the interpreter's start and imports. An exception the command line let through (a
+    traceback, in a process) is raised here."""
     import contextlib
 
     from click.testing import CliRunner
 
     from tracker.cli.main import cli
 
-    settings: dict[str, str | None] = {**dict.fromkeys(TRACKER_SETTINGS), **(env or {})}
+    unset = dict.fromkeys(k for k in os.environ if k.startswith("TRACKER_"))
+    settings: dict[str, str | None] = {**unset, **(env or {})}
     with contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext():
         result = CliRunner().invoke(cli, list(args), env=settings, prog_name=prog_name)
     if result.exception is not None and not isinstance(result.exception, SystemExit):

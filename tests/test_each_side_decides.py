@@ -12,7 +12,6 @@ on German trade where Germany rolls merchant defence (CV2)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import tempfile
@@ -214,8 +213,7 @@ def test_pl2_autos_stopped_at_each_sides_steps_verify(naval: Game) -> None:
 def tracker(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The `--server` client run in this process, with no TRACKER_ setting of this environment
     but those `env` gives."""
-    unset: dict[str, Any] = dict.fromkeys(k for k in os.environ if k.startswith("TRACKER_"))
-    return in_process(*args, env={**unset, **(env or {})})
+    return in_process(*args, env=env)
 
 
 @pytest.fixture

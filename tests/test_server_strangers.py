@@ -38,8 +38,7 @@ def tracker(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     """A command run in this process, locally or as the `--server` client, with no TRACKER_
     setting of this environment but those `env` gives (an argument that is not UTF-8 comes
     from a real process's command line, and is sent by one)."""
-    unset: dict[str, Any] = dict.fromkeys(k for k in os.environ if k.startswith("TRACKER_"))
-    return in_process(*args, env={**unset, **(env or {})})
+    return in_process(*args, env=env)
 
 
 def token_of(done: subprocess.CompletedProcess[str]) -> str:
