@@ -131,7 +131,7 @@ def tab(chromium: Any) -> Any:
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Server]]:
     db = str(tmp_path_factory.mktemp("browser") / "demo.db")
     run_demo(db, lambda line: None)
-    token = spectator_here(db)
+    token = spectator(db)
     with served(db, workdir=tmp_path_factory.mktemp("served")) as server:
         server.token = token  # type: ignore[attr-defined]
         yield db, server
@@ -143,11 +143,6 @@ def tracker(db: str, *args: str) -> str:
     return result.stdout
 
 
-def spectator(db: str) -> str:
-    """A spectator's token for the database's only campaign."""
-    return tracker(db, "players", "add", "watcher", "--spectator").strip().splitlines()[-1]
-
-
 def cli(db: str, *args: str) -> str:
     """The output of `tracker --db DB ARGS...` run in this process (no interpreter to start):
     for a campaign set up before its server starts. `tracker` runs a process of its own, as a
@@ -155,7 +150,7 @@ def cli(db: str, *args: str) -> str:
     return cli_on(db)(*args)
 
 
-def spectator_here(db: str) -> str:
+def spectator(db: str) -> str:
     """A spectator's token for the database's only campaign, added in this process."""
     return cli(db, "players", "add", "watcher", "--spectator").strip().splitlines()[-1]
 
@@ -268,7 +263,7 @@ def test_the_board_follows_an_action_recorded_by_the_cli(tab: Any, tmp_path: Pat
     cli(db, "new", "north/sea 1914", "--scenario", "north-sea-1914")
     live = quote("north/sea 1914", safe="")
     cli(db, "next", "--to", "combat_movement")
-    token = spectator_here(db)
+    token = spectator(db)
     with served(db, workdir=tmp_path) as server:
         sign_in(tab, server.url, token)
         tab.get(f"{server.url}/campaigns/{live}/board")
@@ -350,7 +345,7 @@ def board_page(browser: Any, tmp_path: Path, name: str, scenario: str) -> Iterat
     spectator: the map's <svg> element."""
     db = str(tmp_path / f"{name}.db")
     cli(db, "new", name, "--scenario", scenario)
-    token = spectator_here(db)
+    token = spectator(db)
     with served(db, workdir=tmp_path) as server:
         yield open_board(browser, server.url, token, name)
 
@@ -362,7 +357,7 @@ def war(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     work = tmp_path_factory.mktemp("war")
     db = str(work / "war.db")
     cli(db, "new", "war", "--scenario", "great-war-1914")
-    token = spectator_here(db)
+    token = spectator(db)
     with served(db, workdir=work) as server:
         yield server.url, token
 
