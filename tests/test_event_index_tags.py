@@ -68,12 +68,18 @@ def played(db: str, *args: str) -> None:
 @pytest.fixture
 def rerolled(tmp_path: Path) -> str:
     """Battle 1's merchant defence rolled, taken back by an override undo and rolled again (a
-    reroll, RK3); then the search, undone and redone (RK4); auto dice."""
+    reroll, RK3); then the search, undone and redone (RK4); auto dice, so the reroll may sink a
+    submarine (CV2)."""
     db = str(tmp_path / "r.db")
     convoy_battle(db, "auto")
     played(db, "convoy", "roll", "1")
     played(db, "undo", "--override", "--reason", "misread", "--agreed-by", "Germany")
     played(db, "convoy", "roll", "1")
+    with Tracker(db) as t:
+        step = t.load(t.campaign_id(None)).battles["1"]["step"]
+    if step == "merchant_casualty":
+        # A total of 20 (CV2, one roll in a hundred) sinks a submarine; Germany picks it first.
+        played(db, "convoy", "casualties", "1")
     played(db, "convoy", "search", "1")
     played(db, "undo", "--override", "--reason", "wrong units", "--agreed-by", "Germany")
     played(db, "redo")
