@@ -108,3 +108,39 @@ def test_a_new_file_gets_ordinary_permissions(tmp_path: Path) -> None:
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
+
+
+def test_a_replaced_file_keeps_its_permissions(tmp_path: Path) -> None:
+    target = tmp_path / "board.toml"
+    target.write_text("old\n")
+    target.chmod(0o640)
+    output.write_output(str(target), "new\n")
+    assert target.read_text() == "new\n" and stat.S_IMODE(target.stat().st_mode) == 0o640
+
+
+def test_a_symbolic_link_is_written_through_to_its_file(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    real = tmp_path / "real" / "board.toml"
+    real.write_text("old\n")
+    link = tmp_path / "board.toml"
+    link.symlink_to(real)
+    output.write_output(str(link), "new\n")
+    assert link.is_symlink() and real.read_text() == "new\n"
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["board.toml"]
+
+
+def test_a_link_to_the_open_database_is_refused(db: Path, tmp_path: Path) -> None:
+    link = tmp_path / "looks-like-a-report.md"
+    link.symlink_to(db)
+    with pytest.raises(InputError, match="is the database in use"):
+        output.write_output(str(link), "x", [db])
+
+
+def test_a_hard_linked_file_is_written_for_every_name(tmp_path: Path) -> None:
+    one = tmp_path / "board.toml"
+    one.write_text("old\n")
+    other = tmp_path / "copy.toml"
+    os.link(one, other)
+    output.write_output(str(one), iter([b"new ", b"text\n"]))
+    assert one.read_text() == other.read_text() == "new text\n"
+    assert one.stat().st_nlink == 2 and sorted(p.name for p in tmp_path.iterdir()) == ["board.toml", "copy.toml"]

@@ -3,12 +3,15 @@ over the database itself, a directory or a device.
 
 The text goes to a temporary file in the target's folder, which is renamed into place once
 complete, so a full disk or a crash never leaves half a file, and an existing file is only
-ever replaced by a complete one.
+ever replaced by a complete one. A symbolic link is written through; a replaced file keeps its
+permissions; a file with other hard-linked names is written in place once the new text is whole
+(renaming would split it from them).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import tempfile
 from collections.abc import Iterable
@@ -73,8 +76,21 @@ def _same_file(a: Path, b: Path) -> bool:
 def write_output(path: str, text: str | Iterable[bytes], protected: Iterable[Path] = ()) -> int:
     """Write `text` as UTF-8 (or its UTF-8 chunks, for output too long to hold whole) to `path`
     through a temporary file renamed into place; returns the number of bytes written. Refuses
-    what `check_output` refuses."""
+    what `check_output` refuses. A symbolic link is written through to its file, and a file
+    replaced keeps its permissions (a private scenario or report stays private)."""
     target = check_output(path, list(protected))
+    if target.is_symlink():
+        # Renaming onto the link would replace the link with a file and leave its file as it was.
+        target = target.resolve()
+        if not target.parent.is_dir():
+            raise InputError(f"cannot write {path}: folder {str(target.parent)!r} does not exist")
+    try:
+        old = target.stat()
+    except OSError:
+        old = None
+    # Renamed into place, a file's other (hard-linked) names would keep the old text: the whole
+    # new text, written first, is copied into it instead.
+    linked = old is not None and old.st_nlink > 1
     chunks = [text.encode("utf-8")] if isinstance(text, str) else text
     written = 0
     try:
@@ -82,16 +98,23 @@ def write_output(path: str, text: str | Iterable[bytes], protected: Iterable[Pat
     except OSError as e:
         raise InputError(f"cannot write {path}: {e.strerror or e}") from None
     try:
-        with os.fdopen(fd, "wb") as f:
+        with os.fdopen(fd, "w+b") as f:
             for chunk in chunks:
                 written += f.write(chunk)
             f.flush()
             os.fsync(f.fileno())
-        # mkstemp makes the file private; give it the permissions a new file would get.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
+            if linked:
+                f.seek(0)
+                with target.open("r+b") as linked:
+                    linked.truncate(0)
+                    shutil.copyfileobj(f, linked)
+                    linked.flush()
+                    os.fsync(linked.fileno())
+        if linked:
+            Path(tmp).unlink()
+        else:
+            _same_permissions(tmp, old)
+            os.replace(tmp, target)
     except OSError as e:
         Path(tmp).unlink(missing_ok=True)
         raise InputError(f"cannot write {path}: {e.strerror or e}") from None
@@ -99,3 +122,19 @@ def write_output(path: str, text: str | Iterable[bytes], protected: Iterable[Pat
         Path(tmp).unlink(missing_ok=True)
         raise
     return written
+
+
+def _same_permissions(tmp: str, old: os.stat_result | None) -> None:
+    """The replacing file gets the replaced one's mode (and owner, where the user may give it);
+    a new file the mode a new file would get (mkstemp makes it private)."""
+    if old is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        return
+    os.chmod(tmp, stat.S_IMODE(old.st_mode))
+    if hasattr(os, "chown"):
+        try:
+            os.chown(tmp, old.st_uid, old.st_gid)
+        except OSError:
+            pass  # giving a file away takes root: it stays the writer's
