@@ -10,6 +10,7 @@ permissions; a file with other hard-linked names is written in place once the ne
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
@@ -134,7 +135,6 @@ def _same_permissions(tmp: str, old: os.stat_result | None) -> None:
         return
     os.chmod(tmp, stat.S_IMODE(old.st_mode))
     if hasattr(os, "chown"):
-        try:
+        # Giving a file away takes root: otherwise it stays the writer's.
+        with contextlib.suppress(OSError):
             os.chown(tmp, old.st_uid, old.st_gid)
-        except OSError:
-            pass  # giving a file away takes root: it stays the writer's
