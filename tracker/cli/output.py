@@ -106,11 +106,11 @@ def write_output(path: str, text: str | Iterable[bytes], protected: Iterable[Pat
             os.fsync(f.fileno())
             if linked:
                 f.seek(0)
-                with target.open("r+b") as linked:
-                    linked.truncate(0)
-                    shutil.copyfileobj(f, linked)
-                    linked.flush()
-                    os.fsync(linked.fileno())
+                with target.open("r+b") as into:
+                    into.truncate(0)
+                    shutil.copyfileobj(f, into)
+                    into.flush()
+                    os.fsync(into.fileno())
         if linked:
             Path(tmp).unlink()
         else:
