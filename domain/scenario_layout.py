@@ -135,10 +135,24 @@ def around_typed(
     if not free:
         return {z: typed[z] for z in zones}
     shape = _fitted({z: (float(x), float(y)) for z, (x, y) in _spread(game_map, source).items()}, typed)
-    placed = _drawn_along(shape, typed, free, game_map)
+    # Typed zones far apart scale the map up with them, and the zones beyond them can land past
+    # the coordinates a scenario may give: they are drawn in at the edge, which the grid spreads.
+    placed = {z: (_within(x), _within(y)) for z, (x, y) in _drawn_along(shape, typed, free, game_map).items()}
     x0, y0, width, height = _frame(typed, placed)
     placed = _on_grid(placed, typed, (x0, y0, width, height), _box(width, height, len(zones)))
-    return {z: typed[z] if z in typed else (round(placed[z][0]), round(placed[z][1])) for z in zones}
+    laid = {z: typed[z] if z in typed else (round(placed[z][0]), round(placed[z][1])) for z in zones}
+    beyond = next((z for z, at in laid.items() if max(map(abs, at)) > MAX_COORDINATE), None)
+    if beyond is not None:
+        raise InputError(
+            f"{source}: no room to lay out {beyond} within {-MAX_COORDINATE} to {MAX_COORDINATE} around "
+            "the zones typed: type their x and y closer together, or --force a layout of every zone"
+        )
+    return laid
+
+
+def _within(value: float) -> float:
+    """`value` brought within the coordinates a scenario file may give (MAX_COORDINATE)."""
+    return min(max(value, -MAX_COORDINATE), MAX_COORDINATE)
 
 
 def _frame(

@@ -188,3 +188,32 @@ def test_a_map_too_large_to_lay_out_around_typed_zones_is_refused() -> None:
     game_map = GameMap(sea=frozenset(zones), land={}, adjacency={z: frozenset() for z in zones})
     with pytest.raises(InputError, match=f"^chain.toml: {MAX_LAYOUT_ZONES + 1} zones without coordinates"):
         computed_positions(game_map, "chain.toml", {"Zone 0": (0, 0)})
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        {"North Sea": (0, 0), "Western Approaches": (90_000, 40_000)},
+        {"North Sea": (-100_000, -100_000), "Western Approaches": (100_000, 100_000)},
+    ],
+)
+def test_zones_laid_out_around_typed_ones_far_apart_stay_within_the_coordinates_a_file_may_give(
+    tmp_path: Path, typed: dict[str, tuple[int, int]]
+) -> None:
+    """Typed zones far apart scaled the layout up with them: England got y = -132494, which the
+    check then refused (a scenario's coordinates are within +-100000), so the file written by the
+    tool was rejected by the next step of the loop."""
+    path = tmp_path / "my-board.toml"
+    run("scenario", "new", "my-board", "-o", str(path))
+    text = path.read_text()
+    for zone, (x, y) in typed.items():
+        header = f'[map.sea."{zone}"]\n'
+        assert header in text, zone
+        text = text.replace(header, f"{header}x = {x}\ny = {y}\n")
+    path.write_text(text)
+    run("scenario", "map", str(path), "--write-coordinates", "-o", str(tmp_path / "map.svg"))
+    tables = tomllib.loads(path.read_text())["map"]
+    laid = {zone: (t["x"], t["y"]) for kind in ("sea", "land") for zone, t in tables[kind].items()}
+    assert all(abs(v) <= 100_000 for at in laid.values() for v in at), laid
+    assert all(laid[zone] == at for zone, at in typed.items())
+    assert ": 0 errors, 0 warnings" in run("scenario", "check", str(path))
