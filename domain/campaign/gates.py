@@ -146,6 +146,9 @@ class Gates(CampaignBase):
                     # NC4, NC1: at a naval battle's decide step, each waiting side's options
                     # (submarines to submerge, zones to retreat to), which the hint names.
                     **({"decisions": facts["decisions"]} if "decisions" in facts else {}),
+                    # SM4: at an interception's decide step, the zone its submarines may go back
+                    # to (None after a retreat or at the move's first zone: no --retreat to hint).
+                    **({"back": facts["back"]} if "back" in facts else {}),
                 }
             )
         if items:

@@ -330,6 +330,12 @@ def _decide_options(item: Mapping[str, Any]) -> str:
     return options + (" [--retreat-to ZONE]" if decision.get("retreat") else "")
 
 
+def _back_option(item: Mapping[str, Any]) -> str:
+    """SM4: `intercept decide`'s --retreat, where the submarines have a zone to go back to (an
+    item without `back`, a hand-off message queued before items held it, keeps the option)."""
+    return "" if "back" in item and item["back"] is None else " [--retreat S2]"
+
+
 def command(item: Mapping[str, Any]) -> str | None:
     """The command that answers one item of `pending`: a procedure's step, what a phase still
     requires (T4), or the phasing nation's `next`; None when nothing answers it now."""
@@ -345,7 +351,7 @@ def command(item: Mapping[str, Any]) -> str | None:
         ("convoy", "casualties"): f"tracker convoy casualties {n}{who} [--units U1,U2]",
         ("interception", "search"): f"tracker intercept search {n} [--units U1,U2] [--dice V,...]",
         ("interception", "detect"): f"tracker intercept detect {n} [--subs S1,S2]",
-        ("interception", "decide"): f"tracker intercept decide {n} [--submerge S1] [--retreat S2]",
+        ("interception", "decide"): f"tracker intercept decide {n} [--submerge S1]{_back_option(item)}",
         ("interception", "continue"): f"tracker intercept continue {n} [--stop S1]",
         ("asw", "search"): f"tracker asw search {n} [--units U1,U2] [--dice V,...]",
         ("asw", "decide"): f"tracker asw submerge {n} [--subs S1,S2]",
