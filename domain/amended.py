@@ -96,6 +96,10 @@ AMENDED: dict[str, tuple[str, Any, Any]] = {
     # unit left in the battle"; recorded before, by the IDs ("(aircraft_carrier)", "research
     # roll for advanced_asw"), and the attacking side alone ("Germany has no unit left").
     "purposes_in_words": ("record", True, False),
+    # SM5: an interception whose detected submarines are free to go on (their hunters sunk)
+    # ends as "the free submarines went on or stayed"; recorded before, as "the submarines not
+    # detected went on or stayed", as if none had been detected.
+    "detected_survivors_named": ("record", True, False),
 }
 AS_IT_STANDS: dict[str, Any] = {key: now for key, (_, now, _) in AMENDED.items()}
 AS_RECORDED_BEFORE: dict[str, Any] = {key: before for key, (_, _, before) in AMENDED.items()}

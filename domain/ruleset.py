@@ -172,6 +172,7 @@ class Ruleset:
     sides_named_whole: bool = True  # NC1, F5
     deciders_decide: bool = True  # RK3, NC4
     purposes_in_words: bool = True  # D3, TE1, NC1
+    detected_survivors_named: bool = True  # SM5
     submarines_alone_call_for_asw: bool = True  # NC1, AS1
     aircraft_need_a_carrier: bool = True  # F7, SM2
     friendly_carriers: bool = True  # F7, PU2

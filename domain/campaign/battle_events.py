@@ -452,6 +452,8 @@ class SubmarinesContinued(Event):
 
     def apply(self, agg: Campaign) -> None:
         b = agg.battles[str(self.battle)]
+        # SM5: detected submarines free to go (their hunters sunk), which the battle's end names.
+        b["free_detected"] = [u for u in b["detected"] if u in agg.units]
         b["detected"], b["undetected"] = [], []
         if self.stopping:
             # SM5: submarines that stop to attack end their move; a naval battle is due.

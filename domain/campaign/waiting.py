@@ -382,6 +382,9 @@ class Waiting(CampaignBase):
                 return f"{self._side_named(b, 'defender' if attackers else 'attacker')} no unit left in the battle"
             return "no unit left can hit an enemy (NC6)"
         if rule == "SM5":
+            # A detected submarine whose hunters were all sunk goes on too (`detected_survivors_named`).
+            if self.ruleset.detected_survivors_named and b.get("free_detected"):
+                return "the free submarines went on or stayed; the interception is over"
             return "the submarines not detected went on or stayed; the interception is over"
         if rule == "AS2":
             return "no submarine was detected"
