@@ -80,6 +80,7 @@ class Procedure(TypedDict):
     retreat: NotRequired[bool]  # interception: started by a retreat (SM4)
     found: NotRequired[int]  # interception: submarines found (SM3)
     found_by: NotRequired[list[str]]  # interception
+    free_detected: NotRequired[list[str]]  # interception: detected, going on past their hunters (SM5)
     hunters: NotRequired[list[str]]  # interception, ASW: the units fighting the submarines
     detected: NotRequired[list[str]]  # interception, ASW
     undetected: NotRequired[list[str]]  # interception, ASW
