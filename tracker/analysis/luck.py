@@ -6,7 +6,8 @@ target number (D2), the convoy table from its recorded modifiers with the NTR in
 (CV5). Units sunk and lost are weighted by the exact odds of the battle from its first roll
 (a convoy battle with the searchers its owner picked, CV3), which also gives the percentile of
 the battle's outcome for its attacker (0.5: as expected); a battle counts once it has ended.
-Undone rolls do not count."""
+Each unit lost is its owner's, each sinking the nation's whose hit sank it, though a side may
+be allied nations (`luck_credit`). Undone rolls do not count."""
 
 from __future__ import annotations
 
@@ -211,18 +212,17 @@ class LuckTally:
             ledger.add(b["defender"], k, "ntr_lost", expected, actual)
         if self.battles:
             for _, b in sorted(by_battle.items()):
-                row = _battle_luck(self.t, self.cid, b, sides)
-                if row is None:
+                found = _battle_luck(self.t, self.cid, b, sides)
+                if found is None:
                     continue
+                row, by_nation = found
                 row["turn"] = k
                 self.battle_rows.append(row)
-                expected_, actual_ = row["expected"], row["actual"]
-                for who, mine, theirs in (
-                    (b["attacker"], "attacker", "defender"),
-                    (b["defender"], "defender", "attacker"),
-                ):
-                    ledger.add(who, k, "units_sunk", expected_[f"{theirs}_units_lost"], actual_[f"{theirs}_units_lost"])
-                    ledger.add(who, k, "units_lost", expected_[f"{mine}_units_lost"], actual_[f"{mine}_units_lost"])
+                # Each nation of either side, not the side's lead nation: its own units lost,
+                # the units its hits sank (`luck_credit`).
+                for who, figures in by_nation.items():
+                    for metric, (e, a) in figures.items():
+                        ledger.add(who, k, metric, e, a)
 
     def result(self) -> Luck:
         """The luck of the turns added (the shape `build_luck` gives)."""
@@ -266,10 +266,15 @@ def _searchers_chosen(b: dict[str, Any], rolls: list[dict[str, Any]]) -> Policy 
     return choose
 
 
-def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) -> _BattleOdds | None:
-    """The exact odds of one battle from its first roll, its actual result and percentile."""
+def _battle_luck(
+    t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]
+) -> tuple[_BattleOdds, dict[str, dict[str, tuple[Number, Fraction]]]] | None:
+    """The exact odds of one battle from its first roll, its actual result and percentile, and
+    each nation's units sunk and lost in it (`luck_credit.battle_by_nation`)."""
+    from domain.procedures.canon import pieces_in
     from domain.procedures.odds import TooManyPositions, exact_odds
     from domain.procedures.position import from_battle
+    from tracker.analysis.luck_credit import battle_by_nation
     from tracker.analysis.odds import MAX_SEARCH_RESULTS, search_results
 
     rolls = [r for r in b["rolls"] if not r.get("undone_by")]
@@ -320,7 +325,7 @@ def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) ->
         "defender_units_lost": odds.expected(lambda o: o.defender_units_lost)[0],
         "ntr_destroyed": odds.expected(lambda o: o.ntr_destroyed)[0],
     }
-    return {
+    row: _BattleOdds = {
         "battle": b["battle"],
         "kind": b["kind"],
         "zone": b["zone"],
@@ -331,6 +336,9 @@ def _battle_luck(t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]) ->
         "actual": {**actual, "ntr_destroyed": ntr},
         "percentile": round(float(below + equal / 2), 4),
     }
+    pieces = pieces_in(state).values()
+    by_nation = battle_by_nation(t, cid, b, first, pieces, odds, expected, lambda n: _side(sides, b, n))
+    return row, by_nation
 
 
 def rows_for(luck: Luck, nation: str | None = None) -> list[list[str]]:
