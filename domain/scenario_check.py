@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from domain.errors import DataFileError, InputError
@@ -52,10 +52,6 @@ class ScenarioCheck:
     scenario: Scenario | None  # as far as it could be read; None when the file is no TOML
     ruleset: Ruleset | None = None  # the one it was checked against, when it could be read
     written: Written | None = None  # None when the file is no TOML
-    # The line of each error left out as one a reported error stands for (a key called missing
-    # beside the misspelt key that means it), by key path: where `tracker new`, which stops at
-    # the loader's first problem, points for it.
-    reported_at: dict[str, int] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Finding]:
@@ -119,13 +115,22 @@ def check_scenario(text: str, source: str, ruleset: str | None = None, *, positi
     if isinstance(rules, str):
         return ScenarioCheck(source, (finding("error", "scenario.ruleset", rules),), None, written=written)
     scenario, problems = scenario_with_problems(data, source, rules)
-    kept, stood_for = _without_echoes(problems)
+    kept = _without_echoes(problems)
     errors = [error(p) for p in kept]
-    reported_at = {echo.key: line for echo, root in stood_for if (line := error(root).line) is not None}
     unsure = _unsure_zones(data, scenario.game_map, [p for p in kept if _about_borders(p)])
     warnings = [finding("warning", key, message) for key, message in scenario_warnings(data, scenario, unsure)]
     order = sorted(errors, key=_by_line) + sorted(warnings, key=_by_line)
-    return ScenarioCheck(source, tuple(order), scenario, rules, written, reported_at)
+    return ScenarioCheck(source, tuple(order), scenario, rules, written)
+
+
+def first_error(text: str, source: str, ruleset: str | None = None) -> DataFileError | None:
+    """The problem `tracker new` refuses a file with: the first error the check lists, at its
+    key path and in its words, or None when it lists none. The loader alone would stop at the
+    first problem in the order it reads the tables (all of [scenario] last, a key called missing
+    before the misspelt key beside it, a name given twice at its first place), which is not the
+    line the check's list begins with."""
+    errors = check_scenario(text, source, ruleset).errors
+    return DataFileError(source, errors[0].key, errors[0].message) if errors else None
 
 
 def _drop_positions(data: dict[str, Any]) -> None:
@@ -194,25 +199,19 @@ def _ruleset(data: dict[str, Any], source: str, override: str | None) -> Ruleset
 _MISSPELT = re.compile(r"unknown key \(did you mean '(.+)'\?\)")
 
 
-def _without_echoes(
-    problems: list[DataFileError],
-) -> tuple[list[DataFileError], list[tuple[DataFileError, DataFileError]]]:
+def _without_echoes(problems: list[DataFileError]) -> list[DataFileError]:
     """Each problem once; nothing reported inside a table already reported missing or not a
     table (`scenario = "x"` is one slip, not one per key the table should hold), no zone
     called unknown when the file has no map to know it by, and no key called missing that a
-    misspelt key beside it is reported as meaning (`cod = "DE"` is one slip, at its own line).
-    Those kept, and each key left out as missing with the misspelt key that stands for it."""
+    misspelt key beside it is reported as meaning (`cod = "DE"` is one slip, at its own line)."""
     seen: set[tuple[str, str]] = set()
     missing: list[str] = []
     kept = []
     misspelt = [(p, meant.group(1)) for p in problems if (meant := _MISSPELT.fullmatch(p.problem))]
-    stood_for = []
     for p in problems:
         if (p.key, p.problem) in seen or any(p.key.startswith(m + ".") for m in missing):
             continue
-        root = next((u for u, meant in misspelt if _spelt_for(p.key, u.key, meant)), None)
-        if p.problem == "missing required key" and root is not None:
-            stood_for.append((p, root))
+        if p.problem == "missing required key" and any(_spelt_for(p.key, u.key, m) for u, m in misspelt):
             continue
         if "map" in missing and p.problem.startswith("unknown zone"):
             continue
@@ -220,7 +219,7 @@ def _without_echoes(
         if p.problem == "missing required key" or p.problem.startswith("expected a table,"):
             missing.append(p.key)
         kept.append(p)
-    return kept, stood_for
+    return kept
 
 
 def _about_borders(problem: DataFileError) -> bool:

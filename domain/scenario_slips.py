@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 Report = Callable[[DataFileError], None]
 
 # A nation code makes its units' IDs (DE-SS1): commands split unit lists at spaces and commas,
-# and reports read the code back as the letters before the first '-'.
-NATION_CODE = re.compile(r"[A-Za-z]{1,8}")
+# and reports read the code back as the letters before the first '-'. Capitals, as the IDs, the
+# map and the guide show them (a code in small letters is told its capitals).
+NATION_CODE = re.compile(r"[A-Z]{1,8}")
 _FOLD = re.compile(r"[\s_\-]+")
 # The longest zone name (see `_unaddressable`).
 MAX_ZONE_NAME = 100
@@ -123,22 +124,48 @@ def _nation_names(data: dict[str, Any], scenario: Scenario, source: str, report:
             report(DataFileError(source, key, problem))
         else:
             typable[name] = key
-        code = scenario.nations[name].code
         table = tables.get(name) if isinstance(tables, dict) else None
         if not isinstance(table, dict) or not isinstance(table.get("code"), str):
             continue  # missing or not a string: the loader reports it, and '' here would say it twice
-        if not NATION_CODE.fullmatch(code):
-            report(
-                DataFileError(
-                    source,
-                    f"{key}.code",
-                    f"{code!r}: a nation code is 1 to 8 letters (A-Z), as DE or GB: it begins the "
-                    "IDs of the nation's units (DE-SS1), which commands split at spaces and commas",
-                )
-            )
+        problem = _code_problem(name, scenario)
+        if problem is not None:
+            report(DataFileError(source, f"{key}.code", problem))
     _alike("nations", typable, source, report, "commands that name a nation could not tell them apart")
-    codes = {n.code: f"nations.{name}.code" for name, n in scenario.nations.items() if NATION_CODE.fullmatch(n.code)}
+    codes = {
+        n.code: f"nations.{name}.code"
+        for name, n in scenario.nations.items()
+        if NATION_CODE.fullmatch(n.code) or _in_small_letters(n.code)
+    }
     _alike("codes", codes, source, report, "unit IDs typed in commands could not tell their units apart")
+
+
+def _code_problem(name: str, scenario: Scenario) -> str | None:
+    """What is wrong with a nation's code, if anything: one not of 1 to 8 letters, or one in
+    small letters (`se` passed and made IDs such as `se-DD1`), unless its capitals are another
+    nation's code (the codes alike are the error told then: the capitals would be that one's)."""
+    code = scenario.nations[name].code
+    if _in_small_letters(code):
+        if _shared_but_for_case(name, scenario):
+            return None
+        return f"{code!r}: a nation code is written in capitals (A-Z), as DE or GB (did you mean {code.upper()!r}?)"
+    if not NATION_CODE.fullmatch(code):
+        return (
+            f"{code!r}: a nation code is 1 to 8 letters (A-Z), as DE or GB: it begins the "
+            "IDs of the nation's units (DE-SS1), which commands split at spaces and commas"
+        )
+    return None
+
+
+def _in_small_letters(code: str) -> bool:
+    """A code of the form but for small letters: 'se' or 'Se' for 'SE' (ASCII only, as A-Z: 'ß'
+    is made 'SS' by capitals)."""
+    return code.isascii() and not NATION_CODE.fullmatch(code) and NATION_CODE.fullmatch(code.upper()) is not None
+
+
+def _shared_but_for_case(name: str, scenario: Scenario) -> bool:
+    """Another nation's code is this nation's but for case (or the same)."""
+    code = scenario.nations[name].code.upper()
+    return any(n.code.upper() == code for other, n in scenario.nations.items() if other != name)
 
 
 def _side_names(data: dict[str, Any], source: str, report: Report) -> None:
@@ -196,7 +223,8 @@ def _start_in_neutral_territory(
     scenario: Scenario, placed: Iterable[tuple[str, UnitGroup]], source: str, report: Report
 ) -> None:
     """F8: no unit of a belligerent may be on a neutral's territory, so none may start on one:
-    a unit whose nation is at war before the territory's owner enters the war."""
+    a unit whose nation is at war before the territory's owner enters the war. Nor may a
+    neutral's unit start on any territory but its own (an enemy's is the loader's to refuse)."""
     nations = scenario.nations
     for key, group in placed:
         owner = scenario.game_map.land.get(group.at)
@@ -204,6 +232,8 @@ def _start_in_neutral_territory(
             continue
         enters, owner_enters = nations[group.nation].entry_round, nations[owner].entry_round
         if owner_enters <= enters:
+            if enters > 1:
+                report(_neutral_abroad(group, owner, enters, source, f"{key}.at"))
             continue
         at_war = "at war from the start" if enters == 1 else f"at war from round {enters}"
         report(
@@ -214,3 +244,16 @@ def _start_in_neutral_territory(
                 f"neutral until round {owner_enters} and no unit of a belligerent may be there (F8)",
             )
         )
+
+
+def _neutral_abroad(group: UnitGroup, owner: str, enters: int, source: str, key: str) -> DataFileError:
+    """F8: a neutral is nobody's ally and moves nothing until it enters the war, so its units
+    start on its own territory or at sea: one on an ally's land would stand in a belligerent's
+    war, one on another neutral's land abroad."""
+    return DataFileError(
+        source,
+        key,
+        f"{group.nation} (neutral until round {enters}) cannot start in {group.at}, {possessive(owner)} "
+        f"territory: a neutral is nobody's ally, and until it enters the war its units may be on its own "
+        "territory only, or at sea (F8)",
+    )

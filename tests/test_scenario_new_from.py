@@ -54,7 +54,8 @@ def test_new_names_the_line_of_an_unknown_ruleset_the_scenario_names(tmp_path: P
     target.write_text(text, encoding="utf-8")
     line = text.split("\n").index('ruleset = "twtea-3"') + 1
     out = run("--db", str(tmp_path / "c.db"), "new", "c", "--scenario", str(target), code=2)
-    assert f"{target}:{line}: scenario.ruleset: unknown ruleset 'twtea-3'" in out
+    assert f"{target}:{line}: scenario.ruleset: the ruleset cannot be read, so nothing else was checked: " in out
+    assert "unknown ruleset 'twtea-3'" in out
     assert not (tmp_path / "c.db").exists()
     # A ruleset typed on the command line is named as typed.
     out = run("--db", str(tmp_path / "c.db"), "new", "c", "--scenario", "north-sea-1914", "--ruleset", "nope", code=2)

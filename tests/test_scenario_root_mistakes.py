@@ -184,14 +184,14 @@ def test_a_nation_whose_entry_is_no_table_is_not_reported_at_each_unit(tmp_path:
     ]
 
 
-def test_new_names_the_line_of_a_misspelt_key_it_stops_at_as_missing(tmp_path: Path) -> None:
-    """The check reports `cod` for the missing `code`; `tracker new` stops at `code` missing and
-    still names the line to fix."""
+def test_new_names_a_misspelt_key_as_the_check_does_not_the_key_it_stands_for(tmp_path: Path) -> None:
+    """The check reports `cod` for the missing `code`; `tracker new` refuses with the same error
+    (it said `code` missing, which the check never lists)."""
     path = tmp_path / "board.toml"
     text = edited(NORTH_SEA, 'code = "DE"', 'cod = "DE"')
     path.write_text(text)
     out = run("--db", str(tmp_path / "c.db"), "new", "x", "--scenario", str(path), code=2)
-    assert f"{path}:{line_with(text, 'cod = ')}: nations.Germany.code: missing required key" in out
+    assert f"{path}:{line_with(text, 'cod = ')}: nations.Germany.cod: unknown key (did you mean 'code'?)" in out
 
 
 # ----- slips found transcribing a board -----

@@ -84,7 +84,10 @@ def test_a_missing_ruleset_is_named_where_it_was_looked_for(tmp_path: Path, monk
     out = run("scenario", "check", "../boards/my.toml", code=1)
     assert f"unknown ruleset 'house.toml': not a built-in (twtea-3e) and no file {looked} " in out
     out = run("--db", "c.db", "new", "c", "--scenario", "../boards/my.toml", code=2)
-    assert f"scenario.ruleset: unknown ruleset 'house.toml': not a built-in (twtea-3e) and no file {looked} " in out
+    assert (
+        "scenario.ruleset: the ruleset cannot be read, so nothing else was checked: unknown ruleset "
+        f"'house.toml': not a built-in (twtea-3e) and no file {looked} "
+    ) in out
     assert not Path("c.db").exists()
 
 

@@ -261,9 +261,10 @@ def test_a_zone_name_commands_cannot_type_back_is_an_error_at_its_table(
 
 def test_new_names_the_zones_alike_in_one_line_and_records_nothing(tmp_path: Path) -> None:
     text = edited(BOARD, '[map.land."Schleswig"]', '[map.sea."kattegat"]\n\n[map.land."Schleswig"]')
+    first = line_with(text, '[map.sea."Kattegat"]')
     assert refused_by_new(tmp_path, written(tmp_path, text)) == (
         f"Error: {tmp_path / 'board.toml'}: map.sea.kattegat: zones 'Kattegat' and 'kattegat' differ only "
-        "in case, spaces, '-' or '_': commands that name a zone could not tell them apart"
+        f"in case, spaces, '-' or '_': commands that name a zone could not tell them apart (also at line {first})"
     )
 
 
@@ -433,22 +434,22 @@ def test_f8_a_unit_of_a_nation_at_war_cannot_start_in_a_neutrals_territory(tmp_p
     )
 
 
-def test_f8_a_neutral_starts_in_its_own_land_and_one_entering_later_only_in_land_neutral_no_longer(
+def test_f8_a_neutral_starts_in_its_own_land_not_in_one_neutral_longer(
     tmp_path: Path,
 ) -> None:
     # Sweden's fighter in Svealand (its own) is on the board already; Russia entering in round
-    # 3 may start in Sweden's land (neutral until round 2 only), not the other way round.
+    # 3 is neutral before it, and starts nowhere but on its own land (`test_scenario_check_agrees`);
+    # Sweden may not start in Russia's land, neutral a round longer than Sweden.
     text = edited(BOARD, 'code = "RU"\n', 'code = "RU"\nentry_round = 3\n')
-    text += '\n[[units]]\nnation = "Russia"\ntype = "fighter"\nat = "Scania"\n'
     # (The Entente has nobody at war in round 1 now: a warning, no error.)
     assert checked(written(tmp_path, text), 0)[-1].endswith(
-        ": 0 errors, 1 warning (8 sea zones, 7 land territories, 3 nations, 6 unit groups)"
+        ": 0 errors, 1 warning (8 sea zones, 7 land territories, 3 nations, 5 unit groups)"
     )
     text += '\n[[units]]\nnation = "Sweden"\ntype = "fighter"\nat = "Finland"\n'
     path = written(tmp_path, text)
     line = line_with(text, 'at = "Finland"')
     assert checked(path, 1)[0] == (
-        f"{path}:{line}: error: units[6].at: Sweden (at war from round 2) cannot "
+        f"{path}:{line}: error: units[5].at: Sweden (at war from round 2) cannot "
         "start in Finland, Russia's territory: Russia is neutral until round 3 and no unit of a belligerent "
         "may be there (F8)"
     )

@@ -23,9 +23,10 @@ class NewCampaign:
     dice_mode: str
 
 
-def _read(scenario: str) -> tuple[dict[str, Any], str]:
-    """The scenario's tables, refused as `scenario check` says it: TOML's refusal with the key
-    path of its line (by which `tracker new` shows the line), an empty file as empty."""
+def _read(scenario: str) -> tuple[dict[str, Any], str, str]:
+    """The scenario's tables, text and source label, refused as `scenario check` says it: TOML's
+    refusal with the key path of its line (by which `tracker new` shows the line), an empty file
+    as empty."""
     # Only making a campaign reads a scenario file: a cold `tracker state` imports neither.
     import tomllib
 
@@ -39,7 +40,19 @@ def _read(scenario: str) -> tuple[dict[str, Any], str]:
         raise DataFileError(source, refused.key, refused.message) from None
     if not data:
         raise DataFileError(source, "", EMPTY)
-    return data, source
+    return data, text, source
+
+
+def _as_checked(text: str, source: str, ruleset: str | None, met: DataFileError) -> DataFileError:
+    """The refusal of a scenario file: the first problem `scenario check` lists (`met`, the
+    loader's, should it list none), not the first the loader met in the order it reads the
+    tables, so that both name the same line, key path and words, as the guide promises and the
+    hint to run the check assumes."""
+    from domain.scenario_check import first_error
+
+    first = first_error(text, source, ruleset) or met
+    # A key path names a table as written, control characters too: escaped, one line.
+    return DataFileError(first.source, printable(first.key), first.problem)
 
 
 def prepare_campaign(name: str, scenario: str, ruleset: str | None = None, dice: str | None = None) -> NewCampaign:
@@ -47,7 +60,7 @@ def prepare_campaign(name: str, scenario: str, ruleset: str | None = None, dice:
     check of `tracker scenario check` (new_campaign), the ruleset, the dice. Nothing here opens a
     database, so `tracker new` refuses a bad file before it would create one."""
     name = check_campaign_name(name)
-    scenario_data, scenario_source = _read(scenario)
+    scenario_data, text, scenario_source = _read(scenario)
     # The scenario table may be no table at all: the loader below says so with its key path.
     meta = scenario_data.get("scenario")
     declared = meta.get("ruleset") if isinstance(meta, dict) else None
@@ -64,12 +77,12 @@ def prepare_campaign(name: str, scenario: str, ruleset: str | None = None, dice:
         if ruleset is not None:
             raise
         # The scenario names a ruleset there is none of: said at its line, as `scenario check` does.
-        raise DataFileError(scenario_source, "scenario.ruleset", str(e)) from None
+        said = DataFileError(scenario_source, "scenario.ruleset", str(e))
+        raise _as_checked(text, scenario_source, None, said) from None
     try:
         parsed = scenario_from_dict(scenario_data, scenario_source, ruleset_obj, new_campaign=True)
     except DataFileError as e:
-        # A key path names a table as written, control characters too: escaped, one line.
-        raise DataFileError(e.source, printable(e.key), e.problem) from None
+        raise _as_checked(text, scenario_source, ruleset, e) from None
     dice_mode = dice or parsed.dice
     if dice_mode not in ("auto", "manual"):
         raise InputError(f"dice mode must be auto or manual, got {dice_mode!r}")

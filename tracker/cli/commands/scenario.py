@@ -151,7 +151,7 @@ def opening_board(scenario: Scenario) -> dict[str, Any]:
 
 def line_of(file: str, ruleset: str | None, key: str) -> int | None:
     """The line `scenario check` finds an error at key path `key` of a scenario file on (`new
-    --scenario FILE` says it with the loader's first problem); None when it finds none there."""
+    --scenario FILE` says it with the first error the check lists); None when it finds none there."""
     try:
         text, source = _text(file)
         result = check_scenario(text, source, ruleset)
@@ -162,7 +162,7 @@ def line_of(file: str, ruleset: str | None, key: str) -> int | None:
     if found is None and result.written is None and result.errors:
         # No TOML, or nothing in it: the one finding is the loader's refusal.
         found = result.errors[0].line
-    return found if found is not None else result.reported_at.get(key)
+    return found
 
 
 def _loaded(
@@ -375,7 +375,7 @@ turn_order = ["Germany", "Britain"]
 
 # One table per nation.
 [nations.Germany]
-# code: 1 to 8 letters, unique; unit IDs (DE-SS1) and the map use it.
+# code: 1 to 8 capital letters, unique; unit IDs (DE-SS1) and the map use it.
 code = "DE"
 # resources: held at the start. income: collected every turn besides NTR (default 0).
 resources = 20
@@ -437,8 +437,8 @@ port = true
 # nation; type: a unit type of the ruleset (twtea-3e: submarine, destroyer, cruiser,
 # battleship, aircraft_carrier, transport, fighter, bomber, transport_plane); at: a zone;
 # count: how many (default 1). Ships start at sea; aircraft in a territory of their side, or
-# aboard carriers of their side (at = the carriers' sea zone; twtea-3e's carry 2 each; a
-# nation still neutral shares none, F8); none in a territory of a nation still neutral (F8).
+# aboard carriers of their side (at = the carriers' sea zone; twtea-3e's carry 2 each). F8: a
+# nation still neutral: its aircraft on its own land or carriers only; no other's on its land.
 [[units]]
 nation = "Germany"
 type = "submarine"
