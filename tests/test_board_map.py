@@ -21,6 +21,7 @@ from domain.scenario import read_scenario, scenario_from_dict
 from domain.scenario_layout import computed_positions
 from tests.map_svg import SVG, assert_map_shows, drawn, parsed_units
 from tests.support import contrast
+from tracker.cli.commands.scenario import opening_board
 from tracker.cli.demo import run_demo
 from tracker.cli.main import cli
 from tracker.reports.board_map import BOX_HEIGHT, BOX_WIDTH, LAND_FILL, SEA_FILL, board_svg, map_layout
@@ -215,3 +216,16 @@ def test_a_crowded_zone_wraps_and_says_what_does_not_fit(rs: Ruleset, raw: dict[
     lines = box.findall(f"{SVG}text")
     assert all(float(t.get("y", 0)) <= bottom - 4 for t in lines), "no text below the box"
     assert "more line" in "".join(lines[-1].itertext())
+
+
+def test_zones_whose_names_differ_only_in_punctuation_get_ids_of_their_own(rs: Ruleset, raw: dict[str, Any]) -> None:
+    """ "Sea (1)" and "Sea [1]" are two zones the check passes; both were drawn as
+    id="zone-sea--1-", and a page embedding the map could pick the wrong one."""
+    names = {"Skagerrak": "Sea (1)", "Irish Sea": "Sea [1]", "Bay of Biscay": "Sea & 2", "English Channel": "Sea + 2"}
+    text = json.dumps(raw)
+    for old, new in names.items():
+        text = text.replace(json.dumps(old), json.dumps(new))
+    sc = scenario_from_dict(json.loads(text), "punctuated.toml", rs)
+    svg = board_svg(opening_board(sc), sc, rs)
+    ids = [e.get("id") for e in ET.fromstring(svg).iter() if (e.get("id") or "").startswith("zone-")]
+    assert len(ids) == len(sc.game_map.adjacency) and len(set(ids)) == len(ids), Counter(ids).most_common(3)
