@@ -438,6 +438,22 @@ def test_a_body_without_a_content_type_is_415_and_json_with_parameters_is_read(l
         assert status == 200, kind
 
 
+@pytest.mark.parametrize("charset", ["latin-1", "utf-16"])
+def test_a_json_body_said_to_be_in_another_charset_than_utf8_is_415_and_records_nothing(
+    league: League, charset: str
+) -> None:
+    """JSON is UTF-8 (RFC 8259): a body sent as `charset=latin-1` was read as UTF-8 and its
+    action recorded, whatever its sender meant by its bytes."""
+    before = seq_of(league)
+    path = f"/api/campaigns/{ALPHA}/actions"
+    body = json.dumps(BODIES[path]).encode()
+    kind = f"application/json; charset={charset}"
+    status, _headers, answer = league.fetch("POST", path, league.tokens["ref"], body, {"Content-Type": kind})
+    message = f"the request body must be JSON in UTF-8 (got charset={charset!r})"
+    assert (status, json.loads(answer)) == (415, {"error": message, "rule": None})
+    assert seq_of(league) == before
+
+
 def test_an_over_long_input_says_the_limit_and_errors_quote_at_most_60_characters(league: League) -> None:
     """A unit name of 100,000 characters was answered "must be a list of strings, got [...]"
     with the whole of it; an input over the limit says the limit, and a value a message quotes

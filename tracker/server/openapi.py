@@ -31,7 +31,7 @@ ERRORS = {
     "404": "No such campaign (or one the token may not read), event, override request or route.",
     "409": "Refused by a rule (the rule ID is given): nothing was recorded.",
     "413": "The request body is over 1 MiB.",
-    "415": "The request body is not sent as JSON (Content-Type: application/json).",
+    "415": "The request body is not sent as JSON (Content-Type: application/json), or not in UTF-8.",
     "422": "The Idempotency-Key was sent before with a different request: nothing was recorded.",
     "429": "Too many failed token checks from this address: retry after Retry-After seconds.",
     "503": "The database does not answer (retry after Retry-After seconds), has no room left, or is read-only to "

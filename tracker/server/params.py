@@ -93,8 +93,13 @@ def check_json_type(given: str | None) -> None:
     """415 for a body not sent as JSON (application/json, or a `+json` type). A form or plain
     text is what a page on another site can make a browser post without asking first; no
     client of this API sends one, so none is read as an action."""
-    media = (given or "").split(";", 1)[0].strip().lower()
+    media, *params = (part.strip().lower() for part in (given or "").split(";"))
     if media == "application/json" or (media.startswith("application/") and media.endswith("+json")):
+        # JSON is UTF-8 (RFC 8259): a body said to be another charset would be read otherwise
+        # than its sender meant, so it is refused rather than read as UTF-8.
+        charset = next((p.split("=", 1)[1].strip().strip('"') for p in params if p.startswith("charset=")), None)
+        if charset is not None and charset not in ("utf-8", "utf8"):
+            raise ApiError(415, f"the request body must be JSON in UTF-8 (got charset={shorten(charset)!r})")
         return
     shown = f"got {shorten(given)!r}" if given else "got none"
     raise ApiError(415, f"the request body must be JSON sent with Content-Type: application/json ({shown})")
