@@ -11,7 +11,7 @@ be allied nations (`luck_credit`). Undone rolls do not count."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 from uuid import UUID
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from domain.procedures.odds import Number, Policy, State
 
 SEARCHES = frozenset({"CV3", "SM3", "AS2"})
+# A battle's log records with their data, by its number (`LuckTally`).
+BattleLog = Callable[[int], Sequence[Mapping[str, Any]]]
 SHOTS = frozenset({"CV4", "SM4", "AS4", "NC2", "NC3"})
 METRICS = (
     ("ntr_destroyed", "NTR destroyed by its submarines"),
@@ -156,12 +158,20 @@ def _side(sides: dict[str, str], battle: dict[str, Any], nation: str) -> str:
     return "attacker" if sides.get(nation) == sides.get(battle["attacker"]) else "defender"
 
 
-def build_luck(t: Any, cid: UUID, report: dict[str, Any], battles: bool = True, ruleset: Ruleset | None = None) -> Luck:
+def build_luck(
+    t: Any,
+    cid: UUID,
+    report: dict[str, Any],
+    battles: bool = True,
+    ruleset: Ruleset | None = None,
+    battle_log: BattleLog | None = None,
+) -> Luck:
     """The luck of every nation in the turns of `report` (see `tracker.report.build_report`):
     {"metrics", "nations": {nation: {"turns": [{turn, round, metrics: {m: {expected, actual}}}],
     "total": {m: {expected, actual}}}}, "battles": [...]}; with `battles`, units sunk and lost
-    and the percentile of each battle come from the exact odds at its first roll."""
-    tally = LuckTally(t, cid, report["campaign"], battles, ruleset)
+    and the percentile of each battle come from the exact odds at its first roll; `battle_log`
+    gives a battle's log records with their data (`LuckTally`)."""
+    tally = LuckTally(t, cid, report["campaign"], battles, ruleset, battle_log)
     for turn in report["turns"]:
         tally.add(turn)
     return tally.result()
@@ -172,9 +182,18 @@ class LuckTally:
     turn as it is built and lets it go; only the luck itself is kept."""
 
     def __init__(
-        self, t: Any, cid: UUID, campaign: dict[str, Any], battles: bool = True, ruleset: Ruleset | None = None
+        self,
+        t: Any,
+        cid: UUID,
+        campaign: dict[str, Any],
+        battles: bool = True,
+        ruleset: Ruleset | None = None,
+        battle_log: BattleLog | None = None,
     ) -> None:
         self.t, self.cid, self.battles, self.ruleset = t, cid, battles, ruleset
+        # A battle's log records with their data (`tracker.service.history.log_records`), by
+        # which its sinkings are credited nation by nation; given by the report, a room up.
+        self.battle_log: BattleLog = battle_log or (lambda _battle: [])
         self.sides: dict[str, str] = campaign["sides"]
         self.turn_order: list[str] = campaign["turn_order"]
         self.ledger = _Ledger()
@@ -212,7 +231,7 @@ class LuckTally:
             ledger.add(b["defender"], k, "ntr_lost", expected, actual)
         if self.battles:
             for _, b in sorted(by_battle.items()):
-                found = _battle_luck(self.t, self.cid, b, sides)
+                found = _battle_luck(self.t, self.cid, b, sides, self.battle_log)
                 if found is None:
                     continue
                 row, by_nation = found
@@ -267,7 +286,7 @@ def _searchers_chosen(b: dict[str, Any], rolls: list[dict[str, Any]]) -> Policy 
 
 
 def _battle_luck(
-    t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str]
+    t: Any, cid: UUID, b: dict[str, Any], sides: dict[str, str], battle_log: BattleLog
 ) -> tuple[_BattleOdds, dict[str, dict[str, tuple[Number, Fraction]]]] | None:
     """The exact odds of one battle from its first roll, its actual result and percentile, and
     each nation's units sunk and lost in it (`luck_credit.battle_by_nation`)."""
@@ -337,7 +356,8 @@ def _battle_luck(
         "percentile": round(float(below + equal / 2), 4),
     }
     pieces = pieces_in(state).values()
-    by_nation = battle_by_nation(t, cid, b, first, pieces, odds, expected, lambda n: _side(sides, b, n))
+    records = battle_log(int(b["battle"]))
+    by_nation = battle_by_nation(records, b, first, pieces, odds, expected, lambda n: _side(sides, b, n))
     return row, by_nation
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
-from uuid import UUID
 
 if TYPE_CHECKING:
     from domain.procedures.base import Outcome
@@ -196,8 +195,7 @@ def _sides(o: Outcome) -> tuple[tuple[str, tuple[tuple[str, int], ...], int], ..
 
 
 def battle_by_nation(
-    t: Any,
-    cid: UUID,
+    records: Iterable[Mapping[str, Any]],
     b: Mapping[str, Any],
     first: int,
     pieces: Iterable[Any],
@@ -214,13 +212,10 @@ def battle_by_nation(
     odds when rolled (CV2's merchant defence included): the odds of the whole battle do not
     say whose hits sink, and a nation's dice bring sinkings as they bring hits. A side that
     rolled no such die shares it by its units at the start, or leaves it to its lead nation."""
-    from tracker.service.history import log_records
-
     pieces = list(pieces)
     expected_lost = losses_by_nation(odds, pieces, side_of)
     lead = {"attacker": b["attacker"], "defender": b["defender"]}
     nation_of = {p.id: p.nation for p in pieces} | {c["unit"]: c["nation"] for c in b["casualties"]}
-    records = log_records(t, cid, battle=int(b["battle"]), with_data=True)
     credits = sinkings(
         records, nation_of, side_of, lambda n: lead["defender" if side_of(n) == "attacker" else "attacker"]
     )

@@ -104,7 +104,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, cast
 from uuid import UUID
@@ -217,6 +217,12 @@ def _add_undone_events(v: Views, turns: list[dict[str, Any]]) -> None:
             u["undone_events"] = taken[u["seq"]]
 
 
+def _battle_log(t: Tracker, cid: UUID) -> Callable[[int], Sequence[Mapping[str, Any]]]:
+    """A battle's log records with their data, by which `tracker luck` credits its sinkings
+    nation by nation (`tracker.analysis.luck_credit`)."""
+    return lambda battle: log_records(t, cid, battle=battle, with_data=True)
+
+
 def _turns(
     t: Tracker,
     cid: UUID,
@@ -308,7 +314,7 @@ def stream_report(
                     _add_undone_events(v, [entry])
                     yield entry
 
-            tally = LuckTally(t, cid, ctx.campaign, ruleset=ctx.ruleset)
+            tally = LuckTally(t, cid, ctx.campaign, ruleset=ctx.ruleset, battle_log=_battle_log(t, cid))
             report["turns"] = _TurnsAsBuilt(len(wanted), entries(), report, tally)
             yield from stream_post(report, dialect)
 
@@ -424,7 +430,7 @@ def build_report(
     }
     from tracker.analysis.luck import build_luck
 
-    report["luck"] = build_luck(t, cid, report, ruleset=ctx.ruleset)
+    report["luck"] = build_luck(t, cid, report, ruleset=ctx.ruleset, battle_log=_battle_log(t, cid))
     if fmt == "html":
         report["chart"] = [by_number[k] for k in charted]
         report["map"] = report_map
