@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tracker.cli.completion import open_quote
+from tracker.cli.completion_bash import opened_quote
 from tracker.cli.main import cli
 
 BASH = shutil.which("bash")
@@ -96,4 +96,4 @@ def test_the_escaped_name_is_one_word_to_bash_and_to_the_command(tmp_path: Path,
     ],
 )
 def test_open_quote_says_whether_the_word_is_inside_a_quote(line: str, inside: bool) -> None:
-    assert open_quote(line) is inside
+    assert bool(opened_quote(line)) is inside

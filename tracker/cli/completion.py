@@ -10,17 +10,16 @@ fail: a completion must never print an error into the middle of a command line.
 from __future__ import annotations
 
 import os
-import re
-import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
-from click.shell_completion import BashComplete, CompletionItem, add_completion_class
+from click.shell_completion import CompletionItem
 
 from domain.campaign import Campaign
 from domain.text import type_name, unit_order
+from tracker.service.names import bare, fold
 
 if TYPE_CHECKING:
     from tracker.service.shapes import PlayerListed
@@ -61,27 +60,41 @@ def campaign_of(ctx: click.Context) -> Iterator[Campaign | None]:
 
 
 def matching(candidates: list[tuple[str, str]], incomplete: str, again: bool = False) -> list[CompletionItem]:
-    """Candidates (value, help) starting with what was typed, case-insensitively
-    (`completion_key`). The last word of a comma list is completed, keeping what comes before it;
+    """Candidates (value, help) starting with what was typed, as the commands compare names
+    (`starting`). The last word of a comma list is completed, keeping what comes before it;
     a name the list gives already is not offered again (`gb-dd3,GB-DD3`: a unit searches or
     moves once, a nation agrees once), unless `again` (a path may pass a zone twice), and then
     not the zone just named (a step goes to another zone)."""
     head, sep, last = incomplete.rpartition(",")
     prefix = head + sep
-    typed = completion_key(last)
     named = [completion_key(n.strip()) for n in head.split(",")] if sep else []
     given = set(named[-1:] if again else named)
+    begin = set(starting([value for value, _ in candidates], last))
     return [
         CompletionItem(prefix + value, help=help_text or None)
         for value, help_text in candidates
-        if completion_key(value).startswith(typed) and completion_key(value) not in given
+        if value in begin and completion_key(value) not in given
     ]
 
 
 def completion_key(text: str) -> str:
-    """Text as completion compares it: case aside, and in one Unicode form ('Ö' typed as 'O'
-    and a combining diaeresis, as some systems send it, completes 'Öresund')."""
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    """Text as completion compares it: as the commands compare a name (`names.fold`: case, runs
+    of spaces, '-' and '_', and the Unicode form aside: 'Ö' typed as 'O' and a combining
+    diaeresis, as some systems send it, completes 'Öresund')."""
+    return fold(text)
+
+
+def starting(values: list[str], typed: str) -> list[str]:
+    """The values that begin with `typed` as the commands read a name (`tracker.service.names`):
+    in its fold (`completion_key`), and without accents (`names.bare`) when it is typed without
+    any, or with accents no value begins with: 'det' and 'DET' complete 'Détroit', as `show
+    detroit` finds it; 'Crè' completes 'Crète' and not 'Crête', 'cre' both."""
+    key, plain = completion_key(typed), bare(typed)
+    if key != plain:
+        found = [v for v in values if completion_key(v).startswith(key)]
+        if found:
+            return found
+    return [v for v in values if bare(v).startswith(plain)]
 
 
 def _completer(source: Callable[[Campaign], list[tuple[str, str]]]) -> Completer:
@@ -508,81 +521,3 @@ def complete_event_kinds(ctx: click.Context, param: click.Parameter, incomplete:
     from tracker.service.names import event_kinds
 
     return matching([(k, "") for k in event_kinds()], incomplete)
-
-
-# click's bash script, but for `read -r`: a name's escapes reach the line as they are written.
-_BASH_SOURCE = """\
-%(complete_func)s() {
-    local IFS=$'\\n'
-    local response
-
-    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD %(complete_var)s=bash_complete $1)
-
-    for completion in $response; do
-        IFS=',' read -r type value <<< "$completion"
-
-        if [[ $type == 'dir' ]]; then
-            COMPREPLY=()
-            compopt -o dirnames
-        elif [[ $type == 'file' ]]; then
-            COMPREPLY=()
-            compopt -o default
-        elif [[ $type == 'plain' ]]; then
-            COMPREPLY+=($value)
-        fi
-    done
-
-    return 0
-}
-
-%(complete_func)s_setup() {
-    complete -o nosort -F %(complete_func)s %(prog_name)s
-}
-
-%(complete_func)s_setup;
-"""
-
-
-class WholeNamesBash(BashComplete):
-    """Bash completion that keeps a name of several words one word on the line. click hands bash
-    `Heligoland Bight` as it is, and bash put it there unquoted: `tracker show Heligoland Bight`,
-    two words, refused. A name completed after an opening quote (`--path "Cen`) is left as it is,
-    and bash closes the quote; anywhere else its spaces and quotes are escaped with `\\`, which
-    the script reads as they are (`read -r`: click's reads `\\ ` as a space)."""
-
-    source_template = _BASH_SOURCE
-
-    def get_completion_args(self) -> tuple[list[str], str]:
-        self.in_quotes = open_quote(os.environ.get("COMP_WORDS", ""))
-        return super().get_completion_args()
-
-    def format_completion(self, item: CompletionItem) -> str:
-        value = str(item.value)
-        if item.type == "plain" and not getattr(self, "in_quotes", False):
-            value = _SHELL_SPECIAL.sub(r"\\\g<0>", value)
-        return f"{item.type},{value}"
-
-
-# What bash would split or expand in a name: anything but letters, digits and `-_.,:=+@%/`.
-_SHELL_SPECIAL = re.compile(r"[^\w\-.,:=+@%/]")
-
-
-def open_quote(line: str) -> bool:
-    """Whether `line`, as the shell has it so far, ends inside a quote it opened."""
-    quote = ""
-    escaped = False
-    for char in line:
-        if escaped:
-            escaped = False
-        elif char == "\\" and quote != "'":
-            escaped = True
-        elif quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-    return bool(quote)
-
-
-def keep_names_whole_in_bash() -> None:
-    """Complete for bash with `WholeNamesBash` instead of click's own."""
-    add_completion_class(WholeNamesBash, "bash")

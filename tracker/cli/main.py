@@ -148,7 +148,7 @@ class TrackerGroup(click.Group):
     def _main_shell_completion(self, ctx_args: Any, prog_name: str, complete_var: str | None = None) -> None:
         # Asked by bash for completions: a zone of several words goes on the line as one word.
         if os.environ.get(complete_var or "_TRACKER_COMPLETE", "").startswith("bash"):
-            from tracker.cli.completion import keep_names_whole_in_bash
+            from tracker.cli.completion_bash import keep_names_whole_in_bash
 
             keep_names_whole_in_bash()
         super()._main_shell_completion(ctx_args, prog_name, complete_var)

@@ -14,7 +14,6 @@ every other command, and `tracker shell` says what to install (exit 2).
 
 from __future__ import annotations
 
-import shlex
 import sys
 import textwrap
 import time
@@ -28,10 +27,10 @@ import click
 from domain.errors import InputError, TrackerError
 from tracker.cli.common import Context, echo_prose
 from tracker.cli.params import FilePath
+from tracker.cli.shell_lines import EXIT_WORDS, Leave, leave, split_line
 from tracker.cli.shell_prompt import NOT_IN_SHELL, fit_prompt, help_width, prompt_session, terminal_columns
 from tracker.cli.shell_prompt import REFRESH as PROMPT_REFRESH
 
-EXIT_WORDS = ("exit", "quit")
 FALLBACK_PROMPT = "tracker> "
 HELP = (
     "Type any tracker command without `tracker` (e.g. `state`, `pending`, `move de-ss1 --to skagerrak`); "
@@ -65,17 +64,6 @@ def check_history(history: str, database: Path | None = None) -> Path:
         if not first.startswith((b"#", b"+")):
             raise InputError(f"{history}: not a shell history file; give another --history, or --no-history")
     return target
-
-
-def split_line(line: str) -> list[str]:
-    """A command line as a shell splits it; a leading `tracker` is allowed and dropped."""
-    try:
-        args = shlex.split(line)
-    except ValueError as e:
-        raise InputError(f"cannot read the line: {e}") from None
-    if args and args[0] == "tracker":
-        args = args[1:]
-    return args
 
 
 # The most events another writer recorded that the shell lists one by one (`news`).
@@ -186,7 +174,8 @@ class Session:
     STAYS_WHY = "a shell stays on one campaign: start another for another --db or --campaign"
 
     def dispatch(self, line: str) -> int:
-        """Run one line; return its exit status. Errors are printed as `tracker` prints them."""
+        """Run one line; return its exit status. Errors are printed as `tracker` prints them.
+        An `exit` or `quit` line raises `Leave` (`shell_lines.leave`)."""
         try:
             args = split_line(line)
         except InputError as e:
@@ -199,6 +188,8 @@ class Session:
             return 0
         if args[0] == "help":
             args = [*args[1:], "--help"]
+        if args[0] in EXIT_WORDS:
+            return leave(args)  # raises Leave, but for `exit --help`
         if args[0] == "shell":
             click.echo("Error: already in a tracker shell", err=True)
             return 2
@@ -292,8 +283,9 @@ class Session:
             return e.exit_code
         return result if isinstance(result, int) else 0
 
-    def run(self, read_line: Callable[[Callable[[], str]], str]) -> None:
-        """Read and run lines until end of input or `exit`; Ctrl-C drops the line being typed."""
+    def run(self, read_line: Callable[[Callable[[], str]], str]) -> int | None:
+        """Read and run lines until end of input or `exit`; Ctrl-C drops the line being typed.
+        The status `exit` gives (`exit 3`), or None."""
         echo_prose(HELP)
         self.start_looking()
         while True:
@@ -302,13 +294,14 @@ class Session:
             except KeyboardInterrupt:
                 continue
             except EOFError:
-                return
+                return None
             # Several lines pasted at once run one after another, as piped lines do: read as
             # one, they ran as a single command with the others' words as its arguments.
-            for line in text.splitlines() or [""]:
-                if line.strip() in EXIT_WORDS:
-                    return
-                self.dispatch(line)
+            try:
+                for line in text.splitlines() or [""]:
+                    self.dispatch(line)
+            except Leave as e:
+                return e.status
 
     def start_looking(self) -> None:
         """From now on, another writer's events are said (`news`)."""
@@ -320,13 +313,15 @@ class Session:
 
 def run_piped(session: Session) -> int:
     """Run the lines piped in (a script: no prompt, no editing, the same commands), each to
-    the end as at the prompt; the exit status of the last line that failed (1 refused, 2 bad
-    usage), or 0, so a script sees that something went wrong."""
+    the end as at the prompt, until an `exit`; the exit status of the last line that failed (1
+    refused, 2 bad usage), or 0, so a script sees that something went wrong, or the status
+    `exit` gives (`exit 3`)."""
     status = 0
     for line in sys.stdin:
-        if line.strip() in EXIT_WORDS:
-            break
-        status = session.dispatch(line) or status
+        try:
+            status = session.dispatch(line) or status
+        except Leave as e:
+            return status if e.status is None else e.status
     return status
 
 
@@ -531,7 +526,9 @@ def shell_remote(server: str, campaign: str | None, history: str | None, no_hist
     if not sys.stdin.isatty():
         click.get_current_context().exit(run_piped(session))
     prompt = prompt_session(cli, obj, path)
-    session.run(prompt.prompt)
+    status = session.run(prompt.prompt)
+    if status:
+        click.get_current_context().exit(status)
 
 
 @click.command(name="shell")
@@ -580,4 +577,6 @@ def shell_command(ctx: Context, history: str | None, no_history: bool) -> None:
     if not sys.stdin.isatty():
         click.get_current_context().exit(run_piped(session))
     prompt = prompt_session(cli, ctx, path)
-    session.run(prompt.prompt)
+    status = session.run(prompt.prompt)
+    if status:
+        click.get_current_context().exit(status)

@@ -16,7 +16,7 @@ import click
 
 from domain.text import phase_name
 from tracker.cli.common import Context
-from tracker.cli.completion import completion_key, completions
+from tracker.cli.completion import completion_key, completions, starting
 
 # The columns a prompt leaves at least for the line typed after it.
 PROMPT_ROOM = 10
@@ -151,7 +151,6 @@ def completer(group: click.Group, obj: Context) -> Any:
         option = incomplete.partition("=")[0] + "=" if incomplete.startswith("-") and "=" in incomplete else ""
         wanted = incomplete[len(option) :]
         quoting = raw[len(option) :] if raw.startswith(option) else raw
-        typed = completion_key(wanted)  # case and Unicode form aside
         # A comma list's items named already (`--targets A=B,C=D,`): the menu shows only the
         # item being completed. With the whole list in each entry, a narrow terminal cut the
         # entries before the one part that tells them apart.
@@ -159,9 +158,11 @@ def completer(group: click.Group, obj: Context) -> Any:
         found = completions(group, words, incomplete, obj)
         if not words:
             found = _first_words(group, found)
+        # As the commands read a name: case, Unicode form and accents aside (`starting`).
+        begin = set(starting([str(item.value) for item in found], wanted))
         for item in found:
             value = str(item.value)
-            if not value.startswith(wanted) and not completion_key(value).startswith(typed):
+            if not value.startswith(wanted) and value not in begin:
                 continue
             quote = any(c.isspace() for c in value) or quoting[:1] in "'\"" and quoting
             text = option + (_quoted(value, quoting[:1]) if quote else value)
