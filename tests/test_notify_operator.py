@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from tests.test_notify import Receiver
 from tracker.cli.main import cli
-from tracker.service.notify import Outbox, deliver_due, is_address, mask, url_problem
+from tracker.service.notify import Outbox, Senders, deliver_due, is_address, mask, url_problem
 from tracker.service.notify.delivery import Backoff
 
 
@@ -191,11 +191,19 @@ def test_a_channel_number_used_again_on_sqlite_never_inherits_a_removed_channels
 def test_a_message_after_a_removed_channels_unsent_one_starts_with_no_attempts(tmp_path: Path) -> None:
     """Removing a channel deleted its unsent messages but not their attempts: the next message,
     which SQLite numbers as the deleted one was, listed that message's failed attempts."""
+    from tracker.service.application import Tracker
+
     db = str(tmp_path / "c.db")
     CliRunner().invoke(cli, ["--db", db, "new", "c1", "--scenario", "north-sea-1914"])
     with Receiver(refuse=1) as receiver:
         run(db, "c1", "notify", "add", "webhook", receiver.url)
-        run(db, "c1", "notify", "test", "1", code=1)
+        # A message with a failed attempt, still to be tried again (a failed `notify test` is
+        # not: given up at once).
+        with Tracker(db) as t:
+            outbox = Outbox(t.engine)
+            outbox.enqueue_test(str(t.campaign_id("c1")), 1, PAYLOAD)
+            assert deliver_due(outbox, Senders(), lambda item: None, Backoff()) == 0
+        assert json.loads(run(db, "c1", "notify", "log", "--json"))[0]["status"] == "pending"
         run(db, "c1", "notify", "remove", "1")
         again = json.loads(run(db, "c1", "notify", "add", "webhook", receiver.url, "--json"))["id"]
         run(db, "c1", "notify", "test", str(again))

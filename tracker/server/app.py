@@ -63,6 +63,8 @@ from tracker.server.recording import (
     command_response,
     override_command,
     perform_action,
+    reached_at,
+    reaching,
 )
 from tracker.server.responses import (
     OUTAGE,
@@ -354,9 +356,11 @@ class Api:
         the request's `token` (None: no token), checked in the worker thread that then runs
         `fn`: one hop to a thread, not two. 401 for an unknown token and 429 while its address
         waits, as `authenticate`; a user's error as its JSON answer."""
+        # The server as this client reached it, for the commands a refusal names (RK3).
+        server = reached_at(request)
 
         def run(player: Player | None) -> T:
-            return self.service.act_now(lambda t: fn(t, player), name, player)
+            return self.service.act_now(lambda t: reaching(t, server, fn, player), name, player)
 
         try:
             if token is None:

@@ -156,7 +156,15 @@ class Worker:
         for row in self.outbox.due(now):
             started = time.perf_counter()
             why, body = prepare(
-                self.outbox, row, next_command, s.backoff, s.public_url, self.extras, self.taken_back, self.told
+                self.outbox,
+                row,
+                next_command,
+                s.backoff,
+                s.public_url,
+                self.extras,
+                self.taken_back,
+                self.told,
+                self.request_closed,
             )
             if body is None:
                 self._log(row, str(why), started, reminder=False)
@@ -265,6 +273,25 @@ class Worker:
             return told_now(json.loads(row["payload"]), campaign, self.nations(row))
         except (TrackerError, ValueError, KeyError, TypeError, AttributeError):
             return None
+
+    def request_closed(self, row: Mapping[str, Any]) -> str | None:
+        """Why the override request (RK3) a row asks approval of is no longer open (see
+        `request_closed`), read when it is about to be sent; None while it is open, or when
+        that cannot be read (it goes as written)."""
+        from tracker.service.notify import OVERRIDE_VERSIONS, request_closed
+        from tracker.service.players import Players
+
+        cid, number = row["campaign_id"], -int(row["version"]) - OVERRIDE_VERSIONS
+        players = Players(self.outbox.engine)
+        try:
+            request = players.override_request(cid, number)
+        except InputError:
+            return request_closed(number, None, 0, False)
+        try:
+            version = self.tracker.recorder.last_version(UUID(cid))
+        except (TrackerError, ValueError):
+            return None
+        return request_closed(number, request, version, players.player(cid, request["requested_by"]) is not None)
 
     def taken_back(self, row: Mapping[str, Any]) -> bool:
         """Whether the action a row's hand-off followed was undone since: the last event it

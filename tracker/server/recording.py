@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 from uuid import UUID
 
+from starlette.requests import Request
 from starlette.responses import Response
 
 from domain.errors import InputError, RuleViolation, TrackerError
@@ -17,6 +19,8 @@ from tracker.server.served import NEEDS_TOKEN, READ_ONLY, NotFound, ServedTracke
 from tracker.service.performing import Outcome
 from tracker.service.players import Forbidden, Player, Unauthenticated
 from tracker.service.shapes import OverrideRequest
+
+T = TypeVar("T")
 
 
 def command_response(result: dict[str, Any]) -> Response:
@@ -49,6 +53,24 @@ def command_response(result: dict[str, Any]) -> Response:
                 status = 403
             body.update(error=shorten_echoes(error), rule=rule)
     return JsonResponse(body, status_code=status)
+
+
+def reached_at(request: Request) -> str:
+    """The server's URL as its players reach it: its --public-url, else the request's own base
+    URL (the address and port this client typed)."""
+    delivery = getattr(request.app.state, "delivery", None)
+    public = getattr(delivery, "public_url", None)
+    return str(public or request.base_url).rstrip("/")
+
+
+def reaching(t: ServedTracker, server: str | None, fn: Callable[[ServedTracker, Any], T], player: Any) -> T:
+    """`fn(t, player)` with `t.reached_at` set to `server`: the commands its refusals name
+    (RK3's `approve`) name the server as the player reached it."""
+    before, t.reached_at = t.reached_at, server
+    try:
+        return fn(t, player)
+    finally:
+        t.reached_at = before
 
 
 def perform_action(

@@ -8,6 +8,7 @@ neither the names on the server nor where its database is."""
 from __future__ import annotations
 
 import logging
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -25,6 +26,7 @@ from tracker.server.keys import KeyedRegistry, key_store_url
 from tracker.server.rights import REFEREE_ACTIONS, REFEREE_ONLY, acting_nation, check_typed_dice, out_of_turn
 from tracker.service import actions
 from tracker.service.application import Tracker
+from tracker.service.describe import naming_campaign
 from tracker.service.players import LEAGUE, Forbidden, Player, Players, Unauthenticated
 from tracker.service.shapes import OverrideRequest
 from tracker.storage.store import sqlite_file
@@ -63,13 +65,16 @@ class NeedsApproval(RuleViolation):
     """An override (RK3) that the other side or the referee has not approved yet: recorded as
     a request, nothing else recorded (HTTP 409)."""
 
-    def __init__(self, request: int, agreed_by: Sequence[str]) -> None:
+    def __init__(self, request: int, agreed_by: Sequence[str], campaign: str, server: str | None = None) -> None:
         who = ", ".join(agreed_by) or "the other side"
+        # To paste as it stands: the server as the asker reached it, and the campaign by name.
+        command = naming_campaign(f"tracker approve {request}", campaign)
+        if server:
+            command = command.replace("tracker ", f"tracker --server {shlex.quote(server)} ", 1)
         super().__init__(
             "RK3",
             f"an override needs the agreement of {who} given through the server: override request {request} "
-            f"is recorded; a player of {who} (or the referee) approves it with "
-            f"`tracker --server URL approve {request}`",
+            f"is recorded; a player of {who} (or the referee) approves it with `{command}`",
         )
         self.request = request
 
@@ -128,6 +133,9 @@ class ServedTracker(Tracker):
         self.approved: tuple[str, ...] = ()
         self.approving: int | None = None
         self.asked: dict[str, Any] | None = None
+        # The server's URL as the request being served reached it, for the commands a refusal
+        # names (see `tracker.server.recording.reaching`); None outside a request.
+        self.reached_at: str | None = None
         # Where a refusal for want of a token, a right or an approval is noted, so the API can
         # answer it with its own status even when the CLI turned it into a message.
         self.refusals: list[Exception] | None = None
@@ -589,7 +597,7 @@ class ServedTracker(Tracker):
             campaign.version - len(campaign.pending_events),
             told,
         )
-        raise NeedsApproval(number, missing)
+        raise NeedsApproval(number, missing, self.name_of(campaign), self.reached_at)
 
     def _approval_told(self, campaign_id: str) -> OverrideRequest | None:
         """The override request (RK3) the action under way records by its approval, if any."""

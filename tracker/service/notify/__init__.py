@@ -13,6 +13,7 @@ import every name from this package.
 
 from tracker.service.notify.delivery import (
     Backoff,
+    Closed,
     Outdated,
     Owed,
     TakenBack,
@@ -34,16 +35,20 @@ from tracker.service.notify.handoffs import (
     handoff,
     override_requested,
     owed,
+    request_closed,
     still_owed,
     told_now,
     waited,
 )
 from tracker.service.notify.messages import (
+    DISCORD_LIMIT,
     SINCE,
+    SLACK_LIMIT,
     CommandFor,
     EmailBody,
     Extras,
     email_body,
+    fit,
     message_body,
     message_text,
     override_lines,
@@ -77,6 +82,7 @@ from tracker.service.notify.tables import (
 
 __all__ = [
     "Channel",
+    "Closed",
     "Due",
     "Sent",
     "Try",
@@ -84,7 +90,9 @@ __all__ = [
     "FORMATS",
     "ITEM_KEYS",
     "OVERRIDE_VERSIONS",
+    "DISCORD_LIMIT",
     "SINCE",
+    "SLACK_LIMIT",
     "Backoff",
     "Before",
     "CommandFor",
@@ -117,6 +125,7 @@ __all__ = [
     "deliver_due",
     "describe",
     "email_body",
+    "fit",
     "ensure_tables",
     "handoff",
     "mask",
@@ -128,6 +137,7 @@ __all__ = [
     "override_requested",
     "owed",
     "remind",
+    "request_closed",
     "stale",
     "still_owed",
     "told_now",

@@ -14,6 +14,7 @@ from typing import Any
 from tracker.service.notify.messages import CommandFor, Extras, message_body
 from tracker.service.notify.outbox import Outbox
 from tracker.service.notify.senders import Sender, SendFailed
+from tracker.service.notify.tables import OVERRIDE_VERSIONS
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,9 @@ TakenBack = Callable[[Mapping[str, Any]], bool]
 # What a hand-off still tells its channel when it is delivered (see `told_now`): "owed",
 # "waiting" or "past"; None where it is not known.
 Outdated = Callable[[Mapping[str, Any]], str | None]
+# Why an override request's message (RK3) no longer holds, or None while the request is open
+# (see `tracker.service.notify.request_closed`).
+Closed = Callable[[Mapping[str, Any]], str | None]
 # The reasons of a hand-off that only tells where the game stands (who owes what, whose turn),
 # which a newer hand-off to the same channel tells again, as it stands then.
 STATE_ONLY = frozenset({"owed", "turn"})
@@ -48,16 +52,24 @@ OVERTAKEN = "superseded by a newer message to this channel"
 
 
 def stale(
-    outbox: Outbox, row: Mapping[str, Any], taken_back: TakenBack | None = None, told: Outdated | None = None
+    outbox: Outbox,
+    row: Mapping[str, Any],
+    taken_back: TakenBack | None = None,
+    told: Outdated | None = None,
+    closed: Closed | None = None,
 ) -> str | None:
     """Why an undelivered hand-off is given up unsent, or None: its action was undone (it
     tells of moves taken back); nothing it told its channel of is owed any more (`told`
     "past": played by file, the worker ran after the game moved on); or a newer hand-off was
     written for its channel once an attempt failed (it would arrive after the channel mends,
     telling of a turn long past) or once what it told of is no longer owed (`told`
-    "waiting": the newer one tells of the game as it went on). A test message or an override
-    request's (version below 1), or one that tells of more than where the game stands (a seed
-    revealed, an override approved, an undo), is never given up as outdated."""
+    "waiting": the newer one tells of the game as it went on). An override request's message
+    is given up once the request is no longer open (`closed`: approved, or void). A test
+    message, or one that tells of more than where the game stands (a seed revealed, an
+    override approved, an undo), is never given up as outdated."""
+    if row["version"] <= -OVERRIDE_VERSIONS:
+        why = closed(row) if closed is not None else None
+        return f"superseded: {why}" if why is not None else None
     if row["version"] <= 0:
         return None
     if taken_back is not None and taken_back(row):
@@ -87,13 +99,14 @@ def deliver_due(
     owed_still: Owed | None = None,
     taken_back: TakenBack | None = None,
     told: Outdated | None = None,
+    closed: Closed | None = None,
 ) -> int:
     """One pass of delivery: every due row sent once (unless `stale`), then (with `owed_still`)
     the reminders due; returns how many were delivered (reminders not counted)."""
     delivered = 0
     at = time.time() if now is None else now
     for row in outbox.due(at):
-        why = deliver(outbox, row, sender, command_for, backoff, public_url, extras, taken_back, told)
+        why = deliver(outbox, row, sender, command_for, backoff, public_url, extras, taken_back, told, closed)
         delivered += why is None
     if owed_still is not None:
         for row in outbox.reminders_due(at):
@@ -145,10 +158,11 @@ def deliver(
     extras: Extras | None = None,
     taken_back: TakenBack | None = None,
     told: Outdated | None = None,
+    closed: Closed | None = None,
 ) -> str | None:
     """One attempt at one due row: None when it was delivered (and marked, once), else why not
     (a `stale` row is marked superseded instead, never sent)."""
-    why, body = prepare(outbox, row, command_for, backoff, public_url, extras, taken_back, told)
+    why, body = prepare(outbox, row, command_for, backoff, public_url, extras, taken_back, told, closed)
     if body is None:
         return why
     return send_prepared(outbox, row, body, sender, backoff)
@@ -163,6 +177,7 @@ def prepare(
     extras: Extras | None = None,
     taken_back: TakenBack | None = None,
     told: Outdated | None = None,
+    closed: Closed | None = None,
 ) -> tuple[str | None, Mapping[str, Any] | None]:
     """`deliver`'s first half, which reads the database: the row taken for an attempt and its
     message made, (None, body); or (why not, None) when it is not to be sent. A message the
@@ -178,7 +193,7 @@ def prepare(
             found.append(told(r) if told is not None else None)
         return found[0]
 
-    why = stale(outbox, row, taken_back, told_once)
+    why = stale(outbox, row, taken_back, told_once, closed)
     if why is not None:
         outbox.superseded(row["id"], why)
         return why, None

@@ -158,6 +158,23 @@ def approved(payload: HandoffPayload | None, campaign: Any, name: str, request: 
     return payload
 
 
+def request_closed(number: int, request: Mapping[str, Any] | None, version: int, asker_plays: bool) -> str | None:
+    """Why override request `number` (RK3) can no longer be approved, so that a message asking
+    for its approval no longer holds: not recorded (any more), approved (or its approval under
+    way), void since anything else was recorded after it (`version`, the campaign's last event,
+    is not the one it was asked at: `approve` refuses it), or its asker's token revoked (the
+    same); None while it is open. `request` as `Players.override_request` gives it."""
+    if request is None:
+        return f"override request {number} is not recorded"
+    if request["approved_by"] is not None:
+        return f"override request {number} was approved by {request['approved_by']}"
+    if version != request["seen"]:
+        return f"override request {number} is void: the campaign moved on since it was asked"
+    if not asker_plays:
+        return f"override request {number} can no longer be approved: {request['requested_by']}'s token was revoked"
+    return None
+
+
 def still_owed(payload: Mapping[str, Any], campaign: Any, nations: Sequence[str] | None) -> bool:
     """Whether what a hand-off told `nations` of (None: a group channel, every nation) is still
     what the game waits for from them: each item it listed for them pending still, and for

@@ -74,8 +74,12 @@ def override_lines(payload: Mapping[str, Any], public_url: str | None) -> list[s
     number, asker = override["id"], override["requested_by"]
     if "approved" in payload["reasons"]:
         return [f"Override request {number} by {asker} was approved by {override['approved_by']} and recorded."]
-    server = public_url.rstrip("/") if public_url else "URL"
-    command = f"tracker --server {server} --campaign {shlex.quote(payload['campaign'])} approve {number}"
+    command = naming_campaign(f"tracker approve {number}", payload["campaign"])
+    if public_url:
+        # The server as its players know it; without --public-url it is left out, as every
+        # other command a message names leaves it out (TRACKER_SERVER in the player's shell
+        # names it), rather than a placeholder that fails when pasted.
+        command = command.replace("tracker ", f"tracker --server {shlex.quote(public_url.rstrip('/'))} ", 1)
     return [
         f"Override request {number} by {asker} needs the agreement of {', '.join(override['agreed_by'])}: "
         f"{override['reason'] or 'no reason given'}",
@@ -99,12 +103,73 @@ def webhook_body(
     if mention:
         text = f"{mention} {text}"
     if fmt == "discord":
-        return {"content": text[:2000], "allowed_mentions": _discord_mentions(mention or "")}
+        return {"content": fit(text, DISCORD_LIMIT), "allowed_mentions": _discord_mentions(mention or "")}
     if fmt == "slack":
-        return {"text": text}
+        return {"text": fit(text, SLACK_LIMIT)}
     named = {"message_id": key} if key else {}
     told = {k: v for k, v in payload.items() if k != "test"}
     return {"text": text, **named, **told, "test": bool(payload.get("test"))}
+
+
+# The most characters a message's text may have: Discord refuses a longer `content` (HTTP
+# 400), Slack cuts a longer `text` at its end. A `json` webhook (the group's own receiver) and
+# an e-mail have no such limit.
+DISCORD_LIMIT = 2000
+SLACK_LIMIT = 40_000
+# What a shortened line ends with, and the shortest a line is cut to before lines are dropped.
+CUT = "…"
+SHORTEST = 40
+# The end of a line cut inside one of Slack's escapes (`&amp;`, `&lt;`, `&gt;`).
+_BROKEN_ESCAPE = re.compile(r"&[a-z]{0,3}$")
+
+
+def fit(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters, its first line and its commands kept whole: the
+    `next:` lines and the viewer's link come last, and a plain cut at the end lost them. The
+    other lines (what is waited for, in words) are each cut to one width, ending with `CUT`;
+    when even `SHORTEST` does not fit, they are left out from the last one up, and then the
+    commands from the first one down, a line after the first saying how many went."""
+    if len(text) <= limit:
+        return text
+    lines = text.split("\n")
+    kept = [i == 0 or _essential(line) for i, line in enumerate(lines)]
+    free = [len(line) for line, keep in zip(lines, kept, strict=True) if not keep]
+    fixed = sum(len(line) for line, keep in zip(lines, kept, strict=True) if keep) + len(lines) - 1
+
+    def fits(width: int) -> bool:
+        return fixed + sum(min(n, width) for n in free) <= limit
+
+    low, high = SHORTEST, max(free, default=0)
+    if free and fits(low):
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if fits(middle) else (low, middle - 1)
+        return "\n".join(line if keep else _cut(line, low) for line, keep in zip(lines, kept, strict=True))
+    shown = [line if keep else _cut(line, SHORTEST) for line, keep in zip(lines, kept, strict=True)]
+    rest = range(1, len(lines))
+    order = [i for i in reversed(rest) if not kept[i]] + [i for i in rest if kept[i]]
+    size = sum(len(line) + 1 for line in shown)
+    for count, i in enumerate(order, 1):
+        # Counted as it goes: joined each time, a long Slack message took a second.
+        size -= len(shown[i]) + 1
+        marker = f"{CUT} ({count} line{'' if count == 1 else 's'} left out: too long for this channel)"
+        if size + len(marker) <= limit:
+            gone = set(order[:count])
+            return "\n".join([shown[0], marker, *(shown[j] for j in rest if j not in gone)])
+    # The first line alone is too long (a title and a mention at their longest).
+    return _cut(shown[0], limit)
+
+
+def _essential(line: str) -> bool:
+    """A line a shortened message keeps whole: a command to answer, or the viewer's link."""
+    return bool(_NEXT.fullmatch(line)) or is_http(line) or "tracker --campaign " in line
+
+
+def _cut(line: str, width: int) -> str:
+    """`line` in at most `width` characters, ending with `CUT` when it was longer."""
+    if len(line) <= width:
+        return line
+    return _BROKEN_ESCAPE.sub("", line[: width - len(CUT)].rstrip()) + CUT
 
 
 def _discord_mentions(mention: str) -> dict[str, Any]:
