@@ -1,15 +1,19 @@
 """Who may take which action through the server (PL2), told from the campaign before an action
 runs and from the events it recorded: the referee's own actions, the nations that could take
-an action now, and who rolls a volley several nations fire or types another nation's dice."""
+an action now, who rolls a volley several nations fire or types another nation's dice, and the
+refusal of an override the other side has not approved yet (RK3)."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from domain.errors import RuleViolation
 from domain.rules.record import action_actor
 from domain.text import possessive
 from tracker.service import actions
+from tracker.service.describe import naming_campaign
 from tracker.service.players import Forbidden, Player
 
 if TYPE_CHECKING:
@@ -31,6 +35,24 @@ ENEMY_ACTIONS = frozenset({"convoy declare", "convoy pass"})
 # The actions whose nation is whose actions they take back (or re-record), not who may act now:
 # a rule's refusal of them stays the rule's.
 TAKING_BACK = frozenset({"undo", "redo"})
+
+
+class NeedsApproval(RuleViolation):
+    """An override (RK3) that the other side or the referee has not approved yet: recorded as
+    a request, nothing else recorded (HTTP 409)."""
+
+    def __init__(self, request: int, agreed_by: Sequence[str], campaign: str, server: str | None = None) -> None:
+        who = ", ".join(agreed_by) or "the other side"
+        # To paste as it stands: the server as the asker reached it, and the campaign by name.
+        command = naming_campaign(f"tracker approve {request}", campaign)
+        if server:
+            command = command.replace("tracker ", f"tracker --server {shlex.quote(server)} ", 1)
+        super().__init__(
+            "RK3",
+            f"an override needs the agreement of {who} given through the server: override request {request} "
+            f"is recorded; a player of {who} (or the referee) approves it with `{command}`",
+        )
+        self.request = request
 
 
 def out_of_turn(

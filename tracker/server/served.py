@@ -8,7 +8,6 @@ neither the names on the server nor where its database is."""
 from __future__ import annotations
 
 import logging
-import shlex
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -23,10 +22,16 @@ from domain.errors import InputError, RuleViolation, TrackerError
 from domain.rules.record import AUTOMATIC, UndoPlan, automatic_reveal
 from domain.text import possessive
 from tracker.server.keys import KeyedRegistry, key_store_url
-from tracker.server.rights import REFEREE_ACTIONS, REFEREE_ONLY, acting_nation, check_typed_dice, out_of_turn
+from tracker.server.rights import (
+    REFEREE_ACTIONS,
+    REFEREE_ONLY,
+    NeedsApproval,
+    acting_nation,
+    check_typed_dice,
+    out_of_turn,
+)
 from tracker.service import actions
 from tracker.service.application import Tracker
-from tracker.service.describe import naming_campaign
 from tracker.service.players import LEAGUE, Forbidden, Player, Players, Unauthenticated
 from tracker.service.shapes import OverrideRequest
 from tracker.storage.store import sqlite_file
@@ -59,24 +64,6 @@ class _ActsFor(Exception):  # noqa: N818 - a signal, not an error: run again nam
     def __init__(self, nation: str) -> None:
         super().__init__(nation)
         self.nation = nation
-
-
-class NeedsApproval(RuleViolation):
-    """An override (RK3) that the other side or the referee has not approved yet: recorded as
-    a request, nothing else recorded (HTTP 409)."""
-
-    def __init__(self, request: int, agreed_by: Sequence[str], campaign: str, server: str | None = None) -> None:
-        who = ", ".join(agreed_by) or "the other side"
-        # To paste as it stands: the server as the asker reached it, and the campaign by name.
-        command = naming_campaign(f"tracker approve {request}", campaign)
-        if server:
-            command = command.replace("tracker ", f"tracker --server {shlex.quote(server)} ", 1)
-        super().__init__(
-            "RK3",
-            f"an override needs the agreement of {who} given through the server: override request {request} "
-            f"is recorded; a player of {who} (or the referee) approves it with `{command}`",
-        )
-        self.request = request
 
 
 def file_identity(url: str) -> tuple[int, int] | None:
