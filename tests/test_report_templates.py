@@ -271,6 +271,15 @@ def test_markdown_escapes_for_markdown_and_never_for_html() -> None:
     assert "Autumn \\<b>1914\\</b> & \\*co\\*" in md
 
 
+def test_markdown_keeps_a_character_reference_a_player_typed_as_typed() -> None:
+    """ "Herbst &amp; Winter" was put in the Markdown as it stands, which a forum shows as
+    "Herbst & Winter"; an "&" before a name and ";" is escaped, a plain one is not."""
+    report = a_report()
+    report["campaign"]["name"] = "Herbst &amp; Winter &#169; & Co"
+    md = render(report, "md")
+    assert "Herbst \\&amp; Winter \\&#169; & Co" in md
+
+
 def test_bbcode_tells_the_same_turn_in_forum_tags() -> None:
     bb = render(a_report(), "bbcode")
     # No "<" BoardGameGeek would strip the post from: players' text spaced, comparisons as signs.

@@ -10,9 +10,10 @@ from typing import Any
 from tracker.reports.post import Dialect, Marked, Row, fixed_width, plain, render_post
 from tracker.reports.split import CLOSE, HEADING, OPEN, TEXT, Construct, Cut, Line
 
-# Characters that could start emphasis, code, links, strikethrough, a table cell or (a "<"
-# before a letter, "/", "!" or "?") raw HTML and autolinks.
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~]|<(?=[A-Za-z/!?]))")
+# Characters that could start emphasis, code, links, strikethrough, a table cell, (a "<"
+# before a letter, "/", "!" or "?") raw HTML and autolinks, or (an "&" before a name or number
+# and ";") a character reference: "&amp;" typed would be shown as "&".
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~]|<(?=[A-Za-z/!?])|&(?=#?[A-Za-z0-9]+;))")
 
 
 def md(text: object) -> str:
