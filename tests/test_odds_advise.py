@@ -518,6 +518,17 @@ def test_odds_need_counts_its_units_in_words_one_unit_or_none() -> None:
     assert "of the 1 unit that can be there." in text and "1 units" not in text
 
 
+def test_odds_need_without_an_answer_counts_every_force_it_weighed() -> None:
+    """No force of three destroyers takes a zone two battleships hold: each of the four forces
+    (none to three destroyers) was weighed, and the answer said "1 force weighed exactly"."""
+    q = reach.attack_question(
+        board_of([("Germany", "destroyer", HB, 0)] * 3 + [("Britain", "battleship", CNS, 0)] * 2), "Germany", CNS
+    )
+    data = advise.answer(q, 0.99, 20_000)
+    assert not data["found"] and data["weighed"] == 4
+    assert "4 forces weighed exactly, of the 3 units that can be there." in advise.render(data)
+
+
 def test_a_zone_holding_only_enemy_submarines_is_no_naval_battle_to_weigh_NC1_AS1() -> None:
     # It was weighed as a naval battle the referee refuses (NC1: submarines alone call for ASW
     # combat, AS1).

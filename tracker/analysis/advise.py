@@ -502,7 +502,8 @@ def answer(q: Question, bound: float, limit: int, most_forces: int | None = None
         "enemies_left_out": {n: [u.id for u in us] for n, us in sorted(q.left_out.items())},
         "found": found is not None,
         "force": force,
-        "weighed": found.weighed if found is not None else 1,
+        # Without an answer, every force of the pool was weighed (each once, in `memo`).
+        "weighed": found.weighed if found is not None else max(len(memo), 1),
         "battles": every,
     }
 
