@@ -5,7 +5,6 @@ header, leaving its comments and order alone."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import tomllib
@@ -14,6 +13,7 @@ from typing import Any
 
 from domain.errors import InputError
 from domain.scenario import MAX_COORDINATE, GameMap
+from domain.scenario_lines import UNTANGLE_MOST, Tangle, untangled
 from domain.toml_lines import key_lines, value_span
 
 # A fixed seed: the same map always gets the same layout.
@@ -43,19 +43,6 @@ FULL_SCALE = 1500.0
 ROOM_PER_ZONE = 2.0
 # The least a layout is shrunk to fit typed zones (`_fitted`), of the size it is laid out at.
 MIN_FIT_SCALE = 0.25
-# The search moving zones about the grid to keep lines from under other zones' boxes
-# (`_untangled`): a map of more zones is left as the grid has it (its tables of every line by
-# every box and line grow as the square); its passes over the zones and zones tried in all
-# (a try takes a few milliseconds: a map of 150 zones makes 400, one of 300 three times as
-# many); how many cells away a zone is tried, across and down (further strays from the shape).
-UNTANGLE_MOST = 300
-UNTANGLE_PASSES = 6
-UNTANGLE_TRIES = 500
-UNTANGLE_REACH = 2
-# What the search weighs against a line under an unrelated box (one): two lines crossing, and
-# a box's width of line length (worth a short detour to avoid a box, not one across the map).
-CROSSING_COST = 0.3
-LENGTH_COST = 0.1
 
 
 def computed_positions(
@@ -116,7 +103,7 @@ def _apart(
     laid: dict[str, tuple[int, int]], height: float, adjacency: Mapping[str, frozenset[str]]
 ) -> dict[str, tuple[int, int]]:
     """A layout whose boxes would overlap where the map draws them, or with a line under another
-    zone's box, moved onto the grid of `_on_grid` and about it (`_untangled`); any other as it
+    zone's box, moved onto the grid of `_on_grid` and about it (`untangled`); any other as it
     is. A force-directed layout of a few hundred zones piles them up in places, and the drawing,
     left to push them apart pair by pair, took half a minute on a map of a thousand and still
     left boxes on top of each other."""
@@ -126,16 +113,17 @@ def _apart(
     at = np.array(list(laid.values()), dtype=float)
     # Row by row, not every pair at once: a map of 2,000 zones would need 4 million at a time.
     overlap = any(bool((np.abs(at[i + 1 :] - at[i]) < box).all(axis=1).any()) for i in range(len(at) - 1))
-    if not overlap and (len(laid) > UNTANGLE_MOST or not _Tangle(laid, box, adjacency).under.any()):
+    if not overlap and (len(laid) > UNTANGLE_MOST or not Tangle(laid, *_shown(box), adjacency).under.any()):
         return laid
     placed = {z: (float(x), float(y)) for z, (x, y) in laid.items()}
     # Cells a whole unit wider than a box: rounded to whole numbers, no two boxes overlap still.
     cell = (math.ceil(box[0]) + 1.0, math.ceil(box[1]) + 1.0)
     cells = _grid_cells({}, (0.0, 0.0, float(LAYOUT_WIDTH), height), cell, len(laid))
-    gridded = _untangled(_on_grid(placed, cells), {}, cells, box, adjacency)
+    gridded = untangled(_on_grid(placed, cells), {}, cells, *_shown(box), adjacency)
     moved = {z: (round(gridded[z][0]), round(gridded[z][1])) for z in laid}
     # Boxes apart as laid out, but a line under one: the grid only if it has fewer such lines.
-    if not overlap and _Tangle(moved, box, adjacency).under.sum() >= _Tangle(laid, box, adjacency).under.sum():
+    lines_of = [Tangle(layout, *_shown(box), adjacency).under.sum() for layout in (moved, laid)]
+    if not overlap and lines_of[0] >= lines_of[1]:
         return laid
     return moved
 
@@ -148,7 +136,7 @@ def around_typed(
     moved as a whole to fit the typed zones (`_fitted`), each zone then drawn along with the
     typed ones near it by what is left to fit (`_drawn_along`), on a grid of cells the
     drawing's boxes fit in (`_on_grid`), then moved about it to keep lines from under other
-    zones' boxes (`_untangled`). As tidy as a layout with none typed: a spring layout
+    zones' boxes (`untangled`). As tidy as a layout with none typed: a spring layout
     pinned at a typed zone, started around it, stayed in a tangle, and coordinates kept within
     the drawing area squeezed the map against its edge (the drawing scales any coordinates)."""
     zones = list(game_map.adjacency)
@@ -162,7 +150,7 @@ def around_typed(
     x0, y0, width, height = _frame(typed, placed)
     box = _box(width, height, len(zones))
     cells = _grid_cells(typed, (x0, y0, width, height), box, len(placed))
-    placed = _untangled(_on_grid(placed, cells), typed, cells, box, game_map.adjacency)
+    placed = untangled(_on_grid(placed, cells), typed, cells, *_shown(box), game_map.adjacency)
     laid = {z: typed[z] if z in typed else (round(placed[z][0]), round(placed[z][1])) for z in zones}
     beyond = next((z for z, at in laid.items() if max(map(abs, at)) > MAX_COORDINATE), None)
     if beyond is not None:
@@ -253,6 +241,12 @@ def _box(width: float, height: float, zones: int) -> tuple[float, float]:
     return DRAWN_BOX[0] / scale, DRAWN_BOX[1] / scale
 
 
+def _shown(box: tuple[float, float]) -> tuple[tuple[float, float], float]:
+    """Half a zone's box as drawn, without its gap (a line through the gap passes under no box),
+    and the box's width with its gap (`_box`): what `scenario_lines` weighs lines by."""
+    return (box[0] * BOX_WIDTH / DRAWN_BOX[0] / 2, box[1] * BOX_HEIGHT / DRAWN_BOX[1] / 2), box[0]
+
+
 def _grid_cells(
     typed: dict[str, tuple[int, int]], frame: tuple[float, float, float, float], box: tuple[float, float], count: int
 ) -> dict[tuple[int, int], tuple[float, float]]:
@@ -302,205 +296,6 @@ def _on_grid(
         if len(moved) == len(zones):
             break
     return moved
-
-
-def _untangled(
-    free_at: dict[str, tuple[float, float]],
-    typed: dict[str, tuple[int, int]],
-    cells: dict[tuple[int, int], tuple[float, float]],
-    box: tuple[float, float],
-    adjacency: Mapping[str, frozenset[str]],
-) -> dict[str, tuple[float, float]]:
-    """The free zones, each at one of the `cells`, moved about them a zone at a time, to an
-    empty cell or swapping with another free zone at most UNTANGLE_REACH cells away, where the
-    lines between adjacent zones pass under fewest boxes (of `box`, with its gap, as `_box`
-    gives it) of zones other than their ends, then cross each other least, then are shortest
-    (`_Tangle`); until no move helps, or for UNTANGLE_PASSES passes. The typed zones stay. On a
-    map of more than UNTANGLE_MOST zones, as they are."""
-    import numpy as np
-
-    free = list(free_at)
-    if not free or len(free) + len(typed) > UNTANGLE_MOST:
-        return free_at
-    # The free zones first: a zone's number in the tangle is its number in `free`.
-    tangle = _Tangle({**free_at, **typed}, box, adjacency)
-    key_of = {centre: key for key, centre in cells.items()}
-    cell_of = [key_of[free_at[z]] for z in free]
-    reach = range(-UNTANGLE_REACH, UNTANGLE_REACH + 1)
-    tries = itertools.count(1)
-    for _ in range(UNTANGLE_PASSES):
-        moved = False
-        for i in tangle.tangled(len(free)):
-            c, r = cell_of[i]
-            near = [(c + dc, r + dr) for dr in reach for dc in reach if (dc or dr) and (c + dc, r + dr) in cells]
-            if not near or next(tries) > UNTANGLE_TRIES:
-                continue
-            # A zone in the cell swaps places with this one; an empty cell has it alone.
-            held = {key: n for n, key in enumerate(cell_of)}
-            partners = [held.get(key, i) for key in near]
-            gains = tangle.gains(i, np.array([cells[key] for key in near]), partners)
-            best = int(np.argmax(gains))
-            if gains[best] > 1e-9:
-                j = partners[best]
-                tangle.move(i, cells[near[best]], j)
-                cell_of[j], cell_of[i] = cell_of[i], near[best]
-                moved = True
-        if not moved:
-            break
-    return {z: cells[cell_of[i]] for i, z in enumerate(free)}
-
-
-class _Tangle:
-    """Zones where they are, the lines between adjacent ones, and what `_untangled` weighs:
-    which line passes under which zone's box as drawn (`under`, line by zone), which crosses
-    which (`crossed`, line by line), and each line's length; kept as zones move."""
-
-    def __init__(
-        self, at: Mapping[str, tuple[float, float]], box: tuple[float, float], adjacency: Mapping[str, frozenset[str]]
-    ) -> None:
-        import numpy as np
-
-        zones = list(at)
-        index = {z: i for i, z in enumerate(zones)}
-        pairs = sorted(
-            {(index[a], index[b]) for a in zones for b in adjacency.get(a, ()) if index.get(b, -1) > index[a]}
-        )
-        self.at = np.array([at[z] for z in zones], dtype=float).reshape(-1, 2)
-        self.ends = np.array(pairs, dtype=int).reshape(-1, 2)
-        # Half the box as drawn, without its gap: a line through the gap passes under no box.
-        self.half = np.array([box[0] * BOX_WIDTH / DRAWN_BOX[0] / 2, box[1] * BOX_HEIGHT / DRAWN_BOX[1] / 2])
-        self.unit = box[0]
-        lines = np.arange(len(pairs))
-        self.touches = np.zeros((len(pairs), len(zones)), dtype=bool)
-        self.touches[lines, self.ends[:, 0]] = self.touches[lines, self.ends[:, 1]] = True
-        # Lines that meet at a zone do not cross there.
-        self.meets = (self.touches.astype(np.int32) @ self.touches.T.astype(np.int32)) > 0
-        self.lines_of = [np.flatnonzero(self.touches[:, z]) for z in range(len(zones))]
-        p, q = self.at[self.ends[:, 0]], self.at[self.ends[:, 1]]
-        self.under = _passes_under(p[:, None], q[:, None], self.at[None], self.half) & ~self.touches
-        self.crossed = _crossing(p[:, None], q[:, None], p[None], q[None]) & ~self.meets
-        self.length = np.hypot(*(q - p).T)
-
-    def tangled(self, free: int) -> list[int]:
-        """The first `free` zones that a move may help: those whose box a line passes under, or
-        at the end of a line passing under a box or crossing another."""
-        import numpy as np
-
-        bad = self.under.any(axis=1) | self.crossed.any(axis=1)
-        involved = self.under.any(axis=0) | self.touches[bad].any(axis=0)
-        return [int(z) for z in np.flatnonzero(involved[:free])]
-
-    def gains(self, i: int, targets: Any, partners: list[int]) -> Any:
-        """What moving zone `i` to each of `targets` would gain (less weight: `_untangled`), the
-        zone `partners[k]` (unless `i` itself) moving to where `i` is."""
-        import numpy as np
-
-        js = np.array(partners)
-        ni, nj = targets, np.where((js != i)[:, None], self.at[i], targets)
-        # The lines each candidate moves: zone i's, and its partner's but the one they share.
-        own = self.lines_of[i].tolist()
-        moved = [own if j == i else own + [e for e in self.lines_of[j].tolist() if e not in own] for j in partners]
-        count = np.array([len(m) for m in moved])
-        rows = np.array([e for m in moved for e in m], dtype=int)
-        of = np.repeat(np.arange(len(js)), count)
-
-        def placed(zones: Any, cand: Any) -> Any:
-            """Where candidate `cand` puts `zones` (arrays alike)."""
-            pos = np.where((zones == js[cand])[:, None], nj[cand], self.at[zones])
-            return np.where((zones == i)[:, None], ni[cand], pos)
-
-        p, q = placed(self.ends[rows, 0], of), placed(self.ends[rows, 1], of)
-        # Only the boxes and lines within half a box of where the moved lines are, before the
-        # move and after, can pass under them or cross them: on a large map, a small part of it.
-        points = np.concatenate((p, q, targets, self.at[i : i + 1]))
-        low, high = points.min(axis=0) - self.half, points.max(axis=0) + self.half
-        boxes = np.flatnonzero(((self.at > low) & (self.at < high)).all(axis=1))
-        a, b = self.at[self.ends[:, 0]], self.at[self.ends[:, 1]]
-        lines = np.flatnonzero(((np.minimum(a, b) <= high) & (np.maximum(a, b) >= low)).all(axis=1))
-        a, b = a[lines], b[lines]
-        box_i, box_j = np.searchsorted(boxes, i), np.searchsorted(boxes, js)
-        under = _passes_under(p[:, None], q[:, None], self.at[boxes][None], self.half)
-        every = np.arange(len(rows))
-        either = _passes_under(p[:, None], q[:, None], np.stack((nj[of], ni[of]), axis=1), self.half)
-        under[every, box_j[of]], under[every, box_i] = either[:, 0], either[:, 1]
-        under &= ~self.touches[np.ix_(rows, boxes)]
-        # Each moved line against every line near where it is, then the pairs both moved.
-        crossed = _crossing(p[:, None], q[:, None], a[None], b[None])
-        # Every pair of rows of one candidate: row `pr` against the line of row `pc`.
-        start, pairs = np.cumsum(count) - count, count * count
-        cand = np.repeat(np.arange(len(js)), pairs)
-        nth = np.arange(pairs.sum()) - np.repeat(np.cumsum(pairs) - pairs, pairs)
-        pr, pc = start[cand] + nth // count[cand], rows[start[cand] + nth % count[cand]]
-        r, s = placed(self.ends[pc, 0], of[pr]), placed(self.ends[pc, 1], of[pr])
-        pc = np.searchsorted(lines, pc)
-        crossed[pr, pc] = _crossing(p[pr], q[pr], r, s)
-        crossed &= ~self.meets[np.ix_(rows, lines)]
-        was = self.crossed[np.ix_(rows, lines)]
-        # A pair of lines both moved is met from either: each counts half.
-        twice = np.zeros(crossed.shape)
-        twice[pr, pc] = 0.5
-        new = under.sum(1) + CROSSING_COST * (crossed.sum(1) - (crossed * twice).sum(1))
-        old = self.under[rows].sum(1) + CROSSING_COST * (was.sum(1) - (was * twice).sum(1))
-        length = LENGTH_COST * (self.length[rows] - np.hypot(*(q - p).T)) / self.unit
-        gain = np.bincount(of, old - new + length, minlength=len(js))
-        # The lines not moved, under the boxes moved: zone i's and each partner's.
-        still = ~(self.touches[lines, i][:, None] | self.touches[np.ix_(lines, js)])
-        still = np.hstack((still, still))
-        now = _passes_under(a[:, None], b[:, None], np.concatenate((ni, nj))[None], self.half) & still
-        before = self.under[np.ix_(lines, np.concatenate((np.full(len(js), i), js)))] & still
-        change = before.sum(0) - now.sum(0)
-        return gain + change[: len(js)] + np.where(js != i, change[len(js) :], 0)
-
-    def move(self, i: int, to: tuple[float, float], j: int) -> None:
-        """Zone `i` moved to `to`, and zone `j` (unless `i` itself) to where `i` was."""
-        import numpy as np
-
-        if j != i:
-            self.at[j] = self.at[i]
-        self.at[i] = to
-        lines = np.union1d(self.lines_of[i], self.lines_of[j]).astype(int)
-        p, q = self.at[self.ends[lines, 0]], self.at[self.ends[lines, 1]]
-        self.under[lines] = _passes_under(p[:, None], q[:, None], self.at[None], self.half) & ~self.touches[lines]
-        a, b = self.at[self.ends[:, 0]], self.at[self.ends[:, 1]]
-        for zone in {i, j}:
-            self.under[:, zone] = _passes_under(a, b, self.at[zone], self.half) & ~self.touches[:, zone]
-        crossed = _crossing(p[:, None], q[:, None], a[None], b[None]) & ~self.meets[lines]
-        self.crossed[lines] = crossed
-        self.crossed[:, lines] = crossed.T
-        self.length[lines] = np.hypot(*(q - p).T)
-
-
-def _passes_under(p: Any, q: Any, centre: Any, half: Any) -> Any:
-    """Whether the line from `p` to `q` passes under the box of `half` its width and height
-    around `centre` (numpy arrays, x and y last, the rest broadcast): it does where the box and
-    the line's extent overlap both ways and the box's corners lie on both sides of it."""
-    import numpy as np
-
-    p, q, centre = np.broadcast_arrays(p, q, centre)
-    found = ((np.minimum(p, q) < centre + half) & (np.maximum(p, q) > centre - half)).all(axis=-1)
-    # The rest only where the extents overlap: most pairs on a map are far apart.
-    at = np.nonzero(found)
-    p, q, centre = p[at], q[at], centre[at]
-    d = q - p
-    side = d[:, 0] * (centre[:, 1] - p[:, 1]) - d[:, 1] * (centre[:, 0] - p[:, 0])
-    found[at] = np.abs(side) < np.abs(d[:, 0]) * half[1] + np.abs(d[:, 1]) * half[0]
-    return found
-
-
-def _crossing(p: Any, q: Any, r: Any, s: Any) -> Any:
-    """Whether the line from `p` to `q` crosses the one from `r` to `s` (as `_passes_under`)."""
-    import numpy as np
-
-    p, q, r, s = np.broadcast_arrays(p, q, r, s)
-    found = ((np.minimum(p, q) < np.maximum(r, s)) & (np.maximum(p, q) > np.minimum(r, s))).all(axis=-1)
-    at = np.nonzero(found)
-    p, q, r, s = p[at], q[at], r[at], s[at]
-
-    def turn(a: Any, b: Any, c: Any) -> Any:
-        return np.sign((b[:, 0] - a[:, 0]) * (c[:, 1] - a[:, 1]) - (b[:, 1] - a[:, 1]) * (c[:, 0] - a[:, 0]))
-
-    found[at] = (turn(p, q, r) * turn(p, q, s) < 0) & (turn(r, s, p) * turn(r, s, q) < 0)
-    return found
 
 
 def typed_positions(text: str, source: str, game_map: GameMap) -> dict[str, tuple[int, int]]:
