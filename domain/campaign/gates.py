@@ -143,12 +143,9 @@ class Gates(CampaignBase):
                     "text": self.describer.item(facts),
                     "eligible": self._eligible(b),
                     "dice": self._dice_needed(b),
-                    # NC4, NC1: at a naval battle's decide step, each waiting side's options
-                    # (submarines to submerge, zones to retreat to), which the hint names.
-                    **({"decisions": facts["decisions"]} if "decisions" in facts else {}),
-                    # SM4: at an interception's decide step, the zone its submarines may go back
-                    # to (None after a retreat or at the move's first zone: no --retreat to hint).
-                    **({"back": facts["back"]} if "back" in facts else {}),
+                    # At a decide step, the options the hint names: a naval battle's sides'
+                    # (NC4, NC1), an interception's zone to go back to, or None (SM4).
+                    **{key: facts[key] for key in ("decisions", "back") if key in facts},
                 }
             )
         if items:

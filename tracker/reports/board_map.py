@@ -336,10 +336,8 @@ def _cut(text: str, glyphs: float) -> str:
 
 
 def _slug(zone: str) -> str:
-    """The zone's name as an element ID, one per name: letters and digits as they are, a space
-    as "-", any other character by its code point ("Sea (1)" is sea-_28_1_29_), so that two
-    names that differ only there ("Sea (1)", "Sea [1]") are not given one ID. Names that differ
-    only in case are one zone (scenario check), so lower case is enough."""
+    """The zone's name as an ID of its own ("Sea (1)" is sea-_28_1_29_): a space as "-", any
+    other character but a letter or digit by its code point (names differ in more than case)."""
     return "".join(ch if ch.isalnum() else "-" if ch == " " else f"_{ord(ch):x}_" for ch in zone.lower())
 
 
